@@ -1,0 +1,141 @@
+"""Field-level validation errors, rendered exactly as apimachinery's ``field.Error``.
+
+Clients match on these strings (``metadata.name: Required value: name or generateName
+is required``), so the formatting rules of ``ErrorBody`` are reproduced, including the
+quoting of string values and the JSON rendering of composite ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+REQUIRED = "FieldValueRequired"
+INVALID = "FieldValueInvalid"
+NOT_SUPPORTED = "FieldValueNotSupported"
+FORBIDDEN = "FieldValueForbidden"
+DUPLICATE = "FieldValueDuplicate"
+TOO_LONG = "FieldValueTooLong"
+TOO_MANY = "FieldValueTooMany"
+TYPE_INVALID = "FieldValueTypeInvalid"
+NOT_FOUND = "FieldValueNotFound"
+INTERNAL = "InternalError"
+
+_TITLES = {
+    NOT_FOUND: "Not found",
+    REQUIRED: "Required value",
+    DUPLICATE: "Duplicate value",
+    INVALID: "Invalid value",
+    NOT_SUPPORTED: "Unsupported value",
+    FORBIDDEN: "Forbidden",
+    TOO_LONG: "Too long",
+    TOO_MANY: "Too many",
+    INTERNAL: "Internal error",
+    TYPE_INVALID: "Invalid value",
+}
+# Types whose message never shows the offending value.
+_VALUELESS = {REQUIRED, FORBIDDEN, TOO_LONG, INTERNAL}
+
+
+class _Omit:
+    def __repr__(self) -> str:
+        return "<omitted>"
+
+
+OMIT: Any = _Omit()
+
+
+def go_quote(value: str) -> str:
+    """Quote like Go's ``%q``: JSON escaping is the same for every printable string."""
+    return orjson.dumps(value).decode()
+
+
+def render_value(value: Any) -> str:
+    """Render a bad value as ``fmt.Sprintf("%v")`` / ``json.Marshal`` would."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return go_quote(value)
+    if value is None:
+        return "null"
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One validation failure; ``type`` is serialized as the Status cause ``reason``."""
+
+    type: str
+    field: str
+    bad_value: Any = OMIT
+    detail: str = ""
+
+    def body(self) -> str:
+        title = _TITLES.get(self.type, self.type)
+        if self.type in _VALUELESS or self.bad_value is OMIT:
+            text = title
+        else:
+            text = f"{title}: {render_value(self.bad_value)}"
+        return f"{text}: {self.detail}" if self.detail else text
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.body()}"
+
+    def cause(self) -> dict[str, str]:
+        return {"reason": self.type, "message": self.body(), "field": self.field}
+
+
+def required(field: str, detail: str = "") -> FieldError:
+    return FieldError(REQUIRED, field, "", detail)
+
+
+def invalid(field: str, value: Any, detail: str = "") -> FieldError:
+    return FieldError(INVALID, field, value, detail)
+
+
+def not_supported(field: str, value: Any, valid: list[str]) -> FieldError:
+    detail = "supported values: " + ", ".join(go_quote(v) for v in valid) if valid else ""
+    return FieldError(NOT_SUPPORTED, field, value, detail)
+
+
+def forbidden(field: str, detail: str) -> FieldError:
+    return FieldError(FORBIDDEN, field, "", detail)
+
+
+def duplicate(field: str, value: Any) -> FieldError:
+    return FieldError(DUPLICATE, field, value)
+
+
+def too_long(field: str, max_length: int, unit: str = "bytes") -> FieldError:
+    """``unit`` is "bytes" or "characters"; the value itself is never echoed."""
+    if max_length < 0:
+        return FieldError(TOO_LONG, field, "<value omitted>", "value is too long")
+    noun = unit[:-1] if max_length == 1 else unit
+    return FieldError(
+        TOO_LONG, field, "<value omitted>", f"may not be more than {max_length} {noun}"
+    )
+
+
+def too_many(field: str, actual: int, max_items: int) -> FieldError:
+    noun = "item" if max_items == 1 else "items"
+    return FieldError(TOO_MANY, field, actual, f"must have at most {max_items} {noun}")
+
+
+def type_invalid(field: str, value: Any, detail: str) -> FieldError:
+    return FieldError(TYPE_INVALID, field, value, detail)
+
+
+def aggregate(errors: list[FieldError]) -> str:
+    """Join messages as ``utilerrors.NewAggregate``: de-duplicated, bracketed when several."""
+    seen: list[str] = []
+    for err in errors:
+        text = str(err)
+        if text not in seen:
+            seen.append(text)
+    if len(seen) == 1:
+        return seen[0]
+    return "[" + ", ".join(seen) + "]"

@@ -1,0 +1,296 @@
+"""Name, label and ObjectMeta validation with apimachinery's exact messages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from platform_api.validation import field
+from platform_api.validation.field import FieldError
+
+_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
+_SUBDOMAIN_FMT = _LABEL_FMT + "(\\." + _LABEL_FMT + ")*"
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character"
+)
+_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character"
+)
+_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_KEY_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character"
+)
+_VALUE_FMT = "(" + _KEY_FMT + ")?"
+_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character"
+)
+
+_label_re = re.compile(f"^{_LABEL_FMT}$")
+_subdomain_re = re.compile(f"^{_SUBDOMAIN_FMT}$")
+_dns1035_re = re.compile(f"^{_DNS1035_FMT}$")
+_key_re = re.compile(f"^{_KEY_FMT}$")
+_value_re = re.compile(f"^{_VALUE_FMT}$")
+
+ANNOTATIONS_SIZE_LIMIT = 256 * 1024
+
+
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{e}'" for e in examples)
+    return f"{msg} (e.g. {shown}, regex used for validation is '{fmt}')"
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _label_re.match(value):
+        if _subdomain_re.match(value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(regex_error(_LABEL_MSG, _LABEL_FMT, "my-name", "123-abc"))
+    return errs
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    errs = []
+    if len(value) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _subdomain_re.match(value):
+        errs.append(regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _dns1035_re.match(value):
+        errs.append(regex_error(_DNS1035_MSG, _DNS1035_FMT, "my-name", "abc-123"))
+    return errs
+
+
+def is_path_segment_name(value: str) -> list[str]:
+    if value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """``IsQualifiedName`` / ``IsLabelKey``: ``[prefix/]name``."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
+    else:
+        return [
+            "a valid label key "
+            + regex_error(_KEY_MSG, _KEY_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 bytes")
+    if not _key_re.match(name):
+        errs.append("name part " + regex_error(_KEY_MSG, _KEY_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def is_label_value(value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 bytes")
+    if not _value_re.match(value):
+        errs.append(regex_error(_VALUE_MSG, _VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
+
+
+def _mask_trailing_dash(name: str) -> str:
+    """A generateName prefix may end in '-': validate it as if it ended in a letter."""
+    if len(name) > 1 and name.endswith("-"):
+        return name[:-2] + "a"
+    return name
+
+
+NameCheck = Callable[[str], list[str]]
+NAME_RULES: dict[str, NameCheck] = {
+    "subdomain": is_dns1123_subdomain,
+    "label": is_dns1123_label,
+    "dns1035": is_dns1035_label,
+    "path-segment": is_path_segment_name,
+}
+
+
+def validate_name(rule: str, name: str, prefix: bool = False) -> list[str]:
+    check = NAME_RULES[rule]
+    if prefix and rule != "path-segment":
+        name = _mask_trailing_dash(name)
+    return check(name)
+
+
+def validate_labels(labels: dict[str, str], path: str) -> list[FieldError]:
+    errs = []
+    for key, value in labels.items():
+        errs += [field.invalid(path, key, m) for m in is_qualified_name(key)]
+        errs += [field.invalid(path, value, m) for m in is_label_value(value)]
+    return errs
+
+
+def validate_annotations(annotations: dict[str, str], path: str) -> list[FieldError]:
+    errs = []
+    for key in annotations:
+        errs += [field.invalid(path, key, m) for m in is_qualified_name(key.lower())]
+    if sum(len(k) + len(v) for k, v in annotations.items()) > ANNOTATIONS_SIZE_LIMIT:
+        errs.append(field.too_long(path, ANNOTATIONS_SIZE_LIMIT))
+    return errs
+
+
+def validate_owner_references(refs: list[dict[str, Any]], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    controller = ""
+    for i, ref in enumerate(refs):
+        at = f"{path}[{i}]"
+        api_version = ref.get("apiVersion", "")
+        if not api_version:
+            errs.append(field.required(f"{at}.apiVersion", "must not be empty"))
+        elif api_version.count("/") > 1 or api_version.endswith("/"):
+            errs.append(
+                field.invalid(
+                    f"{at}.apiVersion", api_version, "must be <group>/<version> or <version>"
+                )
+            )
+        for key in ("kind", "name", "uid"):
+            if not ref.get(key):
+                errs.append(field.required(f"{at}.{key}", "must not be empty"))
+        if api_version == "v1" and ref.get("kind") == "Event":
+            errs.append(field.invalid(at, ref, "/v1, Kind=Event is disallowed from being an owner"))
+        if ref.get("controller"):
+            current = f"{ref.get('kind', '')}/{ref.get('name', '')}"
+            if controller:
+                errs.append(
+                    field.invalid(
+                        path,
+                        refs,
+                        'Only one reference can have Controller set to true. Found "true" in '
+                        f"references for {controller} and {current}",
+                    )
+                )
+            else:
+                controller = current
+    return errs
+
+
+def validate_finalizers(finalizers: list[str], path: str) -> list[FieldError]:
+    errs = []
+    for name in finalizers:
+        errs += [field.invalid(path, name, m) for m in is_qualified_name(name)]
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        errs.append(
+            field.invalid(
+                path, finalizers, "finalizer orphan and foregroundDeletion cannot be both set"
+            )
+        )
+    return errs
+
+
+def _namespace(meta: dict[str, Any], namespaced: bool) -> list[FieldError]:
+    namespace = meta.get("namespace", "")
+    if not namespaced:
+        return (
+            [field.forbidden("metadata.namespace", "not allowed on this type")] if namespace else []
+        )
+    if not namespace:
+        return [field.required("metadata.namespace")]
+    return [field.invalid("metadata.namespace", namespace, m) for m in is_dns1123_label(namespace)]
+
+
+def _content(meta: dict[str, Any]) -> list[FieldError]:
+    errs: list[FieldError] = []
+    generation = meta.get("generation", 0)
+    if generation < 0:
+        errs.append(
+            field.invalid("metadata.generation", generation, "must be greater than or equal to 0")
+        )
+    errs += validate_labels(meta.get("labels") or {}, "metadata.labels")
+    errs += validate_annotations(meta.get("annotations") or {}, "metadata.annotations")
+    errs += validate_owner_references(meta.get("ownerReferences") or [], "metadata.ownerReferences")
+    return errs
+
+
+def validate_object_meta(meta: dict[str, Any], namespaced: bool, rule: str) -> list[FieldError]:
+    """``ValidateObjectMeta`` for a create."""
+    errs: list[FieldError] = []
+    generate_name = meta.get("generateName", "")
+    if generate_name:
+        errs += [
+            field.invalid("metadata.generateName", generate_name, m)
+            for m in validate_name(rule, generate_name, prefix=True)
+        ]
+    name = meta.get("name", "")
+    if not name:
+        errs.append(field.required("metadata.name", "name or generateName is required"))
+    else:
+        errs += [field.invalid("metadata.name", name, m) for m in validate_name(rule, name)]
+    errs += _namespace(meta, namespaced)
+    errs += _content(meta)
+    errs += validate_finalizers(meta.get("finalizers") or [], "metadata.finalizers")
+    return errs
+
+
+_IMMUTABLE = (
+    "name",
+    "namespace",
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+
+
+def validate_object_meta_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    """``ValidateObjectMetaUpdate``: identity fields are immutable."""
+    errs: list[FieldError] = []
+    if old.get("deletionTimestamp"):
+        added = sorted(set(new.get("finalizers") or []) - set(old.get("finalizers") or []))
+        if added:
+            shown = "[]string{" + ", ".join(f'"{f}"' for f in added) + "}"
+            errs.append(
+                field.forbidden(
+                    "metadata.finalizers",
+                    "no new finalizers can be added if the object is being deleted, "
+                    f"found new finalizers {shown}",
+                )
+            )
+    if not new.get("resourceVersion"):
+        errs.append(
+            field.invalid("metadata.resourceVersion", "", "must be specified for an update")
+        )
+    if new.get("generation", 0) < old.get("generation", 0):
+        errs.append(
+            field.invalid(
+                "metadata.generation", new.get("generation", 0), "must not be decremented"
+            )
+        )
+    for key in _IMMUTABLE:
+        if new.get(key) != old.get(key):
+            errs.append(field.invalid(f"metadata.{key}", new.get(key), "field is immutable"))
+    errs += _content(new)
+    return errs
