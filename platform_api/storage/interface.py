@@ -1,0 +1,182 @@
+"""The storage interface: a revisioned key/value store of encoded objects.
+
+Modelled on k8s.io/apiserver ``storage.Interface``: one global, monotonically
+increasing revision is the resourceVersion of every object; writes are
+compare-and-swap on that revision.  Values are JSON bytes that already carry their
+``metadata.resourceVersion``, so a GET can be answered with the stored bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import orjson
+
+# StorageError codes (storage.ErrCode*).
+KEY_NOT_FOUND = "KeyNotFound"
+KEY_EXISTS = "KeyExists"
+CONFLICT = "ResourceVersionConflicts"
+EXPIRED = "Expired"
+TOO_LARGE_REVISION = "TooLargeResourceVersion"
+INVALID_OBJECT = "InvalidObj"
+UNREACHABLE = "Unreachable"
+
+# Watch event types.
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+BOOKMARK = "BOOKMARK"
+ERROR = "ERROR"
+
+
+class StorageError(Exception):
+    def __init__(self, code: str, key: bytes, message: str = "", revision: int = 0) -> None:
+        super().__init__(message or f"{code}: {key!r}")
+        self.code = code
+        self.key = key
+        self.revision = revision
+
+
+class Stored:
+    """An encoded object at a revision.  ``data`` is what a GET returns verbatim."""
+
+    __slots__ = ("_obj", "data", "key", "revision")
+
+    def __init__(self, key: bytes, revision: int, data: bytes) -> None:
+        self.key = key
+        self.revision = revision
+        self.data = data
+        self._obj: dict[str, Any] | None = None
+
+    @property
+    def object(self) -> dict[str, Any]:
+        """The decoded object, cached: treat it as read-only (use ``copy()`` to edit)."""
+        if self._obj is None:
+            self._obj = orjson.loads(self.data)
+        return self._obj
+
+    def copy(self) -> dict[str, Any]:
+        """A private, mutable decoding of the object."""
+        obj: dict[str, Any] = orjson.loads(self.data)
+        return obj
+
+    def __repr__(self) -> str:
+        return f"Stored({self.key!r}, {self.revision})"
+
+
+@dataclass(frozen=True)
+class Preconditions:
+    """``metav1.Preconditions``: the write applies only to this uid / resourceVersion."""
+
+    uid: str | None = None
+    resource_version: str | None = None
+
+    def failure(self, current: dict[str, Any]) -> str | None:
+        """Why ``current`` fails the preconditions, in kube's words, or None."""
+        meta = current.get("metadata") or {}
+        if self.uid is not None and meta.get("uid") != self.uid:
+            return (
+                f"Precondition failed: UID in precondition: {self.uid}, "
+                f"UID in object meta: {meta.get('uid', '')}"
+            )
+        if self.resource_version is not None and (
+            meta.get("resourceVersion") != self.resource_version
+        ):
+            return (
+                "Precondition failed: ResourceVersion in precondition: "
+                f"{self.resource_version}, ResourceVersion in object meta: "
+                f"{meta.get('resourceVersion', '')}"
+            )
+        return None
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    """What ``get_list`` returns.
+
+    ``revision`` 0 reads the newest state; a positive revision reads the state as of
+    that revision (within the history window).  ``start_after`` is the last key a
+    previous chunk returned.  ``predicate`` filters decoded objects; when it is set
+    the remaining count is not computed (kube omits it with selectors).
+    """
+
+    revision: int = 0
+    start_after: bytes = b""
+    limit: int = 0
+    predicate: Callable[[dict[str, Any]], bool] | None = None
+
+
+@dataclass
+class ListResult:
+    items: list[Stored]
+    revision: int
+    # Key of the last returned item when more items remain, else None.
+    continue_key: bytes | None
+    remaining: int | None
+
+
+@dataclass
+class Event:
+    """One change.  For DELETED, ``stored`` is the last state and ``revision`` the deletion's."""
+
+    type: str
+    revision: int
+    key: bytes
+    stored: Stored | None
+    prev: Stored | None = None
+
+
+TryUpdate = Callable[[dict[str, Any] | None, Stored | None], dict[str, Any]]
+ValidateDeletion = Callable[[dict[str, Any]], None]
+
+
+class Storage(Protocol):
+    """A revisioned store; reads are synchronous snapshots, writes are Deferreds."""
+
+    def current_revision(self) -> int: ...
+
+    def compacted_revision(self) -> int: ...
+
+    def get(self, key: bytes) -> Stored:
+        """The newest state of ``key``; raises StorageError(KEY_NOT_FOUND)."""
+        ...
+
+    def get_list(self, prefix: bytes, options: ListOptions) -> ListResult: ...
+
+    def count(self, prefix: bytes) -> int: ...
+
+    def create(self, key: bytes, obj: dict[str, Any]) -> Awaitable[Stored]:
+        """Store a new object; its resourceVersion is set to the new revision."""
+        ...
+
+    def guaranteed_update(
+        self,
+        key: bytes,
+        try_update: TryUpdate,
+        *,
+        ignore_not_found: bool = False,
+        preconditions: Preconditions | None = None,
+    ) -> Awaitable[Stored]:
+        """Apply ``try_update`` to the newest state, retrying on concurrent writes.
+
+        ``try_update(obj, stored)`` gets a private copy (None when absent and
+        ``ignore_not_found``) and returns the new object.  A result equal to the
+        current object is not written and keeps its resourceVersion.
+        """
+        ...
+
+    def delete(
+        self,
+        key: bytes,
+        *,
+        preconditions: Preconditions | None = None,
+        validate: ValidateDeletion | None = None,
+    ) -> Awaitable[Stored]:
+        """Remove ``key``; returns the last state. Retries ``validate`` on conflicts."""
+        ...
+
+    def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
+        """Changes after ``revision`` from the change log; raises EXPIRED if compacted."""
+        ...

@@ -1,0 +1,437 @@
+"""LMDB implementation of the storage interface, with group commit.
+
+Layout (three named databases in one environment):
+
+- ``objects``: key -> 8-byte big-endian mod revision + JSON of the current object.
+- ``log``: 8-byte revision -> change record (type, time, key, new JSON, previous JSON),
+  kept for the history window; watches, exact-revision lists and other processes
+  sharing the data directory read it.
+- ``meta``: ``rev`` (the global revision) and ``compacted`` (last dropped log revision).
+
+Reads run inline on an MVCC snapshot.  Writes are queued; one writer thread commits
+every queued write in one transaction and one fsync, then the callers' Deferreds
+fire on the reactor thread in revision order.  Business logic (``try_update``) always
+runs on the reactor thread; the writer only does compare-and-swap on revisions, so
+a lost race re-runs ``try_update`` on the fresh object instead of losing a write.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import lmdb
+import orjson
+from twisted.internet.defer import Deferred
+from twisted.logger import Logger
+
+from platform_api.storage.interface import (
+    ADDED,
+    CONFLICT,
+    DELETED,
+    EXPIRED,
+    INVALID_OBJECT,
+    KEY_EXISTS,
+    KEY_NOT_FOUND,
+    MODIFIED,
+    TOO_LARGE_REVISION,
+    UNREACHABLE,
+    Event,
+    ListOptions,
+    ListResult,
+    Preconditions,
+    StorageError,
+    Stored,
+    TryUpdate,
+    ValidateDeletion,
+)
+
+log = Logger()
+T = TypeVar("T")
+RunInWriter = Callable[[Callable[[], Any]], "Deferred[Any]"]
+
+_REV = struct.Struct(">Q")
+# type, unix time, key length, previous revision, new-object length
+_LOG_HEADER = struct.Struct(">BdHQI")
+_TYPES = (ADDED, MODIFIED, DELETED)
+_CREATE, _UPDATE, _DELETE, _COMPACT = range(4)
+_META_REV = b"rev"
+_META_COMPACTED = b"compacted"
+
+
+def open_environment(path: str, map_size: int) -> lmdb.Environment:
+    """Open (creating) the environment; safe to share between processes."""
+    env = lmdb.open(
+        path,
+        map_size=map_size,
+        max_dbs=4,
+        subdir=True,
+        sync=True,
+        metasync=True,
+        readahead=False,
+        max_readers=512,
+    )
+    env.reader_check()  # drop reader slots left by crashed processes
+    return env
+
+
+@dataclass
+class _Op:
+    kind: int
+    key: bytes
+    obj: dict[str, Any] | None = None
+    expected: int = 0
+    cutoff: float = 0.0
+    deferred: Deferred[Any] | None = None
+
+
+def _encode_log(
+    kind: str, when: float, key: bytes, prev_rev: int, new: bytes, prev: bytes
+) -> bytes:
+    header = _LOG_HEADER.pack(_TYPES.index(kind), when, len(key), prev_rev, len(new))
+    return header + key + new + prev
+
+
+def decode_log(revision: int, record: bytes) -> tuple[Event, float]:
+    """A change-log record as an Event, with its commit time."""
+    kind, when, key_len, prev_rev, new_len = _LOG_HEADER.unpack_from(record)
+    start = _LOG_HEADER.size
+    key = record[start : start + key_len]
+    new = record[start + key_len : start + key_len + new_len]
+    prev = record[start + key_len + new_len :]
+    type_ = _TYPES[kind]
+    prev_stored = Stored(key, prev_rev, prev) if prev else None
+    if type_ == DELETED:
+        return Event(type_, revision, key, prev_stored, prev_stored), when
+    return Event(type_, revision, key, Stored(key, revision, new), prev_stored), when
+
+
+class LMDBStorage:
+    """The storage interface over one LMDB environment."""
+
+    def __init__(
+        self,
+        env: lmdb.Environment,
+        run_in_writer: RunInWriter,
+        on_commit: Callable[[list[Event]], None] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._env = env
+        self._objects = env.open_db(b"objects")
+        self._log = env.open_db(b"log")
+        self._meta = env.open_db(b"meta")
+        self._run_in_writer = run_in_writer
+        self._clock = clock
+        self.on_commit = on_commit
+        self._pending: list[_Op] = []
+        self._busy = False
+
+    # -- reads ---------------------------------------------------------------------
+
+    def _meta_int(self, txn: lmdb.Transaction, name: bytes) -> int:
+        raw = txn.get(name, db=self._meta)
+        return _REV.unpack(raw)[0] if raw else 0
+
+    def current_revision(self) -> int:
+        with self._env.begin() as txn:
+            return self._meta_int(txn, _META_REV)
+
+    def compacted_revision(self) -> int:
+        with self._env.begin() as txn:
+            return self._meta_int(txn, _META_COMPACTED)
+
+    def get(self, key: bytes) -> Stored:
+        with self._env.begin() as txn:
+            raw = txn.get(key, db=self._objects)
+        if raw is None:
+            raise StorageError(KEY_NOT_FOUND, key)
+        return Stored(key, _REV.unpack_from(raw)[0], raw[8:])
+
+    def count(self, prefix: bytes) -> int:
+        with self._env.begin() as txn:
+            cursor = txn.cursor(db=self._objects)
+            if not cursor.set_range(prefix):
+                return 0
+            n = 0
+            for key in cursor.iternext(keys=True, values=False):
+                if not key.startswith(prefix):
+                    break
+                n += 1
+            return n
+
+    def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
+        with self._env.begin() as txn:
+            revision = self._meta_int(txn, _META_REV)
+            if options.revision and options.revision != revision:
+                return self._list_at(txn, prefix, options, revision)
+            cursor = txn.cursor(db=self._objects)
+            start = options.start_after + b"\x00" if options.start_after else prefix
+            items: list[Stored] = []
+            more = False
+            if cursor.set_range(max(start, prefix)):
+                for key, raw in cursor:
+                    if not key.startswith(prefix):
+                        break
+                    if options.limit and len(items) >= options.limit:
+                        more = True
+                        break
+                    stored = Stored(key, _REV.unpack_from(raw)[0], raw[8:])
+                    if options.predicate is None or options.predicate(stored.object):
+                        items.append(stored)
+            if not more:
+                return ListResult(items, revision, None, None)
+            remaining = None
+            if options.predicate is None:
+                remaining = 1
+                for key in cursor.iternext(keys=True, values=False):
+                    if not key.startswith(prefix):
+                        break
+                    remaining += 1
+                remaining -= 1  # the cursor still points at the first unreturned key
+            return ListResult(items, revision, items[-1].key if items else None, remaining)
+
+    def _list_at(
+        self, txn: lmdb.Transaction, prefix: bytes, options: ListOptions, newest: int
+    ) -> ListResult:
+        """The state of ``prefix`` as of ``options.revision``, rebuilt from the change log."""
+        target = options.revision
+        if target > newest:
+            raise StorageError(TOO_LARGE_REVISION, prefix, revision=newest)
+        if target < self._meta_int(txn, _META_COMPACTED):
+            raise StorageError(EXPIRED, prefix, revision=target)
+        state: dict[bytes, Stored] = {}
+        cursor = txn.cursor(db=self._objects)
+        if cursor.set_range(prefix):
+            key: bytes
+            raw: bytes
+            for key, raw in cursor:  # type: ignore[assignment]
+                if not key.startswith(prefix):
+                    break
+                state[key] = Stored(key, _REV.unpack_from(raw)[0], raw[8:])
+        # Undo every change after the target revision, newest first.
+        log_cursor = txn.cursor(db=self._log)
+        if log_cursor.set_key(_REV.pack(newest)) or log_cursor.last():
+            record: bytes
+            for raw_rev, record in log_cursor.iterprev():  # type: ignore[assignment]
+                revision = _REV.unpack(raw_rev)[0]
+                if revision <= target:
+                    break
+                event, _ = decode_log(revision, record)
+                if not event.key.startswith(prefix):
+                    continue
+                if event.prev is None:
+                    state.pop(event.key, None)
+                else:
+                    state[event.key] = event.prev
+        keys = sorted(k for k in state if k > options.start_after)
+        items: list[Stored] = []
+        continue_key = None
+        for i, key in enumerate(keys):
+            if options.limit and len(items) >= options.limit:
+                continue_key = items[-1].key
+                remaining = None if options.predicate else len(keys) - i
+                return ListResult(items, target, continue_key, remaining)
+            stored = state[key]
+            if options.predicate is None or options.predicate(stored.object):
+                items.append(stored)
+        return ListResult(items, target, None, None)
+
+    def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
+        with self._env.begin() as txn:
+            if revision < self._meta_int(txn, _META_COMPACTED):
+                raise StorageError(EXPIRED, prefix, revision=revision)
+            events = []
+            cursor = txn.cursor(db=self._log)
+            if cursor.set_range(_REV.pack(revision + 1)):
+                for raw_rev, record in cursor:
+                    event, _ = decode_log(_REV.unpack(raw_rev)[0], record)
+                    if event.key.startswith(prefix):
+                        events.append(event)
+            return events
+
+    # -- writes --------------------------------------------------------------------
+
+    def _submit(self, op: _Op) -> Deferred[Any]:
+        op.deferred = Deferred()
+        self._pending.append(op)
+        self._kick()
+        return op.deferred
+
+    def _kick(self) -> None:
+        if self._busy or not self._pending:
+            return
+        batch, self._pending = self._pending, []
+        self._busy = True
+        d = self._run_in_writer(lambda: self._commit(batch))
+        d.addCallback(self._committed, batch)
+        d.addErrback(self._batch_failed, batch)
+
+    def _commit(self, batch: list[_Op]) -> tuple[list[Any], list[Event]]:
+        """Runs on the writer thread: one transaction, one sync, for the whole batch."""
+        now = self._clock()
+        results: list[Any] = []
+        events: list[Event] = []
+        with self._env.begin(write=True) as txn:
+            revision = self._meta_int(txn, _META_REV)
+            for op in batch:
+                if op.kind == _COMPACT:
+                    results.append(self._compact(txn, op.cutoff))
+                    continue
+                current = txn.get(op.key, db=self._objects)
+                outcome = self._check(op, current)
+                if outcome is not None:
+                    results.append(outcome)
+                    continue
+                revision += 1
+                event = self._apply(txn, op, current, revision, now)
+                events.append(event)
+                results.append(event.stored if op.kind != _DELETE else event.prev)
+            txn.put(_META_REV, _REV.pack(revision), db=self._meta)
+        return results, events
+
+    @staticmethod
+    def _check(op: _Op, current: bytes | None) -> StorageError | None:
+        if op.kind == _CREATE:
+            return StorageError(KEY_EXISTS, op.key) if current is not None else None
+        if current is None:
+            return StorageError(KEY_NOT_FOUND, op.key)
+        if _REV.unpack_from(current)[0] != op.expected:
+            return StorageError(CONFLICT, op.key)
+        return None
+
+    def _apply(
+        self, txn: lmdb.Transaction, op: _Op, current: bytes | None, revision: int, now: float
+    ) -> Event:
+        prev = Stored(op.key, _REV.unpack_from(current)[0], current[8:]) if current else None
+        if op.kind == _DELETE:
+            txn.delete(op.key, db=self._objects)
+            new = b""
+            type_ = DELETED
+        else:
+            assert op.obj is not None
+            op.obj["metadata"]["resourceVersion"] = str(revision)
+            new = orjson.dumps(op.obj)
+            txn.put(op.key, _REV.pack(revision) + new, db=self._objects)
+            type_ = ADDED if op.kind == _CREATE else MODIFIED
+        record = _encode_log(
+            type_, now, op.key, prev.revision if prev else 0, new, prev.data if prev else b""
+        )
+        txn.put(_REV.pack(revision), record, db=self._log, append=True)
+        if type_ == DELETED:
+            return Event(type_, revision, op.key, prev, prev)
+        return Event(type_, revision, op.key, Stored(op.key, revision, new), prev)
+
+    def _compact(self, txn: lmdb.Transaction, cutoff: float, budget: int = 20000) -> int:
+        """Drop log records older than ``cutoff`` (bounded work per batch)."""
+        compacted = self._meta_int(txn, _META_COMPACTED)
+        cursor = txn.cursor(db=self._log)
+        if not cursor.first():
+            return compacted
+        while budget > 0:
+            record = cursor.value()
+            when = _LOG_HEADER.unpack_from(record)[1]
+            if when >= cutoff:
+                break
+            compacted = _REV.unpack(cursor.key())[0]
+            if not cursor.delete():
+                break
+            budget -= 1
+        txn.put(_META_COMPACTED, _REV.pack(compacted), db=self._meta)
+        return compacted
+
+    def _committed(self, outcome: tuple[list[Any], list[Event]], batch: list[_Op]) -> None:
+        results, events = outcome
+        try:
+            if events and self.on_commit is not None:
+                try:
+                    self.on_commit(events)
+                except Exception:
+                    log.failure("publishing committed events")
+            for op, result in zip(batch, results, strict=True):
+                assert op.deferred is not None
+                if isinstance(result, StorageError):
+                    op.deferred.errback(result)
+                else:
+                    op.deferred.callback(result)
+        finally:
+            # Writes queued while the callers resumed go out together in the next batch.
+            self._busy = False
+            self._kick()
+
+    def _batch_failed(self, failure: Any, batch: list[_Op]) -> None:
+        log.failure("LMDB write transaction failed", failure)
+        error = StorageError(UNREACHABLE, b"", f"storage write failed: {failure.value}")
+        try:
+            for op in batch:
+                assert op.deferred is not None
+                op.deferred.errback(error)
+        finally:
+            self._busy = False
+            self._kick()
+
+    def compact(self, older_than: float) -> Deferred[int]:
+        """Drop change-log records committed before ``now - older_than`` seconds."""
+        return self._submit(_Op(_COMPACT, b"", cutoff=self._clock() - older_than))
+
+    def create(self, key: bytes, obj: dict[str, Any]) -> Deferred[Stored]:
+        return self._submit(_Op(_CREATE, key, obj))
+
+    async def guaranteed_update(
+        self,
+        key: bytes,
+        try_update: TryUpdate,
+        *,
+        ignore_not_found: bool = False,
+        preconditions: Preconditions | None = None,
+    ) -> Stored:
+        while True:
+            try:
+                current: Stored | None = self.get(key)
+            except StorageError:
+                if not ignore_not_found:
+                    raise
+                current = None
+            obj = current.copy() if current is not None else None
+            if obj is not None and preconditions is not None:
+                why = preconditions.failure(obj)
+                if why:
+                    raise StorageError(INVALID_OBJECT, key, why)
+            new = try_update(obj, current)
+            if current is not None and new == current.object:
+                return current
+            if current is None:
+                op = _Op(_CREATE, key, new)
+            else:
+                op = _Op(_UPDATE, key, new, current.revision)
+            try:
+                stored: Stored = await self._submit(op)
+                return stored
+            except StorageError as e:
+                if e.code not in (CONFLICT, KEY_EXISTS, KEY_NOT_FOUND):
+                    raise
+                # Lost a race: re-read and re-run try_update on the fresh state.
+
+    async def delete(
+        self,
+        key: bytes,
+        *,
+        preconditions: Preconditions | None = None,
+        validate: ValidateDeletion | None = None,
+    ) -> Stored:
+        while True:
+            current = self.get(key)
+            if preconditions is not None:
+                why = preconditions.failure(current.object)
+                if why:
+                    raise StorageError(INVALID_OBJECT, key, why)
+            if validate is not None:
+                validate(current.object)
+            try:
+                stored: Stored = await self._submit(_Op(_DELETE, key, None, current.revision))
+                return stored
+            except StorageError as e:
+                if e.code != CONFLICT:
+                    raise
