@@ -1,0 +1,171 @@
+"""The built-in resource types: data only, read by the scheme at start.
+
+Names, short names, categories and sub-resources follow kube-apiserver's discovery
+documents (v1.36), with ``*.k8s.io`` groups written ``*.platform.io``.  Only
+sub-resources this server implements are listed, so discovery never advertises a
+verb that would answer 404.
+"""
+
+from __future__ import annotations
+
+from platform_api.scheme.types import OBJECT_VERBS, STATUS_VERBS, ResourceType, Subresource
+
+_NO_COLLECTION_DELETE = tuple(v for v in OBJECT_VERBS if v != "deletecollection")
+STATUS = Subresource("status", "", STATUS_VERBS)
+
+
+def _status(kind: str) -> Subresource:
+    return Subresource("status", kind, STATUS_VERBS)
+
+
+def _scale() -> Subresource:
+    return Subresource("scale", "Scale", STATUS_VERBS, "autoscaling", "v1")
+
+
+def _t(
+    group: str,
+    kind: str,
+    plural: str,
+    namespaced: bool = True,
+    short: tuple[str, ...] = (),
+    categories: tuple[str, ...] = (),
+    status: bool = False,
+    scale: bool = False,
+    extra: tuple[Subresource, ...] = (),
+    verbs: tuple[str, ...] = OBJECT_VERBS,
+    name_rule: str = "subdomain",
+    version: str = "v1",
+) -> ResourceType:
+    subs: tuple[Subresource, ...] = ()
+    if scale:
+        subs += (_scale(),)
+    if status:
+        subs += (_status(kind),)
+    return ResourceType(
+        group=group,
+        version=version,
+        kind=kind,
+        plural=plural,
+        singular=kind.lower(),
+        namespaced=namespaced,
+        short_names=short,
+        categories=categories,
+        verbs=verbs,
+        subresources=subs + extra,
+        name_rule=name_rule,
+    )
+
+
+ALL = ("all",)
+
+BUILTIN_TYPES: tuple[ResourceType, ...] = (
+    # core/v1
+    _t("", "ConfigMap", "configmaps", short=("cm",)),
+    _t("", "Endpoints", "endpoints", short=("ep",)),
+    _t("", "Event", "events", short=("ev",)),
+    _t("", "LimitRange", "limitranges", short=("limits",)),
+    _t(
+        "",
+        "Namespace",
+        "namespaces",
+        namespaced=False,
+        short=("ns",),
+        status=True,
+        extra=(Subresource("finalize", "Namespace", ("update",)),),
+        verbs=_NO_COLLECTION_DELETE,
+        name_rule="label",
+    ),
+    _t("", "Node", "nodes", namespaced=False, short=("no",), status=True),
+    _t("", "PersistentVolumeClaim", "persistentvolumeclaims", short=("pvc",), status=True),
+    _t("", "PersistentVolume", "persistentvolumes", namespaced=False, short=("pv",), status=True),
+    _t("", "Pod", "pods", short=("po",), categories=ALL, status=True),
+    _t(
+        "",
+        "ReplicationController",
+        "replicationcontrollers",
+        short=("rc",),
+        categories=ALL,
+        status=True,
+    ),
+    _t("", "ResourceQuota", "resourcequotas", short=("quota",), status=True),
+    _t("", "Secret", "secrets"),
+    _t("", "ServiceAccount", "serviceaccounts", short=("sa",)),
+    _t("", "Service", "services", short=("svc",), categories=ALL, status=True, name_rule="dns1035"),
+    # apps/v1
+    _t("apps", "DaemonSet", "daemonsets", short=("ds",), categories=ALL, status=True),
+    _t("apps", "Deployment", "deployments", short=("deploy",), categories=ALL, status=True),
+    _t("apps", "ReplicaSet", "replicasets", short=("rs",), categories=ALL, status=True),
+    _t("apps", "StatefulSet", "statefulsets", short=("sts",), categories=ALL, status=True),
+    # autoscaling/v2
+    _t(
+        "autoscaling",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+        short=("hpa",),
+        categories=ALL,
+        status=True,
+        version="v2",
+    ),
+    # batch/v1
+    _t("batch", "CronJob", "cronjobs", short=("cj",), categories=ALL, status=True),
+    _t("batch", "Job", "jobs", categories=ALL, status=True),
+    # coordination.platform.io/v1
+    _t("coordination.platform.io", "Lease", "leases"),
+    # events.platform.io/v1
+    _t("events.platform.io", "Event", "events", short=("ev",)),
+    # networking.platform.io/v1
+    _t("networking.platform.io", "IngressClass", "ingressclasses", namespaced=False),
+    _t("networking.platform.io", "Ingress", "ingresses", short=("ing",), status=True),
+    _t("networking.platform.io", "NetworkPolicy", "networkpolicies", short=("netpol",)),
+    # policy/v1
+    _t("policy", "PodDisruptionBudget", "poddisruptionbudgets", short=("pdb",), status=True),
+    # rbac.authorization.platform.io/v1
+    _t(
+        "rbac.authorization.platform.io",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        namespaced=False,
+        name_rule="path-segment",
+    ),
+    _t(
+        "rbac.authorization.platform.io",
+        "ClusterRole",
+        "clusterroles",
+        namespaced=False,
+        name_rule="path-segment",
+    ),
+    _t("rbac.authorization.platform.io", "RoleBinding", "rolebindings", name_rule="path-segment"),
+    _t("rbac.authorization.platform.io", "Role", "roles", name_rule="path-segment"),
+    # scheduling.platform.io/v1
+    _t(
+        "scheduling.platform.io",
+        "PriorityClass",
+        "priorityclasses",
+        namespaced=False,
+        short=("pc",),
+    ),
+    # storage.platform.io/v1
+    _t("storage.platform.io", "StorageClass", "storageclasses", namespaced=False, short=("sc",)),
+)
+
+# Group order of kube's /apis document; groups not listed sort after, by name.
+GROUP_ORDER = (
+    "apps",
+    "events.platform.io",
+    "authentication.platform.io",
+    "authorization.platform.io",
+    "autoscaling",
+    "batch",
+    "certificates.platform.io",
+    "networking.platform.io",
+    "policy",
+    "rbac.authorization.platform.io",
+    "storage.platform.io",
+    "admissionregistration.platform.io",
+    "apiextensions.platform.io",
+    "scheduling.platform.io",
+    "coordination.platform.io",
+    "node.platform.io",
+    "discovery.platform.io",
+    "flowcontrol.apiserver.platform.io",
+)

@@ -1,0 +1,243 @@
+"""Decode a parsed body against its kind's schema, as kube's typed decoding does.
+
+Go decodes a request into typed structs: fields the struct lacks are dropped (and
+reported as unknown), duplicates are reported, a value of the wrong JSON type is a
+fatal error, ``null`` means "absent", and times are re-rendered in their canonical
+form.  This module reproduces that on plain dicts, driven by the OpenAPI schema, so
+what is stored is exactly what kube would store.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from platform_api.codec import Duplicates
+from platform_api.scheme.schemas import (
+    INT_OR_STRING,
+    MICRO_TIME,
+    QUANTITY,
+    TIME,
+    Node,
+    Schemas,
+)
+
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
+_INDEX = re.compile(r"\[[^\]]*\]")
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+)
+
+
+class DecodeError(ValueError):
+    """A fatal type error, worded as Go's ``encoding/json``."""
+
+
+@dataclass
+class Decoded:
+    obj: dict[str, Any]
+    unknown: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+
+    def strict_errors(self) -> list[str]:
+        """``unknown field "x"`` / ``duplicate field "y"`` in kube's order: duplicates first."""
+        out = [f'duplicate field "{p}"' for p in self.duplicates]
+        return out + [f'unknown field "{p}"' for p in self.unknown]
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def format_time(value: datetime, micro: bool = False) -> str:
+    value = value.astimezone(UTC)
+    if micro:
+        return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str) -> datetime:
+    """RFC 3339 as Go's ``time.Parse(time.RFC3339, ...)`` accepts it."""
+    m = _RFC3339.match(text)
+    if not m:
+        raise DecodeError(
+            f'parsing time "{text}" as "2006-01-02T15:04:05Z07:00": cannot parse "{text}" as "2006"'
+        )
+    zone = m.group(8)
+    normalized = text[: m.start(7) if m.group(7) else m.start(8)]
+    fraction = (m.group(7) or ".0")[1:7].ljust(6, "0")
+    tz = "+00:00" if zone in ("Z", "z") else zone
+    try:
+        return datetime.fromisoformat(f"{normalized.replace('t', 'T')}.{fraction}{tz}")
+    except ValueError as e:
+        raise DecodeError(f'parsing time "{text}": {e}') from e
+
+
+class Decoder:
+    """Walks one object against one schema; create one per body."""
+
+    def __init__(self, schemas: Schemas, duplicates: Duplicates | None = None) -> None:
+        self.schemas = schemas
+        self.dups = duplicates or {}
+        self.unknown: list[str] = []
+        self.duplicates: list[str] = []
+
+    def decode(self, obj: dict[str, Any], definition: str) -> Decoded:
+        root = self.schemas.get(definition)
+        out = self._object(obj, root, "", definition.rsplit(".", 1)[-1])
+        return Decoded(out, self.unknown, self.duplicates)
+
+    # -- type errors -----------------------------------------------------------------
+
+    def _type_error(
+        self, value: Any, path: str, struct: str, go_type: str, num: bool = False
+    ) -> DecodeError:
+        kind = _json_type(value)
+        if num and kind == "number":
+            kind = f"number {value}"
+        go_path = _INDEX.sub("", path)  # Go names fields only, never list indices or map keys
+        where = f"Go struct field {struct}.{go_path}"
+        return DecodeError(f"json: cannot unmarshal {kind} into {where} of type {go_type}")
+
+    def go_type(self, node: Node) -> str:
+        ref, _ = self.schemas.resolve(node)
+        if ref == INT_OR_STRING:
+            return "intstr.IntOrString"
+        if ref:
+            package, name = ref.rsplit(".", 2)[-2:]
+            return f"{package}.{name}"
+        kind = node.get("type")
+        if kind == "array":
+            return "[]" + self.go_type(node.get("items", {}))
+        if kind == "object":
+            extra = node.get("additionalProperties")
+            if isinstance(extra, dict):
+                return "map[string]" + self.go_type(extra)
+            return "map[string]interface {}"
+        if kind == "integer":
+            return node.get("format", "int")
+        if kind == "number":
+            return "float64"
+        if kind == "boolean":
+            return "bool"
+        return "string"
+
+    # -- walking ----------------------------------------------------------------------
+
+    def _value(self, value: Any, node: Node, path: str, struct: str) -> Any:
+        ref, target = self.schemas.resolve(node)
+        if ref == INT_OR_STRING:
+            if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+                return value
+            raise self._type_error(value, path, struct, "intstr.IntOrString")
+        if ref == QUANTITY:
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                return value if isinstance(value, str) else _number_text(value)
+            raise self._type_error(value, path, struct, "resource.Quantity")
+        if ref in (TIME, MICRO_TIME):
+            if not isinstance(value, str):
+                raise self._type_error(value, path, struct, "v1." + ref.rsplit(".", 1)[-1])
+            return format_time(parse_time(value), micro=ref == MICRO_TIME)
+        if ref:
+            if target.get("type") == "object" or "properties" in target:
+                if not isinstance(value, dict):
+                    raise self._type_error(value, path, struct, self.go_type(node))
+                return self._object(value, target, path, ref.rsplit(".", 1)[-1])
+            return self._value(value, target, path, struct)
+        return self._plain(value, node, path, struct)
+
+    def _plain(self, value: Any, node: Node, path: str, struct: str) -> Any:
+        kind = node.get("type")
+        if kind == "object" or "properties" in node or "additionalProperties" in node:
+            return self._object(value, node, path, struct)
+        if kind == "array":
+            if not isinstance(value, list):
+                raise self._type_error(value, path, struct, self.go_type(node))
+            items = node.get("items", {})
+            return [
+                self._value(item, items, f"{path}[{i}]", struct)
+                for i, item in enumerate(value)
+                if item is not None
+            ]
+        if kind == "string":
+            if not isinstance(value, str):
+                raise self._type_error(value, path, struct, "string")
+            if node.get("format") == "byte":
+                _check_base64(value)
+            return value
+        if kind == "integer":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise self._type_error(value, path, struct, node.get("format", "int"), num=True)
+            low, high = _INT32 if node.get("format") == "int32" else _INT64
+            if not low <= value <= high:
+                raise self._type_error(value, path, struct, node.get("format", "int"), num=True)
+            return value
+        if kind == "number":
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise self._type_error(value, path, struct, "float64")
+            return value
+        if kind == "boolean":
+            if not isinstance(value, bool):
+                raise self._type_error(value, path, struct, "bool")
+            return value
+        return value  # untyped: any JSON value (RawExtension-style)
+
+    def _object(self, value: Any, node: Node, path: str, struct: str) -> Any:
+        if not isinstance(value, dict):
+            raise self._type_error(value, path or struct, struct, self.go_type(node))
+        for key in self.dups.get(id(value), ()):
+            self.duplicates.append(f"{path}.{key}" if path else key)
+        props = node.get("properties")
+        extra = node.get("additionalProperties")
+        if props is None and not isinstance(extra, dict):
+            return value  # free-form object: kept as sent
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            child = f"{path}.{key}" if path else key
+            if props is not None and key in props:
+                if item is not None:
+                    out[key] = self._value(item, props[key], child, struct)
+            elif isinstance(extra, dict):
+                entry = f"{path}[{key}]"
+                if item is None:  # Go stores the zero value of the map's element type
+                    out[key] = "" if extra.get("type") == "string" else item
+                else:
+                    out[key] = self._value(item, extra, entry, struct)
+            else:
+                self.unknown.append(child)
+        return out
+
+
+def _number_text(value: int | float) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _check_base64(text: str) -> None:
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as e:
+        position = _first_bad_base64(text)
+        raise DecodeError(f"illegal base64 data at input byte {position}") from e
+
+
+def _first_bad_base64(text: str) -> int:
+    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    for i, ch in enumerate(text):
+        if ch not in alphabet and ch != "=":
+            return i
+    return len(text) - len(text) % 4

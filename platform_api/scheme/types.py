@@ -1,0 +1,84 @@
+"""What the server knows about one resource type: names, scope, verbs, sub-resources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+BRAND_SUFFIX = ".platform.io"
+UPSTREAM_SUFFIX = ".k8s.io"
+
+# Verbs of a full object resource, in the order kube's discovery lists them.
+OBJECT_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+STATUS_VERBS = ("get", "patch", "update")
+
+
+def rebrand_group(group: str) -> str:
+    """``rbac.authorization.k8s.io`` -> ``rbac.authorization.platform.io``."""
+    if group.endswith(UPSTREAM_SUFFIX):
+        return group[: -len(UPSTREAM_SUFFIX)] + BRAND_SUFFIX
+    return group
+
+
+def upstream_group(group: str) -> str:
+    """The inverse of ``rebrand_group``, for lookups in upstream schema data."""
+    if group.endswith(BRAND_SUFFIX):
+        return group[: -len(BRAND_SUFFIX)] + UPSTREAM_SUFFIX
+    return group
+
+
+def group_version(group: str, version: str) -> str:
+    return f"{group}/{version}" if group else version
+
+
+@dataclass(frozen=True)
+class Subresource:
+    name: str
+    kind: str
+    verbs: tuple[str, ...]
+    group: str = ""  # of the kind, when it differs from the parent (autoscaling Scale)
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One served resource: ``/apis/<group>/<version>/<plural>``."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = OBJECT_VERBS
+    subresources: tuple[Subresource, ...] = ()
+    # Name rule for metadata.name: "subdomain", "label" or "path-segment".
+    name_rule: str = "subdomain"
+    # OpenAPI definition of the kind (rebranded name), filled by the scheme.
+    definition: str = field(default="", compare=False)
+
+    @property
+    def api_version(self) -> str:
+        return group_version(self.group, self.version)
+
+    @property
+    def list_kind(self) -> str:
+        return self.kind + "List"
+
+    @property
+    def qualified(self) -> str:
+        """``deployments.apps``: how messages and RBAC name the resource."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def subresource(self, name: str) -> Subresource | None:
+        for sub in self.subresources:
+            if sub.name == name:
+                return sub
+        return None
+
+    def has_status(self) -> bool:
+        return self.subresource("status") is not None
+
+    def supports(self, verb: str) -> bool:
+        return verb in self.verbs
