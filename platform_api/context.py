@@ -1,0 +1,23 @@
+"""The per-request state every layer below the filters reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from platform_api.authentication.user import UserInfo
+
+
+@dataclass
+class Context:
+    """What a handler passes down: who asks, and what the response should carry."""
+
+    user: UserInfo
+    namespace: str = ""
+    dry_run: bool = False
+    field_manager: str = ""
+    # Warning header texts, in order; each becomes one ``Warning: 299 - "..."`` header.
+    warnings: list[str] = field(default_factory=list)
+
+    def warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)

@@ -1,0 +1,136 @@
+"""Strategies of core/v1 kinds whose rules differ from the generic ones."""
+
+from __future__ import annotations
+
+import base64
+
+from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.validation import field
+from platform_api.validation.field import FieldError
+
+NAMESPACE_NAME_LABEL = "platform.io/metadata.name"
+KUBERNETES_FINALIZER = "kubernetes"
+
+
+@register("", "Namespace")
+class NamespaceStrategy(GenericStrategy):
+    returns_deleted_object = True
+    initial_status = {"phase": "Active"}
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        spec = obj.setdefault("spec", {})
+        finalizers = spec.setdefault("finalizers", [])
+        if KUBERNETES_FINALIZER not in finalizers:
+            finalizers.append(KUBERNETES_FINALIZER)
+        self._label(obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+        # Finalizers change only through /finalize.
+        if "spec" in old:
+            new["spec"] = old["spec"]
+        else:
+            new.pop("spec", None)
+        self._label(new)
+
+    @staticmethod
+    def _label(obj: Obj) -> None:
+        """Every namespace carries its name as a label, so selectors can match it."""
+        labels = obj["metadata"].setdefault("labels", {})
+        labels[NAMESPACE_NAME_LABEL] = obj["metadata"].get("name", "")
+
+
+@register("", "Secret")
+class SecretStrategy(GenericStrategy):
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        self._merge_string_data(obj)
+        obj.setdefault("type", "Opaque")
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+        self._merge_string_data(new)
+        new.setdefault("type", old.get("type", "Opaque"))
+
+    @staticmethod
+    def _merge_string_data(obj: Obj) -> None:
+        """``stringData`` is write-only: its entries overwrite ``data``, base64-encoded."""
+        string_data = obj.pop("stringData", None)
+        if string_data:
+            data = obj.setdefault("data", {})
+            for key, value in string_data.items():
+                data[key] = base64.b64encode(value.encode()).decode()
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = super().validate_update(new, old)
+        if new.get("type", "") != old.get("type", ""):
+            errs.append(field.invalid("type", new.get("type", ""), "field is immutable"))
+        return errs + _immutable_data(new, old, ("data",))
+
+
+@register("", "ConfigMap")
+class ConfigMapStrategy(GenericStrategy):
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + _immutable_data(new, old, ("data", "binaryData"))
+
+
+def _immutable_data(new: Obj, old: Obj, fields: tuple[str, ...]) -> list[FieldError]:
+    """ConfigMaps and Secrets marked ``immutable: true`` keep their data and the flag."""
+    if not old.get("immutable"):
+        return []
+    errs = []
+    if not new.get("immutable"):
+        errs.append(field.forbidden("immutable", "field is immutable when `immutable` is set"))
+    for name in fields:
+        if new.get(name) != old.get(name):
+            errs.append(field.forbidden(name, "field is immutable when `immutable` is set"))
+    return errs
+
+
+@register("", "Pod")
+class PodStrategy(GenericStrategy):
+    returns_deleted_object = True
+    tracks_generation = True
+    initial_status = {"phase": "Pending", "qosClass": "BestEffort"}
+
+
+@register("", "Service")
+class ServiceStrategy(GenericStrategy):
+    returns_deleted_object = True
+    allow_create_on_update = True
+    initial_status = {"loadBalancer": {}}
+
+
+@register("", "ServiceAccount")
+class ServiceAccountStrategy(GenericStrategy):
+    returns_deleted_object = True
+
+
+@register("", "Node")
+class NodeStrategy(GenericStrategy):
+    keep_status_on_create = True  # kubelets register nodes with their status
+
+
+@register("", "PersistentVolume")
+class PersistentVolumeStrategy(GenericStrategy):
+    initial_status = {"phase": "Pending"}
+
+
+@register("", "PersistentVolumeClaim")
+class PersistentVolumeClaimStrategy(GenericStrategy):
+    initial_status = {"phase": "Pending"}
+
+
+@register("", "ReplicationController")
+class ReplicationControllerStrategy(GenericStrategy):
+    allow_create_on_update = True
+    tracks_generation = True
+
+
+class CoreCreateOnUpdateStrategy(GenericStrategy):
+    allow_create_on_update = True
+
+
+for _kind in ("Endpoints", "Event", "LimitRange"):
+    register("", _kind)(CoreCreateOnUpdateStrategy)

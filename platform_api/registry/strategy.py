@@ -1,0 +1,151 @@
+"""Strategies: the per-kind rules the generic store applies (kube's ``rest.RESTCreateStrategy``).
+
+A strategy is pure and synchronous.  ``GenericStrategy`` implements the rules every
+kind shares (status sub-resource isolation, ``metadata.generation``, ObjectMeta
+validation); kinds with their own rules subclass it in ``registry/core.py`` and
+friends, and are looked up by ``strategy_for``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from platform_api.scheme.types import ResourceType
+from platform_api.validation.field import FieldError
+from platform_api.validation.names import validate_object_meta, validate_object_meta_update
+
+Obj = dict[str, Any]
+
+
+class Strategy(Protocol):
+    resource: ResourceType
+    allow_create_on_update: bool
+    allow_unconditional_update: bool
+    returns_deleted_object: bool
+
+    def prepare_for_create(self, obj: Obj) -> None: ...
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None: ...
+
+    def validate(self, obj: Obj) -> list[FieldError]: ...
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]: ...
+
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]: ...
+
+    def canonicalize(self, obj: Obj) -> None: ...
+
+
+def spec_of(obj: Obj) -> Obj:
+    """Everything but metadata and status: what a generation counts changes of."""
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+class GenericStrategy:
+    """Rules shared by every kind; the defaults of kube's generic registry."""
+
+    allow_create_on_update = False
+    allow_unconditional_update = True
+    returns_deleted_object = False
+    # Kinds whose metadata.generation tracks spec changes.
+    tracks_generation = False
+    # Status a new object starts with, when the kind has a status sub-resource.
+    initial_status: Obj | None = None
+    keep_status_on_create = False
+
+    def __init__(self, resource: ResourceType) -> None:
+        self.resource = resource
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        if self.resource.has_status() and not self.keep_status_on_create:
+            if self.initial_status is None:
+                obj.pop("status", None)
+            else:
+                obj["status"] = copy.deepcopy(self.initial_status)
+        if self.tracks_generation:
+            obj["metadata"]["generation"] = 1
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        if self.resource.has_status():
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        if self.tracks_generation:
+            generation = old["metadata"].get("generation", 1)
+            new["metadata"]["generation"] = (
+                generation + 1 if spec_of(new) != spec_of(old) else generation
+            )
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        rt = self.resource
+        return validate_object_meta(obj["metadata"], rt.namespaced, rt.name_rule)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return validate_object_meta_update(new["metadata"], old["metadata"])
+
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
+        return []
+
+    def canonicalize(self, obj: Obj) -> None:
+        return None
+
+
+class StatusStrategy:
+    """Writes through ``/status``: only ``status`` changes, everything else is kept."""
+
+    allow_create_on_update = False
+    allow_unconditional_update = True
+    returns_deleted_object = False
+
+    def __init__(self, main: Strategy) -> None:
+        self.main = main
+        self.resource = main.resource
+
+    def prepare_for_create(self, obj: Obj) -> None:  # pragma: no cover - never creates
+        raise AssertionError("status sub-resources do not create")
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        status = new.get("status")
+        metadata = new["metadata"]
+        new.clear()
+        new.update(copy.deepcopy(old))
+        new["metadata"]["resourceVersion"] = metadata.get("resourceVersion")
+        if status is None:
+            new.pop("status", None)
+        else:
+            new["status"] = status
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return self.main.validate(obj)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return validate_object_meta_update(new["metadata"], old["metadata"])
+
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
+        return []
+
+    def canonicalize(self, obj: Obj) -> None:
+        self.main.canonicalize(obj)
+
+
+StrategyFactory = Callable[[ResourceType], Strategy]
+_STRATEGIES: dict[tuple[str, str], StrategyFactory] = {}
+
+
+def register(group: str, kind: str) -> Callable[[StrategyFactory], StrategyFactory]:
+    """Class decorator: the strategy of ``group``/``kind`` (any version)."""
+
+    def decorate(factory: StrategyFactory) -> StrategyFactory:
+        _STRATEGIES[(group, kind)] = factory
+        return factory
+
+    return decorate
+
+
+def strategy_for(resource: ResourceType) -> Strategy:
+    """The registered strategy of a kind (``platform_api.registry`` imports them all)."""
+    factory = _STRATEGIES.get((resource.group, resource.kind), GenericStrategy)
+    return factory(resource)
