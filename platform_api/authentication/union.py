@@ -1,0 +1,92 @@
+"""kube's authenticator chain: request methods, bearer tokens, then anonymous.
+
+Bad credentials of any kind fail the request (401) even when anonymous access is on;
+only a request with no credentials at all is anonymous.  Every authenticated user is
+also in ``system:authenticated``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from twisted.web.server import Request
+
+from platform_api import errors
+from platform_api.authentication.interface import (
+    AuthenticationError,
+    Authenticator,
+    TokenAuthenticator,
+)
+from platform_api.authentication.user import (
+    ANONYMOUS,
+    ANONYMOUS_USER,
+    AUTHENTICATED,
+    UNAUTHENTICATED,
+    UserInfo,
+)
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.getHeader(b"authorization")
+    if header is None:
+        return None
+    parts = header.decode("latin-1").strip().split(" ", 2)
+    if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
+        return None
+    return parts[1]
+
+
+def with_authenticated_group(user: UserInfo) -> UserInfo:
+    if user.name == ANONYMOUS or AUTHENTICATED in user.groups or UNAUTHENTICATED in user.groups:
+        return user
+    return user.with_group(AUTHENTICATED)
+
+
+class Anonymous:
+    """Anonymous access, optionally only for some paths (AuthenticationConfiguration)."""
+
+    def __init__(self, paths: Sequence[str] | None = None) -> None:
+        self.paths = tuple(paths) if paths is not None else None
+
+    def allows(self, path: str) -> bool:
+        if self.paths is None:
+            return True
+        return any(path == p or path.startswith(p.rstrip("/") + "/") for p in self.paths)
+
+
+class RequestAuthenticator:
+    def __init__(
+        self,
+        request_methods: Sequence[Authenticator],
+        token_methods: Sequence[TokenAuthenticator],
+        anonymous: Anonymous | None,
+    ) -> None:
+        self.request_methods = list(request_methods)
+        self.token_methods = list(token_methods)
+        self.anonymous = anonymous
+
+    async def authenticate(self, request: Request, path: str) -> UserInfo:
+        failed = False
+        for method in self.request_methods:
+            try:
+                response = await method.authenticate(request)
+            except AuthenticationError:
+                failed = True
+                continue
+            if response is not None:
+                return with_authenticated_group(response.user)
+        token = bearer_token(request)
+        if token is not None:
+            for token_method in self.token_methods:
+                try:
+                    found = await token_method.authenticate_token(token)
+                except AuthenticationError:
+                    failed = True
+                    continue
+                if found is not None:
+                    request.requestHeaders.removeHeader(b"authorization")
+                    return with_authenticated_group(found.user)
+            failed = True  # "invalid bearer token"
+        if failed or self.anonymous is None or not self.anonymous.allows(path):
+            raise errors.unauthorized()
+        return ANONYMOUS_USER

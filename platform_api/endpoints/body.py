@@ -1,0 +1,137 @@
+"""Turn a request body into the object a write stores, with kube's decoding errors.
+
+Order as in kube's create/update handlers: negotiate the input type (415), parse
+(400 ``the object provided is unrecognized``), check apiVersion and kind, decode
+against the schema (400 ``... cannot be handled as a ...``), then apply the field
+validation level to unknown and duplicate fields (Strict: 400, Warn: warnings).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api import errors
+from platform_api.codec import BodyError, parse_json, parse_yaml
+from platform_api.context import Context
+from platform_api.endpoints.negotiation import JSON, YAML, Output, input_type
+from platform_api.endpoints.options import WriteOptions, write_options
+from platform_api.endpoints.scope import Scope
+from platform_api.scheme.decoding import DecodeError, Decoder
+from platform_api.scheme.schemas import Schemas
+from platform_api.scheme.types import ResourceType
+
+Obj = dict[str, Any]
+
+
+def summarize(data: bytes, limit: int = 30) -> str:
+    """``summarizeData``: the start of the body, as text for JSON objects, hex otherwise."""
+    if not data:
+        return "<empty>"
+    if data[:1] == b"{":
+        text = data.decode("utf-8", "replace")
+        return text[:limit] + " ..." if len(data) > limit else text
+    shown = data[:limit].hex()
+    return shown + " ..." if len(data) > limit else shown
+
+
+def parse(data: bytes, media: str, expected_kind: str) -> tuple[Any, dict[int, list[str]]]:
+    try:
+        if not data.strip():
+            raise BodyError("unexpected end of JSON input")
+        return parse_yaml(data) if media == YAML else parse_json(data)
+    except BodyError as e:
+        raise errors.bad_request(
+            f"the object provided is unrecognized (must be of type {expected_kind}): "
+            f"couldn't get version/kind; json parse error: {e} ({summarize(data)})"
+        ) from None
+
+
+def strict_or_warn(ctx: Context, level: str, problems: list[str]) -> None:
+    """Apply a fieldValidation level to ``unknown field``/``duplicate field`` problems."""
+    if not problems or level == "Ignore":
+        return
+    if level == "Strict":
+        raise errors.bad_request("strict decoding error: " + ", ".join(problems))
+    for problem in problems:
+        ctx.warn(problem)
+
+
+def decode_object(
+    data: bytes,
+    content_type: str,
+    rt: ResourceType,
+    schemas: Schemas,
+    ctx: Context,
+    level: str,
+    kind: str = "",
+    definition: str = "",
+    api_version: str = "",
+) -> Obj:
+    """The decoded, pruned object of a create or update body.
+
+    ``kind``/``definition``/``api_version`` default to the resource's; sub-resources
+    with their own kind (``scale``) pass theirs.
+    """
+    kind = kind or rt.kind
+    definition = definition or rt.definition
+    api_version = api_version or rt.api_version
+    media = input_type(content_type, [JSON, YAML])
+    raw, duplicates = parse(data, media, kind)
+    if not isinstance(raw, dict):
+        kind_name = type(raw).__name__
+        raise errors.bad_request(
+            f"the object provided is unrecognized (must be of type {kind}): couldn't get "
+            f"version/kind; json parse error: json: cannot unmarshal {_go_json(kind_name)} into "
+            f'Go value of type struct {{ APIVersion string "json:\\"apiVersion,omitempty\\""; '
+            f'Kind string "json:\\"kind,omitempty\\"" }} ({summarize(data)})'
+        )
+    body_version = raw.get("apiVersion") or api_version
+    body_kind = raw.get("kind") or kind
+    if not isinstance(body_version, str) or not isinstance(body_kind, str):
+        raise errors.bad_request(f"the object provided is unrecognized (must be of type {kind})")
+    if body_version != api_version:
+        raise errors.bad_request(
+            f"the API version in the data ({body_version}) does not match the expected API "
+            f"version ({api_version})"
+        )
+    if body_kind != kind:
+        raise errors.bad_request(
+            f"the kind in the data ({body_kind}) does not match the expected kind ({kind})"
+        )
+    version = api_version.rsplit("/", 1)[-1]
+    try:
+        decoded = Decoder(schemas, duplicates).decode(raw, definition)
+    except DecodeError as e:
+        raise errors.bad_request(
+            f'{kind} in version "{version}" cannot be handled as a {kind}: {e}'
+        ) from None
+    strict_or_warn(ctx, level, decoded.strict_errors())
+    obj = decoded.obj
+    obj["apiVersion"] = api_version
+    obj["kind"] = kind
+    if not isinstance(obj.get("metadata"), dict):
+        obj["metadata"] = {}
+    return obj
+
+
+def _go_json(python_type: str) -> str:
+    return {"list": "array", "str": "string", "int": "number", "float": "number"}.get(
+        python_type, "bool" if python_type == "bool" else python_type
+    )
+
+
+def decode_write(scope: Scope, options_kind: str) -> tuple[WriteOptions, Output, Obj]:
+    """The shared start of create and update: options, output type, decoded body."""
+    opts = write_options(scope.request, options_kind)
+    out = scope.output()
+    scope.ctx.dry_run = opts.dry_run
+    scope.ctx.field_manager = opts.field_manager
+    obj = decode_object(
+        scope.body(),
+        scope.content_type(),
+        scope.resource,
+        scope.handlers.scheme.schemas,
+        scope.ctx,
+        opts.field_validation,
+    )
+    return opts, out, obj

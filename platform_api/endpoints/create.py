@@ -1,0 +1,15 @@
+"""create: POST on a collection."""
+
+from __future__ import annotations
+
+from platform_api.endpoints.body import decode_write
+from platform_api.endpoints.scope import Scope
+
+
+async def handle(scope: Scope) -> bytes:
+    opts, out, obj = decode_write(scope, "CreateOptions")
+    name = obj["metadata"].get("name", "")
+    scope.handlers.admission.admit(scope, "CREATE", obj, name)
+    admit = scope.handlers.admission.validator(scope, "CREATE")
+    stored = await scope.store.create(scope.namespace, obj, dry_run=opts.dry_run, admit=admit)
+    return scope.respond_object(stored, 201, out)

@@ -1,0 +1,160 @@
+"""delete and deletecollection, with DeleteOptions from the body or the query."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from platform_api import errors
+from platform_api.codec import BodyError, parse_json, parse_yaml
+from platform_api.endpoints import list as list_endpoint
+from platform_api.endpoints.negotiation import JSON, YAML, input_type
+from platform_api.endpoints.options import META_GROUP, arg, args, validate_dry_run
+from platform_api.endpoints.responses import encode, finish
+from platform_api.endpoints.scope import Scope
+from platform_api.scheme.decoding import DecodeError, Decoder
+from platform_api.storage.interface import Preconditions, Stored
+from platform_api.validation import field
+
+DELETE_OPTIONS = "io.platform.apimachinery.pkg.apis.meta.v1.DeleteOptions"
+PROPAGATION = ("Foreground", "Background", "Orphan")
+_OPTION_VERSIONS = ("v1", "meta.k8s.io/v1", "meta.platform.io/v1")
+
+
+@dataclass(frozen=True)
+class DeleteOptions:
+    dry_run: bool = False
+    grace_period: int | None = None
+    propagation: str | None = None
+    orphan_dependents: bool | None = None
+    preconditions: Preconditions | None = None
+
+
+def _from_body(scope: Scope, data: bytes) -> dict[str, Any]:
+    media = input_type(scope.content_type(), [JSON, YAML])
+    try:
+        raw, _ = parse_yaml(data) if media == YAML else parse_json(data)
+    except BodyError as e:
+        raise errors.bad_request(str(e)) from None
+    if not isinstance(raw, dict):
+        raise errors.bad_request("decoded object cannot be converted to DeleteOptions")
+    kind = raw.get("kind") or "DeleteOptions"
+    version = raw.get("apiVersion") or "v1"
+    rt = scope.resource
+    if kind != "DeleteOptions" or version not in (*_OPTION_VERSIONS, rt.api_version):
+        raise errors.bad_request("decoded object cannot be converted to DeleteOptions")
+    try:
+        decoded: dict[str, Any] = (
+            Decoder(scope.handlers.scheme.schemas).decode(raw, DELETE_OPTIONS).obj
+        )
+    except DecodeError as e:
+        raise errors.bad_request(str(e)) from None
+    return decoded
+
+
+def _from_query(scope: Scope) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    grace = arg(scope.request, b"gracePeriodSeconds")
+    if grace is not None:
+        try:
+            out["gracePeriodSeconds"] = int(grace)
+        except ValueError:
+            raise errors.bad_request(
+                f'strconv.ParseInt: parsing "{grace}": invalid syntax'
+            ) from None
+    policy = arg(scope.request, b"propagationPolicy")
+    if policy is not None:
+        out["propagationPolicy"] = policy
+    orphan = arg(scope.request, b"orphanDependents")
+    if orphan is not None:
+        out["orphanDependents"] = orphan.lower() in ("true", "1")
+    dry_run = args(scope.request, b"dryRun")
+    if dry_run:
+        out["dryRun"] = dry_run
+    return out
+
+
+def parse_options(scope: Scope) -> DeleteOptions:
+    data = scope.body()
+    raw = _from_body(scope, data) if data.strip() else _from_query(scope)
+    errs = []
+    policy = raw.get("propagationPolicy")
+    orphan = raw.get("orphanDependents")
+    if orphan is not None and policy is not None:
+        errs.append(
+            field.invalid(
+                "propagationPolicy",
+                policy,
+                "orphanDependents and deletionPropagation cannot be both set",
+            )
+        )
+    if policy is not None and policy not in PROPAGATION:
+        errs.append(field.not_supported("propagationPolicy", policy, [*PROPAGATION, "nil"]))
+    dry_run = raw.get("dryRun") or []
+    errs += validate_dry_run(dry_run)
+    if errs:
+        raise errors.invalid("DeleteOptions", META_GROUP, "", errs)
+    pre = raw.get("preconditions")
+    preconditions = (
+        Preconditions(pre.get("uid"), pre.get("resourceVersion")) if isinstance(pre, dict) else None
+    )
+    return DeleteOptions(
+        dry_run="All" in dry_run,
+        grace_period=raw.get("gracePeriodSeconds"),
+        propagation=policy,
+        orphan_dependents=orphan,
+        preconditions=preconditions,
+    )
+
+
+async def handle(scope: Scope) -> bytes:
+    out = scope.output()
+    options = parse_options(scope)
+    scope.ctx.dry_run = options.dry_run
+    scope.handlers.admission.admit(scope, "DELETE", None)
+    admit = scope.handlers.admission.validator(scope, "DELETE")
+    stored, deleted = await scope.store.delete(
+        scope.namespace,
+        scope.name,
+        preconditions=options.preconditions,
+        dry_run=options.dry_run,
+        admit=admit,
+    )
+    if not deleted:
+        # Finalizers keep it: kube answers the terminating object, 202 only for the
+        # deprecated orphanDependents=false.
+        code = 202 if options.orphan_dependents is False else 200
+        return scope.respond_object(stored, code, out)
+    if scope.store.strategy.returns_deleted_object:
+        return scope.respond_object(stored, 200, out)
+    return scope.respond_object(scope.store.deleted_status(stored), 200, out)
+
+
+async def handle_collection(scope: Scope) -> bytes:
+    out = scope.output()
+    params = list_endpoint.parse_params(scope, watch=False)
+    options = parse_options(scope)
+    scope.ctx.dry_run = options.dry_run
+    result = await list_endpoint.read_list(scope, params)
+    admit = scope.handlers.admission.validator(scope, "DELETE")
+    removed: list[Stored] = []
+    for item in result.items:
+        meta = item.object["metadata"]
+        try:
+            stored, _ = await scope.store.delete(
+                meta.get("namespace", ""), meta["name"], dry_run=options.dry_run, admit=admit
+            )
+        except errors.StatusError as e:
+            if e.code == 404:
+                continue  # deleted meanwhile
+            raise
+        removed.append(stored)
+    rt = scope.resource
+    doc = {
+        "kind": rt.list_kind,
+        "apiVersion": rt.api_version,
+        "metadata": {"resourceVersion": str(scope.store.storage.current_revision())},
+        "items": [s.object for s in removed],
+    }
+    body = encode(doc, "yaml" if out.format == "yaml" else "json", out.pretty)
+    return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx)

@@ -1,0 +1,90 @@
+"""Route a resource request to its verb handler (kube's API installer, as a function).
+
+Only verbs the resource type declares are routed, so discovery and routing agree: an
+unknown resource or sub-resource is 404, a known path with the wrong method is 405.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from twisted.web.server import Request
+
+from platform_api import errors
+from platform_api.apiserver.requestinfo import RequestInfo
+from platform_api.context import Context
+from platform_api.endpoints import create, delete, get, patch, update, watch
+from platform_api.endpoints import list as list_
+from platform_api.endpoints.scope import Handlers, Scope
+from platform_api.scheme.types import ResourceType
+
+Handler = Callable[[Scope], Awaitable[bytes]]
+
+_COLLECTION: dict[bytes, tuple[str, Handler]] = {
+    b"POST": ("create", create.handle),
+    b"DELETE": ("deletecollection", delete.handle_collection),
+}
+_ITEM: dict[bytes, tuple[str, Handler]] = {
+    b"GET": ("get", get.handle),
+    b"HEAD": ("get", get.handle),
+    b"PUT": ("update", update.handle),
+    b"PATCH": ("patch", patch.handle),
+    b"DELETE": ("delete", delete.handle),
+}
+_STATUS: dict[bytes, tuple[str, Handler]] = {
+    b"GET": ("get", get.handle),
+    b"HEAD": ("get", get.handle),
+    b"PUT": ("update", update.handle),
+    b"PATCH": ("patch", patch.handle),
+}
+
+
+def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
+    depth = len(info.parts)
+    if info.verb == "watch" and info.verb_via_path:
+        if depth > 2:
+            raise errors.path_not_found()
+        return watch.handle
+    if rt.namespaced and not info.namespace_path:
+        # Cluster-wide paths of a namespaced type only list and watch.
+        if depth != 1:
+            raise errors.path_not_found()
+        if method not in (b"GET", b"HEAD"):
+            raise errors.method_not_allowed()
+    if not rt.namespaced and info.namespace_path:
+        raise errors.path_not_found()
+    route: tuple[str, Handler]
+    if depth == 1:
+        if method in (b"GET", b"HEAD"):
+            route = ("watch", watch.handle) if info.verb == "watch" else ("list", list_.handle)
+        elif method in _COLLECTION:
+            route = _COLLECTION[method]
+        else:
+            raise errors.method_not_allowed()
+    elif depth == 2:
+        if method not in _ITEM:
+            raise errors.method_not_allowed()
+        route = _ITEM[method]
+    elif depth == 3:
+        sub = rt.subresource(info.subresource)
+        if sub is None or sub.name != "status":
+            raise errors.path_not_found()
+        if method not in _STATUS:
+            raise errors.method_not_allowed()
+        return _STATUS[method][1]
+    else:
+        raise errors.path_not_found()
+    verb, handler = route
+    if not rt.supports(verb):
+        raise errors.method_not_allowed()
+    return handler
+
+
+async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Handlers) -> bytes:
+    rt = handlers.scheme.lookup(info.api_group, info.api_version, info.resource)
+    if rt is None:
+        raise errors.path_not_found()
+    handler = _route(rt, info, request.method)
+    ctx.namespace = info.namespace if rt.namespaced else ""
+    scope = Scope(request, info, ctx, rt, handlers.store(rt), handlers)
+    return await handler(scope)

@@ -1,0 +1,250 @@
+"""list: the resourceVersion table, chunking with continue tokens, label/field selectors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from platform_api import errors
+from platform_api.endpoints import continuation
+from platform_api.endpoints.options import META_GROUP, arg
+from platform_api.endpoints.responses import encode, finish
+from platform_api.endpoints.scope import Scope
+from platform_api.selectors import (
+    FieldSelector,
+    LabelSelector,
+    SelectorError,
+    check_field_labels,
+    field_getters,
+    parse_field_selector,
+    parse_label_selector,
+)
+from platform_api.storage.interface import ListOptions, ListResult
+from platform_api.validation import field
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ListParams:
+    resource_version: str
+    match: str
+    limit: int
+    continue_token: str
+    labels: LabelSelector
+    fields: FieldSelector
+    timeout_seconds: int | None
+    watch: bool
+    allow_bookmarks: bool
+    send_initial_events: bool | None
+
+
+def _int_arg(scope: Scope, name: bytes) -> int | None:
+    value = arg(scope.request, name)
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax') from None
+
+
+def _bool_arg(scope: Scope, name: bytes) -> bool | None:
+    value = arg(scope.request, name)
+    if value is None:
+        return None
+    if value.lower() in ("true", "1", ""):
+        return True
+    if value.lower() in ("false", "0"):
+        return False
+    raise errors.bad_request(f'strconv.ParseBool: parsing "{value}": invalid syntax')
+
+
+def parse_params(scope: Scope, watch: bool) -> ListParams:
+    """Decode and validate list/watch options as kube's ListOptions (422 on bad combos)."""
+    try:
+        labels = parse_label_selector(arg(scope.request, b"labelSelector") or "")
+        fields = parse_field_selector(arg(scope.request, b"fieldSelector") or "")
+        rt = scope.resource
+        check_field_labels(fields, field_getters(rt.group, rt.plural))
+    except SelectorError as e:
+        raise errors.bad_request(str(e)) from None
+    params = ListParams(
+        resource_version=arg(scope.request, b"resourceVersion") or "",
+        match=arg(scope.request, b"resourceVersionMatch") or "",
+        limit=max(_int_arg(scope, b"limit") or 0, 0),
+        continue_token=arg(scope.request, b"continue") or "",
+        labels=labels,
+        fields=fields,
+        timeout_seconds=_int_arg(scope, b"timeoutSeconds"),
+        watch=watch,
+        allow_bookmarks=bool(_bool_arg(scope, b"allowWatchBookmarks")),
+        send_initial_events=_bool_arg(scope, b"sendInitialEvents"),
+    )
+    errs = validate_watch(params) if watch else validate_list(params)
+    if errs:
+        raise errors.invalid("ListOptions", META_GROUP, "", errs)
+    return params
+
+
+def validate_list(p: ListParams) -> list[field.FieldError]:
+    errs = []
+    if p.match:
+        if not p.resource_version:
+            errs.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )
+            )
+        if p.continue_token:
+            errs.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+        if p.match not in ("Exact", "NotOlderThan"):
+            errs.append(
+                field.not_supported("resourceVersionMatch", p.match, ["Exact", "NotOlderThan", ""])
+            )
+        if p.match == "Exact" and p.resource_version == "0":
+            errs.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                )
+            )
+    if p.send_initial_events is not None:
+        errs.append(field.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+    return errs
+
+
+def validate_watch(p: ListParams) -> list[field.FieldError]:
+    errs = []
+    if p.send_initial_events is not None and p.match != "NotOlderThan":
+        errs.append(
+            field.forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            )
+        )
+    if p.match:
+        if p.send_initial_events is None:
+            errs.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                    "provided",
+                )
+            )
+        if p.match != "NotOlderThan":
+            errs.append(field.not_supported("resourceVersionMatch", p.match, ["NotOlderThan"]))
+        if p.continue_token:
+            errs.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+    return errs
+
+
+def parse_revision(value: str) -> int:
+    try:
+        revision = int(value)
+        if revision < 0 or not value.isdigit():
+            raise ValueError
+    except ValueError:
+        raise errors.bad_request(
+            f'invalid resource version: resourceVersion: Invalid value: "{value}": '
+            f'strconv.ParseUint: parsing "{value}": invalid syntax'
+        ) from None
+    return revision
+
+
+def predicate(scope: Scope, p: ListParams) -> Any:
+    """A matcher over decoded objects, or None when the selectors select everything."""
+    if p.labels.empty() and p.fields.empty():
+        return None
+    rt = scope.resource
+    getters = field_getters(rt.group, rt.plural)
+    wanted = {t.field for t in p.fields.terms}
+
+    def match(obj: Obj) -> bool:
+        if not p.labels.matches(obj.get("metadata", {}).get("labels") or {}):
+            return False
+        if p.fields.empty():
+            return True
+        return p.fields.matches({name: getters[name](obj) for name in wanted})
+
+    return match
+
+
+async def read_list(scope: Scope, p: ListParams) -> ListResult:
+    """Pick the revision and start key the table of resourceVersion semantics asks for."""
+    storage = scope.store.storage
+    start = b""
+    revision = 0
+    list_prefix = scope.store.list_prefix(scope.namespace)
+    if p.continue_token:
+        if p.resource_version and p.resource_version != "0":
+            raise errors.bad_request(
+                "specifying resource version is not allowed when using continue"
+            )
+        token_rev, relative = continuation.decode(p.continue_token)
+        start = scope.store.prefix + relative
+        if not start.startswith(list_prefix):
+            raise errors.bad_request("invalid continue token: continue key is not valid")
+        if token_rev > 0:
+            revision = token_rev
+            if revision < storage.compacted_revision():
+                raise continuation.expired(relative)
+    elif p.resource_version and p.resource_version != "0":
+        wanted = parse_revision(p.resource_version)
+        await scope.handlers.wait_for_revision(wanted)
+        if p.match == "Exact" or (not p.match and p.limit):
+            revision = wanted
+            if revision < storage.compacted_revision():
+                raise errors.expired("The resourceVersion for the provided list is too old.")
+    options = ListOptions(revision, start, p.limit, predicate(scope, p))
+    return scope.store.list(scope.namespace, options)
+
+
+def list_metadata(scope: Scope, result: ListResult, p: ListParams) -> dict[str, Any]:
+    meta: dict[str, Any] = {"resourceVersion": str(result.revision)}
+    if result.continue_key is not None:
+        relative = result.continue_key[len(scope.store.prefix) :]
+        # A chunk of an inconsistent continuation stays inconsistent.
+        inconsistent = p.continue_token and continuation.decode(p.continue_token)[0] < 0
+        token_rev = continuation.INCONSISTENT if inconsistent else result.revision
+        meta["continue"] = continuation.encode(token_rev, relative)
+        if result.remaining is not None and p.labels.empty() and p.fields.empty():
+            meta["remainingItemCount"] = result.remaining
+    return meta
+
+
+async def handle(scope: Scope) -> bytes:
+    out = scope.output(table=True)
+    p = parse_params(scope, watch=False)
+    result = await read_list(scope, p)
+    meta = list_metadata(scope, result, p)
+    rt = scope.resource
+    if out.format == "table":
+        include = arg(scope.request, b"includeObject") or "Metadata"
+        table = scope.handlers.tables.table(
+            rt, (s.object for s in result.items), out.group, out.version, include, meta
+        )
+        body = encode(table, "json", out.pretty)
+    elif out.format == "json" and not out.pretty:
+        head = encode({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
+        body = head[:-1] + b',"items":[' + b",".join(s.data for s in result.items) + b"]}"
+    else:
+        doc = {
+            "kind": rt.list_kind,
+            "apiVersion": rt.api_version,
+            "metadata": meta,
+            "items": [s.object for s in result.items],
+        }
+        body = encode(doc, out.format, out.pretty)
+    return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx, compressible=True)

@@ -1,0 +1,96 @@
+"""Query-parameter options of the write verbs (CreateOptions, UpdateOptions, PatchOptions).
+
+Validated as kube does: an invalid option is a 422 on the options kind itself
+(``CreateOptions.meta.platform.io "" is invalid: dryRun: Unsupported value: ...``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from twisted.web.server import Request
+
+from platform_api import errors
+from platform_api.validation import field
+from platform_api.validation.field import FieldError
+
+META_GROUP = "meta.platform.io"
+FIELD_MANAGER_MAX = 128
+VALIDATION_LEVELS = ("", "Ignore", "Strict", "Warn")
+
+
+def arg(request: Request, name: bytes) -> str | None:
+    values = request.args.get(name)
+    return values[0].decode("utf-8", "replace") if values else None
+
+
+def args(request: Request, name: bytes) -> list[str]:
+    return [v.decode("utf-8", "replace") for v in request.args.get(name, [])]
+
+
+def flag(request: Request, name: bytes) -> bool:
+    value = arg(request, name)
+    return value is not None and value.lower() in ("true", "1", "")
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    dry_run: bool
+    field_manager: str
+    field_validation: str  # Ignore, Warn or Strict
+    force: bool = False
+
+
+def default_field_manager(request: Request) -> str:
+    """kube infers a manager from the User-Agent: the part before the first '/'."""
+    agent = (request.getHeader(b"user-agent") or b"").decode("utf-8", "replace")
+    return agent.split("/", 1)[0][:FIELD_MANAGER_MAX]
+
+
+def validate_dry_run(values: list[str]) -> list[FieldError]:
+    given = [v for v in values if v]  # a bare ?dryRun is not a dry run
+    if any(v != "All" for v in given):
+        return [field.not_supported("dryRun", given, ["All"])]
+    return []
+
+
+def _validate_field_manager(manager: str) -> list[FieldError]:
+    errs = []
+    if len(manager) > FIELD_MANAGER_MAX:
+        errs.append(field.too_long("fieldManager", FIELD_MANAGER_MAX))
+    for i, ch in enumerate(manager):
+        if not ch.isprintable():
+            code = f"U+{ord(ch):04X} {ch!r}"
+            errs.append(
+                field.invalid(
+                    "fieldManager", manager, f"invalid character {code} (at position {i})"
+                )
+            )
+    return errs
+
+
+def write_options(request: Request, kind: str, patch_type: str = "") -> WriteOptions:
+    """Parse and validate the options of a create (``kind`` CreateOptions), update or patch."""
+    dry_run = args(request, b"dryRun")
+    manager = arg(request, b"fieldManager") or ""
+    level = arg(request, b"fieldValidation") or ""
+    force_arg = arg(request, b"force")
+    errs: list[FieldError] = []
+    if kind == "PatchOptions":
+        if patch_type == "application/apply-patch+yaml":
+            if not manager:
+                errs.append(field.required("fieldManager", "is required for apply patch"))
+        elif force_arg is not None:
+            errs.append(field.forbidden("force", "may not be specified for non-apply patch"))
+    errs += _validate_field_manager(manager)
+    errs += validate_dry_run(dry_run)
+    if level not in VALIDATION_LEVELS:
+        errs.append(field.not_supported("fieldValidation", level, list(VALIDATION_LEVELS)))
+    if errs:
+        raise errors.invalid(kind, META_GROUP, "", errs)
+    return WriteOptions(
+        dry_run="All" in dry_run,
+        field_manager=manager or default_field_manager(request),
+        field_validation=level or "Warn",
+        force=force_arg is not None and force_arg.lower() in ("true", "1"),
+    )

@@ -1,0 +1,93 @@
+"""Writing responses: status codes, Content-Length, gzip, Warning headers, Status errors.
+
+Every non-streaming response goes through ``finish``, so Content-Length is always
+set (twisted.web would otherwise fall back to chunked encoding) and the headers kube
+sends on every response are in one place.
+"""
+
+from __future__ import annotations
+
+import gzip
+from typing import Any
+
+import orjson
+from twisted.web.server import Request
+
+from platform_api.codec import yaml_dumps
+from platform_api.context import Context
+from platform_api.errors import StatusError
+
+# kube compresses get/list responses of at least 128 KiB (level 1: cheap, still 5-10x).
+GZIP_THRESHOLD = 128 * 1024
+_CACHE_CONTROL = b"no-cache, private"
+
+
+def warning_header(text: str) -> bytes:
+    """RFC 7234 warning: ``299 - "text"`` with quotes and backslashes escaped."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'.encode()
+
+
+def _accepts_gzip(request: Request) -> bool:
+    header = request.getHeader(b"accept-encoding")
+    return header is not None and b"gzip" in header.lower()
+
+
+def finish(
+    request: Request,
+    code: int,
+    body: bytes,
+    content_type: bytes = b"application/json",
+    *,
+    ctx: Context | None = None,
+    compressible: bool = False,
+    headers: dict[str, str] | None = None,
+) -> bytes:
+    """Set status and headers for ``body``; return the bytes Klein/twisted should write."""
+    request.setResponseCode(code)
+    request.setHeader(b"content-type", content_type)
+    request.setHeader(b"cache-control", _CACHE_CONTROL)
+    if ctx is not None:
+        for text in ctx.warnings:
+            request.responseHeaders.addRawHeader(b"warning", warning_header(text))
+    for name, value in (headers or {}).items():
+        request.setHeader(name.encode(), value.encode())
+    if compressible and len(body) >= GZIP_THRESHOLD and _accepts_gzip(request):
+        body = gzip.compress(body, compresslevel=1)
+        request.setHeader(b"content-encoding", b"gzip")
+        request.setHeader(b"vary", b"Accept-Encoding")
+    request.setHeader(b"content-length", str(len(body)).encode())
+    if request.method == b"HEAD":
+        return b""
+    return body
+
+
+def encode(obj: Any, fmt: str = "json", pretty: bool = False) -> bytes:
+    if fmt == "yaml":
+        return yaml_dumps(obj)
+    if pretty:
+        return orjson.dumps(obj, option=orjson.OPT_INDENT_2)
+    return orjson.dumps(obj)
+
+
+def status_error(request: Request, error: StatusError, ctx: Context | None = None) -> bytes:
+    """A Status body for ``error``: YAML when the client asked only for YAML, else JSON."""
+    accept = (request.getHeader(b"accept") or b"").decode("latin-1")
+    fmt = "yaml" if accept.strip().startswith("application/yaml") else "json"
+    content_type = b"application/yaml" if fmt == "yaml" else b"application/json"
+    return finish(
+        request,
+        error.code,
+        encode(error.status(), fmt),
+        content_type,
+        ctx=ctx,
+        headers=error.headers,
+    )
+
+
+def write_error(request: Request, error: StatusError, ctx: Context | None = None) -> None:
+    """Write a Status response and finish the request (for filters outside Klein)."""
+    body = status_error(request, error, ctx)
+    if not getattr(request, "_disconnected", False) and not request.finished:
+        request.write(body)
+        request.finish()

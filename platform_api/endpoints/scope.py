@@ -1,0 +1,111 @@
+"""What every verb handler works with: the request, its target, and the server's parts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from twisted.internet.defer import CancelledError
+from twisted.internet.interfaces import IReactorTime
+from twisted.web.server import Request
+
+from platform_api import errors
+from platform_api.apiserver.requestinfo import RequestInfo
+from platform_api.context import Context
+from platform_api.endpoints.negotiation import Output, negotiate_output
+from platform_api.endpoints.responses import encode, finish
+from platform_api.registry.store import Store
+from platform_api.scheme.catalog import Scheme
+from platform_api.scheme.types import ResourceType
+from platform_api.storage.interface import Storage, Stored
+from platform_api.storage.watch import WatchHub
+
+if TYPE_CHECKING:
+    from platform_api.admission.chain import AdmissionChain
+    from platform_api.endpoints.tables import TableConvertor
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class Handlers:
+    """The server's parts the verb handlers share (one per server)."""
+
+    scheme: Scheme
+    storage: Storage
+    stores: dict[tuple[str, str, str], Store]
+    admission: AdmissionChain
+    tables: TableConvertor
+    hub: WatchHub
+    reactor: IReactorTime
+    # Seconds a read of a future resourceVersion waits before 504.
+    too_large_rv_wait: float = 3.0
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def store(self, rt: ResourceType) -> Store:
+        return self.stores[(rt.group, rt.version, rt.plural)]
+
+    async def wait_for_revision(self, wanted: int) -> None:
+        """Wait briefly for a revision another process may be committing, else 504."""
+        if self.storage.current_revision() >= wanted:
+            return
+        arrived = self.hub.wait_for(wanted)
+        timer = self.reactor.callLater(self.too_large_rv_wait, arrived.cancel)
+        try:
+            await arrived
+        except CancelledError:
+            raise errors.too_large_resource_version(
+                wanted, self.storage.current_revision()
+            ) from None
+        finally:
+            if timer.active():
+                timer.cancel()
+
+
+@dataclass
+class Scope:
+    """One resource request after routing."""
+
+    request: Request
+    info: RequestInfo
+    ctx: Context
+    resource: ResourceType
+    store: Store
+    handlers: Handlers
+
+    @property
+    def namespace(self) -> str:
+        return self.info.namespace
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def output(self, table: bool = False) -> Output:
+        accept = (self.request.getHeader(b"accept") or b"").decode("latin-1")
+        out = negotiate_output(accept, table=table)
+        pretty = self.request.args.get(b"pretty", [b""])[0].lower() in (b"true", b"1")
+        return Output(out.format, out.group, out.version, pretty) if pretty else out
+
+    def content_type(self) -> str:
+        return (self.request.getHeader(b"content-type") or b"").decode("latin-1")
+
+    def body(self) -> bytes:
+        content = self.request.content
+        if content is None:
+            return b""
+        content.seek(0)
+        data: bytes = content.read()
+        return data
+
+    def respond_object(
+        self, stored: Stored | Obj, code: int = 200, out: Output | None = None
+    ) -> bytes:
+        """One object in the negotiated format; stored JSON bytes go out untouched."""
+        out = out or self.output()
+        if isinstance(stored, Stored) and out.format == "json" and not out.pretty:
+            body = stored.data
+        else:
+            obj = stored.object if isinstance(stored, Stored) else stored
+            body = encode(obj, "yaml" if out.format == "yaml" else "json", out.pretty)
+        return finish(self.request, code, body, out.content_type, ctx=self.ctx, compressible=True)

@@ -1,0 +1,31 @@
+"""update: PUT on an object or its status (create-on-update where the kind allows it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from platform_api.endpoints.body import decode_write
+from platform_api.endpoints.scope import Scope
+
+
+async def handle(scope: Scope) -> bytes:
+    opts, out, obj = decode_write(scope, "UpdateOptions")
+    encoded = orjson.dumps(obj)
+
+    def updated(_existing: dict[str, Any] | None) -> dict[str, Any]:
+        # A fresh copy per attempt: the store's retry loop may call this again.
+        fresh: dict[str, Any] = orjson.loads(encoded)
+        return fresh
+
+    admit = scope.handlers.admission.validator(scope, "UPDATE")
+    stored, created = await scope.store.update(
+        scope.namespace,
+        scope.name,
+        updated,
+        dry_run=opts.dry_run,
+        admit=admit,
+        subresource=scope.info.subresource,
+    )
+    return scope.respond_object(stored, 201 if created else 200, out)

@@ -1,0 +1,238 @@
+"""watch: a chunked stream of JSON events, one per line.
+
+A stream starts with the current state (synthetic ADDED events) or replays the change
+log from the client's resourceVersion, then follows the hub.  Each event is encoded
+once per output format and shared by every watcher.  A watcher whose client reads
+too slowly is ended (it re-watches from its last revision) so it never holds up the
+hub, the writers or other watchers.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from typing import Any
+
+import orjson
+from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IDelayedCall, IPushProducer
+from zope.interface import implementer
+
+from platform_api import errors
+from platform_api.endpoints.list import ListParams, parse_params, parse_revision, predicate
+from platform_api.endpoints.negotiation import Output
+from platform_api.endpoints.options import arg
+from platform_api.endpoints.scope import Scope
+from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event, ListOptions, Stored
+
+BOOKMARK_INTERVAL = 60.0
+# Events queued for a client that is not reading before its stream is ended.
+MAX_QUEUED = 10000
+INITIAL_EVENTS_END = "platform.io/initial-events-end"
+
+
+def stamped(stored: Stored, revision: int) -> bytes:
+    """The object of a DELETED event: its last state at the deletion's revision."""
+    obj = stored.copy()
+    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+    return orjson.dumps(obj)
+
+
+@implementer(IPushProducer)
+class WatchStream:
+    """One client's watch: a hub subscriber and a push producer for its transport."""
+
+    def __init__(self, scope: Scope, params: ListParams, out: Output) -> None:
+        self.scope = scope
+        self.params = params
+        self.out = out
+        self.prefix = scope.store.list_prefix(scope.namespace)
+        self.match = predicate(scope, params)
+        self.revision = 0
+        self.queue: deque[bytes] = deque()
+        self.paused = False
+        self.done: Deferred[None] = Deferred()
+        self._timers: list[IDelayedCall] = []
+        self._include = arg(scope.request, b"includeObject") or "Object"
+
+    # -- encoding ---------------------------------------------------------------------
+
+    def _object_bytes(self, event_type: str, stored: Stored, revision: int) -> bytes:
+        if self.out.format == "table":
+            obj = (
+                orjson.loads(stamped(stored, revision)) if event_type == DELETED else stored.object
+            )
+            rt = self.scope.resource
+            table = self.scope.handlers.tables.table(
+                rt, [obj], self.out.group, self.out.version, self._include, {}
+            )
+            return orjson.dumps(table)
+        return stamped(stored, revision) if event_type == DELETED else stored.data
+
+    def line(self, event_type: str, stored: Stored, revision: int, event: Event | None) -> bytes:
+        """An encoded event line, cached on the hub's event for every other watcher."""
+        key = (event_type, self.out.format, self.out.group, self.out.version, self._include)
+        cache: dict[Any, bytes] | None = getattr(event, "encoded", None) if event else None
+        if cache is not None and key in cache:
+            return cache[key]
+        body = self._object_bytes(event_type, stored, revision)
+        data = b'{"type":"' + event_type.encode() + b'","object":' + body + b"}\n"
+        if event is not None:
+            if cache is None:
+                cache = {}
+                event.encoded = cache  # type: ignore[attr-defined]
+            cache[key] = data
+        return data
+
+    def _bookmark(self, revision: int, initial_end: bool = False) -> bytes:
+        rt = self.scope.resource
+        meta: dict[str, Any] = {"resourceVersion": str(revision)}
+        if initial_end:
+            meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+        obj = {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
+        return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+
+    # -- the hub's side -------------------------------------------------------------------
+
+    def deliver(self, event: Event) -> None:
+        if event.revision <= self.revision or self.done.called:
+            return
+        self.revision = event.revision
+        current = event.stored if event.type != DELETED else None
+        cur_match = current is not None and (self.match is None or self.match(current.object))
+        prev = event.prev
+        prev_match = prev is not None and (self.match is None or self.match(prev.object))
+        if event.type == ADDED or (event.type == MODIFIED and not prev_match):
+            if cur_match and current is not None:
+                self.send(self.line(ADDED, current, event.revision, event))
+        elif cur_match and current is not None:
+            self.send(self.line(MODIFIED, current, event.revision, event))
+        elif prev_match and prev is not None:
+            self.send(self.line(DELETED, prev, event.revision, event))
+
+    def send(self, data: bytes) -> None:
+        if self.done.called:
+            return
+        if self.paused or self.queue:
+            self.queue.append(data)
+            if len(self.queue) > MAX_QUEUED:
+                self.end()  # too slow: the client re-watches from its last revision
+            return
+        self.scope.request.write(data)
+
+    # -- IPushProducer --------------------------------------------------------------------
+
+    def pauseProducing(self) -> None:
+        self.paused = True
+
+    def resumeProducing(self) -> None:
+        self.paused = False
+        while self.queue and not self.paused and not self.done.called:
+            self.scope.request.write(self.queue.popleft())
+
+    def stopProducing(self) -> None:
+        self.end()
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    def start(self, timeout: float) -> None:
+        reactor = self.scope.handlers.reactor
+        self._timers.append(reactor.callLater(timeout, self.finish_cleanly))
+        if self.params.allow_bookmarks:
+            self._timers.append(reactor.callLater(BOOKMARK_INTERVAL, self._periodic_bookmark))
+
+    def _periodic_bookmark(self) -> None:
+        if self.done.called:
+            return
+        self.send(self._bookmark(max(self.revision, self.scope.handlers.hub.revision)))
+        reactor = self.scope.handlers.reactor
+        self._timers.append(reactor.callLater(BOOKMARK_INTERVAL, self._periodic_bookmark))
+
+    def finish_cleanly(self) -> None:
+        if self.params.allow_bookmarks and not self.queue:
+            self.send(self._bookmark(max(self.revision, self.scope.handlers.hub.revision)))
+        self.end()
+
+    def end(self) -> None:
+        if self.done.called:
+            return
+        self.scope.handlers.hub.unsubscribe(self)
+        for timer in self._timers:
+            if timer.active():
+                timer.cancel()
+        self.queue.clear()
+        self.done.callback(None)
+
+
+def _timeout(params: ListParams) -> float:
+    if params.timeout_seconds:
+        return float(params.timeout_seconds)
+    return 1800.0 * (1.0 + random.random())  # kube: [min-request-timeout, 2x) seconds
+
+
+def _expired_event(requested: int, oldest: int) -> bytes:
+    status = errors.expired(f"too old resource version: {requested} ({oldest})").status()
+    return orjson.dumps({"type": "ERROR", "object": status}) + b"\n"
+
+
+async def _initial_state(stream: WatchStream, scope: Scope, params: ListParams) -> None:
+    """Synthetic ADDED events for the current state, then (if asked) the sync bookmark."""
+    version = params.resource_version
+    if version and version != "0":
+        await scope.handlers.wait_for_revision(parse_revision(version))
+    result = scope.store.list(scope.namespace, ListOptions(predicate=stream.match))
+    stream.revision = result.revision
+    for stored in result.items:
+        stream.send(stream.line(ADDED, stored, stored.revision, None))
+    if params.send_initial_events and params.allow_bookmarks:
+        stream.send(stream._bookmark(result.revision, initial_end=True))
+
+
+def _replay(stream: WatchStream, scope: Scope, since: int) -> bool:
+    """Changes after ``since`` from the change log; False (after an ERROR event) if too old."""
+    hub = scope.handlers.hub
+    compacted = scope.store.storage.compacted_revision()
+    if since < compacted:
+        stream.send(_expired_event(since, compacted))
+        return False
+    stream.revision = since
+    for event in hub.history(since, stream.prefix):
+        stream.deliver(event)  # advances stream.revision; the hub's later events follow it
+    return True
+
+
+async def handle(scope: Scope) -> bytes:
+    out = scope.output(table=True)
+    if out.format == "yaml":
+        out = Output("json")  # kube streams watch events as JSON (or protobuf)
+    params = parse_params(scope, watch=True)
+    stream = WatchStream(scope, params, out)
+    if scope.info.verb_via_path and len(scope.info.parts) == 2:
+        # Legacy /watch/.../<name>: the watch of one object.
+        name = scope.info.parts[1]
+        base = stream.match
+        stream.match = lambda obj: (
+            obj.get("metadata", {}).get("name") == name and (base is None or base(obj))
+        )
+    request = scope.request
+    request.setResponseCode(200)
+    request.setHeader(b"content-type", out.content_type)
+    request.setHeader(b"cache-control", b"no-cache, private")
+    request.write(b"")  # headers go out now: clients wait for them before reading
+    version = params.resource_version
+    live = True
+    if params.send_initial_events or not version or version == "0":
+        await _initial_state(stream, scope, params)
+    else:
+        live = _replay(stream, scope, parse_revision(version))
+    if live and not stream.done.called:
+        request.registerProducer(stream, True)
+        scope.handlers.hub.subscribe(stream)
+        stream.start(_timeout(params))
+        request.notifyFinish().addBoth(lambda _: stream.end())
+        try:
+            await stream.done
+        finally:
+            stream.end()
+            request.unregisterProducer()
+    return b""
