@@ -1,0 +1,234 @@
+"""The one place that maps command-line flags to configuration.
+
+Flags keep kube-apiserver's names, defaults and value syntax (durations like ``1m30s``,
+booleans as ``--flag`` or ``--flag=false``); anything wrong is a ``ConfigError`` whose
+text is the one line the server prints before exiting.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from dataclasses import dataclass, field
+
+AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC", "Node", "Webhook")
+BUILT_MODES = ("AlwaysAllow", "AlwaysDeny")
+HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(flag: str, text: str) -> float:
+    """Go's ``time.ParseDuration`` (``5m``, ``90s``, ``1m30s``, ``500ms``) in seconds."""
+    value = text.strip()
+    if value == "0":
+        return 0.0
+    sign = -1.0 if value.startswith("-") else 1.0
+    body = value.lstrip("+-")
+    pos = 0
+    total = 0.0
+    for match in _DURATION.finditer(body):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNITS[match.group(2)]
+        pos = match.end()
+    if not body or pos != len(body):
+        raise ConfigError(
+            f'invalid argument "{text}" for "--{flag}" flag: time: invalid duration "{text}"'
+        )
+    return sign * total
+
+
+_SIZE = re.compile(r"^(\d+)([KMGTPE]i?)?$")
+_SIZES = {
+    "": 1,
+    "K": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+}
+
+
+def parse_size(flag: str, text: str) -> int:
+    match = _SIZE.match(text.strip())
+    if not match or (match.group(2) or "") not in _SIZES:
+        raise ConfigError(f'invalid argument "{text}" for "--{flag}" flag: not a quantity of bytes')
+    return int(match.group(1)) * _SIZES[match.group(2) or ""]
+
+
+def parse_bool(flag: str, text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "1", "t", ""):
+        return True
+    if lowered in ("false", "0", "f"):
+        return False
+    raise ConfigError(
+        f'invalid argument "{text}" for "--{flag}" flag: strconv.ParseBool: parsing "{text}": invalid syntax'
+    )
+
+
+def parse_int(flag: str, text: str, minimum: int = 0) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ConfigError(
+            f'invalid argument "{text}" for "--{flag}" flag: strconv.ParseInt: parsing "{text}": invalid syntax'
+        ) from None
+    if value < minimum:
+        raise ConfigError(f"--{flag} must be at least {minimum}")
+    return value
+
+
+@dataclass
+class ServerConfig:
+    data_dir: str = "./platform-data"
+    cert_dir: str = ""
+    secure_port: int = 6443
+    bind_address: str = "0.0.0.0"
+    tls_cert_file: str = ""
+    tls_private_key_file: str = ""
+    client_ca_file: str = ""
+    token_auth_file: str = ""
+    anonymous_auth: bool = True
+    authorization_modes: list[str] = field(default_factory=lambda: ["AlwaysAllow"])
+    max_requests_inflight: int = 400
+    max_mutating_requests_inflight: int = 200
+    request_timeout: float = 60.0
+    livez_grace_period: float = 0.0
+    shutdown_delay: float = 0.0
+    service_cluster_ip_range: str = "10.0.0.0/24"
+    lmdb_map_size: int = 8 * 2**30
+    history_window: float = 300.0
+    # Paths left to anonymous requests when anonymous access is otherwise off (AlwaysAllow).
+    anonymous_paths: tuple[str, ...] | None = None
+
+    @property
+    def embedded_pki(self) -> bool:
+        """No serving certificate given: create (or reuse) our own CA and certificates."""
+        return not self.tls_cert_file
+
+    @property
+    def kubeconfig_path(self) -> str:
+        return os.path.join(self.data_dir, "admin.kubeconfig")
+
+    @property
+    def server_url(self) -> str:
+        host = self.bind_address
+        if host in ("0.0.0.0", "::", ""):
+            host = "127.0.0.1"
+        if ":" in host:
+            host = f"[{host}]"
+        return f"https://{host}:{self.secure_port}"
+
+
+def from_flags(flags: dict[str, str | None]) -> ServerConfig:
+    """Build and validate a ServerConfig from raw flag values (None: not given)."""
+    cfg = ServerConfig()
+
+    def given(name: str) -> str | None:
+        return flags.get(name)
+
+    if given("data-dir"):
+        cfg.data_dir = str(given("data-dir"))
+    cfg.cert_dir = given("cert-dir") or os.path.join(cfg.data_dir, "pki")
+    if given("secure-port") is not None:
+        cfg.secure_port = parse_int("secure-port", str(given("secure-port")), 0)
+        if cfg.secure_port > 65535:
+            raise ConfigError("--secure-port must be between 0 and 65535, inclusive")
+    if given("bind-address") is not None:
+        try:
+            cfg.bind_address = str(ipaddress.ip_address(str(given("bind-address"))))
+        except ValueError:
+            raise ConfigError(
+                f'invalid argument "{given("bind-address")}" for "--bind-address" flag: failed to parse IP'
+            ) from None
+    cfg.tls_cert_file = given("tls-cert-file") or ""
+    cfg.tls_private_key_file = given("tls-private-key-file") or ""
+    if bool(cfg.tls_cert_file) != bool(cfg.tls_private_key_file):
+        raise ConfigError("--tls-cert-file and --tls-private-key-file must be given together")
+    for name in ("tls-cert-file", "tls-private-key-file", "client-ca-file", "token-auth-file"):
+        path = given(name)
+        if path and not os.path.isfile(path):
+            raise ConfigError(f"--{name}: {path}: no such file")
+    cfg.client_ca_file = given("client-ca-file") or ""
+    cfg.token_auth_file = given("token-auth-file") or ""
+    if given("anonymous-auth") is not None:
+        cfg.anonymous_auth = parse_bool("anonymous-auth", str(given("anonymous-auth")))
+    if given("authorization-mode") is not None:
+        cfg.authorization_modes = _modes(str(given("authorization-mode")))
+    for name, attr in (
+        ("max-requests-inflight", "max_requests_inflight"),
+        ("max-mutating-requests-inflight", "max_mutating_requests_inflight"),
+    ):
+        if given(name) is not None:
+            setattr(cfg, attr, parse_int(name, str(given(name))))
+    for name, attr in (
+        ("request-timeout", "request_timeout"),
+        ("livez-grace-period", "livez_grace_period"),
+        ("shutdown-delay-duration", "shutdown_delay"),
+        ("etcd-compaction-interval", "history_window"),
+    ):
+        if given(name) is not None:
+            value = parse_duration(name, str(given(name)))
+            if value < 0:
+                raise ConfigError(f"--{name} can not be negative")
+            setattr(cfg, attr, value)
+    if cfg.request_timeout <= 0:
+        raise ConfigError("--request-timeout must be greater than 0")
+    if given("service-cluster-ip-range") is not None:
+        cfg.service_cluster_ip_range = _cidr(str(given("service-cluster-ip-range")))
+    if given("lmdb-map-size") is not None:
+        cfg.lmdb_map_size = parse_size("lmdb-map-size", str(given("lmdb-map-size")))
+    if cfg.anonymous_auth and "AlwaysAllow" in cfg.authorization_modes:
+        # kube turns anonymous access off under AlwaysAllow; health stays public.
+        cfg.anonymous_paths = HEALTH_PATHS
+    return cfg
+
+
+def _modes(text: str) -> list[str]:
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    if not modes:
+        raise ConfigError("--authorization-mode: at least one authorization mode must be passed")
+    seen = set()
+    for mode in modes:
+        if mode not in AUTHORIZATION_MODES:
+            raise ConfigError(
+                f'--authorization-mode: authorization mode "{mode}" is not a valid mode '
+                f"(valid modes: {','.join(AUTHORIZATION_MODES)})"
+            )
+        if mode in seen:
+            raise ConfigError(
+                f'--authorization-mode: authorization mode "{mode}" has mentioned multiple times'
+            )
+        seen.add(mode)
+        if mode not in BUILT_MODES:
+            raise ConfigError(
+                f"--authorization-mode: mode {mode} is not available in this version of the "
+                f"server (available: {', '.join(BUILT_MODES)})"
+            )
+    return modes
+
+
+def _cidr(text: str) -> str:
+    ranges = [r.strip() for r in text.split(",") if r.strip()]
+    if not 1 <= len(ranges) <= 2:
+        raise ConfigError("--service-cluster-ip-range: takes one or two comma-separated CIDRs")
+    for value in ranges:
+        try:
+            ipaddress.ip_network(value, strict=False)
+        except ValueError:
+            raise ConfigError(
+                f"--service-cluster-ip-range: {value!r} is not a valid CIDR"
+            ) from None
+    return text

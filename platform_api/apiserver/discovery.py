@@ -1,0 +1,186 @@
+"""Discovery documents, built once from the scheme: /api, /apis, their groups and versions.
+
+Clients asking for aggregated discovery (``apidiscovery.platform.io/v2``) get one
+document per prefix; stock kubectl asks for the ``apidiscovery.k8s.io`` name, which
+is not offered, so it falls back to the plain documents listed after it in Accept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import sys
+from typing import Any
+
+import orjson
+from twisted.web.server import Request
+
+from platform_api import errors
+from platform_api.endpoints.negotiation import negotiate_output
+from platform_api.endpoints.responses import finish
+from platform_api.scheme.catalog import Scheme
+from platform_api.scheme.types import ResourceType, group_version
+
+KUBE_MAJOR, KUBE_MINOR = "1", "36"
+SERVER_VERSION = "0.1.0"
+
+
+def version_info() -> dict[str, str]:
+    """Every field of kube's VersionInfo (the Python client rejects a missing one)."""
+    machine = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    return {
+        "major": KUBE_MAJOR,
+        "minor": KUBE_MINOR,
+        "emulationMajor": KUBE_MAJOR,
+        "emulationMinor": KUBE_MINOR,
+        "minCompatibilityMajor": KUBE_MAJOR,
+        "minCompatibilityMinor": str(int(KUBE_MINOR) - 1),
+        "gitVersion": f"v{KUBE_MAJOR}.{KUBE_MINOR}.0+platform.{SERVER_VERSION}",
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-11-22T00:00:00Z",
+        "goVersion": f"python{sys.version.split()[0]}",
+        "compiler": platform.python_implementation().lower(),
+        "platform": f"{sys.platform}/{machine}",
+    }
+
+
+def _resource_entries(rt: ResourceType) -> list[dict[str, Any]]:
+    main: dict[str, Any] = {
+        "name": rt.plural,
+        "singularName": rt.singular,
+        "namespaced": rt.namespaced,
+        "kind": rt.kind,
+        "verbs": list(rt.verbs),
+    }
+    if rt.short_names:
+        main["shortNames"] = list(rt.short_names)
+    if rt.categories:
+        main["categories"] = list(rt.categories)
+    entries = [main]
+    for sub in rt.subresources:
+        entry: dict[str, Any] = {
+            "name": f"{rt.plural}/{sub.name}",
+            "singularName": "",
+            "namespaced": rt.namespaced,
+        }
+        if sub.group or sub.version:
+            entry["group"] = sub.group
+            entry["version"] = sub.version
+        entry["kind"] = sub.kind or rt.kind
+        entry["verbs"] = list(sub.verbs)
+        entries.append(entry)
+    return entries
+
+
+def _aggregated_resource(rt: ResourceType) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "resource": rt.plural,
+        "responseKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+        "scope": "Namespaced" if rt.namespaced else "Cluster",
+        "singularResource": rt.singular,
+        "verbs": list(rt.verbs),
+    }
+    if rt.short_names:
+        out["shortNames"] = list(rt.short_names)
+    if rt.categories:
+        out["categories"] = list(rt.categories)
+    if rt.subresources:
+        out["subresources"] = [
+            {
+                "subresource": sub.name,
+                "responseKind": {
+                    "group": sub.group or rt.group,
+                    "version": sub.version or rt.version,
+                    "kind": sub.kind or rt.kind,
+                },
+                "verbs": list(sub.verbs),
+            }
+            for sub in rt.subresources
+        ]
+    return out
+
+
+class Discovery:
+    def __init__(self, scheme: Scheme, server_address: str) -> None:
+        self._docs: dict[str, bytes] = {}
+        self._aggregated: dict[str, tuple[bytes, str]] = {}
+        self._build(scheme, server_address)
+
+    def _group_doc(self, scheme: Scheme, group: str) -> dict[str, Any]:
+        versions = [
+            {"groupVersion": group_version(group, v), "version": v} for v in scheme.versions(group)
+        ]
+        return {"name": group, "versions": versions, "preferredVersion": versions[0]}
+
+    def _build(self, scheme: Scheme, address: str) -> None:
+        cidrs = [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}]
+        self._docs["/api"] = orjson.dumps(
+            {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": cidrs}
+        )
+        groups = [self._group_doc(scheme, g) for g in scheme.groups()]
+        self._docs["/apis"] = orjson.dumps(
+            {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+        )
+        for group_doc in groups:
+            self._docs[f"/apis/{group_doc['name']}"] = orjson.dumps(
+                {"kind": "APIGroup", "apiVersion": "v1", **group_doc}
+            )
+        for group in ["", *scheme.groups()]:
+            for version in scheme.versions(group):
+                resources = []
+                for rt in scheme.resources(group, version):
+                    resources += _resource_entries(rt)
+                resources.sort(key=lambda r: r["name"])
+                doc: dict[str, Any] = {"kind": "APIResourceList"}
+                if group:
+                    doc["apiVersion"] = "v1"
+                doc["groupVersion"] = group_version(group, version)
+                doc["resources"] = resources
+                path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+                self._docs[path] = orjson.dumps(doc)
+        self._aggregated["/api"] = self._aggregate(scheme, [""])
+        self._aggregated["/apis"] = self._aggregate(scheme, scheme.groups())
+
+    def _aggregate(self, scheme: Scheme, groups: list[str]) -> tuple[bytes, str]:
+        items = []
+        for group in groups:
+            versions = [
+                {
+                    "version": version,
+                    "resources": [
+                        _aggregated_resource(rt) for rt in scheme.resources(group, version)
+                    ],
+                    "freshness": "Current",
+                }
+                for version in scheme.versions(group)
+            ]
+            items.append(
+                {"metadata": {"name": group, "creationTimestamp": None}, "versions": versions}
+            )
+        body = orjson.dumps(
+            {
+                "kind": "APIGroupDiscoveryList",
+                "apiVersion": "apidiscovery.platform.io/v2",
+                "metadata": {},
+                "items": items,
+            }
+        )
+        return body, '"' + hashlib.sha256(body).hexdigest()[:32].upper() + '"'
+
+    def render(self, request: Request, path: str) -> bytes:
+        path = path.rstrip("/") or path
+        accept = (request.getHeader(b"accept") or b"").decode("latin-1")
+        out = negotiate_output(accept, discovery=path in self._aggregated)
+        if out.format == "discovery":
+            body, etag = self._aggregated[path]
+            request.setHeader(b"etag", etag.encode())
+            request.setHeader(b"vary", b"Accept")
+            if request.getHeader(b"if-none-match") == etag.encode():
+                return finish(request, 304, b"", out.content_type)
+            return finish(request, 200, body, out.content_type)
+        doc = self._docs.get(path)
+        if doc is None:
+            raise errors.path_not_found()
+        request.setHeader(b"vary", b"Accept")
+        return finish(request, 200, doc, b"application/json")

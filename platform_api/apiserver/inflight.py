@@ -1,0 +1,37 @@
+"""--max-requests-inflight / --max-mutating-requests-inflight (kube's max-in-flight filter).
+
+Long-running requests (watch, proxy, exec...) are not counted; ``system:masters`` is
+exempt so an administrator can always get in.  Over the limit is 429 with Retry-After.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from platform_api import errors
+from platform_api.apiserver.requestinfo import RequestInfo
+from platform_api.authentication.user import MASTERS, UserInfo
+
+_READONLY = ("get", "list", "watch")
+
+
+class InflightLimiter:
+    def __init__(self, readonly: int, mutating: int) -> None:
+        self.limits = {False: readonly, True: mutating}
+        self.current = {False: 0, True: 0}
+
+    @contextmanager
+    def slot(self, info: RequestInfo, user: UserInfo) -> Iterator[None]:
+        if info.long_running or MASTERS in user.groups:
+            yield
+            return
+        mutating = info.verb not in _READONLY
+        limit = self.limits[mutating]
+        if limit > 0 and self.current[mutating] >= limit:
+            raise errors.too_many_requests("Too many requests, please try again later.")
+        self.current[mutating] += 1
+        try:
+            yield
+        finally:
+            self.current[mutating] -= 1

@@ -1,0 +1,279 @@
+"""/openapi/v2 and /openapi/v3, generated from the served types' schemas.
+
+kubectl reads v3: ``explain`` renders the kind's schema, ``apply`` takes patch
+strategies from it, and ``create``/``apply`` check that PATCH accepts
+``fieldValidation`` so they can leave validation to the server.  Documents are built
+on first request and kept; v3 URLs carry a hash so clients may cache them forever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import orjson
+from twisted.web.server import Request
+
+from platform_api import errors
+from platform_api.apiserver.discovery import KUBE_MAJOR, KUBE_MINOR, SERVER_VERSION
+from platform_api.endpoints.negotiation import JSON, parse_accept
+from platform_api.endpoints.responses import finish
+from platform_api.scheme.catalog import Scheme
+from platform_api.scheme.schemas import INT_OR_STRING, QUANTITY, Node
+from platform_api.scheme.types import ResourceType, group_version
+
+INFO = {"title": "Kubernetes", "version": f"v{KUBE_MAJOR}.{KUBE_MINOR}.0"}
+_ALWAYS = (
+    "io.platform.apimachinery.pkg.apis.meta.v1.Status",
+    "io.platform.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+    "io.platform.apimachinery.pkg.apis.meta.v1.Patch",
+    "io.platform.apimachinery.pkg.apis.meta.v1.WatchEvent",
+)
+
+
+def _convert(node: Any, prefix: str, v2: bool) -> Any:
+    """A normalized schema node in OpenAPI v2 or v3 form."""
+    if isinstance(node, list):
+        return [_convert(item, prefix, v2) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        ref = {"$ref": prefix + node["$ref"]}
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        if not rest:
+            return ref
+        return {"allOf": [ref], **{k: _convert(v, prefix, v2) for k, v in rest.items()}}
+    out = {}
+    for key, value in node.items():
+        if key in ("properties", "patternProperties"):
+            out[key] = {p: _convert(s, prefix, v2) for p, s in value.items()}
+        else:
+            out[key] = _convert(value, prefix, v2)
+    return out
+
+
+def _definition(name: str, node: Node, prefix: str, v2: bool) -> Any:
+    if name == INT_OR_STRING:
+        return {
+            "type": "string",
+            "format": "int-or-string",
+            "description": node.get(
+                "description", "IntOrString is a type that can hold an int32 or a string."
+            ),
+        }
+    if name == QUANTITY and v2:
+        return {"type": "string", "description": node.get("description", "")}
+    return _convert(node, prefix, v2)
+
+
+def _reachable(scheme: Scheme, roots: list[str]) -> list[str]:
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in scheme.schemas.definitions:
+            continue
+        seen.add(name)
+        stack.extend(_refs(scheme.schemas.definitions[name]))
+    return sorted(seen)
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, list):
+        return [r for item in node for r in _refs(item)]
+    if not isinstance(node, dict):
+        return []
+    found = [node["$ref"]] if "$ref" in node else []
+    for key, value in node.items():
+        if key != "$ref":
+            found.extend(_refs(value))
+    return found
+
+
+def _param(
+    name: str, description: str, where: str = "query", kind: str = "string"
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": where,
+        "description": description,
+        "schema": {"type": kind},
+        "uniqueItems": True,
+    }
+
+
+_WRITE_PARAMS = [
+    _param("dryRun", "When present, indicates that modifications should not be persisted."),
+    _param(
+        "fieldManager",
+        "fieldManager is a name associated with the actor or entity that is making these changes.",
+    ),
+    _param(
+        "fieldValidation",
+        "fieldValidation instructs the server on how to handle objects in the request "
+        "containing unknown or duplicate fields: Ignore, Warn (default) or Strict.",
+    ),
+]
+_PATCH_PARAMS = [
+    *_WRITE_PARAMS,
+    _param("force", "Force is going to force Apply requests.", kind="boolean"),
+]
+_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
+
+
+class OpenAPI:
+    def __init__(self, scheme: Scheme) -> None:
+        self._scheme = scheme
+        self._v3: dict[str, bytes] = {}
+        self._v2: bytes | None = None
+        self._gvs = {
+            ("api/" if not g else "apis/") + group_version(g, v): (g, v)
+            for g in ["", *scheme.groups()]
+            for v in scheme.versions(g)
+        }
+
+    @staticmethod
+    def _hash(key: str) -> str:
+        return hashlib.sha512(f"{SERVER_VERSION}/{key}".encode()).hexdigest()[:128].upper()
+
+    def _operation(
+        self,
+        rt: ResourceType,
+        action: str,
+        op_id: str,
+        body: bool,
+        params: list[dict[str, Any]],
+        ref: str,
+    ) -> dict[str, Any]:
+        op: dict[str, Any] = {
+            "tags": [rt.api_version.replace("/", "_")],
+            "operationId": op_id,
+            "parameters": params,
+            "responses": {
+                "200": {"description": "OK", "content": {JSON: {"schema": {"$ref": ref}}}}
+            },
+            "x-kubernetes-action": action,
+            "x-kubernetes-group-version-kind": {
+                "group": rt.group,
+                "version": rt.version,
+                "kind": rt.kind,
+            },
+        }
+        if body:
+            types = _PATCH_TYPES if action == "patch" else (JSON,)
+            schema = (
+                {"$ref": "#/components/schemas/io.platform.apimachinery.pkg.apis.meta.v1.Patch"}
+                if action == "patch"
+                else {"$ref": ref}
+            )
+            op["requestBody"] = {
+                "content": {t: {"schema": schema} for t in types},
+                "required": True,
+            }
+        return op
+
+    def _paths(self, rt: ResourceType) -> dict[str, Any]:
+        base = "/api/v1" if not rt.group else f"/apis/{rt.api_version}"
+        collection = (
+            f"{base}/namespaces/{{namespace}}/{rt.plural}"
+            if rt.namespaced
+            else f"{base}/{rt.plural}"
+        )
+        ref = f"#/components/schemas/{rt.definition}"
+        name = rt.kind
+        paths: dict[str, Any] = {
+            collection: {
+                "get": self._operation(rt, "list", f"list{name}", False, [], ref),
+                "post": self._operation(
+                    rt, "post", f"create{name}", True, list(_WRITE_PARAMS), ref
+                ),
+            },
+            f"{collection}/{{name}}": {
+                "get": self._operation(rt, "get", f"read{name}", False, [], ref),
+                "put": self._operation(rt, "put", f"replace{name}", True, list(_WRITE_PARAMS), ref),
+                "patch": self._operation(
+                    rt, "patch", f"patch{name}", True, list(_PATCH_PARAMS), ref
+                ),
+                "delete": self._operation(
+                    rt, "delete", f"delete{name}", False, [_param("dryRun", "dry run")], ref
+                ),
+            },
+        }
+        if rt.namespaced:
+            paths[f"{base}/{rt.plural}"] = {
+                "get": self._operation(rt, "list", f"list{name}ForAllNamespaces", False, [], ref)
+            }
+        if rt.has_status():
+            paths[f"{collection}/{{name}}/status"] = {
+                "get": self._operation(rt, "get", f"read{name}Status", False, [], ref),
+                "put": self._operation(
+                    rt, "put", f"replace{name}Status", True, list(_WRITE_PARAMS), ref
+                ),
+                "patch": self._operation(
+                    rt, "patch", f"patch{name}Status", True, list(_PATCH_PARAMS), ref
+                ),
+            }
+        return paths
+
+    def v3_document(self, key: str) -> bytes:
+        if key not in self._v3:
+            group, version = self._gvs[key]
+            resources = self._scheme.resources(group, version)
+            paths: dict[str, Any] = {}
+            for rt in resources:
+                paths.update(self._paths(rt))
+            names = _reachable(self._scheme, [rt.definition for rt in resources] + list(_ALWAYS))
+            defs = self._scheme.schemas.definitions
+            schemas = {n: _definition(n, defs[n], "#/components/schemas/", False) for n in names}
+            doc = {
+                "openapi": "3.0.0",
+                "info": INFO,
+                "paths": paths,
+                "components": {"schemas": schemas},
+            }
+            self._v3[key] = orjson.dumps(doc)
+        return self._v3[key]
+
+    def v3_index(self) -> bytes:
+        paths = {
+            key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={self._hash(key)}"}
+            for key in self._gvs
+        }
+        return orjson.dumps({"paths": paths})
+
+    def v2_document(self) -> bytes:
+        if self._v2 is None:
+            defs = self._scheme.schemas.definitions
+            names = _reachable(
+                self._scheme, [rt.definition for rt in self._scheme.all()] + list(_ALWAYS)
+            )
+            definitions = {n: _definition(n, defs[n], "#/definitions/", True) for n in names}
+            self._v2 = orjson.dumps(
+                {"swagger": "2.0", "info": INFO, "paths": {}, "definitions": definitions}
+            )
+        return self._v2
+
+    def render(self, request: Request, path: str) -> bytes:
+        accepted = [
+            m.type for m in parse_accept((request.getHeader(b"accept") or b"").decode("latin-1"))
+        ]
+        if not any(t in (JSON, "*/*", "application/*") for t in accepted):
+            raise errors.not_acceptable([JSON])
+        if path == "/openapi/v2":
+            return finish(request, 200, self.v2_document(), JSON.encode(), compressible=True)
+        if path.rstrip("/") == "/openapi/v3":
+            return finish(request, 200, self.v3_index(), JSON.encode())
+        key = path[len("/openapi/v3/") :].strip("/")
+        if key not in self._gvs:
+            raise errors.path_not_found()
+        digest = self._hash(key)
+        headers = {"etag": f'"{digest}"'}
+        if request.args.get(b"hash", [b""])[0].decode() == digest:
+            headers["cache-control"] = "public, immutable"  # the hash names this content
+        body = self.v3_document(key)
+        return finish(request, 200, body, JSON.encode(), compressible=True, headers=headers)

@@ -1,0 +1,295 @@
+"""The API server as a Twisted service: builds the parts, listens, shuts down gracefully."""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from typing import Any
+
+from twisted.application.service import Service
+from twisted.internet import defer
+from twisted.internet import reactor as global_reactor
+from twisted.internet.endpoints import SSL4ServerEndpoint
+from twisted.internet.interfaces import IListeningPort
+from twisted.internet.task import LoopingCall, deferLater
+from twisted.internet.threads import deferToThreadPool
+from twisted.logger import Logger
+from twisted.python.threadpool import ThreadPool
+from twisted.web.server import Request, Site
+
+from platform_api import errors
+from platform_api.admission.chain import AdmissionChain
+from platform_api.admission.lifecycle import NamespaceLifecycle
+from platform_api.apiserver import pki
+from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.discovery import Discovery
+from platform_api.apiserver.health import HealthCheck, HealthEndpoint
+from platform_api.apiserver.inflight import InflightLimiter
+from platform_api.apiserver.openapi import OpenAPI
+from platform_api.apiserver.site import MAX_BODY, APIServer, Filters
+from platform_api.apiserver.tls import serving_options
+from platform_api.authentication.interface import Authenticator, TokenAuthenticator
+from platform_api.authentication.tokenfile import TokenFileAuthenticator
+from platform_api.authentication.union import Anonymous, RequestAuthenticator
+from platform_api.authentication.user import MASTERS, UserInfo
+from platform_api.authentication.x509 import (
+    CertificateVerifier,
+    X509Authenticator,
+    load_pem_certificates,
+)
+from platform_api.authorization.interface import Authorizer
+from platform_api.authorization.union import (
+    AlwaysAllow,
+    AlwaysDeny,
+    AuthorizerUnion,
+    PrivilegedGroups,
+)
+from platform_api.endpoints.scope import Handlers
+from platform_api.endpoints.tables import TableConvertor
+from platform_api.registry.store import Store
+from platform_api.scheme.catalog import builtin_scheme
+from platform_api.storage.lmdb_store import LMDBStorage, open_environment
+from platform_api.storage.watch import WatchHub
+
+log = Logger()
+BOOTSTRAP_NAMESPACES = ("default", "platform-system", "platform-public", "platform-node-lease")
+SYSTEM_USER = UserInfo("system:apiserver", groups=(MASTERS,))
+
+
+class APIRequest(Request):
+    """A request whose body is dropped (and later refused with 413) past ``MAX_BODY``."""
+
+    too_large = False
+    _received = 0
+
+    def gotLength(self, length: int | None) -> None:
+        if length is not None and length > MAX_BODY:
+            self.too_large = True
+            length = 0
+        super().gotLength(length)
+
+    def handleContentChunk(self, data: bytes) -> None:
+        if self.too_large:
+            return
+        self._received += len(data)
+        if self._received > MAX_BODY:
+            self.too_large = True
+            self.content = io.BytesIO()
+            return
+        super().handleContentChunk(data)
+
+
+class APIServerService(Service):
+    name = "platform-apiserver"
+
+    def __init__(self, config: ServerConfig, reactor: Any = None) -> None:
+        # Any: the reactor provides several interfaces (time, threads, TCP) at once.
+        self.config = config
+        self.reactor = reactor or global_reactor
+        self.port: IListeningPort | None = None
+        self.started_at = time.monotonic()
+        self.bootstrapped = False
+        self.shutting_down = False
+        self._loops: list[LoopingCall] = []
+
+    # -- assembly ----------------------------------------------------------------------
+
+    def _open_storage(self) -> None:
+        cfg = self.config
+        os.makedirs(cfg.data_dir, exist_ok=True)
+        self.env = open_environment(os.path.join(cfg.data_dir, "db"), cfg.lmdb_map_size)
+        self.pool = ThreadPool(1, 1, "lmdb-writer")
+        self.pool.start()
+        reactor: Any = self.reactor
+        self.storage = LMDBStorage(
+            self.env, lambda work: deferToThreadPool(reactor, self.pool, work)
+        )
+        self.hub = WatchHub(self.storage, self.reactor)
+        self.storage.on_commit = self.hub.committed
+
+    def _authenticator(self, client_ca: str) -> RequestAuthenticator:
+        cfg = self.config
+        request_methods: list[Authenticator] = []
+        if client_ca:
+            verifier = CertificateVerifier(load_pem_certificates(client_ca))
+            request_methods.append(X509Authenticator(verifier))
+        token_methods: list[TokenAuthenticator] = []
+        if cfg.token_auth_file:
+            token_methods.append(TokenFileAuthenticator.from_file(cfg.token_auth_file))
+        anonymous = Anonymous(cfg.anonymous_paths) if cfg.anonymous_auth else None
+        return RequestAuthenticator(request_methods, token_methods, anonymous)
+
+    def _authorizer(self) -> Authorizer:
+        modes: dict[str, Authorizer] = {"AlwaysAllow": AlwaysAllow(), "AlwaysDeny": AlwaysDeny()}
+        chain: list[Authorizer] = [PrivilegedGroups()]
+        chain += [modes[m] for m in self.config.authorization_modes]
+        return AuthorizerUnion(chain)
+
+    def _health(self) -> dict[str, HealthEndpoint]:
+        def storage_ok() -> str | None:
+            try:
+                self.storage.current_revision()
+            except Exception as e:
+                return str(e)
+            return None
+
+        def bootstrap(grace: bool) -> str | None:
+            if self.bootstrapped:
+                return None
+            if grace and time.monotonic() - self.started_at < self.config.livez_grace_period:
+                return None
+            return "not finished"
+
+        common = [
+            HealthCheck("ping", lambda: None),
+            HealthCheck("log", lambda: None),
+            HealthCheck("lmdb", storage_ok),
+        ]
+        hook = "poststarthook/bootstrap-namespaces"
+        return {
+            "healthz": HealthEndpoint(
+                "healthz", [*common, HealthCheck(hook, lambda: bootstrap(False))]
+            ),
+            "livez": HealthEndpoint("livez", [*common, HealthCheck(hook, lambda: bootstrap(True))]),
+            "readyz": HealthEndpoint(
+                "readyz",
+                [
+                    *common,
+                    HealthCheck(hook, lambda: bootstrap(False)),
+                    HealthCheck(
+                        "shutdown", lambda: "shutting down" if self.shutting_down else None
+                    ),
+                ],
+                failure_code=503,
+            ),
+        }
+
+    def build(self) -> tuple[APIServer, str, str, str]:
+        """Everything but the listener; returns the server and its TLS files."""
+        cfg = self.config
+        self._open_storage()
+        cert, key, client_ca = cfg.tls_cert_file, cfg.tls_private_key_file, cfg.client_ca_file
+        if cfg.embedded_pki:
+            paths = pki.ensure_pki(cfg.cert_dir, cfg.bind_address)
+            cert, key = paths.serving_cert, paths.serving_key
+            client_ca = client_ca or paths.ca_cert
+            self.pki_paths: pki.Paths | None = paths
+        else:
+            self.pki_paths = None
+        scheme = builtin_scheme()
+        self.stores = {
+            (rt.group, rt.version, rt.plural): Store(rt, self.storage) for rt in scheme.all()
+        }
+        namespaces = self.stores[("", "v1", "namespaces")]
+        handlers = Handlers(
+            scheme=scheme,
+            storage=self.storage,
+            stores=self.stores,
+            admission=AdmissionChain([NamespaceLifecycle(self.storage, namespaces.prefix)]),
+            tables=TableConvertor(scheme.schemas),
+            hub=self.hub,
+            reactor=self.reactor,
+        )
+        filters = Filters(
+            authenticator=self._authenticator(client_ca),
+            authorizer=self._authorizer(),
+            inflight=InflightLimiter(cfg.max_requests_inflight, cfg.max_mutating_requests_inflight),
+            request_timeout=cfg.request_timeout,
+            reactor=self.reactor,
+        )
+        address = f"{cfg.server_url.split('//', 1)[1]}"
+        server = APIServer(
+            filters, handlers, Discovery(scheme, address), OpenAPI(scheme), self._health()
+        )
+        return server, cert, key, client_ca
+
+    # -- lifetime -----------------------------------------------------------------------
+
+    def startService(self) -> None:
+        super().startService()
+        cfg = self.config
+        server, cert, key, client_ca = self.build()
+        cas = load_pem_certificates(client_ca) if client_ca else []
+        site = Site(server.resource())
+        site.requestFactory = APIRequest
+        site.displayTracebacks = False
+        endpoint = SSL4ServerEndpoint(
+            self.reactor,
+            cfg.secure_port,
+            serving_options(cert, key, cas),
+            interface=cfg.bind_address,
+        )
+        self.hub.start()
+        self._every(max(0.5, min(cfg.history_window / 10, 30.0)), self._compact)
+        listening = endpoint.listen(site)
+        listening.addCallback(self._listening)
+        listening.addErrback(self._failed)
+        defer.ensureDeferred(self._bootstrap())
+
+    def _every(self, interval: float, work: Any) -> None:
+        loop = LoopingCall(work)
+        loop.clock = self.reactor
+        loop.start(interval, now=False).addErrback(lambda f: log.failure("periodic task", f))
+        self._loops.append(loop)
+
+    def _compact(self) -> Any:
+        return self.storage.compact(self.config.history_window)
+
+    def _listening(self, port: IListeningPort) -> None:
+        self.port = port
+        cfg = self.config
+        actual = port.getHost().port  # type: ignore[attr-defined]
+        if actual != cfg.secure_port:
+            cfg.secure_port = actual  # port 0: the kernel picked one
+        log.info("Serving securely on {url}", url=f"https://{cfg.bind_address}:{actual}")
+        if self.pki_paths is not None and not self.config.client_ca_file:
+            pki.write_admin_kubeconfig(cfg.kubeconfig_path, cfg.server_url, self.pki_paths)
+            path = os.path.abspath(cfg.kubeconfig_path)
+            log.info("Admin kubeconfig: {path}", path=path)
+            log.info("Try: kubectl --kubeconfig {path} get namespaces", path=path)
+
+    def _failed(self, failure: Any) -> None:
+        log.failure("could not listen on port {port}", failure, port=self.config.secure_port)
+        self.reactor.stop()
+
+    async def _bootstrap(self) -> None:
+        """Create the namespaces every cluster has (idempotent; another process may race us)."""
+        store = self.stores[("", "v1", "namespaces")]
+        for name in BOOTSTRAP_NAMESPACES:
+            try:
+                store.get("", name)
+                continue
+            except errors.StatusError:
+                pass
+            obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+            try:
+                await store.create("", obj)
+            except errors.StatusError as e:
+                if e.code != 409:
+                    log.error("creating namespace {name}: {error}", name=name, error=e.message)
+                    return
+        self.bootstrapped = True
+        log.info("Ready: {seconds:.2f}s after start", seconds=time.monotonic() - self.started_at)
+
+    async def _stop(self) -> None:
+        self.shutting_down = True
+        if self.config.shutdown_delay > 0:
+            log.info(
+                "Shutting down in {delay}s (readyz now fails)", delay=self.config.shutdown_delay
+            )
+            await deferLater(self.reactor, self.config.shutdown_delay, lambda: None)
+        if self.port is not None:
+            stopped = self.port.stopListening()
+            if stopped is not None:
+                await stopped
+        for loop in self._loops:
+            if loop.running:
+                loop.stop()
+        self.hub.stop()
+        self.pool.stop()
+        self.env.close()
+
+    def stopService(self) -> Any:
+        super().stopService()
+        return defer.ensureDeferred(self._stop())

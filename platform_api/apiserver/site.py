@@ -1,0 +1,231 @@
+"""The HTTP face of the server: kube's filter chain in front of Klein's routes.
+
+Order as ``DefaultBuildHandlerChain``: recover from errors, parse the request info,
+authenticate (401), limit requests in flight (429), authorize (403), then route.  A
+request that is not long-running gets ``--request-timeout`` to finish (504).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs
+
+from klein import Klein
+from twisted.internet.defer import CancelledError, Deferred, ensureDeferred
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET, Request
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
+
+from platform_api import errors
+from platform_api.apiserver import requestinfo
+from platform_api.apiserver.discovery import Discovery, version_info
+from platform_api.apiserver.health import HealthEndpoint
+from platform_api.apiserver.inflight import InflightLimiter
+from platform_api.apiserver.openapi import OpenAPI
+from platform_api.apiserver.requestinfo import RequestInfo
+from platform_api.authentication.union import RequestAuthenticator
+from platform_api.authorization.interface import Attributes, Authorizer, Decision
+from platform_api.authorization.union import forbidden
+from platform_api.context import Context
+from platform_api.endpoints import dispatch
+from platform_api.endpoints.responses import encode, finish, status_error, write_error
+from platform_api.endpoints.scope import Handlers
+
+log = Logger()
+MAX_BODY = 3 * 1024 * 1024  # kube refuses larger request bodies with 413
+_CONTEXT = "_platform_context"
+_INFO = "_platform_info"
+_TIMEOUT_MESSAGE = "request did not complete within requested timeout - context deadline exceeded"
+
+
+@dataclass
+class Filters:
+    authenticator: RequestAuthenticator
+    authorizer: Authorizer
+    inflight: InflightLimiter
+    request_timeout: float
+    reactor: IReactorTime
+
+
+class APIServer:
+    """Routes (Klein) and the chain in front of them; ``resource()`` is the site root."""
+
+    app = Klein()
+
+    def __init__(
+        self,
+        filters: Filters,
+        handlers: Handlers,
+        discovery: Discovery,
+        openapi: OpenAPI,
+        health: dict[str, HealthEndpoint],
+    ) -> None:
+        self.filters = filters
+        self.handlers = handlers
+        self.discovery = discovery
+        self.openapi = openapi
+        self.health = health
+        self._routes = self.app.resource()
+
+    def resource(self) -> Resource:
+        return _Root(self)
+
+    # -- the chain ----------------------------------------------------------------------
+
+    async def serve(self, request: Request) -> None:
+        ctx: Context | None = None
+        try:
+            request.args = query_args(request.uri)
+            path = request.path.decode("utf-8", "replace")
+            try:
+                info = requestinfo.parse(request.method, path, request.args)
+            except requestinfo.RequestInfoError as e:
+                raise errors.bad_request(str(e)) from None
+            user = await self.filters.authenticator.authenticate(request, path)
+            ctx = Context(user)
+            with self.filters.inflight.slot(info, user):
+                attrs = Attributes.from_request(user, info)
+                decision, reason = await self.filters.authorizer.authorize(attrs)
+                if decision is not Decision.ALLOW:
+                    raise forbidden(attrs, reason)
+                if getattr(request, "too_large", False):
+                    raise errors.request_entity_too_large(f"limit is {MAX_BODY}")
+                setattr(request, _CONTEXT, ctx)
+                setattr(request, _INFO, info)
+                finished = request.notifyFinish()
+                self._routes.render(request)
+                with contextlib.suppress(Exception):  # the client went away: handler cancelled
+                    await finished
+        except errors.StatusError as e:
+            write_error(request, e, ctx)
+        except Exception:
+            log.failure("unhandled error serving {path}", path=request.path)
+            write_error(request, errors.internal_error("an unexpected error occurred"), ctx)
+
+    # -- routes ---------------------------------------------------------------------------
+
+    async def _resource(self, request: Request) -> bytes:
+        info: RequestInfo = getattr(request, _INFO)
+        ctx: Context = getattr(request, _CONTEXT)
+        work = ensureDeferred(dispatch.serve(request, info, ctx, self.handlers))
+        if info.long_running:
+            return await work
+        return await _with_timeout(work, self.filters.request_timeout, self.filters.reactor)
+
+    @app.route("/api/v1/", branch=True)
+    def core_resources(self, request: Request) -> Deferred[bytes]:
+        return ensureDeferred(self._resource(request))
+
+    @app.route("/apis/<group>/<version>/", branch=True)
+    def group_resources(self, request: Request, group: str, version: str) -> Deferred[bytes]:
+        return ensureDeferred(self._resource(request))
+
+    @app.route("/api", methods=["GET"])
+    @app.route("/api/", methods=["GET"])
+    @app.route("/api/v1", methods=["GET"])
+    @app.route("/apis", methods=["GET"])
+    @app.route("/apis/", methods=["GET"])
+    @app.route("/apis/<group>", methods=["GET"])
+    @app.route("/apis/<group>/<version>", methods=["GET"])
+    def discover(self, request: Request, **_: str) -> bytes:
+        return self.discovery.render(request, request.path.decode())
+
+    @app.route("/version", methods=["GET"])
+    @app.route("/version/", methods=["GET"])
+    def version(self, request: Request) -> bytes:
+        return finish(request, 200, encode(version_info(), pretty=True), b"application/json")
+
+    @app.route("/healthz", methods=["GET"])
+    @app.route("/livez", methods=["GET"])
+    @app.route("/readyz", methods=["GET"])
+    def health_all(self, request: Request) -> bytes:
+        return self.health[request.path.decode().strip("/")].render_all(request)
+
+    @app.route("/healthz/<path:check>", methods=["GET"])
+    @app.route("/livez/<path:check>", methods=["GET"])
+    @app.route("/readyz/<path:check>", methods=["GET"])
+    def health_one(self, request: Request, check: str) -> bytes:
+        endpoint = request.path.decode().strip("/").split("/", 1)[0]
+        return self.health[endpoint].render_one(request, check)
+
+    @app.route("/openapi/v2", methods=["GET"])
+    @app.route("/openapi/v3", methods=["GET"])
+    @app.route("/openapi/v3/", branch=True, methods=["GET"])
+    def openapi_documents(self, request: Request) -> bytes:
+        return self.openapi.render(request, request.path.decode())
+
+    @app.route("/", methods=["GET"])
+    def root_paths(self, request: Request) -> bytes:
+        paths = sorted(
+            ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]
+            + ["/openapi/v2", "/openapi/v3"]
+            + [f"/apis/{g}" for g in self.handlers.scheme.groups()]
+        )
+        return finish(request, 200, encode({"paths": paths}, pretty=True), b"application/json")
+
+    @app.handle_errors(errors.StatusError)  # type: ignore[arg-type]
+    def status_error(self, request: Request, failure: Failure) -> bytes:
+        error = failure.value
+        assert isinstance(error, errors.StatusError)
+        return status_error(request, error, getattr(request, _CONTEXT, None))
+
+    @app.handle_errors(HTTPException)  # type: ignore[arg-type]
+    def routing_error(self, request: Request, failure: Failure) -> bytes:
+        if isinstance(failure.value, MethodNotAllowed):
+            return status_error(request, errors.method_not_allowed())
+        return status_error(request, errors.path_not_found())
+
+    @app.handle_errors(Exception)  # type: ignore[arg-type]
+    def unexpected_error(self, request: Request, failure: Failure) -> bytes:
+        if failure.check(CancelledError):
+            return b""
+        log.failure("unhandled error serving {path}", failure, path=request.path)
+        ctx = getattr(request, _CONTEXT, None)
+        return status_error(request, errors.internal_error("an unexpected error occurred"), ctx)
+
+
+def query_args(uri: bytes) -> dict[bytes, list[bytes]]:
+    """The query as Go parses it: bare keys (``?verbose``) kept, ``;`` not a separator."""
+    _, _, query = uri.partition(b"?")
+    parsed = parse_qs(query.decode("latin-1"), keep_blank_values=True, encoding="latin-1")
+    return {k.encode("latin-1"): [v.encode("latin-1") for v in vs] for k, vs in parsed.items()}
+
+
+async def _with_timeout(work: Deferred[Any], seconds: float, reactor: IReactorTime) -> Any:
+    """``work``'s result, or 504 Timeout after ``seconds`` (the work is cancelled)."""
+    timed_out = False
+
+    def expire() -> None:
+        nonlocal timed_out
+        timed_out = True
+        work.cancel()
+
+    timer = reactor.callLater(seconds, expire)
+    try:
+        return await work
+    except CancelledError:
+        if timed_out:
+            raise errors.timeout(_TIMEOUT_MESSAGE) from None
+        raise
+    finally:
+        if timer.active():
+            timer.cancel()
+
+
+class _Root(Resource):
+    """The site root: every request enters the chain; Klein routes what passes it."""
+
+    isLeaf = True
+
+    def __init__(self, server: APIServer) -> None:
+        super().__init__()
+        self.api = server
+
+    def render(self, request: Request) -> Any:
+        ensureDeferred(self.api.serve(request))
+        return NOT_DONE_YET

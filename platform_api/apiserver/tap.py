@@ -1,0 +1,117 @@
+"""``twistd platform-apiserver``: its command-line options and service."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+from twisted.application.service import IService
+from twisted.python import usage
+
+from platform_api.apiserver.config import ConfigError, ServerConfig, from_flags
+
+# (flag, default shown in --help, description); defaults are applied by config.from_flags.
+FLAGS: list[tuple[str, str, str]] = [
+    (
+        "data-dir",
+        "./platform-data",
+        "Directory of the LMDB database, the PKI and admin.kubeconfig.",
+    ),
+    ("lmdb-map-size", "8Gi", "Largest size the LMDB database may grow to (virtual memory)."),
+    (
+        "secure-port",
+        "6443",
+        "The port on which to serve HTTPS with authentication and authorization.",
+    ),
+    ("bind-address", "0.0.0.0", "The IP address on which to listen for the --secure-port port."),
+    (
+        "tls-cert-file",
+        "",
+        "File containing the x509 certificate for HTTPS (CA cert, if any, concatenated after "
+        "server cert). Without it, a self-signed PKI is created under --cert-dir.",
+    ),
+    ("tls-private-key-file", "", "File containing the x509 private key matching --tls-cert-file."),
+    (
+        "cert-dir",
+        "<data-dir>/pki",
+        "Where the generated TLS certs are. Ignored with --tls-cert-file.",
+    ),
+    (
+        "client-ca-file",
+        "",
+        "Client certificates signed by an authority in this file are authenticated: CN is the "
+        "user, each O a group. Defaults to the generated CA when the PKI is generated.",
+    ),
+    (
+        "token-auth-file",
+        "",
+        'Static bearer tokens, one per line as CSV: token,user,uid,"group1,group2".',
+    ),
+    (
+        "anonymous-auth",
+        "true",
+        "Enables anonymous requests (with AlwaysAllow: only to the health endpoints).",
+    ),
+    (
+        "authorization-mode",
+        "AlwaysAllow",
+        "Ordered list of authorizers, comma-delimited: AlwaysAllow,AlwaysDeny,ABAC,RBAC,Node,Webhook.",
+    ),
+    ("max-requests-inflight", "400", "Maximum non-mutating requests in flight; 0 means no limit."),
+    (
+        "max-mutating-requests-inflight",
+        "200",
+        "Maximum mutating requests in flight; 0 means no limit.",
+    ),
+    ("request-timeout", "1m0s", "How long a handler may take before the request times out (504)."),
+    ("livez-grace-period", "0s", "How long /livez ignores an unfinished startup sequence."),
+    ("shutdown-delay-duration", "0s", "Delay of termination during which /readyz fails."),
+    (
+        "service-cluster-ip-range",
+        "10.0.0.0/24",
+        "CIDR range from which Service cluster IPs are assigned.",
+    ),
+    ("etcd-compaction-interval", "5m0s", "How long change history is kept for watches and lists."),
+]
+BOOL_FLAGS = ("anonymous-auth",)
+
+
+class Options(usage.Options):
+    synopsis = "[options]"
+    longdesc = "A Kubernetes-compatible cluster control plane API server, on Twisted and LMDB."
+    optParameters = [
+        [name, None, None, f"{text} (default: {default})" if default else text]
+        for name, default, text in FLAGS
+    ]
+
+    def parseOptions(self, options: list[str] | None = None) -> None:
+        args = list(sys.argv[1:] if options is None else options)
+        # kube's boolean flags may be given bare (--anonymous-auth) or with =value.
+        args = [f"{a}=true" if a in (f"--{b}" for b in BOOL_FLAGS) else a for a in args]
+        try:
+            super().parseOptions(args)
+        except usage.UsageError as e:
+            text = str(e)
+            flag = re.search(r"(--?[\w-]+)", text)
+            if "not recognized" in text and flag:  # getopt's "option --foo not recognized"
+                text = f"unknown flag: {flag.group(1)}"
+            _fail(text)
+
+    def postOptions(self) -> None:
+        try:
+            self.config: ServerConfig = from_flags({name: self[name] for name, _, _ in FLAGS})
+        except ConfigError as e:
+            _fail(str(e))
+
+
+def _fail(message: str) -> None:
+    sys.stderr.write(f"Error: {message}\n")
+    raise SystemExit(1)
+
+
+def makeService(options: Any) -> IService:
+    # Imported here so that ``twistd platform-apiserver --help`` stays fast.
+    from platform_api.apiserver.service import APIServerService  # noqa: PLC0415
+
+    return APIServerService(options.config)

@@ -1,0 +1,57 @@
+"""The serving TLS context: our certificate, ALPN (h2, http/1.1), optional client certificates.
+
+Any client certificate is accepted during the handshake and judged by the x509
+authenticator afterwards, so a certificate from an unknown CA is a 401 Status (as kube
+answers), not a handshake failure the client cannot explain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
+from OpenSSL import SSL, crypto
+from twisted.internet.ssl import Certificate, CertificateOptions, PrivateCertificate
+
+_PEM = Encoding.PEM
+
+
+def _accept_any(conn: SSL.Connection, cert: Any, errno: int, depth: int, ok: int) -> bool:
+    return True
+
+
+class ServingOptions(CertificateOptions):
+    """CertificateOptions that request (but do not require) a client certificate."""
+
+    def __init__(self, client_cas: list[x509.Certificate], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._client_cas = client_cas
+
+    def _makeContext(self, skipCiphers: bool = False) -> SSL.Context:
+        ctx = super()._makeContext(skipCiphers)
+        if self._client_cas:
+            ctx.set_verify(SSL.VERIFY_PEER | SSL.VERIFY_CLIENT_ONCE, _accept_any)
+            ctx.set_client_ca_list(
+                [crypto.X509.from_cryptography(ca).get_subject() for ca in self._client_cas]
+            )
+        return ctx
+
+
+def serving_options(
+    cert_file: str, key_file: str, client_cas: list[x509.Certificate]
+) -> ServingOptions:
+    with open(cert_file, "rb") as f:
+        cert_pem = f.read()
+    with open(key_file, "rb") as f:
+        key_pem = f.read()
+    chain = x509.load_pem_x509_certificates(cert_pem)
+    private = PrivateCertificate.loadPEM(key_pem + b"\n" + chain[0].public_bytes(_PEM))
+    extra = [Certificate.loadPEM(c.public_bytes(_PEM)).original for c in chain[1:]]
+    return ServingOptions(
+        client_cas,
+        privateKey=private.privateKey.original,
+        certificate=private.original,
+        extraCertChain=extra,
+        enableSessions=False,
+    )
