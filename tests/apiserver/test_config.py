@@ -1,0 +1,61 @@
+"""Flag values to configuration: kube's syntax and refusals."""
+
+from __future__ import annotations
+
+import pytest
+
+from platform_api.apiserver.config import ConfigError, from_flags, parse_duration, parse_size
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("5m", 300), ("90s", 90), ("1m30s", 90), ("500ms", 0.5), ("1h", 3600), ("0", 0)],
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration("x", text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "5", "m", "1x", "5m junk"])
+def test_bad_durations(text: str) -> None:
+    with pytest.raises(ConfigError):
+        parse_duration("x", text)
+
+
+def test_sizes() -> None:
+    assert parse_size("x", "8Gi") == 8 * 2**30 and parse_size("x", "1000") == 1000
+    with pytest.raises(ConfigError):
+        parse_size("x", "lots")
+
+
+def test_defaults() -> None:
+    cfg = from_flags({})
+    assert cfg.secure_port == 6443 and cfg.authorization_modes == ["AlwaysAllow"]
+    assert cfg.request_timeout == 60 and cfg.history_window == 300
+    assert cfg.anonymous_paths == (
+        "/livez",
+        "/readyz",
+        "/healthz",
+    )  # AlwaysAllow keeps only health public
+    assert cfg.cert_dir.endswith("platform-data/pki")
+
+
+def test_anonymous_off_and_deny_mode() -> None:
+    assert from_flags({"anonymous-auth": "false"}).anonymous_paths is None
+    deny = from_flags({"authorization-mode": "AlwaysDeny"})
+    assert deny.anonymous_auth and deny.anonymous_paths is None
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"authorization-mode": "AlwaysAllow,AlwaysAllow"},
+        {"authorization-mode": "Webhook"},
+        {"service-cluster-ip-range": "not-a-cidr"},
+        {"bind-address": "localhost"},
+        {"etcd-compaction-interval": "-1s"},
+        {"anonymous-auth": "maybe"},
+    ],
+)
+def test_refused(flags: dict[str, str]) -> None:
+    with pytest.raises(ConfigError):
+        from_flags(flags)

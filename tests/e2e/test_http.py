@@ -1,0 +1,359 @@
+"""The resource API over real HTTPS, asserting kube's exact status codes and Status bodies."""
+
+from __future__ import annotations
+
+import requests
+
+from tests.e2e.conftest import Server, session_for
+
+CM = "/api/v1/namespaces/default/configmaps"
+
+
+def status(code: int, reason: str, message: str, details: dict | None = None) -> dict:
+    body = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+    }
+    body["reason"] = reason
+    if details is not None:
+        body["details"] = details
+    body["code"] = code
+    return body
+
+
+def configmap(name: str, **data: str) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
+
+
+def test_create_get_update_delete_round_trip(server: Server, admin: requests.Session) -> None:
+    r = admin.post(server.url + CM, json=configmap("rt", a="1"))
+    assert r.status_code == 201, r.text
+    created = r.json()
+    meta = created["metadata"]
+    assert (
+        meta["namespace"] == "default" and meta["uid"] and meta["creationTimestamp"].endswith("Z")
+    )
+    r = admin.get(server.url + CM + "/rt")
+    assert r.status_code == 200 and r.json() == created
+    updated = dict(created, data={"a": "2"})
+    r = admin.put(server.url + CM + "/rt", json=updated)
+    assert r.status_code == 200
+    assert int(r.json()["metadata"]["resourceVersion"]) > int(meta["resourceVersion"])
+    # A stale resourceVersion is a conflict and changes nothing.
+    r = admin.put(server.url + CM + "/rt", json=dict(created, data={"a": "3"}))
+    assert r.status_code == 409
+    assert r.json() == status(
+        409,
+        "Conflict",
+        'Operation cannot be fulfilled on configmaps "rt": the object has been modified; '
+        "please apply your changes to the latest version and try again",
+        {"name": "rt", "kind": "configmaps"},
+    )
+    assert admin.get(server.url + CM + "/rt").json()["data"] == {"a": "2"}
+    r = admin.delete(server.url + CM + "/rt")
+    assert r.status_code == 200
+    assert r.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {"name": "rt", "kind": "configmaps", "uid": meta["uid"]},
+    }
+    r = admin.get(server.url + CM + "/rt")
+    assert r.status_code == 404
+    assert r.json() == status(
+        404, "NotFound", 'configmaps "rt" not found', {"name": "rt", "kind": "configmaps"}
+    )
+
+
+def test_no_op_update_keeps_resource_version(server: Server, admin: requests.Session) -> None:
+    created = admin.post(server.url + CM, json=configmap("noop", a="1")).json()
+    r = admin.put(server.url + CM + "/noop", json=created)
+    assert r.status_code == 200
+    assert r.json()["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+
+def test_already_exists_and_generate_name(server: Server, admin: requests.Session) -> None:
+    assert admin.post(server.url + CM, json=configmap("dup")).status_code == 201
+    r = admin.post(server.url + CM, json=configmap("dup"))
+    assert r.status_code == 409
+    assert r.json() == status(
+        409,
+        "AlreadyExists",
+        'configmaps "dup" already exists',
+        {"name": "dup", "kind": "configmaps"},
+    )
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "gen-"}}
+    r = admin.post(server.url + CM, json=body)
+    assert r.status_code == 201
+    assert (
+        r.json()["metadata"]["name"].startswith("gen-") and len(r.json()["metadata"]["name"]) == 9
+    )
+
+
+def test_invalid_name_is_422_with_causes(server: Server, admin: requests.Session) -> None:
+    r = admin.post(server.url + CM, json=configmap("Bad_Name"))
+    assert r.status_code == 422
+    body = r.json()
+    detail = (
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+        "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+        "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+    )
+    assert body == status(
+        422,
+        "Invalid",
+        f'ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": {detail}',
+        {
+            "name": "Bad_Name",
+            "kind": "ConfigMap",
+            "causes": [
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": f'Invalid value: "Bad_Name": {detail}',
+                    "field": "metadata.name",
+                }
+            ],
+        },
+    )
+    r = admin.post(server.url + CM, json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}})
+    assert r.status_code == 422
+    assert (
+        r.json()["message"]
+        == 'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required'
+    )
+
+
+def test_bad_bodies_are_400_and_change_nothing(server: Server, admin: requests.Session) -> None:
+    before = admin.get(server.url + CM).json()["metadata"]["resourceVersion"]
+    r = admin.post(server.url + CM, data=b"{not json", headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json()["reason"] == "BadRequest"
+    assert r.json()["message"].startswith(
+        "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error:"
+    )
+    r = admin.post(
+        server.url + CM,
+        json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t"}, "data": {"a": 5}},
+    )
+    assert r.status_code == 400
+    assert r.json()["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number '
+        "into Go struct field ConfigMap.data of type string"
+    )
+    r = admin.post(
+        server.url + CM, json={"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "t"}}
+    )
+    assert r.status_code == 400
+    assert (
+        r.json()["message"]
+        == "the API version in the data (v2) does not match the expected API version (v1)"
+    )
+    r = admin.post(server.url + CM, data=b"a: b", headers={"Content-Type": "text/plain"})
+    assert r.status_code == 415
+    assert r.json() == status(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+    )
+    r = admin.post(
+        server.url + CM,
+        data=b"x" * (3 * 1024 * 1024 + 1),
+        headers={"Content-Type": "application/json"},
+    )
+    assert r.status_code == 413
+    assert r.json() == status(
+        413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728"
+    )
+    after = admin.get(server.url + CM).json()["metadata"]["resourceVersion"]
+    assert before == after
+
+
+def test_namespace_rules(server: Server, admin: requests.Session) -> None:
+    r = admin.post(server.url + "/api/v1/namespaces/nope/configmaps", json=configmap("x"))
+    assert r.status_code == 404
+    assert r.json() == status(
+        404, "NotFound", 'namespaces "nope" not found', {"name": "nope", "kind": "namespaces"}
+    )
+    body = configmap("x")
+    body["metadata"]["namespace"] = "platform-system"
+    r = admin.post(server.url + CM, json=body)
+    assert r.status_code == 400
+    assert (
+        r.json()["message"]
+        == "the namespace of the provided object does not match the namespace sent on the request"
+    )
+    r = admin.delete(server.url + "/api/v1/namespaces/default")
+    assert r.status_code == 403
+    assert (
+        r.json()["message"]
+        == 'namespaces "default" is forbidden: this namespace may not be deleted'
+    )
+    names = {
+        n["metadata"]["name"] for n in admin.get(server.url + "/api/v1/namespaces").json()["items"]
+    }
+    assert {"default", "platform-system", "platform-public", "platform-node-lease"} <= names
+
+
+def test_unknown_paths_and_methods(server: Server, admin: requests.Session) -> None:
+    r = admin.get(server.url + "/api/v1/widgets")
+    assert r.status_code == 404
+    assert r.json() == status(
+        404, "NotFound", "the server could not find the requested resource", {}
+    )
+    r = admin.post(server.url + "/api/v1/configmaps", json=configmap("x"))
+    assert r.status_code == 405 and r.json()["reason"] == "MethodNotAllowed"
+    r = admin.get(server.url + "/apis/nosuch.platform.io/v1/things")
+    assert r.status_code == 404
+
+
+def test_media_types(server: Server, admin: requests.Session) -> None:
+    r = admin.get(server.url + CM, headers={"Accept": "application/vnd.platform.protobuf"})
+    assert r.status_code == 406
+    assert r.json() == status(
+        406,
+        "NotAcceptable",
+        "only the following media types are accepted: application/json, application/yaml",
+    )
+    r = admin.get(
+        server.url + CM, headers={"Accept": "application/vnd.platform.protobuf, application/json"}
+    )
+    assert r.status_code == 200 and r.headers["Content-Type"] == "application/json"
+    r = admin.get(server.url + "/api/v1/namespaces/default", headers={"Accept": "application/yaml"})
+    assert r.status_code == 200 and r.headers["Content-Type"] == "application/yaml"
+    assert "name: default" in r.text
+    yaml_body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  k: v\n"
+    r = admin.post(server.url + CM, data=yaml_body, headers={"Content-Type": "application/yaml"})
+    assert r.status_code == 201 and r.json()["data"] == {"k": "v"}
+
+
+def test_gzip_for_large_lists(server: Server, admin: requests.Session) -> None:
+    big = "x" * 60000
+    for i in range(3):
+        assert admin.post(server.url + CM, json=configmap(f"big{i}", v=big)).status_code == 201
+    r = admin.get(server.url + CM, headers={"Accept-Encoding": "gzip"}, stream=True)
+    assert r.headers.get("Content-Encoding") == "gzip"
+    assert len(r.json()["items"]) >= 3
+    r = admin.get(server.url + CM + "/big0", headers={"Accept-Encoding": "identity"})
+    assert "Content-Encoding" not in r.headers
+
+
+def test_secret_string_data_and_type(server: Server, admin: requests.Session) -> None:
+    body = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s1"},
+        "stringData": {"pw": "hunter2"},
+    }
+    r = admin.post(server.url + "/api/v1/namespaces/default/secrets", json=body)
+    assert r.status_code == 201
+    assert r.json()["data"] == {"pw": "aHVudGVyMg=="} and r.json()["type"] == "Opaque"
+    assert "stringData" not in r.json()
+
+
+def test_patches(server: Server, admin: requests.Session) -> None:
+    admin.post(server.url + CM, json=configmap("p", a="1"))
+    r = admin.patch(
+        server.url + CM + "/p",
+        data=b'{"data":{"b":"2","a":null}}',
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert r.status_code == 200 and r.json()["data"] == {"b": "2"}
+    ops = b'[{"op":"test","path":"/data/b","value":"2"},{"op":"add","path":"/data/c","value":"3"}]'
+    r = admin.patch(
+        server.url + CM + "/p", data=ops, headers={"Content-Type": "application/json-patch+json"}
+    )
+    assert r.status_code == 200 and r.json()["data"] == {"b": "2", "c": "3"}
+    failing = b'[{"op":"test","path":"/data/b","value":"nope"}]'
+    r = admin.patch(
+        server.url + CM + "/p",
+        data=failing,
+        headers={"Content-Type": "application/json-patch+json"},
+    )
+    assert r.status_code == 422
+    assert r.json() == status(
+        422, "Invalid", "the server rejected our request due to an error in our request", {}
+    )
+    r = admin.patch(
+        server.url + CM + "/missing",
+        data=b"{}",
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert r.status_code == 404
+
+
+def test_deletecollection_with_label_selector(server: Server, admin: requests.Session) -> None:
+    for name, team in (("dc1", "a"), ("dc2", "a"), ("dc3", "b")):
+        body = configmap(name)
+        body["metadata"]["labels"] = {"team": team}
+        assert admin.post(server.url + CM, json=body).status_code == 201
+    r = admin.delete(server.url + CM + "?labelSelector=team%3Da")
+    assert r.status_code == 200
+    assert sorted(i["metadata"]["name"] for i in r.json()["items"]) == ["dc1", "dc2"]
+    left = admin.get(server.url + CM + "?labelSelector=team").json()["items"]
+    assert [i["metadata"]["name"] for i in left] == ["dc3"]
+    r = admin.get(server.url + CM + "?labelSelector=team%3D%3D%3D")
+    assert r.status_code == 400 and r.json()["reason"] == "BadRequest"
+
+
+def test_health_and_version_without_credentials(server: Server) -> None:
+    anonymous = session_for(server)
+    for path in ("/livez", "/readyz", "/healthz"):
+        r = anonymous.get(server.url + path)
+        assert r.status_code == 200 and r.text == "ok"
+    r = anonymous.get(server.url + "/readyz?verbose&exclude=ping")
+    assert r.text.splitlines()[0] == "[+]ping excluded: ok"
+    assert r.text.endswith("readyz check passed\n")
+    assert anonymous.get(server.url + "/livez/ping").text == "ok"
+    # Without credentials only the health endpoints are open (AlwaysAllow turns anonymous off).
+    r = anonymous.get(server.url + "/api/v1/namespaces")
+    assert r.status_code == 401
+    assert r.json() == status(401, "Unauthorized", "Unauthorized")
+
+
+def test_version(server: Server, admin: requests.Session) -> None:
+    for path in ("/version", "/version/"):
+        info = admin.get(server.url + path).json()
+        for key in (
+            "major",
+            "minor",
+            "gitVersion",
+            "gitCommit",
+            "gitTreeState",
+            "buildDate",
+            "goVersion",
+            "compiler",
+            "platform",
+        ):
+            assert isinstance(info[key], str) and info[key]
+
+
+def test_discovery_documents(server: Server, admin: requests.Session) -> None:
+    api = admin.get(server.url + "/api").json()
+    assert api["kind"] == "APIVersions" and api["versions"] == ["v1"]
+    groups = admin.get(server.url + "/apis").json()
+    names = [g["name"] for g in groups["groups"]]
+    assert "rbac.authorization.platform.io" in names and "apps" in names
+    rbac = admin.get(server.url + "/apis/rbac.authorization.platform.io/v1").json()
+    assert {r["name"] for r in rbac["resources"]} == {
+        "clusterrolebindings",
+        "clusterroles",
+        "rolebindings",
+        "roles",
+    }
+    aggregated = "application/json;g=apidiscovery.platform.io;v=v2;as=APIGroupDiscoveryList"
+    r = admin.get(server.url + "/apis", headers={"Accept": aggregated + ",application/json"})
+    assert r.headers["Content-Type"] == aggregated and r.json()["kind"] == "APIGroupDiscoveryList"
+    r2 = admin.get(
+        server.url + "/apis", headers={"Accept": aggregated, "If-None-Match": r.headers["ETag"]}
+    )
+    assert r2.status_code == 304
+    upstream = (
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+    )
+    assert (
+        admin.get(server.url + "/apis", headers={"Accept": upstream}).json()["kind"]
+        == "APIGroupList"
+    )

@@ -1,0 +1,96 @@
+"""Stock kubectl against the server: the commands a user types on day one."""
+
+from __future__ import annotations
+
+import json
+
+from tests.e2e.conftest import Server
+
+MANIFEST = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web-config
+  labels: {app: web}
+data:
+  mode: "{mode}"
+"""
+
+
+def test_get_namespaces(server: Server) -> None:
+    out = server.kubectl("get", "namespaces").stdout.splitlines()
+    assert out[0].split() == ["NAME", "CREATED", "AT"]
+    assert {line.split()[0] for line in out[1:]} >= {
+        "default",
+        "platform-system",
+        "platform-public",
+    }
+
+
+def test_create_get_yaml_apply_delete(server: Server) -> None:
+    manifest = MANIFEST.replace("{mode}", "a")
+    assert (
+        "configmap/web-config created" in server.kubectl("create", "-f", "-", stdin=manifest).stdout
+    )
+    got = json.loads(server.kubectl("get", "configmap", "web-config", "-o", "json").stdout)
+    assert got["data"] == {"mode": "a"} and got["metadata"]["labels"] == {"app": "web"}
+    yaml_out = server.kubectl("get", "cm", "web-config", "-o", "yaml").stdout
+    assert "name: web-config" in yaml_out and "mode: a" in yaml_out
+    listed = server.kubectl("get", "cm", "-l", "app=web", "-o", "name").stdout.split()
+    assert listed == ["configmap/web-config"]
+    # apply creates what does not exist yet
+    second = manifest.replace("web-config", "web-config-2")
+    assert (
+        "configmap/web-config-2 created" in server.kubectl("apply", "-f", "-", stdin=second).stdout
+    )
+    applied = json.loads(server.kubectl("get", "cm", "web-config-2", "-o", "json").stdout)
+    assert "kubectl.kubernetes.io/last-applied-configuration" in applied["metadata"]["annotations"]
+    assert "unchanged" in server.kubectl("apply", "-f", "-", stdin=second).stdout
+    result = server.kubectl("delete", "configmap", "web-config", "web-config-2")
+    assert 'configmap "web-config" deleted' in result.stdout
+    missing = server.kubectl("get", "cm", "web-config", check=False)
+    assert missing.returncode == 1
+    assert 'configmaps "web-config" not found' in missing.stderr
+
+
+def test_errors_are_shown_as_kube_does(server: Server) -> None:
+    bad = server.kubectl(
+        "create",
+        "-f",
+        "-",
+        stdin=MANIFEST.replace("web-config", "Bad_Name").replace("{mode}", "x"),
+        check=False,
+    )
+    assert bad.returncode == 1
+    assert (
+        'The ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"'
+        in bad.stderr
+    )
+
+
+def test_api_resources(server: Server) -> None:
+    lines = server.kubectl("api-resources").stdout.splitlines()
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert rows["configmaps"][1:] == ["cm", "v1", "true", "ConfigMap"]
+    assert rows["roles"][1:] == ["rbac.authorization.platform.io/v1", "true", "Role"]
+    assert rows["deployments"][1:] == ["deploy", "apps/v1", "true", "Deployment"]
+
+
+def test_explain(server: Server) -> None:
+    out = server.kubectl("explain", "deployment.spec.replicas").stdout
+    assert "KIND:       Deployment" in out and "FIELD: replicas <integer>" in out
+    out = server.kubectl(
+        "explain", "roles.rules", "--api-version", "rbac.authorization.platform.io/v1"
+    ).stdout
+    assert "FIELD: rules <[]PolicyRule>" in out
+
+
+def test_server_side_field_validation(server: Server) -> None:
+    manifest = (
+        MANIFEST.replace("{mode}", "a")
+        .replace("data:", "bogus: 1\ndata:")
+        .replace("web-config", "strict-cm")
+    )
+    result = server.kubectl("create", "-f", "-", stdin=manifest, check=False)
+    assert result.returncode == 1
+    assert 'strict decoding error: unknown field "bogus"' in result.stderr

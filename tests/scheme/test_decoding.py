@@ -1,0 +1,108 @@
+"""Body decoding against the schemas: pruning, duplicates, Go's type errors, canonical times."""
+
+from __future__ import annotations
+
+import pytest
+
+from platform_api.codec import BodyError, parse_json, parse_yaml
+from platform_api.scheme.catalog import builtin_scheme
+from platform_api.scheme.decoding import DecodeError, Decoder
+
+SCHEME = builtin_scheme()
+
+
+def decode(resource: tuple[str, str, str], body: bytes, yaml: bool = False) -> object:
+    rt = SCHEME.lookup(*resource)
+    assert rt is not None
+    obj, dups = parse_yaml(body) if yaml else parse_json(body)
+    return Decoder(SCHEME.schemas, dups).decode(obj, rt.definition)
+
+
+DEPLOYMENTS = ("apps", "v1", "deployments")
+
+
+def test_unknown_and_duplicate_fields_are_reported_and_pruned() -> None:
+    body = b"""{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"a":"1","a":"2"}},
+      "spec":{"replicas":2,"bogus":true,"template":{"spec":{"containers":[{"name":"c","image":"i","x":1}]}}}}"""
+    decoded = decode(DEPLOYMENTS, body)
+    assert decoded.unknown == ["spec.bogus", "spec.template.spec.containers[0].x"]
+    assert decoded.duplicates == ["metadata.labels.a"]
+    assert decoded.obj["metadata"]["labels"] == {"a": "2"}
+    assert "bogus" not in decoded.obj["spec"]
+    assert decoded.strict_errors() == [
+        'duplicate field "metadata.labels.a"',
+        'unknown field "spec.bogus"',
+        'unknown field "spec.template.spec.containers[0].x"',
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            b'{"spec":{"replicas":"2"}}',
+            "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32",
+        ),
+        (
+            b'{"spec":{"replicas":1.5}}',
+            "json: cannot unmarshal number 1.5 into Go struct field DeploymentSpec.spec.replicas of type int32",
+        ),
+        (
+            b'{"spec":{"replicas":3000000000}}',
+            "json: cannot unmarshal number 3000000000 into Go struct field DeploymentSpec.spec.replicas of type int32",
+        ),
+        (
+            b'{"spec":"x"}',
+            "json: cannot unmarshal string into Go struct field Deployment.spec of type v1.DeploymentSpec",
+        ),
+        (
+            b'{"spec":{"template":{"spec":{"containers":["x"]}}}}',
+            "json: cannot unmarshal string into Go struct field PodSpec.spec.template.spec.containers of type v1.Container",
+        ),
+        (
+            b'{"metadata":{"creationTimestamp":"yesterday"}}',
+            'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"',
+        ),
+    ],
+)
+def test_type_errors_use_gos_wording(body: bytes, message: str) -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode(DEPLOYMENTS, body)
+    assert str(caught.value) == message
+
+
+def test_nulls_are_absent_and_times_canonical() -> None:
+    body = b'{"metadata":{"name":"x","creationTimestamp":"2024-05-01T10:00:00.123+02:00","labels":null}}'
+    decoded = decode(("", "v1", "configmaps"), body)
+    assert decoded.obj["metadata"] == {"name": "x", "creationTimestamp": "2024-05-01T08:00:00Z"}
+
+
+def test_quantities_int_or_string_and_bytes() -> None:
+    body = b"""{"spec":{"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":1}},
+      "template":{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":2,"memory":"1Gi"}}}]}}}}"""
+    obj = decode(DEPLOYMENTS, body).obj
+    assert obj["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": "25%", "maxUnavailable": 1}
+    assert obj["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {
+        "cpu": "2",
+        "memory": "1Gi",
+    }
+    with pytest.raises(DecodeError) as caught:
+        decode(("", "v1", "secrets"), b'{"data":{"k":"not base64!"}}')
+    assert str(caught.value) == "illegal base64 data at input byte 3"
+
+
+def test_yaml_bodies_and_their_duplicates() -> None:
+    decoded = decode(
+        ("", "v1", "configmaps"), b"metadata:\n  name: y\ndata:\n  a: '1'\n  a: '2'\n", yaml=True
+    )
+    assert decoded.obj["data"] == {"a": "2"} and decoded.duplicates == ["data.a"]
+
+
+def test_malformed_bodies() -> None:
+    with pytest.raises(BodyError) as caught:
+        parse_json(b'{"a":')
+    assert str(caught.value) == "unexpected end of JSON input"
+    with pytest.raises(BodyError):
+        parse_json(b'{"a": NaN}')
+    with pytest.raises(BodyError):
+        parse_yaml(b"a: [")

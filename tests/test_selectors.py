@@ -1,0 +1,88 @@
+"""Label and field selectors: kube's grammar, matching and error texts."""
+
+from __future__ import annotations
+
+import pytest
+
+from platform_api.selectors import (
+    SelectorError,
+    check_field_labels,
+    field_getters,
+    parse_field_selector,
+    parse_label_selector,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "labels", "matches"),
+    [
+        ("a=b", {"a": "b"}, True),
+        ("a==b", {"a": "c"}, False),
+        ("a!=b", {}, True),
+        ("a in (x,y)", {"a": "y"}, True),
+        ("a notin (x,y)", {"a": "y"}, False),
+        ("a notin (x)", {}, True),
+        ("a", {"a": ""}, True),
+        ("!a", {"a": "1"}, False),
+        ("a>3,b<5", {"a": "4", "b": "1"}, True),
+        ("a=b, c in (d)", {"a": "b", "c": "d"}, True),
+        ("", {}, True),
+    ],
+)
+def test_label_selector_matching(text: str, labels: dict[str, str], matches: bool) -> None:
+    assert parse_label_selector(text).matches(labels) is matches
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a in", "unable to parse requirement: found '' expected: '('"),
+        ("a=b c", "found 'c', expected: ',' or 'end of string'"),
+        ("a=b,", "found '', expected: identifier after ','"),
+        (",a", "found ',', expected: !, identifier, or 'end of string'"),
+        ("a==", None),  # an empty value is allowed
+    ],
+)
+def test_label_selector_errors(text: str, message: str | None) -> None:
+    if message is None:
+        assert parse_label_selector(text).requirements[0].values == ("",)
+        return
+    with pytest.raises(SelectorError) as caught:
+        parse_label_selector(text)
+    assert str(caught.value) == message
+
+
+def test_label_selector_validates_keys_and_values() -> None:
+    with pytest.raises(SelectorError) as caught:
+        parse_label_selector("-x=1")
+    assert str(caught.value).startswith(
+        'unable to parse requirement: <nil>: Invalid value: "-x": name part must'
+    )
+    with pytest.raises(SelectorError) as caught:
+        parse_label_selector("a=$")
+    assert str(caught.value).startswith(
+        'unable to parse requirement: values[0][a]: Invalid value: "$"'
+    )
+
+
+def test_field_selectors() -> None:
+    selector = parse_field_selector("metadata.name=foo,status.phase!=Failed")
+    assert selector.matches({"metadata.name": "foo", "status.phase": "Running"})
+    assert not selector.matches({"metadata.name": "foo", "status.phase": "Failed"})
+    assert selector.exact("metadata.name") == "foo"
+    assert parse_field_selector(r"x=a\,b").terms[0].value == "a,b"
+    with pytest.raises(SelectorError) as caught:
+        parse_field_selector("nonsense")
+    assert str(caught.value) == "invalid selector: 'nonsense'; can't understand 'nonsense'"
+
+
+def test_field_labels_per_kind() -> None:
+    pods = field_getters("", "pods")
+    check_field_labels(parse_field_selector("spec.nodeName=n1,status.phase=Running"), pods)
+    pod = {"spec": {"nodeName": "n1", "hostNetwork": True}, "status": {"phase": "Running"}}
+    assert pods["spec.nodeName"](pod) == "n1" and pods["spec.hostNetwork"](pod) == "true"
+    with pytest.raises(SelectorError) as caught:
+        check_field_labels(parse_field_selector("spec.nodeName=x"), field_getters("", "configmaps"))
+    assert str(caught.value) == "field label not supported: spec.nodeName"
+    secrets = field_getters("", "secrets")
+    assert secrets["type"]({"type": "Opaque"}) == "Opaque"
