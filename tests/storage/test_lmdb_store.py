@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from twisted.internet.defer import Deferred, ensureDeferred
-from twisted.trial.unittest import SynchronousTestCase
 
 from platform_api.storage.interface import (
     ADDED,
@@ -218,23 +217,21 @@ def test_data_survives_reopen(env_path: str) -> None:
     assert again.current_revision() == 1
 
 
-class TwoWritersOneFile(SynchronousTestCase):
-    """Two storages, each with its own writer, on one database: one revision sequence.
+def test_two_writers_share_one_revision_sequence(env_path: str) -> None:
+    """Two storages, each with its own writer, on one database (as two processes are).
 
-    (py-lmdb opens an environment once per process; tests/e2e runs two real processes.)
+    py-lmdb opens an environment once per process; tests/e2e runs two real processes.
     """
-
-    def test_revisions_are_global(self) -> None:
-        one, w1, _ = make(self.mktemp())
-        w2 = ManualWriter()
-        two = LMDBStorage(one._env, w2)
-        one.create(b"/cm/a", cm("a"))
-        two.create(b"/cm/b", cm("b"))
-        w2.run_all()
-        w1.run_all()
-        assert one.get(b"/cm/b").revision == 1
-        assert two.get(b"/cm/a").revision == 2
-        assert [e.revision for e in one.events_since(0)] == [1, 2]
+    one, w1, _ = make(env_path)
+    w2 = ManualWriter()
+    two = LMDBStorage(one._env, w2)
+    one.create(b"/cm/a", cm("a"))
+    two.create(b"/cm/b", cm("b"))
+    w2.run_all()
+    w1.run_all()
+    assert one.get(b"/cm/b").revision == 1
+    assert two.get(b"/cm/a").revision == 2
+    assert [e.revision for e in one.events_since(0)] == [1, 2]
 
 
 def test_conflict_code_is_reported_for_stale_writes(env_path: str) -> None:
