@@ -1,0 +1,79 @@
+"""Ready-after-start time and idle memory of ``twistd platform-apiserver``.
+
+    python benchmarks/startup.py            # a fresh data dir each run; prints a table
+
+"Ready" is the first 200 from /readyz; idle RSS is read from /proc after the server
+has served that and sat idle for two seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def measure(twistd: str, fresh: bool, data_dir: str) -> tuple[float, float]:
+    port = free_port()
+    cmd = [twistd, "--pidfile=", "-n", "--logfile", os.devnull, "platform-apiserver",
+           "--data-dir", data_dir, "--secure-port", str(port), "--bind-address", "127.0.0.1"]
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd)
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(f"https://127.0.0.1:{port}/readyz", context=ctx, timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.01)
+            if proc.poll() is not None:
+                raise SystemExit("server exited")
+        ready = time.perf_counter() - start
+        time.sleep(2)
+        return ready, rss_mb(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    twistd = os.path.join(os.path.dirname(sys.executable), "twistd")
+    print(f"{'start':<22}{'ready (s)':>10}{'idle RSS (MB)':>15}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in range(args.runs):
+            data = os.path.join(tmp, "data")
+            label = "first (creates PKI)" if run == 0 else "restart"
+            ready, rss = measure(twistd, run == 0, data)
+            print(f"{label:<22}{ready:>10.2f}{rss:>15.1f}")
+
+
+if __name__ == "__main__":
+    main()
