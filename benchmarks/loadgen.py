@@ -59,7 +59,9 @@ class Target:
 def from_kubeconfig(path: str) -> Target:
     with open(path) as f:
         config = yaml.safe_load(f)
-    context = next(c for c in config["contexts"] if c["name"] == config["current-context"])["context"]
+    context = next(c for c in config["contexts"] if c["name"] == config["current-context"])[
+        "context"
+    ]
     cluster = next(c for c in config["clusters"] if c["name"] == context["cluster"])["cluster"]
     user = next(u for u in config["users"] if u["name"] == context["user"])["user"]
     tmp = tempfile.mkdtemp(prefix="loadgen-")
@@ -84,7 +86,9 @@ def from_kubeconfig(path: str) -> Target:
     )
 
 
-def request(conn: http.client.HTTPSConnection, target: Target, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
+def request(
+    conn: http.client.HTTPSConnection, target: Target, method: str, path: str, body: Any = None
+) -> tuple[int, bytes]:
     data = json.dumps(body).encode() if body is not None else None
     conn.request(method, path, body=data, headers=target.headers())
     response = conn.getresponse()
@@ -92,7 +96,12 @@ def request(conn: http.client.HTTPSConnection, target: Target, method: str, path
 
 
 def configmap(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"v": PAYLOAD}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name},
+        "data": {"v": PAYLOAD},
+    }
 
 
 BASE = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
@@ -128,9 +137,14 @@ def worker(target: Target, op: str, names: list[str], count: int, out: Any) -> N
     out.put((time.perf_counter() - start, count, errors))
 
 
-def run_parallel(target: Target, op: str, clients: int, per_client: int, names: list[list[str]]) -> tuple[float, int]:
+def run_parallel(
+    target: Target, op: str, clients: int, per_client: int, names: list[list[str]]
+) -> tuple[float, int]:
     queue: Any = mp.Queue()
-    procs = [mp.Process(target=worker, args=(target, op, names[c], per_client, queue)) for c in range(clients)]
+    procs = [
+        mp.Process(target=worker, args=(target, op, names[c], per_client, queue))
+        for c in range(clients)
+    ]
     start = time.perf_counter()
     for p in procs:
         p.start()
@@ -156,7 +170,9 @@ def sequential_get(target: Target, name: str, count: int) -> tuple[float, float]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--kubeconfig")
     parser.add_argument("--server")
     parser.add_argument("--token")
@@ -169,7 +185,9 @@ def main() -> None:
         target = from_kubeconfig(args.kubeconfig)
     else:
         url = urllib.parse.urlparse(args.server)
-        target = Target(url.hostname or "", url.port or 443, None, None, None, args.token, args.insecure)
+        target = Target(
+            url.hostname or "", url.port or 443, None, None, None, args.token, args.insecure
+        )
     conn = target.connect()
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
     status, body = request(conn, target, "POST", "/api/v1/namespaces", namespace)

@@ -36,8 +36,20 @@ def rss_mb(pid: int) -> float:
 
 def measure(twistd: str, fresh: bool, data_dir: str) -> tuple[float, float]:
     port = free_port()
-    cmd = [twistd, "--pidfile=", "-n", "--logfile", os.devnull, "platform-apiserver",
-           "--data-dir", data_dir, "--secure-port", str(port), "--bind-address", "127.0.0.1"]
+    cmd = [
+        twistd,
+        "--pidfile=",
+        "-n",
+        "--logfile",
+        os.devnull,
+        "platform-apiserver",
+        "--data-dir",
+        data_dir,
+        "--secure-port",
+        str(port),
+        "--bind-address",
+        "127.0.0.1",
+    ]
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
@@ -46,7 +58,9 @@ def measure(twistd: str, fresh: bool, data_dir: str) -> tuple[float, float]:
     try:
         while True:
             try:
-                with urllib.request.urlopen(f"https://127.0.0.1:{port}/readyz", context=ctx, timeout=1) as r:
+                with urllib.request.urlopen(
+                    f"https://127.0.0.1:{port}/readyz", context=ctx, timeout=1
+                ) as r:
                     if r.status == 200:
                         break
             except OSError:
