@@ -243,7 +243,9 @@ class APIServerService(Service):
         self._loops.append(loop)
 
     def _compact(self) -> Any:
-        return self.storage.compact(self.config.history_window)
+        d = self.storage.compact(self.config.history_window)
+        # A failed pass is logged and retried at the next tick; the timer keeps running.
+        return d.addErrback(lambda f: log.failure("compacting the change log", f))
 
     def _listening(self, port: IListeningPort) -> None:
         self.port = port

@@ -278,7 +278,10 @@ class LMDBStorage:
             revision = self._meta_int(txn, _META_REV)
             for op in batch:
                 if op.kind == _COMPACT:
-                    results.append(self._compact(txn, op.cutoff))
+                    try:
+                        results.append(self._compact(txn, op.cutoff))
+                    except Exception as e:  # never let housekeeping fail the batch's writes
+                        results.append(StorageError(UNREACHABLE, b"", f"compaction failed: {e}"))
                     continue
                 current = txn.get(op.key, db=self._objects)
                 outcome = self._check(op, current)
@@ -330,7 +333,7 @@ class LMDBStorage:
         cursor = txn.cursor(db=self._log)
         if not cursor.first():
             return compacted
-        while budget > 0:
+        while budget > 0 and cursor.key():  # an empty key: past the last record
             record = cursor.value()
             when = _LOG_HEADER.unpack_from(record)[1]
             if when >= cutoff:

@@ -207,6 +207,20 @@ def test_compaction_drops_old_history(env_path: str) -> None:
     )  # 1 is still rebuildable
 
 
+def test_compaction_of_the_whole_log(env_path: str) -> None:
+    now = [1000.0]
+    storage, writer, _ = make(env_path, clock=lambda: now[0])
+    for name in ("a", "b"):
+        storage.create(b"/cm/" + name.encode(), cm(name))
+    writer.run_all()
+    now[0] += 400
+    d = storage.compact(300)
+    late = storage.create(b"/cm/c", cm("c"))  # a write in the same batch must not suffer
+    writer.run_all()
+    assert result(d) == 2 and result(late).revision == 3
+    assert [e.revision for e in storage.events_since(2)] == [3]
+
+
 def test_data_survives_reopen(env_path: str) -> None:
     storage, writer, _ = make(env_path)
     storage.create(b"/cm/a", cm("a"))

@@ -1,0 +1,221 @@
+"""List semantics: the resourceVersion table, chunking, continue tokens, selectors."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.e2e.conftest import Server, session_for, start_server
+
+
+def make_namespace(session: requests.Session, server: Server, name: str) -> str:
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    assert session.post(server.url + "/api/v1/namespaces", json=body).status_code == 201
+    return f"/api/v1/namespaces/{name}/configmaps"
+
+
+def add(
+    session: requests.Session, server: Server, base: str, name: str, labels: dict | None = None
+) -> dict:
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": labels or {}},
+    }
+    r = session.post(server.url + base, json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def invalid_list_options(message: str) -> dict:
+    field_message = message.split(": ", 1)[1]
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'ListOptions.meta.platform.io "" is invalid: {message}',
+        "reason": "Invalid",
+        "details": {
+            "group": "meta.platform.io",
+            "kind": "ListOptions",
+            "causes": [
+                {
+                    "reason": "FieldValueForbidden",
+                    "message": field_message,
+                    "field": "resourceVersionMatch",
+                }
+            ],
+        },
+        "code": 422,
+    }
+
+
+def test_chunked_list_is_one_snapshot(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "chunks")
+    for i in range(5):
+        add(admin, server, base, f"c{i}")
+    first = admin.get(server.url + base + "?limit=2").json()
+    meta = first["metadata"]
+    assert [i["metadata"]["name"] for i in first["items"]] == ["c0", "c1"]
+    assert meta["remainingItemCount"] == 3 and meta["continue"]
+    add(admin, server, base, "c2a")  # a later write is not in this list
+    second = admin.get(server.url + base + f"?limit=2&continue={meta['continue']}").json()
+    assert [i["metadata"]["name"] for i in second["items"]] == ["c2", "c3"]
+    assert second["metadata"]["resourceVersion"] == meta["resourceVersion"]
+    assert second["metadata"]["remainingItemCount"] == 1
+    third = admin.get(
+        server.url + base + f"?limit=2&continue={second['metadata']['continue']}"
+    ).json()
+    assert [i["metadata"]["name"] for i in third["items"]] == ["c4"]
+    assert "continue" not in third["metadata"] and "remainingItemCount" not in third["metadata"]
+
+
+def test_selectors_with_limit_omit_remaining_count(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "sel")
+    for i in range(6):
+        add(admin, server, base, f"s{i}", {"even": str(i % 2 == 0).lower()})
+    page = admin.get(server.url + base + "?limit=2&labelSelector=even%3Dtrue").json()
+    assert [i["metadata"]["name"] for i in page["items"]] == ["s0", "s2"]
+    assert "remainingItemCount" not in page["metadata"] and page["metadata"]["continue"]
+    rest = admin.get(
+        server.url
+        + base
+        + f"?limit=2&labelSelector=even%3Dtrue&continue={page['metadata']['continue']}"
+    ).json()
+    assert [i["metadata"]["name"] for i in rest["items"]] == ["s4"]
+    by_name = admin.get(server.url + base + "?fieldSelector=metadata.name%3Ds3").json()
+    assert [i["metadata"]["name"] for i in by_name["items"]] == ["s3"]
+    r = admin.get(server.url + base + "?fieldSelector=spec.nodeName%3Dx")
+    assert (
+        r.status_code == 400 and r.json()["message"] == "field label not supported: spec.nodeName"
+    )
+
+
+def test_resource_version_table(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "rvs")
+    a = add(admin, server, base, "a")
+    rv_a = a["metadata"]["resourceVersion"]
+    add(admin, server, base, "b")
+    # Most recent (unset) and Any ("0") see both; not-older-than sees the newest state.
+    for query in (
+        "",
+        "?resourceVersion=0",
+        f"?resourceVersion={rv_a}",
+        f"?resourceVersion={rv_a}&resourceVersionMatch=NotOlderThan",
+    ):
+        names = [
+            i["metadata"]["name"] for i in admin.get(server.url + base + query).json()["items"]
+        ]
+        assert names == ["a", "b"], query
+    # Exact: the state at that revision, and the collection reports exactly it.
+    exact = admin.get(
+        server.url + base + f"?resourceVersion={rv_a}&resourceVersionMatch=Exact"
+    ).json()
+    assert [i["metadata"]["name"] for i in exact["items"]] == ["a"]
+    assert exact["metadata"]["resourceVersion"] == rv_a
+    # limit with a non-zero resourceVersion and no match is Exact too.
+    legacy = admin.get(server.url + base + f"?resourceVersion={rv_a}&limit=10").json()
+    assert [i["metadata"]["name"] for i in legacy["items"]] == ["a"]
+    # get: "0" and not-older-than both serve the object
+    assert admin.get(server.url + base + f"/a?resourceVersion={rv_a}").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        (
+            "?resourceVersionMatch=Exact",
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+        ),
+        (
+            "?resourceVersion=0&resourceVersionMatch=Exact",
+            'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+        ),
+    ],
+)
+def test_invalid_combinations(
+    server: Server, admin: requests.Session, query: str, message: str
+) -> None:
+    r = admin.get(server.url + "/api/v1/namespaces/default/configmaps" + query)
+    assert r.status_code == 422
+    assert r.json() == invalid_list_options(message)
+
+
+def test_continue_errors(server: Server, admin: requests.Session) -> None:
+    base = "/api/v1/namespaces/default/configmaps"
+    r = admin.get(server.url + base + "?continue=garbage&limit=1")
+    assert r.status_code == 400 and r.json()["message"].startswith(
+        "invalid continue token: continue key is not valid"
+    )
+    page = admin.get(server.url + "/api/v1/namespaces?limit=1").json()
+    r = admin.get(
+        server.url
+        + "/api/v1/namespaces?limit=1&resourceVersion=5&continue="
+        + page["metadata"]["continue"]
+    )
+    assert r.status_code == 400
+    assert r.json()["message"] == "specifying resource version is not allowed when using continue"
+    r = admin.get(
+        server.url
+        + base
+        + "?resourceVersionMatch=Exact&resourceVersion=1&continue="
+        + page["metadata"]["continue"]
+    )
+    assert r.status_code == 422
+    r = admin.get(server.url + base + "?resourceVersion=abc")
+    assert r.status_code == 400 and r.json()["message"].startswith(
+        'invalid resource version: resourceVersion: Invalid value: "abc"'
+    )
+
+
+def test_future_resource_version_is_504(server: Server, admin: requests.Session) -> None:
+    r = admin.get(server.url + "/api/v1/namespaces/default/configmaps?resourceVersion=999999999")
+    assert r.status_code == 504
+    body = r.json()
+    assert body["reason"] == "Timeout" and body["message"].startswith(
+        "Timeout: Too large resource version: 999999999, current: "
+    )
+    assert body["details"]["causes"] == [
+        {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+    ]
+    assert r.headers["Retry-After"] == "1"
+
+
+def test_expired_revisions_are_410(tmp_path: Path) -> None:
+    running = start_server(tmp_path / "data", "--etcd-compaction-interval", "1s")
+    try:
+        admin = session_for(running, cert=running.admin_cert)
+        base = make_namespace(admin, running, "old")
+        first = add(admin, running, base, "a")
+        add(admin, running, base, "b")
+        page = admin.get(running.url + base + "?limit=1").json()
+        add(admin, running, base, "c")
+        time.sleep(2.5)  # the window passes and compaction runs
+        add(admin, running, base, "d")
+        r = admin.get(
+            running.url
+            + base
+            + f"?resourceVersion={first['metadata']['resourceVersion']}&resourceVersionMatch=Exact"
+        )
+        assert r.status_code == 410
+        assert (
+            r.json()["reason"] == "Expired"
+            and r.json()["message"] == "The resourceVersion for the provided list is too old."
+        )
+        r = admin.get(running.url + base + "?limit=1&continue=" + page["metadata"]["continue"])
+        assert r.status_code == 410
+        body = r.json()
+        assert body["reason"] == "Expired" and body["message"].startswith(
+            "The provided continue parameter is too old"
+        )
+        # The fresh token continues the list, inconsistently, from where the old one stopped.
+        rest = admin.get(
+            running.url + base + "?limit=10&continue=" + body["metadata"]["continue"]
+        ).json()
+        assert [i["metadata"]["name"] for i in rest["items"]] == ["b", "c", "d"]
+    finally:
+        running.stop()

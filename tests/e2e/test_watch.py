@@ -1,0 +1,249 @@
+"""Watch streams: initial events, replay from a revision, 410, selectors, bookmarks, timeouts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import requests
+from kubernetes import client, config, watch
+
+from tests.e2e.conftest import VENV_BIN, Server, session_for, start_server
+from tests.e2e.test_list import add, make_namespace
+
+
+def events(session: requests.Session, url: str, **params: str) -> Iterator[dict[str, Any]]:
+    response = session.get(url, params={"watch": "1", **params}, stream=True, timeout=30)
+    assert response.status_code == 200, response.text
+    assert response.headers["Content-Type"] == "application/json"
+    for line in response.iter_lines():
+        if line:
+            yield json.loads(line)
+
+
+def take(stream: Iterator[dict[str, Any]], n: int) -> list[tuple[str, str]]:
+    out = []
+    for event in stream:
+        name = event["object"].get("metadata", {}).get("name", event["object"].get("message", ""))
+        out.append((event["type"], name))
+        if len(out) == n:
+            break
+    return out
+
+
+def test_initial_state_then_changes(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "watch-a")
+    add(admin, server, base, "before")
+    stream = events(admin, server.url + base)
+    assert take(stream, 1) == [("ADDED", "before")]
+    add(admin, server, base, "after")
+    admin.patch(
+        server.url + base + "/after",
+        data=b'{"data":{"x":"1"}}',
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    gone = admin.delete(server.url + base + "/before").json()
+    assert take(stream, 3) == [("ADDED", "after"), ("MODIFIED", "after"), ("DELETED", "before")]
+    del gone
+
+
+def test_replay_from_a_revision_without_gaps_or_duplicates(
+    server: Server, admin: requests.Session
+) -> None:
+    base = make_namespace(admin, server, "watch-b")
+    first = add(admin, server, base, "one")
+    for name in ("two", "three"):
+        add(admin, server, base, name)
+    admin.delete(server.url + base + "/one")
+    stream = events(admin, server.url + base, resourceVersion=first["metadata"]["resourceVersion"])
+    seen = []
+    for event in stream:
+        seen.append(event)
+        if len(seen) == 3:
+            break
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in seen] == [
+        ("ADDED", "two"),
+        ("ADDED", "three"),
+        ("DELETED", "one"),
+    ]
+    revisions = [int(e["object"]["metadata"]["resourceVersion"]) for e in seen]
+    assert revisions == sorted(revisions) and len(set(revisions)) == 3
+    # DELETED carries the last state, stamped with the deletion's revision.
+    assert revisions[2] > int(first["metadata"]["resourceVersion"])
+
+
+def test_selector_transitions(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "watch-c")
+    add(admin, server, base, "x", {"tier": "web"})
+    stream = events(admin, server.url + base, labelSelector="tier=db", resourceVersion="1")
+    patch = {"Content-Type": "application/merge-patch+json"}
+    admin.patch(
+        server.url + base + "/x", data=b'{"metadata":{"labels":{"tier":"db"}}}', headers=patch
+    )
+    admin.patch(server.url + base + "/x", data=b'{"data":{"k":"v"}}', headers=patch)
+    admin.patch(
+        server.url + base + "/x", data=b'{"metadata":{"labels":{"tier":"web"}}}', headers=patch
+    )
+    assert take(stream, 3) == [("ADDED", "x"), ("MODIFIED", "x"), ("DELETED", "x")]
+
+
+def test_bookmarks_timeout_and_initial_events(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "watch-d")
+    add(admin, server, base, "a")
+    start = time.monotonic()
+    got = list(
+        events(
+            admin,
+            server.url + base,
+            timeoutSeconds="1",
+            allowWatchBookmarks="true",
+            resourceVersion="0",
+        )
+    )
+    assert time.monotonic() - start < 5
+    assert [e["type"] for e in got] == ["ADDED", "BOOKMARK"]
+    assert (
+        set(got[1]["object"]["metadata"]) == {"resourceVersion"}
+        and got[1]["object"]["kind"] == "ConfigMap"
+    )
+    got = list(
+        events(
+            admin,
+            server.url + base,
+            timeoutSeconds="1",
+            allowWatchBookmarks="true",
+            sendInitialEvents="true",
+            resourceVersionMatch="NotOlderThan",
+            resourceVersion="",
+        )
+    )
+    assert got[0]["type"] == "ADDED"
+    assert got[1]["type"] == "BOOKMARK"
+    assert got[1]["object"]["metadata"]["annotations"] == {"platform.io/initial-events-end": "true"}
+
+
+def test_watch_option_errors(server: Server, admin: requests.Session) -> None:
+    r = admin.get(
+        server.url + "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true"
+    )
+    assert r.status_code == 422
+    assert r.json()["message"] == (
+        'ListOptions.meta.platform.io "" is invalid: resourceVersionMatch: Forbidden: '
+        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+    )
+
+
+def test_too_old_resource_version_is_an_error_event(tmp_path: Path) -> None:
+    running = start_server(tmp_path / "data", "--etcd-compaction-interval", "1s")
+    try:
+        admin = session_for(running, cert=running.admin_cert)
+        base = make_namespace(admin, running, "stale")
+        first = add(admin, running, base, "a")
+        add(admin, running, base, "b")
+        time.sleep(2.5)
+        add(admin, running, base, "c")
+        got = list(
+            events(admin, running.url + base, resourceVersion=first["metadata"]["resourceVersion"])
+        )
+        assert len(got) == 1 and got[0]["type"] == "ERROR"
+        status = got[0]["object"]
+        assert status["code"] == 410 and status["reason"] == "Expired"
+        assert status["message"].startswith(
+            f"too old resource version: {first['metadata']['resourceVersion']} ("
+        )
+    finally:
+        running.stop()
+
+
+def test_legacy_watch_path_of_one_object(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "watch-e")
+    add(admin, server, base, "one")
+    add(admin, server, base, "two")
+    url = server.url + "/api/v1/watch/namespaces/watch-e/configmaps/two"
+    assert take(events(admin, url), 1) == [("ADDED", "two")]
+
+
+def test_python_client_watch(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "watch-f")
+    api = config.new_client_from_config(config_file=str(server.kubeconfig))
+    core = client.CoreV1Api(api)
+    w = watch.Watch()
+
+    def later() -> None:
+        time.sleep(0.3)
+        add(admin, server, base, "from-thread")
+
+    threading.Thread(target=later).start()
+    seen = []
+    for event in w.stream(core.list_namespaced_config_map, "watch-f", timeout_seconds=5):
+        seen.append((event["type"], event["object"].metadata.name))
+        if seen[-1] == ("ADDED", "from-thread"):
+            w.stop()
+    assert ("ADDED", "from-thread") in seen
+    api.close()
+
+
+def test_kubectl_get_watch(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "watch-g")
+    cmd = [
+        str(VENV_BIN / "kubectl"),
+        "--kubeconfig",
+        str(server.kubeconfig),
+        "get",
+        "cm",
+        "-n",
+        "watch-g",
+        "-w",
+        "--output-watch-events",
+        "--request-timeout=4s",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    add(admin, server, base, "kw")
+    admin.delete(server.url + base + "/kw")
+    out, _ = proc.communicate(timeout=15)
+    lines = [line.split()[:2] for line in out.splitlines()]
+    assert ["ADDED", "kw"] in lines and ["DELETED", "kw"] in lines
+
+
+def test_watch_sees_writes_of_another_process(fresh_server: Server) -> None:
+    other = start_server(fresh_server.data_dir)
+    try:
+        one = session_for(fresh_server, cert=fresh_server.admin_cert)
+        two = session_for(other, cert=other.admin_cert)
+        base = make_namespace(one, fresh_server, "cross")
+        stream = events(one, fresh_server.url + base, resourceVersion="1")
+        written: list[float] = []
+        received: list[float] = []
+
+        names: list[str] = []
+
+        def consume() -> None:
+            for event in take_iter(stream, 20):
+                received.append(time.monotonic())
+                names.append(event["object"]["metadata"]["name"])
+
+        reader = threading.Thread(target=consume)
+        reader.start()
+        for i in range(20):
+            written.append(time.monotonic())
+            add(two, other, base, f"x{i}")
+            time.sleep(0.02)
+        reader.join(timeout=10)
+        # Every write made through the other process arrives, in order (latency: benchmarks/).
+        assert len(received) == 20
+        assert names == [f"x{i}" for i in range(20)]
+    finally:
+        other.stop()
+
+
+def take_iter(stream: Iterator[dict[str, Any]], n: int) -> Iterator[dict[str, Any]]:
+    for i, event in enumerate(stream):
+        yield event
+        if i + 1 == n:
+            return

@@ -1,0 +1,171 @@
+"""WatchStream and WatchHub with fakes: transitions, back-pressure, cleanup."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import orjson
+from twisted.internet.task import Clock
+
+from platform_api.endpoints.list import ListParams
+from platform_api.endpoints.negotiation import Output
+from platform_api.endpoints.watch import MAX_QUEUED, WatchStream
+from platform_api.selectors import parse_field_selector, parse_label_selector
+from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event, Stored
+from platform_api.storage.watch import WatchHub
+
+
+class FakeRequest:
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.args: dict[bytes, list[bytes]] = {}
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+
+class FakeStorage:
+    def __init__(self) -> None:
+        self.revision = 0
+        self.log: list[Event] = []
+
+    def current_revision(self) -> int:
+        return self.revision
+
+    def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
+        return [e for e in self.log if e.revision > revision and e.key.startswith(prefix)]
+
+
+def stored(name: str, revision: int, labels: dict[str, str] | None = None) -> Stored:
+    obj = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "labels": labels or {},
+            "resourceVersion": str(revision),
+        },
+    }
+    return Stored(b"/core/configmaps/ns\x00" + name.encode(), revision, orjson.dumps(obj))
+
+
+def params(labels: str = "") -> ListParams:
+    return ListParams(
+        "",
+        "",
+        0,
+        "",
+        parse_label_selector(labels),
+        parse_field_selector(""),
+        None,
+        True,
+        False,
+        None,
+    )
+
+
+def make_stream(labels: str = "") -> tuple[WatchStream, FakeRequest, WatchHub]:
+    request = FakeRequest()
+    hub = WatchHub(FakeStorage(), Clock())  # type: ignore[arg-type]
+    store = SimpleNamespace(list_prefix=lambda ns: b"/core/configmaps/ns\x00")
+    rt = SimpleNamespace(group="", plural="configmaps", kind="ConfigMap", api_version="v1")
+    handlers = SimpleNamespace(hub=hub, reactor=Clock(), tables=None)
+    scope: Any = SimpleNamespace(
+        request=request, store=store, resource=rt, handlers=handlers, namespace="ns"
+    )
+    stream = WatchStream(scope, params(labels), Output("json"))
+    hub.subscribe(stream)
+    return stream, request, hub
+
+
+def types(request: FakeRequest) -> list[str]:
+    return [orjson.loads(line)["type"] for line in request.written]
+
+
+def test_selector_transitions_become_added_and_deleted() -> None:
+    _stream, request, hub = make_stream("tier=db")
+    web, db = {"tier": "web"}, {"tier": "db"}
+    hub.committed([Event(ADDED, 1, stored("x", 1).key, stored("x", 1, web))])
+    hub.committed([Event(MODIFIED, 2, stored("x", 2).key, stored("x", 2, db), stored("x", 1, web))])
+    hub.committed([Event(MODIFIED, 3, stored("x", 3).key, stored("x", 3, db), stored("x", 2, db))])
+    hub.committed([Event(MODIFIED, 4, stored("x", 4).key, stored("x", 4, web), stored("x", 3, db))])
+    assert types(request) == ["ADDED", "MODIFIED", "DELETED"]
+    deleted = orjson.loads(request.written[-1])["object"]
+    assert deleted["metadata"]["labels"] == db and deleted["metadata"]["resourceVersion"] == "4"
+
+
+def test_deleted_objects_are_stamped_with_the_deletion_revision() -> None:
+    _stream, request, hub = make_stream()
+    last = stored("x", 5)
+    hub.committed([Event(DELETED, 9, last.key, last, last)])
+    assert orjson.loads(request.written[0])["object"]["metadata"]["resourceVersion"] == "9"
+
+
+def test_events_are_encoded_once_for_every_watcher() -> None:
+    one, first, hub = make_stream()
+    two = WatchStream(one.scope, one.params, one.out)
+    second = FakeRequest()
+    two.scope = SimpleNamespace(**{**vars(one.scope), "request": second})
+    hub.subscribe(two)
+    event = Event(ADDED, 1, stored("x", 1).key, stored("x", 1))
+    hub.committed([event])
+    assert first.written[0] is second.written[0]  # the same bytes object, encoded once
+
+
+def test_slow_watcher_is_ended_not_buffered_forever() -> None:
+    stream, request, hub = make_stream()
+    stream.pauseProducing()
+    for revision in range(1, MAX_QUEUED + 3):
+        s = stored(f"o{revision}", revision)
+        hub.committed([Event(ADDED, revision, s.key, s)])
+    assert stream.done.called and not stream.queue
+    assert hub.subscriber_count() == 0
+    assert request.written == []
+
+
+def test_paused_watcher_catches_up_in_order_when_resumed() -> None:
+    stream, request, hub = make_stream()
+    stream.pauseProducing()
+    for revision in (1, 2, 3):
+        s = stored(f"o{revision}", revision)
+        hub.committed([Event(ADDED, revision, s.key, s)])
+    assert request.written == []
+    stream.resumeProducing()
+    names = [orjson.loads(line)["object"]["metadata"]["name"] for line in request.written]
+    assert names == ["o1", "o2", "o3"]
+
+
+def test_disconnect_unsubscribes_and_cancels_timers() -> None:
+    stream, _request, hub = make_stream()
+    stream.start(60)
+    assert hub.subscriber_count() == 1
+    stream.stopProducing()
+    assert hub.subscriber_count() == 0 and stream.done.called
+    assert all(not t.active() for t in stream._timers)
+
+
+def test_hub_fills_gaps_from_the_log_in_order() -> None:
+    storage = FakeStorage()
+    hub = WatchHub(storage, Clock())  # type: ignore[arg-type]
+    seen: list[int] = []
+    sub = SimpleNamespace(prefix=b"", deliver=lambda e: seen.append(e.revision))
+    hub.subscribe(sub)  # type: ignore[arg-type]
+    other = stored("from-other-process", 1)
+    storage.log.append(Event(ADDED, 1, other.key, other))
+    storage.revision = 2
+    mine = stored("mine", 2)
+    hub.committed([Event(ADDED, 2, mine.key, mine)])
+    hub.catch_up()
+    assert seen == [1, 2]
+
+
+def test_wait_for_revision() -> None:
+    storage = FakeStorage()
+    hub = WatchHub(storage, Clock())  # type: ignore[arg-type]
+    d = hub.wait_for(1)
+    assert not d.called
+    s = stored("x", 1)
+    hub.committed([Event(ADDED, 1, s.key, s)])
+    assert d.called
