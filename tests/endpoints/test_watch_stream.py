@@ -13,7 +13,7 @@ from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.watch import MAX_QUEUED, WatchStream
 from platform_api.selectors import parse_field_selector, parse_label_selector
 from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event, Stored
-from platform_api.storage.watch import WatchHub
+from platform_api.storage.watch import FLUSH_DELAY, WatchHub
 
 
 class FakeRequest:
@@ -80,6 +80,11 @@ def make_stream(labels: str = "") -> tuple[WatchStream, FakeRequest, WatchHub]:
     return stream, request, hub
 
 
+def publish(hub: WatchHub, events: list[Event]) -> None:
+    hub.committed(events)
+    hub.flush()  # rather than waiting out the hub's FLUSH_DELAY
+
+
 def types(request: FakeRequest) -> list[str]:
     return [orjson.loads(line)["type"] for line in request.written]
 
@@ -87,10 +92,10 @@ def types(request: FakeRequest) -> list[str]:
 def test_selector_transitions_become_added_and_deleted() -> None:
     _stream, request, hub = make_stream("tier=db")
     web, db = {"tier": "web"}, {"tier": "db"}
-    hub.committed([Event(ADDED, 1, stored("x", 1).key, stored("x", 1, web))])
-    hub.committed([Event(MODIFIED, 2, stored("x", 2).key, stored("x", 2, db), stored("x", 1, web))])
-    hub.committed([Event(MODIFIED, 3, stored("x", 3).key, stored("x", 3, db), stored("x", 2, db))])
-    hub.committed([Event(MODIFIED, 4, stored("x", 4).key, stored("x", 4, web), stored("x", 3, db))])
+    publish(hub, [Event(ADDED, 1, stored("x", 1).key, stored("x", 1, web))])
+    publish(hub, [Event(MODIFIED, 2, stored("x", 2).key, stored("x", 2, db), stored("x", 1, web))])
+    publish(hub, [Event(MODIFIED, 3, stored("x", 3).key, stored("x", 3, db), stored("x", 2, db))])
+    publish(hub, [Event(MODIFIED, 4, stored("x", 4).key, stored("x", 4, web), stored("x", 3, db))])
     assert types(request) == ["ADDED", "MODIFIED", "DELETED"]
     deleted = orjson.loads(request.written[-1])["object"]
     assert deleted["metadata"]["labels"] == db and deleted["metadata"]["resourceVersion"] == "4"
@@ -99,7 +104,7 @@ def test_selector_transitions_become_added_and_deleted() -> None:
 def test_deleted_objects_are_stamped_with_the_deletion_revision() -> None:
     _stream, request, hub = make_stream()
     last = stored("x", 5)
-    hub.committed([Event(DELETED, 9, last.key, last, last)])
+    publish(hub, [Event(DELETED, 9, last.key, last, last)])
     assert orjson.loads(request.written[0])["object"]["metadata"]["resourceVersion"] == "9"
 
 
@@ -110,7 +115,7 @@ def test_events_are_encoded_once_for_every_watcher() -> None:
     two.scope = SimpleNamespace(**{**vars(one.scope), "request": second})
     hub.subscribe(two)
     event = Event(ADDED, 1, stored("x", 1).key, stored("x", 1))
-    hub.committed([event])
+    publish(hub, [event])
     assert first.written[0] is second.written[0]  # the same bytes object, encoded once
 
 
@@ -119,10 +124,17 @@ def test_slow_watcher_is_ended_not_buffered_forever() -> None:
     stream.pauseProducing()
     for revision in range(1, MAX_QUEUED + 3):
         s = stored(f"o{revision}", revision)
-        hub.committed([Event(ADDED, revision, s.key, s)])
+        publish(hub, [Event(ADDED, revision, s.key, s)])
     assert stream.done.called and not stream.queue
     assert hub.subscriber_count() == 0
     assert request.written == []
+
+
+def test_a_batch_is_one_write() -> None:
+    _stream, request, hub = make_stream()
+    batch = [Event(ADDED, r, stored(f"o{r}", r).key, stored(f"o{r}", r)) for r in (1, 2, 3)]
+    publish(hub, batch)
+    assert len(request.written) == 1 and request.written[0].count(b"\n") == 3
 
 
 def test_paused_watcher_catches_up_in_order_when_resumed() -> None:
@@ -130,10 +142,11 @@ def test_paused_watcher_catches_up_in_order_when_resumed() -> None:
     stream.pauseProducing()
     for revision in (1, 2, 3):
         s = stored(f"o{revision}", revision)
-        hub.committed([Event(ADDED, revision, s.key, s)])
+        publish(hub, [Event(ADDED, revision, s.key, s)])
     assert request.written == []
     stream.resumeProducing()
-    names = [orjson.loads(line)["object"]["metadata"]["name"] for line in request.written]
+    lines = b"".join(request.written).splitlines()
+    names = [orjson.loads(line)["object"]["metadata"]["name"] for line in lines]
     assert names == ["o1", "o2", "o3"]
 
 
@@ -150,15 +163,27 @@ def test_hub_fills_gaps_from_the_log_in_order() -> None:
     storage = FakeStorage()
     hub = WatchHub(storage, Clock())  # type: ignore[arg-type]
     seen: list[int] = []
-    sub = SimpleNamespace(prefix=b"", deliver=lambda e: seen.append(e.revision))
+    sub = SimpleNamespace(
+        prefix=b"", deliver=lambda events: seen.extend(e.revision for e in events)
+    )
     hub.subscribe(sub)  # type: ignore[arg-type]
     other = stored("from-other-process", 1)
     storage.log.append(Event(ADDED, 1, other.key, other))
     storage.revision = 2
     mine = stored("mine", 2)
-    hub.committed([Event(ADDED, 2, mine.key, mine)])
+    publish(hub, [Event(ADDED, 2, mine.key, mine)])
     hub.catch_up()
     assert seen == [1, 2]
+
+
+def test_commits_are_delivered_in_rounds() -> None:
+    _stream, request, hub = make_stream()
+    clock = hub._reactor
+    for r in (1, 2):
+        hub.committed([Event(ADDED, r, stored(f"o{r}", r).key, stored(f"o{r}", r))])
+    assert request.written == []
+    clock.advance(FLUSH_DELAY)  # type: ignore[attr-defined]
+    assert len(request.written) == 1 and request.written[0].count(b"\n") == 2
 
 
 def test_wait_for_revision() -> None:
@@ -167,5 +192,5 @@ def test_wait_for_revision() -> None:
     d = hub.wait_for(1)
     assert not d.called
     s = stored("x", 1)
-    hub.committed([Event(ADDED, 1, s.key, s)])
+    publish(hub, [Event(ADDED, 1, s.key, s)])
     assert d.called
