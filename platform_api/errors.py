@@ -143,6 +143,13 @@ def invalid(kind: str, group: str, name: str, errors: list[FieldError]) -> Statu
     return StatusError(422, INVALID, msg, _details(name, group, kind, causes))
 
 
+def unprocessable() -> StatusError:
+    """kube's generic 422 (NewGenericServerResponse): a patch that cannot be applied."""
+    return StatusError(
+        422, INVALID, "the server rejected our request due to an error in our request", {}
+    )
+
+
 def bad_request(message: str) -> StatusError:
     return StatusError(400, BAD_REQUEST, message)
 

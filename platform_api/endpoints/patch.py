@@ -14,22 +14,38 @@ import orjson
 from platform_api import errors
 from platform_api.codec import BodyError, parse_json
 from platform_api.endpoints.body import strict_or_warn
-from platform_api.endpoints.negotiation import JSON_PATCH, MERGE_PATCH, input_type
+from platform_api.endpoints.negotiation import (
+    JSON_PATCH,
+    MERGE_PATCH,
+    STRATEGIC_MERGE_PATCH,
+    input_type,
+)
 from platform_api.endpoints.options import write_options
 from platform_api.endpoints.scope import Scope
-from platform_api.patch import json_patch
+from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
 from platform_api.scheme.decoding import DecodeError, Decoder
 from platform_api.validation import field
 
 Obj = dict[str, Any]
-PATCH_TYPES = [JSON_PATCH, MERGE_PATCH]
+PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH]
 
 
 def _patch_invalid(patched: Any, detail: str) -> errors.StatusError:
     """kube's answer when the patched document does not decode: an Invalid on ``patch``."""
     value = orjson.dumps(patched).decode()
     return errors.invalid("", "", "", [field.invalid("patch", value, detail)])
+
+
+def _strategic(existing: Obj, patch: Obj, schemas: Any, definition: str) -> Obj:
+    try:
+        return strategic.apply(existing, patch, schemas, definition)
+    except strategic.PatchError as e:
+        if e.kind == strategic.BAD_REQUEST:
+            raise errors.bad_request(str(e)) from None
+        if e.kind == strategic.INVALID:
+            raise errors.unprocessable() from None
+        raise errors.internal_error(e) from None
 
 
 async def handle(scope: Scope) -> bytes:
@@ -46,6 +62,11 @@ async def handle(scope: Scope) -> bytes:
     if patch_type == JSON_PATCH:
         operations = json_patch.decode(patch)
     elif not isinstance(patch, dict):
+        if patch_type == STRATEGIC_MERGE_PATCH:
+            kind = "array" if isinstance(patch, list) else "value"
+            raise errors.bad_request(
+                f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+            )
         raise errors.bad_request("Invalid JSON Patch")
     rt = scope.resource
     schemas = scope.handlers.scheme.schemas
@@ -53,10 +74,13 @@ async def handle(scope: Scope) -> bytes:
     def updated(existing: Obj | None) -> Obj:
         if existing is None:
             raise errors.not_found(rt.plural, rt.group, scope.name)
+        fresh = orjson.loads(orjson.dumps(patch))  # every attempt patches from a clean copy
         if patch_type == JSON_PATCH:
             patched = json_patch.apply(existing, operations)
+        elif patch_type == STRATEGIC_MERGE_PATCH:
+            patched = _strategic(existing, fresh, schemas, rt.definition)
         else:
-            patched = merge_patch(existing, orjson.loads(orjson.dumps(patch)))
+            patched = merge_patch(existing, fresh)
         if not isinstance(patched, dict):
             raise _patch_invalid(patched, "json: cannot unmarshal into Go value of type struct")
         try:

@@ -15,7 +15,6 @@ import jsonpointer
 from platform_api import errors
 
 MAX_OPERATIONS = 10000
-_APPLY_FAILED = "the server rejected our request due to an error in our request"
 
 
 def decode(patch: Any) -> list[dict[str, Any]]:
@@ -35,4 +34,4 @@ def apply(doc: dict[str, Any], operations: list[dict[str, Any]]) -> Any:
     try:
         return jsonpatch.JsonPatch(operations).apply(doc, in_place=True)
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError, KeyError):
-        raise errors.StatusError(422, errors.INVALID, _APPLY_FAILED, {}) from None
+        raise errors.unprocessable() from None

@@ -221,7 +221,10 @@ class Store:
                     admit(obj, None)
                 created = True
                 return obj
-            obj = updated(existing)
+            # Patches edit what they are given: they get their own copy, so that the
+            # old object stays intact for generation, status and immutability checks.
+            assert stored is not None
+            obj = updated(stored.copy())
             self._before_update(namespace, name, obj, existing, strategy)
             if admit is not None:
                 admit(obj, existing)

@@ -357,3 +357,22 @@ def test_discovery_documents(server: Server, admin: requests.Session) -> None:
         admin.get(server.url + "/apis", headers={"Accept": upstream}).json()["kind"]
         == "APIGroupList"
     )
+
+
+def test_patches_cannot_change_immutable_fields(server: Server, admin: requests.Session) -> None:
+    body = configmap("frozen", a="1")
+    body["immutable"] = True
+    created = admin.post(server.url + CM, json=body).json()
+    merge = {"Content-Type": "application/merge-patch+json"}
+    r = admin.patch(server.url + CM + "/frozen", data=b'{"data":{"a":"2"}}', headers=merge)
+    assert r.status_code == 422
+    assert (
+        r.json()["message"]
+        == 'ConfigMap "frozen" is invalid: data: Forbidden: field is immutable when `immutable` is set'
+    )
+    r = admin.patch(
+        server.url + CM + "/frozen", data=b'{"metadata":{"uid":"other"}}', headers=merge
+    )
+    assert r.status_code == 422
+    assert r.json()["details"]["causes"][0]["field"] == "metadata.uid"
+    assert admin.get(server.url + CM + "/frozen").json() == created

@@ -94,3 +94,85 @@ def test_server_side_field_validation(server: Server) -> None:
     result = server.kubectl("create", "-f", "-", stdin=manifest, check=False)
     assert result.returncode == 1
     assert 'strict decoding error: unknown field "bogus"' in result.stderr
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: main
+        image: nginx:1.0
+      - name: side
+        image: busybox:1.0
+"""
+
+
+def test_apply_updates_existing_objects_with_strategic_merge(server: Server) -> None:
+    server.kubectl("apply", "-f", "-", stdin=DEPLOYMENT)
+    changed = DEPLOYMENT.replace("nginx:1.0", "nginx:2.0").replace("replicas: 1", "replicas: 3")
+    changed = changed.replace("      - name: side\n        image: busybox:1.0\n", "")
+    assert (
+        "deployment.apps/web configured" in server.kubectl("apply", "-f", "-", stdin=changed).stdout
+    )
+    got = json.loads(server.kubectl("get", "deployment", "web", "-o", "json").stdout)
+    assert got["spec"]["replicas"] == 3
+    assert [(c["name"], c["image"]) for c in got["spec"]["template"]["spec"]["containers"]] == [
+        ("main", "nginx:2.0")
+    ]
+    assert got["metadata"]["generation"] == 2
+    cm = MANIFEST.replace("{mode}", "one").replace("web-config", "applied-cm")
+    server.kubectl("apply", "-f", "-", stdin=cm)
+    cm2 = cm.replace('mode: "one"', 'mode: "two"\n  extra: "x"').replace(
+        "{app: web}", "{app: web, tier: front}"
+    )
+    assert "configmap/applied-cm configured" in server.kubectl("apply", "-f", "-", stdin=cm2).stdout
+    applied = json.loads(server.kubectl("get", "cm", "applied-cm", "-o", "json").stdout)
+    assert applied["data"] == {"mode": "two", "extra": "x"}
+    assert applied["metadata"]["labels"] == {"app": "web", "tier": "front"}
+
+
+def test_patch_types(server: Server) -> None:
+    server.kubectl(
+        "apply", "-f", "-", stdin=DEPLOYMENT.replace("name: web\n", "name: patched\n", 1)
+    )
+    patch = '{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"busybox:2.0"}]}}}}'
+    server.kubectl("patch", "deployment", "patched", "--type=strategic", "-p", patch)
+    got = json.loads(server.kubectl("get", "deployment", "patched", "-o", "json").stdout)
+    images = {c["name"]: c["image"] for c in got["spec"]["template"]["spec"]["containers"]}
+    assert images == {"main": "nginx:1.0", "side": "busybox:2.0"}
+    server.kubectl(
+        "patch", "deployment", "patched", "--type=merge", "-p", '{"spec":{"replicas":5}}'
+    )
+    server.kubectl(
+        "patch",
+        "deployment",
+        "patched",
+        "--type=json",
+        "-p",
+        '[{"op":"replace","path":"/spec/replicas","value":4}]',
+    )
+    got = json.loads(server.kubectl("get", "deployment", "patched", "-o", "json").stdout)
+    assert got["spec"]["replicas"] == 4
+    bad = server.kubectl(
+        "patch",
+        "deployment",
+        "patched",
+        "--type=json",
+        "-p",
+        '[{"op":"test","path":"/spec/replicas","value":9}]',
+        check=False,
+    )
+    assert bad.returncode == 1
+    assert "the server rejected our request due to an error in our request" in bad.stderr
+    label = server.kubectl("label", "deployment", "patched", "team=blue")
+    assert "deployment.apps/patched labeled" in label.stdout

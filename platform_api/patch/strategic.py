@@ -1,0 +1,404 @@
+"""Strategic merge patch, as apimachinery's ``strategicpatch`` applies it on the server.
+
+The patch strategy (``merge``, ``replace``, ``retainKeys``) and merge key of each field
+come from the ``x-kubernetes-patch-*`` markers of the schemas.  Directives: ``$patch``
+(replace, delete, merge) in maps and list items, ``$retainKeys``,
+``$setElementOrder/<list>`` and ``$deleteFromPrimitiveList/<list>``.  Lists merged by
+key keep kube's element order: the patch's order for its items, the server's for the
+rest.  Server options as kube's: parallel lists merged, unmatched nulls ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api.scheme.schemas import Node, Schemas
+
+DIRECTIVE = "$patch"
+RETAIN_KEYS = "$retainKeys"
+SET_ORDER = "$setElementOrder/"
+DELETE_FROM_LIST = "$deleteFromPrimitiveList/"
+
+# Error classes, as kube's interpretStrategicMergePatchError sorts them.
+BAD_REQUEST, INVALID, INTERNAL = "BadRequest", "Invalid", "Internal"
+
+
+class PatchError(ValueError):
+    def __init__(self, message: str, kind: str = INTERNAL) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def _go(value: Any) -> str:
+    """Go's %v of a decoded JSON value (for error messages)."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go(v)}" for k, v in sorted(value.items())) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class Meta:
+    """Schema navigation for the patch: kube's LookupPatchMeta over OpenAPI nodes."""
+
+    def __init__(self, schemas: Schemas, node: Node | None) -> None:
+        self.schemas = schemas
+        self.node = self._resolve(node)
+
+    def _resolve(self, node: Node | None) -> Node:
+        if not node:
+            return {}
+        _, target = self.schemas.resolve(node)
+        return target
+
+    def _field(self, key: str) -> Node:
+        props = self.node.get("properties")
+        if props is not None:
+            return props.get(key) or {}
+        extra = self.node.get("additionalProperties")
+        return extra if isinstance(extra, dict) else {}
+
+    @staticmethod
+    def _strategies(field: Node) -> list[str]:
+        text = field.get("x-kubernetes-patch-strategy", "")
+        return [s for s in text.split(",") if s]
+
+    def for_struct(self, key: str) -> tuple[Meta, str]:
+        field = self._field(key)
+        return Meta(self.schemas, field), _main_strategy(self._strategies(field))
+
+    def for_slice(self, key: str) -> tuple[Meta, str, str]:
+        field = self._field(key)
+        _, target = self.schemas.resolve(field) if field else ("", {})
+        items = (target or field).get("items") or {}
+        strategy = _main_strategy(self._strategies(field))
+        return Meta(self.schemas, items), strategy, field.get("x-kubernetes-patch-merge-key", "")
+
+
+def _main_strategy(strategies: list[str]) -> str:
+    """The strategy other than ``retainKeys`` (extractRetainKeysPatchStrategy)."""
+    if len(strategies) > 2 or (len(strategies) == 2 and "retainKeys" not in strategies):
+        raise PatchError(f"unexpected patch strategy: {strategies}")
+    others = [s for s in strategies if s != "retainKeys"]
+    return others[0] if others else ""
+
+
+def apply(
+    original: dict[str, Any], patch: dict[str, Any], schemas: Schemas, definition: str
+) -> dict[str, Any]:
+    """Apply ``patch`` to ``original`` (both modified); the result is the patched object."""
+    meta = Meta(schemas, {"$ref": definition})
+    result = _merge_map(original, patch, meta)
+    return result if result is not None else {}
+
+
+def remove_directives(value: Any) -> tuple[Any, bool]:
+    """The value without directive markers; False when the value itself is a directive."""
+    if isinstance(value, dict):
+        if DIRECTIVE in value:
+            return None, False
+        for key in list(value):
+            cleaned, keep = remove_directives(value[key])
+            if keep:
+                value[key] = cleaned
+            else:
+                del value[key]
+        return value, True
+    if isinstance(value, list):
+        out = []
+        for item in value:
+            cleaned, keep = remove_directives(item)
+            if keep:
+                out.append(cleaned)
+        return out, True
+    return value, True
+
+
+def _merge_map(
+    original: dict[str, Any] | None, patch: dict[str, Any], meta: Meta
+) -> dict[str, Any] | None:
+    if DIRECTIVE in patch:
+        directive = patch[DIRECTIVE]
+        if directive == "replace":
+            del patch[DIRECTIVE]
+            return patch
+        if directive == "delete":
+            return {}
+        raise PatchError(f"unknown patch type: {_go(directive)} in map: {_go(patch)}")
+    if original is None:
+        original = {}
+    _retain_keys(original, patch)
+    _set_element_orders(original, patch, meta)
+    for raw_key in list(patch):
+        value = patch[raw_key]
+        delete_list = raw_key.startswith(DELETE_FROM_LIST)
+        key = raw_key[len(DELETE_FROM_LIST) :] if delete_list else raw_key
+        if value is None:
+            original.pop(key, None)
+            continue
+        if key not in original:
+            if not delete_list:
+                _set_cleaned(original, key, value)
+            continue
+        current = original[key]
+        if _kind(current) != _kind(value):
+            if not delete_list:
+                _set_cleaned(original, key, value)
+            continue
+        if isinstance(current, dict):
+            sub, strategy = meta.for_struct(key)
+            original[key] = value if strategy == "replace" else _merge_map(current, value, sub)
+        elif isinstance(current, list):
+            sub, strategy, merge_key = meta.for_slice(key)
+            if strategy == "merge" or delete_list:
+                original[key] = _merge_slice(current, value, sub, merge_key, delete_list)
+            else:
+                original[key] = value
+        else:
+            _set_cleaned(original, key, value)
+    return original
+
+
+def _set_cleaned(original: dict[str, Any], key: str, value: Any) -> None:
+    _discard_nulls(value)
+    cleaned, keep = remove_directives(value)
+    if keep:
+        original[key] = cleaned
+    else:
+        original.pop(key, None)
+
+
+def _discard_nulls(value: Any) -> None:
+    if isinstance(value, dict):
+        for key in [k for k, v in value.items() if v is None]:
+            del value[key]
+        for item in value.values():
+            _discard_nulls(item)
+    elif isinstance(value, list):
+        for item in value:
+            _discard_nulls(item)
+
+
+def _kind(value: Any) -> type:
+    if isinstance(value, bool):
+        return bool
+    if isinstance(value, int | float):
+        return float  # Go decodes every JSON number to float64
+    return type(value)
+
+
+def _retain_keys(original: dict[str, Any], patch: dict[str, Any]) -> None:
+    if RETAIN_KEYS not in patch:
+        return
+    keep = patch.pop(RETAIN_KEYS)
+    if not isinstance(keep, list):
+        raise PatchError("invalid patch format of retainKeys", BAD_REQUEST)
+    allowed = set(keep)
+    for key, value in patch.items():
+        if value is None or key.startswith((DELETE_FROM_LIST, SET_ORDER)):
+            continue
+        if key not in allowed:
+            raise PatchError("invalid patch format of retainKeys", BAD_REQUEST)
+    for key in [k for k in original if k not in allowed]:
+        del original[key]
+
+
+def _set_element_orders(original: dict[str, Any], patch: dict[str, Any], meta: Meta) -> None:
+    for directive in [k for k in patch if k.startswith(SET_ORDER)]:
+        order = patch.pop(directive)
+        if not isinstance(order, list):
+            raise PatchError("invalid patch format of setElementOrder list", BAD_REQUEST)
+        key = directive[len(SET_ORDER) :]
+        current, changes = original.get(key), patch.get(key)
+        if current is not None and not isinstance(current, list):
+            raise PatchError(f"expected a slice, but received a {_go_kind(current)}")
+        if changes is not None and not isinstance(changes, list):
+            raise PatchError(f"expected a slice, but received a {_go_kind(changes)}")
+        sub, strategy, merge_key = meta.for_slice(key)
+        if current is not None and changes is None:
+            merged = current
+        elif current is None and changes is not None:
+            merged, keep = remove_directives(changes)
+            if not keep:
+                continue
+        elif current is not None and changes is not None:
+            merged = (
+                _merge_slice(current, changes, sub, merge_key, False)
+                if strategy == "merge"
+                else changes
+            )
+        else:
+            continue
+        in_order, server_only = _partition(merged, order, merge_key)
+        kind_is_map = any(isinstance(v, dict) for v in [*(current or []), *(changes or [])])
+        original[key] = _normalize_order(
+            in_order, server_only, order, current or [], merge_key, kind_is_map
+        )
+        patch.pop(key, None)
+
+
+def _go_kind(value: Any) -> str:
+    return {dict: "map", list: "slice", str: "string", bool: "bool"}.get(type(value), "float64")
+
+
+def _element_kind(original: list[Any], patch: list[Any]) -> type | None:
+    kinds = {_kind(v) for v in [*original, *patch]}
+    if not kinds:
+        return None
+    if len(kinds) > 1:
+        raise PatchError("mismatched list element types")
+    kind = kinds.pop()
+    if kind is list:
+        raise PatchError("lists of lists are not supported", INVALID)
+    return kind
+
+
+def _merge_slice(
+    original: list[Any], patch: list[Any], meta: Meta, merge_key: str, delete_list: bool
+) -> list[Any]:
+    if not original and not patch:
+        return original
+    kind = _element_kind(original, patch)
+    is_map = kind is dict
+    if not is_map:
+        if delete_list:
+            return [v for v in original if v not in patch]
+        merged = _dedupe([*original, *patch])
+    else:
+        if not merge_key:
+            raise PatchError("cannot merge lists without merge key")
+        original, patch = _special_elements(original, patch, merge_key)
+        merged = _merge_by_key(original, patch, merge_key, meta)
+    in_patch, server_only = _partition(merged, patch, merge_key if is_map else "")
+    return _normalize_order(
+        in_patch, server_only, patch, original, merge_key if is_map else "", is_map
+    )
+
+
+def _dedupe(values: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for value in values:
+        if value not in out:
+            out.append(value)
+    return out
+
+
+def _find(items: list[Any], merge_key: str, value: Any) -> int:
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise PatchError(f"value for key {i} is not a map")
+        if merge_key in item and item[merge_key] == value:
+            return i
+    return -1
+
+
+def _special_elements(
+    original: list[Any], patch: list[Any], merge_key: str
+) -> tuple[list[Any], list[Any]]:
+    plain, replace = [], False
+    for item in patch:
+        directive = item.get(DIRECTIVE)
+        if directive is None:
+            plain.append(item)
+        elif directive == "delete":
+            if merge_key not in item:
+                raise PatchError(
+                    f"map: {_go(item)} does not contain declared merge key: {merge_key}"
+                )
+            original = [
+                o
+                for o in original
+                if not (isinstance(o, dict) and o.get(merge_key) == item[merge_key])
+            ]
+        elif directive == "replace":
+            replace = True
+        elif directive == "merge":
+            raise PatchError("merging lists cannot yet be specified in the patch")
+        else:
+            raise PatchError(f"unknown patch type: {_go(directive)} in map: {_go(item)}")
+    if replace:
+        return plain, []
+    return original, plain
+
+
+def _merge_by_key(original: list[Any], patch: list[Any], merge_key: str, meta: Meta) -> list[Any]:
+    original = list(original)
+    for item in patch:
+        if merge_key not in item:
+            raise PatchError(f"map: {_go(item)} does not contain declared merge key: {merge_key}")
+        at = _find(original, merge_key, item[merge_key])
+        if at >= 0:
+            original[at] = _merge_map(original[at], item, meta)
+        else:
+            original.append(item)
+    return original
+
+
+def _identity(item: Any, merge_key: str) -> Any:
+    return item.get(merge_key) if merge_key and isinstance(item, dict) else item
+
+
+def _partition(merged: list[Any], by: list[Any], merge_key: str) -> tuple[list[Any], list[Any]]:
+    wanted = [_identity(v, merge_key) for v in by]
+    in_by: list[Any] = []
+    others: list[Any] = []
+    for item in merged:
+        if merge_key and merge_key not in item:
+            raise PatchError(f"map: {_go(item)} does not contain declared merge key: {merge_key}")
+        (in_by if _identity(item, merge_key) in wanted else others).append(item)
+    return in_by, others
+
+
+def _normalize_order(
+    patch_items: list[Any],
+    server_only: list[Any],
+    patch_order: list[Any],
+    server_order: list[Any],
+    merge_key: str,
+    is_map: bool,
+) -> list[Any]:
+    """normalizeElementOrder: each part sorted by its order list, then merged by the server's."""
+    key = merge_key if is_map else ""
+
+    def position(order: list[Any], item: Any) -> int:
+        ident = _identity(item, key)
+        for i, candidate in enumerate(order):
+            if _identity(candidate, key) == ident:
+                return i
+        return -1
+
+    def sort(items: list[Any], order: list[Any]) -> list[Any]:
+        deletes = [
+            i for i in items if is_map and isinstance(i, dict) and i.get(DIRECTIVE) == "delete"
+        ]
+        rest = [
+            i
+            for i in items
+            if not (is_map and isinstance(i, dict) and i.get(DIRECTIVE) == "delete")
+        ]
+        rest.sort(key=lambda i: position(order, i))
+        return rest + deletes
+
+    left, right = sort(server_only, server_order), sort(patch_items, patch_order)
+    out: list[Any] = []
+    i = j = 0
+    while i < len(left) or j < len(right):
+        if j >= len(right):
+            out.append(left[i])
+            i += 1
+        elif i >= len(left):
+            out.append(right[j])
+            j += 1
+        else:
+            li, ri = position(server_order, left[i]), position(server_order, right[j])
+            if li >= 0 and ri >= 0 and li < ri:
+                out.append(left[i])
+                i += 1
+            else:
+                out.append(right[j])
+                j += 1
+    return out

@@ -1,0 +1,125 @@
+"""Strategic merge patch: strategies from the schema markers, every directive, element order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from platform_api.patch.strategic import BAD_REQUEST, INTERNAL, PatchError, apply
+from platform_api.scheme.catalog import builtin_scheme
+
+SCHEME = builtin_scheme()
+POD = SCHEME.lookup("", "v1", "pods").definition  # type: ignore[union-attr]
+DEPLOYMENT = SCHEME.lookup("apps", "v1", "deployments").definition  # type: ignore[union-attr]
+
+
+def smp(original: dict[str, Any], patch: dict[str, Any], definition: str = POD) -> dict[str, Any]:
+    return apply(original, patch, SCHEME.schemas, definition)
+
+
+def pod(*containers: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "p"}, "spec": {"containers": list(containers), **spec}}
+
+
+def test_maps_merge_and_nulls_delete() -> None:
+    original = {"metadata": {"name": "p", "labels": {"a": "1", "b": "2"}}}
+    result = smp(original, {"metadata": {"labels": {"b": None, "c": "3"}}})
+    assert result["metadata"]["labels"] == {"a": "1", "c": "3"}
+
+
+def test_containers_merge_by_name_keeping_order() -> None:
+    original = pod({"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"})
+    result = smp(
+        original,
+        {"spec": {"containers": [{"name": "b", "image": "b:2"}, {"name": "c", "image": "c:1"}]}},
+    )
+    assert result["spec"]["containers"] == [
+        {"name": "a", "image": "a:1"},
+        {"name": "b", "image": "b:2"},
+        {"name": "c", "image": "c:1"},
+    ]
+
+
+def test_lists_without_strategy_are_replaced() -> None:
+    original = pod({"name": "a", "args": ["x", "y"]})
+    result = smp(original, {"spec": {"containers": [{"name": "a", "args": ["z"]}]}})
+    assert result["spec"]["containers"][0]["args"] == ["z"]
+
+
+def test_delete_directive_in_a_list() -> None:
+    original = pod({"name": "a"}, {"name": "b"})
+    result = smp(original, {"spec": {"containers": [{"name": "a", "$patch": "delete"}]}})
+    assert result["spec"]["containers"] == [{"name": "b"}]
+
+
+def test_replace_directives() -> None:
+    original = pod({"name": "a", "image": "a:1"}, {"name": "b"})
+    replaced_list = smp(original, {"spec": {"containers": [{"name": "c"}, {"$patch": "replace"}]}})
+    assert replaced_list["spec"]["containers"] == [{"name": "c"}]
+    original = {"metadata": {"name": "p", "labels": {"a": "1"}}}
+    replaced_map = smp(original, {"metadata": {"labels": {"b": "2", "$patch": "replace"}}})
+    assert replaced_map["metadata"]["labels"] == {"b": "2"}
+    deleted_map = smp(
+        {"metadata": {"labels": {"a": "1"}}}, {"metadata": {"labels": {"$patch": "delete"}}}
+    )
+    assert deleted_map["metadata"]["labels"] == {}
+
+
+def test_primitive_list_with_merge_strategy_and_delete_from_it() -> None:
+    original = {"metadata": {"name": "p", "finalizers": ["a", "b"]}}
+    merged = smp(original, {"metadata": {"finalizers": ["c", "a"]}})
+    # kube's normalizeElementOrder: the patch's items in the patch's order lead.
+    assert merged["metadata"]["finalizers"] == ["c", "a", "b"]
+    removed = smp(merged, {"metadata": {"$deleteFromPrimitiveList/finalizers": ["b"]}})
+    assert removed["metadata"]["finalizers"] == ["c", "a"]
+
+
+def test_set_element_order() -> None:
+    original = pod({"name": "a"}, {"name": "b"}, {"name": "c"})
+    patch = {
+        "spec": {
+            "$setElementOrder/containers": [{"name": "c"}, {"name": "a"}, {"name": "b"}],
+            "containers": [{"name": "a", "image": "x"}],
+        }
+    }
+    result = smp(original, patch)
+    assert [c["name"] for c in result["spec"]["containers"]] == ["c", "a", "b"]
+    assert result["spec"]["containers"][1]["image"] == "x"
+
+
+def test_retain_keys() -> None:
+    original = {"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}}
+    patch = {"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}}
+    result = smp(original, patch, DEPLOYMENT)
+    assert result["spec"]["strategy"] == {"type": "Recreate"}
+    with pytest.raises(PatchError) as caught:
+        smp(
+            original,
+            {"spec": {"strategy": {"$retainKeys": ["type"], "rollingUpdate": {}}}},
+            DEPLOYMENT,
+        )
+    assert (
+        caught.value.kind == BAD_REQUEST
+        and str(caught.value) == "invalid patch format of retainKeys"
+    )
+
+
+def test_new_fields_lose_their_directives_and_nulls() -> None:
+    result = smp(
+        {"metadata": {"name": "p"}}, {"spec": {"containers": [{"name": "a", "image": None}]}}
+    )
+    assert result["spec"] == {"containers": [{"name": "a"}]}
+
+
+def test_missing_merge_key_is_an_error() -> None:
+    with pytest.raises(PatchError) as caught:
+        smp(pod({"name": "a"}), {"spec": {"containers": [{"image": "x"}]}})
+    assert caught.value.kind == INTERNAL
+    assert str(caught.value) == "map: map[image:x] does not contain declared merge key: name"
+
+
+def test_unknown_directive() -> None:
+    with pytest.raises(PatchError) as caught:
+        smp({"metadata": {}}, {"metadata": {"$patch": "explode"}})
+    assert str(caught.value).startswith("unknown patch type: explode in map:")
