@@ -13,6 +13,13 @@ import re
 from dataclasses import dataclass, field
 
 AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC", "Node", "Webhook")
+# kube-controller-manager's names for the controllers this server runs (and old aliases).
+CONTROLLERS = {
+    "namespace-controller": "namespace-controller",
+    "namespace": "namespace-controller",
+    "garbage-collector-controller": "garbage-collector-controller",
+    "garbagecollector": "garbage-collector-controller",
+}
 BUILT_MODES = ("AlwaysAllow", "AlwaysDeny")
 HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
 
@@ -112,6 +119,7 @@ class ServerConfig:
     history_window: float = 300.0
     # Paths left to anonymous requests when anonymous access is otherwise off (AlwaysAllow).
     anonymous_paths: tuple[str, ...] | None = None
+    controllers: frozenset[str] = frozenset(CONTROLLERS.values())
 
     @property
     def embedded_pki(self) -> bool:
@@ -188,6 +196,8 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         raise ConfigError("--request-timeout must be greater than 0")
     if given("service-cluster-ip-range") is not None:
         cfg.service_cluster_ip_range = _cidr(str(given("service-cluster-ip-range")))
+    if given("controllers") is not None:
+        cfg.controllers = _controllers(str(given("controllers")))
     if given("lmdb-map-size") is not None:
         cfg.lmdb_map_size = parse_size("lmdb-map-size", str(given("lmdb-map-size")))
     if cfg.anonymous_auth and "AlwaysAllow" in cfg.authorization_modes:
@@ -218,6 +228,21 @@ def _modes(text: str) -> list[str]:
                 f"server (available: {', '.join(BUILT_MODES)})"
             )
     return modes
+
+
+def _controllers(text: str) -> frozenset[str]:
+    """kube-controller-manager's syntax: ``*`` (all), ``name`` (on), ``-name`` (off)."""
+    on: set[str] = set()
+    off: set[str] = set()
+    for item in (i.strip() for i in text.split(",") if i.strip()):
+        if item == "*":
+            on |= set(CONTROLLERS.values())
+            continue
+        name = item.lstrip("-")
+        if name not in CONTROLLERS:
+            raise ConfigError(f'--controllers: "{name}" is not in the list of known controllers')
+        (off if item.startswith("-") else on).add(CONTROLLERS[name])
+    return frozenset(on - off)
 
 
 def _cidr(text: str) -> str:

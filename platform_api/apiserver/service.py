@@ -45,6 +45,9 @@ from platform_api.authorization.union import (
     AuthorizerUnion,
     PrivilegedGroups,
 )
+from platform_api.controllers.base import Controller
+from platform_api.controllers.gc import GarbageCollector
+from platform_api.controllers.namespace import NamespaceController
 from platform_api.endpoints.scope import Handlers
 from platform_api.endpoints.tables import TableConvertor
 from platform_api.registry.store import Store
@@ -99,6 +102,7 @@ class APIServerService(Service):
         self.bootstrapped = False
         self.shutting_down = False
         self._loops: list[LoopingCall] = []
+        self.controllers: list[Controller] = []
 
     # -- assembly ----------------------------------------------------------------------
 
@@ -280,6 +284,18 @@ class APIServerService(Service):
                     return
         self.bootstrapped = True
         log.info("Ready: {seconds:.2f}s after start", seconds=time.monotonic() - self.started_at)
+        self._start_controllers()
+
+    def _start_controllers(self) -> None:
+        stores = list(self.stores.values())
+        namespaces = self.stores[("", "v1", "namespaces")]
+        wanted = self.config.controllers
+        if "namespace-controller" in wanted:
+            self.controllers.append(NamespaceController(namespaces, stores, self.hub, self.reactor))
+        if "garbage-collector-controller" in wanted:
+            self.controllers.append(GarbageCollector(stores, self.hub, self.reactor))
+        for controller in self.controllers:
+            controller.start()
 
     async def _stop(self) -> None:
         self.shutting_down = True
@@ -295,6 +311,8 @@ class APIServerService(Service):
         for loop in self._loops:
             if loop.running:
                 loop.stop()
+        for controller in self.controllers:
+            controller.stop()
         self.hub.stop()
         self.pool.stop()
         self.env.close()

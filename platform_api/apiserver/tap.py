@@ -73,6 +73,12 @@ FLAGS: list[tuple[str, str, str]] = [
         "CIDR range from which Service cluster IPs are assigned.",
     ),
     ("etcd-compaction-interval", "5m0s", "How long change history is kept for watches and lists."),
+    (
+        "controllers",
+        "*",
+        "Controllers to run in the server: '*' all, 'foo' on, '-foo' off (namespace-controller, "
+        "garbage-collector-controller).",
+    ),
 ]
 BOOL_FLAGS = ("anonymous-auth",)
 

@@ -119,6 +119,8 @@ async def handle(scope: Scope) -> bytes:
         preconditions=options.preconditions,
         dry_run=options.dry_run,
         admit=admit,
+        propagation=options.propagation,
+        orphan=options.orphan_dependents,
     )
     if not deleted:
         # Finalizers keep it: kube answers the terminating object, 202 only for the
@@ -142,7 +144,12 @@ async def handle_collection(scope: Scope) -> bytes:
         meta = item.object["metadata"]
         try:
             stored, _ = await scope.store.delete(
-                meta.get("namespace", ""), meta["name"], dry_run=options.dry_run, admit=admit
+                meta.get("namespace", ""),
+                meta["name"],
+                dry_run=options.dry_run,
+                admit=admit,
+                propagation=options.propagation,
+                orphan=options.orphan_dependents,
             )
         except errors.StatusError as e:
             if e.code == 404:

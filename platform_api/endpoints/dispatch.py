@@ -67,9 +67,9 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
         route = _ITEM[method]
     elif depth == 3:
         sub = rt.subresource(info.subresource)
-        if sub is None or sub.name != "status":
+        if sub is None or sub.name not in ("status", "finalize"):
             raise errors.path_not_found()
-        if method not in _STATUS:
+        if method not in _STATUS or (sub.name == "finalize" and method != b"PUT"):
             raise errors.method_not_allowed()
         return _STATUS[method][1]
     else:

@@ -29,6 +29,8 @@ BOOKMARK_INTERVAL = 60.0
 # Events queued for a client that is not reading before its stream is ended.
 MAX_QUEUED = 10000
 INITIAL_EVENTS_END = "platform.io/initial-events-end"
+# Stock client-go waits for the upstream key before it reports an informer synced.
+UPSTREAM_INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 REPLAY_SLICE = 500  # events per write when replaying the change log
 
 
@@ -90,7 +92,7 @@ class WatchStream:
         rt = self.scope.resource
         meta: dict[str, Any] = {"resourceVersion": str(revision)}
         if initial_end:
-            meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+            meta["annotations"] = {INITIAL_EVENTS_END: "true", UPSTREAM_INITIAL_EVENTS_END: "true"}
         obj = {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
         return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +18,14 @@ import orjson
 
 from platform_api import errors
 from platform_api.errors import StatusError
-from platform_api.registry.strategy import Obj, StatusStrategy, Strategy, strategy_for
+from platform_api.registry.deletion import deletion_finalizers
+from platform_api.registry.strategy import (
+    FinalizeStrategy,
+    Obj,
+    StatusStrategy,
+    Strategy,
+    strategy_for,
+)
 from platform_api.scheme.decoding import format_time
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import (
@@ -72,7 +79,10 @@ class Store:
         self.resource = resource
         self.storage = storage
         self.strategy = strategy or strategy_for(resource)
-        self.status_strategy = StatusStrategy(self.strategy)
+        self.subresource_strategies: dict[str, Strategy] = {
+            "status": StatusStrategy(self.strategy),
+            "finalize": FinalizeStrategy(self.strategy),
+        }
         self.prefix = prefix or resource_prefix(resource)
         self.clock = clock
 
@@ -204,7 +214,7 @@ class Store:
         force_allow_create: bool = False,
     ) -> tuple[Stored, bool]:
         """Returns the new state and whether it was created."""
-        strategy: Strategy = self.status_strategy if subresource == "status" else self.strategy
+        strategy = self.subresource_strategies[subresource] if subresource else self.strategy
         key = self.key(namespace, name)
         created = False
 
@@ -322,6 +332,8 @@ class Store:
         preconditions: Preconditions | None = None,
         dry_run: bool = False,
         admit: Admit | None = None,
+        propagation: str | None = None,
+        orphan: bool | None = None,
     ) -> tuple[Stored, bool]:
         """Returns the last (or now terminating) state and whether it is gone."""
         key = self.key(namespace, name)
@@ -332,8 +344,9 @@ class Store:
                 raise errors.conflict(self.resource.plural, self.resource.group, name, why)
         if admit is not None:
             admit(current.object, current.object)
-        if self._has_pending_finalizers(current.object):
-            return await self._mark_deleting(key, name, current, dry_run), False
+        finalizers = deletion_finalizers(current.object, propagation, orphan)
+        if finalizers or self._has_pending_finalizers(current.object):
+            return await self._mark_deleting(key, name, current, dry_run, finalizers), False
         if dry_run:
             return current, True
         try:
@@ -350,15 +363,22 @@ class Store:
             return bool(obj.get("spec", {}).get("finalizers"))
         return False
 
-    async def _mark_deleting(self, key: bytes, name: str, current: Stored, dry_run: bool) -> Stored:
+    async def _mark_deleting(
+        self, key: bytes, name: str, current: Stored, dry_run: bool, finalizers: Sequence[str]
+    ) -> Stored:
         """First phase of a deletion: stamp ``deletionTimestamp``; finalizers do the rest."""
-        if current.object["metadata"].get("deletionTimestamp"):
+        meta = current.object["metadata"]
+        if meta.get("deletionTimestamp") and (meta.get("finalizers") or []) == list(finalizers):
             return current
 
         def mark(existing: Obj | None, _stored: Stored | None) -> Obj:
             if existing is None:
                 raise errors.not_found(self.resource.plural, self.resource.group, name)
             meta = existing["metadata"]
+            if finalizers:
+                meta["finalizers"] = list(finalizers)
+            else:
+                meta.pop("finalizers", None)
             if not meta.get("deletionTimestamp"):
                 meta["deletionTimestamp"] = self.now()
                 meta["deletionGracePeriodSeconds"] = 0

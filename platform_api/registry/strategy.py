@@ -131,6 +131,22 @@ class StatusStrategy:
         self.main.canonicalize(obj)
 
 
+class FinalizeStrategy(StatusStrategy):
+    """Writes through a namespace's ``/finalize``: only ``spec.finalizers`` changes."""
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        finalizers = (new.get("spec") or {}).get("finalizers")
+        metadata = new["metadata"]
+        new.clear()
+        new.update(copy.deepcopy(old))
+        new["metadata"]["resourceVersion"] = metadata.get("resourceVersion")
+        spec = new.setdefault("spec", {})
+        if finalizers:
+            spec["finalizers"] = finalizers
+        else:
+            spec.pop("finalizers", None)
+
+
 StrategyFactory = Callable[[ResourceType], Strategy]
 _STRATEGIES: dict[tuple[str, str], StrategyFactory] = {}
 

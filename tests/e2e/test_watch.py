@@ -124,7 +124,10 @@ def test_bookmarks_timeout_and_initial_events(server: Server, admin: requests.Se
     )
     assert got[0]["type"] == "ADDED"
     assert got[1]["type"] == "BOOKMARK"
-    assert got[1]["object"]["metadata"]["annotations"] == {"platform.io/initial-events-end": "true"}
+    assert got[1]["object"]["metadata"]["annotations"] == {
+        "platform.io/initial-events-end": "true",
+        "k8s.io/initial-events-end": "true",  # what stock client-go waits for
+    }
 
 
 def test_watch_option_errors(server: Server, admin: requests.Session) -> None:

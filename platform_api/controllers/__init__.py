@@ -1,0 +1,1 @@
+"""Controllers that run inside the server: namespace lifecycle and garbage collection."""

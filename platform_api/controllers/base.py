@@ -1,0 +1,94 @@
+"""What every controller shares: a keyed work queue fed by the watch hub, with retries.
+
+Each key is handled by one ``sync`` at a time; a key queued again while it is being
+handled runs once more afterwards, and a sync asking for a retry is re-run later.
+Controllers see the cluster through the registry stores (the same operations as the
+REST API, with the server's own identity) and changes through the watch hub.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from twisted.internet.defer import ensureDeferred
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+
+from platform_api.storage.interface import Event
+from platform_api.storage.watch import WatchHub
+
+log = Logger()
+
+
+class Controller:
+    """A work queue of keys; subclasses implement ``observe`` and ``sync``."""
+
+    name = "controller"
+    prefix = b"/"
+
+    def __init__(self, hub: WatchHub, reactor: IReactorTime) -> None:
+        self.hub = hub
+        self.reactor = reactor
+        self._busy: set[Hashable] = set()
+        self._again: set[Hashable] = set()
+        self._scheduled: set[Hashable] = set()
+        self.running = False
+
+    def start(self) -> None:
+        self.running = True
+        self.hub.subscribe(self)
+        self.resync()
+
+    def stop(self) -> None:
+        self.running = False
+        self.hub.unsubscribe(self)
+
+    def resync(self) -> None:
+        """Queue whatever needs work in the current state (at start)."""
+
+    def deliver(self, events: list[Event]) -> None:
+        for event in events:
+            try:
+                self.observe(event)
+            except Exception:
+                log.failure("{name} observing an event", name=self.name)
+
+    def observe(self, event: Event) -> None:
+        raise NotImplementedError
+
+    def enqueue(self, key: Hashable, delay: float = 0.0) -> None:
+        if not self.running:
+            return
+        if key in self._busy:
+            self._again.add(key)
+            return
+        if key in self._scheduled:
+            return
+        self._scheduled.add(key)
+        self.reactor.callLater(delay, self._run, key)
+
+    def _run(self, key: Hashable) -> None:
+        self._scheduled.discard(key)
+        if key in self._busy or not self.running:
+            return
+        self._busy.add(key)
+        d = ensureDeferred(self.sync(key))
+        d.addCallback(self._done, key)
+        d.addErrback(self._failed, key)
+
+    def _done(self, retry: float | None, key: Hashable) -> None:
+        self._busy.discard(key)
+        if key in self._again:
+            self._again.discard(key)
+            self.enqueue(key)
+        elif retry is not None:
+            self.enqueue(key, retry)
+
+    def _failed(self, failure: Any, key: Hashable) -> None:
+        log.failure("{name} syncing {key}", failure, name=self.name, key=key)
+        self._done(1.0, key)
+
+    async def sync(self, key: Any) -> float | None:
+        """Bring ``key`` closer to its desired state; a number asks for a retry after it."""
+        raise NotImplementedError

@@ -1,0 +1,88 @@
+"""The namespace controller: empties a terminating namespace, then lets it go.
+
+As kube's namespaced-resources deleter: every namespaced object in the namespace is
+deleted (finalizers honoured, so it may take several rounds), then the ``kubernetes``
+finalizer is removed through ``/finalize`` and the namespace itself deleted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api import errors
+from platform_api.controllers.base import Controller
+from platform_api.registry.core import KUBERNETES_FINALIZER
+from platform_api.registry.store import Store
+from platform_api.storage.interface import Event, ListOptions
+
+RETRY = 1.0  # seconds until a namespace whose content is still going is looked at again
+
+
+class NamespaceController(Controller):
+    name = "namespace-controller"
+
+    def __init__(self, namespaces: Store, stores: list[Store], *args: Any) -> None:
+        super().__init__(*args)
+        self.namespaces = namespaces
+        self.prefix = namespaces.prefix
+        self.stores = [s for s in stores if s.resource.namespaced]
+
+    def resync(self) -> None:
+        for stored in self.namespaces.list("", ListOptions()).items:
+            if stored.object["metadata"].get("deletionTimestamp"):
+                self.enqueue(stored.object["metadata"]["name"])
+
+    def observe(self, event: Event) -> None:
+        if event.stored is not None and event.type != "DELETED":
+            meta = event.stored.object["metadata"]
+            if meta.get("deletionTimestamp"):
+                self.enqueue(meta["name"])
+
+    async def sync(self, name: str) -> float | None:
+        try:
+            namespace = self.namespaces.get("", name).object
+        except errors.StatusError:
+            return None  # already gone
+        if not namespace["metadata"].get("deletionTimestamp"):
+            return None
+        if KUBERNETES_FINALIZER in (namespace.get("spec", {}).get("finalizers") or []):
+            if await self._delete_content(name):
+                return RETRY
+            await self._finalize(name)
+        try:
+            await self.namespaces.delete("", name)
+        except errors.StatusError as e:
+            if e.code != 404:
+                raise
+        return None
+
+    async def _delete_content(self, namespace: str) -> int:
+        """Delete what is left; returns how many objects are still there."""
+        remaining = 0
+        for store in self.stores:
+            for stored in store.list(namespace, ListOptions()).items:
+                remaining += 1
+                if stored.object["metadata"].get("deletionTimestamp"):
+                    continue
+                try:
+                    await store.delete(namespace, stored.object["metadata"]["name"])
+                except errors.StatusError as e:
+                    if e.code != 404:
+                        raise
+        if remaining:
+            # One more look: what had no finalizers is gone already.
+            remaining = sum(
+                store.storage.count(store.list_prefix(namespace)) for store in self.stores
+            )
+        return remaining
+
+    async def _finalize(self, name: str) -> None:
+        def drop_finalizer(existing: dict[str, Any] | None) -> dict[str, Any]:
+            assert existing is not None
+            spec = existing.setdefault("spec", {})
+            spec["finalizers"] = [
+                f for f in spec.get("finalizers") or [] if f != KUBERNETES_FINALIZER
+            ]
+            return existing
+
+        await self.namespaces.update("", name, drop_finalizer, subresource="finalize")

@@ -1,0 +1,171 @@
+"""Deletion: finalizers, propagation policies and the garbage collector, namespace deletion."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import requests
+
+from tests.e2e.conftest import Server
+from tests.e2e.test_list import make_namespace
+
+MERGE = {"Content-Type": "application/merge-patch+json"}
+
+
+def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not reached")
+
+
+def cm(
+    name: str, owner: dict | None = None, finalizers: list[str] | None = None, block: bool = False
+) -> dict:
+    meta: dict = {"name": name}
+    if owner is not None:
+        ref = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": owner["metadata"]["name"],
+            "uid": owner["metadata"]["uid"],
+        }
+        if block:
+            ref["blockOwnerDeletion"] = True
+        meta["ownerReferences"] = [ref]
+    if finalizers:
+        meta["finalizers"] = finalizers
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}
+
+
+def gone(session: requests.Session, url: str) -> Callable[[], bool]:
+    return lambda: session.get(url).status_code == 404
+
+
+def test_finalizers_keep_an_object_until_removed(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "fin")
+    admin.post(server.url + base, json=cm("held", finalizers=["example.com/hold"]))
+    r = admin.delete(server.url + base + "/held")
+    assert r.status_code == 200
+    terminating = r.json()
+    assert (
+        terminating["metadata"]["deletionTimestamp"]
+        and terminating["metadata"]["deletionGracePeriodSeconds"] == 0
+    )
+    again = admin.delete(server.url + base + "/held")
+    assert (
+        again.status_code == 200
+        and again.json()["metadata"]["resourceVersion"]
+        == terminating["metadata"]["resourceVersion"]
+    )
+    r = admin.patch(
+        server.url + base + "/held",
+        data=b'{"metadata":{"finalizers":["example.com/new"]}}',
+        headers=MERGE,
+    )
+    assert (
+        r.status_code == 422
+        and "no new finalizers can be added if the object is being deleted" in r.json()["message"]
+    )
+    admin.patch(
+        server.url + base + "/held", data=b'{"metadata":{"finalizers":null}}', headers=MERGE
+    )
+    assert admin.get(server.url + base + "/held").status_code == 404
+
+
+def test_delete_preconditions(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "pre")
+    created = admin.post(server.url + base, json=cm("p")).json()
+    body = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "not-it"}}
+    r = admin.delete(server.url + base + "/p", json=body)
+    assert r.status_code == 409
+    assert r.json()["message"] == (
+        'Operation cannot be fulfilled on configmaps "p": Precondition failed: UID in precondition: '
+        f"not-it, UID in object meta: {created['metadata']['uid']}"
+    )
+    r = admin.delete(server.url + base + "/p", json={"propagationPolicy": "Sideways"})
+    assert r.status_code == 422
+    assert r.json()["message"] == (
+        'DeleteOptions.meta.platform.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": '
+        'supported values: "Foreground", "Background", "Orphan", "nil"'
+    )
+    assert admin.delete(server.url + base + "/p?dryRun=All").status_code == 200
+    assert admin.get(server.url + base + "/p").status_code == 200
+
+
+def test_background_deletion_collects_dependents(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "gc-bg")
+    owner = admin.post(server.url + base, json=cm("owner")).json()
+    admin.post(server.url + base, json=cm("child", owner))
+    assert admin.delete(server.url + base + "/owner").status_code == 200
+    eventually(gone(admin, server.url + base + "/child"))
+
+
+def test_orphan_deletion_keeps_dependents(server: Server, admin: requests.Session) -> None:
+    base = make_namespace(admin, server, "gc-orphan")
+    owner = admin.post(server.url + base, json=cm("owner")).json()
+    admin.post(server.url + base, json=cm("child", owner))
+    r = admin.delete(server.url + base + "/owner", json={"propagationPolicy": "Orphan"})
+    assert r.status_code == 200 and r.json()["metadata"]["finalizers"] == ["orphan"]
+    eventually(gone(admin, server.url + base + "/owner"))
+    child = admin.get(server.url + base + "/child").json()
+    assert "ownerReferences" not in child["metadata"]
+
+
+def test_foreground_deletion_waits_for_blocking_dependents(
+    server: Server, admin: requests.Session
+) -> None:
+    base = make_namespace(admin, server, "gc-fg")
+    owner = admin.post(server.url + base, json=cm("owner")).json()
+    admin.post(
+        server.url + base, json=cm("child", owner, finalizers=["example.com/hold"], block=True)
+    )
+    r = admin.delete(server.url + base + "/owner", json={"propagationPolicy": "Foreground"})
+    assert r.json()["metadata"]["finalizers"] == ["foregroundDeletion"]
+    eventually(
+        lambda: bool(
+            admin.get(server.url + base + "/child").json()["metadata"].get("deletionTimestamp")
+        )
+    )
+    time.sleep(0.3)
+    assert admin.get(server.url + base + "/owner").status_code == 200  # blocked by the child
+    admin.patch(
+        server.url + base + "/child", data=b'{"metadata":{"finalizers":null}}', headers=MERGE
+    )
+    eventually(gone(admin, server.url + base + "/owner"))
+
+
+def test_namespace_deletion_empties_it_then_removes_it(
+    server: Server, admin: requests.Session
+) -> None:
+    base = make_namespace(admin, server, "doomed")
+    admin.post(server.url + base, json=cm("a"))
+    admin.post(server.url + base, json=cm("b", finalizers=["example.com/hold"]))
+    r = admin.delete(server.url + "/api/v1/namespaces/doomed")
+    assert r.status_code == 200 and r.json()["status"]["phase"] == "Terminating"
+    r = admin.post(server.url + base, json=cm("late"))
+    assert r.status_code == 403
+    assert (
+        r.json()["message"]
+        == 'configmaps "late" is forbidden: unable to create new content in namespace doomed because it is being terminated'
+    )
+    assert r.json()["details"]["causes"] == [
+        {
+            "reason": "NamespaceTerminating",
+            "message": "namespace doomed is being terminated",
+            "field": "metadata.namespace",
+        }
+    ]
+    eventually(gone(admin, server.url + base + "/a"))
+    assert admin.get(server.url + "/api/v1/namespaces/doomed").status_code == 200  # b holds it
+    admin.patch(server.url + base + "/b", data=b'{"metadata":{"finalizers":null}}', headers=MERGE)
+    eventually(gone(admin, server.url + "/api/v1/namespaces/doomed"))
+
+
+def test_kubectl_delete_namespace(server: Server, admin: requests.Session) -> None:
+    make_namespace(admin, server, "kdel")
+    out = server.kubectl("delete", "namespace", "kdel", "--timeout=20s")
+    assert 'namespace "kdel" deleted' in out.stdout
