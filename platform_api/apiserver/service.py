@@ -20,6 +20,7 @@ from twisted.web.server import Request, Site
 
 from platform_api import errors
 from platform_api.admission.chain import AdmissionChain
+from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.lifecycle import NamespaceLifecycle
 from platform_api.apiserver import pki
 from platform_api.apiserver.config import ServerConfig
@@ -197,7 +198,16 @@ class APIServerService(Service):
             scheme=scheme,
             storage=self.storage,
             stores=self.stores,
-            admission=AdmissionChain([NamespaceLifecycle(self.storage, namespaces.prefix)]),
+            admission=AdmissionChain(
+                [
+                    NamespaceLifecycle(self.storage, namespaces.prefix),
+                    ClusterIPAllocation(
+                        self.storage,
+                        self.stores[("", "v1", "services")].prefix,
+                        cfg.service_cluster_ip_range,
+                    ),
+                ]
+            ),
             tables=TableConvertor(scheme.schemas),
             hub=self.hub,
             reactor=self.reactor,

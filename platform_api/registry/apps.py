@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from platform_api.registry.strategy import GenericStrategy, register
+from platform_api.registry.podspec import selector_matches, validate_pod_spec
+from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.validation import field
+from platform_api.validation.field import FieldError
 
 
 class WorkloadStrategy(GenericStrategy):
@@ -11,11 +14,42 @@ class WorkloadStrategy(GenericStrategy):
     tracks_generation = True
 
 
+class PodTemplateStrategy(WorkloadStrategy):
+    """apps/v1 workloads: a required, immutable selector that matches the template."""
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        errs = super().validate(obj)
+        spec = obj.get("spec") or {}
+        template = spec.get("template") or {}
+        selector = spec.get("selector")
+        if not selector:
+            errs.append(field.required("spec.selector"))
+        else:
+            labels = (template.get("metadata") or {}).get("labels") or {}
+            if not selector_matches(selector, labels):
+                errs.append(
+                    field.invalid(
+                        "spec.template.metadata.labels",
+                        labels,
+                        "`selector` does not match template `labels`",
+                    )
+                )
+        return errs + validate_pod_spec(template.get("spec") or {}, "spec.template.spec")
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = super().validate_update(new, old)
+        # The spec rules of a create hold for every update too (metadata has its own).
+        errs += [e for e in self.validate(new) if not e.field.startswith("metadata.")]
+        selector = (new.get("spec") or {}).get("selector")
+        if selector != (old.get("spec") or {}).get("selector"):
+            errs.append(field.invalid("spec.selector", selector, "field is immutable"))
+        return errs
+
+
+for _kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
+    register("apps", _kind)(PodTemplateStrategy)
+
 for _group, _kind in (
-    ("apps", "Deployment"),
-    ("apps", "ReplicaSet"),
-    ("apps", "StatefulSet"),
-    ("apps", "DaemonSet"),
     ("batch", "Job"),
     ("batch", "CronJob"),
     ("autoscaling", "HorizontalPodAutoscaler"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 
+from platform_api.registry.podspec import validate_pod_spec
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
@@ -93,6 +94,9 @@ class PodStrategy(GenericStrategy):
     returns_deleted_object = True
     tracks_generation = True
     initial_status = {"phase": "Pending", "qosClass": "BestEffort"}
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_pod_spec(obj.get("spec") or {}, "spec")
 
 
 @register("", "Service")

@@ -18,6 +18,7 @@ import orjson
 
 from platform_api import errors
 from platform_api.errors import StatusError
+from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.deletion import deletion_finalizers
 from platform_api.registry.strategy import (
     FinalizeStrategy,
@@ -154,6 +155,7 @@ class Store:
             meta.pop("namespace", None)
         if meta.get("generateName") and not meta.get("name"):
             meta["name"] = generate_name(meta["generateName"])
+        apply_defaults(rt.group, rt.kind, obj)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = self.now()
         for system in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
@@ -295,6 +297,8 @@ class Store:
             meta["resourceVersion"] = old_meta["resourceVersion"]
         elif version != old_meta["resourceVersion"]:
             raise errors.conflict(self.resource.plural, self.resource.group, name)
+        if strategy is self.strategy:
+            apply_defaults(self.resource.group, self.resource.kind, obj)
         if "generation" in old_meta:
             meta["generation"] = old_meta["generation"]
         else:

@@ -19,7 +19,7 @@ data:
 
 def test_get_namespaces(server: Server) -> None:
     out = server.kubectl("get", "namespaces").stdout.splitlines()
-    assert out[0].split() == ["NAME", "CREATED", "AT"]
+    assert out[0].split() == ["NAME", "STATUS", "AGE"]
     assert {line.split()[0] for line in out[1:]} >= {
         "default",
         "platform-system",

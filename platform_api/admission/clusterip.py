@@ -1,0 +1,99 @@
+"""Service cluster IPs from ``--service-cluster-ip-range`` (kube's service IP allocator).
+
+Free addresses are found from the Services that exist; addresses handed out recently
+are remembered for a while (longer than any create takes to commit) so that concurrent
+creates never get the same one. The first address of the range is the ``kubernetes``
+service's, as in kube, and skipped.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from typing import Any
+
+from platform_api import errors
+from platform_api.admission.chain import Attributes
+from platform_api.storage.interface import ListOptions, Storage
+from platform_api.validation import field
+
+ALLOCATED = "provided IP is already allocated"
+HOLD = 30.0  # seconds a handed-out address is kept from others before its Service is stored
+
+
+class ClusterIPAllocation:
+    name = "ServiceClusterIPAllocation"
+
+    def __init__(self, storage: Storage, services_prefix: bytes, cidr: str) -> None:
+        self._storage = storage
+        self._prefix = services_prefix
+        self._network = ipaddress.ip_network(cidr.split(",", 1)[0].strip(), strict=False)
+        self._recent: dict[str, float] = {}
+
+    def _in_use(self) -> set[str]:
+        now = time.monotonic()
+        self._recent = {ip: at for ip, at in self._recent.items() if now - at < HOLD}
+        used = set(self._recent)
+        for stored in self._storage.get_list(self._prefix, ListOptions()).items:
+            ips = stored.object.get("spec", {}).get("clusterIPs") or []
+            used.update(ips)
+        return used
+
+    def admit(self, attrs: Attributes, obj: dict[str, Any] | None) -> None:
+        rt = attrs.resource
+        if attrs.operation != "CREATE" or rt.group or rt.plural != "services" or obj is None:
+            return
+        spec = obj.setdefault("spec", {})
+        if spec.get("type") == "ExternalName" or spec.get("clusterIP") == "None":
+            if spec.get("clusterIP") == "None":
+                spec["clusterIPs"] = ["None"]
+            return
+        used = self._in_use()
+        wanted = spec.get("clusterIP")
+        if wanted:
+            self._check(attrs, wanted, used)
+            ip = wanted
+        else:
+            ip = self._next_free(used)
+        spec["clusterIP"] = ip
+        spec["clusterIPs"] = [ip]
+        spec.setdefault("ipFamilies", ["IPv6" if self._network.version == 6 else "IPv4"])
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        if not attrs.dry_run:
+            self._recent[ip] = time.monotonic()
+
+    def _check(self, attrs: Attributes, wanted: str, used: set[str]) -> None:
+        try:
+            address = ipaddress.ip_address(wanted)
+        except ValueError:
+            raise self._invalid(attrs, wanted, "must be a valid IP address") from None
+        if address not in self._network:
+            detail = (
+                f"failed to allocate IP {wanted}: the provided IP ({wanted}) is not in the valid "
+                f"range. The range of valid IPs is {self._network}"
+            )
+            raise self._invalid(attrs, wanted, detail)
+        if wanted in used:
+            raise self._invalid(attrs, wanted, f"failed to allocate IP {wanted}: {ALLOCATED}")
+
+    @staticmethod
+    def _invalid(attrs: Attributes, value: str, detail: str) -> errors.StatusError:
+        return errors.invalid(
+            "Service", "", attrs.name, [field.invalid("spec.clusterIPs", [value], detail)]
+        )
+
+    def _next_free(self, used: set[str]) -> str:
+        hosts = self._network.hosts()
+        next(hosts, None)  # the first address belongs to the kubernetes service
+        for address in hosts:
+            text = str(address)
+            if text not in used:
+                return text
+        raise errors.internal_error(
+            f"failed to allocate a serviceIP: range is full ({self._network})"
+        )
+
+    def validate(
+        self, attrs: Attributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
+    ) -> None:
+        return None

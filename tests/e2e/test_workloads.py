@@ -1,0 +1,179 @@
+"""Defaults, the key validation rules of the workload kinds, cluster IPs, and tables."""
+
+from __future__ import annotations
+
+import requests
+
+from tests.e2e.conftest import Server
+from tests.e2e.test_list import make_namespace
+
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
+
+def deployment(
+    name: str,
+    selector: dict | None = None,
+    labels: dict | None = None,
+    containers: list | None = None,
+) -> dict:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": selector if selector is not None else {"app": name}},
+            "template": {
+                "metadata": {"labels": labels if labels is not None else {"app": name}},
+                "spec": {"containers": containers or [{"name": "main", "image": "nginx:1.25"}]},
+            },
+        },
+    }
+
+
+def test_deployment_defaults(server: Server, admin: requests.Session) -> None:
+    base = (
+        "/apis/apps/v1/namespaces/"
+        + make_namespace(admin, server, "defaults").split("/")[4]
+        + "/deployments"
+    )
+    r = admin.post(
+        server.url + base,
+        json=deployment(
+            "d",
+            containers=[{"name": "a", "image": "nginx:1.25"}, {"name": "b", "image": "busybox"}],
+        ),
+    )
+    assert r.status_code == 201, r.text
+    spec = r.json()["spec"]
+    assert (
+        spec["replicas"] == 1
+        and spec["revisionHistoryLimit"] == 10
+        and spec["progressDeadlineSeconds"] == 600
+    )
+    assert spec["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"},
+    }
+    pod = spec["template"]["spec"]
+    assert (pod["restartPolicy"], pod["dnsPolicy"], pod["terminationGracePeriodSeconds"]) == (
+        "Always",
+        "ClusterFirst",
+        30,
+    )
+    a, b = pod["containers"]
+    assert a["imagePullPolicy"] == "IfNotPresent" and b["imagePullPolicy"] == "Always"
+    assert (
+        a["terminationMessagePath"] == "/dev/termination-log"
+        and a["terminationMessagePolicy"] == "File"
+    )
+    assert r.json()["metadata"]["generation"] == 1
+
+
+def test_workload_rules(server: Server, admin: requests.Session) -> None:
+    base = "/apis/apps/v1/namespaces/default/deployments"
+    r = admin.post(
+        server.url + base, json=deployment("mismatch", selector={"app": "x"}, labels={"app": "y"})
+    )
+    assert r.status_code == 422
+    assert r.json()["message"] == (
+        'Deployment.apps "mismatch" is invalid: spec.template.metadata.labels: Invalid value: '
+        '{"app":"y"}: `selector` does not match template `labels`'
+    )
+    r = admin.post(
+        server.url + base,
+        json=deployment(
+            "dup", containers=[{"name": "c", "image": "i"}, {"name": "c", "image": "i"}]
+        ),
+    )
+    assert r.status_code == 422
+    assert r.json()["details"]["causes"] == [
+        {
+            "reason": "FieldValueDuplicate",
+            "message": 'Duplicate value: "c"',
+            "field": "spec.template.spec.containers[1].name",
+        }
+    ]
+    r = admin.post(server.url + base, json=deployment("noimage", containers=[{"name": "c"}]))
+    assert (
+        r.status_code == 422
+        and r.json()["details"]["causes"][0]["field"] == "spec.template.spec.containers[0].image"
+    )
+    created = admin.post(server.url + base, json=deployment("fixed")).json()
+    created["spec"]["selector"] = {"matchLabels": {"app": "fixed", "tier": "web"}}
+    created["spec"]["template"]["metadata"]["labels"]["tier"] = "web"
+    r = admin.put(server.url + base + "/fixed", json=created)
+    assert r.status_code == 422
+    assert r.json()["message"] == (
+        'Deployment.apps "fixed" is invalid: spec.selector: Invalid value: '
+        '{"matchLabels":{"app":"fixed","tier":"web"}}: field is immutable'
+    )
+
+
+def test_services_get_cluster_ips(server: Server, admin: requests.Session) -> None:
+    base = "/api/v1/namespaces/" + make_namespace(admin, server, "svc").split("/")[4] + "/services"
+
+    def service(name: str, ip: str | None = None) -> dict:
+        spec: dict = {"ports": [{"port": 80}]}
+        if ip:
+            spec["clusterIP"] = ip
+        return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec}
+
+    first = admin.post(server.url + base, json=service("one")).json()["spec"]
+    assert first["type"] == "ClusterIP" and first["sessionAffinity"] == "None"
+    assert first["clusterIP"].startswith("10.0.0.") and first["clusterIPs"] == [first["clusterIP"]]
+    assert first["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]
+    second = admin.post(server.url + base, json=service("two")).json()["spec"]
+    assert second["clusterIP"] != first["clusterIP"]
+    r = admin.post(server.url + base, json=service("taken", first["clusterIP"]))
+    assert r.status_code == 422 and "provided IP is already allocated" in r.json()["message"]
+    r = admin.post(server.url + base, json=service("outside", "192.168.9.9"))
+    assert r.status_code == 422 and "is not in the valid range" in r.json()["message"]
+    headless = admin.post(server.url + base, json=service("headless", "None")).json()["spec"]
+    assert headless["clusterIP"] == "None"
+
+
+def test_tables(server: Server, admin: requests.Session) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "tp"},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
+    assert admin.post(server.url + "/api/v1/namespaces/default/pods", json=pod).status_code == 201
+    r = admin.get(server.url + "/api/v1/namespaces/default/pods", headers={"Accept": TABLE})
+    assert r.headers["Content-Type"] == "application/json;as=Table;v=v1;g=meta.k8s.io"
+    table = r.json()
+    assert table["kind"] == "Table" and table["apiVersion"] == "meta.k8s.io/v1"
+    names = [c["name"] for c in table["columnDefinitions"]]
+    assert names == [
+        "Name",
+        "Ready",
+        "Status",
+        "Restarts",
+        "Age",
+        "IP",
+        "Node",
+        "Nominated Node",
+        "Readiness Gates",
+    ]
+    row = next(r for r in table["rows"] if r["cells"][0] == "tp")
+    assert row["cells"][1:4] == ["0/1", "Pending", 0]
+    assert (
+        row["object"]["kind"] == "PartialObjectMetadata"
+        and row["object"]["metadata"]["name"] == "tp"
+    )
+    one = admin.get(
+        server.url + "/api/v1/namespaces/default/configmaps?includeObject=None",
+        headers={"Accept": TABLE},
+    ).json()
+    assert [c["name"] for c in one["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert all("object" not in row for row in one["rows"])
+    roles = admin.get(
+        server.url + "/apis/rbac.authorization.platform.io/v1/roles", headers={"Accept": TABLE}
+    ).json()
+    assert [c["name"] for c in roles["columnDefinitions"]] == ["Name", "Created At"]
+
+
+def test_kubectl_get_columns(server: Server) -> None:
+    out = server.kubectl("get", "deployments", "-A").stdout.splitlines()
+    assert out[0].split() == ["NAMESPACE", "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
