@@ -13,7 +13,7 @@ from twisted.web.server import Request
 from platform_api import errors
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
-from platform_api.endpoints import create, delete, get, patch, update, watch
+from platform_api.endpoints import create, delete, get, patch, scale, update, watch
 from platform_api.endpoints import list as list_
 from platform_api.endpoints.scope import Handlers, Scope
 from platform_api.scheme.types import ResourceType
@@ -30,6 +30,12 @@ _ITEM: dict[bytes, tuple[str, Handler]] = {
     b"PUT": ("update", update.handle),
     b"PATCH": ("patch", patch.handle),
     b"DELETE": ("delete", delete.handle),
+}
+_SCALE: dict[bytes, Handler] = {
+    b"GET": scale.get,
+    b"HEAD": scale.get,
+    b"PUT": scale.put,
+    b"PATCH": scale.patch,
 }
 _STATUS: dict[bytes, tuple[str, Handler]] = {
     b"GET": ("get", get.handle),
@@ -67,6 +73,10 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
         route = _ITEM[method]
     elif depth == 3:
         sub = rt.subresource(info.subresource)
+        if sub is not None and sub.name == "scale":
+            if method not in _SCALE:
+                raise errors.method_not_allowed()
+            return _SCALE[method]
         if sub is None or sub.name not in ("status", "finalize"):
             raise errors.path_not_found()
         if method not in _STATUS or (sub.name == "finalize" and method != b"PUT"):

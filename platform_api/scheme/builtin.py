@@ -11,7 +11,6 @@ from __future__ import annotations
 from platform_api.scheme.types import OBJECT_VERBS, STATUS_VERBS, ResourceType, Subresource
 
 _NO_COLLECTION_DELETE = tuple(v for v in OBJECT_VERBS if v != "deletecollection")
-STATUS = Subresource("status", "", STATUS_VERBS)
 
 
 def _status(kind: str) -> Subresource:
@@ -86,6 +85,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         short=("rc",),
         categories=ALL,
         status=True,
+        scale=True,
     ),
     _t("", "ResourceQuota", "resourcequotas", short=("quota",), status=True),
     _t("", "Secret", "secrets"),
@@ -93,9 +93,25 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("", "Service", "services", short=("svc",), categories=ALL, status=True, name_rule="dns1035"),
     # apps/v1
     _t("apps", "DaemonSet", "daemonsets", short=("ds",), categories=ALL, status=True),
-    _t("apps", "Deployment", "deployments", short=("deploy",), categories=ALL, status=True),
-    _t("apps", "ReplicaSet", "replicasets", short=("rs",), categories=ALL, status=True),
-    _t("apps", "StatefulSet", "statefulsets", short=("sts",), categories=ALL, status=True),
+    _t(
+        "apps",
+        "Deployment",
+        "deployments",
+        short=("deploy",),
+        categories=ALL,
+        status=True,
+        scale=True,
+    ),
+    _t("apps", "ReplicaSet", "replicasets", short=("rs",), categories=ALL, status=True, scale=True),
+    _t(
+        "apps",
+        "StatefulSet",
+        "statefulsets",
+        short=("sts",),
+        categories=ALL,
+        status=True,
+        scale=True,
+    ),
     # autoscaling/v2
     _t(
         "autoscaling",

@@ -177,3 +177,29 @@ def test_tables(server: Server, admin: requests.Session) -> None:
 def test_kubectl_get_columns(server: Server) -> None:
     out = server.kubectl("get", "deployments", "-A").stdout.splitlines()
     assert out[0].split() == ["NAMESPACE", "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+
+
+def test_scale_subresource_and_kubectl_scale(server: Server, admin: requests.Session) -> None:
+    base = "/apis/apps/v1/namespaces/default/deployments"
+    admin.post(server.url + base, json=deployment("scaled"))
+    r = admin.get(server.url + base + "/scaled/scale")
+    scale = r.json()
+    assert (scale["kind"], scale["apiVersion"]) == ("Scale", "autoscaling/v1")
+    assert scale["spec"] == {"replicas": 1} and scale["status"]["selector"] == "app=scaled"
+    scale["spec"]["replicas"] = 2
+    assert (
+        admin.put(server.url + base + "/scaled/scale", json=scale).json()["spec"]["replicas"] == 2
+    )
+    r = admin.put(server.url + base + "/scaled/scale", json=scale)  # stale resourceVersion
+    assert r.status_code == 409
+    assert (
+        "deployment.apps/scaled scaled"
+        in server.kubectl("scale", "deployment", "scaled", "--replicas=5").stdout
+    )
+    assert admin.get(server.url + base + "/scaled").json()["spec"]["replicas"] == 5
+    r = admin.patch(
+        server.url + base + "/scaled/scale",
+        data=b'{"spec":{"replicas":-1}}',
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert r.status_code == 422

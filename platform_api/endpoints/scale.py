@@ -1,0 +1,133 @@
+"""The ``scale`` sub-resource: an autoscaling/v1 Scale view of a workload's replicas.
+
+GET builds the Scale from the object; PUT and PATCH (JSON, merge, strategic) edit that
+view and write ``spec.replicas`` back inside the store's retry loop, so ``kubectl
+scale`` and autoscalers never race other writers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from platform_api import errors
+from platform_api.codec import BodyError, parse_json
+from platform_api.endpoints.body import decode_object
+from platform_api.endpoints.negotiation import (
+    JSON_PATCH,
+    MERGE_PATCH,
+    STRATEGIC_MERGE_PATCH,
+    input_type,
+)
+from platform_api.endpoints.options import write_options
+from platform_api.endpoints.scope import Scope
+from platform_api.patch import json_patch, strategic
+from platform_api.patch.merge import merge_patch
+from platform_api.validation import field
+
+Obj = dict[str, Any]
+SCALE = "io.platform.api.autoscaling.v1.Scale"
+
+
+def selector_text(selector: Obj | None) -> str:
+    """A LabelSelector as the string Scale.status.selector carries."""
+    parts = [f"{k}={v}" for k, v in sorted(((selector or {}).get("matchLabels") or {}).items())]
+    for expr in (selector or {}).get("matchExpressions") or []:
+        op = expr.get("operator", "")
+        if op in ("Exists", "DoesNotExist"):
+            parts.append(("!" if op == "DoesNotExist" else "") + expr.get("key", ""))
+        else:
+            values = ",".join(sorted(expr.get("values") or []))
+            parts.append(f"{expr.get('key')} {op.lower()} ({values})")
+    return ",".join(parts)
+
+
+def to_scale(obj: Obj) -> Obj:
+    meta = obj.get("metadata", {})
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    selector = spec.get("selector")
+    if selector and "matchLabels" not in selector and "matchExpressions" not in selector:
+        selector = {"matchLabels": selector}  # ReplicationControllers: a plain map
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            k: meta[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in meta
+        },
+        "spec": {"replicas": spec.get("replicas", 1)},
+        "status": {"replicas": status.get("replicas", 0), "selector": selector_text(selector)},
+    }
+
+
+async def get(scope: Scope) -> bytes:
+    stored = scope.store.get(scope.namespace, scope.name)
+    return scope.respond_object(to_scale(stored.object))
+
+
+async def _write(scope: Scope, change: Any) -> bytes:
+    """Apply ``change(scale) -> scale`` to the object's Scale and store its replicas."""
+    opts = write_options(
+        scope.request, "UpdateOptions" if scope.request.method == b"PUT" else "PatchOptions"
+    )
+    out = scope.output()
+
+    def updated(existing: Obj | None) -> Obj:
+        assert existing is not None
+        scale = change(to_scale(existing))
+        wanted = (scale.get("metadata") or {}).get("resourceVersion")
+        if wanted and wanted != existing["metadata"].get("resourceVersion"):
+            raise errors.conflict(scope.resource.plural, scope.resource.group, scope.name)
+        replicas = (scale.get("spec") or {}).get("replicas", 0)
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            detail = "must be greater than or equal to 0"
+            raise errors.invalid(
+                "Scale",
+                "autoscaling",
+                scope.name,
+                [field.invalid("spec.replicas", replicas, detail)],
+            )
+        existing.setdefault("spec", {})["replicas"] = replicas
+        return existing
+
+    stored, _ = await scope.store.update(scope.namespace, scope.name, updated, dry_run=opts.dry_run)
+    return scope.respond_object(to_scale(stored.object), 200, out)
+
+
+async def put(scope: Scope) -> bytes:
+    opts = write_options(scope.request, "UpdateOptions")
+    body = decode_object(
+        scope.body(),
+        scope.content_type(),
+        scope.resource,
+        scope.handlers.scheme.schemas,
+        scope.ctx,
+        opts.field_validation,
+        kind="Scale",
+        definition=SCALE,
+        api_version="autoscaling/v1",
+    )
+    return await _write(scope, lambda _scale: orjson.loads(orjson.dumps(body)))
+
+
+async def patch(scope: Scope) -> bytes:
+    patch_type = input_type(scope.content_type(), [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH])
+    write_options(scope.request, "PatchOptions", patch_type)
+    try:
+        document, _ = parse_json(scope.body())
+    except BodyError as e:
+        raise errors.bad_request(f"error decoding patch: {e}") from None
+
+    def change(scale: Obj) -> Obj:
+        fresh = orjson.loads(orjson.dumps(document))
+        if patch_type == JSON_PATCH:
+            result: Obj = json_patch.apply(scale, json_patch.decode(fresh))
+            return result
+        if patch_type == STRATEGIC_MERGE_PATCH:
+            return strategic.apply(scale, fresh, scope.handlers.scheme.schemas, SCALE)
+        merged: Obj = merge_patch(scale, fresh)
+        return merged
+
+    return await _write(scope, change)
