@@ -13,7 +13,7 @@ from twisted.web.server import Request
 from platform_api import errors
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
-from platform_api.endpoints import create, delete, get, patch, scale, update, watch
+from platform_api.endpoints import create, delete, get, patch, pods, scale, update, watch
 from platform_api.endpoints import list as list_
 from platform_api.endpoints.scope import Handlers, Scope
 from platform_api.scheme.types import ResourceType
@@ -31,6 +31,7 @@ _ITEM: dict[bytes, tuple[str, Handler]] = {
     b"PATCH": ("patch", patch.handle),
     b"DELETE": ("delete", delete.handle),
 }
+_ACTIONS: dict[str, Handler] = {"binding": pods.bind, "eviction": pods.evict}
 _SCALE: dict[bytes, Handler] = {
     b"GET": scale.get,
     b"HEAD": scale.get,
@@ -73,6 +74,10 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
         route = _ITEM[method]
     elif depth == 3:
         sub = rt.subresource(info.subresource)
+        if sub is not None and sub.name in _ACTIONS:
+            if method != b"POST":
+                raise errors.method_not_allowed()
+            return _ACTIONS[sub.name]
         if sub is not None and sub.name == "scale":
             if method not in _SCALE:
                 raise errors.method_not_allowed()

@@ -77,7 +77,18 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("", "Node", "nodes", namespaced=False, short=("no",), status=True),
     _t("", "PersistentVolumeClaim", "persistentvolumeclaims", short=("pvc",), status=True),
     _t("", "PersistentVolume", "persistentvolumes", namespaced=False, short=("pv",), status=True),
-    _t("", "Pod", "pods", short=("po",), categories=ALL, status=True),
+    _t(
+        "",
+        "Pod",
+        "pods",
+        short=("po",),
+        categories=ALL,
+        status=True,
+        extra=(
+            Subresource("binding", "Binding", ("create",)),
+            Subresource("eviction", "Eviction", ("create",), "policy", "v1"),
+        ),
+    ),
     _t(
         "",
         "ReplicationController",

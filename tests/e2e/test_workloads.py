@@ -203,3 +203,83 @@ def test_scale_subresource_and_kubectl_scale(server: Server, admin: requests.Ses
         headers={"Content-Type": "application/merge-patch+json"},
     )
     assert r.status_code == 422
+
+
+def test_pod_binding_and_eviction(server: Server, admin: requests.Session) -> None:
+    base = "/api/v1/namespaces/" + make_namespace(admin, server, "pods").split("/")[4]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
+    admin.post(server.url + base + "/pods", json=pod)
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "web"},
+        "target": {"kind": "Node", "name": "node-1"},
+    }
+    r = admin.post(server.url + base + "/pods/web/binding", json=binding)
+    assert r.status_code == 201 and r.json()["status"] == "Success"
+    assert admin.get(server.url + base + "/pods/web").json()["spec"]["nodeName"] == "node-1"
+    r = admin.post(server.url + base + "/pods/web/binding", json=binding)
+    assert r.status_code == 409
+    assert (
+        r.json()["message"]
+        == 'Operation cannot be fulfilled on pods/binding "web": pod web is already assigned to node "node-1"'
+    )
+    # A running pod under a budget that allows no disruption cannot be evicted.
+    running = admin.get(server.url + base + "/pods/web").json()
+    running["status"] = {"phase": "Running"}
+    assert admin.put(server.url + base + "/pods/web/status", json=running).status_code == 200
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "keep"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+    }
+    pdb_base = "/apis/policy/v1/namespaces/pods/poddisruptionbudgets"
+    created = admin.post(server.url + pdb_base, json=pdb).json()
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web"}}
+    r = admin.post(server.url + base + "/pods/web/eviction", json=eviction)
+    assert r.status_code == 429
+    assert (
+        r.json()["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
+    )
+    assert r.json()["details"]["causes"][0]["reason"] == "DisruptionBudget"
+    created["status"] = {
+        "disruptionsAllowed": 1,
+        "currentHealthy": 1,
+        "desiredHealthy": 1,
+        "expectedPods": 1,
+    }
+    assert admin.put(server.url + pdb_base + "/keep/status", json=created).status_code == 200
+    r = admin.post(server.url + base + "/pods/web/eviction", json=eviction)
+    assert r.status_code == 201
+    assert admin.get(server.url + base + "/pods/web").status_code == 404
+    assert admin.get(server.url + pdb_base + "/keep").json()["status"]["disruptionsAllowed"] == 0
+
+
+def test_event_rules(server: Server, admin: requests.Session) -> None:
+    url = server.url + "/apis/events.platform.io/v1/namespaces/default/events"
+    good = {
+        "apiVersion": "events.platform.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "e1"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "type": "Normal",
+        "reason": "Started",
+        "action": "Start",
+        "reportingController": "example.com/ctl",
+        "reportingInstance": "ctl-1",
+        "regarding": {"kind": "Pod", "name": "p"},
+    }
+    r = admin.post(url, json=good)
+    assert r.status_code == 201, r.text
+    bad = {**good, "metadata": {"name": "e2"}, "type": "Info", "deprecatedCount": 3}
+    del bad["action"]
+    r = admin.post(url, json=bad)
+    assert r.status_code == 422
+    fields = [c["field"] for c in r.json()["details"]["causes"]]
+    assert fields == ["action", "type", "deprecatedCount"]

@@ -1,0 +1,153 @@
+"""The pod sub-resources that act: ``binding`` (schedule) and ``eviction`` (drain).
+
+Eviction follows kube's eviction REST: pods that are Pending, Succeeded or Failed are
+deleted at once; otherwise the one PodDisruptionBudget selecting the pod must allow a
+disruption (it is then charged one), or the answer is 429.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api import errors
+from platform_api.endpoints.body import decode_object
+from platform_api.endpoints.options import write_options
+from platform_api.endpoints.responses import encode, finish
+from platform_api.endpoints.scope import Scope
+from platform_api.registry.podspec import selector_matches
+from platform_api.storage.interface import ListOptions, Preconditions
+from platform_api.validation import field
+
+Obj = dict[str, Any]
+BINDING = "io.platform.api.core.v1.Binding"
+EVICTION = "io.platform.api.policy.v1.Eviction"
+_VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
+
+
+def _success(scope: Scope) -> bytes:
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+    return finish(scope.request, 201, encode(body), b"application/json", ctx=scope.ctx)
+
+
+def _body(scope: Scope, kind: str, definition: str, api_version: str) -> Obj:
+    opts = write_options(scope.request, "CreateOptions")
+    scope.ctx.dry_run = opts.dry_run
+    return decode_object(
+        scope.body(),
+        scope.content_type(),
+        scope.resource,
+        scope.handlers.scheme.schemas,
+        scope.ctx,
+        opts.field_validation,
+        kind=kind,
+        definition=definition,
+        api_version=api_version,
+    )
+
+
+async def bind(scope: Scope) -> bytes:
+    binding = _body(scope, "Binding", BINDING, "v1")
+    target = binding.get("target") or {}
+    name = binding["metadata"].get("name") or scope.name
+    if name != scope.name:
+        raise errors.bad_request("name in URL does not match name in Binding object")
+    if target.get("kind") not in (None, "", "Node"):
+        raise errors.invalid(
+            "Binding",
+            "",
+            name,
+            [field.invalid("target.kind", target["kind"], "must be empty or 'Node'")],
+        )
+    if not target.get("name"):
+        raise errors.invalid("Binding", "", name, [field.required("target.name")])
+
+    def assign(existing: Obj | None) -> Obj:
+        assert existing is not None
+        if existing["metadata"].get("deletionTimestamp"):
+            raise errors.conflict(
+                "pods/binding",
+                "",
+                name,
+                f"pod {name} is being deleted, cannot be assigned to a host",
+            )
+        node = (existing.get("spec") or {}).get("nodeName")
+        if node:
+            raise errors.conflict(
+                "pods/binding", "", name, f'pod {name} is already assigned to node "{node}"'
+            )
+        existing.setdefault("spec", {})["nodeName"] = target["name"]
+        return existing
+
+    await scope.store.update(scope.namespace, scope.name, assign, dry_run=scope.ctx.dry_run)
+    return _success(scope)
+
+
+async def evict(scope: Scope) -> bytes:
+    eviction = _body(scope, "Eviction", EVICTION, "policy/v1")
+    name = eviction["metadata"].get("name") or scope.name
+    if name != scope.name:
+        raise errors.bad_request("name in URL does not match name in Eviction object")
+    pod = scope.store.get(scope.namespace, name).object
+    phase = (pod.get("status") or {}).get("phase", "Pending")
+    if phase not in ("Pending", "Succeeded", "Failed") and not pod["metadata"].get(
+        "deletionTimestamp"
+    ):
+        await _charge_budget(scope, pod)
+    options = eviction.get("deleteOptions") or {}
+    pre = options.get("preconditions") or {}
+    await scope.store.delete(
+        scope.namespace,
+        name,
+        preconditions=Preconditions(pre.get("uid"), pre.get("resourceVersion")) if pre else None,
+        dry_run=scope.ctx.dry_run,
+        propagation=options.get("propagationPolicy"),
+    )
+    return _success(scope)
+
+
+async def _charge_budget(scope: Scope, pod: Obj) -> None:
+    budgets = scope.handlers.stores[("policy", "v1", "poddisruptionbudgets")]
+    labels = pod["metadata"].get("labels") or {}
+    matching = [
+        s.object
+        for s in budgets.list(scope.namespace, ListOptions()).items
+        if selector_matches((s.object.get("spec") or {}).get("selector"), labels)
+    ]
+    if not matching:
+        return
+    if len(matching) > 1:
+        raise errors.internal_error(
+            "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+        )
+    budget = matching[0]
+    status = budget.get("status") or {}
+    if status.get("disruptionsAllowed", 0) <= 0:
+        error = errors.too_many_requests(_VIOLATION, retry_after=0)
+        error.headers = {}
+        error.details = {
+            "causes": [
+                {
+                    "reason": "DisruptionBudget",
+                    "message": (
+                        f"The disruption budget {budget['metadata']['name']} needs "
+                        f"{status.get('desiredHealthy', 0)} healthy pods and has "
+                        f"{status.get('currentHealthy', 0)} currently"
+                    ),
+                }
+            ]
+        }
+        raise error
+
+    def charge(existing: Obj | None) -> Obj:
+        assert existing is not None
+        state = existing.setdefault("status", {})
+        state["disruptionsAllowed"] = max(0, state.get("disruptionsAllowed", 0) - 1)
+        return existing
+
+    await budgets.update(
+        scope.namespace,
+        budget["metadata"]["name"],
+        charge,
+        subresource="status",
+        dry_run=scope.ctx.dry_run,
+    )
