@@ -170,7 +170,8 @@ def main() -> None:
         after = rss_mb(args.server_pid, "VmHWM")
         print(f"{f'paged list of {total} objects (limit 500)':<44}{seconds:>10.2f} s")
         print(f"{'server peak RSS before / after the list':<44}{before:>6.0f} / {after:.0f} MB")
-    loadgen.request(conn, target, "DELETE", f"/api/v1/namespaces/{namespace}")
+    # A fresh connection: the first may have idled past the server's keep-alive timeout.
+    loadgen.request(target.connect(), target, "DELETE", f"/api/v1/namespaces/{namespace}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 from tests.e2e.conftest import VENV_BIN, Server, session_for, start_server
@@ -165,3 +168,46 @@ def test_client_certificate_from_unknown_ca_is_401(fresh_server: Server, tmp_pat
     session = session_for(fresh_server, cert=(other.admin_cert, other.admin_key))
     r = session.get(fresh_server.url + "/api/v1/namespaces")
     assert r.status_code == 401
+
+
+def test_readyz_fails_during_the_shutdown_delay(tmp_path: Path) -> None:
+    running = start_server(tmp_path / "data", "--shutdown-delay-duration", "3s")
+    anonymous = session_for(running)
+    assert anonymous.get(running.url + "/readyz").status_code == 200
+    running.process.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    r = anonymous.get(running.url + "/readyz?verbose")
+    assert r.status_code == 503
+    assert "[-]shutdown failed: reason withheld" in r.text and r.text.endswith(
+        "readyz check failed\n"
+    )
+    assert anonymous.get(running.url + "/livez").status_code == 200  # still serving
+    running.process.wait(timeout=15)
+
+
+def test_max_requests_inflight(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text("t1,dave,uid-3\n")
+    running = start_server(
+        tmp_path / "data", "--token-auth-file", str(tokens), "--max-requests-inflight", "1"
+    )
+    try:
+        dave = session_for(running, token="t1")
+        # A read of a revision the server has not reached holds its slot for ~3 s.
+        slow = threading.Thread(
+            target=lambda: dave.get(running.url + "/api/v1/namespaces?resourceVersion=99999999")
+        )
+        slow.start()
+        time.sleep(0.5)
+        r = session_for(running, token="t1").get(running.url + "/api/v1/namespaces")
+        assert r.status_code == 429
+        assert r.headers["Retry-After"] == "1"
+        assert r.json()["reason"] == "TooManyRequests"
+        assert r.json()["message"] == "Too many requests, please try again later."
+        admin = session_for(running, cert=running.admin_cert)
+        assert (
+            admin.get(running.url + "/api/v1/namespaces").status_code == 200
+        )  # masters are exempt
+        slow.join()
+    finally:
+        running.stop()
