@@ -4,7 +4,7 @@
     python benchmarks/loadgen.py --server https://host:6443 --token T --insecure
 
 Measures sequential GET latency (p50/p99) and, with N client processes on keep-alive
-connections, throughput of create, get, update and list of 1000 ~200-byte ConfigMaps.
+connections, throughput of create, get, update, merge patch and list of 1000 ~200-byte ConfigMaps.
 Each client is a separate process so the load generator is not GIL-bound.
 """
 
@@ -87,10 +87,21 @@ def from_kubeconfig(path: str) -> Target:
 
 
 def request(
-    conn: http.client.HTTPSConnection, target: Target, method: str, path: str, body: Any = None
+    conn: http.client.HTTPSConnection,
+    target: Target,
+    method: str,
+    path: str,
+    body: Any = None,
+    content_type: str = "",
 ) -> tuple[int, bytes]:
-    data = json.dumps(body).encode() if body is not None else None
-    conn.request(method, path, body=data, headers=target.headers())
+    if body is None or isinstance(body, bytes):
+        data = body
+    else:
+        data = json.dumps(body).encode()
+    headers = target.headers()
+    if content_type:
+        headers["Content-Type"] = content_type
+    conn.request(method, path, body=data, headers=headers)
     response = conn.getresponse()
     return response.status, response.read()
 
@@ -105,6 +116,7 @@ def configmap(name: str) -> dict[str, Any]:
 
 
 BASE = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
+MERGE_PATCH = "application/merge-patch+json"
 
 
 def worker(target: Target, op: str, names: list[str], count: int, out: Any, ready: Any) -> None:
@@ -132,6 +144,10 @@ def worker(target: Target, op: str, names: list[str], count: int, out: Any, read
             ok = status == 200
             if ok:
                 latest[name] = json.loads(raw)
+        elif op == "patch":
+            patch = {"data": {"v": PAYLOAD[:-8] + f"{i:08d}"}}
+            status, _ = request(conn, target, "PATCH", f"{BASE}/{name}", patch, MERGE_PATCH)
+            ok = status == 200
         else:  # list
             status, _ = request(conn, target, "GET", BASE)
             ok = status == 200
@@ -209,6 +225,8 @@ def main() -> None:
     rows.append(("get", rate, errs))
     rate, errs = run_parallel(target, "update", clients, per, names)
     rows.append(("update", rate, errs))
+    rate, errs = run_parallel(target, "patch", clients, per, names)
+    rows.append(("patch (merge)", rate, errs))
     rate, errs = run_parallel(target, "list", clients, max(1, args.list_requests // clients), names)
     rows.append((f"list ({objects} objects)", rate, errs))
 

@@ -11,5 +11,7 @@ async def handle(scope: Scope) -> bytes:
     name = obj["metadata"].get("name", "")
     scope.handlers.admission.admit(scope, "CREATE", obj, name)
     admit = scope.handlers.admission.validator(scope, "CREATE")
-    stored = await scope.store.create(scope.namespace, obj, dry_run=opts.dry_run, admit=admit)
+    stored = await scope.store.create(
+        scope.namespace, obj, dry_run=opts.dry_run, admit=admit, track=scope.tracker()
+    )
     return scope.respond_object(stored, 201, out)

@@ -12,15 +12,17 @@ from typing import Any
 import orjson
 
 from platform_api import errors
-from platform_api.codec import BodyError, parse_json
+from platform_api.codec import BodyError, parse_json, parse_yaml
 from platform_api.endpoints.body import strict_or_warn
 from platform_api.endpoints.negotiation import (
+    APPLY_PATCH_YAML,
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
+    Output,
     input_type,
 )
-from platform_api.endpoints.options import write_options
+from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
@@ -28,7 +30,7 @@ from platform_api.scheme.decoding import DecodeError, Decoder
 from platform_api.validation import field
 
 Obj = dict[str, Any]
-PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH]
+PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH_YAML]
 
 
 def _patch_invalid(patched: Any, detail: str) -> errors.StatusError:
@@ -55,6 +57,8 @@ async def handle(scope: Scope) -> bytes:
     scope.ctx.dry_run = opts.dry_run
     scope.ctx.field_manager = opts.field_manager
     data = scope.body()
+    if patch_type == APPLY_PATCH_YAML:
+        return await _apply(scope, opts, out, data)
     try:
         patch, _ = parse_json(data)
     except BodyError as e:
@@ -83,15 +87,7 @@ async def handle(scope: Scope) -> bytes:
             patched = merge_patch(existing, fresh)
         if not isinstance(patched, dict):
             raise _patch_invalid(patched, "json: cannot unmarshal into Go value of type struct")
-        try:
-            decoded = Decoder(schemas).decode(patched, rt.definition)
-        except DecodeError as e:
-            raise _patch_invalid(patched, str(e)) from None
-        if opts.field_validation == "Strict" and decoded.strict_errors():
-            detail = "strict decoding error: " + ", ".join(decoded.strict_errors())
-            raise _patch_invalid(patched, detail)
-        strict_or_warn(scope.ctx, opts.field_validation, decoded.strict_errors())
-        return decoded.obj
+        return _decode_patched(scope, patched, opts.field_validation)
 
     admit = scope.handlers.admission.validator(scope, "UPDATE")
     stored, _ = await scope.store.update(
@@ -101,5 +97,73 @@ async def handle(scope: Scope) -> bytes:
         dry_run=opts.dry_run,
         admit=admit,
         subresource=scope.info.subresource,
+        track=scope.tracker(),
     )
     return scope.respond_object(stored, 200, out)
+
+
+def _decode_patched(scope: Scope, patched: Obj, level: str) -> Obj:
+    """The patched object through the schema, as a PUT body would go."""
+    try:
+        decoded = Decoder(scope.handlers.scheme.schemas).decode(patched, scope.resource.definition)
+    except DecodeError as e:
+        raise _patch_invalid(patched, str(e)) from None
+    if level == "Strict" and decoded.strict_errors():
+        detail = "strict decoding error: " + ", ".join(decoded.strict_errors())
+        raise _patch_invalid(patched, detail)
+    strict_or_warn(scope.ctx, level, decoded.strict_errors())
+    return decoded.obj
+
+
+def _apply_config(scope: Scope, data: bytes, level: str) -> Obj:
+    """The applied configuration: parsed, checked, its unknown fields dropped."""
+    rt = scope.resource
+    try:
+        # kubectl sends its apply configurations as JSON, which is YAML; the JSON parser
+        # is many times faster on them.
+        config, duplicates = parse_json(data) if data.lstrip()[:1] == b"{" else parse_yaml(data)
+    except BodyError as e:
+        raise errors.bad_request(f"error decoding YAML: {e}") from None
+    if not isinstance(config, dict):
+        raise errors.bad_request("error decoding YAML: the applied configuration is not an object")
+    meta = config.get("metadata")
+    if isinstance(meta, dict) and meta.get("managedFields") is not None:
+        raise errors.bad_request("metadata.managedFields must be nil")
+    version, kind = config.get("apiVersion"), config.get("kind")
+    if not kind:
+        raise errors.bad_request(f"Object 'Kind' is missing in '{data.decode(errors='replace')}'")
+    if version != rt.api_version or kind != rt.kind:
+        raise errors.bad_request(
+            f"Incorrect version specified in apply patch. Specified patch version: "
+            f"{version}, expected: {rt.api_version}"
+        )
+    try:
+        decoded = Decoder(scope.handlers.scheme.schemas, duplicates).decode(config, rt.definition)
+    except DecodeError as e:
+        raise _patch_invalid(config, str(e)) from None
+    strict_or_warn(scope.ctx, level, decoded.strict_errors())
+    return decoded.obj
+
+
+async def _apply(scope: Scope, opts: WriteOptions, out: Output, data: bytes) -> bytes:
+    """Server-side apply: merge the configuration, track ownership, create if absent."""
+    config = _apply_config(scope, data, opts.field_validation)
+    manager = scope.handlers.field_manager(scope.resource)
+    who = scope.who()
+
+    def updated(existing: Obj | None) -> Obj:
+        fresh = orjson.loads(orjson.dumps(config))
+        merged = manager.apply(existing, fresh, who, opts.force, scope.store.now())
+        return _decode_patched(scope, merged, "Ignore")
+
+    admit = scope.handlers.admission.validator(scope, "UPDATE")
+    stored, created = await scope.store.update(
+        scope.namespace,
+        scope.name,
+        updated,
+        dry_run=opts.dry_run,
+        admit=admit,
+        subresource=scope.info.subresource,
+        force_allow_create=not scope.info.subresource,
+    )
+    return scope.respond_object(stored, 201 if created else 200, out)

@@ -14,7 +14,9 @@ from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
 from platform_api.endpoints.negotiation import Output, negotiate_output
 from platform_api.endpoints.responses import encode, finish
-from platform_api.registry.store import Store
+from platform_api.fieldmanager.manager import FieldManager, Who
+from platform_api.fieldmanager.typed import Typed
+from platform_api.registry.store import Store, Track
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import Storage, Stored
@@ -41,9 +43,22 @@ class Handlers:
     # Seconds a read of a future resourceVersion waits before 504.
     too_large_rv_wait: float = 3.0
     extras: dict[str, Any] = field(default_factory=dict)
+    field_managers: dict[str, FieldManager] = field(default_factory=dict)
 
     def store(self, rt: ResourceType) -> Store:
         return self.stores[(rt.group, rt.version, rt.plural)]
+
+    def field_manager(self, rt: ResourceType) -> FieldManager:
+        """The ownership tracker of a resource type (one per schema, built on first use)."""
+        key = f"{rt.group}/{rt.version}/{rt.plural}"
+        manager = self.field_managers.get(key)
+        if manager is None:
+            schemas = self.scheme.schemas
+            node = schemas.get(rt.definition) if rt.definition else {}
+            has_status = any(sub.name == "status" for sub in rt.subresources)
+            manager = FieldManager(Typed(schemas), node, has_status)
+            self.field_managers[key] = manager
+        return manager
 
     async def wait_for_revision(self, wanted: int) -> None:
         """Wait briefly for a revision another process may be committing, else 504."""
@@ -86,6 +101,19 @@ class Scope:
         out = negotiate_output(accept, table=table)
         pretty = self.request.args.get(b"pretty", [b""])[0].lower() in (b"true", b"1")
         return Output(out.format, out.group, out.version, pretty) if pretty else out
+
+    def who(self) -> Who:
+        rt = self.resource
+        return Who(self.ctx.field_manager, rt.api_version, self.info.subresource)
+
+    def tracker(self) -> Track:
+        """Records the request as an Update in the object's managedFields."""
+        manager, who, now = self.handlers.field_manager(self.resource), self.who(), self.store.now
+
+        def track(live: Obj | None, new: Obj) -> None:
+            manager.update(live, new, who, now())
+
+        return track
 
     def content_type(self) -> str:
         return (self.request.getHeader(b"content-type") or b"").decode("latin-1")

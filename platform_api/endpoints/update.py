@@ -27,5 +27,6 @@ async def handle(scope: Scope) -> bytes:
         dry_run=opts.dry_run,
         admit=admit,
         subresource=scope.info.subresource,
+        track=scope.tracker(),
     )
     return scope.respond_object(stored, 201 if created else 200, out)

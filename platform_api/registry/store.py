@@ -49,6 +49,8 @@ from platform_api.validation.field import FieldError
 UpdateFunc = Callable[[Obj | None], Obj]
 # Validating admission: (new object, old object or None); raises StatusError.
 Admit = Callable[[Obj, Obj | None], None]
+# Field ownership of a write: (old object or None, new object); sets managedFields.
+Track = Callable[[Obj | None, Obj], None]
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _GENERATED_BASE_MAX = 58
@@ -175,6 +177,7 @@ class Store:
         *,
         dry_run: bool = False,
         admit: Admit | None = None,
+        track: Track | None = None,
     ) -> Stored:
         if obj.get("metadata", {}).get("resourceVersion"):
             raise errors.bad_request(_RV_ON_CREATE)
@@ -183,6 +186,8 @@ class Store:
         name = self._before_create(namespace, obj)
         if admit is not None:
             admit(obj, None)
+        if track is not None:
+            track(None, obj)
         key = self.key(namespace, name)
         if dry_run:
             return self._dry_run_create(key, obj, name)
@@ -214,6 +219,7 @@ class Store:
         admit: Admit | None = None,
         subresource: str = "",
         force_allow_create: bool = False,
+        track: Track | None = None,
     ) -> tuple[Stored, bool]:
         """Returns the new state and whether it was created."""
         strategy = self.subresource_strategies[subresource] if subresource else self.strategy
@@ -231,6 +237,8 @@ class Store:
                 self._before_create(namespace, obj)
                 if admit is not None:
                     admit(obj, None)
+                if track is not None:
+                    track(None, obj)
                 created = True
                 return obj
             # Patches edit what they are given: they get their own copy, so that the
@@ -240,6 +248,8 @@ class Store:
             self._before_update(namespace, name, obj, existing, strategy)
             if admit is not None:
                 admit(obj, existing)
+            if track is not None:
+                track(existing, obj)
             created = False
             return obj
 

@@ -1,0 +1,281 @@
+"""Field ownership: the managedFields rules of Update and Apply.
+
+An Update (create, PUT, or a patch that is not apply) takes the fields it changes
+from every other manager and never conflicts.  An Apply owns exactly the fields of
+its configuration: values it changes that another manager owns are conflicts unless
+forced, equal values are shared, and fields it applied before but no longer does
+are removed when nobody else owns them.  Entries are keyed as kube keys them
+(manager, operation, subresource, and the apiVersion of Updates), so Updates from
+one manager merge into one entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from platform_api import errors
+from platform_api.fieldmanager import walk
+from platform_api.fieldmanager.fieldpath import (
+    FieldSet,
+    element_order,
+    from_fields_v1,
+    path_string,
+    to_fields_v1,
+)
+from platform_api.fieldmanager.typed import Typed
+from platform_api.scheme.schemas import Node
+
+Obj = dict[str, Any]
+APPLY, UPDATE = "Apply", "Update"
+MAX_UPDATE_ENTRIES = 10
+ANCIENT = "ancient-changes"
+BEFORE_FIRST_APPLY = "before-first-apply"
+
+# System metadata is never owned (kube's stripMeta).
+_STRIPPED: FieldSet = {("f:apiVersion",), ("f:kind",), ("f:metadata",)} | {
+    ("f:metadata", "f:" + name)
+    for name in (
+        "name",
+        "namespace",
+        "creationTimestamp",
+        "selfLink",
+        "uid",
+        "clusterName",
+        "generation",
+        "managedFields",
+        "resourceVersion",
+    )
+}
+
+
+@dataclass(frozen=True)
+class Who:
+    """The writer of a request: its manager name, the request's apiVersion, sub-resource."""
+
+    manager: str
+    api_version: str
+    subresource: str = ""
+
+
+@dataclass
+class Entry:
+    manager: str
+    operation: str
+    api_version: str
+    subresource: str = ""
+    time: str | None = None
+    fields: FieldSet = field(default_factory=set)
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        version = self.api_version if self.operation == UPDATE else ""
+        return (self.manager, self.operation, version, self.subresource)
+
+    def printed(self) -> str:
+        """The manager as conflict messages name it (kube's printManager)."""
+        text = f'"{self.manager}"'
+        if self.subresource:
+            text += f' with subresource "{self.subresource}"'
+        if self.operation == UPDATE:
+            text += f" using {self.api_version}"
+        return text
+
+    def encode(self) -> Obj:
+        out: Obj = {"manager": self.manager, "operation": self.operation}
+        out["apiVersion"] = self.api_version
+        if self.time:
+            out["time"] = self.time
+        out["fieldsType"] = "FieldsV1"
+        out["fieldsV1"] = to_fields_v1(self.fields)
+        if self.subresource:
+            out["subresource"] = self.subresource
+        return out
+
+
+Managers = dict[tuple[str, str, str, str], Entry]
+
+
+def decode(entries: Any) -> Managers:
+    """The managers of stored ``managedFields``; ValueError when they do not decode."""
+    if not isinstance(entries, list):
+        raise ValueError("managedFields must be a list")
+    managers: Managers = {}
+    for raw in entries:
+        if not isinstance(raw, dict) or raw.get("fieldsType") != "FieldsV1":
+            raise ValueError("unsupported managedFields entry")
+        entry = Entry(
+            manager=str(raw.get("manager", "")),
+            operation=str(raw.get("operation", "")),
+            api_version=str(raw.get("apiVersion", "")),
+            subresource=str(raw.get("subresource", "")),
+            time=raw.get("time"),
+            fields=from_fields_v1(raw.get("fieldsV1") or {}),
+        )
+        managers[entry.key] = entry
+    return managers
+
+
+def encode(managers: Managers) -> list[Obj]:
+    """Entries in kube's order: Apply before Update, then by time, manager, version."""
+    ordered = sorted(
+        managers.values(),
+        key=lambda e: (e.operation, e.time or "", e.manager, e.api_version, e.subresource),
+    )
+    return [entry.encode() for entry in ordered]
+
+
+def cap_updates(managers: Managers) -> None:
+    """Keep at most ten Update entries: the oldest merge into ``ancient-changes``."""
+    updaters = sorted(
+        (e for e in managers.values() if e.operation == UPDATE),
+        key=lambda e: (e.time or "", e.manager),
+    )
+    count = len(updaters)
+    buckets: dict[str, Entry] = {}
+    for entry in updaters:
+        if count <= MAX_UPDATE_ENTRIES:
+            break
+        bucket = buckets.get(entry.api_version)
+        del managers[entry.key]
+        if bucket is None:
+            bucket = Entry(ANCIENT, UPDATE, entry.api_version, time=entry.time)
+            bucket.fields = set(entry.fields)
+            existing = managers.pop(bucket.key, None)
+            if existing is not None:
+                bucket.fields |= existing.fields
+                count -= 1
+            buckets[entry.api_version] = bucket
+        else:
+            bucket.fields |= entry.fields
+            bucket.time = entry.time
+            count -= 1
+        managers[bucket.key] = bucket
+
+
+class FieldManager:
+    """Tracks ownership for one resource type (its schema and ignored fields)."""
+
+    def __init__(self, typed: Typed, node: Node, has_status: bool) -> None:
+        self.typed = typed
+        self.node = node
+        self.has_status = has_status
+
+    def _owned(self, paths: FieldSet, who: Who) -> FieldSet:
+        """Drop what the writer cannot own: system metadata, and status on the main
+        resource (or everything but status on the status sub-resource)."""
+        out = paths - _STRIPPED
+        if who.subresource == "status":
+            return {p for p in out if p[0] == "f:status"}
+        if self.has_status and not who.subresource:
+            return {p for p in out if p[0] != "f:status"}
+        return out
+
+    def _live_managers(self, live: Obj | None) -> Managers:
+        if live is None:
+            return {}
+        try:
+            return decode(live.get("metadata", {}).get("managedFields") or [])
+        except ValueError:
+            return {}
+
+    def update(self, live: Obj | None, new: Obj, who: Who, now: str) -> None:
+        """Record an Update: ``new`` gets its ``managedFields``."""
+        meta = new.setdefault("metadata", {})
+        requested = meta.pop("managedFields", None)
+        managers: Managers | None = None
+        if requested == [{}]:
+            managers = {}  # the reset comes first: the writer owns what it changes
+        elif requested and not who.subresource:
+            try:
+                managers = decode(requested)
+            except ValueError:
+                managers = None
+        if managers is None:
+            managers = self._live_managers(live)
+        before = _without_managed_fields(live) if live is not None else {}
+        diff = walk.compare(self.typed, self.node, before, new)
+        changed = diff.modified | diff.added
+        for entry in managers.values():
+            entry.fields -= changed | diff.removed
+        mine = self._owned(changed, who)
+        if mine:
+            entry = Entry(who.manager, UPDATE, who.api_version, who.subresource)
+            entry = managers.setdefault(entry.key, entry)
+            entry.fields |= mine
+            entry.time = now
+        _store(meta, managers)
+
+    def apply(self, live: Obj | None, config: Obj, who: Who, force: bool, now: str) -> Obj:
+        """The object after applying ``config``; raises a 409 on ownership conflicts."""
+        managers = self._live_managers(live)
+        before = _without_managed_fields(live) if live is not None else {}
+        if live is not None and not live.get("metadata", {}).get("managedFields"):
+            first = Entry(BEFORE_FIRST_APPLY, UPDATE, who.api_version)
+            first.fields = self._owned(walk.to_field_set(self.typed, self.node, before), who)
+            if first.fields:
+                managers[first.key] = first
+        mine = Entry(who.manager, APPLY, who.api_version, who.subresource)
+        previous = managers.get(mine.key)
+        mine.time = previous.time if previous else None
+        mine.fields = self._owned(walk.to_field_set(self.typed, self.node, config), who)
+        managers[mine.key] = mine
+        merged = walk.merge(self.typed, self.node, before, config)
+        if previous is not None and previous.fields:
+            owned: FieldSet = set().union(*(e.fields for e in managers.values()))
+            merged = walk.prune(self.typed, self.node, merged, previous.fields, owned)
+        diff = walk.compare(self.typed, self.node, before, merged)
+        changed = diff.modified | diff.added
+        others = [e for e in managers.values() if e.key != mine.key]
+        conflicts = [(e, p) for e in others for p in e.fields & changed]
+        if conflicts and not force:
+            raise conflict_error(conflicts)
+        for entry in others:
+            entry.fields -= changed | diff.removed
+        if merged != before or previous is None:
+            mine.time = now
+        _store(merged.setdefault("metadata", {}), managers)
+        return merged
+
+
+def _without_managed_fields(obj: Obj) -> Obj:
+    out = dict(obj)
+    meta = dict(out.get("metadata") or {})
+    meta.pop("managedFields", None)
+    out["metadata"] = meta
+    return out
+
+
+def _store(meta: Obj, managers: Managers) -> None:
+    for key in [k for k, e in managers.items() if not e.fields]:
+        del managers[key]
+    cap_updates(managers)
+    if managers:
+        meta["managedFields"] = encode(managers)
+    else:
+        meta.pop("managedFields", None)
+
+
+def conflict_error(conflicts: list[tuple[Entry, tuple[str, ...]]]) -> errors.StatusError:
+    """409 with one ``FieldManagerConflict`` cause per field, in kube's wording."""
+    conflicts.sort(key=lambda c: (c[0].printed(), [element_order(e) for e in c[1]]))
+    causes = [
+        {
+            "reason": "FieldManagerConflict",
+            "message": f"conflict with {entry.printed()}",
+            "field": path_string(path),
+        }
+        for entry, path in conflicts
+    ]
+    if len(conflicts) == 1:
+        entry, path = conflicts[0]
+        detail = f"conflict with {entry.printed()}: {path_string(path)}"
+        return errors.apply_conflict(causes, f"Apply failed with 1 conflict: {detail}")
+    lines: list[str] = []
+    for entry, path in conflicts:
+        header = f"conflicts with {entry.printed()}:"
+        if header not in lines:
+            lines.append(header)
+        lines.append(f"- {path_string(path)}")
+    message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+    return errors.apply_conflict(causes, message)

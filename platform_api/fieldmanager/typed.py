@@ -1,0 +1,123 @@
+"""List and map semantics of a value, read from the OpenAPI schemas.
+
+Each node of an object is a leaf (scalars, and atomic maps, structs and lists), a
+struct (declared fields), a granular map (``additionalProperties``), or a list of
+kind ``set`` or ``map`` (``x-kubernetes-list-type``; without one, a list patched by
+merge key acts as a map keyed by it).  Parts without a schema are deduced from the
+value as structured-merge-diff does: objects are granular maps, lists are atomic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from platform_api.fieldmanager.fieldpath import canonical
+from platform_api.scheme.schemas import Node, Schemas
+
+LEAF, STRUCT, MAP, SET, KEYED, INDEXED = "leaf", "struct", "map", "set", "keyed", "indexed"
+
+# Key fields the schemas default (kube's list-map key defaults), for items that omit them.
+KEY_DEFAULTS = {"protocol": "TCP"}
+
+
+@dataclass(frozen=True)
+class Shape:
+    kind: str
+    node: Node  # the resolved schema node
+    keys: tuple[str, ...] = ()
+
+
+_EMPTY: Node = {}
+
+
+class Typed:
+    """Schema navigation for the field manager's walks."""
+
+    def __init__(self, schemas: Schemas | None) -> None:
+        self.schemas = schemas
+        # Shapes by (schema node identity, value category): schema nodes live as long
+        # as the schemas, and the walks ask for the same few thousand again and again.
+        self._shapes: dict[tuple[int, int], Shape] = {}
+
+    def _resolve(self, node: Node) -> Node:
+        if not node or self.schemas is None:
+            return node
+        return self.schemas.resolve(node)[1]
+
+    def shape(self, node: Node, value: Any) -> Shape:
+        category = 0 if isinstance(value, dict) else 1 if isinstance(value, list) else 2
+        key = (id(node), category)
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = self._shape(node, value)
+        return shape
+
+    def _shape(self, node: Node, value: Any) -> Shape:
+        target = self._resolve(node)
+        if isinstance(value, dict):
+            if "atomic" in (node.get("x-kubernetes-map-type"), target.get("x-kubernetes-map-type")):
+                return Shape(LEAF, target)
+            if "properties" in target:
+                return Shape(STRUCT, target)
+            return Shape(MAP, target)
+        if isinstance(value, list):
+            return self._list_shape(node, target)
+        return Shape(LEAF, target)
+
+    def _list_shape(self, node: Node, target: Node) -> Shape:
+        list_type = node.get("x-kubernetes-list-type") or target.get("x-kubernetes-list-type")
+        if list_type == "set":
+            return Shape(SET, target)
+        if list_type == "map":
+            keys = node.get("x-kubernetes-list-map-keys") or target.get(
+                "x-kubernetes-list-map-keys"
+            )
+            return Shape(KEYED, target, tuple(keys or ())) if keys else Shape(INDEXED, target)
+        strategy = node.get("x-kubernetes-patch-strategy", "")
+        merge_key = node.get("x-kubernetes-patch-merge-key")
+        if list_type is None and merge_key and "merge" in strategy.split(","):
+            return Shape(KEYED, target, (merge_key,))
+        return Shape(LEAF, target)
+
+    @staticmethod
+    def field(shape: Shape, name: str) -> tuple[Node, bool]:
+        """The schema of a field and whether it is a declared (named) struct field."""
+        props = shape.node.get("properties")
+        if props is not None and name in props:
+            return props[name], True
+        extra = shape.node.get("additionalProperties")
+        return (extra if isinstance(extra, dict) else _EMPTY), False
+
+    @staticmethod
+    def items(shape: Shape) -> Node:
+        items = shape.node.get("items")
+        return items if isinstance(items, dict) else _EMPTY
+
+    @staticmethod
+    def item_element(shape: Shape, item: Any, index: int) -> str:
+        if shape.kind == SET:
+            return "v:" + canonical(item)
+        if shape.kind == KEYED and isinstance(item, dict):
+            key = {}
+            for name in shape.keys:
+                if name in item:
+                    key[name] = item[name]
+                elif name in KEY_DEFAULTS:
+                    key[name] = KEY_DEFAULTS[name]
+            return "k:" + canonical(key)
+        return f"i:{index}"
+
+    def children(self, shape: Shape, value: Any) -> dict[str, tuple[Node, Any, bool]]:
+        """The child elements of a composite value: element -> (schema, value, named)."""
+        out: dict[str, tuple[Node, Any, bool]] = {}
+        if shape.kind in (STRUCT, MAP):
+            if isinstance(value, dict):
+                for name, child in value.items():
+                    node, named = self.field(shape, name)
+                    out["f:" + name] = (node, child, named)
+        elif isinstance(value, list):
+            items = self.items(shape)
+            for index, item in enumerate(value):
+                out[self.item_element(shape, item, index)] = (items, item, False)
+        return out

@@ -1,0 +1,210 @@
+"""The value walks of server-side apply: field sets, comparison, merge and pruning.
+
+Each follows structured-merge-diff's typed walkers: list items and map entries are
+identified by their path element, so a list item moved within a list keeps its
+identity, and leaves (scalars and atomic parts) are compared as whole values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from platform_api.fieldmanager.fieldpath import FieldSet, Path, prefixes
+from platform_api.fieldmanager.typed import INDEXED, KEYED, LEAF, SET, STRUCT, Shape, Typed
+from platform_api.scheme.schemas import Node
+
+Obj = dict[str, Any]
+_MISSING: Any = object()
+
+
+def to_field_set(typed: Typed, node: Node, value: Any) -> FieldSet:
+    """The fields a value sets (``ToFieldSet``): what an applier of it owns."""
+    out: FieldSet = set()
+    _field_set(typed, node, value, (), out)
+    return out
+
+
+def _field_set(typed: Typed, node: Node, value: Any, path: Path, out: FieldSet) -> None:
+    shape = typed.shape(node, value)
+    if shape.kind == LEAF:
+        if path:
+            out.add(path)
+        return
+    is_list = shape.kind in (SET, KEYED, INDEXED)
+    for element, (child_node, child, named) in typed.children(shape, value).items():
+        child_path = (*path, element)
+        _field_set(typed, child_node, child, child_path, out)
+        if is_list or child is None or child == {} or not named:
+            out.add(child_path)
+
+
+@dataclass
+class Comparison:
+    removed: FieldSet = field(default_factory=set)
+    modified: FieldSet = field(default_factory=set)
+    added: FieldSet = field(default_factory=set)
+
+
+def compare(typed: Typed, node: Node, lhs: Any, rhs: Any) -> Comparison:
+    """What changed from ``lhs`` to ``rhs``, by field path."""
+    result = Comparison()
+    _compare(typed, node, lhs, rhs, (), result)
+    return result
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _compare(typed: Typed, node: Node, lhs: Any, rhs: Any, path: Path, c: Comparison) -> None:
+    if lhs is not _MISSING and rhs is not _MISSING and _same(lhs, rhs):
+        return  # deep equality runs in C: unchanged subtrees cost next to nothing
+    shape = typed.shape(node, lhs if rhs is _MISSING else rhs)
+    if lhs is not _MISSING and rhs is not _MISSING and typed.shape(node, lhs).kind != shape.kind:
+        shape = typed.shape(node, None)  # changed shape: compare as a whole
+    if shape.kind == LEAF:
+        if lhs is _MISSING:
+            c.added.add(path)
+        elif rhs is _MISSING:
+            c.removed.add(path)
+        elif not _same(lhs, rhs):
+            c.modified.add(path)
+        return
+    left = typed.children(shape, lhs) if lhs is not _MISSING else {}
+    right = typed.children(shape, rhs) if rhs is not _MISSING else {}
+    for element in list(left) + [e for e in right if e not in left]:
+        child_path = (*path, element)
+        lchild = left.get(element)
+        rchild = right.get(element)
+        child_node = (rchild or lchild)[0]  # type: ignore[index]
+        _compare(
+            typed,
+            child_node,
+            lchild[1] if lchild else _MISSING,
+            rchild[1] if rchild else _MISSING,
+            child_path,
+            c,
+        )
+        if lchild is None:
+            if not _value_struct(typed, element, rchild):
+                c.added.add(child_path)
+        elif rchild is None:
+            c.removed.add(child_path)
+
+
+# Struct fields Go holds by value: a zero object already has them, so creating one
+# does not add the struct itself (only its contents), as kube's managedFields show.
+_VALUE_STRUCTS = frozenset(
+    "f:" + name for name in ("metadata", "spec", "status", "template", "strategy", "updateStrategy")
+)
+
+
+def _value_struct(typed: Typed, element: str, child: tuple[Node, Any, bool] | None) -> bool:
+    if child is None or element not in _VALUE_STRUCTS or not child[2]:
+        return False
+    return typed.shape(child[0], child[1]).kind == STRUCT
+
+
+def merge(typed: Typed, node: Node, lhs: Any, rhs: Any) -> Any:
+    """``lhs`` with ``rhs`` merged in (``live.Merge(config)``); null removes a field."""
+    shape = typed.shape(node, rhs)
+    if lhs is _MISSING or shape.kind == LEAF or typed.shape(node, lhs).kind != shape.kind:
+        return rhs  # the configuration is the caller's own copy: no need to copy again
+    if isinstance(rhs, dict):
+        out = dict(lhs)
+        for name, value in rhs.items():
+            if value is None:
+                out.pop(name, None)
+                continue
+            child_node, _ = typed.field(shape, name)
+            out[name] = merge(typed, child_node, lhs.get(name, _MISSING), value)
+        return out
+    return _merge_list(typed, shape, lhs, rhs)
+
+
+def _merge_list(typed: Typed, shape: Shape, lhs: list[Any], rhs: list[Any]) -> list[Any]:
+    """Merge list items by identity, ordered as structured-merge-diff orders them."""
+    items = typed.items(shape)
+    left = [(typed.item_element(shape, v, i), v) for i, v in enumerate(lhs)]
+    right = [(typed.item_element(shape, v, i), v) for i, v in enumerate(rhs)]
+    lmap, rmap = dict(left), dict(right)
+    shared = [e for e, _ in right if e in lmap]
+    next_shared = shared.pop(0) if shared else None
+    out: list[Any] = []
+    done: set[str] = set()
+    li = ri = 0
+    while li < len(left) or ri < len(right):
+        if li < len(left) and ri < len(right):
+            element = left[li][0]
+            if element == right[ri][0]:
+                done.add(element)
+                out.append(merge(typed, items, lmap[element], rmap[element]))
+                li, ri = li + 1, ri + 1
+                next_shared = shared.pop(0) if shared else None
+                continue
+            if element in rmap and next_shared is not None and next_shared != element:
+                li += 1
+                continue
+        if li < len(left):
+            element, value = left[li]
+            if element not in rmap:
+                out.append(value)
+                li += 1
+                continue
+            if element in done:
+                li += 1
+                continue
+        if ri < len(right):
+            element = right[ri][0]
+            done.add(element)
+            out.append(merge(typed, items, lmap.get(element, _MISSING), rmap[element]))
+            ri += 1
+            if next_shared == element:
+                next_shared = shared.pop(0) if shared else None
+    return out
+
+
+def prune(typed: Typed, node: Node, value: Obj, released: FieldSet, owned: FieldSet) -> Obj:
+    """Remove what an applier released (``released``) that no manager owns (``owned``).
+
+    Parts nobody ever applied stay; a struct or map the removal leaves empty goes too.
+    """
+    pruner = _Pruner(typed, released, owned)
+    result: Obj = pruner.children(typed.shape(node, value), value, ())
+    return result
+
+
+class _Pruner:
+    def __init__(self, typed: Typed, released: FieldSet, owned: FieldSet) -> None:
+        self.typed = typed
+        self.released = released
+        self.released_above = prefixes(released)
+        self.owned = owned
+        self.owned_above = prefixes(owned)
+
+    def children(self, shape: Shape, value: Any, path: Path) -> Any:
+        kept: list[tuple[str, Any]] = []
+        for element, (node, child, _named) in self.typed.children(shape, value).items():
+            child_path = (*path, element)
+            keep, pruned = self.child(node, child, child_path)
+            if keep:
+                kept.append((element, pruned))
+        if isinstance(value, dict):
+            return {element[2:]: child for element, child in kept}
+        return [child for _, child in kept]
+
+    def child(self, node: Node, value: Any, path: Path) -> tuple[bool, Any]:
+        if path not in self.released and path not in self.released_above:
+            return True, value  # never applied by this manager: not its to remove
+        if path in self.owned:
+            return True, self._descend(node, value, path)
+        shape = self.typed.shape(node, value)
+        if shape.kind == LEAF or (path in self.released and path not in self.owned_above):
+            return False, None
+        pruned = self.children(shape, value, path)
+        return bool(pruned) or path in self.owned_above, pruned
+
+    def _descend(self, node: Node, value: Any, path: Path) -> Any:
+        shape = self.typed.shape(node, value)
+        return value if shape.kind == LEAF else self.children(shape, value, path)

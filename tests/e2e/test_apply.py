@@ -1,0 +1,183 @@
+"""Server-side apply over HTTP and with ``kubectl apply --server-side``."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import requests
+import yaml
+
+from tests.e2e.conftest import Server
+from tests.e2e.test_list import make_namespace
+
+APPLY = {"Content-Type": "application/apply-patch+yaml"}
+
+
+def cm(name: str, data: dict[str, str]) -> str:
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
+    return yaml.safe_dump(body)
+
+
+def test_apply_creates_then_conflicts_then_forces(server: Server, admin: requests.Session) -> None:
+    base = server.url + make_namespace(admin, server, "ssa-http")
+    url = base + "/one"
+    r = admin.patch(url + "?fieldManager=alice", data=cm("one", {"a": "1"}), headers=APPLY)
+    assert r.status_code == 201, r.text
+    entry = r.json()["metadata"]["managedFields"][0]
+    assert {k: entry[k] for k in ("manager", "operation", "apiVersion", "fieldsType")} == {
+        "manager": "alice",
+        "operation": "Apply",
+        "apiVersion": "v1",
+        "fieldsType": "FieldsV1",
+    }
+    assert entry["fieldsV1"] == {"f:data": {"f:a": {}}}
+    version = r.json()["metadata"]["resourceVersion"]
+
+    r = admin.patch(url + "?fieldManager=bob", data=cm("one", {"a": "2"}), headers=APPLY)
+    assert r.status_code == 409
+    assert r.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'Apply failed with 1 conflict: conflict with "alice": .data.a',
+        "reason": "Conflict",
+        "details": {
+            "causes": [
+                {
+                    "reason": "FieldManagerConflict",
+                    "message": 'conflict with "alice"',
+                    "field": ".data.a",
+                }
+            ]
+        },
+        "code": 409,
+    }
+    r = admin.patch(url + "?fieldManager=alice", data=cm("one", {"a": "1"}), headers=APPLY)
+    assert r.status_code == 200 and r.json()["metadata"]["resourceVersion"] == version  # no-op
+
+    r = admin.patch(url + "?fieldManager=bob&force=true", data=cm("one", {"a": "2"}), headers=APPLY)
+    assert r.status_code == 200 and r.json()["data"] == {"a": "2"}
+    assert [e["manager"] for e in r.json()["metadata"]["managedFields"]] == ["bob"]
+
+
+def test_apply_option_errors(server: Server, admin: requests.Session) -> None:
+    base = server.url + make_namespace(admin, server, "ssa-options")
+    r = admin.patch(base + "/x", data=cm("x", {}), headers=APPLY)
+    assert r.status_code == 422
+    assert r.json()["message"] == (
+        'PatchOptions.meta.platform.io "" is invalid: fieldManager: Required value: '
+        "is required for apply patch"
+    )
+    r = admin.patch(
+        base + "/x?force=true",
+        json={"data": {}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert r.status_code == 422 and r.json()["reason"] == "Invalid"
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "managedFields": []}}
+    r = admin.patch(base + "/x?fieldManager=m", data=json.dumps(body), headers=APPLY)
+    assert (r.status_code, r.json()["message"]) == (400, "metadata.managedFields must be nil")
+    r = admin.patch(
+        base + "/x?fieldManager=m&fieldValidation=Strict",
+        data=cm("x", {}) + "bogus: 1\n",
+        headers=APPLY,
+    )
+    assert (r.status_code, r.json()["message"]) == (
+        400,
+        'strict decoding error: unknown field "bogus"',
+    )
+    assert admin.get(base + "/x").status_code == 404  # nothing half-written
+
+
+def test_updates_record_ownership_and_reset(server: Server, admin: requests.Session) -> None:
+    base = server.url + make_namespace(admin, server, "ssa-update")
+    created = admin.post(
+        base,
+        json={
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "u"},
+            "data": {"a": "1"},
+        },
+        headers={"User-Agent": "maker/1.0"},
+    ).json()
+    assert created["metadata"]["managedFields"][0]["manager"] == "maker"
+    assert created["metadata"]["managedFields"][0]["fieldsV1"] == {"f:data": {".": {}, "f:a": {}}}
+    merge = {"Content-Type": "application/merge-patch+json"}
+    r = admin.patch(base + "/u?fieldManager=patcher", json={"data": {"b": "2"}}, headers=merge)
+    assert [e["manager"] for e in r.json()["metadata"]["managedFields"]] == ["maker", "patcher"]
+    r = admin.patch(base + "/u", json={"metadata": {"managedFields": [{}]}}, headers=merge)
+    assert r.status_code == 200 and "managedFields" not in r.json()["metadata"]
+
+
+def test_concurrent_applies_lose_nothing(server: Server, admin: requests.Session) -> None:
+    base = server.url + make_namespace(admin, server, "ssa-race")
+    assert admin.patch(base + "/r?fieldManager=init", data=cm("r", {}), headers=APPLY).ok
+    failures: list[int] = []
+
+    def worker(i: int) -> None:
+        session = requests.Session()
+        session.trust_env = False
+        session.verify, session.cert = admin.verify, admin.cert
+        for j in range(5):
+            r = session.patch(
+                f"{base}/r?fieldManager=w{i}", data=cm("r", {f"k{i}": str(j)}), headers=APPLY
+            )
+            if r.status_code != 200:
+                failures.append(r.status_code)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    final = admin.get(base + "/r").json()
+    assert final["data"] == {f"k{i}": "4" for i in range(6)}
+
+
+def test_kubectl_server_side_apply(server: Server, admin: requests.Session) -> None:
+    make_namespace(admin, server, "ssa-kubectl")
+    manifest = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ssa-kubectl}\n"
+        "spec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n"
+        "    metadata: {labels: {app: web}}\n    spec:\n      containers:\n"
+        "      - {name: c, image: nginx}\n      - {name: side, image: busybox}\n"
+    )
+    out = server.kubectl("apply", "--server-side", "-f", "-", stdin=manifest)
+    assert out.stdout.strip() == "deployment.apps/web serverside-applied"
+    changed = manifest.replace("replicas: 2", "replicas: 5")
+    conflict = server.kubectl(
+        "apply", "--server-side", "--field-manager", "ci", "-f", "-", stdin=changed, check=False
+    )
+    assert conflict.returncode == 1
+    assert 'Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas' in (
+        conflict.stderr
+    )
+    server.kubectl(
+        "apply",
+        "--server-side",
+        "--field-manager",
+        "ci",
+        "--force-conflicts",
+        "-f",
+        "-",
+        stdin=changed,
+    )
+    fewer = manifest.replace("      - {name: side, image: busybox}\n", "").replace(
+        "  replicas: 2\n", ""
+    )
+    server.kubectl("apply", "--server-side", "-f", "-", stdin=fewer)
+    got = json.loads(
+        server.kubectl(
+            "get", "deploy", "web", "-n", "ssa-kubectl", "-o", "json", "--show-managed-fields"
+        ).stdout
+    )
+    assert got["spec"]["replicas"] == 5
+    # "ci" applied the side container too, so it stays.
+    assert [c["name"] for c in got["spec"]["template"]["spec"]["containers"]] == ["c", "side"]
+    managers = {e["manager"]: e for e in got["metadata"]["managedFields"]}
+    assert set(managers) == {"kubectl", "ci"}
+    assert "f:replicas" not in managers["kubectl"]["fieldsV1"]["f:spec"]

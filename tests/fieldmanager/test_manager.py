@@ -1,0 +1,195 @@
+"""Ownership rules of Update and Apply against the built-in schemas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from platform_api.errors import StatusError
+from platform_api.fieldmanager.manager import FieldManager, Who, cap_updates, decode
+from platform_api.fieldmanager.typed import Typed
+from platform_api.scheme.schemas import load_schemas
+
+Obj = dict[str, Any]
+T0, T1, T2 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z", "2026-01-01T00:00:02Z"
+
+
+def manager_for(group: str, kind: str, has_status: bool = False) -> FieldManager:
+    schemas = load_schemas()
+    node = schemas.get(schemas.for_kind(group, "v1", kind))
+    return FieldManager(Typed(schemas), node, has_status)
+
+
+def configmap(data: dict[str, str], **meta: Any) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", **meta},
+        "data": data,
+    }
+
+
+def fields(obj: Obj, manager: str) -> dict[str, Any]:
+    for entry in obj["metadata"].get("managedFields", []):
+        if entry["manager"] == manager:
+            result: dict[str, Any] = entry["fieldsV1"]
+            return result
+    raise KeyError(manager)
+
+
+def apply(fm: FieldManager, live: Obj | None, config: Obj, who: str, force: bool = False) -> Obj:
+    return fm.apply(live, config, Who(who, "v1"), force, T1)
+
+
+def test_create_records_an_update_with_dots_for_new_maps() -> None:
+    fm = manager_for("", "ConfigMap")
+    obj = configmap({"a": "1"}, labels={"x": "y"})
+    fm.update(None, obj, Who("kubectl-create", "v1"), T0)
+    assert obj["metadata"]["managedFields"] == [
+        {
+            "manager": "kubectl-create",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": T0,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {
+                "f:data": {".": {}, "f:a": {}},
+                "f:metadata": {"f:labels": {".": {}, "f:x": {}}},
+            },
+        }
+    ]
+
+
+def test_apply_owns_exactly_its_configuration() -> None:
+    fm = manager_for("", "ConfigMap")
+    out = apply(fm, None, configmap({"a": "1"}, labels={"x": "y"}), "mgr")
+    assert fields(out, "mgr") == {"f:data": {"f:a": {}}, "f:metadata": {"f:labels": {"f:x": {}}}}
+    assert out["metadata"]["managedFields"][0]["operation"] == "Apply"
+
+
+def test_conflict_force_and_sharing() -> None:
+    fm = manager_for("", "ConfigMap")
+    live = apply(fm, None, configmap({"a": "1", "b": "2"}), "one")
+    with pytest.raises(StatusError) as caught:
+        apply(fm, live, configmap({"a": "9"}), "two")
+    status = caught.value.status()
+    assert (status["code"], status["reason"]) == (409, "Conflict")
+    assert status["message"] == 'Apply failed with 1 conflict: conflict with "one": .data.a'
+    assert status["details"] == {
+        "causes": [
+            {"reason": "FieldManagerConflict", "message": 'conflict with "one"', "field": ".data.a"}
+        ]
+    }
+    shared = apply(fm, live, configmap({"a": "1"}), "two")  # equal value: shared
+    assert fields(shared, "one") == {"f:data": {"f:a": {}, "f:b": {}}}
+    assert fields(shared, "two") == {"f:data": {"f:a": {}}}
+    forced = apply(fm, live, configmap({"a": "9"}), "two", force=True)
+    assert forced["data"] == {"a": "9", "b": "2"}
+    assert fields(forced, "one") == {"f:data": {"f:b": {}}}
+
+
+def test_several_conflicts_are_listed_by_manager() -> None:
+    fm = manager_for("", "ConfigMap")
+    live = apply(fm, None, configmap({"a": "1"}), "one")
+    live = apply(fm, live, configmap({"b": "1"}), "two")
+    with pytest.raises(StatusError) as caught:
+        apply(fm, live, configmap({"a": "2", "b": "2"}), "three")
+    assert caught.value.status()["message"] == (
+        'Apply failed with 2 conflicts: conflicts with "one":\n- .data.a\n'
+        'conflicts with "two":\n- .data.b'
+    )
+
+
+def test_released_fields_are_removed_unless_someone_owns_them() -> None:
+    fm = manager_for("", "ConfigMap")
+    live = apply(fm, None, configmap({"a": "1", "b": "2", "c": "3"}), "one")
+    live = apply(fm, live, configmap({"c": "3"}), "two")  # shares c
+    out = apply(fm, live, configmap({"a": "1"}), "one")
+    assert out["data"] == {"a": "1", "c": "3"}
+    gone = apply(
+        fm, out, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}, "one"
+    )
+    assert gone["data"] == {"c": "3"}
+    assert [e["manager"] for e in gone["metadata"]["managedFields"]] == ["two"]
+
+
+def test_update_takes_fields_and_never_conflicts() -> None:
+    fm = manager_for("", "ConfigMap")
+    live = apply(fm, None, configmap({"a": "1"}), "one")
+    new = configmap({"a": "2"})
+    fm.update(live, new, Who("editor", "v1"), T2)
+    assert [e["manager"] for e in new["metadata"]["managedFields"]] == ["editor"]
+    assert fields(new, "editor") == {"f:data": {"f:a": {}}}
+    with pytest.raises(StatusError) as caught:
+        apply(fm, new, configmap({"a": "3"}), "one")
+    assert 'conflict with "editor" using v1: .data.a' in caught.value.status()["message"]
+
+
+def test_managed_fields_reset_with_one_empty_entry() -> None:
+    fm = manager_for("", "ConfigMap")
+    live = apply(fm, None, configmap({"a": "1"}), "one")
+    cleared = configmap({"a": "1"}, managedFields=[{}])
+    fm.update(live, cleared, Who("x", "v1"), T2)
+    assert "managedFields" not in cleared["metadata"]
+    empty_list = configmap({"a": "1"}, managedFields=[])
+    fm.update(live, empty_list, Who("x", "v1"), T2)
+    assert [e["manager"] for e in empty_list["metadata"]["managedFields"]] == ["one"]
+
+
+def test_no_op_apply_changes_nothing() -> None:
+    fm = manager_for("", "ConfigMap")
+    live = apply(fm, None, configmap({"a": "1"}), "one")
+    again = fm.apply(live, configmap({"a": "1"}), Who("one", "v1"), False, T2)
+    assert again["metadata"]["managedFields"] == live["metadata"]["managedFields"]
+    assert again["data"] == live["data"]
+
+
+def test_list_map_items_merge_by_key_and_keep_order() -> None:
+    fm = manager_for("", "Pod", has_status=True)
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]},
+    }
+    live = apply(fm, None, pod, "one")
+    patch = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "z"}, {"name": "b", "image": "y"}]},
+    }
+    out = apply(fm, live, patch, "two")
+    assert [c["name"] for c in out["spec"]["containers"]] == ["a", "c", "b"]
+    assert fields(out, "two")["f:spec"]["f:containers"]['k:{"name":"c"}'] == {
+        ".": {},
+        "f:image": {},
+        "f:name": {},
+    }
+
+
+def test_status_is_not_owned_on_the_main_resource() -> None:
+    fm = manager_for("", "Pod", has_status=True)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "status": {"phase": "X"}}
+    out = apply(fm, None, pod, "one")
+    assert "managedFields" not in out["metadata"]
+
+
+def test_at_most_ten_update_entries() -> None:
+    fm = manager_for("", "ConfigMap")
+    obj = configmap({})
+    for i in range(12):
+        new = configmap({f"k{i}": "v", **obj.get("data", {})})
+        new["metadata"]["managedFields"] = obj["metadata"].get("managedFields")
+        fm.update(obj, new, Who(f"m{i:02d}", "v1"), f"2026-01-01T00:00:{i:02d}Z")
+        obj = new
+    managers = [e["manager"] for e in obj["metadata"]["managedFields"]]
+    assert len(managers) == 10 and managers[0] == "ancient-changes"
+    assert fields(obj, "ancient-changes") == {"f:data": {"f:k0": {}, "f:k1": {}, "f:k2": {}}}
+
+
+def test_cap_keeps_small_sets() -> None:
+    managers = decode([])
+    cap_updates(managers)
+    assert managers == {}
