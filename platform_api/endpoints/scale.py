@@ -73,6 +73,8 @@ async def _write(scope: Scope, change: Any) -> bytes:
         scope.request, "UpdateOptions" if scope.request.method == b"PUT" else "PatchOptions"
     )
     out = scope.output()
+    scope.ctx.dry_run = opts.dry_run
+    scope.ctx.field_manager = opts.field_manager
 
     def updated(existing: Obj | None) -> Obj:
         assert existing is not None
@@ -92,7 +94,9 @@ async def _write(scope: Scope, change: Any) -> bytes:
         existing.setdefault("spec", {})["replicas"] = replicas
         return existing
 
-    stored, _ = await scope.store.update(scope.namespace, scope.name, updated, dry_run=opts.dry_run)
+    stored, _ = await scope.store.update(
+        scope.namespace, scope.name, updated, dry_run=opts.dry_run, track=scope.tracker()
+    )
     return scope.respond_object(to_scale(stored.object), 200, out)
 
 

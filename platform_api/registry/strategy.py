@@ -113,6 +113,8 @@ class StatusStrategy:
         new.clear()
         new.update(copy.deepcopy(old))
         new["metadata"]["resourceVersion"] = metadata.get("resourceVersion")
+        if "managedFields" in metadata:  # an apply to /status has recorded its ownership
+            new["metadata"]["managedFields"] = metadata["managedFields"]
         if status is None:
             new.pop("status", None)
         else:

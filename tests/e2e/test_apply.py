@@ -181,3 +181,32 @@ def test_kubectl_server_side_apply(server: Server, admin: requests.Session) -> N
     managers = {e["manager"]: e for e in got["metadata"]["managedFields"]}
     assert set(managers) == {"kubectl", "ci"}
     assert "f:replicas" not in managers["kubectl"]["fieldsV1"]["f:spec"]
+
+
+def test_status_apply_owns_only_status(server: Server, admin: requests.Session) -> None:
+    make_namespace(admin, server, "ssa-status")
+    base = server.url + "/apis/apps/v1/namespaces/ssa-status/deployments"
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
+        },
+    }
+    missing = admin.patch(base + "/d/status?fieldManager=ctl", data=json.dumps(body), headers=APPLY)
+    assert (missing.status_code, missing.json()["reason"]) == (404, "NotFound")
+    assert admin.patch(base + "/d?fieldManager=me", data=json.dumps(body), headers=APPLY).ok
+    status = {**body, "status": {"replicas": 3, "observedGeneration": 1}}
+    r = admin.patch(base + "/d/status?fieldManager=ctl", data=json.dumps(status), headers=APPLY)
+    assert r.status_code == 200, r.text
+    entries = {e["manager"]: e for e in r.json()["metadata"]["managedFields"]}
+    assert entries["ctl"]["subresource"] == "status"
+    assert entries["ctl"]["fieldsV1"] == {
+        "f:status": {"f:observedGeneration": {}, "f:replicas": {}}
+    }
+    assert r.json()["status"]["replicas"] == 3

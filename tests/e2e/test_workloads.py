@@ -196,7 +196,12 @@ def test_scale_subresource_and_kubectl_scale(server: Server, admin: requests.Ses
         "deployment.apps/scaled scaled"
         in server.kubectl("scale", "deployment", "scaled", "--replicas=5").stdout
     )
-    assert admin.get(server.url + base + "/scaled").json()["spec"]["replicas"] == 5
+    scaled = admin.get(server.url + base + "/scaled").json()
+    assert scaled["spec"]["replicas"] == 5
+    by_scale = [e for e in scaled["metadata"]["managedFields"] if e.get("subresource") == "scale"]
+    assert [(e["manager"], e["operation"], e["fieldsV1"]) for e in by_scale] == [
+        ("kubectl", "Update", {"f:spec": {"f:replicas": {}}})
+    ]
     r = admin.patch(
         server.url + base + "/scaled/scale",
         data=b'{"spec":{"replicas":-1}}',
