@@ -89,16 +89,7 @@ async def handle(scope: Scope) -> bytes:
             raise _patch_invalid(patched, "json: cannot unmarshal into Go value of type struct")
         return _decode_patched(scope, patched, opts.field_validation)
 
-    admit = scope.handlers.admission.validator(scope, "UPDATE")
-    stored, _ = await scope.store.update(
-        scope.namespace,
-        scope.name,
-        updated,
-        dry_run=opts.dry_run,
-        admit=admit,
-        subresource=scope.info.subresource,
-        track=scope.tracker(),
-    )
+    stored, _ = await scope.update(updated)
     return scope.respond_object(stored, 200, out)
 
 
@@ -156,14 +147,5 @@ async def _apply(scope: Scope, opts: WriteOptions, out: Output, data: bytes) -> 
         merged = manager.apply(existing, fresh, who, opts.force, scope.store.now())
         return _decode_patched(scope, merged, "Ignore")
 
-    admit = scope.handlers.admission.validator(scope, "UPDATE")
-    stored, created = await scope.store.update(
-        scope.namespace,
-        scope.name,
-        updated,
-        dry_run=opts.dry_run,
-        admit=admit,
-        subresource=scope.info.subresource,
-        force_allow_create=not scope.info.subresource,
-    )
+    stored, created = await scope.update(updated, apply=True)
     return scope.respond_object(stored, 201 if created else 200, out)

@@ -16,7 +16,7 @@ from platform_api.endpoints.negotiation import Output, negotiate_output
 from platform_api.endpoints.responses import encode, finish
 from platform_api.fieldmanager.manager import FieldManager, Who
 from platform_api.fieldmanager.typed import Typed
-from platform_api.registry.store import Store, Track
+from platform_api.registry.store import Store, Track, UpdateFunc
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import Storage, Stored
@@ -114,6 +114,20 @@ class Scope:
             manager.update(live, new, who, now())
 
         return track
+
+    async def update(self, updated: UpdateFunc, *, apply: bool = False) -> tuple[Stored, bool]:
+        """Update the addressed object through admission, as an Update or (``apply``)
+        with ownership already settled by the update function, which may also create."""
+        return await self.store.update(
+            self.namespace,
+            self.name,
+            updated,
+            dry_run=self.ctx.dry_run,
+            admit=self.handlers.admission.validator(self, "UPDATE"),
+            subresource=self.info.subresource,
+            force_allow_create=apply and not self.info.subresource,
+            track=None if apply else self.tracker(),
+        )
 
     def content_type(self) -> str:
         return (self.request.getHeader(b"content-type") or b"").decode("latin-1")

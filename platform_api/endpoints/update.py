@@ -11,7 +11,7 @@ from platform_api.endpoints.scope import Scope
 
 
 async def handle(scope: Scope) -> bytes:
-    opts, out, obj = decode_write(scope, "UpdateOptions")
+    _opts, out, obj = decode_write(scope, "UpdateOptions")
     encoded = orjson.dumps(obj)
 
     def updated(_existing: dict[str, Any] | None) -> dict[str, Any]:
@@ -19,14 +19,5 @@ async def handle(scope: Scope) -> bytes:
         fresh: dict[str, Any] = orjson.loads(encoded)
         return fresh
 
-    admit = scope.handlers.admission.validator(scope, "UPDATE")
-    stored, created = await scope.store.update(
-        scope.namespace,
-        scope.name,
-        updated,
-        dry_run=opts.dry_run,
-        admit=admit,
-        subresource=scope.info.subresource,
-        track=scope.tracker(),
-    )
+    stored, created = await scope.update(updated)
     return scope.respond_object(stored, 201 if created else 200, out)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import threading
 
 import requests
 import yaml
 
 from tests.e2e.conftest import Server
 from tests.e2e.test_list import make_namespace
+from tests.e2e.test_patch_races import in_parallel
 
 APPLY = {"Content-Type": "application/apply-patch+yaml"}
 
@@ -117,10 +117,7 @@ def test_concurrent_applies_lose_nothing(server: Server, admin: requests.Session
     assert admin.patch(base + "/r?fieldManager=init", data=cm("r", {}), headers=APPLY).ok
     failures: list[int] = []
 
-    def worker(i: int) -> None:
-        session = requests.Session()
-        session.trust_env = False
-        session.verify, session.cert = admin.verify, admin.cert
+    def worker(session: requests.Session, i: int) -> None:
         for j in range(5):
             r = session.patch(
                 f"{base}/r?fieldManager=w{i}", data=cm("r", {f"k{i}": str(j)}), headers=APPLY
@@ -128,11 +125,7 @@ def test_concurrent_applies_lose_nothing(server: Server, admin: requests.Session
             if r.status_code != 200:
                 failures.append(r.status_code)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_parallel(server, 6, worker)
     assert failures == []
     final = admin.get(base + "/r").json()
     assert final["data"] == {f"k{i}": "4" for i in range(6)}

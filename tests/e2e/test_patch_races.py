@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import pytest
 import requests
 
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import Server, session_for
 from tests.e2e.test_list import make_namespace
 
 KINDS = {
@@ -23,6 +24,21 @@ KINDS = {
 }
 
 
+def in_parallel(
+    server: Server, clients: int, work: Callable[[requests.Session, int], None]
+) -> None:
+    """Run ``work(session, i)`` in ``clients`` threads, each with its own connection."""
+
+    def run(i: int) -> None:
+        work(session_for(server, cert=server.admin_cert), i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_concurrent_patches(server: Server, admin: requests.Session, kind: str) -> None:
     media, body = KINDS[kind]
@@ -31,19 +47,12 @@ def test_concurrent_patches(server: Server, admin: requests.Session, kind: str) 
     assert admin.post(base, json=seed).status_code == 201
     codes: list[int] = []
 
-    def worker(i: int) -> None:
-        session = requests.Session()
-        session.trust_env = False
-        session.verify, session.cert = admin.verify, admin.cert
+    def worker(session: requests.Session, i: int) -> None:
         for j in range(10):
             r = session.patch(base + "/r", json=body(i, j), headers={"Content-Type": media})
             codes.append(r.status_code)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_parallel(server, 8, worker)
     assert set(codes) == {200}
     final = admin.get(base + "/r").json()
     written = final["metadata"].get("labels", {}) if kind == "strategic" else final["data"]
