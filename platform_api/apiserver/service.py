@@ -212,9 +212,10 @@ class APIServerService(Service):
             hub=self.hub,
             reactor=self.reactor,
         )
+        handlers.authorizer = self._authorizer()
         filters = Filters(
             authenticator=self._authenticator(client_ca),
-            authorizer=self._authorizer(),
+            authorizer=handlers.authorizer,
             inflight=InflightLimiter(cfg.max_requests_inflight, cfg.max_mutating_requests_inflight),
             request_timeout=cfg.request_timeout,
             reactor=self.reactor,

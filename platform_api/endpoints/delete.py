@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from platform_api import errors
+from platform_api.authorization.interface import Attributes, Decision
+from platform_api.authorization.union import forbidden
 from platform_api.codec import BodyError, parse_json, parse_yaml
 from platform_api.endpoints import list as list_endpoint
-from platform_api.endpoints.negotiation import JSON, YAML, input_type
+from platform_api.endpoints.negotiation import JSON, YAML, Output, input_type
 from platform_api.endpoints.options import META_GROUP, arg, args, validate_dry_run
 from platform_api.endpoints.responses import encode, finish
 from platform_api.endpoints.scope import Scope
@@ -18,6 +20,8 @@ from platform_api.validation import field
 
 DELETE_OPTIONS = "io.platform.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 PROPAGATION = ("Foreground", "Background", "Orphan")
+UNSAFE = "ignoreStoreReadErrorWithClusterBreakingPotential"
+UNSAFE_VERB = "unsafe-delete-ignore-read-errors"
 _OPTION_VERSIONS = ("v1", "meta.k8s.io/v1", "meta.platform.io/v1")
 
 
@@ -28,6 +32,8 @@ class DeleteOptions:
     propagation: str | None = None
     orphan_dependents: bool | None = None
     preconditions: Preconditions | None = None
+    # ignoreStoreReadErrorWithClusterBreakingPotential: delete an undecodable object.
+    unsafe: bool = False
 
 
 def _from_body(scope: Scope, data: bytes) -> dict[str, Any]:
@@ -71,7 +77,22 @@ def _from_query(scope: Scope) -> dict[str, Any]:
     dry_run = args(scope.request, b"dryRun")
     if dry_run:
         out["dryRun"] = dry_run
+    unsafe = arg(scope.request, UNSAFE.encode())
+    if unsafe is not None:
+        out[UNSAFE] = unsafe.lower() in ("true", "1")
     return out
+
+
+def _unsafe_conflicts(raw: dict[str, Any]) -> list[field.FieldError]:
+    """An unsafe delete takes no other option (kube's ValidateIgnoreStoreReadError)."""
+    if raw.get(UNSAFE) is not True:
+        return []
+    others = ("dryRun", "propagationPolicy", "orphanDependents", "gracePeriodSeconds")
+    return [
+        field.invalid(UNSAFE, True, f"cannot be set together with .{name}")
+        for name in (*others, "preconditions")
+        if raw.get(name) not in (None, [])
+    ]
 
 
 def parse_options(scope: Scope) -> DeleteOptions:
@@ -92,6 +113,7 @@ def parse_options(scope: Scope) -> DeleteOptions:
         errs.append(field.not_supported("propagationPolicy", policy, [*PROPAGATION, "nil"]))
     dry_run = raw.get("dryRun") or []
     errs += validate_dry_run(dry_run)
+    errs += _unsafe_conflicts(raw)
     if errs:
         raise errors.invalid("DeleteOptions", META_GROUP, "", errs)
     pre = raw.get("preconditions")
@@ -104,6 +126,7 @@ def parse_options(scope: Scope) -> DeleteOptions:
         propagation=policy,
         orphan_dependents=orphan,
         preconditions=preconditions,
+        unsafe=raw.get(UNSAFE) is True,
     )
 
 
@@ -111,6 +134,8 @@ async def handle(scope: Scope) -> bytes:
     out = scope.output()
     options = parse_options(scope)
     scope.ctx.dry_run = options.dry_run
+    if options.unsafe:
+        return await _unsafe_delete(scope, out)
     scope.handlers.admission.admit(scope, "DELETE", None)
     admit = scope.handlers.admission.validator(scope, "DELETE")
     stored, deleted = await scope.store.delete(
@@ -130,6 +155,37 @@ async def handle(scope: Scope) -> bytes:
     if scope.store.strategy.returns_deleted_object:
         return scope.respond_object(stored, 200, out)
     return scope.respond_object(scope.store.deleted_status(stored), 200, out)
+
+
+async def _unsafe_delete(scope: Scope, out: Output) -> bytes:
+    """Remove an object that no longer decodes, skipping finalizers and admission.
+
+    Only for corrupt objects (422 otherwise), and only for callers also allowed the
+    ``unsafe-delete-ignore-read-errors`` verb on the resource.
+    """
+    rt, store = scope.resource, scope.store
+    current = store.get(scope.namespace, scope.name)
+    try:
+        current.object  # noqa: B018 - decoding is the test
+    except ValueError:
+        pass
+    else:
+        why = "is exclusively used to delete corrupt object(s), try again by removing this option"
+        raise errors.invalid(rt.plural, rt.group, scope.name, [field.invalid(UNSAFE, True, why)])
+    authorizer = scope.handlers.authorizer
+    if authorizer is not None:
+        attrs = replace(Attributes.from_request(scope.ctx.user, scope.info), verb=UNSAFE_VERB)
+        decision, reason = await authorizer.authorize(attrs)
+        if decision is not Decision.ALLOW:
+            raise forbidden(attrs, reason)
+    meta = {"name": scope.name, "namespace": scope.namespace} if rt.namespaced else {}
+    stand_in = {
+        "kind": rt.kind,
+        "apiVersion": rt.api_version,
+        "metadata": meta or {"name": scope.name},
+    }
+    await store.storage.delete_corrupt(current.key, stand_in)
+    return scope.respond_object(store.deleted_status(current, stand_in), 200, out)
 
 
 async def handle_collection(scope: Scope) -> bytes:

@@ -24,6 +24,7 @@ from platform_api.storage.watch import WatchHub
 
 if TYPE_CHECKING:
     from platform_api.admission.chain import AdmissionChain
+    from platform_api.authorization.interface import Authorizer
     from platform_api.endpoints.tables import TableConvertor
 
 Obj = dict[str, Any]
@@ -43,6 +44,8 @@ class Handlers:
     # Seconds a read of a future resourceVersion waits before 504.
     too_large_rv_wait: float = 3.0
     extras: dict[str, Any] = field(default_factory=dict)
+    # For the checks a handler makes itself (kube's unsafe delete of corrupt objects).
+    authorizer: Authorizer | None = None
     field_managers: dict[str, FieldManager] = field(default_factory=dict)
 
     def store(self, rt: ResourceType) -> Store:

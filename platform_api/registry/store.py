@@ -407,9 +407,9 @@ class Store:
         except StorageError as e:
             raise self._error(e, name) from None
 
-    def deleted_status(self, stored: Stored) -> dict[str, Any]:
+    def deleted_status(self, stored: Stored, obj: Obj | None = None) -> dict[str, Any]:
         """The Success Status kube answers for kinds that do not return the deleted object."""
-        meta = stored.object.get("metadata", {})
+        meta = (obj if obj is not None else stored.object).get("metadata", {})
         details: dict[str, Any] = {"name": meta.get("name", "")}
         if self.resource.group:
             details["group"] = self.resource.group

@@ -177,6 +177,11 @@ class Storage(Protocol):
         """Remove ``key``; returns the last state. Retries ``validate`` on conflicts."""
         ...
 
+    def delete_corrupt(self, key: bytes, stand_in: dict[str, Any]) -> Awaitable[None]:
+        """Remove a value that no longer decodes (kube's unsafe delete); the change log
+        and watchers get ``stand_in`` as the deleted object."""
+        ...
+
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
         """Changes after ``revision`` from the change log; raises EXPIRED if compacted."""
         ...

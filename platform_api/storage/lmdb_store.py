@@ -313,6 +313,8 @@ class LMDBStorage:
             txn.delete(op.key, db=self._objects)
             new = b""
             type_ = DELETED
+            if op.obj is not None and prev is not None:  # a corrupt value: log its stand-in
+                prev = Stored(op.key, prev.revision, orjson.dumps(op.obj))
         else:
             assert op.obj is not None
             op.obj["metadata"]["resourceVersion"] = str(revision)
@@ -416,6 +418,11 @@ class LMDBStorage:
                 if e.code not in (CONFLICT, KEY_EXISTS, KEY_NOT_FOUND):
                     raise
                 # Lost a race: re-read and re-run try_update on the fresh state.
+
+    async def delete_corrupt(self, key: bytes, stand_in: dict[str, Any]) -> None:
+        """Remove a value that does not decode; watchers see ``stand_in`` deleted."""
+        current = self.get(key)
+        await self._submit(_Op(_DELETE, key, stand_in, current.revision))
 
     async def delete(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import lmdb
 import requests
 
 from tests.e2e.conftest import Server
@@ -169,3 +170,37 @@ def test_kubectl_delete_namespace(server: Server, admin: requests.Session) -> No
     make_namespace(admin, server, "kdel")
     out = server.kubectl("delete", "namespace", "kdel", "--timeout=20s")
     assert 'namespace "kdel" deleted' in out.stdout
+
+
+UNSAFE = "ignoreStoreReadErrorWithClusterBreakingPotential"
+
+
+def test_unsafe_delete_only_for_corrupt_objects(server: Server, admin: requests.Session) -> None:
+    base = server.url + make_namespace(admin, server, "unsafe-delete")
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bad"}}
+    assert admin.post(base, json=body).status_code == 201
+    r = admin.delete(base + f"/bad?{UNSAFE}=true")
+    assert r.status_code == 422
+    assert r.json()["message"] == (
+        f'configmaps "bad" is invalid: {UNSAFE}: Invalid value: true: is exclusively used to '
+        "delete corrupt object(s), try again by removing this option"
+    )
+    r = admin.delete(base + f"/bad?{UNSAFE}=true&dryRun=All&propagationPolicy=Orphan")
+    assert r.status_code == 422
+    assert [c["message"] for c in r.json()["details"]["causes"]] == [
+        "Invalid value: true: cannot be set together with .dryRun",
+        "Invalid value: true: cannot be set together with .propagationPolicy",
+    ]
+    # Corrupt the stored value behind the server's back (LMDB allows a second process).
+    env = lmdb.open(str(server.data_dir / "db"), max_dbs=4, subdir=True)
+    objects = env.open_db(b"objects")
+    key = b"/core/configmaps/unsafe-delete\x00bad"
+    with env.begin(write=True, db=objects) as txn:
+        value = txn.get(key)
+        assert value is not None
+        txn.put(key, value[:8] + b"\x00not json")
+    env.close()
+    r = admin.delete(base + f"/bad?{UNSAFE}=true")
+    assert r.status_code == 200, r.text
+    assert r.json()["details"] == {"name": "bad", "kind": "configmaps", "uid": ""}
+    assert admin.get(base + "/bad").status_code == 404
