@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC", "Node", "Webhook")
@@ -107,6 +108,12 @@ class ServerConfig:
     tls_private_key_file: str = ""
     client_ca_file: str = ""
     token_auth_file: str = ""
+    requestheader_client_ca_file: str = ""
+    requestheader_allowed_names: tuple[str, ...] = ()
+    requestheader_username_headers: tuple[str, ...] = ()
+    requestheader_uid_headers: tuple[str, ...] = ()
+    requestheader_group_headers: tuple[str, ...] = ()
+    requestheader_extra_headers_prefix: tuple[str, ...] = ()
     anonymous_auth: bool = True
     authorization_modes: list[str] = field(default_factory=lambda: ["AlwaysAllow"])
     max_requests_inflight: int = 400
@@ -165,12 +172,19 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     cfg.tls_private_key_file = given("tls-private-key-file") or ""
     if bool(cfg.tls_cert_file) != bool(cfg.tls_private_key_file):
         raise ConfigError("--tls-cert-file and --tls-private-key-file must be given together")
-    for name in ("tls-cert-file", "tls-private-key-file", "client-ca-file", "token-auth-file"):
+    for name in (
+        "tls-cert-file",
+        "tls-private-key-file",
+        "client-ca-file",
+        "token-auth-file",
+        "requestheader-client-ca-file",
+    ):
         path = given(name)
         if path and not os.path.isfile(path):
             raise ConfigError(f"--{name}: {path}: no such file")
     cfg.client_ca_file = given("client-ca-file") or ""
     cfg.token_auth_file = given("token-auth-file") or ""
+    _request_header(cfg, given)
     if given("anonymous-auth") is not None:
         cfg.anonymous_auth = parse_bool("anonymous-auth", str(given("anonymous-auth")))
     if given("authorization-mode") is not None:
@@ -204,6 +218,21 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         # kube turns anonymous access off under AlwaysAllow; health stays public.
         cfg.anonymous_paths = HEALTH_PATHS
     return cfg
+
+
+def _request_header(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    """The authenticating-proxy flags: comma lists, as kube's string slices."""
+    cfg.requestheader_client_ca_file = given("requestheader-client-ca-file") or ""
+    for suffix in ("allowed-names", "username-headers", "uid-headers", "group-headers"):
+        items = tuple(i.strip() for i in (given(f"requestheader-{suffix}") or "").split(","))
+        setattr(cfg, "requestheader_" + suffix.replace("-", "_"), tuple(i for i in items if i))
+    prefixes = (given("requestheader-extra-headers-prefix") or "").split(",")
+    cfg.requestheader_extra_headers_prefix = tuple(p.strip() for p in prefixes if p.strip())
+    headers = cfg.requestheader_username_headers
+    if cfg.requestheader_client_ca_file and not headers:
+        raise ConfigError(
+            "--requestheader-client-ca-file requires --requestheader-username-headers"
+        )
 
 
 def _modes(text: str) -> list[str]:

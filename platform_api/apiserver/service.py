@@ -31,6 +31,7 @@ from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.site import MAX_BODY, APIServer, Filters
 from platform_api.apiserver.tls import serving_options
 from platform_api.authentication.interface import Authenticator, TokenAuthenticator
+from platform_api.authentication.requestheader import RequestHeaderAuthenticator
 from platform_api.authentication.tokenfile import TokenFileAuthenticator
 from platform_api.authentication.union import Anonymous, RequestAuthenticator
 from platform_api.authentication.user import MASTERS, UserInfo
@@ -123,6 +124,18 @@ class APIServerService(Service):
     def _authenticator(self, client_ca: str) -> RequestAuthenticator:
         cfg = self.config
         request_methods: list[Authenticator] = []
+        if cfg.requestheader_client_ca_file:
+            proxies = CertificateVerifier(load_pem_certificates(cfg.requestheader_client_ca_file))
+            request_methods.append(
+                RequestHeaderAuthenticator(
+                    proxies,
+                    cfg.requestheader_allowed_names,
+                    cfg.requestheader_username_headers,
+                    cfg.requestheader_uid_headers,
+                    cfg.requestheader_group_headers,
+                    cfg.requestheader_extra_headers_prefix,
+                )
+            )
         if client_ca:
             verifier = CertificateVerifier(load_pem_certificates(client_ca))
             request_methods.append(X509Authenticator(verifier))
@@ -213,8 +226,9 @@ class APIServerService(Service):
             reactor=self.reactor,
         )
         handlers.authorizer = self._authorizer()
+        handlers.authenticator = self._authenticator(client_ca)
         filters = Filters(
-            authenticator=self._authenticator(client_ca),
+            authenticator=handlers.authenticator,
             authorizer=handlers.authorizer,
             inflight=InflightLimiter(cfg.max_requests_inflight, cfg.max_mutating_requests_inflight),
             request_timeout=cfg.request_timeout,

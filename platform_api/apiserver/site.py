@@ -28,6 +28,7 @@ from platform_api.apiserver.health import HealthEndpoint
 from platform_api.apiserver.inflight import InflightLimiter
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.requestinfo import RequestInfo
+from platform_api.authentication.impersonation import impersonate
 from platform_api.authentication.union import RequestAuthenticator
 from platform_api.authorization.interface import Attributes, Authorizer, Decision
 from platform_api.authorization.union import forbidden
@@ -87,6 +88,7 @@ class APIServer:
             except requestinfo.RequestInfoError as e:
                 raise errors.bad_request(str(e)) from None
             user = await self.filters.authenticator.authenticate(request, path)
+            user = await impersonate(request.requestHeaders, user, self.filters.authorizer)
             ctx = Context(user)
             with self.filters.inflight.slot(info, user):
                 attrs = Attributes.from_request(user, info)

@@ -49,6 +49,29 @@ FLAGS: list[tuple[str, str, str]] = [
         'Static bearer tokens, one per line as CSV: token,user,uid,"group1,group2".',
     ),
     (
+        "requestheader-client-ca-file",
+        "",
+        "Root certificates of authenticating proxies: their user headers are trusted only on "
+        "connections with a client certificate these authorities signed.",
+    ),
+    (
+        "requestheader-allowed-names",
+        "",
+        "Common names of proxy client certificates allowed to set user headers (empty: any).",
+    ),
+    (
+        "requestheader-username-headers",
+        "",
+        "Request headers holding the user name, e.g. X-Remote-User.",
+    ),
+    ("requestheader-uid-headers", "", "Request headers holding the user's UID, e.g. X-Remote-Uid."),
+    ("requestheader-group-headers", "", "Request headers holding groups, e.g. X-Remote-Group."),
+    (
+        "requestheader-extra-headers-prefix",
+        "",
+        "Request header prefixes for extra user information, e.g. X-Remote-Extra-.",
+    ),
+    (
         "anonymous-auth",
         "true",
         "Enables anonymous requests (with AlwaysAllow: only to the health endpoints).",

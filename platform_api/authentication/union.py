@@ -15,6 +15,7 @@ from platform_api import errors
 from platform_api.authentication.interface import (
     AuthenticationError,
     Authenticator,
+    AuthResponse,
     TokenAuthenticator,
 )
 from platform_api.authentication.user import (
@@ -77,16 +78,30 @@ class RequestAuthenticator:
                 return with_authenticated_group(response.user)
         token = bearer_token(request)
         if token is not None:
-            for token_method in self.token_methods:
-                try:
-                    found = await token_method.authenticate_token(token)
-                except AuthenticationError:
-                    failed = True
-                    continue
-                if found is not None:
-                    request.requestHeaders.removeHeader(b"authorization")
-                    return with_authenticated_group(found.user)
+            try:
+                found = await self.authenticate_token(token)
+            except AuthenticationError:
+                found = None
+            if found is not None:
+                request.requestHeaders.removeHeader(b"authorization")
+                return with_authenticated_group(found.user)
             failed = True  # "invalid bearer token"
         if failed or self.anonymous is None or not self.anonymous.allows(path):
             raise errors.unauthorized()
         return ANONYMOUS_USER
+
+    async def authenticate_token(self, token: str) -> AuthResponse | None:
+        """The bearer-token methods in order (also what TokenReview runs); raises
+        AuthenticationError when a method rejected the token and none accepted it."""
+        error: AuthenticationError | None = None
+        for method in self.token_methods:
+            try:
+                found = await method.authenticate_token(token)
+            except AuthenticationError as e:
+                error = e
+                continue
+            if found is not None:
+                return found
+        if error is not None:
+            raise error
+        return None

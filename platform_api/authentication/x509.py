@@ -7,7 +7,8 @@ than a failed handshake; the chain is verified here, once per TLS connection.
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -18,6 +19,7 @@ from platform_api.authentication.interface import AuthenticationError, AuthRespo
 from platform_api.authentication.user import UserInfo
 
 _CACHE_ATTR = "_platform_x509_result"
+T = TypeVar("T")
 _CLIENT_USAGES = (ExtendedKeyUsageOID.CLIENT_AUTH, ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE)
 
 
@@ -44,6 +46,15 @@ def peer_chain(transport: Any) -> list[x509.Certificate]:
         if parsed != leaf:
             chain.append(parsed)
     return chain
+
+
+def per_connection(transport: Any, attr: str, evaluate: Callable[[Any], T]) -> T:
+    """``evaluate(transport)`` once per TLS connection: the peer cannot change on it."""
+    cached: T | None = getattr(transport, attr, None)
+    if cached is None:
+        cached = evaluate(transport)
+        setattr(transport, attr, cached)
+    return cached
 
 
 def load_pem_certificates(path: str) -> list[x509.Certificate]:
@@ -96,11 +107,7 @@ class X509Authenticator:
         transport = tls_transport(request)
         if transport is None:
             return None
-        cached = getattr(transport, _CACHE_ATTR, None)
-        if cached is None:
-            cached = self._evaluate(transport)
-            setattr(transport, _CACHE_ATTR, cached)
-        response, error, not_after = cached
+        response, error, not_after = per_connection(transport, _CACHE_ATTR, self._evaluate)
         if not_after is not None and datetime.datetime.now(datetime.UTC) > not_after:
             raise AuthenticationError("certificate has expired")
         if error is not None:

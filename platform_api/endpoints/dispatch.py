@@ -13,7 +13,17 @@ from twisted.web.server import Request
 from platform_api import errors
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
-from platform_api.endpoints import create, delete, get, patch, pods, scale, update, watch
+from platform_api.endpoints import (
+    create,
+    delete,
+    get,
+    patch,
+    pods,
+    reviews,
+    scale,
+    update,
+    watch,
+)
 from platform_api.endpoints import list as list_
 from platform_api.endpoints.scope import Handlers, Scope
 from platform_api.scheme.types import ResourceType
@@ -61,6 +71,13 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
     if not rt.namespaced and info.namespace_path:
         raise errors.path_not_found()
     route: tuple[str, Handler]
+    review = reviews.HANDLERS.get((rt.group, rt.plural))
+    if review is not None:
+        if depth != 1:
+            raise errors.path_not_found()
+        if method != b"POST":
+            raise errors.method_not_allowed()
+        return review
     if depth == 1:
         if method in (b"GET", b"HEAD"):
             route = ("watch", watch.handle) if info.verb == "watch" else ("list", list_.handle)

@@ -24,6 +24,7 @@ from platform_api.storage.watch import WatchHub
 
 if TYPE_CHECKING:
     from platform_api.admission.chain import AdmissionChain
+    from platform_api.authentication.union import RequestAuthenticator
     from platform_api.authorization.interface import Authorizer
     from platform_api.endpoints.tables import TableConvertor
 
@@ -46,6 +47,7 @@ class Handlers:
     extras: dict[str, Any] = field(default_factory=dict)
     # For the checks a handler makes itself (kube's unsafe delete of corrupt objects).
     authorizer: Authorizer | None = None
+    authenticator: RequestAuthenticator | None = None  # TokenReview runs its token methods
     field_managers: dict[str, FieldManager] = field(default_factory=dict)
 
     def store(self, rt: ResourceType) -> Store:

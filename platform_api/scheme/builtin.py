@@ -171,6 +171,21 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         namespaced=False,
         short=("pc",),
     ),
+    # authentication.platform.io/v1: reviews are answered, never stored
+    _t(
+        "authentication.platform.io",
+        "TokenReview",
+        "tokenreviews",
+        namespaced=False,
+        verbs=("create",),
+    ),
+    _t(
+        "authentication.platform.io",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+        namespaced=False,
+        verbs=("create",),
+    ),
     # storage.platform.io/v1
     _t("storage.platform.io", "StorageClass", "storageclasses", namespaced=False, short=("sc",)),
 )

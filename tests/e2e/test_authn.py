@@ -1,0 +1,132 @@
+"""Authenticating proxies, impersonation, SelfSubjectReview and TokenReview."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from platform_api.apiserver import pki
+from tests.e2e.conftest import Server, session_for, start_server
+
+REVIEW = "/apis/authentication.platform.io/v1/selfsubjectreviews"
+TOKEN_REVIEW = "/apis/authentication.platform.io/v1/tokenreviews"
+SELF = {"apiVersion": "authentication.platform.io/v1", "kind": "SelfSubjectReview"}
+
+
+@pytest.fixture(scope="module")
+def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, pki.Paths]]:
+    root = tmp_path_factory.mktemp("authn")
+    proxy = pki.ensure_pki(str(root / "proxy-pki"), "127.0.0.1")
+    tokens = root / "tokens.csv"
+    tokens.write_text('t-carol,carol,uid-c,"dev,ops"\n')
+    server = start_server(
+        root / "data",
+        "--requestheader-client-ca-file",
+        proxy.ca_cert,
+        "--requestheader-username-headers",
+        "X-Remote-User",
+        "--requestheader-group-headers",
+        "X-Remote-Group",
+        "--requestheader-extra-headers-prefix",
+        "X-Remote-Extra-",
+        "--token-auth-file",
+        str(tokens),
+    )
+    yield server, proxy
+    server.stop()
+
+
+def who(session: requests.Session, server: Server, **headers: str) -> requests.Response:
+    return session.post(server.url + REVIEW, json=SELF, headers=headers)
+
+
+def test_proxy_headers_name_the_user(proxied: tuple[Server, pki.Paths]) -> None:
+    server, proxy = proxied
+    front = session_for(server, cert=(proxy.admin_cert, proxy.admin_key))
+    r = who(
+        front,
+        server,
+        **{"X-Remote-User": "alice", "X-Remote-Group": "team", "X-Remote-Extra-Scopes%2FX": "v"},
+    )
+    assert r.status_code == 201, r.text
+    assert r.json() == {
+        **SELF,
+        "metadata": {"creationTimestamp": None},
+        "status": {
+            "userInfo": {
+                "username": "alice",
+                "groups": ["team", "system:authenticated"],
+                "extra": {"scopes/x": ["v"]},
+            }
+        },
+    }
+    # Without the user header the proxy's certificate is not a client-CA certificate: 401.
+    assert who(front, server).status_code == 401
+
+
+def test_headers_from_other_clients_are_ignored(proxied: tuple[Server, pki.Paths]) -> None:
+    server, _ = proxied
+    admin = session_for(server, cert=server.admin_cert)
+    r = who(admin, server, **{"X-Remote-User": "mallory", "X-Remote-Group": "system:masters"})
+    assert r.json()["status"]["userInfo"]["username"] == "platform-admin"
+    carol = session_for(server, token="t-carol")
+    r = who(carol, server, **{"X-Remote-User": "mallory"})
+    assert r.json()["status"]["userInfo"] == {
+        "username": "carol",
+        "uid": "uid-c",
+        "groups": ["dev", "ops", "system:authenticated"],
+    }
+
+
+def test_impersonation(proxied: tuple[Server, pki.Paths]) -> None:
+    server, _ = proxied
+    admin = session_for(server, cert=server.admin_cert)
+    r = who(
+        admin,
+        server,
+        **{"Impersonate-User": "system:serviceaccount:ns1:robot", "Impersonate-Extra-Team": "x"},
+    )
+    assert r.json()["status"]["userInfo"] == {
+        "username": "system:serviceaccount:ns1:robot",
+        "groups": ["system:serviceaccounts", "system:serviceaccounts:ns1", "system:authenticated"],
+        "extra": {"team": ["x"]},
+    }
+    r = who(admin, server, **{"Impersonate-Group": "devs"})
+    assert r.status_code == 400
+    assert r.json()["message"] == "requested [{Group  devs    }] without impersonating a user"
+
+
+def test_token_review(proxied: tuple[Server, pki.Paths]) -> None:
+    server, _ = proxied
+    admin = session_for(server, cert=server.admin_cert)
+    review = {"apiVersion": "authentication.platform.io/v1", "kind": "TokenReview"}
+    r = admin.post(server.url + TOKEN_REVIEW, json={**review, "spec": {"token": "t-carol"}})
+    assert r.status_code == 201
+    assert r.json()["status"] == {
+        "authenticated": True,
+        "user": {
+            "username": "carol",
+            "uid": "uid-c",
+            "groups": ["dev", "ops", "system:authenticated"],
+        },
+    }
+    r = admin.post(server.url + TOKEN_REVIEW, json={**review, "spec": {"token": "nope"}})
+    assert r.status_code == 201 and r.json()["status"] == {"user": {}}
+    r = admin.post(server.url + TOKEN_REVIEW, json={**review, "spec": {}})
+    assert (r.status_code, r.json()["message"]) == (
+        400,
+        "token is required for TokenReview in authentication",
+    )
+    assert admin.get(server.url + TOKEN_REVIEW).status_code == 405
+
+
+def test_requestheader_ca_needs_username_headers(tmp_path: Path) -> None:
+    proxy = pki.ensure_pki(str(tmp_path / "p"), "127.0.0.1")
+    with pytest.raises(RuntimeError) as failed:
+        start_server(tmp_path / "data", "--requestheader-client-ca-file", proxy.ca_cert)
+    assert "--requestheader-client-ca-file requires --requestheader-username-headers" in str(
+        failed.value
+    )
