@@ -1,0 +1,1 @@
+"""Sample webhook services the API server calls: each is its own twistd plugin."""

@@ -13,6 +13,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import yaml
+
+from platform_api.client import kubeconfig
+from platform_api.client.kubeconfig import KubeconfigError
+
 AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC", "Node", "Webhook")
 # kube-controller-manager's names for the controllers this server runs (and old aliases).
 CONTROLLERS = {
@@ -114,6 +119,9 @@ class ServerConfig:
     requestheader_uid_headers: tuple[str, ...] = ()
     requestheader_group_headers: tuple[str, ...] = ()
     requestheader_extra_headers_prefix: tuple[str, ...] = ()
+    authentication_token_webhook_config_file: str = ""
+    authentication_token_webhook_cache_ttl: float = 120.0
+    authentication_token_webhook_version: str = "v1beta1"
     anonymous_auth: bool = True
     authorization_modes: list[str] = field(default_factory=lambda: ["AlwaysAllow"])
     max_requests_inflight: int = 400
@@ -178,6 +186,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         "client-ca-file",
         "token-auth-file",
         "requestheader-client-ca-file",
+        "authentication-token-webhook-config-file",
     ):
         path = given(name)
         if path and not os.path.isfile(path):
@@ -185,6 +194,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     cfg.client_ca_file = given("client-ca-file") or ""
     cfg.token_auth_file = given("token-auth-file") or ""
     _request_header(cfg, given)
+    _token_webhook(cfg, given)
     if given("anonymous-auth") is not None:
         cfg.anonymous_auth = parse_bool("anonymous-auth", str(given("anonymous-auth")))
     if given("authorization-mode") is not None:
@@ -233,6 +243,29 @@ def _request_header(cfg: ServerConfig, given: Callable[[str], str | None]) -> No
         raise ConfigError(
             "--requestheader-client-ca-file requires --requestheader-username-headers"
         )
+
+
+def _token_webhook(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    path = given("authentication-token-webhook-config-file") or ""
+    if path:
+        try:
+            kubeconfig.load(path)
+        except (KubeconfigError, OSError, yaml.YAMLError) as e:
+            raise ConfigError(f"--authentication-token-webhook-config-file: {e}") from None
+    cfg.authentication_token_webhook_config_file = path
+    ttl = given("authentication-token-webhook-cache-ttl")
+    if ttl is not None:
+        cfg.authentication_token_webhook_cache_ttl = parse_duration(
+            "authentication-token-webhook-cache-ttl", ttl
+        )
+    version = given("authentication-token-webhook-version")
+    if version is not None:
+        if version not in ("v1beta1", "v1"):
+            raise ConfigError(
+                f'--authentication-token-webhook-version: unsupported version "{version}", '
+                'supported versions are "v1beta1", "v1"'
+            )
+        cfg.authentication_token_webhook_version = version
 
 
 def _modes(text: str) -> list[str]:

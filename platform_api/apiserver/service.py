@@ -35,6 +35,7 @@ from platform_api.authentication.requestheader import RequestHeaderAuthenticator
 from platform_api.authentication.tokenfile import TokenFileAuthenticator
 from platform_api.authentication.union import Anonymous, RequestAuthenticator
 from platform_api.authentication.user import MASTERS, UserInfo
+from platform_api.authentication.webhook import TokenWebhook
 from platform_api.authentication.x509 import (
     CertificateVerifier,
     X509Authenticator,
@@ -47,6 +48,7 @@ from platform_api.authorization.union import (
     AuthorizerUnion,
     PrivilegedGroups,
 )
+from platform_api.client import kubeconfig
 from platform_api.controllers.base import Controller
 from platform_api.controllers.gc import GarbageCollector
 from platform_api.controllers.namespace import NamespaceController
@@ -142,6 +144,15 @@ class APIServerService(Service):
         token_methods: list[TokenAuthenticator] = []
         if cfg.token_auth_file:
             token_methods.append(TokenFileAuthenticator.from_file(cfg.token_auth_file))
+        if cfg.authentication_token_webhook_config_file:
+            token_methods.append(
+                TokenWebhook(
+                    kubeconfig.load(cfg.authentication_token_webhook_config_file),
+                    self.reactor,
+                    cfg.authentication_token_webhook_version,
+                    cfg.authentication_token_webhook_cache_ttl,
+                )
+            )
         anonymous = Anonymous(cfg.anonymous_paths) if cfg.anonymous_auth else None
         return RequestAuthenticator(request_methods, token_methods, anonymous)
 

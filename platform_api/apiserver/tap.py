@@ -72,6 +72,21 @@ FLAGS: list[tuple[str, str, str]] = [
         "Request header prefixes for extra user information, e.g. X-Remote-Extra-.",
     ),
     (
+        "authentication-token-webhook-config-file",
+        "",
+        "kubeconfig-format file naming a remote service that reviews bearer tokens (TokenReview).",
+    ),
+    (
+        "authentication-token-webhook-cache-ttl",
+        "2m0s",
+        "How long to cache the webhook's answers.",
+    ),
+    (
+        "authentication-token-webhook-version",
+        "v1beta1",
+        "The TokenReview version sent to the webhook: v1beta1 or v1.",
+    ),
+    (
         "anonymous-auth",
         "true",
         "Enables anonymous requests (with AlwaysAllow: only to the health endpoints).",

@@ -1,0 +1,99 @@
+"""Token webhook: a remote service reviews bearer tokens (``TokenReview``).
+
+The server posts ``{"spec": {"token": ...}}`` to the service named by a
+kubeconfig-format file and reads ``status``.  Answers, positive or negative, are
+cached for ``--authentication-token-webhook-cache-ttl``; a service that is down,
+slow or wrong is an error for its tokens only (401), never cached, and never holds
+up other requests: calls are asynchronous, with a timeout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from twisted.internet.interfaces import IReactorTime
+
+from platform_api.authentication.interface import AuthenticationError, AuthResponse
+from platform_api.authentication.user import UserInfo
+from platform_api.client.kubeconfig import Connection
+
+GROUP = "authentication.platform.io"
+VERSIONS = ("v1beta1", "v1")
+TIMEOUT = 10.0
+
+
+class TokenWebhook:
+    def __init__(
+        self,
+        connection: Connection,
+        reactor: IReactorTime,
+        version: str = "v1beta1",
+        cache_ttl: float = 120.0,
+        clock: Callable[[], float] = time.monotonic,
+        client: Any = None,
+    ) -> None:
+        self.connection = connection
+        self.client = client or connection.client(reactor)
+        self.version = version
+        self.cache_ttl = cache_ttl
+        self.clock = clock
+        self._cache: dict[bytes, tuple[float, AuthResponse | None, str]] = {}
+
+    async def authenticate_token(self, token: str) -> AuthResponse | None:
+        key = hashlib.sha256(token.encode()).digest()  # no tokens kept in memory
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] > self.clock():
+            return _result(cached[1], cached[2])
+        response, error = await self._review(token)
+        if len(self._cache) > 10000:
+            self._cache.clear()
+        self._cache[key] = (self.clock() + self.cache_ttl, response, error)
+        return _result(response, error)
+
+    async def _review(self, token: str) -> tuple[AuthResponse | None, str]:
+        review = {
+            "apiVersion": f"{GROUP}/{self.version}",
+            "kind": "TokenReview",
+            "spec": {"token": token},
+        }
+        try:
+            reply = await self.client.post(
+                self.connection.server,
+                data=orjson.dumps(review),
+                headers=self.connection.request_headers(),
+                timeout=TIMEOUT,
+            )
+            body = await reply.content()
+        except Exception as e:
+            raise AuthenticationError(f"webhook call failed: {e}") from None
+        if not 200 <= reply.code < 300:
+            raise AuthenticationError(f"webhook call failed: status {reply.code}")
+        try:
+            status = orjson.loads(body).get("status") or {}
+        except (ValueError, AttributeError):
+            raise AuthenticationError("webhook call failed: malformed TokenReview") from None
+        if not status.get("authenticated"):
+            return None, str(status.get("error") or "")
+        return _response(status), ""
+
+
+def _response(status: dict[str, Any]) -> AuthResponse:
+    user = status.get("user") or {}
+    extra = {str(k): tuple(str(x) for x in v) for k, v in (user.get("extra") or {}).items()}
+    info = UserInfo(
+        str(user.get("username") or ""),
+        str(user.get("uid") or ""),
+        tuple(str(g) for g in user.get("groups") or ()),
+        extra,
+    )
+    return AuthResponse(info, tuple(status.get("audiences") or ()))
+
+
+def _result(response: AuthResponse | None, error: str) -> AuthResponse | None:
+    if error:
+        raise AuthenticationError(error)
+    return response

@@ -1,0 +1,152 @@
+"""kubeconfig files: the cluster, user and context of a connection, as kubectl reads them.
+
+File paths are relative to the kubeconfig's directory; ``-data`` fields hold base64
+PEM.  The connection is a treq client with the cluster's CA as the only trust root
+(or the system roots when none is given), the user's client certificate, and the
+user's bearer token.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import treq
+import yaml
+from twisted.internet import ssl
+from twisted.internet.interfaces import IOpenSSLClientConnectionCreator
+from twisted.web.client import Agent, HTTPConnectionPool
+from twisted.web.iweb import IPolicyForHTTPS
+from zope.interface import implementer
+
+
+class KubeconfigError(ValueError):
+    pass
+
+
+@dataclass
+class Connection:
+    """Where and how to connect: what one context of a kubeconfig says."""
+
+    server: str
+    ca_pem: bytes | None = None
+    cert_pem: bytes | None = None
+    key_pem: bytes | None = None
+    token: str = ""
+    tls_server_name: str = ""
+    insecure: bool = False
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def client(self, reactor: Any) -> Any:
+        """A treq HTTPClient for this connection, with its own keep-alive pool."""
+        pool = HTTPConnectionPool(reactor, persistent=True)
+        agent = Agent(reactor, contextFactory=_Policy(self), pool=pool)
+        return treq.client.HTTPClient(agent)
+
+    def request_headers(self) -> dict[str, str]:
+        out = {"Content-Type": "application/json", "Accept": "application/json", **self.headers}
+        if self.token:
+            out["Authorization"] = f"Bearer {self.token}"
+        return out
+
+
+@implementer(IPolicyForHTTPS)
+class _Policy:
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        trust = None
+        if connection.ca_pem:
+            roots = [ssl.Certificate.loadPEM(pem) for pem in _pems(connection.ca_pem)]
+            trust = ssl.trustRootFromCertificates(roots)
+        self.trust = trust
+        self.client_cert = None
+        if connection.cert_pem and connection.key_pem:
+            self.client_cert = ssl.PrivateCertificate.loadPEM(
+                connection.key_pem + b"\n" + connection.cert_pem
+            )
+
+    def creatorForNetloc(self, hostname: bytes, port: int) -> IOpenSSLClientConnectionCreator:
+        name = self.connection.tls_server_name or hostname.decode("idna")
+        if self.connection.insecure:
+            return ssl.CertificateOptions(
+                verify=False,
+                privateKey=self.client_cert.privateKey.original if self.client_cert else None,
+                certificate=self.client_cert.original if self.client_cert else None,
+            )
+        return ssl.optionsForClientTLS(
+            name, trustRoot=self.trust, clientCertificate=self.client_cert
+        )
+
+
+def _pems(data: bytes) -> list[bytes]:
+    marker = b"-----END CERTIFICATE-----"
+    return [part + marker for part in data.split(marker) if b"-----BEGIN" in part]
+
+
+def _material(holder: dict[str, Any], name: str, base: str) -> bytes | None:
+    if holder.get(f"{name}-data"):
+        return base64.b64decode(holder[f"{name}-data"])
+    path = holder.get(name)
+    if not path:
+        return None
+    path = path if os.path.isabs(path) else os.path.join(base, path)
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _named(items: Any, name: str, what: str) -> dict[str, Any]:
+    for item in items or []:
+        if isinstance(item, dict) and item.get("name") == name:
+            body = item.get(what)
+            return body if isinstance(body, dict) else {}
+    raise KubeconfigError(f"{what} {name!r} not found")
+
+
+def load(path: str, context: str = "") -> Connection:
+    """The connection of ``context`` (default: current-context, else the only one)."""
+    with open(path, "rb") as f:
+        config = yaml.safe_load(f) or {}
+    if not isinstance(config, dict):
+        raise KubeconfigError(f"{path}: not a kubeconfig")
+    base = os.path.dirname(os.path.abspath(path))
+    contexts = config.get("contexts") or []
+    name = context or config.get("current-context") or ""
+    if not name and len(contexts) == 1:
+        name = contexts[0].get("name", "")
+    if name:
+        ctx = _named(contexts, name, "context")
+        cluster = _named(config.get("clusters"), ctx.get("cluster", ""), "cluster")
+        user_name = ctx.get("user", "")
+        user = _named(config.get("users"), user_name, "user") if user_name else {}
+    else:  # webhook files may hold one cluster and one user without a context
+        clusters, users = config.get("clusters") or [], config.get("users") or []
+        if len(clusters) != 1:
+            raise KubeconfigError(f"{path}: no current-context and not exactly one cluster")
+        cluster = clusters[0].get("cluster") or {}
+        user = (users[0].get("user") or {}) if len(users) == 1 else {}
+    return _connection(cluster, user, base, path)
+
+
+def _connection(cluster: dict[str, Any], user: dict[str, Any], base: str, path: str) -> Connection:
+    server = cluster.get("server") or ""
+    url = urlparse(server)
+    if url.scheme != "https" or not url.hostname:
+        raise KubeconfigError(f"{path}: server must be an https URL, got {server!r}")
+    token = user.get("token") or ""
+    if not token and user.get("tokenFile"):
+        token_path = user["tokenFile"]
+        token_path = token_path if os.path.isabs(token_path) else os.path.join(base, token_path)
+        with open(token_path) as f:
+            token = f.read().strip()
+    return Connection(
+        server=server,
+        ca_pem=_material(cluster, "certificate-authority", base),
+        cert_pem=_material(user, "client-certificate", base),
+        key_pem=_material(user, "client-key", base),
+        token=token,
+        tls_server_name=cluster.get("tls-server-name") or "",
+        insecure=bool(cluster.get("insecure-skip-tls-verify")),
+    )
