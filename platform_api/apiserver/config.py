@@ -103,6 +103,9 @@ def parse_int(flag: str, text: str, minimum: int = 0) -> int:
     return value
 
 
+DEFAULT_ISSUER = "https://platform.default.svc.cluster.local"
+
+
 @dataclass
 class ServerConfig:
     data_dir: str = "./platform-data"
@@ -122,6 +125,12 @@ class ServerConfig:
     authentication_token_webhook_config_file: str = ""
     authentication_token_webhook_cache_ttl: float = 120.0
     authentication_token_webhook_version: str = "v1beta1"
+    service_account_signing_key_file: str = ""
+    service_account_key_files: tuple[str, ...] = ()
+    service_account_issuers: tuple[str, ...] = (DEFAULT_ISSUER,)
+    api_audiences: tuple[str, ...] = ()  # empty: the issuers
+    service_account_lookup: bool = True
+    service_account_max_token_expiration: float = 0.0
     anonymous_auth: bool = True
     authorization_modes: list[str] = field(default_factory=lambda: ["AlwaysAllow"])
     max_requests_inflight: int = 400
@@ -195,6 +204,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     cfg.token_auth_file = given("token-auth-file") or ""
     _request_header(cfg, given)
     _token_webhook(cfg, given)
+    _service_accounts(cfg, given)
     if given("anonymous-auth") is not None:
         cfg.anonymous_auth = parse_bool("anonymous-auth", str(given("anonymous-auth")))
     if given("authorization-mode") is not None:
@@ -242,6 +252,32 @@ def _request_header(cfg: ServerConfig, given: Callable[[str], str | None]) -> No
     if cfg.requestheader_client_ca_file and not headers:
         raise ConfigError(
             "--requestheader-client-ca-file requires --requestheader-username-headers"
+        )
+
+
+def _list(text: str | None) -> tuple[str, ...]:
+    return tuple(item.strip() for item in (text or "").split(",") if item.strip())
+
+
+def _service_accounts(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    cfg.service_account_signing_key_file = given("service-account-signing-key-file") or ""
+    cfg.service_account_key_files = _list(given("service-account-key-file"))
+    for path in (cfg.service_account_signing_key_file, *cfg.service_account_key_files):
+        if path and not os.path.isfile(path):
+            raise ConfigError(f"--service-account-key-file: {path}: no such file")
+    if given("service-account-issuer") is not None:
+        cfg.service_account_issuers = _list(given("service-account-issuer"))
+        if not cfg.service_account_issuers:
+            raise ConfigError("--service-account-issuer: must not be empty")
+    cfg.api_audiences = _list(given("api-audiences"))
+    if given("service-account-lookup") is not None:
+        cfg.service_account_lookup = parse_bool(
+            "service-account-lookup", str(given("service-account-lookup"))
+        )
+    if given("service-account-max-token-expiration") is not None:
+        cfg.service_account_max_token_expiration = parse_duration(
+            "service-account-max-token-expiration",
+            str(given("service-account-max-token-expiration")),
         )
 
 

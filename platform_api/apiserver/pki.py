@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 ADMIN_USER = "platform-admin"
@@ -58,7 +58,7 @@ def _write(path: str, data: bytes, private: bool = False) -> None:
     os.replace(tmp, path)
 
 
-def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+def _key_pem(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> bytes:
     return key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
@@ -223,3 +223,13 @@ def write_admin_kubeconfig(path: str, server: str, paths: Paths) -> None:
         "preferences": {},
     }
     _write(path, yaml.safe_dump(config, sort_keys=False).encode(), private=True)
+
+
+def ensure_service_account_key(cert_dir: str) -> str:
+    """The key that signs service-account tokens when no flag names one (RSA, as kubeadm's)."""
+    path = os.path.join(cert_dir, "sa.key")
+    if not os.path.exists(path):
+        os.makedirs(cert_dir, mode=0o700, exist_ok=True)
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        _write(path, _key_pem(key), private=True)
+    return path

@@ -22,7 +22,7 @@ from platform_api import errors
 from platform_api.admission.chain import AdmissionChain
 from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.lifecycle import NamespaceLifecycle
-from platform_api.apiserver import pki
+from platform_api.apiserver import pki, serviceaccounts
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.discovery import Discovery
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
@@ -123,7 +123,9 @@ class APIServerService(Service):
         self.hub = WatchHub(self.storage, self.reactor)
         self.storage.on_commit = self.hub.committed
 
-    def _authenticator(self, client_ca: str) -> RequestAuthenticator:
+    def _authenticator(
+        self, client_ca: str, service_accounts: TokenAuthenticator
+    ) -> RequestAuthenticator:
         cfg = self.config
         request_methods: list[Authenticator] = []
         if cfg.requestheader_client_ca_file:
@@ -144,6 +146,7 @@ class APIServerService(Service):
         token_methods: list[TokenAuthenticator] = []
         if cfg.token_auth_file:
             token_methods.append(TokenFileAuthenticator.from_file(cfg.token_auth_file))
+        token_methods.append(service_accounts)
         if cfg.authentication_token_webhook_config_file:
             token_methods.append(
                 TokenWebhook(
@@ -236,8 +239,9 @@ class APIServerService(Service):
             hub=self.hub,
             reactor=self.reactor,
         )
+        handlers.service_accounts = serviceaccounts.build(cfg, self.stores)
         handlers.authorizer = self._authorizer()
-        handlers.authenticator = self._authenticator(client_ca)
+        handlers.authenticator = self._authenticator(client_ca, handlers.service_accounts.verifier)
         filters = Filters(
             authenticator=handlers.authenticator,
             authorizer=handlers.authorizer,

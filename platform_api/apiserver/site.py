@@ -161,10 +161,23 @@ class APIServer:
     def openapi_documents(self, request: Request) -> bytes:
         return self.openapi.render(request, request.path.decode())
 
+    @app.route("/.well-known/openid-configuration", methods=["GET"])
+    @app.route("/openid/v1/jwks", methods=["GET"])
+    def issuer_documents(self, request: Request) -> bytes:
+        """The service-account issuer's OpenID discovery document and signing keys."""
+        accounts = self.handlers.service_accounts
+        if accounts is None:
+            raise errors.path_not_found()
+        wanted = request.path.decode()
+        doc = accounts.jwks() if wanted.endswith("jwks") else accounts.discovery()
+        media = b"application/jwk-set+json" if wanted.endswith("jwks") else b"application/json"
+        return finish(request, 200, encode(doc), media)
+
     @app.route("/", methods=["GET"])
     def root_paths(self, request: Request) -> bytes:
         paths = sorted(
             ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]
+            + ["/.well-known/openid-configuration", "/openid/v1/jwks"]
             + ["/openapi/v2", "/openapi/v3"]
             + [f"/apis/{g}" for g in self.handlers.scheme.groups()]
         )

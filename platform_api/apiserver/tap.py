@@ -87,6 +87,32 @@ FLAGS: list[tuple[str, str, str]] = [
         "The TokenReview version sent to the webhook: v1beta1 or v1.",
     ),
     (
+        "service-account-signing-key-file",
+        "<cert-dir>/sa.key",
+        "Private key (RSA or ECDSA, PEM) that signs service-account tokens.",
+    ),
+    (
+        "service-account-key-file",
+        "",
+        "Comma-separated PEM files of further keys that verify service-account tokens.",
+    ),
+    (
+        "service-account-issuer",
+        "https://platform.default.svc.cluster.local",
+        "Issuer of service-account tokens; a comma list accepts several, the first issues.",
+    ),
+    ("api-audiences", "", "Audiences the API accepts in tokens (default: the issuers)."),
+    (
+        "service-account-lookup",
+        "true",
+        "Reject service-account tokens whose account or bound object no longer exists.",
+    ),
+    (
+        "service-account-max-token-expiration",
+        "0s",
+        "Longest lifetime a TokenRequest may ask for (0: no limit).",
+    ),
+    (
         "anonymous-auth",
         "true",
         "Enables anonymous requests (with AlwaysAllow: only to the health endpoints).",
@@ -118,7 +144,7 @@ FLAGS: list[tuple[str, str, str]] = [
         "garbage-collector-controller).",
     ),
 ]
-BOOL_FLAGS = ("anonymous-auth",)
+BOOL_FLAGS = ("anonymous-auth", "service-account-lookup")
 
 
 class Options(usage.Options):

@@ -120,8 +120,14 @@ def _go_json(python_type: str) -> str:
     )
 
 
-def decode_write(scope: Scope, options_kind: str) -> tuple[WriteOptions, Output, Obj]:
-    """The shared start of create and update: options, output type, decoded body."""
+def decode_write(
+    scope: Scope, options_kind: str, kind: str = "", definition: str = "", api_version: str = ""
+) -> tuple[WriteOptions, Output, Obj]:
+    """The shared start of a write: options, output type, decoded body.
+
+    ``kind``/``definition``/``api_version`` name the body's own type on sub-resources
+    that take one (Scale, Binding, TokenRequest); the resource's otherwise.
+    """
     opts = write_options(scope.request, options_kind)
     out = scope.output()
     scope.ctx.dry_run = opts.dry_run
@@ -133,5 +139,15 @@ def decode_write(scope: Scope, options_kind: str) -> tuple[WriteOptions, Output,
         scope.handlers.scheme.schemas,
         scope.ctx,
         opts.field_validation,
+        kind=kind,
+        definition=definition,
+        api_version=api_version,
     )
     return opts, out, obj
+
+
+def decode_subresource(
+    scope: Scope, options_kind: str, kind: str, definition: str, api_version: str
+) -> Obj:
+    """The body of a sub-resource write whose kind is its own."""
+    return decode_write(scope, options_kind, kind, definition, api_version)[2]

@@ -21,6 +21,7 @@ from platform_api.endpoints import (
     pods,
     reviews,
     scale,
+    tokenrequest,
     update,
     watch,
 )
@@ -41,7 +42,11 @@ _ITEM: dict[bytes, tuple[str, Handler]] = {
     b"PATCH": ("patch", patch.handle),
     b"DELETE": ("delete", delete.handle),
 }
-_ACTIONS: dict[str, Handler] = {"binding": pods.bind, "eviction": pods.evict}
+_ACTIONS: dict[str, Handler] = {
+    "binding": pods.bind,
+    "eviction": pods.evict,
+    "token": tokenrequest.create,
+}
 _SCALE: dict[bytes, Handler] = {
     b"GET": scale.get,
     b"HEAD": scale.get,

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api import errors
-from platform_api.endpoints.body import decode_object
-from platform_api.endpoints.options import write_options
+from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.responses import encode, finish
 from platform_api.endpoints.scope import Scope
 from platform_api.registry.podspec import selector_matches
@@ -30,19 +29,7 @@ def _success(scope: Scope) -> bytes:
 
 
 def _body(scope: Scope, kind: str, definition: str, api_version: str) -> Obj:
-    opts = write_options(scope.request, "CreateOptions")
-    scope.ctx.dry_run = opts.dry_run
-    return decode_object(
-        scope.body(),
-        scope.content_type(),
-        scope.resource,
-        scope.handlers.scheme.schemas,
-        scope.ctx,
-        opts.field_validation,
-        kind=kind,
-        definition=definition,
-        api_version=api_version,
-    )
+    return decode_subresource(scope, "CreateOptions", kind, definition, api_version)
 
 
 async def bind(scope: Scope) -> bytes:

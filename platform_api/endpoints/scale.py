@@ -13,7 +13,7 @@ import orjson
 
 from platform_api import errors
 from platform_api.codec import BodyError, parse_json
-from platform_api.endpoints.body import decode_object
+from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.negotiation import (
     JSON_PATCH,
     MERGE_PATCH,
@@ -101,18 +101,7 @@ async def _write(scope: Scope, change: Any) -> bytes:
 
 
 async def put(scope: Scope) -> bytes:
-    opts = write_options(scope.request, "UpdateOptions")
-    body = decode_object(
-        scope.body(),
-        scope.content_type(),
-        scope.resource,
-        scope.handlers.scheme.schemas,
-        scope.ctx,
-        opts.field_validation,
-        kind="Scale",
-        definition=SCALE,
-        api_version="autoscaling/v1",
-    )
+    body = decode_subresource(scope, "UpdateOptions", "Scale", SCALE, "autoscaling/v1")
     return await _write(scope, lambda _scale: orjson.loads(orjson.dumps(body)))
 
 

@@ -24,6 +24,7 @@ from platform_api.storage.watch import WatchHub
 
 if TYPE_CHECKING:
     from platform_api.admission.chain import AdmissionChain
+    from platform_api.apiserver.serviceaccounts import ServiceAccounts
     from platform_api.authentication.union import RequestAuthenticator
     from platform_api.authorization.interface import Authorizer
     from platform_api.endpoints.tables import TableConvertor
@@ -48,6 +49,7 @@ class Handlers:
     # For the checks a handler makes itself (kube's unsafe delete of corrupt objects).
     authorizer: Authorizer | None = None
     authenticator: RequestAuthenticator | None = None  # TokenReview runs its token methods
+    service_accounts: ServiceAccounts | None = None  # TokenRequest issues with it
     field_managers: dict[str, FieldManager] = field(default_factory=dict)
 
     def store(self, rt: ResourceType) -> Store:

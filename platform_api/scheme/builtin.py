@@ -100,7 +100,15 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     ),
     _t("", "ResourceQuota", "resourcequotas", short=("quota",), status=True),
     _t("", "Secret", "secrets"),
-    _t("", "ServiceAccount", "serviceaccounts", short=("sa",)),
+    _t(
+        "",
+        "ServiceAccount",
+        "serviceaccounts",
+        short=("sa",),
+        extra=(
+            Subresource("token", "TokenRequest", ("create",), "authentication.platform.io", "v1"),
+        ),
+    ),
     _t("", "Service", "services", short=("svc",), categories=ALL, status=True, name_rule="dns1035"),
     # apps/v1
     _t("apps", "DaemonSet", "daemonsets", short=("ds",), categories=ALL, status=True),

@@ -1,0 +1,252 @@
+"""Service-account tokens: JWTs the server signs (TokenRequest) and verifies.
+
+A token names its issuer (``--service-account-issuer``), audiences, expiry, the
+service account and, when bound, the Pod or Secret it lives with.  It authenticates
+as ``system:serviceaccount:<ns>:<name>`` while the signature verifies with one of
+the ``--service-account-key-file`` keys, an audience is one the server accepts
+(``--api-audiences``), and (``--service-account-lookup``) the account and the bound
+object still exist with the same uids.  The issuer's discovery document and JWKS
+let other parties verify the same tokens.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jwt
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from platform_api.authentication.interface import AuthenticationError, AuthResponse
+from platform_api.authentication.user import UserInfo
+
+Obj = dict[str, Any]
+PublicKey = rsa.RSAPublicKey | ec.EllipticCurvePublicKey
+PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
+# (namespace, kind, name) -> the object, or None when absent.
+Lookup = Callable[[str, str, str], Obj | None]
+
+CLAIM = "platform.io"  # kube's private "kubernetes.io" claim, in the brand
+EXTRA = "authentication.platform.io/"
+PREFIX = "system:serviceaccount:"
+LEEWAY = 60
+# The signature and required claims by PyJWT; times against our clock, audiences by us.
+_SIGNATURE: Any = {
+    "verify_exp": False,
+    "verify_nbf": False,
+    "verify_iat": False,
+    "verify_aud": False,
+    "require": ["exp", "iss", "sub"],
+}
+_PEM_BLOCK = re.compile(rb"-----BEGIN ([A-Z ]+)-----.+?-----END \1-----", re.S)
+_CURVES = {
+    "secp256r1": ("ES256", "P-256"),
+    "secp384r1": ("ES384", "P-384"),
+    "secp521r1": ("ES512", "P-521"),
+}
+
+
+def algorithm(key: PublicKey | PrivateKey) -> str:
+    if isinstance(key, rsa.RSAPublicKey | rsa.RSAPrivateKey):
+        return "RS256"
+    return _CURVES[key.curve.name][0]
+
+
+def key_id(key: PublicKey) -> str:
+    """kube's kid: the unpadded base64url SHA-256 of the DER public key."""
+    der = key.public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
+
+
+def load_private_key(path: str) -> PrivateKey:
+    with open(path, "rb") as f:
+        key = serialization.load_pem_private_key(f.read(), password=None)
+    if not isinstance(key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey):
+        raise ValueError(f"{path}: only RSA and ECDSA keys sign service-account tokens")
+    return key
+
+
+def load_public_keys(path: str) -> list[PublicKey]:
+    """Every key in a PEM file: public keys, private keys, or certificates."""
+    with open(path, "rb") as f:
+        data = f.read()
+    keys = [_public(m.group(0), m.group(1)) for m in _PEM_BLOCK.finditer(data)]
+    if not keys:
+        raise ValueError(f"{path}: no keys found")
+    return keys
+
+
+def _public(pem: bytes, label: bytes) -> PublicKey:
+    if label == b"CERTIFICATE":
+        key: Any = x509.load_pem_x509_certificate(pem).public_key()
+    elif b"PRIVATE" in label:
+        key = serialization.load_pem_private_key(pem, password=None).public_key()
+    else:
+        key = serialization.load_pem_public_key(pem)
+    if not isinstance(key, rsa.RSAPublicKey | ec.EllipticCurvePublicKey):
+        raise ValueError("only RSA and ECDSA keys verify service-account tokens")
+    return key
+
+
+def jwk(key: PublicKey) -> Obj:
+    """One JSON Web Key of the JWKS document."""
+    out: Obj = {"use": "sig", "kid": key_id(key), "alg": algorithm(key)}
+    if isinstance(key, rsa.RSAPublicKey):
+        numbers = key.public_numbers()
+        out.update(kty="RSA", n=_b64_int(numbers.n), e=_b64_int(numbers.e))
+    else:
+        point = key.public_numbers()
+        size = (key.curve.key_size + 7) // 8
+        out.update(
+            kty="EC",
+            crv=_CURVES[key.curve.name][1],
+            x=_b64(point.x.to_bytes(size, "big")),
+            y=_b64(point.y.to_bytes(size, "big")),
+        )
+    return out
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _b64_int(value: int) -> str:
+    return _b64(value.to_bytes((value.bit_length() + 7) // 8, "big"))
+
+
+class TokenIssuer:
+    def __init__(
+        self, key: PrivateKey, issuer: str, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.key = key
+        self.issuer = issuer
+        self.clock = clock
+        self.kid = key_id(key.public_key())
+
+    def issue(
+        self,
+        account: Obj,
+        audiences: Sequence[str],
+        seconds: int,
+        bound: tuple[str, Obj] | None = None,
+    ) -> tuple[str, int]:
+        """A signed token for ``account``; returns it and its expiry (Unix seconds)."""
+        now = int(self.clock())
+        meta = account["metadata"]
+        private: Obj = {
+            "namespace": meta["namespace"],
+            "serviceaccount": {"name": meta["name"], "uid": meta.get("uid", "")},
+        }
+        if bound is not None:
+            kind, obj = bound
+            private[kind.lower()] = {"name": obj["metadata"]["name"], "uid": obj["metadata"]["uid"]}
+        claims = {
+            "aud": list(audiences),
+            "exp": now + seconds,
+            "iat": now,
+            "iss": self.issuer,
+            "jti": str(uuid.uuid4()),
+            CLAIM: private,
+            "nbf": now,
+            "sub": f"{PREFIX}{meta['namespace']}:{meta['name']}",
+        }
+        token = jwt.encode(claims, self.key, algorithm(self.key), headers={"kid": self.kid})
+        return token, now + seconds
+
+
+class ServiceAccountTokens:
+    """The bearer-token authenticator of service-account JWTs."""
+
+    def __init__(
+        self,
+        keys: Sequence[PublicKey],
+        issuers: Sequence[str],
+        audiences: Sequence[str],
+        lookup: Lookup | None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.keys = {key_id(k): k for k in keys}
+        self.issuers = tuple(issuers)
+        self.audiences = tuple(audiences)
+        self.lookup = lookup
+        self.clock = clock
+
+    async def authenticate_token(self, token: str) -> AuthResponse | None:
+        try:
+            header = jwt.get_unverified_header(token)
+            unverified = jwt.decode(token, options={"verify_signature": False})
+        except jwt.PyJWTError:
+            return None  # not a JWT: another method's token
+        if unverified.get("iss") not in self.issuers:
+            return None
+        claims = self._verify(token, header)
+        audiences = claims.get("aud") or []
+        audiences = [audiences] if isinstance(audiences, str) else list(audiences)
+        accepted = [a for a in audiences if a in self.audiences]
+        if not accepted:
+            raise AuthenticationError(
+                f"token audiences {audiences} is invalid for the target audiences "
+                f"{list(self.audiences)}"
+            )
+        return AuthResponse(self._user(claims), tuple(accepted))
+
+    def _verify(self, token: str, header: Obj) -> Obj:
+        keys = [self.keys[header["kid"]]] if header.get("kid") in self.keys else self.keys.values()
+        error = "invalid signature"
+        for key in keys:
+            try:
+                claims: Obj = jwt.decode(
+                    token, key, algorithms=[algorithm(key)], options=_SIGNATURE
+                )
+            except jwt.PyJWTError as e:
+                error = str(e)
+                continue
+            now = self.clock()  # times checked here, on the server's clock
+            if not isinstance(claims["exp"], int | float) or now > claims["exp"] + LEEWAY:
+                raise AuthenticationError("service account token has expired")
+            if isinstance(claims.get("nbf"), int | float) and claims["nbf"] > now + LEEWAY:
+                raise AuthenticationError("service account token is not valid yet")
+            return claims
+        raise AuthenticationError(error)
+
+    def _user(self, claims: Obj) -> UserInfo:
+        private = claims.get(CLAIM) or {}
+        namespace = private.get("namespace", "")
+        account = private.get("serviceaccount") or {}
+        if claims.get("sub") != f"{PREFIX}{namespace}:{account.get('name')}":
+            raise AuthenticationError("sub does not match the service account")
+        extra: dict[str, tuple[str, ...]] = {}
+        self._check(namespace, "ServiceAccount", account)
+        for kind in ("pod", "secret"):
+            ref = private.get(kind)
+            if ref:
+                self._check(namespace, kind.capitalize(), ref)
+                if kind == "pod":
+                    extra[EXTRA + "pod-name"] = (ref.get("name", ""),)
+                    extra[EXTRA + "pod-uid"] = (ref.get("uid", ""),)
+        if claims.get("jti"):
+            extra[EXTRA + "credential-id"] = (f"JTI={claims['jti']}",)
+        groups = ("system:serviceaccounts", f"system:serviceaccounts:{namespace}")
+        return UserInfo(claims["sub"], account.get("uid", ""), groups, extra)
+
+    def _check(self, namespace: str, kind: str, ref: Obj) -> None:
+        """With lookup on, the referenced object must exist with the token's uid."""
+        if self.lookup is None:
+            return
+        name = ref.get("name", "")
+        obj = self.lookup(namespace, kind, name)
+        if obj is None:
+            raise AuthenticationError(f"{kind.lower()} {namespace}/{name} has been deleted")
+        if ref.get("uid") and obj["metadata"].get("uid") != ref["uid"]:
+            raise AuthenticationError(
+                f"{kind} UID ({obj['metadata'].get('uid')}) does not match claim ({ref['uid']})"
+            )

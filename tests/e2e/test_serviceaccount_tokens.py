@@ -1,0 +1,112 @@
+"""TokenRequest, service-account JWT authentication, and the issuer documents."""
+
+from __future__ import annotations
+
+import jwt
+import requests
+
+from tests.e2e.conftest import Server, session_for
+from tests.e2e.test_list import make_namespace
+
+SELF = {"apiVersion": "authentication.platform.io/v1", "kind": "SelfSubjectReview"}
+REVIEW = "/apis/authentication.platform.io/v1/selfsubjectreviews"
+ISSUER = "https://platform.default.svc.cluster.local"
+
+
+def token_for(admin: requests.Session, server: Server, ns: str, spec: dict) -> requests.Response:
+    body = {"apiVersion": "authentication.platform.io/v1", "kind": "TokenRequest", "spec": spec}
+    return admin.post(f"{server.url}/api/v1/namespaces/{ns}/serviceaccounts/robot/token", json=body)
+
+
+def test_token_request_and_authentication(server: Server, admin: requests.Session) -> None:
+    make_namespace(admin, server, "sa-tokens")
+    base = f"{server.url}/api/v1/namespaces/sa-tokens"
+    sa = admin.post(base + "/serviceaccounts", json={"metadata": {"name": "robot"}}).json()
+    r = token_for(admin, server, "sa-tokens", {})
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["spec"] == {"audiences": [ISSUER], "expirationSeconds": 3600}
+    token = body["status"]["token"]
+    claims = jwt.decode(token, options={"verify_signature": False})
+    assert (claims["iss"], claims["sub"], claims["aud"]) == (
+        ISSUER,
+        "system:serviceaccount:sa-tokens:robot",
+        [ISSUER],
+    )
+    assert claims["exp"] - claims["iat"] == 3600
+    assert claims["platform.io"]["serviceaccount"] == {
+        "name": "robot",
+        "uid": sa["metadata"]["uid"],
+    }
+
+    robot = session_for(server, token=token)
+    info = robot.post(server.url + REVIEW, json=SELF).json()["status"]["userInfo"]
+    assert info["username"] == "system:serviceaccount:sa-tokens:robot"
+    assert info["uid"] == sa["metadata"]["uid"]
+    assert info["groups"] == [
+        "system:serviceaccounts",
+        "system:serviceaccounts:sa-tokens",
+        "system:authenticated",
+    ]
+    assert info["extra"]["authentication.platform.io/credential-id"] == [f"JTI={claims['jti']}"]
+
+    # Another audience is not this API's; a deleted account's tokens stop working.
+    other = token_for(admin, server, "sa-tokens", {"audiences": ["vault"]}).json()
+    r = session_for(server, token=other["status"]["token"]).post(server.url + REVIEW, json=SELF)
+    assert r.status_code == 401
+    assert admin.delete(base + "/serviceaccounts/robot").status_code == 200
+    assert robot.post(server.url + REVIEW, json=SELF).status_code == 401
+
+
+def test_bound_tokens_and_rules(server: Server, admin: requests.Session) -> None:
+    make_namespace(admin, server, "sa-bound")
+    base = f"{server.url}/api/v1/namespaces/sa-bound"
+    admin.post(base + "/serviceaccounts", json={"metadata": {"name": "robot"}})
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    uid = admin.post(base + "/pods", json=pod).json()["metadata"]["uid"]
+    ref = {"kind": "Pod", "apiVersion": "v1", "name": "p", "uid": uid}
+    r = token_for(admin, server, "sa-bound", {"boundObjectRef": ref, "expirationSeconds": 600})
+    assert r.status_code == 201, r.text
+    token = r.json()["status"]["token"]
+    robot = session_for(server, token=token)
+    info = robot.post(server.url + REVIEW, json=SELF).json()["status"]["userInfo"]
+    assert info["extra"]["authentication.platform.io/pod-name"] == ["p"]
+    assert info["extra"]["authentication.platform.io/pod-uid"] == [uid]
+    admin.delete(base + "/pods/p?gracePeriodSeconds=0")
+    assert robot.post(server.url + REVIEW, json=SELF).status_code == 401
+
+    r = token_for(admin, server, "sa-bound", {"expirationSeconds": 599})
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        'TokenRequest.authentication.platform.io "robot" is invalid: spec.expirationSeconds: '
+        "Invalid value: 599: may not specify a duration less than 10 minutes",
+    )
+    r = token_for(admin, server, "sa-bound", {"boundObjectRef": {"kind": "Node", "name": "n"}})
+    assert (r.status_code, r.json()["message"]) == (
+        400,
+        "cannot bind token to object of type /, Kind=Node",
+    )
+    wrong = {"kind": "Pod", "apiVersion": "v1", "name": "p"}
+    assert token_for(admin, server, "sa-bound", {"boundObjectRef": wrong}).status_code == 404
+    r = admin.post(
+        base + "/serviceaccounts/ghost/token",
+        json={"apiVersion": "authentication.platform.io/v1", "kind": "TokenRequest"},
+    )
+    assert (r.status_code, r.json()["message"]) == (404, 'serviceaccounts "ghost" not found')
+
+
+def test_issuer_documents_verify_tokens(server: Server, admin: requests.Session) -> None:
+    config = admin.get(server.url + "/.well-known/openid-configuration").json()
+    assert config["issuer"] == ISSUER
+    assert config["jwks_uri"].endswith("/openid/v1/jwks")
+    assert config["id_token_signing_alg_values_supported"] == ["RS256"]
+    jwks = admin.get(server.url + "/openid/v1/jwks").json()
+    make_namespace(admin, server, "sa-jwks")
+    admin.post(
+        server.url + "/api/v1/namespaces/sa-jwks/serviceaccounts",
+        json={"metadata": {"name": "robot"}},
+    )
+    token = token_for(admin, server, "sa-jwks", {}).json()["status"]["token"]
+    key = jwt.PyJWKSet.from_dict(jwks)[jwt.get_unverified_header(token)["kid"]]
+    claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=ISSUER)
+    assert claims["sub"] == "system:serviceaccount:sa-jwks:robot"
