@@ -131,6 +131,7 @@ class ServerConfig:
     api_audiences: tuple[str, ...] = ()  # empty: the issuers
     service_account_lookup: bool = True
     service_account_max_token_expiration: float = 0.0
+    enable_bootstrap_token_auth: bool = False
     anonymous_auth: bool = True
     authorization_modes: list[str] = field(default_factory=lambda: ["AlwaysAllow"])
     max_requests_inflight: int = 400
@@ -205,6 +206,10 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     _request_header(cfg, given)
     _token_webhook(cfg, given)
     _service_accounts(cfg, given)
+    if given("enable-bootstrap-token-auth") is not None:
+        cfg.enable_bootstrap_token_auth = parse_bool(
+            "enable-bootstrap-token-auth", str(given("enable-bootstrap-token-auth"))
+        )
     if given("anonymous-auth") is not None:
         cfg.anonymous_auth = parse_bool("anonymous-auth", str(given("anonymous-auth")))
     if given("authorization-mode") is not None:

@@ -22,7 +22,7 @@ from platform_api import errors
 from platform_api.admission.chain import AdmissionChain
 from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.lifecycle import NamespaceLifecycle
-from platform_api.apiserver import pki, serviceaccounts
+from platform_api.apiserver import authn, pki, serviceaccounts
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.discovery import Discovery
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
@@ -30,15 +30,8 @@ from platform_api.apiserver.inflight import InflightLimiter
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.site import MAX_BODY, APIServer, Filters
 from platform_api.apiserver.tls import serving_options
-from platform_api.authentication.interface import Authenticator, TokenAuthenticator
-from platform_api.authentication.requestheader import RequestHeaderAuthenticator
-from platform_api.authentication.tokenfile import TokenFileAuthenticator
-from platform_api.authentication.union import Anonymous, RequestAuthenticator
 from platform_api.authentication.user import MASTERS, UserInfo
-from platform_api.authentication.webhook import TokenWebhook
 from platform_api.authentication.x509 import (
-    CertificateVerifier,
-    X509Authenticator,
     load_pem_certificates,
 )
 from platform_api.authorization.interface import Authorizer
@@ -48,7 +41,6 @@ from platform_api.authorization.union import (
     AuthorizerUnion,
     PrivilegedGroups,
 )
-from platform_api.client import kubeconfig
 from platform_api.controllers.base import Controller
 from platform_api.controllers.gc import GarbageCollector
 from platform_api.controllers.namespace import NamespaceController
@@ -122,42 +114,6 @@ class APIServerService(Service):
         )
         self.hub = WatchHub(self.storage, self.reactor)
         self.storage.on_commit = self.hub.committed
-
-    def _authenticator(
-        self, client_ca: str, service_accounts: TokenAuthenticator
-    ) -> RequestAuthenticator:
-        cfg = self.config
-        request_methods: list[Authenticator] = []
-        if cfg.requestheader_client_ca_file:
-            proxies = CertificateVerifier(load_pem_certificates(cfg.requestheader_client_ca_file))
-            request_methods.append(
-                RequestHeaderAuthenticator(
-                    proxies,
-                    cfg.requestheader_allowed_names,
-                    cfg.requestheader_username_headers,
-                    cfg.requestheader_uid_headers,
-                    cfg.requestheader_group_headers,
-                    cfg.requestheader_extra_headers_prefix,
-                )
-            )
-        if client_ca:
-            verifier = CertificateVerifier(load_pem_certificates(client_ca))
-            request_methods.append(X509Authenticator(verifier))
-        token_methods: list[TokenAuthenticator] = []
-        if cfg.token_auth_file:
-            token_methods.append(TokenFileAuthenticator.from_file(cfg.token_auth_file))
-        token_methods.append(service_accounts)
-        if cfg.authentication_token_webhook_config_file:
-            token_methods.append(
-                TokenWebhook(
-                    kubeconfig.load(cfg.authentication_token_webhook_config_file),
-                    self.reactor,
-                    cfg.authentication_token_webhook_version,
-                    cfg.authentication_token_webhook_cache_ttl,
-                )
-            )
-        anonymous = Anonymous(cfg.anonymous_paths) if cfg.anonymous_auth else None
-        return RequestAuthenticator(request_methods, token_methods, anonymous)
 
     def _authorizer(self) -> Authorizer:
         modes: dict[str, Authorizer] = {"AlwaysAllow": AlwaysAllow(), "AlwaysDeny": AlwaysDeny()}
@@ -241,7 +197,9 @@ class APIServerService(Service):
         )
         handlers.service_accounts = serviceaccounts.build(cfg, self.stores)
         handlers.authorizer = self._authorizer()
-        handlers.authenticator = self._authenticator(client_ca, handlers.service_accounts.verifier)
+        handlers.authenticator = authn.build(
+            cfg, client_ca, self.stores, handlers.service_accounts.verifier, self.reactor
+        )
         filters = Filters(
             authenticator=handlers.authenticator,
             authorizer=handlers.authorizer,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from platform_api import errors
 from platform_api.apiserver import pki
+from platform_api.apiserver.authn import core_lookup
 from platform_api.apiserver.config import ServerConfig
 from platform_api.authentication.serviceaccount import (
     PublicKey,
@@ -53,11 +53,11 @@ def build(cfg: ServerConfig, stores: dict[tuple[str, str, str], Store]) -> Servi
     for path in cfg.service_account_key_files:
         keys += load_public_keys(path)
 
+    by_kind = {kind: core_lookup(stores, plural) for kind, plural in _PLURALS.items()}
+
     def lookup(namespace: str, kind: str, name: str) -> dict[str, Any] | None:
-        try:
-            return stores[("", "v1", _PLURALS[kind])].get(namespace, name).object
-        except errors.StatusError:
-            return None
+        found: dict[str, Any] | None = by_kind[kind](namespace, name)
+        return found
 
     audiences = cfg.api_audiences or cfg.service_account_issuers
     verifier = ServiceAccountTokens(

@@ -113,6 +113,12 @@ FLAGS: list[tuple[str, str, str]] = [
         "Longest lifetime a TokenRequest may ask for (0: no limit).",
     ),
     (
+        "enable-bootstrap-token-auth",
+        "false",
+        "Accept bootstrap tokens from Secrets of type bootstrap.platform.io/token in "
+        "platform-system.",
+    ),
+    (
         "anonymous-auth",
         "true",
         "Enables anonymous requests (with AlwaysAllow: only to the health endpoints).",
@@ -144,7 +150,7 @@ FLAGS: list[tuple[str, str, str]] = [
         "garbage-collector-controller).",
     ),
 ]
-BOOL_FLAGS = ("anonymous-auth", "service-account-lookup")
+BOOL_FLAGS = ("anonymous-auth", "service-account-lookup", "enable-bootstrap-token-auth")
 
 
 class Options(usage.Options):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +35,7 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
         "X-Remote-Extra-",
         "--token-auth-file",
         str(tokens),
+        "--enable-bootstrap-token-auth",
     )
     yield server, proxy
     server.stop()
@@ -130,3 +132,49 @@ def test_requestheader_ca_needs_username_headers(tmp_path: Path) -> None:
     assert "--requestheader-client-ca-file requires --requestheader-username-headers" in str(
         failed.value
     )
+
+
+def bootstrap_secret(token_id: str, secret: str, **extra: str) -> dict:
+    data = {"token-id": token_id, "token-secret": secret, **extra}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": f"bootstrap-token-{token_id}", "namespace": "platform-system"},
+        "type": "bootstrap.platform.io/token",
+        "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
+    }
+
+
+def test_bootstrap_tokens(proxied: tuple[Server, pki.Paths]) -> None:
+    server, _ = proxied
+    admin = session_for(server, cert=server.admin_cert)
+    secrets = server.url + "/api/v1/namespaces/platform-system/secrets"
+    usage = {"usage-bootstrap-authentication": "true"}
+    cases = {
+        "abcdef": {**usage, "auth-extra-groups": "system:bootstrappers:kubeadm:default-node-token"},
+        "expire": {**usage, "expiration": "2020-01-01T00:00:00Z"},
+        "nousag": {},
+        "badgrp": {**usage, "auth-extra-groups": "system:masters"},
+    }
+    for token_id, extra in cases.items():
+        body = bootstrap_secret(token_id, "0123456789abcdef", **extra)
+        assert admin.post(secrets, json=body).status_code == 201
+    good = session_for(server, token="abcdef.0123456789abcdef")
+    assert who(good, server).json()["status"]["userInfo"] == {
+        "username": "system:bootstrap:abcdef",
+        "groups": [
+            "system:bootstrappers",
+            "system:bootstrappers:kubeadm:default-node-token",
+            "system:authenticated",
+        ],
+    }
+    for token in (
+        "abcdef.0123456789abcdeX",  # not the token format
+        "abcdef.fedcba9876543210",  # wrong secret
+        "expire.0123456789abcdef",
+        "nousag.0123456789abcdef",
+        "badgrp.0123456789abcdef",
+        "absent.0123456789abcdef",
+    ):
+        r = who(session_for(server, token=token), server)
+        assert (r.status_code, r.json()["reason"]) == (401, "Unauthorized"), token

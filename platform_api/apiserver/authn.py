@@ -1,0 +1,86 @@
+"""The authenticator chain the flags describe, in kube's order.
+
+Request methods first (authenticating proxies, then client certificates), then the
+bearer-token methods (token file, service-account JWTs, bootstrap tokens, the token
+webhook), then anonymous access.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api import errors
+from platform_api.apiserver.config import ServerConfig
+from platform_api.authentication.bootstrap import BootstrapTokens
+from platform_api.authentication.interface import Authenticator, TokenAuthenticator
+from platform_api.authentication.requestheader import RequestHeaderAuthenticator
+from platform_api.authentication.tokenfile import TokenFileAuthenticator
+from platform_api.authentication.union import Anonymous, RequestAuthenticator
+from platform_api.authentication.webhook import TokenWebhook
+from platform_api.authentication.x509 import (
+    CertificateVerifier,
+    X509Authenticator,
+    load_pem_certificates,
+)
+from platform_api.client import kubeconfig
+from platform_api.registry.store import Store
+
+Stores = dict[tuple[str, str, str], Store]
+
+
+def core_lookup(stores: Stores, plural: str) -> Any:
+    """``(namespace, name) -> object or None`` over a core/v1 store, for token checks."""
+    store = stores[("", "v1", plural)]
+
+    def lookup(namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return store.get(namespace, name).object
+        except errors.StatusError:
+            return None
+
+    return lookup
+
+
+def _request_methods(cfg: ServerConfig, client_ca: str) -> list[Authenticator]:
+    methods: list[Authenticator] = []
+    if cfg.requestheader_client_ca_file:
+        proxies = CertificateVerifier(load_pem_certificates(cfg.requestheader_client_ca_file))
+        methods.append(
+            RequestHeaderAuthenticator(
+                proxies,
+                cfg.requestheader_allowed_names,
+                cfg.requestheader_username_headers,
+                cfg.requestheader_uid_headers,
+                cfg.requestheader_group_headers,
+                cfg.requestheader_extra_headers_prefix,
+            )
+        )
+    if client_ca:
+        methods.append(X509Authenticator(CertificateVerifier(load_pem_certificates(client_ca))))
+    return methods
+
+
+def build(
+    cfg: ServerConfig,
+    client_ca: str,
+    stores: Stores,
+    service_accounts: TokenAuthenticator,
+    reactor: Any,
+) -> RequestAuthenticator:
+    tokens: list[TokenAuthenticator] = []
+    if cfg.token_auth_file:
+        tokens.append(TokenFileAuthenticator.from_file(cfg.token_auth_file))
+    tokens.append(service_accounts)
+    if cfg.enable_bootstrap_token_auth:
+        tokens.append(BootstrapTokens(core_lookup(stores, "secrets")))
+    if cfg.authentication_token_webhook_config_file:
+        tokens.append(
+            TokenWebhook(
+                kubeconfig.load(cfg.authentication_token_webhook_config_file),
+                reactor,
+                cfg.authentication_token_webhook_version,
+                cfg.authentication_token_webhook_cache_ttl,
+            )
+        )
+    anonymous = Anonymous(cfg.anonymous_paths) if cfg.anonymous_auth else None
+    return RequestAuthenticator(_request_methods(cfg, client_ca), tokens, anonymous)
