@@ -1,8 +1,8 @@
 """The authenticator chain the flags describe, in kube's order.
 
 Request methods first (authenticating proxies, then client certificates), then the
-bearer-token methods (token file, service-account JWTs, bootstrap tokens, the token
-webhook), then anonymous access.
+bearer-token methods (token file, service-account JWTs, bootstrap tokens, OIDC, the
+token webhook), then anonymous access.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from platform_api import errors
 from platform_api.apiserver.config import ServerConfig
 from platform_api.authentication.bootstrap import BootstrapTokens
 from platform_api.authentication.interface import Authenticator, TokenAuthenticator
+from platform_api.authentication.oidc import OIDCAuthenticator
 from platform_api.authentication.requestheader import RequestHeaderAuthenticator
 from platform_api.authentication.tokenfile import TokenFileAuthenticator
 from platform_api.authentication.union import Anonymous, RequestAuthenticator
@@ -73,6 +74,13 @@ def build(
     tokens.append(service_accounts)
     if cfg.enable_bootstrap_token_auth:
         tokens.append(BootstrapTokens(core_lookup(stores, "secrets")))
+    if cfg.oidc is not None:
+        ca = None
+        if cfg.oidc_ca_file:
+            with open(cfg.oidc_ca_file, "rb") as f:
+                ca = f.read()
+        provider = kubeconfig.Connection(cfg.oidc.issuer_url, ca_pem=ca)
+        tokens.append(OIDCAuthenticator(cfg.oidc, provider.client(reactor)))
     if cfg.authentication_token_webhook_config_file:
         tokens.append(
             TokenWebhook(

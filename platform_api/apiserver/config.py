@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from platform_api.authentication.oidc import OIDCOptions
 from platform_api.client import kubeconfig
 from platform_api.client.kubeconfig import KubeconfigError
 
@@ -132,6 +133,8 @@ class ServerConfig:
     service_account_lookup: bool = True
     service_account_max_token_expiration: float = 0.0
     enable_bootstrap_token_auth: bool = False
+    oidc: OIDCOptions | None = None
+    oidc_ca_file: str = ""
     anonymous_auth: bool = True
     authorization_modes: list[str] = field(default_factory=lambda: ["AlwaysAllow"])
     max_requests_inflight: int = 400
@@ -206,6 +209,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     _request_header(cfg, given)
     _token_webhook(cfg, given)
     _service_accounts(cfg, given)
+    _oidc(cfg, given)
     if given("enable-bootstrap-token-auth") is not None:
         cfg.enable_bootstrap_token_auth = parse_bool(
             "enable-bootstrap-token-auth", str(given("enable-bootstrap-token-auth"))
@@ -284,6 +288,42 @@ def _service_accounts(cfg: ServerConfig, given: Callable[[str], str | None]) -> 
             "service-account-max-token-expiration",
             str(given("service-account-max-token-expiration")),
         )
+
+
+_OIDC_ALGS = ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384", "PS512")
+
+
+def _oidc(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    issuer, client_id = given("oidc-issuer-url") or "", given("oidc-client-id") or ""
+    if not issuer and not client_id:
+        return
+    if not issuer or not client_id:
+        raise ConfigError("oidc-issuer-url and oidc-client-id must be specified together")
+    if not issuer.startswith("https://"):
+        raise ConfigError(f'--oidc-issuer-url: URL scheme must be https, got "{issuer}"')
+    required: dict[str, str] = {}
+    for pair in _list(given("oidc-required-claim")):
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--oidc-required-claim: {pair!r} is not key=value")
+        required[key] = value
+    algs = _list(given("oidc-signing-algs")) or ("RS256",)
+    for alg in algs:
+        if alg not in _OIDC_ALGS:
+            raise ConfigError(f"--oidc-signing-algs: {alg} is not a supported signing algorithm")
+    cfg.oidc = OIDCOptions(
+        issuer_url=issuer,
+        client_id=client_id,
+        username_claim=given("oidc-username-claim") or "sub",
+        username_prefix=given("oidc-username-prefix"),
+        groups_claim=given("oidc-groups-claim") or "",
+        groups_prefix=given("oidc-groups-prefix") or "",
+        required_claims=required,
+        signing_algs=algs,
+    )
+    cfg.oidc_ca_file = given("oidc-ca-file") or ""
+    if cfg.oidc_ca_file and not os.path.isfile(cfg.oidc_ca_file):
+        raise ConfigError(f"--oidc-ca-file: {cfg.oidc_ca_file}: no such file")
 
 
 def _token_webhook(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:

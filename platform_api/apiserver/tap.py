@@ -118,6 +118,23 @@ FLAGS: list[tuple[str, str, str]] = [
         "Accept bootstrap tokens from Secrets of type bootstrap.platform.io/token in "
         "platform-system.",
     ),
+    ("oidc-issuer-url", "", "https URL of the OpenID provider whose ID tokens are accepted."),
+    ("oidc-client-id", "", "Client ID every ID token must be issued for (its audience)."),
+    ("oidc-username-claim", "sub", "ID token claim holding the user name."),
+    (
+        "oidc-username-prefix",
+        "",
+        "Prefix of OIDC user names; '-' for none (default: '<issuer>#' unless the claim is email).",
+    ),
+    ("oidc-groups-claim", "", "ID token claim holding the user's groups."),
+    ("oidc-groups-prefix", "", "Prefix of OIDC groups."),
+    ("oidc-required-claim", "", "Comma list of key=value claims every ID token must carry."),
+    (
+        "oidc-ca-file",
+        "",
+        "CA of the OpenID provider's serving certificate (default: system roots).",
+    ),
+    ("oidc-signing-algs", "RS256", "Comma list of accepted signing algorithms."),
     (
         "anonymous-auth",
         "true",
