@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
 
@@ -21,6 +21,13 @@ from twisted.internet.interfaces import IOpenSSLClientConnectionCreator
 from twisted.web.client import Agent, HTTPConnectionPool
 from twisted.web.iweb import IPolicyForHTTPS
 from zope.interface import implementer
+
+from platform_api.client.execplugin import (
+    CLUSTER_EXTENSION,
+    ExecConfig,
+    ExecCredentials,
+    ExecError,
+)
 
 
 class KubeconfigError(ValueError):
@@ -39,9 +46,13 @@ class Connection:
     tls_server_name: str = ""
     insecure: bool = False
     headers: dict[str, str] = field(default_factory=dict)
+    exec_credentials: ExecCredentials | None = None
 
     def client(self, reactor: Any) -> Any:
-        """A treq HTTPClient for this connection, with its own keep-alive pool."""
+        """A treq client for this connection (one keep-alive pool); with an exec plugin,
+        one that fetches credentials first and retries once after a 401."""
+        if self.exec_credentials is not None:
+            return _ExecClient(self, self.exec_credentials, reactor)
         pool = HTTPConnectionPool(reactor, persistent=True)
         agent = Agent(reactor, contextFactory=_Policy(self), pool=pool)
         return treq.client.HTTPClient(agent)
@@ -51,6 +62,42 @@ class Connection:
         if self.token:
             out["Authorization"] = f"Bearer {self.token}"
         return out
+
+
+class _ExecClient:
+    """treq's ``post``/``get`` with plugin credentials; a new certificate means a new
+    client, so the next request makes a new TLS handshake."""
+
+    def __init__(self, connection: Connection, credentials: ExecCredentials, reactor: Any) -> None:
+        self.connection, self.credentials, self.reactor = connection, credentials, reactor
+        self._client: Any = None
+        self._cert: bytes | None = None
+
+    async def _request(self, method: str, url: str, **kwargs: Any) -> Any:
+        for attempt in range(2):
+            credential = await self.credentials.get()
+            if self._client is None or credential.cert_pem != self._cert:
+                plain = replace(
+                    self.connection,
+                    exec_credentials=None,
+                    cert_pem=credential.cert_pem or self.connection.cert_pem,
+                    key_pem=credential.key_pem or self.connection.key_pem,
+                )
+                self._client, self._cert = plain.client(self.reactor), credential.cert_pem
+            headers = dict(kwargs.pop("headers", None) or {})
+            if credential.token:
+                headers["Authorization"] = f"Bearer {credential.token}"
+            reply = await self._client.request(method, url, headers=headers, **kwargs)
+            if reply.code != 401 or attempt:
+                return reply
+            self.credentials.invalidate()
+        return reply
+
+    async def post(self, url: str, **kwargs: Any) -> Any:
+        return await self._request("POST", url, **kwargs)
+
+    async def get(self, url: str, **kwargs: Any) -> Any:
+        return await self._request("GET", url, **kwargs)
 
 
 @implementer(IPolicyForHTTPS)
@@ -141,12 +188,32 @@ def _connection(cluster: dict[str, Any], user: dict[str, Any], base: str, path: 
         token_path = token_path if os.path.isabs(token_path) else os.path.join(base, token_path)
         with open(token_path) as f:
             token = f.read().strip()
+    ca_pem = _material(cluster, "certificate-authority", base)
+    credentials = None
+    if user.get("exec"):
+        try:
+            config = ExecConfig.parse(user["exec"], base)
+        except ExecError as e:
+            raise KubeconfigError(f"{path}: {e}") from None
+        credentials = ExecCredentials(config, _cluster_info(cluster, server, ca_pem))
     return Connection(
         server=server,
-        ca_pem=_material(cluster, "certificate-authority", base),
+        ca_pem=ca_pem,
         cert_pem=_material(user, "client-certificate", base),
         key_pem=_material(user, "client-key", base),
         token=token,
         tls_server_name=cluster.get("tls-server-name") or "",
         insecure=bool(cluster.get("insecure-skip-tls-verify")),
+        exec_credentials=credentials,
     )
+
+
+def _cluster_info(cluster: dict[str, Any], server: str, ca_pem: bytes | None) -> dict[str, Any]:
+    """``spec.cluster`` of the ExecCredential a plugin receives with provideClusterInfo."""
+    info: dict[str, Any] = {"server": server}
+    if ca_pem:
+        info["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+    for extension in cluster.get("extensions") or ():
+        if extension.get("name") == CLUSTER_EXTENSION:
+            info["config"] = extension.get("extension")
+    return info

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,3 +131,57 @@ def test_bad_webhook_config_fails_at_start(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError) as failed:
         start_server(tmp_path / "data", "--authentication-token-webhook-config-file", str(config))
     assert "server must be an https URL" in str(failed.value)
+
+
+def test_webhook_client_credentials_from_an_exec_plugin(tmp_path: Path) -> None:
+    """The server's webhook connection gets its client certificate from a plugin."""
+    certs = pki.ensure_pki(str(tmp_path / "hook-pki"), "127.0.0.1")
+    webhook, port = start_webhook(tmp_path, certs)
+    plugin = tmp_path / "bin" / "credential-plugin"
+    plugin.parent.mkdir()
+    plugin.write_text(
+        f"""#!{sys.executable}
+import json, os
+info = json.loads(os.environ["PLATFORM_EXEC_INFO"])
+assert info["spec"]["cluster"]["server"] == "https://127.0.0.1:{port}/"
+print(json.dumps({{
+    "apiVersion": info["apiVersion"], "kind": "ExecCredential",
+    "status": {{
+        "clientCertificateData": open({certs.admin_cert!r}).read(),
+        "clientKeyData": open({certs.admin_key!r}).read(),
+    }},
+}}))
+"""
+    )
+    plugin.chmod(0o755)
+    config = tmp_path / "webhook.kubeconfig"
+    config.write_text(
+        f"""clusters:
+- name: hook
+  cluster: {{server: "https://127.0.0.1:{port}/", certificate-authority: {certs.ca_cert}}}
+users:
+- name: api
+  user:
+    exec:
+      apiVersion: client.authentication.platform.io/v1
+      command: ./bin/credential-plugin
+      interactiveMode: Never
+      provideClusterInfo: true
+contexts:
+- name: hook
+  context: {{cluster: hook, user: api}}
+current-context: hook
+"""
+    )
+    server = start_server(
+        tmp_path / "data", "--authentication-token-webhook-config-file", str(config)
+    )
+    try:
+        jane = session_for(server, token="tok-jane")
+        r = jane.post(server.url + REVIEW, json=SELF)
+        assert r.status_code == 201, r.text
+        assert r.json()["status"]["userInfo"]["username"] == "jane"
+    finally:
+        server.stop()
+        webhook.terminate()
+        webhook.wait(timeout=10)
