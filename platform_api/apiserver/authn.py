@@ -7,10 +7,16 @@ token webhook), then anonymous access.
 
 from __future__ import annotations
 
+import os
+import time
 from typing import Any
+
+from twisted.internet.task import LoopingCall
+from twisted.logger import Logger
 
 from platform_api import errors
 from platform_api.apiserver.config import ServerConfig
+from platform_api.authentication import authnconfig
 from platform_api.authentication.bootstrap import BootstrapTokens
 from platform_api.authentication.interface import Authenticator, TokenAuthenticator
 from platform_api.authentication.oidc import OIDCAuthenticator
@@ -27,6 +33,7 @@ from platform_api.client import kubeconfig
 from platform_api.registry.store import Store
 
 Stores = dict[tuple[str, str, str], Store]
+log = Logger()
 
 
 def core_lookup(stores: Stores, plural: str) -> Any:
@@ -91,4 +98,63 @@ def build(
             )
         )
     anonymous = Anonymous(cfg.anonymous_paths) if cfg.anonymous_auth else None
-    return RequestAuthenticator(_request_methods(cfg, client_ca), tokens, anonymous)
+    chain = RequestAuthenticator(_request_methods(cfg, client_ca), tokens, anonymous)
+    if cfg.authentication_config:
+        ConfigReloader(chain, cfg, reactor).start()
+    return chain
+
+
+class ConfigReloader:
+    """Applies ``--authentication-config`` and applies it again when the file changes.
+
+    Its JWT authenticators go last among the token methods; a file that no longer
+    loads is reported and the previous configuration stays in force.
+    """
+
+    interval = 10.0
+
+    def __init__(self, chain: RequestAuthenticator, cfg: ServerConfig, reactor: Any) -> None:
+        self.chain, self.cfg, self.reactor = chain, cfg, reactor
+        self.fixed = list(chain.token_methods)
+        self.mtime = -1.0
+        self.reloaded_at = 0.0
+        self._loop = LoopingCall(self.check)
+        self._loop.clock = reactor
+
+    def start(self) -> None:
+        self.check()
+        self._loop.start(self.interval, now=False)
+
+    def check(self) -> None:
+        path = self.cfg.authentication_config
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError as e:
+            log.error("authentication config {path}: {error}", path=path, error=e)
+            return
+        if mtime == self.mtime:
+            return
+        try:
+            loaded = authnconfig.load(path, self.cfg.service_account_issuers)
+        except (authnconfig.ConfigError, OSError) as e:
+            log.error("authentication config {path} not applied: {error}", path=path, error=e)
+            self.mtime = mtime
+            return
+        self.mtime = mtime
+        jwt_methods = [
+            OIDCAuthenticator(
+                rule.options,
+                kubeconfig.Connection(rule.options.issuer_url, ca_pem=rule.ca_pem).client(
+                    self.reactor
+                ),
+                mapper=rule.user,
+            )
+            for rule in loaded.jwt
+        ]
+        self.chain.token_methods = [*self.fixed, *jwt_methods]
+        if loaded.anonymous_enabled is not None:
+            self.chain.anonymous = (
+                Anonymous(loaded.anonymous_paths) if loaded.anonymous_enabled else None
+            )
+        self.reloaded_at = time.time()
+        log.info("authentication config {path} applied", path=path)

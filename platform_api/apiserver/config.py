@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from platform_api.authentication import authnconfig
 from platform_api.authentication.oidc import OIDCOptions
 from platform_api.client import kubeconfig
 from platform_api.client.kubeconfig import KubeconfigError
@@ -134,6 +135,7 @@ class ServerConfig:
     service_account_max_token_expiration: float = 0.0
     enable_bootstrap_token_auth: bool = False
     oidc: OIDCOptions | None = None
+    authentication_config: str = ""
     oidc_ca_file: str = ""
     anonymous_auth: bool = True
     authorization_modes: list[str] = field(default_factory=lambda: ["AlwaysAllow"])
@@ -243,6 +245,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         cfg.controllers = _controllers(str(given("controllers")))
     if given("lmdb-map-size") is not None:
         cfg.lmdb_map_size = parse_size("lmdb-map-size", str(given("lmdb-map-size")))
+    _authentication_config(cfg, given)
     if cfg.anonymous_auth and "AlwaysAllow" in cfg.authorization_modes:
         # kube turns anonymous access off under AlwaysAllow; health stays public.
         cfg.anonymous_paths = HEALTH_PATHS
@@ -324,6 +327,24 @@ def _oidc(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
     cfg.oidc_ca_file = given("oidc-ca-file") or ""
     if cfg.oidc_ca_file and not os.path.isfile(cfg.oidc_ca_file):
         raise ConfigError(f"--oidc-ca-file: {cfg.oidc_ca_file}: no such file")
+
+
+def _authentication_config(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    path = given("authentication-config") or ""
+    if not path:
+        return
+    if cfg.oidc is not None:
+        raise ConfigError("authentication-config file and oidc-* flags are mutually exclusive")
+    try:
+        loaded = authnconfig.load(path, cfg.service_account_issuers)
+    except (authnconfig.ConfigError, OSError) as e:
+        raise ConfigError(f"--authentication-config: {e}") from None
+    if loaded.anonymous_enabled is not None and given("anonymous-auth") is not None:
+        raise ConfigError(
+            "anonymous is not supported when the --anonymous-auth flag is set; configure "
+            "anonymous authentication in the authentication configuration file instead"
+        )
+    cfg.authentication_config = path
 
 
 def _token_webhook(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:

@@ -118,6 +118,12 @@ FLAGS: list[tuple[str, str, str]] = [
         "Accept bootstrap tokens from Secrets of type bootstrap.platform.io/token in "
         "platform-system.",
     ),
+    (
+        "authentication-config",
+        "",
+        "AuthenticationConfiguration file (JWT authenticators with CEL rules, anonymous "
+        "access); reloaded when it changes. Exclusive with --oidc-* and --anonymous-auth.",
+    ),
     ("oidc-issuer-url", "", "https URL of the OpenID provider whose ID tokens are accepted."),
     ("oidc-client-id", "", "Client ID every ID token must be issued for (its audience)."),
     ("oidc-username-claim", "sub", "ID token claim holding the user name."),

@@ -34,6 +34,8 @@ class OIDCOptions:
     groups_prefix: str = ""
     required_claims: dict[str, str] = field(default_factory=dict)
     signing_algs: tuple[str, ...] = ("RS256",)
+    audiences: tuple[str, ...] = ()  # more accepted audiences (AuthenticationConfiguration)
+    discovery_url: str = ""  # where discovery is fetched, when not under the issuer
 
     def prefix(self) -> str:
         """kube: "-" means none; by default non-email claims get ``<issuer>#``."""
@@ -46,11 +48,16 @@ class OIDCOptions:
 
 class OIDCAuthenticator:
     def __init__(
-        self, options: OIDCOptions, client: Any, clock: Callable[[], float] = time.time
+        self,
+        options: OIDCOptions,
+        client: Any,
+        clock: Callable[[], float] = time.time,
+        mapper: Callable[[dict[str, Any]], UserInfo] | None = None,
     ) -> None:
         self.options = options
         self.client = client
         self.clock = clock
+        self.mapper = mapper or self._user
         self._keys: dict[str, Any] = {}
         self._fetched_at = float("-inf")
 
@@ -68,13 +75,13 @@ class OIDCAuthenticator:
                 token,
                 key,
                 algorithms=list(self.options.signing_algs),
-                audience=self.options.client_id,
+                audience=[self.options.client_id, *self.options.audiences],
                 issuer=self.options.issuer_url,
                 options={"require": ["exp", "iss", "aud"]},
             )
         except jwt.PyJWTError as e:
             raise AuthenticationError(f"oidc: verify token: {e}") from None
-        return AuthResponse(self._user(claims))
+        return AuthResponse(self.mapper(claims))
 
     async def _key(self, kid: str | None) -> Any:
         if not self._has(kid) and self.clock() - self._fetched_at >= REFRESH_INTERVAL:
@@ -91,8 +98,9 @@ class OIDCAuthenticator:
 
     async def _fetch_keys(self) -> dict[str, Any]:
         base = self.options.issuer_url.rstrip("/")
+        url = self.options.discovery_url or base + "/.well-known/openid-configuration"
         try:
-            discovery = await self._get_json(base + "/.well-known/openid-configuration")
+            discovery = await self._get_json(url)
             if discovery.get("issuer") != self.options.issuer_url:
                 raise AuthenticationError(
                     f"oidc: issuer did not match the issuer returned by provider, expected "

@@ -110,3 +110,79 @@ def test_oidc_flag_rules(tmp_path: Path) -> None:
         with pytest.raises(RuntimeError) as failed:
             start_server(tmp_path / "data", *args)
         assert message in str(failed.value)
+
+
+def write_config(path: Path, provider: Provider, ca: str, extra_rules: str = "") -> None:
+    path.write_text(
+        f"""apiVersion: apiserver.config.platform.io/v1beta1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: {provider.issuer}
+    audiences: [platform, other]
+    audienceMatchPolicy: MatchAny
+    certificateAuthority: |
+{"".join("      " + line + chr(10) for line in Path(ca).read_text().splitlines())}
+  claimValidationRules:
+  - expression: 'claims.tenant == "a"'
+    message: tenant must be a
+  claimMappings:
+    username:
+      expression: 'claims.sub + "@idp"'
+    groups:
+      claim: groups
+      prefix: "idp:"
+    extra:
+    - key: example.com/tenant
+      valueExpression: claims.tenant
+  userValidationRules:
+  - expression: '!user.username.startsWith("system:")'
+    message: no system users
+{extra_rules}"""
+    )
+
+
+def test_authentication_config(tmp_path: Path) -> None:
+    certs = pki.ensure_pki(str(tmp_path / "provider-pki"), "127.0.0.1")
+    provider = Provider(certs)
+    config = tmp_path / "authn.yaml"
+    write_config(config, provider, certs.ca_cert)
+    server = start_server(tmp_path / "data", "--authentication-config", str(config))
+    try:
+        token = provider.token(aud="other", tenant="a", groups=["dev"])
+        assert user_of(server, token) == {
+            "username": "u1@idp",
+            "groups": ["idp:dev", "system:authenticated"],
+            "extra": {"example.com/tenant": ["a"]},
+        }
+        assert user_of(server, provider.token(tenant="b")) == 401
+        assert user_of(server, provider.token(tenant="a", sub="system:x")) == 401
+    finally:
+        server.stop()
+        provider.httpd.shutdown()
+
+
+def test_authentication_config_errors_stop_the_start(tmp_path: Path) -> None:
+    certs = pki.ensure_pki(str(tmp_path / "provider-pki"), "127.0.0.1")
+    provider = Provider(certs)
+    config = tmp_path / "authn.yaml"
+    write_config(config, provider, certs.ca_cert)
+    config.write_text(config.read_text().replace("claims.sub + ", "claims.sub + + "))
+    with pytest.raises(RuntimeError) as failed:
+        start_server(tmp_path / "data", "--authentication-config", str(config))
+    text = str(failed.value)
+    assert "jwt[0].claimMappings.username.expression: Invalid value:" in text
+    assert "compilation failed: ERROR: <input>:1:" in text
+    write_config(config, provider, certs.ca_cert)
+    with pytest.raises(RuntimeError) as failed:
+        start_server(
+            tmp_path / "data2",
+            "--authentication-config",
+            str(config),
+            "--oidc-issuer-url",
+            "https://x",
+            "--oidc-client-id",
+            "c",
+        )
+    assert "authentication-config file and oidc-* flags are mutually exclusive" in str(failed.value)
+    provider.httpd.shutdown()
