@@ -95,6 +95,7 @@ def build(
                 reactor,
                 cfg.authentication_token_webhook_version,
                 cfg.authentication_token_webhook_cache_ttl,
+                audiences=cfg.api_audiences or cfg.service_account_issuers,
             )
         )
     anonymous = Anonymous(cfg.anonymous_paths) if cfg.anonymous_auth else None

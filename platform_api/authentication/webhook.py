@@ -35,8 +35,10 @@ class TokenWebhook:
         cache_ttl: float = 120.0,
         clock: Callable[[], float] = time.monotonic,
         client: Any = None,
+        audiences: tuple[str, ...] = (),
     ) -> None:
         self.connection = connection
+        self.audiences = audiences  # the API's; sent with every review
         self.client = client or connection.client(reactor)
         self.version = version
         self.cache_ttl = cache_ttl
@@ -55,11 +57,10 @@ class TokenWebhook:
         return _result(response, error)
 
     async def _review(self, token: str) -> tuple[AuthResponse | None, str]:
-        review = {
-            "apiVersion": f"{GROUP}/{self.version}",
-            "kind": "TokenReview",
-            "spec": {"token": token},
-        }
+        spec: dict[str, Any] = {"token": token}
+        if self.audiences:
+            spec["audiences"] = list(self.audiences)
+        review = {"apiVersion": f"{GROUP}/{self.version}", "kind": "TokenReview", "spec": spec}
         try:
             reply = await self.client.post(
                 self.connection.server,
@@ -78,7 +79,15 @@ class TokenWebhook:
             raise AuthenticationError("webhook call failed: malformed TokenReview") from None
         if not status.get("authenticated"):
             return None, str(status.get("error") or "")
-        return _response(status), ""
+        response = _response(status)
+        if self.audiences:
+            # Audiences the answer names must include one of ours; none means "the API's".
+            granted = response.audiences or self.audiences
+            accepted = tuple(a for a in granted if a in self.audiences)
+            if not accepted:
+                return None, "token audiences is invalid for the target audiences"
+            response = AuthResponse(response.user, accepted)
+        return response, ""
 
 
 def _response(status: dict[str, Any]) -> AuthResponse:

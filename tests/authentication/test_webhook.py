@@ -92,3 +92,30 @@ async def test_failures_are_errors_and_not_cached() -> None:
         await webhook(FakeClient(code=500, status={})).authenticate_token("t")
     with pytest.raises(AuthenticationError, match="malformed"):
         await webhook(FakeClient(status=b"not json")).authenticate_token("t")
+
+
+@pytest_twisted.ensureDeferred
+async def test_audiences_are_sent_and_intersected() -> None:
+    def hook(status: dict[str, Any]) -> tuple[TokenWebhook, FakeClient]:
+        client = FakeClient(status=status)
+        return TokenWebhook(
+            Connection("https://hook/"),
+            None,
+            "v1",
+            120.0,
+            Clock(),
+            client=client,
+            audiences=("api",),
+        ), client
+
+    user = {"authenticated": True, "user": {"username": "jane"}}
+    agnostic, client = hook(user)
+    found = await agnostic.authenticate_token("t")
+    assert found is not None and found.audiences == ("api",)
+    assert client.sent[0]["spec"]["audiences"] == ["api"]
+    narrowed, _ = hook({**user, "audiences": ["other", "api"]})
+    found = await narrowed.authenticate_token("t")
+    assert found is not None and found.audiences == ("api",)
+    foreign, _ = hook({**user, "audiences": ["other"]})
+    with pytest.raises(AuthenticationError, match="token audiences is invalid"):
+        await foreign.authenticate_token("t")
