@@ -16,6 +16,7 @@ from twisted.logger import Logger
 
 from platform_api import errors
 from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.metrics import REGISTRY
 from platform_api.authentication import authnconfig
 from platform_api.authentication.bootstrap import BootstrapTokens
 from platform_api.authentication.interface import Authenticator, TokenAuthenticator
@@ -34,6 +35,16 @@ from platform_api.registry.store import Store
 
 Stores = dict[tuple[str, str, str], Store]
 log = Logger()
+LAST_RELOAD = REGISTRY.metric(
+    "apiserver_authentication_config_controller_automatic_reload_last_timestamp_seconds",
+    "gauge",
+    "Timestamp of the last automatic reload of authentication configuration split by status.",
+)
+RELOADS = REGISTRY.metric(
+    "apiserver_authentication_config_controller_automatic_reloads_total",
+    "counter",
+    "Total number of automatic reloads of authentication configuration split by status.",
+)
 
 
 def core_lookup(stores: Stores, plural: str) -> Any:
@@ -99,7 +110,12 @@ def build(
             )
         )
     anonymous = Anonymous(cfg.anonymous_paths) if cfg.anonymous_auth else None
-    chain = RequestAuthenticator(_request_methods(cfg, client_ca), tokens, anonymous)
+    chain = RequestAuthenticator(
+        _request_methods(cfg, client_ca),
+        tokens,
+        anonymous,
+        cfg.api_audiences or cfg.service_account_issuers,
+    )
     if cfg.authentication_config:
         ConfigReloader(chain, cfg, reactor).start()
     return chain
@@ -119,6 +135,7 @@ class ConfigReloader:
         self.fixed = list(chain.token_methods)
         self.mtime = -1.0
         self.reloaded_at = 0.0
+        self.mtime_seen_before = False  # the first load at start is not a reload
         self._loop = LoopingCall(self.check)
         self._loop.clock = reactor
 
@@ -140,6 +157,7 @@ class ConfigReloader:
         except (authnconfig.ConfigError, OSError) as e:
             log.error("authentication config {path} not applied: {error}", path=path, error=e)
             self.mtime = mtime
+            self._record("failure")
             return
         self.mtime = mtime
         jwt_methods = [
@@ -158,4 +176,11 @@ class ConfigReloader:
                 Anonymous(loaded.anonymous_paths) if loaded.anonymous_enabled else None
             )
         self.reloaded_at = time.time()
+        self._record("success")
         log.info("authentication config {path} applied", path=path)
+
+    def _record(self, status: str) -> None:
+        if self.mtime_seen_before:
+            RELOADS.inc(status=status)
+            LAST_RELOAD.set(time.time(), status=status)
+        self.mtime_seen_before = True

@@ -26,6 +26,7 @@ from platform_api.apiserver import requestinfo
 from platform_api.apiserver.discovery import Discovery, version_info
 from platform_api.apiserver.health import HealthEndpoint
 from platform_api.apiserver.inflight import InflightLimiter
+from platform_api.apiserver.metrics import CONTENT_TYPE, REGISTRY
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.authentication.impersonation import impersonate
@@ -161,6 +162,10 @@ class APIServer:
     def openapi_documents(self, request: Request) -> bytes:
         return self.openapi.render(request, request.path.decode())
 
+    @app.route("/metrics", methods=["GET"])
+    def metrics(self, request: Request) -> bytes:
+        return finish(request, 200, REGISTRY.render(), CONTENT_TYPE)
+
     @app.route("/.well-known/openid-configuration", methods=["GET"])
     @app.route("/openid/v1/jwks", methods=["GET"])
     def issuer_documents(self, request: Request) -> bytes:
@@ -177,7 +182,7 @@ class APIServer:
     def root_paths(self, request: Request) -> bytes:
         paths = sorted(
             ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]
-            + ["/.well-known/openid-configuration", "/openid/v1/jwks"]
+            + ["/.well-known/openid-configuration", "/openid/v1/jwks", "/metrics"]
             + ["/openapi/v2", "/openapi/v3"]
             + [f"/apis/{g}" for g in self.handlers.scheme.groups()]
         )

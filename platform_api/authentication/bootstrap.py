@@ -53,7 +53,9 @@ class BootstrapTokens:
         self.lookup = lookup
         self.clock = clock
 
-    async def authenticate_token(self, token: str) -> AuthResponse | None:
+    async def authenticate_token(
+        self, token: str, audiences: tuple[str, ...] = ()
+    ) -> AuthResponse | None:
         match = TOKEN.match(token)
         if match is None:
             return None

@@ -28,6 +28,13 @@ class Authenticator(Protocol):
 
 
 class TokenAuthenticator(Protocol):
-    """A bearer-token method: None when the token is not one it knows."""
+    """A bearer-token method: None when the token is not one it knows.
 
-    def authenticate_token(self, token: str) -> Awaitable[AuthResponse | None]: ...
+    ``audiences`` are the ones a TokenReview asks for (empty: the API's own).  A method
+    that knows about audiences answers with the accepted ones; one that does not
+    answers without, and the chain decides.
+    """
+
+    def authenticate_token(
+        self, token: str, audiences: tuple[str, ...] = ()
+    ) -> Awaitable[AuthResponse | None]: ...

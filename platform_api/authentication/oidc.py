@@ -61,7 +61,9 @@ class OIDCAuthenticator:
         self._keys: dict[str, Any] = {}
         self._fetched_at = float("-inf")
 
-    async def authenticate_token(self, token: str) -> AuthResponse | None:
+    async def authenticate_token(
+        self, token: str, audiences: tuple[str, ...] = ()
+    ) -> AuthResponse | None:
         try:
             header = jwt.get_unverified_header(token)
             unverified = jwt.decode(token, options={"verify_signature": False})

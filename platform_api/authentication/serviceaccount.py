@@ -180,7 +180,9 @@ class ServiceAccountTokens:
         self.lookup = lookup
         self.clock = clock
 
-    async def authenticate_token(self, token: str) -> AuthResponse | None:
+    async def authenticate_token(
+        self, token: str, audiences: tuple[str, ...] = ()
+    ) -> AuthResponse | None:
         try:
             header = jwt.get_unverified_header(token)
             unverified = jwt.decode(token, options={"verify_signature": False})
@@ -189,13 +191,13 @@ class ServiceAccountTokens:
         if unverified.get("iss") not in self.issuers:
             return None
         claims = self._verify(token, header)
-        audiences = claims.get("aud") or []
-        audiences = [audiences] if isinstance(audiences, str) else list(audiences)
-        accepted = [a for a in audiences if a in self.audiences]
+        named = claims.get("aud") or []
+        named = [named] if isinstance(named, str) else list(named)
+        targets = audiences or self.audiences
+        accepted = [a for a in named if a in targets]
         if not accepted:
             raise AuthenticationError(
-                f"token audiences {audiences} is invalid for the target audiences "
-                f"{list(self.audiences)}"
+                f"token audiences {named} is invalid for the target audiences {list(targets)}"
             )
         return AuthResponse(self._user(claims), tuple(accepted))
 

@@ -40,6 +40,8 @@ class TokenFileAuthenticator:
     def from_file(cls, path: str) -> TokenFileAuthenticator:
         return cls(load_token_file(path))
 
-    async def authenticate_token(self, token: str) -> AuthResponse | None:
+    async def authenticate_token(
+        self, token: str, audiences: tuple[str, ...] = ()
+    ) -> AuthResponse | None:
         user = self._tokens.get(token)
         return AuthResponse(user) if user is not None else None

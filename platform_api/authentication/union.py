@@ -61,10 +61,12 @@ class RequestAuthenticator:
         request_methods: Sequence[Authenticator],
         token_methods: Sequence[TokenAuthenticator],
         anonymous: Anonymous | None,
+        api_audiences: tuple[str, ...] = (),
     ) -> None:
         self.request_methods = list(request_methods)
         self.token_methods = list(token_methods)
         self.anonymous = anonymous
+        self.api_audiences = api_audiences
 
     async def authenticate(self, request: Request, path: str) -> UserInfo:
         failed = False
@@ -90,16 +92,29 @@ class RequestAuthenticator:
             raise errors.unauthorized()
         return ANONYMOUS_USER
 
-    async def authenticate_token(self, token: str) -> AuthResponse | None:
+    async def authenticate_token(
+        self, token: str, audiences: tuple[str, ...] = ()
+    ) -> AuthResponse | None:
         """The bearer-token methods in order (also what TokenReview runs); raises
-        AuthenticationError when a method rejected the token and none accepted it."""
+        AuthenticationError when a method rejected the token and none accepted it.
+
+        A method that ignores audiences authenticates for the API's only: asked for
+        others, its answer holds just for those of them that are the API's (kube's
+        audience-agnostic wrapper)."""
         error: AuthenticationError | None = None
         for method in self.token_methods:
             try:
-                found = await method.authenticate_token(token)
+                found = await method.authenticate_token(token, audiences)
             except AuthenticationError as e:
                 error = e
                 continue
+            if found is not None and not found.audiences and self.api_audiences:
+                accepted = tuple(
+                    a for a in audiences or self.api_audiences if a in self.api_audiences
+                )
+                if not accepted:
+                    continue
+                found = AuthResponse(found.user, accepted)
             if found is not None:
                 return found
         if error is not None:

@@ -45,21 +45,27 @@ class TokenWebhook:
         self.clock = clock
         self._cache: dict[bytes, tuple[float, AuthResponse | None, str]] = {}
 
-    async def authenticate_token(self, token: str) -> AuthResponse | None:
-        key = hashlib.sha256(token.encode()).digest()  # no tokens kept in memory
+    async def authenticate_token(
+        self, token: str, audiences: tuple[str, ...] = ()
+    ) -> AuthResponse | None:
+        targets = audiences or self.audiences
+        # Keyed by a digest of token and audiences: no tokens kept in memory.
+        key = hashlib.sha256("\0".join((token, *targets)).encode()).digest()
         cached = self._cache.get(key)
         if cached is not None and cached[0] > self.clock():
             return _result(cached[1], cached[2])
-        response, error = await self._review(token)
+        response, error = await self._review(token, targets)
         if len(self._cache) > 10000:
             self._cache.clear()
         self._cache[key] = (self.clock() + self.cache_ttl, response, error)
         return _result(response, error)
 
-    async def _review(self, token: str) -> tuple[AuthResponse | None, str]:
+    async def _review(
+        self, token: str, targets: tuple[str, ...]
+    ) -> tuple[AuthResponse | None, str]:
         spec: dict[str, Any] = {"token": token}
-        if self.audiences:
-            spec["audiences"] = list(self.audiences)
+        if targets:
+            spec["audiences"] = list(targets)
         review = {"apiVersion": f"{GROUP}/{self.version}", "kind": "TokenReview", "spec": spec}
         try:
             reply = await self.client.post(
@@ -80,10 +86,10 @@ class TokenWebhook:
         if not status.get("authenticated"):
             return None, str(status.get("error") or "")
         response = _response(status)
-        if self.audiences:
-            # Audiences the answer names must include one of ours; none means "the API's".
-            granted = response.audiences or self.audiences
-            accepted = tuple(a for a in granted if a in self.audiences)
+        if targets:
+            # Audiences the answer names must include one asked for; none means all of them.
+            granted = response.audiences or targets
+            accepted = tuple(a for a in granted if a in targets)
             if not accepted:
                 return None, "token audiences is invalid for the target audiences"
             response = AuthResponse(response.user, accepted)

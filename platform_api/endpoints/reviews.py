@@ -42,7 +42,8 @@ async def token_review(scope: Scope) -> bytes:
     authenticator = scope.handlers.authenticator
     status: Obj = {"user": {}}
     try:
-        found = await authenticator.authenticate_token(token) if authenticator else None
+        audiences = tuple(str(a) for a in spec.get("audiences") or ())
+        found = await authenticator.authenticate_token(token, audiences) if authenticator else None
     except AuthenticationError as e:
         status["error"] = str(e)
         found = None

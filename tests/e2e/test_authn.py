@@ -114,7 +114,15 @@ def test_token_review(proxied: tuple[Server, pki.Paths]) -> None:
             "uid": "uid-c",
             "groups": ["dev", "ops", "system:authenticated"],
         },
+        "audiences": ["https://platform.default.svc.cluster.local"],
     }
+    # A token-file token holds only for the API's own audiences.
+    spec = {"token": "t-carol", "audiences": ["vault"]}
+    r = admin.post(server.url + TOKEN_REVIEW, json={**review, "spec": spec})
+    assert r.json()["status"] == {"user": {}}
+    spec["audiences"] = ["vault", "https://platform.default.svc.cluster.local"]
+    r = admin.post(server.url + TOKEN_REVIEW, json={**review, "spec": spec})
+    assert r.json()["status"]["audiences"] == ["https://platform.default.svc.cluster.local"]
     r = admin.post(server.url + TOKEN_REVIEW, json={**review, "spec": {"token": "nope"}})
     assert r.status_code == 201 and r.json()["status"] == {"user": {}}
     r = admin.post(server.url + TOKEN_REVIEW, json={**review, "spec": {}})

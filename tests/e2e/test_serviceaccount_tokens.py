@@ -54,6 +54,16 @@ def test_token_request_and_authentication(server: Server, admin: requests.Sessio
     other = token_for(admin, server, "sa-tokens", {"audiences": ["vault"]}).json()
     r = session_for(server, token=other["status"]["token"]).post(server.url + REVIEW, json=SELF)
     assert r.status_code == 401
+    # ... but a TokenReview asking for that audience accepts it.
+    review = {
+        "apiVersion": "authentication.platform.io/v1",
+        "kind": "TokenReview",
+        "spec": {"token": other["status"]["token"], "audiences": ["vault"]},
+    }
+    status = admin.post(
+        server.url + "/apis/authentication.platform.io/v1/tokenreviews", json=review
+    ).json()["status"]
+    assert (status["authenticated"], status["audiences"]) == (True, ["vault"])
     assert admin.delete(base + "/serviceaccounts/robot").status_code == 200
     assert robot.post(server.url + REVIEW, json=SELF).status_code == 401
 
