@@ -14,6 +14,7 @@ from platform_api import errors
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
 from platform_api.endpoints import (
+    accessreviews,
     create,
     delete,
     get,
@@ -42,6 +43,7 @@ _ITEM: dict[bytes, tuple[str, Handler]] = {
     b"PATCH": ("patch", patch.handle),
     b"DELETE": ("delete", delete.handle),
 }
+_REVIEWS: dict[tuple[str, str], Handler] = {**reviews.HANDLERS, **accessreviews.HANDLERS}
 _ACTIONS: dict[str, Handler] = {
     "binding": pods.bind,
     "eviction": pods.evict,
@@ -76,7 +78,7 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
     if not rt.namespaced and info.namespace_path:
         raise errors.path_not_found()
     route: tuple[str, Handler]
-    review = reviews.HANDLERS.get((rt.group, rt.plural))
+    review = _REVIEWS.get((rt.group, rt.plural))
     if review is not None:
         if depth != 1:
             raise errors.path_not_found()

@@ -194,6 +194,27 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         namespaced=False,
         verbs=("create",),
     ),
+    # authorization.platform.io/v1: access reviews, answered by the authorizer
+    _t(
+        "authorization.platform.io",
+        "LocalSubjectAccessReview",
+        "localsubjectaccessreviews",
+        verbs=("create",),
+    ),
+    _t(
+        "authorization.platform.io",
+        "SelfSubjectAccessReview",
+        "selfsubjectaccessreviews",
+        namespaced=False,
+        verbs=("create",),
+    ),
+    _t(
+        "authorization.platform.io",
+        "SubjectAccessReview",
+        "subjectaccessreviews",
+        namespaced=False,
+        verbs=("create",),
+    ),
     # storage.platform.io/v1
     _t("storage.platform.io", "StorageClass", "storageclasses", namespaced=False, short=("sc",)),
 )

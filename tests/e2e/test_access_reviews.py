@@ -1,0 +1,83 @@
+"""Access reviews answered by the server's authorizer chain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import requests
+
+from tests.e2e.conftest import Server, session_for, start_server
+
+BASE = "/apis/authorization.platform.io/v1"
+RESOURCE = {"verb": "list", "resource": "configmaps", "namespace": "ns1"}
+
+
+def review(kind: str, spec: dict) -> dict:
+    return {"apiVersion": "authorization.platform.io/v1", "kind": kind, "spec": spec}
+
+
+def test_reviews_under_always_deny(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "data", "--authorization-mode", "AlwaysDeny")
+    try:
+        admin = session_for(server, cert=server.admin_cert)
+        r = admin.post(
+            server.url + BASE + "/subjectaccessreviews",
+            json=review("SubjectAccessReview", {"user": "carol", "resourceAttributes": RESOURCE}),
+        )
+        assert r.status_code == 201, r.text
+        # kube's AlwaysDeny has no opinion (so the review is not "denied"), with its reason.
+        assert r.json()["status"] == {"allowed": False, "reason": "Everything is forbidden."}
+        r = admin.post(
+            server.url + BASE + "/subjectaccessreviews",
+            json=review(
+                "SubjectAccessReview",
+                {
+                    "groups": ["system:masters"],
+                    "nonResourceAttributes": {"path": "/x", "verb": "get"},
+                },
+            ),
+        )
+        assert r.json()["status"] == {"allowed": True}
+        r = admin.post(
+            server.url + BASE + "/selfsubjectaccessreviews",
+            json=review("SelfSubjectAccessReview", {"resourceAttributes": RESOURCE}),
+        )
+        assert r.json()["status"]["allowed"] is True  # the admin is in system:masters
+    finally:
+        server.stop()
+
+
+def test_review_rules(server: Server, admin: requests.Session) -> None:
+    r = admin.post(
+        server.url + BASE + "/subjectaccessreviews",
+        json=review("SubjectAccessReview", {"resourceAttributes": RESOURCE}),
+    )
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        'SubjectAccessReview.authorization.platform.io "" is invalid: spec.user: Invalid value: "": '
+        "at least one of user or group must be specified",
+    )
+    r = admin.post(
+        server.url + BASE + "/selfsubjectaccessreviews",
+        json=review("SelfSubjectAccessReview", {}),
+    )
+    assert r.status_code == 422
+    assert (
+        "exactly one of nonResourceAttributes or resourceAttributes must be specified"
+        in (r.json()["message"])
+    )
+    local = server.url + BASE + "/namespaces/ns2/localsubjectaccessreviews"
+    r = admin.post(
+        local,
+        json=review("LocalSubjectAccessReview", {"user": "u", "resourceAttributes": RESOURCE}),
+    )
+    assert (r.status_code, r.json()["message"]) == (
+        400,
+        "spec.resourceAttributes.namespace must match namespace: ns2",
+    )
+    spec = {"user": "u", "resourceAttributes": {"verb": "get", "resource": "pods"}}
+    r = admin.post(local, json=review("LocalSubjectAccessReview", spec))
+    assert r.status_code == 201
+    body = r.json()
+    assert body["spec"]["resourceAttributes"]["namespace"] == "ns2"
+    assert body["status"]["allowed"] is True
