@@ -17,6 +17,7 @@ import yaml
 
 from platform_api.authentication import authnconfig
 from platform_api.authentication.oidc import OIDCOptions
+from platform_api.authorization import abac
 from platform_api.client import kubeconfig
 from platform_api.client.kubeconfig import KubeconfigError
 
@@ -28,7 +29,7 @@ CONTROLLERS = {
     "garbage-collector-controller": "garbage-collector-controller",
     "garbagecollector": "garbage-collector-controller",
 }
-BUILT_MODES = ("AlwaysAllow", "AlwaysDeny")
+BUILT_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC")
 HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
 
 
@@ -134,6 +135,7 @@ class ServerConfig:
     service_account_lookup: bool = True
     service_account_max_token_expiration: float = 0.0
     enable_bootstrap_token_auth: bool = False
+    authorization_policy_file: str = ""
     oidc: OIDCOptions | None = None
     authentication_config: str = ""
     oidc_ca_file: str = ""
@@ -246,6 +248,16 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     if given("lmdb-map-size") is not None:
         cfg.lmdb_map_size = parse_size("lmdb-map-size", str(given("lmdb-map-size")))
     _authentication_config(cfg, given)
+    cfg.authorization_policy_file = given("authorization-policy-file") or ""
+    if "ABAC" in cfg.authorization_modes:
+        if not cfg.authorization_policy_file:
+            raise ConfigError("authorization-mode ABAC's authorization policy file not passed")
+        try:
+            abac.load_policies(cfg.authorization_policy_file)
+        except (abac.PolicyError, OSError) as e:
+            raise ConfigError(f"--authorization-policy-file: {e}") from None
+    elif cfg.authorization_policy_file:
+        raise ConfigError("cannot specify --authorization-policy-file without mode ABAC")
     if cfg.anonymous_auth and "AlwaysAllow" in cfg.authorization_modes:
         # kube turns anonymous access off under AlwaysAllow; health stays public.
         cfg.anonymous_paths = HEALTH_PATHS

@@ -34,6 +34,7 @@ from platform_api.authentication.user import MASTERS, UserInfo
 from platform_api.authentication.x509 import (
     load_pem_certificates,
 )
+from platform_api.authorization import abac
 from platform_api.authorization.interface import Authorizer
 from platform_api.authorization.union import (
     AlwaysAllow,
@@ -117,6 +118,9 @@ class APIServerService(Service):
 
     def _authorizer(self) -> Authorizer:
         modes: dict[str, Authorizer] = {"AlwaysAllow": AlwaysAllow(), "AlwaysDeny": AlwaysDeny()}
+        if self.config.authorization_policy_file:
+            policies = abac.load_policies(self.config.authorization_policy_file)
+            modes["ABAC"] = abac.ABACAuthorizer(policies)
         chain: list[Authorizer] = [PrivilegedGroups()]
         chain += [modes[m] for m in self.config.authorization_modes]
         return AuthorizerUnion(chain)

@@ -151,6 +151,11 @@ FLAGS: list[tuple[str, str, str]] = [
         "AlwaysAllow",
         "Ordered list of authorizers, comma-delimited: AlwaysAllow,AlwaysDeny,ABAC,RBAC,Node,Webhook.",
     ),
+    (
+        "authorization-policy-file",
+        "",
+        "ABAC policies, one JSON object per line (with --authorization-mode=ABAC).",
+    ),
     ("max-requests-inflight", "400", "Maximum non-mutating requests in flight; 0 means no limit."),
     (
         "max-mutating-requests-inflight",

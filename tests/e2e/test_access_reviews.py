@@ -81,3 +81,43 @@ def test_review_rules(server: Server, admin: requests.Session) -> None:
     body = r.json()
     assert body["spec"]["resourceAttributes"]["namespace"] == "ns2"
     assert body["status"]["allowed"] is True
+
+
+def test_abac_mode(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.jsonl"
+    policy.write_text(
+        '{"apiVersion": "abac.authorization.platform.io/v1beta1", "kind": "Policy", '
+        '"spec": {"user": "carol", "readonly": true, "namespace": "*", "resource": "*", '
+        '"apiGroup": "*"}}\n'
+    )
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text("t-carol,carol,uid-c\n")
+    server = start_server(
+        tmp_path / "data",
+        "--authorization-mode",
+        "ABAC",
+        "--authorization-policy-file",
+        str(policy),
+        "--token-auth-file",
+        str(tokens),
+    )
+    try:
+        carol = session_for(server, token="t-carol")
+        assert carol.get(server.url + "/api/v1/namespaces/default/configmaps").status_code == 200
+        r = carol.post(
+            server.url + "/api/v1/namespaces/default/configmaps",
+            json={"metadata": {"name": "x"}},
+        )
+        assert (r.status_code, r.json()["message"]) == (
+            403,
+            'configmaps is forbidden: User "carol" cannot create resource "configmaps" in API '
+            'group "" in the namespace "default": No policy matched.',
+        )
+    finally:
+        server.stop()
+    try:
+        start_server(tmp_path / "data2", "--authorization-mode", "ABAC")
+    except RuntimeError as e:
+        assert "authorization-mode ABAC's authorization policy file not passed" in str(e)
+    else:
+        raise AssertionError("the server started without a policy file")
