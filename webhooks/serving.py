@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from klein import Klein
 from twisted.application.service import Service
 from twisted.internet import reactor as global_reactor
@@ -91,3 +92,24 @@ class WebhookService(Service):
     def stopService(self) -> Any:
         super().stopService()
         return self.port.stopListening() if self.port is not None else None
+
+
+async def read_review(
+    request: Request, caller: CallerCheck, versions: tuple[str, ...], kind: str
+) -> dict[str, Any] | bytes:
+    """The review a caller posted, or the error body to answer (403 or 400) instead."""
+    request.setHeader(b"content-type", b"application/json")
+    if not await caller.allowed(request):
+        request.setResponseCode(403)
+        return b'{"error":"client certificate required"}'
+    try:
+        body = orjson.loads(request.content.read())
+        if body["apiVersion"] not in versions or body.get("kind") != kind:
+            raise ValueError(body["apiVersion"])
+        if not isinstance(body.get("spec"), dict):
+            raise ValueError("spec")
+    except (ValueError, KeyError, TypeError):
+        request.setResponseCode(400)
+        return orjson.dumps({"error": f"expected a {kind} of {' or '.join(versions)}"})
+    review: dict[str, Any] = body
+    return review

@@ -22,7 +22,7 @@ from twisted.application.service import IService
 from twisted.python import usage
 from twisted.web.server import Request
 
-from webhooks.serving import CallerCheck, ServingOptions, WebhookService
+from webhooks.serving import CallerCheck, ServingOptions, WebhookService, read_review
 
 GROUP = "authentication.platform.io"
 VERSIONS = (f"{GROUP}/v1", f"{GROUP}/v1beta1")
@@ -62,22 +62,14 @@ class TokenReviewer:
 
     @app.route("/", branch=True, methods=["POST"])
     async def review(self, request: Request) -> bytes:
-        request.setHeader(b"content-type", b"application/json")
-        if not await self.caller.allowed(request):
-            request.setResponseCode(403)
-            return b'{"error":"client certificate required"}'
-        try:
-            body = orjson.loads(request.content.read())
-            version, token = body["apiVersion"], body["spec"]["token"]
-            if version not in VERSIONS or body.get("kind") != "TokenReview":
-                raise ValueError(version)
-        except (ValueError, KeyError, TypeError):
-            request.setResponseCode(400)
-            return b'{"error":"expected a TokenReview of authentication.platform.io/v1 or v1beta1"}'
-        user = self.users.get(str(token))
+        review = await read_review(request, self.caller, VERSIONS, "TokenReview")
+        if isinstance(review, bytes):
+            return review
+        user = self.users.get(str(review["spec"].get("token")))
         status: dict[str, Any] = {"authenticated": user is not None}
         if user is not None:
             status["user"] = user
+        version = review["apiVersion"]
         return orjson.dumps({"apiVersion": version, "kind": "TokenReview", "status": status})
 
 

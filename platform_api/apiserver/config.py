@@ -29,7 +29,7 @@ CONTROLLERS = {
     "garbage-collector-controller": "garbage-collector-controller",
     "garbagecollector": "garbage-collector-controller",
 }
-BUILT_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC")
+BUILT_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "Webhook")
 HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
 
 
@@ -136,6 +136,10 @@ class ServerConfig:
     service_account_max_token_expiration: float = 0.0
     enable_bootstrap_token_auth: bool = False
     authorization_policy_file: str = ""
+    authorization_webhook_config_file: str = ""
+    authorization_webhook_version: str = "v1beta1"
+    authorization_webhook_authorized_ttl: float = 300.0
+    authorization_webhook_unauthorized_ttl: float = 30.0
     oidc: OIDCOptions | None = None
     authentication_config: str = ""
     oidc_ca_file: str = ""
@@ -256,7 +260,8 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
             abac.load_policies(cfg.authorization_policy_file)
         except (abac.PolicyError, OSError) as e:
             raise ConfigError(f"--authorization-policy-file: {e}") from None
-    elif cfg.authorization_policy_file:
+    _authorization_webhook(cfg, given)
+    if cfg.authorization_policy_file and "ABAC" not in cfg.authorization_modes:
         raise ConfigError("cannot specify --authorization-policy-file without mode ABAC")
     if cfg.anonymous_auth and "AlwaysAllow" in cfg.authorization_modes:
         # kube turns anonymous access off under AlwaysAllow; health stays public.
@@ -341,6 +346,24 @@ def _oidc(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
         raise ConfigError(f"--oidc-ca-file: {cfg.oidc_ca_file}: no such file")
 
 
+def _authorization_webhook(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    path = given("authorization-webhook-config-file") or ""
+    if "Webhook" in cfg.authorization_modes and not path:
+        raise ConfigError("authorization-mode Webhook's authorization config file not passed")
+    if path and "Webhook" not in cfg.authorization_modes:
+        raise ConfigError("cannot specify --authorization-webhook-config-file without mode Webhook")
+    cfg.authorization_webhook_config_file = _webhook_file("authorization-webhook-config-file", path)
+    cfg.authorization_webhook_version = _webhook_version(
+        "authorization-webhook-version", given, cfg.authorization_webhook_version
+    )
+    for flag, attr in (
+        ("authorization-webhook-cache-authorized-ttl", "authorization_webhook_authorized_ttl"),
+        ("authorization-webhook-cache-unauthorized-ttl", "authorization_webhook_unauthorized_ttl"),
+    ):
+        if given(flag) is not None:
+            setattr(cfg, attr, parse_duration(flag, str(given(flag))))
+
+
 def _authentication_config(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
     path = given("authentication-config") or ""
     if not path:
@@ -359,27 +382,38 @@ def _authentication_config(cfg: ServerConfig, given: Callable[[str], str | None]
     cfg.authentication_config = path
 
 
-def _token_webhook(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
-    path = given("authentication-token-webhook-config-file") or ""
+def _webhook_file(flag: str, path: str) -> str:
+    """A webhook's kubeconfig-format connection file, checked at start."""
     if path:
         try:
             kubeconfig.load(path)
         except (KubeconfigError, OSError, yaml.YAMLError) as e:
-            raise ConfigError(f"--authentication-token-webhook-config-file: {e}") from None
-    cfg.authentication_token_webhook_config_file = path
+            raise ConfigError(f"--{flag}: {e}") from None
+    return path
+
+
+def _webhook_version(flag: str, given: Callable[[str], str | None], default: str) -> str:
+    version = given(flag)
+    if version is None:
+        return default
+    if version not in ("v1beta1", "v1"):
+        raise ConfigError(
+            f'--{flag}: unsupported version "{version}", supported versions are "v1beta1", "v1"'
+        )
+    return version
+
+
+def _token_webhook(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    flag = "authentication-token-webhook-config-file"
+    cfg.authentication_token_webhook_config_file = _webhook_file(flag, given(flag) or "")
     ttl = given("authentication-token-webhook-cache-ttl")
     if ttl is not None:
         cfg.authentication_token_webhook_cache_ttl = parse_duration(
             "authentication-token-webhook-cache-ttl", ttl
         )
-    version = given("authentication-token-webhook-version")
-    if version is not None:
-        if version not in ("v1beta1", "v1"):
-            raise ConfigError(
-                f'--authentication-token-webhook-version: unsupported version "{version}", '
-                'supported versions are "v1beta1", "v1"'
-            )
-        cfg.authentication_token_webhook_version = version
+    cfg.authentication_token_webhook_version = _webhook_version(
+        "authentication-token-webhook-version", given, cfg.authentication_token_webhook_version
+    )
 
 
 def _modes(text: str) -> list[str]:

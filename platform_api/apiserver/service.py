@@ -42,6 +42,8 @@ from platform_api.authorization.union import (
     AuthorizerUnion,
     PrivilegedGroups,
 )
+from platform_api.authorization.webhook import WebhookAuthorizer
+from platform_api.client import kubeconfig
 from platform_api.controllers.base import Controller
 from platform_api.controllers.gc import GarbageCollector
 from platform_api.controllers.namespace import NamespaceController
@@ -121,6 +123,15 @@ class APIServerService(Service):
         if self.config.authorization_policy_file:
             policies = abac.load_policies(self.config.authorization_policy_file)
             modes["ABAC"] = abac.ABACAuthorizer(policies)
+        cfg = self.config
+        if cfg.authorization_webhook_config_file:
+            modes["Webhook"] = WebhookAuthorizer(
+                kubeconfig.load(cfg.authorization_webhook_config_file),
+                self.reactor,
+                cfg.authorization_webhook_version,
+                cfg.authorization_webhook_authorized_ttl,
+                cfg.authorization_webhook_unauthorized_ttl,
+            )
         chain: list[Authorizer] = [PrivilegedGroups()]
         chain += [modes[m] for m in self.config.authorization_modes]
         return AuthorizerUnion(chain)

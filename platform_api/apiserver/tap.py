@@ -156,6 +156,22 @@ FLAGS: list[tuple[str, str, str]] = [
         "",
         "ABAC policies, one JSON object per line (with --authorization-mode=ABAC).",
     ),
+    (
+        "authorization-webhook-config-file",
+        "",
+        "kubeconfig-format file naming a remote SubjectAccessReview service (mode Webhook).",
+    ),
+    ("authorization-webhook-version", "v1beta1", "SubjectAccessReview version: v1beta1 or v1."),
+    (
+        "authorization-webhook-cache-authorized-ttl",
+        "5m0s",
+        "How long to cache the webhook's allowed answers.",
+    ),
+    (
+        "authorization-webhook-cache-unauthorized-ttl",
+        "30s",
+        "How long to cache the webhook's other answers.",
+    ),
     ("max-requests-inflight", "400", "Maximum non-mutating requests in flight; 0 means no limit."),
     (
         "max-mutating-requests-inflight",

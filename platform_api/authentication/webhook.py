@@ -14,12 +14,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 from twisted.internet.interfaces import IReactorTime
 
 from platform_api.authentication.interface import AuthenticationError, AuthResponse
 from platform_api.authentication.user import UserInfo
-from platform_api.client.kubeconfig import Connection
+from platform_api.client.kubeconfig import Connection, ReviewError, post_review
 
 GROUP = "authentication.platform.io"
 VERSIONS = ("v1beta1", "v1")
@@ -68,21 +67,9 @@ class TokenWebhook:
             spec["audiences"] = list(targets)
         review = {"apiVersion": f"{GROUP}/{self.version}", "kind": "TokenReview", "spec": spec}
         try:
-            reply = await self.client.post(
-                self.connection.server,
-                data=orjson.dumps(review),
-                headers=self.connection.request_headers(),
-                timeout=TIMEOUT,
-            )
-            body = await reply.content()
-        except Exception as e:
+            status = await post_review(self.client, self.connection, review, TIMEOUT)
+        except ReviewError as e:
             raise AuthenticationError(f"webhook call failed: {e}") from None
-        if not 200 <= reply.code < 300:
-            raise AuthenticationError(f"webhook call failed: status {reply.code}")
-        try:
-            status = orjson.loads(body).get("status") or {}
-        except (ValueError, AttributeError):
-            raise AuthenticationError("webhook call failed: malformed TokenReview") from None
         if not status.get("authenticated"):
             return None, str(status.get("error") or "")
         response = _response(status)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
 
+import orjson
 import treq
 import yaml
 from twisted.internet import ssl
@@ -217,3 +218,33 @@ def _cluster_info(cluster: dict[str, Any], server: str, ca_pem: bytes | None) ->
         if extension.get("name") == CLUSTER_EXTENSION:
             info["config"] = extension.get("extension")
     return info
+
+
+async def post_review(
+    client: Any, connection: Connection, review: dict[str, Any], timeout: float
+) -> dict[str, Any]:
+    """POST a review object to the service and return the answer's ``status``; raises
+    ``ReviewError`` when the service fails, answers non-2xx, or answers garbage."""
+    try:
+        reply = await client.post(
+            connection.server,
+            data=orjson.dumps(review),
+            headers=connection.request_headers(),
+            timeout=timeout,
+        )
+        body = await reply.content()
+    except Exception as e:
+        raise ReviewError(str(e)) from None
+    if not 200 <= reply.code < 300:
+        raise ReviewError(f"status {reply.code}")
+    try:
+        status = orjson.loads(body).get("status") or {}
+    except (ValueError, AttributeError):
+        raise ReviewError(f"malformed {review.get('kind')}") from None
+    if not isinstance(status, dict):
+        raise ReviewError(f"malformed {review.get('kind')}")
+    return status
+
+
+class ReviewError(Exception):
+    pass

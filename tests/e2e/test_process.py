@@ -51,7 +51,7 @@ def test_bad_flags_exit_with_one_line(tmp_path: Path) -> None:
         (
             "--authorization-mode",
             "RBAC",
-        ): "Error: --authorization-mode: mode RBAC is not available in this version of the server (available: AlwaysAllow, AlwaysDeny, ABAC)\n",
+        ): "Error: --authorization-mode: mode RBAC is not available in this version of the server (available: AlwaysAllow, AlwaysDeny, ABAC, Webhook)\n",
         (
             "--authorization-mode",
             "Bogus",

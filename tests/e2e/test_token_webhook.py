@@ -19,13 +19,11 @@ REVIEW = "/apis/authentication.platform.io/v1/selfsubjectreviews"
 LISTENING = re.compile(rb"serving on https://[\d.]+:(\d+)")
 
 
-def start_webhook(root: Path, certs: pki.Paths) -> tuple[subprocess.Popen[bytes], int]:
-    users = root / "users.yaml"
-    users.write_text(
-        "users:\n- token: tok-jane\n  username: jane\n  uid: '7'\n  groups: [dev]\n"
-        "  extra: {scopes: [read]}\n"
-    )
-    log = root / "webhook.log"
+def start_sample(
+    root: Path, certs: pki.Paths, plugin: str, *args: str
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start one of the sample webhook services on a free port; returns it and the port."""
+    log = root / f"{plugin}.log"
     process = subprocess.Popen(
         [
             str(VENV_BIN / "twistd"),
@@ -33,7 +31,7 @@ def start_webhook(root: Path, certs: pki.Paths) -> tuple[subprocess.Popen[bytes]
             "-n",
             "--logfile",
             str(log),
-            "platform-token-webhook",
+            plugin,
             "--port",
             "0",
             "--tls-cert-file",
@@ -42,8 +40,7 @@ def start_webhook(root: Path, certs: pki.Paths) -> tuple[subprocess.Popen[bytes]
             certs.serving_key,
             "--client-ca-file",
             certs.ca_cert,
-            "--users-file",
-            str(users),
+            *args,
         ],
         cwd=root,
     )
@@ -55,6 +52,15 @@ def start_webhook(root: Path, certs: pki.Paths) -> tuple[subprocess.Popen[bytes]
         time.sleep(0.05)
     process.kill()
     raise RuntimeError(log.read_text() if log.exists() else "webhook did not start")
+
+
+def start_webhook(root: Path, certs: pki.Paths) -> tuple[subprocess.Popen[bytes], int]:
+    users = root / "users.yaml"
+    users.write_text(
+        "users:\n- token: tok-jane\n  username: jane\n  uid: '7'\n  groups: [dev]\n"
+        "  extra: {scopes: [read]}\n"
+    )
+    return start_sample(root, certs, "platform-token-webhook", "--users-file", str(users))
 
 
 def webhook_kubeconfig(root: Path, certs: pki.Paths, port: int) -> Path:

@@ -1,4 +1,4 @@
-"""twistd plugins of the sample webhook services: ``twistd platform-token-webhook``."""
+"""twistd plugins of the sample webhook services: ``platform-token-webhook``, ``platform-authz-webhook``."""
 
 from twisted.application.service import ServiceMaker
 
@@ -7,4 +7,11 @@ platform_token_webhook = ServiceMaker(
     "webhooks.token_review",
     "Sample token-review webhook: answers TokenReview from a YAML users file.",
     "platform-token-webhook",
+)
+
+platform_authz_webhook = ServiceMaker(
+    "platform-authz-webhook",
+    "webhooks.authorization",
+    "Sample authorization webhook: answers SubjectAccessReview from a YAML policy file.",
+    "platform-authz-webhook",
 )
