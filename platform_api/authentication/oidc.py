@@ -19,6 +19,7 @@ import jwt
 import orjson
 
 from platform_api.authentication.interface import AuthenticationError, AuthResponse
+from platform_api.authentication.jwts import issuer_of
 from platform_api.authentication.user import UserInfo
 
 REFRESH_INTERVAL = 10.0  # at most one key refresh per this many seconds
@@ -64,13 +65,10 @@ class OIDCAuthenticator:
     async def authenticate_token(
         self, token: str, audiences: tuple[str, ...] = ()
     ) -> AuthResponse | None:
-        try:
-            header = jwt.get_unverified_header(token)
-            unverified = jwt.decode(token, options={"verify_signature": False})
-        except jwt.PyJWTError:
+        peeked = issuer_of(token)
+        if peeked is None or peeked[0] != self.options.issuer_url:
             return None
-        if unverified.get("iss") != self.options.issuer_url:
-            return None
+        header = peeked[1]
         key = await self._key(header.get("kid"))
         try:
             claims: dict[str, Any] = jwt.decode(

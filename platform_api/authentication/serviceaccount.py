@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from platform_api.authentication.interface import AuthenticationError, AuthResponse
+from platform_api.authentication.jwts import issuer_of
 from platform_api.authentication.user import UserInfo
 
 Obj = dict[str, Any]
@@ -183,13 +184,10 @@ class ServiceAccountTokens:
     async def authenticate_token(
         self, token: str, audiences: tuple[str, ...] = ()
     ) -> AuthResponse | None:
-        try:
-            header = jwt.get_unverified_header(token)
-            unverified = jwt.decode(token, options={"verify_signature": False})
-        except jwt.PyJWTError:
-            return None  # not a JWT: another method's token
-        if unverified.get("iss") not in self.issuers:
-            return None
+        peeked = issuer_of(token)
+        if peeked is None or peeked[0] not in self.issuers:
+            return None  # not a JWT of ours: another method's token
+        header = peeked[1]
         claims = self._verify(token, header)
         named = claims.get("aud") or []
         named = [named] if isinstance(named, str) else list(named)
