@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import base64
+import json
+import socket
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
+import h2.connection
+import h2.events
 import pytest
 import requests
 
@@ -186,3 +191,53 @@ def test_bootstrap_tokens(proxied: tuple[Server, pki.Paths]) -> None:
     ):
         r = who(session_for(server, token=token), server)
         assert (r.status_code, r.json()["reason"]) == (401, "Unauthorized"), token
+
+
+def h2_post(
+    server: Server, cert: tuple[str, str], path: str, body: bytes, headers: dict
+) -> tuple[int, bytes]:
+    """One POST over HTTP/2 with the h2 library (twisted's own HTTP/2 dependency)."""
+    context = ssl.create_default_context(cafile=server.ca)
+    context.load_cert_chain(*cert)
+    context.set_alpn_protocols(["h2"])
+    raw = socket.create_connection(("127.0.0.1", server.port))
+    with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        assert tls.selected_alpn_protocol() == "h2"
+        conn = h2.connection.H2Connection()
+        conn.initiate_connection()
+        request = [
+            (":method", "POST"),
+            (":path", path),
+            (":scheme", "https"),
+            (":authority", f"127.0.0.1:{server.port}"),
+            *headers.items(),
+        ]
+        conn.send_headers(1, request)
+        conn.send_data(1, body, end_stream=True)
+        tls.sendall(conn.data_to_send())
+        status, data = 0, b""
+        while True:
+            for event in conn.receive_data(tls.recv(65536)):
+                if isinstance(event, h2.events.ResponseReceived):
+                    status = int(dict(event.headers)[b":status"])
+                elif isinstance(event, h2.events.DataReceived):
+                    data += event.data
+                    conn.acknowledge_received_data(event.flow_controlled_length, 1)
+                elif isinstance(event, h2.events.StreamEnded):
+                    return status, data
+            tls.sendall(conn.data_to_send())
+
+
+def test_proxy_headers_over_http2(proxied: tuple[Server, pki.Paths]) -> None:
+    """The same rules hold on an HTTP/2 connection."""
+    server, proxy = proxied
+    headers = {
+        "x-remote-user": "alice",
+        "x-remote-group": "team",
+        "content-type": "application/json",
+    }
+    status, body = h2_post(
+        server, (proxy.admin_cert, proxy.admin_key), REVIEW, json.dumps(SELF).encode(), headers
+    )
+    assert status == 201
+    assert json.loads(body)["status"]["userInfo"]["username"] == "alice"
