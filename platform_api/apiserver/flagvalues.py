@@ -1,0 +1,83 @@
+"""Flag values in kube's syntax: durations (``1m30s``), sizes (``8Gi``), booleans, lists."""
+
+from __future__ import annotations
+
+import re
+
+
+class ConfigError(ValueError):
+    pass
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(flag: str, text: str) -> float:
+    """Go's ``time.ParseDuration`` (``5m``, ``90s``, ``1m30s``, ``500ms``) in seconds."""
+    value = text.strip()
+    if value == "0":
+        return 0.0
+    sign = -1.0 if value.startswith("-") else 1.0
+    body = value.lstrip("+-")
+    pos = 0
+    total = 0.0
+    for match in _DURATION.finditer(body):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNITS[match.group(2)]
+        pos = match.end()
+    if not body or pos != len(body):
+        raise ConfigError(
+            f'invalid argument "{text}" for "--{flag}" flag: time: invalid duration "{text}"'
+        )
+    return sign * total
+
+
+_SIZE = re.compile(r"^(\d+)([KMGTPE]i?)?$")
+_SIZES = {
+    "": 1,
+    "K": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+}
+
+
+def parse_size(flag: str, text: str) -> int:
+    match = _SIZE.match(text.strip())
+    if not match or (match.group(2) or "") not in _SIZES:
+        raise ConfigError(f'invalid argument "{text}" for "--{flag}" flag: not a quantity of bytes')
+    return int(match.group(1)) * _SIZES[match.group(2) or ""]
+
+
+def parse_bool(flag: str, text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "1", "t", ""):
+        return True
+    if lowered in ("false", "0", "f"):
+        return False
+    raise ConfigError(
+        f'invalid argument "{text}" for "--{flag}" flag: strconv.ParseBool: parsing "{text}": invalid syntax'
+    )
+
+
+def parse_int(flag: str, text: str, minimum: int = 0) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ConfigError(
+            f'invalid argument "{text}" for "--{flag}" flag: strconv.ParseInt: parsing "{text}": invalid syntax'
+        ) from None
+    if value < minimum:
+        raise ConfigError(f"--{flag} must be at least {minimum}")
+    return value
+
+
+def parse_list(text: str | None) -> tuple[str, ...]:
+    """A comma-separated flag value, blanks dropped."""
+    return tuple(item.strip() for item in (text or "").split(",") if item.strip())
