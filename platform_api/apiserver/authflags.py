@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 Given = Callable[[str], str | None]
 AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC", "Node", "Webhook")
-BUILT_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "Webhook")
+BUILT_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC", "Webhook")
 HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
 
 

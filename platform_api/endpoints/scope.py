@@ -16,7 +16,7 @@ from platform_api.endpoints.negotiation import Output, negotiate_output
 from platform_api.endpoints.responses import encode, finish
 from platform_api.fieldmanager.manager import FieldManager, Who
 from platform_api.fieldmanager.typed import Typed
-from platform_api.registry.store import Store, Track, UpdateFunc
+from platform_api.registry.store import Admit, Store, Track, UpdateFunc
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import Storage, Stored
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from platform_api.apiserver.serviceaccounts import ServiceAccounts
     from platform_api.authentication.union import RequestAuthenticator
     from platform_api.authorization.interface import Authorizer
+    from platform_api.authorization.rbac.escalation import EscalationGuard
     from platform_api.endpoints.tables import TableConvertor
 
 Obj = dict[str, Any]
@@ -51,6 +52,7 @@ class Handlers:
     authenticator: RequestAuthenticator | None = None  # TokenReview runs its token methods
     service_accounts: ServiceAccounts | None = None  # TokenRequest issues with it
     field_managers: dict[str, FieldManager] = field(default_factory=dict)
+    escalation: EscalationGuard | None = None  # RBAC writes need the rights they grant
 
     def store(self, rt: ResourceType) -> Store:
         return self.stores[(rt.group, rt.version, rt.plural)]
@@ -130,11 +132,26 @@ class Scope:
             self.name,
             updated,
             dry_run=self.ctx.dry_run,
-            admit=self.handlers.admission.validator(self, "UPDATE"),
+            admit=await self.validator("UPDATE"),
             subresource=self.info.subresource,
             force_allow_create=apply and not self.info.subresource,
             track=None if apply else self.tracker(),
         )
+
+    async def validator(self, operation: str) -> Admit:
+        """What the store checks on the object it is about to write: validating admission,
+        then (for roles and bindings) escalation prevention."""
+        admit = self.handlers.admission.validator(self, operation)
+        guard = self.handlers.escalation
+        check = await guard.prepare(self) if guard is not None else None
+        if check is None:
+            return admit
+
+        def validate(obj: Obj, old: Obj | None) -> None:
+            check(obj, old)  # kube's RBAC storage refuses escalation before anything else
+            admit(obj, old)
+
+        return validate
 
     def content_type(self) -> str:
         return (self.request.getHeader(b"content-type") or b"").decode("latin-1")

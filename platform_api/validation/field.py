@@ -52,8 +52,14 @@ def go_quote(value: str) -> str:
     return orjson.dumps(value).decode()
 
 
+class GoText(str):
+    """A value already rendered as Go prints it (a struct's ``%#v``): shown as is."""
+
+
 def render_value(value: Any) -> str:
     """Render a bad value as ``fmt.Sprintf("%v")`` / ``json.Marshal`` would."""
+    if isinstance(value, GoText):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):

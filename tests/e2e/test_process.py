@@ -50,8 +50,8 @@ def test_bad_flags_exit_with_one_line(tmp_path: Path) -> None:
         ("--no-such-flag",): "Error: unknown flag: --no-such-flag\n",
         (
             "--authorization-mode",
-            "RBAC",
-        ): "Error: --authorization-mode: mode RBAC is not available in this version of the server (available: AlwaysAllow, AlwaysDeny, ABAC, Webhook)\n",
+            "RBAC,Webhook,RBAC",
+        ): 'Error: --authorization-mode: authorization mode "RBAC" has mentioned multiple times\n',
         (
             "--authorization-mode",
             "Bogus",

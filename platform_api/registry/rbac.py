@@ -1,0 +1,174 @@
+"""rbac.authorization.platform.io/v1: defaults and validation of roles and bindings.
+
+kube's ``pkg/apis/rbac/validation``: rules need verbs and either resources (with API
+groups) or non-resource URLs (cluster roles only); subjects are User, Group or
+ServiceAccount; a binding's ``roleRef`` is fixed at creation.  Escalation prevention
+needs the requesting user and lives with the authorizer
+(``authorization/rbac/escalation.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api.registry.defaults import defaults
+from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.validation import field
+from platform_api.validation.field import FieldError, GoText
+from platform_api.validation.labelselector import validate_label_selector
+from platform_api.validation.names import is_dns1123_subdomain, is_path_segment_name
+
+GROUP = "rbac.authorization.platform.io"
+SUBJECT_KINDS = ["ServiceAccount", "User", "Group"]
+
+
+@defaults(GROUP, "RoleBinding", "ClusterRoleBinding")
+def _binding(obj: Obj) -> None:
+    ref = obj.get("roleRef")
+    if isinstance(ref, dict) and not ref.get("apiGroup"):
+        ref["apiGroup"] = GROUP
+    for subject in obj.get("subjects") or []:
+        kind = subject.get("kind") if isinstance(subject, dict) else None
+        if kind in ("User", "Group") and not subject.get("apiGroup"):
+            subject["apiGroup"] = GROUP
+
+
+def validate_rule(rule: Obj, namespaced: bool, path: str) -> list[FieldError]:
+    errs = []
+    if not rule.get("verbs"):
+        errs.append(field.required(f"{path}.verbs", "verbs must contain at least one value"))
+    urls = rule.get("nonResourceURLs") or []
+    if urls:
+        if namespaced:
+            errs.append(
+                field.invalid(
+                    f"{path}.nonResourceURLs",
+                    urls,
+                    "namespaced rules cannot apply to non-resource URLs",
+                )
+            )
+        if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
+            errs.append(
+                field.invalid(
+                    f"{path}.nonResourceURLs",
+                    urls,
+                    "rules cannot apply to both regular resources and non-resource URLs",
+                )
+            )
+        return errs
+    if not rule.get("apiGroups"):
+        errs.append(
+            field.required(f"{path}.apiGroups", "resource rules must supply at least one api group")
+        )
+    if not rule.get("resources"):
+        errs.append(
+            field.required(f"{path}.resources", "resource rules must supply at least one resource")
+        )
+    return errs
+
+
+def validate_subject(subject: Obj, namespaced: bool, path: str) -> list[FieldError]:
+    errs = []
+    name, kind, group = (
+        subject.get("name", ""),
+        subject.get("kind", ""),
+        subject.get("apiGroup", ""),
+    )
+    if not name:
+        errs.append(field.required(f"{path}.name"))
+    if kind == "ServiceAccount":
+        if name:
+            errs += [field.invalid(f"{path}.name", name, m) for m in is_dns1123_subdomain(name)]
+        if group:
+            errs.append(field.not_supported(f"{path}.apiGroup", group, [""]))
+        if not namespaced and not subject.get("namespace"):
+            errs.append(field.required(f"{path}.namespace"))
+    elif kind in ("User", "Group"):
+        if group != GROUP:
+            errs.append(field.not_supported(f"{path}.apiGroup", group, [GROUP]))
+    else:
+        errs.append(field.not_supported(f"{path}.kind", kind, SUBJECT_KINDS))
+    return errs
+
+
+def role_ref_text(ref: Any) -> GoText:
+    """The Go rendering kube's "cannot change roleRef" error shows."""
+    ref = ref if isinstance(ref, dict) else {}
+    return GoText(
+        f'rbac.RoleRef{{APIGroup:"{ref.get("apiGroup", "")}", Kind:"{ref.get("kind", "")}", '
+        f'Name:"{ref.get("name", "")}"}}'
+    )
+
+
+class _RoleStrategy(GenericStrategy):
+    def validate(self, obj: Obj) -> list[FieldError]:
+        errs = super().validate(obj)
+        namespaced = self.resource.namespaced
+        for i, rule in enumerate(obj.get("rules") or []):
+            errs += validate_rule(rule, namespaced, f"rules[{i}]")
+        aggregation = obj.get("aggregationRule")
+        if aggregation is not None and not namespaced:
+            selectors = aggregation.get("clusterRoleSelectors") or []
+            path = "aggregationRule.clusterRoleSelectors"
+            if not selectors:
+                errs.append(
+                    field.required(
+                        path,
+                        "at least one clusterRoleSelector required if aggregationRule is non-nil",
+                    )
+                )
+            for i, selector in enumerate(selectors):
+                errs += validate_label_selector(selector, f"{path}[{i}]")
+        return errs
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + self.validate(new)
+
+
+@register(GROUP, "Role")
+class RoleStrategy(_RoleStrategy):
+    pass
+
+
+@register(GROUP, "ClusterRole")
+class ClusterRoleStrategy(_RoleStrategy):
+    pass
+
+
+class _BindingStrategy(GenericStrategy):
+    kinds = ["Role", "ClusterRole"]
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        errs = super().validate(obj)
+        ref = obj.get("roleRef") or {}
+        if ref.get("apiGroup", "") != GROUP:
+            errs.append(field.not_supported("roleRef.apiGroup", ref.get("apiGroup", ""), [GROUP]))
+        if ref.get("kind", "") not in self.kinds:
+            errs.append(field.not_supported("roleRef.kind", ref.get("kind", ""), self.kinds))
+        name = ref.get("name", "")
+        if not name:
+            errs.append(field.required("roleRef.name"))
+        else:
+            errs += [field.invalid("roleRef.name", name, m) for m in is_path_segment_name(name)]
+        namespaced = self.resource.namespaced
+        for i, subject in enumerate(obj.get("subjects") or []):
+            errs += validate_subject(subject, namespaced, f"subjects[{i}]")
+        return errs
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = self.validate(new) + super().validate_update(new, old)
+        if new.get("roleRef") != old.get("roleRef"):
+            errs.append(
+                field.invalid("roleRef", role_ref_text(new.get("roleRef")), "cannot change roleRef")
+            )
+        return errs
+
+
+@register(GROUP, "RoleBinding")
+class RoleBindingStrategy(_BindingStrategy):
+    pass
+
+
+@register(GROUP, "ClusterRoleBinding")
+class ClusterRoleBindingStrategy(_BindingStrategy):
+    kinds = ["ClusterRole"]

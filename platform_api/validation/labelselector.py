@@ -1,0 +1,50 @@
+"""Validation of a ``metav1.LabelSelector`` (matchLabels, matchExpressions).
+
+kube's ``ValidateLabelSelector``: keys are qualified names, matchLabels values are
+label values, ``In``/``NotIn`` need values and ``Exists``/``DoesNotExist`` take none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api.validation import field
+from platform_api.validation.field import FieldError
+from platform_api.validation.names import is_label_value, is_qualified_name
+
+
+def validate_label_selector(selector: Any, path: str) -> list[FieldError]:
+    if not isinstance(selector, dict):
+        return []
+    errs: list[FieldError] = []
+    for key, value in (selector.get("matchLabels") or {}).items():
+        errs += [field.invalid(f"{path}.matchLabels", key, m) for m in is_qualified_name(key)]
+        errs += [field.invalid(f"{path}.matchLabels", value, m) for m in is_label_value(value)]
+    for i, expr in enumerate(selector.get("matchExpressions") or []):
+        errs += _expression(expr, f"{path}.matchExpressions[{i}]")
+    return errs
+
+
+def _expression(expr: dict[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    op, values = expr.get("operator", ""), expr.get("values") or []
+    if op in ("In", "NotIn"):
+        if not values:
+            errs.append(
+                field.required(
+                    f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"
+                )
+            )
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            errs.append(
+                field.forbidden(
+                    f"{path}.values",
+                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                )
+            )
+    else:
+        errs.append(field.invalid(f"{path}.operator", op, "not a valid selector operator"))
+    key = expr.get("key", "")
+    errs += [field.invalid(f"{path}.key", key, m) for m in is_qualified_name(key)]
+    return errs

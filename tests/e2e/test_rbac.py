@@ -1,0 +1,297 @@
+"""RBAC end to end: grants, scopes, resourceNames, validation and escalation prevention."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.e2e.conftest import Server, session_for, start_server
+
+RBAC = "/apis/rbac.authorization.platform.io/v1"
+GROUP = "rbac.authorization.platform.io"
+
+
+@pytest.fixture(scope="module")
+def rbac_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("rbac")
+    tokens = root / "tokens.csv"
+    tokens.write_text('t-carol,carol,1\nt-dave,dave,2,"devs"\n')
+    server = start_server(
+        root / "data", "--authorization-mode", "RBAC", "--token-auth-file", str(tokens)
+    )
+    admin = session_for(server, cert=server.admin_cert)
+    for ns in ("team-a", "team-b", "esc"):
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+        assert admin.post(server.url + "/api/v1/namespaces", json=body).status_code == 201
+    yield server
+    server.stop()
+
+
+def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.05)
+
+
+def role(kind: str, name: str, rules: list[dict], namespace: str = "") -> dict:
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": f"{GROUP}/v1", "kind": kind, "metadata": meta, "rules": rules}
+
+
+def binding(kind: str, name: str, ref: tuple[str, str], subjects: list[dict], ns: str = "") -> dict:
+    meta = {"name": name, **({"namespace": ns} if ns else {})}
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": kind,
+        "metadata": meta,
+        "roleRef": {"apiGroup": GROUP, "kind": ref[0], "name": ref[1]},
+        "subjects": subjects,
+    }
+
+
+def user(name: str) -> dict:
+    return {"kind": "User", "apiGroup": GROUP, "name": name}
+
+
+def post(session: requests.Session, server: Server, path: str, body: dict) -> requests.Response:
+    return session.post(server.url + path, json=body)
+
+
+READ_CM = {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}
+
+
+def test_grants_follow_bindings_and_their_scope(rbac_server: Server) -> None:
+    server, admin = rbac_server, session_for(rbac_server, cert=rbac_server.admin_cert)
+    carol = session_for(server, token="t-carol")
+    url = server.url + "/api/v1/namespaces/team-a/configmaps"
+    r = carol.get(url)
+    assert (r.status_code, r.json()["reason"], r.json()["message"]) == (
+        403,
+        "Forbidden",
+        'configmaps is forbidden: User "carol" cannot list resource "configmaps" in API group "" '
+        'in the namespace "team-a"',
+    )
+    assert r.json()["details"] == {"kind": "configmaps"}
+    r = post(admin, server, RBAC + "/clusterroles", role("ClusterRole", "cm-reader", [READ_CM]))
+    assert r.status_code == 201, r.text
+    rb = binding("RoleBinding", "carol-cm", ("ClusterRole", "cm-reader"), [user("carol")], "team-a")
+    r = post(admin, server, RBAC + "/namespaces/team-a/rolebindings", rb)
+    assert r.status_code == 201, r.text
+    assert r.json()["subjects"] == [user("carol")]
+    eventually(lambda: carol.get(url).status_code == 200)
+    assert carol.get(server.url + "/api/v1/namespaces/team-b/configmaps").status_code == 403
+    assert carol.get(server.url + "/api/v1/configmaps").status_code == 403
+    r = carol.post(url, json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+    assert r.status_code == 403
+    # A group subject grants every member.
+    dave = session_for(server, token="t-dave")
+    crb = binding(
+        "ClusterRoleBinding",
+        "devs-cm",
+        ("ClusterRole", "cm-reader"),
+        [{"kind": "Group", "name": "devs"}],
+    )
+    assert post(admin, server, RBAC + "/clusterrolebindings", crb).status_code == 201
+    eventually(lambda: dave.get(server.url + "/api/v1/configmaps").status_code == 200)
+    # Deleting the binding takes the grant away again.
+    r = admin.delete(server.url + RBAC + "/clusterrolebindings/devs-cm")
+    assert r.status_code == 200
+    eventually(lambda: dave.get(server.url + "/api/v1/configmaps").status_code == 403)
+
+
+def test_resource_names_limit_get_and_list(rbac_server: Server) -> None:
+    server, admin = rbac_server, session_for(rbac_server, cert=rbac_server.admin_cert)
+    rules = [{**READ_CM, "verbs": ["get", "list", "watch"], "resourceNames": ["only"]}]
+    assert (
+        post(
+            admin, server, RBAC + "/namespaces/team-b/roles", role("Role", "only", rules, "team-b")
+        ).status_code
+        == 201
+    )
+    rb = binding("RoleBinding", "only", ("Role", "only"), [user("carol")], "team-b")
+    assert post(admin, server, RBAC + "/namespaces/team-b/rolebindings", rb).status_code == 201
+    base = server.url + "/api/v1/namespaces/team-b/configmaps"
+    for name in ("only", "other"):
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+        assert admin.post(base, json=body).status_code == 201
+    carol = session_for(server, token="t-carol")
+    eventually(lambda: carol.get(base + "/only").status_code == 200)
+    r = carol.get(base + "/other")
+    assert (r.status_code, r.json()["message"]) == (
+        403,
+        'configmaps "other" is forbidden: User "carol" cannot get resource "configmaps" in API '
+        'group "" in the namespace "team-b"',
+    )
+    assert carol.get(base).status_code == 403
+    r = carol.get(base, params={"fieldSelector": "metadata.name=only"})
+    assert r.status_code == 200
+    assert [i["metadata"]["name"] for i in r.json()["items"]] == ["only"]
+    assert carol.get(base, params={"fieldSelector": "metadata.name=other"}).status_code == 403
+
+
+def test_validation_and_immutable_role_ref(rbac_server: Server) -> None:
+    server, admin = rbac_server, session_for(rbac_server, cert=rbac_server.admin_cert)
+    bad = role(
+        "ClusterRole",
+        "bad",
+        [
+            {"apiGroups": [""], "resources": ["pods"]},
+            {"verbs": ["get"], "nonResourceURLs": ["/x"], "resources": ["pods"]},
+        ],
+    )
+    r = post(admin, server, RBAC + "/clusterroles", bad)
+    assert (r.status_code, r.json()["reason"], r.json()["message"]) == (
+        422,
+        "Invalid",
+        f'ClusterRole.{GROUP} "bad" is invalid: [rules[0].verbs: Required value: verbs must '
+        'contain at least one value, rules[1].nonResourceURLs: Invalid value: ["/x"]: rules cannot '
+        "apply to both regular resources and non-resource URLs]",
+    )
+    r = post(
+        admin,
+        server,
+        RBAC + "/namespaces/team-a/roles",
+        role("Role", "urls", [{"verbs": ["get"], "nonResourceURLs": ["/x"]}], "team-a"),
+    )
+    assert r.status_code == 422
+    assert r.json()["message"].endswith(
+        'rules[0].nonResourceURLs: Invalid value: ["/x"]: namespaced rules cannot apply to '
+        "non-resource URLs"
+    )
+    rb = binding("RoleBinding", "bad", ("Secret", "x"), [{"kind": "Robot", "name": "r"}], "team-a")
+    r = post(admin, server, RBAC + "/namespaces/team-a/rolebindings", rb)
+    assert r.status_code == 422
+    assert r.json()["message"] == (
+        f'RoleBinding.{GROUP} "bad" is invalid: [roleRef.kind: Unsupported value: "Secret": '
+        'supported values: "Role", "ClusterRole", subjects[0].kind: Unsupported value: "Robot": '
+        'supported values: "ServiceAccount", "User", "Group"]'
+    )
+    url = server.url + RBAC + "/namespaces/team-a/rolebindings/carol-cm"
+    current = admin.get(url).json()
+    current["roleRef"]["name"] = "view"
+    r = admin.put(url, json=current)
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        f'RoleBinding.{GROUP} "carol-cm" is invalid: roleRef: Invalid value: rbac.RoleRef'
+        f'{{APIGroup:"{GROUP}", Kind:"ClusterRole", Name:"view"}}: cannot change roleRef',
+    )
+    r = admin.patch(
+        url,
+        json={"subjects": [user("carol"), user("dave")]},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert r.status_code == 200, r.text
+
+
+def test_escalation_is_refused(rbac_server: Server) -> None:
+    server, admin = rbac_server, session_for(rbac_server, cert=rbac_server.admin_cert)
+    writer = [
+        READ_CM,
+        {
+            "apiGroups": [GROUP],
+            "resources": ["roles", "rolebindings"],
+            "verbs": ["create", "update"],
+        },
+    ]
+    assert (
+        post(
+            admin, server, RBAC + "/namespaces/esc/roles", role("Role", "writer", writer, "esc")
+        ).status_code
+        == 201
+    )
+    rb = binding("RoleBinding", "writer", ("Role", "writer"), [user("carol")], "esc")
+    assert post(admin, server, RBAC + "/namespaces/esc/rolebindings", rb).status_code == 201
+    secrets = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}
+    assert (
+        post(
+            admin, server, RBAC + "/clusterroles", role("ClusterRole", "secret-reader", [secrets])
+        ).status_code
+        == 201
+    )
+    carol = session_for(server, token="t-carol")
+    roles, bindings = RBAC + "/namespaces/esc/roles", RBAC + "/namespaces/esc/rolebindings"
+    eventually(
+        lambda: carol.get(server.url + "/api/v1/namespaces/esc/configmaps").status_code == 200
+    )
+    # Granting what she holds is fine; granting more is not.
+    assert post(carol, server, roles, role("Role", "same", [READ_CM], "esc")).status_code == 201
+    r = post(carol, server, roles, role("Role", "leaky", [READ_CM, secrets], "esc"))
+    assert (r.status_code, r.json()["reason"], r.json()["message"]) == (
+        403,
+        "Forbidden",
+        f'roles.{GROUP} "leaky" is forbidden: user "carol" (groups=["system:authenticated"]) is '
+        "attempting to grant RBAC permissions not currently held:\n"
+        '{APIGroups:[""], Resources:["secrets"], Verbs:["get" "list"]}',
+    )
+    assert r.json()["details"] == {"name": "leaky", "group": GROUP, "kind": "roles"}
+    # An update that widens her own role is an escalation too.
+    current = admin.get(server.url + roles + "/same").json()
+    current["rules"].append(secrets)
+    assert carol.put(server.url + roles + "/same", json=current).status_code == 403
+    rb = binding("RoleBinding", "sneaky", ("ClusterRole", "secret-reader"), [user("carol")], "esc")
+    r = post(carol, server, bindings, rb)
+    assert (r.status_code, r.json()["message"]) == (
+        403,
+        f'rolebindings.{GROUP} "sneaky" is forbidden: user "carol" (groups=["system:authenticated"]) '
+        "is attempting to grant RBAC permissions not currently held:\n"
+        '{APIGroups:[""], Resources:["secrets"], Verbs:["get" "list"]}',
+    )
+    missing = binding("RoleBinding", "ghost", ("Role", "ghost"), [user("carol")], "esc")
+    r = post(carol, server, bindings, missing)
+    assert (r.status_code, r.json()["message"]) == (
+        403,
+        f'rolebindings.{GROUP} "ghost" is forbidden: role.{GROUP} "ghost" not found',
+    )
+    assert admin.get(server.url + bindings + "/sneaky").status_code == 404  # nothing written
+    # `bind` on that one role lets her bind it; `escalate` lets her write any role.
+    bind = [
+        {
+            "apiGroups": [GROUP],
+            "resources": ["clusterroles"],
+            "verbs": ["bind"],
+            "resourceNames": ["secret-reader"],
+        }
+    ]
+    assert (
+        post(admin, server, RBAC + "/clusterroles", role("ClusterRole", "binder", bind)).status_code
+        == 201
+    )
+    grant = binding("RoleBinding", "binder", ("ClusterRole", "binder"), [user("carol")], "esc")
+    assert post(admin, server, bindings, grant).status_code == 201
+    eventually(lambda: post(carol, server, bindings, rb).status_code == 201)
+    escalate = [{"apiGroups": [GROUP], "resources": ["roles"], "verbs": ["escalate"]}]
+    assert (
+        post(
+            admin, server, RBAC + "/clusterroles", role("ClusterRole", "escalator", escalate)
+        ).status_code
+        == 201
+    )
+    grant = binding(
+        "RoleBinding", "escalator", ("ClusterRole", "escalator"), [user("carol")], "esc"
+    )
+    assert post(admin, server, bindings, grant).status_code == 201
+    big = role("Role", "big", [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}], "esc")
+    eventually(lambda: post(carol, server, roles, big).status_code == 201)
+
+
+def test_non_resource_urls(rbac_server: Server) -> None:
+    server, admin = rbac_server, session_for(rbac_server, cert=rbac_server.admin_cert)
+    dave = session_for(server, token="t-dave")
+    r = dave.get(server.url + "/metrics")
+    assert (r.status_code, r.json()["message"]) == (
+        403,
+        'forbidden: User "dave" cannot get path "/metrics"',
+    )
+    urls = [{"nonResourceURLs": ["/metrics*"], "verbs": ["get"]}]
+    assert (
+        post(admin, server, RBAC + "/clusterroles", role("ClusterRole", "ver", urls)).status_code
+        == 201
+    )
+    crb = binding("ClusterRoleBinding", "ver", ("ClusterRole", "ver"), [user("dave")])
+    assert post(admin, server, RBAC + "/clusterrolebindings", crb).status_code == 201
+    eventually(lambda: dave.get(server.url + "/metrics").status_code == 200)
