@@ -1,25 +1,36 @@
 """Webhook authorization: a remote service answers SubjectAccessReviews.
 
 The service is named by a kubeconfig-format file; allowed answers are cached for
-``--authorization-webhook-cache-authorized-ttl`` (5m), the others for
-``--authorization-webhook-cache-unauthorized-ttl`` (30s).  A service that fails or
-does not answer has no opinion (the failure is the reason), so other authorizers
-still decide; calls never block other requests.
+``authorizedTTL`` (5m), the others for ``unauthorizedTTL`` (30s).  Match conditions
+(CEL over the v1 review spec) decide whether the service is asked at all.  A call that
+fails, takes longer than ``timeout`` or is answered with something that is not a
+SubjectAccessReview follows the failure policy: ``NoOpinion`` (the flag mode's
+behaviour, so other authorizers still decide) or ``Deny``; failures are never cached
+and the failure is the reason.  Calls never block other requests.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
+from twisted.internet import defer
 
 from platform_api.authorization.interface import Attributes, Decision
-from platform_api.client.kubeconfig import Connection, post_review
+from platform_api.cel import CELError, Program
+from platform_api.client.kubeconfig import Connection
 
 GROUP = "authorization.platform.io"
 TIMEOUT = 30.0
+KIND = "SubjectAccessReview"
+# kube caches no answer for requests whose attributes are this long or longer.
+MAX_CACHED_ATTRIBUTES = 10000
+
+
+class WebhookError(Exception):
+    """The call failed or the answer is not usable; the failure policy decides."""
 
 
 def review_of(attrs: Attributes, version: str) -> dict[str, Any]:
@@ -46,7 +57,13 @@ def review_of(attrs: Attributes, version: str) -> dict[str, Any]:
         spec["uid"] = user.uid
     if user.extra:
         spec["extra"] = {k: list(v) for k, v in user.extra.items()}
-    return {"apiVersion": f"{GROUP}/{version}", "kind": "SubjectAccessReview", "spec": spec}
+    return {"apiVersion": f"{GROUP}/{version}", "kind": KIND, "spec": spec}
+
+
+def _cacheable(attrs: Attributes) -> bool:
+    parts = (attrs.namespace, attrs.verb, attrs.api_group, attrs.api_version, attrs.resource)
+    size = sum(map(len, parts)) + len(attrs.subresource) + len(attrs.name) + len(attrs.path)
+    return size < MAX_CACHED_ATTRIBUTES
 
 
 class WebhookAuthorizer:
@@ -59,35 +76,105 @@ class WebhookAuthorizer:
         unauthorized_ttl: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
         client: Any = None,
+        *,
+        name: str = "default",
+        timeout: float = TIMEOUT,
+        failure_policy: str = "NoOpinion",
+        match_conditions: Sequence[Program] = (),
     ) -> None:
         self.connection = connection
+        self.reactor = reactor
         self.client = client or connection.client(reactor)
         self.version = version
         self.ttls = (authorized_ttl, unauthorized_ttl)
         self.clock = clock
+        self.name = name
+        self.timeout = timeout
+        self.on_failure = Decision.DENY if failure_policy == "Deny" else Decision.NO_OPINION
+        self.match_conditions = list(match_conditions)
         self._cache: dict[bytes, tuple[float, Decision, str]] = {}
 
     async def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
         review = review_of(attrs, self.version)
+        if self.match_conditions:
+            spec = review["spec"] if self.version == "v1" else review_of(attrs, "v1")["spec"]
+            try:
+                if not self.matches(spec):
+                    return Decision.NO_OPINION, ""
+            except WebhookError as e:
+                return self.on_failure, f"webhook authorizer failed: {e}"
         key = orjson.dumps(review["spec"], option=orjson.OPT_SORT_KEYS)
         cached = self._cache.get(key)
         if cached is not None and cached[0] > self.clock():
             return cached[1], cached[2]
         try:
             decision, reason = await self._ask(review)
-        except Exception as e:  # the service's failure is no opinion, and not cached
-            return Decision.NO_OPINION, f"webhook authorizer failed: {e}"
-        ttl = self.ttls[0] if decision is Decision.ALLOW else self.ttls[1]
-        if len(self._cache) > 10000:
-            self._cache.clear()
-        self._cache[key] = (self.clock() + ttl, decision, reason)
+        except Exception as e:  # the failure policy decides, and nothing is cached
+            return self.on_failure, f"webhook authorizer failed: {e}"
+        if _cacheable(attrs):
+            ttl = self.ttls[0] if decision is Decision.ALLOW else self.ttls[1]
+            if len(self._cache) > 10000:
+                self._cache.clear()
+            self._cache[key] = (self.clock() + ttl, decision, reason)
         return decision, reason
 
+    def matches(self, spec: dict[str, Any]) -> bool:
+        """kube's CEL matcher: any false skips the webhook (even after an error); an
+        error with no false raises ``WebhookError``; all true calls it."""
+        errors = []
+        for program in self.match_conditions:
+            try:
+                result = program.run({"request": spec})
+            except CELError as e:
+                errors.append(
+                    f"cel evaluation error: expression '{program.source}' resulted in error: {e}"
+                )
+                continue
+            if result is False:
+                return False
+            if result is not True:
+                errors.append(
+                    f"cel evaluation error: expression '{program.source}' eval result type "
+                    f"should be bool but got {type(result).__name__}"
+                )
+        if errors:
+            raise WebhookError(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+        return True
+
     async def _ask(self, review: dict[str, Any]) -> tuple[Decision, str]:
-        status = await post_review(self.client, self.connection, review, TIMEOUT)
+        call = defer.ensureDeferred(self._post(review))
+        if self.reactor is not None:
+
+            def timed_out(result: Any, timeout: float) -> None:
+                raise WebhookError(f"timed out after {timeout:g}s")
+
+            call.addTimeout(self.timeout, self.reactor, onTimeoutCancel=timed_out)
+        status = await call
         reason = str(status.get("reason") or status.get("evaluationError") or "")
+        if status.get("denied"):  # kube: denied wins over allowed
+            return Decision.DENY, reason
         if status.get("allowed"):
             return Decision.ALLOW, reason
-        if status.get("denied"):
-            return Decision.DENY, reason
         return Decision.NO_OPINION, reason
+
+    async def _post(self, review: dict[str, Any]) -> dict[str, Any]:
+        reply = await self.client.post(
+            self.connection.server,
+            data=orjson.dumps(review),
+            headers=self.connection.request_headers(),
+            timeout=self.timeout,
+        )
+        body = await reply.content()
+        if not 200 <= reply.code < 300:
+            raise WebhookError(f"status {reply.code}")
+        try:
+            answer = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            raise WebhookError(f"malformed {KIND}: not JSON") from None
+        kind = answer.get("kind") if isinstance(answer, dict) else None
+        if kind != KIND:
+            raise WebhookError(f"malformed {KIND}: kind is {kind!r}")
+        status = answer.get("status")
+        if not isinstance(status, dict):
+            raise WebhookError(f"malformed {KIND}: no status")
+        return status
