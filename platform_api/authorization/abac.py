@@ -13,7 +13,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from platform_api.authorization.interface import Attributes, Decision
+from platform_api.authentication.user import UserInfo
+from platform_api.authorization.interface import (
+    Attributes,
+    Decision,
+    RuleSet,
+    non_resource_rule,
+    resource_rule,
+)
 
 API_VERSION = "abac.authorization.platform.io/v1beta1"
 _READ_ONLY = ("get", "list", "watch")
@@ -108,3 +115,17 @@ class ABACAuthorizer:
         if any(p.allows(attrs) for p in self.policies):
             return Decision.ALLOW, ""
         return Decision.NO_OPINION, "No policy matched."
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        """kube's ``PolicyList.RulesFor``: each matching policy as one rule."""
+        out = RuleSet()
+        probe = Attributes(user=user, verb="", resource_request=True)
+        for p in self.policies:
+            if not p.subject_matches(probe) or p.namespace not in ("*", namespace):
+                continue
+            verbs = ["get", "list", "watch"] if p.readonly else ["*"]
+            if p.resource:
+                out.resource.append(resource_rule(verbs, [p.api_group], [p.resource], []))
+            if p.non_resource_path:
+                out.non_resource.append(non_resource_rule(verbs, [p.non_resource_path]))
+        return out

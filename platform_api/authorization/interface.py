@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
+from typing import Any, Protocol
 
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.authentication.user import UserInfo
@@ -54,3 +54,43 @@ class Attributes:
 
 class Authorizer(Protocol):
     def authorize(self, attrs: Attributes) -> Awaitable[tuple[Decision, str]]: ...
+
+
+@dataclass
+class RuleSet:
+    """What a user may do in a namespace, as SelfSubjectRulesReview reports it.
+
+    Rules are the review's JSON ``ResourceRule``/``NonResourceRule`` objects;
+    ``incomplete`` says an authorizer could not enumerate its rules (a webhook).
+    """
+
+    resource: list[dict[str, Any]] = field(default_factory=list)
+    non_resource: list[dict[str, Any]] = field(default_factory=list)
+    incomplete: bool = False
+    errors: list[str] = field(default_factory=list)
+
+    def extend(self, other: RuleSet) -> None:
+        self.resource += other.resource
+        self.non_resource += other.non_resource
+        self.incomplete = self.incomplete or other.incomplete
+        self.errors += other.errors
+
+
+def resource_rule(
+    verbs: list[str], groups: list[str], resources: list[str], names: list[str]
+) -> dict[str, Any]:
+    rule: dict[str, Any] = {"verbs": verbs}
+    for key, value in (("apiGroups", groups), ("resources", resources), ("resourceNames", names)):
+        if value:
+            rule[key] = value
+    return rule
+
+
+def non_resource_rule(verbs: list[str], urls: list[str]) -> dict[str, Any]:
+    return {"verbs": verbs, "nonResourceURLs": urls} if urls else {"verbs": verbs}
+
+
+class RuleResolver(Protocol):
+    """An authorizer that can list a user's rules (kube's ``authorizer.RuleResolver``)."""
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet: ...

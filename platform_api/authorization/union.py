@@ -5,8 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from platform_api import errors
-from platform_api.authentication.user import MASTERS
-from platform_api.authorization.interface import Attributes, Authorizer, Decision
+from platform_api.authentication.user import MASTERS, UserInfo
+from platform_api.authorization.interface import (
+    Attributes,
+    Authorizer,
+    Decision,
+    RuleSet,
+    non_resource_rule,
+    resource_rule,
+)
 
 
 class PrivilegedGroups:
@@ -25,10 +32,16 @@ class AlwaysAllow:
     async def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
         return Decision.ALLOW, ""
 
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        return RuleSet([resource_rule(["*"], ["*"], ["*"], [])], [non_resource_rule(["*"], ["*"])])
+
 
 class AlwaysDeny:
     async def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
         return Decision.NO_OPINION, "Everything is forbidden."
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        return RuleSet()
 
 
 class AuthorizerUnion:
@@ -46,6 +59,15 @@ class AuthorizerUnion:
             if reason:
                 reasons.append(reason)
         return Decision.NO_OPINION, "\n".join(reasons)
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        """Every rule resolver's rules; authorizers that cannot list rules are skipped."""
+        out = RuleSet()
+        for authorizer in self.authorizers:
+            resolve = getattr(authorizer, "rules_for", None)
+            if resolve is not None:
+                out.extend(resolve(user, namespace))
+        return out
 
 
 def forbidden_message(attrs: Attributes) -> str:

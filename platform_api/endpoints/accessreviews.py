@@ -11,7 +11,7 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.authentication.user import UserInfo
-from platform_api.authorization.interface import Attributes, Decision
+from platform_api.authorization.interface import Attributes, Decision, RuleSet
 from platform_api.endpoints.body import decode_write
 from platform_api.endpoints.scope import Scope
 from platform_api.validation import field
@@ -115,7 +115,30 @@ async def local_subject(scope: Scope) -> bytes:
     return await _answer(scope, review, attrs)
 
 
+async def self_subject_rules(scope: Scope) -> bytes:
+    """What the caller may do in ``spec.namespace``: every authorizer's rules, united."""
+    _opts, _out, review = decode_write(scope, "CreateOptions")
+    namespace = (review.get("spec") or {}).get("namespace") or ""
+    if not namespace:
+        raise errors.bad_request("no namespace on request")
+    authorizer = scope.handlers.authorizer
+    resolve = getattr(authorizer, "rules_for", None)
+    rules = resolve(scope.ctx.user, namespace) if resolve is not None else RuleSet()
+    status: Obj = {
+        "resourceRules": rules.resource,
+        "nonResourceRules": rules.non_resource,
+        "incomplete": rules.incomplete,
+    }
+    if rules.errors:
+        errs = rules.errors
+        status["evaluationError"] = errs[0] if len(errs) == 1 else f"[{', '.join(errs)}]"
+    meta = {"creationTimestamp": None}
+    answer = {"kind": review["kind"], "apiVersion": review["apiVersion"], "metadata": meta}
+    return scope.respond_object({**answer, "spec": {}, "status": status}, 201)
+
+
 HANDLERS = {
+    (GROUP, "selfsubjectrulesreviews"): self_subject_rules,
     (GROUP, "selfsubjectaccessreviews"): self_subject,
     (GROUP, "subjectaccessreviews"): subject,
     (GROUP, "localsubjectaccessreviews"): local_subject,

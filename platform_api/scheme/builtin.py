@@ -210,6 +210,13 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     ),
     _t(
         "authorization.platform.io",
+        "SelfSubjectRulesReview",
+        "selfsubjectrulesreviews",
+        namespaced=False,
+        verbs=("create",),
+    ),
+    _t(
+        "authorization.platform.io",
         "SubjectAccessReview",
         "subjectaccessreviews",
         namespaced=False,

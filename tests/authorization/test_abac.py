@@ -56,3 +56,24 @@ def test_bad_files(tmp_path: Path) -> None:
     path.write_text("\n{not json\n")
     with pytest.raises(PolicyError, match="line 2"):
         load_policies(str(path))
+
+
+def test_rules_for_lists_the_matching_policies(tmp_path: Path) -> None:
+    path = tmp_path / "policy.jsonl"
+    path.write_text(
+        '{"user": "carol", "namespace": "a", "resource": "pods", "readonly": true}\n'
+        '{"group": "devs", "namespace": "*", "apiGroup": "apps", "resource": "*"}\n'
+        '{"user": "*", "nonResourcePath": "/version", "readonly": true}\n'
+        '{"user": "dave", "namespace": "*", "resource": "*"}\n'
+    )
+    abac = ABACAuthorizer(load_policies(str(path)))
+    rules = abac.rules_for(UserInfo("carol", groups=("devs",)), "a")
+    assert rules.resource == [
+        {"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["pods"]},
+        {"verbs": ["*"], "apiGroups": ["apps"], "resources": ["*"]},
+    ]
+    assert rules.non_resource == [
+        {"verbs": ["get", "list", "watch"], "nonResourceURLs": ["/version"]}
+    ]
+    assert (rules.incomplete, rules.errors) == (False, [])
+    assert abac.rules_for(UserInfo("carol"), "b").resource == []

@@ -295,3 +295,64 @@ def test_non_resource_urls(rbac_server: Server) -> None:
     crb = binding("ClusterRoleBinding", "ver", ("ClusterRole", "ver"), [user("dave")])
     assert post(admin, server, RBAC + "/clusterrolebindings", crb).status_code == 201
     eventually(lambda: dave.get(server.url + "/metrics").status_code == 200)
+
+
+def test_self_subject_rules_review(rbac_server: Server) -> None:
+    server = rbac_server
+    carol = session_for(server, token="t-carol")
+    path = "/apis/authorization.platform.io/v1/selfsubjectrulesreviews"
+    body = {"apiVersion": "authorization.platform.io/v1", "kind": "SelfSubjectRulesReview"}
+    r = post(carol, server, path, {**body, "spec": {}})
+    assert (r.status_code, r.json()["reason"], r.json()["message"]) == (
+        400,
+        "BadRequest",
+        "no namespace on request",
+    )
+    eventually(lambda: carol.get(server.url + "/api/v1/namespaces/team-a/configmaps").ok)
+    r = post(carol, server, path, {**body, "spec": {"namespace": "team-a"}})
+    assert r.status_code == 201, r.text
+    review = r.json()
+    assert review["kind"] == "SelfSubjectRulesReview"
+    assert review["spec"] == {}
+    status = review["status"]
+    assert status["incomplete"] is False
+    assert "evaluationError" not in status
+    assert {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["configmaps"]} in (
+        status["resourceRules"]
+    )
+    r = post(carol, server, path, {**body, "spec": {"namespace": "team-b"}})
+    resource_rules = r.json()["status"]["resourceRules"]
+    assert {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["configmaps"]} not in (
+        resource_rules
+    )
+    only = {
+        "verbs": ["get", "list", "watch"],
+        "apiGroups": [""],
+        "resources": ["configmaps"],
+        "resourceNames": ["only"],
+    }
+    assert only in resource_rules
+
+
+def test_self_subject_rules_review_under_always_allow(
+    server: Server, admin: requests.Session
+) -> None:
+    path = "/apis/authorization.platform.io/v1/selfsubjectrulesreviews"
+    body = {
+        "apiVersion": "authorization.platform.io/v1",
+        "kind": "SelfSubjectRulesReview",
+        "spec": {"namespace": "default"},
+    }
+    r = admin.post(server.url + path, json=body)
+    assert r.status_code == 201
+    assert r.json() == {
+        "kind": "SelfSubjectRulesReview",
+        "apiVersion": "authorization.platform.io/v1",
+        "metadata": {"creationTimestamp": None},
+        "spec": {},
+        "status": {
+            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+            "incomplete": False,
+        },
+    }
