@@ -63,7 +63,7 @@ def test_rules_for_lists_the_matching_policies(tmp_path: Path) -> None:
     path.write_text(
         '{"user": "carol", "namespace": "a", "resource": "pods", "readonly": true}\n'
         '{"group": "devs", "namespace": "*", "apiGroup": "apps", "resource": "*"}\n'
-        '{"user": "*", "nonResourcePath": "/version", "readonly": true}\n'
+        '{"user": "*", "namespace": "*", "nonResourcePath": "/version", "readonly": true}\n'
         '{"user": "dave", "namespace": "*", "resource": "*"}\n'
     )
     abac = ABACAuthorizer(load_policies(str(path)))
