@@ -11,6 +11,7 @@ import ipaddress
 import os
 from dataclasses import dataclass, field
 
+from platform_api.admission import plugins as admission_plugins
 from platform_api.apiserver import authflags
 from platform_api.apiserver.flagvalues import (
     ConfigError,
@@ -79,11 +80,20 @@ class ServerConfig:
     # Paths left to anonymous requests when anonymous access is otherwise off (AlwaysAllow).
     anonymous_paths: tuple[str, ...] | None = None
     controllers: frozenset[str] = frozenset(CONTROLLERS.values())
+    enable_admission_plugins: tuple[str, ...] = ()
+    disable_admission_plugins: tuple[str, ...] = ()
 
     @property
     def embedded_pki(self) -> bool:
         """No serving certificate given: create (or reuse) our own CA and certificates."""
         return not self.tls_cert_file
+
+    @property
+    def admission_plugins(self) -> tuple[str, ...]:
+        """Names of the admission plugins to run, in order."""
+        return admission_plugins.enabled_plugins(
+            self.enable_admission_plugins, self.disable_admission_plugins
+        )
 
     @property
     def kubeconfig_path(self) -> str:
@@ -162,6 +172,9 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         cfg.service_cluster_ip_range = _cidr(str(given("service-cluster-ip-range")))
     if given("controllers") is not None:
         cfg.controllers = _controllers(str(given("controllers")))
+    cfg.enable_admission_plugins, cfg.disable_admission_plugins = admission_plugins.parse(
+        given("enable-admission-plugins"), given("disable-admission-plugins")
+    )
     if given("lmdb-map-size") is not None:
         cfg.lmdb_map_size = parse_size("lmdb-map-size", str(given("lmdb-map-size")))
     return cfg

@@ -188,6 +188,17 @@ FLAGS: list[tuple[str, str, str]] = [
     ),
     ("etcd-compaction-interval", "5m0s", "How long change history is kept for watches and lists."),
     (
+        "enable-admission-plugins",
+        "",
+        "Admission plugins to enable besides the default ones (NamespaceLifecycle), comma-"
+        "delimited: NamespaceLifecycle, NodeRestriction.",
+    ),
+    (
+        "disable-admission-plugins",
+        "",
+        "Admission plugins to disable although on by default, comma-delimited.",
+    ),
+    (
         "controllers",
         "*",
         "Controllers to run in the server: '*' all, 'foo' on, '-foo' off (namespace-controller, "

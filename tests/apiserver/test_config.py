@@ -59,3 +59,48 @@ def test_anonymous_off_and_deny_mode() -> None:
 def test_refused(flags: dict[str, str]) -> None:
     with pytest.raises(ConfigError):
         from_flags(flags)
+
+
+def test_admission_plugins() -> None:
+    assert from_flags({}).admission_plugins == ("NamespaceLifecycle",)
+    cfg = from_flags({"enable-admission-plugins": "NodeRestriction"})
+    assert cfg.admission_plugins == ("NamespaceLifecycle", "NodeRestriction")
+    cfg = from_flags(
+        {
+            "enable-admission-plugins": "NodeRestriction",
+            "disable-admission-plugins": "NamespaceLifecycle,ResourceQuota",
+        }
+    )
+    assert cfg.admission_plugins == ("NodeRestriction",)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            {"enable-admission-plugins": "NodeRestriction,Foo"},
+            'enable-admission-plugins plugin "Foo" is unknown',
+        ),
+        (
+            {"disable-admission-plugins": "Foo"},
+            'disable-admission-plugins plugin "Foo" is unknown',
+        ),
+        (
+            {"enable-admission-plugins": "PodSecurity"},
+            'enable-admission-plugins plugin "PodSecurity" is not available in this server '
+            "(available: NamespaceLifecycle, NodeRestriction)",
+        ),
+        (
+            {
+                "enable-admission-plugins": "NodeRestriction,NamespaceLifecycle",
+                "disable-admission-plugins": "NamespaceLifecycle,NodeRestriction",
+            },
+            "[NamespaceLifecycle NodeRestriction] in enable-admission-plugins and "
+            "disable-admission-plugins overlapped",
+        ),
+    ],
+)
+def test_admission_plugins_refused(flags: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        from_flags(flags)
+    assert str(caught.value) == message
