@@ -21,7 +21,7 @@ from platform_api.apiserver.flagvalues import (
 )
 from platform_api.authentication import authnconfig
 from platform_api.authentication.oidc import OIDCOptions
-from platform_api.authorization import abac
+from platform_api.authorization import abac, authzconfig
 from platform_api.client import kubeconfig
 from platform_api.client.kubeconfig import KubeconfigError
 
@@ -32,6 +32,15 @@ Given = Callable[[str], str | None]
 AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC", "Node", "Webhook")
 BUILT_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC", "Webhook")
 HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
+# kube's legacy flags, which --authorization-config excludes (not the ABAC policy file,
+# which an ABAC authorizer of the file uses).
+LEGACY_AUTHORIZATION_FLAGS = (
+    "authorization-mode",
+    "authorization-webhook-config-file",
+    "authorization-webhook-version",
+    "authorization-webhook-cache-authorized-ttl",
+    "authorization-webhook-cache-unauthorized-ttl",
+)
 
 
 def authentication(cfg: ServerConfig, given: Given) -> None:
@@ -49,9 +58,42 @@ def authentication(cfg: ServerConfig, given: Given) -> None:
 
 
 def authorization(cfg: ServerConfig, given: Given) -> None:
+    if given("authorization-config"):
+        _authorization_config(cfg, given)
+        return
     if given("authorization-mode") is not None:
         cfg.authorization_modes = _modes(str(given("authorization-mode")))
     cfg.authorization_policy_file = given("authorization-policy-file") or ""
+    _policy_file(cfg)
+    _authorization_webhook(cfg, given)
+    if cfg.anonymous_auth and "AlwaysAllow" in cfg.authorization_modes:
+        # kube turns anonymous access off under AlwaysAllow; health stays public.
+        cfg.anonymous_paths = HEALTH_PATHS
+
+
+def _authorization_config(cfg: ServerConfig, given: Given) -> None:
+    """kube's rules: no legacy flag, and the file loads and validates at start."""
+    if any(given(flag) is not None for flag in LEGACY_AUTHORIZATION_FLAGS):
+        raise ConfigError(
+            "--authorization-config can not be specified when --authorization-mode or "
+            "--authorization-webhook-* flags are defined"
+        )
+    path = str(given("authorization-config"))
+    try:
+        loaded = authzconfig.load(path)
+    except authzconfig.ConfigError as e:
+        raise ConfigError(str(e)) from None
+    except OSError as e:
+        raise ConfigError(f"open {path}: {(e.strerror or str(e)).lower()}") from None
+    cfg.authorization_config = path
+    # The types in force at start: the service builds the authorizers they need.
+    cfg.authorization_modes = list(dict.fromkeys(a.type for a in loaded.authorizers))
+    cfg.authorization_policy_file = given("authorization-policy-file") or ""
+    if "ABAC" in cfg.authorization_modes:
+        _policy_file(cfg)
+
+
+def _policy_file(cfg: ServerConfig) -> None:
     if "ABAC" in cfg.authorization_modes:
         if not cfg.authorization_policy_file:
             raise ConfigError("authorization-mode ABAC's authorization policy file not passed")
@@ -61,10 +103,6 @@ def authorization(cfg: ServerConfig, given: Given) -> None:
             raise ConfigError(f"--authorization-policy-file: {e}") from None
     elif cfg.authorization_policy_file:
         raise ConfigError("cannot specify --authorization-policy-file without mode ABAC")
-    _authorization_webhook(cfg, given)
-    if cfg.anonymous_auth and "AlwaysAllow" in cfg.authorization_modes:
-        # kube turns anonymous access off under AlwaysAllow; health stays public.
-        cfg.anonymous_paths = HEALTH_PATHS
 
 
 def _request_header(cfg: ServerConfig, given: Given) -> None:

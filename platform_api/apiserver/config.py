@@ -64,6 +64,8 @@ class ServerConfig:
     authorization_webhook_version: str = "v1beta1"
     authorization_webhook_authorized_ttl: float = 300.0
     authorization_webhook_unauthorized_ttl: float = 30.0
+    # --authorization-config; with it, authorization_modes lists the file's types at start.
+    authorization_config: str = ""
     oidc: OIDCOptions | None = None
     authentication_config: str = ""
     oidc_ca_file: str = ""

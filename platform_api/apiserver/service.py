@@ -19,9 +19,10 @@ from twisted.python.threadpool import ThreadPool
 from twisted.web.server import Request, Site
 
 from platform_api import errors
-from platform_api.admission.chain import AdmissionChain
+from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
 from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.lifecycle import NamespaceLifecycle
+from platform_api.admission.noderestriction import NodeRestriction
 from platform_api.apiserver import authn, pki, serviceaccounts
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.discovery import Discovery
@@ -36,6 +37,8 @@ from platform_api.authentication.x509 import (
 )
 from platform_api.authorization import abac
 from platform_api.authorization.interface import Authorizer
+from platform_api.authorization.node import NodeAuthorizer
+from platform_api.authorization.nodegraph import NodeGraph
 from platform_api.authorization.union import (
     AlwaysAllow,
     AlwaysDeny,
@@ -175,6 +178,22 @@ class APIServerService(Service):
             ),
         }
 
+    def _admission_plugins(self) -> list[AdmissionPlugin]:
+        """The plugins --enable/--disable-admission-plugins leave on, in kube's order."""
+        cfg, stores = self.config, self.stores
+        wanted = cfg.admission_plugins
+        plugins: list[AdmissionPlugin] = []
+        if "NamespaceLifecycle" in wanted:
+            plugins.append(
+                NamespaceLifecycle(self.storage, stores[("", "v1", "namespaces")].prefix)
+            )
+        if "NodeRestriction" in wanted:
+            plugins.append(NodeRestriction(stores[("", "v1", "pods")], stores[("", "v1", "nodes")]))
+        # Not a kube admission plugin (kube allocates in the Service store): always on.
+        services = stores[("", "v1", "services")].prefix
+        plugins.append(ClusterIPAllocation(self.storage, services, cfg.service_cluster_ip_range))
+        return plugins
+
     def build(self) -> tuple[APIServer, str, str, str]:
         """Everything but the listener; returns the server and its TLS files."""
         cfg = self.config
@@ -191,21 +210,17 @@ class APIServerService(Service):
         self.stores = {
             (rt.group, rt.version, rt.plural): Store(rt, self.storage) for rt in scheme.all()
         }
-        namespaces = self.stores[("", "v1", "namespaces")]
+        # Before _authorizer(), which picks up self.node_authorizer.
+        self.node_graph: NodeGraph | None = None
+        if "Node" in cfg.authorization_modes:
+            attachments = scheme.lookup("storage.platform.io", "v1", "volumeattachments")
+            self.node_graph = NodeGraph(self.storage, self.hub, attachments is not None)
+            self.node_authorizer = NodeAuthorizer(self.node_graph)
         handlers = Handlers(
             scheme=scheme,
             storage=self.storage,
             stores=self.stores,
-            admission=AdmissionChain(
-                [
-                    NamespaceLifecycle(self.storage, namespaces.prefix),
-                    ClusterIPAllocation(
-                        self.storage,
-                        self.stores[("", "v1", "services")].prefix,
-                        cfg.service_cluster_ip_range,
-                    ),
-                ]
-            ),
+            admission=AdmissionChain(self._admission_plugins()),
             tables=TableConvertor(scheme.schemas),
             hub=self.hub,
             reactor=self.reactor,
@@ -245,6 +260,8 @@ class APIServerService(Service):
             interface=cfg.bind_address,
         )
         self.hub.start()
+        if self.node_graph is not None:
+            self.node_graph.start()  # complete before the first request is served
         self._every(max(0.5, min(cfg.history_window / 10, 30.0)), self._compact)
         listening = endpoint.listen(site)
         listening.addCallback(self._listening)
@@ -326,6 +343,8 @@ class APIServerService(Service):
                 loop.stop()
         for controller in self.controllers:
             controller.stop()
+        if self.node_graph is not None:
+            self.node_graph.stop()
         self.hub.stop()
         self.pool.stop()
         self.env.close()

@@ -152,6 +152,13 @@ FLAGS: list[tuple[str, str, str]] = [
         "Ordered list of authorizers, comma-delimited: AlwaysAllow,AlwaysDeny,ABAC,RBAC,Node,Webhook.",
     ),
     (
+        "authorization-config",
+        "",
+        "AuthorizationConfiguration file (the authorizer chain; webhooks with CEL match "
+        "conditions); reloaded when it changes. Exclusive with --authorization-mode and the "
+        "--authorization-webhook-* flags.",
+    ),
+    (
         "authorization-policy-file",
         "",
         "ABAC policies, one JSON object per line (with --authorization-mode=ABAC).",

@@ -1,0 +1,437 @@
+"""``--authorization-config``: AuthorizationConfiguration (apiserver.config.platform.io).
+
+The authorizer chain as a file: built-in types by name, and Webhook entries with their
+connection, cache TTLs, timeout, failure policy and CEL match conditions.  Loading
+decodes strictly (an unknown field is an error), applies kube's defaults and validates
+with kube's field paths and messages, so a file kube-apiserver refuses is refused here
+with the same text.  Match conditions are compiled and type-checked once, here.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from platform_api.apiserver.flagvalues import ConfigError as FlagError
+from platform_api.apiserver.flagvalues import parse_duration
+from platform_api.cel import DYN_MAP, CELError, Environment, Program
+from platform_api.client import kubeconfig
+from platform_api.validation import field as fe
+from platform_api.validation.field import FieldError
+from platform_api.validation.names import is_dns1123_subdomain
+
+GROUP = "apiserver.config.platform.io"
+KIND = "AuthorizationConfiguration"
+API_VERSIONS = tuple(f"{GROUP}/{v}" for v in ("v1", "v1beta1", "v1alpha1"))
+# kube-apiserver's authorization modes are the known types; only Webhook may repeat.
+TYPES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "Webhook", "RBAC", "Node")
+WEBHOOK = "Webhook"
+KUBECONFIG_FILE, IN_CLUSTER = "KubeConfigFile", "InClusterConfig"
+MAX_MATCH_CONDITIONS = 64
+MAX_TIMEOUT = 30.0
+_REQUEST = Environment({"request": DYN_MAP})
+_FIELDS = {
+    "": {"apiVersion", "kind", "authorizers"},
+    "authorizers": {"type", "name", "webhook"},
+    "webhook": {
+        "authorizedTTL",
+        "cacheAuthorizedRequests",
+        "unauthorizedTTL",
+        "cacheUnauthorizedRequests",
+        "timeout",
+        "subjectAccessReviewVersion",
+        "matchConditionSubjectAccessReviewVersion",
+        "failurePolicy",
+        "connectionInfo",
+        "matchConditions",
+    },
+    "connectionInfo": {"type", "kubeConfigFile"},
+    "matchConditions": {"expression"},
+}
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass
+class MatchCondition:
+    expression: str
+    program: Program | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class WebhookConfig:
+    """One webhook's settings; durations in seconds, ``None`` where the file left it out."""
+
+    timeout: float = 0.0
+    subject_access_review_version: str = ""
+    match_condition_version: str = ""
+    failure_policy: str = ""
+    connection_type: str = ""
+    kubeconfig_file: str | None = None
+    authorized_ttl: float = 300.0
+    unauthorized_ttl: float = 30.0
+    cache_authorized: bool = True
+    cache_unauthorized: bool = True
+    match_conditions: list[MatchCondition] = field(default_factory=list)
+    connection: kubeconfig.Connection | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def programs(self) -> list[Program]:
+        return [c.program for c in self.match_conditions if c.program is not None]
+
+
+@dataclass
+class AuthorizerConfig:
+    type: str
+    name: str
+    webhook: WebhookConfig | None = None
+
+
+@dataclass
+class AuthorizationConfig:
+    authorizers: list[AuthorizerConfig]
+
+    @property
+    def non_webhook_types(self) -> frozenset[str]:
+        return frozenset(a.type for a in self.authorizers if a.type != WEBHOOK)
+
+
+def load(path: str, required_types: frozenset[str] = frozenset()) -> AuthorizationConfig:
+    """Read and validate the file; ``required_types`` must stay (kube's reload rule)."""
+    with open(path, "rb") as f:
+        return load_data(f.read(), required_types)
+
+
+def load_data(data: bytes, required_types: frozenset[str] = frozenset()) -> AuthorizationConfig:
+    try:
+        config = _decode(data)
+    except _DecodeError as e:
+        raise ConfigError(f"failed to load AuthorizationConfiguration from file: {e}") from None
+    errors = validate(config)
+    if errors:
+        raise ConfigError(fe.aggregate(errors))
+    # kube-apiserver's own rules on top of the generic validation.
+    problems: list[str] = []
+    for entry in config.authorizers:
+        if entry.type != WEBHOOK and entry.name != entry.type.lower():
+            problems.append(
+                f"expected name {entry.type.lower()} for authorizer {entry.type} "
+                f"instead of {entry.name}"
+            )
+    missing = sorted(required_types - config.non_webhook_types)
+    if missing:
+        problems.append(f"missing required types: [{' '.join(missing)}]")
+    if problems:
+        raise ConfigError(problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
+    return config
+
+
+# -- strict decoding ------------------------------------------------------------------
+
+
+class _DecodeError(ValueError):
+    pass
+
+
+def _decode(data: bytes) -> AuthorizationConfig:
+    try:
+        doc = (
+            yaml.safe_load(data) if data.strip() else {"kind": KIND, "apiVersion": API_VERSIONS[0]}
+        )
+    except yaml.YAMLError as e:
+        raise _DecodeError(f"error converting YAML to JSON: {e}") from None
+    if not isinstance(doc, dict) or not doc.get("kind"):
+        raise _DecodeError("Object 'Kind' is missing")
+    if doc.get("apiVersion") not in API_VERSIONS or doc["kind"] != KIND:
+        raise _DecodeError(
+            f'no kind "{doc["kind"]}" is registered for version "{doc.get("apiVersion")}"'
+        )
+    unknown = _unknown_fields(doc, "", "")
+    if unknown:
+        listed = ", ".join(f'unknown field "{u}"' for u in unknown)
+        raise _DecodeError(f"strict decoding error: {listed}")
+    entries = _typed(doc.get("authorizers"), "authorizers", list, [])
+    authorizers = []
+    for i, item in enumerate(entries):
+        at = f"authorizers[{i}]"
+        entry = _typed(item, at, dict, {})
+        hook = entry.get("webhook")
+        authorizers.append(
+            AuthorizerConfig(
+                type=_typed(entry.get("type"), f"{at}.type", str, ""),
+                name=_typed(entry.get("name"), f"{at}.name", str, ""),
+                webhook=None if hook is None else _webhook(hook, f"{at}.webhook"),
+            )
+        )
+    return AuthorizationConfig(authorizers)
+
+
+def _unknown_fields(value: Any, kind: str, at: str) -> list[str]:
+    if isinstance(value, list):
+        return [
+            u for i, item in enumerate(value) for u in _unknown_fields(item, kind, f"{at}[{i}]")
+        ]
+    if not isinstance(value, dict) or kind not in _FIELDS:
+        return []
+    found = []
+    for key, item in value.items():
+        path = f"{at}.{key}" if at else str(key)
+        if key not in _FIELDS[kind]:
+            found.append(path)
+        else:
+            found += _unknown_fields(item, str(key), path)
+    return found
+
+
+def _typed(value: Any, at: str, kind: type, default: Any) -> Any:
+    if value is None:
+        return default
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        names = {str: "string", list: "array", dict: "object", bool: "bool"}
+        raise _DecodeError(
+            f"json: cannot unmarshal {_json_type(value)} into Go struct field "
+            f"AuthorizationConfiguration.{at} of type {names[kind]}"
+        )
+    return value
+
+
+def _json_type(value: Any) -> str:
+    for kind, name in ((bool, "bool"), (str, "string"), (list, "array"), (dict, "object")):
+        if isinstance(value, kind):
+            return name
+    return "number"
+
+
+def _duration(block: dict[str, Any], key: str, at: str, default: float) -> float:
+    text = _typed(block.get(key), f"{at}.{key}", str, None)
+    if text is None:
+        return default
+    try:
+        value = parse_duration(key, text)
+    except FlagError:
+        raise _DecodeError(f'time: invalid duration "{text}"') from None
+    return value or default  # kube defaults zero durations too
+
+
+def _webhook(block: Any, at: str) -> WebhookConfig:
+    block = _typed(block, at, dict, {})
+    info = _typed(block.get("connectionInfo"), f"{at}.connectionInfo", dict, {})
+    conditions = _typed(block.get("matchConditions"), f"{at}.matchConditions", list, [])
+    text_fields = {}
+    for key in ("subjectAccessReviewVersion", "matchConditionSubjectAccessReviewVersion"):
+        text_fields[key] = _typed(block.get(key), f"{at}.{key}", str, "")
+    return WebhookConfig(
+        timeout=_duration(block, "timeout", at, 0.0),
+        authorized_ttl=_duration(block, "authorizedTTL", at, 300.0),
+        unauthorized_ttl=_duration(block, "unauthorizedTTL", at, 30.0),
+        cache_authorized=_typed(
+            block.get("cacheAuthorizedRequests"), f"{at}.cacheAuthorizedRequests", bool, True
+        ),
+        cache_unauthorized=_typed(
+            block.get("cacheUnauthorizedRequests"), f"{at}.cacheUnauthorizedRequests", bool, True
+        ),
+        subject_access_review_version=text_fields["subjectAccessReviewVersion"],
+        match_condition_version=text_fields["matchConditionSubjectAccessReviewVersion"],
+        failure_policy=_typed(block.get("failurePolicy"), f"{at}.failurePolicy", str, ""),
+        connection_type=_typed(info.get("type"), f"{at}.connectionInfo.type", str, ""),
+        kubeconfig_file=_typed(
+            info.get("kubeConfigFile"), f"{at}.connectionInfo.kubeConfigFile", str, None
+        ),
+        match_conditions=[
+            MatchCondition(
+                str(_typed(c, f"{at}.matchConditions[{i}]", dict, {}).get("expression") or "")
+            )
+            for i, c in enumerate(conditions)
+        ],
+    )
+
+
+# -- validation -----------------------------------------------------------------------
+
+
+def validate(config: AuthorizationConfig) -> list[FieldError]:
+    """kube's ValidateAuthorizationConfiguration; compiles the match conditions."""
+    errs: list[FieldError] = []
+    if not config.authorizers:
+        errs.append(fe.required("authorizers", "at least one authorization mode must be defined"))
+    types: set[str] = set()
+    names: set[str] = set()
+    for i, entry in enumerate(config.authorizers):
+        at = f"authorizers[{i}]"
+        if not entry.type:
+            errs.append(fe.required(f"{at}.type"))
+            continue
+        if entry.type not in TYPES:
+            errs.append(fe.not_supported(f"{at}.type", entry.type, sorted(TYPES)))
+            continue
+        if entry.type in types and entry.type != WEBHOOK:
+            errs.append(fe.duplicate(f"{at}.type", entry.type))
+            continue
+        types.add(entry.type)
+        if not entry.name:
+            errs.append(fe.required(f"{at}.name"))
+        elif entry.name in names:
+            errs.append(fe.duplicate(f"{at}.name", entry.name))
+        elif problems := is_dns1123_subdomain(entry.name):
+            detail = "authorizer name is invalid: " + ", ".join(problems)
+            errs.append(fe.invalid(f"{at}.name", entry.name, detail))
+        names.add(entry.name)
+        if entry.type == WEBHOOK:
+            if entry.webhook is None:
+                errs.append(fe.required(f"{at}.webhook", "required when type=Webhook"))
+                continue
+            errs += _validate_webhook(entry.webhook, at)  # kube's paths omit ".webhook"
+        elif entry.webhook is not None:
+            errs.append(
+                fe.invalid(f"{at}.webhook", "non-null", "may only be specified when type=Webhook")
+            )
+    return errs
+
+
+def _validate_webhook(hook: WebhookConfig, at: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if hook.timeout == 0:
+        errs.append(fe.required(f"{at}.timeout"))
+    elif not 0 < hook.timeout <= MAX_TIMEOUT:
+        errs.append(
+            fe.invalid(f"{at}.timeout", go_duration(hook.timeout), "must be > 0s and <= 30s")
+        )
+    for name, ttl in (
+        ("authorizedTTL", hook.authorized_ttl),
+        ("unauthorizedTTL", hook.unauthorized_ttl),
+    ):
+        if ttl < 0:
+            errs.append(fe.invalid(f"{at}.{name}", go_duration(ttl), "must be > 0s"))
+    version = hook.subject_access_review_version
+    if not version:
+        errs.append(fe.required(f"{at}.subjectAccessReviewVersion"))
+    elif version not in ("v1", "v1beta1"):
+        errs.append(
+            fe.not_supported(f"{at}.subjectAccessReviewVersion", version, ["v1", "v1beta1"])
+        )
+    version = hook.match_condition_version
+    if not version and hook.match_conditions:
+        errs.append(
+            fe.required(
+                f"{at}.matchConditionSubjectAccessReviewVersion",
+                "required if match conditions are specified",
+            )
+        )
+    elif version and version != "v1":
+        errs.append(
+            fe.not_supported(f"{at}.matchConditionSubjectAccessReviewVersion", version, ["v1"])
+        )
+    if not hook.failure_policy:
+        errs.append(fe.required(f"{at}.failurePolicy"))
+    elif hook.failure_policy not in ("NoOpinion", "Deny"):
+        errs.append(
+            fe.not_supported(f"{at}.failurePolicy", hook.failure_policy, ["NoOpinion", "Deny"])
+        )
+    errs += _validate_connection(hook, f"{at}.connectionInfo")
+    errs += _compile_conditions(hook.match_conditions, at)
+    return errs
+
+
+class _GoValue(FieldError):
+    """An error whose bad value is printed as Go's ``%#v`` of a struct (not quoted)."""
+
+    def body(self) -> str:
+        return f"Unsupported value: {self.bad_value}: {self.detail}"
+
+
+def _validate_connection(hook: WebhookConfig, at: str) -> list[FieldError]:
+    path, kind = hook.kubeconfig_file, hook.connection_type
+    if not kind:
+        return [fe.required(f"{at}.type")]
+    if kind == IN_CLUSTER:
+        if path is not None:
+            detail = "can only be set when type=KubeConfigFile"
+            return [fe.invalid(f"{at}.kubeConfigFile", path, detail)]
+        return []
+    if kind != KUBECONFIG_FILE:
+        pointer = "(*string)(nil)" if path is None else "(*string)(0xc000000000)"
+        shown = f'apiserver.WebhookConnectionInfo{{Type:"{kind}", KubeConfigFile:{pointer}}}'
+        detail = f'supported values: "{IN_CLUSTER}", "{KUBECONFIG_FILE}"'
+        return [_GoValue(fe.NOT_SUPPORTED, f"{at}.type", shown, detail)]
+    at = f"{at}.kubeConfigFile"
+    if not path:
+        return [fe.required(at)]
+    if not os.path.isabs(path):
+        return [fe.invalid(at, path, "must be an absolute path")]
+    try:
+        info = os.stat(path)
+    except OSError as e:
+        return [fe.invalid(at, path, f"error loading file: stat {path}: {_os_text(e)}")]
+    if not stat.S_ISREG(info.st_mode):
+        return [fe.invalid(at, path, "must be a regular file")]
+    try:  # kube loads it when it builds the webhook; a start or reload fails the same way
+        hook.connection = kubeconfig.load(path)
+    except (kubeconfig.KubeconfigError, OSError, yaml.YAMLError) as e:
+        return [fe.invalid(at, path, f"error loading kubeconfig: {e}")]
+    return []
+
+
+def _os_text(e: OSError) -> str:
+    return (e.strerror or str(e)).lower()
+
+
+def _compile_conditions(conditions: list[MatchCondition], at: str) -> list[FieldError]:
+    if len(conditions) > MAX_MATCH_CONDITIONS:
+        return [fe.too_many(f"{at}.matchConditions", len(conditions), MAX_MATCH_CONDITIONS)]
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, condition in enumerate(conditions):
+        path = f"{at}.matchConditions[{i}].expression"
+        source = condition.expression
+        if not source.strip():
+            errs.append(fe.required(path))
+            continue
+        if source in seen:
+            errs.append(fe.duplicate(path, source))
+            continue
+        seen.add(source)
+        try:
+            program = _REQUEST.compile(source)
+        except CELError as e:
+            errs.append(fe.invalid(path, source, str(e)))
+            continue
+        if program.return_type.upper() != "BOOL":  # kube's typed request has no dyn results
+            detail = f"must evaluate to bool but got {program.return_type.lower()}"
+            errs.append(fe.invalid(path, source, detail))
+            continue
+        condition.program = program
+    return errs
+
+
+def go_duration(seconds: float) -> str:
+    """Go's ``time.Duration.String``: ``45s``, ``5m0s``, ``1h0m0s``, ``500ms``."""
+    ns = round(seconds * 1e9)
+    if ns == 0:
+        return "0s"
+    sign, ns = ("-" if ns < 0 else ""), abs(ns)
+    if ns < 10**9:
+        for unit, size in (("ms", 10**6), ("µs", 10**3), ("ns", 1)):
+            if ns >= size:
+                return sign + _fraction(ns, size) + unit
+    hours, rest = divmod(ns, 3600 * 10**9)
+    minutes, rest = divmod(rest, 60 * 10**9)
+    text = _fraction(rest, 10**9) + "s"
+    if hours or minutes:
+        text = f"{minutes}m{text}"
+    if hours:
+        text = f"{hours}h{text}"
+    return sign + text
+
+
+def _fraction(value: int, size: int) -> str:
+    whole, part = divmod(value, size)
+    if not part:
+        return str(whole)
+    digits = str(part).rjust(len(str(size)) - 1, "0").rstrip("0")
+    return f"{whole}.{digits}"
