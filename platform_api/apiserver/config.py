@@ -27,6 +27,8 @@ CONTROLLERS = {
     "namespace": "namespace-controller",
     "garbage-collector-controller": "garbage-collector-controller",
     "garbagecollector": "garbage-collector-controller",
+    "clusterrole-aggregation-controller": "clusterrole-aggregation-controller",
+    "clusterrole-aggregation": "clusterrole-aggregation-controller",
 }
 
 

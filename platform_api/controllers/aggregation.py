@@ -1,0 +1,135 @@
+"""The clusterrole-aggregation-controller: an aggregated ClusterRole's rules are the
+union of the rules of the ClusterRoles its ``aggregationRule`` selects.
+
+As kube's controller: any ClusterRole change re-queues every aggregated role; a sync
+takes each selector in turn, the selected roles (itself excluded) sorted by name, and
+appends their rules in order, skipping exact duplicates; the result is written only
+when it differs from the stored rules.  Nested aggregation (``view`` into ``edit``
+into ``admin``) converges because each rewrite is itself a ClusterRole change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api import errors
+from platform_api.controllers.base import Controller
+from platform_api.controllers.informer import Informer
+from platform_api.registry.store import Store
+from platform_api.selectors import LabelSelector, Requirement, SelectorError
+from platform_api.storage.interface import Event
+
+Obj = dict[str, Any]
+_OPERATORS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
+
+
+def selector_from(spec: Obj) -> LabelSelector:
+    """A ``metav1.LabelSelector`` (matchLabels, matchExpressions) as a matcher.
+
+    Raises ``SelectorError`` on an unknown operator, as kube's conversion fails.
+    """
+    requirements = [Requirement(k, "=", (v,)) for k, v in (spec.get("matchLabels") or {}).items()]
+    for expression in spec.get("matchExpressions") or []:
+        op = _OPERATORS.get(expression.get("operator", ""))
+        if op is None:
+            raise SelectorError(
+                f"{expression.get('operator')!r} is not a valid label selector operator"
+            )
+        values = tuple(expression.get("values") or ())
+        requirements.append(Requirement(expression.get("key", ""), op, values))
+    return LabelSelector(requirements)
+
+
+def _normal(rule: Obj) -> Obj:
+    """A rule without empty fields: kube's semantic equality treats nil and empty alike."""
+    return {k: v for k, v in rule.items() if v not in (None, [], "")}
+
+
+def aggregate_rules(role: Obj, roles: list[Obj]) -> list[Obj]:
+    """The rules ``role``'s selectors gather from ``roles``, in kube's order."""
+    name = role["metadata"]["name"]
+    rules: list[Obj] = []
+    seen: list[Obj] = []
+    by_name = sorted(roles, key=lambda r: r["metadata"]["name"])
+    for spec in (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or []:
+        selector = selector_from(spec)
+        for other in by_name:
+            if other["metadata"]["name"] == name:
+                continue
+            if not selector.matches(other["metadata"].get("labels") or {}):
+                continue
+            for rule in other.get("rules") or []:
+                normal = _normal(rule)
+                if normal not in seen:
+                    seen.append(normal)
+                    rules.append(rule)
+    return rules
+
+
+class ClusterRoleAggregation(Controller):
+    """Keeps the rules of aggregated ClusterRoles current, from an informer's copy."""
+
+    name = "clusterrole-aggregation-controller"
+
+    def __init__(self, clusterroles: Store, informer: Informer | None, *args: Any) -> None:
+        super().__init__(*args)
+        self.clusterroles = clusterroles
+        self.prefix = clusterroles.prefix
+        self._own_informer = informer is None
+        self.informer = informer or Informer(clusterroles.storage, self.hub, (self.prefix,))
+        self.aggregated: set[str] = set()
+
+    def start(self) -> None:
+        """Changes reach us through the informer's listener, not a subscription of our own."""
+        self.running = True
+        if self._own_informer:
+            self.informer.start()
+        self.informer.add_listener(self._changed)
+
+    def stop(self) -> None:
+        self.running = False
+        if self.informer.listeners and self._changed in self.informer.listeners:
+            self.informer.listeners.remove(self._changed)
+        if self._own_informer:
+            self.informer.stop()
+
+    def observe(self, event: Event) -> None:
+        """Unused: the informer's listener sees every change."""
+
+    def _changed(self, key: bytes, old: Obj | None, new: Obj | None) -> None:
+        if not key.startswith(self.prefix):
+            return
+        for obj in (old, new):
+            if obj is not None:
+                self.aggregated.discard(obj["metadata"]["name"])
+        if new is not None and new.get("aggregationRule") is not None:
+            self.aggregated.add(new["metadata"]["name"])
+        for name in sorted(self.aggregated):
+            self.enqueue(name)
+
+    def _roles(self) -> list[Obj]:
+        return list(self.informer.under(self.prefix))
+
+    async def sync(self, name: str) -> float | None:
+        role = self.informer.objects.get(self.clusterroles.key("", name))
+        if role is None or role.get("aggregationRule") is None:
+            return None
+        try:
+            rules = aggregate_rules(role, self._roles())
+        except SelectorError:
+            return None  # validation keeps bad selectors out; one from old data is skipped
+        if [_normal(r) for r in rules] == [_normal(r) for r in role.get("rules") or []]:
+            return None
+
+        def rewrite(current: Obj | None) -> Obj:
+            if current is None or current.get("aggregationRule") is None:
+                raise errors.not_found("clusterroles", self.clusterroles.resource.group, name)
+            current["rules"] = rules
+            return current
+
+        try:
+            await self.clusterroles.update("", name, rewrite)
+        except errors.StatusError as e:
+            if e.code != 404:
+                raise
+        return None
