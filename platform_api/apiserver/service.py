@@ -39,6 +39,7 @@ from platform_api.authorization import abac
 from platform_api.authorization.interface import Authorizer
 from platform_api.authorization.node import NodeAuthorizer
 from platform_api.authorization.nodegraph import NodeGraph
+from platform_api.authorization.rbac.reconcile import ensure_defaults
 from platform_api.authorization.union import (
     AlwaysAllow,
     AlwaysDeny,
@@ -47,6 +48,7 @@ from platform_api.authorization.union import (
 )
 from platform_api.authorization.webhook import WebhookAuthorizer
 from platform_api.client import kubeconfig
+from platform_api.controllers.aggregation import ClusterRoleAggregation
 from platform_api.controllers.base import Controller
 from platform_api.controllers.gc import GarbageCollector
 from platform_api.controllers.namespace import NamespaceController
@@ -94,6 +96,7 @@ class APISite(Site):
 
 class APIServerService(Service):
     name = "platform-apiserver"
+    rbac_bootstrapped = False  # the default roles and bindings are reconciled
 
     def __init__(self, config: ServerConfig, reactor: Any = None) -> None:
         # Any: the reactor provides several interfaces (time, threads, TCP) at once.
@@ -147,12 +150,18 @@ class APIServerService(Service):
                 return str(e)
             return None
 
-        def bootstrap(grace: bool) -> str | None:
-            if self.bootstrapped:
+        def bootstrap(grace: bool, done: bool | None = None) -> str | None:
+            if self.bootstrapped if done is None else done:
                 return None
             if grace and time.monotonic() - self.started_at < self.config.livez_grace_period:
                 return None
             return "not finished"
+
+        def rbac(grace: bool) -> HealthCheck:
+            return HealthCheck(
+                "poststarthook/rbac/bootstrap-roles",
+                lambda: bootstrap(grace, self.rbac_bootstrapped),
+            )
 
         common = [
             HealthCheck("ping", lambda: None),
@@ -162,14 +171,17 @@ class APIServerService(Service):
         hook = "poststarthook/bootstrap-namespaces"
         return {
             "healthz": HealthEndpoint(
-                "healthz", [*common, HealthCheck(hook, lambda: bootstrap(False))]
+                "healthz", [*common, HealthCheck(hook, lambda: bootstrap(False)), rbac(False)]
             ),
-            "livez": HealthEndpoint("livez", [*common, HealthCheck(hook, lambda: bootstrap(True))]),
+            "livez": HealthEndpoint(
+                "livez", [*common, HealthCheck(hook, lambda: bootstrap(True)), rbac(True)]
+            ),
             "readyz": HealthEndpoint(
                 "readyz",
                 [
                     *common,
                     HealthCheck(hook, lambda: bootstrap(False)),
+                    rbac(False),
                     HealthCheck(
                         "shutdown", lambda: "shutting down" if self.shutting_down else None
                     ),
@@ -312,6 +324,8 @@ class APIServerService(Service):
                 if e.code != 409:
                     log.error("creating namespace {name}: {error}", name=name, error=e.message)
                     return
+        # kube's post-start hook rbac/bootstrap-roles: the default roles and bindings.
+        self.rbac_bootstrapped = await ensure_defaults(self.stores, self.reactor)
         self.bootstrapped = True
         log.info("Ready: {seconds:.2f}s after start", seconds=time.monotonic() - self.started_at)
         self._start_controllers()
@@ -324,6 +338,11 @@ class APIServerService(Service):
             self.controllers.append(NamespaceController(namespaces, stores, self.hub, self.reactor))
         if "garbage-collector-controller" in wanted:
             self.controllers.append(GarbageCollector(stores, self.hub, self.reactor))
+        if "clusterrole-aggregation-controller" in wanted:
+            clusterroles = self.stores[("rbac.authorization.platform.io", "v1", "clusterroles")]
+            self.controllers.append(
+                ClusterRoleAggregation(clusterroles, None, self.hub, self.reactor)
+            )
         for controller in self.controllers:
             controller.start()
 
