@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 
 Given = Callable[[str], str | None]
 AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC", "Node", "Webhook")
-BUILT_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC", "Webhook")
 HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
 # kube's legacy flags, which --authorization-config excludes (not the ABAC policy file,
 # which an ABAC authorizer of the file uses).
@@ -264,9 +263,4 @@ def _modes(text: str) -> list[str]:
                 f'--authorization-mode: authorization mode "{mode}" has mentioned multiple times'
             )
         seen.add(mode)
-        if mode not in BUILT_MODES:
-            raise ConfigError(
-                f"--authorization-mode: mode {mode} is not available in this version of the "
-                f"server (available: {', '.join(BUILT_MODES)})"
-            )
     return modes
