@@ -38,16 +38,9 @@ _FIELDS = {
     "": {"apiVersion", "kind", "authorizers"},
     "authorizers": {"type", "name", "webhook"},
     "webhook": {
-        "authorizedTTL",
-        "cacheAuthorizedRequests",
-        "unauthorizedTTL",
-        "cacheUnauthorizedRequests",
-        "timeout",
-        "subjectAccessReviewVersion",
-        "matchConditionSubjectAccessReviewVersion",
-        "failurePolicy",
-        "connectionInfo",
-        "matchConditions",
+        *("authorizedTTL", "unauthorizedTTL", "timeout", "failurePolicy", "connectionInfo"),
+        *("cacheAuthorizedRequests", "cacheUnauthorizedRequests", "matchConditions"),
+        *("subjectAccessReviewVersion", "matchConditionSubjectAccessReviewVersion"),
     },
     "connectionInfo": {"type", "kubeConfigFile"},
     "matchConditions": {"expression"},
@@ -164,8 +157,8 @@ def _decode(data: bytes) -> AuthorizationConfig:
         hook = entry.get("webhook")
         authorizers.append(
             AuthorizerConfig(
-                type=_typed(entry.get("type"), f"{at}.type", str, ""),
-                name=_typed(entry.get("name"), f"{at}.name", str, ""),
+                type=_field(entry, "type", at, str, ""),
+                name=_field(entry, "name", at, str, ""),
                 webhook=None if hook is None else _webhook(hook, f"{at}.webhook"),
             )
         )
@@ -209,7 +202,7 @@ def _json_type(value: Any) -> str:
 
 
 def _duration(block: dict[str, Any], key: str, at: str, default: float) -> float:
-    text = _typed(block.get(key), f"{at}.{key}", str, None)
+    text = _field(block, key, at, str, None)
     if text is None:
         return default
     try:
@@ -219,36 +212,33 @@ def _duration(block: dict[str, Any], key: str, at: str, default: float) -> float
     return value or default  # kube defaults zero durations too
 
 
+def _field(block: dict[str, Any], key: str, at: str, kind: type, default: Any) -> Any:
+    return _typed(block.get(key), f"{at}.{key}", kind, default)
+
+
 def _webhook(block: Any, at: str) -> WebhookConfig:
     block = _typed(block, at, dict, {})
-    info = _typed(block.get("connectionInfo"), f"{at}.connectionInfo", dict, {})
-    conditions = _typed(block.get("matchConditions"), f"{at}.matchConditions", list, [])
-    text_fields = {}
-    for key in ("subjectAccessReviewVersion", "matchConditionSubjectAccessReviewVersion"):
-        text_fields[key] = _typed(block.get(key), f"{at}.{key}", str, "")
+    info = _field(block, "connectionInfo", at, dict, {})
+    conditions = []
+    for i, item in enumerate(_field(block, "matchConditions", at, list, [])):
+        where = f"{at}.matchConditions[{i}]"
+        conditions.append(
+            MatchCondition(_field(_typed(item, where, dict, {}), "expression", where, str, ""))
+        )
     return WebhookConfig(
         timeout=_duration(block, "timeout", at, 0.0),
         authorized_ttl=_duration(block, "authorizedTTL", at, 300.0),
         unauthorized_ttl=_duration(block, "unauthorizedTTL", at, 30.0),
-        cache_authorized=_typed(
-            block.get("cacheAuthorizedRequests"), f"{at}.cacheAuthorizedRequests", bool, True
+        cache_authorized=_field(block, "cacheAuthorizedRequests", at, bool, True),
+        cache_unauthorized=_field(block, "cacheUnauthorizedRequests", at, bool, True),
+        subject_access_review_version=_field(block, "subjectAccessReviewVersion", at, str, ""),
+        match_condition_version=_field(
+            block, "matchConditionSubjectAccessReviewVersion", at, str, ""
         ),
-        cache_unauthorized=_typed(
-            block.get("cacheUnauthorizedRequests"), f"{at}.cacheUnauthorizedRequests", bool, True
-        ),
-        subject_access_review_version=text_fields["subjectAccessReviewVersion"],
-        match_condition_version=text_fields["matchConditionSubjectAccessReviewVersion"],
-        failure_policy=_typed(block.get("failurePolicy"), f"{at}.failurePolicy", str, ""),
-        connection_type=_typed(info.get("type"), f"{at}.connectionInfo.type", str, ""),
-        kubeconfig_file=_typed(
-            info.get("kubeConfigFile"), f"{at}.connectionInfo.kubeConfigFile", str, None
-        ),
-        match_conditions=[
-            MatchCondition(
-                str(_typed(c, f"{at}.matchConditions[{i}]", dict, {}).get("expression") or "")
-            )
-            for i, c in enumerate(conditions)
-        ],
+        failure_policy=_field(block, "failurePolicy", at, str, ""),
+        connection_type=_field(info, "type", f"{at}.connectionInfo", str, ""),
+        kubeconfig_file=_field(info, "kubeConfigFile", f"{at}.connectionInfo", str, None),
+        match_conditions=conditions,
     )
 
 

@@ -396,3 +396,14 @@ def test_flags(tmp_path: Path, kubeconfig: str) -> None:
     path.write_text(HEAD + "authorizers: [{type: ABAC, name: abac}]\n")
     with pytest.raises(FlagError, match="ABAC's authorization policy file not passed"):
         from_flags({"authorization-config": str(path)})
+
+
+def test_the_sample_file_loads(kubeconfig: str) -> None:
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "etc" / "authorization-config.yaml").read_text()
+    sample = "/path/to/platform/etc/authz-webhook.kubeconfig"  # needs scripts/run's PKI
+    assert sample in text
+    loaded = load_data(text.replace(sample, kubeconfig).encode())
+    assert [a.type for a in loaded.authorizers] == ["Node", "Webhook", "RBAC"]
+    hook = loaded.authorizers[1].webhook
+    assert hook is not None and len(hook.programs) == 2 and hook.connection is not None

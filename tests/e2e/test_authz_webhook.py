@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from platform_api.apiserver import pki
@@ -19,21 +20,36 @@ POLICY = """rules:
 """
 
 
-def test_webhook_authorizer(tmp_path: Path) -> None:
-    certs = pki.ensure_pki(str(tmp_path / "hook-pki"), "127.0.0.1")
-    policy = tmp_path / "policy.yaml"
-    policy.write_text(POLICY)
+def start_authz_webhook(
+    root: Path, policy: str, users: str
+) -> tuple[subprocess.Popen[bytes], Path, Path]:
+    """The sample authorization webhook with ``policy``, its kubeconfig, and a token file
+    for ``users`` (``t-<user>`` is each one's token)."""
+    certs = pki.ensure_pki(str(root / "hook-pki"), "127.0.0.1")
+    policy_file = root / "policy.yaml"
+    policy_file.write_text(policy)
     webhook, port = start_sample(
-        tmp_path, certs, "platform-authz-webhook", "--policy-file", str(policy)
+        root, certs, "platform-authz-webhook", "--policy-file", str(policy_file)
     )
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text("t-carol,carol,1\nt-dave,dave,2\nt-erin,erin,3\n")
+    tokens = root / "tokens.csv"
+    tokens.write_text("".join(f"t-{u},{u},{i}\n" for i, u in enumerate(users.split(), 1)))
+    return webhook, webhook_kubeconfig(root, certs, port), tokens
+
+
+def stop_webhook(webhook: subprocess.Popen[bytes]) -> None:
+    if webhook.poll() is None:
+        webhook.terminate()
+        webhook.wait(timeout=10)
+
+
+def test_webhook_authorizer(tmp_path: Path) -> None:
+    webhook, kubeconfig, tokens = start_authz_webhook(tmp_path, POLICY, "carol dave erin")
     server = start_server(
         tmp_path / "data",
         "--authorization-mode",
         "Webhook",
         "--authorization-webhook-config-file",
-        str(webhook_kubeconfig(tmp_path, certs, port)),
+        str(kubeconfig),
         "--authorization-webhook-version",
         "v1",
         "--token-auth-file",
@@ -50,8 +66,7 @@ def test_webhook_authorizer(tmp_path: Path) -> None:
         )
         assert session_for(server, token="t-erin").get(url).status_code == 403
         # The webhook goes away: cached answers hold, new questions are refused.
-        webhook.terminate()
-        webhook.wait(timeout=10)
+        stop_webhook(webhook)
         assert session_for(server, token="t-carol").get(url).status_code == 200
         r = session_for(server, token="t-carol").get(server.url + "/api/v1/namespaces")
         assert r.status_code == 403
@@ -60,6 +75,4 @@ def test_webhook_authorizer(tmp_path: Path) -> None:
         assert admin.get(server.url + "/api/v1/namespaces").status_code == 200
     finally:
         server.stop()
-        if webhook.poll() is None:
-            webhook.terminate()
-            webhook.wait(timeout=10)
+        stop_webhook(webhook)
