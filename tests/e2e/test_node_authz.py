@@ -164,6 +164,17 @@ def test_node_restriction(cluster: Server) -> None:
     assert r.json()["message"] == (
         'pods "p2" is forbidden: node "n1" can only delete pods with spec.nodeName set to itself'
     )
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p2"}}
+    r = n1.post(cluster.url + DEFAULT + "/pods/p2/eviction", json=eviction)
+    assert (r.status_code, r.json()["message"]) == (
+        403,
+        'pods "p2" is forbidden: node n1 can only evict pods with spec.nodeName set to itself',
+    )
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p2"}}
+    r = n1.post(
+        cluster.url + DEFAULT + "/pods/p2/binding", json={**binding, "target": {"name": "n1"}}
+    )
+    assert r.status_code == 403
 
 
 def test_unknown_admission_plugin_stops_the_start(tmp_path: Path) -> None:
