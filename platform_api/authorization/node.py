@@ -12,7 +12,7 @@ own objects by the ``NodeRestriction`` admission plugin.  Anything it does not a
 from __future__ import annotations
 
 from platform_api.authentication.user import UserInfo
-from platform_api.authorization.interface import Attributes, Decision
+from platform_api.authorization.interface import Attributes, Decision, RuleSet
 from platform_api.authorization.nodegraph import NodeGraph
 from platform_api.selectors import SelectorError, parse_field_selector
 
@@ -123,6 +123,13 @@ class NodeAuthorizer:
 
     async def authorize(self, attrs: Attributes) -> Result:
         return self.decide(attrs)
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        """A node's rights depend on the graph, so they are never listed (kube's answer)."""
+        if not node_identity(user)[1]:
+            return RuleSet()
+        errs = ["node authorizer does not support user rule resolution"]
+        return RuleSet(incomplete=True, errors=errs)
 
     def decide(self, attrs: Attributes) -> Result:
         """Synchronous: every answer comes from memory."""

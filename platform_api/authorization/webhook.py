@@ -18,7 +18,8 @@ from typing import Any
 import orjson
 from twisted.internet import defer
 
-from platform_api.authorization.interface import Attributes, Decision
+from platform_api.authentication.user import UserInfo
+from platform_api.authorization.interface import Attributes, Decision, RuleSet
 from platform_api.cel import CELError, Program
 from platform_api.client.kubeconfig import Connection
 
@@ -93,6 +94,11 @@ class WebhookAuthorizer:
         self.on_failure = Decision.DENY if failure_policy == "Deny" else Decision.NO_OPINION
         self.match_conditions = list(match_conditions)
         self._cache: dict[bytes, tuple[float, Decision, str]] = {}
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        """A webhook cannot list rules: the review says it is incomplete."""
+        errs = ["webhook authorizer does not support user rule resolution"]
+        return RuleSet(incomplete=True, errors=errs)
 
     async def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
         review = review_of(attrs, self.version)
