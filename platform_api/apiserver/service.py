@@ -23,7 +23,7 @@ from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
 from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.lifecycle import NamespaceLifecycle
 from platform_api.admission.noderestriction import NodeRestriction
-from platform_api.apiserver import authn, pki, serviceaccounts
+from platform_api.apiserver import authn, authz, pki, serviceaccounts
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.discovery import Discovery
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
@@ -35,19 +35,10 @@ from platform_api.authentication.user import MASTERS, UserInfo
 from platform_api.authentication.x509 import (
     load_pem_certificates,
 )
-from platform_api.authorization import abac
 from platform_api.authorization.interface import Authorizer
 from platform_api.authorization.node import NodeAuthorizer
 from platform_api.authorization.nodegraph import NodeGraph
 from platform_api.authorization.rbac.reconcile import ensure_defaults
-from platform_api.authorization.union import (
-    AlwaysAllow,
-    AlwaysDeny,
-    AuthorizerUnion,
-    PrivilegedGroups,
-)
-from platform_api.authorization.webhook import WebhookAuthorizer
-from platform_api.client import kubeconfig
 from platform_api.controllers.aggregation import ClusterRoleAggregation
 from platform_api.controllers.base import Controller
 from platform_api.controllers.gc import GarbageCollector
@@ -125,22 +116,15 @@ class APIServerService(Service):
         self.storage.on_commit = self.hub.committed
 
     def _authorizer(self) -> Authorizer:
-        modes: dict[str, Authorizer] = {"AlwaysAllow": AlwaysAllow(), "AlwaysDeny": AlwaysDeny()}
-        if self.config.authorization_policy_file:
-            policies = abac.load_policies(self.config.authorization_policy_file)
-            modes["ABAC"] = abac.ABACAuthorizer(policies)
-        cfg = self.config
-        if cfg.authorization_webhook_config_file:
-            modes["Webhook"] = WebhookAuthorizer(
-                kubeconfig.load(cfg.authorization_webhook_config_file),
-                self.reactor,
-                cfg.authorization_webhook_version,
-                cfg.authorization_webhook_authorized_ttl,
-                cfg.authorization_webhook_unauthorized_ttl,
-            )
-        chain: list[Authorizer] = [PrivilegedGroups()]
-        chain += [modes[m] for m in self.config.authorization_modes]
-        return AuthorizerUnion(chain)
+        authorizer = authz.build(
+            self.config,
+            self.reactor,
+            rbac=getattr(self, "rbac_authorizer", None),
+            node=getattr(self, "node_authorizer", None),
+        )
+        if isinstance(authorizer, authz.ReloadingAuthorizer):
+            self._loops.append(authorizer.start())  # stopped with the other timers
+        return authorizer
 
     def _health(self) -> dict[str, HealthEndpoint]:
         def storage_ok() -> str | None:
