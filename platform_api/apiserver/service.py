@@ -38,6 +38,9 @@ from platform_api.authentication.x509 import (
 from platform_api.authorization.interface import Authorizer
 from platform_api.authorization.node import NodeAuthorizer
 from platform_api.authorization.nodegraph import NodeGraph
+from platform_api.authorization.rbac.authorizer import RBACAuthorizer
+from platform_api.authorization.rbac.escalation import EscalationGuard
+from platform_api.authorization.rbac.index import RuleIndex
 from platform_api.authorization.rbac.reconcile import ensure_defaults
 from platform_api.controllers.aggregation import ClusterRoleAggregation
 from platform_api.controllers.base import Controller
@@ -206,6 +209,10 @@ class APIServerService(Service):
         self.stores = {
             (rt.group, rt.version, rt.plural): Store(rt, self.storage) for rt in scheme.all()
         }
+        # Always kept: escalation prevention reads it whatever the authorization mode.
+        self.rbac_index = RuleIndex(self.storage, self.hub)
+        if "RBAC" in cfg.authorization_modes:
+            self.rbac_authorizer = RBACAuthorizer(self.rbac_index)
         # Before _authorizer(), which picks up self.node_authorizer.
         self.node_graph: NodeGraph | None = None
         if "Node" in cfg.authorization_modes:
@@ -223,6 +230,7 @@ class APIServerService(Service):
         )
         handlers.service_accounts = serviceaccounts.build(cfg, self.stores)
         handlers.authorizer = self._authorizer()
+        handlers.escalation = EscalationGuard(self.rbac_index, handlers.authorizer)
         handlers.authenticator = authn.build(
             cfg, client_ca, self.stores, handlers.service_accounts.verifier, self.reactor
         )
@@ -256,6 +264,7 @@ class APIServerService(Service):
             interface=cfg.bind_address,
         )
         self.hub.start()
+        self.rbac_index.start()
         if self.node_graph is not None:
             self.node_graph.start()  # complete before the first request is served
         self._every(max(0.5, min(cfg.history_window / 10, 30.0)), self._compact)
@@ -346,6 +355,7 @@ class APIServerService(Service):
                 loop.stop()
         for controller in self.controllers:
             controller.stop()
+        self.rbac_index.stop()
         if self.node_graph is not None:
             self.node_graph.stop()
         self.hub.stop()
