@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from platform_api.admission import plugins as admission_plugins
@@ -120,35 +121,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     def given(name: str) -> str | None:
         return flags.get(name)
 
-    if given("data-dir"):
-        cfg.data_dir = str(given("data-dir"))
-    cfg.cert_dir = given("cert-dir") or os.path.join(cfg.data_dir, "pki")
-    if given("secure-port") is not None:
-        cfg.secure_port = parse_int("secure-port", str(given("secure-port")), 0)
-        if cfg.secure_port > 65535:
-            raise ConfigError("--secure-port must be between 0 and 65535, inclusive")
-    if given("bind-address") is not None:
-        try:
-            cfg.bind_address = str(ipaddress.ip_address(str(given("bind-address"))))
-        except ValueError:
-            raise ConfigError(
-                f'invalid argument "{given("bind-address")}" for "--bind-address" flag: failed to parse IP'
-            ) from None
-    cfg.tls_cert_file = given("tls-cert-file") or ""
-    cfg.tls_private_key_file = given("tls-private-key-file") or ""
-    if bool(cfg.tls_cert_file) != bool(cfg.tls_private_key_file):
-        raise ConfigError("--tls-cert-file and --tls-private-key-file must be given together")
-    for name in (
-        "tls-cert-file",
-        "tls-private-key-file",
-        "client-ca-file",
-        "token-auth-file",
-        "requestheader-client-ca-file",
-        "authentication-token-webhook-config-file",
-    ):
-        path = given(name)
-        if path and not os.path.isfile(path):
-            raise ConfigError(f"--{name}: {path}: no such file")
+    _serving(cfg, given)
     cfg.client_ca_file = given("client-ca-file") or ""
     cfg.token_auth_file = given("token-auth-file") or ""
     authflags.authentication(cfg, given)
@@ -182,6 +155,39 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     if given("lmdb-map-size") is not None:
         cfg.lmdb_map_size = parse_size("lmdb-map-size", str(given("lmdb-map-size")))
     return cfg
+
+
+def _serving(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    """Where the server listens and the files it reads at start."""
+    if given("data-dir"):
+        cfg.data_dir = str(given("data-dir"))
+    cfg.cert_dir = given("cert-dir") or os.path.join(cfg.data_dir, "pki")
+    if given("secure-port") is not None:
+        cfg.secure_port = parse_int("secure-port", str(given("secure-port")), 0)
+        if cfg.secure_port > 65535:
+            raise ConfigError("--secure-port must be between 0 and 65535, inclusive")
+    if given("bind-address") is not None:
+        try:
+            cfg.bind_address = str(ipaddress.ip_address(str(given("bind-address"))))
+        except ValueError:
+            raise ConfigError(
+                f'invalid argument "{given("bind-address")}" for "--bind-address" flag: failed to parse IP'
+            ) from None
+    cfg.tls_cert_file = given("tls-cert-file") or ""
+    cfg.tls_private_key_file = given("tls-private-key-file") or ""
+    if bool(cfg.tls_cert_file) != bool(cfg.tls_private_key_file):
+        raise ConfigError("--tls-cert-file and --tls-private-key-file must be given together")
+    for name in (
+        "tls-cert-file",
+        "tls-private-key-file",
+        "client-ca-file",
+        "token-auth-file",
+        "requestheader-client-ca-file",
+        "authentication-token-webhook-config-file",
+    ):
+        path = given(name)
+        if path and not os.path.isfile(path):
+            raise ConfigError(f"--{name}: {path}: no such file")
 
 
 def _controllers(text: str) -> frozenset[str]:
