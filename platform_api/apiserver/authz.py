@@ -21,8 +21,9 @@ from twisted.logger import Logger
 
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.metrics import REGISTRY
+from platform_api.authentication.user import UserInfo
 from platform_api.authorization import abac, authzconfig
-from platform_api.authorization.interface import Attributes, Authorizer, Decision
+from platform_api.authorization.interface import Attributes, Authorizer, Decision, RuleSet
 from platform_api.authorization.union import (
     AlwaysAllow,
     AlwaysDeny,
@@ -172,6 +173,9 @@ class ReloadingAuthorizer:
     async def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
         return await self.current.authorize(attrs)
 
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        return self.current.rules_for(user, namespace)
+
     def start(self) -> LoopingCall:
         """Start watching; returns the timer for the service to stop."""
         self._record("success")  # kube counts the start as a successful load
@@ -213,12 +217,11 @@ class ReloadingAuthorizer:
             return self._failed(e)
         if config == self.config:
             return None
-        self.config = config
         try:
             chain = chain_for(config, self.builtins, self.reactor)
         except AuthorizerUnavailable as e:
             return self._failed(e)
-        self.current = chain
+        self.config, self.current = config, chain
         log.info("authorization config {path} reloaded", path=self.path)
         self._record("success")
         return None

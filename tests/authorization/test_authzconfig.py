@@ -283,6 +283,16 @@ def test_the_chain_follows_the_file(tmp_path: Path, kubeconfig: str) -> None:
         build(path)
 
 
+def test_rules_come_from_the_current_chain(tmp_path: Path, kubeconfig: str) -> None:
+    path = tmp_path / "authz.yaml"
+    path.write_text(HEAD + "authorizers:\n" + webhook(kubeconfig, name="w"))
+    rules = build(path).rules_for(ERIN, "default")
+    assert (rules.incomplete, rules.errors) == (
+        True,
+        ["webhook authorizer does not support user rule resolution"],
+    )
+
+
 def reload_counts() -> dict[str, float]:
     metric = REGISTRY.metrics["apiserver_authorization_config_controller_automatic_reloads_total"]
     return {dict(labels)["status"]: value for labels, value in metric.samples.items()}
