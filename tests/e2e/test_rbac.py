@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import requests
 
-from tests.e2e.conftest import Server, session_for, start_server
+from tests.e2e.conftest import VENV_BIN, Server, session_for, start_server
 
 RBAC = "/apis/rbac.authorization.platform.io/v1"
 GROUP = "rbac.authorization.platform.io"
@@ -355,3 +358,48 @@ def test_self_subject_rules_review_under_always_allow(
             "incomplete": False,
         },
     }
+
+
+def token_kubeconfig(server: Server, token: str) -> Path:
+    path = server.data_dir.parent / f"{token}.kubeconfig"
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "c", "cluster": {"server": server.url, "certificate-authority": server.ca}}
+        ],
+        "users": [{"name": "u", "user": {"token": token}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    path.write_text(json.dumps(config))
+    return path
+
+
+def kubectl(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [str(VENV_BIN / "kubectl"), "--kubeconfig", str(config), *args]
+    return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60)
+
+
+def test_kubectl_as_a_limited_user(rbac_server: Server) -> None:
+    server, admin = rbac_server, session_for(rbac_server, cert=rbac_server.admin_cert)
+    rb = binding("RoleBinding", "dave-view", ("ClusterRole", "view"), [user("dave")], "team-b")
+    assert post(admin, server, RBAC + "/namespaces/team-b/rolebindings", rb).status_code == 201
+    dave = token_kubeconfig(server, "t-dave")
+    eventually(lambda: kubectl(dave, "get", "configmaps", "-n", "team-b").returncode == 0)
+    out = kubectl(dave, "get", "configmaps", "-n", "team-b", "-o", "name").stdout.split()
+    assert out == ["configmap/only", "configmap/other"]
+    assert kubectl(dave, "get", "pods", "-n", "team-b").returncode == 0
+    denied = kubectl(dave, "get", "secrets", "-n", "team-b")  # view never shows secrets
+    assert denied.returncode == 1
+    assert denied.stderr.strip() == (
+        'Error from server (Forbidden): secrets is forbidden: User "dave" cannot list resource '
+        '"secrets" in API group "" in the namespace "team-b"'
+    )
+    cm = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"mine","namespace":"team-b"}}'
+    result = subprocess.run(
+        [str(VENV_BIN / "kubectl"), "--kubeconfig", str(dave), "create", "-f", "-"],
+        input=cm, check=False, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "cannot create resource" in result.stderr
