@@ -7,24 +7,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from twisted.internet.defer import ensureDeferred, succeed
-from twisted.internet.task import Clock
 
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization.interface import Attributes, Decision
 from platform_api.authorization.rbac.authorizer import RBACAuthorizer
 from platform_api.authorization.rbac.index import GROUP, RuleIndex, prefix_of
-from platform_api.storage.lmdb_store import LMDBStorage, open_environment
-from platform_api.storage.watch import WatchHub
+from tests.authorization import rbac_cluster
 
 Obj = dict[str, Any]
 
 
-class Cluster:
+class Cluster(rbac_cluster.Cluster):
+    """The shared RBAC test cluster, with a rule index and the authorizer over it."""
+
     def __init__(self, path: str) -> None:
-        self.storage = LMDBStorage(open_environment(path, 64 * 2**20), lambda w: succeed(w()))
-        self.hub = WatchHub(self.storage, Clock())
-        self.storage.on_commit = self.hub.committed
+        super().__init__(path)
         self.index = RuleIndex(self.storage, self.hub)
         self.rbac = RBACAuthorizer(self.index)
 
@@ -36,14 +33,13 @@ class Cluster:
                 f"{meta['namespace']}\x00{meta['name']}" if "namespace" in meta else meta["name"]
             ).encode()
         )
-        done = ensureDeferred(
+        self.run(
             self.storage.guaranteed_update(key, lambda _o, _s: dict(obj), ignore_not_found=True)
         )
-        assert done.called
         self.hub.flush()
 
     def delete(self, plural: str, name: str) -> None:
-        assert ensureDeferred(self.storage.delete(prefix_of(plural) + name.encode())).called
+        self.run(self.storage.delete(prefix_of(plural) + name.encode()))
         self.hub.flush()
 
     def decide(self, user: UserInfo, **kw: Any) -> tuple[Decision, str]:
