@@ -403,3 +403,35 @@ def test_kubectl_as_a_limited_user(rbac_server: Server) -> None:
     )  # fmt: skip
     assert result.returncode == 1
     assert "cannot create resource" in result.stderr
+
+
+def test_impersonation_needs_the_impersonate_verb(rbac_server: Server) -> None:
+    server, admin = rbac_server, session_for(rbac_server, cert=rbac_server.admin_cert)
+    carol = session_for(server, token="t-carol")
+    url = server.url + "/apis/authentication.platform.io/v1/selfsubjectreviews"
+    review = {"apiVersion": "authentication.platform.io/v1", "kind": "SelfSubjectReview"}
+
+    def as_user(name: str) -> requests.Response:
+        return carol.post(url, json=review, headers={"Impersonate-User": name})
+
+    r = as_user("dave")
+    assert (r.status_code, r.json()["message"]) == (
+        403,
+        'users "dave" is forbidden: User "carol" cannot impersonate resource "users" in API '
+        'group "" at the cluster scope',
+    )
+    rule = {
+        "apiGroups": [""],
+        "resources": ["users"],
+        "verbs": ["impersonate"],
+        "resourceNames": ["dave"],
+    }
+    r = post(admin, server, RBAC + "/clusterroles", role("ClusterRole", "be-dave", [rule]))
+    assert r.status_code == 201
+    crb = binding(
+        "ClusterRoleBinding", "carol-be-dave", ("ClusterRole", "be-dave"), [user("carol")]
+    )
+    assert post(admin, server, RBAC + "/clusterrolebindings", crb).status_code == 201
+    eventually(lambda: as_user("dave").status_code == 201)
+    assert as_user("dave").json()["status"]["userInfo"]["username"] == "dave"
+    assert as_user("erin").status_code == 403
