@@ -24,7 +24,10 @@ SUBJECT_KINDS = ["ServiceAccount", "User", "Group"]
 
 @defaults(GROUP, "RoleBinding", "ClusterRoleBinding")
 def _binding(obj: Obj) -> None:
+    # roleRef is a struct in kube: a missing one is a zero value, and still defaulted.
     ref = obj.get("roleRef")
+    if ref is None:
+        ref = obj["roleRef"] = {}
     if isinstance(ref, dict) and not ref.get("apiGroup"):
         ref["apiGroup"] = GROUP
     for subject in obj.get("subjects") or []:

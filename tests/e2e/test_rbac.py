@@ -173,6 +173,13 @@ def test_validation_and_immutable_role_ref(rbac_server: Server) -> None:
         'supported values: "Role", "ClusterRole", subjects[0].kind: Unsupported value: "Robot": '
         'supported values: "ServiceAccount", "User", "Group"]'
     )
+    no_ref = {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "x"}}
+    r = post(admin, server, RBAC + "/clusterrolebindings", no_ref)
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        f'ClusterRoleBinding.{GROUP} "x" is invalid: [roleRef.kind: Unsupported value: "": '
+        'supported values: "ClusterRole", roleRef.name: Required value]',
+    )
     url = server.url + RBAC + "/namespaces/team-a/rolebindings/carol-cm"
     current = admin.get(url).json()
     current["roleRef"]["name"] = "view"
