@@ -104,6 +104,26 @@ class LabelSelector:
         return all(r.matches(labels) for r in self.requirements)
 
 
+_OPERATORS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
+
+
+def label_selector_from(spec: dict[str, Any]) -> LabelSelector:
+    """A ``metav1.LabelSelector`` (matchLabels, matchExpressions) as a matcher.
+
+    Raises ``SelectorError`` on an unknown operator, as kube's conversion fails.
+    """
+    requirements = [Requirement(k, "=", (v,)) for k, v in (spec.get("matchLabels") or {}).items()]
+    for expression in spec.get("matchExpressions") or []:
+        op = _OPERATORS.get(expression.get("operator", ""))
+        if op is None:
+            raise SelectorError(
+                f"{expression.get('operator')!r} is not a valid label selector operator"
+            )
+        values = tuple(expression.get("values") or ())
+        requirements.append(Requirement(expression.get("key", ""), op, values))
+    return LabelSelector(requirements)
+
+
 class _LabelParser:
     def __init__(self, text: str) -> None:
         self.items = _lex(text)

@@ -16,28 +16,10 @@ from platform_api import errors
 from platform_api.controllers.base import Controller
 from platform_api.controllers.informer import Informer
 from platform_api.registry.store import Store
-from platform_api.selectors import LabelSelector, Requirement, SelectorError
+from platform_api.selectors import SelectorError, label_selector_from
 from platform_api.storage.interface import Event
 
 Obj = dict[str, Any]
-_OPERATORS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
-
-
-def selector_from(spec: Obj) -> LabelSelector:
-    """A ``metav1.LabelSelector`` (matchLabels, matchExpressions) as a matcher.
-
-    Raises ``SelectorError`` on an unknown operator, as kube's conversion fails.
-    """
-    requirements = [Requirement(k, "=", (v,)) for k, v in (spec.get("matchLabels") or {}).items()]
-    for expression in spec.get("matchExpressions") or []:
-        op = _OPERATORS.get(expression.get("operator", ""))
-        if op is None:
-            raise SelectorError(
-                f"{expression.get('operator')!r} is not a valid label selector operator"
-            )
-        values = tuple(expression.get("values") or ())
-        requirements.append(Requirement(expression.get("key", ""), op, values))
-    return LabelSelector(requirements)
 
 
 def _normal(rule: Obj) -> Obj:
@@ -52,7 +34,7 @@ def aggregate_rules(role: Obj, roles: list[Obj]) -> list[Obj]:
     seen: list[Obj] = []
     by_name = sorted(roles, key=lambda r: r["metadata"]["name"])
     for spec in (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or []:
-        selector = selector_from(spec)
+        selector = label_selector_from(spec)
         for other in by_name:
             if other["metadata"]["name"] == name:
                 continue

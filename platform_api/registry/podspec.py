@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_api.selectors import SelectorError, label_selector_from
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_dns1123_label
@@ -34,19 +35,11 @@ def validate_pod_spec(spec: Obj, path: str) -> list[FieldError]:
 
 
 def selector_matches(selector: Obj | None, labels: dict[str, str]) -> bool:
-    """A LabelSelector (matchLabels, matchExpressions) against a label set."""
+    """A LabelSelector (matchLabels, matchExpressions) against a label set; an absent or
+    empty selector, or one that does not convert, matches nothing (PDBs, workloads)."""
     if not selector:
         return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
-        present = key in labels
-        if (op == "In" and (not present or labels[key] not in values)) or (
-            op == "NotIn" and present and labels[key] in values
-        ):
-            return False
-        if (op == "Exists" and not present) or (op == "DoesNotExist" and present):
-            return False
-    return True
+    try:
+        return label_selector_from(selector).matches(labels)
+    except SelectorError:
+        return False

@@ -11,9 +11,8 @@ from platform_api.authorization.rbac.reconcile import Reconciler
 from platform_api.controllers.aggregation import (
     ClusterRoleAggregation,
     aggregate_rules,
-    selector_from,
 )
-from platform_api.selectors import SelectorError
+from platform_api.selectors import SelectorError, label_selector_from
 from tests.authorization.rbac_cluster import RBAC, Cluster, Obj
 
 PODS = {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}
@@ -137,7 +136,7 @@ def test_several_selectors_are_taken_in_turn() -> None:
 
 
 def test_match_expressions() -> None:
-    selector = selector_from(
+    selector = label_selector_from(
         {
             "matchLabels": {"tier": "web"},
             "matchExpressions": [
@@ -149,6 +148,6 @@ def test_match_expressions() -> None:
     assert selector.matches({"tier": "web", "env": "prod"})
     assert not selector.matches({"tier": "web", "env": "dev"})
     assert not selector.matches({"tier": "web", "env": "prod", "legacy": "1"})
-    assert selector_from({}).matches({"anything": "at all"})  # kube: empty selects all
+    assert label_selector_from({}).matches({"anything": "at all"})  # kube: empty selects all
     with pytest.raises(SelectorError):
-        selector_from({"matchExpressions": [{"key": "k", "operator": "Near"}]})
+        label_selector_from({"matchExpressions": [{"key": "k", "operator": "Near"}]})
