@@ -334,7 +334,9 @@ class APIServerService(Service):
         if "clusterrole-aggregation-controller" in wanted:
             clusterroles = self.stores[("rbac.authorization.platform.io", "v1", "clusterroles")]
             self.controllers.append(
-                ClusterRoleAggregation(clusterroles, None, self.hub, self.reactor)
+                ClusterRoleAggregation(
+                    clusterroles, self.rbac_index.informer, self.hub, self.reactor
+                )
             )
         for controller in self.controllers:
             controller.start()
