@@ -17,11 +17,11 @@ from typing import Any
 import yaml
 
 from platform_api.apiserver.flagvalues import ConfigError as FlagError
-from platform_api.apiserver.flagvalues import parse_duration
+from platform_api.apiserver.flagvalues import go_duration, parse_duration
 from platform_api.cel import DYN_MAP, CELError, Environment, Program
 from platform_api.client import kubeconfig
 from platform_api.validation import field as fe
-from platform_api.validation.field import FieldError
+from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.names import is_dns1123_subdomain
 
 GROUP = "apiserver.config.platform.io"
@@ -328,13 +328,6 @@ def _validate_webhook(hook: WebhookConfig, at: str) -> list[FieldError]:
     return errs
 
 
-class _GoValue(FieldError):
-    """An error whose bad value is printed as Go's ``%#v`` of a struct (not quoted)."""
-
-    def body(self) -> str:
-        return f"Unsupported value: {self.bad_value}: {self.detail}"
-
-
 def _validate_connection(hook: WebhookConfig, at: str) -> list[FieldError]:
     path, kind = hook.kubeconfig_file, hook.connection_type
     if not kind:
@@ -347,8 +340,7 @@ def _validate_connection(hook: WebhookConfig, at: str) -> list[FieldError]:
     if kind != KUBECONFIG_FILE:
         pointer = "(*string)(nil)" if path is None else "(*string)(0xc000000000)"
         shown = f'apiserver.WebhookConnectionInfo{{Type:"{kind}", KubeConfigFile:{pointer}}}'
-        detail = f'supported values: "{IN_CLUSTER}", "{KUBECONFIG_FILE}"'
-        return [_GoValue(fe.NOT_SUPPORTED, f"{at}.type", shown, detail)]
+        return [fe.not_supported(f"{at}.type", GoText(shown), [IN_CLUSTER, KUBECONFIG_FILE])]
     at = f"{at}.kubeConfigFile"
     if not path:
         return [fe.required(at)]
@@ -397,31 +389,3 @@ def _compile_conditions(conditions: list[MatchCondition], at: str) -> list[Field
             continue
         condition.program = program
     return errs
-
-
-def go_duration(seconds: float) -> str:
-    """Go's ``time.Duration.String``: ``45s``, ``5m0s``, ``1h0m0s``, ``500ms``."""
-    ns = round(seconds * 1e9)
-    if ns == 0:
-        return "0s"
-    sign, ns = ("-" if ns < 0 else ""), abs(ns)
-    if ns < 10**9:
-        for unit, size in (("ms", 10**6), ("µs", 10**3), ("ns", 1)):
-            if ns >= size:
-                return sign + _fraction(ns, size) + unit
-    hours, rest = divmod(ns, 3600 * 10**9)
-    minutes, rest = divmod(rest, 60 * 10**9)
-    text = _fraction(rest, 10**9) + "s"
-    if hours or minutes:
-        text = f"{minutes}m{text}"
-    if hours:
-        text = f"{hours}h{text}"
-    return sign + text
-
-
-def _fraction(value: int, size: int) -> str:
-    whole, part = divmod(value, size)
-    if not part:
-        return str(whole)
-    digits = str(part).rjust(len(str(size)) - 1, "0").rstrip("0")
-    return f"{whole}.{digits}"

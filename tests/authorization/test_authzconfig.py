@@ -15,10 +15,11 @@ from platform_api.apiserver import authz
 from platform_api.apiserver.authflags import LEGACY_AUTHORIZATION_FLAGS
 from platform_api.apiserver.config import ServerConfig, from_flags
 from platform_api.apiserver.flagvalues import ConfigError as FlagError
+from platform_api.apiserver.flagvalues import go_duration
 from platform_api.apiserver.metrics import REGISTRY
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization import authzconfig
-from platform_api.authorization.authzconfig import ConfigError, go_duration, load_data
+from platform_api.authorization.authzconfig import ConfigError, load_data
 from platform_api.authorization.interface import Attributes, Decision
 from platform_api.authorization.union import AlwaysDeny, AuthorizerUnion, PrivilegedGroups
 from platform_api.authorization.webhook import WebhookAuthorizer
