@@ -1,4 +1,4 @@
-"""The one JSON codec (orjson) and the YAML codec, plus body parsers that see duplicates.
+"""JSON (orjson) and YAML, plus body parsers that see duplicate keys.
 
 Request bodies are parsed with a parser that records duplicate keys (kube's strict
 decoding reports them); everything else uses orjson.

@@ -1,0 +1,1 @@
+"""CustomResourceDefinitions: validation, structural schemas, serving of custom types."""

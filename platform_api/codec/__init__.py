@@ -1,0 +1,16 @@
+"""Every wire format the server speaks: JSON and YAML (``text``), more to come.
+
+Callers import from here; each format lives in its own module.
+"""
+
+from platform_api.codec.text import (
+    BodyError,
+    Duplicates,
+    dumps,
+    loads,
+    parse_json,
+    parse_yaml,
+    yaml_dumps,
+)
+
+__all__ = ["BodyError", "Duplicates", "dumps", "loads", "parse_json", "parse_yaml", "yaml_dumps"]
