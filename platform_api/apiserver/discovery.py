@@ -7,6 +7,7 @@ is not offered, so it falls back to the plain documents listed after it in Accep
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import platform
 import sys
@@ -45,6 +46,12 @@ def version_info() -> dict[str, str]:
     }
 
 
+def storage_version_hash(group: str, version: str, kind: str) -> str:
+    """kube's ``StorageVersionHash``: an opaque token that changes with the storage version."""
+    digest = hashlib.sha256(f"{group}/{version}/{kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode()
+
+
 def _resource_entries(rt: ResourceType) -> list[dict[str, Any]]:
     main: dict[str, Any] = {
         "name": rt.plural,
@@ -57,6 +64,9 @@ def _resource_entries(rt: ResourceType) -> list[dict[str, Any]]:
         main["shortNames"] = list(rt.short_names)
     if rt.categories:
         main["categories"] = list(rt.categories)
+    main["storageVersionHash"] = storage_version_hash(
+        rt.group, rt.storage_version or rt.version, rt.kind
+    )
     entries = [main]
     for sub in rt.subresources:
         entry: dict[str, Any] = {
@@ -102,10 +112,21 @@ def _aggregated_resource(rt: ResourceType) -> dict[str, Any]:
 
 
 class Discovery:
+    """The documents, rebuilt on the first request after the scheme changed."""
+
     def __init__(self, scheme: Scheme, server_address: str) -> None:
+        self._scheme = scheme
+        self._address = server_address
+        self._generation = -1
         self._docs: dict[str, bytes] = {}
         self._aggregated: dict[str, tuple[bytes, str]] = {}
-        self._build(scheme, server_address)
+        self._ensure()
+
+    def _ensure(self) -> None:
+        if self._generation != self._scheme.generation:
+            self._generation = self._scheme.generation
+            self._docs, self._aggregated = {}, {}
+            self._build(self._scheme, self._address)
 
     def _group_doc(self, scheme: Scheme, group: str) -> dict[str, Any]:
         versions = [
@@ -169,6 +190,7 @@ class Discovery:
         return body, '"' + hashlib.sha256(body).hexdigest()[:32].upper() + '"'
 
     def render(self, request: Request, path: str) -> bytes:
+        self._ensure()
         path = path.rstrip("/") or path
         accept = (request.getHeader(b"accept") or b"").decode("latin-1")
         out = negotiate_output(accept, discovery=path in self._aggregated)

@@ -22,6 +22,7 @@ from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.schemas import INT_OR_STRING, QUANTITY, Node
 from platform_api.scheme.types import ResourceType, group_version
 
+_SCALE = "io.platform.api.autoscaling.v1.Scale"
 INFO = {"title": "Kubernetes", "version": f"v{KUBE_MAJOR}.{KUBE_MINOR}.0"}
 _ALWAYS = (
     "io.platform.apimachinery.pkg.apis.meta.v1.Status",
@@ -79,13 +80,17 @@ def _reachable(scheme: Scheme, roots: list[str]) -> list[str]:
 
 
 def _refs(node: Any) -> list[str]:
+    """Definition names a schema node refers to (a ``properties`` map is names to
+    schemas: JSONSchemaProps has a property called ``$ref``)."""
     if isinstance(node, list):
         return [r for item in node for r in _refs(item)]
     if not isinstance(node, dict):
         return []
-    found = [node["$ref"]] if "$ref" in node else []
+    found = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
     for key, value in node.items():
-        if key != "$ref":
+        if key in ("properties", "patternProperties") and isinstance(value, dict):
+            found.extend(r for schema in value.values() for r in _refs(schema))
+        elif key != "$ref":
             found.extend(_refs(value))
     return found
 
@@ -127,18 +132,34 @@ _PATCH_TYPES = (
 
 
 class OpenAPI:
+    """The documents, built on first request and rebuilt after the scheme changes."""
+
     def __init__(self, scheme: Scheme) -> None:
         self._scheme = scheme
+        self._generation = -1
         self._v3: dict[str, bytes] = {}
         self._v2: bytes | None = None
+        self._gvs: dict[str, tuple[str, str]] = {}
+        self._ensure()
+
+    def _ensure(self) -> None:
+        if self._generation == self._scheme.generation:
+            return
+        scheme = self._scheme
+        self._generation = scheme.generation
+        self._v3, self._v2 = {}, None
         self._gvs = {
             ("api/" if not g else "apis/") + group_version(g, v): (g, v)
             for g in ["", *scheme.groups()]
             for v in scheme.versions(g)
         }
 
-    @staticmethod
-    def _hash(key: str) -> str:
+    def _hash(self, key: str) -> str:
+        """The document's version for ``?hash=``: fixed for built-in groups, the content's
+        digest where custom types (which change at run time) are served."""
+        group, version = self._gvs[key]
+        if any(rt.custom for rt in self._scheme.resources(group, version)):
+            return hashlib.sha512(self.v3_document(key)).hexdigest()[:128].upper()
         return hashlib.sha512(f"{SERVER_VERSION}/{key}".encode()).hexdigest()[:128].upper()
 
     def _operation(
@@ -165,7 +186,9 @@ class OpenAPI:
             },
         }
         if body:
-            types = _PATCH_TYPES if action == "patch" else (JSON,)
+            types: tuple[str, ...] = (JSON,)
+            if action == "patch":  # custom resources take no strategic merge patch
+                types = tuple(t for t in _PATCH_TYPES if not (rt.custom and "strategic" in t))
             schema = (
                 {"$ref": "#/components/schemas/io.platform.apimachinery.pkg.apis.meta.v1.Patch"}
                 if action == "patch"
@@ -218,6 +241,18 @@ class OpenAPI:
                     rt, "patch", f"patch{name}Status", True, list(_PATCH_PARAMS), ref
                 ),
             }
+        scale = rt.subresource("scale")
+        if scale is not None and rt.custom:
+            scale_ref = "#/components/schemas/" + _SCALE
+            paths[f"{collection}/{{name}}/scale"] = {
+                "get": self._operation(rt, "get", f"read{name}Scale", False, [], scale_ref),
+                "put": self._operation(
+                    rt, "put", f"replace{name}Scale", True, list(_WRITE_PARAMS), scale_ref
+                ),
+                "patch": self._operation(
+                    rt, "patch", f"patch{name}Scale", True, list(_PATCH_PARAMS), scale_ref
+                ),
+            }
         return paths
 
     def v3_document(self, key: str) -> bytes:
@@ -227,7 +262,10 @@ class OpenAPI:
             paths: dict[str, Any] = {}
             for rt in resources:
                 paths.update(self._paths(rt))
-            names = _reachable(self._scheme, [rt.definition for rt in resources] + list(_ALWAYS))
+            roots = [rt.definition for rt in resources] + list(_ALWAYS)
+            if any(rt.custom and rt.subresource("scale") for rt in resources):
+                roots.append(_SCALE)
+            names = _reachable(self._scheme, roots)
             defs = self._scheme.schemas.definitions
             schemas = {n: _definition(n, defs[n], "#/components/schemas/", False) for n in names}
             doc = {
@@ -259,6 +297,7 @@ class OpenAPI:
         return self._v2
 
     def render(self, request: Request, path: str) -> bytes:
+        self._ensure()
         accepted = [
             m.type for m in parse_accept((request.getHeader(b"accept") or b"").decode("latin-1"))
         ]

@@ -1,13 +1,33 @@
-"""The one resource registry: every served type, found by resource or by kind."""
+"""The one resource registry: every served type, found by resource or by kind.
+
+Built-in types are added at start.  Custom types come and go with their
+CustomResourceDefinitions (``install``/``uninstall``, keyed by the CRD's name); every
+change bumps ``generation`` and tells the listeners, so discovery, OpenAPI and the
+routes follow without a restart.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 
 from platform_api.scheme.builtin import BUILTIN_TYPES, GROUP_ORDER
-from platform_api.scheme.schemas import Schemas, load_schemas
+from platform_api.scheme.schemas import Node, Schemas, load_schemas
 from platform_api.scheme.types import ResourceType, upstream_group
+
+_KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+_STAGE_RANK = {None: 0, "beta": 1, "alpha": 2}
+Key = tuple[str, str, str]
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Sort key of kube's ``CompareKubeAwareVersionStrings``: GA, then beta, then alpha,
+    newer first; versions not of that form last, alphabetically."""
+    m = _KUBE_VERSION.match(version)
+    if m is None:
+        return (3, 0, 0, version)
+    return (_STAGE_RANK[m.group(2)], -int(m.group(1)), -int(m.group(3) or 0), "")
 
 
 class Scheme:
@@ -15,11 +35,17 @@ class Scheme:
 
     def __init__(self, types: Iterable[ResourceType], schemas: Schemas) -> None:
         self.schemas = schemas
-        self._by_resource: dict[tuple[str, str, str], ResourceType] = {}
-        self._by_kind: dict[tuple[str, str, str], ResourceType] = {}
+        self.generation = 0  # bumped by every install/uninstall
+        self._by_resource: dict[Key, ResourceType] = {}
+        self._by_kind: dict[Key, ResourceType] = {}
         self._versions: dict[str, list[str]] = {}
-        for rt in types:
-            self.add(rt)
+        self._builtin: set[Key] = set()
+        self._owned: dict[str, list[ResourceType]] = {}  # CRD name -> its served types
+        self._owned_definitions: dict[str, list[str]] = {}
+        self._listeners: list[Callable[[], None]] = []
+        for given in types:
+            rt = self.add(given)
+            self._builtin.add((rt.group, rt.version, rt.plural))
 
     def add(self, rt: ResourceType) -> ResourceType:
         if not rt.definition:
@@ -34,6 +60,58 @@ class Scheme:
         if rt.version not in versions:
             versions.append(rt.version)
         return rt
+
+    # -- custom types -----------------------------------------------------------------
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def install(
+        self, owner: str, types: list[ResourceType], definitions: dict[str, Node]
+    ) -> list[ResourceType]:
+        """Serve ``types`` (with their schema ``definitions``) for the CRD ``owner``,
+        replacing what it served before.  Built-in resources always win a name clash."""
+        self._drop(owner)
+        self._owned_definitions[owner] = list(definitions)
+        for name, node in definitions.items():
+            self.schemas.add(name, node)
+        added = [
+            self.add(rt) for rt in types if (rt.group, rt.version, rt.plural) not in self._builtin
+        ]
+        self._owned[owner] = added
+        for group in {rt.group for rt in added}:
+            self._versions[group].sort(key=version_priority)
+        self._changed()
+        return added
+
+    def uninstall(self, owner: str) -> None:
+        if owner in self._owned:
+            self._drop(owner)
+            self._changed()
+
+    def installed(self, owner: str) -> list[ResourceType]:
+        return list(self._owned.get(owner, ()))
+
+    def _drop(self, owner: str) -> None:
+        for name in self._owned_definitions.pop(owner, ()):
+            self.schemas.remove(name)
+        for rt in self._owned.pop(owner, ()):
+            self._by_resource.pop((rt.group, rt.version, rt.plural), None)
+            if self._by_kind.get((rt.group, rt.version, rt.kind)) is rt:
+                del self._by_kind[(rt.group, rt.version, rt.kind)]
+            left = {v for (g, v, _) in self._by_resource if g == rt.group}
+            versions = [v for v in self._versions.get(rt.group, []) if v in left]
+            if versions:
+                self._versions[rt.group] = versions
+            else:
+                self._versions.pop(rt.group, None)
+
+    def _changed(self) -> None:
+        self.generation += 1
+        for listener in list(self._listeners):
+            listener()
+
+    # -- lookups ------------------------------------------------------------------------
 
     def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:
         return self._by_resource.get((group, version, plural))
@@ -60,4 +138,4 @@ class Scheme:
 
 
 def builtin_scheme() -> Scheme:
-    return Scheme(BUILTIN_TYPES, load_schemas())
+    return Scheme(BUILTIN_TYPES, load_schemas().copy())

@@ -73,8 +73,30 @@ class Schemas:
         self.definitions = definitions
         self._by_gvk: dict[tuple[str, str, str], str] = {}
         for def_name, schema in definitions.items():
-            for gvk in schema.get("x-kubernetes-group-version-kind", ()):
-                self._by_gvk.setdefault((gvk["group"], gvk["version"], gvk["kind"]), def_name)
+            self._index(def_name, schema)
+
+    def _index(self, def_name: str, schema: Node) -> None:
+        for gvk in schema.get("x-kubernetes-group-version-kind", ()):
+            self._by_gvk.setdefault((gvk["group"], gvk["version"], gvk["kind"]), def_name)
+
+    def copy(self) -> Schemas:
+        """A copy that can take definitions of its own (the built-in nodes are shared)."""
+        return Schemas(dict(self.definitions))
+
+    def add(self, def_name: str, schema: Node) -> None:
+        """Add or replace a definition (a custom resource's, while its CRD is served)."""
+        self.remove(def_name)
+        self.definitions[def_name] = schema
+        self._index(def_name, schema)
+
+    def remove(self, def_name: str) -> None:
+        old = self.definitions.pop(def_name, None)
+        if old is None:
+            return
+        for gvk in old.get("x-kubernetes-group-version-kind", ()):
+            key = (gvk["group"], gvk["version"], gvk["kind"])
+            if self._by_gvk.get(key) == def_name:
+                del self._by_gvk[key]
 
     def for_kind(self, group: str, version: str, kind: str) -> str:
         """The definition name of a kind; KeyError if upstream has none."""

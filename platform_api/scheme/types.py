@@ -57,6 +57,12 @@ class ResourceType:
     name_rule: str = "subdomain"
     # OpenAPI definition of the kind (rebranded name), filled by the scheme.
     definition: str = field(default="", compare=False)
+    # The version objects are stored at, when not this one (custom resources).
+    storage_version: str = ""
+    # Served from a CustomResourceDefinition: unstructured, schema from the CRD.
+    custom: bool = False
+    # A warning for every request to this version (a CRD's deprecationWarning).
+    deprecation_warning: str | None = None
 
     @property
     def api_version(self) -> str:
