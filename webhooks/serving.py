@@ -95,9 +95,16 @@ class WebhookService(Service):
 
 
 async def read_review(
-    request: Request, caller: CallerCheck, versions: tuple[str, ...], kind: str
+    request: Request,
+    caller: CallerCheck,
+    versions: tuple[str, ...],
+    kind: str,
+    part: str = "spec",
 ) -> dict[str, Any] | bytes:
-    """The review a caller posted, or the error body to answer (403 or 400) instead."""
+    """The review a caller posted, or the error body to answer (403 or 400) instead.
+
+    ``part`` is the review's object the service reads (``spec``; ``request`` in a
+    ConversionReview)."""
     request.setHeader(b"content-type", b"application/json")
     if not await caller.allowed(request):
         request.setResponseCode(403)
@@ -106,8 +113,8 @@ async def read_review(
         body = orjson.loads(request.content.read())
         if body["apiVersion"] not in versions or body.get("kind") != kind:
             raise ValueError(body["apiVersion"])
-        if not isinstance(body.get("spec"), dict):
-            raise ValueError("spec")
+        if not isinstance(body.get(part), dict):
+            raise ValueError(part)
     except (ValueError, KeyError, TypeError):
         request.setResponseCode(400)
         return orjson.dumps({"error": f"expected a {kind} of {' or '.join(versions)}"})

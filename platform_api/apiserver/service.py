@@ -23,6 +23,10 @@ from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
 from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.lifecycle import NamespaceLifecycle
 from platform_api.admission.noderestriction import NodeRestriction
+from platform_api.apiextensions import crd as crds
+from platform_api.apiextensions.finalizer import CRDFinalizer
+from platform_api.apiextensions.naming import NamingController
+from platform_api.apiextensions.serving import CRDInstaller
 from platform_api.apiserver import authn, authz, pki, serviceaccounts
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.discovery import Discovery
@@ -48,6 +52,8 @@ from platform_api.controllers.gc import GarbageCollector
 from platform_api.controllers.namespace import NamespaceController
 from platform_api.endpoints.scope import Handlers
 from platform_api.endpoints.tables import TableConvertor
+from platform_api.endpoints.watch import WatchStream
+from platform_api.registry.serviceresolver import ServiceResolver
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import builtin_scheme
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
@@ -117,6 +123,12 @@ class APIServerService(Service):
         )
         self.hub = WatchHub(self.storage, self.reactor)
         self.storage.on_commit = self.hub.committed
+
+    def _end_watches(self, prefix: bytes) -> None:
+        """End the watches of custom resources whose types were removed or rebuilt."""
+        for subscriber in self.hub.subscribers_under(prefix):
+            if isinstance(subscriber, WatchStream):
+                subscriber.finish_cleanly()
 
     def _authorizer(self) -> Authorizer:
         authorizer = authz.build(
@@ -228,6 +240,21 @@ class APIServerService(Service):
             hub=self.hub,
             reactor=self.reactor,
         )
+        # Custom resources of the stored CRDs are served from the first request on.
+        self.crd_store = self.stores[(crds.GROUP, "v1", "customresourcedefinitions")]
+        self.crd_installer = CRDInstaller(
+            self.crd_store,
+            scheme,
+            self.stores,
+            handlers.tables,
+            on_removed=self._end_watches,
+            resolver=ServiceResolver(
+                self.stores[("", "v1", "services")], self.stores[("", "v1", "endpoints")]
+            ),
+            reactor=self.reactor,
+        )
+        self.crd_installer.start()
+        self.hub.subscribe(self.crd_installer)
         handlers.service_accounts = serviceaccounts.build(cfg, self.stores)
         handlers.authorizer = self._authorizer()
         handlers.escalation = EscalationGuard(self.rbac_index, handlers.authorizer)
@@ -324,9 +351,14 @@ class APIServerService(Service):
         self._start_controllers()
 
     def _start_controllers(self) -> None:
-        stores = list(self.stores.values())
+        stores = self.stores.values()  # live: custom resource stores come and go
         namespaces = self.stores[("", "v1", "namespaces")]
         wanted = self.config.controllers
+        # The apiextensions controllers are part of the API server itself, as in kube.
+        self.controllers.append(NamingController(self.crd_store, self.hub, self.reactor))
+        self.controllers.append(
+            CRDFinalizer(self.crd_store, self.crd_installer.store_for, self.hub, self.reactor)
+        )
         if "namespace-controller" in wanted:
             self.controllers.append(NamespaceController(namespaces, stores, self.hub, self.reactor))
         if "garbage-collector-controller" in wanted:
@@ -357,6 +389,7 @@ class APIServerService(Service):
                 loop.stop()
         for controller in self.controllers:
             controller.stop()
+        self.hub.unsubscribe(self.crd_installer)
         self.rbac_index.stop()
         if self.node_graph is not None:
             self.node_graph.stop()

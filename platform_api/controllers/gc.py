@@ -10,6 +10,7 @@ references to it removed, then is released.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from platform_api import errors
@@ -25,9 +26,9 @@ class GarbageCollector(Controller):
     name = "garbage-collector-controller"
     prefix = b"/"
 
-    def __init__(self, stores: list[Store], *args: Any) -> None:
+    def __init__(self, stores: Iterable[Store], *args: Any) -> None:
         super().__init__(*args)
-        self.stores = stores
+        self.stores = stores  # a live view: custom resource stores come and go
         self.objects: dict[str, Ref] = {}  # uid -> where it is
         self.owners_of: dict[str, set[str]] = {}  # dependent uid -> owner uids
         self.dependents: dict[str, set[str]] = {}  # owner uid -> dependent uids
@@ -39,7 +40,7 @@ class GarbageCollector(Controller):
         return None
 
     def resync(self) -> None:
-        for store in self.stores:
+        for store in list(self.stores):
             for stored in store.list("", ListOptions()).items:
                 self._index(store, stored.object)
 

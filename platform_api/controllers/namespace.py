@@ -7,6 +7,7 @@ finalizer is removed through ``/finalize`` and the namespace itself deleted.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from platform_api import errors
@@ -21,11 +22,20 @@ RETRY = 1.0  # seconds until a namespace whose content is still going is looked 
 class NamespaceController(Controller):
     name = "namespace-controller"
 
-    def __init__(self, namespaces: Store, stores: list[Store], *args: Any) -> None:
+    def __init__(self, namespaces: Store, stores: Iterable[Store], *args: Any) -> None:
         super().__init__(*args)
         self.namespaces = namespaces
         self.prefix = namespaces.prefix
-        self.stores = [s for s in stores if s.resource.namespaced]
+        self._stores = stores  # a live view: custom resource stores come and go
+
+    @property
+    def stores(self) -> list[Store]:
+        """The namespaced stores now, one per key prefix (a CRD's versions share one)."""
+        seen: dict[bytes, Store] = {}
+        for store in list(self._stores):
+            if store.resource.namespaced:
+                seen.setdefault(store.prefix, store)
+        return list(seen.values())
 
     def resync(self) -> None:
         for stored in self.namespaces.list("", ListOptions()).items:

@@ -11,12 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api import errors
-from platform_api.codec import BodyError, parse_json, parse_yaml
+from platform_api.apiextensions.resource import CustomResourceStrategy
+from platform_api.codec import BodyError, Duplicates, parse_json, parse_yaml
 from platform_api.context import Context
 from platform_api.endpoints.negotiation import JSON, YAML, Output, input_type
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
-from platform_api.scheme.decoding import DecodeError, Decoder
+from platform_api.scheme.decoding import Decoded, DecodeError, Decoder
 from platform_api.scheme.schemas import Schemas
 from platform_api.scheme.types import ResourceType
 
@@ -56,6 +57,27 @@ def strict_or_warn(ctx: Context, level: str, problems: list[str]) -> None:
         ctx.warn(problem)
 
 
+def decode_against(
+    raw: Obj,
+    duplicates: Duplicates,
+    schemas: Schemas,
+    definition: str,
+    custom: CustomResourceStrategy | None = None,
+) -> Decoded:
+    """A parsed body as its type shapes it: typed decoding for built-in kinds, the CRD's
+    structural schema (metadata coerced, unknown fields pruned, defaults) for custom ones."""
+    if custom is not None:
+        return custom.decode(raw, duplicates)
+    return Decoder(schemas, duplicates).decode(raw, definition)
+
+
+def custom_strategy(rt: ResourceType, strategy: object) -> CustomResourceStrategy | None:
+    """The custom-resource strategy of a custom type's main resource, else None."""
+    if rt.custom and isinstance(strategy, CustomResourceStrategy):
+        return strategy
+    return None
+
+
 def decode_object(
     data: bytes,
     content_type: str,
@@ -66,6 +88,7 @@ def decode_object(
     kind: str = "",
     definition: str = "",
     api_version: str = "",
+    custom: CustomResourceStrategy | None = None,
 ) -> Obj:
     """The decoded, pruned object of a create or update body.
 
@@ -100,7 +123,7 @@ def decode_object(
         )
     version = api_version.rsplit("/", 1)[-1]
     try:
-        decoded = Decoder(schemas, duplicates).decode(raw, definition)
+        decoded = decode_against(raw, duplicates, schemas, definition, custom)
     except DecodeError as e:
         raise errors.bad_request(
             f'{kind} in version "{version}" cannot be handled as a {kind}: {e}'
@@ -142,6 +165,7 @@ def decode_write(
         kind=kind,
         definition=definition,
         api_version=api_version,
+        custom=None if kind else custom_strategy(scope.resource, scope.store.strategy),
     )
     return opts, out, obj
 

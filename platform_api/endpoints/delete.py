@@ -147,6 +147,7 @@ async def handle(scope: Scope) -> bytes:
         propagation=options.propagation,
         orphan=options.orphan_dependents,
     )
+    stored = await scope.store.served(stored)
     if not deleted:
         # Finalizers keep it: kube answers the terminating object, 202 only for the
         # deprecated orphanDependents=false.
@@ -211,7 +212,7 @@ async def handle_collection(scope: Scope) -> bytes:
             if e.code == 404:
                 continue  # deleted meanwhile
             raise
-        removed.append(stored)
+        removed.append(await scope.store.served(stored))
     rt = scope.resource
     doc = {
         "kind": rt.list_kind,

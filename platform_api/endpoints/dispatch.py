@@ -124,6 +124,8 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
     if rt is None:
         raise errors.path_not_found()
     handler = _route(rt, info, request.method)
+    if rt.deprecation_warning:
+        ctx.warn(rt.deprecation_warning)  # a deprecated custom resource version
     ctx.namespace = info.namespace if rt.namespaced else ""
     scope = Scope(request, info, ctx, rt, handlers.store(rt), handlers)
     return await handler(scope)

@@ -14,7 +14,7 @@ async def handle(scope: Scope) -> bytes:
     if version and version != "0":
         # Not older than: any state at least this new; only a future revision waits.
         await scope.handlers.wait_for_revision(parse_revision(version))
-    stored = scope.store.get(scope.namespace, scope.name)
+    stored = await scope.store.read(scope.namespace, scope.name)
     if out.format != "table":
         return scope.respond_object(stored, 200, out)
     include = arg(scope.request, b"includeObject") or "Metadata"

@@ -15,7 +15,6 @@ from platform_api.selectors import (
     LabelSelector,
     SelectorError,
     check_field_labels,
-    field_getters,
     parse_field_selector,
     parse_label_selector,
 )
@@ -65,8 +64,7 @@ def parse_params(scope: Scope, watch: bool) -> ListParams:
     try:
         labels = parse_label_selector(arg(scope.request, b"labelSelector") or "")
         fields = parse_field_selector(arg(scope.request, b"fieldSelector") or "")
-        rt = scope.resource
-        check_field_labels(fields, field_getters(rt.group, rt.plural))
+        check_field_labels(fields, scope.store.strategy.field_getters())
     except SelectorError as e:
         raise errors.bad_request(str(e)) from None
     params = ListParams(
@@ -167,8 +165,7 @@ def predicate(scope: Scope, p: ListParams) -> Any:
     """A matcher over decoded objects, or None when the selectors select everything."""
     if p.labels.empty() and p.fields.empty():
         return None
-    rt = scope.resource
-    getters = field_getters(rt.group, rt.plural)
+    getters = scope.store.strategy.field_getters()
     wanted = {t.field for t in p.fields.terms}
 
     def match(obj: Obj) -> bool:
@@ -208,7 +205,7 @@ async def read_list(scope: Scope, p: ListParams) -> ListResult:
             if revision < storage.compacted_revision():
                 raise errors.expired("The resourceVersion for the provided list is too old.")
     options = ListOptions(revision, start, p.limit, predicate(scope, p))
-    return scope.store.list(scope.namespace, options)
+    return await scope.store.read_list(scope.namespace, options)
 
 
 def list_metadata(scope: Scope, result: ListResult, p: ListParams) -> dict[str, Any]:

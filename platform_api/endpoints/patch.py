@@ -13,7 +13,7 @@ import orjson
 
 from platform_api import errors
 from platform_api.codec import BodyError, parse_json, parse_yaml
-from platform_api.endpoints.body import strict_or_warn
+from platform_api.endpoints.body import custom_strategy, decode_against, strict_or_warn
 from platform_api.endpoints.negotiation import (
     APPLY_PATCH_YAML,
     JSON_PATCH,
@@ -26,11 +26,13 @@ from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
-from platform_api.scheme.decoding import DecodeError, Decoder
+from platform_api.scheme.decoding import Decoded, DecodeError
 from platform_api.validation import field
 
 Obj = dict[str, Any]
 PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH_YAML]
+# Custom resources have no patch strategies to merge by.
+CUSTOM_PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH_YAML]
 
 
 def _patch_invalid(patched: Any, detail: str) -> errors.StatusError:
@@ -51,7 +53,8 @@ def _strategic(existing: Obj, patch: Obj, schemas: Any, definition: str) -> Obj:
 
 
 async def handle(scope: Scope) -> bytes:
-    patch_type = input_type(scope.content_type(), PATCH_TYPES)
+    accepted = CUSTOM_PATCH_TYPES if scope.resource.custom else PATCH_TYPES
+    patch_type = input_type(scope.content_type(), accepted)
     opts = write_options(scope.request, "PatchOptions", patch_type)
     out = scope.output()
     scope.ctx.dry_run = opts.dry_run
@@ -96,7 +99,7 @@ async def handle(scope: Scope) -> bytes:
 def _decode_patched(scope: Scope, patched: Obj, level: str) -> Obj:
     """The patched object through the schema, as a PUT body would go."""
     try:
-        decoded = Decoder(scope.handlers.scheme.schemas).decode(patched, scope.resource.definition)
+        decoded = _decode(scope, patched, {})
     except DecodeError as e:
         raise _patch_invalid(patched, str(e)) from None
     if level == "Strict" and decoded.strict_errors():
@@ -104,6 +107,12 @@ def _decode_patched(scope: Scope, patched: Obj, level: str) -> Obj:
         raise _patch_invalid(patched, detail)
     strict_or_warn(scope.ctx, level, decoded.strict_errors())
     return decoded.obj
+
+
+def _decode(scope: Scope, obj: Obj, duplicates: dict[int, list[str]]) -> Decoded:
+    rt = scope.resource
+    custom = custom_strategy(rt, scope.store.strategy)
+    return decode_against(obj, duplicates, scope.handlers.scheme.schemas, rt.definition, custom)
 
 
 def _apply_config(scope: Scope, data: bytes, level: str) -> Obj:
@@ -129,7 +138,7 @@ def _apply_config(scope: Scope, data: bytes, level: str) -> Obj:
             f"{version}, expected: {rt.api_version}"
         )
     try:
-        decoded = Decoder(scope.handlers.scheme.schemas, duplicates).decode(config, rt.definition)
+        decoded = _decode(scope, config, duplicates)
     except DecodeError as e:
         raise _patch_invalid(config, str(e)) from None
     strict_or_warn(scope.ctx, level, decoded.strict_errors())

@@ -63,7 +63,7 @@ def to_scale(obj: Obj) -> Obj:
 
 
 async def get(scope: Scope) -> bytes:
-    stored = scope.store.get(scope.namespace, scope.name)
+    stored = await scope.store.read(scope.namespace, scope.name)
     return scope.respond_object(to_scale(stored.object))
 
 

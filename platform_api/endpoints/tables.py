@@ -51,6 +51,9 @@ INCLUDE_OBJECT = ("", "None", "Metadata", "Object")
 
 class TableConvertor:
     def __init__(self, schemas: Schemas) -> None:
+        # Printers of custom resource versions (their additionalPrinterColumns), by
+        # (group, version, plural); kept by the CRD installer.
+        self.custom: dict[tuple[str, str, str], Printer] = {}
         meta = schemas.get(OBJECT_META)["properties"]
         self._default = Printer(
             (
@@ -64,6 +67,9 @@ class TableConvertor:
         )
 
     def printer(self, rt: ResourceType) -> Printer:
+        custom = self.custom.get((rt.group, rt.version, rt.plural))
+        if custom is not None:
+            return custom
         return COLUMNS.get((rt.group, rt.plural), self._default)
 
     def table(

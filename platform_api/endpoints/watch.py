@@ -14,8 +14,9 @@ from collections import deque
 from typing import Any
 
 import orjson
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, ensureDeferred, succeed
 from twisted.internet.interfaces import IDelayedCall, IPushProducer
+from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from platform_api import errors
@@ -24,6 +25,7 @@ from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.options import arg
 from platform_api.endpoints.scope import Scope
 from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event, ListOptions, Stored
+from platform_api.storage.view import AsyncStorageView, StorageView
 
 BOOKMARK_INTERVAL = 60.0
 # Events queued for a client that is not reading before its stream is ended.
@@ -57,7 +59,14 @@ class WatchStream:
         self.done: Deferred[None] = Deferred()
         self._timers: list[IDelayedCall] = []
         self._include = arg(scope.request, b"includeObject") or "Object"
-        self._format_key = (out.format, out.group, out.version, self._include)
+        # The served version is part of the key: custom resources are seen per version.
+        served = scope.resource.api_version
+        self._format_key = (out.format, out.group, out.version, self._include, served)
+        storage = scope.store.storage
+        self.view = storage if isinstance(storage, StorageView) else None
+        # Conversions that call out (webhooks): batches convert one after the other.
+        self.async_view = storage if isinstance(storage, AsyncStorageView) else None
+        self._converting: Deferred[None] = succeed(None)
 
     # -- encoding ---------------------------------------------------------------------
 
@@ -98,8 +107,50 @@ class WatchStream:
 
     # -- the hub's side -------------------------------------------------------------------
 
+    def _present(self, event: Event) -> Event:
+        """The event as this version shows it, converted once for all its watchers."""
+        assert self.view is not None
+        served = self.scope.resource.api_version
+        views: dict[str, Event] | None = getattr(event, "views", None)
+        if views is None:
+            views = {}
+            event.views = views  # type: ignore[attr-defined]
+        seen = views.get(served)
+        if seen is None:
+            seen = views[served] = self.view.present_event(event)
+        return seen
+
     def deliver(self, events: list[Event]) -> None:
         if self.done.called or not events:
+            return
+        if self.async_view is not None:
+            self._convert_then_deliver(events)
+            return
+        if self.view is not None:
+            events = [self._present(event) for event in events]
+        self._deliver_now(events)
+
+    def _convert_then_deliver(self, events: list[Event]) -> None:
+        view = self.async_view
+        assert view is not None
+
+        async def convert(_: object) -> None:
+            if not self.done.called:
+                self._deliver_now(await view.present_events(events))
+
+        self._converting.addCallback(lambda r: ensureDeferred(convert(r)))
+        self._converting.addErrback(self._conversion_failed)
+
+    def _conversion_failed(self, failure: Failure) -> None:
+        error = failure.value
+        if not isinstance(error, errors.StatusError):
+            error = errors.internal_error(error)
+        if not self.done.called:
+            self.send(orjson.dumps({"type": "ERROR", "object": error.status()}) + b"\n")
+            self.end()
+
+    def _deliver_now(self, events: list[Event]) -> None:
+        if self.done.called:
             return
         if self.match is None and events[0].revision > self.revision:
             # No selector and nothing seen yet from this batch: every such watcher of the
@@ -220,7 +271,7 @@ async def _initial_state(stream: WatchStream, scope: Scope, params: ListParams) 
     version = params.resource_version
     if version and version != "0":
         await scope.handlers.wait_for_revision(parse_revision(version))
-    result = scope.store.list(scope.namespace, ListOptions(predicate=stream.match))
+    result = await scope.store.read_list(scope.namespace, ListOptions(predicate=stream.match))
     stream.revision = result.revision
     for stored in result.items:
         stream.send(stream.line(ADDED, stored, stored.revision, None))
@@ -275,5 +326,6 @@ async def handle(scope: Scope) -> bytes:
             await stream.done
         finally:
             stream.end()
-            request.unregisterProducer()
+            if request.channel is not None:  # gone when the client hung up first
+                request.unregisterProducer()
     return b""

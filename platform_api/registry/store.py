@@ -42,6 +42,7 @@ from platform_api.storage.interface import (
     StorageError,
     Stored,
 )
+from platform_api.storage.view import AsyncStorageView
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 
@@ -141,6 +142,23 @@ class Store:
             return self.storage.get_list(self.list_prefix(namespace), options)
         except StorageError as e:
             raise self._error(e, "") from None
+
+    # What clients are served: a view whose conversions call out (a conversion webhook)
+    # converts here, asynchronously; every other view already converts on read.
+
+    async def served(self, stored: Stored) -> Stored:
+        if isinstance(self.storage, AsyncStorageView):
+            return await self.storage.present(stored)
+        return stored
+
+    async def read(self, namespace: str, name: str) -> Stored:
+        return await self.served(self.get(namespace, name))
+
+    async def read_list(self, namespace: str, options: ListOptions) -> ListResult:
+        result = self.list(namespace, options)
+        if isinstance(self.storage, AsyncStorageView):
+            return await self.storage.present_list(result)
+        return result
 
     # -- create -----------------------------------------------------------------------
 
@@ -359,6 +377,10 @@ class Store:
         if admit is not None:
             admit(current.object, current.object)
         finalizers = deletion_finalizers(current.object, propagation, orphan)
+        if not current.object["metadata"].get("deletionTimestamp"):
+            # Kinds that clean up before they go (CRDs) add their finalizer now.
+            extra = self.strategy.finalizers_on_delete
+            finalizers += [f for f in extra if f not in finalizers]
         if finalizers or self._has_pending_finalizers(current.object):
             return await self._mark_deleting(key, name, current, dry_run, finalizers), False
         if dry_run:
@@ -396,6 +418,7 @@ class Store:
             if not meta.get("deletionTimestamp"):
                 meta["deletionTimestamp"] = self.now()
                 meta["deletionGracePeriodSeconds"] = 0
+                self.strategy.prepare_for_delete(existing)
                 if self.resource.kind == "Namespace":
                     existing.setdefault("status", {})["phase"] = "Terminating"
             return existing

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from platform_api.scheme.types import ResourceType
+from platform_api.selectors import FieldGetter, field_getters
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import validate_object_meta, validate_object_meta_update
 
@@ -24,6 +25,10 @@ class Strategy(Protocol):
     allow_create_on_update: bool
     allow_unconditional_update: bool
     returns_deleted_object: bool
+    # Finalizers a delete adds to an object not yet being deleted (a CRD's cleanup).
+    finalizers_on_delete: tuple[str, ...]
+    # Status writes also keep their metadata changes (kube's CRD status strategy).
+    status_writes_metadata: bool
 
     def prepare_for_create(self, obj: Obj) -> None: ...
 
@@ -37,6 +42,14 @@ class Strategy(Protocol):
 
     def canonicalize(self, obj: Obj) -> None: ...
 
+    def prepare_for_delete(self, obj: Obj) -> None:
+        """Change an object whose deletion starts (before its finalizers run)."""
+        ...
+
+    def field_getters(self) -> dict[str, FieldGetter]:
+        """The field labels field selectors may name (kube's ``GetAttrs``)."""
+        ...
+
 
 def spec_of(obj: Obj) -> Obj:
     """Everything but metadata and status: what a generation counts changes of."""
@@ -49,6 +62,8 @@ class GenericStrategy:
     allow_create_on_update = False
     allow_unconditional_update = True
     returns_deleted_object = False
+    finalizers_on_delete: tuple[str, ...] = ()
+    status_writes_metadata = False
     # Kinds whose metadata.generation tracks spec changes.
     tracks_generation = False
     # Status a new object starts with, when the kind has a status sub-resource.
@@ -92,6 +107,12 @@ class GenericStrategy:
     def canonicalize(self, obj: Obj) -> None:
         return None
 
+    def prepare_for_delete(self, obj: Obj) -> None:
+        return None
+
+    def field_getters(self) -> dict[str, FieldGetter]:
+        return field_getters(self.resource.group, self.resource.plural)
+
 
 class StatusStrategy:
     """Writes through ``/status``: only ``status`` changes, everything else is kept."""
@@ -99,6 +120,8 @@ class StatusStrategy:
     allow_create_on_update = False
     allow_unconditional_update = True
     returns_deleted_object = False
+    finalizers_on_delete: tuple[str, ...] = ()
+    status_writes_metadata = False
 
     def __init__(self, main: Strategy) -> None:
         self.main = main
@@ -108,6 +131,14 @@ class StatusStrategy:
         raise AssertionError("status sub-resources do not create")
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        if self.main.status_writes_metadata:
+            # kube's CRD status strategy resets the metadata from the new object itself,
+            # so finalizer and label changes made through /status stick; spec does not.
+            for key in [k for k in new if k not in ("metadata", "status")]:
+                del new[key]
+            new.update({k: copy.deepcopy(v) for k, v in old.items() if k not in new})
+            new["metadata"]["generation"] = old["metadata"].get("generation")
+            return
         status = new.get("status")
         metadata = new["metadata"]
         new.clear()
@@ -124,6 +155,10 @@ class StatusStrategy:
         return self.main.validate(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        status_rules = getattr(self.main, "validate_status_update", None)
+        if status_rules is not None:  # kinds with rules of their own for status writes
+            errs: list[FieldError] = status_rules(new, old)
+            return errs
         return validate_object_meta_update(new["metadata"], old["metadata"])
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
@@ -131,6 +166,12 @@ class StatusStrategy:
 
     def canonicalize(self, obj: Obj) -> None:
         self.main.canonicalize(obj)
+
+    def prepare_for_delete(self, obj: Obj) -> None:  # pragma: no cover - never deletes
+        raise AssertionError("status sub-resources do not delete")
+
+    def field_getters(self) -> dict[str, FieldGetter]:
+        return self.main.field_getters()
 
 
 class FinalizeStrategy(StatusStrategy):

@@ -222,6 +222,16 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         namespaced=False,
         verbs=("create",),
     ),
+    # apiextensions.platform.io/v1
+    _t(
+        "apiextensions.platform.io",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        namespaced=False,
+        short=("crd", "crds"),
+        categories=("api-extensions",),
+        status=True,
+    ),
     # storage.platform.io/v1
     _t("storage.platform.io", "StorageClass", "storageclasses", namespaced=False, short=("sc",)),
 )

@@ -126,6 +126,10 @@ class WatchHub:
         if subscriber in self._subscribers:
             self._subscribers.remove(subscriber)
 
+    def subscribers_under(self, prefix: bytes) -> list[Subscriber]:
+        """Subscribers that watch ``prefix`` or part of it."""
+        return [s for s in self._subscribers if s.prefix.startswith(prefix)]
+
     def subscriber_count(self) -> int:
         return len(self._subscribers)
 

@@ -20,9 +20,10 @@ LISTENING = re.compile(rb"serving on https://[\d.]+:(\d+)")
 
 
 def start_sample(
-    root: Path, certs: pki.Paths, plugin: str, *args: str
+    root: Path, certs: pki.Paths, plugin: str, *args: str, client_ca: bool = True
 ) -> tuple[subprocess.Popen[bytes], int]:
-    """Start one of the sample webhook services on a free port; returns it and the port."""
+    """Start one of the sample webhook services on a free port; returns it and the port.
+    With ``client_ca`` it answers only callers with a certificate of ``certs``' CA."""
     log = root / f"{plugin}.log"
     process = subprocess.Popen(
         [
@@ -38,8 +39,7 @@ def start_sample(
             certs.serving_cert,
             "--tls-private-key-file",
             certs.serving_key,
-            "--client-ca-file",
-            certs.ca_cert,
+            *(["--client-ca-file", certs.ca_cert] if client_ca else []),
             *args,
         ],
         cwd=root,

@@ -11,6 +11,8 @@ from twisted.internet.task import Clock
 from platform_api.endpoints.list import ListParams
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.watch import MAX_QUEUED, WatchStream
+from platform_api.registry.strategy import strategy_for
+from platform_api.scheme.catalog import builtin_scheme
 from platform_api.selectors import parse_field_selector, parse_label_selector
 from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event, Stored
 from platform_api.storage.watch import FLUSH_DELAY, WatchHub
@@ -69,8 +71,12 @@ def params(labels: str = "") -> ListParams:
 def make_stream(labels: str = "") -> tuple[WatchStream, FakeRequest, WatchHub]:
     request = FakeRequest()
     hub = WatchHub(FakeStorage(), Clock())  # type: ignore[arg-type]
-    store = SimpleNamespace(list_prefix=lambda ns: b"/core/configmaps/ns\x00")
-    rt = SimpleNamespace(group="", plural="configmaps", kind="ConfigMap", api_version="v1")
+    rt = builtin_scheme().lookup("", "v1", "configmaps")
+    store = SimpleNamespace(
+        list_prefix=lambda ns: b"/core/configmaps/ns\x00",
+        storage=FakeStorage(),
+        strategy=strategy_for(rt),
+    )
     handlers = SimpleNamespace(hub=hub, reactor=Clock(), tables=None)
     scope: Any = SimpleNamespace(
         request=request, store=store, resource=rt, handlers=handlers, namespace="ns"

@@ -1,4 +1,4 @@
-"""twistd plugins of the sample webhook services: ``platform-token-webhook``, ``platform-authz-webhook``."""
+"""twistd plugins of the sample webhook services (token review, authorization, CRD conversion)."""
 
 from twisted.application.service import ServiceMaker
 
@@ -14,4 +14,11 @@ platform_authz_webhook = ServiceMaker(
     "webhooks.authorization",
     "Sample authorization webhook: answers SubjectAccessReview from a YAML policy file.",
     "platform-authz-webhook",
+)
+
+platform_conversion_webhook = ServiceMaker(
+    "platform-conversion-webhook",
+    "webhooks.conversion",
+    "Sample CRD conversion webhook: renames fields between versions from a YAML file.",
+    "platform-conversion-webhook",
 )

@@ -1,0 +1,95 @@
+"""CustomResourceDefinition: kube's apiextensions registry strategy.
+
+Status belongs to the server's controllers (names, conditions); a create starts it
+empty with the storage version recorded, and every spec change bumps the generation.
+A delete first stamps the ``Terminating`` condition and the cleanup finalizer: the
+instances go before the definition does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api.apiextensions import crd as crds
+from platform_api.registry.defaults import defaults
+from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.validation.field import FieldError
+
+
+def _temp(name: str) -> Any:  # TEMP until the validation module lands
+    import importlib  # noqa: PLC0415
+
+    try:
+        module = importlib.import_module("platform_api.apiextensions.validation")
+    except ImportError:
+        return lambda *a: []
+    return getattr(module, name, lambda *a: [])
+
+
+@defaults(crds.GROUP, "CustomResourceDefinition")
+def _default(obj: Obj) -> None:
+    import importlib  # noqa: PLC0415
+
+    try:
+        importlib.import_module("platform_api.apiextensions.defaults").default_crd(obj)
+    except (ImportError, AttributeError):
+        pass
+
+
+def validate_crd(obj: Obj) -> list[FieldError]:
+    return _temp("validate_crd")(obj)
+
+
+def validate_crd_update(new: Obj, old: Obj) -> list[FieldError]:
+    return _temp("validate_crd_update")(new, old)
+
+
+def validate_crd_status_update(new: Obj, old: Obj) -> list[FieldError]:
+    return _temp("validate_crd_status_update")(new, old)
+
+
+def _record_storage_version(obj: Obj) -> None:
+    """Add the storage version to ``status.storedVersions`` (a new list: an update's new
+    object shares its status with the old one)."""
+    storage = crds.storage_version(obj)
+    status = obj.get("status") or {}
+    stored = list(status.get("storedVersions") or [])
+    if storage and storage not in stored:
+        stored.append(storage)
+    obj["status"] = {**status, "storedVersions": stored}
+
+
+@register(crds.GROUP, "CustomResourceDefinition")
+class CustomResourceDefinitionStrategy(GenericStrategy):
+    tracks_generation = True
+    allow_unconditional_update = False
+    finalizers_on_delete: tuple[str, ...] = (crds.CLEANUP_FINALIZER,)
+    status_writes_metadata = True
+    # An empty status as Go serializes it: acceptedNames' plural and kind are not omitempty.
+    initial_status: Obj = {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": []}
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        _record_storage_version(obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+        _record_storage_version(new)
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return validate_crd(obj)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return validate_crd_update(new, old)
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return validate_crd_status_update(new, old)
+
+    def prepare_for_delete(self, obj: Obj) -> None:
+        crds.set_condition(
+            obj,
+            crds.TERMINATING,
+            "True",
+            "InstanceDeletionPending",
+            "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+        )

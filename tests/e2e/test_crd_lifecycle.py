@@ -1,0 +1,182 @@
+"""CustomResourceDefinitions: status, discovery, OpenAPI, naming conflicts, deletion."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import requests
+
+from tests.e2e.conftest import Server
+from tests.e2e.crds import (
+    CRDS,
+    MERGE,
+    condition,
+    crd_manifest,
+    create_crd,
+    crontab,
+    delete_crd,
+    eventually,
+    namespace,
+    ns_path,
+)
+
+
+def test_a_new_crd_is_established_and_served(server: Server, admin: requests.Session) -> None:
+    group = "life.example.com"
+    crd = create_crd(admin, server, crd_manifest(group, short=["ct"]))
+    status = crd["status"]
+    assert status["acceptedNames"] == {
+        "plural": "crontabs",
+        "singular": "crontab",
+        "shortNames": ["ct"],
+        "kind": "CronTab",
+        "listKind": "CronTabList",
+    }
+    assert status["storedVersions"] == ["v1"]
+    named = condition(crd, "NamesAccepted")
+    assert named is not None and named["reason"] == "NoConflicts"
+    assert named["message"] == "no conflicts found"
+    established = condition(crd, "Established")
+    assert established is not None
+    assert (established["reason"], established["message"]) == (
+        "InitialNamesAccepted",
+        "the initial names have been accepted",
+    )
+    assert crd["metadata"]["generation"] == 1
+    assert crd["spec"]["conversion"] == {"strategy": "None"}
+    ns = namespace(admin, server, "life")
+    r = admin.post(server.url + ns_path(group, ns), json=crontab("one", group))
+    assert r.status_code == 201, r.text
+    assert r.json()["metadata"]["generation"] == 1
+    listed = admin.get(server.url + ns_path(group, ns)).json()
+    assert listed["kind"] == "CronTabList" and listed["apiVersion"] == f"{group}/v1"
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["one"]
+    delete_crd(admin, server, crd["metadata"]["name"])
+
+
+def test_discovery_and_openapi_follow_the_crd(server: Server, admin: requests.Session) -> None:
+    group = "disco.example.com"
+    crd = create_crd(admin, server, crd_manifest(group, short=["dt"]))
+    groups = admin.get(server.url + "/apis").json()["groups"]
+    entry = next(g for g in groups if g["name"] == group)
+    assert entry["preferredVersion"] == {"groupVersion": f"{group}/v1", "version": "v1"}
+    resources = admin.get(f"{server.url}/apis/{group}/v1").json()["resources"]
+    main = next(r for r in resources if r["name"] == "crontabs")
+    assert main["shortNames"] == ["dt"] and main["kind"] == "CronTab"
+    assert main["verbs"] == [
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    ]
+    assert main["storageVersionHash"]
+    aggregated = admin.get(
+        server.url + "/apis",
+        headers={
+            "Accept": "application/json;g=apidiscovery.platform.io;v=v2;as=APIGroupDiscoveryList"
+        },
+    ).json()
+    assert any(item["metadata"]["name"] == group for item in aggregated["items"])
+    index = admin.get(server.url + "/openapi/v3").json()["paths"]
+    doc = admin.get(server.url + index[f"apis/{group}/v1"]["serverRelativeURL"]).json()
+    schema = doc["components"]["schemas"]["com.example.disco.v1.CronTab"]
+    assert set(schema["properties"]) == {"apiVersion", "kind", "metadata", "spec", "status"}
+    delete_crd(admin, server, crd["metadata"]["name"])
+    assert admin.get(f"{server.url}/apis/{group}/v1").status_code == 404
+    assert f"apis/{group}/v1" not in admin.get(server.url + "/openapi/v3").json()["paths"]
+
+
+def test_a_kind_taken_in_the_group_is_not_accepted(server: Server, admin: requests.Session) -> None:
+    group = "clash.example.com"
+    first = create_crd(admin, server, crd_manifest(group))
+    second = crd_manifest(group, kind="CronTab", plural="others")
+    r = admin.post(server.url + CRDS, json=second)
+    assert r.status_code == 201, r.text
+
+    def refused() -> dict | None:
+        crd = admin.get(f"{server.url}{CRDS}/others.{group}").json()
+        cond = condition(crd, "NamesAccepted")
+        return cond if cond and cond["status"] == "False" else None
+
+    cond = eventually(refused)
+    # kind and listKind both clash; as in kube, the last check's reason stands.
+    assert (cond["reason"], cond["message"]) == (
+        "ListKindConflict",
+        '"CronTabList" is already in use',
+    )
+    crd = admin.get(f"{server.url}{CRDS}/others.{group}").json()
+    established = condition(crd, "Established")
+    assert established is not None and established["status"] == "False"
+    assert established["reason"] == "NotAccepted"
+    assert admin.get(f"{server.url}/apis/{group}/v1/namespaces/default/others").status_code == 404
+    delete_crd(admin, server, f"others.{group}")
+    delete_crd(admin, server, first["metadata"]["name"])
+
+
+def test_deleting_a_crd_deletes_its_instances_first(
+    server: Server, admin: requests.Session
+) -> None:
+    group = "gone.example.com"
+    crd = create_crd(admin, server, crd_manifest(group))
+    path = server.url + ns_path(group, namespace(admin, server, "gone"))
+    held = crontab("held", group)
+    held["metadata"]["finalizers"] = ["example.com/hold"]
+    assert admin.post(path, json=held).status_code == 201
+    assert admin.post(path, json=crontab("free", group)).status_code == 201
+    r = admin.delete(f"{server.url}{CRDS}/{crd['metadata']['name']}")
+    assert r.status_code == 200
+    body = r.json()
+    assert body["metadata"]["deletionTimestamp"]
+    assert body["metadata"]["finalizers"] == ["customresourcecleanup.apiextensions.platform.io"]
+    pending = condition(body, "Terminating")
+    assert pending is not None and pending["reason"] == "InstanceDeletionPending"
+
+    def in_progress() -> dict | None:
+        current = admin.get(f"{server.url}{CRDS}/{crd['metadata']['name']}").json()
+        cond = condition(current, "Terminating")
+        return current if cond and cond["reason"] == "InstanceDeletionInProgress" else None
+
+    eventually(in_progress)
+    eventually(lambda: admin.get(f"{path}/free").status_code == 404)
+    # The held instance keeps the CRD (and its routes) until its finalizer goes.
+    assert admin.get(f"{path}/held").status_code == 200
+    refused = admin.post(path, json=crontab("late", group))
+    assert refused.status_code == 403
+    assert refused.json()["message"] == (
+        f'crontabs.{group} "late" is forbidden: '
+        "create not allowed while custom resource definition is terminating"
+    )
+    r = admin.patch(f"{path}/held", json={"metadata": {"finalizers": None}}, headers=MERGE)
+    assert r.status_code == 200, r.text
+    eventually(
+        lambda: admin.get(f"{server.url}{CRDS}/{crd['metadata']['name']}").status_code == 404
+    )
+    assert admin.get(path).status_code == 404
+
+
+def test_watches_end_when_the_crd_goes(server: Server, admin: requests.Session) -> None:
+    group = "watchend.example.com"
+    crd = create_crd(admin, server, crd_manifest(group))
+    url = f"{server.url}/apis/{group}/v1/crontabs?watch=1"
+    lines: list[dict] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        with admin.get(url, stream=True, timeout=20) as r:
+            for line in r.iter_lines():
+                if line:
+                    lines.append(json.loads(line))
+        done.set()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    path = server.url + ns_path(group, namespace(admin, server, "watchend"))
+    assert admin.post(path, json=crontab("seen", group)).status_code == 201
+    eventually(lambda: any(e["type"] == "ADDED" for e in lines))
+    delete_crd(admin, server, crd["metadata"]["name"])
+    assert done.wait(10), "the watch did not end"

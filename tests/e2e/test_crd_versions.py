@@ -1,0 +1,189 @@
+"""Several versions of a custom resource: None and Webhook conversion, deprecation."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from platform_api.apiserver import pki
+from tests.e2e.certs import serving_certs
+from tests.e2e.conftest import Server
+from tests.e2e.crds import (
+    MERGE,
+    SCHEMA,
+    crd_manifest,
+    create_crd,
+    crontab,
+    delete_crd,
+    eventually,
+    namespace,
+    ns_path,
+    version,
+)
+from tests.e2e.test_authz_webhook import stop_webhook
+from tests.e2e.test_token_webhook import start_sample
+
+ROOT = Path(__file__).parents[2]
+V2_SCHEMA = copy.deepcopy(SCHEMA)
+V2_SCHEMA["properties"]["spec"]["properties"]["schedule"] = {"type": "string"}
+
+
+def test_none_conversion_rewrites_the_api_version(server: Server, admin: requests.Session) -> None:
+    group = "conv-none.example.com"
+    versions = [
+        version("v1", storage=True),
+        version("v2", storage=False),
+        version("v1beta1", storage=False, deprecated=True),
+    ]
+    crd = create_crd(admin, server, crd_manifest(group, versions=versions))
+    ns = namespace(admin, server, "conv-none")
+    r = admin.post(server.url + ns_path(group, ns, v="v2"), json=crontab("a", group, v="v2"))
+    assert r.status_code == 201, r.text
+    assert r.json()["apiVersion"] == f"{group}/v2"
+    assert admin.get(server.url + ns_path(group, ns) + "/a").json()["apiVersion"] == f"{group}/v1"
+    listed = admin.get(server.url + ns_path(group, ns, v="v2")).json()
+    assert [i["apiVersion"] for i in listed["items"]] == [f"{group}/v2"]
+    r = admin.get(server.url + ns_path(group, ns, v="v1beta1") + "/a")
+    assert r.json()["apiVersion"] == f"{group}/v1beta1"
+    assert (
+        r.headers["Warning"]
+        == f'299 - "{group}/v1beta1 CronTab is deprecated; use {group}/v2 CronTab"'
+    )
+    preferred = admin.get(f"{server.url}/apis/{group}").json()["preferredVersion"]
+    assert preferred["version"] == "v2"
+    delete_crd(admin, server, crd["metadata"]["name"])
+
+
+def test_a_deprecation_warning_of_the_crd_is_sent(server: Server, admin: requests.Session) -> None:
+    group = "conv-warn.example.com"
+    versions = [
+        version("v1"),
+        version("v1alpha1", storage=False, deprecated=True, deprecationWarning="use v1, please"),
+    ]
+    crd = create_crd(admin, server, crd_manifest(group, versions=versions))
+    r = admin.get(f"{server.url}/apis/{group}/v1alpha1/crontabs")
+    assert (r.status_code, r.headers["Warning"]) == (200, '299 - "use v1, please"')
+    assert "Warning" not in admin.get(f"{server.url}/apis/{group}/v1/crontabs").headers
+    delete_crd(admin, server, crd["metadata"]["name"])
+
+
+@pytest.fixture
+def conversion_webhook(tmp_path: Path) -> Iterator[tuple[pki.Paths, int]]:
+    certs = pki.ensure_pki(str(tmp_path / "hook-pki"), "127.0.0.1")
+    renames = str(ROOT / "etc" / "conversion-webhook.yaml")
+    hook, port = start_sample(
+        tmp_path, certs, "platform-conversion-webhook", "--renames-file", renames, client_ca=False
+    )
+    yield certs, port
+    stop_webhook(hook)
+
+
+def webhook_crd(group: str, client_config: dict) -> dict:
+    versions = [version("v1"), version("v2", storage=False, schema=V2_SCHEMA)]
+    manifest = crd_manifest(group, versions=versions)
+    manifest["spec"]["conversion"] = {
+        "strategy": "Webhook",
+        "webhook": {"clientConfig": client_config, "conversionReviewVersions": ["v1"]},
+    }
+    return manifest
+
+
+def ca_bundle(path: str) -> str:
+    return base64.b64encode(Path(path).read_bytes()).decode()
+
+
+def test_webhook_conversion_by_url(
+    server: Server, admin: requests.Session, conversion_webhook: tuple[pki.Paths, int]
+) -> None:
+    certs, port = conversion_webhook
+    group = "conv-hook.example.com"
+    config = {"url": f"https://127.0.0.1:{port}/convert", "caBundle": ca_bundle(certs.ca_cert)}
+    crd = create_crd(admin, server, webhook_crd(group, config))
+    ns = namespace(admin, server, "conv-hook")
+    v1, v2 = server.url + ns_path(group, ns), server.url + ns_path(group, ns, v="v2")
+    assert admin.post(v1, json=crontab("a", group, cronSpec="* * * * *")).status_code == 201
+    got = admin.get(v2 + "/a").json()
+    assert got["apiVersion"] == f"{group}/v2"
+    assert got["spec"] == {"schedule": "* * * * *"}
+    assert [i["spec"] for i in admin.get(v2).json()["items"]] == [{"schedule": "* * * * *"}]
+    # An update through v2 is converted back before it is stored (at v1).
+    r = admin.patch(v2 + "/a", json={"spec": {"schedule": "0 * * * *"}}, headers=MERGE)
+    assert r.status_code == 200, r.text
+    assert r.json()["spec"] == {"schedule": "0 * * * *"}
+    assert admin.get(v1 + "/a").json()["spec"] == {"cronSpec": "0 * * * *"}
+    r = admin.post(v2, json=crontab("b", group, v="v2", schedule="5 * * * *"))
+    assert r.status_code == 201, r.text
+    assert admin.get(v1 + "/b").json()["spec"] == {"cronSpec": "5 * * * *"}
+    # A watch through v2 sees converted objects.
+    events: list[dict] = []
+
+    def watch() -> None:
+        with admin.get(v2 + "?watch=1&resourceVersion=0", stream=True, timeout=20) as reply:
+            for line in reply.iter_lines():
+                if line:
+                    events.append(json.loads(line))
+                    if len(events) == 3:
+                        return
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    eventually(lambda: len(events) >= 2)
+    admin.patch(v1 + "/b", json={"spec": {"cronSpec": "9 * * * *"}}, headers=MERGE)
+    eventually(lambda: len(events) == 3)
+    assert events[2]["type"] == "MODIFIED"
+    assert events[2]["object"]["spec"] == {"schedule": "9 * * * *"}
+    delete_crd(admin, server, crd["metadata"]["name"])
+
+
+def test_webhook_conversion_through_a_service(
+    tmp_path: Path, server: Server, admin: requests.Session
+) -> None:
+    ns = namespace(admin, server, "conv-svc")
+    certs = serving_certs(tmp_path / "svc-pki", [f"converter.{ns}.svc"])
+    renames = str(ROOT / "etc" / "conversion-webhook.yaml")
+    hook, port = start_sample(
+        tmp_path, certs, "platform-conversion-webhook", "--renames-file", renames, client_ca=False
+    )
+    try:
+        service = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "converter"},
+            "spec": {"ports": [{"port": 443, "targetPort": port}]},
+        }
+        endpoints = {
+            "apiVersion": "v1",
+            "kind": "Endpoints",
+            "metadata": {"name": "converter"},
+            "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": port}]}],
+        }
+        assert admin.post(f"{server.url}/api/v1/namespaces/{ns}/services", json=service).ok
+        assert admin.post(f"{server.url}/api/v1/namespaces/{ns}/endpoints", json=endpoints).ok
+        group = "conv-svc.example.com"
+        config = {
+            "service": {"namespace": ns, "name": "converter", "path": "/convert"},
+            "caBundle": ca_bundle(certs.ca_cert),
+        }
+        crd = create_crd(admin, server, webhook_crd(group, config))
+        v1, v2 = server.url + ns_path(group, ns), server.url + ns_path(group, ns, v="v2")
+        assert admin.post(v1, json=crontab("a", group, cronSpec="1 * * * *")).status_code == 201
+        assert admin.get(v2 + "/a").json()["spec"] == {"schedule": "1 * * * *"}
+        stop_webhook(hook)  # the webhook goes away: reads in other versions fail as kube's do
+        r = admin.get(v2 + "/a")
+        assert r.status_code == 500
+        message = r.json()["message"]
+        assert message.startswith(
+            f"Internal error occurred: conversion webhook for {group}/v1, Kind=CronTab failed: "
+            f'Post "https://127.0.0.1:{port}/convert": '
+        ), message
+        assert admin.get(v1 + "/a").status_code == 200  # the storage version needs no call
+        delete_crd(admin, server, crd["metadata"]["name"])
+    finally:
+        stop_webhook(hook)
