@@ -7,11 +7,13 @@ JSON value when it has the column's type and are empty otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from platform_api.apiextensions import crd as crds
 from platform_api.endpoints.printers import age
 from platform_api.endpoints.tables import Column, Printer
+from platform_api.jsonpath import JSONPathError, parse
 
 Obj = dict[str, Any]
 _NAME_DESCRIPTION = (
@@ -39,13 +41,26 @@ DEFAULT_COLUMNS = [
 ]
 
 
-def _lookup(obj: Any, path: str) -> Any:
-    value = obj
-    for part in path.lstrip(".").split("."):
-        if not isinstance(value, dict) or part not in value:
+def _column(kind: str, json_path: str) -> Callable[[Obj], Any]:
+    """A column's cell: the first JSONPath result in the column's type, else None."""
+    try:
+        path = parse("{" + json_path + "}", allow_missing_keys=True)
+    except JSONPathError:
+        return lambda obj: None  # kube refuses to serve such a column at all
+
+    def get(obj: Obj) -> Any:
+        try:
+            results = path.find_results(obj)
+        except JSONPathError:
             return None
-        value = value[part]
-    return value
+        if not results or not results[0]:
+            return None
+        value = results[0][0]
+        if kind == "string":  # printed as kubectl's jsonpath prints it
+            return value if isinstance(value, str) else path.print_results([value])
+        return cell(kind, value)
+
+    return get
 
 
 def cell(kind: str, value: Any) -> Any:
@@ -58,8 +73,6 @@ def cell(kind: str, value: Any) -> Any:
         return float(value)
     if kind == "boolean" and isinstance(value, bool):
         return value
-    if kind == "string":
-        return value if isinstance(value, str) else str(value)
     if kind == "date" and isinstance(value, str):
         return age(value)
     return None
@@ -81,11 +94,11 @@ def printer_for(crd: Obj, version: str) -> Printer:
                 int(col.get("priority", 0)),
             )
         )
-    paths = [(col["type"], col["jsonPath"]) for col in columns]
+    getters = [_column(col["type"], col["jsonPath"]) for col in columns]
 
     def cells(obj: Obj) -> list[Any]:
         row: list[Any] = [obj.get("metadata", {}).get("name", "")]
-        row += [cell(kind, _lookup(obj, path)) for kind, path in paths]
+        row += [get(obj) for get in getters]
         return row
 
     return Printer(tuple(definitions), cells)

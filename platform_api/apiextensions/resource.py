@@ -14,6 +14,7 @@ from typing import Any
 from platform_api import errors
 from platform_api.apiextensions import crd as crds
 from platform_api.codec import Duplicates
+from platform_api.jsonpath import parse, sprint
 from platform_api.registry.strategy import GenericStrategy
 from platform_api.scheme.decoding import Decoded
 from platform_api.scheme.types import ResourceType
@@ -122,20 +123,21 @@ class CustomResourceStrategy(GenericStrategy):
     def field_getters(self) -> dict[str, FieldGetter]:
         getters = field_getters(self.resource.group, self.resource.plural)
         for path in self._selectable:
-            parts = path.lstrip(".").split(".")
-            getters[path.lstrip(".")] = _getter(parts)
+            getters[path.lstrip(".")] = _selectable(path)
         return getters
 
 
-def _getter(parts: list[str]) -> FieldGetter:
+def _selectable(json_path: str) -> FieldGetter:
+    """A selectable field's value as kube's field sets hold it (``fmt.Sprint``)."""
+    path = parse("{" + json_path + "}", allow_missing_keys=True)
+
     def get(obj: Obj) -> str:
-        value: Any = obj
-        for part in parts:
-            if not isinstance(value, dict) or part not in value:
-                return ""
-            value = value[part]
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return "" if value is None else str(value)
+        results = path.find_results(obj)
+        if not results or not results[0]:
+            return ""
+        if len(results) > 1 or len(results[0]) > 1:
+            raise errors.bad_request("unexpectedly received more than one JSON path result")
+        value = results[0][0]
+        return "" if value is None else sprint(value)
 
     return get
