@@ -17,6 +17,9 @@ class Context:
     field_manager: str = ""
     # Warning header texts, in order; each becomes one ``Warning: 299 - "..."`` header.
     warnings: list[str] = field(default_factory=list)
+    # The upstream group name objects go out with (the request named it, in its path or
+    # its body's apiVersion); empty: the branded names.
+    render_group: str = ""
 
     def warn(self, text: str) -> None:
         if text not in self.warnings:

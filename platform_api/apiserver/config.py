@@ -16,6 +16,7 @@ from platform_api.admission import plugins as admission_plugins
 from platform_api.apiserver import authflags
 from platform_api.apiserver.flagvalues import (
     ConfigError,
+    parse_bool,
     parse_duration,
     parse_int,
     parse_size,
@@ -87,6 +88,7 @@ class ServerConfig:
     controllers: frozenset[str] = frozenset(CONTROLLERS.values())
     enable_admission_plugins: tuple[str, ...] = ()
     disable_admission_plugins: tuple[str, ...] = ()
+    serve_upstream_groups: bool = False
 
     @property
     def embedded_pki(self) -> bool:
@@ -143,6 +145,9 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
             if value < 0:
                 raise ConfigError(f"--{name} can not be negative")
             setattr(cfg, attr, value)
+    if given("serve-upstream-groups") is not None:
+        text = str(given("serve-upstream-groups"))
+        cfg.serve_upstream_groups = parse_bool("serve-upstream-groups", text)
     if cfg.request_timeout <= 0:
         raise ConfigError("--request-timeout must be greater than 0")
     if given("service-cluster-ip-range") is not None:

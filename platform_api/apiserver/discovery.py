@@ -17,12 +17,14 @@ import orjson
 from twisted.web.server import Request
 
 from platform_api import errors
-from platform_api.endpoints.negotiation import negotiate_output
+from platform_api.endpoints.negotiation import DISCOVERY_GROUPS, negotiate_output
 from platform_api.endpoints.responses import finish
+from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.types import ResourceType, group_version
 
 KUBE_MAJOR, KUBE_MINOR = "1", "36"
+UPSTREAM_DISCOVERY = "apidiscovery.k8s.io"
 SERVER_VERSION = "0.1.0"
 
 
@@ -83,10 +85,11 @@ def _resource_entries(rt: ResourceType) -> list[dict[str, Any]]:
     return entries
 
 
-def _aggregated_resource(rt: ResourceType) -> dict[str, Any]:
+def _aggregated_resource(rt: ResourceType, group: str) -> dict[str, Any]:
+    """One resource of aggregated discovery, in ``group`` (the name clients asked for)."""
     out: dict[str, Any] = {
         "resource": rt.plural,
-        "responseKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+        "responseKind": {"group": group, "version": rt.version, "kind": rt.kind},
         "scope": "Namespaced" if rt.namespaced else "Cluster",
         "singularResource": rt.singular,
         "verbs": list(rt.verbs),
@@ -100,7 +103,7 @@ def _aggregated_resource(rt: ResourceType) -> dict[str, Any]:
             {
                 "subresource": sub.name,
                 "responseKind": {
-                    "group": sub.group or rt.group,
+                    "group": sub.group or group,
                     "version": sub.version or rt.version,
                     "kind": sub.kind or rt.kind,
                 },
@@ -114,9 +117,10 @@ def _aggregated_resource(rt: ResourceType) -> dict[str, Any]:
 class Discovery:
     """The documents, rebuilt on the first request after the scheme changed."""
 
-    def __init__(self, scheme: Scheme, server_address: str) -> None:
+    def __init__(self, scheme: Scheme, server_address: str, aliases: Aliases | None = None) -> None:
         self._scheme = scheme
         self._address = server_address
+        self._aliases = aliases
         self._generation = -1
         self._docs: dict[str, bytes] = {}
         self._aggregated: dict[str, tuple[bytes, str]] = {}
@@ -128,18 +132,30 @@ class Discovery:
             self._docs, self._aggregated = {}, {}
             self._build(self._scheme, self._address)
 
-    def _group_doc(self, scheme: Scheme, group: str) -> dict[str, Any]:
+    def _listed(self) -> list[tuple[str, str]]:
+        """(name clients see, group serving it): each group, then its upstream name."""
+        out = []
+        for group in self._scheme.groups():
+            out.append((group, group))
+            alias = self._aliases.upstream(group) if self._aliases is not None else ""
+            if alias:
+                out.append((alias, group))
+        return out
+
+    def _group_doc(self, name: str, source: str) -> dict[str, Any]:
         versions = [
-            {"groupVersion": group_version(group, v), "version": v} for v in scheme.versions(group)
+            {"groupVersion": group_version(name, v), "version": v}
+            for v in self._scheme.versions(source)
         ]
-        return {"name": group, "versions": versions, "preferredVersion": versions[0]}
+        return {"name": name, "versions": versions, "preferredVersion": versions[0]}
 
     def _build(self, scheme: Scheme, address: str) -> None:
         cidrs = [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}]
         self._docs["/api"] = orjson.dumps(
             {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": cidrs}
         )
-        groups = [self._group_doc(scheme, g) for g in scheme.groups()]
+        listed = self._listed()
+        groups = [self._group_doc(name, source) for name, source in listed]
         self._docs["/apis"] = orjson.dumps(
             {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
         )
@@ -147,37 +163,38 @@ class Discovery:
             self._docs[f"/apis/{group_doc['name']}"] = orjson.dumps(
                 {"kind": "APIGroup", "apiVersion": "v1", **group_doc}
             )
-        for group in ["", *scheme.groups()]:
-            for version in scheme.versions(group):
+        for name, source in [("", ""), *listed]:
+            for version in scheme.versions(source):
                 resources = []
-                for rt in scheme.resources(group, version):
+                for rt in scheme.resources(source, version):
                     resources += _resource_entries(rt)
                 resources.sort(key=lambda r: r["name"])
                 doc: dict[str, Any] = {"kind": "APIResourceList"}
-                if group:
+                if name:
                     doc["apiVersion"] = "v1"
-                doc["groupVersion"] = group_version(group, version)
+                doc["groupVersion"] = group_version(name, version)
                 doc["resources"] = resources
-                path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+                path = f"/apis/{name}/{version}" if name else f"/api/{version}"
                 self._docs[path] = orjson.dumps(doc)
-        self._aggregated["/api"] = self._aggregate(scheme, [""])
-        self._aggregated["/apis"] = self._aggregate(scheme, scheme.groups())
+        self._aggregated["/api"] = self._aggregate([("", "")])
+        self._aggregated["/apis"] = self._aggregate(listed)
 
-    def _aggregate(self, scheme: Scheme, groups: list[str]) -> tuple[bytes, str]:
+    def _aggregate(self, listed: list[tuple[str, str]]) -> tuple[bytes, str]:
+        scheme = self._scheme
         items = []
-        for group in groups:
+        for name, source in listed:
             versions = [
                 {
                     "version": version,
                     "resources": [
-                        _aggregated_resource(rt) for rt in scheme.resources(group, version)
+                        _aggregated_resource(rt, name) for rt in scheme.resources(source, version)
                     ],
                     "freshness": "Current",
                 }
-                for version in scheme.versions(group)
+                for version in scheme.versions(source)
             ]
             items.append(
-                {"metadata": {"name": group, "creationTimestamp": None}, "versions": versions}
+                {"metadata": {"name": name, "creationTimestamp": None}, "versions": versions}
             )
         body = orjson.dumps(
             {
@@ -189,13 +206,28 @@ class Discovery:
         )
         return body, '"' + hashlib.sha256(body).hexdigest()[:32].upper() + '"'
 
+    def _aggregated_as(self, path: str, group: str) -> tuple[bytes, str]:
+        """The aggregated document, its apiVersion in the discovery group asked for."""
+        body, etag = self._aggregated[path]
+        if group == UPSTREAM_DISCOVERY:
+            body = body.replace(
+                b'"apiVersion":"apidiscovery.platform.io/v2"',
+                f'"apiVersion":"{UPSTREAM_DISCOVERY}/v2"'.encode(),
+                1,
+            )
+            etag = '"' + hashlib.sha256(body).hexdigest()[:32].upper() + '"'
+        return body, etag
+
     def render(self, request: Request, path: str) -> bytes:
         self._ensure()
         path = path.rstrip("/") or path
         accept = (request.getHeader(b"accept") or b"").decode("latin-1")
-        out = negotiate_output(accept, discovery=path in self._aggregated)
+        groups: tuple[str, ...] = DISCOVERY_GROUPS
+        if self._aliases is not None and self._aliases.enabled:
+            groups = (*groups, UPSTREAM_DISCOVERY)  # stock clients' name for it
+        out = negotiate_output(accept, discovery=path in self._aggregated, discovery_groups=groups)
         if out.format == "discovery":
-            body, etag = self._aggregated[path]
+            body, etag = self._aggregated_as(path, out.group)
             request.setHeader(b"etag", etag.encode())
             request.setHeader(b"vary", b"Accept")
             if request.getHeader(b"if-none-match") == etag.encode():

@@ -8,6 +8,7 @@ on first request and kept; v3 URLs carry a hash so clients may cache them foreve
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from typing import Any
 
@@ -18,6 +19,7 @@ from platform_api import errors
 from platform_api.apiserver.discovery import KUBE_MAJOR, KUBE_MINOR, SERVER_VERSION
 from platform_api.endpoints.negotiation import JSON, parse_accept
 from platform_api.endpoints.responses import finish
+from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.schemas import INT_OR_STRING, QUANTITY, Node
 from platform_api.scheme.types import ResourceType, group_version
@@ -95,6 +97,15 @@ def _refs(node: Any) -> list[str]:
     return found
 
 
+def _regroup(node: Any, group: str, name: str) -> Any:
+    """A definition whose group-version-kinds name ``name`` instead of ``group``."""
+    kinds = node.get("x-kubernetes-group-version-kind") if isinstance(node, dict) else None
+    if not kinds:
+        return node
+    renamed = [{**k, "group": name} if k.get("group") == group else k for k in kinds]
+    return {**node, "x-kubernetes-group-version-kind": renamed}
+
+
 def _param(
     name: str, description: str, where: str = "query", kind: str = "string"
 ) -> dict[str, Any]:
@@ -134,12 +145,14 @@ _PATCH_TYPES = (
 class OpenAPI:
     """The documents, built on first request and rebuilt after the scheme changes."""
 
-    def __init__(self, scheme: Scheme) -> None:
+    def __init__(self, scheme: Scheme, aliases: Aliases | None = None) -> None:
         self._scheme = scheme
+        self._aliases = aliases
         self._generation = -1
         self._v3: dict[str, bytes] = {}
         self._v2: bytes | None = None
-        self._gvs: dict[str, tuple[str, str]] = {}
+        # document key -> (group name clients see, group serving it, version)
+        self._gvs: dict[str, tuple[str, str, str]] = {}
         self._ensure()
 
     def _ensure(self) -> None:
@@ -148,16 +161,22 @@ class OpenAPI:
         scheme = self._scheme
         self._generation = scheme.generation
         self._v3, self._v2 = {}, None
+        listed = [("", "")]
+        for group in scheme.groups():
+            listed.append((group, group))
+            alias = self._aliases.upstream(group) if self._aliases is not None else ""
+            if alias:
+                listed.append((alias, group))
         self._gvs = {
-            ("api/" if not g else "apis/") + group_version(g, v): (g, v)
-            for g in ["", *scheme.groups()]
-            for v in scheme.versions(g)
+            ("api/" if not name else "apis/") + group_version(name, v): (name, source, v)
+            for name, source in listed
+            for v in scheme.versions(source)
         }
 
     def _hash(self, key: str) -> str:
         """The document's version for ``?hash=``: fixed for built-in groups, the content's
         digest where custom types (which change at run time) are served."""
-        group, version = self._gvs[key]
+        _, group, version = self._gvs[key]
         if any(rt.custom for rt in self._scheme.resources(group, version)):
             return hashlib.sha512(self.v3_document(key)).hexdigest()[:128].upper()
         return hashlib.sha512(f"{SERVER_VERSION}/{key}".encode()).hexdigest()[:128].upper()
@@ -257,8 +276,10 @@ class OpenAPI:
 
     def v3_document(self, key: str) -> bytes:
         if key not in self._v3:
-            group, version = self._gvs[key]
+            name, group, version = self._gvs[key]
             resources = self._scheme.resources(group, version)
+            if name != group:  # an upstream group name: the same types, renamed
+                resources = [dataclasses.replace(rt, group=name) for rt in resources]
             paths: dict[str, Any] = {}
             for rt in resources:
                 paths.update(self._paths(rt))
@@ -268,6 +289,8 @@ class OpenAPI:
             names = _reachable(self._scheme, roots)
             defs = self._scheme.schemas.definitions
             schemas = {n: _definition(n, defs[n], "#/components/schemas/", False) for n in names}
+            if name != group:
+                schemas = {n: _regroup(node, group, name) for n, node in schemas.items()}
             doc = {
                 "openapi": "3.0.0",
                 "info": INFO,

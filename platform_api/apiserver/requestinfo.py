@@ -45,6 +45,9 @@ class RequestInfo:
     namespace_path: bool = False
     label_selector: str = ""
     field_selector: str = ""
+    # The upstream group name the path used (``--serve-upstream-groups``); api_group
+    # then holds the branded group that serves it.
+    requested_group: str = ""
 
     @property
     def long_running(self) -> bool:

@@ -55,6 +55,8 @@ from platform_api.endpoints.tables import TableConvertor
 from platform_api.endpoints.watch import WatchStream
 from platform_api.registry.serviceresolver import ServiceResolver
 from platform_api.registry.store import Store
+from platform_api.registry.strategy import GenericStrategy
+from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import builtin_scheme
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 from platform_api.storage.watch import WatchHub
@@ -222,7 +224,11 @@ class APIServerService(Service):
             (rt.group, rt.version, rt.plural): Store(rt, self.storage) for rt in scheme.all()
         }
         # Always kept: escalation prevention reads it whatever the authorization mode.
-        self.rbac_index = RuleIndex(self.storage, self.hub)
+        aliases = Aliases(scheme, cfg.serve_upstream_groups)
+        for store in self.stores.values():
+            if isinstance(store.strategy, GenericStrategy):
+                store.strategy.aliases = aliases
+        self.rbac_index = RuleIndex(self.storage, self.hub, aliases.canonical_groups)
         if "RBAC" in cfg.authorization_modes:
             self.rbac_authorizer = RBACAuthorizer(self.rbac_index)
         # Before _authorizer(), which picks up self.node_authorizer.
@@ -232,6 +238,7 @@ class APIServerService(Service):
             self.node_graph = NodeGraph(self.storage, self.hub, attachments is not None)
             self.node_authorizer = NodeAuthorizer(self.node_graph)
         handlers = Handlers(
+            aliases=aliases,
             scheme=scheme,
             storage=self.storage,
             stores=self.stores,
@@ -270,7 +277,11 @@ class APIServerService(Service):
         )
         address = f"{cfg.server_url.split('//', 1)[1]}"
         server = APIServer(
-            filters, handlers, Discovery(scheme, address), OpenAPI(scheme), self._health()
+            filters,
+            handlers,
+            Discovery(scheme, address, aliases),
+            OpenAPI(scheme, aliases),
+            self._health(),
         )
         return server, cert, key, client_ca
 
@@ -345,7 +356,9 @@ class APIServerService(Service):
                     log.error("creating namespace {name}: {error}", name=name, error=e.message)
                     return
         # kube's post-start hook rbac/bootstrap-roles: the default roles and bindings.
-        self.rbac_bootstrapped = await ensure_defaults(self.stores, self.reactor)
+        self.rbac_bootstrapped = await ensure_defaults(
+            self.stores, self.reactor, upstream=self.config.serve_upstream_groups
+        )
         self.bootstrapped = True
         log.info("Ready: {seconds:.2f}s after start", seconds=time.monotonic() - self.started_at)
         self._start_controllers()

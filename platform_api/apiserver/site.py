@@ -88,9 +88,10 @@ class APIServer:
                 info = requestinfo.parse(request.method, path, request.args)
             except requestinfo.RequestInfoError as e:
                 raise errors.bad_request(str(e)) from None
+            self._canonical_group(info)
             user = await self.filters.authenticator.authenticate(request, path)
             user = await impersonate(request.requestHeaders, user, self.filters.authorizer)
-            ctx = Context(user)
+            ctx = Context(user, render_group=info.requested_group)
             with self.filters.inflight.slot(info, user):
                 attrs = Attributes.from_request(user, info)
                 decision, reason = await self.filters.authorizer.authorize(attrs)
@@ -109,6 +110,13 @@ class APIServer:
         except Exception:
             log.failure("unhandled error serving {path}", path=request.path)
             write_error(request, errors.internal_error("an unexpected error occurred"), ctx)
+
+    def _canonical_group(self, info: RequestInfo) -> None:
+        """An upstream group name in the path is served by its branded group."""
+        aliases = self.handlers.aliases
+        branded = aliases.branded(info.api_group) if aliases is not None else ""
+        if branded:
+            info.requested_group, info.api_group = info.api_group, branded
 
     # -- routes ---------------------------------------------------------------------------
 

@@ -206,13 +206,24 @@ FLAGS: list[tuple[str, str, str]] = [
         "Admission plugins to disable although on by default, comma-delimited.",
     ),
     (
+        "serve-upstream-groups",
+        "false",
+        "Also serve every *.platform.io group under its upstream *.k8s.io name (same objects), "
+        "so stock kubectl, client-go leader election and controller-runtime run unmodified.",
+    ),
+    (
         "controllers",
         "*",
         "Controllers to run in the server: '*' all, 'foo' on, '-foo' off (namespace-controller, "
         "garbage-collector-controller).",
     ),
 ]
-BOOL_FLAGS = ("anonymous-auth", "service-account-lookup", "enable-bootstrap-token-auth")
+BOOL_FLAGS = (
+    "anonymous-auth",
+    "service-account-lookup",
+    "enable-bootstrap-token-auth",
+    "serve-upstream-groups",
+)
 
 
 class Options(usage.Options):

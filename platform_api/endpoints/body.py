@@ -17,6 +17,7 @@ from platform_api.context import Context
 from platform_api.endpoints.negotiation import JSON, YAML, Output, input_type
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
+from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.decoding import Decoded, DecodeError, Decoder
 from platform_api.scheme.schemas import Schemas
 from platform_api.scheme.types import ResourceType
@@ -89,6 +90,7 @@ def decode_object(
     definition: str = "",
     api_version: str = "",
     custom: CustomResourceStrategy | None = None,
+    aliases: Aliases | None = None,
 ) -> Obj:
     """The decoded, pruned object of a create or update body.
 
@@ -112,6 +114,10 @@ def decode_object(
     body_kind = raw.get("kind") or kind
     if not isinstance(body_version, str) or not isinstance(body_kind, str):
         raise errors.bad_request(f"the object provided is unrecognized (must be of type {kind})")
+    if aliases is not None:
+        body_version, alias = aliases.canonical_api_version(body_version)
+        if alias:  # an upstream group name: the answer goes out in it
+            ctx.render_group = ctx.render_group or alias
     if body_version != api_version:
         raise errors.bad_request(
             f"the API version in the data ({body_version}) does not match the expected API "
@@ -166,6 +172,7 @@ def decode_write(
         definition=definition,
         api_version=api_version,
         custom=None if kind else custom_strategy(scope.resource, scope.store.strategy),
+        aliases=scope.handlers.aliases,
     )
     return opts, out, obj
 

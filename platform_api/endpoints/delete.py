@@ -155,7 +155,10 @@ async def handle(scope: Scope) -> bytes:
         return scope.respond_object(stored, code, out)
     if scope.store.strategy.returns_deleted_object:
         return scope.respond_object(stored, 200, out)
-    return scope.respond_object(scope.store.deleted_status(stored), 200, out)
+    status = scope.store.deleted_status(stored)
+    if scope.ctx.render_group:
+        status["details"]["group"] = scope.ctx.render_group
+    return scope.respond_object(status, 200, out)
 
 
 async def _unsafe_delete(scope: Scope, out: Output) -> bytes:
@@ -220,5 +223,5 @@ async def handle_collection(scope: Scope) -> bytes:
         "metadata": {"resourceVersion": str(scope.store.storage.current_revision())},
         "items": [s.object for s in removed],
     }
-    body = encode(doc, "yaml" if out.format == "yaml" else "json", out.pretty)
+    body = encode(scope.outgoing(doc), "yaml" if out.format == "yaml" else "json", out.pretty)
     return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx)

@@ -20,7 +20,7 @@ async def handle(scope: Scope) -> bytes:
     include = arg(scope.request, b"includeObject") or "Metadata"
     meta = {"resourceVersion": stored.object["metadata"].get("resourceVersion", "")}
     table = scope.handlers.tables.table(
-        scope.resource, [stored.object], out.group, out.version, include, meta
+        scope.resource, [scope.outgoing(stored.object)], out.group, out.version, include, meta
     )
     body = encode(table, "json", out.pretty)
     return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx)

@@ -230,10 +230,15 @@ async def handle(scope: Scope) -> bytes:
     if out.format == "table":
         include = arg(scope.request, b"includeObject") or "Metadata"
         table = scope.handlers.tables.table(
-            rt, (s.object for s in result.items), out.group, out.version, include, meta
+            rt,
+            (scope.outgoing(s.object) for s in result.items),
+            out.group,
+            out.version,
+            include,
+            meta,
         )
         body = encode(table, "json", out.pretty)
-    elif out.format == "json" and not out.pretty:
+    elif out.format == "json" and not out.pretty and not scope.ctx.render_group:
         head = encode({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
         body = head[:-1] + b',"items":[' + b",".join(s.data for s in result.items) + b"]}"
     else:
@@ -243,5 +248,5 @@ async def handle(scope: Scope) -> bytes:
             "metadata": meta,
             "items": [s.object for s in result.items],
         }
-        body = encode(doc, out.format, out.pretty)
+        body = encode(scope.outgoing(doc), out.format, out.pretty)
     return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx, compressible=True)

@@ -94,7 +94,13 @@ def _plain(media: MediaType) -> Output | None:
     return None
 
 
-def negotiate_output(accept: str, *, table: bool = False, discovery: bool = False) -> Output:
+def negotiate_output(
+    accept: str,
+    *,
+    table: bool = False,
+    discovery: bool = False,
+    discovery_groups: tuple[str, ...] = DISCOVERY_GROUPS,
+) -> Output:
     """The first Accept entry this endpoint can produce, or 406."""
     for media in parse_accept(accept):
         kind = media.as_
@@ -111,7 +117,7 @@ def negotiate_output(accept: str, *, table: bool = False, discovery: bool = Fals
                 return Output("table", media.params["g"], media.params["v"])
             continue
         if kind == "APIGroupDiscoveryList":
-            if discovery and media.params.get("g") in DISCOVERY_GROUPS:
+            if discovery and media.params.get("g") in discovery_groups:
                 return Output("discovery", media.params["g"], media.params.get("v", "v2"))
             continue
         if kind or (media.type == "application/json" and media.params.get("g")):

@@ -130,6 +130,12 @@ def _apply_config(scope: Scope, data: bytes, level: str) -> Obj:
     if isinstance(meta, dict) and meta.get("managedFields") is not None:
         raise errors.bad_request("metadata.managedFields must be nil")
     version, kind = config.get("apiVersion"), config.get("kind")
+    aliases = scope.handlers.aliases
+    if aliases is not None and isinstance(version, str):
+        version, alias = aliases.canonical_api_version(version)
+        if alias:
+            config["apiVersion"] = version
+            scope.ctx.render_group = scope.ctx.render_group or alias
     if not kind:
         raise errors.bad_request(f"Object 'Kind' is missing in '{data.decode(errors='replace')}'")
     if version != rt.api_version or kind != rt.kind:

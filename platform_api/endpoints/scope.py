@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from platform_api.authorization.interface import Authorizer
     from platform_api.authorization.rbac.escalation import EscalationGuard
     from platform_api.endpoints.tables import TableConvertor
+    from platform_api.scheme.aliases import Aliases
 
 Obj = dict[str, Any]
 
@@ -53,6 +54,7 @@ class Handlers:
     service_accounts: ServiceAccounts | None = None  # TokenRequest issues with it
     field_managers: dict[str, FieldManager] = field(default_factory=dict)
     escalation: EscalationGuard | None = None  # RBAC writes need the rights they grant
+    aliases: Aliases | None = None  # upstream group names, when served
 
     def store(self, rt: ResourceType) -> Store:
         return self.stores[(rt.group, rt.version, rt.plural)]
@@ -164,14 +166,22 @@ class Scope:
         data: bytes = content.read()
         return data
 
+    def outgoing(self, obj: Obj) -> Obj:
+        """An object as this request's client sees it: in the upstream group it named."""
+        aliases = self.handlers.aliases
+        if aliases is None or not self.ctx.render_group:
+            return obj
+        return aliases.rename(obj, self.ctx.render_group)
+
     def respond_object(
         self, stored: Stored | Obj, code: int = 200, out: Output | None = None
     ) -> bytes:
         """One object in the negotiated format; stored JSON bytes go out untouched."""
         out = out or self.output()
-        if isinstance(stored, Stored) and out.format == "json" and not out.pretty:
+        plain = out.format == "json" and not out.pretty and not self.ctx.render_group
+        if isinstance(stored, Stored) and plain:
             body = stored.data
         else:
-            obj = stored.object if isinstance(stored, Stored) else stored
+            obj = self.outgoing(stored.object if isinstance(stored, Stored) else stored)
             body = encode(obj, "yaml" if out.format == "yaml" else "json", out.pretty)
         return finish(self.request, code, body, out.content_type, ctx=self.ctx, compressible=True)

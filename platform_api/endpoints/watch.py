@@ -61,7 +61,8 @@ class WatchStream:
         self._include = arg(scope.request, b"includeObject") or "Object"
         # The served version is part of the key: custom resources are seen per version.
         served = scope.resource.api_version
-        self._format_key = (out.format, out.group, out.version, self._include, served)
+        alias = scope.ctx.render_group  # an upstream group name: objects renamed
+        self._format_key = (out.format, out.group, out.version, self._include, served, alias)
         storage = scope.store.storage
         self.view = storage if isinstance(storage, StorageView) else None
         # Conversions that call out (webhooks): batches convert one after the other.
@@ -71,10 +72,13 @@ class WatchStream:
     # -- encoding ---------------------------------------------------------------------
 
     def _object_bytes(self, event_type: str, stored: Stored, revision: int) -> bytes:
-        if self.out.format == "table":
+        if self.out.format == "table" or self.scope.ctx.render_group:
             obj = (
                 orjson.loads(stamped(stored, revision)) if event_type == DELETED else stored.object
             )
+            obj = self.scope.outgoing(obj)
+            if self.out.format != "table":
+                return orjson.dumps(obj)
             rt = self.scope.resource
             table = self.scope.handlers.tables.table(
                 rt, [obj], self.out.group, self.out.version, self._include, {}
@@ -102,7 +106,7 @@ class WatchStream:
         meta: dict[str, Any] = {"resourceVersion": str(revision)}
         if initial_end:
             meta["annotations"] = {INITIAL_EVENTS_END: "true", UPSTREAM_INITIAL_EVENTS_END: "true"}
-        obj = {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
+        obj = self.scope.outgoing({"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta})
         return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
 
     # -- the hub's side -------------------------------------------------------------------

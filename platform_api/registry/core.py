@@ -10,6 +10,7 @@ from platform_api.validation import field
 from platform_api.validation.field import FieldError
 
 NAMESPACE_NAME_LABEL = "platform.io/metadata.name"
+UPSTREAM_NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 KUBERNETES_FINALIZER = "kubernetes"
 
 
@@ -35,11 +36,13 @@ class NamespaceStrategy(GenericStrategy):
             new.pop("spec", None)
         self._label(new)
 
-    @staticmethod
-    def _label(obj: Obj) -> None:
-        """Every namespace carries its name as a label, so selectors can match it."""
+    def _label(self, obj: Obj) -> None:
+        """Every namespace carries its name as a label, so selectors can match it (also
+        under the upstream key when the server serves upstream names)."""
         labels = obj["metadata"].setdefault("labels", {})
         labels[NAMESPACE_NAME_LABEL] = obj["metadata"].get("name", "")
+        if self.aliases is not None and self.aliases.enabled:
+            labels[UPSTREAM_NAMESPACE_NAME_LABEL] = obj["metadata"].get("name", "")
 
 
 @register("", "Secret")

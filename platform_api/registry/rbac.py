@@ -70,7 +70,10 @@ def validate_rule(rule: Obj, namespaced: bool, path: str) -> list[FieldError]:
     return errs
 
 
-def validate_subject(subject: Obj, namespaced: bool, path: str) -> list[FieldError]:
+def validate_subject(
+    subject: Obj, namespaced: bool, path: str, groups: tuple[str, ...] = (GROUP,)
+) -> list[FieldError]:
+    """``groups``: the names of the RBAC group a User or Group subject may give."""
     errs = []
     name, kind, group = (
         subject.get("name", ""),
@@ -87,7 +90,7 @@ def validate_subject(subject: Obj, namespaced: bool, path: str) -> list[FieldErr
         if not namespaced and not subject.get("namespace"):
             errs.append(field.required(f"{path}.namespace"))
     elif kind in ("User", "Group"):
-        if group != GROUP:
+        if group not in groups:
             errs.append(field.not_supported(f"{path}.apiGroup", group, [GROUP]))
     else:
         errs.append(field.not_supported(f"{path}.kind", kind, SUBJECT_KINDS))
@@ -144,7 +147,8 @@ class _BindingStrategy(GenericStrategy):
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = super().validate(obj)
         ref = obj.get("roleRef") or {}
-        if ref.get("apiGroup", "") != GROUP:
+        groups = self.names_of(GROUP)
+        if ref.get("apiGroup", "") not in groups:
             errs.append(field.not_supported("roleRef.apiGroup", ref.get("apiGroup", ""), [GROUP]))
         if ref.get("kind", "") not in self.kinds:
             errs.append(field.not_supported("roleRef.kind", ref.get("kind", ""), self.kinds))
@@ -155,7 +159,7 @@ class _BindingStrategy(GenericStrategy):
             errs += [field.invalid("roleRef.name", name, m) for m in is_path_segment_name(name)]
         namespaced = self.resource.namespaced
         for i, subject in enumerate(obj.get("subjects") or []):
-            errs += validate_subject(subject, namespaced, f"subjects[{i}]")
+            errs += validate_subject(subject, namespaced, f"subjects[{i}]", groups)
         return errs
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:

@@ -12,6 +12,7 @@ import copy
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.types import ResourceType
 from platform_api.selectors import FieldGetter, field_getters
 from platform_api.validation.field import FieldError
@@ -72,6 +73,14 @@ class GenericStrategy:
 
     def __init__(self, resource: ResourceType) -> None:
         self.resource = resource
+        # The server's upstream group names (--serve-upstream-groups), set by the server.
+        self.aliases: Aliases | None = None
+
+    def names_of(self, group: str) -> tuple[str, ...]:
+        """The names a reference to ``group`` may use: the group, and its upstream name
+        when the server serves upstream names."""
+        upstream = self.aliases.upstream(group) if self.aliases is not None else ""
+        return (group, upstream) if upstream else (group,)
 
     def prepare_for_create(self, obj: Obj) -> None:
         if self.resource.has_status() and not self.keep_status_on_create:

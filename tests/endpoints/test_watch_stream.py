@@ -8,6 +8,8 @@ from typing import Any
 import orjson
 from twisted.internet.task import Clock
 
+from platform_api.authentication.user import UserInfo
+from platform_api.context import Context
 from platform_api.endpoints.list import ListParams
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.watch import MAX_QUEUED, WatchStream
@@ -79,7 +81,13 @@ def make_stream(labels: str = "") -> tuple[WatchStream, FakeRequest, WatchHub]:
     )
     handlers = SimpleNamespace(hub=hub, reactor=Clock(), tables=None)
     scope: Any = SimpleNamespace(
-        request=request, store=store, resource=rt, handlers=handlers, namespace="ns"
+        request=request,
+        store=store,
+        resource=rt,
+        handlers=handlers,
+        namespace="ns",
+        ctx=Context(UserInfo("tester")),
+        outgoing=lambda obj: obj,
     )
     stream = WatchStream(scope, params(labels), Output("json"))
     hub.subscribe(stream)

@@ -80,7 +80,8 @@ class EscalationGuard:
             if old is not None and only_gc_fields_changed(obj, old):
                 return
             name = obj["metadata"].get("name", "")
-            self.confirm(user, namespace, obj.get("rules") or [], plural, name)
+            wanted = [self.index.canonical(rule) for rule in obj.get("rules") or []]
+            self.confirm(user, namespace, wanted, plural, name)
             aggregates = obj.get("aggregationRule") or (old or {}).get("aggregationRule")
             if plural == "clusterroles" and aggregates:
                 held, _ = rules.covers(self._owned(user, namespace)[0], FULL_AUTHORITY)

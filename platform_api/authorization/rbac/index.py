@@ -10,7 +10,7 @@ delivers it (within a second of the write).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +74,13 @@ class Resolved:
 
 
 class RuleIndex:
-    def __init__(self, storage: Storage, hub: WatchHub) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        hub: WatchHub,
+        canonical_groups: Callable[[list[str]], list[str]] | None = None,
+    ) -> None:
+        self.canonical_groups = canonical_groups
         self.informer = Informer(storage, hub, tuple(prefix_of(k) for k in KINDS))
         self.roles: dict[tuple[str, str], list[Rule]] = {}
         self.cluster_roles: dict[str, list[Rule]] = {}
@@ -113,7 +119,16 @@ class RuleIndex:
         if new is None:
             target.pop(name, None)
         else:
-            target[name] = list(new.get("rules") or [])
+            target[name] = [self.canonical(rule) for rule in new.get("rules") or []]
+
+    def canonical(self, rule: Rule) -> Rule:
+        """A rule whose upstream group names read as the branded groups that serve them
+        (``--serve-upstream-groups``): rules naming either name grant both."""
+        groups = rule.get("apiGroups")
+        if not groups or self.canonical_groups is None:
+            return rule
+        renamed = self.canonical_groups(list(groups))
+        return rule if renamed == groups else {**rule, "apiGroups": renamed}
 
     def _identities(self, binding: Obj) -> set[str]:
         namespace = (binding.get("metadata") or {}).get("namespace", "")

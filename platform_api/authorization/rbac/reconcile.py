@@ -26,6 +26,7 @@ from twisted.logger import Logger
 from platform_api import errors
 from platform_api.authorization.rbac import bootstrap_components as components
 from platform_api.authorization.rbac.bootstrap import (
+    AGGREGATE_TO,
     AUTOUPDATE,
     RBAC_GROUP,
     Obj,
@@ -46,9 +47,15 @@ PLURALS = {
 ATTEMPTS = 3  # per object: a create or update racing another process is re-planned
 
 
-def default_policy() -> list[Obj]:
+# The upstream keys of the defaults' annotation and aggregation labels
+# (--serve-upstream-groups): roles labelled either way aggregate, either annotation protects.
+UPSTREAM_AUTOUPDATE = "rbac.authorization.kubernetes.io/autoupdate"
+UPSTREAM_AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
+
+
+def default_policy(upstream: bool = False) -> list[Obj]:
     """Every default object: roles first, then bindings (kube's order)."""
-    return (
+    objs = (
         cluster_roles()
         + components.component_roles()
         + components.controller_roles()
@@ -57,10 +64,29 @@ def default_policy() -> list[Obj]:
         + components.roles()
         + components.role_bindings()
     )
+    if upstream:
+        for obj in objs:
+            _select_upstream_labels(obj)
+    return objs
+
+
+def _select_upstream_labels(obj: Obj) -> None:
+    """An aggregated role also selects roles carrying the upstream aggregation label."""
+    selectors = (obj.get("aggregationRule") or {}).get("clusterRoleSelectors") or []
+    for selector in list(selectors):
+        labels = selector.get("matchLabels") or {}
+        upstream = {
+            UPSTREAM_AGGREGATE_TO + k[len(AGGREGATE_TO) :]: v
+            for k, v in labels.items()
+            if k.startswith(AGGREGATE_TO)
+        }
+        if upstream:
+            selectors.append({"matchLabels": upstream})
 
 
 def is_protected(obj: Obj) -> bool:
-    return (obj.get("metadata", {}).get("annotations") or {}).get(AUTOUPDATE) == "false"
+    annotations = obj.get("metadata", {}).get("annotations") or {}
+    return "false" in (annotations.get(AUTOUPDATE), annotations.get(UPSTREAM_AUTOUPDATE))
 
 
 def _merge_metadata(result: Obj, expected: Obj) -> None:
@@ -164,13 +190,17 @@ class Report:
 class Reconciler:
     """Applies the defaults through the registry stores (the server's own identity)."""
 
-    def __init__(self, stores: Mapping[tuple[str, str, str], Store]) -> None:
+    def __init__(
+        self, stores: Mapping[tuple[str, str, str], Store], upstream: bool = False
+    ) -> None:
         self.stores = {kind: stores[(RBAC_GROUP, "v1", plural)] for kind, plural in PLURALS.items()}
+        self.upstream = upstream
 
     async def run(self, objects: list[Obj] | None = None) -> Report:
         """One pass over ``objects`` (the defaults by default), all writes concurrent."""
         report = Report()
-        work = [ensureDeferred(self._one(obj, report)) for obj in objects or default_policy()]
+        objects = objects or default_policy(self.upstream)
+        work = [ensureDeferred(self._one(obj, report)) for obj in objects]
         await gatherResults(work, consumeErrors=True)
         return report
 
@@ -249,9 +279,10 @@ async def ensure_defaults(
     reactor: IReactorTime,
     attempts: int = 30,
     interval: float = 1.0,
+    upstream: bool = False,
 ) -> bool:
     """Reconcile until a pass has no failures (kube retries its hook for 30 s)."""
-    reconciler = Reconciler(stores)
+    reconciler = Reconciler(stores, upstream)
     for attempt in range(attempts):
         report = await reconciler.run()
         if report.writes:

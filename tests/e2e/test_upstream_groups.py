@@ -1,0 +1,233 @@
+"""--serve-upstream-groups: every *.platform.io group also answers as its *.k8s.io name."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.e2e.conftest import Server, session_for, start_server
+from tests.e2e.crds import eventually
+
+ROLES = "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles"
+BRANDED_ROLES = "/apis/rbac.authorization.platform.io/v1/namespaces/{ns}/roles"
+DISCOVERY = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("upstream")
+    tokens = root / "tokens.csv"
+    tokens.write_text("t-lee,lee,1\n")
+    server = start_server(
+        root / "data",
+        "--serve-upstream-groups",
+        "--authorization-mode",
+        "RBAC",
+        "--token-auth-file",
+        str(tokens),
+    )
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def root_session(upstream: Server) -> requests.Session:
+    return session_for(upstream, cert=upstream.admin_cert)
+
+
+def namespace(session: requests.Session, server: Server, name: str) -> str:
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    r = session.post(server.url + "/api/v1/namespaces", json=body)
+    assert r.status_code == 201, r.text
+    return name
+
+
+def role(name: str, group: str, rules: list[dict]) -> dict:
+    return {"apiVersion": f"{group}/v1", "kind": "Role", "metadata": {"name": name}, "rules": rules}
+
+
+def test_discovery_lists_both_names(upstream: Server, root_session: requests.Session) -> None:
+    groups = [g["name"] for g in root_session.get(upstream.url + "/apis").json()["groups"]]
+    for branded in ("rbac.authorization.platform.io", "coordination.platform.io"):
+        alias = branded.replace(".platform.io", ".k8s.io")
+        assert groups.index(alias) == groups.index(branded) + 1
+    doc = root_session.get(upstream.url + "/apis/rbac.authorization.k8s.io/v1").json()
+    assert doc["groupVersion"] == "rbac.authorization.k8s.io/v1"
+    assert "roles" in {r["name"] for r in doc["resources"]}
+    r = root_session.get(upstream.url + "/apis", headers={"Accept": DISCOVERY})
+    assert r.headers["Content-Type"] == DISCOVERY
+    body = r.json()
+    assert body["apiVersion"] == "apidiscovery.k8s.io/v2"
+    names = {item["metadata"]["name"] for item in body["items"]}
+    assert {"authorization.k8s.io", "authorization.platform.io"} <= names
+    index = root_session.get(upstream.url + "/openapi/v3").json()["paths"]
+    doc = root_session.get(
+        upstream.url + index["apis/rbac.authorization.k8s.io/v1"]["serverRelativeURL"]
+    ).json()
+    kinds = doc["components"]["schemas"]["io.platform.api.rbac.v1.Role"][
+        "x-kubernetes-group-version-kind"
+    ]
+    assert kinds == [{"group": "rbac.authorization.k8s.io", "kind": "Role", "version": "v1"}]
+
+
+def test_one_object_two_names(upstream: Server, root_session: requests.Session) -> None:
+    ns = namespace(root_session, upstream, "two-names")
+    assert root_session.get(f"{upstream.url}/api/v1/namespaces/{ns}").json()["metadata"][
+        "labels"
+    ] == {"platform.io/metadata.name": ns, "kubernetes.io/metadata.name": ns}
+    rules = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
+    r = root_session.post(
+        upstream.url + ROLES.format(ns=ns), json=role("r", "rbac.authorization.k8s.io", rules)
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["apiVersion"] == "rbac.authorization.k8s.io/v1"
+    branded = root_session.get(upstream.url + BRANDED_ROLES.format(ns=ns) + "/r").json()
+    assert branded["apiVersion"] == "rbac.authorization.platform.io/v1"
+    listed = root_session.get(upstream.url + ROLES.format(ns=ns)).json()
+    assert listed["apiVersion"] == "rbac.authorization.k8s.io/v1"
+    assert [i["apiVersion"] for i in listed["items"]] == ["rbac.authorization.k8s.io/v1"]
+    r = root_session.get(
+        upstream.url + ROLES.format(ns=ns) + "/missing", headers={"Accept": "application/json"}
+    )
+    assert r.status_code == 404
+
+
+def test_watch_through_the_upstream_name(upstream: Server, root_session: requests.Session) -> None:
+    ns = namespace(root_session, upstream, "watch-names")
+    events: list[dict] = []
+
+    def watch() -> None:
+        url = upstream.url + ROLES.format(ns=ns) + "?watch=1"
+        with root_session.get(url, stream=True, timeout=20) as reply:
+            for line in reply.iter_lines():
+                if line:
+                    events.append(json.loads(line))
+                    return
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    time.sleep(0.3)
+    body = role("w", "rbac.authorization.platform.io", [])
+    assert root_session.post(upstream.url + BRANDED_ROLES.format(ns=ns), json=body).ok
+    eventually(lambda: events)
+    assert events[0]["type"] == "ADDED"
+    assert events[0]["object"]["apiVersion"] == "rbac.authorization.k8s.io/v1"
+
+
+def test_rules_naming_either_group_grant_both(
+    upstream: Server, root_session: requests.Session
+) -> None:
+    ns = namespace(root_session, upstream, "rule-names")
+    rules = [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]}]
+    assert root_session.post(
+        upstream.url + ROLES.format(ns=ns), json=role("leases", "rbac.authorization.k8s.io", rules)
+    ).ok
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "lee-leases"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "leases"},
+        "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "lee"}],
+    }
+    r = root_session.post(
+        f"{upstream.url}/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
+        json=binding,
+    )
+    assert r.status_code == 201, r.text
+    lee = session_for(upstream, token="t-lee")
+    for group in ("coordination.k8s.io", "coordination.platform.io"):
+        url = f"{upstream.url}/apis/{group}/v1/namespaces/{ns}/leases"
+        eventually(lambda url=url: lee.get(url).status_code == 200)
+    assert lee.get(f"{upstream.url}/api/v1/namespaces/{ns}/pods").status_code == 403
+
+
+def test_reviews_answer_in_the_group_asked(
+    upstream: Server, root_session: requests.Session
+) -> None:
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "list", "resource": "pods"}},
+    }
+    r = root_session.post(
+        upstream.url + "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", json=review
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["apiVersion"] == "authorization.k8s.io/v1"
+    assert r.json()["status"]["allowed"] is True
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}}
+    assert root_session.post(
+        upstream.url + "/api/v1/namespaces/default/serviceaccounts", json=account
+    ).ok
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
+    r = root_session.post(
+        upstream.url + "/api/v1/namespaces/default/serviceaccounts/robot/token", json=request
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["apiVersion"] == "authentication.k8s.io/v1"
+    assert r.json()["status"]["token"]
+
+
+LEADER = textwrap.dedent(
+    """
+    import os, sys, time
+    from kubernetes import config
+    from kubernetes.leaderelection import electionconfig, leaderelection
+    from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
+
+    config.load_kube_config(config_file=sys.argv[1])
+    lock = LeaseLock("demo-lock", "default", sys.argv[2])
+
+    def lead():
+        print("LEADING", sys.argv[2], time.time(), flush=True)
+        time.sleep(float(sys.argv[3]))
+        os._exit(0)  # stop renewing at once: the lease runs out, another takes over
+
+    cfg = electionconfig.Config(lock, 4, 3, 1, lead, lambda: None)
+    leaderelection.LeaderElection(cfg).run()
+    """
+)
+
+
+def test_leader_election_on_an_upstream_lease(upstream: Server, tmp_path: Path) -> None:
+    """Two kubernetes-client processes contend for a coordination.k8s.io Lease: one leads,
+    the other waits, and takes over once the first stops renewing."""
+    script = tmp_path / "leader.py"
+    script.write_text(LEADER)
+    run = [sys.executable, str(script), str(upstream.kubeconfig)]
+    first = subprocess.Popen([*run, "one", "2"], stdout=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    second = subprocess.Popen([*run, "two", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        out_first, _ = first.communicate(timeout=30)
+        first_done = time.time()
+        out_second, _ = second.communicate(timeout=30)
+    finally:
+        for process in (first, second):
+            if process.poll() is None:
+                process.kill()
+    assert out_first.startswith("LEADING one")
+    assert out_second.startswith("LEADING two")
+    assert float(out_second.split()[2]) >= first_done - 0.5  # not while one led
+    lease = session_for(upstream, cert=upstream.admin_cert).get(
+        upstream.url + "/apis/coordination.k8s.io/v1/namespaces/default/leases/demo-lock"
+    )
+    assert lease.json()["apiVersion"] == "coordination.k8s.io/v1"
+    assert lease.json()["spec"]["holderIdentity"] == "two"
+
+
+def test_without_the_flag_nothing_changes(server: Server, admin: requests.Session) -> None:
+    assert admin.get(server.url + "/apis/rbac.authorization.k8s.io").status_code == 404
+    r = admin.get(server.url + "/apis/rbac.authorization.k8s.io/v1/roles")
+    assert r.status_code == 404
+    groups = [g["name"] for g in admin.get(server.url + "/apis").json()["groups"]]
+    assert not [g for g in groups if g.endswith(".k8s.io")]
