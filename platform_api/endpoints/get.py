@@ -23,4 +23,4 @@ async def handle(scope: Scope) -> bytes:
         scope.resource, [scope.outgoing(stored.object)], out.group, out.version, include, meta
     )
     body = encode(table, "json", out.pretty)
-    return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx)
+    return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx, compressible=True)

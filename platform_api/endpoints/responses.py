@@ -17,7 +17,7 @@ from platform_api.codec import yaml_dumps
 from platform_api.context import Context
 from platform_api.errors import StatusError
 
-# kube compresses get/list responses of at least 128 KiB (level 1: cheap, still 5-10x).
+# kube compresses get/list responses of more than 128 KiB (level 1: cheap, still 5-10x).
 GZIP_THRESHOLD = 128 * 1024
 _CACHE_CONTROL = b"no-cache, private"
 
@@ -29,8 +29,9 @@ def warning_header(text: str) -> bytes:
 
 
 def _accepts_gzip(request: Request) -> bool:
+    """kube's ``negotiateContentEncoding``: a comma-separated token that is exactly gzip."""
     header = request.getHeader(b"accept-encoding")
-    return header is not None and b"gzip" in header.lower()
+    return header is not None and any(t.strip() == b"gzip" for t in header.split(b","))
 
 
 def finish(
@@ -52,7 +53,7 @@ def finish(
             request.responseHeaders.addRawHeader(b"warning", warning_header(text))
     for name, value in (headers or {}).items():
         request.setHeader(name.encode(), value.encode())
-    if compressible and len(body) >= GZIP_THRESHOLD and _accepts_gzip(request):
+    if compressible and len(body) > GZIP_THRESHOLD and _accepts_gzip(request):
         body = gzip.compress(body, compresslevel=1)
         request.setHeader(b"content-encoding", b"gzip")
         request.setHeader(b"vary", b"Accept-Encoding")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import requests
 
 from tests.e2e.conftest import Server, session_for
@@ -238,6 +239,30 @@ def test_gzip_for_large_lists(server: Server, admin: requests.Session) -> None:
     assert len(r.json()["items"]) >= 3
     r = admin.get(server.url + CM + "/big0", headers={"Accept-Encoding": "identity"})
     assert "Content-Encoding" not in r.headers
+
+
+def test_gzip_over_http2_for_get_list_and_tables(server: Server, admin: requests.Session) -> None:
+    """Large get and list answers are compressed on HTTP/2 too; only the token gzip counts."""
+    ns_path = "/api/v1/namespaces/default/configmaps"
+    assert admin.post(server.url + ns_path, json=configmap("h2big", v="y" * 140000)).ok
+    table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+    with httpx.Client(http2=True, verify=server.ssl_context) as client:
+        for path, accept in (
+            (ns_path + "/h2big", "application/json"),
+            (ns_path, "application/json"),
+            (ns_path + "/h2big?includeObject=Object", table),
+        ):
+            r = client.get(server.url + path, headers={"Accept-Encoding": "gzip", "Accept": accept})
+            assert (r.http_version, r.status_code) == ("HTTP/2", 200)
+            assert r.headers["content-encoding"] == "gzip", path
+            assert int(r.headers["content-length"]) < 140000
+            assert r.json()  # httpx decompresses
+        small = client.get(server.url + ns_path + "/missing", headers={"Accept-Encoding": "gzip"})
+        assert "content-encoding" not in small.headers
+        not_gzip = client.get(
+            server.url + ns_path + "/h2big", headers={"Accept-Encoding": "gzip;q=0, br"}
+        )
+        assert "content-encoding" not in not_gzip.headers
 
 
 def test_secret_string_data_and_type(server: Server, admin: requests.Session) -> None:
