@@ -1,0 +1,32 @@
+"""The Protobuf field table, loaded from ``protobuf_fields.json`` beside this module.
+
+The JSON is data only, written by ``scripts/gen_protobuf_fields.py`` from kube's
+``generated.proto`` files (``upstreamVersion`` says which); it is never edited by hand.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import orjson
+
+Row = tuple[str, int, str, int, str]  # JSON name, number, kind, flags, reference
+
+
+def load(
+    data: bytes,
+) -> tuple[str, dict[str, tuple[Row, ...]], dict[tuple[str, str, str], str], frozenset[str]]:
+    """(upstream version, messages, kinds, list wrappers) of a table's JSON text."""
+    table: dict[str, Any] = orjson.loads(data)
+    messages = {
+        name: tuple((r[0], r[1], r[2], r[3], r[4]) for r in rows)
+        for name, rows in table["messages"].items()
+    }
+    kinds = {(g, v, k): message for g, v, k, message in table["kinds"]}
+    return table["upstreamVersion"], messages, kinds, frozenset(table["listWrappers"])
+
+
+UPSTREAM_VERSION, MESSAGES, KINDS, LIST_WRAPPERS = load(
+    resources.files(__package__).joinpath("protobuf_fields.json").read_bytes()
+)

@@ -1,0 +1,142 @@
+"""The values kube's Go types write by hand: times, durations, varints.
+
+``metav1.Time`` is RFC 3339 in seconds on the JSON side and ``Timestamp{seconds, nanos}``
+on the wire; ``MicroTime`` keeps microseconds; ``metav1.Duration`` is Go's
+``time.Duration`` text (``1m30s``) in JSON and nanoseconds on the wire.  Timestamps repeat
+across a list (one per object and per managed-fields entry), so conversions are cached.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MASK64 = (1 << 64) - 1
+SMALL = [bytes((i,)) for i in range(128)]  # one-byte varints
+
+
+class ValueFormatError(ValueError):
+    """A JSON value that the Go type would refuse (bad time, bad duration)."""
+
+
+def varint(value: int) -> bytes:
+    """Protobuf base-128 varint; negative numbers as 64-bit two's complement."""
+    if 0 <= value < 128:
+        return SMALL[value]
+    if value < 0:
+        value &= MASK64
+    out = bytearray()
+    while value > 127:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def signed64(value: int) -> int:
+    """A decoded varint read as Go's int64 (int32 negatives are sign-extended on the wire)."""
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+# -- times ------------------------------------------------------------------------------
+
+
+def _format(dt: datetime, fraction: str) -> str:
+    return (
+        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T"
+        f"{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}{fraction}Z"
+    )
+
+
+@lru_cache(maxsize=8192)
+def format_time(seconds: int) -> str:
+    """``metav1.Time`` JSON: UTC, whole seconds."""
+    return _format(_EPOCH + timedelta(seconds=seconds), "")
+
+
+def format_micro_time(seconds: int, nanos: int) -> str:
+    """``metav1.MicroTime`` JSON: UTC with six fractional digits."""
+    return _format(_EPOCH + timedelta(seconds=seconds), f".{nanos // 1000:06d}")
+
+
+@lru_cache(maxsize=8192)
+def parse_time(text: str) -> tuple[int, int]:
+    """RFC 3339 (as Go's ``time.RFC3339`` parses it) -> (seconds, nanoseconds)."""
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueFormatError(f"parsing time {text!r} as RFC 3339") from None
+    if dt.tzinfo is None:
+        raise ValueFormatError(f"parsing time {text!r} as RFC 3339: missing time zone")
+    delta = dt - _EPOCH
+    seconds = delta.days * 86400 + delta.seconds
+    nanos = delta.microseconds * 1000
+    # fromisoformat keeps microseconds only; Go keeps nanoseconds.
+    if m := re.search(r"\.(\d{7,9})", text):
+        nanos = int(m.group(1).ljust(9, "0"))
+    return seconds, nanos
+
+
+# -- durations --------------------------------------------------------------------------
+
+_UNITS = {
+    "ns": 1,
+    "us": 1_000,
+    "\u00b5s": 1_000,
+    "\u03bcs": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
+}
+_DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?([a-z\u00b5\u03bc]+)")
+
+
+def _fraction(value: int, digits: int) -> str:
+    if not value:
+        return ""
+    return "." + str(value).rjust(digits, "0").rstrip("0")
+
+
+def format_duration(nanos: int) -> str:
+    """Go's ``time.Duration.String``: ``0s``, ``1.5s``, ``1m30s``, ``1h0m0s``, ``500ms``."""
+    if nanos == 0:
+        return "0s"
+    u = abs(nanos)
+    if u < 1_000_000_000:
+        unit, digits = ("ns", 0) if u < 1_000 else ("\u00b5s", 3) if u < 1_000_000 else ("ms", 6)
+        whole, frac = divmod(u, 10**digits)
+        text = f"{whole}{_fraction(frac, digits)}{unit}"
+    else:
+        seconds, frac = divmod(u, 1_000_000_000)
+        text = f"{seconds % 60}{_fraction(frac, 9)}s"
+        minutes = seconds // 60
+        if minutes:
+            text = f"{minutes % 60}m{text}"
+            if minutes // 60:
+                text = f"{minutes // 60}h{text}"
+    return "-" + text if nanos < 0 else text
+
+
+def parse_duration(text: str) -> int:
+    """Go's ``time.ParseDuration`` -> nanoseconds."""
+    error = ValueFormatError(f'time: invalid duration "{text}"')
+    body = text.lstrip("+-")
+    sign = -1 if text.startswith("-") else 1
+    if body == "0":
+        return 0
+    if not body:
+        raise error
+    total, pos = 0, 0
+    while pos < len(body):
+        m = _DURATION_PART.match(body, pos)
+        if m is None or m.group(3) not in _UNITS or not (m.group(1) or m.group(2)):
+            raise error
+        scale = _UNITS[m.group(3)]
+        total += int(m.group(1) or 0) * scale
+        if m.group(2):
+            total += int(m.group(2)) * scale // 10 ** len(m.group(2))
+        pos = m.end()
+    return sign * total

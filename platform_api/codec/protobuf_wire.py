@@ -1,0 +1,142 @@
+"""Reading the Protobuf wire format: varints, length-delimited spans, scalar values.
+
+Readers take ``(data, pos, end)`` with ``pos`` just after a field's tag and return
+``(value, next pos)``; values come out as kube's JSON writes them (``[]byte`` as base64,
+integral doubles without a fraction).  Error texts follow gogo-protobuf's.
+"""
+
+from __future__ import annotations
+
+import struct
+from base64 import b64encode
+from collections.abc import Callable
+from typing import Any
+
+EOF = "unexpected EOF"
+
+Reader = Callable[[bytes, int, int], tuple[Any, int]]
+
+# Wire types of the scalar kinds that are not length-delimited.
+SCALAR_WIRE = {"int32": 0, "int64": 0, "bool": 0, "double": 1}
+
+_unpack_double = struct.Struct("<d").unpack_from
+
+
+class WireError(ValueError):
+    """Bytes that are not a well-formed message."""
+
+
+def read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    byte = data[pos]
+    if byte < 128:
+        return byte, pos + 1
+    value, shift = byte & 0x7F, 7
+    while True:
+        pos += 1
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        if byte < 128:
+            return value, pos + 1
+        shift += 7
+        if shift >= 70:
+            raise WireError("proto: integer overflow")
+
+
+def span(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """The (start, stop) of the length-delimited value at ``pos``."""
+    size, pos = read_varint(data, pos)
+    stop = pos + size
+    if stop > end:
+        raise WireError(EOF)
+    return pos, stop
+
+
+def read_string(data: bytes, pos: int, end: int) -> tuple[str, int]:
+    pos, stop = span(data, pos, end)
+    # Go's JSON writes invalid UTF-8 as U+FFFD.
+    return data[pos:stop].decode("utf-8", "replace"), stop
+
+
+def read_bytes(data: bytes, pos: int, end: int) -> tuple[str, int]:
+    pos, stop = span(data, pos, end)
+    return b64encode(data[pos:stop]).decode("ascii"), stop
+
+
+def read_int(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    value, pos = read_varint(data, pos)
+    return (value - (1 << 64) if value >= 1 << 63 else value), pos
+
+
+def read_bool(data: bytes, pos: int, end: int) -> tuple[bool, int]:
+    value, pos = read_varint(data, pos)
+    return value != 0, pos
+
+
+def read_double(data: bytes, pos: int, end: int) -> tuple[float | int, int]:
+    if pos + 8 > end:
+        raise WireError(EOF)
+    (value,) = _unpack_double(data, pos)
+    # Go writes integral floats without a fraction ("1", not "1.0").
+    if value.is_integer() and abs(value) < 1e21:
+        return int(value), pos + 8
+    return value, pos + 8
+
+
+SCALAR_READERS: dict[str, Reader] = {
+    "string": read_string,
+    "bytes": read_bytes,
+    "int32": read_int,
+    "int64": read_int,
+    "bool": read_bool,
+    "double": read_double,
+}
+
+
+def skip(data: bytes, pos: int, end: int, tag: int) -> int:
+    """Step over the value of a field the message does not know."""
+    wire = tag & 7
+    if wire == 0:
+        return read_varint(data, pos)[1]
+    if wire == 2:
+        return span(data, pos, end)[1]
+    if wire in (1, 5):
+        pos += 8 if wire == 1 else 4
+        if pos > end:
+            raise WireError(EOF)
+        return pos
+    raise WireError(f"proto: illegal wireType {wire}")
+
+
+def fields_of(data: bytes, pos: int, end: int) -> dict[int, Any]:
+    """A small message read by field number (varints as ints, LEN as bytes); last wins."""
+    out: dict[int, Any] = {}
+    while pos < end:
+        tag, pos = read_varint(data, pos)
+        if tag & 7 == 0:
+            out[tag >> 3], pos = read_varint(data, pos)
+        elif tag & 7 == 2:
+            start, pos = span(data, pos, end)
+            out[tag >> 3] = data[start:pos]
+        else:
+            pos = skip(data, pos, end, tag)
+    if pos != end:
+        raise WireError(EOF)
+    return out
+
+
+def len_field(values: dict[int, Any], number: int, name: str) -> bytes:
+    """A length-delimited field of ``fields_of``'s result (empty when absent)."""
+    value = values.get(number, b"")
+    if not isinstance(value, bytes):
+        raise WireError(f"proto: wrong wireType = 0 for field {name}")
+    return value
+
+
+def split_envelope(data: bytes) -> tuple[str, str, bytes]:
+    """``runtime.Unknown`` after the 4-byte prefix -> (apiVersion, kind, raw object bytes)."""
+    unknown = fields_of(data, 4, len(data))
+    type_meta = len_field(unknown, 1, "TypeMeta")
+    meta = fields_of(type_meta, 0, len(type_meta))
+    api_version = len_field(meta, 1, "APIVersion").decode("utf-8", "replace")
+    kind = len_field(meta, 2, "Kind").decode("utf-8", "replace")
+    return api_version, kind, len_field(unknown, 2, "Raw")
