@@ -226,7 +226,7 @@ class Discovery:
         if self._aliases is not None and self._aliases.enabled:
             groups = (*groups, UPSTREAM_DISCOVERY)  # stock clients' name for it
         out = negotiate_output(accept, discovery=path in self._aggregated, discovery_groups=groups)
-        if out.format == "discovery":
+        if out.view == "discovery":
             body, etag = self._aggregated_as(path, out.group)
             request.setHeader(b"etag", etag.encode())
             request.setHeader(b"vary", b"Accept")

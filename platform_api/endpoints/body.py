@@ -12,9 +12,9 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.apiextensions.resource import CustomResourceStrategy
-from platform_api.codec import BodyError, Duplicates, parse_json, parse_yaml
+from platform_api.codec import BodyError, Duplicates, parse_json, parse_yaml, protobuf
 from platform_api.context import Context
-from platform_api.endpoints.negotiation import JSON, YAML, Output, input_type
+from platform_api.endpoints.negotiation import JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
 from platform_api.scheme.aliases import Aliases
@@ -36,7 +36,19 @@ def summarize(data: bytes, limit: int = 30) -> str:
     return shown + " ..." if len(data) > limit else shown
 
 
-def parse(data: bytes, media: str, expected_kind: str) -> tuple[Any, dict[int, list[str]]]:
+def parse(
+    data: bytes, media: str, expected_kind: str, api_version: str = ""
+) -> tuple[Any, dict[int, list[str]]]:
+    """A body in its media type, as JSON values (and, for JSON and YAML, the keys it
+    held twice).  Protobuf bodies take the URL's type where their envelope has none."""
+    if media == PROTOBUF:
+        try:
+            return protobuf.decode(data, api_version, expected_kind), {}
+        except protobuf.ProtobufError as e:
+            raise errors.bad_request(
+                f"the object provided is unrecognized (must be of type {expected_kind}): "
+                f"{e} ({summarize(data)})"
+            ) from None
     try:
         if not data.strip():
             raise BodyError("unexpected end of JSON input")
@@ -100,8 +112,8 @@ def decode_object(
     kind = kind or rt.kind
     definition = definition or rt.definition
     api_version = api_version or rt.api_version
-    media = input_type(content_type, [JSON, YAML])
-    raw, duplicates = parse(data, media, kind)
+    media = input_type(content_type, [JSON, YAML] if custom else [JSON, YAML, PROTOBUF])
+    raw, duplicates = parse(data, media, kind, api_version)
     if not isinstance(raw, dict):
         kind_name = type(raw).__name__
         raise errors.bad_request(

@@ -10,9 +10,10 @@ from platform_api.authorization.interface import Attributes, Decision
 from platform_api.authorization.union import forbidden
 from platform_api.codec import BodyError, parse_json, parse_yaml
 from platform_api.endpoints import list as list_endpoint
-from platform_api.endpoints.negotiation import JSON, YAML, Output, input_type
+from platform_api.endpoints.body import parse
+from platform_api.endpoints.negotiation import JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import META_GROUP, arg, args, validate_dry_run
-from platform_api.endpoints.responses import encode, finish
+from platform_api.endpoints.responses import finish
 from platform_api.endpoints.scope import Scope
 from platform_api.scheme.decoding import DecodeError, Decoder
 from platform_api.storage.interface import Preconditions, Stored
@@ -37,11 +38,15 @@ class DeleteOptions:
 
 
 def _from_body(scope: Scope, data: bytes) -> dict[str, Any]:
-    media = input_type(scope.content_type(), [JSON, YAML])
-    try:
-        raw, _ = parse_yaml(data) if media == YAML else parse_json(data)
-    except BodyError as e:
-        raise errors.bad_request(str(e)) from None
+    media = input_type(scope.content_type(), [JSON, YAML, PROTOBUF])
+    if media == PROTOBUF:
+        raw, _ = parse(data, media, "DeleteOptions", "meta.k8s.io/v1")
+        raw.setdefault("apiVersion", "v1")
+    else:
+        try:
+            raw, _ = parse_yaml(data) if media == YAML else parse_json(data)
+        except BodyError as e:
+            raise errors.bad_request(str(e)) from None
     if not isinstance(raw, dict):
         raise errors.bad_request("decoded object cannot be converted to DeleteOptions")
     kind = raw.get("kind") or "DeleteOptions"
@@ -216,12 +221,6 @@ async def handle_collection(scope: Scope) -> bytes:
                 continue  # deleted meanwhile
             raise
         removed.append(await scope.store.served(stored))
-    rt = scope.resource
-    doc = {
-        "kind": rt.list_kind,
-        "apiVersion": rt.api_version,
-        "metadata": {"resourceVersion": str(scope.store.storage.current_revision())},
-        "items": [s.object for s in removed],
-    }
-    body = encode(scope.outgoing(doc), "yaml" if out.format == "yaml" else "json", out.pretty)
+    meta = {"resourceVersion": str(scope.store.storage.current_revision())}
+    body = list_endpoint.render_list(scope, out, removed, meta)
     return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx)

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_api import errors
-from platform_api.endpoints import continuation
+from platform_api.codec import protobuf
+from platform_api.endpoints import binary, continuation
+from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.options import META_GROUP, arg
 from platform_api.endpoints.responses import encode, finish
-from platform_api.endpoints.scope import Scope
+from platform_api.endpoints.scope import Scope, partial_object
 from platform_api.selectors import (
     FieldSelector,
     LabelSelector,
@@ -18,7 +20,7 @@ from platform_api.selectors import (
     parse_field_selector,
     parse_label_selector,
 )
-from platform_api.storage.interface import ListOptions, ListResult
+from platform_api.storage.interface import ListOptions, ListResult, Stored
 from platform_api.validation import field
 
 Obj = dict[str, Any]
@@ -222,31 +224,44 @@ def list_metadata(scope: Scope, result: ListResult, p: ListParams) -> dict[str, 
 
 
 async def handle(scope: Scope) -> bytes:
-    out = scope.output(table=True)
+    out = scope.output(table=True, partial="list")
     p = parse_params(scope, watch=False)
     result = await read_list(scope, p)
     meta = list_metadata(scope, result, p)
+    body = render_list(scope, out, result.items, meta)
+    return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx, compressible=True)
+
+
+def render_list(scope: Scope, out: Output, items: list[Stored], meta: dict[str, Any]) -> bytes:
+    """A list in the negotiated view and encoding; stored JSON bytes and cached Protobuf
+    messages are put together as they are wherever the view allows it."""
     rt = scope.resource
-    if out.format == "table":
+    if out.view == "table":
         include = arg(scope.request, b"includeObject") or "Metadata"
         table = scope.handlers.tables.table(
-            rt,
-            (scope.outgoing(s.object) for s in result.items),
-            out.group,
-            out.version,
-            include,
-            meta,
+            rt, (scope.outgoing(s.object) for s in items), out.group, out.version, include, meta
         )
-        body = encode(table, "json", out.pretty)
-    elif out.format == "json" and not out.pretty and not scope.ctx.render_group:
-        head = encode({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
-        body = head[:-1] + b',"items":[' + b",".join(s.data for s in result.items) + b"]}"
-    else:
+        return encode(table, out.encoding, out.pretty)
+    if out.view == "partial":
         doc = {
-            "kind": rt.list_kind,
-            "apiVersion": rt.api_version,
+            "kind": "PartialObjectMetadataList",
+            "apiVersion": f"{out.group}/{out.version}",
             "metadata": meta,
-            "items": [s.object for s in result.items],
+            "items": [partial_object(s.object, out) for s in items],
         }
-        body = encode(scope.outgoing(doc), out.format, out.pretty)
-    return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx, compressible=True)
+        if out.encoding == "protobuf":
+            return protobuf.encode(doc)
+        return encode(doc, out.encoding, out.pretty)
+    if out.encoding == "protobuf":
+        api_version = scope.outgoing_api_version(rt.api_version)
+        return binary.list_body(scope.handlers.messages, items, api_version, rt.list_kind, meta)
+    if out.plain_json and not scope.ctx.render_group:
+        head = encode({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
+        return head[:-1] + b',"items":[' + b",".join(s.data for s in items) + b"]}"
+    doc = {
+        "kind": rt.list_kind,
+        "apiVersion": rt.api_version,
+        "metadata": meta,
+        "items": [s.object for s in items],
+    }
+    return encode(scope.outgoing(doc), out.encoding, out.pretty)

@@ -14,19 +14,23 @@ from platform_api import errors
 
 JSON = "application/json"
 YAML = "application/yaml"
+# Protobuf under the brand, and under the name stock clients send (answered in kind).
 PROTOBUF = "application/vnd.platform.protobuf"
+UPSTREAM_PROTOBUF = "application/vnd.kubernetes.protobuf"
+PROTOBUF_TYPES = (PROTOBUF, UPSTREAM_PROTOBUF)
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH_YAML = "application/apply-patch+yaml"
 
 SERIALIZED = (JSON, YAML)
-ACCEPTED_OUTPUT = [JSON, YAML]
+ACCEPTED_OUTPUT = [JSON, YAML, PROTOBUF]
 ACCEPTED_INPUT = [JSON, YAML]
 # Groups whose Table and discovery documents we answer: ours, and the upstream name
 # stock clients send (they cannot be told about the rebrand).
 META_GROUPS = ("meta.platform.io", "meta.k8s.io")
 DISCOVERY_GROUPS = ("apidiscovery.platform.io",)
+PARTIAL_KINDS = ("PartialObjectMetadata", "PartialObjectMetadataList")
 
 
 @dataclass(frozen=True)
@@ -68,29 +72,53 @@ def parse_accept(header: str) -> list[MediaType]:
 
 @dataclass(frozen=True)
 class Output:
-    """What to render: ``json``/``yaml`` objects, a ``table``, or aggregated ``discovery``."""
+    """What to render: an ``encoding`` (json, yaml, protobuf) of a ``view``: the objects
+    themselves (""), a ``table``, their ``partial`` metadata, or aggregated ``discovery``.
+    ``group``/``version`` are those the view was asked in; ``media`` the Protobuf type
+    the client named."""
 
-    format: str
+    encoding: str
+    view: str = ""
     group: str = ""
     version: str = ""
     pretty: bool = False
+    media: str = ""
 
     @property
     def content_type(self) -> bytes:
-        if self.format == "yaml":
-            return YAML.encode()
-        if self.format == "table":
-            return f"{JSON};as=Table;v={self.version};g={self.group}".encode()
-        if self.format == "discovery":
+        if self.view == "discovery":
             return f"{JSON};g={self.group};v=v2;as=APIGroupDiscoveryList".encode()
-        return JSON.encode()
+        if self.encoding == "protobuf":
+            return (self.media or PROTOBUF).encode()
+        return YAML.encode() if self.encoding == "yaml" else JSON.encode()
+
+    @property
+    def plain_json(self) -> bool:
+        """Objects as JSON exactly as stored: the bytes can go out untouched."""
+        return self.encoding == "json" and not self.view and not self.pretty
 
 
-def _plain(media: MediaType) -> Output | None:
-    if media.type in ("*/*", "application/*", JSON, "application/json;stream=watch"):
-        return Output("json")
+def _encoding(media: MediaType, protobuf: bool) -> tuple[str, str] | None:
+    """(encoding, media type) of an Accept entry this server can write, else None."""
+    if media.type in ("*/*", "application/*", JSON):
+        return "json", ""
     if media.type == YAML:
-        return Output("yaml")
+        return "yaml", ""
+    if protobuf and media.type in PROTOBUF_TYPES:
+        return "protobuf", media.type
+    return None
+
+
+def _view(media: MediaType, table: bool, partial: str) -> str | None:
+    """The view an ``as=`` Accept entry asks for, if offered here, else None."""
+    kind, group, version = media.as_, media.params.get("g"), media.params.get("v")
+    if kind == "Table":
+        ok = table and group in META_GROUPS and version in ("v1", "v1beta1")
+        return "table" if ok else None
+    if kind in PARTIAL_KINDS:
+        wanted = "list" if kind.endswith("List") else "object"
+        ok = partial == wanted and group in META_GROUPS and version in ("v1", "v1beta1")
+        return "partial" if ok else None
     return None
 
 
@@ -100,37 +128,49 @@ def negotiate_output(
     table: bool = False,
     discovery: bool = False,
     discovery_groups: tuple[str, ...] = DISCOVERY_GROUPS,
+    protobuf: bool = False,
+    partial: str = "",
 ) -> Output:
-    """The first Accept entry this endpoint can produce, or 406."""
+    """The first Accept entry this endpoint can produce, or 406.
+
+    ``protobuf``: the type has a Protobuf message; ``partial``: "object" or "list" when
+    the request may be answered as PartialObjectMetadata (get, list, watch).
+    """
     for media in parse_accept(accept):
-        kind = media.as_
-        if kind == "Table":
-            if (
-                table
-                and media.params.get("g") in META_GROUPS
-                and media.params.get("v")
-                in (
-                    "v1",
-                    "v1beta1",
-                )
-            ):
-                return Output("table", media.params["g"], media.params["v"])
-            continue
-        if kind == "APIGroupDiscoveryList":
+        if media.as_ == "APIGroupDiscoveryList":
             if discovery and media.params.get("g") in discovery_groups:
-                return Output("discovery", media.params["g"], media.params.get("v", "v2"))
+                return Output("json", "discovery", media.params["g"], media.params.get("v", "v2"))
             continue
-        if kind or (media.type == "application/json" and media.params.get("g")):
-            continue  # another rendering we do not offer
-        plain = _plain(media)
-        if plain is not None:
-            return plain
+        encoding = _encoding(media, protobuf)
+        if encoding is None:
+            continue
+        if media.as_:
+            view = _view(media, table, partial)
+            if view is None or (view == "table" and encoding[0] == "protobuf"):
+                continue  # a rendering we do not offer (kube has no Protobuf Table)
+            group, version = media.params.get("g", ""), media.params.get("v", "")
+            return Output(encoding[0], view, group, version, media=encoding[1])
+        if media.type == JSON and media.params.get("g"):
+            continue
+        return Output(encoding[0], media=encoding[1])
     raise errors.not_acceptable(ACCEPTED_OUTPUT)
 
 
+def error_encoding(accept: str) -> tuple[str, str]:
+    """(encoding, media) of a Status error: the first Accept entry that names JSON, YAML
+    or Protobuf (a Status can always be written in each), JSON otherwise."""
+    for media in parse_accept(accept):
+        encoding = _encoding(media, protobuf=True)
+        if encoding is not None:
+            return encoding
+    return "json", ""
+
+
 def input_type(content_type: str, accepted: list[str]) -> str:
-    """The body's media type if this endpoint decodes it, else 415."""
+    """The body's media type if this endpoint decodes it, else 415.  Protobuf under its
+    upstream name counts as ``PROTOBUF`` (the name 415 messages list)."""
     media = parse_media_type(content_type) if content_type.strip() else MediaType(JSON)
-    if media.type in accepted:
-        return media.type
+    kind = PROTOBUF if media.type == UPSTREAM_PROTOBUF else media.type
+    if kind in accepted:
+        return kind
     raise errors.unsupported_media_type(content_type, accepted)

@@ -13,8 +13,9 @@ from typing import Any
 import orjson
 from twisted.web.server import Request
 
-from platform_api.codec import yaml_dumps
+from platform_api.codec import protobuf, yaml_dumps
 from platform_api.context import Context
+from platform_api.endpoints.negotiation import error_encoding
 from platform_api.errors import StatusError
 
 # kube compresses get/list responses of more than 128 KiB (level 1: cheap, still 5-10x).
@@ -72,18 +73,16 @@ def encode(obj: Any, fmt: str = "json", pretty: bool = False) -> bytes:
 
 
 def status_error(request: Request, error: StatusError, ctx: Context | None = None) -> bytes:
-    """A Status body for ``error``: YAML when the client asked only for YAML, else JSON."""
+    """A Status body for ``error`` in the first of JSON, YAML and Protobuf the client
+    accepts (kube answers Protobuf clients' errors in Protobuf)."""
     accept = (request.getHeader(b"accept") or b"").decode("latin-1")
-    fmt = "yaml" if accept.strip().startswith("application/yaml") else "json"
-    content_type = b"application/yaml" if fmt == "yaml" else b"application/json"
-    return finish(
-        request,
-        error.code,
-        encode(error.status(), fmt),
-        content_type,
-        ctx=ctx,
-        headers=error.headers,
-    )
+    fmt, media = error_encoding(accept)
+    if fmt == "protobuf":
+        body, content_type = protobuf.encode(error.status()), media.encode()
+    else:
+        body = encode(error.status(), fmt)
+        content_type = b"application/yaml" if fmt == "yaml" else b"application/json"
+    return finish(request, error.code, body, content_type, ctx=ctx, headers=error.headers)
 
 
 def write_error(request: Request, error: StatusError, ctx: Context | None = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from twisted.web.server import Request
 from platform_api import errors
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
+from platform_api.endpoints import binary
 from platform_api.endpoints.negotiation import Output, negotiate_output
 from platform_api.endpoints.responses import encode, finish
 from platform_api.fieldmanager.manager import FieldManager, Who
@@ -53,6 +55,8 @@ class Handlers:
     authenticator: RequestAuthenticator | None = None  # TokenReview runs its token methods
     service_accounts: ServiceAccounts | None = None  # TokenRequest issues with it
     field_managers: dict[str, FieldManager] = field(default_factory=dict)
+    # Protobuf messages of stored revisions, encoded once (see endpoints/binary.py).
+    messages: binary.MessageCache = field(default_factory=binary.MessageCache)
     escalation: EscalationGuard | None = None  # RBAC writes need the rights they grant
     aliases: Aliases | None = None  # upstream group names, when served
 
@@ -107,11 +111,15 @@ class Scope:
     def name(self) -> str:
         return self.info.name
 
-    def output(self, table: bool = False) -> Output:
+    def output(self, table: bool = False, partial: str = "") -> Output:
+        """The answer's encoding and view, from Accept; Protobuf for built-in kinds only.
+        ``partial`` ("object" or "list") allows PartialObjectMetadata (get, list, watch)."""
         accept = (self.request.getHeader(b"accept") or b"").decode("latin-1")
-        out = negotiate_output(accept, table=table)
+        out = negotiate_output(
+            accept, table=table, protobuf=not self.resource.custom, partial=partial
+        )
         pretty = self.request.args.get(b"pretty", [b""])[0].lower() in (b"true", b"1")
-        return Output(out.format, out.group, out.version, pretty) if pretty else out
+        return dataclasses.replace(out, pretty=True) if pretty else out
 
     def who(self) -> Who:
         rt = self.resource
@@ -173,15 +181,33 @@ class Scope:
             return obj
         return aliases.rename(obj, self.ctx.render_group)
 
+    def outgoing_api_version(self, api_version: str) -> str:
+        """An apiVersion as this request's client sees it (its upstream group name)."""
+        return str(self.outgoing({"apiVersion": api_version})["apiVersion"])
+
     def respond_object(
         self, stored: Stored | Obj, code: int = 200, out: Output | None = None
     ) -> bytes:
-        """One object in the negotiated format; stored JSON bytes go out untouched."""
+        """One object in the negotiated format; stored JSON bytes go out untouched, and
+        a stored revision is encoded in Protobuf once (the server's message cache)."""
         out = out or self.output()
-        plain = out.format == "json" and not out.pretty and not self.ctx.render_group
-        if isinstance(stored, Stored) and plain:
+        obj = stored.object if isinstance(stored, Stored) else stored
+        if out.view == "partial":
+            stored = obj = partial_object(obj, out)
+        if out.encoding == "protobuf":
+            api_version = self.outgoing_api_version(obj.get("apiVersion", ""))
+            body = binary.object_body(self.handlers.messages, stored, api_version)
+        elif isinstance(stored, Stored) and out.plain_json and not self.ctx.render_group:
             body = stored.data
         else:
-            obj = self.outgoing(stored.object if isinstance(stored, Stored) else stored)
-            body = encode(obj, "yaml" if out.format == "yaml" else "json", out.pretty)
+            body = encode(self.outgoing(obj), out.encoding, out.pretty)
         return finish(self.request, code, body, out.content_type, ctx=self.ctx, compressible=True)
+
+
+def partial_object(obj: Obj, out: Output) -> Obj:
+    """kube's PartialObjectMetadata: an object's metadata only, in the meta group asked."""
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": f"{out.group}/{out.version}",
+        "metadata": obj.get("metadata", {}),
+    }

@@ -9,11 +9,11 @@ hub, the writers or other watchers.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import deque
 from typing import Any
 
-import orjson
 from twisted.internet.defer import Deferred, ensureDeferred, succeed
 from twisted.internet.interfaces import IDelayedCall, IPushProducer
 from twisted.python.failure import Failure
@@ -24,23 +24,14 @@ from platform_api.endpoints.list import ListParams, parse_params, parse_revision
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.options import arg
 from platform_api.endpoints.scope import Scope
+from platform_api.endpoints.watchencoding import EventEncoder
 from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event, ListOptions, Stored
 from platform_api.storage.view import AsyncStorageView, StorageView
 
 BOOKMARK_INTERVAL = 60.0
 # Events queued for a client that is not reading before its stream is ended.
 MAX_QUEUED = 10000
-INITIAL_EVENTS_END = "platform.io/initial-events-end"
-# Stock client-go waits for the upstream key before it reports an informer synced.
-UPSTREAM_INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 REPLAY_SLICE = 500  # events per write when replaying the change log
-
-
-def stamped(stored: Stored, revision: int) -> bytes:
-    """The object of a DELETED event: its last state at the deletion's revision."""
-    obj = stored.copy()
-    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
-    return orjson.dumps(obj)
 
 
 @implementer(IPushProducer)
@@ -58,56 +49,19 @@ class WatchStream:
         self.paused = False
         self.done: Deferred[None] = Deferred()
         self._timers: list[IDelayedCall] = []
-        self._include = arg(scope.request, b"includeObject") or "Object"
-        # The served version is part of the key: custom resources are seen per version.
-        served = scope.resource.api_version
-        alias = scope.ctx.render_group  # an upstream group name: objects renamed
-        self._format_key = (out.format, out.group, out.version, self._include, served, alias)
+        include = arg(scope.request, b"includeObject") or "Object"
+        self.encoder = EventEncoder(scope, out, include)
         storage = scope.store.storage
         self.view = storage if isinstance(storage, StorageView) else None
         # Conversions that call out (webhooks): batches convert one after the other.
         self.async_view = storage if isinstance(storage, AsyncStorageView) else None
         self._converting: Deferred[None] = succeed(None)
 
-    # -- encoding ---------------------------------------------------------------------
-
-    def _object_bytes(self, event_type: str, stored: Stored, revision: int) -> bytes:
-        if self.out.format == "table" or self.scope.ctx.render_group:
-            obj = (
-                orjson.loads(stamped(stored, revision)) if event_type == DELETED else stored.object
-            )
-            obj = self.scope.outgoing(obj)
-            if self.out.format != "table":
-                return orjson.dumps(obj)
-            rt = self.scope.resource
-            table = self.scope.handlers.tables.table(
-                rt, [obj], self.out.group, self.out.version, self._include, {}
-            )
-            return orjson.dumps(table)
-        return stamped(stored, revision) if event_type == DELETED else stored.data
-
     def line(self, event_type: str, stored: Stored, revision: int, event: Event | None) -> bytes:
-        """An encoded event line, cached on the hub's event for every other watcher."""
-        key = (event_type, *self._format_key)
-        cache: dict[Any, bytes] | None = getattr(event, "encoded", None) if event else None
-        if cache is not None and key in cache:
-            return cache[key]
-        body = self._object_bytes(event_type, stored, revision)
-        data = b'{"type":"' + event_type.encode() + b'","object":' + body + b"}\n"
-        if event is not None:
-            if cache is None:
-                cache = {}
-                event.encoded = cache  # type: ignore[attr-defined]
-            cache[key] = data
-        return data
+        return self.encoder.event(event_type, stored, revision, event)
 
     def _bookmark(self, revision: int, initial_end: bool = False) -> bytes:
-        rt = self.scope.resource
-        meta: dict[str, Any] = {"resourceVersion": str(revision)}
-        if initial_end:
-            meta["annotations"] = {INITIAL_EVENTS_END: "true", UPSTREAM_INITIAL_EVENTS_END: "true"}
-        obj = self.scope.outgoing({"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta})
-        return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+        return self.encoder.bookmark(revision, initial_end)
 
     # -- the hub's side -------------------------------------------------------------------
 
@@ -150,7 +104,7 @@ class WatchStream:
         if not isinstance(error, errors.StatusError):
             error = errors.internal_error(error)
         if not self.done.called:
-            self.send(orjson.dumps({"type": "ERROR", "object": error.status()}) + b"\n")
+            self.send(self.encoder.error(error.status()))
             self.end()
 
     def _deliver_now(self, events: list[Event]) -> None:
@@ -168,7 +122,7 @@ class WatchStream:
 
     def _shared_batch(self, events: list[Event]) -> bytes:
         first = events[0]
-        key = (len(events), events[-1].revision, self._format_key)
+        key = (len(events), events[-1].revision, self.encoder.key)
         cache: dict[Any, bytes] | None = getattr(first, "batches", None)
         if cache is None:
             cache = {}
@@ -265,11 +219,6 @@ def _timeout(params: ListParams) -> float:
     return 1800.0 * (1.0 + random.random())  # kube: [min-request-timeout, 2x) seconds
 
 
-def _expired_event(requested: int, oldest: int) -> bytes:
-    status = errors.expired(f"too old resource version: {requested} ({oldest})").status()
-    return orjson.dumps({"type": "ERROR", "object": status}) + b"\n"
-
-
 async def _initial_state(stream: WatchStream, scope: Scope, params: ListParams) -> None:
     """Synthetic ADDED events for the current state, then (if asked) the sync bookmark."""
     version = params.resource_version
@@ -288,7 +237,8 @@ def _replay(stream: WatchStream, scope: Scope, since: int) -> bool:
     hub = scope.handlers.hub
     compacted = scope.store.storage.compacted_revision()
     if since < compacted:
-        stream.send(_expired_event(since, compacted))
+        status = errors.expired(f"too old resource version: {since} ({compacted})").status()
+        stream.send(stream.encoder.error(status))
         return False
     stream.revision = since
     history = hub.history(since, stream.prefix)
@@ -298,9 +248,9 @@ def _replay(stream: WatchStream, scope: Scope, since: int) -> bool:
 
 
 async def handle(scope: Scope) -> bytes:
-    out = scope.output(table=True)
-    if out.format == "yaml":
-        out = Output("json")  # kube streams watch events as JSON (or protobuf)
+    out = scope.output(table=True, partial="object")
+    if out.encoding == "yaml":
+        out = dataclasses.replace(out, encoding="json")  # kube streams JSON (or Protobuf)
     params = parse_params(scope, watch=True)
     stream = WatchStream(scope, params, out)
     if scope.info.verb_via_path and len(scope.info.parts) == 2:
@@ -312,7 +262,8 @@ async def handle(scope: Scope) -> bytes:
         )
     request = scope.request
     request.setResponseCode(200)
-    request.setHeader(b"content-type", out.content_type)
+    content_type = out.content_type + (b";stream=watch" if out.encoding == "protobuf" else b"")
+    request.setHeader(b"content-type", content_type)
     request.setHeader(b"cache-control", b"no-cache, private")
     request.write(b"")  # headers go out now: clients wait for them before reading
     version = params.resource_version

@@ -157,7 +157,7 @@ def test_bad_bodies_are_400_and_change_nothing(server: Server, admin: requests.S
     assert r.json() == status(
         415,
         "UnsupportedMediaType",
-        "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+        "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.platform.protobuf",
     )
     r = admin.post(
         server.url + CM,
@@ -211,17 +211,21 @@ def test_unknown_paths_and_methods(server: Server, admin: requests.Session) -> N
 
 
 def test_media_types(server: Server, admin: requests.Session) -> None:
-    r = admin.get(server.url + CM, headers={"Accept": "application/vnd.platform.protobuf"})
+    r = admin.get(server.url + CM, headers={"Accept": "text/plain"})
     assert r.status_code == 406
     assert r.json() == status(
         406,
         "NotAcceptable",
-        "only the following media types are accepted: application/json, application/yaml",
+        "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.platform.protobuf",
     )
-    r = admin.get(
-        server.url + CM, headers={"Accept": "application/vnd.platform.protobuf, application/json"}
-    )
+    r = admin.get(server.url + CM, headers={"Accept": "text/plain, application/json"})
     assert r.status_code == 200 and r.headers["Content-Type"] == "application/json"
+    # kube has no Protobuf Table: it falls back to the next entry, here plain JSON objects.
+    table = "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1"
+    r = admin.get(server.url + CM, headers={"Accept": table + ", application/json"})
+    assert r.headers["Content-Type"] == "application/json" and r.json()["kind"] == "ConfigMapList"
+    assert admin.get(server.url + CM, headers={"Accept": table}).status_code == 406
     r = admin.get(server.url + "/api/v1/namespaces/default", headers={"Accept": "application/yaml"})
     assert r.status_code == 200 and r.headers["Content-Type"] == "application/yaml"
     assert "name: default" in r.text

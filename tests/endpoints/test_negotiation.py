@@ -12,20 +12,47 @@ KUBECTL_TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;a
 
 
 def test_output_choices() -> None:
-    assert negotiate_output("").format == "json"
-    assert negotiate_output("*/*").format == "json"
-    assert negotiate_output("application/yaml").format == "yaml"
-    assert negotiate_output("application/vnd.platform.protobuf, application/json").format == "json"
+    assert negotiate_output("").encoding == "json"
+    assert negotiate_output("*/*").encoding == "json"
+    assert negotiate_output("application/yaml").encoding == "yaml"
+    assert negotiate_output("application/vnd.platform.protobuf, application/json").encoding == (
+        "json"
+    )
     table = negotiate_output(KUBECTL_TABLE, table=True)
-    assert (table.format, table.group, table.version) == ("table", "meta.k8s.io", "v1")
-    assert negotiate_output(KUBECTL_TABLE, table=False).format == "json"
-    assert negotiate_output("application/yaml;q=0.5, application/json").format == "json"
+    assert (table.view, table.group, table.version) == ("table", "meta.k8s.io", "v1")
+    assert negotiate_output(KUBECTL_TABLE, table=False).view == ""
+    assert negotiate_output("application/yaml;q=0.5, application/json").encoding == "json"
+
+
+def test_protobuf_for_types_that_have_a_message() -> None:
+    stock = "application/vnd.kubernetes.protobuf, application/json"
+    out = negotiate_output(stock, protobuf=True)
+    assert (out.encoding, out.content_type) == ("protobuf", b"application/vnd.kubernetes.protobuf")
+    branded = negotiate_output("application/vnd.platform.protobuf", protobuf=True)
+    assert branded.content_type == b"application/vnd.platform.protobuf"
+    assert negotiate_output(stock, protobuf=False).encoding == "json"  # custom resources
+    protobuf_table = "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1"
+    assert (
+        negotiate_output(protobuf_table + ",application/json", table=True, protobuf=True).view == ""
+    )
+
+
+def test_partial_object_metadata_only_for_the_matching_shape() -> None:
+    as_list = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+    out = negotiate_output(as_list, partial="list")
+    assert (out.view, out.group, out.version) == ("partial", "meta.k8s.io", "v1")
+    with pytest.raises(StatusError):
+        negotiate_output(as_list, partial="object")
 
 
 def test_not_acceptable() -> None:
     with pytest.raises(StatusError) as caught:
         negotiate_output("application/vnd.platform.protobuf")
     assert caught.value.code == 406
+    assert caught.value.message == (
+        "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.platform.protobuf"
+    )
 
 
 def test_input_types() -> None:

@@ -1,0 +1,110 @@
+"""How a watcher's events are written: JSON lines or Protobuf frames, of objects, tables
+or partial metadata.
+
+Each event is encoded once per rendering and the bytes are shared by every watcher
+that renders it alike (the cache lives on the hub's event).  The plain JSON rendering
+writes the stored bytes as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from platform_api.codec import protobuf
+from platform_api.endpoints import binary
+from platform_api.endpoints.negotiation import Output
+from platform_api.endpoints.scope import Scope, partial_object
+from platform_api.storage.interface import DELETED, Event, Stored
+
+Obj = dict[str, Any]
+INITIAL_EVENTS_END = "platform.io/initial-events-end"
+# Stock client-go waits for the upstream key before it reports an informer synced.
+UPSTREAM_INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+def stamped(stored: Stored, revision: int) -> bytes:
+    """The object of a DELETED event: its last state at the deletion's revision."""
+    obj = stored.copy()
+    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+    return orjson.dumps(obj)
+
+
+class EventEncoder:
+    """One watcher's rendering of events."""
+
+    def __init__(self, scope: Scope, out: Output, include: str) -> None:
+        self.scope = scope
+        self.out = out
+        self.include = include
+        self.protobuf = out.encoding == "protobuf"
+        self.plain = out.plain_json and not scope.ctx.render_group
+        # Watchers rendering alike share the bytes: the served version and the upstream
+        # group name a client asked in are part of the rendering.
+        self.key = (
+            out.encoding,
+            out.view,
+            out.group,
+            out.version,
+            include,
+            scope.resource.api_version,
+            scope.ctx.render_group,
+        )
+
+    def _object(self, event_type: str, stored: Stored, revision: int) -> bytes:
+        deleted = event_type == DELETED
+        if self.plain:
+            return stamped(stored, revision) if deleted else stored.data
+        if deleted:
+            stored = Stored(stored.key, revision, stamped(stored, revision))
+        obj, out = stored.object, self.out
+        if out.view == "table":
+            rt = self.scope.resource
+            table = self.scope.handlers.tables.table(
+                rt, [self.scope.outgoing(obj)], out.group, out.version, self.include, {}
+            )
+            return orjson.dumps(table)
+        target: Stored | Obj = stored
+        if out.view == "partial":
+            target = obj = partial_object(obj, out)
+        if self.protobuf:
+            api_version = self.scope.outgoing_api_version(obj.get("apiVersion", ""))
+            return binary.object_body(self.scope.handlers.messages, target, api_version)
+        return orjson.dumps(self.scope.outgoing(obj))
+
+    def _frame(self, event_type: str, body: bytes) -> bytes:
+        if self.protobuf:
+            return protobuf.encode_watch_event(event_type, body)
+        return b'{"type":"' + event_type.encode() + b'","object":' + body + b"}\n"
+
+    def event(self, event_type: str, stored: Stored, revision: int, event: Event | None) -> bytes:
+        """An encoded event, cached on the hub's event for every other watcher."""
+        key = (event_type, *self.key)
+        cache: dict[Any, bytes] | None = getattr(event, "encoded", None) if event else None
+        if cache is not None and key in cache:
+            return cache[key]
+        data = self._frame(event_type, self._object(event_type, stored, revision))
+        if event is not None:
+            if cache is None:
+                cache = {}
+                event.encoded = cache  # type: ignore[attr-defined]
+            cache[key] = data
+        return data
+
+    def bookmark(self, revision: int, initial_end: bool = False) -> bytes:
+        rt = self.scope.resource
+        meta: Obj = {"resourceVersion": str(revision)}
+        if initial_end:
+            meta["annotations"] = {INITIAL_EVENTS_END: "true", UPSTREAM_INITIAL_EVENTS_END: "true"}
+        obj = self.scope.outgoing({"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta})
+        if self.out.view == "partial":
+            obj = partial_object(obj, self.out)
+        if self.protobuf:
+            return self._frame("BOOKMARK", protobuf.encode(obj))
+        return self._frame("BOOKMARK", orjson.dumps(obj))
+
+    def error(self, status: Obj) -> bytes:
+        """An ERROR event carrying a Status (a watch that cannot go on)."""
+        body = protobuf.encode(status) if self.protobuf else orjson.dumps(status)
+        return self._frame("ERROR", body)
