@@ -45,10 +45,12 @@ ANNOTATIONS_SIZE_LIMIT = 256 * 1024
 
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """kube's ``RegexError``: every example is followed by ``', '``, so two read
+    ``(e.g. 'my-name',  or '123-abc', regex used ...)`` with its double space."""
     if not examples:
         return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}'" for e in examples)
-    return f"{msg} (e.g. {shown}, regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
 def is_dns1123_label(value: str) -> list[str]:

@@ -1,0 +1,152 @@
+"""JSON values printed as Go prints their decoded form: ``%v``, ``%T`` and ``json.Marshal``.
+
+kube's messages embed values the way Go formats them, and clients match on the text:
+``1e+06`` rather than ``1000000.0``, ``map[a:1]``, ``\\u003c`` in JSON.  The values are
+what kube holds for decoded JSON: ``map[string]interface{}``, ``[]interface{}``,
+``string``, ``int64``, ``float64``, ``bool`` and nil (Python's dict, list, str, int,
+float, bool, None).  JSONPath, the schema validation of custom resources and the CRD
+validation all print through here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import orjson
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_HTML_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
+
+
+class Struct(dict[str, Any]):
+    """A Go struct: its fields keep their declaration order (a plain dict is a map,
+    which Go marshals with sorted keys)."""
+
+
+def _shortest(value: float) -> tuple[str, int]:
+    """The shortest digits that round-trip a positive float, and the decimal point's place
+    (``0.d1d2... * 10**point`` is the value, as strconv's decimal form)."""
+    mantissa, _, exponent = repr(value).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    stripped = digits.lstrip("0")
+    point = len(whole) + (int(exponent) if exponent else 0) - (len(digits) - len(stripped))
+    return stripped.rstrip("0"), point
+
+
+def _exponent_form(digits: str, point: int) -> str:
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    exponent = point - 1
+    sign = "-" if exponent < 0 else "+"
+    return f"{mantissa}e{sign}{abs(exponent):02d}"
+
+
+def _plain_form(digits: str, point: int) -> str:
+    if point <= 0:
+        return "0." + "0" * -point + digits
+    if point >= len(digits):
+        return digits + "0" * (point - len(digits))
+    return digits[:point] + "." + digits[point:]
+
+
+def format_float(value: float, *, json: bool = False, fixed: bool = False) -> str:
+    """Go's ``%v`` of a float64 (strconv 'g', shortest digits), ``json.Marshal``'s form
+    (``json``), or strconv 'f' with shortest digits (``fixed``)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    if value == 0:
+        return sign + "0"
+    digits, point = _shortest(abs(value))
+    if fixed:
+        return sign + _plain_form(digits, point)
+    if json:
+        if 1e-6 <= abs(value) < 1e21:
+            return sign + _plain_form(digits, point)
+        text = _exponent_form(digits, point)
+        if text[-4:-1] == "e-0":  # encoding/json trims e-07 to e-7
+            text = text[:-2] + text[-1]
+        return sign + text
+    if point - 1 < -4 or point - 1 >= 6:  # 'g' with shortest digits switches at 1e6 / 1e-5
+        return sign + _exponent_form(digits, point)
+    return sign + _plain_form(digits, point)
+
+
+def json_string(value: str) -> str:
+    """A string as ``encoding/json`` writes it: HTML characters and U+2028/9 escaped."""
+    try:
+        text = orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:  # lone surrogates: Go's decoder never yields them
+        text = orjson.dumps(_SURROGATE.sub("\ufffd", value)).decode()
+    if "<" in text or ">" in text or "&" in text or "\u2028" in text or "\u2029" in text:
+        for raw, escaped in _HTML_ESCAPES:
+            text = text.replace(raw, escaped)
+    return text
+
+
+def marshal(value: Any) -> str:
+    """``json.Marshal``: compact, map keys sorted (``Struct`` fields in order), numbers
+    and strings in Go's forms; integers beyond int64 were float64 once decoded."""
+    if isinstance(value, str):
+        return json_string(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value) if INT64_MIN <= value <= INT64_MAX else marshal(float(value))
+    if isinstance(value, float):
+        return format_float(value, json=True)
+    if isinstance(value, Struct):
+        return "{" + ",".join(f"{json_string(k)}:{marshal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, dict):
+        items = sorted(value.items())
+        return "{" + ",".join(f"{json_string(k)}:{marshal(v)}" for k, v in items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(marshal(v) for v in value) + "]"
+    return "null"
+
+
+def sprint(value: Any) -> str:
+    """``fmt.Sprint``: ``map[a:1 b:[x y]]``, ``<nil>`` for nil."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return format_float(value)
+    if value is None:
+        return "<nil>"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{sprint(v)}" for k, v in sorted(value.items())) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(sprint(v) for v in value) + "]"
+    return str(value)
+
+
+def go_type(value: Any) -> str:
+    """``%T``: the Go type of the decoded value (an int may name its own, ``GO_TYPE``)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return getattr(value, "GO_TYPE", "int64")
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "map[string]interface {}"
+    if isinstance(value, list):
+        return "[]interface {}"
+    return "interface {}"
