@@ -1,0 +1,129 @@
+"""cel-cpp's error texts reworded as cel-go's, which kube returns to clients.
+
+Compile errors keep cel-go's layout (``ERROR: <input>:1:5: msg`` then the source line and a
+caret line); runtime errors become cel-go's short texts (``no such key: x``, ``division by
+zero``, ``no such overload``...).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+
+class CELError(ValueError):
+    """A CEL expression failed to compile or evaluate; the text is what kube shows."""
+
+
+class CompileError(CELError):
+    """Compilation failed; ``issues`` is cel-go's ``Issues.String()``."""
+
+    def __init__(self, issues: str) -> None:
+        super().__init__(f"compilation failed: {issues}")
+        self.issues = issues
+
+
+_STATUS = re.compile(
+    r"^(INVALID_ARGUMENT|NOT_FOUND|UNKNOWN|OUT_OF_RANGE|FAILED_PRECONDITION|UNIMPLEMENTED|"
+    r"INTERNAL|ALREADY_EXISTS|RESOURCE_EXHAUSTED|CANCELLED|ABORTED|PERMISSION_DENIED): "
+)
+_TRAILER = re.compile(r" \[[A-Z_]+\]$")
+_STRUCT_FIELD = re.compile(r"(undefined field '[^']*') not found in struct '[^']*'")
+
+_KINDS = "string|int|uint|double|bool|bytes|timestamp|duration|null_type|list|map"
+_RUNTIME = [
+    (re.compile(r"^divide by zero$"), "division by zero"),
+    (re.compile(r'^Key not found in map : "(.*)"$', re.S), r"no such key: \1"),
+    (re.compile(r"^Key not found in map : (.*)$", re.S), r"no such key: \1"),
+    (re.compile(r"^Index error: index=(-?\d+) size=(\d+)$"), r"index out of bounds: \1"),
+    (
+        re.compile(rf"^cannot convert ({_KINDS}) to ({_KINDS})$"),
+        r"type conversion error from '\1' to '\2'",
+    ),
+    (re.compile(r"^No matching overloads found.*$", re.S), "no such overload"),
+    (re.compile(r"^flatten\(\): (.*)$"), r"\1"),
+    (re.compile(r"^Applying SELECT to non-message type$"), "no such overload"),
+    (re.compile(r"^No such field: (.*)$"), r"no such key: \1"),
+    (re.compile(r"^Index error: expected integer type, got .*$"), "unsupported index type"),
+    (re.compile(r"^String to Duration conversion failed$"), "duration conversion error"),
+    (re.compile(r"^String to Timestamp conversion failed$"), "timestamp conversion error"),
+    (re.compile(r"^malformed UTF-8 bytes$"), "invalid UTF-8 in bytes, cannot convert to string"),
+    (re.compile(r"^int64 out of uint64 range$"), "unsigned integer overflow"),
+    (re.compile(r"^(double|uint64) out of int64 range$"), "integer overflow"),
+    (re.compile(r"^double out of uint64 range$"), "unsigned integer overflow"),
+]
+
+
+def strip_status(text: str) -> str:
+    return _TRAILER.sub("", _STATUS.sub("", text.strip()))
+
+
+def compile_issues(text: str, source: str = "") -> str:
+    """cel-cpp's compile failure text -> cel-go's ``Issues.String()``."""
+    lines = [_TRAILER.sub("", line) for line in strip_status(text).split("\n")]
+    if source:
+        lines = [_NO_OVERLOAD.sub(lambda m: _signature(m, source), line) for line in lines]
+    return _STRUCT_FIELD.sub(r"\1", "\n".join(lines))
+
+
+_NO_OVERLOAD = re.compile(
+    r"^ERROR: <input>:(\d+):(\d+): found no matching overload for '([^']*)' applied to '\((.*)\)'$"
+)
+
+
+def _split_types(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def _signature(match: re.Match[str], source: str) -> str:
+    """cel-go writes a member call's signature as ``target.(args)``; cel-cpp as ``(target, args)``."""
+    line, column, name, types = match.groups()
+    offset = _offset(source, int(line), int(column) - 1)
+    before = source[:offset].rstrip()
+    is_member = before.endswith(name) and before[: len(before) - len(name)].rstrip().endswith(".")
+    args = _split_types(types)
+    if is_member and args:
+        signature = f"{args[0]}.({', '.join(args[1:])})"
+    else:
+        signature = f"({', '.join(args)})"
+    prefix = f"ERROR: <input>:{line}:{column}: "
+    return f"{prefix}found no matching overload for '{name}' applied to '{signature}'"
+
+
+def _offset(source: str, line: int, column: int) -> int:
+    lines = source.split("\n")
+    return sum(len(text) + 1 for text in lines[: line - 1]) + column
+
+
+def runtime_message(text: str) -> str:
+    """cel-cpp's evaluation error -> cel-go's error text."""
+    message = strip_status(text)
+    for pattern, replacement in _RUNTIME:
+        if pattern.match(message):
+            return pattern.sub(replacement, message)
+    return message
+
+
+def location(source: str, offset: int) -> tuple[int, int]:
+    """1-based line and 0-based column (in code points) of a code-point offset."""
+    line_start = source.rfind("\n", 0, offset) + 1
+    return source.count("\n", 0, offset) + 1, offset - line_start
+
+
+def format_issue(source: str, offset: int, message: str) -> str:
+    """One error as cel-go's ``Error.ToDisplayString`` renders it."""
+    line, column = location(source, offset)
+    text = f"ERROR: <input>:{line}:{column + 1}: {message}"
+    snippet = source.split("\n")[line - 1].replace("\t", " ")
+    marker = []
+    for ch in snippet[:column]:
+        wide = unicodedata.east_asian_width(ch) in ("W", "F")
+        marker.append("\uff0e" if wide else ".")
+    return f"{text}\n | {snippet}\n | {''.join(marker)}^"

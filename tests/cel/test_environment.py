@@ -1,0 +1,122 @@
+"""The environment factory: compile once, run many times, cel-go's error wording."""
+
+from __future__ import annotations
+
+import pytest
+from cel_expr_python import cel
+
+from platform_api.cel import DYN_MAP, CELError, CompileError, Environment, activation
+from tests.cel.conftest import compile_error, run, runtime_error
+
+
+def test_compile_and_run_with_variables() -> None:
+    env = Environment({"request": DYN_MAP})
+    program = env.compile("request.user == 'alice'", ("BOOL",))
+    assert program.return_type == "BOOL"
+    assert program.run({"request": {"user": "alice"}}) is True
+    assert program.run({"request": {"user": "bob"}}) is False
+
+
+def test_allowed_return_types() -> None:
+    env = Environment({"claims": DYN_MAP})
+    with pytest.raises(CELError, match=r"must evaluate to one of \['BOOL'\], not INT"):
+        env.compile("1 + 2", ("BOOL",))
+    assert env.compile("claims.sub", ("BOOL",)).return_type == "DYN"
+
+
+def test_shared_activation() -> None:
+    env = Environment({"self": DYN_MAP})
+    programs = [env.compile(f"self.n > {i}") for i in range(3)]
+    act = activation({"self": {"n": 1}})
+    assert [p.eval(act) for p in programs] == [True, False, False]
+
+
+def test_compile_errors_read_as_cel_go() -> None:
+    assert compile_error("1 + 'a'") == (
+        "compilation failed: ERROR: <input>:1:3: found no matching overload for '_+_' applied to "
+        "'(int, string)'\n | 1 + 'a'\n | ..^"
+    )
+    assert compile_error("'abc'.reverse()") == (
+        "compilation failed: ERROR: <input>:1:14: found no matching overload for 'reverse' "
+        "applied to 'string.()'\n | 'abc'.reverse()\n | .............^"
+    )
+    assert compile_error("nope == 1").startswith(
+        "compilation failed: ERROR: <input>:1:1: undeclared reference to 'nope' (in container '')"
+    )
+
+
+def test_typed_message_field_errors() -> None:
+    from platform_api.cel.schematypes import build_pool, decl_type
+
+    decl = decl_type({"type": "object", "properties": {"replicas": {"type": "integer"}}})
+    assert decl is not None
+    pool = build_pool(decl)
+    env = Environment({"self": decl.cel_type()}, pool=pool)
+    with pytest.raises(CompileError) as info:
+        env.compile("self.nope == 1")
+    assert info.value.issues == (
+        "ERROR: <input>:1:5: undefined field 'nope'\n | self.nope == 1\n | ....^"
+    )
+    with pytest.raises(CompileError, match=r"applied to '\(int, string\)'"):
+        env.compile("self.replicas + 'x' == 1")
+
+
+def test_runtime_errors_read_as_cel_go() -> None:
+    assert runtime_error("x.b", x={"a": 1}) == "no such key: b"
+    assert runtime_error("1 / 0 == 1") == "division by zero"
+    assert runtime_error("1 % 0 == 1") == "modulus by zero"
+    assert runtime_error("dyn(1) + dyn('a') == 1") == "no such overload"
+    assert runtime_error("9223372036854775807 + 1 == 0") == "integer overflow"
+    assert runtime_error("[1][3] == 1") == "index out of bounds: 3"
+
+
+def test_kube_validators() -> None:
+    """Homogeneous aggregate literals, and regex/duration/timestamp literals are checked."""
+    assert compile_error("[1, 'a'] == []") == (
+        "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'string'\n"
+        " | [1, 'a'] == []\n | ....^"
+    )
+    assert compile_error("'a'.matches('[')") == (
+        "compilation failed: ERROR: <input>:1:13: invalid matches argument\n"
+        " | 'a'.matches('[')\n | ............^"
+    )
+    assert compile_error("duration('1x') > duration('1s')").startswith(
+        "compilation failed: ERROR: <input>:1:10: invalid duration argument"
+    )
+    assert compile_error("timestamp('2020-13-01T00:00:00Z') == timestamp(1)").startswith(
+        "compilation failed: ERROR: <input>:1:11: invalid timestamp argument"
+    )
+    assert compile_error("'x'.find('[') == ''") == (
+        "program instantiation failed: error parsing regexp: missing closing ]: `[`"
+    )
+    assert run("'%s %d'.format(['a', 1])") == "a 1"  # format's list is exempt
+
+
+def test_base_environment_features() -> None:
+    assert run("1 < 2.0 && 2u > 1 && 3.0 >= 3u") is True  # cross-type numeric comparisons
+    assert run("[1, 2].all(i, v, v > i)") is True  # two-variable comprehensions
+    assert run("{'a': 1}.transformMap(k, v, v + 1)") == {"a": 2}
+    assert run("sets.contains([1, 2, 3], [3, 1]) && sets.intersects([1], [1, 2])") is True
+    assert run("sets.equivalent([1, 2], [2, 1, 1])") is True
+    assert run("[3, 1, 2].sort() == [1, 2, 3] && [[1], [2, 3]].flatten() == [1, 2, 3]")
+    assert run("lists.range(3) == [0, 1, 2] && [1, 2, 2].distinct() == [1, 2]") is True
+    assert run("[1, 2, 3].slice(1, 3) == [2, 3] && [1, 2].reverse() == [2, 1]") is True
+    assert run("x.?a.orValue(5)", x={"b": 1}) == 5
+    assert run("optional.of(1).hasValue() && !optional.none().hasValue()") is True
+
+
+def test_not_in_kube_base_environment() -> None:
+    for expr in ("math.greatest(1, 2) == 2", "base64.encode(b'a') == ''", "'ab'.reverse() == ''"):
+        with pytest.raises(CompileError):
+            run(expr)
+
+
+def test_optional_results_reach_python() -> None:
+    assert run("optional.of(3)") == 3
+    assert run("optional.none()") is None
+
+
+def test_optional_variables_in_cel_notation() -> None:
+    env = Environment({"self": cel.Type.INT, "oldSelf": "optional(int)"})
+    program = env.compile("oldSelf.orValue(0) <= self")
+    assert program.return_type == "BOOL"
