@@ -8,44 +8,18 @@ instances go before the definition does.
 
 from __future__ import annotations
 
-from typing import Any
-
 from platform_api.apiextensions import crd as crds
+from platform_api.apiextensions.defaults import default_crd
+from platform_api.apiextensions.validation import (
+    validate_crd,
+    validate_crd_status_update,
+    validate_crd_update,
+)
 from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation.field import FieldError
 
-
-def _temp(name: str) -> Any:  # TEMP until the validation module lands
-    import importlib  # noqa: PLC0415
-
-    try:
-        module = importlib.import_module("platform_api.apiextensions.validation")
-    except ImportError:
-        return lambda *a: []
-    return getattr(module, name, lambda *a: [])
-
-
-@defaults(crds.GROUP, "CustomResourceDefinition")
-def _default(obj: Obj) -> None:
-    import importlib  # noqa: PLC0415
-
-    try:
-        importlib.import_module("platform_api.apiextensions.defaults").default_crd(obj)
-    except (ImportError, AttributeError):
-        pass
-
-
-def validate_crd(obj: Obj) -> list[FieldError]:
-    return _temp("validate_crd")(obj)
-
-
-def validate_crd_update(new: Obj, old: Obj) -> list[FieldError]:
-    return _temp("validate_crd_update")(new, old)
-
-
-def validate_crd_status_update(new: Obj, old: Obj) -> list[FieldError]:
-    return _temp("validate_crd_status_update")(new, old)
+defaults(crds.GROUP, "CustomResourceDefinition")(default_crd)
 
 
 def _record_storage_version(obj: Obj) -> None:
