@@ -2,20 +2,25 @@
 
 Custom resources are unstructured: a body is shaped by the CRD's structural schema
 (metadata coerced, unknown fields pruned, defaults applied) rather than decoded into
-a type, and validated against the schema and its CEL rules inside the store's
-compare-and-swap loop.  One strategy serves one version of one CRD; it is built when
-the CRD is installed and compiled once.
+a type, and validated against the schema, the scale paths and the CEL rules inside
+the store's compare-and-swap loop, in kube's order.  One strategy serves one version
+of one CRD; it is built, and its schema and rules compiled, when the CRD is installed.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from platform_api import errors
 from platform_api.apiextensions import crd as crds
+from platform_api.apiextensions.scale import scale_errors
+from platform_api.apiextensions.schema.celrules import CompiledRules, compile_schema
+from platform_api.apiextensions.schema.compiled import CompiledSchema, DecodeError
 from platform_api.codec import Duplicates
 from platform_api.jsonpath import parse, sprint
 from platform_api.registry.strategy import GenericStrategy
+from platform_api.scheme import decoding
 from platform_api.scheme.decoding import Decoded
 from platform_api.scheme.types import ResourceType
 from platform_api.selectors import FieldGetter, field_getters
@@ -25,10 +30,18 @@ from platform_api.validation.names import validate_object_meta, validate_object_
 
 Obj = dict[str, Any]
 _TERMINATING = "create not allowed while custom resource definition is terminating"
-
-
-def _non_metadata(obj: Obj) -> Obj:
-    return {k: v for k, v in obj.items() if k != "metadata"}
+# kube's hasBlockingErr: after these, CEL rules would only see an object it refuses anyway.
+_BLOCKING = (
+    field.NOT_SUPPORTED,
+    field.REQUIRED,
+    field.TOO_LONG,
+    field.TOO_MANY,
+    field.TYPE_INVALID,
+)
+_NOT_CHECKED = (
+    "some validation rules were not checked because the object was invalid; correct the "
+    "existing errors to complete validation"
+)
 
 
 def duplicate_paths(value: Any, dups: Duplicates, path: str = "") -> list[str]:
@@ -45,33 +58,59 @@ def duplicate_paths(value: Any, dups: Duplicates, path: str = "") -> list[str]:
     return found
 
 
+def _has_key(node: Any, key: str) -> bool:
+    if isinstance(node, dict):
+        return key in node or any(_has_key(v, key) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_key(v, key) for v in node)
+    return False
+
+
 class CustomResourceStrategy(GenericStrategy):
     allow_unconditional_update = False
 
     def __init__(self, resource: ResourceType, crd: Obj) -> None:
         super().__init__(resource)
         self.version = resource.version
-        self.schema = crds.schema_of(crd, resource.version) or {}
+        schema = crds.schema_of(crd, resource.version) or {}
+        self.compiled = CompiledSchema(schema, crd["spec"].get("preserveUnknownFields", False))
+        self.rules: CompiledRules = compile_schema(schema, "")
         subresources = crds.subresources_of(crd, resource.version)
         self.scale: Obj | None = subresources.get("scale")
         self.has_status_subresource = "status" in subresources
         self.terminating = crds.is_true(crd, crds.TERMINATING)
-        self.has_defaults = False
-        self._selectable = [
-            str(f["jsonPath"])
-            for f in crds.version_of(crd, resource.version).get("selectableFields") or []
-        ]
+        self.has_defaults = _has_key(schema, "default")
+        # Objects written before this schema may hold what it prunes or defaults: they are
+        # fixed up when read; newer ones were written through it already.
+        self.schema_revision = int(crd["metadata"].get("resourceVersion") or 0)
+        fields = crds.version_of(crd, resource.version).get("selectableFields") or []
+        self._selectable = [str(f["jsonPath"]) for f in fields]
 
     # -- decoding -----------------------------------------------------------------------
 
     def decode(self, raw: Obj, duplicates: Duplicates) -> Decoded:
-        """The body as stored: metadata coerced, unknown fields pruned, defaults set."""
-        obj = raw
-        return Decoded(obj, [], duplicate_paths(raw, duplicates))
+        """A body as stored: metadata coerced, unknown fields pruned, defaults set."""
+        dups = duplicate_paths(raw, duplicates) if duplicates else []
+        try:
+            unknown = self.compiled.decode(raw, strict=True)
+        except DecodeError as e:
+            raise decoding.DecodeError(str(e)) from None
+        self.compiled.default(raw)
+        return Decoded(raw, unknown, dups)
 
     def default_on_read(self, obj: Obj) -> Obj | None:
-        """Defaults added to an object read from storage, or None when none apply."""
-        return None
+        """An object read from storage as this schema shapes it, or None when it already
+        is (it was written through this schema)."""
+        version = (obj.get("metadata") or {}).get("resourceVersion") or "0"
+        if not version.isdigit() or int(version) >= self.schema_revision:
+            return None
+        fixed = copy.deepcopy(obj)
+        try:
+            self.compiled.decode(fixed, from_storage=True)
+        except DecodeError:
+            return None  # served as stored, as kube serves what it cannot coerce
+        self.compiled.default(fixed)
+        return fixed if fixed != obj else None
 
     # -- writes -------------------------------------------------------------------------
 
@@ -105,26 +144,66 @@ class CustomResourceStrategy(GenericStrategy):
             )
         return errs
 
+    def _with_rules(self, errs: list[FieldError], obj: Obj, old: Obj | None) -> list[FieldError]:
+        """The CEL rules' errors after the others, unless those already refuse the object."""
+        if self.rules.validator is None:
+            return errs
+        if any(e.type in _BLOCKING for e in errs):
+            return [*errs, field.FieldError(field.INVALID, "<nil>", None, _NOT_CHECKED)]
+        found, _ = self.rules.validate(obj, old)
+        return errs + found
+
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = self._type_meta_errors(obj)
         if errs:
             return errs
-        return validate_object_meta(obj["metadata"], self.resource.namespaced, "subdomain")
+        rt = self.resource
+        errs = validate_object_meta(obj["metadata"], rt.namespaced, "subdomain")
+        errs += self.compiled.validate(obj)
+        errs += scale_errors(obj, self.scale)
+        return self._with_rules(errs, obj, None)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = self._type_meta_errors(new)
         if errs:
             return errs
-        return validate_object_meta_update(new["metadata"], old["metadata"])
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs += self.compiled.validate_update(new, old)
+        errs += scale_errors(new, self.scale)
+        return self._with_rules(errs, new, old)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return self.validate_update(new, old)
+        errs = self._type_meta_errors(new)
+        if errs:
+            return errs
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs += self.compiled.validate_status_update(new, old)
+        errs += scale_errors(new, self.scale, spec=False)
+        return self._with_rules(errs, new, old)
+
+    def canonicalize(self, obj: Obj) -> None:
+        """Keys sorted at every level: kube's custom resources are Go maps, written sorted."""
+        sorted_obj = _sorted(obj)
+        obj.clear()
+        obj.update(sorted_obj)
 
     def field_getters(self) -> dict[str, FieldGetter]:
         getters = field_getters(self.resource.group, self.resource.plural)
         for path in self._selectable:
             getters[path.lstrip(".")] = _selectable(path)
         return getters
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def _non_metadata(obj: Obj) -> Obj:
+    return {k: v for k, v in obj.items() if k != "metadata"}
 
 
 def _selectable(json_path: str) -> FieldGetter:

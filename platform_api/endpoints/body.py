@@ -60,12 +60,13 @@ def parse(
         ) from None
 
 
-def strict_or_warn(ctx: Context, level: str, problems: list[str]) -> None:
-    """Apply a fieldValidation level to ``unknown field``/``duplicate field`` problems."""
+def strict_or_warn(ctx: Context, level: str, problems: list[str], prefix: str = "") -> None:
+    """Apply a fieldValidation level to ``unknown field``/``duplicate field`` problems;
+    ``prefix`` leads a Strict refusal's message (custom resources' decoder adds one)."""
     if not problems or level == "Ignore":
         return
     if level == "Strict":
-        raise errors.bad_request("strict decoding error: " + ", ".join(problems))
+        raise errors.bad_request(prefix + "strict decoding error: " + ", ".join(problems))
     for problem in problems:
         ctx.warn(problem)
 
@@ -146,7 +147,9 @@ def decode_object(
         raise errors.bad_request(
             f'{kind} in version "{version}" cannot be handled as a {kind}: {e}'
         ) from None
-    strict_or_warn(ctx, level, decoded.strict_errors())
+    # kube decodes custom resources in its own decoder, which names the kind it refused.
+    prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: ' if custom else ""
+    strict_or_warn(ctx, level, decoded.strict_errors(), prefix)
     obj = decoded.obj
     obj["apiVersion"] = api_version
     obj["kind"] = kind

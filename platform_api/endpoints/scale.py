@@ -12,6 +12,8 @@ from typing import Any
 import orjson
 
 from platform_api import errors
+from platform_api.apiextensions import scale as crscale
+from platform_api.apiextensions.resource import CustomResourceStrategy
 from platform_api.codec import BodyError, parse_json
 from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.negotiation import (
@@ -25,9 +27,11 @@ from platform_api.endpoints.scope import Scope
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
 from platform_api.validation import field
+from platform_api.validation.field import go_quote
 
 Obj = dict[str, Any]
 SCALE = "io.platform.api.autoscaling.v1.Scale"
+_UNSET = -(2**31)  # kube's invalidSpecReplicas
 
 
 def selector_text(selector: Obj | None) -> str:
@@ -62,9 +66,20 @@ def to_scale(obj: Obj) -> Obj:
     }
 
 
+def _custom_paths(scope: Scope) -> Obj | None:
+    """A custom resource's scale paths (its CRD's ``subresources.scale``), else None."""
+    strategy = scope.store.strategy
+    return strategy.scale if isinstance(strategy, CustomResourceStrategy) else None
+
+
+def _view(scope: Scope, obj: Obj) -> Obj:
+    paths = _custom_paths(scope)
+    return crscale.to_scale(obj, paths) if paths is not None else to_scale(obj)
+
+
 async def get(scope: Scope) -> bytes:
     stored = await scope.store.read(scope.namespace, scope.name)
-    return scope.respond_object(to_scale(stored.object))
+    return scope.respond_object(_view(scope, stored.object))
 
 
 async def _write(scope: Scope, change: Any) -> bytes:
@@ -76,13 +91,28 @@ async def _write(scope: Scope, change: Any) -> bytes:
     scope.ctx.dry_run = opts.dry_run
     scope.ctx.field_manager = opts.field_manager
 
+    paths = _custom_paths(scope)
+
     def updated(existing: Obj | None) -> Obj:
         assert existing is not None
-        scale = change(to_scale(existing))
+        before = _view(scope, existing)
+        if (
+            paths is not None
+            and crscale.nested(existing, paths["specReplicasPath"], int, "")[0] is None
+        ):
+            before["spec"]["replicas"] = _UNSET  # kube's marker for a path with no value
+        scale = change(before)
         wanted = (scale.get("metadata") or {}).get("resourceVersion")
         if wanted and wanted != existing["metadata"].get("resourceVersion"):
             raise errors.conflict(scope.resource.plural, scope.resource.group, scope.name)
         replicas = (scale.get("spec") or {}).get("replicas", 0)
+        if paths is not None:  # the custom resource's own validation checks the value
+            if replicas == _UNSET:
+                raise errors.bad_request(
+                    f"the spec replicas field {go_quote(paths['specReplicasPath'])} cannot be empty"
+                )
+            crscale.set_replicas(existing, paths, replicas)
+            return existing
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
             detail = "must be greater than or equal to 0"
             raise errors.invalid(
@@ -97,7 +127,7 @@ async def _write(scope: Scope, change: Any) -> bytes:
     stored, _ = await scope.store.update(
         scope.namespace, scope.name, updated, dry_run=opts.dry_run, track=scope.tracker()
     )
-    return scope.respond_object(to_scale(stored.object), 200, out)
+    return scope.respond_object(_view(scope, stored.object), 200, out)
 
 
 async def put(scope: Scope) -> bytes:
@@ -106,7 +136,10 @@ async def put(scope: Scope) -> bytes:
 
 
 async def patch(scope: Scope) -> bytes:
-    patch_type = input_type(scope.content_type(), [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH])
+    types = [JSON_PATCH, MERGE_PATCH]
+    if _custom_paths(scope) is None:
+        types.append(STRATEGIC_MERGE_PATCH)  # no patch strategies in a CRD's Scale
+    patch_type = input_type(scope.content_type(), types)
     write_options(scope.request, "PatchOptions", patch_type)
     try:
         document, _ = parse_json(scope.body())

@@ -69,7 +69,10 @@ class Aliases:
         out = _renamed(obj, alias)
         items = obj.get("items")
         if isinstance(items, list) and any(isinstance(i, dict) for i in items):
-            out = {**out, "items": [_renamed(i, alias) if isinstance(i, dict) else i for i in items]}
+            out = {
+                **out,
+                "items": [_renamed(i, alias) if isinstance(i, dict) else i for i in items],
+            }
         return out
 
 
