@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import dataclasses
 import http.client
 import json
 import multiprocessing as mp
@@ -21,6 +22,7 @@ import statistics
 import tempfile
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +41,7 @@ class Target:
     key: str | None
     token: str | None
     insecure: bool
+    accept: str = "application/json"
 
     def connect(self) -> http.client.HTTPSConnection:
         ctx = ssl.create_default_context(cafile=self.ca)
@@ -50,7 +53,7 @@ class Target:
         return http.client.HTTPSConnection(self.host, self.port, context=ctx)
 
     def headers(self) -> dict[str, str]:
-        out = {"Content-Type": "application/json", "Accept": "application/json"}
+        out = {"Content-Type": "application/json", "Accept": self.accept}
         if self.token:
             out["Authorization"] = f"Bearer {self.token}"
         return out
@@ -119,49 +122,74 @@ BASE = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
 MERGE_PATCH = "application/merge-patch+json"
 
 
-def worker(target: Target, op: str, names: list[str], count: int, out: Any, ready: Any) -> None:
+@dataclass(frozen=True)
+class Workload:
+    """What the clients work on: a collection, how a new object looks, the Accept type."""
+
+    base: str = BASE
+    make: Callable[[str], dict[str, Any]] = configmap
+    accept: str = "application/json"
+
+
+def worker(
+    target: Target,
+    op: str,
+    names: list[str],
+    count: int,
+    out: Any,
+    ready: Any,
+    load: Workload = Workload(),
+) -> None:
     conn = target.connect()
     request(conn, target, "GET", "/version")  # the TLS handshake happens before the clock starts
+    base = load.base
+    target = dataclasses.replace(target, accept=load.accept)
     errors = 0
     latest: dict[str, Any] = {}
     if op == "update":  # one GET per object up front; each update is then one PUT
+        plain = dataclasses.replace(target, accept="application/json")
         for name in names:
-            latest[name] = json.loads(request(conn, target, "GET", f"{BASE}/{name}")[1])
+            latest[name] = json.loads(request(conn, plain, "GET", f"{base}/{name}")[1])
     ready.wait()
     start = time.perf_counter()
     for i in range(count):
         name = names[i % len(names)]
         if op == "create":
-            status, _ = request(conn, target, "POST", BASE, configmap(name))
+            status, _ = request(conn, target, "POST", base, load.make(name))
             ok = status == 201
         elif op == "get":
-            status, _ = request(conn, target, "GET", f"{BASE}/{name}")
+            status, _ = request(conn, target, "GET", f"{base}/{name}")
             ok = status == 200
         elif op == "update":
             obj = latest[name]
             obj["data"]["v"] = PAYLOAD[:-8] + f"{i:08d}"
-            status, raw = request(conn, target, "PUT", f"{BASE}/{name}", obj)
+            status, raw = request(conn, target, "PUT", f"{base}/{name}", obj)
             ok = status == 200
             if ok:
                 latest[name] = json.loads(raw)
         elif op == "patch":
             patch = {"data": {"v": PAYLOAD[:-8] + f"{i:08d}"}}
-            status, _ = request(conn, target, "PATCH", f"{BASE}/{name}", patch, MERGE_PATCH)
+            status, _ = request(conn, target, "PATCH", f"{base}/{name}", patch, MERGE_PATCH)
             ok = status == 200
         else:  # list
-            status, _ = request(conn, target, "GET", BASE)
+            status, _ = request(conn, target, "GET", base)
             ok = status == 200
         errors += 0 if ok else 1
     out.put((time.perf_counter() - start, count, errors))
 
 
 def run_parallel(
-    target: Target, op: str, clients: int, per_client: int, names: list[list[str]]
+    target: Target,
+    op: str,
+    clients: int,
+    per_client: int,
+    names: list[list[str]],
+    load: Workload = Workload(),
 ) -> tuple[float, int]:
     queue: Any = mp.Queue()
     ready: Any = mp.Barrier(clients + 1)
     procs = [
-        mp.Process(target=worker, args=(target, op, names[c], per_client, queue, ready))
+        mp.Process(target=worker, args=(target, op, names[c], per_client, queue, ready, load))
         for c in range(clients)
     ]
     for p in procs:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import orjson
+
 from platform_api import errors
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.scale import scale_errors
@@ -182,8 +184,9 @@ class CustomResourceStrategy(GenericStrategy):
         return self._with_rules(errs, new, old)
 
     def canonicalize(self, obj: Obj) -> None:
-        """Keys sorted at every level: kube's custom resources are Go maps, written sorted."""
-        sorted_obj = _sorted(obj)
+        """Keys sorted at every level: kube's custom resources are Go maps, written sorted
+        (an orjson round trip sorts faster than a walk in Python)."""
+        sorted_obj = orjson.loads(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS))
         obj.clear()
         obj.update(sorted_obj)
 
@@ -192,14 +195,6 @@ class CustomResourceStrategy(GenericStrategy):
         for path in self._selectable:
             getters[path.lstrip(".")] = _selectable(path)
         return getters
-
-
-def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
 
 
 def _non_metadata(obj: Obj) -> Obj:
