@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from platform_api.admission import plugins as admission_plugins
 from platform_api.apiserver import authflags
+from platform_api.apiserver.features import FeatureGates
 from platform_api.apiserver.flagvalues import (
     ConfigError,
     parse_bool,
@@ -89,6 +90,7 @@ class ServerConfig:
     enable_admission_plugins: tuple[str, ...] = ()
     disable_admission_plugins: tuple[str, ...] = ()
     serve_upstream_groups: bool = False
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
 
     @property
     def embedded_pki(self) -> bool:
@@ -148,6 +150,8 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     if given("serve-upstream-groups") is not None:
         text = str(given("serve-upstream-groups"))
         cfg.serve_upstream_groups = parse_bool("serve-upstream-groups", text)
+    if given("feature-gates") is not None:
+        cfg.feature_gates = FeatureGates.parse(str(given("feature-gates")))
     if cfg.request_timeout <= 0:
         raise ConfigError("--request-timeout must be greater than 0")
     if given("service-cluster-ip-range") is not None:

@@ -55,15 +55,23 @@ def parse_size(flag: str, text: str) -> int:
     return int(match.group(1)) * _SIZES[match.group(2) or ""]
 
 
-def parse_bool(flag: str, text: str) -> bool:
-    lowered = text.strip().lower()
-    if lowered in ("true", "1", "t", ""):
+def go_bool(text: str) -> bool | None:
+    """Go's ``strconv.ParseBool``: the spellings it accepts, else None."""
+    if text in ("1", "t", "T", "TRUE", "true", "True"):
         return True
-    if lowered in ("false", "0", "f"):
+    if text in ("0", "f", "F", "FALSE", "false", "False"):
         return False
-    raise ConfigError(
-        f'invalid argument "{text}" for "--{flag}" flag: strconv.ParseBool: parsing "{text}": invalid syntax'
-    )
+    return None
+
+
+def parse_bool(flag: str, text: str) -> bool:
+    """A boolean flag's value; bare (``--flag``, given here as "") means true."""
+    value = True if text.strip() == "" else go_bool(text.strip())
+    if value is None:
+        raise ConfigError(
+            f'invalid argument "{text}" for "--{flag}" flag: strconv.ParseBool: parsing "{text}": invalid syntax'
+        )
+    return value
 
 
 def parse_int(flag: str, text: str, minimum: int = 0) -> int:

@@ -212,6 +212,12 @@ FLAGS: list[tuple[str, str, str]] = [
         "so stock kubectl, client-go leader election and controller-runtime run unmodified.",
     ),
     (
+        "feature-gates",
+        "",
+        "Comma-separated Name=true|false pairs for the feature gates this server honours "
+        "(kube v1.36 stages and defaults), e.g. CBORServingAndStorage=true.",
+    ),
+    (
         "controllers",
         "*",
         "Controllers to run in the server: '*' all, 'foo' on, '-foo' off (namespace-controller, "

@@ -41,6 +41,7 @@ def test_help_lists_every_flag() -> None:
         "--service-cluster-ip-range",
         "--data-dir",
         "--lmdb-map-size",
+        "--feature-gates",
     ):
         assert flag in out, flag
 
@@ -65,6 +66,11 @@ def test_bad_flags_exit_with_one_line(tmp_path: Path) -> None:
             "/etc/hostname",
         ): "Error: --tls-cert-file and --tls-private-key-file must be given together\n",
         ("--secure-port", "70000"): "Error: --secure-port must be between 0 and 65535, inclusive\n",
+        (
+            "--feature-gates",
+            "AuthorizeWithSelectors=false",
+        ): 'Error: invalid argument "AuthorizeWithSelectors=false" for "--feature-gates" flag: '
+        "cannot set feature gate AuthorizeWithSelectors to false, feature is locked to true\n",
     }
     for args, expected in cases.items():
         result = twistd("--data-dir", str(tmp_path), *args)
