@@ -202,6 +202,12 @@ def unsupported_media_type(content_type: str, accepted: list[str]) -> StatusErro
     return StatusError(415, UNSUPPORTED_MEDIA_TYPE, msg)
 
 
+def unsupported_patch_type() -> StatusError:
+    """A PATCH of a type the route does not consume: go-restful refuses it before kube's
+    handler runs, with its plain text and empty details."""
+    return StatusError(415, UNSUPPORTED_MEDIA_TYPE, "415: Unsupported Media Type", {})
+
+
 def request_entity_too_large(message: str) -> StatusError:
     return StatusError(413, REQUEST_ENTITY_TOO_LARGE, f"Request entity too large: {message}")
 

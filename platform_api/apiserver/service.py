@@ -30,6 +30,7 @@ from platform_api.apiextensions.serving import CRDInstaller
 from platform_api.apiserver import authn, authz, pki, serviceaccounts
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.discovery import Discovery
+from platform_api.apiserver.features import CBOR_SERVING_AND_STORAGE
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
 from platform_api.apiserver.inflight import InflightLimiter
 from platform_api.apiserver.openapi import OpenAPI
@@ -237,8 +238,11 @@ class APIServerService(Service):
             attachments = scheme.lookup("storage.platform.io", "v1", "volumeattachments")
             self.node_graph = NodeGraph(self.storage, self.hub, attachments is not None)
             self.node_authorizer = NodeAuthorizer(self.node_graph)
+        for name in cfg.feature_gates.unrecognized:
+            log.warn("unrecognized feature gate: {name}", name=name)
         handlers = Handlers(
             aliases=aliases,
+            cbor=cfg.feature_gates.enabled(CBOR_SERVING_AND_STORAGE),
             scheme=scheme,
             storage=self.storage,
             stores=self.stores,

@@ -35,7 +35,13 @@ from platform_api.authorization.interface import Attributes, Authorizer, Decisio
 from platform_api.authorization.union import forbidden
 from platform_api.context import Context
 from platform_api.endpoints import dispatch
-from platform_api.endpoints.responses import encode, finish, status_error, write_error
+from platform_api.endpoints.responses import (
+    CBOR_ATTRIBUTE,
+    encode,
+    finish,
+    status_error,
+    write_error,
+)
 from platform_api.endpoints.scope import Handlers
 
 log = Logger()
@@ -81,6 +87,7 @@ class APIServer:
 
     async def serve(self, request: Request) -> None:
         ctx: Context | None = None
+        setattr(request, CBOR_ATTRIBUTE, self.handlers.cbor)
         try:
             request.args = query_args(request.uri)
             path = request.path.decode("utf-8", "replace")

@@ -1,6 +1,6 @@
-"""Every wire format the server speaks: JSON and YAML (``text``), more to come.
+"""Every wire format the server speaks: JSON and YAML (``text``), Protobuf, CBOR.
 
-Callers import from here; each format lives in its own module.
+JSON and YAML are imported from here; each format lives in its own module.
 """
 
 from platform_api.codec.text import (

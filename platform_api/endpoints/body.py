@@ -12,9 +12,9 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.apiextensions.resource import CustomResourceStrategy
-from platform_api.codec import BodyError, Duplicates, parse_json, parse_yaml, protobuf
+from platform_api.codec import BodyError, Duplicates, cbor, parse_json, parse_yaml, protobuf
 from platform_api.context import Context
-from platform_api.endpoints.negotiation import JSON, PROTOBUF, YAML, Output, input_type
+from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
 from platform_api.scheme.aliases import Aliases
@@ -36,33 +36,83 @@ def summarize(data: bytes, limit: int = 30) -> str:
     return shown + " ..." if len(data) > limit else shown
 
 
+def unrecognized(kind: str, problem: str, data: bytes) -> errors.StatusError:
+    """kube's 400 for a body it cannot even read the type of."""
+    return errors.bad_request(
+        f"the object provided is unrecognized (must be of type {kind}): {problem} "
+        f"({summarize(data)})"
+    )
+
+
+def cannot_handle(kind: str, api_version: str, problem: str) -> errors.StatusError:
+    """kube's 400 for a body whose type it read but whose content does not decode."""
+    version = api_version.rsplit("/", 1)[-1]
+    return errors.bad_request(
+        f'{kind} in version "{version}" cannot be handled as a {kind}: {problem}'
+    )
+
+
+def input_types(custom: bool, serves_cbor: bool) -> list[str]:
+    """What a create or update body may be: Protobuf for built-in kinds, CBOR when on."""
+    types = [JSON, YAML] if custom else [JSON, YAML, PROTOBUF]
+    return [*types, CBOR] if serves_cbor else types
+
+
 def parse(
     data: bytes, media: str, expected_kind: str, api_version: str = ""
 ) -> tuple[Any, dict[int, list[str]]]:
     """A body in its media type, as JSON values (and, for JSON and YAML, the keys it
     held twice).  Protobuf bodies take the URL's type where their envelope has none."""
+    if media == CBOR:
+        try:
+            return cbor.decode(data), {}
+        except cbor.CBORError as e:
+            if e.late:
+                raise cannot_handle(expected_kind, api_version, str(e)) from None
+            problem = f"unable to determine group/version/kind: {e}"
+            raise unrecognized(expected_kind, problem, data) from None
     if media == PROTOBUF:
         try:
             return protobuf.decode(data, api_version, expected_kind), {}
         except protobuf.ProtobufError as e:
-            raise errors.bad_request(
-                f"the object provided is unrecognized (must be of type {expected_kind}): "
-                f"{e} ({summarize(data)})"
-            ) from None
+            raise unrecognized(expected_kind, str(e), data) from None
     try:
         if not data.strip():
             raise BodyError("unexpected end of JSON input")
         return parse_yaml(data) if media == YAML else parse_json(data)
     except BodyError as e:
-        raise errors.bad_request(
-            f"the object provided is unrecognized (must be of type {expected_kind}): "
-            f"couldn't get version/kind; json parse error: {e} ({summarize(data)})"
-        ) from None
+        problem = f"couldn't get version/kind; json parse error: {e}"
+        raise unrecognized(expected_kind, problem, data) from None
+
+
+def _not_an_object(kind: str, media: str, raw: Any, data: bytes) -> errors.StatusError:
+    """A body that is no object: Go failed to read its TypeMeta out of it."""
+    if media == CBOR:
+        cbor_type = "array" if isinstance(raw, list) else _CBOR_TYPES.get(type(raw), "primitives")
+        why = (
+            " (cannot decode CBOR array to struct without toarray option)"
+            if cbor_type == "array"
+            else ""
+        )
+        problem = (
+            f"unable to determine group/version/kind: cbor: cannot unmarshal {cbor_type} into "
+            f"Go value of type v1.TypeMeta{why}"
+        )
+        return unrecognized(kind, problem, data)
+    problem = (
+        f"couldn't get version/kind; json parse error: json: cannot unmarshal "
+        f"{_go_json(type(raw).__name__)} into Go value of type struct {{ APIVersion string "
+        f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}'
+    )
+    return unrecognized(kind, problem, data)
+
+
+_CBOR_TYPES = {int: "positive integer", str: "byte string"}
 
 
 def strict_or_warn(ctx: Context, level: str, problems: list[str], prefix: str = "") -> None:
     """Apply a fieldValidation level to ``unknown field``/``duplicate field`` problems;
-    ``prefix`` leads a Strict refusal's message (custom resources' decoder adds one)."""
+    ``prefix`` leads a Strict refusal's message (a create or update names the kind)."""
     if not problems or level == "Ignore":
         return
     if level == "Strict":
@@ -77,12 +127,17 @@ def decode_against(
     schemas: Schemas,
     definition: str,
     custom: CustomResourceStrategy | None = None,
+    from_cbor: bool = False,
 ) -> Decoded:
     """A parsed body as its type shapes it: typed decoding for built-in kinds, the CRD's
-    structural schema (metadata coerced, unknown fields pruned, defaults) for custom ones."""
+    structural schema (metadata coerced, unknown fields pruned, defaults) for custom ones.
+    kube's custom-resource decoder reports unknown fields of JSON bodies only."""
     if custom is not None:
-        return custom.decode(raw, duplicates)
-    return Decoder(schemas, duplicates).decode(raw, definition)
+        decoded = custom.decode(raw, duplicates)
+        if from_cbor:
+            decoded.unknown, decoded.duplicates = [], []
+        return decoded
+    return Decoder(schemas, duplicates, cbor=from_cbor).decode(raw, definition)
 
 
 def custom_strategy(rt: ResourceType, strategy: object) -> CustomResourceStrategy | None:
@@ -104,6 +159,7 @@ def decode_object(
     api_version: str = "",
     custom: CustomResourceStrategy | None = None,
     aliases: Aliases | None = None,
+    serves_cbor: bool = False,
 ) -> Obj:
     """The decoded, pruned object of a create or update body.
 
@@ -113,16 +169,10 @@ def decode_object(
     kind = kind or rt.kind
     definition = definition or rt.definition
     api_version = api_version or rt.api_version
-    media = input_type(content_type, [JSON, YAML] if custom else [JSON, YAML, PROTOBUF])
+    media = input_type(content_type, input_types(custom is not None, serves_cbor))
     raw, duplicates = parse(data, media, kind, api_version)
     if not isinstance(raw, dict):
-        kind_name = type(raw).__name__
-        raise errors.bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): couldn't get "
-            f"version/kind; json parse error: json: cannot unmarshal {_go_json(kind_name)} into "
-            f'Go value of type struct {{ APIVersion string "json:\\"apiVersion,omitempty\\""; '
-            f'Kind string "json:\\"kind,omitempty\\"" }} ({summarize(data)})'
-        )
+        raise _not_an_object(kind, media, raw, data)
     body_version = raw.get("apiVersion") or api_version
     body_kind = raw.get("kind") or kind
     if not isinstance(body_version, str) or not isinstance(body_kind, str):
@@ -142,13 +192,10 @@ def decode_object(
         )
     version = api_version.rsplit("/", 1)[-1]
     try:
-        decoded = decode_against(raw, duplicates, schemas, definition, custom)
+        decoded = decode_against(raw, duplicates, schemas, definition, custom, media == CBOR)
     except DecodeError as e:
-        raise errors.bad_request(
-            f'{kind} in version "{version}" cannot be handled as a {kind}: {e}'
-        ) from None
-    # kube decodes custom resources in its own decoder, which names the kind it refused.
-    prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: ' if custom else ""
+        raise cannot_handle(kind, api_version, str(e)) from None
+    prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: '
     strict_or_warn(ctx, level, decoded.strict_errors(), prefix)
     obj = decoded.obj
     obj["apiVersion"] = api_version
@@ -188,6 +235,7 @@ def decode_write(
         api_version=api_version,
         custom=None if kind else custom_strategy(scope.resource, scope.store.strategy),
         aliases=scope.handlers.aliases,
+        serves_cbor=scope.handlers.cbor,
     )
     return opts, out, obj
 

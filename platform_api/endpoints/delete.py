@@ -10,8 +10,8 @@ from platform_api.authorization.interface import Attributes, Decision
 from platform_api.authorization.union import forbidden
 from platform_api.codec import BodyError, parse_json, parse_yaml
 from platform_api.endpoints import list as list_endpoint
-from platform_api.endpoints.body import parse
-from platform_api.endpoints.negotiation import JSON, PROTOBUF, YAML, Output, input_type
+from platform_api.endpoints.body import input_types, parse
+from platform_api.endpoints.negotiation import CBOR, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import META_GROUP, arg, args, validate_dry_run
 from platform_api.endpoints.responses import finish
 from platform_api.endpoints.scope import Scope
@@ -38,10 +38,11 @@ class DeleteOptions:
 
 
 def _from_body(scope: Scope, data: bytes) -> dict[str, Any]:
-    media = input_type(scope.content_type(), [JSON, YAML, PROTOBUF])
-    if media == PROTOBUF:
+    media = input_type(scope.content_type(), input_types(False, scope.handlers.cbor))
+    if media in (PROTOBUF, CBOR):
         raw, _ = parse(data, media, "DeleteOptions", "meta.k8s.io/v1")
-        raw.setdefault("apiVersion", "v1")
+        if isinstance(raw, dict):
+            raw.setdefault("apiVersion", "v1")
     else:
         try:
             raw, _ = parse_yaml(data) if media == YAML else parse_json(data)
@@ -56,7 +57,9 @@ def _from_body(scope: Scope, data: bytes) -> dict[str, Any]:
         raise errors.bad_request("decoded object cannot be converted to DeleteOptions")
     try:
         decoded: dict[str, Any] = (
-            Decoder(scope.handlers.scheme.schemas).decode(raw, DELETE_OPTIONS).obj
+            Decoder(scope.handlers.scheme.schemas, cbor=media == CBOR)
+            .decode(raw, DELETE_OPTIONS)
+            .obj
         )
     except DecodeError as e:
         raise errors.bad_request(str(e)) from None

@@ -12,6 +12,7 @@ from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.options import META_GROUP, arg
 from platform_api.endpoints.responses import encode, finish
 from platform_api.endpoints.scope import Scope, partial_object
+from platform_api.scheme import bytefields
 from platform_api.selectors import (
     FieldSelector,
     LabelSelector,
@@ -264,4 +265,5 @@ def render_list(scope: Scope, out: Output, items: list[Stored], meta: dict[str, 
         "metadata": meta,
         "items": [s.object for s in items],
     }
-    return encode(scope.outgoing(doc), out.encoding, out.pretty)
+    fields = bytefields.for_kind(rt.api_version, rt.list_kind) if out.encoding == "cbor" else None
+    return encode(scope.outgoing(doc), out.encoding, out.pretty, fields)

@@ -22,10 +22,13 @@ JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH_YAML = "application/apply-patch+yaml"
+# Behind the CBORServingAndStorage gate (alpha, off): bodies, answers, watch streams.
+CBOR = "application/cbor"
+CBOR_SEQ = "application/cbor-seq"
+APPLY_PATCH_CBOR = "application/apply-patch+cbor"
 
 SERIALIZED = (JSON, YAML)
 ACCEPTED_OUTPUT = [JSON, YAML, PROTOBUF]
-ACCEPTED_INPUT = [JSON, YAML]
 # Groups whose Table and discovery documents we answer: ours, and the upstream name
 # stock clients send (they cannot be told about the rebrand).
 META_GROUPS = ("meta.platform.io", "meta.k8s.io")
@@ -72,7 +75,7 @@ def parse_accept(header: str) -> list[MediaType]:
 
 @dataclass(frozen=True)
 class Output:
-    """What to render: an ``encoding`` (json, yaml, protobuf) of a ``view``: the objects
+    """What to render: an ``encoding`` (json, yaml, protobuf, cbor) of a ``view``: the objects
     themselves (""), a ``table``, their ``partial`` metadata, or aggregated ``discovery``.
     ``group``/``version`` are those the view was asked in; ``media`` the Protobuf type
     the client named."""
@@ -90,6 +93,8 @@ class Output:
             return f"{JSON};g={self.group};v=v2;as=APIGroupDiscoveryList".encode()
         if self.encoding == "protobuf":
             return (self.media or PROTOBUF).encode()
+        if self.encoding == "cbor":
+            return CBOR.encode()
         return YAML.encode() if self.encoding == "yaml" else JSON.encode()
 
     @property
@@ -98,7 +103,12 @@ class Output:
         return self.encoding == "json" and not self.view and not self.pretty
 
 
-def _encoding(media: MediaType, protobuf: bool) -> tuple[str, str] | None:
+def output_types(cbor: bool) -> list[str]:
+    """The media types a 406 lists."""
+    return [*ACCEPTED_OUTPUT, CBOR] if cbor else ACCEPTED_OUTPUT
+
+
+def _encoding(media: MediaType, protobuf: bool, cbor: bool) -> tuple[str, str] | None:
     """(encoding, media type) of an Accept entry this server can write, else None."""
     if media.type in ("*/*", "application/*", JSON):
         return "json", ""
@@ -106,6 +116,8 @@ def _encoding(media: MediaType, protobuf: bool) -> tuple[str, str] | None:
         return "yaml", ""
     if protobuf and media.type in PROTOBUF_TYPES:
         return "protobuf", media.type
+    if cbor and media.type == CBOR:
+        return "cbor", ""
     return None
 
 
@@ -130,37 +142,39 @@ def negotiate_output(
     discovery_groups: tuple[str, ...] = DISCOVERY_GROUPS,
     protobuf: bool = False,
     partial: str = "",
+    cbor: bool = False,
 ) -> Output:
     """The first Accept entry this endpoint can produce, or 406.
 
     ``protobuf``: the type has a Protobuf message; ``partial``: "object" or "list" when
-    the request may be answered as PartialObjectMetadata (get, list, watch).
+    the request may be answered as PartialObjectMetadata (get, list, watch); ``cbor``:
+    the server speaks CBOR (its gate is on).
     """
     for media in parse_accept(accept):
         if media.as_ == "APIGroupDiscoveryList":
             if discovery and media.params.get("g") in discovery_groups:
                 return Output("json", "discovery", media.params["g"], media.params.get("v", "v2"))
             continue
-        encoding = _encoding(media, protobuf)
+        encoding = _encoding(media, protobuf, cbor)
         if encoding is None:
             continue
         if media.as_:
             view = _view(media, table, partial)
-            if view is None or (view == "table" and encoding[0] == "protobuf"):
-                continue  # a rendering we do not offer (kube has no Protobuf Table)
+            if view is None or (view == "table" and encoding[0] in ("protobuf", "cbor")):
+                continue  # a rendering we do not offer (kube has no Protobuf or CBOR Table)
             group, version = media.params.get("g", ""), media.params.get("v", "")
             return Output(encoding[0], view, group, version, media=encoding[1])
         if media.type == JSON and media.params.get("g"):
             continue
         return Output(encoding[0], media=encoding[1])
-    raise errors.not_acceptable(ACCEPTED_OUTPUT)
+    raise errors.not_acceptable(output_types(cbor))
 
 
-def error_encoding(accept: str) -> tuple[str, str]:
-    """(encoding, media) of a Status error: the first Accept entry that names JSON, YAML
-    or Protobuf (a Status can always be written in each), JSON otherwise."""
+def error_encoding(accept: str, cbor: bool = False) -> tuple[str, str]:
+    """(encoding, media) of a Status error: the first Accept entry that names JSON, YAML,
+    Protobuf or (when served) CBOR, as a Status can always be written in each; else JSON."""
     for media in parse_accept(accept):
-        encoding = _encoding(media, protobuf=True)
+        encoding = _encoding(media, protobuf=True, cbor=cbor)
         if encoding is not None:
             return encoding
     return "json", ""
@@ -174,3 +188,11 @@ def input_type(content_type: str, accepted: list[str]) -> str:
     if kind in accepted:
         return kind
     raise errors.unsupported_media_type(content_type, accepted)
+
+
+def accepted_patch_type(content_type: str, accepted: list[str]) -> str:
+    """The PATCH body's type if this resource takes it, else go-restful's plain 415."""
+    media = parse_media_type(content_type) if content_type.strip() else MediaType("")
+    if media.type in accepted:
+        return media.type
+    raise errors.unsupported_patch_type()

@@ -77,7 +77,7 @@ def write_options(request: Request, kind: str, patch_type: str = "") -> WriteOpt
     force_arg = arg(request, b"force")
     errs: list[FieldError] = []
     if kind == "PatchOptions":
-        if patch_type == "application/apply-patch+yaml":
+        if patch_type in ("application/apply-patch+yaml", "application/apply-patch+cbor"):
             if not manager:
                 errs.append(field.required("fieldManager", "is required for apply patch"))
         elif force_arg is not None:

@@ -12,15 +12,16 @@ from typing import Any
 import orjson
 
 from platform_api import errors
-from platform_api.codec import BodyError, parse_json, parse_yaml
+from platform_api.codec import BodyError, Duplicates, cbor, parse_json, parse_yaml
 from platform_api.endpoints.body import custom_strategy, decode_against, strict_or_warn
 from platform_api.endpoints.negotiation import (
+    APPLY_PATCH_CBOR,
     APPLY_PATCH_YAML,
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
     Output,
-    input_type,
+    accepted_patch_type,
 )
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
@@ -54,14 +55,16 @@ def _strategic(existing: Obj, patch: Obj, schemas: Any, definition: str) -> Obj:
 
 async def handle(scope: Scope) -> bytes:
     accepted = CUSTOM_PATCH_TYPES if scope.resource.custom else PATCH_TYPES
-    patch_type = input_type(scope.content_type(), accepted)
+    if scope.handlers.cbor:
+        accepted = [*accepted, APPLY_PATCH_CBOR]  # CBOR has no other patch type
+    patch_type = accepted_patch_type(scope.content_type(), accepted)
     opts = write_options(scope.request, "PatchOptions", patch_type)
     out = scope.output()
     scope.ctx.dry_run = opts.dry_run
     scope.ctx.field_manager = opts.field_manager
     data = scope.body()
-    if patch_type == APPLY_PATCH_YAML:
-        return await _apply(scope, opts, out, data)
+    if patch_type in (APPLY_PATCH_YAML, APPLY_PATCH_CBOR):
+        return await _apply(scope, opts, out, data, patch_type == APPLY_PATCH_CBOR)
     try:
         patch, _ = parse_json(data)
     except BodyError as e:
@@ -115,9 +118,20 @@ def _decode(scope: Scope, obj: Obj, duplicates: dict[int, list[str]]) -> Decoded
     return decode_against(obj, duplicates, scope.handlers.scheme.schemas, rt.definition, custom)
 
 
-def _apply_config(scope: Scope, data: bytes, level: str) -> Obj:
-    """The applied configuration: parsed, checked, its unknown fields dropped."""
-    rt = scope.resource
+def _parse_config(data: bytes, from_cbor: bool) -> tuple[Obj, Duplicates]:
+    """The applied configuration as JSON values (kube names every failure YAML's)."""
+    if from_cbor:
+        try:
+            config = cbor.decode(data)
+        except cbor.CBORError as e:
+            raise errors.bad_request(f"error decoding YAML: {e}") from None
+        if not isinstance(config, dict):
+            got = "array" if isinstance(config, list) else "primitives"
+            raise errors.bad_request(
+                f"error decoding YAML: cbor: cannot unmarshal {got} into Go value of type "
+                "map[string]interface {}"
+            )
+        return config, {}
     try:
         # kubectl sends its apply configurations as JSON, which is YAML; the JSON parser
         # is many times faster on them.
@@ -126,6 +140,13 @@ def _apply_config(scope: Scope, data: bytes, level: str) -> Obj:
         raise errors.bad_request(f"error decoding YAML: {e}") from None
     if not isinstance(config, dict):
         raise errors.bad_request("error decoding YAML: the applied configuration is not an object")
+    return config, duplicates
+
+
+def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj:
+    """The applied configuration: parsed, checked, its unknown fields dropped."""
+    rt = scope.resource
+    config, duplicates = _parse_config(data, from_cbor)
     meta = config.get("metadata")
     if isinstance(meta, dict) and meta.get("managedFields") is not None:
         raise errors.bad_request("metadata.managedFields must be nil")
@@ -151,9 +172,11 @@ def _apply_config(scope: Scope, data: bytes, level: str) -> Obj:
     return decoded.obj
 
 
-async def _apply(scope: Scope, opts: WriteOptions, out: Output, data: bytes) -> bytes:
+async def _apply(
+    scope: Scope, opts: WriteOptions, out: Output, data: bytes, from_cbor: bool
+) -> bytes:
     """Server-side apply: merge the configuration, track ownership, create if absent."""
-    config = _apply_config(scope, data, opts.field_validation)
+    config = _apply_config(scope, data, opts.field_validation, from_cbor)
     manager = scope.handlers.field_manager(scope.resource)
     who = scope.who()
 

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 from twisted.web.server import Request
 
-from platform_api.codec import protobuf, yaml_dumps
+from platform_api.codec import cbor, protobuf, yaml_dumps
 from platform_api.context import Context
 from platform_api.endpoints.negotiation import error_encoding
 from platform_api.errors import StatusError
@@ -21,6 +21,8 @@ from platform_api.errors import StatusError
 # kube compresses get/list responses of more than 128 KiB (level 1: cheap, still 5-10x).
 GZIP_THRESHOLD = 128 * 1024
 _CACHE_CONTROL = b"no-cache, private"
+# Set on each request by the server: whether it speaks CBOR (errors are written in it).
+CBOR_ATTRIBUTE = "_platform_cbor"
 
 
 def warning_header(text: str) -> bytes:
@@ -64,21 +66,31 @@ def finish(
     return body
 
 
-def encode(obj: Any, fmt: str = "json", pretty: bool = False) -> bytes:
+def encode(
+    obj: Any, fmt: str = "json", pretty: bool = False, byte_fields: cbor.ByteFields | None = None
+) -> bytes:
+    """A whole body in ``fmt``; ``byte_fields``: where a built-in kind keeps []byte
+    fields, which CBOR carries as raw bytes."""
     if fmt == "yaml":
         return yaml_dumps(obj)
+    if fmt == "cbor":
+        return cbor.encode(obj, byte_fields)
     if pretty:
         return orjson.dumps(obj, option=orjson.OPT_INDENT_2)
     return orjson.dumps(obj)
 
 
 def status_error(request: Request, error: StatusError, ctx: Context | None = None) -> bytes:
-    """A Status body for ``error`` in the first of JSON, YAML and Protobuf the client
-    accepts (kube answers Protobuf clients' errors in Protobuf)."""
+    """A Status body for ``error`` in the first of JSON, YAML, Protobuf (and CBOR when
+    served) the client accepts: kube answers binary clients' errors in their encoding."""
     accept = (request.getHeader(b"accept") or b"").decode("latin-1")
-    fmt, media = error_encoding(accept)
+    # kube writes a 406 in JSON to CBOR clients (the same negotiation fails for it).
+    cbor_ok = getattr(request, CBOR_ATTRIBUTE, False) and error.code != 406
+    fmt, media = error_encoding(accept, cbor_ok)
     if fmt == "protobuf":
         body, content_type = protobuf.encode(error.status()), media.encode()
+    elif fmt == "cbor":
+        body, content_type = cbor.encode(error.status()), b"application/cbor"
     else:
         body = encode(error.status(), fmt)
         content_type = b"application/yaml" if fmt == "yaml" else b"application/json"

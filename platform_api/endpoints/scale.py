@@ -20,7 +20,7 @@ from platform_api.endpoints.negotiation import (
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
-    input_type,
+    accepted_patch_type,
 )
 from platform_api.endpoints.options import write_options
 from platform_api.endpoints.scope import Scope
@@ -139,7 +139,7 @@ async def patch(scope: Scope) -> bytes:
     types = [JSON_PATCH, MERGE_PATCH]
     if _custom_paths(scope) is None:
         types.append(STRATEGIC_MERGE_PATCH)  # no patch strategies in a CRD's Scale
-    patch_type = input_type(scope.content_type(), types)
+    patch_type = accepted_patch_type(scope.content_type(), types)
     write_options(scope.request, "PatchOptions", patch_type)
     try:
         document, _ = parse_json(scope.body())

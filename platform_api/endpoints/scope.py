@@ -19,6 +19,7 @@ from platform_api.endpoints.responses import encode, finish
 from platform_api.fieldmanager.manager import FieldManager, Who
 from platform_api.fieldmanager.typed import Typed
 from platform_api.registry.store import Admit, Store, Track, UpdateFunc
+from platform_api.scheme import bytefields
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import Storage, Stored
@@ -59,6 +60,7 @@ class Handlers:
     messages: binary.MessageCache = field(default_factory=binary.MessageCache)
     escalation: EscalationGuard | None = None  # RBAC writes need the rights they grant
     aliases: Aliases | None = None  # upstream group names, when served
+    cbor: bool = False  # CBOR requests and answers (gate CBORServingAndStorage)
 
     def store(self, rt: ResourceType) -> Store:
         return self.stores[(rt.group, rt.version, rt.plural)]
@@ -116,7 +118,11 @@ class Scope:
         ``partial`` ("object" or "list") allows PartialObjectMetadata (get, list, watch)."""
         accept = (self.request.getHeader(b"accept") or b"").decode("latin-1")
         out = negotiate_output(
-            accept, table=table, protobuf=not self.resource.custom, partial=partial
+            accept,
+            table=table,
+            protobuf=not self.resource.custom,
+            partial=partial,
+            cbor=self.handlers.cbor,
         )
         pretty = self.request.args.get(b"pretty", [b""])[0].lower() in (b"true", b"1")
         return dataclasses.replace(out, pretty=True) if pretty else out
@@ -200,7 +206,8 @@ class Scope:
         elif isinstance(stored, Stored) and out.plain_json and not self.ctx.render_group:
             body = stored.data
         else:
-            body = encode(self.outgoing(obj), out.encoding, out.pretty)
+            fields = bytefields.for_object(obj) if out.encoding == "cbor" else None
+            body = encode(self.outgoing(obj), out.encoding, out.pretty, fields)
         return finish(self.request, code, body, out.content_type, ctx=self.ctx, compressible=True)
 
 

@@ -21,7 +21,7 @@ from zope.interface import implementer
 
 from platform_api import errors
 from platform_api.endpoints.list import ListParams, parse_params, parse_revision, predicate
-from platform_api.endpoints.negotiation import Output
+from platform_api.endpoints.negotiation import CBOR_SEQ, Output
 from platform_api.endpoints.options import arg
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.watchencoding import EventEncoder
@@ -262,7 +262,11 @@ async def handle(scope: Scope) -> bytes:
         )
     request = scope.request
     request.setResponseCode(200)
-    content_type = out.content_type + (b";stream=watch" if out.encoding == "protobuf" else b"")
+    content_type = out.content_type
+    if out.encoding == "protobuf":
+        content_type += b";stream=watch"
+    elif out.encoding == "cbor":
+        content_type = CBOR_SEQ.encode()  # kube answers a watch asked in CBOR as a sequence
     request.setHeader(b"content-type", content_type)
     request.setHeader(b"cache-control", b"no-cache, private")
     request.write(b"")  # headers go out now: clients wait for them before reading

@@ -1,5 +1,5 @@
-"""How a watcher's events are written: JSON lines or Protobuf frames, of objects, tables
-or partial metadata.
+"""How a watcher's events are written: JSON lines, Protobuf frames or a CBOR sequence, of
+objects, tables or partial metadata.
 
 Each event is encoded once per rendering and the bytes are shared by every watcher
 that renders it alike (the cache lives on the hub's event).  The plain JSON rendering
@@ -12,10 +12,11 @@ from typing import Any
 
 import orjson
 
-from platform_api.codec import protobuf
+from platform_api.codec import cbor, protobuf
 from platform_api.endpoints import binary
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.scope import Scope, partial_object
+from platform_api.scheme import bytefields
 from platform_api.storage.interface import DELETED, Event, Stored
 
 Obj = dict[str, Any]
@@ -39,6 +40,7 @@ class EventEncoder:
         self.out = out
         self.include = include
         self.protobuf = out.encoding == "protobuf"
+        self.cbor = out.encoding == "cbor"
         self.plain = out.plain_json and not scope.ctx.render_group
         # Watchers rendering alike share the bytes: the served version and the upstream
         # group name a client asked in are part of the rendering.
@@ -71,11 +73,21 @@ class EventEncoder:
         if self.protobuf:
             api_version = self.scope.outgoing_api_version(obj.get("apiVersion", ""))
             return binary.object_body(self.scope.handlers.messages, target, api_version)
+        if self.cbor:
+            return cbor.encode(self.scope.outgoing(obj), bytefields.for_object(obj))
         return orjson.dumps(self.scope.outgoing(obj))
+
+    def _encode(self, obj: Obj) -> bytes:
+        """A bookmark's or an error's object, in the stream's encoding."""
+        if self.protobuf:
+            return protobuf.encode(obj)
+        return cbor.encode(obj) if self.cbor else orjson.dumps(obj)
 
     def _frame(self, event_type: str, body: bytes) -> bytes:
         if self.protobuf:
             return protobuf.encode_watch_event(event_type, body)
+        if self.cbor:
+            return cbor.watch_event(event_type, body)
         return b'{"type":"' + event_type.encode() + b'","object":' + body + b"}\n"
 
     def event(self, event_type: str, stored: Stored, revision: int, event: Event | None) -> bytes:
@@ -100,11 +112,8 @@ class EventEncoder:
         obj = self.scope.outgoing({"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta})
         if self.out.view == "partial":
             obj = partial_object(obj, self.out)
-        if self.protobuf:
-            return self._frame("BOOKMARK", protobuf.encode(obj))
-        return self._frame("BOOKMARK", orjson.dumps(obj))
+        return self._frame("BOOKMARK", self._encode(obj))
 
     def error(self, status: Obj) -> bytes:
         """An ERROR event carrying a Status (a watch that cannot go on)."""
-        body = protobuf.encode(status) if self.protobuf else orjson.dumps(status)
-        return self._frame("ERROR", body)
+        return self._frame("ERROR", self._encode(status))

@@ -35,7 +35,7 @@ _RFC3339 = re.compile(
 
 
 class DecodeError(ValueError):
-    """A fatal type error, worded as Go's ``encoding/json``."""
+    """A fatal type error, worded as Go's ``encoding/json`` (or kube's CBOR decoder)."""
 
 
 @dataclass
@@ -43,11 +43,32 @@ class Decoded:
     obj: dict[str, Any]
     unknown: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
+    # Both kinds of problem in the order the body holds them, when the decoder knows it.
+    in_order: list[str] | None = None
+    # CBOR bodies: where the first unknown field sat in its map (kube's CBOR decoder
+    # reports only that one, by position; duplicates were refused while parsing).
+    cbor_unknown_at: int | None = None
 
     def strict_errors(self) -> list[str]:
-        """``unknown field "x"`` / ``duplicate field "y"`` in kube's order: duplicates first."""
+        """``unknown field "x"`` / ``duplicate field "y"``, in the body's order as kube's
+        strict decoder meets them (duplicates first when the order is not known)."""
+        if self.cbor_unknown_at is not None:
+            return [f"cbor: found unknown field at map element index {self.cbor_unknown_at}"]
+        if self.in_order is not None:
+            return self.in_order
         out = [f'duplicate field "{p}"' for p in self.duplicates]
         return out + [f'unknown field "{p}"' for p in self.unknown]
+
+
+def _cbor_type(value: Any) -> str:
+    """fxamacker/cbor's name of the CBOR type a value came as (strings: client-go's)."""
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return "primitives"
+    if isinstance(value, int):
+        return "positive integer" if value >= 0 else "negative integer"
+    if isinstance(value, str):
+        return "byte string"
+    return "array" if isinstance(value, list) else "map"
 
 
 def _json_type(value: Any) -> str:
@@ -87,29 +108,42 @@ def parse_time(text: str) -> datetime:
 
 
 class Decoder:
-    """Walks one object against one schema; create one per body."""
+    """Walks one object against one schema; create one per body.  ``cbor``: the body
+    came as CBOR, whose errors kube words differently."""
 
-    def __init__(self, schemas: Schemas, duplicates: Duplicates | None = None) -> None:
+    def __init__(
+        self, schemas: Schemas, duplicates: Duplicates | None = None, cbor: bool = False
+    ) -> None:
         self.schemas = schemas
         self.dups = duplicates or {}
+        self.cbor = cbor
         self.unknown: list[str] = []
         self.duplicates: list[str] = []
+        self.in_order: list[str] = []
+        self.first_unknown_at: int | None = None
 
     def decode(self, obj: dict[str, Any], definition: str) -> Decoded:
         root = self.schemas.get(definition)
-        out = self._object(obj, root, "", definition.rsplit(".", 1)[-1])
-        return Decoded(out, self.unknown, self.duplicates)
+        out = self._object(obj, root, "", _struct(definition))
+        at = self.first_unknown_at if self.cbor else None
+        return Decoded(out, self.unknown, self.duplicates, self.in_order, at)
 
     # -- type errors -----------------------------------------------------------------
 
     def _type_error(
         self, value: Any, path: str, struct: str, go_type: str, num: bool = False
     ) -> DecodeError:
+        """``struct`` is package-qualified (``v1.ConfigMap``): CBOR names it so, JSON not."""
+        go_path = _INDEX.sub("", path)  # Go names fields only, never list indices or map keys
+        if self.cbor:
+            where = f"Go struct field {struct}.{go_path}"
+            return DecodeError(
+                f"cbor: cannot unmarshal {_cbor_type(value)} into {where} of type {go_type}"
+            )
         kind = _json_type(value)
         if num and kind == "number":
             kind = f"number {value}"
-        go_path = _INDEX.sub("", path)  # Go names fields only, never list indices or map keys
-        where = f"Go struct field {struct}.{go_path}"
+        where = f"Go struct field {struct.rpartition('.')[2]}.{go_path}"
         return DecodeError(f"json: cannot unmarshal {kind} into {where} of type {go_type}")
 
     def go_type(self, node: Node) -> str:
@@ -155,7 +189,7 @@ class Decoder:
             if target.get("type") == "object" or "properties" in target:
                 if not isinstance(value, dict):
                     raise self._type_error(value, path, struct, self.go_type(node))
-                return self._object(value, target, path, ref.rsplit(".", 1)[-1])
+                return self._object(value, target, path, _struct(ref))
             return self._value(value, target, path, struct)
         return self._plain(value, node, path, struct)
 
@@ -197,15 +231,18 @@ class Decoder:
 
     def _object(self, value: Any, node: Node, path: str, struct: str) -> Any:
         if not isinstance(value, dict):
-            raise self._type_error(value, path or struct, struct, self.go_type(node))
+            raise self._type_error(
+                value, path or struct.rpartition(".")[2], struct, self.go_type(node)
+            )
         for key in self.dups.get(id(value), ()):
             self.duplicates.append(f"{path}.{key}" if path else key)
+            self.in_order.append(f'duplicate field "{self.duplicates[-1]}"')
         props = node.get("properties")
         extra = node.get("additionalProperties")
         if props is None and not isinstance(extra, dict):
             return value  # free-form object: kept as sent
         out: dict[str, Any] = {}
-        for key, item in value.items():
+        for index, (key, item) in enumerate(value.items()):
             child = f"{path}.{key}" if path else key
             if props is not None and key in props:
                 if item is not None:
@@ -218,7 +255,15 @@ class Decoder:
                     out[key] = self._value(item, extra, entry, struct)
             else:
                 self.unknown.append(child)
+                self.in_order.append(f'unknown field "{child}"')
+                if self.first_unknown_at is None:
+                    self.first_unknown_at = index
         return out
+
+
+def _struct(definition: str) -> str:
+    """A definition's Go type with its package: ``...core.v1.ConfigMap`` is v1.ConfigMap."""
+    return ".".join(definition.rsplit(".", 2)[-2:])
 
 
 def _number_text(value: int | float) -> str:

@@ -128,6 +128,42 @@ def test_invalid_name_is_422_with_causes(server: Server, admin: requests.Session
     )
 
 
+def test_strict_field_validation_names_the_kind(server: Server, admin: requests.Session) -> None:
+    cm = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"strict"},'
+    json_type = {"Content-Type": "application/json"}
+    r = admin.post(
+        server.url + CM + "?fieldValidation=Strict", data=cm + b'"bogus":1}', headers=json_type
+    )
+    assert r.json() == status(
+        400,
+        "BadRequest",
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
+        'unknown field "bogus"',
+    )
+    assert (
+        admin.post(server.url + CM, data=cm + b'"data":{}}', headers=json_type).status_code == 201
+    )
+    r = admin.put(
+        server.url + CM + "/strict?fieldValidation=Strict",
+        data=cm + b'"data":{"a":"b","a":"c"},"bogus":1}',
+        headers=json_type,
+    )
+    assert r.json()["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
+        'duplicate field "data.a", unknown field "bogus"'
+    )
+    r = admin.put(
+        server.url + CM + "/strict?fieldValidation=Warn",
+        data=cm + b'"data":{"a":"b","a":"c"},"bogus":1}',
+        headers=json_type,
+    )
+    assert r.status_code == 200
+    assert (
+        r.headers["Warning"]
+        == '299 - "duplicate field \\"data.a\\"", 299 - "unknown field \\"bogus\\""'
+    )
+
+
 def test_bad_bodies_are_400_and_change_nothing(server: Server, admin: requests.Session) -> None:
     before = admin.get(server.url + CM).json()["metadata"]["resourceVersion"]
     r = admin.post(server.url + CM, data=b"{not json", headers={"Content-Type": "application/json"})

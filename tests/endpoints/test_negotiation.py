@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from platform_api.endpoints import continuation
-from platform_api.endpoints.negotiation import input_type, negotiate_output
+from platform_api.endpoints.negotiation import (
+    accepted_patch_type,
+    error_encoding,
+    input_type,
+    negotiate_output,
+)
 from platform_api.errors import StatusError
 
 KUBECTL_TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
@@ -53,6 +58,42 @@ def test_not_acceptable() -> None:
         "only the following media types are accepted: application/json, application/yaml, "
         "application/vnd.platform.protobuf"
     )
+
+
+def test_cbor_only_when_served_and_never_as_a_table() -> None:
+    with pytest.raises(StatusError):
+        negotiate_output("application/cbor")
+    out = negotiate_output("application/cbor", cbor=True)
+    assert (out.encoding, out.content_type) == ("cbor", b"application/cbor")
+    partial = "application/cbor;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+    assert negotiate_output(partial, partial="object", cbor=True).view == "partial"
+    with pytest.raises(StatusError) as caught:
+        negotiate_output("application/cbor;as=Table;g=meta.k8s.io;v=v1", table=True, cbor=True)
+    assert caught.value.message == (
+        "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.platform.protobuf, application/cbor"
+    )
+    assert error_encoding("application/cbor") == ("json", "")
+    assert error_encoding("application/cbor", cbor=True) == ("cbor", "")
+
+
+def test_patch_types_refused_as_go_restful_does() -> None:
+    assert accepted_patch_type(
+        "application/merge-patch+json; charset=utf-8", ["application/merge-patch+json"]
+    ) == ("application/merge-patch+json")
+    for bad in ("", "application/json", "application/merge-patch+cbor"):
+        with pytest.raises(StatusError) as caught:
+            accepted_patch_type(bad, ["application/merge-patch+json"])
+        assert caught.value.status() == {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": "415: Unsupported Media Type",
+            "reason": "UnsupportedMediaType",
+            "details": {},
+            "code": 415,
+        }
 
 
 def test_input_types() -> None:

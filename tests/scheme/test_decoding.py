@@ -36,6 +36,29 @@ def test_unknown_and_duplicate_fields_are_reported_and_pruned() -> None:
     ]
 
 
+def test_strict_problems_come_in_the_order_the_body_holds_them() -> None:
+    # kube's strict decoder reports as it reads: here the unknown field comes first.
+    body = b'{"apiVersion":"v1","kind":"ConfigMap","bogus":1,"data":{"a":"b","a":"c"}}'
+    decoded = decode(("", "v1", "configmaps"), body)
+    assert decoded.strict_errors() == ['unknown field "bogus"', 'duplicate field "data.a"']
+
+
+def test_cbor_wording() -> None:
+    rt = SCHEME.lookup("apps", "v1", "deployments")
+    assert rt is not None
+    decoder = Decoder(SCHEME.schemas, cbor=True)
+    with pytest.raises(DecodeError) as caught:
+        decoder.decode({"spec": {"replicas": "2"}}, rt.definition)
+    assert str(caught.value) == (
+        "cbor: cannot unmarshal byte string into Go struct field v1.DeploymentSpec.spec.replicas "
+        "of type int32"
+    )
+    decoded = Decoder(SCHEME.schemas, cbor=True).decode(
+        {"apiVersion": "apps/v1", "metadata": {"name": "d", "x": 1}, "y": 2}, rt.definition
+    )
+    assert decoded.strict_errors() == ["cbor: found unknown field at map element index 1"]
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
