@@ -55,8 +55,32 @@ class CBORError(ValueError):
 
 def encode(obj: Any, byte_fields: ByteFields | None = None) -> bytes:
     """One object (or list, Status...) as a whole CBOR body."""
-    wire = _wire(obj) if not byte_fields else _wire_bytes(obj, byte_fields)
-    return SELF_DESCRIBED + cbor2.dumps(wire)
+    return SELF_DESCRIBED + encode_item(obj, byte_fields)
+
+
+def encode_item(obj: Any, byte_fields: ByteFields | None = None) -> bytes:
+    """One data item, untagged: what a list's element or a body after the tag is."""
+    return cbor2.dumps(_wire(obj) if not byte_fields else _wire_bytes(obj, byte_fields))
+
+
+def encode_list(api_version: str, list_kind: str, list_meta: Any, items: list[bytes]) -> bytes:
+    """A whole list body around its items' encodings (``encode_item``), in the order of
+    the JSON list: kind, apiVersion, metadata, items."""
+    return b"".join(
+        (
+            SELF_DESCRIBED,
+            b"\xa4",
+            _text(b"kind"),
+            _text(list_kind.encode()),
+            _text(b"apiVersion"),
+            _text(api_version.encode()),
+            _text(b"metadata"),
+            encode_item(list_meta),
+            _text(b"items"),
+            _head(0x80, len(items)),
+            *items,
+        )
+    )
 
 
 def _wire(value: Any) -> Any:
@@ -88,16 +112,20 @@ def _wire_bytes(value: Any, tree: Any) -> Any:
     return out
 
 
+def _head(major: int, size: int) -> bytes:
+    """The head of an item of ``major`` type (0x40 bytes, 0x80 array...) and ``size``."""
+    if size < 24:
+        return bytes((major | size,))
+    if size < 256:
+        return bytes((major | 24, size))
+    if size < 65536:
+        return bytes((major | 25,)) + size.to_bytes(2, "big")
+    return bytes((major | 26,)) + size.to_bytes(4, "big")
+
+
 def _text(value: bytes) -> bytes:
     """A byte string item."""
-    size = len(value)
-    if size < 24:
-        return bytes((0x40 | size,)) + value
-    if size < 256:
-        return bytes((0x58, size)) + value
-    if size < 65536:
-        return b"\x59" + size.to_bytes(2, "big") + value
-    return b"\x5a" + size.to_bytes(4, "big") + value
+    return _head(0x40, len(value)) + value
 
 
 def watch_event(event_type: str, body: bytes) -> bytes:

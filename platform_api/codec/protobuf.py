@@ -92,25 +92,38 @@ def encode_message(api_version: str, kind: str, obj: dict[str, Any]) -> bytes:
         raise ProtobufError(f"cannot encode {kind} as Protobuf: nested too deeply") from None
 
 
+def as_field_two(message: bytes) -> bytes:
+    """A message framed as field 2: the ``raw`` of an envelope and an ``items`` element of
+    every list message alike, so one framed copy serves a GET and every LIST."""
+    return _field(2, message)
+
+
 def envelope(api_version: str, kind: str, message: bytes) -> bytes:
     """A whole body around an encoded message: the type travels in the envelope only,
     so one message serves every group name a client may ask in."""
+    return framed_envelope(api_version, kind, _field(2, message))
+
+
+def framed_envelope(api_version: str, kind: str, framed: bytes) -> bytes:
+    """``envelope`` of a message already framed by ``as_field_two``."""
     type_meta = _field(1, api_version.encode()) + _field(2, kind.encode())
-    return b"".join((PREFIX, _field(1, type_meta), _field(2, message), b"\x1a\x00\x22\x00"))
+    return b"".join((PREFIX, _field(1, type_meta), framed, b"\x1a\x00\x22\x00"))
 
 
 def encode_list(
-    api_version: str, list_kind: str, list_meta: dict[str, Any], items: list[bytes]
+    api_version: str, list_kind: str, list_meta: dict[str, Any], framed_items: list[bytes]
 ) -> bytes:
-    """A whole list body from its ListMeta and its items' already encoded messages."""
+    """A whole list body from its ListMeta and its items' messages, each already framed
+    by ``as_field_two`` (kube's list messages all hold their items in field 2)."""
     message = message_for(api_version, list_kind)
     if message is None:
         raise NotRegisteredError(api_version, list_kind)
     numbers = {f.json: f for f in fields(message)}
     meta_field, items_field = numbers["metadata"], numbers["items"]
-    parts = [_field(meta_field.number, encoder(meta_field.ref)(list_meta))]
-    parts += [_field(items_field.number, item) for item in items]
-    return envelope(api_version, list_kind, b"".join(parts))
+    if items_field.number != 2:
+        raise ProtobufError(f"{list_kind} keeps its items in field {items_field.number}")
+    head = _field(meta_field.number, encoder(meta_field.ref)(list_meta))
+    return envelope(api_version, list_kind, head + b"".join(framed_items))
 
 
 def _missing(what: str, api_version: str, kind: str) -> ProtobufError:

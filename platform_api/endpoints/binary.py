@@ -1,46 +1,69 @@
-"""Protobuf answers, with each stored revision encoded once.
+"""Protobuf and CBOR answers, with each stored revision encoded once.
 
-A JSON GET writes the stored bytes untouched; a Protobuf one must encode.  A stored
-revision never changes, so its message is cached by (key, revision) and a list is its
-items' cached messages put together, as the JSON list is its items' stored bytes.
-The type travels only in the envelope, so one message serves every group name and
-every watcher.  The cache is bounded in bytes, least recently used first out.
+A JSON GET writes the stored bytes untouched; a binary one must encode.  A stored
+revision never changes, so its encoding is cached by storage key and revision, and a
+list is its items' cached encodings put together, as the JSON list is its items'
+stored bytes.  Protobuf carries the type only in its envelope, so one message serves
+every group name and every watcher; a CBOR object names its own apiVersion, so only
+objects sent under the branded names are cached.  Each cache is bounded in bytes,
+oldest entries out first.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from platform_api import errors
-from platform_api.codec import protobuf
+from platform_api.codec import cbor, protobuf
+from platform_api.scheme import bytefields
 from platform_api.storage.interface import Stored
 
 Obj = dict[str, Any]
 CACHE_BYTES = 64 * 1024 * 1024
+# (object, apiVersion, kind) -> its encoding as a cache keeps it.
+Encode = Callable[[Obj, str, str], bytes]
 
 
-class MessageCache:
-    """Encoded messages of stored revisions: (key, revision, kind) -> message bytes."""
+class EncodedCache:
+    """Encodings of stored objects, one entry per storage key for the revision last
+    asked for: a lookup is one dict probe, which keeps a LIST of a thousand objects
+    close to the JSON one."""
 
-    def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
+    def __init__(self, encode: Encode, max_bytes: int = CACHE_BYTES) -> None:
+        self.encode = encode
         self.max_bytes = max_bytes
         self.size = 0
-        self._entries: OrderedDict[tuple[bytes, int, str], bytes] = OrderedDict()
+        self._entries: dict[bytes, tuple[int, str, bytes]] = {}
 
-    def message(self, stored: Stored, api_version: str, kind: str) -> bytes:
-        key = (stored.key, stored.revision, kind)
-        found = self._entries.get(key)
+    def many(self, items: list[Stored], api_version: str, kind: str) -> list[bytes]:
+        """The encodings of a list's items (the lookup inlined: it is the hot loop)."""
+        entries, out = self._entries, []
+        for item in items:
+            found = entries.get(item.key)
+            if found is not None and found[0] == item.revision and found[1] == kind:
+                out.append(found[2])
+            else:
+                out.append(self.one(item, api_version, kind))
+        return out
+
+    def one(self, stored: Stored, api_version: str, kind: str) -> bytes:
+        found = self._entries.get(stored.key)
+        if found is not None and found[0] == stored.revision and found[1] == kind:
+            return found[2]
+        data = self.encode(stored.object, api_version, kind)
         if found is not None:
-            self._entries.move_to_end(key)
-            return found
-        data = encode_message(stored.object, api_version, kind)
-        self._entries[key] = data
+            del self._entries[stored.key]
+            self.size -= len(found[2])
+        self._entries[stored.key] = (stored.revision, kind, data)
         self.size += len(data)
         while self.size > self.max_bytes and self._entries:
-            _, old = self._entries.popitem(last=False)
-            self.size -= len(old)
+            old = self._entries.pop(next(iter(self._entries)))
+            self.size -= len(old[2])
         return data
+
+
+# -- Protobuf ----------------------------------------------------------------------------
 
 
 def encode_message(obj: Obj, api_version: str, kind: str) -> bytes:
@@ -51,29 +74,38 @@ def encode_message(obj: Obj, api_version: str, kind: str) -> bytes:
         raise errors.internal_error(e) from None
 
 
-def object_body(cache: MessageCache, stored: Stored | Obj, api_version: str) -> bytes:
+def _framed_message(obj: Obj, api_version: str, kind: str) -> bytes:
+    """What the Protobuf cache keeps: the message framed as field 2 (``as_field_two``),
+    which goes into an envelope or a list unchanged."""
+    return protobuf.as_field_two(encode_message(obj, api_version, kind))
+
+
+def message_cache() -> EncodedCache:
+    return EncodedCache(_framed_message)
+
+
+def object_body(cache: EncodedCache, stored: Stored | Obj, api_version: str) -> bytes:
     """One object as a whole Protobuf body, typed ``api_version`` (the name asked in)."""
     if isinstance(stored, Stored):
         kind = stored.object.get("kind", "")
-        message = cache.message(stored, api_version, kind)
+        framed = cache.one(stored, api_version, kind)
     else:
         kind = stored.get("kind", "")
-        message = encode_message(stored, api_version, kind)
-    return protobuf.envelope(api_version, kind, message)
+        framed = _framed_message(stored, api_version, kind)
+    return protobuf.framed_envelope(api_version, kind, framed)
 
 
 def list_body(
-    cache: MessageCache,
+    cache: EncodedCache,
     items: list[Stored],
     api_version: str,
     list_kind: str,
     list_meta: Obj,
 ) -> bytes:
     """A list as a whole Protobuf body from its items' cached messages."""
-    kind = list_kind.removesuffix("List")
-    messages = [cache.message(item, api_version, kind) for item in items]
+    framed = cache.many(items, api_version, list_kind.removesuffix("List"))
     try:
-        return protobuf.encode_list(api_version, list_kind, list_meta, messages)
+        return protobuf.encode_list(api_version, list_kind, list_meta, framed)
     except protobuf.ProtobufError as e:
         raise errors.internal_error(e) from None
 
@@ -81,3 +113,28 @@ def list_body(
 def status_body(status: Obj) -> bytes:
     """A Status (errors, deletions) as a whole Protobuf body."""
     return protobuf.encode({**status, "apiVersion": "v1", "kind": "Status"})
+
+
+# -- CBOR --------------------------------------------------------------------------------
+
+
+def _cbor_item(obj: Obj, api_version: str, kind: str) -> bytes:
+    return cbor.encode_item(obj, bytefields.for_kind(api_version, kind))
+
+
+def cbor_cache() -> EncodedCache:
+    return EncodedCache(_cbor_item)
+
+
+def cbor_object_body(cache: EncodedCache, stored: Stored) -> bytes:
+    """A stored object as a whole CBOR body (branded names only: the object names them)."""
+    obj = stored.object
+    return cbor.SELF_DESCRIBED + cache.one(stored, obj.get("apiVersion", ""), obj.get("kind", ""))
+
+
+def cbor_list_body(
+    cache: EncodedCache, items: list[Stored], api_version: str, list_kind: str, list_meta: Obj
+) -> bytes:
+    """A list as a whole CBOR body from its items' cached encodings."""
+    encoded = cache.many(items, api_version, list_kind.removesuffix("List"))
+    return cbor.encode_list(api_version, list_kind, list_meta, encoded)

@@ -256,6 +256,9 @@ def render_list(scope: Scope, out: Output, items: list[Stored], meta: dict[str, 
     if out.encoding == "protobuf":
         api_version = scope.outgoing_api_version(rt.api_version)
         return binary.list_body(scope.handlers.messages, items, api_version, rt.list_kind, meta)
+    if out.encoding == "cbor" and not scope.ctx.render_group:
+        cache = scope.handlers.cbor_items
+        return binary.cbor_list_body(cache, items, rt.api_version, rt.list_kind, meta)
     if out.plain_json and not scope.ctx.render_group:
         head = encode({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
         return head[:-1] + b',"items":[' + b",".join(s.data for s in items) + b"]}"

@@ -56,8 +56,10 @@ class Handlers:
     authenticator: RequestAuthenticator | None = None  # TokenReview runs its token methods
     service_accounts: ServiceAccounts | None = None  # TokenRequest issues with it
     field_managers: dict[str, FieldManager] = field(default_factory=dict)
-    # Protobuf messages of stored revisions, encoded once (see endpoints/binary.py).
-    messages: binary.MessageCache = field(default_factory=binary.MessageCache)
+    # Protobuf messages and CBOR items of stored revisions, each encoded once
+    # (see endpoints/binary.py).
+    messages: binary.EncodedCache = field(default_factory=binary.message_cache)
+    cbor_items: binary.EncodedCache = field(default_factory=binary.cbor_cache)
     escalation: EscalationGuard | None = None  # RBAC writes need the rights they grant
     aliases: Aliases | None = None  # upstream group names, when served
     cbor: bool = False  # CBOR requests and answers (gate CBORServingAndStorage)
@@ -205,6 +207,8 @@ class Scope:
             body = binary.object_body(self.handlers.messages, stored, api_version)
         elif isinstance(stored, Stored) and out.plain_json and not self.ctx.render_group:
             body = stored.data
+        elif isinstance(stored, Stored) and out.encoding == "cbor" and not self.ctx.render_group:
+            body = binary.cbor_object_body(self.handlers.cbor_items, stored)
         else:
             fields = bytefields.for_object(obj) if out.encoding == "cbor" else None
             body = encode(self.outgoing(obj), out.encoding, out.pretty, fields)
