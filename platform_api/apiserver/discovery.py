@@ -54,7 +54,10 @@ def storage_version_hash(group: str, version: str, kind: str) -> str:
     return base64.b64encode(digest[:8]).decode()
 
 
-def _resource_entries(rt: ResourceType) -> list[dict[str, Any]]:
+def _resource_entries(rt: ResourceType, alias: bool = False) -> list[dict[str, Any]]:
+    """A resource's discovery entries.  Under an upstream alias (``alias``) without short
+    names and categories: kubectl would otherwise warn that every short name matches two
+    resources, and list each object of a category twice."""
     main: dict[str, Any] = {
         "name": rt.plural,
         "singularName": rt.singular,
@@ -62,9 +65,9 @@ def _resource_entries(rt: ResourceType) -> list[dict[str, Any]]:
         "kind": rt.kind,
         "verbs": list(rt.verbs),
     }
-    if rt.short_names:
+    if rt.short_names and not alias:
         main["shortNames"] = list(rt.short_names)
-    if rt.categories:
+    if rt.categories and not alias:
         main["categories"] = list(rt.categories)
     main["storageVersionHash"] = storage_version_hash(
         rt.group, rt.storage_version or rt.version, rt.kind
@@ -86,7 +89,9 @@ def _resource_entries(rt: ResourceType) -> list[dict[str, Any]]:
 
 
 def _aggregated_resource(rt: ResourceType, group: str) -> dict[str, Any]:
-    """One resource of aggregated discovery, in ``group`` (the name clients asked for)."""
+    """One resource of aggregated discovery, in ``group`` (the name clients asked for;
+    an upstream alias lists no short names or categories, as in ``_resource_entries``)."""
+    alias = group != rt.group
     out: dict[str, Any] = {
         "resource": rt.plural,
         "responseKind": {"group": group, "version": rt.version, "kind": rt.kind},
@@ -94,9 +99,9 @@ def _aggregated_resource(rt: ResourceType, group: str) -> dict[str, Any]:
         "singularResource": rt.singular,
         "verbs": list(rt.verbs),
     }
-    if rt.short_names:
+    if rt.short_names and not alias:
         out["shortNames"] = list(rt.short_names)
-    if rt.categories:
+    if rt.categories and not alias:
         out["categories"] = list(rt.categories)
     if rt.subresources:
         out["subresources"] = [
@@ -167,7 +172,7 @@ class Discovery:
             for version in scheme.versions(source):
                 resources = []
                 for rt in scheme.resources(source, version):
-                    resources += _resource_entries(rt)
+                    resources += _resource_entries(rt, alias=name != source)
                 resources.sort(key=lambda r: r["name"])
                 doc: dict[str, Any] = {"kind": "APIResourceList"}
                 if name:

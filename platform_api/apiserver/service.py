@@ -18,7 +18,6 @@ from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 from twisted.web.server import Request, Site
 
-from platform_api import errors
 from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
 from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.lifecycle import NamespaceLifecycle
@@ -27,7 +26,7 @@ from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.finalizer import CRDFinalizer
 from platform_api.apiextensions.naming import NamingController
 from platform_api.apiextensions.serving import CRDInstaller
-from platform_api.apiserver import authn, authz, pki, serviceaccounts
+from platform_api.apiserver import authn, authz, defaultobjects, pki, serviceaccounts
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.discovery import Discovery
 from platform_api.apiserver.features import CBOR_SERVING_AND_STORAGE
@@ -63,7 +62,6 @@ from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 from platform_api.storage.watch import WatchHub
 
 log = Logger()
-BOOTSTRAP_NAMESPACES = ("default", "platform-system", "platform-public", "platform-node-lease")
 SYSTEM_USER = UserInfo("system:apiserver", groups=(MASTERS,))
 
 
@@ -312,8 +310,7 @@ class APIServerService(Service):
         self._every(max(0.5, min(cfg.history_window / 10, 30.0)), self._compact)
         listening = endpoint.listen(site)
         listening.addCallback(self._listening)
-        listening.addErrback(self._failed)
-        defer.ensureDeferred(self._bootstrap())
+        listening.addCallbacks(self._start_bootstrap, self._failed)
 
     def _every(self, interval: float, work: Any) -> None:
         loop = LoopingCall(work)
@@ -343,22 +340,22 @@ class APIServerService(Service):
         log.failure("could not listen on port {port}", failure, port=self.config.secure_port)
         self.reactor.stop()
 
+    def _start_bootstrap(self, _: object) -> None:
+        work = defer.ensureDeferred(self._bootstrap())
+        work.addErrback(lambda f: log.failure("bootstrapping the default objects", f))
+
     async def _bootstrap(self) -> None:
-        """Create the namespaces every cluster has (idempotent; another process may race us)."""
-        store = self.stores[("", "v1", "namespaces")]
-        for name in BOOTSTRAP_NAMESPACES:
-            try:
-                store.get("", name)
-                continue
-            except errors.StatusError:
-                pass
-            obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-            try:
-                await store.create("", obj)
-            except errors.StatusError as e:
-                if e.code != 409:
-                    log.error("creating namespace {name}: {error}", name=name, error=e.message)
-                    return
+        """Create the objects every cluster has (idempotent; another process may race us),
+        once the port is known: the kubernetes Service points at it."""
+        cfg = self.config
+        if not await defaultobjects.ensure_namespaces(self.stores[("", "v1", "namespaces")]):
+            return
+        services = self.stores[("", "v1", "services")]
+        port = cfg.secure_port
+        if not await defaultobjects.ensure_kubernetes_service(
+            services, cfg.service_cluster_ip_range, port
+        ):
+            return
         # kube's post-start hook rbac/bootstrap-roles: the default roles and bindings.
         self.rbac_bootstrapped = await ensure_defaults(
             self.stores, self.reactor, upstream=self.config.serve_upstream_groups

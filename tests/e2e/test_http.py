@@ -208,6 +208,23 @@ def test_bad_bodies_are_400_and_change_nothing(server: Server, admin: requests.S
     assert before == after
 
 
+def test_the_kubernetes_service(server: Server, admin: requests.Session) -> None:
+    """kube's bootstrap Service in default: in-cluster clients find the server by it."""
+    svc = admin.get(server.url + "/api/v1/namespaces/default/services/kubernetes").json()
+    assert svc["metadata"]["labels"] == {"component": "apiserver", "provider": "kubernetes"}
+    assert svc["spec"] == {
+        "ports": [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": server.port}],
+        "clusterIP": "10.0.0.1",
+        "clusterIPs": ["10.0.0.1"],
+        "type": "ClusterIP",
+        "sessionAffinity": "None",
+        "ipFamilies": ["IPv4"],
+        "ipFamilyPolicy": "SingleStack",
+        "internalTrafficPolicy": "Cluster",
+    }
+    assert svc["status"] == {"loadBalancer": {}}
+
+
 def test_namespace_rules(server: Server, admin: requests.Session) -> None:
     r = admin.post(server.url + "/api/v1/namespaces/nope/configmaps", json=configmap("x"))
     assert r.status_code == 404

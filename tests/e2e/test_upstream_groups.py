@@ -69,6 +69,16 @@ def test_discovery_lists_both_names(upstream: Server, root_session: requests.Ses
     assert body["apiVersion"] == "apidiscovery.k8s.io/v2"
     names = {item["metadata"]["name"] for item in body["items"]}
     assert {"authorization.k8s.io", "authorization.platform.io"} <= names
+    # Short names stay with the branded group: kubectl would warn that each matches two.
+    crds = {
+        item["metadata"]["name"]: item["versions"][0]["resources"][0]
+        for item in body["items"]
+        if item["metadata"]["name"].startswith("apiextensions.")
+    }
+    assert crds["apiextensions.platform.io"]["shortNames"] == ["crd", "crds"]
+    assert "shortNames" not in crds["apiextensions.k8s.io"]
+    doc = root_session.get(upstream.url + "/apis/apiextensions.k8s.io/v1").json()
+    assert "shortNames" not in doc["resources"][0]
     index = root_session.get(upstream.url + "/openapi/v3").json()["paths"]
     doc = root_session.get(
         upstream.url + index["apis/rbac.authorization.k8s.io/v1"]["serverRelativeURL"]
