@@ -247,6 +247,22 @@ _register(
     ],
     _deployment_cells,
 )
+
+
+def _pod_template_cells(obj: Obj) -> list[Any]:
+    template = obj.get("template") or {}
+    names, images = _workload_containers({"spec": {"template": template}})
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    return [names, images, ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"]
+
+
+# kube's printPodTemplate: no age column.
+_register(
+    "",
+    "podtemplates",
+    [_col("Containers"), _col("Images"), _col("Pod Labels")],
+    _pod_template_cells,
+)
 for _group, _plural in (("apps", "replicasets"), ("", "replicationcontrollers")):
     _register(
         _group,

@@ -203,7 +203,8 @@ class FieldManager:
             entry = Entry(who.manager, UPDATE, who.api_version, who.subresource)
             entry = managers.setdefault(entry.key, entry)
             entry.fields |= mine
-            entry.time = now
+            # kube's scale handler rebuilds a scale entry without its time.
+            entry.time = None if who.subresource == "scale" else now
         _store(meta, managers)
 
     def apply(self, live: Obj | None, config: Obj, who: Who, force: bool, now: str) -> Obj:

@@ -10,8 +10,10 @@ value as structured-merge-diff does: objects are granular maps, lists are atomic
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+from platform_api.codec import protobuf_schema
 from platform_api.fieldmanager.fieldpath import canonical
 from platform_api.scheme.schemas import Node, Schemas
 
@@ -19,6 +21,39 @@ LEAF, STRUCT, MAP, SET, KEYED, INDEXED = "leaf", "struct", "map", "set", "keyed"
 
 # Key fields the schemas default (kube's list-map key defaults), for items that omit them.
 KEY_DEFAULTS = {"protocol": "TCP"}
+
+
+_UPSTREAM_PACKAGES = {
+    "io.platform.api.": "k8s.io.api.",
+    "io.platform.apimachinery.": "k8s.io.apimachinery.",
+    "io.platform.apiextensions-apiserver.": "k8s.io.apiextensions_apiserver.",
+}
+
+
+@cache
+def _zero_fields(definition: str) -> frozenset[str]:
+    """The JSON fields a zero Go value of a built-in definition serializes, from the
+    generated Protobuf field table (which keeps each Go field's pointer and omitempty)."""
+    for branded, upstream in _UPSTREAM_PACKAGES.items():
+        if definition.startswith(branded):
+            message = upstream + definition[len(branded) :]
+            break
+    else:
+        return frozenset()
+    try:
+        fields = protobuf_schema.fields(message)
+    except protobuf_schema.UnknownMessage:
+        return frozenset()
+    out = set()
+    for f in fields:
+        if f.flags & protobuf_schema.INLINE:
+            continue
+        value_struct = f.kind == "message" and not f.flags & (
+            protobuf_schema.POINTER | protobuf_schema.REPEATED | protobuf_schema.OMITZERO
+        )
+        if value_struct or not f.flags & protobuf_schema.OMITEMPTY:
+            out.add(f.json)
+    return frozenset(out)
 
 
 @dataclass(frozen=True)
@@ -39,6 +74,20 @@ class Typed:
         # Shapes by (schema node identity, value category): schema nodes live as long
         # as the schemas, and the walks ask for the same few thousand again and again.
         self._shapes: dict[tuple[int, int], Shape] = {}
+        self._definitions: dict[int, str] | None = None  # resolved node -> its name
+
+    def zero_present(self, shape: Shape, element: str) -> bool:
+        """Whether the Go struct behind ``shape`` always serializes field ``element``
+        (no ``omitempty``, or a struct held by value).  kube compares against Go objects,
+        so such a field is never "added" by a write, only its contents: managedFields
+        have no ``.`` for it (``containers``, ``spec``), unlike a field an empty object
+        lacks (a ConfigMap's ``data``, anything of a custom resource)."""
+        if shape.kind != STRUCT or self.schemas is None or not element.startswith("f:"):
+            return False
+        if self._definitions is None:
+            self._definitions = {id(n): name for name, n in self.schemas.definitions.items()}
+        name = self._definitions.get(id(shape.node))
+        return name is not None and element[2:] in _zero_fields(name)
 
     def _resolve(self, node: Node) -> Node:
         if not node or self.schemas is None:

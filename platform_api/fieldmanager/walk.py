@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_api.fieldmanager.fieldpath import FieldSet, Path, prefixes
-from platform_api.fieldmanager.typed import INDEXED, KEYED, LEAF, SET, STRUCT, Shape, Typed
+from platform_api.fieldmanager.typed import INDEXED, KEYED, LEAF, SET, Shape, Typed
 from platform_api.scheme.schemas import Node
 
 Obj = dict[str, Any]
@@ -49,7 +49,7 @@ class Comparison:
 def compare(typed: Typed, node: Node, lhs: Any, rhs: Any) -> Comparison:
     """What changed from ``lhs`` to ``rhs``, by field path."""
     result = Comparison()
-    _compare(typed, node, lhs, rhs, (), result)
+    _compare(typed, node, lhs, rhs, (), result, lhs is not _MISSING)
     return result
 
 
@@ -57,7 +57,12 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _compare(typed: Typed, node: Node, lhs: Any, rhs: Any, path: Path, c: Comparison) -> None:
+def _compare(
+    typed: Typed, node: Node, lhs: Any, rhs: Any, path: Path, c: Comparison, go_value: bool
+) -> None:
+    """``go_value``: the live side is a Go value here even where ``lhs`` is missing (the
+    zero value of a field Go always serializes), so its always-serialized fields are
+    not added either, as kube's comparison of Go objects finds."""
     if lhs is not _MISSING and rhs is not _MISSING and _same(lhs, rhs):
         return  # deep equality runs in C: unchanged subtrees cost next to nothing
     shape = typed.shape(node, lhs if rhs is _MISSING else rhs)
@@ -73,11 +78,13 @@ def _compare(typed: Typed, node: Node, lhs: Any, rhs: Any, path: Path, c: Compar
         return
     left = typed.children(shape, lhs) if lhs is not _MISSING else {}
     right = typed.children(shape, rhs) if rhs is not _MISSING else {}
+    in_go_value = lhs is not _MISSING or go_value
     for element in list(left) + [e for e in right if e not in left]:
         child_path = (*path, element)
         lchild = left.get(element)
         rchild = right.get(element)
         child_node = (rchild or lchild)[0]  # type: ignore[index]
+        zero = lchild is None and in_go_value and typed.zero_present(shape, element)
         _compare(
             typed,
             child_node,
@@ -85,25 +92,13 @@ def _compare(typed: Typed, node: Node, lhs: Any, rhs: Any, path: Path, c: Compar
             rchild[1] if rchild else _MISSING,
             child_path,
             c,
+            zero,
         )
         if lchild is None:
-            if not _value_struct(typed, element, rchild):
+            if not zero:
                 c.added.add(child_path)
         elif rchild is None:
             c.removed.add(child_path)
-
-
-# Struct fields Go holds by value: a zero object already has them, so creating one
-# does not add the struct itself (only its contents), as kube's managedFields show.
-_VALUE_STRUCTS = frozenset(
-    "f:" + name for name in ("metadata", "spec", "status", "template", "strategy", "updateStrategy")
-)
-
-
-def _value_struct(typed: Typed, element: str, child: tuple[Node, Any, bool] | None) -> bool:
-    if child is None or element not in _VALUE_STRUCTS or not child[2]:
-        return False
-    return typed.shape(child[0], child[1]).kind == STRUCT
 
 
 def merge(typed: Typed, node: Node, lhs: Any, rhs: Any) -> Any:

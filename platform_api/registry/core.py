@@ -129,6 +129,11 @@ class PersistentVolumeClaimStrategy(GenericStrategy):
     initial_status = {"phase": "Pending"}
 
 
+@register("", "PodTemplate")
+class PodTemplateStrategy(GenericStrategy):
+    tracks_generation = True  # kube counts changes of the template
+
+
 @register("", "ReplicationController")
 class ReplicationControllerStrategy(GenericStrategy):
     allow_create_on_update = True

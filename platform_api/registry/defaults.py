@@ -51,7 +51,6 @@ def pod_spec(spec: Obj) -> None:
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("enableServiceLinks", True)
     for key in ("containers", "initContainers"):
         for container in spec.get(key) or []:
             _container(container)
@@ -66,6 +65,7 @@ def _template(obj: Obj) -> None:
 def _pod(obj: Obj) -> None:
     spec = obj.setdefault("spec", {})
     pod_spec(spec)
+    spec.setdefault("enableServiceLinks", True)  # SetDefaults_Pod: Pods only, not templates
     spec.setdefault("serviceAccountName", "default")
     spec.setdefault("serviceAccount", spec["serviceAccountName"])
     spec.setdefault("priority", 0)
@@ -93,6 +93,13 @@ def _secret(obj: Obj) -> None:
 @defaults("", "PersistentVolumeClaim")
 def _pvc(obj: Obj) -> None:
     obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+
+
+@defaults("", "PodTemplate")
+def _pod_template(obj: Obj) -> None:
+    template = obj.setdefault("template", {})
+    template.setdefault("metadata", {})  # ObjectMeta, held by value: Go always writes it
+    pod_spec(template.setdefault("spec", {}))
 
 
 @defaults("", "ReplicationController")

@@ -89,6 +89,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
             Subresource("eviction", "Eviction", ("create",), "policy", "v1"),
         ),
     ),
+    _t("", "PodTemplate", "podtemplates"),
     _t(
         "",
         "ReplicationController",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from platform_api.errors import StatusError
@@ -12,6 +14,7 @@ from platform_api.fieldmanager.typed import Typed
 from platform_api.scheme.schemas import load_schemas
 
 Obj = dict[str, Any]
+KUBE_FIXTURES = Path(__file__).parent.parent / "codec" / "kube"
 T0, T1, T2 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z", "2026-01-01T00:00:02Z"
 
 
@@ -59,6 +62,29 @@ def test_create_records_an_update_with_dots_for_new_maps() -> None:
             },
         }
     ]
+
+
+def test_a_kube_written_pod_gets_kubes_field_set() -> None:
+    """kube compares against Go objects: fields Go always writes (``containers``, ``spec``)
+    are never added themselves, fields an empty object lacks (``volumes``) are."""
+    kube = orjson.loads((KUBE_FIXTURES / "pod.json").read_bytes())
+    expected = kube["metadata"]["managedFields"][0]["fieldsV1"]
+    created = orjson.loads(orjson.dumps(kube))
+    del created["metadata"]["managedFields"], created["status"]
+    del created["spec"]["imagePullSecrets"]  # added by kube's admission, after tracking
+    manager_for("", "Pod", has_status=True).update(None, created, Who("codec-fixtures", "v1"), T0)
+    assert fields(created, "codec-fixtures") == expected
+
+
+def test_scale_updates_carry_no_time() -> None:
+    """kube's scale handler rebuilds the entry from the Scale's and drops its time."""
+    fm = manager_for("apps", "Deployment", has_status=True)
+    live = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
+    live["spec"] = {"replicas": 1}
+    scaled = {**live, "spec": {"replicas": 3}}
+    fm.update(live, scaled, Who("kubectl", "apps/v1", "scale"), T1)
+    entry = scaled["metadata"]["managedFields"][0]
+    assert (entry["subresource"], "time" in entry) == ("scale", False)
 
 
 def test_apply_owns_exactly_its_configuration() -> None:
