@@ -308,6 +308,8 @@ class APIServerService(Service):
         if self.node_graph is not None:
             self.node_graph.start()  # complete before the first request is served
         self._every(max(0.5, min(cfg.history_window / 10, 30.0)), self._compact)
+        # kube's compactor, every --etcd-compaction-interval: old continue tokens expire.
+        self._every(max(0.5, cfg.history_window), self._mark_compaction)
         listening = endpoint.listen(site)
         listening.addCallback(self._listening)
         listening.addCallbacks(self._start_bootstrap, self._failed)
@@ -322,6 +324,10 @@ class APIServerService(Service):
         d = self.storage.compact(self.config.history_window)
         # A failed pass is logged and retried at the next tick; the timer keeps running.
         return d.addErrback(lambda f: log.failure("compacting the change log", f))
+
+    def _mark_compaction(self) -> Any:
+        d = self.storage.mark_compaction()
+        return d.addErrback(lambda f: log.failure("marking a compaction", f))
 
     def _listening(self, port: IListeningPort) -> None:
         self.port = port

@@ -25,7 +25,16 @@ from platform_api.endpoints.negotiation import CBOR_SEQ, Output
 from platform_api.endpoints.options import arg
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.watchencoding import EventEncoder
-from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event, ListOptions, Stored
+from platform_api.storage.interface import (
+    ADDED,
+    DELETED,
+    EXPIRED,
+    MODIFIED,
+    Event,
+    ListOptions,
+    StorageError,
+    Stored,
+)
 from platform_api.storage.view import AsyncStorageView, StorageView
 
 BOOKMARK_INTERVAL = 60.0
@@ -233,15 +242,19 @@ async def _initial_state(stream: WatchStream, scope: Scope, params: ListParams) 
 
 
 def _replay(stream: WatchStream, scope: Scope, since: int) -> bool:
-    """Changes after ``since`` from the change log; False (after an ERROR event) if too old."""
+    """Changes after ``since`` from the change log; False (after an ERROR event) if too old.
+    Only the log's own pruning ends a watch: kube's watch cache, not etcd's compaction,
+    serves watches."""
     hub = scope.handlers.hub
-    compacted = scope.store.storage.compacted_revision()
-    if since < compacted:
-        status = errors.expired(f"too old resource version: {since} ({compacted})").status()
+    try:
+        history = hub.history(since, stream.prefix)
+    except StorageError as e:
+        if e.code != EXPIRED:
+            raise
+        status = errors.expired(f"too old resource version: {since} ({e.revision})").status()
         stream.send(stream.encoder.error(status))
         return False
     stream.revision = since
-    history = hub.history(since, stream.prefix)
     for start in range(0, len(history), REPLAY_SLICE):  # the hub's later events follow on
         stream.deliver(history[start : start + REPLAY_SLICE])
     return True

@@ -137,7 +137,14 @@ class Storage(Protocol):
 
     def current_revision(self) -> int: ...
 
-    def compacted_revision(self) -> int: ...
+    def compacted_revision(self) -> int:
+        """Lists (and continue tokens) below this revision answer 410 Expired."""
+        ...
+
+    def mark_compaction(self) -> Awaitable[int]:
+        """A tick of kube's compactor (every ``--etcd-compaction-interval``): the revision
+        moves on, and lists below the previous tick's revision expire."""
+        ...
 
     def get(self, key: bytes) -> Stored:
         """The newest state of ``key``; raises StorageError(KEY_NOT_FOUND)."""
@@ -183,5 +190,6 @@ class Storage(Protocol):
         ...
 
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
-        """Changes after ``revision`` from the change log; raises EXPIRED if compacted."""
+        """Changes after ``revision`` from the change log; raises EXPIRED (its ``revision``
+        the oldest one the log still has) if that history is gone."""
         ...

@@ -57,9 +57,13 @@ _REV = struct.Struct(">Q")
 # type, unix time, key length, previous revision, new-object length
 _LOG_HEADER = struct.Struct(">BdHQI")
 _TYPES = (ADDED, MODIFIED, DELETED)
-_CREATE, _UPDATE, _DELETE, _COMPACT = range(4)
+_CREATE, _UPDATE, _DELETE, _COMPACT, _MARK = range(5)
 _META_REV = b"rev"
 _META_COMPACTED = b"compacted"
+# kube's compactor, emulated for lists: each tick bumps the revision (its write to
+# compact_rev_key) and compacts to the previous tick's revision ("floor").
+_META_MARK = b"mark"
+_META_FLOOR = b"floor"
 
 
 def open_environment(path: str, map_size: int) -> lmdb.Environment:
@@ -141,7 +145,12 @@ class LMDBStorage:
 
     def compacted_revision(self) -> int:
         with self._env.begin() as txn:
-            return self._meta_int(txn, _META_COMPACTED)
+            return self._list_floor(txn)
+
+    def _list_floor(self, txn: lmdb.Transaction) -> int:
+        """Lists below this revision are expired: the log is pruned there, or kube's
+        compactor (``mark_compaction``) has passed it."""
+        return max(self._meta_int(txn, _META_COMPACTED), self._meta_int(txn, _META_FLOOR))
 
     def get(self, key: bytes) -> Stored:
         with self._env.begin() as txn:
@@ -200,7 +209,7 @@ class LMDBStorage:
         target = options.revision
         if target > newest:
             raise StorageError(TOO_LARGE_REVISION, prefix, revision=newest)
-        if target < self._meta_int(txn, _META_COMPACTED):
+        if target < self._list_floor(txn):
             raise StorageError(EXPIRED, prefix, revision=target)
         state: dict[bytes, Stored] = {}
         cursor = txn.cursor(db=self._objects)
@@ -241,8 +250,9 @@ class LMDBStorage:
 
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
         with self._env.begin() as txn:
-            if revision < self._meta_int(txn, _META_COMPACTED):
-                raise StorageError(EXPIRED, prefix, revision=revision)
+            compacted = self._meta_int(txn, _META_COMPACTED)
+            if revision < compacted:
+                raise StorageError(EXPIRED, prefix, revision=compacted)
             events = []
             cursor = txn.cursor(db=self._log)
             if cursor.set_range(_REV.pack(revision + 1)):
@@ -282,6 +292,13 @@ class LMDBStorage:
                         results.append(self._compact(txn, op.cutoff))
                     except Exception as e:  # never let housekeeping fail the batch's writes
                         results.append(StorageError(UNREACHABLE, b"", f"compaction failed: {e}"))
+                    continue
+                if op.kind == _MARK:
+                    revision += 1  # no object: the revision alone moves, as kube's does
+                    previous = self._meta_int(txn, _META_MARK)
+                    txn.put(_META_FLOOR, _REV.pack(previous), db=self._meta)
+                    txn.put(_META_MARK, _REV.pack(revision), db=self._meta)
+                    results.append(previous)
                     continue
                 current = txn.get(op.key, db=self._objects)
                 outcome = self._check(op, current)
@@ -380,6 +397,12 @@ class LMDBStorage:
     def compact(self, older_than: float) -> Deferred[int]:
         """Drop change-log records committed before ``now - older_than`` seconds."""
         return self._submit(_Op(_COMPACT, b"", cutoff=self._clock() - older_than))
+
+    def mark_compaction(self) -> Deferred[int]:
+        """One tick of kube's compactor: bump the revision, and expire lists below the
+        revision the previous tick left (returned), so a continue token runs out within
+        two ticks even when nothing else is written."""
+        return self._submit(_Op(_MARK, b""))
 
     def create(self, key: bytes, obj: dict[str, Any]) -> Deferred[Stored]:
         return self._submit(_Op(_CREATE, key, obj))

@@ -63,6 +63,9 @@ class StorageView:
     def compacted_revision(self) -> int:
         return self.inner.compacted_revision()
 
+    def mark_compaction(self) -> Awaitable[int]:
+        return self.inner.mark_compaction()
+
     def count(self, prefix: bytes) -> int:
         return self.inner.count(prefix)
 
@@ -199,6 +202,9 @@ class AsyncStorageView:
 
     def compacted_revision(self) -> int:
         return self.inner.compacted_revision()
+
+    def mark_compaction(self) -> Awaitable[int]:
+        return self.inner.mark_compaction()
 
     def count(self, prefix: bytes) -> int:
         return self.inner.count(prefix)

@@ -221,6 +221,29 @@ def test_compaction_of_the_whole_log(env_path: str) -> None:
     assert [e.revision for e in storage.events_since(2)] == [3]
 
 
+def test_compaction_marks_expire_lists_within_two_ticks_of_an_idle_store(env_path: str) -> None:
+    """kube's compactor: each tick bumps the revision and compacts to the previous tick's,
+    so a continue token at an idle store's revision runs out all the same."""
+    storage, writer, events = make(env_path)
+    storage.create(b"/cm/a", cm("a"))
+    writer.run_all()
+    first = storage.mark_compaction()
+    writer.run_all()
+    assert (result(first), storage.current_revision(), storage.compacted_revision()) == (0, 2, 0)
+    assert storage.get_list(b"/cm/", ListOptions(revision=1)).revision == 1
+    second = storage.mark_compaction()
+    writer.run_all()
+    assert (result(second), storage.current_revision(), storage.compacted_revision()) == (2, 3, 2)
+    with pytest.raises(StorageError) as caught:
+        storage.get_list(b"/cm/", ListOptions(revision=1))
+    assert caught.value.code == EXPIRED
+    assert [e.revision for e in storage.events_since(0)] == [1]  # watches keep the log
+    assert len(events) == 1  # no event for the marks
+    assert storage.create(b"/cm/b", cm("b")) is not None
+    writer.run_all()
+    assert storage.get(b"/cm/b").revision == 4
+
+
 def test_data_survives_reopen(env_path: str) -> None:
     storage, writer, _ = make(env_path)
     storage.create(b"/cm/a", cm("a"))
