@@ -202,6 +202,20 @@ def unsupported_media_type(content_type: str, accepted: list[str]) -> StatusErro
     return StatusError(415, UNSUPPORTED_MEDIA_TYPE, msg)
 
 
+def typed_patch_failed(
+    namespace: str, name: str, api_version: str, kind: str, problem: str
+) -> StatusError:
+    """kube's answer when an applied configuration does not fit the schema: the field
+    manager's error, passed on as a bare 500 (no reason, no details)."""
+    group, _, version = api_version.rpartition("/")
+    return StatusError(
+        500,
+        "",
+        f"failed to create typed patch object ({namespace}/{name}; {group}/{version}, "
+        f"Kind={kind}): {problem}",
+    )
+
+
 def unsupported_patch_type() -> StatusError:
     """A PATCH of a type the route does not consume: go-restful refuses it before kube's
     handler runs, with its plain text and empty details."""

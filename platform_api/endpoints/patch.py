@@ -164,6 +164,17 @@ def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj
             f"Incorrect version specified in apply patch. Specified patch version: "
             f"{version}, expected: {rt.api_version}"
         )
+    undeclared = scope.handlers.field_manager(rt).undeclared(config)
+    if undeclared is not None:  # whatever fieldValidation says, as kube's field manager
+        meta = config.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        raise errors.typed_patch_failed(
+            str(meta.get("namespace") or ""),
+            str(meta.get("name") or ""),
+            rt.api_version,
+            rt.kind,
+            f"{undeclared}: field not declared in schema",
+        )
     try:
         decoded = _decode(scope, config, duplicates)
     except DecodeError as e:

@@ -207,6 +207,10 @@ class FieldManager:
             entry.time = None if who.subresource == "scale" else now
         _store(meta, managers)
 
+    def undeclared(self, config: Obj) -> str | None:
+        """The first field of an applied configuration the schema lacks, if any."""
+        return walk.first_undeclared(self.typed, self.node, config)
+
     def apply(self, live: Obj | None, config: Obj, who: Who, force: bool, now: str) -> Obj:
         """The object after applying ``config``; raises a 409 on ownership conflicts."""
         managers = self._live_managers(live)

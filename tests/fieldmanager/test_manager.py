@@ -219,3 +219,17 @@ def test_cap_keeps_small_sets() -> None:
     managers = decode([])
     cap_updates(managers)
     assert managers == {}
+
+
+def test_undeclared_fields_are_named_as_structured_merge_diff_names_them() -> None:
+    fm = manager_for("", "Pod", has_status=True)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}}
+    assert fm.undeclared(pod) is None
+    pod["spec"] = {"containers": [{"name": "c", "ports": [{"containerPort": 80, "x": 1}]}]}
+    assert (
+        fm.undeclared(pod) == '.spec.containers[name="c"].ports[containerPort=80,protocol="TCP"].x'
+    )
+    pod["spec"] = {"containers": [{"name": "c", "args": ["a"], "bogus": 1}], "zzz": 2}
+    assert fm.undeclared(pod) == '.spec.containers[name="c"].bogus'  # the first in the body
+    labels = {"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"any": "key"}}}
+    assert fm.undeclared(labels) is None  # a map takes any key
