@@ -85,8 +85,8 @@ def parse(
         raise unrecognized(expected_kind, problem, data) from None
 
 
-def _not_an_object(kind: str, media: str, raw: Any, data: bytes) -> errors.StatusError:
-    """A body that is no object: Go failed to read its TypeMeta out of it."""
+def typemeta_problem(media: str, raw: Any) -> str:
+    """Why Go could not read a TypeMeta out of a body that is no object."""
     if media == CBOR:
         cbor_type = "array" if isinstance(raw, list) else _CBOR_TYPES.get(type(raw), "primitives")
         why = (
@@ -94,17 +94,15 @@ def _not_an_object(kind: str, media: str, raw: Any, data: bytes) -> errors.Statu
             if cbor_type == "array"
             else ""
         )
-        problem = (
+        return (
             f"unable to determine group/version/kind: cbor: cannot unmarshal {cbor_type} into "
             f"Go value of type v1.TypeMeta{why}"
         )
-        return unrecognized(kind, problem, data)
-    problem = (
+    return (
         f"couldn't get version/kind; json parse error: json: cannot unmarshal "
         f"{_go_json(type(raw).__name__)} into Go value of type struct {{ APIVersion string "
         f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}'
     )
-    return unrecognized(kind, problem, data)
 
 
 _CBOR_TYPES = {int: "positive integer", str: "byte string"}
@@ -172,7 +170,7 @@ def decode_object(
     media = input_type(content_type, input_types(custom is not None, serves_cbor))
     raw, duplicates = parse(data, media, kind, api_version)
     if not isinstance(raw, dict):
-        raise _not_an_object(kind, media, raw, data)
+        raise unrecognized(kind, typemeta_problem(media, raw), data)
     body_version = raw.get("apiVersion") or api_version
     body_kind = raw.get("kind") or kind
     if not isinstance(body_version, str) or not isinstance(body_kind, str):

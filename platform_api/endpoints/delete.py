@@ -10,7 +10,7 @@ from platform_api.authorization.interface import Attributes, Decision
 from platform_api.authorization.union import forbidden
 from platform_api.codec import BodyError, parse_json, parse_yaml
 from platform_api.endpoints import list as list_endpoint
-from platform_api.endpoints.body import input_types, parse
+from platform_api.endpoints.body import input_types, parse, typemeta_problem
 from platform_api.endpoints.negotiation import CBOR, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import META_GROUP, arg, args, validate_dry_run
 from platform_api.endpoints.responses import finish
@@ -18,12 +18,14 @@ from platform_api.endpoints.scope import Scope
 from platform_api.scheme.decoding import DecodeError, Decoder
 from platform_api.storage.interface import Preconditions, Stored
 from platform_api.validation import field
+from platform_api.validation.field import go_quote
 
 DELETE_OPTIONS = "io.platform.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 PROPAGATION = ("Foreground", "Background", "Orphan")
 UNSAFE = "ignoreStoreReadErrorWithClusterBreakingPotential"
 UNSAFE_VERB = "unsafe-delete-ignore-read-errors"
-_OPTION_VERSIONS = ("v1", "meta.k8s.io/v1", "meta.platform.io/v1")
+# kube decodes DeleteOptions with the meta scheme, in which every group version has it.
+_META_SCHEME = "pkg/apis/meta/internalversion/scheme/register.go:27"
 
 
 @dataclass(frozen=True)
@@ -49,12 +51,14 @@ def _from_body(scope: Scope, data: bytes) -> dict[str, Any]:
         except BodyError as e:
             raise errors.bad_request(str(e)) from None
     if not isinstance(raw, dict):
-        raise errors.bad_request("decoded object cannot be converted to DeleteOptions")
+        raise errors.bad_request(typemeta_problem(media, raw))
     kind = raw.get("kind") or "DeleteOptions"
-    version = raw.get("apiVersion") or "v1"
-    rt = scope.resource
-    if kind != "DeleteOptions" or version not in (*_OPTION_VERSIONS, rt.api_version):
-        raise errors.bad_request("decoded object cannot be converted to DeleteOptions")
+    if kind != "DeleteOptions":
+        version = raw.get("apiVersion") or "meta.platform.io/v1"
+        raise errors.bad_request(
+            f"no kind {go_quote(str(kind))} is registered for version {go_quote(str(version))} "
+            f"in scheme {go_quote(_META_SCHEME)}"
+        )
     try:
         decoded: dict[str, Any] = (
             Decoder(scope.handlers.scheme.schemas, cbor=media == CBOR)

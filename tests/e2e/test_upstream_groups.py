@@ -241,3 +241,29 @@ def test_without_the_flag_nothing_changes(server: Server, admin: requests.Sessio
     assert r.status_code == 404
     groups = [g["name"] for g in admin.get(server.url + "/apis").json()["groups"]]
     assert not [g for g in groups if g.endswith(".k8s.io")]
+
+
+def test_delete_options_in_the_clients_own_group(
+    upstream: Server, root_session: requests.Session
+) -> None:
+    """A typed client-go client sends DeleteOptions in its own group version; kube reads
+    them in any group version (every one has the kind), but no other kind."""
+    ns = namespace(root_session, upstream, "delete-opts")
+    url = upstream.url + ROLES.format(ns=ns)
+    assert root_session.post(url, json=role("gone", "rbac.authorization.k8s.io", [])).ok
+    options = {
+        "kind": "DeleteOptions",
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "propagationPolicy": "Background",
+    }
+    r = root_session.delete(url + "/gone", json=options)
+    assert (r.status_code, r.json()["status"]) == (200, "Success")
+    assert root_session.post(url, json=role("gone", "rbac.authorization.k8s.io", [])).ok
+    r = root_session.delete(url + "/gone", json={"apiVersion": "apps/v1", "kind": "Foo"})
+    assert (r.status_code, r.json()["message"]) == (
+        400,
+        'no kind "Foo" is registered for version "apps/v1" in scheme '
+        '"pkg/apis/meta/internalversion/scheme/register.go:27"',
+    )
+    r = root_session.delete(url + "/gone", json={"apiVersion": "example.com/v9"})
+    assert (r.status_code, r.json()["status"]) == (200, "Success")
