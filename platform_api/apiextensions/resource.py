@@ -50,7 +50,7 @@ def duplicate_paths(value: Any, dups: Duplicates, path: str = "") -> list[str]:
     """Paths of the keys a parsed body held twice, as kube's strict decoder names them."""
     found: list[str] = []
     if isinstance(value, dict):
-        for key in dups.get(id(value), ()):
+        for key, _ in dups.get(id(value), ()):
             found.append(f"{path}.{key}" if path else key)
         for key, child in value.items():
             found += duplicate_paths(child, dups, f"{path}.{key}" if path else key)

@@ -19,8 +19,9 @@ except ImportError:  # pragma: no cover
     from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-# id(dict) -> duplicated keys of that dict, for the dicts of one parsed body.
-Duplicates = dict[int, list[str]]
+# id(dict) -> the keys a dict of one parsed body held twice, each with how many distinct
+# keys had come before the repeat (kube's strict decoder reports it at that point).
+Duplicates = dict[int, list[tuple[str, int]]]
 
 
 def dumps(obj: Any) -> bytes:
@@ -48,7 +49,7 @@ def parse_json(data: bytes) -> tuple[Any, Duplicates]:
         for key, value in items:
             if key in out:
                 dups = dups or []
-                dups.append(key)
+                dups.append((key, len(out)))
             out[key] = value
         if dups:
             duplicates[id(out)] = dups
@@ -86,13 +87,13 @@ class _DuplicateAwareLoader(_Loader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         self.flatten_mapping(node)
         out: dict[Any, Any] = {}
-        dups: list[str] = []
+        dups: list[tuple[str, int]] = []
         for key_node, value_node in node.value:
             key = self.construct_object(key_node, deep=True)
             if not isinstance(key, str):
                 key = str(key)
             if key in out:
-                dups.append(key)
+                dups.append((key, len(out)))
             out[key] = self.construct_object(value_node, deep=True)
         if dups:
             self.duplicates[id(out)] = dups

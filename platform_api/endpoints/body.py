@@ -60,7 +60,7 @@ def input_types(custom: bool, serves_cbor: bool) -> list[str]:
 
 def parse(
     data: bytes, media: str, expected_kind: str, api_version: str = ""
-) -> tuple[Any, dict[int, list[str]]]:
+) -> tuple[Any, Duplicates]:
     """A body in its media type, as JSON values (and, for JSON and YAML, the keys it
     held twice).  Protobuf bodies take the URL's type where their envelope has none."""
     if media == CBOR:

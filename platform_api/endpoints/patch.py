@@ -112,7 +112,7 @@ def _decode_patched(scope: Scope, patched: Obj, level: str) -> Obj:
     return decoded.obj
 
 
-def _decode(scope: Scope, obj: Obj, duplicates: dict[int, list[str]]) -> Decoded:
+def _decode(scope: Scope, obj: Obj, duplicates: Duplicates) -> Decoded:
     rt = scope.resource
     custom = custom_strategy(rt, scope.store.strategy)
     return decode_against(obj, duplicates, scope.handlers.scheme.schemas, rt.definition, custom)

@@ -234,15 +234,17 @@ class Decoder:
             raise self._type_error(
                 value, path or struct.rpartition(".")[2], struct, self.go_type(node)
             )
-        for key in self.dups.get(id(value), ()):
-            self.duplicates.append(f"{path}.{key}" if path else key)
-            self.in_order.append(f'duplicate field "{self.duplicates[-1]}"')
+        repeats = list(self.dups.get(id(value), ()))
         props = node.get("properties")
         extra = node.get("additionalProperties")
         if props is None and not isinstance(extra, dict):
+            for key, _ in repeats:
+                self._duplicate(path, key)
             return value  # free-form object: kept as sent
         out: dict[str, Any] = {}
         for index, (key, item) in enumerate(value.items()):
+            while repeats and repeats[0][1] <= index:
+                self._duplicate(path, repeats.pop(0)[0])
             child = f"{path}.{key}" if path else key
             if props is not None and key in props:
                 if item is not None:
@@ -258,7 +260,14 @@ class Decoder:
                 self.in_order.append(f'unknown field "{child}"')
                 if self.first_unknown_at is None:
                     self.first_unknown_at = index
+        for key, _ in repeats:
+            self._duplicate(path, key)
         return out
+
+    def _duplicate(self, path: str, key: str) -> None:
+        """A repeated key, reported where the repeat stood in the body."""
+        self.duplicates.append(f"{path}.{key}" if path else key)
+        self.in_order.append(f'duplicate field "{self.duplicates[-1]}"')
 
 
 def _struct(definition: str) -> str:

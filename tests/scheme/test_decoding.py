@@ -43,6 +43,22 @@ def test_strict_problems_come_in_the_order_the_body_holds_them() -> None:
     assert decoded.strict_errors() == ['unknown field "bogus"', 'duplicate field "data.a"']
 
 
+def test_a_repeated_key_is_reported_where_the_repeat_stands() -> None:
+    """Upstream's FieldValidation conformance case: the unknown field comes before the
+    second ``replicas``, so kube reports it first."""
+    body = b"""{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},
+      "spec":{"unknownField":"foo","replicas":2,"replicas":3,"selector":{}}}"""
+    assert decode(DEPLOYMENTS, body).strict_errors() == [
+        'unknown field "spec.unknownField"',
+        'duplicate field "spec.replicas"',
+    ]
+    swapped = b'{"spec":{"replicas":2,"replicas":3,"unknownField":"foo"}}'
+    assert decode(DEPLOYMENTS, swapped).strict_errors() == [
+        'duplicate field "spec.replicas"',
+        'unknown field "spec.unknownField"',
+    ]
+
+
 def test_cbor_wording() -> None:
     rt = SCHEME.lookup("apps", "v1", "deployments")
     assert rt is not None
