@@ -70,6 +70,7 @@ def _has_key(node: Any, key: str) -> bool:
 
 class CustomResourceStrategy(GenericStrategy):
     allow_unconditional_update = False
+    status_writes_metadata = False  # kube's custom resource status strategy copies the old
 
     def __init__(self, resource: ResourceType, crd: Obj) -> None:
         super().__init__(resource)

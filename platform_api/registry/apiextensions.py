@@ -38,7 +38,6 @@ class CustomResourceDefinitionStrategy(GenericStrategy):
     tracks_generation = True
     allow_unconditional_update = False
     finalizers_on_delete: tuple[str, ...] = (crds.CLEANUP_FINALIZER,)
-    status_writes_metadata = True
     # An empty status as Go serializes it: acceptedNames' plural and kind are not omitempty.
     initial_status: Obj = {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": []}
 

@@ -46,7 +46,12 @@ class PodTemplateStrategy(WorkloadStrategy):
         return errs
 
 
-for _kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
+class DeploymentStrategy(PodTemplateStrategy):
+    status_keeps_old_metadata: tuple[str, ...] = ("labels",)  # deploymentStatusStrategy
+
+
+register("apps", "Deployment")(DeploymentStrategy)
+for _kind in ("ReplicaSet", "StatefulSet", "DaemonSet"):
     register("apps", _kind)(PodTemplateStrategy)
 
 for _group, _kind in (

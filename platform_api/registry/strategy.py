@@ -28,8 +28,11 @@ class Strategy(Protocol):
     returns_deleted_object: bool
     # Finalizers a delete adds to an object not yet being deleted (a CRD's cleanup).
     finalizers_on_delete: tuple[str, ...]
-    # Status writes also keep their metadata changes (kube's CRD status strategy).
+    # Status writes also keep their metadata changes: kube's status strategies of the
+    # built-in kinds reset only the spec (custom resources' keep nothing but status).
     status_writes_metadata: bool
+    # Metadata a status write still takes from the stored object (a Deployment's labels).
+    status_keeps_old_metadata: tuple[str, ...]
 
     def prepare_for_create(self, obj: Obj) -> None: ...
 
@@ -64,7 +67,8 @@ class GenericStrategy:
     allow_unconditional_update = True
     returns_deleted_object = False
     finalizers_on_delete: tuple[str, ...] = ()
-    status_writes_metadata = False
+    status_writes_metadata = True
+    status_keeps_old_metadata: tuple[str, ...] = ()
     # Kinds whose metadata.generation tracks spec changes.
     tracks_generation = False
     # Status a new object starts with, when the kind has a status sub-resource.
@@ -131,6 +135,7 @@ class StatusStrategy:
     returns_deleted_object = False
     finalizers_on_delete: tuple[str, ...] = ()
     status_writes_metadata = False
+    status_keeps_old_metadata: tuple[str, ...] = ()
 
     def __init__(self, main: Strategy) -> None:
         self.main = main
@@ -141,12 +146,17 @@ class StatusStrategy:
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         if self.main.status_writes_metadata:
-            # kube's CRD status strategy resets the metadata from the new object itself,
-            # so finalizer and label changes made through /status stick; spec does not.
+            # kube's built-in status strategies reset the spec only, so label, annotation
+            # and finalizer changes made through /status stick.
             for key in [k for k in new if k not in ("metadata", "status")]:
                 del new[key]
             new.update({k: copy.deepcopy(v) for k, v in old.items() if k not in new})
-            new["metadata"]["generation"] = old["metadata"].get("generation")
+            meta, old_meta = new["metadata"], old["metadata"]
+            for key in ("generation", *self.main.status_keeps_old_metadata):
+                if key in old_meta:
+                    meta[key] = copy.deepcopy(old_meta[key])
+                else:
+                    meta.pop(key, None)
             return
         status = new.get("status")
         metadata = new["metadata"]

@@ -288,3 +288,36 @@ def test_event_rules(server: Server, admin: requests.Session) -> None:
     assert r.status_code == 422
     fields = [c["field"] for c in r.json()["details"]["causes"]]
     assert fields == ["action", "type", "deprecatedCount"]
+
+
+def test_status_writes_keep_metadata_changes_as_kube_does(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's built-in status strategies reset only the spec (a Deployment's also its
+    labels); upstream's 'apply changes to a namespace status' case relies on it."""
+    base = make_namespace(admin, server, "status-meta").replace("/configmaps", "")
+    merge = {"Content-Type": "application/merge-patch+json"}
+    url = server.url + base.replace("/api/v1", "/apis/apps/v1") + "/deployments"
+    assert admin.post(url, json=deployment("d")).status_code == 201
+    patch = {
+        "metadata": {"labels": {"l": "x"}, "annotations": {"a": "y"}},
+        "spec": {"replicas": 9},
+        "status": {"replicas": 5},
+    }
+    got = admin.patch(url + "/d/status", json=patch, headers=merge).json()
+    assert got["metadata"].get("labels", {}).get("l") is None  # a Deployment's labels stay
+    assert got["metadata"]["annotations"] == {"a": "y"}
+    assert (got["spec"]["replicas"], got["status"]["replicas"]) == (1, 5)
+    assert got["metadata"]["generation"] == 1
+    ns = server.url + base + "/status"
+    patch = {"metadata": {"annotations": {"e2e": "yes"}, "finalizers": ["example.com/f"]}}
+    patch["status"] = {"conditions": [{"type": "X", "status": "True", "reason": "E2E"}]}
+    got = admin.patch(ns, json=patch, headers=merge).json()
+    assert (got["metadata"]["annotations"], got["metadata"]["finalizers"]) == (
+        {"e2e": "yes"},
+        ["example.com/f"],
+    )
+    assert got["status"]["conditions"][-1]["reason"] == "E2E"
+    unset = [{"op": "remove", "path": "/metadata/finalizers"}]
+    headers = {"Content-Type": "application/json-patch+json"}
+    assert "finalizers" not in admin.patch(ns, json=unset, headers=headers).json()["metadata"]
