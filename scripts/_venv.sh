@@ -32,3 +32,8 @@ if [ ! -f "$STAMP" ] || [ setup.cfg -nt "$STAMP" ] || [ pyproject.toml -nt "$STA
         --config-settings editable_mode=compat -e ".[test]"
     touch "$STAMP"
 fi
+
+# Every test server is a fresh twistd; with PYTHONDONTWRITEBYTECODE set (as CI images
+# often do) each would recompile ~230 modules, ~0.6 s per start.  compileall only rewrites
+# what changed.
+.venv/bin/python -m compileall -q platform_api webhooks twisted/plugins >/dev/null
