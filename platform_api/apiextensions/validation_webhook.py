@@ -171,11 +171,14 @@ def validate_webhook_url(path: str, url: str) -> list[FieldError]:
 
 
 def validate_webhook_service(path: str, service: Obj) -> list[FieldError]:
-    """``ValidateWebhookService``: name, namespace, port, and a path of DNS segments."""
+    """``ValidateWebhookService``: name, namespace, port, and a path of DNS segments.
+
+    kube's callers pass the service's name and namespace in each other's parameters, so a
+    missing namespace is reported at ``.name`` and a missing name at ``.namespace``."""
     errs = []
-    if not service.get("name"):
-        errs.append(field.required(f"{path}.name"))
     if not service.get("namespace"):
+        errs.append(field.required(f"{path}.name"))
+    if not service.get("name"):
         errs.append(field.required(f"{path}.namespace"))
     port = service.get("port") or 0
     if not 1 <= port <= 65535:

@@ -63,7 +63,40 @@ def compile_issues(text: str, source: str = "") -> str:
     lines = [_TRAILER.sub("", line) for line in strip_status(text).split("\n")]
     if source:
         lines = [_NO_OVERLOAD.sub(lambda m: _signature(m, source), line) for line in lines]
+        lines = _qualified_references(lines, source)
     return _STRUCT_FIELD.sub(r"\1", "\n".join(lines))
+
+
+_QUALIFIED = re.compile(
+    r"^ERROR: <input>:(\d+):(\d+): undeclared reference to '([\w]+)\.[\w.]+' \(in container ''\)$"
+)
+
+
+def _qualified_references(lines: list[str], source: str) -> list[str]:
+    """cel-cpp reports an undeclared ``a.b.c`` whole, at its last select; cel-go reports the
+    first name ``a``, where it stands (the issue's snippet lines are redrawn)."""
+    out: list[str] = []
+    skip = 0
+    for line in lines:
+        if skip:
+            skip -= 1
+            continue
+        match = _QUALIFIED.match(line)
+        if match is None:
+            out.append(line)
+            continue
+        row, column, first = int(match.group(1)), int(match.group(2)), match.group(3)
+        end = _offset(source, row, column - 1)
+        starts = [
+            m.start()
+            for m in re.finditer(rf"(?<![\w.]){re.escape(first)}\b", source)
+            if m.start() <= end
+        ]
+        offset = starts[-1] if starts else end
+        message = f"undeclared reference to '{first}' (in container '')"
+        out.extend(format_issue(source, offset, message).split("\n"))
+        skip = 2  # cel-cpp's snippet and caret lines of the replaced issue
+    return out
 
 
 _NO_OVERLOAD = re.compile(

@@ -1,3 +1,6 @@
 """Endpoint handlers, one module per verb."""
 
-from platform_api.endpoints import printers  # noqa: F401  (registers the kinds' table columns)
+from platform_api.endpoints import (  # noqa: F401  (register the kinds' table columns)
+    printers,
+    printers_admission,
+)

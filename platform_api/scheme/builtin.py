@@ -233,6 +233,21 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         categories=("api-extensions",),
         status=True,
     ),
+    # admissionregistration.platform.io/v1: webhook configurations
+    _t(
+        "admissionregistration.platform.io",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+        namespaced=False,
+        categories=("api-extensions",),
+    ),
+    _t(
+        "admissionregistration.platform.io",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        namespaced=False,
+        categories=("api-extensions",),
+    ),
     # storage.platform.io/v1
     _t("storage.platform.io", "StorageClass", "storageclasses", namespaced=False, short=("sc",)),
 )

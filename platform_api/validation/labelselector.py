@@ -2,6 +2,8 @@
 
 kube's ``ValidateLabelSelector``: keys are qualified names, matchLabels values are
 label values, ``In``/``NotIn`` need values and ``Exists``/``DoesNotExist`` take none.
+Requirement values must be label values too, unless ``allow_invalid_values`` (kube's
+``AllowInvalidLabelValueInSelector``, set on updates of objects already holding one).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_label_value, is_qualified_name
 
 
-def validate_label_selector(selector: Any, path: str) -> list[FieldError]:
+def validate_label_selector(
+    selector: Any, path: str, allow_invalid_values: bool = False
+) -> list[FieldError]:
     if not isinstance(selector, dict):
         return []
     errs: list[FieldError] = []
@@ -21,11 +25,11 @@ def validate_label_selector(selector: Any, path: str) -> list[FieldError]:
         errs += [field.invalid(f"{path}.matchLabels", key, m) for m in is_qualified_name(key)]
         errs += [field.invalid(f"{path}.matchLabels", value, m) for m in is_label_value(value)]
     for i, expr in enumerate(selector.get("matchExpressions") or []):
-        errs += _expression(expr, f"{path}.matchExpressions[{i}]")
+        errs += _expression(expr, f"{path}.matchExpressions[{i}]", allow_invalid_values)
     return errs
 
 
-def _expression(expr: dict[str, Any], path: str) -> list[FieldError]:
+def _expression(expr: dict[str, Any], path: str, allow_invalid_values: bool) -> list[FieldError]:
     errs: list[FieldError] = []
     op, values = expr.get("operator", ""), expr.get("values") or []
     if op in ("In", "NotIn"):
@@ -47,4 +51,7 @@ def _expression(expr: dict[str, Any], path: str) -> list[FieldError]:
         errs.append(field.invalid(f"{path}.operator", op, "not a valid selector operator"))
     key = expr.get("key", "")
     errs += [field.invalid(f"{path}.key", key, m) for m in is_qualified_name(key)]
+    if not allow_invalid_values:
+        for i, value in enumerate(values):
+            errs += [field.invalid(f"{path}.values[{i}]", value, m) for m in is_label_value(value)]
     return errs

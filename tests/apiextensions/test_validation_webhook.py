@@ -61,6 +61,16 @@ CASES = [
         id="service without name, namespace, with bad path",
     ),
     pytest.param(
+        conv({"service": {"name": "n"}}),
+        ["spec.conversion.webhookClientConfig.service.name: Required value"],
+        id="service without namespace: kube reports it at name",
+    ),
+    pytest.param(
+        conv({"service": {"namespace": "ns"}}),
+        ["spec.conversion.webhookClientConfig.service.namespace: Required value"],
+        id="service without name: kube reports it at namespace",
+    ),
+    pytest.param(
         conv({"service": {"name": "n", "namespace": "ns", "path": "//"}}),
         [
             'spec.conversion.webhookClientConfig.service.path: Invalid value: "//": segment[0] may not be empty',

@@ -127,6 +127,16 @@ def test_view_reads_workloads_but_never_secrets() -> None:
     assert not can(view, "create", "", "pods")
 
 
+def test_user_roles_leave_webhook_configurations_to_cluster_admins() -> None:
+    """kube's admin, edit and view grant nothing on admission webhook configurations."""
+    group = "admissionregistration.platform.io"
+    for name in ("admin", "edit", "view"):
+        role = ROLES[f"system:aggregate-to-{name}"]
+        for plural in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+            assert not any(can(role, verb, group, plural) for verb in ("get", "list", "create"))
+    assert can(ROLES["cluster-admin"], "create", group, "validatingwebhookconfigurations")
+
+
 def test_edit_writes_workloads_and_reads_secrets() -> None:
     edit = ROLES["system:aggregate-to-edit"]
     for verb in ("create", "update", "patch", "delete"):

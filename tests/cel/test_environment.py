@@ -43,6 +43,11 @@ def test_compile_errors_read_as_cel_go() -> None:
     assert compile_error("nope == 1").startswith(
         "compilation failed: ERROR: <input>:1:1: undeclared reference to 'nope' (in container '')"
     )
+    # cel-go names the first undeclared name of a qualified one, where it stands
+    assert compile_error("1 + \n  nope.a.b == 2") == (
+        "compilation failed: ERROR: <input>:2:3: undeclared reference to 'nope' (in container '')"
+        "\n |   nope.a.b == 2\n | ..^"
+    )
 
 
 def test_typed_message_field_errors() -> None:
