@@ -1,8 +1,12 @@
-"""Admission: mutating plugins run before the registry, validating ones inside its retry loop.
+"""Admission: mutating plugins and webhooks first, validating ones inside the registry's
+retry loop.
 
 A plugin implements ``admit`` (may change the object; runs once, before the store) and/or
 ``validate`` (must not change it; runs on every compare-and-swap attempt, against the
-object that is about to be written).
+object that is about to be written).  After the plugins come kube's two webhook plugins,
+MutatingAdmissionWebhook (last of the mutating phase) and ValidatingAdmissionWebhook;
+updates run the mutating webhooks inside the retry loop too, on the updated object, as
+kube's update handler does.  For a DELETE both webhook phases see the object as stored.
 """
 
 from __future__ import annotations
@@ -10,14 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from platform_api.admission.webhook.dispatch import WebhookAdmission
+from platform_api.admission.webhook.review import WebhookRequest
 from platform_api.authentication.user import UserInfo
 from platform_api.scheme.types import ResourceType
 
 if TYPE_CHECKING:
     from platform_api.endpoints.scope import Scope
-    from platform_api.registry.store import Admit
+    from platform_api.registry.store import Admit, Mutate
 
 Obj = dict[str, Any]
+META_GROUP_VERSION = "meta.platform.io/v1"
+_OPTIONS_KIND = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 
 @dataclass(frozen=True)
@@ -42,8 +50,11 @@ class AdmissionPlugin(Protocol):
 
 
 class AdmissionChain:
-    def __init__(self, plugins: list[AdmissionPlugin]) -> None:
+    def __init__(
+        self, plugins: list[AdmissionPlugin], webhooks: WebhookAdmission | None = None
+    ) -> None:
         self.plugins = plugins
+        self.webhooks = webhooks
 
     @staticmethod
     def attributes(scope: Scope, operation: str, name: str = "") -> Attributes:
@@ -57,21 +68,115 @@ class AdmissionChain:
             scope.ctx.dry_run,
         )
 
-    def admit(self, scope: Scope, operation: str, obj: Obj | None, name: str = "") -> None:
-        """The mutating phase: once, before the registry sees the request."""
+    async def admit(self, scope: Scope, operation: str, obj: Obj | None, name: str = "") -> None:
+        """The mutating phase of a create: once, before the registry sees the request.
+        Webhook patches are applied to ``obj`` in place."""
         attrs = self.attributes(scope, operation, name)
         for plugin in self.plugins:
             plugin.admit(attrs, obj)
+        if obj is None or self.webhooks is None or not self.webhooks.has_mutating():
+            return
+        req = webhook_request(scope, attrs, obj, None)
+        try:
+            await self.webhooks.mutate(req)
+        finally:
+            _report(scope, req)
+        if req.object is not obj and req.object is not None:
+            obj.clear()
+            obj.update(req.object)
+
+    def mutator(self, scope: Scope) -> Mutate | None:
+        """The mutating webhooks of an update, for the store's retry loop (None: none)."""
+        webhooks = self.webhooks
+        if webhooks is None or not webhooks.has_mutating():
+            return None
+
+        async def mutate(obj: Obj, old: Obj | None) -> Obj:
+            operation = "UPDATE" if old is not None else "CREATE"
+            name = obj.get("metadata", {}).get("name", "")
+            req = webhook_request(scope, self.attributes(scope, operation, name), obj, old)
+            try:
+                await webhooks.mutate(req)
+            finally:
+                _report(scope, req)
+            return req.object if req.object is not None else obj
+
+        return mutate
 
     def validator(self, scope: Scope, operation: str) -> Admit:
         """The validating phase, for the store to run against each object it would write."""
+        webhooks = self.webhooks
 
-        def validate(obj: Obj, old: Obj | None) -> None:
+        async def validate(obj: Obj, old: Obj | None) -> None:
             name = obj.get("metadata", {}).get("name", "") if obj else ""
             # A PUT that finds nothing creates: admission sees a CREATE.
             op = "CREATE" if operation == "UPDATE" and old is None else operation
             attrs = self.attributes(scope, op, name)
             for plugin in self.plugins:
                 plugin.validate(attrs, obj, old)
+            if webhooks is None:
+                return
+            if op == "DELETE":
+                await self._delete_webhooks(scope, attrs, old)
+            elif webhooks.has_validating():
+                req = webhook_request(scope, attrs, obj, old)
+                try:
+                    await webhooks.validate(req)
+                finally:
+                    _report(scope, req)
 
         return validate
+
+    async def _delete_webhooks(self, scope: Scope, attrs: Attributes, old: Obj | None) -> None:
+        """kube's delete admission: mutating then validating, on the stored object."""
+        assert self.webhooks is not None
+        if not (self.webhooks.has_mutating() or self.webhooks.has_validating()):
+            return
+        req = webhook_request(scope, attrs, None, old)
+        try:
+            await self.webhooks.mutate(req)
+            await self.webhooks.validate(req)
+        finally:
+            _report(scope, req)
+
+
+def webhook_request(
+    scope: Scope, attrs: Attributes, obj: Obj | None, old: Obj | None
+) -> WebhookRequest:
+    """What a webhook is told about this request (objects in the group asked for)."""
+    rt = attrs.resource
+    kind = (rt.group, rt.version, rt.kind)
+    for sub in rt.subresources:
+        if sub.name == attrs.subresource:
+            kind = (sub.group if sub.version else rt.group, sub.version or rt.version, sub.kind)
+    options: Obj = {
+        "kind": _OPTIONS_KIND.get(attrs.operation, ""),
+        "apiVersion": META_GROUP_VERSION,
+    }
+    if attrs.dry_run:
+        options["dryRun"] = ["All"]
+    if scope.ctx.field_manager and attrs.operation != "DELETE":
+        options["fieldManager"] = scope.ctx.field_manager
+    return WebhookRequest(
+        operation=attrs.operation,
+        group=rt.group,
+        version=rt.version,
+        resource=rt.plural,
+        subresource=attrs.subresource,
+        kind=kind,
+        namespaced=rt.namespaced,
+        namespace=attrs.namespace,
+        name=attrs.name,
+        user=attrs.user,
+        dry_run=attrs.dry_run,
+        options=options if attrs.operation in _OPTIONS_KIND else None,
+        object=obj,
+        old_object=old,
+    )
+
+
+def _report(scope: Scope, req: WebhookRequest) -> None:
+    """Webhook warnings become the response's Warning headers."""
+    for text in req.warnings:
+        scope.ctx.warn(text)
+    req.warnings.clear()

@@ -14,6 +14,8 @@ from platform_api.apiserver.flagvalues import ConfigError, parse_list
 IMPLEMENTED: dict[str, bool] = {
     "NamespaceLifecycle": True,
     "NodeRestriction": False,
+    "MutatingAdmissionWebhook": True,
+    "ValidatingAdmissionWebhook": True,
 }
 # kube-apiserver's other plugins (pkg/kubeapiserver/options/plugins.go).
 KUBE_ONLY = frozenset(
@@ -35,7 +37,6 @@ KUBE_ONLY = frozenset(
         "LimitPodHardAntiAffinityTopology",
         "LimitRanger",
         "MutatingAdmissionPolicy",
-        "MutatingAdmissionWebhook",
         "NamespaceAutoProvision",
         "NamespaceExists",
         "OwnerReferencesPermissionEnforcement",
@@ -51,7 +52,6 @@ KUBE_ONLY = frozenset(
         "StorageObjectInUseProtection",
         "TaintNodesByCondition",
         "ValidatingAdmissionPolicy",
-        "ValidatingAdmissionWebhook",
     )
 )
 

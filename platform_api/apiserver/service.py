@@ -23,6 +23,7 @@ from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
 from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.lifecycle import NamespaceLifecycle
 from platform_api.admission.noderestriction import NodeRestriction
+from platform_api.admission.webhook.build import build_webhooks
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.finalizer import CRDFinalizer
 from platform_api.apiextensions.naming import NamingController
@@ -242,13 +243,22 @@ class APIServerService(Service):
             self.node_authorizer = NodeAuthorizer(self.node_graph)
         for name in cfg.feature_gates.unrecognized:
             log.warn("unrecognized feature gate: {name}", name=name)
+        self.webhooks = build_webhooks(
+            cfg.admission_plugins,
+            self.storage,
+            self.hub,
+            self.stores,
+            self.reactor,
+            lambda: handlers.authorizer,
+            cfg.serve_upstream_groups,
+        )
         handlers = Handlers(
             aliases=aliases,
             cbor=cfg.feature_gates.enabled(CBOR_SERVING_AND_STORAGE),
             scheme=scheme,
             storage=self.storage,
             stores=self.stores,
-            admission=AdmissionChain(self._admission_plugins()),
+            admission=AdmissionChain(self._admission_plugins(), self.webhooks),
             tables=TableConvertor(scheme.schemas),
             hub=self.hub,
             reactor=self.reactor,
@@ -311,6 +321,8 @@ class APIServerService(Service):
         self.rbac_index.start()
         if self.node_graph is not None:
             self.node_graph.start()  # complete before the first request is served
+        if self.webhooks is not None:
+            self.webhooks.start()
         self._every(max(0.5, min(cfg.history_window / 10, 30.0)), self._compact)
         # kube's compactor, every --etcd-compaction-interval: old continue tokens expire.
         self._every(max(0.5, cfg.history_window), self._mark_compaction)
@@ -419,6 +431,8 @@ class APIServerService(Service):
             controller.stop()
         self.hub.unsubscribe(self.crd_installer)
         self.rbac_index.stop()
+        if self.webhooks is not None:
+            self.webhooks.stop()
         if self.node_graph is not None:
             self.node_graph.stop()
         self.hub.stop()

@@ -198,8 +198,9 @@ FLAGS: list[tuple[str, str, str]] = [
     (
         "enable-admission-plugins",
         "",
-        "Admission plugins to enable besides the default ones (NamespaceLifecycle), comma-"
-        "delimited: NamespaceLifecycle, NodeRestriction.",
+        "Admission plugins to enable besides the default ones (NamespaceLifecycle, "
+        "MutatingAdmissionWebhook, ValidatingAdmissionWebhook), comma-delimited: those and "
+        "NodeRestriction.",
     ),
     (
         "disable-admission-plugins",

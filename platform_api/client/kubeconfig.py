@@ -49,12 +49,14 @@ class Connection:
     headers: dict[str, str] = field(default_factory=dict)
     exec_credentials: ExecCredentials | None = None
 
-    def client(self, reactor: Any) -> Any:
-        """A treq client for this connection (one keep-alive pool); with an exec plugin,
-        one that fetches credentials first and retries once after a 401."""
+    def client(self, reactor: Any, keep_alive: int = 2) -> Any:
+        """A treq client for this connection (one keep-alive pool of ``keep_alive``
+        connections); with an exec plugin, one that fetches credentials first and
+        retries once after a 401."""
         if self.exec_credentials is not None:
             return _ExecClient(self, self.exec_credentials, reactor)
         pool = HTTPConnectionPool(reactor, persistent=True)
+        pool.maxPersistentPerHost = keep_alive
         agent = Agent(reactor, contextFactory=_Policy(self), pool=pool)
         return treq.client.HTTPClient(agent)
 

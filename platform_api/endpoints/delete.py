@@ -148,7 +148,7 @@ async def handle(scope: Scope) -> bytes:
     scope.ctx.dry_run = options.dry_run
     if options.unsafe:
         return await _unsafe_delete(scope, out)
-    scope.handlers.admission.admit(scope, "DELETE", None)
+    await scope.handlers.admission.admit(scope, "DELETE", None)
     admit = scope.handlers.admission.validator(scope, "DELETE")
     stored, deleted = await scope.store.delete(
         scope.namespace,

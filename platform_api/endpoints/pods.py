@@ -47,7 +47,7 @@ async def bind(scope: Scope) -> bytes:
         )
     if not target.get("name"):
         raise errors.invalid("Binding", "", name, [field.required("target.name")])
-    scope.handlers.admission.admit(scope, "CREATE", binding, name)
+    await scope.handlers.admission.admit(scope, "CREATE", binding, name)
 
     def assign(existing: Obj | None) -> Obj:
         assert existing is not None
@@ -75,7 +75,7 @@ async def evict(scope: Scope) -> bytes:
     name = eviction["metadata"].get("name") or scope.name
     if name != scope.name:
         raise errors.bad_request("name in URL does not match name in Eviction object")
-    scope.handlers.admission.admit(scope, "CREATE", eviction, name)
+    await scope.handlers.admission.admit(scope, "CREATE", eviction, name)
     pod = scope.store.get(scope.namespace, name).object
     phase = (pod.get("status") or {}).get("phase", "Pending")
     if phase not in ("Pending", "Succeeded", "Failed") and not pod["metadata"].get(

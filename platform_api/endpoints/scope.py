@@ -154,20 +154,24 @@ class Scope:
             subresource=self.info.subresource,
             force_allow_create=apply and not self.info.subresource,
             track=None if apply else self.tracker(),
+            mutate=self.handlers.admission.mutator(self),
         )
 
     async def validator(self, operation: str) -> Admit:
-        """What the store checks on the object it is about to write: validating admission,
-        then (for roles and bindings) escalation prevention."""
+        """What the store checks on the object it is about to write: the kind's warnings
+        (kube's WarningsOnCreate/Update), escalation prevention for roles and bindings,
+        then validating admission."""
         admit = self.handlers.admission.validator(self, operation)
         guard = self.handlers.escalation
         check = await guard.prepare(self) if guard is not None else None
-        if check is None:
-            return admit
+        strategy = self.store.strategy
 
-        def validate(obj: Obj, old: Obj | None) -> None:
-            check(obj, old)  # kube's RBAC storage refuses escalation before anything else
-            admit(obj, old)
+        async def validate(obj: Obj, old: Obj | None) -> None:
+            for text in strategy.warnings(obj, old):
+                self.ctx.warn(text)
+            if check is not None:
+                check(obj, old)  # kube's RBAC storage refuses escalation before anything else
+            await admit(obj, old)
 
         return validate
 

@@ -66,7 +66,7 @@ async def create(scope: Scope) -> bytes:
     if accounts is None:
         raise errors.path_not_found()
     request = decode_subresource(scope, "CreateOptions", "TokenRequest", DEFINITION, API_VERSION)
-    scope.handlers.admission.admit(scope, "CREATE", request, scope.name)
+    await scope.handlers.admission.admit(scope, "CREATE", request, scope.name)
     account = scope.store.get(scope.namespace, scope.name).object
     spec = request.setdefault("spec", {})
     seconds = _seconds(spec, scope.name, accounts.max_expiration)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -49,7 +49,10 @@ from platform_api.validation.field import FieldError
 # The object as a request wants it, given the current object (None when absent).
 UpdateFunc = Callable[[Obj | None], Obj]
 # Validating admission: (new object, old object or None); raises StatusError.
-Admit = Callable[[Obj, Obj | None], None]
+Admit = Callable[[Obj, Obj | None], Awaitable[None]]
+# Mutating admission of an update: (new object, old object or None) -> the object to
+# write; it runs inside the retry loop, after the request's change, as kube's does.
+Mutate = Callable[[Obj, Obj | None], Awaitable[Obj]]
 # Field ownership of a write: (old object or None, new object); sets managedFields.
 Track = Callable[[Obj | None, Obj], None]
 
@@ -203,7 +206,7 @@ class Store:
         generated = bool(meta.get("generateName")) and not meta.get("name")
         name = self._before_create(namespace, obj)
         if admit is not None:
-            admit(obj, None)
+            await admit(obj, None)
         if track is not None:
             track(None, obj)
         key = self.key(namespace, name)
@@ -238,23 +241,26 @@ class Store:
         subresource: str = "",
         force_allow_create: bool = False,
         track: Track | None = None,
+        mutate: Mutate | None = None,
     ) -> tuple[Stored, bool]:
         """Returns the new state and whether it was created."""
         strategy = self.subresource_strategies[subresource] if subresource else self.strategy
         key = self.key(namespace, name)
         created = False
 
-        def try_update(existing: Obj | None, stored: Stored | None) -> Obj:
+        async def try_update(existing: Obj | None, stored: Stored | None) -> Obj:
             nonlocal created
             if existing is None:
                 if subresource or not (strategy.allow_create_on_update or force_allow_create):
                     raise errors.not_found(self.resource.plural, self.resource.group, name)
                 obj = updated(None)
                 obj.setdefault("metadata", {}).pop("resourceVersion", None)
+                if mutate is not None:
+                    obj = await mutate(obj, None)
                 self._check_name(obj, name)
                 self._before_create(namespace, obj)
                 if admit is not None:
-                    admit(obj, None)
+                    await admit(obj, None)
                 if track is not None:
                     track(None, obj)
                 created = True
@@ -263,16 +269,18 @@ class Store:
             # old object stays intact for generation, status and immutability checks.
             assert stored is not None
             obj = updated(stored.copy())
+            if mutate is not None:
+                obj = await mutate(obj, existing)
             self._before_update(namespace, name, obj, existing, strategy)
             if admit is not None:
-                admit(obj, existing)
+                await admit(obj, existing)
             if track is not None:
                 track(existing, obj)
             created = False
             return obj
 
         if dry_run:
-            return self._dry_run_update(key, try_update)
+            return await self._dry_run_update(key, try_update)
         try:
             stored = await self.storage.guaranteed_update(key, try_update, ignore_not_found=True)
         except StorageError as e:
@@ -288,14 +296,14 @@ class Store:
                 pass  # someone else changed it meanwhile: their write decides
         return stored, created
 
-    def _dry_run_update(
-        self, key: bytes, try_update: Callable[[Obj | None, Stored | None], Obj]
+    async def _dry_run_update(
+        self, key: bytes, try_update: Callable[[Obj | None, Stored | None], Awaitable[Obj]]
     ) -> tuple[Stored, bool]:
         try:
             current: Stored | None = self.storage.get(key)
         except StorageError:
             current = None
-        obj = try_update(current.copy() if current else None, current)
+        obj = await try_update(current.copy() if current else None, current)
         return Stored(key, current.revision if current else 0, orjson.dumps(obj)), current is None
 
     def _check_name(self, obj: Obj, name: str) -> None:
@@ -375,7 +383,7 @@ class Store:
             if why:
                 raise errors.conflict(self.resource.plural, self.resource.group, name, why)
         if admit is not None:
-            admit(current.object, current.object)
+            await admit(current.object, current.object)
         finalizers = deletion_finalizers(current.object, propagation, orphan)
         if not current.object["metadata"].get("deletionTimestamp"):
             # Kinds that clean up before they go (CRDs) add their finalizer now.

@@ -128,7 +128,10 @@ class Event:
     prev: Stored | None = None
 
 
-TryUpdate = Callable[[dict[str, Any] | None, Stored | None], dict[str, Any]]
+# May be async: admission webhooks run inside the retry loop, as in kube.
+TryUpdate = Callable[
+    [dict[str, Any] | None, Stored | None], dict[str, Any] | Awaitable[dict[str, Any]]
+]
 ValidateDeletion = Callable[[dict[str, Any]], None]
 
 

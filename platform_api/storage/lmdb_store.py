@@ -21,6 +21,7 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from inspect import isawaitable
 from typing import Any, TypeVar
 
 import lmdb
@@ -428,6 +429,8 @@ class LMDBStorage:
                 if why:
                     raise StorageError(INVALID_OBJECT, key, why)
             new = try_update(obj, current)
+            if isawaitable(new):
+                new = await new
             if current is not None and new == current.object:
                 return current
             if current is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from inspect import isawaitable
 from typing import Any
 
 import orjson
@@ -103,9 +104,12 @@ class StorageView:
         ignore_not_found: bool = False,
         preconditions: Preconditions | None = None,
     ) -> Stored:
-        def attempt(existing: Obj | None, stored: Stored | None) -> Obj:
+        async def attempt(existing: Obj | None, stored: Stored | None) -> Obj:
             seen = None if existing is None else self._seen(existing)
-            return self._into(try_update(seen, None if stored is None else self.present(stored)))
+            wanted = try_update(seen, None if stored is None else self.present(stored))
+            if isawaitable(wanted):
+                wanted = await wanted
+            return self._into(wanted)
 
         stored = await self.inner.guaranteed_update(
             key, attempt, ignore_not_found=ignore_not_found, preconditions=preconditions
@@ -240,6 +244,8 @@ class AsyncStorageView:
                 current = None
             seen = None if current is None else await self.present(current)
             wanted = try_update(None if seen is None else seen.copy(), seen)
+            if isawaitable(wanted):
+                wanted = await wanted
             stored_form = await self._into(wanted)
             expected = 0 if current is None else current.revision
             try:

@@ -62,16 +62,18 @@ def test_refused(flags: dict[str, str]) -> None:
 
 
 def test_admission_plugins() -> None:
-    assert from_flags({}).admission_plugins == ("NamespaceLifecycle",)
+    webhooks = ("MutatingAdmissionWebhook", "ValidatingAdmissionWebhook")
+    assert from_flags({}).admission_plugins == ("NamespaceLifecycle", *webhooks)
     cfg = from_flags({"enable-admission-plugins": "NodeRestriction"})
-    assert cfg.admission_plugins == ("NamespaceLifecycle", "NodeRestriction")
+    assert cfg.admission_plugins == ("NamespaceLifecycle", "NodeRestriction", *webhooks)
     cfg = from_flags(
         {
             "enable-admission-plugins": "NodeRestriction",
-            "disable-admission-plugins": "NamespaceLifecycle,ResourceQuota",
+            "disable-admission-plugins": "NamespaceLifecycle,ResourceQuota,"
+            "ValidatingAdmissionWebhook",
         }
     )
-    assert cfg.admission_plugins == ("NodeRestriction",)
+    assert cfg.admission_plugins == ("NodeRestriction", "MutatingAdmissionWebhook")
 
 
 @pytest.mark.parametrize(
@@ -88,7 +90,8 @@ def test_admission_plugins() -> None:
         (
             {"enable-admission-plugins": "PodSecurity"},
             'enable-admission-plugins plugin "PodSecurity" is not available in this server '
-            "(available: NamespaceLifecycle, NodeRestriction)",
+            "(available: NamespaceLifecycle, NodeRestriction, MutatingAdmissionWebhook, "
+            "ValidatingAdmissionWebhook)",
         ),
         (
             {

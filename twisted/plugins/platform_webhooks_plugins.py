@@ -1,4 +1,5 @@
-"""twistd plugins of the sample webhook services (token review, authorization, CRD conversion)."""
+"""twistd plugins of the sample webhook services (token review, authorization, CRD
+conversion, admission)."""
 
 from twisted.application.service import ServiceMaker
 
@@ -21,4 +22,11 @@ platform_conversion_webhook = ServiceMaker(
     "webhooks.conversion",
     "Sample CRD conversion webhook: renames fields between versions from a YAML file.",
     "platform-conversion-webhook",
+)
+
+platform_admission_webhook = ServiceMaker(
+    "platform-admission-webhook",
+    "webhooks.admission",
+    "Sample admission webhook: a validating rule and mutating defaults from a YAML file.",
+    "platform-admission-webhook",
 )

@@ -1,0 +1,180 @@
+"""Calling the webhooks a request matches: mutating in order, validating in parallel.
+
+As k8s.io/apiserver's webhook dispatchers.  Mutating webhooks run one after another,
+each seeing the previous one's JSON patch applied; a webhook with
+``reinvocationPolicy: IfNeeded`` is called once more when a later one changed the
+object after it.  Validating webhooks are called at once; the first refusal in their
+order is the answer.  A call that fails (unreachable, timeout, bad answer) is ignored
+under ``failurePolicy: Ignore`` and otherwise a 500 ``failed calling webhook``; a dry
+run never reaches a webhook that has side effects (400).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import orjson
+from twisted.internet.defer import ensureDeferred, gatherResults
+from twisted.logger import Logger
+
+from platform_api import errors
+from platform_api.admission.webhook import matching, review
+from platform_api.admission.webhook.caller import CallError, WebhookCaller
+from platform_api.admission.webhook.hooks import Hook, HookSource
+from platform_api.admission.webhook.review import InvalidResponse, WebhookRequest
+from platform_api.patch import json_patch
+
+log = Logger()
+Obj = dict[str, Any]
+DRY_RUN_SAFE = ("None", "NoneOnDryRun")
+
+
+class WebhookAdmission:
+    """kube's MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins."""
+
+    def __init__(
+        self,
+        mutating: HookSource | None,
+        validating: HookSource | None,
+        caller: WebhookCaller,
+        namespace_labels: matching.NamespaceLabels,
+        authorize: matching.Authorize | None = None,
+        review_group: str = "admission.platform.io",
+    ) -> None:
+        self.mutating = mutating
+        self.validating = validating
+        self.caller = caller
+        self.namespace_labels = namespace_labels
+        self.authorize = authorize
+        self.review_group = review_group
+
+    def start(self) -> None:
+        for source in (self.mutating, self.validating):
+            if source is not None:
+                source.start()
+
+    def stop(self) -> None:
+        for source in (self.mutating, self.validating):
+            if source is not None:
+                source.stop()
+
+    def has_mutating(self) -> bool:
+        return self.mutating is not None and bool(self.mutating.hooks())
+
+    def has_validating(self) -> bool:
+        return self.validating is not None and bool(self.validating.hooks())
+
+    async def _matches(self, hook: Hook, req: WebhookRequest) -> bool:
+        if not matching.selected(hook, req, self.namespace_labels):
+            return False
+        return await matching.conditions_match(hook, req, self.authorize)
+
+    # -- mutating -----------------------------------------------------------------
+
+    async def mutate(self, req: WebhookRequest) -> None:
+        """Run the mutating webhooks; ``req.object`` ends as they left it."""
+        if self.mutating is None or matching.exempt(req):
+            return
+        called: list[tuple[Hook, Obj | None]] = []
+        for hook in self.mutating.hooks():
+            if not await self._matches(hook, req):
+                continue
+            await self._mutate_once(hook, req)
+            called.append((hook, copy.deepcopy(req.object) if hook.reinvoke else None))
+        # IfNeeded: a webhook whose output a later one changed sees the result again.
+        for hook, seen in called:
+            if hook.reinvoke and seen != req.object:
+                await self._mutate_once(hook, req)
+
+    async def _mutate_once(self, hook: Hook, req: WebhookRequest) -> None:
+        try:
+            verdict = await self._call(hook, req)
+            if verdict is None:
+                return
+            if verdict.patch:
+                self._apply_patch(hook, req, verdict)
+        except CallError as e:
+            if hook.ignores_failures:
+                log.warn("failed calling webhook, failing open {name}: {e}", name=hook.name, e=e)
+                return
+            raise errors.internal_error(f'failed calling webhook "{hook.name}": {e}') from None
+
+    @staticmethod
+    def _apply_patch(hook: Hook, req: WebhookRequest, verdict: review.Verdict) -> None:
+        try:
+            operations = orjson.loads(verdict.patch)
+            json_patch.decode(operations)
+        except (orjson.JSONDecodeError, errors.StatusError) as e:
+            raise CallError(f"received undecodable patch in webhook response: {e}") from None
+        if not operations:
+            return
+        if req.object is None:
+            raise errors.internal_error(
+                f'admission webhook "{hook.name}" attempted to modify the object, '
+                "which is not supported for this operation"
+            )
+        if verdict.patch_type != "JSONPatch":
+            raise CallError(f'unsupported patch type "{verdict.patch_type}"')
+        patched = copy.deepcopy(req.object)
+        try:
+            patched = json_patch.apply(patched, operations)
+        except errors.StatusError as e:
+            raise errors.internal_error(e.message) from None
+        if not isinstance(patched, dict):
+            raise errors.internal_error("the patched object is not an object")
+        req.object = patched
+
+    # -- validating ---------------------------------------------------------------
+
+    async def validate(self, req: WebhookRequest) -> None:
+        """Call every matching validating webhook at once; the first refusal wins."""
+        if self.validating is None or matching.exempt(req):
+            return
+        hooks = [h for h in self.validating.hooks() if await self._matches(h, req)]
+        if not hooks:
+            return
+        outcomes = await gatherResults(
+            [ensureDeferred(self._validate_one(hook, req)) for hook in hooks]
+        )
+        for outcome in outcomes:
+            if outcome is not None:
+                raise outcome
+
+    async def _validate_one(self, hook: Hook, req: WebhookRequest) -> errors.StatusError | None:
+        try:
+            await self._call(hook, req)
+        except CallError as e:
+            if hook.ignores_failures:
+                log.warn("failed calling webhook, failing open {name}: {e}", name=hook.name, e=e)
+                return None
+            return errors.internal_error(f'failed calling webhook "{hook.name}": {e}')
+        except errors.StatusError as e:
+            return e
+        return None
+
+    # -- one call -------------------------------------------------------------------
+
+    async def _call(self, hook: Hook, req: WebhookRequest) -> review.Verdict | None:
+        """Call ``hook``; its verdict when allowed, its refusal raised."""
+        if req.dry_run and hook.side_effects not in DRY_RUN_SAFE:
+            raise errors.bad_request(f'admission webhook "{hook.name}" does not support dry run')
+        version = review.review_version(hook.review_versions)
+        if not version:
+            raise CallError(
+                "could not create admission objects: webhook does not accept known "
+                "AdmissionReview versions (v1, v1beta1)"
+            )
+        api_version = f"{self.review_group}/{version}"
+        uid, body = review.new_review(req, version, self.review_group)
+        answer = await self.caller.call(hook.client_config, body, hook.timeout)
+        try:
+            verdict = review.verify(answer, uid, api_version, hook.mutating)
+        except InvalidResponse as e:
+            raise CallError(f"received invalid webhook response: {e}") from None
+        for key, value in verdict.audit_annotations.items():
+            req.audit_annotations[f"{hook.name}/{key}"] = value
+        req.warnings.extend(verdict.warnings)
+        if not verdict.allowed:
+            raise review.denied(hook.name, verdict.result)
+        return verdict
