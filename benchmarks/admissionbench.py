@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from benchmarks.loadgen import Target, Workload, configmap, from_kubeconfig, request, run_parallel
+from benchmarks.wirebench import cpu_seconds
 from platform_api.apiserver import pki
 from platform_api.testing import ApiServer
 
@@ -120,13 +121,17 @@ def main() -> None:
         sequential(target, HOOKED, "warm", 200)
         latency: dict[str, list[float]] = {PLAIN: [], HOOKED: []}
         rates: dict[str, list[float]] = {PLAIN: [], HOOKED: []}
+        cpu: dict[str, list[float]] = {PLAIN: [0.0, 0.0], HOOKED: [0.0, 0.0]}
         per = args.objects // args.clients
         for sitting in range(2):
             for ns in (PLAIN, HOOKED):
                 latency[ns] += sequential(target, ns, f"s{sitting}", args.sequential)
                 load = Workload(base=f"/api/v1/namespaces/{ns}/configmaps")
                 names = [[f"p{sitting}-{c}-{i}" for i in range(per)] for c in range(args.clients)]
+                before = cpu_seconds(server.process.pid), cpu_seconds(hook.pid)
                 rate, errors = run_parallel(target, "create", args.clients, per, names, load)
+                cpu[ns][0] += cpu_seconds(server.process.pid) - before[0]
+                cpu[ns][1] += cpu_seconds(hook.pid) - before[1]
                 if errors:
                     raise SystemExit(f"{ns}: {errors} failed creates")
                 rates[ns].append(rate)
@@ -142,6 +147,10 @@ def main() -> None:
             f"{label:<28}{statistics.median(values) * 1000:>10.2f}{p99(values) * 1000:>10.2f}"
             f"{' / '.join(f'{r:.0f}' for r in rates[ns]):>26}"
         )
+    done = 2 * per * args.clients
+    for ns, label in ((PLAIN, "no webhook"), (HOOKED, "one validating webhook")):
+        server_ms, hook_ms = (c / done * 1000 for c in cpu[ns])
+        print(f"CPU per create, {label}: server {server_ms:.2f} ms, webhook {hook_ms:.2f} ms")
     added = statistics.median(latency[HOOKED]) - statistics.median(latency[PLAIN])
     print(f"added by the webhook (median): {added * 1000:.2f} ms")
 

@@ -112,6 +112,7 @@ class _Policy:
             roots = [ssl.Certificate.loadPEM(pem) for pem in _pems(connection.ca_pem)]
             trust = ssl.trustRootFromCertificates(roots)
         self.trust = trust
+        self._creators: dict[tuple[bytes, int], IOpenSSLClientConnectionCreator] = {}
         self.client_cert = None
         if connection.cert_pem and connection.key_pem:
             self.client_cert = ssl.PrivateCertificate.loadPEM(
@@ -119,6 +120,16 @@ class _Policy:
             )
 
     def creatorForNetloc(self, hostname: bytes, port: int) -> IOpenSSLClientConnectionCreator:
+        # twisted.web's Agent asks on every request, even one that reuses a pooled
+        # connection; building TLS options (cipher selection) each time cost a quarter of
+        # a webhook call's CPU.
+        key = (hostname, port)
+        creator = self._creators.get(key)
+        if creator is None:
+            creator = self._creators[key] = self._creator(hostname)
+        return creator
+
+    def _creator(self, hostname: bytes) -> IOpenSSLClientConnectionCreator:
         name = self.connection.tls_server_name or hostname.decode("idna")
         if self.connection.insecure:
             return ssl.CertificateOptions(
