@@ -7,10 +7,20 @@ from platform_api.codec.text import (
     BodyError,
     Duplicates,
     dumps,
+    duplicate_key_lines,
     loads,
     parse_json,
     parse_yaml,
     yaml_dumps,
 )
 
-__all__ = ["BodyError", "Duplicates", "dumps", "loads", "parse_json", "parse_yaml", "yaml_dumps"]
+__all__ = [
+    "BodyError",
+    "Duplicates",
+    "dumps",
+    "duplicate_key_lines",
+    "loads",
+    "parse_json",
+    "parse_yaml",
+    "yaml_dumps",
+]

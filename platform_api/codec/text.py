@@ -12,6 +12,8 @@ from typing import Any
 import orjson
 import yaml
 
+from platform_api.validation.field import go_quote
+
 try:  # libyaml is in the PyYAML wheels; fall back to the pure-Python classes if absent
     from yaml import CSafeDumper as _Dumper
     from yaml import CSafeLoader as _Loader
@@ -119,6 +121,34 @@ def parse_yaml(data: bytes) -> tuple[Any, Duplicates]:
         raise BodyError(f"error converting YAML to JSON: {e}") from e
     finally:
         loader.dispose()
+
+
+def duplicate_key_lines(data: bytes) -> list[str]:
+    """yaml.v2's strict complaints about repeated keys, in document order, as kube reports
+    them for apply configurations (JSON is YAML too): ``line N: key "k" already set in map``,
+    N the repeat's line."""
+    try:
+        root = yaml.compose(data, Loader=_Loader)
+    except yaml.YAMLError:
+        return []
+    found: list[tuple[int, int, str]] = []
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen: set[str] = set()
+            for key_node, value_node in node.value:
+                key = str(key_node.value)
+                if key in seen:
+                    mark = key_node.start_mark
+                    found.append((mark.line, mark.column, key))
+                seen.add(key)
+                stack.append(value_node)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return [
+        f"line {line + 1}: key {go_quote(key)} already set in map" for line, _, key in sorted(found)
+    ]
 
 
 def yaml_dumps(obj: Any) -> bytes:

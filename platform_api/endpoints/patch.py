@@ -12,7 +12,14 @@ from typing import Any
 import orjson
 
 from platform_api import errors
-from platform_api.codec import BodyError, Duplicates, cbor, parse_json, parse_yaml
+from platform_api.codec import (
+    BodyError,
+    Duplicates,
+    cbor,
+    duplicate_key_lines,
+    parse_json,
+    parse_yaml,
+)
 from platform_api.endpoints.body import custom_strategy, decode_against, strict_or_warn
 from platform_api.endpoints.negotiation import (
     APPLY_PATCH_CBOR,
@@ -175,8 +182,18 @@ def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj
             rt.kind,
             f"{undeclared}: field not declared in schema",
         )
+    if duplicates and level != "Ignore":
+        # kube checks the configuration with yaml.v2's strict mode: its own wording, by line.
+        lines = duplicate_key_lines(data)
+        if level == "Strict":
+            raise errors.bad_request(
+                "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal "
+                "errors:\n  " + "\n  ".join(lines)
+            )
+        for line in lines:
+            scope.ctx.warn(line)
     try:
-        decoded = _decode(scope, config, duplicates)
+        decoded = _decode(scope, config, {})
     except DecodeError as e:
         raise _patch_invalid(config, str(e)) from None
     strict_or_warn(scope.ctx, level, decoded.strict_errors())

@@ -233,3 +233,42 @@ def test_status_apply_owns_only_status(server: Server, admin: requests.Session) 
         "f:status": {"f:observedGeneration": {}, "f:replicas": {}}
     }
     assert r.json()["status"]["replicas"] == 3
+
+
+def test_repeated_keys_in_a_configuration_are_reported_by_line(
+    server: Server, admin: requests.Session
+) -> None:
+    """As kube's apply: yaml.v2's strict wording, for YAML and JSON configurations."""
+    url = server.url + make_namespace(admin, server, "ssa-dups") + "/dup"
+    body = (
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\n  name: dup\n"
+        b"data:\n  foo: a\n  foo: b\n"
+    )
+    r = admin.patch(url + "?fieldManager=m&fieldValidation=Strict", data=body, headers=APPLY)
+    assert r.status_code == 400
+    assert r.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal "
+        'errors:\n  line 5: key "name" already set in map\n  line 8: key "foo" already set in map',
+        "reason": "BadRequest",
+        "code": 400,
+    }
+    r = admin.patch(url + "?fieldManager=m&fieldValidation=Warn", data=body, headers=APPLY)
+    assert r.status_code == 201, r.text
+    assert r.headers["Warning"] == (
+        '299 - "line 5: key \\"name\\" already set in map", '
+        '299 - "line 8: key \\"foo\\" already set in map"'
+    )
+    assert r.json()["data"] == {"foo": "b"}
+    as_json = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup"},\n"data":{"foo":"a","foo":"c"}}'
+    r = admin.patch(url + "?fieldManager=m&fieldValidation=Strict", data=as_json, headers=APPLY)
+    assert r.json()["message"] == (
+        "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n"
+        '  line 2: key "foo" already set in map'
+    )
+    r = admin.patch(url + "?fieldManager=m&fieldValidation=Ignore", data=as_json, headers=APPLY)
+    assert r.status_code == 200
+    assert "Warning" not in r.headers
