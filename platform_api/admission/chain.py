@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from platform_api.admission.request import AdmissionRequest
 from platform_api.admission.webhook.dispatch import WebhookAdmission
-from platform_api.admission.webhook.review import WebhookRequest
 from platform_api.authentication.user import UserInfo
 from platform_api.scheme.types import ResourceType
 
@@ -76,7 +76,7 @@ class AdmissionChain:
             plugin.admit(attrs, obj)
         if obj is None or self.webhooks is None or not self.webhooks.has_mutating():
             return
-        req = webhook_request(scope, attrs, obj, None)
+        req = admission_request(scope, attrs, obj, None)
         try:
             await self.webhooks.mutate(req)
         finally:
@@ -94,7 +94,7 @@ class AdmissionChain:
         async def mutate(obj: Obj, old: Obj | None) -> Obj:
             operation = "UPDATE" if old is not None else "CREATE"
             name = obj.get("metadata", {}).get("name", "")
-            req = webhook_request(scope, self.attributes(scope, operation, name), obj, old)
+            req = admission_request(scope, self.attributes(scope, operation, name), obj, old)
             try:
                 await webhooks.mutate(req)
             finally:
@@ -119,7 +119,7 @@ class AdmissionChain:
             if op == "DELETE":
                 await self._delete_webhooks(scope, attrs, old)
             elif webhooks.has_validating():
-                req = webhook_request(scope, attrs, obj, old)
+                req = admission_request(scope, attrs, obj, old)
                 try:
                     await webhooks.validate(req)
                 finally:
@@ -132,7 +132,7 @@ class AdmissionChain:
         assert self.webhooks is not None
         if not (self.webhooks.has_mutating() or self.webhooks.has_validating()):
             return
-        req = webhook_request(scope, attrs, None, old)
+        req = admission_request(scope, attrs, None, old)
         try:
             await self.webhooks.mutate(req)
             await self.webhooks.validate(req)
@@ -140,9 +140,9 @@ class AdmissionChain:
             _report(scope, req)
 
 
-def webhook_request(
+def admission_request(
     scope: Scope, attrs: Attributes, obj: Obj | None, old: Obj | None
-) -> WebhookRequest:
+) -> AdmissionRequest:
     """What a webhook is told about this request (objects in the group asked for)."""
     rt = attrs.resource
     kind = (rt.group, rt.version, rt.kind)
@@ -157,7 +157,7 @@ def webhook_request(
         options["dryRun"] = ["All"]
     if scope.ctx.field_manager and attrs.operation != "DELETE":
         options["fieldManager"] = scope.ctx.field_manager
-    return WebhookRequest(
+    return AdmissionRequest(
         operation=attrs.operation,
         group=rt.group,
         version=rt.version,
@@ -175,7 +175,7 @@ def webhook_request(
     )
 
 
-def _report(scope: Scope, req: WebhookRequest) -> None:
+def _report(scope: Scope, req: AdmissionRequest) -> None:
     """Webhook warnings become the response's Warning headers."""
     for text in req.warnings:
         scope.ctx.warn(text)

@@ -8,13 +8,13 @@ import pytest
 import pytest_twisted
 
 from platform_api import errors
-from platform_api.admission.webhook import matching
+from platform_api.admission import matching
+from platform_api.admission.request import AdmissionRequest
 from platform_api.admission.webhook.hooks import Hook, compile_hook
-from platform_api.admission.webhook.review import WebhookRequest
 from platform_api.authentication.user import UserInfo
 
 
-def request(**kw: Any) -> WebhookRequest:
+def request(**kw: Any) -> AdmissionRequest:
     base: dict[str, Any] = {
         "operation": "CREATE",
         "group": "apps",
@@ -32,7 +32,7 @@ def request(**kw: Any) -> WebhookRequest:
         "old_object": None,
     }
     base.update(kw)
-    return WebhookRequest(**base)
+    return AdmissionRequest(**base)
 
 
 def hook(**kw: Any) -> Hook:
@@ -93,7 +93,7 @@ def rule(**kw: Any) -> list[dict[str, Any]]:
         ),
     ],
 )
-def test_rules(rules: list[dict[str, Any]], req: WebhookRequest, expected: bool) -> None:
+def test_rules(rules: list[dict[str, Any]], req: AdmissionRequest, expected: bool) -> None:
     assert matching.selected(hook(rules=rules), req, labels) is expected
 
 

@@ -19,10 +19,12 @@ from twisted.internet.defer import ensureDeferred, gatherResults
 from twisted.logger import Logger
 
 from platform_api import errors
-from platform_api.admission.webhook import matching, review
+from platform_api.admission import matching
+from platform_api.admission.request import AdmissionRequest
+from platform_api.admission.webhook import review
 from platform_api.admission.webhook.caller import CallError, WebhookCaller
 from platform_api.admission.webhook.hooks import Hook, HookSource
-from platform_api.admission.webhook.review import InvalidResponse, WebhookRequest
+from platform_api.admission.webhook.review import InvalidResponse
 from platform_api.patch import json_patch
 
 log = Logger()
@@ -65,14 +67,14 @@ class WebhookAdmission:
     def has_validating(self) -> bool:
         return self.validating is not None and bool(self.validating.hooks())
 
-    async def _matches(self, hook: Hook, req: WebhookRequest) -> bool:
+    async def _matches(self, hook: Hook, req: AdmissionRequest) -> bool:
         if not matching.selected(hook, req, self.namespace_labels):
             return False
         return await matching.conditions_match(hook, req, self.authorize)
 
     # -- mutating -----------------------------------------------------------------
 
-    async def mutate(self, req: WebhookRequest) -> None:
+    async def mutate(self, req: AdmissionRequest) -> None:
         """Run the mutating webhooks; ``req.object`` ends as they left it."""
         if self.mutating is None or matching.exempt(req):
             return
@@ -87,7 +89,7 @@ class WebhookAdmission:
             if hook.reinvoke and seen != req.object:
                 await self._mutate_once(hook, req)
 
-    async def _mutate_once(self, hook: Hook, req: WebhookRequest) -> None:
+    async def _mutate_once(self, hook: Hook, req: AdmissionRequest) -> None:
         try:
             verdict = await self._call(hook, req)
             if verdict is None:
@@ -101,7 +103,7 @@ class WebhookAdmission:
             raise errors.internal_error(f'failed calling webhook "{hook.name}": {e}') from None
 
     @staticmethod
-    def _apply_patch(hook: Hook, req: WebhookRequest, verdict: review.Verdict) -> None:
+    def _apply_patch(hook: Hook, req: AdmissionRequest, verdict: review.Verdict) -> None:
         try:
             operations = orjson.loads(verdict.patch)
             json_patch.decode(operations)
@@ -127,7 +129,7 @@ class WebhookAdmission:
 
     # -- validating ---------------------------------------------------------------
 
-    async def validate(self, req: WebhookRequest) -> None:
+    async def validate(self, req: AdmissionRequest) -> None:
         """Call every matching validating webhook at once; the first refusal wins."""
         if self.validating is None or matching.exempt(req):
             return
@@ -141,7 +143,7 @@ class WebhookAdmission:
             if outcome is not None:
                 raise outcome
 
-    async def _validate_one(self, hook: Hook, req: WebhookRequest) -> errors.StatusError | None:
+    async def _validate_one(self, hook: Hook, req: AdmissionRequest) -> errors.StatusError | None:
         try:
             await self._call(hook, req)
         except CallError as e:
@@ -155,7 +157,7 @@ class WebhookAdmission:
 
     # -- one call -------------------------------------------------------------------
 
-    async def _call(self, hook: Hook, req: WebhookRequest) -> review.Verdict | None:
+    async def _call(self, hook: Hook, req: AdmissionRequest) -> review.Verdict | None:
         """Call ``hook``; its verdict when allowed, its refusal raised."""
         if req.dry_run and hook.side_effects not in DRY_RUN_SAFE:
             raise errors.bad_request(f'admission webhook "{hook.name}" does not support dry run')

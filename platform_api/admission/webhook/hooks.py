@@ -14,11 +14,15 @@ from typing import Any
 
 from twisted.logger import Logger
 
-from platform_api.cel import CELError
-from platform_api.cel.admission import compile_match_condition
-from platform_api.cel.environment import Program
+from platform_api.admission.matching import (
+    Condition,
+    Rule,
+    compile_condition,
+    compile_rule,
+    compile_selector,
+)
 from platform_api.controllers.informer import Informer
-from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
+from platform_api.selectors import LabelSelector
 from platform_api.storage.interface import Storage
 from platform_api.storage.watch import WatchHub
 
@@ -28,25 +32,6 @@ Obj = dict[str, Any]
 # kube's v1 defaults, for configurations stored before defaulting ran (or by hand).
 DEFAULT_TIMEOUT = 10
 MAX_MATCH_CONDITIONS = 64
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One ``RuleWithOperations``."""
-
-    operations: tuple[str, ...]
-    groups: tuple[str, ...]
-    versions: tuple[str, ...]
-    resources: tuple[str, ...]
-    scope: str
-
-
-@dataclass(frozen=True)
-class Condition:
-    name: str
-    expression: str
-    program: Program | None
-    error: str = ""  # the compile error, reported when the condition is evaluated
 
 
 @dataclass(frozen=True)
@@ -75,44 +60,19 @@ class Hook:
         return self.failure_policy == "Ignore"
 
 
-def _rule(raw: Obj) -> Rule:
-    return Rule(
-        tuple(raw.get("operations") or ()),
-        tuple(raw.get("apiGroups") or ()),
-        tuple(raw.get("apiVersions") or ()),
-        tuple(raw.get("resources") or ()),
-        raw.get("scope") or "*",
-    )
-
-
-def _selector(raw: Obj | None) -> tuple[LabelSelector, str]:
-    try:
-        return label_selector_from(raw or {}), ""
-    except SelectorError as e:
-        return LabelSelector([]), str(e)
-
-
-def _condition(raw: Obj) -> Condition:
-    name, expression = str(raw.get("name", "")), str(raw.get("expression", ""))
-    try:
-        return Condition(name, expression, compile_match_condition(expression))
-    except CELError as e:
-        return Condition(name, expression, None, str(e))
-
-
 def compile_hook(configuration: str, index: int, raw: Obj, mutating: bool) -> Hook:
-    namespaces, ns_error = _selector(raw.get("namespaceSelector"))
-    objects, obj_error = _selector(raw.get("objectSelector"))
+    namespaces, ns_error = compile_selector(raw.get("namespaceSelector"))
+    objects, obj_error = compile_selector(raw.get("objectSelector"))
     return Hook(
         uid=f"{configuration}/{raw.get('name', '')}/{index}",
         configuration=configuration,
         name=str(raw.get("name", "")),
         mutating=mutating,
-        rules=tuple(_rule(r) for r in raw.get("rules") or ()),
+        rules=tuple(compile_rule(r) for r in raw.get("rules") or ()),
         match_policy=raw.get("matchPolicy") or "Equivalent",
         namespace_selector=namespaces,
         object_selector=objects,
-        conditions=tuple(_condition(c) for c in raw.get("matchConditions") or ()),
+        conditions=tuple(compile_condition(c) for c in raw.get("matchConditions") or ()),
         client_config=raw.get("clientConfig") or {},
         timeout=int(raw.get("timeoutSeconds") or DEFAULT_TIMEOUT),
         failure_policy=raw.get("failurePolicy") or "Fail",

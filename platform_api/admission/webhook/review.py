@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_api import errors
-from platform_api.authentication.user import UserInfo
+from platform_api.admission.request import AdmissionRequest, request_body
 
 Obj = dict[str, Any]
 KNOWN_VERSIONS = ("v1", "v1beta1")
@@ -25,59 +25,12 @@ class InvalidResponse(Exception):
     """The answer is not a usable AdmissionReview; the text is kube's."""
 
 
-@dataclass
-class WebhookRequest:
-    """kube's admission attributes as a webhook sees them (one per request)."""
-
-    operation: str  # CREATE, UPDATE, DELETE, CONNECT
-    group: str
-    version: str
-    resource: str
-    subresource: str
-    kind: tuple[str, str, str]  # group, version, kind of the object sent
-    namespaced: bool
-    namespace: str
-    name: str
-    user: UserInfo
-    dry_run: bool
-    options: Obj | None
-    object: Obj | None
-    old_object: Obj | None
-    warnings: list[str] = field(default_factory=list)
-    audit_annotations: dict[str, str] = field(default_factory=dict)
-
-
 def review_version(versions: tuple[str, ...]) -> str:
     """The first version the webhook accepts that this server speaks ("" if none)."""
     return next((v for v in versions if v in KNOWN_VERSIONS), "")
 
 
-def request_body(req: WebhookRequest, uid: str) -> Obj:
-    """The ``request`` of an AdmissionReview, in kube's field order."""
-    group, version, kind = req.kind
-    gvk = {"group": group, "version": version, "kind": kind}
-    gvr = {"group": req.group, "version": req.version, "resource": req.resource}
-    body: Obj = {"uid": uid, "kind": gvk, "resource": gvr}
-    if req.subresource:
-        body["subResource"] = req.subresource
-    body["requestKind"] = dict(gvk)
-    body["requestResource"] = dict(gvr)
-    if req.subresource:
-        body["requestSubResource"] = req.subresource
-    if req.name:
-        body["name"] = req.name
-    if req.namespace:
-        body["namespace"] = req.namespace
-    body["operation"] = req.operation
-    body["userInfo"] = req.user.to_review()
-    body["object"] = req.object
-    body["oldObject"] = req.old_object
-    body["dryRun"] = req.dry_run
-    body["options"] = req.options
-    return body
-
-
-def new_review(req: WebhookRequest, version: str, group: str) -> tuple[str, Obj]:
+def new_review(req: AdmissionRequest, version: str, group: str) -> tuple[str, Obj]:
     """A fresh uid and the AdmissionReview to POST."""
     uid = str(uuid.uuid4())
     review = {

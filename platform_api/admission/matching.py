@@ -1,4 +1,4 @@
-"""Which webhooks a request calls: kube's ``ShouldCallHook``.
+"""Which webhooks and policies a request calls: kube's ``ShouldCallHook`` and matcher.
 
 In kube's order: the namespace selector, the object selector (old or new object), the
 rules (operation, group, version, resource with ``*``, ``*/*`` and ``res/sub`` forms,
@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from platform_api import errors
-from platform_api.admission.webhook.hooks import Hook, Rule
-from platform_api.admission.webhook.review import WebhookRequest, request_body
+from platform_api.admission.request import AdmissionRequest, request_body
 from platform_api.cel import CELError
+from platform_api.cel.admission import compile_match_condition
+from platform_api.cel.environment import Program
 from platform_api.cel.library import authz
+from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
 
 Obj = dict[str, Any]
 # Labels of a namespace by name (None: no such namespace).
@@ -38,7 +41,74 @@ EXEMPT_KINDS = frozenset(
 _MAX_AUTHZ_ROUNDS = 8
 
 
-def exempt(req: WebhookRequest) -> bool:
+@dataclass(frozen=True)
+class Rule:
+    """One ``RuleWithOperations`` (``NamedRuleWithOperations`` with ``names``)."""
+
+    operations: tuple[str, ...]
+    groups: tuple[str, ...]
+    versions: tuple[str, ...]
+    resources: tuple[str, ...]
+    scope: str
+    names: tuple[str, ...] = ()  # resourceNames: any when empty
+
+
+@dataclass(frozen=True)
+class Condition:
+    name: str
+    expression: str
+    program: Program | None
+    error: str = ""  # the compile error, reported when the condition is evaluated
+
+
+def compile_rule(raw: Obj) -> Rule:
+    return Rule(
+        tuple(raw.get("operations") or ()),
+        tuple(raw.get("apiGroups") or ()),
+        tuple(raw.get("apiVersions") or ()),
+        tuple(raw.get("resources") or ()),
+        raw.get("scope") or "*",
+        tuple(raw.get("resourceNames") or ()),
+    )
+
+
+def compile_selector(raw: Obj | None) -> tuple[LabelSelector, str]:
+    try:
+        return label_selector_from(raw or {}), ""
+    except SelectorError as e:
+        return LabelSelector([]), str(e)
+
+
+def compile_condition(raw: Obj) -> Condition:
+    name, expression = str(raw.get("name", "")), str(raw.get("expression", ""))
+    try:
+        return Condition(name, expression, compile_match_condition(expression))
+    except CELError as e:
+        return Condition(name, expression, None, str(e))
+
+
+class Matchable(Protocol):
+    """What is matched against a request: a webhook, a policy's constraints or a binding's
+    resources."""
+
+    @property
+    def rules(self) -> tuple[Rule, ...]: ...
+    @property
+    def namespace_selector(self) -> LabelSelector: ...
+    @property
+    def object_selector(self) -> LabelSelector: ...
+    @property
+    def selector_error(self) -> str: ...
+
+
+class Conditional(Protocol):
+    @property
+    def conditions(self) -> tuple[Condition, ...]: ...
+    @property
+    def ignores_failures(self) -> bool: ...
+
+
+def exempt(req: AdmissionRequest) -> bool:
     """kube's ``IsExemptAdmissionConfigurationResource``."""
     group, _, kind = req.kind
     return group.startswith("admissionregistration.") and kind in EXEMPT_KINDS
@@ -48,7 +118,7 @@ def _any(items: tuple[str, ...], wanted: str) -> bool:
     return "*" in items or wanted in items
 
 
-def _scope(rule: Rule, req: WebhookRequest) -> bool:
+def _scope(rule: Rule, req: AdmissionRequest) -> bool:
     if rule.scope in ("", "*"):
         return True
     is_namespace = req.group == "" and req.resource == "namespaces" and req.version == "v1"
@@ -56,7 +126,7 @@ def _scope(rule: Rule, req: WebhookRequest) -> bool:
     return cluster if rule.scope == "Cluster" else rule.scope == "Namespaced" and not cluster
 
 
-def _resource(rule: Rule, req: WebhookRequest) -> bool:
+def _resource(rule: Rule, req: AdmissionRequest) -> bool:
     for item in rule.resources:
         res, _, sub = item.partition("/")
         if res in ("*", req.resource) and sub in ("*", req.subresource):
@@ -64,7 +134,9 @@ def _resource(rule: Rule, req: WebhookRequest) -> bool:
     return False
 
 
-def rule_matches(rule: Rule, req: WebhookRequest) -> bool:
+def rule_matches(rule: Rule, req: AdmissionRequest) -> bool:
+    if rule.names and req.name not in rule.names:
+        return False
     return (
         _scope(rule, req)
         and _any(rule.operations, req.operation)
@@ -74,7 +146,7 @@ def rule_matches(rule: Rule, req: WebhookRequest) -> bool:
     )
 
 
-def _namespace_matches(hook: Hook, req: WebhookRequest, labels_of: NamespaceLabels) -> bool:
+def _namespace_matches(hook: Matchable, req: AdmissionRequest, labels_of: NamespaceLabels) -> bool:
     if not req.namespace and req.resource != "namespaces":
         return True
     if hook.namespace_selector.empty():
@@ -95,7 +167,7 @@ def _namespace_matches(hook: Hook, req: WebhookRequest, labels_of: NamespaceLabe
     return hook.namespace_selector.matches(labels)
 
 
-def _object_matches(hook: Hook, req: WebhookRequest) -> bool:
+def _object_matches(hook: Matchable, req: AdmissionRequest) -> bool:
     if hook.object_selector.empty():
         return True
     for obj in (req.object, req.old_object):
@@ -106,7 +178,7 @@ def _object_matches(hook: Hook, req: WebhookRequest) -> bool:
     return False
 
 
-def selected(hook: Hook, req: WebhookRequest, labels_of: NamespaceLabels) -> bool:
+def selected(hook: Matchable, req: AdmissionRequest, labels_of: NamespaceLabels) -> bool:
     """Selectors and rules: whether the webhook is a candidate for this request."""
     if hook.selector_error:
         raise errors.internal_error(hook.selector_error)
@@ -117,7 +189,9 @@ def selected(hook: Hook, req: WebhookRequest, labels_of: NamespaceLabels) -> boo
     return any(rule_matches(rule, req) for rule in hook.rules)
 
 
-async def conditions_match(hook: Hook, req: WebhookRequest, authorize: Authorize | None) -> bool:
+async def conditions_match(
+    hook: Conditional, req: AdmissionRequest, authorize: Authorize | None
+) -> bool:
     """kube's match-condition matcher: any false skips the webhook; otherwise errors skip
     it under failurePolicy Ignore and fail the request under Fail (403 naming the
     resource); all true calls it."""
@@ -163,7 +237,7 @@ def _answer(
 
 
 async def _evaluate(
-    program: Any, variables: dict[str, Any], req: WebhookRequest, authorize: Authorize | None
+    program: Any, variables: dict[str, Any], req: AdmissionRequest, authorize: Authorize | None
 ) -> Any:
     """Evaluate with the authz library bound.  CEL calls are synchronous and the
     authorizers are not: each round answers the checks decided so far and records the

@@ -1,0 +1,59 @@
+"""An admission request as webhooks and policies see it: kube's ``admission.Attributes``
+with the objects in the version the request named, and the AdmissionRequest body built
+from them (the ``request`` of a review, and the ``request`` variable of CEL)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from platform_api.authentication.user import UserInfo
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class AdmissionRequest:
+    """kube's admission attributes as webhooks and policies see them (one per request)."""
+
+    operation: str  # CREATE, UPDATE, DELETE, CONNECT
+    group: str
+    version: str
+    resource: str
+    subresource: str
+    kind: tuple[str, str, str]  # group, version, kind of the object sent
+    namespaced: bool
+    namespace: str
+    name: str
+    user: UserInfo
+    dry_run: bool
+    options: Obj | None
+    object: Obj | None
+    old_object: Obj | None
+    warnings: list[str] = field(default_factory=list)
+    audit_annotations: dict[str, str] = field(default_factory=dict)
+
+
+def request_body(req: AdmissionRequest, uid: str) -> Obj:
+    """The ``request`` of an AdmissionReview, in kube's field order."""
+    group, version, kind = req.kind
+    gvk = {"group": group, "version": version, "kind": kind}
+    gvr = {"group": req.group, "version": req.version, "resource": req.resource}
+    body: Obj = {"uid": uid, "kind": gvk, "resource": gvr}
+    if req.subresource:
+        body["subResource"] = req.subresource
+    body["requestKind"] = dict(gvk)
+    body["requestResource"] = dict(gvr)
+    if req.subresource:
+        body["requestSubResource"] = req.subresource
+    if req.name:
+        body["name"] = req.name
+    if req.namespace:
+        body["namespace"] = req.namespace
+    body["operation"] = req.operation
+    body["userInfo"] = req.user.to_review()
+    body["object"] = req.object
+    body["oldObject"] = req.old_object
+    body["dryRun"] = req.dry_run
+    body["options"] = req.options
+    return body
