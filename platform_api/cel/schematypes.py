@@ -27,29 +27,32 @@ MAX_REQUEST_SIZE = 3 * 1024 * 1024
 MAX_DURATION_JSON, MAX_DATETIME_JSON, MIN_DURATION_JSON = 32, 32, 3
 JSON_DATE_SIZE, MIN_DATETIME_JSON, MIN_STRING, MIN_BOOL, MIN_NUMBER = 12, 21, 2, 4, 1
 
-_RESERVED = {
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-}
+# CEL's reserved words: property names to escape, variable names to refuse.
+RESERVED_WORDS = frozenset(
+    {
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    }
+)
 _EXPAND = re.compile(r"(__|[-./]|[^a-zA-Z0-9\-./_])")
 _VALID = re.compile(r"^[a-zA-Z0-9_]*$")
 _EXPANSIONS = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
@@ -59,7 +62,7 @@ def escape(name: str) -> str | None:
     """kube's ``cel.Escape``: the CEL field name of a property, None when inaccessible."""
     if not name or name[0].isdigit():
         return None
-    if name in _RESERVED:
+    if name in RESERVED_WORDS:
         return f"__{name}__"
     if _VALID.match(name) and "__" not in name:
         return name

@@ -1,6 +1,7 @@
 """Registry: the generic store and the per-kind strategies it applies."""
 
 from platform_api.registry import (  # noqa: F401  (registers strategies)
+    admissionpolicy,
     admissionregistration,
     apiextensions,
     apps,

@@ -10,6 +10,8 @@ holds, so an object stored by an older release stays writable.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +21,7 @@ from platform_api.apiextensions.validation_webhook import (
     validate_webhook_url,
 )
 from platform_api.cel import CELError
-from platform_api.cel.admission import MatchConditionError, compile_match_condition
+from platform_api.cel.admission import AdmissionExpressionError, compile_match_condition
 from platform_api.validation import field
 from platform_api.validation.field import INTERNAL, FieldError
 from platform_api.validation.labelselector import validate_label_selector
@@ -290,8 +292,11 @@ def validate_resources(resources: list[str], path: str) -> list[FieldError]:
     return errs
 
 
-def validate_match_conditions(conditions: list[Obj], path: str) -> list[FieldError]:
-    """At most 64, named by unique qualified names, each a CEL expression yielding bool."""
+def validate_match_conditions(
+    conditions: list[Obj], path: str, params: bool = False
+) -> list[FieldError]:
+    """At most 64, named by unique qualified names, each a CEL expression yielding bool
+    (``params`` declared for a policy with a paramKind)."""
     errs: list[FieldError] = []
     if len(conditions) > MAX_MATCH_CONDITIONS:
         errs.append(field.too_many(path, len(conditions), MAX_MATCH_CONDITIONS))
@@ -302,7 +307,8 @@ def validate_match_conditions(conditions: list[Obj], path: str) -> list[FieldErr
         if not expression:
             errs.append(field.required(f"{at}.expression"))
         else:
-            errs += _expression(expression, f"{at}.expression")
+            compile_condition = functools.partial(compile_match_condition, params=params)
+            errs += cel_errors(compile_condition, expression, f"{at}.expression")
         name = condition.get("name") or ""
         if not name:
             errs.append(field.required(f"{at}.name"))
@@ -315,13 +321,18 @@ def validate_match_conditions(conditions: list[Obj], path: str) -> list[FieldErr
     return errs
 
 
-def _expression(expression: str, path: str) -> list[FieldError]:
+def cel_errors(
+    compile_expression: Callable[[str], object], source: str, path: str, shown: str | None = None
+) -> list[FieldError]:
+    """kube's ``convertCELErrorToValidationError``: a compile failure is an Invalid value
+    (``shown``, by default the source), a failure to build the program an internal error."""
+    value = source if shown is None else shown
     try:
-        compile_match_condition(expression)
-    except MatchConditionError as e:
+        compile_expression(source)
+    except AdmissionExpressionError as e:
         if e.internal:
             return [FieldError(INTERNAL, path, field.OMIT, str(e))]
-        return [field.invalid(path, expression, str(e))]
+        return [field.invalid(path, value, str(e))]
     except CELError as e:
-        return [field.invalid(path, expression, str(e))]
+        return [field.invalid(path, value, str(e))]
     return []

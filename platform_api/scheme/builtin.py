@@ -248,6 +248,22 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         namespaced=False,
         categories=("api-extensions",),
     ),
+    # admissionregistration.platform.io/v1: admission policies (no short names, as kube)
+    _t(
+        "admissionregistration.platform.io",
+        "ValidatingAdmissionPolicy",
+        "validatingadmissionpolicies",
+        namespaced=False,
+        categories=("api-extensions",),
+        status=True,
+    ),
+    _t(
+        "admissionregistration.platform.io",
+        "ValidatingAdmissionPolicyBinding",
+        "validatingadmissionpolicybindings",
+        namespaced=False,
+        categories=("api-extensions",),
+    ),
     # storage.platform.io/v1
     _t("storage.platform.io", "StorageClass", "storageclasses", namespaced=False, short=("sc",)),
 )

@@ -1,11 +1,23 @@
-"""Match conditions of admission webhooks: kube's typed variables and result rule."""
+"""Admission CEL: match conditions and policy expressions, with kube's typed variables."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from platform_api.cel import CompileError
-from platform_api.cel.admission import MatchConditionError, compile_match_condition
+from platform_api.cel import CELError, CompileError
+from platform_api.cel.admission import (
+    ANY,
+    BOOL,
+    STRING,
+    STRING_OR_NULL,
+    MatchConditionError,
+    PolicyCompiler,
+    compile_match_condition,
+    compile_policy_expression,
+    variable_field,
+)
 
 
 @pytest.mark.parametrize(
@@ -63,3 +75,69 @@ def test_typed_request_fields() -> None:
     )
     with pytest.raises(CompileError, match="undeclared reference to 'params'"):
         compile_match_condition("params.x == 1")  # webhooks have no params
+
+
+def test_policy_conditions_may_use_params() -> None:
+    assert compile_match_condition("params.x == 1", params=True).run({"params": {"x": 1}})
+
+
+def test_policy_variables_are_typed_in_order() -> None:
+    compiler = PolicyCompiler(params=False, composition=True)
+    compiler.variable("n", "1")
+    compiler.variable("names", "['a'].map(x, x + 'b')")
+    compiler.variable("spec", "object.spec")  # dyn
+    compiler.variable("kind", "request.kind")  # an object: dyn, as kube's composition makes it
+    with pytest.raises(CompileError, match="undefined field 'later'"):
+        compiler.variable("bad", "variables.later == 1")
+    assert isinstance(compiler.programs["bad"], CompileError)
+    with pytest.raises(CompileError, match=r"applied to '\(string, int\)'"):
+        compiler.compile("variables.names[0] == 1")
+    program = compiler.compile("variables.n > 0 && variables.spec.x && variables.kind.any == 1")
+    variables = {"n": 1, "spec": {"x": True}, "kind": {"any": 1}}
+    assert program.run({"variables": variables}) is True
+
+
+@pytest.mark.parametrize(
+    ("source", "field"),
+    [
+        ("1", ("v", "int64", "")),
+        ("duration('1s')", ("v", ".google.protobuf.Duration", "")),
+        ("[1u]", ("v", "uint64", "*")),
+        ("{'a': 1.5}", ("v", "double", "map:string")),
+        ("[[1]]", ("v", ".google.protobuf.Value", "*")),
+        ("optional.of(1)", ("v", ".google.protobuf.Value", "")),
+    ],
+)
+def test_variable_fields(source: str, field: tuple[str, str, str]) -> None:
+    program = PolicyCompiler(params=False, composition=False).compile(source, ANY)
+    assert variable_field("v", program.checked.type_of(program.checked.ast.expr.id)) == field
+
+
+@pytest.mark.parametrize(
+    ("source", "returns", "authorizer", "error"),
+    [
+        ("1", STRING, False, "must evaluate to string but got int"),
+        ("1", STRING_OR_NULL, True, "must evaluate to one of [string null_type] but got int"),
+        ("'a'", BOOL, True, "must evaluate to bool but got string"),
+        ("authorizer.path('/').check('get').allowed()", STRING, False, "undeclared reference"),
+    ],
+)
+def test_policy_result_types(
+    source: str, returns: tuple[str, ...], authorizer: bool, error: str
+) -> None:
+    with pytest.raises(CELError, match=re.escape(error)):
+        compile_policy_expression(source, returns=returns, authorizer=authorizer)
+
+
+def test_compile_policy_expression_with_params_and_variables() -> None:
+    program = compile_policy_expression("variables.limit < params.max", [("limit", "2")])
+    assert program.run({"variables": {"limit": 2}, "params": {"max": 3}}) is True
+    with pytest.raises(CompileError, match=r"applied to '\(int, string\)'"):
+        compile_policy_expression("variables.limit == 'x'", [("limit", "2")])
+    by_name = compile_policy_expression("variables.limit == 'x'", ["limit"])  # dyn
+    assert by_name.run({"variables": {"limit": "x"}}) is True
+    message = compile_policy_expression("'at most ' + string(params.max)", returns=STRING)
+    assert message.run({"params": {"max": 3}}) == "at most 3"
+    assert compile_policy_expression("null", returns=STRING_OR_NULL).run({}) is None
+    with pytest.raises(CompileError, match="undeclared reference to 'params'"):
+        compile_policy_expression("params.max > 1", params=False)

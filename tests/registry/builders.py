@@ -62,3 +62,40 @@ def update_errors(new: Obj, old: Obj) -> list[FieldError]:
     new = copy.deepcopy(new)
     apply_defaults(GROUP, new["kind"], new)
     return strategy(new["kind"]).validate_update(new, old)
+
+
+POLICY = "ValidatingAdmissionPolicy"
+BINDING = "ValidatingAdmissionPolicyBinding"
+RULE: Obj = {
+    "apiGroups": ["apps"],
+    "apiVersions": ["v1"],
+    "operations": ["CREATE"],
+    "resources": ["deployments"],
+}
+
+
+def policy(name: str = "p", **spec: Any) -> Obj:
+    """A valid policy; a spec field given as None is left out."""
+    fields: Obj = {
+        "matchConstraints": {"resourceRules": [copy.deepcopy(RULE)]},
+        "validations": [{"expression": "true"}],
+    }
+    fields.update(spec)
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": POLICY,
+        "metadata": {"name": name},
+        "spec": {k: v for k, v in fields.items() if v is not None},
+    }
+
+
+def binding(name: str = "b", **spec: Any) -> Obj:
+    """A valid binding; a spec field given as None is left out."""
+    fields: Obj = {"policyName": "p", "validationActions": ["Deny"]}
+    fields.update(spec)
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": BINDING,
+        "metadata": {"name": name},
+        "spec": {k: v for k, v in fields.items() if v is not None},
+    }
