@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from platform_api.admission.policy.dispatch import PolicyAdmission
 from platform_api.admission.request import AdmissionRequest
 from platform_api.admission.webhook.dispatch import WebhookAdmission
 from platform_api.authentication.user import UserInfo
@@ -51,10 +52,14 @@ class AdmissionPlugin(Protocol):
 
 class AdmissionChain:
     def __init__(
-        self, plugins: list[AdmissionPlugin], webhooks: WebhookAdmission | None = None
+        self,
+        plugins: list[AdmissionPlugin],
+        webhooks: WebhookAdmission | None = None,
+        policies: PolicyAdmission | None = None,
     ) -> None:
         self.plugins = plugins
         self.webhooks = webhooks
+        self.policies = policies
 
     @staticmethod
     def attributes(scope: Scope, operation: str, name: str = "") -> Attributes:
@@ -105,7 +110,7 @@ class AdmissionChain:
 
     def validator(self, scope: Scope, operation: str) -> Admit:
         """The validating phase, for the store to run against each object it would write."""
-        webhooks = self.webhooks
+        webhooks, policies = self.webhooks, self.policies
 
         async def validate(obj: Obj, old: Obj | None) -> None:
             name = obj.get("metadata", {}).get("name", "") if obj else ""
@@ -114,6 +119,13 @@ class AdmissionChain:
             attrs = self.attributes(scope, op, name)
             for plugin in self.plugins:
                 plugin.validate(attrs, obj, old)
+            if policies is not None and policies.active():
+                # kube's order: ValidatingAdmissionPolicy, then the validating webhooks.
+                req = admission_request(scope, attrs, None if op == "DELETE" else obj, old)
+                try:
+                    await policies.validate(req)
+                finally:
+                    _report(scope, req)
             if webhooks is None:
                 return
             if op == "DELETE":

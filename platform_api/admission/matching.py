@@ -203,24 +203,39 @@ async def conditions_match(
         "request": request_body(req, ""),
         "namespaceObject": None,
     }
+    matched, failures = await evaluate_conditions(hook.conditions, variables, req, authorize)
+    if not matched or not failures:
+        return matched
+    if hook.ignores_failures:
+        return False
+    raise errors.forbidden(req.resource, req.group, req.name, aggregate(failures))
+
+
+def aggregate(failures: list[str]) -> str:
+    """Go's ``utilerrors.NewAggregate(...).Error()``."""
+    return failures[0] if len(failures) == 1 else f"[{', '.join(failures)}]"
+
+
+async def evaluate_conditions(
+    conditions: tuple[Condition, ...],
+    variables: dict[str, Any],
+    req: AdmissionRequest,
+    authorize: Authorize | None,
+) -> tuple[bool, list[str]]:
+    """(False, []) as soon as one condition is false; else (True, the errors)."""
     failures: list[str] = []
-    for condition in hook.conditions:
+    for condition in conditions:
         if condition.program is None:
             failures.append(f"compilation failed: {condition.error}")
             continue
         try:
-            value = await _evaluate(condition.program, variables, req, authorize)
+            value = await evaluate_program(condition.program, variables, req, authorize)
         except CELError as e:
             failures.append(f"expression '{condition.expression}' resulted in error: {e}")
             continue
         if value is False:
-            return False
-    if not failures:
-        return True
-    if hook.ignores_failures:
-        return False
-    why = failures[0] if len(failures) == 1 else f"[{', '.join(failures)}]"
-    raise errors.forbidden(req.resource, req.group, req.name, why)
+            return False, []
+    return True, failures
 
 
 def _answer(
@@ -236,7 +251,7 @@ def _answer(
     return "no-opinion", ""
 
 
-async def _evaluate(
+async def evaluate_program(
     program: Any, variables: dict[str, Any], req: AdmissionRequest, authorize: Authorize | None
 ) -> Any:
     """Evaluate with the authz library bound.  CEL calls are synchronous and the

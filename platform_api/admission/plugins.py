@@ -15,6 +15,7 @@ IMPLEMENTED: dict[str, bool] = {
     "NamespaceLifecycle": True,
     "NodeRestriction": False,
     "MutatingAdmissionWebhook": True,
+    "ValidatingAdmissionPolicy": True,
     "ValidatingAdmissionWebhook": True,
 }
 # kube-apiserver's other plugins (pkg/kubeapiserver/options/plugins.go).
@@ -51,7 +52,6 @@ KUBE_ONLY = frozenset(
         "ServiceAccount",
         "StorageObjectInUseProtection",
         "TaintNodesByCondition",
-        "ValidatingAdmissionPolicy",
     )
 )
 

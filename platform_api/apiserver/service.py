@@ -19,10 +19,12 @@ from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 from twisted.web.server import Request, Site
 
+from platform_api.admission.authorizer import authorize_with
 from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
 from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.lifecycle import NamespaceLifecycle
 from platform_api.admission.noderestriction import NodeRestriction
+from platform_api.admission.policy.build import build_policies
 from platform_api.admission.webhook.build import build_webhooks
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.finalizer import CRDFinalizer
@@ -252,13 +254,21 @@ class APIServerService(Service):
             lambda: handlers.authorizer,
             cfg.serve_upstream_groups,
         )
+        self.policies = build_policies(
+            cfg.admission_plugins,
+            self.storage,
+            self.hub,
+            scheme,
+            self.stores,
+            authorize_with(lambda: handlers.authorizer),
+        )
         handlers = Handlers(
             aliases=aliases,
             cbor=cfg.feature_gates.enabled(CBOR_SERVING_AND_STORAGE),
             scheme=scheme,
             storage=self.storage,
             stores=self.stores,
-            admission=AdmissionChain(self._admission_plugins(), self.webhooks),
+            admission=AdmissionChain(self._admission_plugins(), self.webhooks, self.policies),
             tables=TableConvertor(scheme.schemas),
             hub=self.hub,
             reactor=self.reactor,
@@ -321,8 +331,9 @@ class APIServerService(Service):
         self.rbac_index.start()
         if self.node_graph is not None:
             self.node_graph.start()  # complete before the first request is served
-        if self.webhooks is not None:
-            self.webhooks.start()
+        for plugin in (self.webhooks, self.policies):
+            if plugin is not None:
+                plugin.start()
         self._every(max(0.5, min(cfg.history_window / 10, 30.0)), self._compact)
         # kube's compactor, every --etcd-compaction-interval: old continue tokens expire.
         self._every(max(0.5, cfg.history_window), self._mark_compaction)
@@ -431,8 +442,9 @@ class APIServerService(Service):
             controller.stop()
         self.hub.unsubscribe(self.crd_installer)
         self.rbac_index.stop()
-        if self.webhooks is not None:
-            self.webhooks.stop()
+        for plugin in (self.webhooks, self.policies):
+            if plugin is not None:
+                plugin.stop()
         if self.node_graph is not None:
             self.node_graph.stop()
         self.hub.stop()

@@ -199,8 +199,8 @@ FLAGS: list[tuple[str, str, str]] = [
         "enable-admission-plugins",
         "",
         "Admission plugins to enable besides the default ones (NamespaceLifecycle, "
-        "MutatingAdmissionWebhook, ValidatingAdmissionWebhook), comma-delimited: those and "
-        "NodeRestriction.",
+        "MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook), "
+        "comma-delimited: those and NodeRestriction.",
     ),
     (
         "disable-admission-plugins",

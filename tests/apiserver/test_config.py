@@ -62,7 +62,11 @@ def test_refused(flags: dict[str, str]) -> None:
 
 
 def test_admission_plugins() -> None:
-    webhooks = ("MutatingAdmissionWebhook", "ValidatingAdmissionWebhook")
+    webhooks = (
+        "MutatingAdmissionWebhook",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionWebhook",
+    )
     assert from_flags({}).admission_plugins == ("NamespaceLifecycle", *webhooks)
     cfg = from_flags({"enable-admission-plugins": "NodeRestriction"})
     assert cfg.admission_plugins == ("NamespaceLifecycle", "NodeRestriction", *webhooks)
@@ -73,7 +77,11 @@ def test_admission_plugins() -> None:
             "ValidatingAdmissionWebhook",
         }
     )
-    assert cfg.admission_plugins == ("NodeRestriction", "MutatingAdmissionWebhook")
+    assert cfg.admission_plugins == (
+        "NodeRestriction",
+        "MutatingAdmissionWebhook",
+        "ValidatingAdmissionPolicy",
+    )
 
 
 @pytest.mark.parametrize(
@@ -91,7 +99,7 @@ def test_admission_plugins() -> None:
             {"enable-admission-plugins": "PodSecurity"},
             'enable-admission-plugins plugin "PodSecurity" is not available in this server '
             "(available: NamespaceLifecycle, NodeRestriction, MutatingAdmissionWebhook, "
-            "ValidatingAdmissionWebhook)",
+            "ValidatingAdmissionPolicy, ValidatingAdmissionWebhook)",
         ),
         (
             {

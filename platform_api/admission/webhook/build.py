@@ -6,12 +6,11 @@ from collections.abc import Callable
 from typing import Any
 
 from platform_api import errors
+from platform_api.admission.authorizer import authorize_with
 from platform_api.admission.webhook.caller import WebhookCaller
 from platform_api.admission.webhook.dispatch import WebhookAdmission
 from platform_api.admission.webhook.hooks import HookSource
-from platform_api.authentication.user import UserInfo
-from platform_api.authorization.interface import Attributes, Authorizer, Decision
-from platform_api.cel.library.authz import CheckAttributes
+from platform_api.authorization.interface import Authorizer
 from platform_api.registry.serviceresolver import ServiceResolver
 from platform_api.registry.store import Store
 from platform_api.storage.interface import Storage
@@ -19,7 +18,6 @@ from platform_api.storage.watch import WatchHub
 
 GROUP = "admissionregistration.platform.io"
 MUTATING, VALIDATING = "MutatingAdmissionWebhook", "ValidatingAdmissionWebhook"
-_DECISIONS = {Decision.ALLOW: "allow", Decision.DENY: "deny", Decision.NO_OPINION: "no-opinion"}
 
 
 def build_webhooks(
@@ -50,13 +48,6 @@ def build_webhooks(
             return None
         return dict(obj.get("metadata", {}).get("labels") or {})
 
-    async def authorize(check: CheckAttributes) -> tuple[str, str]:
-        chosen = authorizer()
-        if chosen is None:
-            return "no-opinion", ""
-        decision, reason = await chosen.authorize(_attributes(check))
-        return _DECISIONS[decision], reason
-
     resolver = ServiceResolver(stores[("", "v1", "services")], stores[("", "v1", "endpoints")])
     review_group = "admission.k8s.io" if upstream else "admission.platform.io"
     return WebhookAdmission(
@@ -64,29 +55,6 @@ def build_webhooks(
         source("validatingwebhookconfigurations", False) if VALIDATING in plugins else None,
         WebhookCaller(reactor, resolver),
         namespace_labels,
-        authorize,
+        authorize_with(authorizer),
         review_group,
-    )
-
-
-def _attributes(check: CheckAttributes) -> Attributes:
-    user = check.user
-    return Attributes(
-        user=UserInfo(
-            str(user.get("username", "")),
-            str(user.get("uid", "")),
-            tuple(user.get("groups") or ()),
-            {k: tuple(v) for k, v in (user.get("extra") or {}).items()},
-        ),
-        verb=check.verb,
-        resource_request=check.resource_request,
-        path=check.path,
-        namespace=check.namespace,
-        api_group=check.api_group,
-        api_version=check.api_version,
-        resource=check.resource,
-        subresource=check.subresource,
-        name=check.name,
-        label_selector=check.label_selector,
-        field_selector=check.field_selector,
     )

@@ -1,0 +1,218 @@
+"""kube's ValidatingAdmissionPolicy plugin: policies and bindings, decided on each write.
+
+As k8s.io/apiserver's ``policy/validating`` dispatcher: for each policy whose
+``matchConstraints`` match (excluding the admission configuration kinds), each binding
+whose ``matchResources`` match, each parameter object the binding's ``paramRef`` finds:
+match conditions, then every validation.  A failed validation acts per the binding's
+``validationActions`` (Deny refuses, Warn adds a ``Warning``, Audit records an audit
+annotation).  Configuration and evaluation errors follow the policy's ``failurePolicy``.
+The first refusal answers, with kube's message and the validation's ``reason`` (Invalid,
+422, by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from platform_api import errors
+from platform_api.admission import matching
+from platform_api.admission.policy import evaluate
+from platform_api.admission.policy.compiled import Binding, Policy, Resources
+from platform_api.admission.policy.source import PolicySource
+from platform_api.admission.request import AdmissionRequest
+
+Obj = dict[str, Any]
+# Parameter objects: (apiVersion, kind, namespace or "", name or "", selector or None)
+# -> the objects, or None when the kind is not served; raises StatusError.
+FindParams = Callable[[str, str, str, str, Obj | None], list[Obj] | None]
+# Is a parameter kind namespaced? None when not served.
+ParamScope = Callable[[str, str], bool | None]
+NamespaceObject = Callable[[str], Obj | None]
+_CODES = {"Unauthorized": 401, "Forbidden": 403, "Invalid": 422, "RequestEntityTooLarge": 413}
+
+
+class PolicyAdmission:
+    def __init__(
+        self,
+        source: PolicySource,
+        find_params: FindParams,
+        param_scope: ParamScope,
+        namespace_object: NamespaceObject,
+        authorize: matching.Authorize | None = None,
+    ) -> None:
+        self.source = source
+        self.find_params = find_params
+        self.param_scope = param_scope
+        self.namespace_object = namespace_object
+        self.authorize = authorize
+
+    def start(self) -> None:
+        self.source.start()
+
+    def stop(self) -> None:
+        self.source.stop()
+
+    def active(self) -> bool:
+        return bool(self.source.hooks())
+
+    def namespace_labels(self, name: str) -> dict[str, str] | None:
+        namespace = self.namespace_object(name)
+        if namespace is None:
+            return None
+        return dict(namespace.get("metadata", {}).get("labels") or {})
+
+    async def validate(self, req: AdmissionRequest) -> None:
+        labels = self.namespace_labels
+        if matching.exempt(req):
+            return
+        denied: list[tuple[Policy, Binding | None, evaluate.Decision]] = []
+        for policy, bindings in self.source.hooks():
+            try:
+                if not _resources_match(policy.constraints, req, labels):
+                    continue
+            except errors.StatusError as e:
+                _config_error(denied, policy, None, e.message)
+                continue
+            if policy.error:
+                _config_error(denied, policy, None, policy.error)
+                continue
+            for binding in bindings:
+                await self._binding(policy, binding, req, labels, denied)
+        if denied:
+            raise _denial(req, *denied[0])
+
+    async def _binding(
+        self,
+        policy: Policy,
+        binding: Binding,
+        req: AdmissionRequest,
+        labels: matching.NamespaceLabels,
+        denied: list[tuple[Policy, Binding | None, evaluate.Decision]],
+    ) -> None:
+        try:
+            if binding.resources is not None and not _resources_match(
+                binding.resources, req, labels
+            ):
+                return
+            params = self._params(policy, binding, req)
+        except errors.StatusError as e:
+            _config_error(denied, policy, binding, e.message)
+            return
+        except ValueError as e:
+            _config_error(denied, policy, binding, str(e))
+            return
+        namespace = None
+        if req.namespace and req.kind != ("", "v1", "Namespace"):
+            namespace = self.namespace_object(req.namespace)
+        for param in params:
+            for decision in await evaluate.validate(policy, req, param, namespace, self.authorize):
+                self._act(policy, binding, decision, req, denied)
+
+    def _act(
+        self,
+        policy: Policy,
+        binding: Binding,
+        decision: evaluate.Decision,
+        req: AdmissionRequest,
+        denied: list[tuple[Policy, Binding | None, evaluate.Decision]],
+    ) -> None:
+        if decision.allowed or (decision.error and policy.ignores_failures):
+            return
+        for action in binding.actions:  # an evaluation error under Fail acts as a denial
+            if action == "Deny":
+                denied.append((policy, binding, decision))
+            elif action == "Warn":
+                req.warnings.append(
+                    f"Validation failed for ValidatingAdmissionPolicy '{policy.name}' with "
+                    f"binding '{binding.name}': {decision.message}"
+                )
+            elif action == "Audit":
+                req.audit_annotations[
+                    "validation.policy.admission.platform.io/validation_failure"
+                ] = decision.message
+
+    def _params(self, policy: Policy, binding: Binding, req: AdmissionRequest) -> list[Obj | None]:
+        """kube's ``CollectParams``: the parameter objects a binding points at."""
+        ref = binding.param_ref
+        if policy.param_kind is None or ref is None:
+            return [None]
+        api_version, kind = policy.param_kind
+        namespaced = self.param_scope(api_version, kind)
+        if namespaced is None:
+            raise ValueError(f"paramKind kind `{kind}.{api_version}` not known")
+        namespace = ""
+        if namespaced:
+            namespace = ref.get("namespace") or req.namespace
+            if not namespace:
+                raise ValueError(
+                    "cannot use namespaced paramRef in policy binding that matches "
+                    "cluster-scoped resources"
+                )
+        elif ref.get("namespace"):
+            raise ValueError(
+                "paramRef.namespace must not be provided for a cluster-scoped `paramKind`"
+            )
+        found = self.find_params(
+            api_version, kind, namespace, ref.get("name") or "", ref.get("selector")
+        )
+        params: list[Obj | None] = list(found or [])
+        if not params and ref.get("parameterNotFoundAction") == "Deny":
+            raise ValueError(
+                "no params found for policy binding with `Deny` parameterNotFoundAction"
+            )
+        return params
+
+
+def _resources_match(
+    resources: Resources, req: AdmissionRequest, labels: matching.NamespaceLabels
+) -> bool:
+    """kube's generic matcher: selectors, then excluded rules, then rules (none: all)."""
+    if resources.selector_error:
+        raise errors.internal_error(resources.selector_error)
+    probe = _Probe(resources)
+    if not matching.selected(probe, req, labels):
+        return False
+    return not any(matching.rule_matches(rule, req) for rule in resources.exclude)
+
+
+class _Probe:
+    """A ``Matchable`` of the resources: no rules means every resource."""
+
+    def __init__(self, resources: Resources) -> None:
+        self.namespace_selector = resources.namespace_selector
+        self.object_selector = resources.object_selector
+        self.selector_error = resources.selector_error
+        self.rules = resources.rules or (matching.Rule(("*",), ("*",), ("*",), ("*", "*/*"), "*"),)
+
+
+def _config_error(
+    denied: list[tuple[Policy, Binding | None, evaluate.Decision]],
+    policy: Policy,
+    binding: Binding | None,
+    why: str,
+) -> None:
+    if policy.ignores_failures:
+        return
+    prefix = "failed to configure binding" if binding is not None else "failed to configure policy"
+    denied.append((policy, binding, evaluate.Decision(False, f"{prefix}: {why}", error=True)))
+
+
+def _denial(
+    req: AdmissionRequest, policy: Policy, binding: Binding | None, decision: evaluate.Decision
+) -> errors.StatusError:
+    """kube's answer: a Forbidden naming the object, with the decision's reason and code."""
+    if binding is not None:
+        message = (
+            f"ValidatingAdmissionPolicy '{policy.name}' with binding '{binding.name}' denied "
+            f"request: {decision.message}"
+        )
+    else:
+        message = f"ValidatingAdmissionPolicy '{policy.name}' denied request: {decision.message}"
+    error = errors.forbidden(req.resource, req.group, req.name, message)
+    reason = decision.reason or "Invalid"
+    error.reason = reason
+    error.code = _CODES.get(reason, 500)
+    assert error.details is not None
+    error.details["causes"] = [{"message": message}]
+    return error
