@@ -4,7 +4,7 @@
 
 ConfigMap creates in two namespaces of one server: one no webhook selects, one selected
 by a validating webhook (the sample service, ``twistd platform-admission-webhook``, on
-loopback with TLS).  Sequential creates give the added latency (median, p99); N client
+loopback with TLS), one by a ValidatingAdmissionPolicy of five expressions.  Sequential creates give the added latency (median, p99); N client
 processes give throughput.  Each side runs twice, alternating, on the same machine.
 """
 
@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.loadgen import Target, Workload, configmap, from_kubeconfig, request, run_parallel
 from benchmarks.wirebench import cpu_seconds
@@ -25,7 +26,20 @@ from platform_api.apiserver import pki
 from platform_api.testing import ApiServer
 
 ROOT = Path(__file__).resolve().parents[1]
-PLAIN, HOOKED = "bench-plain", "bench-hooked"
+PLAIN, HOOKED, POLICED = "bench-plain", "bench-hooked", "bench-policed"
+LABELS = {
+    PLAIN: "nothing",
+    HOOKED: "one validating webhook",
+    POLICED: "a policy, 5 expressions",
+}
+# Five typical checks of a ConfigMap, as a ValidatingAdmissionPolicy.
+EXPRESSIONS = [
+    "size(object.data) <= 16",
+    "object.metadata.name.size() < 64",
+    "!has(object.metadata.labels) || !('forbidden' in object.metadata.labels)",
+    "object.data.all(k, k.size() < 32)",
+    "request.operation == 'CREATE' || oldObject != null",
+]
 
 
 def start_webhook(root: Path, certs: pki.Paths) -> tuple[subprocess.Popen[bytes], int]:
@@ -52,7 +66,7 @@ def start_webhook(root: Path, certs: pki.Paths) -> tuple[subprocess.Popen[bytes]
 
 def setup(target: Target, ca: str, port: int) -> None:
     conn = target.connect()
-    for name in (PLAIN, HOOKED):
+    for name in (PLAIN, HOOKED, POLICED):
         ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
         ns["metadata"]["labels"] = {"bench": name}
         request(conn, target, "POST", "/api/v1/namespaces", ns)
@@ -77,11 +91,44 @@ def setup(target: Target, ca: str, port: int) -> None:
         "metadata": {"name": "bench"},
         "webhooks": [hook],
     }
-    path = "/apis/admissionregistration.platform.io/v1/validatingwebhookconfigurations"
-    status, body = request(conn, target, "POST", path, config)
-    if status != 201:
-        raise SystemExit(f"webhook configuration: {status} {body[:300]!r}")
+    api = "/apis/admissionregistration.platform.io/v1"
+    for plural, obj in (
+        ("validatingwebhookconfigurations", config),
+        ("validatingadmissionpolicies", policy()),
+        ("validatingadmissionpolicybindings", binding()),
+    ):
+        status, body = request(conn, target, "POST", f"{api}/{plural}", obj)
+        if status != 201:
+            raise SystemExit(f"{plural}: {status} {body[:300]!r}")
     time.sleep(0.5)
+
+
+def policy() -> dict[str, Any]:
+    rules = [
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"]}
+        | {"resources": ["configmaps"]}
+    ]
+    return {
+        "apiVersion": "admissionregistration.platform.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "bench"},
+        "spec": {
+            "matchConstraints": {
+                "resourceRules": rules,
+                "namespaceSelector": {"matchLabels": {"bench": POLICED}},
+            },
+            "validations": [{"expression": e} for e in EXPRESSIONS],
+        },
+    }
+
+
+def binding() -> dict[str, Any]:
+    return {
+        "apiVersion": "admissionregistration.platform.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": "bench"},
+        "spec": {"policyName": "bench", "validationActions": ["Deny"]},
+    }
 
 
 def sequential(target: Target, namespace: str, prefix: str, count: int) -> list[float]:
@@ -117,14 +164,15 @@ def main() -> None:
     try:
         target = from_kubeconfig(str(server.kubeconfig))
         setup(target, base64.b64encode(Path(certs.ca_cert).read_bytes()).decode(), port)
-        sequential(target, PLAIN, "warm", 200)
-        sequential(target, HOOKED, "warm", 200)
-        latency: dict[str, list[float]] = {PLAIN: [], HOOKED: []}
-        rates: dict[str, list[float]] = {PLAIN: [], HOOKED: []}
-        cpu: dict[str, list[float]] = {PLAIN: [0.0, 0.0], HOOKED: [0.0, 0.0]}
+        sides = (PLAIN, HOOKED, POLICED)
+        for ns in sides:
+            sequential(target, ns, "warm", 200)
+        latency: dict[str, list[float]] = {ns: [] for ns in sides}
+        rates: dict[str, list[float]] = {ns: [] for ns in sides}
+        cpu: dict[str, list[float]] = {ns: [0.0, 0.0] for ns in sides}
         per = args.objects // args.clients
         for sitting in range(2):
-            for ns in (PLAIN, HOOKED):
+            for ns in sides:
                 latency[ns] += sequential(target, ns, f"s{sitting}", args.sequential)
                 load = Workload(base=f"/api/v1/namespaces/{ns}/configmaps")
                 names = [[f"p{sitting}-{c}-{i}" for i in range(per)] for c in range(args.clients)]
@@ -138,21 +186,31 @@ def main() -> None:
     finally:
         hook.terminate()
         server.stop()
+    report(latency, rates, cpu, 2 * per * args.clients, args.clients)
+
+
+def report(
+    latency: dict[str, list[float]],
+    rates: dict[str, list[float]],
+    cpu: dict[str, list[float]],
+    done: int,
+    clients: int,
+) -> None:
+    head = f"req/s, {clients} clients"
     print(
-        f"\n{'create':<28}{'median ms':>10}{'p99 ms':>10}{'req/s, ' + str(args.clients) + ' clients':>26}"
+        f"\n{'create, admitted by':<26}{'median ms':>10}{'p99 ms':>9}{head:>22}{'server CPU ms':>15}"
     )
-    for ns, label in ((PLAIN, "no webhook"), (HOOKED, "one validating webhook")):
+    for ns, label in LABELS.items():
         values = latency[ns]
         print(
-            f"{label:<28}{statistics.median(values) * 1000:>10.2f}{p99(values) * 1000:>10.2f}"
-            f"{' / '.join(f'{r:.0f}' for r in rates[ns]):>26}"
+            f"{label:<26}{statistics.median(values) * 1000:>10.2f}{p99(values) * 1000:>9.2f}"
+            f"{' / '.join(f'{r:.0f}' for r in rates[ns]):>22}{cpu[ns][0] / done * 1000:>15.2f}"
         )
-    done = 2 * per * args.clients
-    for ns, label in ((PLAIN, "no webhook"), (HOOKED, "one validating webhook")):
-        server_ms, hook_ms = (c / done * 1000 for c in cpu[ns])
-        print(f"CPU per create, {label}: server {server_ms:.2f} ms, webhook {hook_ms:.2f} ms")
-    added = statistics.median(latency[HOOKED]) - statistics.median(latency[PLAIN])
-    print(f"added by the webhook (median): {added * 1000:.2f} ms")
+    print(f"webhook process CPU per create: {cpu[HOOKED][1] / done * 1000:.2f} ms")
+    base = statistics.median(latency[PLAIN])
+    for ns in (HOOKED, POLICED):
+        added = statistics.median(latency[ns]) - base
+        print(f"added by {LABELS[ns]} (median): {added * 1000:.2f} ms")
 
 
 if __name__ == "__main__":

@@ -221,15 +221,20 @@ async def evaluate_conditions(
     variables: dict[str, Any],
     req: AdmissionRequest,
     authorize: Authorize | None,
+    run: Callable[[Program], Awaitable[Any]] | None = None,
 ) -> tuple[bool, list[str]]:
-    """(False, []) as soon as one condition is false; else (True, the errors)."""
+    """(False, []) as soon as one condition is false; else (True, the errors).  ``run``
+    evaluates a program (default: ``evaluate_program`` on ``variables``)."""
     failures: list[str] = []
     for condition in conditions:
         if condition.program is None:
             failures.append(f"compilation failed: {condition.error}")
             continue
         try:
-            value = await evaluate_program(condition.program, variables, req, authorize)
+            if run is not None:
+                value = await run(condition.program)
+            else:
+                value = await evaluate_program(condition.program, variables, req, authorize)
         except CELError as e:
             failures.append(f"expression '{condition.expression}' resulted in error: {e}")
             continue

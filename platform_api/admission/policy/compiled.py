@@ -58,6 +58,9 @@ class Policy:
     validations: tuple[Validation, ...]
     audit_annotations: tuple[AuditAnnotation, ...]
     error: str = ""  # a compile error: the policy's configuration error
+    # Whether any expression names these: evaluation skips their cost when none does.
+    uses_authorizer: bool = False
+    uses_namespace: bool = False
 
     @property
     def ignores_failures(self) -> bool:
@@ -122,6 +125,9 @@ def compile_policy(obj: Obj) -> Policy:
         )
     except CELError as e:
         policy.error = str(e)
+    text = str(spec)
+    policy.uses_authorizer = "authorizer" in text
+    policy.uses_namespace = "namespaceObject" in text
     return policy
 
 

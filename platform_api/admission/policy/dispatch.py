@@ -103,7 +103,7 @@ class PolicyAdmission:
             _config_error(denied, policy, binding, str(e))
             return
         namespace = None
-        if req.namespace and req.kind != ("", "v1", "Namespace"):
+        if policy.uses_namespace and req.namespace and req.kind != ("", "v1", "Namespace"):
             namespace = self.namespace_object(req.namespace)
         for param in params:
             for decision in await evaluate.validate(policy, req, param, namespace, self.authorize):

@@ -17,6 +17,7 @@ from platform_api.admission import matching
 from platform_api.admission.policy.compiled import Policy, Validation
 from platform_api.admission.request import AdmissionRequest, request_body
 from platform_api.cel import CELError
+from platform_api.cel.environment import Program, activation
 
 Obj = dict[str, Any]
 MAX_MESSAGE = 5 * 1024  # kube's MaxEvaluatedMessageExpressionSizeBytes
@@ -28,6 +29,39 @@ class Decision:
     message: str = ""
     reason: str = ""
     error: bool = False
+
+
+class _Runner:
+    """Runs a policy's programs on one request.  Unless an expression asks the authorizer
+    (bound afresh per evaluation), every program shares one activation until a variable
+    is added: converting the objects to CEL values is most of an evaluation's cost."""
+
+    def __init__(
+        self,
+        variables: dict[str, Any],
+        req: AdmissionRequest,
+        authorize: matching.Authorize | None,
+        uses_authorizer: bool,
+    ) -> None:
+        self.variables = variables
+        self.req = req
+        self.authorize = authorize
+        self.uses_authorizer = uses_authorizer
+        self._act: Any = None
+
+    async def run(self, program: Program) -> Any:
+        if self.uses_authorizer:
+            return await matching.evaluate_program(
+                program, self.variables, self.req, self.authorize
+            )
+        if self._act is None:
+            bound = {**self.variables, "authorizer": None, "authorizer.requestResource": None}
+            self._act = activation(bound)
+        return program.eval(self._act)
+
+    def add_variable(self, name: str, value: Any) -> None:
+        self.variables["variables"] = {**self.variables["variables"], name: value}
+        self._act = None
 
 
 async def validate(
@@ -45,9 +79,10 @@ async def validate(
         "namespaceObject": namespace,
         "variables": {},
     }
+    runner = _Runner(variables, req, authorize, policy.uses_authorizer)
     if policy.conditions:
         matched, failures = await matching.evaluate_conditions(
-            policy.conditions, variables, req, authorize
+            policy.conditions, variables, req, authorize, runner.run
         )
         if not matched:
             return []
@@ -59,24 +94,13 @@ async def validate(
             broken[name] = program
             continue
         try:
-            variables["variables"][name] = await matching.evaluate_program(
-                program, variables, req, authorize
-            )
+            runner.add_variable(name, await runner.run(program))
         except CELError as e:
             broken[name] = str(e)
-    return [
-        await _validation(validation, variables, broken, req, authorize)
-        for validation in policy.validations
-    ]
+    return [await _validation(validation, runner, broken) for validation in policy.validations]
 
 
-async def _validation(
-    validation: Validation,
-    variables: dict[str, Any],
-    broken: dict[str, str],
-    req: AdmissionRequest,
-    authorize: matching.Authorize | None,
-) -> Decision:
+async def _validation(validation: Validation, runner: _Runner, broken: dict[str, str]) -> Decision:
     expression = validation.expression
     failed = next((n for n in broken if f"variables.{n}" in expression), None)
     if failed is not None:
@@ -84,30 +108,19 @@ async def _validation(
             False, f"expression '{expression}' resulted in error: {broken[failed]}", error=True
         )
     try:
-        value = await matching.evaluate_program(validation.program, variables, req, authorize)
+        value = await runner.run(validation.program)
     except CELError as e:
         return Decision(False, f"expression '{expression}' resulted in error: {e}", error=True)
     if value is True:
         return Decision(True)
-    return Decision(
-        False,
-        await _message(validation, variables, req, authorize),
-        validation.reason or "Invalid",
-    )
+    return Decision(False, await _message(validation, runner), validation.reason or "Invalid")
 
 
-async def _message(
-    validation: Validation,
-    variables: dict[str, Any],
-    req: AdmissionRequest,
-    authorize: matching.Authorize | None,
-) -> str:
+async def _message(validation: Validation, runner: _Runner) -> str:
     message = ""
     if validation.message_program is not None:
         try:
-            value = await matching.evaluate_program(
-                validation.message_program, variables, req, authorize
-            )
+            value = await runner.run(validation.message_program)
         except CELError:
             value = None
         if isinstance(value, str):
