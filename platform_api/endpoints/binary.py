@@ -28,38 +28,52 @@ Encode = Callable[[Obj, str, str], bytes]
 class EncodedCache:
     """Encodings of stored objects, one entry per storage key for the revision last
     asked for: a lookup is one dict probe, which keeps a LIST of a thousand objects
-    close to the JSON one."""
+    close to the JSON one.
+
+    An entry also keeps the JSON it was encoded from, and a hit needs the same bytes:
+    a dry run's answer or a watch's DELETED object carries a revision whose stored
+    state is different, and must never be served for it."""
 
     def __init__(self, encode: Encode, max_bytes: int = CACHE_BYTES) -> None:
         self.encode = encode
         self.max_bytes = max_bytes
         self.size = 0
-        self._entries: dict[bytes, tuple[int, str, bytes]] = {}
+        self._entries: dict[bytes, tuple[int, str, bytes, bytes]] = {}
 
     def many(self, items: list[Stored], api_version: str, kind: str) -> list[bytes]:
         """The encodings of a list's items (the lookup inlined: it is the hot loop)."""
         entries, out = self._entries, []
         for item in items:
             found = entries.get(item.key)
-            if found is not None and found[0] == item.revision and found[1] == kind:
-                out.append(found[2])
+            if (
+                found is not None
+                and found[0] == item.revision
+                and found[1] == kind
+                and found[2] == item.data
+            ):
+                out.append(found[3])
             else:
                 out.append(self.one(item, api_version, kind))
         return out
 
     def one(self, stored: Stored, api_version: str, kind: str) -> bytes:
         found = self._entries.get(stored.key)
-        if found is not None and found[0] == stored.revision and found[1] == kind:
-            return found[2]
+        if (
+            found is not None
+            and found[0] == stored.revision
+            and found[1] == kind
+            and found[2] == stored.data
+        ):
+            return found[3]
         data = self.encode(stored.object, api_version, kind)
         if found is not None:
             del self._entries[stored.key]
-            self.size -= len(found[2])
-        self._entries[stored.key] = (stored.revision, kind, data)
-        self.size += len(data)
+            self.size -= len(found[2]) + len(found[3])
+        self._entries[stored.key] = (stored.revision, kind, stored.data, data)
+        self.size += len(stored.data) + len(data)
         while self.size > self.max_bytes and self._entries:
             old = self._entries.pop(next(iter(self._entries)))
-            self.size -= len(old[2])
+            self.size -= len(old[2]) + len(old[3])
         return data
 
 

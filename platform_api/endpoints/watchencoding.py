@@ -67,7 +67,10 @@ class EventEncoder:
                 rt, [self.scope.outgoing(obj)], out.group, out.version, self.include, {}
             )
             return orjson.dumps(table)
-        target: Stored | Obj = stored
+        # A DELETED event's object is synthetic (the last state, stamped with the event's
+        # revision; for a selector transition that revision holds another state): it must
+        # not enter the per-revision message cache, where a GET would find it.
+        target: Stored | Obj = obj if deleted else stored
         if out.view == "partial":
             target = obj = partial_object(obj, out)
         if self.protobuf:

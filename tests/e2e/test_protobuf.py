@@ -164,3 +164,44 @@ def test_custom_resources_are_not_protobuf(stock: Server, admin_pb: requests.Ses
         "application/json, application/yaml"
     )
     assert admin_pb.post(url, json=crontab("c", group)).status_code == 201
+
+
+def test_a_dry_run_or_a_selector_delete_never_reaches_a_protobuf_get(
+    stock: Server, admin_pb: requests.Session
+) -> None:
+    """Both carry a revision whose stored state is another: the message cache must not
+    serve them for it (upstream's Watchers conformance case read a stale label back)."""
+    url = stock.url + CM.format(ns="default")
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "pb-cache"}}
+    body["metadata"]["labels"] = {"watch": "yes"}
+    assert admin_pb.post(url, json=body).status_code == 201
+
+    def get() -> dict:
+        return protobuf.decode(admin_pb.get(f"{url}/pb-cache", headers={"Accept": PB}).content)
+
+    assert get()["metadata"]["labels"] == {"watch": "yes"}
+    merge = {"Content-Type": "application/merge-patch+json", "Accept": PB}
+    patch = b'{"metadata":{"labels":{"watch":"dry"}}}'
+    dry = admin_pb.patch(f"{url}/pb-cache?dryRun=All", data=patch, headers=merge)
+    assert protobuf.decode(dry.content)["metadata"]["labels"] == {"watch": "dry"}
+    assert get()["metadata"]["labels"] == {"watch": "yes"}
+    # A watch on the label sees the object leave (DELETED, its last matching state at
+    # the new revision); a GET then must see the new label.
+    version = get()["metadata"]["resourceVersion"]
+    events: list[bytes] = []
+    params = f"?watch=1&labelSelector=watch%3Dyes&resourceVersion={version}"
+
+    def watch() -> None:
+        with admin_pb.get(url + params, headers={"Accept": PB}, stream=True, timeout=20) as r:
+            for chunk in r.iter_content(chunk_size=None):
+                events.append(chunk)
+                return
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    patch = b'{"metadata":{"labels":{"watch":"no"}}}'
+    merge["Accept"] = "application/json"
+    assert admin_pb.patch(f"{url}/pb-cache", data=patch, headers=merge).status_code == 200
+    thread.join(20)
+    assert events, "no DELETED event"
+    assert get()["metadata"]["labels"] == {"watch": "no"}
