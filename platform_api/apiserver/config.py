@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from platform_api.admission import plugins as admission_plugins
+from platform_api.admission.webhook.credentials import load_admission_config
 from platform_api.apiserver import authflags
 from platform_api.apiserver.features import FeatureGates
 from platform_api.apiserver.flagvalues import (
@@ -89,6 +90,8 @@ class ServerConfig:
     controllers: frozenset[str] = frozenset(CONTROLLERS.values())
     enable_admission_plugins: tuple[str, ...] = ()
     disable_admission_plugins: tuple[str, ...] = ()
+    # --admission-control-config-file: the webhook plugins' client credentials.
+    admission_control_config_file: str = ""
     serve_upstream_groups: bool = False
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
 
@@ -161,6 +164,9 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     cfg.enable_admission_plugins, cfg.disable_admission_plugins = admission_plugins.parse(
         given("enable-admission-plugins"), given("disable-admission-plugins")
     )
+    if given("admission-control-config-file"):
+        cfg.admission_control_config_file = str(given("admission-control-config-file"))
+        load_admission_config(cfg.admission_control_config_file)  # refused at start, as kube
     if given("lmdb-map-size") is not None:
         cfg.lmdb_map_size = parse_size("lmdb-map-size", str(given("lmdb-map-size")))
     return cfg

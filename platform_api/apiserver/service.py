@@ -50,7 +50,7 @@ from platform_api.authorization.rbac.authorizer import RBACAuthorizer
 from platform_api.authorization.rbac.escalation import EscalationGuard
 from platform_api.authorization.rbac.index import RuleIndex
 from platform_api.authorization.rbac.reconcile import ensure_defaults
-from platform_api.controllers.aggregation import ClusterRoleAggregation
+from platform_api.controllers.aggregation import ClusterRoleAggregation, fill_aggregated_roles
 from platform_api.controllers.base import Controller
 from platform_api.controllers.gc import GarbageCollector
 from platform_api.controllers.namespace import NamespaceController
@@ -253,6 +253,7 @@ class APIServerService(Service):
             self.reactor,
             lambda: handlers.authorizer,
             cfg.serve_upstream_groups,
+            cfg.admission_control_config_file,
         )
         self.policies = build_policies(
             cfg.admission_plugins,
@@ -393,6 +394,11 @@ class APIServerService(Service):
         self.rbac_bootstrapped = await ensure_defaults(
             self.stores, self.reactor, upstream=self.config.serve_upstream_groups
         )
+        if "clusterrole-aggregation-controller" in self.config.controllers:
+            # Filled before ready, not by the controller a moment later: clients see no
+            # burst of writes in their first second.
+            clusterroles = self.stores[("rbac.authorization.platform.io", "v1", "clusterroles")]
+            await fill_aggregated_roles(clusterroles)
         self.bootstrapped = True
         if self.freeze_heap:
             # In its own process, modules, schemas and the bootstrap objects live as long

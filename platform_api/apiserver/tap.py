@@ -203,6 +203,12 @@ FLAGS: list[tuple[str, str, str]] = [
         "comma-delimited: those and NodeRestriction.",
     ),
     (
+        "admission-control-config-file",
+        "",
+        "AdmissionConfiguration file: per webhook plugin, a kubeconfig whose users are the "
+        "credentials presented to each webhook host.",
+    ),
+    (
         "disable-admission-plugins",
         "",
         "Admission plugins to disable although on by default, comma-delimited.",

@@ -147,7 +147,8 @@ def _pems(data: bytes) -> list[bytes]:
     return [part + marker for part in data.split(marker) if b"-----BEGIN" in part]
 
 
-def _material(holder: dict[str, Any], name: str, base: str) -> bytes | None:
+def read_material(holder: dict[str, Any], name: str, base: str) -> bytes | None:
+    """``<name>-data`` (base64) or the file ``<name>`` names, relative to ``base``."""
     if holder.get(f"{name}-data"):
         return base64.b64decode(holder[f"{name}-data"])
     path = holder.get(name)
@@ -202,7 +203,7 @@ def _connection(cluster: dict[str, Any], user: dict[str, Any], base: str, path: 
         token_path = token_path if os.path.isabs(token_path) else os.path.join(base, token_path)
         with open(token_path) as f:
             token = f.read().strip()
-    ca_pem = _material(cluster, "certificate-authority", base)
+    ca_pem = read_material(cluster, "certificate-authority", base)
     credentials = None
     if user.get("exec"):
         try:
@@ -213,8 +214,8 @@ def _connection(cluster: dict[str, Any], user: dict[str, Any], base: str, path: 
     return Connection(
         server=server,
         ca_pem=ca_pem,
-        cert_pem=_material(user, "client-certificate", base),
-        key_pem=_material(user, "client-key", base),
+        cert_pem=read_material(user, "client-certificate", base),
+        key_pem=read_material(user, "client-key", base),
         token=token,
         tls_server_name=cluster.get("tls-server-name") or "",
         insecure=bool(cluster.get("insecure-skip-tls-verify")),

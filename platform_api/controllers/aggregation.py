@@ -17,7 +17,7 @@ from platform_api.controllers.base import Controller
 from platform_api.controllers.informer import Informer
 from platform_api.registry.store import Store
 from platform_api.selectors import SelectorError, label_selector_from
-from platform_api.storage.interface import Event
+from platform_api.storage.interface import Event, ListOptions
 
 Obj = dict[str, Any]
 
@@ -103,15 +103,42 @@ class ClusterRoleAggregation(Controller):
         if [_normal(r) for r in rules] == [_normal(r) for r in role.get("rules") or []]:
             return None
 
-        def rewrite(current: Obj | None) -> Obj:
-            if current is None or current.get("aggregationRule") is None:
-                raise errors.not_found("clusterroles", self.clusterroles.resource.group, name)
-            current["rules"] = rules
-            return current
-
-        try:
-            await self.clusterroles.update("", name, rewrite)
-        except errors.StatusError as e:
-            if e.code != 404:
-                raise
+        await write_rules(self.clusterroles, name, rules)
         return None
+
+
+async def write_rules(clusterroles: Store, name: str, rules: list[Obj]) -> None:
+    """Set an aggregated role's rules (gone, or no longer aggregated: nothing to do)."""
+
+    def rewrite(current: Obj | None) -> Obj:
+        if current is None or current.get("aggregationRule") is None:
+            raise errors.not_found("clusterroles", clusterroles.resource.group, name)
+        current["rules"] = rules
+        return current
+
+    try:
+        await clusterroles.update("", name, rewrite)
+    except errors.StatusError as e:
+        if e.code != 404:
+            raise
+
+
+async def fill_aggregated_roles(clusterroles: Store, passes: int = 4) -> None:
+    """Fill every aggregated role from storage, repeating while a pass changes one (admin
+    aggregates edit): a fresh server is ready with admin/edit/view filled rather than
+    rewriting them a moment later, as kube's controller does."""
+    for _ in range(passes):
+        roles = [s.object for s in clusterroles.list("", ListOptions()).items]
+        changed = False
+        for role in roles:
+            if role.get("aggregationRule") is None:
+                continue
+            try:
+                rules = aggregate_rules(role, roles)
+            except SelectorError:
+                continue
+            if [_normal(r) for r in rules] != [_normal(r) for r in role.get("rules") or []]:
+                await write_rules(clusterroles, role["metadata"]["name"], rules)
+                changed = True
+        if not changed:
+            return

@@ -14,7 +14,7 @@ import requests
 import yaml
 
 from platform_api.apiserver import pki
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import Server, session_for, start_server
 from tests.e2e.crds import eventually
 from tests.e2e.test_authz_webhook import stop_webhook
 from tests.e2e.test_token_webhook import start_sample
@@ -240,3 +240,56 @@ def test_kubectl_sees_the_denial(
         "request: every ConfigMap needs a team label"
     )
     assert admin.delete(url).status_code == 200
+
+
+def test_the_server_presents_credentials_from_the_admission_config(tmp_path: Path) -> None:
+    """A webhook that wants a client certificate gets one only with
+    --admission-control-config-file."""
+    certs = pki.ensure_pki(str(tmp_path / "hook-pki"), "127.0.0.1")
+    rules = str(ROOT / "etc" / "admission-webhook.yaml")
+    hook, port = start_sample(tmp_path, certs, "platform-admission-webhook", "--rules-file", rules)
+    (tmp_path / "hooks.kubeconfig").write_text(
+        "apiVersion: v1\nkind: Config\nusers:\n- name: '*'\n  user:\n"
+        f"    client-certificate: {certs.admin_cert}\n    client-key: {certs.admin_key}\n"
+    )
+    admission = tmp_path / "admission.yaml"
+    admission.write_text(
+        "apiVersion: apiserver.config.platform.io/v1\nkind: AdmissionConfiguration\nplugins:\n"
+        "- name: ValidatingAdmissionWebhook\n  configuration:\n"
+        "    apiVersion: apiserver.config.platform.io/v1\n"
+        "    kind: WebhookAdmissionConfiguration\n"
+        f"    kubeConfigFile: {tmp_path / 'hooks.kubeconfig'}\n"
+    )
+    plain = start_server(tmp_path / "plain")
+    with_config = start_server(tmp_path / "with", f"--admission-control-config-file={admission}")
+    try:
+        config = {"url": f"https://127.0.0.1:{port}/validate", "caBundle": ca_bundle(certs)}
+        codes = []
+        for server in (plain, with_config):
+            admin = session_for(server, cert=server.admin_cert)
+            ns = labelled_namespace(admin, server, "adm-creds")
+            hooks = [webhook("creds.example.com", ns, config)]
+            install(admin, server, "ValidatingWebhookConfiguration", "adm-creds", hooks)
+            cms = f"{server.url}/api/v1/namespaces/{ns}/configmaps?dryRun=All"
+
+            def refused(admin: requests.Session = admin, cms: str = cms) -> bool:
+                return admin.post(cms, json=configmap("x")).status_code != 201
+
+            eventually(refused)
+            r = admin.post(cms, json=configmap("x"))
+            codes.append((r.status_code, r.json()["message"]))
+        assert codes[0] == (
+            500,
+            'Internal error occurred: failed calling webhook "creds.example.com": failed to '
+            'call webhook: an error on the server ("{"error":"client certificate required"}") '
+            "has prevented the request from succeeding",
+        )
+        assert codes[1] == (
+            403,
+            'admission webhook "creds.example.com" denied the request: every ConfigMap needs '
+            "a team label",
+        )
+    finally:
+        plain.stop()
+        with_config.stop()
+        stop_webhook(hook)

@@ -8,6 +8,7 @@ from typing import Any
 from platform_api import errors
 from platform_api.admission.authorizer import authorize_with
 from platform_api.admission.webhook.caller import WebhookCaller
+from platform_api.admission.webhook.credentials import load_admission_config
 from platform_api.admission.webhook.dispatch import WebhookAdmission
 from platform_api.admission.webhook.hooks import HookSource
 from platform_api.authorization.interface import Authorizer
@@ -28,6 +29,7 @@ def build_webhooks(
     reactor: Any,
     authorizer: Callable[[], Authorizer | None],
     upstream: bool,
+    admission_config: str = "",
 ) -> WebhookAdmission | None:
     """The webhook plugins ``plugins`` leaves on (None when neither is)."""
     if MUTATING not in plugins and VALIDATING not in plugins:
@@ -53,7 +55,9 @@ def build_webhooks(
     return WebhookAdmission(
         source("mutatingwebhookconfigurations", True) if MUTATING in plugins else None,
         source("validatingwebhookconfigurations", False) if VALIDATING in plugins else None,
-        WebhookCaller(reactor, resolver),
+        WebhookCaller(
+            reactor, resolver, load_admission_config(admission_config) if admission_config else {}
+        ),
         namespace_labels,
         authorize_with(authorizer),
         review_group,

@@ -10,6 +10,7 @@ text continues kube's ``failed calling webhook "<name>": ...``.
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -17,6 +18,7 @@ from twisted.internet import error as net_error
 from twisted.internet.defer import CancelledError, TimeoutError
 from twisted.web import client as web_client
 
+from platform_api.admission.webhook.credentials import CredentialResolver
 from platform_api.client.kubeconfig import Connection
 from platform_api.registry.serviceresolver import ResolveError, ServiceResolver
 
@@ -35,15 +37,33 @@ class CallError(Exception):
 class WebhookCaller:
     """One treq client per webhook address, kept across requests (keep-alive)."""
 
-    def __init__(self, reactor: Any, resolver: ServiceResolver | None) -> None:
+    def __init__(
+        self,
+        reactor: Any,
+        resolver: ServiceResolver | None,
+        credentials: dict[str, CredentialResolver] | None = None,
+    ) -> None:
         self.reactor = reactor
         self.resolver = resolver
-        self._clients: dict[tuple[str, str, str], Any] = {}
+        self.credentials = credentials or {}
+        self._clients: dict[tuple[str, str, str, bytes], Any] = {}
 
-    def _connection(self, config: Obj) -> Connection:
+    def _with_credentials(self, connection: Connection, target: str, plugin: str) -> Connection:
+        """The credentials ``--admission-control-config-file`` gives ``plugin`` for a host."""
+        resolver = self.credentials.get(plugin)
+        found = resolver.for_target(target) if resolver is not None else None
+        if found is None:
+            return connection
+        return replace(
+            connection, cert_pem=found.cert_pem, key_pem=found.key_pem, token=found.token
+        )
+
+    def _connection(self, config: Obj, plugin: str) -> Connection:
         ca = base64.b64decode(config["caBundle"]) if config.get("caBundle") else None
         if config.get("url"):
-            return Connection(server=str(config["url"]), ca_pem=ca)
+            url = str(config["url"])
+            target = url.split("://", 1)[-1].split("/", 1)[0]
+            return self._with_credentials(Connection(server=url, ca_pem=ca), target, plugin)
         service = config.get("service") or {}
         namespace, name = service.get("namespace", ""), service.get("name", "")
         port, path = int(service.get("port") or 443), service.get("path") or ""
@@ -61,26 +81,23 @@ class WebhookCaller:
             connection.server,
             connection.tls_server_name,
             (connection.ca_pem or b"").decode("latin-1"),
+            connection.cert_pem or b"",
         )
         client = self._clients.get(key)
         if client is None:
             client = self._clients[key] = connection.client(self.reactor, KEEP_ALIVE)
         return client
 
-    async def call(self, config: Obj, review: Obj, timeout: int) -> Obj:
-        """The webhook's decoded answer to ``review``."""
-        connection = self._connection(config)
+    async def call(self, config: Obj, review: Obj, timeout: int, plugin: str) -> Obj:
+        """The webhook's decoded answer to ``review``; ``plugin`` picks the credentials."""
+        connection = self._connection(config, plugin)
         base = connection.server
         url = f"{base}{'&' if '?' in base else '?'}timeout={timeout}s"
         try:
             reply = await self._client(connection).post(
                 url,
                 data=orjson.dumps(review),
-                headers={
-                    "Content-Type": "application/json",
-                    "Accept": "application/json, */*",
-                    "User-Agent": USER_AGENT,
-                },
+                headers=_headers(connection.token),
                 timeout=timeout,
             )
             body = await reply.content()
@@ -97,6 +114,17 @@ class WebhookCaller:
                 f"failed to call webhook: couldn't get version/kind; json parse error: {e}"
             ) from None
         return answer
+
+
+def _headers(token: str) -> dict[str, str]:
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, */*",
+        "User-Agent": USER_AGENT,
+    }
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
 
 
 def _go_error(e: BaseException, server: str) -> str:

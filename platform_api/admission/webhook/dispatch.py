@@ -169,7 +169,8 @@ class WebhookAdmission:
             )
         api_version = f"{self.review_group}/{version}"
         uid, body = review.new_review(req, version, self.review_group)
-        answer = await self.caller.call(hook.client_config, body, hook.timeout)
+        plugin = "MutatingAdmissionWebhook" if hook.mutating else "ValidatingAdmissionWebhook"
+        answer = await self.caller.call(hook.client_config, body, hook.timeout, plugin)
         try:
             verdict = review.verify(answer, uid, api_version, hook.mutating)
         except InvalidResponse as e:

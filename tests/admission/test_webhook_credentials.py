@@ -1,0 +1,84 @@
+"""The credentials --admission-control-config-file gives each webhook host."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from platform_api.admission.webhook.credentials import (
+    ClientCredentials,
+    CredentialResolver,
+    load_admission_config,
+)
+from platform_api.apiserver.flagvalues import ConfigError
+
+
+def creds(token: str) -> ClientCredentials:
+    return ClientCredentials(token=token)
+
+
+@pytest.mark.parametrize(
+    ("target", "token"),
+    [
+        ("hook.team.svc:443", "exact"),
+        ("other.team.svc:443", "team-wildcard"),
+        ("hook.other.svc:8443", "svc-wildcard"),
+        ("example.com:443", "no-port"),
+        ("example.org:9000", "default"),
+    ],
+)
+def test_kube_lookup_order(target: str, token: str) -> None:
+    resolver = CredentialResolver(
+        {
+            "hook.team.svc:443": creds("exact"),
+            "*.team.svc:443": creds("team-wildcard"),
+            "*.svc:8443": creds("svc-wildcard"),
+            "example.com": creds("no-port"),
+            "*": creds("default"),
+        },
+        None,
+    )
+    found = resolver.for_target(target)
+    assert found is not None and found.token == token
+
+
+def test_the_current_context_then_nothing() -> None:
+    assert CredentialResolver({}, creds("current")).for_target("x:1") == creds("current")
+    assert CredentialResolver({}, None).for_target("x:1") is None
+
+
+def write_config(tmp_path: Path, kubeconfig: str) -> str:
+    (tmp_path / "hooks.kubeconfig").write_text(
+        "apiVersion: v1\nkind: Config\nusers:\n- name: '*'\n  user: {token: secret}\n"
+    )
+    path = tmp_path / "admission.yaml"
+    path.write_text(
+        "apiVersion: apiserver.config.platform.io/v1\nkind: AdmissionConfiguration\nplugins:\n"
+        "- name: ValidatingAdmissionWebhook\n  configuration:\n"
+        "    apiVersion: apiserver.config.platform.io/v1\n"
+        "    kind: WebhookAdmissionConfiguration\n"
+        f"    kubeConfigFile: {kubeconfig}\n"
+    )
+    return str(path)
+
+
+def test_load(tmp_path: Path) -> None:
+    loaded = load_admission_config(write_config(tmp_path, str(tmp_path / "hooks.kubeconfig")))
+    assert list(loaded) == ["ValidatingAdmissionWebhook"]
+    found = loaded["ValidatingAdmissionWebhook"].for_target("127.0.0.1:9443")
+    assert found is not None and found.token == "secret"
+
+
+def test_refusals(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_admission_config(write_config(tmp_path, "hooks.kubeconfig"))
+    assert str(info.value) == (
+        'kubeConfigFile: Invalid value: "hooks.kubeconfig": must be an absolute file path'
+    )
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: Something\n")
+    with pytest.raises(ConfigError):
+        load_admission_config(str(bad))
+    with pytest.raises(ConfigError):
+        load_admission_config(str(tmp_path / "missing.yaml"))
