@@ -11,6 +11,7 @@ import base64
 import hashlib
 import platform
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -122,20 +123,27 @@ def _aggregated_resource(rt: ResourceType, group: str) -> dict[str, Any]:
 class Discovery:
     """The documents, rebuilt on the first request after the scheme changed."""
 
-    def __init__(self, scheme: Scheme, server_address: str, aliases: Aliases | None = None) -> None:
+    def __init__(
+        self,
+        scheme: Scheme,
+        server_address: str | Callable[[], str],
+        aliases: Aliases | None = None,
+    ) -> None:
         self._scheme = scheme
+        # A callable when the port is known only once listening (port 0): read at the first
+        # request, not at build.
         self._address = server_address
         self._aliases = aliases
         self._generation = -1
         self._docs: dict[str, bytes] = {}
         self._aggregated: dict[str, tuple[bytes, str]] = {}
-        self._ensure()
 
     def _ensure(self) -> None:
         if self._generation != self._scheme.generation:
             self._generation = self._scheme.generation
             self._docs, self._aggregated = {}, {}
-            self._build(self._scheme, self._address)
+            address = self._address() if callable(self._address) else self._address
+            self._build(self._scheme, address)
 
     def _listed(self) -> list[tuple[str, str]]:
         """(name clients see, group serving it): each group, then its upstream name."""

@@ -302,11 +302,10 @@ class APIServerService(Service):
             request_timeout=cfg.request_timeout,
             reactor=self.reactor,
         )
-        address = f"{cfg.server_url.split('//', 1)[1]}"
         server = APIServer(
             filters,
             handlers,
-            Discovery(scheme, address, aliases),
+            Discovery(scheme, lambda: cfg.server_url.split("//", 1)[1], aliases),
             OpenAPI(scheme, aliases),
             self._health(),
         )

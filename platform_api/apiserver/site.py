@@ -130,6 +130,9 @@ class APIServer:
     async def _resource(self, request: Request) -> bytes:
         info: RequestInfo = getattr(request, _INFO)
         ctx: Context = getattr(request, _CONTEXT)
+        if not info.is_resource and request.method == b"GET" and request.path.endswith(b"/"):
+            # /api/v1/ and /apis/<group>/<version>/ are their discovery documents, as in kube.
+            return self.discovery.render(request, request.path.decode())
         work = ensureDeferred(dispatch.serve(request, info, ctx, self.handlers))
         if info.long_running:
             return await work
@@ -149,6 +152,7 @@ class APIServer:
     @app.route("/apis", methods=["GET"])
     @app.route("/apis/", methods=["GET"])
     @app.route("/apis/<group>", methods=["GET"])
+    @app.route("/apis/<group>/", methods=["GET"])
     @app.route("/apis/<group>/<version>", methods=["GET"])
     def discover(self, request: Request, **_: str) -> bytes:
         return self.discovery.render(request, request.path.decode())

@@ -458,3 +458,22 @@ def test_patches_cannot_change_immutable_fields(server: Server, admin: requests.
     assert r.status_code == 422
     assert r.json()["details"]["causes"][0]["field"] == "metadata.uid"
     assert admin.get(server.url + CM + "/frozen").json() == created
+
+
+def test_discovery_paths_with_a_trailing_slash(server: Server, admin: requests.Session) -> None:
+    """As kube: upstream's Discovery conformance case reads /apis/<group>/."""
+    for path, kind in (
+        ("/api/", "APIVersions"),
+        ("/api/v1/", "APIResourceList"),
+        ("/apis/", "APIGroupList"),
+        ("/apis/apps/", "APIGroup"),
+        ("/apis/apps/v1/", "APIResourceList"),
+    ):
+        r = admin.get(server.url + path)
+        assert (r.status_code, r.json()["kind"]) == (200, kind), path
+    # The address clients are told is where the server listens (port 0 was asked for).
+    port = server.url.rsplit(":", 1)[1]
+    api = admin.get(server.url + "/api").json()
+    assert api["serverAddressByClientCIDRs"] == [
+        {"clientCIDR": "0.0.0.0/0", "serverAddress": f"127.0.0.1:{port}"}
+    ]
