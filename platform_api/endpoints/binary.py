@@ -17,7 +17,7 @@ from typing import Any
 from platform_api import errors
 from platform_api.codec import cbor, protobuf
 from platform_api.scheme import bytefields
-from platform_api.storage.interface import Stored
+from platform_api.storage.interface import UNSTORED, Stored
 
 Obj = dict[str, Any]
 CACHE_BYTES = 64 * 1024 * 1024
@@ -30,50 +30,46 @@ class EncodedCache:
     asked for: a lookup is one dict probe, which keeps a LIST of a thousand objects
     close to the JSON one.
 
-    An entry also keeps the JSON it was encoded from, and a hit needs the same bytes:
-    a dry run's answer or a watch's DELETED object carries a revision whose stored
-    state is different, and must never be served for it."""
+    An entry matches the revision and kind, and with ``by_version`` the apiVersion too:
+    a custom resource's served versions are views of one stored revision.  An object no
+    write stored (a dry run's answer, revision ``UNSTORED``) is encoded but never cached:
+    its revision's stored state is another."""
 
-    def __init__(self, encode: Encode, max_bytes: int = CACHE_BYTES) -> None:
+    def __init__(self, encode: Encode, max_bytes: int = CACHE_BYTES, by_version: bool = False):
         self.encode = encode
         self.max_bytes = max_bytes
+        self.by_version = by_version
         self.size = 0
-        self._entries: dict[bytes, tuple[int, str, bytes, bytes]] = {}
+        self._entries: dict[bytes, tuple[int, str, bytes]] = {}
 
     def many(self, items: list[Stored], api_version: str, kind: str) -> list[bytes]:
         """The encodings of a list's items (the lookup inlined: it is the hot loop)."""
         entries, out = self._entries, []
+        tag = f"{api_version}/{kind}" if self.by_version else kind
         for item in items:
             found = entries.get(item.key)
-            if (
-                found is not None
-                and found[0] == item.revision
-                and found[1] == kind
-                and found[2] == item.data
-            ):
-                out.append(found[3])
+            if found is not None and found[0] == item.revision and found[1] == tag:
+                out.append(found[2])
             else:
                 out.append(self.one(item, api_version, kind))
         return out
 
     def one(self, stored: Stored, api_version: str, kind: str) -> bytes:
+        tag = f"{api_version}/{kind}" if self.by_version else kind
         found = self._entries.get(stored.key)
-        if (
-            found is not None
-            and found[0] == stored.revision
-            and found[1] == kind
-            and found[2] == stored.data
-        ):
-            return found[3]
+        if found is not None and found[0] == stored.revision and found[1] == tag:
+            return found[2]
         data = self.encode(stored.object, api_version, kind)
+        if stored.revision == UNSTORED:
+            return data
         if found is not None:
             del self._entries[stored.key]
-            self.size -= len(found[2]) + len(found[3])
-        self._entries[stored.key] = (stored.revision, kind, stored.data, data)
-        self.size += len(stored.data) + len(data)
+            self.size -= len(found[2])
+        self._entries[stored.key] = (stored.revision, tag, data)
+        self.size += len(data)
         while self.size > self.max_bytes and self._entries:
             old = self._entries.pop(next(iter(self._entries)))
-            self.size -= len(old[2]) + len(old[3])
+            self.size -= len(old[2])
         return data
 
 
@@ -137,7 +133,8 @@ def _cbor_item(obj: Obj, api_version: str, kind: str) -> bytes:
 
 
 def cbor_cache() -> EncodedCache:
-    return EncodedCache(_cbor_item)
+    # A CBOR item names its apiVersion: each served version of a custom resource is its own.
+    return EncodedCache(_cbor_item, by_version=True)
 
 
 def cbor_object_body(cache: EncodedCache, stored: Stored) -> bytes:

@@ -35,6 +35,7 @@ from platform_api.storage.interface import (
     INVALID_OBJECT,
     KEY_EXISTS,
     KEY_NOT_FOUND,
+    UNSTORED,
     ListOptions,
     ListResult,
     Preconditions,
@@ -225,7 +226,7 @@ class Store:
         try:
             self.storage.get(key)
         except StorageError:
-            return Stored(key, 0, orjson.dumps(obj))
+            return Stored(key, UNSTORED, orjson.dumps(obj))
         raise errors.already_exists(self.resource.plural, self.resource.group, name)
 
     # -- update -----------------------------------------------------------------------
@@ -304,7 +305,7 @@ class Store:
         except StorageError:
             current = None
         obj = await try_update(current.copy() if current else None, current)
-        return Stored(key, current.revision if current else 0, orjson.dumps(obj)), current is None
+        return Stored(key, UNSTORED, orjson.dumps(obj)), current is None
 
     def _check_name(self, obj: Obj, name: str) -> None:
         body_name = obj.get("metadata", {}).get("name")
@@ -432,7 +433,7 @@ class Store:
             return existing
 
         if dry_run:
-            return Stored(key, current.revision, orjson.dumps(mark(current.copy(), current)))
+            return Stored(key, UNSTORED, orjson.dumps(mark(current.copy(), current)))
         try:
             return await self.storage.guaranteed_update(key, mark)
         except StorageError as e:

@@ -39,6 +39,11 @@ class StorageError(Exception):
         self.revision = revision
 
 
+# The revision of an object no write stored: a dry run's answer.  Its content is not the
+# stored state of any revision, so nothing may cache it by revision.
+UNSTORED = -1
+
+
 class Stored:
     """An encoded object at a revision.  ``data`` is what a GET returns verbatim."""
 

@@ -7,7 +7,7 @@ import orjson
 
 from platform_api.codec import cbor, protobuf
 from platform_api.endpoints import binary
-from platform_api.storage.interface import Stored
+from platform_api.storage.interface import UNSTORED, Stored
 
 
 def stored(name: str, revision: int, value: str = "x") -> Stored:
@@ -20,14 +20,16 @@ def stored(name: str, revision: int, value: str = "x") -> Stored:
     return Stored(f"/configmaps/default/{name}".encode(), revision, orjson.dumps(obj))
 
 
-def counting(max_bytes: int = 1000) -> tuple[binary.EncodedCache, list[str]]:
+def counting(
+    max_bytes: int = 10, by_version: bool = False
+) -> tuple[binary.EncodedCache, list[str]]:
     calls: list[str] = []
 
     def encode(obj: dict, api_version: str, kind: str) -> bytes:
         calls.append(obj["metadata"]["name"])
         return obj["data"]["v"].encode()
 
-    return binary.EncodedCache(encode, max_bytes=max_bytes), calls
+    return binary.EncodedCache(encode, max_bytes=max_bytes, by_version=by_version), calls
 
 
 def test_each_revision_is_encoded_once() -> None:
@@ -36,28 +38,33 @@ def test_each_revision_is_encoded_once() -> None:
     assert cache.one(first, "v1", "ConfigMap") == b"one"
     assert cache.many([first, stored("a", 1, "one")], "v1", "ConfigMap") == [b"one", b"one"]
     assert calls == ["a"]
-    second = stored("a", 2, "two")
-    assert cache.one(second, "v1", "ConfigMap") == b"two"  # a newer revision
-    assert (calls, cache.size) == (["a", "a"], len(second.data) + 3)
+    assert cache.one(stored("a", 2, "two"), "v1", "ConfigMap") == b"two"  # a newer revision
+    assert (calls, cache.size) == (["a", "a"], 3)
 
 
-def test_other_bytes_under_a_cached_revision_are_encoded_afresh() -> None:
-    """A dry run's answer, or a watch's DELETED object, carries a revision whose stored
-    state differs: it must neither be served the cached message nor leave its own."""
+def test_unstored_objects_are_never_cached() -> None:
+    """A dry run's answer is not the stored state of any revision."""
     cache, calls = counting()
-    real = stored("a", 5, "real")
-    assert cache.one(real, "v1", "ConfigMap") == b"real"
-    assert cache.one(stored("a", 5, "dry-run"), "v1", "ConfigMap") == b"dry-run"
-    assert cache.many([real], "v1", "ConfigMap") == [b"real"]
-    assert calls == ["a", "a", "a"]
+    assert cache.one(stored("a", 5, "real"), "v1", "ConfigMap") == b"real"
+    dry = Stored(b"/configmaps/default/a", UNSTORED, stored("a", 5, "dry").data)
+    assert cache.one(dry, "v1", "ConfigMap") == b"dry"
+    assert cache.many([stored("a", 5, "real")], "v1", "ConfigMap") == [b"real"]
+    assert calls == ["a", "a"]
+
+
+def test_versions_of_one_revision_with_by_version() -> None:
+    """A custom resource's served versions are views of one stored revision."""
+    cache, _ = counting(by_version=True)
+    assert cache.one(stored("a", 5, "v1"), "example.com/v1", "Widget") == b"v1"
+    assert cache.one(stored("a", 5, "v2"), "example.com/v2", "Widget") == b"v2"
+    assert cache.many([stored("a", 5, "v1")], "example.com/v1", "Widget") == [b"v1"]
 
 
 def test_the_oldest_entries_leave_first_over_budget() -> None:
-    entry = len(stored("a", 1, "xxxx").data) + 4
-    cache, calls = counting(max_bytes=2 * entry + 1)
+    cache, calls = counting()
     for name in "abcd":
         cache.one(stored(name, 1, "xxxx"), "v1", "ConfigMap")
-    assert cache.size == 2 * entry  # four asked for, two fit: a and b went
+    assert cache.size == 8  # 16 bytes asked for, 10 allowed: a and b went
     cache.many([stored("c", 1, "xxxx"), stored("a", 1, "xxxx")], "v1", "ConfigMap")
     assert calls == ["a", "b", "c", "d", "a"]
 
