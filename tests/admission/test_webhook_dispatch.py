@@ -1,0 +1,169 @@
+"""The webhook dispatchers against in-process answers: order, reinvocation, failure
+policies, dry runs and bad answers (real webhook processes are in tests/e2e)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import orjson
+import pytest
+import pytest_twisted
+
+from platform_api import errors
+from platform_api.admission.webhook.caller import CallError
+from platform_api.admission.webhook.dispatch import WebhookAdmission
+from platform_api.admission.webhook.hooks import compile_configuration
+from tests.admission.test_webhook_matching import request
+
+Obj = dict[str, Any]
+RULES = [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}]
+
+
+def hook(name: str, **extra: Any) -> Obj:
+    return {
+        "name": name,
+        "clientConfig": {"url": f"https://{name}/"},
+        "rules": RULES,
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        **extra,
+    }
+
+
+class Source:
+    def __init__(self, hooks: list[Obj], mutating: bool) -> None:
+        self._hooks = compile_configuration(
+            {"metadata": {"name": "c"}, "webhooks": hooks}, mutating
+        )
+
+    def hooks(self) -> list:
+        return self._hooks
+
+
+class Caller:
+    """Answers by host: a function of the review's request, or an exception."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+        self.calls: list[str] = []
+
+    async def call(self, config: Obj, review: Obj, timeout: int, plugin: str) -> Obj:
+        host = config["url"].split("//")[1].rstrip("/")
+        self.calls.append(host)
+        answer = self.answers[host]
+        if isinstance(answer, Exception):
+            raise answer
+        response = {"uid": review["request"]["uid"], **answer(review["request"])}
+        return {"apiVersion": review["apiVersion"], "kind": "AdmissionReview", "response": response}
+
+
+def patch(*ops: Obj) -> Obj:
+    return {
+        "allowed": True,
+        "patchType": "JSONPatch",
+        "patch": base64.b64encode(orjson.dumps(list(ops))).decode(),
+    }
+
+
+def plugin(mutating: list[Obj], validating: list[Obj], caller: Caller) -> WebhookAdmission:
+    return WebhookAdmission(
+        Source(mutating, True),  # type: ignore[arg-type]
+        Source(validating, False),  # type: ignore[arg-type]
+        caller,  # type: ignore[arg-type]
+        lambda name: {},
+    )
+
+
+def deployment() -> Obj:
+    return {"metadata": {"name": "web", "labels": {}}, "spec": {"replicas": 1}}
+
+
+@pytest_twisted.ensureDeferred
+async def test_mutations_apply_in_order_and_ifneeded_reinvokes() -> None:
+    seen: list[Obj] = []
+
+    def first(req: Obj) -> Obj:
+        seen.append(req["object"]["metadata"]["labels"])
+        return patch({"op": "add", "path": "/metadata/labels/a", "value": "1"})
+
+    caller = Caller(
+        {
+            "first": first,
+            "second": lambda req: patch({"op": "add", "path": "/metadata/labels/b", "value": "2"}),
+        }
+    )
+    hooks = [hook("first", reinvocationPolicy="IfNeeded"), hook("second")]
+    req = request(object=deployment())
+    await plugin(hooks, [], caller).mutate(req)
+    assert req.object["metadata"]["labels"] == {"a": "1", "b": "2"}
+    # "second" changed the object after "first" saw it: "first" runs once more.
+    assert caller.calls == ["first", "second", "first"]
+    assert seen == [{}, {"a": "1", "b": "2"}]
+
+
+@pytest_twisted.ensureDeferred
+async def test_failure_policies() -> None:
+    down = CallError('failed to call webhook: Post "https://down/?timeout=10s": EOF')
+    caller = Caller({"down": down})
+    req = request(object=deployment())
+    await plugin([], [hook("down", failurePolicy="Ignore")], caller).validate(req)
+    with pytest.raises(errors.StatusError) as info:
+        await plugin([], [hook("down")], caller).validate(req)
+    assert (info.value.code, info.value.message) == (
+        500,
+        'Internal error occurred: failed calling webhook "down": failed to call webhook: '
+        'Post "https://down/?timeout=10s": EOF',
+    )
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_dry_run_never_reaches_a_webhook_with_side_effects() -> None:
+    caller = Caller({"effects": lambda req: {"allowed": True}})
+    req = request(object=deployment(), dry_run=True)
+    with pytest.raises(errors.StatusError) as info:
+        await plugin([], [hook("effects", sideEffects="Some")], caller).validate(req)
+    assert (info.value.code, info.value.reason, info.value.message) == (
+        400,
+        "BadRequest",
+        'admission webhook "effects" does not support dry run',
+    )
+    assert caller.calls == []
+    await plugin([], [hook("effects", sideEffects="NoneOnDryRun")], caller).validate(req)
+    assert caller.calls == ["effects"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_first_refusal_in_order_answers() -> None:
+    caller = Caller(
+        {
+            "ok": lambda req: {"allowed": True, "warnings": ["careful"]},
+            "no": lambda req: {"allowed": False, "status": {"code": 403, "message": "nope"}},
+            "never": lambda req: {"allowed": False},
+        }
+    )
+    req = request(object=deployment())
+    with pytest.raises(errors.StatusError) as info:
+        await plugin([], [hook("ok"), hook("no"), hook("never")], caller).validate(req)
+    assert info.value.message == 'admission webhook "no" denied the request: nope'
+    assert req.warnings == ["careful"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_bad_answers() -> None:
+    req = request(object=deployment())
+    garbage = Caller({"bad": lambda req: {"allowed": True, "patch": "%%%"}})
+    with pytest.raises(errors.StatusError) as info:
+        await plugin([], [hook("bad")], garbage).validate(req)
+    assert info.value.message.startswith(
+        'Internal error occurred: failed calling webhook "bad": received invalid webhook '
+        "response: illegal base64 data"
+    )
+    deleting = request(operation="DELETE", object=None, old_object=deployment())
+    patching = Caller({"p": lambda req: patch({"op": "add", "path": "/x", "value": 1})})
+    with pytest.raises(errors.StatusError) as info:
+        await plugin([hook("p")], [], patching).mutate(deleting)
+    assert info.value.message == (
+        'Internal error occurred: admission webhook "p" attempted to modify the object, '
+        "which is not supported for this operation"
+    )
