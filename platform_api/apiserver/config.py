@@ -33,6 +33,8 @@ CONTROLLERS = {
     "garbagecollector": "garbage-collector-controller",
     "clusterrole-aggregation-controller": "clusterrole-aggregation-controller",
     "clusterrole-aggregation": "clusterrole-aggregation-controller",
+    "serviceaccount-controller": "serviceaccount-controller",
+    "serviceaccount": "serviceaccount-controller",
 }
 
 

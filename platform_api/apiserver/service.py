@@ -54,6 +54,7 @@ from platform_api.controllers.aggregation import ClusterRoleAggregation, fill_ag
 from platform_api.controllers.base import Controller
 from platform_api.controllers.gc import GarbageCollector
 from platform_api.controllers.namespace import NamespaceController
+from platform_api.controllers.serviceaccounts import ServiceAccountsController
 from platform_api.endpoints.scope import Handlers
 from platform_api.endpoints.tables import TableConvertor
 from platform_api.endpoints.watch import WatchStream
@@ -419,6 +420,11 @@ class APIServerService(Service):
             self.controllers.append(NamespaceController(namespaces, stores, self.hub, self.reactor))
         if "garbage-collector-controller" in wanted:
             self.controllers.append(GarbageCollector(stores, self.hub, self.reactor))
+        if "serviceaccount-controller" in wanted:
+            accounts = self.stores[("", "v1", "serviceaccounts")]
+            self.controllers.append(
+                ServiceAccountsController(namespaces, accounts, self.hub, self.reactor)
+            )
         if "clusterrole-aggregation-controller" in wanted:
             clusterroles = self.stores[("rbac.authorization.platform.io", "v1", "clusterroles")]
             self.controllers.append(

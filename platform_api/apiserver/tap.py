@@ -229,7 +229,8 @@ FLAGS: list[tuple[str, str, str]] = [
         "controllers",
         "*",
         "Controllers to run in the server: '*' all, 'foo' on, '-foo' off (namespace-controller, "
-        "garbage-collector-controller).",
+        "garbage-collector-controller, clusterrole-aggregation-controller, "
+        "serviceaccount-controller).",
     ),
 ]
 BOOL_FLAGS = (

@@ -6,6 +6,7 @@ import httpx
 import requests
 
 from tests.e2e.conftest import Server, session_for
+from tests.e2e.crds import eventually
 
 CM = "/api/v1/namespaces/default/configmaps"
 
@@ -477,3 +478,14 @@ def test_discovery_paths_with_a_trailing_slash(server: Server, admin: requests.S
     assert api["serverAddressByClientCIDRs"] == [
         {"clientCIDR": "0.0.0.0/0", "serverAddress": f"127.0.0.1:{port}"}
     ]
+
+
+def test_new_namespaces_get_a_default_service_account(
+    server: Server, admin: requests.Session
+) -> None:
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "sa-default"}}
+    assert admin.post(server.url + "/api/v1/namespaces", json=ns).status_code == 201
+    url = server.url + "/api/v1/namespaces/sa-default/serviceaccounts/default"
+    eventually(lambda: admin.get(url).status_code == 200)
+    assert admin.delete(url).status_code == 200
+    eventually(lambda: admin.get(url).status_code == 200)  # created again
