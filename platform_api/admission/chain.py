@@ -61,6 +61,17 @@ class AdmissionChain:
         self.webhooks = webhooks
         self.policies = policies
 
+    def start(self) -> None:
+        """The webhook and policy plugins read their configurations from informers."""
+        for plugin in (self.webhooks, self.policies):
+            if plugin is not None:
+                plugin.start()
+
+    def stop(self) -> None:
+        for plugin in (self.webhooks, self.policies):
+            if plugin is not None:
+                plugin.stop()
+
     @staticmethod
     def attributes(scope: Scope, operation: str, name: str = "") -> Attributes:
         return Attributes(

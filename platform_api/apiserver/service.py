@@ -19,18 +19,12 @@ from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 from twisted.web.server import Request, Site
 
-from platform_api.admission.authorizer import authorize_with
-from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
-from platform_api.admission.clusterip import ClusterIPAllocation
-from platform_api.admission.lifecycle import NamespaceLifecycle
-from platform_api.admission.noderestriction import NodeRestriction
-from platform_api.admission.policy.build import build_policies
-from platform_api.admission.webhook.build import build_webhooks
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.finalizer import CRDFinalizer
 from platform_api.apiextensions.naming import NamingController
 from platform_api.apiextensions.serving import CRDInstaller
 from platform_api.apiserver import authn, authz, defaultobjects, pki, serviceaccounts
+from platform_api.apiserver.admission import build_admission
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.discovery import Discovery
 from platform_api.apiserver.features import CBOR_SERVING_AND_STORAGE
@@ -198,22 +192,6 @@ class APIServerService(Service):
             ),
         }
 
-    def _admission_plugins(self) -> list[AdmissionPlugin]:
-        """The plugins --enable/--disable-admission-plugins leave on, in kube's order."""
-        cfg, stores = self.config, self.stores
-        wanted = cfg.admission_plugins
-        plugins: list[AdmissionPlugin] = []
-        if "NamespaceLifecycle" in wanted:
-            plugins.append(
-                NamespaceLifecycle(self.storage, stores[("", "v1", "namespaces")].prefix)
-            )
-        if "NodeRestriction" in wanted:
-            plugins.append(NodeRestriction(stores[("", "v1", "pods")], stores[("", "v1", "nodes")]))
-        # Not a kube admission plugin (kube allocates in the Service store): always on.
-        services = stores[("", "v1", "services")].prefix
-        plugins.append(ClusterIPAllocation(self.storage, services, cfg.service_cluster_ip_range))
-        return plugins
-
     def build(self) -> tuple[APIServer, str, str, str]:
         """Everything but the listener; returns the server and its TLS files."""
         cfg = self.config
@@ -246,23 +224,14 @@ class APIServerService(Service):
             self.node_authorizer = NodeAuthorizer(self.node_graph)
         for name in cfg.feature_gates.unrecognized:
             log.warn("unrecognized feature gate: {name}", name=name)
-        self.webhooks = build_webhooks(
-            cfg.admission_plugins,
-            self.storage,
-            self.hub,
-            self.stores,
-            self.reactor,
-            lambda: handlers.authorizer,
-            cfg.serve_upstream_groups,
-            cfg.admission_control_config_file,
-        )
-        self.policies = build_policies(
-            cfg.admission_plugins,
+        self.admission = build_admission(
+            cfg,
             self.storage,
             self.hub,
             scheme,
             self.stores,
-            authorize_with(lambda: handlers.authorizer),
+            self.reactor,
+            lambda: handlers.authorizer,
         )
         handlers = Handlers(
             aliases=aliases,
@@ -270,7 +239,7 @@ class APIServerService(Service):
             scheme=scheme,
             storage=self.storage,
             stores=self.stores,
-            admission=AdmissionChain(self._admission_plugins(), self.webhooks, self.policies),
+            admission=self.admission,
             tables=TableConvertor(scheme.schemas),
             hub=self.hub,
             reactor=self.reactor,
@@ -332,9 +301,7 @@ class APIServerService(Service):
         self.rbac_index.start()
         if self.node_graph is not None:
             self.node_graph.start()  # complete before the first request is served
-        for plugin in (self.webhooks, self.policies):
-            if plugin is not None:
-                plugin.start()
+        self.admission.start()
         self._every(max(0.5, min(cfg.history_window / 10, 30.0)), self._compact)
         # kube's compactor, every --etcd-compaction-interval: old continue tokens expire.
         self._every(max(0.5, cfg.history_window), self._mark_compaction)
@@ -453,9 +420,7 @@ class APIServerService(Service):
             controller.stop()
         self.hub.unsubscribe(self.crd_installer)
         self.rbac_index.stop()
-        for plugin in (self.webhooks, self.policies):
-            if plugin is not None:
-                plugin.stop()
+        self.admission.stop()
         if self.node_graph is not None:
             self.node_graph.stop()
         self.hub.stop()

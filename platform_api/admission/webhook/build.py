@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.authorizer import authorize_with
+from platform_api.admission.matching import Authorize
 from platform_api.admission.webhook.caller import WebhookCaller
 from platform_api.admission.webhook.credentials import load_admission_config
 from platform_api.admission.webhook.dispatch import WebhookAdmission
 from platform_api.admission.webhook.hooks import HookSource
-from platform_api.authorization.interface import Authorizer
 from platform_api.registry.serviceresolver import ServiceResolver
 from platform_api.registry.store import Store
 from platform_api.storage.interface import Storage
@@ -27,7 +25,7 @@ def build_webhooks(
     hub: WatchHub,
     stores: dict[tuple[str, str, str], Store],
     reactor: Any,
-    authorizer: Callable[[], Authorizer | None],
+    authorize: Authorize,
     upstream: bool,
     admission_config: str = "",
 ) -> WebhookAdmission | None:
@@ -59,6 +57,6 @@ def build_webhooks(
             reactor, resolver, load_admission_config(admission_config) if admission_config else {}
         ),
         namespace_labels,
-        authorize_with(authorizer),
+        authorize,
         review_group,
     )

@@ -1,0 +1,62 @@
+"""Assembling the admission chain: kube's plugins --enable/--disable-admission-plugins
+leave on, in kube's order, then the webhook and policy plugins behind them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from platform_api.admission.authorizer import authorize_with
+from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
+from platform_api.admission.clusterip import ClusterIPAllocation
+from platform_api.admission.lifecycle import NamespaceLifecycle
+from platform_api.admission.noderestriction import NodeRestriction
+from platform_api.admission.policy.build import build_policies
+from platform_api.admission.webhook.build import build_webhooks
+from platform_api.apiserver.config import ServerConfig
+from platform_api.authorization.interface import Authorizer
+from platform_api.registry.store import Store
+from platform_api.scheme.catalog import Scheme
+from platform_api.storage.interface import Storage
+from platform_api.storage.watch import WatchHub
+
+Stores = dict[tuple[str, str, str], Store]
+
+
+def _plugins(cfg: ServerConfig, storage: Storage, stores: Stores) -> list[AdmissionPlugin]:
+    wanted = cfg.admission_plugins
+    plugins: list[AdmissionPlugin] = []
+    if "NamespaceLifecycle" in wanted:
+        plugins.append(NamespaceLifecycle(storage, stores[("", "v1", "namespaces")].prefix))
+    if "NodeRestriction" in wanted:
+        plugins.append(NodeRestriction(stores[("", "v1", "pods")], stores[("", "v1", "nodes")]))
+    # Not a kube admission plugin (kube allocates in the Service store): always on.
+    services = stores[("", "v1", "services")].prefix
+    plugins.append(ClusterIPAllocation(storage, services, cfg.service_cluster_ip_range))
+    return plugins
+
+
+def build_admission(
+    cfg: ServerConfig,
+    storage: Storage,
+    hub: WatchHub,
+    scheme: Scheme,
+    stores: Stores,
+    reactor: Any,
+    authorizer: Callable[[], Authorizer | None],
+) -> AdmissionChain:
+    """The chain; ``authorizer`` is looked up per check (it is built after admission)."""
+    authorize = authorize_with(authorizer)
+    plugins = cfg.admission_plugins
+    webhooks = build_webhooks(
+        plugins,
+        storage,
+        hub,
+        stores,
+        reactor,
+        authorize,
+        cfg.serve_upstream_groups,
+        cfg.admission_control_config_file,
+    )
+    policies = build_policies(plugins, storage, hub, scheme, stores, authorize)
+    return AdmissionChain(_plugins(cfg, storage, stores), webhooks, policies)
