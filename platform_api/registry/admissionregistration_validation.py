@@ -186,20 +186,21 @@ def _review_versions(versions: list[str], require_known: bool, path: str) -> lis
     return errs
 
 
+def _listed(values: list[Any], path: str, what: str) -> list[FieldError]:
+    """Required, and ``*`` only alone: kube's checks on a rule's operations, groups and
+    versions."""
+    if not values:
+        return [field.required(path)]
+    if len(values) > 1 and "*" in values:
+        message = f"if '*' is present, must not specify other {what}"
+        return [field.invalid(path, gojson.text(values), message)]
+    return []
+
+
 def validate_rule_with_operations(rule: Obj, path: str) -> list[FieldError]:
     """kube's ``validateRuleWithOperations`` (sub-resources allowed)."""
-    errs: list[FieldError] = []
     operations = rule.get("operations") or []
-    if not operations:
-        errs.append(field.required(f"{path}.operations"))
-    if len(operations) > 1 and "*" in operations:
-        errs.append(
-            field.invalid(
-                f"{path}.operations",
-                gojson.text(operations),
-                "if '*' is present, must not specify other operations",
-            )
-        )
+    errs = _listed(operations, f"{path}.operations", "operations")
     for i, operation in enumerate(operations):
         if operation not in OPERATIONS:
             errs.append(
@@ -209,28 +210,9 @@ def validate_rule_with_operations(rule: Obj, path: str) -> list[FieldError]:
 
 
 def _rule(rule: Obj, path: str) -> list[FieldError]:
-    errs: list[FieldError] = []
     groups, versions = rule.get("apiGroups") or [], rule.get("apiVersions") or []
-    if not groups:
-        errs.append(field.required(f"{path}.apiGroups"))
-    if len(groups) > 1 and "*" in groups:
-        errs.append(
-            field.invalid(
-                f"{path}.apiGroups",
-                gojson.text(groups),
-                "if '*' is present, must not specify other API groups",
-            )
-        )
-    if not versions:
-        errs.append(field.required(f"{path}.apiVersions"))
-    if len(versions) > 1 and "*" in versions:
-        errs.append(
-            field.invalid(
-                f"{path}.apiVersions",
-                gojson.text(versions),
-                "if '*' is present, must not specify other API versions",
-            )
-        )
+    errs = _listed(groups, f"{path}.apiGroups", "API groups")
+    errs += _listed(versions, f"{path}.apiVersions", "API versions")
     errs += [field.required(f"{path}.apiVersions[{i}]") for i, v in enumerate(versions) if not v]
     errs += validate_resources(rule.get("resources") or [], f"{path}.resources")
     scope = rule.get("scope")
