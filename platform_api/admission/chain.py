@@ -1,16 +1,18 @@
 """Admission: mutating plugins and webhooks first, validating ones inside the registry's
 retry loop.
 
-A plugin implements ``admit`` (may change the object; runs once, before the store) and/or
-``validate`` (must not change it; runs on every compare-and-swap attempt, against the
-object that is about to be written).  After the plugins come kube's two webhook plugins,
-MutatingAdmissionWebhook (last of the mutating phase) and ValidatingAdmissionWebhook;
-updates run the mutating webhooks inside the retry loop too, on the updated object, as
-kube's update handler does.  For a DELETE both webhook phases see the object as stored.
+A plugin implements ``admit`` (kube's MutationInterface: may change the object) and/or
+``validate`` (ValidationInterface: must not).  Either may return an awaitable.  A create
+runs the mutating phase once, before the store; an update runs it inside the store's
+compare-and-swap loop, on the updated object, as kube's update handler does; the
+validating phase runs on every attempt, against the object about to be written.  After
+the plugins come kube's webhook plugins, MutatingAdmissionWebhook (last of the mutating
+phase) and ValidatingAdmissionWebhook.  For a DELETE both phases see the stored object.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -43,11 +45,27 @@ class Attributes:
 
 
 class AdmissionPlugin(Protocol):
+    """A built-in plugin: ``admit`` and/or ``validate`` (a plugin may lack either one).
+
+    ``obj`` is the object being written (None for DELETE and CONNECT), ``old`` the
+    stored one (None for CREATE).  A plugin refuses by raising a ``StatusError``.
+    """
+
     name: str
 
-    def admit(self, attrs: Attributes, obj: Obj | None) -> None: ...
 
-    def validate(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None: ...
+class Mutating(AdmissionPlugin, Protocol):
+    def admit(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> Awaitable[None] | None:
+        """Change ``obj`` in place, or refuse."""
+        ...
+
+
+class Validating(AdmissionPlugin, Protocol):
+    def validate(
+        self, attrs: Attributes, obj: Obj | None, old: Obj | None
+    ) -> Awaitable[None] | None:
+        """Refuse, without changing anything but the plugin's own bookkeeping."""
+        ...
 
 
 class AdmissionChain:
@@ -58,6 +76,12 @@ class AdmissionChain:
         policies: PolicyAdmission | None = None,
     ) -> None:
         self.plugins = plugins
+        self.mutating: list[Mutating] = [p for p in plugins if hasattr(p, "admit")]  # type: ignore[misc]
+        validating: list[Validating] = [p for p in plugins if hasattr(p, "validate")]  # type: ignore[misc]
+        # kube runs ResourceQuota (and AlwaysDeny) after the validating webhooks, so that
+        # quota is charged only for what everything else admitted.
+        self.validating = [p for p in validating if not getattr(p, "runs_last", False)]
+        self.last = [p for p in validating if getattr(p, "runs_last", False)]
         self.webhooks = webhooks
         self.policies = policies
 
@@ -88,8 +112,7 @@ class AdmissionChain:
         """The mutating phase of a create: once, before the registry sees the request.
         Webhook patches are applied to ``obj`` in place."""
         attrs = self.attributes(scope, operation, name)
-        for plugin in self.plugins:
-            plugin.admit(attrs, obj)
+        await self._mutate_plugins(attrs, obj, None)
         if obj is None or self.webhooks is None or not self.webhooks.has_mutating():
             return
         req = admission_request(scope, attrs, obj, None)
@@ -101,16 +124,28 @@ class AdmissionChain:
             obj.clear()
             obj.update(req.object)
 
+    async def _mutate_plugins(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
+        for plugin in self.mutating:
+            pending = plugin.admit(attrs, obj, old)
+            if pending is not None:
+                await pending
+
     def mutator(self, scope: Scope) -> Mutate | None:
-        """The mutating webhooks of an update, for the store's retry loop (None: none)."""
+        """The mutating phase of an update, for the store's retry loop (None: nothing)."""
         webhooks = self.webhooks
-        if webhooks is None or not webhooks.has_mutating():
+        if webhooks is not None and not webhooks.has_mutating():
+            webhooks = None
+        if webhooks is None and not self.mutating:
             return None
 
         async def mutate(obj: Obj, old: Obj | None) -> Obj:
             operation = "UPDATE" if old is not None else "CREATE"
             name = obj.get("metadata", {}).get("name", "")
-            req = admission_request(scope, self.attributes(scope, operation, name), obj, old)
+            attrs = self.attributes(scope, operation, name)
+            await self._mutate_plugins(attrs, obj, old)
+            if webhooks is None:
+                return obj
+            req = admission_request(scope, attrs, obj, old)
             try:
                 await webhooks.mutate(req)
             finally:
@@ -128,8 +163,7 @@ class AdmissionChain:
             # A PUT that finds nothing creates: admission sees a CREATE.
             op = "CREATE" if operation == "UPDATE" and old is None else operation
             attrs = self.attributes(scope, op, name)
-            for plugin in self.plugins:
-                plugin.validate(attrs, obj, old)
+            await _validate_plugins(self.validating, attrs, obj, old)
             if policies is not None and policies.active():
                 # kube's order: ValidatingAdmissionPolicy, then the validating webhooks.
                 req = admission_request(scope, attrs, None if op == "DELETE" else obj, old)
@@ -137,16 +171,16 @@ class AdmissionChain:
                     await policies.validate(req)
                 finally:
                     _report(scope, req)
-            if webhooks is None:
-                return
-            if op == "DELETE":
-                await self._delete_webhooks(scope, attrs, old)
-            elif webhooks.has_validating():
-                req = admission_request(scope, attrs, obj, old)
-                try:
-                    await webhooks.validate(req)
-                finally:
-                    _report(scope, req)
+            if webhooks is not None:
+                if op == "DELETE":
+                    await self._delete_webhooks(scope, attrs, old)
+                elif webhooks.has_validating():
+                    req = admission_request(scope, attrs, obj, old)
+                    try:
+                        await webhooks.validate(req)
+                    finally:
+                        _report(scope, req)
+            await _validate_plugins(self.last, attrs, obj, old)
 
         return validate
 
@@ -161,6 +195,15 @@ class AdmissionChain:
             await self.webhooks.validate(req)
         finally:
             _report(scope, req)
+
+
+async def _validate_plugins(
+    plugins: list[Validating], attrs: Attributes, obj: Obj | None, old: Obj | None
+) -> None:
+    for plugin in plugins:
+        pending = plugin.validate(attrs, obj, old)
+        if pending is not None:
+            await pending
 
 
 def admission_request(

@@ -39,7 +39,9 @@ class ClusterIPAllocation:
             used.update(ips)
         return used
 
-    def admit(self, attrs: Attributes, obj: dict[str, Any] | None) -> None:
+    def admit(
+        self, attrs: Attributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
+    ) -> None:
         rt = attrs.resource
         if attrs.operation != "CREATE" or rt.group or rt.plural != "services" or obj is None:
             return

@@ -6,6 +6,7 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.admission.chain import Attributes
+from platform_api.admission.plugins import PluginContext
 from platform_api.storage.interface import Storage, StorageError
 
 IMMORTAL_NAMESPACES = ("default", "platform-system", "platform-public")
@@ -19,14 +20,10 @@ class NamespaceLifecycle:
         self._storage = storage
         self._prefix = namespace_key  # key prefix of the namespaces store
 
-    def admit(self, attrs: Attributes, obj: dict[str, Any] | None) -> None:
-        self._check(attrs, obj)
-
-    def validate(
+    def admit(
         self, attrs: Attributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
     ) -> None:
-        if attrs.operation == "CREATE":  # a PUT that creates
-            self._check(attrs, obj)
+        self._check(attrs, obj)
 
     def _check(self, attrs: Attributes, obj: dict[str, Any] | None) -> None:
         rt = attrs.resource
@@ -62,3 +59,7 @@ class NamespaceLifecycle:
                 }
             ]
             raise error
+
+
+def build(ctx: PluginContext) -> NamespaceLifecycle:
+    return NamespaceLifecycle(ctx.storage, ctx.stores[("", "v1", "namespaces")].prefix)

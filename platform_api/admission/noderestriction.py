@@ -13,6 +13,7 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.admission.chain import Attributes
+from platform_api.admission.plugins import PluginContext
 from platform_api.authorization.node import NODE_LEASE_NAMESPACE, node_identity
 from platform_api.authorization.nodegraph import MIRROR_ANNOTATION, pod_configmaps, pod_secrets
 from platform_api.registry.store import Store
@@ -79,17 +80,12 @@ class NodeRestriction:
         self._pods = pods
         self._nodes = nodes
 
-    def admit(self, attrs: Attributes, obj: Obj | None) -> None:
+    def admit(self, attrs: Attributes, obj: Obj | None, old: Obj | None = None) -> None:
         if attrs.operation == "CREATE":
             self._check(attrs, obj, None)
 
     def validate(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
-        rt = attrs.resource
-        # Creates were checked by admit, except a lease a PUT creates.
-        if attrs.operation != "CREATE" or (rt.group, rt.plural) == (
-            "coordination.platform.io",
-            "leases",
-        ):
+        if attrs.operation != "CREATE":  # creates (PUTs that create too) were admitted
             self._check(attrs, obj, old)
 
     def _check(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
@@ -324,3 +320,7 @@ def _claim_view(pvc: Obj) -> Obj:
     }
     status = {k: v for k, v in (pvc.get("status") or {}).items() if k not in _PVC_STATUS_FIELDS}
     return {**view, "metadata": meta, "status": status}
+
+
+def build(ctx: PluginContext) -> NodeRestriction:
+    return NodeRestriction(ctx.stores[("", "v1", "pods")], ctx.stores[("", "v1", "nodes")])

@@ -1,74 +1,126 @@
 """Admission plugin names: the ``--enable-admission-plugins`` and ``--disable-admission-plugins`` rules.
 
-kube's names and defaults for the plugins this server runs; the rest of kube's plugins
-are known by name so that asking for one says it is missing here rather than unknown.
+kube-apiserver v1.36's plugins in its order (pkg/kubeapiserver/options/plugins.go), with
+whether each is on by default and the module that builds it here.  A plugin without a
+module is known by name, so that asking for one says it is missing here rather than
+unknown.  Each module has ``build(ctx: PluginContext) -> AdmissionPlugin``; the webhook
+and policy plugins are built by ``admission/webhook`` and ``admission/policy`` instead.
 The service-IP allocator is not among them: in kube it is part of the Service store, so
 it cannot be switched off.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
 from platform_api.apiserver.flagvalues import ConfigError, parse_list
 
-# The plugins this server implements, in kube's order, with whether they are on by default.
-IMPLEMENTED: dict[str, bool] = {
-    "NamespaceLifecycle": True,
-    "NodeRestriction": False,
-    "MutatingAdmissionWebhook": True,
-    "ValidatingAdmissionPolicy": True,
-    "ValidatingAdmissionWebhook": True,
-}
-# kube-apiserver's other plugins (pkg/kubeapiserver/options/plugins.go).
-KUBE_ONLY = frozenset(
+if TYPE_CHECKING:
+    from platform_api.admission.chain import AdmissionPlugin
+    from platform_api.admission.matching import Authorize
+    from platform_api.apiserver.config import ServerConfig
+    from platform_api.registry.store import Store
+    from platform_api.storage.interface import Storage
+    from platform_api.storage.watch import WatchHub
+
+# Built by the chain's webhook and policy parts, not by a plugin module.
+CHAIN_PARTS = frozenset(
     (
-        "AlwaysAdmit",
-        "AlwaysDeny",
-        "AlwaysPullImages",
-        "CertificateApproval",
-        "CertificateSigning",
-        "CertificateSubjectRestriction",
-        "ClusterTrustBundleAttest",
-        "DefaultIngressClass",
-        "DefaultStorageClass",
-        "DefaultTolerationSeconds",
-        "DenyServiceExternalIPs",
-        "EventRateLimit",
-        "ExtendedResourceToleration",
-        "ImagePolicyWebhook",
-        "LimitPodHardAntiAffinityTopology",
-        "LimitRanger",
         "MutatingAdmissionPolicy",
-        "NamespaceAutoProvision",
-        "NamespaceExists",
-        "OwnerReferencesPermissionEnforcement",
-        "PersistentVolumeClaimResize",
-        "PodNodeSelector",
-        "PodSecurity",
-        "PodTolerationRestriction",
-        "PodTopologyLabels",
-        "Priority",
-        "ResourceQuota",
-        "RuntimeClass",
-        "ServiceAccount",
-        "StorageObjectInUseProtection",
-        "TaintNodesByCondition",
+        "MutatingAdmissionWebhook",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionWebhook",
     )
 )
+_A = "platform_api.admission."
+
+# name: (on by default, module or None when not built here), in kube's order.
+PLUGINS: dict[str, tuple[bool, str | None]] = {
+    "AlwaysAdmit": (False, None),
+    "NamespaceAutoProvision": (False, None),
+    "NamespaceLifecycle": (True, _A + "lifecycle"),
+    "NamespaceExists": (False, None),
+    "LimitPodHardAntiAffinityTopology": (False, None),
+    "LimitRanger": (True, None),
+    "ServiceAccount": (True, None),
+    "NodeRestriction": (False, _A + "noderestriction"),
+    "TaintNodesByCondition": (True, None),
+    "AlwaysPullImages": (False, None),
+    "ImagePolicyWebhook": (False, None),
+    "PodSecurity": (True, None),
+    "PodNodeSelector": (False, None),
+    "Priority": (True, None),
+    "DefaultTolerationSeconds": (True, None),
+    "PodTolerationRestriction": (False, None),
+    "EventRateLimit": (False, None),
+    "ExtendedResourceToleration": (False, None),
+    "DefaultStorageClass": (True, None),
+    "StorageObjectInUseProtection": (True, None),
+    "PodGroupProtection": (True, None),
+    "OwnerReferencesPermissionEnforcement": (False, None),
+    "PersistentVolumeClaimResize": (True, None),
+    "RuntimeClass": (True, None),
+    "CertificateApproval": (True, None),
+    "CertificateSigning": (True, None),
+    "ClusterTrustBundleAttest": (True, None),
+    "CertificateSubjectRestriction": (True, None),
+    "DefaultIngressClass": (True, None),
+    "DenyServiceExternalIPs": (False, None),
+    "PodTopologyLabels": (True, None),
+    "PodGroupWorkloadExists": (True, None),
+    "NodeDeclaredFeatureValidator": (True, None),
+    "JobValidation": (True, None),
+    "PodResizeValidator": (True, None),
+    "MutatingAdmissionPolicy": (True, None),
+    "MutatingAdmissionWebhook": (True, "chain"),
+    "ValidatingAdmissionPolicy": (True, "chain"),
+    "ValidatingAdmissionWebhook": (True, "chain"),
+    "ResourceQuota": (True, None),
+    "AlwaysDeny": (False, None),
+}
+
+
+def available() -> tuple[str, ...]:
+    """The plugins this server can run, in kube's order."""
+    return tuple(name for name, (_, module) in PLUGINS.items() if module is not None)
+
+
+@dataclass(frozen=True)
+class PluginContext:
+    """What a plugin module's ``build`` may use: reads go through ``storage`` and the
+    stores (``stores[(group, version, plural)]``), writes through the stores."""
+
+    config: ServerConfig
+    storage: Storage
+    hub: WatchHub
+    stores: dict[tuple[str, str, str], Store]
+    reactor: Any
+    authorize: Authorize
+
+
+def build_plugin(name: str, ctx: PluginContext) -> AdmissionPlugin:
+    module = PLUGINS[name][1]
+    assert module is not None and module != "chain", name
+    build: Callable[[PluginContext], AdmissionPlugin] = importlib.import_module(module).build
+    return build(ctx)
 
 
 def parse(enable: str | None, disable: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The two flags' lists, checked with kube's messages; the first error is raised."""
     enabled, disabled = parse_list(enable), parse_list(disable)
+    here = available()
     for flag, names in (("enable", enabled), ("disable", disabled)):
         for name in names:
-            if name in IMPLEMENTED:
-                continue
-            if name not in KUBE_ONLY:
+            if name not in PLUGINS:
                 raise ConfigError(f'{flag}-admission-plugins plugin "{name}" is unknown')
-            if flag == "enable":  # disabling a plugin that never runs here asks for nothing
+            if flag == "enable" and name not in here:
+                # disabling a plugin that never runs here asks for nothing
                 raise ConfigError(
                     f'enable-admission-plugins plugin "{name}" is not available in this server '
-                    f"(available: {', '.join(IMPLEMENTED)})"
+                    f"(available: {', '.join(here)})"
                 )
     overlap = sorted(set(enabled) & set(disabled))
     if overlap:
@@ -80,9 +132,9 @@ def parse(enable: str | None, disable: str | None) -> tuple[tuple[str, ...], tup
 
 
 def enabled_plugins(enable: tuple[str, ...], disable: tuple[str, ...]) -> tuple[str, ...]:
-    """The plugins to run, in order: defaults, plus enabled, minus disabled."""
+    """The plugins to run, in kube's order: defaults, plus enabled, minus disabled."""
     return tuple(
         name
-        for name, default in IMPLEMENTED.items()
-        if (default or name in enable) and name not in disable
+        for name, (default, module) in PLUGINS.items()
+        if module is not None and (default or name in enable) and name not in disable
     )

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from platform_api.admission import plugins as admission_plugins
 from platform_api.admission.authorizer import authorize_with
 from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
 from platform_api.admission.clusterip import ClusterIPAllocation
-from platform_api.admission.lifecycle import NamespaceLifecycle
-from platform_api.admission.noderestriction import NodeRestriction
+from platform_api.admission.plugins import PluginContext, build_plugin
 from platform_api.admission.policy.build import build_policies
 from platform_api.admission.webhook.build import build_webhooks
 from platform_api.apiserver.config import ServerConfig
@@ -23,17 +23,17 @@ from platform_api.storage.watch import WatchHub
 Stores = dict[tuple[str, str, str], Store]
 
 
-def _plugins(cfg: ServerConfig, storage: Storage, stores: Stores) -> list[AdmissionPlugin]:
-    wanted = cfg.admission_plugins
-    plugins: list[AdmissionPlugin] = []
-    if "NamespaceLifecycle" in wanted:
-        plugins.append(NamespaceLifecycle(storage, stores[("", "v1", "namespaces")].prefix))
-    if "NodeRestriction" in wanted:
-        plugins.append(NodeRestriction(stores[("", "v1", "pods")], stores[("", "v1", "nodes")]))
+def _plugins(ctx: PluginContext) -> list[AdmissionPlugin]:
+    built = [
+        build_plugin(name, ctx)
+        for name in ctx.config.admission_plugins
+        if name not in admission_plugins.CHAIN_PARTS
+    ]
     # Not a kube admission plugin (kube allocates in the Service store): always on.
-    services = stores[("", "v1", "services")].prefix
-    plugins.append(ClusterIPAllocation(storage, services, cfg.service_cluster_ip_range))
-    return plugins
+    services = ctx.stores[("", "v1", "services")].prefix
+    cidr = ctx.config.service_cluster_ip_range
+    built.append(ClusterIPAllocation(ctx.storage, services, cidr))
+    return built
 
 
 def build_admission(
@@ -59,4 +59,5 @@ def build_admission(
         cfg.admission_control_config_file,
     )
     policies = build_policies(plugins, storage, hub, scheme, stores, authorize)
-    return AdmissionChain(_plugins(cfg, storage, stores), webhooks, policies)
+    ctx = PluginContext(cfg, storage, hub, stores, reactor, authorize)
+    return AdmissionChain(_plugins(ctx), webhooks, policies)

@@ -278,9 +278,9 @@ def test_leases(setup: Setup) -> None:
         'leases.coordination.platform.io "n2" is forbidden: can only access node lease with the same '
         "name as the requesting node"
     )
-    # A PUT that creates reaches only the validating phase.
+    # A PUT that creates runs the mutating phase inside the store, as a CREATE.
     put = attrs("CREATE", "leases", "n2", group=group, namespace=ns)
-    assert "same name" in refused(lambda: setup.plugin.validate(put, lease, None)).message
+    assert "same name" in refused(lambda: setup.plugin.admit(put, lease, None)).message
     mine = attrs("UPDATE", "leases", "n1", group=group, namespace=ns)
     setup.plugin.validate(mine, {"metadata": {"name": "n1"}}, {"metadata": {"name": "n1"}})
     elsewhere = attrs("UPDATE", "leases", "n1", group=group, namespace="default")
