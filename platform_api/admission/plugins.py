@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_api.apiserver.flagvalues import ConfigError, parse_list
@@ -99,6 +99,12 @@ class PluginContext:
     stores: dict[tuple[str, str, str], Store]
     reactor: Any
     authorize: Authorize
+    # Each plugin's AdmissionConfiguration entry (--admission-control-config-file).
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def plugin_settings(self, name: str) -> dict[str, Any] | None:
+        """The plugin's configuration object, or None when the file names none."""
+        return self.settings.get(name)
 
 
 def build_plugin(name: str, ctx: PluginContext) -> AdmissionPlugin:

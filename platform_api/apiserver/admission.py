@@ -10,6 +10,7 @@ from platform_api.admission import plugins as admission_plugins
 from platform_api.admission.authorizer import authorize_with
 from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
 from platform_api.admission.clusterip import ClusterIPAllocation
+from platform_api.admission.config import load_plugin_settings
 from platform_api.admission.plugins import PluginContext, build_plugin
 from platform_api.admission.policy.build import build_policies
 from platform_api.admission.webhook.build import build_webhooks
@@ -59,5 +60,7 @@ def build_admission(
         cfg.admission_control_config_file,
     )
     policies = build_policies(plugins, storage, hub, scheme, stores, authorize)
-    ctx = PluginContext(cfg, storage, hub, stores, reactor, authorize)
+    config_file = cfg.admission_control_config_file
+    settings = load_plugin_settings(config_file) if config_file else {}
+    ctx = PluginContext(cfg, storage, hub, stores, reactor, authorize, settings)
     return AdmissionChain(_plugins(ctx), webhooks, policies)

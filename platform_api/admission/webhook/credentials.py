@@ -13,12 +13,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
+from platform_api.admission.config import load_plugin_settings, read_yaml
 from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.client.kubeconfig import read_material
 
-API_VERSIONS = ("apiserver.config.platform.io/v1", "apiserver.config.platform.io/v1alpha1")
 WEBHOOK_PLUGINS = ("ValidatingAdmissionWebhook", "MutatingAdmissionWebhook")
 Obj = dict[str, Any]
 
@@ -57,17 +55,6 @@ class CredentialResolver:
         return None
 
 
-def _read_yaml(path: str, what: str) -> Obj:
-    try:
-        with open(path, "rb") as f:
-            data = yaml.safe_load(f) or {}
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"unable to read {what} {path!r}: {e}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{what} {path!r} is not a mapping")
-    return data
-
-
 def _credentials(user: Obj, base: str) -> ClientCredentials:
     token = str(user.get("token") or "")
     if not token and user.get("tokenFile"):
@@ -82,7 +69,7 @@ def _credentials(user: Obj, base: str) -> ClientCredentials:
 
 
 def load_kubeconfig_users(path: str) -> CredentialResolver:
-    config = _read_yaml(path, "kubeconfig")
+    config = read_yaml(path, "kubeconfig")
     base = os.path.dirname(os.path.abspath(path))
     users: dict[str, ClientCredentials] = {}
     try:
@@ -100,24 +87,11 @@ def load_kubeconfig_users(path: str) -> CredentialResolver:
 
 def load_admission_config(path: str) -> dict[str, CredentialResolver]:
     """The webhook plugins' credentials, by plugin name; ConfigError as kube's start fails."""
-    config = _read_yaml(path, "admission configuration")
-    if (
-        config.get("kind") != "AdmissionConfiguration"
-        or config.get("apiVersion") not in API_VERSIONS
-    ):
-        raise ConfigError(
-            f"{path}: expected an AdmissionConfiguration of {' or '.join(API_VERSIONS)}"
-        )
-    base = os.path.dirname(os.path.abspath(path))
     out: dict[str, CredentialResolver] = {}
-    for plugin in config.get("plugins") or ():
-        name = str(plugin.get("name", ""))
+    for name, settings in load_plugin_settings(path).items():
         if name not in WEBHOOK_PLUGINS:
             continue
-        settings = plugin.get("configuration")
-        if settings is None and plugin.get("path"):
-            settings = _read_yaml(os.path.join(base, str(plugin["path"])), "plugin configuration")
-        kubeconfig = str((settings or {}).get("kubeConfigFile") or "")
+        kubeconfig = str(settings.get("kubeConfigFile") or "")
         if not kubeconfig:
             continue
         if not os.path.isabs(kubeconfig):
