@@ -20,12 +20,11 @@ from twisted.python.threadpool import ThreadPool
 from twisted.web.server import Request, Site
 
 from platform_api.apiextensions import crd as crds
-from platform_api.apiextensions.finalizer import CRDFinalizer
-from platform_api.apiextensions.naming import NamingController
 from platform_api.apiextensions.serving import CRDInstaller
 from platform_api.apiserver import authn, authz, defaultobjects, pki, serviceaccounts
 from platform_api.apiserver.admission import build_admission
 from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.controllers import build_controllers
 from platform_api.apiserver.discovery import Discovery
 from platform_api.apiserver.features import CBOR_SERVING_AND_STORAGE
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
@@ -44,11 +43,8 @@ from platform_api.authorization.rbac.authorizer import RBACAuthorizer
 from platform_api.authorization.rbac.escalation import EscalationGuard
 from platform_api.authorization.rbac.index import RuleIndex
 from platform_api.authorization.rbac.reconcile import ensure_defaults
-from platform_api.controllers.aggregation import ClusterRoleAggregation, fill_aggregated_roles
+from platform_api.controllers.aggregation import fill_aggregated_roles
 from platform_api.controllers.base import Controller
-from platform_api.controllers.gc import GarbageCollector
-from platform_api.controllers.namespace import NamespaceController
-from platform_api.controllers.serviceaccounts import ServiceAccountsController
 from platform_api.endpoints.scope import Handlers
 from platform_api.endpoints.tables import TableConvertor
 from platform_api.endpoints.watch import WatchStream
@@ -375,30 +371,17 @@ class APIServerService(Service):
         self._start_controllers()
 
     def _start_controllers(self) -> None:
-        stores = self.stores.values()  # live: custom resource stores come and go
-        namespaces = self.stores[("", "v1", "namespaces")]
-        wanted = self.config.controllers
-        # The apiextensions controllers are part of the API server itself, as in kube.
-        self.controllers.append(NamingController(self.crd_store, self.hub, self.reactor))
-        self.controllers.append(
-            CRDFinalizer(self.crd_store, self.crd_installer.store_for, self.hub, self.reactor)
+        self.controllers.extend(
+            build_controllers(
+                self.config,
+                self.stores,
+                self.crd_store,
+                self.crd_installer,
+                self.rbac_index,
+                self.hub,
+                self.reactor,
+            )
         )
-        if "namespace-controller" in wanted:
-            self.controllers.append(NamespaceController(namespaces, stores, self.hub, self.reactor))
-        if "garbage-collector-controller" in wanted:
-            self.controllers.append(GarbageCollector(stores, self.hub, self.reactor))
-        if "serviceaccount-controller" in wanted:
-            accounts = self.stores[("", "v1", "serviceaccounts")]
-            self.controllers.append(
-                ServiceAccountsController(namespaces, accounts, self.hub, self.reactor)
-            )
-        if "clusterrole-aggregation-controller" in wanted:
-            clusterroles = self.stores[("rbac.authorization.platform.io", "v1", "clusterroles")]
-            self.controllers.append(
-                ClusterRoleAggregation(
-                    clusterroles, self.rbac_index.informer, self.hub, self.reactor
-                )
-            )
         for controller in self.controllers:
             controller.start()
 
