@@ -40,7 +40,6 @@ from platform_api.authorization.interface import Authorizer
 from platform_api.authorization.node import NodeAuthorizer
 from platform_api.authorization.nodegraph import NodeGraph
 from platform_api.authorization.rbac.authorizer import RBACAuthorizer
-from platform_api.authorization.rbac.escalation import EscalationGuard
 from platform_api.authorization.rbac.index import RuleIndex
 from platform_api.authorization.rbac.reconcile import ensure_defaults
 from platform_api.controllers.aggregation import fill_aggregated_roles
@@ -48,6 +47,8 @@ from platform_api.controllers.base import Controller
 from platform_api.endpoints.scope import Handlers
 from platform_api.endpoints.tables import TableConvertor
 from platform_api.endpoints.watch import WatchStream
+from platform_api.registry.rbacescalation import BINDINGS, ROLES, EscalationGuard
+from platform_api.registry.rbacescalation import GROUP as RBAC_GROUP
 from platform_api.registry.serviceresolver import ServiceResolver
 from platform_api.registry.store import Store
 from platform_api.registry.strategy import GenericStrategy
@@ -257,7 +258,9 @@ class APIServerService(Service):
         self.hub.subscribe(self.crd_installer)
         handlers.service_accounts = serviceaccounts.build(cfg, self.stores)
         handlers.authorizer = self._authorizer()
-        handlers.escalation = EscalationGuard(self.rbac_index, handlers.authorizer)
+        for plural in (*ROLES, *BINDINGS):
+            store = self.stores[(RBAC_GROUP, "v1", plural)]
+            store.guard = EscalationGuard(self.rbac_index, handlers.authorizer, plural)
         handlers.authenticator = authn.build(
             cfg, client_ca, self.stores, handlers.service_accounts.verifier, self.reactor
         )
@@ -353,6 +356,7 @@ class APIServerService(Service):
             services, cfg.service_cluster_ip_range, port
         ):
             return
+        await defaultobjects.ensure_priority_classes(self.stores)
         # kube's post-start hook rbac/bootstrap-roles: the default roles and bindings.
         self.rbac_bootstrapped = await ensure_defaults(
             self.stores, self.reactor, upstream=self.config.serve_upstream_groups

@@ -10,7 +10,7 @@ async def handle(scope: Scope) -> bytes:
     opts, out, obj = decode_write(scope, "CreateOptions")
     name = obj["metadata"].get("name", "")
     await scope.handlers.admission.admit(scope, "CREATE", obj, name)
-    admit = await scope.validator("CREATE")
+    admit = scope.validator("CREATE")
     stored = await scope.store.create(
         scope.namespace, obj, dry_run=opts.dry_run, admit=admit, track=scope.tracker()
     )

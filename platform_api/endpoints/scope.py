@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from platform_api.apiserver.serviceaccounts import ServiceAccounts
     from platform_api.authentication.union import RequestAuthenticator
     from platform_api.authorization.interface import Authorizer
-    from platform_api.authorization.rbac.escalation import EscalationGuard
     from platform_api.endpoints.tables import TableConvertor
     from platform_api.scheme.aliases import Aliases
 
@@ -60,7 +59,6 @@ class Handlers:
     # (see endpoints/binary.py).
     messages: binary.EncodedCache = field(default_factory=binary.message_cache)
     cbor_items: binary.EncodedCache = field(default_factory=binary.cbor_cache)
-    escalation: EscalationGuard | None = None  # RBAC writes need the rights they grant
     aliases: Aliases | None = None  # upstream group names, when served
     cbor: bool = False  # CBOR requests and answers (gate CBORServingAndStorage)
 
@@ -150,27 +148,25 @@ class Scope:
             self.name,
             updated,
             dry_run=self.ctx.dry_run,
-            admit=await self.validator("UPDATE"),
+            admit=self.validator("UPDATE"),
             subresource=self.info.subresource,
             force_allow_create=apply and not self.info.subresource,
             track=None if apply else self.tracker(),
             mutate=self.handlers.admission.mutator(self),
         )
 
-    async def validator(self, operation: str) -> Admit:
+    def validator(self, operation: str) -> Admit:
         """What the store checks on the object it is about to write: the kind's warnings
-        (kube's WarningsOnCreate/Update), escalation prevention for roles and bindings,
-        then validating admission."""
+        (kube's WarningsOnCreate/Update), the store's own guard (escalation prevention of
+        roles and bindings), then validating admission."""
         admit = self.handlers.admission.validator(self, operation)
-        guard = self.handlers.escalation
-        check = await guard.prepare(self) if guard is not None else None
-        strategy = self.store.strategy
+        guard, strategy = self.store.guard, self.store.strategy
 
         async def validate(obj: Obj, old: Obj | None) -> None:
             for text in strategy.warnings(obj, old):
                 self.ctx.warn(text)
-            if check is not None:
-                check(obj, old)  # kube's RBAC storage refuses escalation before anything else
+            if guard is not None:  # kube's RBAC storage refuses escalation before admission
+                await guard.check(self.ctx.user, self.namespace, obj, old)
             await admit(obj, old)
 
         return validate

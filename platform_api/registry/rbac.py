@@ -4,7 +4,7 @@ kube's ``pkg/apis/rbac/validation``: rules need verbs and either resources (with
 groups) or non-resource URLs (cluster roles only); subjects are User, Group or
 ServiceAccount; a binding's ``roleRef`` is fixed at creation.  Escalation prevention
 needs the requesting user and lives with the authorizer
-(``authorization/rbac/escalation.py``).
+(``registry/rbacescalation.py``).
 """
 
 from __future__ import annotations

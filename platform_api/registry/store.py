@@ -12,11 +12,12 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
 from platform_api import errors
+from platform_api.authentication.user import UserInfo
 from platform_api.errors import StatusError
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.deletion import deletion_finalizers
@@ -73,8 +74,17 @@ def generate_name(base: str) -> str:
     return base[:_GENERATED_BASE_MAX] + "".join(random.choices(_NAME_CHARS, k=5))
 
 
+class WriteGuard(Protocol):
+    """A check a kind's storage makes on every create and update, whoever configured
+    admission (kube's RBAC stores refuse escalation this way)."""
+
+    async def check(self, user: UserInfo, namespace: str, obj: Obj, old: Obj | None) -> None: ...
+
+
 class Store:
     """CRUD for one resource type over the storage interface."""
+
+    guard: WriteGuard | None = None
 
     def __init__(
         self,
@@ -90,6 +100,8 @@ class Store:
         self.subresource_strategies: dict[str, Strategy] = {
             "status": StatusStrategy(self.strategy),
             "finalize": FinalizeStrategy(self.strategy),
+            # kinds whose sub-resources have rules of their own (a CSR's approval, status)
+            **getattr(self.strategy, "subresource_strategies", dict)(),
         }
         self.prefix = prefix or resource_prefix(resource)
         self.clock = clock
@@ -330,7 +342,9 @@ class Store:
         version = meta.get("resourceVersion")
         if not version:
             if not strategy.allow_unconditional_update:
-                raise self._invalid(name, [_rv_required()])
+                # kube's update handler names the resource here, not the kind
+                rt = self.resource
+                raise errors.invalid(rt.plural, rt.group, name, [_rv_required()])
             meta["resourceVersion"] = old_meta["resourceVersion"]
         elif version != old_meta["resourceVersion"]:
             raise errors.conflict(self.resource.plural, self.resource.group, name)

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
-import orjson
 import pytest
 from twisted.internet.defer import ensureDeferred
 
 from platform_api import errors
 from platform_api.authentication.user import MASTERS, UserInfo
 from platform_api.authorization.interface import Attributes, Decision
-from platform_api.authorization.rbac.escalation import EscalationGuard
 from platform_api.authorization.rbac.index import GROUP
-from platform_api.scheme.catalog import builtin_scheme
+from platform_api.registry.rbacescalation import EscalationGuard
 from tests.authorization.test_rbac_authorizer import Cluster, binding, role, user
 
 CAROL = UserInfo("carol", groups=("system:authenticated",))
@@ -45,24 +42,17 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
     c.index.stop()
 
 
-def scope_for(plural: str, who: UserInfo = CAROL, namespace: str = "", name: str = "",
-              body: bytes = b"{}", store: Any = None) -> Any:  # fmt: skip
-    rt = builtin_scheme().lookup(GROUP, "v1", plural)
-    return SimpleNamespace(
-        resource=rt,
-        ctx=SimpleNamespace(user=who),
-        namespace=namespace,
-        name=name,
-        body=lambda: body,
-        store=store,
-    )
+def check_with(guard: EscalationGuard, who: UserInfo = CAROL, namespace: str = "") -> Any:
+    """The guard's check as a synchronous call (the test authorizer answers at once)."""
 
+    def check(obj: dict, old: dict | None = None) -> None:
+        d = ensureDeferred(guard.check(who, namespace, obj, old))
+        failures: list[Any] = []
+        d.addErrback(failures.append)
+        if failures:
+            failures[0].raiseException()
 
-def prepare(guard: EscalationGuard, scope: Any) -> Any:
-    d = ensureDeferred(guard.prepare(scope))
-    out: list[Any] = []
-    d.addBoth(out.append)
-    return out[0]
+    return check
 
 
 def forbidden_message(check: Any, obj: dict, old: dict | None = None) -> str:
@@ -73,10 +63,10 @@ def forbidden_message(check: Any, obj: dict, old: dict | None = None) -> str:
 
 
 def test_roles_need_the_rights_they_grant(cluster: Cluster) -> None:
-    guard = EscalationGuard(cluster.index, Grants())
+    guard = EscalationGuard(cluster.index, Grants(), "roles")
     admin = UserInfo("root", groups=(MASTERS,))
-    assert prepare(guard, scope_for("roles", admin, "ns")) is None
-    check = prepare(guard, scope_for("roles", namespace="ns"))
+    check_with(guard, admin, "ns")(role("more", READ_CM, SECRETS, namespace="ns"), None)
+    check = check_with(guard, namespace="ns")
     check(role("fine", READ_CM, namespace="ns"), None)
     message = forbidden_message(check, role("more", READ_CM, SECRETS, namespace="ns"))
     assert message == (
@@ -89,12 +79,12 @@ def test_roles_need_the_rights_they_grant(cluster: Cluster) -> None:
     new = {**old, "metadata": {**old["metadata"], "finalizers": ["x"]}}
     check(new, old)
     # `escalate` on roles lifts the check entirely.
-    guard = EscalationGuard(cluster.index, Grants(("escalate", "roles", "")))
-    assert prepare(guard, scope_for("roles", namespace="ns")) is None
+    guard = EscalationGuard(cluster.index, Grants(("escalate", "roles", "more")), "roles")
+    check_with(guard, namespace="ns")(role("more", READ_CM, SECRETS, namespace="ns"), None)
 
 
 def test_aggregation_rule_needs_full_authority(cluster: Cluster) -> None:
-    check = prepare(EscalationGuard(cluster.index, Grants()), scope_for("clusterroles"))
+    check = check_with(EscalationGuard(cluster.index, Grants(), "clusterroles"))
     aggregated = {
         **role("agg"),
         "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"a": "b"}}]},
@@ -115,9 +105,7 @@ def test_aggregation_rule_needs_full_authority(cluster: Cluster) -> None:
 def test_bindings_need_the_role_or_bind(cluster: Cluster) -> None:
     cluster.put("clusterroles", role("secrets", SECRETS))
     body = binding("b", "ClusterRole", "secrets", user("dave"), namespace="ns")
-    check = prepare(
-        EscalationGuard(cluster.index, Grants()), scope_for("rolebindings", namespace="ns")
-    )
+    check = check_with(EscalationGuard(cluster.index, Grants(), "rolebindings"), namespace="ns")
     assert forbidden_message(check, body).startswith(
         f'rolebindings.{GROUP} "b" is forbidden: user "carol" (groups=["system:authenticated"]) '
         "is attempting to grant RBAC permissions not currently held:"
@@ -127,9 +115,11 @@ def test_bindings_need_the_role_or_bind(cluster: Cluster) -> None:
     assert forbidden_message(check, ghost) == (
         f'rolebindings.{GROUP} "g" is forbidden: role.{GROUP} "ghost" not found'
     )
-    # `bind` on the one role the body names lets exactly that binding through.
-    guard = EscalationGuard(cluster.index, Grants(("bind", "clusterroles", "secrets")))
-    check = prepare(guard, scope_for("rolebindings", namespace="ns", body=orjson.dumps(body)))
+    # `bind` on the one role the binding names lets exactly that binding through.
+    guard = EscalationGuard(
+        cluster.index, Grants(("bind", "clusterroles", "secrets")), "rolebindings"
+    )
+    check = check_with(guard, namespace="ns")
     check(body, None)
     other = binding("b", "ClusterRole", "all-secrets", user("dave"), namespace="ns")
     assert "not found" in forbidden_message(check, other)
