@@ -12,14 +12,17 @@ phase) and ValidatingAdmissionWebhook.  For a DELETE both phases see the stored 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from platform_api.admission.policy.dispatch import PolicyAdmission
+from platform_api.admission.policy.mutate import MutatingPolicyAdmission
+from platform_api.admission.policy.mutating import Atomics, Merge
 from platform_api.admission.request import AdmissionRequest
 from platform_api.admission.webhook.dispatch import WebhookAdmission
 from platform_api.authentication.user import UserInfo
+from platform_api.fieldmanager import walk
 from platform_api.scheme.types import ResourceType
 
 if TYPE_CHECKING:
@@ -42,6 +45,8 @@ class Attributes:
     name: str
     user: UserInfo
     dry_run: bool
+    # Adds a Warning header to the response (kube's warning.AddWarning); none by default.
+    warn: Callable[[str], None] = lambda text: None
 
 
 class AdmissionPlugin(Protocol):
@@ -74,8 +79,10 @@ class AdmissionChain:
         plugins: list[AdmissionPlugin],
         webhooks: WebhookAdmission | None = None,
         policies: PolicyAdmission | None = None,
+        mutating_policies: MutatingPolicyAdmission | None = None,
     ) -> None:
         self.plugins = plugins
+        self.mutating_policies = mutating_policies
         self.mutating: list[Mutating] = [p for p in plugins if hasattr(p, "admit")]  # type: ignore[misc]
         validating: list[Validating] = [p for p in plugins if hasattr(p, "validate")]  # type: ignore[misc]
         # kube runs ResourceQuota (and AlwaysDeny) after the validating webhooks, so that
@@ -87,12 +94,12 @@ class AdmissionChain:
 
     def start(self) -> None:
         """The webhook and policy plugins read their configurations from informers."""
-        for plugin in (self.webhooks, self.policies):
+        for plugin in (self.webhooks, self.policies, self.mutating_policies):
             if plugin is not None:
                 plugin.start()
 
     def stop(self) -> None:
-        for plugin in (self.webhooks, self.policies):
+        for plugin in (self.webhooks, self.policies, self.mutating_policies):
             if plugin is not None:
                 plugin.stop()
 
@@ -106,23 +113,20 @@ class AdmissionChain:
             name or scope.name,
             scope.ctx.user,
             scope.ctx.dry_run,
+            scope.ctx.warn,
         )
 
     async def admit(self, scope: Scope, operation: str, obj: Obj | None, name: str = "") -> None:
         """The mutating phase of a create: once, before the registry sees the request.
-        Webhook patches are applied to ``obj`` in place."""
+        Policy and webhook mutations are applied to ``obj`` in place."""
         attrs = self.attributes(scope, operation, name)
         await self._mutate_plugins(attrs, obj, None)
-        if obj is None or self.webhooks is None or not self.webhooks.has_mutating():
+        if obj is None or not self._extensions_mutate():
             return
-        req = admission_request(scope, attrs, obj, None)
-        try:
-            await self.webhooks.mutate(req)
-        finally:
-            _report(scope, req)
-        if req.object is not obj and req.object is not None:
+        mutated = await self._mutate_extensions(scope, attrs, obj, None)
+        if mutated is not obj:
             obj.clear()
-            obj.update(req.object)
+            obj.update(mutated)
 
     async def _mutate_plugins(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
         for plugin in self.mutating:
@@ -130,12 +134,38 @@ class AdmissionChain:
             if pending is not None:
                 await pending
 
+    def _extensions_mutate(self) -> bool:
+        """Whether a mutating policy or webhook is configured."""
+        policies, webhooks = self.mutating_policies, self.webhooks
+        return (policies is not None and policies.active()) or (
+            webhooks is not None and webhooks.has_mutating()
+        )
+
+    async def _mutate_extensions(
+        self, scope: Scope, attrs: Attributes, obj: Obj, old: Obj | None
+    ) -> Obj:
+        """kube's order: MutatingAdmissionPolicy, then MutatingAdmissionWebhook; policies
+        that want it run again when the webhooks changed the object."""
+        req = admission_request(scope, attrs, obj, old)
+        policies, webhooks = self.mutating_policies, self.webhooks
+        try:
+            again: list[Any] = []
+            if policies is not None and policies.active():
+                merge, atomics = _merging(scope)
+                again = await policies.mutate(req, merge, atomics)
+            if webhooks is not None and webhooks.has_mutating():
+                before = req.object
+                await webhooks.mutate(req)
+                if again and req.object != before:
+                    assert policies is not None
+                    await policies.mutate(req, merge, atomics, only=again)
+        finally:
+            _report(scope, req)
+        return req.object if req.object is not None else obj
+
     def mutator(self, scope: Scope) -> Mutate | None:
         """The mutating phase of an update, for the store's retry loop (None: nothing)."""
-        webhooks = self.webhooks
-        if webhooks is not None and not webhooks.has_mutating():
-            webhooks = None
-        if webhooks is None and not self.mutating:
+        if not self.mutating and not self._extensions_mutate():
             return None
 
         async def mutate(obj: Obj, old: Obj | None) -> Obj:
@@ -143,14 +173,9 @@ class AdmissionChain:
             name = obj.get("metadata", {}).get("name", "")
             attrs = self.attributes(scope, operation, name)
             await self._mutate_plugins(attrs, obj, old)
-            if webhooks is None:
+            if not self._extensions_mutate():
                 return obj
-            req = admission_request(scope, attrs, obj, old)
-            try:
-                await webhooks.mutate(req)
-            finally:
-                _report(scope, req)
-            return req.object if req.object is not None else obj
+            return await self._mutate_extensions(scope, attrs, obj, old)
 
         return mutate
 
@@ -239,6 +264,22 @@ def admission_request(
         object=obj,
         old_object=old,
     )
+
+
+def _merging(scope: Scope) -> tuple[Merge, Atomics]:
+    """Structured-merge-diff for the request's kind: a mutating policy's apply
+    configurations merge as server-side apply merges."""
+    manager = scope.handlers.field_manager(scope.resource)
+    typed, node = manager.typed, manager.node
+
+    def merge(live: Obj, config: Obj) -> Obj:
+        merged: Obj = walk.merge(typed, node, live, config)
+        return merged
+
+    def atomics(config: Obj) -> list[str]:
+        return walk.atomic_paths(typed, node, config)
+
+    return merge, atomics
 
 
 def _report(scope: Scope, req: AdmissionRequest) -> None:

@@ -12,7 +12,7 @@ from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
 from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.config import load_plugin_settings
 from platform_api.admission.plugins import PluginContext, build_plugin
-from platform_api.admission.policy.build import build_policies
+from platform_api.admission.policy.build import build_mutating_policies, build_policies
 from platform_api.admission.webhook.build import build_webhooks
 from platform_api.apiserver.config import ServerConfig
 from platform_api.authorization.interface import Authorizer
@@ -60,7 +60,8 @@ def build_admission(
         cfg.admission_control_config_file,
     )
     policies = build_policies(plugins, storage, hub, scheme, stores, authorize)
+    mutating = build_mutating_policies(plugins, storage, hub, scheme, stores, authorize)
     config_file = cfg.admission_control_config_file
     settings = load_plugin_settings(config_file) if config_file else {}
     ctx = PluginContext(cfg, storage, hub, stores, reactor, authorize, settings)
-    return AdmissionChain(_plugins(ctx), webhooks, policies)
+    return AdmissionChain(_plugins(ctx), webhooks, policies, mutating)

@@ -35,6 +35,8 @@ CONTROLLERS = {
     "clusterrole-aggregation": "clusterrole-aggregation-controller",
     "serviceaccount-controller": "serviceaccount-controller",
     "serviceaccount": "serviceaccount-controller",
+    "resourcequota-controller": "resourcequota-controller",
+    "resourcequota": "resourcequota-controller",
 }
 
 
@@ -81,6 +83,8 @@ class ServerConfig:
     authorization_modes: list[str] = field(default_factory=lambda: ["AlwaysAllow"])
     max_requests_inflight: int = 400
     max_mutating_requests_inflight: int = 200
+    default_not_ready_toleration_seconds: int = 300  # DefaultTolerationSeconds
+    default_unreachable_toleration_seconds: int = 300
     request_timeout: float = 60.0
     livez_grace_period: float = 0.0
     shutdown_delay: float = 0.0
@@ -138,6 +142,8 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     for name, attr in (
         ("max-requests-inflight", "max_requests_inflight"),
         ("max-mutating-requests-inflight", "max_mutating_requests_inflight"),
+        ("default-not-ready-toleration-seconds", "default_not_ready_toleration_seconds"),
+        ("default-unreachable-toleration-seconds", "default_unreachable_toleration_seconds"),
     ):
         if given(name) is not None:
             setattr(cfg, attr, parse_int(name, str(given(name))))

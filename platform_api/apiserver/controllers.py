@@ -19,6 +19,7 @@ from platform_api.controllers.aggregation import ClusterRoleAggregation
 from platform_api.controllers.base import Controller
 from platform_api.controllers.gc import GarbageCollector
 from platform_api.controllers.namespace import NamespaceController
+from platform_api.controllers.resourcequota import ResourceQuotaController, pending_for
 from platform_api.controllers.serviceaccounts import ServiceAccountsController
 from platform_api.registry.store import Store
 from platform_api.storage.watch import WatchHub
@@ -53,4 +54,8 @@ def build_controllers(
     if "clusterrole-aggregation-controller" in wanted:
         clusterroles = stores[("rbac.authorization.platform.io", "v1", "clusterroles")]
         controllers.append(ClusterRoleAggregation(clusterroles, rbac_index.informer, hub, reactor))
+    if "resourcequota-controller" in wanted:
+        quotas = stores[("", "v1", "resourcequotas")]
+        pending = pending_for(hub)  # shared with the ResourceQuota admission plugin
+        controllers.append(ResourceQuotaController(quotas, every, pending, hub, reactor))
     return controllers

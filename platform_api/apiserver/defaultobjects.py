@@ -1,6 +1,7 @@
 """The objects every cluster starts with, as kube-apiserver's bootstrap controller makes them:
-the system namespaces, and the ``kubernetes`` Service in ``default`` that in-cluster
-clients (and upstream's e2e suite) look the API server up by.
+the system namespaces, the ``kubernetes`` Service in ``default`` that in-cluster
+clients (and upstream's e2e suite) look the API server up by, and the system
+PriorityClasses.
 
 Creation is idempotent and tolerates another process sharing the data directory
 creating the same object first.
@@ -14,6 +15,7 @@ from typing import Any
 from twisted.logger import Logger
 
 from platform_api import errors
+from platform_api.registry.scheduling import SYSTEM_CLASSES, system_class
 from platform_api.registry.store import Store
 
 log = Logger()
@@ -75,3 +77,12 @@ def kubernetes_service(service_cidr: str, secure_port: int) -> dict[str, Any]:
 
 async def ensure_kubernetes_service(services: Store, service_cidr: str, secure_port: int) -> bool:
     return await _ensure(services, "default", kubernetes_service(service_cidr, secure_port))
+
+
+async def ensure_priority_classes(stores: dict[tuple[str, str, str], Store]) -> bool:
+    """kube's scheduling/bootstrap-system-priority-classes hook: the two system classes."""
+    classes = stores[("scheduling.platform.io", "v1", "priorityclasses")]
+    for name in SYSTEM_CLASSES:
+        if not await _ensure(classes, "", system_class(name)):
+            return False
+    return True

@@ -186,6 +186,16 @@ FLAGS: list[tuple[str, str, str]] = [
         "200",
         "Maximum mutating requests in flight; 0 means no limit.",
     ),
+    (
+        "default-not-ready-toleration-seconds",
+        "300",
+        "tolerationSeconds of pods' notReady:NoExecute toleration.",
+    ),
+    (
+        "default-unreachable-toleration-seconds",
+        "300",
+        "tolerationSeconds of pods' unreachable:NoExecute toleration.",
+    ),
     ("request-timeout", "1m0s", "How long a handler may take before the request times out (504)."),
     ("livez-grace-period", "0s", "How long /livez ignores an unfinished startup sequence."),
     ("shutdown-delay-duration", "0s", "Delay of termination during which /readyz fails."),

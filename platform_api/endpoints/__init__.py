@@ -3,4 +3,5 @@
 from platform_api.endpoints import (  # noqa: F401  (register the kinds' table columns)
     printers,
     printers_admission,
+    printers_cluster,
 )

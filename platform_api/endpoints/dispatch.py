@@ -28,6 +28,7 @@ from platform_api.endpoints import (
 )
 from platform_api.endpoints import list as list_
 from platform_api.endpoints.scope import Handlers, Scope
+from platform_api.registry import requester
 from platform_api.scheme.types import ResourceType
 
 Handler = Callable[[Scope], Awaitable[bytes]]
@@ -106,7 +107,7 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
             if method not in _SCALE:
                 raise errors.method_not_allowed()
             return _SCALE[method]
-        if sub is None or sub.name not in ("status", "finalize"):
+        if sub is None or sub.name not in ("status", "finalize", "approval"):
             raise errors.path_not_found()
         if method not in _STATUS or (sub.name == "finalize" and method != b"PUT"):
             raise errors.method_not_allowed()
@@ -127,5 +128,6 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
     if rt.deprecation_warning:
         ctx.warn(rt.deprecation_warning)  # a deprecated custom resource version
     ctx.namespace = info.namespace if rt.namespaced else ""
+    requester.REQUESTER.set(ctx.user)  # for strategies that record it (a CSR's spec)
     scope = Scope(request, info, ctx, rt, handlers.store(rt), handlers)
     return await handler(scope)

@@ -3,6 +3,7 @@ webhook configurations, admission policies and their bindings."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from platform_api.endpoints.printers import AGE, NAME, age
@@ -39,6 +40,12 @@ _VALIDATIONS = Column(
     "",
     "Validations indicates the number of validation rules defined in this configuration",
 )
+_MUTATIONS = Column(
+    "Mutations",
+    "integer",
+    "",
+    "Mutation indicates the number of mutations rules defined in this configuration",
+)
 _PARAM_KIND = Column(
     "ParamKind",
     "string",
@@ -60,12 +67,13 @@ _PARAM_REF = Column(
 UNSET = "<unset>"
 
 
-def _policy_cells(obj: Obj) -> list[Any]:
+def _policy_cells(obj: Obj, counted: str) -> list[Any]:
+    """A policy's row: the number of its ``counted`` items (validations or mutations)."""
     meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
     kind = spec.get("paramKind")
     param_kind = f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}" if kind else UNSET
-    validations = len(spec.get("validations") or [])
-    return [meta.get("name", ""), validations, param_kind, age(meta.get("creationTimestamp"))]
+    count = len(spec.get(counted) or [])
+    return [meta.get("name", ""), count, param_kind, age(meta.get("creationTimestamp"))]
 
 
 def selector_string(selector: Obj) -> str:
@@ -105,8 +113,10 @@ def _binding_cells(obj: Obj) -> list[Any]:
 
 
 COLUMNS[(GROUP, "validatingadmissionpolicies")] = Printer(
-    (NAME, _VALIDATIONS, _PARAM_KIND, AGE), _policy_cells
+    (NAME, _VALIDATIONS, _PARAM_KIND, AGE), functools.partial(_policy_cells, counted="validations")
 )
-COLUMNS[(GROUP, "validatingadmissionpolicybindings")] = Printer(
-    (NAME, _POLICY_NAME, _PARAM_REF, AGE), _binding_cells
+COLUMNS[(GROUP, "mutatingadmissionpolicies")] = Printer(
+    (NAME, _MUTATIONS, _PARAM_KIND, AGE), functools.partial(_policy_cells, counted="mutations")
 )
+for _plural in ("validatingadmissionpolicybindings", "mutatingadmissionpolicybindings"):
+    COLUMNS[(GROUP, _plural)] = Printer((NAME, _POLICY_NAME, _PARAM_REF, AGE), _binding_cells)

@@ -248,3 +248,26 @@ class _Pruner:
     def _descend(self, node: Node, value: Any, path: Path) -> Any:
         shape = self.typed.shape(node, value)
         return value if shape.kind == LEAF else self.children(shape, value, path)
+
+
+def atomic_paths(typed: Typed, node: Node, config: Any) -> list[str]:
+    """Where an apply configuration sets a whole atomic list, map or struct (kube's
+    mutating policies refuse those: the configuration would drop what it leaves out)."""
+    out: list[str] = []
+    _atomics(typed, node, config, "", out)
+    return out
+
+
+def _atomics(typed: Typed, node: Node, value: Any, path: str, out: list[str]) -> None:
+    if not isinstance(value, (dict, list)):
+        return
+    shape = typed.shape(node, value)
+    if shape.kind == LEAF:
+        out.append(path or ".")
+    elif isinstance(value, dict):
+        for name, child in value.items():
+            _atomics(typed, typed.field(shape, name)[0], child, f"{path}.{name}", out)
+    else:
+        items = typed.items(shape)
+        for i, child in enumerate(value):
+            _atomics(typed, items, child, f"{path}[{i}]", out)

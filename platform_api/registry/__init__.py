@@ -5,7 +5,13 @@ from platform_api.registry import (  # noqa: F401  (registers strategies)
     admissionregistration,
     apiextensions,
     apps,
+    certificates,
     core,
     events,
+    limitrange,
+    mutatingpolicy,
+    node,
+    quota,
     rbac,
+    scheduling,
 )

@@ -6,7 +6,9 @@ references, validation actions, and every CEL expression compiled as kube's admi
 compiler compiles it (``cel.admission.PolicyCompiler``: variables typed one after the
 other, ``params`` only with a paramKind, no ``authorizer`` in message expressions).
 Rules shared with the webhook configurations (rules, match conditions, selectors) are
-reused from ``admissionregistration_validation``.
+reused from ``admissionregistration_validation``; the parts MutatingAdmissionPolicies
+share (``policy_spec_rules``, ``policy_conditions_and_variables``, ``binding_spec_rules``)
+are used by ``mutatingpolicy`` too.
 """
 
 from __future__ import annotations
@@ -60,11 +62,14 @@ def policy_update_options(new: Obj, old: Obj) -> PolicyOptions:
     return PolicyOptions(all(new.get(k) == old.get(k) for k in keys))
 
 
-def _dicts(value: Any) -> list[Obj]:
+def dicts(value: Any) -> list[Obj]:
+    """The objects of a list field (the decoder already refused any other item)."""
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def _spec_rules(spec: Obj, path: str) -> list[FieldError]:
+def policy_spec_rules(spec: Obj, path: str) -> list[FieldError]:
+    """The start of a policy's spec, as validating and mutating policies share it:
+    failurePolicy, paramKind, matchConstraints (with resourceRules required)."""
     errs: list[FieldError] = []
     policy = spec.get("failurePolicy")
     if policy is None:
@@ -87,15 +92,10 @@ def validate_policy_spec(spec: Obj, name: str, opts: PolicyOptions) -> list[Fiel
     """``validateValidatingAdmissionPolicySpec``, in kube's order."""
     path = "spec"
     params = isinstance(spec.get("paramKind"), dict)
-    errs = _spec_rules(spec, path)
-    if not opts.ignore_match_conditions:
-        conditions = _dicts(spec.get("matchConditions"))
-        errs += validate_match_conditions(conditions, f"{path}.matchConditions", params)
-    variables = _dicts(spec.get("variables"))
-    compiler = PolicyCompiler(params, composition=bool(variables))
-    for i, variable in enumerate(variables):
-        errs += _variable(compiler, variable, f"{path}.variables[{i}]")
-    validations, annotations = _dicts(spec.get("validations")), spec.get("auditAnnotations")
+    errs = policy_spec_rules(spec, path)
+    compiler = PolicyCompiler(params, composition=bool(spec.get("variables")))
+    errs += policy_conditions_and_variables(spec, opts, compiler, path)
+    validations, annotations = dicts(spec.get("validations")), spec.get("auditAnnotations")
     if not validations and not annotations:
         detail = "validations or auditAnnotations must contain at least one item"
         errs.append(field.required(f"{path}.validations", detail))
@@ -104,7 +104,21 @@ def validate_policy_spec(spec: Obj, name: str, opts: PolicyOptions) -> list[Fiel
     for i, validation in enumerate(validations):
         errs += _validation(compiler, validation, f"{path}.validations[{i}]")
     if isinstance(annotations, list):
-        errs += _audit_annotations(compiler, name, _dicts(annotations), f"{path}.auditAnnotations")
+        errs += _audit_annotations(compiler, name, dicts(annotations), f"{path}.auditAnnotations")
+    return errs
+
+
+def policy_conditions_and_variables(
+    spec: Obj, opts: PolicyOptions, compiler: PolicyCompiler, path: str
+) -> list[FieldError]:
+    """Match conditions (unless an update left them alone), then the variables, each
+    declared in ``compiler`` for what is compiled after it."""
+    errs: list[FieldError] = []
+    if not opts.ignore_match_conditions:
+        conditions = dicts(spec.get("matchConditions"))
+        errs += validate_match_conditions(conditions, f"{path}.matchConditions", compiler.params)
+    for i, variable in enumerate(dicts(spec.get("variables"))):
+        errs += _variable(compiler, variable, f"{path}.variables[{i}]")
     return errs
 
 
@@ -149,7 +163,7 @@ def validate_match_resources(resources: Obj, path: str) -> list[FieldError]:
         else:
             errs += validate_label_selector(resources[key], f"{path}.{key}")
     for key in ("resourceRules", "excludeResourceRules"):
-        for i, rule in enumerate(_dicts(resources.get(key))):
+        for i, rule in enumerate(dicts(resources.get(key))):
             errs += _named_rule(rule, f"{path}.{key}[{i}]")
     return errs
 
@@ -251,6 +265,13 @@ def _audit_annotation(
 
 def validate_binding_spec(spec: Obj) -> list[FieldError]:
     """``validateValidatingAdmissionPolicyBindingSpec``."""
+    actions = spec.get("validationActions")
+    errs = binding_spec_rules(spec)
+    return errs + _validation_actions(actions if isinstance(actions, list) else [])
+
+
+def binding_spec_rules(spec: Obj) -> list[FieldError]:
+    """What validating and mutating bindings share: policyName, paramRef, matchResources."""
     errs: list[FieldError] = []
     policy = spec.get("policyName") or ""
     if not policy:
@@ -261,8 +282,7 @@ def validate_binding_spec(spec: Obj) -> list[FieldError]:
         errs += _param_ref(spec["paramRef"], "spec.paramRef")
     if isinstance(spec.get("matchResources"), dict):
         errs += validate_match_resources(spec["matchResources"], "spec.matchResources")
-    actions = spec.get("validationActions")
-    return errs + _validation_actions(actions if isinstance(actions, list) else [])
+    return errs
 
 
 def _param_ref(ref: Obj, path: str) -> list[FieldError]:

@@ -144,5 +144,5 @@ class CoreCreateOnUpdateStrategy(GenericStrategy):
     allow_create_on_update = True
 
 
-for _kind in ("Endpoints", "Event", "LimitRange"):
+for _kind in ("Endpoints", "Event"):  # LimitRange: registry/limitrange.py
     register("", _kind)(CoreCreateOnUpdateStrategy)

@@ -66,9 +66,10 @@ def _pod(obj: Obj) -> None:
     spec = obj.setdefault("spec", {})
     pod_spec(spec)
     spec.setdefault("enableServiceLinks", True)  # SetDefaults_Pod: Pods only, not templates
-    spec.setdefault("serviceAccountName", "default")
-    spec.setdefault("serviceAccount", spec["serviceAccountName"])
-    spec.setdefault("priority", 0)
+    # The ServiceAccount and Priority admission plugins fill the account and priority;
+    # v1 mirrors the account into the deprecated field, as kube's conversion does.
+    if spec.get("serviceAccountName"):
+        spec["serviceAccount"] = spec["serviceAccountName"]
 
 
 @defaults("", "Service")

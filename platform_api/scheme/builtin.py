@@ -264,6 +264,36 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         namespaced=False,
         categories=("api-extensions",),
     ),
+    # mutating policies have no status sub-resource (kube serves none)
+    _t(
+        "admissionregistration.platform.io",
+        "MutatingAdmissionPolicy",
+        "mutatingadmissionpolicies",
+        namespaced=False,
+        categories=("api-extensions",),
+    ),
+    _t(
+        "admissionregistration.platform.io",
+        "MutatingAdmissionPolicyBinding",
+        "mutatingadmissionpolicybindings",
+        namespaced=False,
+        categories=("api-extensions",),
+    ),
+    # certificates.platform.io/v1: approval and status change their own parts
+    _t(
+        "certificates.platform.io",
+        "CertificateSigningRequest",
+        "certificatesigningrequests",
+        namespaced=False,
+        short=("csr",),
+        extra=(
+            Subresource("approval", "CertificateSigningRequest", STATUS_VERBS),
+            _status("CertificateSigningRequest"),
+        ),
+        name_rule="path-segment",
+    ),
+    # node.platform.io/v1
+    _t("node.platform.io", "RuntimeClass", "runtimeclasses", namespaced=False),
     # storage.platform.io/v1
     _t("storage.platform.io", "StorageClass", "storageclasses", namespaced=False, short=("sc",)),
 )

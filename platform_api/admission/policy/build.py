@@ -1,4 +1,4 @@
-"""Assembling the ValidatingAdmissionPolicy plugin from the server's scheme and stores."""
+"""Assembling the admission policy plugins from the server's scheme and stores."""
 
 from __future__ import annotations
 
@@ -6,7 +6,14 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.admission import matching
-from platform_api.admission.policy.dispatch import PolicyAdmission
+from platform_api.admission.policy.dispatch import (
+    FindParams,
+    NamespaceObject,
+    ParamScope,
+    PolicyAdmission,
+)
+from platform_api.admission.policy.mutate import MutatingPolicyAdmission
+from platform_api.admission.policy.mutating import compile_mutating_policy
 from platform_api.admission.policy.source import PolicySource
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import Scheme
@@ -16,6 +23,7 @@ from platform_api.storage.watch import WatchHub
 
 GROUP = "admissionregistration.platform.io"
 PLUGIN = "ValidatingAdmissionPolicy"
+MUTATING_PLUGIN = "MutatingAdmissionPolicy"
 Obj = dict[str, Any]
 
 
@@ -27,17 +35,42 @@ def build_policies(
     stores: dict[tuple[str, str, str], Store],
     authorize: matching.Authorize | None,
 ) -> PolicyAdmission | None:
-    """The plugin, when on and the policy kinds are served."""
+    """The ValidatingAdmissionPolicy plugin, when on and the policy kinds are served."""
     policies = stores.get((GROUP, "v1", "validatingadmissionpolicies"))
     bindings = stores.get((GROUP, "v1", "validatingadmissionpolicybindings"))
     if PLUGIN not in plugins or policies is None or bindings is None:
+        return None
+    source = PolicySource(storage, hub, policies.list_prefix(""), bindings.list_prefix(""))
+    return PolicyAdmission(source, *_lookups(scheme, stores), authorize)
+
+
+def build_mutating_policies(
+    plugins: tuple[str, ...],
+    storage: Storage,
+    hub: WatchHub,
+    scheme: Scheme,
+    stores: dict[tuple[str, str, str], Store],
+    authorize: matching.Authorize | None,
+) -> MutatingPolicyAdmission | None:
+    """The MutatingAdmissionPolicy plugin, when on and the policy kinds are served."""
+    policies = stores.get((GROUP, "v1", "mutatingadmissionpolicies"))
+    bindings = stores.get((GROUP, "v1", "mutatingadmissionpolicybindings"))
+    if MUTATING_PLUGIN not in plugins or policies is None or bindings is None:
         return None
     source = PolicySource(
         storage,
         hub,
         policies.list_prefix(""),
         bindings.list_prefix(""),
+        compile_mutating_policy,
     )
+    return MutatingPolicyAdmission(source, *_lookups(scheme, stores), authorize)
+
+
+def _lookups(
+    scheme: Scheme, stores: dict[tuple[str, str, str], Store]
+) -> tuple[FindParams, ParamScope, NamespaceObject]:
+    """How policies find their parameter objects and namespaces."""
 
     def store_of(api_version: str, kind: str) -> Store | None:
         group, _, version = api_version.rpartition("/")
@@ -80,4 +113,4 @@ def build_policies(
         except errors.StatusError:
             return None
 
-    return PolicyAdmission(source, find_params, param_scope, namespace_object, authorize)
+    return find_params, param_scope, namespace_object

@@ -9,7 +9,7 @@ matches (``failurePolicy`` decides whether that denies).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from platform_api.admission.matching import Condition, Rule, compile_rule, compile_selector
 from platform_api.cel import CELError
@@ -18,6 +18,7 @@ from platform_api.cel.environment import Program
 from platform_api.selectors import LabelSelector
 
 Obj = dict[str, Any]
+P = TypeVar("P", bound="Policy")
 
 
 @dataclass(frozen=True)
@@ -90,12 +91,15 @@ def compile_resources(raw: Obj | None) -> Resources:
     )
 
 
-def compile_policy(obj: Obj) -> Policy:
+def compile_common(obj: Obj, cls: type[P]) -> tuple[P, PolicyCompiler]:
+    """What validating and mutating policies share: name, failure policy, parameters,
+    constraints, variables and match conditions; and the compiler, with the variables
+    declared, for the kind's own expressions.  A compile error is the policy's error."""
     spec = obj.get("spec") or {}
     kind = spec.get("paramKind") or None
     raw_variables = [v for v in spec.get("variables") or () if isinstance(v, dict)]
     compiler = PolicyCompiler(params=kind is not None, composition=bool(raw_variables))
-    policy = Policy(
+    policy = cls(
         name=str(obj.get("metadata", {}).get("name", "")),
         failure_policy=spec.get("failurePolicy") or "Fail",
         param_kind=(str(kind.get("apiVersion", "")), str(kind.get("kind", ""))) if kind else None,
@@ -114,6 +118,20 @@ def compile_policy(obj: Obj) -> Policy:
             )
             for c in spec.get("matchConditions") or ()
         )
+    except CELError as e:
+        policy.error = str(e)
+    text = str(spec)
+    policy.uses_authorizer = "authorizer" in text
+    policy.uses_namespace = "namespaceObject" in text
+    return policy, compiler
+
+
+def compile_policy(obj: Obj) -> Policy:
+    spec = obj.get("spec") or {}
+    policy, compiler = compile_common(obj, Policy)
+    if policy.error:
+        return policy
+    try:
         policy.validations = tuple(_validation(compiler, v) for v in spec.get("validations") or ())
         policy.audit_annotations = tuple(
             AuditAnnotation(
@@ -125,9 +143,6 @@ def compile_policy(obj: Obj) -> Policy:
         )
     except CELError as e:
         policy.error = str(e)
-    text = str(spec)
-    policy.uses_authorizer = "authorizer" in text
-    policy.uses_namespace = "namespaceObject" in text
     return policy
 
 

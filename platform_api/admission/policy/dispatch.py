@@ -69,7 +69,7 @@ class PolicyAdmission:
         denied: list[tuple[Policy, Binding | None, evaluate.Decision]] = []
         for policy, bindings in self.source.hooks():
             try:
-                if not _resources_match(policy.constraints, req, labels):
+                if not resources_match(policy.constraints, req, labels):
                     continue
             except errors.StatusError as e:
                 _config_error(denied, policy, None, e.message)
@@ -91,7 +91,7 @@ class PolicyAdmission:
         denied: list[tuple[Policy, Binding | None, evaluate.Decision]],
     ) -> None:
         try:
-            if binding.resources is not None and not _resources_match(
+            if binding.resources is not None and not resources_match(
                 binding.resources, req, labels
             ):
                 return
@@ -164,7 +164,7 @@ class PolicyAdmission:
         return params
 
 
-def _resources_match(
+def resources_match(
     resources: Resources, req: AdmissionRequest, labels: matching.NamespaceLabels
 ) -> bool:
     """kube's generic matcher: selectors, then excluded rules, then rules (none: all)."""

@@ -59,18 +59,34 @@ class _Runner:
             self._act = activation(bound)
         return program.eval(self._act)
 
+    def bind(self, name: str, value: Any) -> None:
+        """Rebind a root variable (a mutation's ``object`` after the previous one)."""
+        self.variables[name] = value
+        self._act = None
+
     def add_variable(self, name: str, value: Any) -> None:
         self.variables["variables"] = {**self.variables["variables"], name: value}
         self._act = None
 
 
-async def validate(
+@dataclass
+class Prepared:
+    """A policy ready to evaluate on one request: its runner with the variables bound,
+    and the variables that failed (by name, with the error)."""
+
+    runner: _Runner
+    broken: dict[str, str]
+
+
+async def prepare(
     policy: Policy,
     req: AdmissionRequest,
     param: Obj | None,
     namespace: Obj | None,
     authorize: matching.Authorize | None,
-) -> list[Decision]:
+) -> Prepared | Decision | None:
+    """Match conditions, then the variables.  None: a condition skips the policy; a
+    Decision: the conditions failed to evaluate."""
     variables: dict[str, Any] = {
         "object": req.object,
         "oldObject": req.old_object,
@@ -85,9 +101,9 @@ async def validate(
             policy.conditions, variables, req, authorize, runner.run
         )
         if not matched:
-            return []
+            return None
         if failures:
-            return [Decision(False, matching.aggregate(failures), error=True)]
+            return Decision(False, matching.aggregate(failures), error=True)
     broken: dict[str, str] = {}
     for name, program in policy.variables:
         if isinstance(program, str):
@@ -97,7 +113,25 @@ async def validate(
             runner.add_variable(name, await runner.run(program))
         except CELError as e:
             broken[name] = str(e)
-    return [await _validation(validation, runner, broken) for validation in policy.validations]
+    return Prepared(runner, broken)
+
+
+async def validate(
+    policy: Policy,
+    req: AdmissionRequest,
+    param: Obj | None,
+    namespace: Obj | None,
+    authorize: matching.Authorize | None,
+) -> list[Decision]:
+    ready = await prepare(policy, req, param, namespace, authorize)
+    if ready is None:
+        return []
+    if isinstance(ready, Decision):
+        return [ready]
+    return [
+        await _validation(validation, ready.runner, ready.broken)
+        for validation in policy.validations
+    ]
 
 
 async def _validation(validation: Validation, runner: _Runner, broken: dict[str, str]) -> Decision:

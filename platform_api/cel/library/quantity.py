@@ -1,4 +1,4 @@
-"""kube's quantity library on an exact port of apimachinery's ``resource.ParseQuantity``.
+"""kube's quantity library on ``platform_api.quantity`` (apimachinery's ``resource.ParseQuantity``).
 
 A quantity is kept as an exact ``Decimal`` (rounded up to nano units as apimachinery does);
 the CEL value is a ``kubernetes.Quantity`` message holding its normalized text, so message
@@ -7,105 +7,27 @@ equality is apimachinery's ``Quantity.Equal`` (``quantity('200M') == quantity('0
 
 from __future__ import annotations
 
-import decimal
-import functools
 from decimal import Decimal
 from typing import Any
 
 from platform_api.cel.library.common import EvalError
 from platform_api.cel.library.decl import Function, glob, member
 from platform_api.cel.protos import library_class
+from platform_api.quantity import (
+    CTX,
+    FORMAT_WRONG,  # noqa: F401  (its callers' import)
+    INT64_MAX,
+    QuantityError,
+    parse_quantity,
+)
 
 Quantity = library_class("kubernetes.Quantity")
-
-_SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
-FORMAT_WRONG = f"quantities must match the regular expression '{_SPLIT_RE}'"
-NUMERIC = "unable to parse numeric part of quantity"
-SUFFIX = "unable to parse quantity's suffix"
-_SUFFIX_CHARS = set("eEinumkKMGTP")
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_CTX = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
-_NANO = Decimal("1e-9")
-_INT64_MAX = (1 << 63) - 1
-
-
-class QuantityError(ValueError):
-    pass
-
-
-def _scan(text: str) -> tuple[bool, str, str, str]:
-    """apimachinery's parseQuantityString: (positive, integer digits, fraction digits, suffix)."""
-    pos, end, positive = 0, len(text), True
-    if text[:1] in ("-", "+"):
-        positive = text[0] == "+"
-        pos = 1
-    while pos < end and text[pos] == "0":
-        pos += 1
-    if pos >= end:
-        return positive, "0", "", ""
-    start = pos
-    while pos < end and text[pos].isascii() and text[pos].isdigit():
-        pos += 1
-    num = text[start:pos] or "0"
-    denom = ""
-    if pos < end and text[pos] == ".":
-        pos += 1
-        start = pos
-        while pos < end and text[pos].isascii() and text[pos].isdigit():
-            pos += 1
-        denom = text[start:pos]
-    suffix_start = pos
-    while pos < end and text[pos] in _SUFFIX_CHARS:
-        pos += 1
-    if pos < end and text[pos] in "+-":
-        pos += 1
-    while pos < end and text[pos].isascii() and text[pos].isdigit():
-        pos += 1
-    if pos < end:
-        raise QuantityError(FORMAT_WRONG)
-    return positive, num, denom, text[suffix_start:]
-
-
-def _interpret(suffix: str) -> tuple[int, int, bool]:
-    """(base, exponent, binary) of a suffix."""
-    if suffix in _DECIMAL:
-        return 10, _DECIMAL[suffix], False
-    if suffix in _BINARY:
-        return 2, _BINARY[suffix], True
-    if len(suffix) > 1 and suffix[0] in "eE":
-        digits = suffix[1:]
-        body = digits[1:] if digits[:1] in "+-" else digits
-        if body.isascii() and body.isdigit():
-            value = int(digits)
-            if -(1 << 63) <= value < 1 << 63:
-                value = (value + (1 << 31)) % (1 << 32) - (1 << 31)  # Go's int32() truncation
-                return 10, value, False
-    raise QuantityError(SUFFIX)
-
-
-@functools.lru_cache(maxsize=1024)
-def parse_quantity(text: str) -> Decimal:
-    """The exact value of ``text``, or QuantityError with apimachinery's message."""
-    if not text:
-        raise QuantityError(FORMAT_WRONG)
-    if text == "0":
-        return Decimal(0)
-    positive, num, denom, suffix = _scan(text)
-    base, exponent, binary = _interpret(suffix)
-    amount = Decimal(int(num + denom)).scaleb(-len(denom), _CTX)
-    amount = amount.scaleb(exponent, _CTX) if base == 10 else _CTX.multiply(amount, 2**exponent)
-    if amount.as_tuple().exponent < -9:  # type: ignore[operator]
-        amount = amount.quantize(_NANO, rounding=decimal.ROUND_UP, context=_CTX)
-    if binary and amount > _INT64_MAX:
-        amount = Decimal(_INT64_MAX)
-    return amount if positive else -amount
 
 
 def canonical(value: Decimal) -> str:
     if value == 0:
         return "0"
-    return str(value.normalize(_CTX))
+    return str(value.normalize(CTX))
 
 
 def make(value: Decimal) -> Any:
@@ -138,7 +60,7 @@ def _cmp(a: Any, b: Any) -> int:
 
 def _as_int(q: Any) -> int | None:
     v = value_of(q)
-    if v != v.to_integral_value() or not -(1 << 63) <= v <= _INT64_MAX:
+    if v != v.to_integral_value() or not -(1 << 63) <= v <= INT64_MAX:
         return None
     return int(v)
 
@@ -157,12 +79,12 @@ def _sign(q: Any) -> int:
 
 def _add(a: Any, b: Any) -> Any:
     other = Decimal(b) if isinstance(b, int) else value_of(b)
-    return make(_CTX.add(value_of(a), other))
+    return make(CTX.add(value_of(a), other))
 
 
 def _sub(a: Any, b: Any) -> Any:
     other = Decimal(b) if isinstance(b, int) else value_of(b)
-    return make(_CTX.subtract(value_of(a), other))
+    return make(CTX.subtract(value_of(a), other))
 
 
 _Q = "kubernetes.Quantity"

@@ -1,0 +1,35 @@
+"""TaintNodesByCondition: a new Node starts tainted ``node.platform.io/not-ready:NoSchedule``.
+
+kube's ``nodetaint`` plugin: nothing is scheduled to a node before its controller has
+seen it Ready and lifted the taint.  A taint with the same key and effect (whatever its
+value) already counts; the node's other taints are kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api.admission.chain import Attributes
+from platform_api.admission.plugins import PluginContext
+
+NOT_READY = "node.platform.io/not-ready"
+NO_SCHEDULE = "NoSchedule"
+
+
+class TaintNodesByCondition:
+    name = "TaintNodesByCondition"
+
+    def admit(self, attrs: Attributes, obj: dict[str, Any] | None, old: Any) -> None:
+        rt = attrs.resource
+        if attrs.operation != "CREATE" or (rt.group, rt.plural) != ("", "nodes"):
+            return
+        if attrs.subresource or obj is None:
+            return
+        spec = obj.setdefault("spec", {})
+        taints = spec.get("taints") or []
+        if not any(t.get("key") == NOT_READY and t.get("effect") == NO_SCHEDULE for t in taints):
+            spec["taints"] = [*taints, {"key": NOT_READY, "effect": NO_SCHEDULE}]
+
+
+def build(ctx: PluginContext) -> TaintNodesByCondition:
+    return TaintNodesByCondition()

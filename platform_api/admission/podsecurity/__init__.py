@@ -1,0 +1,1 @@
+"""PodSecurity admission: kube's Pod Security Standards, chosen per namespace by label."""

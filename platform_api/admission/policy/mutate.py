@@ -1,0 +1,116 @@
+"""kube's MutatingAdmissionPolicy plugin: the last mutating plugin before the webhooks.
+
+Policies in name order, each with its bindings and their parameter objects, as the
+validating plugin finds them; every match runs the policy's mutations on the object as
+the previous ones left it.  Failures (configuration, evaluation, patching) are collected
+and, unless the policy says ``failurePolicy: Ignore``, the first one refuses the request:
+a 403 whose reason is Invalid, worded ``policy 'p' with binding 'b' denied request: ...``
+as kube's generic policy dispatcher words it.  A policy with ``reinvocationPolicy:
+IfNeeded`` runs again when a later plugin (a webhook) changed the object after it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api import errors
+from platform_api.admission import matching
+from platform_api.admission.policy import mutating
+from platform_api.admission.policy.compiled import Binding
+from platform_api.admission.policy.dispatch import PolicyAdmission, resources_match
+from platform_api.admission.request import AdmissionRequest
+
+Obj = dict[str, Any]
+Failure = tuple[mutating.MutatingPolicy, Binding | None, str]
+Invocation = tuple[mutating.MutatingPolicy, Binding, Obj | None]
+
+
+class MutatingPolicyAdmission(PolicyAdmission):
+    async def mutate(
+        self,
+        req: AdmissionRequest,
+        merge: mutating.Merge,
+        atomics: mutating.Atomics,
+        only: list[Invocation] | None = None,
+    ) -> list[Invocation]:
+        """Mutate ``req.object``; returns the invocations to repeat if a later plugin
+        changes the object (``only``: repeat just those)."""
+        if req.object is None or matching.exempt(req):
+            return []
+        failures: list[Failure] = []
+        reinvoke: list[Invocation] = []
+        for policy, binding, param in self._invocations(req, failures, only):
+            namespace = None
+            if policy.uses_namespace and req.namespace and req.kind != ("", "v1", "Namespace"):
+                namespace = self.namespace_object(req.namespace)
+            try:
+                changed = await mutating.mutate(
+                    policy, req, param, namespace, self.authorize, merge, atomics
+                )
+            except mutating.MutationError as e:
+                failures.append((policy, binding, str(e)))
+                continue
+            if changed is not None:
+                req.object = changed
+                if policy.reinvocation == "IfNeeded":
+                    reinvoke.append((policy, binding, param))
+        _refuse(req, failures)
+        return reinvoke
+
+    def _invocations(
+        self, req: AdmissionRequest, failures: list[Failure], only: list[Invocation] | None
+    ) -> list[Invocation]:
+        if only is not None:
+            return only
+        out: list[Invocation] = []
+        labels = self.namespace_labels
+        for policy, bindings in self.source.hooks():
+            try:
+                if not resources_match(policy.constraints, req, labels):
+                    continue
+            except errors.StatusError as e:
+                failures.append((policy, None, f"failed to configure policy: {e.message}"))
+                continue
+            if policy.error:
+                failures.append((policy, None, f"failed to configure policy: {policy.error}"))
+                continue
+            for binding in bindings:
+                try:
+                    if binding.resources is not None and not resources_match(
+                        binding.resources, req, labels
+                    ):
+                        continue
+                    params = self._params(policy, binding, req)
+                except (errors.StatusError, ValueError) as e:
+                    why = e.message if isinstance(e, errors.StatusError) else str(e)
+                    failures.append((policy, binding, f"failed to configure binding: {why}"))
+                    continue
+                out.extend((policy, binding, param) for param in params)
+        return out
+
+
+def _refuse(req: AdmissionRequest, failures: list[Failure]) -> None:
+    """kube's answer to the failures a Fail policy had: 403, reason Invalid, one cause
+    per failure, the first one's message."""
+    counted = [f for f in failures if not f[0].ignores_failures]
+    if not counted:
+        return
+    messages = []
+    for policy, binding, why in counted:
+        if binding is not None:
+            messages.append(
+                f"policy '{policy.name}' with binding '{binding.name}' denied request: {why}"
+            )
+        else:
+            messages.append(f"policy {_quote(policy.name)} denied request: {why}")
+    error = errors.forbidden(req.resource, req.group, req.name, messages[0])
+    error.message = messages[0]
+    error.reason = "Invalid"
+    assert error.details is not None
+    error.details["causes"] = [{"message": m} for m in messages]
+    raise error
+
+
+def _quote(name: str) -> str:
+    """Go's %q of a name (names are plain: quotes suffice)."""
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'

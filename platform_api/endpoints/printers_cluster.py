@@ -1,0 +1,62 @@
+"""Table columns of CertificateSigningRequests and RuntimeClasses (kube's
+internalversion printers): what ``kubectl get csr`` and ``get runtimeclass`` show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api.endpoints.printers import AGE, NAME, age, human_duration
+from platform_api.endpoints.tables import COLUMNS, Column, Printer
+
+Obj = dict[str, Any]
+
+_SIGNER = Column("SignerName", "string", "", "Requested signer for the request.")
+_REQUESTOR = Column("Requestor", "string", "", "Base64-encoded PKCS#10 CSR data")
+_DURATION = Column(
+    "RequestedDuration",
+    "string",
+    "",
+    "expirationSeconds is the requested duration of validity of the issued certificate.",
+)
+_CONDITION = Column(
+    "Condition", "string", "", "Conditions applied to the request, such as approval or denial."
+)
+_HANDLER = Column("Handler", "string", "", "")
+
+
+def csr_condition(csr: Obj) -> str:
+    """Denied, else Approved, else Pending; then Failed and Issued when they hold."""
+    status = csr.get("status") or {}
+    kinds = {c.get("type") for c in status.get("conditions") or []}
+    text = "Denied" if "Denied" in kinds else "Approved" if "Approved" in kinds else "Pending"
+    if "Failed" in kinds:
+        text += ",Failed"
+    if status.get("certificate"):
+        text += ",Issued"
+    return text
+
+
+def _csr_cells(obj: Obj) -> list[Any]:
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    seconds = spec.get("expirationSeconds")
+    return [
+        meta.get("name", ""),
+        age(meta.get("creationTimestamp")),
+        spec.get("signerName") or "<none>",
+        spec.get("username", ""),
+        "<none>" if seconds is None else human_duration(seconds),
+        csr_condition(obj),
+    ]
+
+
+def _runtime_class_cells(obj: Obj) -> list[Any]:
+    meta = obj.get("metadata") or {}
+    return [meta.get("name", ""), obj.get("handler", ""), age(meta.get("creationTimestamp"))]
+
+
+COLUMNS[("certificates.platform.io", "certificatesigningrequests")] = Printer(
+    (NAME, AGE, _SIGNER, _REQUESTOR, _DURATION, _CONDITION), _csr_cells
+)
+COLUMNS[("node.platform.io", "runtimeclasses")] = Printer(
+    (NAME, _HANDLER, AGE), _runtime_class_cells
+)

@@ -1,0 +1,148 @@
+"""MutatingAdmissionPolicy: mutations in order, failure policies, kube's refusal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest_twisted
+
+from platform_api import errors
+from platform_api.admission.policy.compiled import compile_binding
+from platform_api.admission.policy.mutate import MutatingPolicyAdmission
+from platform_api.admission.policy.mutating import compile_mutating_policy
+from platform_api.fieldmanager import walk
+from platform_api.fieldmanager.typed import Typed
+from tests.admission.test_policy import RULES, deployment, find_params
+from tests.admission.test_webhook_matching import request
+
+TYPED = Typed(None)  # no schema: maps merge granularly, lists are atomic
+
+
+def policy(name: str = "p", *mutations: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "matchConstraints": {"resourceRules": RULES},
+        "reinvocationPolicy": "Never",
+        "mutations": list(mutations),
+    }
+    return {"metadata": {"name": name, "resourceVersion": "1"}, "spec": {**base, **spec}}
+
+
+def apply(expression: str) -> dict[str, Any]:
+    return {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": expression}}
+
+
+def patch(expression: str) -> dict[str, Any]:
+    return {"patchType": "JSONPatch", "jsonPatch": {"expression": expression}}
+
+
+def binding(policy_name: str = "p", name: str = "b") -> dict[str, Any]:
+    return {"metadata": {"name": name, "resourceVersion": "1"}, "spec": {"policyName": policy_name}}
+
+
+class Source:
+    def __init__(self, policies: list[dict], bindings: list[dict]) -> None:
+        compiled = [compile_binding(b) for b in bindings]
+        self.pairs = [
+            (p, [b for b in compiled if b.policy == p.name])
+            for p in sorted((compile_mutating_policy(o) for o in policies), key=lambda p: p.name)
+        ]
+
+    def hooks(self) -> list:
+        return self.pairs
+
+
+def plugin(policies: list[dict], bindings: list[dict]) -> MutatingPolicyAdmission:
+    return MutatingPolicyAdmission(
+        Source(policies, bindings),  # type: ignore[arg-type]
+        find_params,
+        lambda api_version, kind: True if kind == "ConfigMap" else None,
+        lambda name: {"metadata": {"name": name}},
+    )
+
+
+def merge(live: dict, config: dict) -> dict:
+    merged: dict = walk.merge(TYPED, {}, live, config)
+    return merged
+
+
+def atomics(config: dict) -> list[str]:
+    return walk.atomic_paths(TYPED, {}, config)
+
+
+async def run(admission: MutatingPolicyAdmission, obj: dict) -> Any:
+    req = request(object=obj)
+    try:
+        await admission.mutate(req, merge, atomics)
+    except errors.StatusError as e:
+        return e
+    return req.object
+
+
+@pytest_twisted.ensureDeferred
+async def test_mutations_apply_in_order_across_policies() -> None:
+    first = policy(
+        "a",
+        apply('Object{metadata: Object.metadata{labels: {"team": "blue"}}}'),
+        patch('[JSONPatch{op: "replace", path: "/spec/replicas", value: 3}]'),
+    )
+    second = policy(
+        "b",
+        apply(
+            "Object{spec: Object.spec{replicas: object.spec.replicas * 2,"
+            ' paused: object.metadata.labels["team"] == "blue"}}'
+        ),
+    )
+    out = await run(plugin([second, first], [binding("a", "x"), binding("b", "y")]), deployment(1))
+    assert out["metadata"]["labels"] == {"team": "blue"}
+    assert out["spec"] == {"replicas": 6, "paused": True}
+
+
+@pytest_twisted.ensureDeferred
+async def test_conditions_and_failed_tests_leave_the_object() -> None:
+    skipped = policy(
+        "p",
+        apply("Object{spec: Object.spec{replicas: 9}}"),
+        matchConditions=[{"name": "big", "expression": "object.spec.replicas > 5"}],
+    )
+    tested = policy(
+        "q",
+        patch(
+            '[JSONPatch{op: "test", path: "/spec/replicas", value: 7},'
+            ' JSONPatch{op: "replace", path: "/spec/replicas", value: 8}]'
+        ),
+    )
+    out = await run(plugin([skipped, tested], [binding("p"), binding("q", "c")]), deployment(1))
+    assert out["spec"] == {"replicas": 1}
+
+
+@pytest_twisted.ensureDeferred
+async def test_failures_refuse_with_kube_wording_unless_ignored() -> None:
+    broken = policy("p", patch('[JSONPatch{op: "remove", path: "/spec/missing"}]'))
+    error = await run(plugin([broken], [binding()]), deployment(1))
+    assert error.code == 403
+    assert error.reason == "Invalid"
+    assert error.message.startswith("policy 'p' with binding 'b' denied request: JSON Patch: ")
+    ignored = policy(
+        "p", patch('[JSONPatch{op: "remove", path: "/spec/missing"}]'), failurePolicy="Ignore"
+    )
+    assert (await run(plugin([ignored], [binding()]), deployment(1)))["spec"] == {"replicas": 1}
+
+
+@pytest_twisted.ensureDeferred
+async def test_atomic_lists_are_refused() -> None:
+    lists = policy("p", apply('Object{spec: Object.spec{args: ["a"]}}'))
+    error = await run(plugin([lists], [binding()]), deployment(1))
+    assert error.message == (
+        "policy 'p' with binding 'b' denied request: error applying patch: invalid "
+        "ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.args"
+    )
+
+
+@pytest_twisted.ensureDeferred
+async def test_compile_errors_are_configuration_errors() -> None:
+    bad = policy("p", apply('"x"'))
+    error = await run(plugin([bad], [binding()]), deployment(1))
+    assert error.message == (
+        "policy 'p' with binding 'b' denied request: must evaluate to Object but got string"
+    )
+    assert error.details["causes"] == [{"message": error.message}]

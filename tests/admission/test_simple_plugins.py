@@ -1,0 +1,110 @@
+"""AlwaysAdmit, AlwaysDeny, DenyServiceExternalIPs, NamespaceAutoProvision and
+NamespaceExists: kube's admission_test.go cases, with kube's messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from platform_api.admission.alwaysadmit import AlwaysAdmit
+from platform_api.admission.alwaysdeny import AlwaysDeny
+from platform_api.admission.denyexternalips import DenyServiceExternalIPs
+from platform_api.admission.namespaces.autoprovision import NamespaceAutoProvision
+from platform_api.admission.namespaces.exists import NamespaceExists
+from tests.admission.plugin_kit import Cluster, attrs, refused, run
+
+Obj = dict[str, Any]
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Cluster:
+    return Cluster(str(tmp_path / "db"))
+
+
+def test_always_admit_and_deny() -> None:
+    admit, deny = AlwaysAdmit(), AlwaysDeny()
+    for op in ("CREATE", "UPDATE", "DELETE"):
+        a = attrs(op, "configmaps", "cm")
+        admit.admit(a, None, None)
+        admit.validate(a, None, None)
+        for phase in (deny.admit, deny.validate):
+            error = refused(lambda phase=phase, a=a: phase(a, None, None))
+            assert error.code == 403 and error.reason == "Forbidden"
+            assert error.message == (
+                'configmaps "cm" is forbidden: admission control is denying all modifications'
+            )
+            assert error.details == {"name": "cm", "kind": "configmaps"}
+    nameless = attrs("CREATE", "configmaps")
+    generated = {"metadata": {"generateName": "cm-"}}
+    assert refused(lambda: deny.admit(nameless, generated, None)).message.startswith(
+        'configmaps "cm-" is forbidden'
+    )
+    assert deny.runs_last is True
+
+
+def service(*ips: str) -> Obj:
+    spec: Obj = {"ports": [{"port": 80}]}
+    if ips:
+        spec["externalIPs"] = list(ips)
+    return {"metadata": {"name": "s", "namespace": "default"}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "denied"),
+    [
+        (service(), None, False),
+        (service("1.1.1.1"), None, True),
+        (service(), service("1.1.1.1"), False),
+        (service("1.1.1.1"), service("1.1.1.1", "2.2.2.2"), False),
+        (service("1.1.1.1", "3.3.3.3"), service("1.1.1.1"), True),
+        (service("2.2.2.2"), service(), True),
+    ],
+)
+def test_deny_external_ips(new: Obj, old: Obj | None, denied: bool) -> None:
+    plugin = DenyServiceExternalIPs()
+    a = attrs("UPDATE" if old else "CREATE", "services", "s")
+    if not denied:
+        plugin.validate(a, new, old)
+        return
+    error = refused(lambda: plugin.validate(a, new, old))
+    assert error.message == (
+        'services "s" is forbidden: Use of external IPs is denied by admission control'
+    )
+
+
+def test_deny_external_ips_ignores_status_and_other_kinds() -> None:
+    plugin = DenyServiceExternalIPs()
+    plugin.validate(attrs("UPDATE", "services", "s", sub="status"), service("9.9.9.9"), service())
+    plugin.validate(attrs("CREATE", "configmaps", "s"), service("9.9.9.9"), None)
+
+
+def test_namespace_auto_provision(cluster: Cluster) -> None:
+    plugin = NamespaceAutoProvision(cluster.store("namespaces"))
+    cm = {"metadata": {"name": "cm"}}
+    run(plugin.admit(attrs("CREATE", "configmaps", "cm", namespace="made"), cm, None))
+    made = cluster.store("namespaces").get("", "made").object
+    assert made["metadata"]["name"] == "made"
+    run(plugin.admit(attrs("CREATE", "configmaps", "cm", namespace="made"), cm, None))  # exists
+    dry = attrs("CREATE", "configmaps", "cm", namespace="dry", dry_run=True)
+    run(plugin.admit(dry, cm, None))
+    run(plugin.admit(attrs("UPDATE", "configmaps", "cm", namespace="upd"), cm, None))
+    run(plugin.admit(attrs("CREATE", "namespaces", "ns2", namespace="ns2"), cm, None))
+    for name in ("dry", "upd", "ns2"):
+        assert refused(lambda name=name: cluster.store("namespaces").get("", name)).code == 404
+
+
+def test_namespace_exists(cluster: Cluster) -> None:
+    plugin = NamespaceExists(cluster.store("namespaces"))
+    for op in ("CREATE", "UPDATE", "DELETE"):
+        error = refused(
+            lambda op=op: plugin.validate(
+                attrs(op, "configmaps", "cm", namespace="nope"), None, None
+            )
+        )
+        assert (error.code, error.message) == (404, 'namespaces "nope" not found')
+    plugin.validate(attrs("CREATE", "nodes", "n"), None, None)
+    plugin.validate(attrs("CREATE", "namespaces", "nope", namespace="nope"), None, None)
+    cluster.create("namespaces", {"metadata": {"name": "here"}})
+    plugin.validate(attrs("CREATE", "configmaps", "cm", namespace="here"), None, None)

@@ -1,0 +1,132 @@
+"""MutatingAdmissionPolicies mutating writes end to end: apply configurations and JSON
+patches through kubectl and HTTP, dry runs, updates, and kube's refusal when one fails."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import requests
+
+from tests.e2e.conftest import Server
+from tests.e2e.crds import eventually
+
+API = "/apis/admissionregistration.platform.io/v1"
+
+
+def create(admin: requests.Session, server: Server, plural: str, body: dict[str, Any]) -> None:
+    body = {"apiVersion": API[6:], **body}
+    r = admin.post(f"{server.url}{API}/{plural}", json=body)
+    assert r.status_code == 201, r.text
+
+
+def policy(name: str, label: str, *mutations: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    rules = [
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["configmaps"],
+        }
+    ]
+    return {
+        "kind": "MutatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "matchConstraints": {
+                "resourceRules": rules,
+                "objectSelector": {"matchLabels": {"probe": label}},
+            },
+            "reinvocationPolicy": "Never",
+            "mutations": list(mutations),
+            **spec,
+        },
+    }
+
+
+def bind(admin: requests.Session, server: Server, body: dict[str, Any]) -> None:
+    create(admin, server, "mutatingadmissionpolicies", body)
+    name = body["metadata"]["name"]
+    binding = {
+        "kind": "MutatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {"policyName": name},
+    }
+    create(admin, server, "mutatingadmissionpolicybindings", binding)
+
+
+LABEL = {
+    "patchType": "ApplyConfiguration",
+    "applyConfiguration": {
+        "expression": 'Object{metadata: Object.metadata{labels: {"team": "blue"}},'
+        ' data: {"added": string(size(object.data))}}'
+    },
+}
+ANNOTATE = {
+    "patchType": "JSONPatch",
+    "jsonPatch": {
+        "expression": '[JSONPatch{op: "add", path: "/metadata/annotations",'
+        ' value: {"seen.example.com/by": request.userInfo.username}}]'
+    },
+}
+
+
+def configmap(name: str, label: str, **data: str) -> dict[str, Any]:
+    meta = {"name": name, "labels": {"probe": label}}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data}
+
+
+def test_mutations_reach_creates_updates_and_dry_runs(
+    server: Server, admin: requests.Session
+) -> None:
+    bind(admin, server, policy("map-team", "map", LABEL, ANNOTATE))
+    url = f"{server.url}/api/v1/namespaces/default/configmaps"
+
+    def mutated() -> bool:
+        r = admin.post(url + "?dryRun=All", json=configmap("dry", "map", k="v"))
+        return r.status_code == 201 and r.json()["metadata"]["labels"].get("team") == "blue"
+
+    eventually(mutated)
+    assert admin.get(url + "/dry").status_code == 404  # a dry run stores nothing
+    out = server.kubectl(
+        "create", "-o", "json", "-f", "-", stdin=json.dumps(configmap("m1", "map", k="v"))
+    )
+    made = json.loads(out.stdout)
+    assert made["metadata"]["labels"] == {"probe": "map", "team": "blue"}
+    assert made["data"] == {"k": "v", "added": "1"}
+    assert made["metadata"]["annotations"] == {"seen.example.com/by": "platform-admin"}
+    r = admin.patch(
+        url + "/m1",
+        json={"data": {"k": "v", "x": "y"}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["data"] == {"k": "v", "x": "y", "added": "3"}
+
+
+def test_a_failing_mutation_refuses_as_kube(server: Server, admin: requests.Session) -> None:
+    broken = {
+        "patchType": "JSONPatch",
+        "jsonPatch": {"expression": '[JSONPatch{op: "remove", path: "/data/missing"}]'},
+    }
+    bind(admin, server, policy("map-broken", "broken", broken))
+    bind(admin, server, policy("map-ignored", "broken", broken, failurePolicy="Ignore"))
+    url = f"{server.url}/api/v1/namespaces/default/configmaps"
+    eventually(lambda: admin.post(url, json=configmap("b1", "broken", k="v")).status_code == 403)
+    r = admin.post(url, json=configmap("b1", "broken", k="v"))
+    body = r.json()
+    message = body["message"]
+    assert message.startswith(
+        "policy 'map-broken' with binding 'map-broken' denied request: JSON Patch: "
+    )
+    assert body == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": "Invalid",
+        "details": {"name": "b1", "kind": "configmaps", "causes": [{"message": message}]},
+        "code": 403,
+    }
+    assert admin.get(url + "/b1").status_code == 404
