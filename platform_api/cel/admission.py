@@ -254,6 +254,10 @@ class PolicyCompiler:
         if self._fields is not None and _IDENT.match(variable[0]):
             self._fields[variable[0]] = variable
 
+    def parse(self, source: str) -> None:
+        """Syntax errors only (CompileError), located in ``source`` as written."""
+        admission_environment(self.params, True, None).parse(source)
+
     def compile(
         self, source: str, returns: tuple[str, ...] = BOOL, authorizer: bool = True
     ) -> Program:

@@ -136,6 +136,13 @@ class Environment:
             variables=declared,
         )
 
+    def parse(self, source: str) -> None:
+        """Only parse ``source``: CompileError for a syntax error, as ``check`` words it."""
+        try:
+            self._env.compile(source, disable_check=True)
+        except RuntimeError as e:
+            raise CompileError(compile_issues(str(e), source)) from None
+
     def check(self, source: str) -> tuple[Checked, Any]:
         """Type-check ``source`` and run kube's validators: (checked AST, result type)."""
         try:

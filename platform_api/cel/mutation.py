@@ -213,6 +213,7 @@ def _skip(tokens: list[_Token], i: int, count: int) -> int:
 
 def compile_mutation(compiler: PolicyCompiler, expression: str, patch_type: str) -> Program:
     """Compile a mutation's expression; CELError as kube's compiler words it."""
+    compiler.parse(expression)  # syntax errors where they stand, before any rewrite
     rewritten, offsets = _rewrite(expression)
     try:
         program = compiler.compile(rewritten, ANY)

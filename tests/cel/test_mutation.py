@@ -98,3 +98,11 @@ def test_runtime_checks_of_kube() -> None:
         "type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch, "
         "got element of int"
     )
+
+
+def test_syntax_errors_point_at_the_source_as_written() -> None:
+    with pytest.raises(CELError) as caught:
+        run("[JSONPatch{op: }]", JSON_PATCH)
+    lines = str(caught.value).split("\n")
+    assert lines[0].startswith("compilation failed: ERROR: <input>:1:16: Syntax error: ")
+    assert lines[1:] == [" | [JSONPatch{op: }]", " | ...............^"]
