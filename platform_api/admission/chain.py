@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from platform_api import errors
 from platform_api.admission.policy.dispatch import PolicyAdmission
 from platform_api.admission.policy.mutate import MutatingPolicyAdmission
 from platform_api.admission.policy.mutating import Atomics, Merge
@@ -220,6 +221,13 @@ class AdmissionChain:
             await self.webhooks.validate(req)
         finally:
             _report(scope, req)
+
+
+def forbidden(attrs: Attributes, obj: Obj | None, why: str) -> errors.StatusError:
+    """kube's ``admission.NewForbidden``: named by the request, else by the object."""
+    meta = (obj or {}).get("metadata") or {}
+    name = attrs.name or meta.get("name") or meta.get("generateName") or "Unknown"
+    return errors.forbidden(attrs.resource.plural, attrs.resource.group, name, why)
 
 
 async def _validate_plugins(

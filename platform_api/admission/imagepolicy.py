@@ -21,8 +21,7 @@ from typing import Any
 import orjson
 from twisted.internet import task
 
-from platform_api.admission.chain import Attributes
-from platform_api.admission.noderestriction import forbidden
+from platform_api.admission.chain import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.admission.webhook.caller import _go_error, _status_text
 from platform_api.apiserver.flagvalues import ConfigError

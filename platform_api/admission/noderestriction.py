@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api import errors
-from platform_api.admission.chain import Attributes
+from platform_api.admission.chain import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.authorization.node import NODE_LEASE_NAMESPACE, node_identity
 from platform_api.authorization.nodegraph import MIRROR_ANNOTATION, pod_configmaps, pod_secrets
@@ -39,13 +38,6 @@ KUBELET_LABELS = frozenset(
 KUBELET_LABEL_NAMESPACES = ("kubelet.platform.io", "node.platform.io")
 # PVC fields a kubelet may change through status (volume expansion).
 _PVC_STATUS_FIELDS = ("capacity", "conditions", "allocatedResourceStatuses", "allocatedResources")
-
-
-def forbidden(attrs: Attributes, obj: Obj | None, why: str) -> errors.StatusError:
-    """kube's ``admission.NewForbidden``: named by the request, else by the object."""
-    meta = (obj or {}).get("metadata") or {}
-    name = attrs.name or meta.get("name") or meta.get("generateName") or "Unknown"
-    return errors.forbidden(attrs.resource.plural, attrs.resource.group, name, why)
 
 
 def _in_namespace(namespace: str, domain: str) -> bool:

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.admission.chain import Attributes
+from platform_api.admission.chain import Attributes, forbidden
 from platform_api.admission.matching import Authorize
-from platform_api.admission.noderestriction import forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.cel.library.authz import CheckAttributes
 from platform_api.registry.store import Store

@@ -17,8 +17,7 @@ from typing import Any
 from twisted.internet.task import deferLater
 
 from platform_api import errors
-from platform_api.admission.chain import Attributes
-from platform_api.admission.noderestriction import forbidden
+from platform_api.admission.chain import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.authorization.nodegraph import MIRROR_ANNOTATION, pod_secrets
 from platform_api.registry.store import Store, generate_name
