@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from platform_api import errors
+from platform_api.admission.equivalence import Equivalence
 from platform_api.admission.policy.dispatch import PolicyAdmission
 from platform_api.admission.policy.mutate import MutatingPolicyAdmission
 from platform_api.admission.policy.mutating import Atomics, Merge
@@ -81,8 +82,12 @@ class AdmissionChain:
         webhooks: WebhookAdmission | None = None,
         policies: PolicyAdmission | None = None,
         mutating_policies: MutatingPolicyAdmission | None = None,
+        equivalence: Equivalence | None = None,
     ) -> None:
         self.plugins = plugins
+        # The versions webhooks and policies may see a request at; the CRD installer
+        # keeps its converters current.
+        self.equivalence = equivalence
         self.mutating_policies = mutating_policies
         self.mutating: list[Mutating] = [p for p in plugins if hasattr(p, "admit")]  # type: ignore[misc]
         validating: list[Validating] = [p for p in plugins if hasattr(p, "validate")]  # type: ignore[misc]
@@ -244,10 +249,6 @@ def admission_request(
 ) -> AdmissionRequest:
     """What a webhook is told about this request (objects in the group asked for)."""
     rt = attrs.resource
-    kind = (rt.group, rt.version, rt.kind)
-    for sub in rt.subresources:
-        if sub.name == attrs.subresource:
-            kind = (sub.group if sub.version else rt.group, sub.version or rt.version, sub.kind)
     options: Obj = {
         "kind": _OPTIONS_KIND.get(attrs.operation, ""),
         "apiVersion": META_GROUP_VERSION,
@@ -262,7 +263,7 @@ def admission_request(
         version=rt.version,
         resource=rt.plural,
         subresource=attrs.subresource,
-        kind=kind,
+        kind=rt.gvk(attrs.subresource),
         namespaced=rt.namespaced,
         namespace=attrs.namespace,
         name=attrs.name,

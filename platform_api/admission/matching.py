@@ -4,7 +4,9 @@ In kube's order: the namespace selector, the object selector (old or new object)
 rules (operation, group, version, resource with ``*``, ``*/*`` and ``res/sub`` forms,
 scope), then the match conditions in CEL.  A condition that errors (and none false)
 fails closed with 403, as kube's matcher does; a selector that does not parse is 500.
-The webhook configurations themselves are never sent to webhooks.
+The webhook configurations themselves are never sent to webhooks.  Under
+``matchPolicy: Equivalent`` rules that miss the version asked for are tried against the
+resource's other versions (``equivalence.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from platform_api import errors
+from platform_api.admission.equivalence import Equivalence, Target, requested
 from platform_api.admission.request import AdmissionRequest, request_body
 from platform_api.cel import CELError
 from platform_api.cel.admission import compile_match_condition
@@ -99,6 +102,8 @@ class Matchable(Protocol):
     def object_selector(self) -> LabelSelector: ...
     @property
     def selector_error(self) -> str: ...
+    @property
+    def match_policy(self) -> str: ...
 
 
 class Conditional(Protocol):
@@ -118,32 +123,54 @@ def _any(items: tuple[str, ...], wanted: str) -> bool:
     return "*" in items or wanted in items
 
 
-def _scope(rule: Rule, req: AdmissionRequest) -> bool:
+def _scope(rule: Rule, req: AdmissionRequest, at: Target) -> bool:
     if rule.scope in ("", "*"):
         return True
-    is_namespace = req.group == "" and req.resource == "namespaces" and req.version == "v1"
+    is_namespace = at.group == "" and at.resource == "namespaces" and at.version == "v1"
     cluster = is_namespace or not req.namespace
     return cluster if rule.scope == "Cluster" else rule.scope == "Namespaced" and not cluster
 
 
-def _resource(rule: Rule, req: AdmissionRequest) -> bool:
+def _resource(rule: Rule, req: AdmissionRequest, at: Target) -> bool:
     for item in rule.resources:
         res, _, sub = item.partition("/")
-        if res in ("*", req.resource) and sub in ("*", req.subresource):
+        if res in ("*", at.resource) and sub in ("*", req.subresource):
             return True
     return False
 
 
-def rule_matches(rule: Rule, req: AdmissionRequest) -> bool:
+def rule_matches(rule: Rule, req: AdmissionRequest, at: Target | None = None) -> bool:
+    """kube's rule matcher, on the request as asked or at an equivalent version ``at``."""
     if rule.names and req.name not in rule.names:
         return False
+    at = at or requested(req)
     return (
-        _scope(rule, req)
+        _scope(rule, req, at)
         and _any(rule.operations, req.operation)
-        and _any(rule.groups, req.group)
-        and _any(rule.versions, req.version)
-        and _resource(rule, req)
+        and _any(rule.groups, at.group)
+        and _any(rule.versions, at.version)
+        and _resource(rule, req, at)
     )
+
+
+def rules_match(
+    rules: tuple[Rule, ...],
+    req: AdmissionRequest,
+    match_policy: str,
+    equivalence: Equivalence | None,
+) -> Target | None:
+    """The version a rule matches: the one asked for, else (``matchPolicy: Equivalent``)
+    the first equivalent an earlier rule names; None when none does."""
+    if any(rule_matches(rule, req) for rule in rules):
+        return requested(req)
+    if match_policy != "Equivalent" or equivalence is None:
+        return None
+    equivalents = equivalence.equivalents(req)
+    for rule in rules:
+        for target in equivalents:
+            if rule_matches(rule, req, target):
+                return target
+    return None
 
 
 def _namespace_matches(hook: Matchable, req: AdmissionRequest, labels_of: NamespaceLabels) -> bool:
@@ -178,15 +205,21 @@ def _object_matches(hook: Matchable, req: AdmissionRequest) -> bool:
     return False
 
 
-def selected(hook: Matchable, req: AdmissionRequest, labels_of: NamespaceLabels) -> bool:
-    """Selectors and rules: whether the webhook is a candidate for this request."""
+def selected(
+    hook: Matchable,
+    req: AdmissionRequest,
+    labels_of: NamespaceLabels,
+    equivalence: Equivalence | None = None,
+) -> Target | None:
+    """Selectors and rules: the version at which the webhook sees this request, or None
+    when it is not a candidate."""
     if hook.selector_error:
         raise errors.internal_error(hook.selector_error)
     if not _namespace_matches(hook, req, labels_of):
-        return False
+        return None
     if not _object_matches(hook, req):
-        return False
-    return any(rule_matches(rule, req) for rule in hook.rules)
+        return None
+    return rules_match(hook.rules, req, hook.match_policy, equivalence)
 
 
 async def conditions_match(

@@ -32,6 +32,10 @@ class AdmissionRequest:
     old_object: Obj | None
     warnings: list[str] = field(default_factory=list)
     audit_annotations: dict[str, str] = field(default_factory=dict)
+    # What the client asked for, when a webhook or policy matched an equivalent version
+    # and sees the request converted to it (matchPolicy: Equivalent); else None.
+    request_kind: tuple[str, str, str] | None = None
+    request_resource: tuple[str, str, str] | None = None
 
 
 def request_body(req: AdmissionRequest, uid: str) -> Obj:
@@ -43,7 +47,12 @@ def request_body(req: AdmissionRequest, uid: str) -> Obj:
     if req.subresource:
         body["subResource"] = req.subresource
     body["requestKind"] = dict(gvk)
+    if req.request_kind is not None:
+        body["requestKind"] = dict(zip(("group", "version", "kind"), req.request_kind, strict=True))
     body["requestResource"] = dict(gvr)
+    if req.request_resource is not None:
+        names = ("group", "version", "resource")
+        body["requestResource"] = dict(zip(names, req.request_resource, strict=True))
     if req.subresource:
         body["requestSubResource"] = req.subresource
     if req.name:

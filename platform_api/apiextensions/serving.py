@@ -9,7 +9,7 @@ learns the types, and discovery, OpenAPI and the routes follow.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from platform_api.storage.view import AsyncStorageView, StorageView
 log = Logger()
 Obj = dict[str, Any]
 Key = tuple[str, str, str]
+AsyncConvert = Callable[[Obj, str], Awaitable[Obj]]
 
 
 @dataclass
@@ -69,6 +70,7 @@ class CRDInstaller:
         on_removed: Callable[[bytes], None] = lambda prefix: None,
         resolver: ServiceResolver | None = None,
         reactor: Any = None,
+        converters: dict[tuple[str, str], AsyncConvert] | None = None,
     ) -> None:
         self.crd_store = crd_store
         self.prefix = crd_store.prefix
@@ -81,6 +83,8 @@ class CRDInstaller:
         self._on_removed = on_removed
         self.resolver = resolver  # conversion webhooks named by Service
         self.reactor = reactor  # drives conversion webhook calls
+        # (group, plural) -> the CRD's converter, for admission's matchPolicy Equivalent.
+        self.converters = converters if converters is not None else {}
         self.installed: dict[str, Installed] = {}
 
     def start(self) -> None:
@@ -130,6 +134,8 @@ class CRDInstaller:
             self.tables.custom[key] = printer_for(crd, rt.version)
             keys.append(key)
         self.installed[name] = Installed(fingerprint, keys)
+        if types:
+            self.converters[(types[0].group, types[0].plural)] = self._converter(crd)
         self.scheme.install(name, types, crds.definitions(crd))
         log.info(
             "Serving {crd} ({versions})", crd=name, versions=",".join(crds.served_versions(crd))
@@ -147,6 +153,7 @@ class CRDInstaller:
         current = self.installed.get(name)
         prefixes = set()
         for key in current.keys if current is not None else ():
+            self.converters.pop((key[0], key[2]), None)
             store = self.stores.pop(key, None)
             self.tables.custom.pop(key, None)
             if store is not None:
@@ -160,6 +167,18 @@ class CRDInstaller:
         if current is None or not current.keys:
             return None
         return self.stores.get(current.keys[0])
+
+    def _converter(self, crd: Obj) -> AsyncConvert:
+        """One object to another served version, as the CRD converts (a webhook too)."""
+        webhook = webhook_converter_for(crd, self.resolver, self.reactor)
+        convert = converter_for(crd)
+
+        async def to(obj: Obj, api_version: str) -> Obj:
+            if webhook is not None:
+                return (await webhook.convert([obj], api_version, obj))[0]
+            return convert(obj, api_version) or obj
+
+        return to
 
     def _view(
         self, crd: Obj, rt: ResourceType, strategy: CustomResourceStrategy, storage: Storage

@@ -11,6 +11,7 @@ from platform_api.admission.authorizer import authorize_with
 from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
 from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.config import load_plugin_settings
+from platform_api.admission.equivalence import Equivalence
 from platform_api.admission.plugins import PluginContext, build_plugin
 from platform_api.admission.policy.build import build_mutating_policies, build_policies
 from platform_api.admission.webhook.build import build_webhooks
@@ -49,6 +50,7 @@ def build_admission(
     """The chain; ``authorizer`` is looked up per check (it is built after admission)."""
     authorize = authorize_with(authorizer)
     plugins = cfg.admission_plugins
+    equivalence = Equivalence(scheme)
     webhooks = build_webhooks(
         plugins,
         storage,
@@ -58,10 +60,13 @@ def build_admission(
         authorize,
         cfg.serve_upstream_groups,
         cfg.admission_control_config_file,
+        equivalence,
     )
-    policies = build_policies(plugins, storage, hub, scheme, stores, authorize)
-    mutating = build_mutating_policies(plugins, storage, hub, scheme, stores, authorize)
+    policies = build_policies(plugins, storage, hub, scheme, stores, authorize, equivalence)
+    mutating = build_mutating_policies(
+        plugins, storage, hub, scheme, stores, authorize, equivalence
+    )
     config_file = cfg.admission_control_config_file
     settings = load_plugin_settings(config_file) if config_file else {}
     ctx = PluginContext(cfg, storage, hub, stores, reactor, authorize, settings)
-    return AdmissionChain(_plugins(ctx), webhooks, policies, mutating)
+    return AdmissionChain(_plugins(ctx), webhooks, policies, mutating, equivalence)

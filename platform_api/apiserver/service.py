@@ -253,6 +253,9 @@ class APIServerService(Service):
                 self.stores[("", "v1", "services")], self.stores[("", "v1", "endpoints")]
             ),
             reactor=self.reactor,
+            converters=(
+                self.admission.equivalence.converters if self.admission.equivalence else None
+            ),
         )
         self.crd_installer.start()
         self.hub.subscribe(self.crd_installer)

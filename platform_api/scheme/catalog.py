@@ -38,6 +38,8 @@ class Scheme:
         self.generation = 0  # bumped by every install/uninstall
         self._by_resource: dict[Key, ResourceType] = {}
         self._by_kind: dict[Key, ResourceType] = {}
+        # (group, plural) -> its served versions, in the order they were added.
+        self._by_group_resource: dict[tuple[str, str], list[ResourceType]] = {}
         self._versions: dict[str, list[str]] = {}
         self._builtin: set[Key] = set()
         self._owned: dict[str, list[ResourceType]] = {}  # CRD name -> its served types
@@ -55,6 +57,8 @@ class Scheme:
                 definition = self.schemas.for_kind(upstream_group(rt.group), rt.version, rt.kind)
             rt = dataclasses.replace(rt, definition=definition)
         self._by_resource[(rt.group, rt.version, rt.plural)] = rt
+        same = self._by_group_resource.setdefault((rt.group, rt.plural), [])
+        same[:] = [*(t for t in same if t.version != rt.version), rt]
         self._by_kind.setdefault((rt.group, rt.version, rt.kind), rt)
         versions = self._versions.setdefault(rt.group, [])
         if rt.version not in versions:
@@ -97,6 +101,10 @@ class Scheme:
             self.schemas.remove(name)
         for rt in self._owned.pop(owner, ()):
             self._by_resource.pop((rt.group, rt.version, rt.plural), None)
+            same = self._by_group_resource.get((rt.group, rt.plural), [])
+            same[:] = [t for t in same if t is not rt]
+            if not same:
+                self._by_group_resource.pop((rt.group, rt.plural), None)
             if self._by_kind.get((rt.group, rt.version, rt.kind)) is rt:
                 del self._by_kind[(rt.group, rt.version, rt.kind)]
             left = {v for (g, v, _) in self._by_resource if g == rt.group}
@@ -115,6 +123,16 @@ class Scheme:
 
     def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:
         return self._by_resource.get((group, version, plural))
+
+    def equivalents(self, group: str, version: str, plural: str) -> list[ResourceType]:
+        """Every served version of the resource, this one too: kube's
+        EquivalentResourceMapper (they share one storage: a request to one is a request
+        to all).  A custom resource is never equivalent to a built-in one."""
+        same = self._by_group_resource.get((group, plural), ())
+        asked = self._by_resource.get((group, version, plural))
+        if asked is None:
+            return []
+        return [rt for rt in same if rt.custom == asked.custom]
 
     def by_kind(self, group: str, version: str, kind: str) -> ResourceType | None:
         return self._by_kind.get((group, version, kind))

@@ -83,6 +83,15 @@ class ResourceType:
                 return sub
         return None
 
+    def gvk(self, subresource: str = "") -> tuple[str, str, str]:
+        """The (group, version, kind) of what the resource (or its ``subresource``) takes."""
+        sub = self.subresource(subresource) if subresource else None
+        if sub is None:
+            return self.group, self.version, self.kind
+        if sub.version:
+            return sub.group, sub.version, sub.kind
+        return self.group, self.version, sub.kind
+
     def has_status(self) -> bool:
         return self.subresource("status") is not None
 

@@ -187,3 +187,87 @@ def test_webhook_conversion_through_a_service(
         delete_crd(admin, server, crd["metadata"]["name"])
     finally:
         stop_webhook(hook)
+
+
+ADMISSION = "/apis/admissionregistration.platform.io/v1"
+
+
+def _policy(kind: str, name: str, group: str, match_policy: str, **spec: object) -> dict:
+    rule = {
+        "apiGroups": [group],
+        "apiVersions": ["v1"],
+        "operations": ["CREATE"],
+        "resources": ["crontabs"],
+    }
+    constraints = {"resourceRules": [rule], "matchPolicy": match_policy}
+    return {
+        "apiVersion": ADMISSION[6:],
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": {"matchConstraints": constraints, **spec},
+    }
+
+
+def _install(admin: requests.Session, server: Server, kind: str, body: dict) -> str:
+    plural = kind.lower()[:-1] + "ies" if kind.endswith("y") else kind.lower() + "s"
+    url = f"{server.url}{ADMISSION}/{plural}"
+    r = admin.post(url, json=body)
+    assert r.status_code == 201, r.text
+    return f"{url}/{body['metadata']['name']}"
+
+
+def test_policies_see_an_equivalent_version_converted_by_the_crd(
+    server: Server, admin: requests.Session, conversion_webhook: tuple[pki.Paths, int]
+) -> None:
+    """matchPolicy Equivalent: policies naming v1 see a v2 request, converted to v1 by the
+    CRD's conversion webhook; what they change there is converted back to v2."""
+    certs, port = conversion_webhook
+    group = "conv-admit.example.com"
+    config = {"url": f"https://127.0.0.1:{port}/convert", "caBundle": ca_bundle(certs.ca_cert)}
+    crd = create_crd(admin, server, webhook_crd(group, config))
+    ns = namespace(admin, server, "conv-admit")
+    urls = []
+    check = {"expression": "object.spec.cronSpec != 'never'", "message": "never is no schedule"}
+    for policy, match_policy in (("seen-at-v1", "Equivalent"), ("exact-v1", "Exact")):
+        vap = _policy("ValidatingAdmissionPolicy", policy, group, match_policy, validations=[check])
+        urls.append(_install(admin, server, "ValidatingAdmissionPolicy", vap))
+        spec = {"policyName": policy, "validationActions": ["Deny"]}
+        body = {"metadata": {"name": policy}, "spec": spec}
+        urls.append(_install(admin, server, "ValidatingAdmissionPolicyBinding", body))
+    label = (
+        "Object{metadata: Object.metadata{labels: {'requested': request.requestKind.version, "
+        "'seen': request.kind.version}}}"
+    )
+    mutation = {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": label}}
+    map_ = _policy(
+        "MutatingAdmissionPolicy",
+        "label",
+        group,
+        "Equivalent",
+        mutations=[mutation],
+        reinvocationPolicy="Never",
+    )
+    urls.append(_install(admin, server, "MutatingAdmissionPolicy", map_))
+    body = {"metadata": {"name": "label"}, "spec": {"policyName": "label"}}
+    urls.append(_install(admin, server, "MutatingAdmissionPolicyBinding", body))
+    v2 = server.url + ns_path(group, ns, v="v2")
+
+    def denied() -> bool:
+        r = admin.post(v2 + "?dryRun=All", json=crontab("probe", group, v="v2", schedule="never"))
+        return r.status_code == 422
+
+    eventually(denied)
+    r = admin.post(v2, json=crontab("bad", group, v="v2", schedule="never"))
+    assert r.status_code == 422
+    assert r.json()["message"] == (
+        f"crontabs.{group} \"bad\" is forbidden: ValidatingAdmissionPolicy 'seen-at-v1' with "
+        "binding 'seen-at-v1' denied request: never is no schedule"
+    )
+    r = admin.post(v2, json=crontab("good", group, v="v2", schedule="5 * * * *"))
+    assert r.status_code == 201, r.text
+    assert r.json()["apiVersion"] == f"{group}/v2"
+    assert r.json()["spec"] == {"schedule": "5 * * * *"}
+    assert r.json()["metadata"]["labels"] == {"requested": "v2", "seen": "v1"}
+    for url in urls:
+        assert admin.delete(url).status_code == 200
+    delete_crd(admin, server, crd["metadata"]["name"])

@@ -6,6 +6,7 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.admission import matching
+from platform_api.admission.equivalence import Equivalence
 from platform_api.admission.policy.dispatch import (
     FindParams,
     NamespaceObject,
@@ -34,6 +35,7 @@ def build_policies(
     scheme: Scheme,
     stores: dict[tuple[str, str, str], Store],
     authorize: matching.Authorize | None,
+    equivalence: Equivalence | None = None,
 ) -> PolicyAdmission | None:
     """The ValidatingAdmissionPolicy plugin, when on and the policy kinds are served."""
     policies = stores.get((GROUP, "v1", "validatingadmissionpolicies"))
@@ -41,7 +43,7 @@ def build_policies(
     if PLUGIN not in plugins or policies is None or bindings is None:
         return None
     source = PolicySource(storage, hub, policies.list_prefix(""), bindings.list_prefix(""))
-    return PolicyAdmission(source, *_lookups(scheme, stores), authorize)
+    return PolicyAdmission(source, *_lookups(scheme, stores), authorize, equivalence)
 
 
 def build_mutating_policies(
@@ -51,6 +53,7 @@ def build_mutating_policies(
     scheme: Scheme,
     stores: dict[tuple[str, str, str], Store],
     authorize: matching.Authorize | None,
+    equivalence: Equivalence | None = None,
 ) -> MutatingPolicyAdmission | None:
     """The MutatingAdmissionPolicy plugin, when on and the policy kinds are served."""
     policies = stores.get((GROUP, "v1", "mutatingadmissionpolicies"))
@@ -64,7 +67,7 @@ def build_mutating_policies(
         bindings.list_prefix(""),
         compile_mutating_policy,
     )
-    return MutatingPolicyAdmission(source, *_lookups(scheme, stores), authorize)
+    return MutatingPolicyAdmission(source, *_lookups(scheme, stores), authorize, equivalence)
 
 
 def _lookups(

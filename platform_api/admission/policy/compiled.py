@@ -30,6 +30,7 @@ class Resources:
     namespace_selector: LabelSelector
     object_selector: LabelSelector
     selector_error: str = ""
+    match_policy: str = "Equivalent"
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ def compile_resources(raw: Obj | None) -> Resources:
         namespaces,
         objects,
         ns_error or obj_error,
+        raw.get("matchPolicy") or "Equivalent",
     )
 
 

@@ -13,10 +13,12 @@ The first refusal answers, with kube's message and the validation's ``reason`` (
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from platform_api import errors
 from platform_api.admission import matching
+from platform_api.admission.equivalence import Equivalence, Target
 from platform_api.admission.policy import evaluate
 from platform_api.admission.policy.compiled import Binding, Policy, Resources
 from platform_api.admission.policy.source import PolicySource
@@ -32,6 +34,19 @@ NamespaceObject = Callable[[str], Obj | None]
 _CODES = {"Unauthorized": 401, "Forbidden": 403, "Invalid": 422, "RequestEntityTooLarge": 413}
 
 
+@dataclass(frozen=True)
+class Invocation:
+    """One policy, binding and parameter object to evaluate, at the version the policy's
+    constraints matched; or (``error``) a configuration error, which refuses the request
+    unless the policy's ``failurePolicy`` is Ignore."""
+
+    policy: Policy
+    binding: Binding | None
+    param: Obj | None = None
+    target: Target | None = None
+    error: str = ""
+
+
 class PolicyAdmission:
     def __init__(
         self,
@@ -40,12 +55,14 @@ class PolicyAdmission:
         param_scope: ParamScope,
         namespace_object: NamespaceObject,
         authorize: matching.Authorize | None = None,
+        equivalence: Equivalence | None = None,
     ) -> None:
         self.source = source
         self.find_params = find_params
         self.param_scope = param_scope
         self.namespace_object = namespace_object
         self.authorize = authorize
+        self.equivalence = equivalence
 
     def start(self) -> None:
         self.source.start()
@@ -62,52 +79,73 @@ class PolicyAdmission:
             return None
         return dict(namespace.get("metadata", {}).get("labels") or {})
 
+    def invocations(self, req: AdmissionRequest) -> list[Invocation]:
+        """kube's policy dispatcher walk, in policy order: each policy whose constraints
+        match, each of its bindings whose resources match, each parameter object."""
+        out: list[Invocation] = []
+        for policy, bindings in self.source.hooks():
+            try:
+                target = self._match(policy.constraints, req)
+            except errors.StatusError as e:
+                why = f"failed to configure policy: {e.message}"
+                out.append(Invocation(policy, None, error=why))
+                continue
+            if target is None:
+                continue
+            if policy.error:
+                why = f"failed to configure policy: {policy.error}"
+                out.append(Invocation(policy, None, error=why))
+                continue
+            for binding in bindings:
+                try:
+                    if binding.resources is not None and not self._match(binding.resources, req):
+                        continue
+                    params = self._params(policy, binding, req)
+                except (errors.StatusError, ValueError) as e:
+                    message = e.message if isinstance(e, errors.StatusError) else str(e)
+                    why = f"failed to configure binding: {message}"
+                    out.append(Invocation(policy, binding, error=why))
+                    continue
+                out.extend(Invocation(policy, binding, param, target) for param in params)
+        return out
+
+    def _match(self, resources: Resources, req: AdmissionRequest) -> Target | None:
+        return resources_match(resources, req, self.namespace_labels, self.equivalence)
+
+    async def versioned(self, req: AdmissionRequest, target: Target | None) -> AdmissionRequest:
+        """``req`` at the version the policy matched."""
+        if self.equivalence is None or target is None:
+            return req
+        return await self.equivalence.versioned(req, target)
+
+    def namespace_for(self, policy: Policy, req: AdmissionRequest) -> Obj | None:
+        """The ``namespaceObject`` variable: the request's namespace, if the policy asks."""
+        if policy.uses_namespace and req.namespace and req.kind != ("", "v1", "Namespace"):
+            return self.namespace_object(req.namespace)
+        return None
+
     async def validate(self, req: AdmissionRequest) -> None:
-        labels = self.namespace_labels
         if matching.exempt(req):
             return
         denied: list[tuple[Policy, Binding | None, evaluate.Decision]] = []
-        for policy, bindings in self.source.hooks():
-            try:
-                if not resources_match(policy.constraints, req, labels):
-                    continue
-            except errors.StatusError as e:
-                _config_error(denied, policy, None, e.message)
+        for call in self.invocations(req):
+            policy, binding = call.policy, call.binding
+            if call.error:
+                if not policy.ignores_failures:
+                    denied.append(
+                        (policy, binding, evaluate.Decision(False, call.error, error=True))
+                    )
                 continue
-            if policy.error:
-                _config_error(denied, policy, None, policy.error)
-                continue
-            for binding in bindings:
-                await self._binding(policy, binding, req, labels, denied)
+            assert binding is not None
+            versioned = await self.versioned(req, call.target)
+            namespace = self.namespace_for(policy, req)
+            decisions = await evaluate.validate(
+                policy, versioned, call.param, namespace, self.authorize
+            )
+            for decision in decisions:
+                self._act(policy, binding, decision, req, denied)
         if denied:
             raise _denial(req, *denied[0])
-
-    async def _binding(
-        self,
-        policy: Policy,
-        binding: Binding,
-        req: AdmissionRequest,
-        labels: matching.NamespaceLabels,
-        denied: list[tuple[Policy, Binding | None, evaluate.Decision]],
-    ) -> None:
-        try:
-            if binding.resources is not None and not resources_match(
-                binding.resources, req, labels
-            ):
-                return
-            params = self._params(policy, binding, req)
-        except errors.StatusError as e:
-            _config_error(denied, policy, binding, e.message)
-            return
-        except ValueError as e:
-            _config_error(denied, policy, binding, str(e))
-            return
-        namespace = None
-        if policy.uses_namespace and req.namespace and req.kind != ("", "v1", "Namespace"):
-            namespace = self.namespace_object(req.namespace)
-        for param in params:
-            for decision in await evaluate.validate(policy, req, param, namespace, self.authorize):
-                self._act(policy, binding, decision, req, denied)
 
     def _act(
         self,
@@ -165,15 +203,23 @@ class PolicyAdmission:
 
 
 def resources_match(
-    resources: Resources, req: AdmissionRequest, labels: matching.NamespaceLabels
-) -> bool:
-    """kube's generic matcher: selectors, then excluded rules, then rules (none: all)."""
+    resources: Resources,
+    req: AdmissionRequest,
+    labels: matching.NamespaceLabels,
+    equivalence: Equivalence | None = None,
+) -> Target | None:
+    """kube's generic matcher: selectors, then excluded rules, then rules (none: all);
+    the version matched, or None."""
     if resources.selector_error:
         raise errors.internal_error(resources.selector_error)
     probe = _Probe(resources)
-    if not matching.selected(probe, req, labels):
-        return False
-    return not any(matching.rule_matches(rule, req) for rule in resources.exclude)
+    target = matching.selected(probe, req, labels, equivalence)
+    if target is None:
+        return None
+    policy = resources.match_policy
+    if matching.rules_match(resources.exclude, req, policy, equivalence) is not None:
+        return None
+    return target
 
 
 class _Probe:
@@ -183,19 +229,8 @@ class _Probe:
         self.namespace_selector = resources.namespace_selector
         self.object_selector = resources.object_selector
         self.selector_error = resources.selector_error
+        self.match_policy = resources.match_policy
         self.rules = resources.rules or (matching.Rule(("*",), ("*",), ("*",), ("*", "*/*"), "*"),)
-
-
-def _config_error(
-    denied: list[tuple[Policy, Binding | None, evaluate.Decision]],
-    policy: Policy,
-    binding: Binding | None,
-    why: str,
-) -> None:
-    if policy.ignores_failures:
-        return
-    prefix = "failed to configure binding" if binding is not None else "failed to configure policy"
-    denied.append((policy, binding, evaluate.Decision(False, f"{prefix}: {why}", error=True)))
 
 
 def _denial(

@@ -17,12 +17,11 @@ from platform_api import errors
 from platform_api.admission import matching
 from platform_api.admission.policy import mutating
 from platform_api.admission.policy.compiled import Binding
-from platform_api.admission.policy.dispatch import PolicyAdmission, resources_match
+from platform_api.admission.policy.dispatch import Invocation, PolicyAdmission
 from platform_api.admission.request import AdmissionRequest
 
 Obj = dict[str, Any]
 Failure = tuple[mutating.MutatingPolicy, Binding | None, str]
-Invocation = tuple[mutating.MutatingPolicy, Binding, Obj | None]
 
 
 class MutatingPolicyAdmission(PolicyAdmission):
@@ -39,54 +38,30 @@ class MutatingPolicyAdmission(PolicyAdmission):
             return []
         failures: list[Failure] = []
         reinvoke: list[Invocation] = []
-        for policy, binding, param in self._invocations(req, failures, only):
-            namespace = None
-            if policy.uses_namespace and req.namespace and req.kind != ("", "v1", "Namespace"):
-                namespace = self.namespace_object(req.namespace)
+        for call in self.invocations(req) if only is None else only:
+            policy = call.policy
+            assert isinstance(policy, mutating.MutatingPolicy)
+            if call.error:
+                failures.append((policy, call.binding, call.error))
+                continue
+            versioned = await self.versioned(req, call.target)
+            namespace = self.namespace_for(policy, req)
             try:
                 changed = await mutating.mutate(
-                    policy, req, param, namespace, self.authorize, merge, atomics
+                    policy, versioned, call.param, namespace, self.authorize, merge, atomics
                 )
             except mutating.MutationError as e:
-                failures.append((policy, binding, str(e)))
+                failures.append((policy, call.binding, str(e)))
                 continue
             if changed is not None:
+                versioned.object = changed
+                if self.equivalence is not None:  # back to the version asked for
+                    changed = await self.equivalence.restore(req, versioned)
                 req.object = changed
                 if policy.reinvocation == "IfNeeded":
-                    reinvoke.append((policy, binding, param))
+                    reinvoke.append(call)
         _refuse(req, failures)
         return reinvoke
-
-    def _invocations(
-        self, req: AdmissionRequest, failures: list[Failure], only: list[Invocation] | None
-    ) -> list[Invocation]:
-        if only is not None:
-            return only
-        out: list[Invocation] = []
-        labels = self.namespace_labels
-        for policy, bindings in self.source.hooks():
-            try:
-                if not resources_match(policy.constraints, req, labels):
-                    continue
-            except errors.StatusError as e:
-                failures.append((policy, None, f"failed to configure policy: {e.message}"))
-                continue
-            if policy.error:
-                failures.append((policy, None, f"failed to configure policy: {policy.error}"))
-                continue
-            for binding in bindings:
-                try:
-                    if binding.resources is not None and not resources_match(
-                        binding.resources, req, labels
-                    ):
-                        continue
-                    params = self._params(policy, binding, req)
-                except (errors.StatusError, ValueError) as e:
-                    why = e.message if isinstance(e, errors.StatusError) else str(e)
-                    failures.append((policy, binding, f"failed to configure binding: {why}"))
-                    continue
-                out.extend((policy, binding, param) for param in params)
-        return out
 
 
 def _refuse(req: AdmissionRequest, failures: list[Failure]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api import errors
+from platform_api.admission.equivalence import Equivalence
 from platform_api.admission.matching import Authorize
 from platform_api.admission.webhook.caller import WebhookCaller
 from platform_api.admission.webhook.credentials import load_admission_config
@@ -28,6 +29,7 @@ def build_webhooks(
     authorize: Authorize,
     upstream: bool,
     admission_config: str = "",
+    equivalence: Equivalence | None = None,
 ) -> WebhookAdmission | None:
     """The webhook plugins ``plugins`` leaves on (None when neither is)."""
     if MUTATING not in plugins and VALIDATING not in plugins:
@@ -59,4 +61,5 @@ def build_webhooks(
         namespace_labels,
         authorize,
         review_group,
+        equivalence,
     )

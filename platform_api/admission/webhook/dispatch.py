@@ -20,6 +20,7 @@ from twisted.logger import Logger
 
 from platform_api import errors
 from platform_api.admission import matching
+from platform_api.admission.equivalence import Equivalence, Target
 from platform_api.admission.request import AdmissionRequest
 from platform_api.admission.webhook import review
 from platform_api.admission.webhook.caller import CallError, WebhookCaller
@@ -43,6 +44,7 @@ class WebhookAdmission:
         namespace_labels: matching.NamespaceLabels,
         authorize: matching.Authorize | None = None,
         review_group: str = "admission.platform.io",
+        equivalence: Equivalence | None = None,
     ) -> None:
         self.mutating = mutating
         self.validating = validating
@@ -50,6 +52,7 @@ class WebhookAdmission:
         self.namespace_labels = namespace_labels
         self.authorize = authorize
         self.review_group = review_group
+        self.equivalence = equivalence
 
     def start(self) -> None:
         for source in (self.mutating, self.validating):
@@ -67,10 +70,23 @@ class WebhookAdmission:
     def has_validating(self) -> bool:
         return self.validating is not None and bool(self.validating.hooks())
 
-    async def _matches(self, hook: Hook, req: AdmissionRequest) -> bool:
-        if not matching.selected(hook, req, self.namespace_labels):
-            return False
-        return await matching.conditions_match(hook, req, self.authorize)
+    async def _versioned(self, req: AdmissionRequest, target: Target) -> AdmissionRequest:
+        if self.equivalence is None:
+            return req
+        return await self.equivalence.versioned(req, target)
+
+    async def _invocation(
+        self, hook: Hook, req: AdmissionRequest
+    ) -> tuple[Target, AdmissionRequest] | None:
+        """Whether ``hook`` is called: the version it sees the request at, and the
+        request converted to it (match conditions see it so too)."""
+        target = matching.selected(hook, req, self.namespace_labels, self.equivalence)
+        if target is None:
+            return None
+        versioned = await self._versioned(req, target)
+        if not await matching.conditions_match(hook, versioned, self.authorize):
+            return None
+        return target, versioned
 
     # -- mutating -----------------------------------------------------------------
 
@@ -78,18 +94,31 @@ class WebhookAdmission:
         """Run the mutating webhooks; ``req.object`` ends as they left it."""
         if self.mutating is None or matching.exempt(req):
             return
-        called: list[tuple[Hook, Obj | None]] = []
+        called: list[tuple[Hook, Target, Obj | None]] = []
         for hook in self.mutating.hooks():
-            if not await self._matches(hook, req):
+            invocation = await self._invocation(hook, req)
+            if invocation is None:
                 continue
-            await self._mutate_once(hook, req)
-            called.append((hook, copy.deepcopy(req.object) if hook.reinvoke else None))
+            target, versioned = invocation
+            await self._mutate_once(hook, req, versioned)
+            called.append((hook, target, copy.deepcopy(req.object) if hook.reinvoke else None))
         # IfNeeded: a webhook whose output a later one changed sees the result again.
-        for hook, seen in called:
+        for hook, target, seen in called:
             if hook.reinvoke and seen != req.object:
-                await self._mutate_once(hook, req)
+                await self._mutate_once(hook, req, await self._versioned(req, target))
 
-    async def _mutate_once(self, hook: Hook, req: AdmissionRequest) -> None:
+    async def _mutate_once(
+        self, hook: Hook, req: AdmissionRequest, versioned: AdmissionRequest
+    ) -> None:
+        """Call ``hook`` on ``versioned``; its patch ends in ``req.object``, converted
+        back to the version asked for."""
+        before = versioned.object
+        await self._mutate_call(hook, versioned)
+        if versioned.object is not before and versioned is not req:
+            assert self.equivalence is not None
+            req.object = await self.equivalence.restore(req, versioned)
+
+    async def _mutate_call(self, hook: Hook, req: AdmissionRequest) -> None:
         try:
             verdict = await self._call(hook, req)
             if verdict is None:
@@ -133,11 +162,15 @@ class WebhookAdmission:
         """Call every matching validating webhook at once; the first refusal wins."""
         if self.validating is None or matching.exempt(req):
             return
-        hooks = [h for h in self.validating.hooks() if await self._matches(h, req)]
-        if not hooks:
+        invocations = []
+        for hook in self.validating.hooks():
+            invocation = await self._invocation(hook, req)
+            if invocation is not None:
+                invocations.append((hook, invocation[1]))
+        if not invocations:
             return
         outcomes = await gatherResults(
-            [ensureDeferred(self._validate_one(hook, req)) for hook in hooks]
+            [ensureDeferred(self._validate_one(hook, versioned)) for hook, versioned in invocations]
         )
         for outcome in outcomes:
             if outcome is not None:
