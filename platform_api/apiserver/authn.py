@@ -11,6 +11,7 @@ import os
 import time
 from typing import Any
 
+from prometheus_client import Counter, Gauge
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
@@ -35,15 +36,17 @@ from platform_api.registry.store import Store
 
 Stores = dict[tuple[str, str, str], Store]
 log = Logger()
-LAST_RELOAD = REGISTRY.metric(
+LAST_RELOAD = Gauge(
     "apiserver_authentication_config_controller_automatic_reload_last_timestamp_seconds",
-    "gauge",
     "Timestamp of the last automatic reload of authentication configuration split by status.",
+    ["status"],
+    registry=REGISTRY,
 )
-RELOADS = REGISTRY.metric(
-    "apiserver_authentication_config_controller_automatic_reloads_total",
-    "counter",
+RELOADS = Counter(
+    "apiserver_authentication_config_controller_automatic_reloads",
     "Total number of automatic reloads of authentication configuration split by status.",
+    ["status"],
+    registry=REGISTRY,
 )
 
 
@@ -181,6 +184,6 @@ class ConfigReloader:
 
     def _record(self, status: str) -> None:
         if self.mtime_seen_before:
-            RELOADS.inc(status=status)
-            LAST_RELOAD.set(time.time(), status=status)
+            RELOADS.labels(status=status).inc()
+            LAST_RELOAD.labels(status=status).set(time.time())
         self.mtime_seen_before = True

@@ -16,6 +16,7 @@ import os
 import socket
 from typing import Any
 
+from prometheus_client import Counter, Gauge
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
@@ -34,17 +35,19 @@ from platform_api.authorization.webhook import WebhookAuthorizer
 from platform_api.client import kubeconfig
 
 log = Logger()
-RELOADS = REGISTRY.metric(
-    "apiserver_authorization_config_controller_automatic_reloads_total",
-    "counter",
+RELOADS = Counter(
+    "apiserver_authorization_config_controller_automatic_reloads",
     "Total number of automatic reloads of authorization configuration split by status and "
     "apiserver identity.",
+    ["apiserver_id_hash", "status"],
+    registry=REGISTRY,
 )
-LAST_RELOAD = REGISTRY.metric(
+LAST_RELOAD = Gauge(
     "apiserver_authorization_config_controller_automatic_reload_last_timestamp_seconds",
-    "gauge",
     "Timestamp of the last automatic reload of authorization configuration split by status "
     "and apiserver identity.",
+    ["apiserver_id_hash", "status"],
+    registry=REGISTRY,
 )
 
 
@@ -231,5 +234,7 @@ class ReloadingAuthorizer:
         self._record("failure")
 
     def _record(self, status: str) -> None:
-        RELOADS.inc(status=status, apiserver_id_hash=self.id_hash)
-        LAST_RELOAD.set(self.reactor.seconds(), status=status, apiserver_id_hash=self.id_hash)
+        RELOADS.labels(status=status, apiserver_id_hash=self.id_hash).inc()
+        LAST_RELOAD.labels(status=status, apiserver_id_hash=self.id_hash).set(
+            self.reactor.seconds()
+        )

@@ -22,11 +22,10 @@ from twisted.web.server import NOT_DONE_YET, Request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from platform_api import errors
-from platform_api.apiserver import requestinfo
+from platform_api.apiserver import metrics, requestinfo
 from platform_api.apiserver.discovery import Discovery, version_info
 from platform_api.apiserver.health import HealthEndpoint
 from platform_api.apiserver.inflight import InflightLimiter
-from platform_api.apiserver.metrics import CONTENT_TYPE, REGISTRY
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.authentication.impersonation import impersonate
@@ -183,7 +182,9 @@ class APIServer:
 
     @app.route("/metrics", methods=["GET"])
     def metrics(self, request: Request) -> bytes:
-        return finish(request, 200, REGISTRY.render(), CONTENT_TYPE)
+        accept = (request.getHeader("accept") or "").split(",")
+        body, content_type = metrics.render(",".join(accept))
+        return finish(request, 200, body, content_type)
 
     @app.route("/.well-known/openid-configuration", methods=["GET"])
     @app.route("/openid/v1/jwks", methods=["GET"])

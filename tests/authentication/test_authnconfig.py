@@ -11,7 +11,7 @@ from twisted.internet.task import Clock
 
 from platform_api.apiserver.authn import ConfigReloader
 from platform_api.apiserver.config import ServerConfig
-from platform_api.apiserver.metrics import REGISTRY
+from platform_api.apiserver.metrics import render
 from platform_api.authentication import authnconfig
 from platform_api.authentication.interface import AuthenticationError
 from platform_api.authentication.union import RequestAuthenticator
@@ -83,7 +83,7 @@ def test_reload_swaps_authenticators_and_keeps_a_good_config(tmp_path: Path) -> 
     os.utime(path, (2, 2))
     reloader.check()
     assert len(chain.token_methods) == 3  # the broken file is not applied
-    text = REGISTRY.render().decode()
+    text = render("")[0].decode()
     name = "apiserver_authentication_config_controller_automatic_reloads_total"
     assert f'{name}{{status="success"}} 1.0' in text
     assert f'{name}{{status="failure"}} 1.0' in text

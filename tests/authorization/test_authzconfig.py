@@ -16,7 +16,7 @@ from platform_api.apiserver.authflags import LEGACY_AUTHORIZATION_FLAGS
 from platform_api.apiserver.config import ServerConfig, from_flags
 from platform_api.apiserver.flagvalues import ConfigError as FlagError
 from platform_api.apiserver.flagvalues import go_duration
-from platform_api.apiserver.metrics import REGISTRY
+from platform_api.apiserver.metrics import REGISTRY, render
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization import authzconfig
 from platform_api.authorization.authzconfig import ConfigError, load_data
@@ -295,8 +295,13 @@ def test_rules_come_from_the_current_chain(tmp_path: Path, kubeconfig: str) -> N
 
 
 def reload_counts() -> dict[str, float]:
-    metric = REGISTRY.metrics["apiserver_authorization_config_controller_automatic_reloads_total"]
-    return {dict(labels)["status"]: value for labels, value in metric.samples.items()}
+    name = "apiserver_authorization_config_controller_automatic_reloads_total"
+    return {
+        sample.labels["status"]: sample.value
+        for family in REGISTRY.collect()
+        for sample in family.samples
+        if sample.name == name
+    }
 
 
 def rewrite(path: Path, text: str, stamp: int) -> None:
@@ -365,7 +370,7 @@ async def test_reloads(tmp_path: Path, kubeconfig: str) -> None:
     assert reloader.current is not current
     assert reload_counts()["success"] == start["success"] + 2
     loop.stop()
-    text = REGISTRY.render().decode()
+    text = render("")[0].decode()
     assert (
         "apiserver_authorization_config_controller_automatic_reload_last_timestamp_seconds"
         f'{{apiserver_id_hash="{reloader.id_hash}",status="failure"}}'
