@@ -49,6 +49,8 @@ class Attributes:
     dry_run: bool
     # Adds a Warning header to the response (kube's warning.AddWarning); none by default.
     warn: Callable[[str], None] = lambda text: None
+    # Adds an annotation to the request's audit event (kube's AddAnnotation); none by default.
+    annotate: Callable[[str, str], None] = lambda key, value: None
 
 
 class AdmissionPlugin(Protocol):
@@ -120,6 +122,7 @@ class AdmissionChain:
             scope.ctx.user,
             scope.ctx.dry_run,
             scope.ctx.warn,
+            scope.ctx.annotate,
         )
 
     async def admit(self, scope: Scope, operation: str, obj: Obj | None, name: str = "") -> None:
@@ -292,7 +295,11 @@ def _merging(scope: Scope) -> tuple[Merge, Atomics]:
 
 
 def _report(scope: Scope, req: AdmissionRequest) -> None:
-    """Webhook warnings become the response's Warning headers."""
+    """Webhook and policy warnings become the response's Warning headers, their audit
+    annotations the request's audit event's."""
     for text in req.warnings:
         scope.ctx.warn(text)
     req.warnings.clear()
+    for key, value in req.audit_annotations.items():
+        scope.ctx.annotate(key, value)
+    req.audit_annotations.clear()
