@@ -51,7 +51,7 @@ def token_volume_source() -> Obj:
                     "path": "token",
                 }
             },
-            config_map("kube-root-ca.crt", "ca.crt"),
+            config_map("platform-root-ca.crt", "ca.crt"),
             {"downwardAPI": {"items": [namespace]}},
         ],
     }

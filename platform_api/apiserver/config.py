@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from platform_api.admission import plugins as admission_plugins
 from platform_api.admission.webhook.credentials import load_admission_config
 from platform_api.apiserver import authflags
+from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.features import FeatureGates
 from platform_api.apiserver.flagvalues import (
     ConfigError,
@@ -23,21 +24,15 @@ from platform_api.apiserver.flagvalues import (
     parse_int,
     parse_size,
 )
+from platform_api.apiserver.hiddenmetrics import validate_show_hidden
+from platform_api.apiserver.runtimeconfig import ResourceConfig
+from platform_api.apiserver.runtimeconfig import parse as parse_runtime_config
 from platform_api.authentication.oidc import OIDCOptions
+from platform_api.controllers import registry as controller_registry
 
-# kube-controller-manager's names for the controllers this server runs (and old aliases).
-CONTROLLERS = {
-    "namespace-controller": "namespace-controller",
-    "namespace": "namespace-controller",
-    "garbage-collector-controller": "garbage-collector-controller",
-    "garbagecollector": "garbage-collector-controller",
-    "clusterrole-aggregation-controller": "clusterrole-aggregation-controller",
-    "clusterrole-aggregation": "clusterrole-aggregation-controller",
-    "serviceaccount-controller": "serviceaccount-controller",
-    "serviceaccount": "serviceaccount-controller",
-    "resourcequota-controller": "resourcequota-controller",
-    "resourcequota": "resourcequota-controller",
-}
+# kube-controller-manager's names for the controllers (and old aliases): one table with
+# twistd platform-controller-manager, in platform_api/controllers/registry.py.
+CONTROLLERS = controller_registry.names()
 
 
 DEFAULT_ISSUER = "https://platform.default.svc.cluster.local"
@@ -93,13 +88,17 @@ class ServerConfig:
     history_window: float = 300.0
     # Paths left to anonymous requests when anonymous access is otherwise off (AlwaysAllow).
     anonymous_paths: tuple[str, ...] | None = None
-    controllers: frozenset[str] = frozenset(CONTROLLERS.values())
+    controllers: frozenset[str] = field(default_factory=controller_registry.default_on)
     enable_admission_plugins: tuple[str, ...] = ()
     disable_admission_plugins: tuple[str, ...] = ()
     # --admission-control-config-file: the webhook plugins' client credentials.
     admission_control_config_file: str = ""
     serve_upstream_groups: bool = False
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    show_hidden_metrics_for_version: str = ""  # "" or "1.35" (hiddenmetrics.py)
+    audit: audit_options.AuditOptions = field(default_factory=audit_options.AuditOptions)
+    # --runtime-config: the API versions and resources served.
+    runtime_config: ResourceConfig = field(default_factory=ResourceConfig)
 
     @property
     def embedded_pki(self) -> bool:
@@ -135,6 +134,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         return flags.get(name)
 
     _serving(cfg, given)
+    cfg.audit = audit_options.from_flags(given)
     cfg.client_ca_file = given("client-ca-file") or ""
     cfg.token_auth_file = given("token-auth-file") or ""
     authflags.authentication(cfg, given)
@@ -163,6 +163,11 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         cfg.serve_upstream_groups = parse_bool("serve-upstream-groups", text)
     if given("feature-gates") is not None:
         cfg.feature_gates = FeatureGates.parse(str(given("feature-gates")))
+    if given("show-hidden-metrics-for-version"):
+        version = str(given("show-hidden-metrics-for-version"))
+        cfg.show_hidden_metrics_for_version = validate_show_hidden(version)
+    if given("runtime-config"):
+        cfg.runtime_config = parse_runtime_config(str(given("runtime-config")))
     if cfg.request_timeout <= 0:
         raise ConfigError("--request-timeout must be greater than 0")
     if given("service-cluster-ip-range") is not None:
@@ -214,18 +219,12 @@ def _serving(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
 
 
 def _controllers(text: str) -> frozenset[str]:
-    """kube-controller-manager's syntax: ``*`` (all), ``name`` (on), ``-name`` (off)."""
-    on: set[str] = set()
-    off: set[str] = set()
-    for item in (i.strip() for i in text.split(",") if i.strip()):
-        if item == "*":
-            on |= set(CONTROLLERS.values())
-            continue
-        name = item.lstrip("-")
-        if name not in CONTROLLERS:
-            raise ConfigError(f'--controllers: "{name}" is not in the list of known controllers')
-        (off if item.startswith("-") else on).add(CONTROLLERS[name])
-    return frozenset(on - off)
+    """kube-controller-manager's syntax: ``*`` (all), ``name`` (on), ``-name`` (off);
+    empty or ``-*``: none (for a separate twistd platform-controller-manager)."""
+    try:
+        return controller_registry.parse(text)
+    except ValueError as e:
+        raise ConfigError(f"--controllers: {e}") from None
 
 
 def _cidr(text: str) -> str:

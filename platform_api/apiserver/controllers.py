@@ -13,14 +13,12 @@ from typing import Any
 from platform_api.apiextensions.finalizer import CRDFinalizer
 from platform_api.apiextensions.naming import NamingController
 from platform_api.apiextensions.serving import CRDInstaller
+from platform_api.apiserver.clusterinfo import root_ca_bundle
 from platform_api.apiserver.config import ServerConfig
 from platform_api.authorization.rbac.index import RuleIndex
-from platform_api.controllers.aggregation import ClusterRoleAggregation
+from platform_api.controllers import registry
 from platform_api.controllers.base import Controller
-from platform_api.controllers.gc import GarbageCollector
-from platform_api.controllers.namespace import NamespaceController
-from platform_api.controllers.resourcequota import ResourceQuotaController, pending_for
-from platform_api.controllers.serviceaccounts import ServiceAccountsController
+from platform_api.controllers.resourcequota import pending_for
 from platform_api.registry.store import Store
 from platform_api.storage.watch import WatchHub
 
@@ -38,24 +36,19 @@ def build_controllers(
 ) -> list[Controller]:
     """The controllers to start, not yet started."""
     every: Iterable[Store] = stores.values()  # live: custom resource stores come and go
-    namespaces = stores[("", "v1", "namespaces")]
-    wanted = config.controllers
     controllers: list[Controller] = [
         NamingController(crd_store, hub, reactor),
         CRDFinalizer(crd_store, crd_installer.store_for, hub, reactor),
     ]
-    if "namespace-controller" in wanted:
-        controllers.append(NamespaceController(namespaces, every, hub, reactor))
-    if "garbage-collector-controller" in wanted:
-        controllers.append(GarbageCollector(every, hub, reactor))
-    if "serviceaccount-controller" in wanted:
-        accounts = stores[("", "v1", "serviceaccounts")]
-        controllers.append(ServiceAccountsController(namespaces, accounts, hub, reactor))
-    if "clusterrole-aggregation-controller" in wanted:
-        clusterroles = stores[("rbac.authorization.platform.io", "v1", "clusterroles")]
-        controllers.append(ClusterRoleAggregation(clusterroles, rbac_index.informer, hub, reactor))
-    if "resourcequota-controller" in wanted:
-        quotas = stores[("", "v1", "resourcequotas")]
-        pending = pending_for(hub)  # shared with the ResourceQuota admission plugin
-        controllers.append(ResourceQuotaController(quotas, every, pending, hub, reactor))
+    context = registry.ControllerContext(
+        stores=stores,
+        every=every,
+        hub=hub,
+        reactor=reactor,
+        rbac_informer=rbac_index.informer,
+        pending=pending_for(hub),  # shared with the ResourceQuota admission plugin
+        root_ca=root_ca_bundle(config),
+        extra={"config": config, "scheme": crd_installer.scheme},
+    )
+    controllers.extend(registry.build(context, config.controllers))
     return controllers

@@ -6,7 +6,7 @@ exempt so an administrator can always get in.  Over the limit is 429 with Retry-
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from platform_api import errors
@@ -17,6 +17,9 @@ _READONLY = ("get", "list", "watch")
 
 
 class InflightLimiter:
+    # Told of each request refused (the metrics count them as kube's filter does).
+    on_reject: Callable[[RequestInfo], None] | None = None
+
     def __init__(self, readonly: int, mutating: int) -> None:
         self.limits = {False: readonly, True: mutating}
         self.current = {False: 0, True: 0}
@@ -29,6 +32,8 @@ class InflightLimiter:
         mutating = info.verb not in _READONLY
         limit = self.limits[mutating]
         if limit > 0 and self.current[mutating] >= limit:
+            if self.on_reject is not None:
+                self.on_reject(info)
             raise errors.too_many_requests("Too many requests, please try again later.")
         self.current[mutating] += 1
         try:

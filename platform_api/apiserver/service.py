@@ -21,14 +21,18 @@ from twisted.web.server import Request, Site
 
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.serving import CRDInstaller
-from platform_api.apiserver import authn, authz, defaultobjects, pki, serviceaccounts
+from platform_api.apiserver import authn, authz, defaultobjects, enablement, pki, serviceaccounts
 from platform_api.apiserver.admission import build_admission
+from platform_api.apiserver.audit import options as audit_options
+from platform_api.apiserver.clusterinfo import ensure_cluster_info
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.controllers import build_controllers
 from platform_api.apiserver.discovery import Discovery
 from platform_api.apiserver.features import CBOR_SERVING_AND_STORAGE
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
+from platform_api.apiserver.hiddenmetrics import show_hidden, watch_database
 from platform_api.apiserver.inflight import InflightLimiter
+from platform_api.apiserver.metricsinstall import install as install_metrics
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.site import MAX_BODY, APIServer, Filters
 from platform_api.apiserver.tls import serving_options
@@ -50,10 +54,8 @@ from platform_api.endpoints.watch import WatchStream
 from platform_api.registry.rbacescalation import BINDINGS, ROLES, EscalationGuard
 from platform_api.registry.rbacescalation import GROUP as RBAC_GROUP
 from platform_api.registry.serviceresolver import ServiceResolver
-from platform_api.registry.store import Store
 from platform_api.registry.strategy import GenericStrategy
 from platform_api.scheme.aliases import Aliases
-from platform_api.scheme.catalog import builtin_scheme
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 from platform_api.storage.watch import WatchHub
 
@@ -94,6 +96,7 @@ class APISite(Site):
 class APIServerService(Service):
     name = "platform-apiserver"
     rbac_bootstrapped = False  # the default roles and bindings are reconciled
+    auditor: Any = None  # --audit-policy-file with a backend: flushed at stop
 
     def __init__(
         self, config: ServerConfig, reactor: Any = None, *, freeze_heap: bool = False
@@ -201,10 +204,10 @@ class APIServerService(Service):
             self.pki_paths: pki.Paths | None = paths
         else:
             self.pki_paths = None
-        scheme = builtin_scheme()
-        self.stores = {
-            (rt.group, rt.version, rt.plural): Store(rt, self.storage) for rt in scheme.all()
-        }
+        # --runtime-config: the scheme serves the enabled versions only.
+        scheme, self.stores = enablement.build(
+            cfg.runtime_config, enablement.gate_check(cfg.feature_gates), self.storage
+        )
         # Always kept: escalation prevention reads it whatever the authorization mode.
         aliases = Aliases(scheme, cfg.serve_upstream_groups)
         for store in self.stores.values():
@@ -221,6 +224,11 @@ class APIServerService(Service):
             self.node_authorizer = NodeAuthorizer(self.node_graph)
         for name in cfg.feature_gates.unrecognized:
             log.warn("unrecognized feature gate: {name}", name=name)
+        for line in cfg.feature_gates.warnings:
+            log.info("{line}", line=line)
+        cfg.feature_gates.record_metrics()
+        show_hidden(cfg.show_hidden_metrics_for_version)
+        watch_database(os.path.join(cfg.data_dir, "db", "data.mdb"))
         self.admission = build_admission(
             cfg,
             self.storage,
@@ -267,6 +275,7 @@ class APIServerService(Service):
         handlers.authenticator = authn.build(
             cfg, client_ca, self.stores, handlers.service_accounts.verifier, self.reactor
         )
+        self.auditor = audit_options.build(cfg.audit, self.reactor)
         filters = Filters(
             authenticator=handlers.authenticator,
             authorizer=handlers.authorizer,
@@ -274,6 +283,8 @@ class APIServerService(Service):
             request_timeout=cfg.request_timeout,
             reactor=self.reactor,
         )
+        install_metrics(filters, self.storage, self.stores.values())
+        audit_options.install(filters, self.auditor)
         server = APIServer(
             filters,
             handlers,
@@ -360,6 +371,8 @@ class APIServerService(Service):
         ):
             return
         await defaultobjects.ensure_priority_classes(self.stores)
+        if "bootstrap-signer-controller" in self.config.controllers:
+            await ensure_cluster_info(self.stores, self.config)  # kubeadm's, for joins
         # kube's post-start hook rbac/bootstrap-roles: the default roles and bindings.
         self.rbac_bootstrapped = await ensure_defaults(
             self.stores, self.reactor, upstream=self.config.serve_upstream_groups
@@ -416,6 +429,8 @@ class APIServerService(Service):
         self.hub.stop()
         self.pool.stop()
         self.env.close()
+        if self.auditor is not None:
+            self.auditor.shutdown()
 
     def stopService(self) -> Any:
         super().stopService()

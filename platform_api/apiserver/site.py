@@ -22,7 +22,8 @@ from twisted.web.server import NOT_DONE_YET, Request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from platform_api import errors
-from platform_api.apiserver import metrics, requestinfo
+from platform_api.apiserver import metrics, requestinfo, requestmetrics
+from platform_api.apiserver.audit.hook import Auditor, audit_id, authorization_annotations
 from platform_api.apiserver.discovery import Discovery, version_info
 from platform_api.apiserver.health import HealthEndpoint
 from platform_api.apiserver.inflight import InflightLimiter
@@ -57,6 +58,7 @@ class Filters:
     inflight: InflightLimiter
     request_timeout: float
     reactor: IReactorTime
+    audit: Auditor | None = None  # --audit-policy-file with a backend
 
 
 class APIServer:
@@ -95,18 +97,24 @@ class APIServer:
             except requestinfo.RequestInfoError as e:
                 raise errors.bad_request(str(e)) from None
             self._canonical_group(info)
+            request.setHeader(b"audit-id", audit_id(request))
             user = await self.filters.authenticator.authenticate(request, path)
+            audit = self.filters.audit and self.filters.audit.begin(request, info, user)
             user = await impersonate(request.requestHeaders, user, self.filters.authorizer)
             ctx = Context(user, render_group=info.requested_group)
+            if audit:
+                audit.attach(ctx)
             with self.filters.inflight.slot(info, user):
                 attrs = Attributes.from_request(user, info)
                 decision, reason = await self.filters.authorizer.authorize(attrs)
+                authorization_annotations(ctx, decision is Decision.ALLOW, reason)
                 if decision is not Decision.ALLOW:
                     raise forbidden(attrs, reason)
                 if getattr(request, "too_large", False):
                     raise errors.request_entity_too_large(f"limit is {MAX_BODY}")
                 setattr(request, _CONTEXT, ctx)
                 setattr(request, _INFO, info)
+                requestmetrics.track(request, info)
                 finished = request.notifyFinish()
                 self._routes.render(request)
                 with contextlib.suppress(Exception):  # the client went away: handler cancelled

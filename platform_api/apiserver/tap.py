@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import gc
-import re
-import sys
 from typing import Any
 
 from twisted.application.service import IService
-from twisted.python import usage
 
-from platform_api.apiserver.config import ConfigError, ServerConfig, from_flags
+from platform_api.apiserver import deprecatedflags
+from platform_api.apiserver.audit import options as audit_options
+from platform_api.apiserver.config import ServerConfig, from_flags
+from platform_api.apiserver.flagoptions import FlagOptions, parameters
 
 # (flag, default shown in --help, description); defaults are applied by config.from_flags.
 FLAGS: list[tuple[str, str, str]] = [
@@ -232,18 +232,36 @@ FLAGS: list[tuple[str, str, str]] = [
     (
         "feature-gates",
         "",
-        "Comma-separated Name=true|false pairs for the feature gates this server honours "
-        "(kube v1.36 stages and defaults), e.g. CBORServingAndStorage=true.",
+        "Comma-separated [kube:]Name=true|false pairs: kube-apiserver v1.36's feature gates, "
+        "stages, defaults and locks, e.g. CBORServingAndStorage=true.",
+    ),
+    (
+        "show-hidden-metrics-for-version",
+        "",
+        "The previous version for which you want to show hidden metrics. Only the previous "
+        "minor version is meaningful, other values will not be allowed. The format is "
+        "<major>.<minor>, e.g.: '1.35'.",
+    ),
+    (
+        "runtime-config",
+        "",
+        "Comma-separated key[=value] pairs that turn API versions on or off: api/all, api/ga, "
+        "api/beta, api/alpha, <group>/<version>, <group>/<version>/<resource>; e.g. "
+        "api/alpha=true or batch/v1=false.",
     ),
     (
         "controllers",
         "*",
         "Controllers to run in the server: '*' all, 'foo' on, '-foo' off (namespace-controller, "
         "garbage-collector-controller, clusterrole-aggregation-controller, "
-        "serviceaccount-controller).",
+        "serviceaccount-controller, ...). Disabled-by-default controllers: "
+        "bootstrap-signer-controller, token-cleaner-controller. Empty or '-*': none (run "
+        "twistd platform-controller-manager instead).",
     ),
+    *audit_options.AUDIT_FLAGS,
 ]
 BOOL_FLAGS = (
+    *audit_options.BOOL_FLAGS,
     "anonymous-auth",
     "service-account-lookup",
     "enable-bootstrap-token-auth",
@@ -251,37 +269,17 @@ BOOL_FLAGS = (
 )
 
 
-class Options(usage.Options):
-    synopsis = "[options]"
+class Options(FlagOptions):
     longdesc = "A Kubernetes-compatible cluster control plane API server, on Twisted and LMDB."
-    optParameters = [
-        [name, None, None, f"{text} (default: {default})" if default else text]
-        for name, default, text in FLAGS
-    ]
+    optParameters = parameters(FLAGS)
+    FLAGS = FLAGS
+    BOOL_FLAGS = BOOL_FLAGS
 
-    def parseOptions(self, options: list[str] | None = None) -> None:
-        args = list(sys.argv[1:] if options is None else options)
-        # kube's boolean flags may be given bare (--anonymous-auth) or with =value.
-        args = [f"{a}=true" if a in (f"--{b}" for b in BOOL_FLAGS) else a for a in args]
-        try:
-            super().parseOptions(args)
-        except usage.UsageError as e:
-            text = str(e)
-            flag = re.search(r"(--?[\w-]+)", text)
-            if "not recognized" in text and flag:  # getopt's "option --foo not recognized"
-                text = f"unknown flag: {flag.group(1)}"
-            _fail(text)
+    def rewrite(self, args: list[str]) -> list[str]:
+        return deprecatedflags.extract(args)
 
-    def postOptions(self) -> None:
-        try:
-            self.config: ServerConfig = from_flags({name: self[name] for name, _, _ in FLAGS})
-        except ConfigError as e:
-            _fail(str(e))
-
-
-def _fail(message: str) -> None:
-    sys.stderr.write(f"Error: {message}\n")
-    raise SystemExit(1)
+    def configure(self, given: dict[str, str | None]) -> None:
+        self.config: ServerConfig = from_flags(given)
 
 
 def makeService(options: Any) -> IService:

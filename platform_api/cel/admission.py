@@ -129,25 +129,41 @@ def admission_environment(
     ``kubernetes.variables`` object kube's composition compiler declares.
     """
     pool = new_pool()
+    return Environment(admission_declarations(pool, params, authorizer, variables), pool=pool)
+
+
+def admission_declarations(
+    pool: Any,
+    params: bool,
+    authorizer: bool,
+    variables: tuple[VariableField, ...] | None,
+    object_type: Any = cel.Type.DYN,
+    params_type: Any = cel.Type.DYN,
+) -> dict[str, Any]:
+    """Add kube's admission types to ``pool``; the variables to declare over it.
+
+    ``object_type``/``params_type`` type ``object``, ``oldObject`` and ``params`` with a
+    schema's message (of ``pool``), as kube's policy type checker does; dyn otherwise.
+    """
     messages = list(_MESSAGES)
     if variables is not None:
         fields = [(name, i, ftype, label) for i, (name, ftype, label) in enumerate(variables, 1)]
         messages.append((VARIABLES_TYPE.split(".")[1], fields))
     pool.Add(file_proto("platform/cel_admission.proto", "kubernetes", messages, _DEPS))
     declared: dict[str, Any] = {
-        "object": cel.Type.DYN,
-        "oldObject": cel.Type.DYN,
+        "object": object_type,
+        "oldObject": object_type,
         "namespaceObject": cel.Type("kubernetes.Namespace"),
         "request": cel.Type("kubernetes.AdmissionRequest"),
     }
     if params:
-        declared["params"] = cel.Type.DYN
+        declared["params"] = params_type
     if authorizer:
         declared["authorizer"] = cel.Type("kubernetes.authorization.Authorizer")
         declared["authorizer.requestResource"] = cel.Type("kubernetes.authorization.ResourceCheck")
     if variables is not None:
         declared["variables"] = cel.Type(VARIABLES_TYPE)
-    return Environment(declared, pool=pool)
+    return declared
 
 
 def match_condition_environment() -> Environment:

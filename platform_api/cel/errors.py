@@ -29,6 +29,11 @@ _STATUS = re.compile(
 )
 _TRAILER = re.compile(r" \[[A-Z_]+\]$")
 _STRUCT_FIELD = re.compile(r"(undefined field '[^']*') not found in struct '[^']*'")
+_NOT_SELECTABLE = re.compile(
+    r"^(ERROR: <input>:\d+:\d+: )expression of type ('[^']*') cannot be the operand of a select"
+    r" operation$"
+)
+_SELECT_TEXT = r"\1type \2 does not support field selection"
 
 _KINDS = "string|int|uint|double|bool|bytes|timestamp|duration|null_type|list|map"
 _RUNTIME = [
@@ -64,7 +69,23 @@ def compile_issues(text: str, source: str = "") -> str:
     if source:
         lines = [_NO_OVERLOAD.sub(lambda m: _signature(m, source), line) for line in lines]
         lines = _qualified_references(lines, source)
-    return _STRUCT_FIELD.sub(r"\1", "\n".join(lines))
+    lines = [_NOT_SELECTABLE.sub(_SELECT_TEXT, line) for line in lines]
+    return _STRUCT_FIELD.sub(r"\1", "\n".join(_without_error_operands(lines)))
+
+
+def _without_error_operands(lines: list[str]) -> list[str]:
+    """cel-go checks an operand whose type is already an error as dyn and says nothing
+    more; cel-cpp adds an issue about the ``*error*`` type (with its two snippet lines)."""
+    out: list[str] = []
+    skip = 0
+    for line in lines:
+        if skip:
+            skip -= 1
+        elif line.startswith("ERROR: ") and "'*error*'" in line and len(lines) > 3:
+            skip = 2
+        else:
+            out.append(line)
+    return out
 
 
 _QUALIFIED = re.compile(

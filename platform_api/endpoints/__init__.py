@@ -4,4 +4,5 @@ from platform_api.endpoints import (  # noqa: F401  (register the kinds' table c
     printers,
     printers_admission,
     printers_cluster,
+    printers_optional,
 )

@@ -15,8 +15,10 @@ from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
 from platform_api.endpoints import (
     accessreviews,
+    componentstatus,
     create,
     delete,
+    deprecation,
     get,
     patch,
     pods,
@@ -117,7 +119,7 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
     verb, handler = route
     if not rt.supports(verb):
         raise errors.method_not_allowed()
-    return handler
+    return componentstatus.HANDLERS.get((rt.group, rt.plural, verb), handler)
 
 
 async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Handlers) -> bytes:
@@ -125,8 +127,7 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
     if rt is None:
         raise errors.path_not_found()
     handler = _route(rt, info, request.method)
-    if rt.deprecation_warning:
-        ctx.warn(rt.deprecation_warning)  # a deprecated custom resource version
+    deprecation.observe(ctx, rt, info.subresource)  # kube's warning, gauge, audit annotations
     ctx.namespace = info.namespace if rt.namespaced else ""
     requester.REQUESTER.set(ctx.user)  # for strategies that record it (a CSR's spec)
     scope = Scope(request, info, ctx, rt, handlers.store(rt), handlers)

@@ -25,6 +25,7 @@ from platform_api.endpoints.negotiation import CBOR_SEQ, Output
 from platform_api.endpoints.options import arg
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.watchencoding import EventEncoder
+from platform_api.endpoints.watchmetrics import sent as record_sent
 from platform_api.storage.interface import (
     ADDED,
     DELETED,
@@ -171,6 +172,7 @@ class WatchStream:
     def send(self, data: bytes) -> None:
         if self.done.called:
             return
+        record_sent(self.scope.resource, data)
         if self.paused or self.queue:
             self.queue.append(data)
             if len(self.queue) > MAX_QUEUED:

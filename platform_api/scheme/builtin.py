@@ -59,6 +59,8 @@ ALL = ("all",)
 
 BUILTIN_TYPES: tuple[ResourceType, ...] = (
     # core/v1
+    # Probed on each request, never stored (endpoints/componentstatus.py).
+    _t("", "ComponentStatus", "componentstatuses", False, ("cs",), verbs=("get", "list")),
     _t("", "ConfigMap", "configmaps", short=("cm",)),
     _t("", "Endpoints", "endpoints", short=("ep",)),
     _t("", "Event", "events", short=("ev",)),

@@ -14,6 +14,7 @@ from platform_api import errors
 from platform_api.admission.webhook.caller import CallError
 from platform_api.admission.webhook.dispatch import WebhookAdmission
 from platform_api.admission.webhook.hooks import compile_configuration
+from platform_api.apiserver.metrics import REGISTRY
 from tests.admission.test_webhook_matching import request
 
 Obj = dict[str, Any]
@@ -166,4 +167,52 @@ async def test_bad_answers() -> None:
     assert info.value.message == (
         'Internal error occurred: admission webhook "p" attempted to modify the object, '
         "which is not supported for this operation"
+    )
+
+
+def _sample(family: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(family, labels) or 0.0
+
+
+@pytest_twisted.ensureDeferred
+async def test_calls_are_counted_as_kube_counts_them() -> None:
+    deny = {"allowed": False, "status": {"code": 403, "message": "no"}}
+    down = CallError("failed to call webhook: EOF")
+    caller = Caller({"ok-m": lambda req: {"allowed": True}, "deny-m": lambda req: deny, "dn": down})
+    labels = {"operation": "CREATE", "type": "validating"}
+    requests = "apiserver_admission_webhook_request_total"
+    rejections = "apiserver_admission_webhook_rejection_count"
+    before = {
+        "ok": _sample(requests, code="200", name="ok-m", rejected="false", **labels),
+        "deny": _sample(
+            rejections, error_type="no_error", name="deny-m", rejection_code="403", **labels
+        ),
+        "down": _sample(
+            rejections, error_type="calling_webhook_error", name="dn", rejection_code="0", **labels
+        ),
+    }
+    hooks = [hook("ok-m"), hook("deny-m"), hook("dn")]
+    with pytest.raises(errors.StatusError):
+        await plugin([], hooks, caller).validate(request(object=deployment()))
+    assert (
+        _sample(requests, code="200", name="ok-m", rejected="false", **labels) == before["ok"] + 1
+    )
+    assert (
+        _sample(rejections, error_type="no_error", name="deny-m", rejection_code="403", **labels)
+        == before["deny"] + 1
+    )
+    assert (
+        _sample(
+            rejections, error_type="calling_webhook_error", name="dn", rejection_code="0", **labels
+        )
+        == before["down"] + 1
+    )
+    assert (
+        _sample(
+            "apiserver_admission_webhook_admission_duration_seconds_count",
+            name="deny-m",
+            rejected="true",
+            **labels,
+        )
+        >= 1
     )

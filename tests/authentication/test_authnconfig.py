@@ -85,6 +85,6 @@ def test_reload_swaps_authenticators_and_keeps_a_good_config(tmp_path: Path) -> 
     assert len(chain.token_methods) == 3  # the broken file is not applied
     text = render("")[0].decode()
     name = "apiserver_authentication_config_controller_automatic_reloads_total"
-    assert f'{name}{{status="success"}} 1.0' in text
-    assert f'{name}{{status="failure"}} 1.0' in text
+    assert f'{name}{{status="success"}} 1' in text.split("\n")
+    assert f'{name}{{status="failure"}} 1' in text.split("\n")
     assert 'automatic_reload_last_timestamp_seconds{status="failure"}' in text

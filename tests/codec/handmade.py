@@ -47,6 +47,12 @@ OBJECTS: dict[str, dict[str, Any]] = {
             "expirationTimestamp": "2024-03-01T00:59:59Z",
         },
     },
+    "componentstatus": {
+        "kind": "ComponentStatus",
+        "apiVersion": "v1",
+        "metadata": {"name": "etcd-0"},
+        "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}],
+    },
     "deleteoptions-meta": {
         "kind": "DeleteOptions",
         "apiVersion": "meta.platform.io/v1",

@@ -26,7 +26,15 @@ class Server(ApiServer):
         return self.base_url
 
 
+# The root-CA publisher puts a ConfigMap in every namespace; tests of lists and watches
+# count exactly what they wrote, so servers run without it unless a test names its
+# controllers (tests/e2e/test_bootstrap_controllers.py covers the publisher).
+QUIET_CONTROLLERS = "--controllers=*,-root-ca-certificate-publisher-controller"
+
+
 def start_server(data_dir: Path, *args: str, timeout: float = 30.0) -> Server:
+    if not any(a.startswith("--controllers") for a in args):
+        args = (*args, QUIET_CONTROLLERS)
     return Server.start(data_dir, *args, timeout=timeout)
 
 

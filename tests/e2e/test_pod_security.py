@@ -15,7 +15,7 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from tests.e2e.conftest import VENV_BIN, Server, kubectl_available, start_server
+from tests.e2e.conftest import VENV_BIN, Server, start_server
 
 K = "pod-security.platform.io/"
 RESTRICTED_DETAIL = (
@@ -119,7 +119,6 @@ def test_deployment_template_warns_even_under_enforce(api: client.ApiClient) -> 
     assert warnings_of(headers) == ['299 - "' + text.replace('"', '\\"') + '"']
 
 
-@pytest.mark.skipif(not kubectl_available(), reason="kubectl not installed")
 def test_relabel_warns_about_existing_pods(api: client.ApiClient, server: Server) -> None:
     namespace(api, "psa-relabel")
     core = client.CoreV1Api(api)

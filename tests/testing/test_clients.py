@@ -22,7 +22,7 @@ def test_kubernetes_client(platform_apiserver: ApiServer, platform_namespace: st
         assert api_client.configuration.host == platform_apiserver.base_url
         core = client.CoreV1Api(api_client)
         listed = core.list_namespaced_config_map(platform_namespace)
-        assert [cm.metadata.name for cm in listed.items] in ([], ["kube-root-ca.crt"])
+        assert [cm.metadata.name for cm in listed.items] in ([], ["platform-root-ca.crt"])
         body = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="one"), data={"k": "v"})
         core.create_namespaced_config_map(platform_namespace, body)
         assert core.read_namespaced_config_map("one", platform_namespace).data == {"k": "v"}
@@ -48,7 +48,7 @@ def test_lightkube(platform_apiserver: ApiServer, platform_namespace: str) -> No
     client = platform_apiserver.lightkube_client(namespace=platform_namespace)
     assert client._client.config.cluster.server == platform_apiserver.base_url
     listing = client.list(ConfigMap)
-    assert [cm.metadata.name for cm in listing] in ([], ["kube-root-ca.crt"])
+    assert [cm.metadata.name for cm in listing] in ([], ["platform-root-ca.crt"])
     rv = listing.resourceVersion
     client.create(ConfigMap(metadata=ObjectMeta(name="one"), data={"k": "v"}))
     assert client.get(ConfigMap, "one").data == {"k": "v"}

@@ -12,6 +12,7 @@ run never reaches a webhook that has side effects (400).
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
 import orjson
@@ -19,7 +20,7 @@ from twisted.internet.defer import ensureDeferred, gatherResults
 from twisted.logger import Logger
 
 from platform_api import errors
-from platform_api.admission import matching
+from platform_api.admission import matching, metrics
 from platform_api.admission.equivalence import Equivalence, Target
 from platform_api.admission.request import AdmissionRequest
 from platform_api.admission.webhook import review
@@ -31,6 +32,7 @@ from platform_api.patch import json_patch
 log = Logger()
 Obj = dict[str, Any]
 DRY_RUN_SAFE = ("None", "NoneOnDryRun")
+_CALL_ERROR = "calling_webhook_error"
 
 
 class WebhookAdmission:
@@ -191,9 +193,32 @@ class WebhookAdmission:
     # -- one call -------------------------------------------------------------------
 
     async def _call(self, hook: Hook, req: AdmissionRequest) -> review.Verdict | None:
-        """Call ``hook``; its verdict when allowed, its refusal raised."""
+        """Call ``hook`` (timed and counted as kube's dispatchers count calls)."""
         if req.dry_run and hook.side_effects not in DRY_RUN_SAFE:
             raise errors.bad_request(f'admission webhook "{hook.name}" does not support dry run')
+        kind = "admit" if hook.mutating else "validating"
+        started = time.perf_counter()
+        try:
+            verdict = await self._call_once(hook, req)
+        except CallError:
+            if not hook.ignores_failures:
+                metrics.observe_rejection(hook.name, kind, req.operation, _CALL_ERROR, 0)
+            elapsed = time.perf_counter() - started
+            metrics.observe_webhook(
+                hook.name, kind, req.operation, 0, not hook.ignores_failures, elapsed
+            )
+            raise
+        except errors.StatusError as e:
+            metrics.observe_rejection(hook.name, kind, req.operation, "no_error", e.code)
+            elapsed = time.perf_counter() - started
+            metrics.observe_webhook(hook.name, kind, req.operation, e.code, True, elapsed)
+            raise
+        elapsed = time.perf_counter() - started
+        metrics.observe_webhook(hook.name, kind, req.operation, 200, False, elapsed)
+        return verdict
+
+    async def _call_once(self, hook: Hook, req: AdmissionRequest) -> review.Verdict | None:
+        """Call ``hook``; its verdict when allowed, its refusal raised."""
         version = review.review_version(hook.review_versions)
         if not version:
             raise CallError(

@@ -1,0 +1,167 @@
+"""``--audit-webhook-config-file``: events POSTed as ``EventList`` batches (kube's buffered
+webhook backend).
+
+Events wait in a buffer of ``--audit-webhook-batch-buffer-size``; a batch leaves when
+it holds ``--audit-webhook-batch-max-size`` events or ``--audit-webhook-batch-max-wait``
+has passed, at most ``throttle-qps`` batches a second (bursts of ``throttle-burst``).  A
+failed POST is retried with back-off (initial ``--audit-webhook-initial-backoff``,
+x1.5, 5 tries).  A slow or dead sink never holds a request: when the buffer is full the
+event is dropped and counted in ``apiserver_audit_error_total{plugin="buffered"}``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from twisted.internet.defer import ensureDeferred
+from twisted.internet.interfaces import IReactorTime
+from twisted.internet.task import deferLater
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from platform_api.apiserver.audit.event import API_VERSION
+from platform_api.apiserver.auditmetrics import AUDIT_ERRORS
+from platform_api.client.kubeconfig import Connection
+
+log = Logger()
+MODES = ("batch", "blocking", "blocking-strict")
+RETRY_FACTOR = 1.5
+RETRY_STEPS = 5
+SEND_TIMEOUT = 30.0
+
+
+@dataclass
+class BatchConfig:
+    """kube's ``--audit-webhook-batch-*`` flags and their defaults."""
+
+    buffer_size: int = 10000
+    max_batch_size: int = 400
+    max_batch_wait: float = 30.0
+    throttle_enable: bool = True
+    throttle_qps: float = 10.0
+    throttle_burst: int = 15
+    initial_backoff: float = 10.0
+
+
+class Throttle:
+    """A token bucket (client-go's flowcontrol.NewTokenBucketRateLimiter)."""
+
+    def __init__(self, qps: float, burst: int, clock: IReactorTime) -> None:
+        self.qps, self.burst, self.clock = qps, burst, clock
+        self.tokens = float(burst)
+        self.last = clock.seconds()
+
+    def delay(self) -> float:
+        """Take one token; the seconds to wait before using it."""
+        now = self.clock.seconds()
+        self.tokens = min(self.burst, self.tokens + (now - self.last) * self.qps)
+        self.last = now
+        self.tokens -= 1
+        return 0.0 if self.tokens >= 0 else -self.tokens / self.qps
+
+
+class WebhookBackend:
+    plugin = "webhook"
+
+    def __init__(
+        self,
+        connection: Connection,
+        reactor: Any,
+        config: BatchConfig | None = None,
+        *,
+        client: Any = None,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        self.connection = connection
+        self.reactor = reactor
+        self.config = config or BatchConfig()
+        self.client = client
+        self.jitter = jitter
+        self.buffer: list[dict[str, Any]] = []
+        self.timer: Any = None
+        self.throttle = (
+            Throttle(self.config.throttle_qps, self.config.throttle_burst, reactor)
+            if self.config.throttle_enable
+            else None
+        )
+        self.sent_batches = 0
+        self.stopped = False
+
+    def process(self, event: dict[str, Any]) -> None:
+        if self.stopped:
+            return
+        if len(self.buffer) >= self.config.buffer_size:
+            AUDIT_ERRORS.labels(plugin="buffered").inc()
+            log.error("Error in audit plugin 'buffered': audit buffer queue blocked")
+            return
+        self.buffer.append(event)
+        if len(self.buffer) >= self.config.max_batch_size:
+            self.flush()
+        elif self.timer is None:
+            self.timer = self.reactor.callLater(self.config.max_batch_wait, self.flush)
+
+    def flush(self) -> None:
+        """Send everything buffered, in batches of at most max_batch_size."""
+        if self.timer is not None and self.timer.active():
+            self.timer.cancel()
+        self.timer = None
+        while self.buffer:
+            batch = self.buffer[: self.config.max_batch_size]
+            del self.buffer[: self.config.max_batch_size]
+            ensureDeferred(self._send(batch)).addErrback(self._failed)
+
+    async def _send(self, batch: list[dict[str, Any]]) -> None:
+        if self.throttle is not None:
+            wait = self.throttle.delay()
+            if wait > 0:
+                await deferLater(self.reactor, wait, lambda: None)
+        body = orjson.dumps(
+            {"kind": "EventList", "apiVersion": API_VERSION, "metadata": {}, "items": batch}
+        )
+        backoff = self.config.initial_backoff
+        error = ""
+        for attempt in range(RETRY_STEPS):
+            error = await self._post(body)
+            if not error:
+                self.sent_batches += 1
+                return
+            if attempt + 1 < RETRY_STEPS and not self.stopped:
+                pause = backoff * (1 + 0.2 * self.jitter())
+                await deferLater(self.reactor, pause, lambda: None)
+                backoff *= RETRY_FACTOR
+            elif self.stopped:
+                break
+        AUDIT_ERRORS.labels(plugin=self.plugin).inc(len(batch))
+        log.error(
+            "Error in audit plugin 'webhook' affecting {n} audit events: {e}", n=len(batch), e=error
+        )
+
+    def _failed(self, failure: Failure) -> None:
+        log.failure("Error in audit plugin 'webhook'", failure)
+
+    async def _post(self, body: bytes) -> str:
+        """One POST; an error text, or "" when the sink took the batch."""
+        if self.client is None:
+            self.client = self.connection.client(self.reactor)
+        try:
+            reply = await self.client.post(
+                self.connection.server,
+                data=body,
+                headers=self.connection.request_headers(),
+                timeout=SEND_TIMEOUT,
+            )
+            await reply.content()
+        except Exception as e:  # the sink is down or unreachable: retried
+            return str(e) or type(e).__name__
+        if 200 <= reply.code < 300:
+            return ""
+        return f"the server responded with status {reply.code}"
+
+    def shutdown(self) -> None:
+        """Send what is buffered (best effort: the server does not wait for the sink)."""
+        self.flush()
+        self.stopped = True

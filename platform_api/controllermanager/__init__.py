@@ -1,0 +1,1 @@
+"""``twistd platform-controller-manager``: the controllers, in a process of their own."""

@@ -1,0 +1,131 @@
+"""``twistd platform-controller-manager``: kube-controller-manager's flags, names and wording."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from twisted.application.service import IService
+
+from platform_api.apiserver.flagoptions import FlagOptions, parameters
+from platform_api.apiserver.flagvalues import ConfigError, parse_bool, parse_duration, parse_int
+from platform_api.controllers import registry
+
+FLAGS: list[tuple[str, str, str]] = [
+    (
+        "kubeconfig",
+        "",
+        "Path to kubeconfig file with authorization and master location information.",
+    ),
+    ("master", "", "The address of the API server (overrides any value in kubeconfig)."),
+    (
+        "controllers",
+        "*",
+        "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' "
+        "enables the controller named 'foo', '-foo' disables the controller named 'foo'. "
+        "Empty or '-*': none.",
+    ),
+    ("leader-elect", "true", "Start a leader election client and gain leadership before running."),
+    ("leader-elect-lease-duration", "15s", "How long non-leaders wait before taking over."),
+    ("leader-elect-renew-deadline", "10s", "How long the leader tries to renew before giving up."),
+    ("leader-elect-retry-period", "2s", "How long clients wait between attempts."),
+    ("leader-elect-resource-lock", "leases", "The type of resource object used for locking."),
+    ("leader-elect-resource-name", "platform-controller-manager", "The name of the Lease."),
+    ("leader-elect-resource-namespace", "platform-system", "The namespace of the Lease."),
+    ("secure-port", "10257", "The port on which to serve HTTPS /healthz. 0: none."),
+    ("bind-address", "0.0.0.0", "The IP address on which to listen for --secure-port."),
+]
+# Accepted for kube's command lines and ignored: every controller here syncs one key at a time.
+IGNORED = tuple(
+    f"concurrent-{name}-syncs"
+    for name in (
+        "namespace",
+        "gc",
+        "serviceaccount-token",
+        "resource-quota",
+        "deployment",
+        "replicaset",
+        "rc",
+        "statefulset",
+        "daemonset",
+        "job",
+        "cron-job",
+        "endpoint",
+        "service",
+        "ttl-after-finished",
+        "horizontal-pod-autoscaler",
+        "ephemeralvolume",
+    )
+)
+BOOL_FLAGS = ("leader-elect",)
+
+
+@dataclass
+class ManagerConfig:
+    kubeconfig: str = ""
+    master: str = ""
+    controllers: frozenset[str] = field(default_factory=registry.default_on)
+    leader_elect: bool = True
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    lock_name: str = "platform-controller-manager"
+    lock_namespace: str = "platform-system"
+    secure_port: int = 10257
+    bind_address: str = "0.0.0.0"
+
+
+def from_flags(flags: dict[str, str | None]) -> ManagerConfig:
+    """A ManagerConfig from raw flag values (None: not given); ConfigError when invalid."""
+    value = {name: flags.get(name) if flags.get(name) is not None else d for name, d, _ in FLAGS}
+    cfg = ManagerConfig(kubeconfig=value["kubeconfig"] or "", master=value["master"] or "")
+    try:
+        cfg.controllers = registry.parse(value["controllers"] or "")
+    except ValueError as e:
+        raise ConfigError(f"--controllers: {e}") from None
+    cfg.leader_elect = parse_bool("leader-elect", value["leader-elect"] or "")
+    cfg.lease_duration = parse_duration(
+        "leader-elect-lease-duration", value["leader-elect-lease-duration"] or ""
+    )
+    cfg.renew_deadline = parse_duration(
+        "leader-elect-renew-deadline", value["leader-elect-renew-deadline"] or ""
+    )
+    cfg.retry_period = parse_duration(
+        "leader-elect-retry-period", value["leader-elect-retry-period"] or ""
+    )
+    lock = value["leader-elect-resource-lock"]
+    if lock != "leases":
+        raise ConfigError(
+            f'--leader-elect-resource-lock: invalid value "{lock}": only "leases" is supported'
+        )
+    cfg.lock_name = value["leader-elect-resource-name"] or ""
+    cfg.lock_namespace = value["leader-elect-resource-namespace"] or ""
+    cfg.secure_port = parse_int("secure-port", value["secure-port"] or "0")
+    cfg.bind_address = value["bind-address"] or "0.0.0.0"
+    if not (cfg.kubeconfig or cfg.master):
+        raise ConfigError(
+            "--kubeconfig or --master is required: there is no in-cluster configuration here"
+        )
+    if cfg.leader_elect and cfg.lease_duration <= cfg.renew_deadline:
+        raise ConfigError("leaseDuration must be greater than renewDeadline")
+    if cfg.leader_elect and cfg.renew_deadline <= 1.2 * cfg.retry_period:
+        raise ConfigError("renewDeadline must be greater than retryPeriod*JitterFactor")
+    return cfg
+
+
+class Options(FlagOptions):
+    longdesc = "The controllers of a platform cluster, in their own process, with leader election."
+    optParameters = parameters(FLAGS) + [
+        [name, None, None, "Accepted and ignored."] for name in IGNORED
+    ]
+    FLAGS = FLAGS
+    BOOL_FLAGS = BOOL_FLAGS
+
+    def configure(self, given: dict[str, str | None]) -> None:
+        self.config = from_flags(given)
+
+
+def makeService(options: Any) -> IService:
+    from platform_api.controllermanager.service import ControllerManagerService  # noqa: PLC0415
+
+    return ControllerManagerService(options.config)

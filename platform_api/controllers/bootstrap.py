@@ -1,0 +1,202 @@
+"""kube's bootstrap-signer-controller and token-cleaner-controller (both off by default).
+
+The signer keeps ``cluster-info`` in ``platform-public`` signed: one detached JWS
+``jws-kubeconfig-<token-id>`` over its ``kubeconfig`` per valid bootstrap token allowed to
+sign, so that a joining client holding a token can trust the kubeconfig it fetched
+anonymously.  The cleaner deletes bootstrap token Secrets once their ``expiration`` passed.
+Both read the Secrets in ``platform-system`` of type ``bootstrap.platform.io/token``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import re
+from datetime import datetime
+from typing import Any
+
+from platform_api import errors
+from platform_api.authentication.bootstrap import NAMESPACE, SECRET_TYPE
+from platform_api.authentication.bootstrap import _data as secret_data
+from platform_api.controllers.timed import TimedController
+from platform_api.registry.store import Store
+from platform_api.storage.interface import DELETED, Event, ListOptions, Preconditions
+
+Obj = dict[str, Any]
+PUBLIC_NAMESPACE = "platform-public"
+CLUSTER_INFO = "cluster-info"
+KUBECONFIG_KEY = "kubeconfig"
+SIGNATURE_PREFIX = "jws-kubeconfig-"
+SECRET_NAME = re.compile(r"^bootstrap-token-([a-z0-9]{6})$")
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def detached_signature(content: str, token_id: str, token_secret: str) -> str:
+    """go-jose's compact HS256 JWS of ``content`` (key: the token secret, ``kid``: the id)
+    with the payload cut out: ``header..signature``, exactly as kube computes it."""
+    header = _b64url(json.dumps({"alg": "HS256", "kid": token_id}, separators=(",", ":")).encode())
+    signing_input = f"{header}.{_b64url(content.encode())}".encode()
+    mac = hmac.new(token_secret.encode(), signing_input, hashlib.sha256).digest()
+    return f"{header}..{_b64url(mac)}"
+
+
+def time_left(secret: Obj, now: float) -> tuple[float, bool]:
+    """(seconds until ``expiration``, expired?); no expiration never expires and an
+    unreadable one counts as expired, as kube's ``GetExpiration``."""
+    text = secret_data(secret, "expiration")
+    if not text:
+        return 0.0, False
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return 0.0, True
+    if when.tzinfo is None:  # RFC 3339 requires an offset
+        return 0.0, True
+    left = when.timestamp() - now
+    return (left, False) if left > 0 else (0.0, True)
+
+
+def signing_token(secret: Obj, now: float) -> tuple[str, str] | None:
+    """(id, secret) of a token Secret that may sign cluster-info now, else None."""
+    match = SECRET_NAME.match(secret.get("metadata", {}).get("name", ""))
+    token_id = secret_data(secret, "token-id")
+    if match is None or not token_id or token_id != match.group(1):
+        return None
+    token_secret = secret_data(secret, "token-secret")
+    if not token_secret or time_left(secret, now)[1]:
+        return None
+    if secret_data(secret, "usage-bootstrap-signing") != "true":
+        return None
+    return token_id, token_secret
+
+
+def _event_object(event: Event) -> Obj:
+    stored = event.stored if event.stored is not None else event.prev
+    return stored.object if stored is not None else {}
+
+
+class BootstrapSigner(TimedController):
+    """One key, the cluster-info ConfigMap; re-signed on any token or ConfigMap change and
+    when the next signing token expires."""
+
+    name = "bootstrap-signer-controller"
+    KEY = (PUBLIC_NAMESPACE, CLUSTER_INFO)
+
+    def __init__(self, configmaps: Store, secrets: Store, *args: Any) -> None:
+        super().__init__(*args)
+        self.configmaps = configmaps
+        self.secrets = secrets
+
+    def resync(self) -> None:
+        self.enqueue(self.KEY)
+
+    def observe(self, event: Event) -> None:
+        if event.key == self.configmaps.key(*self.KEY):
+            if event.type != DELETED:
+                self.enqueue(self.KEY)
+        elif (
+            event.key.startswith(self.secrets.list_prefix(NAMESPACE))
+            and _event_object(event).get("type") == SECRET_TYPE
+        ):
+            self.enqueue(self.KEY)
+
+    def tokens(self) -> dict[str, str]:
+        """token id -> token secret of every token that may sign now (first one wins)."""
+        now = self.now()
+        found: dict[str, str] = {}
+        for stored in self.secrets.list(NAMESPACE, ListOptions()).items:
+            secret = stored.object
+            token = signing_token(secret, now) if secret.get("type") == SECRET_TYPE else None
+            if token is not None and token[0] not in found:
+                found[token[0]] = token[1]
+                left, _ = time_left(secret, now)
+                if left > 0:
+                    self.enqueue_after(self.KEY, left)
+        return found
+
+    def signed(self, data: dict[str, str], tokens: dict[str, str]) -> dict[str, str]:
+        """``data`` with exactly one current signature per token."""
+        out = {k: v for k, v in data.items() if not k.startswith(SIGNATURE_PREFIX)}
+        for token_id, token_secret in tokens.items():
+            out[SIGNATURE_PREFIX + token_id] = detached_signature(
+                data[KUBECONFIG_KEY], token_id, token_secret
+            )
+        return out
+
+    async def sync(self, key: Any) -> float | None:
+        try:
+            current = self.configmaps.get(*self.KEY).object
+        except errors.StatusError:
+            return None  # not there (yet): its creation queues us again
+        data = current.get("data") or {}
+        if KUBECONFIG_KEY not in data:
+            return None
+        tokens = self.tokens()
+        if self.signed(data, tokens) == data:
+            return None
+
+        def resign(obj: Obj | None) -> Obj:
+            assert obj is not None  # no create on update for ConfigMaps
+            fresh = obj.get("data") or {}
+            if KUBECONFIG_KEY in fresh:
+                obj["data"] = self.signed(fresh, tokens)
+            return obj
+
+        try:
+            await self.configmaps.update(*self.KEY, resign)
+        except errors.StatusError as e:
+            if e.code not in (404, 409):
+                raise
+        return None
+
+
+class TokenCleaner(TimedController):
+    """Keys are Secret names in ``platform-system``; each is looked at when it changes and
+    again when its expiration comes."""
+
+    name = "token-cleaner-controller"
+
+    def __init__(self, secrets: Store, *args: Any) -> None:
+        super().__init__(*args)
+        self.secrets = secrets
+
+    def resync(self) -> None:
+        for stored in self.secrets.list(NAMESPACE, ListOptions()).items:
+            if stored.object.get("type") == SECRET_TYPE:
+                self.enqueue(stored.object["metadata"]["name"])
+
+    def observe(self, event: Event) -> None:
+        if event.type == DELETED or event.stored is None:
+            return
+        if (
+            event.key.startswith(self.secrets.list_prefix(NAMESPACE))
+            and event.stored.object.get("type") == SECRET_TYPE
+        ):
+            self.enqueue(self.secrets.name_of_key(event.key))
+
+    async def sync(self, name: str) -> float | None:
+        try:
+            secret = self.secrets.get(NAMESPACE, name).object
+        except errors.StatusError:
+            return None
+        if secret.get("type") != SECRET_TYPE:
+            return None
+        left, expired = time_left(secret, self.now())
+        if not expired:
+            if left > 0:
+                self.enqueue_after(name, left)
+            return None
+        uid = secret["metadata"].get("uid")
+        try:
+            await self.secrets.delete(
+                NAMESPACE, name, preconditions=Preconditions(uid=uid) if uid else None
+            )
+        except errors.StatusError as e:
+            if e.code not in (404, 409):  # gone already, or replaced by a new Secret
+                raise
+        return None

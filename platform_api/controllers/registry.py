@@ -1,0 +1,215 @@
+"""The one table of controllers, by kube-controller-manager's names, for both homes.
+
+The API server runs them in-process (``--controllers`` of the server) and
+``twistd platform-controller-manager`` runs the same classes against a remote server;
+both read this table, so a name means the same controller in either.  A builder gets a
+``ControllerContext`` (stores by (group, version, plural), a live view of every store,
+the watch hub, the reactor and a few shared pieces) and returns a controller, not yet
+started, or None when this home cannot run it.
+
+To add a controller: ``register("foo-controller", build_foo, default_on=True,
+aliases=("foo",))`` below, beside the others.  Builders import their controller
+when called: config.py reads the names table without loading every controller.
+"""
+
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from platform_api.controllers.base import Controller
+
+StoreKey = tuple[str, str, str]  # (group, version, plural)
+
+
+@dataclass
+class ControllerContext:
+    """What a builder may use; every home fills what it has."""
+
+    stores: Mapping[StoreKey, Any]  # registry Store, or RemoteStore in the manager
+    every: Iterable[Any]  # a live view: custom resource stores come and go
+    hub: Any  # WatchHub, or RemoteHub: subscribe/unsubscribe, deliver(events)
+    reactor: Any
+    rbac_informer: Any = None  # the server's RBAC informer (None: the controller makes one)
+    pending: Any = None  # resourcequota's ledger of in-flight charges
+    root_ca: bytes | None = None  # the cluster CA bundle, for root-ca publishing
+    extra: dict[str, Any] = field(default_factory=dict)  # home-specific pieces
+
+    def store(self, group: str, version: str, plural: str) -> Any:
+        return self.stores[(group, version, plural)]
+
+
+Builder = Callable[[ControllerContext], Controller | None]
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    builder: Builder
+    default_on: bool
+    aliases: tuple[str, ...] = ()
+
+
+REGISTRY: dict[str, Entry] = {}
+
+
+def register(
+    name: str, builder: Builder, default_on: bool = True, aliases: tuple[str, ...] = ()
+) -> None:
+    """Add (or replace) a controller under kube's name; ``aliases`` are older names."""
+    REGISTRY[name] = Entry(name, builder, default_on, aliases)
+
+
+def names() -> dict[str, str]:
+    """Every accepted name (aliases too) -> the controller's name."""
+    out: dict[str, str] = {}
+    for entry in REGISTRY.values():
+        out[entry.name] = entry.name
+        for alias in entry.aliases:
+            out[alias] = entry.name
+    return out
+
+
+def default_on() -> frozenset[str]:
+    return frozenset(e.name for e in REGISTRY.values() if e.default_on)
+
+
+def parse(text: str) -> frozenset[str]:
+    """kube-controller-manager's ``--controllers``: ``*`` (every default-on one), ``foo``
+    (on), ``-foo`` (off; wins over the rest); empty, or ``-*``, selects none.  Raises
+    ValueError with kube's wording for an unknown name."""
+    known = names()
+    items = [i.strip() for i in text.split(",") if i.strip()]
+    on: set[str] = set()
+    off: set[str] = set()
+    for item in items:
+        if item in ("*", "-*"):
+            continue
+        name = item.lstrip("-")
+        if name not in known:
+            raise ValueError(f'"{name}" is not in the list of known controllers')
+        (off if item.startswith("-") else on).add(known[name])
+    if "-*" in items:
+        return frozenset()
+    if "*" in items:
+        on |= default_on()
+    return frozenset(on - off)
+
+
+def build(context: ControllerContext, wanted: Iterable[str]) -> list[Controller]:
+    """The wanted controllers this home can run, in the table's order, not yet started."""
+    chosen = set(wanted)
+    out: list[Controller] = []
+    for entry in REGISTRY.values():
+        if entry.name in chosen:
+            controller = entry.builder(context)
+            if controller is not None:
+                out.append(controller)
+    return out
+
+
+# -- the built-in controllers ---------------------------------------------------------------
+
+
+def _namespace(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.namespace import NamespaceController
+
+    namespaces = ctx.store("", "v1", "namespaces")
+    return NamespaceController(namespaces, ctx.every, ctx.hub, ctx.reactor)
+
+
+def _gc(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.gc import GarbageCollector
+
+    return GarbageCollector(ctx.every, ctx.hub, ctx.reactor)
+
+
+def _serviceaccount(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.serviceaccounts import ServiceAccountsController
+
+    namespaces = ctx.store("", "v1", "namespaces")
+    accounts = ctx.store("", "v1", "serviceaccounts")
+    return ServiceAccountsController(namespaces, accounts, ctx.hub, ctx.reactor)
+
+
+def _aggregation(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.aggregation import ClusterRoleAggregation
+
+    clusterroles = ctx.store("rbac.authorization.platform.io", "v1", "clusterroles")
+    return ClusterRoleAggregation(clusterroles, ctx.rbac_informer, ctx.hub, ctx.reactor)
+
+
+def _resourcequota(ctx: ControllerContext) -> Controller:
+    from platform_api.admission.quota.pending import pending_for
+    from platform_api.controllers.resourcequota import ResourceQuotaController
+
+    quotas = ctx.store("", "v1", "resourcequotas")
+    pending = ctx.pending if ctx.pending is not None else pending_for(ctx.hub)
+    return ResourceQuotaController(quotas, ctx.every, pending, ctx.hub, ctx.reactor)
+
+
+register("namespace-controller", _namespace, aliases=("namespace",))
+register("garbage-collector-controller", _gc, aliases=("garbagecollector",))
+register("clusterrole-aggregation-controller", _aggregation, aliases=("clusterrole-aggregation",))
+register("serviceaccount-controller", _serviceaccount, aliases=("serviceaccount",))
+register("resourcequota-controller", _resourcequota, aliases=("resourcequota",))
+
+
+def _bootstrap_signer(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.bootstrap import BootstrapSigner
+
+    configmaps, secrets = ctx.store("", "v1", "configmaps"), ctx.store("", "v1", "secrets")
+    return BootstrapSigner(configmaps, secrets, ctx.hub, ctx.reactor)
+
+
+def _token_cleaner(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.bootstrap import TokenCleaner
+
+    return TokenCleaner(ctx.store("", "v1", "secrets"), ctx.hub, ctx.reactor)
+
+
+def _root_ca_publisher(ctx: ControllerContext) -> Controller | None:
+    from platform_api.controllers.rootcacert import RootCAPublisher
+
+    if ctx.root_ca is None:  # kube refuses to start it without a CA bundle
+        return None
+    namespaces, configmaps = ctx.store("", "v1", "namespaces"), ctx.store("", "v1", "configmaps")
+    return RootCAPublisher(namespaces, configmaps, ctx.root_ca.decode(), ctx.hub, ctx.reactor)
+
+
+def _ttl_after_finished(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.ttlafterfinished import TTLAfterFinished
+
+    return TTLAfterFinished(ctx.store("batch", "v1", "jobs"), ctx.hub, ctx.reactor)
+
+
+register("bootstrap-signer-controller", _bootstrap_signer, False, ("bootstrapsigner",))
+register("token-cleaner-controller", _token_cleaner, False, ("tokencleaner",))
+register(
+    "root-ca-certificate-publisher-controller",
+    _root_ca_publisher,
+    True,
+    ("root-ca-cert-publisher",),
+)
+register("ttl-after-finished-controller", _ttl_after_finished, True, ("ttl-after-finished",))
+
+
+def _vap_status(ctx: ControllerContext) -> Controller | None:
+    from platform_api.controllers.vapstatus import GROUP, VAPStatusController
+
+    scheme = ctx.extra.get("scheme")  # schemas and kinds: only the server's own home has them
+    if scheme is None:
+        return None
+    policies = ctx.store(GROUP, "v1", "validatingadmissionpolicies")
+    return VAPStatusController(policies, scheme, ctx.hub, ctx.reactor)
+
+
+register(
+    "validatingadmissionpolicy-status-controller",
+    _vap_status,
+    True,
+    ("validatingadmissionpolicy-status",),
+)

@@ -1,0 +1,163 @@
+"""The request-flow side: stages, what each level keeps, annotations (in memory)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from twisted.internet.address import IPv4Address
+from twisted.web.test.requesthelper import DummyRequest
+
+from platform_api.apiserver.audit.hook import Auditor, audit_id, authorization_annotations
+from platform_api.apiserver.audit.policy import load_bytes
+from platform_api.apiserver.requestinfo import parse
+from platform_api.authentication.user import UserInfo
+from platform_api.context import Context
+
+POLICY = b"""apiVersion: audit.platform.io/v1
+kind: Policy
+rules:
+- level: None
+  resources: [{group: "", resources: ["events"]}]
+- level: RequestResponse
+  resources: [{group: "", resources: ["pods"]}]
+  omitManagedFields: true
+- level: Request
+  resources: [{group: "", resources: ["configmaps"]}]
+- level: Metadata
+"""
+JANE = UserInfo("jane", groups=("dev",))
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def process(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+
+    def shutdown(self) -> None:
+        return None
+
+
+def serve(method: bytes, uri: str, body: bytes = b"", code: int = 200, reply: bytes = b"{}"):
+    sink = Sink()
+    auditor = Auditor(load_bytes(POLICY), [sink], lambda: 1700000000.25)
+    request = DummyRequest([b""])
+    request.method, request.uri = method, uri.encode()
+    request.content = io.BytesIO(body)
+    request.requestHeaders.setRawHeaders(b"content-type", [b"application/json"])
+    request.requestHeaders.setRawHeaders(b"user-agent", [b"test/1.0"])
+    request.client = IPv4Address("TCP", "10.1.2.3", 50000)
+    request.requestHeaders.setRawHeaders(b"x-forwarded-for", [b"192.168.1.1"])
+    request.setHeader(b"audit-id", audit_id(request))
+    path, _, query = uri.partition("?")
+    info = parse(method, path, {b"watch": [b"1"]} if query else {})
+    record = auditor.begin(request, info, JANE)
+    if record is not None:
+        ctx = Context(UserInfo("bob"))  # impersonated
+        authorization_annotations(ctx, True, "because")
+        record.attach(ctx)
+    request.code = code
+    request.responseHeaders.setRawHeaders(b"content-type", [b"application/json"])
+    request.write(reply)
+    request.finish()
+    return request, sink.events
+
+
+def test_level_none_is_no_event_but_an_audit_id() -> None:
+    request, events = serve(b"GET", "/api/v1/namespaces/a/events")
+    assert events == []
+    assert len(request.responseHeaders.getRawHeaders(b"audit-id")[0]) == 36
+
+
+def test_client_audit_id_is_kept() -> None:
+    request = DummyRequest([b""])
+    request.requestHeaders.setRawHeaders(b"audit-id", [b"abc"])
+    assert audit_id(request) == "abc"
+
+
+def test_metadata_event_stages_and_fields() -> None:
+    request, events = serve(b"DELETE", "/apis/apps/v1/namespaces/a/deployments/d")
+    assert [e["stage"] for e in events] == ["RequestReceived", "ResponseComplete"]
+    received, complete = events
+    assert received == {
+        "kind": "Event",
+        "apiVersion": "audit.platform.io/v1",
+        "level": "Metadata",
+        "auditID": request.responseHeaders.getRawHeaders(b"audit-id")[0].decode(),
+        "stage": "RequestReceived",
+        "requestURI": "/apis/apps/v1/namespaces/a/deployments/d",
+        "verb": "delete",
+        "user": {"username": "jane", "groups": ["dev"]},
+        "sourceIPs": ["192.168.1.1", "10.1.2.3"],
+        "userAgent": "test/1.0",
+        "objectRef": {
+            "resource": "deployments",
+            "namespace": "a",
+            "name": "d",
+            "apiGroup": "apps",
+            "apiVersion": "v1",
+        },
+        "requestReceivedTimestamp": "2023-11-14T22:13:20.250000Z",
+        "stageTimestamp": "2023-11-14T22:13:20.250000Z",
+    }
+    assert complete["impersonatedUser"] == {"username": "bob"}
+    assert complete["responseStatus"] == {"metadata": {}, "code": 200}
+    assert complete["annotations"] == {
+        "authorization.platform.io/decision": "allow",
+        "authorization.platform.io/reason": "because",
+    }
+
+
+def test_request_level_keeps_the_body_and_fills_the_object_ref() -> None:
+    body = b'{"metadata": {"name": "cm", "uid": "u-1", "resourceVersion": "5"}, "data": {}}'
+    _, events = serve(b"PUT", "/api/v1/namespaces/a/configmaps/cm", body)
+    complete = events[-1]
+    assert complete["objectRef"] == {
+        "resource": "configmaps",
+        "namespace": "a",
+        "name": "cm",
+        "uid": "u-1",
+        "apiVersion": "v1",
+        "resourceVersion": "5",
+    }
+    assert complete["requestObject"]["data"] == {}
+    assert "responseObject" not in complete
+
+
+def test_request_response_level_keeps_the_reply_without_managed_fields() -> None:
+    reply = b'{"kind": "Pod", "metadata": {"name": "p", "managedFields": [{}]}}'
+    _, events = serve(b"GET", "/api/v1/namespaces/a/pods/p", reply=reply)
+    assert events[-1]["responseObject"] == {"kind": "Pod", "metadata": {"name": "p"}}
+
+
+def test_a_patch_is_logged_as_sent() -> None:
+    _, events = serve(b"PATCH", "/api/v1/namespaces/a/configmaps/cm", b'[{"op": "remove"}]')
+    assert events[-1]["requestObject"] == [{"op": "remove"}]
+    assert events[-1]["objectRef"]["name"] == "cm"
+
+
+def test_failure_status_at_metadata_level() -> None:
+    status = (
+        b'{"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", '
+        b'"message": "no", "reason": "Conflict", "code": 409}'
+    )
+    _, events = serve(b"POST", "/apis/apps/v1/namespaces/a/deployments", b"{}", 409, status)
+    assert events[-1]["responseStatus"] == {
+        "metadata": {},
+        "status": "Failure",
+        "message": "no",
+        "reason": "Conflict",
+        "code": 409,
+    }
+    assert "requestObject" not in events[-1]
+
+
+def test_watch_response_started() -> None:
+    _, events = serve(b"GET", "/api/v1/namespaces/a/configmaps?watch=1")
+    assert [e["stage"] for e in events] == [
+        "RequestReceived",
+        "ResponseStarted",
+        "ResponseComplete",
+    ]

@@ -1,0 +1,94 @@
+"""The audit log file: batched writes, lumberjack rotation and pruning (fake clock)."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+from twisted.internet.task import Clock
+
+from platform_api.apiserver.audit.logbackend import MEGABYTE, LogBackend, RotatingFile
+
+T0 = datetime(2026, 11, 23, 16, 0, 0, 123000, tzinfo=UTC).timestamp()
+
+
+class Now:
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __call__(self) -> float:
+        return self.value
+
+
+def test_events_are_buffered_and_written_once_per_turn(tmp_path: Path) -> None:
+    clock = Clock()
+    path = tmp_path / "audit" / "audit.log"
+    backend = LogBackend.open(str(path), "json", clock)
+    backend.process({"kind": "Event", "auditID": "1"})
+    backend.process({"kind": "Event", "auditID": "2"})
+    assert not path.exists()  # nothing written on the request path
+    clock.advance(0)
+    lines = path.read_bytes().splitlines()
+    assert [orjson.loads(line)["auditID"] for line in lines] == ["1", "2"]
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    backend.process({"kind": "Event", "auditID": "3"})
+    backend.shutdown()  # flushes what is pending
+    assert len(path.read_bytes().splitlines()) == 3
+
+
+def test_legacy_format(tmp_path: Path) -> None:
+    clock = Clock()
+    backend = LogBackend.open(str(tmp_path / "a.log"), "legacy", clock)
+    backend.process({"auditID": "x", "stage": "ResponseComplete", "user": {"username": "u"}})
+    clock.advance(0)
+    text = (tmp_path / "a.log").read_text()
+    assert text.startswith(' AUDIT: id="x" stage="ResponseComplete"') and text.endswith("\n")
+
+
+def test_rotation_renames_with_timestamp_and_keeps_appending(tmp_path: Path) -> None:
+    now = Now(T0)
+    path = tmp_path / "audit.log"
+    path.write_bytes(b"x" * (MEGABYTE - 10))  # an existing file is appended to
+    out = RotatingFile(str(path), max_size_mb=1, now=now)
+    out.write(b"y" * 5)
+    assert path.stat().st_size == MEGABYTE - 5
+    out.write(b"z" * 20)  # would pass 1 MB: rotate first
+    backup = tmp_path / "audit-2026-11-23T16-00-00.123.log"
+    assert backup.stat().st_size == MEGABYTE - 5
+    assert path.read_bytes() == b"z" * 20
+
+
+def test_prune_by_count_and_age(tmp_path: Path) -> None:
+    now = Now(T0)
+    path = tmp_path / "audit.log"
+    out = RotatingFile(str(path), max_size_mb=1, max_backups=2, now=now)
+    for hour in range(4):
+        now.value = T0 + hour * 3600
+        out.write(b"a" * MEGABYTE)  # each write fills a file; the next one rotates it
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [
+        "audit-2026-11-23T18-00-00.123.log",
+        "audit-2026-11-23T19-00-00.123.log",
+        "audit.log",
+    ]  # backups are named at rotation; the two newest kept
+    aged = RotatingFile(str(path), max_size_mb=1, max_age_days=1, now=now)
+    now.value = T0 + 2 * 86400
+    aged.write(b"b" * MEGABYTE)  # rotates; the backups are now older than a day
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "audit-2026-11-25T16-00-00.123.log",
+        "audit.log",
+    ]
+
+
+def test_default_max_size_is_100_mb(tmp_path: Path) -> None:
+    assert RotatingFile(str(tmp_path / "a.log")).max_bytes == 100 * MEGABYTE
+
+
+def test_write_errors_are_counted_not_raised(tmp_path: Path) -> None:
+    clock = Clock()
+    (tmp_path / "dir").mkdir()
+    backend = LogBackend.open(str(tmp_path / "dir"), "json", clock)  # a directory: cannot open
+    backend.process({"auditID": "1"})
+    clock.advance(0)  # logged and counted, the reactor goes on

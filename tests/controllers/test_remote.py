@@ -1,0 +1,145 @@
+"""The remote home's stores and hub against a real server: discovery (custom resources
+too), cache reads, Events in the registry's key scheme, writes with conflict retries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
+
+from platform_api.client.kubeconfig import load
+from platform_api.client.rest import Resource, RESTClient
+from platform_api.controllers.remote import RemoteCluster
+from platform_api.errors import StatusError
+from platform_api.storage.interface import Event, ListOptions
+from platform_api.testing import ApiServer
+
+NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
+CONFIGMAPS = Resource("", "v1", "configmaps")
+CRDS = Resource("apiextensions.platform.io", "v1", "customresourcedefinitions", False)
+WIDGETS = ("remote.example.com", "v1", "widgets")
+CRD = {
+    "metadata": {"name": "widgets.remote.example.com"},
+    "spec": {
+        "group": "remote.example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": {"type": "object"}},
+            }
+        ],
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
+    server = ApiServer.start(tmp_path_factory.mktemp("remote"), "--controllers=")
+    yield server
+    server.stop()
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def deliver(self, events: list[Event]) -> None:
+        self.events.extend(events)
+
+
+async def until(check: Any, timeout: float = 10.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if check():
+            return
+        await deferLater(reactor, 0.05, lambda: None)
+    raise AssertionError("timed out")
+
+
+@pytest_twisted.ensureDeferred
+async def test_cluster_serves_stores_and_events_like_the_registry(live: ApiServer) -> None:
+    client = RESTClient(load(str(live.kubeconfig)), reactor)
+    cluster = RemoteCluster(client, reactor)
+    await cluster.sync()
+    try:
+        namespaces = cluster.stores[("", "v1", "namespaces")]
+        configmaps = cluster.stores[("", "v1", "configmaps")]
+        assert namespaces.prefix == b"/core/namespaces/"
+        assert configmaps.key("ns", "a") == b"/core/configmaps/ns\x00a"
+        assert configmaps.name_of_key(b"/core/configmaps/ns\x00a") == "a"
+        assert namespaces.get("", "default").object["metadata"]["name"] == "default"
+        assert ("", "v1", "bindings") not in cluster.stores  # not listable
+
+        recorder = Recorder()
+        cluster.hub.subscribe(recorder)
+        await client.create(NAMESPACES, "", {"metadata": {"name": "rem"}})
+        made = await configmaps.create("rem", {"metadata": {"name": "a"}})
+        await until(lambda: any(e.key == made.key for e in recorder.events))
+        added = next(e for e in recorder.events if e.key == made.key)
+        assert (added.type, added.prev) == ("ADDED", None)
+        assert [
+            s.object["metadata"]["name"] for s in configmaps.list("rem", ListOptions()).items
+        ] == ["a"]
+        assert configmaps.storage.count(configmaps.list_prefix("rem")) == 1
+
+        # a write lost to a concurrent one is redone on the fresh state
+        calls = []
+
+        async def add_label(current: dict[str, Any]) -> dict[str, Any]:
+            calls.append(current["metadata"]["resourceVersion"])
+            if len(calls) == 1:  # someone else writes between our read and our write
+                await client.patch(CONFIGMAPS, "rem", "a", {"metadata": {"labels": {"o": "x"}}})
+            current["metadata"].setdefault("labels", {})["mine"] = "yes"
+            return current
+
+        stored, _ = await configmaps.update("rem", "a", add_label)
+        assert len(calls) == 2 and calls[0] != calls[1]
+        assert stored.object["metadata"]["labels"] == {"o": "x", "mine": "yes"}
+        # a version the function pinned is the caller's conflict
+        stale = dict(made.object)
+        with pytest.raises(StatusError) as e:
+            await configmaps.update("rem", "a", lambda _c: stale)
+        assert e.value.code == 409
+
+        await configmaps.delete("rem", "a")
+        await until(lambda: any(e.type == "DELETED" for e in recorder.events))
+        deleted = next(e for e in recorder.events if e.type == "DELETED")
+        assert deleted.key == made.key and deleted.prev is not None
+        with pytest.raises(StatusError) as missing:
+            configmaps.get("rem", "a")
+        assert (missing.value.code, missing.value.message) == (404, 'configmaps "a" not found')
+    finally:
+        cluster.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_custom_resources_come_and_go_with_discovery(live: ApiServer) -> None:
+    client = RESTClient(load(str(live.kubeconfig)), reactor)
+    cluster = RemoteCluster(client, reactor)
+    await cluster.sync()
+    try:
+        assert WIDGETS not in cluster.stores
+        await client.create(CRDS, "", CRD)
+        for _ in range(100):
+            await cluster.sync()
+            if WIDGETS in cluster.stores:
+                break
+            await deferLater(reactor, 0.1, lambda: None)
+        store = cluster.stores[WIDGETS]
+        assert store in list(cluster.every) and store.prefix == b"/remote.example.com/widgets/"
+        await client.delete(CRDS, "", "widgets.remote.example.com")
+        for _ in range(100):
+            await cluster.sync()
+            if WIDGETS not in cluster.stores:
+                break
+            await deferLater(reactor, 0.1, lambda: None)
+        assert WIDGETS not in cluster.stores and store not in list(cluster.every)
+    finally:
+        cluster.stop()

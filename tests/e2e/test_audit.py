@@ -1,0 +1,320 @@
+"""Auditing end to end: a real server with a policy, a log file and a real webhook sink."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import requests
+
+from platform_api.apiserver import pki
+from tests.e2e.conftest import VENV_BIN, Server, session_for, start_server
+
+pytestmark = pytest.mark.slow
+POLICY = """apiVersion: audit.platform.io/v1
+kind: Policy
+rules:
+- level: None
+  nonResourceURLs: ["/healthz*", "/livez*", "/readyz*"]
+- level: Metadata
+  resources: [{group: "", resources: ["secrets"]}]
+- level: Request
+  resources: [{group: "", resources: ["configmaps"]}]
+  omitManagedFields: true
+- level: RequestResponse
+  resources: [{group: "", resources: ["pods"]}]
+  omitStages: [RequestReceived]
+- level: Metadata
+"""
+NS = "/api/v1/namespaces/default"
+
+
+class Setup:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.log = root / "audit" / "audit.log"
+        self.sunk = root / "sink.jsonl"
+        self.sink: subprocess.Popen[bytes] | None = None
+        self.server: Server | None = None
+
+    def start_sink(self) -> int:
+        certs = pki.ensure_pki(str(self.root / "sink-pki"), "127.0.0.1")
+        port_file = self.root / "sink.port"
+        self.sink = subprocess.Popen(
+            [sys.executable, "-m", "tests.e2e.auditsink", certs.serving_cert,
+             certs.serving_key, str(self.sunk), str(port_file)],
+            cwd=Path(__file__).parents[2],
+        )  # fmt: skip
+        deadline = time.monotonic() + 20
+        while not (port_file.exists() and port_file.read_text()):
+            assert time.monotonic() < deadline, "audit sink did not start"
+            time.sleep(0.05)
+        kubeconfig = self.root / "sink.kubeconfig"
+        kubeconfig.write_text(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: sink\n  cluster:\n"
+            f"    server: https://127.0.0.1:{port_file.read_text()}/audit\n"
+            f"    certificate-authority: {certs.ca_cert}\n"
+            "contexts:\n- name: sink\n  context: {cluster: sink, user: ''}\n"
+            "current-context: sink\n"
+        )
+        return int(port_file.read_text())
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    setup = Setup(tmp_path_factory.mktemp("audit"))
+    setup.start_sink()
+    policy = setup.root / "policy.yaml"
+    policy.write_text(POLICY)
+    tokens = setup.root / "tokens.csv"
+    tokens.write_text('tok-bob,bob,3,"dev"\n')
+    setup.server = start_server(
+        setup.root / "data",
+        f"--audit-policy-file={policy}",
+        f"--audit-log-path={setup.log}",
+        f"--audit-webhook-config-file={setup.root / 'sink.kubeconfig'}",
+        "--audit-webhook-batch-max-wait=100ms",
+        "--authorization-mode=RBAC",
+        f"--token-auth-file={tokens}",
+    )
+    yield setup
+    setup.server.stop()
+    if setup.sink is not None and setup.sink.poll() is None:
+        setup.sink.kill()
+        setup.sink.wait()
+
+
+@pytest.fixture
+def admin(audited: Setup) -> requests.Session:
+    assert audited.server is not None
+    return session_for(audited.server, cert=audited.server.admin_cert)
+
+
+def events(path: Path, audit_id: str, count: int = 1, wait: float = 10.0) -> list[dict[str, Any]]:
+    """The events of one request in ``path`` once at least ``count`` are there."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = []
+        if path.exists():
+            found = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+            found = [e for e in found if e["auditID"] == audit_id]
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def test_metadata_event_for_a_secret_has_no_data(audited: Setup, admin: requests.Session) -> None:
+    assert audited.server is not None
+    body = {"metadata": {"name": "audited-secret"}, "data": {"password": "c2VjcmV0"}}
+    reply = admin.post(audited.server.url + f"{NS}/secrets", json=body)
+    assert reply.status_code == 201
+    audit_id = reply.headers["Audit-Id"]
+    received, complete = events(audited.log, audit_id, 2)
+    assert received["stage"] == "RequestReceived" and complete["stage"] == "ResponseComplete"
+    assert "responseStatus" not in received and "annotations" not in received
+    assert complete["kind"] == "Event" and complete["apiVersion"] == "audit.platform.io/v1"
+    assert complete["level"] == "Metadata"
+    assert complete["verb"] == "create"
+    assert complete["requestURI"] == f"{NS}/secrets"
+    assert complete["user"] == {
+        "username": "platform-admin",
+        "groups": ["system:masters", "system:authenticated"],
+    }
+    assert complete["sourceIPs"] == ["127.0.0.1"]
+    assert complete["userAgent"].startswith("python-requests/")
+    assert complete["objectRef"] == {
+        "resource": "secrets",
+        "namespace": "default",
+        "name": "audited-secret",
+        "apiVersion": "v1",
+    }
+    assert complete["responseStatus"] == {"metadata": {}, "code": 201}
+    assert complete["annotations"] == {  # system:masters: kube's privileged-group authorizer
+        "authorization.platform.io/decision": "allow",
+        "authorization.platform.io/reason": "",
+    }
+    assert "requestObject" not in complete and "responseObject" not in complete
+    text = audited.log.read_text()
+    assert "c2VjcmV0" not in text and "password" not in text
+    assert list(complete)[:6] == ["kind", "apiVersion", "level", "auditID", "stage", "requestURI"]
+
+
+def test_client_audit_id_and_failure_status(audited: Setup, admin: requests.Session) -> None:
+    assert audited.server is not None
+    reply = admin.get(audited.server.url + f"{NS}/secrets/missing", headers={"Audit-ID": "mine-1"})
+    assert reply.status_code == 404 and reply.headers["Audit-Id"] == "mine-1"
+    complete = events(audited.log, "mine-1", 2)[-1]
+    assert complete["responseStatus"] == {
+        "metadata": {},
+        "status": "Failure",
+        "message": 'secrets "missing" not found',
+        "reason": "NotFound",
+        "details": {"name": "missing", "kind": "secrets"},
+        "code": 404,
+    }
+
+
+def test_forbidden_request_is_annotated(audited: Setup) -> None:
+    assert audited.server is not None
+    bob = session_for(audited.server, token="tok-bob")
+    reply = bob.get(audited.server.url + f"{NS}/pods")
+    assert reply.status_code == 403
+    complete = events(audited.log, reply.headers["Audit-Id"], 1)[-1]
+    assert complete["user"] == {
+        "username": "bob",
+        "uid": "3",
+        "groups": ["dev", "system:authenticated"],
+    }
+    assert complete["responseStatus"]["code"] == 403
+    assert complete["responseStatus"]["reason"] == "Forbidden"
+    assert complete["annotations"] == {
+        "authorization.platform.io/decision": "forbid",
+        "authorization.platform.io/reason": "",
+    }
+
+
+def test_request_level_logs_the_body_without_managed_fields(
+    audited: Setup, admin: requests.Session
+) -> None:
+    assert audited.server is not None
+    body = {
+        "metadata": {"name": "cm1", "managedFields": [{"manager": "x", "operation": "Apply"}]},
+        "data": {"k": "v"},
+    }
+    reply = admin.post(audited.server.url + f"{NS}/configmaps", json=body)
+    assert reply.status_code == 201, reply.text
+    complete = events(audited.log, reply.headers["Audit-Id"], 2)[-1]
+    assert complete["level"] == "Request"
+    assert complete["requestObject"] == {"metadata": {"name": "cm1"}, "data": {"k": "v"}}
+    assert "responseObject" not in complete
+
+
+def test_request_response_level_and_omitted_stage(audited: Setup, admin: requests.Session) -> None:
+    assert audited.server is not None
+    pod = {"metadata": {"name": "p1"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    reply = admin.post(audited.server.url + f"{NS}/pods", json=pod)
+    assert reply.status_code == 201
+    found = events(audited.log, reply.headers["Audit-Id"], 1)
+    assert [e["stage"] for e in found] == ["ResponseComplete"]  # RequestReceived omitted
+    complete = found[0]
+    assert complete["requestObject"]["metadata"] == {"name": "p1"}
+    assert complete["responseObject"]["metadata"]["uid"] == reply.json()["metadata"]["uid"]
+    assert complete["responseObject"]["kind"] == "Pod"
+
+
+def test_impersonation_is_recorded(audited: Setup, admin: requests.Session) -> None:
+    assert audited.server is not None
+    reply = admin.get(
+        audited.server.url + "/api/v1/nodes",
+        headers={"Impersonate-User": "jane", "Impersonate-Group": "ops"},
+    )
+    complete = events(audited.log, reply.headers["Audit-Id"], 2)[-1]
+    assert complete["user"]["username"] == "platform-admin"
+    assert complete["impersonatedUser"] == {
+        "username": "jane",
+        "groups": ["ops", "system:authenticated"],
+    }
+    assert complete["objectRef"] == {"resource": "nodes", "apiVersion": "v1"}
+    assert complete["verb"] == "list"
+
+
+def test_watch_has_a_response_started_stage(audited: Setup, admin: requests.Session) -> None:
+    assert audited.server is not None
+    reply = admin.get(
+        audited.server.url + f"{NS}/secrets?watch=1&timeoutSeconds=1", stream=True, timeout=10
+    )
+    audit_id = reply.headers["Audit-Id"]
+    for _ in reply.iter_content(chunk_size=None):
+        pass
+    found = events(audited.log, audit_id, 3)
+    assert [e["stage"] for e in found] == ["RequestReceived", "ResponseStarted", "ResponseComplete"]
+    assert found[1]["responseStatus"] == {"metadata": {}, "code": 200}
+    assert found[2]["verb"] == "watch"
+
+
+def test_non_resource_request_and_kubectl(audited: Setup, admin: requests.Session) -> None:
+    assert audited.server is not None
+    reply = admin.get(audited.server.url + "/version")
+    complete = events(audited.log, reply.headers["Audit-Id"], 2)[-1]
+    assert complete["verb"] == "get" and "objectRef" not in complete
+    assert complete["requestURI"] == "/version"
+    out = subprocess.run(
+        [str(VENV_BIN / "kubectl"), "--kubeconfig", str(audited.server.kubeconfig),
+         "get", "secrets", "-n", "default", "-o", "name"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "secret/audited-secret" in out.stdout
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        lines = [orjson.loads(line) for line in audited.log.read_bytes().splitlines()]
+        kubectl = [e for e in lines if e.get("userAgent", "").startswith("kubectl")]
+        if any(e["stage"] == "ResponseComplete" and e["verb"] == "list" for e in kubectl):
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("no kubectl list event")
+
+
+def test_webhook_sink_receives_events_and_a_dead_sink_blocks_nothing(
+    audited: Setup, admin: requests.Session
+) -> None:
+    assert audited.server is not None and audited.sink is not None
+    reply = admin.get(audited.server.url + f"{NS}/secrets/audited-secret")
+    assert reply.status_code == 200
+    sunk = events(audited.sunk, reply.headers["Audit-Id"], 2)
+    assert [e["stage"] for e in sunk] == ["RequestReceived", "ResponseComplete"]
+    assert sunk[1] == events(audited.log, reply.headers["Audit-Id"], 2)[1]
+    audited.sink.kill()
+    audited.sink.wait()
+    started = time.monotonic()
+    for i in range(20):
+        reply = admin.get(audited.server.url + f"{NS}/secrets/audited-secret")
+        assert reply.status_code == 200, i
+    assert time.monotonic() - started < 5
+    assert events(audited.log, reply.headers["Audit-Id"], 2)  # the log still gets them
+    metrics = admin.get(audited.server.url + "/metrics").text
+    assert "apiserver_audit_event_total" in metrics
+
+
+def test_invalid_policy_stops_the_start(tmp_path: Path) -> None:
+    policy = tmp_path / "bad.yaml"
+    policy.write_text("apiVersion: audit.platform.io/v1\nkind: Policy\nrules:\n- level: Loud\n")
+    with pytest.raises(RuntimeError) as err:
+        start_server(tmp_path / "data", f"--audit-policy-file={policy}", timeout=15)
+    assert (
+        'Error: loading audit policy file: rules[0].level: Unsupported value: "Loud": '
+        'supported values: "None", "Metadata", "Request", "RequestResponse": '
+        f"from file {policy}"
+    ) in str(err.value)
+
+
+def test_failed_authentication_is_one_response_started_event(audited: Setup) -> None:
+    assert audited.server is not None
+    stranger = session_for(audited.server, token="no-such-token")
+    reply = stranger.get(audited.server.url + f"{NS}/configmaps")
+    assert reply.status_code == 401
+    found = events(audited.log, reply.headers["Audit-Id"], 1)
+    time.sleep(0.2)
+    found = events(audited.log, reply.headers["Audit-Id"], 1)
+    assert len(found) == 1
+    event = found[0]
+    assert event["stage"] == "ResponseStarted"
+    assert event["level"] == "Request"
+    assert event["user"] == {}
+    assert event["verb"] == "list"
+    assert event["objectRef"] == {
+        "resource": "configmaps",
+        "namespace": "default",
+        "apiVersion": "v1",
+    }
+    assert event["responseStatus"] == {
+        "metadata": {},
+        "message": "Authentication failed, attempted: bearer",
+        "code": 401,
+    }

@@ -1,0 +1,205 @@
+"""``twistd platform-controller-manager`` against a real server that runs no controllers."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.e2e.conftest import VENV_BIN, Server, session_for, start_server
+
+LEASE = "/apis/coordination.platform.io/v1/namespaces/platform-system/leases/platform-controller-manager"
+# Short leases keep the takeover test quick; the defaults (15s/10s/2s) behave alike.
+ELECTION = (
+    "--leader-elect-lease-duration=4s",
+    "--leader-elect-renew-deadline=3s",
+    "--leader-elect-retry-period=1s",
+)
+DURATION = 4.0
+
+
+class Manager:
+    def __init__(self, server: Server, workdir: Path, *args: str) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.log = workdir / f"manager-{time.time_ns()}.log"
+        self.process = subprocess.Popen(
+            [
+                str(VENV_BIN / "twistd"),
+                "--pidfile=",
+                "-n",
+                "--logfile",
+                str(self.log),
+                "platform-controller-manager",
+                "--kubeconfig",
+                str(server.kubeconfig),
+                "--secure-port=0",
+                *ELECTION,
+                *args,
+            ],
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def text(self) -> str:
+        return self.log.read_text() if self.log.exists() else ""
+
+    @property
+    def leading(self) -> bool:
+        return (
+            '"Successfully acquired lease" lock="platform-system/platform-controller-manager"'
+            in (self.text())
+        )
+
+    @property
+    def started(self) -> bool:
+        return '"Started controllers"' in self.text()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 20.0, step: float = 0.1) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError(f"timed out after {timeout}s waiting for {check}")
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server running no controllers: the manager's work is visible, or nothing is."""
+    running = start_server(tmp_path_factory.mktemp("bare"), "--controllers=")
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def api(bare: Server) -> requests.Session:
+    return session_for(bare, cert=bare.admin_cert)
+
+
+@pytest.fixture
+def managers(bare: Server, tmp_path: Path) -> Iterator[Callable[..., Manager]]:
+    started: list[Manager] = []
+
+    def start(*args: str) -> Manager:
+        manager = Manager(bare, tmp_path / f"m{len(started)}", *args)
+        started.append(manager)
+        return manager
+
+    yield start
+    for manager in started:
+        manager.stop()
+
+
+def lease(api: requests.Session, server: Server) -> dict[str, Any]:
+    r = api.get(server.url + LEASE)
+    return r.json()["spec"] if r.status_code == 200 else {}
+
+
+def has_default_account(api: requests.Session, server: Server, namespace: str) -> bool:
+    r = api.get(f"{server.url}/api/v1/namespaces/{namespace}/serviceaccounts/default")
+    return r.status_code == 200
+
+
+def create_namespace(api: requests.Session, server: Server, name: str) -> None:
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    assert api.post(server.url + "/api/v1/namespaces", json=body).status_code == 201
+
+
+def test_server_runs_the_controllers_itself_by_default(
+    admin: requests.Session, server: Server
+) -> None:
+    create_namespace(admin, server, "in-process")
+    wait_for(lambda: has_default_account(admin, server, "in-process"), timeout=10)
+
+
+def test_server_without_controllers_makes_no_service_account(
+    api: requests.Session, bare: Server
+) -> None:
+    create_namespace(api, bare, "no-manager")
+    time.sleep(1.0)
+    assert not has_default_account(api, bare, "no-manager")
+
+
+@pytest.mark.slow
+def test_manager_runs_serviceaccount_and_gc(
+    api: requests.Session, bare: Server, managers: Callable[..., Manager]
+) -> None:
+    create_namespace(api, bare, "before-manager")
+    manager = managers()
+    wait_for(lambda: manager.started, timeout=DURATION + 20)
+    create_namespace(api, bare, "cm-one")
+    wait_for(lambda: has_default_account(api, bare, "cm-one"), timeout=10)
+    # the namespace made before the manager started has its account too (start-up resync)
+    assert has_default_account(api, bare, "before-manager")
+
+    base = bare.url + "/api/v1/namespaces/cm-one/configmaps"
+    owner = api.post(base, json={"metadata": {"name": "owner"}}).json()
+    ref = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "owner",
+        "uid": owner["metadata"]["uid"],
+    }
+    dependent = {"metadata": {"name": "dependent", "ownerReferences": [ref]}}
+    assert api.post(base, json=dependent).status_code == 201
+    assert api.delete(base + "/owner").status_code == 200
+    wait_for(lambda: api.get(base + "/dependent").status_code == 404, timeout=10)
+
+    # the namespace controller empties a deleted namespace over HTTP, then lets it go
+    assert api.delete(bare.url + "/api/v1/namespaces/cm-one").status_code == 200
+    wait_for(lambda: api.get(bare.url + "/api/v1/namespaces/cm-one").status_code == 404, 20)
+
+    spec = lease(api, bare)
+    assert spec["leaseDurationSeconds"] == 4
+    assert spec["holderIdentity"].count("_") >= 1
+
+
+@pytest.mark.slow
+def test_two_managers_one_leader_then_takeover_after_sigkill(
+    api: requests.Session, bare: Server, managers: Callable[..., Manager]
+) -> None:
+    first, second = managers(), managers()
+    leader = wait_for(
+        lambda: next((m for m in (first, second) if m.started), None), timeout=DURATION + 20
+    )
+    follower = second if leader is first else first
+    time.sleep(2 * DURATION)  # the follower keeps trying, and keeps failing
+    assert not follower.leading
+    before = lease(api, bare)
+    transitions = before["leaseTransitions"]
+
+    leader.process.send_signal(signal.SIGKILL)
+    leader.process.wait()
+    killed = time.monotonic()
+    after = wait_for(
+        lambda: (s := lease(api, bare)).get("holderIdentity") != before["holderIdentity"] and s,
+        timeout=3 * DURATION,
+    )
+    takeover = time.monotonic() - killed
+    print(f"takeover after SIGKILL: {takeover:.2f}s (lease duration {DURATION}s)")
+    # the lease runs out DURATION after the follower last saw it renewed, then one retry
+    assert takeover <= DURATION + 1.0 * 2.2 + 1.0
+    assert after["leaseTransitions"] == transitions + 1
+    assert after["acquireTime"] == after["renewTime"] or after["acquireTime"] > before["renewTime"]
+    wait_for(lambda: follower.started, timeout=20)
+    create_namespace(api, bare, "cm-after-takeover")
+    wait_for(lambda: has_default_account(api, bare, "cm-after-takeover"), timeout=10)

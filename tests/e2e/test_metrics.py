@@ -1,0 +1,190 @@
+"""/metrics of the real server: kube's families and label sets, checked by Prometheus' promtool."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+import requests
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+from tests.e2e.conftest import Server
+
+CM = "/api/v1/namespaces/default/configmaps"
+OPENMETRICS = "application/openmetrics-text;version=1.0.0"
+# promtool's lints that kube-apiserver's own /metrics has too: these counters' kube names
+# lack the suffix (k8s.io/apiserver/pkg/endpoints/filters/metrics.go).
+KUBE_LINTS = {
+    'authenticated_user_requests counter metrics should have "_total" suffix',
+    'authentication_attempts counter metrics should have "_total" suffix',
+    'apiserver_admission_webhook_rejection_count counter metrics should have "_total" suffix',
+}
+DASHBOARD_FAMILIES = (
+    "apiserver_request_total",
+    "apiserver_request_duration_seconds_bucket",
+    "apiserver_current_inflight_requests",
+    "process_resident_memory_bytes",
+    "process_cpu_seconds_total",
+    "apiserver_storage_objects",
+    "etcd_request_duration_seconds_bucket",
+    "apiserver_response_sizes_bucket",
+    "kubernetes_build_info",
+    "kubernetes_feature_enabled",
+    "authentication_attempts",
+    "authorization_attempts_total",
+)
+
+
+def scrape(admin: requests.Session, server: Server) -> dict[str, str]:
+    """Every sample line of a text-format scrape: series -> value."""
+    r = admin.get(server.url + "/metrics")
+    assert r.status_code == 200
+    assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    samples = {}
+    for line in r.text.splitlines():
+        if line and not line.startswith("#"):
+            series, _, value = line.rpartition(" ")
+            samples[series] = value
+    return samples
+
+
+def delta(before: dict[str, str], after: dict[str, str], series: str) -> float:
+    return float(after.get(series, "0")) - float(before.get(series, "0"))
+
+
+def request_series(verb: str, scope: str, code: str, dry_run: str = "") -> str:
+    return (
+        f'apiserver_request_total{{code="{code}",component="apiserver",dry_run="{dry_run}",'
+        f'group="",resource="configmaps",scope="{scope}",subresource="",system_client="",'
+        f'verb="{verb}",version="v1"}}'
+    )
+
+
+def test_request_total_counts_kube_verbs_and_scopes(
+    server: Server, admin: requests.Session
+) -> None:
+    before = scrape(admin, server)
+    assert admin.get(server.url + CM).status_code == 200
+    assert admin.get(server.url + "/api/v1/configmaps").status_code == 200
+    assert admin.get(server.url + CM + "/metrics-absent").status_code == 404
+    body = {"metadata": {"name": "metrics-dry"}}
+    assert admin.post(server.url + CM + "?dryRun=All", json=body).status_code == 201
+    apply = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"metrics-apply"}}'
+    r = admin.patch(
+        server.url + CM + "/metrics-apply?fieldManager=test",
+        data=apply,
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    assert r.status_code == 201
+    assert admin.get(server.url + CM + "?watch=true&timeoutSeconds=1").status_code == 200
+    after = scrape(admin, server)
+    assert delta(before, after, request_series("LIST", "namespace", "200")) == 1
+    assert delta(before, after, request_series("LIST", "cluster", "200")) == 1
+    assert delta(before, after, request_series("GET", "resource", "404")) == 1
+    assert delta(before, after, request_series("POST", "resource", "201", "All")) == 1
+    assert delta(before, after, request_series("APPLY", "resource", "201")) == 1
+    assert delta(before, after, request_series("WATCH", "namespace", "200")) == 1
+    watch_events = 'apiserver_watch_events_total{group="",resource="configmaps",version="v1"}'
+    assert delta(before, after, watch_events) >= 1  # the applied ConfigMap's ADDED at least
+    latency = (
+        'apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="",'
+        'resource="configmaps",scope="namespace",subresource="",verb="LIST",version="v1"}'
+    )
+    assert delta(before, after, latency) == 1
+    size = (
+        'apiserver_response_sizes_count{component="apiserver",group="",resource="configmaps",'
+        'scope="namespace",subresource="",verb="LIST",version="v1"}'
+    )
+    assert delta(before, after, size) == 1
+    assert delta(before, after, 'authorization_attempts_total{result="allowed"}') >= 6
+    assert delta(before, after, 'authentication_attempts{result="success"}') >= 6
+
+
+def test_open_watch_is_longrunning(server: Server, admin: requests.Session) -> None:
+    series = (
+        'apiserver_longrunning_requests{component="apiserver",group="",resource="configmaps",'
+        'scope="namespace",subresource="",verb="WATCH",version="v1"}'
+    )
+    base = float(scrape(admin, server).get(series, "0"))
+    opened = threading.Event()
+
+    def watch() -> None:
+        with admin.get(server.url + CM + "?watch=true&timeoutSeconds=2", stream=True):
+            opened.set()
+            time.sleep(1.0)
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    assert opened.wait(5)
+    assert float(scrape(admin, server)[series]) == base + 1
+    thread.join()
+    deadline = time.monotonic() + 5
+    while float(scrape(admin, server)[series]) != base and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert float(scrape(admin, server)[series]) == base
+
+
+def test_storage_objects_count_what_list_returns(server: Server, admin: requests.Session) -> None:
+    listed = admin.get(server.url + "/api/v1/configmaps").json()["items"]
+    samples = scrape(admin, server)
+    assert float(samples['apiserver_storage_objects{resource="configmaps"}']) == len(listed)
+    assert float(samples['apiserver_resource_objects{group="",resource="configmaps"}']) == len(
+        listed
+    )
+    size = [s for s in samples if s.startswith("apiserver_storage_size_bytes{storage_cluster_id=")]
+    assert len(size) == 1 and float(samples[size[0]]) > 0
+    assert (
+        float(samples['etcd_requests_total{group="",operation="list",resource="configmaps"}']) > 0
+    )
+
+
+def test_dashboard_families_and_build_info(server: Server, admin: requests.Session) -> None:
+    admin.get(server.url + CM)
+    samples = scrape(admin, server)
+    names = {series.partition("{")[0] for series in samples}
+    assert set(DASHBOARD_FAMILIES) <= names
+    assert not [n for n in names if n.endswith("_created")]
+    build = [s for s in samples if s.startswith("kubernetes_build_info{")]
+    assert len(build) == 1 and 'major="1",minor="36"' in build[0]
+    assert samples['apiserver_current_inflight_requests{request_kind="mutating"}'] == "0"
+
+
+def _promtool(text: bytes) -> subprocess.CompletedProcess[str]:
+    tool = shutil.which("promtool")
+    if tool is None:
+        pytest.fail("promtool is missing: scripts/test installs Debian's prometheus package")
+    return subprocess.run(
+        [tool, "check", "metrics"],
+        input=text.decode(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_promtool_accepts_text_format(server: Server, admin: requests.Session) -> None:
+    admin.get(server.url + CM)
+    r = admin.get(server.url + "/metrics")
+    checked = _promtool(r.content)
+    problems = set((checked.stdout + checked.stderr).splitlines())
+    assert problems <= KUBE_LINTS, problems - KUBE_LINTS
+    assert checked.returncode == (3 if problems else 0)  # 3: lint problems only, parse fine
+
+
+def test_openmetrics_scrape_parses_strictly(server: Server, admin: requests.Session) -> None:
+    r = admin.get(server.url + "/metrics", headers={"Accept": OPENMETRICS})
+    assert r.status_code == 200
+    assert r.headers["Content-Type"].startswith("application/openmetrics-text; version=1.0.0")
+    assert r.text.endswith("# EOF\n")
+    families = {f.name: f for f in text_string_to_metric_families(r.text)}
+    assert families["apiserver_request"].type == "counter"
+    assert families["authentication_attempts"].type == "counter"
+    # promtool reads only the Prometheus text format: it parses this scrape, and its only
+    # complaints are the OpenMetrics counter HELP lines naming the family without _total.
+    checked = _promtool(r.content)
+    for problem in (checked.stdout + checked.stderr).splitlines():
+        assert problem.endswith(" no help text") and problem.split()[0].endswith("_total"), problem
