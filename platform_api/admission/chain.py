@@ -12,11 +12,13 @@ phase) and ValidatingAdmissionWebhook.  For a DELETE both phases see the stored 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from platform_api import errors
+from platform_api.admission import metrics
 from platform_api.admission.equivalence import Equivalence
 from platform_api.admission.policy.dispatch import PolicyAdmission
 from platform_api.admission.policy.mutate import MutatingPolicyAdmission
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from platform_api.registry.store import Admit, Mutate
 
 Obj = dict[str, Any]
+T = TypeVar("T")
 META_GROUP_VERSION = "meta.platform.io/v1"
 _OPTIONS_KIND = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
@@ -128,6 +131,9 @@ class AdmissionChain:
     async def admit(self, scope: Scope, operation: str, obj: Obj | None, name: str = "") -> None:
         """The mutating phase of a create: once, before the registry sees the request.
         Policy and webhook mutations are applied to ``obj`` in place."""
+        await _timed("admit", operation, self._admit(scope, operation, obj, name))
+
+    async def _admit(self, scope: Scope, operation: str, obj: Obj | None, name: str) -> None:
         attrs = self.attributes(scope, operation, name)
         await self._mutate_plugins(attrs, obj, None)
         if obj is None or not self._extensions_mutate():
@@ -179,6 +185,9 @@ class AdmissionChain:
 
         async def mutate(obj: Obj, old: Obj | None) -> Obj:
             operation = "UPDATE" if old is not None else "CREATE"
+            return await _timed("admit", operation, mutate_once(obj, old, operation))
+
+        async def mutate_once(obj: Obj, old: Obj | None, operation: str) -> Obj:
             name = obj.get("metadata", {}).get("name", "")
             attrs = self.attributes(scope, operation, name)
             await self._mutate_plugins(attrs, obj, old)
@@ -193,9 +202,12 @@ class AdmissionChain:
         webhooks, policies = self.webhooks, self.policies
 
         async def validate(obj: Obj, old: Obj | None) -> None:
-            name = obj.get("metadata", {}).get("name", "") if obj else ""
             # A PUT that finds nothing creates: admission sees a CREATE.
             op = "CREATE" if operation == "UPDATE" and old is None else operation
+            await _timed("validate", op, validate_once(obj, old, op))
+
+        async def validate_once(obj: Obj, old: Obj | None, op: str) -> None:
+            name = obj.get("metadata", {}).get("name", "") if obj else ""
             attrs = self.attributes(scope, op, name)
             await _validate_plugins(self.validating, attrs, obj, old)
             if policies is not None and policies.active():
@@ -229,6 +241,18 @@ class AdmissionChain:
             await self.webhooks.validate(req)
         finally:
             _report(scope, req)
+
+
+async def _timed(kind: str, operation: str, step: Awaitable[T]) -> T:
+    """One admission step (kube's ``admit`` or ``validate``), timed for its metric."""
+    started = time.perf_counter()
+    try:
+        result = await step
+    except BaseException:
+        metrics.observe_step(kind, operation, True, time.perf_counter() - started)
+        raise
+    metrics.observe_step(kind, operation, False, time.perf_counter() - started)
+    return result
 
 
 def forbidden(attrs: Attributes, obj: Obj | None, why: str) -> errors.StatusError:

@@ -188,3 +188,20 @@ def test_openmetrics_scrape_parses_strictly(server: Server, admin: requests.Sess
     checked = _promtool(r.content)
     for problem in (checked.stdout + checked.stderr).splitlines():
         assert problem.endswith(" no help text") and problem.split()[0].endswith("_total"), problem
+
+
+def test_admission_steps_are_timed(server: Server, admin: requests.Session) -> None:
+    step = "apiserver_admission_step_admission_duration_seconds_count"
+    admitted = f'{step}{{operation="CREATE",rejected="false",type="admit"}}'
+    validated = f'{step}{{operation="CREATE",rejected="false",type="validate"}}'
+    refused = f'{step}{{operation="CREATE",rejected="true",type="admit"}}'
+    before = scrape(admin, server)
+    assert (
+        admin.post(server.url + CM, json={"metadata": {"name": "metrics-step"}}).status_code == 201
+    )
+    # NamespaceLifecycle refuses a write into a namespace that does not exist.
+    gone = "/api/v1/namespaces/metrics-no-such-ns/configmaps"
+    assert admin.post(server.url + gone, json={"metadata": {"name": "x"}}).status_code == 404
+    after = scrape(admin, server)
+    assert (delta(before, after, admitted), delta(before, after, validated)) == (1, 1)
+    assert delta(before, after, refused) == 1
