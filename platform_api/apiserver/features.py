@@ -29,6 +29,8 @@ EMULATED, MIN_COMPATIBILITY = "1.36", "1.35"
 # Served media types, requests and responses (application/cbor, cbor-seq watches).
 CBOR_SERVING_AND_STORAGE = "CBORServingAndStorage"
 API_RESPONSE_COMPRESSION = "APIResponseCompression"
+WATCH_LIST = "WatchList"  # sendInitialEvents on watches (streaming lists)
+ALLOW_UNSAFE_MALFORMED_OBJECT_DELETION = "AllowUnsafeMalformedObjectDeletion"
 ALL_ALPHA, ALL_BETA = "AllAlpha", "AllBeta"
 
 

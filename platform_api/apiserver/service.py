@@ -28,7 +28,12 @@ from platform_api.apiserver.clusterinfo import ensure_cluster_info
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.controllers import build_controllers
 from platform_api.apiserver.discovery import Discovery
-from platform_api.apiserver.features import CBOR_SERVING_AND_STORAGE
+from platform_api.apiserver.features import (
+    ALLOW_UNSAFE_MALFORMED_OBJECT_DELETION,
+    API_RESPONSE_COMPRESSION,
+    CBOR_SERVING_AND_STORAGE,
+    WATCH_LIST,
+)
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
 from platform_api.apiserver.hiddenmetrics import show_hidden, watch_database
 from platform_api.apiserver.inflight import InflightLimiter
@@ -241,6 +246,9 @@ class APIServerService(Service):
         handlers = Handlers(
             aliases=aliases,
             cbor=cfg.feature_gates.enabled(CBOR_SERVING_AND_STORAGE),
+            watch_list=cfg.feature_gates.enabled(WATCH_LIST),
+            compression=cfg.feature_gates.enabled(API_RESPONSE_COMPRESSION),
+            unsafe_delete=cfg.feature_gates.enabled(ALLOW_UNSAFE_MALFORMED_OBJECT_DELETION),
             scheme=scheme,
             storage=self.storage,
             stores=self.stores,

@@ -37,6 +37,7 @@ from platform_api.context import Context
 from platform_api.endpoints import dispatch
 from platform_api.endpoints.responses import (
     CBOR_ATTRIBUTE,
+    COMPRESSION_ATTRIBUTE,
     encode,
     finish,
     status_error,
@@ -89,6 +90,8 @@ class APIServer:
     async def serve(self, request: Request) -> None:
         ctx: Context | None = None
         setattr(request, CBOR_ATTRIBUTE, self.handlers.cbor)
+        if not self.handlers.compression:
+            setattr(request, COMPRESSION_ATTRIBUTE, False)
         try:
             request.args = query_args(request.uri)
             path = request.path.decode("utf-8", "replace")

@@ -110,6 +110,8 @@ def _unsafe_conflicts(raw: dict[str, Any]) -> list[field.FieldError]:
 def parse_options(scope: Scope) -> DeleteOptions:
     data = scope.body()
     raw = _from_body(scope, data) if data.strip() else _from_query(scope)
+    if not scope.handlers.unsafe_delete:  # gate AllowUnsafeMalformedObjectDeletion off
+        raw.pop(UNSAFE, None)
     errs = []
     policy = raw.get("propagationPolicy")
     orphan = raw.get("orphanDependents")

@@ -82,7 +82,7 @@ def parse_params(scope: Scope, watch: bool) -> ListParams:
         allow_bookmarks=bool(_bool_arg(scope, b"allowWatchBookmarks")),
         send_initial_events=_bool_arg(scope, b"sendInitialEvents"),
     )
-    errs = validate_watch(params) if watch else validate_list(params)
+    errs = validate_watch(params, scope.handlers.watch_list) if watch else validate_list(params)
     if errs:
         raise errors.invalid("ListOptions", META_GROUP, "", errs)
     return params
@@ -121,13 +121,21 @@ def validate_list(p: ListParams) -> list[field.FieldError]:
     return errs
 
 
-def validate_watch(p: ListParams) -> list[field.FieldError]:
+def validate_watch(p: ListParams, watch_list: bool = True) -> list[field.FieldError]:
     errs = []
     if p.send_initial_events is not None and p.match != "NotOlderThan":
         errs.append(
             field.forbidden(
                 "resourceVersionMatch",
                 "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            )
+        )
+    if p.send_initial_events is not None and not watch_list:
+        errs.append(
+            field.forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for watch unless the WatchList feature gate "
+                "is enabled",
             )
         )
     if p.match:

@@ -23,6 +23,8 @@ GZIP_THRESHOLD = 128 * 1024
 _CACHE_CONTROL = b"no-cache, private"
 # Set on each request by the server: whether it speaks CBOR (errors are written in it).
 CBOR_ATTRIBUTE = "_platform_cbor"
+# Set False on a request when the APIResponseCompression gate is off.
+COMPRESSION_ATTRIBUTE = "_platform_compression"
 
 
 def warning_header(text: str) -> bytes:
@@ -34,7 +36,9 @@ def warning_header(text: str) -> bytes:
 def _accepts_gzip(request: Request) -> bool:
     """kube's ``negotiateContentEncoding``: a comma-separated token that is exactly gzip."""
     header = request.getHeader(b"accept-encoding")
-    return header is not None and any(t.strip() == b"gzip" for t in header.split(b","))
+    if header is None or not getattr(request, COMPRESSION_ATTRIBUTE, True):
+        return False
+    return any(t.strip() == b"gzip" for t in header.split(b","))
 
 
 def finish(

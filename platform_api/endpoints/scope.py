@@ -61,6 +61,10 @@ class Handlers:
     cbor_items: binary.EncodedCache = field(default_factory=binary.cbor_cache)
     aliases: Aliases | None = None  # upstream group names, when served
     cbor: bool = False  # CBOR requests and answers (gate CBORServingAndStorage)
+    # Feature gates the handlers consult (kube's defaults; service.py sets them).
+    watch_list: bool = True  # sendInitialEvents on watches (WatchList)
+    compression: bool = True  # gzip of large get/list answers (APIResponseCompression)
+    unsafe_delete: bool = False  # deleting corrupt objects (AllowUnsafeMalformedObjectDeletion)
 
     def store(self, rt: ResourceType) -> Store:
         return self.stores[(rt.group, rt.version, rt.plural)]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import lmdb
 import requests
 
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import Server, session_for, start_server
 from tests.e2e.test_list import make_namespace
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
@@ -175,7 +176,26 @@ def test_kubectl_delete_namespace(server: Server, admin: requests.Session) -> No
 UNSAFE = "ignoreStoreReadErrorWithClusterBreakingPotential"
 
 
-def test_unsafe_delete_only_for_corrupt_objects(server: Server, admin: requests.Session) -> None:
+def test_unsafe_delete_is_ignored_without_its_gate(server: Server, admin: requests.Session) -> None:
+    """AllowUnsafeMalformedObjectDeletion is off by default: kube drops the option."""
+    base = server.url + make_namespace(admin, server, "unsafe-off")
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fine"}}
+    assert admin.post(base, json=body).status_code == 201
+    r = admin.delete(base + f"/fine?{UNSAFE}=true")
+    assert r.status_code == 200 and r.json()["details"]["name"] == "fine"
+
+
+def test_unsafe_delete_only_for_corrupt_objects(tmp_path: Path) -> None:
+    server = start_server(
+        tmp_path / "data", "--feature-gates=AllowUnsafeMalformedObjectDeletion=true"
+    )
+    try:
+        _unsafe_delete_only_for_corrupt_objects(server, session_for(server, cert=server.admin_cert))
+    finally:
+        server.stop()
+
+
+def _unsafe_delete_only_for_corrupt_objects(server: Server, admin: requests.Session) -> None:
     base = server.url + make_namespace(admin, server, "unsafe-delete")
     body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bad"}}
     assert admin.post(base, json=body).status_code == 201
