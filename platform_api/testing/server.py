@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
@@ -143,10 +142,12 @@ class ApiServer:
 
     # -- talking to it -----------------------------------------------------------------
 
-    @cached_property
+    @property
     def ssl_context(self) -> ssl.SSLContext:
         """Trusts the server's CA (system roots when none is known) and presents the admin
-        certificate."""
+        certificate.  A new context each time: clients change theirs (httpx offers h2 by
+        ALPN on it), and a context shared with ``request`` would make the server answer
+        its HTTP/1.1 in HTTP/2."""
         context = ssl.create_default_context(cafile=self.ca or None)
         if self.admin_cert is not None:
             context.load_cert_chain(*self.admin_cert)

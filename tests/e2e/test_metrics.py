@@ -21,6 +21,8 @@ KUBE_LINTS = {
     'authenticated_user_requests counter metrics should have "_total" suffix',
     'authentication_attempts counter metrics should have "_total" suffix',
     'apiserver_admission_webhook_rejection_count counter metrics should have "_total" suffix',
+    "apiserver_admission_webhook_rejection_count non-histogram and non-summary metrics should "
+    'not have "_count" suffix',
 }
 DASHBOARD_FAMILIES = (
     "apiserver_request_total",

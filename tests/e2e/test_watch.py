@@ -79,8 +79,11 @@ def test_replay_from_a_revision_without_gaps_or_duplicates(
 
 def test_selector_transitions(server: Server, admin: requests.Session) -> None:
     base = make_namespace(admin, server, "watch-c")
-    add(admin, server, base, "x", {"tier": "web"})
-    stream = events(admin, server.url + base, labelSelector="tier=db", resourceVersion="1")
+    created = add(admin, server, base, "x", {"tier": "web"})
+    # From just before the object existed (a fixed old revision would fall out of the
+    # watch history window of a server that has run for minutes).
+    since = str(int(created["metadata"]["resourceVersion"]) - 1)
+    stream = events(admin, server.url + base, labelSelector="tier=db", resourceVersion=since)
     patch = {"Content-Type": "application/merge-patch+json"}
     admin.patch(
         server.url + base + "/x", data=b'{"metadata":{"labels":{"tier":"db"}}}', headers=patch
