@@ -10,6 +10,8 @@ series, families without samples left out), or OpenMetrics when the scraper asks
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import platform
 import sys
 from collections.abc import Iterable, Iterator
@@ -18,7 +20,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics import disable_created_metrics
-from prometheus_client.metrics_core import Metric
+from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS
 from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
@@ -52,6 +54,68 @@ BUILD_INFO = Gauge(
     ],
     registry=REGISTRY,
 )
+
+
+class ReactorCounter(Collector):
+    """A counter family for the request path: plain floats by label values, no locks.
+
+    prometheus-client's values take a lock per increment and its children cost a lookup
+    each; the server updates its hot families (requests, latencies, storage operations)
+    and is scraped on one thread, the reactor's, so a dict does (~1 µs a request, not ~20).
+    """
+
+    def __init__(self, name: str, doc: str, labels: Iterable[str], registry: Any) -> None:
+        self.name, self.doc, self.labels = name, doc, list(labels)
+        self.values: dict[tuple[str, ...], float] = {}
+        registry.register(self)
+
+    def inc(self, *values: str) -> None:
+        self.values[values] = self.values.get(values, 0.0) + 1.0
+
+    def describe(self) -> Iterator[Metric]:
+        yield CounterMetricFamily(self.name, self.doc, labels=self.labels)
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(self.name, self.doc, labels=self.labels)
+        for values, value in list(self.values.items()):
+            family.add_metric(values, value)
+        yield family
+
+
+class ReactorHistogram(Collector):
+    """A histogram family updated from the reactor thread only (see ReactorCounter)."""
+
+    def __init__(
+        self,
+        name: str,
+        doc: str,
+        labels: Iterable[str],
+        buckets: Iterable[float],
+        registry: Any,
+    ) -> None:
+        self.name, self.doc, self.labels = name, doc, list(labels)
+        self.bounds = [float(b) for b in buckets]
+        self._le = [floatToGoString(b) for b in self.bounds] + ["+Inf"]
+        # label values -> per-bucket counts (the last one +Inf), then the sum
+        self.values: dict[tuple[str, ...], list[float]] = {}
+        registry.register(self)
+
+    def observe(self, amount: float, *values: str) -> None:
+        row = self.values.get(values)
+        if row is None:
+            row = self.values[values] = [0.0] * (len(self.bounds) + 2)
+        row[bisect.bisect_left(self.bounds, amount)] += 1
+        row[-1] += amount
+
+    def describe(self) -> Iterator[Metric]:
+        yield HistogramMetricFamily(self.name, self.doc, labels=self.labels)
+
+    def collect(self) -> Iterator[Metric]:
+        family = HistogramMetricFamily(self.name, self.doc, labels=self.labels)
+        for values, row in list(self.values.items()):
+            counts = list(itertools.accumulate(row[:-1]))
+            family.add_metric(list(values), list(zip(self._le, counts, strict=True)), row[-1])
+        yield family
 
 
 class RawCounter(Counter):

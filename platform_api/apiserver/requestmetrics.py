@@ -14,39 +14,45 @@ import time
 from typing import Any
 from urllib.parse import parse_qs
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import Counter, Gauge
 from twisted.web.server import Request
 
 from platform_api.apiserver.inflight import InflightLimiter
-from platform_api.apiserver.metrics import LATENCY_BUCKETS, REGISTRY, Children
+from platform_api.apiserver.metrics import (
+    LATENCY_BUCKETS,
+    REGISTRY,
+    Children,
+    ReactorCounter,
+    ReactorHistogram,
+)
 from platform_api.apiserver.requestinfo import RequestInfo
 
 COMPONENT = "apiserver"
 _REQUEST = ["component", "dry_run", "group", "resource", "scope", "subresource", "verb", "version"]
 
-REQUESTS = Counter(
+REQUESTS = ReactorCounter(
     "apiserver_request_total",
     "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, "
     "version, resource, scope, component, and HTTP response code.",
     sorted([*_REQUEST, "code", "system_client"]),
-    registry=REGISTRY,
+    REGISTRY,
 )
-LATENCY = Histogram(
+LATENCY = ReactorHistogram(
     "apiserver_request_duration_seconds",
     "[STABLE] Response latency distribution in seconds for each verb, dry run value, group, "
     "version, resource, subresource, scope and component.",
     _REQUEST,
-    buckets=LATENCY_BUCKETS,
-    registry=REGISTRY,
+    LATENCY_BUCKETS,
+    REGISTRY,
 )
 _SIZE_LABELS = ["component", "group", "resource", "scope", "subresource", "verb", "version"]
-RESPONSE_SIZES = Histogram(
+RESPONSE_SIZES = ReactorHistogram(
     "apiserver_response_sizes",
     "[STABLE] Response size distribution in bytes for each group, version, verb, resource, "
     "subresource, scope and component.",
     _SIZE_LABELS,
-    buckets=tuple(1000.0 * 10**i for i in range(7)),
-    registry=REGISTRY,
+    tuple(1000.0 * 10**i for i in range(7)),
+    REGISTRY,
 )
 LONGRUNNING = Gauge(
     "apiserver_longrunning_requests",
@@ -68,8 +74,7 @@ TERMINATIONS = Counter(
     sorted([*_SIZE_LABELS, "code"]),
     registry=REGISTRY,
 )
-_requests, _latency = Children(REQUESTS), Children(LATENCY)
-_sizes, _longrunning = Children(RESPONSE_SIZES), Children(LONGRUNNING)
+_longrunning = Children(LONGRUNNING)
 
 _VALID = {"APPLY", "CONNECT", "CREATE", "DELETE", "DELETECOLLECTION", "GET", "LIST", "PATCH"}
 _VALID |= {"POST", "PROXY", "PUT", "UPDATE", "WATCH", "WATCHLIST"}
@@ -152,12 +157,11 @@ def _finished(
     agent = (request.getHeader("user-agent") or "").split("/", 1)
     client = agent[0] if len(agent) > 1 and agent[0] in _SYSTEM_CLIENTS else ""
     code = str(request.code)
-    _requests(code, component, dry_run, group, resource, scope, sub, client, verb, version).inc()
-    _latency(component, dry_run, group, resource, scope, sub, verb, version).observe(
-        time.perf_counter() - started
-    )
+    REQUESTS.inc(code, component, dry_run, group, resource, scope, sub, client, verb, version)
+    elapsed = time.perf_counter() - started
+    LATENCY.observe(elapsed, component, dry_run, group, resource, scope, sub, verb, version)
     if verb in ("GET", "LIST"):
-        _sizes(*labels).observe(request.sentLength)
+        RESPONSE_SIZES.observe(request.sentLength, *labels)
 
 
 def watch_inflight(current: dict[bool, int]) -> None:
@@ -179,6 +183,6 @@ def _dropped(info: RequestInfo) -> None:
         verb = "LIST"
     group, resource, version = info.api_group, info.resource, info.api_version
     values = (COMPONENT, "", group, resource, scope, info.subresource, "", verb, version)
-    _requests("429", *values).inc()
+    REQUESTS.inc("429", *values)
     sub = info.subresource if info.is_resource else info.path  # kube: the path, here only
     TERMINATIONS.labels("429", COMPONENT, group, resource, scope, sub, verb, version).inc()

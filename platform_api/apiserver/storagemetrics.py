@@ -15,29 +15,32 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from twisted.internet.defer import Deferred
 
-from platform_api.apiserver.metrics import LATENCY_BUCKETS, REGISTRY, Children
+from platform_api.apiserver.metrics import (
+    LATENCY_BUCKETS,
+    REGISTRY,
+    ReactorCounter,
+    ReactorHistogram,
+)
 from platform_api.registry.store import Store
 from platform_api.storage.lmdb_store import LMDBStorage
 
-ETCD_DURATION = Histogram(
+ETCD_DURATION = ReactorHistogram(
     "etcd_request_duration_seconds",
     "[ALPHA] Etcd request latency in seconds for each operation and object type.",
     ["group", "operation", "resource"],
-    buckets=LATENCY_BUCKETS,
-    registry=REGISTRY,
+    LATENCY_BUCKETS,
+    REGISTRY,
 )
-ETCD_REQUESTS = Counter(
+ETCD_REQUESTS = ReactorCounter(
     "etcd_requests_total",
     "[ALPHA] Etcd request counts for each operation and object type.",
     ["group", "operation", "resource"],
-    registry=REGISTRY,
+    REGISTRY,
 )
-_durations, _requests = Children(ETCD_DURATION), Children(ETCD_REQUESTS)
 _OBJECTS_HELP = (
     "[STABLE] (Deprecated since 1.34.0) [DEPRECATED, consider using apiserver_resource_objects "
     "instead] Number of stored objects at the time of last check split by kind. In case of a "
@@ -102,8 +105,8 @@ def _timed(operation: str, call: Callable[..., Any]) -> Callable[..., Any]:
         group, resource = _labels(key)
 
         def record(value: Any = None) -> Any:
-            _durations(group, operation, resource).observe(time.perf_counter() - started)
-            _requests(group, operation, resource).inc()
+            ETCD_DURATION.observe(time.perf_counter() - started, group, operation, resource)
+            ETCD_REQUESTS.inc(group, operation, resource)
             return value
 
         if isinstance(result, Deferred):

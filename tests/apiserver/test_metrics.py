@@ -9,8 +9,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from twisted.internet.defer import ensureDeferred, succeed
 
 from platform_api.apiserver import metrics
-from platform_api.apiserver.metrics import RawCounter, render, text
-from platform_api.apiserver.storagemetrics import ETCD_REQUESTS, StorageCollector, instrument
+from platform_api.apiserver.metrics import REGISTRY, RawCounter, render, text
+from platform_api.apiserver.storagemetrics import StorageCollector, instrument
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import builtin_scheme
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
@@ -66,14 +66,14 @@ def test_storage_counts_and_times_operations(tmp_path: Path) -> None:
     assert rt is not None
     collector = StorageCollector(storage, [Store(rt, storage)])
     labels = {"group": "", "operation": "create", "resource": "configmaps"}
-    created = ETCD_REQUESTS.labels(**labels)._value.get()
+    created = REGISTRY.get_sample_value("etcd_requests_total", labels) or 0.0
     instrument(storage)
     obj: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}
     storage.create(b"/core/configmaps/default\x00a", obj)
-    assert ETCD_REQUESTS.labels(**labels)._value.get() == created + 1
+    assert REGISTRY.get_sample_value("etcd_requests_total", labels) == created + 1
     ensureDeferred(storage.delete(b"/core/configmaps/default\x00a"))
-    deleted = ETCD_REQUESTS.labels(group="", operation="delete", resource="configmaps")
-    assert deleted._value.get() >= 1
+    deleted = {"group": "", "operation": "delete", "resource": "configmaps"}
+    assert (REGISTRY.get_sample_value("etcd_requests_total", deleted) or 0) >= 1
     storage.create(b"/core/configmaps/default\x00b", obj)
     families = {f.name: f for f in collector.collect()}
     [legacy] = families["apiserver_storage_objects"].samples

@@ -19,6 +19,7 @@ from platform_api.apiserver.authmetrics import (
     compress_username,
 )
 from platform_api.apiserver.inflight import InflightLimiter
+from platform_api.apiserver.metrics import REGISTRY
 from platform_api.authentication.union import Anonymous, RequestAuthenticator
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization.interface import Attributes, Decision
@@ -106,15 +107,14 @@ def test_request_is_recorded_when_finished() -> None:
         "verb": "LIST",
         "version": "v1",
     }
-    total = requestmetrics.REQUESTS.labels(**labels, code="200", dry_run="", system_client="")
-    before = total._value.get()
+    total = {**labels, "code": "200", "dry_run": "", "system_client": ""}
+    before = _sample("apiserver_request_total", total)
     requestmetrics.track(request, info)
-    assert total._value.get() == before  # not before the response is done
+    assert _sample("apiserver_request_total", total) == before  # not before it is done
     request.write(b"x" * 1500)
     request.finish()
-    assert total._value.get() == before + 1
-    sizes = requestmetrics.RESPONSE_SIZES.labels(**labels)
-    assert sizes._sum.get() >= 1500
+    assert _sample("apiserver_request_total", total) == before + 1
+    assert _sample("apiserver_response_sizes_sum", labels) >= 1500
 
 
 def test_watch_is_longrunning_while_open() -> None:
@@ -142,6 +142,10 @@ def test_usernames_are_bucketed_as_kube_does() -> None:
     )
     assert compress_username("jane@example.com") == "email_id"
     assert compress_username("jane") == "other"
+
+
+def _sample(name: str, labels: dict[str, str]) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
 def _value(family: Any, **labels: str) -> float:
@@ -181,15 +185,21 @@ def test_requests_over_the_inflight_limit_are_counted_as_kube_does() -> None:
     limiter = InflightLimiter(readonly=1, mutating=1)
     requestmetrics.count_dropped(limiter)
     info = _info(b"GET", "/api/v1/namespaces/metrics-unit/events")
-    labels = ("apiserver", "", "", "events", "namespace", "", "", "LIST", "v1")
-    total = requestmetrics.REQUESTS.labels("429", *labels)
+    names = sorted(["component", "dry_run", "group", "resource", "scope", "subresource"])
+    names += ["system_client", "verb", "version"]
+    values = ("apiserver", "", "", "events", "namespace", "", "", "LIST", "v1")
+    labels = {"code": "429", **dict(zip(names, values, strict=True))}
     terminations = requestmetrics.TERMINATIONS.labels(
         "429", "apiserver", "", "events", "namespace", "", "LIST", "v1"
     )
-    before = (total._value.get(), terminations._value.get())
+
+    def total() -> float:
+        return _sample("apiserver_request_total", labels)
+
+    before = (total(), terminations._value.get())
     user = UserInfo(name="jane")
     with limiter.slot(info, user), pytest.raises(StatusError) as refused, limiter.slot(info, user):
         pass
     assert refused.value.code == 429
-    assert (total._value.get(), terminations._value.get()) == (before[0] + 1, before[1] + 1)
+    assert (total(), terminations._value.get()) == (before[0] + 1, before[1] + 1)
     assert limiter.current == {False: 0, True: 0}
