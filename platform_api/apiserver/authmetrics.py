@@ -9,55 +9,50 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from prometheus_client import Counter, Histogram
 from twisted.web.server import Request
 
 from platform_api import errors
-from platform_api.apiserver.metrics import REGISTRY, Children, RawCounter
+from platform_api.apiserver.metrics import REGISTRY, ReactorCounter, ReactorHistogram
 from platform_api.authentication.union import RequestAuthenticator
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization.interface import Attributes, Authorizer, Decision
 
 _BUCKETS = tuple(0.001 * 2**i for i in range(15))
-AUTHENTICATED_USERS = RawCounter(
+AUTHENTICATED_USERS = ReactorCounter(
     "authenticated_user_requests",
     "[ALPHA] Counter of authenticated requests broken out by username.",
     ["username"],
-    registry=REGISTRY,
+    REGISTRY,
+    raw=True,
 )
-AUTHN_ATTEMPTS = RawCounter(
+AUTHN_ATTEMPTS = ReactorCounter(
     "authentication_attempts",
     "[ALPHA] Counter of authenticated attempts.",
     ["result"],
-    registry=REGISTRY,
+    REGISTRY,
+    raw=True,
 )
-AUTHN_DURATION = Histogram(
+AUTHN_DURATION = ReactorHistogram(
     "authentication_duration_seconds",
     "[ALPHA] Authentication duration in seconds broken out by result.",
     ["result"],
-    buckets=_BUCKETS,
-    registry=REGISTRY,
+    _BUCKETS,
+    REGISTRY,
 )
-AUTHZ_ATTEMPTS = Counter(
+AUTHZ_ATTEMPTS = ReactorCounter(
     "authorization_attempts_total",
     "[ALPHA] Counter of authorization attempts broken down by result. It can be either "
     "'allowed', 'denied', 'no-opinion' or 'error'.",
     ["result"],
-    registry=REGISTRY,
+    REGISTRY,
 )
-AUTHZ_DURATION = Histogram(
+AUTHZ_DURATION = ReactorHistogram(
     "authorization_duration_seconds",
     "[ALPHA] Authorization duration in seconds broken out by result.",
     ["result"],
-    buckets=_BUCKETS,
-    registry=REGISTRY,
+    _BUCKETS,
+    REGISTRY,
 )
-_users, _authn, _authn_time = (
-    Children(AUTHENTICATED_USERS),
-    Children(AUTHN_ATTEMPTS),
-    Children(AUTHN_DURATION),
-)
-_authz, _authz_time = Children(AUTHZ_ATTEMPTS), Children(AUTHZ_DURATION)
 _KNOWN_USERS: tuple[str, ...] = ("admin", "client", "kube_proxy", "kubelet")
 _KNOWN_USERS += ("system:serviceaccount:platform-system:default",)
 _AUTHZ_RESULT = {Decision.ALLOW: "allowed", Decision.DENY: "denied"}
@@ -71,8 +66,8 @@ def compress_username(name: str) -> str:
 
 
 def _record_authn(result: str, started: float) -> None:
-    _authn(result).inc()
-    _authn_time(result).observe(time.perf_counter() - started)
+    AUTHN_ATTEMPTS.inc(result)
+    AUTHN_DURATION.observe(time.perf_counter() - started, result)
 
 
 class InstrumentedAuthenticator(RequestAuthenticator):
@@ -95,7 +90,7 @@ class InstrumentedAuthenticator(RequestAuthenticator):
             _record_authn("error", started)
             raise
         _record_authn("success", started)
-        _users(compress_username(user.name)).inc()
+        AUTHENTICATED_USERS.inc(compress_username(user.name))
         return user
 
 
@@ -116,5 +111,5 @@ class InstrumentedAuthorizer:
             result = _AUTHZ_RESULT.get(decision, "no-opinion")
             return decision, reason
         finally:
-            _authz(result).inc()
-            _authz_time(result).observe(time.perf_counter() - started)
+            AUTHZ_ATTEMPTS.inc(result)
+            AUTHZ_DURATION.observe(time.perf_counter() - started, result)

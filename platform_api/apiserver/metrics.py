@@ -64,21 +64,33 @@ class ReactorCounter(Collector):
     and is scraped on one thread, the reactor's, so a dict does (~1 µs a request, not ~20).
     """
 
-    def __init__(self, name: str, doc: str, labels: Iterable[str], registry: Any) -> None:
+    def __init__(
+        self, name: str, doc: str, labels: Iterable[str], registry: Any, raw: bool = False
+    ) -> None:
         self.name, self.doc, self.labels = name, doc, list(labels)
+        self.raw = raw  # kube's name has no _total (authentication_attempts): keep it bare
         self.values: dict[tuple[str, ...], float] = {}
         registry.register(self)
 
     def inc(self, *values: str) -> None:
         self.values[values] = self.values.get(values, 0.0) + 1.0
 
+    def _family(self) -> Metric:
+        if self.raw:
+            return Metric(self.name, self.doc, "counter")
+        return CounterMetricFamily(self.name, self.doc, labels=self.labels)
+
     def describe(self) -> Iterator[Metric]:
-        yield CounterMetricFamily(self.name, self.doc, labels=self.labels)
+        yield self._family()
 
     def collect(self) -> Iterator[Metric]:
-        family = CounterMetricFamily(self.name, self.doc, labels=self.labels)
+        family = self._family()
         for values, value in list(self.values.items()):
-            family.add_metric(values, value)
+            if self.raw:
+                family.add_sample(self.name, dict(zip(self.labels, values, strict=True)), value)
+            else:
+                assert isinstance(family, CounterMetricFamily)
+                family.add_metric(values, value)
         yield family
 
 
