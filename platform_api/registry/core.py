@@ -8,10 +8,12 @@ from platform_api.registry.podspec import validate_pod_spec
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
+from platform_api.validation.names import is_config_map_key
 
 NAMESPACE_NAME_LABEL = "platform.io/metadata.name"
 UPSTREAM_NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 KUBERNETES_FINALIZER = "kubernetes"
+MAX_DATA_SIZE = 1024 * 1024  # kube's MaxSecretSize, for ConfigMaps too
 
 
 @register("", "Namespace")
@@ -66,6 +68,14 @@ class SecretStrategy(GenericStrategy):
             for key, value in string_data.items():
                 data[key] = base64.b64encode(value.encode()).decode()
 
+    def validate(self, obj: Obj) -> list[FieldError]:
+        errs = super().validate(obj)
+        data = obj.get("data") or {}
+        errs += _keys("data", data)
+        if sum(len(_decoded(v)) for v in data.values()) > MAX_DATA_SIZE:
+            errs.append(field.too_long("data", MAX_DATA_SIZE))
+        return errs
+
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = super().validate_update(new, old)
         if new.get("type", "") != old.get("type", ""):
@@ -75,8 +85,41 @@ class SecretStrategy(GenericStrategy):
 
 @register("", "ConfigMap")
 class ConfigMapStrategy(GenericStrategy):
+    def validate(self, obj: Obj) -> list[FieldError]:
+        """kube's ValidateConfigMap: keys, no key in both bags, 1 MiB of data in all."""
+        errs = super().validate(obj)
+        data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
+        errs += _keys("data", data)
+        errs += [
+            field.invalid(f"data[{key}]", key, "duplicate of key present in binaryData")
+            for key in data
+            if key in binary
+        ]
+        errs += _keys("binaryData", binary)
+        size = sum(len(str(v).encode()) for v in data.values())
+        size += sum(len(_decoded(v)) for v in binary.values())
+        if size > MAX_DATA_SIZE:  # kube names the whole object: an empty path
+            errs.append(field.too_long("[]", MAX_DATA_SIZE))
+        return errs
+
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         return super().validate_update(new, old) + _immutable_data(new, old, ("data", "binaryData"))
+
+
+def _keys(path: str, data: Obj) -> list[FieldError]:
+    return [
+        field.invalid(f"{path}[{key}]", key, message)
+        for key in data
+        for message in is_config_map_key(str(key))
+    ]
+
+
+def _decoded(value: object) -> bytes:
+    """A base64 value's bytes (already checked against the schema by the decoder)."""
+    try:
+        return base64.b64decode(str(value), validate=False)
+    except ValueError:
+        return str(value).encode()
 
 
 def _immutable_data(new: Obj, old: Obj, fields: tuple[str, ...]) -> list[FieldError]:

@@ -53,6 +53,35 @@ def regex_error(msg: str, fmt: str, *examples: str) -> str:
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
+_CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
+_config_key_re = re.compile(f"^{_CONFIG_KEY_FMT}$")
+
+
+def is_config_map_key(value: str) -> list[str]:
+    """kube's ``IsConfigMapKey``: the keys of ConfigMap and Secret data (file names when
+    mounted, hence no ``.``/``..``)."""
+    errs = []
+    if len(value) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _config_key_re.match(value):
+        errs.append(
+            regex_error(
+                "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+                _CONFIG_KEY_FMT,
+                "key.name",
+                "KEY_NAME",
+                "key-name",
+            )
+        )
+    if value == ".":
+        errs.append("must not be '.'")
+    elif value == "..":
+        errs.append("must not be '..'")
+    elif value.startswith(".."):
+        errs.append("must not start with '..'")
+    return errs
+
+
 def is_dns1123_label(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
