@@ -10,19 +10,19 @@ Listeners hear every change as ``(key, old, new)``, None for absent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from twisted.internet.defer import Deferred, ensureDeferred
 from twisted.internet.task import deferLater
 from twisted.logger import Logger
 
+from platform_api.client.cache import ObjectCache
 from platform_api.client.rest import Resource, RESTClient, Watch
 from platform_api.errors import StatusError
 
 log = Logger()
 Obj = dict[str, Any]
-Listener = Callable[[bytes, Obj | None, Obj | None], None]
 KeyOf = Callable[[Obj], bytes]
 BACKOFF_START = 0.8
 BACKOFF_MAX = 30.0
@@ -33,7 +33,7 @@ class Gone(Exception):
     """The watch's resourceVersion is too old: relist."""
 
 
-class Informer:
+class Informer(ObjectCache):
     """Objects of one resource, by the key ``key_of`` gives them; read-only to callers."""
 
     def __init__(
@@ -49,26 +49,13 @@ class Informer:
         self.reactor = reactor
         self.key_of = key_of
         self.watch_timeout = watch_timeout
-        self.objects: dict[bytes, Obj] = {}
-        self.listeners: list[Listener] = []
+        super().__init__()
         self.resource_version = ""
         self.running = False
         self.synced: Deferred[None] = Deferred()
         self.lists = 0  # how many lists were made (the first, and every relist)
         self._watch: Watch | None = None
         self._task: Deferred[None] | None = None
-
-    def add_listener(self, listener: Listener) -> None:
-        """Hear every later change, after hearing the current objects as additions."""
-        self.listeners.append(listener)
-        for key, obj in list(self.objects.items()):
-            listener(key, None, obj)
-
-    def under(self, prefix: bytes) -> Iterator[Obj]:
-        """Objects whose key starts with ``prefix``."""
-        for key, obj in list(self.objects.items()):
-            if key.startswith(prefix):
-                yield obj
 
     def start(self) -> Deferred[None]:
         """Run until stopped; the returned Deferred (``synced``) fires after the first list."""
@@ -177,13 +164,3 @@ class Informer:
         else:
             self._apply(key, obj)
         self.resource_version = version or self.resource_version
-
-    def _apply(self, key: bytes, obj: Obj | None) -> None:
-        old = self.objects.pop(key, None) if obj is None else self.objects.get(key)
-        if obj is not None:
-            self.objects[key] = obj
-        for listener in self.listeners:
-            try:
-                listener(key, old, obj)
-            except Exception:
-                log.failure("informer listener")

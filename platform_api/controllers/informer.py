@@ -8,20 +8,16 @@ absent), so indexes built on top stay in step with the copy.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
-from twisted.logger import Logger
-
+from platform_api.client.cache import ObjectCache
 from platform_api.storage.interface import DELETED, Event, ListOptions, Storage
 from platform_api.storage.watch import WatchHub
 
-log = Logger()
 Obj = dict[str, Any]
-Listener = Callable[[bytes, Obj | None, Obj | None], None]
 
 
-class Informer:
+class Informer(ObjectCache):
     """Objects under one or more key prefixes, by key; read-only to callers."""
 
     prefix = b"/"
@@ -30,16 +26,9 @@ class Informer:
         self.storage = storage
         self.hub = hub
         self.prefixes = prefixes
-        self.objects: dict[bytes, Obj] = {}
-        self.listeners: list[Listener] = []
+        super().__init__()
         self.revision = 0
         self.running = False
-
-    def add_listener(self, listener: Listener) -> None:
-        """Hear every later change, after hearing the current objects as additions."""
-        self.listeners.append(listener)
-        for key, obj in self.objects.items():
-            listener(key, None, obj)
 
     def start(self) -> None:
         """Subscribe, then list: events at or before the listed revision are dropped."""
@@ -67,19 +56,3 @@ class Informer:
                 self._apply(event.key, None)
             else:
                 self._apply(event.key, event.stored.object)
-
-    def _apply(self, key: bytes, obj: Obj | None) -> None:
-        old = self.objects.pop(key, None) if obj is None else self.objects.get(key)
-        if obj is not None:
-            self.objects[key] = obj
-        for listener in self.listeners:
-            try:
-                listener(key, old, obj)
-            except Exception:
-                log.failure("informer listener")
-
-    def under(self, prefix: bytes) -> Iterator[Obj]:
-        """Objects whose key starts with ``prefix`` (a scan: for cold paths only)."""
-        for key, obj in self.objects.items():
-            if key.startswith(prefix):
-                yield obj

@@ -16,8 +16,6 @@ from typing import Any
 import orjson
 import yaml
 
-from platform_api.authentication.user import UserInfo
-
 API_VERSION = "audit.platform.io/v1"
 MAX_USER_AGENT = 1024  # kube truncates longer User-Agent headers
 _ALWAYS = frozenset({"requestURI", "verb", "user"})  # not omitempty in kube's Event
@@ -39,18 +37,6 @@ def micro_time(seconds: float) -> str:
         _second[0] = whole
         _second[1] = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
     return f"{_second[1]}.{micros:06d}Z"
-
-
-def user_info(user: UserInfo) -> dict[str, Any]:
-    """authentication/v1 UserInfo, empty fields left out."""
-    out: dict[str, Any] = {"username": user.name}
-    if user.uid:
-        out["uid"] = user.uid
-    if user.groups:
-        out["groups"] = list(user.groups)
-    if user.extra:
-        out["extra"] = {k: list(v) for k, v in user.extra.items()}
-    return out
 
 
 def source_ips(forwarded_for: str, real_ip: str, remote: str) -> list[str]:

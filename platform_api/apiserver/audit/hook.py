@@ -130,7 +130,7 @@ class AuditRecord:
         self.chunks: list[bytes] = []
         self.started = False
         self.fields = request_fields(request, info, config.level, auditor.now())
-        self.fields["user"] = ev.user_info(user)
+        self.fields["user"] = user.to_review()
         # twisted.web closes the body before notifyFinish fires: keep a mutation's now.
         self.body = b""
         if info.is_resource and info.verb in (*_OBJECT_VERBS, "patch"):
@@ -145,7 +145,7 @@ class AuditRecord:
         """The request's Context: its annotations, and whom it impersonates, if anyone."""
         self.ctx = ctx
         if ctx.user is not self.user:
-            self.fields["impersonatedUser"] = ev.user_info(ctx.user)
+            self.fields["impersonatedUser"] = ctx.user.to_review()
 
     def _capture(self, data: bytes) -> None:
         if not self.started:

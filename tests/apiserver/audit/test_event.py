@@ -11,9 +11,9 @@ def test_micro_time_is_utc_with_microseconds() -> None:
 
 
 def test_user_info_leaves_out_empty_fields() -> None:
-    assert ev.user_info(UserInfo("system:anonymous")) == {"username": "system:anonymous"}
+    assert UserInfo("system:anonymous").to_review() == {"username": "system:anonymous"}
     full = UserInfo("jane", "7", ("dev",), {"scopes": ("read",)})
-    assert ev.user_info(full) == {
+    assert full.to_review() == {
         "username": "jane",
         "uid": "7",
         "groups": ["dev"],
