@@ -109,6 +109,16 @@ def events(path: Path, audit_id: str, count: int = 1, wait: float = 10.0) -> lis
         time.sleep(0.05)
 
 
+def kept_secret(audited: Setup, admin: requests.Session) -> str:
+    """A Secret the later tests read, whichever of them runs first (and on whichever
+    xdist worker: each has its own module server)."""
+    assert audited.server is not None
+    body = {"metadata": {"name": "kept-secret"}, "data": {"k": "dg=="}}
+    reply = admin.post(audited.server.url + f"{NS}/secrets", json=body)
+    assert reply.status_code in (201, 409), reply.text
+    return "kept-secret"
+
+
 def test_metadata_event_for_a_secret_has_no_data(audited: Setup, admin: requests.Session) -> None:
     assert audited.server is not None
     body = {"metadata": {"name": "audited-secret"}, "data": {"password": "c2VjcmV0"}}
@@ -244,12 +254,13 @@ def test_non_resource_request_and_kubectl(audited: Setup, admin: requests.Sessio
     complete = events(audited.log, reply.headers["Audit-Id"], 2)[-1]
     assert complete["verb"] == "get" and "objectRef" not in complete
     assert complete["requestURI"] == "/version"
+    name = kept_secret(audited, admin)
     out = subprocess.run(
         [str(VENV_BIN / "kubectl"), "--kubeconfig", str(audited.server.kubeconfig),
          "get", "secrets", "-n", "default", "-o", "name"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert "secret/audited-secret" in out.stdout
+    assert f"secret/{name}" in out.stdout
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         lines = [orjson.loads(line) for line in audited.log.read_bytes().splitlines()]
@@ -265,7 +276,8 @@ def test_webhook_sink_receives_events_and_a_dead_sink_blocks_nothing(
     audited: Setup, admin: requests.Session
 ) -> None:
     assert audited.server is not None and audited.sink is not None
-    reply = admin.get(audited.server.url + f"{NS}/secrets/audited-secret")
+    name = kept_secret(audited, admin)
+    reply = admin.get(audited.server.url + f"{NS}/secrets/{name}")
     assert reply.status_code == 200
     sunk = events(audited.sunk, reply.headers["Audit-Id"], 2)
     assert [e["stage"] for e in sunk] == ["RequestReceived", "ResponseComplete"]
@@ -274,7 +286,7 @@ def test_webhook_sink_receives_events_and_a_dead_sink_blocks_nothing(
     audited.sink.wait()
     started = time.monotonic()
     for i in range(20):
-        reply = admin.get(audited.server.url + f"{NS}/secrets/audited-secret")
+        reply = admin.get(audited.server.url + f"{NS}/secrets/{name}")
         assert reply.status_code == 200, i
     assert time.monotonic() - started < 5
     assert events(audited.log, reply.headers["Audit-Id"], 2)  # the log still gets them
