@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import io
 import os
 import time
 from typing import Any
@@ -17,7 +16,6 @@ from twisted.internet.task import LoopingCall, deferLater
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
-from twisted.web.server import Request, Site
 
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.serving import CRDInstaller
@@ -39,7 +37,7 @@ from platform_api.apiserver.hiddenmetrics import show_hidden, watch_database
 from platform_api.apiserver.inflight import InflightLimiter
 from platform_api.apiserver.metricsinstall import install as install_metrics
 from platform_api.apiserver.openapi import OpenAPI
-from platform_api.apiserver.site import MAX_BODY, APIServer, Filters
+from platform_api.apiserver.site import APIRequest, APIServer, APISite, Filters
 from platform_api.apiserver.tls import serving_options
 from platform_api.authentication.user import MASTERS, UserInfo
 from platform_api.authentication.x509 import (
@@ -61,41 +59,12 @@ from platform_api.registry.rbacescalation import GROUP as RBAC_GROUP
 from platform_api.registry.serviceresolver import ServiceResolver
 from platform_api.registry.strategy import GenericStrategy
 from platform_api.scheme.aliases import Aliases
+from platform_api.scheme.catalog import Scheme
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 from platform_api.storage.watch import WatchHub
 
 log = Logger()
 SYSTEM_USER = UserInfo("system:apiserver", groups=(MASTERS,))
-
-
-class APIRequest(Request):
-    """A request whose body is dropped (and later refused with 413) past ``MAX_BODY``."""
-
-    too_large = False
-    _received = 0
-
-    def gotLength(self, length: int | None) -> None:
-        if length is not None and length > MAX_BODY:
-            self.too_large = True
-            length = 0
-        super().gotLength(length)
-
-    def handleContentChunk(self, data: bytes) -> None:
-        if self.too_large:
-            return
-        self._received += len(data)
-        if self._received > MAX_BODY:
-            self.too_large = True
-            self.content = io.BytesIO()
-            return
-        super().handleContentChunk(data)
-
-
-class APISite(Site):
-    """No per-request access log: like kube at its default verbosity (it cost ~8% of CPU)."""
-
-    def log(self, request: Any) -> None:
-        return None
 
 
 class APIServerService(Service):
@@ -201,39 +170,17 @@ class APIServerService(Service):
         """Everything but the listener; returns the server and its TLS files."""
         cfg = self.config
         self._open_storage()
-        cert, key, client_ca = cfg.tls_cert_file, cfg.tls_private_key_file, cfg.client_ca_file
-        if cfg.embedded_pki:
-            paths = pki.ensure_pki(cfg.cert_dir, cfg.bind_address)
-            cert, key = paths.serving_cert, paths.serving_key
-            client_ca = client_ca or paths.ca_cert
-            self.pki_paths: pki.Paths | None = paths
-        else:
-            self.pki_paths = None
+        cert, key, client_ca = self._tls_files()
         # --runtime-config: the scheme serves the enabled versions only.
         scheme, self.stores = enablement.build(
             cfg.runtime_config, enablement.gate_check(cfg.feature_gates), self.storage
         )
-        # Always kept: escalation prevention reads it whatever the authorization mode.
         aliases = Aliases(scheme, cfg.serve_upstream_groups)
         for store in self.stores.values():
             if isinstance(store.strategy, GenericStrategy):
                 store.strategy.aliases = aliases
-        self.rbac_index = RuleIndex(self.storage, self.hub, aliases.canonical_groups)
-        if "RBAC" in cfg.authorization_modes:
-            self.rbac_authorizer = RBACAuthorizer(self.rbac_index)
-        # Before _authorizer(), which picks up self.node_authorizer.
-        self.node_graph: NodeGraph | None = None
-        if "Node" in cfg.authorization_modes:
-            attachments = scheme.lookup("storage.platform.io", "v1", "volumeattachments")
-            self.node_graph = NodeGraph(self.storage, self.hub, attachments is not None)
-            self.node_authorizer = NodeAuthorizer(self.node_graph)
-        for name in cfg.feature_gates.unrecognized:
-            log.warn("unrecognized feature gate: {name}", name=name)
-        for line in cfg.feature_gates.warnings:
-            log.info("{line}", line=line)
-        cfg.feature_gates.record_metrics()
-        show_hidden(cfg.show_hidden_metrics_for_version)
-        watch_database(os.path.join(cfg.data_dir, "db", "data.mdb"))
+        self._authorization_indexes(scheme, aliases)
+        self._report_configuration()
         self.admission = build_admission(
             cfg,
             self.storage,
@@ -257,7 +204,63 @@ class APIServerService(Service):
             hub=self.hub,
             reactor=self.reactor,
         )
-        # Custom resources of the stored CRDs are served from the first request on.
+        self._serve_custom_resources(scheme, handlers)
+        handlers.service_accounts = serviceaccounts.build(cfg, self.stores)
+        handlers.authorizer = self._authorizer()
+        for plural in (*ROLES, *BINDINGS):
+            store = self.stores[(RBAC_GROUP, "v1", plural)]
+            store.guard = EscalationGuard(self.rbac_index, handlers.authorizer, plural)
+        handlers.authenticator = authn.build(
+            cfg, client_ca, self.stores, handlers.service_accounts.verifier, self.reactor
+        )
+        server = APIServer(
+            self._filters(handlers),
+            handlers,
+            Discovery(scheme, lambda: cfg.server_url.split("//", 1)[1], aliases),
+            OpenAPI(scheme, aliases),
+            self._health(),
+        )
+        return server, cert, key, client_ca
+
+    def _tls_files(self) -> tuple[str, str, str]:
+        """Serving certificate, key and client CA: given, or our own PKI's."""
+        cfg = self.config
+        cert, key, client_ca = cfg.tls_cert_file, cfg.tls_private_key_file, cfg.client_ca_file
+        self.pki_paths: pki.Paths | None = None
+        if cfg.embedded_pki:
+            paths = pki.ensure_pki(cfg.cert_dir, cfg.bind_address)
+            cert, key = paths.serving_cert, paths.serving_key
+            client_ca = client_ca or paths.ca_cert
+            self.pki_paths = paths
+        return cert, key, client_ca
+
+    def _authorization_indexes(self, scheme: Scheme, aliases: Aliases) -> None:
+        """The RBAC rule index (always: escalation prevention reads it) and the node graph;
+        before _authorizer(), which picks up their authorizers."""
+        modes = self.config.authorization_modes
+        self.rbac_index = RuleIndex(self.storage, self.hub, aliases.canonical_groups)
+        if "RBAC" in modes:
+            self.rbac_authorizer = RBACAuthorizer(self.rbac_index)
+        self.node_graph: NodeGraph | None = None
+        if "Node" in modes:
+            attachments = scheme.lookup("storage.platform.io", "v1", "volumeattachments")
+            self.node_graph = NodeGraph(self.storage, self.hub, attachments is not None)
+            self.node_authorizer = NodeAuthorizer(self.node_graph)
+
+    def _report_configuration(self) -> None:
+        """Feature gate warnings and gauges, hidden metrics, the database size metric."""
+        cfg = self.config
+        for name in cfg.feature_gates.unrecognized:
+            log.warn("unrecognized feature gate: {name}", name=name)
+        for line in cfg.feature_gates.warnings:
+            log.info("{line}", line=line)
+        cfg.feature_gates.record_metrics()
+        show_hidden(cfg.show_hidden_metrics_for_version)
+        watch_database(os.path.join(cfg.data_dir, "db", "data.mdb"))
+
+    def _serve_custom_resources(self, scheme: Scheme, handlers: Handlers) -> None:
+        """The stored CRDs' types are served from the first request on."""
+        equivalence = self.admission.equivalence
         self.crd_store = self.stores[(crds.GROUP, "v1", "customresourcedefinitions")]
         self.crd_installer = CRDInstaller(
             self.crd_store,
@@ -269,20 +272,15 @@ class APIServerService(Service):
                 self.stores[("", "v1", "services")], self.stores[("", "v1", "endpoints")]
             ),
             reactor=self.reactor,
-            converters=(
-                self.admission.equivalence.converters if self.admission.equivalence else None
-            ),
+            converters=equivalence.converters if equivalence else None,
         )
         self.crd_installer.start()
         self.hub.subscribe(self.crd_installer)
-        handlers.service_accounts = serviceaccounts.build(cfg, self.stores)
-        handlers.authorizer = self._authorizer()
-        for plural in (*ROLES, *BINDINGS):
-            store = self.stores[(RBAC_GROUP, "v1", plural)]
-            store.guard = EscalationGuard(self.rbac_index, handlers.authorizer, plural)
-        handlers.authenticator = authn.build(
-            cfg, client_ca, self.stores, handlers.service_accounts.verifier, self.reactor
-        )
+
+    def _filters(self, handlers: Handlers) -> Filters:
+        """The filter chain's parts, instrumented for metrics and audited."""
+        cfg = self.config
+        assert handlers.authenticator is not None and handlers.authorizer is not None
         self.auditor = audit_options.build(cfg.audit, self.reactor)
         filters = Filters(
             authenticator=handlers.authenticator,
@@ -293,14 +291,7 @@ class APIServerService(Service):
         )
         install_metrics(filters, self.storage, self.stores.values())
         audit_options.install(filters, self.auditor)
-        server = APIServer(
-            filters,
-            handlers,
-            Discovery(scheme, lambda: cfg.server_url.split("//", 1)[1], aliases),
-            OpenAPI(scheme, aliases),
-            self._health(),
-        )
-        return server, cert, key, client_ca
+        return filters
 
     # -- lifetime -----------------------------------------------------------------------
 
