@@ -7,12 +7,23 @@ resource: verb ``approve``, ``sign`` or ``attest`` on the signer's name, or on
 
 from __future__ import annotations
 
+from platform_api.admission.chain import Attributes
 from platform_api.admission.matching import Authorize
 from platform_api.authentication.user import UserInfo
 from platform_api.cel.library.authz import CheckAttributes
 
 GROUP = "certificates.platform.io"
 CSRS = "certificatesigningrequests"
+
+
+def is_csr_update(attrs: Attributes, subresource: str) -> bool:
+    """Whether the request updates a CertificateSigningRequest's ``subresource``."""
+    rt = attrs.resource
+    return (
+        attrs.operation == "UPDATE"
+        and attrs.subresource == subresource
+        and (rt.group, rt.plural) == (GROUP, CSRS)
+    )
 
 
 def _check(user: UserInfo, verb: str, name: str) -> CheckAttributes:

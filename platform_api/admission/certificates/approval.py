@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.certificates import CSRS, GROUP, authorized_for_signer
+from platform_api.admission.certificates import CSRS, GROUP, authorized_for_signer, is_csr_update
 from platform_api.admission.chain import Attributes
 from platform_api.admission.matching import Authorize
 from platform_api.admission.plugins import PluginContext
@@ -22,13 +22,7 @@ class CertificateApproval:
         self._authorize = authorize
 
     async def validate(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
-        rt = attrs.resource
-        if (
-            attrs.operation != "UPDATE"
-            or attrs.subresource != "approval"
-            or (rt.group, rt.plural) != (GROUP, CSRS)
-            or old is None
-        ):
+        if not is_csr_update(attrs, "approval") or old is None:
             return
         signer = (old.get("spec") or {}).get("signerName") or ""
         if not await authorized_for_signer(self._authorize, attrs.user, "approve", signer):
