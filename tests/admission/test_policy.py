@@ -206,3 +206,24 @@ async def test_a_message_expression_kube_would_not_print_falls_back() -> None:
     plugin = admission([policy(validations=too_long)], [binding()])
     error, _ = await decide(plugin, deployment(1))
     assert error.message.endswith("denied request: failed expression: false")
+
+
+@pytest_twisted.ensureDeferred
+async def test_audit_annotations_are_published_under_the_policy_name() -> None:
+    annotations = [
+        {"key": "replicas", "valueExpression": "string(object.spec.replicas)"},
+        {"key": "skipped", "valueExpression": "null"},
+    ]
+    plugin = admission([policy(auditAnnotations=annotations)], [binding()])
+    req = request(object=deployment(2))
+    await plugin.validate(req)
+    assert req.audit_annotations == {"p/replicas": "2"}
+    broken = [{"key": "bad", "valueExpression": "string(object.spec.missing)"}]
+    plugin = admission([policy(auditAnnotations=broken)], [binding()])
+    error, _ = await decide(plugin, deployment(2))
+    assert (error.code, error.reason) == (422, "Invalid")
+    assert error.message == (
+        "deployments.apps \"web\" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' "
+        "denied request: expression 'string(object.spec.missing)' resulted in error: no such "
+        "key: missing"
+    )

@@ -128,10 +128,29 @@ async def validate(
         return []
     if isinstance(ready, Decision):
         return [ready]
-    return [
+    decisions = [
         await _validation(validation, ready.runner, ready.broken)
         for validation in policy.validations
     ]
+    return decisions + await _audit_annotations(policy, req, ready.runner)
+
+
+async def _audit_annotations(
+    policy: Policy, req: AdmissionRequest, runner: _Runner
+) -> list[Decision]:
+    """kube publishes each ``auditAnnotations`` value (a string; null publishes nothing)
+    as ``<policy>/<key>`` on the request's audit event; an error is a failed decision."""
+    failed = []
+    for annotation in policy.audit_annotations:
+        try:
+            value = await runner.run(annotation.program)
+        except CELError as e:
+            message = f"expression '{annotation.expression}' resulted in error: {e}"
+            failed.append(Decision(False, message, error=True))
+            continue
+        if isinstance(value, str):
+            req.audit_annotations.setdefault(f"{policy.name}/{annotation.key}", value)
+    return failed
 
 
 async def _validation(validation: Validation, runner: _Runner, broken: dict[str, str]) -> Decision:
