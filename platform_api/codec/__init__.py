@@ -3,6 +3,7 @@
 JSON and YAML are imported from here; each format lives in its own module.
 """
 
+from platform_api.codec.bounds import DepthError
 from platform_api.codec.text import (
     BodyError,
     Duplicates,
@@ -16,6 +17,7 @@ from platform_api.codec.text import (
 
 __all__ = [
     "BodyError",
+    "DepthError",
     "Duplicates",
     "dumps",
     "duplicate_key_lines",

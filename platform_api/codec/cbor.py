@@ -23,8 +23,11 @@ from typing import Any
 
 import cbor2
 
+from platform_api.codec.bounds import SAFE_DEPTH
+
 SELF_DESCRIBED = b"\xd9\xd9\xf7"
-MAX_DEPTH = 400
+# The JSON bound (codec.bounds) holds for CBOR too: the stages after decoding recurse.
+MAX_DEPTH = SAFE_DEPTH
 
 # A tree of the []byte fields of a kind: field name -> subtree, True at a []byte value,
 # "*" for every value of a map; lists are transparent.

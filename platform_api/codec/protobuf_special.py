@@ -13,8 +13,6 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-import orjson
-
 from platform_api.codec.protobuf_schema import fields, message_for
 from platform_api.codec.protobuf_values import format_duration, format_micro_time, format_time
 from platform_api.codec.protobuf_wire import (
@@ -28,6 +26,7 @@ from platform_api.codec.protobuf_wire import (
     span,
     split_envelope,
 )
+from platform_api.codec.text import BodyError, parse_json
 
 Decoder = Callable[[bytes, int, int], Any]
 Lookup = Callable[[str], Decoder]
@@ -96,9 +95,9 @@ def raw_json(raw: bytes, lookup: Lookup) -> Any:
             raise WireError(f'no kind "{kind}" is registered for version "{api_version}"')
         obj = lookup(message)(body, 0, len(body))
         return {"kind": kind, "apiVersion": api_version, **obj}
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as e:
+    try:  # the bounded parser every request body goes through
+        return parse_json(raw, unstructured=True)[0]
+    except BodyError as e:
         raise WireError(f"invalid raw JSON: {e}") from None
 
 

@@ -7,11 +7,21 @@ decoding reports them); everything else uses orjson.
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 
 import orjson
 import yaml
 
+from platform_api.codec.bounds import (
+    BodyError,
+    as_interface_values,
+    check_json_depth,
+    check_yaml_aliases,
+    check_yaml_events,
+    parse_float,
+)
 from platform_api.validation.field import go_quote
 
 try:  # libyaml is in the PyYAML wheels; fall back to the pure-Python classes if absent
@@ -34,15 +44,17 @@ def loads(data: bytes | str) -> Any:
     return orjson.loads(data)
 
 
-class BodyError(ValueError):
-    """The body is not well-formed JSON or YAML; the text follows Go's wording."""
-
-
 def _reject_constant(name: str) -> Any:
+    if name.startswith("-"):  # ``-Infinity``: Go stops inside the number
+        raise BodyError(f"invalid character '{name[1]}' in numeric literal")
     raise BodyError(f"invalid character '{name[0]}' looking for beginning of value")
 
 
-def parse_json(data: bytes) -> tuple[Any, Duplicates]:
+def parse_json(data: bytes, unstructured: bool = False) -> tuple[Any, Duplicates]:
+    """A JSON request body, bounded in depth, with Go's leniency: invalid UTF-8 and lone
+    surrogates become U+FFFD, numbers past float64 keep their text (``OverflowFloat``).
+    ``unstructured`` decodes as Go does into interface{} values: integers wider than
+    int64 become floats, and a number past float64 is refused."""
     duplicates: Duplicates = {}
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -57,21 +69,57 @@ def parse_json(data: bytes) -> tuple[Any, Duplicates]:
             duplicates[id(out)] = dups
         return out
 
+    check_json_depth(data)
+    text = data.decode("utf-8", "replace")
     try:
-        text = data.decode("utf-8")
-        return json.loads(
-            text, object_pairs_hook=pairs, parse_constant=_reject_constant
-        ), duplicates
-    except UnicodeDecodeError as e:
-        raise BodyError("invalid UTF-8 in JSON body") from e
+        value = json.loads(
+            text,
+            object_pairs_hook=pairs,
+            parse_constant=_reject_constant,
+            parse_float=parse_float,
+        )
     except json.JSONDecodeError as e:
         raise BodyError(_go_json_message(e)) from e
+    if unstructured and isinstance(value, dict | list):
+        as_interface_values(data, value)
+    if _SURROGATE_ESCAPE.search(data):
+        value = _without_surrogates(value)
+    return value, duplicates
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _fix(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _without_surrogates(value: Any) -> Any:
+    """Go decodes an unpaired surrogate escape as U+FFFD; Python keeps it, and orjson
+    cannot encode it.  Iterative, like every walk over a body."""
+    if isinstance(value, str):
+        return _fix(value)
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in list(item):
+                child = item.pop(key)
+                item[_fix(key)] = _fix(child) if isinstance(child, str) else child
+                stack.append(child)
+        elif isinstance(item, list):
+            for i, child in enumerate(item):
+                if isinstance(child, str):
+                    item[i] = _fix(child)
+                stack.append(child)
+    return value
 
 
 def _go_json_message(e: json.JSONDecodeError) -> str:
     if e.pos >= len(e.doc):
         return "unexpected end of JSON input"
-    char = e.doc[e.pos]
+    char = _go_char(e.doc[e.pos])
     if e.msg.startswith("Extra data"):
         return f"invalid character '{char}' after top-level value"
     if e.msg.startswith("Expecting property name"):
@@ -81,19 +129,37 @@ def _go_json_message(e: json.JSONDecodeError) -> str:
     return f"invalid character '{char}' looking for beginning of value"
 
 
+def _go_char(char: str) -> str:
+    """A character as Go's scanner quotes it in its errors (``\\ufeff`` for a BOM)."""
+    if char in _GO_ESCAPES:
+        return _GO_ESCAPES[char]
+    if char.isprintable():
+        return char
+    code = ord(char)
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+_GO_ESCAPES = {"'": "\\'", "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f"}
+_GO_ESCAPES.update({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"})
+
+
 class _DuplicateAwareLoader(_Loader):
-    """A safe loader whose mappings record duplicate keys instead of silently overwriting."""
+    """A safe loader whose mappings record duplicate keys instead of silently overwriting,
+    and that builds what go-yaml v2 plus sigs.k8s.io/yaml build: unknown tags decode by
+    node kind, keys become strings, a null or collection key is refused."""
 
     duplicates: Duplicates
+    # YAML 1.1 as go-yaml v2 reads it: y and n are booleans too.
+    bool_values = {**_Loader.bool_values, "y": True, "n": False}
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         self.flatten_mapping(node)
         out: dict[Any, Any] = {}
         dups: list[tuple[str, int]] = []
         for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=True)
-            if not isinstance(key, str):
-                key = str(key)
+            key = _json_key(self.construct_object(key_node, deep=True), value_node)
             if key in out:
                 dups.append((key, len(out)))
             out[key] = self.construct_object(value_node, deep=True)
@@ -101,26 +167,126 @@ class _DuplicateAwareLoader(_Loader):
             self.duplicates[id(out)] = dups
         return out
 
+    def construct_by_kind(self, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            return self.construct_mapping(node, deep=True)
+        if isinstance(node, yaml.SequenceNode):
+            return self.construct_sequence(node, deep=True)
+        return self.construct_scalar(node)  # type: ignore[arg-type]
 
-_DuplicateAwareLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _DuplicateAwareLoader.construct_mapping
-)
+    def construct_binary_text(self, node: yaml.ScalarNode) -> str:
+        raw: bytes = self.construct_yaml_binary(node)
+        return raw.decode("utf-8", "replace")
+
+
+def _json_key(key: Any, value_node: yaml.Node) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        value = getattr(value_node, "value", "")
+        shown = go_quote(value) if isinstance(value, str) else "<nil>"
+        raise BodyError(
+            f"unsupported map key of type: %!s(<nil>), key: <nil>, value: {shown}", bare=True
+        )
+    if isinstance(key, list):
+        items = ", ".join(go_quote(k) if isinstance(k, str) else str(k) for k in key)
+        raise BodyError(f"yaml: invalid map key: []interface {{}}{{{items}}}", bare=True)
+    if isinstance(key, dict):
+        raise BodyError("yaml: invalid map key: map[interface {}]interface {}{...}", bare=True)
+    return str(key)
+
+
+def _typed_scalar(short: str, build: Any) -> Any:
+    """A constructor for an explicitly typed scalar that refuses, as go-yaml does, text
+    that is not of the type (``yaml: cannot decode !!str `abc` as a !!int``)."""
+
+    def construct(loader: _DuplicateAwareLoader, node: yaml.ScalarNode) -> Any:
+        try:
+            return build(loader, node)
+        except BodyError:
+            raise
+        except (ValueError, TypeError, yaml.YAMLError):
+            raise BodyError(
+                f"yaml: cannot decode !!str `{node.value}` as a {short}", bare=True
+            ) from None
+
+    return construct
+
+
+def _json_float(loader: _DuplicateAwareLoader, node: yaml.ScalarNode) -> Any:
+    """sigs.k8s.io/yaml goes through JSON, which has no NaN or infinity; go-yaml leaves a
+    number past float64 (``1.0e400``) a string."""
+    value = loader.construct_yaml_float(node)
+    if math.isnan(value):
+        raise BodyError("json: unsupported value: NaN", bare=True)
+    if math.isinf(value):
+        if "inf" not in node.value.lower():
+            return node.value
+        raise BodyError(f"json: unsupported value: {'-' if value < 0 else '+'}Inf", bare=True)
+    return value
+
+
+def _go_int(loader: _DuplicateAwareLoader, node: yaml.ScalarNode) -> Any:
+    """go-yaml reads an integer past float64 (``1`` and 400 zeros) as the string it is."""
+    value = loader.construct_yaml_int(node)
+    try:
+        float(value)
+    except OverflowError:
+        return node.value
+    return value
+
+
+_L = _DuplicateAwareLoader
+_L.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _L.construct_mapping)
 # YAML timestamps stay strings, as sigs.k8s.io/yaml converts YAML to JSON first.
-_DuplicateAwareLoader.add_constructor(
-    "tag:yaml.org,2002:timestamp",
-    _DuplicateAwareLoader.construct_yaml_str,  # type: ignore[type-var]
-)
+_L.add_constructor("tag:yaml.org,2002:timestamp", _L.construct_yaml_str)  # type: ignore[type-var]
+_L.add_constructor("tag:yaml.org,2002:binary", _L.construct_binary_text)
+_L.add_constructor("tag:yaml.org,2002:int", _typed_scalar("!!int", _go_int))
+_L.add_constructor("tag:yaml.org,2002:float", _typed_scalar("!!float", _json_float))
+_L.add_constructor("tag:yaml.org,2002:bool", _typed_scalar("!!bool", _Loader.construct_yaml_bool))
+_L.add_constructor(None, _L.construct_by_kind)  # type: ignore[arg-type]
+_L.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:y|Y|n|N)$"), list("yYnN"))
 
 
 def parse_yaml(data: bytes) -> tuple[Any, Duplicates]:
+    """The first document of a YAML body, bounded in depth and alias expansion before it
+    is built (go-yaml decodes the first document and ignores the rest)."""
+    check_yaml_events(data, _Loader)
     loader = _DuplicateAwareLoader(data)
     loader.duplicates = {}
     try:
-        return loader.get_single_data(), loader.duplicates
+        node = loader.get_node() if loader.check_node() else None
+        if node is None:
+            return None, loader.duplicates
+        if b"*" in data:  # no alias, nothing to expand
+            check_yaml_aliases(node)
+        return loader.construct_document(node), loader.duplicates
     except yaml.YAMLError as e:
-        raise BodyError(f"error converting YAML to JSON: {e}") from e
+        raise _go_yaml_error(e) from e
     finally:
         loader.dispose()
+
+
+def _go_yaml_error(e: yaml.YAMLError) -> BodyError:
+    """libyaml's problem as go-yaml (a port of it) words it: ``yaml: line N: problem``,
+    the line 1-based for scanner errors, as go-yaml counts it for parser errors."""
+    if isinstance(e, yaml.reader.ReaderError):
+        return BodyError(f"yaml: {e.reason}", bare=True)
+    if (
+        isinstance(e, yaml.MarkedYAMLError)
+        and e.problem
+        and not isinstance(e, yaml.constructor.ConstructorError)
+    ):
+        line = e.problem_mark.line if e.problem_mark is not None else 0
+        if line and isinstance(e, yaml.scanner.ScannerError):
+            line += 1
+        elif not line and e.context_mark is not None:
+            line = e.context_mark.line
+        where = f"line {line}: " if line else ""
+        return BodyError(f"yaml: {where}{e.problem}", bare=True)
+    return BodyError(f"error converting YAML to JSON: {e}")
 
 
 def duplicate_key_lines(data: bytes) -> list[str]:

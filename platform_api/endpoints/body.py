@@ -12,7 +12,16 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.apiextensions.resource import CustomResourceStrategy
-from platform_api.codec import BodyError, Duplicates, cbor, parse_json, parse_yaml, protobuf
+from platform_api.codec import (
+    BodyError,
+    DepthError,
+    Duplicates,
+    cbor,
+    parse_json,
+    parse_yaml,
+    protobuf,
+)
+from platform_api.codec.bounds import as_interface_values, deeper_than
 from platform_api.context import Context
 from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import WriteOptions, write_options
@@ -59,10 +68,11 @@ def input_types(custom: bool, serves_cbor: bool) -> list[str]:
 
 
 def parse(
-    data: bytes, media: str, expected_kind: str, api_version: str = ""
+    data: bytes, media: str, expected_kind: str, api_version: str = "", unstructured: bool = False
 ) -> tuple[Any, Duplicates]:
     """A body in its media type, as JSON values (and, for JSON and YAML, the keys it
-    held twice).  Protobuf bodies take the URL's type where their envelope has none."""
+    held twice).  Protobuf bodies take the URL's type where their envelope has none.
+    ``unstructured`` bodies (custom resources) decode numbers as Go's interface{} does."""
     if media == CBOR:
         try:
             return cbor.decode(data), {}
@@ -73,16 +83,41 @@ def parse(
             raise unrecognized(expected_kind, problem, data) from None
     if media == PROTOBUF:
         try:
-            return protobuf.decode(data, api_version, expected_kind), {}
+            decoded = protobuf.decode(data, api_version, expected_kind)
         except protobuf.ProtobufError as e:
             raise unrecognized(expected_kind, str(e), data) from None
+        if deeper_than(decoded):  # the stages after decoding recurse (codec.bounds)
+            raise unrecognized(expected_kind, "proto: message nested too deeply", data)
+        return decoded, {}
     try:
         if not data.strip():
             raise BodyError("unexpected end of JSON input")
-        return parse_yaml(data) if media == YAML else parse_json(data)
+        if media != YAML:
+            return parse_json(data, unstructured)
+        raw, duplicates = parse_yaml(data)
+        if unstructured and isinstance(raw, dict | list):
+            as_interface_values(data, raw)
+        return raw, duplicates
     except BodyError as e:
-        problem = f"couldn't get version/kind; json parse error: {e}"
+        if e.bare and e.number:  # a number past float64, found once the body parsed
+            raise cannot_handle(expected_kind, api_version, str(e)) from None
+        problem = str(e) if e.bare else f"couldn't get version/kind; json parse error: {e}"
         raise unrecognized(expected_kind, problem, data) from None
+
+
+def parse_patch(data: bytes, strategic: bool = False) -> Any:
+    """A JSON, merge or strategic-merge patch body, decoded as Go's interface{} values.
+    kube words a patch too deep as its older JSON scanner does, and leaves the
+    ``error decoding patch`` lead-in off strategic merge patches' depth refusals."""
+    try:
+        return parse_json(data, unstructured=True)[0]
+    except DepthError as e:
+        problem = f"invalid character '{e.char}' exceeded max depth"
+        raise errors.bad_request(
+            problem if strategic else f"error decoding patch: {problem}"
+        ) from None
+    except BodyError as e:
+        raise errors.bad_request(f"error decoding patch: {e}") from None
 
 
 def typemeta_problem(media: str, raw: Any) -> str:
@@ -168,7 +203,7 @@ def decode_object(
     definition = definition or rt.definition
     api_version = api_version or rt.api_version
     media = input_type(content_type, input_types(custom is not None, serves_cbor))
-    raw, duplicates = parse(data, media, kind, api_version)
+    raw, duplicates = parse(data, media, kind, api_version, custom is not None)
     if not isinstance(raw, dict):
         raise unrecognized(kind, typemeta_problem(media, raw), data)
     body_version = raw.get("apiVersion") or api_version
@@ -191,7 +226,9 @@ def decode_object(
     version = api_version.rsplit("/", 1)[-1]
     try:
         decoded = decode_against(raw, duplicates, schemas, definition, custom, media == CBOR)
-    except DecodeError as e:
+        if custom is None:  # free-form fields hold Go's interface{} numbers
+            as_interface_values(data, decoded.obj)
+    except (DecodeError, BodyError) as e:
         raise cannot_handle(kind, api_version, str(e)) from None
     prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: '
     strict_or_warn(ctx, level, decoded.strict_errors(), prefix)

@@ -14,13 +14,20 @@ import orjson
 from platform_api import errors
 from platform_api.codec import (
     BodyError,
+    DepthError,
     Duplicates,
     cbor,
     duplicate_key_lines,
     parse_json,
     parse_yaml,
 )
-from platform_api.endpoints.body import custom_strategy, decode_against, strict_or_warn
+from platform_api.codec.bounds import as_interface_values
+from platform_api.endpoints.body import (
+    custom_strategy,
+    decode_against,
+    parse_patch,
+    strict_or_warn,
+)
 from platform_api.endpoints.negotiation import (
     APPLY_PATCH_CBOR,
     APPLY_PATCH_YAML,
@@ -72,10 +79,7 @@ async def handle(scope: Scope) -> bytes:
     data = scope.body()
     if patch_type in (APPLY_PATCH_YAML, APPLY_PATCH_CBOR):
         return await _apply(scope, opts, out, data, patch_type == APPLY_PATCH_CBOR)
-    try:
-        patch, _ = parse_json(data)
-    except BodyError as e:
-        raise errors.bad_request(f"error decoding patch: {e}") from None
+    patch = parse_patch(data, patch_type == STRATEGIC_MERGE_PATCH)
     if patch_type == JSON_PATCH:
         operations = json_patch.decode(patch)
     elif not isinstance(patch, dict):
@@ -142,8 +146,19 @@ def _parse_config(data: bytes, from_cbor: bool) -> tuple[Obj, Duplicates]:
     try:
         # kubectl sends its apply configurations as JSON, which is YAML; the JSON parser
         # is many times faster on them.
-        config, duplicates = parse_json(data) if data.lstrip()[:1] == b"{" else parse_yaml(data)
+        config, duplicates = (
+            parse_json(data, unstructured=True) if data.lstrip()[:1] == b"{" else parse_yaml(data)
+        )
+        if isinstance(config, dict):
+            as_interface_values(data, config)  # YAML's integers too
+    except DepthError as e:
+        problem = f"error converting YAML to JSON: {e.yaml_text()}"
+        raise errors.bad_request(f"error decoding YAML: {problem}") from None
     except BodyError as e:
+        if e.bare:  # go-yaml's own text, which sigs.k8s.io/yaml leads in
+            raise errors.bad_request(
+                f"error decoding YAML: error converting YAML to JSON: {e}"
+            ) from None
         raise errors.bad_request(f"error decoding YAML: {e}") from None
     if not isinstance(config, dict):
         raise errors.bad_request("error decoding YAML: the applied configuration is not an object")

@@ -14,8 +14,7 @@ import orjson
 from platform_api import errors
 from platform_api.apiextensions import scale as crscale
 from platform_api.apiextensions.resource import CustomResourceStrategy
-from platform_api.codec import BodyError, parse_json
-from platform_api.endpoints.body import decode_subresource
+from platform_api.endpoints.body import decode_subresource, parse_patch
 from platform_api.endpoints.negotiation import (
     JSON_PATCH,
     MERGE_PATCH,
@@ -141,10 +140,7 @@ async def patch(scope: Scope) -> bytes:
         types.append(STRATEGIC_MERGE_PATCH)  # no patch strategies in a CRD's Scale
     patch_type = accepted_patch_type(scope.content_type(), types)
     write_options(scope.request, "PatchOptions", patch_type)
-    try:
-        document, _ = parse_json(scope.body())
-    except BodyError as e:
-        raise errors.bad_request(f"error decoding patch: {e}") from None
+    document = parse_patch(scope.body(), patch_type == STRATEGIC_MERGE_PATCH)
 
     def change(scale: Obj) -> Obj:
         fresh = orjson.loads(orjson.dumps(document))

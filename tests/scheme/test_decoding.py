@@ -132,7 +132,7 @@ def test_quantities_int_or_string_and_bytes() -> None:
 
 def test_yaml_bodies_and_their_duplicates() -> None:
     decoded = decode(
-        ("", "v1", "configmaps"), b"metadata:\n  name: y\ndata:\n  a: '1'\n  a: '2'\n", yaml=True
+        ("", "v1", "configmaps"), b"metadata:\n  name: x\ndata:\n  a: '1'\n  a: '2'\n", yaml=True
     )
     assert decoded.obj["data"] == {"a": "2"} and decoded.duplicates == ["data.a"]
 

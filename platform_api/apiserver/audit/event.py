@@ -16,6 +16,9 @@ from typing import Any
 import orjson
 import yaml
 
+from platform_api.codec import parse_yaml
+from platform_api.codec.bounds import check_json_depth
+
 API_VERSION = "audit.platform.io/v1"
 MAX_USER_AGENT = 1024  # kube truncates longer User-Agent headers
 _ALWAYS = frozenset({"requestURI", "verb", "user"})  # not omitempty in kube's Event
@@ -78,9 +81,10 @@ def decode_body(body: bytes, content_type: str, encoding: str = "") -> Any:
     media = content_type.split(";", 1)[0].strip().lower()
     try:
         if media.endswith("json") or not media:
+            check_json_depth(body)  # no deeper than the server's encoders go
             return orjson.loads(body)
-        if media.endswith("yaml"):
-            return yaml.safe_load(body)
+        if media.endswith("yaml"):  # bounded: a body of nested aliases is not expanded
+            return parse_yaml(body)[0]
     except (ValueError, yaml.YAMLError):
         return None
     return None
