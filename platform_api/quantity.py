@@ -46,7 +46,7 @@ class Quantity:
 
     def milli_value(self) -> int:
         """``MilliValue``: thousandths, rounded up."""
-        return _ceil(self.value * 1000)
+        return _ceil(CTX.multiply(self.value, 1000))
 
     def int_value(self) -> int:
         """``Value``: the integer value, rounded up."""
@@ -54,7 +54,12 @@ class Quantity:
 
 
 def _ceil(value: Decimal) -> int:
-    return int(value.to_integral_value(rounding=decimal.ROUND_CEILING, context=CTX))
+    """Rounded up to an int64; 0 past its range, as Go's overflowing int64 scaling answers
+    (and without building a million-digit integer for ``1e1000000``)."""
+    if value.adjusted() >= 19:
+        return 0
+    result = int(value.to_integral_value(rounding=decimal.ROUND_CEILING, context=CTX))
+    return result if -(1 << 63) <= result <= INT64_MAX else 0
 
 
 def _scan(text: str) -> tuple[bool, str, str, str]:
@@ -116,7 +121,7 @@ def parse(text: str) -> Quantity:
         return Quantity(Decimal(0), DECIMAL_SI, "0")
     positive, num, denom, suffix = _scan(text)
     base, exponent, fmt = _interpret(suffix)
-    amount = Decimal(int(num + denom)).scaleb(-len(denom), CTX)
+    amount = Decimal(num + denom).scaleb(-len(denom), CTX)  # int() stops at 4300 digits
     amount = amount.scaleb(exponent, CTX) if base == 10 else CTX.multiply(amount, 2**exponent)
     if amount.as_tuple().exponent < -9:  # type: ignore[operator]
         amount = amount.quantize(_NANO, rounding=decimal.ROUND_UP, context=CTX)
@@ -169,11 +174,11 @@ def format_quantity(value: Decimal, fmt: str = DECIMAL_SI) -> str:
             power += 1
         return f"{mantissa}{_BINARY_SUFFIX[power]}"
     sign, digits, exp = value.normalize(CTX).as_tuple()
-    mantissa = int("".join(map(str, digits)))
     exp = int(exp)
     shift = exp % 3  # a multiple of three, as Go's AsCanonicalBytes
-    mantissa, exp = mantissa * 10**shift, exp - shift
-    number = f"{'-' if sign else ''}{mantissa}"
+    # digits as text: int <-> str conversions stop at 4300 digits
+    text, exp = "".join(map(str, digits)) + "0" * shift, exp - shift
+    number = f"{'-' if sign else ''}{text}"
     if fmt == DECIMAL_EXPONENT:
         return number + (f"e{exp}" if exp else "")
     return number + _DECIMAL_SUFFIX.get(exp, "")

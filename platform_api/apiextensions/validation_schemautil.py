@@ -44,7 +44,7 @@ def _children(s: Obj) -> Iterator[Obj]:
 
 
 def schema_has(s: Obj | None, pred: Predicate) -> bool:
-    if s is None:
+    if not isinstance(s, dict):  # a list or scalar where a schema belongs: validation reports it
         return False
     return pred(s) or any(schema_has(child, pred) for child in _children(s))
 

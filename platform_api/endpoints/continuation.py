@@ -45,6 +45,10 @@ def decode(token: str) -> tuple[int, bytes]:
         raise _invalid(f"server does not recognize this encoded version {parsed.get('v')!r}")
     revision = parsed.get("rv")
     start = parsed.get("start")
+    if isinstance(revision, bool):  # an int to Python, never to Go's decoder
+        raise _invalid(
+            "json: cannot unmarshal bool into Go struct field continueToken.rv of type int64"
+        )
     if not isinstance(revision, int) or revision == 0:
         raise _invalid(f"incorrect encoded start resourceVersion (version {TOKEN_VERSION})")
     if not isinstance(start, str) or not start.endswith("\x00") or len(start) < 2:

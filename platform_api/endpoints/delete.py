@@ -8,11 +8,11 @@ from typing import Any
 from platform_api import errors
 from platform_api.authorization.interface import Attributes, Decision
 from platform_api.authorization.union import forbidden
-from platform_api.codec import BodyError, parse_json, parse_yaml
+from platform_api.codec import BodyError, DepthError, parse_json, parse_yaml
 from platform_api.endpoints import list as list_endpoint
 from platform_api.endpoints.body import input_types, parse, typemeta_problem
 from platform_api.endpoints.negotiation import CBOR, PROTOBUF, YAML, Output, input_type
-from platform_api.endpoints.options import META_GROUP, arg, args, validate_dry_run
+from platform_api.endpoints.options import META_GROUP, arg, args, go_parse_int, validate_dry_run
 from platform_api.endpoints.responses import finish
 from platform_api.endpoints.scope import Scope
 from platform_api.scheme.decoding import DecodeError, Decoder
@@ -48,6 +48,10 @@ def _from_body(scope: Scope, data: bytes) -> dict[str, Any]:
     else:
         try:
             raw, _ = parse_yaml(data) if media == YAML else parse_json(data)
+        except DepthError as e:
+            if e.bare:
+                raise errors.bad_request(str(e)) from None
+            raise errors.bad_request(f"couldn't get version/kind; json parse error: {e}") from None
         except BodyError as e:
             raise errors.bad_request(str(e)) from None
     if not isinstance(raw, dict):
@@ -75,11 +79,9 @@ def _from_query(scope: Scope) -> dict[str, Any]:
     grace = arg(scope.request, b"gracePeriodSeconds")
     if grace is not None:
         try:
-            out["gracePeriodSeconds"] = int(grace)
-        except ValueError:
-            raise errors.bad_request(
-                f'strconv.ParseInt: parsing "{grace}": invalid syntax'
-            ) from None
+            out["gracePeriodSeconds"] = go_parse_int(grace)
+        except ValueError as e:
+            raise errors.bad_request(str(e)) from None
     policy = arg(scope.request, b"propagationPolicy")
     if policy is not None:
         out["propagationPolicy"] = policy

@@ -101,6 +101,21 @@ def _emit(node: dict[Any, Any], include_self: bool) -> dict[str, Any]:
     return out
 
 
+def _check_element(element: str) -> None:
+    """ValueError unless ``element`` decodes as structured-merge-diff decodes path elements:
+    ``i:`` an integer, ``v:`` any JSON value, ``k:`` a non-empty JSON object."""
+    kind, text = element[0], element[2:]
+    if kind == "f":
+        return
+    if kind == "i":
+        if not text.lstrip("-").isascii() or not text.lstrip("-").isdigit():
+            raise ValueError(f"invalid path element {element!r}")
+        return
+    value = orjson.loads(text)  # JSONDecodeError is a ValueError
+    if kind == "k" and not (isinstance(value, dict) and value):
+        raise ValueError(f"invalid path element {element!r}: expected key value pairs")
+
+
 def from_fields_v1(fields: Any, prefix: Path = ()) -> FieldSet:
     """Decode FieldsV1; ValueError when it is not a FieldsV1 document."""
     if not isinstance(fields, dict):
@@ -113,6 +128,7 @@ def from_fields_v1(fields: Any, prefix: Path = ()) -> FieldSet:
             continue
         if not isinstance(key, str) or len(key) < 2 or key[1] != ":" or key[0] not in _RANK:
             raise ValueError(f"invalid path element {key!r}")
+        _check_element(key)
         path = (*prefix, key)
         if child == {}:
             out.add(path)

@@ -195,7 +195,8 @@ def _retain_keys(original: dict[str, Any], patch: dict[str, Any]) -> None:
     if RETAIN_KEYS not in patch:
         return
     keep = patch.pop(RETAIN_KEYS)
-    if not isinstance(keep, list):
+    # kube panics (a reset stream) on a list or map in the list; a bad format here instead
+    if not isinstance(keep, list) or any(isinstance(k, list | dict) for k in keep):
         raise PatchError("invalid patch format of retainKeys", BAD_REQUEST)
     allowed = set(keep)
     for key, value in patch.items():

@@ -142,7 +142,7 @@ class Decoder:
             )
         kind = _json_type(value)
         if num and kind == "number":
-            kind = f"number {value}"
+            kind = f"number {getattr(value, 'literal', value)}"  # 1e400 as it was written
         where = f"Go struct field {struct.rpartition('.')[2]}.{go_path}"
         return DecodeError(f"json: cannot unmarshal {kind} into {where} of type {go_type}")
 
@@ -181,6 +181,11 @@ class Decoder:
             if isinstance(value, str | int | float) and not isinstance(value, bool):
                 return value if isinstance(value, str) else _number_text(value)
             raise self._type_error(value, path, struct, "resource.Quantity")
+        if ref.endswith(".JSONSchemaPropsOrArray"):  # a schema, or a list of schemas
+            props = {"$ref": ref.removesuffix("OrArray")}
+            if isinstance(value, list):
+                return [self._value(v, props, path, struct) for v in value]
+            return self._value(value, props, path, struct)
         if ref in (TIME, MICRO_TIME):
             if not isinstance(value, str):
                 raise self._type_error(value, path, struct, "v1." + ref.rsplit(".", 1)[-1])

@@ -135,6 +135,8 @@ class WatchHub:
 
     def history(self, after: int, prefix: bytes) -> list[Event]:
         """Events after ``after`` up to the hub's position (raises EXPIRED if compacted)."""
+        if after >= self.revision:  # a future revision (up to 2**64-1) has no history yet
+            return []
         return [e for e in self._storage.events_since(after, prefix) if e.revision <= self.revision]
 
     # -- waiting for a revision ---------------------------------------------------------------
