@@ -274,3 +274,9 @@ def too_large_resource_version(wanted: int, current: int) -> StatusError:
 
 def service_unavailable(message: str) -> StatusError:
     return StatusError(503, SERVICE_UNAVAILABLE, message)
+
+
+def unknown(message: str, code: int = 500) -> StatusError:
+    """An error that is not a Status (kube's ErrorToAPIStatus fallback): no reason, the
+    error's own text; etcd's "request is too large" reaches clients this way."""
+    return StatusError(code, "", message)

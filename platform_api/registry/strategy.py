@@ -14,11 +14,22 @@ from typing import Any, Protocol
 
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.types import ResourceType
-from platform_api.selectors import FieldGetter, field_getters
+from platform_api.selectors import (
+    CONVERTED_FIELD_LABELS,
+    FieldGetter,
+    MetaFieldLabels,
+    field_getters,
+)
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import validate_object_meta, validate_object_meta_update
+from platform_api.validation.names import (
+    validate_finalizers,
+    validate_kube_finalizers,
+    validate_object_meta,
+    validate_object_meta_update,
+)
 
 Obj = dict[str, Any]
+_FINALIZERS = "metadata.finalizers"
 
 
 class Strategy(Protocol):
@@ -109,10 +120,16 @@ class GenericStrategy:
 
     def validate(self, obj: Obj) -> list[FieldError]:
         rt = self.resource
-        return validate_object_meta(obj["metadata"], rt.namespaced, rt.name_rule)
+        meta = obj["metadata"]
+        errs = validate_object_meta(meta, rt.namespaced, rt.name_rule)
+        return errs + validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return validate_object_meta_update(new["metadata"], old["metadata"])
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        # kube's generic update checks validate the finalizers' names again
+        finalizers = new["metadata"].get("finalizers") or []
+        errs += validate_finalizers(finalizers, _FINALIZERS)
+        return errs + validate_kube_finalizers(finalizers, _FINALIZERS)
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
         return []
@@ -124,7 +141,11 @@ class GenericStrategy:
         return None
 
     def field_getters(self) -> dict[str, FieldGetter]:
-        return field_getters(self.resource.group, self.resource.plural)
+        rt = self.resource
+        getters = field_getters(rt.group, rt.plural)
+        if (rt.group, rt.plural) in CONVERTED_FIELD_LABELS:
+            return getters
+        return MetaFieldLabels(getters)  # kube's default conversion words the refusal
 
 
 class StatusStrategy:

@@ -94,10 +94,12 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
-def is_dns1123_subdomain(value: str) -> list[str]:
+def is_dns1123_subdomain(value: str, unit: str = "characters") -> list[str]:
+    """``IsDNS1123Subdomain``; label-key prefixes count ``bytes`` (apimachinery's
+    ``content`` package words the same limit differently)."""
     errs = []
     if len(value) > 253:
-        errs.append("must be no more than 253 characters")
+        errs.append(f"must be no more than 253 {unit}")
     if not _subdomain_re.match(value):
         errs.append(regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com"))
     return errs
@@ -129,7 +131,7 @@ def is_qualified_name(value: str) -> list[str]:
         if not prefix:
             errs.append("prefix part must be non-empty")
         else:
-            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
+            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix, "bytes"))
     else:
         return [
             "a valid label key "
@@ -240,6 +242,24 @@ def validate_finalizers(finalizers: list[str], path: str) -> list[FieldError]:
             )
         )
     return errs
+
+
+# Finalizers built-in kinds may name without a domain (core's IsStandardFinalizerName).
+STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+
+
+def validate_kube_finalizers(finalizers: list[str], path: str) -> list[FieldError]:
+    """Core validation's extra check on built-in kinds (custom resources, CRDs and
+    admission configuration skip it): a name without '/' must be a standard one."""
+    return [
+        field.invalid(
+            f"{path}[{i}]",
+            name,
+            "name is neither a standard finalizer name nor is it fully qualified",
+        )
+        for i, name in enumerate(finalizers)
+        if "/" not in name and name not in STANDARD_FINALIZERS
+    ]
 
 
 def _namespace(meta: dict[str, Any], namespaced: bool) -> list[FieldError]:

@@ -1,0 +1,83 @@
+"""The size of a write as etcd would see it, so every backend refuses what etcd refuses.
+
+kube-apiserver stores an object with one etcd transaction: compare the key's mod
+revision, put the value (and, for updates, read the key back on failure).  Two limits
+apply to that transaction, and kube passes their errors through unchanged (500 with
+no reason): the client's gRPC send limit (2 MiB) and etcd's ``--max-request-bytes``
+(1.5 MiB) on the raft entry wrapping it.  The LMDB backend checks the same sizes, so
+whatever it holds can always move to etcd.  Sizes are Protobuf lengths; the constant
+part of the raft entry (request header and id) was measured against etcd 3.6.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from platform_api.storage.interface import (
+    MAX_GRPC_SEND_BYTES,
+    MAX_REQUEST_BYTES,
+    REQUEST_TOO_LARGE,
+    StorageError,
+)
+
+ETCD_TOO_LARGE = "etcdserver: request is too large"
+_RAFT_HEADER = 14  # InternalRaftRequest header + id, around the transaction
+_KEY_ROOT = b"/registry"
+
+
+def _varint(n: int) -> int:
+    size = 1
+    while n >= 0x80:
+        n >>= 7
+        size += 1
+    return size
+
+
+def _field(n: int) -> int:
+    """A length-delimited field of ``n`` bytes with a one-byte tag."""
+    return 1 + _varint(n) + n
+
+
+def etcd_key_length(key: bytes) -> int:
+    """This key's length under kube's etcd layout (``/registry/<group>/...``; the core
+    group has no segment)."""
+    if key.startswith(b"/core/"):
+        return len(_KEY_ROOT) + len(key) - len(b"/core")
+    return len(_KEY_ROOT) + len(key)
+
+
+def txn_size(key_length: int, value_length: int, expected_revision: int) -> int:
+    """The gRPC TxnRequest kube sends: create when ``expected_revision`` is 0, else an
+    update that also reads the key back when the compare fails."""
+    key = _field(key_length)
+    compare = 2 + key + 1 + _varint(expected_revision)  # target MOD, key, mod_revision
+    put = _field(_field(key + _field(value_length)))  # success: RequestOp{put}
+    size = _field(compare) + put
+    if expected_revision:
+        size += _field(_field(key))  # failure: RequestOp{range}
+    return size
+
+
+def stored_length(obj: dict[str, Any]) -> int:
+    """The encoded object as etcd holds it: kube never stores ``resourceVersion``, and
+    its JSON encoder ends the document with a newline."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and "resourceVersion" in meta:
+        meta = {k: v for k, v in meta.items() if k != "resourceVersion"}
+        obj = {**obj, "metadata": meta}
+    return len(orjson.dumps(obj)) + 1
+
+
+def check_write_size(key: bytes, obj: dict[str, Any], expected_revision: int = 0) -> None:
+    """Raise StorageError(REQUEST_TOO_LARGE) with etcd's text when etcd would refuse."""
+    txn = txn_size(etcd_key_length(key), stored_length(obj), expected_revision)
+    if txn > MAX_GRPC_SEND_BYTES:
+        message = (
+            "rpc error: code = ResourceExhausted desc = trying to send message larger "
+            f"than max ({txn} vs. {MAX_GRPC_SEND_BYTES})"
+        )
+        raise StorageError(REQUEST_TOO_LARGE, key, message)
+    if _field(txn) + _RAFT_HEADER > MAX_REQUEST_BYTES:
+        raise StorageError(REQUEST_TOO_LARGE, key, ETCD_TOO_LARGE)
