@@ -1,0 +1,101 @@
+"""The value transformer seam: what a storage backend applies to the bytes it keeps.
+
+Modelled on k8s.io/apiserver ``storage/value.Transformer``.  A backend hands every
+value it writes to ``to_storage`` and every value it reads to ``from_storage``, with
+the key as authenticated data, so encryption at rest (platform_api/storage/encryption)
+is one constructor argument for LMDB and the etcd backend alike.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, overload
+
+from platform_api.storage.interface import Event, StorageError, Stored
+
+# The StorageError code of a value that could not be transformed: registries answer it
+# as kube's NewInternalError does (500 "Internal error occurred: ...").
+TRANSFORM_FAILED = "TransformFailed"
+
+
+class TransformError(Exception):
+    """A value could not be encrypted or decrypted (kube's message as the text)."""
+
+
+class ValueTransformer(Protocol):
+    def to_storage(self, key: bytes, data: bytes) -> bytes:
+        """The bytes to store for ``data``; raises TransformError."""
+        ...
+
+    def from_storage(self, key: bytes, data: bytes) -> tuple[bytes, bool]:
+        """The plaintext of stored bytes and whether they are stale (not written the way
+        the current configuration writes: an older key or provider); raises TransformError."""
+        ...
+
+
+class StaleStored(Stored):
+    """A value read through a non-first key or provider: the next write must store it
+    again even when the object did not change (kube's storage migration)."""
+
+    __slots__ = ()
+
+
+def read(
+    transformer: ValueTransformer | None,
+    key: bytes,
+    revision: int,
+    data: bytes,
+    *,
+    listing: bool = False,
+) -> Stored:
+    """A stored value as a Stored; StorageError(TRANSFORM_FAILED) if it does not decrypt
+    (in a list, named by its etcd key as kube's list does)."""
+    if transformer is None:
+        return Stored(key, revision, data)
+    try:
+        plain, stale = transformer.from_storage(key, data)
+    except TransformError as e:
+        text = f'unable to transform key "{etcd_key(key)}": {e}' if listing else str(e)
+        raise StorageError(TRANSFORM_FAILED, key, text) from None
+    return StaleStored(key, revision, plain) if stale else Stored(key, revision, plain)
+
+
+@overload
+def read_logged(transformer: ValueTransformer | None, stored: Stored) -> Stored: ...
+
+
+@overload
+def read_logged(transformer: ValueTransformer | None, stored: None) -> None: ...
+
+
+def read_logged(transformer: ValueTransformer | None, stored: Stored | None) -> Stored | None:
+    """A change-log value: one that no longer decrypts (its key was removed) stays as
+    stored, so a watch reports it as an undecodable object instead of failing them all."""
+    if transformer is None or stored is None:
+        return stored
+    try:
+        plain, _ = transformer.from_storage(stored.key, stored.data)
+    except TransformError:
+        return stored
+    return Stored(stored.key, stored.revision, plain)
+
+
+def write(transformer: ValueTransformer | None, key: bytes, data: bytes) -> bytes:
+    """The bytes to store; TransformError propagates (the writer fails that write only)."""
+    return data if transformer is None else transformer.to_storage(key, data)
+
+
+def plain_event(transformer: ValueTransformer | None, event: Event) -> Event:
+    """A change-log event with its values decrypted (watchers never see ciphertext)."""
+    if transformer is None:
+        return event
+    stored = read_logged(transformer, event.stored)
+    prev = stored if event.stored is event.prev else read_logged(transformer, event.prev)
+    return Event(event.type, event.revision, event.key, stored, prev)
+
+
+def etcd_key(key: bytes) -> str:
+    """The key as kube names it in etcd: ``/registry/<resource>/<namespace>/<name>``
+    (kube's default layout keeps the group out of the path)."""
+    parts = key.decode(errors="replace").split("/", 3)
+    resource, rest = (parts[2], parts[3]) if len(parts) == 4 else ("", key.decode())
+    return f"/registry/{resource}/" + rest.replace("\x00", "/")
