@@ -7,7 +7,8 @@ exempt so an administrator can always get in.  Over the limit is 429 with Retry-
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
+from typing import Any
 
 from platform_api import errors
 from platform_api.apiserver.requestinfo import RequestInfo
@@ -23,6 +24,13 @@ class InflightLimiter:
     def __init__(self, readonly: int, mutating: int) -> None:
         self.limits = {False: readonly, True: mutating}
         self.current = {False: 0, True: 0}
+
+    def admit(
+        self, request: Any, info: RequestInfo, user: UserInfo
+    ) -> AbstractAsyncContextManager[None]:
+        """``slot`` for ``async with``: the priority and fairness filter, which may make
+        a request wait, takes this method's place when it is on."""
+        return _AsyncSlot(self.slot(info, user))
 
     @contextmanager
     def slot(self, info: RequestInfo, user: UserInfo) -> Iterator[None]:
@@ -40,3 +48,16 @@ class InflightLimiter:
             yield
         finally:
             self.current[mutating] -= 1
+
+
+class _AsyncSlot:
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: AbstractContextManager[None]) -> None:
+        self.slot = slot
+
+    async def __aenter__(self) -> None:
+        self.slot.__enter__()
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return self.slot.__exit__(*exc)

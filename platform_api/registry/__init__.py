@@ -8,6 +8,7 @@ from platform_api.registry import (  # noqa: F401  (registers strategies)
     certificates,
     core,
     events,
+    flowcontrol,
     limitrange,
     mutatingpolicy,
     node,

@@ -182,6 +182,21 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         namespaced=False,
         short=("pc",),
     ),
+    # flowcontrol.apiserver.platform.io/v1 (API Priority and Fairness)
+    _t(
+        "flowcontrol.apiserver.platform.io",
+        "FlowSchema",
+        "flowschemas",
+        namespaced=False,
+        status=True,
+    ),
+    _t(
+        "flowcontrol.apiserver.platform.io",
+        "PriorityLevelConfiguration",
+        "prioritylevelconfigurations",
+        namespaced=False,
+        status=True,
+    ),
     # authentication.platform.io/v1: reviews are answered, never stored
     _t(
         "authentication.platform.io",

@@ -194,8 +194,13 @@ def test_readyz_fails_during_the_shutdown_delay(tmp_path: Path) -> None:
 def test_max_requests_inflight(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.csv"
     tokens.write_text("t1,dave,uid-3\n")
-    running = start_server(
-        tmp_path / "data", "--token-auth-file", str(tokens), "--max-requests-inflight", "1"
+    running = start_server(  # max-in-flight limits only when APF is off (as in kube)
+        tmp_path / "data",
+        "--token-auth-file",
+        str(tokens),
+        "--max-requests-inflight",
+        "1",
+        "--enable-priority-and-fairness=false",
     )
     try:
         dave = session_for(running, token="t1")

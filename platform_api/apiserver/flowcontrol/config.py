@@ -1,0 +1,218 @@
+"""The live priority and fairness configuration (kube's apf_controller).
+
+An ``Informer`` keeps the FlowSchemas and PriorityLevelConfigurations; any change
+rebuilds the classifier and the levels on the next reactor turn.  A level keeps its
+QueueSet (and the requests in it) across rebuilds.  The server's concurrency limit
+(``--max-requests-inflight`` + ``--max-mutating-requests-inflight``) is divided among
+the levels by ``nominalConcurrencyShares``: nominal limit = ceil(limit * shares / sum of
+shares); every 10 s idle levels lend seats to busy ones (``borrowing``).  FlowSchemas get
+kube's ``Dangling`` condition.  The bootstrap objects are ensured at start and every
+minute (kube's config producer).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from twisted.internet.defer import ensureDeferred
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.internet.task import LoopingCall
+from twisted.logger import Logger
+
+from platform_api.apiserver.flowcontrol import borrowing
+from platform_api.apiserver.flowcontrol.borrowing import Bounds, DemandStats
+from platform_api.apiserver.flowcontrol.classify import Classifier, Schema
+from platform_api.apiserver.flowcontrol.metrics import GAUGES
+from platform_api.apiserver.flowcontrol.queueset import QueueSet
+from platform_api.controllers.informer import Informer
+from platform_api.registry import flowcontrol_bootstrap as bootstrap
+from platform_api.registry.store import Store
+
+log = Logger()
+Obj = dict[str, Any]
+DEFAULT_SHARES = 30  # v1's default nominalConcurrencyShares
+ENSURE_INTERVAL = 60.0  # kube re-ensures the bootstrap objects every minute
+
+
+@dataclass
+class Level:
+    name: str
+    uid: str
+    exempt: bool
+    queues: QueueSet | None  # None: exempt
+    nominal: int
+    bounds: Bounds
+    demand: DemandStats = field(default_factory=DemandStats)
+
+    @property
+    def uid_header(self) -> bytes:
+        return self.uid.encode()
+
+
+def _shares(spec: Obj) -> int:
+    if spec.get("type") == "Exempt":
+        value = (spec.get("exempt") or {}).get("nominalConcurrencyShares")
+        return int(value or 0)
+    value = (spec.get("limited") or {}).get("nominalConcurrencyShares")
+    return DEFAULT_SHARES if value is None else int(value)
+
+
+def _bounds(spec: Obj, nominal: int, server: int) -> Bounds:
+    body = spec.get("exempt" if spec.get("type") == "Exempt" else "limited") or {}
+    lendable = int(body.get("lendablePercent") or 0)
+    return borrowing.bounds(nominal, lendable, body.get("borrowingLimitPercent"), server)
+
+
+def _queuing(spec: Obj) -> tuple[int, int, int]:
+    """(queues, handSize, queueLengthLimit); queues 0 for a level that rejects."""
+    response = (spec.get("limited") or {}).get("limitResponse") or {}
+    if response.get("type") != "Queue":
+        return 0, 0, 0
+    q = response.get("queuing") or {}
+    return (
+        int(q.get("queues") or 64),
+        int(q.get("handSize") or 8),
+        int(q.get("queueLengthLimit") or 50),
+    )
+
+
+class FlowControlConfig:
+    """Schemas, levels and their seats, kept current from storage."""
+
+    def __init__(
+        self,
+        schemas: Store,
+        levels: Store,
+        informer: Informer,
+        reactor: IReactorTime,
+        server_limit: int,
+    ) -> None:
+        self.schema_store, self.level_store = schemas, levels
+        self.informer = informer
+        self.reactor = reactor
+        self.server_limit = server_limit
+        self.levels: dict[str, Level] = {}
+        self.classifier = Classifier([], set())
+        self._pending: IDelayedCall | None = None
+        self.borrower: LoopingCall | None = None
+        self.ensurer: LoopingCall | None = None
+        informer.add_listener(self._changed)
+
+    def start(self, ensure: bool = True) -> None:
+        self.informer.start()
+        self.rebuild()
+        self.borrower = LoopingCall(self.borrow)
+        self.borrower.clock = self.reactor
+        self.borrower.start(borrowing.PERIOD, now=False).addErrback(
+            lambda f: log.failure("priority and fairness seat borrowing", f)
+        )
+        if ensure:
+            self.ensurer = LoopingCall(self.ensure)
+            self.ensurer.clock = self.reactor
+            self.ensurer.start(ENSURE_INTERVAL, now=True).addErrback(
+                lambda f: log.failure("priority and fairness config producer", f)
+            )
+
+    def stop(self) -> None:
+        self.informer.stop()
+        if self.borrower is not None and self.borrower.running:
+            self.borrower.stop()
+        if self.ensurer is not None and self.ensurer.running:
+            self.ensurer.stop()
+        if self._pending is not None and self._pending.active():
+            self._pending.cancel()
+
+    def ensure(self) -> Any:
+        return ensureDeferred(bootstrap.ensure(self.schema_store, self.level_store))
+
+    def _changed(self, key: bytes, old: Obj | None, new: Obj | None) -> None:
+        if self._pending is None or not self._pending.active():
+            self._pending = self.reactor.callLater(0, self.rebuild)
+
+    def _objects(self, store: Store) -> list[Obj]:
+        return list(self.informer.under(store.prefix))
+
+    def rebuild(self) -> None:
+        """Levels and classifier from the stored objects."""
+        plcs = [o for o in self._objects(self.level_store) if o.get("spec")]
+        total = sum(_shares(o["spec"]) for o in plcs) or 1
+        levels: dict[str, Level] = {}
+        for obj in plcs:
+            meta, spec = obj.get("metadata") or {}, obj["spec"]
+            name, uid = meta.get("name", ""), meta.get("uid", "")
+            nominal = math.ceil(self.server_limit * _shares(spec) / total)
+            limits = _bounds(spec, nominal, self.server_limit)
+            level = self.levels.get(name)
+            queues, hand, length = _queuing(spec)
+            if spec.get("type") == "Exempt":
+                level = Level(name, uid, True, None, nominal, limits)
+            elif level is None or level.queues is None:
+                qs = QueueSet(self.reactor, limits.initial, queues, hand, length)
+                level = Level(name, uid, False, qs, nominal, limits)
+            else:
+                level.uid, level.nominal, level.bounds = uid, nominal, limits
+                current = min(max(level.queues.limit, limits.min_cl), limits.max_cl)
+                level.queues.reconfigure(current, queues, hand, length)
+            levels[name] = level
+        self.levels = levels
+        objects = self._objects(self.schema_store)
+        self.classifier = Classifier([Schema.from_object(o) for o in objects], set(levels))
+        for obj in objects:
+            self._sync_dangling(obj, set(levels))
+        self._report()
+
+    def borrow(self) -> None:
+        """Every period: the limited levels' seats from their recent demand."""
+        limited: dict[str, tuple[Bounds, DemandStats]] = {}
+        for name, level in self.levels.items():
+            if level.queues is not None:
+                level.demand.update(*level.queues.demand())
+                limited[name] = (level.bounds, level.demand)
+        nominal_sum = sum(level.nominal for level in self.levels.values())
+        exempt = sum(lv.bounds.min_cl for lv in self.levels.values() if lv.queues is None)
+        for name, seats in borrowing.current_limits(nominal_sum, limited, exempt).items():
+            queues = self.levels[name].queues
+            assert queues is not None
+            queues.set_limit(seats)
+        self._report()
+
+    def _report(self) -> None:
+        GAUGES.nominal = {name: lv.nominal for name, lv in self.levels.items()}
+        GAUGES.current = {
+            name: lv.queues.limit if lv.queues is not None else lv.nominal
+            for name, lv in self.levels.items()
+        }
+
+    def _sync_dangling(self, schema: Obj, levels: set[str]) -> None:
+        """kube's ``Dangling`` condition: does the referenced level exist?"""
+        level = ((schema.get("spec") or {}).get("priorityLevelConfiguration") or {}).get("name", "")
+        found = level in levels
+        want = {
+            "type": "Dangling",
+            "status": "False" if found else "True",
+            "reason": "Found" if found else "NotFound",
+            "message": f'This FlowSchema references the PriorityLevelConfiguration object named "{level}" '
+            + ("and it exists" if found else "but there is no such object"),
+        }
+        conditions = (schema.get("status") or {}).get("conditions") or []
+        have = next((c for c in conditions if c.get("type") == "Dangling"), None)
+        if have is not None and all(have.get(k) == v for k, v in want.items()):
+            return
+        name = schema["metadata"]["name"]
+        # Go's field order: type, status, lastTransitionTime, reason, message.
+        want = {
+            **dict(list(want.items())[:2]),
+            "lastTransitionTime": self.schema_store.now(),
+        } | want
+
+        def updated(current: Obj | None) -> Obj:
+            assert current is not None
+            status = current.setdefault("status", {})
+            others = [c for c in status.get("conditions") or [] if c.get("type") != "Dangling"]
+            status["conditions"] = [*others, want]
+            return current
+
+        work = ensureDeferred(self.schema_store.update("", name, updated, subresource="status"))
+        work.addErrback(lambda f: log.debug("FlowSchema {name} status: {f}", name=name, f=f))

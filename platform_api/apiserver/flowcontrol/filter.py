@@ -1,0 +1,195 @@
+"""kube's priority and fairness filter: in place of max-in-flight when APF is on.
+
+``admit`` classifies the request (FlowSchema -> priority level), names both by UID in
+the ``X-Platform-PF-*`` response headers, and returns an async context manager that
+holds one of the level's seats while the request runs.  A request of an exempt level,
+or a long-running one (watch, exec...: counted, not held), runs at once.  A limited
+level queues the request fairly; one it will not run gets kube's plain-text 429 with a
+``Retry-After`` that grows while the level keeps dropping requests.  A request waits at
+most a quarter of ``--request-timeout`` (at most a minute), as kube's wait context.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from types import TracebackType
+from typing import Any, NoReturn
+
+from twisted.internet.defer import CancelledError, Deferred
+from twisted.internet.interfaces import IReactorTime
+from twisted.web.server import Request
+
+from platform_api import errors
+from platform_api.apiserver.flowcontrol.config import FlowControlConfig, Level
+from platform_api.apiserver.flowcontrol.metrics import DISPATCHED, GAUGES, REJECTED, WAIT
+from platform_api.apiserver.flowcontrol.queueset import CANCELLED, QueueSet, Rejected, Ticket
+from platform_api.apiserver.inflight import InflightLimiter
+from platform_api.apiserver.requestinfo import RequestInfo
+from platform_api.authentication.user import UserInfo
+from platform_api.endpoints.responses import GO_STATUS_TEXT
+
+SCHEMA_HEADER = b"X-Platform-PF-FlowSchema-UID"
+LEVEL_HEADER = b"X-Platform-PF-PriorityLevel-UID"
+MESSAGE = "Too many requests, please try again later."
+MAX_RETRY_AFTER = 32
+_READONLY = ("get", "list", "watch")
+Labels = tuple[str, str]  # (flow_schema, priority_level)
+
+
+class DroppedRequests:
+    """kube's dropped-requests tracker: Retry-After per level, 1 s up to 32 s, doubled
+    while drops keep coming (>= 3 per Retry-After second), lowered as they stop."""
+
+    def __init__(self, clock: IReactorTime) -> None:
+        self.clock = clock
+        # level -> [retry_after, updated_at, current second, count, history [(second, n)]]
+        self._stats: dict[str, list[Any]] = {}
+
+    def retry_after(self, level: str) -> int:
+        stats = self._stats.get(level)
+        return stats[0] if stats else 1
+
+    def record(self, level: str) -> None:
+        now = int(self.clock.seconds())
+        stats = self._stats.setdefault(level, [1, 0, 0, 0, []])
+        if stats[2] == now:
+            stats[3] += 1
+            return
+        history: list[tuple[int, int]] = stats[4]
+        history.append((stats[2], stats[3]))
+        keep = min(2 * stats[0], MAX_RETRY_AFTER)
+        stats[4] = history = [h for h in history if stats[2] - h[0] <= keep]
+        stats[2], stats[3] = now, 1
+        retry = stats[0]
+        dropped = sum(n for second, n in history if now - second <= retry and second < now)
+        if now - stats[1] >= retry and dropped >= 3 * retry:
+            stats[0], stats[1] = min(retry * 2, MAX_RETRY_AFTER), now
+        elif dropped < retry and retry > 1:
+            stats[0] = retry - 1
+
+
+class PriorityAndFairness(InflightLimiter):
+    """The APF filter, shaped as the in-flight limiter it replaces."""
+
+    def __init__(self, config: FlowControlConfig, clock: IReactorTime, request_timeout: float):
+        super().__init__(0, 0)
+        self.config = config
+        self.clock = clock
+        self.wait_limit = min(request_timeout / 4, 60.0)
+        self.dropped = DroppedRequests(clock)
+
+    def admit(
+        self, request: Request, info: RequestInfo, user: UserInfo
+    ) -> AbstractAsyncContextManager[None]:
+        config = self.config
+        match = config.classifier.classify(info, user)
+        level = config.levels.get(match.schema.level) if match is not None else None
+        if match is None or level is None:
+            return _Seat(self, request, info, None, None, None)
+        request.setHeader(LEVEL_HEADER, level.uid_header)
+        request.setHeader(SCHEMA_HEADER, match.uid)
+        if level.queues is None or info.long_running:
+            return _Seat(self, request, info, level, match.labels, None)
+        try:
+            ticket = level.queues.enter(match.flow)
+        except Rejected as e:
+            self._reject(request, info, level, match.labels, e.reason)
+        return _Seat(self, request, info, level, match.labels, ticket)
+
+    def _reject(
+        self,
+        request: Request,
+        info: RequestInfo,
+        level: Level,
+        labels: Labels,
+        reason: str,
+    ) -> NoReturn:
+        """Write kube's plain-text 429 (``http.Error``, not a Status) and end the chain:
+        the StatusError raised only stops it (the chain finds the request finished)."""
+        REJECTED.inc(*labels, reason)
+        self.dropped.record(level.name)
+        if self.on_reject is not None:
+            self.on_reject(info)
+        retry_after = self.dropped.retry_after(level.name)
+        if not request.finished and not getattr(request, "_disconnected", False):
+            body = (MESSAGE + "\n").encode()
+            request.setResponseCode(429, GO_STATUS_TEXT[429])
+            request.setHeader(b"Content-Type", b"text/plain; charset=utf-8")
+            request.setHeader(b"X-Content-Type-Options", b"nosniff")
+            request.setHeader(b"Retry-After", str(retry_after).encode())
+            request.setHeader(b"Content-Length", str(len(body)).encode())
+            request.write(body)
+            request.finish()
+        raise errors.too_many_requests(MESSAGE, retry_after)
+
+
+class _Seat:
+    """From ``async with`` entry to exit: a seat of the level (or, for an exempt or
+    long-running request, only the counts; a watch is not counted as executing)."""
+
+    __slots__ = ("filter", "held", "info", "labels", "level", "mutating", "request", "ticket")
+
+    def __init__(
+        self,
+        apf: PriorityAndFairness,
+        request: Request,
+        info: RequestInfo,
+        level: Level | None,
+        labels: Labels | None,
+        ticket: Ticket | None,
+    ) -> None:
+        self.filter, self.request, self.info = apf, request, info
+        self.level, self.labels, self.ticket = level, labels, ticket
+        self.mutating = info.verb not in _READONLY
+        self.held = not info.long_running
+
+    async def __aenter__(self) -> None:
+        ticket, level, labels = self.ticket, self.level, self.labels
+        if ticket is not None and level is not None and level.queues is not None and labels:
+            if ticket.waiter is not None:
+                await self._wait(ticket, level, level.queues, labels)
+            else:
+                WAIT.observe(0.0, "true", *labels)
+        if labels is not None:
+            DISPATCHED.inc(*labels)
+            if self.held:
+                executing = GAUGES.executing
+                executing[labels] = executing.get(labels, 0) + 1
+        if self.held:
+            self.filter.current[self.mutating] += 1
+
+    async def _wait(self, ticket: Ticket, level: Level, queues: QueueSet, labels: Labels) -> None:
+        waiter = ticket.waiter
+        assert waiter is not None
+        inqueue = GAUGES.inqueue
+        inqueue[labels] = inqueue.get(labels, 0) + 1
+        queues.expire(ticket, self.filter.wait_limit)
+        gone: Deferred[Any] = self.request.notifyFinish()
+        gone.addBoth(lambda _: None if waiter.called else waiter.cancel())
+        reason = ""
+        try:
+            await waiter
+        except Rejected as e:
+            reason = e.reason
+        except CancelledError:
+            reason = CANCELLED
+        inqueue[labels] -= 1
+        waited = self.filter.clock.seconds() - ticket.arrived
+        WAIT.observe(waited, "false" if reason else "true", *labels)
+        if reason:
+            self.filter._reject(self.request, self.info, level, labels, reason)
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        labels = self.labels
+        if self.held:
+            self.filter.current[self.mutating] -= 1
+            if labels is not None:
+                GAUGES.executing[labels] -= 1
+        level = self.level
+        if self.ticket is not None and level is not None and level.queues is not None:
+            level.queues.finish(self.ticket)

@@ -1,0 +1,93 @@
+"""The ``apiserver_flowcontrol_*`` families kube's priority and fairness filter keeps.
+
+Counters and the wait histogram are updated on the reactor thread (no locks); the
+gauges are read from the live counts when scraped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from platform_api.apiserver.metrics import REGISTRY, ReactorCounter, ReactorHistogram
+
+_PREFIX = "apiserver_flowcontrol_"
+WAIT_BUCKETS = (0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30)
+
+DISPATCHED = ReactorCounter(
+    _PREFIX + "dispatched_requests_total",
+    "[BETA] Number of requests executed by API Priority and Fairness subsystem",
+    ["flow_schema", "priority_level"],
+    registry=REGISTRY,
+)
+REJECTED = ReactorCounter(
+    _PREFIX + "rejected_requests_total",
+    "[BETA] Number of requests rejected by API Priority and Fairness subsystem",
+    ["flow_schema", "priority_level", "reason"],
+    registry=REGISTRY,
+)
+WAIT = ReactorHistogram(
+    _PREFIX + "request_wait_duration_seconds",
+    "[BETA] Length of time a request spent waiting in its queue",
+    ["execute", "flow_schema", "priority_level"],
+    WAIT_BUCKETS,
+    registry=REGISTRY,
+)
+
+
+class Gauges(Collector):
+    """Executing and queued requests per (flow schema, priority level); seats per level."""
+
+    def __init__(self) -> None:
+        self.executing: dict[tuple[str, str], int] = {}
+        self.inqueue: dict[tuple[str, str], int] = {}
+        self.nominal: dict[str, int] = {}
+        self.current: dict[str, int] = {}
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())
+
+    def collect(self) -> Iterator[Metric]:
+        for name, doc, table in (
+            (
+                "current_executing_requests",
+                "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) "
+                "execution stage in the API Priority and Fairness subsystem",
+                self.executing,
+            ),
+            (
+                "current_inqueue_requests",
+                "[BETA] Number of requests currently pending in queues of the API Priority "
+                "and Fairness subsystem",
+                self.inqueue,
+            ),
+        ):
+            family = GaugeMetricFamily(
+                _PREFIX + name, doc, labels=["flow_schema", "priority_level"]
+            )
+            for (schema, level), value in sorted(table.items()):
+                family.add_metric([schema, level], value)
+            yield family
+        for name, doc, seats in (
+            (
+                "nominal_limit_seats",
+                "[BETA] Nominal number of execution seats configured for each priority level",
+                self.nominal,
+            ),
+            (
+                "current_limit_seats",
+                "[ALPHA] current derived number of execution seats available to each "
+                "priority level",
+                self.current,
+            ),
+        ):
+            family = GaugeMetricFamily(_PREFIX + name, doc, labels=["priority_level"])
+            for level, value in sorted(seats.items()):
+                family.add_metric([level], value)
+            yield family
+
+
+GAUGES = Gauges()
+REGISTRY.register(GAUGES)

@@ -1,0 +1,377 @@
+"""FlowSchema and PriorityLevelConfiguration: kube's v1 defaults and validation.
+
+Defaults as ``flowcontrol/v1/defaults.go`` (matchingPrecedence 1000; a limited level's
+nominalConcurrencyShares 30, an exempt one's 0; lendablePercent 0; queues 64, handSize 8,
+queueLengthLimit 50).  Validation follows ``flowcontrol/validation`` with kube's messages,
+including the fixed specs of the mandatory ``exempt`` and ``catch-all`` objects.  The
+generation counts spec changes (the config producer reads it).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from platform_api.registry import flowcontrol_bootstrap as bootstrap
+from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.validation import field
+from platform_api.validation.field import OMIT, FieldError
+
+GROUP = "flowcontrol.apiserver.platform.io"
+MAX_PRECEDENCE = 10000
+MAX_QUEUES = 10_000_000
+VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "proxy", "update", "watch"]
+_NS_INTRO = "each member of this list must be '*' or a DNS-1123 label; "
+
+
+def default_flow_schema(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    if not spec.get("matchingPrecedence"):
+        spec["matchingPrecedence"] = 1000
+
+
+def default_priority_level(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    exempt = spec.get("exempt")
+    if isinstance(exempt, dict):
+        exempt.setdefault("nominalConcurrencyShares", 0)
+        exempt.setdefault("lendablePercent", 0)
+    limited = spec.get("limited")
+    if isinstance(limited, dict):
+        if limited.get("nominalConcurrencyShares") is None:
+            limited["nominalConcurrencyShares"] = 30
+        if limited.get("lendablePercent") is None:
+            limited["lendablePercent"] = 0
+        queuing = (limited.get("limitResponse") or {}).get("queuing")
+        if isinstance(queuing, dict):
+            for key, value in (("handSize", 8), ("queues", 64), ("queueLengthLimit", 50)):
+                if not queuing.get(key):
+                    queuing[key] = value
+
+
+def _rule_list(values: Any, path: str, what: str, errs: list[FieldError]) -> None:
+    if len(values) > 1 and "*" in values:
+        errs.append(
+            field.invalid(path, values, f"if '*' is present, must not specify other {what}")
+        )
+
+
+def _verbs(rule: Obj, path: str, errs: list[FieldError]) -> None:
+    verbs = rule.get("verbs") or []
+    if not verbs:
+        errs.append(field.required(f"{path}.verbs", "verbs must contain at least one value"))
+    elif "*" in verbs:
+        _rule_list(verbs, f"{path}.verbs", "verbs", errs)
+    elif not set(verbs) <= set(VERBS):
+        errs.append(field.not_supported(f"{path}.verbs", verbs, VERBS))
+
+
+def _resource_rule(rule: Obj, path: str, errs: list[FieldError]) -> None:
+    _verbs(rule, path, errs)
+    groups, resources = rule.get("apiGroups") or [], rule.get("resources") or []
+    if not groups:
+        errs.append(
+            field.required(f"{path}.apiGroups", "resource rules must supply at least one api group")
+        )
+    _rule_list(groups, f"{path}.apiGroups", "api groups", errs)
+    if not resources:
+        errs.append(
+            field.required(f"{path}.resources", "resource rules must supply at least one resource")
+        )
+    _rule_list(resources, f"{path}.resources", "resources", errs)
+    namespaces = rule.get("namespaces") or []
+    if not namespaces and not rule.get("clusterScope"):
+        errs.append(
+            field.required(
+                f"{path}.namespaces",
+                "resource rules that are not cluster scoped must supply at least one namespace",
+            )
+        )
+    elif "*" in namespaces:
+        _rule_list(namespaces, f"{path}.namespaces", "namespaces", errs)
+    else:
+        for i, ns in enumerate(namespaces):
+            if not _dns_label(ns):
+                errs.append(
+                    field.invalid(
+                        f"{path}.namespaces[{i}]",
+                        ns,
+                        _NS_INTRO + "a lowercase RFC 1123 label must consist of lower case "
+                        "alphanumeric characters or '-', and must start and end with an "
+                        "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+                        "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                    )
+                )
+
+
+def _dns_label(value: str) -> bool:
+    return len(value) <= 63 and re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", value) is not None
+
+
+def _non_resource_rule(rule: Obj, path: str, errs: list[FieldError]) -> None:
+    _verbs(rule, path, errs)
+    urls = rule.get("nonResourceURLs") or []
+    if not urls:
+        errs.append(
+            field.required(
+                f"{path}.nonResourceURLs", "nonResourceURLs must contain at least one value"
+            )
+        )
+    elif "*" in urls:
+        _rule_list(urls, f"{path}.nonResourceURLs", "non-resource URLs", errs)
+
+
+_KIND_FIELDS = {"ServiceAccount": "serviceAccount", "User": "user", "Group": "group"}
+
+
+def _subject(subject: Obj, path: str, errs: list[FieldError]) -> None:
+    kind = subject.get("kind")
+    if kind not in _KIND_FIELDS:
+        errs.append(field.not_supported(f"{path}.kind", kind or "", sorted(_KIND_FIELDS)))
+        return
+    own = _KIND_FIELDS[kind]
+    body = subject.get(own)
+    if body is None:
+        errs.append(
+            field.required(f"{path}.{own}", f"{own} is required when subject kind is '{kind}'")
+        )
+    elif not body.get("name"):
+        errs.append(field.required(f"{path}.{own}.name"))
+    elif kind == "ServiceAccount" and not body.get("namespace"):
+        errs.append(
+            field.required(f"{path}.{own}.namespace", "must specify namespace for service account")
+        )
+    for other_kind, other in _KIND_FIELDS.items():
+        if other != own and subject.get(other) is not None:
+            errs.append(
+                field.forbidden(
+                    f"{path}.{other}",
+                    f"{other} is forbidden when subject kind is not '{other_kind}'",
+                )
+            )
+
+
+def validate_flow_schema(obj: Obj) -> list[FieldError]:
+    errs: list[FieldError] = []
+    name, spec = obj["metadata"].get("name", ""), obj.get("spec") or {}
+    precedence = spec.get("matchingPrecedence", 0)
+    if precedence <= 0:
+        errs.append(
+            field.invalid("spec.matchingPrecedence", precedence, "must be a positive value")
+        )
+    if precedence > MAX_PRECEDENCE:
+        errs.append(
+            field.invalid(
+                "spec.matchingPrecedence", precedence, f"must not be greater than {MAX_PRECEDENCE}"
+            )
+        )
+    if precedence == 1 and name != "exempt":
+        errs.append(
+            field.invalid(
+                "spec.matchingPrecedence",
+                precedence,
+                "only the schema named 'exempt' may have matchingPrecedence 1",
+            )
+        )
+    method = spec.get("distinguisherMethod")
+    if method is not None and method.get("type") not in ("ByNamespace", "ByUser"):
+        errs.append(
+            field.not_supported("spec.distinguisherMethod.type", method, ["ByNamespace", "ByUser"])
+        )
+    if not (spec.get("priorityLevelConfiguration") or {}).get("name"):
+        errs.append(
+            field.required(
+                "spec.priorityLevelConfiguration.name", "must reference a priority level"
+            )
+        )
+    for i, rule in enumerate(spec.get("rules") or []):
+        _policy_rule(rule, f"spec.rules[{i}]", errs)
+    errs += _mandatory(name, spec, "FlowSchema")
+    return errs
+
+
+def _policy_rule(rule: Obj, path: str, errs: list[FieldError]) -> None:
+    subjects = rule.get("subjects") or []
+    if not subjects:
+        errs.append(field.required(f"{path}.subjects", "subjects must contain at least one value"))
+    for i, subject in enumerate(subjects):
+        _subject(subject, f"{path}.subjects[{i}]", errs)
+    resources, others = rule.get("resourceRules") or [], rule.get("nonResourceRules") or []
+    if not resources and not others:
+        errs.append(
+            field.required(
+                path, "at least one of resourceRules and nonResourceRules has to be non-empty"
+            )
+        )
+    for i, r in enumerate(resources):
+        _resource_rule(r, f"{path}.resourceRules[{i}]", errs)
+    for i, r in enumerate(others):
+        _non_resource_rule(r, f"{path}.nonResourceRules[{i}]", errs)
+
+
+def _percent(value: Any, path: str, errs: list[FieldError]) -> None:
+    if value is not None and not 0 <= value <= 100:
+        errs.append(field.invalid(path, value, "must be between 0 and 100, inclusive"))
+
+
+def validate_priority_level(obj: Obj) -> list[FieldError]:
+    errs: list[FieldError] = []
+    name, spec = obj["metadata"].get("name", ""), obj.get("spec") or {}
+    kind = spec.get("type", "")
+    if (name == "exempt") != (kind == "Exempt"):
+        errs.append(
+            field.invalid("spec.type", kind, "must be 'Exempt' if and only if `name` is 'exempt'")
+        )
+    if kind == "Exempt":
+        if spec.get("limited") is not None:
+            errs.append(field.forbidden("spec.limited", "must be nil if the type is not Limited"))
+        exempt = spec.get("exempt") or {}
+        shares = exempt.get("nominalConcurrencyShares")
+        if shares is not None and shares < 0:
+            errs.append(
+                field.invalid(
+                    "spec.exempt.nominalConcurrencyShares", shares, "must be a non-negative integer"
+                )
+            )
+        _percent(exempt.get("lendablePercent"), "spec.exempt.lendablePercent", errs)
+    elif kind == "Limited":
+        if spec.get("exempt") is not None:
+            errs.append(field.forbidden("spec.exempt", "must be nil if the type is Limited"))
+        if spec.get("limited") is None:
+            errs.append(field.required("spec.limited", "must not be empty when type is Limited"))
+        else:
+            _limited(spec["limited"], errs)
+    else:
+        errs.append(field.not_supported("spec.type", kind, ["Exempt", "Limited"]))
+    errs += _mandatory(name, spec, "PriorityLevelConfiguration")
+    return errs
+
+
+def _limited(limited: Obj, errs: list[FieldError]) -> None:
+    path = "spec.limited"
+    shares = limited.get("nominalConcurrencyShares") or 0
+    if shares < 0:
+        errs.append(
+            field.invalid(
+                f"{path}.nominalConcurrencyShares", shares, "must be a non-negative integer"
+            )
+        )
+    _percent(limited.get("lendablePercent"), f"{path}.lendablePercent", errs)
+    borrowing = limited.get("borrowingLimitPercent")
+    if borrowing is not None and borrowing < 0:
+        errs.append(
+            field.invalid(
+                f"{path}.borrowingLimitPercent",
+                borrowing,
+                "if specified, must be a non-negative integer",
+            )
+        )
+    response = limited.get("limitResponse") or {}
+    rtype, queuing = response.get("type", ""), response.get("queuing")
+    if rtype == "Reject":
+        if queuing is not None:
+            errs.append(
+                field.forbidden(
+                    f"{path}.limitResponse.queuing",
+                    "must be nil if limited.limitResponse.type is not Limited",
+                )
+            )
+    elif rtype == "Queue":
+        if queuing is None:
+            errs.append(
+                field.required(
+                    f"{path}.limitResponse.queuing",
+                    "must not be empty if limited.limitResponse.type is Limited",
+                )
+            )
+        else:
+            _queuing(queuing, f"{path}.limitResponse.queuing", errs)
+    else:
+        errs.append(field.not_supported(f"{path}.limitResponse.type", rtype, ["Queue", "Reject"]))
+
+
+def _queuing(q: Obj, path: str, errs: list[FieldError]) -> None:
+    length, queues, hand = q.get("queueLengthLimit", 0), q.get("queues", 0), q.get("handSize", 0)
+    if length <= 0:
+        errs.append(field.invalid(f"{path}.queueLengthLimit", length, "must be positive"))
+    if queues <= 0:
+        errs.append(field.invalid(f"{path}.queues", queues, "must be positive"))
+    elif queues > MAX_QUEUES:
+        errs.append(
+            field.invalid(f"{path}.queues", queues, f"must not be greater than {MAX_QUEUES}")
+        )
+    if hand <= 0:
+        errs.append(field.invalid(f"{path}.handSize", hand, "must be positive"))
+    elif queues > 0 and hand > queues:
+        errs.append(
+            field.invalid(f"{path}.handSize", hand, f"should not be greater than queues ({queues})")
+        )
+
+
+def _mandatory(name: str, spec: Obj, kind: str) -> list[FieldError]:
+    """The mandatory objects' specs are fixed (an exempt level's ``exempt`` excepted)."""
+    objects = bootstrap.MANDATORY_SCHEMAS if kind == "FlowSchema" else bootstrap.MANDATORY_LEVELS
+    fixed = next((o for o in objects if o["metadata"]["name"] == name), None)
+    if fixed is None:
+        return []
+    want = copy.deepcopy(fixed)
+    (default_flow_schema if kind == "FlowSchema" else default_priority_level)(want)
+    have, want_spec = dict(spec), want["spec"]
+    if name == "exempt" and kind != "FlowSchema":
+        have["exempt"] = want_spec.get("exempt")
+        if have != want_spec:
+            return [
+                field.invalid(
+                    "spec",
+                    OMIT,
+                    f"spec of '{name}' except the 'spec.exempt' field must equal the fixed value",
+                )
+            ]
+        return []
+    if have != want_spec:
+        return [field.invalid("spec", OMIT, f"spec of '{name}' must equal the fixed value")]
+    return []
+
+
+class _Strategy(GenericStrategy):
+    tracks_generation = True
+    initial_status: Obj | None = {}  # as kube's: an empty status until a controller writes
+
+    def _default(self, obj: Obj) -> None:
+        raise NotImplementedError
+
+    def _check(self, obj: Obj) -> list[FieldError]:
+        raise NotImplementedError
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        self._default(obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        self._default(new)
+        super().prepare_for_update(new, old)
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + self._check(obj)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + self._check(new)
+
+
+@register(GROUP, "FlowSchema")
+class FlowSchemaStrategy(_Strategy):
+    def _default(self, obj: Obj) -> None:
+        default_flow_schema(obj)
+
+    def _check(self, obj: Obj) -> list[FieldError]:
+        return validate_flow_schema(obj)
+
+
+@register(GROUP, "PriorityLevelConfiguration")
+class PriorityLevelStrategy(_Strategy):
+    def _default(self, obj: Obj) -> None:
+        default_priority_level(obj)
+
+    def _check(self, obj: Obj) -> list[FieldError]:
+        return validate_priority_level(obj)

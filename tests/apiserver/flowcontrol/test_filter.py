@@ -1,0 +1,222 @@
+"""The filter: headers, exempt requests, queuing, kube's 429, timeouts, metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from twisted.internet.defer import Deferred, ensureDeferred
+from twisted.web.server import Request
+from twisted.web.test.requesthelper import DummyChannel
+
+from platform_api.apiserver import requestinfo
+from platform_api.apiserver.flowcontrol.filter import PriorityAndFairness
+from platform_api.apiserver.flowcontrol.metrics import DISPATCHED, REJECTED, WAIT
+from platform_api.authentication.user import UserInfo
+from platform_api.errors import StatusError
+from platform_api.registry.flowcontrol_bootstrap import GROUP
+from tests.apiserver.flowcontrol.conftest import World
+
+ADMIN = UserInfo("admin", groups=("system:masters", "system:authenticated"))
+FLOODER = UserInfo("flooder", groups=("system:authenticated",))
+
+
+def _request(path: str = "/api/v1/namespaces/a/configmaps") -> Request:
+    channel = DummyChannel()
+    request = Request(channel)
+    request.sent = channel.transport  # type: ignore[attr-defined]  # kept past finish
+    request.method = b"GET"
+    request.clientproto = b"HTTP/1.1"
+    request.uri = request.path = path.encode()
+    return request
+
+
+def _tiny(world: World) -> None:
+    """Level 'tiny' (3 seats of 600: 1 share of 246, none borrowed), one queue of one;
+    schema for flooder."""
+    world.create(
+        world.levels,
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "PriorityLevelConfiguration",
+            "metadata": {"name": "tiny"},
+            "spec": {
+                "type": "Limited",
+                "limited": {
+                    "nominalConcurrencyShares": 1,
+                    "borrowingLimitPercent": 0,
+                    "limitResponse": {
+                        "type": "Queue",
+                        "queuing": {"queues": 1, "handSize": 1, "queueLengthLimit": 1},
+                    },
+                },
+            },
+        },
+    )
+    world.create(
+        world.schemas,
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "FlowSchema",
+            "metadata": {"name": "flooders"},
+            "spec": {
+                "priorityLevelConfiguration": {"name": "tiny"},
+                "matchingPrecedence": 500,
+                "distinguisherMethod": {"type": "ByUser"},
+                "rules": [
+                    {
+                        "subjects": [{"kind": "User", "user": {"name": "flooder"}}],
+                        "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+                        "resourceRules": [
+                            {
+                                "verbs": ["*"],
+                                "apiGroups": ["*"],
+                                "resources": ["*"],
+                                "namespaces": ["*"],
+                                "clusterScope": True,
+                            }
+                        ],
+                    }
+                ],
+            },
+        },
+    )
+
+
+class Held:
+    """A request inside the filter until ``release`` (the handler's run)."""
+
+    def __init__(self, apf: PriorityAndFairness, user: UserInfo, request: Request) -> None:
+        self.request = request
+        self.entered = False
+        self.error: BaseException | None = None
+        self._release: Deferred[None] = Deferred()
+        info = requestinfo.parse(request.method, request.path.decode(), {})
+        self.done = ensureDeferred(self._run(apf, info, user))
+
+    async def _run(self, apf: PriorityAndFairness, info: Any, user: UserInfo) -> None:
+        try:
+            async with apf.admit(self.request, info, user):
+                self.entered = True
+                await self._release
+        except StatusError as e:
+            self.error = e
+
+    def release(self) -> None:
+        self._release.callback(None)
+
+
+def test_headers_name_schema_and_level_by_uid(world: World) -> None:
+    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    held = Held(apf, ADMIN, _request())
+    assert held.entered
+    headers = held.request.responseHeaders
+    exempt_fs = world.schemas.get("", "exempt").object["metadata"]["uid"]
+    exempt_pl = world.levels.get("", "exempt").object["metadata"]["uid"]
+    assert headers.getRawHeaders(b"X-Platform-PF-FlowSchema-UID") == [exempt_fs.encode()]
+    assert headers.getRawHeaders(b"X-Platform-PF-PriorityLevel-UID") == [exempt_pl.encode()]
+    held.release()
+
+
+def test_flood_queues_then_gets_kubes_429(world: World) -> None:
+    _tiny(world)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    before = REJECTED.values.get(("flooders", "tiny", "queue-full"), 0)
+    running = [Held(apf, FLOODER, _request()) for _ in range(3)]
+    assert all(h.entered for h in running)
+    queued = Held(apf, FLOODER, _request())
+    assert not queued.entered and queued.error is None
+    refused = Held(apf, FLOODER, _request())
+    assert isinstance(refused.error, StatusError) and refused.error.code == 429
+    written = refused.request.sent.written.getvalue()  # type: ignore[attr-defined]
+    head, _, body = written.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 429 Too Many Requests")
+    assert b"Retry-After: 1" in head
+    assert b"Content-Type: text/plain; charset=utf-8" in head
+    assert b"X-Content-Type-Options: nosniff" in head
+    assert body == b"Too many requests, please try again later.\n"
+    assert REJECTED.values[("flooders", "tiny", "queue-full")] == before + 1
+    # The administrator is never queued behind them.
+    admin = Held(apf, ADMIN, _request())
+    assert admin.entered
+    running[0].release()
+    assert queued.entered
+    for h in (*running[1:], queued, admin):
+        h.release()
+    assert world.config.levels["tiny"].queues.executing == 0
+
+
+def test_wait_is_a_quarter_of_the_request_timeout(world: World) -> None:
+    _tiny(world)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    running = [Held(apf, FLOODER, _request()) for _ in range(3)]
+    queued = Held(apf, FLOODER, _request())
+    world.clock.advance(14.9)
+    assert queued.error is None
+    world.clock.advance(0.2)
+    assert isinstance(queued.error, StatusError) and queued.error.code == 429
+    assert REJECTED.values[("flooders", "tiny", "time-out")] >= 1
+    assert WAIT.values[("false", "flooders", "tiny")][-1] >= 15.0
+    for h in running:
+        h.release()
+
+
+def test_client_gone_while_queued_is_cancelled(world: World) -> None:
+    _tiny(world)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    running = [Held(apf, FLOODER, _request()) for _ in range(3)]
+    queued = Held(apf, FLOODER, _request())
+    queued.request.connectionLost(Exception("gone"))
+    assert isinstance(queued.error, StatusError)
+    assert REJECTED.values[("flooders", "tiny", "cancelled")] >= 1
+    assert world.config.levels["tiny"].queues.waiting == 0  # type: ignore[union-attr]
+    for h in running:
+        h.release()
+
+
+def test_watch_is_classified_but_not_held(world: World) -> None:
+    _tiny(world)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    running = [Held(apf, FLOODER, _request()) for _ in range(3)]
+    request = _request("/api/v1/namespaces/a/configmaps")
+    request.uri = b"/api/v1/namespaces/a/configmaps?watch=1"
+    info = requestinfo.parse(b"GET", request.path.decode(), {b"watch": [b"1"]})
+    assert info.verb == "watch"
+    before = DISPATCHED.values.get(("flooders", "tiny"), 0)
+
+    async def run() -> None:
+        async with apf.admit(request, info, FLOODER):
+            pass
+
+    ensureDeferred(run())
+    assert DISPATCHED.values[("flooders", "tiny")] == before + 1
+    assert request.responseHeaders.hasHeader(b"X-Platform-PF-FlowSchema-UID")
+    for h in running:
+        h.release()
+
+
+@pytest.mark.parametrize("drops", [2, 40])
+def test_retry_after_grows_with_drops(world: World, drops: int) -> None:
+    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    for _second in range(4):
+        for _ in range(drops):
+            apf.dropped.record("tiny")
+        world.clock.advance(1)
+    apf.dropped.record("tiny")
+    assert apf.dropped.retry_after("tiny") == (1 if drops == 2 else 4)
+
+
+def test_busy_level_borrows_idle_seats(world: World) -> None:
+    """Without a borrowing limit the tiny level takes idle seats at the next period."""
+    _tiny(world)
+    obj = world.levels.get("", "tiny").object
+    del obj["spec"]["limited"]["borrowingLimitPercent"]
+    world.run(world.levels.update("", "tiny", lambda _old: obj))
+    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    held = [Held(apf, FLOODER, _request()) for _ in range(4)]
+    assert [h.entered for h in held] == [True, True, True, False]
+    world.clock.advance(10.0)  # a borrowing period: demand 4 > 3 seats, others idle
+    assert held[3].entered
+    assert world.config.levels["tiny"].queues.limit >= 4  # type: ignore[union-attr]
+    for h in held:
+        h.release()

@@ -1,0 +1,155 @@
+"""Fair queuing for one level: seats, queues, rejections and fairness between flows."""
+
+from __future__ import annotations
+
+import pytest
+from twisted.internet.defer import CancelledError
+from twisted.internet.task import Clock
+from twisted.python.failure import Failure
+
+from platform_api.apiserver.flowcontrol.queueset import (
+    CONCURRENCY_LIMIT,
+    QUEUE_FULL,
+    TIME_OUT,
+    QueueSet,
+    Rejected,
+    Ticket,
+    deal,
+    flow_hash,
+)
+
+A, B = flow_hash("schema", "alice"), flow_hash("schema", "bob")
+
+
+def test_a_hand_is_distinct_cards_of_the_deck() -> None:
+    for value in (0, 1, 2**63 + 12345, flow_hash("x", "y")):
+        hand = deal(value, 128, 6)
+        assert len(set(hand)) == 6
+        assert all(0 <= card < 128 for card in hand)
+    assert sorted(deal(flow_hash("a", "b"), 5, 5)) == [0, 1, 2, 3, 4]
+
+
+def test_requests_under_the_limit_run_at_once() -> None:
+    qs = QueueSet(Clock(), limit=2, queues=8, hand_size=2, queue_length_limit=5)
+    first, second = qs.enter(A), qs.enter(A)
+    assert first.waiter is None and second.waiter is None
+    assert qs.executing == 2
+    third = qs.enter(A)
+    assert third.waiter is not None and qs.waiting == 1
+    qs.finish(first)
+    assert third.waiter is None  # dispatched: its Deferred fired
+    assert qs.executing == 2 and qs.waiting == 0
+
+
+def test_waiting_request_gets_the_freed_seat() -> None:
+    qs = QueueSet(Clock(), limit=1, queues=4, hand_size=1, queue_length_limit=5)
+    running = qs.enter(A)
+    waiting = qs.enter(A)
+    assert waiting.waiter is not None
+    got: list[Ticket] = []
+    waiting.waiter.addCallback(got.append)
+    qs.finish(running)
+    assert got == [waiting]
+
+
+def test_full_queue_rejects() -> None:
+    qs = QueueSet(Clock(), limit=1, queues=1, hand_size=1, queue_length_limit=2)
+    qs.enter(A)
+    qs.enter(A)
+    qs.enter(A)
+    with pytest.raises(Rejected) as caught:
+        qs.enter(A)
+    assert caught.value.reason == QUEUE_FULL
+
+
+def test_reject_level_has_no_queue() -> None:
+    qs = QueueSet(Clock(), limit=1)
+    qs.enter(A)
+    with pytest.raises(Rejected) as caught:
+        qs.enter(B)
+    assert caught.value.reason == CONCURRENCY_LIMIT
+
+
+def test_waiting_too_long_times_out() -> None:
+    clock = Clock()
+    qs = QueueSet(clock, limit=1, queues=2, hand_size=1, queue_length_limit=5)
+    qs.enter(A)
+    waiting = qs.enter(A)
+    assert waiting.waiter is not None
+    failures: list[BaseException | None] = []
+
+    def failed(failure: Failure) -> None:
+        failures.append(failure.value)
+
+    waiting.waiter.addErrback(failed)
+    qs.expire(waiting, 15.0)
+    clock.advance(14.9)
+    assert not failures
+    clock.advance(0.2)
+    assert isinstance(failures[0], Rejected) and failures[0].reason == TIME_OUT
+    assert qs.waiting == 0
+
+
+def test_cancelled_waiter_leaves_its_queue() -> None:
+    clock = Clock()
+    qs = QueueSet(clock, limit=1, queues=2, hand_size=1, queue_length_limit=5)
+    running = qs.enter(A)
+    waiting = qs.enter(A)
+    assert waiting.waiter is not None
+    waiting.waiter.addErrback(lambda f: f.trap(CancelledError))
+    qs.expire(waiting, 15.0)
+    waiting.waiter.cancel()
+    assert qs.waiting == 0
+    assert not clock.getDelayedCalls()  # the wait timer went with it
+    qs.finish(running)
+    assert qs.executing == 0
+
+
+def test_a_quiet_flow_is_served_before_a_flooding_one() -> None:
+    """Alice queues 30 requests, then Bob 3: Bob's are dispatched among the next few
+    seats, not after all of Alice's (fair queuing by virtual finish time)."""
+    clock = Clock()
+    qs = QueueSet(clock, limit=2, queues=64, hand_size=4, queue_length_limit=50)
+    running = [qs.enter(A), qs.enter(A)]
+    order: list[str] = []
+
+    def dispatched(ticket: Ticket, name: str) -> None:
+        order.append(name)
+        running.append(ticket)
+
+    for i in range(30):
+        t = qs.enter(A)
+        assert t.waiter is not None
+        t.waiter.addCallback(dispatched, f"a{i}")
+    for i in range(3):
+        t = qs.enter(B)
+        assert t.waiter is not None
+        t.waiter.addCallback(dispatched, f"b{i}")
+    while running:
+        clock.advance(0.01)
+        qs.finish(running.pop(0))
+    assert len(order) == 33
+    bob = [order.index(f"b{i}") for i in range(3)]
+    assert max(bob) < 8, order[:10]
+
+
+def test_reconfigured_limit_dispatches_waiting_requests() -> None:
+    qs = QueueSet(Clock(), limit=1, queues=4, hand_size=2, queue_length_limit=5)
+    qs.enter(A)
+    waiting = qs.enter(B)
+    qs.reconfigure(2, 4, 2, 5)
+    assert waiting.waiter is None and qs.executing == 2
+
+
+def test_new_queue_count_waits_until_the_queues_drain() -> None:
+    qs = QueueSet(Clock(), limit=1, queues=4, hand_size=2, queue_length_limit=5)
+    running = qs.enter(A)
+    qs.enter(B)
+    qs.reconfigure(1, 0, 0, 0)  # now Reject: the waiting request keeps its queue
+    assert len(qs.queues) == 4
+    with pytest.raises(Rejected):  # nothing more is queued
+        qs.enter(A)
+    qs.finish(running)  # B's request runs: no request waits, the queues go
+    assert qs.executing == 1
+    qs.set_limit(1)
+    assert qs.waiting == 0 and len(qs.queues) == 0
