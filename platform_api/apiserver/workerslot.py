@@ -1,0 +1,167 @@
+"""One worker of ``--workers N``, as the worker sees its place among its siblings.
+
+The supervisor (workers.py) binds the port and a UDP wake socket per worker, then
+starts each worker with those descriptors and this environment:
+
+- ``PLATFORM_APISERVER_WORKER``: ``<index>/<count>``;
+- ``PLATFORM_APISERVER_FDS``: ``<listen fd>,<wake fd>,<status fd>``;
+- ``PLATFORM_APISERVER_WAKE_PORTS``: every worker's wake port, by index.
+
+A worker serves on the inherited socket, tells its siblings of each commit with one
+datagram (they read the change log at once instead of at the next 10 ms poll), and
+tells the supervisor when it is ready through the status pipe.  The supervisor writes
+what it knows of every worker to ``<data-dir>/run/workers.json``; /readyz reads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from twisted.internet.interfaces import IReactorTime
+from twisted.internet.protocol import DatagramProtocol
+from twisted.internet.task import LoopingCall
+from twisted.logger import Logger
+
+from platform_api.apiserver.health import HealthCheck
+
+log = Logger()
+WORKER_ENV = "PLATFORM_APISERVER_WORKER"
+FDS_ENV = "PLATFORM_APISERVER_FDS"
+PORTS_ENV = "PLATFORM_APISERVER_WAKE_PORTS"
+STATUS_FILE = os.path.join("run", "workers.json")
+READY = b"ready\n"
+
+
+@dataclass(frozen=True)
+class WorkerSlot:
+    index: int
+    count: int
+    listen_fd: int
+    wake_fd: int
+    status_fd: int
+    wake_ports: tuple[int, ...]
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> WorkerSlot | None:
+        """The slot this process was started in, or None outside ``--workers``."""
+        if WORKER_ENV not in environ:
+            return None
+        index, count = (int(part) for part in environ[WORKER_ENV].split("/"))
+        listen_fd, wake_fd, status_fd = (int(fd) for fd in environ[FDS_ENV].split(","))
+        ports = tuple(int(p) for p in environ[PORTS_ENV].split(","))
+        return cls(index, count, listen_fd, wake_fd, status_fd, ports)
+
+    @property
+    def family(self) -> socket.AddressFamily:
+        with socket.socket(fileno=os.dup(self.listen_fd)) as sock:
+            return sock.family
+
+    def adopt(self, reactor: Any, factory: Any) -> Any:
+        """Serve ``factory`` on the supervisor's listening socket."""
+        port = reactor.adoptStreamPort(self.listen_fd, self.family, factory)
+        os.close(self.listen_fd)  # the reactor holds its own copy
+        return port
+
+    def follow_supervisor(self, reactor: Any, interval: float = 1.0) -> LoopingCall:
+        """Stop this worker when its supervisor is gone (killed with -9, say): a worker
+        alone would keep serving a port nobody manages."""
+        parent = os.getppid()
+
+        def check() -> None:
+            if os.getppid() != parent:
+                log.warn("the supervisor is gone; stopping")
+                reactor.stop()
+
+        loop = LoopingCall(check)
+        loop.clock = reactor
+        loop.start(interval, now=False)
+        return loop
+
+    def report_ready(self) -> None:
+        """Tell the supervisor this worker finished bootstrapping."""
+        try:
+            os.write(self.status_fd, READY)
+        except OSError:
+            log.warn("could not tell the supervisor this worker is ready")
+
+
+class WakeSiblings(DatagramProtocol):
+    """Commit notifications between workers: one datagram per commit batch to every
+    sibling; a received one makes this worker read the change log at once."""
+
+    noisy = False
+
+    def __init__(self, slot: WorkerSlot, on_wake: Callable[[], None], reactor: Any) -> None:
+        self.slot = slot
+        self._on_wake = on_wake
+        self._reactor = reactor
+        self._due = False
+        self._targets = [
+            ("127.0.0.1", port) for i, port in enumerate(slot.wake_ports) if i != slot.index
+        ]
+
+    def listen(self) -> None:
+        self._reactor.adoptDatagramPort(self.slot.wake_fd, socket.AF_INET, self)
+        os.close(self.slot.wake_fd)
+
+    def notify(self) -> None:
+        if self.transport is None:
+            return
+        for target in self._targets:
+            # A sibling restarting, a full buffer: it polls the log anyway.
+            with contextlib.suppress(OSError):
+                self.transport.write(b"!", target)
+
+    def datagramReceived(self, datagram: bytes, addr: Any) -> None:
+        if self._due:
+            return  # one log read per reactor turn, however many siblings committed
+        self._due = True
+        self._reactor.callLater(0, self._wake)
+
+    def _wake(self) -> None:
+        self._due = False
+        self._on_wake()
+
+
+class WorkerStates:
+    """The supervisor's record of every worker, re-read when the file changes."""
+
+    def __init__(self, data_dir: str, count: int, clock: IReactorTime | None = None) -> None:
+        self.path = os.path.join(data_dir, STATUS_FILE)
+        self.count = count
+        self._mtime = -1.0
+        self._states: dict[str, Any] = {}
+        self._clock: Callable[[], float] = clock.seconds if clock is not None else time.time
+
+    def state(self, index: int) -> dict[str, Any]:
+        try:
+            mtime = os.stat(self.path).st_mtime
+        except OSError:
+            return {}
+        if mtime != self._mtime:
+            try:
+                with open(self.path, "rb") as f:
+                    self._states = orjson.loads(f.read())
+                self._mtime = mtime
+            except (OSError, orjson.JSONDecodeError):
+                return {}
+        value = self._states.get(str(index), {})
+        return value if isinstance(value, dict) else {}
+
+    def check(self, index: int) -> str | None:
+        state = self.state(index).get("state", "unknown")
+        return None if state == "ready" else state
+
+    def health_checks(self) -> list[HealthCheck]:
+        """``[+]worker-<i> ok`` per worker on /readyz: each must be up and bootstrapped."""
+        return [
+            HealthCheck(f"worker-{i}", lambda i=i: self.check(i))  # type: ignore[misc]
+            for i in range(self.count)
+        ]

@@ -1,0 +1,104 @@
+"""The parts of --workers that need no second process: locks, slots, states, argv."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+from twisted.internet.defer import CancelledError
+from twisted.internet.task import Clock
+
+from platform_api.apiserver.config import ConfigError, from_flags
+from platform_api.apiserver.processlock import ProcessLock
+from platform_api.apiserver.workers import plugin_arguments
+from platform_api.apiserver.workerslot import WorkerSlot, WorkerStates
+
+
+def test_one_holder_at_a_time_and_the_next_waits(tmp_path: Path) -> None:
+    clock = Clock()
+    first = ProcessLock(str(tmp_path / "lock"), clock)
+    second = ProcessLock(str(tmp_path / "lock"), clock)
+    assert first.try_acquire() and first.held
+    ran: list[str] = []
+    second.when_acquired(lambda: ran.append("second"))
+    clock.advance(1)
+    assert ran == [] and not second.held
+    first.release()
+    clock.advance(0.05)
+    assert ran == ["second"] and second.held
+    second.release()
+
+
+def test_a_waiting_acquire_can_be_cancelled(tmp_path: Path) -> None:
+    clock = Clock()
+    holder = ProcessLock(str(tmp_path / "lock"), clock)
+    assert holder.try_acquire()
+    waiter = ProcessLock(str(tmp_path / "lock"), clock)
+    d = waiter.acquire()
+    d.cancel()
+    failure = []
+    d.addErrback(failure.append)
+    assert failure[0].check(CancelledError)
+    holder.release()
+    clock.advance(1)
+    assert not waiter.held
+
+
+def test_release_cancels_a_pending_when_acquired(tmp_path: Path) -> None:
+    clock = Clock()
+    holder = ProcessLock(str(tmp_path / "lock"), clock)
+    assert holder.try_acquire()
+    waiter = ProcessLock(str(tmp_path / "lock"), clock)
+    waiter.when_acquired(lambda: pytest.fail("must not run"))
+    waiter.release()
+    holder.release()
+    clock.advance(5)
+    assert not waiter.held
+
+
+def test_the_slot_comes_from_the_environment() -> None:
+    env = {
+        "PLATFORM_APISERVER_WORKER": "1/3",
+        "PLATFORM_APISERVER_FDS": "3,4,5",
+        "PLATFORM_APISERVER_WAKE_PORTS": "1000,1001,1002",
+    }
+    slot = WorkerSlot.from_environment(env)
+    assert slot == WorkerSlot(1, 3, 3, 4, 5, (1000, 1001, 1002))
+    assert WorkerSlot.from_environment({}) is None
+
+
+def test_worker_states_are_read_from_the_supervisors_file(tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    path = tmp_path / "run" / "workers.json"
+    path.write_bytes(orjson.dumps({"0": {"state": "ready"}, "1": {"state": "restarting"}}))
+    states = WorkerStates(str(tmp_path), 3)
+    checks = states.health_checks()
+    assert [c.name for c in checks] == ["worker-0", "worker-1", "worker-2"]
+    assert [c.check() for c in checks] == [None, "restarting", "unknown"]
+    path.write_bytes(orjson.dumps({"0": {"state": "ready"}, "1": {"state": "ready"}}))
+    os.utime(path, (1, 1))  # a new mtime: re-read
+    assert checks[1].check() is None
+
+
+def test_a_missing_or_torn_states_file_fails_the_checks(tmp_path: Path) -> None:
+    states = WorkerStates(str(tmp_path), 1)
+    assert states.check(0) == "unknown"
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "workers.json").write_bytes(b"{")
+    assert states.check(0) == "unknown"
+
+
+def test_the_workers_get_the_flags_after_the_plugin_name() -> None:
+    argv = ["twistd", "-n", "--logfile", "x", "platform-apiserver", "--workers", "2", "--v", "1"]
+    assert plugin_arguments(argv) == ["--workers", "2", "--v", "1"]
+    assert plugin_arguments(["twistd"]) == []
+
+
+def test_workers_flag() -> None:
+    assert from_flags({"workers": "4"}).workers == 4
+    assert from_flags({}).workers == 1
+    with pytest.raises(ConfigError) as e:
+        from_flags({"workers": "0"})
+    assert str(e.value) == "--workers must be at least 1"

@@ -1,0 +1,195 @@
+"""``--workers 2``: two server processes on one port and one data directory, for real.
+
+Connections land on whichever worker accepts first, so the tests open many of them:
+writes through some reach watchers on others only through the shared change log and
+the commit datagrams.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.e2e.conftest import Server, session_for, start_server
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    running = start_server(tmp_path_factory.mktemp("workers"), "--workers", "2")
+    yield running
+    running.stop()
+
+
+def states(server: Server) -> dict[str, dict[str, object]]:
+    return json.loads((server.data_dir / "run" / "workers.json").read_text())
+
+
+def fresh(server: Server) -> requests.Session:
+    """A session on a new connection: the kernel picks the worker."""
+    return session_for(server, cert=server.admin_cert)
+
+
+def wait_until(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_readyz_reports_every_worker(workers: Server) -> None:
+    response = fresh(workers).get(f"{workers.base_url}/readyz?verbose")
+    assert response.status_code == 200
+    assert "[+]worker-0 ok\n[+]worker-1 ok\nreadyz check passed\n" in response.text
+    pids = {s["pid"] for s in states(workers).values()}
+    assert len(pids) == 2 and workers.process.pid not in pids
+
+
+def _watch(server: Server, rv: str, seen: list[dict[str, object]], stop: threading.Event) -> None:
+    url = f"{server.base_url}/api/v1/namespaces/default/configmaps"
+    params = {"watch": "1", "resourceVersion": rv, "timeoutSeconds": "30"}
+    with fresh(server).get(url, params=params, stream=True) as response:
+        for line in response.iter_lines():
+            if line:
+                seen.append(json.loads(line))
+            if stop.is_set():
+                return
+
+
+def test_writes_on_any_worker_reach_watchers_on_every_worker_in_order(workers: Server) -> None:
+    url = f"{workers.base_url}/api/v1/namespaces/default/configmaps"
+    rv = fresh(workers).get(url).json()["metadata"]["resourceVersion"]
+    stop = threading.Event()
+    seen: list[list[dict[str, object]]] = [[] for _ in range(6)]
+    threads = [
+        threading.Thread(target=_watch, args=(workers, rv, s, stop), daemon=True) for s in seen
+    ]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    created = []
+    for i in range(30):
+        body = {"metadata": {"name": f"spread-{i}"}, "data": {"i": str(i)}}
+        response = fresh(workers).post(url, json=body)
+        assert response.status_code == 201, response.text
+        created.append(response.json()["metadata"]["resourceVersion"])
+    assert [int(r) for r in created] == sorted(int(r) for r in created)  # one global revision
+    wait_until(lambda: all(len(s) >= 30 for s in seen))
+    stop.set()
+    for events in seen:
+        names = [e["object"]["metadata"]["name"] for e in events[:30]]  # type: ignore[index]
+        assert names == [f"spread-{i}" for i in range(30)]
+        assert [e["object"]["metadata"]["resourceVersion"] for e in events[:30]] == created  # type: ignore[index]
+
+
+def test_optimistic_concurrency_holds_across_workers(workers: Server) -> None:
+    url = f"{workers.base_url}/api/v1/namespaces/default/configmaps"
+    fresh(workers).post(url, json={"metadata": {"name": "cas"}})
+    current = fresh(workers).get(f"{url}/cas").json()
+    first = fresh(workers).put(f"{url}/cas", json={**current, "data": {"a": "1"}})
+    assert first.status_code == 200
+    second = fresh(workers).put(f"{url}/cas", json={**current, "data": {"a": "2"}})
+    assert second.status_code == 409
+    assert second.json()["reason"] == "Conflict"
+    assert second.json()["message"] == (
+        'Operation cannot be fulfilled on configmaps "cas": the object has been modified; '
+        "please apply your changes to the latest version and try again"
+    )
+
+
+def _leader_pid(server: Server) -> int:
+    """The worker holding the leader lock, from the kernel's lock table."""
+    inode = os.stat(server.data_dir / "run" / "leader.lock").st_ino
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if fields[1] == "FLOCK" and int(fields[5].split(":")[2]) == inode:
+            return int(fields[4])
+    raise AssertionError("nobody holds the leader lock")
+
+
+def _restarted(server: Server, index: str, old_pid: object) -> bool:
+    state = states(server)[index]
+    return state["state"] == "ready" and state["pid"] != old_pid
+
+
+def test_a_killed_worker_is_restarted_and_its_duties_move(workers: Server) -> None:
+    wait_until(lambda: _leader_pid(workers) > 0)
+    leader = _leader_pid(workers)
+    index = next(i for i, s in states(workers).items() if s["pid"] == leader)
+    os.kill(leader, signal.SIGKILL)
+    # The survivor keeps serving meanwhile, and takes over the controllers.
+    ns_url = f"{workers.base_url}/api/v1/namespaces"
+    for _ in range(5):
+        response = fresh(workers).get(f"{ns_url}/default")
+        assert response.status_code == 200
+    wait_until(lambda: _restarted(workers, index, leader))
+    wait_until(lambda: _leader_pid(workers) != leader)
+    # The namespace controller runs on the new leader: a deleted namespace goes away.
+    session = fresh(workers)
+    assert session.post(ns_url, json={"metadata": {"name": "after-kill"}}).status_code == 201
+    cm_url = f"{ns_url}/after-kill/configmaps"
+    assert session.post(cm_url, json={"metadata": {"name": "x"}}).status_code == 201
+    assert session.delete(f"{ns_url}/after-kill").status_code == 200
+    wait_until(lambda: fresh(workers).get(f"{ns_url}/after-kill").status_code == 404)
+    response = fresh(workers).get(f"{workers.base_url}/readyz?verbose")
+    assert "[+]worker-0 ok\n[+]worker-1 ok\n" in response.text
+
+
+def test_sigterm_stops_every_worker(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "data", "--workers", "2")
+    pids = [int(s["pid"]) for s in states(server).values()]  # type: ignore[call-overload]
+    server.process.send_signal(signal.SIGTERM)
+    # twistd ends by re-raising the signal that stopped it, after a clean shutdown.
+    assert server.process.wait(timeout=30) == -signal.SIGTERM
+    assert "Server Shut Down." in server.log.read_text().splitlines()[-1]
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_a_worker_killed_mid_write_loses_no_acknowledged_write(workers: Server) -> None:
+    url = f"{workers.base_url}/api/v1/namespaces/default/configmaps"
+    acknowledged: dict[str, str] = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def writer(n: int) -> None:
+        i = 0
+        while not stop.is_set():
+            name = f"k{n}-{i}"
+            i += 1
+            try:
+                response = fresh(workers).post(url, json={"metadata": {"name": name}})
+            except requests.ConnectionError:
+                continue  # its worker died mid-request: not acknowledged
+            if response.status_code == 201:
+                with lock:
+                    acknowledged[name] = response.json()["metadata"]["resourceVersion"]
+
+    threads = [threading.Thread(target=writer, args=(n,), daemon=True) for n in range(6)]
+    for t in threads:
+        t.start()
+    time.sleep(1.0)
+    victim = states(workers)["1"]["pid"]
+    os.kill(int(victim), signal.SIGKILL)  # type: ignore[call-overload]
+    time.sleep(1.0)
+    stop.set()
+    for t in threads:
+        t.join(timeout=30)
+    wait_until(lambda: _restarted(workers, "1", victim))
+    stored = {
+        item["metadata"]["name"]: item["metadata"]["resourceVersion"]
+        for item in fresh(workers).get(url).json()["items"]
+    }
+    assert len(acknowledged) > 20
+    missing = {n: rv for n, rv in acknowledged.items() if stored.get(n) != rv}
+    assert missing == {}
