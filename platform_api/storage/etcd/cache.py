@@ -1,0 +1,188 @@
+"""The watch cache: every object under the prefix, in memory, as of one etcd revision.
+
+As kube's cacher does, one etcd watch (here: one for the whole key prefix, so events of
+all resources arrive in one revision order) keeps a copy of the data current; reads,
+lists at recent revisions and every watcher are served from it, with no etcd round trip
+per read or per watcher.  A window of recent events (``history``) serves watches from an
+older resourceVersion and lists at an exact one, as the LMDB change log does.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+
+from twisted.internet.defer import Deferred
+
+from platform_api.storage.etcd.kv import prefix_end
+from platform_api.storage.interface import (
+    ADDED,
+    DELETED,
+    EXPIRED,
+    KEY_NOT_FOUND,
+    MODIFIED,
+    TOO_LARGE_REVISION,
+    Event,
+    ListOptions,
+    ListResult,
+    StorageError,
+    Stored,
+)
+
+
+class WatchCache:
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.data: dict[bytes, Stored] = {}
+        self.keys: list[bytes] = []  # sorted
+        self.revision = 0
+        self.floor = 0  # lists and watches from before this revision are Expired
+        self.history: list[Event] = []
+        self._revisions: list[int] = []  # of each history event, for bisecting
+        self._times: list[float] = []  # when each history event arrived (our clock)
+        self._clock = clock
+        self._waiters: list[tuple[int, Deferred[None]]] = []
+
+    # -- feeding -----------------------------------------------------------------------
+
+    def load(self, items: list[Stored], revision: int) -> None:
+        """The initial list, at ``revision``."""
+        self.data = {s.key: s for s in items}
+        self.keys = sorted(self.data)
+        self.revision = self.floor = revision
+        self._drop(len(self.history))  # a re-list: history from before it is unknown
+
+    def apply(self, events: list[Event], revision: int) -> list[Event]:
+        """Changes of one watch response; returns the new ones.  The caller publishes them,
+        then ``advance``s: writers waiting for a revision resume after its watchers heard."""
+        fresh = [e for e in events if e.revision > self.revision]
+        now = self._clock()
+        for event in fresh:
+            if event.type == DELETED:
+                if self.data.pop(event.key, None) is not None:
+                    del self.keys[bisect.bisect_left(self.keys, event.key)]
+            else:
+                assert event.stored is not None
+                if event.key not in self.data:
+                    bisect.insort(self.keys, event.key)
+                self.data[event.key] = event.stored
+            self.history.append(event)
+            self._revisions.append(event.revision)
+            self._times.append(now)
+        return fresh
+
+    def advance(self, revision: int) -> None:
+        """Everything up to ``revision`` has been applied (a progress notification)."""
+        self.revision = max(self.revision, revision)
+        ready = [d for r, d in self._waiters if r <= self.revision]
+        self._waiters = [(r, d) for r, d in self._waiters if r > self.revision]
+        for d in ready:
+            d.callback(None)
+
+    def wait_for(self, revision: int) -> Deferred[None]:
+        d: Deferred[None] = Deferred(self._cancel)
+        if revision <= self.revision:
+            d.callback(None)
+        else:
+            self._waiters.append((revision, d))
+        return d
+
+    def _cancel(self, d: Deferred[None]) -> None:
+        self._waiters = [(r, w) for r, w in self._waiters if w is not d]
+
+    def fail_waiters(self, error: Exception) -> None:
+        waiters, self._waiters = self._waiters, []
+        for _, d in waiters:
+            d.errback(error)
+
+    def trim(self, older_than: float) -> int:
+        """Forget history recorded before ``older_than``; returns the new floor."""
+        cut = bisect.bisect_left(self._times, older_than)
+        if cut:
+            self.floor = max(self.floor, self.history[cut - 1].revision)
+            self._drop(cut)
+        return self.floor
+
+    def _drop(self, count: int) -> None:
+        del self.history[:count]
+        del self._revisions[:count]
+        del self._times[:count]
+
+    def expire_below(self, revision: int) -> None:
+        """etcd compacted to ``revision``: older lists expire, as they would in etcd."""
+        self.floor = max(self.floor, revision)
+        self._drop(bisect.bisect_right(self._revisions, revision))
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def get(self, key: bytes) -> Stored:
+        stored = self.data.get(key)
+        if stored is None:
+            raise StorageError(KEY_NOT_FOUND, key)
+        return stored
+
+    def count(self, prefix: bytes) -> int:
+        return bisect.bisect_left(self.keys, _after(prefix)) - bisect.bisect_left(self.keys, prefix)
+
+    def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
+        if revision < self.floor:
+            raise StorageError(EXPIRED, prefix, revision=self.floor)
+        start = bisect.bisect_right(self._revisions, revision)
+        return [e for e in self.history[start:] if e.key.startswith(prefix)]
+
+    def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
+        if options.revision and options.revision != self.revision:
+            return self._list_at(prefix, options)
+        lo = bisect.bisect_right(self.keys, options.start_after) if options.start_after else 0
+        lo = max(lo, bisect.bisect_left(self.keys, prefix))
+        hi = bisect.bisect_left(self.keys, _after(prefix))
+        items: list[Stored] = []
+        for i in range(lo, hi):
+            if options.limit and len(items) >= options.limit:
+                remaining = None if options.predicate else hi - i
+                return ListResult(items, self.revision, items[-1].key, remaining)
+            stored = self.data[self.keys[i]]
+            if options.predicate is None or options.predicate(stored.object):
+                items.append(stored)
+        return ListResult(items, self.revision, None, None)
+
+    def _list_at(self, prefix: bytes, options: ListOptions) -> ListResult:
+        target = options.revision
+        if target > self.revision:
+            raise StorageError(TOO_LARGE_REVISION, prefix, revision=self.revision)
+        if target < self.floor:
+            raise StorageError(EXPIRED, prefix, revision=target)
+        lo, hi = (
+            bisect.bisect_left(self.keys, prefix),
+            bisect.bisect_left(self.keys, _after(prefix)),
+        )
+        state = {k: self.data[k] for k in self.keys[lo:hi]}
+        for event in reversed(self.history):  # undo every change after the target
+            if event.revision <= target:
+                break
+            if not event.key.startswith(prefix):
+                continue
+            if event.type == ADDED or event.prev is None:
+                state.pop(event.key, None)
+            else:
+                state[event.key] = event.prev
+        keys = sorted(k for k in state if k > options.start_after)
+        items: list[Stored] = []
+        for i, key in enumerate(keys):
+            if options.limit and len(items) >= options.limit:
+                remaining = None if options.predicate else len(keys) - i
+                return ListResult(items, target, items[-1].key, remaining)
+            stored = state[key]
+            if options.predicate is None or options.predicate(stored.object):
+                items.append(stored)
+        return ListResult(items, target, None, None)
+
+
+def _after(prefix: bytes) -> bytes:
+    """The smallest key greater than every key starting with ``prefix``."""
+    return prefix_end(prefix) if prefix else b"\xff" * 16
+
+
+def event_type(create_revision: int, mod_revision: int, deleted: bool) -> str:
+    if deleted:
+        return DELETED
+    return ADDED if create_revision == mod_revision else MODIFIED

@@ -1,0 +1,73 @@
+"""Where objects live in etcd: kube-apiserver's key layout.
+
+The registry keys objects ``/<group or core>/<plural>/<namespace>\\0<name>`` (the NUL keeps
+a namespace's keys apart from a longer namespace's).  In etcd they are kept as
+kube-apiserver keeps them, so the data is where kube's tools (and ``etcdctl get --prefix
+/registry/configmaps``) expect it: ``<prefix>/<resource>/<namespace>/<name>``, where
+built-in resources are keyed by resource alone (with kube's special cases: services under
+``services/specs``, nodes under ``minions``...) and custom resources, CRDs and APIServices
+under ``<group>/<resource>``.
+
+One difference: kube keeps the two Event APIs in one place; here they are two resources, so
+``events.platform.io`` events keep their group segment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+# kube's SpecialDefaultResourcePrefixes (pkg/kubeapiserver/default_storage_factory_builder.go).
+_SPECIAL = {
+    (b"core", b"replicationcontrollers"): b"controllers",
+    (b"core", b"endpoints"): b"services/endpoints",
+    (b"core", b"nodes"): b"minions",
+    (b"core", b"services"): b"services/specs",
+    (b"networking.platform.io", b"ingresses"): b"ingress",
+}
+# Built-in groups whose keys keep the group, as kube's apiextensions and aggregator do.
+_GROUPED = {b"apiextensions.platform.io", b"apiregistration.platform.io", b"events.platform.io"}
+DEFAULT_PREFIX = "/registry"
+
+
+class KeyLayout:
+    """Translates registry keys to etcd keys and back."""
+
+    def __init__(self, prefix: str, builtin: Iterable[tuple[str, str]]) -> None:
+        self.root = prefix.rstrip("/").encode() + b"/"
+        self._to: dict[tuple[bytes, bytes], bytes] = {}
+        self._from: dict[bytes, tuple[bytes, bytes]] = {}
+        for group, plural in builtin:
+            g = (group or "core").encode()
+            p = plural.encode()
+            base = _SPECIAL.get((g, p)) or (g + b"/" + p if g in _GROUPED else p)
+            self._to[(g, p)] = base
+            self._from[base] = (g, p)
+
+    def etcd_key(self, key: bytes) -> bytes:
+        """``/core/configmaps/ns\\0name`` -> ``/registry/configmaps/ns/name``."""
+        _, group, plural, rest = key.split(b"/", 3)
+        base = self._to.get((group, plural)) or group + b"/" + plural
+        return self.root + base + b"/" + rest.replace(b"\x00", b"/")
+
+    def registry_key(self, etcd_key: bytes) -> bytes | None:
+        """The registry key of an etcd key, or None for keys that are not objects."""
+        if not etcd_key.startswith(self.root):
+            return None
+        rest = etcd_key[len(self.root) :]
+        parts = rest.split(b"/")
+        for width in (2, 1):  # services/specs before services, then plain resources
+            base = b"/".join(parts[:width])
+            if base in self._from:
+                group, plural = self._from[base]
+                return self._join(group, plural, parts[width:])
+        if len(parts) >= 3 and b"." in parts[0]:  # <group>/<resource>/...: custom resources
+            return self._join(parts[0], parts[1], parts[2:])
+        return None
+
+    @staticmethod
+    def _join(group: bytes, plural: bytes, tail: list[bytes]) -> bytes | None:
+        if len(tail) == 1 and tail[0]:
+            return b"/" + group + b"/" + plural + b"/" + tail[0]
+        if len(tail) == 2 and tail[0] and tail[1]:
+            return b"/" + group + b"/" + plural + b"/" + tail[0] + b"\x00" + tail[1]
+        return None

@@ -1,0 +1,364 @@
+"""The storage interface over etcd v3 (``--storage-backend=etcd3``).
+
+Reads come from the watch cache (cache.py), which one etcd watch keeps current: a read
+never waits for etcd, and a write returns once this server's cache has seen it, so a
+client reads its own writes through the same server.  Writes are single-key etcd
+transactions, as kube's etcd3 store makes them: create if the key's create_revision is 0;
+update or delete if its mod_revision is still the one read; on a lost race the
+transaction's else-branch returns the key as it is now and the update runs again on it.
+
+Objects are stored as kube stores them: JSON without ``resourceVersion`` (the key's
+mod_revision is the resourceVersion), under kube's key layout (layout.py), through the
+value transformer (encryption at rest) when one is configured.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import orjson
+from twisted.internet.defer import Deferred, ensureDeferred, succeed
+from twisted.logger import Logger
+
+from platform_api.storage.etcd import proto
+from platform_api.storage.etcd.cache import WatchCache, event_type
+from platform_api.storage.etcd.client import EtcdClient
+from platform_api.storage.etcd.errors import Compacted, EtcdError, NoSpace, RequestTooLarge
+from platform_api.storage.etcd.kv import KeyValue, RangeResult, prefix_end
+from platform_api.storage.etcd.layout import KeyLayout
+from platform_api.storage.etcd.watch import WatchResponse
+from platform_api.storage.interface import (
+    CONFLICT,
+    DELETED,
+    INVALID_OBJECT,
+    KEY_EXISTS,
+    KEY_NOT_FOUND,
+    NO_SPACE,
+    REQUEST_TOO_LARGE,
+    UNREACHABLE,
+    Event,
+    ListOptions,
+    ListResult,
+    Preconditions,
+    StorageError,
+    Stored,
+    TryUpdate,
+    ValidateDeletion,
+)
+from platform_api.storage.limits import check_write_size
+from platform_api.storage.transformer import StaleStored, TransformError, ValueTransformer, write
+from platform_api.storage.updates import next_state
+
+log = Logger()
+COMPACT_KEY = b"compact_rev_key"  # kube's compactor coordinates its replicas on this key
+_PAGE = 10000
+
+
+class EtcdStorage:
+    def __init__(
+        self,
+        client: EtcdClient,
+        layout: KeyLayout,
+        reactor: Any,
+        *,
+        on_commit: Callable[[list[Event]], None] | None = None,
+        transformer: ValueTransformer | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.client = client
+        self.layout = layout
+        self.reactor = reactor
+        self.on_commit = on_commit
+        self._transformer = transformer
+        self._clock = clock
+        self.cache = WatchCache(clock)
+        self._watching: Deferred[None] | None = None
+        self._stopped = False
+        self._last_mark = 0
+        self._problem: str | None = None
+
+    # -- start and the watch ------------------------------------------------------------
+
+    def load(self) -> None:
+        """Fill the cache with one consistent list (blocking: at start, before serving)."""
+        root = self.layout.root
+        key, revision, items = root, 0, []
+        while True:
+            result = _range_blocking(self.client, key, prefix_end(root), _PAGE, revision)
+            revision = revision or result.revision
+            for kv in result.kvs:
+                stored = self._stored(kv)
+                if stored is not None:
+                    items.append(stored)
+            if not result.more:
+                break
+            key = result.kvs[-1].key + b"\x00"
+        self.cache.load(items, revision)
+
+    def start(self) -> None:
+        """Follow etcd from the loaded revision; re-watch (or re-load) when the stream ends."""
+        self._watching = ensureDeferred(self._follow())
+        self._watching.addErrback(lambda f: log.failure("the etcd watch failed", f))
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self._watching is not None:
+            self._watching.cancel()
+        self.cache.fail_waiters(StorageError(UNREACHABLE, b"", "the server is stopping"))
+
+    async def _follow(self) -> None:
+        root = self.layout.root
+        while not self._stopped:
+            try:
+                watch = await self.client.watch(
+                    root, prefix_end(root), start_revision=self.cache.revision + 1
+                )
+                self._problem = None
+                async for response in watch:
+                    self._received(response)
+            except Compacted:
+                log.warn("the etcd watch fell behind a compaction; re-listing")
+                await self._reload()
+            except EtcdError as e:
+                self._problem = f"the etcd watch ended: {e}"
+                log.warn("{problem}; watching again", problem=self._problem)
+                await _sleep(self.reactor, 0.5)
+
+    async def _reload(self) -> None:
+        """After a gap: list again; changes in between reach watchers as one batch."""
+        before = dict(self.cache.data)
+        result = await self.client.range(self.layout.root, prefix_end(self.layout.root))
+        now = {s.key: s for kv in result.kvs if (s := self._stored(kv)) is not None}
+        events = [
+            Event("ADDED" if k not in before else "MODIFIED", s.revision, k, s, before.get(k))
+            for k, s in now.items()
+            if k not in before or before[k].revision != s.revision
+        ]
+        events += [
+            Event(DELETED, result.revision, k, s, s) for k, s in before.items() if k not in now
+        ]
+        self.cache.load(list(now.values()), result.revision)
+        self._publish(sorted(events, key=lambda e: e.revision))
+        self.cache.advance(result.revision)
+
+    def _received(self, response: WatchResponse) -> None:
+        events = []
+        for change in response.events:
+            key = self.layout.registry_key(change.kv.key)
+            if key is None:
+                continue
+            prev = self._stored(change.prev_kv) if change.prev_kv is not None else None
+            deleted = change.type == "DELETE"
+            kind = event_type(change.kv.create_revision, change.kv.mod_revision, deleted)
+            if deleted:
+                prev = prev or Stored(key, change.kv.mod_revision, b"{}")
+                events.append(Event(kind, change.kv.mod_revision, key, prev, prev))
+            else:
+                stored = self._stored(change.kv)
+                events.append(Event(kind, change.kv.mod_revision, key, stored, prev))
+        self._publish(self.cache.apply(events, response.revision))
+        self.cache.advance(response.revision)
+
+    def _publish(self, events: list[Event]) -> None:
+        if events and self.on_commit is not None:
+            try:
+                self.on_commit(events)
+            except Exception:
+                log.failure("publishing etcd events")
+
+    def problem(self) -> str | None:
+        """Why this server's view of etcd is not current (None: it is): the health check."""
+        return self._problem
+
+    # -- values ----------------------------------------------------------------------------
+
+    def _stored(self, kv: KeyValue) -> Stored | None:
+        """A KeyValue as the registry sees it: decrypted, resourceVersion set."""
+        key = self.layout.registry_key(kv.key)
+        if key is None:
+            return None
+        plain, stale = kv.value, False
+        try:
+            if self._transformer is not None:
+                plain, stale = self._transformer.from_storage(key, kv.value)
+            obj = orjson.loads(plain)
+            obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+        except (TransformError, orjson.JSONDecodeError, KeyError, TypeError):
+            # A value that does not decode: its reader reports it (kube's unsafe delete).
+            return Stored(key, kv.mod_revision, kv.value)
+        kind = StaleStored if stale else Stored
+        return kind(key, kv.mod_revision, orjson.dumps(obj))
+
+    def _value(self, key: bytes, obj: dict[str, Any], expected: int) -> bytes:
+        check_write_size(key, obj, expected)
+        meta = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
+        return write(self._transformer, key, orjson.dumps({**obj, "metadata": meta}) + b"\n")
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def current_revision(self) -> int:
+        return self.cache.revision
+
+    def compacted_revision(self) -> int:
+        return self.cache.floor
+
+    def get(self, key: bytes) -> Stored:
+        return self.cache.get(key)
+
+    def count(self, prefix: bytes) -> int:
+        return self.cache.count(prefix)
+
+    def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
+        return self.cache.get_list(prefix, options)
+
+    def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
+        return self.cache.events_since(revision, prefix)
+
+    async def consistent_revision(self) -> int:
+        """etcd's current revision (one quorum read): a consistent read waits until the
+        cache has it, as kube's consistent reads from its watch cache do."""
+        result = await _call(COMPACT_KEY, self.client.range(COMPACT_KEY, count_only=True))
+        return int(result.revision)
+
+        # -- writes -----------------------------------------------------------------------------
+
+    async def _written(self, key: bytes, obj: dict[str, Any], revision: int) -> Stored:
+        """Once the cache has the write: what the registry returns for it."""
+        await self.cache.wait_for(revision)
+        obj["metadata"]["resourceVersion"] = str(revision)
+        return Stored(key, revision, orjson.dumps(obj))
+
+    async def create(self, key: bytes, obj: dict[str, Any]) -> Stored:
+        value = self._value(key, obj, 0)
+        result = await _call(key, self.client.create(self.layout.etcd_key(key), value))
+        if not result.succeeded:
+            raise StorageError(KEY_EXISTS, key)
+        return await self._written(key, obj, result.revision)
+
+    async def guaranteed_update(
+        self,
+        key: bytes,
+        try_update: TryUpdate,
+        *,
+        ignore_not_found: bool = False,
+        preconditions: Preconditions | None = None,
+    ) -> Stored:
+        current: Stored | None = self.cache.data.get(key)
+        while True:
+            if current is None and not ignore_not_found:
+                raise StorageError(KEY_NOT_FOUND, key)
+            new = await next_state(key, current, try_update, preconditions)
+            if new is None:
+                assert current is not None
+                return current
+            if current is None:
+                try:
+                    return await self.create(key, new)
+                except StorageError as e:
+                    if e.code != KEY_EXISTS:
+                        raise
+                    current = await self._fresh(key)
+                    continue
+            value = self._value(key, new, current.revision)
+            etcd_key = self.layout.etcd_key(key)
+            result = await _call(key, self.client.update(etcd_key, value, current.revision))
+            if result.succeeded:
+                return await self._written(key, new, result.revision)
+            # Lost a race: the transaction returned the key as it is now.
+            current = self._stored(result.current) if result.current is not None else None
+
+    async def _fresh(self, key: bytes) -> Stored | None:
+        kv = await _call(key, self.client.get(self.layout.etcd_key(key)))
+        return self._stored(kv) if kv is not None else None
+
+    async def delete(
+        self,
+        key: bytes,
+        *,
+        preconditions: Preconditions | None = None,
+        validate: ValidateDeletion | None = None,
+    ) -> Stored:
+        current = self.cache.data.get(key)
+        while True:
+            if current is None:
+                raise StorageError(KEY_NOT_FOUND, key)
+            if preconditions is not None:
+                why = preconditions.failure(current.object)
+                if why:
+                    raise StorageError(INVALID_OBJECT, key, why)
+            if validate is not None:
+                validate(current.object)
+            etcd_key = self.layout.etcd_key(key)
+            result = await _call(key, self.client.delete_at(etcd_key, current.revision))
+            if result.succeeded:
+                await self.cache.wait_for(result.revision)
+                return current
+            current = self._stored(result.current) if result.current is not None else None
+
+    async def delete_corrupt(self, key: bytes, stand_in: dict[str, Any]) -> None:
+        current = self.cache.get(key)
+        etcd_key = self.layout.etcd_key(key)
+        result = await _call(key, self.client.delete_at(etcd_key, current.revision))
+        if not result.succeeded:
+            raise StorageError(CONFLICT, key)
+        await self.cache.wait_for(result.revision)
+
+    # -- compaction ---------------------------------------------------------------------------
+
+    def compact(self, older_than: float) -> Deferred[int]:
+        """Forget cached history older than the window (etcd keeps its own until compacted)."""
+        return succeed(self.cache.trim(self._clock() - older_than))
+
+    def mark_compaction(self) -> Deferred[int]:
+        return ensureDeferred(self._mark())
+
+    async def _mark(self) -> int:
+        """kube's compactor tick: write ``compact_rev_key`` (the revision moves on) and
+        compact etcd to the previous tick's revision; lists below it expire."""
+        previous = self._last_mark
+        put = await self.client.put(COMPACT_KEY, str(previous).encode())
+        self._last_mark = put.revision
+        if previous:
+            with contextlib.suppress(Compacted):  # another replica compacted further already
+                await self.client.compact(previous)
+            self.cache.expire_below(previous)
+        return previous
+
+
+async def _call(key: bytes, work: Any) -> Any:
+    """An etcd call, its failures as the registry's StorageErrors."""
+    try:
+        return await work
+    except RequestTooLarge as e:
+        raise StorageError(REQUEST_TOO_LARGE, key, e.message) from None
+    except NoSpace as e:
+        raise StorageError(NO_SPACE, key, e.message) from None
+    except EtcdError as e:
+        raise StorageError(UNREACHABLE, key, e.message) from None
+
+
+def _range_blocking(
+    client: EtcdClient, key: bytes, range_end: bytes, limit: int, revision: int
+) -> RangeResult:
+    """One Range call, waited for: only at start, before the reactor serves anything."""
+    transport = client.transport
+    request = proto.RangeRequest(key=key, range_end=range_end, limit=limit, revision=revision)
+    error: Exception | None = None
+    for attempt in range(len(transport.channels)):
+        index = (transport.current + attempt) % len(transport.channels)
+        call = transport.unary[index]["/etcdserverpb.KV/Range"]
+        try:
+            return RangeResult.decode(call(request, timeout=transport.timeout))
+        except grpc.RpcError as e:
+            error = e
+    raise StorageError(UNREACHABLE, key, f"no etcd endpoint answered: {error}")
+
+
+async def _sleep(reactor: Any, seconds: float) -> None:
+    d: Deferred[None] = Deferred()
+    reactor.callLater(seconds, d.callback, None)
+    await d

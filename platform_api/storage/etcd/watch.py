@@ -1,0 +1,157 @@
+"""A streaming etcd watch (gRPC ``Watch/Watch``), consumed as an async iterator of
+``WatchResponse`` on the reactor.
+
+grpcio's blocking stream is read on one daemon thread per watch, each response handed to the
+reactor with ``callFromThread``; requests (create, progress, cancel) go through a queue that
+gRPC drains on its own thread. A reader that falls behind stops the thread (and so gRPC's
+flow control stops etcd) instead of piling responses up in memory.
+The stream ends by raising: ``Compacted`` (the start revision is gone: the store's Expired,
+re-list), ``WatchCanceled`` (etcd's reason), ``Unavailable`` (the connection dropped:
+re-watch from the last revision + 1). ``cancel()`` ends it quietly (StopAsyncIteration).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import grpc
+from twisted.internet import defer
+from twisted.python.failure import Failure
+
+from platform_api.storage.etcd import proto
+from platform_api.storage.etcd.errors import Compacted, Unavailable, WatchCanceled, from_status
+from platform_api.storage.etcd.kv import KeyValue
+
+_HIGH_WATER, _LOW_WATER = 64, 8
+COMPACTED = "etcdserver: mvcc: required revision has been compacted"
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    type: Literal["PUT", "DELETE"]
+    kv: KeyValue
+    prev_kv: KeyValue | None = None
+
+    @classmethod
+    def decode(cls, e: Any) -> WatchEvent:
+        prev = KeyValue.decode(e.prev_kv) if e.HasField("prev_kv") else None
+        return cls("DELETE" if e.type == 1 else "PUT", KeyValue.decode(e.kv), prev)
+
+
+@dataclass(frozen=True)
+class WatchResponse:
+    """``revision`` is etcd's at send time; a response with no events is a progress
+    notification: every change up to ``revision`` has been delivered."""
+
+    revision: int
+    events: list[WatchEvent] = field(default_factory=list)
+
+    @property
+    def is_progress(self) -> bool:
+        return not self.events
+
+
+class Watch:
+    """One etcd watch; iterate with ``async for response in watch``."""
+
+    def __init__(self, reactor: Any) -> None:
+        self.reactor = reactor
+        self.watch_id = 0
+        self.created: defer.Deferred[None] = defer.Deferred()
+        self._queue: deque[WatchResponse | BaseException] = deque()
+        self._waiting: defer.Deferred[None] | None = None
+        self._requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._room = threading.Event()
+        self._room.set()
+        self._call: Any = None
+        self._canceled = self._ended = False
+
+    def start(self, stream: Any, create: Any) -> None:
+        """Open the stream (``stream`` is a grpc stream_stream callable) with ``create``."""
+        self._requests.put(proto.WatchRequest(create_request=create))
+        self._call = stream(iter(self._requests.get, None))
+        threading.Thread(target=self._read, name="etcd-watch", daemon=True).start()
+
+    def request_progress(self) -> None:
+        """Ask etcd for a progress notification now (WatchProgressRequest): it answers with
+        a response with no events once everything up to its current revision was sent."""
+        self._requests.put(proto.WatchRequest(progress_request=proto.WatchProgressRequest()))
+
+    def cancel(self) -> None:
+        """Stop the watch (ends its stream); the iterator then ends."""
+        self._canceled = True
+        self._requests.put(None)
+        if self._call is not None:
+            self._call.cancel()
+        self._room.set()
+        self._end(StopAsyncIteration())
+
+    def __aiter__(self) -> Watch:
+        return self
+
+    async def __anext__(self) -> WatchResponse:
+        while not self._queue:
+            self._waiting = defer.Deferred()
+            await self._waiting
+        item = self._queue[0]
+        if isinstance(item, BaseException):
+            raise item  # stays queued: the watch is over for every later call too
+        self._queue.popleft()
+        if len(self._queue) <= _LOW_WATER:
+            self._room.set()
+        return item
+
+    def _read(self) -> None:
+        """The reader thread: blocks on gRPC, never touches state the reactor owns."""
+        try:
+            for response in self._call:
+                self._room.wait()
+                self.reactor.callFromThread(self._message, response)
+        except grpc.RpcError as e:
+            self.reactor.callFromThread(self._lost, e.code(), e.details() or "")
+            return
+        self.reactor.callFromThread(self._lost, None, "the stream ended")
+
+    def _push(self, item: WatchResponse | BaseException) -> None:
+        self._queue.append(item)
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None:
+            waiting.callback(None)
+        if len(self._queue) >= _HIGH_WATER:
+            self._room.clear()
+
+    def _end(self, error: BaseException) -> None:
+        if not self._ended:
+            self._ended = True
+            self._push(error)
+        if not self.created.called:
+            self.created.errback(Failure(error))
+
+    def _message(self, response: Any) -> None:
+        if self._ended:
+            return
+        if response.created:
+            self.watch_id = response.watch_id
+            if not self.created.called:
+                self.created.callback(None)
+        if response.canceled:
+            if response.compact_revision:
+                self._end(Compacted(COMPACTED, response.compact_revision))
+            else:
+                self._end(WatchCanceled(response.cancel_reason or "watch canceled by etcd"))
+            return
+        events = [WatchEvent.decode(e) for e in response.events]
+        if events or not response.created:
+            self._push(WatchResponse(response.header.revision, events))
+
+    def _lost(self, code: grpc.StatusCode | None, detail: str) -> None:
+        if self._canceled:
+            return
+        if code is None or code == grpc.StatusCode.UNAVAILABLE:
+            self._end(Unavailable(f"etcd watch stream ended: {detail}", 14))
+        else:
+            self._end(from_status(code.value[0], detail))

@@ -1,0 +1,70 @@
+"""kube-apiserver's etcd key layout, both ways."""
+
+from __future__ import annotations
+
+import pytest
+
+from platform_api.storage.etcd.layout import KeyLayout
+
+BUILTIN = [
+    ("", "configmaps"),
+    ("", "services"),
+    ("", "endpoints"),
+    ("", "nodes"),
+    ("", "namespaces"),
+    ("", "replicationcontrollers"),
+    ("apps", "deployments"),
+    ("networking.platform.io", "ingresses"),
+    ("apiextensions.platform.io", "customresourcedefinitions"),
+    ("events.platform.io", "events"),
+    ("", "events"),
+]
+
+
+@pytest.mark.parametrize(
+    ("key", "etcd"),
+    [
+        (b"/core/configmaps/ns\x00a", b"/registry/configmaps/ns/a"),
+        (b"/core/services/ns\x00s", b"/registry/services/specs/ns/s"),
+        (b"/core/endpoints/ns\x00s", b"/registry/services/endpoints/ns/s"),
+        (b"/core/nodes/n1", b"/registry/minions/n1"),
+        (b"/core/namespaces/default", b"/registry/namespaces/default"),
+        (b"/core/replicationcontrollers/ns\x00r", b"/registry/controllers/ns/r"),
+        (b"/apps/deployments/ns\x00d", b"/registry/deployments/ns/d"),
+        (b"/networking.platform.io/ingresses/ns\x00i", b"/registry/ingress/ns/i"),
+        (
+            b"/apiextensions.platform.io/customresourcedefinitions/crontabs.example.com",
+            b"/registry/apiextensions.platform.io/customresourcedefinitions/crontabs.example.com",
+        ),
+        (b"/core/events/ns\x00e", b"/registry/events/ns/e"),
+        (b"/events.platform.io/events/ns\x00e", b"/registry/events.platform.io/events/ns/e"),
+        (b"/example.com/crontabs/ns\x00c", b"/registry/example.com/crontabs/ns/c"),
+        (b"/example.com/clusterthings/t", b"/registry/example.com/clusterthings/t"),
+    ],
+)
+def test_keys_map_both_ways(key: bytes, etcd: bytes) -> None:
+    layout = KeyLayout("/registry", BUILTIN)
+    assert layout.etcd_key(key) == etcd
+    assert layout.registry_key(etcd) == key
+
+
+@pytest.mark.parametrize(
+    "etcd",
+    [
+        b"compact_rev_key",
+        b"/other/configmaps/ns/a",
+        b"/registry/unknownthing/ns/a",
+        b"/registry/configmaps/",
+        b"/registry/configmaps/ns/a/extra",
+        b"/registry/masterleases/10.0.0.1",
+    ],
+)
+def test_keys_that_are_not_objects_are_ignored(etcd: bytes) -> None:
+    assert KeyLayout("/registry", BUILTIN).registry_key(etcd) is None
+
+
+def test_a_custom_prefix() -> None:
+    layout = KeyLayout("/tenant-a/", BUILTIN)
+    assert layout.etcd_key(b"/core/configmaps/ns\x00a") == b"/tenant-a/configmaps/ns/a"
+    assert layout.registry_key(b"/tenant-a/configmaps/ns/a") == b"/core/configmaps/ns\x00a"
+    assert layout.registry_key(b"/registry/configmaps/ns/a") is None

@@ -1,0 +1,46 @@
+"""The message table and error mapping, without an etcd: wire bytes as etcd's protos give."""
+
+from __future__ import annotations
+
+from platform_api.storage.etcd import Compare, RequestTooLarge, Unavailable, proto
+from platform_api.storage.etcd.errors import (
+    Compacted,
+    EtcdError,
+    FutureRevision,
+    NoSpace,
+    from_status,
+)
+
+
+def test_compare_sends_a_zero_revision() -> None:
+    # target MOD (field 2 = 2), key (field 3), mod_revision (field 6) = 0: a oneof, so sent
+    assert Compare(b"k", "MOD", 0).encode().SerializeToString() == b"\x10\x02\x1a\x01k0\x00"
+    assert Compare(b"k", "VALUE", b"v").encode().SerializeToString() == b"\x10\x03\x1a\x01k:\x01v"
+
+
+def test_watch_request_field_numbers() -> None:
+    create = proto.WatchCreateRequest(key=b"/a", start_revision=5, prev_kv=True)
+    wire = proto.WatchRequest(create_request=create).SerializeToString()
+    assert wire == b"\n\x08\n\x02/a\x18\x050\x01"
+    progress = proto.WatchRequest(progress_request=proto.WatchProgressRequest())
+    assert progress.SerializeToString() == b"\x1a\x00"
+
+
+def test_errors_by_etcd_message() -> None:
+    compacted = from_status(11, "etcdserver: mvcc: required revision has been compacted")
+    assert isinstance(compacted, Compacted) and compacted.code == 11
+    future = from_status(11, "etcdserver: mvcc: required revision is a future revision")
+    assert isinstance(future, FutureRevision)
+    assert isinstance(from_status(3, "etcdserver: request is too large"), RequestTooLarge)
+    grpc_limit = from_status(8, "grpc: received message larger than max (3 vs. 2)")
+    assert isinstance(grpc_limit, RequestTooLarge)
+    assert isinstance(from_status(14, "etcdserver: no leader"), Unavailable)
+    assert isinstance(from_status(4, "context deadline exceeded"), Unavailable)
+    other = from_status(7, "etcdserver: permission denied")
+    assert type(other) is EtcdError and str(other) == "etcdserver: permission denied"
+
+
+def test_a_full_etcd_is_no_space() -> None:
+    error = from_status(8, "etcdserver: mvcc: database space exceeded")
+    assert isinstance(error, NoSpace)
+    assert error.message == "etcdserver: mvcc: database space exceeded"
