@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from platform_api.admission import plugins as admission_plugins
 from platform_api.admission.webhook.credentials import load_admission_config
-from platform_api.apiserver import authflags
+from platform_api.apiserver import authflags, storageoptions
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.features import FeatureGates
 from platform_api.apiserver.flagvalues import (
@@ -27,6 +27,7 @@ from platform_api.apiserver.flagvalues import (
 from platform_api.apiserver.hiddenmetrics import validate_show_hidden
 from platform_api.apiserver.runtimeconfig import ResourceConfig
 from platform_api.apiserver.runtimeconfig import parse as parse_runtime_config
+from platform_api.apiserver.storageoptions import StorageOptions
 from platform_api.authentication.oidc import OIDCOptions
 from platform_api.controllers import registry as controller_registry
 
@@ -78,13 +79,19 @@ class ServerConfig:
     authorization_modes: list[str] = field(default_factory=lambda: ["AlwaysAllow"])
     max_requests_inflight: int = 400
     max_mutating_requests_inflight: int = 200
+    enable_priority_and_fairness: bool = True
     default_not_ready_toleration_seconds: int = 300  # DefaultTolerationSeconds
     default_unreachable_toleration_seconds: int = 300
     request_timeout: float = 60.0
     livez_grace_period: float = 0.0
     shutdown_delay: float = 0.0
+    workers: int = 1  # --workers: server processes on one port and data directory
+    storage: StorageOptions = field(default_factory=StorageOptions)  # --storage-backend, --etcd-*
     service_cluster_ip_range: str = "10.0.0.0/24"
     lmdb_map_size: int = 8 * 2**30
+    # --encryption-provider-config (storage/encryption); checked here, built at start.
+    encryption_provider_config: str = ""
+    encryption_provider_config_automatic_reload: bool = False
     history_window: float = 300.0
     # Paths left to anonymous requests when anonymous access is otherwise off (AlwaysAllow).
     anonymous_paths: tuple[str, ...] | None = None
@@ -135,6 +142,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
 
     _serving(cfg, given)
     cfg.audit = audit_options.from_flags(given)
+    cfg.storage = storageoptions.from_flags(given)
     cfg.client_ca_file = given("client-ca-file") or ""
     cfg.token_auth_file = given("token-auth-file") or ""
     authflags.authentication(cfg, given)
@@ -144,6 +152,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         ("max-mutating-requests-inflight", "max_mutating_requests_inflight"),
         ("default-not-ready-toleration-seconds", "default_not_ready_toleration_seconds"),
         ("default-unreachable-toleration-seconds", "default_unreachable_toleration_seconds"),
+        ("workers", "workers"),
     ):
         if given(name) is not None:
             setattr(cfg, attr, parse_int(name, str(given(name))))
@@ -161,6 +170,15 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     if given("serve-upstream-groups") is not None:
         text = str(given("serve-upstream-groups"))
         cfg.serve_upstream_groups = parse_bool("serve-upstream-groups", text)
+    if given("enable-priority-and-fairness") is not None:
+        text = str(given("enable-priority-and-fairness"))
+        cfg.enable_priority_and_fairness = parse_bool("enable-priority-and-fairness", text)
+    seats = (cfg.max_requests_inflight, cfg.max_mutating_requests_inflight)
+    if cfg.enable_priority_and_fairness and sum(seats) <= 0:
+        raise ConfigError(
+            f"invalid configuration: MaxRequestsInFlight={seats[0]} and "
+            f"MaxMutatingRequestsInFlight={seats[1]}; they must add up to something positive"
+        )
     if given("feature-gates") is not None:
         cfg.feature_gates = FeatureGates.parse(str(given("feature-gates")))
     if given("show-hidden-metrics-for-version"):
@@ -168,6 +186,8 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         cfg.show_hidden_metrics_for_version = validate_show_hidden(version)
     if given("runtime-config"):
         cfg.runtime_config = parse_runtime_config(str(given("runtime-config")))
+    if cfg.workers < 1:
+        raise ConfigError("--workers must be at least 1")
     if cfg.request_timeout <= 0:
         raise ConfigError("--request-timeout must be greater than 0")
     if given("service-cluster-ip-range") is not None:
@@ -182,7 +202,33 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         load_admission_config(cfg.admission_control_config_file)  # refused at start, as kube
     if given("lmdb-map-size") is not None:
         cfg.lmdb_map_size = parse_size("lmdb-map-size", str(given("lmdb-map-size")))
+    _encryption(cfg, given)
     return cfg
+
+
+def _encryption(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    """kube refuses a bad encryption configuration at start, with one line."""
+    reload = given("encryption-provider-config-automatic-reload")
+    if reload is not None:
+        cfg.encryption_provider_config_automatic_reload = parse_bool(
+            "encryption-provider-config-automatic-reload", reload
+        )
+    cfg.encryption_provider_config = given("encryption-provider-config") or ""
+    if not cfg.encryption_provider_config:
+        if cfg.encryption_provider_config_automatic_reload:
+            raise ConfigError(
+                "--encryption-provider-config-automatic-reload must be set with "
+                "--encryption-provider-config"
+            )
+        return
+    # Imported here: grpc and the ciphers load only for servers that encrypt.
+    from platform_api.storage.encryption.config import EncryptionConfigError  # noqa: PLC0415
+    from platform_api.storage.encryption.dynamic import check  # noqa: PLC0415
+
+    try:
+        check(cfg.encryption_provider_config, cfg.encryption_provider_config_automatic_reload)
+    except EncryptionConfigError as e:
+        raise ConfigError(str(e)) from None
 
 
 def _serving(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:

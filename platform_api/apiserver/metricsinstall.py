@@ -16,12 +16,12 @@ from platform_api.apiserver.metrics import REGISTRY, record_build_info
 from platform_api.apiserver.site import Filters
 from platform_api.apiserver.storagemetrics import StorageCollector, instrument
 from platform_api.registry.store import Store
-from platform_api.storage.lmdb_store import LMDBStorage
+from platform_api.storage.interface import Storage
 
 _collector: StorageCollector | None = None
 
 
-def install(filters: Filters, storage: LMDBStorage, stores: Iterable[Store]) -> None:
+def install(filters: Filters, storage: Storage, stores: Iterable[Store]) -> None:
     global _collector
     if _collector is not None:  # a second server in this process (tests): count the newest
         REGISTRY.unregister(_collector)

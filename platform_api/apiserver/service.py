@@ -10,22 +10,32 @@ from typing import Any
 from twisted.application.service import Service
 from twisted.internet import defer
 from twisted.internet import reactor as global_reactor
+from twisted.internet.defer import succeed
 from twisted.internet.endpoints import SSL4ServerEndpoint
 from twisted.internet.interfaces import IListeningPort
 from twisted.internet.task import LoopingCall, deferLater
-from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
-from twisted.python.threadpool import ThreadPool
+from twisted.protocols.tls import TLSMemoryBIOFactory
 
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.serving import CRDInstaller
-from platform_api.apiserver import authn, authz, defaultobjects, enablement, pki, serviceaccounts
+from platform_api.apiserver import (
+    authn,
+    authz,
+    defaultobjects,
+    enablement,
+    flowcontrol,
+    healthchecks,
+    pki,
+    serviceaccounts,
+)
 from platform_api.apiserver.admission import build_admission
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.clusterinfo import ensure_cluster_info
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.controllers import build_controllers
 from platform_api.apiserver.discovery import Discovery
+from platform_api.apiserver.encryption import build_encryption, encryption_checks
 from platform_api.apiserver.features import (
     ALLOW_UNSAFE_MALFORMED_OBJECT_DELETION,
     API_RESPONSE_COMPRESSION,
@@ -34,11 +44,15 @@ from platform_api.apiserver.features import (
 )
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
 from platform_api.apiserver.hiddenmetrics import show_hidden, watch_database
-from platform_api.apiserver.inflight import InflightLimiter
+from platform_api.apiserver.leadership import FlockLeadership, Leadership, LeaseLeadership
 from platform_api.apiserver.metricsinstall import install as install_metrics
 from platform_api.apiserver.openapi import OpenAPI
+from platform_api.apiserver.processlock import ProcessLock
 from platform_api.apiserver.site import APIRequest, APIServer, APISite, Filters
+from platform_api.apiserver.storagebackend import open_backend
+from platform_api.apiserver.storageoptions import ETCD3
 from platform_api.apiserver.tls import serving_options
+from platform_api.apiserver.workerslot import WakeSiblings, WorkerSlot, WorkerStates
 from platform_api.authentication.user import MASTERS, UserInfo
 from platform_api.authentication.x509 import (
     load_pem_certificates,
@@ -60,7 +74,7 @@ from platform_api.registry.serviceresolver import ServiceResolver
 from platform_api.registry.strategy import GenericStrategy
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
-from platform_api.storage.lmdb_store import LMDBStorage, open_environment
+from platform_api.storage.interface import Event
 from platform_api.storage.watch import WatchHub
 
 log = Logger()
@@ -73,7 +87,12 @@ class APIServerService(Service):
     auditor: Any = None  # --audit-policy-file with a backend: flushed at stop
 
     def __init__(
-        self, config: ServerConfig, reactor: Any = None, *, freeze_heap: bool = False
+        self,
+        config: ServerConfig,
+        reactor: Any = None,
+        *,
+        freeze_heap: bool = False,
+        slot: WorkerSlot | None = None,
     ) -> None:
         # Any: the reactor provides several interfaces (time, threads, TCP) at once.
         self.config = config
@@ -85,21 +104,35 @@ class APIServerService(Service):
         self.shutting_down = False
         self._loops: list[LoopingCall] = []
         self.controllers: list[Controller] = []
+        self.slot = slot  # one of --workers N
+        run_dir = os.path.join(config.data_dir, "run")
+        os.makedirs(run_dir, exist_ok=True)
+        # The processes sharing the data directory bootstrap in turn, and one of them at a
+        # time (the holder of the leader lock) runs the controllers and the compactor.
+        self.bootstrap_lock = ProcessLock(os.path.join(run_dir, "bootstrap.lock"), self.reactor)
+        leader_lock = ProcessLock(os.path.join(run_dir, "leader.lock"), self.reactor, 1.0)
+        self.leadership: Leadership = FlockLeadership(leader_lock)
 
     # -- assembly ----------------------------------------------------------------------
 
     def _open_storage(self) -> None:
         cfg = self.config
-        os.makedirs(cfg.data_dir, exist_ok=True)
-        self.env = open_environment(os.path.join(cfg.data_dir, "db"), cfg.lmdb_map_size)
-        self.pool = ThreadPool(1, 1, "lmdb-writer")
-        self.pool.start()
         reactor: Any = self.reactor
-        self.storage = LMDBStorage(
-            self.env, lambda work: deferToThreadPool(reactor, self.pool, work)
-        )
+        self.encryption = build_encryption(cfg, reactor)  # --encryption-provider-config
+        self.backend = open_backend(cfg, reactor, self.encryption)
+        self.storage = self.backend.storage
         self.hub = WatchHub(self.storage, self.reactor)
         self.storage.on_commit = self.hub.committed
+        if self.slot is not None:
+            siblings = WakeSiblings(self.slot, self.hub.catch_up, reactor)
+            siblings.listen()
+            self._loops.append(self.slot.follow_supervisor(reactor))
+
+            def committed(events: list[Event]) -> None:
+                self.hub.committed(events)
+                siblings.notify()
+
+            self.storage.on_commit = committed
 
     def _end_watches(self, prefix: bytes) -> None:
         """End the watches of custom resources whose types were removed or rebuilt."""
@@ -119,52 +152,11 @@ class APIServerService(Service):
         return authorizer
 
     def _health(self) -> dict[str, HealthEndpoint]:
-        def storage_ok() -> str | None:
-            try:
-                self.storage.current_revision()
-            except Exception as e:
-                return str(e)
-            return None
-
-        def bootstrap(grace: bool, done: bool | None = None) -> str | None:
-            if self.bootstrapped if done is None else done:
-                return None
-            if grace and time.monotonic() - self.started_at < self.config.livez_grace_period:
-                return None
-            return "not finished"
-
-        def rbac(grace: bool) -> HealthCheck:
-            return HealthCheck(
-                "poststarthook/rbac/bootstrap-roles",
-                lambda: bootstrap(grace, self.rbac_bootstrapped),
-            )
-
-        common = [
-            HealthCheck("ping", lambda: None),
-            HealthCheck("log", lambda: None),
-            HealthCheck("lmdb", storage_ok),
-        ]
-        hook = "poststarthook/bootstrap-namespaces"
-        return {
-            "healthz": HealthEndpoint(
-                "healthz", [*common, HealthCheck(hook, lambda: bootstrap(False)), rbac(False)]
-            ),
-            "livez": HealthEndpoint(
-                "livez", [*common, HealthCheck(hook, lambda: bootstrap(True)), rbac(True)]
-            ),
-            "readyz": HealthEndpoint(
-                "readyz",
-                [
-                    *common,
-                    HealthCheck(hook, lambda: bootstrap(False)),
-                    rbac(False),
-                    HealthCheck(
-                        "shutdown", lambda: "shutting down" if self.shutting_down else None
-                    ),
-                ],
-                failure_code=503,
-            ),
-        }
+        storage = HealthCheck(self.backend.check_name, self.backend.check)
+        workers = []
+        if self.slot is not None:
+            workers = WorkerStates(self.config.data_dir, self.slot.count).health_checks()
+        return healthchecks.endpoints(self, storage, encryption_checks(self.encryption), workers)
 
     def build(self) -> tuple[APIServer, str, str, str]:
         """Everything but the listener; returns the server and its TLS files."""
@@ -175,6 +167,8 @@ class APIServerService(Service):
         scheme, self.stores = enablement.build(
             cfg.runtime_config, enablement.gate_check(cfg.feature_gates), self.storage
         )
+        if cfg.storage.backend == ETCD3:  # replicas on many machines: a Lease decides
+            self.leadership = LeaseLeadership(self.stores, self.reactor)
         aliases = Aliases(scheme, cfg.serve_upstream_groups)
         for store in self.stores.values():
             if isinstance(store.strategy, GenericStrategy):
@@ -256,7 +250,8 @@ class APIServerService(Service):
             log.info("{line}", line=line)
         cfg.feature_gates.record_metrics()
         show_hidden(cfg.show_hidden_metrics_for_version)
-        watch_database(os.path.join(cfg.data_dir, "db", "data.mdb"))
+        if cfg.storage.backend != ETCD3:
+            watch_database(os.path.join(cfg.data_dir, "db", "data.mdb"))
 
     def _serve_custom_resources(self, scheme: Scheme, handlers: Handlers) -> None:
         """The stored CRDs' types are served from the first request on."""
@@ -285,10 +280,14 @@ class APIServerService(Service):
         filters = Filters(
             authenticator=handlers.authenticator,
             authorizer=handlers.authorizer,
-            inflight=InflightLimiter(cfg.max_requests_inflight, cfg.max_mutating_requests_inflight),
+            inflight=flowcontrol.limiter(
+                cfg, self.stores, self.storage, self.hub, self.reactor, self._loops
+            ),
             request_timeout=cfg.request_timeout,
             reactor=self.reactor,
         )
+        if self.slot is not None:
+            filters.catch_up = self.hub.catch_up
         install_metrics(filters, self.storage, self.stores.values())
         audit_options.install(filters, self.auditor)
         return filters
@@ -303,29 +302,31 @@ class APIServerService(Service):
         # The API takes no HTML form posts; checking every POST for one cost ~7% of CPU.
         site = APISite(server.resource(), requestFactory=APIRequest, parsePOSTFormSubmission=False)
         site.displayTracebacks = False
-        endpoint = SSL4ServerEndpoint(
-            self.reactor,
-            cfg.secure_port,
-            serving_options(cert, key, cas),
-            interface=cfg.bind_address,
-        )
+        tls = serving_options(cert, key, cas)
+        self.backend.start()
         self.hub.start()
         self.rbac_index.start()
         if self.node_graph is not None:
             self.node_graph.start()  # complete before the first request is served
         self.admission.start()
-        self._every(max(0.5, min(cfg.history_window / 10, 30.0)), self._compact)
-        # kube's compactor, every --etcd-compaction-interval: old continue tokens expire.
-        self._every(max(0.5, cfg.history_window), self._mark_compaction)
-        listening = endpoint.listen(site)
+        if self.slot is not None:  # the supervisor's socket
+            listening = succeed(
+                self.slot.adopt(self.reactor, TLSMemoryBIOFactory(tls, False, site))
+            )
+        else:
+            endpoint = SSL4ServerEndpoint(
+                self.reactor, cfg.secure_port, tls, interface=cfg.bind_address
+            )
+            listening = endpoint.listen(site)
         listening.addCallback(self._listening)
         listening.addCallbacks(self._start_bootstrap, self._failed)
 
-    def _every(self, interval: float, work: Any) -> None:
+    def _every(self, interval: float, work: Any) -> LoopingCall:
         loop = LoopingCall(work)
         loop.clock = self.reactor
         loop.start(interval, now=False).addErrback(lambda f: log.failure("periodic task", f))
         self._loops.append(loop)
+        return loop
 
     def _compact(self) -> Any:
         d = self.storage.compact(self.config.history_window)
@@ -354,8 +355,29 @@ class APIServerService(Service):
         self.reactor.stop()
 
     def _start_bootstrap(self, _: object) -> None:
-        work = defer.ensureDeferred(self._bootstrap())
+        work = self.bootstrap_lock.acquire()
+        work.addCallback(lambda _: defer.ensureDeferred(self._bootstrap()))
         work.addErrback(lambda f: log.failure("bootstrapping the default objects", f))
+        work.addBoth(lambda _: self.bootstrap_lock.release())
+
+    def _lead(self) -> None:
+        """The duties of one server among those sharing the storage (leadership.py)."""
+        cfg = self.config
+        self._duties = [
+            self._every(max(0.5, min(cfg.history_window / 10, 30.0)), self._compact),
+            # kube's compactor, every --etcd-compaction-interval: old continue tokens expire.
+            self._every(max(0.5, cfg.history_window), self._mark_compaction),
+        ]
+        self._start_controllers()
+
+    def _unlead(self) -> None:
+        """Leadership lost (the Lease was not renewed in time): another server leads now."""
+        for loop in getattr(self, "_duties", []):
+            if loop.running:
+                loop.stop()
+        for controller in self.controllers:
+            controller.stop()
+        self.controllers.clear()
 
     async def _bootstrap(self) -> None:
         """Create the objects every cluster has (idempotent; another process may race us),
@@ -386,8 +408,17 @@ class APIServerService(Service):
             # In its own process, modules, schemas and the bootstrap objects live as long
             # as the process: keep them out of every later full collection.
             gc.freeze()
-        log.info("Ready: {seconds:.2f}s after start", seconds=time.monotonic() - self.started_at)
-        self._start_controllers()
+        seconds = time.monotonic() - self.started_at
+        if self.slot is None:
+            log.info("Ready: {seconds:.2f}s after start", seconds=seconds)
+        else:  # the supervisor says Ready once every worker is
+            log.info(
+                "Worker {i} bootstrapped {seconds:.2f}s after start",
+                i=self.slot.index,
+                seconds=seconds,
+            )
+            self.slot.report_ready()
+        self.leadership.start(self._lead, self._unlead)
 
     def _start_controllers(self) -> None:
         self.controllers.extend(
@@ -420,14 +451,15 @@ class APIServerService(Service):
                 loop.stop()
         for controller in self.controllers:
             controller.stop()
+        self.leadership.stop()
+        self.bootstrap_lock.release()
         self.hub.unsubscribe(self.crd_installer)
         self.rbac_index.stop()
         self.admission.stop()
         if self.node_graph is not None:
             self.node_graph.stop()
         self.hub.stop()
-        self.pool.stop()
-        self.env.close()
+        self.backend.close()
         if self.auditor is not None:
             self.auditor.shutdown()
 

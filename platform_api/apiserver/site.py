@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
@@ -23,7 +24,7 @@ from twisted.web.server import NOT_DONE_YET, Request, Site
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from platform_api import errors
-from platform_api.apiserver import metrics, requestinfo, requestmetrics
+from platform_api.apiserver import httplimits, metrics, requestinfo, requestmetrics
 from platform_api.apiserver.audit.hook import Auditor, audit_id, authorization_annotations
 from platform_api.apiserver.discovery import Discovery, version_info
 from platform_api.apiserver.health import HealthEndpoint
@@ -61,6 +62,9 @@ class Filters:
     request_timeout: float
     reactor: IReactorTime
     audit: Auditor | None = None  # --audit-policy-file with a backend
+    # --workers: bring this worker's in-memory state (watch hub, RBAC index, served custom
+    # types) up to the newest revision any worker committed, before serving.
+    catch_up: Callable[[], None] | None = None
 
 
 class APIServer:
@@ -93,6 +97,8 @@ class APIServer:
         setattr(request, CBOR_ATTRIBUTE, self.handlers.cbor)
         if not self.handlers.compression:
             setattr(request, COMPRESSION_ATTRIBUTE, False)
+        if self.filters.catch_up is not None:
+            self.filters.catch_up()
         try:
             request.args = query_args(request.uri)
             path = request.path.decode("utf-8", "replace")
@@ -108,7 +114,7 @@ class APIServer:
             ctx = Context(user, render_group=info.requested_group)
             if audit:
                 audit.attach(ctx)
-            with self.filters.inflight.slot(info, user):
+            async with self.filters.inflight.admit(request, info, user):
                 attrs = Attributes.from_request(user, info)
                 decision, reason = await self.filters.authorizer.authorize(attrs)
                 authorization_annotations(ctx, decision is Decision.ALLOW, reason)
@@ -308,6 +314,8 @@ class APIRequest(Request):
 
 class APISite(Site):
     """No per-request access log: like kube at its default verbosity (it cost ~8% of CPU)."""
+
+    protocol = httplimits.channel_protocol  # Go's request-head limits and 431
 
     def log(self, request: Any) -> None:
         return None

@@ -26,7 +26,7 @@ from platform_api.apiserver.metrics import (
     ReactorHistogram,
 )
 from platform_api.registry.store import Store
-from platform_api.storage.lmdb_store import LMDBStorage
+from platform_api.storage.interface import Storage
 
 ETCD_DURATION = ReactorHistogram(
     "etcd_request_duration_seconds",
@@ -59,11 +59,13 @@ _OPERATIONS |= {"guaranteed_update": "update", "delete": "delete"}
 class StorageCollector(Collector):
     """Object counts per resource and the database size, read when scraped."""
 
-    def __init__(self, storage: LMDBStorage, stores: Iterable[Store]) -> None:
+    def __init__(self, storage: Storage, stores: Iterable[Store]) -> None:
         self.count = storage.count  # bound before ``instrument``: scrapes are not timed
         by_prefix = {s.prefix: s.resource for s in stores}  # every version shares one prefix
         self.resources = sorted((rt.group, rt.plural, p) for p, rt in by_prefix.items())
-        self.path = os.path.join(storage._env.path(), "data.mdb")
+        # LMDB: the environment's data file; etcd's size is etcd's to report (-1 here).
+        env = getattr(storage, "_env", None)
+        self.path = os.path.join(env.path(), "data.mdb") if env is not None else ""
         self.cluster_id = hashlib.sha256(os.path.abspath(self.path).encode()).hexdigest()[:16]
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
@@ -82,7 +84,9 @@ class StorageCollector(Collector):
             "apiserver_storage_size_bytes", _SIZE_HELP, labels=["storage_cluster_id"]
         )
         try:
-            size.add_metric([self.cluster_id], os.stat(self.path).st_blocks * 512)
+            size.add_metric(
+                [self.cluster_id], os.stat(self.path).st_blocks * 512 if self.path else -1
+            )
         except OSError:
             size.add_metric([self.cluster_id], -1)
         yield from (legacy, objects, size)
@@ -125,7 +129,7 @@ async def _awaiting(work: Any, record: Callable[..., Any]) -> Any:
         record()
 
 
-def instrument(storage: LMDBStorage) -> None:
+def instrument(storage: Storage) -> None:
     """Time the storage's operations (instance attributes shadow the class methods)."""
     for method, operation in _OPERATIONS.items():
         setattr(storage, method, _timed(operation, getattr(storage, method)))

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import gc
+import sys
 from typing import Any
 
 from twisted.application.service import IService
 
-from platform_api.apiserver import deprecatedflags
+from platform_api.apiserver import deprecatedflags, storageoptions
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.config import ServerConfig, from_flags
 from platform_api.apiserver.flagoptions import FlagOptions, parameters
@@ -20,6 +21,19 @@ FLAGS: list[tuple[str, str, str]] = [
         "Directory of the LMDB database, the PKI and admin.kubeconfig.",
     ),
     ("lmdb-map-size", "8Gi", "Largest size the LMDB database may grow to (virtual memory)."),
+    (
+        "encryption-provider-config",
+        "",
+        "The file containing configuration for encryption providers to be used for storing "
+        "secrets in etcd",
+    ),
+    (
+        "encryption-provider-config-automatic-reload",
+        "false",
+        "Determines if the file set by --encryption-provider-config should be automatically "
+        "reloaded if the disk contents change. Setting this to true disables the ability to "
+        "uniquely identify distinct KMS plugins via the API server healthz endpoints.",
+    ),
     (
         "secure-port",
         "6443",
@@ -187,6 +201,12 @@ FLAGS: list[tuple[str, str, str]] = [
         "Maximum mutating requests in flight; 0 means no limit.",
     ),
     (
+        "enable-priority-and-fairness",
+        "true",
+        "If true, replace the max-in-flight handler with an enhanced one that queues and "
+        "dispatches with priority and fairness",
+    ),
+    (
         "default-not-ready-toleration-seconds",
         "300",
         "tolerationSeconds of pods' notReady:NoExecute toleration.",
@@ -199,6 +219,12 @@ FLAGS: list[tuple[str, str, str]] = [
     ("request-timeout", "1m0s", "How long a handler may take before the request times out (504)."),
     ("livez-grace-period", "0s", "How long /livez ignores an unfinished startup sequence."),
     ("shutdown-delay-duration", "0s", "Delay of termination during which /readyz fails."),
+    (
+        "workers",
+        "1",
+        "Server processes sharing the port and the LMDB data directory (one per core to use "
+        "every core).",
+    ),
     (
         "service-cluster-ip-range",
         "10.0.0.0/24",
@@ -259,6 +285,7 @@ FLAGS: list[tuple[str, str, str]] = [
         "twistd platform-controller-manager instead).",
     ),
     *audit_options.AUDIT_FLAGS,
+    *storageoptions.STORAGE_FLAGS,
 ]
 BOOL_FLAGS = (
     *audit_options.BOOL_FLAGS,
@@ -266,6 +293,8 @@ BOOL_FLAGS = (
     "service-account-lookup",
     "enable-bootstrap-token-auth",
     "serve-upstream-groups",
+    "enable-priority-and-fairness",
+    "encryption-provider-config-automatic-reload",
 )
 
 
@@ -289,6 +318,12 @@ def makeService(options: Any) -> IService:
     gc.disable()
     try:
         from platform_api.apiserver.service import APIServerService  # noqa: PLC0415
+        from platform_api.apiserver.workerslot import WorkerSlot  # noqa: PLC0415
     finally:
         gc.enable()
-    return APIServerService(options.config, freeze_heap=True)
+    slot = WorkerSlot.from_environment()
+    if slot is None and options.config.workers > 1:
+        from platform_api.apiserver.workers import WorkerSupervisor  # noqa: PLC0415
+
+        return WorkerSupervisor(options.config, sys.argv)
+    return APIServerService(options.config, freeze_heap=True, slot=slot)

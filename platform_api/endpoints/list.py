@@ -9,7 +9,7 @@ from platform_api import errors
 from platform_api.codec import protobuf
 from platform_api.endpoints import binary, continuation
 from platform_api.endpoints.negotiation import Output
-from platform_api.endpoints.options import META_GROUP, arg
+from platform_api.endpoints.options import META_GROUP, arg, go_parse_int
 from platform_api.endpoints.responses import encode, finish
 from platform_api.endpoints.scope import Scope, partial_object
 from platform_api.scheme import bytefields
@@ -46,9 +46,9 @@ def _int_arg(scope: Scope, name: bytes) -> int | None:
     if value is None or value == "":
         return None
     try:
-        return int(value)
-    except ValueError:
-        raise errors.bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax') from None
+        return go_parse_int(value)
+    except ValueError as e:
+        raise errors.bad_request(str(e)) from None
 
 
 def _bool_arg(scope: Scope, name: bytes) -> bool | None:
@@ -161,13 +161,10 @@ def validate_watch(p: ListParams, watch_list: bool = True) -> list[field.FieldEr
 
 def parse_revision(value: str) -> int:
     try:
-        revision = int(value)
-        if revision < 0 or not value.isdigit():
-            raise ValueError
-    except ValueError:
+        revision = go_parse_int(value, unsigned=True)
+    except ValueError as e:
         raise errors.bad_request(
-            f'invalid resource version: resourceVersion: Invalid value: "{value}": '
-            f'strconv.ParseUint: parsing "{value}": invalid syntax'
+            f'invalid resource version: resourceVersion: Invalid value: "{value}": {e}'
         ) from None
     return revision
 
@@ -215,6 +212,8 @@ async def read_list(scope: Scope, p: ListParams) -> ListResult:
             revision = wanted
             if revision < storage.compacted_revision():
                 raise errors.expired("The resourceVersion for the provided list is too old.")
+    elif not p.resource_version:
+        await scope.handlers.consistent_read()
     options = ListOptions(revision, start, p.limit, predicate(scope, p))
     return await scope.store.read_list(scope.namespace, options)
 

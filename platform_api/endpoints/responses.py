@@ -41,6 +41,17 @@ def _accepts_gzip(request: Request) -> bool:
     return any(t.strip() == b"gzip" for t in header.split(b","))
 
 
+# Go's status texts where twisted.web has none ("Unknown Status") or words them otherwise.
+GO_STATUS_TEXT = {
+    408: b"Request Timeout",
+    422: b"Unprocessable Entity",
+    429: b"Too Many Requests",
+    431: b"Request Header Fields Too Large",
+    504: b"Gateway Timeout",
+    507: b"Insufficient Storage",
+}
+
+
 def finish(
     request: Request,
     code: int,
@@ -52,7 +63,7 @@ def finish(
     headers: dict[str, str] | None = None,
 ) -> bytes:
     """Set status and headers for ``body``; return the bytes Klein/twisted should write."""
-    request.setResponseCode(code)
+    request.setResponseCode(code, GO_STATUS_TEXT.get(code))
     request.setHeader(b"content-type", content_type)
     request.setHeader(b"cache-control", _CACHE_CONTROL)
     if ctx is not None:

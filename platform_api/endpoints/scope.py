@@ -81,6 +81,14 @@ class Handlers:
             self.field_managers[key] = manager
         return manager
 
+    async def consistent_read(self) -> None:
+        """Before a read with no resourceVersion (kube: the newest state, a quorum read):
+        a storage that serves reads from a cache (etcd's) first learns the current
+        revision and waits until its cache has it.  LMDB's reads are current already."""
+        current = getattr(self.storage, "consistent_revision", None)
+        if current is not None:
+            await self.wait_for_revision(await current())
+
     async def wait_for_revision(self, wanted: int) -> None:
         """Wait briefly for a revision another process may be committing, else 504."""
         if self.storage.current_revision() >= wanted:

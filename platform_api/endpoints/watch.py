@@ -20,6 +20,7 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from platform_api import errors
+from platform_api.endpoints.get import storage_revision
 from platform_api.endpoints.list import ListParams, parse_params, parse_revision, predicate
 from platform_api.endpoints.negotiation import CBOR_SEQ, Output
 from platform_api.endpoints.options import arg
@@ -225,8 +226,8 @@ class WatchStream:
 
 
 def _timeout(params: ListParams) -> float:
-    if params.timeout_seconds:
-        return float(params.timeout_seconds)
+    if params.timeout_seconds:  # kube's timer fires at once for a negative timeout
+        return max(float(params.timeout_seconds), 0.0)
     return 1800.0 * (1.0 + random.random())  # kube: [min-request-timeout, 2x) seconds
 
 
@@ -275,6 +276,8 @@ async def handle(scope: Scope) -> bytes:
         stream.match = lambda obj: (
             obj.get("metadata", {}).get("name") == name and (base is None or base(obj))
         )
+    if params.resource_version not in ("", "0"):
+        storage_revision(params.resource_version)  # a malformed one fails before the stream
     request = scope.request
     request.setResponseCode(200)
     content_type = out.content_type

@@ -36,6 +36,8 @@ from platform_api.storage.interface import (
     INVALID_OBJECT,
     KEY_EXISTS,
     KEY_NOT_FOUND,
+    NO_SPACE,
+    REQUEST_TOO_LARGE,
     UNSTORED,
     ListOptions,
     ListResult,
@@ -137,6 +139,10 @@ class Store:
             return errors.conflict(rt.plural, rt.group, name, str(e))
         if e.code == EXPIRED:
             return errors.expired("The resourceVersion for the provided list is too old.")
+        if e.code == REQUEST_TOO_LARGE:
+            return errors.unknown(str(e))  # kube passes etcd's error through as it is
+        if e.code == NO_SPACE:  # etcd's "database space exceeded", a full disk: the same
+            return errors.unknown(str(e))
         return errors.internal_error(e)
 
     def _invalid(self, name: str, errs: list[FieldError]) -> StatusError:
@@ -226,7 +232,14 @@ class Store:
         if dry_run:
             return self._dry_run_create(key, obj, name)
         try:
-            return await self.storage.create(key, obj)
+            try:
+                return await self.storage.create(key, obj)
+            except StorageError as e:
+                if e.code != REQUEST_TOO_LARGE or track is None:
+                    raise
+                # kube drops managedFields (which can be large) and tries once more
+                obj["metadata"].pop("managedFields", None)
+                return await self.storage.create(key, obj)
         except StorageError as e:
             if e.code == KEY_EXISTS and generated:
                 raise errors.generate_name_conflict(
@@ -295,7 +308,17 @@ class Store:
         if dry_run:
             return await self._dry_run_update(key, try_update)
         try:
-            stored = await self.storage.guaranteed_update(key, try_update, ignore_not_found=True)
+            try:
+                stored = await self.storage.guaranteed_update(
+                    key, try_update, ignore_not_found=True
+                )
+            except StorageError as e:
+                if e.code != REQUEST_TOO_LARGE or track is None:
+                    raise
+                track = _without_managed_fields(track)  # try_update reads the new one
+                stored = await self.storage.guaranteed_update(
+                    key, try_update, ignore_not_found=True
+                )
         except StorageError as e:
             raise self._error(e, name) from None
         if not created and self._should_delete_after_update(stored.object):
@@ -472,6 +495,17 @@ class Store:
 
 def format_time_from(timestamp: float) -> str:
     return format_time(datetime.fromtimestamp(timestamp, UTC))
+
+
+def _without_managed_fields(track: Track) -> Track:
+    """kube's second try at a write too large for etcd: the same write, managedFields
+    (which can be large) dropped.  Apply patches get no second try."""
+
+    def strip(old: Obj | None, new: Obj) -> None:
+        track(old, new)
+        new.get("metadata", {}).pop("managedFields", None)
+
+    return strip
 
 
 def _rv_required() -> FieldError:

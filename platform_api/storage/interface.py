@@ -22,6 +22,16 @@ EXPIRED = "Expired"
 TOO_LARGE_REVISION = "TooLargeResourceVersion"
 INVALID_OBJECT = "InvalidObj"
 UNREACHABLE = "Unreachable"
+# A write etcd would refuse for its size (storage/limits.py); kube answers 500 with etcd's text.
+REQUEST_TOO_LARGE = "RequestTooLarge"
+# A write the backend has no room for (etcd's "mvcc: database space exceeded", a full LMDB
+# map or disk; storage/lmdb_space.py): kube answers 500 with the backend's text, no reason.
+NO_SPACE = "NoSpace"
+
+# etcd's default --max-request-bytes (the raft entry of one write), and kube's etcd client
+# MaxCallSendMsgSize (the gRPC request).  Every backend applies both, so data can move to etcd.
+MAX_REQUEST_BYTES = 1572864
+MAX_GRPC_SEND_BYTES = 2 * 1024 * 1024
 
 # Watch event types.
 ADDED = "ADDED"

@@ -21,7 +21,6 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from inspect import isawaitable
 from typing import Any, TypeVar
 
 import lmdb
@@ -49,6 +48,19 @@ from platform_api.storage.interface import (
     TryUpdate,
     ValidateDeletion,
 )
+from platform_api.storage.limits import check_write_size
+from platform_api.storage.lmdb_recovery import WriteRecovery
+from platform_api.storage.lmdb_space import MapSpace, RemappingEnvironment
+from platform_api.storage.transformer import (
+    TRANSFORM_FAILED,
+    TransformError,
+    ValueTransformer,
+    plain_event,
+    read,
+    read_logged,
+    write,
+)
+from platform_api.storage.updates import next_state
 
 log = Logger()
 T = TypeVar("T")
@@ -114,8 +126,10 @@ def decode_log(revision: int, record: bytes) -> tuple[Event, float]:
     return Event(type_, revision, key, Stored(key, revision, new), prev_stored), when
 
 
-class LMDBStorage:
+class LMDBStorage(WriteRecovery):
     """The storage interface over one LMDB environment."""
+
+    _RESERVE_KINDS = frozenset({_DELETE, _COMPACT, _MARK})  # they may use the map's reserve
 
     def __init__(
         self,
@@ -123,14 +137,20 @@ class LMDBStorage:
         run_in_writer: RunInWriter,
         on_commit: Callable[[list[Event]], None] | None = None,
         clock: Callable[[], float] = time.time,
+        transformer: ValueTransformer | None = None,
+        map_ceiling: int | None = None,
     ) -> None:
-        self._env = env
         self._objects = env.open_db(b"objects")
         self._log = env.open_db(b"log")
         self._meta = env.open_db(b"meta")
+        # The map grows up to ``map_ceiling`` (--lmdb-map-size; default: its size now).
+        self._space = MapSpace(env, map_ceiling)
+        self._env = RemappingEnvironment(env, self._space)
         self._run_in_writer = run_in_writer
         self._clock = clock
         self.on_commit = on_commit
+        # Encryption at rest (storage/encryption): values in ``objects`` and the log.
+        self._transformer = transformer
         self._pending: list[_Op] = []
         self._busy = False
 
@@ -158,7 +178,7 @@ class LMDBStorage:
             raw = txn.get(key, db=self._objects)
         if raw is None:
             raise StorageError(KEY_NOT_FOUND, key)
-        return Stored(key, _REV.unpack_from(raw)[0], raw[8:])
+        return read(self._transformer, key, _REV.unpack_from(raw)[0], raw[8:])
 
     def count(self, prefix: bytes) -> int:
         with self._env.begin() as txn:
@@ -188,7 +208,8 @@ class LMDBStorage:
                     if options.limit and len(items) >= options.limit:
                         more = True
                         break
-                    stored = Stored(key, _REV.unpack_from(raw)[0], raw[8:])
+                    revision_of = _REV.unpack_from(raw)[0]
+                    stored = read(self._transformer, key, revision_of, raw[8:], listing=True)
                     if options.predicate is None or options.predicate(stored.object):
                         items.append(stored)
             if not more:
@@ -220,7 +241,7 @@ class LMDBStorage:
             for key, raw in cursor:  # type: ignore[assignment]
                 if not key.startswith(prefix):
                     break
-                state[key] = Stored(key, _REV.unpack_from(raw)[0], raw[8:])
+                state[key] = read(self._transformer, key, _REV.unpack_from(raw)[0], raw[8:])
         # Undo every change after the target revision, newest first.
         log_cursor = txn.cursor(db=self._log)
         if log_cursor.set_key(_REV.pack(newest)) or log_cursor.last():
@@ -235,7 +256,7 @@ class LMDBStorage:
                 if event.prev is None:
                     state.pop(event.key, None)
                 else:
-                    state[event.key] = event.prev
+                    state[event.key] = read_logged(self._transformer, event.prev)
         keys = sorted(k for k in state if k > options.start_after)
         items: list[Stored] = []
         continue_key = None
@@ -260,13 +281,19 @@ class LMDBStorage:
                 for raw_rev, record in cursor:
                     event, _ = decode_log(_REV.unpack(raw_rev)[0], record)
                     if event.key.startswith(prefix):
-                        events.append(event)
+                        events.append(plain_event(self._transformer, event))
             return events
 
     # -- writes --------------------------------------------------------------------
 
     def _submit(self, op: _Op) -> Deferred[Any]:
         op.deferred = Deferred()
+        if op.obj is not None and op.kind in (_CREATE, _UPDATE):
+            try:  # what etcd would refuse for its size, refused here too
+                check_write_size(op.key, op.obj, op.expected)
+            except StorageError as e:
+                op.deferred.errback(e)
+                return op.deferred
         self._pending.append(op)
         self._kick()
         return op.deferred
@@ -276,6 +303,7 @@ class LMDBStorage:
             return
         batch, self._pending = self._pending, []
         self._busy = True
+        self._space.settle()  # the writer is idle: narrow the map if deletes widened it
         d = self._run_in_writer(lambda: self._commit(batch))
         d.addCallback(self._committed, batch)
         d.addErrback(self._batch_failed, batch)
@@ -285,7 +313,7 @@ class LMDBStorage:
         now = self._clock()
         results: list[Any] = []
         events: list[Event] = []
-        with self._env.begin(write=True) as txn:
+        with self._space.lock, self._env.begin(write=True) as txn:
             revision = self._meta_int(txn, _META_REV)
             for op in batch:
                 if op.kind == _COMPACT:
@@ -306,8 +334,12 @@ class LMDBStorage:
                 if outcome is not None:
                     results.append(outcome)
                     continue
+                try:
+                    event = self._apply(txn, op, current, revision + 1, now)
+                except TransformError as e:  # encryption failed: this write only
+                    results.append(StorageError(TRANSFORM_FAILED, op.key, str(e)))
+                    continue
                 revision += 1
-                event = self._apply(txn, op, current, revision, now)
                 events.append(event)
                 results.append(event.stored if op.kind != _DELETE else event.prev)
             txn.put(_META_REV, _REV.pack(revision), db=self._meta)
@@ -336,16 +368,18 @@ class LMDBStorage:
         else:
             assert op.obj is not None
             op.obj["metadata"]["resourceVersion"] = str(revision)
-            new = orjson.dumps(op.obj)
+            plain = orjson.dumps(op.obj)
+            new = write(self._transformer, op.key, plain)
             txn.put(op.key, _REV.pack(revision) + new, db=self._objects)
             type_ = ADDED if op.kind == _CREATE else MODIFIED
         record = _encode_log(
             type_, now, op.key, prev.revision if prev else 0, new, prev.data if prev else b""
         )
         txn.put(_REV.pack(revision), record, db=self._log, append=True)
+        prev = read_logged(self._transformer, prev)
         if type_ == DELETED:
             return Event(type_, revision, op.key, prev, prev)
-        return Event(type_, revision, op.key, Stored(op.key, revision, new), prev)
+        return Event(type_, revision, op.key, Stored(op.key, revision, plain), prev)
 
     def _compact(self, txn: lmdb.Transaction, cutoff: float, budget: int = 20000) -> int:
         """Drop log records older than ``cutoff`` (bounded work per batch)."""
@@ -366,34 +400,25 @@ class LMDBStorage:
         return compacted
 
     def _committed(self, outcome: tuple[list[Any], list[Event]], batch: list[_Op]) -> None:
-        results, events = outcome
         try:
-            if events and self.on_commit is not None:
-                try:
-                    self.on_commit(events)
-                except Exception:
-                    log.failure("publishing committed events")
-            for op, result in zip(batch, results, strict=True):
-                assert op.deferred is not None
-                if isinstance(result, StorageError):
-                    op.deferred.errback(result)
-                else:
-                    op.deferred.callback(result)
+            self._deliver(*outcome, batch)
         finally:
             # Writes queued while the callers resumed go out together in the next batch.
             self._busy = False
             self._kick()
 
-    def _batch_failed(self, failure: Any, batch: list[_Op]) -> None:
-        log.failure("LMDB write transaction failed", failure)
-        error = StorageError(UNREACHABLE, b"", f"storage write failed: {failure.value}")
-        try:
-            for op in batch:
-                assert op.deferred is not None
-                op.deferred.errback(error)
-        finally:
-            self._busy = False
-            self._kick()
+    def _deliver(self, results: list[Any], events: list[Event], batch: list[_Op]) -> None:
+        if events and self.on_commit is not None:
+            try:
+                self.on_commit(events)
+            except Exception:
+                log.failure("publishing committed events")
+        for op, result in zip(batch, results, strict=True):
+            assert op.deferred is not None
+            if isinstance(result, StorageError):
+                op.deferred.errback(result)
+            else:
+                op.deferred.callback(result)
 
     def compact(self, older_than: float) -> Deferred[int]:
         """Drop change-log records committed before ``now - older_than`` seconds."""
@@ -423,15 +448,9 @@ class LMDBStorage:
                 if not ignore_not_found:
                     raise
                 current = None
-            obj = current.copy() if current is not None else None
-            if obj is not None and preconditions is not None:
-                why = preconditions.failure(obj)
-                if why:
-                    raise StorageError(INVALID_OBJECT, key, why)
-            new = try_update(obj, current)
-            if isawaitable(new):
-                new = await new
-            if current is not None and new == current.object:
+            new = await next_state(key, current, try_update, preconditions)
+            if new is None:
+                assert current is not None
                 return current
             if current is None:
                 op = _Op(_CREATE, key, new)

@@ -99,6 +99,7 @@ def test_already_exists_and_generate_name(server: Server, admin: requests.Sessio
 def test_invalid_name_is_422_with_causes(server: Server, admin: requests.Session) -> None:
     r = admin.post(server.url + CM, json=configmap("Bad_Name"))
     assert r.status_code == 422
+    assert r.reason == "Unprocessable Entity"  # Go's status text, not twisted's "Unknown Status"
     body = r.json()
     detail = (
         "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "

@@ -1,0 +1,157 @@
+"""Every configuration side by side, in one run: the issue-13 table.
+
+    python benchmarks/scaling.py [--reference KUBECONFIG] [--objects 1000]
+
+Starts this server once per configuration (LMDB and etcd, each with 1 and 2 workers; a
+worker on etcd is a replica with its own watch cache), runs loadgen's 8-client
+create/get/update/list and watchbench's 1000-creates-to-100-watchers against each,
+then against --reference (a kube-apiserver, e.g. the one
+``../shared/tools/reference-apiserver start`` prints), and prints one table with each
+column's ratio to the reference.  Also measures how long a write through one
+connection takes to reach watchers on other connections (with workers, other processes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent))
+
+import loadgen
+import watchbench
+
+from platform_api.testing.server import ApiServer
+from tests.storage.etcd_server import start_etcd
+
+CONFIGS = {
+    "lmdb-1": ["--workers", "1"],
+    "lmdb-2": ["--workers", "2"],
+    # Two workers on etcd are two replicas behind one port, each with its own watch cache.
+    "etcd-1": ["--storage-backend", "etcd3", "--workers", "1"],
+    "etcd-2": ["--storage-backend", "etcd3", "--workers", "2"],
+}
+QUIET = "--controllers=*,-root-ca-certificate-publisher-controller"
+
+
+def measure(target: loadgen.Target, objects: int, clients: int = 8) -> dict[str, float]:
+    namespace = loadgen.NAMESPACE  # loadgen's workload writes there; one per server
+    conn = target.connect()
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    loadgen.request(conn, target, "POST", "/api/v1/namespaces", body)
+    per = objects // clients
+    names = [[f"cm-{c}-{i}" for i in range(per)] for c in range(clients)]
+    out: dict[str, float] = {}
+    out["create /s"], _ = loadgen.run_parallel(target, "create", clients, per, names)
+    out["get /s"], _ = loadgen.run_parallel(target, "get", clients, per * 3, names)
+    out["update /s"], _ = loadgen.run_parallel(target, "update", clients, per, names)
+    out["list /s"], _ = loadgen.run_parallel(target, "list", clients, 25, names)
+    _, seen = asyncio.run(watchbench.fan_out(target, namespace, 100, 1000))
+    out["1000 creates to 100 watchers s"] = seen
+    p50, p99 = propagation(target, namespace)
+    out["write-to-watcher p50 ms"], out["write-to-watcher p99 ms"] = p50, p99
+    loadgen.request(target.connect(), target, "DELETE", f"/api/v1/namespaces/{namespace}")
+    return out
+
+
+def propagation(target: loadgen.Target, namespace: str, writes: int = 200) -> tuple[float, float]:
+    """Creates one at a time on one connection; 4 watchers on their own connections note
+    when each arrives. Lag = arrival - the create's response."""
+    revision = watchbench.current_revision(target, namespace)
+    path = f"/api/v1/namespaces/{namespace}/configmaps?watch=1&resourceVersion={revision}"
+    arrivals: list[dict[str, float]] = [{} for _ in range(4)]
+
+    def watch(into: dict[str, float]) -> None:
+        conn = target.connect()
+        conn.request("GET", path, headers=target.headers())
+        response = conn.getresponse()
+        while len(into) < writes:
+            line = response.readline()
+            if not line:
+                return
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            into[event["object"]["metadata"]["name"]] = time.perf_counter()
+
+    threads = [threading.Thread(target=watch, args=(a,), daemon=True) for a in arrivals]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    conn = target.connect()
+    done: dict[str, float] = {}
+    for i in range(writes):
+        name = f"lag-{i}"
+        loadgen.request(conn, target, "POST", loadgen.BASE, loadgen.configmap(name))
+        done[name] = time.perf_counter()
+        time.sleep(0.002)
+    for t in threads:
+        t.join(timeout=10)
+    lags = [
+        max(0.0, (seen[name] - done[name]) * 1000)
+        for seen in arrivals
+        for name in done
+        if name in seen
+    ]
+    lags.sort()
+    return statistics.median(lags), lags[int(len(lags) * 0.99) - 1]
+
+
+def run_config(name: str, args: list[str], objects: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix=f"scaling-{name}-") as tmp:
+        etcd = None
+        if "etcd3" in args:  # a fresh etcd per configuration, with fsync as kube's has
+            (Path(tmp) / "etcd").mkdir()
+            etcd = start_etcd(str(Path(tmp) / "etcd"))
+            args = [*args, "--etcd-servers", etcd.endpoint]
+        server = ApiServer.start(Path(tmp) / "data", *args, QUIET, timeout=60)
+        try:
+            return measure(loadgen.from_kubeconfig(str(server.kubeconfig)), objects)
+        finally:
+            server.stop()
+            if etcd is not None:
+                etcd.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--reference", help="kubeconfig of a kube-apiserver to compare with")
+    parser.add_argument("--objects", type=int, default=1000)
+    parser.add_argument("--configs", default=",".join(CONFIGS), help="which configurations")
+    args = parser.parse_args()
+    results: dict[str, dict[str, float]] = {}
+    for name in args.configs.split(","):
+        results[name] = run_config(name, CONFIGS[name], args.objects)
+    if args.reference:
+        results["kube"] = measure(loadgen.from_kubeconfig(args.reference), args.objects)
+    print_table(results)
+
+
+def print_table(results: dict[str, dict[str, float]]) -> None:
+    columns = list(results)
+    rows = list(next(iter(results.values())))
+    print(f"\n{'measure':<34}" + "".join(f"{c:>16}" for c in columns))
+    for row in rows:
+        cells = []
+        for column in columns:
+            value = results[column][row]
+            cell = f"{value:.2f}" if value < 100 else f"{value:.0f}"
+            kube = results.get("kube", {}).get(row)
+            if kube and column != "kube":
+                cell += f" ({value / kube:.2f}x)"
+            cells.append(f"{cell:>16}")
+        print(f"{row:<34}" + "".join(cells))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""The storage the server runs on, opened and closed in one place: LMDB under
+``--data-dir`` (the default) or etcd (``--storage-backend=etcd3``).
+
+Both give the registry the same ``Storage``; what differs is what they need around them
+(LMDB: the environment and its writer thread; etcd: the client and the watch that keeps
+the cache current) and the name of their health check (kube's is ``etcd``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from twisted.internet.threads import deferToThreadPool
+from twisted.python.threadpool import ThreadPool
+
+from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.storageoptions import ETCD3
+from platform_api.storage.lmdb_space import INITIAL_MAP_SIZE
+from platform_api.storage.lmdb_store import LMDBStorage, open_environment
+
+
+class Backend:
+    """An open storage backend."""
+
+    check_name = "lmdb"
+    storage: Any
+
+    def start(self) -> None:
+        """Begin following changes (etcd's watch); LMDB commits feed the hub directly."""
+
+    def close(self) -> None: ...
+
+    def check(self) -> str | None:
+        """The health check: None when the storage answers."""
+        try:
+            self.storage.current_revision()
+        except Exception as e:
+            return str(e)
+        return None
+
+
+class LMDBBackend(Backend):
+    def __init__(self, cfg: ServerConfig, reactor: Any, transformer: Any) -> None:
+        os.makedirs(cfg.data_dir, exist_ok=True)
+        # A modest map that grows on demand up to --lmdb-map-size (storage/lmdb_space.py).
+        initial = min(cfg.lmdb_map_size, INITIAL_MAP_SIZE)
+        self.env = open_environment(os.path.join(cfg.data_dir, "db"), initial)
+        self.pool = ThreadPool(1, 1, "lmdb-writer")
+        self.pool.start()
+        self.storage = LMDBStorage(
+            self.env,
+            lambda work: deferToThreadPool(reactor, self.pool, work),
+            map_ceiling=cfg.lmdb_map_size,
+            transformer=transformer,
+        )
+
+    def close(self) -> None:
+        self.pool.stop()
+        self.env.close()
+
+
+class EtcdBackend(Backend):
+    check_name = "etcd"
+
+    def __init__(self, cfg: ServerConfig, reactor: Any, transformer: Any) -> None:
+        # Imported only here: grpc and the etcd client cost start time LMDB servers skip.
+        from platform_api.apiserver.enablement import all_types  # noqa: PLC0415
+        from platform_api.storage.etcd.client import EtcdClient  # noqa: PLC0415
+        from platform_api.storage.etcd.layout import KeyLayout  # noqa: PLC0415
+        from platform_api.storage.etcd.store import EtcdStorage  # noqa: PLC0415
+        from platform_api.storage.etcd.transport import TLSConfig  # noqa: PLC0415
+
+        options = cfg.storage
+        tls = TLSConfig.from_files(options.etcd_cafile, options.etcd_certfile, options.etcd_keyfile)
+        self.client = EtcdClient(options.etcd_servers, reactor, tls=tls)
+        layout = KeyLayout(options.etcd_prefix, [(rt.group, rt.plural) for rt in all_types()])
+        self.storage = EtcdStorage(self.client, layout, reactor, transformer=transformer)
+        self.storage.load()  # blocks: the cache is filled before anything is served
+
+    def start(self) -> None:
+        self.storage.start()
+
+    def close(self) -> None:
+        self.storage.stop()
+        self.client.close()
+
+    def check(self) -> str | None:
+        return self.storage.problem()
+
+
+def open_backend(cfg: ServerConfig, reactor: Any, transformer: Any = None) -> Backend:
+    if cfg.storage.backend == ETCD3:
+        return EtcdBackend(cfg, reactor, transformer)
+    return LMDBBackend(cfg, reactor, transformer)

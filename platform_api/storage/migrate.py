@@ -1,0 +1,146 @@
+"""Copy every object between an LMDB data directory and etcd, either way.
+
+    python -m platform_api.storage.migrate --from /path/to/data-dir --to http://127.0.0.1:2379
+    python -m platform_api.storage.migrate --from http://127.0.0.1:2379 --to /path/to/data-dir
+
+(``scripts/migrate-storage`` runs it in the project's virtualenv.)  Stop the servers first.
+Objects keep their uid, names, labels, owners and every other field; only the
+resourceVersions are the target's own (each store numbers its writes).  An object the
+target already has is left alone and reported, so a copy can be re-run after a failure.
+Values are copied as they are: with encryption at rest, give both servers the same
+``--encryption-provider-config``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+import orjson
+from twisted.internet.defer import ensureDeferred
+from twisted.internet.task import react
+
+from platform_api.apiserver.enablement import all_types
+from platform_api.storage.etcd.client import EtcdClient
+from platform_api.storage.etcd.kv import prefix_end
+from platform_api.storage.etcd.layout import DEFAULT_PREFIX, KeyLayout
+from platform_api.storage.lmdb_store import _REV, open_environment
+
+MAP_SIZE = 8 * 2**30
+ENCRYPTED = b"k8s:enc:"
+
+
+def layout(prefix: str) -> KeyLayout:
+    return KeyLayout(prefix, [(rt.group, rt.plural) for rt in all_types()])
+
+
+def _without_revision(value: bytes) -> bytes:
+    if value.startswith(ENCRYPTED):
+        return value  # sealed with the registry key as its authenticated data: portable
+    obj = orjson.loads(value)
+    obj.get("metadata", {}).pop("resourceVersion", None)
+    return orjson.dumps(obj) + b"\n"
+
+
+def read_lmdb(data_dir: str) -> list[tuple[bytes, bytes]]:
+    """(registry key, stored value) of every object, in key order."""
+    env = open_environment(os.path.join(data_dir, "db"), MAP_SIZE)
+    try:
+        objects = env.open_db(b"objects")
+        with env.begin() as txn:
+            return [(bytes(k), bytes(v[_REV.size :])) for k, v in txn.cursor(db=objects)]
+    finally:
+        env.close()
+
+
+def write_lmdb(data_dir: str, items: list[tuple[bytes, bytes]]) -> tuple[int, int]:
+    """Store ``items`` as new objects, in one transaction; returns (copied, skipped)."""
+    os.makedirs(data_dir, exist_ok=True)
+    env = open_environment(os.path.join(data_dir, "db"), MAP_SIZE)
+    copied = skipped = 0
+    try:
+        objects, meta = env.open_db(b"objects"), env.open_db(b"meta")
+        with env.begin(write=True) as txn:
+            raw = txn.get(b"rev", db=meta)
+            revision = _REV.unpack(raw)[0] if raw else 0
+            for key, value in items:
+                if txn.get(key, db=objects) is not None:
+                    skipped += 1
+                    continue
+                if value.startswith(ENCRYPTED):
+                    raise SystemExit(
+                        f"{key.decode(errors='replace')}: encrypted values are copied from "
+                        "LMDB to etcd only"
+                    )
+                revision += 1
+                obj = orjson.loads(value)
+                obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+                txn.put(key, _REV.pack(revision) + orjson.dumps(obj), db=objects)
+                copied += 1
+            txn.put(b"rev", _REV.pack(revision), db=meta)
+            # Nothing before the copy can be watched or listed from: the log starts here.
+            txn.put(b"compacted", _REV.pack(revision), db=meta)
+    finally:
+        env.close()
+    return copied, skipped
+
+
+async def read_etcd(client: EtcdClient, keys: KeyLayout) -> list[tuple[bytes, bytes]]:
+    result = await client.range(keys.root, prefix_end(keys.root))
+    out = []
+    for kv in result.kvs:
+        key = keys.registry_key(kv.key)
+        if key is not None:
+            out.append((key, kv.value))
+    return out
+
+
+async def write_etcd(
+    client: EtcdClient, keys: KeyLayout, items: list[tuple[bytes, bytes]]
+) -> tuple[int, int]:
+    copied = skipped = 0
+    for key, value in items:
+        result = await client.create(keys.etcd_key(key), _without_revision(value))
+        if result.succeeded:
+            copied += 1
+        else:
+            skipped += 1
+    return copied, skipped
+
+
+def _is_etcd(place: str) -> bool:
+    return place.startswith(("http://", "https://"))
+
+
+async def migrate(reactor: Any, source: str, target: str, prefix: str) -> tuple[int, int]:
+    keys = layout(prefix)
+    endpoint = source if _is_etcd(source) else target
+    client = EtcdClient(endpoint.split(","), reactor)
+    try:
+        if _is_etcd(source):
+            return write_lmdb(target, await read_etcd(client, keys))
+        return await write_etcd(client, keys, read_lmdb(source))
+    finally:
+        client.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--from", dest="source", required=True, help="data dir or etcd URL(s)")
+    parser.add_argument("--to", dest="target", required=True, help="data dir or etcd URL(s)")
+    parser.add_argument("--etcd-prefix", default=DEFAULT_PREFIX)
+    args = parser.parse_args(argv)
+    if _is_etcd(args.source) == _is_etcd(args.target):
+        parser.error("one side must be an LMDB data directory, the other etcd URL(s)")
+
+    async def run(reactor: Any) -> None:
+        copied, skipped = await migrate(reactor, args.source, args.target, args.etcd_prefix)
+        print(f"copied {copied} objects; {skipped} already present, left as they are")
+
+    react(lambda reactor: ensureDeferred(run(reactor)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

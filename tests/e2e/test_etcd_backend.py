@@ -1,0 +1,229 @@
+"""``--storage-backend=etcd3``: the server on a real etcd, and two replicas sharing it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.e2e.conftest import Server, session_for, start_server
+from tests.storage.etcd_server import EtcdServer, etcd_binary, start_etcd
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer]:
+    server = start_etcd(str(tmp_path_factory.mktemp("etcd")), fsync=False)
+    yield server
+    server.stop()
+
+
+def replica(root: Path, etcd: EtcdServer, *extra: str) -> Server:
+    """A server on ``etcd``; replicas share the first one's PKI (one CA, one token key)."""
+    shared = root.parent / "replica-0" / "pki"
+    args = ["--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint, *extra]
+    if root.name != "replica-0":
+        args += ["--cert-dir", str(shared)]
+    return start_server(root, *args)
+
+
+@pytest.fixture(scope="module")
+def replicas(tmp_path_factory: pytest.TempPathFactory, etcd: EtcdServer) -> Iterator[list[Server]]:
+    base = tmp_path_factory.mktemp("replicas")
+    running = [replica(base / "replica-0", etcd)]
+    running.append(replica(base / "replica-1", etcd))
+    yield running
+    for server in running:
+        server.stop()
+
+
+def admin(replicas: list[Server]) -> requests.Session:
+    return session_for(replicas[0], cert=replicas[0].admin_cert)
+
+
+def etcdctl(etcd: EtcdServer, *args: str) -> str:
+    tool = os.path.join(os.path.dirname(etcd_binary()), "etcdctl")
+    done = subprocess.run(
+        [tool, "--endpoints", etcd.endpoint, *args], capture_output=True, check=True, timeout=10
+    )
+    return done.stdout.decode()
+
+
+def test_objects_are_kept_as_kube_keeps_them(replicas: list[Server], etcd: EtcdServer) -> None:
+    a = replicas[0]
+    url = f"{a.base_url}/api/v1/namespaces/default/configmaps"
+    created = admin(replicas).post(url, json={"metadata": {"name": "layout"}, "data": {"k": "v"}})
+    assert created.status_code == 201
+    stored = json.loads(
+        etcdctl(etcd, "get", "/registry/configmaps/default/layout", "--print-value-only")
+    )
+    assert stored["data"] == {"k": "v"}
+    assert stored["metadata"]["uid"] == created.json()["metadata"]["uid"]
+    assert "resourceVersion" not in stored["metadata"]  # the key's mod revision is it
+    keys = etcdctl(etcd, "get", "/registry/namespaces/default", "--keys-only")
+    assert keys.split() == ["/registry/namespaces/default"]
+    services = etcdctl(etcd, "get", "--prefix", "/registry/services/specs/", "--keys-only")
+    assert services.split() == ["/registry/services/specs/default/kubernetes"]
+    readyz = admin(replicas).get(f"{a.base_url}/readyz?verbose")
+    assert "[+]etcd ok\n" in readyz.text
+
+
+def test_a_write_on_one_replica_is_read_and_watched_on_the_other(replicas: list[Server]) -> None:
+    a, b = replicas
+    session = admin(replicas)
+    url_a = f"{a.base_url}/api/v1/namespaces/default/configmaps"
+    url_b = f"{b.base_url}/api/v1/namespaces/default/configmaps"
+    rv = session.get(url_b).json()["metadata"]["resourceVersion"]
+    seen: list[dict[str, object]] = []
+
+    def watch() -> None:
+        params = {"watch": "1", "resourceVersion": rv, "timeoutSeconds": "10"}
+        with admin(replicas).get(url_b, params=params, stream=True) as response:
+            for line in response.iter_lines():
+                if line:
+                    seen.append(json.loads(line))
+                if len(seen) >= 3:
+                    return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    time.sleep(0.5)
+    for i in range(3):
+        made = session.post(url_a, json={"metadata": {"name": f"across-{i}"}})
+        assert made.status_code == 201
+        # A read with no resourceVersion is consistent: the other replica has it at once.
+        read = session.get(f"{url_b}/across-{i}")
+        assert read.status_code == 200
+        assert (
+            read.json()["metadata"]["resourceVersion"] == made.json()["metadata"]["resourceVersion"]
+        )
+    watcher.join(timeout=15)
+    assert [e["object"]["metadata"]["name"] for e in seen] == [  # type: ignore[index]
+        "across-0",
+        "across-1",
+        "across-2",
+    ]
+
+
+def test_optimistic_concurrency_holds_across_replicas(replicas: list[Server]) -> None:
+    a, b = replicas
+    session = admin(replicas)
+    path = "/api/v1/namespaces/default/configmaps"
+    session.post(a.base_url + path, json={"metadata": {"name": "cas"}})
+    current = session.get(f"{a.base_url}{path}/cas").json()
+    assert session.put(f"{a.base_url}{path}/cas", json={**current, "data": {"a": "1"}}).ok
+    stale = session.put(f"{b.base_url}{path}/cas", json={**current, "data": {"a": "2"}})
+    assert stale.status_code == 409
+    assert stale.json()["reason"] == "Conflict"
+    assert stale.json()["message"] == (
+        'Operation cannot be fulfilled on configmaps "cas": the object has been modified; '
+        "please apply your changes to the latest version and try again"
+    )
+
+
+def _holder(session: requests.Session, server: Server) -> str:
+    path = "/apis/coordination.platform.io/v1/namespaces/platform-system/leases"
+    lease = session.get(f"{server.base_url}{path}/platform-controller-manager")
+    return str(lease.json()["spec"]["holderIdentity"]) if lease.ok else ""
+
+
+def test_killing_a_replica_loses_nothing_and_the_other_takes_over(
+    replicas: list[Server], etcd: EtcdServer
+) -> None:
+    a, b = replicas
+    session = admin(replicas)
+    leader = _holder(session, b)
+    assert leader  # one replica leads the controllers
+    made = session.post(
+        f"{a.base_url}/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "kept"}}
+    )
+    assert made.status_code == 201
+    a.process.send_signal(signal.SIGKILL)
+    a.process.wait(timeout=10)
+    kept = session.get(f"{b.base_url}/api/v1/namespaces/default/configmaps/kept")
+    assert kept.status_code == 200
+    # The survivor leads within a lease duration (15 s) and runs the namespace controller.
+    deadline = time.monotonic() + 40
+    ns_url = f"{b.base_url}/api/v1/namespaces"
+    assert session.post(ns_url, json={"metadata": {"name": "after"}}).status_code == 201
+    assert session.delete(f"{ns_url}/after").status_code == 200
+    while session.get(f"{ns_url}/after").status_code != 404:
+        assert time.monotonic() < deadline, "the namespace was never finalized"
+        time.sleep(0.2)
+    # A replica started again reads everything back from etcd.
+    again = replica(a.data_dir, etcd)
+    replicas[0] = again
+    listed = session.get(f"{again.base_url}/api/v1/namespaces/default/configmaps").json()
+    assert "kept" in {i["metadata"]["name"] for i in listed["items"]}
+
+
+def test_an_lmdb_data_dir_moves_to_etcd_and_back(tmp_path: Path, etcd: EtcdServer) -> None:
+    lmdb = start_server(tmp_path / "lmdb")
+    session = session_for(lmdb, cert=lmdb.admin_cert)
+    url = "/api/v1/namespaces/default/configmaps"
+    made = session.post(lmdb.base_url + url, json={"metadata": {"name": "moved"}}).json()
+    lmdb.stop()
+    migrate = [str(Path(__file__).parents[2] / "scripts" / "migrate-storage")]
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [*migrate, *args], check=False, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    out = run("--from", str(tmp_path / "lmdb"), "--to", etcd.endpoint, "--etcd-prefix", "/moved")
+    assert out.startswith("copied ") and out.endswith("; 0 already present, left as they are\n")
+    on_etcd = start_server(
+        tmp_path / "lmdb",
+        "--storage-backend",
+        "etcd3",
+        "--etcd-servers",
+        etcd.endpoint,
+        "--etcd-prefix",
+        "/moved",
+    )
+    try:
+        got = session.get(f"{on_etcd.base_url}{url}/moved").json()
+        assert got["metadata"]["uid"] == made["metadata"]["uid"]
+    finally:
+        on_etcd.stop()
+    back = run("--from", etcd.endpoint, "--to", str(tmp_path / "back"), "--etcd-prefix", "/moved")
+    assert back.startswith("copied ")
+    again = start_server(tmp_path / "back", "--cert-dir", str(tmp_path / "lmdb" / "pki"))
+    try:
+        got = session.get(f"{again.base_url}{url}/moved").json()
+        assert got["metadata"]["uid"] == made["metadata"]["uid"]
+    finally:
+        again.stop()
+
+
+def test_etcd_over_tls_with_a_client_certificate(tmp_path: Path) -> None:
+    etcd = start_etcd(str(tmp_path), tls=True, fsync=False)
+    try:
+        assert etcd.tls is not None
+        server = start_server(
+            tmp_path / "data",
+            "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint,
+            "--etcd-cafile", etcd.tls.cafile,
+            "--etcd-certfile", etcd.tls.certfile,
+            "--etcd-keyfile", etcd.tls.keyfile,
+        )  # fmt: skip
+        try:
+            session = session_for(server, cert=server.admin_cert)
+            url = f"{server.base_url}/api/v1/namespaces/default/configmaps"
+            assert session.post(url, json={"metadata": {"name": "tls"}}).status_code == 201
+            assert session.get(f"{url}/tls").status_code == 200
+        finally:
+            server.stop()
+    finally:
+        etcd.stop()

@@ -1,0 +1,232 @@
+"""One storage test suite, run against both backends: LMDB and a real etcd.
+
+The registry relies on these behaviours of ``Storage`` whatever is underneath: revisions
+that only grow, compare-and-swap that never loses an update, lists and watches at
+exact revisions, kube's compaction and size limits.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+from twisted.internet.defer import ensureDeferred, gatherResults
+from twisted.internet.threads import deferToThreadPool
+from twisted.python.threadpool import ThreadPool
+
+from platform_api.storage.etcd.client import EtcdClient
+from platform_api.storage.etcd.layout import KeyLayout
+from platform_api.storage.etcd.store import EtcdStorage
+from platform_api.storage.interface import (
+    ADDED,
+    DELETED,
+    EXPIRED,
+    INVALID_OBJECT,
+    KEY_EXISTS,
+    KEY_NOT_FOUND,
+    MODIFIED,
+    REQUEST_TOO_LARGE,
+    TOO_LARGE_REVISION,
+    Event,
+    ListOptions,
+    Preconditions,
+    Storage,
+    StorageError,
+)
+from platform_api.storage.lmdb_store import LMDBStorage, open_environment
+from tests.storage.etcd_server import EtcdServer, start_etcd
+
+_namespaces = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer]:
+    server = start_etcd(str(tmp_path_factory.mktemp("etcd")), fsync=False)
+    yield server
+    server.stop()
+
+
+class Backend:
+    def __init__(self, storage: Storage, events: list[Event], close: Callable[[], None]):
+        self.storage = storage
+        self.events = events
+        self.close = close
+
+
+def _lmdb(tmp_path: Path) -> Backend:
+    pool = ThreadPool(1, 1, "lmdb-writer")
+    pool.start()
+    events: list[Event] = []
+    env = open_environment(str(tmp_path / "db"), 64 * 2**20)
+    storage = LMDBStorage(env, lambda work: deferToThreadPool(reactor, pool, work), events.extend)
+
+    def close() -> None:
+        pool.stop()
+        env.close()
+
+    return Backend(storage, events, close)
+
+
+def _etcd(server: EtcdServer) -> Backend:
+    client = EtcdClient([server.endpoint], reactor)
+    events: list[Event] = []
+    layout = KeyLayout("/registry", [("", "configmaps")])
+    storage = EtcdStorage(client, layout, reactor, on_commit=events.extend)
+    storage.load()
+    storage.start()
+
+    def close() -> None:
+        storage.stop()
+        client.close()
+
+    return Backend(storage, events, close)
+
+
+@pytest.fixture(params=["lmdb", "etcd"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    if request.param == "lmdb":
+        made = _lmdb(tmp_path)
+    else:
+        made = _etcd(request.getfixturevalue("etcd"))
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def ns() -> str:
+    """A namespace of the test's own: the etcd is shared by the module."""
+    return f"ns{next(_namespaces)}"
+
+
+def key(ns: str, name: str) -> bytes:
+    return f"/core/configmaps/{ns}\x00{name}".encode()
+
+
+def cm(name: str, **data: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
+
+
+async def code_of(work: Any) -> str:
+    try:
+        await work
+    except StorageError as e:
+        return e.code
+    raise AssertionError("no StorageError")
+
+
+@pytest_twisted.ensureDeferred
+async def test_create_get_and_key_exists(backend: Backend, ns: str) -> None:
+    s = backend.storage
+    before = s.current_revision()
+    stored = await s.create(key(ns, "a"), cm("a", x="1"))
+    assert stored.revision > before and s.current_revision() >= stored.revision
+    assert stored.object["metadata"]["resourceVersion"] == str(stored.revision)
+    got = s.get(key(ns, "a"))
+    assert got.revision == stored.revision and got.object["data"] == {"x": "1"}
+    assert got.object["metadata"]["resourceVersion"] == str(stored.revision)
+    assert await code_of(s.create(key(ns, "a"), cm("a"))) == KEY_EXISTS
+    with pytest.raises(StorageError) as e:
+        s.get(key(ns, "missing"))
+    assert e.value.code == KEY_NOT_FOUND
+
+
+@pytest_twisted.ensureDeferred
+async def test_concurrent_updates_all_land(backend: Backend, ns: str) -> None:
+    s = backend.storage
+    await s.create(key(ns, "n"), cm("n", count="0"))
+
+    def increment(obj: dict[str, Any] | None, _: Any) -> dict[str, Any]:
+        assert obj is not None
+        obj["data"]["count"] = str(int(obj["data"]["count"]) + 1)
+        return obj
+
+    updates = [ensureDeferred(s.guaranteed_update(key(ns, "n"), increment)) for _ in range(10)]
+    await gatherResults(updates)
+    assert s.get(key(ns, "n")).object["data"]["count"] == "10"
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_unchanged_update_keeps_its_revision(backend: Backend, ns: str) -> None:
+    s = backend.storage
+    stored = await s.create(key(ns, "same"), cm("same"))
+    again = await s.guaranteed_update(key(ns, "same"), lambda obj, _: obj)
+    assert again.revision == stored.revision
+    assert await code_of(s.guaranteed_update(key(ns, "none"), lambda o, _: o)) == KEY_NOT_FOUND
+    made = await s.guaranteed_update(
+        key(ns, "new"), lambda obj, _: cm("new"), ignore_not_found=True
+    )
+    assert s.get(key(ns, "new")).revision == made.revision
+
+
+@pytest_twisted.ensureDeferred
+async def test_delete_with_preconditions(backend: Backend, ns: str) -> None:
+    s = backend.storage
+    obj = cm("d")
+    obj["metadata"]["uid"] = "u1"
+    stored = await s.create(key(ns, "d"), obj)
+    wrong = Preconditions(uid="u2")
+    assert await code_of(s.delete(key(ns, "d"), preconditions=wrong)) == INVALID_OBJECT
+    last = await s.delete(key(ns, "d"), preconditions=Preconditions(uid="u1"))
+    assert last.revision == stored.revision
+    assert await code_of(s.delete(key(ns, "d"))) == KEY_NOT_FOUND
+
+
+@pytest_twisted.ensureDeferred
+async def test_lists_page_and_read_the_past(backend: Backend, ns: str) -> None:
+    s = backend.storage
+    revisions = [(await s.create(key(ns, f"l{i}"), cm(f"l{i}"))).revision for i in range(5)]
+    prefix = f"/core/configmaps/{ns}\x00".encode()
+    first = s.get_list(prefix, ListOptions(limit=2))
+    assert [i.object["metadata"]["name"] for i in first.items] == ["l0", "l1"]
+    assert first.continue_key == key(ns, "l1") and first.remaining == 3
+    rest = s.get_list(prefix, ListOptions(start_after=key(ns, "l1"), revision=first.revision))
+    assert [i.object["metadata"]["name"] for i in rest.items] == ["l2", "l3", "l4"]
+    await s.delete(key(ns, "l0"))
+    past = s.get_list(prefix, ListOptions(revision=revisions[2]))
+    assert [i.object["metadata"]["name"] for i in past.items] == ["l0", "l1", "l2"]
+    assert past.revision == revisions[2]
+    assert s.count(prefix) == 4
+    with pytest.raises(StorageError) as e:
+        s.get_list(prefix, ListOptions(revision=s.current_revision() + 100))
+    assert e.value.code == TOO_LARGE_REVISION
+
+
+@pytest_twisted.ensureDeferred
+async def test_events_in_revision_order_with_previous_states(backend: Backend, ns: str) -> None:
+    s = backend.storage
+    start = s.current_revision()
+    await s.create(key(ns, "e"), cm("e", v="1"))
+    await s.guaranteed_update(key(ns, "e"), lambda obj, _: {**obj, "data": {"v": "2"}})
+    await s.delete(key(ns, "e"))
+    mine = [e for e in backend.events if e.key == key(ns, "e")]
+    assert [e.type for e in mine] == [ADDED, MODIFIED, DELETED]
+    assert mine[1].prev is not None and mine[1].prev.object["data"] == {"v": "1"}
+    assert mine[2].stored is not None and mine[2].stored.object["data"] == {"v": "2"}
+    logged = s.events_since(start, f"/core/configmaps/{ns}\x00".encode())
+    assert [(e.type, e.revision) for e in logged] == [(e.type, e.revision) for e in mine]
+
+
+@pytest_twisted.ensureDeferred
+async def test_compaction_expires_old_lists(backend: Backend, ns: str) -> None:
+    s = backend.storage
+    old = (await s.create(key(ns, "c"), cm("c"))).revision
+    await s.mark_compaction()
+    await s.create(key(ns, "c2"), cm("c2"))
+    await s.mark_compaction()
+    prefix = f"/core/configmaps/{ns}\x00".encode()
+    with pytest.raises(StorageError) as e:
+        s.get_list(prefix, ListOptions(revision=old))
+    assert e.value.code == EXPIRED
+
+
+@pytest_twisted.ensureDeferred
+async def test_writes_etcd_would_refuse_are_refused(backend: Backend, ns: str) -> None:
+    big = cm("big", v="x" * 1_600_000)
+    assert await code_of(backend.storage.create(key(ns, "big"), big)) == REQUEST_TOO_LARGE
+    with pytest.raises(StorageError):
+        backend.storage.get(key(ns, "big"))
