@@ -59,7 +59,12 @@ class CRDFinalizer(Controller):
             return None
         if crds.is_true(crd, crds.ESTABLISHED):
             store = self.instances(name)
-            if store is not None and await self._delete_instances(store):
+            try:
+                if store is not None and await self._delete_instances(store):
+                    return RETRY
+            except errors.StatusError as e:  # kube's condition; the work queue retries
+                failed = ("True", "InstanceDeletionFailed", f"could not issue all deletes: {e}")
+                await self._write_condition(name, failed)
                 return RETRY
             outcome = ("False", "InstanceDeletionCompleted", "removed all instances")
         else:
@@ -68,8 +73,11 @@ class CRDFinalizer(Controller):
         return None
 
     async def _delete_instances(self, store: Store) -> int:
-        """Delete what is left; returns how many instances are still there."""
+        """Delete what is left; returns how many instances are still there.  A failed
+        delete (a conversion webhook down, say) does not stop the others; the first
+        failure is raised once all were tried."""
         items = store.list("", ListOptions()).items
+        failures: list[errors.StatusError] = []
         for stored in items:
             meta = stored.object["metadata"]
             if meta.get("deletionTimestamp"):
@@ -78,7 +86,9 @@ class CRDFinalizer(Controller):
                 await store.delete(meta.get("namespace", ""), meta["name"])
             except errors.StatusError as e:
                 if e.code != 404:
-                    raise
+                    failures.append(e)
+        if failures:
+            raise failures[0]
         return store.storage.count(store.prefix) if items else 0
 
     async def _write_condition(self, name: str, condition: tuple[str, str, str]) -> bool:
