@@ -227,3 +227,28 @@ def test_etcd_over_tls_with_a_client_certificate(tmp_path: Path) -> None:
             server.stop()
     finally:
         etcd.stop()
+
+
+def test_secrets_are_encrypted_in_etcd(tmp_path: Path, etcd: EtcdServer) -> None:
+    config = Path(__file__).parents[2] / "etc" / "encryption-config.yaml"
+    server = start_server(
+        tmp_path / "data",
+        "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint, "--etcd-prefix", "/enc",
+        f"--encryption-provider-config={config}",
+    )  # fmt: skip
+    try:
+        session = session_for(server, cert=server.admin_cert)
+        url = f"{server.base_url}/api/v1/namespaces/default/secrets"
+        secret = {"metadata": {"name": "s"}, "stringData": {"password": "hunter2"}}
+        assert session.post(url, json=secret).status_code == 201
+        raw = subprocess.run(
+            [os.path.join(os.path.dirname(etcd_binary()), "etcdctl"), "--endpoints",
+             etcd.endpoint, "get", "/enc/secrets/default/s", "--print-value-only"],
+            capture_output=True, check=True, timeout=10,
+        ).stdout  # fmt: skip
+        assert raw.startswith(b"k8s:enc:aescbc:v1:key1:")
+        assert b"hunter2" not in raw and b"aHVudGVyMg" not in raw  # nor its base64
+        got = session.get(f"{url}/s").json()
+        assert got["data"] == {"password": "aHVudGVyMg=="}
+    finally:
+        server.stop()
