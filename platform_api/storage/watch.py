@@ -78,7 +78,9 @@ class WatchHub:
                 self._flush_call.cancel()
             self._flush_call = None
         pending, self._pending = self._pending, []
-        if pending and pending[0].revision > self.revision + 1:
+        if pending and not _follows(self.revision, pending):
+            # Other processes committed before or between our batches: the change log has
+            # every revision in order, ours included.
             self.catch_up()
         self._publish([e for e in pending if e.revision > self.revision])
 
@@ -160,3 +162,8 @@ class WatchHub:
         self._waiters = [(r, w) for r, w in self._waiters if r > self.revision]
         for d in ready:
             d.callback(None)
+
+
+def _follows(revision: int, events: list[Event]) -> bool:
+    """Whether ``events`` are exactly the revisions after ``revision``, none missing."""
+    return all(e.revision == revision + 1 + i for i, e in enumerate(events))

@@ -1,0 +1,83 @@
+"""The watch hub's two feeds (own commits, the shared change log) under several processes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twisted.internet.task import Clock
+
+from platform_api.storage.interface import ADDED, Event, Stored
+from platform_api.storage.watch import FLUSH_DELAY, WatchHub
+
+
+class Log:
+    """A change log other processes also write: revisions 1..n, every one an ADDED."""
+
+    def __init__(self) -> None:
+        self.revision = 0
+
+    def commit(self) -> Event:
+        self.revision += 1
+        key = f"/core/configmaps/ns\x00c{self.revision}".encode()
+        return Event(ADDED, self.revision, key, Stored(key, self.revision, b"{}"))
+
+    def current_revision(self) -> int:
+        return self.revision
+
+    def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
+        return [self._event(r) for r in range(revision + 1, self.revision + 1)]
+
+    @staticmethod
+    def _event(r: int) -> Event:
+        key = f"/core/configmaps/ns\x00c{r}".encode()
+        return Event(ADDED, r, key, Stored(key, r, b"{}"))
+
+
+class Watcher:
+    prefix = b"/core/configmaps/"
+
+    def __init__(self) -> None:
+        self.revisions: list[int] = []
+
+    def deliver(self, events: list[Event]) -> None:
+        self.revisions += [e.revision for e in events]
+
+
+def hub_with(log: Log, clock: Clock) -> tuple[WatchHub, Watcher]:
+    storage: Any = log
+    hub = WatchHub(storage, clock)
+    watcher = Watcher()
+    hub.subscribe(watcher)
+    return hub, watcher
+
+
+def test_another_process_between_two_of_our_batches_is_not_skipped() -> None:
+    log, clock = Log(), Clock()
+    hub, watcher = hub_with(log, clock)
+    ours_first = [log.commit() for _ in range(4)]  # 1-4
+    theirs = [log.commit() for _ in range(3)]  # 5-7, another worker's
+    ours_next = [log.commit() for _ in range(4)]  # 8-11
+    hub.committed(ours_first)
+    hub.committed(ours_next)  # both of our batches wait for the same round
+    clock.advance(FLUSH_DELAY)
+    assert watcher.revisions == list(range(1, 12))
+    assert len(theirs) == 3
+
+
+def test_our_batches_alone_are_delivered_from_memory() -> None:
+    log, clock = Log(), Clock()
+    hub, watcher = hub_with(log, clock)
+    batch = [log.commit() for _ in range(3)]
+    log.events_since = None  # type: ignore[assignment, method-assign]  # not read
+    hub.committed(batch)
+    clock.advance(FLUSH_DELAY)
+    assert watcher.revisions == [1, 2, 3]
+
+
+def test_a_gap_before_our_batch_is_filled_from_the_log() -> None:
+    log, clock = Log(), Clock()
+    hub, watcher = hub_with(log, clock)
+    log.commit(), log.commit()  # another process: 1-2
+    hub.committed([log.commit()])  # ours: 3
+    clock.advance(FLUSH_DELAY)
+    assert watcher.revisions == [1, 2, 3]
