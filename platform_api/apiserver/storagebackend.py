@@ -9,6 +9,7 @@ the cache current) and the name of their health check (kube's is ``etcd``).
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from twisted.internet.threads import deferToThreadPool
@@ -40,13 +41,25 @@ class Backend:
         return None
 
 
+def _daemon_thread(*args: Any, **kwargs: Any) -> threading.Thread:
+    return threading.Thread(*args, daemon=True, **kwargs)
+
+
+class _WriterPool(ThreadPool):
+    """The LMDB writer's thread, a daemon: a server whose start failed after the pool
+    started must still be able to exit (it hung in interpreter shutdown).  A normal stop
+    joins it first; a write cut short is never acknowledged, so nothing is lost."""
+
+    threadFactory = staticmethod(_daemon_thread)  # type: ignore[assignment]
+
+
 class LMDBBackend(Backend):
     def __init__(self, cfg: ServerConfig, reactor: Any, transformer: Any) -> None:
         os.makedirs(cfg.data_dir, exist_ok=True)
         # A modest map that grows on demand up to --lmdb-map-size (storage/lmdb_space.py).
         initial = min(cfg.lmdb_map_size, INITIAL_MAP_SIZE)
         self.env = open_environment(os.path.join(cfg.data_dir, "db"), initial)
-        self.pool = ThreadPool(1, 1, "lmdb-writer")
+        self.pool = _WriterPool(1, 1, "lmdb-writer")
         self.pool.start()
         self.storage = LMDBStorage(
             self.env,

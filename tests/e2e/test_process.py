@@ -222,3 +222,18 @@ def test_max_requests_inflight(tmp_path: Path) -> None:
         slow.join()
     finally:
         running.stop()
+
+
+def test_a_server_that_fails_to_start_exits(tmp_path: Path) -> None:
+    """An unreadable serving certificate fails the start after storage is open: the LMDB
+    writer's thread must not keep the process alive (it hung in interpreter shutdown)."""
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("garbage\n")
+    pem = str(garbage)
+    started = time.monotonic()
+    result = twistd(
+        "--data-dir", str(tmp_path / "data"), "--secure-port", "0",
+        "--tls-cert-file", pem, "--tls-private-key-file", pem,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert time.monotonic() - started < 15
