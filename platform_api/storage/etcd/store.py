@@ -23,6 +23,7 @@ import grpc
 import orjson
 from twisted.internet.defer import Deferred, ensureDeferred, succeed
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 
 from platform_api.storage.etcd import proto
 from platform_api.storage.etcd.cache import WatchCache, event_type
@@ -80,6 +81,8 @@ class EtcdStorage:
         self._stopped = False
         self._last_mark = 0
         self._problem: str | None = None
+        self._readers: list[Deferred[int]] | None = None  # of the quorum read on its way
+        self._next_readers: list[Deferred[int]] = []  # who came after it was sent
 
     # -- start and the watch ------------------------------------------------------------
 
@@ -218,13 +221,38 @@ class EtcdStorage:
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
         return self.cache.events_since(revision, prefix)
 
-    async def consistent_revision(self) -> int:
-        """etcd's current revision (one quorum read): a consistent read waits until the
-        cache has it, as kube's consistent reads from its watch cache do."""
-        result = await _call(COMPACT_KEY, self.client.range(COMPACT_KEY, count_only=True))
-        return int(result.revision)
+    def consistent_revision(self) -> Deferred[int]:
+        """etcd's current revision (a quorum read): a consistent read waits until the
+        cache has it, as kube's consistent reads from its watch cache do.
 
-        # -- writes -----------------------------------------------------------------------------
+        Readers share quorum reads: one asked for after a read was sent cannot use that
+        one (a write may have landed in between), so it joins the next, which is sent
+        when the current one returns.  At most one is outstanding however many read."""
+        reader: Deferred[int] = Deferred()
+        if self._readers is None:
+            self._readers = [reader]
+            self._ask()
+        else:
+            self._next_readers.append(reader)
+        return reader
+
+    def _ask(self) -> None:
+        d = ensureDeferred(_call(COMPACT_KEY, self.client.range(COMPACT_KEY, count_only=True)))
+        d.addCallback(lambda result: int(result.revision))
+        d.addBoth(self._answered)
+
+    def _answered(self, result: int | Failure) -> None:
+        readers, self._readers = self._readers or [], None
+        for reader in readers:
+            if isinstance(result, Failure):
+                reader.errback(result)
+            else:
+                reader.callback(result)
+        if self._next_readers:
+            self._readers, self._next_readers = self._next_readers, []
+            self._ask()
+
+    # -- writes -----------------------------------------------------------------------------
 
     async def _written(self, key: bytes, obj: dict[str, Any], revision: int) -> Stored:
         """Once the cache has the write: what the registry returns for it."""
