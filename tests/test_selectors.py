@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from platform_api.selectors import (
-    SelectorError,
-    check_field_labels,
-    field_getters,
-    parse_field_selector,
-    parse_label_selector,
-)
+from platform_api.fieldselectors import check_field_labels, field_getters, parse_field_selector
+from platform_api.selectors import SelectorError, parse_label_selector
 
 
 @pytest.mark.parametrize(

@@ -20,12 +20,12 @@ from platform_api.apiextensions.scale import scale_errors
 from platform_api.apiextensions.schema.celrules import CompiledRules, compile_schema
 from platform_api.apiextensions.schema.compiled import CompiledSchema, DecodeError
 from platform_api.codec import Duplicates
+from platform_api.fieldselectors import FieldGetter, field_getters
 from platform_api.jsonpath import parse, sprint
 from platform_api.registry.strategy import GenericStrategy
 from platform_api.scheme import decoding
 from platform_api.scheme.decoding import Decoded
 from platform_api.scheme.types import ResourceType
-from platform_api.selectors import FieldGetter, field_getters
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import validate_object_meta, validate_object_meta_update

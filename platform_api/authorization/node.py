@@ -14,7 +14,8 @@ from __future__ import annotations
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization.interface import Attributes, Decision, RuleSet
 from platform_api.authorization.nodegraph import NodeGraph
-from platform_api.selectors import SelectorError, parse_field_selector
+from platform_api.fieldselectors import parse_field_selector
+from platform_api.selectors import SelectorError
 
 NODE_USER_PREFIX = "system:node:"
 NODES_GROUP = "system:nodes"

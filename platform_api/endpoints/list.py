@@ -12,15 +12,9 @@ from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.options import META_GROUP, arg, go_parse_int
 from platform_api.endpoints.responses import encode, finish
 from platform_api.endpoints.scope import Scope, partial_object
+from platform_api.fieldselectors import FieldSelector, check_field_labels, parse_field_selector
 from platform_api.scheme import bytefields
-from platform_api.selectors import (
-    FieldSelector,
-    LabelSelector,
-    SelectorError,
-    check_field_labels,
-    parse_field_selector,
-    parse_label_selector,
-)
+from platform_api.selectors import LabelSelector, SelectorError, parse_label_selector
 from platform_api.storage.interface import ListOptions, ListResult, Stored
 from platform_api.validation import field
 

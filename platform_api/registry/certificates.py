@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from datetime import UTC, datetime
 
+from platform_api.fieldselectors import FieldGetter
 from platform_api.registry import requester
 from platform_api.registry.certificates_validation import (
     APPROVED,
@@ -24,7 +25,6 @@ from platform_api.registry.certificates_validation import (
 )
 from platform_api.registry.strategy import GenericStrategy, Obj, StatusStrategy, Strategy, register
 from platform_api.scheme.decoding import format_time
-from platform_api.selectors import FieldGetter
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import validate_object_meta_update
 

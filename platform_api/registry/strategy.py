@@ -12,14 +12,14 @@ import copy
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from platform_api.scheme.aliases import Aliases
-from platform_api.scheme.types import ResourceType
-from platform_api.selectors import (
+from platform_api.fieldselectors import (
     CONVERTED_FIELD_LABELS,
     FieldGetter,
     MetaFieldLabels,
     field_getters,
 )
+from platform_api.scheme.aliases import Aliases
+from platform_api.scheme.types import ResourceType
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import (
     validate_finalizers,

@@ -13,9 +13,10 @@ from platform_api.context import Context
 from platform_api.endpoints.list import ListParams
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.watch import MAX_QUEUED, WatchStream
+from platform_api.fieldselectors import parse_field_selector
 from platform_api.registry.strategy import strategy_for
 from platform_api.scheme.catalog import builtin_scheme
-from platform_api.selectors import parse_field_selector, parse_label_selector
+from platform_api.selectors import parse_label_selector
 from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event, Stored
 from platform_api.storage.watch import FLUSH_DELAY, WatchHub
 

@@ -23,12 +23,8 @@ from platform_api.endpoints import continuation
 from platform_api.endpoints.list import parse_revision
 from platform_api.endpoints.options import go_parse_int
 from platform_api.errors import StatusError
-from platform_api.selectors import (
-    Requirement,
-    SelectorError,
-    parse_field_selector,
-    parse_label_selector,
-)
+from platform_api.fieldselectors import parse_field_selector
+from platform_api.selectors import Requirement, SelectorError, parse_label_selector
 
 INT64 = st.integers(min_value=-(1 << 63), max_value=(1 << 63) - 1)
 SELECTOR_TEXT = st.one_of(st.text(), st.text(alphabet=" =!(),<>\\innotx-_./a9", max_size=40))
