@@ -5,37 +5,20 @@ from __future__ import annotations
 import resource
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import lmdb
 import pytest
-from twisted.internet.defer import Deferred, ensureDeferred, maybeDeferred
+from twisted.internet.defer import Deferred, ensureDeferred
 
 from platform_api.storage.interface import NO_SPACE, ListOptions, StorageError
 from platform_api.storage.lmdb_space import format_size, reserve_for
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
+from tests.storage.test_lmdb_store import ManualWriter
 
 MI = 2**20
 FULL_1MI = "etcdserver: mvcc: database space exceeded (--lmdb-map-size=1Mi)"
-
-
-class Writer:
-    """Runs writer-thread work when told to, failures included (as the thread pool does)."""
-
-    def __init__(self) -> None:
-        self.queued: list[tuple[Callable[[], Any], Deferred[Any]]] = []
-
-    def __call__(self, work: Callable[[], Any]) -> Deferred[Any]:
-        d: Deferred[Any] = Deferred()
-        self.queued.append((work, d))
-        return d
-
-    def run_all(self) -> None:
-        while self.queued:
-            work, d = self.queued.pop(0)
-            maybeDeferred(work).chainDeferred(d)
 
 
 def cm(name: str, size: int = 0) -> dict[str, Any]:
@@ -50,18 +33,18 @@ def outcome(d: Deferred[Any]) -> Any:
     return out[0]
 
 
-def make(path: Path, size: int, ceiling: int | None = None) -> tuple[LMDBStorage, Writer]:
-    writer = Writer()
+def make(path: Path, size: int, ceiling: int | None = None) -> tuple[LMDBStorage, ManualWriter]:
+    writer = ManualWriter()
     env = open_environment(str(path), size)
     return LMDBStorage(env, writer, map_ceiling=ceiling), writer
 
 
-def write(storage: LMDBStorage, writer: Writer, d: Deferred[Any]) -> Any:
+def write(storage: LMDBStorage, writer: ManualWriter, d: Deferred[Any]) -> Any:
     writer.run_all()
     return outcome(d)
 
 
-def fill(storage: LMDBStorage, writer: Writer, size: int = 20000) -> int:
+def fill(storage: LMDBStorage, writer: ManualWriter, size: int = 20000) -> int:
     """Create objects until the store refuses one; the number created."""
     for i in range(10000):
         result = write(storage, writer, storage.create(b"/cm/%05d" % i, cm(f"c{i}", size)))
@@ -217,7 +200,7 @@ def test_ceiling_below_the_data_is_the_data(tmp_path: Path) -> None:
         write(storage, writer, storage.create(b"/cm/%03d" % i, cm(f"c{i}", 20000)))
     storage._env.close()
     env = open_environment(str(tmp_path / "db"), MI)  # LMDB maps at least the data
-    reopened = LMDBStorage(env, Writer(), map_ceiling=MI)
+    reopened = LMDBStorage(env, ManualWriter(), map_ceiling=MI)
     assert reopened._space.ceiling == env.info()["map_size"] > MI
     assert reopened.get(b"/cm/039").object["metadata"]["name"] == "c39"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from twisted.internet.defer import Deferred, ensureDeferred
+from twisted.internet.defer import Deferred, ensureDeferred, maybeDeferred
 
 from platform_api.storage.interface import (
     ADDED,
@@ -25,7 +25,8 @@ from platform_api.storage.lmdb_store import _UPDATE, LMDBStorage, _Op, open_envi
 
 
 class ManualWriter:
-    """Runs writer-thread work only when told to: lets a test see batching and ordering."""
+    """Runs writer-thread work only when told to (failures included): lets a test see
+    batching and ordering."""
 
     def __init__(self) -> None:
         self.queued: list[tuple[Callable[[], Any], Deferred[Any]]] = []
@@ -38,7 +39,7 @@ class ManualWriter:
     def run_all(self) -> None:
         while self.queued:
             work, d = self.queued.pop(0)
-            d.callback(work())
+            maybeDeferred(work).chainDeferred(d)  # failures too, as the thread pool does
 
 
 def cm(name: str, **data: str) -> dict[str, Any]:
