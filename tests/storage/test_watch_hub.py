@@ -81,3 +81,26 @@ def test_a_gap_before_our_batch_is_filled_from_the_log() -> None:
     hub.committed([log.commit()])  # ours: 3
     clock.advance(FLUSH_DELAY)
     assert watcher.revisions == [1, 2, 3]
+
+
+def test_a_commit_after_a_quiet_spell_goes_out_on_the_next_turn() -> None:
+    log, clock = Log(), Clock()
+    hub, watcher = hub_with(log, clock)
+    clock.advance(1)
+    hub.committed([log.commit()])
+    clock.advance(0)
+    assert watcher.revisions == [1]
+
+
+def test_busy_commits_are_gathered_into_one_round_per_delay() -> None:
+    log, clock = Log(), Clock()
+    hub, watcher = hub_with(log, clock)
+    clock.advance(1)
+    hub.committed([log.commit()])
+    clock.advance(0)  # round one: revision 1, at once
+    hub.committed([log.commit()])
+    clock.advance(FLUSH_DELAY / 2)
+    hub.committed([log.commit()])
+    assert watcher.revisions == [1]  # the next round waits out the delay since the last
+    clock.advance(FLUSH_DELAY / 2)
+    assert watcher.revisions == [1, 2, 3]
