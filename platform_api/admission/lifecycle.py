@@ -19,6 +19,8 @@ class NamespaceLifecycle:
     def __init__(self, storage: Storage, namespace_key: bytes) -> None:
         self._storage = storage
         self._prefix = namespace_key  # key prefix of the namespaces store
+        # namespace key -> (revision, terminating): each version is decoded once
+        self._terminating: dict[bytes, tuple[int, bool]] = {}
 
     def admit(
         self, attrs: Attributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
@@ -35,13 +37,7 @@ class NamespaceLifecycle:
             return
         if attrs.operation != "CREATE" or not rt.namespaced or not attrs.namespace:
             return
-        try:
-            namespace = self._storage.get(self._prefix + attrs.namespace.encode()).object
-        except StorageError:
-            raise errors.not_found("namespaces", "", attrs.namespace) from None
-        if namespace.get("metadata", {}).get("deletionTimestamp") or (
-            namespace.get("status", {}).get("phase") == "Terminating"
-        ):
+        if self._is_terminating(attrs.namespace):
             name = attrs.name or (obj or {}).get("metadata", {}).get("name", "")
             error = errors.forbidden(
                 rt.plural,
@@ -59,6 +55,24 @@ class NamespaceLifecycle:
                 }
             ]
             raise error
+
+    def _is_terminating(self, name: str) -> bool:
+        key = self._prefix + name.encode()
+        try:
+            stored = self._storage.get(key)
+        except StorageError:
+            raise errors.not_found("namespaces", "", name) from None
+        known = self._terminating.get(key)
+        if known is not None and known[0] == stored.revision:
+            return known[1]
+        namespace = stored.object
+        terminating = bool(namespace.get("metadata", {}).get("deletionTimestamp")) or (
+            namespace.get("status", {}).get("phase") == "Terminating"
+        )
+        if len(self._terminating) >= 4096:
+            self._terminating.clear()
+        self._terminating[key] = (stored.revision, terminating)
+        return terminating
 
 
 def build(ctx: PluginContext) -> NamespaceLifecycle:

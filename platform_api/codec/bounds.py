@@ -82,6 +82,11 @@ _INT64 = (-(2**63), 2**63 - 1)
 _WIDE_NUMBER = re.compile(rb"\d{19}|[eE]\+?\d{3}")
 
 
+def wide_number(data: bytes) -> bool:
+    """Whether ``data`` may hold a number past int64 or float64 (or digits like one)."""
+    return _WIDE_NUMBER.search(data) is not None
+
+
 def as_interface_values(data: bytes, value: Any) -> None:
     """Make a decoded body's numbers what Go's interface{} decoding makes them, in place:
     integers wider than int64 become float64, a number past float64 is refused

@@ -21,6 +21,7 @@ from platform_api.codec.bounds import (
     check_yaml_aliases,
     check_yaml_events,
     parse_float,
+    wide_number,
 )
 from platform_api.validation.field import go_quote
 
@@ -70,6 +71,9 @@ def parse_json(data: bytes, unstructured: bool = False) -> tuple[Any, Duplicates
         return out
 
     check_json_depth(data)
+    fast = _parse_plain(data)
+    if fast is not None:
+        return fast, {}
     text = data.decode("utf-8", "replace")
     try:
         value = json.loads(
@@ -88,6 +92,39 @@ def parse_json(data: bytes, unstructured: bool = False) -> tuple[Any, Duplicates
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+# Every string token, and whether it is an object key (followed by a colon): scanning
+# string by string keeps quotes inside strings from being read as token starts.
+_STRING_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"(\s*:)?')
+
+
+def _parse_plain(data: bytes) -> Any:
+    """The common body, parsed by orjson (15x the stdlib parser), or None when the body
+    needs the careful parser: anything orjson refuses (its error texts are not Go's),
+    numbers past int64 or float64, surrogate escapes, or a key held twice."""
+    if wide_number(data) or _SURROGATE_ESCAPE.search(data):
+        return None
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    tokens = _STRING_TOKEN.findall(data)
+    if len(tokens) - tokens.count(b"") != _key_count(value):
+        return None  # a duplicate key: the careful parser records where
+    return value
+
+
+def _key_count(value: Any) -> int:
+    count, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            count += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -7,6 +7,7 @@ loop, maps storage errors to Status errors, and implements the deletion protocol
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 import uuid
@@ -494,7 +495,13 @@ class Store:
 
 
 def format_time_from(timestamp: float) -> str:
-    return format_time(datetime.fromtimestamp(timestamp, UTC))
+    return _format_second(int(timestamp // 1))
+
+
+@functools.lru_cache(maxsize=4)
+def _format_second(second: int) -> str:
+    """RFC 3339 to the second, each second formatted once (every write stamps one)."""
+    return format_time(datetime.fromtimestamp(second, UTC))
 
 
 def _without_managed_fields(track: Track) -> Track:

@@ -11,6 +11,7 @@ import pytest
 from platform_api.admission.alwaysadmit import AlwaysAdmit
 from platform_api.admission.alwaysdeny import AlwaysDeny
 from platform_api.admission.denyexternalips import DenyServiceExternalIPs
+from platform_api.admission.lifecycle import NamespaceLifecycle
 from platform_api.admission.namespaces.autoprovision import NamespaceAutoProvision
 from platform_api.admission.namespaces.exists import NamespaceExists
 from tests.admission.plugin_kit import Cluster, attrs, refused, run
@@ -108,3 +109,34 @@ def test_namespace_exists(cluster: Cluster) -> None:
     plugin.validate(attrs("CREATE", "namespaces", "nope", namespace="nope"), None, None)
     cluster.create("namespaces", {"metadata": {"name": "here"}})
     plugin.validate(attrs("CREATE", "configmaps", "cm", namespace="here"), None, None)
+
+
+def test_namespace_lifecycle_sees_a_namespace_start_terminating(cluster: Cluster) -> None:
+    """The plugin decodes each namespace version once; a new version is read again."""
+    namespaces = cluster.store("namespaces")
+    lifecycle = NamespaceLifecycle(cluster.storage, namespaces.prefix)
+    cluster.create("namespaces", {"metadata": {"name": "shop"}})
+    create = attrs("CREATE", "configmaps", "cm", namespace="shop")
+    lifecycle.admit(create, {}, None)
+    lifecycle.admit(create, {}, None)  # the cached version
+
+    def terminating(obj: Obj | None) -> Obj:
+        assert obj is not None
+        return {**obj, "status": {"phase": "Terminating"}}
+
+    run(namespaces.update("", "shop", terminating, subresource="status"))
+    error = refused(lambda: lifecycle.admit(create, {}, None))
+    assert (error.code, error.reason, error.message) == (
+        403,
+        "Forbidden",
+        'configmaps "cm" is forbidden: unable to create new content in namespace shop '
+        "because it is being terminated",
+    )
+    missing = refused(
+        lambda: lifecycle.admit(attrs("CREATE", "configmaps", namespace="gone"), {}, None)
+    )
+    assert (missing.code, missing.reason, missing.message) == (
+        404,
+        "NotFound",
+        'namespaces "gone" not found',
+    )

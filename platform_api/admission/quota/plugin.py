@@ -57,7 +57,12 @@ class ResourceQuota:
         ev = self.registry.get(rt.group, rt.plural)
         if ev is None or not ev.handles(attrs, obj, old):
             return None
+        if not self.limited and not self._has_quotas(attrs.namespace):
+            return None  # nothing to charge: no lock, no list (most namespaces)
         return self._serialized(attrs, obj, old, ev)
+
+    def _has_quotas(self, namespace: str) -> bool:
+        return self.quotas.storage.count(self.quotas.list_prefix(namespace)) > 0
 
     async def _serialized(
         self, attrs: Attributes, obj: Obj, old: Obj | None, ev: Evaluator
