@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-from platform_api.apiserver.metrics import REGISTRY, RawCounter
+from platform_api.apiserver.metrics import REGISTRY, RawCounter, ReactorHistogram
 
 _BUCKETS = (0.005, 0.025, 0.1, 0.5, 1.0, 2.5)
 _BY_NAME = "identified by name and broken out for each operation and API resource and type"
-STEP_DURATION = Histogram(
+# Observed twice on every write, on the reactor: the lock-free family (see ReactorCounter).
+STEP_DURATION = ReactorHistogram(
     "apiserver_admission_step_admission_duration_seconds",
     "[STABLE] Admission sub-step latency histogram in seconds, broken out for each operation "
     "and API resource and step type (validate or admit).",
@@ -69,9 +70,7 @@ DECLARATIVE_MISMATCH = Counter(
 
 def observe_step(kind: str, operation: str, rejected: bool, seconds: float) -> None:
     """One admission step (all mutating, or all validating plugins) of a request."""
-    STEP_DURATION.labels(operation=operation, rejected=str(rejected).lower(), type=kind).observe(
-        seconds
-    )
+    STEP_DURATION.observe(seconds, operation, "true" if rejected else "false", kind)
 
 
 def observe_webhook(
