@@ -1,6 +1,6 @@
 """Every configuration side by side, in one run: the issue-13 table.
 
-    python benchmarks/scaling.py [--reference KUBECONFIG] [--objects 1000]
+    python benchmarks/scaling.py [--reference KUBECONFIG] [--objects 1000] [--rounds 3]
 
 Starts this server once per configuration (LMDB and etcd, each with 1 and 2 workers; a
 worker on etcd is a replica with its own watch cache), runs loadgen's 8-client
@@ -9,6 +9,10 @@ then against --reference (a kube-apiserver, e.g. the one
 ``../shared/tools/reference-apiserver start`` prints), and prints one table with each
 column's ratio to the reference.  Also measures how long a write through one
 connection takes to reach watchers on other connections (with workers, other processes).
+
+With ``--rounds N`` every configuration and the reference run N times, interleaved (one
+of each per round), and each cell is the median: on a machine whose speed drifts, ratios
+of runs minutes apart are otherwise off by a third.
 """
 
 from __future__ import annotations
@@ -42,18 +46,22 @@ CONFIGS = {
 QUIET = "--controllers=*,-root-ca-certificate-publisher-controller"
 
 
-def measure(target: loadgen.Target, objects: int, clients: int = 8) -> dict[str, float]:
-    namespace = loadgen.NAMESPACE  # loadgen's workload writes there; one per server
+def measure(
+    target: loadgen.Target, objects: int, namespace: str, clients: int = 8
+) -> dict[str, float]:
+    """One run in a fresh ``namespace`` (a reference without a namespace controller
+    never finishes deleting the last one)."""
+    load = loadgen.Workload(base=f"/api/v1/namespaces/{namespace}/configmaps")
     conn = target.connect()
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
     loadgen.request(conn, target, "POST", "/api/v1/namespaces", body)
     per = objects // clients
     names = [[f"cm-{c}-{i}" for i in range(per)] for c in range(clients)]
     out: dict[str, float] = {}
-    out["create /s"], _ = loadgen.run_parallel(target, "create", clients, per, names)
-    out["get /s"], _ = loadgen.run_parallel(target, "get", clients, per * 3, names)
-    out["update /s"], _ = loadgen.run_parallel(target, "update", clients, per, names)
-    out["list /s"], _ = loadgen.run_parallel(target, "list", clients, 25, names)
+    out["create /s"], _ = loadgen.run_parallel(target, "create", clients, per, names, load)
+    out["get /s"], _ = loadgen.run_parallel(target, "get", clients, per * 3, names, load)
+    out["update /s"], _ = loadgen.run_parallel(target, "update", clients, per, names, load)
+    out["list /s"], _ = loadgen.run_parallel(target, "list", clients, 25, names, load)
     _, seen = asyncio.run(watchbench.fan_out(target, namespace, 100, 1000))
     out["1000 creates to 100 watchers s"] = seen
     p50, p99 = propagation(target, namespace)
@@ -88,9 +96,10 @@ def propagation(target: loadgen.Target, namespace: str, writes: int = 200) -> tu
     time.sleep(0.5)
     conn = target.connect()
     done: dict[str, float] = {}
+    base = f"/api/v1/namespaces/{namespace}/configmaps"
     for i in range(writes):
         name = f"lag-{i}"
-        loadgen.request(conn, target, "POST", loadgen.BASE, loadgen.configmap(name))
+        loadgen.request(conn, target, "POST", base, loadgen.configmap(name))
         done[name] = time.perf_counter()
         time.sleep(0.002)
     for t in threads:
@@ -105,7 +114,7 @@ def propagation(target: loadgen.Target, namespace: str, writes: int = 200) -> tu
     return statistics.median(lags), lags[int(len(lags) * 0.99) - 1]
 
 
-def run_config(name: str, args: list[str], objects: int) -> dict[str, float]:
+def run_config(name: str, args: list[str], objects: int, namespace: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix=f"scaling-{name}-") as tmp:
         etcd = None
         if "etcd3" in args:  # a fresh etcd per configuration, with fsync as kube's has
@@ -114,7 +123,7 @@ def run_config(name: str, args: list[str], objects: int) -> dict[str, float]:
             args = [*args, "--etcd-servers", etcd.endpoint]
         server = ApiServer.start(Path(tmp) / "data", *args, QUIET, timeout=60)
         try:
-            return measure(loadgen.from_kubeconfig(str(server.kubeconfig)), objects)
+            return measure(loadgen.from_kubeconfig(str(server.kubeconfig)), objects, namespace)
         finally:
             server.stop()
             if etcd is not None:
@@ -128,13 +137,22 @@ def main() -> None:
     parser.add_argument("--reference", help="kubeconfig of a kube-apiserver to compare with")
     parser.add_argument("--objects", type=int, default=1000)
     parser.add_argument("--configs", default=",".join(CONFIGS), help="which configurations")
+    parser.add_argument("--rounds", type=int, default=1, help="interleaved runs; medians")
     args = parser.parse_args()
-    results: dict[str, dict[str, float]] = {}
-    for name in args.configs.split(","):
-        results[name] = run_config(name, CONFIGS[name], args.objects)
-    if args.reference:
-        results["kube"] = measure(loadgen.from_kubeconfig(args.reference), args.objects)
-    print_table(results)
+    runs: dict[str, list[dict[str, float]]] = {}
+    for round_ in range(args.rounds):
+        namespace = f"{loadgen.NAMESPACE}-{round_}"
+        for name in args.configs.split(","):
+            result = run_config(name, CONFIGS[name], args.objects, namespace)
+            runs.setdefault(name, []).append(result)
+        if args.reference:
+            kube = measure(loadgen.from_kubeconfig(args.reference), args.objects, namespace)
+            runs.setdefault("kube", []).append(kube)
+    print_table({name: medians(samples) for name, samples in runs.items()})
+
+
+def medians(samples: list[dict[str, float]]) -> dict[str, float]:
+    return {row: statistics.median(s[row] for s in samples) for row in samples[0]}
 
 
 def print_table(results: dict[str, dict[str, float]]) -> None:

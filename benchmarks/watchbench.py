@@ -92,7 +92,8 @@ async def fan_out(
     timings: list[float] = []
 
     def write() -> None:
-        rate, errors = loadgen.run_parallel(target, "create", 8, per, names)
+        load = loadgen.Workload(base=f"/api/v1/namespaces/{namespace}/configmaps")
+        rate, errors = loadgen.run_parallel(target, "create", 8, per, names, load)
         if errors:
             print(f"fan-out: {errors} of {per * 8} creates failed", file=sys.stderr)
         timings.append(per * 8 / rate)
