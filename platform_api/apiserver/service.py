@@ -311,7 +311,7 @@ class APIServerService(Service):
         self.admission.start()
         if self.slot is not None:  # the supervisor's socket
             listening = succeed(
-                self.slot.adopt(self.reactor, TLSMemoryBIOFactory(tls, False, site))
+                self.slot.adopt(self.reactor, TLSMemoryBIOFactory(tls, False, site), cfg.data_dir)
             )
         else:
             endpoint = SSL4ServerEndpoint(

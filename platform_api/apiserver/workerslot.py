@@ -30,12 +30,14 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
 from platform_api.apiserver.health import HealthCheck
+from platform_api.apiserver.sharedport import ConnectionBoard, adopt_shared
 
 log = Logger()
 WORKER_ENV = "PLATFORM_APISERVER_WORKER"
 FDS_ENV = "PLATFORM_APISERVER_FDS"
 PORTS_ENV = "PLATFORM_APISERVER_WAKE_PORTS"
 STATUS_FILE = os.path.join("run", "workers.json")
+BOARD_FILE = os.path.join("run", "connections")  # each worker's open connections
 READY = b"ready\n"
 
 
@@ -58,16 +60,11 @@ class WorkerSlot:
         ports = tuple(int(p) for p in environ[PORTS_ENV].split(","))
         return cls(index, count, listen_fd, wake_fd, status_fd, ports)
 
-    @property
-    def family(self) -> socket.AddressFamily:
-        with socket.socket(fileno=os.dup(self.listen_fd)) as sock:
-            return sock.family
-
-    def adopt(self, reactor: Any, factory: Any) -> Any:
-        """Serve ``factory`` on the supervisor's listening socket."""
-        port = reactor.adoptStreamPort(self.listen_fd, self.family, factory)
-        os.close(self.listen_fd)  # the reactor holds its own copy
-        return port
+    def adopt(self, reactor: Any, factory: Any, data_dir: str) -> Any:
+        """Serve ``factory`` on the supervisor's listening socket, sharing new
+        connections with the sibling workers (sharedport.py)."""
+        board = ConnectionBoard(os.path.join(data_dir, BOARD_FILE), self.index, self.count)
+        return adopt_shared(reactor, self.listen_fd, factory, board)
 
     def follow_supervisor(self, reactor: Any, interval: float = 1.0) -> LoopingCall:
         """Stop this worker when its supervisor is gone (killed with -9, say): a worker
