@@ -12,6 +12,7 @@ import datetime
 import ipaddress
 import os
 import socket
+import tempfile
 from dataclasses import dataclass
 
 import yaml
@@ -51,8 +52,11 @@ class Paths:
 
 
 def _write(path: str, data: bytes, private: bool = False) -> None:
-    tmp = path + ".tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
+    """Replace ``path`` atomically.  The temporary file is unique: every worker of
+    ``--workers`` writes the admin kubeconfig as it starts, and with one shared name
+    a worker's rename could find the file already renamed by its sibling."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".tmp-")
+    os.fchmod(fd, 0o600 if private else 0o644)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.replace(tmp, path)
