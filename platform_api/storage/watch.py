@@ -21,10 +21,13 @@ from platform_api.storage.interface import Event, Storage
 log = Logger()
 # How often the change log is checked for revisions other processes committed.
 POLL_INTERVAL = 0.01
-# Commits are handed to watchers in rounds, at most one per FLUSH_DELAY: under load a
-# round carries many commits, so each watcher makes few larger writes (a 3x saving at
-# 100 watchers); a commit after a quiet spell is delivered on the next reactor turn.
+# Commits are handed to watchers in rounds.  With many subscribers a round waits
+# FLUSH_DELAY for more commits, so each watcher makes few larger writes (a 3x saving at
+# 100 watchers, measured: delivering at once made 1000 creates reach 100 watchers 25%
+# later).  With few, a round is cheap and goes out on the next reactor turn (the server's
+# own informers are about 17 subscribers).
 FLUSH_DELAY = 0.005
+CHEAP_ROUND = 32
 FLUSH_AT = 500  # pending events that trigger a round at once
 
 
@@ -47,7 +50,6 @@ class WatchHub:
         self._waiters: list[tuple[int, Deferred[None]]] = []
         self._pending: list[Event] = []
         self._flush_call: IDelayedCall | None = None
-        self._last_round = float("-inf")
         self._poller = LoopingCall(self.catch_up)
         self._poller.clock = reactor
 
@@ -71,8 +73,8 @@ class WatchHub:
         if len(self._pending) >= FLUSH_AT:
             self.flush()
         elif self._flush_call is None:
-            wait = self._last_round + FLUSH_DELAY - self._reactor.seconds()
-            self._flush_call = self._reactor.callLater(max(0.0, wait), self.flush)
+            delay = 0.0 if len(self._subscribers) <= CHEAP_ROUND else FLUSH_DELAY
+            self._flush_call = self._reactor.callLater(delay, self.flush)
 
     def flush(self) -> None:
         """Deliver pending commits in revision order, filling gaps from the log first."""
@@ -80,7 +82,6 @@ class WatchHub:
             if self._flush_call.active():
                 self._flush_call.cancel()
             self._flush_call = None
-        self._last_round = self._reactor.seconds()
         pending, self._pending = self._pending, []
         if pending and not _follows(self.revision, pending):
             # Other processes committed before or between our batches: the change log has
