@@ -62,8 +62,10 @@ def measure(
     out["get /s"], _ = loadgen.run_parallel(target, "get", clients, per * 3, names, load)
     out["update /s"], _ = loadgen.run_parallel(target, "update", clients, per, names, load)
     out["list /s"], _ = loadgen.run_parallel(target, "list", clients, 25, names, load)
+    cut_before = len(watchbench.CUT_OFF)
     _, seen = asyncio.run(watchbench.fan_out(target, namespace, 100, 1000))
     out["1000 creates to 100 watchers s"] = seen
+    out["watches the server cut (resumed)"] = len(watchbench.CUT_OFF) - cut_before
     p50, p99 = propagation(target, namespace)
     out["write-to-watcher p50 ms"], out["write-to-watcher p99 ms"] = p50, p99
     loadgen.request(target.connect(), target, "DELETE", f"/api/v1/namespaces/{namespace}")
@@ -145,8 +147,10 @@ def main() -> None:
         for name in args.configs.split(","):
             result = run_config(name, CONFIGS[name], args.objects, namespace)
             runs.setdefault(name, []).append(result)
+            print(name, result, flush=True)  # a later failure keeps what was measured
         if args.reference:
             kube = measure(loadgen.from_kubeconfig(args.reference), args.objects, namespace)
+            print("kube", kube, flush=True)
             runs.setdefault("kube", []).append(kube)
     print_table({name: medians(samples) for name, samples in runs.items()})
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import ssl
 import sys
 import time
@@ -42,12 +43,32 @@ def ssl_context(target: loadgen.Target) -> ssl.SSLContext:
     return ctx
 
 
+CUT_OFF: list[int] = []  # events seen by each watcher the server closed (kube's slow-watcher cut)
+_RV = re.compile(rb'"resourceVersion":"(\d+)"')
+
+
 async def watcher(target: loadgen.Target, ctx: ssl.SSLContext, path: str, expected: int) -> float:
     """Returns the time the ``expected``-th ADDED event arrived.
 
-    The body is de-chunked before counting: Go's server cuts chunks wherever its buffer
-    fills, so a chunk-size line can fall inside an event (counting the raw bytes missed
-    a few of kube's events per thousand and waited forever)."""
+    The body is de-chunked, then split into events: Go's server cuts chunks wherever its
+    buffer fills, so a chunk-size line can fall inside an event.  A watch the server
+    ends early (kube closes watchers it finds slow) is resumed from the last event's
+    resourceVersion, as a client would; ``CUT_OFF`` records it."""
+    base, _, revision = path.partition("&resourceVersion=")
+    seen = 0
+    while True:
+        seen, last = await _watch_once(
+            target, ctx, f"{base}&resourceVersion={revision}", expected, seen
+        )
+        if seen >= expected:
+            return time.perf_counter()
+        CUT_OFF.append(seen)
+        revision = last or revision
+
+
+async def _watch_once(
+    target: loadgen.Target, ctx: ssl.SSLContext, path: str, expected: int, seen: int
+) -> tuple[int, str]:
     reader, writer = await asyncio.open_connection(target.host, target.port, ssl=ctx)
     auth = f"Authorization: Bearer {target.token}\r\n" if target.token else ""
     writer.write(
@@ -55,17 +76,18 @@ async def watcher(target: loadgen.Target, ctx: ssl.SSLContext, path: str, expect
     )
     await writer.drain()
     await reader.readuntil(b"\r\n\r\n")  # the response head
-    seen, carry = 0, b""
+    pending, last = b"", b""
     while seen < expected:
         size = int((await reader.readline()).split(b";")[0], 16)
         if size == 0:
-            raise RuntimeError(f"stream ended after {seen} events")
-        data = carry + (await reader.readexactly(size + 2))[:-2]
-        seen += data.count(MARK)
-        carry = data[-(len(MARK) - 1) :]
-    finished = time.perf_counter()
+            break
+        *events, pending = (pending + (await reader.readexactly(size + 2))[:-2]).split(b"\n")
+        for event in events:
+            seen += MARK in event
+            found = _RV.search(event)
+            last = found.group(1) if found else last
     writer.close()
-    return finished
+    return seen, last.decode()
 
 
 def current_revision(target: loadgen.Target, namespace: str) -> str:
