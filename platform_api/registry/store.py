@@ -7,12 +7,10 @@ loop, maps storage errors to Status errors, and implements the deletion protocol
 
 from __future__ import annotations
 
-import functools
 import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import orjson
@@ -29,7 +27,7 @@ from platform_api.registry.strategy import (
     Strategy,
     strategy_for,
 )
-from platform_api.scheme.decoding import format_time
+from platform_api.scheme.decoding import format_timestamp
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import (
     CONFLICT,
@@ -150,7 +148,7 @@ class Store:
         return errors.invalid(self.resource.kind, self.resource.group, name, errs)
 
     def now(self) -> str:
-        return format_time_from(self.clock())
+        return format_timestamp(self.clock())
 
     # -- reads ------------------------------------------------------------------------
 
@@ -492,16 +490,6 @@ class Store:
             "status": "Success",
             "details": details,
         }
-
-
-def format_time_from(timestamp: float) -> str:
-    return _format_second(int(timestamp // 1))
-
-
-@functools.lru_cache(maxsize=4)
-def _format_second(second: int) -> str:
-    """RFC 3339 to the second, each second formatted once (every write stamps one)."""
-    return format_time(datetime.fromtimestamp(second, UTC))
 
 
 def _without_managed_fields(track: Track) -> Track:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -88,6 +89,17 @@ def format_time(value: datetime, micro: bool = False) -> str:
     if micro:
         return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_timestamp(timestamp: float) -> str:
+    """A unix time as RFC 3339 to the second (metadata timestamps)."""
+    return _format_second(int(timestamp // 1))
+
+
+@functools.lru_cache(maxsize=4)
+def _format_second(second: int) -> str:
+    """Each second formatted once: every write stamps the current one."""
+    return format_time(datetime.fromtimestamp(second, UTC))
 
 
 def parse_time(text: str) -> datetime:
