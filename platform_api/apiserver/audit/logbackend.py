@@ -6,13 +6,20 @@ Rotation follows lumberjack, which kube uses: before a write that would pass
 ``--audit-log-maxbackup`` (0: all kept) or older than ``--audit-log-maxage`` days are
 removed.  Events are buffered and written in one batch per reactor turn, so a request
 never waits on the disk.
+
+With ``--workers N`` every worker appends to the same file.  Each batch is written under
+an exclusive ``flock`` on the file's directory (where the rotation's rename happens), and
+a worker whose file was rotated by a sibling reopens the path first; so the size checked
+is the file's, not one worker's share, and no two workers rotate the same file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import IO, Any
 
@@ -51,17 +58,38 @@ class RotatingFile:
         self.size = 0
 
     def write(self, data: bytes) -> None:
-        if self.file is None:
-            self._open_existing()
-        if self.size + len(data) > self.max_bytes and self.size > 0:
-            self.rotate()
-        assert self.file is not None
-        self.file.write(data)
-        self.file.flush()
-        self.size += len(data)
+        with self._exclusive():
+            self._follow()
+            if self.size + len(data) > self.max_bytes and self.size > 0:
+                self.rotate()
+            assert self.file is not None
+            self.file.write(data)
+            self.file.flush()
+            self.size += len(data)
 
-    def _open_existing(self) -> None:
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700, exist_ok=True)
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Hold the directory's lock: siblings' appends and rotations wait their turn."""
+        folder = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the last descriptor releases the lock
+
+    def _follow(self) -> None:
+        """Open the path if this writer has no file or a sibling rotated it away."""
+        if self.file is not None:
+            try:
+                moved = os.stat(self.path).st_ino != os.fstat(self.file.fileno()).st_ino
+            except FileNotFoundError:
+                moved = True
+            if not moved:
+                self.size = os.fstat(self.file.fileno()).st_size  # siblings' lines count too
+                return
+            self.file.close()
         self.file = open(self.path, "ab")  # noqa: SIM115 - held open across writes
         os.chmod(self.path, 0o600)
         self.size = self.file.tell()
@@ -72,7 +100,7 @@ class RotatingFile:
             self.file.close()
         if os.path.exists(self.path):
             os.rename(self.path, self.backup_name(self.now()))
-        self.file = open(self.path, "wb")  # noqa: SIM115
+        self.file = open(self.path, "ab")  # noqa: SIM115 - appends, as siblings do
         os.chmod(self.path, 0o600)
         self.size = 0
         self.prune()

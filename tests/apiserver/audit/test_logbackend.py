@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,3 +93,48 @@ def test_write_errors_are_counted_not_raised(tmp_path: Path) -> None:
     backend = LogBackend.open(str(tmp_path / "dir"), "json", clock)  # a directory: cannot open
     backend.process({"auditID": "1"})
     clock.advance(0)  # logged and counted, the reactor goes on
+
+
+def test_a_sibling_writer_follows_a_rotation_and_counts_every_line(tmp_path: Path) -> None:
+    """Two workers on one file: sizes are the file's, and the rotated file is left alone."""
+    now = Now(T0)
+    path = tmp_path / "audit.log"
+    first = RotatingFile(str(path), max_size_mb=1, now=now)
+    second = RotatingFile(str(path), max_size_mb=1, now=now)
+    first.write(b"a" * (MEGABYTE // 2))
+    second.write(b"b" * (MEGABYTE // 2 - 10))  # the file holds both halves
+    first.write(b"c" * 20)  # 20 more would pass 1 MB: the first rotates
+    backup = tmp_path / "audit-2026-11-23T16-00-00.123.log"
+    assert backup.stat().st_size == MEGABYTE - 10
+    second.write(b"d" * 5)  # the second writes to the new file, not into the backup
+    assert backup.stat().st_size == MEGABYTE - 10
+    assert path.read_bytes() == b"c" * 20 + b"d" * 5
+
+
+def _append_lines(path: str, writer: int, count: int) -> None:
+    out = RotatingFile(path, max_size_mb=1)
+    for i in range(count):
+        out.write(orjson.dumps({"writer": writer, "i": i, "pad": "x" * 400}) + b"\n")
+    out.close()
+
+
+def test_concurrent_processes_lose_no_line_and_keep_files_within_the_limit(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "audit.log")
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=_append_lines, args=(path, w, 3000)) for w in range(2)]
+    for p in writers:
+        p.start()
+    for p in writers:
+        p.join(60)
+        assert p.exitcode == 0
+    seen = set()
+    files = list(tmp_path.iterdir())
+    assert len(files) >= 3  # ~2.6 MB of lines: at least two rotations
+    for file in files:
+        assert file.stat().st_size <= MEGABYTE
+        for line in file.read_bytes().splitlines():
+            event = orjson.loads(line)  # whole lines only: no two writes interleaved
+            seen.add((event["writer"], event["i"]))
+    assert seen == {(w, i) for w in range(2) for i in range(3000)}
