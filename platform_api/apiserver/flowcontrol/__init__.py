@@ -2,6 +2,10 @@
 
 ``limiter`` gives the filter that stands in front of authorization: the priority and
 fairness filter, or kube's plain max-in-flight limiter when APF is off.
+
+The in-flight flags budget the server, not one process: with ``--workers N`` each worker
+limits itself to its share (rounded up), so the N of them together hold what one
+kube-apiserver given the same flags would.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ def limiter(
     loops: list[Any],
 ) -> InflightLimiter:
     """The filter for ``cfg`` (a ServerConfig); started here, its timer joins ``loops``."""
-    readonly, mutating = cfg.max_requests_inflight, cfg.max_mutating_requests_inflight
+    readonly, mutating = worker_share(cfg)
     schemas = stores.get((GROUP, "v1", "flowschemas"))
     levels = stores.get((GROUP, "v1", "prioritylevelconfigurations"))
     if not cfg.enable_priority_and_fairness or schemas is None or levels is None:
@@ -39,3 +43,13 @@ def limiter(
     config.start()
     loops.extend(loop for loop in (config.ensurer, config.borrower) if loop is not None)
     return PriorityAndFairness(config, reactor, cfg.request_timeout)
+
+
+def worker_share(cfg: Any) -> tuple[int, int]:
+    """This worker's (read-only, mutating) seats of the flags' server-wide budget; 0
+    (no limit, without APF) stays 0."""
+    workers = max(1, cfg.workers)
+    return (
+        -(-cfg.max_requests_inflight // workers),
+        -(-cfg.max_mutating_requests_inflight // workers),
+    )
