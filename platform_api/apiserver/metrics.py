@@ -172,15 +172,16 @@ def record_build_info(info: dict[str, str]) -> None:
     ).set(1)
 
 
-def render(accept: str) -> tuple[bytes, bytes]:
-    """The registry's samples and their content type, per the scraper's Accept header."""
+def render(accept: str, source: Collector = REGISTRY) -> tuple[bytes, bytes]:
+    """The samples of ``source`` (this process's registry, or every worker's merged:
+    workermetrics.py) and their content type, per the scraper's Accept header."""
     encoder, content_type = choose_encoder(accept)
     if content_type.startswith(OPENMETRICS.split(";")[0]):
-        return encoder(_OpenMetricsView()), content_type.encode()
-    return text(REGISTRY), TEXT_CONTENT_TYPE
+        return encoder(_OpenMetricsView(source)), content_type.encode()
+    return text(source), TEXT_CONTENT_TYPE
 
 
-def text(registry: CollectorRegistry) -> bytes:
+def text(registry: Collector) -> bytes:
     """Prometheus text format 0.0.4 with client_golang's layout."""
     out: list[str] = []
     for family in registry.collect():
@@ -230,10 +231,13 @@ def _escape(value: str) -> str:
 
 
 class _OpenMetricsView(Collector):
-    """The registry for the OpenMetrics encoder, whose counters must end in ``_total``."""
+    """A source for the OpenMetrics encoder, whose counters must end in ``_total``."""
+
+    def __init__(self, source: Collector) -> None:
+        self.source = source
 
     def collect(self) -> Iterator[Metric]:
-        for family in REGISTRY.collect():
+        for family in self.source.collect():
             if family.type == "counter":
                 family.samples = [
                     s if s.name.endswith("_total") else s._replace(name=s.name + "_total")

@@ -52,6 +52,7 @@ from platform_api.apiserver.site import APIRequest, APIServer, APISite, Filters
 from platform_api.apiserver.storagebackend import open_backend
 from platform_api.apiserver.storageoptions import ETCD3
 from platform_api.apiserver.tls import serving_options
+from platform_api.apiserver.workermetrics import MetricsExchange
 from platform_api.apiserver.workerslot import WakeSiblings, WorkerSlot, WorkerStates
 from platform_api.authentication.user import MASTERS, UserInfo
 from platform_api.authentication.x509 import (
@@ -125,6 +126,11 @@ class APIServerService(Service):
         self.storage.on_commit = self.hub.committed
         if self.slot is not None:
             siblings = WakeSiblings(self.slot, self.hub.catch_up, reactor)
+            slot = self.slot
+            self.metrics_exchange = MetricsExchange(
+                slot.index, slot.count, cfg.data_dir, reactor, siblings.send
+            )
+            siblings.on_message = self.metrics_exchange.received
             siblings.listen()
             self._loops.append(self.slot.follow_supervisor(reactor))
 
@@ -288,6 +294,7 @@ class APIServerService(Service):
         )
         if self.slot is not None:
             filters.catch_up = self.hub.catch_up
+            filters.gather_metrics = self.metrics_exchange.gather
         install_metrics(filters, self.storage, self.stores.values())
         audit_options.install(filters, self.auditor)
         return filters

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
 from klein import Klein
+from prometheus_client.registry import Collector
 from twisted.internet.defer import CancelledError, Deferred, ensureDeferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
@@ -65,6 +66,8 @@ class Filters:
     # --workers: bring this worker's in-memory state (watch hub, RBAC index, served custom
     # types) up to the newest revision any worker committed, before serving.
     catch_up: Callable[[], None] | None = None
+    # --workers: every worker's samples merged, for /metrics (workermetrics.py).
+    gather_metrics: Callable[[], Awaitable[Collector]] | None = None
 
 
 class APIServer:
@@ -199,9 +202,16 @@ class APIServer:
         return self.openapi.render(request, request.path.decode())
 
     @app.route("/metrics", methods=["GET"])
-    def metrics(self, request: Request) -> bytes:
-        accept = (request.getHeader("accept") or "").split(",")
-        body, content_type = metrics.render(",".join(accept))
+    def metrics(self, request: Request) -> bytes | Deferred[bytes]:
+        accept = request.getHeader("accept") or ""
+        if self.filters.gather_metrics is None:
+            body, content_type = metrics.render(accept)
+            return finish(request, 200, body, content_type)
+        return ensureDeferred(self._all_workers_metrics(request, accept))
+
+    async def _all_workers_metrics(self, request: Request, accept: str) -> bytes:
+        assert self.filters.gather_metrics is not None
+        body, content_type = metrics.render(accept, await self.filters.gather_metrics())
         return finish(request, 200, body, content_type)
 
     @app.route("/.well-known/openid-configuration", methods=["GET"])

@@ -91,9 +91,11 @@ class WorkerSlot:
 
 class WakeSiblings(DatagramProtocol):
     """Commit notifications between workers: one datagram per commit batch to every
-    sibling; a received one makes this worker read the change log at once."""
+    sibling; a received one makes this worker read the change log at once.  Datagrams
+    other than a wake (``!``) go to ``on_message`` (the metrics exchange)."""
 
     noisy = False
+    on_message: Callable[[bytes, Any], None] | None = None
 
     def __init__(self, slot: WorkerSlot, on_wake: Callable[[], None], reactor: Any) -> None:
         self.slot = slot
@@ -109,14 +111,22 @@ class WakeSiblings(DatagramProtocol):
         os.close(self.slot.wake_fd)
 
     def notify(self) -> None:
+        # A sibling restarting, a full buffer: it polls the log anyway.
+        self.send(b"!")
+
+    def send(self, data: bytes, address: Any = None) -> None:
+        """``data`` to ``address``, or to every sibling when it is None."""
         if self.transport is None:
             return
-        for target in self._targets:
-            # A sibling restarting, a full buffer: it polls the log anyway.
+        for target in self._targets if address is None else [address]:
             with contextlib.suppress(OSError):
-                self.transport.write(b"!", target)
+                self.transport.write(data, target)
 
     def datagramReceived(self, datagram: bytes, addr: Any) -> None:
+        if datagram != b"!":
+            if self.on_message is not None:
+                self.on_message(datagram, addr)
+            return
         if self._due:
             return  # one log read per reactor turn, however many siblings committed
         self._due = True

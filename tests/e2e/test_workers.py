@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -123,6 +124,45 @@ def test_optimistic_concurrency_holds_across_workers(workers: Server) -> None:
         'Operation cannot be fulfilled on configmaps "cas": the object has been modified; '
         "please apply your changes to the latest version and try again"
     )
+
+
+def _secret_404s(session: requests.Session, server: Server) -> float:
+    """apiserver_request_total for GETs of absent secrets, as one scrape reports it."""
+    response = session.get(f"{server.base_url}/metrics")
+    assert response.status_code == 200
+    for line in response.text.splitlines():
+        if line.startswith("apiserver_request_total{") and all(
+            part in line for part in ('code="404"', 'resource="secrets"', 'verb="GET"')
+        ):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def _objects(session: requests.Session, server: Server, resource: str) -> float:
+    text = session.get(f"{server.base_url}/metrics").text
+    prefix = f'apiserver_storage_objects{{resource="{resource}"}} '
+    return float(next(line for line in text.splitlines() if line.startswith(prefix))[len(prefix) :])
+
+
+def test_every_scrape_reports_the_whole_server(workers: Server) -> None:
+    """Whichever worker answers /metrics, its counters hold every worker's requests, and
+    the object counts (which every worker reads alike) are not doubled."""
+    sessions = [fresh(workers) for _ in range(6)]  # held open: the workers share them
+    for session in sessions:
+        session.get(f"{workers.base_url}/version")
+    board = (workers.data_dir / "run" / "connections").read_bytes()
+    held = struct.unpack(f"<{len(board) // 4}i", board)
+    assert all(n >= 2 for n in held), held  # both workers hold some of them
+    before = {_secret_404s(s, workers) for s in sessions}
+    assert len(before) == 1  # every scrape, on either worker, says the same
+    for session in sessions:
+        for i in range(5):
+            response = session.get(f"{workers.base_url}/api/v1/namespaces/default/secrets/no-{i}")
+            assert response.status_code == 404
+    after = {_secret_404s(s, workers) for s in sessions}
+    assert after == {before.pop() + 30}
+    namespaces = len(sessions[0].get(f"{workers.base_url}/api/v1/namespaces").json()["items"])
+    assert {_objects(s, workers, "namespaces") for s in sessions} == {namespaces}
 
 
 def _leader_pid(server: Server) -> int:
