@@ -11,7 +11,6 @@ webhook, as in kube.
 from __future__ import annotations
 
 import base64
-import uuid
 from typing import Any
 
 import orjson
@@ -20,6 +19,7 @@ from platform_api import errors
 from platform_api.apiextensions import crd as crds
 from platform_api.client.kubeconfig import Connection
 from platform_api.registry.serviceresolver import ResolveError, ServiceResolver
+from platform_api.uid import new_uid
 
 Obj = dict[str, Any]
 REVIEW_GROUP = "apiextensions.platform.io"
@@ -104,7 +104,7 @@ class WebhookConverter:
         if not self.review_version:
             raise ConversionError("no supported conversion review versions")
         connection = self._connection()
-        uid = str(uuid.uuid4())
+        uid = new_uid()
         review_version = f"{REVIEW_GROUP}/{self.review_version}"
         review = {
             "kind": "ConversionReview",

@@ -41,6 +41,14 @@ class APIChannel(HTTPChannel):
     _head_lines = 0
     _in_head = True
     _refused = False
+    _secure: bool | None = None
+
+    def isSecure(self) -> bool:
+        """Asked once per connection: Twisted adapts the transport to ISSLTransport on
+        every call, and every request asks (Klein builds its URL with it)."""
+        if self._secure is None:
+            self._secure = bool(super().isSecure())
+        return self._secure
 
     def dataReceived(self, data: bytes) -> Any:
         if self._refused:

@@ -15,7 +15,6 @@ import base64
 import hashlib
 import re
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,6 +26,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from platform_api.authentication.interface import AuthenticationError, AuthResponse
 from platform_api.authentication.jwts import issuer_of
 from platform_api.authentication.user import UserInfo
+from platform_api.uid import new_uid
 
 Obj = dict[str, Any]
 PublicKey = rsa.RSAPublicKey | ec.EllipticCurvePublicKey
@@ -155,7 +155,7 @@ class TokenIssuer:
             "exp": now + seconds,
             "iat": now,
             "iss": self.issuer,
-            "jti": str(uuid.uuid4()),
+            "jti": new_uid(),
             CLAIM: private,
             "nbf": now,
             "sub": f"{PREFIX}{meta['namespace']}:{meta['name']}",

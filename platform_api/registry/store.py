@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
@@ -46,6 +45,7 @@ from platform_api.storage.interface import (
     Stored,
 )
 from platform_api.storage.view import AsyncStorageView
+from platform_api.uid import new_uid
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 
@@ -197,7 +197,7 @@ class Store:
         if meta.get("generateName") and not meta.get("name"):
             meta["name"] = generate_name(meta["generateName"])
         apply_defaults(rt.group, rt.kind, obj)
-        meta["uid"] = str(uuid.uuid4())
+        meta["uid"] = new_uid()
         meta["creationTimestamp"] = self.now()
         for system in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(system, None)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import time
 
 import pytest
+from twisted.internet.interfaces import ISSLTransport
 from twisted.internet.testing import StringTransport
 from twisted.web.resource import Resource
 from twisted.web.server import Site
+from zope.interface import directlyProvides
 
 from platform_api.apiserver.httplimits import (
     HEAD_LIMIT,
@@ -76,3 +78,11 @@ def test_the_limit_counts_each_request_of_a_connection_afresh() -> None:
     _feed(channel, one)
     _feed(channel, one)
     assert transport.value().count(b"HTTP/1.1 200 OK") == 2
+
+
+def test_is_secure_follows_the_transport() -> None:
+    plain, _ = _channel()
+    assert plain.isSecure() is False and plain.isSecure() is False
+    tls, transport = _channel()
+    directlyProvides(transport, ISSLTransport)
+    assert tls.isSecure() is True and tls.isSecure() is True

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from platform_api import errors
 from platform_api.admission.request import AdmissionRequest, request_body
+from platform_api.uid import new_uid
 
 Obj = dict[str, Any]
 KNOWN_VERSIONS = ("v1", "v1beta1")
@@ -32,7 +32,7 @@ def review_version(versions: tuple[str, ...]) -> str:
 
 def new_review(req: AdmissionRequest, version: str, group: str) -> tuple[str, Obj]:
     """A fresh uid and the AdmissionReview to POST."""
-    uid = str(uuid.uuid4())
+    uid = new_uid()
     review = {
         "kind": "AdmissionReview",
         "apiVersion": f"{group}/{version}",

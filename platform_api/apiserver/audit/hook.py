@@ -9,7 +9,6 @@ Bodies are only kept when the level logs them, and a failure's Status only on er
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -29,6 +28,7 @@ from platform_api.apiserver.auditmetrics import AUDIT_EVENTS, AUDIT_LEVELS
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.authentication.user import UserInfo
 from platform_api.context import Context
+from platform_api.uid import new_uid
 
 DECISION = "authorization.platform.io/decision"
 REASON = "authorization.platform.io/reason"
@@ -52,7 +52,7 @@ def audit_id(request: Request) -> str:
     """The request's audit ID: the client's ``Audit-ID`` header, else a new UUID."""
     sent = request.getHeader(b"audit-id")
     value = sent.decode("latin-1").strip() if sent else ""
-    return value or str(uuid.uuid4())
+    return value or new_uid()
 
 
 def authorization_annotations(ctx: Context, allowed: bool, reason: str) -> None:

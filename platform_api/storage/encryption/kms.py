@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -33,6 +32,7 @@ from twisted.logger import Logger
 
 from platform_api.storage.encryption import kmsproto as pb
 from platform_api.storage.transformer import TransformError
+from platform_api.uid import new_uid
 
 log = Logger()
 SEED_SIZE = INFO_SIZE = 32
@@ -225,7 +225,7 @@ class KMSv2Envelope:
         seed = self._seeds.get(cache_key)
         if seed is None:
             request = pb.DecryptRequest(
-                obj.encrypted_dek_source, str(uuid.uuid4()), obj.key_id, obj.annotations
+                obj.encrypted_dek_source, new_uid(), obj.key_id, obj.annotations
             )
             try:
                 seed = self.client.call("Decrypt", request).plaintext
@@ -251,7 +251,7 @@ class KMSv2Envelope:
             return None
         seed = os.urandom(SEED_SIZE)
         try:
-            response = self.client.call("Encrypt", pb.EncryptRequest(seed, str(uuid.uuid4())))
+            response = self.client.call("Encrypt", pb.EncryptRequest(seed, new_uid()))
             return self._new_state(seed, response)
         except Exception as e:
             self._rotation_failed(e)
@@ -270,7 +270,7 @@ class KMSv2Envelope:
             new_state = None
             if self._needs_rotation(status):
                 seed = os.urandom(SEED_SIZE)
-                request = pb.EncryptRequest(seed, str(uuid.uuid4()))
+                request = pb.EncryptRequest(seed, new_uid())
                 try:
                     response = await self.client.call_async("Encrypt", request, self._reactor)
                     new_state = self._new_state(seed, response)
