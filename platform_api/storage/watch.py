@@ -21,14 +21,25 @@ from platform_api.storage.interface import Event, Storage
 log = Logger()
 # How often the change log is checked for revisions other processes committed.
 POLL_INTERVAL = 0.01
-# Commits are handed to watchers in rounds.  With many subscribers a round waits
-# FLUSH_DELAY for more commits, so each watcher makes few larger writes (a 3x saving at
-# 100 watchers, measured: delivering at once made 1000 creates reach 100 watchers 25%
-# later).  With few, a round is cheap and goes out on the next reactor turn (the server's
-# own informers are about 17 subscribers).
+# Commits are handed to watchers in rounds.  With few subscribers a round is cheap and
+# goes out on the next reactor turn (the server's own informers are about 17).  With
+# many, a round costs each watcher a write, a TLS record and a send (~40 us) however few
+# events it holds, so it waits for more commits: FLUSH_DELAY, growing with the number of
+# subscribers (PER_SUBSCRIBER each) up to MAX_FLUSH_DELAY, which bounds that fixed cost
+# to about a fifth of the reactor's time.  Measured with 1000 creates to 100 watchers:
+# delivering at once was 25% slower than 5 ms rounds, and 20 ms rounds 10-25% faster.
 FLUSH_DELAY = 0.005
+PER_SUBSCRIBER = 0.0002
+MAX_FLUSH_DELAY = 0.02
 CHEAP_ROUND = 32
 FLUSH_AT = 500  # pending events that trigger a round at once
+
+
+def round_delay(subscribers: int) -> float:
+    """How long a round gathers commits before it goes out to ``subscribers``."""
+    if subscribers <= CHEAP_ROUND:
+        return 0.0
+    return min(MAX_FLUSH_DELAY, max(FLUSH_DELAY, subscribers * PER_SUBSCRIBER))
 
 
 class Subscriber(Protocol):
@@ -73,8 +84,9 @@ class WatchHub:
         if len(self._pending) >= FLUSH_AT:
             self.flush()
         elif self._flush_call is None:
-            delay = 0.0 if len(self._subscribers) <= CHEAP_ROUND else FLUSH_DELAY
-            self._flush_call = self._reactor.callLater(delay, self.flush)
+            self._flush_call = self._reactor.callLater(
+                round_delay(len(self._subscribers)), self.flush
+            )
 
     def flush(self) -> None:
         """Deliver pending commits in revision order, filling gaps from the log first."""

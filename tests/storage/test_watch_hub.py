@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from twisted.internet.task import Clock
 
 from platform_api.storage.interface import ADDED, Event, Stored
-from platform_api.storage.watch import CHEAP_ROUND, FLUSH_DELAY, WatchHub
+from platform_api.storage.watch import (
+    CHEAP_ROUND,
+    FLUSH_DELAY,
+    MAX_FLUSH_DELAY,
+    WatchHub,
+    round_delay,
+)
 
 
 class Log:
@@ -96,9 +103,18 @@ def test_many_subscribers_get_commits_gathered_for_a_delay() -> None:
     hub, watcher = hub_with(log, clock)
     for _ in range(CHEAP_ROUND):
         hub.subscribe(Watcher())
+    delay = round_delay(CHEAP_ROUND + 1)
     hub.committed([log.commit()])
-    clock.advance(FLUSH_DELAY / 2)
+    clock.advance(delay / 2)
     hub.committed([log.commit()])
     assert watcher.revisions == []
-    clock.advance(FLUSH_DELAY / 2)
+    clock.advance(delay / 2)
     assert watcher.revisions == [1, 2]  # one round for both
+
+
+def test_the_gathering_grows_with_the_subscribers_up_to_a_bound() -> None:
+    assert round_delay(CHEAP_ROUND) == 0.0  # few: the next turn
+    assert round_delay(CHEAP_ROUND + 1) == pytest.approx(0.0066)
+    assert round_delay(50) == pytest.approx(0.01)
+    assert round_delay(100) == MAX_FLUSH_DELAY == 0.02
+    assert round_delay(10_000) == MAX_FLUSH_DELAY
