@@ -26,7 +26,8 @@ from platform_api.apiserver.enablement import all_types
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.kv import prefix_end
 from platform_api.storage.etcd.layout import DEFAULT_PREFIX, KeyLayout
-from platform_api.storage.lmdb_store import _REV, open_environment
+from platform_api.storage.lmdb_commit import REV
+from platform_api.storage.lmdb_store import open_environment
 
 MAP_SIZE = 8 * 2**30
 ENCRYPTED = b"k8s:enc:"
@@ -50,7 +51,7 @@ def read_lmdb(data_dir: str) -> list[tuple[bytes, bytes]]:
     try:
         objects = env.open_db(b"objects")
         with env.begin() as txn:
-            return [(bytes(k), bytes(v[_REV.size :])) for k, v in txn.cursor(db=objects)]
+            return [(bytes(k), bytes(v[REV.size :])) for k, v in txn.cursor(db=objects)]
     finally:
         env.close()
 
@@ -64,7 +65,7 @@ def write_lmdb(data_dir: str, items: list[tuple[bytes, bytes]]) -> tuple[int, in
         objects, meta = env.open_db(b"objects"), env.open_db(b"meta")
         with env.begin(write=True) as txn:
             raw = txn.get(b"rev", db=meta)
-            revision = _REV.unpack(raw)[0] if raw else 0
+            revision = REV.unpack(raw)[0] if raw else 0
             for key, value in items:
                 if txn.get(key, db=objects) is not None:
                     skipped += 1
@@ -77,11 +78,11 @@ def write_lmdb(data_dir: str, items: list[tuple[bytes, bytes]]) -> tuple[int, in
                 revision += 1
                 obj = orjson.loads(value)
                 obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
-                txn.put(key, _REV.pack(revision) + orjson.dumps(obj), db=objects)
+                txn.put(key, REV.pack(revision) + orjson.dumps(obj), db=objects)
                 copied += 1
-            txn.put(b"rev", _REV.pack(revision), db=meta)
+            txn.put(b"rev", REV.pack(revision), db=meta)
             # Nothing before the copy can be watched or listed from: the log starts here.
-            txn.put(b"compacted", _REV.pack(revision), db=meta)
+            txn.put(b"compacted", REV.pack(revision), db=meta)
     finally:
         env.close()
     return copied, skipped

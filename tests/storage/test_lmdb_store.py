@@ -21,7 +21,8 @@ from platform_api.storage.interface import (
     Preconditions,
     StorageError,
 )
-from platform_api.storage.lmdb_store import _UPDATE, LMDBStorage, _Op, open_environment
+from platform_api.storage.lmdb_commit import UPDATE, Op
+from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 
 
 class ManualWriter:
@@ -279,7 +280,7 @@ def test_conflict_code_is_reported_for_stale_writes(env_path: str) -> None:
     stale = storage.get(b"/cm/a")
     ensureDeferred(storage.guaranteed_update(b"/cm/a", lambda o, s: {**o, "data": {"x": "1"}}))
     writer.run_all()
-    d = storage._submit(_Op(_UPDATE, b"/cm/a", cm("a"), stale.revision))
+    d = storage._submit(Op(UPDATE, b"/cm/a", cm("a"), stale.revision))
     writer.run_all()
     with pytest.raises(StorageError) as caught:
         result(d)
