@@ -20,7 +20,8 @@ from platform_api import errors
 from platform_api.admission.chain import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.authorization.nodegraph import MIRROR_ANNOTATION, pod_secrets
-from platform_api.registry.store import Store, generate_name
+from platform_api.registry.prepare import generate_name
+from platform_api.registry.store import Store
 
 Obj = dict[str, Any]
 DEFAULT = "default"

@@ -15,6 +15,7 @@ from platform_api.endpoints.negotiation import CBOR, PROTOBUF, YAML, Output, inp
 from platform_api.endpoints.options import META_GROUP, arg, args, go_parse_int, validate_dry_run
 from platform_api.endpoints.responses import finish
 from platform_api.endpoints.scope import Scope
+from platform_api.registry.deletion import deleted_status
 from platform_api.scheme.decoding import DecodeError, Decoder
 from platform_api.storage.interface import Preconditions, Stored
 from platform_api.validation import field
@@ -171,7 +172,8 @@ async def handle(scope: Scope) -> bytes:
         return scope.respond_object(stored, code, out)
     if scope.store.strategy.returns_deleted_object:
         return scope.respond_object(stored, 200, out)
-    status = scope.store.deleted_status(stored)
+    rt = scope.store.resource
+    status = deleted_status(rt.group, rt.plural, stored.object)
     if scope.ctx.render_group:
         status["details"]["group"] = scope.ctx.render_group
     return scope.respond_object(status, 200, out)
@@ -205,7 +207,8 @@ async def _unsafe_delete(scope: Scope, out: Output) -> bytes:
         "metadata": meta or {"name": scope.name},
     }
     await store.storage.delete_corrupt(current.key, stand_in)
-    return scope.respond_object(store.deleted_status(current, stand_in), 200, out)
+    status = deleted_status(store.resource.group, store.resource.plural, stand_in)
+    return scope.respond_object(status, 200, out)
 
 
 async def handle_collection(scope: Scope) -> bytes:

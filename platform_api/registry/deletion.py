@@ -1,14 +1,16 @@
-"""Which finalizers a delete adds: kube's propagation policies (registry.Store deletion).
+"""The deletion protocol's rules (kube's registry.Store deletion), used by store.py.
 
-An explicit ``orphanDependents``/``propagationPolicy`` decides; otherwise finalizers
-already on the object do; otherwise the kind's default (Background for every kind
-served here).  Orphan adds ``orphan`` and Foreground ``foregroundDeletion``; the
-garbage collector does the rest and removes them.
+Which finalizers a delete adds follows kube's propagation policies: an explicit
+``orphanDependents``/``propagationPolicy`` decides; otherwise finalizers already on the
+object do; otherwise the kind's default (Background for every kind served here).
+Orphan adds ``orphan`` and Foreground ``foregroundDeletion``; the garbage collector
+does the rest and removes them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"
@@ -37,3 +39,63 @@ def deletion_finalizers(
     if wanted and wanted not in out:
         out.append(wanted)
     return out
+
+
+class _PrepareForDelete(Protocol):
+    def prepare_for_delete(self, obj: dict[str, Any]) -> None: ...
+
+
+def has_pending_finalizers(obj: dict[str, Any], kind: str) -> bool:
+    """Whether something must finish before ``obj`` goes (namespaces: spec.finalizers)."""
+    meta = obj.get("metadata", {})
+    if meta.get("finalizers"):
+        return True
+    if kind == "Namespace":
+        return bool(obj.get("spec", {}).get("finalizers"))
+    return False
+
+
+def finishes_deletion(obj: dict[str, Any]) -> bool:
+    """The last finalizer of an object being deleted is gone: the update removes it."""
+    meta = obj.get("metadata", {})
+    return (
+        bool(meta.get("deletionTimestamp"))
+        and not meta.get("finalizers")
+        and meta.get("deletionGracePeriodSeconds", 0) == 0
+    )
+
+
+def mark_deleting(
+    obj: dict[str, Any], finalizers: Sequence[str], now: str, kind: str, strategy: _PrepareForDelete
+) -> dict[str, Any]:
+    """The first phase of a deletion, in place: the finalizers set, and (once)
+    ``deletionTimestamp`` stamped and the kind's own preparation run."""
+    meta = obj["metadata"]
+    if finalizers:
+        meta["finalizers"] = list(finalizers)
+    else:
+        meta.pop("finalizers", None)
+    if not meta.get("deletionTimestamp"):
+        meta["deletionTimestamp"] = now
+        meta["deletionGracePeriodSeconds"] = 0
+        strategy.prepare_for_delete(obj)
+        if kind == "Namespace":
+            obj.setdefault("status", {})["phase"] = "Terminating"
+    return obj
+
+
+def deleted_status(group: str, plural: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """The Success Status kube answers for kinds that do not return the deleted object."""
+    meta = obj.get("metadata", {})
+    details: dict[str, Any] = {"name": meta.get("name", "")}
+    if group:
+        details["group"] = group
+    details["kind"] = plural
+    details["uid"] = meta.get("uid", "")
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    }

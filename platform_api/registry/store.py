@@ -1,24 +1,29 @@
 """The generic registry store (kube's ``registry.Store``): one for every resource type.
 
-It turns API operations into storage operations: fills system metadata, runs the
-kind's strategy and the admission checks inside the storage's compare-and-swap
-loop, maps storage errors to Status errors, and implements the deletion protocol.
+It turns API operations into storage operations: fills system metadata and runs the
+kind's strategy (prepare.py) and the admission checks inside the storage's
+compare-and-swap loop, maps storage errors to Status errors, and runs the deletion
+protocol (deletion.py).
 """
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import orjson
 
 from platform_api import errors
 from platform_api.authentication.user import UserInfo
 from platform_api.errors import StatusError
-from platform_api.registry.defaults import apply_defaults
-from platform_api.registry.deletion import deletion_finalizers
+from platform_api.registry.deletion import (
+    deletion_finalizers,
+    finishes_deletion,
+    has_pending_finalizers,
+    mark_deleting,
+)
+from platform_api.registry.prepare import before_create, before_update, check_name
 from platform_api.registry.strategy import (
     FinalizeStrategy,
     Obj,
@@ -45,9 +50,6 @@ from platform_api.storage.interface import (
     Stored,
 )
 from platform_api.storage.view import AsyncStorageView
-from platform_api.uid import new_uid
-from platform_api.validation import field
-from platform_api.validation.field import FieldError
 
 # The object as a request wants it, given the current object (None when absent).
 UpdateFunc = Callable[[Obj | None], Obj]
@@ -59,20 +61,11 @@ Mutate = Callable[[Obj, Obj | None], Awaitable[Obj]]
 # Field ownership of a write: (old object or None, new object); sets managedFields.
 Track = Callable[[Obj | None, Obj], None]
 
-_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
-_GENERATED_BASE_MAX = 58
 _RV_ON_CREATE = "resourceVersion should not be set on objects to be created"
-_NAMESPACE_MISMATCH = (
-    "the namespace of the provided object does not match the namespace sent on the request"
-)
 
 
 def resource_prefix(rt: ResourceType) -> bytes:
     return f"/{rt.group or 'core'}/{rt.plural}/".encode()
-
-
-def generate_name(base: str) -> str:
-    return base[:_GENERATED_BASE_MAX] + "".join(random.choices(_NAME_CHARS, k=5))
 
 
 class WriteGuard(Protocol):
@@ -144,9 +137,6 @@ class Store:
             return errors.unknown(str(e))
         return errors.internal_error(e)
 
-    def _invalid(self, name: str, errs: list[FieldError]) -> StatusError:
-        return errors.invalid(self.resource.kind, self.resource.group, name, errs)
-
     def now(self) -> str:
         return format_timestamp(self.clock())
 
@@ -183,32 +173,6 @@ class Store:
 
     # -- create -----------------------------------------------------------------------
 
-    def _before_create(self, namespace: str, obj: Obj) -> str:
-        """Fill system metadata and validate; returns the object's name."""
-        meta = obj.setdefault("metadata", {})
-        rt = self.resource
-        if rt.namespaced:
-            body_ns = meta.get("namespace") or ""
-            if body_ns and body_ns != namespace:
-                raise errors.bad_request(_NAMESPACE_MISMATCH)
-            meta["namespace"] = namespace
-        else:
-            meta.pop("namespace", None)
-        if meta.get("generateName") and not meta.get("name"):
-            meta["name"] = generate_name(meta["generateName"])
-        apply_defaults(rt.group, rt.kind, obj)
-        meta["uid"] = new_uid()
-        meta["creationTimestamp"] = self.now()
-        for system in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
-            meta.pop(system, None)
-        self.strategy.prepare_for_create(obj)
-        errs = self.strategy.validate(obj)
-        name = meta.get("name", "")
-        if errs:
-            raise self._invalid(name, errs)
-        self.strategy.canonicalize(obj)
-        return str(name)
-
     async def create(
         self,
         namespace: str,
@@ -222,7 +186,7 @@ class Store:
             raise errors.bad_request(_RV_ON_CREATE)
         meta = obj.get("metadata", {})
         generated = bool(meta.get("generateName")) and not meta.get("name")
-        name = self._before_create(namespace, obj)
+        name = before_create(self.resource, self.strategy, namespace, obj, self.now())
         if admit is not None:
             await admit(obj, None)
         if track is not None:
@@ -282,8 +246,8 @@ class Store:
                 obj.setdefault("metadata", {}).pop("resourceVersion", None)
                 if mutate is not None:
                     obj = await mutate(obj, None)
-                self._check_name(obj, name)
-                self._before_create(namespace, obj)
+                check_name(obj, name)
+                before_create(self.resource, self.strategy, namespace, obj, self.now())
                 if admit is not None:
                     await admit(obj, None)
                 if track is not None:
@@ -296,7 +260,8 @@ class Store:
             obj = updated(stored.copy())
             if mutate is not None:
                 obj = await mutate(obj, existing)
-            self._before_update(namespace, name, obj, existing, strategy)
+            main = strategy is self.strategy
+            before_update(self.resource, strategy, main, (namespace, name), obj, existing)
             if admit is not None:
                 await admit(obj, existing)
             if track is not None:
@@ -320,7 +285,7 @@ class Store:
                 )
         except StorageError as e:
             raise self._error(e, name) from None
-        if not created and self._should_delete_after_update(stored.object):
+        if not created and finishes_deletion(stored.object):
             version = stored.object["metadata"]["resourceVersion"]
             try:
                 gone = await self.storage.delete(
@@ -340,64 +305,6 @@ class Store:
             current = None
         obj = await try_update(current.copy() if current else None, current)
         return Stored(key, UNSTORED, orjson.dumps(obj)), current is None
-
-    def _check_name(self, obj: Obj, name: str) -> None:
-        body_name = obj.get("metadata", {}).get("name")
-        if body_name is not None and body_name != name:
-            raise errors.bad_request(
-                f"the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )
-        obj.setdefault("metadata", {})["name"] = name
-
-    def _before_update(
-        self, namespace: str, name: str, obj: Obj, existing: Obj, strategy: Strategy
-    ) -> None:
-        meta = obj.setdefault("metadata", {})
-        old_meta = existing["metadata"]
-        self._check_name(obj, name)
-        if self.resource.namespaced:
-            if meta.get("namespace") and meta["namespace"] != namespace:
-                raise errors.bad_request(_NAMESPACE_MISMATCH)
-            meta["namespace"] = namespace
-        else:
-            meta.pop("namespace", None)
-        version = meta.get("resourceVersion")
-        if not version:
-            if not strategy.allow_unconditional_update:
-                # kube's update handler names the resource here, not the kind
-                rt = self.resource
-                raise errors.invalid(rt.plural, rt.group, name, [_rv_required()])
-            meta["resourceVersion"] = old_meta["resourceVersion"]
-        elif version != old_meta["resourceVersion"]:
-            raise errors.conflict(self.resource.plural, self.resource.group, name)
-        if strategy is self.strategy:
-            apply_defaults(self.resource.group, self.resource.kind, obj)
-        if "generation" in old_meta:
-            meta["generation"] = old_meta["generation"]
-        else:
-            meta.pop("generation", None)
-        strategy.prepare_for_update(obj, existing)
-        meta = obj["metadata"]
-        meta.setdefault("uid", old_meta.get("uid"))
-        for system in ("creationTimestamp", "deletionTimestamp"):
-            if old_meta.get(system):
-                meta[system] = old_meta[system]
-        if "deletionGracePeriodSeconds" in old_meta and "deletionGracePeriodSeconds" not in meta:
-            meta["deletionGracePeriodSeconds"] = old_meta["deletionGracePeriodSeconds"]
-        errs = strategy.validate_update(obj, existing)
-        if errs:
-            raise self._invalid(name, errs)
-        strategy.canonicalize(obj)
-
-    @staticmethod
-    def _should_delete_after_update(obj: Obj) -> bool:
-        """The last finalizer of an object being deleted is gone: finish the deletion."""
-        meta = obj.get("metadata", {})
-        return (
-            bool(meta.get("deletionTimestamp"))
-            and not meta.get("finalizers")
-            and meta.get("deletionGracePeriodSeconds", 0) == 0
-        )
 
     # -- delete -----------------------------------------------------------------------
 
@@ -426,7 +333,7 @@ class Store:
             # Kinds that clean up before they go (CRDs) add their finalizer now.
             extra = self.strategy.finalizers_on_delete
             finalizers += [f for f in extra if f not in finalizers]
-        if finalizers or self._has_pending_finalizers(current.object):
+        if finalizers or has_pending_finalizers(current.object, self.resource.kind):
             return await self._mark_deleting(key, name, current, dry_run, finalizers), False
         if dry_run:
             return current, True
@@ -435,14 +342,6 @@ class Store:
         except StorageError as e:
             raise self._error(e, name) from None
         return stored, True
-
-    def _has_pending_finalizers(self, obj: Obj) -> bool:
-        meta = obj.get("metadata", {})
-        if meta.get("finalizers"):
-            return True
-        if self.resource.kind == "Namespace":  # namespaces finalize through spec.finalizers
-            return bool(obj.get("spec", {}).get("finalizers"))
-        return False
 
     async def _mark_deleting(
         self, key: bytes, name: str, current: Stored, dry_run: bool, finalizers: Sequence[str]
@@ -455,18 +354,9 @@ class Store:
         def mark(existing: Obj | None, _stored: Stored | None) -> Obj:
             if existing is None:
                 raise errors.not_found(self.resource.plural, self.resource.group, name)
-            meta = existing["metadata"]
-            if finalizers:
-                meta["finalizers"] = list(finalizers)
-            else:
-                meta.pop("finalizers", None)
-            if not meta.get("deletionTimestamp"):
-                meta["deletionTimestamp"] = self.now()
-                meta["deletionGracePeriodSeconds"] = 0
-                self.strategy.prepare_for_delete(existing)
-                if self.resource.kind == "Namespace":
-                    existing.setdefault("status", {})["phase"] = "Terminating"
-            return existing
+            return mark_deleting(
+                existing, finalizers, self.now(), self.resource.kind, self.strategy
+            )
 
         if dry_run:
             return Stored(key, UNSTORED, orjson.dumps(mark(current.copy(), current)))
@@ -474,22 +364,6 @@ class Store:
             return await self.storage.guaranteed_update(key, mark)
         except StorageError as e:
             raise self._error(e, name) from None
-
-    def deleted_status(self, stored: Stored, obj: Obj | None = None) -> dict[str, Any]:
-        """The Success Status kube answers for kinds that do not return the deleted object."""
-        meta = (obj if obj is not None else stored.object).get("metadata", {})
-        details: dict[str, Any] = {"name": meta.get("name", "")}
-        if self.resource.group:
-            details["group"] = self.resource.group
-        details["kind"] = self.resource.plural
-        details["uid"] = meta.get("uid", "")
-        return {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Success",
-            "details": details,
-        }
 
 
 def _without_managed_fields(track: Track) -> Track:
@@ -501,7 +375,3 @@ def _without_managed_fields(track: Track) -> Track:
         new.get("metadata", {}).pop("managedFields", None)
 
     return strip
-
-
-def _rv_required() -> FieldError:
-    return field.invalid("metadata.resourceVersion", 0, "must be specified for an update")

@@ -1,0 +1,109 @@
+"""System metadata and the strategy's checks before a write (kube's ``rest.BeforeCreate``
+and ``rest.BeforeUpdate``), as the registry store runs them inside its retry loop."""
+
+from __future__ import annotations
+
+import random
+
+from platform_api import errors
+from platform_api.registry.defaults import apply_defaults
+from platform_api.registry.strategy import Obj, Strategy
+from platform_api.scheme.types import ResourceType
+from platform_api.uid import new_uid
+from platform_api.validation import field
+
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+_GENERATED_BASE_MAX = 58
+NAMESPACE_MISMATCH = (
+    "the namespace of the provided object does not match the namespace sent on the request"
+)
+
+
+def generate_name(base: str) -> str:
+    """kube's SimpleNameGenerator: the base, cut to fit, and five random characters."""
+    return base[:_GENERATED_BASE_MAX] + "".join(random.choices(_NAME_CHARS, k=5))
+
+
+def before_create(rt: ResourceType, strategy: Strategy, namespace: str, obj: Obj, now: str) -> str:
+    """Fill system metadata and validate, in place; returns the object's name."""
+    meta = obj.setdefault("metadata", {})
+    _set_namespace(rt, meta, namespace)
+    if meta.get("generateName") and not meta.get("name"):
+        meta["name"] = generate_name(meta["generateName"])
+    apply_defaults(rt.group, rt.kind, obj)
+    meta["uid"] = new_uid()
+    meta["creationTimestamp"] = now
+    for system in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+        meta.pop(system, None)
+    strategy.prepare_for_create(obj)
+    errs = strategy.validate(obj)
+    name = meta.get("name", "")
+    if errs:
+        raise errors.invalid(rt.kind, rt.group, name, errs)
+    strategy.canonicalize(obj)
+    return str(name)
+
+
+def check_name(obj: Obj, name: str) -> None:
+    """The body's name must be the URL's (and is set to it when absent)."""
+    body_name = obj.get("metadata", {}).get("name")
+    if body_name is not None and body_name != name:
+        raise errors.bad_request(
+            f"the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )
+    obj.setdefault("metadata", {})["name"] = name
+
+
+def before_update(
+    rt: ResourceType, strategy: Strategy, main: bool, target: tuple[str, str], update: Obj, old: Obj
+) -> None:
+    """Carry the system metadata over from ``old``, check the resourceVersion, then the
+    strategy's preparation and validation; ``main`` is False for a sub-resource (whose
+    writes get no defaults).  ``target`` is the URL's (namespace, name)."""
+    namespace, name = target
+    meta = update.setdefault("metadata", {})
+    old_meta = old["metadata"]
+    check_name(update, name)
+    _set_namespace(rt, meta, namespace)
+    version = meta.get("resourceVersion")
+    if not version:
+        if not strategy.allow_unconditional_update:
+            # kube's update handler names the resource here, not the kind
+            required = field.invalid(
+                "metadata.resourceVersion", 0, "must be specified for an update"
+            )
+            raise errors.invalid(rt.plural, rt.group, name, [required])
+        meta["resourceVersion"] = old_meta["resourceVersion"]
+    elif version != old_meta["resourceVersion"]:
+        raise errors.conflict(rt.plural, rt.group, name)
+    if main:
+        apply_defaults(rt.group, rt.kind, update)
+    if "generation" in old_meta:
+        meta["generation"] = old_meta["generation"]
+    else:
+        meta.pop("generation", None)
+    strategy.prepare_for_update(update, old)
+    _keep_system_metadata(update["metadata"], old_meta)
+    errs = strategy.validate_update(update, old)
+    if errs:
+        raise errors.invalid(rt.kind, rt.group, name, errs)
+    strategy.canonicalize(update)
+
+
+def _set_namespace(rt: ResourceType, meta: Obj, namespace: str) -> None:
+    if not rt.namespaced:
+        meta.pop("namespace", None)
+        return
+    body_ns = meta.get("namespace") or ""
+    if body_ns and body_ns != namespace:
+        raise errors.bad_request(NAMESPACE_MISMATCH)
+    meta["namespace"] = namespace
+
+
+def _keep_system_metadata(meta: Obj, old_meta: Obj) -> None:
+    meta.setdefault("uid", old_meta.get("uid"))
+    for system in ("creationTimestamp", "deletionTimestamp"):
+        if old_meta.get(system):
+            meta[system] = old_meta[system]
+    if "deletionGracePeriodSeconds" in old_meta and "deletionGracePeriodSeconds" not in meta:
+        meta["deletionGracePeriodSeconds"] = old_meta["deletionGracePeriodSeconds"]
