@@ -1,7 +1,7 @@
-"""The objects every cluster starts with, as kube-apiserver's bootstrap controller makes them:
-the system namespaces, the ``kubernetes`` Service in ``default`` that in-cluster
-clients (and upstream's e2e suite) look the API server up by, and the system
-PriorityClasses.
+"""The objects every cluster starts with, as kube-apiserver's bootstrap controller and
+post-start hooks make them: the system namespaces, the ``kubernetes`` Service in
+``default`` that in-cluster clients (and upstream's e2e suite) look the API server up
+by, the system PriorityClasses, kubeadm's cluster-info, and the default RBAC roles.
 
 Creation is idempotent and tolerates another process sharing the data directory
 creating the same object first.
@@ -15,6 +15,10 @@ from typing import Any
 from twisted.logger import Logger
 
 from platform_api import errors
+from platform_api.apiserver.clusterinfo import ensure_cluster_info
+from platform_api.apiserver.config import ServerConfig
+from platform_api.authorization.rbac.reconcile import ensure_defaults
+from platform_api.controllers.aggregation import fill_aggregated_roles
 from platform_api.registry.scheduling import SYSTEM_CLASSES, system_class
 from platform_api.registry.store import Store
 
@@ -86,3 +90,28 @@ async def ensure_priority_classes(stores: dict[tuple[str, str, str], Store]) -> 
         if not await _ensure(classes, "", system_class(name)):
             return False
     return True
+
+
+async def bootstrap(
+    stores: dict[tuple[str, str, str], Store], cfg: ServerConfig, reactor: Any
+) -> bool | None:
+    """Create what is missing (idempotent; another process may race us), once the port is
+    known: the kubernetes Service points at it.  Returns whether the RBAC defaults were
+    reconciled, or None when the namespaces or the Service could not be made."""
+    if not await ensure_namespaces(stores[("", "v1", "namespaces")]):
+        return None
+    services = stores[("", "v1", "services")]
+    if not await ensure_kubernetes_service(services, cfg.service_cluster_ip_range, cfg.secure_port):
+        return None
+    await ensure_priority_classes(stores)
+    if "bootstrap-signer-controller" in cfg.controllers:
+        await ensure_cluster_info(stores, cfg)  # kubeadm's, for joins
+    # kube's post-start hook rbac/bootstrap-roles: the default roles and bindings.
+    reconciled = await ensure_defaults(stores, reactor, upstream=cfg.serve_upstream_groups)
+    if "clusterrole-aggregation-controller" in cfg.controllers:
+        # Filled before ready, not by the controller a moment later: clients see no
+        # burst of writes in their first second.
+        await fill_aggregated_roles(
+            stores[("rbac.authorization.platform.io", "v1", "clusterroles")]
+        )
+    return reconciled

@@ -31,10 +31,10 @@ from platform_api.apiserver import (
 )
 from platform_api.apiserver.admission import build_admission
 from platform_api.apiserver.audit import options as audit_options
-from platform_api.apiserver.clusterinfo import ensure_cluster_info
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.controllers import build_controllers
 from platform_api.apiserver.discovery import Discovery
+from platform_api.apiserver.duties import LeaderDuties
 from platform_api.apiserver.encryption import build_encryption, encryption_checks
 from platform_api.apiserver.features import (
     ALLOW_UNSAFE_MALFORMED_OBJECT_DELETION,
@@ -63,8 +63,6 @@ from platform_api.authorization.node import NodeAuthorizer
 from platform_api.authorization.nodegraph import NodeGraph
 from platform_api.authorization.rbac.authorizer import RBACAuthorizer
 from platform_api.authorization.rbac.index import RuleIndex
-from platform_api.authorization.rbac.reconcile import ensure_defaults
-from platform_api.controllers.aggregation import fill_aggregated_roles
 from platform_api.controllers.base import Controller
 from platform_api.endpoints.scope import Handlers
 from platform_api.endpoints.tables import TableConvertor
@@ -104,7 +102,7 @@ class APIServerService(Service):
         self.freeze_heap = freeze_heap
         self.shutting_down = False
         self._loops: list[LoopingCall] = []
-        self.controllers: list[Controller] = []
+        self.duties: LeaderDuties | None = None  # once bootstrapped
         self.slot = slot  # one of --workers N
         run_dir = os.path.join(config.data_dir, "run")
         os.makedirs(run_dir, exist_ok=True)
@@ -328,22 +326,6 @@ class APIServerService(Service):
         listening.addCallback(self._listening)
         listening.addCallbacks(self._start_bootstrap, self._failed)
 
-    def _every(self, interval: float, work: Any) -> LoopingCall:
-        loop = LoopingCall(work)
-        loop.clock = self.reactor
-        loop.start(interval, now=False).addErrback(lambda f: log.failure("periodic task", f))
-        self._loops.append(loop)
-        return loop
-
-    def _compact(self) -> Any:
-        d = self.storage.compact(self.config.history_window)
-        # A failed pass is logged and retried at the next tick; the timer keeps running.
-        return d.addErrback(lambda f: log.failure("compacting the change log", f))
-
-    def _mark_compaction(self) -> Any:
-        d = self.storage.mark_compaction()
-        return d.addErrback(lambda f: log.failure("marking a compaction", f))
-
     def _listening(self, port: IListeningPort) -> None:
         self.port = port
         cfg = self.config
@@ -367,49 +349,11 @@ class APIServerService(Service):
         work.addErrback(lambda f: log.failure("bootstrapping the default objects", f))
         work.addBoth(lambda _: self.bootstrap_lock.release())
 
-    def _lead(self) -> None:
-        """The duties of one server among those sharing the storage (leadership.py)."""
-        cfg = self.config
-        self._duties = [
-            self._every(max(0.5, min(cfg.history_window / 10, 30.0)), self._compact),
-            # kube's compactor, every --etcd-compaction-interval: old continue tokens expire.
-            self._every(max(0.5, cfg.history_window), self._mark_compaction),
-        ]
-        self._start_controllers()
-
-    def _unlead(self) -> None:
-        """Leadership lost (the Lease was not renewed in time): another server leads now."""
-        for loop in getattr(self, "_duties", []):
-            if loop.running:
-                loop.stop()
-        for controller in self.controllers:
-            controller.stop()
-        self.controllers.clear()
-
     async def _bootstrap(self) -> None:
-        """Create the objects every cluster has (idempotent; another process may race us),
-        once the port is known: the kubernetes Service points at it."""
-        cfg = self.config
-        if not await defaultobjects.ensure_namespaces(self.stores[("", "v1", "namespaces")]):
+        reconciled = await defaultobjects.bootstrap(self.stores, self.config, self.reactor)
+        if reconciled is None:
             return
-        services = self.stores[("", "v1", "services")]
-        port = cfg.secure_port
-        if not await defaultobjects.ensure_kubernetes_service(
-            services, cfg.service_cluster_ip_range, port
-        ):
-            return
-        await defaultobjects.ensure_priority_classes(self.stores)
-        if "bootstrap-signer-controller" in self.config.controllers:
-            await ensure_cluster_info(self.stores, self.config)  # kubeadm's, for joins
-        # kube's post-start hook rbac/bootstrap-roles: the default roles and bindings.
-        self.rbac_bootstrapped = await ensure_defaults(
-            self.stores, self.reactor, upstream=self.config.serve_upstream_groups
-        )
-        if "clusterrole-aggregation-controller" in self.config.controllers:
-            # Filled before ready, not by the controller a moment later: clients see no
-            # burst of writes in their first second.
-            clusterroles = self.stores[("rbac.authorization.platform.io", "v1", "clusterroles")]
-            await fill_aggregated_roles(clusterroles)
+        self.rbac_bootstrapped = reconciled
         self.bootstrapped = True
         if self.freeze_heap:
             # In its own process, modules, schemas and the bootstrap objects live as long
@@ -425,22 +369,21 @@ class APIServerService(Service):
                 seconds=seconds,
             )
             self.slot.report_ready()
-        self.leadership.start(self._lead, self._unlead)
-
-    def _start_controllers(self) -> None:
-        self.controllers.extend(
-            build_controllers(
-                self.config,
-                self.stores,
-                self.crd_store,
-                self.crd_installer,
-                self.rbac_index,
-                self.hub,
-                self.reactor,
-            )
+        self.duties = LeaderDuties(
+            self.storage, self.config.history_window, self._controllers, self.reactor
         )
-        for controller in self.controllers:
-            controller.start()
+        self.leadership.start(self.duties.start, self.duties.stop)
+
+    def _controllers(self) -> list[Controller]:
+        return build_controllers(
+            self.config,
+            self.stores,
+            self.crd_store,
+            self.crd_installer,
+            self.rbac_index,
+            self.hub,
+            self.reactor,
+        )
 
     async def _stop(self) -> None:
         self.shutting_down = True
@@ -456,8 +399,8 @@ class APIServerService(Service):
         for loop in self._loops:
             if loop.running:
                 loop.stop()
-        for controller in self.controllers:
-            controller.stop()
+        if self.duties is not None:
+            self.duties.stop()
         self.leadership.stop()
         self.bootstrap_lock.release()
         self.hub.unsubscribe(self.crd_installer)

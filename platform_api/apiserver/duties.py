@@ -1,0 +1,76 @@
+"""What one server among those sharing the storage does while it leads (leadership.py):
+compaction of the change log, kube's compaction mark, and the in-process controllers.
+
+A worker or replica that loses leadership stops all of them; the next leader starts
+them afresh, so two servers never run the same controller at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from twisted.internet.defer import Deferred
+from twisted.internet.task import LoopingCall
+from twisted.logger import Logger
+
+from platform_api.controllers.base import Controller
+
+log = Logger()
+
+
+class Compacting(Protocol):
+    """The storage backends' housekeeping (LMDB's and etcd's stores both have it)."""
+
+    def compact(self, older_than: float) -> Deferred[int]: ...
+
+    def mark_compaction(self) -> Deferred[int]: ...
+
+
+class LeaderDuties:
+    def __init__(
+        self,
+        storage: Compacting,
+        history_window: float,
+        build_controllers: Callable[[], list[Controller]],
+        reactor: Any,
+    ) -> None:
+        self.storage = storage
+        self.history_window = history_window
+        self.build_controllers = build_controllers
+        self.reactor = reactor
+        self.controllers: list[Controller] = []
+        self._loops: list[LoopingCall] = []
+
+    def start(self) -> None:
+        window = self.history_window
+        self._every(max(0.5, min(window / 10, 30.0)), self._compact)
+        # kube's compactor, every --etcd-compaction-interval: old continue tokens expire.
+        self._every(max(0.5, window), self._mark_compaction)
+        self.controllers.extend(self.build_controllers())
+        for controller in self.controllers:
+            controller.start()
+
+    def stop(self) -> None:
+        for loop in self._loops:
+            if loop.running:
+                loop.stop()
+        self._loops.clear()
+        for controller in self.controllers:
+            controller.stop()
+        self.controllers.clear()
+
+    def _every(self, interval: float, work: Callable[[], Any]) -> None:
+        loop = LoopingCall(work)
+        loop.clock = self.reactor
+        loop.start(interval, now=False).addErrback(lambda f: log.failure("periodic task", f))
+        self._loops.append(loop)
+
+    def _compact(self) -> Any:
+        d = self.storage.compact(self.history_window)
+        # A failed pass is logged and retried at the next tick; the timer keeps running.
+        return d.addErrback(lambda f: log.failure("compacting the change log", f))
+
+    def _mark_compaction(self) -> Any:
+        d = self.storage.mark_compaction()
+        return d.addErrback(lambda f: log.failure("marking a compaction", f))
