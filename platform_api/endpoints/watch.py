@@ -236,6 +236,10 @@ async def _initial_state(stream: WatchStream, scope: Scope, params: ListParams) 
     version = params.resource_version
     if version and version != "0":
         await scope.handlers.wait_for_revision(parse_revision(version))
+    elif not version and params.send_initial_events:
+        # kube's watch-list with no resourceVersion starts from a consistent read (the
+        # legacy watch, without sendInitialEvents, from whatever the cache holds).
+        await scope.handlers.consistent_read()
     result = await scope.store.read_list(scope.namespace, ListOptions(predicate=stream.match))
     stream.revision = result.revision
     for stored in result.items:

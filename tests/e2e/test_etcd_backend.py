@@ -114,6 +114,41 @@ def test_a_write_on_one_replica_is_read_and_watched_on_the_other(replicas: list[
     ]
 
 
+def test_a_watch_list_with_no_resource_version_is_consistent_across_replicas(
+    replicas: list[Server],
+) -> None:
+    """client-go's WatchList (sendInitialEvents, no resourceVersion) starts, as a list
+    does, from a quorum read: a write just made on the other replica is in it."""
+    a, b = replicas
+    session = admin(replicas)
+    url_a = f"{a.base_url}/api/v1/namespaces/default/configmaps"
+    url_b = f"{b.base_url}/api/v1/namespaces/default/configmaps"
+    params = {
+        "watch": "1",
+        "sendInitialEvents": "true",
+        "allowWatchBookmarks": "true",
+        "resourceVersionMatch": "NotOlderThan",
+        "timeoutSeconds": "5",
+    }
+    for i in range(5):
+        made = session.post(url_a, json={"metadata": {"name": f"watch-list-{i}"}})
+        assert made.status_code == 201
+        names = []
+        with session.get(url_b, params=params, stream=True) as response:
+            assert response.status_code == 200
+            for line in response.iter_lines():
+                event = json.loads(line)
+                if event["type"] == "BOOKMARK":
+                    end = event["object"]["metadata"]
+                    assert end["annotations"]["platform.io/initial-events-end"] == "true"
+                    assert int(end["resourceVersion"]) >= int(
+                        made.json()["metadata"]["resourceVersion"]
+                    )
+                    break
+                names.append(event["object"]["metadata"]["name"])
+        assert f"watch-list-{i}" in names
+
+
 def test_optimistic_concurrency_holds_across_replicas(replicas: list[Server]) -> None:
     a, b = replicas
     session = admin(replicas)

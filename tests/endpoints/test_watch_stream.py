@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
 import orjson
+from twisted.internet.defer import ensureDeferred
 from twisted.internet.task import Clock
 
 from platform_api.authentication.user import UserInfo
 from platform_api.context import Context
 from platform_api.endpoints.list import ListParams
 from platform_api.endpoints.negotiation import Output
-from platform_api.endpoints.watch import MAX_QUEUED, WatchStream
+from platform_api.endpoints.watch import MAX_QUEUED, WatchStream, _initial_state
 from platform_api.fieldselectors import parse_field_selector
 from platform_api.registry.strategy import strategy_for
 from platform_api.scheme.catalog import builtin_scheme
 from platform_api.selectors import parse_label_selector
-from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event, Stored
+from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event, ListResult, Stored
 from platform_api.storage.watch import FLUSH_DELAY, WatchHub
 
 
@@ -209,3 +211,36 @@ def test_wait_for_revision() -> None:
     s = stored("x", 1)
     publish(hub, [Event(ADDED, 1, s.key, s)])
     assert d.called
+
+
+def _initial(send_initial_events: bool | None, version: str) -> tuple[list[str], list[str]]:
+    """Which reads ``_initial_state`` made, and the event types it sent."""
+    stream, request, _hub = make_stream()
+    reads: list[str] = []
+
+    async def consistent_read() -> None:
+        reads.append("consistent")
+
+    async def read_list(namespace: str, options: Any) -> ListResult:
+        reads.append("list")
+        return ListResult([stored("a", 3)], 7, None, None)
+
+    stream.scope.handlers.consistent_read = consistent_read
+    stream.scope.store.read_list = read_list
+    asked = replace(
+        params(),
+        resource_version=version,
+        send_initial_events=send_initial_events,
+        allow_bookmarks=True,
+    )
+    ensureDeferred(_initial_state(stream, stream.scope, asked))
+    return reads, types(request)
+
+
+def test_a_watch_list_with_no_resource_version_starts_from_a_consistent_read() -> None:
+    """As kube's cacher: sendInitialEvents with no resourceVersion asks storage for its
+    current revision first; the legacy watch (no sendInitialEvents) and a given
+    resourceVersion take the cache as it is."""
+    assert _initial(True, "") == (["consistent", "list"], ["ADDED", "BOOKMARK"])
+    assert _initial(None, "") == (["list"], ["ADDED"])
+    assert _initial(True, "0") == (["list"], ["ADDED", "BOOKMARK"])
