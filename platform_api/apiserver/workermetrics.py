@@ -183,4 +183,35 @@ class MetricsExchange:
                 value = orjson.loads(f.read())
         except (OSError, orjson.JSONDecodeError):
             return None  # never answered yet: nothing to add
-        return value if isinstance(value, list) else None
+        if not _well_formed(value):
+            log.warn("ignoring worker {i}'s malformed metrics snapshot", i=index)
+            return None
+        return value
+
+
+_KINDS = frozenset({"counter", "gauge", "histogram", "summary", "untyped", "unknown", "info"})
+
+
+def _well_formed(snap: Any) -> bool:
+    """What ``snapshot`` writes: a file that is anything else is left out of the merge
+    rather than failing the scrape."""
+    if not isinstance(snap, list):
+        return False
+    for family in snap:
+        if not (isinstance(family, list) and len(family) == 5):
+            return False
+        name, doc, kind, unit, samples = family
+        if not (isinstance(name, str) and isinstance(doc, str) and isinstance(unit, str)):
+            return False
+        if kind not in _KINDS or not isinstance(samples, list):
+            return False
+        for sample in samples:
+            if not (isinstance(sample, list) and len(sample) == 3):
+                return False
+            if not (isinstance(sample[0], str) and isinstance(sample[1], dict)):
+                return False
+            if not isinstance(sample[2], int | float) or isinstance(sample[2], bool):
+                return False
+            if not all(isinstance(v, str) for v in sample[1].values()):
+                return False
+    return True

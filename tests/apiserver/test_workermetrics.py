@@ -121,3 +121,25 @@ def test_stray_datagrams_change_nothing(tmp_path: Path, datagram: bytes) -> None
     pair = Pair(tmp_path)
     pair.zero.received(datagram, "somewhere")  # no exception, no pending scrape disturbed
     assert pair.clock.getDelayedCalls() == []
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"not json",
+        b'{"a": 1}',
+        b'[["x", "help", "counter", "", [["x_total", {}, "seven"]]]]',
+        b'[["x", "help", "nonsense", "", []]]',
+        b'[["x", "help", "gauge", "", [["x", {"label": 1}, 1]]]]',
+        b"[[1, 2]]",
+    ],
+)
+def test_a_malformed_sibling_snapshot_is_left_out(tmp_path: Path, content: bytes) -> None:
+    pair = Pair(tmp_path)
+    pair.cut = True  # the sibling does not answer: its file is what there is
+    folder = tmp_path / "run" / "metrics"
+    (folder / "worker-1.json").write_bytes(content)
+    d = ensureDeferred(pair.zero.gather())
+    pair.clock.advance(ANSWER_WITHIN)
+    assert d.result.siblings == []
+    text(d.result)  # the scrape is answered with this worker's own samples
