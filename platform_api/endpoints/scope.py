@@ -90,10 +90,13 @@ class Handlers:
             await self.wait_for_revision(await current())
 
     async def wait_for_revision(self, wanted: int) -> None:
-        """Wait briefly for a revision another process may be committing, else 504."""
+        """Wait briefly for a revision another process may be committing, else 504.
+        A storage that reads from a cache (etcd's) waits for its cache itself; others'
+        reads are current once the hub has delivered the revision."""
         if self.storage.current_revision() >= wanted:
             return
-        arrived = self.hub.wait_for(wanted)
+        own = getattr(self.storage, "wait_for_revision", None)
+        arrived = own(wanted) if own is not None else self.hub.wait_for(wanted)
         timer = self.reactor.callLater(self.too_large_rv_wait, arrived.cancel)
         try:
             await arrived

@@ -86,6 +86,9 @@ class WatchCache:
             self._waiters.append((revision, d))
         return d
 
+    def has_waiters(self) -> bool:
+        return bool(self._waiters)
+
     def _cancel(self, d: Deferred[None]) -> None:
         self._waiters = [(r, w) for r, w in self._waiters if w is not d]
 

@@ -31,7 +31,7 @@ from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.errors import Compacted, EtcdError, NoSpace, RequestTooLarge
 from platform_api.storage.etcd.kv import KeyValue, RangeResult, prefix_end
 from platform_api.storage.etcd.layout import KeyLayout
-from platform_api.storage.etcd.watch import WatchResponse
+from platform_api.storage.etcd.watch import ProgressRequester, WatchResponse
 from platform_api.storage.interface import (
     CONFLICT,
     DELETED,
@@ -83,6 +83,7 @@ class EtcdStorage:
         self._problem: str | None = None
         self._readers: list[Deferred[int]] | None = None  # of the quorum read on its way
         self._next_readers: list[Deferred[int]] = []  # who came after it was sent
+        self._progress = ProgressRequester(reactor, self.cache.has_waiters)
 
     # -- start and the watch ------------------------------------------------------------
 
@@ -109,6 +110,7 @@ class EtcdStorage:
 
     def stop(self) -> None:
         self._stopped = True
+        self._progress.stop()
         if self._watching is not None:
             self._watching.cancel()
         self.cache.fail_waiters(StorageError(UNREACHABLE, b"", "the server is stopping"))
@@ -121,12 +123,15 @@ class EtcdStorage:
                     root, prefix_end(root), start_revision=self.cache.revision + 1
                 )
                 self._problem = None
+                self._progress.watch = watch
                 async for response in watch:
                     self._received(response)
             except Compacted:
+                self._progress.watch = None
                 log.warn("the etcd watch fell behind a compaction; re-listing")
                 await self._reload()
             except EtcdError as e:
+                self._progress.watch = None
                 self._problem = f"the etcd watch ended: {e}"
                 log.warn("{problem}; watching again", problem=self._problem)
                 await _sleep(self.reactor, 0.5)
@@ -235,6 +240,14 @@ class EtcdStorage:
         else:
             self._next_readers.append(reader)
         return reader
+
+    def wait_for_revision(self, revision: int) -> Deferred[None]:
+        """Fires once the cache has ``revision``; a progress notification is asked for
+        meanwhile, in case no event in the watched prefix will ever bring it there."""
+        arrived = self.cache.wait_for(revision)
+        if not arrived.called:
+            self._progress.request()
+        return arrived
 
     def _ask(self) -> None:
         d = ensureDeferred(_call(COMPACT_KEY, self.client.range(COMPACT_KEY, count_only=True)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -155,3 +156,38 @@ class Watch:
             self._end(Unavailable(f"etcd watch stream ended: {detail}", 14))
         else:
             self._end(from_status(code.value[0], detail))
+
+
+PROGRESS_RETRY = 0.1  # seconds between progress requests while a reader still waits
+
+
+class ProgressRequester:
+    """Asks etcd for progress notifications while a consistent read waits (kube's
+    ConditionalProgressRequester).  A read waits until the cache reaches etcd's current
+    revision; when that revision was made by a write outside the watched prefix (the
+    compaction mark, another cluster sharing etcd) no event will ever bring the cache
+    there, but a progress notification does.  etcd drops a request while the stream is
+    catching up, so one is sent again every PROGRESS_RETRY while ``waiting()`` holds."""
+
+    def __init__(self, reactor: Any, waiting: Callable[[], bool]) -> None:
+        self.reactor = reactor
+        self.waiting = waiting
+        self.watch: Watch | None = None  # the store's current watch, when it has one
+        self._retry: Any = None
+
+    def request(self) -> None:
+        if self._retry is not None:
+            return
+        if self.watch is not None:  # none while the watch is (re)made: asked again then
+            self.watch.request_progress()
+        self._retry = self.reactor.callLater(PROGRESS_RETRY, self._again)
+
+    def _again(self) -> None:
+        self._retry = None
+        if self.waiting():
+            self.request()
+
+    def stop(self) -> None:
+        if self._retry is not None and self._retry.active():
+            self._retry.cancel()
+        self._retry = None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 import pytest_twisted
 from twisted.internet import reactor
 from twisted.internet.defer import gatherResults
@@ -11,7 +13,7 @@ from twisted.internet.defer import gatherResults
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.layout import KeyLayout
 from platform_api.storage.etcd.store import EtcdStorage
-from tests.storage.etcd_server import EtcdServer
+from tests.storage.etcd_server import EtcdServer, start_etcd
 
 
 @pytest_twisted.ensureDeferred
@@ -34,4 +36,38 @@ async def test_readers_share_quorum_reads(etcd: EtcdServer) -> None:
         later = await client.put(b"/shared/configmaps/ns/b", b"{}")
         assert await storage.consistent_revision() >= later.revision
     finally:
+        client.close()
+
+
+@pytest.fixture(scope="module")
+def quiet_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer]:
+    """etcd's default: a progress notification on its own only every 10 minutes."""
+    server = start_etcd(
+        str(tmp_path_factory.mktemp("quiet")), fsync=False, progress_notify_interval="10m"
+    )
+    yield server
+    server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_revision_made_outside_the_prefix_is_reached_by_a_progress_notification(
+    quiet_etcd: EtcdServer,
+) -> None:
+    """The compaction mark, or another cluster on the same etcd, moves the revision with
+    no event this store's watch will see: a consistent read still gets there, because
+    the store asks etcd for a progress notification."""
+    client = EtcdClient([quiet_etcd.endpoint], reactor)
+    storage = EtcdStorage(client, KeyLayout("/progress", [("", "configmaps")]), reactor)
+    storage.load()
+    storage.start()
+    try:
+        await client.put(b"/elsewhere/key", b"v")
+        wanted = await storage.consistent_revision()
+        assert storage.current_revision() < wanted  # no event brought the cache there
+        arrived = storage.wait_for_revision(wanted)
+        arrived.addTimeout(10, reactor)  # without a progress notification: never
+        await arrived
+        assert storage.current_revision() >= wanted
+    finally:
+        storage.stop()
         client.close()
