@@ -22,7 +22,7 @@ from platform_api.registry.store import Admit, Store, Track, UpdateFunc
 from platform_api.scheme import bytefields
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.types import ResourceType
-from platform_api.storage.interface import Storage, Stored
+from platform_api.storage.interface import Storage, StorageError, Stored
 from platform_api.storage.watch import WatchHub
 
 if TYPE_CHECKING:
@@ -87,7 +87,11 @@ class Handlers:
         revision and waits until its cache has it.  LMDB's reads are current already."""
         current = getattr(self.storage, "consistent_revision", None)
         if current is not None:
-            await self.wait_for_revision(await current())
+            try:
+                revision = await current()
+            except StorageError as e:  # etcd unreachable: the Status a write would get
+                raise errors.internal_error(e) from None
+            await self.wait_for_revision(revision)
 
     async def wait_for_revision(self, wanted: int) -> None:
         """Wait briefly for a revision another process may be committing, else 504.

@@ -287,3 +287,44 @@ def test_secrets_are_encrypted_in_etcd(tmp_path: Path, etcd: EtcdServer) -> None
         assert got["data"] == {"password": "aHVudGVyMg=="}
     finally:
         server.stop()
+
+
+def test_etcd_down_is_a_status_and_the_server_recovers(tmp_path: Path) -> None:
+    """Reads that must be current and every write fail with kube's InternalError while
+    etcd is gone (kube waits out its request timeout first); reads of the cache go on;
+    /readyz fails; all is well again once etcd is back."""
+    (tmp_path / "etcd").mkdir()
+    etcd = start_etcd(str(tmp_path / "etcd"), fsync=False)
+    server = start_server(
+        tmp_path / "data", "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint
+    )
+    try:
+        session = session_for(server, cert=server.admin_cert)
+        base = f"{server.base_url}/api/v1/namespaces/default"
+        etcd.stop()
+        for response in (
+            session.get(base),
+            session.get(f"{server.base_url}/api/v1/namespaces"),
+            session.post(f"{base}/configmaps", json={"metadata": {"name": "down"}}),
+        ):
+            assert response.status_code == 500
+            status = response.json()
+            assert status["reason"] == "InternalError"
+            assert status["message"].startswith(
+                "Internal error occurred: no etcd endpoint answered: "
+            )
+        cached = session.get(base, params={"resourceVersion": "0"})
+        assert cached.status_code == 200 and cached.json()["metadata"]["name"] == "default"
+        assert session.get(f"{server.base_url}/readyz").status_code == 503
+        etcd.start()
+        made = session.post(f"{base}/configmaps", json={"metadata": {"name": "back"}})
+        for _ in range(100):  # the channel reconnects within a second or two
+            if made.status_code == 201:
+                break
+            time.sleep(0.1)
+            made = session.post(f"{base}/configmaps", json={"metadata": {"name": "back"}})
+        assert made.status_code == 201
+        assert session.get(f"{base}/configmaps/back").status_code == 200
+    finally:
+        server.stop()
+        etcd.stop()
