@@ -354,6 +354,16 @@ def duplicate_key_lines(data: bytes) -> list[str]:
     ]
 
 
+class _GoDumper(_Dumper):
+    """Quotes what go-yaml v2 would read as something else: ``y``/``n`` are booleans to it
+    (and to parse_yaml), so the strings are written quoted, as go-yaml writes them."""
+
+
+_GoDumper.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:y|Y|n|N)$"), list("yYnN")
+)
+
+
 def yaml_dumps(obj: Any) -> bytes:
-    text: str = yaml.dump(obj, Dumper=_Dumper, default_flow_style=False, sort_keys=True)
+    text: str = yaml.dump(obj, Dumper=_GoDumper, default_flow_style=False, sort_keys=True)
     return text.encode()
