@@ -88,7 +88,9 @@ class EtcdBackend(Backend):
         tls = TLSConfig.from_files(options.etcd_cafile, options.etcd_certfile, options.etcd_keyfile)
         self.client = EtcdClient(options.etcd_servers, reactor, tls=tls)
         layout = KeyLayout(options.etcd_prefix, [(rt.group, rt.plural) for rt in all_types()])
-        self.storage = EtcdStorage(self.client, layout, reactor, transformer=transformer)
+        self.storage = EtcdStorage(
+            self.client, layout, reactor, transformer=transformer, media_type=options.media_type
+        )
         self.storage.load()  # blocks: the cache is filled before anything is served
 
     def start(self) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from platform_api.apiserver.flagvalues import ConfigError, parse_list
+from platform_api.storage import mediatypes
 
 Given = Callable[[str], str | None]
 LMDB, ETCD3 = "lmdb", "etcd3"
@@ -33,6 +34,13 @@ STORAGE_FLAGS: list[tuple[str, str, str]] = [
     ("etcd-cafile", "", "SSL Certificate Authority file used to secure etcd communication."),
     ("etcd-certfile", "", "SSL certification file used to secure etcd communication."),
     ("etcd-keyfile", "", "SSL key file used to secure etcd communication."),
+    (
+        "storage-media-type",
+        mediatypes.PROTOBUF,
+        "The media type to use to store objects in storage. Some resources or storage "
+        "backends may only support a specific media type and will ignore this setting. "
+        f"Supported media types: [{', '.join(mediatypes.ALLOWED)}]",
+    ),
 ]
 
 
@@ -44,6 +52,7 @@ class StorageOptions:
     etcd_cafile: str = ""
     etcd_certfile: str = ""
     etcd_keyfile: str = ""
+    media_type: str = mediatypes.PROTOBUF  # etcd's values (LMDB holds JSON)
 
 
 def from_flags(given: Given) -> StorageOptions:
@@ -65,6 +74,15 @@ def from_flags(given: Given) -> StorageOptions:
         if path and not os.path.isfile(path):
             raise ConfigError(f"--{name}: {path}: no such file")
         setattr(out, name.replace("-", "_"), path)
+    media_type = given("storage-media-type")
+    if media_type:
+        chosen = mediatypes.canonical(str(media_type))
+        if chosen is None:
+            raise ConfigError(
+                f'--storage-media-type "{media_type}" invalid, allowed values: '
+                + ", ".join(mediatypes.ALLOWED)
+            )
+        out.media_type = chosen
     if out.backend == ETCD3 and not out.etcd_servers:
         raise ConfigError("--etcd-servers must be specified")
     return out

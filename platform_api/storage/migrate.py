@@ -23,6 +23,7 @@ from twisted.internet.defer import ensureDeferred
 from twisted.internet.task import react
 
 from platform_api.apiserver.enablement import all_types
+from platform_api.storage import mediatypes
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.kv import prefix_end
 from platform_api.storage.etcd.layout import DEFAULT_PREFIX, KeyLayout
@@ -40,9 +41,9 @@ def layout(prefix: str) -> KeyLayout:
 def _without_revision(value: bytes) -> bytes:
     if value.startswith(ENCRYPTED):
         return value  # sealed with the registry key as its authenticated data: portable
-    obj = orjson.loads(value)
+    obj = mediatypes.decode(value)
     obj.get("metadata", {}).pop("resourceVersion", None)
-    return orjson.dumps(obj) + b"\n"
+    return mediatypes.encode(obj, mediatypes.PROTOBUF)  # as the server writes by default
 
 
 def read_lmdb(data_dir: str) -> list[tuple[bytes, bytes]]:
@@ -76,7 +77,7 @@ def write_lmdb(data_dir: str, items: list[tuple[bytes, bytes]]) -> tuple[int, in
                         "LMDB to etcd only"
                     )
                 revision += 1
-                obj = orjson.loads(value)
+                obj = mediatypes.decode(value)  # etcd's values: Protobuf, JSON or YAML
                 obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
                 txn.put(key, REV.pack(revision) + orjson.dumps(obj), db=objects)
                 copied += 1

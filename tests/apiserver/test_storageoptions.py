@@ -38,9 +38,23 @@ def test_etcd3_with_servers_and_a_prefix() -> None:
             {"storage-backend": "etcd3", "etcd-servers": "http://a:1", "etcd-cafile": "/nope"},
             "--etcd-cafile: /nope: no such file",
         ),
+        (
+            {"storage-media-type": "application/cbor"},
+            '--storage-media-type "application/cbor" invalid, allowed values: '
+            "application/json, application/vnd.platform.protobuf, application/yaml",
+        ),
     ],
 )
 def test_refused_at_start(flags: dict[str, str | None], message: str) -> None:
     with pytest.raises(ConfigError) as e:
         from_flags(flags)
     assert str(e.value) == message
+
+
+def test_storage_media_type_is_protobuf_by_default_as_in_kube() -> None:
+    assert from_flags({}).storage.media_type == "application/vnd.platform.protobuf"
+    chosen = [
+        from_flags({"storage-media-type": value}).storage.media_type
+        for value in ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
+    ]
+    assert chosen == ["application/json", "application/yaml", "application/vnd.platform.protobuf"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from platform_api.codec import protobuf
 from tests.e2e.conftest import Server, session_for, start_server
 from tests.storage.etcd_server import EtcdServer, etcd_binary, start_etcd
 
@@ -63,9 +65,10 @@ def test_objects_are_kept_as_kube_keeps_them(replicas: list[Server], etcd: EtcdS
     url = f"{a.base_url}/api/v1/namespaces/default/configmaps"
     created = admin(replicas).post(url, json={"metadata": {"name": "layout"}, "data": {"k": "v"}})
     assert created.status_code == 201
-    stored = json.loads(
-        etcdctl(etcd, "get", "/registry/configmaps/default/layout", "--print-value-only")
-    )
+    answer = json.loads(etcdctl(etcd, "get", "/registry/configmaps/default/layout", "-w", "json"))
+    value = base64.b64decode(answer["kvs"][0]["value"])
+    assert value.startswith(b"k8s\x00")  # kube's default --storage-media-type: Protobuf
+    stored = protobuf.decode(value)
     assert stored["data"] == {"k": "v"}
     assert stored["metadata"]["uid"] == created.json()["metadata"]["uid"]
     assert "resourceVersion" not in stored["metadata"]  # the key's mod revision is it

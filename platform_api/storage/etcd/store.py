@@ -25,6 +25,7 @@ from twisted.internet.defer import Deferred, ensureDeferred, succeed
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from platform_api.storage import mediatypes
 from platform_api.storage.etcd import proto
 from platform_api.storage.etcd.cache import WatchCache, event_type
 from platform_api.storage.etcd.client import EtcdClient
@@ -69,12 +70,14 @@ class EtcdStorage:
         on_commit: Callable[[list[Event]], None] | None = None,
         transformer: ValueTransformer | None = None,
         clock: Callable[[], float] = time.time,
+        media_type: str = mediatypes.PROTOBUF,
     ) -> None:
         self.client = client
         self.layout = layout
         self.reactor = reactor
         self.on_commit = on_commit
         self._transformer = transformer
+        self.media_type = media_type  # how values are written (--storage-media-type)
         self._clock = clock
         self.cache = WatchCache(clock)
         self._watching: Deferred[None] | None = None
@@ -193,9 +196,9 @@ class EtcdStorage:
         try:
             if self._transformer is not None:
                 plain, stale = self._transformer.from_storage(key, kv.value)
-            obj = orjson.loads(plain)
+            obj = mediatypes.decode(plain)
             obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
-        except (TransformError, orjson.JSONDecodeError, KeyError, TypeError):
+        except (TransformError, ValueError, KeyError, TypeError):
             # A value that does not decode: its reader reports it (kube's unsafe delete).
             return Stored(key, kv.mod_revision, kv.value)
         kind = StaleStored if stale else Stored
@@ -204,7 +207,8 @@ class EtcdStorage:
     def _value(self, key: bytes, obj: dict[str, Any], expected: int) -> bytes:
         check_write_size(key, obj, expected)
         meta = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
-        return write(self._transformer, key, orjson.dumps({**obj, "metadata": meta}) + b"\n")
+        value = mediatypes.encode({**obj, "metadata": meta}, self.media_type)
+        return write(self._transformer, key, value)
 
     # -- reads ------------------------------------------------------------------------------
 

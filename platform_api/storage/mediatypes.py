@@ -1,0 +1,50 @@
+"""How objects are written into etcd (``--storage-media-type``) and read back.
+
+kube-apiserver stores Protobuf by default, and JSON for kinds with no Protobuf message
+(custom resources).  A value is read back by its first bytes, whatever it was written
+in, as kube's recognizing decoder does: the Protobuf prefix ``k8s\\0``, JSON's ``{``,
+else YAML; so changing the flag needs no migration.  LMDB always holds JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from platform_api.codec import BodyError, parse_yaml, protobuf
+from platform_api.codec.text import yaml_dumps
+
+JSON = "application/json"
+YAML = "application/yaml"
+PROTOBUF = protobuf.BRANDED_MEDIA_TYPE
+ALLOWED = (JSON, PROTOBUF, YAML)  # sorted, as kube's flag error lists them
+_ALIASES = {protobuf.MEDIA_TYPE: PROTOBUF}  # kube's own name for the same encoding
+
+
+def canonical(media_type: str) -> str | None:
+    """The media type a ``--storage-media-type`` value names, or None if unsupported."""
+    media_type = _ALIASES.get(media_type, media_type)
+    return media_type if media_type in ALLOWED else None
+
+
+def encode(obj: dict[str, Any], media_type: str) -> bytes:
+    """``obj`` in ``media_type``; JSON for a kind Protobuf has no message for."""
+    if media_type == PROTOBUF and protobuf.supports(obj.get("apiVersion", ""), obj.get("kind", "")):
+        return protobuf.encode(obj)
+    if media_type == YAML:
+        return yaml_dumps(obj)
+    return orjson.dumps(obj) + b"\n"
+
+
+def decode(data: bytes) -> Any:
+    """A stored value, in whichever media type it was written; ValueError if none."""
+    if data.startswith(protobuf.PREFIX):
+        return protobuf.decode(data)
+    if data.lstrip()[:1] in (b"{", b"["):
+        return orjson.loads(data)
+    try:
+        value, _ = parse_yaml(data)
+    except BodyError as e:
+        raise ValueError(str(e)) from None
+    return value
