@@ -8,6 +8,13 @@ store maps ``Compacted`` to Expired, ``FutureRevision`` to TooLargeResourceVersi
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from platform_api.storage.interface import NO_SPACE, REQUEST_TOO_LARGE, UNREACHABLE, StorageError
+
+T = TypeVar("T")
+
 # gRPC status codes the gateway reports (google.golang.org/grpc/codes).
 _UNAVAILABLE_CODES = frozenset({4, 14})  # DeadlineExceeded, Unavailable
 
@@ -74,3 +81,15 @@ def from_status(code: int, message: str) -> EtcdError:
     if code in _UNAVAILABLE_CODES:
         return Unavailable(message, code)
     return EtcdError(message, code)
+
+
+async def storage_call(key: bytes, work: Awaitable[T]) -> T:
+    """An etcd call for ``key``, its failures as the registry's StorageErrors."""
+    try:
+        return await work
+    except RequestTooLarge as e:
+        raise StorageError(REQUEST_TOO_LARGE, key, e.message) from None
+    except NoSpace as e:
+        raise StorageError(NO_SPACE, key, e.message) from None
+    except EtcdError as e:
+        raise StorageError(UNREACHABLE, key, e.message) from None

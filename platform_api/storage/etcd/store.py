@@ -22,6 +22,7 @@ from typing import Any
 import grpc
 import orjson
 from twisted.internet.defer import Deferred, ensureDeferred, succeed
+from twisted.internet.task import deferLater
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
@@ -29,7 +30,7 @@ from platform_api.storage import mediatypes
 from platform_api.storage.etcd import proto
 from platform_api.storage.etcd.cache import WatchCache, event_type
 from platform_api.storage.etcd.client import EtcdClient
-from platform_api.storage.etcd.errors import Compacted, EtcdError, NoSpace, RequestTooLarge
+from platform_api.storage.etcd.errors import Compacted, EtcdError, storage_call
 from platform_api.storage.etcd.kv import KeyValue, RangeResult, prefix_end
 from platform_api.storage.etcd.layout import KeyLayout
 from platform_api.storage.etcd.watch import ProgressRequester, WatchResponse
@@ -39,8 +40,6 @@ from platform_api.storage.interface import (
     INVALID_OBJECT,
     KEY_EXISTS,
     KEY_NOT_FOUND,
-    NO_SPACE,
-    REQUEST_TOO_LARGE,
     UNREACHABLE,
     Event,
     ListOptions,
@@ -137,7 +136,7 @@ class EtcdStorage:
                 self._progress.watch = None
                 self._problem = f"the etcd watch ended: {e}"
                 log.warn("{problem}; watching again", problem=self._problem)
-                await _sleep(self.reactor, 0.5)
+                await deferLater(self.reactor, 0.5)
 
     async def _reload(self) -> None:
         """After a gap: list again; changes in between reach watchers as one batch."""
@@ -254,9 +253,11 @@ class EtcdStorage:
         return arrived
 
     def _ask(self) -> None:
-        d = ensureDeferred(_call(COMPACT_KEY, self.client.range(COMPACT_KEY, count_only=True)))
-        d.addCallback(lambda result: int(result.revision))
-        d.addBoth(self._answered)
+        ensureDeferred(self._quorum_revision()).addBoth(self._answered)
+
+    async def _quorum_revision(self) -> int:
+        result = await storage_call(COMPACT_KEY, self.client.range(COMPACT_KEY, count_only=True))
+        return int(result.revision)
 
     def _answered(self, result: int | Failure) -> None:
         readers, self._readers = self._readers or [], None
@@ -279,7 +280,7 @@ class EtcdStorage:
 
     async def create(self, key: bytes, obj: dict[str, Any]) -> Stored:
         value = self._value(key, obj, 0)
-        result = await _call(key, self.client.create(self.layout.etcd_key(key), value))
+        result = await storage_call(key, self.client.create(self.layout.etcd_key(key), value))
         if not result.succeeded:
             raise StorageError(KEY_EXISTS, key)
         return await self._written(key, obj, result.revision)
@@ -310,14 +311,14 @@ class EtcdStorage:
                     continue
             value = self._value(key, new, current.revision)
             etcd_key = self.layout.etcd_key(key)
-            result = await _call(key, self.client.update(etcd_key, value, current.revision))
+            result = await storage_call(key, self.client.update(etcd_key, value, current.revision))
             if result.succeeded:
                 return await self._written(key, new, result.revision)
             # Lost a race: the transaction returned the key as it is now.
             current = self._stored(result.current) if result.current is not None else None
 
     async def _fresh(self, key: bytes) -> Stored | None:
-        kv = await _call(key, self.client.get(self.layout.etcd_key(key)))
+        kv = await storage_call(key, self.client.get(self.layout.etcd_key(key)))
         return self._stored(kv) if kv is not None else None
 
     async def delete(
@@ -338,7 +339,7 @@ class EtcdStorage:
             if validate is not None:
                 validate(current.object)
             etcd_key = self.layout.etcd_key(key)
-            result = await _call(key, self.client.delete_at(etcd_key, current.revision))
+            result = await storage_call(key, self.client.delete_at(etcd_key, current.revision))
             if result.succeeded:
                 await self.cache.wait_for(result.revision)
                 return current
@@ -347,7 +348,7 @@ class EtcdStorage:
     async def delete_corrupt(self, key: bytes, stand_in: dict[str, Any]) -> None:
         current = self.cache.get(key)
         etcd_key = self.layout.etcd_key(key)
-        result = await _call(key, self.client.delete_at(etcd_key, current.revision))
+        result = await storage_call(key, self.client.delete_at(etcd_key, current.revision))
         if not result.succeeded:
             raise StorageError(CONFLICT, key)
         await self.cache.wait_for(result.revision)
@@ -374,18 +375,6 @@ class EtcdStorage:
         return previous
 
 
-async def _call(key: bytes, work: Any) -> Any:
-    """An etcd call, its failures as the registry's StorageErrors."""
-    try:
-        return await work
-    except RequestTooLarge as e:
-        raise StorageError(REQUEST_TOO_LARGE, key, e.message) from None
-    except NoSpace as e:
-        raise StorageError(NO_SPACE, key, e.message) from None
-    except EtcdError as e:
-        raise StorageError(UNREACHABLE, key, e.message) from None
-
-
 def _range_blocking(
     client: EtcdClient, key: bytes, range_end: bytes, limit: int, revision: int
 ) -> RangeResult:
@@ -401,9 +390,3 @@ def _range_blocking(
         except grpc.RpcError as e:
             error = e
     raise StorageError(UNREACHABLE, key, f"no etcd endpoint answered: {error}")
-
-
-async def _sleep(reactor: Any, seconds: float) -> None:
-    d: Deferred[None] = Deferred()
-    reactor.callLater(seconds, d.callback, None)
-    await d
