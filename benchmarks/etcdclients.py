@@ -8,13 +8,16 @@ its own process (a Twisted reactor is chosen once per process):
   put      put of a 1 KiB value to a fresh key
   get      range of one existing key (linearizable)
   cas      txn: mod_revision == last, then put, else range (the store's update)
-as mean latency of one client doing one op at a time (us, and p99), and ops/s with 8 concurrent
-callers sharing one client. Clients, all driven from the Twisted reactor as the server would:
+as mean latency of one client doing one op at a time (us, and p99), ops/s with 8 concurrent
+callers sharing one client, and the client process's CPU per op in that run (us, every thread:
+on a server that is busy with everything else, this is what a client costs). Clients, all
+driven from the Twisted reactor as the server would:
   gateway  benchmarks/etcdgateway.py: twisted.web Agent, HTTP/1.1 keep-alive to etcd's
            gRPC-JSON gateway (JSON, base64 keys); no dependency beyond what the server has
-  grpcio   platform_api.storage.etcd (the chosen one): grpcio with messages built from a
-           field table of etcd's rpc.proto, each call's future bridged to a Deferred with
-           callFromThread
+  reactor  platform_api.storage.etcd (the chosen one): gRPC on HTTP/2 (h2, which Twisted's
+           HTTP/2 server brings) on a Twisted protocol, no threads
+  grpcio   grpcio stubs on the same message classes (the store's client until 2026-11), each
+           call's future bridged to a Deferred with callFromThread
   aetcd    aetcd (grpc.aio) on Twisted's asyncioreactor, coroutines as Deferred.fromFuture
   etcd3gw  etcd3gw (requests, synchronous) in Twisted's thread pool, one client per thread
 """
@@ -38,18 +41,20 @@ sys.path.insert(0, str(ROOT))
 
 CONCURRENCY = 8
 VALUE = b"v" * 1024
-CLIENTS = ("gateway", "grpcio", "aetcd", "etcd3gw")
+CLIENTS = ("gateway", "reactor", "grpcio", "aetcd", "etcd3gw")
 # The distributions each client adds to the server's install (requests comes with kubernetes).
 # grpcio is pinned already (the KMS v2 plugin client), so it adds nothing now.
 NEW_DISTS = {
     "gateway": [],
+    "reactor": [],
     "grpcio": [],
     "aetcd": ["aetcd"],
     "etcd3gw": ["etcd3gw", "futurist", "pbr", "debtcollector", "wrapt"],
 }
 MAINTAINED = {
     "gateway": "ours; etcd keeps the gateway, no progress requests over HTTP/1.1",
-    "grpcio": "ours on grpcio (Google, monthly releases; 1.85.1, 2026-10)",
+    "reactor": "ours; h2 (python-hyper, 4.4.1, with Twisted's HTTP/2)",
+    "grpcio": "grpcio (Google, monthly releases; 1.85.1, 2026-10)",
     "aetcd": "one maintainer (1.0.0, 2026-06)",
     "etcd3gw": "OpenStack (2.7.0, 2026-06)",
 }
@@ -117,12 +122,12 @@ def _gateway(endpoint: str, reactor: Any) -> Ops:
     return Gateway()
 
 
-def _grpcio(endpoint: str, reactor: Any) -> Ops:
+def _reactor(endpoint: str, reactor: Any) -> Ops:
     from platform_api.storage.etcd import EtcdClient
 
     client = EtcdClient([endpoint], reactor)
 
-    class GRPC(Ops):
+    class Reactor(Ops):
         async def put(self, key: bytes) -> None:
             await client.put(key, VALUE)
 
@@ -133,6 +138,45 @@ def _grpcio(endpoint: str, reactor: Any) -> Ops:
             result = await client.update(key, VALUE, revision)
             assert result.succeeded
             return result.revision
+
+    return Reactor()
+
+
+def _grpcio(endpoint: str, reactor: Any) -> Ops:
+    import grpc
+    from twisted.internet.defer import Deferred
+
+    from platform_api.storage.etcd import Compare, proto, put_op, range_op
+
+    channel = grpc.insecure_channel(endpoint.removeprefix("http://"))
+    stubs = {
+        path.rsplit("/", 1)[1]: channel.unary_unary(
+            path, lambda m: m.SerializeToString(), response.FromString
+        )
+        for path, response in proto.UNARY.items()
+    }
+
+    def call(method: str, request: Any) -> Deferred[Any]:
+        d: Deferred[Any] = Deferred()
+        future = stubs[method].future(request, timeout=10)
+        future.add_done_callback(lambda f: reactor.callFromThread(d.callback, f.result()))
+        return d
+
+    class GRPC(Ops):
+        async def put(self, key: bytes) -> None:
+            await call("Put", proto.PutRequest(key=key, value=VALUE))
+
+        async def get(self, key: bytes) -> None:
+            await call("Range", proto.RangeRequest(key=key))
+
+        async def cas(self, key: bytes, revision: int) -> int:
+            compare = Compare(key, "MOD", revision).encode()
+            txn = proto.TxnRequest(
+                compare=[compare], success=[put_op(key, VALUE)], failure=[range_op(key)]
+            )
+            response = await call("Txn", txn)
+            assert response.succeeded
+            return int(response.header.revision)
 
     return GRPC()
 
@@ -217,6 +261,7 @@ def _etcd3gw(endpoint: str, reactor: Any) -> Ops:
 
 FACTORIES: dict[str, Callable[[str, Any], Ops]] = {
     "gateway": _gateway,
+    "reactor": _reactor,
     "grpcio": _grpcio,
     "aetcd": _aetcd,
     "etcd3gw": _etcd3gw,
@@ -236,8 +281,11 @@ async def _latency(step: Callable[[], Awaitable[Any]], seconds: float) -> tuple[
     return mean * 1e6, samples[int(len(samples) * 0.99)] * 1e6
 
 
-async def _throughput(make: Callable[[int], Callable[[], Awaitable[Any]]], seconds: float) -> float:
-    """Ops/s of CONCURRENCY callers, each running its own ``make(i)`` step in a loop."""
+async def _throughput(
+    make: Callable[[int], Callable[[], Awaitable[Any]]], seconds: float
+) -> tuple[float, float]:
+    """Ops/s of CONCURRENCY callers, each running its own ``make(i)`` step in a loop, and
+    this process's CPU per op (us)."""
     from twisted.internet.defer import DeferredList, ensureDeferred
 
     count = 0
@@ -250,11 +298,11 @@ async def _throughput(make: Callable[[int], Callable[[], Awaitable[Any]]], secon
             await step()
             count += 1
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     await DeferredList(
         [ensureDeferred(caller(i)) for i in range(CONCURRENCY)], fireOnOneErrback=True
     )
-    return count / (time.perf_counter() - t0)
+    return count / (time.perf_counter() - t0), (time.process_time() - cpu0) / count * 1e6
 
 
 Steps = dict[str, Callable[[int], Callable[[], Awaitable[Any]]]]
@@ -302,7 +350,7 @@ def child(name: str, endpoint: str, seconds: float) -> None:
         out: dict[str, float] = {"import_ms": import_ms}
         for kind, make in steps.items():
             out[f"{kind}_us"], out[f"{kind}_p99_us"] = await _latency(make(99), seconds)
-            out[f"{kind}_ops"] = await _throughput(make, seconds)
+            out[f"{kind}_ops"], out[f"{kind}_cpu_us"] = await _throughput(make, seconds)
         import resource
 
         out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -318,6 +366,7 @@ def _median(runs: list[dict[str, float]]) -> dict[str, float]:
 def _row(name: str, r: dict[str, float]) -> str:
     cells = [f"{r[f'{k}_us']:7.0f} {r[f'{k}_p99_us']:7.0f}" for k in ("put", "get", "cas")]
     rates = [f"{r[f'{k}_ops']:7.0f}" for k in ("put", "get", "cas")]
+    rates += [f"{r[f'{k}_cpu_us']:6.0f}" for k in ("put", "get", "cas")]
     weight = f"{install_mb(NEW_DISTS[name]):6.1f}"
     return f"{name:8} {' '.join(cells)} {' '.join(rates)} {weight} {r['rss_mb']:5.0f}  {MAINTAINED[name]}"
 
@@ -344,7 +393,8 @@ def main() -> None:
         )
         print(
             f"{'client':8} {'put us/p99':>15} {'get us/p99':>15} {'cas us/p99':>15} "
-            f"{'put/s':>7} {'get/s':>7} {'cas/s':>7} {'new MB':>6} {'RSS':>5}  maintained"
+            f"{'put/s':>7} {'get/s':>7} {'cas/s':>7} {'cpu us/put,get,cas':>20} "
+            f"{'new MB':>6} {'RSS':>5}  maintained"
         )
         names = args.clients.split(",")
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}

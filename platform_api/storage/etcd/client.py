@@ -1,12 +1,12 @@
 """An etcd v3 client for Twisted: the surface the etcd store needs (ranges at a revision,
 compare-and-swap transactions, prefix watches with prev_kv and progress notifications and
-requests, compaction, status), over grpcio, never blocking the reactor.
+requests, compaction, status), over gRPC on the reactor (transport.py), never blocking it.
 
-Why grpcio (benchmarks/etcdclients.py, README "etcd client"): against the same etcd it gave
-2-4x the ops/s of a Twisted HTTP client on etcd's JSON gateway at 8 callers (the gateway
-costs etcd a second hop and us an HTTP/1.1 + JSON round per call), it is already a pinned
-dependency (KMS), and only a bidirectional stream can send WatchProgressRequest, which the
-watch cache's consistent reads need. aetcd was as fast but needs the asyncio reactor.
+Why gRPC on the reactor (benchmarks/etcdclients.py, README "etcd client"): it beat grpcio
+(whose calls finish on its own threads) on CPU per call, and a Twisted HTTP client on
+etcd's JSON gateway (a second hop for etcd, HTTP/1.1 + JSON for us) by 2-4x in ops/s; only a
+bidirectional stream can send WatchProgressRequest, which the watch cache's consistent reads
+need. aetcd was as fast as grpcio but needs the asyncio reactor.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from twisted.internet import defer
+from twisted.internet.error import ConnectError
 
 from platform_api.storage.etcd import proto
 from platform_api.storage.etcd.errors import Unavailable
@@ -151,11 +152,17 @@ class EtcdClient:
             prev_kv=prev_kv,
             progress_notify=progress_notify,
         )
-        transport, error = self.transport, None
-        for attempt in range(len(transport.channels)):
-            index = (transport.current + attempt) % len(transport.channels)
+        transport = self.transport
+        error: Exception | None = None
+        for attempt in range(len(transport.targets)):
+            index = (transport.current + attempt) % len(transport.targets)
+            try:
+                channel = await transport.channel(index)
+            except ConnectError as e:
+                error = e
+                continue
             watch = Watch(self.reactor)
-            watch.start(transport.watch[index], create)
+            watch.start(channel, create)
             created = watch.created
             created.addTimeout(transport.timeout, self.reactor)
             try:

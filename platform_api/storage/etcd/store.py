@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import grpc
 import orjson
 from twisted.internet.defer import Deferred, ensureDeferred, succeed
 from twisted.internet.task import deferLater
@@ -379,14 +378,8 @@ def _range_blocking(
     client: EtcdClient, key: bytes, range_end: bytes, limit: int, revision: int
 ) -> RangeResult:
     """One Range call, waited for: only at start, before the reactor serves anything."""
-    transport = client.transport
     request = proto.RangeRequest(key=key, range_end=range_end, limit=limit, revision=revision)
-    error: Exception | None = None
-    for attempt in range(len(transport.channels)):
-        index = (transport.current + attempt) % len(transport.channels)
-        call = transport.unary[index]["/etcdserverpb.KV/Range"]
-        try:
-            return RangeResult.decode(call(request, timeout=transport.timeout))
-        except grpc.RpcError as e:
-            error = e
-    raise StorageError(UNREACHABLE, key, f"no etcd endpoint answered: {error}")
+    try:
+        return RangeResult.decode(client.transport.call_blocking("/etcdserverpb.KV/Range", request))
+    except EtcdError as e:
+        raise StorageError(UNREACHABLE, key, e.message) from None

@@ -1,10 +1,10 @@
 """A streaming etcd watch (gRPC ``Watch/Watch``), consumed as an async iterator of
 ``WatchResponse`` on the reactor.
 
-grpcio's blocking stream is read on one daemon thread per watch, each response handed to the
-reactor with ``callFromThread``; requests (create, progress, cancel) go through a queue that
-gRPC drains on its own thread. A reader that falls behind stops the thread (and so gRPC's
-flow control stops etcd) instead of piling responses up in memory.
+The watch is one HTTP/2 stream on the transport's connection (transport.py), read on the
+reactor; requests (create, progress) are messages on it, cancelling resets it.  A reader that
+falls behind pauses the stream (HTTP/2 flow control then stops etcd) instead of piling
+responses up in memory.
 The stream ends by raising: ``Compacted`` (the start revision is gone: the store's Expired,
 re-list), ``WatchCanceled`` (etcd's reason), ``Unavailable`` (the connection dropped:
 re-watch from the last revision + 1). ``cancel()`` ends it quietly (StopAsyncIteration).
@@ -12,20 +12,19 @@ re-watch from the last revision + 1). ``cancel()`` ends it quietly (StopAsyncIte
 
 from __future__ import annotations
 
-import queue
-import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import grpc
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
 from platform_api.storage.etcd import proto
 from platform_api.storage.etcd.errors import Compacted, Unavailable, WatchCanceled, from_status
+from platform_api.storage.etcd.grpcwire import CANCELLED, OK, UNAVAILABLE, Message
 from platform_api.storage.etcd.kv import KeyValue
+from platform_api.storage.etcd.transport import GrpcChannel, Stream
 
 _HIGH_WATER, _LOW_WATER = 64, 8
 COMPACTED = "etcdserver: mvcc: required revision has been compacted"
@@ -65,30 +64,29 @@ class Watch:
         self.created: defer.Deferred[None] = defer.Deferred()
         self._queue: deque[WatchResponse | BaseException] = deque()
         self._waiting: defer.Deferred[None] | None = None
-        self._requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._room = threading.Event()
-        self._room.set()
-        self._call: Any = None
+        self._stream: Stream | None = None
+        self._paused = False
         self._canceled = self._ended = False
 
-    def start(self, stream: Any, create: Any) -> None:
-        """Open the stream (``stream`` is a grpc stream_stream callable) with ``create``."""
-        self._requests.put(proto.WatchRequest(create_request=create))
-        self._call = stream(iter(self._requests.get, None))
-        threading.Thread(target=self._read, name="etcd-watch", daemon=True).start()
+    def start(self, channel: GrpcChannel, create: Any) -> None:
+        """Open the stream on ``channel`` with ``create``."""
+        self._stream = channel.open(proto.WATCH, self)
+        self._send(proto.WatchRequest(create_request=create))
+
+    def _send(self, request: Any) -> None:
+        if self._stream is not None and not self._ended:
+            self._stream.send(request.SerializeToString())
 
     def request_progress(self) -> None:
         """Ask etcd for a progress notification now (WatchProgressRequest): it answers with
         a response with no events once everything up to its current revision was sent."""
-        self._requests.put(proto.WatchRequest(progress_request=proto.WatchProgressRequest()))
+        self._send(proto.WatchRequest(progress_request=proto.WatchProgressRequest()))
 
     def cancel(self) -> None:
-        """Stop the watch (ends its stream); the iterator then ends."""
+        """Stop the watch (resets its stream); the iterator then ends."""
         self._canceled = True
-        self._requests.put(None)
-        if self._call is not None:
-            self._call.cancel()
-        self._room.set()
+        if self._stream is not None:
+            self._stream.cancel()
         self._end(StopAsyncIteration())
 
     def __aiter__(self) -> Watch:
@@ -102,28 +100,32 @@ class Watch:
         if isinstance(item, BaseException):
             raise item  # stays queued: the watch is over for every later call too
         self._queue.popleft()
-        if len(self._queue) <= _LOW_WATER:
-            self._room.set()
+        if self._paused and len(self._queue) <= _LOW_WATER and self._stream is not None:
+            self._paused = False
+            self._stream.resume()
         return item
 
-    def _read(self) -> None:
-        """The reader thread: blocks on gRPC, never touches state the reactor owns."""
-        try:
-            for response in self._call:
-                self._room.wait()
-                self.reactor.callFromThread(self._message, response)
-        except grpc.RpcError as e:
-            self.reactor.callFromThread(self._lost, e.code(), e.details() or "")
+    # -- the stream's handler (transport.CallHandler) ---------------------------------------
+
+    def message(self, message: Message) -> None:
+        self._message(proto.WatchResponse.FromString(message.data))
+
+    def ended(self, code: int, detail: str) -> None:
+        if self._canceled or self._ended:
             return
-        self.reactor.callFromThread(self._lost, None, "the stream ended")
+        if code in (OK, UNAVAILABLE, CANCELLED):
+            self._end(Unavailable(f"etcd watch stream ended: {detail or 'by etcd'}", 14))
+        else:
+            self._end(from_status(code, detail))
 
     def _push(self, item: WatchResponse | BaseException) -> None:
         self._queue.append(item)
         waiting, self._waiting = self._waiting, None
         if waiting is not None:
             waiting.callback(None)
-        if len(self._queue) >= _HIGH_WATER:
-            self._room.clear()
+        if len(self._queue) >= _HIGH_WATER and not self._paused and self._stream is not None:
+            self._paused = True
+            self._stream.pause()
 
     def _end(self, error: BaseException) -> None:
         if not self._ended:
@@ -148,14 +150,6 @@ class Watch:
         events = [WatchEvent.decode(e) for e in response.events]
         if events or not response.created:
             self._push(WatchResponse(response.header.revision, events))
-
-    def _lost(self, code: grpc.StatusCode | None, detail: str) -> None:
-        if self._canceled:
-            return
-        if code is None or code == grpc.StatusCode.UNAVAILABLE:
-            self._end(Unavailable(f"etcd watch stream ended: {detail}", 14))
-        else:
-            self._end(from_status(code.value[0], detail))
 
 
 PROGRESS_RETRY = 0.1  # seconds between progress requests while a reader still waits

@@ -298,3 +298,26 @@ async def test_watch_backlog_read_late_keeps_order(etcd: EtcdServer) -> None:
         watch.cancel()
     finally:
         c.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_responses_larger_than_the_flow_control_windows(etcd: EtcdServer) -> None:
+    """9 MiB in one Range answer and on one watch: more than a stream's window (8 MiB), so
+    it arrives only if windows reopen as it is read (values under the fixture's limit)."""
+    c, p = client(etcd.endpoint), unique()
+    try:
+        watch = await c.watch(p, prefix_end(p))
+        values = [bytes([65 + i % 26]) * 60_000 for i in range(150)]
+        for i, value in enumerate(values):
+            await c.put(p + b"%03d" % i, value)
+        result = await c.range(p, prefix_end(p))
+        assert [kv.value for kv in result.kvs] == values
+        seen: list[bytes] = []
+        async for response in watch:
+            seen += [e.kv.value for e in response.events]
+            if len(seen) == len(values):
+                break
+        assert seen == values
+        watch.cancel()
+    finally:
+        c.close()
