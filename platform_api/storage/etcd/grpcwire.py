@@ -84,7 +84,11 @@ class GrpcConnection:
         self._buffers: dict[int, bytearray] = {}
         self._headers: dict[int, dict[bytes, bytes]] = {}
         self._outgoing: dict[int, tuple[bytearray, bool]] = {}
-        self._owed: dict[int, int] = {}  # paused streams: bytes read, window not reopened
+        # Bytes read but not yet given back in a WINDOW_UPDATE: sent once half a window is
+        # owed (most calls end first and cost no update), never while a stream is paused.
+        self._owed: dict[int, int] = {}
+        self._owed_connection = 0
+        self._paused: set[int] = set()
 
     def data_to_send(self) -> bytes:
         return self.h2.data_to_send()
@@ -126,16 +130,21 @@ class GrpcConnection:
         """Stop reopening a stream's window: its sender stops once the window is used up
         (a reader that falls behind holds etcd back instead of piling messages up)."""
         if stream_id in self._buffers:
-            self._owed.setdefault(stream_id, 0)
+            self._paused.add(stream_id)
 
     def resume(self, stream_id: int) -> None:
-        owed = self._owed.pop(stream_id, 0)
-        if owed:
-            self._reopen(stream_id, owed)
+        self._paused.discard(stream_id)
+        self._reopen(stream_id, 0, now=True)
 
-    def _reopen(self, stream_id: int, size: int) -> None:
-        with contextlib.suppress(h2.exceptions.StreamClosedError):
-            self.h2.increment_flow_control_window(size, stream_id=stream_id)
+    def _reopen(self, stream_id: int, size: int, *, now: bool = False) -> None:
+        owed = self._owed.get(stream_id, 0) + size
+        if stream_id in self._paused or (owed < STREAM_WINDOW // 2 and not now):
+            self._owed[stream_id] = owed
+            return
+        self._owed.pop(stream_id, None)
+        if owed:
+            with contextlib.suppress(h2.exceptions.StreamClosedError):
+                self.h2.increment_flow_control_window(owed, stream_id=stream_id)
 
     def ping(self, opaque: bytes) -> None:
         self.h2.ping(opaque)
@@ -172,16 +181,15 @@ class GrpcConnection:
     ) -> None:
         stream_id, size = event.stream_id, event.flow_controlled_length or 0
         assert stream_id is not None
-        if size:
-            self.h2.increment_flow_control_window(size)
+        self._owed_connection += size
+        if self._owed_connection >= CONNECTION_WINDOW // 2:
+            self.h2.increment_flow_control_window(self._owed_connection)
+            self._owed_connection = 0
         buffer = self._buffers.get(stream_id)
         if buffer is None:
             return
         if size and event.stream_ended is None:
-            if stream_id in self._owed:
-                self._owed[stream_id] += size
-            else:
-                self._reopen(stream_id, size)
+            self._reopen(stream_id, size)
         buffer += event.data or b""
         while len(buffer) >= _PREFIX.size:
             compressed, length = _PREFIX.unpack_from(buffer)
@@ -214,6 +222,7 @@ class GrpcConnection:
     def _forget(self, stream_id: int) -> bool:
         self._headers.pop(stream_id, None)
         self._owed.pop(stream_id, None)
+        self._paused.discard(stream_id)
         self._outgoing.pop(stream_id, None)
         return self._buffers.pop(stream_id, None) is not None
 

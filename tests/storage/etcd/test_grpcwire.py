@@ -259,3 +259,17 @@ def test_a_call_answered_before_its_request_was_read_ends_once_with_the_answer()
     peer.pump()
     assert peer.of(sid) == [Ended(sid, 8, "too large")]
     assert len(peer.received[sid]) < 200_000
+
+
+def test_small_answers_cost_no_window_updates() -> None:
+    """Windows reopen once half is used: a unary call's answer sends nothing back."""
+    client, peer = connection()
+    for _ in range(50):
+        sid = client.open("/etcdserverpb.KV/Range")
+        client.send(sid, b"key", end=True)
+        peer.pump()
+        peer.h2.send_headers(sid, [(b":status", b"200")])
+        peer.h2.send_data(sid, framed(b"value" * 200))
+        peer.h2.send_headers(sid, [(b"grpc-status", b"0")], end_stream=True)
+        assert peer.client.receive(peer.h2.data_to_send())[0] == Message(sid, b"value" * 200)
+        assert client.data_to_send() == b""
