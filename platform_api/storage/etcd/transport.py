@@ -1,5 +1,5 @@
-"""Connections to etcd's gRPC endpoints, on the reactor: one HTTP/2 connection per endpoint,
-every call a stream on it (grpcwire.py speaks the protocol).
+"""etcd's gRPC endpoints, on the reactor: one connection per endpoint (channel.py), made
+when first needed, and unary calls on them with deadlines and failover.
 
 Why not grpcio (README "etcd client"): its calls complete on its own threads, which take the
 GIL from a busy reactor and hand each result back with ``callFromThread``; in the server
@@ -17,18 +17,16 @@ import socket
 import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
-from urllib.parse import urlsplit
+from typing import Any
 
-import h2.events
 from twisted.internet import defer
 from twisted.internet.endpoints import HostnameEndpoint, connectProtocol, wrapClientTLS
 from twisted.internet.error import ConnectError
-from twisted.internet.protocol import Protocol as TwistedProtocol
 from twisted.internet.ssl import Certificate, PrivateCertificate, optionsForClientTLS
 from twisted.python.failure import Failure
 
 from platform_api.storage.etcd import proto
+from platform_api.storage.etcd.channel import GrpcChannel, Target
 from platform_api.storage.etcd.errors import Unavailable, from_status
 from platform_api.storage.etcd.grpcwire import (
     DEADLINE_EXCEEDED,
@@ -38,8 +36,6 @@ from platform_api.storage.etcd.grpcwire import (
     GrpcConnection,
     Message,
 )
-
-KEEPALIVE, KEEPALIVE_TIMEOUT = 30.0, 10.0  # seconds, as the grpcio client had them
 
 
 @dataclass(frozen=True)
@@ -64,148 +60,6 @@ class TLSConfig:
                 return f.read()
 
         return cls(cafile, certfile, keyfile, read(cafile), read(certfile), read(keyfile))
-
-
-class CallHandler(Protocol):
-    """Where a stream's messages and its end go."""
-
-    def message(self, message: Message) -> None: ...
-
-    def ended(self, code: int, detail: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class Target:
-    scheme: str
-    host: str
-    port: int
-
-    @classmethod
-    def parse(cls, endpoint: str) -> Target:
-        parts = urlsplit(endpoint if "://" in endpoint else f"http://{endpoint}")
-        scheme = "https" if parts.scheme == "https" else "http"
-        return cls(scheme, parts.hostname or "127.0.0.1", parts.port or 2379)
-
-    @property
-    def authority(self) -> str:
-        return f"{self.host}:{self.port}"
-
-
-class Stream:
-    """One call's stream: send messages on it, give back what was read, or cancel it."""
-
-    def __init__(self, connection: GrpcChannel, stream_id: int) -> None:
-        self.connection, self.stream_id = connection, stream_id
-
-    def send(self, message: bytes, *, end: bool = False) -> None:
-        self.connection.wire.send(self.stream_id, message, end=end)
-        self.connection.flush()
-
-    def pause(self) -> None:
-        self.connection.wire.pause(self.stream_id)
-
-    def resume(self) -> None:
-        self.connection.wire.resume(self.stream_id)
-        self.connection.flush()
-
-    def cancel(self) -> None:
-        self.connection.forget(self.stream_id)
-
-
-class GrpcChannel(TwistedProtocol):
-    """One HTTP/2 connection to an etcd member; ``open`` starts a call on it."""
-
-    def __init__(self, target: Target, reactor: Any) -> None:
-        self.wire = GrpcConnection(target.authority, target.scheme)
-        self.reactor = reactor
-        self.calls: dict[int, CallHandler] = {}
-        self.lost = False
-        self._keepalive: Any = None
-        self._ping_deadline: Any = None
-
-    @property
-    def usable(self) -> bool:
-        return not self.lost and not self.wire.going_away
-
-    def connectionMade(self) -> None:
-        # Calls are small writes answered at once: Nagle would hold each for an ACK.
-        transport: Any = self.transport
-        while transport is not None and not hasattr(transport, "setTcpNoDelay"):
-            transport = getattr(transport, "transport", None)  # under TLS: the TCP one
-        if transport is not None:
-            transport.setTcpNoDelay(True)
-        self.flush()
-        self._keepalive = self.reactor.callLater(KEEPALIVE, self._ping)
-
-    def open(self, path: str, handler: CallHandler, timeout: float | None = None) -> Stream:
-        stream_id = self.wire.open(path, timeout)
-        self.calls[stream_id] = handler
-        return Stream(self, stream_id)
-
-    def forget(self, stream_id: int) -> None:
-        """Cancel a call: RST_STREAM, and no end is reported for it."""
-        if self.calls.pop(stream_id, None) is not None and not self.lost:
-            self.wire.cancel(stream_id)
-            self.flush()
-
-    def flush(self) -> None:
-        data = self.wire.data_to_send()
-        if data and not self.lost:
-            self.transport.write(data)  # type: ignore[union-attr]
-
-    def dataReceived(self, data: bytes) -> None:
-        try:
-            events = self.wire.receive(data)
-        except Exception as e:  # a protocol violation: this connection is over
-            self._end_all(f"etcd connection broken: {e}")
-            self.transport.abortConnection()  # type: ignore[union-attr]
-            return
-        for event in events:
-            if isinstance(event, Message):
-                handler = self.calls.get(event.stream_id)
-                if handler is not None:
-                    handler.message(event)
-            elif isinstance(event, Ended):
-                ended = self.calls.pop(event.stream_id, None)
-                if ended is not None:
-                    ended.ended(event.code, event.message)
-            elif isinstance(event, h2.events.PingAckReceived):
-                self._pong()
-            elif isinstance(event, h2.events.ConnectionTerminated):
-                # GOAWAY: streams it did not take may go elsewhere; then close
-                last = event.last_stream_id or 0
-                for stream_id in [s for s in self.calls if s > last]:
-                    self.calls.pop(stream_id).ended(UNAVAILABLE, "etcd went away")
-                if not self.calls:
-                    self.transport.loseConnection()  # type: ignore[union-attr]
-        self.flush()
-
-    def connectionLost(self, reason: Failure) -> None:  # type: ignore[override]
-        self.lost = True
-        for timer in (self._keepalive, self._ping_deadline):
-            if timer is not None and timer.active():
-                timer.cancel()
-        self._end_all(f"etcd connection lost: {reason.getErrorMessage()}")
-
-    def _end_all(self, detail: str) -> None:
-        self.lost = True
-        calls, self.calls = self.calls, {}
-        for handler in calls.values():
-            handler.ended(UNAVAILABLE, detail)
-
-    def _ping(self) -> None:
-        self.wire.ping(b"keepaliv")
-        self.flush()
-        self._ping_deadline = self.reactor.callLater(KEEPALIVE_TIMEOUT, self._silent)
-
-    def _pong(self) -> None:
-        if self._ping_deadline is not None and self._ping_deadline.active():
-            self._ping_deadline.cancel()
-            self._keepalive = self.reactor.callLater(KEEPALIVE, self._ping)
-
-    def _silent(self) -> None:
-        self._end_all("etcd did not answer a keepalive ping")
-        self.transport.abortConnection()  # type: ignore[union-attr]
 
 
 class _Unary:
@@ -255,6 +109,11 @@ class Transport:
         self._channels: list[GrpcChannel | None] = [None] * len(endpoints)
         self._connecting: list[list[defer.Deferred[GrpcChannel]] | None] = [None] * len(endpoints)
         self._closed = False
+
+    def rotation(self) -> list[int]:
+        """Endpoint indexes to try, in order: the one that last answered first."""
+        count = len(self.targets)
+        return [(self.current + step) % count for step in range(count)]
 
     def channel(self, index: int) -> defer.Deferred[GrpcChannel]:
         """The connection to endpoint ``index``, made if there is none (ConnectError if it
@@ -318,8 +177,7 @@ class Transport:
     async def call(self, path: str, request: Any, *, read_only: bool) -> Any:
         """The response message of ``path``; raises an ``EtcdError``."""
         detail = ""
-        for attempt in range(len(self.targets)):
-            index = (self.current + attempt) % len(self.targets)
+        for index in self.rotation():
             try:
                 response = await self.unary(index, path, request)
             except ConnectError as e:
@@ -338,8 +196,7 @@ class Transport:
         """A unary call on a socket of its own, waited for: only at start, before the
         reactor runs. Tries every endpoint; raises Unavailable when none answers."""
         detail = ""
-        for attempt in range(len(self.targets)):
-            index = (self.current + attempt) % len(self.targets)
+        for index in self.rotation():
             try:
                 data = _blocking_call(self.targets[index], self.tls, path, request, self.timeout)
             except (OSError, CallFailed) as e:

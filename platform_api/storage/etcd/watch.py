@@ -21,10 +21,10 @@ from twisted.internet import defer
 from twisted.python.failure import Failure
 
 from platform_api.storage.etcd import proto
+from platform_api.storage.etcd.channel import GrpcChannel, Stream
 from platform_api.storage.etcd.errors import Compacted, Unavailable, WatchCanceled, from_status
 from platform_api.storage.etcd.grpcwire import CANCELLED, OK, UNAVAILABLE, Message
 from platform_api.storage.etcd.kv import KeyValue
-from platform_api.storage.etcd.transport import GrpcChannel, Stream
 
 _HIGH_WATER, _LOW_WATER = 64, 8
 COMPACTED = "etcdserver: mvcc: required revision has been compacted"

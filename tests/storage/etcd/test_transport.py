@@ -12,15 +12,10 @@ from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 
 from platform_api.storage.etcd import proto
+from platform_api.storage.etcd.channel import KEEPALIVE, KEEPALIVE_TIMEOUT, GrpcChannel, Target
 from platform_api.storage.etcd.errors import Unavailable
 from platform_api.storage.etcd.grpcwire import UNAVAILABLE
-from platform_api.storage.etcd.transport import (
-    KEEPALIVE,
-    KEEPALIVE_TIMEOUT,
-    GrpcChannel,
-    Target,
-    Transport,
-)
+from platform_api.storage.etcd.transport import Transport
 
 
 class Silent(Protocol):

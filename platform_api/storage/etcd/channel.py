@@ -1,0 +1,161 @@
+"""One HTTP/2 connection to an etcd member as a Twisted protocol: every gRPC call a stream
+on it (grpcwire.py speaks the protocol), its messages and its end handed to the call's
+handler on the reactor.  Keepalive pings find a peer that went silent; a lost connection
+ends every call on it with UNAVAILABLE.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+import h2.events
+from twisted.internet.protocol import Protocol as TwistedProtocol
+from twisted.python.failure import Failure
+
+from platform_api.storage.etcd.grpcwire import UNAVAILABLE, Ended, GrpcConnection, Message
+
+KEEPALIVE, KEEPALIVE_TIMEOUT = 30.0, 10.0  # seconds, as the grpcio client had them
+
+
+class CallHandler(Protocol):
+    """Where a stream's messages and its end go."""
+
+    def message(self, message: Message) -> None: ...
+
+    def ended(self, code: int, detail: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Target:
+    scheme: str
+    host: str
+    port: int
+
+    @classmethod
+    def parse(cls, endpoint: str) -> Target:
+        parts = urlsplit(endpoint if "://" in endpoint else f"http://{endpoint}")
+        scheme = "https" if parts.scheme == "https" else "http"
+        return cls(scheme, parts.hostname or "127.0.0.1", parts.port or 2379)
+
+    @property
+    def authority(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+class Stream:
+    """One call's stream: send messages on it, pause and resume what it reads, cancel it."""
+
+    def __init__(self, connection: GrpcChannel, stream_id: int) -> None:
+        self.connection, self.stream_id = connection, stream_id
+
+    def send(self, message: bytes, *, end: bool = False) -> None:
+        self.connection.wire.send(self.stream_id, message, end=end)
+        self.connection.flush()
+
+    def pause(self) -> None:
+        self.connection.wire.pause(self.stream_id)
+
+    def resume(self) -> None:
+        self.connection.wire.resume(self.stream_id)
+        self.connection.flush()
+
+    def cancel(self) -> None:
+        self.connection.forget(self.stream_id)
+
+
+class GrpcChannel(TwistedProtocol):
+    """One HTTP/2 connection to an etcd member; ``open`` starts a call on it."""
+
+    def __init__(self, target: Target, reactor: Any) -> None:
+        self.wire = GrpcConnection(target.authority, target.scheme)
+        self.reactor = reactor
+        self.calls: dict[int, CallHandler] = {}
+        self.lost = False
+        self._keepalive: Any = None
+        self._ping_deadline: Any = None
+
+    @property
+    def usable(self) -> bool:
+        return not self.lost and not self.wire.going_away
+
+    def connectionMade(self) -> None:
+        # Calls are small writes answered at once: Nagle would hold each for an ACK.
+        transport: Any = self.transport
+        while transport is not None and not hasattr(transport, "setTcpNoDelay"):
+            transport = getattr(transport, "transport", None)  # under TLS: the TCP one
+        if transport is not None:
+            transport.setTcpNoDelay(True)
+        self.flush()
+        self._keepalive = self.reactor.callLater(KEEPALIVE, self._ping)
+
+    def open(self, path: str, handler: CallHandler, timeout: float | None = None) -> Stream:
+        stream_id = self.wire.open(path, timeout)
+        self.calls[stream_id] = handler
+        return Stream(self, stream_id)
+
+    def forget(self, stream_id: int) -> None:
+        """Cancel a call: RST_STREAM, and no end is reported for it."""
+        if self.calls.pop(stream_id, None) is not None and not self.lost:
+            self.wire.cancel(stream_id)
+            self.flush()
+
+    def flush(self) -> None:
+        data = self.wire.data_to_send()
+        if data and not self.lost:
+            self.transport.write(data)  # type: ignore[union-attr]
+
+    def dataReceived(self, data: bytes) -> None:
+        try:
+            events = self.wire.receive(data)
+        except Exception as e:  # a protocol violation: this connection is over
+            self._end_all(f"etcd connection broken: {e}")
+            self.transport.abortConnection()  # type: ignore[union-attr]
+            return
+        for event in events:
+            if isinstance(event, Message):
+                handler = self.calls.get(event.stream_id)
+                if handler is not None:
+                    handler.message(event)
+            elif isinstance(event, Ended):
+                ended = self.calls.pop(event.stream_id, None)
+                if ended is not None:
+                    ended.ended(event.code, event.message)
+            elif isinstance(event, h2.events.PingAckReceived):
+                self._pong()
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                # GOAWAY: streams it did not take may go elsewhere; then close
+                last = event.last_stream_id or 0
+                for stream_id in [s for s in self.calls if s > last]:
+                    self.calls.pop(stream_id).ended(UNAVAILABLE, "etcd went away")
+                if not self.calls:
+                    self.transport.loseConnection()  # type: ignore[union-attr]
+        self.flush()
+
+    def connectionLost(self, reason: Failure) -> None:  # type: ignore[override]
+        self.lost = True
+        for timer in (self._keepalive, self._ping_deadline):
+            if timer is not None and timer.active():
+                timer.cancel()
+        self._end_all(f"etcd connection lost: {reason.getErrorMessage()}")
+
+    def _end_all(self, detail: str) -> None:
+        self.lost = True
+        calls, self.calls = self.calls, {}
+        for handler in calls.values():
+            handler.ended(UNAVAILABLE, detail)
+
+    def _ping(self) -> None:
+        self.wire.ping(b"keepaliv")
+        self.flush()
+        self._ping_deadline = self.reactor.callLater(KEEPALIVE_TIMEOUT, self._silent)
+
+    def _pong(self) -> None:
+        if self._ping_deadline is not None and self._ping_deadline.active():
+            self._ping_deadline.cancel()
+            self._keepalive = self.reactor.callLater(KEEPALIVE, self._ping)
+
+    def _silent(self) -> None:
+        self._end_all("etcd did not answer a keepalive ping")
+        self.transport.abortConnection()  # type: ignore[union-attr]
