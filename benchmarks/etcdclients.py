@@ -53,7 +53,7 @@ NEW_DISTS = {
 }
 MAINTAINED = {
     "gateway": "ours; etcd keeps the gateway, no progress requests over HTTP/1.1",
-    "reactor": "ours; h2 (python-hyper, 4.4.1, with Twisted's HTTP/2)",
+    "reactor": "ours; hpack (python-hyper, 4.2.0, with Twisted's HTTP/2) decodes headers",
     "grpcio": "grpcio (Google, monthly releases; 1.85.1, 2026-10)",
     "aetcd": "one maintainer (1.0.0, 2026-06)",
     "etcd3gw": "OpenStack (2.7.0, 2026-06)",

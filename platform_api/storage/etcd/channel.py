@@ -10,11 +10,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-import h2.events
 from twisted.internet.protocol import Protocol as TwistedProtocol
 from twisted.python.failure import Failure
 
-from platform_api.storage.etcd.grpcwire import UNAVAILABLE, Ended, GrpcConnection, Message
+from platform_api.storage.etcd.grpcwire import (
+    UNAVAILABLE,
+    Ended,
+    GoingAway,
+    GrpcConnection,
+    Message,
+    PingAck,
+)
 
 KEEPALIVE, KEEPALIVE_TIMEOUT = 30.0, 10.0  # seconds, as the grpcio client had them
 
@@ -122,16 +128,15 @@ class GrpcChannel(TwistedProtocol):
                 ended = self.calls.pop(event.stream_id, None)
                 if ended is not None:
                     ended.ended(event.code, event.message)
-            elif isinstance(event, h2.events.PingAckReceived):
+            elif isinstance(event, PingAck):
                 self._pong()
-            elif isinstance(event, h2.events.ConnectionTerminated):
-                # GOAWAY: streams it did not take may go elsewhere; then close
-                last = event.last_stream_id or 0
-                for stream_id in [s for s in self.calls if s > last]:
+            elif isinstance(event, GoingAway):
+                # Streams it did not take may go elsewhere.
+                for stream_id in [s for s in self.calls if s > event.last_stream_id]:
                     self.calls.pop(stream_id).ended(UNAVAILABLE, "etcd went away")
-                if not self.calls:
-                    self.transport.loseConnection()  # type: ignore[union-attr]
         self.flush()
+        if self.wire.going_away and not self.calls:
+            self.transport.loseConnection()  # type: ignore[union-attr]
 
     def connectionLost(self, reason: Failure) -> None:  # type: ignore[override]
         self.lost = True

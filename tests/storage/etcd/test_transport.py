@@ -11,7 +11,7 @@ from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 
-from platform_api.storage.etcd import proto
+from platform_api.storage.etcd import http2, proto
 from platform_api.storage.etcd.channel import KEEPALIVE, KEEPALIVE_TIMEOUT, GrpcChannel, Target
 from platform_api.storage.etcd.errors import Unavailable
 from platform_api.storage.etcd.grpcwire import UNAVAILABLE
@@ -100,3 +100,32 @@ def test_a_peer_that_stops_answering_pings_is_dropped() -> None:
     clock.advance(KEEPALIVE_TIMEOUT)  # ... and no PING ACK comes back
     assert handler.ends == [(UNAVAILABLE, "etcd did not answer a keepalive ping")]
     assert wire.disconnecting or getattr(wire, "disconnected", False)
+
+
+def test_bytes_that_break_http2_end_every_call_and_the_connection() -> None:
+    channel = GrpcChannel(Target.parse("127.0.0.1:2379"), Clock())
+    wire = StringTransport()
+    channel.makeConnection(wire)
+    handler = Recorder()
+    channel.open("/etcdserverpb.KV/Range", handler)
+    channel.dataReceived(http2.frame(http2.PUSH_PROMISE, http2.END_HEADERS, 1, b"\0\0\0\2"))
+    assert handler.ends == [
+        (UNAVAILABLE, "etcd connection broken: PUSH_PROMISE after we disabled push")
+    ]
+    assert wire.disconnecting or wire.disconnected
+
+
+def test_goaway_ends_the_calls_it_did_not_take_and_closes_after_the_rest() -> None:
+    channel = GrpcChannel(Target.parse("127.0.0.1:2379"), Clock())
+    wire = StringTransport()
+    channel.makeConnection(wire)
+    taken, untaken = Recorder(), Recorder()
+    first = channel.open("/etcdserverpb.KV/Range", taken).stream_id
+    channel.open("/etcdserverpb.KV/Range", untaken)
+    channel.dataReceived(http2.frame(http2.GOAWAY, 0, 0, http2.GOAWAY_HEAD.pack(first, 0)))
+    assert untaken.ends == [(UNAVAILABLE, "etcd went away")] and not taken.ends
+    assert not channel.usable and not wire.disconnecting
+    trailers = http2.literal(b"grpc-status", b"0")
+    flags = http2.END_HEADERS | http2.END_STREAM
+    channel.dataReceived(http2.frame(http2.HEADERS, flags, first, trailers))
+    assert taken.ends == [(0, "")] and wire.disconnecting
