@@ -1,0 +1,109 @@
+"""The etcd store's watch path: its own writes are not decoded again when the watch
+brings them back, and a change's previous state is the cached one, not etcd's prev_kv."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+
+from platform_api.storage import mediatypes
+from platform_api.storage.etcd.client import EtcdClient
+from platform_api.storage.etcd.kv import KeyValue
+from platform_api.storage.etcd.layout import KeyLayout
+from platform_api.storage.etcd.store import EtcdStorage
+from platform_api.storage.etcd.watch import WatchEvent, WatchResponse
+from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event
+from tests.storage.etcd_server import EtcdServer
+
+_names = itertools.count()
+
+
+@pytest.fixture
+def key() -> bytes:
+    """A key of the test's own: the etcd is shared by the module."""
+    return f"/core/configmaps/writes\x00cm{next(_names)}".encode()
+
+
+def configmap(**data: str) -> dict[str, Any]:
+    meta = {"name": "cm", "namespace": "writes", "uid": "u-1"}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data}
+
+
+@pytest.fixture
+def store(etcd: EtcdServer) -> Iterator[tuple[EtcdStorage, list[Event]]]:
+    client = EtcdClient([etcd.endpoint], reactor)
+    events: list[Event] = []
+    storage = EtcdStorage(
+        client, KeyLayout("/writes", [("", "configmaps")]), reactor, on_commit=events.extend
+    )
+    storage.load()
+    storage.start()
+    yield storage, events
+    storage.stop()
+    client.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_own_writes_reach_cache_watchers_and_caller_as_one_value(
+    store: tuple[EtcdStorage, list[Event]], key: bytes
+) -> None:
+    storage, events = store
+    created = await storage.create(key, configmap(k="1"))
+    assert storage.cache.data[key] is created and events[-1].stored is created
+    assert created.object["metadata"]["resourceVersion"] == str(created.revision)
+
+    def change(obj: dict[str, Any] | None, _: object) -> dict[str, Any]:
+        assert obj is not None
+        return {**obj, "data": {"k": "2"}}
+
+    updated = await storage.guaranteed_update(key, change)
+    assert (events[-1].type, events[-1].stored, events[-1].prev) == (MODIFIED, updated, created)
+    assert updated.object["data"] == {"k": "2"} and not storage._own  # nothing left behind
+
+
+@pytest_twisted.ensureDeferred
+async def test_another_writers_change_is_decoded_from_etcd(
+    store: tuple[EtcdStorage, list[Event]], key: bytes
+) -> None:
+    storage, events = store
+    created = await storage.create(key, configmap(k="1"))
+    value = mediatypes.encode(configmap(k="other"), mediatypes.PROTOBUF)
+    put = await storage.client.put(storage.layout.etcd_key(key), value)
+    await storage.cache.wait_for(put.revision)
+    event = events[-1]
+    assert event.stored is not None and event.prev is created
+    assert event.stored.object["data"] == {"k": "other"}
+    assert event.stored.object["metadata"]["resourceVersion"] == str(put.revision)
+
+
+def test_changes_of_one_response_chain_their_previous_states(
+    store: tuple[EtcdStorage, list[Event]], key: bytes
+) -> None:
+    """Create, delete and create again in one watch response: each change's previous
+    state is the one before it in the response, not the cache's."""
+    storage, events = store
+    etcd_key = storage.layout.etcd_key(key)
+    base = storage.cache.revision
+    first = orjson.dumps(configmap(k="1"))
+    second = orjson.dumps(configmap(k="2"))
+    storage._received(
+        WatchResponse(
+            base + 3,
+            [
+                WatchEvent("PUT", KeyValue(etcd_key, first, base + 1, base + 1)),
+                WatchEvent("DELETE", KeyValue(etcd_key, b"", 0, base + 2)),
+                WatchEvent("PUT", KeyValue(etcd_key, second, base + 3, base + 3)),
+            ],
+        )
+    )
+    added, deleted, again = events[-3:]
+    assert (added.type, added.prev) == (ADDED, None)
+    assert (deleted.type, deleted.prev) == (DELETED, added.stored)
+    assert (again.type, again.prev) == (ADDED, None)
+    assert storage.cache.data[key] is again.stored
