@@ -77,7 +77,7 @@ class EtcdBackend(Backend):
     check_name = "etcd"
 
     def __init__(self, cfg: ServerConfig, reactor: Any, transformer: Any) -> None:
-        # Imported only here: grpc and the etcd client cost start time LMDB servers skip.
+        # Imported only here: the etcd client costs start time LMDB servers skip.
         from platform_api.apiserver.enablement import all_types  # noqa: PLC0415
         from platform_api.storage.etcd.client import EtcdClient  # noqa: PLC0415
         from platform_api.storage.etcd.layout import KeyLayout  # noqa: PLC0415
