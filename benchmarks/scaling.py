@@ -12,7 +12,9 @@ connection takes to reach watchers on other connections (with workers, other pro
 
 With ``--rounds N`` every configuration and the reference run N times, interleaved (one
 of each per round), and each cell is the median: on a machine whose speed drifts, ratios
-of runs minutes apart are otherwise off by a third.
+of runs minutes apart are otherwise off by a third.  A cell's ratio is the median of its
+rounds' ratios (each to the reference run of the same round), so drift between rounds
+cancels out.
 """
 
 from __future__ import annotations
@@ -152,25 +154,27 @@ def main() -> None:
             kube = measure(loadgen.from_kubeconfig(args.reference), args.objects, namespace)
             print("kube", kube, flush=True)
             runs.setdefault("kube", []).append(kube)
-    print_table({name: medians(samples) for name, samples in runs.items()})
+    print_table(runs)
 
 
-def medians(samples: list[dict[str, float]]) -> dict[str, float]:
-    return {row: statistics.median(s[row] for s in samples) for row in samples[0]}
+def ratio(ours: list[dict[str, float]], kube: list[dict[str, float]], row: str) -> float | None:
+    """The median of each round's ratio to the reference's run of the same round."""
+    pairs = [(o[row], k[row]) for o, k in zip(ours, kube, strict=False) if k[row]]
+    return statistics.median(o / k for o, k in pairs) if pairs else None
 
 
-def print_table(results: dict[str, dict[str, float]]) -> None:
-    columns = list(results)
-    rows = list(next(iter(results.values())))
+def print_table(runs: dict[str, list[dict[str, float]]]) -> None:
+    columns = list(runs)
+    rows = list(runs[columns[0]][0])
     print(f"\n{'measure':<34}" + "".join(f"{c:>16}" for c in columns))
     for row in rows:
         cells = []
         for column in columns:
-            value = results[column][row]
+            value = statistics.median(run[row] for run in runs[column])
             cell = f"{value:.2f}" if value < 100 else f"{value:.0f}"
-            kube = results.get("kube", {}).get(row)
-            if kube and column != "kube":
-                cell += f" ({value / kube:.2f}x)"
+            relative = ratio(runs[column], runs["kube"], row) if "kube" in runs else None
+            if relative is not None and column != "kube":
+                cell += f" ({relative:.2f}x)"
             cells.append(f"{cell:>16}")
         print(f"{row:<34}" + "".join(cells))
 
