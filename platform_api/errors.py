@@ -56,15 +56,12 @@ class StatusError(Exception):
         self.headers = headers or {}
         # ListMeta of the Status (an expired continue token carries a fresh one here).
         self.metadata: dict[str, Any] = {}
+        # kube's own timeout filter writes its Status with no kind or apiVersion in text.
+        self.untyped_text = False
 
-    def status(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": self.metadata,
-            "status": "Failure",
-            "message": self.message,
-        }
+    def status(self, *, typed: bool = True) -> dict[str, Any]:
+        body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1"} if typed else {}
+        body.update(metadata=self.metadata, status="Failure", message=self.message)
         if self.reason:
             body["reason"] = self.reason
         if self.details is not None:
@@ -261,6 +258,13 @@ def timeout(
     headers = {"Retry-After": str(retry_after)} if retry_after else None
     details = _details(causes=causes, retry_after=retry_after)
     return StatusError(504, TIMEOUT, f"Timeout: {message}", details, headers)
+
+
+def request_timed_out() -> StatusError:
+    """A request that outlived ``--request-timeout``, as kube's timeout filter answers it."""
+    error = timeout("request did not complete within the allotted timeout")
+    error.untyped_text = True
+    return error
 
 
 def too_large_resource_version(wanted: int, current: int) -> StatusError:

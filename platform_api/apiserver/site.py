@@ -52,7 +52,6 @@ log = Logger()
 MAX_BODY = 3 * 1024 * 1024  # kube refuses larger request bodies with 413
 _CONTEXT = "_platform_context"
 _INFO = "_platform_info"
-_TIMEOUT_MESSAGE = "request did not complete within requested timeout - context deadline exceeded"
 
 
 @dataclass
@@ -265,7 +264,7 @@ def query_args(uri: bytes) -> dict[bytes, list[bytes]]:
 
 
 async def _with_timeout(work: Deferred[Any], seconds: float, reactor: IReactorTime) -> Any:
-    """``work``'s result, or 504 Timeout after ``seconds`` (the work is cancelled)."""
+    """``work``'s result, or kube's 504 Timeout after ``seconds`` (the work is cancelled)."""
     timed_out = False
 
     def expire() -> None:
@@ -278,7 +277,7 @@ async def _with_timeout(work: Deferred[Any], seconds: float, reactor: IReactorTi
         return await work
     except CancelledError:
         if timed_out:
-            raise errors.timeout(_TIMEOUT_MESSAGE) from None
+            raise errors.request_timed_out() from None
         raise
     finally:
         if timer.active():

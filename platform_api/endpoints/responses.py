@@ -107,8 +107,10 @@ def status_error(request: Request, error: StatusError, ctx: Context | None = Non
     elif fmt == "cbor":
         body, content_type = cbor.encode(error.status()), b"application/cbor"
     else:
-        body = encode(error.status(), fmt)
+        body = encode(error.status(typed=not error.untyped_text), fmt)
         content_type = b"application/yaml" if fmt == "yaml" else b"application/json"
+        if error.untyped_text:  # kube's timeout filter names no media type of its own
+            content_type = b"text/plain; charset=utf-8"
     return finish(request, error.code, body, content_type, ctx=ctx, headers=error.headers)
 
 

@@ -101,10 +101,19 @@ class Handlers:
             return
         own = getattr(self.storage, "wait_for_revision", None)
         arrived = own(wanted) if own is not None else self.hub.wait_for(wanted)
-        timer = self.reactor.callLater(self.too_large_rv_wait, arrived.cancel)
+        waited = False  # our wait ran out, rather than the request being cancelled
+
+        def give_up() -> None:
+            nonlocal waited
+            waited = True
+            arrived.cancel()
+
+        timer = self.reactor.callLater(self.too_large_rv_wait, give_up)
         try:
             await arrived
         except CancelledError:
+            if not waited:
+                raise  # the request timed out (or its client left) first
             raise errors.too_large_resource_version(
                 wanted, self.storage.current_revision()
             ) from None

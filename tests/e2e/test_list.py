@@ -185,6 +185,26 @@ def test_future_resource_version_is_504(server: Server, admin: requests.Session)
     assert r.headers["Retry-After"] == "1"
 
 
+def test_the_request_timeout_cuts_a_wait_short_with_kubes_filter_status(tmp_path: Path) -> None:
+    """--request-timeout below the 3 s wait for a future revision: kube's timeout filter
+    answers first, with its own Status (no kind or apiVersion, empty details)."""
+    running = start_server(tmp_path / "data", "--request-timeout", "1s")
+    try:
+        admin = session_for(running, cert=running.admin_cert)
+        started = time.monotonic()
+        r = admin.get(running.url + "/api/v1/namespaces/default/configmaps?resourceVersion=9999999")
+        assert time.monotonic() - started < 2.5
+        assert r.status_code == 504 and "Retry-After" not in r.headers
+        assert r.headers["Content-Type"] == "text/plain; charset=utf-8"
+        assert r.content == (
+            b'{"metadata":{},"status":"Failure","message":"Timeout: request did not complete'
+            b' within the allotted timeout","reason":"Timeout","details":{},"code":504}'
+        )
+        assert admin.get(running.url + "/api/v1/namespaces/default/configmaps").status_code == 200
+    finally:
+        running.stop()
+
+
 def test_expired_revisions_are_410(tmp_path: Path) -> None:
     running = start_server(tmp_path / "data", "--etcd-compaction-interval", "1s")
     try:
