@@ -164,16 +164,14 @@ class Discovery:
 
     def _build(self, scheme: Scheme, address: str) -> None:
         cidrs = [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}]
-        self._docs["/api"] = orjson.dumps(
+        self._docs["/api"] = _json(
             {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": cidrs}
         )
         listed = self._listed()
         groups = [self._group_doc(name, source) for name, source in listed]
-        self._docs["/apis"] = orjson.dumps(
-            {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
-        )
+        self._docs["/apis"] = _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
         for group_doc in groups:
-            self._docs[f"/apis/{group_doc['name']}"] = orjson.dumps(
+            self._docs[f"/apis/{group_doc['name']}"] = _json(
                 {"kind": "APIGroup", "apiVersion": "v1", **group_doc}
             )
         for name, source in [("", ""), *listed]:
@@ -188,7 +186,7 @@ class Discovery:
                 doc["groupVersion"] = group_version(name, version)
                 doc["resources"] = resources
                 path = f"/apis/{name}/{version}" if name else f"/api/{version}"
-                self._docs[path] = orjson.dumps(doc)
+                self._docs[path] = _json(doc)
         self._aggregated["/api"] = self._aggregate([("", "")])
         self._aggregated["/apis"] = self._aggregate(listed)
 
@@ -209,7 +207,7 @@ class Discovery:
             items.append(
                 {"metadata": {"name": name, "creationTimestamp": None}, "versions": versions}
             )
-        body = orjson.dumps(
+        body = _json(
             {
                 "kind": "APIGroupDiscoveryList",
                 "apiVersion": "apidiscovery.platform.io/v2",
@@ -251,3 +249,8 @@ class Discovery:
             raise errors.path_not_found()
         request.setHeader(b"vary", b"Accept")
         return finish(request, 200, doc, b"application/json")
+
+
+def _json(doc: dict[str, Any]) -> bytes:
+    """A discovery document as kube's serializer writes it: JSON and a newline."""
+    return orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+import orjson
 from klein import Klein
 from prometheus_client.registry import Collector
 from twisted.internet.defer import CancelledError, Deferred, ensureDeferred
@@ -223,7 +224,7 @@ class APIServer:
         wanted = request.path.decode()
         doc = accounts.jwks() if wanted.endswith("jwks") else accounts.discovery()
         media = b"application/jwk-set+json" if wanted.endswith("jwks") else b"application/json"
-        return finish(request, 200, encode(doc), media)
+        return finish(request, 200, orjson.dumps(doc), media)  # no newline: not an API object
 
     @app.route("/", methods=["GET"])
     def root_paths(self, request: Request) -> bytes:

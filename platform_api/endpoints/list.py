@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from platform_api import errors
 from platform_api.codec import protobuf
 from platform_api.endpoints import binary, continuation
@@ -261,8 +263,8 @@ def render_list(scope: Scope, out: Output, items: list[Stored], meta: dict[str, 
         cache = scope.handlers.cbor_items
         return binary.cbor_list_body(cache, items, rt.api_version, rt.list_kind, meta)
     if out.plain_json and not scope.ctx.render_group:
-        head = encode({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
-        return head[:-1] + b',"items":[' + b",".join(s.data for s in items) + b"]}"
+        head = orjson.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
+        return head[:-1] + b',"items":[' + b",".join(s.data for s in items) + b"]}\n"
     doc = {
         "kind": rt.list_kind,
         "apiVersion": rt.api_version,

@@ -85,14 +85,15 @@ def encode(
     obj: Any, fmt: str = "json", pretty: bool = False, byte_fields: cbor.ByteFields | None = None
 ) -> bytes:
     """A whole body in ``fmt``; ``byte_fields``: where a built-in kind keeps []byte
-    fields, which CBOR carries as raw bytes."""
+    fields, which CBOR carries as raw bytes.  JSON ends in a newline, as kube's
+    serializer writes it (Go's json.Encoder), unless pretty (json.MarshalIndent)."""
     if fmt == "yaml":
         return yaml_dumps(obj)
     if fmt == "cbor":
         return cbor.encode(obj, byte_fields)
     if pretty:
         return orjson.dumps(obj, option=orjson.OPT_INDENT_2)
-    return orjson.dumps(obj)
+    return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def status_error(request: Request, error: StatusError, ctx: Context | None = None) -> bytes:

@@ -234,7 +234,7 @@ class Scope:
             api_version = self.outgoing_api_version(obj.get("apiVersion", ""))
             body = binary.object_body(self.handlers.messages, stored, api_version)
         elif isinstance(stored, Stored) and out.plain_json and not self.ctx.render_group:
-            body = stored.data
+            body = stored.data + b"\n"  # as encode() ends JSON
         elif isinstance(stored, Stored) and out.encoding == "cbor" and not self.ctx.render_group:
             body = binary.cbor_object_body(self.handlers.cbor_items, stored)
         else:

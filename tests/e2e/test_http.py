@@ -490,3 +490,29 @@ def test_new_namespaces_get_a_default_service_account(
     eventually(lambda: admin.get(url).status_code == 200)
     assert admin.delete(url).status_code == 200
     eventually(lambda: admin.get(url).status_code == 200)  # created again
+
+
+def test_json_bodies_end_as_kubes_serializer_ends_them(
+    server: Server, admin: requests.Session
+) -> None:
+    """A newline after every API object, list, Status and discovery document (Go's
+    json.Encoder); none after pretty ones (json.MarshalIndent) or the OpenAPI and
+    OpenID documents, which kube writes as they are."""
+    base = server.url + "/api/v1/namespaces/default/configmaps"
+    created = admin.post(base, json=configmap("newline", k="v"))
+    assert created.status_code == 201
+    ends_in_newline = [
+        created,
+        admin.get(base + "/newline"),
+        admin.get(base),
+        admin.get(base + "/nope"),
+        admin.get(server.url + "/api"),
+        admin.get(server.url + "/apis/apps/v1"),
+        admin.get(base, headers={"Accept": "application/json;as=Table;v=v1;g=meta.platform.io"}),
+        admin.delete(base + "/newline"),
+    ]
+    for r in ends_in_newline:
+        assert r.content.endswith(b"}\n") and not r.content.endswith(b"\n\n"), r.url
+    for path in ("/version", "/api/v1/namespaces/default?pretty=true", "/openapi/v2"):
+        r = admin.get(server.url + path)
+        assert r.status_code == 200 and r.content.endswith(b"}"), path

@@ -198,7 +198,7 @@ def test_the_request_timeout_cuts_a_wait_short_with_kubes_filter_status(tmp_path
         assert r.headers["Content-Type"] == "text/plain; charset=utf-8"
         assert r.content == (
             b'{"metadata":{},"status":"Failure","message":"Timeout: request did not complete'
-            b' within the allotted timeout","reason":"Timeout","details":{},"code":504}'
+            b' within the allotted timeout","reason":"Timeout","details":{},"code":504}\n'
         )
         assert admin.get(running.url + "/api/v1/namespaces/default/configmaps").status_code == 200
     finally:
