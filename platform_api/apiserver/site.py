@@ -37,6 +37,7 @@ from platform_api.authentication.impersonation import impersonate
 from platform_api.authentication.union import RequestAuthenticator
 from platform_api.authorization.interface import Attributes, Authorizer, Decision
 from platform_api.authorization.union import forbidden
+from platform_api.codec.protobuf_values import parse_duration
 from platform_api.context import Context
 from platform_api.endpoints import dispatch
 from platform_api.endpoints.responses import (
@@ -53,6 +54,7 @@ log = Logger()
 MAX_BODY = 3 * 1024 * 1024  # kube refuses larger request bodies with 413
 _CONTEXT = "_platform_context"
 _INFO = "_platform_info"
+_TIMEOUT = "_platform_timeout"
 
 
 @dataclass
@@ -110,6 +112,8 @@ class APIServer:
             except requestinfo.RequestInfoError as e:
                 raise errors.bad_request(str(e)) from None
             self._canonical_group(info)
+            if not info.long_running:  # before authentication, as kube's deadline filter
+                setattr(request, _TIMEOUT, self._deadline(request.args))
             request.setHeader(b"audit-id", audit_id(request))
             user = await self.filters.authenticator.authenticate(request, path)
             audit = self.filters.audit and self.filters.audit.begin(request, info, user)
@@ -138,6 +142,21 @@ class APIServer:
             log.failure("unhandled error serving {path}", path=request.path)
             write_error(request, errors.internal_error("an unexpected error occurred"), ctx)
 
+    def _deadline(self, args: dict[bytes, list[bytes]]) -> float:
+        """The request's timeout: ``?timeout=`` when shorter than --request-timeout
+        (kubectl's --request-timeout sends it); 0 or less means the server's."""
+        raw = args.get(b"timeout", [b""])[0].decode("latin-1")
+        limit = self.filters.request_timeout
+        if not raw:
+            return limit
+        try:
+            asked = parse_duration(raw) / 1e9
+        except ValueError as e:
+            raise errors.bad_request(
+                f"invalid timeout specified in the request URL - {e}"
+            ) from None
+        return asked if 0 < asked < limit else limit
+
     def _canonical_group(self, info: RequestInfo) -> None:
         """An upstream group name in the path is served by its branded group."""
         aliases = self.handlers.aliases
@@ -156,7 +175,8 @@ class APIServer:
         work = ensureDeferred(dispatch.serve(request, info, ctx, self.handlers))
         if info.long_running:
             return await work
-        return await _with_timeout(work, self.filters.request_timeout, self.filters.reactor)
+        seconds = getattr(request, _TIMEOUT, self.filters.request_timeout)
+        return await _with_timeout(work, seconds, self.filters.reactor)
 
     @app.route("/api/v1/", branch=True)
     def core_resources(self, request: Request) -> Deferred[bytes]:

@@ -205,6 +205,35 @@ def test_the_request_timeout_cuts_a_wait_short_with_kubes_filter_status(tmp_path
         running.stop()
 
 
+def test_a_shorter_timeout_in_the_url_applies_and_a_bad_one_is_400_before_authentication(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's deadline filter: ``?timeout=`` (kubectl's --request-timeout sends it) when
+    shorter than --request-timeout; a bad duration is refused before authentication, but
+    not on a watch, whose own code reads the parameter."""
+    base = server.url + "/api/v1/namespaces/default/configmaps"
+    started = time.monotonic()
+    r = admin.get(base + "?resourceVersion=9999999&timeout=500ms")
+    assert time.monotonic() - started < 2.5
+    assert r.status_code == 504 and r.json()["message"] == (
+        "Timeout: request did not complete within the allotted timeout"
+    )
+    for fine in ("0s", "-1s", "5m"):
+        assert admin.get(base + "?limit=1&timeout=" + fine).status_code == 200
+    stranger = session_for(server, token="nonsense")
+    r = stranger.get(base + "?timeout=abc")
+    assert r.status_code == 400 and r.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'invalid timeout specified in the request URL - time: invalid duration "abc"',
+        "reason": "BadRequest",
+        "code": 400,
+    }
+    assert stranger.get(base + "?timeout=abc&watch=1").status_code == 401
+
+
 def test_expired_revisions_are_410(tmp_path: Path) -> None:
     running = start_server(tmp_path / "data", "--etcd-compaction-interval", "1s")
     try:
