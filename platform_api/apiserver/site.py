@@ -320,7 +320,8 @@ class _Root(Resource):
 
 
 class APIRequest(Request):
-    """A request whose body is dropped (and later refused with 413) past ``MAX_BODY``."""
+    """A request whose body is dropped (and later refused with 413) past ``MAX_BODY``,
+    answered without the ``Server`` header kube does not send."""
 
     too_large = False
     _received = 0
@@ -340,6 +341,11 @@ class APIRequest(Request):
             self.content = io.BytesIO()
             return
         super().handleContentChunk(data)
+
+    def write(self, data: bytes) -> None:
+        if not self.startedWriting:  # twisted.web names itself on every response; kube not
+            self.responseHeaders.removeHeader(b"server")
+        super().write(data)
 
 
 class APISite(Site):

@@ -513,6 +513,7 @@ def test_json_bodies_end_as_kubes_serializer_ends_them(
     ]
     for r in ends_in_newline:
         assert r.content.endswith(b"}\n") and not r.content.endswith(b"\n\n"), r.url
+        assert "Server" not in r.headers  # twisted.web's own; kube sends none
     for path in ("/version", "/api/v1/namespaces/default?pretty=true", "/openapi/v2"):
         r = admin.get(server.url + path)
         assert r.status_code == 200 and r.content.endswith(b"}"), path
