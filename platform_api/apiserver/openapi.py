@@ -324,12 +324,18 @@ class OpenAPI:
         accepted = [
             m.type for m in parse_accept((request.getHeader(b"accept") or b"").decode("latin-1"))
         ]
+        if path.rstrip("/") == "/openapi/v3":
+            # kube's index handler reads no Accept and names no media type (Go sniffs one).
+            return finish(request, 200, self.v3_index(), b"text/plain; charset=utf-8")
+        request.setHeader(b"vary", b"Accept")
         if not any(t in (JSON, "*/*", "application/*") for t in accepted):
-            raise errors.not_acceptable([JSON])
+            # kube's OpenAPI handlers answer 406 with no body and no media type.
+            request.defaultContentType = None
+            finish(request, 406, b"")
+            request.responseHeaders.removeHeader(b"content-type")
+            return b""
         if path == "/openapi/v2":
             return finish(request, 200, self.v2_document(), JSON.encode(), compressible=True)
-        if path.rstrip("/") == "/openapi/v3":
-            return finish(request, 200, self.v3_index(), JSON.encode())
         key = path[len("/openapi/v3/") :].strip("/")
         if key not in self._gvs:
             raise errors.path_not_found()

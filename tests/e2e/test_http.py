@@ -517,3 +517,18 @@ def test_json_bodies_end_as_kubes_serializer_ends_them(
     for path in ("/version", "/api/v1/namespaces/default?pretty=true", "/openapi/v2"):
         r = admin.get(server.url + path)
         assert r.status_code == 200 and r.content.endswith(b"}"), path
+
+
+def test_openapi_answers_accept_as_kube_does(server: Server, admin: requests.Session) -> None:
+    """The v3 index ignores Accept and is text/plain (kube sets no type, Go sniffs one);
+    a document asked for in anything but JSON is a bare 406."""
+    for accept in ("application/json", "application/yaml", "text/html"):
+        index = admin.get(server.url + "/openapi/v3", headers={"Accept": accept})
+        assert index.status_code == 200 and "api/v1" in index.json()["paths"]
+        assert index.headers["Content-Type"] == "text/plain; charset=utf-8"
+    for path in ("/openapi/v2", "/openapi/v3/api/v1"):
+        refused = admin.get(server.url + path, headers={"Accept": "application/yaml"})
+        assert (refused.status_code, refused.content) == (406, b"")
+        assert "Content-Type" not in refused.headers and refused.headers["Vary"] == "Accept"
+        fine = admin.get(server.url + path, headers={"Accept": "application/json, */*"})
+        assert fine.status_code == 200 and fine.headers["Content-Type"] == "application/json"
