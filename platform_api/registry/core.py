@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 
 from platform_api.registry.podspec import validate_pod_spec
+from platform_api.registry.servicespec import validate_service
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
@@ -150,6 +151,12 @@ class ServiceStrategy(GenericStrategy):
     returns_deleted_object = True
     allow_create_on_update = True
     initial_status = {"loadBalancer": {}}
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_service(obj.get("spec") or {})
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + validate_service(new.get("spec") or {})
 
 
 @register("", "ServiceAccount")

@@ -532,3 +532,26 @@ def test_openapi_answers_accept_as_kube_does(server: Server, admin: requests.Ses
         assert "Content-Type" not in refused.headers and refused.headers["Vary"] == "Accept"
         fine = admin.get(server.url + path, headers={"Accept": "application/json, */*"})
         assert fine.status_code == 200 and fine.headers["Content-Type"] == "application/json"
+
+
+def test_an_invalid_service_is_refused_whole_as_kube_refuses_it(
+    server: Server, admin: requests.Session
+) -> None:
+    """Body and Status as kube-apiserver v1.36 answered the same request."""
+    base = server.url + "/api/v1/namespaces/default/services"
+    spec = {"ports": [{"port": 80}, {"name": "b", "port": 80}]}
+    body = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "bad-ports"}, "spec": spec}
+    r = admin.post(base, json=body)
+    assert r.status_code == 422
+    assert r.content == (
+        b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+        b'"Service \\"bad-ports\\" is invalid: [spec.ports[0].name: Required value, '
+        b'spec.ports[1]: Duplicate value: {\\"Name\\":\\"\\",\\"Protocol\\":\\"TCP\\",'
+        b'\\"AppProtocol\\":null,\\"Port\\":80,\\"TargetPort\\":0,\\"NodePort\\":0}]",'
+        b'"reason":"Invalid","details":{"name":"bad-ports","kind":"Service","causes":['
+        b'{"reason":"FieldValueRequired","message":"Required value","field":"spec.ports[0].name"},'
+        b'{"reason":"FieldValueDuplicate","message":"Duplicate value: {\\"Name\\":\\"\\",'
+        b'\\"Protocol\\":\\"TCP\\",\\"AppProtocol\\":null,\\"Port\\":80,\\"TargetPort\\":0,'
+        b'\\"NodePort\\":0}","field":"spec.ports[1]"}]},"code":422}\n'
+    )
+    assert admin.get(base + "/bad-ports").status_code == 404

@@ -1,0 +1,114 @@
+"""Service validation, case by case as kube-apiserver v1.36 answered each (reference)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from platform_api.registry.defaults import apply_defaults
+from platform_api.registry.servicespec import validate_service
+
+RFC1123_LABEL = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+NAME_PART = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+CASES: list[tuple[dict[str, Any], list[str]]] = [
+    (
+        {"ports": [{"port": 0}]},
+        [
+            "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+            "spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive",
+        ],
+    ),
+    (
+        {"ports": [{"port": 80, "targetPort": 70000}]},
+        ["spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, inclusive"],
+    ),
+    (
+        {"ports": [{"port": 80, "targetPort": "Bad_Name"}]},
+        [
+            'spec.ports[0].targetPort: Invalid value: "Bad_Name": must contain only '
+            "alpha-numeric characters (a-z, 0-9), and hyphens (-)"
+        ],
+    ),
+    (
+        {"ports": [{"port": 80, "protocol": "ICMP"}]},
+        [
+            'spec.ports[0].protocol: Unsupported value: "ICMP": supported values: '
+            '"SCTP", "TCP", "UDP"'
+        ],
+    ),
+    (
+        {"ports": [{"port": 80}, {"port": 81}]},
+        ["spec.ports[0].name: Required value", "spec.ports[1].name: Required value"],
+    ),
+    (
+        {"ports": [{"name": "a", "port": 80}, {"name": "a", "port": 81}]},
+        ['spec.ports[1].name: Duplicate value: "a"'],
+    ),
+    (
+        {"ports": [{"name": "a", "port": 80}, {"name": "b", "port": 80}]},
+        [
+            'spec.ports[1]: Duplicate value: {"Name":"","Protocol":"TCP","AppProtocol":null,'
+            '"Port":80,"TargetPort":0,"NodePort":0}'
+        ],
+    ),
+    (
+        {"ports": [{"name": "Bad_", "port": 80}]},
+        [f'spec.ports[0].name: Invalid value: "Bad_": {RFC1123_LABEL}'],
+    ),
+    (
+        {"type": "Bogus", "ports": [{"port": 80}]},
+        [
+            'spec.type: Unsupported value: "Bogus": supported values: '
+            '"ClusterIP", "ExternalName", "LoadBalancer", "NodePort"'
+        ],
+    ),
+    ({}, ["spec.ports: Required value"]),
+    (
+        {"type": "NodePort", "ports": [{"port": 80, "nodePort": 5}]},
+        [
+            "spec.ports[0].nodePort: Invalid value: 5: provided port is not in the valid "
+            "range. The range of valid ports is 30000-32767"
+        ],
+    ),
+    (
+        {"ports": [{"port": 80, "nodePort": 30080}]},
+        ["spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"],
+    ),
+    (
+        {"ports": [{"port": 80}], "sessionAffinity": "Bogus"},
+        ['spec.sessionAffinity: Unsupported value: "Bogus": supported values: "ClientIP", "None"'],
+    ),
+    (
+        {"ports": [{"port": 80}], "selector": {"Bad Key": "v"}},
+        [f'spec.selector: Invalid value: "Bad Key": {NAME_PART}'],
+    ),
+    (
+        {"ports": [{"port": 80, "appProtocol": "Bad Proto"}]},
+        [f'spec.ports[0].appProtocol: Invalid value: "Bad Proto": {NAME_PART}'],
+    ),
+    ({"clusterIP": "None", "ports": []}, []),
+    ({"ports": [{"name": "http", "port": 80, "targetPort": "web"}], "selector": {"a": "b"}}, []),
+]
+
+
+@pytest.mark.parametrize(("spec", "expected"), CASES)
+def test_service_spec_errors_read_as_kubes(spec: dict[str, Any], expected: list[str]) -> None:
+    service: dict[str, Any] = {"apiVersion": "v1", "kind": "Service", "spec": spec}
+    apply_defaults("", "Service", service)
+    assert [str(e) for e in validate_service(service["spec"])] == expected
+
+
+def test_external_name_must_be_a_dns_subdomain() -> None:
+    errs = validate_service({"type": "ExternalName", "externalName": "Bad_Host"})
+    assert [e.field for e in errs] == ["spec.externalName"]
+    assert str(errs[0]).startswith('spec.externalName: Invalid value: "Bad_Host": a lowercase')
+    assert validate_service({"type": "ExternalName", "externalName": "db.example.com."}) == []
