@@ -32,6 +32,9 @@ from platform_api.scheme.schemas import Schemas
 from platform_api.scheme.types import ResourceType
 
 Obj = dict[str, Any]
+# Go packages of internal types whose name is not their group's (``events.k8s.io``'s
+# Event is ``core.Event``); every other is the group's first label.
+_INTERNAL = {"events": "core"}
 
 
 def summarize(data: bytes, limit: int = 30) -> str:
@@ -214,15 +217,8 @@ def decode_object(
         body_version, alias = aliases.canonical_api_version(body_version)
         if alias:  # an upstream group name: the answer goes out in it
             ctx.render_group = ctx.render_group or alias
-    if body_version != api_version:
-        raise errors.bad_request(
-            f"the API version in the data ({body_version}) does not match the expected API "
-            f"version ({api_version})"
-        )
-    if body_kind != kind:
-        raise errors.bad_request(
-            f"the kind in the data ({body_kind}) does not match the expected kind ({kind})"
-        )
+    if (body_version, body_kind) != (api_version, kind):
+        raise type_mismatch(body_version, body_kind, api_version, kind, definition, schemas, custom)
     version = api_version.rsplit("/", 1)[-1]
     try:
         decoded = decode_against(raw, duplicates, schemas, definition, custom, media == CBOR)
@@ -238,6 +234,53 @@ def decode_object(
     if not isinstance(obj.get("metadata"), dict):
         obj["metadata"] = {}
     return obj
+
+
+def type_mismatch(
+    body_version: str,
+    body_kind: str,
+    api_version: str,
+    kind: str,
+    definition: str,
+    schemas: Schemas,
+    custom: CustomResourceStrategy | None,
+) -> errors.StatusError:
+    """A body of another type than the resource's, refused in kube's words: a built-in
+    resource's decoder converts into its internal type, and names what it cannot convert
+    or does not know; the handler refuses another version of the same kind, and any
+    mismatch of a custom resource."""
+    group, _, version = body_version.rpartition("/")
+    try:
+        schemas.for_kind(group, version, body_kind)
+        known = True
+    except KeyError:
+        known = False
+    # Another version of the same kind: kube converts a registered one, then refuses it.
+    # Served versions are known here, older registered ones (apps/v1beta1) are not, and
+    # are taken for registered; the core group never had a version but v1.
+    other_version = body_kind == kind and group == api_version.rpartition("/")[0]
+    other_version = other_version and (known or group != "")
+    if custom is None and not other_version:
+        head = f'{body_kind} in version "{version}" cannot be handled as a {kind}: '
+        if known:
+            internal = _INTERNAL.get(definition.split(".")[-3], definition.split(".")[-3])
+            detail = (
+                f"converting ({version}.{body_kind}) to ({internal}.{kind}): unknown conversion"
+            )
+        else:
+            detail = (
+                f'no kind "{body_kind}" is registered for version "{body_version}" in scheme '
+                f'"{protobuf.SCHEME}"'
+            )
+        return errors.bad_request(head + detail)
+    if body_version != api_version:
+        return errors.bad_request(
+            f"the API version in the data ({body_version}) does not match the expected API "
+            f"version ({api_version})"
+        )
+    return errors.bad_request(
+        f"the kind in the data ({body_kind}) does not match the expected kind ({kind})"
+    )
 
 
 def _go_json(python_type: str) -> str:

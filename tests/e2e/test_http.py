@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 import requests
 
 from tests.e2e.conftest import Server, session_for
@@ -186,9 +187,9 @@ def test_bad_bodies_are_400_and_change_nothing(server: Server, admin: requests.S
         server.url + CM, json={"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "t"}}
     )
     assert r.status_code == 400
-    assert (
-        r.json()["message"]
-        == "the API version in the data (v2) does not match the expected API version (v1)"
+    assert r.json()["message"] == (  # as kube-apiserver v1.36 words it (reference)
+        'ConfigMap in version "v2" cannot be handled as a ConfigMap: no kind "ConfigMap" is '
+        'registered for version "v2" in scheme "pkg/api/legacyscheme/scheme.go:30"'
     )
     r = admin.post(server.url + CM, data=b"a: b", headers={"Content-Type": "text/plain"})
     assert r.status_code == 415
@@ -555,3 +556,64 @@ def test_an_invalid_service_is_refused_whole_as_kube_refuses_it(
         b'\\"NodePort\\":0}","field":"spec.ports[1]"}]},"code":422}\n'
     )
     assert admin.get(base + "/bad-ports").status_code == 404
+
+
+SCHEME = "pkg/api/legacyscheme/scheme.go:30"
+DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
+
+
+@pytest.mark.parametrize(
+    ("path", "api_version", "kind", "message"),
+    [
+        (
+            CM,
+            "v1",
+            "Secret",
+            'Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) '
+            "to (core.ConfigMap): unknown conversion",
+        ),
+        (
+            CM,
+            "apps/v1",
+            "ConfigMap",
+            'ConfigMap in version "v1" cannot be handled as a ConfigMap: no kind "ConfigMap" '
+            f'is registered for version "apps/v1" in scheme "{SCHEME}"',
+        ),
+        (
+            CM,
+            "v1",
+            "Bogus",
+            'Bogus in version "v1" cannot be handled as a ConfigMap: no kind "Bogus" is '
+            f'registered for version "v1" in scheme "{SCHEME}"',
+        ),
+        (
+            DEPLOYMENTS,
+            "apps/v1",
+            "ReplicaSet",
+            'ReplicaSet in version "v1" cannot be handled as a Deployment: converting '
+            "(v1.ReplicaSet) to (apps.Deployment): unknown conversion",
+        ),
+        (
+            DEPLOYMENTS,
+            "apps/v1beta1",
+            "Deployment",
+            "the API version in the data (apps/v1beta1) does not match the expected API "
+            "version (apps/v1)",
+        ),
+        (
+            DEPLOYMENTS,
+            "v1",
+            "Deployment",
+            'Deployment in version "v1" cannot be handled as a Deployment: no kind '
+            f'"Deployment" is registered for version "v1" in scheme "{SCHEME}"',
+        ),
+    ],
+)
+def test_a_body_of_another_type_is_refused_in_kubes_words(
+    server: Server, admin: requests.Session, path: str, api_version: str, kind: str, message: str
+) -> None:
+    """As kube-apiserver v1.36 answered each (reference)."""
+    body = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "other-type"}}
+    r = admin.post(server.url + path, json=body)
+    assert r.status_code == 400
+    assert r.json() == status(400, "BadRequest", message)
