@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from platform_api.registry.podspec import selector_matches, validate_pod_spec
 from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.registry.workloadspec import validate_deployment_spec
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 
@@ -48,6 +49,10 @@ class PodTemplateStrategy(WorkloadStrategy):
 
 class DeploymentStrategy(PodTemplateStrategy):
     status_keeps_old_metadata: tuple[str, ...] = ("labels",)  # deploymentStatusStrategy
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        errs = WorkloadStrategy.validate(self, obj)  # metadata; the spec is kube's rules
+        return errs + validate_deployment_spec(obj.get("spec") or {})
 
 
 register("apps", "Deployment")(DeploymentStrategy)

@@ -1,0 +1,97 @@
+"""Deployment spec validation, case by case as kube-apiserver v1.36 answered each (reference)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from platform_api.registry.defaults import apply_defaults
+from platform_api.registry.workloadspec import validate_deployment_spec
+
+C = [{"name": "c", "image": "i"}]
+SELECT = {"matchLabels": {"a": "b"}}
+
+
+def template(labels: dict[str, str], **pod: Any) -> dict[str, Any]:
+    return {"metadata": {"labels": labels}, "spec": {"containers": C, **pod}}
+
+
+MISMATCH = "`selector` does not match template `labels`"
+CASES: list[tuple[dict[str, Any], list[str]]] = [
+    (
+        {},
+        [
+            "spec.selector: Required value",
+            f"spec.template.metadata.labels: Invalid value: null: {MISMATCH}",
+            "spec.template.spec.containers: Required value",
+        ],
+    ),
+    (
+        {"selector": SELECT, "template": template({"a": "c"})},
+        [f'spec.template.metadata.labels: Invalid value: {{"a":"c"}}: {MISMATCH}'],
+    ),
+    (
+        {"selector": SELECT, "template": template({"a": "b"}), "replicas": -1},
+        ["spec.replicas: Invalid value: -1: must be greater than or equal to 0"],
+    ),
+    (
+        {"selector": {}, "template": template({"a": "b"})},
+        ["spec.selector: Invalid value: {}: empty selector is invalid for deployment"],
+    ),
+    (
+        {"selector": SELECT, "template": template({"a": "b"}), "strategy": {"type": "Bogus"}},
+        [
+            'spec.strategy: Unsupported value: {"Type":"Bogus","RollingUpdate":null}: '
+            'supported values: "Recreate", "RollingUpdate"'
+        ],
+    ),
+    (
+        {
+            "selector": SELECT,
+            "template": template({"a": "b"}),
+            "revisionHistoryLimit": -1,
+            "minReadySeconds": -1,
+        },
+        [
+            "spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0",
+            "spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0",
+        ],
+    ),
+    (
+        {"selector": SELECT, "template": template({"a": "b"}, restartPolicy="Never")},
+        [
+            'spec.template.spec.restartPolicy: Unsupported value: "Never": '
+            'supported values: "Always"'
+        ],
+    ),
+    (
+        {
+            "selector": SELECT,
+            "template": template({"a": "b"}),
+            "progressDeadlineSeconds": 1,
+            "minReadySeconds": 5,
+        },
+        ["spec.progressDeadlineSeconds: Invalid value: 1: must be greater than minReadySeconds"],
+    ),
+    (
+        {
+            "selector": {"matchExpressions": [{"key": "a", "operator": "Bogus"}]},
+            "template": template({"a": "b"}),
+        },
+        [
+            'spec.selector.matchExpressions[0].operator: Invalid value: "Bogus": '
+            "not a valid selector operator",
+            'spec.selector: Invalid value: {"matchExpressions":[{"key":"a","operator":"Bogus"}]}: '
+            "invalid label selector",
+        ],
+    ),
+    ({"selector": SELECT, "template": template({"a": "b", "c": "d"})}, []),
+]
+
+
+@pytest.mark.parametrize(("spec", "expected"), CASES)
+def test_deployment_spec_errors_read_as_kubes(spec: dict[str, Any], expected: list[str]) -> None:
+    deployment: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": spec}
+    apply_defaults("apps", "Deployment", deployment)
+    assert [str(e) for e in validate_deployment_spec(deployment["spec"])] == expected
