@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from platform_api.registry.podspec import selector_matches, validate_pod_spec
 from platform_api.registry.strategy import GenericStrategy, Obj, register
-from platform_api.registry.workloadspec import validate_deployment_spec
+from platform_api.registry.workloadspec import (
+    validate_daemonset_spec,
+    validate_deployment_spec,
+    validate_replicated_spec,
+)
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 
@@ -16,26 +19,14 @@ class WorkloadStrategy(GenericStrategy):
 
 
 class PodTemplateStrategy(WorkloadStrategy):
-    """apps/v1 workloads: a required, immutable selector that matches the template."""
+    """apps/v1 workloads: kube's spec rules (workloadspec.py), an immutable selector."""
 
     def validate(self, obj: Obj) -> list[FieldError]:
-        errs = super().validate(obj)
         spec = obj.get("spec") or {}
-        template = spec.get("template") or {}
-        selector = spec.get("selector")
-        if not selector:
-            errs.append(field.required("spec.selector"))
-        else:
-            labels = (template.get("metadata") or {}).get("labels") or {}
-            if not selector_matches(selector, labels):
-                errs.append(
-                    field.invalid(
-                        "spec.template.metadata.labels",
-                        labels,
-                        "`selector` does not match template `labels`",
-                    )
-                )
-        return errs + validate_pod_spec(template.get("spec") or {}, "spec.template.spec")
+        kind = self.resource.kind
+        if kind == "DaemonSet":
+            return super().validate(obj) + validate_daemonset_spec(spec)
+        return super().validate(obj) + validate_replicated_spec(kind, spec)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = super().validate_update(new, old)
@@ -51,8 +42,9 @@ class DeploymentStrategy(PodTemplateStrategy):
     status_keeps_old_metadata: tuple[str, ...] = ("labels",)  # deploymentStatusStrategy
 
     def validate(self, obj: Obj) -> list[FieldError]:
-        errs = WorkloadStrategy.validate(self, obj)  # metadata; the spec is kube's rules
-        return errs + validate_deployment_spec(obj.get("spec") or {})
+        return WorkloadStrategy.validate(self, obj) + validate_deployment_spec(
+            obj.get("spec") or {}
+        )
 
 
 register("apps", "Deployment")(DeploymentStrategy)

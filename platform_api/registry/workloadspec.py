@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api.registry.podspec import validate_pod_spec
-from platform_api.selectors import SelectorError, label_selector_from
+from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.labelselector import validate_label_selector
@@ -24,44 +24,91 @@ def nonnegative(path: str, value: Any) -> list[FieldError]:
     return []
 
 
-def validate_selector_and_template(spec: Obj, owner: str) -> list[FieldError]:
+def validate_selector_and_template(spec: Obj, owner: str, kind: str) -> list[FieldError]:
     """The selector (required, valid, not empty) and a template it matches, whose pods
-    restart always.  ``owner`` names the kind in the empty-selector message."""
+    restart always.  ``owner`` names the kind in the empty-selector message (a
+    ReplicaSet's says "deployment", as kube's does), ``kind`` in the deadline one."""
     errs: list[FieldError] = []
     selector = spec.get("selector")
     if selector is None:
         errs.append(field.required("spec.selector"))
     else:
         errs += validate_label_selector(selector, "spec.selector")
-        if not selector.get("matchLabels") and not selector.get("matchExpressions"):
-            detail = f"empty selector is invalid for {owner}"
-            errs.append(field.invalid("spec.selector", selector, detail))
+        errs += _empty_selector(selector, owner)
     try:
         # No selector selects nothing (kube's LabelSelectorAsSelector(nil)); an empty one
         # selects everything and is not matched against the template.
         matcher = label_selector_from(selector) if selector is not None else None
     except SelectorError:
         return [*errs, field.invalid("spec.selector", selector, "invalid label selector")]
-    template = spec.get("template") or {}
-    labels = (template.get("metadata") or {}).get("labels")
+    return errs + _matching_template(spec, matcher) + _template(spec, kind)
+
+
+def _empty_selector(selector: Obj, owner: str) -> list[FieldError]:
+    if selector.get("matchLabels") or selector.get("matchExpressions"):
+        return []
+    return [field.invalid("spec.selector", selector, f"empty selector is invalid for {owner}")]
+
+
+def _matching_template(spec: Obj, matcher: LabelSelector | None) -> list[FieldError]:
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
     if matcher is None or (not matcher.empty() and not matcher.matches(labels or {})):
         at = "spec.template.metadata.labels"
-        errs.append(field.invalid(at, labels, "`selector` does not match template `labels`"))
-    pod = template.get("spec") or {}
-    errs += validate_pod_spec(pod, "spec.template.spec")
+        return [field.invalid(at, labels, "`selector` does not match template `labels`")]
+    return []
+
+
+def _template(spec: Obj, kind: str) -> list[FieldError]:
+    """The pod template of a replicated workload: valid, restarting always, no deadline."""
+    pod = (spec.get("template") or {}).get("spec") or {}
+    errs = validate_pod_spec(pod, "spec.template.spec")
     restart = pod.get("restartPolicy", "Always")
     if restart != "Always":
         path = "spec.template.spec.restartPolicy"
         errs.append(field.not_supported(path, restart, ["Always"]))
-    if pod.get("activeDeadlineSeconds") is not None:
-        path = "spec.template.spec.activeDeadlineSeconds"
-        errs.append(field.forbidden(path, "activeDeadlineSeconds in ReplicaSet is not Supported"))
+    deadline = pod.get("activeDeadlineSeconds")
+    if deadline is not None:
+        path, detail = (
+            "spec.template.spec.activeDeadlineSeconds",
+            f"activeDeadlineSeconds in {kind} is not Supported",
+        )
+        errs.append(
+            field.invalid(path, deadline, detail)
+            if kind == "DaemonSet"
+            else field.forbidden(path, detail)
+        )
     return errs
+
+
+def validate_replicated_spec(kind: str, spec: Obj) -> list[FieldError]:
+    """ReplicaSets' and StatefulSets' rules (their own update strategies aside)."""
+    errs = nonnegative("spec.replicas", spec.get("replicas"))
+    errs += nonnegative("spec.minReadySeconds", spec.get("minReadySeconds"))
+    owner = "deployment" if kind == "ReplicaSet" else kind.lower()
+    return errs + validate_selector_and_template(spec, owner, kind)
+
+
+def validate_daemonset_spec(spec: Obj) -> list[FieldError]:
+    """kube's ``ValidateDaemonSetSpec`` (its update strategy aside): no selector selects
+    nothing, so a missing one shows only as a template it does not match."""
+    selector = spec.get("selector")
+    errs = validate_label_selector(selector, "spec.selector")
+    try:
+        matcher = label_selector_from(selector) if selector is not None else None
+    except SelectorError:
+        matcher = None
+    else:
+        errs += _matching_template(spec, matcher)
+    if selector is not None:
+        errs += _empty_selector(selector, "daemonset")
+    errs += _template(spec, "DaemonSet")
+    errs += nonnegative("spec.minReadySeconds", spec.get("minReadySeconds"))
+    return errs + nonnegative("spec.revisionHistoryLimit", spec.get("revisionHistoryLimit"))
 
 
 def validate_deployment_spec(spec: Obj) -> list[FieldError]:
     errs = nonnegative("spec.replicas", spec.get("replicas"))
-    errs += validate_selector_and_template(spec, "deployment")
+    errs += validate_selector_and_template(spec, "deployment", "ReplicaSet")
     errs += _strategy(spec.get("strategy") or {})
     min_ready = spec.get("minReadySeconds") or 0
     errs += nonnegative("spec.minReadySeconds", min_ready)

@@ -1,4 +1,4 @@
-"""Deployment spec validation, case by case as kube-apiserver v1.36 answered each (reference)."""
+"""apps/v1 workload specs validated case by case as kube-apiserver v1.36 answered (reference)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ from typing import Any
 import pytest
 
 from platform_api.registry.defaults import apply_defaults
-from platform_api.registry.workloadspec import validate_deployment_spec
+from platform_api.registry.workloadspec import (
+    validate_daemonset_spec,
+    validate_deployment_spec,
+    validate_replicated_spec,
+)
 
 C = [{"name": "c", "image": "i"}]
 SELECT = {"matchLabels": {"a": "b"}}
@@ -95,3 +99,62 @@ def test_deployment_spec_errors_read_as_kubes(spec: dict[str, Any], expected: li
     deployment: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": spec}
     apply_defaults("apps", "Deployment", deployment)
     assert [str(e) for e in validate_deployment_spec(deployment["spec"])] == expected
+
+
+def other_cases(kind: str) -> list[tuple[str, dict[str, Any], list[str]]]:
+    owner = "deployment" if kind == "ReplicaSet" else kind.lower()
+    missing = [] if kind == "DaemonSet" else ["spec.selector: Required value"]
+    cases: list[tuple[str, dict[str, Any], list[str]]] = [
+        (
+            kind,
+            {},
+            [
+                *missing,
+                f"spec.template.metadata.labels: Invalid value: null: {MISMATCH}",
+                "spec.template.spec.containers: Required value",
+            ],
+        ),
+        (
+            kind,
+            {"selector": {}, "template": template({"a": "b"})},
+            [f"spec.selector: Invalid value: {{}}: empty selector is invalid for {owner}"],
+        ),
+        (
+            kind,
+            {"selector": SELECT, "template": template({"a": "b"}, restartPolicy="OnFailure")},
+            [
+                'spec.template.spec.restartPolicy: Unsupported value: "OnFailure": '
+                'supported values: "Always"'
+            ],
+        ),
+        (
+            kind,
+            {"selector": SELECT, "template": template({"a": "b"}), "minReadySeconds": -1},
+            ["spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0"],
+        ),
+    ]
+    if kind != "DaemonSet":
+        cases.append(
+            (
+                kind,
+                {"selector": SELECT, "template": template({"a": "b"}), "replicas": -2},
+                ["spec.replicas: Invalid value: -2: must be greater than or equal to 0"],
+            )
+        )
+    return cases
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec", "expected"),
+    [c for k in ("ReplicaSet", "StatefulSet", "DaemonSet") for c in other_cases(k)],
+)
+def test_other_workload_specs_read_as_kubes(
+    kind: str, spec: dict[str, Any], expected: list[str]
+) -> None:
+    workload: dict[str, Any] = {"apiVersion": "apps/v1", "kind": kind, "spec": spec}
+    apply_defaults("apps", kind, workload)
+    if kind == "DaemonSet":
+        errs = validate_daemonset_spec(workload["spec"])
+    else:
+        errs = validate_replicated_spec(kind, workload["spec"])
+    assert [str(e) for e in errs] == expected
