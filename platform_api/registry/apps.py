@@ -6,6 +6,7 @@ from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.registry.workloadspec import (
     validate_daemonset_spec,
     validate_deployment_spec,
+    validate_job_spec,
     validate_replicated_spec,
 )
 from platform_api.validation import field
@@ -51,15 +52,35 @@ register("apps", "Deployment")(DeploymentStrategy)
 for _kind in ("ReplicaSet", "StatefulSet", "DaemonSet"):
     register("apps", _kind)(PodTemplateStrategy)
 
+
+class JobStrategy(WorkloadStrategy):
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_job_spec(obj.get("spec") or {})
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + validate_job_spec(new.get("spec") or {})
+
+
+register("batch", "Job")(JobStrategy)
 for _group, _kind in (
-    ("batch", "Job"),
     ("batch", "CronJob"),
     ("autoscaling", "HorizontalPodAutoscaler"),
     ("policy", "PodDisruptionBudget"),
     ("networking.platform.io", "NetworkPolicy"),
-    ("networking.platform.io", "Ingress"),
 ):
     register(_group, _kind)(WorkloadStrategy)
+
+
+@register("networking.platform.io", "Ingress")
+class IngressStrategy(WorkloadStrategy):
+    def validate(self, obj: Obj) -> list[FieldError]:
+        spec = obj.get("spec") or {}
+        if spec.get("defaultBackend") or spec.get("rules"):
+            return super().validate(obj)
+        detail = (
+            "either `defaultBackend` or `rules` must be specified"  # kube's ValidateIngressSpec
+        )
+        return [*super().validate(obj), field.invalid("spec", None, detail)]
 
 
 class CreateOnUpdateStrategy(GenericStrategy):

@@ -75,7 +75,7 @@ class SecretStrategy(GenericStrategy):
         errs += _keys("data", data)
         if sum(len(_decoded(v)) for v in data.values()) > MAX_DATA_SIZE:
             errs.append(field.too_long("data", MAX_DATA_SIZE))
-        return errs
+        return errs + _secret_type(obj.get("type", ""), data, obj["metadata"])
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = super().validate_update(new, old)
@@ -105,6 +105,31 @@ class ConfigMapStrategy(GenericStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         return super().validate_update(new, old) + _immutable_data(new, old, ("data", "binaryData"))
+
+
+# The keys each built-in Secret type must hold (kube's ValidateSecret).
+_REQUIRED_KEYS = {
+    "platform.io/tls": ("tls.crt", "tls.key"),
+    "platform.io/dockercfg": (".dockercfg",),
+    "platform.io/dockerconfigjson": (".dockerconfigjson",),
+    "platform.io/ssh-auth": ("ssh-privatekey",),
+}
+SERVICE_ACCOUNT_NAME = "platform.io/service-account.name"
+
+
+def _secret_type(kind: str, data: Obj, meta: Obj) -> list[FieldError]:
+    if kind == "platform.io/service-account-token":
+        if not (meta.get("annotations") or {}).get(SERVICE_ACCOUNT_NAME):
+            return [field.required(f"metadata.annotations[{SERVICE_ACCOUNT_NAME}]")]
+        return []
+    if kind == "platform.io/basic-auth":
+        if "username" in data or "password" in data:
+            return []
+        return [field.required("data[username]"), field.required("data[password]")]
+    if kind == "platform.io/ssh-auth":  # present and not empty
+        return [] if data.get("ssh-privatekey") else [field.required("data[ssh-privatekey]")]
+    keys = _REQUIRED_KEYS.get(kind, ())
+    return [field.required(f"data[{key}]") for key in keys if key not in data]
 
 
 def _keys(path: str, data: Obj) -> list[FieldError]:

@@ -141,3 +141,18 @@ def _strategy(strategy: Obj) -> list[FieldError]:
 
 def _go_json(value: Any) -> str:
     return "null" if value is None else field.render_value(value)
+
+
+def validate_job_spec(spec: Obj) -> list[FieldError]:
+    """kube's ``ValidateJobSpec`` for the counts and the template (its pods may not
+    restart always: a Job's pods finish)."""
+    errs: list[FieldError] = []
+    for name in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit"):
+        errs += nonnegative(f"spec.{name}", spec.get(name))
+    errs += nonnegative("spec.ttlSecondsAfterFinished", spec.get("ttlSecondsAfterFinished"))
+    pod = (spec.get("template") or {}).get("spec") or {}
+    errs += validate_pod_spec(pod, "spec.template.spec")
+    if pod.get("restartPolicy", "Always") not in ("OnFailure", "Never"):
+        detail = 'valid values: "OnFailure", "Never"'
+        errs.append(field.required("spec.template.spec.restartPolicy", detail))
+    return errs

@@ -617,3 +617,31 @@ def test_a_body_of_another_type_is_refused_in_kubes_words(
     r = admin.post(server.url + path, json=body)
     assert r.status_code == 400
     assert r.json() == status(400, "BadRequest", message)
+
+
+def test_secret_types_and_ingresses_are_checked_as_kube_checks_them(
+    server: Server, admin: requests.Session
+) -> None:
+    """Messages as kube-apiserver v1.36 gave them (its type names branded here)."""
+    tls = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "t"},
+        "type": "platform.io/tls",
+    }
+    r = admin.post(server.url + "/api/v1/namespaces/default/secrets", json=tls)
+    assert r.status_code == 422 and r.json()["message"] == (
+        'Secret "t" is invalid: [data[tls.crt]: Required value, data[tls.key]: Required value]'
+    )
+    ingress = {
+        "apiVersion": "networking.platform.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "i"},
+    }
+    r = admin.post(
+        server.url + "/apis/networking.platform.io/v1/namespaces/default/ingresses", json=ingress
+    )
+    assert r.status_code == 422 and r.json()["message"] == (
+        'Ingress.networking.platform.io "i" is invalid: spec: Invalid value: null: '
+        "either `defaultBackend` or `rules` must be specified"
+    )
