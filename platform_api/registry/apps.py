@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.registry.workloadspec import (
+    validate_cronjob_spec,
     validate_daemonset_spec,
     validate_deployment_spec,
     validate_job_spec,
@@ -62,8 +63,18 @@ class JobStrategy(WorkloadStrategy):
 
 
 register("batch", "Job")(JobStrategy)
+
+
+@register("batch", "CronJob")
+class CronJobStrategy(WorkloadStrategy):
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_cronjob_spec(obj.get("spec") or {})
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + validate_cronjob_spec(new.get("spec") or {})
+
+
 for _group, _kind in (
-    ("batch", "CronJob"),
     ("autoscaling", "HorizontalPodAutoscaler"),
     ("policy", "PodDisruptionBudget"),
     ("networking.platform.io", "NetworkPolicy"),

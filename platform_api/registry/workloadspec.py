@@ -4,6 +4,7 @@ words."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from platform_api.registry.podspec import validate_pod_spec
@@ -11,9 +12,17 @@ from platform_api.selectors import LabelSelector, SelectorError, label_selector_
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.labelselector import validate_label_selector
+from platform_api.validation.names import regex_error
 
 Obj = dict[str, Any]
 NONNEGATIVE = "must be greater than or equal to 0"
+_PERCENT = re.compile(r"^[0-9]+%$")
+_PERCENT_ERROR = regex_error(
+    "a valid percent string must be a numeric string followed by an ending '%'",
+    "[0-9]+%",
+    "1%",
+    "93%",
+)
 STRATEGIES = ["Recreate", "RollingUpdate"]
 
 
@@ -133,10 +142,40 @@ def _strategy(strategy: Obj) -> list[FieldError]:
         if rolling is None:
             detail = "this should be defaulted and never be nil"
             return [field.required("spec.strategy.rollingUpdate", detail)]
-        return []
+        return _rolling_update(rolling, "spec.strategy.rollingUpdate")
     # kube shows the internal struct, whose fields have no JSON names.
     shown = GoText(f'{{"Type":{field.go_quote(kind)},"RollingUpdate":{_go_json(rolling)}}}')
     return [field.not_supported("spec.strategy", shown, STRATEGIES)]
+
+
+def _rolling_update(rolling: Obj, at: str) -> list[FieldError]:
+    """``ValidateRollingUpdateDeployment``: counts or percents, not both zero, and no
+    more than all pods unavailable."""
+    unavailable, surge = rolling.get("maxUnavailable", 0), rolling.get("maxSurge", 0)
+    errs = _int_or_percent(unavailable, f"{at}.maxUnavailable")
+    errs += _int_or_percent(surge, f"{at}.maxSurge")
+    if _amount(unavailable) == 0 and _amount(surge) == 0:
+        detail = "may not be 0 when `maxSurge` is 0"
+        errs.append(field.invalid(f"{at}.maxUnavailable", unavailable, detail))
+    if isinstance(unavailable, str) and _PERCENT.match(unavailable) and _amount(unavailable) > 100:
+        errs.append(
+            field.invalid(f"{at}.maxUnavailable", unavailable, "must not be greater than 100%")
+        )
+    return errs
+
+
+def _int_or_percent(value: Any, at: str) -> list[FieldError]:
+    if isinstance(value, str):
+        return [] if _PERCENT.match(value) else [field.invalid(at, value, _PERCENT_ERROR)]
+    return nonnegative(at, value)
+
+
+def _amount(value: Any) -> int:
+    """kube's ``getIntOrPercentValue``: the number, with a percent's sign dropped."""
+    if isinstance(value, str):
+        digits = value.removesuffix("%")
+        return int(digits) if digits.isdigit() else 0
+    return value if isinstance(value, int) else 0
 
 
 def _go_json(value: Any) -> str:
@@ -156,3 +195,39 @@ def validate_job_spec(spec: Obj) -> list[FieldError]:
         detail = 'valid values: "OnFailure", "Never"'
         errs.append(field.required("spec.template.spec.restartPolicy", detail))
     return errs
+
+
+CONCURRENCY = ["Allow", "Forbid", "Replace"]
+_DESCRIPTORS = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
+
+
+def validate_cronjob_spec(spec: Obj) -> list[FieldError]:
+    """kube's ``ValidateCronJobSpec`` for the schedule's shape, the concurrency policy and
+    the history limits (cron field values themselves are not parsed here)."""
+    schedule = spec.get("schedule", "")
+    errs: list[FieldError] = []
+    if not schedule:
+        errs.append(field.required("spec.schedule"))
+    else:
+        errs += [field.invalid("spec.schedule", schedule, m) for m in _schedule_errors(schedule)]
+    policy = spec.get("concurrencyPolicy", "Allow")
+    if policy not in CONCURRENCY:
+        errs.append(field.not_supported("spec.concurrencyPolicy", policy, CONCURRENCY))
+    for name in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit", "startingDeadlineSeconds"):
+        errs += nonnegative(f"spec.{name}", spec.get(name))
+    return errs
+
+
+def _schedule_errors(schedule: str) -> list[str]:
+    """robfig/cron's ParseStandard, as far as the number of fields and descriptors go."""
+    text = schedule
+    if text.startswith(("TZ=", "CRON_TZ=")):
+        text = text.partition(" ")[2]
+    if text.startswith("@"):
+        if text in _DESCRIPTORS or text.startswith("@every "):
+            return []
+        return [f"unrecognized descriptor: {text}"]
+    fields = text.split()
+    if len(fields) != 5:
+        return [f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]"]
+    return []

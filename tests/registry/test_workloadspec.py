@@ -8,6 +8,7 @@ import pytest
 
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.workloadspec import (
+    validate_cronjob_spec,
     validate_daemonset_spec,
     validate_deployment_spec,
     validate_replicated_spec,
@@ -158,3 +159,62 @@ def test_other_workload_specs_read_as_kubes(
     else:
         errs = validate_replicated_spec(kind, workload["spec"])
     assert [str(e) for e in errs] == expected
+
+
+@pytest.mark.parametrize(
+    ("rolling", "expected"),
+    [
+        (
+            {"maxSurge": 0, "maxUnavailable": 0},
+            [
+                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: "
+                "may not be 0 when `maxSurge` is 0"
+            ],
+        ),
+        (
+            {"maxSurge": "120%", "maxUnavailable": "150%"},
+            [
+                'spec.strategy.rollingUpdate.maxUnavailable: Invalid value: "150%": '
+                "must not be greater than 100%"
+            ],
+        ),
+        (
+            {"maxSurge": -1},
+            [
+                "spec.strategy.rollingUpdate.maxSurge: Invalid value: -1: "
+                "must be greater than or equal to 0"
+            ],
+        ),
+        ({"maxSurge": 1, "maxUnavailable": "25%"}, []),
+    ],
+)
+def test_rolling_update_limits_read_as_kubes(rolling: dict[str, Any], expected: list[str]) -> None:
+    strategy = {"type": "RollingUpdate", "rollingUpdate": rolling}
+    spec = {"selector": SELECT, "template": template({"a": "b"}), "strategy": strategy}
+    assert [str(e) for e in validate_deployment_spec(spec)] == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (
+            {"schedule": "not a schedule"},
+            [
+                'spec.schedule: Invalid value: "not a schedule": expected exactly 5 fields, '
+                "found 3: [not a schedule]"
+            ],
+        ),
+        (
+            {"schedule": "* * * * *", "concurrencyPolicy": "Bogus"},
+            [
+                'spec.concurrencyPolicy: Unsupported value: "Bogus": supported values: '
+                '"Allow", "Forbid", "Replace"'
+            ],
+        ),
+        ({}, ["spec.schedule: Required value"]),
+        ({"schedule": "@hourly"}, []),
+        ({"schedule": "CRON_TZ=UTC 0 3 * * 1"}, []),
+    ],
+)
+def test_cronjob_specs_read_as_kubes(spec: dict[str, Any], expected: list[str]) -> None:
+    assert [str(e) for e in validate_cronjob_spec(spec)] == expected
