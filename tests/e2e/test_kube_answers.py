@@ -1,0 +1,164 @@
+"""Answers checked request by request against kube-apiserver v1.36 (the reference): body
+format, OpenAPI negotiation, built-in validation and bodies of another type."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from tests.e2e.conftest import Server
+from tests.e2e.test_http import CM, configmap, status
+
+
+def test_json_bodies_end_as_kubes_serializer_ends_them(
+    server: Server, admin: requests.Session
+) -> None:
+    """A newline after every API object, list, Status and discovery document (Go's
+    json.Encoder); none after pretty ones (json.MarshalIndent) or the OpenAPI and
+    OpenID documents, which kube writes as they are."""
+    base = server.url + "/api/v1/namespaces/default/configmaps"
+    created = admin.post(base, json=configmap("newline", k="v"))
+    assert created.status_code == 201
+    ends_in_newline = [
+        created,
+        admin.get(base + "/newline"),
+        admin.get(base),
+        admin.get(base + "/nope"),
+        admin.get(server.url + "/api"),
+        admin.get(server.url + "/apis/apps/v1"),
+        admin.get(base, headers={"Accept": "application/json;as=Table;v=v1;g=meta.platform.io"}),
+        admin.delete(base + "/newline"),
+    ]
+    for r in ends_in_newline:
+        assert r.content.endswith(b"}\n") and not r.content.endswith(b"\n\n"), r.url
+        assert "Server" not in r.headers  # twisted.web's own; kube sends none
+    for path in ("/version", "/api/v1/namespaces/default?pretty=true", "/openapi/v2"):
+        r = admin.get(server.url + path)
+        assert r.status_code == 200 and r.content.endswith(b"}"), path
+
+
+def test_openapi_answers_accept_as_kube_does(server: Server, admin: requests.Session) -> None:
+    """The v3 index ignores Accept and is text/plain (kube sets no type, Go sniffs one);
+    a document asked for in anything but JSON is a bare 406."""
+    for accept in ("application/json", "application/yaml", "text/html"):
+        index = admin.get(server.url + "/openapi/v3", headers={"Accept": accept})
+        assert index.status_code == 200 and "api/v1" in index.json()["paths"]
+        assert index.headers["Content-Type"] == "text/plain; charset=utf-8"
+    for path in ("/openapi/v2", "/openapi/v3/api/v1"):
+        refused = admin.get(server.url + path, headers={"Accept": "application/yaml"})
+        assert (refused.status_code, refused.content) == (406, b"")
+        assert "Content-Type" not in refused.headers and refused.headers["Vary"] == "Accept"
+        fine = admin.get(server.url + path, headers={"Accept": "application/json, */*"})
+        assert fine.status_code == 200 and fine.headers["Content-Type"] == "application/json"
+
+
+def test_an_invalid_service_is_refused_whole_as_kube_refuses_it(
+    server: Server, admin: requests.Session
+) -> None:
+    """Body and Status as kube-apiserver v1.36 answered the same request."""
+    base = server.url + "/api/v1/namespaces/default/services"
+    spec = {"ports": [{"port": 80}, {"name": "b", "port": 80}]}
+    body = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "bad-ports"}, "spec": spec}
+    r = admin.post(base, json=body)
+    assert r.status_code == 422
+    assert r.content == (
+        b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+        b'"Service \\"bad-ports\\" is invalid: [spec.ports[0].name: Required value, '
+        b'spec.ports[1]: Duplicate value: {\\"Name\\":\\"\\",\\"Protocol\\":\\"TCP\\",'
+        b'\\"AppProtocol\\":null,\\"Port\\":80,\\"TargetPort\\":0,\\"NodePort\\":0}]",'
+        b'"reason":"Invalid","details":{"name":"bad-ports","kind":"Service","causes":['
+        b'{"reason":"FieldValueRequired","message":"Required value","field":"spec.ports[0].name"},'
+        b'{"reason":"FieldValueDuplicate","message":"Duplicate value: {\\"Name\\":\\"\\",'
+        b'\\"Protocol\\":\\"TCP\\",\\"AppProtocol\\":null,\\"Port\\":80,\\"TargetPort\\":0,'
+        b'\\"NodePort\\":0}","field":"spec.ports[1]"}]},"code":422}\n'
+    )
+    assert admin.get(base + "/bad-ports").status_code == 404
+
+
+SCHEME = "pkg/api/legacyscheme/scheme.go:30"
+DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
+
+
+@pytest.mark.parametrize(
+    ("path", "api_version", "kind", "message"),
+    [
+        (
+            CM,
+            "v1",
+            "Secret",
+            'Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) '
+            "to (core.ConfigMap): unknown conversion",
+        ),
+        (
+            CM,
+            "apps/v1",
+            "ConfigMap",
+            'ConfigMap in version "v1" cannot be handled as a ConfigMap: no kind "ConfigMap" '
+            f'is registered for version "apps/v1" in scheme "{SCHEME}"',
+        ),
+        (
+            CM,
+            "v1",
+            "Bogus",
+            'Bogus in version "v1" cannot be handled as a ConfigMap: no kind "Bogus" is '
+            f'registered for version "v1" in scheme "{SCHEME}"',
+        ),
+        (
+            DEPLOYMENTS,
+            "apps/v1",
+            "ReplicaSet",
+            'ReplicaSet in version "v1" cannot be handled as a Deployment: converting '
+            "(v1.ReplicaSet) to (apps.Deployment): unknown conversion",
+        ),
+        (
+            DEPLOYMENTS,
+            "apps/v1beta1",
+            "Deployment",
+            "the API version in the data (apps/v1beta1) does not match the expected API "
+            "version (apps/v1)",
+        ),
+        (
+            DEPLOYMENTS,
+            "v1",
+            "Deployment",
+            'Deployment in version "v1" cannot be handled as a Deployment: no kind '
+            f'"Deployment" is registered for version "v1" in scheme "{SCHEME}"',
+        ),
+    ],
+)
+def test_a_body_of_another_type_is_refused_in_kubes_words(
+    server: Server, admin: requests.Session, path: str, api_version: str, kind: str, message: str
+) -> None:
+    """As kube-apiserver v1.36 answered each (reference)."""
+    body = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "other-type"}}
+    r = admin.post(server.url + path, json=body)
+    assert r.status_code == 400
+    assert r.json() == status(400, "BadRequest", message)
+
+
+def test_secret_types_and_ingresses_are_checked_as_kube_checks_them(
+    server: Server, admin: requests.Session
+) -> None:
+    """Messages as kube-apiserver v1.36 gave them (its type names branded here)."""
+    tls = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "t"},
+        "type": "platform.io/tls",
+    }
+    r = admin.post(server.url + "/api/v1/namespaces/default/secrets", json=tls)
+    assert r.status_code == 422 and r.json()["message"] == (
+        'Secret "t" is invalid: [data[tls.crt]: Required value, data[tls.key]: Required value]'
+    )
+    ingress = {
+        "apiVersion": "networking.platform.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "i"},
+    }
+    r = admin.post(
+        server.url + "/apis/networking.platform.io/v1/namespaces/default/ingresses", json=ingress
+    )
+    assert r.status_code == 422 and r.json()["message"] == (
+        'Ingress.networking.platform.io "i" is invalid: spec: Invalid value: null: '
+        "either `defaultBackend` or `rules` must be specified"
+    )
