@@ -7,16 +7,15 @@ transactions, as kube's etcd3 store makes them: create if the key's create_revis
 update or delete if its mod_revision is still the one read; on a lost race the
 transaction's else-branch returns the key as it is now and the update runs again on it.
 
-Objects are stored as kube stores them: JSON without ``resourceVersion`` (the key's
-mod_revision is the resourceVersion), under kube's key layout (layout.py), through the
-value transformer (encryption at rest) when one is configured.
+Objects are stored under kube's key layout (layout.py), encoded as kube encodes them
+(values.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -30,8 +29,9 @@ from platform_api.storage.etcd import proto
 from platform_api.storage.etcd.cache import WatchCache, event_type
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.errors import Compacted, EtcdError, storage_call
-from platform_api.storage.etcd.kv import KeyValue, RangeResult, prefix_end
+from platform_api.storage.etcd.kv import RangeResult, prefix_end
 from platform_api.storage.etcd.layout import KeyLayout
+from platform_api.storage.etcd.values import Values
 from platform_api.storage.etcd.watch import ProgressRequester, WatchResponse
 from platform_api.storage.interface import (
     CONFLICT,
@@ -49,8 +49,7 @@ from platform_api.storage.interface import (
     TryUpdate,
     ValidateDeletion,
 )
-from platform_api.storage.limits import check_write_size
-from platform_api.storage.transformer import StaleStored, TransformError, ValueTransformer, write
+from platform_api.storage.transformer import ValueTransformer
 from platform_api.storage.updates import next_state
 
 log = Logger()
@@ -74,8 +73,7 @@ class EtcdStorage:
         self.layout = layout
         self.reactor = reactor
         self.on_commit = on_commit
-        self._transformer = transformer
-        self.media_type = media_type  # how values are written (--storage-media-type)
+        self.values = Values(layout, transformer, media_type)  # --storage-media-type
         self._clock = clock
         self.cache = WatchCache(clock)
         self._watching: Deferred[None] | None = None
@@ -85,7 +83,6 @@ class EtcdStorage:
         self._readers: list[Deferred[int]] | None = None  # of the quorum read on its way
         self._next_readers: list[Deferred[int]] = []  # who came after it was sent
         self._progress = ProgressRequester(reactor, self.cache.has_waiters)
-        self._own: dict[bytes, tuple[bytes, dict[str, Any]]] = {}  # writes on their way
 
     # -- start and the watch ------------------------------------------------------------
 
@@ -97,7 +94,7 @@ class EtcdStorage:
             result = _range_blocking(self.client, key, prefix_end(root), _PAGE, revision)
             revision = revision or result.revision
             for kv in result.kvs:
-                stored = self._stored(kv)
+                stored = self.values.stored(kv)
                 if stored is not None:
                     items.append(stored)
             if not result.more:
@@ -142,7 +139,7 @@ class EtcdStorage:
         """After a gap: list again; changes in between reach watchers as one batch."""
         before = dict(self.cache.data)
         result = await self.client.range(self.layout.root, prefix_end(self.layout.root))
-        now = {s.key: s for kv in result.kvs if (s := self._stored(kv)) is not None}
+        now = {s.key: s for kv in result.kvs if (s := self.values.stored(kv)) is not None}
         events = [
             Event("ADDED" if k not in before else "MODIFIED", s.revision, k, s, before.get(k))
             for k, s in now.items()
@@ -167,7 +164,7 @@ class EtcdStorage:
             # not etcd's prev_kv decoded again.
             prev = latest[key] if key in latest else self.cache.data.get(key)
             if prev is None and change.prev_kv is not None:
-                prev = self._stored(change.prev_kv)
+                prev = self.values.stored(change.prev_kv)
             deleted = change.type == "DELETE"
             kind = event_type(kv.create_revision, kv.mod_revision, deleted)
             if deleted:
@@ -175,7 +172,7 @@ class EtcdStorage:
                 events.append(Event(kind, kv.mod_revision, key, prev, prev))
                 latest[key] = None
             else:
-                stored = self._own_write(key, kv) or self._stored(kv)
+                stored = self.values.own_write(key, kv) or self.values.stored(kv)
                 events.append(Event(kind, kv.mod_revision, key, stored, prev))
                 latest[key] = stored
         self._publish(self.cache.apply(events, response.revision))
@@ -191,51 +188,6 @@ class EtcdStorage:
     def problem(self) -> str | None:
         """Why this server's view of etcd is not current (None: it is): the health check."""
         return self._problem
-
-    # -- values ----------------------------------------------------------------------------
-
-    def _stored(self, kv: KeyValue) -> Stored | None:
-        """A KeyValue as the registry sees it: decrypted, resourceVersion set."""
-        key = self.layout.registry_key(kv.key)
-        if key is None:
-            return None
-        plain, stale = kv.value, False
-        try:
-            if self._transformer is not None:
-                plain, stale = self._transformer.from_storage(key, kv.value)
-            obj = mediatypes.decode(plain)
-            obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
-        except (TransformError, ValueError, KeyError, TypeError):
-            # A value that does not decode: its reader reports it (kube's unsafe delete).
-            return Stored(key, kv.mod_revision, kv.value)
-        kind = StaleStored if stale else Stored
-        return kind(key, kv.mod_revision, orjson.dumps(obj))
-
-    def _own_write(self, key: bytes, kv: KeyValue) -> Stored | None:
-        """A write of this server's, seen on the watch: the object it wrote is at hand, so
-        its value is not decoded again (most of a create's cost in the watch's path)."""
-        own = self._own.get(key)
-        if own is None or own[0] != kv.value:
-            return None
-        obj = own[1]
-        meta = {**obj["metadata"], "resourceVersion": str(kv.mod_revision)}
-        return Stored(key, kv.mod_revision, orjson.dumps({**obj, "metadata": meta}))
-
-    @contextlib.contextmanager
-    def _writing(self, key: bytes, value: bytes, obj: dict[str, Any]) -> Iterator[None]:
-        """While a write is on its way, its watch event can be matched to it (_own_write)."""
-        own = self._own[key] = (value, obj)
-        try:
-            yield
-        finally:
-            if self._own.get(key) is own:
-                del self._own[key]
-
-    def _value(self, key: bytes, obj: dict[str, Any], expected: int) -> bytes:
-        check_write_size(key, obj, expected)
-        meta = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
-        value = mediatypes.encode({**obj, "metadata": meta}, self.media_type)
-        return write(self._transformer, key, value)
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -311,8 +263,8 @@ class EtcdStorage:
         return Stored(key, revision, orjson.dumps(obj))
 
     async def create(self, key: bytes, obj: dict[str, Any]) -> Stored:
-        value = self._value(key, obj, 0)
-        with self._writing(key, value, obj):
+        value = self.values.encode(key, obj, 0)
+        with self.values.writing(key, value, obj):
             result = await storage_call(key, self.client.create(self.layout.etcd_key(key), value))
             if not result.succeeded:
                 raise StorageError(KEY_EXISTS, key)
@@ -342,19 +294,19 @@ class EtcdStorage:
                         raise
                     current = await self._fresh(key)
                     continue
-            value = self._value(key, new, current.revision)
+            value = self.values.encode(key, new, current.revision)
             etcd_key = self.layout.etcd_key(key)
-            with self._writing(key, value, new):
+            with self.values.writing(key, value, new):
                 update = self.client.update(etcd_key, value, current.revision)
                 result = await storage_call(key, update)
                 if result.succeeded:
                     return await self._written(key, new, result.revision)
             # Lost a race: the transaction returned the key as it is now.
-            current = self._stored(result.current) if result.current is not None else None
+            current = self.values.stored(result.current) if result.current is not None else None
 
     async def _fresh(self, key: bytes) -> Stored | None:
         kv = await storage_call(key, self.client.get(self.layout.etcd_key(key)))
-        return self._stored(kv) if kv is not None else None
+        return self.values.stored(kv) if kv is not None else None
 
     async def delete(
         self,
@@ -378,7 +330,7 @@ class EtcdStorage:
             if result.succeeded:
                 await self.cache.wait_for(result.revision)
                 return current
-            current = self._stored(result.current) if result.current is not None else None
+            current = self.values.stored(result.current) if result.current is not None else None
 
     async def delete_corrupt(self, key: bytes, stand_in: dict[str, Any]) -> None:
         current = self.cache.get(key)

@@ -1,0 +1,78 @@
+"""How the etcd store's objects become etcd values and back.
+
+Values are written as kube writes them: in ``--storage-media-type``, without
+``resourceVersion`` (the key's mod revision is the resourceVersion), through the value
+transformer (encryption at rest) when one is configured.  A write of this server's is
+remembered until its watch event comes back, so the event reuses the object instead of
+decoding the value again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from platform_api.storage import mediatypes
+from platform_api.storage.etcd.kv import KeyValue
+from platform_api.storage.etcd.layout import KeyLayout
+from platform_api.storage.interface import Stored
+from platform_api.storage.limits import check_write_size
+from platform_api.storage.transformer import StaleStored, TransformError, ValueTransformer, write
+
+
+class Values:
+    def __init__(
+        self, layout: KeyLayout, transformer: ValueTransformer | None, media_type: str
+    ) -> None:
+        self.layout = layout
+        self.transformer = transformer
+        self.media_type = media_type
+        self.pending: dict[bytes, tuple[bytes, dict[str, Any]]] = {}  # writes on their way
+
+    def encode(self, key: bytes, obj: dict[str, Any], expected: int) -> bytes:
+        """The value to write for ``obj`` (StorageError if etcd would refuse its size)."""
+        check_write_size(key, obj, expected)
+        meta = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
+        value = mediatypes.encode({**obj, "metadata": meta}, self.media_type)
+        return write(self.transformer, key, value)
+
+    def stored(self, kv: KeyValue) -> Stored | None:
+        """A KeyValue as the registry sees it (decrypted, resourceVersion set), or None for
+        a key outside the layout."""
+        key = self.layout.registry_key(kv.key)
+        if key is None:
+            return None
+        plain, stale = kv.value, False
+        try:
+            if self.transformer is not None:
+                plain, stale = self.transformer.from_storage(key, kv.value)
+            obj = mediatypes.decode(plain)
+            obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+        except (TransformError, ValueError, KeyError, TypeError):
+            # A value that does not decode: its reader reports it (kube's unsafe delete).
+            return Stored(key, kv.mod_revision, kv.value)
+        kind = StaleStored if stale else Stored
+        return kind(key, kv.mod_revision, orjson.dumps(obj))
+
+    def own_write(self, key: bytes, kv: KeyValue) -> Stored | None:
+        """A write of this server's, seen on the watch: the object it wrote is at hand, so
+        its value is not decoded again (most of a create's cost in the watch's path)."""
+        own = self.pending.get(key)
+        if own is None or own[0] != kv.value:
+            return None
+        obj = own[1]
+        meta = {**obj["metadata"], "resourceVersion": str(kv.mod_revision)}
+        return Stored(key, kv.mod_revision, orjson.dumps({**obj, "metadata": meta}))
+
+    @contextlib.contextmanager
+    def writing(self, key: bytes, value: bytes, obj: dict[str, Any]) -> Iterator[None]:
+        """While a write is on its way, its watch event can be matched to it (own_write)."""
+        own = self.pending[key] = (value, obj)
+        try:
+            yield
+        finally:
+            if self.pending.get(key) is own:
+                del self.pending[key]
