@@ -64,7 +64,8 @@ async def test_own_writes_reach_cache_watchers_and_caller_as_one_value(
 
     updated = await storage.guaranteed_update(key, change)
     assert (events[-1].type, events[-1].stored, events[-1].prev) == (MODIFIED, updated, created)
-    assert updated.object["data"] == {"k": "2"} and not storage.values.pending  # nothing left behind
+    assert updated.object["data"] == {"k": "2"}
+    assert not storage.values.pending  # nothing left behind
 
 
 @pytest_twisted.ensureDeferred
