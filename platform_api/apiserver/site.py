@@ -1,8 +1,10 @@
-"""The HTTP face of the server: kube's filter chain in front of Klein's routes.
+"""The HTTP face of the server: kube's filter chain in front of the routes.
 
 Order as ``DefaultBuildHandlerChain``: recover from errors, parse the request info,
-authenticate (401), limit requests in flight (429), authorize (403), then route.  A
-request that is not long-running gets ``--request-timeout`` to finish (504).
+authenticate (401), limit requests in flight (429), authorize (403), then route: a
+resource request goes to its handler (the request info has routed it), everything else
+(discovery, health, OpenAPI, metrics, ...) through Klein's routes.  A request that is not
+long-running gets ``--request-timeout`` to finish (504).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ class Filters:
 
 
 class APIServer:
-    """Routes (Klein) and the chain in front of them; ``resource()`` is the site root."""
+    """The chain and the routes behind it; ``resource()`` is the site root."""
 
     app = Klein()
 
@@ -132,6 +134,9 @@ class APIServer:
                 setattr(request, _CONTEXT, ctx)
                 setattr(request, _INFO, info)
                 requestmetrics.track(request, info)
+                if info.is_resource:
+                    await self._serve_resource(request)
+                    return
                 finished = request.notifyFinish()
                 self._routes.render(request)
                 with contextlib.suppress(Exception):  # the client went away: handler cancelled
@@ -166,25 +171,27 @@ class APIServer:
 
     # -- routes ---------------------------------------------------------------------------
 
-    async def _resource(self, request: Request) -> bytes:
+    async def _serve_resource(self, request: Request) -> None:
+        """A resource request, routed already by ``requestinfo``: straight to its handler
+        rather than through Klein's second match of the same path (~10% of a GET).  The
+        handler is cancelled if the client goes away, as Klein cancels its routes."""
         info: RequestInfo = getattr(request, _INFO)
         ctx: Context = getattr(request, _CONTEXT)
-        if not info.is_resource and request.method == b"GET" and request.path.endswith(b"/"):
-            # /api/v1/ and /apis/<group>/<version>/ are their discovery documents, as in kube.
-            return self.discovery.render(request, request.path.decode())
         work = ensureDeferred(dispatch.serve(request, info, ctx, self.handlers))
-        if info.long_running:
-            return await work
-        seconds = getattr(request, _TIMEOUT, self.filters.request_timeout)
-        return await _with_timeout(work, seconds, self.filters.reactor)
-
-    @app.route("/api/v1/", branch=True)
-    def core_resources(self, request: Request) -> Deferred[bytes]:
-        return ensureDeferred(self._resource(request))
-
-    @app.route("/apis/<group>/<version>/", branch=True)
-    def group_resources(self, request: Request, group: str, version: str) -> Deferred[bytes]:
-        return ensureDeferred(self._resource(request))
+        request.notifyFinish().addErrback(lambda _: work.cancel())
+        try:
+            if info.long_running:
+                body = await work
+            else:
+                seconds = getattr(request, _TIMEOUT, self.filters.request_timeout)
+                body = await _with_timeout(work, seconds, self.filters.reactor)
+        except CancelledError:  # the client went away
+            return
+        if getattr(request, "_disconnected", False) or request.finished:
+            return
+        if body:
+            request.write(body)
+        request.finish()
 
     @app.route("/api", methods=["GET"])
     @app.route("/api/", methods=["GET"])
@@ -194,6 +201,8 @@ class APIServer:
     @app.route("/apis/<group>", methods=["GET"])
     @app.route("/apis/<group>/", methods=["GET"])
     @app.route("/apis/<group>/<version>", methods=["GET"])
+    @app.route("/api/v1/", methods=["GET"])
+    @app.route("/apis/<group>/<version>/", methods=["GET"])
     def discover(self, request: Request, **_: str) -> bytes:
         return self.discovery.render(request, request.path.decode())
 
@@ -306,7 +315,7 @@ async def _with_timeout(work: Deferred[Any], seconds: float, reactor: IReactorTi
 
 
 class _Root(Resource):
-    """The site root: every request enters the chain; Klein routes what passes it."""
+    """The site root: every request enters the chain."""
 
     isLeaf = True
 

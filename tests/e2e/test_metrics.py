@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -126,6 +128,48 @@ def test_open_watch_is_longrunning(server: Server, admin: requests.Session) -> N
     deadline = time.monotonic() + 5
     while float(scrape(admin, server)[series]) != base and time.monotonic() < deadline:
         time.sleep(0.1)
+    assert float(scrape(admin, server)[series]) == base
+
+
+def test_a_watch_ends_when_its_client_goes_away(server: Server, admin: requests.Session) -> None:
+    """The handler is cancelled on disconnect (no timeoutSeconds: it would run 30 min)."""
+    series = (
+        'apiserver_longrunning_requests{component="apiserver",group="",resource="configmaps",'
+        'scope="namespace",subresource="",verb="WATCH",version="v1"}'
+    )
+    base = float(scrape(admin, server).get(series, "0"))
+    response = admin.get(server.url + CM + "?watch=true", stream=True)
+    assert response.status_code == 200
+    assert float(scrape(admin, server)[series]) == base + 1
+    response.raw._fp.fp.raw._sock.shutdown(socket.SHUT_RDWR)  # gone, whatever holds it
+    deadline = time.monotonic() + 5
+    while float(scrape(admin, server)[series]) != base and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert float(scrape(admin, server)[series]) == base
+
+
+def test_a_request_is_cancelled_when_its_client_goes_away(
+    server: Server, admin: requests.Session
+) -> None:
+    """A read waiting (up to 3 s) for a future resourceVersion stops waiting at once."""
+    series = 'apiserver_current_inflight_requests{request_kind="readOnly"}'
+    base = float(scrape(admin, server)[series])  # the scrape itself is one
+    future = int(admin.get(server.url + CM).json()["metadata"]["resourceVersion"]) + 1000
+    context = ssl.create_default_context(cafile=server.ca)
+    assert server.admin_cert is not None
+    context.load_cert_chain(*server.admin_cert)
+    host, port = server.url.removeprefix("https://").split(":")
+    started = time.monotonic()
+    with context.wrap_socket(
+        socket.create_connection((host, int(port))), server_hostname=host
+    ) as tls:
+        query = f"resourceVersion={future}&resourceVersionMatch=NotOlderThan"
+        tls.sendall(f"GET {CM}?{query} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        while float(scrape(admin, server)[series]) != base + 1 and time.monotonic() < started + 1:
+            time.sleep(0.02)
+        assert float(scrape(admin, server)[series]) == base + 1
+    while float(scrape(admin, server)[series]) != base and time.monotonic() < started + 2.5:
+        time.sleep(0.05)
     assert float(scrape(admin, server)[series]) == base
 
 
