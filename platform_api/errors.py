@@ -58,6 +58,8 @@ class StatusError(Exception):
         self.metadata: dict[str, Any] = {}
         # kube's own timeout filter writes its Status with no kind or apiVersion in text.
         self.untyped_text = False
+        # Answered with this plain-text body instead of a Status (Go's http.NotFound).
+        self.plain: bytes | None = None
 
     def status(self, *, typed: bool = True) -> dict[str, Any]:
         body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1"} if typed else {}
@@ -173,6 +175,14 @@ def method_not_supported(resource: str, group: str, action: str) -> StatusError:
 def path_not_found() -> StatusError:
     """No route: an unknown group, version, resource or sub-resource."""
     return StatusError(404, NOT_FOUND, "the server could not find the requested resource", {})
+
+
+def page_not_found() -> StatusError:
+    """No handler at all: a path outside the API or in a group nobody serves, which kube
+    leaves to Go's NotFound handler (plain text, not a Status)."""
+    error = StatusError(404, NOT_FOUND, "404 page not found")
+    error.plain = b"404 page not found\n"
+    return error
 
 
 def method_not_allowed() -> StatusError:

@@ -229,6 +229,11 @@ class Discovery:
             etag = '"' + hashlib.sha256(body).hexdigest()[:32].upper() + '"'
         return body, etag
 
+    def serves(self, path: str) -> bool:
+        """Whether ``path`` is a discovery document (not a 404)."""
+        self._ensure()
+        return (path.rstrip("/") or path) in self._docs
+
     def render(self, request: Request, path: str) -> bytes:
         self._ensure()
         path = path.rstrip("/") or path
@@ -246,6 +251,9 @@ class Discovery:
             return finish(request, 200, body, out.content_type)
         doc = self._docs.get(path)
         if doc is None:
+            parts = path.split("/")  # "", "apis", group, ...
+            if len(parts) > 2 and parts[1] == "apis" and "/apis/" + parts[2] not in self._docs:
+                raise errors.page_not_found()  # a group nobody serves
             raise errors.path_not_found()
         request.setHeader(b"vary", b"Accept")
         return finish(request, 200, doc, b"application/json")

@@ -81,4 +81,4 @@ class HealthEndpoint:
                     return finish(request, 200, b"ok", TEXT)
                 body = f"internal server error: {reason}\n".encode()
                 return finish(request, self.failure_code, body, TEXT)
-        raise errors.path_not_found()
+        raise errors.page_not_found()

@@ -15,7 +15,6 @@ from typing import Any
 import orjson
 from twisted.web.server import Request
 
-from platform_api import errors
 from platform_api.apiserver.discovery import KUBE_MAJOR, KUBE_MINOR, SERVER_VERSION
 from platform_api.endpoints.negotiation import JSON, parse_accept
 from platform_api.endpoints.responses import finish
@@ -327,21 +326,25 @@ class OpenAPI:
         if path.rstrip("/") == "/openapi/v3":
             # kube's index handler reads no Accept and names no media type (Go sniffs one).
             return finish(request, 200, self.v3_index(), b"text/plain; charset=utf-8")
+        key = path[len("/openapi/v3/") :].strip("/")
+        if path != "/openapi/v2" and key not in self._gvs:
+            return _bare(request, 404)  # before Accept is read, as kube-openapi does
         request.setHeader(b"vary", b"Accept")
         if not any(t in (JSON, "*/*", "application/*") for t in accepted):
-            # kube's OpenAPI handlers answer 406 with no body and no media type.
-            request.defaultContentType = None
-            finish(request, 406, b"")
-            request.responseHeaders.removeHeader(b"content-type")
-            return b""
+            return _bare(request, 406)
         if path == "/openapi/v2":
             return finish(request, 200, self.v2_document(), JSON.encode(), compressible=True)
-        key = path[len("/openapi/v3/") :].strip("/")
-        if key not in self._gvs:
-            raise errors.path_not_found()
         digest = self._hash(key)
         headers = {"etag": f'"{digest}"'}
         if request.args.get(b"hash", [b""])[0].decode() == digest:
             headers["cache-control"] = "public, immutable"  # the hash names this content
         body = self.v3_document(key)
         return finish(request, 200, body, JSON.encode(), compressible=True, headers=headers)
+
+
+def _bare(request: Request, code: int) -> bytes:
+    """kube's OpenAPI handlers answer 404 and 406 with no body and no media type."""
+    request.defaultContentType = None
+    finish(request, code, b"")
+    request.responseHeaders.removeHeader(b"content-type")
+    return b""

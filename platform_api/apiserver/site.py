@@ -204,11 +204,19 @@ class APIServer:
     @app.route("/api/v1/", methods=["GET"])
     @app.route("/apis/<group>/<version>/", methods=["GET"])
     def discover(self, request: Request, **_: str) -> bytes:
-        return self.discovery.render(request, request.path.decode())
+        path = request.path.decode()
+        parts = path.strip("/").split("/")
+        # /api... and /apis/<g>/<v> are go-restful routes in kube, which take no HEAD;
+        # /apis and /apis/<g> are not, and answer HEAD as GET.
+        restful = parts[0] == "api" or len(parts) == 3
+        if request.method == b"HEAD" and restful and self.discovery.serves(path):
+            raise errors.method_not_allowed()
+        return self.discovery.render(request, path)
 
     @app.route("/version", methods=["GET"])
     @app.route("/version/", methods=["GET"])
     def version(self, request: Request) -> bytes:
+        _no_head(request)
         return finish(request, 200, encode(version_info(), pretty=True), b"application/json")
 
     @app.route("/healthz", methods=["GET"])
@@ -247,6 +255,7 @@ class APIServer:
     @app.route("/openid/v1/jwks", methods=["GET"])
     def issuer_documents(self, request: Request) -> bytes:
         """The service-account issuer's OpenID discovery document and signing keys."""
+        _no_head(request)
         accounts = self.handlers.service_accounts
         if accounts is None:
             raise errors.path_not_found()
@@ -275,7 +284,9 @@ class APIServer:
     def routing_error(self, request: Request, failure: Failure) -> bytes:
         if isinstance(failure.value, MethodNotAllowed):
             return status_error(request, errors.method_not_allowed())
-        return status_error(request, errors.path_not_found())
+        if request.path.startswith(b"/api/"):  # kube's core group answers with a Status
+            return status_error(request, errors.path_not_found())
+        return status_error(request, errors.page_not_found())
 
     @app.handle_errors(Exception)  # type: ignore[arg-type]
     def unexpected_error(self, request: Request, failure: Failure) -> bytes:
@@ -284,6 +295,12 @@ class APIServer:
         log.failure("unhandled error serving {path}", failure, path=request.path)
         ctx = getattr(request, _CONTEXT, None)
         return status_error(request, errors.internal_error("an unexpected error occurred"), ctx)
+
+
+def _no_head(request: Request) -> None:
+    """kube serves this path with go-restful, which registers no HEAD route: 405."""
+    if request.method == b"HEAD":
+        raise errors.method_not_allowed()
 
 
 def query_args(uri: bytes) -> dict[bytes, list[bytes]]:

@@ -41,7 +41,6 @@ _COLLECTION: dict[bytes, tuple[str, Handler]] = {
 }
 _ITEM: dict[bytes, tuple[str, Handler]] = {
     b"GET": ("get", get.handle),
-    b"HEAD": ("get", get.handle),
     b"PUT": ("update", update.handle),
     b"PATCH": ("patch", patch.handle),
     b"DELETE": ("delete", delete.handle),
@@ -54,29 +53,32 @@ _ACTIONS: dict[str, Handler] = {
 }
 _SCALE: dict[bytes, Handler] = {
     b"GET": scale.get,
-    b"HEAD": scale.get,
     b"PUT": scale.put,
     b"PATCH": scale.patch,
 }
 _STATUS: dict[bytes, tuple[str, Handler]] = {
     b"GET": ("get", get.handle),
-    b"HEAD": ("get", get.handle),
     b"PUT": ("update", update.handle),
     b"PATCH": ("patch", patch.handle),
 }
 
 
 def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
+    """The handler for a valid path and method: a path that is not one is 404 whatever
+    the method, then a method the path does not take is 405 (HEAD included: kube's
+    resource routes register none)."""
     depth = len(info.parts)
     if info.verb == "watch" and info.verb_via_path:
         if depth > 2:
             raise errors.path_not_found()
+        if method != b"GET":
+            raise errors.method_not_allowed()
         return watch.handle
     if rt.namespaced and not info.namespace_path:
         # Cluster-wide paths of a namespaced type only list and watch.
         if depth != 1:
             raise errors.path_not_found()
-        if method not in (b"GET", b"HEAD"):
+        if method != b"GET":
             raise errors.method_not_allowed()
     if not rt.namespaced and info.namespace_path:
         raise errors.path_not_found()
@@ -89,7 +91,7 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
             raise errors.method_not_allowed()
         return review
     if depth == 1:
-        if method in (b"GET", b"HEAD"):
+        if method == b"GET":
             route = ("watch", watch.handle) if info.verb == "watch" else ("list", list_.handle)
         elif method in _COLLECTION:
             route = _COLLECTION[method]
@@ -125,6 +127,8 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
 async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Handlers) -> bytes:
     rt = handlers.scheme.lookup(info.api_group, info.api_version, info.resource)
     if rt is None:
+        if info.api_group and not handlers.scheme.versions(info.api_group):
+            raise errors.page_not_found()  # no group: nothing of the API's handles it
         raise errors.path_not_found()
     handler = _route(rt, info, request.method)
     deprecation.observe(ctx, rt, info.subresource)  # kube's warning, gauge, audit annotations

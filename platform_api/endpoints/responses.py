@@ -99,6 +99,9 @@ def encode(
 def status_error(request: Request, error: StatusError, ctx: Context | None = None) -> bytes:
     """A Status body for ``error`` in the first of JSON, YAML, Protobuf (and CBOR when
     served) the client accepts: kube answers binary clients' errors in their encoding."""
+    if error.plain is not None:
+        request.setHeader(b"x-content-type-options", b"nosniff")
+        return finish(request, error.code, error.plain, b"text/plain; charset=utf-8")
     accept = (request.getHeader(b"accept") or b"").decode("latin-1")
     # kube writes a 406 in JSON to CBOR clients (the same negotiation fails for it).
     cbor_ok = getattr(request, CBOR_ATTRIBUTE, False) and error.code != 406

@@ -8,10 +8,12 @@ import orjson
 
 from platform_api.endpoints.body import decode_write
 from platform_api.endpoints.scope import Scope
+from platform_api.registry.prepare import check_put_target
 
 
 async def handle(scope: Scope) -> bytes:
     _opts, out, obj = decode_write(scope, "UpdateOptions")
+    check_put_target(scope.resource, obj, scope.namespace, scope.name)
     encoded = orjson.dumps(obj)
 
     def updated(_existing: dict[str, Any] | None) -> dict[str, Any]:

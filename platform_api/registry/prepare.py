@@ -44,6 +44,20 @@ def before_create(rt: ResourceType, strategy: Strategy, namespace: str, obj: Obj
     return str(name)
 
 
+def check_put_target(rt: ResourceType, obj: Obj, namespace: str, name: str) -> None:
+    """A PUT body names its object, the URL's, before anything is read (kube's
+    update handler: 400 whether or not the object exists)."""
+    meta = obj.get("metadata") or {}
+    if not meta.get("name"):
+        raise errors.bad_request(
+            f"the name of the object ({name} based on URL) was undeterminable: "
+            "name must be provided"
+        )
+    check_name(obj, name)
+    if rt.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
+        raise errors.bad_request(NAMESPACE_MISMATCH)
+
+
 def check_name(obj: Obj, name: str) -> None:
     """The body's name must be the URL's (and is set to it when absent)."""
     body_name = obj.get("metadata", {}).get("name")

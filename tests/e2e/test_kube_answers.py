@@ -162,3 +162,58 @@ def test_secret_types_and_ingresses_are_checked_as_kube_checks_them(
         'Ingress.networking.platform.io "i" is invalid: spec: Invalid value: null: '
         "either `defaultBackend` or `rules` must be specified"
     )
+
+
+def test_methods_and_unknown_paths_answer_as_kubes_routes(
+    server: Server, admin: requests.Session
+) -> None:
+    """As kube-apiserver v1.36 answered: its resource and version routes (go-restful)
+    take no HEAD and only GET on watch paths; a PUT body must name the URL's object
+    before anything is read; a path no handler owns (outside the API, or a group nobody
+    serves) is Go's plain-text 404; the core group and known groups answer a Status."""
+    url = server.url
+    for path in (
+        CM,
+        "/api/v1/namespaces",
+        "/api/v1/configmaps",
+        "/api/v1/namespaces/default/status",
+        "/api/v1/watch/namespaces",
+        "/api/v1/namespaces?watch=1",
+        "/api",
+        "/api/v1/",
+        "/apis/apps/v1",
+        "/version",
+    ):
+        head = admin.head(url + path)
+        assert (head.status_code, head.content) == (405, b""), path
+    for path in ("/apis", "/apis/apps", "/healthz"):
+        assert admin.head(url + path).status_code == 200, path
+    put_watch = admin.put(url + "/api/v1/watch/namespaces", json={}, timeout=5)
+    assert _answer(put_watch) == (405, "MethodNotAllowed")
+    assert _answer(admin.put(url + "/api/v1/", json={})) == (405, "MethodNotAllowed")
+
+    missing = url + "/api/v1/namespaces/default/configmaps/never-made"
+    for body, message in (
+        ({}, "the name of the object (never-made based on URL) was undeterminable: "),
+        ({"metadata": {"name": "other"}}, "the name of the object (other) does not match "),
+    ):
+        refused = admin.put(missing, json=body)
+        assert _answer(refused) == (400, "BadRequest")
+        assert refused.json()["message"].startswith(message)
+    assert admin.get(missing).status_code == 404
+
+    for path in ("/foo", "/apisx", "/apis/nogroup", "/apis/nogroup/v1/things", "/healthz/no"):
+        plain = admin.get(url + path)
+        assert (plain.status_code, plain.content) == (404, b"404 page not found\n"), path
+        assert plain.headers["Content-Type"] == "text/plain; charset=utf-8"
+        assert plain.headers["X-Content-Type-Options"] == "nosniff"
+    for path in ("/api/v9", "/api/v1/nothing", "/apis/apps/v9/deployments", "/apis/apps/v2"):
+        assert _answer(admin.get(url + path)) == (404, "NotFound"), path
+    bare = admin.get(url + "/openapi/v3/apis/nogroup/v1")
+    assert (bare.status_code, bare.content) == (404, b"")
+    assert "Content-Type" not in bare.headers
+
+
+def _answer(response: requests.Response) -> tuple[int, str]:
+    """The status code and the Status body's reason."""
+    return response.status_code, response.json()["reason"]
