@@ -46,16 +46,16 @@ def before_create(rt: ResourceType, strategy: Strategy, namespace: str, obj: Obj
 
 def check_put_target(rt: ResourceType, obj: Obj, namespace: str, name: str) -> None:
     """A PUT body names its object, the URL's, before anything is read (kube's
-    update handler: 400 whether or not the object exists)."""
+    update handler: 400 whether or not the object exists; the namespace first)."""
     meta = obj.get("metadata") or {}
+    if rt.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
+        raise errors.bad_request(NAMESPACE_MISMATCH)
     if not meta.get("name"):
         raise errors.bad_request(
             f"the name of the object ({name} based on URL) was undeterminable: "
             "name must be provided"
         )
     check_name(obj, name)
-    if rt.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
-        raise errors.bad_request(NAMESPACE_MISMATCH)
 
 
 def check_name(obj: Obj, name: str) -> None:

@@ -196,6 +196,7 @@ def test_methods_and_unknown_paths_answer_as_kubes_routes(
     for body, message in (
         ({}, "the name of the object (never-made based on URL) was undeterminable: "),
         ({"metadata": {"name": "other"}}, "the name of the object (other) does not match "),
+        ({"metadata": {"namespace": "elsewhere"}}, "the namespace of the provided object does"),
     ):
         refused = admin.put(missing, json=body)
         assert _answer(refused) == (400, "BadRequest")
