@@ -47,27 +47,25 @@ class Target:
     insecure: bool
     accept: str = "application/json"
 
-    def connect(self) -> http.client.HTTPSConnection:
+    def tls(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(cafile=self.ca)
         if self.insecure:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
         if self.cert:
             ctx.load_cert_chain(self.cert, self.key)
-        return http.client.HTTPSConnection(self.host, self.port, context=ctx)
+        return ctx
+
+    def connect(self) -> http.client.HTTPSConnection:
+        return http.client.HTTPSConnection(self.host, self.port, context=self.tls())
 
     def wire(self) -> Wire:
         """A lean keep-alive connection for the measured loops."""
-        ctx = ssl.create_default_context(cafile=self.ca)
-        if self.insecure:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        if self.cert:
-            ctx.load_cert_chain(self.cert, self.key)
         raw = socket.create_connection((self.host, self.port))
         raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         head = "".join(f"{k}: {v}\r\n" for k, v in self.headers().items() if k != "Content-Type")
-        return Wire(ctx.wrap_socket(raw, server_hostname=self.host), f"Host: {self.host}\r\n{head}")
+        sock = self.tls().wrap_socket(raw, server_hostname=self.host)
+        return Wire(sock, f"Host: {self.host}\r\n{head}")
 
     def headers(self) -> dict[str, str]:
         out = {"Content-Type": "application/json", "Accept": self.accept}
