@@ -1,6 +1,6 @@
 """Service cluster IPs from ``--service-cluster-ip-range`` (kube's service IP allocator).
 
-Free addresses are found from the Services that exist; addresses handed out recently
+Free addresses are found from the Services that exist (a random one, as kube picks); addresses handed out recently
 are remembered for a while (longer than any create takes to commit) so that concurrent
 creates never get the same one. The first address of the range is the ``kubernetes``
 service's, as in kube, and skipped.
@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from platform_api import errors
+from platform_api.admission.allocation import Share, pick_free
 from platform_api.admission.chain import Attributes
 from platform_api.storage.interface import ListOptions, Storage
 from platform_api.validation import field
@@ -24,7 +25,10 @@ HOLD = 30.0  # seconds a handed-out address is kept from others before its Servi
 class ClusterIPAllocation:
     name = "ServiceClusterIPAllocation"
 
-    def __init__(self, storage: Storage, services_prefix: bytes, cidr: str) -> None:
+    def __init__(
+        self, storage: Storage, services_prefix: bytes, cidr: str, share: Share = (0, 1)
+    ) -> None:
+        self._share = share
         self._storage = storage
         self._prefix = services_prefix
         self._network = ipaddress.ip_network(cidr.split(",", 1)[0].strip(), strict=False)
@@ -85,15 +89,16 @@ class ClusterIPAllocation:
         )
 
     def _next_free(self, used: set[str]) -> str:
-        hosts = self._network.hosts()
-        next(hosts, None)  # the first address belongs to the kubernetes service
-        for address in hosts:
-            text = str(address)
-            if text not in used:
-                return text
-        raise errors.internal_error(
-            f"failed to allocate a serviceIP: range is full ({self._network})"
-        )
+        # Host addresses after the network's first, which is the kubernetes service's.
+        first = int(self._network.network_address) + 2
+        size = self._network.num_addresses - 2 - (1 if self._network.version == 4 else 0)
+        taken = lambda o: str(ipaddress.ip_address(first + o)) in used  # noqa: E731
+        offset = pick_free(size, taken, self._share)
+        if offset is None:
+            raise errors.internal_error(
+                f"failed to allocate a serviceIP: range is full ({self._network})"
+            )
+        return str(ipaddress.ip_address(first + offset))
 
     def validate(
         self, attrs: Attributes, obj: dict[str, Any] | None, old: dict[str, Any] | None

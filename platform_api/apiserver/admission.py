@@ -12,10 +12,12 @@ from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
 from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.config import load_plugin_settings
 from platform_api.admission.equivalence import Equivalence
+from platform_api.admission.nodeports import NodePortAllocation
 from platform_api.admission.plugins import PluginContext, build_plugin
 from platform_api.admission.policy.build import build_mutating_policies, build_policies
 from platform_api.admission.webhook.build import build_webhooks
 from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.workerslot import WorkerSlot
 from platform_api.authorization.interface import Authorizer
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import Scheme
@@ -34,7 +36,10 @@ def _plugins(ctx: PluginContext) -> list[AdmissionPlugin]:
     # Not a kube admission plugin (kube allocates in the Service store): always on.
     services = ctx.stores[("", "v1", "services")].prefix
     cidr = ctx.config.service_cluster_ip_range
-    built.append(ClusterIPAllocation(ctx.storage, services, cidr))
+    slot = WorkerSlot.from_environment()
+    share = (slot.index, slot.count) if slot is not None else (0, 1)
+    built.append(ClusterIPAllocation(ctx.storage, services, cidr, share))
+    built.append(NodePortAllocation(ctx.storage, services, share))
     return built
 
 

@@ -126,6 +126,38 @@ def test_optimistic_concurrency_holds_across_workers(workers: Server) -> None:
     )
 
 
+def test_services_created_at_once_on_both_workers_get_distinct_addresses(
+    tmp_path: Path,
+) -> None:
+    """Each worker allocates from its own share of the range: concurrent creates on two
+    workers, before either is stored, never get one cluster IP (a small range, where
+    random picks alone collide)."""
+    running = start_server(
+        tmp_path / "data", "--workers", "2", "--service-cluster-ip-range", "10.96.0.0/26"
+    )
+    url = f"{running.base_url}/api/v1/namespaces/default/services"
+
+    def create(client: int) -> None:
+        for i in range(8):
+            spec = {"type": "NodePort", "ports": [{"port": 80}], "selector": {"a": "b"}}
+            body = {"metadata": {"name": f"alloc-{client}-{i}"}, "spec": spec}
+            assert fresh(running).post(url, json=body).status_code == 201
+
+    try:
+        threads = [threading.Thread(target=create, args=(c,)) for c in range(5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        specs = [s["spec"] for s in fresh(running).get(url).json()["items"]]
+        specs = [s for s in specs if s["ports"][0].get("nodePort")]
+        assert len(specs) == 40
+        assert len({s["clusterIP"] for s in specs}) == 40
+        assert len({s["ports"][0]["nodePort"] for s in specs}) == 40
+    finally:
+        running.stop()
+
+
 def _secret_404s(session: requests.Session, server: Server) -> float:
     """apiserver_request_total for GETs of absent secrets, as one scrape reports it."""
     response = session.get(f"{server.base_url}/metrics")

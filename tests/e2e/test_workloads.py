@@ -132,6 +132,73 @@ def test_services_get_cluster_ips(server: Server, admin: requests.Session) -> No
     assert headless["clusterIP"] == "None"
 
 
+def test_services_get_node_ports(server: Server, admin: requests.Session) -> None:
+    """As kube-apiserver v1.36 answered the same requests (its ports are random too)."""
+    base = server.url + "/api/v1/namespaces/default/services"
+    merge = {"Content-Type": "application/merge-patch+json"}
+
+    def service(name: str, kind: str, *ports: dict, **spec: object) -> dict:
+        body = {"type": kind, "selector": {"a": "b"}, "ports": list(ports), **spec}
+        return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": body}
+
+    def node_ports(spec: dict) -> list:
+        return [p.get("nodePort") for p in spec["ports"]]
+
+    auto = admin.post(
+        base, json=service("np-a", "NodePort", {"name": "a", "port": 80}, {"name": "b", "port": 81})
+    ).json()["spec"]
+    assert all(30000 <= p <= 32767 for p in node_ports(auto)) and len(set(node_ports(auto))) == 2
+    fixed = admin.post(base, json=service("np-f", "NodePort", {"port": 80, "nodePort": 30080}))
+    assert node_ports(fixed.json()["spec"]) == [30080]
+    for name, ports, at in (
+        ("np-dup", [{"port": 80, "nodePort": 30080}], 0),
+        (
+            "np-twice",
+            [
+                {"name": "a", "port": 80, "nodePort": 30090},
+                {"name": "b", "port": 81, "nodePort": 30090},
+            ],
+            1,
+        ),
+    ):
+        refused = admin.post(base, json=service(name, "NodePort", *ports))
+        assert (refused.status_code, refused.json()["message"]) == (
+            422,
+            (
+                f'Service "{name}" is invalid: spec.ports[{at}].nodePort: Invalid value: '
+                f"{ports[at]['nodePort']}: provided port is already allocated"
+            ),
+        )
+    dry = admin.post(
+        base + "?dryRun=All", json=service("np-d", "NodePort", {"port": 80, "nodePort": 30080})
+    )
+    assert dry.status_code == 422
+    balancer = admin.post(
+        base, json=service("lb", "LoadBalancer", {"port": 80}, externalTrafficPolicy="Local")
+    ).json()["spec"]
+    assert node_ports(balancer)[0] and 30000 <= balancer["healthCheckNodePort"] <= 32767
+    none = admin.post(
+        base,
+        json=service("lb-n", "LoadBalancer", {"port": 80}, allocateLoadBalancerNodePorts=False),
+    ).json()["spec"]
+    assert node_ports(none) == [None] and "healthCheckNodePort" not in none
+
+    # Ports the body leaves out keep theirs; a new port gets one.
+    ports = [{"name": "a", "port": 80}, {"name": "b", "port": 81}, {"name": "c", "port": 82}]
+    grown = admin.patch(base + "/np-a", json={"spec": {"ports": ports}}, headers=merge).json()
+    assert node_ports(grown["spec"])[:2] == node_ports(auto) and node_ports(grown["spec"])[2]
+    # Turned into a ClusterIP Service, it drops the node ports it did not change.
+    plain = admin.patch(base + "/np-f", json={"spec": {"type": "ClusterIP"}}, headers=merge)
+    assert (plain.status_code, node_ports(plain.json()["spec"])) == (200, [None])
+    again = admin.post(base, json=service("np-r", "NodePort", {"port": 80, "nodePort": 30080}))
+    assert again.status_code == 201
+    assert admin.delete(base + "/np-r").status_code == 200
+    reused = admin.post(base, json=service("np-s", "NodePort", {"port": 80, "nodePort": 30080}))
+    assert reused.status_code == 201
+    for name in ("np-a", "np-f", "lb", "lb-n", "np-s"):
+        admin.delete(base + "/" + name)
+
+
 def test_tables(server: Server, admin: requests.Session) -> None:
     pod = {
         "apiVersion": "v1",

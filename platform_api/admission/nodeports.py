@@ -1,0 +1,146 @@
+"""Service node ports from the node-port range (kube's node-port allocator, which kube
+runs in the Service store; here beside the cluster-IP allocation).
+
+A NodePort Service, or a LoadBalancer one that allocates node ports, gets a random free
+port for each port that names none; a LoadBalancer with ``externalTrafficPolicy: Local``
+also gets a ``healthCheckNodePort``.  A port asked for that another Service (or another
+port of this one, same protocol) holds is refused.  On update, ports the body leaves out
+keep their node ports (matched by name), and a Service turned into a type without node
+ports loses the ones it did not change, as kube's update does.  Ports in use are read
+from the Services that exist, plus those handed out moments ago, as for cluster IPs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from platform_api import errors
+from platform_api.admission.allocation import Share, pick_free
+from platform_api.admission.chain import Attributes
+from platform_api.registry.servicespec import NODE_PORTS
+from platform_api.storage.interface import ListOptions, Storage
+from platform_api.validation import field
+
+Obj = dict[str, Any]
+ALLOCATED = "provided port is already allocated"
+HOLD = 10.0  # seconds a handed-out port is kept from others until its Service is stored
+Owner = tuple[str, str]
+
+
+def needs_node_ports(spec: Obj) -> bool:
+    kind = spec.get("type") or "ClusterIP"
+    return kind == "NodePort" or (
+        kind == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is not False
+    )
+
+
+def needs_health_check_port(spec: Obj) -> bool:
+    return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
+
+
+class NodePortAllocation:
+    name = "ServiceNodePortAllocation"
+
+    def __init__(self, storage: Storage, services_prefix: bytes, share: Share = (0, 1)) -> None:
+        self._storage = storage
+        self._prefix = services_prefix
+        self._share = share
+        self._recent: dict[int, tuple[Owner, float]] = {}  # port -> its Service, when
+
+    def admit(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
+        rt = attrs.resource
+        if rt.group or rt.plural != "services":
+            return
+        if attrs.operation == "DELETE" and not attrs.dry_run:
+            me = (attrs.namespace, attrs.name)  # its ports are free once it is gone
+            self._recent = {p: held for p, held in self._recent.items() if held[0] != me}
+        if attrs.operation not in ("CREATE", "UPDATE"):
+            return
+        if obj is None or attrs.subresource or not isinstance(obj.get("spec"), dict):
+            return
+        spec = obj["spec"]
+        ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
+        old_spec = (old or {}).get("spec") or {}
+        if old is not None:
+            _keep_allocated(old_spec, spec, ports)
+        used = self._in_use(attrs)
+        taken: dict[int, set[str]] = {}  # this Service's ports: node port -> protocols
+        if needs_node_ports(spec):
+            for i, port in enumerate(ports):
+                port["nodePort"] = self._port(attrs, port, i, used, taken)
+        if needs_health_check_port(spec) and not spec.get("healthCheckNodePort"):
+            spec["healthCheckNodePort"] = self._free(used | set(taken))
+        if not attrs.dry_run:
+            now = time.monotonic()
+            for number in (*taken, spec.get("healthCheckNodePort")):
+                if isinstance(number, int) and number:
+                    self._recent[number] = ((attrs.namespace, attrs.name), now)
+
+    def _port(
+        self, attrs: Attributes, port: Obj, i: int, used: set[int], taken: dict[int, set[str]]
+    ) -> Any:
+        protocol = port.get("protocol") or "TCP"
+        wanted = port.get("nodePort")
+        if not wanted:
+            wanted = self._free(used | set(taken))
+        elif not isinstance(wanted, int) or not NODE_PORTS[0] <= wanted <= NODE_PORTS[1]:
+            return wanted  # validation words it
+        elif wanted in used or protocol in taken.get(wanted, ()):
+            error = field.invalid(f"spec.ports[{i}].nodePort", wanted, ALLOCATED)
+            raise errors.invalid("Service", "", attrs.name, [error])
+        taken.setdefault(wanted, set()).add(protocol)
+        return wanted
+
+    def _in_use(self, attrs: Attributes) -> set[int]:
+        """Node ports of every other Service, and those handed out moments ago to a
+        Service not stored yet (once stored, what it holds is what it has)."""
+        now = time.monotonic()
+        self._recent = {p: (o, at) for p, (o, at) in self._recent.items() if now - at < HOLD}
+        me = (attrs.namespace, attrs.name)
+        used: set[int] = set()
+        stored_owners: set[Owner] = set()
+        for stored in self._storage.get_list(self._prefix, ListOptions()).items:
+            svc = stored.object
+            meta = svc.get("metadata", {})
+            owner = (meta.get("namespace", ""), meta.get("name", ""))
+            stored_owners.add(owner)
+            if owner == me:
+                continue  # this Service's own ports are its to keep
+            spec = svc.get("spec", {})
+            used.update(p.get("nodePort") for p in spec.get("ports") or [] if p.get("nodePort"))
+            if spec.get("healthCheckNodePort"):
+                used.add(spec["healthCheckNodePort"])
+        pending = {p for p, (o, _) in self._recent.items() if o != me and o not in stored_owners}
+        return used | pending
+
+    def _free(self, used: set[int]) -> int:
+        low, high = NODE_PORTS
+        offset = pick_free(high - low + 1, lambda o: low + o in used, self._share)
+        if offset is None:
+            raise errors.internal_error("failed to allocate a nodePort: range is full")
+        return low + offset
+
+
+def _keep_allocated(old: Obj, new: Obj, ports: list[Obj]) -> None:
+    """kube's update: node ports the body leaves out stay (by port name) unless another
+    port took them; a type that needs none drops those the body did not change."""
+    old_ports = [p for p in old.get("ports") or [] if isinstance(p, dict)]
+    if needs_node_ports(old) and needs_node_ports(new):
+        mine = {p.get("nodePort") for p in ports if p.get("nodePort")}
+        kept = {p.get("name", ""): p.get("nodePort") for p in old_ports}
+        for port in ports:
+            previous = kept.get(port.get("name", ""))
+            if not port.get("nodePort") and previous and previous not in mine:
+                port["nodePort"] = previous
+    same = [p.get("nodePort") for p in ports] == [p.get("nodePort") for p in old_ports]
+    if needs_node_ports(old) and not needs_node_ports(new) and same:
+        for port in ports:
+            port.pop("nodePort", None)
+    if needs_health_check_port(old) and needs_health_check_port(new):
+        if not new.get("healthCheckNodePort"):
+            new["healthCheckNodePort"] = old.get("healthCheckNodePort")
+    elif needs_health_check_port(old) and new.get("healthCheckNodePort") == old.get(
+        "healthCheckNodePort"
+    ):
+        new.pop("healthCheckNodePort", None)

@@ -1,0 +1,80 @@
+"""Node-port allocation: held ports, a Service's own ports, the range running out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from platform_api.admission import nodeports
+from platform_api.admission.nodeports import NodePortAllocation
+from tests.admission.plugin_kit import Cluster, attrs, refused
+
+
+def service(name: str, *node_ports: int, kind: str = "NodePort") -> dict[str, Any]:
+    ports = [{"name": f"p{i}", "port": 80 + i} for i in range(max(1, len(node_ports)))]
+    for port, number in zip(ports, node_ports, strict=False):
+        port["nodePort"] = number
+    spec = {"type": kind, "ports": ports, "selector": {"a": "b"}}
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec}
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Cluster:
+    return Cluster(str(tmp_path / "db"))
+
+
+def allocator(cluster: Cluster) -> NodePortAllocation:
+    return NodePortAllocation(cluster.storage, cluster.store("services").prefix)
+
+
+def test_a_port_handed_out_is_held_until_its_service_is_stored(cluster: Cluster) -> None:
+    plugin = allocator(cluster)
+    first = service("first", 30001)
+    plugin.admit(attrs("CREATE", "services", "first"), first, None)
+    second = service("second", 30001)
+    error = refused(lambda: plugin.admit(attrs("CREATE", "services", "second"), second, None))
+    assert error.code == 422 and "provided port is already allocated" in error.message
+    # A dry run neither takes nor holds; a deleted Service's holds go with it.
+    plugin.admit(attrs("DELETE", "services", "first"), None, None)
+    plugin.admit(attrs("CREATE", "services", "second"), second, None)
+
+
+def test_an_update_keeps_its_own_ports_and_checks_others(cluster: Cluster) -> None:
+    plugin = allocator(cluster)
+    cluster.create("services", service("other", 30002), namespace="default")
+    mine = service("mine", 30003)
+    plugin.admit(attrs("CREATE", "services", "mine"), mine, None)
+    stored = cluster.create("services", mine, namespace="default")
+    update = service("mine")  # the body names no node port: the old one stays
+    plugin.admit(attrs("UPDATE", "services", "mine"), update, stored)
+    assert update["spec"]["ports"][0]["nodePort"] == 30003
+    taken = service("mine", 30002)
+    error = refused(lambda: plugin.admit(attrs("UPDATE", "services", "mine"), taken, stored))
+    assert error.message.endswith(
+        "spec.ports[0].nodePort: Invalid value: 30002: " + nodeports.ALLOCATED
+    )
+
+
+def test_a_full_range_is_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch, cluster: Cluster
+) -> None:
+    monkeypatch.setattr(nodeports, "NODE_PORTS", (30000, 30001))
+    plugin = allocator(cluster)
+    plugin.admit(attrs("CREATE", "services", "a"), service("a", 30000, 30001), None)
+    error = refused(lambda: plugin.admit(attrs("CREATE", "services", "b"), service("b"), None))
+    assert (error.code, error.message) == (
+        500,
+        "Internal error occurred: failed to allocate a nodePort: range is full",
+    )
+
+
+def test_other_kinds_and_types_are_left_alone(cluster: Cluster) -> None:
+    plugin = allocator(cluster)
+    plain = service("plain", kind="ClusterIP")
+    plugin.admit(attrs("CREATE", "services", "plain"), plain, None)
+    assert "nodePort" not in plain["spec"]["ports"][0]
+    pod = {"spec": {"ports": [{"port": 80}], "type": "NodePort"}}
+    plugin.admit(attrs("CREATE", "pods", "p"), pod, None)
+    assert "nodePort" not in pod["spec"]["ports"][0]
