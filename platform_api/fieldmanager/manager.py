@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_api import errors
-from platform_api.fieldmanager import walk
+from platform_api.fieldmanager import lastapplied, walk
 from platform_api.fieldmanager.fieldpath import (
     FieldSet,
     element_order,
@@ -220,6 +220,8 @@ class FieldManager:
             first.fields = self._owned(walk.to_field_set(self.typed, self.node, before), who)
             if first.fields:
                 managers[first.key] = first
+        kubectl = who.manager == lastapplied.KUBECTL and lastapplied.present(live)
+        synced = lastapplied.annotation_for(config) if kubectl else ""  # before merging
         mine = Entry(who.manager, APPLY, who.api_version, who.subresource)
         previous = managers.get(mine.key)
         mine.time = previous.time if previous else None
@@ -233,13 +235,18 @@ class FieldManager:
         changed = diff.modified | diff.added
         others = [e for e in managers.values() if e.key != mine.key]
         conflicts = [(e, p) for e in others for p in e.fields & changed]
+        if conflicts and not force and kubectl:
+            allowed = lastapplied.allowed_conflicts(self.typed, self.node, live)
+            conflicts = [(e, p) for e, p in conflicts if p not in allowed]
         if conflicts and not force:
             raise conflict_error(conflicts)
         for entry in others:
             entry.fields -= changed | diff.removed
-        if merged != before or previous is None:
+        if merged != before:  # kube's no-op apply stamps no time, even on a new entry
             mine.time = now
         _store(merged.setdefault("metadata", {}), managers)
+        if synced:
+            lastapplied.keep_in_step(merged, synced)
         return merged
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from platform_api.fieldmanager.lastapplied import LAST_APPLIED
 from tests.e2e.conftest import Server
 
 MANIFEST = """\
@@ -176,3 +177,28 @@ def test_patch_types(server: Server) -> None:
     assert "the server rejected our request due to an error in our request" in bad.stderr
     label = server.kubectl("label", "deployment", "patched", "team=blue")
     assert "deployment.apps/patched labeled" in label.stdout
+
+
+def test_server_side_apply_takes_over_from_client_side_apply(server: Server) -> None:
+    """As with kube-apiserver v1.36: no conflict with the last client-side apply, the
+    annotation follows the server-side configuration, and a client-side apply after it
+    still works from the right base."""
+    first = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: moved}\ndata: {a: '1'}\n"
+    second = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: moved}\ndata: {a: '2', b: '3'}\n"
+    server.kubectl("apply", "-f", "-", stdin=first)
+    out = server.kubectl("apply", "--server-side", "-f", "-", stdin=second).stdout
+    assert out == "configmap/moved serverside-applied\n"
+    got = json.loads(server.kubectl("get", "cm", "moved", "-o", "json").stdout)
+    assert got["data"] == {"a": "2", "b": "3"}
+    assert json.loads(got["metadata"]["annotations"][LAST_APPLIED])["data"] == {"a": "2", "b": "3"}
+    managers = json.loads(
+        server.kubectl("get", "cm", "moved", "-o", "json", "--show-managed-fields").stdout
+    )["metadata"]["managedFields"]
+    assert [(m["manager"], m["operation"]) for m in managers] == [
+        ("kubectl-last-applied", "Apply"),
+        ("kubectl", "Apply"),
+    ]
+    server.kubectl("apply", "-f", "-", stdin=first)  # back to client-side: b goes
+    again = json.loads(server.kubectl("get", "cm", "moved", "-o", "json").stdout)
+    assert again["data"] == {"a": "1"}
+    server.kubectl("delete", "cm", "moved")
