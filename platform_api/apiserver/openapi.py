@@ -17,7 +17,7 @@ from twisted.web.server import Request
 
 from platform_api.apiserver.discovery import KUBE_MAJOR, KUBE_MINOR, SERVER_VERSION
 from platform_api.endpoints.negotiation import JSON, parse_accept
-from platform_api.endpoints.responses import finish
+from platform_api.endpoints.responses import bare, finish
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.schemas import INT_OR_STRING, QUANTITY, Node
@@ -328,10 +328,10 @@ class OpenAPI:
             return finish(request, 200, self.v3_index(), b"text/plain; charset=utf-8")
         key = path[len("/openapi/v3/") :].strip("/")
         if path != "/openapi/v2" and key not in self._gvs:
-            return _bare(request, 404)  # before Accept is read, as kube-openapi does
+            return bare(request, 404)  # before Accept is read, as kube-openapi does
         request.setHeader(b"vary", b"Accept")
         if not any(t in (JSON, "*/*", "application/*") for t in accepted):
-            return _bare(request, 406)
+            return bare(request, 406)
         if path == "/openapi/v2":
             return finish(request, 200, self.v2_document(), JSON.encode(), compressible=True)
         digest = self._hash(key)
@@ -340,11 +340,3 @@ class OpenAPI:
             headers["cache-control"] = "public, immutable"  # the hash names this content
         body = self.v3_document(key)
         return finish(request, 200, body, JSON.encode(), compressible=True, headers=headers)
-
-
-def _bare(request: Request, code: int) -> bytes:
-    """kube's OpenAPI handlers answer 404 and 406 with no body and no media type."""
-    request.defaultContentType = None
-    finish(request, code, b"")
-    request.responseHeaders.removeHeader(b"content-type")
-    return b""

@@ -21,6 +21,7 @@ from platform_api.endpoints import (
     deprecation,
     get,
     patch,
+    podlog,
     pods,
     reviews,
     scale,
@@ -107,6 +108,10 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
             if method != b"POST":
                 raise errors.method_not_allowed()
             return _ACTIONS[sub.name]
+        if sub is not None and sub.name == "log":
+            if method != b"GET":
+                raise errors.method_not_allowed()
+            return podlog.handle
         if sub is not None and sub.name == "scale":
             if method not in _SCALE:
                 raise errors.method_not_allowed()

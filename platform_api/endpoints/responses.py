@@ -96,6 +96,14 @@ def encode(
     return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
 
 
+def bare(request: Request, code: int) -> bytes:
+    """A response with no body and no media type (kube's OpenAPI 404/406, an empty log)."""
+    request.defaultContentType = None
+    finish(request, code, b"")
+    request.responseHeaders.removeHeader(b"content-type")
+    return b""
+
+
 def status_error(request: Request, error: StatusError, ctx: Context | None = None) -> bytes:
     """A Status body for ``error`` in the first of JSON, YAML, Protobuf (and CBOR when
     served) the client accepts: kube answers binary clients' errors in their encoding."""

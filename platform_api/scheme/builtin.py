@@ -89,6 +89,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         extra=(
             Subresource("binding", "Binding", ("create",)),
             Subresource("eviction", "Eviction", ("create",), "policy", "v1"),
+            Subresource("log", "Pod", ("get",)),
         ),
     ),
     _t("", "PodTemplate", "podtemplates"),

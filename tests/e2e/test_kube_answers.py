@@ -218,3 +218,45 @@ def test_methods_and_unknown_paths_answer_as_kubes_routes(
 def _answer(response: requests.Response) -> tuple[int, str]:
     """The status code and the Status body's reason."""
     return response.status_code, response.json()["reason"]
+
+
+def test_pod_logs_answer_as_for_a_pod_no_node_started(
+    server: Server, admin: requests.Session
+) -> None:
+    """No pod runs here: kube answers a valid log request for such a pod with 204 and
+    checks the options and the container first (answers as the reference gave them)."""
+    base = server.url + "/api/v1/namespaces/default/pods"
+    containers = [{"name": "a", "image": "nginx"}, {"name": "b", "image": "nginx"}]
+    spec = {"containers": containers, "initContainers": [{"name": "i", "image": "busybox"}]}
+    for name, pod_spec in (("one", {"containers": containers[:1]}), ("two", spec)):
+        body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": pod_spec}
+        assert admin.post(base, json=body).status_code == 201
+    for query in ("one/log", "one/log?follow=true&previous=true", "two/log?container=i"):
+        empty = admin.get(f"{base}/{query}")
+        assert (empty.status_code, empty.content) == (204, b""), query
+        assert "Content-Type" not in empty.headers
+    for query, code, message in (
+        ("two/log", 400, "a container name must be specified for pod two, choose one of: [i a b]"),
+        ("one/log?container=x", 400, "container x is not valid for pod one"),
+        ("one/log?tailLines=x", 400, 'strconv.ParseInt: parsing "x": invalid syntax'),
+        (
+            "one/log?tailLines=-1",
+            422,
+            'PodLogOptions "one" is invalid: tailLines: Invalid value: -1: '
+            "must be greater than or equal to 0",
+        ),
+        (
+            "one/log?sinceSeconds=1&sinceTime=2020-01-01T00:00:00Z",
+            422,
+            'PodLogOptions "one" is invalid: []: Forbidden: at most one of `sinceTime` or '
+            "`sinceSeconds` may be specified",
+        ),
+        ("nope/log", 404, 'pods "nope" not found'),
+    ):
+        refused = admin.get(f"{base}/{query}")
+        assert (refused.status_code, refused.json()["message"]) == (code, message), query
+    assert admin.post(f"{base}/one/log").status_code == 405
+    logs = server.kubectl("logs", "one")
+    assert (logs.returncode, logs.stdout) == (0, "")
+    for name in ("one", "two"):
+        admin.delete(f"{base}/{name}?gracePeriodSeconds=0")

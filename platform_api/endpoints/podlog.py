@@ -1,0 +1,92 @@
+"""``pods/log``: kube's answers without a kubelet.
+
+No pod here ever runs, so there is never a log to stream: a valid request is answered
+as kube answers it for a pod no node has started, 204 with no body (``kubectl logs``
+prints nothing and succeeds).  The options and the container are checked first, as
+kube's log REST checks them: bad numbers 400, ``PodLogOptions`` rules 422, an unknown
+container or a missing name on a pod of several containers 400.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api import errors
+from platform_api.endpoints.responses import bare
+from platform_api.endpoints.scope import Scope
+from platform_api.validation import field
+from platform_api.validation.field import FieldError
+
+_INTEGERS = ("sinceSeconds", "tailLines", "limitBytes")
+
+
+def _query(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1"): v[0].decode("latin-1") for k, v in scope.request.args.items()}
+
+
+def _integers(query: dict[str, str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for name in _INTEGERS:
+        if name in query:
+            try:
+                out[name] = int(query[name], 10)
+            except ValueError:
+                raise errors.bad_request(
+                    f'strconv.ParseInt: parsing "{query[name]}": invalid syntax'
+                ) from None
+    return out
+
+
+def _validate(query: dict[str, str], numbers: dict[str, int]) -> list[FieldError]:
+    """kube's ValidatePodLogOptions (stream selection off, as in v1.36 by default)."""
+    errs: list[FieldError] = []
+    if numbers.get("tailLines", 0) < 0:
+        errs.append(
+            field.invalid("tailLines", numbers["tailLines"], "must be greater than or equal to 0")
+        )
+    if "limitBytes" in numbers and numbers["limitBytes"] < 1:
+        errs.append(field.invalid("limitBytes", numbers["limitBytes"], "must be greater than 0"))
+    if "sinceSeconds" in numbers and query.get("sinceTime"):
+        detail = "at most one of `sinceTime` or `sinceSeconds` may be specified"
+        errs.append(field.forbidden("[]", detail))
+    elif numbers.get("sinceSeconds", 1) < 1:
+        errs.append(
+            field.invalid("sinceSeconds", numbers["sinceSeconds"], "must be greater than 0")
+        )
+    if "stream" in query:
+        errs.append(field.forbidden("stream", "may not be specified"))
+    return errs
+
+
+def _names(containers: Any) -> list[str]:
+    return [c.get("name", "") for c in containers or [] if isinstance(c, dict)]
+
+
+def _check_container(pod: dict[str, Any], wanted: str) -> None:
+    spec = pod.get("spec") or {}
+    name = pod["metadata"]["name"]
+    main = _names(spec.get("containers"))
+    every = _names(spec.get("initContainers")) + main + _names(spec.get("ephemeralContainers"))
+    if wanted:
+        if wanted not in every:
+            raise errors.bad_request(f"container {wanted} is not valid for pod {name}")
+        return
+    if len(main) == 1:
+        return
+    if not main:
+        raise errors.bad_request(f"a container name must be specified for pod {name}")
+    choices = " ".join(every)  # init, regular, ephemeral: kube's VisitContainers order
+    raise errors.bad_request(
+        f"a container name must be specified for pod {name}, choose one of: [{choices}]"
+    )
+
+
+async def handle(scope: Scope) -> bytes:
+    query = _query(scope)
+    numbers = _integers(query)
+    errs = _validate(query, numbers)
+    if errs:
+        raise errors.invalid("PodLogOptions", "", scope.name, errs)
+    pod = (await scope.store.read(scope.namespace, scope.name)).object
+    _check_container(pod, query.get("container", ""))
+    return bare(scope.request, 204)
