@@ -12,29 +12,31 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api import errors
+from platform_api.apiextensions.schema.gojson_meta import parse_rfc3339
+from platform_api.endpoints.options import args, go_parse_int
 from platform_api.endpoints.responses import bare
 from platform_api.endpoints.scope import Scope
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 
 _INTEGERS = ("sinceSeconds", "tailLines", "limitBytes")
+_NAMES = (*_INTEGERS, "sinceTime", "container", "stream")
 
 
-def _query(scope: Scope) -> dict[str, str]:
-    return {k.decode("latin-1"): v[0].decode("latin-1") for k, v in scope.request.args.items()}
-
-
-def _integers(query: dict[str, str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for name in _INTEGERS:
-        if name in query:
-            try:
-                out[name] = int(query[name], 10)
-            except ValueError:
-                raise errors.bad_request(
-                    f'strconv.ParseInt: parsing "{query[name]}": invalid syntax'
-                ) from None
-    return out
+def _options(scope: Scope) -> tuple[dict[str, str], dict[str, int]]:
+    """The query's first values, its integers as Go parses them, and sinceTime checked
+    as RFC 3339: each a 400 with Go's text, before anything else (kube's query decoding)."""
+    query = {name: values[0] for name in _NAMES if (values := args(scope.request, name.encode()))}
+    numbers: dict[str, int] = {}
+    try:
+        for name in _INTEGERS:
+            if name in query:
+                numbers[name] = go_parse_int(query[name])
+        if query.get("sinceTime"):
+            parse_rfc3339(query["sinceTime"])
+    except ValueError as e:  # Go's words, from either parser
+        raise errors.bad_request(str(e)) from None
+    return query, numbers
 
 
 def _validate(query: dict[str, str], numbers: dict[str, int]) -> list[FieldError]:
@@ -46,7 +48,7 @@ def _validate(query: dict[str, str], numbers: dict[str, int]) -> list[FieldError
         )
     if "limitBytes" in numbers and numbers["limitBytes"] < 1:
         errs.append(field.invalid("limitBytes", numbers["limitBytes"], "must be greater than 0"))
-    if "sinceSeconds" in numbers and query.get("sinceTime"):
+    if "sinceSeconds" in numbers and "sinceTime" in query:
         detail = "at most one of `sinceTime` or `sinceSeconds` may be specified"
         errs.append(field.forbidden("[]", detail))
     elif numbers.get("sinceSeconds", 1) < 1:
@@ -82,8 +84,7 @@ def _check_container(pod: dict[str, Any], wanted: str) -> None:
 
 
 async def handle(scope: Scope) -> bytes:
-    query = _query(scope)
-    numbers = _integers(query)
+    query, numbers = _options(scope)
     errs = _validate(query, numbers)
     if errs:
         raise errors.invalid("PodLogOptions", "", scope.name, errs)

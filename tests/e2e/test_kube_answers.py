@@ -252,6 +252,26 @@ def test_pod_logs_answer_as_for_a_pod_no_node_started(
             "`sinceSeconds` may be specified",
         ),
         ("nope/log", 404, 'pods "nope" not found'),
+        # the query is read before the pod: Go's parsers' words, then the rules
+        ("nope/log?tailLines=1_0", 400, 'strconv.ParseInt: parsing "1_0": invalid syntax'),
+        ("nope/log?tailLines=", 400, 'strconv.ParseInt: parsing "": invalid syntax'),
+        (
+            "nope/log?limitBytes=99999999999999999999",
+            400,
+            'strconv.ParseInt: parsing "99999999999999999999": value out of range',
+        ),
+        (
+            "nope/log?sinceTime=garbage",
+            400,
+            'parsing time "garbage" as "2006-01-02T15:04:05Z07:00": cannot parse "garbage" as '
+            '"2006"',
+        ),
+        (
+            "one/log?sinceSeconds=1&sinceTime=",
+            422,
+            'PodLogOptions "one" is invalid: []: Forbidden: at most one of `sinceTime` or '
+            "`sinceSeconds` may be specified",
+        ),
     ):
         refused = admin.get(f"{base}/{query}")
         assert (refused.status_code, refused.json()["message"]) == (code, message), query
