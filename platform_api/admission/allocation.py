@@ -1,5 +1,6 @@
 """Picking a free value (a Service's cluster IP or node port) as kube's allocators do:
-from a random place in the range, not the lowest free one.
+from a random place in the range, not the lowest free one; and holding the values just
+handed out until their Service is stored.
 
 Under ``--workers N`` each worker allocates from its own share of the range first (the
 values whose offset is its index modulo N): two workers admitting Services at the same
@@ -11,9 +12,11 @@ the random start alone.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Hashable, Iterable
 
 Share = tuple[int, int]  # (this worker's index, the number of workers)
+Owner = tuple[str, str]  # a Service's namespace and name
 
 
 def pick_free(size: int, taken: Callable[[int], bool], share: Share = (0, 1)) -> int | None:
@@ -32,3 +35,28 @@ def pick_free(size: int, taken: Callable[[int], bool], share: Share = (0, 1)) ->
             if not taken(candidate):
                 return candidate
     return None
+
+
+class Holds:
+    """Values handed out moments ago, by their Service: admission runs before the write,
+    so a concurrent create would not see them in storage yet.  Once its Service is
+    stored (or deleted) a value is what storage says; a create that never landed lets
+    its values go after ``seconds``."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._seconds, self._clock = seconds, clock
+        self._held: dict[Hashable, tuple[Owner, float]] = {}
+
+    def hold(self, values: Iterable[Hashable], owner: Owner) -> None:
+        now = self._clock()
+        for value in values:
+            self._held[value] = (owner, now)
+
+    def release(self, owner: Owner) -> None:
+        self._held = {v: held for v, held in self._held.items() if held[0] != owner}
+
+    def pending(self, me: Owner, stored: set[Owner]) -> set[Hashable]:
+        """Values held for other Services not stored yet."""
+        now = self._clock()
+        self._held = {v: h for v, h in self._held.items() if now - h[1] < self._seconds}
+        return {v for v, (owner, _) in self._held.items() if owner != me and owner not in stored}

@@ -1,7 +1,7 @@
 """Service cluster IPs from ``--service-cluster-ip-range`` (kube's service IP allocator).
 
-Free addresses are found from the Services that exist (a random one, as kube picks); addresses handed out recently
-are remembered for a while (longer than any create takes to commit) so that concurrent
+A free address is picked at random, as kube picks, from those no stored Service has
+and none handed out to a Service not stored yet (``allocation.Holds``), so concurrent
 creates never get the same one. The first address of the range is the ``kubernetes``
 service's, as in kube, and skipped.
 """
@@ -9,17 +9,16 @@ service's, as in kube, and skipped.
 from __future__ import annotations
 
 import ipaddress
-import time
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.allocation import Share, pick_free
+from platform_api.admission.allocation import Holds, Owner, Share, pick_free
 from platform_api.admission.chain import Attributes
 from platform_api.storage.interface import ListOptions, Storage
 from platform_api.validation import field
 
 ALLOCATED = "provided IP is already allocated"
-HOLD = 30.0  # seconds a handed-out address is kept from others before its Service is stored
+HOLD = 30.0  # seconds a handed-out address waits for its Service to be stored
 
 
 class ClusterIPAllocation:
@@ -32,29 +31,34 @@ class ClusterIPAllocation:
         self._storage = storage
         self._prefix = services_prefix
         self._network = ipaddress.ip_network(cidr.split(",", 1)[0].strip(), strict=False)
-        self._recent: dict[str, float] = {}
+        self._holds = Holds(HOLD)
 
-    def _in_use(self) -> set[str]:
-        now = time.monotonic()
-        self._recent = {ip: at for ip, at in self._recent.items() if now - at < HOLD}
-        used = set(self._recent)
-        for stored in self._storage.get_list(self._prefix, ListOptions()).items:
-            ips = stored.object.get("spec", {}).get("clusterIPs") or []
-            used.update(ips)
-        return used
+    def _in_use(self, me: Owner) -> set[str]:
+        used: set[str] = set()
+        stored: set[Owner] = set()
+        for item in self._storage.get_list(self._prefix, ListOptions()).items:
+            meta = item.object.get("metadata", {})
+            stored.add((meta.get("namespace", ""), meta.get("name", "")))
+            used.update(item.object.get("spec", {}).get("clusterIPs") or [])
+        return used | {ip for ip in self._holds.pending(me, stored) if isinstance(ip, str)}
 
     def admit(
         self, attrs: Attributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
     ) -> None:
         rt = attrs.resource
-        if attrs.operation != "CREATE" or rt.group or rt.plural != "services" or obj is None:
+        if rt.group or rt.plural != "services":
+            return
+        me = (attrs.namespace, attrs.name)
+        if attrs.operation == "DELETE" and not attrs.dry_run:
+            self._holds.release(me)  # its address is free once it is gone
+        if attrs.operation != "CREATE" or obj is None:
             return
         spec = obj.setdefault("spec", {})
         if spec.get("type") == "ExternalName" or spec.get("clusterIP") == "None":
             if spec.get("clusterIP") == "None":
                 spec["clusterIPs"] = ["None"]
             return
-        used = self._in_use()
+        used = self._in_use(me)
         wanted = spec.get("clusterIP")
         if wanted:
             self._check(attrs, wanted, used)
@@ -66,7 +70,7 @@ class ClusterIPAllocation:
         spec.setdefault("ipFamilies", ["IPv6" if self._network.version == 6 else "IPv4"])
         spec.setdefault("ipFamilyPolicy", "SingleStack")
         if not attrs.dry_run:
-            self._recent[ip] = time.monotonic()
+            self._holds.hold([ip], me)
 
     def _check(self, attrs: Attributes, wanted: str, used: set[str]) -> None:
         try:
@@ -92,7 +96,10 @@ class ClusterIPAllocation:
         # Host addresses after the network's first, which is the kubernetes service's.
         first = int(self._network.network_address) + 2
         size = self._network.num_addresses - 2 - (1 if self._network.version == 4 else 0)
-        taken = lambda o: str(ipaddress.ip_address(first + o)) in used  # noqa: E731
+
+        def taken(offset: int) -> bool:
+            return str(ipaddress.ip_address(first + offset)) in used
+
         offset = pick_free(size, taken, self._share)
         if offset is None:
             raise errors.internal_error(

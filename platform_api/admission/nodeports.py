@@ -12,11 +12,10 @@ from the Services that exist, plus those handed out moments ago, as for cluster 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.allocation import Share, pick_free
+from platform_api.admission.allocation import Holds, Owner, Share, pick_free
 from platform_api.admission.chain import Attributes
 from platform_api.registry.servicespec import NODE_PORTS
 from platform_api.storage.interface import ListOptions, Storage
@@ -24,8 +23,7 @@ from platform_api.validation import field
 
 Obj = dict[str, Any]
 ALLOCATED = "provided port is already allocated"
-HOLD = 10.0  # seconds a handed-out port is kept from others until its Service is stored
-Owner = tuple[str, str]
+HOLD = 10.0  # seconds a handed-out port waits for its Service to be stored
 
 
 def needs_node_ports(spec: Obj) -> bool:
@@ -46,15 +44,14 @@ class NodePortAllocation:
         self._storage = storage
         self._prefix = services_prefix
         self._share = share
-        self._recent: dict[int, tuple[Owner, float]] = {}  # port -> its Service, when
+        self._holds = Holds(HOLD)
 
     def admit(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
         rt = attrs.resource
         if rt.group or rt.plural != "services":
             return
         if attrs.operation == "DELETE" and not attrs.dry_run:
-            me = (attrs.namespace, attrs.name)  # its ports are free once it is gone
-            self._recent = {p: held for p, held in self._recent.items() if held[0] != me}
+            self._holds.release((attrs.namespace, attrs.name))  # free once it is gone
         if attrs.operation not in ("CREATE", "UPDATE"):
             return
         if obj is None or attrs.subresource or not isinstance(obj.get("spec"), dict):
@@ -72,10 +69,10 @@ class NodePortAllocation:
         if needs_health_check_port(spec) and not spec.get("healthCheckNodePort"):
             spec["healthCheckNodePort"] = self._free(used | set(taken))
         if not attrs.dry_run:
-            now = time.monotonic()
-            for number in (*taken, spec.get("healthCheckNodePort")):
-                if isinstance(number, int) and number:
-                    self._recent[number] = ((attrs.namespace, attrs.name), now)
+            mine = [*taken, spec.get("healthCheckNodePort")]
+            self._holds.hold(
+                [n for n in mine if isinstance(n, int) and n], (attrs.namespace, attrs.name)
+            )
 
     def _port(
         self, attrs: Attributes, port: Obj, i: int, used: set[int], taken: dict[int, set[str]]
@@ -93,26 +90,22 @@ class NodePortAllocation:
         return wanted
 
     def _in_use(self, attrs: Attributes) -> set[int]:
-        """Node ports of every other Service, and those handed out moments ago to a
-        Service not stored yet (once stored, what it holds is what it has)."""
-        now = time.monotonic()
-        self._recent = {p: (o, at) for p, (o, at) in self._recent.items() if now - at < HOLD}
+        """Node ports of every other Service, and those just handed out to others."""
         me = (attrs.namespace, attrs.name)
         used: set[int] = set()
-        stored_owners: set[Owner] = set()
-        for stored in self._storage.get_list(self._prefix, ListOptions()).items:
-            svc = stored.object
+        stored: set[Owner] = set()
+        for item in self._storage.get_list(self._prefix, ListOptions()).items:
+            svc = item.object
             meta = svc.get("metadata", {})
             owner = (meta.get("namespace", ""), meta.get("name", ""))
-            stored_owners.add(owner)
+            stored.add(owner)
             if owner == me:
                 continue  # this Service's own ports are its to keep
             spec = svc.get("spec", {})
             used.update(p.get("nodePort") for p in spec.get("ports") or [] if p.get("nodePort"))
             if spec.get("healthCheckNodePort"):
                 used.add(spec["healthCheckNodePort"])
-        pending = {p for p, (o, _) in self._recent.items() if o != me and o not in stored_owners}
-        return used | pending
+        return used | {p for p in self._holds.pending(me, stored) if isinstance(p, int)}
 
     def _free(self, used: set[int]) -> int:
         low, high = NODE_PORTS

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from platform_api.admission import plugins as admission_plugins
+from platform_api.admission.allocation import Share
 from platform_api.admission.authorizer import authorize_with
 from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
 from platform_api.admission.clusterip import ClusterIPAllocation
@@ -17,7 +18,6 @@ from platform_api.admission.plugins import PluginContext, build_plugin
 from platform_api.admission.policy.build import build_mutating_policies, build_policies
 from platform_api.admission.webhook.build import build_webhooks
 from platform_api.apiserver.config import ServerConfig
-from platform_api.apiserver.workerslot import WorkerSlot
 from platform_api.authorization.interface import Authorizer
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import Scheme
@@ -27,7 +27,7 @@ from platform_api.storage.watch import WatchHub
 Stores = dict[tuple[str, str, str], Store]
 
 
-def _plugins(ctx: PluginContext) -> list[AdmissionPlugin]:
+def _plugins(ctx: PluginContext, share: Share) -> list[AdmissionPlugin]:
     built = [
         build_plugin(name, ctx)
         for name in ctx.config.admission_plugins
@@ -36,8 +36,6 @@ def _plugins(ctx: PluginContext) -> list[AdmissionPlugin]:
     # Not a kube admission plugin (kube allocates in the Service store): always on.
     services = ctx.stores[("", "v1", "services")].prefix
     cidr = ctx.config.service_cluster_ip_range
-    slot = WorkerSlot.from_environment()
-    share = (slot.index, slot.count) if slot is not None else (0, 1)
     built.append(ClusterIPAllocation(ctx.storage, services, cidr, share))
     built.append(NodePortAllocation(ctx.storage, services, share))
     return built
@@ -51,8 +49,10 @@ def build_admission(
     stores: Stores,
     reactor: Any,
     authorizer: Callable[[], Authorizer | None],
+    share: Share = (0, 1),
 ) -> AdmissionChain:
-    """The chain; ``authorizer`` is looked up per check (it is built after admission)."""
+    """The chain; ``authorizer`` is looked up per check (it is built after admission);
+    ``share`` is this worker's (index, count) under --workers, for the allocators."""
     authorize = authorize_with(authorizer)
     plugins = cfg.admission_plugins
     equivalence = Equivalence(scheme)
@@ -74,4 +74,4 @@ def build_admission(
     config_file = cfg.admission_control_config_file
     settings = load_plugin_settings(config_file) if config_file else {}
     ctx = PluginContext(cfg, storage, hub, stores, reactor, authorize, settings)
-    return AdmissionChain(_plugins(ctx), webhooks, policies, mutating, equivalence)
+    return AdmissionChain(_plugins(ctx, share), webhooks, policies, mutating, equivalence)

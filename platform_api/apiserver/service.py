@@ -187,6 +187,7 @@ class APIServerService(Service):
             self.stores,
             self.reactor,
             lambda: handlers.authorizer,
+            (self.slot.index, self.slot.count) if self.slot is not None else (0, 1),
         )
         handlers = Handlers(
             aliases=aliases,

@@ -48,8 +48,7 @@ def check_put_target(rt: ResourceType, obj: Obj, namespace: str, name: str) -> N
     """A PUT body names its object, the URL's, before anything is read (kube's
     update handler: 400 whether or not the object exists; the namespace first)."""
     meta = obj.get("metadata") or {}
-    if rt.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
-        raise errors.bad_request(NAMESPACE_MISMATCH)
+    _check_namespace(rt, meta, namespace)
     if not meta.get("name"):
         raise errors.bad_request(
             f"the name of the object ({name} based on URL) was undeterminable: "
@@ -108,10 +107,14 @@ def _set_namespace(rt: ResourceType, meta: Obj, namespace: str) -> None:
     if not rt.namespaced:
         meta.pop("namespace", None)
         return
-    body_ns = meta.get("namespace") or ""
-    if body_ns and body_ns != namespace:
-        raise errors.bad_request(NAMESPACE_MISMATCH)
+    _check_namespace(rt, meta, namespace)
     meta["namespace"] = namespace
+
+
+def _check_namespace(rt: ResourceType, meta: Obj, namespace: str) -> None:
+    """A namespace in the body must be the URL's (a cluster-scoped kind's is ignored)."""
+    if rt.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
+        raise errors.bad_request(NAMESPACE_MISMATCH)
 
 
 def _keep_system_metadata(meta: Obj, old_meta: Obj) -> None:
