@@ -77,14 +77,18 @@ _INF = float("inf")
 _INT64 = (-(2**63), 2**63 - 1)
 
 
-# Digits enough for a number past int64, or an exponent past float64: only bodies that
-# hold one need the walk below.
-_WIDE_NUMBER = re.compile(rb"\d{19}|[eE]\+?\d{3}")
+# Digits enough for a number past int64 (19 in a row), or an exponent past float64
+# (``e``/``E``, an optional ``+``, 3 digits): only bodies that hold one need the walk
+# below.  With every digit read as 0 and E as e, that is three substring searches in C:
+# the regular expression it replaces cost 20 ns a byte, ~5% of an update's CPU.
+_NUMBER_SHAPE = bytes.maketrans(b"123456789E", b"000000000e")
+_WIDE_SHAPES = (b"0" * 19, b"e000", b"e+000")
 
 
 def wide_number(data: bytes) -> bool:
     """Whether ``data`` may hold a number past int64 or float64 (or digits like one)."""
-    return _WIDE_NUMBER.search(data) is not None
+    shape = data.translate(_NUMBER_SHAPE)
+    return any(wide in shape for wide in _WIDE_SHAPES)
 
 
 def as_interface_values(data: bytes, value: Any) -> None:
@@ -92,7 +96,7 @@ def as_interface_values(data: bytes, value: Any) -> None:
     integers wider than int64 become float64, a number past float64 is refused
     (``json: cannot unmarshal number 1e400 into Go value of type float64``).  Custom
     resources, patches and free-form fields of built-in kinds decode this way."""
-    if not _WIDE_NUMBER.search(data):
+    if not wide_number(data):
         return
     stack = [value]
     while stack:

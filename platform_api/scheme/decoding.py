@@ -102,6 +102,12 @@ def _format_second(second: int) -> str:
     return format_time(datetime.fromtimestamp(second, UTC))
 
 
+@functools.lru_cache(maxsize=256)
+def _canonical_time(text: str, micro: bool) -> str:
+    """A body's timestamp as Go writes it back; cached, as updates resend the same few."""
+    return format_time(parse_time(text), micro=micro)
+
+
 def parse_time(text: str) -> datetime:
     """RFC 3339 as Go's ``time.Parse(time.RFC3339, ...)`` accepts it."""
     m = _RFC3339.match(text)
@@ -201,7 +207,7 @@ class Decoder:
         if ref in (TIME, MICRO_TIME):
             if not isinstance(value, str):
                 raise self._type_error(value, path, struct, "v1." + ref.rsplit(".", 1)[-1])
-            return format_time(parse_time(value), micro=ref == MICRO_TIME)
+            return _canonical_time(value, ref == MICRO_TIME)
         if ref:
             if target.get("type") == "object" or "properties" in target:
                 if not isinstance(value, dict):

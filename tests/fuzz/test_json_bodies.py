@@ -4,11 +4,13 @@ give the same value, and a key held twice is always found."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from platform_api.codec.bounds import wide_number
 from platform_api.codec.text import parse_json
 from tests.fuzz.test_documents import JSON
 
@@ -46,3 +48,18 @@ def test_a_key_held_twice_is_found(value: Any, key: str, separators: tuple[str, 
     assert parsed == json.loads(data)
     assert _holds_twice(data)
     assert list(duplicates.values()) == [[(key, 2)]]
+
+
+# What ``wide_number`` finds, as the regular expression it replaced wrote it.
+_WIDE = re.compile(rb"\d{19}|[eE]\+?\d{3}")
+
+
+@given(st.text(alphabet='0123456789eE+-. x"\\', max_size=60))
+@example("1" * 19)
+@example("1" * 18 + "x1")
+@example("2E+308")
+@example("2e+30")
+@example("3e0000")
+def test_wide_numbers_found_as_the_pattern_finds_them(text: str) -> None:
+    data = text.encode()
+    assert wide_number(data) == (_WIDE.search(data) is not None)
