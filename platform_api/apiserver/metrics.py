@@ -26,7 +26,24 @@ from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
-REGISTRY = CollectorRegistry(auto_describe=True)
+
+class _Registry(CollectorRegistry):
+    """The registry, knowing its collectors: ``DELETE /metrics`` resets them."""
+
+    def __init__(self) -> None:
+        super().__init__(auto_describe=True)
+        self.collectors: list[Collector] = []
+
+    def register(self, collector: Collector) -> None:
+        super().register(collector)
+        self.collectors.append(collector)
+
+    def unregister(self, collector: Collector) -> None:
+        super().unregister(collector)
+        self.collectors.remove(collector)
+
+
+REGISTRY = _Registry()
 # kube's buckets for request and storage latencies (apiserver_request_duration_seconds,
 # etcd_request_duration_seconds).
 LATENCY_BUCKETS: tuple[float, ...] = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25)
@@ -75,6 +92,9 @@ class ReactorCounter(Collector):
     def inc(self, *values: str) -> None:
         self.values[values] = self.values.get(values, 0.0) + 1.0
 
+    def clear(self) -> None:
+        self.values.clear()
+
     def _family(self) -> Metric:
         if self.raw:
             return Metric(self.name, self.doc, "counter")
@@ -119,6 +139,9 @@ class ReactorHistogram(Collector):
         row[bisect.bisect_left(self.bounds, amount)] += 1
         row[-1] += amount
 
+    def clear(self) -> None:
+        self.values.clear()
+
     def describe(self) -> Iterator[Metric]:
         yield HistogramMetricFamily(self.name, self.doc, labels=self.labels)
 
@@ -148,12 +171,28 @@ class Children:
     def __init__(self, family: Any) -> None:
         self.family = family
         self.cache: dict[tuple[str, ...], Any] = {}
+        _CHILDREN.append(self)
 
     def __call__(self, *values: str) -> Any:
         child = self.cache.get(values)
         if child is None:
             child = self.cache[values] = self.family.labels(*values)
         return child
+
+
+_CHILDREN: list[Children] = []
+
+
+def reset() -> None:
+    """kube's ``legacyregistry.Reset`` (``DELETE /metrics``): every family with labels
+    loses its series, which come back when next counted; families without labels and
+    those computed when scraped (process, storage objects) stay."""
+    for children in _CHILDREN:
+        children.cache.clear()
+    for collector in REGISTRY.collectors:
+        clear = getattr(collector, "clear", None)
+        if clear is not None:
+            clear()
 
 
 def record_build_info(info: dict[str, str]) -> None:

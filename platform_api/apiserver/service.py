@@ -294,6 +294,7 @@ class APIServerService(Service):
         if self.slot is not None:
             filters.catch_up = self.hub.catch_up
             filters.gather_metrics = self.metrics_exchange.gather
+            filters.reset_metrics = self.metrics_exchange.reset_siblings
         install_metrics(filters, self.storage, self.stores.values())
         audit_options.install(filters, self.auditor)
         return filters

@@ -72,6 +72,8 @@ class Filters:
     catch_up: Callable[[], None] | None = None
     # --workers: every worker's samples merged, for /metrics (workermetrics.py).
     gather_metrics: Callable[[], Awaitable[Collector]] | None = None
+    # --workers: ``DELETE /metrics`` resets every worker's counters, not one's.
+    reset_metrics: Callable[[], None] | None = None
 
 
 class APIServer:
@@ -193,25 +195,28 @@ class APIServer:
             request.write(body)
         request.finish()
 
+    # Routes without ``methods`` answer every method as GET, as kube's plain handlers do
+    # (``/``, ``/apis``, ``/apis/<g>``, health, OpenAPI, ``/metrics``); its go-restful
+    # routes (``/api...``, ``/apis/<g>/<v>``, ``/version``, the issuer documents) take
+    # GET only, and no HEAD.
     @app.route("/api", methods=["GET"])
     @app.route("/api/", methods=["GET"])
     @app.route("/api/v1", methods=["GET"])
-    @app.route("/apis", methods=["GET"])
-    @app.route("/apis/", methods=["GET"])
-    @app.route("/apis/<group>", methods=["GET"])
-    @app.route("/apis/<group>/", methods=["GET"])
     @app.route("/apis/<group>/<version>", methods=["GET"])
     @app.route("/api/v1/", methods=["GET"])
     @app.route("/apis/<group>/<version>/", methods=["GET"])
-    def discover(self, request: Request, **_: str) -> bytes:
+    def discover_versions(self, request: Request, **_: str) -> bytes:
         path = request.path.decode()
-        parts = path.strip("/").split("/")
-        # /api... and /apis/<g>/<v> are go-restful routes in kube, which take no HEAD;
-        # /apis and /apis/<g> are not, and answer HEAD as GET.
-        restful = parts[0] == "api" or len(parts) == 3
-        if request.method == b"HEAD" and restful and self.discovery.serves(path):
+        if request.method == b"HEAD" and self.discovery.serves(path):
             raise errors.method_not_allowed()
         return self.discovery.render(request, path)
+
+    @app.route("/apis")
+    @app.route("/apis/")
+    @app.route("/apis/<group>")
+    @app.route("/apis/<group>/")
+    def discover_groups(self, request: Request, **_: str) -> bytes:
+        return self.discovery.render(request, request.path.decode())
 
     @app.route("/version", methods=["GET"])
     @app.route("/version/", methods=["GET"])
@@ -219,27 +224,32 @@ class APIServer:
         _no_head(request)
         return finish(request, 200, encode(version_info(), pretty=True), b"application/json")
 
-    @app.route("/healthz", methods=["GET"])
-    @app.route("/livez", methods=["GET"])
-    @app.route("/readyz", methods=["GET"])
+    @app.route("/healthz")
+    @app.route("/livez")
+    @app.route("/readyz")
     def health_all(self, request: Request) -> bytes:
         return self.health[request.path.decode().strip("/")].render_all(request)
 
-    @app.route("/healthz/<path:check>", methods=["GET"])
-    @app.route("/livez/<path:check>", methods=["GET"])
-    @app.route("/readyz/<path:check>", methods=["GET"])
+    @app.route("/healthz/<path:check>")
+    @app.route("/livez/<path:check>")
+    @app.route("/readyz/<path:check>")
     def health_one(self, request: Request, check: str) -> bytes:
         endpoint = request.path.decode().strip("/").split("/", 1)[0]
         return self.health[endpoint].render_one(request, check)
 
-    @app.route("/openapi/v2", methods=["GET"])
-    @app.route("/openapi/v3", methods=["GET"])
-    @app.route("/openapi/v3/", branch=True, methods=["GET"])
+    @app.route("/openapi/v2")
+    @app.route("/openapi/v3")
+    @app.route("/openapi/v3/", branch=True)
     def openapi_documents(self, request: Request) -> bytes:
         return self.openapi.render(request, request.path.decode())
 
-    @app.route("/metrics", methods=["GET"])
+    @app.route("/metrics")
     def metrics(self, request: Request) -> bytes | Deferred[bytes]:
+        if request.method == b"DELETE":  # kube's MetricsWithReset (--profiling, its default)
+            metrics.reset()
+            if self.filters.reset_metrics is not None:
+                self.filters.reset_metrics()
+            return finish(request, 200, b"metrics reset\n", b"text/plain; charset=utf-8")
         accept = request.getHeader("accept") or ""
         if self.filters.gather_metrics is None:
             body, content_type = metrics.render(accept)
@@ -264,7 +274,7 @@ class APIServer:
         media = b"application/jwk-set+json" if wanted.endswith("jwks") else b"application/json"
         return finish(request, 200, orjson.dumps(doc), media)  # no newline: not an API object
 
-    @app.route("/", methods=["GET"])
+    @app.route("/")
     def root_paths(self, request: Request) -> bytes:
         paths = sorted(
             ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]

@@ -14,6 +14,7 @@ scraped worker merges them with its own:
 
 A sibling that has not answered within half a second (restarting, say) contributes the
 snapshot it wrote last, so counters do not drop for a scrape and come back.
+``DELETE /metrics`` resets the worker it reached and, by datagram, every sibling.
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
-from platform_api.apiserver.metrics import REGISTRY
+from platform_api.apiserver.metrics import REGISTRY, reset
 
 log = Logger()
 SNAPSHOT_DIR = os.path.join("run", "metrics")
 ANSWER_WITHIN = 0.5  # seconds a scrape waits for its siblings
 ASK, ANSWER = b"?", b"="  # first byte of a request and of its answer; then the token
+RESET = b"~"  # DELETE /metrics on a sibling: reset this worker's too
 # Gauges each worker reads from what they share, or that are flags: counted once.
 SHARED_GAUGES = frozenset(
     {
@@ -115,7 +117,8 @@ class MetricsExchange:
     """One worker's part: answer siblings' requests, and gather theirs for a scrape.
 
     ``send(data, address)`` writes a datagram (to every sibling when ``address`` is
-    None); the wake protocol hands this object the datagrams that start with ASK/ANSWER.
+    None); the wake protocol hands this object the datagrams that start with ASK, ANSWER or
+    RESET.
     """
 
     def __init__(
@@ -141,6 +144,8 @@ class MetricsExchange:
         if kind == ASK:
             self._write_snapshot()
             self.send(ANSWER + str(self.index).encode() + b":" + rest, address)
+        elif kind == RESET:
+            reset()
         elif kind == ANSWER:
             sender, _, token = rest.partition(b":")
             waiting = self._waiting.get(token)
@@ -148,6 +153,10 @@ class MetricsExchange:
                 waiting[1].discard(int(sender))
                 if not waiting[1]:
                     self._done(token)
+
+    def reset_siblings(self) -> None:
+        """Every sibling resets its metrics, as the scraped worker did."""
+        self.send(RESET, None)
 
     def _write_snapshot(self) -> None:
         path = self.path(self.index)

@@ -82,3 +82,24 @@ def test_storage_counts_and_times_operations(tmp_path: Path) -> None:
     assert current.labels == {"group": "", "resource": "configmaps"} and current.value == 1
     [size] = families["apiserver_storage_size_bytes"].samples
     assert size.value > 0
+
+
+def test_reset_drops_labelled_series_and_keeps_the_rest(monkeypatch: Any) -> None:
+    """DELETE /metrics: labelled families lose their series (cached children too, so
+    the next count lands in a rendered series); a family without labels keeps its value."""
+    registry = metrics._Registry()
+    monkeypatch.setattr(metrics, "REGISTRY", registry)
+    monkeypatch.setattr(metrics, "_CHILDREN", [])
+    fast = metrics.ReactorCounter("fast", "doc", ["a"], registry)
+    timing = metrics.ReactorHistogram("timing", "doc", ["a"], (1.0,), registry)
+    labelled = Counter("labelled", "doc", ["a"], registry=registry)
+    plain = Counter("plain", "doc", registry=registry)
+    children = metrics.Children(labelled)
+    fast.inc("x")
+    timing.observe(0.5, "x")
+    children("x").inc()
+    plain.inc()
+    metrics.reset()
+    assert text(registry) == b"# HELP plain_total doc\n# TYPE plain_total counter\nplain_total 1\n"
+    children("x").inc()
+    assert b'labelled_total{a="x"} 1\n' in text(registry)

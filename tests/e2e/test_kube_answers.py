@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import Server, session_for
 from tests.e2e.test_http import CM, configmap, status
 
 
@@ -213,6 +213,61 @@ def test_methods_and_unknown_paths_answer_as_kubes_routes(
     bare = admin.get(url + "/openapi/v3/apis/nogroup/v1")
     assert (bare.status_code, bare.content) == (404, b"")
     assert "Content-Type" not in bare.headers
+
+
+def test_plain_handlers_answer_every_method_as_get(server: Server, admin: requests.Session) -> None:
+    """kube's handlers outside go-restful (``/``, ``/apis``, ``/apis/<g>``, the health
+    checks, OpenAPI, ``/metrics``) never look at the method: each answered POST, PUT,
+    PATCH, DELETE and OPTIONS as GET on kube-apiserver v1.36; its go-restful routes
+    answered 405, and unknown paths the plain 404."""
+    url = server.url
+    as_get = (
+        ("/", "application/json", b'{\n  "paths": [\n'),
+        ("/apis", "application/json", b'{"kind":"APIGroupList"'),
+        ("/apis/apps/", "application/json", b'{"kind":"APIGroup",'),
+        ("/healthz", "text/plain; charset=utf-8", b"ok"),
+        ("/livez/ping", "text/plain; charset=utf-8", b"ok"),
+        ("/readyz", "text/plain; charset=utf-8", b"ok"),
+        ("/openapi/v2", "application/json", b'{"swagger":'),
+        ("/openapi/v3", "text/plain; charset=utf-8", b'{"paths":'),
+        ("/openapi/v3/api/v1", "application/json", b'{"openapi":'),
+    )
+    for method in ("POST", "PUT", "PATCH", "DELETE", "OPTIONS"):
+        for path, content_type, start in as_get:
+            r = admin.request(method, url + path, data=b"{}")
+            assert (r.status_code, r.headers["Content-Type"]) == (200, content_type), path
+            assert r.content.startswith(start), (method, path, r.content[:40])
+        for path in ("/api", "/api/v1", "/apis/apps/v1", "/version", "/openid/v1/jwks"):
+            assert _answer(admin.request(method, url + path)) == (405, "MethodNotAllowed")
+        for path in ("/nope", "/healthz/nope", "/apis/nogroup"):
+            plain = admin.request(method, url + path)
+            assert (plain.status_code, plain.content) == (404, b"404 page not found\n"), path
+        if method != "DELETE":
+            scrape = admin.request(method, url + "/metrics")
+            assert scrape.status_code == 200 and b"# TYPE apiserver_request_total" in scrape.content
+
+
+def test_delete_metrics_resets_labelled_series(fresh_server: Server) -> None:
+    """kube's ``MetricsWithReset``: DELETE /metrics drops every labelled series (they
+    come back when next counted); families without labels stay."""
+    admin = session_for(fresh_server, cert=fresh_server.admin_cert)
+    url = fresh_server.url
+    assert admin.get(url + "/api/v1/namespaces/default/secrets/gone").status_code == 404
+    lost = 'apiserver_request_total{code="404",component="apiserver",dry_run="",group="",'
+    assert lost in admin.get(url + "/metrics").text
+    reset = admin.delete(url + "/metrics")
+    assert (reset.status_code, reset.headers["Content-Type"], reset.content) == (
+        200,
+        "text/plain; charset=utf-8",
+        b"metrics reset\n",
+    )
+    text = admin.get(url + "/metrics").text
+    assert lost not in text
+    assert "\nprocess_start_time_seconds " in text  # no labels: kept
+    assert admin.get(url + "/api/v1/namespaces/default/secrets/gone").status_code == 404
+    assert lost in admin.get(url + "/metrics").text  # counted again from zero
+    line = next(x for x in admin.get(url + "/metrics").text.splitlines() if x.startswith(lost))
+    assert line.endswith(" 1")
 
 
 def _answer(response: requests.Response) -> tuple[int, str]:

@@ -197,6 +197,19 @@ def test_every_scrape_reports_the_whole_server(workers: Server) -> None:
     assert {_objects(s, workers, "namespaces") for s in sessions} == {namespaces}
 
 
+def test_delete_metrics_resets_every_worker(workers: Server) -> None:
+    """DELETE /metrics reaches one worker; its siblings reset too, so the next scrape,
+    on either worker, counts from zero."""
+    sessions = [fresh(workers) for _ in range(6)]  # held open: the workers share them
+    for session in sessions:
+        response = session.get(f"{workers.base_url}/api/v1/namespaces/default/secrets/gone")
+        assert response.status_code == 404
+    assert min(_secret_404s(s, workers) for s in sessions) >= 6
+    reset = sessions[0].delete(f"{workers.base_url}/metrics")
+    assert (reset.status_code, reset.text) == (200, "metrics reset\n")
+    wait_until(lambda: {_secret_404s(s, workers) for s in sessions} == {0.0})
+
+
 def _leader_pid(server: Server) -> int:
     """The worker holding the leader lock, from the kernel's lock table."""
     inode = os.stat(server.data_dir / "run" / "leader.lock").st_ino
