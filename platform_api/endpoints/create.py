@@ -8,6 +8,7 @@ from platform_api.endpoints.scope import Scope
 
 async def handle(scope: Scope) -> bytes:
     opts, out, obj = decode_write(scope, "CreateOptions")
+    scope.store.default(obj)
     name = obj["metadata"].get("name", "")
     await scope.handlers.admission.admit(scope, "CREATE", obj, name)
     admit = scope.validator("CREATE")

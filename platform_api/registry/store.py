@@ -17,6 +17,7 @@ import orjson
 from platform_api import errors
 from platform_api.authentication.user import UserInfo
 from platform_api.errors import StatusError
+from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.deletion import (
     deletion_finalizers,
     finishes_deletion,
@@ -173,6 +174,11 @@ class Store:
 
     # -- create -----------------------------------------------------------------------
 
+    def default(self, obj: Obj) -> None:
+        """The kind's defaults, as kube's decoder sets them: before mutating admission
+        (webhooks and policies see them), and again before validation."""
+        apply_defaults(self.resource.group, self.resource.kind, obj)
+
     async def create(
         self,
         namespace: str,
@@ -244,6 +250,7 @@ class Store:
                     raise errors.not_found(self.resource.plural, self.resource.group, name)
                 obj = updated(None)
                 obj.setdefault("metadata", {}).pop("resourceVersion", None)
+                self.default(obj)
                 if mutate is not None:
                     obj = await mutate(obj, None)
                 check_name(obj, name)
@@ -258,9 +265,11 @@ class Store:
             # old object stays intact for generation, status and immutability checks.
             assert stored is not None
             obj = updated(stored.copy())
+            main = strategy is self.strategy
+            if main:
+                self.default(obj)
             if mutate is not None:
                 obj = await mutate(obj, existing)
-            main = strategy is self.strategy
             before_update(self.resource, strategy, main, (namespace, name), obj, existing)
             if admit is not None:
                 await admit(obj, existing)

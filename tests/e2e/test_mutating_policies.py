@@ -130,3 +130,43 @@ def test_a_failing_mutation_refuses_as_kube(server: Server, admin: requests.Sess
         "code": 403,
     }
     assert admin.get(url + "/b1").status_code == 404
+
+
+def test_mutations_see_the_kinds_defaults(server: Server, admin: requests.Session) -> None:
+    """kube's decoder defaults a body before admission: a mutation reads ``type`` of a
+    Secret that did not set it (Opaque), on create and on an update that left it out."""
+    rules = [
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["secrets"],
+        }
+    ]
+    body = policy(
+        "defaults-seen",
+        "defaults",
+        {
+            "patchType": "ApplyConfiguration",
+            "applyConfiguration": {
+                "expression": "Object{metadata: Object.metadata{labels: {'seen': object.type}}}"
+            },
+        },
+    )
+    body["spec"]["matchConstraints"]["resourceRules"] = rules
+    bind(admin, server, body)
+    url = f"{server.url}/api/v1/namespaces/default/secrets"
+    secret = {"metadata": {"name": "defaults-seen", "labels": {"probe": "defaults"}}}
+
+    def labels() -> dict[str, str]:
+        r = admin.post(url, json=secret, params={"dryRun": "All"})
+        assert r.status_code == 201, r.text
+        return dict(r.json()["metadata"]["labels"])
+
+    eventually(lambda: labels().get("seen") == "Opaque")
+    assert admin.post(url, json=secret).status_code == 201
+    update = {**secret, "metadata": {**secret["metadata"], "labels": {"probe": "defaults"}}}
+    r = admin.put(f"{url}/defaults-seen", json=update)
+    assert r.status_code == 200, r.text
+    assert r.json()["metadata"]["labels"] == {"probe": "defaults", "seen": "Opaque"}
+    assert r.json()["type"] == "Opaque"
