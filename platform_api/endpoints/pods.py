@@ -66,7 +66,9 @@ async def bind(scope: Scope) -> bytes:
         existing.setdefault("spec", {})["nodeName"] = target["name"]
         return existing
 
-    await scope.store.update(scope.namespace, scope.name, assign, dry_run=scope.ctx.dry_run)
+    await scope.store.update(
+        scope.namespace, scope.name, assign, dry_run=scope.ctx.dry_run, subresource="binding"
+    )
     return _success(scope)
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import base64
 
 from platform_api.registry.podspec import validate_pod_spec
+from platform_api.registry.podupdate import validate_pod_update
 from platform_api.registry.servicespec import validate_service
-from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.registry.strategy import GenericStrategy, Obj, StatusStrategy, Strategy, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import is_config_map_key
+from platform_api.validation.names import is_config_map_key, validate_object_meta_update
 
 NAMESPACE_NAME_LABEL = "platform.io/metadata.name"
 UPSTREAM_NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -168,7 +169,26 @@ class PodStrategy(GenericStrategy):
     initial_status = {"phase": "Pending", "qosClass": "BestEffort"}
 
     def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + validate_pod_spec(obj.get("spec") or {}, "spec")
+        return super().validate(obj) + validate_pod_spec(obj.get("spec") or {}, "spec", pod=True)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = super().validate_update(new, old)
+        errs += validate_pod_spec(new.get("spec") or {}, "spec", pod=True)
+        return errs + validate_pod_update(new.get("spec") or {}, old.get("spec") or {})
+
+    def subresource_strategies(self) -> dict[str, Strategy]:
+        return {"binding": PodBindingStrategy(self)}
+
+
+class PodBindingStrategy(StatusStrategy):
+    """``/binding`` sets ``spec.nodeName``, which no update may change: kube's binding
+    REST writes the pod without the update rules."""
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        return None
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return validate_object_meta_update(new["metadata"], old["metadata"])
 
 
 @register("", "Service")

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from platform_api.registry.podvolumes import default_volumes
+
 Obj = dict[str, Any]
 Defaulter = Callable[[Obj], None]
 DEFAULTERS: dict[tuple[str, str], Defaulter] = {}
@@ -43,6 +45,37 @@ def _container(container: Obj) -> None:
     container.setdefault("terminationMessagePolicy", "File")
     container.setdefault("resources", {})
     _ports(container.get("ports") or [])
+    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
+        if isinstance(container.get(key), dict):
+            _probe(container[key])
+    for var in container.get("env") or []:
+        _value_from(var.get("valueFrom"))
+
+
+_PROBE_DEFAULTS: tuple[tuple[str, int], ...] = (("timeoutSeconds", 1), ("periodSeconds", 10))
+_PROBE_DEFAULTS += (("successThreshold", 1), ("failureThreshold", 3))
+
+
+def _probe(probe: Obj) -> None:
+    """SetDefaults_Probe and SetDefaults_HTTPGetAction: a zero counts as unset."""
+    for key, value in _PROBE_DEFAULTS:
+        if not probe.get(key):
+            probe[key] = value
+    get = probe.get("httpGet")
+    if isinstance(get, dict):
+        get["path"] = get.get("path") or "/"
+        get["scheme"] = get.get("scheme") or "HTTP"
+
+
+def _value_from(source: Any) -> None:
+    """An object field selector's apiVersion; a resource selector's divisor (a Go
+    Quantity, written as 0 when unset)."""
+    if not isinstance(source, dict):
+        return
+    if isinstance(source.get("fieldRef"), dict):
+        source["fieldRef"].setdefault("apiVersion", "v1")
+    if isinstance(source.get("resourceFieldRef"), dict):
+        source["resourceFieldRef"].setdefault("divisor", "0")
 
 
 def pod_spec(spec: Obj) -> None:
@@ -51,9 +84,26 @@ def pod_spec(spec: Obj) -> None:
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
+    default_volumes(spec.get("volumes") or [])
     for key in ("containers", "initContainers"):
         for container in spec.get(key) or []:
             _container(container)
+            if spec.get("hostNetwork"):  # the container's port is the host's
+                for port in container.get("ports") or []:
+                    if not port.get("hostPort") and port.get("containerPort"):
+                        port["hostPort"] = port["containerPort"]
+
+
+def _requests_from_limits(spec: Obj) -> None:
+    """SetDefaults_Pod (Pods only, not templates): a limit without a request is both."""
+    for key in ("containers", "initContainers"):
+        for container in spec.get(key) or []:
+            resources = container.get("resources") or {}
+            limits = resources.get("limits")
+            if isinstance(limits, dict) and limits:
+                requests = resources.setdefault("requests", {})
+                for name, value in limits.items():
+                    requests.setdefault(name, value)
 
 
 def _template(obj: Obj) -> None:
@@ -66,6 +116,7 @@ def _pod(obj: Obj) -> None:
     spec = obj.setdefault("spec", {})
     pod_spec(spec)
     spec.setdefault("enableServiceLinks", True)  # SetDefaults_Pod: Pods only, not templates
+    _requests_from_limits(spec)
     # The ServiceAccount and Priority admission plugins fill the account and priority;
     # v1 mirrors the account into the deprecated field, as kube's conversion does.
     if spec.get("serviceAccountName"):

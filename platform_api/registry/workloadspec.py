@@ -10,12 +10,11 @@ from typing import Any
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
 from platform_api.validation import field
-from platform_api.validation.field import FieldError, GoText
+from platform_api.validation.field import FieldError, GoText, nonnegative
 from platform_api.validation.labelselector import validate_label_selector
 from platform_api.validation.names import regex_error
 
 Obj = dict[str, Any]
-NONNEGATIVE = "must be greater than or equal to 0"
 _PERCENT = re.compile(r"^[0-9]+%$")
 _PERCENT_ERROR = regex_error(
     "a valid percent string must be a numeric string followed by an ending '%'",
@@ -24,13 +23,6 @@ _PERCENT_ERROR = regex_error(
     "93%",
 )
 STRATEGIES = ["Recreate", "RollingUpdate"]
-
-
-def nonnegative(path: str, value: Any) -> list[FieldError]:
-    """``ValidateNonnegativeField``."""
-    if isinstance(value, int) and value < 0:
-        return [field.invalid(path, value, NONNEGATIVE)]
-    return []
 
 
 def validate_selector_and_template(spec: Obj, owner: str, kind: str) -> list[FieldError]:

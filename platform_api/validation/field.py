@@ -7,6 +7,7 @@ quoting of string values and the JSON rendering of composite ones.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +115,34 @@ def forbidden(field: str, detail: str) -> FieldError:
 
 def duplicate(field: str, value: Any) -> FieldError:
     return FieldError(DUPLICATE, field, value)
+
+
+def not_found(field: str, value: Any) -> FieldError:
+    return FieldError(NOT_FOUND, field, value)
+
+
+def checked(field: str, value: Any, check: Callable[[Any], list[str]]) -> list[FieldError]:
+    """Required when empty, else each of ``check``'s complaints as Invalid."""
+    if not value:
+        return [required(field)]
+    return [invalid(field, value, message) for message in check(value)]
+
+
+NONNEGATIVE = "must be greater than or equal to 0"
+
+
+def nonnegative(field: str, value: Any) -> list[FieldError]:
+    """``ValidateNonnegativeField``."""
+    if isinstance(value, int) and value < 0:
+        return [invalid(field, value, NONNEGATIVE)]
+    return []
+
+
+def in_range(field: str, value: Any, low: int, high: int) -> list[FieldError]:
+    """``InclusiveRangeError`` for an integer outside ``low``..``high``."""
+    if isinstance(value, int) and not low <= value <= high:
+        return [invalid(field, value, f"must be between {low} and {high}, inclusive")]
+    return []
 
 
 def too_long(field: str, max_length: int, unit: str = "bytes") -> FieldError:

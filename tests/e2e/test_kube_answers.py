@@ -335,3 +335,36 @@ def test_pod_logs_answer_as_for_a_pod_no_node_started(
     assert (logs.returncode, logs.stdout) == (0, "")
     for name in ("one", "two"):
         admin.delete(f"{base}/{name}?gracePeriodSeconds=0")
+
+
+def test_pods_are_validated_and_updated_as_kubes(server: Server, admin: requests.Session) -> None:
+    """A pod spec is checked as kube's ValidatePodSpec checks it (volumes, mounts, probes:
+    the full table is in tests/registry/test_podspec.py), and an update may change only
+    what kube lets change (images, a shorter deadline, added tolerations)."""
+    base = server.url + "/api/v1/namespaces/default/pods"
+    container = {
+        "name": "c",
+        "image": "nginx:1",
+        "volumeMounts": [{"name": "data", "mountPath": "/d"}],
+    }
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "checked"}}
+    refused = admin.post(base, json={**body, "spec": {"containers": [container]}})
+    assert _answer(refused) == (422, "Invalid")
+    assert refused.json()["message"] == (
+        'Pod "checked" is invalid: spec.containers[0].volumeMounts[0].name: Not found: "data"'
+    )
+    spec = {"containers": [container], "volumes": [{"name": "data"}]}  # an emptyDir by default
+    created = admin.post(base, json={**body, "spec": spec})
+    assert created.status_code == 201, created.text
+    assert created.json()["spec"]["volumes"][0] == {"name": "data", "emptyDir": {}}
+    patch = {"Content-Type": "application/strategic-merge-patch+json"}
+    image = {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}
+    assert admin.patch(f"{base}/checked", json=image, headers=patch).status_code == 200
+    env = {"spec": {"containers": [{"name": "c", "env": [{"name": "A", "value": "1"}]}]}}
+    forbidden = admin.patch(f"{base}/checked", json=env, headers=patch)
+    assert _answer(forbidden) == (422, "Invalid")
+    assert forbidden.json()["message"].startswith(
+        'Pod "checked" is invalid: spec: Forbidden: pod updates may not change fields other '
+        "than `spec.containers[*].image`,"
+    )
+    assert admin.get(f"{base}/checked").json()["spec"]["containers"][0]["image"] == "nginx:2"

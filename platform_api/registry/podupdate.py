@@ -1,0 +1,123 @@
+"""What an update may change in a running pod's spec (kube's ValidatePodUpdate): the
+images, a shorter active deadline, added tolerations, a negative grace period set to 1.
+Anything else is refused with kube's list of what may change and a diff of the rest."""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+from typing import Any
+
+from platform_api.validation import field
+from platform_api.validation.field import FieldError
+
+Obj = dict[str, Any]
+UPDATABLE = ",".join(
+    [
+        "`spec.containers[*].image`",
+        "`spec.initContainers[*].image`",
+        "`spec.activeDeadlineSeconds`",
+        "`spec.tolerations` (only additions to existing tolerations)",
+        "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
+        "negative)",
+    ]
+)
+_MAX_INT32 = 2147483647
+
+
+def validate_pod_update(new: Obj, old: Obj) -> list[FieldError]:
+    """The update rules, in kube's order; a refusal of containers added or removed stops
+    there, as kube's does."""
+    errs: list[FieldError] = []
+    for key in ("containers", "initContainers"):
+        found, stop = _container_updates(new.get(key) or [], old.get(key) or [], f"spec.{key}")
+        errs += found
+        if stop:
+            return errs
+    found = _deadline(new.get("activeDeadlineSeconds"), old.get("activeDeadlineSeconds"))
+    if found:
+        return errs + found
+    errs += _only_added_tolerations(new.get("tolerations") or [], old.get("tolerations") or [])
+    if _plain(new) == _plain(old):
+        return errs
+    munged = _munged(new, old)
+    if _plain(munged) != _plain(old):
+        detail = f"pod updates may not change fields other than {UPDATABLE}\n{_diff(old, munged)}"
+        errs.append(field.forbidden("spec", detail))
+    return errs
+
+
+def _container_updates(new: list[Obj], old: list[Obj], path: str) -> tuple[list[FieldError], bool]:
+    if len(new) != len(old):
+        return [field.forbidden(path, "pod updates may not add or remove containers")], True
+    errs: list[FieldError] = []
+    for i, container in enumerate(new):
+        image = container.get("image") or ""
+        if not image:
+            errs.append(field.required(f"{path}[{i}].image"))
+        if image != image.strip():
+            detail = "must not have leading or trailing whitespace"
+            errs.append(field.invalid(f"{path}[{i}].image", image, detail))
+    return errs, False
+
+
+def _deadline(new: Any, old: Any) -> list[FieldError]:
+    at = "spec.activeDeadlineSeconds"
+    if new is None:
+        if old is not None:
+            return [field.invalid(at, None, "must not update from a positive integer to nil value")]
+        return []
+    if not 0 <= new <= _MAX_INT32:
+        return [field.invalid(at, new, f"must be between 0 and {_MAX_INT32}, inclusive")]
+    if old is not None and old < new:
+        return [field.invalid(at, new, "must be less than or equal to previous value")]
+    return []
+
+
+def _only_added_tolerations(new: list[Obj], old: list[Obj]) -> list[FieldError]:
+    """Every existing toleration kept (its tolerationSeconds may change)."""
+    kept = {_identity(t) for t in new}
+    if all(_identity(t) in kept for t in old):
+        return []
+    detail = "existing toleration can not be modified except its tolerationSeconds"
+    return [field.forbidden("spec.tolerations", detail)]
+
+
+def _identity(toleration: Obj) -> tuple[str, ...]:
+    return tuple(toleration.get(k) or "" for k in ("key", "operator", "value", "effect"))
+
+
+def _munged(new: Obj, old: Obj) -> Obj:
+    """``new`` with what may change taken from ``old``: equal to ``old`` when nothing
+    else changed."""
+    munged = copy.deepcopy(new)
+    for key in ("containers", "initContainers"):
+        for container, before in zip(munged.get(key) or [], old.get(key) or [], strict=False):
+            container["image"] = before.get("image")
+    for key in ("activeDeadlineSeconds", "tolerations", "schedulingGates"):
+        munged.pop(key, None)
+        if key in old:
+            munged[key] = old[key]
+    grace = old.get("terminationGracePeriodSeconds")
+    if isinstance(grace, int) and grace < 0 and munged.get("terminationGracePeriodSeconds") == 1:
+        munged["terminationGracePeriodSeconds"] = grace
+    return munged
+
+
+def _plain(value: Any) -> Any:
+    """For comparing as kube's semantic equality does: an empty list is no list."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if v is not None and v != []}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _diff(old: Obj, new: Obj) -> str:
+    """A unified diff of the two specs written out, as kube's (which writes its internal
+    Go type, field names capitalised; this writes the v1 JSON)."""
+    before = json.dumps(old, indent=1, sort_keys=True).splitlines()
+    after = json.dumps(new, indent=1, sort_keys=True).splitlines()
+    lines = list(difflib.unified_diff(before, after, lineterm="", n=3))[2:]
+    return "\n".join(lines) + "\n"

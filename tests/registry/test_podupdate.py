@@ -1,0 +1,70 @@
+"""What an update may change in a pod's spec, as kube-apiserver v1.36 answered (reference:
+strategic-merge patches of a running pod, each answer below)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from platform_api.registry.podupdate import UPDATABLE, validate_pod_update
+
+OLD: dict[str, Any] = {
+    "containers": [{"name": "c", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]}],
+    "restartPolicy": "Always",
+    "terminationGracePeriodSeconds": 30,
+    "activeDeadlineSeconds": 100,
+    "tolerations": [{"key": "a", "operator": "Exists", "effect": "NoSchedule"}],
+}
+FORBIDDEN = f"spec: Forbidden: pod updates may not change fields other than {UPDATABLE}\n"
+
+
+def changed(**fields: Any) -> dict[str, Any]:
+    new = copy.deepcopy(OLD)
+    new.update(fields)
+    return new
+
+
+def messages(new: dict[str, Any], old: dict[str, Any] = OLD) -> list[str]:
+    return [str(e) for e in validate_pod_update(new, old)]
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        changed(containers=[{**OLD["containers"][0], "image": "nginx:2"}]),
+        changed(activeDeadlineSeconds=50),
+        changed(tolerations=[*OLD["tolerations"], {"key": "b", "operator": "Exists"}]),
+        changed(tolerations=[{**OLD["tolerations"][0], "tolerationSeconds": 5}]),
+        changed(volumes=[]),  # an empty list is no list, as kube's semantic equality has it
+    ],
+)
+def test_what_may_change(new: dict[str, Any]) -> None:
+    assert messages(new) == []
+
+
+def test_other_changes_are_refused_with_a_diff() -> None:
+    env = changed(containers=[{**OLD["containers"][0], "env": [{"name": "A", "value": "2"}]}])
+    (message,) = messages(env)
+    assert message.startswith(FORBIDDEN + "@@ ")
+    assert '-     "value": "1"\n+     "value": "2"\n' in message
+    (message,) = messages(changed(restartPolicy="Never"))
+    assert '- "restartPolicy": "Always",\n+ "restartPolicy": "Never",\n' in message
+
+
+def test_deadline_containers_and_tolerations_as_kube_words_them() -> None:
+    assert messages(changed(activeDeadlineSeconds=200)) == [
+        "spec.activeDeadlineSeconds: Invalid value: 200: must be less than or equal to "
+        "previous value"
+    ]
+    assert messages(changed(tolerations=[{"key": "b", "operator": "Exists"}])) == [
+        "spec.tolerations: Forbidden: existing toleration can not be modified except its "
+        "tolerationSeconds"
+    ]
+    two = changed(containers=[*OLD["containers"], {"name": "d", "image": "x"}])
+    assert messages(two) == [
+        "spec.containers: Forbidden: pod updates may not add or remove containers"
+    ]
+    negative = changed(terminationGracePeriodSeconds=-1)
+    assert messages(changed(terminationGracePeriodSeconds=1), negative) == []
