@@ -61,9 +61,11 @@ class WriteOptions:
 
 
 def default_field_manager(request: Request) -> str:
-    """kube infers a manager from the User-Agent: the part before the first '/'."""
+    """kube infers a manager from the User-Agent: the printable part before the first
+    '/', or ``unknown`` when that is empty (no User-Agent, say)."""
     agent = (request.getHeader(b"user-agent") or b"").decode("utf-8", "replace")
-    return agent.split("/", 1)[0][:FIELD_MANAGER_MAX]
+    prefix = "".join(c for c in agent.split("/", 1)[0] if c.isprintable())
+    return prefix[:FIELD_MANAGER_MAX] or "unknown"
 
 
 def validate_dry_run(values: list[str]) -> list[FieldError]:
