@@ -132,7 +132,8 @@ def _service(obj: Obj) -> None:
         spec.setdefault("internalTrafficPolicy", "Cluster")
     for port in spec.get("ports") or []:
         port.setdefault("protocol", "TCP")
-        port.setdefault("targetPort", port.get("port"))
+        if not port.get("targetPort"):  # absent, 0 or "": the port itself
+            port["targetPort"] = port.get("port", 0)
     if spec["type"] in ("NodePort", "LoadBalancer"):
         spec.setdefault("externalTrafficPolicy", "Cluster")
 

@@ -224,11 +224,7 @@ class Decoder:
             if not isinstance(value, list):
                 raise self._type_error(value, path, struct, self.go_type(node))
             items = node.get("items", {})
-            return [
-                self._value(item, items, f"{path}[{i}]", struct)
-                for i, item in enumerate(value)
-                if item is not None
-            ]
+            return [self._item(item, items, f"{path}[{i}]", struct) for i, item in enumerate(value)]
         if kind == "string":
             if not isinstance(value, str):
                 raise self._type_error(value, path, struct, "string")
@@ -252,6 +248,33 @@ class Decoder:
             return value
         return value  # untyped: any JSON value (RawExtension-style)
 
+    def _item(self, value: Any, node: Node, path: str, struct: str) -> Any:
+        """A list item or map value: Go decodes a null one as its type's zero value (a
+        null container is a container with every field empty, refused by validation)."""
+        if value is None:
+            value = self._zero(node)
+            if value is None:
+                return None
+        return self._value(value, node, path, struct)
+
+    def _zero(self, node: Node) -> Any:
+        """The JSON of a Go zero value of ``node``'s type; None where Go writes null
+        (slices, maps, pointers, times, free-form values)."""
+        ref, target = self.schemas.resolve(node)
+        if ref == INT_OR_STRING:
+            return 0
+        if ref == QUANTITY:
+            return "0"
+        if ref in (TIME, MICRO_TIME) or ref.endswith(".JSONSchemaPropsOrArray"):
+            return None
+        if ref:
+            return {} if "properties" in target else self._zero(target)
+        if "properties" in node:
+            return {}
+        if node.get("format") == "byte":
+            return None  # a nil []byte
+        return _ZEROS.get(node.get("type", ""))
+
     def _object(self, value: Any, node: Node, path: str, struct: str) -> Any:
         if not isinstance(value, dict):
             raise self._type_error(
@@ -274,10 +297,7 @@ class Decoder:
                     out[key] = self._value(item, props[key], child, struct)
             elif isinstance(extra, dict):
                 entry = f"{path}[{key}]"
-                if item is None:  # Go stores the zero value of the map's element type
-                    out[key] = "" if extra.get("type") == "string" else item
-                else:
-                    out[key] = self._value(item, extra, entry, struct)
+                out[key] = self._item(item, extra, entry, struct)
             else:
                 self.unknown.append(child)
                 self.in_order.append(f'unknown field "{child}"')
@@ -291,6 +311,9 @@ class Decoder:
         """A repeated key, reported where the repeat stood in the body."""
         self.duplicates.append(f"{path}.{key}" if path else key)
         self.in_order.append(f'duplicate field "{self.duplicates[-1]}"')
+
+
+_ZEROS: dict[str, Any] = {"string": "", "integer": 0, "number": 0, "boolean": False}
 
 
 def _struct(definition: str) -> str:

@@ -6,8 +6,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from platform_api.validation import field
-from platform_api.validation.field import FieldError
+from platform_api.validation.field import FieldError, GoText
 
 _LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _LABEL_MSG = (
@@ -196,32 +198,49 @@ def validate_annotations(annotations: dict[str, str], path: str) -> list[FieldEr
     return errs
 
 
+_REF_ORDER = ("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")
+
+
+def _go_ref(ref: dict[str, Any]) -> dict[str, Any]:
+    return {k: ref[k] for k in _REF_ORDER if ref.get(k) not in (None, "")}
+
+
+def _go_refs(refs: dict[str, Any] | list[dict[str, Any]]) -> GoText:
+    """Owner references as Go's JSON writes them: their struct's field order."""
+    value = [_go_ref(r) for r in refs] if isinstance(refs, list) else _go_ref(refs)
+    return GoText(orjson.dumps(value).decode())
+
+
+def _ref_version(api_version: str) -> str:
+    """``schema.ParseGroupVersion``'s version: none when it does not parse."""
+    if api_version.count("/") > 1:
+        return ""
+    return api_version.rpartition("/")[2]
+
+
 def validate_owner_references(refs: list[dict[str, Any]], path: str) -> list[FieldError]:
+    """kube's ValidateOwnerReferences: its field errors name no index."""
     errs: list[FieldError] = []
     controller = ""
-    for i, ref in enumerate(refs):
-        at = f"{path}[{i}]"
+    for ref in refs:
         api_version = ref.get("apiVersion", "")
-        if not api_version:
-            errs.append(field.required(f"{at}.apiVersion", "must not be empty"))
-        elif api_version.count("/") > 1 or api_version.endswith("/"):
+        if not _ref_version(api_version):
             errs.append(
-                field.invalid(
-                    f"{at}.apiVersion", api_version, "must be <group>/<version> or <version>"
-                )
+                field.invalid(f"{path}.apiVersion", api_version, "version must not be empty")
             )
         for key in ("kind", "name", "uid"):
             if not ref.get(key):
-                errs.append(field.required(f"{at}.{key}", "must not be empty"))
+                errs.append(field.invalid(f"{path}.{key}", ref.get(key, ""), "must not be empty"))
         if api_version == "v1" and ref.get("kind") == "Event":
-            errs.append(field.invalid(at, ref, "/v1, Kind=Event is disallowed from being an owner"))
+            detail = "/v1, Kind=Event is disallowed from being an owner"
+            errs.append(field.invalid(path, _go_refs(ref), detail))
         if ref.get("controller"):
             current = f"{ref.get('kind', '')}/{ref.get('name', '')}"
             if controller:
                 errs.append(
                     field.invalid(
                         path,
-                        refs,
+                        _go_refs(refs),
                         'Only one reference can have Controller set to true. Found "true" in '
                         f"references for {controller} and {current}",
                     )

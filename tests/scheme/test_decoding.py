@@ -116,6 +116,23 @@ def test_nulls_are_absent_and_times_canonical() -> None:
     assert decoded.obj["metadata"] == {"name": "x", "creationTimestamp": "2024-05-01T08:00:00Z"}
 
 
+def test_null_items_are_their_types_zero_values() -> None:
+    """Go decodes a null list item or map value as its type's zero value (kube then
+    refuses a null container for its empty name, as the reference did)."""
+    body = b"""{"spec":{"containers":[null,{"name":"c","args":["a",null],
+      "resources":{"limits":{"cpu":null}},"ports":[{"containerPort":1,"hostPort":null}]}],
+      "tolerations":[null],"readinessGates":null}}"""
+    spec = decode(("", "v1", "pods"), body).obj["spec"]
+    assert spec["containers"][0] == {}
+    assert spec["containers"][1]["args"] == ["a", ""]
+    assert spec["containers"][1]["resources"] == {"limits": {"cpu": "0"}}
+    assert spec["containers"][1]["ports"] == [{"containerPort": 1}]
+    assert spec["tolerations"] == [{}]
+    assert "readinessGates" not in spec
+    labels = decode(("", "v1", "configmaps"), b'{"data":{"a":null},"binaryData":{"b":null}}').obj
+    assert labels == {"data": {"a": ""}, "binaryData": {"b": None}}  # a nil []byte
+
+
 def test_quantities_int_or_string_and_bytes() -> None:
     body = b"""{"spec":{"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":1}},
       "template":{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":2,"memory":"1Gi"}}}]}}}}"""
