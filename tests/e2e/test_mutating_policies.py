@@ -170,3 +170,5 @@ def test_mutations_see_the_kinds_defaults(server: Server, admin: requests.Sessio
     assert r.status_code == 200, r.text
     assert r.json()["metadata"]["labels"] == {"probe": "defaults", "seen": "Opaque"}
     assert r.json()["type"] == "Opaque"
+    for plural in ("mutatingadmissionpolicybindings", "mutatingadmissionpolicies"):
+        assert admin.delete(f"{server.url}{API}/{plural}/defaults-seen").status_code == 200

@@ -123,11 +123,14 @@ def _create_and_read_back(server: Server, admin: requests.Session) -> None:
         f"mutatingadmissionpolicy.{GROUP}/e2e-map-labels created",
         f"mutatingadmissionpolicybinding.{GROUP}/e2e-map-labels created",
     ]
-    for args in (("mutatingadmissionpolicies",), ("mutatingadmissionpolicies", "-o", "wide")):
+    policy = ("mutatingadmissionpolicies", "e2e-map-labels")  # other tests' policies too
+    for args in (policy, (*policy, "-o", "wide")):
         table = server.kubectl("get", *args).stdout.splitlines()
         assert table[0].split() == ["NAME", "MUTATIONS", "PARAMKIND", "AGE"]
         assert table[1].split()[:3] == ["e2e-map-labels", "2", "v1/ConfigMap"]
-    table = server.kubectl("get", "mutatingadmissionpolicybindings", "-o", "wide").stdout
+    table = server.kubectl(
+        "get", "mutatingadmissionpolicybindings", "e2e-map-labels", "-o", "wide"
+    ).stdout
     assert table.splitlines()[0].split() == ["NAME", "POLICYNAME", "PARAMREF", "AGE"]
     assert table.splitlines()[1].split()[:3] == ["e2e-map-labels", "e2e-map-labels", "default/team"]
     got = json.loads(
