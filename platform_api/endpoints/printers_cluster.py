@@ -1,5 +1,6 @@
-"""Table columns of CertificateSigningRequests and RuntimeClasses (kube's
-internalversion printers): what ``kubectl get csr`` and ``get runtimeclass`` show."""
+"""Table columns of CertificateSigningRequests, RuntimeClasses and EndpointSlices (kube's
+internalversion printers): what ``kubectl get csr``, ``get runtimeclass`` and ``get
+endpointslices`` show."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ _CONDITION = Column(
     "Condition", "string", "", "Conditions applied to the request, such as approval or denial."
 )
 _HANDLER = Column("Handler", "string", "", "")
+_SLICE = tuple(Column(name, "string", "", "") for name in ("AddressType", "Ports", "Endpoints"))
 
 
 def csr_condition(csr: Obj) -> str:
@@ -59,4 +61,32 @@ COLUMNS[("certificates.platform.io", "certificatesigningrequests")] = Printer(
 )
 COLUMNS[("node.platform.io", "runtimeclasses")] = Printer(
     (NAME, _HANDLER, AGE), _runtime_class_cells
+)
+
+
+def _first_three(items: list[str]) -> str:
+    """kube's listWithMoreString: three, then how many more."""
+    if len(items) > 3:
+        return f"{','.join(items[:3])} + {len(items) - 3} more..."
+    return ",".join(items) or "<unset>"
+
+
+def _endpoint_slice_cells(obj: Obj) -> list[Any]:
+    meta = obj.get("metadata") or {}
+    ports = [
+        str(p["port"]) if p.get("port") is not None else (p.get("name") or "*")
+        for p in obj.get("ports") or []
+    ]
+    addresses = [a for e in obj.get("endpoints") or [] for a in e.get("addresses") or []]
+    return [
+        meta.get("name", ""),
+        obj.get("addressType", ""),
+        _first_three(ports),
+        _first_three(addresses),
+        age(meta.get("creationTimestamp")),
+    ]
+
+
+COLUMNS[("discovery.platform.io", "endpointslices")] = Printer(
+    (NAME, *_SLICE, AGE), _endpoint_slice_cells
 )

@@ -150,6 +150,8 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("batch", "Job", "jobs", categories=ALL, status=True),
     # coordination.platform.io/v1
     _t("coordination.platform.io", "Lease", "leases"),
+    # discovery.platform.io/v1 (no controller fills them here: no pod runs)
+    _t("discovery.platform.io", "EndpointSlice", "endpointslices"),
     # events.platform.io/v1
     _t("events.platform.io", "Event", "events", short=("ev",)),
     # networking.platform.io/v1

@@ -1,0 +1,127 @@
+"""EndpointSlices (discovery/v1): kube's defaults and ValidateEndpointSlice, each
+message as kube-apiserver v1.36 answered it."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from platform_api.registry.defaults import defaults
+from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.validation import field
+from platform_api.validation.field import FieldError
+from platform_api.validation.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+
+ADDRESS_TYPES = ["FQDN", "IPv4", "IPv6"]
+PROTOCOLS = ["SCTP", "TCP", "UDP"]
+INVALID_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+
+
+@defaults("discovery.platform.io", "EndpointSlice")
+def _endpoint_slice(obj: Obj) -> None:
+    for port in obj.get("ports") or []:
+        port.setdefault("name", "")
+        port.setdefault("protocol", "TCP")
+    for endpoint in obj.get("endpoints") or []:
+        endpoint.setdefault("conditions", {})
+
+
+@register("discovery.platform.io", "EndpointSlice")
+class EndpointSliceStrategy(GenericStrategy):
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_endpoint_slice(obj)
+
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
+        if obj.get("addressType") == "FQDN":
+            return ["spec.addressType: FQDN endpoints are deprecated"]
+        return []
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = super().validate_update(new, old) + validate_endpoint_slice(new)
+        if new.get("addressType") != old.get("addressType"):
+            errs.append(field.invalid("addressType", new.get("addressType"), "field is immutable"))
+        return errs
+
+
+def validate_endpoint_slice(obj: Obj) -> list[FieldError]:
+    kind = obj.get("addressType") or ""
+    errs: list[FieldError] = []
+    if not kind:
+        errs.append(field.required("addressType"))
+    elif kind not in ADDRESS_TYPES:
+        errs.append(field.not_supported("addressType", kind, ADDRESS_TYPES))
+    for i, endpoint in enumerate(obj.get("endpoints") or []):
+        errs += _endpoint(endpoint, kind, f"endpoints[{i}]")
+    return errs + _ports(obj.get("ports") or [])
+
+
+def _endpoint(endpoint: Obj, kind: str, at: str) -> list[FieldError]:
+    addresses: list[str] = endpoint.get("addresses") or []
+    errs: list[FieldError] = []
+    if not addresses:
+        errs.append(field.required(f"{at}.addresses", "must contain at least 1 address"))
+    for i, address in enumerate(addresses):
+        where = f"{at}.addresses[{i}]"
+        if kind == "FQDN":
+            errs += [field.invalid(where, address, m) for m in is_dns1123_subdomain(address)]
+        elif kind in ("IPv4", "IPv6"):
+            errs += _ip(address, kind, at, where)
+    node = endpoint.get("nodeName")
+    if node is not None:
+        errs += [field.invalid(f"{at}.nodeName", node, m) for m in is_dns1123_subdomain(node)]
+    host = endpoint.get("hostname")
+    if host is not None:
+        errs += [field.invalid(f"{at}.hostname", host, m) for m in is_dns1123_label(host)]
+    return errs
+
+
+def _ip(address: str, kind: str, at: str, where: str) -> list[FieldError]:
+    """An address of the slice's family that an endpoint may have (kube's
+    ValidateEndpointIP); the family error names the list, as kube's does."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return [field.invalid(where, address, INVALID_IP)]
+    errs: list[FieldError] = []
+    if ip.version != (4 if kind == "IPv4" else 6):
+        errs.append(field.invalid(f"{at}.addresses", address, f"must be an {kind} address"))
+    if ip.is_unspecified:
+        errs.append(field.invalid(where, address, f"may not be unspecified ({address})"))
+    if ip.is_loopback:
+        detail = "may not be in the loopback range (127.0.0.0/8, ::1/128)"
+        errs.append(field.invalid(where, address, detail))
+    if ip.is_link_local and not ip.is_multicast:
+        detail = "may not be in the link-local range (169.254.0.0/16, fe80::/10)"
+        errs.append(field.invalid(where, address, detail))
+    if ip in _LINK_LOCAL_MULTICAST[ip.version]:
+        detail = "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"
+        errs.append(field.invalid(where, address, detail))
+    return errs
+
+
+_LINK_LOCAL_MULTICAST: dict[int, Any] = {
+    4: ipaddress.ip_network("224.0.0.0/24"),
+    6: ipaddress.ip_network("ff02::/16"),
+}
+
+
+def _ports(ports: list[Obj]) -> list[FieldError]:
+    errs: list[FieldError] = []
+    names: set[str] = set()
+    for i, port in enumerate(ports):
+        at = f"ports[{i}]"
+        name = port.get("name") or ""
+        if name:
+            errs += [field.invalid(f"{at}.name", name, m) for m in is_dns1123_label(name)]
+        if name in names:
+            errs.append(field.duplicate(f"{at}.name", name))
+        names.add(name)
+        protocol = port.get("protocol")
+        if not protocol:
+            errs.append(field.required(f"{at}.protocol"))
+        elif protocol not in PROTOCOLS:
+            errs.append(field.not_supported(f"{at}.protocol", protocol, PROTOCOLS))
+        app = port.get("appProtocol")
+        if app is not None:
+            errs += [field.invalid(f"{at}.appProtocol", app, m) for m in is_qualified_name(app)]
+    return errs

@@ -1,0 +1,94 @@
+"""EndpointSlices validated and printed as kube-apiserver v1.36 did (reference: dry-run
+creates, and ``kubectl get endpointslices``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from platform_api.endpoints.printers_cluster import _endpoint_slice_cells
+from platform_api.registry.defaults import apply_defaults
+from platform_api.registry.discovery import validate_endpoint_slice
+from platform_api.validation.field import aggregate
+
+KUBE_ANSWERS: list[tuple[str, dict[str, Any], str]] = [
+    ("eps-no-type", {}, "addressType: Required value"),
+    (
+        "eps-bad-type",
+        {"addressType": "Foo"},
+        'addressType: Unsupported value: "Foo": supported values: "FQDN", "IPv4", "IPv6"',
+    ),
+    (
+        "eps-bad-ip",
+        {"addressType": "IPv4", "endpoints": [{"addresses": ["nope"]}]},
+        'endpoints[0].addresses[0]: Invalid value: "nope": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+    ),
+    (
+        "eps-v6-in-v4",
+        {"addressType": "IPv4", "endpoints": [{"addresses": ["::1"]}]},
+        '[endpoints[0].addresses: Invalid value: "::1": must be an IPv4 address, endpoints[0].addresses[0]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128)]',
+    ),
+    (
+        "eps-no-addresses",
+        {"addressType": "IPv4", "endpoints": [{"addresses": []}]},
+        "endpoints[0].addresses: Required value: must contain at least 1 address",
+    ),
+    ("eps-port-range", {"addressType": "IPv4", "ports": [{"name": "a", "port": 70000}]}, ""),
+    (
+        "eps-port-proto",
+        {"addressType": "IPv4", "ports": [{"name": "a", "port": 80, "protocol": "FOO"}]},
+        'ports[0].protocol: Unsupported value: "FOO": supported values: "SCTP", "TCP", "UDP"',
+    ),
+    (
+        "eps-port-name",
+        {"addressType": "IPv4", "ports": [{"name": "Bad_Name", "port": 80}]},
+        "ports[0].name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+    ),
+    (
+        "eps-dup-names",
+        {"addressType": "IPv4", "ports": [{"port": 80}, {"port": 81}]},
+        'ports[1].name: Duplicate value: ""',
+    ),
+    (
+        "eps-fqdn-bad",
+        {"addressType": "FQDN", "endpoints": [{"addresses": ["Bad_Host"]}]},
+        "endpoints[0].addresses[0]: Invalid value: \"Bad_Host\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    ),
+    (
+        "eps-hostname",
+        {
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["1.2.3.4"], "hostname": "Bad_H", "nodeName": "Bad_N"}],
+        },
+        "[endpoints[0].nodeName: Invalid value: \"Bad_N\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), endpoints[0].hostname: Invalid value: \"Bad_H\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')]",
+    ),
+    ("eps-label", {"addressType": "IPv4"}, ""),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "message"), KUBE_ANSWERS, ids=[c[0] for c in KUBE_ANSWERS]
+)
+def test_slices_refused_as_kube_refused_them(name: str, body: dict[str, Any], message: str) -> None:
+    obj = {"kind": "EndpointSlice", "metadata": {"name": name}, **body}
+    apply_defaults("discovery.platform.io", "EndpointSlice", obj)
+    errs = validate_endpoint_slice(obj)
+    assert (aggregate(errs) if errs else "") == message
+
+
+def test_columns_as_kubectl_shows_them() -> None:
+    many = {
+        "metadata": {"name": "many"},
+        "addressType": "IPv4",
+        "ports": [{"port": p} for p in (1, 2, 3, 4)] + [{"name": "x"}],
+        "endpoints": [
+            {"addresses": ["10.0.0.1"]},
+            {"addresses": ["10.0.0.2", "10.0.0.3"]},
+            {"addresses": ["10.0.0.4", "10.0.0.5"]},
+        ],
+    }
+    cells = _endpoint_slice_cells(many)
+    assert cells[1:4] == ["IPv4", "1,2,3 + 2 more...", "10.0.0.1,10.0.0.2,10.0.0.3 + 2 more..."]
+    empty = _endpoint_slice_cells({"metadata": {"name": "e"}, "addressType": "FQDN"})
+    assert empty[1:4] == ["FQDN", "<unset>", "<unset>"]
