@@ -9,6 +9,7 @@ from platform_api.registry.workloadspec import (
     validate_deployment_spec,
     validate_job_spec,
     validate_replicated_spec,
+    validate_statefulset_spec,
 )
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
@@ -28,6 +29,8 @@ class PodTemplateStrategy(WorkloadStrategy):
         kind = self.resource.kind
         if kind == "DaemonSet":
             return super().validate(obj) + validate_daemonset_spec(spec)
+        if kind == "StatefulSet":
+            return super().validate(obj) + validate_statefulset_spec(spec)
         return super().validate(obj) + validate_replicated_spec(kind, spec)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
@@ -71,7 +74,8 @@ class CronJobStrategy(WorkloadStrategy):
         return super().validate(obj) + validate_cronjob_spec(obj.get("spec") or {})
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + validate_cronjob_spec(new.get("spec") or {})
+        spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+        return super().validate_update(new, old) + validate_cronjob_spec(spec, old_spec)
 
 
 for _group, _kind in (

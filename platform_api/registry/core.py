@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 
+from platform_api.registry.claimspec import validate_claim_spec
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.registry.podupdate import validate_pod_update
 from platform_api.registry.servicespec import validate_service
@@ -222,6 +223,13 @@ class PersistentVolumeStrategy(GenericStrategy):
 @register("", "PersistentVolumeClaim")
 class PersistentVolumeClaimStrategy(GenericStrategy):
     initial_status = {"phase": "Pending"}
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_claim_spec(obj.get("spec") or {}, "spec")
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = super().validate_update(new, old)
+        return errs + validate_claim_spec(new.get("spec") or {}, "spec")
 
 
 @register("", "PodTemplate")

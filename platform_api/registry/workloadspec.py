@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from platform_api.registry.claimspec import validate_claim_spec
+from platform_api.registry.cronschedule import schedule_errors, time_zone_errors
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
 from platform_api.validation import field
@@ -89,6 +91,42 @@ def validate_replicated_spec(kind: str, spec: Obj) -> list[FieldError]:
     return errs + validate_selector_and_template(spec, owner, kind)
 
 
+def validate_statefulset_spec(spec: Obj) -> list[FieldError]:
+    """kube's ValidateStatefulSetSpec: the pod management policy and update strategy
+    first, then the replicated rules, then each claim template's spec."""
+    policy = spec.get("podManagementPolicy", "")
+    errs: list[FieldError] = []
+    if not policy:
+        errs.append(field.required("spec.podManagementPolicy"))
+    elif policy not in ("OrderedReady", "Parallel"):
+        detail = "must be 'OrderedReady' or 'Parallel'"
+        errs.append(field.invalid("spec.podManagementPolicy", policy, detail))
+    strategy = spec.get("updateStrategy") or {}
+    kind, rolling = strategy.get("type", ""), strategy.get("rollingUpdate")
+    if not kind:
+        errs.append(field.required("spec.updateStrategy"))
+    elif kind == "OnDelete" and rolling is not None:
+        detail = "only allowed for updateStrategy 'RollingUpdate'"
+        errs.append(field.invalid("spec.updateStrategy.rollingUpdate", rolling, detail))
+    elif kind == "RollingUpdate" and rolling is not None:
+        at = "spec.updateStrategy.rollingUpdate.partition"
+        errs += nonnegative(at, rolling.get("partition"))
+    elif kind not in ("RollingUpdate", "OnDelete"):
+        detail = "must be 'RollingUpdate' or 'OnDelete'"
+        errs.append(field.invalid("spec.updateStrategy", _go_strategy(strategy), detail))
+    errs += validate_replicated_spec("StatefulSet", spec)
+    for i, claim in enumerate(spec.get("volumeClaimTemplates") or []):
+        at = f"spec.volumeClaimTemplates[{i}].spec"
+        errs += validate_claim_spec(claim.get("spec") or {}, at)
+    return errs
+
+
+def _go_strategy(strategy: Obj) -> GoText:
+    """An update strategy as kube shows it: its internal struct, fields unnamed in JSON."""
+    kind, rolling = strategy.get("type", ""), strategy.get("rollingUpdate")
+    return GoText(f'{{"Type":{field.go_quote(kind)},"RollingUpdate":{_go_json(rolling)}}}')
+
+
 def validate_daemonset_spec(spec: Obj) -> list[FieldError]:
     """kube's ``ValidateDaemonSetSpec`` (its update strategy aside): no selector selects
     nothing, so a missing one shows only as a template it does not match."""
@@ -104,6 +142,13 @@ def validate_daemonset_spec(spec: Obj) -> list[FieldError]:
         errs += _empty_selector(selector, "daemonset")
     errs += _template(spec, "DaemonSet")
     errs += nonnegative("spec.minReadySeconds", spec.get("minReadySeconds"))
+    strategy = spec.get("updateStrategy") or {}
+    kind = strategy.get("type", "")
+    if kind == "RollingUpdate" and strategy.get("rollingUpdate") is None:
+        errs.append(field.required("spec.updateStrategy.rollingUpdate"))
+    elif kind not in ("RollingUpdate", "OnDelete"):
+        allowed = ["RollingUpdate", "OnDelete"]
+        errs.append(field.not_supported("spec.updateStrategy", _go_strategy(strategy), allowed))
     return errs + nonnegative("spec.revisionHistoryLimit", spec.get("revisionHistoryLimit"))
 
 
@@ -174,52 +219,45 @@ def _go_json(value: Any) -> str:
     return "null" if value is None else field.render_value(value)
 
 
-def validate_job_spec(spec: Obj) -> list[FieldError]:
+def validate_job_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
     """kube's ``ValidateJobSpec`` for the counts and the template (its pods may not
-    restart always: a Job's pods finish)."""
+    restart always: a Job's pods finish); ``path`` is a CronJob's job template's."""
     errs: list[FieldError] = []
     for name in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit"):
-        errs += nonnegative(f"spec.{name}", spec.get(name))
-    errs += nonnegative("spec.ttlSecondsAfterFinished", spec.get("ttlSecondsAfterFinished"))
+        errs += nonnegative(f"{path}.{name}", spec.get(name))
+    errs += nonnegative(f"{path}.ttlSecondsAfterFinished", spec.get("ttlSecondsAfterFinished"))
     pod = (spec.get("template") or {}).get("spec") or {}
-    errs += validate_pod_spec(pod, "spec.template.spec")
+    errs += validate_pod_spec(pod, f"{path}.template.spec")
     if pod.get("restartPolicy", "Always") not in ("OnFailure", "Never"):
         detail = 'valid values: "OnFailure", "Never"'
-        errs.append(field.required("spec.template.spec.restartPolicy", detail))
+        errs.append(field.required(f"{path}.template.spec.restartPolicy", detail))
     return errs
 
 
 CONCURRENCY = ["Allow", "Forbid", "Replace"]
-_DESCRIPTORS = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 
 
-def validate_cronjob_spec(spec: Obj) -> list[FieldError]:
-    """kube's ``ValidateCronJobSpec`` for the schedule's shape, the concurrency policy and
-    the history limits (cron field values themselves are not parsed here)."""
+def validate_cronjob_spec(spec: Obj, old: Obj | None = None) -> list[FieldError]:
+    """kube's ``validateCronJobSpec``, in its order.  An update may keep a schedule's
+    TZ prefix its object already had, and a time zone it does not change."""
     schedule = spec.get("schedule", "")
     errs: list[FieldError] = []
     if not schedule:
         errs.append(field.required("spec.schedule"))
     else:
-        errs += [field.invalid("spec.schedule", schedule, m) for m in _schedule_errors(schedule)]
+        problems = schedule_errors(schedule)
+        if old is not None and "TZ" in old.get("schedule", ""):
+            problems = [p for p in problems if "TZ or CRON_TZ" not in p]
+        errs += [field.invalid("spec.schedule", schedule, m) for m in problems]
+    errs += nonnegative("spec.startingDeadlineSeconds", spec.get("startingDeadlineSeconds"))
+    zone = spec.get("timeZone")
+    if zone is not None and (old is None or old.get("timeZone") != zone):
+        errs += [field.invalid("spec.timeZone", zone, m) for m in time_zone_errors(zone)]
     policy = spec.get("concurrencyPolicy", "Allow")
     if policy not in CONCURRENCY:
         errs.append(field.not_supported("spec.concurrencyPolicy", policy, CONCURRENCY))
-    for name in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit", "startingDeadlineSeconds"):
+    job = (spec.get("jobTemplate") or {}).get("spec") or {}
+    errs += validate_job_spec(job, "spec.jobTemplate.spec")
+    for name in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
         errs += nonnegative(f"spec.{name}", spec.get(name))
     return errs
-
-
-def _schedule_errors(schedule: str) -> list[str]:
-    """robfig/cron's ParseStandard, as far as the number of fields and descriptors go."""
-    text = schedule
-    if text.startswith(("TZ=", "CRON_TZ=")):
-        text = text.partition(" ")[2]
-    if text.startswith("@"):
-        if text in _DESCRIPTORS or text.startswith("@every "):
-            return []
-        return [f"unrecognized descriptor: {text}"]
-    fields = text.split()
-    if len(fields) != 5:
-        return [f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]"]
-    return []

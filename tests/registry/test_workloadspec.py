@@ -6,12 +6,14 @@ from typing import Any
 
 import pytest
 
+from platform_api.registry.claimspec import validate_claim_spec
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.workloadspec import (
     validate_cronjob_spec,
     validate_daemonset_spec,
     validate_deployment_spec,
     validate_replicated_spec,
+    validate_statefulset_spec,
 )
 
 C = [{"name": "c", "image": "i"}]
@@ -213,8 +215,109 @@ def test_rolling_update_limits_read_as_kubes(rolling: dict[str, Any], expected: 
         ),
         ({}, ["spec.schedule: Required value"]),
         ({"schedule": "@hourly"}, []),
-        ({"schedule": "CRON_TZ=UTC 0 3 * * 1"}, []),
+        (
+            {"schedule": "CRON_TZ=UTC 0 3 * * 1"},
+            [
+                'spec.schedule: Invalid value: "CRON_TZ=UTC 0 3 * * 1": cannot use TZ or CRON_TZ '
+                "in schedule, use timeZone field instead"
+            ],
+        ),
     ],
 )
 def test_cronjob_specs_read_as_kubes(spec: dict[str, Any], expected: list[str]) -> None:
+    pod = {"containers": [{"name": "c", "image": "x"}], "restartPolicy": "Never"}
+    spec = {**spec, "jobTemplate": {"spec": {"template": {"spec": pod}}}}
     assert [str(e) for e in validate_cronjob_spec(spec)] == expected
+
+
+def test_an_update_keeps_a_tz_prefix_it_had() -> None:
+    pod = {"containers": [{"name": "c", "image": "x"}], "restartPolicy": "Never"}
+    spec = {
+        "schedule": "CRON_TZ=UTC 0 3 * * 1",
+        "jobTemplate": {"spec": {"template": {"spec": pod}}},
+    }
+    assert validate_cronjob_spec(spec, old=spec) == []
+    template = spec["jobTemplate"]["spec"]["template"]
+    template["spec"] = {**pod, "restartPolicy": "Always"}
+    assert [str(e) for e in validate_cronjob_spec(spec, old=spec)] == [
+        "spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "
+        '"OnFailure", "Never"'
+    ]
+
+
+T = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+S = {"matchLabels": {"a": "b"}}
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec", "expected"),
+    [
+        # as kube-apiserver v1.36 answered each (reference, dry-run creates)
+        (
+            "StatefulSet",
+            {
+                "selector": S,
+                "template": T,
+                "podManagementPolicy": "Foo",
+                "updateStrategy": {"type": "Bar"},
+            },
+            [
+                "spec.podManagementPolicy: Invalid value: \"Foo\": must be 'OrderedReady' or 'Parallel'",
+                'spec.updateStrategy: Invalid value: {"Type":"Bar","RollingUpdate":null}: must be '
+                "'RollingUpdate' or 'OnDelete'",
+            ],
+        ),
+        (
+            "StatefulSet",
+            {
+                "selector": S,
+                "template": T,
+                "volumeClaimTemplates": [{"metadata": {"name": "d"}, "spec": {}}],
+            },
+            [
+                "spec.volumeClaimTemplates[0].spec.accessModes: Required value: at least 1 access "
+                "mode is required",
+                "spec.volumeClaimTemplates[0].spec.resources[storage]: Required value",
+            ],
+        ),
+        (
+            "DaemonSet",
+            {"selector": S, "template": T, "updateStrategy": {"type": "Foo"}},
+            [
+                'spec.updateStrategy: Unsupported value: {"Type":"Foo","RollingUpdate":null}: '
+                'supported values: "RollingUpdate", "OnDelete"'
+            ],
+        ),
+    ],
+)
+def test_set_strategies_and_claims_as_kube(
+    kind: str, spec: dict[str, Any], expected: list[str]
+) -> None:
+    obj = {"kind": kind, "spec": spec}
+    apply_defaults("apps", kind, obj)
+    validate = validate_statefulset_spec if kind == "StatefulSet" else validate_daemonset_spec
+    assert [str(e) for e in validate(obj["spec"])] == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (
+            {},
+            [
+                "spec.accessModes: Required value: at least 1 access mode is required",
+                "spec.resources[storage]: Required value",
+            ],
+        ),
+        (
+            {"accessModes": ["Foo"], "resources": {"requests": {"storage": "0"}}},
+            [
+                'spec.accessModes: Unsupported value: "Foo": supported values: "ReadOnlyMany", '
+                '"ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"',
+                'spec.resources[storage]: Invalid value: "0": must be greater than zero',
+            ],
+        ),
+    ],
+)
+def test_claims_as_kube(spec: dict[str, Any], expected: list[str]) -> None:
+    assert [str(e) for e in validate_claim_spec(spec, "spec")] == expected
