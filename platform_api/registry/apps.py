@@ -80,22 +80,9 @@ class CronJobStrategy(WorkloadStrategy):
 
 for _group, _kind in (
     ("autoscaling", "HorizontalPodAutoscaler"),
-    ("policy", "PodDisruptionBudget"),
     ("networking.platform.io", "NetworkPolicy"),
 ):
     register(_group, _kind)(WorkloadStrategy)
-
-
-@register("networking.platform.io", "Ingress")
-class IngressStrategy(WorkloadStrategy):
-    def validate(self, obj: Obj) -> list[FieldError]:
-        spec = obj.get("spec") or {}
-        if spec.get("defaultBackend") or spec.get("rules"):
-            return super().validate(obj)
-        detail = (
-            "either `defaultBackend` or `rules` must be specified"  # kube's ValidateIngressSpec
-        )
-        return [*super().validate(obj), field.invalid("spec", None, detail)]
 
 
 class CreateOnUpdateStrategy(GenericStrategy):
@@ -105,7 +92,6 @@ class CreateOnUpdateStrategy(GenericStrategy):
 
 
 for _group, _kind in (
-    ("coordination.platform.io", "Lease"),
     ("rbac.authorization.platform.io", "Role"),
     ("rbac.authorization.platform.io", "ClusterRole"),
     ("rbac.authorization.platform.io", "RoleBinding"),

@@ -189,22 +189,27 @@ def _rolling_update(rolling: Obj, at: str) -> list[FieldError]:
     """``ValidateRollingUpdateDeployment``: counts or percents, not both zero, and no
     more than all pods unavailable."""
     unavailable, surge = rolling.get("maxUnavailable", 0), rolling.get("maxSurge", 0)
-    errs = _int_or_percent(unavailable, f"{at}.maxUnavailable")
-    errs += _int_or_percent(surge, f"{at}.maxSurge")
+    errs = int_or_percent(unavailable, f"{at}.maxUnavailable")
+    errs += int_or_percent(surge, f"{at}.maxSurge")
     if _amount(unavailable) == 0 and _amount(surge) == 0:
         detail = "may not be 0 when `maxSurge` is 0"
         errs.append(field.invalid(f"{at}.maxUnavailable", unavailable, detail))
-    if isinstance(unavailable, str) and _PERCENT.match(unavailable) and _amount(unavailable) > 100:
-        errs.append(
-            field.invalid(f"{at}.maxUnavailable", unavailable, "must not be greater than 100%")
-        )
+    errs += over_100_percent(unavailable, f"{at}.maxUnavailable")
     return errs
 
 
-def _int_or_percent(value: Any, at: str) -> list[FieldError]:
+def int_or_percent(value: Any, at: str) -> list[FieldError]:
+    """``ValidatePositiveIntOrPercent``: a count that is not negative, or a percent."""
     if isinstance(value, str):
         return [] if _PERCENT.match(value) else [field.invalid(at, value, _PERCENT_ERROR)]
     return nonnegative(at, value)
+
+
+def over_100_percent(value: Any, at: str) -> list[FieldError]:
+    """``IsNotMoreThan100Percent``."""
+    if isinstance(value, str) and _PERCENT.match(value) and _amount(value) > 100:
+        return [field.invalid(at, value, "must not be greater than 100%")]
+    return []
 
 
 def _amount(value: Any) -> int:

@@ -1,0 +1,75 @@
+"""PodDisruptionBudgets and Leases: kube's spec rules for the budgets workloads are
+drained against and the locks controllers elect leaders with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from platform_api.registry.apps import CreateOnUpdateStrategy, WorkloadStrategy
+from platform_api.registry.strategy import Obj, register
+from platform_api.registry.workloadspec import int_or_percent, over_100_percent
+from platform_api.validation import field
+from platform_api.validation.field import FieldError, GoText
+from platform_api.validation.labelselector import validate_label_selector
+
+EVICTION_POLICIES = ["AlwaysAllow", "IfHealthyBudget"]
+
+
+@register("policy", "PodDisruptionBudget")
+class PodDisruptionBudgetStrategy(WorkloadStrategy):
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_budget_spec(obj.get("spec") or {})
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + validate_budget_spec(new.get("spec") or {})
+
+
+def validate_budget_spec(spec: Obj) -> list[FieldError]:
+    """kube's ValidatePodDisruptionBudgetSpec."""
+    errs: list[FieldError] = []
+    if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+        detail = "minAvailable and maxUnavailable cannot be both set"
+        errs.append(field.invalid("spec", _go_spec(spec), detail))
+    for key in ("minAvailable", "maxUnavailable"):
+        if spec.get(key) is not None:
+            errs += int_or_percent(spec[key], f"spec.{key}")
+            errs += over_100_percent(spec[key], f"spec.{key}")
+    if spec.get("selector") is not None:
+        errs += validate_label_selector(spec["selector"], "spec.selector")
+    policy = spec.get("unhealthyPodEvictionPolicy")
+    if policy is not None and policy not in EVICTION_POLICIES:
+        at = "spec.unhealthyPodEvictionPolicy"
+        errs.append(field.not_supported(at, policy, EVICTION_POLICIES))
+    return errs
+
+
+def _go_spec(spec: Obj) -> GoText:
+    """The spec as kube shows it: its internal struct, fields named as in Go."""
+    shown: dict[str, Any] = {
+        "MinAvailable": spec.get("minAvailable"),
+        "Selector": spec.get("selector"),
+        "MaxUnavailable": spec.get("maxUnavailable"),
+        "UnhealthyPodEvictionPolicy": spec.get("unhealthyPodEvictionPolicy"),
+    }
+    return GoText(orjson.dumps(shown).decode())
+
+
+@register("coordination.platform.io", "Lease")
+class LeaseStrategy(CreateOnUpdateStrategy):
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_lease_spec(obj.get("spec") or {})
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + validate_lease_spec(new.get("spec") or {})
+
+
+def validate_lease_spec(spec: Obj) -> list[FieldError]:
+    """kube's ValidateLeaseSpec for the counts."""
+    errs: list[FieldError] = []
+    duration = spec.get("leaseDurationSeconds")
+    if isinstance(duration, int) and duration <= 0:
+        errs.append(field.invalid("spec.leaseDurationSeconds", duration, "must be greater than 0"))
+    errs += field.nonnegative("spec.leaseTransitions", spec.get("leaseTransitions"))
+    return errs

@@ -1,0 +1,138 @@
+"""Ingresses (networking/v1), validated as kube's ValidateIngressSpec words it: hosts,
+paths by path type, backends, TLS hosts and the class name."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from platform_api.registry.servicespec import port_name_errors, port_number_errors
+from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.validation import field
+from platform_api.validation.field import FieldError
+from platform_api.validation.names import is_dns1035_label, is_dns1123_subdomain, regex_error
+
+PATH_TYPES = ["Exact", "ImplementationSpecific", "Prefix"]
+_BAD_SEQUENCES = ("//", "/./", "/../", "%2f", "%2F")
+_BAD_SUFFIXES = ("/..", "/.")
+_WILDCARD_FMT = r"\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_WILDCARD = re.compile(f"^{_WILDCARD_FMT}$")
+_WILDCARD_ERROR = regex_error(
+    "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, "
+    "which must consist of lower case alphanumeric characters, '-' or '.' and end with an "
+    "alphanumeric character",
+    _WILDCARD_FMT,
+    "*.example.com",
+)
+
+
+@register("networking.platform.io", "Ingress")
+class IngressStrategy(GenericStrategy):
+    tracks_generation = True
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_ingress_spec(obj.get("spec") or {})
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + validate_ingress_spec(new.get("spec") or {})
+
+
+def validate_ingress_spec(spec: Obj) -> list[FieldError]:
+    rules: list[Obj] = spec.get("rules") or []
+    backend = spec.get("defaultBackend")
+    errs: list[FieldError] = []
+    if not rules and backend is None:
+        detail = "either `defaultBackend` or `rules` must be specified"
+        errs.append(field.invalid("spec", None, detail))
+    if backend is not None:
+        errs += _backend(backend, "spec.defaultBackend")
+    for i, rule in enumerate(rules):
+        errs += _rule(rule, f"spec.rules[{i}]")
+    for i, tls in enumerate(spec.get("tls") or []):
+        for j, host in enumerate(tls.get("hosts") or []):
+            errs += [
+                field.invalid(f"spec.tls[{i}].hosts[{j}]", host, m) for m in _host_errors(host)
+            ]
+    name = spec.get("ingressClassName")
+    if name is not None:
+        errs += [
+            field.invalid("spec.ingressClassName", name, m) for m in is_dns1123_subdomain(name)
+        ]
+    return errs
+
+
+def _host_errors(host: str) -> list[str]:
+    if "*" in host:
+        return [] if _WILDCARD.match(host) else [_WILDCARD_ERROR]
+    return is_dns1123_subdomain(host)
+
+
+def _rule(rule: Obj, at: str) -> list[FieldError]:
+    host = rule.get("host") or ""
+    errs: list[FieldError] = []
+    if host:
+        try:
+            ipaddress.ip_address(host)
+            errs.append(field.invalid(f"{at}.host", host, "must be a DNS name, not an IP address"))
+        except ValueError:
+            pass
+        errs += [field.invalid(f"{at}.host", host, m) for m in _host_errors(host)]
+    http = rule.get("http")
+    if http is not None:
+        paths: list[Obj] = http.get("paths") or []
+        if not paths:
+            errs.append(field.required(f"{at}.http.paths"))
+        for i, path in enumerate(paths):
+            errs += _path(path, f"{at}.http.paths[{i}]")
+    return errs
+
+
+def _path(path: Obj, at: str) -> list[FieldError]:
+    kind, value = path.get("pathType"), path.get("path") or ""
+    if kind is None:
+        return [field.required(f"{at}.pathType", "pathType must be specified")]
+    errs: list[FieldError] = []
+    if kind in ("Exact", "Prefix"):
+        if not value.startswith("/"):
+            errs.append(field.invalid(f"{at}.path", value, "must be an absolute path"))
+        for bad in _BAD_SEQUENCES if value else ():
+            if bad in value:
+                errs.append(field.invalid(f"{at}.path", value, f"must not contain '{bad}'"))
+        for bad in _BAD_SUFFIXES if value else ():
+            if value.endswith(bad):
+                errs.append(field.invalid(f"{at}.path", value, f"cannot end with '{bad}'"))
+    elif kind == "ImplementationSpecific":
+        if value and not value.startswith("/"):
+            errs.append(field.invalid(f"{at}.path", value, "must be an absolute path"))
+    else:
+        errs.append(field.not_supported(f"{at}.pathType", kind, PATH_TYPES))
+    return errs + _backend(path.get("backend") or {}, f"{at}.backend")
+
+
+def _backend(backend: Obj, at: str) -> list[FieldError]:
+    service, resource = backend.get("service"), backend.get("resource")
+    if service is not None and resource is not None:
+        return [field.invalid(at, "", "cannot set both resource and service backends")]
+    if resource is not None:
+        return []
+    if service is None:
+        return [field.invalid(at, "", "resource or service backend is required")]
+    name = service.get("name") or ""
+    errs = field.checked(f"{at}.service.name", name, is_dns1035_label)
+    port = service.get("port") or {}
+    port_name, number = port.get("name") or "", port.get("number") or 0
+    if port_name and number:
+        errs.append(field.invalid(at, "", "cannot set both port name & port number"))
+    elif port_name:
+        errs += [
+            field.invalid(f"{at}.service.port.name", port_name, m)
+            for m in port_name_errors(port_name)
+        ]
+    elif number:
+        errs += [
+            field.invalid(f"{at}.service.port.number", number, m)
+            for m in port_number_errors(number)
+        ]
+    else:
+        errs.append(field.required(at, "port name or number is required"))
+    return errs
