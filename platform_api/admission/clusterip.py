@@ -16,6 +16,7 @@ from platform_api.admission.allocation import Holds, Owner, Share, pick_free
 from platform_api.admission.chain import Attributes
 from platform_api.storage.interface import ListOptions, Storage
 from platform_api.validation import field
+from platform_api.validation.ips import INVALID_IP
 
 ALLOCATED = "provided IP is already allocated"
 HOLD = 30.0  # seconds a handed-out address waits for its Service to be stored
@@ -75,8 +76,9 @@ class ClusterIPAllocation:
     def _check(self, attrs: Attributes, wanted: str, used: set[str]) -> None:
         try:
             address = ipaddress.ip_address(wanted)
-        except ValueError:
-            raise self._invalid(attrs, wanted, "must be a valid IP address") from None
+        except ValueError:  # kube's validation, before its allocator, names the item
+            error = field.invalid("spec.clusterIPs[0]", wanted, INVALID_IP)
+            raise errors.invalid("Service", "", attrs.name, [error]) from None
         if address not in self._network:
             detail = (
                 f"failed to allocate IP {wanted}: the provided IP ({wanted}) is not in the valid "

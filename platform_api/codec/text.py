@@ -177,7 +177,28 @@ def _go_json_message(e: json.JSONDecodeError) -> str:
         return f"invalid character '{char}' looking for beginning of object key string"
     if e.msg.startswith("Expecting ',' delimiter") or e.msg.startswith("Expecting ':'"):
         return f"invalid character '{char}' after object key:value pair"
+    literal = _broken_literal(e.doc, e.pos)
+    if literal:
+        return literal
     return f"invalid character '{char}' looking for beginning of value"
+
+
+_LITERALS = {"n": "null", "t": "true", "f": "false"}
+
+
+def _broken_literal(doc: str, pos: int) -> str:
+    """Go's scanner reads ``n``, ``t`` and ``f`` as the start of null, true and false,
+    and names the first character that breaks the word (``nope``: 'o' in null)."""
+    word = _LITERALS.get(doc[pos])
+    if word is None:
+        return ""
+    for i, expected in enumerate(word[1:], start=1):
+        if pos + i >= len(doc):
+            return "unexpected end of JSON input"
+        if doc[pos + i] != expected:
+            found = _go_char(doc[pos + i])
+            return f"invalid character '{found}' in literal {word} (expecting '{expected}')"
+    return ""
 
 
 def _go_char(char: str) -> str:

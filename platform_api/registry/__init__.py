@@ -15,6 +15,7 @@ from platform_api.registry import (  # noqa: F401  (registers strategies)
     limitrange,
     mutatingpolicy,
     node,
+    policies,
     quota,
     rbac,
     scheduling,

@@ -78,13 +78,6 @@ class CronJobStrategy(WorkloadStrategy):
         return super().validate_update(new, old) + validate_cronjob_spec(spec, old_spec)
 
 
-for _group, _kind in (
-    ("autoscaling", "HorizontalPodAutoscaler"),
-    ("networking.platform.io", "NetworkPolicy"),
-):
-    register(_group, _kind)(WorkloadStrategy)
-
-
 class CreateOnUpdateStrategy(GenericStrategy):
     """Kinds kube lets a PUT create (leader-election leases, RBAC reconcilers)."""
 

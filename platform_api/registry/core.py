@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 
+from platform_api.codec.bounds import BodyError
+from platform_api.codec.text import parse_json
 from platform_api.registry.claimspec import validate_claim_spec
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.registry.podupdate import validate_pod_update
@@ -131,7 +133,32 @@ def _secret_type(kind: str, data: Obj, meta: Obj) -> list[FieldError]:
     if kind == "platform.io/ssh-auth":  # present and not empty
         return [] if data.get("ssh-privatekey") else [field.required("data[ssh-privatekey]")]
     keys = _REQUIRED_KEYS.get(kind, ())
-    return [field.required(f"data[{key}]") for key in keys if key not in data]
+    missing = [field.required(f"data[{key}]") for key in keys if key not in data]
+    if missing or kind not in _JSON_KEYS:
+        return missing
+    key = _JSON_KEYS[kind]  # a docker config must be a JSON object
+    problem = _json_object_error(_decoded(data[key]))
+    return [field.invalid(f"data[{key}]", "<secret contents redacted>", problem)] if problem else []
+
+
+_JSON_KEYS = {
+    "platform.io/dockercfg": ".dockercfg",
+    "platform.io/dockerconfigjson": ".dockerconfigjson",
+}
+
+
+def _json_object_error(data: bytes) -> str:
+    """What Go's json.Unmarshal into a map says of ``data``, or "" when it is an object."""
+    try:
+        value, _ = parse_json(data)
+    except BodyError as e:
+        return str(e)
+    if isinstance(value, dict):
+        return ""
+    kind = {list: "array", str: "string", bool: "bool", type(None): ""}.get(type(value), "number")
+    if not kind:
+        return ""  # null leaves the map empty, as Go's decoder does
+    return f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
 
 
 def _keys(path: str, data: Obj) -> list[FieldError]:

@@ -3,18 +3,15 @@ message as kube-apiserver v1.36 answered it."""
 
 from __future__ import annotations
 
-import ipaddress
-from typing import Any
-
 from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
+from platform_api.validation.ips import INVALID_IP, parse_ip, special_ip_errors
 from platform_api.validation.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
 
 ADDRESS_TYPES = ["FQDN", "IPv4", "IPv6"]
 PROTOCOLS = ["SCTP", "TCP", "UDP"]
-INVALID_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 
 
 @defaults("discovery.platform.io", "EndpointSlice")
@@ -76,33 +73,15 @@ def _endpoint(endpoint: Obj, kind: str, at: str) -> list[FieldError]:
 
 
 def _ip(address: str, kind: str, at: str, where: str) -> list[FieldError]:
-    """An address of the slice's family that an endpoint may have (kube's
-    ValidateEndpointIP); the family error names the list, as kube's does."""
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
+    """An address of the slice's family that an endpoint may have; the family error
+    names the list, as kube's does."""
+    ip = parse_ip(address)
+    if ip is None:
         return [field.invalid(where, address, INVALID_IP)]
     errs: list[FieldError] = []
     if ip.version != (4 if kind == "IPv4" else 6):
         errs.append(field.invalid(f"{at}.addresses", address, f"must be an {kind} address"))
-    if ip.is_unspecified:
-        errs.append(field.invalid(where, address, f"may not be unspecified ({address})"))
-    if ip.is_loopback:
-        detail = "may not be in the loopback range (127.0.0.0/8, ::1/128)"
-        errs.append(field.invalid(where, address, detail))
-    if ip.is_link_local and not ip.is_multicast:
-        detail = "may not be in the link-local range (169.254.0.0/16, fe80::/10)"
-        errs.append(field.invalid(where, address, detail))
-    if ip in _LINK_LOCAL_MULTICAST[ip.version]:
-        detail = "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"
-        errs.append(field.invalid(where, address, detail))
-    return errs
-
-
-_LINK_LOCAL_MULTICAST: dict[int, Any] = {
-    4: ipaddress.ip_network("224.0.0.0/24"),
-    6: ipaddress.ip_network("ff02::/16"),
-}
+    return errs + special_ip_errors(address, where)
 
 
 def _ports(ports: list[Obj]) -> list[FieldError]:

@@ -10,6 +10,7 @@ import orjson
 
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
+from platform_api.validation.ips import cidr_errors, special_ip_errors
 from platform_api.validation.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -73,7 +74,17 @@ def validate_service(spec: Obj) -> list[FieldError]:
     if kind not in TYPES:
         errs.append(field.not_supported("spec.type", kind, TYPES))
     errs += _node_ports(kind, ports)
-    return errs + _duplicate_ports(ports)
+    errs += _duplicate_ports(ports)
+    for i, ip in enumerate(spec.get("externalIPs") or []):
+        errs += special_ip_errors(ip, f"spec.externalIPs[{i}]")
+    ranges: list[str] = spec.get("loadBalancerSourceRanges") or []
+    if ranges:
+        at = "spec.LoadBalancerSourceRanges"  # sic: kube's path names the Go field
+        if kind != "LoadBalancer":
+            errs.append(field.forbidden(at, "may only be used when `type` is 'LoadBalancer'"))
+        for i, value in enumerate(ranges):  # padded values pass, as kube lets them
+            errs += cidr_errors(value.strip(), f"{at}[{i}]")
+    return errs
 
 
 def _port(port: Obj, at: str, require_name: bool, names: set[str]) -> list[FieldError]:

@@ -224,6 +224,10 @@ def _go_json(value: Any) -> str:
     return "null" if value is None else field.render_value(value)
 
 
+COMPLETION_MODES = ["NonIndexed", "Indexed"]
+FAILURE_ACTIONS = ["Count", "FailIndex", "FailJob", "Ignore"]
+
+
 def validate_job_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
     """kube's ``ValidateJobSpec`` for the counts and the template (its pods may not
     restart always: a Job's pods finish); ``path`` is a CronJob's job template's."""
@@ -231,6 +235,14 @@ def validate_job_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
     for name in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit"):
         errs += nonnegative(f"{path}.{name}", spec.get(name))
     errs += nonnegative(f"{path}.ttlSecondsAfterFinished", spec.get("ttlSecondsAfterFinished"))
+    mode = spec.get("completionMode")
+    if mode is not None and mode not in COMPLETION_MODES:
+        errs.append(field.not_supported(f"{path}.completionMode", mode, COMPLETION_MODES))
+    for i, rule in enumerate((spec.get("podFailurePolicy") or {}).get("rules") or []):
+        action = rule.get("action", "")
+        if action not in FAILURE_ACTIONS:
+            at = f"{path}.podFailurePolicy.rules[{i}].action"
+            errs.append(field.not_supported(at, action, FAILURE_ACTIONS))
     pod = (spec.get("template") or {}).get("spec") or {}
     errs += validate_pod_spec(pod, f"{path}.template.spec")
     if pod.get("restartPolicy", "Always") not in ("OnFailure", "Never"):

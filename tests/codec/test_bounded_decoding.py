@@ -92,6 +92,11 @@ def test_unstructured_numbers_follow_go_interface_decoding() -> None:
         (b'{"a":Infinity}', "invalid character 'I' looking for beginning of value"),
         (b'{"a":-Infinity}', "invalid character 'I' in numeric literal"),
         (b'\xef\xbb\xbf{"a":1}', "invalid character '\\ufeff' looking for beginning of value"),
+        # broken literals, as kube-apiserver v1.36 words them (reference)
+        (b"nope", "invalid character 'o' in literal null (expecting 'u')"),
+        (b'{"metadata": {"name": nul}}', "invalid character '}' in literal null (expecting 'l')"),
+        (b"[tru", "unexpected end of JSON input"),
+        (b"[fals]", "invalid character ']' in literal false (expecting 'e')"),
     ],
 )
 def test_go_json_refusals(body: bytes, message: str) -> None:

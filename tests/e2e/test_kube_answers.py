@@ -368,3 +368,16 @@ def test_pods_are_validated_and_updated_as_kubes(server: Server, admin: requests
         "than `spec.containers[*].image`,"
     )
     assert admin.get(f"{base}/checked").json()["spec"]["containers"][0]["image"] == "nginx:2"
+
+
+def test_a_cluster_ip_that_is_no_ip_is_refused_as_kube(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's Service validation names the item of clusterIPs (as the reference did)."""
+    body = {"metadata": {"name": "badip"}, "spec": {"ports": [{"port": 80}], "clusterIP": "1.2.3"}}
+    refused = admin.post(server.url + "/api/v1/namespaces/default/services", json=body)
+    assert _answer(refused) == (422, "Invalid")
+    assert refused.json()["message"] == (
+        'Service "badip" is invalid: spec.clusterIPs[0]: Invalid value: "1.2.3": must be a '
+        "valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+    )

@@ -1,0 +1,193 @@
+"""NetworkPolicies and HorizontalPodAutoscalers (autoscaling/v2): kube's spec rules
+for the ports, peers and CIDRs of a policy, and an autoscaler's bounds, target and
+metrics, in kube's words and order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api.registry.apps import WorkloadStrategy
+from platform_api.registry.servicespec import port_name_errors, port_number_errors
+from platform_api.registry.strategy import Obj, register
+from platform_api.validation import field
+from platform_api.validation.field import FieldError
+from platform_api.validation.ips import cidr_errors, parse_cidr
+from platform_api.validation.labelselector import validate_label_selector
+from platform_api.validation.names import is_path_segment_name
+
+PROTOCOLS = ["TCP", "UDP", "SCTP"]  # kube lists these unsorted here
+POLICY_TYPES = ["Ingress", "Egress"]
+METRIC_TYPES = ["ContainerResource", "External", "Object", "Pods", "Resource"]
+
+
+class _SpecRules(WorkloadStrategy):
+    check: Any = None
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + type(self).check(obj.get("spec") or {})
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + type(self).check(new.get("spec") or {})
+
+
+def validate_network_policy_spec(spec: Obj) -> list[FieldError]:
+    errs = validate_label_selector(spec.get("podSelector") or {}, "spec.podSelector")
+    for direction, peers in (("ingress", "from"), ("egress", "to")):
+        for i, rule in enumerate(spec.get(direction) or []):
+            at = f"spec.{direction}[{i}]"
+            for j, port in enumerate(rule.get("ports") or []):
+                errs += _policy_port(port, f"{at}.ports[{j}]")
+            for j, peer in enumerate(rule.get(peers) or []):
+                errs += _peer(peer, f"{at}.{peers}[{j}]")
+    types: list[str] = spec.get("policyTypes") or []
+    if len(types) > 2:
+        return [
+            *errs,
+            field.invalid("spec.policyTypes", types, "may not specify more than two policyTypes"),
+        ]
+    for i, kind in enumerate(types):
+        if kind not in POLICY_TYPES:
+            errs.append(field.not_supported(f"spec.policyTypes[{i}]", kind, POLICY_TYPES))
+    return errs
+
+
+def _policy_port(port: Obj, at: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    protocol = port.get("protocol")
+    if protocol is not None and protocol not in PROTOCOLS:
+        errs.append(field.not_supported(f"{at}.protocol", protocol, PROTOCOLS))
+    number, end = port.get("port"), port.get("endPort")
+    if isinstance(number, int):
+        errs += [field.invalid(f"{at}.port", number, m) for m in port_number_errors(number)]
+        if end is not None:
+            if end < number:
+                detail = "must be greater than or equal to `port`"
+                errs.append(field.invalid(f"{at}.endPort", number, detail))
+            errs += [field.invalid(f"{at}.endPort", end, m) for m in port_number_errors(end)]
+    elif isinstance(number, str):
+        if end is not None:
+            detail = "may not be specified when `port` is non-numeric"
+            errs.append(field.invalid(f"{at}.endPort", end, detail))
+        errs += [field.invalid(f"{at}.port", number, m) for m in port_name_errors(number)]
+    elif end is not None:
+        detail = "may not be specified when `port` is not specified"
+        errs.append(field.invalid(f"{at}.endPort", end, detail))
+    return errs
+
+
+def _peer(peer: Obj, at: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    count = 0
+    for key in ("podSelector", "namespaceSelector"):
+        if peer.get(key) is not None:
+            count += 1
+            errs += validate_label_selector(peer[key], f"{at}.{key}")
+    block = peer.get("ipBlock")
+    if block is not None:
+        count += 1
+        errs += _ip_block(block, f"{at}.ipBlock")
+    if count == 0:
+        errs.append(field.required(at, "must specify a peer"))
+    elif count > 1 and block is not None:
+        errs.append(field.forbidden(at, "may not specify both ipBlock and another peer"))
+    return errs
+
+
+def _ip_block(block: Obj, at: str) -> list[FieldError]:
+    cidr = block.get("cidr") or ""
+    if not cidr:
+        return [field.required(f"{at}.cidr")]
+    errs = cidr_errors(cidr, f"{at}.cidr")
+    network = parse_cidr(cidr)
+    if network is None:
+        return errs
+    for i, text in enumerate(block.get("except") or []):
+        where = f"{at}.except[{i}]"
+        errs += cidr_errors(text, where)
+        excluded = parse_cidr(text)
+        if excluded is None:
+            continue
+        inside = excluded.version == network.version and excluded.network_address in network
+        if not inside or network.prefixlen >= excluded.prefixlen:
+            errs.append(field.invalid(where, text, "must be a strict subset of `cidr`"))
+    return errs
+
+
+def validate_autoscaler_spec(spec: Obj) -> list[FieldError]:
+    """kube's validateHorizontalPodAutoscalerSpec (behavior aside)."""
+    errs: list[FieldError] = []
+    low, high = spec.get("minReplicas"), spec.get("maxReplicas") or 0
+    if isinstance(low, int) and low < 1:
+        errs.append(field.invalid("spec.minReplicas", low, "must be greater than or equal to 1"))
+    if high < 1:
+        errs.append(field.required("spec.maxReplicas", "must be set and greater than 0"))
+    if isinstance(low, int) and high < low:
+        detail = "must be greater than or equal to `minReplicas`"
+        errs.append(field.invalid("spec.maxReplicas", high, detail))
+    errs += _target_ref(spec.get("scaleTargetRef") or {}, "spec.scaleTargetRef")
+    metrics: list[Obj] = spec.get("metrics") or []
+    for i, metric in enumerate(metrics):
+        errs += _metric(metric, f"spec.metrics[{i}]")
+    if low == 0 and not any(m.get("type") in ("Object", "External") for m in metrics):
+        detail = "must specify at least one Object or External metric to support scaling to zero replicas"
+        errs.append(field.forbidden("spec.metrics", detail))
+    return errs
+
+
+def _target_ref(ref: Obj, at: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for key in ("kind", "name"):
+        errs += field.checked(f"{at}.{key}", ref.get(key) or "", is_path_segment_name)
+    version = ref.get("apiVersion") or ""
+    if "/" not in version or not version.split("/", 1)[0]:
+        errs.append(field.invalid(f"{at}.apiVersion", version, "apiVersion must specify API group"))
+    return errs
+
+
+def _metric(metric: Obj, at: str) -> list[FieldError]:
+    kind = metric.get("type") or ""
+    errs: list[FieldError] = []
+    if not kind:
+        errs.append(field.required(f"{at}.type", "must specify a metric source type"))
+    elif kind not in METRIC_TYPES:
+        errs.append(field.not_supported(f"{at}.type", kind, METRIC_TYPES))
+    for key in ("resource", "containerResource"):
+        source = metric.get(key)
+        if source is not None and kind.lower() == key.lower():
+            errs += _resource_source(source, f"{at}.{key}")
+    return errs
+
+
+def _resource_source(source: Obj, at: str) -> list[FieldError]:
+    errs = (
+        [] if source.get("name") else [field.required(f"{at}.name", "must specify a resource name")]
+    )
+    target = source.get("target") or {}
+    kind = target.get("type") or ""
+    if not kind:
+        errs.append(field.required(f"{at}.target.type", "must specify a metric target type"))
+    elif kind not in ("Utilization", "Value", "AverageValue"):
+        detail = "must be either Utilization, Value, or AverageValue"
+        errs.append(field.invalid(f"{at}.target.type", kind, detail))
+    utilization = target.get("averageUtilization")
+    if isinstance(utilization, int) and utilization < 1:
+        errs.append(
+            field.invalid(f"{at}.target.averageUtilization", utilization, "must be greater than 0")
+        )
+    if utilization is None and target.get("averageValue") is None:
+        detail = "must set either a target raw value or a target utilization"
+        errs.append(field.required(f"{at}.target.averageUtilization", detail))
+    elif utilization is not None and target.get("averageValue") is not None:
+        detail = "may not set both a target raw value and a target utilization"
+        errs.append(field.forbidden(f"{at}.target.averageValue", detail))
+    return errs
+
+
+@register("networking.platform.io", "NetworkPolicy")
+class NetworkPolicyStrategy(_SpecRules):
+    check = staticmethod(validate_network_policy_spec)
+
+
+@register("autoscaling", "HorizontalPodAutoscaler")
+class AutoscalerStrategy(_SpecRules):
+    check = staticmethod(validate_autoscaler_spec)
