@@ -52,17 +52,21 @@ def time_zone_errors(zone: str) -> list[str]:
         return [
             "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
         ]
-    return [] if _known_zone(zone) else [f"unknown time zone {zone}"]
+    problem = _zone_problem(zone)
+    return [problem] if problem else []
 
 
-def _known_zone(zone: str) -> bool:
+def _zone_problem(zone: str) -> str:
+    """What Go's LoadLocation says of ``zone``, or "" when it loads."""
     if zone == "UTC":
-        return True
+        return ""
     try:
         zoneinfo.ZoneInfo(zone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        return False
-    return True
+    except IsADirectoryError:  # "America": Go reads the directory and says so
+        return "is a directory"
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # missing, "..", too long
+        return f"unknown time zone {zone}"
+    return ""
 
 
 def _parse_standard(spec: str) -> None:
@@ -71,8 +75,9 @@ def _parse_standard(spec: str) -> None:
     if spec.startswith(("TZ=", "CRON_TZ=")):
         head, _, rest = spec.partition(" ")
         zone = head.partition("=")[2]
-        if not _known_zone(zone):
-            raise ScheduleError(f"provided bad location {zone}: unknown time zone {zone}")
+        problem = _zone_problem(zone)
+        if problem:
+            raise ScheduleError(f"provided bad location {zone}: {problem}")
         spec = rest.strip()
     if spec.startswith("@"):
         _descriptor(spec)

@@ -49,6 +49,9 @@ ZONES = [
     ),
     ("", "timeZone must be nil or non-empty string"),
     (" Europe/Paris", "unknown time zone  Europe/Paris"),
+    # names zoneinfo finds no file for in other ways (a directory, too long for a path)
+    ("Europe", "is a directory"),
+    ("x" * 300, "unknown time zone " + "x" * 300),
 ]
 
 
