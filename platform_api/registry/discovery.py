@@ -11,6 +11,7 @@ from platform_api.validation.ips import INVALID_IP, parse_ip, special_ip_errors
 from platform_api.validation.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
 
 ADDRESS_TYPES = ["FQDN", "IPv4", "IPv6"]
+MAX_ENDPOINTS, MAX_ADDRESSES, MAX_PORTS = 1000, 100, 20000
 PROTOCOLS = ["SCTP", "TCP", "UDP"]
 
 
@@ -47,9 +48,15 @@ def validate_endpoint_slice(obj: Obj) -> list[FieldError]:
         errs.append(field.required("addressType"))
     elif kind not in ADDRESS_TYPES:
         errs.append(field.not_supported("addressType", kind, ADDRESS_TYPES))
-    for i, endpoint in enumerate(obj.get("endpoints") or []):
+    endpoints: list[Obj] = obj.get("endpoints") or []
+    if len(endpoints) > MAX_ENDPOINTS:
+        errs.append(field.too_many("endpoints", len(endpoints), MAX_ENDPOINTS))
+    for i, endpoint in enumerate(endpoints):
         errs += _endpoint(endpoint, kind, f"endpoints[{i}]")
-    return errs + _ports(obj.get("ports") or [])
+    ports: list[Obj] = obj.get("ports") or []
+    if len(ports) > MAX_PORTS:
+        errs.append(field.too_many("ports", len(ports), MAX_PORTS))
+    return errs + _ports(ports)
 
 
 def _endpoint(endpoint: Obj, kind: str, at: str) -> list[FieldError]:
@@ -57,6 +64,8 @@ def _endpoint(endpoint: Obj, kind: str, at: str) -> list[FieldError]:
     errs: list[FieldError] = []
     if not addresses:
         errs.append(field.required(f"{at}.addresses", "must contain at least 1 address"))
+    elif len(addresses) > MAX_ADDRESSES:
+        errs.append(field.too_many(f"{at}.addresses", len(addresses), MAX_ADDRESSES))
     for i, address in enumerate(addresses):
         where = f"{at}.addresses[{i}]"
         if kind == "FQDN":

@@ -92,3 +92,15 @@ def test_columns_as_kubectl_shows_them() -> None:
     assert cells[1:4] == ["IPv4", "1,2,3 + 2 more...", "10.0.0.1,10.0.0.2,10.0.0.3 + 2 more..."]
     empty = _endpoint_slice_cells({"metadata": {"name": "e"}, "addressType": "FQDN"})
     assert empty[1:4] == ["FQDN", "<unset>", "<unset>"]
+
+
+def test_counts_as_kube_bounds_them() -> None:
+    """1000 endpoints of 100 addresses at most; 101 ports pass (reference)."""
+    many = [{"addresses": [f"10.0.{i // 250}.{i % 250 + 1}"]} for i in range(1001)]
+    errs = validate_endpoint_slice({"addressType": "IPv4", "endpoints": many})
+    assert aggregate(errs) == "endpoints: Too many: 1001: must have at most 1000 items"
+    wide = [{"addresses": [f"10.0.0.{i + 1}" for i in range(101)]}]
+    errs = validate_endpoint_slice({"addressType": "IPv4", "endpoints": wide})
+    assert aggregate(errs) == "endpoints[0].addresses: Too many: 101: must have at most 100 items"
+    ports = [{"name": f"p{i}", "port": i + 1, "protocol": "TCP"} for i in range(101)]
+    assert validate_endpoint_slice({"addressType": "IPv4", "ports": ports}) == []
