@@ -271,8 +271,6 @@ class ReplicationControllerStrategy(GenericStrategy):
 
 
 class CoreCreateOnUpdateStrategy(GenericStrategy):
+    """Endpoints (registry/discovery.py) and v1 Events (registry/events.py) build on it."""
+
     allow_create_on_update = True
-
-
-for _kind in ("Endpoints", "Event"):  # LimitRange: registry/limitrange.py
-    register("", _kind)(CoreCreateOnUpdateStrategy)

@@ -1,8 +1,9 @@
-"""EndpointSlices (discovery/v1): kube's defaults and ValidateEndpointSlice, each
-message as kube-apiserver v1.36 answered it."""
+"""EndpointSlices (discovery/v1) and v1 Endpoints: kube's defaults and validation,
+each message as kube-apiserver v1.36 answered it."""
 
 from __future__ import annotations
 
+from platform_api.registry.core import CoreCreateOnUpdateStrategy
 from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
@@ -112,4 +113,72 @@ def _ports(ports: list[Obj]) -> list[FieldError]:
         app = port.get("appProtocol")
         if app is not None:
             errs += [field.invalid(f"{at}.appProtocol", app, m) for m in is_qualified_name(app)]
+    return errs
+
+
+@defaults("", "Endpoints")
+def _endpoints(obj: Obj) -> None:
+    for subset in obj.get("subsets") or []:
+        for port in subset.get("ports") or []:
+            port.setdefault("protocol", "TCP")
+
+
+@register("", "Endpoints")
+class EndpointsStrategy(CoreCreateOnUpdateStrategy):
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_endpoints(obj.get("subsets") or [])
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + validate_endpoints(new.get("subsets") or [])
+
+
+def validate_endpoints(subsets: list[Obj]) -> list[FieldError]:
+    """kube's validateEndpointSubsets."""
+    errs: list[FieldError] = []
+    for i, subset in enumerate(subsets):
+        at = f"subsets[{i}]"
+        if not subset.get("addresses") and not subset.get("notReadyAddresses"):
+            errs.append(field.required(at, "must specify `addresses` or `notReadyAddresses`"))
+        for key in ("addresses", "notReadyAddresses"):
+            for j, address in enumerate(subset.get(key) or []):
+                errs += _endpoint_address(address, f"{at}.{key}[{j}]")
+        ports: list[Obj] = subset.get("ports") or []
+        for j, port in enumerate(ports):
+            errs += _endpoint_port(port, len(ports) > 1, f"{at}.ports[{j}]")
+    return errs
+
+
+def _endpoint_address(address: Obj, at: str) -> list[FieldError]:
+    """The legacy IP check, the names, then kube's ValidateEndpointIP (whose own text
+    for an address that does not parse has no example: kube says it twice).  Unlike
+    kube, a loopback address passes: on this server a Service routes webhook calls to a
+    process on the same machine through its Endpoints."""
+    ip = address.get("ip") or ""
+    errs = [] if parse_ip(ip) is not None else [field.invalid(f"{at}.ip", ip, INVALID_IP)]
+    host = address.get("hostname") or ""
+    if host:
+        errs += [field.invalid(f"{at}.hostname", host, m) for m in is_dns1123_label(host)]
+    node = address.get("nodeName")
+    if node is not None:
+        errs += [field.invalid(f"{at}.nodeName", node, m) for m in is_dns1123_subdomain(node)]
+    if parse_ip(ip) is None:
+        return [*errs, field.invalid(f"{at}.ip", ip, "must be a valid IP address")]
+    return errs + special_ip_errors(ip, f"{at}.ip", loopback=True)
+
+
+def _endpoint_port(port: Obj, named: bool, at: str) -> list[FieldError]:
+    name = port.get("name") or ""
+    errs: list[FieldError] = []
+    if named and not name:
+        errs.append(field.required(f"{at}.name"))
+    elif name:
+        errs += [field.invalid(f"{at}.name", name, m) for m in is_dns1123_label(name)]
+    number = port.get("port") or 0
+    if not 1 <= number <= 65535:
+        errs.append(field.invalid(f"{at}.port", number, "must be between 1 and 65535, inclusive"))
+    protocol = port.get("protocol")
+    if not protocol:
+        errs.append(field.required(f"{at}.protocol"))
+    elif protocol not in PROTOCOLS:
+        errs.append(field.not_supported(f"{at}.protocol", protocol, PROTOCOLS))
     return errs

@@ -1,4 +1,4 @@
-"""events.platform.io/v1 Events: the create rules of kube's ValidateEventCreate.
+"""Events: the create rules of kube's ValidateEventCreate.
 
 New-style events must say who reports them (``reportingController``,
 ``reportingInstance``), what happened (``action``, ``reason``) and when
@@ -7,6 +7,7 @@ New-style events must say who reports them (``reportingController``,
 
 from __future__ import annotations
 
+from platform_api.registry.core import CoreCreateOnUpdateStrategy
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
@@ -51,4 +52,27 @@ class EventStrategy(GenericStrategy):
         for name in DEPRECATED:
             if obj.get(name):
                 errs.append(field.invalid(name, "", "needs to be unset"))
+        return errs
+
+
+@register("", "Event")
+class CoreEventStrategy(CoreCreateOnUpdateStrategy):
+    """v1 Events: an old-style one (no eventTime) is about an object of its own
+    namespace (or, without one, lives in ``default``), as kube's legacyValidateEvent
+    requires."""
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        errs = super().validate(obj)
+        if obj.get("eventTime"):
+            return errs
+        namespace = obj["metadata"].get("namespace", "")
+        involved = (obj.get("involvedObject") or {}).get("namespace") or ""
+        if (not involved and namespace not in ("", "default")) or (
+            involved and involved != namespace
+        ):
+            errs.append(
+                field.invalid(
+                    "involvedObject.namespace", involved, "does not match event.namespace"
+                )
+            )
         return errs

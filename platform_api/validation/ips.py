@@ -37,16 +37,16 @@ def cidr_errors(value: str, at: str) -> list[FieldError]:
     return [] if parse_cidr(value) is not None else [field.invalid(at, value, INVALID_CIDR)]
 
 
-def special_ip_errors(value: str, at: str) -> list[FieldError]:
+def special_ip_errors(value: str, at: str, loopback: bool = False) -> list[FieldError]:
     """ValidateNonSpecialIP / ValidateEndpointIP: an address something may be reached
-    at (not unspecified, loopback or link-local)."""
+    at (not unspecified, loopback or link-local); ``loopback`` lets 127.0.0.1 pass."""
     ip = parse_ip(value)
     if ip is None:
         return [field.invalid(at, value, INVALID_IP)]
     errs: list[FieldError] = []
     if ip.is_unspecified:
         errs.append(field.invalid(at, value, f"may not be unspecified ({value})"))
-    if ip.is_loopback:
+    if ip.is_loopback and not loopback:
         errs.append(
             field.invalid(at, value, "may not be in the loopback range (127.0.0.0/8, ::1/128)")
         )
