@@ -8,22 +8,13 @@ from typing import Any
 import orjson
 
 from platform_api.registry.apps import CreateOnUpdateStrategy, WorkloadStrategy
-from platform_api.registry.strategy import Obj, register
+from platform_api.registry.strategy import Obj, SpecChecked, register
 from platform_api.registry.workloadspec import int_or_percent, over_100_percent
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.labelselector import validate_label_selector
 
 EVICTION_POLICIES = ["AlwaysAllow", "IfHealthyBudget"]
-
-
-@register("policy", "PodDisruptionBudget")
-class PodDisruptionBudgetStrategy(WorkloadStrategy):
-    def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + validate_budget_spec(obj.get("spec") or {})
-
-    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + validate_budget_spec(new.get("spec") or {})
 
 
 def validate_budget_spec(spec: Obj) -> list[FieldError]:
@@ -56,15 +47,6 @@ def _go_spec(spec: Obj) -> GoText:
     return GoText(orjson.dumps(shown).decode())
 
 
-@register("coordination.platform.io", "Lease")
-class LeaseStrategy(CreateOnUpdateStrategy):
-    def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + validate_lease_spec(obj.get("spec") or {})
-
-    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + validate_lease_spec(new.get("spec") or {})
-
-
 def validate_lease_spec(spec: Obj) -> list[FieldError]:
     """kube's ValidateLeaseSpec for the counts."""
     errs: list[FieldError] = []
@@ -73,3 +55,13 @@ def validate_lease_spec(spec: Obj) -> list[FieldError]:
         errs.append(field.invalid("spec.leaseDurationSeconds", duration, "must be greater than 0"))
     errs += field.nonnegative("spec.leaseTransitions", spec.get("leaseTransitions"))
     return errs
+
+
+@register("policy", "PodDisruptionBudget")
+class PodDisruptionBudgetStrategy(SpecChecked, WorkloadStrategy):
+    check = staticmethod(validate_budget_spec)
+
+
+@register("coordination.platform.io", "Lease")
+class LeaseStrategy(SpecChecked, CreateOnUpdateStrategy):
+    check = staticmethod(validate_lease_spec)

@@ -7,7 +7,7 @@ import ipaddress
 import re
 
 from platform_api.registry.servicespec import port_name_errors, port_number_errors
-from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.registry.strategy import Obj, SpecChecked, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_dns1035_label, is_dns1123_subdomain, regex_error
@@ -24,17 +24,6 @@ _WILDCARD_ERROR = regex_error(
     _WILDCARD_FMT,
     "*.example.com",
 )
-
-
-@register("networking.platform.io", "Ingress")
-class IngressStrategy(GenericStrategy):
-    tracks_generation = True
-
-    def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + validate_ingress_spec(obj.get("spec") or {})
-
-    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + validate_ingress_spec(new.get("spec") or {})
 
 
 def validate_ingress_spec(spec: Obj) -> list[FieldError]:
@@ -136,3 +125,9 @@ def _backend(backend: Obj, at: str) -> list[FieldError]:
     else:
         errs.append(field.required(at, "port name or number is required"))
     return errs
+
+
+@register("networking.platform.io", "Ingress")
+class IngressStrategy(SpecChecked):
+    tracks_generation = True
+    check = staticmethod(validate_ingress_spec)

@@ -4,11 +4,9 @@ metrics, in kube's words and order."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from platform_api.registry.apps import WorkloadStrategy
 from platform_api.registry.servicespec import port_name_errors, port_number_errors
-from platform_api.registry.strategy import Obj, register
+from platform_api.registry.strategy import Obj, SpecChecked, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.ips import cidr_errors, parse_cidr
@@ -18,16 +16,6 @@ from platform_api.validation.names import is_path_segment_name
 PROTOCOLS = ["TCP", "UDP", "SCTP"]  # kube lists these unsorted here
 POLICY_TYPES = ["Ingress", "Egress"]
 METRIC_TYPES = ["ContainerResource", "External", "Object", "Pods", "Resource"]
-
-
-class _SpecRules(WorkloadStrategy):
-    check: Any = None
-
-    def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + type(self).check(obj.get("spec") or {})
-
-    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + type(self).check(new.get("spec") or {})
 
 
 def validate_network_policy_spec(spec: Obj) -> list[FieldError]:
@@ -184,10 +172,10 @@ def _resource_source(source: Obj, at: str) -> list[FieldError]:
 
 
 @register("networking.platform.io", "NetworkPolicy")
-class NetworkPolicyStrategy(_SpecRules):
+class NetworkPolicyStrategy(SpecChecked, WorkloadStrategy):
     check = staticmethod(validate_network_policy_spec)
 
 
 @register("autoscaling", "HorizontalPodAutoscaler")
-class AutoscalerStrategy(_SpecRules):
+class AutoscalerStrategy(SpecChecked, WorkloadStrategy):
     check = staticmethod(validate_autoscaler_spec)

@@ -148,6 +148,19 @@ class GenericStrategy:
         return MetaFieldLabels(getters)  # kube's default conversion words the refusal
 
 
+class SpecChecked(GenericStrategy):
+    """A kind whose spec has rules of its own, checked on create and update alike; mix
+    in before the base strategy (``class X(SpecChecked, WorkloadStrategy)``)."""
+
+    check: Callable[[Obj], list[FieldError]]
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + type(self).check(obj.get("spec") or {})
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + type(self).check(new.get("spec") or {})
+
+
 class StatusStrategy:
     """Writes through ``/status``: only ``status`` changes, everything else is kept."""
 
