@@ -42,6 +42,8 @@ class APIChannel(HTTPChannel):
     _in_head = True
     _refused = False
     _secure: bool | None = None
+    _host: Any = None
+    _peer: Any = None
 
     def isSecure(self) -> bool:
         """Asked once per connection: Twisted adapts the transport to ISSLTransport on
@@ -49,6 +51,18 @@ class APIChannel(HTTPChannel):
         if self._secure is None:
             self._secure = bool(super().isSecure())
         return self._secure
+
+    def getHost(self) -> Any:
+        """Asked on every request (twisted.web's Request); a socket's local address does
+        not change, but each answer was a getsockname call."""
+        if self._host is None:
+            self._host = super().getHost()
+        return self._host
+
+    def getPeer(self) -> Any:
+        if self._peer is None:
+            self._peer = super().getPeer()
+        return self._peer
 
     def dataReceived(self, data: bytes) -> Any:
         if self._refused:

@@ -10,8 +10,7 @@ from typing import Any
 from twisted.application.service import Service
 from twisted.internet import defer
 from twisted.internet import reactor as global_reactor
-from twisted.internet.defer import succeed
-from twisted.internet.endpoints import SSL4ServerEndpoint
+from twisted.internet.defer import maybeDeferred, succeed
 from twisted.internet.interfaces import IListeningPort
 from twisted.internet.task import LoopingCall, deferLater
 from twisted.logger import Logger
@@ -35,6 +34,7 @@ from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.controllers import build_controllers
 from platform_api.apiserver.discovery import Discovery
 from platform_api.apiserver.duties import LeaderDuties
+from platform_api.apiserver.eagerwrite import listen_eager
 from platform_api.apiserver.encryption import build_encryption, encryption_checks
 from platform_api.apiserver.features import (
     ALLOW_UNSAFE_MALFORMED_OBJECT_DELETION,
@@ -321,10 +321,13 @@ class APIServerService(Service):
                 self.slot.adopt(self.reactor, TLSMemoryBIOFactory(tls, False, site), cfg.data_dir)
             )
         else:
-            endpoint = SSL4ServerEndpoint(
-                self.reactor, cfg.secure_port, tls, interface=cfg.bind_address
+            listening = maybeDeferred(
+                listen_eager,
+                self.reactor,
+                cfg.secure_port,
+                TLSMemoryBIOFactory(tls, False, site),
+                cfg.bind_address,
             )
-            listening = endpoint.listen(site)
         listening.addCallback(self._listening)
         listening.addCallbacks(self._start_bootstrap, self._failed)
 

@@ -19,9 +19,10 @@ import socket
 import struct
 from typing import Any
 
-from twisted.internet import tcp
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.task import LoopingCall
+
+from platform_api.apiserver.eagerwrite import EagerPort
 
 STAND_ASIDE = 0.001  # seconds a busier worker leaves a new connection to its siblings
 MAX_WAITS = 3  # then it accepts anyway
@@ -56,7 +57,7 @@ class ConnectionBoard:
         return min(others) if others else None
 
 
-class SharedPort(tcp.Port):
+class SharedPort(EagerPort):
     """A port on an inherited listening socket, accepting as the board says."""
 
     clock: IReactorTime
