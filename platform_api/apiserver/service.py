@@ -131,12 +131,13 @@ class APIServerService(Service):
             siblings.on_message = self.metrics_exchange.received
             siblings.listen()
             self._loops.append(self.slot.follow_supervisor(reactor))
+            if self.backend.wake_siblings:
 
-            def committed(events: list[Event]) -> None:
-                self.hub.committed(events)
-                siblings.notify()
+                def committed(events: list[Event]) -> None:
+                    self.hub.committed(events)
+                    siblings.notify()
 
-            self.storage.on_commit = committed
+                self.storage.on_commit = committed
 
     def _end_watches(self, prefix: bytes) -> None:
         """End the watches of custom resources whose types were removed or rebuilt."""

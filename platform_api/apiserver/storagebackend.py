@@ -26,6 +26,9 @@ class Backend:
 
     check_name = "lmdb"
     storage: Any
+    # Whether worker processes learn of each other's commits only from a shared change
+    # log, so a commit must wake them (LMDB); etcd's watch tells every replica itself.
+    wake_siblings = True
 
     def start(self) -> None:
         """Begin following changes (etcd's watch); LMDB commits feed the hub directly."""
@@ -75,6 +78,7 @@ class LMDBBackend(Backend):
 
 class EtcdBackend(Backend):
     check_name = "etcd"
+    wake_siblings = False
 
     def __init__(self, cfg: ServerConfig, reactor: Any, transformer: Any) -> None:
         # Imported only here: the etcd client costs start time LMDB servers skip.
