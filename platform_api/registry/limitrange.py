@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api.quantity import MAX_MILLI_VALUE, Quantity, QuantityError, parse
+from platform_api.registry.defaults import defaults
 from platform_api.registry.quota_validation import (
     HUGEPAGES_PREFIX,
     REQUESTS_PREFIX,
@@ -197,6 +198,26 @@ def validate_limit_range(obj: Obj) -> list[FieldError]:
         for name in sorted(set().union(*sections.values())):
             errs += _bounds(at, name, sections)
     return errs
+
+
+@defaults("", "LimitRange")
+def default_limit_range(obj: Obj) -> None:
+    """kube's SetDefaults_LimitRangeItem, for Container limits only: a default limit
+    from the max, then a default request from the default limit, then from the min."""
+    for limit in (obj.get("spec") or {}).get("limits") or []:
+        if not isinstance(limit, dict) or limit.get("type") != "Container":
+            continue
+        default = dict(limit.get("default") or {})
+        request = dict(limit.get("defaultRequest") or {})
+        for source, target in (("max", default), ("default", request), ("min", request)):
+            values = default if source == "default" else limit.get(source) or {}
+            for name, value in values.items():
+                target.setdefault(name, value)
+        for key, values in (("default", default), ("defaultRequest", request)):
+            if values:  # Go writes a map's keys in order
+                limit[key] = dict(sorted(values.items()))
+        if "maxLimitRequestRatio" in limit:  # after the defaults, as kube's struct has it
+            limit["maxLimitRequestRatio"] = limit.pop("maxLimitRequestRatio")
 
 
 @register("", "LimitRange")

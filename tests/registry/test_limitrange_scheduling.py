@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import json
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from platform_api import errors
+from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.limitrange import validate_limit_range
 from platform_api.registry.scheduling import validate_priority_class
 from platform_api.registry.strategy import strategy_for
@@ -80,6 +87,28 @@ def test_a_sound_limit_range_passes() -> None:
         {"type": "PersistentVolumeClaim", "min": {"storage": "1Gi"}},
     ]
     assert validate_limit_range({"spec": {"limits": limits}}) == []
+
+
+# LimitRanges sent to kube-apiserver v1.36 (dry runs): the stored limits, or the 422 message.
+KUBE_DEFAULTS = json.loads(
+    (Path(__file__).parent / "fixtures" / "limitrange_defaults_kube.json").read_text()
+)
+
+
+@pytest.mark.parametrize("name", sorted(KUBE_DEFAULTS))
+def test_container_limits_default_from_max_default_and_min_as_kube(name: str) -> None:
+    """A default limit from the max, a default request from the default limit and then
+    the min; the defaults are checked against the bounds like given ones."""
+    limits = copy.deepcopy(KUBE_DEFAULTS[name]["limits"])
+    status, answer = KUBE_DEFAULTS[name]["kube"]
+    obj = {"apiVersion": "v1", "kind": "LimitRange", "spec": {"limits": limits}}
+    apply_defaults("", "LimitRange", obj)
+    errs = validate_limit_range(obj)
+    if status == 201:
+        assert (errs, limits) == ([], answer)
+        assert [list(limit) for limit in limits] == [list(limit) for limit in answer]
+    else:
+        assert errors.invalid("LimitRange", "", name, errs).message == answer
 
 
 def pc(name: str, value: int, **extra: Any) -> Obj:
