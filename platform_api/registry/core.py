@@ -7,6 +7,7 @@ import base64
 from platform_api.codec.bounds import BodyError
 from platform_api.codec.text import parse_json
 from platform_api.registry.claimspec import validate_claim_spec
+from platform_api.registry.podscheduling import merge_label_keys
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.registry.podupdate import validate_pod_update
 from platform_api.registry.servicespec import validate_service
@@ -195,6 +196,10 @@ class PodStrategy(GenericStrategy):
     returns_deleted_object = True
     tracks_generation = True
     initial_status = {"phase": "Pending", "qosClass": "BestEffort"}
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        merge_label_keys(obj)
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_pod_spec(obj.get("spec") or {}, "spec", pod=True)

@@ -8,11 +8,12 @@ from typing import Any
 
 from platform_api.quantity import canonical, parse_quantity
 from platform_api.registry.limitrange import container_resource_name
+from platform_api.registry.podsecurity import container_security_context
 from platform_api.registry.podvolumes import descending_path
 from platform_api.registry.quota_validation import is_extended as is_extended_resource_name
 from platform_api.registry.servicespec import port_name_errors, port_number_errors
 from platform_api.validation import field
-from platform_api.validation.field import FieldError, in_range, nonnegative
+from platform_api.validation.field import FieldError, nonnegative
 from platform_api.validation.names import (
     is_config_map_key,
     is_dns1123_label,
@@ -24,7 +25,6 @@ PULL_POLICIES = ["Always", "IfNotPresent", "Never"]  # kube lists them in this o
 MESSAGE_POLICIES = ["File", "FallbackToLogsOnError"]
 PROTOCOLS = ["SCTP", "TCP", "UDP"]
 SCHEMES = ["HTTP", "HTTPS"]
-ID_RANGE = (0, 2147483647)
 RELAXED_ENV_NAME = (
     "a valid environment variable name must consist only of printable ASCII characters "
     "other than '='"
@@ -73,7 +73,8 @@ def validate_common(container: Obj, at: str, volumes: set[str]) -> list[FieldErr
     if pull is not None and pull not in PULL_POLICIES:
         errs.append(field.not_supported(f"{at}.imagePullPolicy", pull, PULL_POLICIES))
     errs += _resources(container.get("resources") or {}, f"{at}.resources")
-    return errs + security_context(container.get("securityContext") or {}, f"{at}.securityContext")
+    context = container.get("securityContext") or {}
+    return errs + container_security_context(context, f"{at}.securityContext")
 
 
 def validate_handlers(container: Obj, at: str, init_only: bool) -> list[FieldError]:
@@ -284,17 +285,6 @@ def _within_limit(name: str, request: Any, limit: Any, at: str) -> list[FieldErr
         return []
     detail = f"must be less than or equal to {name} limit of {canonical(str(limit))}"
     return [field.invalid(at, canonical(str(request)), detail)]
-
-
-def security_context(context: Obj, at: str, pod: bool = False) -> list[FieldError]:
-    """The user and group IDs of a container's (or, ``pod``, the pod's) security context."""
-    keys = ("fsGroup", "runAsUser", "runAsGroup") if pod else ("runAsUser", "runAsGroup")
-    errs: list[FieldError] = []
-    for key in keys:
-        errs += in_range(f"{at}.{key}", context.get(key), *ID_RANGE)
-    for i, group in enumerate(context.get("supplementalGroups") or [] if pod else []):
-        errs += in_range(f"{at}.supplementalGroups[{i}]", group, *ID_RANGE)
-    return errs
 
 
 def _handler(handler: Obj, at: str, lifecycle: bool = False) -> list[FieldError]:

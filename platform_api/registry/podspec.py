@@ -5,18 +5,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.registry.podcontainers import security_context, validate_common, validate_handlers
+from platform_api.registry.podcontainers import validate_common, validate_handlers
+from platform_api.registry.podscheduling import validate_affinity, validate_topology_spread
+from platform_api.registry.podsecurity import pod_security_context
 from platform_api.registry.podvolumes import validate_volumes
 from platform_api.selectors import SelectorError, label_selector_from
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, in_range
-from platform_api.validation.names import is_dns1123_label, is_dns1123_subdomain, validate_labels
+from platform_api.validation.ips import INVALID_IP, parse_ip
+from platform_api.validation.names import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_dns1123_subdomain_with_underscore,
+    is_qualified_name,
+    validate_labels,
+)
 from platform_api.validation.tolerations import validate_tolerations
 
 Obj = dict[str, Any]
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]  # kube lists them in this order
 DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
 CONTAINER_RESTART = ["Always", "Never", "OnFailure"]  # kube sorts these
+OS_NAMES = ["linux", "windows"]
+MAX_NAMESERVERS, MAX_SEARCHES, MAX_SEARCH_CHARS = 3, 32, 2048
 
 
 def validate_pod_spec(spec: Obj, path: str, pod: bool = False) -> list[FieldError]:
@@ -42,14 +53,20 @@ def validate_pod_spec(spec: Obj, path: str, pod: bool = False) -> list[FieldErro
     errs += _host_network_ports(spec, path)
     errs += _choice(spec, "restartPolicy", RESTART_POLICIES, path)
     errs += _choice(spec, "dnsPolicy", DNS_POLICIES, path)
-    if spec.get("dnsPolicy") == "None" and not spec.get("dnsConfig"):
-        detail = "must provide `dnsConfig` when `dnsPolicy` is None"
-        errs.append(field.required(f"{path}.dnsConfig", detail))
     errs += validate_labels(spec.get("nodeSelector") or {}, f"{path}.nodeSelector")
-    errs += security_context(spec.get("securityContext") or {}, f"{path}.securityContext", True)
+    context = spec.get("securityContext") or {}
+    errs += pod_security_context(context, spec, f"{path}.securityContext")
+    errs += validate_affinity(spec.get("affinity") or {}, f"{path}.affinity")
+    errs += validate_dns_config(spec, f"{path}.dnsConfig")
+    errs += _qualified(spec.get("readinessGates") or [], "conditionType", f"{path}.readinessGates")
+    errs += _scheduling_gates(spec.get("schedulingGates") or [], f"{path}.schedulingGates")
+    spread = spec.get("topologySpreadConstraints") or []
+    errs += validate_topology_spread(spread, f"{path}.topologySpreadConstraints")
     errs += _names_and_limits(spec, path)
     if spec.get("tolerations"):
         errs += validate_tolerations(spec["tolerations"], f"{path}.tolerations")
+    errs += _host_aliases(spec.get("hostAliases") or [], f"{path}.hostAliases")
+    errs += _os(spec.get("os"), f"{path}.os")
     if pod:
         for key in ("containers", "initContainers"):
             errs += _image_whitespace(spec.get(key) or [], f"{path}.{key}")
@@ -89,6 +106,88 @@ def _host_network_ports(spec: Obj, path: str) -> list[FieldError]:
                 detail = "must match `containerPort` when `hostNetwork` is true"
                 errs.append(field.invalid(where, host, detail))
     return errs
+
+
+def validate_dns_config(spec: Obj, at: str) -> list[FieldError]:
+    """``validatePodDNSConfig``: dnsPolicy None needs nameservers; at most 3 of them,
+    32 search domains (underscores allowed) in 2048 characters, named options."""
+    config = spec.get("dnsConfig")
+    if spec.get("dnsPolicy") == "None":
+        if config is None:
+            return [field.required(at, "must provide `dnsConfig` when `dnsPolicy` is None")]
+        if not config.get("nameservers"):
+            why = "must provide at least one DNS nameserver when `dnsPolicy` is None"
+            return [field.required(f"{at}.nameservers", why)]
+    if not isinstance(config, dict):
+        return []
+    errs: list[FieldError] = []
+    servers = config.get("nameservers") or []
+    if len(servers) > MAX_NAMESERVERS:
+        why = f"must not have more than {MAX_NAMESERVERS} nameservers"
+        errs.append(field.invalid(f"{at}.nameservers", servers, why))
+    for i, server in enumerate(servers):
+        if parse_ip(server) is None:
+            errs.append(field.invalid(f"{at}.nameservers[{i}]", server, INVALID_IP))
+    searches = config.get("searches") or []
+    if len(searches) > MAX_SEARCHES:
+        why = f"must not have more than {MAX_SEARCHES} search paths"
+        errs.append(field.invalid(f"{at}.searches", searches, why))
+    if len(" ".join(searches)) > MAX_SEARCH_CHARS:
+        why = f"must not have more than {MAX_SEARCH_CHARS} characters (including spaces) in the search list"
+        errs.append(field.invalid(f"{at}.searches", searches, why))
+    for i, search in enumerate(searches):
+        domain = search.removesuffix(".")  # a trailing dot is fine
+        errs += [
+            field.invalid(f"{at}.searches[{i}]", domain, m)
+            for m in is_dns1123_subdomain_with_underscore(domain)
+        ]
+    for i, option in enumerate(config.get("options") or []):
+        if not (option or {}).get("name"):
+            errs.append(field.required(f"{at}.options[{i}]", "must not be empty"))
+    return errs
+
+
+def _qualified(items: list[Obj], key: str, at: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for i, item in enumerate(items):
+        value = (item or {}).get(key, "")
+        errs += [field.invalid(f"{at}[{i}].{key}", value, m) for m in is_qualified_name(value)]
+    return errs
+
+
+def _scheduling_gates(gates: list[Obj], at: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, gate in enumerate(gates):
+        name = (gate or {}).get("name", "")
+        errs += [field.invalid(f"{at}[{i}]", name, m) for m in is_qualified_name(name)]
+        if name in seen:
+            errs.append(field.duplicate(f"{at}[{i}]", name))
+        seen.add(name)
+    return errs
+
+
+def _host_aliases(aliases: list[Obj], at: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for i, alias in enumerate(aliases):
+        ip = (alias or {}).get("ip", "")
+        if parse_ip(ip) is None:
+            errs.append(field.invalid(f"{at}[{i}].ip", ip, INVALID_IP))
+        for j, host in enumerate((alias or {}).get("hostnames") or []):
+            path = f"{at}[{i}].hostnames[{j}]"
+            errs += [field.invalid(path, host, m) for m in is_dns1123_subdomain(host)]
+    return errs
+
+
+def _os(os_: Any, at: str) -> list[FieldError]:
+    if not isinstance(os_, dict):
+        return []
+    name = os_.get("name", "")
+    if not name:
+        return [field.required(f"{at}.name")]
+    if name not in OS_NAMES:
+        return [field.not_supported(at, name, OS_NAMES)]
+    return []
 
 
 def _choice(spec: Obj, key: str, allowed: list[str], path: str) -> list[FieldError]:

@@ -21,6 +21,13 @@ _SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
     "'.', and must start and end with an alphanumeric character"
 )
+# DNS search domains may hold underscores (kube's IsDNS1123SubdomainWithUnderscore).
+_UNDERSCORE_LABEL_FMT = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+_UNDERSCORE_FMT = _UNDERSCORE_LABEL_FMT + "(\\." + _UNDERSCORE_LABEL_FMT + ")*"
+_UNDERSCORE_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', "
+    "'-' or '.', and must start and end with an alphanumeric character"
+)
 _DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _DNS1035_MSG = (
     "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
@@ -40,6 +47,7 @@ _VALUE_MSG = (
 _label_re = re.compile(f"^{_LABEL_FMT}$")
 _subdomain_re = re.compile(f"^{_SUBDOMAIN_FMT}$")
 _dns1035_re = re.compile(f"^{_DNS1035_FMT}$")
+_underscore_re = re.compile(f"^{_UNDERSCORE_FMT}$")
 _key_re = re.compile(f"^{_KEY_FMT}$")
 _value_re = re.compile(f"^{_VALUE_FMT}$")
 
@@ -104,6 +112,15 @@ def is_dns1123_subdomain(value: str, unit: str = "characters") -> list[str]:
         errs.append(f"must be no more than 253 {unit}")
     if not _subdomain_re.match(value):
         errs.append(regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def is_dns1123_subdomain_with_underscore(value: str) -> list[str]:
+    errs = []
+    if len(value) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _underscore_re.match(value):
+        errs.append(regex_error(_UNDERSCORE_MSG, _UNDERSCORE_FMT, "example.com"))
     return errs
 
 
