@@ -34,7 +34,7 @@ def parse_duration(flag: str, text: str) -> float:
     return sign * total
 
 
-_SIZE = re.compile(r"^(\d+)([KMGTPE]i?)?$")
+_SIZE = re.compile(r"^(\d+)([KMGTPE]i?)?\Z")
 _SIZES = {
     "": 1,
     "K": 10**3,

@@ -23,8 +23,8 @@ from platform_api.authentication.user import UserInfo
 NAMESPACE = "platform-system"
 SECRET_TYPE = "bootstrap.platform.io/token"
 GROUP = "system:bootstrappers"
-TOKEN = re.compile(r"^([a-z0-9]{6})\.([a-z0-9]{16})$")
-EXTRA_GROUP = re.compile(r"^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$")
+TOKEN = re.compile(r"^([a-z0-9]{6})\.([a-z0-9]{16})\Z")
+EXTRA_GROUP = re.compile(r"^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]\Z")
 # (namespace, name) -> the Secret, or None.
 SecretLookup = Callable[[str, str], dict[str, Any] | None]
 

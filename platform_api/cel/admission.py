@@ -213,7 +213,7 @@ _SCALAR_FIELDS = {"bool": "bool", "int": "int64", "uint": "uint64", "double": "d
 _SCALAR_FIELDS |= {"string": "string", "bytes": "bytes"}
 _MESSAGE_FIELDS = {"google.protobuf.Timestamp": _TIME, "google.protobuf.Duration": _DURATION}
 _MAP_KEYS = ("string", "int", "uint", "bool")
-_IDENT = re.compile(r"^[_a-zA-Z][_a-zA-Z0-9]*$")
+_IDENT = re.compile(r"^[_a-zA-Z][_a-zA-Z0-9]*\Z")
 
 
 def _element(text: str) -> str | None:

@@ -54,7 +54,7 @@ RESERVED_WORDS = frozenset(
     }
 )
 _EXPAND = re.compile(r"(__|[-./]|[^a-zA-Z0-9\-./_])")
-_VALID = re.compile(r"^[a-zA-Z0-9_]*$")
+_VALID = re.compile(r"^[a-zA-Z0-9_]*\Z")
 _EXPANSIONS = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
 
 

@@ -17,7 +17,7 @@ from platform_api.cel.formatcheck import format_errors
 from platform_api.cel.library.common import EvalError
 from platform_api.cel.library.regex import compile_pattern
 
-_DURATION = re.compile(r"^[-+]?(\d*(\.\d*)?(ns|us|µs|μs|ms|s|m|h))+$")
+_DURATION = re.compile(r"^[-+]?(\d*(\.\d*)?(ns|us|µs|μs|ms|s|m|h))+\Z")
 _DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)")
 _UNIT_NS = {
     "ns": 1,
@@ -51,7 +51,7 @@ def valid_timestamp(text: str) -> bool:
     """RFC 3339 within CEL's range (years 1 to 9999)."""
     candidate = text.replace("z", "Z")
     if not re.match(
-        r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$", candidate
+        r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})\Z", candidate
     ):
         return False
     date, _, rest = candidate.partition("T") if "T" in candidate else candidate.partition("t")

@@ -43,7 +43,7 @@ _GO_UNITS = {
     "m": 60 * 10**9,
     "h": 3600 * 10**9,
 }
-_GO_DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$")
+_GO_DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+\Z")
 _GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 _LOOSE = re.compile(r"((\d+)\s*([A-Za-zµ]+))")
 
@@ -97,7 +97,7 @@ def _date(value: Any) -> Any:
     return value
 
 
-_DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$")
+_DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?\Z")
 
 
 def _date_time(value: Any) -> Any:

@@ -29,7 +29,7 @@ PUBLIC_NAMESPACE = "platform-public"
 CLUSTER_INFO = "cluster-info"
 KUBECONFIG_KEY = "kubeconfig"
 SIGNATURE_PREFIX = "jws-kubeconfig-"
-SECRET_NAME = re.compile(r"^bootstrap-token-([a-z0-9]{6})$")
+SECRET_NAME = re.compile(r"^bootstrap-token-([a-z0-9]{6})\Z")
 
 
 def _b64url(data: bytes) -> str:

@@ -45,7 +45,7 @@ VALIDATION_ACTIONS = ["Audit", "Deny", "Warn"]
 PARAMETER_NOT_FOUND_ACTIONS = ["Deny", "Allow"]  # kube lists them in this order
 MAX_AUDIT_ANNOTATIONS = 20
 MAX_AUDIT_VALUE_EXPRESSION = 5 * 1024
-_CEL_IDENT = re.compile(r"^[_a-zA-Z][_a-zA-Z0-9]*$")
+_CEL_IDENT = re.compile(r"^[_a-zA-Z][_a-zA-Z0-9]*\Z")
 _NEWLINES = re.compile(r"[\n\r]+")
 
 

@@ -16,7 +16,7 @@ PATH_TYPES = ["Exact", "ImplementationSpecific", "Prefix"]
 _BAD_SEQUENCES = ("//", "/./", "/../", "%2f", "%2F")
 _BAD_SUFFIXES = ("/..", "/.")
 _WILDCARD_FMT = r"\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_WILDCARD = re.compile(f"^{_WILDCARD_FMT}$")
+_WILDCARD = re.compile(f"^{_WILDCARD_FMT}\\Z")
 _WILDCARD_ERROR = regex_error(
     "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, "
     "which must consist of lower case alphanumeric characters, '-' or '.' and end with an "

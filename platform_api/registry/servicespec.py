@@ -23,7 +23,7 @@ TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
 PROTOCOLS = ["SCTP", "TCP", "UDP"]
 AFFINITIES = ["ClientIP", "None"]
 NODE_PORTS = (30000, 32767)  # --service-node-port-range's default
-_PORT_NAME = re.compile(r"^[-a-z0-9]+$")
+_PORT_NAME = re.compile(r"^[-a-z0-9]+\Z")
 _LETTER = re.compile(r"[a-z]")
 
 

@@ -17,7 +17,7 @@ from platform_api.validation.labelselector import validate_label_selector
 from platform_api.validation.names import regex_error
 
 Obj = dict[str, Any]
-_PERCENT = re.compile(r"^[0-9]+%$")
+_PERCENT = re.compile(r"^[0-9]+%\Z")
 _PERCENT_ERROR = regex_error(
     "a valid percent string must be a numeric string followed by an ending '%'",
     "[0-9]+%",

@@ -16,7 +16,7 @@ from platform_api.scheme.builtin import BUILTIN_TYPES, GROUP_ORDER
 from platform_api.scheme.schemas import Node, Schemas, load_schemas
 from platform_api.scheme.types import ResourceType, upstream_group
 
-_KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+_KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?\Z")
 _STAGE_RANK = {None: 0, "beta": 1, "alpha": 2}
 Key = tuple[str, str, str]
 

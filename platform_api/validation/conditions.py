@@ -18,7 +18,7 @@ STATUSES = ["False", "True", "Unknown"]
 MAX_REASON = 1024
 MAX_MESSAGE = 32 * 1024
 _REASON_FMT = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?"
-_REASON_RE = re.compile(f"^{_REASON_FMT}$")
+_REASON_RE = re.compile(f"^{_REASON_FMT}\\Z")
 _REASON_MSG = (
     "a condition reason must start with alphabetic character, optionally followed by a "
     "string of alphanumeric characters or '_,:', and must end with an alphanumeric "

@@ -44,12 +44,12 @@ _VALUE_MSG = (
     "'.', and must start and end with an alphanumeric character"
 )
 
-_label_re = re.compile(f"^{_LABEL_FMT}$")
-_subdomain_re = re.compile(f"^{_SUBDOMAIN_FMT}$")
-_dns1035_re = re.compile(f"^{_DNS1035_FMT}$")
-_underscore_re = re.compile(f"^{_UNDERSCORE_FMT}$")
-_key_re = re.compile(f"^{_KEY_FMT}$")
-_value_re = re.compile(f"^{_VALUE_FMT}$")
+_label_re = re.compile(f"^{_LABEL_FMT}\\Z")
+_subdomain_re = re.compile(f"^{_SUBDOMAIN_FMT}\\Z")
+_dns1035_re = re.compile(f"^{_DNS1035_FMT}\\Z")
+_underscore_re = re.compile(f"^{_UNDERSCORE_FMT}\\Z")
+_key_re = re.compile(f"^{_KEY_FMT}\\Z")
+_value_re = re.compile(f"^{_VALUE_FMT}\\Z")
 
 ANNOTATIONS_SIZE_LIMIT = 256 * 1024
 
@@ -64,7 +64,7 @@ def regex_error(msg: str, fmt: str, *examples: str) -> str:
 
 
 _CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
-_config_key_re = re.compile(f"^{_CONFIG_KEY_FMT}$")
+_config_key_re = re.compile(f"^{_CONFIG_KEY_FMT}\\Z")
 
 
 def is_config_map_key(value: str) -> list[str]:
