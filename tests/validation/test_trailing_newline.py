@@ -9,29 +9,17 @@ import pytest
 from platform_api.cel.library.format import _BASE64, _TIME, _UUID
 from platform_api.cel.validators import valid_timestamp
 from platform_api.registry.servicespec import port_name_errors
-from platform_api.validation.names import (
-    is_config_map_key,
-    is_dns1035_label,
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    is_dns1123_subdomain_with_underscore,
-    is_label_value,
-    is_qualified_name,
-)
+from platform_api.validation import names
+
+# Every is_* rule of names.py but path segments (kube forbids only '/', '%', '.' and '..').
+CHECKS = [
+    check
+    for name, check in vars(names).items()
+    if name.startswith("is_") and name != "is_path_segment_name"
+]
 
 
-@pytest.mark.parametrize(
-    "check",
-    [
-        is_config_map_key,
-        is_dns1035_label,
-        is_dns1123_label,
-        is_dns1123_subdomain,
-        is_dns1123_subdomain_with_underscore,
-        is_label_value,
-        is_qualified_name,
-    ],
-)
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 def test_names_and_keys_refuse_a_trailing_newline(check: object) -> None:
     assert check("abc") == []  # type: ignore[operator]
     assert check("abc\n") != []  # type: ignore[operator]
