@@ -22,7 +22,7 @@ from platform_api.endpoints.negotiation import DISCOVERY_GROUPS, negotiate_outpu
 from platform_api.endpoints.responses import finish
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
-from platform_api.scheme.types import ResourceType, group_version
+from platform_api.scheme.types import ResourceType, Subresource, group_version
 
 KUBE_MAJOR, KUBE_MINOR = "1", "36"
 UPSTREAM_DISCOVERY = "apidiscovery.k8s.io"
@@ -105,19 +105,24 @@ def _aggregated_resource(rt: ResourceType, group: str) -> dict[str, Any]:
     if rt.categories and not alias:
         out["categories"] = list(rt.categories)
     if rt.subresources:
-        out["subresources"] = [
-            {
-                "subresource": sub.name,
-                "responseKind": {
-                    "group": sub.group or group,
-                    "version": sub.version or rt.version,
-                    "kind": sub.kind or rt.kind,
-                },
-                "verbs": list(sub.verbs),
-            }
-            for sub in rt.subresources
-        ]
+        out["subresources"] = [_aggregated_subresource(rt, sub, group) for sub in rt.subresources]
     return out
+
+
+def _aggregated_subresource(rt: ResourceType, sub: Subresource, group: str) -> dict[str, Any]:
+    """kube leaves the group and version of a built-in subresource's kind empty when
+    they are the resource's own; a custom resource's name them."""
+    if sub.version:
+        group_of, version = sub.group, sub.version
+    elif rt.custom:
+        group_of, version = group, rt.version
+    else:
+        group_of, version = "", ""
+    return {
+        "subresource": sub.name,
+        "responseKind": {"group": group_of, "version": version, "kind": sub.kind or rt.kind},
+        "verbs": list(sub.verbs),
+    }
 
 
 class Discovery:

@@ -16,6 +16,7 @@ from platform_api.context import Context
 from platform_api.endpoints import (
     accessreviews,
     componentstatus,
+    connect,
     create,
     delete,
     deprecation,
@@ -102,6 +103,12 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
         if method not in _ITEM:
             raise errors.method_not_allowed()
         route = _ITEM[method]
+    elif depth >= 3 and (allowed := _connect_methods(rt, info)) is not None:
+        if depth > 3 and info.subresource != "proxy":
+            raise errors.path_not_found()
+        if method not in allowed:
+            raise errors.method_not_allowed()
+        return connect.handle
     elif depth == 3:
         sub = rt.subresource(info.subresource)
         if sub is not None and sub.name in _ACTIONS:
@@ -127,6 +134,13 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
     if not rt.supports(verb):
         raise errors.method_not_allowed()
     return componentstatus.HANDLERS.get((rt.group, rt.plural, verb), handler)
+
+
+def _connect_methods(rt: ResourceType, info: RequestInfo) -> frozenset[bytes] | None:
+    """The methods of a connect subresource the type serves (None: not one)."""
+    if rt.subresource(info.subresource) is None:
+        return None
+    return connect.methods(info.subresource)
 
 
 async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Handlers) -> bytes:

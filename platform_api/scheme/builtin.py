@@ -21,6 +21,11 @@ def _scale() -> Subresource:
     return Subresource("scale", "Scale", STATUS_VERBS, "autoscaling", "v1")
 
 
+# The verbs of kube's connect subresources (exec, attach, portforward; proxies).
+CONNECT_VERBS = ("create", "get")
+PROXY_VERBS = ("create", "delete", "get", "patch", "update")
+
+
 def _t(
     group: str,
     kind: str,
@@ -50,7 +55,7 @@ def _t(
         short_names=short,
         categories=categories,
         verbs=verbs,
-        subresources=subs + extra,
+        subresources=tuple(sorted(subs + extra, key=lambda sub: sub.name)),  # as kube lists them
         name_rule=name_rule,
     )
 
@@ -76,7 +81,15 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         verbs=_NO_COLLECTION_DELETE,
         name_rule="label",
     ),
-    _t("", "Node", "nodes", namespaced=False, short=("no",), status=True),
+    _t(
+        "",
+        "Node",
+        "nodes",
+        namespaced=False,
+        short=("no",),
+        status=True,
+        extra=(Subresource("proxy", "NodeProxyOptions", PROXY_VERBS),),
+    ),
     _t("", "PersistentVolumeClaim", "persistentvolumeclaims", short=("pvc",), status=True),
     _t("", "PersistentVolume", "persistentvolumes", namespaced=False, short=("pv",), status=True),
     _t(
@@ -87,9 +100,13 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         categories=ALL,
         status=True,
         extra=(
+            Subresource("attach", "PodAttachOptions", CONNECT_VERBS),
             Subresource("binding", "Binding", ("create",)),
             Subresource("eviction", "Eviction", ("create",), "policy", "v1"),
+            Subresource("exec", "PodExecOptions", CONNECT_VERBS),
             Subresource("log", "Pod", ("get",)),
+            Subresource("portforward", "PodPortForwardOptions", CONNECT_VERBS),
+            Subresource("proxy", "PodProxyOptions", PROXY_VERBS),
         ),
     ),
     _t("", "PodTemplate", "podtemplates"),
@@ -113,7 +130,16 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
             Subresource("token", "TokenRequest", ("create",), "authentication.platform.io", "v1"),
         ),
     ),
-    _t("", "Service", "services", short=("svc",), categories=ALL, status=True, name_rule="dns1035"),
+    _t(
+        "",
+        "Service",
+        "services",
+        short=("svc",),
+        categories=ALL,
+        status=True,
+        extra=(Subresource("proxy", "ServiceProxyOptions", PROXY_VERBS),),
+        name_rule="dns1035",
+    ),
     # apps/v1
     _t("apps", "DaemonSet", "daemonsets", short=("ds",), categories=ALL, status=True),
     _t(

@@ -1,0 +1,120 @@
+"""Connect subresources (``pods/exec``, ``attach``, ``portforward``, ``proxy``;
+``services/proxy``, ``nodes/proxy``): kube's answers on a server without kubelets.
+
+kube-apiserver reaches these through a node's kubelet or a pod's address.  Nothing here
+runs a pod, so every request ends in an error, but the one kube gives at the same step:
+the object's existence (404), a pod no node was given (400 ``does not have a host
+assigned``), a node that does not exist (404, worded by kube as a *pod* of the node's
+name), a request that asks for no upgrade (400 ``Upgrade request required``), an
+address kube would not dial (400 ``address not allowed``), a service with no endpoints
+(503).  Where kube would dial, this server says it does not.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from platform_api import errors
+from platform_api.endpoints.scope import Scope
+from platform_api.scheme.types import ResourceType
+
+NO_KUBELETS = "error dialing backend: this server does not connect to kubelets"
+NO_PROXY = "error trying to reach service: this server does not proxy requests"
+# The methods kube registers: streams take GET and POST; proxies every method.
+STREAM_METHODS = frozenset((b"GET", b"POST"))
+PROXY_METHODS = frozenset((b"GET", b"POST", b"PUT", b"PATCH", b"DELETE", b"HEAD", b"OPTIONS"))
+STREAMS = ("exec", "attach", "portforward")
+
+
+def methods(subresource: str) -> frozenset[bytes] | None:
+    """The methods a connect subresource takes (None: not a connect subresource)."""
+    if subresource in STREAMS:
+        return STREAM_METHODS
+    if subresource == "proxy":
+        return PROXY_METHODS
+    return None
+
+
+def _upgrade_requested(scope: Scope) -> bool:
+    """kube's ``IsUpgradeRequest``: ``Connection`` names ``upgrade``."""
+    header = (scope.request.getHeader(b"connection") or b"").decode("latin-1")
+    return any(token.strip().lower() == "upgrade" for token in header.split(","))
+
+
+def _store(scope: Scope, group: str, plural: str) -> Any:
+    for (g, _, p), store in scope.handlers.stores.items():
+        if (g, p) == (group, plural):
+            return store
+    raise errors.internal_error(f"no store for {plural}")  # pragma: no cover - built in
+
+
+async def _node(scope: Scope, name: str) -> dict[str, Any] | None:
+    try:
+        return (await _store(scope, "", "nodes").read("", name)).object
+    except errors.StatusError as e:
+        if e.code == 404:
+            return None
+        raise
+
+
+def _dialable(address: str) -> bool:
+    """kube's proxy dialer refuses loopback, link-local and unspecified addresses."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return bool(address)  # a host name: kube would resolve it
+    return not (ip.is_loopback or ip.is_link_local or ip.is_unspecified)
+
+
+def _node_address(node: dict[str, Any]) -> str:
+    """The address kube picks (--kubelet-preferred-address-types' default order)."""
+    addresses = (node.get("status") or {}).get("addresses") or []
+    for kind in ("Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP"):
+        for address in addresses:
+            if address.get("type") == kind and address.get("address"):
+                return str(address["address"])
+    return ""
+
+
+async def handle(scope: Scope) -> bytes:
+    rt: ResourceType = scope.resource
+    obj = (await scope.store.read(scope.namespace, scope.name)).object
+    sub = scope.info.subresource
+    if rt.plural == "pods" and sub in STREAMS:
+        return await _stream(scope, obj)
+    if rt.plural == "pods":
+        ip = (obj.get("status") or {}).get("podIP") or ""
+        if not _dialable(ip):
+            raise errors.bad_request("address not allowed")
+        raise errors.service_unavailable(NO_PROXY)
+    if rt.plural == "nodes":
+        if not _dialable(_node_address(obj)):
+            raise errors.bad_request("address not allowed")
+        raise errors.service_unavailable(NO_PROXY)
+    return await _service(scope, obj)
+
+
+async def _stream(scope: Scope, pod: dict[str, Any]) -> bytes:
+    node_name = (pod.get("spec") or {}).get("nodeName") or ""
+    if not node_name:
+        raise errors.bad_request(f"pod {scope.name} does not have a host assigned")
+    if await _node(scope, node_name) is None:
+        raise errors.not_found("pods", "", node_name)  # kube's words for a missing node
+    if not _upgrade_requested(scope):
+        raise errors.bad_request("Upgrade request required")
+    raise errors.unknown(NO_KUBELETS)
+
+
+async def _service(scope: Scope, service: dict[str, Any]) -> bytes:
+    name = service["metadata"]["name"]
+    try:
+        endpoints = (await _store(scope, "", "endpoints").read(scope.namespace, name)).object
+    except errors.StatusError as e:
+        if e.code != 404:
+            raise
+        endpoints = {}
+    ready = any(subset.get("addresses") for subset in endpoints.get("subsets") or [])
+    if not ready:
+        raise errors.service_unavailable(f'no endpoints available for service "{name}"')
+    raise errors.service_unavailable(NO_PROXY)

@@ -1,0 +1,159 @@
+"""Connect subresources on a server without kubelets: each answer as kube-apiserver
+v1.36 gave it at the same step (reference, same requests), and where kube would dial a
+kubelet or a pod, this server's own 500/503 in kube's form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+
+from tests.e2e.conftest import Server
+
+SPDY = {"Connection": "Upgrade", "Upgrade": "SPDY/3.1"}
+
+
+def _answer(response: requests.Response) -> tuple[int, str, str]:
+    body = response.json()
+    return response.status_code, body.get("reason", ""), body["message"]
+
+
+def _pod(name: str, **spec: Any) -> dict[str, Any]:
+    containers = [{"name": "c", "image": "i"}]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": containers, **spec},
+    }
+
+
+def test_streams_to_a_pod_fail_where_kube_fails_them(
+    server: Server, admin: requests.Session
+) -> None:
+    base = server.url + "/api/v1/namespaces/default/pods"
+    assert admin.post(base, json=_pod("pending")).status_code == 201
+    assert admin.post(base, json=_pod("placed", nodeName="conn-node")).status_code == 201
+    unassigned = (400, "BadRequest", "pod pending does not have a host assigned")
+    for method, sub in (
+        ("POST", "exec?command=ls&stdout=true"),
+        ("GET", "exec"),
+        ("POST", "attach"),
+        ("GET", "attach"),
+        ("POST", "portforward?ports=80"),
+        ("GET", "portforward"),
+    ):
+        assert _answer(admin.request(method, f"{base}/pending/{sub}")) == unassigned, sub
+    assert _answer(admin.put(f"{base}/pending/exec")) == (
+        405,
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource",
+    )
+    assert _answer(admin.post(f"{base}/nope/exec")) == (404, "NotFound", 'pods "nope" not found')
+    assert admin.post(f"{base}/pending/exec/more").status_code == 404
+    # a node that does not exist: kube words it as a pod of the node's name
+    assert _answer(admin.post(f"{base}/placed/exec")) == (
+        404,
+        "NotFound",
+        'pods "conn-node" not found',
+    )
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "conn-node"}}
+    assert admin.post(server.url + "/api/v1/nodes", json=node).status_code == 201
+    try:
+        assert _answer(admin.post(f"{base}/placed/exec")) == (
+            400,
+            "BadRequest",
+            "Upgrade request required",
+        )
+        refused = admin.post(f"{base}/placed/attach?stdout=true", headers=SPDY)
+        assert _answer(refused) == (
+            500,
+            "",
+            "error dialing backend: this server does not connect to kubelets",
+        )
+    finally:
+        admin.delete(server.url + "/api/v1/nodes/conn-node")
+        for name in ("pending", "placed"):
+            admin.delete(f"{base}/{name}")
+
+
+def test_proxies_answer_as_kube_does_without_an_address(
+    server: Server, admin: requests.Session
+) -> None:
+    api = server.url + "/api/v1"
+    assert admin.post(api + "/namespaces/default/pods", json=_pod("proxied")).status_code == 201
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "loop-node"},
+        "status": {"addresses": [{"type": "InternalIP", "address": "127.0.0.1"}]},
+    }
+    assert admin.post(api + "/nodes", json=node).status_code == 201
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "lonely"},
+        "spec": {"ports": [{"port": 80}]},
+    }
+    assert admin.post(api + "/namespaces/default/services", json=service).status_code == 201
+    try:
+        not_allowed = (400, "BadRequest", "address not allowed")
+        for method in ("GET", "DELETE", "PUT"):
+            assert (
+                _answer(
+                    admin.request(method, api + "/namespaces/default/pods/proxied/proxy/some/path")
+                )
+                == not_allowed
+            )
+        assert _answer(admin.get(api + "/nodes/loop-node/proxy/healthz")) == not_allowed
+        assert _answer(admin.get(api + "/nodes/nope/proxy")) == (
+            404,
+            "NotFound",
+            'nodes "nope" not found',
+        )
+        assert _answer(admin.get(api + "/namespaces/default/services/nope/proxy/x")) == (
+            404,
+            "NotFound",
+            'services "nope" not found',
+        )
+        assert _answer(admin.get(api + "/namespaces/default/services/lonely/proxy/")) == (
+            503,
+            "ServiceUnavailable",
+            'no endpoints available for service "lonely"',
+        )
+    finally:
+        admin.delete(api + "/namespaces/default/pods/proxied")
+        admin.delete(api + "/nodes/loop-node")
+        admin.delete(api + "/namespaces/default/services/lonely")
+
+
+def test_discovery_lists_the_connect_subresources_as_kube_does(
+    server: Server, admin: requests.Session
+) -> None:
+    """Names, kinds and verbs in kube's order; a built-in subresource's kind names no
+    group or version when they are the resource's own."""
+    accept = "application/json;g=apidiscovery.platform.io;v=v2;as=APIGroupDiscoveryList"
+    core = admin.get(server.url + "/api", headers={"Accept": accept}).json()
+    resources = {r["resource"]: r for r in core["items"][0]["versions"][0]["resources"]}
+    pods = [
+        (s["subresource"], s["responseKind"]["kind"], s["responseKind"]["version"], s["verbs"])
+        for s in resources["pods"]["subresources"]
+    ]
+    connect, proxy = ["create", "get"], ["create", "delete", "get", "patch", "update"]
+    assert pods == [
+        ("attach", "PodAttachOptions", "", connect),
+        ("binding", "Binding", "", ["create"]),
+        ("eviction", "Eviction", "v1", ["create"]),
+        ("exec", "PodExecOptions", "", connect),
+        ("log", "Pod", "", ["get"]),
+        ("portforward", "PodPortForwardOptions", "", connect),
+        ("proxy", "PodProxyOptions", "", proxy),
+        ("status", "Pod", "", ["get", "patch", "update"]),
+    ]
+    for name, kind in (("services", "ServiceProxyOptions"), ("nodes", "NodeProxyOptions")):
+        first = resources[name]["subresources"][0]
+        assert (first["subresource"], first["responseKind"]["kind"], first["verbs"]) == (
+            "proxy",
+            kind,
+            proxy,
+        )
