@@ -123,7 +123,7 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
             if method not in _SCALE:
                 raise errors.method_not_allowed()
             return _SCALE[method]
-        if sub is None or sub.name not in ("status", "finalize", "approval"):
+        if sub is None or sub.name not in ("status", "finalize", "approval", "ephemeralcontainers"):
             raise errors.path_not_found()
         if method not in _STATUS or (sub.name == "finalize" and method != b"PUT"):
             raise errors.method_not_allowed()

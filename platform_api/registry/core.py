@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import base64
+import copy
 
 from platform_api.codec.bounds import BodyError
 from platform_api.codec.text import parse_json
 from platform_api.registry.claimspec import validate_claim_spec
+from platform_api.registry.defaults import apply_defaults
+from platform_api.registry.podephemeral import created_with_ephemeral
 from platform_api.registry.podscheduling import merge_label_keys
 from platform_api.registry.podspec import validate_pod_spec
-from platform_api.registry.podupdate import validate_pod_update
+from platform_api.registry.podupdate import plain, spec_diff, validate_pod_update
 from platform_api.registry.servicespec import validate_service
 from platform_api.registry.strategy import GenericStrategy, Obj, StatusStrategy, Strategy, register
 from platform_api.validation import field
@@ -202,7 +205,9 @@ class PodStrategy(GenericStrategy):
         merge_label_keys(obj)
 
     def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + validate_pod_spec(obj.get("spec") or {}, "spec", pod=True)
+        spec = obj.get("spec") or {}
+        errs = super().validate(obj) + validate_pod_spec(spec, "spec", pod=True)
+        return errs + created_with_ephemeral(spec)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = super().validate_update(new, old)
@@ -210,7 +215,10 @@ class PodStrategy(GenericStrategy):
         return errs + validate_pod_update(new.get("spec") or {}, old.get("spec") or {})
 
     def subresource_strategies(self) -> dict[str, Strategy]:
-        return {"binding": PodBindingStrategy(self)}
+        return {
+            "binding": PodBindingStrategy(self),
+            "ephemeralcontainers": EphemeralContainersStrategy(self),
+        }
 
 
 class PodBindingStrategy(StatusStrategy):
@@ -222,6 +230,44 @@ class PodBindingStrategy(StatusStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         return validate_object_meta_update(new["metadata"], old["metadata"])
+
+
+class EphemeralContainersStrategy(StatusStrategy):
+    """``pods/ephemeralcontainers``: the pod as it was, with the new list."""
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        containers = (new.get("spec") or {}).get("ephemeralContainers")
+        metadata = new.get("metadata") or {}
+        new.clear()
+        new.update(copy.deepcopy(old))
+        new["metadata"]["resourceVersion"] = metadata.get("resourceVersion")
+        if "managedFields" in metadata:
+            new["metadata"]["managedFields"] = metadata["managedFields"]
+        spec = new.setdefault("spec", {})
+        if containers:
+            spec["ephemeralContainers"] = containers
+            apply_defaults("", "Pod", new)  # kube's decoder defaults them with the pod
+        else:
+            spec.pop("ephemeralContainers", None)
+        if plain(containers or []) != plain(old.get("spec", {}).get("ephemeralContainers") or []):
+            new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs += validate_pod_spec(new.get("spec") or {}, "spec", pod=True)
+        kept = {c.get("name"): c for c in new["spec"].get("ephemeralContainers") or []}
+        for before in old.get("spec", {}).get("ephemeralContainers") or []:
+            name = before.get("name", "")
+            after = kept.get(name)
+            if after is None:
+                why = f'existing ephemeral containers "{name}" may not be removed\n'
+                errs.append(field.forbidden("spec.ephemeralContainers", why))
+            elif plain(after) != plain(before):
+                why = f'existing ephemeral containers "{name}" may not be changed\n'
+                errs.append(
+                    field.forbidden("spec.ephemeralContainers", why + spec_diff(before, after))
+                )
+        return errs
 
 
 @register("", "Service")

@@ -85,7 +85,7 @@ def pod_spec(spec: Obj) -> None:
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
     default_volumes(spec.get("volumes") or [])
-    for key in ("containers", "initContainers"):
+    for key in ("containers", "initContainers", "ephemeralContainers"):
         for container in spec.get(key) or []:
             _container(container)
             if spec.get("hostNetwork"):  # the container's port is the host's

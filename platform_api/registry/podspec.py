@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api.registry.podcontainers import validate_common, validate_handlers
+from platform_api.registry.podephemeral import validate_ephemeral_containers
 from platform_api.registry.podscheduling import validate_affinity, validate_topology_spread
 from platform_api.registry.podsecurity import pod_security_context
 from platform_api.registry.podvolumes import validate_volumes
@@ -50,6 +51,9 @@ def validate_pod_spec(spec: Obj, path: str, pod: bool = False) -> list[FieldErro
     errs += _init_containers(
         spec.get("initContainers") or [], f"{path}.initContainers", names, volumes
     )
+    others = names | {c.get("name", "") for c in spec.get("initContainers") or []}
+    ephemeral = spec.get("ephemeralContainers") or []
+    errs += validate_ephemeral_containers(ephemeral, f"{path}.ephemeralContainers", others, volumes)
     errs += _host_network_ports(spec, path)
     errs += _choice(spec, "restartPolicy", RESTART_POLICIES, path)
     errs += _choice(spec, "dnsPolicy", DNS_POLICIES, path)

@@ -39,11 +39,13 @@ def validate_pod_update(new: Obj, old: Obj) -> list[FieldError]:
     if found:
         return errs + found
     errs += _only_added_tolerations(new.get("tolerations") or [], old.get("tolerations") or [])
-    if _plain(new) == _plain(old):
+    if plain(new) == plain(old):
         return errs
     munged = _munged(new, old)
-    if _plain(munged) != _plain(old):
-        detail = f"pod updates may not change fields other than {UPDATABLE}\n{_diff(old, munged)}"
+    if plain(munged) != plain(old):
+        detail = (
+            f"pod updates may not change fields other than {UPDATABLE}\n{spec_diff(old, munged)}"
+        )
         errs.append(field.forbidden("spec", detail))
     return errs
 
@@ -105,16 +107,16 @@ def _munged(new: Obj, old: Obj) -> Obj:
     return munged
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """For comparing as kube's semantic equality does: an empty list is no list."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items() if v is not None and v != []}
+        return {k: plain(v) for k, v in value.items() if v is not None and v != []}
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
-def _diff(old: Obj, new: Obj) -> str:
+def spec_diff(old: Obj, new: Obj) -> str:
     """A unified diff of the two specs written out, as kube's (which writes its internal
     Go type, field names capitalised; this writes the v1 JSON)."""
     before = json.dumps(old, indent=1, sort_keys=True).splitlines()

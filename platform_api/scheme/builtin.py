@@ -102,6 +102,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         extra=(
             Subresource("attach", "PodAttachOptions", CONNECT_VERBS),
             Subresource("binding", "Binding", ("create",)),
+            Subresource("ephemeralcontainers", "Pod", STATUS_VERBS),
             Subresource("eviction", "Eviction", ("create",), "policy", "v1"),
             Subresource("exec", "PodExecOptions", CONNECT_VERBS),
             Subresource("log", "Pod", ("get",)),

@@ -143,6 +143,7 @@ def test_discovery_lists_the_connect_subresources_as_kube_does(
     assert pods == [
         ("attach", "PodAttachOptions", "", connect),
         ("binding", "Binding", "", ["create"]),
+        ("ephemeralcontainers", "Pod", "", ["get", "patch", "update"]),
         ("eviction", "Eviction", "v1", ["create"]),
         ("exec", "PodExecOptions", "", connect),
         ("log", "Pod", "", ["get"]),
