@@ -10,6 +10,7 @@ from platform_api.codec.text import parse_json
 from platform_api.registry.claimspec import validate_claim_spec
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.podephemeral import created_with_ephemeral
+from platform_api.registry.podqos import pod_qos
 from platform_api.registry.podscheduling import merge_label_keys
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.registry.podupdate import plain, spec_diff, validate_pod_update
@@ -203,6 +204,7 @@ class PodStrategy(GenericStrategy):
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
         merge_label_keys(obj)
+        obj["status"]["qosClass"] = pod_qos(obj)  # kube's ComputePodQOS
 
     def validate(self, obj: Obj) -> list[FieldError]:
         spec = obj.get("spec") or {}

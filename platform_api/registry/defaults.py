@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from platform_api.registry.podqos import default_pod_level_requests
 from platform_api.registry.podvolumes import default_volumes
 
 Obj = dict[str, Any]
@@ -117,6 +118,7 @@ def _pod(obj: Obj) -> None:
     pod_spec(spec)
     spec.setdefault("enableServiceLinks", True)  # SetDefaults_Pod: Pods only, not templates
     _requests_from_limits(spec)
+    default_pod_level_requests(spec)
     # The ServiceAccount and Priority admission plugins fill the account and priority;
     # v1 mirrors the account into the deprecated field, as kube's conversion does.
     if spec.get("serviceAccountName"):

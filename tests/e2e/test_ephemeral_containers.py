@@ -167,3 +167,19 @@ _REFUSED = [
         'spec.ephemeralContainers[0].image: Invalid value: " b": must not have leading or trailing whitespace',
     ),
 ]
+
+
+def test_a_created_pod_carries_its_qos_class(server: Server, admin: requests.Session) -> None:
+    """status.qosClass as kube computes it on create (it was always BestEffort here)."""
+    base = server.url + "/api/v1/namespaces/default/pods"
+    limits = {"limits": {"cpu": "1", "memory": "1Gi"}}
+    for name, resources, qos in (
+        ("qos-g", limits, "Guaranteed"),
+        ("qos-b", {"requests": {"cpu": "100m"}}, "Burstable"),
+        ("qos-e", {}, "BestEffort"),
+    ):
+        body = _pod(name)
+        body["spec"]["containers"][0]["resources"] = resources
+        created = admin.post(base, json=body)
+        assert created.json()["status"]["qosClass"] == qos, name
+        admin.delete(f"{base}/{name}")

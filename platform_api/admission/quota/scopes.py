@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.admission.quota.resources import from_object
+from platform_api.registry.podqos import pod_qos
 
 Obj = dict[str, Any]
 Requirement = dict[str, Any]
@@ -22,7 +22,6 @@ PRIORITY_CLASS = "PriorityClass"
 CROSS_NAMESPACE_POD_AFFINITY = "CrossNamespacePodAffinity"
 VOLUME_ATTRIBUTES_CLASS = "VolumeAttributesClass"
 EXISTS, DOES_NOT_EXIST, IN, NOT_IN = "Exists", "DoesNotExist", "In", "NotIn"
-_QOS_RESOURCES = ("cpu", "memory")
 
 
 class ScopeError(ValueError):
@@ -60,22 +59,9 @@ def is_terminating(pod: Obj) -> bool:
 
 
 def is_best_effort(pod: Obj) -> bool:
-    """kube's ComputePodQOS is BestEffort: no positive cpu or memory request or limit.
-    (``status.qosClass`` is not trusted: the server does not compute it.)"""
-    spec = pod.get("spec") or {}
-    if spec.get("resources") is not None:
-        holders = [spec["resources"]]
-    else:
-        holders = [
-            c.get("resources") or {}
-            for c in (spec.get("containers") or []) + (spec.get("initContainers") or [])
-        ]
-    for resources in holders:
-        for key in ("requests", "limits"):
-            for name, q in from_object(resources.get(key)).items():
-                if name in _QOS_RESOURCES and q.value > 0:
-                    return False
-    return True
+    """kube's ComputePodQOS is BestEffort (computed, as ``status.qosClass`` of a pod being
+    created is not set yet)."""
+    return pod_qos(pod) == "BestEffort"
 
 
 def _cross_namespace(terms: list[Obj]) -> bool:
