@@ -58,6 +58,8 @@ _SCALE: dict[bytes, Handler] = {
     b"PUT": scale.put,
     b"PATCH": scale.patch,
 }
+# Subresources read and written as the object (kube's status-like strategies).
+_WRITABLE = ("status", "finalize", "approval", "ephemeralcontainers", "resize")
 _STATUS: dict[bytes, tuple[str, Handler]] = {
     b"GET": ("get", get.handle),
     b"PUT": ("update", update.handle),
@@ -123,7 +125,7 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
             if method not in _SCALE:
                 raise errors.method_not_allowed()
             return _SCALE[method]
-        if sub is None or sub.name not in ("status", "finalize", "approval", "ephemeralcontainers"):
+        if sub is None or sub.name not in _WRITABLE:
             raise errors.path_not_found()
         if method not in _STATUS or (sub.name == "finalize" and method != b"PUT"):
             raise errors.method_not_allowed()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import copy
 
 from platform_api.codec.bounds import BodyError
 from platform_api.codec.text import parse_json
@@ -11,11 +10,19 @@ from platform_api.registry.claimspec import validate_claim_spec
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.podephemeral import created_with_ephemeral
 from platform_api.registry.podqos import pod_qos
+from platform_api.registry.podresize import PodResizeStrategy
 from platform_api.registry.podscheduling import merge_label_keys
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.registry.podupdate import plain, spec_diff, validate_pod_update
 from platform_api.registry.servicespec import validate_service
-from platform_api.registry.strategy import GenericStrategy, Obj, StatusStrategy, Strategy, register
+from platform_api.registry.strategy import (
+    GenericStrategy,
+    Obj,
+    StatusStrategy,
+    Strategy,
+    register,
+    revert_to_old,
+)
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_config_map_key, validate_object_meta_update
@@ -220,6 +227,7 @@ class PodStrategy(GenericStrategy):
         return {
             "binding": PodBindingStrategy(self),
             "ephemeralcontainers": EphemeralContainersStrategy(self),
+            "resize": PodResizeStrategy(self),
         }
 
 
@@ -238,13 +246,7 @@ class EphemeralContainersStrategy(StatusStrategy):
     """``pods/ephemeralcontainers``: the pod as it was, with the new list."""
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        containers = (new.get("spec") or {}).get("ephemeralContainers")
-        metadata = new.get("metadata") or {}
-        new.clear()
-        new.update(copy.deepcopy(old))
-        new["metadata"]["resourceVersion"] = metadata.get("resourceVersion")
-        if "managedFields" in metadata:
-            new["metadata"]["managedFields"] = metadata["managedFields"]
+        containers = (revert_to_old(new, old).get("spec") or {}).get("ephemeralContainers")
         spec = new.setdefault("spec", {})
         if containers:
             spec["ephemeralContainers"] = containers

@@ -161,6 +161,21 @@ class SpecChecked(GenericStrategy):
         return super().validate_update(new, old) + type(self).check(new.get("spec") or {})
 
 
+def revert_to_old(new: Obj, old: Obj) -> Obj:
+    """Make ``new`` a copy of ``old`` but for the request's resourceVersion (its
+    precondition) and managedFields (an apply to a subresource has recorded its
+    ownership); return the request's object as it was, for the fields a subresource
+    carries over."""
+    request = dict(new)
+    metadata = new["metadata"]
+    new.clear()
+    new.update(copy.deepcopy(old))
+    new["metadata"]["resourceVersion"] = metadata.get("resourceVersion")
+    if "managedFields" in metadata:
+        new["metadata"]["managedFields"] = metadata["managedFields"]
+    return request
+
+
 class StatusStrategy:
     """Writes through ``/status``: only ``status`` changes, everything else is kept."""
 
@@ -192,13 +207,7 @@ class StatusStrategy:
                 else:
                     meta.pop(key, None)
             return
-        status = new.get("status")
-        metadata = new["metadata"]
-        new.clear()
-        new.update(copy.deepcopy(old))
-        new["metadata"]["resourceVersion"] = metadata.get("resourceVersion")
-        if "managedFields" in metadata:  # an apply to /status has recorded its ownership
-            new["metadata"]["managedFields"] = metadata["managedFields"]
+        status = revert_to_old(new, old).get("status")
         if status is None:
             new.pop("status", None)
         else:

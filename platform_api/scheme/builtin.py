@@ -108,6 +108,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
             Subresource("log", "Pod", ("get",)),
             Subresource("portforward", "PodPortForwardOptions", CONNECT_VERBS),
             Subresource("proxy", "PodProxyOptions", PROXY_VERBS),
+            Subresource("resize", "Pod", STATUS_VERBS),
         ),
     ),
     _t("", "PodTemplate", "podtemplates"),

@@ -149,6 +149,7 @@ def test_discovery_lists_the_connect_subresources_as_kube_does(
         ("log", "Pod", "", ["get"]),
         ("portforward", "PodPortForwardOptions", "", connect),
         ("proxy", "PodProxyOptions", "", proxy),
+        ("resize", "Pod", "", ["get", "patch", "update"]),
         ("status", "Pod", "", ["get", "patch", "update"]),
     ]
     for name, kind in (("services", "ServiceProxyOptions"), ("nodes", "NodeProxyOptions")):
