@@ -25,6 +25,7 @@ _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _BINARY_SUFFIX = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
 CTX = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
 _NANO = Decimal("1e-9")
+_MILLI = Decimal("1e-3")
 INT64_MAX = (1 << 63) - 1
 MAX_MILLI_VALUE = INT64_MAX // 1000  # resource.MaxMilliValue
 
@@ -187,3 +188,14 @@ def format_quantity(value: Decimal, fmt: str = DECIMAL_SI) -> str:
 def canonical(text: str) -> str:
     """The text kube writes back for a quantity (``2000m`` -> ``2``)."""
     return str(parse(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def resource_list_text(text: str) -> str:
+    """A ResourceList value as kube stores it: parsed, rounded up (away from zero) to
+    thousandths (SetDefaults_ResourceList), canonical (``0.0001`` and ``1n`` -> ``1m``)."""
+    q = parse(text)
+    rounded = q.value.quantize(_MILLI, rounding=decimal.ROUND_UP, context=CTX)
+    if rounded == q.value:
+        return str(q)
+    return str(Quantity(rounded, q.format))

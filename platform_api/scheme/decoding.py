@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from platform_api.codec import Duplicates
+from platform_api.quantity import QuantityError, canonical, resource_list_text
 from platform_api.scheme.schemas import (
     INT_OR_STRING,
     MICRO_TIME,
@@ -197,7 +198,7 @@ class Decoder:
             raise self._type_error(value, path, struct, "intstr.IntOrString")
         if ref == QUANTITY:
             if isinstance(value, str | int | float) and not isinstance(value, bool):
-                return value if isinstance(value, str) else _number_text(value)
+                return _quantity(value.strip() if isinstance(value, str) else _number_text(value))
             raise self._type_error(value, path, struct, "resource.Quantity")
         if ref.endswith(".JSONSchemaPropsOrArray"):  # a schema, or a list of schemas
             props = {"$ref": ref.removesuffix("OrArray")}
@@ -288,6 +289,8 @@ class Decoder:
                 self._duplicate(path, key)
             return value  # free-form object: kept as sent
         out: dict[str, Any] = {}
+        # A map of quantities is a ResourceList: kube's defaults round its values to milli.
+        resource_list = isinstance(extra, dict) and self.schemas.resolve(extra)[0] == QUANTITY
         for index, (key, item) in enumerate(value.items()):
             while repeats and repeats[0][1] <= index:
                 self._duplicate(path, repeats.pop(0)[0])
@@ -298,6 +301,8 @@ class Decoder:
             elif isinstance(extra, dict):
                 entry = f"{path}[{key}]"
                 out[key] = self._item(item, extra, entry, struct)
+                if resource_list and isinstance(out[key], str):
+                    out[key] = resource_list_text(out[key])
             else:
                 self.unknown.append(child)
                 self.in_order.append(f'unknown field "{child}"')
@@ -319,6 +324,15 @@ _ZEROS: dict[str, Any] = {"string": "", "integer": 0, "number": 0, "boolean": Fa
 def _struct(definition: str) -> str:
     """A definition's Go type with its package: ``...core.v1.ConfigMap`` is v1.ConfigMap."""
     return ".".join(definition.rsplit(".", 2)[-2:])
+
+
+def _quantity(text: str) -> str:
+    """``resource.Quantity``'s JSON decoding: parsed (kube's message when it does not),
+    written back in canonical form (``1000m`` -> ``1``)."""
+    try:
+        return canonical(text)
+    except QuantityError as e:
+        raise DecodeError(str(e)) from None
 
 
 def _number_text(value: int | float) -> str:
