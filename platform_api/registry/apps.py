@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from platform_api.registry.jobselector import (
+    generate_selector,
+    validate_generated_selector,
+    validate_job_selector,
+)
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.registry.workloadspec import (
     validate_cronjob_spec,
@@ -58,11 +63,22 @@ for _kind in ("ReplicaSet", "StatefulSet", "DaemonSet"):
 
 
 class JobStrategy(WorkloadStrategy):
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        generate_selector(obj)
+
     def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + validate_job_spec(obj.get("spec") or {})
+        return super().validate(obj) + _job_rules(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + validate_job_spec(new.get("spec") or {})
+        return super().validate_update(new, old) + _job_rules(new)
+
+
+def _job_rules(job: Obj) -> list[FieldError]:
+    """kube's ValidateJob after the metadata: the generated selector, then the spec."""
+    spec = job.get("spec") or {}
+    errs = validate_generated_selector(job)
+    return errs + validate_job_spec(spec) + validate_job_selector(spec)
 
 
 register("batch", "Job")(JobStrategy)

@@ -222,6 +222,10 @@ def _job(obj: Obj) -> None:
     spec.setdefault("backoffLimit", 6)
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
+    spec.setdefault("manualSelector", False)
+    # Pods are replaced once failed when a failure policy decides, else once terminating.
+    policy = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
+    spec.setdefault("podReplacementPolicy", policy)
     _template(obj)
 
 
