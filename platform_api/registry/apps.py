@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from platform_api.registry.jobselector import (
+    copy_template_labels,
     generate_selector,
     validate_generated_selector,
     validate_job_selector,
@@ -66,6 +67,9 @@ class JobStrategy(WorkloadStrategy):
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
         generate_selector(obj)
+
+    def canonicalize(self, obj: Obj) -> None:
+        copy_template_labels(obj)
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + _job_rules(obj)

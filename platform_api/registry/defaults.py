@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from platform_api.registry.jobselector import default_job_labels
 from platform_api.registry.podqos import default_pod_level_requests
 from platform_api.registry.podvolumes import default_volumes
 
@@ -227,6 +228,7 @@ def _job(obj: Obj) -> None:
     policy = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
     spec.setdefault("podReplacementPolicy", policy)
     _template(obj)
+    default_job_labels(obj)
 
 
 @defaults("batch", "CronJob")

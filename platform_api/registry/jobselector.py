@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from platform_api.selectors import SelectorError, label_selector_from
 from platform_api.validation import field
-from platform_api.validation.field import FieldError
+from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.labelselector import validate_label_selector
 
 Obj = dict[str, Any]
@@ -18,10 +20,29 @@ LEGACY_UID, LEGACY_NAME = "controller-uid", "job-name"
 TEMPLATE = "spec.template.metadata"
 
 
+def default_job_labels(job: Obj) -> None:
+    """SetDefaults_Job: a job without labels shares its template's (the same map, as in
+    Go, so the labels generate_selector adds to the template show on the job too)."""
+    meta = job.setdefault("metadata", {})
+    template = ((job.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    if not meta.get("labels") and template.get("labels"):
+        meta["labels"] = template["labels"]
+
+
+def copy_template_labels(job: Obj) -> None:
+    """After validation: kube defaults the job's labels from its template's again when
+    the stored job is read, so a job created without either carries the generated ones."""
+    meta = job.setdefault("metadata", {})
+    template = ((job.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    if not meta.get("labels") and template.get("labels"):
+        meta["labels"] = dict(template["labels"])
+    elif meta.get("labels") is template.get("labels"):
+        meta["labels"] = dict(meta["labels"])  # stored apart from here on
+
+
 def generate_selector(job: Obj) -> None:
     """On create: the name and uid labels on the template (the user's win: validation
-    refuses a conflict), a selector of the uid, and the job's own labels from the
-    template's when it has none."""
+    refuses a conflict) and a selector of the uid."""
     spec = job.setdefault("spec", {})
     meta = job["metadata"]
     if not spec.get("manualSelector"):
@@ -34,9 +55,6 @@ def generate_selector(job: Obj) -> None:
         selector = spec.get("selector") or {}
         spec["selector"] = selector
         selector.setdefault("matchLabels", {}).setdefault(CONTROLLER_UID, meta.get("uid", ""))
-    template_labels = (spec.get("template") or {}).get("metadata", {}).get("labels")
-    if template_labels and not meta.get("labels"):
-        meta["labels"] = dict(template_labels)
 
 
 def _matches(selector: Any, labels: dict[str, str]) -> bool:
@@ -67,10 +85,22 @@ def validate_generated_selector(job: Obj) -> list[FieldError]:
         elif labels[key] != value:
             errs.append(field.invalid(at, labels, why))
     if not _matches(spec["selector"], expected):
-        errs.append(
-            field.invalid("spec.selector", spec["selector"], "`selector` not auto-generated")
-        )
+        shown = _go_selector(spec["selector"])
+        errs.append(field.invalid("spec.selector", shown, "`selector` not auto-generated"))
     return errs
+
+
+def _go_selector(selector: Any) -> Any:
+    """A LabelSelector printed as Go marshals it: matchLabels (keys sorted) before
+    matchExpressions."""
+    if not isinstance(selector, dict):
+        return selector
+    ordered: Obj = {}
+    if selector.get("matchLabels"):
+        ordered["matchLabels"] = dict(sorted(selector["matchLabels"].items()))
+    if selector.get("matchExpressions"):
+        ordered["matchExpressions"] = selector["matchExpressions"]
+    return GoText(orjson.dumps(ordered).decode())
 
 
 def validate_job_selector(spec: Obj) -> list[FieldError]:

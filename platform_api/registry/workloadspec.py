@@ -14,7 +14,7 @@ from platform_api.selectors import LabelSelector, SelectorError, label_selector_
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText, nonnegative
 from platform_api.validation.labelselector import validate_label_selector
-from platform_api.validation.names import regex_error
+from platform_api.validation.names import regex_error, validate_annotations, validate_labels
 
 Obj = dict[str, Any]
 _PERCENT = re.compile(r"^[0-9]+%\Z")
@@ -243,7 +243,11 @@ def validate_job_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
         if action not in FAILURE_ACTIONS:
             at = f"{path}.podFailurePolicy.rules[{i}].action"
             errs.append(field.not_supported(at, action, FAILURE_ACTIONS))
-    pod = (spec.get("template") or {}).get("spec") or {}
+    template = spec.get("template") or {}
+    meta = template.get("metadata") or {}  # ValidatePodTemplateSpec: labels, annotations
+    errs += validate_labels(meta.get("labels") or {}, f"{path}.template.labels")
+    errs += validate_annotations(meta.get("annotations") or {}, f"{path}.template.annotations")
+    pod = template.get("spec") or {}
     errs += validate_pod_spec(pod, f"{path}.template.spec")
     if pod.get("restartPolicy", "Always") not in ("OnFailure", "Never"):
         detail = 'valid values: "OnFailure", "Never"'
