@@ -23,6 +23,7 @@ from platform_api.registry.strategy import (
     register,
     revert_to_old,
 )
+from platform_api.registry.workloadspec import validate_pod_template
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_config_map_key, validate_object_meta_update
@@ -317,6 +318,13 @@ class PersistentVolumeClaimStrategy(GenericStrategy):
 @register("", "PodTemplate")
 class PodTemplateStrategy(GenericStrategy):
     tracks_generation = True  # kube counts changes of the template
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_pod_template(obj.get("template") or {}, "template")
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = super().validate_update(new, old)
+        return errs + validate_pod_template(new.get("template") or {}, "template")
 
 
 @register("", "ReplicationController")

@@ -61,10 +61,20 @@ def _matching_template(spec: Obj, matcher: LabelSelector | None) -> list[FieldEr
     return []
 
 
+def validate_pod_template(template: Obj, path: str) -> list[FieldError]:
+    """kube's ValidatePodTemplateSpec: the template's labels and annotations (at
+    ``<path>.labels``, not ``.metadata``), then its pod spec."""
+    meta = template.get("metadata") or {}
+    errs = validate_labels(meta.get("labels") or {}, f"{path}.labels")
+    errs += validate_annotations(meta.get("annotations") or {}, f"{path}.annotations")
+    return errs + validate_pod_spec(template.get("spec") or {}, f"{path}.spec")
+
+
 def _template(spec: Obj, kind: str) -> list[FieldError]:
     """The pod template of a replicated workload: valid, restarting always, no deadline."""
-    pod = (spec.get("template") or {}).get("spec") or {}
-    errs = validate_pod_spec(pod, "spec.template.spec")
+    template = spec.get("template") or {}
+    pod = template.get("spec") or {}
+    errs = validate_pod_template(template, "spec.template")
     restart = pod.get("restartPolicy", "Always")
     if restart != "Always":
         path = "spec.template.spec.restartPolicy"
@@ -244,11 +254,8 @@ def validate_job_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
             at = f"{path}.podFailurePolicy.rules[{i}].action"
             errs.append(field.not_supported(at, action, FAILURE_ACTIONS))
     template = spec.get("template") or {}
-    meta = template.get("metadata") or {}  # ValidatePodTemplateSpec: labels, annotations
-    errs += validate_labels(meta.get("labels") or {}, f"{path}.template.labels")
-    errs += validate_annotations(meta.get("annotations") or {}, f"{path}.template.annotations")
     pod = template.get("spec") or {}
-    errs += validate_pod_spec(pod, f"{path}.template.spec")
+    errs += validate_pod_template(template, f"{path}.template")
     if pod.get("restartPolicy", "Always") not in ("OnFailure", "Never"):
         detail = 'valid values: "OnFailure", "Never"'
         errs.append(field.required(f"{path}.template.spec.restartPolicy", detail))
