@@ -23,7 +23,7 @@ from platform_api.registry.strategy import (
     register,
     revert_to_old,
 )
-from platform_api.registry.workloadspec import validate_pod_template
+from platform_api.registry.workloadspec import validate_pod_template, validate_rc_spec
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_config_map_key, validate_object_meta_update
@@ -331,6 +331,12 @@ class PodTemplateStrategy(GenericStrategy):
 class ReplicationControllerStrategy(GenericStrategy):
     allow_create_on_update = True
     tracks_generation = True
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_rc_spec(obj.get("spec") or {})
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(new, old) + validate_rc_spec(new.get("spec") or {})
 
 
 class CoreCreateOnUpdateStrategy(GenericStrategy):

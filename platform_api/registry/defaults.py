@@ -160,8 +160,21 @@ def _pod_template(obj: Obj) -> None:
 
 @defaults("", "ReplicationController")
 def _rc(obj: Obj) -> None:
-    obj.setdefault("spec", {}).setdefault("replicas", 1)
-    _template(obj)
+    """SetDefaults_ReplicationController: the selector and the controller's labels from
+    the template's when empty; the template is a pointer, so none is added."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        return
+    pod_spec(template.setdefault("spec", {}))
+    labels = (template.get("metadata") or {}).get("labels")
+    if labels is not None:
+        if not spec.get("selector"):
+            spec["selector"] = dict(labels)
+        meta = obj.setdefault("metadata", {})
+        if not meta.get("labels"):
+            meta["labels"] = dict(labels)
 
 
 @defaults("apps", "Deployment")

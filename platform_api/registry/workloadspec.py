@@ -289,3 +289,29 @@ def validate_cronjob_spec(spec: Obj, old: Obj | None = None) -> list[FieldError]
     for name in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
         errs += nonnegative(f"spec.{name}", spec.get(name))
     return errs
+
+
+def validate_rc_spec(spec: Obj) -> list[FieldError]:
+    """kube's ValidateReplicationControllerSpec: a non-empty selector (a map) that the
+    template's labels match, and a template whose pods restart always, without deadline."""
+    errs = nonnegative("spec.minReadySeconds", spec.get("minReadySeconds"))
+    selector = spec.get("selector") or {}
+    if not selector:
+        errs.append(field.required("spec.selector"))
+    errs += nonnegative("spec.replicas", spec.get("replicas"))
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        return [*errs, field.required("spec.template")]
+    labels = (template.get("metadata") or {}).get("labels")
+    if selector and any((labels or {}).get(k) != v for k, v in selector.items()):
+        why = "`selector` does not match template `labels`"
+        errs.append(field.invalid("spec.template.metadata.labels", labels, why))
+    errs += validate_pod_template(template, "spec.template")
+    pod = template.get("spec") or {}
+    if pod.get("restartPolicy", "Always") != "Always":
+        path = "spec.template.spec.restartPolicy"
+        errs.append(field.not_supported(path, pod.get("restartPolicy"), ["Always"]))
+    if pod.get("activeDeadlineSeconds") is not None:
+        why = "activeDeadlineSeconds in ReplicationController is not Supported"
+        errs.append(field.forbidden("spec.template.spec.activeDeadlineSeconds", why))
+    return errs

@@ -45,3 +45,35 @@ def test_template_labels_and_annotations_are_refused_as_kube(
         body = {"apiVersion": version, "kind": kind, "metadata": {"name": "t"}, "spec": spec}
     answer = admin.post(url, json=body)
     assert [answer.status_code, answer.json()["message"]] == KUBE[kind]
+
+
+RC_KUBE = json.loads(
+    (
+        Path(__file__).parent.parent / "registry" / "fixtures" / "replicationcontroller_kube.json"
+    ).read_text()
+)
+
+
+@pytest.mark.parametrize("name", sorted(RC_KUBE))
+def test_replication_controllers_as_kube(
+    server: Server, admin: requests.Session, name: str
+) -> None:
+    """Selector and labels defaulted from the template; kube's ValidateReplicationControllerSpec."""
+    url = server.url + "/api/v1/namespaces/default/replicationcontrollers?dryRun=All"
+    body = {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": name},
+        "spec": RC_KUBE[name]["spec"],
+    }
+    answer = admin.post(url, json=body)
+    if answer.status_code >= 300:
+        got = answer.json()["message"]
+    else:
+        rc = answer.json()
+        got = {
+            "labels": rc["metadata"].get("labels"),
+            "selector": rc["spec"].get("selector"),
+            "replicas": rc["spec"].get("replicas"),
+        }
+    assert [answer.status_code, got] == RC_KUBE[name]["kube"]
