@@ -42,16 +42,16 @@ def _upgrade_requested(scope: Scope) -> bool:
     return any(token.strip().lower() == "upgrade" for token in header.split(","))
 
 
-def _store(scope: Scope, group: str, plural: str) -> Any:
-    for (g, _, p), store in scope.handlers.stores.items():
-        if (g, p) == (group, plural):
-            return store
-    raise errors.internal_error(f"no store for {plural}")  # pragma: no cover - built in
+def _store(scope: Scope, plural: str) -> Any:
+    """The store of a core/v1 resource (nodes, endpoints: always served)."""
+    rt = scope.handlers.scheme.lookup("", "v1", plural)
+    assert rt is not None
+    return scope.handlers.store(rt)
 
 
 async def _node(scope: Scope, name: str) -> dict[str, Any] | None:
     try:
-        return (await _store(scope, "", "nodes").read("", name)).object
+        return (await _store(scope, "nodes").read("", name)).object
     except errors.StatusError as e:
         if e.code == 404:
             return None
@@ -109,7 +109,7 @@ async def _stream(scope: Scope, pod: dict[str, Any]) -> bytes:
 async def _service(scope: Scope, service: dict[str, Any]) -> bytes:
     name = service["metadata"]["name"]
     try:
-        endpoints = (await _store(scope, "", "endpoints").read(scope.namespace, name)).object
+        endpoints = (await _store(scope, "endpoints").read(scope.namespace, name)).object
     except errors.StatusError as e:
         if e.code != 404:
             raise

@@ -18,6 +18,7 @@ from platform_api.registry.servicespec import validate_service
 from platform_api.registry.strategy import (
     GenericStrategy,
     Obj,
+    SpecChecked,
     StatusStrategy,
     Strategy,
     register,
@@ -315,28 +316,22 @@ class PersistentVolumeClaimStrategy(GenericStrategy):
         return errs + validate_claim_spec(new.get("spec") or {}, "spec")
 
 
+def _pod_template_rules(template: Obj) -> list[FieldError]:
+    return validate_pod_template(template, "template")
+
+
 @register("", "PodTemplate")
-class PodTemplateStrategy(GenericStrategy):
+class PodTemplateStrategy(SpecChecked, GenericStrategy):
     tracks_generation = True  # kube counts changes of the template
-
-    def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + validate_pod_template(obj.get("template") or {}, "template")
-
-    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = super().validate_update(new, old)
-        return errs + validate_pod_template(new.get("template") or {}, "template")
+    checked = "template"
+    check = staticmethod(_pod_template_rules)
 
 
 @register("", "ReplicationController")
-class ReplicationControllerStrategy(GenericStrategy):
+class ReplicationControllerStrategy(SpecChecked, GenericStrategy):
     allow_create_on_update = True
     tracks_generation = True
-
-    def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + validate_rc_spec(obj.get("spec") or {})
-
-    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + validate_rc_spec(new.get("spec") or {})
+    check = staticmethod(validate_rc_spec)
 
 
 class CoreCreateOnUpdateStrategy(GenericStrategy):

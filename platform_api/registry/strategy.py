@@ -153,12 +153,14 @@ class SpecChecked(GenericStrategy):
     in before the base strategy (``class X(SpecChecked, WorkloadStrategy)``)."""
 
     check: Callable[[Obj], list[FieldError]]
+    checked = "spec"  # the field ``check`` takes (a PodTemplate's ``template``)
 
     def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + type(self).check(obj.get("spec") or {})
+        return super().validate(obj) + type(self).check(obj.get(self.checked) or {})
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + type(self).check(new.get("spec") or {})
+        errs = super().validate_update(new, old)
+        return errs + type(self).check(new.get(self.checked) or {})
 
 
 def revert_to_old(new: Obj, old: Obj) -> Obj:
