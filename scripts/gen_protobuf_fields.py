@@ -2,7 +2,7 @@
 """Write platform_api/codec/protobuf_fields.json from kube's ``generated.proto`` files.
 
 Usage: gen_protobuf_fields.py <kubernetes/api dir> <apimachinery dir>
-       <apiextensions-apiserver dir> [--version vX.Y.Z] [--out PATH]
+       <apiextensions-apiserver dir> [<kube-aggregator dir>] [--version vX.Y.Z] [--out PATH]
 
 The .proto files give each message's field numbers and wire types; the Go types beside
 them give what the .proto cannot: the JSON name (``uid`` where the .proto says ``uID``),
@@ -299,10 +299,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("api", type=pathlib.Path)
     parser.add_argument("apimachinery", type=pathlib.Path)
     parser.add_argument("apiextensions", type=pathlib.Path)
+    parser.add_argument("aggregator", type=pathlib.Path, nargs="?", help="APIService's group")
     parser.add_argument("--version", help="upstream tag (default: from apiextensions go.mod)")
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
-    messages, kinds, wrappers = collect([args.api, args.apimachinery, args.apiextensions])
+    roots = [args.api, args.apimachinery, args.apiextensions]
+    messages, kinds, wrappers = collect(roots + ([args.aggregator] if args.aggregator else []))
     version = args.version or upstream_version(args.apiextensions)
     args.out.write_text(render(version, messages, kinds, wrappers))
     print(f"{args.out}: {len(messages)} messages, {len(kinds)} kinds", file=sys.stderr)
