@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from platform_api.aggregator.availability import APIServiceAvailability
+from platform_api.aggregator.registration import APIServiceRegistration
 from platform_api.apiextensions.finalizer import CRDFinalizer
 from platform_api.apiextensions.naming import NamingController
 from platform_api.apiextensions.serving import CRDInstaller
@@ -19,6 +21,7 @@ from platform_api.authorization.rbac.index import RuleIndex
 from platform_api.controllers import registry
 from platform_api.controllers.base import Controller
 from platform_api.controllers.resourcequota import pending_for
+from platform_api.registry.apiregistration import STORE_KEY as APISERVICES
 from platform_api.registry.store import Store
 from platform_api.storage.watch import WatchHub
 
@@ -39,6 +42,7 @@ def build_controllers(
     controllers: list[Controller] = [
         NamingController(crd_store, hub, reactor),
         CRDFinalizer(crd_store, crd_installer.store_for, hub, reactor),
+        *_aggregator(stores, crd_installer, hub, reactor),
     ]
     context = registry.ControllerContext(
         stores=stores,
@@ -52,3 +56,17 @@ def build_controllers(
     )
     controllers.extend(registry.build(context, config.controllers))
     return controllers
+
+
+def _aggregator(
+    stores: Stores, crd_installer: CRDInstaller, hub: WatchHub, reactor: Any
+) -> list[Controller]:
+    apiservices = stores.get(APISERVICES)
+    if apiservices is None:  # --runtime-config turned the group off
+        return []
+    services = stores[("", "v1", "services")]
+    slices = stores[("discovery.platform.io", "v1", "endpointslices")]
+    return [
+        APIServiceRegistration(apiservices, crd_installer.scheme, hub, reactor),
+        APIServiceAvailability(apiservices, services, slices, hub, reactor),
+    ]

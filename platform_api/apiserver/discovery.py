@@ -18,8 +18,11 @@ import orjson
 from twisted.web.server import Request
 
 from platform_api import errors
+from platform_api.aggregator.registration import CUSTOM_PRIORITY, PRIORITIES
+from platform_api.aggregator.remote import RemoteAPIServices
 from platform_api.endpoints.negotiation import DISCOVERY_GROUPS, negotiate_output
 from platform_api.endpoints.responses import finish
+from platform_api.registry.apiregistration import GROUP as APIREGISTRATION
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.types import ResourceType, Subresource, group_version
@@ -133,19 +136,22 @@ class Discovery:
         scheme: Scheme,
         server_address: str | Callable[[], str],
         aliases: Aliases | None = None,
+        remote: RemoteAPIServices | None = None,
     ) -> None:
         self._scheme = scheme
+        self._remote = remote  # aggregated servers' groups, listed in the legacy documents
         # A callable when the port is known only once listening (port 0): read at the first
         # request, not at build.
         self._address = server_address
         self._aliases = aliases
-        self._generation = -1
+        self._generation: tuple[int, int] = (-1, -1)
         self._docs: dict[str, bytes] = {}
         self._aggregated: dict[str, tuple[bytes, str]] = {}
 
     def _ensure(self) -> None:
-        if self._generation != self._scheme.generation:
-            self._generation = self._scheme.generation
+        generation = (self._scheme.generation, self._remote.generation if self._remote else 0)
+        if self._generation != generation:
+            self._generation = generation
             self._docs, self._aggregated = {}, {}
             address = self._address() if callable(self._address) else self._address
             self._build(self._scheme, address)
@@ -173,7 +179,7 @@ class Discovery:
             {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": cidrs}
         )
         listed = self._listed()
-        groups = [self._group_doc(name, source) for name, source in listed]
+        groups = self._with_remote([self._group_doc(name, source) for name, source in listed])
         self._docs["/apis"] = _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
         for group_doc in groups:
             self._docs[f"/apis/{group_doc['name']}"] = _json(
@@ -194,6 +200,31 @@ class Discovery:
                 self._docs[path] = _json(doc)
         self._aggregated["/api"] = self._aggregate([("", "")])
         self._aggregated["/apis"] = self._aggregate(listed)
+
+    def _with_remote(self, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Aggregated servers' groups placed among ours by group priority, as kube's
+        aggregator lists them (its aggregated document lists only what it could fetch
+        from them: nothing here, where they are not proxied)."""
+        if self._remote is None:
+            return groups
+        ranked = [(self._priority(g["name"]), g["name"], g) for g in groups]
+        for name, priority, versions in self._remote.groups():
+            if self._scheme.versions(name):
+                continue  # served here: ours
+            listed = [{"groupVersion": group_version(name, v), "version": v} for v in versions]
+            doc = {"name": name, "versions": listed, "preferredVersion": listed[0]}
+            at = next((i for i, r in enumerate(ranked) if (r[0], name) < (priority, r[1])), None)
+            ranked.insert(len(ranked) if at is None else at, (priority, name, doc))
+        return [doc for _, _, doc in ranked]
+
+    def _priority(self, name: str) -> int:
+        """A served group's place: the aggregator's own first, then kube's priorities."""
+        group = (self._aliases.branded(name) if self._aliases is not None else "") or name
+        if group == APIREGISTRATION:
+            return 1 << 31
+        versions = self._scheme.versions(group)
+        found = [PRIORITIES[(group, v)][0] for v in versions if (group, v) in PRIORITIES]
+        return max(found, default=CUSTOM_PRIORITY[0])
 
     def _aggregate(self, listed: list[tuple[str, str]]) -> tuple[bytes, str]:
         scheme = self._scheme

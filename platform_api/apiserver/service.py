@@ -16,6 +16,8 @@ from twisted.internet.task import LoopingCall, deferLater
 from twisted.logger import Logger
 from twisted.protocols.tls import TLSMemoryBIOFactory
 
+from platform_api.aggregator.registration import ensure_apiservices
+from platform_api.aggregator.remote import RemoteAPIServices
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.serving import CRDInstaller
 from platform_api.apiserver import (
@@ -67,6 +69,7 @@ from platform_api.controllers.base import Controller
 from platform_api.endpoints.scope import Handlers
 from platform_api.endpoints.tables import TableConvertor
 from platform_api.endpoints.watch import WatchStream
+from platform_api.registry.apiregistration import STORE_KEY as APISERVICES
 from platform_api.registry.rbacescalation import BINDINGS, ROLES, EscalationGuard
 from platform_api.registry.rbacescalation import GROUP as RBAC_GROUP
 from platform_api.registry.serviceresolver import ServiceResolver
@@ -216,7 +219,12 @@ class APIServerService(Service):
         server = APIServer(
             self._filters(handlers),
             handlers,
-            Discovery(scheme, lambda: cfg.server_url.split("//", 1)[1], aliases),
+            Discovery(
+                scheme,
+                lambda: cfg.server_url.split("//", 1)[1],
+                aliases,
+                self.remote_apiservices,
+            ),
             OpenAPI(scheme, aliases),
             self._health(),
         )
@@ -277,6 +285,10 @@ class APIServerService(Service):
         )
         self.crd_installer.start()
         self.hub.subscribe(self.crd_installer)
+        apiservices = self.stores.get(APISERVICES)  # absent when --runtime-config turns it off
+        self.remote_apiservices = RemoteAPIServices(apiservices) if apiservices else None
+        if self.remote_apiservices is not None:
+            self.hub.subscribe(self.remote_apiservices)
 
     def _filters(self, handlers: Handlers) -> Filters:
         """The filter chain's parts, instrumented for metrics and audited."""
@@ -291,6 +303,7 @@ class APIServerService(Service):
             ),
             request_timeout=cfg.request_timeout,
             reactor=self.reactor,
+            remote_apiservices=self.remote_apiservices,
         )
         if self.slot is not None:
             filters.catch_up = self.hub.catch_up
@@ -359,6 +372,8 @@ class APIServerService(Service):
         reconciled = await defaultobjects.bootstrap(self.stores, self.config, self.reactor)
         if reconciled is None:
             return
+        if APISERVICES in self.stores:
+            await ensure_apiservices(self.stores[APISERVICES], self.crd_installer.scheme)
         self.rbac_bootstrapped = reconciled
         self.bootstrapped = True
         if self.freeze_heap:

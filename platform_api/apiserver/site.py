@@ -28,6 +28,7 @@ from twisted.web.server import NOT_DONE_YET, Request, Site
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from platform_api import errors
+from platform_api.aggregator.remote import RemoteAPIServices, unavailable
 from platform_api.apiserver import httplimits, metrics, requestinfo, requestmetrics
 from platform_api.apiserver.audit.hook import Auditor, audit_id, authorization_annotations
 from platform_api.apiserver.discovery import Discovery, version_info
@@ -74,6 +75,8 @@ class Filters:
     gather_metrics: Callable[[], Awaitable[Collector]] | None = None
     # --workers: ``DELETE /metrics`` resets every worker's counters, not one's.
     reset_metrics: Callable[[], None] | None = None
+    # Group versions of aggregated API servers (APIServices naming a Service).
+    remote_apiservices: RemoteAPIServices | None = None
 
 
 class APIServer:
@@ -136,6 +139,9 @@ class APIServer:
                 setattr(request, _CONTEXT, ctx)
                 setattr(request, _INFO, info)
                 requestmetrics.track(request, info)
+                if self._aggregated(info):
+                    unavailable(request)
+                    return
                 if info.is_resource:
                     await self._serve_resource(request)
                     return
@@ -163,6 +169,22 @@ class APIServer:
                 f"invalid timeout specified in the request URL - {e}"
             ) from None
         return asked if 0 < asked < limit else limit
+
+    def _aggregated(self, info: RequestInfo) -> bool:
+        """A group version an APIService gives to an aggregated server (not one served
+        here): kube's aggregator would proxy it."""
+        remote = self.filters.remote_apiservices
+        if remote is None or info.api_prefix != "apis":
+            return False
+        group, version = info.requested_group or info.api_group, info.api_version
+        if not info.is_resource:  # /apis/<group>/<version>: the version's discovery
+            parts = info.path.strip("/").split("/")
+            if len(parts) != 3:
+                return False
+            group, version = parts[1], parts[2]
+        if not remote.claims(group, version):
+            return False
+        return version not in self.handlers.scheme.versions(info.api_group or group)
 
     def _canonical_group(self, info: RequestInfo) -> None:
         """An upstream group name in the path is served by its branded group."""

@@ -1,6 +1,6 @@
-"""Table columns of CertificateSigningRequests, RuntimeClasses and EndpointSlices (kube's
-internalversion printers): what ``kubectl get csr``, ``get runtimeclass`` and ``get
-endpointslices`` show."""
+"""Table columns of CertificateSigningRequests, RuntimeClasses, EndpointSlices and
+APIServices (kube's printers): what ``kubectl get csr``, ``get runtimeclass``, ``get
+endpointslices`` and ``get apiservices`` show."""
 
 from __future__ import annotations
 
@@ -89,4 +89,28 @@ def _endpoint_slice_cells(obj: Obj) -> list[Any]:
 
 COLUMNS[("discovery.platform.io", "endpointslices")] = Printer(
     (NAME, *_SLICE, AGE), _endpoint_slice_cells
+)
+
+
+def _apiservice_cells(obj: Obj) -> list[Any]:
+    """kube-aggregator's table: the Service (or ``Local``) and the Available condition."""
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    service = spec.get("service")
+    where = f"{service.get('namespace', '')}/{service.get('name', '')}" if service else "Local"
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    available = next((c for c in conditions if c.get("type") == "Available"), None)
+    status = "Unknown"
+    if available is not None:
+        status = available.get("status", "")
+        if status != "True" and available.get("reason"):
+            status = f"{status} ({available['reason']})"
+    return [meta.get("name", ""), where, status, age(meta.get("creationTimestamp"))]
+
+
+_SERVICE = Column(
+    "Service", "string", "", "The reference to the service that hosts this API endpoint."
+)
+_AVAILABLE = Column("Available", "string", "", "Whether this service is available.")
+COLUMNS[("apiregistration.platform.io", "apiservices")] = Printer(
+    (NAME, _SERVICE, _AVAILABLE, AGE), _apiservice_cells
 )

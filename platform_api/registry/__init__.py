@@ -4,6 +4,7 @@ from platform_api.registry import (  # noqa: F401  (registers strategies)
     admissionpolicy,
     admissionregistration,
     apiextensions,
+    apiregistration,
     apps,
     certificates,
     coordination,

@@ -120,6 +120,11 @@ class Store:
             else key[len(self.prefix) :].decode()
         )
 
+    def namespace_of_key(self, key: bytes) -> str:
+        if not self.resource.namespaced:
+            return ""
+        return key[len(self.prefix) :].split(b"\x00", 1)[0].decode()
+
     def _error(self, e: StorageError, name: str) -> StatusError:
         rt = self.resource
         if e.code == KEY_NOT_FOUND:

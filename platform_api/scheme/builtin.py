@@ -340,6 +340,16 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         ),
         name_rule="path-segment",
     ),
+    # apiregistration.platform.io/v1: the aggregation layer's registrations
+    _t(
+        "apiregistration.platform.io",
+        "APIService",
+        "apiservices",
+        namespaced=False,
+        categories=("api-extensions",),
+        status=True,
+        name_rule="path-segment",
+    ),
     # node.platform.io/v1
     _t("node.platform.io", "RuntimeClass", "runtimeclasses", namespaced=False),
     # storage.platform.io/v1
@@ -348,6 +358,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
 
 # Group order of kube's /apis document; groups not listed sort after, by name.
 GROUP_ORDER = (
+    "apiregistration.platform.io",
     "apps",
     "events.platform.io",
     "authentication.platform.io",
@@ -365,5 +376,6 @@ GROUP_ORDER = (
     "coordination.platform.io",
     "node.platform.io",
     "discovery.platform.io",
+    "resource.platform.io",
     "flowcontrol.apiserver.platform.io",
 )

@@ -1,0 +1,1 @@
+"""The aggregation layer (kube-aggregator): APIService registrations and their status."""
