@@ -5,7 +5,9 @@ watch hub.  When every owner of an object is gone, the object is deleted (dangli
 references beside a live owner are removed instead).  An owner being deleted in the
 foreground (``foregroundDeletion``) has its dependents deleted first and is released
 once none with ``blockOwnerDeletion`` remain; an ``orphan`` owner has its dependents'
-references to it removed, then is released.
+references to it removed, then is released.  A dependent whose own dependents are
+already waiting for theirs (a cycle of owners) first stops blocking its owners, as kube
+does, so the cycle comes apart instead of every member waiting for the next.
 """
 
 from __future__ import annotations
@@ -136,12 +138,28 @@ class GarbageCollector(Controller):
             if any(r.get("blockOwnerDeletion") for r in refs):
                 blocking += 1
             if not obj["metadata"].get("deletionTimestamp"):
+                if any(self._deleting_dependents(d) for d in self.dependents.get(dependent, ())):
+                    await self._unblock(dependent, obj)
+                    blocking -= any(r.get("blockOwnerDeletion") for r in refs)
                 store, namespace, name = self.objects[dependent]
                 await _ignore_missing(store.delete(namespace, name, propagation="Foreground"))
         if blocking:
             return 0.5  # the dependents' DELETED events also bring the owner back here
         await self._drop_finalizer(uid, FOREGROUND)
         return None
+
+    def _deleting_dependents(self, uid: str) -> bool:
+        obj = self._current(uid)
+        meta = obj["metadata"] if obj is not None else {}
+        return bool(meta.get("deletionTimestamp")) and FOREGROUND in (meta.get("finalizers") or [])
+
+    async def _unblock(self, uid: str, obj: dict[str, Any]) -> None:
+        """kube's unblockOwnerReferences: every blocking reference becomes non-blocking."""
+        refs = obj["metadata"].get("ownerReferences") or []
+        unblocked = [
+            {**r, "blockOwnerDeletion": False} if r.get("blockOwnerDeletion") else r for r in refs
+        ]
+        await self._set_owner_refs(uid, unblocked)
 
     async def _set_owner_refs(self, uid: str, refs: list[dict[str, Any]]) -> None:
         store, namespace, name = self.objects[uid]

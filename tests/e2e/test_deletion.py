@@ -224,3 +224,25 @@ def _unsafe_delete_only_for_corrupt_objects(server: Server, admin: requests.Sess
     assert r.status_code == 200, r.text
     assert r.json()["details"] == {"name": "bad", "kind": "configmaps", "uid": ""}
     assert admin.get(base + "/bad").status_code == 404
+
+
+def test_foreground_deletion_takes_a_cycle_of_owners_apart(
+    server: Server, admin: requests.Session
+) -> None:
+    """upstream's "should not be blocked by dependency circle": each of three objects
+    owns the next (blocking); deleting one in the foreground deletes all three."""
+    base = make_namespace(admin, server, "gc-cycle")
+    made = [admin.post(server.url + base, json=cm(name)).json() for name in ("p1", "p2", "p3")]
+    for i, obj in enumerate(made):
+        owner = made[i - 1]  # p1 is owned by p3, p2 by p1, p3 by p2
+        ref = cm(obj["metadata"]["name"], owner, block=True)["metadata"]["ownerReferences"]
+        patch = {"metadata": {"ownerReferences": ref}}
+        url = server.url + base + "/" + obj["metadata"]["name"]
+        assert admin.patch(url, json=patch, headers=MERGE).status_code == 200
+    options = {
+        "propagationPolicy": "Foreground",
+        "preconditions": {"uid": made[0]["metadata"]["uid"]},
+    }
+    assert admin.delete(server.url + base + "/p1", json=options).status_code == 200
+    for name in ("p1", "p2", "p3"):
+        eventually(gone(admin, server.url + base + "/" + name))
