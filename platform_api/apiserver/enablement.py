@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from platform_api.apiserver.features import FeatureGates
 from platform_api.apiserver.runtimeconfig import ResourceConfig
+from platform_api.registry import hpaconversion
 from platform_api.registry.store import Store
 from platform_api.scheme.builtin import BUILTIN_TYPES
 from platform_api.scheme.catalog import Scheme, version_priority
@@ -74,12 +75,21 @@ def build(
     return scheme, stores
 
 
+# (group, plural, served version) -> (out of storage, into storage)
+CONVERTERS: dict[tuple[str, str, str], tuple[Callable[[Obj], Obj | None], Callable[[Obj], Obj]]] = {
+    ("autoscaling", "horizontalpodautoscalers", "v1"): (hpaconversion.to_v1, hpaconversion.to_v2),
+}
+
+
 def _storage_for(rt: ResourceType, known: Scheme, storage: Storage) -> Storage:
     """The raw storage, or a view converting to the resource's storage version."""
     versions = [t.version for t in known.equivalents(rt.group, rt.version, rt.plural)]
     stored_as = min(versions, key=version_priority)
     if stored_as == rt.version:
         return storage  # every write goes through the storage version's form
+    converters = CONVERTERS.get((rt.group, rt.plural, rt.version))
+    if converters is not None:  # versions that differ in more than their apiVersion
+        return StorageView(storage, *converters)
     into = _rewrite_into(f"{rt.group}/{stored_as}")
     return StorageView(storage, _rewrite_out(rt.api_version), into)
 

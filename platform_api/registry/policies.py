@@ -4,7 +4,9 @@ metrics, in kube's words and order."""
 
 from __future__ import annotations
 
+from platform_api.registry import hpaconversion
 from platform_api.registry.apps import WorkloadStrategy
+from platform_api.registry.defaults import defaults
 from platform_api.registry.servicespec import port_name_errors, port_number_errors
 from platform_api.registry.strategy import Obj, SpecChecked, register
 from platform_api.validation import field
@@ -178,4 +180,22 @@ class NetworkPolicyStrategy(SpecChecked, WorkloadStrategy):
 
 @register("autoscaling", "HorizontalPodAutoscaler")
 class AutoscalerStrategy(SpecChecked, WorkloadStrategy):
+    """Both served versions are validated in the stored form (v2), as kube validates
+    its internal one: a v1 request's errors name v2's paths."""
+
     check = staticmethod(validate_autoscaler_spec)
+    tracks_generation = False  # kube's HPA strategy leaves metadata.generation alone
+    initial_status: Obj | None = {"currentMetrics": None, "desiredReplicas": 0}
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(_stored_form(obj))
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_update(_stored_form(new), _stored_form(old))
+
+
+defaults("autoscaling", "HorizontalPodAutoscaler")(hpaconversion.default_autoscaler)
+
+
+def _stored_form(obj: Obj) -> Obj:
+    return hpaconversion.to_v2(obj) if obj.get("apiVersion") == "autoscaling/v1" else obj

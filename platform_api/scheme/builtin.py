@@ -163,15 +163,18 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         status=True,
         scale=True,
     ),
-    # autoscaling/v2
-    _t(
-        "autoscaling",
-        "HorizontalPodAutoscaler",
-        "horizontalpodautoscalers",
-        short=("hpa",),
-        categories=ALL,
-        status=True,
-        version="v2",
+    # autoscaling/v1 (stored as v2: registry/hpaconversion.py) and autoscaling/v2
+    *(
+        _t(
+            "autoscaling",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            short=("hpa",),
+            categories=ALL,
+            status=True,
+            version=version,
+        )
+        for version in ("v1", "v2")
     ),
     # batch/v1
     _t("batch", "CronJob", "cronjobs", short=("cj",), categories=ALL, status=True),
