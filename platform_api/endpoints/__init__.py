@@ -3,6 +3,7 @@
 from platform_api.endpoints import (  # noqa: F401  (register the kinds' table columns)
     printers,
     printers_admission,
+    printers_autoscaling,
     printers_cluster,
     printers_optional,
 )

@@ -59,3 +59,94 @@ def test_a_v1_watch_sees_v2_writes_in_v1(server: Server, admin: requests.Session
     finally:
         watch.close()
         admin.delete(server.url + BASE.format("v2") + "/watched")
+
+
+SELECTOR = {"matchLabels": {"a": "b"}}
+METRICS = [
+    {
+        "type": "Resource",
+        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}},
+    },
+    {
+        "type": "Resource",
+        "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "100Mi"}},
+    },
+    {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": "qps", "selector": SELECTOR},
+            "target": {"type": "AverageValue", "averageValue": "10"},
+        },
+    },
+    {
+        "type": "Object",
+        "object": {
+            "describedObject": {"apiVersion": "v1", "kind": "Service", "name": "s"},
+            "metric": {"name": "hits"},
+            "target": {"type": "Value", "value": "5"},
+        },
+    },
+    {
+        "type": "External",
+        "external": {
+            "metric": {"name": "queue", "selector": SELECTOR},
+            "target": {"type": "AverageValue", "averageValue": "3"},
+        },
+    },
+    {
+        "type": "ContainerResource",
+        "containerResource": {
+            "name": "cpu",
+            "container": "app",
+            "target": {"type": "Utilization", "averageUtilization": 70},
+        },
+    },
+]
+CURRENT = [
+    {
+        "type": "Resource",
+        "resource": {"name": "cpu", "current": {"averageUtilization": 33, "averageValue": "120m"}},
+    },
+    {"type": "Resource", "resource": {"name": "memory", "current": {"averageValue": "50Mi"}}},
+    {"type": "Pods", "pods": {"metric": {"name": "qps"}, "current": {"averageValue": "4"}}},
+]
+# kube-apiserver v1.36's Targets cells for the same objects (reference)
+KUBE_TARGETS = [
+    "cpu: 33%/60%, memory: 50Mi/100Mi",
+    "memory: <unknown>/100Mi, <unknown>/10",
+    "4/10, <unknown>/5",
+    "<unknown>/5, <unknown>/3 (avg)",
+    "<unknown>/3 (avg), cpu: <unknown>/70%",
+    "cpu: <unknown>/70%",
+    "cpu: 33%/60%, memory: 50Mi/100Mi + 4 more...",
+]
+
+
+def test_kubectl_get_hpa_prints_kubes_columns(server: Server, admin: requests.Session) -> None:
+    url = server.url + BASE.format("v2")
+    ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+    names = [f"t{i}" for i in range(len(METRICS) + 1)]
+    try:
+        for i, name in enumerate(names):
+            metrics = METRICS[i : i + 2] if i < len(METRICS) else METRICS
+            spec = {"scaleTargetRef": ref, "maxReplicas": 5, "metrics": metrics}
+            made = admin.post(url, json={"metadata": {"name": name}, "spec": spec}).json()
+            if i % 2 == 0:
+                made["status"] = {
+                    "currentReplicas": 2,
+                    "desiredReplicas": 3,
+                    "currentMetrics": CURRENT[i % 3 : i % 3 + 2],
+                }
+                assert admin.put(f"{url}/{name}/status", json=made).status_code == 200
+        table = admin.get(url, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+        columns = [c["name"] for c in table.json()["columnDefinitions"]]
+        assert columns == ["Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"]
+        rows = [r["cells"][:-1] for r in table.json()["rows"]]
+        replicas = [2 if i % 2 == 0 else 0 for i in range(len(names))]
+        assert rows == [
+            [name, "Deployment/web", targets, "1", 5, count]
+            for name, targets, count in zip(names, KUBE_TARGETS, replicas, strict=True)
+        ]
+    finally:
+        for name in names:
+            admin.delete(f"{url}/{name}")
