@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import orjson
+
+from platform_api.registry.defaults import defaults
 from platform_api.registry.jobselector import (
     copy_template_labels,
     generate_selector,
@@ -18,7 +21,7 @@ from platform_api.registry.workloadspec import (
     validate_statefulset_spec,
 )
 from platform_api.validation import field
-from platform_api.validation.field import FieldError
+from platform_api.validation.field import FieldError, GoText
 
 
 class WorkloadStrategy(GenericStrategy):
@@ -111,3 +114,31 @@ for _group, _kind in (
     ("rbac.authorization.platform.io", "ClusterRoleBinding"),
 ):
     register(_group, _kind)(CreateOnUpdateStrategy)
+
+
+@defaults("apps", "ControllerRevision")
+def _controller_revision(obj: Obj) -> None:
+    obj.setdefault("revision", 0)  # an int64 without omitempty: always written
+
+
+@register("apps", "ControllerRevision")
+class ControllerRevisionStrategy(GenericStrategy):
+    """kube's ValidateControllerRevisionCreate/Update: a JSON object as ``data``, never
+    changed; a non-negative ``revision``, which may change."""
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        errs = super().validate(obj) + field.nonnegative("revision", obj.get("revision"))
+        data = obj.get("data")
+        if data is None:
+            errs.append(field.required("data", "data is mandatory"))
+        elif not isinstance(data, dict):
+            errs.append(field.required("data", "data must be a valid JSON object"))
+        return errs
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = super().validate_update(new, old)
+        errs += field.nonnegative("revision", new.get("revision"))
+        if new.get("data") != old.get("data"):
+            shown = GoText(orjson.dumps(new.get("data")).decode())
+            errs.append(field.invalid("data", shown, "field is immutable"))
+        return errs

@@ -163,6 +163,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         status=True,
         scale=True,
     ),
+    _t("apps", "ControllerRevision", "controllerrevisions"),
     # autoscaling/v1 (stored as v2: registry/hpaconversion.py) and autoscaling/v2
     *(
         _t(
@@ -174,7 +175,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
             status=True,
             version=version,
         )
-        for version in ("v1", "v2")
+        for version in ("v2", "v1")  # v2 preferred, as kube's discovery lists them
     ),
     # batch/v1
     _t("batch", "CronJob", "cronjobs", short=("cj",), categories=ALL, status=True),

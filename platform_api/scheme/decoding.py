@@ -23,6 +23,7 @@ from platform_api.scheme.schemas import (
     INT_OR_STRING,
     MICRO_TIME,
     QUANTITY,
+    RAW_EXTENSION,
     TIME,
     Node,
     Schemas,
@@ -192,6 +193,8 @@ class Decoder:
 
     def _value(self, value: Any, node: Node, path: str, struct: str) -> Any:
         ref, target = self.schemas.resolve(node)
+        if ref == RAW_EXTENSION:
+            return value  # raw JSON of any kind, kept as sent (validation judges it)
         if ref == INT_OR_STRING:
             if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
                 return value

@@ -27,6 +27,7 @@ QUANTITY = "io.platform.apimachinery.pkg.api.resource.Quantity"
 TIME = "io.platform.apimachinery.pkg.apis.meta.v1.Time"
 MICRO_TIME = "io.platform.apimachinery.pkg.apis.meta.v1.MicroTime"
 OBJECT_META = "io.platform.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+RAW_EXTENSION = "io.platform.apimachinery.pkg.runtime.RawExtension"
 # Kinds for which kube-openapi keeps a one-of type rather than a plain type.
 _ONE_OF = {INT_OR_STRING, QUANTITY}
 
