@@ -1,0 +1,19 @@
+"""Replaying a recorded kube-apiserver answer: one dry-run create, compared with it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import requests
+
+
+def assert_create_answered(
+    admin: requests.Session, url: str, case: dict[str, Any], shown: Callable[[Any], Any]
+) -> None:
+    """POST ``case["body"]`` as a dry run: kube's status code, then its message (an error)
+    or ``shown`` of the created object (what the case recorded of it)."""
+    got = admin.post(url + "?dryRun=All", json=case["body"])
+    assert got.status_code == case["code"], got.text
+    answer = got.json()["message"] if case["code"] >= 300 else shown(got.json())
+    assert answer == case["answer"]
