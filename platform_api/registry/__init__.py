@@ -9,6 +9,7 @@ from platform_api.registry import (  # noqa: F401  (registers strategies)
     certificates,
     coordination,
     core,
+    csidriver,
     csinode,
     discovery,
     events,

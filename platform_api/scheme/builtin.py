@@ -357,6 +357,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     # node.platform.io/v1
     _t("node.platform.io", "RuntimeClass", "runtimeclasses", namespaced=False),
     # storage.platform.io/v1
+    _t("storage.platform.io", "CSIDriver", "csidrivers", namespaced=False),
     _t("storage.platform.io", "CSINode", "csinodes", namespaced=False),
     _t("storage.platform.io", "StorageClass", "storageclasses", namespaced=False, short=("sc",)),
 )
