@@ -42,50 +42,32 @@ def _pick(source: Obj, *keys: str) -> Obj:
     return {k: source[k] for k in keys if source.get(k) is not None}
 
 
+def _moved(source: Obj, **names: str) -> Obj:
+    """The fields of ``source`` present, under new names (``new=old``), in that order."""
+    return {new: source[old] for new, old in names.items() if source.get(old) is not None}
+
+
 def _ref(ref: Obj) -> Obj:
     return {"kind": ref.get("kind", ""), "name": ref.get("name", ""), **_pick(ref, "apiVersion")}
 
 
 def _spec_source_v1(kind: str, source: Obj) -> Obj:
     target, metric = source.get("target") or {}, source.get("metric") or {}
+    name = metric.get("name", "")
     if kind == "object":
-        out = {
-            "target": _ref(source.get("describedObject") or {}),
-            "metricName": metric.get("name", ""),
-        }
+        out = {"target": _ref(source.get("describedObject") or {}), "metricName": name}
         out["targetValue"] = target.get("value", "0")
         return {**out, **_pick(metric, "selector"), **_pick(target, "averageValue")}
     if kind == "pods":
-        out = {
-            "metricName": metric.get("name", ""),
-            "targetAverageValue": target.get("averageValue", "0"),
-        }
+        out = {"metricName": name, "targetAverageValue": target.get("averageValue", "0")}
         return {**out, **_pick(metric, "selector")}
     if kind == "external":
-        out = {
-            "metricName": metric.get("name", ""),
-            **_pick({"metricSelector": metric.get("selector")}, "metricSelector"),
-        }
-        return {
-            **out,
-            **_pick(
-                {
-                    "targetValue": target.get("value"),
-                    "targetAverageValue": target.get("averageValue"),
-                },
-                "targetValue",
-                "targetAverageValue",
-            ),
-        }
+        values = _moved(target, targetValue="value", targetAverageValue="averageValue")
+        return {"metricName": name, **_moved(metric, metricSelector="selector"), **values}
     out = {"name": source.get("name", "")}
     out.update(
-        _pick(
-            {
-                "targetAverageUtilization": target.get("averageUtilization"),
-                "targetAverageValue": target.get("averageValue"),
-            },
-            "targetAverageUtilization",
-            "targetAverageValue",
+        _moved(
+            target, targetAverageUtilization="averageUtilization", targetAverageValue="averageValue"
         )
     )
     if kind == "containerResource":
@@ -94,6 +76,7 @@ def _spec_source_v1(kind: str, source: Obj) -> Obj:
 
 
 def _spec_source_v2(kind: str, source: Obj) -> Obj:
+    metric = {"name": source.get("metricName", ""), **_pick(source, "selector")}
     if kind == "object":
         value_type = "Value" if source.get("averageValue") is None else "AverageValue"
         target: Obj = {"type": value_type}
@@ -101,41 +84,21 @@ def _spec_source_v2(kind: str, source: Obj) -> Obj:
         if value_type == "Value" or value not in ("0", 0):
             target["value"] = value
         target.update(_pick(source, "averageValue"))
-        metric = {"name": source.get("metricName", ""), **_pick(source, "selector")}
-        return {
-            "describedObject": _ref(source.get("target") or {}),
-            "metric": metric,
-            "target": target,
-        }
+        described = _ref(source.get("target") or {})
+        return {"describedObject": described, "metric": metric, "target": target}
     if kind == "pods":
-        metric = {"name": source.get("metricName", ""), **_pick(source, "selector")}
         target = {"type": "AverageValue", "averageValue": source.get("targetAverageValue", "0")}
         return {"metric": metric, "target": target}
     if kind == "external":
         value_type = "AverageValue" if source.get("targetValue") is None else "Value"
-        target = {
-            "type": value_type,
-            **_pick(
-                {
-                    "value": source.get("targetValue"),
-                    "averageValue": source.get("targetAverageValue"),
-                },
-                "value",
-                "averageValue",
-            ),
-        }
-        metric = {
-            "name": source.get("metricName", ""),
-            **_pick({"selector": source.get("metricSelector")}, "selector"),
-        }
-        return {"metric": metric, "target": target}
+        values = _moved(source, value="targetValue", averageValue="targetAverageValue")
+        metric = {"name": metric["name"], **_moved(source, selector="metricSelector")}
+        return {"metric": metric, "target": {"type": value_type, **values}}
     utilization = source.get("targetAverageUtilization")
     target = {"type": "AverageValue" if utilization is None else "Utilization"}
     target.update(
-        _pick(
-            {"averageUtilization": utilization, "averageValue": source.get("targetAverageValue")},
-            "averageUtilization",
-            "averageValue",
+        _moved(
+            source, averageUtilization="targetAverageUtilization", averageValue="targetAverageValue"
         )
     )
     out = {"name": source.get("name", ""), "target": target}
@@ -146,35 +109,21 @@ def _spec_source_v2(kind: str, source: Obj) -> Obj:
 
 def _status_source_v1(kind: str, source: Obj) -> Obj:
     current, metric = source.get("current") or {}, source.get("metric") or {}
+    name = metric.get("name", "")
     if kind == "object":
-        out = {
-            "target": _ref(source.get("describedObject") or {}),
-            "metricName": metric.get("name", ""),
-        }
+        out = {"target": _ref(source.get("describedObject") or {}), "metricName": name}
         out["currentValue"] = current.get("value", "0")
         return {**out, **_pick(metric, "selector"), **_pick(current, "averageValue")}
     if kind == "pods":
-        out = {
-            "metricName": metric.get("name", ""),
-            "currentAverageValue": current.get("averageValue", "0"),
-        }
+        out = {"metricName": name, "currentAverageValue": current.get("averageValue", "0")}
         return {**out, **_pick(metric, "selector")}
     if kind == "external":
-        out = {
-            "metricName": metric.get("name", ""),
-            **_pick({"metricSelector": metric.get("selector")}, "metricSelector"),
-        }
+        out = {"metricName": name, **_moved(metric, metricSelector="selector")}
         out["currentValue"] = current.get("value", "0")
-        return {
-            **out,
-            **_pick({"currentAverageValue": current.get("averageValue")}, "currentAverageValue"),
-        }
+        return {**out, **_moved(current, currentAverageValue="averageValue")}
     out = {
         "name": source.get("name", ""),
-        **_pick(
-            {"currentAverageUtilization": current.get("averageUtilization")},
-            "currentAverageUtilization",
-        ),
+        **_moved(current, currentAverageUtilization="averageUtilization"),
     }
     out["currentAverageValue"] = current.get("averageValue", "0")
     if kind == "containerResource":
@@ -183,36 +132,23 @@ def _status_source_v1(kind: str, source: Obj) -> Obj:
 
 
 def _status_source_v2(kind: str, source: Obj) -> Obj:
+    metric = {"name": source.get("metricName", ""), **_pick(source, "selector")}
     if kind == "object":
         current = {"value": source.get("currentValue", "0"), **_pick(source, "averageValue")}
-        metric = {"name": source.get("metricName", ""), **_pick(source, "selector")}
-        return {
-            "metric": metric,
-            "current": current,
-            "describedObject": _ref(source.get("target") or {}),
-        }
-    if kind in ("pods",):
-        metric = {"name": source.get("metricName", ""), **_pick(source, "selector")}
+        described = _ref(source.get("target") or {})
+        return {"metric": metric, "current": current, "describedObject": described}
+    if kind == "pods":
         return {
             "metric": metric,
             "current": {"averageValue": source.get("currentAverageValue", "0")},
         }
     if kind == "external":
-        metric = {
-            "name": source.get("metricName", ""),
-            **_pick({"selector": source.get("metricSelector")}, "selector"),
-        }
-        current = {
-            "value": source.get("currentValue", "0"),
-            **_pick({"averageValue": source.get("currentAverageValue")}, "averageValue"),
-        }
+        metric = {"name": metric["name"], **_moved(source, selector="metricSelector")}
+        current = {"value": source.get("currentValue", "0")}
+        current.update(_moved(source, averageValue="currentAverageValue"))
         return {"metric": metric, "current": current}
-    current = {
-        "averageValue": source.get("currentAverageValue", "0"),
-        **_pick(
-            {"averageUtilization": source.get("currentAverageUtilization")}, "averageUtilization"
-        ),
-    }
+    current = {"averageValue": source.get("currentAverageValue", "0")}
+    current.update(_moved(source, averageUtilization="currentAverageUtilization"))
     out = {"name": source.get("name", ""), "current": current}
     if kind == "containerResource":
         out["container"] = source.get("container", "")
