@@ -7,6 +7,7 @@ Constructors mirror apimachinery's ``pkg/api/errors`` so messages, reasons and
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from platform_api.validation.field import FieldError, aggregate, go_quote
@@ -30,6 +31,16 @@ GONE = "Gone"
 TIMEOUT = "Timeout"
 SERVER_TIMEOUT = "ServerTimeout"
 SERVICE_UNAVAILABLE = "ServiceUnavailable"
+
+
+async def tolerating(work: Awaitable[Any], *codes: int) -> None:
+    """Await ``work``; a StatusError with one of ``codes`` (a controller's 404 for an
+    object already gone, 409 for one another process made first) is not a failure."""
+    try:
+        await work
+    except StatusError as e:
+        if e.code not in codes:
+            raise
 
 
 def qualified(resource: str, group: str) -> str:

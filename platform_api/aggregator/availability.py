@@ -136,11 +136,8 @@ class APIServiceAvailability(Controller):
             found["reason"], found["message"] = reason, message
             return current
 
-        try:
-            await self.apiservices.update("", name, set_condition, subresource="status")
-        except errors.StatusError as e:
-            if e.code not in (404, 409):
-                raise
+        update = self.apiservices.update("", name, set_condition, subresource="status")
+        await errors.tolerating(update, 404, 409)
 
 
 def _has_ready_endpoint(port_name: str, slices: list[Obj]) -> bool:

@@ -116,11 +116,7 @@ async def ensure_apiservices(apiservices: Store, scheme: Scheme) -> None:
         try:
             apiservices.get("", name)
         except errors.StatusError:
-            try:
-                await apiservices.create("", obj)
-            except errors.StatusError as e:
-                if e.code != 409:  # another worker made it first
-                    raise
+            await errors.tolerating(apiservices.create("", obj), 409)  # another worker's
 
 
 class APIServiceRegistration(Controller):
@@ -158,25 +154,18 @@ class APIServiceRegistration(Controller):
         managed = ((current or {}).get("metadata", {}).get("labels") or {}).get(MANAGED)
         if want is None:
             if managed == ALWAYS or (managed == ON_START and name not in self._synced):
-                await self._delete(name)
+                await errors.tolerating(self.apiservices.delete("", name), 404)
             return None
         once = want["metadata"]["labels"][MANAGED] == ON_START
         if once and name in self._synced:
             return None
         if current is None:
-            await self._create(want)
+            await errors.tolerating(self.apiservices.create("", want), 409)
         elif managed in (ON_START, ALWAYS) and _spec(current) != want["spec"]:
             await self._rewrite(name, want)
         if once:
             self._synced.add(name)
         return None
-
-    async def _create(self, obj: Obj) -> None:
-        try:
-            await self.apiservices.create("", obj)
-        except errors.StatusError as e:
-            if e.code != 409:
-                raise
 
     async def _rewrite(self, name: str, want: Obj) -> None:
         def rewrite(current: Obj | None) -> Obj:
@@ -185,18 +174,7 @@ class APIServiceRegistration(Controller):
             current["spec"] = dict(want["spec"])
             return current
 
-        try:
-            await self.apiservices.update("", name, rewrite)
-        except errors.StatusError as e:
-            if e.code != 404:
-                raise
-
-    async def _delete(self, name: str) -> None:
-        try:
-            await self.apiservices.delete("", name)
-        except errors.StatusError as e:
-            if e.code != 404:
-                raise
+        await errors.tolerating(self.apiservices.update("", name, rewrite), 404)
 
 
 def _spec(obj: Obj) -> Obj:

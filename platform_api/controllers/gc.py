@@ -109,7 +109,7 @@ class GarbageCollector(Controller):
         alive = [ref for ref in refs if self._current(ref.get("uid", "")) is not None]
         store, namespace, name = self.objects[uid]
         if not alive:
-            await _ignore_missing(store.delete(namespace, name, propagation="Background"))
+            await errors.tolerating(store.delete(namespace, name, propagation="Background"), 404)
         elif len(alive) != len(refs):
             await self._set_owner_refs(uid, alive)
 
@@ -142,7 +142,9 @@ class GarbageCollector(Controller):
                     await self._unblock(dependent, obj)
                     blocking -= any(r.get("blockOwnerDeletion") for r in refs)
                 store, namespace, name = self.objects[dependent]
-                await _ignore_missing(store.delete(namespace, name, propagation="Foreground"))
+                await errors.tolerating(
+                    store.delete(namespace, name, propagation="Foreground"), 404
+                )
         if blocking:
             return 0.5  # the dependents' DELETED events also bring the owner back here
         await self._drop_finalizer(uid, FOREGROUND)
@@ -172,7 +174,7 @@ class GarbageCollector(Controller):
                 existing["metadata"].pop("ownerReferences", None)
             return existing
 
-        await _ignore_missing(store.update(namespace, name, update))
+        await errors.tolerating(store.update(namespace, name, update), 404)
 
     async def _drop_finalizer(self, uid: str, finalizer: str) -> None:
         store, namespace, name = self.objects[uid]
@@ -186,12 +188,4 @@ class GarbageCollector(Controller):
                 existing["metadata"].pop("finalizers", None)
             return existing
 
-        await _ignore_missing(store.update(namespace, name, update))
-
-
-async def _ignore_missing(work: Any) -> None:
-    try:
-        await work
-    except errors.StatusError as e:
-        if e.code != 404:
-            raise
+        await errors.tolerating(store.update(namespace, name, update), 404)
