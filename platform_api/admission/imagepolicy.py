@@ -23,8 +23,8 @@ from twisted.internet import task
 
 from platform_api.admission.chain import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
-from platform_api.admission.webhook.caller import _go_error, _status_text
 from platform_api.apiserver.flagvalues import ConfigError
+from platform_api.client.goerrors import go_error, status_text
 from platform_api.client.kubeconfig import Connection, KubeconfigError, load
 from platform_api.codec.protobuf_values import format_duration
 
@@ -157,9 +157,9 @@ class ImagePolicyWebhook:
             body = await reply.content()
         except Exception as e:
             lost = "ConnectionLost" in repr(e) or "ResponseNeverReceived" in repr(e)
-            raise CallFailed(f'Post "{server}": {_go_error(e, server)}', lost) from None
+            raise CallFailed(f'Post "{server}": {go_error(e, server)}', lost) from None
         if not 200 <= reply.code < 300:
-            raise CallFailed(_status_text(reply.code, body), reply.code in _RETRIED_CODES)
+            raise CallFailed(status_text(reply.code, body), reply.code in _RETRIED_CODES)
         try:
             answer = orjson.loads(body)
         except orjson.JSONDecodeError as e:

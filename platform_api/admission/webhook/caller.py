@@ -14,11 +14,9 @@ from dataclasses import replace
 from typing import Any
 
 import orjson
-from twisted.internet import error as net_error
-from twisted.internet.defer import CancelledError, TimeoutError
-from twisted.web import client as web_client
 
 from platform_api.admission.webhook.credentials import CredentialResolver
+from platform_api.client.goerrors import go_error, status_text
 from platform_api.client.kubeconfig import Connection
 from platform_api.registry.serviceresolver import ResolveError, ServiceResolver
 
@@ -102,9 +100,9 @@ class WebhookCaller:
             )
             body = await reply.content()
         except Exception as e:
-            raise CallError(f'failed to call webhook: Post "{url}": {_go_error(e, base)}') from None
+            raise CallError(f'failed to call webhook: Post "{url}": {go_error(e, base)}') from None
         if not 200 <= reply.code < 300:
-            raise CallError(f"failed to call webhook: {_status_text(reply.code, body)}")
+            raise CallError(f"failed to call webhook: {status_text(reply.code, body)}")
         if len(body) > MAX_ANSWER:
             raise CallError("failed to call webhook: response body too large")
         try:
@@ -125,49 +123,3 @@ def _headers(token: str) -> dict[str, str]:
     if token:
         headers["Authorization"] = f"Bearer {token}"
     return headers
-
-
-def _go_error(e: BaseException, server: str) -> str:
-    """The error as Go's HTTP client words the common cases."""
-    hostport = server.split("://", 1)[-1].split("/", 1)[0]
-    # twisted.web reports failures of a request in flight as a list of reasons.
-    reasons = [getattr(f, "value", f) for f in getattr(e, "reasons", None) or [e]]
-    for reason in reasons:
-        if isinstance(
-            reason,
-            (
-                CancelledError,
-                TimeoutError,
-                net_error.TimeoutError,
-                net_error.ConnectingCancelledError,
-            ),
-        ):
-            return "context deadline exceeded"
-        if isinstance(reason, net_error.ConnectionRefusedError):
-            return f"dial tcp {hostport}: connect: connection refused"
-        if isinstance(reason, net_error.DNSLookupError):
-            return f"dial tcp: lookup {hostport.rsplit(':', 1)[0]}: no such host"
-        text = repr(reason)
-        if "certificate verify failed" in text or "VerificationError" in text:
-            return (
-                "tls: failed to verify certificate: x509: certificate signed by unknown authority"
-            )
-    if isinstance(e, web_client.ResponseNeverReceived):
-        return "EOF"
-    return str(e) or type(e).__name__
-
-
-def _status_text(code: int, body: bytes) -> str:
-    """kube's REST client on a non-2xx answer without a Status body."""
-    try:
-        status = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        status = None
-    if isinstance(status, dict) and status.get("kind") == "Status" and status.get("message"):
-        return str(status["message"])
-    if code == 404:
-        return "the server could not find the requested resource"
-    text = body.decode("utf-8", "replace").strip()
-    if text:
-        return f'an error on the server ("{text}") has prevented the request from succeeding'
-    return f"the server responded with the status code {code} but did not return more information"
