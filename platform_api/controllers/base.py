@@ -12,7 +12,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from twisted.internet.defer import ensureDeferred
-from twisted.internet.interfaces import IReactorTime
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
 from platform_api.storage.interface import Event
@@ -32,7 +32,7 @@ class Controller:
         self.reactor = reactor
         self._busy: set[Hashable] = set()
         self._again: set[Hashable] = set()
-        self._scheduled: set[Hashable] = set()
+        self._scheduled: dict[Hashable, IDelayedCall] = {}
         self.running = False
 
     def start(self) -> None:
@@ -63,13 +63,16 @@ class Controller:
         if key in self._busy:
             self._again.add(key)
             return
-        if key in self._scheduled:
-            return
-        self._scheduled.add(key)
-        self.reactor.callLater(delay, self._run, key)
+        due = self.reactor.seconds() + delay
+        scheduled = self._scheduled.get(key)
+        if scheduled is not None:
+            if scheduled.getTime() <= due:
+                return
+            scheduled.cancel()  # a periodic re-check is due later: run now instead
+        self._scheduled[key] = self.reactor.callLater(delay, self._run, key)
 
     def _run(self, key: Hashable) -> None:
-        self._scheduled.discard(key)
+        self._scheduled.pop(key, None)
         if key in self._busy or not self.running:
             return
         self._busy.add(key)

@@ -1,0 +1,38 @@
+"""The controllers' work queue: a key queued sooner than its scheduled re-check runs sooner."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twisted.internet.task import Clock
+
+from platform_api.controllers.base import Controller
+
+
+class Periodic(Controller):
+    """Asks to run every key again in 30 s, as the availability controller does."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(hub=None, reactor=clock)  # type: ignore[arg-type]
+        self.runs: list[tuple[str, float]] = []
+        self.running = True
+
+    async def sync(self, key: Any) -> float | None:
+        self.runs.append((key, self.reactor.seconds()))
+        return 30.0
+
+
+def test_an_earlier_enqueue_replaces_a_later_recheck() -> None:
+    clock = Clock()
+    controller = Periodic(clock)
+    controller.enqueue("a")
+    clock.advance(0)
+    assert controller.runs == [("a", 0)]
+    clock.advance(5)
+    controller.enqueue("a")  # a change: not 25 s from now, but now
+    clock.advance(0)
+    assert controller.runs == [("a", 0), ("a", 5)]
+    controller.enqueue("a", 60)  # later than the scheduled re-check: that one stays
+    clock.advance(30)
+    assert controller.runs == [("a", 0), ("a", 5), ("a", 35)]
+    assert len(clock.getDelayedCalls()) == 1
