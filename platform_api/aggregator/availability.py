@@ -4,25 +4,37 @@ APIService.
 A local APIService (no ``spec.service``) is always Available (reason ``Local``).  For one
 naming a Service, kube's checks run in kube's order and words (ServiceNotFound,
 ServicePortError, EndpointsNotFound, MissingEndpoints, from the Service and its
-EndpointSlices); one that passes them all stays unavailable with reason ``NotProxied``:
-this server does not proxy to aggregated API servers, and its requests answer 503 as
-kube's do for an unavailable APIService.
+EndpointSlices), then the discovery check: ``GET /apis/<group>/<version>`` through the
+proxy's transport as ``system:kube-aggregator`` (system:masters), five attempts at once,
+5 s each; one 2xx answer makes it Available (``Passed``), else ``FailedDiscoveryCheck``
+with Go's words for the last failure.  Remote APIServices are checked again every 30 s,
+and after a failure sooner (5 ms doubling to 30 s), as kube's queue does.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from twisted.internet.defer import ensureDeferred, gatherResults
+from twisted.web.http_headers import Headers
+
 from platform_api import errors
+from platform_api.aggregator.proxy import AggregatorProxy
+from platform_api.aggregator.remote import backend_of
+from platform_api.authentication.user import MASTERS, UserInfo
+from platform_api.client.goerrors import DEADLINE, go_error
 from platform_api.controllers.base import Controller
 from platform_api.registry.apiregistration import AVAILABLE, LOCAL_MESSAGE, LOCAL_REASON
+from platform_api.registry.serviceresolver import ResolveError
 from platform_api.registry.store import Store
 from platform_api.storage.interface import Event, ListOptions
 
 Obj = dict[str, Any]
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
-NOT_PROXIED = "NotProxied"
-NOT_PROXIED_MESSAGE = "this server does not proxy requests to aggregated API servers"
+RESYNC = 30.0
+ATTEMPTS = 5
+AGGREGATOR_USER = UserInfo("system:kube-aggregator", groups=(MASTERS,))
+PASSED = ("True", "Passed", "all checks passed")
 
 
 def service_ref(apiservice: Obj) -> tuple[str, str] | None:
@@ -38,9 +50,18 @@ class APIServiceAvailability(Controller):
     name = "apiservice-availability-controller"
     prefix = b"/"
 
-    def __init__(self, apiservices: Store, services: Store, slices: Store, *args: Any) -> None:
+    def __init__(
+        self,
+        apiservices: Store,
+        services: Store,
+        slices: Store,
+        proxy: AggregatorProxy | None,
+        *args: Any,
+    ) -> None:
         super().__init__(*args)
         self.apiservices, self.services, self.slices = apiservices, services, slices
+        self.proxy = proxy
+        self._failures: dict[str, int] = {}
 
     def resync(self) -> None:
         for stored in self.apiservices.list("", ListOptions()).items:
@@ -72,6 +93,10 @@ class APIServiceAvailability(Controller):
         except errors.StatusError:
             return None
         status, reason, message = self.check(apiservice)
+        remote = service_ref(apiservice) is not None
+        if (status, reason, message) == PASSED and remote:
+            status, reason, message = await self.discovery_check(apiservice)
+        retry = self._retry_after(name, remote, status == "True")
         conditions = (apiservice.get("status") or {}).get("conditions") or []
         current = next((c for c in conditions if c.get("type") == AVAILABLE), None)
         if current is not None and (
@@ -79,9 +104,18 @@ class APIServiceAvailability(Controller):
             current.get("reason"),
             current.get("message"),
         ) == (status, reason, message):
-            return None
+            return retry
         await self._write(name, status, reason, message)
-        return None
+        return retry
+
+    def _retry_after(self, name: str, remote: bool, available: bool) -> float | None:
+        if not remote:
+            return None
+        if available:
+            self._failures.pop(name, None)
+            return RESYNC
+        failures = self._failures[name] = self._failures.get(name, 0) + 1
+        return min(RESYNC, 0.005 * 2 ** min(failures - 1, 20))
 
     def check(self, apiservice: Obj) -> tuple[str, str, str]:
         """(status, reason, message) of the Available condition."""
@@ -108,7 +142,45 @@ class APIServiceAvailability(Controller):
                     f'endpointslices for {where} have no addresses with port name "{names[0]}"'
                 )
                 return "False", "MissingEndpoints", message
-        return "False", NOT_PROXIED, NOT_PROXIED_MESSAGE
+        return PASSED
+
+    async def discovery_check(self, apiservice: Obj) -> tuple[str, str, str]:
+        """kube's check that the aggregated server answers its discovery path."""
+        if self.proxy is None:
+            return PASSED
+        spec = apiservice["spec"]
+        path = f"/apis/{spec.get('group', '')}/{spec.get('version', '')}"
+        if apiservice["metadata"]["name"] == "v1.":
+            path = f"/api/{spec.get('version', '')}"
+        attempts = [self._attempt(apiservice, path) for _ in range(ATTEMPTS)]
+        results = await gatherResults([ensureDeferred(a) for a in attempts])
+        if any(r is None for r in results):
+            return PASSED
+        return "False", "FailedDiscoveryCheck", str(results[-1])
+
+    async def _attempt(self, apiservice: Obj, path: str) -> str | None:
+        """None when the server answered 2xx, else what went wrong."""
+        assert self.proxy is not None
+        backend = backend_of(apiservice)
+        try:
+            address = self.proxy.address(backend)
+        except ResolveError as e:
+            return str(e)
+        url = address.url(path)
+        headers = Headers()
+        self.proxy.auth_headers(headers, AGGREGATOR_USER)
+        client = self.proxy.client(backend, address)
+        try:
+            reply = await client.get(url, headers=headers, timeout=5)
+            await reply.content()
+        except Exception as e:
+            why = go_error(e, url)
+            if why == DEADLINE:  # http.Client's own Timeout, as Go words it
+                why += " (Client.Timeout exceeded while awaiting headers)"
+            return f'failing or missing response from {url}: Get "{url}": {why}'
+        if not 200 <= reply.code < 300:
+            return f"failing or missing response from {url}: bad status from {url}: {reply.code}"
+        return None
 
     def _slices(self, namespace: str, service: str) -> list[Obj]:
         items = self.slices.list(namespace, ListOptions()).items

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from platform_api.admission import plugins as admission_plugins
 from platform_api.admission.webhook.credentials import load_admission_config
-from platform_api.apiserver import authflags, storageoptions
+from platform_api.apiserver import aggregatoroptions, authflags, storageoptions
+from platform_api.apiserver.aggregatoroptions import AggregatorOptions
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.features import FeatureGates
 from platform_api.apiserver.flagvalues import (
@@ -87,6 +88,8 @@ class ServerConfig:
     shutdown_delay: float = 0.0
     workers: int = 1  # --workers: server processes on one port and data directory
     storage: StorageOptions = field(default_factory=StorageOptions)  # --storage-backend, --etcd-*
+    # --proxy-client-cert-file, --proxy-client-key-file, --enable-aggregator-routing
+    aggregator: AggregatorOptions = field(default_factory=AggregatorOptions)
     service_cluster_ip_range: str = "10.0.0.0/24"
     lmdb_map_size: int = 8 * 2**30
     # --encryption-provider-config (storage/encryption); checked here, built at start.
@@ -143,6 +146,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     _serving(cfg, given)
     cfg.audit = audit_options.from_flags(given)
     cfg.storage = storageoptions.from_flags(given)
+    cfg.aggregator = aggregatoroptions.from_flags(given)
     cfg.client_ca_file = given("client-ca-file") or ""
     cfg.token_auth_file = given("token-auth-file") or ""
     authflags.authentication(cfg, given)

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from platform_api.aggregator.availability import APIServiceAvailability
+from platform_api.aggregator.proxy import AggregatorProxy
 from platform_api.aggregator.registration import APIServiceRegistration
 from platform_api.apiextensions.finalizer import CRDFinalizer
 from platform_api.apiextensions.naming import NamingController
@@ -36,13 +37,14 @@ def build_controllers(
     rbac_index: RuleIndex,
     hub: WatchHub,
     reactor: Any,
+    aggregator_proxy: AggregatorProxy | None = None,
 ) -> list[Controller]:
     """The controllers to start, not yet started."""
     every: Iterable[Store] = stores.values()  # live: custom resource stores come and go
     controllers: list[Controller] = [
         NamingController(crd_store, hub, reactor),
         CRDFinalizer(crd_store, crd_installer.store_for, hub, reactor),
-        *_aggregator(stores, crd_installer, hub, reactor),
+        *_aggregator(stores, crd_installer, hub, reactor, aggregator_proxy),
     ]
     context = registry.ControllerContext(
         stores=stores,
@@ -59,7 +61,11 @@ def build_controllers(
 
 
 def _aggregator(
-    stores: Stores, crd_installer: CRDInstaller, hub: WatchHub, reactor: Any
+    stores: Stores,
+    crd_installer: CRDInstaller,
+    hub: WatchHub,
+    reactor: Any,
+    proxy: AggregatorProxy | None,
 ) -> list[Controller]:
     apiservices = stores.get(APISERVICES)
     if apiservices is None:  # --runtime-config turned the group off
@@ -68,5 +74,5 @@ def _aggregator(
     slices = stores[("discovery.platform.io", "v1", "endpointslices")]
     return [
         APIServiceRegistration(apiservices, crd_installer.scheme, hub, reactor),
-        APIServiceAvailability(apiservices, services, slices, hub, reactor),
+        APIServiceAvailability(apiservices, services, slices, proxy, hub, reactor),
     ]

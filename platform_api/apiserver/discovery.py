@@ -20,6 +20,7 @@ from twisted.web.server import Request
 from platform_api import errors
 from platform_api.aggregator.registration import CUSTOM_PRIORITY, PRIORITIES
 from platform_api.aggregator.remote import RemoteAPIServices
+from platform_api.aggregator.remotediscovery import RemoteDiscovery
 from platform_api.endpoints.negotiation import DISCOVERY_GROUPS, negotiate_output
 from platform_api.endpoints.responses import finish
 from platform_api.registry.apiregistration import GROUP as APIREGISTRATION
@@ -137,19 +138,25 @@ class Discovery:
         server_address: str | Callable[[], str],
         aliases: Aliases | None = None,
         remote: RemoteAPIServices | None = None,
+        remote_discovery: RemoteDiscovery | None = None,
     ) -> None:
         self._scheme = scheme
         self._remote = remote  # aggregated servers' groups, listed in the legacy documents
+        self._remote_discovery = remote_discovery  # and their resources, in the aggregated
         # A callable when the port is known only once listening (port 0): read at the first
         # request, not at build.
         self._address = server_address
         self._aliases = aliases
-        self._generation: tuple[int, int] = (-1, -1)
+        self._generation: tuple[int, int, int] = (-1, -1, -1)
         self._docs: dict[str, bytes] = {}
         self._aggregated: dict[str, tuple[bytes, str]] = {}
 
     def _ensure(self) -> None:
-        generation = (self._scheme.generation, self._remote.generation if self._remote else 0)
+        generation = (
+            self._scheme.generation,
+            self._remote.generation if self._remote else 0,
+            self._remote_discovery.generation if self._remote_discovery else 0,
+        )
         if self._generation != generation:
             self._generation = generation
             self._docs, self._aggregated = {}, {}
@@ -199,7 +206,7 @@ class Discovery:
                 path = f"/apis/{name}/{version}" if name else f"/api/{version}"
                 self._docs[path] = _json(doc)
         self._aggregated["/api"] = self._aggregate([("", "")])
-        self._aggregated["/apis"] = self._aggregate(listed)
+        self._aggregated["/apis"] = self._aggregate(listed, [g["name"] for g in groups])
 
     def _with_remote(self, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Aggregated servers' groups placed among ours by group priority, as kube's
@@ -226,23 +233,33 @@ class Discovery:
         found = [PRIORITIES[(group, v)][0] for v in versions if (group, v) in PRIORITIES]
         return max(found, default=CUSTOM_PRIORITY[0])
 
-    def _aggregate(self, listed: list[tuple[str, str]]) -> tuple[bytes, str]:
+    def _aggregate(
+        self, listed: list[tuple[str, str]], order: list[str] | None = None
+    ) -> tuple[bytes, str]:
+        """The aggregated document: ``listed`` groups, and aggregated servers' groups
+        where ``order`` (the legacy list's, by priority) places them."""
         scheme = self._scheme
+        sources = dict(listed)
         items = []
-        for name, source in listed:
-            versions = [
-                {
-                    "version": version,
-                    "resources": [
-                        _aggregated_resource(rt, name) for rt in scheme.resources(source, version)
-                    ],
-                    "freshness": "Current",
-                }
-                for version in scheme.versions(source)
-            ]
-            items.append(
-                {"metadata": {"name": name, "creationTimestamp": None}, "versions": versions}
-            )
+        for name in order if order is not None else list(sources):
+            if name in sources:
+                versions = [
+                    {
+                        "version": version,
+                        "resources": [
+                            _aggregated_resource(rt, name)
+                            for rt in scheme.resources(sources[name], version)
+                        ],
+                        "freshness": "Current",
+                    }
+                    for version in scheme.versions(sources[name])
+                ]
+            else:
+                versions = self._remote_versions(name)
+            if versions:
+                items.append(
+                    {"metadata": {"name": name, "creationTimestamp": None}, "versions": versions}
+                )
         body = _json(
             {
                 "kind": "APIGroupDiscoveryList",
@@ -252,6 +269,16 @@ class Discovery:
             }
         )
         return body, '"' + hashlib.sha256(body).hexdigest()[:32].upper() + '"'
+
+    def _remote_versions(self, group: str) -> list[dict[str, Any]]:
+        """An aggregated server's versions of ``group`` that discovery has synced."""
+        if self._remote is None or self._remote_discovery is None:
+            return []
+        for name, _, versions in self._remote.groups():
+            if name == group:
+                found = [self._remote_discovery.version(group, v) for v in versions]
+                return [v for v in found if v is not None]
+        return []
 
     def _aggregated_as(self, path: str, group: str) -> tuple[bytes, str]:
         """The aggregated document, its apiVersion in the discovery group asked for."""

@@ -28,7 +28,8 @@ from twisted.web.server import NOT_DONE_YET, Request, Site
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from platform_api import errors
-from platform_api.aggregator.remote import RemoteAPIServices, unavailable
+from platform_api.aggregator.proxy import AggregatorProxy
+from platform_api.aggregator.remote import Backend, RemoteAPIServices, unavailable
 from platform_api.apiserver import httplimits, metrics, requestinfo, requestmetrics
 from platform_api.apiserver.audit.hook import Auditor, audit_id, authorization_annotations
 from platform_api.apiserver.discovery import Discovery, version_info
@@ -77,6 +78,7 @@ class Filters:
     reset_metrics: Callable[[], None] | None = None
     # Group versions of aggregated API servers (APIServices naming a Service).
     remote_apiservices: RemoteAPIServices | None = None
+    aggregator_proxy: AggregatorProxy | None = None
 
 
 class APIServer:
@@ -139,8 +141,13 @@ class APIServer:
                 setattr(request, _CONTEXT, ctx)
                 setattr(request, _INFO, info)
                 requestmetrics.track(request, info)
-                if self._aggregated(info):
-                    unavailable(request)
+                backend = self._aggregated(info)
+                if backend is not None:
+                    proxy = self.filters.aggregator_proxy
+                    if proxy is None or not backend.available:
+                        unavailable(request)
+                    else:
+                        await proxy.forward(request, user, backend)
                     return
                 if info.is_resource:
                     await self._serve_resource(request)
@@ -170,21 +177,22 @@ class APIServer:
             ) from None
         return asked if 0 < asked < limit else limit
 
-    def _aggregated(self, info: RequestInfo) -> bool:
-        """A group version an APIService gives to an aggregated server (not one served
-        here): kube's aggregator would proxy it."""
+    def _aggregated(self, info: RequestInfo) -> Backend | None:
+        """The aggregated server an APIService gives the request's group version to
+        (None for one served here)."""
         remote = self.filters.remote_apiservices
         if remote is None or info.api_prefix != "apis":
-            return False
+            return None
         group, version = info.requested_group or info.api_group, info.api_version
         if not info.is_resource:  # /apis/<group>/<version>: the version's discovery
             parts = info.path.strip("/").split("/")
             if len(parts) != 3:
-                return False
+                return None
             group, version = parts[1], parts[2]
-        if not remote.claims(group, version):
-            return False
-        return version not in self.handlers.scheme.versions(info.api_group or group)
+        backend = remote.backend(group, version)
+        if backend is None or version in self.handlers.scheme.versions(info.api_group or group):
+            return None
+        return backend
 
     def _canonical_group(self, info: RequestInfo) -> None:
         """An upstream group name in the path is served by its branded group."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from twisted.application.service import IService
 
-from platform_api.apiserver import deprecatedflags, storageoptions
+from platform_api.apiserver import aggregatoroptions, deprecatedflags, storageoptions
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.config import ServerConfig, from_flags
 from platform_api.apiserver.flagoptions import FlagOptions, parameters
@@ -286,9 +286,11 @@ FLAGS: list[tuple[str, str, str]] = [
     ),
     *audit_options.AUDIT_FLAGS,
     *storageoptions.STORAGE_FLAGS,
+    *aggregatoroptions.AGGREGATOR_FLAGS,
 ]
 BOOL_FLAGS = (
     *audit_options.BOOL_FLAGS,
+    *aggregatoroptions.BOOL_FLAGS,
     "anonymous-auth",
     "service-account-lookup",
     "enable-bootstrap-token-auth",
