@@ -6,4 +6,5 @@ from platform_api.endpoints import (  # noqa: F401  (register the kinds' table c
     printers_autoscaling,
     printers_cluster,
     printers_optional,
+    printers_storage,
 )

@@ -47,7 +47,12 @@ _ITEM: dict[bytes, tuple[str, Handler]] = {
     b"PATCH": ("patch", patch.handle),
     b"DELETE": ("delete", delete.handle),
 }
-_REVIEWS: dict[tuple[str, str], Handler] = {**reviews.HANDLERS, **accessreviews.HANDLERS}
+# Create-only collections: reviews, and the top-level pod bindings.
+_REVIEWS: dict[tuple[str, str], Handler] = {
+    **reviews.HANDLERS,
+    **accessreviews.HANDLERS,
+    ("", "bindings"): pods.bind_collection,
+}
 _ACTIONS: dict[str, Handler] = {
     "binding": pods.bind,
     "eviction": pods.evict,

@@ -14,6 +14,7 @@ from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.responses import encode, finish
 from platform_api.endpoints.scope import Scope
 from platform_api.registry.podspec import selector_matches
+from platform_api.registry.store import Store
 from platform_api.storage.interface import ListOptions, Preconditions
 from platform_api.validation import field
 
@@ -33,11 +34,27 @@ def _body(scope: Scope, kind: str, definition: str, api_version: str) -> Obj:
 
 
 async def bind(scope: Scope) -> bytes:
+    """``POST pods/<name>/binding``."""
     binding = _body(scope, "Binding", BINDING, "v1")
-    target = binding.get("target") or {}
     name = binding["metadata"].get("name") or scope.name
     if name != scope.name:
         raise errors.bad_request("name in URL does not match name in Binding object")
+    return await _bind(scope, binding, name, scope.store)
+
+
+async def bind_collection(scope: Scope) -> bytes:
+    """``POST bindings``: the older form, the pod named in the Binding."""
+    binding = _body(scope, "Binding", BINDING, "v1")
+    name = binding["metadata"].get("name")
+    if not name:
+        raise errors.bad_request("Name parameter required.")
+    pods = scope.handlers.scheme.lookup("", "v1", "pods")
+    assert pods is not None
+    return await _bind(scope, binding, name, scope.handlers.store(pods))
+
+
+async def _bind(scope: Scope, binding: Obj, name: str, pods: Store) -> bytes:
+    target = binding.get("target") or {}
     if target.get("kind") not in (None, "", "Node"):
         raise errors.invalid(
             "Binding",
@@ -66,8 +83,8 @@ async def bind(scope: Scope) -> bytes:
         existing.setdefault("spec", {})["nodeName"] = target["name"]
         return existing
 
-    await scope.store.update(
-        scope.namespace, scope.name, assign, dry_run=scope.ctx.dry_run, subresource="binding"
+    await pods.update(
+        scope.namespace, name, assign, dry_run=scope.ctx.dry_run, subresource="binding"
     )
     return _success(scope)
 

@@ -22,4 +22,7 @@ from platform_api.registry import (  # noqa: F401  (registers strategies)
     quota,
     rbac,
     scheduling,
+    storagecapacity,
+    storageclass,
+    volumeattachment,
 )

@@ -64,6 +64,7 @@ ALL = ("all",)
 
 BUILTIN_TYPES: tuple[ResourceType, ...] = (
     # core/v1
+    _t("", "Binding", "bindings", verbs=("create",)),  # POST only (endpoints/pods.py)
     # Probed on each request, never stored (endpoints/componentstatus.py).
     _t("", "ComponentStatus", "componentstatuses", False, ("cs",), verbs=("get", "list")),
     _t("", "ConfigMap", "configmaps", short=("cm",)),
@@ -359,7 +360,22 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     # storage.platform.io/v1
     _t("storage.platform.io", "CSIDriver", "csidrivers", namespaced=False),
     _t("storage.platform.io", "CSINode", "csinodes", namespaced=False),
+    _t("storage.platform.io", "CSIStorageCapacity", "csistoragecapacities"),
     _t("storage.platform.io", "StorageClass", "storageclasses", namespaced=False, short=("sc",)),
+    _t(
+        "storage.platform.io",
+        "VolumeAttachment",
+        "volumeattachments",
+        namespaced=False,
+        status=True,
+    ),
+    _t(
+        "storage.platform.io",
+        "VolumeAttributesClass",
+        "volumeattributesclasses",
+        namespaced=False,
+        short=("vac",),
+    ),
 )
 
 # Group order of kube's /apis document; groups not listed sort after, by name.

@@ -128,6 +128,12 @@ def checked(field: str, value: Any, check: Callable[[Any], list[str]]) -> list[F
     return [invalid(field, value, message) for message in check(value)]
 
 
+def each(field: str, value: Any, check: Callable[[Any], list[str]]) -> list[FieldError]:
+    """Each of ``check``'s complaints as Invalid, an empty value included (kube's checks
+    that word an empty name as the format it breaks, not as Required)."""
+    return [invalid(field, value, message) for message in check(value)]
+
+
 NONNEGATIVE = "must be greater than or equal to 0"
 
 

@@ -1,9 +1,8 @@
 """StorageObjectInUseProtection: new claims and volumes carry kube's protection finalizers.
 
-The finalizer keeps a claim (``platform.io/pvc-protection``) or a volume
-(``platform.io/pv-protection``) from going away while in use; kube's protection
-controllers remove it.  kube also protects VolumeAttributesClasses
-(``platform.io/vac-protection``); that kind is not served here, so there is nothing to do.
+The finalizer keeps a claim (``platform.io/pvc-protection``), a volume
+(``platform.io/pv-protection``) or a VolumeAttributesClass (``platform.io/vac-protection``)
+from going away while in use; kube's protection controllers remove it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,149 @@
+"""VolumeAttachment (storage.platform.io): kube's strategy, ValidateVolumeAttachment and
+its update and status rules.
+
+An attach/detach controller asks a CSI driver's attacher to attach a volume to a node;
+the attacher reports through ``/status``.  The spec never changes after create (kube's
+message prints the internal Go struct), status starts as ``attached: false`` and only
+``/status`` writes it.  An inline volume spec gets kube's inline PersistentVolume rules:
+a CSI source and access modes, no capacity, one source only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_api.gotext import Struct, marshal
+from platform_api.registry.csinode import DRIVER_NAME_MAX_LENGTH, GROUP
+from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.validation import field
+from platform_api.validation.field import FieldError, GoText
+from platform_api.validation.names import is_dns1123_subdomain, validate_object_meta_update
+
+METADATA_MAX_BYTES = 256 * 1024
+ERROR_MESSAGE_MAX_BYTES = 1024  # kube's message names the metadata limit all the same
+ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
+# PersistentVolumeSource members in the order kube's ValidatePersistentVolumeSpec counts them.
+PV_SOURCES = (
+    "hostPath",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "glusterfs",
+    "flocker",
+    "nfs",
+    "rbd",
+    "quobyte",
+    "cephfs",
+    "iscsi",
+    "cinder",
+    "fc",
+    "flexVolume",
+    "azureFile",
+    "vsphereVolume",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "azureDisk",
+    "scaleIO",
+    "local",
+    "storageos",
+    "csi",
+)
+
+
+def _driver_name(name: str, path: str) -> list[FieldError]:
+    """kube's ValidateCSIDriverName."""
+    if not name:
+        return [field.required(path)]
+    if len(name) > DRIVER_NAME_MAX_LENGTH:
+        return [field.too_long(path, DRIVER_NAME_MAX_LENGTH)]
+    return field.checked(path, name, is_dns1123_subdomain)
+
+
+def _inline_spec(spec: Obj, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if spec.get("capacity") is not None:
+        detail = "may not be specified in the context of inline volumes"
+        errs.append(field.forbidden(f"{path}.capacity", detail))
+    if spec.get("csi") is None:
+        detail = "has to be specified in the context of inline volumes"
+        errs.append(field.required(f"{path}.csi", detail))
+    modes = spec.get("accessModes") or []
+    if not modes:
+        errs.append(field.required(f"{path}.accessModes"))
+    for mode in modes:
+        if mode not in ACCESS_MODES:
+            errs.append(field.not_supported(f"{path}.accessModes", mode, ACCESS_MODES))
+    present = [key for key in PV_SOURCES if spec.get(key) is not None]
+    for extra in present[1:]:
+        errs.append(field.forbidden(f"{path}.{extra}", "may not specify more than 1 volume type"))
+    if not present:
+        errs.append(field.required(path, "must specify a volume type"))
+    elif present[0] == "csi":
+        csi = spec["csi"]
+        errs += _driver_name(csi.get("driver", ""), f"{path}.csi.driver")
+        if not csi.get("volumeHandle"):
+            errs.append(field.required(f"{path}.csi.volumeHandle"))
+    return errs
+
+
+def validate_volume_attachment_spec(spec: Obj) -> list[FieldError]:
+    errs = _driver_name(spec.get("attacher", ""), "spec.attacher")
+    source = spec.get("source") or {}
+    pv_name, inline = source.get("persistentVolumeName"), source.get("inlineVolumeSpec")
+    one_of = "must specify exactly one of inlineVolumeSpec and persistentVolumeName"
+    if pv_name is None and inline is None:
+        errs.append(field.required("spec.source", one_of))
+    elif pv_name is not None and inline is not None:
+        errs.append(field.forbidden("spec.source", one_of))
+    elif pv_name is not None:
+        errs += field.each("spec.source.persistentVolumeName", pv_name, is_dns1123_subdomain)
+    else:
+        errs += _inline_spec(
+            inline if isinstance(inline, dict) else {}, "spec.source.inlineVolumeSpec"
+        )
+    return errs + field.each("spec.nodeName", spec.get("nodeName", ""), is_dns1123_subdomain)
+
+
+def validate_volume_attachment_status(status: Obj) -> list[FieldError]:
+    errs: list[FieldError] = []
+    metadata = status.get("attachmentMetadata") or {}
+    if sum(len(k) + len(v) for k, v in metadata.items()) > METADATA_MAX_BYTES:
+        errs.append(field.too_long("status.attachmentMetadata", METADATA_MAX_BYTES))
+    for key in ("attachError", "detachError"):
+        message = (status.get(key) or {}).get("message") or ""
+        if len(message.encode()) > ERROR_MESSAGE_MAX_BYTES:
+            errs.append(field.too_long(f"status.{key}.message", METADATA_MAX_BYTES))
+    return errs
+
+
+def _go_spec(spec: Obj) -> GoText:
+    """The spec as kube's immutability message shows it: the internal Go struct."""
+    source = spec.get("source") or {}
+    shown: dict[str, Any] = Struct(
+        Attacher=spec.get("attacher", ""),
+        Source=Struct(
+            PersistentVolumeName=source.get("persistentVolumeName"),
+            InlineVolumeSpec=source.get("inlineVolumeSpec"),
+        ),
+        NodeName=spec.get("nodeName", ""),
+    )
+    return GoText(marshal(shown))
+
+
+@register(GROUP, "VolumeAttachment")
+class VolumeAttachmentStrategy(GenericStrategy):
+    initial_status = {"attached": False}
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_volume_attachment_spec(obj.get("spec") or {})
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = super().validate_update(new, old)
+        spec = new.get("spec") or {}
+        errs += validate_volume_attachment_spec(spec)
+        if spec != (old.get("spec") or {}):
+            errs.append(field.invalid("spec", _go_spec(spec), "field is immutable"))
+        return errs
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        return errs + validate_volume_attachment_status(new.get("status") or {})
