@@ -19,6 +19,10 @@ FS_GROUP_POLICIES = ["File", "None", "ReadWriteOnceWithFSType"]
 LIFECYCLE_MODES = ["Persistent", "Ephemeral"]
 MIN_TOKEN_SECONDS, MAX_TOKEN_SECONDS = 600, 1 << 32
 _ATTACH = "spec.attachedRequired"  # sic: kube's path
+TOKENS_IN_SECRETS_UNSET = (
+    "spec.serviceAccountTokenInSecrets is unset; if supported by this CSI driver, set to "
+    "true to prevent possible logging of tokens in volume attributes"
+)
 
 
 @defaults(GROUP, "CSIDriver")
@@ -100,6 +104,17 @@ class CSIDriverStrategy(GenericStrategy):
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_csidriver_spec(obj.get("spec") or {})
+
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
+        """kube's WarningsOnCreate (updates get none)."""
+        spec = obj.get("spec") or {}
+        if (
+            old is None
+            and spec.get("tokenRequests")
+            and spec.get("serviceAccountTokenInSecrets") is None
+        ):
+            return [TOKENS_IN_SECRETS_UNSET]
+        return []
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         spec, before = new.get("spec") or {}, old.get("spec") or {}

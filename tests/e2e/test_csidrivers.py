@@ -46,3 +46,21 @@ def test_attach_and_lifecycle_modes_never_change(server: Server, admin: requests
         assert [got.status_code, shown] == KUBE["update"]["mutable"]
     finally:
         admin.delete(url)
+
+
+def test_token_requests_without_secrets_get_kube_s_warning(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube warns on create only (the reference printed it for create, not for apply's
+    later update)."""
+    spec = {"tokenRequests": [{"audience": "a"}]}
+    body = {"metadata": {"name": "warn.example.com"}, "spec": spec}
+    created = admin.post(server.url + BASE + "?dryRun=All", json=body)
+    assert created.status_code == 201
+    assert created.headers["Warning"] == (
+        '299 - "spec.serviceAccountTokenInSecrets is unset; if supported by this CSI driver, '
+        'set to true to prevent possible logging of tokens in volume attributes"'
+    )
+    spec["serviceAccountTokenInSecrets"] = False
+    quiet = admin.post(server.url + BASE + "?dryRun=All", json=body)
+    assert quiet.status_code == 201 and "Warning" not in quiet.headers
