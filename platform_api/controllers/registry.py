@@ -197,6 +197,35 @@ register(
 register("ttl-after-finished-controller", _ttl_after_finished, True, ("ttl-after-finished",))
 
 
+def _pvc_protection(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.protection import PVCProtection
+
+    claims, pods = ctx.store("", "v1", "persistentvolumeclaims"), ctx.store("", "v1", "pods")
+    return PVCProtection(claims, pods, ctx.hub, ctx.reactor)
+
+
+def _pv_protection(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.protection import PVProtection
+
+    return PVProtection(ctx.store("", "v1", "persistentvolumes"), ctx.hub, ctx.reactor)
+
+
+def _vac_protection(ctx: ControllerContext) -> Controller | None:
+    from platform_api.controllers.protection import VACProtection
+
+    classes = ctx.stores.get(("storage.platform.io", "v1", "volumeattributesclasses"))
+    if classes is None:  # --runtime-config turned storage.platform.io/v1 off
+        return None
+    claims = ctx.store("", "v1", "persistentvolumeclaims")
+    volumes = ctx.store("", "v1", "persistentvolumes")
+    return VACProtection(classes, claims, volumes, ctx.hub, ctx.reactor)
+
+
+register("persistentvolumeclaim-protection-controller", _pvc_protection, True, ("pvc-protection",))
+register("persistentvolume-protection-controller", _pv_protection, True, ("pv-protection",))
+register("volumeattributesclass-protection-controller", _vac_protection, True)
+
+
 def _vap_status(ctx: ControllerContext) -> Controller | None:
     from platform_api.controllers.vapstatus import GROUP, VAPStatusController
 

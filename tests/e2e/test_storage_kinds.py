@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 import requests
 
 from tests.e2e.conftest import Server
+from tests.e2e.crds import eventually
 
 FIXTURE = Path(__file__).parents[1] / "registry" / "fixtures" / "storage_kinds_kube.json"
 KUBE = json.loads(FIXTURE.read_text().replace("storage.k8s.io", "storage.platform.io"))
@@ -409,3 +411,35 @@ def test_the_top_level_bindings_resource(server: Server, admin: requests.Session
         assert [listed.status_code, listed.json()["message"]] == EXPECTED["binding-list"]
     finally:
         admin.delete(u + PODS + "/bp?gracePeriodSeconds=0")
+
+
+def test_a_deleted_claim_waits_for_its_pod_then_goes(
+    server: Server, admin: requests.Session
+) -> None:
+    """The protection controllers run here (kube-controller-manager's, which a bare
+    kube-apiserver lacks): the claim's finalizer comes off once no scheduled pod uses it."""
+    u = server.url
+    claims = "/api/v1/namespaces/default/persistentvolumeclaims"
+    body = {
+        "metadata": {"name": "guarded"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    assert admin.post(u + claims, json=body).json()["metadata"]["finalizers"] == [
+        "platform.io/pvc-protection"
+    ]
+    volume = {"name": "data", "persistentVolumeClaim": {"claimName": "guarded"}}
+    pod = {
+        "metadata": {"name": "user"},
+        "spec": {
+            "nodeName": "n1",
+            "containers": [{"name": "c", "image": "i"}],
+            "volumes": [volume],
+        },
+    }
+    assert admin.post(u + PODS, json=pod).status_code == 201
+    deleting = admin.delete(u + claims + "/guarded")
+    assert deleting.status_code == 200 and deleting.json()["metadata"]["deletionTimestamp"]
+    time.sleep(0.3)
+    assert admin.get(u + claims + "/guarded").status_code == 200  # still in use
+    assert admin.delete(u + PODS + "/user?gracePeriodSeconds=0").status_code == 200
+    eventually(lambda: admin.get(u + claims + "/guarded").status_code == 404)
