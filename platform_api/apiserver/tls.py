@@ -10,11 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from cryptography import x509
-from cryptography.hazmat.primitives.serialization import Encoding
 from OpenSSL import SSL, crypto
-from twisted.internet.ssl import Certificate, CertificateOptions, PrivateCertificate
+from twisted.internet.ssl import CertificateOptions
 
-_PEM = Encoding.PEM
+from platform_api.pem import certificate_options
 
 
 def _accept_any(conn: SSL.Connection, cert: Any, errno: int, depth: int, ok: int) -> bool:
@@ -47,13 +46,6 @@ def serving_options(
         cert_pem = f.read()
     with open(key_file, "rb") as f:
         key_pem = f.read()
-    chain = x509.load_pem_x509_certificates(cert_pem)
-    private = PrivateCertificate.loadPEM(key_pem + b"\n" + chain[0].public_bytes(_PEM))
-    extra = [Certificate.loadPEM(c.public_bytes(_PEM)).original for c in chain[1:]]
     return ServingOptions(
-        client_cas,
-        privateKey=private.privateKey.original,
-        certificate=private.original,
-        extraCertChain=extra,
-        enableSessions=False,
+        client_cas, **certificate_options(key_pem, cert_pem), enableSessions=False
     )

@@ -29,6 +29,7 @@ from platform_api.client.execplugin import (
     ExecCredentials,
     ExecError,
 )
+from platform_api.pem import certificate_options
 
 
 class KubeconfigError(ValueError):
@@ -113,11 +114,9 @@ class _Policy:
             trust = ssl.trustRootFromCertificates(roots)
         self.trust = trust
         self._creators: dict[tuple[bytes, int], IOpenSSLClientConnectionCreator] = {}
-        self.client_cert = None
+        self.client_cert: dict[str, Any] = {}
         if connection.cert_pem and connection.key_pem:
-            self.client_cert = ssl.PrivateCertificate.loadPEM(
-                connection.key_pem + b"\n" + connection.cert_pem
-            )
+            self.client_cert = certificate_options(connection.key_pem, connection.cert_pem)
 
     def creatorForNetloc(self, hostname: bytes, port: int) -> IOpenSSLClientConnectionCreator:
         # twisted.web's Agent asks on every request, even one that reuses a pooled
@@ -132,13 +131,9 @@ class _Policy:
     def _creator(self, hostname: bytes) -> IOpenSSLClientConnectionCreator:
         name = self.connection.tls_server_name or hostname.decode("idna")
         if self.connection.insecure:
-            return ssl.CertificateOptions(
-                verify=False,
-                privateKey=self.client_cert.privateKey.original if self.client_cert else None,
-                certificate=self.client_cert.original if self.client_cert else None,
-            )
+            return ssl.CertificateOptions(verify=False, **self.client_cert)
         return ssl.optionsForClientTLS(
-            name, trustRoot=self.trust, clientCertificate=self.client_cert
+            name, trustRoot=self.trust, extraCertificateOptions=self.client_cert
         )
 
 

@@ -23,6 +23,8 @@ from cryptography.x509.oid import NameOID
 from twisted.internet import reactor, ssl, task
 from twisted.web import resource, server
 
+from platform_api.pem import certificate_options
+
 GROUP_VERSION_PARTS = 3
 WIDGET = {"apiVersion": "widgets.example.com/v1alpha1", "kind": "Widget"}
 LIST = {
@@ -98,13 +100,11 @@ class Backend(resource.Resource):
 
 def main() -> None:
     port_file, cert, key, client_ca = sys.argv[1:5]
-    private = ssl.PrivateCertificate.loadPEM(Path(key).read_text() + Path(cert).read_text())
-    authority = ssl.Certificate.loadPEM(Path(client_ca).read_bytes())
+    authority = ssl.Certificate.loadPEM(Path(client_ca).read_bytes()).original  # an X509Store's
     options = ssl.CertificateOptions(
-        privateKey=private.privateKey.original,
-        certificate=private.original,
+        **certificate_options(Path(key).read_bytes(), Path(cert).read_bytes()),
         verify=True,
-        caCerts=[authority.original],
+        caCerts=[authority],
         requireCertificate=False,
     )
     port = reactor.listenSSL(0, server.Site(Backend()), options, interface="127.0.0.1")

@@ -11,6 +11,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import Request, Site
 
 from platform_api.apiserver.pki import ensure_pki
+from platform_api.pem import certificate_options
 from platform_api.registry.componentstatus import probe, probe_http, status
 
 
@@ -73,8 +74,8 @@ class _Health(Resource):
 @pytest_twisted.ensureDeferred
 async def test_answering_component(tmp_path: Path) -> None:
     paths = ensure_pki(str(tmp_path), "127.0.0.1")
-    pem = Path(paths.serving_key).read_bytes() + Path(paths.serving_cert).read_bytes()
-    options = ssl.PrivateCertificate.loadPEM(pem).options()
+    key, cert = Path(paths.serving_key).read_bytes(), Path(paths.serving_cert).read_bytes()
+    options = ssl.CertificateOptions(**certificate_options(key, cert))
     for code, body, expected in (
         (200, b"ok", ("True", "ok")),
         (500, b"broken", ("False", "HTTP probe failed with statuscode: 500")),

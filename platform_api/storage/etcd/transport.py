@@ -22,9 +22,10 @@ from typing import Any
 from twisted.internet import defer
 from twisted.internet.endpoints import HostnameEndpoint, connectProtocol, wrapClientTLS
 from twisted.internet.error import ConnectError
-from twisted.internet.ssl import Certificate, PrivateCertificate, optionsForClientTLS
+from twisted.internet.ssl import Certificate, optionsForClientTLS
 from twisted.python.failure import Failure
 
+from platform_api.pem import certificate_options
 from platform_api.storage.etcd import proto
 from platform_api.storage.etcd.channel import GrpcChannel, Target
 from platform_api.storage.etcd.errors import Unavailable, from_status
@@ -148,11 +149,14 @@ class Transport:
     def _tls_options(self, target: Target) -> Any:
         tls = self.tls
         trust = Certificate.loadPEM(tls.ca_pem) if tls.ca_pem else None
-        client = None
+        client = {}
         if tls.cert_pem and tls.key_pem:
-            client = PrivateCertificate.loadPEM(tls.key_pem + b"\n" + tls.cert_pem)
+            client = certificate_options(tls.key_pem, tls.cert_pem)
         return optionsForClientTLS(
-            target.host, trustRoot=trust, clientCertificate=client, acceptableProtocols=[b"h2"]
+            target.host,
+            trustRoot=trust,
+            acceptableProtocols=[b"h2"],
+            extraCertificateOptions=client,
         )
 
     async def unary(self, index: int, path: str, request: Any) -> Any:
