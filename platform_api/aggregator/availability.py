@@ -169,7 +169,7 @@ class APIServiceAvailability(Controller):
         url = address.url(path)
         headers = Headers()
         self.proxy.auth_headers(headers, AGGREGATOR_USER)
-        client = self.proxy.client(backend, address)
+        client = self.proxy.fresh_client(backend, address)
         try:
             reply = await client.get(url, headers=headers, timeout=5)
             await reply.content()

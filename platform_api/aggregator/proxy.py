@@ -74,16 +74,21 @@ class AggregatorProxy:
         key = (address.url(), address.server_name, backend.ca_pem or b"", backend.insecure)
         client = self._clients.get(key)
         if client is None:
-            connection = Connection(
-                server=address.url(),
-                ca_pem=backend.ca_pem,
-                cert_pem=self.cert_pem,
-                key_pem=self.key_pem,
-                tls_server_name=address.server_name,
-                insecure=backend.insecure,
-            )
-            client = self._clients[key] = connection.client(self.reactor, KEEP_ALIVE)
+            client = self._clients[key] = self.fresh_client(backend, address)
         return client
+
+    def fresh_client(self, backend: Backend, address: Address) -> Any:
+        """A client of its own: kube's checks build a new transport each time, so a
+        connection the server has since dropped never answers for it."""
+        connection = Connection(
+            server=address.url(),
+            ca_pem=backend.ca_pem,
+            cert_pem=self.cert_pem,
+            key_pem=self.key_pem,
+            tls_server_name=address.server_name,
+            insecure=backend.insecure,
+        )
+        return connection.client(self.reactor, KEEP_ALIVE)
 
     def address(self, backend: Backend) -> Address:
         return self.resolver.resolve(backend.namespace, backend.service, backend.port)

@@ -244,6 +244,9 @@ def test_a_server_that_went_away(setup: tuple[Server, Backend], tmp_path: Path) 
     )
     try:
         eventually(lambda: available(admin, server, name).get("status") == "True")
+        # Writing the condition queues one more check (as kube's informer does); let it
+        # finish before the server goes, so the answers below are about a server gone.
+        time.sleep(0.5)
         other.stop()
         got = admin.get(f"{server.url}/apis/{group}/v1/things")
         assert got.status_code == 503
