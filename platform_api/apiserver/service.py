@@ -16,11 +16,7 @@ from twisted.internet.task import LoopingCall, deferLater
 from twisted.logger import Logger
 from twisted.protocols.tls import TLSMemoryBIOFactory
 
-from platform_api.aggregator.proxy import AggregatorProxy
 from platform_api.aggregator.registration import ensure_apiservices
-from platform_api.aggregator.remote import RemoteAPIServices
-from platform_api.aggregator.remotediscovery import REFRESH, RemoteDiscovery
-from platform_api.aggregator.resolver import AggregatorResolver
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.serving import CRDInstaller
 from platform_api.apiserver import (
@@ -34,6 +30,7 @@ from platform_api.apiserver import (
     serviceaccounts,
 )
 from platform_api.apiserver.admission import build_admission
+from platform_api.apiserver.aggregation import build_aggregation
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.controllers import build_controllers
@@ -226,8 +223,8 @@ class APIServerService(Service):
                 scheme,
                 lambda: cfg.server_url.split("//", 1)[1],
                 aliases,
-                self.remote_apiservices,
-                self.remote_discovery,
+                self.aggregation.remote if self.aggregation else None,
+                self.aggregation.discovery if self.aggregation else None,
             ),
             OpenAPI(scheme, aliases),
             self._health(),
@@ -289,29 +286,9 @@ class APIServerService(Service):
         )
         self.crd_installer.start()
         self.hub.subscribe(self.crd_installer)
-        apiservices = self.stores.get(APISERVICES)  # absent when --runtime-config turns it off
-        self.remote_apiservices = RemoteAPIServices(apiservices) if apiservices else None
-        self.aggregator_proxy = None
-        self.remote_discovery = None
-        if self.remote_apiservices is not None:
-            self.hub.subscribe(self.remote_apiservices)
-            self.aggregator_proxy = self._aggregator_proxy()
-            self.remote_discovery = RemoteDiscovery(
-                self.remote_apiservices, self.aggregator_proxy, self.reactor
-            )
-            self.remote_discovery.changed()  # the APIServices already stored
-            self.remote_discovery.loop.start(REFRESH, now=False)
-            self._loops.append(self.remote_discovery.loop)
-
-    def _aggregator_proxy(self) -> AggregatorProxy:
-        cfg = self.config
-        resolver = AggregatorResolver(
-            self.stores[("", "v1", "services")],
-            self.stores[("discovery.platform.io", "v1", "endpointslices")],
-            endpoint_routing=cfg.aggregator.endpoint_routing,
-        )
-        send_uid = cfg.feature_gates.enabled("RemoteRequestHeaderUID")
-        return AggregatorProxy(self.reactor, resolver, cfg.aggregator.client_pems(), send_uid)
+        self.aggregation = build_aggregation(self.config, self.stores, self.reactor)
+        if self.aggregation is not None:
+            self._loops.append(self.aggregation.start(self.hub))
 
     def _filters(self, handlers: Handlers) -> Filters:
         """The filter chain's parts, instrumented for metrics and audited."""
@@ -326,8 +303,8 @@ class APIServerService(Service):
             ),
             request_timeout=cfg.request_timeout,
             reactor=self.reactor,
-            remote_apiservices=self.remote_apiservices,
-            aggregator_proxy=self.aggregator_proxy,
+            remote_apiservices=self.aggregation.remote if self.aggregation else None,
+            aggregator_proxy=self.aggregation.proxy if self.aggregation else None,
         )
         if self.slot is not None:
             filters.catch_up = self.hub.catch_up
@@ -428,7 +405,7 @@ class APIServerService(Service):
             self.rbac_index,
             self.hub,
             self.reactor,
-            self.aggregator_proxy,
+            self.aggregation.proxy if self.aggregation else None,
         )
 
     async def _stop(self) -> None:
