@@ -23,17 +23,17 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
-from tests.e2e.certs import serving_certs
-from tests.e2e.conftest import session_for, start_server
+from platform_api.apiserver import pki
+from tests.e2e.conftest import session_for
 from tests.e2e.crds import eventually
 from tests.e2e.test_aggregator_proxy import (
     APISERVICES,
     GROUP,
     SERVICES,
     WIDGETS,
-    Backend,
     apiservice,
     available,
+    start_pair,
 )
 
 
@@ -68,15 +68,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        proxy = serving_certs(root / "proxy", ["front-proxy-client"])
-        backend = Backend(root, proxy.ca_cert)
-        server = start_server(
-            root / "data",
-            "--proxy-client-cert-file",
-            proxy.serving_cert,
-            "--proxy-client-key-file",
-            proxy.serving_key,
-        )
+        server, backend = start_pair(root)
         try:
             admin = session_for(server, cert=server.admin_cert)
             external = {"type": "ExternalName", "externalName": "127.0.0.1"}
@@ -89,6 +81,7 @@ def main() -> None:
             )
             direct = requests.Session()
             direct.trust_env = False
+            proxy = pki.Paths.under(str(root / "proxy"))  # start_pair's client certificate
             direct.cert = (proxy.serving_cert, proxy.serving_key)
             backend_url = f"https://127.0.0.1:{backend.port}{WIDGETS}"
             direct.verify = False  # its certificate names api.default.svc, not the address

@@ -51,18 +51,25 @@ class Backend:
         self.process.wait()
 
 
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Backend]]:
-    root = tmp_path_factory.mktemp("aggregator")
+def start_pair(root: Path, *flags: str) -> tuple[Server, Backend]:
+    """An aggregated server and this server, which presents a proxy client certificate
+    the aggregated server's CA signed."""
     proxy = serving_certs(root / "proxy", ["front-proxy-client"])
     backend = Backend(root, proxy.ca_cert)
     server = start_server(
         root / "data",
+        *flags,
         "--proxy-client-cert-file",
         proxy.serving_cert,
         "--proxy-client-key-file",
         proxy.serving_key,
     )
+    return server, backend
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Backend]]:
+    server, backend = start_pair(tmp_path_factory.mktemp("aggregator"))
     yield server, backend
     server.stop()
     backend.stop()
@@ -306,16 +313,7 @@ def test_endpoint_routing(tmp_path: Path) -> None:
     """--enable-aggregator-routing: a ready endpoint of the Service's EndpointSlices (an
     FQDN slice: kube refuses loopback IPs in slices, and a name it resolves is how a
     selector-less Service reaches a process on this machine)."""
-    proxy = serving_certs(tmp_path / "proxy", ["front-proxy-client"])
-    backend = Backend(tmp_path, proxy.ca_cert)
-    server = start_server(
-        tmp_path / "data",
-        "--enable-aggregator-routing=true",
-        "--proxy-client-cert-file",
-        proxy.serving_cert,
-        "--proxy-client-key-file",
-        proxy.serving_key,
-    )
+    server, backend = start_pair(tmp_path, "--enable-aggregator-routing=true")
     try:
         admin = session_for(server, cert=server.admin_cert)
         ports = [{"name": "https", "port": 443, "targetPort": backend.port}]
