@@ -1,5 +1,10 @@
 """IP addresses and CIDRs in kube's words (IsValidIPForLegacyField, IsValidCIDR...,
-ValidateNonSpecialIP): Services, EndpointSlices and NetworkPolicies share them."""
+ValidateNonSpecialIP): Services, EndpointSlices and NetworkPolicies share them.
+
+kube parses "sloppily" (Go's old parser: IPv4 octets may have leading zeros) and, for
+the fields of newer kinds (IPAddress names, ServiceCIDRs), then insists on the strict,
+canonical form; ``strict_ip_errors`` and ``strict_cidr_errors`` say what it says.
+"""
 
 from __future__ import annotations
 
@@ -57,3 +62,74 @@ def special_ip_errors(value: str, at: str, loopback: bool = False) -> list[Field
         detail = "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"
         errs.append(field.invalid(at, value, detail))
     return errs
+
+
+def parse_ip_sloppy(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """Go's ParseIPSloppy: Python's parser, plus IPv4 octets with leading zeros; no zones."""
+    if "%" in value:
+        return None
+    ip = parse_ip(value)
+    if ip is not None:
+        return ip
+    octets = value.split(".")
+    if len(octets) == 4 and all(o.isascii() and o.isdigit() for o in octets):
+        numbers = [int(o) for o in octets]
+        if all(n <= 255 for n in numbers):
+            return ipaddress.IPv4Address(".".join(map(str, numbers)))
+    return None
+
+
+def _go_string(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+    """Go's net.IP String: an IPv4-mapped IPv6 address prints as IPv4."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ip)
+
+
+def legacy_ip_errors(value: str) -> list[str]:
+    """kube's IsValidIPForLegacyField with StrictIPCIDRValidation (on in v1.36): a valid
+    address, no leading zeros, not IPv4-mapped; any spelling of IPv6."""
+    ip = parse_ip_sloppy(value)
+    if ip is None:
+        return [INVALID_IP]
+    errs = []
+    if parse_ip(value) is None:
+        errs.append("must not have leading 0s")
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        errs.append("must not be an IPv4-mapped IPv6 address")
+    return errs
+
+
+def strict_ip_errors(value: str) -> list[str]:
+    """kube's IsValidIP: the legacy checks, then the canonical spelling."""
+    errs = legacy_ip_errors(value)
+    ip = parse_ip_sloppy(value)
+    if not errs and ip is not None and value != _go_string(ip):
+        errs.append(f'must be in canonical form ("{_go_string(ip)}")')
+    return errs
+
+
+def strict_cidr_errors(value: str) -> list[str]:
+    """kube's IsValidCIDR: a valid CIDR, no leading zeros, not IPv4-mapped, no host bits
+    set, canonical."""
+    address, _, bits = value.partition("/")
+    ip = parse_ip_sloppy(address)
+    if not bits.isascii() or not bits.isdigit() or ip is None:
+        return [INVALID_CIDR]
+    length = int(bits)
+    v4 = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    mapped = v4 is not None
+    if v4 is not None and length >= 96:  # Go folds ::ffff:a.b.c.d/n into IPv4
+        ip, length = v4, length - 96
+    if length > ip.max_prefixlen:
+        return [INVALID_CIDR]
+    network = ipaddress.ip_network(f"{ip}/{length}", strict=False)
+    if parse_ip(address) is None or (len(bits) > 1 and bits.startswith("0")):
+        return ["must not have leading 0s in IP or prefix length"]
+    if mapped:
+        return ["must not have an IPv4-mapped IPv6 address"]
+    if network.network_address != ip:
+        return ["must not have bits set beyond the prefix length"]
+    if value != str(network):
+        return [f'must be in canonical form ("{network}")']
+    return []

@@ -10,6 +10,7 @@ import orjson
 
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
+from platform_api.validation.ips import strict_ip_errors
 
 _LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _LABEL_MSG = (
@@ -188,12 +189,13 @@ NAME_RULES: dict[str, NameCheck] = {
     "label": is_dns1123_label,
     "dns1035": is_dns1035_label,
     "path-segment": is_path_segment_name,
+    "ip": strict_ip_errors,  # an IPAddress: its address, canonical
 }
 
 
 def validate_name(rule: str, name: str, prefix: bool = False) -> list[str]:
     check = NAME_RULES[rule]
-    if prefix and rule != "path-segment":
+    if prefix and rule not in ("path-segment", "ip"):
         name = _mask_trailing_dash(name)
     return check(name)
 
