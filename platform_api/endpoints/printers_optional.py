@@ -1,5 +1,6 @@
-"""Table columns of the kinds served through ``--runtime-config`` (kube's internalversion
-printers): what ``kubectl get leasecandidates`` or ``get resourceclaims`` shows.
+"""Table columns of the kinds served through ``--runtime-config`` and of networking's
+address kinds (kube's internalversion printers): what ``kubectl get leasecandidates``,
+``get resourceclaims`` or ``get ipaddresses`` shows.
 
 Columns belong to a group and resource, whatever the version, as kube's printers do.
 """
@@ -127,6 +128,32 @@ _register(
         AGE,
     ),
     lambda obj: [",".join(_spec(obj).get("cidrs") or []), _created(obj)],
+)
+
+
+def _parent_ref(obj: Obj) -> str:
+    ref = _spec(obj).get("parentRef")
+    if not isinstance(ref, dict):
+        return "<none>"
+    group = f".{ref['group']}" if ref.get("group") else ""
+    namespace = f"{ref['namespace']}/" if ref.get("namespace") else ""
+    return f"{ref.get('resource', '')}{group}/{namespace}{ref.get('name', '')}"
+
+
+_register(
+    "networking.platform.io",
+    "ipaddresses",
+    (
+        Column(
+            "ParentRef",
+            "string",
+            "",
+            "ParentRef references the resource that an IPAddress is attached to. An IPAddress "
+            "must reference a parent object.",
+        ),
+    ),
+    # kube's row carries the age too, though no column names it
+    lambda obj: [_parent_ref(obj), _created(obj)],
 )
 for _group, _plural in (
     (_RESOURCE, "deviceclasses"),

@@ -22,6 +22,7 @@ from platform_api.registry import (  # noqa: F401  (registers strategies)
     quota,
     rbac,
     scheduling,
+    servicecidr,
     storagecapacity,
     storageclass,
     volumeattachment,

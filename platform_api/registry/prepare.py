@@ -29,7 +29,8 @@ def before_create(rt: ResourceType, strategy: Strategy, namespace: str, obj: Obj
     meta = obj.setdefault("metadata", {})
     _set_namespace(rt, meta, namespace)
     if meta.get("generateName") and not meta.get("name"):
-        meta["name"] = generate_name(meta["generateName"])
+        generates = getattr(strategy, "generates_names", True)
+        meta["name"] = generate_name(meta["generateName"]) if generates else meta["generateName"]
     apply_defaults(rt.group, rt.kind, obj)
     meta["uid"] = new_uid()
     meta["creationTimestamp"] = now

@@ -190,7 +190,16 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     # networking.platform.io/v1
     _t("networking.platform.io", "IngressClass", "ingressclasses", namespaced=False),
     _t("networking.platform.io", "Ingress", "ingresses", short=("ing",), status=True),
+    _t(
+        "networking.platform.io",
+        "IPAddress",
+        "ipaddresses",
+        namespaced=False,
+        short=("ip",),
+        name_rule="ip",
+    ),
     _t("networking.platform.io", "NetworkPolicy", "networkpolicies", short=("netpol",)),
+    _t("networking.platform.io", "ServiceCIDR", "servicecidrs", namespaced=False, status=True),
     # policy/v1
     _t("policy", "PodDisruptionBudget", "poddisruptionbudgets", short=("pdb",), status=True),
     # rbac.authorization.platform.io/v1

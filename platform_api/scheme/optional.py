@@ -106,7 +106,15 @@ OPTIONAL_TYPES: tuple[ResourceType, ...] = (
     _cluster_trust_bundles("v1alpha1"),
     _lease_candidates("v1beta1"),
     _lease_candidates("v1alpha2"),
-    _t(_NETWORKING, "IPAddress", "ipaddresses", namespaced=False, short=("ip",), version="v1beta1"),
+    _t(
+        _NETWORKING,
+        "IPAddress",
+        "ipaddresses",
+        namespaced=False,
+        short=("ip",),
+        name_rule="ip",
+        version="v1beta1",
+    ),
     _t(
         _NETWORKING, "ServiceCIDR", "servicecidrs", namespaced=False, status=True, version="v1beta1"
     ),
