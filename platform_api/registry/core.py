@@ -14,7 +14,8 @@ from platform_api.registry.podresize import PodResizeStrategy
 from platform_api.registry.podscheduling import merge_label_keys
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.registry.podupdate import plain, spec_diff, validate_pod_update
-from platform_api.registry.servicespec import validate_service
+from platform_api.registry.serviceips import normalize, prepare_update
+from platform_api.registry.servicespec import validate_cluster_ips_update, validate_service
 from platform_api.registry.strategy import (
     GenericStrategy,
     Obj,
@@ -282,11 +283,24 @@ class ServiceStrategy(GenericStrategy):
     allow_create_on_update = True
     initial_status = {"loadBalancer": {}}
 
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        if isinstance(obj.get("spec"), dict):
+            normalize(obj["spec"], None)
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+        spec, old_spec = new.get("spec"), old.get("spec")
+        if isinstance(spec, dict) and isinstance(old_spec, dict):
+            prepare_update(spec, old_spec)
+
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_service(obj.get("spec") or {})
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + validate_service(new.get("spec") or {})
+        spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+        errs = super().validate_update(new, old) + validate_cluster_ips_update(spec, old_spec)
+        return errs + validate_service(spec)
 
 
 @register("", "ServiceAccount")

@@ -130,8 +130,8 @@ def _pod(obj: Obj) -> None:
 def _service(obj: Obj) -> None:
     spec = obj.setdefault("spec", {})
     spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
     if spec["type"] != "ExternalName":
-        spec.setdefault("sessionAffinity", "None")
         spec.setdefault("internalTrafficPolicy", "Cluster")
     for port in spec.get("ports") or []:
         port.setdefault("protocol", "TCP")

@@ -1,5 +1,5 @@
 """Service validation: kube's ``ValidateService`` rules for the spec's ports, type,
-selector, session affinity and external name, in its order and words."""
+selector, session affinity, external name and cluster IP fields, in its order and words."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ import orjson
 
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
-from platform_api.validation.ips import cidr_errors, special_ip_errors
+from platform_api.validation.ips import (
+    cidr_errors,
+    legacy_ip_errors,
+    parse_ip_sloppy,
+    special_ip_errors,
+)
 from platform_api.validation.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -22,6 +27,8 @@ Obj = dict[str, Any]
 TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
 PROTOCOLS = ["SCTP", "TCP", "UDP"]
 AFFINITIES = ["ClientIP", "None"]
+FAMILIES = ["IPv4", "IPv6"]
+POLICIES = ["PreferDualStack", "RequireDualStack", "SingleStack"]
 NODE_PORTS = (30000, 32767)  # --service-node-port-range's default
 _PORT_NAME = re.compile(r"^[-a-z0-9]+\Z")
 _LETTER = re.compile(r"[a-z]")
@@ -56,6 +63,11 @@ def validate_service(spec: Obj) -> list[FieldError]:
     if not ports and not headless and kind != "ExternalName":
         errs.append(field.required("spec.ports"))
     if kind == "ExternalName":
+        for key in ("clusterIPs", "ipFamilies", "ipFamilyPolicy"):
+            if spec.get(key) or (key == "ipFamilyPolicy" and spec.get(key) is not None):
+                errs.append(
+                    field.forbidden(f"spec.{key}", "may not be set for ExternalName services")
+                )
         name = spec.get("externalName", "")
         if not name:
             errs.append(field.required("spec.externalName"))
@@ -84,6 +96,56 @@ def validate_service(spec: Obj) -> list[FieldError]:
             errs.append(field.forbidden(at, "may only be used when `type` is 'LoadBalancer'"))
         for i, value in enumerate(ranges):  # padded values pass, as kube lets them
             errs += cidr_errors(value.strip(), f"{at}[{i}]")
+    return errs + validate_cluster_ips(spec)
+
+
+def validate_cluster_ips(spec: Obj) -> list[FieldError]:
+    """kube's ValidateServiceClusterIPsRelatedFields: clusterIP and clusterIPs agree,
+    known families and policy, at most one address of each family, matching ipFamilies."""
+    if spec.get("type") == "ExternalName":
+        return []
+    at = "spec.clusterIPs"
+    ips: list[Any] = list(spec.get("clusterIPs") or [])
+    errs: list[FieldError] = []
+    if spec.get("clusterIP"):
+        if not ips:
+            errs.append(field.required(at))
+        elif ips[0] != spec["clusterIP"]:
+            errs.append(field.invalid(at, ips, "first value must match `clusterIP`"))
+    elif ips:
+        errs.append(field.invalid(at, ips, "must be empty when `clusterIP` is not specified"))
+    families: list[Any] = list(spec.get("ipFamilies") or [])
+    for i, family in enumerate(families):
+        if family not in FAMILIES:
+            errs.append(field.not_supported(f"spec.ipFamilies[{i}]", family, FAMILIES))
+        if family in families[:i]:
+            errs.append(field.duplicate(f"spec.ipFamilies[{i}]", family))
+    policy = spec.get("ipFamilyPolicy")
+    if policy is not None and policy not in POLICIES:
+        errs.append(field.not_supported("spec.ipFamilyPolicy", policy, POLICIES))
+    bad = False
+    for i, ip in enumerate(ips):
+        if i == 0 and ip == "None":
+            if len(ips) > 1:
+                bad = True
+                errs.append(field.invalid(at, ips, "'None' must be the first and only value"))
+            continue
+        messages = legacy_ip_errors(ip)
+        bad = bad or bool(messages)
+        errs += [field.invalid(f"{at}[{i}]", ip, m) for m in messages]
+    if len(ips) > 2:
+        errs.append(field.invalid(at, ips, "may only hold up to 2 values"))
+    if bad:
+        return errs
+    versions = [parse_ip_sloppy(ip) for ip in ips]
+    if len(ips) > 1 and len({v.version for v in versions if v is not None}) != len(ips):
+        errs.append(field.invalid(at, ips, "may specify no more than one IP for each IP family"))
+    if ips != ["None"]:
+        for i, (version, family) in enumerate(zip(versions, families, strict=False)):
+            want = {"IPv4": 4, "IPv6": 6}.get(family)
+            if version is not None and want is not None and version.version != want:
+                detail = f"expected an {family} value as indicated by `ipFamilies[{i}]`"
+                errs.append(field.invalid(f"{at}[{i}]", ips[i], detail))
     return errs
 
 
@@ -143,4 +205,67 @@ def _duplicate_ports(ports: list[Obj]) -> list[FieldError]:
             shown |= {"TargetPort": 0, "NodePort": 0}
             errs.append(field.duplicate(f"spec.ports[{i}]", GoText(orjson.dumps(shown).decode())))
         seen.add(key)
+    return errs
+
+
+def _headless(spec: Obj) -> bool:
+    return list(spec.get("clusterIPs") or []) == ["None"]
+
+
+def _go_list(values: list[Any]) -> list[Any] | None:
+    return values or None  # a nil Go slice prints as null
+
+
+def validate_cluster_ips_update(new: Obj, old: Obj) -> list[FieldError]:
+    """kube's validateUpgradeDowngradeClusterIPs and ...IPFamilies: the primary address
+    and family never change; a secondary goes only with ``SingleStack``."""
+    if "ExternalName" in (new.get("type"), old.get("type")):
+        return []
+    ips, old_ips = list(new.get("clusterIPs") or []), list(old.get("clusterIPs") or [])
+    errs: list[FieldError] = []
+    policy = new.get("ipFamilyPolicy")
+    fixed = "may not change once set"
+    if not (_headless(new) and _headless(old)):
+        if len(old_ips) == len(ips):
+            errs += [
+                field.invalid(f"spec.clusterIPs[{i}]", ips, fixed)
+                for i, ip in enumerate(old_ips)
+                if ip != ips[i]
+            ]
+        elif len(old_ips) > len(ips):
+            if not ips:
+                errs.append(
+                    field.invalid("spec.clusterIPs[0]", None, "primary clusterIP can not be unset")
+                )
+            elif ips[0] != old_ips[0]:
+                errs.append(field.invalid("spec.clusterIPs[0]", ips, fixed))
+            if len(ips) == 1 and policy != "SingleStack":
+                detail = "must be set to 'SingleStack' when releasing the secondary clusterIP"
+                errs.append(field.invalid("spec.ipFamilyPolicy", policy, detail))
+        elif old_ips and ips[0] != old_ips[0]:
+            errs.append(field.invalid("spec.clusterIPs[0]", ips, fixed))
+    if _headless(new) or _headless(old):
+        return errs
+    families = list(new.get("ipFamilies") or [])
+    old_families = list(old.get("ipFamilies") or [])
+    if len(old_families) == len(families):
+        errs += [
+            field.invalid("spec.ipFamilies[0]", families, fixed)  # sic: kube's index
+            for i, family in enumerate(old_families)
+            if family != families[i]
+        ]
+    elif len(old_families) > len(families):
+        if not ips:
+            errs.append(
+                field.invalid(
+                    "spec.ipFamilies[0]", _go_list(families), "primary ipFamily can not be unset"
+                )
+            )
+        if families and families[0] != old_families[0]:
+            errs.append(field.invalid("spec.ipFamilies[0]", _go_list(ips), fixed))
+        if len(families) == 1 and policy != "SingleStack":
+            detail = "must be set to 'SingleStack' when releasing the secondary ipFamily"
+            errs.append(field.invalid("spec.ipFamilyPolicy", policy, detail))
+    elif old_families and families and families[0] != old_families[0]:
+        errs.append(field.invalid("spec.ipFamilies[0]", _go_list(ips), fixed))
     return errs

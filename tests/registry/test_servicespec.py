@@ -95,7 +95,7 @@ CASES: list[tuple[dict[str, Any], list[str]]] = [
         {"ports": [{"port": 80, "appProtocol": "Bad Proto"}]},
         [f'spec.ports[0].appProtocol: Invalid value: "Bad Proto": {NAME_PART}'],
     ),
-    ({"clusterIP": "None", "ports": []}, []),
+    ({"clusterIP": "None", "clusterIPs": ["None"], "ports": []}, []),  # as normalized
     ({"ports": [{"name": "http", "port": 80, "targetPort": "web"}], "selector": {"a": "b"}}, []),
 ]
 
