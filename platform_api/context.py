@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from twisted.logger import Logger
+
 from platform_api.authentication.user import UserInfo
+
+_log = Logger()
 
 
 @dataclass
@@ -23,6 +28,9 @@ class Context:
     # Annotations for the request's audit event (kube's audit.AddAuditAnnotation): set by
     # authorization, admission plugins, webhooks and policies; the first value of a key wins.
     audit_annotations: dict[str, str] = field(default_factory=dict)
+    # What to take back if the request fails after all (kube's FinishFunc(false)): an
+    # allocator that wrote an IPAddress for a Service that is then refused.
+    undo: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     def warn(self, text: str) -> None:
         if text not in self.warnings:
@@ -30,3 +38,15 @@ class Context:
 
     def annotate(self, key: str, value: str) -> None:
         self.audit_annotations.setdefault(key, value)
+
+    def on_failure(self, action: Callable[[], Awaitable[None]]) -> None:
+        self.undo.append(action)
+
+    async def failed(self) -> None:
+        """The request failed: take back what asked to be, newest first."""
+        actions, self.undo = self.undo[::-1], []
+        for action in actions:
+            try:
+                await action()
+            except Exception:  # the request's own error is what the client needs
+                _log.failure("taking back a failed request's allocation")

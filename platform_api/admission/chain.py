@@ -54,6 +54,8 @@ class Attributes:
     warn: Callable[[str], None] = lambda text: None
     # Adds an annotation to the request's audit event (kube's AddAnnotation); none by default.
     annotate: Callable[[str, str], None] = lambda key, value: None
+    # Registers what to take back should the request fail after admission; none by default.
+    on_failure: Callable[[Callable[[], Awaitable[None]]], None] = lambda action: None
 
 
 class AdmissionPlugin(Protocol):
@@ -126,6 +128,7 @@ class AdmissionChain:
             scope.ctx.dry_run,
             scope.ctx.warn,
             scope.ctx.annotate,
+            scope.ctx.on_failure,
         )
 
     async def admit(self, scope: Scope, operation: str, obj: Obj | None, name: str = "") -> None:

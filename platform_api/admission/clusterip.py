@@ -1,115 +1,266 @@
-"""Service cluster IPs from ``--service-cluster-ip-range`` (kube's service IP allocator).
+"""Service cluster IPs, as kube's MultiCIDRServiceAllocator hands them out.
 
-A free address is picked at random, as kube picks, from those no stored Service has
-and none handed out to a Service not stored yet (``allocation.Holds``), so concurrent
-creates never get the same one. The first address of the range is the ``kubernetes``
-service's, as in kube, and skipped.
+The ranges are the ServiceCIDRs (the ``kubernetes`` one made from
+``--service-cluster-ip-range``, and any a user adds) that are ready and not being
+deleted, of the server's IP family.  Each address handed out is an IPAddress object
+named by it and pointing at its Service: creating that object is the allocation, so two
+workers or replicas never hand out one address twice (the second create is refused).
+A free address is picked at random from the upper part of a range first (kube's
+KEP-3070 static subrange below is for addresses users choose).  A Service refused after
+its address was written gives it back (``Attributes.on_failure``); one deleted gives it
+back once gone (``Store.after_delete``); anything else that leaks is the repair
+controller's (controllers/ipaddressrepair.py).
 """
 
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 from typing import Any
 
-from platform_api import errors
-from platform_api.admission.allocation import Holds, Owner, Share, pick_free
-from platform_api.admission.chain import Attributes
-from platform_api.storage.interface import ListOptions, Storage
-from platform_api.validation import field
-from platform_api.validation.ips import INVALID_IP
+from twisted.logger import Logger
 
+from platform_api import errors
+from platform_api.admission.allocation import Share, pick_free
+from platform_api.admission.chain import Attributes
+from platform_api.admission.servicefamilies import init_families
+from platform_api.registry.servicecidr import (
+    ALLOCATOR,
+    DEFAULT_SERVICE_CIDR,
+    LABEL_IP_FAMILY,
+    LABEL_MANAGED_BY,
+)
+from platform_api.registry.serviceips import needs_cluster_ip, normalize, prepare_update
+from platform_api.registry.store import Store
+from platform_api.storage.interface import ListOptions
+from platform_api.validation import field
+from platform_api.validation.ips import parse_ip_sloppy
+
+log = Logger()
+Obj = dict[str, Any]
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 ALLOCATED = "provided IP is already allocated"
-HOLD = 30.0  # seconds a handed-out address waits for its Service to be stored
+MISMATCH = "the provided network does not match the current range"
+
+
+@dataclass(frozen=True)
+class Range:
+    """The addresses of one ServiceCIDR a Service may get: not the network's own, nor
+    (IPv4) its broadcast address."""
+
+    first: int
+    size: int
+    static: int  # the lower part dynamic allocation leaves for last (kube's rangeOffset)
+    version: int
+
+    @classmethod
+    def of(cls, cidr: str) -> Range | None:
+        try:
+            network = ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            return None
+        if network.version == 6 and network.prefixlen < 64:
+            return None  # kube makes no allocator for these
+        hosts = network.num_addresses - (2 if network.version == 4 else 1)
+        return cls(
+            int(network.network_address) + 1, max(hosts, 0), _static(network), network.version
+        )
+
+    def __contains__(self, address: Address) -> bool:
+        return address.version == self.version and 0 <= int(address) - self.first < self.size
+
+    def address(self, offset: int) -> str:
+        return str(ipaddress.ip_address(self.first + offset))
+
+
+def _static(network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> int:
+    """kube's calculateRangeOffset: min(max(16, size/16), 256), none for tiny ranges."""
+    size = network.num_addresses
+    return 0 if size <= 16 else min(max(16, size // 16), 256)
+
+
+def is_ready(cidr: Obj) -> bool:
+    """Not being deleted, and Ready unless a Ready condition says otherwise (kube assumes
+    ready where no controller has said, as when kube-controller-manager is not running)."""
+    if cidr["metadata"].get("deletionTimestamp"):
+        return False
+    for condition in (cidr.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return condition.get("status") == "True"
+    return True
+
+
+def _family(version: int) -> str:
+    return "IPv6" if version == 6 else "IPv4"
+
+
+def address_object(ip: str, namespace: str, name: str) -> Obj:
+    """The IPAddress that holds ``ip`` for a Service."""
+    version = ipaddress.ip_address(ip).version
+    labels = {LABEL_IP_FAMILY: _family(version), LABEL_MANAGED_BY: ALLOCATOR}
+    return {
+        "apiVersion": "networking.platform.io/v1",
+        "kind": "IPAddress",
+        "metadata": {"name": ip, "labels": labels},
+        "spec": {"parentRef": {"resource": "services", "namespace": namespace, "name": name}},
+    }
+
+
+def _cluster_ips(obj: Obj | None) -> list[str]:
+    spec = (obj or {}).get("spec") or {}
+    return [ip for ip in spec.get("clusterIPs") or [] if ip and ip != "None"]
 
 
 class ClusterIPAllocation:
     name = "ServiceClusterIPAllocation"
 
-    def __init__(
-        self, storage: Storage, services_prefix: bytes, cidr: str, share: Share = (0, 1)
-    ) -> None:
+    def __init__(self, addresses: Store, cidrs: Store, primary: str, share: Share = (0, 1)) -> None:
+        self._addresses = addresses
+        self._cidrs = cidrs
+        self._version = ipaddress.ip_network(primary.split(",", 1)[0].strip(), strict=False).version
         self._share = share
-        self._storage = storage
-        self._prefix = services_prefix
-        self._network = ipaddress.ip_network(cidr.split(",", 1)[0].strip(), strict=False)
-        self._holds = Holds(HOLD)
 
-    def _in_use(self, me: Owner) -> set[str]:
-        used: set[str] = set()
-        stored: set[Owner] = set()
-        for item in self._storage.get_list(self._prefix, ListOptions()).items:
-            meta = item.object.get("metadata", {})
-            stored.add((meta.get("namespace", ""), meta.get("name", "")))
-            used.update(item.object.get("spec", {}).get("clusterIPs") or [])
-        return used | {ip for ip in self._holds.pending(me, stored) if isinstance(ip, str)}
+    def ranges(self) -> list[Range]:
+        """The ready ranges of this cluster's family, the default ServiceCIDR's first."""
+        found: list[Range] = []
+        items = self._cidrs.list("", ListOptions()).items
+        for stored in sorted(
+            items, key=lambda s: s.object["metadata"]["name"] != DEFAULT_SERVICE_CIDR
+        ):
+            if is_ready(stored.object):
+                for cidr in (stored.object.get("spec") or {}).get("cidrs") or []:
+                    r = Range.of(cidr)
+                    if r is not None and r.version == self._version and r not in found:
+                        found.append(r)
+        return found
 
-    def admit(
-        self, attrs: Attributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
-    ) -> None:
+    async def admit(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
         rt = attrs.resource
-        if rt.group or rt.plural != "services":
+        if rt.group or rt.plural != "services" or attrs.subresource or obj is None:
             return
-        me = (attrs.namespace, attrs.name)
-        if attrs.operation == "DELETE" and not attrs.dry_run:
-            self._holds.release(me)  # its address is free once it is gone
-        if attrs.operation != "CREATE" or obj is None:
+        spec, old_spec = obj.get("spec"), (old or {}).get("spec") if old is not None else None
+        if attrs.operation not in ("CREATE", "UPDATE") or not isinstance(spec, dict):
             return
-        spec = obj.setdefault("spec", {})
-        if spec.get("type") == "ExternalName" or spec.get("clusterIP") == "None":
-            if spec.get("clusterIP") == "None":
-                spec["clusterIPs"] = ["None"]
-            return
-        used = self._in_use(me)
-        wanted = spec.get("clusterIP")
-        if wanted:
-            self._check(attrs, wanted, used)
-            ip = wanted
+        if isinstance(old_spec, dict):
+            prepare_update(spec, old_spec)  # as the strategy will: allocation needs it now
         else:
-            ip = self._next_free(used)
+            old_spec = None
+            normalize(spec, None)
+        init_families(spec, old_spec, _family(self._version), attrs.name)
+        if not needs_cluster_ip(spec) or spec.get("clusterIPs") == ["None"]:
+            return  # ExternalName or headless: no address
+        if old_spec is not None and needs_cluster_ip(old_spec):
+            return  # its address is settled (validation refuses a change)
+        await self._allocate(attrs, spec, old_spec is not None)
+
+    async def _allocate(self, attrs: Attributes, spec: Obj, updating: bool) -> None:
+        wanted = (spec.get("clusterIPs") or [""])[0]
+        if wanted:
+            ip = await self._static(attrs, wanted)
+        elif attrs.dry_run:
+            ip = self._dry_run_address()
+        else:
+            reused = await self._reuse(attrs) if updating else None
+            ip = reused or await self._dynamic(attrs)
         spec["clusterIP"] = ip
         spec["clusterIPs"] = [ip]
-        spec.setdefault("ipFamilies", ["IPv6" if self._network.version == 6 else "IPv4"])
-        spec.setdefault("ipFamilyPolicy", "SingleStack")
-        if not attrs.dry_run:
-            self._holds.hold([ip], me)
 
-    def _check(self, attrs: Attributes, wanted: str, used: set[str]) -> None:
+    def _dry_run_address(self) -> str:
+        """kube's dry-run allocator answers with a range's own network address."""
+        ranges = self.ranges()
+        if not ranges:
+            raise errors.internal_error("failed to allocate a serviceIP: range is full")
+        return str(ipaddress.ip_address(ranges[0].first - 1))
+
+    async def _static(self, attrs: Attributes, wanted: str) -> str:
+        address = parse_ip_sloppy(wanted)  # init_families refused what does not parse
+        assert address is not None
+        if not any(address in r for r in self.ranges()):
+            raise _invalid(attrs, wanted, f"failed to allocate IP {wanted}: {MISMATCH}")
+        if not attrs.dry_run and not await self._take(attrs, str(address)):
+            raise _invalid(attrs, wanted, f"failed to allocate IP {wanted}: {ALLOCATED}")
+        return wanted  # the Service keeps it as given; its IPAddress is named canonically
+
+    async def _dynamic(self, attrs: Attributes) -> str:
+        for r in self.ranges():
+            while True:
+                ip = self._free(r)
+                if ip is None:
+                    break  # full: the next range
+                if await self._take(attrs, ip):
+                    return ip
+        raise errors.internal_error("failed to allocate a serviceIP: range is full")
+
+    def _free(self, r: Range) -> str | None:
+        def taken(base: int) -> Any:
+            return lambda offset: self._exists(r.address(base + offset))
+
+        upper = pick_free(r.size - r.static, taken(r.static), self._share)
+        if upper is not None:
+            return r.address(r.static + upper)
+        lower = pick_free(r.static, taken(0), self._share)
+        return None if lower is None else r.address(lower)
+
+    def _exists(self, ip: str) -> bool:
         try:
-            address = ipaddress.ip_address(wanted)
-        except ValueError:  # kube's validation, before its allocator, names the item
-            error = field.invalid("spec.clusterIPs[0]", wanted, INVALID_IP)
-            raise errors.invalid("Service", "", attrs.name, [error]) from None
-        if address not in self._network:
-            detail = (
-                f"failed to allocate IP {wanted}: the provided IP ({wanted}) is not in the valid "
-                f"range. The range of valid IPs is {self._network}"
-            )
-            raise self._invalid(attrs, wanted, detail)
-        if wanted in used:
-            raise self._invalid(attrs, wanted, f"failed to allocate IP {wanted}: {ALLOCATED}")
+            self._addresses.get("", ip)
+        except errors.StatusError:
+            return False
+        return True
 
-    @staticmethod
-    def _invalid(attrs: Attributes, value: str, detail: str) -> errors.StatusError:
-        return errors.invalid(
-            "Service", "", attrs.name, [field.invalid("spec.clusterIPs", [value], detail)]
-        )
+    async def _take(self, attrs: Attributes, ip: str) -> bool:
+        """Write the IPAddress; False when another holds the address already."""
+        try:
+            await self._addresses.create("", address_object(ip, attrs.namespace, attrs.name))
+        except errors.StatusError as e:
+            if e.code == 409:
+                return False
+            raise
 
-    def _next_free(self, used: set[str]) -> str:
-        # Host addresses after the network's first, which is the kubernetes service's.
-        first = int(self._network.network_address) + 2
-        size = self._network.num_addresses - 2 - (1 if self._network.version == 4 else 0)
+        async def give_back() -> None:
+            await self.release(ip, attrs.namespace, attrs.name)
 
-        def taken(offset: int) -> bool:
-            return str(ipaddress.ip_address(first + offset)) in used
+        attrs.on_failure(give_back)
+        return True
 
-        offset = pick_free(size, taken, self._share)
-        if offset is None:
-            raise errors.internal_error(
-                f"failed to allocate a serviceIP: range is full ({self._network})"
-            )
-        return str(ipaddress.ip_address(first + offset))
-
-    def validate(
-        self, attrs: Attributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
-    ) -> None:
+    async def _reuse(self, attrs: Attributes) -> str | None:
+        """An address an earlier attempt of this update wrote (the mutating phase of an
+        update runs again when the stored object changed meanwhile)."""
+        for stored in self._addresses.list("", ListOptions()).items:
+            ref = (stored.object.get("spec") or {}).get("parentRef") or {}
+            if ref.get("resource") == "services" and (
+                ref.get("namespace"),
+                ref.get("name"),
+            ) == (attrs.namespace, attrs.name):
+                return str(stored.object["metadata"]["name"])
         return None
+
+    async def release(self, ip: str, namespace: str, name: str) -> None:
+        """Delete ``ip``'s IPAddress if it still points at this Service."""
+        try:
+            current = self._addresses.get("", ip).object
+        except errors.StatusError:
+            return
+        ref = (current.get("spec") or {}).get("parentRef") or {}
+        if (ref.get("resource"), ref.get("namespace"), ref.get("name")) != (
+            "services",
+            namespace,
+            name,
+        ):
+            return
+        await errors.tolerating(self._addresses.delete("", ip), 404)
+
+    async def service_deleted(self, service: Obj) -> None:
+        """``Store.after_delete`` of Services: its addresses are free."""
+        meta = service.get("metadata") or {}
+        for ip in _cluster_ips(service):
+            await self.release(ip, meta.get("namespace", ""), meta.get("name", ""))
+
+    def validate(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
+        return None
+
+
+def _invalid(attrs: Attributes, value: str, detail: str) -> errors.StatusError:
+    return errors.invalid(
+        "Service", "", attrs.name, [field.invalid("spec.clusterIPs", [value], detail)]
+    )

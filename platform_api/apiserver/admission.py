@@ -25,6 +25,7 @@ from platform_api.storage.interface import Storage
 from platform_api.storage.watch import WatchHub
 
 Stores = dict[tuple[str, str, str], Store]
+NETWORKING = "networking.platform.io"
 
 
 def _plugins(ctx: PluginContext, share: Share) -> list[AdmissionPlugin]:
@@ -33,11 +34,17 @@ def _plugins(ctx: PluginContext, share: Share) -> list[AdmissionPlugin]:
         for name in ctx.config.admission_plugins
         if name not in admission_plugins.CHAIN_PARTS
     ]
-    # Not a kube admission plugin (kube allocates in the Service store): always on.
-    services = ctx.stores[("", "v1", "services")].prefix
-    cidr = ctx.config.service_cluster_ip_range
-    built.append(ClusterIPAllocation(ctx.storage, services, cidr, share))
-    built.append(NodePortAllocation(ctx.storage, services, share))
+    # Not kube admission plugins (kube allocates in the Service store): always on.
+    services = ctx.stores[("", "v1", "services")]
+    cluster_ips = ClusterIPAllocation(
+        ctx.stores[(NETWORKING, "v1", "ipaddresses")],
+        ctx.stores[(NETWORKING, "v1", "servicecidrs")],
+        ctx.config.service_cluster_ip_range,
+        share,
+    )
+    services.after_delete.append(cluster_ips.service_deleted)
+    built.append(cluster_ips)
+    built.append(NodePortAllocation(ctx.storage, services.prefix, share))
     return built
 
 

@@ -1,7 +1,8 @@
 """The objects every cluster starts with, as kube-apiserver's bootstrap controller and
-post-start hooks make them: the system namespaces, the ``kubernetes`` Service in
-``default`` that in-cluster clients (and upstream's e2e suite) look the API server up
-by, the system PriorityClasses, kubeadm's cluster-info, and the default RBAC roles.
+post-start hooks make them: the system namespaces, the default ServiceCIDR, the
+``kubernetes`` Service in ``default`` that in-cluster clients (and upstream's e2e suite)
+look the API server up by, with its IPAddress, the system PriorityClasses, kubeadm's
+cluster-info, and the default RBAC roles.
 
 Creation is idempotent and tolerates another process sharing the data directory
 creating the same object first.
@@ -15,11 +16,13 @@ from typing import Any
 from twisted.logger import Logger
 
 from platform_api import errors
+from platform_api.admission.clusterip import address_object
 from platform_api.apiserver.clusterinfo import ensure_cluster_info
 from platform_api.apiserver.config import ServerConfig
 from platform_api.authorization.rbac.reconcile import ensure_defaults
 from platform_api.controllers.aggregation import fill_aggregated_roles
 from platform_api.registry.scheduling import SYSTEM_CLASSES, system_class
+from platform_api.registry.servicecidr import DEFAULT_SERVICE_CIDR
 from platform_api.registry.store import Store
 
 log = Logger()
@@ -79,8 +82,48 @@ def kubernetes_service(service_cidr: str, secure_port: int) -> dict[str, Any]:
     }
 
 
-async def ensure_kubernetes_service(services: Store, service_cidr: str, secure_port: int) -> bool:
-    return await _ensure(services, "default", kubernetes_service(service_cidr, secure_port))
+async def ensure_kubernetes_service(
+    services: Store, addresses: Store, service_cidr: str, secure_port: int
+) -> bool:
+    service = kubernetes_service(service_cidr, secure_port)
+    if not await _ensure(services, "default", service):
+        return False
+    ip = service["spec"]["clusterIP"]
+    return await _ensure(addresses, "", address_object(ip, "default", "kubernetes"))
+
+
+async def ensure_service_cidr(cidrs: Store, service_cidr: str, now: str) -> bool:
+    """kube's default-servicecidr controller: the ``kubernetes`` ServiceCIDR of
+    ``--service-cluster-ip-range``, Ready."""
+    ranges = [str(ipaddress.ip_network(c.strip(), strict=False)) for c in service_cidr.split(",")]
+    obj = {
+        "apiVersion": "networking.platform.io/v1",
+        "kind": "ServiceCIDR",
+        "metadata": {"name": DEFAULT_SERVICE_CIDR},
+        "spec": {"cidrs": ranges},
+    }
+    if not await _ensure(cidrs, "", obj):
+        return False
+    conditions = (cidrs.get("", DEFAULT_SERVICE_CIDR).object.get("status") or {}).get("conditions")
+    if any(c.get("type") == "Ready" for c in conditions or []):
+        return True
+    ready = {
+        "type": "Ready",
+        "status": "True",
+        "lastTransitionTime": now,
+        "reason": "",
+        "message": "Kubernetes default Service CIDR is ready",
+    }
+
+    def set_ready(current: dict[str, Any] | None) -> dict[str, Any]:
+        if current is None:
+            raise errors.not_found("servicecidrs", "networking.platform.io", DEFAULT_SERVICE_CIDR)
+        return {**current, "status": {"conditions": [ready]}}
+
+    await errors.tolerating(
+        cidrs.update("", DEFAULT_SERVICE_CIDR, set_ready, subresource="status"), 404, 409
+    )
+    return True
 
 
 async def ensure_priority_classes(stores: dict[tuple[str, str, str], Store]) -> bool:
@@ -100,8 +143,13 @@ async def bootstrap(
     reconciled, or None when the namespaces or the Service could not be made."""
     if not await ensure_namespaces(stores[("", "v1", "namespaces")]):
         return None
+    cidrs = stores[("networking.platform.io", "v1", "servicecidrs")]
+    if not await ensure_service_cidr(cidrs, cfg.service_cluster_ip_range, cidrs.now()):
+        return None
     services = stores[("", "v1", "services")]
-    if not await ensure_kubernetes_service(services, cfg.service_cluster_ip_range, cfg.secure_port):
+    addresses = stores[("networking.platform.io", "v1", "ipaddresses")]
+    ip_range, port = cfg.service_cluster_ip_range, cfg.secure_port
+    if not await ensure_kubernetes_service(services, addresses, ip_range, port):
         return None
     await ensure_priority_classes(stores)
     if "bootstrap-signer-controller" in cfg.controllers:

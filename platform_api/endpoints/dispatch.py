@@ -161,4 +161,8 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
     ctx.namespace = info.namespace if rt.namespaced else ""
     requester.REQUESTER.set(ctx.user)  # for strategies that record it (a CSR's spec)
     scope = Scope(request, info, ctx, rt, handlers.store(rt), handlers)
-    return await handler(scope)
+    try:
+        return await handler(scope)
+    except BaseException:
+        await ctx.failed()
+        raise

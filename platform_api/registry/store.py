@@ -100,6 +100,9 @@ class Store:
         }
         self.prefix = prefix or resource_prefix(resource)
         self.clock = clock
+        # Called with each object once it is gone from storage (kube's AfterDelete): the
+        # Service IP allocator frees its addresses.
+        self.after_delete: list[Callable[[Obj], Awaitable[None]]] = []
 
     # -- keys and errors --------------------------------------------------------------
 
@@ -305,6 +308,7 @@ class Store:
                 gone = await self.storage.delete(
                     key, preconditions=Preconditions(resource_version=version)
                 )
+                await self._deleted(gone)
                 return gone, False
             except StorageError:
                 pass  # someone else changed it meanwhile: their write decides
@@ -355,7 +359,12 @@ class Store:
             stored = await self.storage.delete(key, preconditions=preconditions)
         except StorageError as e:
             raise self._error(e, name) from None
+        await self._deleted(stored)
         return stored, True
+
+    async def _deleted(self, gone: Stored) -> None:
+        for hook in self.after_delete:
+            await hook(gone.object)
 
     async def _mark_deleting(
         self, key: bytes, name: str, current: Stored, dry_run: bool, finalizers: Sequence[str]

@@ -127,7 +127,7 @@ def test_services_get_cluster_ips(server: Server, admin: requests.Session) -> No
     r = admin.post(server.url + base, json=service("taken", first["clusterIP"]))
     assert r.status_code == 422 and "provided IP is already allocated" in r.json()["message"]
     r = admin.post(server.url + base, json=service("outside", "192.168.9.9"))
-    assert r.status_code == 422 and "is not in the valid range" in r.json()["message"]
+    assert r.status_code == 422 and "does not match the current range" in r.json()["message"]
     headless = admin.post(server.url + base, json=service("headless", "None")).json()["spec"]
     assert headless["clusterIP"] == "None"
 
