@@ -1,8 +1,9 @@
 """The controllers the API server runs in its own process, as ``--controllers`` selects.
 
 kube runs these in kube-controller-manager; users of this server want a cluster that
-behaves without one, so the server runs them after it is ready.  The apiextensions
-controllers are part of the API server itself, as in kube, and always run.
+behaves without one, so the server runs them after it is ready.  The apiextensions and
+aggregator controllers and the IPAddress repair loop are part of the API server itself,
+as in kube, and always run.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from platform_api.apiserver.config import ServerConfig
 from platform_api.authorization.rbac.index import RuleIndex
 from platform_api.controllers import registry
 from platform_api.controllers.base import Controller
+from platform_api.controllers.ipaddressrepair import IPAddressRepair
 from platform_api.controllers.resourcequota import pending_for
 from platform_api.registry.apiregistration import STORE_KEY as APISERVICES
 from platform_api.registry.store import Store
 from platform_api.storage.watch import WatchHub
 
 Stores = dict[tuple[str, str, str], Store]
+NETWORKING = "networking.platform.io"
 
 
 def build_controllers(
@@ -45,6 +48,13 @@ def build_controllers(
         NamingController(crd_store, hub, reactor),
         CRDFinalizer(crd_store, crd_installer.store_for, hub, reactor),
         *_aggregator(stores, crd_installer, hub, reactor, aggregator_proxy),
+        IPAddressRepair(
+            stores[("", "v1", "services")],
+            stores[(NETWORKING, "v1", "ipaddresses")],
+            stores[(NETWORKING, "v1", "servicecidrs")],
+            hub,
+            reactor,
+        ),
     ]
     context = registry.ControllerContext(
         stores=stores,

@@ -221,6 +221,15 @@ def _vac_protection(ctx: ControllerContext) -> Controller | None:
     return VACProtection(classes, claims, volumes, ctx.hub, ctx.reactor)
 
 
+def _service_cidr(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.servicecidr import ServiceCIDRController
+
+    cidrs = ctx.store("networking.platform.io", "v1", "servicecidrs")
+    addresses = ctx.store("networking.platform.io", "v1", "ipaddresses")
+    return ServiceCIDRController(cidrs, addresses, ctx.hub, ctx.reactor)
+
+
+register("service-cidr-controller", _service_cidr, True)
 register("persistentvolumeclaim-protection-controller", _pvc_protection, True, ("pvc-protection",))
 register("persistentvolume-protection-controller", _pv_protection, True, ("pv-protection",))
 register("volumeattributesclass-protection-controller", _vac_protection, True)

@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 
-from platform_api import errors
 from platform_api.admission.storage.protection import PV_PROTECTION, PVC_PROTECTION, VAC_PROTECTION
 from platform_api.controllers.protection import PVCProtection, PVProtection, VACProtection
-from tests.authorization.rbac_cluster import Cluster
+from tests.controllers.kit import ControllerSetup
 
 Obj = dict[str, Any]
 CLAIMS, PODS, VOLUMES = (
@@ -22,32 +21,15 @@ CLAIMS, PODS, VOLUMES = (
 CLASSES = ("storage.platform.io", "v1", "volumeattributesclasses")
 
 
-class Setup:
+class Setup(ControllerSetup):
     def __init__(self, path: str) -> None:
-        self.cluster = Cluster(path)
+        super().__init__(path)
         stores, hub, clock = self.cluster.stores, self.cluster.hub, self.cluster.clock
-        self.controllers = [
+        self.start(
             PVCProtection(stores[CLAIMS], stores[PODS], hub, clock),
             PVProtection(stores[VOLUMES], hub, clock),
             VACProtection(stores[CLASSES], stores[CLAIMS], stores[VOLUMES], hub, clock),
-        ]
-        for controller in self.controllers:
-            controller.start()
-
-    def create(self, kind: tuple[str, str, str], obj: Obj, namespace: str = "") -> Obj:
-        made = self.cluster.run(self.cluster.stores[kind].create(namespace, obj)).object
-        self.cluster.settle()
-        return made  # type: ignore[no-any-return]
-
-    def delete(self, kind: tuple[str, str, str], name: str, namespace: str = "") -> None:
-        self.cluster.run(self.cluster.stores[kind].delete(namespace, name))
-        self.cluster.settle()
-
-    def get(self, kind: tuple[str, str, str], name: str, namespace: str = "") -> Obj | None:
-        try:
-            return self.cluster.stores[kind].get(namespace, name).object  # type: ignore[no-any-return]
-        except errors.StatusError:
-            return None
+        )
 
     def set_status(self, kind: tuple[str, str, str], name: str, status: Obj) -> None:
         def apply(existing: Obj | None) -> Obj:
