@@ -1,0 +1,274 @@
+"""ServiceCIDRs, IPAddresses and the cluster IP allocator over them: the requests
+kube-apiserver v1.36 answered (tests/registry/fixtures/service_ips_kube.json) answered
+alike, and the controllers kube-controller-manager and kube-apiserver run for them."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.e2e.conftest import QUIET_CONTROLLERS, VENV_BIN, Server, session_for, start_server
+from tests.e2e.crds import eventually
+
+FIXTURE = Path(__file__).parents[1] / "registry" / "fixtures" / "service_ips_kube.json"
+BRAND = (
+    ("networking.k8s.io", "networking.platform.io"),
+    ("ipaddress.kubernetes.io", "ipaddress.platform.io"),
+    ("ipallocator.k8s.io", "ipallocator.platform.io"),
+)
+G = "/apis/networking.platform.io/v1"
+SERVICES = "/api/v1/namespaces/default/services"
+Obj = dict[str, Any]
+
+
+def _branded(text: str) -> str:
+    for kube, ours in BRAND:
+        text = text.replace(kube, ours)
+    return text
+
+
+KUBE = json.loads(_branded(FIXTURE.read_text()))["cases"]
+
+
+def _plain(body: Any) -> Any:
+    """What two servers cannot share: uids, versions, times, managedFields."""
+    if isinstance(body, dict):
+        meta = body.get("metadata")
+        if isinstance(meta, dict):
+            for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields"):
+                meta.pop(key, None)
+        details = body.get("details")
+        if isinstance(details, dict):
+            details.pop("uid", None)
+        status = body.get("status")
+        if isinstance(status, dict):
+            for condition in status.get("conditions") or []:
+                condition.pop("lastTransitionTime", None)
+    return body
+
+
+def _dynamic(request_body: Any, body: Any) -> Any:
+    """A Service's randomly picked address, as the range it was picked from."""
+    spec = request_body.get("spec") if isinstance(request_body, dict) else None
+    if not isinstance(body, dict) or body.get("kind") != "Service":
+        return body
+    if isinstance(spec, dict) and spec.get("clusterIP"):
+        return body
+    ips = body.get("spec", {}).get("clusterIPs") or []
+    if ips and ips != ["None"]:
+        for ip in ips:
+            assert ipaddress.ip_address(ip) in ipaddress.ip_network("10.0.0.0/24")
+        body["spec"]["clusterIPs"] = ["<dynamic>"]
+        body["spec"]["clusterIP"] = "<dynamic>"
+    return body
+
+
+@pytest.fixture
+def cidr_server(tmp_path: Path) -> Iterator[Server]:
+    """A server as the reference ran: no service-cidr-controller."""
+    server = start_server(tmp_path / "data", QUIET_CONTROLLERS + ",-service-cidr-controller")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_requests_answered_as_kube_answered(cidr_server: Server) -> None:
+    admin = session_for(cidr_server, cert=cidr_server.admin_cert)
+    for case in KUBE:
+        method, path, body = case["request"]
+        url = cidr_server.url + path.replace("G/", G + "/")
+        content = "application/merge-patch+json" if method == "PATCH" else "application/json"
+        if case.get("raw"):  # bytes as sent: malformed or wrongly typed
+            r = admin.request(method, url, data=body, headers={"Content-Type": content})
+            body = _parsed(body)
+        else:
+            r = admin.request(method, url, json=body, headers={"Content-Type": content})
+        got = _dynamic(body, _plain(r.json()))
+        want = _dynamic(body, _plain(case["body"]))
+        if want.get("kind") == "Service" and got.get("kind") == "Service" and method == "PATCH":
+            got["spec"]["clusterIP"] = got["spec"]["clusterIPs"][0] = "<dynamic>"
+            want["spec"]["clusterIP"] = want["spec"]["clusterIPs"][0] = "<dynamic>"
+        assert (r.status_code, got) == (case["code"], want), (method, path)
+
+
+def _parsed(raw: str | None) -> Any:
+    try:
+        return json.loads(raw or "null")
+    except ValueError:
+        return None
+
+
+def _cidr(name: str, *cidrs: str) -> Obj:
+    return {
+        "apiVersion": "networking.platform.io/v1",
+        "kind": "ServiceCIDR",
+        "metadata": {"name": name},
+        "spec": {"cidrs": list(cidrs)},
+    }
+
+
+def _service(name: str, ip: str | None = None, **spec: Any) -> Obj:
+    body: Obj = {"ports": [{"port": 80}], **spec}
+    if ip:
+        body["clusterIP"] = ip
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": body}
+
+
+def test_the_default_service_cidr_and_the_kubernetes_service_address(
+    server: Server, admin: requests.Session
+) -> None:
+    cidr = admin.get(server.url + G + "/servicecidrs/kubernetes").json()
+    assert cidr["spec"] == {"cidrs": ["10.0.0.0/24"]}
+    ready = cidr["status"]["conditions"][0]
+    assert (ready["type"], ready["status"], ready["reason"]) == ("Ready", "True", "")
+    assert ready["message"] in (
+        "Kubernetes default Service CIDR is ready",
+        "Kubernetes Service CIDR is ready",
+    )
+    address = admin.get(server.url + G + "/ipaddresses/10.0.0.1").json()
+    assert address["metadata"]["labels"] == {
+        "ipaddress.platform.io/ip-family": "IPv4",
+        "ipaddress.platform.io/managed-by": "ipallocator.platform.io",
+    }
+    ref = {"resource": "services", "namespace": "default", "name": "kubernetes"}
+    assert address["spec"] == {"parentRef": ref}
+
+
+def test_a_refused_service_gives_its_address_back(server: Server, admin: requests.Session) -> None:
+    ok = admin.post(server.url + SERVICES, json=_service("ga-one", "10.0.0.201"))
+    assert ok.status_code == 201
+    # the same name again, another address: refused after that address was written
+    r = admin.post(server.url + SERVICES, json=_service("ga-one", "10.0.0.202"))
+    assert r.status_code == 409 and r.json()["reason"] == "AlreadyExists"
+    gone = admin.get(server.url + G + "/ipaddresses/10.0.0.202")
+    assert gone.status_code == 404 and gone.json()["reason"] == "NotFound"
+    # a bad port, after an address was picked: refused, and the address is free again
+    before = {
+        i["metadata"]["name"] for i in admin.get(server.url + G + "/ipaddresses").json()["items"]
+    }
+    bad = _service("ga-bad")
+    bad["spec"]["ports"] = [{"port": 0}]
+    r = admin.post(server.url + SERVICES, json=bad)
+    assert r.status_code == 422 and r.json()["reason"] == "Invalid"
+    after = {
+        i["metadata"]["name"] for i in admin.get(server.url + G + "/ipaddresses").json()["items"]
+    }
+    assert after == before
+    assert admin.delete(server.url + SERVICES + "/ga-one").status_code == 200
+    assert admin.get(server.url + G + "/ipaddresses/10.0.0.201").status_code == 404
+    again = admin.post(server.url + SERVICES, json=_service("ga-two", "10.0.0.201"))
+    assert again.status_code == 201
+
+
+def test_updates_keep_and_turn_addresses(server: Server, admin: requests.Session) -> None:
+    created = admin.post(server.url + SERVICES, json=_service("up-one", selector={"a": "b"}))
+    ip = created.json()["spec"]["clusterIP"]
+    # a re-applied manifest without the address keeps it
+    replaced = admin.put(
+        server.url + SERVICES + "/up-one", json=_service("up-one", selector={"a": "c"})
+    )
+    assert replaced.status_code == 200 and replaced.json()["spec"]["clusterIPs"] == [ip]
+    merge = {"Content-Type": "application/merge-patch+json"}
+    moved = admin.patch(
+        server.url + SERVICES + "/up-one", json={"spec": {"clusterIP": "10.0.0.99"}}, headers=merge
+    )
+    assert moved.status_code == 422
+    assert moved.json()["message"] == (
+        'Service "up-one" is invalid: spec.clusterIPs[0]: Invalid value: ["10.0.0.99"]: '
+        "may not change once set"
+    )
+    # ExternalName frees the address (the repair loop deletes its IPAddress)
+    external = {"spec": {"type": "ExternalName", "externalName": "x.example.com"}}
+    turned = admin.patch(server.url + SERVICES + "/up-one", json=external, headers=merge)
+    assert turned.status_code == 200
+    spec = turned.json()["spec"]
+    assert "clusterIP" not in spec and "ipFamilies" not in spec and "ipFamilyPolicy" not in spec
+    eventually(lambda: admin.get(server.url + G + f"/ipaddresses/{ip}").status_code == 404)
+    # and back: a new address
+    back = {"spec": {"type": "ClusterIP", "externalName": None}}
+    turned = admin.patch(server.url + SERVICES + "/up-one", json=back, headers=merge)
+    assert turned.status_code == 200
+    new_ip = turned.json()["spec"]["clusterIP"]
+    held = admin.get(server.url + G + f"/ipaddresses/{new_ip}").json()
+    assert held["spec"]["parentRef"]["name"] == "up-one"
+
+
+def test_a_user_service_cidr_is_used_and_protected(server: Server, admin: requests.Session) -> None:
+    assert (
+        admin.post(server.url + G + "/servicecidrs", json=_cidr("extra", "10.7.0.0/28")).status_code
+        == 201
+    )
+
+    def ready() -> bool:
+        cidr = admin.get(server.url + G + "/servicecidrs/extra").json()
+        conditions = cidr.get("status", {}).get("conditions") or []
+        return cidr["metadata"].get("finalizers") == [
+            "networking.platform.io/service-cidr-finalizer"
+        ] and [(c["status"], c["message"]) for c in conditions] == [
+            ("True", "Kubernetes Service CIDR is ready")
+        ]
+
+    eventually(ready)
+    inside = admin.post(server.url + SERVICES, json=_service("in-extra", "10.7.0.5"))
+    assert inside.status_code == 201
+    assert admin.delete(server.url + G + "/servicecidrs/extra").status_code == 200
+
+    def blocked() -> bool:
+        cidr = admin.get(server.url + G + "/servicecidrs/extra").json()
+        conditions = cidr.get("status", {}).get("conditions") or []
+        return [(c["status"], c["reason"]) for c in conditions] == [("False", "Terminating")]
+
+    eventually(blocked)
+    refused = admin.post(server.url + SERVICES, json=_service("in-extra-2", "10.7.0.6"))
+    assert refused.status_code == 422
+    assert "the provided network does not match the current range" in refused.json()["message"]
+    assert admin.delete(server.url + SERVICES + "/in-extra").status_code == 200
+    start = time.monotonic()
+    eventually(
+        lambda: admin.get(server.url + G + "/servicecidrs/extra").status_code == 404, timeout=20
+    )
+    assert time.monotonic() - start < 15
+
+
+def test_a_missing_address_is_made_again(server: Server, admin: requests.Session) -> None:
+    svc = admin.post(server.url + SERVICES, json=_service("rp-one")).json()
+    ip = svc["spec"]["clusterIP"]
+    assert admin.delete(server.url + G + f"/ipaddresses/{ip}").status_code == 200
+    eventually(lambda: admin.get(server.url + G + f"/ipaddresses/{ip}").status_code == 200)
+
+
+def test_kubectl_lists_and_makes_them(server: Server, tmp_path: Path) -> None:
+    def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [str(VENV_BIN / "kubectl"), "--kubeconfig", str(server.kubeconfig), *args]
+        return subprocess.run(command, check=False, capture_output=True, text=True)
+
+    manifest = tmp_path / "cidr.yaml"
+    manifest.write_text(
+        "apiVersion: networking.platform.io/v1\nkind: ServiceCIDR\n"
+        "metadata: {name: kubectl-extra}\nspec: {cidrs: [10.66.0.0/24]}\n"
+    )
+    made = kubectl("create", "-f", str(manifest))
+    assert made.returncode == 0, made.stderr
+    assert made.stdout == "servicecidr.networking.platform.io/kubectl-extra created\n"
+    listed = kubectl("get", "servicecidrs", "kubectl-extra", "--no-headers")
+    assert listed.stdout.split()[:2] == ["kubectl-extra", "10.66.0.0/24"]
+    assert kubectl("get", "ipaddresses", "10.0.0.1").stdout.splitlines() == [
+        "NAME       PARENTREF",
+        "10.0.0.1   services/default/kubernetes",
+    ]
+    gone = kubectl("delete", "servicecidr", "kubectl-extra", "--wait=false")
+    assert gone.stdout == 'servicecidr.networking.platform.io "kubectl-extra" deleted\n'
+    bad = kubectl("get", "ipaddresses", "10.0.0.")
+    assert bad.returncode == 1
+    assert bad.stderr == (
+        'Error from server (NotFound): ipaddresses.networking.platform.io "10.0.0." not found\n'
+    )
