@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from twisted.internet.defer import Deferred, ensureDeferred, succeed
+from twisted.internet.defer import CancelledError, Deferred, ensureDeferred, succeed
 from twisted.internet.task import deferLater
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -105,7 +105,12 @@ class EtcdStorage:
     def start(self) -> None:
         """Follow etcd from the loaded revision; re-watch (or re-load) when the stream ends."""
         self._watching = ensureDeferred(self._follow())
-        self._watching.addErrback(lambda f: log.failure("the etcd watch failed", f))
+        self._watching.addErrback(self._watch_failed)
+
+    def _watch_failed(self, failure: Failure) -> None:
+        if self._stopped and failure.check(CancelledError):
+            return  # stop() cancelled it
+        log.failure("the etcd watch failed", failure)
 
     def stop(self) -> None:
         self._stopped = True

@@ -9,6 +9,8 @@ import pytest
 import pytest_twisted
 from twisted.internet import reactor
 from twisted.internet.defer import gatherResults
+from twisted.internet.task import deferLater
+from twisted.logger import globalLogPublisher
 
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.layout import KeyLayout
@@ -71,3 +73,27 @@ async def test_a_revision_made_outside_the_prefix_is_reached_by_a_progress_notif
     finally:
         storage.stop()
         client.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_stopping_while_the_watch_waits_to_retry_logs_no_failure(etcd: EtcdServer) -> None:
+    """stop() cancels the watch loop, also in its pause before watching again."""
+    client = EtcdClient([etcd.endpoint], reactor)
+    storage = EtcdStorage(client, KeyLayout("/stopping", [("", "configmaps")]), reactor)
+    failures: list[Any] = []
+
+    def observe(event: dict[str, Any]) -> None:
+        if event.get("log_failure") is not None:
+            failures.append(event)
+
+    globalLogPublisher.addObserver(observe)
+    try:
+        storage.load()
+        storage.start()
+        client.close()  # the watch ends; the loop pauses before watching again
+        await deferLater(reactor, 0.1)
+        storage.stop()
+        await deferLater(reactor, 0.1)
+    finally:
+        globalLogPublisher.removeObserver(observe)
+    assert failures == []
