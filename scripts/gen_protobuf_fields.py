@@ -6,7 +6,9 @@ Usage: gen_protobuf_fields.py <kubernetes/api dir> <apimachinery dir>
 
 The .proto files give each message's field numbers and wire types; the Go types beside
 them give what the .proto cannot: the JSON name (``uid`` where the .proto says ``uID``),
-``omitempty``/``omitzero``, pointer fields (presence) and inlined embedded structs.  The
+``omitempty``/``omitzero``, pointer fields (presence), inlined embedded structs, and the
+Go type of fields of named non-struct types (``v1.ServiceType``, ``[]v1.IPFamily``,
+``types.UID``), which Go's JSON decoder names when a value has the wrong type.  The
 ``register.go`` files give the kinds each group version serves.  Nothing upstream is
 copied into the repository: only this derived table is.
 """
@@ -43,6 +45,7 @@ class ProtoField:
 class GoField:
     json: str
     flags: int
+    go_type: str = ""  # as written in the source (``*IPFamilyPolicy``, ``metav1.Time``)
 
 
 @dataclass
@@ -52,6 +55,8 @@ class Package:
     messages: dict[str, list[ProtoField]] = field(default_factory=dict)
     go_fields: dict[str, dict[int, tuple[int, GoField]]] = field(default_factory=dict)
     slice_types: set[str] = field(default_factory=set)
+    go_package: str = ""  # the ``package`` clause
+    imports: dict[str, str] = field(default_factory=dict)  # alias -> import path
 
 
 # -- .proto -------------------------------------------------------------------------------
@@ -100,6 +105,9 @@ def parse_proto(path: pathlib.Path) -> Package:
 
 _STRUCT = re.compile(r"^type\s+(\w+)\s+struct\s*\{\s*$")
 _SLICE_TYPE = re.compile(r"^type\s+(\w+)\s+\[\]\w+\s*$")
+# A named type that is no struct: ``type ServiceType string``, ``type ResourceList map[...]``.
+_NAMED_TYPE = re.compile(r"^type\s+(\w+)\s+(?!struct\b|interface\b|=)(\S+)\s*(//.*)?$")
+_IMPORT = re.compile(r'^\s*(?:(\w+)\s+)?"([^"]+)"\s*$', re.M)
 _GO_FIELD = re.compile(r"^\s*(?:(\w+)\s+)?(\S+)\s+`([^`]*)`")
 
 
@@ -133,13 +141,43 @@ def _go_field(name: str | None, go_type: str, tag: str) -> tuple[int, GoField] |
             flags |= INLINE
         else:
             json_name = name
-    return number, GoField(json_name, flags)
+    return number, GoField(json_name, flags, go_type)
+
+
+def _import_block(text: str) -> dict[str, str]:
+    """Each import's name in the file: its alias, else the path's last element."""
+    out = {}
+    for block in re.findall(r"^import\s*\((.*?)^\)", text, re.M | re.S) + re.findall(
+        r'^import\s+((?:\w+\s+)?"[^"]+")', text, re.M
+    ):
+        for alias, path in _IMPORT.findall(block):
+            out[alias or path.rpartition("/")[2]] = path
+    return out
+
+
+NamedTypes = dict[str, tuple[str, set[str]]]  # import path -> (package name, named types)
+
+
+def named_types(directory: pathlib.Path, import_path: str, into: NamedTypes) -> None:
+    """The named non-struct types a Go package declares."""
+    package, names = "", set()
+    for source in _go_sources(directory):
+        text = source.read_text()
+        if m := re.search(r"^package\s+(\w+)", text, re.M):
+            package = m.group(1)
+        names.update(m.group(1) for m in map(_NAMED_TYPE.match, text.splitlines()) if m)
+    if package:
+        into[import_path] = (package, names)
 
 
 def parse_go(pkg: Package) -> None:
     for source in _go_sources(pkg.directory):
         struct: dict[int, tuple[int, GoField]] | None = None
-        for line in source.read_text().splitlines():
+        text = source.read_text()
+        if m := re.search(r"^package\s+(\w+)", text, re.M):
+            pkg.go_package = m.group(1)
+        pkg.imports.update(_import_block(text))
+        for line in text.splitlines():
             if struct is None:
                 if m := _STRUCT.match(line):
                     struct = pkg.go_fields.setdefault(m.group(1), {})
@@ -243,16 +281,70 @@ def merged_fields(pkg: Package, name: str) -> list[tuple[str, int, str, int, str
     return [row for _, row in sorted(rows)]
 
 
-def collect(roots: list[pathlib.Path]) -> tuple[dict, dict, set]:
+def import_path(proto_package: str) -> str:
+    """``k8s.io.api.core.v1`` is imported as ``k8s.io/api/core/v1``."""
+    parts = proto_package.split(".")
+    return "/".join([".".join(parts[:2]), *parts[2:]]).replace("_", "-")
+
+
+def _split_map(text: str) -> tuple[str, str]:
+    """``map[K]V`` -> (K, V), brackets inside K counted."""
+    depth = 0
+    for i in range(4, len(text)):
+        if text[i] == "[":
+            depth += 1
+        elif text[i] == "]":
+            if depth == 0:
+                return text[4:i], text[i + 1 :]
+            depth -= 1
+    return text[4:], ""
+
+
+def go_json_types(pkg: Package, registry: NamedTypes) -> dict[str, dict[str, str]]:
+    """struct -> {JSON name: Go type}, for fields whose type involves a named non-struct
+    type: the type Go's JSON decoder names in an UnmarshalTypeError."""
+    own = registry.get(import_path(pkg.proto_package), ("", set()))[1]
+
+    def render(text: str) -> tuple[str, bool]:
+        text = text.lstrip("*")
+        if text.startswith("[]"):
+            inner, named = render(text[2:])
+            return "[]" + inner, named
+        if text.startswith("map["):
+            (k, kn), (v, vn) = (render(t) for t in _split_map(text))
+            return f"map[{k}]{v}", kn or vn
+        alias, dot, name = text.rpartition(".")
+        if dot:
+            package, names = registry.get(pkg.imports.get(alias, ""), (alias, set()))
+            return f"{package}.{name}", name in names
+        return (f"{pkg.go_package}.{text}", True) if text in own else (text, False)
+
+    out: dict[str, dict[str, str]] = {}
+    for struct, fields in pkg.go_fields.items():
+        for _, gofield in fields.values():
+            if gofield.json and gofield.json != "-" and not gofield.flags & INLINE:
+                text, named = render(gofield.go_type)
+                if named:
+                    out.setdefault(struct, {})[gofield.json] = text
+    return out
+
+
+def collect(roots: list[pathlib.Path]) -> tuple[dict, dict, set, dict]:
     messages: dict[str, list] = {}
     kinds: dict[tuple[str, str, str], str] = {}
     wrappers: set[str] = set()
+    packages: list[Package] = []
+    registry: NamedTypes = {}
     for root in roots:
+        if (root / "pkg/types").is_dir():  # apimachinery's types.UID, types.NodeName
+            named_types(root / "pkg/types", "k8s.io/apimachinery/pkg/types", registry)
         for proto in sorted(root.rglob("generated.proto")):
             if any(part in SKIP_DIRS for part in proto.parts):
                 continue
             pkg = parse_proto(proto)
             parse_go(pkg)
+            named_types(pkg.directory, import_path(pkg.proto_package), registry)
+            packages.append(pkg)
             for name in pkg.messages:
                 full = f"{pkg.proto_package}.{name}"
                 messages[full] = merged_fields(pkg, name)
@@ -261,10 +353,16 @@ def collect(roots: list[pathlib.Path]) -> tuple[dict, dict, set]:
             version = pkg.proto_package.rpartition(".")[2]
             kinds.update(registered_kinds(pkg, group_name(pkg), version))
     kinds = {k: v for k, v in kinds.items() if v in messages}  # Table has no message
-    return messages, kinds, wrappers
+    go_types = {
+        f"{pkg.proto_package}.{struct}": fields
+        for pkg in packages
+        for struct, fields in go_json_types(pkg, registry).items()
+        if f"{pkg.proto_package}.{struct}" in messages
+    }
+    return messages, kinds, wrappers, go_types
 
 
-def render(version: str, messages: dict, kinds: dict, wrappers: set) -> str:
+def render(version: str, messages: dict, kinds: dict, wrappers: set, go_types: dict) -> str:
     """The table as compact JSON: one message or kind per line, so diffs stay readable."""
 
     def dumps(value: object) -> str:
@@ -283,7 +381,13 @@ def render(version: str, messages: dict, kinds: dict, wrappers: set) -> str:
         comma = "," if i < len(keys) - 1 else ""
         lines.append(dumps([*key, kinds[key]]) + comma)
     lines.append("],")
-    lines.append(f'"listWrappers":{dumps(sorted(wrappers))}')
+    lines.append(f'"listWrappers":{dumps(sorted(wrappers))},')
+    lines.append('"goTypes":{')
+    names = sorted(go_types)
+    for i, name in enumerate(names):
+        comma = "," if i < len(names) - 1 else ""
+        lines.append(f"{dumps(name)}:{dumps(dict(sorted(go_types[name].items())))}{comma}")
+    lines.append("}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -304,9 +408,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     roots = [args.api, args.apimachinery, args.apiextensions]
-    messages, kinds, wrappers = collect(roots + ([args.aggregator] if args.aggregator else []))
+    collected = collect(roots + ([args.aggregator] if args.aggregator else []))
     version = args.version or upstream_version(args.apiextensions)
-    args.out.write_text(render(version, messages, kinds, wrappers))
+    args.out.write_text(render(version, *collected))
+    messages, kinds = collected[0], collected[1]
     print(f"{args.out}: {len(messages)} messages, {len(kinds)} kinds", file=sys.stderr)
     return 0
 

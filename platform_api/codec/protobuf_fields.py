@@ -12,21 +12,28 @@ from typing import Any
 import orjson
 
 Row = tuple[str, int, str, int, str]  # JSON name, number, kind, flags, reference
+Table = tuple[
+    str,
+    dict[str, tuple[Row, ...]],
+    dict[tuple[str, str, str], str],
+    frozenset[str],
+    dict[str, dict[str, str]],
+]
 
 
-def load(
-    data: bytes,
-) -> tuple[str, dict[str, tuple[Row, ...]], dict[tuple[str, str, str], str], frozenset[str]]:
-    """(upstream version, messages, kinds, list wrappers) of a table's JSON text."""
+def load(data: bytes) -> Table:
+    """(upstream version, messages, kinds, list wrappers, Go types of named-type fields)
+    of a table's JSON text."""
     table: dict[str, Any] = orjson.loads(data)
     messages = {
         name: tuple((r[0], r[1], r[2], r[3], r[4]) for r in rows)
         for name, rows in table["messages"].items()
     }
     kinds = {(g, v, k): message for g, v, k, message in table["kinds"]}
-    return table["upstreamVersion"], messages, kinds, frozenset(table["listWrappers"])
+    wrappers = frozenset(table["listWrappers"])
+    return table["upstreamVersion"], messages, kinds, wrappers, table.get("goTypes", {})
 
 
-UPSTREAM_VERSION, MESSAGES, KINDS, LIST_WRAPPERS = load(
+UPSTREAM_VERSION, MESSAGES, KINDS, LIST_WRAPPERS, GO_TYPES = load(
     resources.files(__package__).joinpath("protobuf_fields.json").read_bytes()
 )

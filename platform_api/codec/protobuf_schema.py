@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from platform_api.codec.protobuf_fields import KINDS, LIST_WRAPPERS, MESSAGES
+from platform_api.codec.protobuf_fields import GO_TYPES, KINDS, LIST_WRAPPERS, MESSAGES
 from platform_api.scheme.types import upstream_group
 
 # Field flags, as the generator writes them.
@@ -93,6 +93,31 @@ def fields(message: str) -> tuple[Field, ...]:
         target = ref.partition(",")[2] if kind == "map" else ref  # maps: the value type
         out.append(Field(json_name, number, kind, flags, _resolve(target, package)))
     return tuple(out)
+
+
+# The OpenAPI definitions' branded packages, and the upstream Protobuf packages they are.
+_UPSTREAM_PACKAGES = {
+    "io.platform.api.": "k8s.io.api.",
+    "io.platform.apimachinery.": "k8s.io.apimachinery.",
+    "io.platform.apiextensions-apiserver.": "k8s.io.apiextensions_apiserver.",
+    "io.platform.kube-aggregator.": "k8s.io.kube_aggregator.",
+}
+
+
+def message_of_definition(definition: str) -> str | None:
+    """The message of a built-in type's OpenAPI definition (``io.platform.api.core.v1.Pod``
+    is ``k8s.io.api.core.v1.Pod``); None for others."""
+    for branded, upstream in _UPSTREAM_PACKAGES.items():
+        if definition.startswith(branded):
+            message = upstream + definition[len(branded) :]
+            return message if message in MESSAGES else None
+    return None
+
+
+def go_type(message: str, json_name: str) -> str | None:
+    """The Go type of a field of a named non-struct type (``v1.ServiceType``,
+    ``[]v1.IPFamily``), as Go's JSON decoder names it; None for the others."""
+    return GO_TYPES.get(message, {}).get(json_name)
 
 
 def special(message: str) -> str | None:

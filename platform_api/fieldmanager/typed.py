@@ -23,27 +23,14 @@ LEAF, STRUCT, MAP, SET, KEYED, INDEXED = "leaf", "struct", "map", "set", "keyed"
 KEY_DEFAULTS = {"protocol": "TCP"}
 
 
-_UPSTREAM_PACKAGES = {
-    "io.platform.api.": "k8s.io.api.",
-    "io.platform.apimachinery.": "k8s.io.apimachinery.",
-    "io.platform.apiextensions-apiserver.": "k8s.io.apiextensions_apiserver.",
-}
-
-
 @cache
 def _zero_fields(definition: str) -> frozenset[str]:
     """The JSON fields a zero Go value of a built-in definition serializes, from the
     generated Protobuf field table (which keeps each Go field's pointer and omitempty)."""
-    for branded, upstream in _UPSTREAM_PACKAGES.items():
-        if definition.startswith(branded):
-            message = upstream + definition[len(branded) :]
-            break
-    else:
+    message = protobuf_schema.message_of_definition(definition)
+    if message is None:
         return frozenset()
-    try:
-        fields = protobuf_schema.fields(message)
-    except protobuf_schema.UnknownMessage:
-        return frozenset()
+    fields = protobuf_schema.fields(message)
     out = set()
     for f in fields:
         if f.flags & protobuf_schema.INLINE:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from platform_api.codec import Duplicates
+from platform_api.codec import Duplicates, protobuf_schema
 from platform_api.quantity import QuantityError, canonical, resource_list_text
 from platform_api.scheme.schemas import (
     INT_OR_STRING,
@@ -32,6 +33,7 @@ from platform_api.scheme.schemas import (
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
 _INDEX = re.compile(r"\[[^\]]*\]")
+_SEGMENT = re.compile(r"([^.\[\]]+)|(\[[^\]]*\])")  # a path's keys and [indices]
 _RFC3339 = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})\Z"
 )
@@ -141,8 +143,10 @@ class Decoder:
         self.duplicates: list[str] = []
         self.in_order: list[str] = []
         self.first_unknown_at: int | None = None
+        self.root = ""  # the definition being decoded
 
     def decode(self, obj: dict[str, Any], definition: str) -> Decoded:
+        self.root = definition
         root = self.schemas.get(definition)
         out = self._object(obj, root, "", _struct(definition))
         at = self.first_unknown_at if self.cbor else None
@@ -154,6 +158,7 @@ class Decoder:
         self, value: Any, path: str, struct: str, go_type: str, num: bool = False
     ) -> DecodeError:
         """``struct`` is package-qualified (``v1.ConfigMap``): CBOR names it so, JSON not."""
+        go_type = self._named_type(path) or go_type
         go_path = _INDEX.sub("", path)  # Go names fields only, never list indices or map keys
         if self.cbor:
             where = f"Go struct field {struct}.{go_path}"
@@ -165,6 +170,30 @@ class Decoder:
             kind = f"number {getattr(value, 'literal', value)}"  # 1e400 as it was written
         where = f"Go struct field {struct.rpartition('.')[2]}.{go_path}"
         return DecodeError(f"json: cannot unmarshal {kind} into {where} of type {go_type}")
+
+    def _named_type(self, path: str) -> str | None:
+        """The Go type of a built-in field of a named type (``v1.ServiceType``, an item of
+        ``[]v1.IPFamily``), which the schema does not know: found from the field's struct,
+        reached by walking the schema from the root along ``path``."""
+        if self.root not in self.schemas.definitions:
+            return None
+        ref, node = self.schemas.resolve({"$ref": self.root})
+        owner, name, item = "", "", False
+        for key, index in _SEGMENT.findall(path):
+            ref, node = self.schemas.resolve(node)
+            if index:
+                node, item = node.get("items") or node.get("additionalProperties") or {}, True
+                continue
+            props = node.get("properties") or {}
+            if key in props:
+                owner, name, item, node = ref, key, False, props[key]
+            else:
+                owner, node = "", node.get("additionalProperties") or {}  # a map's value
+        message = protobuf_schema.message_of_definition(owner) if owner else None
+        named = protobuf_schema.go_type(message, name) if message else None
+        if named is None or not item:
+            return named
+        return named[2:] if named.startswith("[]") else None
 
     def go_type(self, node: Node) -> str:
         ref, _ = self.schemas.resolve(node)
@@ -202,6 +231,8 @@ class Decoder:
         if ref == QUANTITY:
             if isinstance(value, str | int | float) and not isinstance(value, bool):
                 return _quantity(value.strip() if isinstance(value, str) else _number_text(value))
+            if not self.cbor:  # Go's Quantity.UnmarshalJSON parses any other JSON as text
+                _quantity(json.dumps(value, separators=(",", ":")))
             raise self._type_error(value, path, struct, "resource.Quantity")
         if ref.endswith(".JSONSchemaPropsOrArray"):  # a schema, or a list of schemas
             props = {"$ref": ref.removesuffix("OrArray")}

@@ -60,6 +60,11 @@ message Tags {
 TYPES = """
 package v1
 
+import (
+	"k8s.io/apimachinery/pkg/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
 type Widget struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
@@ -67,14 +72,17 @@ type Widget struct {
 }
 
 type WidgetSpec struct {
-	UID string `json:"uid,omitempty" protobuf:"bytes,1,opt,name=uID"`
+	UID types.UID `json:"uid,omitempty" protobuf:"bytes,1,opt,name=uID"`
 	Paused bool `json:"paused,omitempty" protobuf:"varint,5,opt,name=paused"`
 	// Replicas is a pointer.
 	Replicas *int32 `json:"replicas,omitempty" protobuf:"varint,2,opt,name=replicas"`
 	Common `json:",inline" protobuf:"bytes,6,opt,name=common"`
 	Tags map[string]Tags `json:"tags,omitzero" protobuf:"bytes,3,rep,name=tags"`
-	Names []string `json:"names" protobuf:"bytes,4,rep,name=names"`
+	Names []Name `json:"names" protobuf:"bytes,4,rep,name=names"`
 }
+
+// Name is a named string type.
+type Name string
 
 type Common struct {
 	Color string `json:"color,omitempty" protobuf:"bytes,1,opt,name=color"`
@@ -187,6 +195,7 @@ def generate(tmp_path: pathlib.Path) -> tuple[str, dict[str, object]]:
             f"{metav1}/generated.proto": META_PROTO,
             f"{metav1}/register.go": META_REGISTER,
             f"{metav1}/doc.go": "// +groupName=meta.k8s.io\npackage v1\n",
+            "pkg/types/uid.go": "package types\n\n// UID is a type.\ntype UID string\n",
         },
     )
     write(
@@ -197,12 +206,13 @@ def generate(tmp_path: pathlib.Path) -> tuple[str, dict[str, object]]:
     argv = [str(api), str(machinery), str(ext), "--out", str(out)]
     assert load_generator().main(argv) == 0
     text = out.read_text()
-    version, messages, kinds, wrappers = protobuf_fields.load(text.encode())
+    version, messages, kinds, wrappers, go_types = protobuf_fields.load(text.encode())
     table = {
         "UPSTREAM_VERSION": version,
         "MESSAGES": messages,
         "KINDS": kinds,
         "LIST_WRAPPERS": wrappers,
+        "GO_TYPES": go_types,
     }
     return text, table
 
@@ -237,6 +247,14 @@ def test_generator_output(tmp_path: pathlib.Path) -> None:
         ("", "v1", "Status"): "k8s.io.apimachinery.pkg.apis.meta.v1.Status",
     }
     assert table["LIST_WRAPPERS"] == frozenset({"k8s.io.api.widgets.v1.Tags"})
+    # Fields of named non-struct types, as Go's JSON decoder names them; Tags is one too.
+    assert table["GO_TYPES"] == {
+        "k8s.io.api.widgets.v1.WidgetSpec": {
+            "names": "[]v1.Name",
+            "tags": "map[string]v1.Tags",
+            "uid": "types.UID",
+        }
+    }
     assert "//" not in text and "#" not in text  # comment-free data
     assert generate(tmp_path)[0] == text  # deterministic
 
@@ -247,3 +265,5 @@ def test_committed_table() -> None:
     pod = {row[0]: row for row in protobuf_fields.MESSAGES["k8s.io.api.core.v1.Pod"]}
     assert pod["spec"] == ("spec", 2, "message", 4, "PodSpec")
     assert protobuf_fields.KINDS[("apps", "v1", "Deployment")] == "k8s.io.api.apps.v1.Deployment"
+    service = protobuf_fields.GO_TYPES["k8s.io.api.core.v1.ServiceSpec"]
+    assert (service["type"], service["ipFamilies"]) == ("v1.ServiceType", "[]v1.IPFamily")

@@ -110,6 +110,63 @@ def test_type_errors_use_gos_wording(body: bytes, message: str) -> None:
     assert str(caught.value) == message
 
 
+SERVICES, PODS = ("", "v1", "services"), ("", "v1", "pods")
+
+
+@pytest.mark.parametrize(
+    ("resource", "body", "message"),
+    [  # as kube-apiserver v1.36 answered each (the generated table's goTypes)
+        (SERVICES, b'{"spec":{"type":5}}', "ServiceSpec.spec.type of type v1.ServiceType"),
+        (
+            SERVICES,
+            b'{"spec":{"ipFamilies":"IPv4"}}',
+            "ServiceSpec.spec.ipFamilies of type []v1.IPFamily",
+        ),
+        (
+            SERVICES,
+            b'{"spec":{"ipFamilies":[4]}}',
+            "ServiceSpec.spec.ipFamilies of type v1.IPFamily",
+        ),
+        (SERVICES, b'{"metadata":{"uid":5}}', "ObjectMeta.metadata.uid of type types.UID"),
+        (
+            DEPLOYMENTS,
+            b'{"spec":{"strategy":{"type":1}}}',
+            "DeploymentStrategy.spec.strategy.type of type v1.DeploymentStrategyType",
+        ),
+        (
+            PODS,
+            b'{"spec":{"containers":[{"resources":{"limits":"x"}}]}}',
+            "ResourceRequirements.spec.containers.resources.limits of type v1.ResourceList",
+        ),
+        (
+            PODS,
+            b'{"spec":{"containers":[{"securityContext":{"capabilities":{"add":[1]}}}]}}',
+            "Capabilities.spec.containers.securityContext.capabilities.add of type v1.Capability",
+        ),
+        (
+            PODS,
+            b'{"spec":{"containers":[{"name":1}]}}',
+            "Container.spec.containers.name of type string",
+        ),
+    ],
+)
+def test_fields_of_named_types_are_named_as_go_names_them(
+    resource: tuple[str, str, str], body: bytes, message: str
+) -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode(resource, body)
+    assert str(caught.value).endswith(message)
+
+
+def test_a_quantity_of_another_json_type_is_parsed_as_text_as_go_does() -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode(("", "v1", "nodes"), b'{"status":{"capacity":{"cpu":true}}}')
+    assert str(caught.value) == (
+        "quantities must match the regular expression "
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    )
+
+
 def test_nulls_are_absent_and_times_canonical() -> None:
     body = b'{"metadata":{"name":"x","creationTimestamp":"2024-05-01T10:00:00.123+02:00","labels":null}}'
     decoded = decode(("", "v1", "configmaps"), body)
