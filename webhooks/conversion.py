@@ -10,7 +10,8 @@ moves fields whose path differs between versions, from a YAML file:
         v2: spec.schedule
 
 Every other field is kept; ``apiVersion`` becomes the desired one.  A review of
-``apiextensions.platform.io/v1`` (or ``v1beta1``) is answered in kind.
+``apiextensions.platform.io/v1`` (or ``v1beta1``), or of ``apiextensions.k8s.io`` (what a
+server under ``--serve-upstream-groups`` or kube sends), is answered in kind.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from twisted.web.server import Request
 
 from webhooks.serving import CallerCheck, ServingOptions, WebhookService, read_review
 
-GROUP = "apiextensions.platform.io"
-VERSIONS = (f"{GROUP}/v1", f"{GROUP}/v1beta1")
+VERSIONS = tuple(
+    f"{group}/{version}"
+    for group in ("apiextensions.platform.io", "apiextensions.k8s.io")
+    for version in ("v1", "v1beta1")
+)
 Obj = dict[str, Any]
 
 

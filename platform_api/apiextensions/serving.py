@@ -20,7 +20,11 @@ from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.conversion import converter_for
 from platform_api.apiextensions.printers import printer_for
 from platform_api.apiextensions.resource import CustomResourceStrategy
-from platform_api.apiextensions.webhookconversion import WebhookConverter, webhook_converter_for
+from platform_api.apiextensions.webhookconversion import (
+    REVIEW_GROUP,
+    WebhookConverter,
+    webhook_converter_for,
+)
 from platform_api.endpoints.tables import TableConvertor
 from platform_api.registry.serviceresolver import ServiceResolver
 from platform_api.registry.store import Store, resource_prefix
@@ -71,6 +75,7 @@ class CRDInstaller:
         resolver: ServiceResolver | None = None,
         reactor: Any = None,
         converters: dict[tuple[str, str], AsyncConvert] | None = None,
+        review_group: str = REVIEW_GROUP,
     ) -> None:
         self.crd_store = crd_store
         self.prefix = crd_store.prefix
@@ -83,6 +88,7 @@ class CRDInstaller:
         self._on_removed = on_removed
         self.resolver = resolver  # conversion webhooks named by Service
         self.reactor = reactor  # drives conversion webhook calls
+        self.review_group = review_group  # the group of the ConversionReviews sent
         # (group, plural) -> the CRD's converter, for admission's matchPolicy Equivalent.
         self.converters = converters if converters is not None else {}
         self.installed: dict[str, Installed] = {}
@@ -170,7 +176,7 @@ class CRDInstaller:
 
     def _converter(self, crd: Obj) -> AsyncConvert:
         """One object to another served version, as the CRD converts (a webhook too)."""
-        webhook = webhook_converter_for(crd, self.resolver, self.reactor)
+        webhook = webhook_converter_for(crd, self.resolver, self.reactor, self.review_group)
         convert = converter_for(crd)
 
         async def to(obj: Obj, api_version: str) -> Obj:
@@ -186,7 +192,7 @@ class CRDInstaller:
         """The raw storage when objects are served as stored, else a converting view."""
         served = rt.api_version
         storage_version = f"{rt.group}/{crds.storage_version(crd)}"
-        webhook = webhook_converter_for(crd, self.resolver, self.reactor)
+        webhook = webhook_converter_for(crd, self.resolver, self.reactor, self.review_group)
         if webhook is not None:
             return _webhook_view(storage, webhook, strategy, served, storage_version)
         convert = converter_for(crd)

@@ -23,6 +23,7 @@ from platform_api.uid import new_uid
 
 Obj = dict[str, Any]
 REVIEW_GROUP = "apiextensions.platform.io"
+UPSTREAM_REVIEW_GROUP = "apiextensions.k8s.io"  # under --serve-upstream-groups, as kube sends
 SUPPORTED_REVIEWS = ("v1", "v1beta1")
 TIMEOUT = 30.0
 
@@ -39,8 +40,15 @@ def _gvk(obj: Obj) -> str:
 class WebhookConverter:
     """Calls one CRD's conversion webhook; ``reactor`` drives the treq client."""
 
-    def __init__(self, crd: Obj, resolver: ServiceResolver | None, reactor: Any) -> None:
+    def __init__(
+        self,
+        crd: Obj,
+        resolver: ServiceResolver | None,
+        reactor: Any,
+        review_group: str = REVIEW_GROUP,
+    ) -> None:
         webhook = (crd["spec"].get("conversion") or {}).get("webhook") or {}
+        self.review_group = review_group
         self.config: Obj = webhook.get("clientConfig") or {}
         wanted = webhook.get("conversionReviewVersions") or []
         self.review_version = next((v for v in wanted if v in SUPPORTED_REVIEWS), "")
@@ -105,7 +113,7 @@ class WebhookConverter:
             raise ConversionError("no supported conversion review versions")
         connection = self._connection()
         uid = new_uid()
-        review_version = f"{REVIEW_GROUP}/{self.review_version}"
+        review_version = f"{self.review_group}/{self.review_version}"
         review = {
             "kind": "ConversionReview",
             "apiVersion": review_version,
@@ -195,11 +203,11 @@ def _checked(original: Obj, converted: Obj, api_version: str, what: Obj, index: 
 
 
 def webhook_converter_for(
-    crd: Obj, resolver: ServiceResolver | None, reactor: Any
+    crd: Obj, resolver: ServiceResolver | None, reactor: Any, review_group: str = REVIEW_GROUP
 ) -> WebhookConverter | None:
     conversion = crd["spec"].get("conversion") or {}
     if conversion.get("strategy") != "Webhook":
         return None
     if len(crds.versions(crd)) < 2:
         return None  # one version: nothing ever needs converting
-    return WebhookConverter(crd, resolver, reactor)
+    return WebhookConverter(crd, resolver, reactor, review_group)

@@ -19,6 +19,7 @@ from twisted.protocols.tls import TLSMemoryBIOFactory
 from platform_api.aggregator.registration import ensure_apiservices
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.serving import CRDInstaller
+from platform_api.apiextensions.webhookconversion import REVIEW_GROUP, UPSTREAM_REVIEW_GROUP
 from platform_api.apiserver import (
     authn,
     authz,
@@ -283,6 +284,9 @@ class APIServerService(Service):
             ),
             reactor=self.reactor,
             converters=equivalence.converters if equivalence else None,
+            review_group=(
+                UPSTREAM_REVIEW_GROUP if self.config.serve_upstream_groups else REVIEW_GROUP
+            ),
         )
         self.crd_installer.start()
         self.hub.subscribe(self.crd_installer)

@@ -14,7 +14,7 @@ import requests
 
 from platform_api.apiserver import pki
 from tests.e2e.certs import serving_certs
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import Server, session_for, start_server
 from tests.e2e.crds import (
     MERGE,
     SCHEMA,
@@ -140,6 +140,29 @@ def test_webhook_conversion_by_url(
     assert events[2]["type"] == "MODIFIED"
     assert events[2]["object"]["spec"] == {"schedule": "9 * * * *"}
     delete_crd(admin, server, crd["metadata"]["name"])
+
+
+def test_upstream_names_send_upstream_reviews(
+    tmp_path: Path, conversion_webhook: tuple[pki.Paths, int]
+) -> None:
+    """Under --serve-upstream-groups conversion works end to end with kube's
+    apiextensions.k8s.io reviews (what controller-runtime's handler decodes; the review's
+    group is checked in tests/apiextensions/test_webhook_conversion.py)."""
+    upstream = start_server(tmp_path / "upstream", "--serve-upstream-groups")
+    try:
+        admin = session_for(upstream, cert=upstream.admin_cert)
+        certs, port = conversion_webhook
+        group = "conv-up.example.com"
+        config = {"url": f"https://127.0.0.1:{port}/convert", "caBundle": ca_bundle(certs.ca_cert)}
+        create_crd(admin, upstream, webhook_crd(group, config))
+        ns = namespace(admin, upstream, "conv-up")
+        v1, v2 = upstream.url + ns_path(group, ns), upstream.url + ns_path(group, ns, v="v2")
+        assert admin.post(v1, json=crontab("a", group, cronSpec="2 * * * *")).status_code == 201
+        assert admin.get(v2 + "/a").json()["spec"] == {"schedule": "2 * * * *"}
+        log = (tmp_path / "upstream").glob("server-*.log")
+        assert not any("conversion webhook" in path.read_text() for path in log)
+    finally:
+        upstream.stop()
 
 
 def test_webhook_conversion_through_a_service(
