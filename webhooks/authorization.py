@@ -27,7 +27,11 @@ from twisted.web.server import Request
 from webhooks.serving import CallerCheck, ServingOptions, WebhookService, read_review
 
 GROUP = "authorization.platform.io"
-VERSIONS = (f"{GROUP}/v1", f"{GROUP}/v1beta1")
+VERSIONS = tuple(  # kube's group too: a server under --serve-upstream-groups sends it
+    f"{group}/{version}"
+    for group in (GROUP, "authorization.k8s.io")
+    for version in ("v1", "v1beta1")
+)
 DECISIONS = ("allow", "deny", "noOpinion")
 
 

@@ -25,7 +25,11 @@ from twisted.web.server import Request
 from webhooks.serving import CallerCheck, ServingOptions, WebhookService, read_review
 
 GROUP = "authentication.platform.io"
-VERSIONS = (f"{GROUP}/v1", f"{GROUP}/v1beta1")
+VERSIONS = tuple(  # kube's group too: a server under --serve-upstream-groups sends it
+    f"{group}/{version}"
+    for group in (GROUP, "authentication.k8s.io")
+    for version in ("v1", "v1beta1")
+)
 
 
 class Options(ServingOptions):

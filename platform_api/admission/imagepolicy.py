@@ -27,6 +27,7 @@ from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.client.goerrors import go_error, status_text
 from platform_api.client.kubeconfig import Connection, KubeconfigError, load
 from platform_api.codec.protobuf_values import format_duration
+from platform_api.scheme.types import upstream_group
 
 API_VERSION = "imagepolicy.platform.io/v1alpha1"
 FAILED_OPEN = "alpha.image-policy.platform.io/failed-open"
@@ -68,7 +69,10 @@ def _duration(key: str, value: Any) -> float:
 class ImagePolicyWebhook:
     name = "ImagePolicyWebhook"
 
-    def __init__(self, settings: Obj, connection: Connection, reactor: Any) -> None:
+    def __init__(
+        self, settings: Obj, connection: Connection, reactor: Any, api_version: str = API_VERSION
+    ) -> None:
+        self.api_version = api_version  # imagepolicy.k8s.io/v1alpha1 under upstream names
         self.allow_ttl = _duration("allowTTL", settings.get("allowTTL"))
         self.deny_ttl = _duration("denyTTL", settings.get("denyTTL"))
         self.backoff = _duration("retryBackoff", settings.get("retryBackoff"))
@@ -140,7 +144,7 @@ class ImagePolicyWebhook:
 
     async def _post(self, spec: Obj) -> Obj:
         review = {
-            "apiVersion": API_VERSION,
+            "apiVersion": self.api_version,
             "kind": "ImageReview",
             "metadata": {"creationTimestamp": None},
             "spec": spec,
@@ -181,6 +185,10 @@ def build(ctx: PluginContext) -> ImagePolicyWebhook:
     policy = settings.get("imagePolicy") or {}
     try:
         connection = load(str(policy.get("kubeConfigFile") or ""))
-        return ImagePolicyWebhook(policy, connection, ctx.reactor)
+        api_version = API_VERSION
+        if ctx.config.serve_upstream_groups:
+            group, _, version = API_VERSION.partition("/")
+            api_version = f"{upstream_group(group)}/{version}"
+        return ImagePolicyWebhook(policy, connection, ctx.reactor, api_version)
     except (OSError, KubeconfigError, ConfigError) as e:
         raise ConfigError(prefix + str(e)) from None

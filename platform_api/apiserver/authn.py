@@ -25,6 +25,7 @@ from platform_api.authentication.oidc import OIDCAuthenticator
 from platform_api.authentication.requestheader import RequestHeaderAuthenticator
 from platform_api.authentication.tokenfile import TokenFileAuthenticator
 from platform_api.authentication.union import Anonymous, RequestAuthenticator
+from platform_api.authentication.webhook import GROUP as TOKEN_GROUP
 from platform_api.authentication.webhook import TokenWebhook
 from platform_api.authentication.x509 import (
     CertificateVerifier,
@@ -33,6 +34,7 @@ from platform_api.authentication.x509 import (
 )
 from platform_api.client import kubeconfig
 from platform_api.registry.store import Store
+from platform_api.scheme.types import upstream_group
 
 Stores = dict[tuple[str, str, str], Store]
 log = Logger()
@@ -110,6 +112,9 @@ def build(
                 cfg.authentication_token_webhook_version,
                 cfg.authentication_token_webhook_cache_ttl,
                 audiences=cfg.api_audiences or cfg.service_account_issuers,
+                review_group=(
+                    upstream_group(TOKEN_GROUP) if cfg.serve_upstream_groups else TOKEN_GROUP
+                ),
             )
         )
     anonymous = Anonymous(cfg.anonymous_paths) if cfg.anonymous_auth else None

@@ -31,8 +31,10 @@ from platform_api.authorization.union import (
     AuthorizerUnion,
     PrivilegedGroups,
 )
+from platform_api.authorization.webhook import GROUP as WEBHOOK_GROUP
 from platform_api.authorization.webhook import WebhookAuthorizer
 from platform_api.client import kubeconfig
+from platform_api.scheme.types import upstream_group
 
 log = Logger()
 RELOADS = Counter(
@@ -70,7 +72,9 @@ def build(
         builtins["ABAC"] = abac.ABACAuthorizer(abac.load_policies(cfg.authorization_policy_file))
     if cfg.authorization_config:
         loaded = authzconfig.load(cfg.authorization_config)
-        return ReloadingAuthorizer(cfg.authorization_config, loaded, builtins, reactor)
+        return ReloadingAuthorizer(
+            cfg.authorization_config, loaded, builtins, reactor, review_group=_group(cfg)
+        )
     chain: list[Authorizer] = [PrivilegedGroups()]
     for mode in cfg.authorization_modes:
         if mode == "Webhook":
@@ -81,6 +85,7 @@ def build(
                     cfg.authorization_webhook_version,
                     cfg.authorization_webhook_authorized_ttl,
                     cfg.authorization_webhook_unauthorized_ttl,
+                    review_group=_group(cfg),
                 )
             )
         else:
@@ -99,10 +104,16 @@ def _builtin(builtins: dict[str, Authorizer | None], kind: str, what: str) -> Au
     return built
 
 
+def _group(cfg: ServerConfig) -> str:
+    """The SubjectAccessReviews' group: kube's under --serve-upstream-groups."""
+    return upstream_group(WEBHOOK_GROUP) if cfg.serve_upstream_groups else WEBHOOK_GROUP
+
+
 def chain_for(
     config: authzconfig.AuthorizationConfig,
     builtins: dict[str, Authorizer | None],
     reactor: Any,
+    review_group: str = WEBHOOK_GROUP,
 ) -> AuthorizerUnion:
     """kube's ``newForConfig``: one union for one loaded file."""
     chain: list[Authorizer] = [PrivilegedGroups()]
@@ -127,6 +138,7 @@ def chain_for(
                 timeout=hook.timeout,
                 failure_policy=hook.failure_policy,
                 match_conditions=hook.programs,
+                review_group=review_group,
             )
         )
     return AuthorizerUnion(chain)
@@ -156,15 +168,17 @@ class ReloadingAuthorizer:
         builtins: dict[str, Authorizer | None],
         reactor: Any,
         identity: str = "",
+        review_group: str = WEBHOOK_GROUP,
     ) -> None:
         self.path, self.reactor = path, reactor
+        self.review_group = review_group
         # Only what the first file names is built at start (kube builds Node, RBAC and
         # ABAC only then); every non-webhook type it names must stay.
         self.required = config.non_webhook_types
         self.builtins = {
             k: v for k, v in builtins.items() if k in self.required or k.startswith("Always")
         }
-        self.current = chain_for(config, self.builtins, reactor)
+        self.current = chain_for(config, self.builtins, reactor, review_group)
         self.config = config
         self.id_hash = "sha256:" + hashlib.sha256((identity or server_id()).encode()).hexdigest()
         self._data: bytes | None = None
@@ -221,7 +235,7 @@ class ReloadingAuthorizer:
         if config == self.config:
             return None
         try:
-            chain = chain_for(config, self.builtins, self.reactor)
+            chain = chain_for(config, self.builtins, self.reactor, self.review_group)
         except AuthorizerUnavailable as e:
             return self._failed(e)
         self.config, self.current = config, chain

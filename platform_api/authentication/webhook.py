@@ -35,8 +35,10 @@ class TokenWebhook:
         clock: Callable[[], float] = time.monotonic,
         client: Any = None,
         audiences: tuple[str, ...] = (),
+        review_group: str = GROUP,
     ) -> None:
         self.connection = connection
+        self.review_group = review_group  # authentication.k8s.io under upstream names
         self.audiences = audiences  # the API's; sent with every review
         self.client = client or connection.client(reactor)
         self.version = version
@@ -65,7 +67,8 @@ class TokenWebhook:
         spec: dict[str, Any] = {"token": token}
         if targets:
             spec["audiences"] = list(targets)
-        review = {"apiVersion": f"{GROUP}/{self.version}", "kind": "TokenReview", "spec": spec}
+        api_version = f"{self.review_group}/{self.version}"
+        review = {"apiVersion": api_version, "kind": "TokenReview", "spec": spec}
         try:
             status = await post_review(self.client, self.connection, review, TIMEOUT)
         except ReviewError as e:

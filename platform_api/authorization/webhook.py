@@ -34,7 +34,7 @@ class WebhookError(Exception):
     """The call failed or the answer is not usable; the failure policy decides."""
 
 
-def review_of(attrs: Attributes, version: str) -> dict[str, Any]:
+def review_of(attrs: Attributes, version: str, group: str = GROUP) -> dict[str, Any]:
     """The SubjectAccessReview kube sends for a request's attributes."""
     spec: dict[str, Any] = {}
     if attrs.resource_request:
@@ -58,7 +58,7 @@ def review_of(attrs: Attributes, version: str) -> dict[str, Any]:
         spec["uid"] = user.uid
     if user.extra:
         spec["extra"] = {k: list(v) for k, v in user.extra.items()}
-    return {"apiVersion": f"{GROUP}/{version}", "kind": KIND, "spec": spec}
+    return {"apiVersion": f"{group}/{version}", "kind": KIND, "spec": spec}
 
 
 def _cacheable(attrs: Attributes) -> bool:
@@ -82,8 +82,10 @@ class WebhookAuthorizer:
         timeout: float = TIMEOUT,
         failure_policy: str = "NoOpinion",
         match_conditions: Sequence[Program] = (),
+        review_group: str = GROUP,
     ) -> None:
         self.connection = connection
+        self.review_group = review_group  # authorization.k8s.io under upstream names
         self.reactor = reactor
         self.client = client or connection.client(reactor)
         self.version = version
@@ -101,7 +103,7 @@ class WebhookAuthorizer:
         return RuleSet(incomplete=True, errors=errs)
 
     async def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
-        review = review_of(attrs, self.version)
+        review = review_of(attrs, self.version, self.review_group)
         if self.match_conditions:
             spec = review["spec"] if self.version == "v1" else review_of(attrs, "v1")["spec"]
             try:

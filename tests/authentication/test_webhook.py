@@ -119,3 +119,14 @@ async def test_audiences_are_sent_and_intersected() -> None:
     foreign, _ = hook({**user, "audiences": ["other"]})
     with pytest.raises(AuthenticationError, match="token audiences is invalid"):
         await foreign.authenticate_token("t")
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_review_group_is_the_servers() -> None:
+    """kube's authentication.k8s.io under --serve-upstream-groups (apiserver/authn.py)."""
+    client = FakeClient(status={"authenticated": False})
+    hook = TokenWebhook(
+        Connection("https://hook/"), None, "v1", client=client, review_group="authentication.k8s.io"
+    )
+    assert await hook.authenticate_token("t") is None
+    assert client.sent[0]["apiVersion"] == "authentication.k8s.io/v1"

@@ -255,3 +255,9 @@ async def test_match_conditions_see_the_v1_spec_whatever_the_version_sent() -> N
         match_conditions=conditions("'dev' in request.groups"),
     )
     assert await hook.authorize(get_pods()) == (Decision.ALLOW, "")
+
+
+def test_the_review_group_is_the_servers() -> None:
+    """kube's authorization.k8s.io under --serve-upstream-groups (apiserver/authz.py)."""
+    review = review_of(get_pods(), "v1", "authorization.k8s.io")
+    assert review["apiVersion"] == "authorization.k8s.io/v1"

@@ -131,6 +131,33 @@ def test_webhook_tokens(servers: tuple[Server, subprocess.Popen[bytes]]) -> None
     assert admin.get(server.url + "/api/v1/namespaces").status_code == 200
 
 
+def test_upstream_names_send_upstream_token_reviews(tmp_path: Path) -> None:
+    """Under --serve-upstream-groups the sample webhook (a real process) is sent kube's
+    authentication.k8s.io TokenReview and answers in kind."""
+    certs = pki.ensure_pki(str(tmp_path / "hook-pki"), "127.0.0.1")
+    webhook, port = start_webhook(tmp_path, certs)
+    config = webhook_kubeconfig(tmp_path, certs, port)
+    server = start_server(
+        tmp_path / "data",
+        "--serve-upstream-groups",
+        "--authentication-token-webhook-config-file",
+        str(config),
+        "--authentication-token-webhook-version",
+        "v1",
+    )
+    try:
+        jane = session_for(server, token="tok-jane")
+        review = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        r = jane.post(server.url + review, json=body)
+        assert r.status_code == 201, r.text
+        assert r.json()["status"]["userInfo"]["username"] == "jane"
+    finally:
+        server.stop()
+        webhook.terminate()
+        webhook.wait(timeout=10)
+
+
 def test_bad_webhook_config_fails_at_start(tmp_path: Path) -> None:
     config = tmp_path / "hook.kubeconfig"
     config.write_text("clusters:\n- name: a\n  cluster: {server: 'http://insecure'}\n")
