@@ -298,7 +298,7 @@ class APIServerService(Service):
         """The filter chain's parts, instrumented for metrics and audited."""
         cfg = self.config
         assert handlers.authenticator is not None and handlers.authorizer is not None
-        self.auditor = audit_options.build(cfg.audit, self.reactor)
+        self.auditor = audit_options.build(cfg.audit, self.reactor, cfg.serve_upstream_groups)
         filters = Filters(
             authenticator=handlers.authenticator,
             authorizer=handlers.authorizer,

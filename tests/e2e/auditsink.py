@@ -29,8 +29,8 @@ class Sink(Resource):
     def render_POST(self, request: Request) -> bytes:
         body = orjson.loads(request.content.read())
         with self.out.open("ab") as f:
-            for item in body.get("items", []):
-                f.write(orjson.dumps(item) + b"\n")
+            for item in body.get("items", []):  # each noted with its list's apiVersion
+                f.write(orjson.dumps({**item, "listApiVersion": body.get("apiVersion")}) + b"\n")
         return b"{}"
 
 

@@ -281,6 +281,7 @@ def test_webhook_sink_receives_events_and_a_dead_sink_blocks_nothing(
     assert reply.status_code == 200
     sunk = events(audited.sunk, reply.headers["Audit-Id"], 2)
     assert [e["stage"] for e in sunk] == ["RequestReceived", "ResponseComplete"]
+    assert {e.pop("listApiVersion") for e in sunk} == {"audit.platform.io/v1"}
     assert sunk[1] == events(audited.log, reply.headers["Audit-Id"], 2)[1]
     audited.sink.kill()
     audited.sink.wait()
@@ -330,3 +331,34 @@ def test_failed_authentication_is_one_response_started_event(audited: Setup) -> 
         "message": "Authentication failed, attempted: bearer",
         "code": 401,
     }
+
+
+def test_upstream_names_write_kubes_audit_group(tmp_path: Path) -> None:
+    """Under --serve-upstream-groups the log and the webhook get audit.k8s.io/v1 Events
+    and EventLists, as from kube (what audit consumers decode)."""
+    setup = Setup(tmp_path)
+    setup.start_sink()
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    setup.server = start_server(
+        tmp_path / "data",
+        "--serve-upstream-groups",
+        f"--audit-policy-file={policy}",
+        f"--audit-log-path={setup.log}",
+        f"--audit-webhook-config-file={tmp_path / 'sink.kubeconfig'}",
+        "--audit-webhook-batch-max-wait=100ms",
+    )
+    try:
+        admin = session_for(setup.server, cert=setup.server.admin_cert)
+        reply = admin.get(setup.server.url + "/api/v1/namespaces/default/configmaps")
+        logged = events(setup.log, reply.headers["Audit-Id"], 2)
+        assert {e["apiVersion"] for e in logged} == {"audit.k8s.io/v1"}
+        sunk = events(setup.sunk, reply.headers["Audit-Id"], 2)
+        assert {(e["apiVersion"], e["listApiVersion"]) for e in sunk} == {
+            ("audit.k8s.io/v1", "audit.k8s.io/v1")
+        }
+    finally:
+        setup.server.stop()
+        assert setup.sink is not None
+        setup.sink.kill()
+        setup.sink.wait()

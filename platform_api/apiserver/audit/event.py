@@ -20,6 +20,7 @@ from platform_api.codec import parse_yaml
 from platform_api.codec.bounds import check_json_depth
 
 API_VERSION = "audit.platform.io/v1"
+UPSTREAM_API_VERSION = "audit.k8s.io/v1"  # written under --serve-upstream-groups, as kube's
 MAX_USER_AGENT = 1024  # kube truncates longer User-Agent headers
 _ALWAYS = frozenset({"requestURI", "verb", "user"})  # not omitempty in kube's Event
 _STATUS_KEYS = ("status", "message", "reason", "details", "code")
@@ -119,9 +120,9 @@ def without_managed_fields(obj: Any) -> Any:
     return out
 
 
-def render(fields: dict[str, Any]) -> dict[str, Any]:
+def render(fields: dict[str, Any], api_version: str = API_VERSION) -> dict[str, Any]:
     """The Event as written: kind and apiVersion first, then kube's field order."""
-    out: dict[str, Any] = {"kind": "Event", "apiVersion": API_VERSION}
+    out: dict[str, Any] = {"kind": "Event", "apiVersion": api_version}
     for key in _ORDER:
         value = fields.get(key)
         if value or key in _ALWAYS:

@@ -64,10 +64,17 @@ def authorization_annotations(ctx: Context, allowed: bool, reason: str) -> None:
 class Auditor:
     """The policy and the backends; ``now`` is the wall clock (injected for tests)."""
 
-    def __init__(self, policy: Policy, backends: Sequence[Backend], now: Callable[[], float]):
+    def __init__(
+        self,
+        policy: Policy,
+        backends: Sequence[Backend],
+        now: Callable[[], float],
+        api_version: str = ev.API_VERSION,
+    ):
         self.policy = policy
         self.backends = list(backends)
         self.now = now
+        self.api_version = api_version  # the Events' (kube's under upstream names)
 
     def begin(self, request: Request, info: RequestInfo, user: UserInfo) -> AuditRecord | None:
         """Evaluate the policy for ``user`` (the authenticated one, before impersonation)."""
@@ -85,7 +92,7 @@ class Auditor:
         fields["user"] = {}
         fields["responseStatus"] = {"metadata": {}, "message": message, "code": 401}
         fields.update(stage="ResponseStarted", stageTimestamp=fields["requestReceivedTimestamp"])
-        self.emit(ev.render(fields))
+        self.emit(ev.render(fields, self.api_version))
 
     def evaluate(self, info: RequestInfo, user: UserInfo | None) -> RequestAuditConfig:
         attrs = Attributes(
@@ -209,7 +216,7 @@ class AuditRecord:
         if stage in self.config.omit_stages:
             return
         fields = dict(self.fields, stage=stage, stageTimestamp=ev.micro_time(self.auditor.now()))
-        self.auditor.emit(ev.render(fields))
+        self.auditor.emit(ev.render(fields, self.auditor.api_version))
 
 
 def request_fields(request: Request, info: RequestInfo, level: str, now: float) -> dict[str, Any]:

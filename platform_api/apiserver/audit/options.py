@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_api.apiserver.audit.authn import AuditedAuthenticator
+from platform_api.apiserver.audit.event import API_VERSION, UPSTREAM_API_VERSION
 from platform_api.apiserver.audit.hook import Auditor
 from platform_api.apiserver.audit.logbackend import FORMATS, LogBackend
 from platform_api.apiserver.audit.logbackend import MODES as LOG_MODES
@@ -205,8 +206,10 @@ def _float(name: str, given: Given) -> float:
         ) from None
 
 
-def build(opts: AuditOptions, reactor: Any) -> Auditor | None:
-    """The Auditor for these options; None without a policy file or a backend."""
+def build(opts: AuditOptions, reactor: Any, upstream: bool = False) -> Auditor | None:
+    """The Auditor for these options; None without a policy file or a backend.
+    ``upstream``: --serve-upstream-groups, whose events are kube's audit.k8s.io ones."""
+    api_version = UPSTREAM_API_VERSION if upstream else API_VERSION
     if not opts.policy_file or not (opts.log_path or opts.webhook_config_file):
         return None
     backends: list[Any] = []
@@ -223,8 +226,10 @@ def build(opts: AuditOptions, reactor: Any) -> Auditor | None:
         )
     if opts.webhook_config_file:
         connection = _webhook_connection(opts.webhook_config_file)
-        backends.append(WebhookBackend(connection, reactor, opts.webhook_batch))
-    return Auditor(load_file(opts.policy_file), backends, reactor.seconds)
+        backends.append(
+            WebhookBackend(connection, reactor, opts.webhook_batch, api_version=api_version)
+        )
+    return Auditor(load_file(opts.policy_file), backends, reactor.seconds, api_version)
 
 
 def install(filters: Filters, auditor: Auditor | None) -> None:

@@ -75,9 +75,11 @@ class WebhookBackend:
         *,
         client: Any = None,
         jitter: Callable[[], float] = random.random,
+        api_version: str = API_VERSION,
     ) -> None:
         self.connection = connection
         self.reactor = reactor
+        self.api_version = api_version
         self.config = config or BatchConfig()
         self.client = client
         self.jitter = jitter
@@ -120,7 +122,7 @@ class WebhookBackend:
             if wait > 0:
                 await deferLater(self.reactor, wait, lambda: None)
         body = orjson.dumps(
-            {"kind": "EventList", "apiVersion": API_VERSION, "metadata": {}, "items": batch}
+            {"kind": "EventList", "apiVersion": self.api_version, "metadata": {}, "items": batch}
         )
         backoff = self.config.initial_backoff
         error = ""
