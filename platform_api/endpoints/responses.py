@@ -17,6 +17,7 @@ from platform_api.codec import cbor, protobuf, yaml_dumps
 from platform_api.context import Context
 from platform_api.endpoints.negotiation import error_encoding
 from platform_api.errors import StatusError
+from platform_api.scheme.types import rebrand_group
 
 # kube compresses get/list responses of more than 128 KiB (level 1: cheap, still 5-10x).
 GZIP_THRESHOLD = 128 * 1024
@@ -110,6 +111,8 @@ def status_error(request: Request, error: StatusError, ctx: Context | None = Non
     if error.plain is not None:
         request.setHeader(b"x-content-type-options", b"nosniff")
         return finish(request, error.code, error.plain, b"text/plain; charset=utf-8")
+    if ctx is not None and ctx.render_group:
+        error = _upstream_named(error, ctx.render_group)
     accept = (request.getHeader(b"accept") or b"").decode("latin-1")
     # kube writes a 406 in JSON to CBOR clients (the same negotiation fails for it).
     cbor_ok = getattr(request, CBOR_ATTRIBUTE, False) and error.code != 406
@@ -124,6 +127,24 @@ def status_error(request: Request, error: StatusError, ctx: Context | None = Non
         if error.untyped_text:  # kube's timeout filter names no media type of its own
             content_type = b"text/plain; charset=utf-8"
     return finish(request, error.code, body, content_type, ctx=ctx, headers=error.headers)
+
+
+def _upstream_named(error: StatusError, upstream: str) -> StatusError:
+    """The error as kube words it for a request that named the upstream group:
+    ``roles.rbac.authorization.k8s.io "x" not found``, ``details.group`` to match."""
+    branded = rebrand_group(upstream)
+    details = error.details
+    if not details or details.get("group") != branded:
+        return error
+    renamed = StatusError(
+        error.code,
+        error.reason,
+        error.message.replace(f".{branded} ", f".{upstream} ", 1),
+        {**details, "group": upstream},
+        error.headers,
+    )
+    renamed.metadata, renamed.untyped_text = error.metadata, error.untyped_text
+    return renamed
 
 
 def write_error(request: Request, error: StatusError, ctx: Context | None = None) -> None:

@@ -267,3 +267,30 @@ def test_delete_options_in_the_clients_own_group(
     )
     r = root_session.delete(url + "/gone", json={"apiVersion": "example.com/v9"})
     assert (r.status_code, r.json()["status"]) == (200, "Success")
+
+
+def test_errors_name_the_group_asked(upstream: Server, root_session: requests.Session) -> None:
+    """As kube-apiserver v1.36 answered the same requests."""
+    ns = namespace(root_session, upstream, "up-errors")
+    for group in ("rbac.authorization.k8s.io", "rbac.authorization.platform.io"):
+        r = root_session.get(f"{upstream.url}/apis/{group}/v1/namespaces/{ns}/roles/nope")
+        assert (r.status_code, r.json()) == (
+            404,
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": f'roles.{group} "nope" not found',
+                "reason": "NotFound",
+                "details": {"name": "nope", "group": group, "kind": "roles"},
+                "code": 404,
+            },
+        )
+    bad = role("x", "rbac.authorization.k8s.io", [{"verbs": []}])
+    r = root_session.post(
+        f"{upstream.url}/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles", json=bad
+    )
+    assert r.status_code == 422
+    assert r.json()["message"].startswith('Role.rbac.authorization.k8s.io "x" is invalid: ')
+    assert r.json()["details"]["group"] == "rbac.authorization.k8s.io"
