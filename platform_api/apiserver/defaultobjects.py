@@ -104,8 +104,11 @@ async def ensure_service_cidr(cidrs: Store, service_cidr: str, now: str) -> bool
     }
     if not await _ensure(cidrs, "", obj):
         return False
-    conditions = (cidrs.get("", DEFAULT_SERVICE_CIDR).object.get("status") or {}).get("conditions")
-    if any(c.get("type") == "Ready" for c in conditions or []):
+    try:
+        made = cidrs.get("", DEFAULT_SERVICE_CIDR).object
+    except errors.StatusError:
+        return True  # another server made it, unseen here yet: its maker sets it Ready
+    if any(c.get("type") == "Ready" for c in (made.get("status") or {}).get("conditions") or []):
         return True
     ready = {
         "type": "Ready",
