@@ -331,3 +331,31 @@ def test_etcd_down_is_a_status_and_the_server_recovers(tmp_path: Path) -> None:
     finally:
         server.stop()
         etcd.stop()
+
+
+def test_two_workers_on_etcd_start_and_share_one_service_cidr(tmp_path: Path) -> None:
+    """The second worker bootstraps before its watch cache has seen the first one's
+    default objects (its creates are refused as existing; it reads none back)."""
+    (tmp_path / "etcd").mkdir()
+    etcd = start_etcd(str(tmp_path / "etcd"), fsync=False)
+    try:
+        server = start_server(
+            tmp_path / "data",
+            "--storage-backend",
+            "etcd3",
+            "--etcd-servers",
+            etcd.endpoint,
+            "--workers",
+            "2",
+        )
+        try:
+            session = session_for(server, cert=server.admin_cert)
+            base = server.url + "/apis/networking.platform.io/v1"
+            cidrs = session.get(base + "/servicecidrs").json()["items"]
+            assert [c["metadata"]["name"] for c in cidrs] == ["kubernetes"]
+            assert session.get(base + "/ipaddresses/10.0.0.1").status_code == 200
+            assert session.get(server.url + "/readyz").status_code == 200
+        finally:
+            server.stop()
+    finally:
+        etcd.stop()
