@@ -27,6 +27,20 @@ def _endpoint_slice(obj: Obj) -> None:
 
 @register("discovery.platform.io", "EndpointSlice")
 class EndpointSliceStrategy(GenericStrategy):
+    null_fields = ("endpoints", "ports")
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        obj["metadata"]["generation"] = 1
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        """kube's: the generation counts changes of anything but metadata, and labels."""
+        super().prepare_for_update(new, old)
+        generation = old["metadata"].get("generation", 1)
+        if _content(new) != _content(old) or _labels(new) != _labels(old):
+            generation += 1
+        new["metadata"]["generation"] = generation
+
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_endpoint_slice(obj)
 
@@ -40,6 +54,15 @@ class EndpointSliceStrategy(GenericStrategy):
         if new.get("addressType") != old.get("addressType"):
             errs.append(field.invalid("addressType", new.get("addressType"), "field is immutable"))
         return errs
+
+
+def _content(obj: Obj) -> Obj:
+    skip = ("metadata", "apiVersion", "kind")
+    return {k: v for k, v in obj.items() if k not in skip and v is not None}
+
+
+def _labels(obj: Obj) -> Obj:
+    return obj["metadata"].get("labels") or {}
 
 
 def validate_endpoint_slice(obj: Obj) -> list[FieldError]:

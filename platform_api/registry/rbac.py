@@ -133,12 +133,12 @@ class _RoleStrategy(GenericStrategy):
 
 @register(GROUP, "Role")
 class RoleStrategy(_RoleStrategy):
-    pass
+    null_fields = ("rules",)
 
 
 @register(GROUP, "ClusterRole")
 class ClusterRoleStrategy(_RoleStrategy):
-    pass
+    null_fields = ("rules",)
 
 
 class _BindingStrategy(GenericStrategy):

@@ -205,6 +205,7 @@ class Store:
             await admit(obj, None)
         if track is not None:
             track(None, obj)
+        _go_nulls(self.strategy, obj)
         key = self.key(namespace, name)
         if dry_run:
             return self._dry_run_create(key, obj, name)
@@ -267,6 +268,7 @@ class Store:
                     await admit(obj, None)
                 if track is not None:
                     track(None, obj)
+                _go_nulls(self.strategy, obj)
                 created = True
                 return obj
             # Patches edit what they are given: they get their own copy, so that the
@@ -283,6 +285,7 @@ class Store:
                 await admit(obj, existing)
             if track is not None:
                 track(existing, obj)
+            _go_nulls(strategy, obj)
             created = False
             return obj
 
@@ -387,6 +390,13 @@ class Store:
             return await self.storage.guaranteed_update(key, mark)
         except StorageError as e:
             raise self._error(e, name) from None
+
+
+def _go_nulls(strategy: Strategy, obj: Obj) -> None:
+    """The fields Go writes as null when absent (``Strategy.null_fields``), added after
+    the field manager saw the object: kube's managedFields own no null."""
+    for name in getattr(strategy, "null_fields", ()):
+        obj.setdefault(name, None)
 
 
 def _without_managed_fields(track: Track) -> Track:
