@@ -13,6 +13,7 @@ is kube's plain-text 503 with the Go-worded error.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
@@ -55,22 +56,47 @@ _CREDENTIALS = (b"authorization", b"impersonate-", b"x-remote-user", b"x-remote-
 _CREDENTIAL_PREFIXES = (b"impersonate-", b"x-remote-extra-", b"x-remote-uid")
 
 
+Pems = tuple[bytes | None, bytes | None]
+PEM_CHECK = 60.0  # seconds between reads of the proxy certificate files, as kube's resync
+
+
 class AggregatorProxy:
     def __init__(
         self,
         reactor: Any,
         resolver: AggregatorResolver,
-        client_pems: tuple[bytes | None, bytes | None] = (None, None),
+        client_pems: Callable[[], Pems] = lambda: (None, None),
         send_uid: bool = True,
     ) -> None:
+        """``client_pems`` reads the proxy client certificate and key; they are read again
+        every minute and a changed pair replaces the old one (kube reloads
+        --proxy-client-cert-file), its clients with it."""
         self.reactor = reactor
         self.resolver = resolver
-        self.cert_pem, self.key_pem = client_pems
+        self._read_pems = client_pems
+        self.cert_pem, self.key_pem = client_pems()
+        self._pems_read_at = reactor.seconds()
         self.send_uid = send_uid
         self._clients: dict[tuple[str, str, bytes, bool], Any] = {}
 
+    def _reload_pems(self) -> None:
+        now = self.reactor.seconds()
+        if now - self._pems_read_at < PEM_CHECK:
+            return
+        self._pems_read_at = now
+        try:
+            pems = self._read_pems()
+        except OSError as e:  # mid-rotation: keep the pair in use, try again later
+            log.warn("reading the proxy client certificate: {error}", error=e)
+            return
+        if pems != (self.cert_pem, self.key_pem):
+            self.cert_pem, self.key_pem = pems
+            self._clients.clear()
+            log.info("proxy client certificate reloaded")
+
     def client(self, backend: Backend, address: Address) -> Any:
         """A keep-alive treq client for one backend address, with the proxy certificate."""
+        self._reload_pems()
         key = (address.url(), address.server_name, backend.ca_pem or b"", backend.insecure)
         client = self._clients.get(key)
         if client is None:
@@ -80,6 +106,7 @@ class AggregatorProxy:
     def fresh_client(self, backend: Backend, address: Address) -> Any:
         """A client of its own: kube's checks build a new transport each time, so a
         connection the server has since dropped never answers for it."""
+        self._reload_pems()
         connection = Connection(
             server=address.url(),
             ca_pem=backend.ca_pem,

@@ -45,6 +45,6 @@ def build_aggregation(
         endpoint_routing=cfg.aggregator.endpoint_routing,
     )
     send_uid = cfg.feature_gates.enabled("RemoteRequestHeaderUID")
-    proxy = AggregatorProxy(reactor, resolver, cfg.aggregator.client_pems(), send_uid)
+    proxy = AggregatorProxy(reactor, resolver, cfg.aggregator.client_pems, send_uid)
     remote = RemoteAPIServices(apiservices)
     return Aggregation(remote, proxy, RemoteDiscovery(remote, proxy, reactor))
