@@ -27,7 +27,7 @@ from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.client.goerrors import go_error, status_text
 from platform_api.client.kubeconfig import Connection, KubeconfigError, load
 from platform_api.codec.protobuf_values import format_duration
-from platform_api.scheme.types import upstream_group
+from platform_api.scheme.types import outbound_group
 
 API_VERSION = "imagepolicy.platform.io/v1alpha1"
 FAILED_OPEN = "alpha.image-policy.platform.io/failed-open"
@@ -185,10 +185,8 @@ def build(ctx: PluginContext) -> ImagePolicyWebhook:
     policy = settings.get("imagePolicy") or {}
     try:
         connection = load(str(policy.get("kubeConfigFile") or ""))
-        api_version = API_VERSION
-        if ctx.config.serve_upstream_groups:
-            group, _, version = API_VERSION.partition("/")
-            api_version = f"{upstream_group(group)}/{version}"
+        group, _, version = API_VERSION.partition("/")
+        api_version = f"{outbound_group(group, ctx.config.serve_upstream_groups)}/{version}"
         return ImagePolicyWebhook(policy, connection, ctx.reactor, api_version)
     except (OSError, KubeconfigError, ConfigError) as e:
         raise ConfigError(prefix + str(e)) from None

@@ -23,7 +23,6 @@ from platform_api.uid import new_uid
 
 Obj = dict[str, Any]
 REVIEW_GROUP = "apiextensions.platform.io"
-UPSTREAM_REVIEW_GROUP = "apiextensions.k8s.io"  # under --serve-upstream-groups, as kube sends
 SUPPORTED_REVIEWS = ("v1", "v1beta1")
 TIMEOUT = 30.0
 

@@ -34,7 +34,7 @@ from platform_api.authentication.x509 import (
 )
 from platform_api.client import kubeconfig
 from platform_api.registry.store import Store
-from platform_api.scheme.types import upstream_group
+from platform_api.scheme.types import outbound_group
 
 Stores = dict[tuple[str, str, str], Store]
 log = Logger()
@@ -112,9 +112,7 @@ def build(
                 cfg.authentication_token_webhook_version,
                 cfg.authentication_token_webhook_cache_ttl,
                 audiences=cfg.api_audiences or cfg.service_account_issuers,
-                review_group=(
-                    upstream_group(TOKEN_GROUP) if cfg.serve_upstream_groups else TOKEN_GROUP
-                ),
+                review_group=outbound_group(TOKEN_GROUP, cfg.serve_upstream_groups),
             )
         )
     anonymous = Anonymous(cfg.anonymous_paths) if cfg.anonymous_auth else None

@@ -34,7 +34,7 @@ from platform_api.authorization.union import (
 from platform_api.authorization.webhook import GROUP as WEBHOOK_GROUP
 from platform_api.authorization.webhook import WebhookAuthorizer
 from platform_api.client import kubeconfig
-from platform_api.scheme.types import upstream_group
+from platform_api.scheme.types import outbound_group
 
 log = Logger()
 RELOADS = Counter(
@@ -70,10 +70,11 @@ def build(
     }
     if cfg.authorization_policy_file:
         builtins["ABAC"] = abac.ABACAuthorizer(abac.load_policies(cfg.authorization_policy_file))
+    review_group = outbound_group(WEBHOOK_GROUP, cfg.serve_upstream_groups)
     if cfg.authorization_config:
         loaded = authzconfig.load(cfg.authorization_config)
         return ReloadingAuthorizer(
-            cfg.authorization_config, loaded, builtins, reactor, review_group=_group(cfg)
+            cfg.authorization_config, loaded, builtins, reactor, review_group=review_group
         )
     chain: list[Authorizer] = [PrivilegedGroups()]
     for mode in cfg.authorization_modes:
@@ -85,7 +86,7 @@ def build(
                     cfg.authorization_webhook_version,
                     cfg.authorization_webhook_authorized_ttl,
                     cfg.authorization_webhook_unauthorized_ttl,
-                    review_group=_group(cfg),
+                    review_group=review_group,
                 )
             )
         else:
@@ -102,11 +103,6 @@ def _builtin(builtins: dict[str, Authorizer | None], kind: str, what: str) -> Au
     if built is None:
         raise AuthorizerUnavailable(f"{what} needs the {kind} authorizer, which is not built")
     return built
-
-
-def _group(cfg: ServerConfig) -> str:
-    """The SubjectAccessReviews' group: kube's under --serve-upstream-groups."""
-    return upstream_group(WEBHOOK_GROUP) if cfg.serve_upstream_groups else WEBHOOK_GROUP
 
 
 def chain_for(

@@ -19,7 +19,7 @@ from twisted.protocols.tls import TLSMemoryBIOFactory
 from platform_api.aggregator.registration import ensure_apiservices
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.serving import CRDInstaller
-from platform_api.apiextensions.webhookconversion import REVIEW_GROUP, UPSTREAM_REVIEW_GROUP
+from platform_api.apiextensions.webhookconversion import REVIEW_GROUP
 from platform_api.apiserver import (
     authn,
     authz,
@@ -77,6 +77,7 @@ from platform_api.registry.serviceresolver import ServiceResolver
 from platform_api.registry.strategy import GenericStrategy
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
+from platform_api.scheme.types import outbound_group
 from platform_api.storage.interface import Event
 from platform_api.storage.watch import WatchHub
 
@@ -284,9 +285,7 @@ class APIServerService(Service):
             ),
             reactor=self.reactor,
             converters=equivalence.converters if equivalence else None,
-            review_group=(
-                UPSTREAM_REVIEW_GROUP if self.config.serve_upstream_groups else REVIEW_GROUP
-            ),
+            review_group=outbound_group(REVIEW_GROUP, self.config.serve_upstream_groups),
         )
         self.crd_installer.start()
         self.hub.subscribe(self.crd_installer)

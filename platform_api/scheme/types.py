@@ -26,6 +26,12 @@ def upstream_group(group: str) -> str:
     return group
 
 
+def outbound_group(group: str, upstream: bool) -> str:
+    """The group of a document this server sends out (a webhook's review, an audit Event):
+    kube's name under --serve-upstream-groups, so stock receivers decode it."""
+    return upstream_group(group) if upstream else group
+
+
 def group_version(group: str, version: str) -> str:
     return f"{group}/{version}" if group else version
 

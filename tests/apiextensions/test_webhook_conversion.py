@@ -10,7 +10,6 @@ from twisted.internet.defer import succeed
 
 from platform_api.apiextensions.webhookconversion import (
     REVIEW_GROUP,
-    UPSTREAM_REVIEW_GROUP,
     WebhookConverter,
 )
 from tests.admission.plugin_kit import run
@@ -62,7 +61,7 @@ class Client:
         return succeed(Reply(orjson.dumps(answer)))
 
 
-@pytest.mark.parametrize("group", [REVIEW_GROUP, UPSTREAM_REVIEW_GROUP])
+@pytest.mark.parametrize("group", [REVIEW_GROUP, "apiextensions.k8s.io"])
 def test_the_review_names_the_servers_group(group: str) -> None:
     converter = WebhookConverter(CRD, None, None, group)
     client = Client()

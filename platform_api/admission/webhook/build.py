@@ -13,6 +13,7 @@ from platform_api.admission.webhook.dispatch import WebhookAdmission
 from platform_api.admission.webhook.hooks import HookSource
 from platform_api.registry.serviceresolver import ServiceResolver
 from platform_api.registry.store import Store
+from platform_api.scheme.types import outbound_group
 from platform_api.storage.interface import Storage
 from platform_api.storage.watch import WatchHub
 
@@ -51,7 +52,7 @@ def build_webhooks(
         return dict(obj.get("metadata", {}).get("labels") or {})
 
     resolver = ServiceResolver(stores[("", "v1", "services")], stores[("", "v1", "endpoints")])
-    review_group = "admission.k8s.io" if upstream else "admission.platform.io"
+    review_group = outbound_group("admission.platform.io", upstream)
     return WebhookAdmission(
         source("mutatingwebhookconfigurations", True) if MUTATING in plugins else None,
         source("validatingwebhookconfigurations", False) if VALIDATING in plugins else None,

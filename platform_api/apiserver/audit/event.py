@@ -19,8 +19,8 @@ import yaml
 from platform_api.codec import parse_yaml
 from platform_api.codec.bounds import check_json_depth
 
-API_VERSION = "audit.platform.io/v1"
-UPSTREAM_API_VERSION = "audit.k8s.io/v1"  # written under --serve-upstream-groups, as kube's
+GROUP = "audit.platform.io"
+API_VERSION = f"{GROUP}/v1"
 MAX_USER_AGENT = 1024  # kube truncates longer User-Agent headers
 _ALWAYS = frozenset({"requestURI", "verb", "user"})  # not omitempty in kube's Event
 _STATUS_KEYS = ("status", "message", "reason", "details", "code")

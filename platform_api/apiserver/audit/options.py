@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_api.apiserver.audit.authn import AuditedAuthenticator
-from platform_api.apiserver.audit.event import API_VERSION, UPSTREAM_API_VERSION
+from platform_api.apiserver.audit.event import GROUP
 from platform_api.apiserver.audit.hook import Auditor
 from platform_api.apiserver.audit.logbackend import FORMATS, LogBackend
 from platform_api.apiserver.audit.logbackend import MODES as LOG_MODES
@@ -24,6 +24,7 @@ from platform_api.apiserver.flagvalues import (
     parse_int,
 )
 from platform_api.client import kubeconfig
+from platform_api.scheme.types import outbound_group
 
 if TYPE_CHECKING:
     from platform_api.apiserver.site import Filters
@@ -209,7 +210,7 @@ def _float(name: str, given: Given) -> float:
 def build(opts: AuditOptions, reactor: Any, upstream: bool = False) -> Auditor | None:
     """The Auditor for these options; None without a policy file or a backend.
     ``upstream``: --serve-upstream-groups, whose events are kube's audit.k8s.io ones."""
-    api_version = UPSTREAM_API_VERSION if upstream else API_VERSION
+    api_version = f"{outbound_group(GROUP, upstream)}/v1"
     if not opts.policy_file or not (opts.log_path or opts.webhook_config_file):
         return None
     backends: list[Any] = []
