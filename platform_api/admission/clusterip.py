@@ -29,8 +29,14 @@ from platform_api.registry.servicecidr import (
     DEFAULT_SERVICE_CIDR,
     LABEL_IP_FAMILY,
     LABEL_MANAGED_BY,
+    ready_condition,
 )
-from platform_api.registry.serviceips import needs_cluster_ip, normalize, prepare_update
+from platform_api.registry.serviceips import (
+    cluster_ips,
+    needs_cluster_ip,
+    normalize,
+    prepare_update,
+)
 from platform_api.registry.store import Store
 from platform_api.storage.interface import ListOptions
 from platform_api.validation import field
@@ -84,10 +90,8 @@ def is_ready(cidr: Obj) -> bool:
     ready where no controller has said, as when kube-controller-manager is not running)."""
     if cidr["metadata"].get("deletionTimestamp"):
         return False
-    for condition in (cidr.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return condition.get("status") == "True"
-    return True
+    ready = ready_condition(cidr)
+    return ready is None or ready.get("status") == "True"
 
 
 def _family(version: int) -> str:
@@ -104,11 +108,6 @@ def address_object(ip: str, namespace: str, name: str) -> Obj:
         "metadata": {"name": ip, "labels": labels},
         "spec": {"parentRef": {"resource": "services", "namespace": namespace, "name": name}},
     }
-
-
-def _cluster_ips(obj: Obj | None) -> list[str]:
-    spec = (obj or {}).get("spec") or {}
-    return [ip for ip in spec.get("clusterIPs") or [] if ip and ip != "None"]
 
 
 class ClusterIPAllocation:
@@ -253,7 +252,7 @@ class ClusterIPAllocation:
     async def service_deleted(self, service: Obj) -> None:
         """``Store.after_delete`` of Services: its addresses are free."""
         meta = service.get("metadata") or {}
-        for ip in _cluster_ips(service):
+        for ip in cluster_ips(service):
             await self.release(ip, meta.get("namespace", ""), meta.get("name", ""))
 
     def validate(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:

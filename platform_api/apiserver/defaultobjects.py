@@ -22,7 +22,7 @@ from platform_api.apiserver.config import ServerConfig
 from platform_api.authorization.rbac.reconcile import ensure_defaults
 from platform_api.controllers.aggregation import fill_aggregated_roles
 from platform_api.registry.scheduling import SYSTEM_CLASSES, system_class
-from platform_api.registry.servicecidr import DEFAULT_SERVICE_CIDR
+from platform_api.registry.servicecidr import DEFAULT_SERVICE_CIDR, ready_condition, with_ready
 from platform_api.registry.store import Store
 
 log = Logger()
@@ -108,20 +108,13 @@ async def ensure_service_cidr(cidrs: Store, service_cidr: str, now: str) -> bool
         made = cidrs.get("", DEFAULT_SERVICE_CIDR).object
     except errors.StatusError:
         return True  # another server made it, unseen here yet: its maker sets it Ready
-    if any(c.get("type") == "Ready" for c in (made.get("status") or {}).get("conditions") or []):
+    if ready_condition(made) is not None:
         return True
-    ready = {
-        "type": "Ready",
-        "status": "True",
-        "lastTransitionTime": now,
-        "reason": "",
-        "message": "Kubernetes default Service CIDR is ready",
-    }
 
     def set_ready(current: dict[str, Any] | None) -> dict[str, Any]:
         if current is None:
             raise errors.not_found("servicecidrs", "networking.platform.io", DEFAULT_SERVICE_CIDR)
-        return {**current, "status": {"conditions": [ready]}}
+        return with_ready(current, "True", "", "Kubernetes default Service CIDR is ready", now)
 
     await errors.tolerating(
         cidrs.update("", DEFAULT_SERVICE_CIDR, set_ready, subresource="status"), 404, 409

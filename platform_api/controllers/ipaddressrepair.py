@@ -20,7 +20,8 @@ from platform_api import errors
 from platform_api.admission.clusterip import address_object
 from platform_api.controllers.base import Controller
 from platform_api.controllers.servicecidr import networks
-from platform_api.registry.servicecidr import ALLOCATOR, LABEL_IP_FAMILY, LABEL_MANAGED_BY
+from platform_api.registry.servicecidr import ALLOCATOR, LABEL_MANAGED_BY
+from platform_api.registry.serviceips import cluster_ips
 from platform_api.registry.store import Store
 from platform_api.scheme.decoding import parse_time
 from platform_api.storage.interface import Event, ListOptions
@@ -28,13 +29,6 @@ from platform_api.storage.interface import Event, ListOptions
 log = Logger()
 Obj = dict[str, Any]
 GRACE = 60.0  # kube's: a Service create's longest time between its IPAddress and itself
-
-
-def _addresses_of(service: Obj) -> list[str]:
-    spec = service.get("spec") or {}
-    if spec.get("type") == "ExternalName":
-        return []
-    return [ip for ip in spec.get("clusterIPs") or [] if ip and ip != "None"]
 
 
 def _canonical(ip: str) -> str | None:
@@ -52,9 +46,11 @@ def _revision(obj: Obj) -> int:
 
 
 def _labelled(address: Obj) -> bool:
+    """Carries the labels the allocator gives the IPAddress of its address."""
+    name = address["metadata"]["name"]
+    wanted = address_object(name, "", "")["metadata"]["labels"]
     labels = address["metadata"].get("labels") or {}
-    family = "IPv6" if ":" in address["metadata"]["name"] else "IPv4"
-    return labels.get(LABEL_MANAGED_BY) == ALLOCATOR and labels.get(LABEL_IP_FAMILY) == family
+    return all(labels.get(k) == v for k, v in wanted.items())
 
 
 class IPAddressRepair(Controller):
@@ -79,7 +75,7 @@ class IPAddressRepair(Controller):
                 if state is not None:
                     meta = state.object["metadata"]
                     self.enqueue(("service", meta.get("namespace", ""), meta["name"]))
-                    for ip in _addresses_of(state.object):
+                    for ip in cluster_ips(state.object):
                         if (name := _canonical(ip)) is not None:
                             self.enqueue(("address", name))
         elif event.key.startswith(self.addresses.prefix):
@@ -108,7 +104,7 @@ class IPAddressRepair(Controller):
             service = self.services.get(namespace, name).object
         except errors.StatusError:
             return
-        for ip in _addresses_of(service):
+        for ip in cluster_ips(service):
             canonical = _canonical(ip)
             if canonical is None or not self._in_range(canonical):
                 log.warn(
@@ -138,7 +134,7 @@ class IPAddressRepair(Controller):
             service = self.services.get(namespace, name).object
         except errors.StatusError:
             return False
-        return ip in {_canonical(a) for a in _addresses_of(service)}
+        return ip in {_canonical(a) for a in cluster_ips(service)}
 
     async def _address(self, name: str) -> float | None:
         try:
@@ -160,7 +156,7 @@ class IPAddressRepair(Controller):
                 return left
             await self._delete(name)
             return None
-        if name in {_canonical(a) for a in _addresses_of(service)}:
+        if name in {_canonical(a) for a in cluster_ips(service)}:
             return None
         if _revision(address) > _revision(service) and left > 0:
             return min(left, 1.0)  # written after the Service: its update is on its way

@@ -16,6 +16,8 @@ from platform_api.registry.servicecidr import (
     ALLOCATOR,
     FINALIZER,
     LABEL_MANAGED_BY,
+    ready_condition,
+    with_ready,
 )
 from platform_api.registry.store import Store
 from platform_api.scheme.decoding import parse_time
@@ -43,13 +45,6 @@ def networks(cidr: Obj) -> list[Network]:
 
 def _within(net: Network, other: Network) -> bool:
     return net.version == other.version and net.subnet_of(other)  # type: ignore[arg-type]
-
-
-def _ready(cidr: Obj) -> Obj | None:
-    for condition in (cidr.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return dict(condition)
-    return None
 
 
 class ServiceCIDRController(Controller):
@@ -91,7 +86,7 @@ class ServiceCIDRController(Controller):
             return None
         if FINALIZER not in (cidr["metadata"].get("finalizers") or []):
             await self._finalizer(key, present=True)
-        if (_ready(cidr) or {}).get("status") != "True":
+        if (ready_condition(cidr) or {}).get("status") != "True":
             await self._condition(cidr, "True", "", READY)
         return None
 
@@ -142,29 +137,19 @@ class ServiceCIDRController(Controller):
     async def _condition(self, cidr: Obj, status: str, reason: str, message: str) -> None:
         """Set the Ready condition, unless it says so already (a write would wake this
         controller again)."""
-        before = _ready(cidr) or {}
+        before = ready_condition(cidr) or {}
         if (before.get("status"), before.get("reason"), before.get("message")) == (
             status,
             reason,
             message,
         ):
             return
-        name = cidr["metadata"]["name"]
-        condition = {
-            "type": "Ready",
-            "status": status,
-            "lastTransitionTime": self.cidrs.now(),
-            "reason": reason,
-            "message": message,
-        }
+        name, now = cidr["metadata"]["name"], self.cidrs.now()
 
         def update(existing: Obj | None) -> Obj:
             if existing is None:
                 raise errors.not_found("servicecidrs", "networking.platform.io", name)
-            status_ = dict(existing.get("status") or {})
-            kept = [c for c in status_.get("conditions") or [] if c.get("type") != "Ready"]
-            existing["status"] = {**status_, "conditions": [condition, *kept]}
-            return existing
+            return with_ready(existing, status, reason, message, now)
 
         work = self.cidrs.update("", name, update, subresource="status")
         await errors.tolerating(work, 404, 409)

@@ -31,6 +31,28 @@ _ONE_PER_FAMILY = (
 )
 
 
+def ready_condition(cidr: Obj) -> Obj | None:
+    """The ServiceCIDR's Ready condition, if anything has set one."""
+    for condition in (cidr.get("status") or {}).get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") == "Ready":
+            return condition
+    return None
+
+
+def with_ready(cidr: Obj, status: str, reason: str, message: str, now: str) -> Obj:
+    """``cidr`` with its Ready condition set (the others kept), for a /status write."""
+    condition = {
+        "type": "Ready",
+        "status": status,
+        "lastTransitionTime": now,
+        "reason": reason,
+        "message": message,
+    }
+    current = dict(cidr.get("status") or {})
+    kept = [c for c in current.get("conditions") or [] if c.get("type") != "Ready"]
+    return {**cidr, "status": {**current, "conditions": [condition, *kept]}}
+
+
 def _family(cidr: str) -> int | None:
     try:
         return ipaddress.ip_network(cidr, strict=False).version

@@ -12,6 +12,14 @@ from typing import Any
 Obj = dict[str, Any]
 
 
+def cluster_ips(service: Obj | None) -> list[str]:
+    """The addresses a Service holds (none when ExternalName or headless)."""
+    spec = (service or {}).get("spec") or {}
+    if not needs_cluster_ip(spec):
+        return []
+    return [ip for ip in spec.get("clusterIPs") or [] if ip and ip != "None"]
+
+
 def needs_cluster_ip(spec: Obj) -> bool:
     return spec.get("type") != "ExternalName"
 

@@ -146,16 +146,24 @@ def test_upstream_names_send_upstream_token_reviews(tmp_path: Path) -> None:
         "v1",
     )
     try:
-        jane = session_for(server, token="tok-jane")
-        review = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+        upstream = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
         body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
-        r = jane.post(server.url + review, json=body)
-        assert r.status_code == 201, r.text
-        assert r.json()["status"]["userInfo"]["username"] == "jane"
+        assert_jane(server, upstream, body)
     finally:
-        server.stop()
-        webhook.terminate()
-        webhook.wait(timeout=10)
+        stop_both(server, webhook)
+
+
+def assert_jane(server: Server, path: str = REVIEW, body: dict | None = None) -> None:
+    """The sample webhook's jane is who a SelfSubjectReview with her token finds."""
+    r = session_for(server, token="tok-jane").post(server.url + path, json=body or SELF)
+    assert r.status_code == 201, r.text
+    assert r.json()["status"]["userInfo"]["username"] == "jane"
+
+
+def stop_both(server: Server, webhook: subprocess.Popen[bytes]) -> None:
+    server.stop()
+    webhook.terminate()
+    webhook.wait(timeout=10)
 
 
 def test_bad_webhook_config_fails_at_start(tmp_path: Path) -> None:
@@ -210,11 +218,6 @@ current-context: hook
         tmp_path / "data", "--authentication-token-webhook-config-file", str(config)
     )
     try:
-        jane = session_for(server, token="tok-jane")
-        r = jane.post(server.url + REVIEW, json=SELF)
-        assert r.status_code == 201, r.text
-        assert r.json()["status"]["userInfo"]["username"] == "jane"
+        assert_jane(server)
     finally:
-        server.stop()
-        webhook.terminate()
-        webhook.wait(timeout=10)
+        stop_both(server, webhook)
