@@ -144,12 +144,13 @@ def test_the_default_service_cidr_and_the_kubernetes_service_address(
 
 
 def test_a_refused_service_gives_its_address_back(server: Server, admin: requests.Session) -> None:
-    ok = admin.post(server.url + SERVICES, json=_service("ga-one", "10.0.0.201"))
+    # Addresses of the static subrange: other tests' random ones come from above it.
+    ok = admin.post(server.url + SERVICES, json=_service("ga-one", "10.0.0.11"))
     assert ok.status_code == 201
     # the same name again, another address: refused after that address was written
-    r = admin.post(server.url + SERVICES, json=_service("ga-one", "10.0.0.202"))
+    r = admin.post(server.url + SERVICES, json=_service("ga-one", "10.0.0.12"))
     assert r.status_code == 409 and r.json()["reason"] == "AlreadyExists"
-    gone = admin.get(server.url + G + "/ipaddresses/10.0.0.202")
+    gone = admin.get(server.url + G + "/ipaddresses/10.0.0.12")
     assert gone.status_code == 404 and gone.json()["reason"] == "NotFound"
     # a bad port, after an address was picked: refused, and the address is free again
     before = {
@@ -164,8 +165,8 @@ def test_a_refused_service_gives_its_address_back(server: Server, admin: request
     }
     assert after == before
     assert admin.delete(server.url + SERVICES + "/ga-one").status_code == 200
-    assert admin.get(server.url + G + "/ipaddresses/10.0.0.201").status_code == 404
-    again = admin.post(server.url + SERVICES, json=_service("ga-two", "10.0.0.201"))
+    assert admin.get(server.url + G + "/ipaddresses/10.0.0.11").status_code == 404
+    again = admin.post(server.url + SERVICES, json=_service("ga-two", "10.0.0.11"))
     assert again.status_code == 201
 
 
