@@ -144,11 +144,7 @@ def _parse_config(data: bytes, from_cbor: bool) -> tuple[Obj, Duplicates]:
             )
         return config, {}
     try:
-        # kubectl sends its apply configurations as JSON, which is YAML; the JSON parser
-        # is many times faster on them.
-        config, duplicates = (
-            parse_json(data, unstructured=True) if data.lstrip()[:1] == b"{" else parse_yaml(data)
-        )
+        config, duplicates = _parse_apply_text(data)
         if isinstance(config, dict):
             as_interface_values(data, config)  # YAML's integers too
     except DepthError as e:
@@ -163,6 +159,20 @@ def _parse_config(data: bytes, from_cbor: bool) -> tuple[Obj, Duplicates]:
     if not isinstance(config, dict):
         raise errors.bad_request("error decoding YAML: the applied configuration is not an object")
     return config, duplicates
+
+
+def _parse_apply_text(data: bytes) -> tuple[Any, Duplicates]:
+    """kube reads an apply configuration as YAML.  kubectl sends JSON, which is YAML and
+    many times faster to parse as JSON; what JSON refuses (a trailing comma, ``}}``, a bare
+    word) may still be YAML, so YAML has the last word, its errors included."""
+    if data.lstrip()[:1] == b"{":
+        try:
+            return parse_json(data, unstructured=True)
+        except DepthError:
+            raise
+        except BodyError:
+            pass
+    return parse_yaml(data)
 
 
 def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj:

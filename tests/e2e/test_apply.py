@@ -8,6 +8,7 @@ import requests
 import yaml
 
 from tests.e2e.conftest import Server
+from tests.e2e.test_http import status
 from tests.e2e.test_list import make_namespace
 from tests.e2e.test_patch_races import in_parallel
 
@@ -272,3 +273,31 @@ def test_repeated_keys_in_a_configuration_are_reported_by_line(
     r = admin.patch(url + "?fieldManager=m&fieldValidation=Ignore", data=as_json, headers=APPLY)
     assert r.status_code == 200
     assert "Warning" not in r.headers
+
+
+def test_configurations_json_refuses_are_read_as_yaml(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube reads every apply configuration as YAML: a JSON-looking body with a trailing
+    comma, a stray closing brace or a bare word applies (upstream's e2e ServerSideApply
+    cases send trailing commas); one that is not YAML either gets go-yaml's error."""
+    base = server.url + make_namespace(admin, server, "ssa-yaml")
+    head = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "%s"}'
+    accepted = {
+        "comma": (head + ', "data": {"a": "b",},}', {"a": "b"}),
+        "brace": (head + ', "data": {"a": "b"}}}', {"a": "b"}),
+        "word": (head + ', "data": {"a": tru}}', {"a": "tru"}),
+    }
+    for name, (body, data) in accepted.items():
+        r = admin.patch(f"{base}/{name}?fieldManager=m", data=body % name, headers=APPLY)
+        assert (r.status_code, r.json().get("data")) == (201, data), r.text
+    refused = {
+        '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name" "bad"}}': "",
+        '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bad"}': "line 1: ",
+    }
+    for body, where in refused.items():
+        r = admin.patch(base + "/bad?fieldManager=m", data=body, headers=APPLY)
+        assert r.status_code == 400
+        message = f"error decoding YAML: error converting YAML to JSON: yaml: {where}"
+        assert r.json() == status(400, "BadRequest", message + "did not find expected ',' or '}'")
+    assert admin.get(base + "/bad").status_code == 404
