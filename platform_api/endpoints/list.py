@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -264,12 +265,44 @@ def render_list(scope: Scope, out: Output, items: list[Stored], meta: dict[str, 
         return binary.cbor_list_body(cache, items, rt.api_version, rt.list_kind, meta)
     if out.plain_json and not scope.ctx.render_group:
         head = orjson.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
-        return head[:-1] + b',"items":[' + b",".join(s.data for s in items) + b"]}\n"
+        if rt.custom:
+            body = b",".join(s.data for s in items)
+        else:
+            strip = untyper(rt.api_version, rt.kind)
+            body = b",".join(strip(s.data) for s in items)
+        return head[:-1] + b',"items":[' + body + b"]}\n"
     doc = {
         "kind": rt.list_kind,
         "apiVersion": rt.api_version,
         "metadata": meta,
-        "items": [s.object for s in items],
+        "items": [s.object if rt.custom else untyped(s.object) for s in items],
     }
     fields = bytefields.for_kind(rt.api_version, rt.list_kind) if out.encoding == "cbor" else None
     return encode(scope.outgoing(doc), out.encoding, out.pretty, fields)
+
+
+# kube's lists of built-in kinds hold typed Go structs whose TypeMeta is empty: the items
+# name no kind or apiVersion (a typed client comparing a listed item with a fetched one
+# relies on it).  Custom resources are unstructured: their items keep both.
+
+
+def untyped(obj: Obj) -> Obj:
+    """A built-in list item as kube writes it: without ``kind`` and ``apiVersion``."""
+    return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+
+
+def untyper(api_version: str, kind: str) -> Callable[[bytes], bytes]:
+    """``untyped`` on stored JSON: stored objects almost always begin with their type, so
+    cutting that prefix off avoids a parse; any other layout is parsed."""
+    heads = (
+        b'{"apiVersion":"%s","kind":"%s",' % (api_version.encode(), kind.encode()),
+        b'{"kind":"%s","apiVersion":"%s",' % (kind.encode(), api_version.encode()),
+    )
+
+    def strip(data: bytes) -> bytes:
+        for head in heads:
+            if data.startswith(head):
+                return b"{" + data[len(head) :]
+        return orjson.dumps(untyped(orjson.loads(data)))
+
+    return strip

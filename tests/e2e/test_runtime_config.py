@@ -156,7 +156,9 @@ def test_beta_and_ga_versions_share_one_storage(tmp_path: Path) -> None:
         assert (status, ga["apiVersion"]) == (200, f"{ADMISSION}/v1")
         assert ga["metadata"]["uid"] == created["metadata"]["uid"]
         status, listed = running.request("GET", beta)
-        assert [i["apiVersion"] for i in listed["items"]] == [f"{ADMISSION}/v1beta1"]
+        assert listed["apiVersion"] == f"{ADMISSION}/v1beta1"
+        assert [i["metadata"]["uid"] for i in listed["items"]] == [created["metadata"]["uid"]]
+        assert "apiVersion" not in listed["items"][0]  # kube's built-in list items
         # the alpha version was not named: not served
         assert running.request("GET", f"/apis/{ADMISSION}/v1alpha1")[0] == 404
     finally:
