@@ -295,3 +295,18 @@ def test_errors_name_the_group_asked(upstream: Server, root_session: requests.Se
     assert r.status_code == 422
     assert r.json()["message"].startswith('Role.rbac.authorization.k8s.io "x" is invalid: ')
     assert r.json()["details"]["group"] == "rbac.authorization.k8s.io"
+
+
+def test_priority_and_fairness_headers_carry_kubes_names(
+    upstream: Server, root_session: requests.Session
+) -> None:
+    """Upstream's e2e APF case matches the answer's X-Kubernetes-PF-* headers against the
+    FlowSchema and PriorityLevelConfiguration that classified it."""
+    r = root_session.get(upstream.url + "/api/v1/namespaces/default")
+    levels = upstream.url + "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations"
+    schemas = upstream.url + "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas"
+    level_uid = r.headers["X-Kubernetes-PF-PriorityLevel-UID"]
+    schema_uid = r.headers["X-Kubernetes-PF-FlowSchema-UID"]
+    assert "X-Platform-PF-FlowSchema-UID" not in r.headers
+    assert level_uid in {i["metadata"]["uid"] for i in root_session.get(levels).json()["items"]}
+    assert schema_uid in {i["metadata"]["uid"] for i in root_session.get(schemas).json()["items"]}

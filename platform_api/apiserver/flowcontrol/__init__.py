@@ -15,7 +15,7 @@ from typing import Any
 from twisted.internet.interfaces import IReactorTime
 
 from platform_api.apiserver.flowcontrol.config import FlowControlConfig
-from platform_api.apiserver.flowcontrol.filter import PriorityAndFairness
+from platform_api.apiserver.flowcontrol.filter import UPSTREAM_HEADERS, PriorityAndFairness
 from platform_api.apiserver.inflight import InflightLimiter
 from platform_api.controllers.informer import Informer
 from platform_api.registry.flowcontrol_bootstrap import GROUP
@@ -42,6 +42,8 @@ def limiter(
     config = FlowControlConfig(schemas, levels, informer, reactor, readonly + mutating)
     config.start()
     loops.extend(loop for loop in (config.ensurer, config.borrower) if loop is not None)
+    if cfg.serve_upstream_groups:
+        return PriorityAndFairness(config, reactor, cfg.request_timeout, UPSTREAM_HEADERS)
     return PriorityAndFairness(config, reactor, cfg.request_timeout)
 
 

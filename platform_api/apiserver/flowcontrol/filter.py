@@ -30,6 +30,8 @@ from platform_api.endpoints.responses import GO_STATUS_TEXT
 
 SCHEMA_HEADER = b"X-Platform-PF-FlowSchema-UID"
 LEVEL_HEADER = b"X-Platform-PF-PriorityLevel-UID"
+# Under --serve-upstream-groups, kube's own names (upstream's e2e cases read them).
+UPSTREAM_HEADERS = (b"X-Kubernetes-PF-FlowSchema-UID", b"X-Kubernetes-PF-PriorityLevel-UID")
 MESSAGE = "Too many requests, please try again later."
 MAX_RETRY_AFTER = 32
 _READONLY = ("get", "list", "watch")
@@ -71,8 +73,15 @@ class DroppedRequests:
 class PriorityAndFairness(InflightLimiter):
     """The APF filter, shaped as the in-flight limiter it replaces."""
 
-    def __init__(self, config: FlowControlConfig, clock: IReactorTime, request_timeout: float):
+    def __init__(
+        self,
+        config: FlowControlConfig,
+        clock: IReactorTime,
+        request_timeout: float,
+        headers: tuple[bytes, bytes] = (SCHEMA_HEADER, LEVEL_HEADER),
+    ):
         super().__init__(0, 0)
+        self.schema_header, self.level_header = headers
         self.config = config
         self.clock = clock
         self.wait_limit = min(request_timeout / 4, 60.0)
@@ -86,8 +95,8 @@ class PriorityAndFairness(InflightLimiter):
         level = config.levels.get(match.schema.level) if match is not None else None
         if match is None or level is None:
             return _Seat(self, request, info, None, None, None)
-        request.setHeader(LEVEL_HEADER, level.uid_header)
-        request.setHeader(SCHEMA_HEADER, match.uid)
+        request.setHeader(self.level_header, level.uid_header)
+        request.setHeader(self.schema_header, match.uid)
         if level.queues is None or info.long_running:
             return _Seat(self, request, info, level, match.labels, None)
         try:
