@@ -310,7 +310,7 @@ _register(
     "",
     "secrets",
     [_col("Type"), _col("Data", "integer"), AGE],
-    lambda o: [o.get("type", "Opaque"), len(o.get("data") or {}), _age(o)],
+    lambda o: [o.get("type", ""), len(o.get("data") or {}), _age(o)],
 )
 _register(
     "",

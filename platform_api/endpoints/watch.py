@@ -60,7 +60,7 @@ class WatchStream:
         self.paused = False
         self.done: Deferred[None] = Deferred()
         self._timers: list[IDelayedCall] = []
-        include = arg(scope.request, b"includeObject") or "Object"
+        include = arg(scope.request, b"includeObject") or "Metadata"
         self.encoder = EventEncoder(scope, out, include)
         storage = scope.store.storage
         self.view = storage if isinstance(storage, StorageView) else None

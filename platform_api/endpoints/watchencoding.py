@@ -42,6 +42,7 @@ class EventEncoder:
         self.protobuf = out.encoding == "protobuf"
         self.cbor = out.encoding == "cbor"
         self.plain = out.plain_json and not scope.ctx.render_group
+        self.headers_sent = False  # a Table watch's first Table carries the columns
         # Watchers rendering alike share the bytes: the served version and the upstream
         # group name a client asked in are part of the rendering.
         self.key = (
@@ -62,11 +63,7 @@ class EventEncoder:
             stored = Stored(stored.key, revision, stamped(stored, revision))
         obj, out = stored.object, self.out
         if out.view == "table":
-            rt = self.scope.resource
-            table = self.scope.handlers.tables.table(
-                rt, [self.scope.outgoing(obj)], out.group, out.version, self.include, {}
-            )
-            return orjson.dumps(table)
+            return self._table(obj, self.include)
         # A DELETED event's object is synthetic (the last state, stamped with the event's
         # revision; for a selector transition that revision holds another state): it must
         # not enter the per-revision message cache, where a GET would find it.
@@ -79,6 +76,20 @@ class EventEncoder:
         if self.cbor:
             return cbor.encode(self.scope.outgoing(obj), bytefields.for_object(obj))
         return orjson.dumps(self.scope.outgoing(obj))
+
+    def _table(self, obj: Obj, include: str) -> bytes:
+        """One object as a Table, as kube's watch encoder makes it: the object's
+        resourceVersion in the table's metadata, and column definitions in the stream's
+        first Table only (``null`` after it)."""
+        out = self.out
+        meta = {"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion", "")}
+        table = self.scope.handlers.tables.table(
+            self.scope.resource, [self.scope.outgoing(obj)], out.group, out.version, include, meta
+        )
+        if self.headers_sent:
+            table["columnDefinitions"] = None
+        self.headers_sent = True
+        return orjson.dumps(table)
 
     def _encode(self, obj: Obj) -> bytes:
         """A bookmark's or an error's object, in the stream's encoding."""
@@ -95,12 +106,13 @@ class EventEncoder:
 
     def event(self, event_type: str, stored: Stored, revision: int, event: Event | None) -> bytes:
         """An encoded event, cached on the hub's event for every other watcher."""
-        key = (event_type, *self.key)
+        key = (event_type, self.headers_sent, *self.key)
         cache: dict[Any, bytes] | None = getattr(event, "encoded", None) if event else None
         if cache is not None and key in cache:
             return cache[key]
+        headers_sent = self.headers_sent
         data = self._frame(event_type, self._object(event_type, stored, revision))
-        if event is not None:
+        if event is not None and (headers_sent or self.out.view != "table"):
             if cache is None:
                 cache = {}
                 event.encoded = cache  # type: ignore[attr-defined]
@@ -112,7 +124,10 @@ class EventEncoder:
         meta: Obj = {"resourceVersion": str(revision)}
         if initial_end:
             meta["annotations"] = {INITIAL_EVENTS_END: "true", UPSTREAM_INITIAL_EVENTS_END: "true"}
-        obj = self.scope.outgoing({"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta})
+        obj = {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
+        if self.out.view == "table":  # a row of metadata, whatever includeObject says
+            return self._frame("BOOKMARK", self._table(obj, "Metadata"))
+        obj = self.scope.outgoing(obj)
         if self.out.view == "partial":
             obj = partial_object(obj, self.out)
         return self._frame("BOOKMARK", self._encode(obj))

@@ -253,3 +253,54 @@ def take_iter(stream: Iterator[dict[str, Any]], n: int) -> Iterator[dict[str, An
         yield event
         if i + 1 == n:
             return
+
+
+TABLE = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+
+
+def _table_events(admin: requests.Session, url: str, n: int, **params: str) -> list[dict[str, Any]]:
+    query = {"watch": "1", "labelSelector": "w=t", **params}
+    response = admin.get(url, params=query, headers=TABLE, stream=True, timeout=30)
+    assert response.status_code == 200, response.text
+    lines = (json.loads(line) for line in response.iter_lines() if line)
+    out = [next(lines) for _ in range(n)]
+    response.close()
+    return out
+
+
+def test_watch_as_table_is_kubes_stream_of_tables(server: Server, admin: requests.Session) -> None:
+    """As kube's watch encoder: the first Table carries the columns and later ones
+    ``null``, each Table has its object's resourceVersion, rows hold
+    PartialObjectMetadata unless includeObject says otherwise, and a bookmark is a Table
+    too (a reflector asking for Tables never sees the end of its initial events: kube's
+    upstream e2e case counts on it)."""
+    base = make_namespace(admin, server, "watch-table")
+    for name in ("t1", "t2"):
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+        body["metadata"]["labels"] = {"w": "t"}
+        assert admin.post(server.url + base, json=body).status_code == 201
+    initial = {"sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan"}
+    url = server.url + base
+    for _ in range(2):  # a second watcher gets its own first Table with columns
+        first, second, bookmark = _table_events(
+            admin, url, 3, allowWatchBookmarks="true", **initial
+        )
+        assert [first["type"], second["type"], bookmark["type"]] == ["ADDED", "ADDED", "BOOKMARK"]
+        got = admin.get(url + "/t1", headers=TABLE).json()
+        assert first["object"]["columnDefinitions"] == got["columnDefinitions"]
+        assert second["object"]["columnDefinitions"] is None
+        for event in (first, second):
+            table = event["object"]
+            (row,) = table["rows"]
+            assert row["object"]["kind"] == "PartialObjectMetadata"
+            rv = row["object"]["metadata"]["resourceVersion"]
+            assert table["metadata"] == {"resourceVersion": rv}
+        assert {k: v for k, v in first["object"].items() if k != "rows"} == {
+            k: v for k, v in got.items() if k != "rows"
+        }
+        marker = bookmark["object"]
+        assert (marker["kind"], marker["columnDefinitions"]) == ("Table", None)
+        (row,) = marker["rows"]
+        assert row["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true"
+    (full,) = _table_events(admin, url, 1, includeObject="Object", **initial)
+    assert full["object"]["rows"][0]["object"]["kind"] == "ConfigMap"
