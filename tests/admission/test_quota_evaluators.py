@@ -6,7 +6,12 @@ from typing import Any
 
 from platform_api.admission.quota import scopes
 from platform_api.admission.quota.catalog import Registry
-from platform_api.admission.quota.evaluators import ClaimEvaluator, ServiceEvaluator, matches
+from platform_api.admission.quota.evaluators import (
+    ClaimEvaluator,
+    Evaluator,
+    ServiceEvaluator,
+    matches,
+)
 from platform_api.admission.quota.pods import PodEvaluator
 from platform_api.admission.quota.resources import to_object
 
@@ -102,11 +107,31 @@ def test_claim_usage_by_storage_class_rounded_up() -> None:
         "count/persistentvolumeclaims": "1",
         "fast.storageclass.storage.platform.io/persistentvolumeclaims": "1",
         "fast.storageclass.storage.platform.io/requests.storage": "1Gi",
+        "fast.storageclass.storage.k8s.io/persistentvolumeclaims": "1",
+        "fast.storageclass.storage.k8s.io/requests.storage": "1Gi",
         "persistentvolumeclaims": "1",
         "requests.storage": "1Gi",
     }
-    names = ["gold.storageclass.storage.platform.io/requests.storage", "pods", "requests.storage"]
-    assert ClaimEvaluator().matching_resources(names) == [names[0], names[2]]
+    names = [
+        "gold.storageclass.storage.platform.io/requests.storage",
+        "pods",
+        "requests.storage",
+        "gold.storageclass.storage.k8s.io/persistentvolumeclaims",
+    ]
+    assert ClaimEvaluator().matching_resources(names) == [names[0], names[2], names[3]]
+
+
+def test_quotas_may_name_groups_by_kubes_names() -> None:
+    """Under --serve-upstream-groups clients write kube's names; both count."""
+    ev = Evaluator("networking.platform.io", "ingresses")
+    names = ["count/ingresses.networking.k8s.io", "count/ingresses.networking.platform.io"]
+    assert ev.matching_resources(names) == names
+    assert usage(ev, {}) == dict.fromkeys(names, "1")
+    claim = {"metadata": {"annotations": {"volume.beta.kubernetes.io/storage-class": "slow"}}}
+    assert (
+        usage(ClaimEvaluator(), claim)["slow.storageclass.storage.k8s.io/persistentvolumeclaims"]
+        == "1"
+    )
 
 
 def test_registry_counts_every_resource_and_ignores_reviews() -> None:

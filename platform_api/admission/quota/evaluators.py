@@ -15,10 +15,16 @@ from platform_api.admission.chain import Attributes
 from platform_api.admission.quota import scopes
 from platform_api.admission.quota.resources import ONE, ZERO, ResourceList, add, from_object
 from platform_api.quantity import Quantity
+from platform_api.scheme.types import upstream_group
 
 Obj = dict[str, Any]
-STORAGE_CLASS_SUFFIX = ".storageclass.storage.platform.io/"
-STORAGE_CLASS_ANNOTATION = "volume.beta.platform.io/storage-class"
+# A quota may name a group by either of its names (under --serve-upstream-groups clients
+# write kube's): usage is reported under both, and each quota keeps the names it holds.
+STORAGE_CLASS_SUFFIXES = (".storageclass.storage.platform.io/", ".storageclass.storage.k8s.io/")
+STORAGE_CLASS_ANNOTATIONS = (
+    "volume.beta.platform.io/storage-class",
+    "volume.beta.kubernetes.io/storage-class",
+)
 LEGACY_ALIASES = {
     "configmaps": "configmaps",
     "resourcequotas": "resourcequotas",
@@ -40,7 +46,10 @@ class Evaluator:
     def __init__(self, group: str, plural: str) -> None:
         self.group, self.plural = group, plural
         alias = LEGACY_ALIASES.get(plural) if not group else None
-        self.names = (count_name(group, plural),) + ((alias,) if alias else ())
+        names = dict.fromkeys(
+            (count_name(group, plural), count_name(upstream_group(group), plural))
+        )
+        self.names = tuple(names) + ((alias,) if alias else ())
 
     def handles(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> bool:
         return not attrs.subresource and attrs.operation == "CREATE"
@@ -136,25 +145,24 @@ class ClaimEvaluator(Evaluator):
         return not attrs.subresource and attrs.operation in ("CREATE", "UPDATE")
 
     def matching_resources(self, names: Iterable[str]) -> list[str]:
-        suffixes = tuple(STORAGE_CLASS_SUFFIX + r for r in self.RESOURCES)
+        suffixes = tuple(s + r for s in STORAGE_CLASS_SUFFIXES for r in self.RESOURCES)
         return [n for n in names if n in self.names or n in self.RESOURCES or n.endswith(suffixes)]
 
     def scope_matches(self, req: scopes.Requirement, obj: Obj) -> bool:
         return scopes.pvc_matches(req, obj)
 
     def usage(self, obj: Obj) -> ResourceList:
-        meta = obj.get("metadata") or {}
-        klass = (meta.get("annotations") or {}).get(STORAGE_CLASS_ANNOTATION) or (
-            (obj.get("spec") or {}).get("storageClassName") or ""
-        )
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        klass = next((annotations[a] for a in STORAGE_CLASS_ANNOTATIONS if annotations.get(a)), "")
+        klass = klass or (obj.get("spec") or {}).get("storageClassName") or ""
         out: ResourceList = {"persistentvolumeclaims": ONE, "count/persistentvolumeclaims": ONE}
-        if klass:
-            out[klass + STORAGE_CLASS_SUFFIX + "persistentvolumeclaims"] = ONE
         storage = claim_storage(obj)
         if storage is not None:
             out["requests.storage"] = storage
-            if klass:
-                out[klass + STORAGE_CLASS_SUFFIX + "requests.storage"] = storage
+        for suffix in STORAGE_CLASS_SUFFIXES if klass else ():
+            out[klass + suffix + "persistentvolumeclaims"] = ONE
+            if storage is not None:
+                out[klass + suffix + "requests.storage"] = storage
         return out
 
 
