@@ -1,7 +1,7 @@
 """The checks behind /healthz, /livez and /readyz, as kube-apiserver lists them.
 
-``ping``, ``log`` and the storage's check (``etcd`` or ``lmdb``) everywhere; the
-post-start hooks (the default namespaces, then the RBAC defaults) once bootstrapped,
+``ping``, ``log`` and the storage's check (``etcd`` or ``lmdb``) everywhere; kube's
+post-start hooks by kube's names, those making default objects ready once bootstrapped,
 with ``--livez-grace-period`` forgiving them on /livez; ``kms-providers`` where kube
 has it; ``shutdown`` on /readyz during the shutdown delay; one check per worker under
 ``--workers``.
@@ -10,13 +10,46 @@ has it; ``shutdown`` on /readyz during the shutdown delay; one check per worker 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
 
-NAMESPACES_HOOK = "poststarthook/bootstrap-namespaces"
-RBAC_HOOK = "poststarthook/rbac/bootstrap-roles"
+# kube-apiserver's post-start hooks, in its order, that have a counterpart here: the
+# parts a hook starts are built before this server listens, but for the default objects
+# (``DEFAULTS``, ready once bootstrapped) and the RBAC defaults.  Hooks of parts this
+# server does not have (the peer proxy, identity leases, the legacy token tracker, the
+# cluster authentication ConfigMap) are not listed.
+SERVING, DEFAULTS, RBAC = "serving", "defaults", "rbac"
+HOOKS: tuple[tuple[str, str, str], ...] = (  # (name, when ready, which part must be on)
+    ("start-apiserver-admission-initializer", SERVING, ""),
+    ("generic-apiserver-start-informers", SERVING, ""),
+    ("priority-and-fairness-config-consumer", SERVING, "apf"),
+    ("priority-and-fairness-filter", SERVING, "apf"),
+    ("storage-object-count-tracker-hook", SERVING, ""),
+    ("start-apiextensions-informers", SERVING, ""),
+    ("start-apiextensions-controllers", SERVING, ""),
+    ("crd-informer-synced", SERVING, ""),
+    ("start-system-namespaces-controller", DEFAULTS, ""),
+    ("storage-readiness", SERVING, ""),
+    ("start-service-ip-repair-controllers", DEFAULTS, ""),
+    ("rbac/bootstrap-roles", RBAC, ""),
+    ("scheduling/bootstrap-system-priority-classes", DEFAULTS, ""),
+    ("priority-and-fairness-config-producer", DEFAULTS, "apf"),
+    ("bootstrap-controller", DEFAULTS, ""),
+    ("start-kubernetes-service-cidr-controller", DEFAULTS, ""),
+    ("start-kube-aggregator-informers", SERVING, "aggregator"),
+    ("apiservice-status-local-available-controller", SERVING, "aggregator"),
+    ("apiservice-status-remote-available-controller", SERVING, "aggregator"),
+    ("apiservice-registration-controller", SERVING, "aggregator"),
+    ("apiservice-wait-for-first-sync", SERVING, "aggregator"),
+    ("apiservice-discovery-controller", SERVING, "aggregator"),
+    ("kube-apiserver-autoregistration", DEFAULTS, "aggregator"),
+    ("autoregister-completion", DEFAULTS, "aggregator"),  # kube's has no prefix
+    ("apiservice-openapi-controller", SERVING, "aggregator"),
+    ("apiservice-openapiv3-controller", SERVING, "aggregator"),
+)
 
 
 class ServerState(Protocol):
@@ -25,6 +58,9 @@ class ServerState(Protocol):
     bootstrapped: bool
     rbac_bootstrapped: bool
     shutting_down: bool
+
+    @property
+    def aggregation(self) -> object | None: ...
 
 
 def endpoints(
@@ -40,18 +76,37 @@ def endpoints(
             return None
         return "not finished"
 
+    parts = {"": True, "apf": state.config.enable_priority_and_fairness}
+    parts["aggregator"] = state.aggregation is not None
+
+    def hook_check(when: str, grace: bool) -> Callable[[], str | None]:
+        if when == SERVING:
+            return lambda: None
+        if when == RBAC:
+            return lambda: bootstrap(grace, state.rbac_bootstrapped)
+        return lambda: bootstrap(grace)
+
     def hooks(grace: bool) -> list[HealthCheck]:
         return [
-            HealthCheck(NAMESPACES_HOOK, lambda: bootstrap(grace)),
-            HealthCheck(RBAC_HOOK, lambda: bootstrap(grace, state.rbac_bootstrapped)),
+            HealthCheck(
+                name if name == "autoregister-completion" else f"poststarthook/{name}",
+                hook_check(when, grace),
+            )
+            for name, when, part in HOOKS
+            if parts[part]
         ]
 
-    common = [HealthCheck("ping", lambda: None), HealthCheck("log", lambda: None), storage]
+    common = [HealthCheck("ping", lambda: None), HealthCheck("log", lambda: None)]
+    informers = HealthCheck("informer-sync", lambda: None)  # started before serving
     shutdown = HealthCheck("shutdown", lambda: "shutting down" if state.shutting_down else None)
+    # kube's /readyz has no storage check of its own (storage-readiness stands for it);
+    # this server's keeps its storage's, which answers when the storage does not.
     return {
-        "healthz": HealthEndpoint("healthz", [*common, *hooks(False), *encryption]),
-        "livez": HealthEndpoint("livez", [*common, *hooks(True)]),
+        "healthz": HealthEndpoint("healthz", [*common, storage, *hooks(False), *encryption]),
+        "livez": HealthEndpoint("livez", [*common, storage, *hooks(True)]),
         "readyz": HealthEndpoint(
-            "readyz", [*common, *hooks(False), *encryption, shutdown, *workers], failure_code=503
+            "readyz",
+            [*common, storage, informers, *hooks(False), *encryption, shutdown, *workers],
+            failure_code=503,
         ),
     }
