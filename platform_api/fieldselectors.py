@@ -119,7 +119,9 @@ _EVENT_FIELDS: dict[str, FieldGetter] = {
     **{f"involvedObject.{k}": _path("involvedObject", k) for k in _INVOLVED},
     "reason": _path("reason"),
     "reportingComponent": _path("reportingComponent"),
-    "source": _path("source", "component"),
+    # kube: the source's component, else the reporting controller (an Event written
+    # through events.k8s.io has no source).
+    "source": lambda obj: _path("source", "component")(obj) or _path("reportingComponent")(obj),
     "type": _path("type"),
 }
 _NEW_EVENT_FIELDS: dict[str, FieldGetter] = {

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from platform_api.apiserver.features import FeatureGates
 from platform_api.apiserver.runtimeconfig import ResourceConfig
-from platform_api.registry import hpaconversion
+from platform_api.registry import eventconversion, hpaconversion
 from platform_api.registry.store import Store
 from platform_api.scheme.builtin import BUILTIN_TYPES
 from platform_api.scheme.catalog import Scheme, version_priority
@@ -70,9 +70,20 @@ def build(
     stores: dict[tuple[str, str, str], Store] = {}
     for rt in types:
         key = (rt.group, rt.version, rt.plural)
-        if key in builtin or scheme.lookup(*key) is not None:
+        if key not in builtin and scheme.lookup(*key) is None:
+            continue
+        if rt.group == EVENTS_GROUP:  # kube keeps both Event APIs in one place
+            view = StorageView(
+                storage, eventconversion.from_core(rt.api_version), eventconversion.to_core
+            )
+            stores[key] = Store(rt, view, prefix=CORE_EVENTS_PREFIX)
+        else:
             stores[key] = Store(rt, _storage_for(rt, known, storage))
     return scheme, stores
+
+
+EVENTS_GROUP = "events.platform.io"
+CORE_EVENTS_PREFIX = b"/core/events/"  # registry.store.resource_prefix of core Events
 
 
 # (group, plural, served version) -> (out of storage, into storage)

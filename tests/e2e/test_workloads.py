@@ -357,6 +357,72 @@ def test_event_rules(server: Server, admin: requests.Session) -> None:
     assert fields == ["action", "type", "deprecatedCount"]
 
 
+def test_both_event_apis_are_one_storage(server: Server, admin: requests.Session) -> None:
+    """kube keeps one kind of Event: written through events.platform.io it is listed by
+    core v1 (``kubectl get events``, ``describe``), with kube's field names and its
+    ``source`` field selector falling back to the reporting controller; a core Event reads
+    through events.platform.io; a deletion through either is seen by both."""
+    base = make_namespace(admin, server, "two-event-apis").replace("/configmaps", "/events")
+    new_url = server.url + base.replace("/api/v1", "/apis/events.platform.io/v1")
+    core_url = server.url + base
+    new = {
+        "apiVersion": "events.platform.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "n1", "labels": {"e": "1"}},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "type": "Normal",
+        "reason": "Started",
+        "action": "Start",
+        "note": "hello",
+        "reportingController": "example.com/ctl",
+        "reportingInstance": "ctl-1",
+        "regarding": {"kind": "Pod", "name": "p"},
+    }
+    assert admin.post(new_url, json=new).status_code == 201
+    listed = admin.get(core_url, params={"fieldSelector": "source=example.com/ctl"}).json()
+    (core,) = listed["items"]
+    assert {k: v for k, v in core.items() if k != "metadata"} == {
+        "involvedObject": {"kind": "Pod", "name": "p"},
+        "message": "hello",
+        "reportingComponent": "example.com/ctl",
+        "reportingInstance": "ctl-1",
+        "source": {},
+        "firstTimestamp": None,
+        "lastTimestamp": None,
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "action": "Start",
+        "reason": "Started",
+        "type": "Normal",
+    }
+    old = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "o1"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "two-event-apis"},
+        "reason": "Pulled",
+        "message": "pulled",
+        "source": {"component": "kubelet"},
+        "count": 2,
+        "firstTimestamp": "2026-01-01T00:00:00Z",
+        "lastTimestamp": "2026-01-01T00:01:00Z",
+        "type": "Normal",
+    }
+    assert admin.post(core_url, json=old).status_code == 201
+    seen = admin.get(new_url + "/o1").json()
+    assert seen["apiVersion"] == "events.platform.io/v1" and seen["eventTime"] is None
+    assert (seen["note"], seen["deprecatedCount"], seen["deprecatedSource"]) == (
+        "pulled",
+        2,
+        {"component": "kubelet"},
+    )
+    names = [e["metadata"]["name"] for e in admin.get(new_url).json()["items"]]
+    assert sorted(names) == ["n1", "o1"]
+    assert admin.delete(core_url + "/n1").status_code == 200
+    assert admin.get(new_url + "/n1").status_code == 404
+    by_selector = admin.get(new_url, params={"fieldSelector": "reportingController=kubelet"})
+    assert by_selector.json()["items"] == []
+
+
 def test_status_writes_keep_metadata_changes_as_kube_does(
     server: Server, admin: requests.Session
 ) -> None:

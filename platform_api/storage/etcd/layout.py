@@ -6,10 +6,7 @@ kube-apiserver keeps them, so the data is where kube's tools (and ``etcdctl get 
 /registry/configmaps``) expect it: ``<prefix>/<resource>/<namespace>/<name>``, where
 built-in resources are keyed by resource alone (with kube's special cases: services under
 ``services/specs``, nodes under ``minions``...) and custom resources, CRDs and APIServices
-under ``<group>/<resource>``.
-
-One difference: kube keeps the two Event APIs in one place; here they are two resources, so
-``events.platform.io`` events keep their group segment.
+under ``<group>/<resource>``.  Both Event APIs are one resource (``events``), as in kube.
 """
 
 from __future__ import annotations
@@ -25,7 +22,9 @@ _SPECIAL = {
     (b"networking.platform.io", b"ingresses"): b"ingress",
 }
 # Built-in groups whose keys keep the group, as kube's apiextensions and aggregator do.
-_GROUPED = {b"apiextensions.platform.io", b"apiregistration.platform.io", b"events.platform.io"}
+_GROUPED = {b"apiextensions.platform.io", b"apiregistration.platform.io"}
+# Resources stored as another's (events.platform.io Events are core Events): no keys.
+_STORED_AS_OTHERS = {(b"events.platform.io", b"events")}
 DEFAULT_PREFIX = "/registry"
 
 
@@ -39,6 +38,8 @@ class KeyLayout:
         for group, plural in builtin:
             g = (group or "core").encode()
             p = plural.encode()
+            if (g, p) in _STORED_AS_OTHERS:
+                continue
             base = _SPECIAL.get((g, p)) or (g + b"/" + p if g in _GROUPED else p)
             self._to[(g, p)] = base
             self._from[base] = (g, p)

@@ -37,7 +37,6 @@ BUILTIN = [
             b"/registry/apiextensions.platform.io/customresourcedefinitions/crontabs.example.com",
         ),
         (b"/core/events/ns\x00e", b"/registry/events/ns/e"),
-        (b"/events.platform.io/events/ns\x00e", b"/registry/events.platform.io/events/ns/e"),
         (b"/example.com/crontabs/ns\x00c", b"/registry/example.com/crontabs/ns/c"),
         (b"/example.com/clusterthings/t", b"/registry/example.com/clusterthings/t"),
     ],
