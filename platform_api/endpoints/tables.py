@@ -49,6 +49,15 @@ COLUMNS: dict[tuple[str, str], Printer] = {}
 INCLUDE_OBJECT = ("", "None", "Metadata", "Object")
 
 
+def check_include(include: str, lead: str = "") -> None:
+    """kube's TableOptions validation of ``includeObject``."""
+    if include not in INCLUDE_OBJECT:
+        raise errors.bad_request(
+            f"{lead}includeObject: Invalid value: "
+            f"\"{include}\": must be 'Metadata', 'Object', 'None', or empty"
+        )
+
+
 class TableConvertor:
     def __init__(self, schemas: Schemas) -> None:
         # Printers of custom resource versions (their additionalPrinterColumns), by
@@ -81,11 +90,7 @@ class TableConvertor:
         include: str,
         list_meta: dict[str, Any],
     ) -> Obj:
-        if include not in INCLUDE_OBJECT:
-            raise errors.bad_request(
-                "includeObject: Invalid value: "
-                f"\"{include}\": must be 'Metadata', 'Object', 'None', or empty"
-            )
+        check_include(include)
         printer = self.printer(rt)
         api_version = f"{group}/{version}"
         rows = []

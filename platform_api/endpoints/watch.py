@@ -25,6 +25,7 @@ from platform_api.endpoints.list import ListParams, parse_params, parse_revision
 from platform_api.endpoints.negotiation import CBOR_SEQ, Output
 from platform_api.endpoints.options import arg
 from platform_api.endpoints.scope import Scope
+from platform_api.endpoints.tables import check_include
 from platform_api.endpoints.watchencoding import EventEncoder
 from platform_api.endpoints.watchmetrics import sent as record_sent
 from platform_api.storage.interface import (
@@ -272,6 +273,11 @@ async def handle(scope: Scope) -> bytes:
     if out.encoding == "yaml":
         out = dataclasses.replace(out, encoding="json")  # kube streams JSON (or Protobuf)
     params = parse_params(scope, watch=True)
+    if out.view == "table":
+        # kube finds out when it renders the first event, and refuses the watch then
+        # (before any header is sent): refused at once here, in kube's words.
+        include = arg(scope.request, b"includeObject") or ""
+        check_include(include, "Unable to convert to Table as requested: ")
     stream = WatchStream(scope, params, out)
     if scope.info.verb_via_path and len(scope.info.parts) == 2:
         # Legacy /watch/.../<name>: the watch of one object.

@@ -14,6 +14,7 @@ import requests
 from kubernetes import client, config, watch
 
 from tests.e2e.conftest import VENV_BIN, Server, session_for, start_server
+from tests.e2e.test_http import status
 from tests.e2e.test_list import add, make_namespace
 
 
@@ -304,3 +305,11 @@ def test_watch_as_table_is_kubes_stream_of_tables(server: Server, admin: request
         assert row["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true"
     (full,) = _table_events(admin, url, 1, includeObject="Object", **initial)
     assert full["object"]["rows"][0]["object"]["kind"] == "ConfigMap"
+    bad = admin.get(url, params={"watch": "1", "includeObject": "Bogus"}, headers=TABLE)
+    assert bad.status_code == 400
+    assert bad.json() == status(
+        400,
+        "BadRequest",
+        "Unable to convert to Table as requested: includeObject: Invalid value: "
+        "\"Bogus\": must be 'Metadata', 'Object', 'None', or empty",
+    )
