@@ -1,11 +1,12 @@
 """Protobuf and CBOR answers, with each stored revision encoded once.
 
 A JSON GET writes the stored bytes untouched; a binary one must encode.  A stored
-revision never changes, so its encoding is cached by storage key and revision, and a
-list is its items' cached encodings put together, as the JSON list is its items'
-stored bytes.  Protobuf carries the type only in its envelope, so one message serves
-every group name and every watcher; a CBOR object names its own apiVersion, so only
-objects sent under the branded names are cached.  Each cache is bounded in bytes,
+revision never changes, so its encoding is cached by storage key, revision and type
+(versions, and the two Event APIs, are views of one stored revision), and a list is its
+items' cached encodings put together, as the JSON list is its items' stored bytes.
+Protobuf carries the type only in its envelope, so one message serves both names of a
+group and every watcher; a CBOR object names its own apiVersion, so only objects sent
+under the branded names are cached.  Each cache is bounded in bytes,
 oldest entries out first.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 from platform_api import errors
 from platform_api.codec import cbor, protobuf
 from platform_api.scheme import bytefields
+from platform_api.scheme.types import rebrand_group
 from platform_api.storage.interface import UNSTORED, Stored
 
 Obj = dict[str, Any]
@@ -30,22 +32,22 @@ class EncodedCache:
     asked for: a lookup is one dict probe, which keeps a LIST of a thousand objects
     close to the JSON one.
 
-    An entry matches the revision and kind, and with ``by_version`` the apiVersion too:
-    a custom resource's served versions are views of one stored revision.  An object no
+    An entry matches the revision and type (the apiVersion, by its branded group name,
+    and kind): a custom resource's served versions, an autoscaler's v1 and v2, and
+    both Event APIs are views of one stored revision.  An object no
     write stored (a dry run's answer, revision ``UNSTORED``) is encoded but never cached:
     its revision's stored state is another."""
 
-    def __init__(self, encode: Encode, max_bytes: int = CACHE_BYTES, by_version: bool = False):
+    def __init__(self, encode: Encode, max_bytes: int = CACHE_BYTES):
         self.encode = encode
         self.max_bytes = max_bytes
-        self.by_version = by_version
         self.size = 0
         self._entries: dict[bytes, tuple[int, str, bytes]] = {}
 
     def many(self, items: list[Stored], api_version: str, kind: str) -> list[bytes]:
         """The encodings of a list's items (the lookup inlined: it is the hot loop)."""
         entries, out = self._entries, []
-        tag = f"{api_version}/{kind}" if self.by_version else kind
+        tag = _tag(api_version, kind)
         for item in items:
             found = entries.get(item.key)
             if found is not None and found[0] == item.revision and found[1] == tag:
@@ -55,7 +57,7 @@ class EncodedCache:
         return out
 
     def one(self, stored: Stored, api_version: str, kind: str) -> bytes:
-        tag = f"{api_version}/{kind}" if self.by_version else kind
+        tag = _tag(api_version, kind)
         found = self._entries.get(stored.key)
         if found is not None and found[0] == stored.revision and found[1] == tag:
             return found[2]
@@ -71,6 +73,11 @@ class EncodedCache:
             old = self._entries.pop(next(iter(self._entries)))
             self.size -= len(old[2])
         return data
+
+
+def _tag(api_version: str, kind: str) -> str:
+    group, _, version = api_version.rpartition("/")
+    return f"{rebrand_group(group)}/{version}/{kind}"
 
 
 # -- Protobuf ----------------------------------------------------------------------------
@@ -133,8 +140,7 @@ def _cbor_item(obj: Obj, api_version: str, kind: str) -> bytes:
 
 
 def cbor_cache() -> EncodedCache:
-    # A CBOR item names its apiVersion: each served version of a custom resource is its own.
-    return EncodedCache(_cbor_item, by_version=True)
+    return EncodedCache(_cbor_item)
 
 
 def cbor_object_body(cache: EncodedCache, stored: Stored) -> bytes:

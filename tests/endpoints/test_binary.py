@@ -20,16 +20,14 @@ def stored(name: str, revision: int, value: str = "x") -> Stored:
     return Stored(f"/configmaps/default/{name}".encode(), revision, orjson.dumps(obj))
 
 
-def counting(
-    max_bytes: int = 10, by_version: bool = False
-) -> tuple[binary.EncodedCache, list[str]]:
+def counting(max_bytes: int = 10) -> tuple[binary.EncodedCache, list[str]]:
     calls: list[str] = []
 
     def encode(obj: dict, api_version: str, kind: str) -> bytes:
         calls.append(obj["metadata"]["name"])
         return obj["data"]["v"].encode()
 
-    return binary.EncodedCache(encode, max_bytes=max_bytes, by_version=by_version), calls
+    return binary.EncodedCache(encode, max_bytes=max_bytes), calls
 
 
 def test_each_revision_is_encoded_once() -> None:
@@ -52,12 +50,17 @@ def test_unstored_objects_are_never_cached() -> None:
     assert calls == ["a", "a"]
 
 
-def test_versions_of_one_revision_with_by_version() -> None:
-    """A custom resource's served versions are views of one stored revision."""
-    cache, _ = counting(by_version=True)
+def test_views_of_one_revision_are_encoded_apart() -> None:
+    """A custom resource's served versions, an autoscaler's v1 and v2 and the two Event
+    APIs are views of one stored revision; a group's two names share one encoding."""
+    cache, calls = counting(max_bytes=100)
     assert cache.one(stored("a", 5, "v1"), "example.com/v1", "Widget") == b"v1"
     assert cache.one(stored("a", 5, "v2"), "example.com/v2", "Widget") == b"v2"
     assert cache.many([stored("a", 5, "v1")], "example.com/v1", "Widget") == [b"v1"]
+    assert cache.one(stored("e", 7, "core"), "v1", "Event") == b"core"
+    assert cache.one(stored("e", 7, "new"), "events.platform.io/v1", "Event") == b"new"
+    assert cache.one(stored("e", 7, "other"), "events.k8s.io/v1", "Event") == b"new"
+    assert calls == ["a", "a", "a", "e", "e"]
 
 
 def test_the_oldest_entries_leave_first_over_budget() -> None:
