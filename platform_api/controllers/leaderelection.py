@@ -24,6 +24,7 @@ from twisted.logger import Logger
 
 from platform_api import errors
 from platform_api.client.rest import Resource
+from platform_api.scheme.decoding import format_time
 
 log = Logger()
 Obj = dict[str, Any]
@@ -39,7 +40,7 @@ def identity() -> str:
 
 def micro_time(seconds: float) -> str:
     """A MicroTime: RFC 3339 with microseconds."""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return format_time(datetime.fromtimestamp(seconds, UTC), micro=True)
 
 
 class LeaderElector:

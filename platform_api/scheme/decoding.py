@@ -89,10 +89,11 @@ def _json_type(value: Any) -> str:
 
 
 def format_time(value: datetime, micro: bool = False) -> str:
-    value = value.astimezone(UTC)
-    if micro:
-        return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """As Go writes a metav1.Time (MicroTime): four-digit years (strftime's %Y writes
+    year 1 as ``1``), UTC."""
+    v = value.astimezone(UTC)
+    text = f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
+    return f"{text}.{v.microsecond:06d}Z" if micro else text + "Z"
 
 
 def format_timestamp(timestamp: float) -> str:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import requests
 
+from platform_api.codec import protobuf
 from tests.e2e.conftest import Server
 from tests.e2e.test_list import make_namespace
+
+NEW_EVENTS = "events.platform.io/v1"
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
@@ -363,7 +366,7 @@ def test_both_event_apis_are_one_storage(server: Server, admin: requests.Session
     ``source`` field selector falling back to the reporting controller; a core Event reads
     through events.platform.io; a deletion through either is seen by both."""
     base = make_namespace(admin, server, "two-event-apis").replace("/configmaps", "/events")
-    new_url = server.url + base.replace("/api/v1", "/apis/events.platform.io/v1")
+    new_url = server.url + base.replace("/api/v1", f"/apis/{NEW_EVENTS}")
     core_url = server.url + base
     new = {
         "apiVersion": "events.platform.io/v1",
@@ -421,6 +424,29 @@ def test_both_event_apis_are_one_storage(server: Server, admin: requests.Session
     assert admin.get(new_url + "/n1").status_code == 404
     by_selector = admin.get(new_url, params={"fieldSelector": "reportingController=kubelet"})
     assert by_selector.json()["items"] == []
+    # Both views of one stored revision in Protobuf: each its own message.
+    pb = {"Accept": "application/vnd.platform.protobuf"}
+    for url, api_version, note in ((core_url, "v1", "message"), (new_url, NEW_EVENTS, "note")):
+        for _ in range(2):  # the second answer comes from the message cache
+            listed = protobuf.decode(admin.get(url, headers=pb).content)
+            assert listed["apiVersion"] == api_version
+            assert [e[note] for e in listed["items"]] == ["pulled"]
+
+
+def test_year_one_times_keep_four_digits(server: Server, admin: requests.Session) -> None:
+    """Go writes the zero year as 0001 (strftime wrote 1, which Protobuf then refused)."""
+    url = server.url + "/apis/coordination.platform.io/v1/namespaces/default/leases"
+    lease = {
+        "apiVersion": "coordination.platform.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "year-one"},
+        "spec": {"acquireTime": "0001-01-01T00:00:02.000000Z", "holderIdentity": "x"},
+    }
+    r = admin.post(url, json=lease)
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["acquireTime"] == "0001-01-01T00:00:02.000000Z"
+    got = admin.get(url + "/year-one", headers={"Accept": "application/vnd.platform.protobuf"})
+    assert protobuf.decode(got.content)["spec"]["acquireTime"] == "0001-01-01T00:00:02.000000Z"
 
 
 def test_status_writes_keep_metadata_changes_as_kube_does(

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from platform_api.apiextensions.schema.gotext import INT64_MAX, INT64_MIN, go_json
+from platform_api.scheme.decoding import format_time
 from platform_api.validation.field import go_quote
 
 STRING, UID, INT64, BOOL, TIME, RAW = "string", "types.UID", "int64", "bool", "v1.Time", "raw"
@@ -243,8 +244,7 @@ def _time(value: Any, struct: str, stack: list[str]) -> Any:
     if not isinstance(value, str):
         where = f"Go struct field {struct}.{'.'.join(stack)}"
         raise DecodeError(f"json: cannot unmarshal {_json_kind(value)} into {where} of type string")
-    parsed = parse_rfc3339(value)
-    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(parse_rfc3339(value))
 
 
 def _parse_error(value: str, elem: str, layout_elem: str, message: str = "") -> TimeError:
