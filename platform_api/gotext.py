@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -150,3 +151,13 @@ def go_type(value: Any) -> str:
     if isinstance(value, list):
         return "[]interface {}"
     return "interface {}"
+
+
+def go_time(value: datetime, fraction: str = "") -> str:
+    """A time as Go's RFC 3339 layouts print it, in UTC: four-digit years (strftime's
+    ``%Y`` writes year 1 as ``1``), ``fraction`` (``.000000``, or none) before the Z."""
+    v = value.astimezone(UTC)
+    return (
+        f"{v.year:04d}-{v.month:02d}-{v.day:02d}T"
+        f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}{fraction}Z"
+    )

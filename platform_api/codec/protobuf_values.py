@@ -12,6 +12,8 @@ import re
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
+from platform_api.gotext import go_time
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MASK64 = (1 << 64) - 1
 SMALL = [bytes((i,)) for i in range(128)]  # one-byte varints
@@ -43,22 +45,15 @@ def signed64(value: int) -> int:
 # -- times ------------------------------------------------------------------------------
 
 
-def _format(dt: datetime, fraction: str) -> str:
-    return (
-        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T"
-        f"{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}{fraction}Z"
-    )
-
-
 @lru_cache(maxsize=8192)
 def format_time(seconds: int) -> str:
     """``metav1.Time`` JSON: UTC, whole seconds."""
-    return _format(_EPOCH + timedelta(seconds=seconds), "")
+    return go_time(_EPOCH + timedelta(seconds=seconds), "")
 
 
 def format_micro_time(seconds: int, nanos: int) -> str:
     """``metav1.MicroTime`` JSON: UTC with six fractional digits."""
-    return _format(_EPOCH + timedelta(seconds=seconds), f".{nanos // 1000:06d}")
+    return go_time(_EPOCH + timedelta(seconds=seconds), f".{nanos // 1000:06d}")
 
 
 @lru_cache(maxsize=8192)

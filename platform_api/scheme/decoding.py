@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from platform_api.codec import Duplicates, protobuf_schema
+from platform_api.gotext import go_time
 from platform_api.quantity import QuantityError, canonical, resource_list_text
 from platform_api.scheme.schemas import (
     INT_OR_STRING,
@@ -89,11 +90,8 @@ def _json_type(value: Any) -> str:
 
 
 def format_time(value: datetime, micro: bool = False) -> str:
-    """As Go writes a metav1.Time (MicroTime): four-digit years (strftime's %Y writes
-    year 1 as ``1``), UTC."""
-    v = value.astimezone(UTC)
-    text = f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
-    return f"{text}.{v.microsecond:06d}Z" if micro else text + "Z"
+    """A metav1.Time (MicroTime, with ``micro``) as Go writes it."""
+    return go_time(value, f".{value.microsecond:06d}" if micro else "")
 
 
 def format_timestamp(timestamp: float) -> str:

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from platform_api.cel.library.common import EvalError, type_name
+from platform_api.gotext import go_time
 
 _DEFAULT_PRECISION = 6
 _STRING_TYPES = (
@@ -102,10 +103,8 @@ def to_string(value: Any) -> str:
 
 
 def _timestamp_text(value: datetime.datetime) -> str:
-    text = value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    if value.microsecond:
-        text += f".{value.microsecond:06d}".rstrip("0")
-    return text + "Z"
+    fraction = f".{value.microsecond:06d}".rstrip("0") if value.microsecond else ""
+    return go_time(value, fraction)
 
 
 def _duration_text(value: datetime.timedelta) -> str:

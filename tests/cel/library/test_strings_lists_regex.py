@@ -55,6 +55,10 @@ from tests.cel.conftest import compile_error, run, runtime_error
         ("'%s'.format([{'b': 1, 'a': true}])", '{"a":true, "b":1}'),
         ("'%s %s'.format([1.5, 1000000.0])", "1.5 1e+06"),
         ("'%s'.format([duration('90s')])", "90s"),
+        (
+            "'%s'.format([timestamp('0001-01-01T00:00:02Z')])",
+            "0001-01-01T00:00:02Z",
+        ),  # Go pads years
         ("'%s'.format([null])", "null"),
         ("'100%%'.format([])", "100%"),
     ],
