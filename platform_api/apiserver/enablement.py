@@ -50,6 +50,12 @@ def all_types() -> list[ResourceType]:
     return [*BUILTIN_TYPES, *optional]
 
 
+def keyed_resources() -> list[tuple[str, str]]:
+    """(group, plural) of every resource with keys of its own: the storage layouts'
+    list (events.platform.io Events are stored as core Events)."""
+    return [(rt.group, rt.plural) for rt in all_types() if rt.group != EVENTS_GROUP]
+
+
 def _served(rt: ResourceType, config: ResourceConfig, gate_on: GateCheck) -> bool:
     if not config.resource_enabled(rt.group, rt.version, rt.plural):
         return False

@@ -82,7 +82,7 @@ class EtcdBackend(Backend):
 
     def __init__(self, cfg: ServerConfig, reactor: Any, transformer: Any) -> None:
         # Imported only here: the etcd client costs start time LMDB servers skip.
-        from platform_api.apiserver.enablement import all_types  # noqa: PLC0415
+        from platform_api.apiserver.enablement import keyed_resources  # noqa: PLC0415
         from platform_api.storage.etcd.client import EtcdClient  # noqa: PLC0415
         from platform_api.storage.etcd.layout import KeyLayout  # noqa: PLC0415
         from platform_api.storage.etcd.store import EtcdStorage  # noqa: PLC0415
@@ -91,7 +91,7 @@ class EtcdBackend(Backend):
         options = cfg.storage
         tls = TLSConfig.from_files(options.etcd_cafile, options.etcd_certfile, options.etcd_keyfile)
         self.client = EtcdClient(options.etcd_servers, reactor, tls=tls)
-        layout = KeyLayout(options.etcd_prefix, [(rt.group, rt.plural) for rt in all_types()])
+        layout = KeyLayout(options.etcd_prefix, keyed_resources())
         self.storage = EtcdStorage(
             self.client, layout, reactor, transformer=transformer, media_type=options.media_type
         )

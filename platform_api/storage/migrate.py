@@ -22,7 +22,7 @@ import orjson
 from twisted.internet.defer import ensureDeferred
 from twisted.internet.task import react
 
-from platform_api.apiserver.enablement import all_types
+from platform_api.apiserver.enablement import keyed_resources
 from platform_api.storage import mediatypes
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.kv import prefix_end
@@ -35,7 +35,7 @@ ENCRYPTED = b"k8s:enc:"
 
 
 def layout(prefix: str) -> KeyLayout:
-    return KeyLayout(prefix, [(rt.group, rt.plural) for rt in all_types()])
+    return KeyLayout(prefix, keyed_resources())
 
 
 def _without_revision(value: bytes) -> bytes:

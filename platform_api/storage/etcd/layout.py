@@ -23,8 +23,6 @@ _SPECIAL = {
 }
 # Built-in groups whose keys keep the group, as kube's apiextensions and aggregator do.
 _GROUPED = {b"apiextensions.platform.io", b"apiregistration.platform.io"}
-# Resources stored as another's (events.platform.io Events are core Events): no keys.
-_STORED_AS_OTHERS = {(b"events.platform.io", b"events")}
 DEFAULT_PREFIX = "/registry"
 
 
@@ -38,8 +36,6 @@ class KeyLayout:
         for group, plural in builtin:
             g = (group or "core").encode()
             p = plural.encode()
-            if (g, p) in _STORED_AS_OTHERS:
-                continue
             base = _SPECIAL.get((g, p)) or (g + b"/" + p if g in _GROUPED else p)
             self._to[(g, p)] = base
             self._from[base] = (g, p)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from platform_api.apiserver.enablement import keyed_resources
 from platform_api.storage.etcd.layout import KeyLayout
 
 BUILTIN = [
@@ -16,7 +17,6 @@ BUILTIN = [
     ("apps", "deployments"),
     ("networking.platform.io", "ingresses"),
     ("apiextensions.platform.io", "customresourcedefinitions"),
-    ("events.platform.io", "events"),
     ("", "events"),
 ]
 
@@ -67,3 +67,12 @@ def test_a_custom_prefix() -> None:
     assert layout.etcd_key(b"/core/configmaps/ns\x00a") == b"/tenant-a/configmaps/ns/a"
     assert layout.registry_key(b"/tenant-a/configmaps/ns/a") == b"/core/configmaps/ns\x00a"
     assert layout.registry_key(b"/registry/configmaps/ns/a") is None
+
+
+def test_both_event_apis_are_one_resource_in_etcd() -> None:
+    """events.platform.io Events are stored as core Events: the server's layout has no
+    keys of their own, so etcd's events come back as core keys whichever API wrote them."""
+    resources = keyed_resources()
+    assert ("", "events") in resources and ("events.platform.io", "events") not in resources
+    layout = KeyLayout("/registry", resources)
+    assert layout.registry_key(b"/registry/events/ns/e") == b"/core/events/ns\x00e"
