@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -268,8 +269,7 @@ def render_list(scope: Scope, out: Output, items: list[Stored], meta: dict[str, 
         if rt.custom:
             body = b",".join(s.data for s in items)
         else:
-            strip = untyper(rt.api_version, rt.kind)
-            body = b",".join(strip(s.data) for s in items)
+            body = untyped_json([s.data for s in items], rt.api_version, rt.kind)
         return head[:-1] + b',"items":[' + body + b"]}\n"
     doc = {
         "kind": rt.list_kind,
@@ -291,18 +291,16 @@ def untyped(obj: Obj) -> Obj:
     return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
 
 
-def untyper(api_version: str, kind: str) -> Callable[[bytes], bytes]:
-    """``untyped`` on stored JSON: stored objects almost always begin with their type, so
-    cutting that prefix off avoids a parse; any other layout is parsed."""
-    heads = (
-        b'{"apiVersion":"%s","kind":"%s",' % (api_version.encode(), kind.encode()),
+def untyped_json(items: list[bytes], api_version: str, kind: str) -> bytes:
+    """Stored JSON items, ``untyped`` and joined with commas.  Stored objects almost
+    always begin with their type: when every item begins alike, the prefix is cut off
+    the bytes (C loops only; ~0.25 ms for 1000 ConfigMaps); else each item is parsed."""
+    if not items:
+        return b""
+    for head in (
         b'{"kind":"%s","apiVersion":"%s",' % (kind.encode(), api_version.encode()),
-    )
-
-    def strip(data: bytes) -> bytes:
-        for head in heads:
-            if data.startswith(head):
-                return b"{" + data[len(head) :]
-        return orjson.dumps(untyped(orjson.loads(data)))
-
-    return strip
+        b'{"apiVersion":"%s","kind":"%s",' % (api_version.encode(), kind.encode()),
+    ):
+        if all(map(bytes.startswith, items, repeat(head, len(items)))):
+            return b"{" + b",{".join(map(itemgetter(slice(len(head), None)), items))
+    return b",".join(orjson.dumps(untyped(orjson.loads(data))) for data in items)

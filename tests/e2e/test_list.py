@@ -287,6 +287,8 @@ def test_built_in_list_items_name_no_type_custom_ones_do(
         assert (listed["kind"], listed["apiVersion"]) == ("ConfigMapList", "v1")
         first = listed["items"][0]
         assert first == {k: v for k, v in fetched.items() if k not in ("kind", "apiVersion")}
+    empty = admin.get(server.url + base + "?labelSelector=none").json()
+    assert empty["items"] == []
     as_yaml = admin.get(server.url + base, headers={"Accept": "application/yaml"}).text
     assert "\n  kind: ConfigMap" not in as_yaml and "\nkind: ConfigMapList" in as_yaml
     group = "untyped.example.com"
