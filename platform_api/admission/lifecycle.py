@@ -7,17 +7,18 @@ from typing import Any
 from platform_api import errors
 from platform_api.admission.chain import Attributes
 from platform_api.admission.plugins import PluginContext
+from platform_api.scheme.namespaces import immortal
 from platform_api.storage.interface import Storage, StorageError
 
-IMMORTAL_NAMESPACES = ("default", "platform-system", "platform-public")
 TERMINATING_CAUSE = "NamespaceTerminating"
 
 
 class NamespaceLifecycle:
     name = "NamespaceLifecycle"
 
-    def __init__(self, storage: Storage, namespace_key: bytes) -> None:
+    def __init__(self, storage: Storage, namespace_key: bytes, upstream: bool = False) -> None:
         self._storage = storage
+        self._immortal = immortal(upstream)
         self._prefix = namespace_key  # key prefix of the namespaces store
         # namespace key -> (revision, terminating): each version is decoded once
         self._terminating: dict[bytes, tuple[int, bool]] = {}
@@ -30,7 +31,7 @@ class NamespaceLifecycle:
     def _check(self, attrs: Attributes, obj: dict[str, Any] | None) -> None:
         rt = attrs.resource
         if attrs.operation == "DELETE" and rt.group == "" and rt.plural == "namespaces":
-            if attrs.name in IMMORTAL_NAMESPACES:
+            if attrs.name in self._immortal:
                 raise errors.forbidden(
                     "namespaces", "", attrs.name, "this namespace may not be deleted"
                 )
@@ -76,4 +77,5 @@ class NamespaceLifecycle:
 
 
 def build(ctx: PluginContext) -> NamespaceLifecycle:
-    return NamespaceLifecycle(ctx.storage, ctx.stores[("", "v1", "namespaces")].prefix)
+    prefix = ctx.stores[("", "v1", "namespaces")].prefix
+    return NamespaceLifecycle(ctx.storage, prefix, ctx.config.serve_upstream_groups)

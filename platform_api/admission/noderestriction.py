@@ -13,9 +13,10 @@ from typing import Any
 
 from platform_api.admission.chain import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
-from platform_api.authorization.node import NODE_LEASE_NAMESPACE, node_identity
+from platform_api.authorization.node import lease_namespace_problem, node_identity
 from platform_api.authorization.nodegraph import MIRROR_ANNOTATION, pod_configmaps, pod_secrets
 from platform_api.registry.store import Store
+from platform_api.scheme import namespaces
 
 Obj = dict[str, Any]
 LABEL_NAMESPACE_NODE_RESTRICTION = "node-restriction.platform.io"
@@ -68,9 +69,10 @@ def _kubelet_label(label: str, namespace: str) -> bool:
 class NodeRestriction:
     name = "NodeRestriction"
 
-    def __init__(self, pods: Store, nodes: Store) -> None:
+    def __init__(self, pods: Store, nodes: Store, upstream: bool = False) -> None:
         self._pods = pods
         self._nodes = nodes
+        self._lease_namespaces = namespaces.names(namespaces.NODE_LEASE, upstream)
 
     def admit(self, attrs: Attributes, obj: Obj | None, old: Obj | None = None) -> None:
         if attrs.operation == "CREATE":
@@ -262,8 +264,8 @@ class NodeRestriction:
             )
 
     def _lease(self, node: str, attrs: Attributes, obj: Obj | None) -> None:
-        if attrs.namespace != NODE_LEASE_NAMESPACE:
-            why = f'can only access leases in the "{NODE_LEASE_NAMESPACE}" system namespace'
+        why = lease_namespace_problem(attrs.namespace, self._lease_namespaces)
+        if why:
             raise forbidden(attrs, obj, why)
         name = _name(obj) if attrs.operation == "CREATE" else attrs.name
         if name != node:
@@ -315,4 +317,5 @@ def _claim_view(pvc: Obj) -> Obj:
 
 
 def build(ctx: PluginContext) -> NodeRestriction:
-    return NodeRestriction(ctx.stores[("", "v1", "pods")], ctx.stores[("", "v1", "nodes")])
+    pods, nodes = ctx.stores[("", "v1", "pods")], ctx.stores[("", "v1", "nodes")]
+    return NodeRestriction(pods, nodes, ctx.config.serve_upstream_groups)

@@ -24,9 +24,9 @@ from platform_api.controllers.aggregation import fill_aggregated_roles
 from platform_api.registry.scheduling import SYSTEM_CLASSES, system_class
 from platform_api.registry.servicecidr import DEFAULT_SERVICE_CIDR, ready_condition, with_ready
 from platform_api.registry.store import Store
+from platform_api.scheme.namespaces import system_namespaces
 
 log = Logger()
-NAMESPACES = ("default", "platform-system", "platform-public", "platform-node-lease")
 
 
 async def _ensure(store: Store, namespace: str, obj: dict[str, Any]) -> bool:
@@ -48,8 +48,8 @@ async def _ensure(store: Store, namespace: str, obj: dict[str, Any]) -> bool:
     return True
 
 
-async def ensure_namespaces(namespaces: Store) -> bool:
-    for name in NAMESPACES:
+async def ensure_namespaces(namespaces: Store, upstream: bool = False) -> bool:
+    for name in system_namespaces(upstream):
         obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
         if not await _ensure(namespaces, "", obj):
             return False
@@ -137,7 +137,7 @@ async def bootstrap(
     """Create what is missing (idempotent; another process may race us), once the port is
     known: the kubernetes Service points at it.  Returns whether the RBAC defaults were
     reconciled, or None when the namespaces or the Service could not be made."""
-    if not await ensure_namespaces(stores[("", "v1", "namespaces")]):
+    if not await ensure_namespaces(stores[("", "v1", "namespaces")], cfg.serve_upstream_groups):
         return None
     cidrs = stores[("networking.platform.io", "v1", "servicecidrs")]
     if not await ensure_service_cidr(cidrs, cfg.service_cluster_ip_range, cidrs.now()):

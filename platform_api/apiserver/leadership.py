@@ -20,9 +20,10 @@ from platform_api.apiserver.processlock import ProcessLock
 from platform_api.client.rest import Resource
 from platform_api.controllers.leaderelection import LeaderElector, identity
 from platform_api.registry.store import Store
+from platform_api.scheme import namespaces
 
 log = Logger()
-LEASE_NAMESPACE = "platform-system"
+LEASE_NAMESPACE = namespaces.SYSTEM
 LEASE_NAME = "platform-controller-manager"
 Obj = dict[str, Any]
 

@@ -19,8 +19,9 @@ from typing import Any
 
 from platform_api.authentication.interface import AuthResponse
 from platform_api.authentication.user import UserInfo
+from platform_api.scheme import namespaces
 
-NAMESPACE = "platform-system"
+NAMESPACE = namespaces.SYSTEM
 SECRET_TYPE = "bootstrap.platform.io/token"
 GROUP = "system:bootstrappers"
 TOKEN = re.compile(r"^([a-z0-9]{6})\.([a-z0-9]{16})\Z")

@@ -15,11 +15,11 @@ from platform_api.authentication.user import UserInfo
 from platform_api.authorization.interface import Attributes, Decision, RuleSet
 from platform_api.authorization.nodegraph import NodeGraph
 from platform_api.fieldselectors import parse_field_selector
+from platform_api.scheme import namespaces
 from platform_api.selectors import SelectorError
 
 NODE_USER_PREFIX = "system:node:"
 NODES_GROUP = "system:nodes"
-NODE_LEASE_NAMESPACE = "platform-node-lease"
 COORDINATION = "coordination.platform.io"
 STORAGE = "storage.platform.io"
 RESOURCE = "resource.platform.io"
@@ -103,11 +103,19 @@ def _field_equals(selector: str, field: str, value: str) -> bool:
     return any(t.field == field and t.value == value and not t.negate for t in parsed.terms)
 
 
+def lease_namespace_problem(namespace: str, allowed: tuple[str, ...]) -> str:
+    """kube's refusal of a node's Lease outside the node-lease namespace ("": inside)."""
+    if namespace in allowed:
+        return ""
+    return f'can only access leases in the "{allowed[0]}" system namespace'
+
+
 class NodeAuthorizer:
     """kube's ``NodeAuthorizer`` over a ``NodeGraph``."""
 
-    def __init__(self, graph: NodeGraph) -> None:
+    def __init__(self, graph: NodeGraph, upstream: bool = False) -> None:
         self.graph = graph
+        self.lease_namespaces = namespaces.names(namespaces.NODE_LEASE, upstream)
         self._by_resource = {
             ("", "secrets"): self._read_namespaced,
             ("", "configmaps"): self._read_namespaced,
@@ -187,9 +195,7 @@ class NodeAuthorizer:
     # -- kinds limited by name -------------------------------------------------------
 
     def _lease(self, node: str, attrs: Attributes) -> Result:
-        problem = ""
-        if attrs.namespace != NODE_LEASE_NAMESPACE:
-            problem = f'can only access leases in the "{NODE_LEASE_NAMESPACE}" system namespace'
+        problem = lease_namespace_problem(attrs.namespace, self.lease_namespaces)
         return _own_object(node, attrs, "node lease", problem)
 
     def _csinode(self, node: str, attrs: Attributes) -> Result:

@@ -22,10 +22,11 @@ from platform_api.authentication.bootstrap import NAMESPACE, SECRET_TYPE
 from platform_api.authentication.bootstrap import _data as secret_data
 from platform_api.controllers.timed import TimedController
 from platform_api.registry.store import Store
+from platform_api.scheme import namespaces
 from platform_api.storage.interface import DELETED, Event, ListOptions, Preconditions
 
 Obj = dict[str, Any]
-PUBLIC_NAMESPACE = "platform-public"
+PUBLIC_NAMESPACE = namespaces.PUBLIC
 CLUSTER_INFO = "cluster-info"
 KUBECONFIG_KEY = "kubeconfig"
 SIGNATURE_PREFIX = "jws-kubeconfig-"

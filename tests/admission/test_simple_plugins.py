@@ -140,3 +140,20 @@ def test_namespace_lifecycle_sees_a_namespace_start_terminating(cluster: Cluster
         "NotFound",
         'namespaces "gone" not found',
     )
+
+
+def test_namespace_lifecycle_keeps_kube_system_namespaces_with_upstream_names(
+    cluster: Cluster,
+) -> None:
+    prefix = cluster.store("namespaces").prefix
+    branded = NamespaceLifecycle(cluster.storage, prefix)
+    upstream = NamespaceLifecycle(cluster.storage, prefix, upstream=True)
+    for name in ("kube-system", "kube-public"):
+        delete = attrs("DELETE", "namespaces", name)
+        error = refused(lambda d=delete: upstream.admit(d, None, None))  # type: ignore[misc]
+        assert (error.code, error.message) == (
+            403,
+            f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+        )
+        branded.admit(delete, None, None)  # only a namespace like any other
+    upstream.admit(attrs("DELETE", "namespaces", "kube-node-lease"), None, None)

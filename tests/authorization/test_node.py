@@ -257,6 +257,18 @@ def test_pods_list_needs_the_node_selector(world: World) -> None:
     assert world.decide(resource="pods", name="p1", **binding) == (Decision.NO_OPINION, "")
 
 
+def test_leases_in_kube_node_lease_with_upstream_names(world: World) -> None:
+    lease = {"api_group": "coordination.platform.io", "resource": "leases", "verb": "update"}
+    upstream = NodeAuthorizer(world.graph, upstream=True)
+    for ns in ("platform-node-lease", "kube-node-lease"):
+        attrs = Attributes(user=N1, resource_request=True, name="n1", namespace=ns, **lease)
+        assert upstream.decide(attrs)[0] is Decision.ALLOW
+    assert world.decide(name="n1", namespace="kube-node-lease", **lease) == (
+        Decision.NO_OPINION,
+        'can only access leases in the "platform-node-lease" system namespace',
+    )
+
+
 def test_leases_static_rules_and_non_resource(world: World) -> None:
     lease = {"api_group": "coordination.platform.io", "resource": "leases"}
     ns = "platform-node-lease"

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_api.scheme import namespaces
+
 Obj = dict[str, Any]
 
 RBAC_GROUP = "rbac.authorization.platform.io"
 AUTOUPDATE = "rbac.authorization.platform.io/autoupdate"
 BOOTSTRAPPING = "platform.io/bootstrapping"
 AGGREGATE_TO = "rbac.authorization.platform.io/aggregate-to-"
-SYSTEM_NAMESPACE = "platform-system"
-PUBLIC_NAMESPACE = "platform-public"
+SYSTEM_NAMESPACE = namespaces.SYSTEM
+PUBLIC_NAMESPACE = namespaces.PUBLIC
 
 LEGACY = ""
 APPS = "apps"

@@ -230,9 +230,8 @@ def _leader_locking() -> list[Obj]:
     return [rule(verbs, COORDINATION, ("leases",)), rule(verbs, COORDINATION, ("leasecandidates",))]
 
 
-def roles() -> list[Obj]:
-    """kube's namespaced default Roles, in ``platform-system`` and ``platform-public``."""
-    system, public = SYSTEM_NAMESPACE, PUBLIC_NAMESPACE
+def roles(system: str = SYSTEM_NAMESPACE, public: str = PUBLIC_NAMESPACE) -> list[Obj]:
+    """kube's namespaced default Roles, in the system and public namespaces."""
     return [
         role(
             "extension-apiserver-authentication-reader",
@@ -264,8 +263,7 @@ def roles() -> list[Obj]:
     ]
 
 
-def role_bindings() -> list[Obj]:
-    system, public = SYSTEM_NAMESPACE, PUBLIC_NAMESPACE
+def role_bindings(system: str = SYSTEM_NAMESPACE, public: str = PUBLIC_NAMESPACE) -> list[Obj]:
     signer = CONTROLLER_PREFIX + "bootstrap-signer"
     return [
         binding(

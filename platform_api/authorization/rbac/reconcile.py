@@ -35,6 +35,7 @@ from platform_api.authorization.rbac.bootstrap import (
 )
 from platform_api.authorization.rbac.rules import covers
 from platform_api.registry.store import Store
+from platform_api.scheme import namespaces
 from platform_api.storage.interface import Preconditions
 
 log = Logger()
@@ -54,15 +55,23 @@ UPSTREAM_AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
 
 
 def default_policy(upstream: bool = False) -> list[Obj]:
-    """Every default object: roles first, then bindings (kube's order)."""
+    """Every default object: roles first, then bindings (kube's order); with upstream
+    names, kube's namespaced ones are in kube's system namespaces too."""
+    pairs = list(
+        zip(
+            namespaces.names(namespaces.SYSTEM, upstream),
+            namespaces.names(namespaces.PUBLIC, upstream),
+            strict=True,
+        )
+    )
     objs = (
         cluster_roles()
         + components.component_roles()
         + components.controller_roles()
         + cluster_role_bindings()
         + components.controller_role_bindings()
-        + components.roles()
-        + components.role_bindings()
+        + [role for system, public in pairs for role in components.roles(system, public)]
+        + [b for system, public in pairs for b in components.role_bindings(system, public)]
     )
     if upstream:
         for obj in objs:
