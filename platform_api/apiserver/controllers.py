@@ -21,11 +21,13 @@ from platform_api.apiserver.clusterinfo import root_ca_bundle
 from platform_api.apiserver.config import ServerConfig
 from platform_api.authorization.rbac.index import RuleIndex
 from platform_api.controllers import registry
+from platform_api.controllers.authtrust import AuthenticationInfo, AuthenticationTrust
 from platform_api.controllers.base import Controller
 from platform_api.controllers.ipaddressrepair import IPAddressRepair
 from platform_api.controllers.resourcequota import pending_for
 from platform_api.registry.apiregistration import STORE_KEY as APISERVICES
 from platform_api.registry.store import Store
+from platform_api.scheme import namespaces
 from platform_api.storage.watch import WatchHub
 
 Stores = dict[tuple[str, str, str], Store]
@@ -64,6 +66,7 @@ def build_controllers(
         rbac_informer=rbac_index.informer,
         pending=pending_for(hub),  # shared with the ResourceQuota admission plugin
         root_ca=root_ca_bundle(config),
+        upstream_names=config.serve_upstream_groups,
         extra={"config": config, "scheme": crd_installer.scheme},
     )
     controllers.extend(registry.build(context, config.controllers))
@@ -86,3 +89,21 @@ def _aggregator(
         APIServiceRegistration(apiservices, crd_installer.scheme, hub, reactor),
         APIServiceAvailability(apiservices, services, slices, proxy, hub, reactor),
     ]
+
+
+def authentication_trust(
+    config: ServerConfig, client_ca_file: str, stores: Stores, hub: WatchHub, reactor: Any
+) -> AuthenticationTrust:
+    """kube's cluster-authentication-trust controller, which every server runs (not only the
+    leader): each merges its own CAs and proxy headers into the shared ConfigMap."""
+    info = AuthenticationInfo(
+        client_ca_file=client_ca_file,
+        requestheader_client_ca_file=config.requestheader_client_ca_file,
+        username_headers=config.requestheader_username_headers,
+        uid_headers=config.requestheader_uid_headers,
+        group_headers=config.requestheader_group_headers,
+        extra_headers_prefix=config.requestheader_extra_headers_prefix,
+        allowed_names=config.requestheader_allowed_names,
+    )
+    where = namespaces.names(namespaces.SYSTEM, config.serve_upstream_groups)
+    return AuthenticationTrust(stores[("", "v1", "configmaps")], info, where, hub, reactor)

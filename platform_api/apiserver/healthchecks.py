@@ -19,8 +19,8 @@ from platform_api.apiserver.health import HealthCheck, HealthEndpoint
 # kube-apiserver's post-start hooks, in its order, that have a counterpart here: the
 # parts a hook starts are built before this server listens, but for the default objects
 # (``DEFAULTS``, ready once bootstrapped) and the RBAC defaults.  Hooks of parts this
-# server does not have (the peer proxy, identity leases, the legacy token tracker, the
-# cluster authentication ConfigMap) are not listed.
+# server does not have (the peer proxy, identity leases, the legacy token tracker) are not
+# listed.
 SERVING, DEFAULTS, RBAC = "serving", "defaults", "rbac"
 HOOKS: tuple[tuple[str, str, str], ...] = (  # (name, when ready, which part must be on)
     ("start-apiserver-admission-initializer", SERVING, ""),
@@ -32,6 +32,7 @@ HOOKS: tuple[tuple[str, str, str], ...] = (  # (name, when ready, which part mus
     ("start-apiextensions-controllers", SERVING, ""),
     ("crd-informer-synced", SERVING, ""),
     ("start-system-namespaces-controller", DEFAULTS, ""),
+    ("start-cluster-authentication-info-controller", DEFAULTS, ""),
     ("storage-readiness", SERVING, ""),
     ("start-service-ip-repair-controllers", DEFAULTS, ""),
     ("rbac/bootstrap-roles", RBAC, ""),

@@ -34,7 +34,7 @@ from platform_api.apiserver.admission import build_admission
 from platform_api.apiserver.aggregation import build_aggregation
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.config import ServerConfig
-from platform_api.apiserver.controllers import build_controllers
+from platform_api.apiserver.controllers import authentication_trust, build_controllers
 from platform_api.apiserver.discovery import Discovery
 from platform_api.apiserver.duties import LeaderDuties
 from platform_api.apiserver.eagerwrite import listen_eager
@@ -66,6 +66,7 @@ from platform_api.authorization.node import NodeAuthorizer
 from platform_api.authorization.nodegraph import NodeGraph
 from platform_api.authorization.rbac.authorizer import RBACAuthorizer
 from platform_api.authorization.rbac.index import RuleIndex
+from platform_api.controllers.authtrust import CONFIGMAP, AuthenticationTrust
 from platform_api.controllers.base import Controller
 from platform_api.endpoints.scope import Handlers
 from platform_api.endpoints.tables import TableConvertor
@@ -108,6 +109,7 @@ class APIServerService(Service):
         self.shutting_down = False
         self._loops: list[LoopingCall] = []
         self.duties: LeaderDuties | None = None  # once bootstrapped
+        self.authentication_trust: AuthenticationTrust | None = None  # once bootstrapped
         self.slot = slot  # one of --workers N
         run_dir = os.path.join(config.data_dir, "run")
         os.makedirs(run_dir, exist_ok=True)
@@ -173,6 +175,7 @@ class APIServerService(Service):
         cfg = self.config
         self._open_storage()
         cert, key, client_ca = self._tls_files()
+        self.client_ca_file = client_ca
         # --runtime-config: the scheme serves the enabled versions only.
         scheme, self.stores = enablement.build(
             cfg.runtime_config, enablement.gate_check(cfg.feature_gates), self.storage
@@ -256,7 +259,8 @@ class APIServerService(Service):
         if "Node" in modes:
             attachments = scheme.lookup("storage.platform.io", "v1", "volumeattachments")
             self.node_graph = NodeGraph(self.storage, self.hub, attachments is not None)
-            self.node_authorizer = NodeAuthorizer(self.node_graph)
+            upstream = self.config.serve_upstream_groups
+            self.node_authorizer = NodeAuthorizer(self.node_graph, upstream)
 
     def _report_configuration(self) -> None:
         """Feature gate warnings and gauges, hidden metrics, the database size metric."""
@@ -378,6 +382,7 @@ class APIServerService(Service):
             return
         if APISERVICES in self.stores:
             await ensure_apiservices(self.stores[APISERVICES], self.crd_installer.scheme)
+        await self._start_authentication_trust()
         self.rbac_bootstrapped = reconciled
         self.bootstrapped = True
         if self.freeze_heap:
@@ -398,6 +403,19 @@ class APIServerService(Service):
             self.storage, self.config.history_window, self._controllers, self.reactor
         )
         self.leadership.start(self.duties.start, self.duties.stop)
+
+    async def _start_authentication_trust(self) -> None:
+        """The extension-apiserver-authentication ConfigMap, written before ready."""
+        trust = authentication_trust(
+            self.config, self.client_ca_file, self.stores, self.hub, self.reactor
+        )
+        for namespace in trust.namespaces:
+            try:
+                await trust.sync(namespace)
+            except Exception:  # the controller tries again
+                log.failure("writing {name} in {namespace}", name=CONFIGMAP, namespace=namespace)
+        trust.start()
+        self.authentication_trust = trust
 
     def _controllers(self) -> list[Controller]:
         return build_controllers(
@@ -427,6 +445,8 @@ class APIServerService(Service):
                 loop.stop()
         if self.duties is not None:
             self.duties.stop()
+        if self.authentication_trust is not None:
+            self.authentication_trust.stop()
         self.leadership.stop()
         self.bootstrap_lock.release()
         self.hub.unsubscribe(self.crd_installer)

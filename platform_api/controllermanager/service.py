@@ -129,6 +129,7 @@ class ControllerManagerService(Service):
             reactor=self.reactor,
             rbac_informer=clusterroles.informer if clusterroles is not None else None,
             root_ca=self.root_ca,
+            upstream_names=self.cluster.upstream_names,
             extra={"client": self.client, "config": self.config},
         )
         for name in sorted(set(registry.REGISTRY) - self.config.controllers):

@@ -36,6 +36,7 @@ class ControllerContext:
     rbac_informer: Any = None  # the server's RBAC informer (None: the controller makes one)
     pending: Any = None  # resourcequota's ledger of in-flight charges
     root_ca: bytes | None = None  # the cluster CA bundle, for root-ca publishing
+    upstream_names: bool = False  # the server serves kube's group names too
     extra: dict[str, Any] = field(default_factory=dict)  # home-specific pieces
 
     def store(self, group: str, version: str, plural: str) -> Any:
@@ -177,7 +178,14 @@ def _root_ca_publisher(ctx: ControllerContext) -> Controller | None:
     if ctx.root_ca is None:  # kube refuses to start it without a CA bundle
         return None
     namespaces, configmaps = ctx.store("", "v1", "namespaces"), ctx.store("", "v1", "configmaps")
-    return RootCAPublisher(namespaces, configmaps, ctx.root_ca.decode(), ctx.hub, ctx.reactor)
+    return RootCAPublisher(
+        namespaces,
+        configmaps,
+        ctx.root_ca.decode(),
+        ctx.hub,
+        ctx.reactor,
+        upstream=ctx.upstream_names,
+    )
 
 
 def _ttl_after_finished(ctx: ControllerContext) -> Controller:

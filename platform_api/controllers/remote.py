@@ -25,7 +25,7 @@ from platform_api import errors
 from platform_api.client.informer import Informer
 from platform_api.client.rest import Resource, RESTClient
 from platform_api.registry.store import Store, resource_prefix
-from platform_api.scheme.types import ResourceType
+from platform_api.scheme.types import ResourceType, rebrand_group
 from platform_api.storage.interface import DELETED, Event, ListOptions, ListResult, Stored
 
 log = Logger()
@@ -209,11 +209,22 @@ def resource_types(resources: Obj, group: str, version: str) -> list[ResourceTyp
     return out
 
 
-async def discover(client: RESTClient) -> list[ResourceType]:
-    """Every listable resource at its group's preferred version (/api, /apis)."""
+def aliases_of_served(groups: list[Obj]) -> set[str]:
+    """The upstream names (``*.k8s.io``) of branded groups the server also lists: the same
+    objects, which one informer each must not watch twice."""
+    names = {g.get("name", "") for g in groups}
+    return {n for n in names if n != rebrand_group(n) and rebrand_group(n) in names}
+
+
+async def discover(client: RESTClient) -> tuple[list[ResourceType], bool]:
+    """Every listable resource at its group's preferred version (/api, /apis), and whether
+    the server serves upstream group names too (their groups are skipped)."""
     found = resource_types(await client.get_path("/api/v1"), "", "v1")
-    groups = await client.get_path("/apis")
-    for group in groups.get("groups") or []:
+    groups = (await client.get_path("/apis")).get("groups") or []
+    aliases = aliases_of_served(groups)
+    for group in groups:
+        if group["name"] in aliases:
+            continue
         version = (group.get("preferredVersion") or group["versions"][0])["version"]
         try:
             found += resource_types(
@@ -221,7 +232,7 @@ async def discover(client: RESTClient) -> list[ResourceType]:
             )
         except errors.StatusError as e:  # an unavailable group: skipped until it is back
             log.warn("discovery of {group}: {error}", group=group["name"], error=e.message)
-    return found
+    return found, bool(aliases)
 
 
 class RemoteCluster:
@@ -235,6 +246,7 @@ class RemoteCluster:
         self.stores: dict[StoreKey, RemoteStore] = {}
         self.by_prefix: dict[bytes, RemoteStore] = {}
         self.every = self.by_prefix.values()  # live: controllers see new resources
+        self.upstream_names = False  # the server serves kube's group names too
         self._loop: LoopingCall | None = None
 
     async def start(self) -> None:
@@ -251,7 +263,7 @@ class RemoteCluster:
 
     async def sync(self) -> None:
         """Inform newly served resources (waiting for their first list); drop gone ones."""
-        types = await discover(self.client)
+        types, self.upstream_names = await discover(self.client)
         wanted = {resource_prefix(rt): rt for rt in types}
         for prefix in [p for p in self.by_prefix if p not in wanted]:
             store = self.by_prefix.pop(prefix)

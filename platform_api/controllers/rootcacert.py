@@ -3,7 +3,8 @@
 Every namespace gets a ConfigMap with the cluster's CA bundle under ``ca.crt``, which the
 ServiceAccount admission plugin projects into each pod's API-access volume so that
 in-cluster clients can verify the API server.  Deleted, it is recreated; edited, its data
-and description are put back.  kube's ``kube-root-ca.crt``, rebranded.
+and description are put back.  kube's ``kube-root-ca.crt``, rebranded; with upstream
+names served, ``kube-root-ca.crt`` (with kube's annotation key) is published beside it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from platform_api.storage.interface import DELETED, Event, ListOptions
 Obj = dict[str, Any]
 ROOT_CA_CONFIGMAP = "platform-root-ca.crt"
 DESCRIPTION_ANNOTATION = "platform.io/description"
+# (ConfigMap name, description annotation key) of each published copy.
+BRANDED = ((ROOT_CA_CONFIGMAP, DESCRIPTION_ANNOTATION),)
+UPSTREAM = (("kube-root-ca.crt", "kubernetes.io/description"),)
 # kube's text, word for word: the Service here is also ``kubernetes`` in ``default``.
 DESCRIPTION = (
     "Contains a CA bundle that can be used to verify the kube-apiserver when using internal "
@@ -31,11 +35,19 @@ class RootCAPublisher(Controller):
 
     name = "root-ca-certificate-publisher-controller"
 
-    def __init__(self, namespaces: Store, configmaps: Store, root_ca: str, *args: Any) -> None:
+    def __init__(
+        self,
+        namespaces: Store,
+        configmaps: Store,
+        root_ca: str,
+        *args: Any,
+        upstream: bool = False,
+    ) -> None:
         super().__init__(*args)
         self.namespaces = namespaces
         self.configmaps = configmaps
         self.data = {"ca.crt": root_ca}
+        self.copies = dict(BRANDED + UPSTREAM if upstream else BRANDED)
 
     def resync(self) -> None:
         for stored in self.namespaces.list("", ListOptions()).items:
@@ -51,24 +63,31 @@ class RootCAPublisher(Controller):
                 self.enqueue(ns["metadata"]["name"])
         elif (
             event.key.startswith(self.configmaps.prefix)
-            and self.configmaps.name_of_key(event.key) == ROOT_CA_CONFIGMAP
+            and self.configmaps.name_of_key(event.key) in self.copies
         ):
             stored = event.stored if event.stored is not None else event.prev
             if stored is not None:
                 self.enqueue(stored.object["metadata"].get("namespace", ""))
 
-    def current(self, obj: Obj) -> bool:
+    def current(self, obj: Obj, annotation: str = DESCRIPTION_ANNOTATION) -> bool:
         annotations = obj.get("metadata", {}).get("annotations") or {}
-        return obj.get("data") == self.data and bool(annotations.get(DESCRIPTION_ANNOTATION))
+        return obj.get("data") == self.data and bool(annotations.get(annotation))
 
     async def sync(self, namespace: str) -> float | None:
+        again: float | None = None
+        for name, annotation in self.copies.items():
+            if await self._publish(namespace, name, annotation) is not None:
+                again = 0.0
+        return again
+
+    async def _publish(self, namespace: str, name: str, annotation: str) -> float | None:
         try:
-            existing = self.configmaps.get(namespace, ROOT_CA_CONFIGMAP).object
+            existing = self.configmaps.get(namespace, name).object
         except errors.StatusError as e:
             if e.code != 404:
                 raise
-            return await self._create(namespace)
-        if self.current(existing):
+            return await self._create(namespace, name, annotation)
+        if self.current(existing, annotation):
             return None
 
         def fix(obj: Obj | None) -> Obj:
@@ -76,18 +95,18 @@ class RootCAPublisher(Controller):
             obj["data"] = dict(self.data)
             meta = obj.setdefault("metadata", {})
             meta["annotations"] = {**(meta.get("annotations") or {})}
-            meta["annotations"][DESCRIPTION_ANNOTATION] = DESCRIPTION
+            meta["annotations"][annotation] = DESCRIPTION
             return obj
 
         try:
-            await self.configmaps.update(namespace, ROOT_CA_CONFIGMAP, fix)
+            await self.configmaps.update(namespace, name, fix)
         except errors.StatusError as e:
             if e.code == 404:
                 return 0.0  # deleted meanwhile: create it
             raise
         return None
 
-    async def _create(self, namespace: str) -> float | None:
+    async def _create(self, namespace: str, name: str, annotation: str) -> float | None:
         # Controllers write past admission: do the NamespaceLifecycle check here, or a
         # terminating namespace would get its ConfigMap back as fast as it is deleted.
         try:
@@ -101,10 +120,7 @@ class RootCAPublisher(Controller):
         obj = {
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": {
-                "name": ROOT_CA_CONFIGMAP,
-                "annotations": {DESCRIPTION_ANNOTATION: DESCRIPTION},
-            },
+            "metadata": {"name": name, "annotations": {annotation: DESCRIPTION}},
             "data": dict(self.data),
         }
         try:

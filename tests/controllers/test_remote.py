@@ -13,7 +13,7 @@ from twisted.internet.task import deferLater
 
 from platform_api.client.kubeconfig import load
 from platform_api.client.rest import Resource, RESTClient
-from platform_api.controllers.remote import RemoteCluster
+from platform_api.controllers.remote import RemoteCluster, aliases_of_served
 from platform_api.errors import StatusError
 from platform_api.storage.interface import Event, ListOptions
 from platform_api.testing import ApiServer
@@ -76,6 +76,7 @@ async def test_cluster_serves_stores_and_events_like_the_registry(live: ApiServe
         assert configmaps.name_of_key(b"/core/configmaps/ns\x00a") == "a"
         assert namespaces.get("", "default").object["metadata"]["name"] == "default"
         assert ("", "v1", "bindings") not in cluster.stores  # not listable
+        assert not cluster.upstream_names
 
         recorder = Recorder()
         cluster.hub.subscribe(recorder)
@@ -143,3 +144,32 @@ async def test_custom_resources_come_and_go_with_discovery(live: ApiServer) -> N
         assert WIDGETS not in cluster.stores and store not in list(cluster.every)
     finally:
         cluster.stop()
+
+
+def test_upstream_names_of_served_groups_are_aliases() -> None:
+    groups = [
+        {"name": "rbac.authorization.platform.io"},
+        {"name": "rbac.authorization.k8s.io"},
+        {"name": "snapshot.storage.k8s.io"},  # a CRD's group: nothing branded beside it
+        {"name": "apps"},
+    ]
+    assert aliases_of_served(groups) == {"rbac.authorization.k8s.io"}
+
+
+@pytest_twisted.ensureDeferred
+async def test_upstream_groups_are_informed_once(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Against ``--serve-upstream-groups`` every object is listed under two group names;
+    the manager informs the branded one only, and knows kube's names are served."""
+    server = ApiServer.start(
+        tmp_path_factory.mktemp("upstream-remote"), "--controllers=", "--serve-upstream-groups"
+    )
+    cluster = RemoteCluster(RESTClient(load(str(server.kubeconfig)), reactor), reactor)
+    try:
+        await cluster.sync()
+        groups = {group for group, _, _ in cluster.stores}
+        assert "rbac.authorization.platform.io" in groups
+        assert not any(g.endswith(".k8s.io") for g in groups)
+        assert cluster.upstream_names
+    finally:
+        cluster.stop()
+        server.stop()

@@ -64,3 +64,51 @@ def test_every_namespace_gets_the_ca_bundle_kept_as_published(tmp_path: Path) ->
     with pytest.raises(errors.StatusError):
         configmaps.get("before", ROOT_CA_CONFIGMAP)
     publisher.stop()
+
+
+def test_upstream_names_publish_kube_root_ca_too(tmp_path: Path) -> None:
+    """With kube's group names served, ``kube-root-ca.crt`` (kube's annotation key) is kept
+    beside the branded copy, each deleted or edited one put back on its own."""
+    cluster = Cluster(str(tmp_path))
+    namespaces = cluster.stores[("", "v1", "namespaces")]
+    configmaps = cluster.stores[("", "v1", "configmaps")]
+    cluster.run(namespaces.create("", namespace("team")))
+    publisher = RootCAPublisher(
+        namespaces, configmaps, CA, cluster.hub, cluster.clock, upstream=True
+    )
+    publisher.start()
+    cluster.settle()
+    kube = configmaps.get("team", "kube-root-ca.crt").object
+    assert kube["data"] == {"ca.crt": CA}
+    assert kube["metadata"]["annotations"] == {"kubernetes.io/description": DESCRIPTION}
+    assert configmaps.get("team", ROOT_CA_CONFIGMAP).object["data"] == {"ca.crt": CA}
+
+    def empty(obj: Obj | None) -> Obj:
+        assert obj is not None
+        return {**obj, "data": {"ca.crt": ""}}
+
+    cluster.run(configmaps.update("team", "kube-root-ca.crt", empty))
+    cluster.settle()
+    assert configmaps.get("team", "kube-root-ca.crt").object["data"] == {"ca.crt": CA}
+    branded_rv = configmaps.get("team", ROOT_CA_CONFIGMAP).object["metadata"]["resourceVersion"]
+    cluster.run(configmaps.delete("team", "kube-root-ca.crt"))
+    cluster.settle()
+    assert configmaps.get("team", "kube-root-ca.crt").object["data"] == {"ca.crt": CA}
+    # The branded copy was current all along: never rewritten.
+    after = configmaps.get("team", ROOT_CA_CONFIGMAP).object["metadata"]["resourceVersion"]
+    assert after == branded_rv
+    publisher.stop()
+
+
+def test_without_upstream_names_only_the_branded_copy(tmp_path: Path) -> None:
+    cluster = Cluster(str(tmp_path))
+    namespaces = cluster.stores[("", "v1", "namespaces")]
+    configmaps = cluster.stores[("", "v1", "configmaps")]
+    cluster.run(namespaces.create("", namespace("team")))
+    publisher = RootCAPublisher(namespaces, configmaps, CA, cluster.hub, cluster.clock)
+    publisher.start()
+    cluster.settle()
+    with pytest.raises(errors.StatusError) as caught:
+        configmaps.get("team", "kube-root-ca.crt")
+    assert caught.value.code == 404
+    publisher.stop()
