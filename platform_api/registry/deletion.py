@@ -77,10 +77,11 @@ def mark_deleting(
         meta.pop("finalizers", None)
     if not meta.get("deletionTimestamp"):
         meta["deletionTimestamp"] = now
-        meta["deletionGracePeriodSeconds"] = 0
         strategy.prepare_for_delete(obj)
-        if kind == "Namespace":
+        if kind == "Namespace":  # kube's namespace storage sets no grace period
             obj.setdefault("status", {})["phase"] = "Terminating"
+        else:
+            meta["deletionGracePeriodSeconds"] = 0
     return obj
 
 

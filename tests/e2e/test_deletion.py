@@ -148,6 +148,8 @@ def test_namespace_deletion_empties_it_then_removes_it(
     admin.post(server.url + base, json=cm("b", finalizers=["example.com/hold"]))
     r = admin.delete(server.url + "/api/v1/namespaces/doomed")
     assert r.status_code == 200 and r.json()["status"]["phase"] == "Terminating"
+    meta = r.json()["metadata"]  # kube's namespace storage stamps the time, no grace period
+    assert "deletionTimestamp" in meta and "deletionGracePeriodSeconds" not in meta
     r = admin.post(server.url + base, json=cm("late"))
     assert r.status_code == 403
     assert (
