@@ -12,6 +12,7 @@ Mirror pods are not changed, and may reference neither accounts nor secrets.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any
 
 from twisted.internet.task import deferLater
@@ -22,17 +23,32 @@ from platform_api.admission.plugins import PluginContext
 from platform_api.authorization.nodegraph import MIRROR_ANNOTATION, pod_secrets
 from platform_api.registry.prepare import generate_name
 from platform_api.registry.store import Store
+from platform_api.scheme.namespaces import ROOT_CA_CONFIGMAP, root_ca_configmap
 
 Obj = dict[str, Any]
 DEFAULT = "default"
 VOLUME_PREFIX = "kube-api-access-"
-MOUNT_PATH = "/var/run/secrets/platform.io/serviceaccount"  # kube's .../kubernetes.io/...
+MOUNT_PATH = "/var/run/secrets/platform.io/serviceaccount"
+UPSTREAM_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 ENFORCE_MOUNTABLE_SECRETS = "platform.io/enforce-mountable-secrets"
 TOKEN_EXPIRATION_SECONDS = 3607  # kube's WarnOnlyBoundTokenExpirationSeconds
 DEFAULT_ATTEMPTS = 10  # lookups of ``default`` before giving up (kube's)
 
 
-def token_volume_source() -> Obj:
+@dataclass(frozen=True)
+class APIAccess:
+    """Where the API-access volume is mounted and which CA ConfigMap it projects: kube's
+    under --serve-upstream-groups, where stock in-cluster clients look."""
+
+    root_ca: str = ROOT_CA_CONFIGMAP
+    mount_path: str = MOUNT_PATH
+
+
+def api_access(upstream: bool) -> APIAccess:
+    return APIAccess(root_ca_configmap(True), UPSTREAM_MOUNT_PATH) if upstream else APIAccess()
+
+
+def token_volume_source(root_ca: str = ROOT_CA_CONFIGMAP) -> Obj:
     """kube's TokenVolumeSource: token, cluster CA, namespace (and OpenShift's service CA,
     which the reference kube-apiserver adds too)."""
 
@@ -52,7 +68,7 @@ def token_volume_source() -> Obj:
                     "path": "token",
                 }
             },
-            config_map("platform-root-ca.crt", "ca.crt"),
+            config_map(root_ca, "ca.crt"),
             {"downwardAPI": {"items": [namespace]}},
         ],
     }
@@ -69,7 +85,7 @@ def should_automount(account: Obj, pod: Obj) -> bool:
     return True
 
 
-def mount_token(pod: Obj) -> None:
+def mount_token(pod: Obj, access: APIAccess = APIAccess()) -> None:
     """Mount the API-access volume at the token path in every container that has nothing
     there, adding the volume (unless the pod has one) when any container mounts it."""
     spec = pod.setdefault("spec", {})
@@ -82,15 +98,18 @@ def mount_token(pod: Obj) -> None:
     for key in ("initContainers", "containers"):
         for container in spec.get(key) or []:
             mounts = container.get("volumeMounts") or []
-            if any(m.get("mountPath") == MOUNT_PATH for m in mounts):
+            if any(m.get("mountPath") == access.mount_path for m in mounts):
                 continue
             container["volumeMounts"] = [
                 *mounts,
-                {"name": name, "readOnly": True, "mountPath": MOUNT_PATH},
+                {"name": name, "readOnly": True, "mountPath": access.mount_path},
             ]
             needed = True
     if needed and not existing:
-        spec["volumes"] = [*volumes, {"name": name, "projected": token_volume_source()}]
+        spec["volumes"] = [
+            *volumes,
+            {"name": name, "projected": token_volume_source(access.root_ca)},
+        ]
 
 
 def enforces_mountable_secrets(account: Obj) -> bool:
@@ -159,10 +178,17 @@ def mirror_pod_error(pod: Obj) -> str:
 class ServiceAccount:
     name = "ServiceAccount"
 
-    def __init__(self, accounts: Store, reactor: Any, attempts: int = DEFAULT_ATTEMPTS) -> None:
+    def __init__(
+        self,
+        accounts: Store,
+        reactor: Any,
+        attempts: int = DEFAULT_ATTEMPTS,
+        access: APIAccess = APIAccess(),
+    ) -> None:
         self._accounts = accounts
         self._reactor = reactor
         self._attempts = attempts
+        self._access = access
 
     async def _account(self, attrs: Attributes, pod: Obj, name: str) -> Obj:
         """The account, or kube's 403; ``default`` is waited for a while."""
@@ -215,7 +241,7 @@ class ServiceAccount:
         spec["serviceAccount"] = spec["serviceAccountName"]
         account = await self._account(attrs, obj, spec["serviceAccountName"])
         if should_automount(account, obj):
-            mount_token(obj)
+            mount_token(obj, self._access)
         if not spec.get("imagePullSecrets") and account.get("imagePullSecrets"):
             spec["imagePullSecrets"] = [
                 {"name": s.get("name", "")} for s in account["imagePullSecrets"]
@@ -243,4 +269,5 @@ class ServiceAccount:
 
 
 def build(ctx: PluginContext) -> ServiceAccount:
-    return ServiceAccount(ctx.stores[("", "v1", "serviceaccounts")], ctx.reactor)
+    access = api_access(ctx.config.serve_upstream_groups)
+    return ServiceAccount(ctx.stores[("", "v1", "serviceaccounts")], ctx.reactor, access=access)

@@ -3,8 +3,8 @@
 Every namespace gets a ConfigMap with the cluster's CA bundle under ``ca.crt``, which the
 ServiceAccount admission plugin projects into each pod's API-access volume so that
 in-cluster clients can verify the API server.  Deleted, it is recreated; edited, its data
-and description are put back.  kube's ``kube-root-ca.crt``, rebranded; with upstream
-names served, ``kube-root-ca.crt`` (with kube's annotation key) is published beside it.
+and description are put back.  kube's ``kube-root-ca.crt``, rebranded; with upstream names
+served it is kube's, name and annotation key (scheme/namespaces.py says why).
 """
 
 from __future__ import annotations
@@ -14,14 +14,12 @@ from typing import Any
 from platform_api import errors
 from platform_api.controllers.base import Controller
 from platform_api.registry.store import Store
+from platform_api.scheme.namespaces import root_ca_configmap
 from platform_api.storage.interface import DELETED, Event, ListOptions
 
 Obj = dict[str, Any]
-ROOT_CA_CONFIGMAP = "platform-root-ca.crt"
 DESCRIPTION_ANNOTATION = "platform.io/description"
-# (ConfigMap name, description annotation key) of each published copy.
-BRANDED = ((ROOT_CA_CONFIGMAP, DESCRIPTION_ANNOTATION),)
-UPSTREAM = (("kube-root-ca.crt", "kubernetes.io/description"),)
+UPSTREAM_DESCRIPTION_ANNOTATION = "kubernetes.io/description"
 # kube's text, word for word: the Service here is also ``kubernetes`` in ``default``.
 DESCRIPTION = (
     "Contains a CA bundle that can be used to verify the kube-apiserver when using internal "
@@ -47,7 +45,8 @@ class RootCAPublisher(Controller):
         self.namespaces = namespaces
         self.configmaps = configmaps
         self.data = {"ca.crt": root_ca}
-        self.copies = dict(BRANDED + UPSTREAM if upstream else BRANDED)
+        self.configmap = root_ca_configmap(upstream)
+        self.annotation = UPSTREAM_DESCRIPTION_ANNOTATION if upstream else DESCRIPTION_ANNOTATION
 
     def resync(self) -> None:
         for stored in self.namespaces.list("", ListOptions()).items:
@@ -63,22 +62,18 @@ class RootCAPublisher(Controller):
                 self.enqueue(ns["metadata"]["name"])
         elif (
             event.key.startswith(self.configmaps.prefix)
-            and self.configmaps.name_of_key(event.key) in self.copies
+            and self.configmaps.name_of_key(event.key) == self.configmap
         ):
             stored = event.stored if event.stored is not None else event.prev
             if stored is not None:
                 self.enqueue(stored.object["metadata"].get("namespace", ""))
 
-    def current(self, obj: Obj, annotation: str = DESCRIPTION_ANNOTATION) -> bool:
+    def current(self, obj: Obj) -> bool:
         annotations = obj.get("metadata", {}).get("annotations") or {}
-        return obj.get("data") == self.data and bool(annotations.get(annotation))
+        return obj.get("data") == self.data and bool(annotations.get(self.annotation))
 
     async def sync(self, namespace: str) -> float | None:
-        again: float | None = None
-        for name, annotation in self.copies.items():
-            if await self._publish(namespace, name, annotation) is not None:
-                again = 0.0
-        return again
+        return await self._publish(namespace, self.configmap, self.annotation)
 
     async def _publish(self, namespace: str, name: str, annotation: str) -> float | None:
         try:
@@ -87,7 +82,7 @@ class RootCAPublisher(Controller):
             if e.code != 404:
                 raise
             return await self._create(namespace, name, annotation)
-        if self.current(existing, annotation):
+        if self.current(existing):
             return None
 
         def fix(obj: Obj | None) -> Obj:

@@ -6,6 +6,10 @@ k8s.io/apiserver reads ``kube-system/extension-apiserver-authentication``, a kub
 kwok renews its Lease in ``kube-node-lease``, tools take ``kube-system``'s uid as the
 cluster's id), so with upstream group names kube's namespaces exist too, each with what
 kube keeps in it: they are namespaces of their own, not aliases.
+
+The root CA ConfigMap every namespace holds is kube's ``kube-root-ca.crt`` then, in place
+of ``platform-root-ca.crt``: it is in every namespace, and stock tools that list a
+namespace's ConfigMaps leave out kube's name only.
 """
 
 from __future__ import annotations
@@ -15,6 +19,15 @@ SYSTEM = "platform-system"
 PUBLIC = "platform-public"
 NODE_LEASE = "platform-node-lease"
 UPSTREAM = {SYSTEM: "kube-system", PUBLIC: "kube-public", NODE_LEASE: "kube-node-lease"}
+
+
+ROOT_CA_CONFIGMAP = "platform-root-ca.crt"
+UPSTREAM_ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
+
+
+def root_ca_configmap(upstream: bool) -> str:
+    """The name of the root CA ConfigMap in every namespace."""
+    return UPSTREAM_ROOT_CA_CONFIGMAP if upstream else ROOT_CA_CONFIGMAP
 
 
 def names(namespace: str, upstream: bool) -> tuple[str, ...]:
