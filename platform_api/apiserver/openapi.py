@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 from twisted.web.server import Request
 
+from platform_api.apiserver import openapiproto
 from platform_api.apiserver.discovery import KUBE_MAJOR, KUBE_MINOR, SERVER_VERSION
 from platform_api.endpoints.negotiation import JSON, parse_accept
 from platform_api.endpoints.responses import bare, finish
@@ -44,7 +45,9 @@ def _convert(node: Any, prefix: str, v2: bool) -> Any:
         rest = {k: v for k, v in node.items() if k != "$ref"}
         if not rest:
             return ref
-        return {"allOf": [ref], **{k: _convert(v, prefix, v2) for k, v in rest.items()}}
+        siblings = {k: _convert(v, prefix, v2) for k, v in rest.items()}
+        # kube's v2 keeps a reference's description beside it; v3 wraps it in allOf.
+        return {**ref, **siblings} if v2 else {"allOf": [ref], **siblings}
     out = {}
     for key, value in node.items():
         if key in ("properties", "patternProperties"):
@@ -150,6 +153,7 @@ class OpenAPI:
         self._generation = -1
         self._v3: dict[str, bytes] = {}
         self._v2: bytes | None = None
+        self._v2_protobuf: bytes | None = None
         # document key -> (group name clients see, group serving it, version)
         self._gvs: dict[str, tuple[str, str, str]] = {}
         self._ensure()
@@ -159,7 +163,7 @@ class OpenAPI:
             return
         scheme = self._scheme
         self._generation = scheme.generation
-        self._v3, self._v2 = {}, None
+        self._v3, self._v2, self._v2_protobuf = {}, None, None
         listed = [("", "")]
         for group in scheme.groups():
             listed.append((group, group))
@@ -318,6 +322,21 @@ class OpenAPI:
             )
         return self._v2
 
+    def v2_protobuf(self) -> bytes:
+        if self._v2_protobuf is None:
+            self._v2_protobuf = openapiproto.document(orjson.loads(self.v2_document()))
+        return self._v2_protobuf
+
+    def _render_v2(self, request: Request, accepted: list[str]) -> bytes:
+        chosen = openapiproto.negotiate(accepted)
+        if chosen is None:
+            return bare(request, 406)
+        if chosen == "protobuf":
+            body, media = self.v2_protobuf(), openapiproto.MEDIA_TYPE
+        else:
+            body, media = self.v2_document(), JSON
+        return finish(request, 200, body, media.encode(), compressible=True)
+
     def render(self, request: Request, path: str) -> bytes:
         self._ensure()
         accepted = [
@@ -330,10 +349,10 @@ class OpenAPI:
         if path != "/openapi/v2" and key not in self._gvs:
             return bare(request, 404)  # before Accept is read, as kube-openapi does
         request.setHeader(b"vary", b"Accept")
+        if path == "/openapi/v2":
+            return self._render_v2(request, accepted)
         if not any(t in (JSON, "*/*", "application/*") for t in accepted):
             return bare(request, 406)
-        if path == "/openapi/v2":
-            return finish(request, 200, self.v2_document(), JSON.encode(), compressible=True)
         digest = self._hash(key)
         headers = {"etag": f'"{digest}"'}
         if request.args.get(b"hash", [b""])[0].decode() == digest:

@@ -113,6 +113,10 @@ def test_kubectl_on_a_new_type(server: Server) -> None:
     assert selected.stdout.split() == [f"widget.{group}/w2"]
     explained = server.kubectl("explain", "widgets.spec.size").stdout
     assert "How big the widget is." in explained
+    explained = server.kubectl(
+        "explain", "widgets.spec.size", "--output=plaintext-openapiv2"
+    ).stdout  # the custom resource's schema is in /openapi/v2's Protobuf too
+    assert "How big the widget is." in explained
     server.kubectl("-n", ns, "scale", "widget", "w1", "--replicas=4")
     got = json.loads(server.kubectl("-n", ns, "get", "widget", "w1", "-o", "json").stdout)
     assert got["spec"]["size"] == 4 and got["metadata"]["generation"] == 2

@@ -50,6 +50,14 @@ def test_openapi_answers_accept_as_kube_does(server: Server, admin: requests.Ses
         assert "Content-Type" not in refused.headers and refused.headers["Vary"] == "Accept"
         fine = admin.get(server.url + path, headers={"Accept": "application/json, */*"})
         assert fine.status_code == 200 and fine.headers["Content-Type"] == "application/json"
+    # client-go's OpenAPISchema() names the deprecated Protobuf type; kube answers the new one.
+    pb = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    for accept in (pb, "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"):
+        r = admin.get(server.url + "/openapi/v2", headers={"Accept": accept})
+        assert (r.status_code, r.headers["Content-Type"]) == (200, pb)
+        assert r.content.startswith(b"\n\x032.0\x12")  # swagger "2.0", then info
+    r = admin.get(server.url + "/openapi/v3/api/v1", headers={"Accept": pb})
+    assert r.status_code == 406
 
 
 def test_an_invalid_service_is_refused_whole_as_kube_refuses_it(

@@ -86,6 +86,26 @@ def test_explain(server: Server) -> None:
     assert "FIELD: rules <[]PolicyRule>" in out
 
 
+def test_explain_from_openapi_v2(server: Server) -> None:
+    """``plaintext-openapiv2`` reads /openapi/v2 as Protobuf, as client-go's discovery
+    ``OpenAPISchema()`` does (Argo CD, Helm): references resolve, descriptions join."""
+    out = server.kubectl(
+        "explain", "deployment.spec.strategy", "--output=plaintext-openapiv2"
+    ).stdout
+    assert out.splitlines()[:9] == [
+        "KIND:     Deployment",
+        "VERSION:  apps/v1",
+        "",
+        "RESOURCE: strategy <Object>",
+        "",
+        "DESCRIPTION:",
+        "     The deployment strategy to use to replace existing pods with new ones.",
+        "",
+        "     DeploymentStrategy describes how to replace existing pods with new ones.",
+    ]
+    assert "   rollingUpdate\t<Object>" in out and "   type\t<string>" in out
+
+
 def test_server_side_field_validation(server: Server) -> None:
     manifest = (
         MANIFEST.replace("{mode}", "a")
