@@ -73,15 +73,13 @@ class RootCAPublisher(Controller):
         return obj.get("data") == self.data and bool(annotations.get(self.annotation))
 
     async def sync(self, namespace: str) -> float | None:
-        return await self._publish(namespace, self.configmap, self.annotation)
-
-    async def _publish(self, namespace: str, name: str, annotation: str) -> float | None:
+        name, annotation = self.configmap, self.annotation
         try:
             existing = self.configmaps.get(namespace, name).object
         except errors.StatusError as e:
             if e.code != 404:
                 raise
-            return await self._create(namespace, name, annotation)
+            return await self._create(namespace)
         if self.current(existing):
             return None
 
@@ -101,7 +99,7 @@ class RootCAPublisher(Controller):
             raise
         return None
 
-    async def _create(self, namespace: str, name: str, annotation: str) -> float | None:
+    async def _create(self, namespace: str) -> float | None:
         # Controllers write past admission: do the NamespaceLifecycle check here, or a
         # terminating namespace would get its ConfigMap back as fast as it is deleted.
         try:
@@ -115,7 +113,7 @@ class RootCAPublisher(Controller):
         obj = {
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": {"name": name, "annotations": {annotation: DESCRIPTION}},
+            "metadata": {"name": self.configmap, "annotations": {self.annotation: DESCRIPTION}},
             "data": dict(self.data),
         }
         try:

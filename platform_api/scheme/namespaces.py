@@ -19,8 +19,6 @@ SYSTEM = "platform-system"
 PUBLIC = "platform-public"
 NODE_LEASE = "platform-node-lease"
 UPSTREAM = {SYSTEM: "kube-system", PUBLIC: "kube-public", NODE_LEASE: "kube-node-lease"}
-
-
 ROOT_CA_CONFIGMAP = "platform-root-ca.crt"
 UPSTREAM_ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
 
