@@ -66,7 +66,7 @@ from platform_api.authorization.node import NodeAuthorizer
 from platform_api.authorization.nodegraph import NodeGraph
 from platform_api.authorization.rbac.authorizer import RBACAuthorizer
 from platform_api.authorization.rbac.index import RuleIndex
-from platform_api.controllers.authtrust import CONFIGMAP, AuthenticationTrust
+from platform_api.controllers.authtrust import AuthenticationTrust
 from platform_api.controllers.base import Controller
 from platform_api.endpoints.scope import Handlers
 from platform_api.endpoints.tables import TableConvertor
@@ -409,11 +409,7 @@ class APIServerService(Service):
         trust = authentication_trust(
             self.config, self.client_ca_file, self.stores, self.hub, self.reactor
         )
-        for namespace in trust.namespaces:
-            try:
-                await trust.sync(namespace)
-            except Exception:  # the controller tries again
-                log.failure("writing {name} in {namespace}", name=CONFIGMAP, namespace=namespace)
+        await trust.write_now()
         trust.start()
         self.authentication_trust = trust
 

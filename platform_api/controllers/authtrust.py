@@ -141,10 +141,22 @@ class AuthenticationTrust(Controller):
         self.info = info
         self.namespaces = namespaces
         self.now = now or (lambda: datetime.datetime.now(datetime.UTC))
+        self._written_at_start = False
+
+    async def write_now(self) -> None:
+        """Bring every namespace's ConfigMap up to date before the server says it is
+        ready; ``start`` then waits a minute before its first periodic check."""
+        for namespace in self.namespaces:
+            try:
+                await self.sync(namespace)
+            except Exception:  # the periodic check tries again
+                log.failure("writing {name} in {ns}", name=CONFIGMAP, ns=namespace)
+        self._written_at_start = True
 
     def resync(self) -> None:
+        delay = RECHECK if self._written_at_start else 0.0
         for namespace in self.namespaces:
-            self.enqueue(namespace)
+            self.enqueue(namespace, delay)
 
     def observe(self, event: Event) -> None:
         if not event.key.startswith(self.configmaps.prefix):

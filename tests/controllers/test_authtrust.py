@@ -163,3 +163,34 @@ def test_nothing_to_publish_writes_nothing(tmp_path: Path) -> None:
         configmaps.get("platform-system", CONFIGMAP)
     assert caught.value.code == 404
     trust.stop()
+
+
+def test_written_before_ready_then_checked_a_minute_on(tmp_path: Path) -> None:
+    """``write_now`` (at bootstrap) writes at once; ``start`` does not check again until
+    a minute later, so start-up reads and parses the CA files once."""
+    cluster = Cluster(str(tmp_path / "db"))
+    namespaces = cluster.stores[("", "v1", "namespaces")]
+    configmaps = cluster.stores[("", "v1", "configmaps")]
+    cluster.run(namespaces.create("", {"metadata": {"name": "platform-system"}}))
+    info = AuthenticationInfo(client_ca_file=write(tmp_path, "client.crt", NEW))
+    trust = AuthenticationTrust(
+        configmaps, info, ("platform-system",), cluster.hub, cluster.clock, now=lambda: NOW
+    )
+    checked: list[str] = []
+    sync = trust.sync
+
+    async def counted(namespace: str) -> float | None:
+        checked.append(namespace)
+        return await sync(namespace)
+
+    trust.sync = counted  # type: ignore[method-assign]
+    cluster.run(trust.write_now())
+    assert configmaps.get("platform-system", CONFIGMAP).object["data"] == {"client-ca-file": NEW}
+    cluster.hub.flush()  # the write's event went out during bootstrap
+    trust.start()
+    cluster.settle()
+    assert checked == ["platform-system"]
+    cluster.clock.advance(RECHECK)
+    cluster.settle()
+    assert checked == ["platform-system", "platform-system"]
+    trust.stop()
