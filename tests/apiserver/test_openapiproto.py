@@ -7,88 +7,70 @@ from typing import Any
 
 import orjson
 import yaml
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.json_format import MessageToDict
 
 from platform_api.apiserver import enablement, openapiproto, runtimeconfig
 from platform_api.apiserver.openapi import OpenAPI
-
-F = descriptor_pb2.FieldDescriptorProto
-STRING, BOOL, INT64, DOUBLE, MESSAGE = (
-    F.TYPE_STRING,
-    F.TYPE_BOOL,
-    F.TYPE_INT64,
-    F.TYPE_DOUBLE,
-    F.TYPE_MESSAGE,
+from platform_api.codec.protodesc import (
+    BOOL,
+    DOUBLE,
+    I64,
+    REPEATED,
+    STRING,
+    Field,
+    file_descriptor,
+    message_class,
+    pool_of,
 )
-REPEATED = F.LABEL_REPEATED
 
-# message -> (field, number, type, repeated, message type or "")
-MESSAGES: dict[str, list[tuple[str, int, int, bool, str]]] = {
-    "Document": [
-        ("swagger", 1, STRING, False, ""),
-        ("info", 2, MESSAGE, False, "Info"),
-        ("paths", 8, MESSAGE, False, "Paths"),
-        ("definitions", 9, MESSAGE, False, "Definitions"),
+P = ".openapi.v2."
+# gnostic's OpenAPIv2.proto, the messages and fields this server writes.
+MESSAGES: dict[str, list[Field]] = {
+    "openapi.v2.Document": [
+        ("swagger", 1, STRING, ""),
+        ("info", 2, P + "Info", ""),
+        ("paths", 8, P + "Paths", ""),
+        ("definitions", 9, P + "Definitions", ""),
     ],
-    "Info": [("title", 1, STRING, False, ""), ("version", 2, STRING, False, "")],
-    "Paths": [],
-    "Definitions": [("additional_properties", 1, MESSAGE, True, "NamedSchema")],
-    "NamedSchema": [("name", 1, STRING, False, ""), ("value", 2, MESSAGE, False, "Schema")],
-    "Any": [("yaml", 2, STRING, False, "")],
-    "NamedAny": [("name", 1, STRING, False, ""), ("value", 2, MESSAGE, False, "Any")],
-    "TypeItem": [("value", 1, STRING, True, "")],
-    "ItemsItem": [("schema", 1, MESSAGE, True, "Schema")],
-    "Properties": [("additional_properties", 1, MESSAGE, True, "NamedSchema")],
-    "AdditionalPropertiesItem": [
-        ("schema", 1, MESSAGE, False, "Schema"),
-        ("boolean", 2, BOOL, False, ""),
+    "openapi.v2.Info": [("title", 1, STRING, ""), ("version", 2, STRING, "")],
+    "openapi.v2.Paths": [],
+    "openapi.v2.Definitions": [("additional_properties", 1, P + "NamedSchema", REPEATED)],
+    "openapi.v2.NamedSchema": [("name", 1, STRING, ""), ("value", 2, P + "Schema", "")],
+    "openapi.v2.Any": [("yaml", 2, STRING, "")],
+    "openapi.v2.NamedAny": [("name", 1, STRING, ""), ("value", 2, P + "Any", "")],
+    "openapi.v2.TypeItem": [("value", 1, STRING, REPEATED)],
+    "openapi.v2.ItemsItem": [("schema", 1, P + "Schema", REPEATED)],
+    "openapi.v2.Properties": [("additional_properties", 1, P + "NamedSchema", REPEATED)],
+    "openapi.v2.AdditionalPropertiesItem": [
+        ("schema", 1, P + "Schema", "oneof"),
+        ("boolean", 2, BOOL, "oneof"),
     ],
-    "Schema": [
-        ("_ref", 1, STRING, False, ""),
-        ("format", 2, STRING, False, ""),
-        ("description", 4, STRING, False, ""),
-        ("default", 5, MESSAGE, False, "Any"),
-        ("maximum", 7, DOUBLE, False, ""),
-        ("minimum", 9, DOUBLE, False, ""),
-        ("max_length", 11, INT64, False, ""),
-        ("pattern", 13, STRING, False, ""),
-        ("unique_items", 16, BOOL, False, ""),
-        ("required", 19, STRING, True, ""),
-        ("enum", 20, MESSAGE, True, "Any"),
-        ("additional_properties", 21, MESSAGE, False, "AdditionalPropertiesItem"),
-        ("type", 22, MESSAGE, False, "TypeItem"),
-        ("items", 23, MESSAGE, False, "ItemsItem"),
-        ("all_of", 24, MESSAGE, True, "Schema"),
-        ("properties", 25, MESSAGE, False, "Properties"),
-        ("read_only", 27, BOOL, False, ""),
-        ("vendor_extension", 31, MESSAGE, True, "NamedAny"),
+    "openapi.v2.Schema": [
+        ("_ref", 1, STRING, ""),
+        ("format", 2, STRING, ""),
+        ("description", 4, STRING, ""),
+        ("default", 5, P + "Any", ""),
+        ("maximum", 7, DOUBLE, ""),
+        ("minimum", 9, DOUBLE, ""),
+        ("max_length", 11, I64, ""),
+        ("pattern", 13, STRING, ""),
+        ("unique_items", 16, BOOL, ""),
+        ("required", 19, STRING, REPEATED),
+        ("enum", 20, P + "Any", REPEATED),
+        ("additional_properties", 21, P + "AdditionalPropertiesItem", ""),
+        ("type", 22, P + "TypeItem", ""),
+        ("items", 23, P + "ItemsItem", ""),
+        ("all_of", 24, P + "Schema", REPEATED),
+        ("properties", 25, P + "Properties", ""),
+        ("read_only", 27, BOOL, ""),
+        ("vendor_extension", 31, P + "NamedAny", REPEATED),
     ],
 }
-
-
-def document_class() -> Any:
-    file = descriptor_pb2.FileDescriptorProto(name="openapiv2_test.proto", package="openapi.v2")
-    file.syntax = "proto3"
-    for name, fields in MESSAGES.items():
-        message = file.message_type.add(name=name)
-        oneof = name == "AdditionalPropertiesItem"
-        if oneof:
-            message.oneof_decl.add(name="oneof")
-        for field, number, kind, repeated, type_name in fields:
-            f = message.field.add(name=field, number=number, type=kind)
-            f.label = REPEATED if repeated else F.LABEL_OPTIONAL
-            if type_name:
-                f.type_name = f".openapi.v2.{type_name}"
-            if oneof:
-                f.oneof_index = 0
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(file)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("openapi.v2.Document"))
+DOCUMENT = message_class(pool_of(file_descriptor("openapi.v2", MESSAGES)), "openapi.v2.Document")
 
 
 def decoded(doc: dict[str, Any]) -> dict[str, Any]:
-    message = document_class()()
+    message = DOCUMENT()
     message.ParseFromString(openapiproto.document(doc))
     return MessageToDict(message, preserving_proto_field_name=True)
 

@@ -1,30 +1,30 @@
 """etcd v3's gRPC messages (api/etcdserverpb/rpc.proto, api/mvccpb/kv.proto), built at import.
 
-Only the messages the client sends or reads, as a field table: names and numbers are the
-.proto files'. A FileDescriptorProto made from the table is loaded into a private descriptor
-pool and upb makes the classes, so parsing a large range runs in C and no protoc or
-generated code is needed at build time. Oneofs are declared so that ``mod_revision = 0`` in
-a Compare is still sent (etcd reads an absent key's revisions as 0).
+Only the messages the client sends or reads, as a field table (codec/protodesc.py makes
+the classes): names and numbers are the .proto files', so parsing a large range runs in C
+and no protoc or generated code is needed at build time. Oneofs are declared so that
+``mod_revision = 0`` in a Compare is still sent (etcd reads an absent key's revisions as 0).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
-_F = descriptor_pb2.FieldDescriptorProto
-I64, U64, BOOL, BYTES, STRING = (
-    _F.TYPE_INT64,
-    _F.TYPE_UINT64,
-    _F.TYPE_BOOL,
-    _F.TYPE_BYTES,
-    _F.TYPE_STRING,
+from platform_api.codec.protodesc import (
+    BOOL,
+    BYTES,
+    I64,
+    REPEATED,
+    STRING,
+    U64,
+    Field,
+    file_descriptor,
+    message_class,
+    pool_of,
 )
-REPEATED = "repeated"
 
 # message -> [(field, number, type or ".pkg.Message"/enum name, oneof or REPEATED or "")]
-_MESSAGES: dict[str, list[tuple[str, int, Any, str]]] = {
+_MESSAGES: dict[str, list[Field]] = {
     "mvccpb.KeyValue": [
         ("key", 1, BYTES, ""),
         ("create_revision", 2, I64, ""),
@@ -159,52 +159,14 @@ _ENUMS: dict[str, list[str]] = {
 }
 
 
-def _field(message: descriptor_pb2.DescriptorProto, spec: tuple[str, int, Any, str]) -> None:
-    name, number, kind, extra = spec
-    field = message.field.add(name=name, number=number, json_name=name)
-    field.label = _F.LABEL_REPEATED if extra == REPEATED else _F.LABEL_OPTIONAL
-    if isinstance(kind, int):
-        field.type = kind
-    else:
-        enum = kind.lstrip(".") in _ENUMS
-        field.type = _F.TYPE_ENUM if enum else _F.TYPE_MESSAGE
-        field.type_name = kind
-    if extra and extra != REPEATED:
-        names = [o.name for o in message.oneof_decl]
-        if extra not in names:
-            message.oneof_decl.add(name=extra)
-            names.append(extra)
-        field.oneof_index = names.index(extra)
-
-
-def _file(package: str) -> descriptor_pb2.FileDescriptorProto:
-    proto = descriptor_pb2.FileDescriptorProto(
-        name=f"{package}.proto", package=package, syntax="proto3"
-    )
-    if package == "etcdserverpb":
-        proto.dependency.append("mvccpb.proto")
-    for full, fields in _MESSAGES.items():
-        if full.split(".")[0] != package:
-            continue
-        message = proto.message_type.add(name=full.split(".", 1)[1])
-        for spec in fields:
-            _field(message, spec)
-        for enum_name, values in _ENUMS.items():
-            outer, _, short = enum_name.rpartition(".")
-            if outer == full:
-                enum = message.enum_type.add(name=short)
-                for number, value in enumerate(values):
-                    enum.value.add(name=value, number=number)
-    return proto
-
-
-_POOL = descriptor_pool.DescriptorPool()
-for _package in ("mvccpb", "etcdserverpb"):
-    _POOL.Add(_file(_package))
+_POOL = pool_of(
+    file_descriptor("mvccpb", _MESSAGES, _ENUMS),
+    file_descriptor("etcdserverpb", _MESSAGES, _ENUMS, dependencies=["mvccpb"]),
+)
 
 
 def _class(name: str) -> Any:
-    return message_factory.GetMessageClass(_POOL.FindMessageTypeByName(name))
+    return message_class(_POOL, name)
 
 
 KeyValue = _class("mvccpb.KeyValue")
