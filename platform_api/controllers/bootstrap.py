@@ -14,7 +14,6 @@ import hashlib
 import hmac
 import json
 import re
-from datetime import datetime
 from typing import Any
 
 from platform_api import errors
@@ -23,6 +22,7 @@ from platform_api.authentication.bootstrap import _data as secret_data
 from platform_api.controllers.timed import TimedController
 from platform_api.registry.store import Store
 from platform_api.scheme import namespaces
+from platform_api.scheme.decoding import parse_timestamp
 from platform_api.storage.interface import DELETED, Event, ListOptions, Preconditions
 
 Obj = dict[str, Any]
@@ -52,13 +52,10 @@ def time_left(secret: Obj, now: float) -> tuple[float, bool]:
     text = secret_data(secret, "expiration")
     if not text:
         return 0.0, False
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
+    when = parse_timestamp(text)
+    if when is None:  # unreadable, or no offset (RFC 3339 requires one)
         return 0.0, True
-    if when.tzinfo is None:  # RFC 3339 requires an offset
-        return 0.0, True
-    left = when.timestamp() - now
+    left = when - now
     return (left, False) if left > 0 else (0.0, True)
 
 

@@ -8,7 +8,6 @@ Job (UID precondition), as kube does.  Until then its key waits on a timer.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from twisted.logger import Logger
@@ -16,6 +15,7 @@ from twisted.logger import Logger
 from platform_api import errors
 from platform_api.controllers.timed import TimedController
 from platform_api.registry.store import Store
+from platform_api.scheme.decoding import parse_timestamp
 from platform_api.storage.interface import DELETED, Event, ListOptions, Preconditions
 
 log = Logger()
@@ -39,14 +39,10 @@ def finished_condition(job: Obj) -> Obj | None:
 def expires_at(job: Obj) -> float | None:
     """When the TTL runs out (epoch seconds), or None when the finish time is unknown."""
     condition = finished_condition(job)
-    text = (condition or {}).get("lastTransitionTime") or ""
-    try:
-        finished = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
+    finished = parse_timestamp((condition or {}).get("lastTransitionTime") or "")
+    if finished is None:
         return None
-    if finished.tzinfo is None:
-        return None
-    return finished.timestamp() + int(job["spec"]["ttlSecondsAfterFinished"])
+    return finished + int(job["spec"]["ttlSecondsAfterFinished"])
 
 
 class TTLAfterFinished(TimedController):

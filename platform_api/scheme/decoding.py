@@ -99,6 +99,16 @@ def format_timestamp(timestamp: float) -> str:
     return _format_second(int(timestamp // 1))
 
 
+def parse_timestamp(text: object) -> float | None:
+    """An RFC 3339 time (a stored metav1.Time) as a unix time; None when it is not one
+    (no offset, or not a time): callers say what an unreadable time means to them."""
+    try:
+        when = datetime.fromisoformat(str(text).replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return when.timestamp() if when.tzinfo is not None else None
+
+
 @functools.lru_cache(maxsize=4)
 def _format_second(second: int) -> str:
     """Each second formatted once: every write stamps the current one."""
