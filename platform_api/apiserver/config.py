@@ -31,6 +31,8 @@ from platform_api.apiserver.runtimeconfig import parse as parse_runtime_config
 from platform_api.apiserver.storageoptions import StorageOptions
 from platform_api.authentication.oidc import OIDCOptions
 from platform_api.controllers import registry as controller_registry
+from platform_api.controllers import signingoptions
+from platform_api.controllers.signingoptions import SigningOptions
 
 # kube-controller-manager's names for the controllers (and old aliases): one table with
 # twistd platform-controller-manager, in platform_api/controllers/registry.py.
@@ -99,6 +101,7 @@ class ServerConfig:
     # Paths left to anonymous requests when anonymous access is otherwise off (AlwaysAllow).
     anonymous_paths: tuple[str, ...] | None = None
     controllers: frozenset[str] = field(default_factory=controller_registry.default_on)
+    signing: SigningOptions = field(default_factory=SigningOptions)  # --cluster-signing-*
     enable_admission_plugins: tuple[str, ...] = ()
     disable_admission_plugins: tuple[str, ...] = ()
     # --admission-control-config-file: the webhook plugins' client credentials.
@@ -198,6 +201,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         cfg.service_cluster_ip_range = _cidr(str(given("service-cluster-ip-range")))
     if given("controllers") is not None:
         cfg.controllers = _controllers(str(given("controllers")))
+    cfg.signing = signingoptions.from_flags(given)
     cfg.enable_admission_plugins, cfg.disable_admission_plugins = admission_plugins.parse(
         given("enable-admission-plugins"), given("disable-admission-plugins")
     )

@@ -8,7 +8,7 @@ as in kube, and always run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from platform_api.aggregator.availability import APIServiceAvailability
@@ -17,20 +17,25 @@ from platform_api.aggregator.registration import APIServiceRegistration
 from platform_api.apiextensions.finalizer import CRDFinalizer
 from platform_api.apiextensions.naming import NamingController
 from platform_api.apiextensions.serving import CRDInstaller
+from platform_api.apiserver import pki
 from platform_api.apiserver.clusterinfo import root_ca_bundle
 from platform_api.apiserver.config import ServerConfig
+from platform_api.authorization.interface import Authorizer, Decision
 from platform_api.authorization.rbac.index import RuleIndex
 from platform_api.controllers import registry
 from platform_api.controllers.authtrust import AuthenticationInfo, AuthenticationTrust
 from platform_api.controllers.base import Controller
 from platform_api.controllers.ipaddressrepair import IPAddressRepair
 from platform_api.controllers.resourcequota import pending_for
+from platform_api.controllers.signingoptions import SigningOptions
+from platform_api.endpoints.accessreviews import subject_attributes
 from platform_api.registry.apiregistration import STORE_KEY as APISERVICES
 from platform_api.registry.store import Store
 from platform_api.scheme import namespaces
 from platform_api.storage.watch import WatchHub
 
 Stores = dict[tuple[str, str, str], Store]
+Obj = dict[str, Any]
 NETWORKING = "networking.platform.io"
 
 
@@ -43,6 +48,7 @@ def build_controllers(
     hub: WatchHub,
     reactor: Any,
     aggregator_proxy: AggregatorProxy | None = None,
+    authorizer: Authorizer | None = None,
 ) -> list[Controller]:
     """The controllers to start, not yet started."""
     every: Iterable[Store] = stores.values()  # live: custom resource stores come and go
@@ -67,10 +73,31 @@ def build_controllers(
         pending=pending_for(hub),  # shared with the ResourceQuota admission plugin
         root_ca=root_ca_bundle(config),
         upstream_names=config.serve_upstream_groups,
+        signing=signing_options(config),
+        review=access_review(authorizer) if authorizer is not None else None,
         extra={"config": config, "scheme": crd_installer.scheme},
     )
     controllers.extend(registry.build(context, config.controllers))
     return controllers
+
+
+def access_review(authorizer: Authorizer) -> Callable[[Obj], Awaitable[bool]]:
+    """A SubjectAccessReview answered by this server's own authorizer chain."""
+
+    async def review(spec: Obj) -> bool:
+        decision, _reason = await authorizer.authorize(subject_attributes(spec))
+        return decision is Decision.ALLOW
+
+    return review
+
+
+def signing_options(config: ServerConfig) -> SigningOptions:
+    """The --cluster-signing-* CAs; without them, the CA of the PKI this server made when
+    it made one and trusts it for clients (so the certificates it signs log in here)."""
+    if config.embedded_pki and not config.client_ca_file:
+        paths = pki.Paths.under(config.cert_dir)
+        return config.signing.with_default(paths.ca_cert, paths.ca_key)
+    return config.signing
 
 
 def _aggregator(

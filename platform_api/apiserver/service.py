@@ -214,7 +214,7 @@ class APIServerService(Service):
         )
         self._serve_custom_resources(scheme, handlers)
         handlers.service_accounts = serviceaccounts.build(cfg, self.stores)
-        handlers.authorizer = self._authorizer()
+        handlers.authorizer = self.authorizer = self._authorizer()
         for plural in (*ROLES, *BINDINGS):
             store = self.stores[(RBAC_GROUP, "v1", plural)]
             store.guard = EscalationGuard(self.rbac_index, handlers.authorizer, plural)
@@ -423,6 +423,7 @@ class APIServerService(Service):
             self.hub,
             self.reactor,
             self.aggregation.proxy if self.aggregation else None,
+            self.authorizer,
         )
 
     async def _stop(self) -> None:

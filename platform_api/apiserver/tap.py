@@ -12,6 +12,7 @@ from platform_api.apiserver import aggregatoroptions, deprecatedflags, storageop
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.config import ServerConfig, from_flags
 from platform_api.apiserver.flagoptions import FlagOptions, parameters
+from platform_api.controllers import signingoptions
 
 # (flag, default shown in --help, description); defaults are applied by config.from_flags.
 FLAGS: list[tuple[str, str, str]] = [
@@ -284,6 +285,7 @@ FLAGS: list[tuple[str, str, str]] = [
         "bootstrap-signer-controller, token-cleaner-controller. Empty or '-*': none (run "
         "twistd platform-controller-manager instead).",
     ),
+    *signingoptions.SIGNING_FLAGS,
     *audit_options.AUDIT_FLAGS,
     *storageoptions.STORAGE_FLAGS,
     *aggregatoroptions.AGGREGATOR_FLAGS,

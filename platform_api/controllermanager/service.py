@@ -20,7 +20,7 @@ from twisted.internet.defer import ensureDeferred
 from twisted.logger import Logger
 
 from platform_api.client import kubeconfig
-from platform_api.client.rest import RESTClient
+from platform_api.client.rest import Resource, RESTClient
 from platform_api.controllermanager import health
 from platform_api.controllermanager.tap import ManagerConfig
 from platform_api.controllers import registry
@@ -30,6 +30,7 @@ from platform_api.controllers.remote import RemoteCluster
 
 log = Logger()
 VERSION = "v1.36.0"
+REVIEWS = Resource("authorization.platform.io", "v1", "subjectaccessreviews", namespaced=False)
 
 
 def _exit(code: int) -> None:
@@ -130,6 +131,8 @@ class ControllerManagerService(Service):
             rbac_informer=clusterroles.informer if clusterroles is not None else None,
             root_ca=self.root_ca,
             upstream_names=self.cluster.upstream_names,
+            signing=self.config.signing,
+            review=self._review,
             extra={"client": self.client, "config": self.config},
         )
         for name in sorted(set(registry.REGISTRY) - self.config.controllers):
@@ -146,6 +149,17 @@ class ControllerManagerService(Service):
             log.info('"Starting controller" controller="{name}"', name=controller.name)
             controller.start()
         log.info('"Started controllers" count={count}', count=len(self.controllers))
+
+    async def _review(self, spec: dict[str, Any]) -> bool:
+        """A SubjectAccessReview, asked of the server (the approving controller's check)."""
+        assert self.client is not None
+        review = {
+            "apiVersion": f"{REVIEWS.group}/{REVIEWS.version}",
+            "kind": "SubjectAccessReview",
+            "spec": spec,
+        }
+        answer = await self.client.create(REVIEWS, "", review)
+        return bool((answer.get("status") or {}).get("allowed"))
 
     def _lost(self) -> None:
         log.error("leaderelection lost/stopped")

@@ -37,6 +37,8 @@ class ControllerContext:
     pending: Any = None  # resourcequota's ledger of in-flight charges
     root_ca: bytes | None = None  # the cluster CA bundle, for root-ca publishing
     upstream_names: bool = False  # the server serves kube's group names too
+    signing: Any = None  # SigningOptions: the CA files of the built-in certificate signers
+    review: Any = None  # async (SubjectAccessReview spec) -> allowed
     extra: dict[str, Any] = field(default_factory=dict)  # home-specific pieces
 
     def store(self, group: str, version: str, plural: str) -> Any:
@@ -241,6 +243,36 @@ register("service-cidr-controller", _service_cidr, True)
 register("persistentvolumeclaim-protection-controller", _pvc_protection, True, ("pvc-protection",))
 register("persistentvolume-protection-controller", _pv_protection, True, ("pv-protection",))
 register("volumeattributesclass-protection-controller", _vac_protection, True)
+
+
+def _csr_signing(ctx: ControllerContext) -> Controller | None:
+    from platform_api.controllers.csrsigning import CSRSigner
+
+    if ctx.signing is None or not ctx.signing.files:  # kube skips it without a CA
+        return None
+    csrs = ctx.store("certificates.platform.io", "v1", "certificatesigningrequests")
+    return CSRSigner(csrs, ctx.signing, ctx.hub, ctx.reactor, upstream=ctx.upstream_names)
+
+
+def _csr_cleaner(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.csrcleaner import CSRCleaner
+
+    csrs = ctx.store("certificates.platform.io", "v1", "certificatesigningrequests")
+    return CSRCleaner(csrs, ctx.hub, ctx.reactor)
+
+
+def _csr_approving(ctx: ControllerContext) -> Controller | None:
+    from platform_api.controllers.csrapproving import CSRApprover
+
+    if ctx.review is None:
+        return None
+    csrs = ctx.store("certificates.platform.io", "v1", "certificatesigningrequests")
+    return CSRApprover(csrs, ctx.review, ctx.hub, ctx.reactor, upstream=ctx.upstream_names)
+
+
+register("certificatesigningrequest-approving-controller", _csr_approving, True, ("csrapproving",))
+register("certificatesigningrequest-signing-controller", _csr_signing, True, ("csrsigning",))
+register("certificatesigningrequest-cleaner-controller", _csr_cleaner, True, ("csrcleaner",))
 
 
 def _vap_status(ctx: ControllerContext) -> Controller | None:

@@ -80,13 +80,17 @@ def _subject(spec: Obj, kind: str, name: str) -> UserInfo:
     return UserInfo(user, spec.get("uid") or "", groups, extra)
 
 
+def subject_attributes(spec: Obj, name: str = "") -> Attributes:
+    """What a SubjectAccessReview's ``spec`` asks the authorizer (the in-process
+    controllers ask through this too); a StatusError when the spec is invalid."""
+    kind = "SubjectAccessReview"
+    return _attributes(_subject(spec, kind, name), spec, kind, name)
+
+
 async def subject(scope: Scope) -> bytes:
     _opts, _out, review = decode_write(scope, "CreateOptions")
     spec = review.setdefault("spec", {})
-    name = review["metadata"].get("name", "")
-    attrs = _attributes(
-        _subject(spec, "SubjectAccessReview", name), spec, "SubjectAccessReview", name
-    )
+    attrs = subject_attributes(spec, review["metadata"].get("name", ""))
     return await _answer(scope, review, attrs)
 
 

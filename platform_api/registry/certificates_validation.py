@@ -18,12 +18,12 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from platform_api.apiextensions.validation_webhook import _pem_decode as pem_decode
 from platform_api.registry.strategy import Obj
+from platform_api.scheme import signers
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText, go_quote
 from platform_api.validation.names import is_dns1123_label, is_dns1123_subdomain
 
 APPROVED, DENIED, FAILED = "Approved", "Denied", "Failed"
-LEGACY_UNKNOWN_SIGNER = "platform.io/legacy-unknown"
 MIN_EXPIRATION_SECONDS = 600
 # kube's KeyUsage values, sorted as its "supported values" list prints them.
 USAGES = sorted(
@@ -198,7 +198,7 @@ def validate_csr(csr: Obj, opts: Options) -> list[FieldError]:
         errs.append(field.invalid("spec.request", spec.get("request"), why))
     errs += _usage_errors(spec.get("usages") or [], opts)
     signer = spec.get("signerName") or ""
-    if not opts.legacy_signer and signer == LEGACY_UNKNOWN_SIGNER:
+    if not opts.legacy_signer and signer == signers.LEGACY_UNKNOWN:
         detail = "the legacy signerName is not allowed via this API version"
         errs.append(field.invalid("spec.signerName", signer, detail))
     else:
@@ -249,7 +249,7 @@ def update_options(new: Obj, old: Obj, **paths: bool) -> Options:
     old_cert = (old.get("status") or {}).get("certificate")
     return Options(
         both_approved_and_denied=APPROVED in old_types and DENIED in old_types,
-        legacy_signer=_spec(old).get("signerName") == LEGACY_UNKNOWN_SIGNER,
+        legacy_signer=_spec(old).get("signerName") == signers.LEGACY_UNKNOWN,
         duplicate_condition_types=len(set(old_types)) != len(old_types),
         empty_condition_type="" in old_types,
         arbitrary_certificate=new_cert == old_cert or certificate_error(old_cert) is not None,

@@ -89,7 +89,10 @@ def test_create_approve_and_columns(rbac_server: Server) -> None:
     (condition,) = approved["status"]["conditions"]
     assert (condition["type"], condition["status"]) == ("Approved", "True")
     assert condition["lastUpdateTime"] and condition["lastTransitionTime"]
-    assert rbac_server.kubectl("get", "csr", "csr-a").stdout.split()[-1] == "Approved"
+    # The signing controller issues it moments later (tests/e2e/test_csr_signing.py).
+    eventually(
+        lambda: rbac_server.kubectl("get", "csr", "csr-a").stdout.split()[-1] == "Approved,Issued"
+    )
 
 
 def test_kubectl_certificate_approve_wants_the_upstream_group(rbac_server: Server) -> None:

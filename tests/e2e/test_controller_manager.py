@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import datetime
 import signal
 import subprocess
 import time
@@ -11,8 +13,10 @@ from typing import Any
 
 import pytest
 import requests
+from cryptography import x509
 
 from tests.e2e.conftest import VENV_BIN, Server, session_for, start_server
+from tests.e2e.test_csr_signing import key_and_request
 
 LEASE = "/apis/coordination.platform.io/v1/namespaces/platform-system/leases/platform-controller-manager"
 # Short leases keep the takeover test quick; the defaults (15s/10s/2s) behave alike.
@@ -22,6 +26,7 @@ ELECTION = (
     "--leader-elect-retry-period=1s",
 )
 DURATION = 4.0
+SIGNER = "platform.io/kube-apiserver-client"
 
 
 class Manager:
@@ -137,6 +142,34 @@ def test_server_without_controllers_makes_no_service_account(
     create_namespace(api, bare, "no-manager")
     time.sleep(1.0)
     assert not has_default_account(api, bare, "no-manager")
+
+
+def test_manager_signs_with_the_cluster_signing_flags(
+    api: requests.Session, bare: Server, managers: Callable[..., Manager]
+) -> None:
+    """The signer in the manager's home: CA files by kube's flags, the certificate written
+    through the API's /status (where CertificateSigning checks the ``sign`` verb)."""
+    pki = bare.data_dir / "pki"  # type: ignore[operator]
+    manager = managers(
+        f"--cluster-signing-cert-file={pki / 'ca.crt'}",
+        f"--cluster-signing-key-file={pki / 'ca.key'}",
+        "--cluster-signing-duration=2h",
+    )
+    wait_for(lambda: manager.started, timeout=DURATION + 20)
+    _, request = key_and_request("erin")
+    csrs = bare.url + "/apis/certificates.platform.io/v1/certificatesigningrequests"
+    spec = {"request": request, "signerName": SIGNER, "usages": ["client auth"]}
+    body = {"metadata": {"name": "erin"}, "spec": spec}
+    assert api.post(csrs, json=body).status_code == 201
+    approved = api.get(csrs + "/erin").json()
+    approved["status"] = {"conditions": [{"type": "Approved", "status": "True", "reason": "T"}]}
+    assert api.put(csrs + "/erin/approval", json=approved).status_code == 200
+    wait_for(lambda: api.get(csrs + "/erin").json()["status"].get("certificate"), timeout=10)
+    data = base64.b64decode(api.get(csrs + "/erin").json()["status"]["certificate"])
+    cert = x509.load_pem_x509_certificate(data)
+    assert cert.not_valid_after_utc - cert.not_valid_before_utc == datetime.timedelta(
+        hours=2, minutes=5
+    )
 
 
 @pytest.mark.slow

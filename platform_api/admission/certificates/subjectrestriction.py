@@ -1,5 +1,6 @@
 """CertificateSubjectRestriction: nobody may ask the API server client signer for a
-certificate in the ``system:masters`` group (it would bypass every authorizer)."""
+certificate in the ``system:masters`` group (it would bypass every authorizer).  With
+upstream names served, kube's name for that signer is the same signer (scheme/signers.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ from platform_api.admission.chain import Attributes
 from platform_api.admission.plugins import PluginContext
 from platform_api.authentication.user import MASTERS
 from platform_api.registry.certificates_validation import parse_request
+from platform_api.scheme import signers
 
 Obj = dict[str, Any]
-KUBE_APISERVER_CLIENT = "platform.io/kube-apiserver-client"
 
 
 class CertificateSubjectRestriction:
     name = "CertificateSubjectRestriction"
+
+    def __init__(self, upstream: bool = False) -> None:
+        self.upstream = upstream
 
     def validate(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
         rt = attrs.resource
@@ -31,7 +35,8 @@ class CertificateSubjectRestriction:
         ):
             return
         spec = obj.get("spec") or {}
-        if spec.get("signerName") != KUBE_APISERVER_CLIENT:
+        signer = spec.get("signerName") or ""
+        if signers.canonical(signer, self.upstream) != signers.KUBE_APISERVER_CLIENT:
             return
         try:
             request = parse_request(spec.get("request"))
@@ -43,9 +48,9 @@ class CertificateSubjectRestriction:
                 CSRS,
                 GROUP,
                 attrs.name,
-                f"use of {KUBE_APISERVER_CLIENT} signer with {MASTERS} group is not allowed",
+                f"use of {signer} signer with {MASTERS} group is not allowed",
             )
 
 
 def build(ctx: PluginContext) -> CertificateSubjectRestriction:
-    return CertificateSubjectRestriction()
+    return CertificateSubjectRestriction(ctx.config.serve_upstream_groups)

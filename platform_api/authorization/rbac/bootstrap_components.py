@@ -37,6 +37,7 @@ from platform_api.authorization.rbac.bootstrap import (
     urls,
     users,
 )
+from platform_api.scheme import signers
 
 CONTROLLER_PREFIX = "system:controller:"
 
@@ -163,6 +164,37 @@ def component_roles() -> list[Obj]:
             "system:service-account-issuer-discovery",
             [urls("get", "/.well-known/openid-configuration", "/openid/v1/jwks")],
         ),
+        *certificate_roles(),
+    ]
+
+
+def certificate_roles() -> list[Obj]:
+    """Roles kubeadm binds for node bootstrap (the approving controller's reviews ask for
+    these subresources) and one approver role per built-in signer, named as kube's are
+    with the group's name."""
+    prefix = f"system:{CERTIFICATES}:"
+    csrs = "certificatesigningrequests"
+    approvers = [
+        cluster_role(
+            f"{prefix}{signer.split('/', 1)[1]}-approver",
+            [rule("approve", CERTIFICATES, ("signers",), (signer,))],
+        )
+        for signer in (
+            signers.LEGACY_UNKNOWN,
+            signers.KUBELET_SERVING,
+            signers.KUBE_APISERVER_CLIENT,
+            signers.KUBE_APISERVER_CLIENT_KUBELET,
+        )
+    ]
+    return [
+        cluster_role(
+            f"{prefix}{csrs}:nodeclient", [rule("create", CERTIFICATES, (f"{csrs}/nodeclient",))]
+        ),
+        cluster_role(
+            f"{prefix}{csrs}:selfnodeclient",
+            [rule("create", CERTIFICATES, (f"{csrs}/selfnodeclient",))],
+        ),
+        *approvers,
     ]
 
 
@@ -202,6 +234,18 @@ def _controller_rules() -> dict[str, list[Obj]]:
         ],
         "generic-garbage-collector": [
             rule(("get", "list", "watch", "patch", "update", "delete"), "*", ("*",)),
+            events_rule(),
+        ],
+        "certificate-controller": [
+            rule(("get", "list", "watch", "delete"), CERTIFICATES, ("certificatesigningrequests",)),
+            rule(
+                "update",
+                CERTIFICATES,
+                ("certificatesigningrequests/status", "certificatesigningrequests/approval"),
+            ),
+            rule("approve", CERTIFICATES, ("signers",), (signers.KUBE_APISERVER_CLIENT_KUBELET,)),
+            rule("sign", CERTIFICATES, ("signers",), signers.BUILT_IN),
+            rule("create", AUTHORIZATION, ("subjectaccessreviews",)),
             events_rule(),
         ],
         "namespace-controller": [
