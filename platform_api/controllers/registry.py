@@ -275,6 +275,24 @@ register("certificatesigningrequest-signing-controller", _csr_signing, True, ("c
 register("certificatesigningrequest-cleaner-controller", _csr_cleaner, True, ("csrcleaner",))
 
 
+def _endpointslice_mirroring(ctx: ControllerContext) -> Controller | None:
+    from platform_api.controllers.endpointslicemirroring import EndpointSliceMirroring
+
+    slices = ctx.stores.get(("discovery.platform.io", "v1", "endpointslices"))
+    if slices is None:  # --runtime-config turned discovery.platform.io/v1 off
+        return None
+    endpoints, services = ctx.store("", "v1", "endpoints"), ctx.store("", "v1", "services")
+    return EndpointSliceMirroring(endpoints, services, slices, ctx.hub, ctx.reactor)
+
+
+register(
+    "endpointslice-mirroring-controller",
+    _endpointslice_mirroring,
+    True,
+    ("endpointslicemirroring",),
+)
+
+
 def _vap_status(ctx: ControllerContext) -> Controller | None:
     from platform_api.controllers.vapstatus import GROUP, VAPStatusController
 

@@ -165,6 +165,45 @@ def test_an_aggregated_server_is_listed_checked_and_answered_503(
     )
 
 
+def test_an_aggregated_server_behind_hand_made_endpoints(
+    server: Server, admin: requests.Session
+) -> None:
+    """The classic set-up for an aggregated server outside the cluster: a Service without
+    a selector and an Endpoints object.  The mirroring controller makes its EndpointSlice,
+    which the availability check reads (as kube's does)."""
+    remote = {**REMOTE, "metadata": {"name": "v1beta1.external.example.com"}}
+    remote["spec"] = {**REMOTE["spec"], "group": "external.example.com"}
+    remote["spec"]["service"] = {"namespace": "default", "name": "external"}
+    url = server.url + BASE + "/" + remote["metadata"]["name"]
+    core = server.url + "/api/v1/namespaces/default"
+    slices = server.url + "/apis/discovery.platform.io/v1/namespaces/default/endpointslices"
+    ports = [{"name": "https", "port": 443, "targetPort": 8443}]
+    service = {"metadata": {"name": "external"}, "spec": {"ports": ports}}
+    endpoints = {
+        "metadata": {"name": "external"},
+        "subsets": [
+            {"addresses": [{"ip": "10.0.0.7"}], "ports": [{"name": "https", "port": 8443}]}
+        ],
+    }
+    assert admin.post(core + "/services", json=service).status_code == 201
+    assert admin.post(core + "/endpoints", json=endpoints).status_code == 201
+    assert admin.post(server.url + BASE, json=remote).status_code == 201
+    try:
+        assert eventually(lambda: _reason(admin, url) == "FailedDiscoveryCheck", timeout=20)
+        selector = "endpointslice.kubernetes.io/managed-by=endpointslicemirroring-controller.k8s.io"
+        (mirrored,) = admin.get(slices, params={"labelSelector": selector}).json()["items"]
+        assert mirrored["metadata"]["labels"]["kubernetes.io/service-name"] == "external"
+        assert mirrored["endpoints"] == [{"addresses": ["10.0.0.7"], "conditions": {"ready": True}}]
+        assert mirrored["ports"] == [{"name": "https", "port": 8443, "protocol": "TCP"}]
+        assert admin.delete(core + "/endpoints/external").status_code == 200
+        assert eventually(lambda: _reason(admin, url) == "EndpointsNotFound")
+        assert admin.get(slices, params={"labelSelector": selector}).json()["items"] == []
+    finally:
+        admin.delete(url)
+        admin.delete(core + "/services/external")
+        admin.delete(core + "/endpoints/external")
+
+
 def test_requests_to_an_aggregated_server_are_authorized_first(tmp_path: Path) -> None:
     """kube's aggregator proxies only what the filter chain let through."""
     tokens = tmp_path / "tokens.csv"
