@@ -25,6 +25,7 @@ from platform_api.controllers.endpointsubsets import (
     SKIP_MIRROR,
     TRIGGER_TIME,
     canonical,
+    controller_ref,
     normalized_ip,
     repack_subsets,
     slice_ports_key,
@@ -225,7 +226,7 @@ class EndpointSliceMirroring(Controller):
                     MANAGED_BY: CONTROLLER_NAME,
                 },
                 "annotations": _copied_annotations(meta),
-                "ownerReferences": [_owner(meta)],
+                "ownerReferences": [controller_ref("Endpoints", meta)],
             },
             "addressType": family,
             "endpoints": wanted,
@@ -255,17 +256,6 @@ class EndpointSliceMirroring(Controller):
 def _copied_annotations(meta: Obj) -> Obj:
     skipped = (TRIGGER_TIME, LAST_APPLIED)
     return {k: v for k, v in (meta.get("annotations") or {}).items() if k not in skipped}
-
-
-def _owner(meta: Obj) -> Obj:
-    return {
-        "apiVersion": "v1",
-        "kind": "Endpoints",
-        "name": meta["name"],
-        "uid": meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
 
 
 def _key(obj: Obj) -> Key:

@@ -86,6 +86,18 @@ def repack_subsets(subsets: list[Obj]) -> list[Obj]:
     return sorted(out, key=canonical)
 
 
+def controller_ref(kind: str, meta: Obj) -> Obj:
+    """The owner reference a controller puts on what it makes for a core object."""
+    return {
+        "apiVersion": "v1",
+        "kind": kind,
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
 def normalized_ip(text: str) -> tuple[str, str] | None:
     """(the IP as Go prints it, "IPv4" or "IPv6"), or None for no IP."""
     try:

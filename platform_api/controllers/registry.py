@@ -285,6 +285,27 @@ def _endpointslice_mirroring(ctx: ControllerContext) -> Controller | None:
     return EndpointSliceMirroring(endpoints, services, slices, ctx.hub, ctx.reactor)
 
 
+def _endpoints(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.endpoints import EndpointsController
+
+    services, pods = ctx.store("", "v1", "services"), ctx.store("", "v1", "pods")
+    endpoints = ctx.store("", "v1", "endpoints")
+    return EndpointsController(services, pods, endpoints, ctx.hub, ctx.reactor)
+
+
+def _endpointslices(ctx: ControllerContext) -> Controller | None:
+    from platform_api.controllers.endpointslices import EndpointSliceController
+
+    slices = ctx.stores.get(("discovery.platform.io", "v1", "endpointslices"))
+    if slices is None:
+        return None
+    services, pods = ctx.store("", "v1", "services"), ctx.store("", "v1", "pods")
+    nodes = ctx.store("", "v1", "nodes")
+    return EndpointSliceController(services, pods, nodes, slices, ctx.hub, ctx.reactor)
+
+
+register("endpoints-controller", _endpoints, True, ("endpoint",))
+register("endpointslice-controller", _endpointslices, True, ("endpointslice",))
 register(
     "endpointslice-mirroring-controller",
     _endpointslice_mirroring,

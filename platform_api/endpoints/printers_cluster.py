@@ -92,6 +92,57 @@ COLUMNS[("discovery.platform.io", "endpointslices")] = Printer(
 )
 
 
+_ENDPOINTS = Column(
+    "Endpoints",
+    "string",
+    "",
+    "The set of all endpoints is the union of all subsets. Addresses are placed into subsets "
+    "according to the IPs they share. A single address with multiple ports, some of which are "
+    "ready and some of which are not (because they come from different containers) will result "
+    "in the address being displayed in different subsets for the different ports. No address "
+    "will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses "
+    "and ports that comprise a service.",
+)
+
+
+def format_endpoints(subsets: list[Obj], most: int = 3) -> str:
+    """kube's formatEndpoints: the first three ready ``ip:port`` (or ``ip``), then how many
+    more; ``<none>`` without subsets."""
+    if not subsets:
+        return "<none>"
+    shown: list[str] = []
+    count = 0
+    for subset in subsets:
+        addresses = [a.get("ip", "") for a in subset.get("addresses") or []]
+        ports = subset.get("ports") or []
+        pairs = (
+            [addresses]
+            if not ports
+            else [[_host_port(ip, p.get("port")) for ip in addresses] for p in ports]
+        )
+        for entries in pairs:
+            count += len(entries)
+            shown.extend(entries[: max(0, most - len(shown))])
+    text = ",".join(shown)
+    return f"{text} + {count - most} more..." if count > most else text
+
+
+def _host_port(ip: str, port: Any) -> str:
+    return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+
+
+def _endpoints_cells(obj: Obj) -> list[Any]:
+    meta = obj.get("metadata") or {}
+    return [
+        meta.get("name", ""),
+        format_endpoints(obj.get("subsets") or []),
+        age(meta.get("creationTimestamp")),
+    ]
+
+
+COLUMNS[("", "endpoints")] = Printer((NAME, _ENDPOINTS, AGE), _endpoints_cells)
+
+
 def _apiservice_cells(obj: Obj) -> list[Any]:
     """kube-aggregator's table: the Service (or ``Local``) and the Available condition."""
     meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
