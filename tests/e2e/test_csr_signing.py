@@ -273,12 +273,18 @@ def test_system_masters_refused_under_kubes_signer_name(upstream: Server, signer
     assert gone.status_code == 404
 
 
-@pytest.fixture(scope="module")
-def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+@pytest.fixture(scope="module", params=["branded", "upstream"])
+def nodes(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Server]:
+    """A server taking bootstrap tokens; also one serving kube's names, where kubeadm's
+    bindings name kube's roles and its kubelet kube's signer."""
     root = tmp_path_factory.mktemp("csr-nodes")
-    server = start_server(
-        root / "data", "--enable-bootstrap-token-auth", "--authorization-mode=Node,RBAC"
-    )
+    flags = ["--enable-bootstrap-token-auth", "--authorization-mode=Node,RBAC"]
+    if request.param == "upstream":
+        flags.append("--serve-upstream-groups")
+    server = start_server(root / "data", *flags)
+    server.upstream = request.param == "upstream"  # type: ignore[attr-defined]
     yield server
     server.stop()
 
@@ -295,8 +301,10 @@ def test_kubelet_tls_bootstrap(nodes: Server, tmp_path: Path) -> None:
         **{"usage-bootstrap-authentication": "true", "auth-extra-groups": token_group},
     )
     assert admin.post(f"{nodes.url}/api/v1/namespaces/platform-system/secrets", json=secret).ok
+    upstream = nodes.upstream  # type: ignore[attr-defined]
+    group = "certificates.k8s.io" if upstream else "certificates.platform.io"
     rbac = f"{nodes.url}/apis/rbac.authorization.platform.io/v1/clusterrolebindings"
-    prefix = "system:certificates.platform.io:certificatesigningrequests:"
+    prefix = f"system:{group}:certificatesigningrequests:"
     for name, role in (
         ("kubeadm:kubelet-bootstrap", "system:node-bootstrapper"),
         ("kubeadm:node-autoapprove-bootstrap", prefix + "nodeclient"),
@@ -317,7 +325,8 @@ def test_kubelet_tls_bootstrap(nodes: Server, tmp_path: Path) -> None:
     token = session_for(nodes, token="abcdef.0123456789abcdef")
     spec = {
         "request": request,
-        "signerName": "platform.io/kube-apiserver-client-kubelet",
+        "signerName": ("kubernetes.io" if upstream else "platform.io")
+        + "/kube-apiserver-client-kubelet",
         "usages": ["digital signature", "client auth"],
     }
     body = {"metadata": {"generateName": "node-csr-"}, "spec": spec}

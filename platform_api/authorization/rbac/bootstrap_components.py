@@ -168,31 +168,40 @@ def component_roles() -> list[Obj]:
     ]
 
 
-def certificate_roles() -> list[Obj]:
+def certificate_roles(upstream: bool = False) -> list[Obj]:
     """Roles kubeadm binds for node bootstrap (the approving controller's reviews ask for
     these subresources) and one approver role per built-in signer, named as kube's are
-    with the group's name."""
-    prefix = f"system:{CERTIFICATES}:"
+    with the group's name; ``upstream``: kube's own names, group and signer names, which
+    kubeadm's bindings name under --serve-upstream-groups."""
+    group = "certificates.k8s.io" if upstream else CERTIFICATES
+    prefix = f"system:{group}:"
     csrs = "certificatesigningrequests"
+    names = (
+        signers.LEGACY_UNKNOWN,
+        signers.KUBELET_SERVING,
+        signers.KUBE_APISERVER_CLIENT,
+        signers.KUBE_APISERVER_CLIENT_KUBELET,
+    )
     approvers = [
         cluster_role(
             f"{prefix}{signer.split('/', 1)[1]}-approver",
-            [rule("approve", CERTIFICATES, ("signers",), (signer,))],
+            [
+                rule(
+                    "approve",
+                    group,
+                    ("signers",),
+                    (signers.upstream_name(signer) if upstream else signer,),
+                )
+            ],
         )
-        for signer in (
-            signers.LEGACY_UNKNOWN,
-            signers.KUBELET_SERVING,
-            signers.KUBE_APISERVER_CLIENT,
-            signers.KUBE_APISERVER_CLIENT_KUBELET,
-        )
+        for signer in names
     ]
     return [
         cluster_role(
-            f"{prefix}{csrs}:nodeclient", [rule("create", CERTIFICATES, (f"{csrs}/nodeclient",))]
+            f"{prefix}{csrs}:nodeclient", [rule("create", group, (f"{csrs}/nodeclient",))]
         ),
         cluster_role(
-            f"{prefix}{csrs}:selfnodeclient",
-            [rule("create", CERTIFICATES, (f"{csrs}/selfnodeclient",))],
+            f"{prefix}{csrs}:selfnodeclient", [rule("create", group, (f"{csrs}/selfnodeclient",))]
         ),
         *approvers,
     ]

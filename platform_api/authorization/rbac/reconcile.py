@@ -67,6 +67,7 @@ def default_policy(upstream: bool = False) -> list[Obj]:
     objs = (
         cluster_roles()
         + components.component_roles()
+        + (components.certificate_roles(upstream=True) if upstream else [])
         + components.controller_roles()
         + cluster_role_bindings()
         + components.controller_role_bindings()
