@@ -19,7 +19,7 @@ from platform_api import errors
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.metrics import REGISTRY
 from platform_api.authentication import authnconfig
-from platform_api.authentication.bootstrap import BootstrapTokens
+from platform_api.authentication.bootstrap import BootstrapTokens, TokenPlaces
 from platform_api.authentication.interface import Authenticator, TokenAuthenticator
 from platform_api.authentication.oidc import OIDCAuthenticator
 from platform_api.authentication.requestheader import RequestHeaderAuthenticator
@@ -96,7 +96,8 @@ def build(
         tokens.append(TokenFileAuthenticator.from_file(cfg.token_auth_file))
     tokens.append(service_accounts)
     if cfg.enable_bootstrap_token_auth:
-        tokens.append(BootstrapTokens(core_lookup(stores, "secrets")))
+        places = TokenPlaces.of(cfg.serve_upstream_groups)
+        tokens.append(BootstrapTokens(core_lookup(stores, "secrets"), places=places))
     if cfg.oidc is not None:
         ca = None
         if cfg.oidc_ca_file:

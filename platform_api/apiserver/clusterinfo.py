@@ -20,8 +20,9 @@ from platform_api import errors
 from platform_api.apiserver import pki
 from platform_api.apiserver.config import ServerConfig
 from platform_api.authorization.rbac.bootstrap import RBAC_GROUP
-from platform_api.controllers.bootstrap import CLUSTER_INFO, KUBECONFIG_KEY, PUBLIC_NAMESPACE
+from platform_api.controllers.bootstrap import CLUSTER_INFO, KUBECONFIG_KEY
 from platform_api.registry.store import Store
+from platform_api.scheme import namespaces
 
 log = Logger()
 Obj = dict[str, Any]
@@ -62,14 +63,16 @@ def bootstrap_kubeconfig(server: str, ca_pem: bytes) -> str:
     return str(yaml.safe_dump(config, sort_keys=False, default_flow_style=False))
 
 
-def cluster_info_objects(server: str, ca_pem: bytes) -> list[tuple[tuple[str, str, str], Obj]]:
+def cluster_info_objects(
+    server: str, ca_pem: bytes, namespace: str = namespaces.PUBLIC
+) -> list[tuple[tuple[str, str, str], Obj]]:
     """(store key, object) for the ConfigMap, Role and RoleBinding, in creation order."""
     rbac_api = f"{RBAC_GROUP}/v1"
-    meta = {"name": ROLE, "namespace": PUBLIC_NAMESPACE}
+    meta = {"name": ROLE, "namespace": namespace}
     configmap = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": CLUSTER_INFO, "namespace": PUBLIC_NAMESPACE},
+        "metadata": {"name": CLUSTER_INFO, "namespace": namespace},
         "data": {KUBECONFIG_KEY: bootstrap_kubeconfig(server, ca_pem)},
     }
     rule = {
@@ -102,10 +105,13 @@ async def ensure_cluster_info(
     if ca_pem is None:
         log.warn("no cluster CA bundle: not creating {name}", name=CLUSTER_INFO)
         return
-    for key, obj in cluster_info_objects(config.server_url, ca_pem):
+    public = namespaces.names(namespaces.PUBLIC, config.serve_upstream_groups)
+    for key, obj in (
+        made for ns in public for made in cluster_info_objects(config.server_url, ca_pem, ns)
+    ):
         store = stores[key]
         try:
-            await store.create(PUBLIC_NAMESPACE, obj)
+            await store.create(obj["metadata"]["namespace"], obj)
         except errors.StatusError as e:
             if e.code != 409:
                 log.error("creating {name}: {error}", name=obj["kind"], error=e.message)

@@ -4,7 +4,9 @@ The signer keeps ``cluster-info`` in ``platform-public`` signed: one detached JW
 ``jws-kubeconfig-<token-id>`` over its ``kubeconfig`` per valid bootstrap token allowed to
 sign, so that a joining client holding a token can trust the kubeconfig it fetched
 anonymously.  The cleaner deletes bootstrap token Secrets once their ``expiration`` passed.
-Both read the Secrets in ``platform-system`` of type ``bootstrap.platform.io/token``.
+Both read the Secrets in ``platform-system`` of type ``bootstrap.platform.io/token``; under
+``--serve-upstream-groups`` also kube's (authentication/bootstrap.py's TokenPlaces), and
+the signer signs ``cluster-info`` in ``kube-public`` too, where ``kubeadm join`` reads it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import re
 from typing import Any
 
 from platform_api import errors
-from platform_api.authentication.bootstrap import NAMESPACE, SECRET_TYPE
+from platform_api.authentication.bootstrap import TokenPlaces
 from platform_api.authentication.bootstrap import _data as secret_data
 from platform_api.controllers.timed import TimedController
 from platform_api.registry.store import Store
@@ -26,7 +28,6 @@ from platform_api.scheme.decoding import parse_timestamp
 from platform_api.storage.interface import DELETED, Event, ListOptions, Preconditions
 
 Obj = dict[str, Any]
-PUBLIC_NAMESPACE = namespaces.PUBLIC
 CLUSTER_INFO = "cluster-info"
 KUBECONFIG_KEY = "kubeconfig"
 SIGNATURE_PREFIX = "jws-kubeconfig-"
@@ -79,42 +80,41 @@ def _event_object(event: Event) -> Obj:
 
 
 class BootstrapSigner(TimedController):
-    """One key, the cluster-info ConfigMap; re-signed on any token or ConfigMap change and
-    when the next signing token expires."""
+    """Keys are the public namespaces' cluster-info ConfigMaps; each is re-signed on any
+    token or ConfigMap change and when the next signing token expires."""
 
     name = "bootstrap-signer-controller"
-    KEY = (PUBLIC_NAMESPACE, CLUSTER_INFO)
 
-    def __init__(self, configmaps: Store, secrets: Store, *args: Any) -> None:
+    def __init__(self, configmaps: Store, secrets: Store, *args: Any, upstream: bool = False):
         super().__init__(*args)
         self.configmaps = configmaps
         self.secrets = secrets
+        self.places = TokenPlaces.of(upstream)
+        self.keys = [(ns, CLUSTER_INFO) for ns in namespaces.names(namespaces.PUBLIC, upstream)]
 
     def resync(self) -> None:
-        self.enqueue(self.KEY)
+        for key in self.keys:
+            self.enqueue(key)
 
     def observe(self, event: Event) -> None:
-        if event.key == self.configmaps.key(*self.KEY):
-            if event.type != DELETED:
-                self.enqueue(self.KEY)
-        elif (
-            event.key.startswith(self.secrets.list_prefix(NAMESPACE))
-            and _event_object(event).get("type") == SECRET_TYPE
-        ):
-            self.enqueue(self.KEY)
+        for key in self.keys:
+            if event.key == self.configmaps.key(*key) and event.type != DELETED:
+                self.enqueue(key)
+        if _token_event(event, self.secrets, self.places):
+            self.resync()
 
     def tokens(self) -> dict[str, str]:
         """token id -> token secret of every token that may sign now (first one wins)."""
         now = self.now()
         found: dict[str, str] = {}
-        for stored in self.secrets.list(NAMESPACE, ListOptions()).items:
-            secret = stored.object
-            token = signing_token(secret, now) if secret.get("type") == SECRET_TYPE else None
+        for secret in _token_secrets(self.secrets, self.places):
+            token = signing_token(secret, now)
             if token is not None and token[0] not in found:
                 found[token[0]] = token[1]
                 left, _ = time_left(secret, now)
                 if left > 0:
-                    self.enqueue_after(self.KEY, left)
+                    for key in self.keys:
+                        self.enqueue_after(key, left)
         return found
 
     def signed(self, data: dict[str, str], tokens: dict[str, str]) -> dict[str, str]:
@@ -126,9 +126,9 @@ class BootstrapSigner(TimedController):
             )
         return out
 
-    async def sync(self, key: Any) -> float | None:
+    async def sync(self, key: tuple[str, str]) -> float | None:
         try:
-            current = self.configmaps.get(*self.KEY).object
+            current = self.configmaps.get(*key).object
         except errors.StatusError:
             return None  # not there (yet): its creation queues us again
         data = current.get("data") or {}
@@ -146,7 +146,7 @@ class BootstrapSigner(TimedController):
             return obj
 
         try:
-            await self.configmaps.update(*self.KEY, resign)
+            await self.configmaps.update(*key, resign)
         except errors.StatusError as e:
             if e.code not in (404, 409):
                 raise
@@ -154,47 +154,59 @@ class BootstrapSigner(TimedController):
 
 
 class TokenCleaner(TimedController):
-    """Keys are Secret names in ``platform-system``; each is looked at when it changes and
+    """Keys are (namespace, name) of token Secrets; each is looked at when it changes and
     again when its expiration comes."""
 
     name = "token-cleaner-controller"
 
-    def __init__(self, secrets: Store, *args: Any) -> None:
+    def __init__(self, secrets: Store, *args: Any, upstream: bool = False) -> None:
         super().__init__(*args)
         self.secrets = secrets
+        self.places = TokenPlaces.of(upstream)
 
     def resync(self) -> None:
-        for stored in self.secrets.list(NAMESPACE, ListOptions()).items:
-            if stored.object.get("type") == SECRET_TYPE:
-                self.enqueue(stored.object["metadata"]["name"])
+        for secret in _token_secrets(self.secrets, self.places):
+            self.enqueue(_key(secret))
 
     def observe(self, event: Event) -> None:
-        if event.type == DELETED or event.stored is None:
-            return
-        if (
-            event.key.startswith(self.secrets.list_prefix(NAMESPACE))
-            and event.stored.object.get("type") == SECRET_TYPE
-        ):
-            self.enqueue(self.secrets.name_of_key(event.key))
+        if event.type != DELETED and _token_event(event, self.secrets, self.places):
+            self.enqueue(_key(_event_object(event)))
 
-    async def sync(self, name: str) -> float | None:
+    async def sync(self, key: tuple[str, str]) -> float | None:
+        namespace, name = key
         try:
-            secret = self.secrets.get(NAMESPACE, name).object
+            secret = self.secrets.get(namespace, name).object
         except errors.StatusError:
             return None
-        if secret.get("type") != SECRET_TYPE:
+        if not self.places.holds(secret):
             return None
         left, expired = time_left(secret, self.now())
         if not expired:
             if left > 0:
-                self.enqueue_after(name, left)
+                self.enqueue_after(key, left)
             return None
         uid = secret["metadata"].get("uid")
         try:
             await self.secrets.delete(
-                NAMESPACE, name, preconditions=Preconditions(uid=uid) if uid else None
+                namespace, name, preconditions=Preconditions(uid=uid) if uid else None
             )
         except errors.StatusError as e:
             if e.code not in (404, 409):  # gone already, or replaced by a new Secret
                 raise
         return None
+
+
+def _token_secrets(secrets: Store, places: TokenPlaces) -> list[Obj]:
+    out = []
+    for namespace in places.namespaces:
+        out += [s.object for s in secrets.list(namespace, ListOptions()).items]
+    return [s for s in out if places.holds(s)]
+
+
+def _token_event(event: Event, secrets: Store, places: TokenPlaces) -> bool:
+    in_place = any(event.key.startswith(secrets.list_prefix(ns)) for ns in places.namespaces)
+    return in_place and places.holds(_event_object(event))
+
+
+def _key(secret: Obj) -> tuple[str, str]:
+    return secret["metadata"].get("namespace", ""), secret["metadata"]["name"]

@@ -165,13 +165,14 @@ def _bootstrap_signer(ctx: ControllerContext) -> Controller:
     from platform_api.controllers.bootstrap import BootstrapSigner
 
     configmaps, secrets = ctx.store("", "v1", "configmaps"), ctx.store("", "v1", "secrets")
-    return BootstrapSigner(configmaps, secrets, ctx.hub, ctx.reactor)
+    return BootstrapSigner(configmaps, secrets, ctx.hub, ctx.reactor, upstream=ctx.upstream_names)
 
 
 def _token_cleaner(ctx: ControllerContext) -> Controller:
     from platform_api.controllers.bootstrap import TokenCleaner
 
-    return TokenCleaner(ctx.store("", "v1", "secrets"), ctx.hub, ctx.reactor)
+    secrets = ctx.store("", "v1", "secrets")
+    return TokenCleaner(secrets, ctx.hub, ctx.reactor, upstream=ctx.upstream_names)
 
 
 def _root_ca_publisher(ctx: ControllerContext) -> Controller | None:

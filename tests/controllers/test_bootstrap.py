@@ -170,3 +170,42 @@ def test_cleaner_deletes_expired_tokens_when_they_expire(tmp_path: Path) -> None
     cleaner.stop()
     with pytest.raises(errors.StatusError):
         s.secrets.get("platform-system", "bootstrap-token-later1")
+
+
+def kube_token(token_id: str, secret: str, **extra: str) -> Obj:
+    """A token as ``kubeadm token create`` writes it: kube's type, in kube-system."""
+    made = token_secret(token_id, secret, **extra)
+    made["type"] = "bootstrap.kubernetes.io/token"
+    return made
+
+
+@pytest.mark.parametrize("upstream", [True, False])
+def test_kubes_tokens_and_cluster_info_with_upstream_names(tmp_path: Path, upstream: bool) -> None:
+    """Under --serve-upstream-groups: tokens in kube-system of kube's type sign, and both
+    public namespaces' cluster-info are signed; otherwise kube's tokens mean nothing."""
+    s = Setup(tmp_path)
+    signer = BootstrapSigner(
+        s.configmaps, s.secrets, s.cluster.hub, s.cluster.clock, upstream=upstream
+    )
+    cleaner = TokenCleaner(s.secrets, s.cluster.hub, s.cluster.clock, upstream=upstream)
+    signer.start()
+    cleaner.start()
+    for namespace in ("platform-public", "kube-public"):
+        info = {"metadata": {"name": "cluster-info"}, "data": {"kubeconfig": KUBECONFIG}}
+        s.cluster.run(s.configmaps.create(namespace, info))
+    signing = {"usage-bootstrap-signing": "true"}
+    s.cluster.run(
+        s.secrets.create("kube-system", kube_token("kubadm", "0123456789abcdef", **signing))
+    )
+    expired = kube_token("gone00", "0123456789abcdef", expiration=at(0))
+    s.cluster.run(s.secrets.create("kube-system", expired))
+    s.cluster.settle()
+    for namespace in ("platform-public", "kube-public"):
+        data = s.configmaps.get(namespace, "cluster-info").object["data"]
+        assert ("jws-kubeconfig-kubadm" in data) is upstream
+    names = [
+        x.object["metadata"]["name"] for x in s.secrets.list("kube-system", ListOptions()).items
+    ]
+    assert ("bootstrap-token-gone00" in names) is not upstream  # cleaned only as a token
+    signer.stop()
+    cleaner.stop()

@@ -280,7 +280,11 @@ def nodes(
     """A server taking bootstrap tokens; also one serving kube's names, where kubeadm's
     bindings name kube's roles and its kubelet kube's signer."""
     root = tmp_path_factory.mktemp("csr-nodes")
-    flags = ["--enable-bootstrap-token-auth", "--authorization-mode=Node,RBAC"]
+    flags = [
+        "--enable-bootstrap-token-auth",
+        "--authorization-mode=Node,RBAC",
+        "--controllers=*,bootstrapsigner",
+    ]
     if request.param == "upstream":
         flags.append("--serve-upstream-groups")
     server = start_server(root / "data", *flags)
@@ -290,18 +294,30 @@ def nodes(
 
 
 def test_kubelet_tls_bootstrap(nodes: Server, tmp_path: Path) -> None:
-    """kubeadm's join, as the API sees it: a bootstrap token asks for a node's client
-    certificate; the approving controller approves it (the token's group is bound to the
-    nodeclient role, as kubeadm binds it), the signer signs it, the node logs in."""
+    """kubeadm's join, as the API sees it: the token's signature on cluster-info, read
+    anonymously; the token asks for a node's client certificate; the approving controller
+    approves it (the token's group is bound to the nodeclient role, as kubeadm binds it),
+    the signer signs it, the node logs in.  Under upstream names, as kubeadm does it: the
+    token in kube-system with kube's type, cluster-info in kube-public, kube's names."""
     admin = session_for(nodes, cert=nodes.admin_cert)
-    token_group = "system:bootstrappers:kubeadm:default-node-token"
-    secret = bootstrap_secret(
-        "abcdef",
-        "0123456789abcdef",
-        **{"usage-bootstrap-authentication": "true", "auth-extra-groups": token_group},
-    )
-    assert admin.post(f"{nodes.url}/api/v1/namespaces/platform-system/secrets", json=secret).ok
     upstream = nodes.upstream  # type: ignore[attr-defined]
+    token_group = "system:bootstrappers:kubeadm:default-node-token"
+    usages = {
+        "usage-bootstrap-authentication": "true",
+        "usage-bootstrap-signing": "true",
+        "auth-extra-groups": token_group,
+    }
+    secret = bootstrap_secret("abcdef", "0123456789abcdef", **usages)
+    system, public = (
+        ("kube-system", "kube-public") if upstream else ("platform-system", "platform-public")
+    )
+    secret["metadata"]["namespace"] = system
+    if upstream:
+        secret["type"] = "bootstrap.kubernetes.io/token"
+    assert admin.post(f"{nodes.url}/api/v1/namespaces/{system}/secrets", json=secret).ok
+    anonymous = session_for(nodes)
+    info = f"{nodes.url}/api/v1/namespaces/{public}/configmaps/cluster-info"
+    eventually(lambda: "jws-kubeconfig-abcdef" in (anonymous.get(info).json().get("data") or {}))
     group = "certificates.k8s.io" if upstream else "certificates.platform.io"
     rbac = f"{nodes.url}/apis/rbac.authorization.platform.io/v1/clusterrolebindings"
     prefix = f"system:{group}:certificatesigningrequests:"
