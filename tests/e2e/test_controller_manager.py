@@ -170,6 +170,55 @@ def test_manager_signs_with_the_cluster_signing_flags(
     assert cert.not_valid_after_utc - cert.not_valid_before_utc == datetime.timedelta(
         hours=2, minutes=5
     )
+    # A kubelet's client request is approved here too, after a SubjectAccessReview the
+    # manager asks of the server (its requester, the admin, may create .../nodeclient).
+    _, node_request = key_and_request("system:node:n9", ("system:nodes",))
+    spec = {
+        "request": node_request,
+        "signerName": "platform.io/kube-apiserver-client-kubelet",
+        "usages": ["digital signature", "client auth"],
+    }
+    assert api.post(csrs, json={"metadata": {"name": "n9"}, "spec": spec}).status_code == 201
+    wait_for(lambda: api.get(csrs + "/n9").json()["status"].get("certificate"), timeout=10)
+    (condition,) = api.get(csrs + "/n9").json()["status"]["conditions"]
+    assert (condition["type"], condition["reason"]) == ("Approved", "AutoApproved")
+
+
+def test_manager_runs_the_endpoint_controllers(
+    api: requests.Session, bare: Server, managers: Callable[..., Manager]
+) -> None:
+    """Through the API and informers: a selector Service's Endpoints and EndpointSlice, and
+    a hand-made Endpoints mirrored."""
+    manager = managers()
+    wait_for(lambda: manager.started, timeout=DURATION + 20)
+    create_namespace(api, bare, "cm-endpoints")
+    core = bare.url + "/api/v1/namespaces/cm-endpoints"
+    ports = [{"name": "http", "port": 80}]
+    for name, selector in (("web", {"app": "web"}), ("db", None)):
+        spec: dict[str, Any] = {"ports": ports}
+        if selector is not None:
+            spec["selector"] = selector
+        body = {"metadata": {"name": name}, "spec": spec}
+        assert api.post(core + "/services", json=body).status_code == 201
+    endpoints = {
+        "metadata": {"name": "db"},
+        "subsets": [{"addresses": [{"ip": "192.0.2.1"}], "ports": [{"name": "http", "port": 80}]}],
+    }
+    assert api.post(core + "/endpoints", json=endpoints).status_code == 201
+    wait_for(lambda: api.get(core + "/endpoints/web").status_code == 200, timeout=10)
+    slices = bare.url + "/apis/discovery.platform.io/v1/namespaces/cm-endpoints/endpointslices"
+
+    def managers_of() -> set[str]:
+        items = api.get(slices).json()["items"]
+        return {i["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"] for i in items}
+
+    wait_for(
+        lambda: (
+            managers_of()
+            == {"endpointslice-controller.k8s.io", "endpointslicemirroring-controller.k8s.io"}
+        ),
+        timeout=10,
+    )
 
 
 @pytest.mark.slow
