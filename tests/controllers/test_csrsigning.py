@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from platform_api.controllers.certauthority import key_usage_der
+from platform_api.controllers.certauthority import CAFiles, SigningError, key_usage_der
 from platform_api.controllers.csrsigning import CSRSigner
 from platform_api.controllers.signingoptions import SigningOptions
 from platform_api.scheme import signers
@@ -336,3 +336,17 @@ def test_encipher_only_without_key_agreement_is_written_too() -> None:
     """Go signs it; cryptography's KeyUsage refuses to build it."""
     assert key_usage_der(1 << 7) == bytes.fromhex("03020001")
     assert key_usage_der(1 << 8) == bytes.fromhex("0303070080")
+
+
+def test_the_authority_refuses_a_request_whose_signature_fails(tmp_path: Path) -> None:
+    """Validation already refuses such a request at create (kube's words); the signer checks
+    again, as kube's does, before it signs anything."""
+    request = x509.load_pem_x509_csr(base64.b64decode(pem_request("alice")))
+    der = bytearray(request.public_bytes(serialization.Encoding.DER))
+    der[-5] ^= 0xFF  # inside the signature: the request still parses
+    tampered = x509.load_der_x509_csr(bytes(der))
+    authority = CAFiles(*make_ca(tmp_path / "ca")).current()
+    now = datetime.datetime.now(datetime.UTC)
+    with pytest.raises(SigningError) as e:
+        authority.sign(tampered, ["client auth"], HOUR, now)
+    assert str(e.value) == "unable to verify certificate request signature"
