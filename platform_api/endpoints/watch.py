@@ -306,7 +306,7 @@ async def handle(scope: Scope) -> bytes:
         live = _replay(stream, scope, parse_revision(version))
     if live and not stream.done.called:
         request.registerProducer(stream, True)
-        scope.handlers.hub.subscribe(stream)
+        scope.handlers.hub.subscribe(stream, streamed=True)
         stream.start(_timeout(params))
         request.notifyFinish().addBoth(lambda _: stream.end())
         try:
