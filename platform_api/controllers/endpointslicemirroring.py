@@ -124,22 +124,34 @@ class EndpointSliceMirroring(Controller):
             self._slice_changed(stored.object)
 
     def observe(self, event: Event) -> None:
-        latest = event.stored if event.stored is not None else event.prev
-        if latest is None:
-            return
-        obj = latest.object
+        # Keys first: decoding every event the server commits is what the watchers avoid.
         if event.key.startswith(self.endpoints.prefix):
-            self.enqueue(_key(obj))
+            key = self.endpoints
         elif event.key.startswith(self.services.prefix):
-            before = event.prev.object if event.prev is not None else None
-            has = (obj.get("spec") or {}).get("selector") is not None
-            had = before is not None and (before.get("spec") or {}).get("selector") is not None
-            if event.type == DELETED or before is None or has != had:
-                self.enqueue(_key(obj))
+            key = self.services
         elif event.key.startswith(self.slices.prefix):
-            self._slice_changed(obj)
-            if event.prev is not None and event.type != DELETED:
-                self._slice_changed(event.prev.object)
+            key = self.slices
+        else:
+            return
+        if key is self.endpoints:
+            self.enqueue((key.namespace_of_key(event.key), key.name_of_key(event.key)))
+        elif key is self.services:
+            self._service_changed(event)
+        else:
+            for stored in (event.prev, event.stored):
+                if stored is not None:
+                    self._slice_changed(stored.object)
+
+    def _service_changed(self, event: Event) -> None:
+        """A Service gaining or losing its selector (or coming and going) changes who
+        owns its endpoints."""
+        before = event.prev.object if event.prev is not None else None
+        after = event.stored.object if event.stored is not None else None
+        has = after is not None and (after.get("spec") or {}).get("selector") is not None
+        had = before is not None and (before.get("spec") or {}).get("selector") is not None
+        if event.type == DELETED or before is None or has != had:
+            key = self.services
+            self.enqueue((key.namespace_of_key(event.key), key.name_of_key(event.key)))
 
     def _slice_changed(self, slice_: Obj) -> None:
         labels = (slice_.get("metadata") or {}).get("labels") or {}

@@ -124,12 +124,11 @@ def services_for_pod(services: Store, pod: Obj) -> Iterable[Key]:
 
 def route(event: Event, services: Store, pods: Store, enqueue: Callable[[Key], None]) -> bool:
     """Queue the Services a Service or pod event concerns; False for other events."""
-    objs = [s.object for s in (event.prev, event.stored) if s is not None]
     if event.key.startswith(services.prefix):
-        for obj in objs[-1:]:
-            enqueue((obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
+        enqueue((services.namespace_of_key(event.key), services.name_of_key(event.key)))
         return True
-    if event.key.startswith(pods.prefix):
+    if event.key.startswith(pods.prefix):  # only now decode: most events are neither
+        objs = [s.object for s in (event.prev, event.stored) if s is not None]
         keys = {key for obj in objs for key in services_for_pod(services, obj)}
         for key in sorted(keys):
             enqueue(key)

@@ -77,6 +77,9 @@ class RemoteStore:
     def name_of_key(self, key: bytes) -> str:
         return Store.name_of_key(cast(Store, self), key)
 
+    def namespace_of_key(self, key: bytes) -> str:
+        return Store.namespace_of_key(cast(Store, self), key)
+
     def _key_of(self, obj: Obj) -> bytes:
         meta = obj.get("metadata") or {}
         return self.key(meta.get("namespace", ""), meta.get("name", ""))
