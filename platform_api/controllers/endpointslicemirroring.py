@@ -126,18 +126,10 @@ class EndpointSliceMirroring(Controller):
     def observe(self, event: Event) -> None:
         # Keys first: decoding every event the server commits is what the watchers avoid.
         if event.key.startswith(self.endpoints.prefix):
-            key = self.endpoints
+            self.enqueue(_named(self.endpoints, event.key))
         elif event.key.startswith(self.services.prefix):
-            key = self.services
-        elif event.key.startswith(self.slices.prefix):
-            key = self.slices
-        else:
-            return
-        if key is self.endpoints:
-            self.enqueue((key.namespace_of_key(event.key), key.name_of_key(event.key)))
-        elif key is self.services:
             self._service_changed(event)
-        else:
+        elif event.key.startswith(self.slices.prefix):
             for stored in (event.prev, event.stored):
                 if stored is not None:
                     self._slice_changed(stored.object)
@@ -150,8 +142,7 @@ class EndpointSliceMirroring(Controller):
         has = after is not None and (after.get("spec") or {}).get("selector") is not None
         had = before is not None and (before.get("spec") or {}).get("selector") is not None
         if event.type == DELETED or before is None or has != had:
-            key = self.services
-            self.enqueue((key.namespace_of_key(event.key), key.name_of_key(event.key)))
+            self.enqueue(_named(self.services, event.key))
 
     def _slice_changed(self, slice_: Obj) -> None:
         labels = (slice_.get("metadata") or {}).get("labels") or {}
@@ -273,6 +264,10 @@ def _copied_annotations(meta: Obj) -> Obj:
 def _key(obj: Obj) -> Key:
     meta = obj.get("metadata") or {}
     return meta.get("namespace", ""), meta.get("name", "")
+
+
+def _named(store: Store, key: bytes) -> Key:
+    return store.namespace_of_key(key), store.name_of_key(key)
 
 
 def _get(store: Store, namespace: str, name: str) -> Obj | None:
