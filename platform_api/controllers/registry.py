@@ -305,7 +305,15 @@ def _endpointslices(ctx: ControllerContext) -> Controller | None:
     return EndpointSliceController(services, pods, nodes, slices, ctx.hub, ctx.reactor)
 
 
+def _podgc(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.podgc import PodGC
+
+    pods, nodes = ctx.store("", "v1", "pods"), ctx.store("", "v1", "nodes")
+    return PodGC(pods, nodes, ctx.hub, ctx.reactor)
+
+
 register("endpoints-controller", _endpoints, True, ("endpoint",))
+register("pod-garbage-collector-controller", _podgc, True, ("podgc",))
 register("endpointslice-controller", _endpointslices, True, ("endpointslice",))
 register(
     "endpointslice-mirroring-controller",

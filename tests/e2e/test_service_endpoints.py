@@ -119,3 +119,35 @@ subsets:
     assert slice_["endpoints"] == [{"addresses": ["192.0.2.10"], "conditions": {"ready": True}}]
     server.kubectl("-n", "shop", "delete", "endpoints", "db")
     eventually(lambda: mirrored() == [])
+
+
+def test_pod_gc_fails_a_terminating_pod_no_node_will_finish(server: Server) -> None:
+    """The pod garbage collector's pass (every 20 s): a pod being deleted that no node runs
+    is marked Failed and deleted at once; here a finalizer keeps it to be read."""
+    manifest = """
+apiVersion: v1
+kind: Pod
+metadata: {name: unscheduled, namespace: shop, finalizers: [example.com/hold]}
+spec: {containers: [{name: c, image: nginx}]}
+"""
+    server.kubectl("apply", "-f", "-", stdin=manifest)
+    server.kubectl("-n", "shop", "delete", "pod", "unscheduled", "--wait=false")
+
+    def phase() -> str:
+        return (
+            get(server, "-n", "shop", "get", "pod", "unscheduled")
+            .get("status", {})
+            .get("phase", "")
+        )
+
+    eventually(lambda: phase() == "Failed", timeout=30)
+    server.kubectl(
+        "-n",
+        "shop",
+        "patch",
+        "pod",
+        "unscheduled",
+        "--type=merge",
+        "-p",
+        '{"metadata": {"finalizers": null}}',
+    )
