@@ -31,7 +31,7 @@ class Controller:
         self.hub = hub
         self.reactor = reactor
         self._busy: set[Hashable] = set()
-        self._again: set[Hashable] = set()
+        self._again: dict[Hashable, float] = {}  # key -> the shortest delay asked for
         self._scheduled: dict[Hashable, IDelayedCall] = {}
         self.running = False
 
@@ -60,8 +60,8 @@ class Controller:
     def enqueue(self, key: Hashable, delay: float = 0.0) -> None:
         if not self.running:
             return
-        if key in self._busy:
-            self._again.add(key)
+        if key in self._busy:  # run once more when done, no sooner than asked
+            self._again[key] = min(delay, self._again.get(key, delay))
             return
         due = self.reactor.seconds() + delay
         scheduled = self._scheduled.get(key)
@@ -83,8 +83,7 @@ class Controller:
     def _done(self, retry: float | None, key: Hashable) -> None:
         self._busy.discard(key)
         if key in self._again:
-            self._again.discard(key)
-            self.enqueue(key)
+            self.enqueue(key, self._again.pop(key))
         elif retry is not None:
             self.enqueue(key, retry)
 

@@ -28,8 +28,6 @@ from platform_api.controllers.podendpoints import (
     headless,
     pod_ips,
     pod_ready,
-    route,
-    selected,
     selects_pods,
     service_families,
     set_hostname,
@@ -127,13 +125,13 @@ class EndpointsController(ServicePodsController):
         self.endpoints = endpoints
 
     def observe(self, event: Event) -> None:
-        if route(event, self.services, self.pods, self.enqueue):
+        if self.route(event):
             return
         if event.key.startswith(self.endpoints.prefix) and event.type == DELETED:
             meta = event.prev.object["metadata"] if event.prev is not None else {}
             self.enqueue((meta.get("namespace", ""), meta.get("name", "")))
 
-    async def sync(self, key: Key) -> float | None:
+    async def reconcile(self, key: Key) -> float | None:
         namespace, name = key
         service = self.service(key)
         if service is None:
@@ -141,7 +139,7 @@ class EndpointsController(ServicePodsController):
             return None
         if not selects_pods(service):
             return None
-        subsets = desired_subsets(service, selected(self.pods, service))
+        subsets = desired_subsets(service, self.selected(service))
         try:
             current: Obj | None = self.endpoints.get(namespace, name).object
         except errors.StatusError as e:

@@ -116,12 +116,15 @@ class EndpointSliceMirroring(Controller):
     def __init__(self, endpoints: Store, services: Store, slices: Store, *args: Any) -> None:
         super().__init__(*args)
         self.endpoints, self.services, self.slices = endpoints, services, slices
+        # The mirrored slices, by their Endpoints' key and name, kept from the events: a
+        # sync need not read every slice of the namespace.
+        self.mine: dict[Key, dict[str, Obj]] = {}
 
     def resync(self) -> None:
         for stored in self.endpoints.list("", ListOptions()).items:
             self.enqueue(_key(stored.object))
         for stored in self.slices.list("", ListOptions()).items:
-            self._slice_changed(stored.object)
+            self._slice_changed(None, stored.object)
 
     def observe(self, event: Event) -> None:
         # Keys first: decoding every event the server commits is what the watchers avoid.
@@ -130,9 +133,9 @@ class EndpointSliceMirroring(Controller):
         elif event.key.startswith(self.services.prefix):
             self._service_changed(event)
         elif event.key.startswith(self.slices.prefix):
-            for stored in (event.prev, event.stored):
-                if stored is not None:
-                    self._slice_changed(stored.object)
+            prev = event.prev.object if event.prev is not None else None
+            now = event.stored.object if event.stored is not None else None
+            self._slice_changed(prev, None if event.type == DELETED else now)
 
     def _service_changed(self, event: Event) -> None:
         """A Service gaining or losing its selector (or coming and going) changes who
@@ -144,35 +147,34 @@ class EndpointSliceMirroring(Controller):
         if event.type == DELETED or before is None or has != had:
             self.enqueue(_named(self.services, event.key))
 
-    def _slice_changed(self, slice_: Obj) -> None:
-        labels = (slice_.get("metadata") or {}).get("labels") or {}
-        if labels.get(MANAGED_BY) == CONTROLLER_NAME and labels.get(SERVICE_NAME):
-            self.enqueue((slice_["metadata"].get("namespace", ""), labels[SERVICE_NAME]))
+    def _slice_changed(self, prev: Obj | None, now: Obj | None) -> None:
+        """Keep the index of mirrored slices, and look again at the Endpoints they mirror
+        (a slice edited or deleted by hand is put back)."""
+        for obj, present in ((prev, False), (now, True)):
+            owner = _mirrored_for(obj) if obj is not None else None
+            if obj is None or owner is None:
+                continue
+            slices = self.mine.setdefault(owner, {})
+            if present:
+                slices[obj["metadata"]["name"]] = obj
+            else:
+                slices.pop(obj["metadata"]["name"], None)
+            self.enqueue(owner)
 
     async def sync(self, key: Key) -> float | None:
         namespace, name = key
-        endpoints = _get(self.endpoints, namespace, name)
+        mirrored = sorted(self.mine.get(key, {}).values(), key=lambda s: s["metadata"]["name"])
         service = _get(self.services, namespace, name)
-        mirrored = self._mirrored(namespace, name)
-        if (
-            endpoints is None
-            or not should_mirror(endpoints)
-            or service is None
-            or (service.get("spec") or {}).get("selector") is not None
-        ):
+        selector = service is not None and (service.get("spec") or {}).get("selector") is not None
+        # Cheap checks first: a selector Service's Endpoints (the endpoints controller's,
+        # rewritten on every pod change) need no reading here.
+        endpoints = None if service is None or selector else _get(self.endpoints, namespace, name)
+        if endpoints is None or not should_mirror(endpoints):
             for slice_ in mirrored:
                 await self._delete(slice_)
             return None
         await self._reconcile(endpoints, mirrored)
         return None
-
-    def _mirrored(self, namespace: str, name: str) -> list[Obj]:
-        out = []
-        for stored in self.slices.list(namespace, ListOptions()).items:
-            labels = stored.object.get("metadata", {}).get("labels") or {}
-            if labels.get(SERVICE_NAME) == name and labels.get(MANAGED_BY) == CONTROLLER_NAME:
-                out.append(stored.object)
-        return sorted(out, key=lambda s: s["metadata"]["name"])
 
     async def _reconcile(self, endpoints: Obj, mirrored: list[Obj]) -> None:
         desired = desired_endpoints(endpoints)
@@ -264,6 +266,14 @@ def _copied_annotations(meta: Obj) -> Obj:
 def _key(obj: Obj) -> Key:
     meta = obj.get("metadata") or {}
     return meta.get("namespace", ""), meta.get("name", "")
+
+
+def _mirrored_for(slice_: Obj) -> Key | None:
+    """The Endpoints a slice mirrors, when this controller made it."""
+    labels = (slice_.get("metadata") or {}).get("labels") or {}
+    if labels.get(MANAGED_BY) != CONTROLLER_NAME or not labels.get(SERVICE_NAME):
+        return None
+    return slice_["metadata"].get("namespace", ""), labels[SERVICE_NAME]
 
 
 def _named(store: Store, key: bytes) -> Key:

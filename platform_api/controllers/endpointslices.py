@@ -34,8 +34,6 @@ from platform_api.controllers.podendpoints import (
     headless,
     pod_ips,
     pod_ready,
-    route,
-    selected,
     selects_pods,
     service_families,
     set_hostname,
@@ -120,7 +118,7 @@ class EndpointSliceController(ServicePodsController):
         self.nodes, self.slices = nodes, slices
 
     def observe(self, event: Event) -> None:
-        if route(event, self.services, self.pods, self.enqueue):
+        if self.route(event):
             return
         if event.key.startswith(self.slices.prefix):
             for stored in (event.prev, event.stored):
@@ -141,7 +139,7 @@ class EndpointSliceController(ServicePodsController):
             return
         self.resync()
 
-    async def sync(self, key: Key) -> float | None:
+    async def reconcile(self, key: Key) -> float | None:
         namespace, name = key
         service = self.service(key)
         if service is None or not selects_pods(service):
@@ -170,10 +168,14 @@ class EndpointSliceController(ServicePodsController):
         """port key -> (ports, endpoints sorted by pod name)."""
         publish = bool((service.get("spec") or {}).get("publishNotReadyAddresses"))
         out: dict[bytes, tuple[list[Obj], list[Obj]]] = {}
-        for pod in sorted(selected(self.pods, service), key=lambda p: p["metadata"]["name"]):
+        nodes: dict[str, Obj | None] = {}  # each Node read once a sync
+        for pod in sorted(self.selected(service), key=lambda p: p["metadata"]["name"]):
             if not should_be_in_endpoints(pod, True):
                 continue
-            node = self._node((pod.get("spec") or {}).get("nodeName") or "")
+            node_name = (pod.get("spec") or {}).get("nodeName") or ""
+            if node_name not in nodes:
+                nodes[node_name] = self._node(node_name)
+            node = nodes[node_name]
             if node is None and not publish:
                 continue  # kube skips a pod whose Node it cannot find
             ports = slice_ports(service, pod)

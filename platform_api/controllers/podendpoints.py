@@ -5,18 +5,24 @@ Services a pod or Service event concerns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import time
 from typing import Any
 
 from platform_api import errors
 from platform_api.controllers.base import Controller
 from platform_api.controllers.endpointsubsets import normalized_ip
 from platform_api.registry.store import Store
-from platform_api.storage.interface import Event, ListOptions
+from platform_api.storage.interface import DELETED, Event, ListOptions
 
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name) of a Service
 HEADLESS = "service.kubernetes.io/headless"
+# Pod changes reach a Service's sync this long after the first of them: a burst of pods
+# (a scale-up, a node's status) is one sync of the Service, not one per pod.  Each sync
+# reads all the Service's pods, so a Service with thousands waits longer: at least
+# PAUSE times its last sync's cost, which keeps its syncs to a tenth of the reactor.
+POD_BATCH = 0.05
+PAUSE = 9.0
 
 
 def pod_ready(pod: Obj) -> bool:
@@ -98,55 +104,102 @@ def target_ref(pod: Obj) -> Obj:
     }
 
 
-def selected(pods: Store, service: Obj) -> list[Obj]:
-    """The pods a Service with a selector selects, in its namespace."""
-    selector = (service.get("spec") or {}).get("selector") or {}
-    namespace = service["metadata"].get("namespace", "")
-    items = pods.list(namespace, ListOptions()).items
-    return [
-        s.object
-        for s in items
-        if all(
-            ((s.object["metadata"].get("labels") or {}).get(k) == v) for k, v in selector.items()
-        )
-    ]
+def _matches(selector: dict[str, str], obj: Obj) -> bool:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return all(labels.get(k) == v for k, v in selector.items())
 
 
-def services_for_pod(services: Store, pod: Obj) -> Iterable[Key]:
-    """The Services whose selector takes ``pod``'s labels."""
-    meta = pod.get("metadata") or {}
-    namespace, labels = meta.get("namespace", ""), meta.get("labels") or {}
-    for stored in services.list(namespace, ListOptions()).items:
-        selector = (stored.object.get("spec") or {}).get("selector")
-        if selector is not None and all(labels.get(k) == v for k, v in selector.items()):
-            yield namespace, stored.object["metadata"]["name"]
+class ByNamespace:
+    """Objects of one kind by namespace and name, kept from the hub's events: the
+    controllers' informer (a list from storage per event decodes every object again)."""
 
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.objects: dict[str, dict[str, Obj]] = {}
+        self.revision = 0
 
-def route(event: Event, services: Store, pods: Store, enqueue: Callable[[Key], None]) -> bool:
-    """Queue the Services a Service or pod event concerns; False for other events."""
-    if event.key.startswith(services.prefix):
-        enqueue((services.namespace_of_key(event.key), services.name_of_key(event.key)))
-        return True
-    if event.key.startswith(pods.prefix):  # only now decode: most events are neither
-        objs = [s.object for s in (event.prev, event.stored) if s is not None]
-        keys = {key for obj in objs for key in services_for_pod(services, obj)}
-        for key in sorted(keys):
-            enqueue(key)
-        return True
-    return False
+    def load(self) -> list[Obj]:
+        listed = self.store.list("", ListOptions())
+        self.objects.clear()
+        for stored in listed.items:
+            self._put(stored.object)
+        self.revision = listed.revision
+        return [s.object for s in listed.items]
+
+    def apply(self, event: Event) -> tuple[Obj | None, Obj | None]:
+        """(old, new) of the object the event changes; (None, None) for one the list
+        already had (an event older than the list)."""
+        if event.revision <= self.revision:
+            return None, None
+        namespace = self.store.namespace_of_key(event.key)
+        name = self.store.name_of_key(event.key)
+        old = self.objects.get(namespace, {}).get(name)
+        new = event.stored.object if event.type != DELETED and event.stored is not None else None
+        if new is None:
+            self.objects.get(namespace, {}).pop(name, None)
+        else:
+            self._put(new)
+        return old, new
+
+    def _put(self, obj: Obj) -> None:
+        meta = obj["metadata"]
+        self.objects.setdefault(meta.get("namespace", ""), {})[meta["name"]] = obj
+
+    def in_namespace(self, namespace: str) -> list[Obj]:
+        return list(self.objects.get(namespace, {}).values())
 
 
 class ServicePodsController(Controller):
-    """A controller keyed by Service, woken by its Service's and its pods' changes."""
+    """A controller keyed by Service, woken by its Service's and its pods' changes; it
+    reads both from in-memory indexes kept from the hub's events."""
 
     def __init__(self, services: Store, pods: Store, *args: Any) -> None:
         super().__init__(*args)
         self.services, self.pods = services, pods
+        self.service_index, self.pod_index = ByNamespace(services), ByNamespace(pods)
+        self.cost: dict[Key, float] = {}  # seconds of CPU a Service's last sync took
+
+    async def sync(self, key: Key) -> float | None:
+        started = time.perf_counter()
+        try:
+            return await self.reconcile(key)
+        finally:
+            self.cost[key] = time.perf_counter() - started
+
+    async def reconcile(self, key: Key) -> float | None:
+        raise NotImplementedError
 
     def resync(self) -> None:
-        for stored in self.services.list("", ListOptions()).items:
-            meta = stored.object["metadata"]
+        self.pod_index.load()
+        for service in self.service_index.load():
+            meta = service["metadata"]
             self.enqueue((meta.get("namespace", ""), meta["name"]))
+
+    def route(self, event: Event) -> bool:
+        """Queue the Services a Service or pod event concerns; False for other events."""
+        if event.key.startswith(self.services.prefix):
+            self.service_index.apply(event)
+            key = (self.services.namespace_of_key(event.key), self.services.name_of_key(event.key))
+            self.enqueue(key)
+            return True
+        if not event.key.startswith(self.pods.prefix):
+            return False
+        old, new = self.pod_index.apply(event)
+        namespace = self.pods.namespace_of_key(event.key)
+        for service in self.service_index.in_namespace(namespace):
+            selector = (service.get("spec") or {}).get("selector")
+            if selector is None:
+                continue
+            if any(obj is not None and _matches(selector, obj) for obj in (old, new)):
+                key = (namespace, service["metadata"]["name"])
+                self.enqueue(key, max(POD_BATCH, PAUSE * self.cost.get(key, 0.0)))
+        return True
+
+    def selected(self, service: Obj) -> list[Obj]:
+        """The pods a Service's selector takes, from the index."""
+        selector = (service.get("spec") or {}).get("selector") or {}
+        namespace = service["metadata"].get("namespace", "")
+        return [p for p in self.pod_index.in_namespace(namespace) if _matches(selector, p)]
 
     def service(self, key: Key) -> Obj | None:
         """The Service, or None when it is gone (a StatusError other than 404 raises)."""
