@@ -95,7 +95,8 @@ class CertificateVerifier:
             raise AuthenticationError("certificate specifies an incompatible key usage")
 
 
-def _names(name: x509.Name, oid: x509.ObjectIdentifier) -> list[str]:
+def subject_values(name: x509.Name, oid: x509.ObjectIdentifier) -> list[str]:
+    """A subject's values of one attribute (CN, O, ...), in order."""
     return [str(a.value) for a in name.get_attributes_for_oid(oid)]
 
 
@@ -123,10 +124,10 @@ class X509Authenticator:
             self._verifier.verify(chain)
         except AuthenticationError as e:
             return None, str(e), None
-        common_names = _names(leaf.subject, NameOID.COMMON_NAME)
+        common_names = subject_values(leaf.subject, NameOID.COMMON_NAME)
         if not common_names or not common_names[0]:
             return None, None, leaf.not_valid_after_utc
         user = UserInfo(
-            common_names[0], groups=tuple(_names(leaf.subject, NameOID.ORGANIZATION_NAME))
+            common_names[0], groups=tuple(subject_values(leaf.subject, NameOID.ORGANIZATION_NAME))
         )
         return AuthResponse(user), None, leaf.not_valid_after_utc

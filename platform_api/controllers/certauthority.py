@@ -20,6 +20,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
 
+from platform_api.authentication.x509 import subject_values
+
 BACKDATE = datetime.timedelta(minutes=5)
 SHORT = datetime.timedelta(hours=8)  # below this, the backdate is not taken off the lifetime
 
@@ -205,5 +207,5 @@ def load(cert_file: str, key_file: str) -> Authority:
 
 
 def common_name(request: x509.CertificateSigningRequest) -> str:
-    names = request.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
-    return str(names[0].value) if names else ""
+    names = subject_values(request.subject, NameOID.COMMON_NAME)
+    return names[0] if names else ""

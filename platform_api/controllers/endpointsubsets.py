@@ -15,10 +15,11 @@ aggregator (aggregator/resolver.py) find a Service's slices by them.
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
 import orjson
+
+from platform_api.validation.ips import go_string, parse_ip_sloppy
 
 Obj = dict[str, Any]
 SERVICE_NAME = "kubernetes.io/service-name"
@@ -99,14 +100,13 @@ def controller_ref(kind: str, meta: Obj) -> Obj:
 
 
 def normalized_ip(text: str) -> tuple[str, str] | None:
-    """(the IP as Go prints it, "IPv4" or "IPv6"), or None for no IP."""
-    try:
-        ip = ipaddress.ip_address(text)
-    except ValueError:
+    """(the IP as Go prints it, "IPv4" or "IPv6"), read as kube's ParseIPSloppy reads it
+    (leading zeros allowed), or None for no IP."""
+    ip = parse_ip_sloppy(text)
+    if ip is None:
         return None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        return str(ip.ipv4_mapped), "IPv4"  # Go's To4() takes these as IPv4
-    return str(ip), "IPv4" if ip.version == 4 else "IPv6"
+    printed = go_string(ip)  # an IPv4-mapped IPv6 address prints, and counts, as IPv4
+    return printed, "IPv6" if ":" in printed else "IPv4"
 
 
 def slice_ports_key(ports: list[Obj]) -> bytes:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
+from platform_api.authentication.x509 import subject_values
 from platform_api.controllers.certauthority import common_name
 from platform_api.scheme import signers
 
@@ -41,15 +42,11 @@ def _go_list(values: Iterable[str]) -> str:
     return "[" + " ".join(sorted(values)) + "]"
 
 
-def _organizations(request: x509.CertificateSigningRequest) -> list[str]:
-    return [str(a.value) for a in request.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
-
-
 def kubelet_client_problem(
     request: x509.CertificateSigningRequest, usages: list[str]
 ) -> str | None:
     """Why ``request`` is not a kubelet's client certificate request, or None."""
-    if _organizations(request) != [NODES_GROUP]:
+    if subject_values(request.subject, NameOID.ORGANIZATION_NAME) != [NODES_GROUP]:
         return "subject organization is not system:nodes"
     for kind, what in (
         (x509.DNSName, "DNS"),
@@ -70,7 +67,7 @@ def kubelet_serving_problem(
     request: x509.CertificateSigningRequest, usages: list[str]
 ) -> str | None:
     """Why ``request`` is not a kubelet's serving certificate request, or None."""
-    if _organizations(request) != [NODES_GROUP]:
+    if subject_values(request.subject, NameOID.ORGANIZATION_NAME) != [NODES_GROUP]:
         return "subject organization is not system:nodes"
     if not _names(request, x509.DNSName) and not _names(request, x509.IPAddress):
         return "DNS or IP subjectAltName is required"

@@ -79,7 +79,7 @@ def parse_ip_sloppy(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address
     return None
 
 
-def _go_string(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+def go_string(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
     """Go's net.IP String: an IPv4-mapped IPv6 address prints as IPv4."""
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         return str(ip.ipv4_mapped)
@@ -104,8 +104,8 @@ def strict_ip_errors(value: str) -> list[str]:
     """kube's IsValidIP: the legacy checks, then the canonical spelling."""
     errs = legacy_ip_errors(value)
     ip = parse_ip_sloppy(value)
-    if not errs and ip is not None and value != _go_string(ip):
-        errs.append(f'must be in canonical form ("{_go_string(ip)}")')
+    if not errs and ip is not None and value != go_string(ip):
+        errs.append(f'must be in canonical form ("{go_string(ip)}")')
     return errs
 
 
