@@ -26,7 +26,7 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
 from platform_api import errors
-from platform_api.controllers.base import Controller
+from platform_api.controllers.base import Controller, current_object
 from platform_api.registry.store import Store
 from platform_api.storage.interface import Event
 from platform_api.storage.watch import WatchHub
@@ -169,12 +169,7 @@ class AuthenticationTrust(Controller):
             self.enqueue(namespace)
 
     async def sync(self, namespace: str) -> float | None:
-        try:
-            existing: Obj | None = self.configmaps.get(namespace, CONFIGMAP).object
-        except errors.StatusError as e:
-            if e.code != 404:
-                raise
-            existing = None
+        existing = current_object(self.configmaps, namespace, CONFIGMAP)
         data = merged_data((existing or {}).get("data") or {}, self.info, self.now())
         if existing is not None and (existing.get("data") or {}) == data:
             return RECHECK

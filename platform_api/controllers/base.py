@@ -15,10 +15,23 @@ from twisted.internet.defer import ensureDeferred
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
+from platform_api.errors import StatusError
 from platform_api.storage.interface import Event
 from platform_api.storage.watch import WatchHub
 
 log = Logger()
+
+
+def current_object(store: Any, namespace: str, name: str) -> dict[str, Any] | None:
+    """The object as stored now, or None when there is none (other errors raise): what a
+    sync reads first."""
+    try:
+        found: dict[str, Any] = store.get(namespace, name).object
+        return found
+    except StatusError as e:
+        if e.code != 404:
+            raise
+        return None
 
 
 class Controller:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api import errors
-from platform_api.controllers.base import Controller
+from platform_api.controllers.base import Controller, current_object
 from platform_api.registry.store import Store
 from platform_api.scheme import signers
 from platform_api.storage.interface import DELETED, Event, ListOptions
@@ -62,12 +62,9 @@ class CertificateController(Controller):
 
     def current(self, name: str) -> Obj | None:
         """The request as stored now, when it is still wanted."""
-        try:
-            csr: Obj = self.csrs.get("", name).object
-        except errors.StatusError as e:
-            if e.code == 404:
-                return None
-            raise
+        csr = current_object(self.csrs, "", name)
+        if csr is None:
+            return None
         if not self.wanted(csr):
             self.done(name)
             return None

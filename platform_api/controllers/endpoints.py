@@ -19,6 +19,7 @@ import math
 from typing import Any
 
 from platform_api import errors
+from platform_api.controllers.base import current_object
 from platform_api.controllers.endpointsubsets import TRIGGER_TIME, canonical, repack_subsets
 from platform_api.controllers.podendpoints import (
     HEADLESS,
@@ -140,12 +141,7 @@ class EndpointsController(ServicePodsController):
         if not selects_pods(service):
             return None
         subsets = desired_subsets(service, self.selected(service))
-        try:
-            current: Obj | None = self.endpoints.get(namespace, name).object
-        except errors.StatusError as e:
-            if e.code != 404:
-                raise
-            current = None
+        current = current_object(self.endpoints, namespace, name)
         if current is not None and self._current(current, service, subsets):
             return None
         await self._write(namespace, name, service, subsets, current)

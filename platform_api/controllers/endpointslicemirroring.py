@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api import errors
-from platform_api.controllers.base import Controller
+from platform_api.controllers.base import Controller, current_object
 from platform_api.controllers.endpointsubsets import (
     LAST_APPLIED,
     LEADER_ANNOTATION,
@@ -164,11 +164,13 @@ class EndpointSliceMirroring(Controller):
     async def sync(self, key: Key) -> float | None:
         namespace, name = key
         mirrored = sorted(self.mine.get(key, {}).values(), key=lambda s: s["metadata"]["name"])
-        service = _get(self.services, namespace, name)
+        service = current_object(self.services, namespace, name)
         selector = service is not None and (service.get("spec") or {}).get("selector") is not None
         # Cheap checks first: a selector Service's Endpoints (the endpoints controller's,
         # rewritten on every pod change) need no reading here.
-        endpoints = None if service is None or selector else _get(self.endpoints, namespace, name)
+        endpoints = (
+            None if service is None or selector else current_object(self.endpoints, namespace, name)
+        )
         if endpoints is None or not should_mirror(endpoints):
             for slice_ in mirrored:
                 await self._delete(slice_)
@@ -278,13 +280,3 @@ def _mirrored_for(slice_: Obj) -> Key | None:
 
 def _named(store: Store, key: bytes) -> Key:
     return store.namespace_of_key(key), store.name_of_key(key)
-
-
-def _get(store: Store, namespace: str, name: str) -> Obj | None:
-    try:
-        found: Obj = store.get(namespace, name).object
-        return found
-    except errors.StatusError as e:
-        if e.code == 404:
-            return None
-        raise

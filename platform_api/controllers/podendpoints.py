@@ -8,8 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from platform_api import errors
-from platform_api.controllers.base import Controller
+from platform_api.controllers.base import Controller, current_object
 from platform_api.controllers.endpointsubsets import normalized_ip
 from platform_api.registry.store import Store
 from platform_api.storage.interface import DELETED, Event, ListOptions
@@ -202,14 +201,8 @@ class ServicePodsController(Controller):
         return [p for p in self.pod_index.in_namespace(namespace) if _matches(selector, p)]
 
     def service(self, key: Key) -> Obj | None:
-        """The Service, or None when it is gone (a StatusError other than 404 raises)."""
-        try:
-            found: Obj = self.services.get(*key).object
-            return found
-        except errors.StatusError as e:
-            if e.code != 404:
-                raise
-            return None
+        """The Service, or None when it is gone."""
+        return current_object(self.services, *key)
 
 
 def selects_pods(service: Obj) -> bool:
