@@ -90,8 +90,10 @@ def build(
     stores: Stores,
     service_accounts: TokenAuthenticator,
     reactor: Any,
+    loopback: TokenAuthenticator | None = None,
 ) -> RequestAuthenticator:
-    tokens: list[TokenAuthenticator] = []
+    """``loopback``: the server's own client's token, asked first."""
+    tokens: list[TokenAuthenticator] = [loopback] if loopback is not None else []
     if cfg.token_auth_file:
         tokens.append(TokenFileAuthenticator.from_file(cfg.token_auth_file))
     tokens.append(service_accounts)

@@ -49,8 +49,10 @@ def build_controllers(
     reactor: Any,
     aggregator_proxy: AggregatorProxy | None = None,
     authorizer: Authorizer | None = None,
+    loopback: Callable[[Store], Any] | None = None,
 ) -> list[Controller]:
-    """The controllers to start, not yet started."""
+    """The controllers to start, not yet started; ``loopback`` wraps a store so that its
+    writes go through this server's request chain (workload controllers' pods)."""
     every: Iterable[Store] = stores.values()  # live: custom resource stores come and go
     controllers: list[Controller] = [
         NamingController(crd_store, hub, reactor),
@@ -75,6 +77,7 @@ def build_controllers(
         upstream_names=config.serve_upstream_groups,
         signing=signing_options(config),
         review=access_review(authorizer) if authorizer is not None else None,
+        loopback=loopback,
         extra={"config": config, "scheme": crd_installer.scheme},
     )
     controllers.extend(registry.build(context, config.controllers))

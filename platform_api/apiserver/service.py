@@ -27,6 +27,7 @@ from platform_api.apiserver import (
     enablement,
     flowcontrol,
     healthchecks,
+    loopback,
     pki,
     serviceaccounts,
 )
@@ -111,6 +112,7 @@ class APIServerService(Service):
         self.duties: LeaderDuties | None = None  # once bootstrapped
         self.authentication_trust: AuthenticationTrust | None = None  # once bootstrapped
         self.slot = slot  # one of --workers N
+        self.loopback_token = loopback.loopback_token()
         run_dir = os.path.join(config.data_dir, "run")
         os.makedirs(run_dir, exist_ok=True)
         # The processes sharing the data directory bootstrap in turn, and one of them at a
@@ -219,8 +221,14 @@ class APIServerService(Service):
             store = self.stores[(RBAC_GROUP, "v1", plural)]
             store.guard = EscalationGuard(self.rbac_index, handlers.authorizer, plural)
         handlers.authenticator = authn.build(
-            cfg, client_ca, self.stores, handlers.service_accounts.verifier, self.reactor
+            cfg,
+            client_ca,
+            self.stores,
+            handlers.service_accounts.verifier,
+            self.reactor,
+            loopback.authenticator(self.loopback_token),
         )
+        self.serving_cert_file = cert
         server = APIServer(
             self._filters(handlers),
             handlers,
@@ -414,6 +422,7 @@ class APIServerService(Service):
         self.authentication_trust = trust
 
     def _controllers(self) -> list[Controller]:
+        cfg = self.config
         return build_controllers(
             self.config,
             self.stores,
@@ -424,6 +433,10 @@ class APIServerService(Service):
             self.reactor,
             self.aggregation.proxy if self.aggregation else None,
             self.authorizer,
+            loopback.Loopback(
+                loopback.connection(cfg.server_url, self.serving_cert_file, self.loopback_token),
+                self.reactor,
+            ),
         )
 
     async def _stop(self) -> None:

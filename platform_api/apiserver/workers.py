@@ -28,7 +28,7 @@ from twisted.internet import defer
 from twisted.internet.protocol import ProcessProtocol
 from twisted.logger import Logger
 
-from platform_api.apiserver import pki
+from platform_api.apiserver import loopback, pki
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.workerslot import (
     FDS_ENV,
@@ -128,6 +128,7 @@ class WorkerSupervisor(Service):
         # The port the supervisor bound, even when the command line said 0.
         args += ["--secure-port", str(cfg.secure_port)]
         env = dict(os.environ)
+        env[loopback.TOKEN_ENV] = loopback.loopback_token()  # every worker accepts it
         env[WORKER_ENV] = f"{index}/{cfg.workers}"
         env[FDS_ENV] = f"{LISTEN_FD},{WAKE_FD},{STATUS_FD}"
         env[PORTS_ENV] = self.ports

@@ -17,6 +17,9 @@ from urllib.parse import urlparse
 import orjson
 import treq
 import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
+from OpenSSL import SSL
 from twisted.internet import ssl
 from twisted.internet.interfaces import IOpenSSLClientConnectionCreator
 from twisted.web.client import Agent, HTTPConnectionPool
@@ -49,6 +52,8 @@ class Connection:
     insecure: bool = False
     headers: dict[str, str] = field(default_factory=dict)
     exec_credentials: ExecCredentials | None = None
+    # Trust exactly this certificate, whoever issued it (the server's loopback client).
+    pinned_pem: bytes | None = None
 
     def client(self, reactor: Any, keep_alive: int = 2) -> Any:
         """A treq client for this connection (one keep-alive pool of ``keep_alive``
@@ -130,11 +135,35 @@ class _Policy:
 
     def _creator(self, hostname: bytes) -> IOpenSSLClientConnectionCreator:
         name = self.connection.tls_server_name or hostname.decode("idna")
+        if self.connection.pinned_pem is not None:
+            return _Pinned(self.connection.pinned_pem)
         if self.connection.insecure:
             return ssl.CertificateOptions(verify=False, **self.client_cert)
         return ssl.optionsForClientTLS(
             name, trustRoot=self.trust, extraCertificateOptions=self.client_cert
         )
+
+
+@implementer(IOpenSSLClientConnectionCreator)
+class _Pinned:
+    """Accepts one server certificate and no other, whatever its chain: a client that
+    knows the exact certificate needs no CA, and a serving certificate given on the
+    command line may have been issued by one this process cannot name."""
+
+    def __init__(self, pem: bytes) -> None:
+        self._der = x509.load_pem_x509_certificate(pem).public_bytes(Encoding.DER)
+        self._context = SSL.Context(SSL.TLS_CLIENT_METHOD)
+        self._context.set_verify(SSL.VERIFY_PEER | SSL.VERIFY_FAIL_IF_NO_PEER_CERT, self._check)
+
+    def _check(self, conn: SSL.Connection, cert: Any, errno: int, depth: int, ok: int) -> bool:
+        # Issuers are not judged; the leaf must be the pinned one (whose key it proves).
+        return depth > 0 or cert.to_cryptography().public_bytes(Encoding.DER) == self._der
+
+    def clientConnectionForTLS(self, tls_protocol: Any) -> SSL.Connection:
+        connection = SSL.Connection(self._context, None)
+        connection.set_app_data(tls_protocol)
+        connection.set_connect_state()
+        return connection
 
 
 def _pems(data: bytes) -> list[bytes]:

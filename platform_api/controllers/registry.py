@@ -39,10 +39,18 @@ class ControllerContext:
     upstream_names: bool = False  # the server serves kube's group names too
     signing: Any = None  # SigningOptions: the CA files of the built-in certificate signers
     review: Any = None  # async (SubjectAccessReview spec) -> allowed
+    loopback: Callable[[Any], Any] | None = None  # store -> one writing through the API
     extra: dict[str, Any] = field(default_factory=dict)  # home-specific pieces
 
     def store(self, group: str, version: str, plural: str) -> Any:
         return self.stores[(group, version, plural)]
+
+    def through_api(self, group: str, version: str, plural: str) -> Any:
+        """The store for writes a client would make (a workload controller's pods): they
+        pass the request chain, admission included.  The manager's stores write over the
+        API already; in the server, the loopback client does (tests: the plain store)."""
+        store = self.store(group, version, plural)
+        return self.loopback(store) if self.loopback is not None else store
 
 
 Builder = Callable[[ControllerContext], Controller | None]

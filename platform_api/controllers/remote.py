@@ -56,57 +56,21 @@ class CacheStorage:
         return sum(1 for key in list(self.informer.objects) if key.startswith(prefix))
 
 
-class RemoteStore:
-    """A registry Store's surface for one remote resource."""
+class RestWrites:
+    """A registry Store's writes, made over HTTP (read-modify-write for updates); the
+    subclass supplies ``key``."""
 
-    def __init__(self, resource: ResourceType, client: RESTClient, reactor: Any) -> None:
+    def __init__(self, resource: ResourceType, client: RESTClient) -> None:
         self.resource = resource
-        self.prefix = resource_prefix(resource)
         self.client = client
         self.rest = Resource(resource.group, resource.version, resource.plural, resource.namespaced)
-        self.informer = Informer(client, self.rest, reactor, self._key_of)
-        self.storage = CacheStorage(self.informer)
 
-    # The key scheme is the registry Store's (kept in step with it).
     def key(self, namespace: str, name: str) -> bytes:
-        return Store.key(cast(Store, self), namespace, name)
-
-    def list_prefix(self, namespace: str) -> bytes:
-        return Store.list_prefix(cast(Store, self), namespace)
-
-    def name_of_key(self, key: bytes) -> str:
-        return Store.name_of_key(cast(Store, self), key)
-
-    def namespace_of_key(self, key: bytes) -> str:
-        return Store.namespace_of_key(cast(Store, self), key)
+        raise NotImplementedError
 
     def _key_of(self, obj: Obj) -> bytes:
         meta = obj.get("metadata") or {}
         return self.key(meta.get("namespace", ""), meta.get("name", ""))
-
-    def _missing(self, name: str) -> errors.StatusError:
-        return errors.not_found(self.resource.plural, self.resource.group, name)
-
-    # -- reads: the informer's copy -------------------------------------------------------
-
-    def get(self, namespace: str, name: str) -> Stored:
-        key = self.key(namespace, name)
-        obj = self.informer.objects.get(key)
-        if obj is None:
-            raise self._missing(name)
-        return stored(key, obj)
-
-    def list(self, namespace: str, options: ListOptions) -> ListResult:
-        prefix = self.list_prefix(namespace)
-        items = [
-            stored(key, obj)
-            for key, obj in sorted(self.informer.objects.items())
-            if key.startswith(prefix) and (options.predicate is None or options.predicate(obj))
-        ]
-        revision = int(self.informer.resource_version or 0)
-        return ListResult(items=items, revision=revision, continue_key=None, remaining=None)
-
-    # -- writes: over HTTP ------------------------------------------------------------------
 
     async def create(self, namespace: str, obj: Obj, **_: Any) -> Stored:
         answer = await self.client.create(self.rest, namespace, obj)
@@ -163,6 +127,51 @@ class RemoteStore:
             }
         answer = await self.client.delete(self.rest, namespace, name, options)
         return stored(self.key(namespace, name), answer), answer.get("kind") == "Status"
+
+
+class RemoteStore(RestWrites):
+    """A registry Store's surface for one remote resource."""
+
+    def __init__(self, resource: ResourceType, client: RESTClient, reactor: Any) -> None:
+        super().__init__(resource, client)
+        self.prefix = resource_prefix(resource)
+        self.informer = Informer(client, self.rest, reactor, self._key_of)
+        self.storage = CacheStorage(self.informer)
+
+    # The key scheme is the registry Store's (kept in step with it).
+    def key(self, namespace: str, name: str) -> bytes:
+        return Store.key(cast(Store, self), namespace, name)
+
+    def list_prefix(self, namespace: str) -> bytes:
+        return Store.list_prefix(cast(Store, self), namespace)
+
+    def name_of_key(self, key: bytes) -> str:
+        return Store.name_of_key(cast(Store, self), key)
+
+    def namespace_of_key(self, key: bytes) -> str:
+        return Store.namespace_of_key(cast(Store, self), key)
+
+    def _missing(self, name: str) -> errors.StatusError:
+        return errors.not_found(self.resource.plural, self.resource.group, name)
+
+    # -- reads: the informer's copy -------------------------------------------------------
+
+    def get(self, namespace: str, name: str) -> Stored:
+        key = self.key(namespace, name)
+        obj = self.informer.objects.get(key)
+        if obj is None:
+            raise self._missing(name)
+        return stored(key, obj)
+
+    def list(self, namespace: str, options: ListOptions) -> ListResult:
+        prefix = self.list_prefix(namespace)
+        items = [
+            stored(key, obj)
+            for key, obj in sorted(self.informer.objects.items())
+            if key.startswith(prefix) and (options.predicate is None or options.predicate(obj))
+        ]
+        revision = int(self.informer.resource_version or 0)
+        return ListResult(items=items, revision=revision, continue_key=None, remaining=None)
 
 
 class RemoteHub:

@@ -1,0 +1,78 @@
+"""The server as a client of itself, as kube's loopback client: in-process controllers
+whose writes must pass through the whole request chain go over HTTPS to the server's own
+port.
+
+A Deployment's pods are made by a controller, but to a user they are pods like any other:
+their service account is defaulted, LimitRanges and quotas apply, Pod Security judges them
+and mutating and validating webhooks see them.  Only the chain does that, so these
+controllers write through it, with kube-controller-manager's name as field manager.
+
+The credential is a random bearer token, valid for this server's life and authenticating
+as ``system:apiserver`` in ``system:masters`` (kube's loopback identity); workers share
+the supervisor's, since a loopback connection may reach any of them.  The client trusts
+exactly the serving certificate, so the token goes to no one else.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import uuid
+from typing import Any
+
+from platform_api.authentication.tokenfile import TokenFileAuthenticator
+from platform_api.authentication.user import UserInfo
+from platform_api.client.kubeconfig import Connection
+from platform_api.client.rest import RESTClient
+from platform_api.controllers.remote import RestWrites
+from platform_api.registry.store import Store
+
+TOKEN_ENV = "PLATFORM_APISERVER_LOOPBACK_TOKEN"
+USER = "system:apiserver"
+MASTERS = "system:masters"
+# kube infers the field manager from the User-Agent; pods a ReplicaSet made are managed
+# by "kube-controller-manager" there.
+USER_AGENT = "kube-controller-manager/v1.36.2 (linux/amd64) platform-apiserver/loopback"
+
+
+def loopback_token() -> str:
+    """The supervisor's token when this is one of its workers (set before they start),
+    else a new one, set in the environment for workers this process may start."""
+    token = os.environ.get(TOKEN_ENV)
+    if not token:
+        token = os.environ[TOKEN_ENV] = secrets.token_urlsafe(32)
+    return token
+
+
+def authenticator(token: str) -> TokenFileAuthenticator:
+    return TokenFileAuthenticator({token: UserInfo(USER, str(uuid.uuid4()), (MASTERS,))})
+
+
+def connection(server_url: str, cert_file: str, token: str) -> Connection:
+    with open(cert_file, "rb") as f:
+        leaf = f.read()
+    return Connection(server_url, token=token, pinned_pem=leaf, headers={"User-Agent": USER_AGENT})
+
+
+class LoopbackStore(RestWrites):
+    """A registry store whose reads stay in memory and whose writes take the API."""
+
+    def __init__(self, store: Store, client: RESTClient) -> None:
+        super().__init__(store.resource, client)
+        self.local = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.local, name)
+
+    def key(self, namespace: str, name: str) -> bytes:
+        return self.local.key(namespace, name)
+
+
+class Loopback:
+    """Wraps stores for controllers; one client (one connection pool) for them all."""
+
+    def __init__(self, conn: Connection, reactor: Any) -> None:
+        self.client = RESTClient(conn, reactor)
+
+    def __call__(self, store: Store) -> LoopbackStore:
+        return LoopbackStore(store, self.client)
