@@ -347,3 +347,31 @@ register(
     True,
     ("validatingadmissionpolicy-status",),
 )
+
+
+def _workload(kind_name: str, group: str, plural: str) -> Builder:
+    def build(ctx: ControllerContext) -> Controller:
+        from platform_api.controllers import replicaset
+
+        kind = getattr(replicaset, kind_name)
+        return replicaset.ReplicaSetController(
+            ctx.through_api(group, "v1", plural),
+            ctx.through_api("", "v1", "pods"),
+            ctx.store("", "v1", "events"),
+            kind,
+            ctx.hub,
+            ctx.reactor,
+        )
+
+    return build
+
+
+register(
+    "replicaset-controller", _workload("REPLICA_SET", "apps", "replicasets"), True, ("replicaset",)
+)
+register(
+    "replicationcontroller-controller",
+    _workload("REPLICATION_CONTROLLER", "", "replicationcontrollers"),
+    True,
+    ("replicationcontroller",),
+)
