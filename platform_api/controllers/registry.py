@@ -375,3 +375,19 @@ register(
     True,
     ("replicationcontroller",),
 )
+
+
+def _deployment(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.deployment import DeploymentController
+
+    return DeploymentController(
+        ctx.through_api("apps", "v1", "deployments"),
+        ctx.through_api("apps", "v1", "replicasets"),
+        ctx.store("", "v1", "pods"),
+        ctx.store("", "v1", "events"),
+        ctx.hub,
+        ctx.reactor,
+    )
+
+
+register("deployment-controller", _deployment, True, ("deployment",))

@@ -221,6 +221,28 @@ def test_manager_runs_the_endpoint_controllers(
     )
 
 
+def test_manager_runs_the_workload_controllers(
+    api: requests.Session, bare: Server, managers: Callable[..., Manager]
+) -> None:
+    """A Deployment's ReplicaSet and pods, made by the manager over the API."""
+    manager = managers()
+    wait_for(lambda: manager.started, timeout=DURATION + 20)
+    create_namespace(api, bare, "cm-workloads")
+    apps = bare.url + "/apis/apps/v1/namespaces/cm-workloads"
+    template = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
+    spec = {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": template}
+    body = {"metadata": {"name": "web"}, "spec": spec}
+    assert api.post(apps + "/deployments", json=body).status_code == 201
+    pods = bare.url + "/api/v1/namespaces/cm-workloads/pods"
+    wait_for(lambda: len(api.get(pods).json()["items"]) == 2, timeout=20)
+    (rs,) = api.get(apps + "/replicasets").json()["items"]
+    assert rs["metadata"]["ownerReferences"][0]["kind"] == "Deployment"
+    assert rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"
+
+
 @pytest.mark.slow
 def test_manager_runs_serviceaccount_and_gc(
     api: requests.Session, bare: Server, managers: Callable[..., Manager]
