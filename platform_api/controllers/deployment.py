@@ -21,7 +21,7 @@ from platform_api.controllers import deploymentutil as du
 from platform_api.controllers import podcontrol
 from platform_api.controllers.base import Controller, current_object
 from platform_api.controllers.events import EventRecorder
-from platform_api.controllers.podendpoints import ByNamespace
+from platform_api.controllers.informer import ByNamespace
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
 from platform_api.selectors import LabelSelector, SelectorError, label_selector_from

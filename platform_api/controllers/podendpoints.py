@@ -10,8 +10,9 @@ from typing import Any
 
 from platform_api.controllers.base import Controller, current_object
 from platform_api.controllers.endpointsubsets import normalized_ip
+from platform_api.controllers.informer import ByNamespace
 from platform_api.registry.store import Store
-from platform_api.storage.interface import DELETED, Event, ListOptions
+from platform_api.storage.interface import Event
 
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name) of a Service
@@ -106,46 +107,6 @@ def target_ref(pod: Obj) -> Obj:
 def _matches(selector: dict[str, str], obj: Obj) -> bool:
     labels = (obj.get("metadata") or {}).get("labels") or {}
     return all(labels.get(k) == v for k, v in selector.items())
-
-
-class ByNamespace:
-    """Objects of one kind by namespace and name, kept from the hub's events: the
-    controllers' informer (a list from storage per event decodes every object again)."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.objects: dict[str, dict[str, Obj]] = {}
-        self.revision = 0
-
-    def load(self) -> list[Obj]:
-        listed = self.store.list("", ListOptions())
-        self.objects.clear()
-        for stored in listed.items:
-            self._put(stored.object)
-        self.revision = listed.revision
-        return [s.object for s in listed.items]
-
-    def apply(self, event: Event) -> tuple[Obj | None, Obj | None]:
-        """(old, new) of the object the event changes; (None, None) for one the list
-        already had (an event older than the list)."""
-        if event.revision <= self.revision:
-            return None, None
-        namespace = self.store.namespace_of_key(event.key)
-        name = self.store.name_of_key(event.key)
-        old = self.objects.get(namespace, {}).get(name)
-        new = event.stored.object if event.type != DELETED and event.stored is not None else None
-        if new is None:
-            self.objects.get(namespace, {}).pop(name, None)
-        else:
-            self._put(new)
-        return old, new
-
-    def _put(self, obj: Obj) -> None:
-        meta = obj["metadata"]
-        self.objects.setdefault(meta.get("namespace", ""), {})[meta["name"]] = obj
-
-    def in_namespace(self, namespace: str) -> list[Obj]:
-        return list(self.objects.get(namespace, {}).values())
 
 
 class ServicePodsController(Controller):

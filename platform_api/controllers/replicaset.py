@@ -19,7 +19,7 @@ from typing import Any
 from platform_api.controllers import podcontrol
 from platform_api.controllers.base import Controller, current_object
 from platform_api.controllers.events import EventRecorder
-from platform_api.controllers.podendpoints import ByNamespace
+from platform_api.controllers.informer import ByNamespace
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
 from platform_api.scheme.decoding import format_timestamp
