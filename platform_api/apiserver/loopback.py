@@ -71,8 +71,8 @@ class LoopbackStore(RestWrites):
 class Loopback:
     """Wraps stores for controllers; one client (one connection pool) for them all."""
 
-    def __init__(self, conn: Connection, reactor: Any) -> None:
-        self.client = RESTClient(conn, reactor)
+    def __init__(self, conn: Connection, reactor: Any, connections: int = 16) -> None:
+        self.client = RESTClient(conn, reactor, connections=connections)
 
     def __call__(self, store: Store) -> LoopbackStore:
         return LoopbackStore(store, self.client)

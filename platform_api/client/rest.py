@@ -14,7 +14,7 @@ from typing import Any, cast
 from urllib.parse import quote, urlencode
 
 import orjson
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, DeferredSemaphore
 from twisted.internet.protocol import Protocol
 from twisted.python.failure import Failure
 from twisted.web.client import ResponseDone
@@ -64,15 +64,23 @@ def status_error(code: int, body: bytes) -> StatusError:
 
 
 class RESTClient:
-    """get/list/create/update/patch/delete/watch of any resource, as JSON."""
+    """get/list/create/update/patch/delete/watch of any resource, as JSON.
 
-    def __init__(self, connection: Connection, reactor: Any, timeout: float = TIMEOUT) -> None:
+    At most ``connections`` requests (watches aside) are in flight, each on a kept-alive
+    connection of a pool that size; more wait their turn.  client-go multiplexes over one
+    HTTP/2 connection; over HTTP/1.1 a burst of requests (a ReplicaSet's slow-start batch
+    of 256 creates) would otherwise open a connection, and pay a TLS handshake, apiece."""
+
+    def __init__(
+        self, connection: Connection, reactor: Any, timeout: float = TIMEOUT, connections: int = 4
+    ) -> None:
         self.connection = connection
         self.reactor = reactor
         self.timeout = timeout
         self.base = connection.server.rstrip("/")
-        self.http = connection.client(reactor, keep_alive=4)
+        self.http = connection.client(reactor, keep_alive=connections)
         self.headers = connection.request_headers()
+        self._turns = DeferredSemaphore(connections)
 
     def url(self, path: str, params: dict[str, Any] | None = None) -> str:
         query = {k: v for k, v in (params or {}).items() if v not in (None, "")}
@@ -89,10 +97,14 @@ class RESTClient:
         """One request; the decoded JSON answer, or StatusError."""
         headers = {**self.headers, "Content-Type": content_type}
         data = orjson.dumps(body) if body is not None else None
-        response = await self.http.request(
-            method, self.url(path, params), headers=headers, data=data, timeout=self.timeout
-        )
-        content = await response.content()
+        await self._turns.acquire()
+        try:
+            response = await self.http.request(
+                method, self.url(path, params), headers=headers, data=data, timeout=self.timeout
+            )
+            content = await response.content()
+        finally:
+            self._turns.release()
         if not 200 <= response.code < 300:
             raise status_error(response.code, content)
         answer: Obj = orjson.loads(content) if content else {}
