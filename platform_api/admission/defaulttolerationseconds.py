@@ -12,10 +12,9 @@ from typing import Any
 
 from platform_api.admission.chain import Attributes
 from platform_api.admission.plugins import PluginContext
+from platform_api.scheme.nodetaints import NOT_READY, UNREACHABLE
 
 Obj = dict[str, Any]
-NOT_READY = "node.platform.io/not-ready"
-UNREACHABLE = "node.platform.io/unreachable"
 DEFAULT_SECONDS = 300
 
 

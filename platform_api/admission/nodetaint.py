@@ -11,9 +11,7 @@ from typing import Any
 
 from platform_api.admission.chain import Attributes
 from platform_api.admission.plugins import PluginContext
-
-NOT_READY = "node.platform.io/not-ready"
-NO_SCHEDULE = "NoSchedule"
+from platform_api.scheme.nodetaints import NO_SCHEDULE, NOT_READY
 
 
 class TaintNodesByCondition:

@@ -34,6 +34,14 @@ def current_object(store: Any, namespace: str, name: str) -> dict[str, Any] | No
         return None
 
 
+def status_condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
+    """The object's ``status.conditions`` entry of a type (a pod's Ready, a Node's)."""
+    for found in (obj.get("status") or {}).get("conditions") or ():
+        if found.get("type") == type_:
+            return found
+    return None
+
+
 class Controller:
     """A work queue of keys; subclasses implement ``observe`` and ``sync``."""
 

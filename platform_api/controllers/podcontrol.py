@@ -12,7 +12,7 @@ from typing import Any
 
 from twisted.internet.defer import DeferredList, ensureDeferred
 
-from platform_api.controllers.base import current_object
+from platform_api.controllers.base import current_object, status_condition
 from platform_api.errors import StatusError
 from platform_api.scheme.decoding import parse_timestamp
 from platform_api.selectors import LabelSelector
@@ -69,20 +69,13 @@ def is_terminating(pod: Obj) -> bool:
     return phase not in ("Succeeded", "Failed") and bool(pod["metadata"].get("deletionTimestamp"))
 
 
-def _ready_condition(pod: Obj) -> Obj | None:
-    for condition in (pod.get("status") or {}).get("conditions") or ():
-        if condition.get("type") == "Ready":
-            return condition
-    return None
-
-
 def is_ready(pod: Obj) -> bool:
-    condition = _ready_condition(pod)
+    condition = status_condition(pod, "Ready")
     return condition is not None and condition.get("status") == "True"
 
 
 def ready_since(pod: Obj) -> float | None:
-    condition = _ready_condition(pod)
+    condition = status_condition(pod, "Ready")
     if condition is None or condition.get("status") != "True":
         return None
     return parse_timestamp(condition.get("lastTransitionTime"))

@@ -391,3 +391,21 @@ def _deployment(ctx: ControllerContext) -> Controller:
 
 
 register("deployment-controller", _deployment, True, ("deployment",))
+
+
+def _node_lifecycle(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.nodelifecycle import NodeLifecycle
+    from platform_api.scheme import namespaces
+
+    return NodeLifecycle(
+        ctx.store("", "v1", "nodes"),
+        ctx.store("coordination.platform.io", "v1", "leases"),
+        ctx.store("", "v1", "pods"),
+        ctx.store("", "v1", "events"),
+        namespaces.names(namespaces.NODE_LEASE, ctx.upstream_names),
+        ctx.hub,
+        ctx.reactor,
+    )
+
+
+register("node-lifecycle-controller", _node_lifecycle, True, ("nodelifecycle",))

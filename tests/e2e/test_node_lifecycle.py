@@ -1,0 +1,53 @@
+"""The node lifecycle controller on a real server: a Node created tainted not-ready loses
+the taint when it reports Ready (as kwok's and a kubelet's Nodes do), and gets the
+pressure taint its conditions call for."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.e2e.conftest import Server
+from tests.e2e.crds import eventually
+
+
+def taints(server: Server, name: str) -> list[tuple[str, str]]:
+    node: dict[str, Any] = json.loads(server.kubectl("get", "node", name, "-o", "json").stdout)
+    return [(t["key"], t["effect"]) for t in node["spec"].get("taints") or []]
+
+
+def report(server: Server, name: str, **conditions: str) -> None:
+    listed = [{"type": t, "status": s} for t, s in conditions.items()]
+    patch = json.dumps({"status": {"conditions": listed}})
+    server.kubectl("patch", "node", name, "--subresource=status", "--type=merge", "-p", patch)
+
+
+def test_taints_follow_reported_conditions(server: Server) -> None:
+    made = server.kubectl(
+        "create",
+        "-f",
+        "-",
+        "-o",
+        "json",
+        stdin='{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "lifecycle-1"}}',
+    )
+    assert [t["key"] for t in json.loads(made.stdout)["spec"]["taints"]] == [
+        "node.platform.io/not-ready"
+    ]
+    report(server, "lifecycle-1", Ready="True")
+    eventually(lambda: taints(server, "lifecycle-1") == [])
+    report(server, "lifecycle-1", Ready="True", DiskPressure="True")
+    eventually(
+        lambda: taints(server, "lifecycle-1") == [("node.platform.io/disk-pressure", "NoSchedule")]
+    )
+    report(server, "lifecycle-1", Ready="False")
+    eventually(
+        lambda: (
+            taints(server, "lifecycle-1")
+            == [
+                ("node.platform.io/not-ready", "NoSchedule"),
+                ("node.platform.io/not-ready", "NoExecute"),
+            ]
+        )
+    )
+    server.kubectl("delete", "node", "lifecycle-1")
