@@ -134,6 +134,10 @@ class GarbageCollector(Controller):
             obj = self._current(dependent)
             if obj is None:
                 continue
+            solid = self._solid_owners(obj)
+            if solid:  # kube: another owner keeps it; only the references to the going go
+                await self._set_owner_refs(dependent, solid)
+                continue
             refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid") == uid]
             if any(r.get("blockOwnerDeletion") for r in refs):
                 blocking += 1
@@ -149,6 +153,16 @@ class GarbageCollector(Controller):
             return 0.5  # the dependents' DELETED events also bring the owner back here
         await self._drop_finalizer(uid, FOREGROUND)
         return None
+
+    def _solid_owners(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
+        """kube's solid owners: references to owners that exist and are not waiting for
+        their dependents' deletion (dangling and waiting ones are not)."""
+        return [
+            r
+            for r in obj["metadata"].get("ownerReferences") or []
+            if self._current(r.get("uid", "")) is not None
+            and not self._deleting_dependents(r.get("uid", ""))
+        ]
 
     def _deleting_dependents(self, uid: str) -> bool:
         obj = self._current(uid)

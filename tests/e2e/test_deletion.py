@@ -140,6 +140,27 @@ def test_foreground_deletion_waits_for_blocking_dependents(
     eventually(gone(admin, server.url + base + "/owner"))
 
 
+def test_foreground_deletion_spares_dependents_another_owner_keeps(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's solid owners: a dependent with a second, live owner loses its reference to
+    the owner going away, and stays."""
+    base = make_namespace(admin, server, "gc-two")
+    going = admin.post(server.url + base, json=cm("going")).json()
+    staying = admin.post(server.url + base, json=cm("staying")).json()
+    shared = cm("shared", going, block=True)
+    shared["metadata"]["ownerReferences"].append(cm("x", staying)["metadata"]["ownerReferences"][0])
+    admin.post(server.url + base, json=shared)
+    admin.post(server.url + base, json=cm("alone", going, block=True))
+    r = admin.delete(server.url + base + "/going", json={"propagationPolicy": "Foreground"})
+    assert r.status_code == 200
+    eventually(gone(admin, server.url + base + "/going"))
+    eventually(gone(admin, server.url + base + "/alone"))
+    kept = admin.get(server.url + base + "/shared").json()["metadata"]
+    assert "deletionTimestamp" not in kept
+    assert [ref["name"] for ref in kept["ownerReferences"]] == ["staying"]
+
+
 def test_namespace_deletion_empties_it_then_removes_it(
     server: Server, admin: requests.Session
 ) -> None:
