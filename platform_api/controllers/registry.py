@@ -409,3 +409,13 @@ def _node_lifecycle(ctx: ControllerContext) -> Controller:
 
 
 register("node-lifecycle-controller", _node_lifecycle, True, ("nodelifecycle",))
+
+
+def _taint_eviction(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.tainteviction import TaintEviction
+
+    pods, nodes = ctx.store("", "v1", "pods"), ctx.store("", "v1", "nodes")
+    return TaintEviction(pods, nodes, ctx.store("", "v1", "events"), ctx.hub, ctx.reactor)
+
+
+register("taint-eviction-controller", _taint_eviction, True, ("taint-eviction",))

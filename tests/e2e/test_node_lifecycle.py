@@ -51,3 +51,38 @@ def test_taints_follow_reported_conditions(server: Server) -> None:
         )
     )
     server.kubectl("delete", "node", "lifecycle-1")
+
+
+def test_pods_on_a_lost_node_are_evicted_after_their_toleration(server: Server) -> None:
+    server.kubectl(
+        "create",
+        "-f",
+        "-",
+        stdin='{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "lifecycle-2"}}',
+    )
+    report(server, "lifecycle-2", Ready="False")
+    toleration = {
+        "key": "node.platform.io/not-ready",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 1,
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "on-lost-node", "namespace": "default"},
+        "spec": {
+            "nodeName": "lifecycle-2",
+            "tolerations": [toleration],
+            "containers": [{"name": "c", "image": "nginx"}],
+        },
+    }
+    server.kubectl("create", "-f", "-", stdin=json.dumps(pod))
+    gone = server.kubectl("wait", "--for=delete", "pod/on-lost-node", "--timeout=30s", check=False)
+    assert gone.returncode == 0, gone.stderr
+    events = server.kubectl(
+        "get", "events", "--field-selector", "reason=TaintManagerEviction", "-o", "json"
+    ).stdout
+    messages = [e["message"] for e in json.loads(events)["items"]]
+    assert "Marking for deletion Pod default/on-lost-node" in messages
+    server.kubectl("delete", "node", "lifecycle-2")
