@@ -13,7 +13,6 @@ replicaset-controller then makes their pods.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
 from typing import Any
 
 from platform_api.controllers import deploymentstatus as ds
@@ -146,19 +145,9 @@ class DeploymentController(Controller):
         paused_noted = current is not None and current.get("reason") == "DeploymentPaused"
         now = self.reactor.seconds()
         if d["spec"].get("paused") and not paused_noted:
-            ds.set_condition(
-                status,
-                ds.new_condition(
-                    "Progressing", "Unknown", "DeploymentPaused", "Deployment is paused", now
-                ),
-            )
+            ds.set_progressing(status, "Unknown", "DeploymentPaused", "Deployment is paused", now)
         elif not d["spec"].get("paused") and paused_noted:
-            ds.set_condition(
-                status,
-                ds.new_condition(
-                    "Progressing", "Unknown", "DeploymentResumed", "Deployment is resumed", now
-                ),
-            )
+            ds.set_progressing(status, "Unknown", "DeploymentResumed", "Deployment is resumed", now)
         else:
             return
         await self._write_status(d)
@@ -186,14 +175,11 @@ class DeploymentController(Controller):
         if annotations_changed or rs["spec"].get("minReadySeconds", 0) != min_ready:
             rs["spec"]["minReadySeconds"] = min_ready
             return await self._write_rs(rs, lambda e: _take_spec_and_annotations(e, rs))
-        changed = _set_revision(d, rs["metadata"]["annotations"].get(du.REVISION, ""))
+        changed = du.set_revision(d, rs["metadata"]["annotations"].get(du.REVISION, ""))
         if ds.has_deadline(d) and ds.condition(status, "Progressing") is None:
             message = f'Found new replica set "{rs["metadata"]["name"]}"'
-            ds.set_condition(
-                status,
-                ds.new_condition(
-                    "Progressing", "True", "FoundNewReplicaSet", message, self.reactor.seconds()
-                ),
+            ds.set_progressing(
+                status, "True", "FoundNewReplicaSet", message, self.reactor.seconds()
             )
             changed = True
         if changed:
@@ -235,17 +221,10 @@ class DeploymentController(Controller):
             self._event(
                 d, "Normal", "ScalingReplicaSet", f"Scaled up replica set {name} from 0 to {count}"
             )
-        _set_revision(d, str(next_revision))
+        du.set_revision(d, str(next_revision))
         if ds.has_deadline(d):
-            ds.set_condition(
-                status,
-                ds.new_condition(
-                    "Progressing",
-                    "True",
-                    "NewReplicaSetCreated",
-                    f'Created new replica set "{name}"',
-                    now,
-                ),
+            ds.set_progressing(
+                status, "True", "NewReplicaSetCreated", f'Created new replica set "{name}"', now
             )
         await self._write_status(d)
         return made
@@ -271,11 +250,8 @@ class DeploymentController(Controller):
             raise error
         message = f'Failed to create new replica set "{name}": {error.message}'
         if ds.has_deadline(d):
-            ds.set_condition(
-                status,
-                ds.new_condition(
-                    "Progressing", "False", "ReplicaSetCreateError", message, self.reactor.seconds()
-                ),
+            ds.set_progressing(
+                status, "False", "ReplicaSetCreateError", message, self.reactor.seconds()
             )
             await self._write_status(d)
         self._event(d, "Warning", "ReplicaSetCreateError", message)
@@ -308,7 +284,7 @@ class DeploymentController(Controller):
 
     async def _scaling_event(self, d: Obj, rs_list: list[Obj]) -> bool:
         new, old = await self._all_rs(d, rs_list, create=False)
-        for rs in _active([*old, new]):
+        for rs in du.active_sets([*old, new]):
             desired = (rs["metadata"].get("annotations") or {}).get(du.DESIRED)
             if desired is not None and desired.isdigit() and int(desired) != du.replicas(d):
                 return True
@@ -323,22 +299,22 @@ class DeploymentController(Controller):
         await self._sync_status(d, [*old, new] if new else old, new)
 
     async def _scale(self, d: Obj, new: Obj | None, old: list[Obj]) -> None:
-        only = _active_or_latest(new, old)
+        only = du.active_or_latest(new, old)
         if only is not None:
             if du.replicas(only) != du.replicas(d):
                 await self._scale_rs(only, du.replicas(d), d)
             return
-        if _saturated(d, new):
-            for rs in _active(old):
+        if du.saturated(d, new):
+            for rs in du.active_sets(old):
                 await self._scale_rs(rs, 0, d)
             return
         if not du.rolling(d):
             return
-        active = _active([*old, new])
+        active = du.active_sets([*old, new])
         allowed = du.replicas(d) + du.max_surge(d) if du.replicas(d) > 0 else 0
         to_add = allowed - sum(du.replicas(rs) for rs in active)
         newer_first = to_add > 0
-        active.sort(key=lambda rs: (-du.replicas(rs), _creation_rank(rs, newer_first)))
+        active.sort(key=lambda rs: (-du.replicas(rs), du.creation_rank(rs, newer_first)))
         sizes, added = [], 0
         for rs in active:
             share = du.proportion(rs, d, to_add, added) if to_add else 0
@@ -356,7 +332,7 @@ class DeploymentController(Controller):
         assert new is not None
         all_rs = [*old, new]
         if await self._reconcile_new(d, all_rs, new) or await self._reconcile_old(
-            d, all_rs, _active(old), new
+            d, all_rs, du.active_sets(old), new
         ):
             return await self._sync_rollout(d, self._fresh(all_rs), self._fresh([new])[0])
         if ds.complete(d, d.get("status") or {}):
@@ -420,7 +396,7 @@ class DeploymentController(Controller):
         new, old = await self._all_rs(d, rs_list, create=False)
         all_rs = [*old, new] if new else list(old)
         scaled_down = False
-        for rs in _active(old):
+        for rs in du.active_sets(old):
             scaled_down = (await self._scale_rs(rs, 0, d))[0] or scaled_down
         if scaled_down or self._old_pods_running(new, old):
             return await self._sync_rollout(d, self._fresh(all_rs), new)
@@ -525,47 +501,6 @@ def _selector(d: Obj) -> LabelSelector | None:
         return label_selector_from(spec)
     except SelectorError:
         return None
-
-
-def _active(rs_list: Sequence[Obj | None]) -> list[Obj]:
-    return [rs for rs in rs_list if rs is not None and du.replicas(rs) > 0]
-
-
-def _active_or_latest(new: Obj | None, old: list[Obj]) -> Obj | None:
-    """The one ReplicaSet with pods wanted, or (none has) the new or newest one."""
-    active = _active([*old, new])
-    if len(active) == 1:
-        return active[0]
-    if active:
-        return None
-    if new is not None:
-        return new
-    return max(old, key=du.created_order) if old else None
-
-
-def _saturated(d: Obj, rs: Obj | None) -> bool:
-    if rs is None:
-        return False
-    desired = (rs["metadata"].get("annotations") or {}).get(du.DESIRED, "")
-    want = du.replicas(d)
-    return (
-        du.replicas(rs) == want
-        and desired == str(want)
-        and du.status_of(rs, "availableReplicas") == want
-    )
-
-
-def _creation_rank(rs: Obj, newer_first: bool) -> tuple[float, str]:
-    stamp, name = du.created_order(rs)
-    return (-stamp, name) if newer_first else (stamp, name)
-
-
-def _set_revision(d: Obj, revision: str) -> bool:
-    annotations = d["metadata"].setdefault("annotations", {})
-    if annotations.get(du.REVISION) == revision:
-        return False
-    annotations[du.REVISION] = revision
-    return True
 
 
 def _take_spec_and_annotations(existing: Obj | None, want: Obj) -> Obj:

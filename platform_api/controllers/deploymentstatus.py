@@ -49,6 +49,10 @@ def set_condition(status: Obj, new: Obj) -> None:
     status.setdefault("conditions", []).append(new)
 
 
+def set_progressing(status: Obj, state: str, reason: str, message: str, now: float) -> None:
+    set_condition(status, new_condition("Progressing", state, reason, message, now))
+
+
 def remove_condition(status: Obj, type_: str) -> None:
     kept = [c for c in status.get("conditions") or () if c.get("type") != type_]
     if kept:

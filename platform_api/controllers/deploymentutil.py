@@ -8,6 +8,7 @@ Functions take and return plain objects; none writes anything.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -192,3 +193,42 @@ def proportion(rs: Obj, d: Obj, to_add: int, added: int) -> int:
 
 def _round_half_away(value: float) -> int:
     return math.floor(value + 0.5) if value >= 0 else -math.floor(-value + 0.5)
+
+
+def active_sets(rs_list: Sequence[Obj | None]) -> list[Obj]:
+    return [rs for rs in rs_list if rs is not None and replicas(rs) > 0]
+
+
+def active_or_latest(new: Obj | None, old: list[Obj]) -> Obj | None:
+    """The one ReplicaSet with pods wanted, or (none has) the new or newest one."""
+    active = active_sets([*old, new])
+    if len(active) == 1:
+        return active[0]
+    if active:
+        return None
+    if new is not None:
+        return new
+    return max(old, key=created_order) if old else None
+
+
+def saturated(d: Obj, rs: Obj | None) -> bool:
+    if rs is None:
+        return False
+    desired = (rs["metadata"].get("annotations") or {}).get(DESIRED, "")
+    want = replicas(d)
+    return (
+        replicas(rs) == want and desired == str(want) and status_of(rs, "availableReplicas") == want
+    )
+
+
+def creation_rank(rs: Obj, newer_first: bool) -> tuple[float, str]:
+    stamp, name = created_order(rs)
+    return (-stamp, name) if newer_first else (stamp, name)
+
+
+def set_revision(d: Obj, revision: str) -> bool:
+    annotations = d["metadata"].setdefault("annotations", {})
+    if annotations.get(REVISION) == revision:
+        return False
+    annotations[REVISION] = revision
+    return True
