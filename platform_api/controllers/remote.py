@@ -72,6 +72,10 @@ class RestWrites:
         meta = obj.get("metadata") or {}
         return self.key(meta.get("namespace", ""), meta.get("name", ""))
 
+    async def _read(self, namespace: str, name: str) -> Obj:
+        """The object an update starts from (a conflict makes it read again)."""
+        return await self.client.get(self.rest, namespace, name)
+
     async def create(self, namespace: str, obj: Obj, **_: Any) -> Stored:
         answer = await self.client.create(self.rest, namespace, obj)
         return stored(self._key_of(answer), answer)
@@ -89,7 +93,7 @@ class RestWrites:
         read (as the registry's guaranteed update), one on a version the function pinned
         is the caller's."""
         for attempt in range(UPDATE_ATTEMPTS):
-            current = await self.client.get(self.rest, namespace, name)
+            current = await self._read(namespace, name)
             read_version = current["metadata"].get("resourceVersion")
             obj = updated(current)
             if inspect.isawaitable(obj):
