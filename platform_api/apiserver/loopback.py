@@ -9,7 +9,8 @@ controllers write through it, with kube-controller-manager's name as field manag
 
 The credential is a random bearer token, valid for this server's life and authenticating
 as ``system:apiserver`` in ``system:masters`` (kube's loopback identity); workers share
-the supervisor's, since a loopback connection may reach any of them.  The client trusts
+the supervisor's (handed over in their environment, which each clears at once), since a
+loopback connection may reach any of them.  The client trusts
 exactly the serving certificate, so the token goes to no one else.
 """
 
@@ -36,13 +37,15 @@ MASTERS = "system:masters"
 USER_AGENT = "kube-controller-manager/v1.36.2 (linux/amd64) platform-apiserver/loopback"
 
 
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
 def loopback_token() -> str:
-    """The supervisor's token when this is one of its workers (set before they start),
-    else a new one, set in the environment for workers this process may start."""
-    token = os.environ.get(TOKEN_ENV)
-    if not token:
-        token = os.environ[TOKEN_ENV] = secrets.token_urlsafe(32)
-    return token
+    """The supervisor's token when this is one of its workers, taken out of the
+    environment (no process this one starts inherits a system:masters credential);
+    else a new one."""
+    return os.environ.pop(TOKEN_ENV, "") or new_token()
 
 
 def authenticator(token: str) -> TokenFileAuthenticator:

@@ -98,6 +98,7 @@ class WorkerSupervisor(Service):
         self.stopping = False
         self._all_ended: defer.Deferred[None] | None = None
         self._announced = False
+        self.loopback_token = loopback.new_token()
 
     # -- start --------------------------------------------------------------------
 
@@ -128,7 +129,7 @@ class WorkerSupervisor(Service):
         # The port the supervisor bound, even when the command line said 0.
         args += ["--secure-port", str(cfg.secure_port)]
         env = dict(os.environ)
-        env[loopback.TOKEN_ENV] = loopback.loopback_token()  # every worker accepts it
+        env[loopback.TOKEN_ENV] = self.loopback_token  # every worker accepts it
         env[WORKER_ENV] = f"{index}/{cfg.workers}"
         env[FDS_ENV] = f"{LISTEN_FD},{WAKE_FD},{STATUS_FD}"
         env[PORTS_ENV] = self.ports

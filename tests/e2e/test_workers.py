@@ -176,6 +176,19 @@ def _objects(session: requests.Session, server: Server, resource: str) -> float:
     return float(next(line for line in text.splitlines() if line.startswith(prefix))[len(prefix) :])
 
 
+def test_workload_pods_come_through_whichever_worker_takes_the_loopback(
+    workers: Server,
+) -> None:
+    """The leader's controllers make pods over the shared port: any worker must accept
+    the loopback token (the supervisor's, handed to each)."""
+    made = workers.kubectl("create", "deployment", "spread", "--image=nginx", "--replicas=6")
+    assert made.stdout.strip() == "deployment.apps/spread created"
+    api = fresh(workers)
+    url = f"{workers.base_url}/api/v1/namespaces/default/pods?labelSelector=app%3Dspread"
+    wait_until(lambda: len(api.get(url).json()["items"]) == 6)
+    workers.kubectl("delete", "deployment", "spread")
+
+
 def test_every_scrape_reports_the_whole_server(workers: Server) -> None:
     """Whichever worker answers /metrics, its counters hold every worker's requests, and
     the object counts (which every worker reads alike) are not doubled."""
