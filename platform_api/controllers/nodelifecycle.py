@@ -56,14 +56,17 @@ def wanted_taints(node: Obj, now: str) -> list[Obj]:
     return out
 
 
+_MANAGED = {
+    taints.NO_SCHEDULE: frozenset(
+        {*(k for m in taints.BY_CONDITION.values() for k in m.values()), taints.UNSCHEDULABLE}
+    ),
+    taints.NO_EXECUTE: frozenset({taints.NOT_READY, taints.UNREACHABLE}),
+}
+
+
 def _ours(taint: Obj) -> bool:
-    managed = {*(k for m in taints.BY_CONDITION.values() for k in m.values()), taints.UNSCHEDULABLE}
-    if taint.get("effect") == taints.NO_SCHEDULE:
-        return taint.get("key") in managed
-    return taint.get("effect") == taints.NO_EXECUTE and taint.get("key") in (
-        taints.NOT_READY,
-        taints.UNREACHABLE,
-    )
+    """A taint this controller sets and lifts (others on the Node are left alone)."""
+    return taint.get("key") in _MANAGED.get(taint.get("effect", ""), frozenset())
 
 
 class NodeLifecycle(Controller):
@@ -99,9 +102,10 @@ class NodeLifecycle(Controller):
 
     async def sync(self, key: str) -> float | None:
         if key == MONITOR:
-            for stored in self.nodes.list("", ListOptions()).items:
-                await self._judge(stored.object)
-            live = {s.object["metadata"]["name"] for s in self.nodes.list("", ListOptions()).items}
+            nodes = [s.object for s in self.nodes.list("", ListOptions()).items]
+            for each in nodes:
+                await self._judge(each)
+            live = {each["metadata"]["name"] for each in nodes}
             self._seen = {n: v for n, v in self._seen.items() if n in live}
             return MONITOR_PERIOD
         node = current_object(self.nodes, "", key)
