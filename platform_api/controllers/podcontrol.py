@@ -246,9 +246,12 @@ class Claims:
     (after a fresh read shows the owner is still there and not going); its own that no
     longer match, released (unless the owner is going)."""
 
-    def __init__(self, owners: Any, dependents: Any, api_version: str, kind: str) -> None:
+    def __init__(
+        self, owners: Any, dependents: Any, api_version: str, kind: str, finalizer: str = ""
+    ) -> None:
         self.owners, self.dependents = owners, dependents
         self.api_version, self.kind = api_version, kind
+        self.finalizer = finalizer  # added on adoption (a Job's pod-tracking finalizer)
 
     async def claim(self, owner: Obj, selector: LabelSelector | None, objs: list[Obj]) -> list[Obj]:
         uid = owner["metadata"]["uid"]
@@ -293,6 +296,9 @@ class Claims:
                 if existing["metadata"].get("uid") != expect_uid or controller_of(existing):
                     raise StatusError(409, "Conflict", "the object changed owner or identity")
                 existing["metadata"]["ownerReferences"] = [*refs, ref]
+                finalizers = existing["metadata"].get("finalizers") or []
+                if self.finalizer and self.finalizer not in finalizers:
+                    existing["metadata"]["finalizers"] = [*finalizers, self.finalizer]
             else:
                 kept = [r for r in refs if r.get("uid") != expect_uid]
                 existing["metadata"]["ownerReferences"] = kept

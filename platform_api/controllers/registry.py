@@ -393,6 +393,21 @@ def _deployment(ctx: ControllerContext) -> Controller:
 register("deployment-controller", _deployment, True, ("deployment",))
 
 
+def _job(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.job import JobController
+
+    return JobController(
+        ctx.through_api("batch", "v1", "jobs"),
+        ctx.through_api("", "v1", "pods"),
+        ctx.store("", "v1", "events"),
+        ctx.hub,
+        ctx.reactor,
+    )
+
+
+register("job-controller", _job, True, ("job",))
+
+
 def _node_lifecycle(ctx: ControllerContext) -> Controller:
     from platform_api.controllers.nodelifecycle import NodeLifecycle
     from platform_api.scheme import namespaces

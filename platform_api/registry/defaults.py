@@ -233,7 +233,10 @@ def _job(obj: Obj) -> None:
     if spec.get("completions") is None and spec.get("parallelism") is None:
         spec["completions"] = 1
     spec.setdefault("parallelism", 1)
-    spec.setdefault("backoffLimit", 6)
+    # With a per-index limit, the global one is off unless set (kube: MaxInt32).
+    spec.setdefault(
+        "backoffLimit", 2**31 - 1 if spec.get("backoffLimitPerIndex") is not None else 6
+    )
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
     spec.setdefault("manualSelector", False)
