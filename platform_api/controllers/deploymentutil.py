@@ -48,7 +48,13 @@ def template_hash(template: Obj, collisions: int | None) -> str:
     value = 0x811C9DC5
     for byte in data:
         value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return "".join(_SAFE[ord(c) % len(_SAFE)] for c in str(value))
+    return safe_encode(str(value))
+
+
+def safe_encode(text: str) -> str:
+    """apimachinery's rand.SafeEncodeString: each character mapped into an alphabet
+    without vowels or look-alikes."""
+    return "".join(_SAFE[ord(c) % len(_SAFE)] for c in text)
 
 
 def without_hash(template: Obj) -> Obj:

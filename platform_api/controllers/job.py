@@ -141,14 +141,7 @@ class JobController(Controller):
 
     def _job_of(self, pod: Obj) -> Obj | None:
         """The Job that controls the pod (kube's resolveControllerRef)."""
-        ref = podcontrol.controller_of(pod)
-        if ref is None or ref.get("kind") != KIND or ref.get("apiVersion") != API_VERSION:
-            return None
-        namespace = pod["metadata"].get("namespace", "")
-        job = self.job_index.objects.get(namespace, {}).get(ref.get("name", ""))
-        if job is None or job["metadata"].get("uid") != ref.get("uid"):
-            return None
-        return job
+        return podcontrol.resolve(self.job_index, pod, KIND, API_VERSION)
 
     def _owned(self, job: Obj) -> list[Obj]:
         uid = job["metadata"].get("uid")

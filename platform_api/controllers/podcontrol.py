@@ -43,6 +43,22 @@ def controller_of(obj: Obj) -> Obj | None:
     return None
 
 
+def resolve(index: Any, obj: Obj, kind: str, api_version: str | None = None) -> Obj | None:
+    """The owner that controls ``obj``, from an index of owners by namespace and name, if
+    it is of ``kind`` (and ``api_version``) and still the same object (kube's
+    resolveControllerRef)."""
+    ref = controller_of(obj)
+    if ref is None or ref.get("kind") != kind:
+        return None
+    if api_version is not None and ref.get("apiVersion") != api_version:
+        return None
+    namespace = obj["metadata"].get("namespace", "")
+    owner: Obj | None = index.objects.get(namespace, {}).get(ref.get("name", ""))
+    if owner is None or owner["metadata"].get("uid") != ref.get("uid"):
+        return None
+    return owner
+
+
 def from_template(template: Obj, owner_name: str, ref: Obj) -> Obj:
     """kube's GetPodFromTemplate: the template's labels, annotations, finalizers and
     spec; a name generated from the owner's; the owner as controller."""

@@ -408,6 +408,23 @@ def _job(ctx: ControllerContext) -> Controller:
 register("job-controller", _job, True, ("job",))
 
 
+def _statefulset(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.statefulset import StatefulSetController
+
+    return StatefulSetController(
+        ctx.store("apps", "v1", "statefulsets"),
+        ctx.through_api("", "v1", "pods"),
+        ctx.through_api("", "v1", "persistentvolumeclaims"),
+        ctx.store("apps", "v1", "controllerrevisions"),
+        ctx.store("", "v1", "events"),
+        ctx.hub,
+        ctx.reactor,
+    )
+
+
+register("statefulset-controller", _statefulset, True, ("statefulset",))
+
+
 def _node_lifecycle(ctx: ControllerContext) -> Controller:
     from platform_api.controllers.nodelifecycle import NodeLifecycle
     from platform_api.scheme import namespaces

@@ -123,14 +123,7 @@ class ReplicaSetController(Controller):
                         self.enqueue(_key(candidate))
 
     def _owner_of(self, pod: Obj) -> Obj | None:
-        ref = podcontrol.controller_of(pod)
-        if ref is None or ref.get("kind") != self.kind.kind:
-            return None
-        namespace = pod["metadata"].get("namespace", "")
-        owner = self.owner_index.objects.get(namespace, {}).get(ref.get("name", ""))
-        if owner is None or owner["metadata"].get("uid") != ref.get("uid"):
-            return None
-        return owner
+        return podcontrol.resolve(self.owner_index, pod, self.kind.kind)
 
     # -- sync --------------------------------------------------------------------------
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.controllers.base import Controller
+from platform_api.scheme.decoding import format_timestamp
+from platform_api.storage.interface import ListOptions
 from tests.authorization.rbac_cluster import Cluster
 
 Obj = dict[str, Any]
@@ -41,3 +43,40 @@ class ControllerSetup:
     def wait(self, seconds: float) -> None:
         self.cluster.clock.advance(seconds)
         self.cluster.settle()
+
+    def change_spec(self, kind: Kind, name: str, namespace: str, **spec: Any) -> None:
+        """Set fields of the object's spec (``image``: its first container's image)."""
+
+        def write(existing: Obj | None) -> Obj:
+            assert existing is not None
+            for key, value in spec.items():
+                if key == "image":
+                    existing["spec"]["template"]["spec"]["containers"][0]["image"] = value
+                else:
+                    existing["spec"][key] = value
+            return existing
+
+        self.cluster.run(self.cluster.stores[kind].update(namespace, name, write))
+        self.wait(0.1)
+
+    def run_pods(self, namespace: str, phase: str = "Running", only: str | None = None) -> None:
+        """A stand-in kubelet: pods not yet in ``phase`` get it, Ready (then the
+        controllers run)."""
+        stamp = format_timestamp(self.cluster.clock.seconds())
+        store = self.cluster.stores[("", "v1", "pods")]
+        for stored in store.list(namespace, ListOptions()).items:
+            pod = stored.object
+            name = pod["metadata"]["name"]
+            if (only is not None and name != only) or (pod.get("status") or {}).get(
+                "phase"
+            ) == phase:
+                continue
+            ready = {"type": "Ready", "status": "True", "lastTransitionTime": stamp}
+
+            def write(existing: Obj | None, ready: Obj = ready) -> Obj:
+                assert existing is not None
+                existing["status"] = {"phase": phase, "conditions": [ready]}
+                return existing
+
+            self.cluster.run(store.update(namespace, name, write, subresource="status"))
+        self.wait(0.1)

@@ -11,7 +11,6 @@ import pytest
 from platform_api.controllers import deploymentutil as du
 from platform_api.controllers.deployment import DeploymentController
 from platform_api.controllers.replicaset import REPLICA_SET, ReplicaSetController
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.storage.interface import ListOptions
 from tests.controllers.kit import ControllerSetup
 
@@ -64,36 +63,12 @@ class Setup(ControllerSetup):
         return found
 
     def change(self, **spec: Any) -> None:
-        def write(existing: Obj | None) -> Obj:
-            assert existing is not None
-            for key, value in spec.items():
-                if key == "image":
-                    existing["spec"]["template"]["spec"]["containers"][0]["image"] = value
-                else:
-                    existing["spec"][key] = value
-            return existing
-
-        self.cluster.run(self.cluster.stores[DEPLOY].update(NS, "web", write))
-        self.wait(0.1)
+        self.change_spec(DEPLOY, "web", NS, **spec)
 
     def kubelet(self, rounds: int = 1) -> None:
         """Every pod not yet Ready becomes Running and Ready (then the controllers run)."""
         for _ in range(rounds):
-            stamp = format_timestamp(self.cluster.clock.seconds())
-            for pod in self.items(PODS):
-                if (pod.get("status") or {}).get("phase") == "Running":
-                    continue
-                ready = {"type": "Ready", "status": "True", "lastTransitionTime": stamp}
-
-                def write(existing: Obj | None, ready: Obj = ready) -> Obj:
-                    assert existing is not None
-                    existing["status"] = {"phase": "Running", "conditions": [ready]}
-                    return existing
-
-                name = pod["metadata"]["name"]
-                store = self.cluster.stores[PODS]
-                self.cluster.run(store.update(NS, name, write, subresource="status"))
-            self.wait(0.1)
+            self.run_pods(NS)
 
     def conditions(self) -> dict[str, tuple[str, str, str]]:
         status = self.deployment().get("status") or {}
