@@ -23,7 +23,6 @@ from platform_api.controllers.events import EventRecorder
 from platform_api.controllers.informer import ByNamespace
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
-from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
 from platform_api.storage.interface import DELETED, Event
 
 Obj = dict[str, Any]
@@ -79,7 +78,7 @@ class DeploymentController(Controller):
                 self.enqueue((namespace, ref.get("name", "")))
             return
         for d in self.index.in_namespace(namespace):
-            if podcontrol.matches(_selector(d), rs):
+            if podcontrol.matches(podcontrol.spec_selector(d), rs):
                 self.enqueue(_key(d))
 
     def _pod_gone(self, pod: Obj) -> None:
@@ -133,7 +132,7 @@ class DeploymentController(Controller):
             for rs in self.rs_index.in_namespace(d["metadata"].get("namespace", ""))
             if (ref := podcontrol.controller_of(rs)) is None or ref.get("uid") == uid
         ]
-        return await self.claims.claim(d, _selector(d), mine)
+        return await self.claims.claim(d, podcontrol.spec_selector(d), mine)
 
     async def _check_paused(self, d: Obj) -> None:
         if not ds.has_deadline(d):
@@ -491,16 +490,6 @@ class DeploymentController(Controller):
 
 def _key(obj: Obj) -> Key:
     return obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
-
-
-def _selector(d: Obj) -> LabelSelector | None:
-    spec = d["spec"].get("selector")
-    if spec is None:
-        return None
-    try:
-        return label_selector_from(spec)
-    except SelectorError:
-        return None
 
 
 def _take_spec_and_annotations(existing: Obj | None, want: Obj) -> Obj:

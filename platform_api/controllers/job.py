@@ -32,7 +32,6 @@ from platform_api.controllers.ttlafterfinished import finished_condition
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
 from platform_api.scheme.decoding import format_timestamp, parse_timestamp
-from platform_api.selectors import SelectorError, label_selector_from
 from platform_api.storage.interface import Event
 
 Obj = dict[str, Any]
@@ -119,7 +118,7 @@ class JobController(Controller):
             self.enqueue(_orphan(new))
         if podcontrol.controller_of(new) is None:
             for candidate in self.job_index.in_namespace(new["metadata"].get("namespace", "")):
-                if podcontrol.matches(_selector(candidate), new):
+                if podcontrol.matches(podcontrol.spec_selector(candidate), new):
                     self.enqueue(_key(candidate), BATCH)
 
     def _pod_going(self, pod: Obj, *, final: bool) -> None:
@@ -232,7 +231,7 @@ class JobController(Controller):
             for p in self.pod_index.in_namespace(job["metadata"].get("namespace", ""))
             if (ref := podcontrol.controller_of(p)) is None or ref.get("uid") == uid
         ]
-        return await self.claims.claim(job, _selector(job), mine)
+        return await self.claims.claim(job, podcontrol.spec_selector(job), mine)
 
     async def _decide(self, key: Key, state: js.SyncState, satisfied: bool) -> float | None:
         """kube's syncJob from its pods' count on: finished or not, pods made or removed."""
@@ -486,16 +485,6 @@ def _key(obj: Obj) -> Key:
 def _orphan(pod: Obj) -> tuple[str, str, str]:
     meta = pod["metadata"]
     return "orphan", meta.get("namespace", ""), meta["name"]
-
-
-def _selector(job: Obj) -> Any:
-    selector = js.spec_of(job).get("selector")
-    if selector is None:
-        return None
-    try:
-        return label_selector_from(selector)
-    except SelectorError:
-        return None
 
 
 def _managed_elsewhere(job: Obj) -> bool:

@@ -15,7 +15,7 @@ from twisted.internet.defer import DeferredList, ensureDeferred
 from platform_api.controllers.base import current_object, status_condition
 from platform_api.errors import StatusError
 from platform_api.scheme.decoding import parse_timestamp
-from platform_api.selectors import LabelSelector
+from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
 from platform_api.validation.names import is_dns1123_subdomain
 
 Obj = dict[str, Any]
@@ -250,6 +250,17 @@ class Expectations:
     def forget(self, key: Any) -> None:
         for table in (self._adds, self._deletes, self._since):
             table.pop(key, None)
+
+
+def spec_selector(owner: Obj) -> LabelSelector | None:
+    """The owner's ``spec.selector``; None (selects nothing) when absent or unusable."""
+    selector = (owner.get("spec") or {}).get("selector")
+    if selector is None:
+        return None
+    try:
+        return label_selector_from(selector)
+    except SelectorError:
+        return None
 
 
 def matches(selector: LabelSelector | None, obj: Obj) -> bool:

@@ -23,7 +23,7 @@ from platform_api.controllers.informer import ByNamespace
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
 from platform_api.scheme.decoding import format_timestamp
-from platform_api.selectors import LabelSelector, Requirement, SelectorError, label_selector_from
+from platform_api.selectors import LabelSelector, Requirement
 from platform_api.storage.interface import Event
 
 Obj = dict[str, Any]
@@ -43,12 +43,7 @@ class WorkloadKind:
         if self.kind == "ReplicationController":
             labels = spec.get("selector") or {}
             return LabelSelector([Requirement(k, "=", (v,)) for k, v in labels.items()])
-        if spec.get("selector") is None:
-            return None  # kube: a nil selector selects nothing
-        try:
-            return label_selector_from(spec["selector"])
-        except SelectorError:
-            return None
+        return podcontrol.spec_selector(owner)  # kube: a nil selector selects nothing
 
 
 REPLICA_SET = WorkloadKind("apps/v1", "ReplicaSet", "replicaset-controller", True)

@@ -24,7 +24,6 @@ from platform_api.controllers.informer import ByNamespace
 from platform_api.controllers.statefulsetpods import PodStep
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
-from platform_api.selectors import SelectorError, label_selector_from
 from platform_api.storage.interface import Event
 
 Obj = dict[str, Any]
@@ -93,7 +92,7 @@ class StatefulSetController(Controller):
             elif obj is new and podcontrol.controller_of(obj) is None:
                 namespace = obj["metadata"].get("namespace", "")
                 for candidate in self.set_index.in_namespace(namespace):
-                    if podcontrol.matches(_selector(candidate), obj):
+                    if podcontrol.matches(podcontrol.spec_selector(candidate), obj):
                         self.enqueue(_key(candidate))
 
     def _owner_of(self, obj: Obj) -> Obj | None:
@@ -107,7 +106,7 @@ class StatefulSetController(Controller):
         if s is None:
             self._failures.pop(key, None)
             return None
-        selector = _selector(s)
+        selector = podcontrol.spec_selector(s)
         if selector is None:
             return None  # kube: an unusable selector is not retried
         try:
@@ -268,16 +267,6 @@ class StatefulSetController(Controller):
 def _key(obj: Obj) -> Key:
     meta = obj["metadata"]
     return meta.get("namespace", ""), meta["name"]
-
-
-def _selector(s: Obj) -> Any:
-    selector = (s.get("spec") or {}).get("selector")
-    if selector is None:
-        return None
-    try:
-        return label_selector_from(selector)
-    except SelectorError:
-        return None
 
 
 def _go_status(status: Obj, before: Obj) -> Obj:
