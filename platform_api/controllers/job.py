@@ -53,6 +53,7 @@ class JobController(Controller):
         self.job_prefix = resource_prefix(jobs.resource)
         self.pod_prefix = resource_prefix(pods.resource)
         self.events = EventRecorder(events, COMPONENT, self.reactor)
+        self.pod_control = podcontrol.PodControl(pods, self.record_event)
         self.expectations = podcontrol.Expectations(self.reactor.seconds)
         self.claims = podcontrol.Claims(jobs, pods, API_VERSION, KIND, js.TRACKING)
         self.tracker = StatusTracker(self)
@@ -425,15 +426,7 @@ class JobController(Controller):
             pod = podcontrol.from_template(one, job["metadata"]["name"], ref)
             if generate:
                 pod["metadata"]["generateName"] = generate
-            try:
-                made = await self.pods.create(namespace, pod)
-            except StatusError as e:
-                if podcontrol.terminating_namespace(e):
-                    return
-                self.record_event(job, "Warning", "FailedCreate", f"Error creating: {e.message}")
-                raise
-            name = made.object["metadata"]["name"]
-            self.record_event(job, "Normal", "SuccessfulCreate", f"Created pod: {name}")
+            await self.pod_control.create(namespace, pod, job)
 
         done, error = await podcontrol.slow_start(count, create_one)
         for _ in range(count - done):
@@ -455,14 +448,12 @@ class JobController(Controller):
             try:
                 if not keep:
                     await self.tracker.remove_finalizer(pod, raise_errors=True)
-                await self.pods.delete(pod["metadata"].get("namespace", ""), name)
-            except StatusError as e:
-                self.expectations.deleted(key, name)
-                if e.code == 404:
+                if await self.pod_control.delete(pod["metadata"].get("namespace", ""), name, job):
                     return True
-                self.record_event(job, "Warning", "FailedDelete", f"Error deleting: {e.message}")
+            except StatusError:
+                self.expectations.deleted(key, name)
                 raise
-            self.record_event(job, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
+            self.expectations.deleted(key, name)  # gone already: no event will show it
             return True
 
         results: list[tuple[bool, Any]] = await DeferredList(

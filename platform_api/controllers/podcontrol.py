@@ -5,6 +5,7 @@ there are too many, adoption and release, and kube's expectations.
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from collections.abc import Callable, Coroutine
@@ -57,6 +58,13 @@ def resolve(index: Any, obj: Obj, kind: str, api_version: str | None = None) -> 
     if owner is None or owner["metadata"].get("uid") != ref.get("uid"):
         return None
     return owner
+
+
+def template_patch(owner: Obj) -> Obj:
+    """What a StatefulSet's or DaemonSet's ControllerRevision holds (kube's getPatch): the
+    pod template, to be applied whole."""
+    template = copy.deepcopy(owner["spec"]["template"])
+    return {"spec": {"template": {**template, "$patch": "replace"}}}
 
 
 def from_template(template: Obj, owner_name: str, ref: Obj) -> Obj:
@@ -341,3 +349,38 @@ class Claims:
             raise
         claimed: Obj = stored.object
         return claimed
+
+
+class PodControl:
+    """kube's RealPodControl: a controller's pod creates and deletes, each reported as an
+    Event on its owner (SuccessfulCreate, FailedCreate, SuccessfulDelete, FailedDelete)."""
+
+    def __init__(self, pods: Any, record: Callable[[Obj, str, str, str], None]) -> None:
+        self.pods = pods
+        self.record = record  # (owner, type, reason, message)
+
+    async def create(self, namespace: str, pod: Obj, owner: Obj) -> Obj | None:
+        """The pod made; None when the namespace is going (every create would fail, so
+        nothing is reported).  Other refusals are reported and raised."""
+        try:
+            made = await self.pods.create(namespace, pod)
+        except StatusError as e:
+            if terminating_namespace(e):
+                return None
+            self.record(owner, "Warning", "FailedCreate", f"Error creating: {e.message}")
+            raise
+        obj: Obj = made.object
+        self.record(owner, "Normal", "SuccessfulCreate", f"Created pod: {obj['metadata']['name']}")
+        return obj
+
+    async def delete(self, namespace: str, name: str, owner: Obj) -> bool:
+        """False when it was gone already; other refusals are reported and raised."""
+        try:
+            await self.pods.delete(namespace, name)
+        except StatusError as e:
+            if e.code == 404:
+                return False
+            self.record(owner, "Warning", "FailedDelete", f"Error deleting: {e.message}")
+            raise
+        self.record(owner, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
+        return True

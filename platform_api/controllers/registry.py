@@ -425,6 +425,23 @@ def _statefulset(ctx: ControllerContext) -> Controller:
 register("statefulset-controller", _statefulset, True, ("statefulset",))
 
 
+def _daemonset(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.daemonset import DaemonSetController
+
+    return DaemonSetController(
+        ctx.store("apps", "v1", "daemonsets"),
+        ctx.through_api("", "v1", "pods"),
+        ctx.store("", "v1", "nodes"),
+        ctx.store("apps", "v1", "controllerrevisions"),
+        ctx.store("", "v1", "events"),
+        ctx.hub,
+        ctx.reactor,
+    )
+
+
+register("daemonset-controller", _daemonset, True, ("daemonset",))
+
+
 def _node_lifecycle(ctx: ControllerContext) -> Controller:
     from platform_api.controllers.nodelifecycle import NodeLifecycle
     from platform_api.scheme import namespaces

@@ -71,6 +71,7 @@ class ReplicaSetController(Controller):
             resource_prefix(pods.resource),
         )
         self.events = EventRecorder(events, kind.component, self.reactor)
+        self.pod_control = podcontrol.PodControl(pods, self._event)
         self.expectations = podcontrol.Expectations(self.reactor.seconds)
         self.claims = podcontrol.Claims(owners, pods, kind.api_version, kind.kind)
         self._failures: dict[Key, int] = {}
@@ -175,19 +176,7 @@ class ReplicaSetController(Controller):
         )
 
         async def create_one() -> None:
-            try:
-                made = await self.pods.create(namespace, copy.deepcopy(template))
-            except StatusError as e:
-                if podcontrol.terminating_namespace(e):
-                    return  # every create would fail: nothing to report
-                self._event(owner, "Warning", "FailedCreate", f"Error creating: {e.message}")
-                raise
-            self._event(
-                owner,
-                "Normal",
-                "SuccessfulCreate",
-                f"Created pod: {made.object['metadata']['name']}",
-            )
+            await self.pod_control.create(namespace, copy.deepcopy(template), owner)
 
         done, error = await podcontrol.slow_start(count, create_one)
         for _ in range(count - done):  # never made: the watch will not show them
@@ -209,14 +198,11 @@ class ReplicaSetController(Controller):
         for pod in victims:
             name = pod["metadata"]["name"]
             try:
-                await self.pods.delete(namespace, name)
+                if not await self.pod_control.delete(namespace, name, owner):
+                    self.expectations.deleted(key, name)
             except StatusError as e:
                 self.expectations.deleted(key, name)
-                if e.code != 404:
-                    self._event(owner, "Warning", "FailedDelete", f"Error deleting: {e.message}")
-                    first = first or e
-                continue
-            self._event(owner, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
+                first = first or e
         return first
 
     def _related_pods(self, owner: Obj) -> list[Obj]:

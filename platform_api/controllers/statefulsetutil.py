@@ -142,11 +142,6 @@ def pod_revision(pod: Obj) -> str:
 # -- revisions ------------------------------------------------------------------------------
 
 
-def patch_of(s: Obj) -> Obj:
-    """kube's getPatch: the pod template, to be applied whole."""
-    return {"spec": {"template": {**copy.deepcopy(s["spec"]["template"]), "$patch": "replace"}}}
-
-
 def revision_hash(data: Obj, collisions: int | None) -> str:
     """kube's HashControllerRevision: FNV-1 (32 bits) over the data's JSON as Go writes
     it, then the collision count's digits; the sum's digits in the safe alphabet."""
@@ -165,7 +160,7 @@ def fnv1_32(raw: bytes) -> int:
 
 
 def new_revision(s: Obj, number: int, collisions: int | None) -> Obj:
-    data = patch_of(s)
+    data = podcontrol.template_patch(s)
     labels = dict(((s["spec"]["template"].get("metadata") or {}).get("labels")) or {})
     digest = revision_hash(data, collisions)
     labels[HASH_LABEL] = digest

@@ -61,8 +61,37 @@ class DeploymentStrategy(PodTemplateStrategy):
         )
 
 
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+class DaemonSetStrategy(PodTemplateStrategy):
+    """kube keeps a DaemonSet's template generation (1, then one more per template
+    change) in an annotation clients cannot set; older pods carry it as a label."""
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        _set_template_generation(obj, 1)
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+        annotations = old["metadata"].get("annotations") or {}
+        try:
+            generation = int(annotations.get(TEMPLATE_GENERATION, "0"))
+        except ValueError:
+            generation = 0
+        template = (new.get("spec") or {}).get("template")
+        if template != (old.get("spec") or {}).get("template"):
+            generation += 1
+        _set_template_generation(new, generation)
+
+
+def _set_template_generation(obj: Obj, generation: int) -> None:
+    obj["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = str(generation)
+
+
 register("apps", "Deployment")(DeploymentStrategy)
-for _kind in ("ReplicaSet", "StatefulSet", "DaemonSet"):
+register("apps", "DaemonSet")(DaemonSetStrategy)
+for _kind in ("ReplicaSet", "StatefulSet"):
     register("apps", _kind)(PodTemplateStrategy)
 
 

@@ -229,7 +229,7 @@ def test_refused_creates_stop_the_batch_and_set_replica_failure(tmp_path: Path) 
     refusing = Refusing(probe.cluster.stores[PODS])
     s = Setup(str(tmp_path / "b"))
     refusing.store = s.cluster.stores[PODS]
-    s.rs.pods = refusing
+    s.rs.pods = s.rs.pod_control.pods = refusing
     s.start(s.rs)
     s.cluster.run(s.cluster.stores[RS].create(NS, replicaset(replicas=5)))
     s.cluster.hub.flush()
