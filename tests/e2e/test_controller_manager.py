@@ -241,6 +241,31 @@ def test_manager_runs_the_workload_controllers(
     (rs,) = api.get(apps + "/replicasets").json()["items"]
     assert rs["metadata"]["ownerReferences"][0]["kind"] == "Deployment"
     assert rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"
+    # A StatefulSet's first pod and a Job's pod, with their identities and finalizer.
+    sts = {"metadata": {"name": "db"}, "spec": {**spec, "replicas": 1, "serviceName": "db"}}
+    assert api.post(apps + "/statefulsets", json=sts).status_code == 201
+    job = {
+        "metadata": {"name": "once"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "busybox"}],
+                }
+            }
+        },
+    }
+    batch = bare.url + "/apis/batch/v1/namespaces/cm-workloads/jobs"
+    assert api.post(batch, json=job).status_code == 201
+
+    def names() -> set[str]:
+        return {p["metadata"]["name"] for p in api.get(pods).json()["items"]}
+
+    wait_for(lambda: "db-0" in names() and any(n.startswith("once-") for n in names()), timeout=20)
+    made = {p["metadata"]["name"]: p for p in api.get(pods).json()["items"]}
+    assert made["db-0"]["spec"]["hostname"] == "db-0"
+    (once,) = [p for n, p in made.items() if n.startswith("once-")]
+    assert once["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
 
 
 @pytest.mark.slow
