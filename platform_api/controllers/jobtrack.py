@@ -195,13 +195,20 @@ class StatusTracker:
             self.c.record_event(job, "Warning", reason, message)
 
     async def write(self, job: Obj) -> Obj:
-        """The status subresource, as the sync computed it (only if it is the same Job)."""
+        """The status subresource, as the sync computed it from the Job it read: kube's
+        UpdateStatus carries that resourceVersion, so a Job changed meanwhile (a client
+        wrote its status) is a conflict and the sync runs again on the new one."""
         meta, status = job["metadata"], js.written_status(job["status"])
 
         def change(existing: Obj | None) -> Obj:
             assert existing is not None
-            if existing["metadata"].get("uid") != meta.get("uid"):
-                raise StatusError(409, "Conflict", "the Job was replaced")
+            if existing["metadata"].get("resourceVersion") != meta.get("resourceVersion"):
+                name = meta["name"]
+                message = (
+                    f'Operation cannot be fulfilled on jobs.batch "{name}": the object has '
+                    "been modified; please apply your changes to the latest version and try again"
+                )
+                raise StatusError(409, "Conflict", message)
             existing["status"] = copy.deepcopy(status)
             return existing
 

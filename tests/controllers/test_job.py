@@ -357,3 +357,28 @@ def test_too_many_pods_are_deleted_when_parallelism_drops(s: Setup) -> None:
     assert len(s.pods()) == 1
     assert s.status()["active"] == 1
     assert [r for r, _ in s.events()].count("SuccessfulDelete") == 2
+
+
+def test_a_status_written_meanwhile_is_not_overwritten(s: Setup) -> None:
+    """kube's UpdateStatus carries the resourceVersion the sync read: another writer's
+    status (a test finishing the Job itself) wins, and the controller leaves a finished
+    Job alone."""
+    s.create(JOBS, job(), NS)
+    s.wait(0.1)
+    stamp = format_timestamp(s.cluster.clock.seconds())
+    done = [
+        {"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": stamp},
+        {"type": "Complete", "status": "True", "lastTransitionTime": stamp},
+    ]
+
+    def finish(existing: Obj | None) -> Obj:
+        assert existing is not None
+        existing["status"] = {"conditions": done, "succeeded": 1, "startTime": stamp}
+        return existing
+
+    s.cluster.run(s.cluster.stores[JOBS].update(NS, "pi", finish, subresource="status"))
+    (pod,) = s.pods()
+    s.finish(pod, "Failed", exit_code=1)
+    status = s.status()
+    assert status["conditions"] == done and status["succeeded"] == 1 and "failed" not in status
+    assert not s.pods(live=False)[0]["metadata"].get("finalizers")  # released, not counted
