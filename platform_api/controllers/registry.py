@@ -393,6 +393,21 @@ def _deployment(ctx: ControllerContext) -> Controller:
 register("deployment-controller", _deployment, True, ("deployment",))
 
 
+def _cronjob(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.cronjob import CronJobController
+
+    return CronJobController(
+        ctx.store("batch", "v1", "cronjobs"),
+        ctx.through_api("batch", "v1", "jobs"),
+        ctx.store("", "v1", "events"),
+        ctx.hub,
+        ctx.reactor,
+    )
+
+
+register("cronjob-controller", _cronjob, True, ("cronjob",))
+
+
 def _job(ctx: ControllerContext) -> Controller:
     from platform_api.controllers.job import JobController
 
