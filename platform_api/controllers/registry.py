@@ -457,6 +457,28 @@ def _daemonset(ctx: ControllerContext) -> Controller:
 register("daemonset-controller", _daemonset, True, ("daemonset",))
 
 
+def _disruption(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.disruption import DisruptionController
+
+    owners = {
+        "ReplicaSet": ctx.store("apps", "v1", "replicasets"),
+        "Deployment": ctx.store("apps", "v1", "deployments"),
+        "StatefulSet": ctx.store("apps", "v1", "statefulsets"),
+        "ReplicationController": ctx.store("", "v1", "replicationcontrollers"),
+    }
+    return DisruptionController(
+        ctx.store("policy", "v1", "poddisruptionbudgets"),
+        ctx.store("", "v1", "pods"),
+        owners,
+        ctx.store("", "v1", "events"),
+        ctx.hub,
+        ctx.reactor,
+    )
+
+
+register("disruption-controller", _disruption, True, ("disruption",))
+
+
 def _node_lifecycle(ctx: ControllerContext) -> Controller:
     from platform_api.controllers.nodelifecycle import NodeLifecycle
     from platform_api.scheme import namespaces

@@ -13,8 +13,10 @@ from platform_api import errors
 from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.responses import encode, finish
 from platform_api.endpoints.scope import Scope
+from platform_api.registry.disruptionbudget import set_allowed_condition
 from platform_api.registry.podspec import selector_matches
 from platform_api.registry.store import Store
+from platform_api.scheme.decoding import format_timestamp
 from platform_api.storage.interface import ListOptions, Preconditions
 from platform_api.validation import field
 
@@ -22,6 +24,7 @@ Obj = dict[str, Any]
 BINDING = "io.platform.api.core.v1.Binding"
 EVICTION = "io.platform.api.policy.v1.Eviction"
 _VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
+MAX_DISRUPTED_PODS = 2000  # kube's MaxDisruptedPodSize
 
 
 def _success(scope: Scope) -> bytes:
@@ -103,6 +106,8 @@ async def evict(scope: Scope) -> bytes:
         await _charge_budget(scope, pod)
     options = eviction.get("deleteOptions") or {}
     pre = options.get("preconditions") or {}
+    if not scope.ctx.dry_run:
+        await _mark_disruption_target(scope, name, pre)
     await scope.store.delete(
         scope.namespace,
         name,
@@ -111,6 +116,47 @@ async def evict(scope: Scope) -> bytes:
         propagation=options.get("propagationPolicy"),
     )
     return _success(scope)
+
+
+async def _mark_disruption_target(scope: Scope, name: str, pre: Obj) -> None:
+    """kube's addConditionAndDeletePod: the pod says why it goes (DisruptionTarget,
+    EvictionByEvictionAPI) before it is deleted; the preconditions hold for this too."""
+    now = format_timestamp(scope.handlers.reactor.seconds())
+
+    def mark(existing: Obj | None) -> Obj:
+        assert existing is not None
+        meta = existing["metadata"]
+        for key, what, tail in (
+            ("uid", "UID", "The object might have been deleted and then recreated"),
+            ("resourceVersion", "ResourceVersion", "The object might have been modified"),
+        ):
+            if pre.get(key) and pre[key] != meta.get(key):
+                why = (
+                    f"the {what} in the precondition ({pre[key]}) does not match the {what} "
+                    f"in record ({meta.get(key)}). {tail}"
+                )
+                raise errors.conflict("Pod", "", name, why)
+        status = existing.setdefault("status", {})
+        conditions = [
+            c for c in status.get("conditions") or () if c.get("type") != "DisruptionTarget"
+        ]
+        previous: Obj = next(
+            (c for c in status.get("conditions") or () if c.get("type") == "DisruptionTarget"), {}
+        )
+        since = previous.get("lastTransitionTime") if previous.get("status") == "True" else now
+        conditions.append(
+            {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "lastTransitionTime": since,
+                "reason": "EvictionByEvictionAPI",
+                "message": "Eviction API: evicting",
+            }
+        )
+        status["conditions"] = conditions
+        return existing
+
+    await scope.store.update(scope.namespace, name, mark, subresource="status")
 
 
 async def _charge_budget(scope: Scope, pod: Obj) -> None:
@@ -128,28 +174,22 @@ async def _charge_budget(scope: Scope, pod: Obj) -> None:
             "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
         )
     budget = matching[0]
-    status = budget.get("status") or {}
-    if status.get("disruptionsAllowed", 0) <= 0:
-        error = errors.too_many_requests(_VIOLATION, retry_after=0)
-        error.headers = {}
-        error.details = {
-            "causes": [
-                {
-                    "reason": "DisruptionBudget",
-                    "message": (
-                        f"The disruption budget {budget['metadata']['name']} needs "
-                        f"{status.get('desiredHealthy', 0)} healthy pods and has "
-                        f"{status.get('currentHealthy', 0)} currently"
-                    ),
-                }
-            ]
-        }
-        raise error
+    _check_budget(budget)
+    now = scope.handlers.reactor.seconds()
+    pod_name = pod["metadata"]["name"]
 
     def charge(existing: Obj | None) -> Obj:
+        """kube's checkAndDecrement on the budget as it is now: one disruption fewer, and
+        the pod listed as disrupted so the controller stops counting it healthy."""
         assert existing is not None
+        _check_budget(existing)
         state = existing.setdefault("status", {})
-        state["disruptionsAllowed"] = max(0, state.get("disruptionsAllowed", 0) - 1)
+        state["disruptionsAllowed"] = state.get("disruptionsAllowed", 0) - 1
+        if state["disruptionsAllowed"] == 0:
+            set_allowed_condition(state, now)
+        if not scope.ctx.dry_run:
+            disrupted = state.setdefault("disruptedPods", {})
+            disrupted[pod_name] = format_timestamp(now)
         return existing
 
     await budgets.update(
@@ -159,3 +199,57 @@ async def _charge_budget(scope: Scope, pod: Obj) -> None:
         subresource="status",
         dry_run=scope.ctx.dry_run,
     )
+
+
+def _check_budget(budget: Obj) -> None:
+    """Refuse as kube's eviction does: a budget the controller has not seen yet, a broken
+    or overfull one, or one that allows no disruption now (with kube's reasons)."""
+    name = budget["metadata"]["name"]
+    status = budget.get("status") or {}
+    if status.get("observedGeneration", 0) < budget["metadata"].get("generation", 0):
+        raise _violation(
+            f"The disruption budget {name} is still being processed by the server.", 10
+        )
+    allowed = status.get("disruptionsAllowed", 0)
+    if allowed < 0:
+        raise errors.forbidden(
+            "poddisruptionbudgets", "policy", name, "pdb disruptions allowed is negative"
+        )
+    if len(status.get("disruptedPods") or {}) > MAX_DISRUPTED_PODS:
+        reason = "DisruptedPods map too big - too many evictions not confirmed by PDB controller"
+        raise errors.forbidden("poddisruptionbudgets", "policy", name, reason)
+    if allowed == 0:
+        raise _violation(_no_disruption_message(name, status), 0)
+
+
+def _no_disruption_message(name: str, status: Obj) -> str:
+    condition = next(
+        (c for c in status.get("conditions") or () if c.get("type") == "DisruptionAllowed"), None
+    )
+    failed = (
+        condition is not None and condition.get("status") == "False" and condition.get("message")
+    )
+    if failed and condition.get("reason") == "SyncFailed":  # type: ignore[union-attr]
+        return (
+            f"The disruption budget {name} does not allow evicting pods currently because it "
+            f"failed sync: {condition['message']}"  # type: ignore[index]
+        )
+    healthy, desired = status.get("currentHealthy", 0), status.get("desiredHealthy", 0)
+    if healthy <= desired:
+        return (
+            f"The disruption budget {name} needs {desired} healthy pods and has {healthy} currently"
+        )
+    if failed:
+        return (
+            f"The disruption budget {name} does not allow evicting pods currently "
+            f"({condition['reason']}): {condition['message']}"  # type: ignore[index]
+        )
+    return f"The disruption budget {name} does not allow evicting pods currently"
+
+
+def _violation(cause: str, retry_after: int) -> errors.StatusError:
+    error = errors.too_many_requests(_VIOLATION, retry_after=retry_after)
+    if not retry_after:
+        error.headers = {}
+    error.details = {"causes": [{"reason": "DisruptionBudget", "message": cause}]}
+    return error

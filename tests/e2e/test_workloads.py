@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import requests
 
 from platform_api.codec import protobuf
 from tests.e2e.conftest import Server
+from tests.e2e.crds import eventually
 from tests.e2e.test_list import make_namespace
 
 NEW_EVENTS = "events.platform.io/v1"
@@ -304,36 +307,76 @@ def test_pod_binding_and_eviction(server: Server, admin: requests.Session) -> No
         r.json()["message"]
         == 'Operation cannot be fulfilled on pods/binding "web": pod web is already assigned to node "node-1"'
     )
-    # A running pod under a budget that allows no disruption cannot be evicted.
-    running = admin.get(server.url + base + "/pods/web").json()
-    running["status"] = {"phase": "Running"}
-    assert admin.put(server.url + base + "/pods/web/status", json=running).status_code == 200
+    # The disruption controller keeps the budget's status; eviction spends it.
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ready = {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}],
+    }
+    assert (
+        admin.post(
+            server.url + base + "/pods",
+            json={**pod, "metadata": {"name": "web2", "labels": {"app": "web"}}},
+        ).status_code
+        == 201
+    )
+    for name in ("web", "web2"):
+        current = admin.get(server.url + base + f"/pods/{name}").json()
+        current["status"] = {"phase": "Running"}
+        assert (
+            admin.put(server.url + base + f"/pods/{name}/status", json=current).status_code == 200
+        )
     pdb = {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
         "metadata": {"name": "keep"},
         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
     }
-    pdb_base = "/apis/policy/v1/namespaces/pods/poddisruptionbudgets"
-    created = admin.post(server.url + pdb_base, json=pdb).json()
+    pdb_url = server.url + "/apis/policy/v1/namespaces/pods/poddisruptionbudgets"
+    assert admin.post(pdb_url, json=pdb).status_code == 201
+    eventually(
+        lambda: admin.get(pdb_url + "/keep").json().get("status", {}).get("expectedPods") == 2
+    )
     eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web"}}
     r = admin.post(server.url + base + "/pods/web/eviction", json=eviction)
-    assert r.status_code == 429
+    assert r.status_code == 429  # Running, not Ready: no pod is healthy
     assert (
         r.json()["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
     )
-    assert r.json()["details"]["causes"][0]["reason"] == "DisruptionBudget"
-    created["status"] = {
-        "disruptionsAllowed": 1,
-        "currentHealthy": 1,
-        "desiredHealthy": 1,
-        "expectedPods": 1,
-    }
-    assert admin.put(server.url + pdb_base + "/keep/status", json=created).status_code == 200
+    assert r.json()["details"]["causes"] == [
+        {
+            "reason": "DisruptionBudget",
+            "message": "The disruption budget keep needs 1 healthy pods and has 0 currently",
+        }
+    ]
+    for name in ("web", "web2"):
+        current = admin.get(server.url + base + f"/pods/{name}").json()
+        current["status"] = ready
+        assert (
+            admin.put(server.url + base + f"/pods/{name}/status", json=current).status_code == 200
+        )
+    eventually(lambda: admin.get(pdb_url + "/keep").json()["status"]["disruptionsAllowed"] == 1)
+    status = admin.get(pdb_url + "/keep").json()["status"]
+    assert (status["currentHealthy"], status["desiredHealthy"], status["expectedPods"]) == (2, 1, 2)
+    (condition,) = status["conditions"]
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "DisruptionAllowed",
+        "True",
+        "SufficientPods",
+    )
     r = admin.post(server.url + base + "/pods/web/eviction", json=eviction)
     assert r.status_code == 201
     assert admin.get(server.url + base + "/pods/web").status_code == 404
-    assert admin.get(server.url + pdb_base + "/keep").json()["status"]["disruptionsAllowed"] == 0
+    status = admin.get(pdb_url + "/keep").json()["status"]
+    assert status["disruptionsAllowed"] == 0
+    r = admin.post(
+        server.url + base + "/pods/web2/eviction", json={**eviction, "metadata": {"name": "web2"}}
+    )
+    assert r.status_code == 429
+    assert (
+        r.json()["details"]["causes"][0]["message"]
+        == "The disruption budget keep needs 1 healthy pods and has 1 currently"
+    )
 
 
 def test_event_rules(server: Server, admin: requests.Session) -> None:
