@@ -18,7 +18,7 @@ import copy
 from typing import Any
 
 from platform_api.controllers import podcontrol
-from platform_api.controllers.base import Controller, current_object
+from platform_api.controllers.base import Controller, current_object, status_condition
 from platform_api.controllers.deploymentutil import scaled_value
 from platform_api.controllers.events import EventRecorder
 from platform_api.controllers.informer import ByNamespace
@@ -32,6 +32,7 @@ Obj = dict[str, Any]
 Key = tuple[str, str]
 COMPONENT = "controllermanager"  # kube's disruption controller records events as this
 DELETION_TIMEOUT = 120.0  # kube's DeletionTimeout: an evicted pod not gone by then counts again
+STALE_DISRUPTION = 120.0  # kube's stalePodDisruptionTimeout
 
 
 class NoController(Exception):
@@ -73,7 +74,12 @@ class DisruptionController(Controller):
             return
 
     def _pod_changed(self, pod: Obj) -> None:
-        """kube's getPdbForPod: the (first) budget selecting the pod is looked at again."""
+        """kube's getPdbForPod: the (first) budget selecting the pod is looked at again;
+        a stale DisruptionTarget condition is cleared later."""
+        wait = self._stale_in(pod)
+        if wait is not None:
+            meta = pod["metadata"]
+            self.enqueue(("stale", meta.get("namespace", ""), meta["name"]), wait)
         labels = pod["metadata"].get("labels") or {}
         for budget in self.budget_index.in_namespace(pod["metadata"].get("namespace", "")):
             selector = podcontrol.spec_selector(budget)
@@ -83,7 +89,48 @@ class DisruptionController(Controller):
 
     # -- sync --------------------------------------------------------------------------
 
-    async def sync(self, key: Key) -> float | None:
+    def _stale_in(self, pod: Obj) -> float | None:
+        """kube's nonTerminatingPodHasStaleDisruptionCondition: a pod marked as about to
+        be disrupted that was not (after two minutes, the mark is taken back)."""
+        if pod["metadata"].get("deletionTimestamp"):
+            return None
+        condition = status_condition(pod, "DisruptionTarget")
+        phase = (pod.get("status") or {}).get("phase")
+        if (
+            condition is None
+            or condition.get("status") != "True"
+            or phase in ("Succeeded", "Failed")
+        ):
+            return None
+        if condition.get("reason") == "TerminationByKubelet":
+            return None
+        since = parse_timestamp(condition.get("lastTransitionTime")) or 0.0
+        return max(since + STALE_DISRUPTION - self.reactor.seconds(), 0.0)
+
+    async def _clear_stale(self, namespace: str, name: str) -> None:
+        pod = self.pod_index.objects.get(namespace, {}).get(name)
+        if pod is None or self._stale_in(pod) != 0.0:
+            return
+
+        def clear(existing: Obj | None) -> Obj:
+            assert existing is not None
+            now = format_timestamp(self.reactor.seconds())
+            for condition in (existing.get("status") or {}).get("conditions") or ():
+                if (
+                    condition.get("type") == "DisruptionTarget"
+                    and condition.get("status") != "False"
+                ):
+                    condition.update(status="False", lastTransitionTime=now)
+                    condition.pop("reason", None)
+                    condition.pop("message", None)
+            return existing
+
+        await self.pods.update(namespace, name, clear, subresource="status")
+
+    async def sync(self, key: Any) -> float | None:
+        if len(key) == 3:
+            await self._clear_stale(key[1], key[2])
+            return None
         budget = current_object(self.budgets, *key)
         if budget is None:
             return None

@@ -209,3 +209,31 @@ def test_an_evicted_pod_is_not_healthy_until_it_is_overdue(s: Setup) -> None:
     s.wait(121)
     assert s.counts() == (3, 1, 3, 2) and "disruptedPods" not in s.status()
     assert any(reason == "NotDeleted" for reason, _ in s.events())
+
+
+def test_a_stale_disruption_target_is_taken_back(s: Setup) -> None:
+    s.pods(1)
+    stamp = format_timestamp(s.cluster.clock.seconds())
+    mark = {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "EvictionByEvictionAPI",
+        "message": "Eviction API: evicting",
+        "lastTransitionTime": stamp,
+    }
+
+    def marked(existing: Obj | None) -> Obj:
+        assert existing is not None
+        existing["status"]["conditions"].append(mark)
+        return existing
+
+    s.cluster.run(s.cluster.stores[PODS].update(NS, "web-0", marked, subresource="status"))
+    s.wait(60)
+    pod = s.get(PODS, "web-0", NS)
+    assert pod is not None and pod["status"]["conditions"][-1]["status"] == "True"
+    s.wait(61)
+    pod = s.get(PODS, "web-0", NS)
+    assert pod is not None
+    condition = pod["status"]["conditions"][-1]
+    assert (condition["type"], condition["status"]) == ("DisruptionTarget", "False")
+    assert "reason" not in condition
