@@ -1,7 +1,10 @@
-"""kube's table printers for the common kinds: the columns ``kubectl get`` shows.
+"""kube's table printers (pkg/printers/internalversion): the columns ``kubectl get`` shows.
 
-Cells follow kube's printers (pkg/printers/internalversion): ages humanized as
-``duration.HumanDuration``, ``<none>`` for empty values, priority 1 for ``-o wide``.
+This module holds what every printer shares (the Name and Age columns, ages humanized as
+``duration.HumanDuration``, label and selector formatting) and the printers of the small
+core kinds; the ``printers_*`` modules hold the others.  Descriptions are the fields' API
+documentation, as kube's ``SwaggerDoc()``; the server asks every printer for kube's wide
+output, so priority-1 cells are always there (``kubectl get -o wide`` shows them).
 """
 
 from __future__ import annotations
@@ -14,12 +17,25 @@ from typing import Any
 from platform_api.endpoints.tables import COLUMNS, Column, Printer
 
 Obj = dict[str, Any]
-NAME = Column("Name", "string", "name", "Name must be unique within a namespace.")
+NAME = Column(
+    "Name",
+    "string",
+    "name",
+    "Name must be unique within a namespace. Is required when creating resources, although "
+    "some resources may allow a client to request the generation of an appropriate name "
+    "automatically. Name is primarily intended for creation idempotence and configuration "
+    "definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+)
 AGE = Column(
     "Age",
     "string",
     "",
-    "CreationTimestamp is a timestamp representing the server time when this object was created.",
+    "CreationTimestamp is a timestamp representing the server time when this object was "
+    "created. It is not guaranteed to be set in happens-before order across separate "
+    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
+    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
 )
 
 
@@ -55,337 +71,189 @@ def human_duration(seconds: float) -> str:
     return f"{hours // 24 // 365}y"
 
 
-def age(timestamp: str | None, now: float | None = None) -> str:
-    if not timestamp:
+def timestamp(value: str) -> float:
+    """An RFC 3339 time (``metav1.Time`` or ``MicroTime``) as epoch seconds."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+clock = time.time  # what ages count from (tests set it)
+
+
+def age(value: str | None, now: float | None = None) -> str:
+    """kube's ``translateTimestampSince``: ``<unknown>`` for a zero time."""
+    if not value:
         return "<unknown>"
-    created = datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
-    return human_duration((now or time.time()) - created)
+    return human_duration((now or clock()) - timestamp(value))
 
 
-def _meta(obj: Obj) -> Obj:
+def meta(obj: Obj) -> Obj:
     return obj.get("metadata") or {}
 
 
-def _age(obj: Obj) -> str:
-    return age(_meta(obj).get("creationTimestamp"))
+def created(obj: Obj) -> str:
+    """The Age cell: how long ago the object was created."""
+    return age(meta(obj).get("creationTimestamp"))
 
 
-def _none(value: Any) -> Any:
-    return value if value not in (None, "", []) else "<none>"
+def column(name: str, description: str, kind: str = "string", priority: int = 0) -> Column:
+    return Column(name, kind, "", description, priority)
 
 
-def _register(
-    group: str, plural: str, columns: list[Column], cells: Callable[[Obj], list[Any]]
+def register(
+    group: str,
+    plural: str,
+    columns: tuple[Column, ...],
+    cells: Callable[[Obj], list[Any]],
+    **extra: Any,
 ) -> None:
+    """A kind's printer: the Name column, then ``columns`` (``cells`` gives their values)."""
     COLUMNS[(group, plural)] = Printer(
-        (NAME, *columns), lambda obj: [_meta(obj).get("name", ""), *cells(obj)]
+        (NAME, *columns), lambda obj: [meta(obj).get("name", ""), *cells(obj)], **extra
     )
 
 
-def _col(name: str, kind: str = "string", priority: int = 0) -> Column:
-    return Column(name, kind, "", "", priority)
+def format_labels(labels: Obj | None) -> str:
+    """``labels.FormatLabels``: ``k=v`` sorted by key, ``<none>`` when empty."""
+    return ",".join(f"{k}={v}" for k, v in sorted((labels or {}).items())) or "<none>"
 
 
-def _pod_cells(pod: Obj) -> list[Any]:
-    spec, status = pod.get("spec") or {}, pod.get("status") or {}
-    containers = spec.get("containers") or []
-    statuses = status.get("containerStatuses") or []
-    ready = sum(1 for s in statuses if s.get("ready"))
-    restarts = sum(int(s.get("restartCount", 0)) for s in statuses)
-    reason = status.get("reason") or status.get("phase") or "Pending"
-    for s in statuses:
-        waiting = (s.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason"):
-            reason = waiting["reason"]
-    if _meta(pod).get("deletionTimestamp"):
-        reason = "Terminating"
-    ips = ",".join(ip.get("ip", "") for ip in status.get("podIPs") or []) or status.get("podIP")
-    return [
-        f"{ready}/{len(containers)}",
-        reason,
-        restarts,
-        _age(pod),
-        _none(ips),
-        _none(spec.get("nodeName")),
-        _none(status.get("nominatedNodeName")),
-        "<none>",
-    ]
+_OPERATORS = {"In": " in ", "NotIn": " notin ", "Exists": "", "DoesNotExist": ""}
 
 
-def _selector(selector: Obj | None) -> str:
-    labels = (selector or {}).get("matchLabels") or {}
-    parts = [f"{k}={v}" for k, v in sorted(labels.items())]
-    for expr in (selector or {}).get("matchExpressions") or []:
-        values = ",".join(expr.get("values") or [])
-        parts.append(f"{expr.get('key')} {expr.get('operator', '').lower()} ({values})")
-    return ",".join(parts) or "<none>"
+def label_selector(selector: Obj | None) -> str:
+    """A LabelSelector as ``LabelSelectorAsSelector(s).String()``: the requirements sorted
+    by key, values sorted; ``""`` for a nil or empty selector, ``<error>`` if invalid."""
+    if not selector:
+        return ""
+    reqs = [(k, f"{k}={v}") for k, v in (selector.get("matchLabels") or {}).items()]
+    for expr in selector.get("matchExpressions") or []:
+        key, op = expr.get("key", ""), expr.get("operator", "")
+        values = sorted(expr.get("values") or [])
+        if op not in _OPERATORS or bool(values) != (op in ("In", "NotIn")):
+            return "<error>"
+        if op == "DoesNotExist":
+            reqs.append((key, f"!{key}"))
+        else:
+            shown = f"({','.join(values)})" if values else ""
+            reqs.append((key, f"{key}{_OPERATORS[op]}{shown}"))
+    return ",".join(text for _, text in sorted(reqs, key=lambda r: r[0]))
 
 
-def _workload_containers(obj: Obj) -> tuple[str, str]:
-    containers = (((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get(
-        "containers"
-    ) or []
-    return ",".join(c.get("name", "") for c in containers), ",".join(
-        c.get("image", "") for c in containers
-    )
+def format_selector(selector: Obj | None) -> str:
+    """``metav1.FormatLabelSelector``: the selector's string, ``<none>`` when it is empty."""
+    return label_selector(selector) or "<none>"
 
 
-def _deployment_cells(obj: Obj) -> list[Any]:
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    names, images = _workload_containers(obj)
-    return [
-        f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
-        status.get("updatedReplicas", 0),
-        status.get("availableReplicas", 0),
-        _age(obj),
-        names,
-        images,
-        _selector(spec.get("selector")),
-    ]
+def template_containers(template: Obj | None) -> list[str]:
+    """A pod template's Containers and Images cells: kube's ``layoutContainerCells``, the
+    names and the images, comma-separated."""
+    containers = ((template or {}).get("spec") or {}).get("containers") or []
+    return [",".join(c.get(key, "") for c in containers) for key in ("name", "image")]
 
 
-def _replica_cells(obj: Obj) -> list[Any]:
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    names, images = _workload_containers(obj)
-    return [
-        spec.get("replicas", 1),
-        status.get("replicas", 0),
-        status.get("readyReplicas", 0),
-        _age(obj),
-        names,
-        images,
-        _selector(spec.get("selector")),
-    ]
-
-
-def _service_cells(obj: Obj) -> list[Any]:
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    ports = []
-    for port in spec.get("ports") or []:
-        text = f"{port.get('port')}"
-        if port.get("nodePort"):
-            text += f":{port['nodePort']}"
-        ports.append(f"{text}/{port.get('protocol', 'TCP')}")
-    ingress = ((status.get("loadBalancer") or {}).get("ingress")) or []
-    external = ",".join(i.get("ip") or i.get("hostname", "") for i in ingress) or ",".join(
-        spec.get("externalIPs") or []
-    )
-    if not external:
-        external = "<pending>" if spec.get("type") == "LoadBalancer" else "<none>"
-    selector = spec.get("selector") or {}
-    return [
-        spec.get("type", "ClusterIP"),
-        _none(spec.get("clusterIP")),
-        external,
-        ",".join(ports) or "<none>",
-        _age(obj),
-        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
-    ]
-
-
-def _job_cells(obj: Obj) -> list[Any]:
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
-    state = (
-        "Complete"
-        if conditions.get("Complete") == "True"
-        else "Failed"
-        if conditions.get("Failed") == "True"
-        else "Running"
-    )
-    completions = spec.get("completions")
-    shown = f"{status.get('succeeded', 0)}/{completions if completions is not None else 1}"
-    duration = ""
-    if status.get("startTime") and status.get("completionTime"):
-        start = datetime.fromisoformat(status["startTime"].replace("Z", "+00:00"))
-        end = datetime.fromisoformat(status["completionTime"].replace("Z", "+00:00"))
-        duration = human_duration((end - start).total_seconds())
-    elif status.get("startTime"):
-        duration = age(status["startTime"])
-    return [state, shown, duration, _age(obj)]
-
-
-def _events_cells(obj: Obj) -> list[Any]:
-    involved = obj.get("involvedObject") or obj.get("regarding") or {}
-    last = obj.get("lastTimestamp") or obj.get("eventTime") or _meta(obj).get("creationTimestamp")
-    target = f"{(involved.get('kind') or '').lower()}/{involved.get('name', '')}"
-    return [
-        age(last),
-        obj.get("type", ""),
-        obj.get("reason", ""),
-        target,
-        (obj.get("message") or obj.get("note") or "").strip(),
-    ]
-
-
-_register(
-    "",
-    "pods",
-    [
-        _col("Ready"),
-        _col("Status"),
-        _col("Restarts", "string"),
-        AGE,
-        _col("IP", priority=1),
-        _col("Node", priority=1),
-        _col("Nominated Node", priority=1),
-        _col("Readiness Gates", priority=1),
-    ],
-    _pod_cells,
-)
-_register(
-    "apps",
-    "deployments",
-    [
-        _col("Ready"),
-        _col("Up-to-date", "integer"),
-        _col("Available", "integer"),
-        AGE,
-        _col("Containers", priority=1),
-        _col("Images", priority=1),
-        _col("Selector", priority=1),
-    ],
-    _deployment_cells,
-)
-
-
-def _pod_template_cells(obj: Obj) -> list[Any]:
-    template = obj.get("template") or {}
-    names, images = _workload_containers({"spec": {"template": template}})
-    labels = (template.get("metadata") or {}).get("labels") or {}
-    return [names, images, ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"]
-
-
-# kube's printPodTemplate: no age column.
-_register(
-    "",
-    "podtemplates",
-    [_col("Containers"), _col("Images"), _col("Pod Labels")],
-    _pod_template_cells,
-)
-for _group, _plural in (("apps", "replicasets"), ("", "replicationcontrollers")):
-    _register(
-        _group,
-        _plural,
-        [
-            _col("Desired", "integer"),
-            _col("Current", "integer"),
-            _col("Ready", "integer"),
-            AGE,
-            _col("Containers", priority=1),
-            _col("Images", priority=1),
-            _col("Selector", priority=1),
-        ],
-        _replica_cells,
-    )
-_register(
-    "apps",
-    "statefulsets",
-    [_col("Ready"), AGE],
-    lambda o: [
-        f"{(o.get('status') or {}).get('readyReplicas', 0)}/{(o.get('spec') or {}).get('replicas', 1)}",
-        _age(o),
-    ],
-)
-_register(
-    "",
-    "services",
-    [
-        _col("Type"),
-        _col("Cluster-IP"),
-        _col("External-IP"),
-        _col("Port(s)"),
-        AGE,
-        _col("Selector", priority=1),
-    ],
-    _service_cells,
-)
-_register(
+register(
     "",
     "configmaps",
-    [_col("Data", "integer"), AGE],
-    lambda o: [len(o.get("data") or {}) + len(o.get("binaryData") or {}), _age(o)],
+    (
+        column(
+            "Data",
+            "Data contains the configuration data. Each key must consist of alphanumeric "
+            "characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the "
+            "BinaryData field. The keys stored in Data must not overlap with the keys in the "
+            "BinaryData field, this is enforced during validation process.",
+        ),
+        AGE,
+    ),
+    lambda o: [len(o.get("data") or {}) + len(o.get("binaryData") or {}), created(o)],
 )
-_register(
+register(
     "",
     "secrets",
-    [_col("Type"), _col("Data", "integer"), AGE],
-    lambda o: [o.get("type", ""), len(o.get("data") or {}), _age(o)],
+    (
+        column(
+            "Type",
+            "Used to facilitate programmatic handling of secret data. More info: "
+            "https://kubernetes.io/docs/concepts/configuration/secret/#secret-types",
+        ),
+        column(
+            "Data",
+            "Data contains the secret data. Each key must consist of alphanumeric characters, "
+            "'-', '_' or '.'. The serialized form of the secret data is a base64 encoded "
+            "string, representing the arbitrary (possibly non-string) data value here. "
+            "Described in https://tools.ietf.org/html/rfc4648#section-4",
+        ),
+        AGE,
+    ),
+    lambda o: [o.get("type", ""), len(o.get("data") or {}), created(o)],
 )
-_register(
+register(
     "",
     "namespaces",
-    [_col("Status"), AGE],
-    lambda o: [(o.get("status") or {}).get("phase", "Active"), _age(o)],
+    (column("Status", "The status of the namespace"), AGE),
+    lambda o: [(o.get("status") or {}).get("phase", ""), created(o)],
 )
-_register(
-    "",
-    "serviceaccounts",
-    [_col("Secrets", "integer"), AGE],
-    lambda o: [len(o.get("secrets") or []), _age(o)],
-)
-_register(
-    "",
-    "nodes",
-    [_col("Status"), _col("Roles"), AGE, _col("Version")],
-    lambda o: [
-        "Ready"
-        if any(
-            c.get("type") == "Ready" and c.get("status") == "True"
-            for c in (o.get("status") or {}).get("conditions") or []
-        )
-        else "NotReady",
-        ",".join(
-            sorted(
-                k.split("/", 1)[1]
-                for k in _meta(o).get("labels") or {}
-                if k.startswith("node-role.platform.io/")
-            )
-        )
-        or "<none>",
-        _age(o),
-        ((o.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", ""),
-    ],
-)
-_register("batch", "jobs", [_col("Status"), _col("Completions"), _col("Duration"), AGE], _job_cells)
-_register(
-    "batch",
-    "cronjobs",
-    [
-        _col("Schedule"),
-        _col("Timezone"),
-        _col("Suspend", "boolean"),
-        _col("Active", "integer"),
-        _col("Last Schedule"),
-        AGE,
-    ],
-    lambda o: [
-        (o.get("spec") or {}).get("schedule", ""),
-        _none((o.get("spec") or {}).get("timeZone")),
-        bool((o.get("spec") or {}).get("suspend")),
-        len((o.get("status") or {}).get("active") or []),
-        age((o.get("status") or {}).get("lastScheduleTime"))
-        if (o.get("status") or {}).get("lastScheduleTime")
-        else "<none>",
-        _age(o),
-    ],
-)
-_register(
+# kube's printServiceAccount: no count of secrets any more
+register("", "serviceaccounts", (AGE,), lambda o: [created(o)])
+register(
     "coordination.platform.io",
     "leases",
-    [_col("Holder"), AGE],
-    lambda o: [(o.get("spec") or {}).get("holderIdentity", ""), _age(o)],
+    (
+        column(
+            "Holder",
+            "holderIdentity contains the identity of the holder of a current lease. If "
+            "Coordinated Leader Election is used, the holder identity must be equal to the "
+            "elected LeaseCandidate.metadata.name field.",
+        ),
+        AGE,
+    ),
+    lambda o: [(o.get("spec") or {}).get("holderIdentity") or "", created(o)],
 )
-for _plural in ("rolebindings", "clusterrolebindings"):
-    _register(
-        "rbac.authorization.platform.io",
-        _plural,
-        [_col("Role"), AGE],
-        lambda o: [
-            f"{(o.get('roleRef') or {}).get('kind', '')}/{(o.get('roleRef') or {}).get('name', '')}",
-            _age(o),
-        ],
+
+
+def _binding_cells(obj: Obj) -> list[Any]:
+    """The role, then (wide) the users, groups and service accounts: rbac.SubjectsStrings."""
+    ref = obj.get("roleRef") or {}
+    kinds: dict[str, list[str]] = {"User": [], "Group": [], "ServiceAccount": []}
+    for subject in obj.get("subjects") or []:
+        kind, name = subject.get("kind", ""), subject.get("name", "")
+        if kind == "ServiceAccount":
+            name = f"{subject.get('namespace', '')}/{name}"
+        if kind in kinds:
+            kinds[kind].append(name)
+    return [
+        f"{ref.get('kind', '')}/{ref.get('name', '')}",
+        created(obj),
+        *(", ".join(names) for names in kinds.values()),
+    ]
+
+
+def _binding_columns(role: str, kind: str) -> tuple[Column, ...]:
+    return (
+        column("Role", role),
+        AGE,
+        column("Users", f"Users in the {kind}", priority=1),
+        column("Groups", f"Groups in the {kind}", priority=1),
+        column("ServiceAccounts", f"ServiceAccounts in the {kind}", priority=1),
     )
-EVENT_COLUMNS = [_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Message")]
-COLUMNS[("", "events")] = Printer(tuple(EVENT_COLUMNS), _events_cells)
-COLUMNS[("events.platform.io", "events")] = Printer(tuple(EVENT_COLUMNS), _events_cells)
+
+
+_RESOLVED = "If the RoleRef cannot be resolved, the Authorizer must return an error."
+register(
+    "rbac.authorization.platform.io",
+    "rolebindings",
+    _binding_columns(
+        "RoleRef can reference a Role in the current namespace or a ClusterRole in the "
+        f"global namespace. {_RESOLVED}",
+        "roleBinding",
+    ),
+    _binding_cells,
+)
+register(
+    "rbac.authorization.platform.io",
+    "clusterrolebindings",
+    _binding_columns(
+        f"RoleRef can only reference a ClusterRole in the global namespace. {_RESOLVED}",
+        "clusterRoleBinding",
+    ),
+    _binding_cells,
+)

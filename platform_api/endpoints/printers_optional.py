@@ -7,11 +7,10 @@ Columns belong to a group and resource, whatever the version, as kube's printers
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from platform_api.endpoints.printers import AGE, NAME, age
-from platform_api.endpoints.tables import COLUMNS, Column, Printer
+from platform_api.endpoints.printers import AGE, created, register
+from platform_api.endpoints.tables import Column
 
 Obj = dict[str, Any]
 _RESOURCE = "resource.platform.io"
@@ -48,18 +47,6 @@ _POOL_DOC = (
 )
 
 
-def _created(obj: Obj) -> str:
-    return age((obj.get("metadata") or {}).get("creationTimestamp"))
-
-
-def _register(
-    group: str, plural: str, columns: tuple[Column, ...], cells: Callable[[Obj], list[Any]]
-) -> None:
-    COLUMNS[(group, plural)] = Printer(
-        (NAME, *columns), lambda obj: [(obj.get("metadata") or {}).get("name", ""), *cells(obj)]
-    )
-
-
 def _spec(obj: Obj) -> Obj:
     return obj.get("spec") or {}
 
@@ -79,7 +66,7 @@ def _claim_state(obj: Obj) -> str:
     return ",".join(states)
 
 
-_register(
+register(
     "coordination.platform.io",
     "leasecandidates",
     (
@@ -98,22 +85,22 @@ _register(
         _spec(obj).get("leaseName", ""),
         _spec(obj).get("binaryVersion", ""),
         _spec(obj).get("emulationVersion", ""),
-        _created(obj),
+        created(obj),
     ],
 )
-_register(
+register(
     "certificates.platform.io",
     "clustertrustbundles",
     (Column("SignerName", "string", "", _SIGNER_DOC),),
     lambda obj: [_spec(obj).get("signerName") or "<none>"],
 )
-_register(
+register(
     "storage.platform.io",
     "volumeattributesclasses",
     (Column("DriverName", "string", "", "Name of the CSI driver This field is immutable."), AGE),
-    lambda obj: [obj.get("driverName", ""), _created(obj)],
+    lambda obj: [obj.get("driverName", ""), created(obj)],
 )
-_register(
+register(
     "networking.platform.io",
     "servicecidrs",
     (
@@ -127,7 +114,7 @@ _register(
         ),
         AGE,
     ),
-    lambda obj: [",".join(_spec(obj).get("cidrs") or []), _created(obj)],
+    lambda obj: [",".join(_spec(obj).get("cidrs") or []), created(obj)],
 )
 
 
@@ -140,7 +127,7 @@ def _parent_ref(obj: Obj) -> str:
     return f"{ref.get('resource', '')}{group}/{namespace}{ref.get('name', '')}"
 
 
-_register(
+register(
     "networking.platform.io",
     "ipaddresses",
     (
@@ -153,15 +140,15 @@ _register(
         ),
     ),
     # kube's row carries the age too, though no column names it
-    lambda obj: [_parent_ref(obj), _created(obj)],
+    lambda obj: [_parent_ref(obj), created(obj)],
 )
 for _group, _plural in (
     (_RESOURCE, "deviceclasses"),
     (_RESOURCE, "resourceclaimtemplates"),
     ("scheduling.platform.io", "workloads"),
 ):
-    _register(_group, _plural, (AGE,), lambda obj: [_created(obj)])
-_register(
+    register(_group, _plural, (AGE,), lambda obj: [created(obj)])
+register(
     _RESOURCE,
     "resourceclaims",
     (
@@ -173,9 +160,9 @@ _register(
         ),
         AGE,
     ),
-    lambda obj: [_claim_state(obj), _created(obj)],
+    lambda obj: [_claim_state(obj), created(obj)],
 )
-_register(
+register(
     _RESOURCE,
     "resourceslices",
     (
@@ -188,6 +175,6 @@ _register(
         _spec(obj).get("nodeName") or "",
         _spec(obj).get("driver", ""),
         (_spec(obj).get("pool") or {}).get("name", ""),
-        _created(obj),
+        created(obj),
     ],
 )

@@ -18,6 +18,7 @@ from platform_api.scheme.types import ResourceType
 
 Obj = dict[str, Any]
 Cells = Callable[[Obj], list[Any]]
+Conditions = Callable[[Obj], list[Obj]]
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,10 @@ class Column:
 class Printer:
     columns: tuple[Column, ...]
     cells: Cells
+    # the row's conditions (kube marks a finished pod's row Completed)
+    conditions: Conditions | None = None
+    # the order kube's list printer gives the rows (flow schemas by precedence)
+    sort_key: Callable[[Obj], Any] | None = None
 
 
 # (group, plural) -> printer; filled by kinds that have kube printers.
@@ -93,9 +98,14 @@ class TableConvertor:
         check_include(include)
         printer = self.printer(rt)
         api_version = f"{group}/{version}"
+        if printer.sort_key is not None:
+            objects = sorted(objects, key=printer.sort_key)
         rows = []
         for obj in objects:
             row: Obj = {"cells": printer.cells(obj)}
+            conditions = printer.conditions(obj) if printer.conditions else None
+            if conditions:
+                row["conditions"] = conditions
             if include == "Object":
                 row["object"] = obj
             elif include != "None":
@@ -110,5 +120,6 @@ class TableConvertor:
             "apiVersion": api_version,
             "metadata": list_meta,
             "columnDefinitions": [c.definition() for c in printer.columns],
-            "rows": rows,
+            # kube's default convertor leaves an empty list's rows null; printers give []
+            "rows": None if not rows and printer is self._default else rows,
         }

@@ -151,6 +151,15 @@ def _pvc(obj: Obj) -> None:
     obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
 
 
+@defaults("", "PersistentVolume")
+def _pv(obj: Obj) -> None:
+    """SetDefaults_PersistentVolume: Retain and Filesystem (the phase is the strategy's)."""
+    spec = obj.setdefault("spec", {})
+    if not spec.get("persistentVolumeReclaimPolicy"):
+        spec["persistentVolumeReclaimPolicy"] = "Retain"
+    spec.setdefault("volumeMode", "Filesystem")
+
+
 @defaults("", "PodTemplate")
 def _pod_template(obj: Obj) -> None:
     template = obj.setdefault("template", {})

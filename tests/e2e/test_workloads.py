@@ -230,7 +230,7 @@ def test_tables(server: Server, admin: requests.Session) -> None:
         "Readiness Gates",
     ]
     row = next(r for r in table["rows"] if r["cells"][0] == "tp")
-    assert row["cells"][1:4] == ["0/1", "Pending", 0]
+    assert row["cells"][1:4] == ["0/1", "Pending", "0"]  # kube prints restarts as text
     assert (
         row["object"]["kind"] == "PartialObjectMetadata"
         and row["object"]["metadata"]["name"] == "tp"
