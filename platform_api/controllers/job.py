@@ -18,15 +18,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from twisted.internet.defer import DeferredList, ensureDeferred
-
-from platform_api.controllers import jobindexes as ix
 from platform_api.controllers import jobstatus as js
 from platform_api.controllers import podcontrol
 from platform_api.controllers.base import Controller, current_object
 from platform_api.controllers.events import EventRecorder
 from platform_api.controllers.informer import ByNamespace
-from platform_api.controllers.jobpolicy import Backoff, index_remaining, judge, success_policy_met
+from platform_api.controllers.jobpods import JobPods
+from platform_api.controllers.jobpolicy import Backoff, judge, success_policy_met
 from platform_api.controllers.jobtrack import StatusTracker
 from platform_api.controllers.ttlafterfinished import finished_condition
 from platform_api.errors import StatusError
@@ -36,7 +34,7 @@ from platform_api.storage.interface import Event
 
 Obj = dict[str, Any]
 Key = tuple[str, str]
-API_VERSION, KIND = "batch/v1", "Job"
+API_VERSION, KIND = js.API_VERSION, js.KIND
 COMPONENT = "job-controller"
 OWN_NAME = "kubernetes.io/job-controller"  # spec.managedBy of Jobs this controller runs
 BATCH = 1.0  # kube's syncJobBatchPeriod: pod changes within a second make one sync
@@ -57,6 +55,7 @@ class JobController(Controller):
         self.expectations = podcontrol.Expectations(self.reactor.seconds)
         self.claims = podcontrol.Claims(jobs, pods, API_VERSION, KIND, js.TRACKING)
         self.tracker = StatusTracker(self)
+        self.pods_of = JobPods(self)
         self.removing: dict[Key, set[str]] = {}  # pod UIDs whose finalizer removal is unseen
         self.backoffs: dict[Key, Backoff] = {}
         self._failures: dict[Any, int] = {}
@@ -247,7 +246,7 @@ class JobController(Controller):
         suspend_changed = False
         error: Exception | None = None
         if state.finished is not None:
-            ready, deleted, error = await self._delete_pods(key, job, state.active, keep=True)
+            ready, deleted, error = await self.pods_of.delete(key, job, state.active, keep=True)
             if deleted != active or not satisfied:
                 state.finished = None  # pods or finalizers still to be seen
             active -= deleted
@@ -256,7 +255,7 @@ class JobController(Controller):
         else:
             managed = satisfied and not job["metadata"].get("deletionTimestamp")
             if managed:
-                active, error, wait = await self._manage(key, state)
+                active, error, wait = await self.pods_of.manage(key, state)
                 retry = _sooner(retry, wait)
             want = spec.get("completions")
             done = state.succeeded > 0 if want is None else state.succeeded >= want
@@ -344,126 +343,6 @@ class JobController(Controller):
             status["startTime"] = format_timestamp(now)
         return changed
 
-    # -- pods --------------------------------------------------------------------------
-
-    async def _manage(self, key: Key, state: js.SyncState) -> tuple[int, Exception | None, float]:
-        """kube's manageJob: (active pods after, the first error, seconds to wait)."""
-        job, spec = state.job, js.spec_of(state.job)
-        active = len(state.active)
-        if js.suspended(job):
-            victims = self._for_removal(job, state.active, active)
-            ready, removed, error = await self._delete_pods(key, job, victims)
-            state.terminating += removed
-            state.ready -= ready
-            return active - removed, error, 0.0
-        parallelism = spec.get("parallelism", 1)
-        if spec.get("completions") is None:
-            want = active if state.succeeded > 0 else parallelism
-        else:
-            want = max(0, min(spec["completions"] - state.succeeded, parallelism))
-        victims = self._for_removal(job, state.active, max(0, active - want))
-        if victims:
-            victims = victims[: podcontrol.BURST_REPLICAS]
-            ready, removed, error = await self._delete_pods(key, job, victims)
-            state.terminating += removed
-            state.ready -= ready
-            return active - removed, error, 0.0
-        waiting = state.terminating if js.only_replace_failed(job) else 0
-        count = min(want - waiting - active, podcontrol.BURST_REPLICAS)
-        if count <= 0:
-            return active, None, 0.0
-        now = self.reactor.seconds()
-        indexes: list[int] | None = None
-        if not js.per_index(job) and (wait := state.backoff.remaining(now)) > 0:
-            return 0, None, wait  # as kube: nothing counted active until the backoff ends
-        if js.is_indexed(job):
-            indexes = state.pending_indexes(count)
-            if js.per_index(job):
-                indexes, wait = _ready_indexes(indexes, state.delayed, now)
-                if wait > 0:
-                    return 0, None, wait
-            count = len(indexes)
-        made, error = await self._create_pods(key, state, count, indexes)
-        return active + made, error, 0.0
-
-    def _for_removal(self, job: Obj, pods: list[Obj], at_least: int) -> list[Obj]:
-        """Pods to delete: with indexes, duplicates and strays first; then kube's order."""
-        now = self.reactor.seconds()
-
-        def order(group: list[Obj]) -> list[Obj]:
-            return podcontrol.deletion_order(group, {}, now)
-
-        remove: list[Obj] = []
-        rest = pods
-        if js.is_indexed(job):
-            remove, rest = ix.duplicates_for_removal(pods, js.completions(job), order)
-        if len(remove) < at_least:
-            remove += order(rest)[: at_least - len(remove)]
-        return remove
-
-    async def _create_pods(
-        self, key: Key, state: js.SyncState, count: int, indexes: list[int] | None
-    ) -> tuple[int, Exception | None]:
-        job = state.job
-        self.expectations.expect(key, adds=count)
-        template = copy.deepcopy(js.spec_of(job)["template"])
-        if indexes is not None:
-            ix.add_index_env(template.setdefault("spec", {}))
-        meta = template.setdefault("metadata", {})
-        if js.TRACKING not in (meta.get("finalizers") or []):
-            meta["finalizers"] = [*(meta.get("finalizers") or []), js.TRACKING]
-        ref = podcontrol.controller_ref(job, API_VERSION, KIND)
-        queue = list(indexes or ())
-        namespace = job["metadata"].get("namespace", "")
-
-        async def create_one() -> None:
-            one, generate = copy.deepcopy(template), ""
-            if indexes is not None:
-                index = queue.pop(0)
-                one, generate = ix.with_index(one, job["metadata"]["name"], index)
-                if js.per_index(job):
-                    _carry_failures(one, job, state.delayed.get(index))
-            pod = podcontrol.from_template(one, job["metadata"]["name"], ref)
-            if generate:
-                pod["metadata"]["generateName"] = generate
-            await self.pod_control.create(namespace, pod, job)
-
-        done, error = await podcontrol.slow_start(count, create_one)
-        for _ in range(count - done):
-            self.expectations.created(key)
-        return done, error
-
-    async def _delete_pods(
-        self, key: Key, job: Obj, pods: list[Obj], *, keep: bool = False
-    ) -> tuple[int, int, Exception | None]:
-        """Delete (unless ``keep``, after removing the finalizer: kube's deleteJobPods;
-        with it, deleteActivePods); (ready ones deleted, deleted, first error)."""
-        if not pods:
-            return 0, 0, None
-        if not keep:
-            self.expectations.expect(key, deletes={p["metadata"]["name"] for p in pods})
-
-        async def one(pod: Obj) -> bool:
-            name = pod["metadata"]["name"]
-            try:
-                if not keep:
-                    await self.tracker.remove_finalizer(pod, raise_errors=True)
-                if await self.pod_control.delete(pod["metadata"].get("namespace", ""), name, job):
-                    return True
-            except StatusError:
-                self.expectations.deleted(key, name)
-                raise
-            self.expectations.deleted(key, name)  # gone already: no event will show it
-            return True
-
-        results: list[tuple[bool, Any]] = await DeferredList(
-            [ensureDeferred(one(p)) for p in pods], consumeErrors=True
-        )
-        deleted = [p for p, (ok, _) in zip(pods, results, strict=True) if ok]
-        errors = [r.value for ok, r in results if not ok]
-        ready = sum(1 for p in deleted if podcontrol.is_ready(p))
-        return ready, len(deleted), errors[0] if errors else None
-
     def record_event(self, job: Obj, type_: str, reason: str, message: str) -> None:
         self.events.record(job, API_VERSION, KIND, type_, reason, message)
 
@@ -487,30 +366,3 @@ def _sooner(a: float | None, b: float) -> float | None:
     if b <= 0:
         return a
     return b if a is None else min(a, b)
-
-
-def _ready_indexes(indexes: list[int], delayed: dict[int, Obj], now: float) -> tuple[list, float]:
-    """Indexes whose per-index backoff is over; else the shortest wait."""
-    ready = [i for i in indexes if index_remaining(delayed.get(i), now) == 0]
-    if ready:
-        return ready, 0.0
-    waits = [index_remaining(delayed.get(i), now) for i in indexes]
-    return [], min(waits) if waits else 0.0
-
-
-def _carry_failures(template: Obj, job: Obj, replaced: Obj | None) -> None:
-    """The index's failure counts, one more for the pod being replaced (counted or
-    ignored as the failure policy says), on the replacement."""
-    counted = ignored = 0
-    if replaced is not None:
-        counted = ix.failure_count(replaced)
-        ignored = ix.absolute_failure_count(replaced) - counted
-        policy = js.spec_of(job).get("podFailurePolicy")
-        if not policy or judge(policy, replaced).counts:
-            counted += 1
-        else:
-            ignored += 1
-    annotations = template["metadata"].setdefault("annotations", {})
-    annotations[ix.FAILURE_COUNT] = str(counted)
-    if ignored > 0:
-        annotations[ix.IGNORED_FAILURE_COUNT] = str(ignored)

@@ -19,6 +19,7 @@ from platform_api.controllers.jobpolicy import Backoff, finished_time, judge
 from platform_api.scheme.decoding import format_timestamp
 
 Obj = dict[str, Any]
+API_VERSION, KIND = "batch/v1", "Job"
 TRACKING = "batch.kubernetes.io/job-tracking"
 MAX_UNCOUNTED = 500  # kube's MaxUncountedPods: UIDs recorded in one status write
 MAX_INT32 = 2**31 - 1

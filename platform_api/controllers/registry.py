@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from platform_api.controllers import workloads
 from platform_api.controllers.base import Controller
 
 StoreKey = tuple[str, str, str]  # (group, version, plural)
@@ -349,134 +350,24 @@ register(
 )
 
 
-def _workload(kind_name: str, group: str, plural: str) -> Builder:
-    def build(ctx: ControllerContext) -> Controller:
-        from platform_api.controllers import replicaset
-
-        kind = getattr(replicaset, kind_name)
-        return replicaset.ReplicaSetController(
-            ctx.through_api(group, "v1", plural),
-            ctx.through_api("", "v1", "pods"),
-            ctx.store("", "v1", "events"),
-            kind,
-            ctx.hub,
-            ctx.reactor,
-        )
-
-    return build
-
-
 register(
-    "replicaset-controller", _workload("REPLICA_SET", "apps", "replicasets"), True, ("replicaset",)
+    "replicaset-controller",
+    workloads.workload("REPLICA_SET", "apps", "replicasets"),
+    True,
+    ("replicaset",),
 )
 register(
     "replicationcontroller-controller",
-    _workload("REPLICATION_CONTROLLER", "", "replicationcontrollers"),
+    workloads.workload("REPLICATION_CONTROLLER", "", "replicationcontrollers"),
     True,
     ("replicationcontroller",),
 )
-
-
-def _deployment(ctx: ControllerContext) -> Controller:
-    from platform_api.controllers.deployment import DeploymentController
-
-    return DeploymentController(
-        ctx.through_api("apps", "v1", "deployments"),
-        ctx.through_api("apps", "v1", "replicasets"),
-        ctx.store("", "v1", "pods"),
-        ctx.store("", "v1", "events"),
-        ctx.hub,
-        ctx.reactor,
-    )
-
-
-register("deployment-controller", _deployment, True, ("deployment",))
-
-
-def _cronjob(ctx: ControllerContext) -> Controller:
-    from platform_api.controllers.cronjob import CronJobController
-
-    return CronJobController(
-        ctx.store("batch", "v1", "cronjobs"),
-        ctx.through_api("batch", "v1", "jobs"),
-        ctx.store("", "v1", "events"),
-        ctx.hub,
-        ctx.reactor,
-    )
-
-
-register("cronjob-controller", _cronjob, True, ("cronjob",))
-
-
-def _job(ctx: ControllerContext) -> Controller:
-    from platform_api.controllers.job import JobController
-
-    return JobController(
-        ctx.through_api("batch", "v1", "jobs"),
-        ctx.through_api("", "v1", "pods"),
-        ctx.store("", "v1", "events"),
-        ctx.hub,
-        ctx.reactor,
-    )
-
-
-register("job-controller", _job, True, ("job",))
-
-
-def _statefulset(ctx: ControllerContext) -> Controller:
-    from platform_api.controllers.statefulset import StatefulSetController
-
-    return StatefulSetController(
-        ctx.store("apps", "v1", "statefulsets"),
-        ctx.through_api("", "v1", "pods"),
-        ctx.through_api("", "v1", "persistentvolumeclaims"),
-        ctx.store("apps", "v1", "controllerrevisions"),
-        ctx.store("", "v1", "events"),
-        ctx.hub,
-        ctx.reactor,
-    )
-
-
-register("statefulset-controller", _statefulset, True, ("statefulset",))
-
-
-def _daemonset(ctx: ControllerContext) -> Controller:
-    from platform_api.controllers.daemonset import DaemonSetController
-
-    return DaemonSetController(
-        ctx.store("apps", "v1", "daemonsets"),
-        ctx.through_api("", "v1", "pods"),
-        ctx.store("", "v1", "nodes"),
-        ctx.store("apps", "v1", "controllerrevisions"),
-        ctx.store("", "v1", "events"),
-        ctx.hub,
-        ctx.reactor,
-    )
-
-
-register("daemonset-controller", _daemonset, True, ("daemonset",))
-
-
-def _disruption(ctx: ControllerContext) -> Controller:
-    from platform_api.controllers.disruption import DisruptionController
-
-    owners = {
-        "ReplicaSet": ctx.store("apps", "v1", "replicasets"),
-        "Deployment": ctx.store("apps", "v1", "deployments"),
-        "StatefulSet": ctx.store("apps", "v1", "statefulsets"),
-        "ReplicationController": ctx.store("", "v1", "replicationcontrollers"),
-    }
-    return DisruptionController(
-        ctx.store("policy", "v1", "poddisruptionbudgets"),
-        ctx.store("", "v1", "pods"),
-        owners,
-        ctx.store("", "v1", "events"),
-        ctx.hub,
-        ctx.reactor,
-    )
-
-
-register("disruption-controller", _disruption, True, ("disruption",))
+register("deployment-controller", workloads.deployment, True, ("deployment",))
+register("cronjob-controller", workloads.cronjob, True, ("cronjob",))
+register("job-controller", workloads.job, True, ("job",))
+register("statefulset-controller", workloads.statefulset, True, ("statefulset",))
+register("daemonset-controller", workloads.daemonset, True, ("daemonset",))
+register("disruption-controller", workloads.disruption, True, ("disruption",))
 
 
 def _node_lifecycle(ctx: ControllerContext) -> Controller:
