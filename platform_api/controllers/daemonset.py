@@ -131,7 +131,7 @@ class DaemonSetController(Controller):
             return None
         try:
             retry = await self._sync(key, ds)
-        except StatusError:
+        except (StatusError, ValueError):  # ValueError: an unusable maxSurge/maxUnavailable
             failures = self._failures[key] = self._failures.get(key, 0) + 1
             return min(0.005 * 2**failures, 60.0)
         self._failures.pop(key, None)

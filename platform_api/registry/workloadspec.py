@@ -9,6 +9,7 @@ from typing import Any
 
 from platform_api.registry.claimspec import validate_claim_spec
 from platform_api.registry.cronschedule import schedule_errors, time_zone_errors
+from platform_api.registry.jobcounts import validate_job_counts
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
 from platform_api.validation import field
@@ -124,6 +125,9 @@ def validate_statefulset_spec(spec: Obj) -> list[FieldError]:
     elif kind not in ("RollingUpdate", "OnDelete"):
         detail = "must be 'RollingUpdate' or 'OnDelete'"
         errs.append(field.invalid("spec.updateStrategy", _go_strategy(strategy), detail))
+    ordinals = spec.get("ordinals")
+    if isinstance(ordinals, dict):
+        errs += nonnegative("spec.ordinals.start", ordinals.get("start"))
     errs += validate_replicated_spec("StatefulSet", spec)
     for i, claim in enumerate(spec.get("volumeClaimTemplates") or []):
         at = f"spec.volumeClaimTemplates[{i}].spec"
@@ -156,10 +160,28 @@ def validate_daemonset_spec(spec: Obj) -> list[FieldError]:
     kind = strategy.get("type", "")
     if kind == "RollingUpdate" and strategy.get("rollingUpdate") is None:
         errs.append(field.required("spec.updateStrategy.rollingUpdate"))
+    elif kind == "RollingUpdate":
+        errs += _daemonset_rolling(strategy["rollingUpdate"], "spec.updateStrategy.rollingUpdate")
     elif kind not in ("RollingUpdate", "OnDelete"):
         allowed = ["RollingUpdate", "OnDelete"]
         errs.append(field.not_supported("spec.updateStrategy", _go_strategy(strategy), allowed))
     return errs + nonnegative("spec.revisionHistoryLimit", spec.get("revisionHistoryLimit"))
+
+
+def _daemonset_rolling(rolling: Obj, at: str) -> list[FieldError]:
+    """kube's ValidateRollingUpdateDaemonSet: counts or percents up to 100%, and
+    exactly one of maxUnavailable and maxSurge non-zero."""
+    unavailable, surge = rolling.get("maxUnavailable", 0), rolling.get("maxSurge", 0)
+    errs = int_or_percent(unavailable, f"{at}.maxUnavailable")
+    errs += int_or_percent(surge, f"{at}.maxSurge")
+    errs += over_100_percent(unavailable, f"{at}.maxUnavailable")
+    errs += over_100_percent(surge, f"{at}.maxSurge")
+    if _amount(unavailable) and _amount(surge):
+        detail = "may not be set when maxUnavailable is non-zero"
+        errs.append(field.invalid(f"{at}.maxSurge", surge, detail))
+    elif not _amount(unavailable) and not _amount(surge):
+        errs.append(field.required(f"{at}.maxUnavailable", "cannot be 0 when maxSurge is 0"))
+    return errs
 
 
 def validate_deployment_spec(spec: Obj) -> list[FieldError]:
@@ -245,9 +267,12 @@ def validate_job_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
     for name in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit"):
         errs += nonnegative(f"{path}.{name}", spec.get(name))
     errs += nonnegative(f"{path}.ttlSecondsAfterFinished", spec.get("ttlSecondsAfterFinished"))
+    errs += nonnegative(f"{path}.backoffLimitPerIndex", spec.get("backoffLimitPerIndex"))
+    errs += nonnegative(f"{path}.maxFailedIndexes", spec.get("maxFailedIndexes"))
     mode = spec.get("completionMode")
     if mode is not None and mode not in COMPLETION_MODES:
         errs.append(field.not_supported(f"{path}.completionMode", mode, COMPLETION_MODES))
+    errs += validate_job_counts(spec, path)
     for i, rule in enumerate((spec.get("podFailurePolicy") or {}).get("rules") or []):
         action = rule.get("action", "")
         if action not in FAILURE_ACTIONS:
@@ -256,9 +281,13 @@ def validate_job_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
     template = spec.get("template") or {}
     pod = template.get("spec") or {}
     errs += validate_pod_template(template, f"{path}.template")
-    if pod.get("restartPolicy", "Always") not in ("OnFailure", "Never"):
+    restart = pod.get("restartPolicy", "Always")
+    if restart not in ("OnFailure", "Never"):
         detail = 'valid values: "OnFailure", "Never"'
         errs.append(field.required(f"{path}.template.spec.restartPolicy", detail))
+    elif spec.get("podFailurePolicy") is not None and restart != "Never":
+        detail = 'only "Never" is supported when podFailurePolicy is specified'
+        errs.append(field.invalid(f"{path}.template.spec.restartPolicy", restart, detail))
     return errs
 
 

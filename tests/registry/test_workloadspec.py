@@ -12,6 +12,7 @@ from platform_api.registry.workloadspec import (
     validate_cronjob_spec,
     validate_daemonset_spec,
     validate_deployment_spec,
+    validate_job_spec,
     validate_replicated_spec,
     validate_statefulset_spec,
 )
@@ -321,3 +322,86 @@ def test_set_strategies_and_claims_as_kube(
 )
 def test_claims_as_kube(spec: dict[str, Any], expected: list[str]) -> None:
     assert [str(e) for e in validate_claim_spec(spec, "spec")] == expected
+
+
+JOB_POD = {"restartPolicy": "Never", "containers": C}
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (
+            {"backoffLimitPerIndex": 1},
+            ["spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode"],
+        ),
+        (
+            {"completionMode": "Indexed", "completions": 200000, "parallelism": 200000},
+            [
+                "spec.parallelism: Invalid value: 200000: must be less than or equal to "
+                "100000 when completion mode is Indexed"
+            ],
+        ),
+        (
+            {"completionMode": "Indexed", "completions": 2, "maxFailedIndexes": 3},
+            [
+                "spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified",
+                "spec.maxFailedIndexes: Invalid value: 3: must be less than or equal to completions",
+            ],
+        ),
+        (
+            {"successPolicy": {"rules": [{"succeededCount": 1}]}},
+            [
+                'spec.successPolicy: Invalid value: {"Rules":[{"SucceededIndexes":null,'
+                '"SucceededCount":1}]}: requires indexed completion mode'
+            ],
+        ),
+    ],
+)
+def test_job_counts_read_as_kubes(spec: dict[str, Any], expected: list[str]) -> None:
+    """As kube-apiserver v1.36 answered these (reference)."""
+    full = {"template": {"spec": JOB_POD}, "parallelism": 1, **spec}
+    assert [str(e) for e in validate_job_spec(full)] == expected
+
+
+@pytest.mark.parametrize(
+    ("rolling", "expected"),
+    [
+        (
+            {"maxSurge": "abc", "maxUnavailable": 1},
+            [
+                'spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: "abc": a valid '
+                "percent string must be a numeric string followed by an ending '%' (e.g. '1%',"
+                "  or '93%', regex used for validation is '[0-9]+%')",
+            ],
+        ),
+        (
+            {"maxSurge": 0, "maxUnavailable": 0},
+            [
+                "spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 "
+                "when maxSurge is 0"
+            ],
+        ),
+    ],
+)
+def test_daemonset_rolling_updates_read_as_kubes(
+    rolling: dict[str, Any], expected: list[str]
+) -> None:
+    spec = {
+        "selector": SELECT,
+        "template": template({"a": "b"}),
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": rolling},
+    }
+    assert [str(e) for e in validate_daemonset_spec(spec)] == expected
+
+
+def test_statefulset_ordinals_start_is_not_negative() -> None:
+    spec = {
+        "podManagementPolicy": "OrderedReady",
+        "updateStrategy": {"type": "RollingUpdate"},
+        "selector": SELECT,
+        "template": template({"a": "b"}),
+        "ordinals": {"start": -1},
+    }
+    assert [str(e) for e in validate_statefulset_spec(spec)] == [
+        "spec.ordinals.start: Invalid value: -1: must be greater than or equal to 0"
+    ]
