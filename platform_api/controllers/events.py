@@ -2,20 +2,24 @@
 describe`` shows under Events ("Scaled up replica set web-5d4f8 from 0 to 3").
 
 Recording is best effort, as kube's: a failed write is logged and forgotten, never a
-controller's error.
+controller's error.  An event identical to one recorded before (client-go's
+EventCorrelator key) raises that one's count and lastTimestamp instead of making another.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from twisted.internet.defer import ensureDeferred
 from twisted.logger import Logger
 
+from platform_api.errors import StatusError
 from platform_api.scheme.decoding import format_timestamp
 
 log = Logger()
 Obj = dict[str, Any]
+CACHE_SIZE = 4096  # client-go's maxLruCacheEntries
 
 
 class EventRecorder:
@@ -24,6 +28,9 @@ class EventRecorder:
         self.component = component
         self.clock = clock
         self._last = 0  # names stay distinct when the clock has not moved
+        # client-go's EventCorrelator: an identical event again (same object, type,
+        # reason, message) raises the count of the one recorded, as `x3 over 2m` shows
+        self._seen: OrderedDict[tuple[str, ...], tuple[str, str, int]] = OrderedDict()
 
     def record(
         self, obj: Obj, api_version: str, kind: str, type_: str, reason: str, message: str
@@ -56,5 +63,49 @@ class EventRecorder:
             "reportingComponent": self.component,
             "reportingInstance": "",
         }
-        work = ensureDeferred(self.events.create(namespace, event))
+        involved = event["involvedObject"]
+        key = (
+            self.component,
+            *(str(involved[k]) for k in ("kind", "namespace", "name", "uid", "apiVersion")),
+            type_,
+            reason,
+            message,
+        )
+        work = ensureDeferred(self._record(key, namespace, event))
         work.addErrback(lambda f: log.warn("recording an event: {e}", e=f.value))
+
+    async def _record(self, key: tuple[str, ...], namespace: str, event: Obj) -> None:
+        """Counted in the cache before the write, as client-go's correlator does, so a
+        burst of the same event is one Event however the writes interleave."""
+        seen = self._seen.get(key)
+        if seen is None:
+            name = event["metadata"]["name"]
+            self._remember(key, name, namespace, 1)
+            try:
+                await self.events.create(namespace, event)
+            except Exception:
+                self._seen.pop(key, None)
+                raise
+            return
+        name, _, count = seen
+        self._remember(key, name, namespace, count + 1)
+        stamp = event["lastTimestamp"]
+
+        def again(existing: Obj | None) -> Obj:
+            assert existing is not None
+            existing.update(count=count + 1, lastTimestamp=stamp, message=event["message"])
+            return existing
+
+        try:
+            await self.events.update(namespace, name, again)
+        except StatusError as e:
+            if e.code != 404:
+                raise
+            self._remember(key, event["metadata"]["name"], namespace, 1)  # gone: anew
+            await self.events.create(namespace, event)
+
+    def _remember(self, key: tuple[str, ...], name: str, namespace: str, count: int) -> None:
+        self._seen[key] = (name, namespace, count)
+        self._seen.move_to_end(key)
+        while len(self._seen) > CACHE_SIZE:
+            self._seen.popitem(last=False)

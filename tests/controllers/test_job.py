@@ -382,3 +382,26 @@ def test_a_status_written_meanwhile_is_not_overwritten(s: Setup) -> None:
     status = s.status()
     assert status["conditions"] == done and status["succeeded"] == 1 and "failed" not in status
     assert not s.pods(live=False)[0]["metadata"].get("finalizers")  # released, not counted
+
+
+def test_a_repeated_event_is_counted_not_repeated(s: Setup) -> None:
+    """client-go's correlator: the same event again raises the count of the first."""
+    s.create(JOBS, job(suspend=True), NS)
+    s.wait(0.1)
+
+    def toggle(value: bool) -> None:
+        def write(existing: Obj | None) -> Obj:
+            assert existing is not None
+            existing["spec"]["suspend"] = value
+            return existing
+
+        s.cluster.run(s.cluster.stores[JOBS].update(NS, "pi", write))
+        s.wait(1.0)  # event times are to the second
+
+    for value in (False, True, False, True):
+        toggle(value)
+    items = [e.object for e in s.cluster.stores[EVENTS].list(NS, ListOptions()).items]
+    counted = {e["reason"]: e["count"] for e in items if e["reason"] in ("Suspended", "Resumed")}
+    assert counted == {"Suspended": 3, "Resumed": 2}
+    (suspended,) = [e for e in items if e["reason"] == "Suspended"]
+    assert suspended["lastTimestamp"] > suspended["firstTimestamp"]
