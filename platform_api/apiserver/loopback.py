@@ -71,7 +71,7 @@ class LoopbackStore(RestWrites):
     def key(self, namespace: str, name: str) -> bytes:
         return self.local.key(namespace, name)
 
-    async def _read(self, namespace: str, name: str) -> Obj:
+    async def read_current(self, namespace: str, name: str) -> Obj:
         """An update starts from this server's own copy: no request for it (one that
         lags only costs a conflict and another read)."""
         found: Obj = self.local.get(namespace, name).object

@@ -48,6 +48,7 @@ from platform_api.controllers.cronjobutil import (
 )
 from platform_api.controllers.events import EventRecorder
 from platform_api.controllers.informer import ByNamespace
+from platform_api.controllers.remote import RestWrites
 from platform_api.controllers.ttlafterfinished import finished_condition
 from platform_api.errors import StatusError
 from platform_api.registry.cronschedule import ScheduleError, load_location, parse
@@ -199,10 +200,8 @@ class CronJobController(Controller):
         """The CronJob as the server has it now, not as an informer last saw it (kube
         asks the API): the manager's store reads from the server, the server's own
         store is current already."""
-        read = getattr(self.cronjobs, "_read", None)
-        if read is not None:
-            found: Obj = await read(namespace, name)
-            return found
+        if isinstance(self.cronjobs, RestWrites):
+            return await self.cronjobs.read_current(namespace, name)
         return copy.deepcopy(self.cronjobs.get(namespace, name).object)
 
     async def _schedule(self, work: Pass) -> float | None:

@@ -72,8 +72,10 @@ class RestWrites:
         meta = obj.get("metadata") or {}
         return self.key(meta.get("namespace", ""), meta.get("name", ""))
 
-    async def _read(self, namespace: str, name: str) -> Obj:
-        """The object an update starts from (a conflict makes it read again)."""
+    async def read_current(self, namespace: str, name: str) -> Obj:
+        """The object as the server has it now, not as an informer last saw it: what an
+        update starts from (a conflict makes it read again) and what a controller checks
+        before acting on a surprise (kube asks the API then)."""
         return await self.client.get(self.rest, namespace, name)
 
     async def create(self, namespace: str, obj: Obj, **_: Any) -> Stored:
@@ -93,7 +95,7 @@ class RestWrites:
         read (as the registry's guaranteed update), one on a version the function pinned
         is the caller's."""
         for attempt in range(UPDATE_ATTEMPTS):
-            current = await self._read(namespace, name)
+            current = await self.read_current(namespace, name)
             read_version = current["metadata"].get("resourceVersion")
             obj = updated(current)
             if inspect.isawaitable(obj):
