@@ -19,6 +19,7 @@ from platform_api.controllers import deploymentstatus as ds
 from platform_api.controllers import deploymentutil as du
 from platform_api.controllers import podcontrol
 from platform_api.controllers.base import Controller, current_object
+from platform_api.controllers.deploymentrollout import Rollouts
 from platform_api.controllers.events import EventRecorder
 from platform_api.controllers.informer import ByNamespace
 from platform_api.errors import StatusError
@@ -44,6 +45,7 @@ class DeploymentController(Controller):
         self.prefixes = tuple(resource_prefix(s.resource) for s in (deployments, replicasets, pods))
         self.events = EventRecorder(events, COMPONENT, self.reactor)
         self.claims = podcontrol.Claims(deployments, replicasets, API_VERSION, KIND)
+        self.rollouts = Rollouts(self)
 
     # -- events ------------------------------------------------------------------------
 
@@ -114,7 +116,7 @@ class DeploymentController(Controller):
             return None
         rs_list = await self._replicasets(d)
         if d["metadata"].get("deletionTimestamp"):
-            new_rs, old = await self._all_rs(d, rs_list, create=False)
+            new_rs, old = await self.all_rs(d, rs_list, create=False)
             await self._sync_status(d, [*old, new_rs] if new_rs else old, new_rs)
             return None
         await self._check_paused(d)
@@ -122,8 +124,8 @@ class DeploymentController(Controller):
             await self._sync_scale(d, rs_list)
             return None
         if du.rolling(d):
-            return await self._rollout_rolling(d, rs_list)
-        return await self._rollout_recreate(d, rs_list)
+            return await self.rollouts.rolling(d, rs_list)
+        return await self.rollouts.recreate(d, rs_list)
 
     async def _replicasets(self, d: Obj) -> list[Obj]:
         uid = d["metadata"]["uid"]
@@ -151,7 +153,7 @@ class DeploymentController(Controller):
             return
         await self._write_status(d)
 
-    async def _all_rs(
+    async def all_rs(
         self, d: Obj, rs_list: list[Obj], create: bool
     ) -> tuple[Obj | None, list[Obj]]:
         new = du.find_new(d, rs_list)
@@ -258,7 +260,7 @@ class DeploymentController(Controller):
 
     # -- scaling -------------------------------------------------------------------------
 
-    async def _scale_rs(self, rs: Obj, size: int, d: Obj, force: bool = False) -> tuple[bool, Obj]:
+    async def scale_rs(self, rs: Obj, size: int, d: Obj, force: bool = False) -> tuple[bool, Obj]:
         """kube's scaleReplicaSet: the size and the desired/max annotations, one write."""
         before = du.replicas(rs)
         if not force and before == size:
@@ -282,7 +284,7 @@ class DeploymentController(Controller):
         return before != size, written
 
     async def _scaling_event(self, d: Obj, rs_list: list[Obj]) -> bool:
-        new, old = await self._all_rs(d, rs_list, create=False)
+        new, old = await self.all_rs(d, rs_list, create=False)
         for rs in du.active_sets([*old, new]):
             desired = (rs["metadata"].get("annotations") or {}).get(du.DESIRED)
             if desired is not None and desired.isdigit() and int(desired) != du.replicas(d):
@@ -291,21 +293,21 @@ class DeploymentController(Controller):
 
     async def _sync_scale(self, d: Obj, rs_list: list[Obj]) -> None:
         """kube's sync: a paused Deployment or a resize mid-rollout; no new template."""
-        new, old = await self._all_rs(d, rs_list, create=False)
+        new, old = await self.all_rs(d, rs_list, create=False)
         await self._scale(d, new, old)
         if d["spec"].get("paused"):
-            await self._cleanup(d, old)
+            await self.rollouts.cleanup(d, old)
         await self._sync_status(d, [*old, new] if new else old, new)
 
     async def _scale(self, d: Obj, new: Obj | None, old: list[Obj]) -> None:
         only = du.active_or_latest(new, old)
         if only is not None:
             if du.replicas(only) != du.replicas(d):
-                await self._scale_rs(only, du.replicas(d), d)
+                await self.scale_rs(only, du.replicas(d), d)
             return
         if du.saturated(d, new):
             for rs in du.active_sets(old):
-                await self._scale_rs(rs, 0, d)
+                await self.scale_rs(rs, 0, d)
             return
         if not du.rolling(d):
             return
@@ -322,124 +324,7 @@ class DeploymentController(Controller):
         if active and to_add:
             sizes[0] = max(sizes[0] + to_add - added, 0)  # the leftover: to the largest
         for rs, size in zip(active, sizes, strict=True):
-            await self._scale_rs(rs, size, d, force=True)
-
-    # -- rollouts ------------------------------------------------------------------------
-
-    async def _rollout_rolling(self, d: Obj, rs_list: list[Obj]) -> float | None:
-        new, old = await self._all_rs(d, rs_list, create=True)
-        assert new is not None
-        all_rs = [*old, new]
-        if await self._reconcile_new(d, all_rs, new) or await self._reconcile_old(
-            d, all_rs, du.active_sets(old), new
-        ):
-            return await self._sync_rollout(d, self._fresh(all_rs), self._fresh([new])[0])
-        if ds.complete(d, d.get("status") or {}):
-            await self._cleanup(d, old)
-        return await self._sync_rollout(d, all_rs, new)
-
-    def _fresh(self, rs_list: list[Obj]) -> list[Obj]:
-        """The ReplicaSets as last seen (a scale just written may have replaced them)."""
-        out = []
-        for rs in rs_list:
-            seen = self.rs_index.objects.get(rs["metadata"].get("namespace", ""), {}).get(
-                rs["metadata"]["name"]
-            )
-            out.append(
-                seen
-                if seen is not None and seen["metadata"]["uid"] == rs["metadata"]["uid"]
-                else rs
-            )
-        return out
-
-    async def _reconcile_new(self, d: Obj, all_rs: list[Obj], new: Obj) -> bool:
-        if du.replicas(new) == du.replicas(d):
-            return False
-        if du.replicas(new) > du.replicas(d):
-            return (await self._scale_rs(new, du.replicas(d), d))[0]
-        return (await self._scale_rs(new, du.new_rs_replicas(d, all_rs, new), d))[0]
-
-    async def _reconcile_old(self, d: Obj, all_rs: list[Obj], old: list[Obj], new: Obj) -> bool:
-        """Old ReplicaSets scaled down as far as availability allows: their unhealthy
-        pods first, then the oldest ReplicaSets' pods."""
-        if sum(du.replicas(rs) for rs in old) == 0:
-            return False
-        min_available = du.replicas(d) - du.max_unavailable(d)
-        new_unavailable = du.replicas(new) - du.status_of(new, "availableReplicas")
-        budget = sum(du.replicas(rs) for rs in all_rs) - min_available - new_unavailable
-        if budget <= 0:
-            return False
-        old = sorted(old, key=du.created_order)
-        cleaned = 0
-        for i, rs in enumerate(old):  # kube's cleanupUnhealthyReplicas
-            unhealthy = du.replicas(rs) - du.status_of(rs, "availableReplicas")
-            if cleaned >= budget or du.replicas(rs) == 0 or unhealthy <= 0:
-                continue
-            step = min(budget - cleaned, unhealthy)
-            _, old[i] = await self._scale_rs(rs, du.replicas(rs) - step, d)
-            cleaned += step
-        available = sum(du.status_of(rs, "availableReplicas") for rs in [*old, new])
-        scaled = 0
-        if available > min_available:  # kube's scaleDownOldReplicaSetsForRollingUpdate
-            for rs in old:
-                if scaled >= available - min_available:
-                    break
-                if du.replicas(rs) == 0:
-                    continue
-                step = min(du.replicas(rs), available - min_available - scaled)
-                await self._scale_rs(rs, du.replicas(rs) - step, d)
-                scaled += step
-        return cleaned + scaled > 0
-
-    async def _rollout_recreate(self, d: Obj, rs_list: list[Obj]) -> float | None:
-        new, old = await self._all_rs(d, rs_list, create=False)
-        all_rs = [*old, new] if new else list(old)
-        scaled_down = False
-        for rs in du.active_sets(old):
-            scaled_down = (await self._scale_rs(rs, 0, d))[0] or scaled_down
-        if scaled_down or self._old_pods_running(new, old):
-            return await self._sync_rollout(d, self._fresh(all_rs), new)
-        if new is None:
-            new, old = await self._all_rs(d, rs_list, create=True)
-            assert new is not None
-            all_rs = [*old, new]
-        await self._scale_rs(new, du.replicas(d), d)
-        if ds.complete(d, d.get("status") or {}):
-            await self._cleanup(d, old)
-        return await self._sync_rollout(d, self._fresh(all_rs), self._fresh([new])[0])
-
-    def _old_pods_running(self, new: Obj | None, old: list[Obj]) -> bool:
-        if sum(du.status_of(rs, "replicas") for rs in old) > 0:
-            return True
-        old_uids = {rs["metadata"]["uid"] for rs in old}
-        namespace = old[0]["metadata"].get("namespace", "") if old else ""
-        for pod in self.pod_index.in_namespace(namespace):
-            ref = podcontrol.controller_of(pod)
-            finished = (pod.get("status") or {}).get("phase") in ("Failed", "Succeeded")
-            if ref is not None and ref.get("uid") in old_uids and not finished:
-                return True
-        return False
-
-    async def _cleanup(self, d: Obj, old: list[Obj]) -> None:
-        """Old ReplicaSets beyond revisionHistoryLimit, lowest revision first, once empty."""
-        limit = d["spec"].get("revisionHistoryLimit", ds.NO_LIMIT)
-        alive = [rs for rs in old if not rs["metadata"].get("deletionTimestamp")]
-        if limit == ds.NO_LIMIT or len(alive) <= limit:
-            return
-        alive.sort(key=lambda rs: (du.revision(rs), du.created_order(rs)))
-        for rs in alive[: len(alive) - limit]:
-            status, meta = rs.get("status") or {}, rs["metadata"]
-            if (
-                status.get("replicas", 0)
-                or du.replicas(rs)
-                or meta.get("generation", 0) > status.get("observedGeneration", 0)
-            ):
-                continue
-            try:
-                await self.replicasets.delete(meta.get("namespace", ""), meta["name"])
-            except StatusError as e:
-                if e.code != 404:
-                    raise
+            await self.scale_rs(rs, size, d, force=True)
 
     # -- status --------------------------------------------------------------------------
 
@@ -449,7 +334,7 @@ class DeploymentController(Controller):
             d["status"] = status
             await self._write_status(d)
 
-    async def _sync_rollout(self, d: Obj, all_rs: list[Obj], new: Obj | None) -> float | None:
+    async def sync_rollout(self, d: Obj, all_rs: list[Obj], new: Obj | None) -> float | None:
         """kube's syncRolloutStatus: write what changed, else look again at the deadline."""
         now = self.reactor.seconds()
         status = ds.rollout_status(d, all_rs, new, now)
