@@ -205,6 +205,19 @@ def _immutable_data(new: Obj, old: Obj, fields: tuple[str, ...]) -> list[FieldEr
     return errs
 
 
+def gated_condition(now: str) -> Obj:
+    """What kube's pod strategy says of a pod created with scheduling gates: the
+    scheduler will not look at it until they are gone."""
+    return {
+        "type": "PodScheduled",
+        "status": "False",
+        "lastProbeTime": None,
+        "lastTransitionTime": now,
+        "reason": "SchedulingGated",
+        "message": "Scheduling is blocked due to non-empty scheduling gates",
+    }
+
+
 @register("", "Pod")
 class PodStrategy(GenericStrategy):
     returns_deleted_object = True
@@ -215,6 +228,8 @@ class PodStrategy(GenericStrategy):
         super().prepare_for_create(obj)
         merge_label_keys(obj)
         obj["status"]["qosClass"] = pod_qos(obj)  # kube's ComputePodQOS
+        if (obj.get("spec") or {}).get("schedulingGates"):
+            obj["status"]["conditions"] = [gated_condition(obj["metadata"]["creationTimestamp"])]
 
     def validate(self, obj: Obj) -> list[FieldError]:
         spec = obj.get("spec") or {}

@@ -183,3 +183,33 @@ def test_a_created_pod_carries_its_qos_class(server: Server, admin: requests.Ses
         created = admin.post(base, json=body)
         assert created.json()["status"]["qosClass"] == qos, name
         admin.delete(f"{base}/{name}")
+
+
+def test_a_pod_created_with_scheduling_gates_says_so(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's pod strategy marks a gated pod PodScheduled=False/SchedulingGated on create
+    (reference: v1.36 dry-run create); a client's own status is replaced, as kube's is."""
+    base = server.url + "/api/v1/namespaces/default/pods"
+    body = _pod("gated")
+    body["spec"]["schedulingGates"] = [{"name": "example.com/gate"}]
+    body["status"] = {"conditions": [{"type": "PodScheduled", "status": "True"}]}
+    created = admin.post(base, json=body)
+    try:
+        assert created.status_code == 201
+        pod = created.json()
+        assert pod["status"]["conditions"] == [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "lastProbeTime": None,
+                "lastTransitionTime": pod["metadata"]["creationTimestamp"],
+                "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+            }
+        ]
+        plain = admin.post(base, json=_pod("ungated")).json()
+        assert "conditions" not in plain["status"]
+    finally:
+        admin.delete(f"{base}/gated")
+        admin.delete(f"{base}/ungated")
