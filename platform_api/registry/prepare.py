@@ -40,7 +40,7 @@ def before_create(rt: ResourceType, strategy: Strategy, namespace: str, obj: Obj
     errs = strategy.validate(obj)
     name = meta.get("name", "")
     if errs:
-        raise errors.invalid(rt.kind, rt.group, name, errs)
+        raise errors.invalid(*_invalid_kind(rt, strategy), name, errs)
     strategy.canonicalize(obj)
     return str(name)
 
@@ -100,7 +100,7 @@ def before_update(
     _keep_system_metadata(update["metadata"], old_meta)
     errs = strategy.validate_update(update, old)
     if errs:
-        raise errors.invalid(rt.kind, rt.group, name, errs)
+        raise errors.invalid(*_invalid_kind(rt, strategy), name, errs)
     strategy.canonicalize(update)
 
 
@@ -125,3 +125,7 @@ def _keep_system_metadata(meta: Obj, old_meta: Obj) -> None:
             meta[system] = old_meta[system]
     if "deletionGracePeriodSeconds" in old_meta and "deletionGracePeriodSeconds" not in meta:
         meta["deletionGracePeriodSeconds"] = old_meta["deletionGracePeriodSeconds"]
+
+
+def _invalid_kind(rt: ResourceType, strategy: Strategy) -> tuple[str, str]:
+    return strategy.error_kind or (rt.kind, rt.group)

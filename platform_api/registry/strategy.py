@@ -44,6 +44,9 @@ class Strategy(Protocol):
     status_writes_metadata: bool
     # Metadata a status write still takes from the stored object (a Deployment's labels).
     status_keeps_old_metadata: tuple[str, ...]
+    # The (kind, group) an Invalid error names, when not the resource's own: kube names
+    # the internal type it validated (an events.platform.io Event is a core Event).
+    error_kind: tuple[str, str] | None
 
     def prepare_for_create(self, obj: Obj) -> None: ...
 
@@ -80,6 +83,7 @@ class GenericStrategy:
     finalizers_on_delete: tuple[str, ...] = ()
     status_writes_metadata = True
     status_keeps_old_metadata: tuple[str, ...] = ()
+    error_kind: tuple[str, str] | None = None
     # Kinds whose metadata.generation tracks spec changes.
     tracks_generation = False
     # Status a new object starts with, when the kind has a status sub-resource.
@@ -194,6 +198,7 @@ class StatusStrategy:
     def __init__(self, main: Strategy) -> None:
         self.main = main
         self.resource = main.resource
+        self.error_kind = main.error_kind
 
     def prepare_for_create(self, obj: Obj) -> None:  # pragma: no cover - never creates
         raise AssertionError("status sub-resources do not create")

@@ -69,7 +69,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("", "ComponentStatus", "componentstatuses", False, ("cs",), verbs=("get", "list")),
     _t("", "ConfigMap", "configmaps", short=("cm",)),
     _t("", "Endpoints", "endpoints", short=("ep",)),
-    _t("", "Event", "events", short=("ev",)),
+    _t("", "Event", "events", short=("ev",), name_rule="path-segment"),
     _t("", "LimitRange", "limitranges", short=("limits",)),
     _t(
         "",

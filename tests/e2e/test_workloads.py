@@ -399,8 +399,23 @@ def test_event_rules(server: Server, admin: requests.Session) -> None:
     del bad["action"]
     r = admin.post(url, json=bad)
     assert r.status_code == 422
-    fields = [c["field"] for c in r.json()["details"]["causes"]]
-    assert fields == ["action", "type", "deprecatedCount"]
+    body = r.json()
+    # kube validates its internal (core) Event: core paths, no group in the kind
+    assert (body["reason"], body["message"]) == (
+        "Invalid",
+        'Event "e2" is invalid: [action: Required value, type: Invalid value: "": has '
+        'invalid value: Info, count: Invalid value: "": needs to be unset]',
+    )
+    assert [c["field"] for c in body["details"]["causes"]] == ["action", "type", "count"]
+    assert admin.get(url + "/e2").status_code == 404
+    immutable = admin.get(url + "/e1").json()
+    immutable["note"] = "changed"
+    r = admin.put(url + "/e1", json=immutable)
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        'Event "e1" is invalid: message: Invalid value: "changed": field is immutable',
+    )
+    assert "note" not in admin.get(url + "/e1").json()
 
 
 def test_both_event_apis_are_one_storage(server: Server, admin: requests.Session) -> None:
@@ -422,13 +437,13 @@ def test_both_event_apis_are_one_storage(server: Server, admin: requests.Session
         "note": "hello",
         "reportingController": "example.com/ctl",
         "reportingInstance": "ctl-1",
-        "regarding": {"kind": "Pod", "name": "p"},
+        "regarding": {"kind": "Pod", "name": "p", "namespace": "two-event-apis"},
     }
     assert admin.post(new_url, json=new).status_code == 201
     listed = admin.get(core_url, params={"fieldSelector": "source=example.com/ctl"}).json()
     (core,) = listed["items"]
     assert {k: v for k, v in core.items() if k != "metadata"} == {
-        "involvedObject": {"kind": "Pod", "name": "p"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "two-event-apis"},
         "message": "hello",
         "reportingComponent": "example.com/ctl",
         "reportingInstance": "ctl-1",
