@@ -15,8 +15,10 @@ safe: no disruption allowed, reason SyncFailed.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from typing import Any
 
+from platform_api.apiextensions import scale as crscale
 from platform_api.controllers import podcontrol
 from platform_api.controllers.base import Controller, current_object, status_condition
 from platform_api.controllers.deploymentutil import scaled_value
@@ -43,10 +45,17 @@ class DisruptionController(Controller):
     name = "disruption-controller"
 
     def __init__(
-        self, budgets: Store, pods: Store, owners: dict[str, Store], events: Store, *args: Any
+        self,
+        budgets: Store,
+        pods: Store,
+        owners: dict[str, Store],
+        events: Store,
+        every: Iterable[Any],
+        *args: Any,
     ) -> None:
         super().__init__(*args)
         self.budgets, self.pods = budgets, pods
+        self.every = every  # a live view: any kind with a scale subresource may own pods
         self.budget_index, self.pod_index = ByNamespace(budgets), ByNamespace(pods)
         # kind -> index of the controllers whose scale counts (kube's finders)
         self.owners = {kind: ByNamespace(store) for kind, store in owners.items()}
@@ -219,7 +228,9 @@ class DisruptionController(Controller):
 
     def _controller_scale(self, ref: Obj, namespace: str) -> tuple[str, int] | None:
         """(uid, replicas) of the controller a pod's reference names; a ReplicaSet of a
-        Deployment counts as its Deployment."""
+        Deployment counts as its Deployment; other kinds count by their scale."""
+        if not self._finds(ref):
+            return self._scale_of(ref, namespace)
         owner = self._owner(ref, namespace)
         if owner is None:
             return None
@@ -232,10 +243,41 @@ class DisruptionController(Controller):
         replicas = (owner.get("spec") or {}).get("replicas")
         return owner["metadata"]["uid"], 1 if replicas is None else int(replicas)
 
+    def _finds(self, ref: Obj) -> bool:
+        """Whether one of kube's finders (ReplicaSet, StatefulSet...) knows the kind."""
+        group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+        return str(ref.get("kind")) in self.owners and group in ("", "apps", "extensions")
+
+    def _scale_of(self, ref: Obj, namespace: str) -> tuple[str, int] | None:
+        """kube's getScaleController: the replicas the owner's scale subresource shows
+        (a custom resource's at its CRD's specReplicasPath)."""
+        group, _, version = str(ref.get("apiVersion", "")).rpartition("/")
+        kind = str(ref.get("kind", ""))
+        store = next(
+            (s for s in list(self.every) if (s.resource.group, s.resource.kind) == (group, kind)),
+            None,
+        )
+        if store is None:
+            where = f"{group}/{version}" if group else version
+            raise NoController(f'no matches for kind "{kind}" in version "{where}"')
+        rt = store.resource
+        if not any(sub.name == "scale" for sub in rt.subresources):
+            named = f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+            raise NoController(f"{named} does not implement the scale subresource")
+        owner = current_object(store, namespace, str(ref.get("name", "")))
+        if owner is None or owner["metadata"].get("uid") != ref.get("uid"):
+            return None
+        uid = owner["metadata"]["uid"]
+        paths = getattr(getattr(store, "strategy", None), "scale", None)  # a CRD's paths
+        if paths is None:  # a built-in kind (or one the manager cannot see the CRD of)
+            replicas = (owner.get("spec") or {}).get("replicas")
+            return uid, 1 if replicas is None else int(replicas)
+        replicas = crscale.nested(owner, paths["specReplicasPath"], int, "")[0]
+        return uid, int(replicas or 0)
+
     def _owner(self, ref: Obj, namespace: str) -> Obj | None:
         index = self.owners.get(str(ref.get("kind")))
-        group = str(ref.get("apiVersion", "")).rpartition("/")[0]
-        if index is None or group not in ("", "apps", "extensions"):
+        if index is None or not self._finds(ref):
             return None
         owner = index.objects.get(namespace, {}).get(ref.get("name", ""))
         if owner is None or owner["metadata"].get("uid") != ref.get("uid"):

@@ -110,6 +110,7 @@ def disruption(ctx: ControllerContext) -> Controller:
         ctx.store("", "v1", "pods"),
         owners,
         ctx.store("", "v1", "events"),
+        ctx.every,
         ctx.hub,
         ctx.reactor,
     )

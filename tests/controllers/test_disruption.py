@@ -38,7 +38,13 @@ class Setup(ControllerSetup):
         }
         self.start(
             DisruptionController(
-                st[PDBS], st[PODS], owners, st[EVENTS], self.cluster.hub, self.cluster.clock
+                st[PDBS],
+                st[PODS],
+                owners,
+                st[EVENTS],
+                st.values(),
+                self.cluster.hub,
+                self.cluster.clock,
             )
         )
 
@@ -185,6 +191,28 @@ def test_a_pod_whose_controller_is_unknown_fails_safe(s: Setup) -> None:
         "SyncFailed",
         'found no controllers for pod "web-0"',
     )
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "message"),
+    [
+        ("example.com/v1", "Widget", 'no matches for kind "Widget" in version "example.com/v1"'),
+        ("v1", "ConfigMap", "configmaps does not implement the scale subresource"),
+    ],
+)
+def test_an_owner_without_a_scale_fails_safe_as_kube_words_it(
+    s: Setup, api_version: str, kind: str, message: str
+) -> None:
+    """kube's getScaleController: an unknown kind, or one without a scale subresource."""
+    owner = {"metadata": {"name": "owner", "uid": "0001"}}
+    s.pods(1, owner, kind=kind)
+    pod = s.get(PODS, "web-0", NS)
+    assert pod is not None
+    pod["metadata"]["ownerReferences"][0]["apiVersion"] = api_version
+    s.cluster.run(s.cluster.stores[PODS].update(NS, "web-0", lambda _: pod))
+    s.budget(maxUnavailable=1)
+    (condition,) = s.status()["conditions"]
+    assert (condition["reason"], condition["message"]) == ("SyncFailed", message)
 
 
 def test_no_pods_is_an_event_and_nothing_allowed(s: Setup) -> None:

@@ -9,7 +9,8 @@ import json
 import requests
 
 from tests.e2e.conftest import Server
-from tests.e2e.crds import eventually
+from tests.e2e.crds import create_crd, delete_crd, eventually
+from tests.e2e.test_crd_clients import widget_crd
 from tests.e2e.test_deployments import kubelet
 from tests.e2e.test_list import make_namespace
 
@@ -65,3 +66,48 @@ def test_kubectl_drain_respects_the_budget(server: Server, admin: requests.Sessi
         assert node_now["spec"]["unschedulable"] is True
     finally:
         kubectl("delete", "node", "drain-n1", check=False)
+
+
+def test_a_budget_counts_a_custom_resources_scale(server: Server, admin: requests.Session) -> None:
+    """kube's getScaleController: pods owned by a custom resource count by its scale (the
+    CRD's specReplicasPath); a kind without a scale subresource fails safe, kube's words."""
+    group = "pdb.example.com"
+    ns = make_namespace(admin, server, "pdb-scale").split("/")[4]
+    create_crd(admin, server, widget_crd(group))
+    base = f"{server.url}/apis/{group}/v1/namespaces/{ns}/widgets"
+    pods_url = f"{server.url}/api/v1/namespaces/{ns}/pods"
+    pdb_url = f"{server.url}/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+    try:
+        widget = {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w"}}
+        widget["spec"] = {"size": 4}
+        owner = admin.post(base, json=widget).json()
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "plain"}}
+        plain = admin.post(f"{server.url}/api/v1/namespaces/{ns}/configmaps", json=cm).json()
+        for name, app, by in (("w-0", "w", owner), ("w-1", "w", owner), ("c-0", "c", plain)):
+            ref = {"apiVersion": by["apiVersion"], "kind": by["kind"], "controller": True}
+            ref.update(name=by["metadata"]["name"], uid=by["metadata"]["uid"])
+            meta = {"name": name, "labels": {"app": app}, "ownerReferences": [ref]}
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta}
+            pod["spec"] = {"containers": [{"name": "c", "image": "nginx"}]}
+            assert admin.post(pods_url, json=pod).status_code == 201
+        for app in ("w", "c"):
+            budget = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget"}
+            budget["metadata"] = {"name": app}
+            budget["spec"] = {"maxUnavailable": 1, "selector": {"matchLabels": {"app": app}}}
+            assert admin.post(pdb_url, json=budget).status_code == 201
+        expected = eventually(
+            lambda: admin.get(f"{pdb_url}/w").json()["status"].get("expectedPods")
+        )
+        assert (expected, admin.get(f"{pdb_url}/w").json()["status"]["desiredHealthy"]) == (4, 3)
+
+        def failed() -> dict | None:
+            conditions = admin.get(f"{pdb_url}/c").json().get("status", {}).get("conditions")
+            return conditions[0] if conditions else None
+
+        condition = eventually(failed)
+        assert (condition["reason"], condition["message"]) == (
+            "SyncFailed",
+            "configmaps does not implement the scale subresource",
+        )
+    finally:
+        delete_crd(admin, server, f"widgets.{group}")
