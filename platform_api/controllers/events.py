@@ -2,8 +2,10 @@
 describe`` shows under Events ("Scaled up replica set web-5d4f8 from 0 to 3").
 
 Recording is best effort, as kube's: a failed write is logged and forgotten, never a
-controller's error.  An event identical to one recorded before (client-go's
-EventCorrelator key) raises that one's count and lastTimestamp instead of making another.
+controller's error.  client-go's EventCorrelator runs first (eventcorrelator.py): similar
+events are combined and a source's events about one object rate-limited; then an event
+identical to one recorded before raises that one's count and lastTimestamp instead of
+making another.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from typing import Any
 from twisted.internet.defer import ensureDeferred
 from twisted.logger import Logger
 
+from platform_api.controllers.eventcorrelator import CACHE_SIZE, Correlator, Key
 from platform_api.errors import StatusError
 from platform_api.scheme.decoding import format_timestamp
 
 log = Logger()
 Obj = dict[str, Any]
-CACHE_SIZE = 4096  # client-go's maxLruCacheEntries
 
 
 class EventRecorder:
@@ -30,7 +32,8 @@ class EventRecorder:
         self._last = 0  # names stay distinct when the clock has not moved
         # client-go's EventCorrelator: an identical event again (same object, type,
         # reason, message) raises the count of the one recorded, as `x3 over 2m` shows
-        self._seen: OrderedDict[tuple[str, ...], tuple[str, str, int]] = OrderedDict()
+        self._seen: OrderedDict[Key, tuple[str, str, int]] = OrderedDict()
+        self._correlator = Correlator(clock.seconds)
 
     def record(
         self, obj: Obj, api_version: str, kind: str, type_: str, reason: str, message: str
@@ -63,18 +66,17 @@ class EventRecorder:
             "reportingComponent": self.component,
             "reportingInstance": "",
         }
-        involved = event["involvedObject"]
-        key = (
-            self.component,
-            *(str(involved[k]) for k in ("kind", "namespace", "name", "uid", "apiVersion")),
-            type_,
-            reason,
-            message,
-        )
+        event, key = self._correlator.aggregate(event)
+        seen = self._seen.get(key)
+        if not self._correlator.allowed(event):
+            # dropped, but counted: the next write of it says how many there were
+            if seen is not None:
+                self._remember(key, seen[0], namespace, seen[2] + 1)
+            return
         work = ensureDeferred(self._record(key, namespace, event))
         work.addErrback(lambda f: log.warn("recording an event: {e}", e=f.value))
 
-    async def _record(self, key: tuple[str, ...], namespace: str, event: Obj) -> None:
+    async def _record(self, key: Key, namespace: str, event: Obj) -> None:
         """Counted in the cache before the write, as client-go's correlator does, so a
         burst of the same event is one Event however the writes interleave."""
         seen = self._seen.get(key)
@@ -104,7 +106,7 @@ class EventRecorder:
             self._remember(key, event["metadata"]["name"], namespace, 1)  # gone: anew
             await self.events.create(namespace, event)
 
-    def _remember(self, key: tuple[str, ...], name: str, namespace: str, count: int) -> None:
+    def _remember(self, key: Key, name: str, namespace: str, count: int) -> None:
         self._seen[key] = (name, namespace, count)
         self._seen.move_to_end(key)
         while len(self._seen) > CACHE_SIZE:
