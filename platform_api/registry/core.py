@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import base64
+from datetime import UTC, datetime
 
 from platform_api.codec.bounds import BodyError
 from platform_api.codec.text import parse_json
 from platform_api.registry.claimspec import validate_claim_spec
+from platform_api.registry.claimupdate import (
+    claim_warnings,
+    prepare_data_sources,
+    validate_claim_status,
+    validate_claim_update,
+)
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.podephemeral import created_with_ephemeral
 from platform_api.registry.podqos import pod_qos
@@ -14,6 +21,12 @@ from platform_api.registry.podresize import PodResizeStrategy
 from platform_api.registry.podscheduling import merge_label_keys
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.registry.podupdate import plain, spec_diff, validate_pod_update
+from platform_api.registry.pvvalidation import (
+    pv_warnings,
+    stamp_phase_transition,
+    validate_pv,
+    validate_pv_update,
+)
 from platform_api.registry.serviceips import normalize, prepare_update
 from platform_api.registry.servicespec import validate_cluster_ips_update, validate_service
 from platform_api.registry.strategy import (
@@ -26,6 +39,7 @@ from platform_api.registry.strategy import (
     revert_to_old,
 )
 from platform_api.registry.workloadspec import validate_pod_template, validate_rc_spec
+from platform_api.scheme.decoding import format_time
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_config_map_key, validate_object_meta_update
@@ -330,19 +344,69 @@ class NodeStrategy(GenericStrategy):
 
 @register("", "PersistentVolume")
 class PersistentVolumeStrategy(GenericStrategy):
+    """kube's PV strategy: a new volume is Pending since now; pvvalidation's rules."""
+
     initial_status = {"phase": "Pending"}
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        obj["status"]["lastPhaseTransitionTime"] = obj["metadata"]["creationTimestamp"]
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_pv(obj)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = super().validate_update(new, old) + validate_pv(new, old)
+        return errs + validate_pv_update(new, old)
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        """kube's ValidatePersistentVolumeStatusUpdate checks the metadata only."""
+        return validate_object_meta_update(new["metadata"], old["metadata"])
+
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
+        return pv_warnings(obj)
+
+    def subresource_strategies(self) -> dict[str, Strategy]:
+        return {"status": PersistentVolumeStatusStrategy(self)}
+
+
+class PersistentVolumeStatusStrategy(StatusStrategy):
+    """``/status``: the phase's transition time follows the phase."""
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+        status = new.get("status")
+        if isinstance(status, dict):
+            now = format_time(datetime.now(UTC))
+            stamp_phase_transition(status, old.get("status") or {}, now)
 
 
 @register("", "PersistentVolumeClaim")
 class PersistentVolumeClaimStrategy(GenericStrategy):
+    """kube's PVC strategy: data sources completed, claimspec's and claimupdate's rules."""
+
     initial_status = {"phase": "Pending"}
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        prepare_data_sources(obj.setdefault("spec", {}), None)
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+        prepare_data_sources(new.setdefault("spec", {}), old.get("spec") or {})
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_claim_spec(obj.get("spec") or {}, "spec")
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = super().validate_update(new, old)
-        return errs + validate_claim_spec(new.get("spec") or {}, "spec")
+        return super().validate_update(new, old) + validate_claim_update(new, old)
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        return errs + validate_claim_status(new)
+
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
+        return claim_warnings(obj)
 
 
 def _pod_template_rules(template: Obj) -> list[FieldError]:

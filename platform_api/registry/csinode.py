@@ -16,11 +16,13 @@ from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
-from platform_api.validation.names import is_dns1123_subdomain, is_qualified_name
+from platform_api.validation.names import (
+    is_qualified_name,
+    validate_driver_name,
+)
 
 GROUP = "storage.platform.io"
 NODE_ID_MAX_LENGTH = 256
-DRIVER_NAME_MAX_LENGTH = 63
 
 
 @defaults(GROUP, "CSINode")
@@ -32,16 +34,6 @@ def _csinode(obj: Obj) -> None:
     for driver in drivers or []:
         if isinstance(driver, dict):
             driver["topologyKeys"] = driver.get("topologyKeys") or None
-
-
-def validate_driver_name(name: str, path: str) -> list[FieldError]:
-    """kube's ValidateCSIDriverName."""
-    if not name:
-        return [field.required(path)]
-    errs = (
-        [field.too_long(path, DRIVER_NAME_MAX_LENGTH)] if len(name) > DRIVER_NAME_MAX_LENGTH else []
-    )
-    return errs + [field.invalid(path, name, m) for m in is_dns1123_subdomain(name.lower())]
 
 
 def _driver_errors(driver: Obj, path: str, seen: set[str]) -> list[FieldError]:

@@ -12,6 +12,7 @@ from typing import Any
 from platform_api.registry.jobselector import default_job_labels
 from platform_api.registry.podqos import default_pod_level_requests
 from platform_api.registry.podvolumes import default_volumes
+from platform_api.registry.pvsources import default_sources
 
 Obj = dict[str, Any]
 Defaulter = Callable[[Obj], None]
@@ -158,6 +159,7 @@ def _pv(obj: Obj) -> None:
     if not spec.get("persistentVolumeReclaimPolicy"):
         spec["persistentVolumeReclaimPolicy"] = "Retain"
     spec.setdefault("volumeMode", "Filesystem")
+    default_sources(spec)
 
 
 @defaults("", "PodTemplate")

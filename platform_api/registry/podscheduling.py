@@ -46,12 +46,12 @@ def _node_affinity(node: Obj, at: str) -> list[FieldError]:
         if not terms:
             errs.append(field.required(path, "must have at least one node selector term"))
         for i, term in enumerate(terms):
-            errs += _node_selector_term(term or {}, f"{path}[{i}]", label_values=True)
+            errs += node_selector_term(term or {}, f"{path}[{i}]", label_values=True)
     for i, preferred in enumerate(node.get(PREFERRED) or []):
         path = f"{at}.{PREFERRED}[{i}]"
         errs += _weight(preferred.get("weight", 0), f"{path}.weight")
         term = preferred.get("preference") or {}
-        errs += _node_selector_term(term, f"{path}.preference", label_values=False)
+        errs += node_selector_term(term, f"{path}.preference", label_values=False)
     return errs
 
 
@@ -61,7 +61,7 @@ def _weight(weight: Any, at: str) -> list[FieldError]:
     return [field.invalid(at, weight, "must be in the range 1-100")]
 
 
-def _node_selector_term(term: Obj, at: str, label_values: bool) -> list[FieldError]:
+def node_selector_term(term: Obj, at: str, label_values: bool) -> list[FieldError]:
     """Required terms' values must be label values too; preferred ones' need not."""
     errs: list[FieldError] = []
     for j, expr in enumerate(term.get("matchExpressions") or []):

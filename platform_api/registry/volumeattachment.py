@@ -13,11 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api.gotext import Struct, marshal
-from platform_api.registry.csinode import DRIVER_NAME_MAX_LENGTH, GROUP
+from platform_api.registry.csinode import GROUP
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
-from platform_api.validation.names import is_dns1123_subdomain, validate_object_meta_update
+from platform_api.validation.names import (
+    DRIVER_NAME_MAX_LENGTH,
+    is_dns1123_subdomain,
+    validate_object_meta_update,
+)
 
 METADATA_MAX_BYTES = 256 * 1024
 ERROR_MESSAGE_MAX_BYTES = 1024  # kube's message names the metadata limit all the same

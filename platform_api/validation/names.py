@@ -383,3 +383,16 @@ def validate_object_meta_update(new: dict[str, Any], old: dict[str, Any]) -> lis
             errs.append(field.invalid(f"metadata.{key}", new.get(key), "field is immutable"))
     errs += _content(new)
     return errs
+
+
+DRIVER_NAME_MAX_LENGTH = 63
+
+
+def validate_driver_name(name: str, path: str) -> list[FieldError]:
+    """kube's ValidateCSIDriverName."""
+    if not name:
+        return [field.required(path)]
+    errs = (
+        [field.too_long(path, DRIVER_NAME_MAX_LENGTH)] if len(name) > DRIVER_NAME_MAX_LENGTH else []
+    )
+    return errs + [field.invalid(path, name, m) for m in is_dns1123_subdomain(name.lower())]
