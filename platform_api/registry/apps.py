@@ -11,6 +11,13 @@ from platform_api.registry.jobselector import (
     validate_generated_selector,
     validate_job_selector,
 )
+from platform_api.registry.jobstatusvalidation import validate_job_status_update
+from platform_api.registry.jobupdate import (
+    validate_cronjob_name,
+    validate_indexed_hostname,
+    validate_job_spec_update,
+    with_job_template_rules,
+)
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.registry.workloadspec import (
     validate_cronjob_spec,
@@ -22,6 +29,7 @@ from platform_api.registry.workloadspec import (
 )
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
+from platform_api.validation.names import validate_object_meta_update
 
 
 class WorkloadStrategy(GenericStrategy):
@@ -107,14 +115,26 @@ class JobStrategy(WorkloadStrategy):
         return super().validate(obj) + _job_rules(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + _job_rules(new)
+        # kube's ValidateJobSpecUpdate checks the spec again (its causes repeat), then
+        # what may change (jobupdate.py).
+        errs = super().validate_update(new, old) + _job_rules(new)
+        return errs + _spec_rules(new) + validate_job_spec_update(new, old)
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        return errs + validate_job_status_update(new, old)
 
 
 def _job_rules(job: Obj) -> list[FieldError]:
-    """kube's ValidateJob after the metadata: the generated selector, then the spec."""
+    """kube's ValidateJob after the metadata: the generated selector, the spec, and the
+    hostname of an Indexed Job's last pod."""
+    errs = validate_generated_selector(job) + _spec_rules(job)
+    return errs + validate_indexed_hostname(job)
+
+
+def _spec_rules(job: Obj) -> list[FieldError]:
     spec = job.get("spec") or {}
-    errs = validate_generated_selector(job)
-    return errs + validate_job_spec(spec) + validate_job_selector(spec)
+    return validate_job_spec(spec) + validate_job_selector(spec)
 
 
 register("batch", "Job")(JobStrategy)
@@ -123,11 +143,18 @@ register("batch", "Job")(JobStrategy)
 @register("batch", "CronJob")
 class CronJobStrategy(WorkloadStrategy):
     def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + validate_cronjob_spec(obj.get("spec") or {})
+        errs = super().validate(obj) + _cronjob_spec_rules(obj.get("spec") or {})
+        return errs + validate_cronjob_name(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
-        return super().validate_update(new, old) + validate_cronjob_spec(spec, old_spec)
+        return super().validate_update(new, old) + _cronjob_spec_rules(spec, old_spec)
+
+
+def _cronjob_spec_rules(spec: Obj, old_spec: Obj | None = None) -> list[FieldError]:
+    """validateCronJobSpec, the job template's selector rules included."""
+    job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    return with_job_template_rules(validate_cronjob_spec(spec, old_spec), job_spec)
 
 
 class CreateOnUpdateStrategy(GenericStrategy):

@@ -99,9 +99,15 @@ class Setup(ControllerSetup):
 
         def write(job: Obj | None) -> Obj:
             assert job is not None
+            # kube's status rules: Complete comes with SuccessCriteriaMet and a
+            # completionTime, Failed with FailureTarget
+            first = "SuccessCriteriaMet" if condition == "Complete" else "FailureTarget"
             job["status"] = {
                 "startTime": format_timestamp(start),
-                "conditions": [{"type": condition, "status": "True", "lastTransitionTime": stamp}],
+                "conditions": [
+                    {"type": first, "status": "True", "lastTransitionTime": stamp},
+                    {"type": condition, "status": "True", "lastTransitionTime": stamp},
+                ],
             }
             if condition == "Complete":
                 job["status"]["completionTime"] = stamp

@@ -373,7 +373,12 @@ def test_a_status_written_meanwhile_is_not_overwritten(s: Setup) -> None:
 
     def finish(existing: Obj | None) -> Obj:
         assert existing is not None
-        existing["status"] = {"conditions": done, "succeeded": 1, "startTime": stamp}
+        existing["status"] = {
+            "conditions": done,
+            "succeeded": 1,
+            "startTime": stamp,
+            "completionTime": stamp,
+        }
         return existing
 
     s.cluster.run(s.cluster.stores[JOBS].update(NS, "pi", finish, subresource="status"))

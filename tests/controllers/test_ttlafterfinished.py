@@ -29,12 +29,18 @@ def job(name: str, ttl: int | None) -> Obj:
 def finish(condition: str, at: str) -> Any:
     def set_status(obj: Obj | None) -> Obj:
         assert obj is not None
+        # kube's status rules: Complete comes with SuccessCriteriaMet and a completionTime,
+        # Failed with FailureTarget, and a finished Job has a startTime
+        first = "SuccessCriteriaMet" if condition == "Complete" else "FailureTarget"
         obj["status"] = {
             "conditions": [
-                {"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": at},
+                {"type": first, "status": "True", "lastTransitionTime": at},
                 {"type": condition, "status": "True", "lastTransitionTime": at},
-            ]
+            ],
+            "startTime": at,
         }
+        if condition == "Complete":
+            obj["status"]["completionTime"] = at
         return obj
 
     return set_status
