@@ -254,8 +254,18 @@ def _job(obj: Obj) -> None:
     # Pods are replaced once failed when a failure policy decides, else once terminating.
     policy = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
     spec.setdefault("podReplacementPolicy", policy)
+    _failure_patterns(spec)
     _template(obj)
     default_job_labels(obj)
+
+
+def _failure_patterns(job_spec: Obj) -> None:
+    """SetDefaults_PodFailurePolicyOnPodConditionsPattern: a pattern's status is True."""
+    policy = job_spec.get("podFailurePolicy")
+    for rule in (policy.get("rules") or []) if isinstance(policy, dict) else []:
+        for pattern in (rule.get("onPodConditions") or []) if isinstance(rule, dict) else []:
+            if isinstance(pattern, dict) and not pattern.get("status"):
+                pattern["status"] = "True"
 
 
 @defaults("batch", "CronJob")
@@ -266,4 +276,5 @@ def _cronjob(obj: Obj) -> None:
     spec.setdefault("successfulJobsHistoryLimit", 3)
     spec.setdefault("failedJobsHistoryLimit", 1)
     job_spec = spec.setdefault("jobTemplate", {}).setdefault("spec", {})
+    _failure_patterns(job_spec)
     pod_spec(job_spec.setdefault("template", {}).setdefault("spec", {}))

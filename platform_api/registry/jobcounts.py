@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api.gotext import json_string
+from platform_api.registry.jobpolicies import validate_success_policy
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
 
@@ -33,12 +34,17 @@ def validate_job_counts(spec: Obj, path: str) -> list[FieldError]:
                 errs.append(
                     field.invalid(f"{path}.{name}", value, "requires indexed completion mode")
                 )
-    if spec.get("successPolicy") is not None and spec.get("completionMode") != "Indexed":
-        policy = _go_success_policy(spec["successPolicy"])
-        errs.append(
-            field.invalid(f"{path}.successPolicy", policy, "requires indexed completion mode")
-        )
     return errs
+
+
+def validate_success_policy_mode(spec: Obj, path: str) -> list[FieldError]:
+    """A success policy needs Indexed completions; then its rules are checked."""
+    if spec.get("successPolicy") is None:
+        return []
+    if spec.get("completionMode") != "Indexed":
+        policy = _go_success_policy(spec["successPolicy"])
+        return [field.invalid(f"{path}.successPolicy", policy, "requires indexed completion mode")]
+    return validate_success_policy(spec, f"{path}.successPolicy")
 
 
 def _go_success_policy(policy: Any) -> GoText:

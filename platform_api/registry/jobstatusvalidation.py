@@ -341,17 +341,24 @@ def _interval(text: str, completions: int) -> tuple[int, int] | str:
 
 def indexes_error(text: str, completions: int) -> str:
     """validateIndexesFormat: increasing intervals, comma separated; "" when fine."""
+    return index_total(text, completions)[0]
+
+
+def index_total(text: str, completions: int) -> tuple[str, int]:
+    """validateIndexesFormat: (the error or "", how many indexes the list names)."""
     if not text:
-        return ""
+        return "", 0
     last: int | None = None
+    total = 0
     for fragment in text.split(","):
         parsed = _interval(fragment, completions)
         if isinstance(parsed, str):
-            return parsed
+            return parsed, 0
         if last is not None and last >= parsed[0]:
-            return f"non-increasing order, previous: {last}, current: {parsed[0]}"
+            return f"non-increasing order, previous: {last}, current: {parsed[0]}", 0
+        total += parsed[1] - parsed[0] + 1
         last = parsed[1]
-    return ""
+    return "", total
 
 
 def overlap_error(completed: str, failed: str, completions: int) -> str:

@@ -9,7 +9,12 @@ from typing import Any
 
 from platform_api.registry.claimspec import validate_claim_spec
 from platform_api.registry.cronschedule import schedule_errors, time_zone_errors
-from platform_api.registry.jobcounts import validate_job_counts
+from platform_api.registry.jobcounts import validate_job_counts, validate_success_policy_mode
+from platform_api.registry.jobpolicies import (
+    validate_managed_by,
+    validate_pod_failure_policy,
+    validate_pod_replacement_policy,
+)
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
 from platform_api.validation import field
@@ -257,7 +262,6 @@ def _go_json(value: Any) -> str:
 
 
 COMPLETION_MODES = ["NonIndexed", "Indexed"]
-FAILURE_ACTIONS = ["Count", "FailIndex", "FailJob", "Ignore"]
 
 
 def validate_job_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
@@ -269,15 +273,14 @@ def validate_job_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
     errs += nonnegative(f"{path}.ttlSecondsAfterFinished", spec.get("ttlSecondsAfterFinished"))
     errs += nonnegative(f"{path}.backoffLimitPerIndex", spec.get("backoffLimitPerIndex"))
     errs += nonnegative(f"{path}.maxFailedIndexes", spec.get("maxFailedIndexes"))
+    errs += validate_managed_by(spec.get("managedBy"), f"{path}.managedBy")
     mode = spec.get("completionMode")
     if mode is not None and mode not in COMPLETION_MODES:
         errs.append(field.not_supported(f"{path}.completionMode", mode, COMPLETION_MODES))
     errs += validate_job_counts(spec, path)
-    for i, rule in enumerate((spec.get("podFailurePolicy") or {}).get("rules") or []):
-        action = rule.get("action", "")
-        if action not in FAILURE_ACTIONS:
-            at = f"{path}.podFailurePolicy.rules[{i}].action"
-            errs.append(field.not_supported(at, action, FAILURE_ACTIONS))
+    errs += validate_pod_failure_policy(spec, f"{path}.podFailurePolicy")
+    errs += validate_success_policy_mode(spec, path)
+    errs += validate_pod_replacement_policy(spec, f"{path}.podReplacementPolicy")
     template = spec.get("template") or {}
     pod = template.get("spec") or {}
     errs += validate_pod_template(template, f"{path}.template")

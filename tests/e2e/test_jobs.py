@@ -166,3 +166,26 @@ def test_a_job_whose_pods_admission_refuses_reports_it_and_makes_nothing(
         'Job.batch "neg" is invalid: spec.parallelism: Invalid value: -1: '
         "must be greater than or equal to 0"
     )
+
+
+def test_a_job_with_a_bad_failure_policy_is_refused_as_kube_refuses_it(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's validatePodFailurePolicy (answer recorded from kube-apiserver v1.36)."""
+    ns = make_namespace(admin, server, "job-policy").split("/")[4]
+    pod = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+    rule = {"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [0, 2, 1]}}
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "bad"}}
+    job["spec"] = {"template": {"spec": pod}, "podFailurePolicy": {"rules": [rule]}}
+    url = f"{server.url}/apis/batch/v1/namespaces/{ns}/jobs"
+    r = admin.post(url, json=job)
+    body = r.json()
+    assert (r.status_code, body["reason"]) == (422, "Invalid")
+    assert body["message"] == (
+        'Job.batch "bad" is invalid: [spec.podFailurePolicy.rules[0].action: Invalid value: '
+        '"FailIndex": requires the backoffLimitPerIndex to be set, '
+        "spec.podFailurePolicy.rules[0].onExitCodes.values[0]: Invalid value: 0: must not be 0 "
+        "for the In operator, spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: "
+        "[0,2,1]: must be ordered]"
+    )
+    assert admin.get(f"{url}/bad").status_code == 404
