@@ -5,7 +5,7 @@ of ValidatePersistentVolumeClaimStatusUpdate and the claim's warnings.
 A claim's spec is fixed once created, but for a volumeName set once, a class set where
 there was none (or where the beta annotation named it), and, once bound, a storage
 request (which may shrink back to no less than the capacity) and its attributes class.
-kube's refusal embeds a diff of the internal spec structs (``gostruct``).
+kube's refusal embeds a diff of the internal spec structs (``gointernal``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from typing import Any
 
 from platform_api.quantity import QuantityError, parse
 from platform_api.registry.claimspec import basic_resource, validate_claim_spec
-from platform_api.registry.gostruct import go_struct, same, struct_diff
-from platform_api.registry.pvlayout import CLAIM_SPEC
+from platform_api.registry.gointernal import go_value, same, struct_diff
 from platform_api.registry.quota_validation import is_native
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, go_quote
@@ -25,6 +24,7 @@ from platform_api.validation.labelselector import validate_label_selector
 from platform_api.validation.names import is_qualified_name
 
 Obj = dict[str, Any]
+SPEC_TYPE = "core.PersistentVolumeClaimSpec"
 STORAGE_CLASS = "volume.beta.platform.io/storage-class"  # kube's volume.beta.kubernetes.io/...
 SNAPSHOT_GROUPS = ("snapshot.storage.platform.io", "snapshot.storage.k8s.io")
 SPEC_IMMUTABLE = (
@@ -94,17 +94,6 @@ def _storage(holder: Any) -> Decimal:
     return Decimal(0) if amount is None else _value(amount)
 
 
-def _comparable(spec: Obj) -> Any:
-    """The spec's struct with quantities as values (Semantic equality compares those)."""
-    out = copy.deepcopy(spec)
-    resources = out.get("resources")
-    if isinstance(resources, dict):
-        for kind in ("limits", "requests"):
-            if isinstance(resources.get(kind), dict):
-                resources[kind] = {n: _value(q) for n, q in resources[kind].items()}
-    return go_struct(out, CLAIM_SPEC)
-
-
 def _class_upgrade(old: Obj, new: Obj, old_spec: Obj, spec: Obj) -> tuple[bool, bool]:
     """(from the annotation, from nil): the two ways a class may be set on a claim."""
     old_ann = old["metadata"].get("annotations") or {}
@@ -147,8 +136,8 @@ def _spec_change(new: Obj, old: Obj, spec: Obj, old_spec: Obj) -> list[FieldErro
             old_requests = (before.get("resources") or {}).get("requests") or {}
             requests["storage"] = old_requests.get("storage", "0")
         _set(after, "volumeAttributesClassName", before.get("volumeAttributesClassName"))
-    if not same(_comparable(before), _comparable(after)):
-        diff = struct_diff(go_struct(before, CLAIM_SPEC), go_struct(after, CLAIM_SPEC))
+    if not same(SPEC_TYPE, before, after):
+        diff = struct_diff(go_value(SPEC_TYPE, before), go_value(SPEC_TYPE, after))
         errs.append(field.forbidden("spec", f"{SPEC_IMMUTABLE}\n{diff}"))
     return errs
 

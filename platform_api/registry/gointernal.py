@@ -7,16 +7,19 @@ every field shows under its Go name, in declaration order, as Go's zero value wh
 each internal struct is a table (``gointernal_types.py``, written by
 ``scripts/gen_gointernal.py`` from kube's sources); ``go_value`` walks a versioned JSON
 value along it.  ``same`` compares two such values as kube's ``Semantic.DeepEqual``
-does: nil and empty collections alike, quantities by value (their canonical text).
+does: nil and empty collections alike, quantities by value (``Cmp``), not by text.
+The immutability errors of volumes and claims embed ``struct_diff`` of two such values.
 """
 
 from __future__ import annotations
 
+import difflib
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
-from platform_api.gotext import Struct, go_time, marshal
-from platform_api.quantity import QuantityError, canonical
+from platform_api.gotext import Struct, go_time, json_string, marshal
+from platform_api.quantity import QuantityError, parse
 from platform_api.registry.gointernal_types import NAMED, STRUCTS
 from platform_api.validation.field import GoText
 
@@ -43,6 +46,18 @@ _META_ORDER = (
 _HOST_FIELDS = ("hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace", "hostUsers")
 
 
+class GoQuantity(str):
+    """A resource.Quantity: it marshals as its canonical text, but Semantic.DeepEqual
+    compares quantities by value (``Cmp``), so ``1Gi`` and ``1073741824`` are the same."""
+
+    amount: Decimal | str  # the text itself when it does not parse
+
+    def __new__(cls, text: str, amount: Decimal | str) -> GoQuantity:
+        made = super().__new__(cls, text)
+        made.amount = amount
+        return made
+
+
 def go_text(type_name: str, value: Any) -> GoText:
     """``json.Marshal`` of ``value`` (versioned JSON) converted to the internal type."""
     return GoText(marshal(go_value(type_name, value)))
@@ -53,8 +68,36 @@ def same(type_name: str, a: Any, b: Any) -> bool:
     return _plain(go_value(type_name, a)) == _plain(go_value(type_name, b))
 
 
+def marshal_indent(value: Any, depth: int = 0) -> str:
+    """``json.MarshalIndent(value, "", " ")`` of a ``go_value`` tree: Struct fields in
+    order, map keys sorted, empty collections compact (``[]``, ``{}``)."""
+    if isinstance(value, dict) and value:
+        items = value.items() if isinstance(value, Struct) else sorted(value.items())
+        parts = [f"{json_string(k)}: {marshal_indent(v, depth + 1)}" for k, v in items]
+    elif isinstance(value, list) and value:
+        parts = [marshal_indent(v, depth + 1) for v in value]
+    else:
+        return marshal(value)
+    inner = "\n" + " " * (depth + 1)
+    opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+    return opening + inner + ("," + inner).join(parts) + "\n" + " " * depth + closing
+
+
+def struct_diff(old: Any, new: Any) -> str:
+    """apimachinery's ``diff.Diff`` of two ``go_value`` trees: a unified diff (3 lines of
+    context, no file header) of their ``marshal_indent`` texts, each line ending in a
+    newline, as kube's immutability messages embed it."""
+    before = marshal_indent(old).split("\n")
+    after = marshal_indent(new).split("\n")
+    lines = list(difflib.unified_diff(before, after, lineterm="", n=3))[2:]
+    return "".join(line + "\n" for line in lines)
+
+
 def _plain(value: Any) -> Any:
-    """Hashable and comparable; an empty slice or map is nil (a struct stays itself)."""
+    """Hashable and comparable; an empty slice or map is nil (a struct stays itself), a
+    quantity its value."""
+    if isinstance(value, GoQuantity):
+        return (GoQuantity, value.amount)
     if isinstance(value, Struct):
         return tuple((k, _plain(v)) for k, v in value.items())
     if isinstance(value, list | dict) and not value:
@@ -143,14 +186,15 @@ def _external(type_name: str, value: Any) -> Any:
     return value
 
 
-def _quantity(value: Any) -> str:
+def _quantity(value: Any) -> GoQuantity:
     """A Quantity marshals as its canonical text (one not parsed shows as given)."""
     if value is None:
-        return "0"
+        return GoQuantity("0", Decimal(0))
     try:
-        return canonical(str(value))
+        parsed = parse(str(value))
     except QuantityError:
-        return str(value)
+        return GoQuantity(str(value), str(value))
+    return GoQuantity(str(parsed), parsed.value)
 
 
 def _present(value: Any) -> bool:

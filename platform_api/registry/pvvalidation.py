@@ -14,7 +14,6 @@ import copy
 import posixpath
 from typing import Any
 
-from platform_api.gotext import marshal
 from platform_api.quantity import QuantityError, parse
 from platform_api.registry.claimspec import (
     VOLUME_MODES,
@@ -22,13 +21,12 @@ from platform_api.registry.claimspec import (
     basic_resource,
     class_name_errors,
 )
-from platform_api.registry.gostruct import go_struct, same, struct_diff
+from platform_api.registry.gointernal import go_text, go_value, same, struct_diff
 from platform_api.registry.node import DEPRECATED_NODE_LABELS
 from platform_api.registry.podscheduling import node_selector_term
-from platform_api.registry.pvlayout import PERSISTENT_VOLUME_SOURCE, VOLUME_NODE_AFFINITY
 from platform_api.registry.pvsources import SOURCE_KEYS, default_sources, validate_sources
 from platform_api.validation import field
-from platform_api.validation.field import FieldError, GoText
+from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_label_value
 
 Obj = dict[str, Any]
@@ -59,6 +57,7 @@ BETA_TO_GA = {
     "beta.platform.io/arch": "platform.io/arch",
     "beta.platform.io/instance-type": "node.platform.io/instance-type",
 }
+SOURCE_TYPE, AFFINITY_TYPE = "core.PersistentVolumeSource", "*core.VolumeNodeAffinity"
 AFFINITY_IMMUTABLE = "field is immutable, except for updating from beta label to GA"
 EXPAND = "controllerExpandSecretRef"
 SOURCE_IMMUTABLE = "spec.persistentvolumesource is immutable after creation"
@@ -214,11 +213,10 @@ def _source_update(spec: Obj, old_spec: Obj) -> list[FieldError]:
     # a CSI volume may gain a controllerExpandSecretRef
     if isinstance(csi, dict) and isinstance(old_csi, dict) and old_csi.get(EXPAND) is None:
         sources["csi"] = {k: v for k, v in csi.items() if k != EXPAND}
-    before = go_struct(old_sources, PERSISTENT_VOLUME_SOURCE)
-    after = go_struct(sources, PERSISTENT_VOLUME_SOURCE)
-    if same(before, after):
+    if same(SOURCE_TYPE, old_sources, sources):
         return []
-    detail = f"{SOURCE_IMMUTABLE}\n{struct_diff(before, after)}"
+    diff = struct_diff(go_value(SOURCE_TYPE, old_sources), go_value(SOURCE_TYPE, sources))
+    detail = f"{SOURCE_IMMUTABLE}\n{diff}"
     return [field.forbidden("spec.persistentvolumesource", detail)]
 
 
@@ -240,11 +238,9 @@ def _masked_beta_labels(affinity: Any, old_affinity: Any) -> Any:
 
 def _affinity_update(affinity: Any, old_affinity: Any) -> list[FieldError]:
     masked = _masked_beta_labels(affinity, old_affinity)
-    after = None if affinity is None else go_struct(affinity, VOLUME_NODE_AFFINITY)
-    before = go_struct(masked, VOLUME_NODE_AFFINITY)
-    if same(before, after):
+    if same(AFFINITY_TYPE, masked, affinity):
         return []
-    return [field.invalid("nodeAffinity", GoText(marshal(after)), AFFINITY_IMMUTABLE)]
+    return [field.invalid("nodeAffinity", go_text(AFFINITY_TYPE, affinity), AFFINITY_IMMUTABLE)]
 
 
 def validate_pv_update(new: Obj, old: Obj) -> list[FieldError]:
