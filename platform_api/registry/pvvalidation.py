@@ -183,6 +183,37 @@ def validate_pv_spec(spec: Obj, name: str, old_spec: Obj | None = None) -> list[
     return errs + _attributes_class(spec)
 
 
+INLINE = "may not be specified in the context of inline volumes"
+
+
+def validate_inline_pv_spec(spec: Obj, at: str) -> list[FieldError]:
+    """``ValidatePersistentVolumeSpec`` of an inline volume (a VolumeAttachment's): a CSI
+    volume with no capacity, claim, class or node affinity of its own."""
+    errs: list[FieldError] = []
+    if spec.get("claimRef") is not None:
+        errs.append(field.forbidden(f"{at}.claimRef", INLINE))
+    if spec.get("capacity"):
+        errs.append(field.forbidden(f"{at}.capacity", INLINE))
+    if spec.get("csi") is None:
+        detail = "has to be specified in the context of inline volumes"
+        errs.append(field.required(f"{at}.csi", detail))
+    modes = spec.get("accessModes") or []
+    errs += [] if modes else [field.required(f"{at}.accessModes")]
+    errs += access_mode_errors(modes, f"{at}.accessModes")
+    if (spec.get("persistentVolumeReclaimPolicy") or "Retain") != "Retain":
+        detail = "may only be Retain in the context of inline volumes"
+        errs.append(field.forbidden(f"{at}.persistentVolumeReclaimPolicy", detail))
+    if spec.get("nodeAffinity") is not None:
+        errs.append(field.forbidden(f"{at}.nodeAffinity", INLINE))
+    errs += validate_sources(spec, "", at)
+    if spec.get("storageClassName"):
+        errs.append(field.forbidden(f"{at}.storageClassName", INLINE))
+    if spec.get("volumeMode") not in (None, "Filesystem"):
+        detail = "may not specify volumeMode other than Filesystem in the context of inline volumes"
+        errs.append(field.forbidden(f"{at}.volumeMode", detail))
+    return errs
+
+
 def mount_option_errors(obj: Obj) -> list[FieldError]:
     """The mount-options annotation is for the sources that mount with options only."""
     spec = obj.get("spec") or {}

@@ -14,6 +14,7 @@ from typing import Any
 
 from platform_api.gotext import Struct, marshal
 from platform_api.registry.csinode import GROUP
+from platform_api.registry.pvvalidation import validate_inline_pv_spec
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
@@ -25,68 +26,15 @@ from platform_api.validation.names import (
 
 METADATA_MAX_BYTES = 256 * 1024
 ERROR_MESSAGE_MAX_BYTES = 1024  # kube's message names the metadata limit all the same
-ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
-# PersistentVolumeSource members in the order kube's ValidatePersistentVolumeSpec counts them.
-PV_SOURCES = (
-    "hostPath",
-    "gcePersistentDisk",
-    "awsElasticBlockStore",
-    "glusterfs",
-    "flocker",
-    "nfs",
-    "rbd",
-    "quobyte",
-    "cephfs",
-    "iscsi",
-    "cinder",
-    "fc",
-    "flexVolume",
-    "azureFile",
-    "vsphereVolume",
-    "photonPersistentDisk",
-    "portworxVolume",
-    "azureDisk",
-    "scaleIO",
-    "local",
-    "storageos",
-    "csi",
-)
 
 
 def _driver_name(name: str, path: str) -> list[FieldError]:
-    """kube's ValidateCSIDriverName."""
+    """kube's ValidateCSIDriverName, as validateAttacher words an empty one."""
     if not name:
         return [field.required(path)]
     if len(name) > DRIVER_NAME_MAX_LENGTH:
         return [field.too_long(path, DRIVER_NAME_MAX_LENGTH)]
     return field.checked(path, name, is_dns1123_subdomain)
-
-
-def _inline_spec(spec: Obj, path: str) -> list[FieldError]:
-    errs: list[FieldError] = []
-    if spec.get("capacity") is not None:
-        detail = "may not be specified in the context of inline volumes"
-        errs.append(field.forbidden(f"{path}.capacity", detail))
-    if spec.get("csi") is None:
-        detail = "has to be specified in the context of inline volumes"
-        errs.append(field.required(f"{path}.csi", detail))
-    modes = spec.get("accessModes") or []
-    if not modes:
-        errs.append(field.required(f"{path}.accessModes"))
-    for mode in modes:
-        if mode not in ACCESS_MODES:
-            errs.append(field.not_supported(f"{path}.accessModes", mode, ACCESS_MODES))
-    present = [key for key in PV_SOURCES if spec.get(key) is not None]
-    for extra in present[1:]:
-        errs.append(field.forbidden(f"{path}.{extra}", "may not specify more than 1 volume type"))
-    if not present:
-        errs.append(field.required(path, "must specify a volume type"))
-    elif present[0] == "csi":
-        csi = spec["csi"]
-        errs += _driver_name(csi.get("driver", ""), f"{path}.csi.driver")
-        if not csi.get("volumeHandle"):
-            errs.append(field.required(f"{path}.csi.volumeHandle"))
-    return errs
 
 
 def validate_volume_attachment_spec(spec: Obj) -> list[FieldError]:
@@ -101,9 +49,8 @@ def validate_volume_attachment_spec(spec: Obj) -> list[FieldError]:
     elif pv_name is not None:
         errs += field.each("spec.source.persistentVolumeName", pv_name, is_dns1123_subdomain)
     else:
-        errs += _inline_spec(
-            inline if isinstance(inline, dict) else {}, "spec.source.inlineVolumeSpec"
-        )
+        spec_at = "spec.source.inlineVolumeSpec"
+        errs += validate_inline_pv_spec(inline if isinstance(inline, dict) else {}, spec_at)
     return errs + field.each("spec.nodeName", spec.get("nodeName", ""), is_dns1123_subdomain)
 
 

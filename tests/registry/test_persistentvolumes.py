@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from platform_api.registry.defaults import apply_defaults
+from platform_api.registry.pvvalidation import validate_inline_pv_spec
 from platform_api.registry.strategy import StatusStrategy, Strategy, strategy_for
 from platform_api.scheme.catalog import builtin_scheme
 from platform_api.validation.field import aggregate
@@ -1938,3 +1939,26 @@ def test_old_claims_keep_api_groups_and_selectors_kube_no_longer_takes() -> None
 
     assert _update_of_stored("persistentvolumeclaims", claim, label) == ""
     assert created("persistentvolumeclaims", claim)[0].count("Invalid value") == 3
+
+
+def test_an_inline_volume_is_a_csi_volume_with_nothing_of_its_own() -> None:
+    """A VolumeAttachment's inline spec: kube-apiserver v1.36's answer, recorded."""
+    inline = {
+        "accessModes": ["ReadWriteOnce"],
+        "claimRef": {"name": "c"},
+        "capacity": {"storage": "1Gi"},
+        "persistentVolumeReclaimPolicy": "Delete",
+        "nodeAffinity": {"required": {"nodeSelectorTerms": []}},
+        "storageClassName": "sc",
+        "volumeMode": "Block",
+        "csi": {"driver": "d.example.com", "volumeHandle": "h"},
+    }
+    at = "spec.source.inlineVolumeSpec"
+    forbidden = "Forbidden: may not be specified in the context of inline volumes"
+    assert aggregate(validate_inline_pv_spec(inline, at)) == (
+        f"[{at}.claimRef: {forbidden}, {at}.capacity: {forbidden}, "
+        f"{at}.persistentVolumeReclaimPolicy: Forbidden: may only be Retain in the context "
+        f"of inline volumes, {at}.nodeAffinity: {forbidden}, {at}.storageClassName: "
+        f"{forbidden}, {at}.volumeMode: Forbidden: may not specify volumeMode other than "
+        "Filesystem in the context of inline volumes]"
+    )
