@@ -12,7 +12,7 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.controllers.base import Controller
-from platform_api.registry.core import KUBERNETES_FINALIZER
+from platform_api.registry.namespaces import KUBERNETES_FINALIZER
 from platform_api.registry.store import Store
 from platform_api.storage.interface import Event, ListOptions
 

@@ -44,41 +44,7 @@ from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_config_map_key, validate_object_meta_update
 
-NAMESPACE_NAME_LABEL = "platform.io/metadata.name"
-UPSTREAM_NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
-KUBERNETES_FINALIZER = "kubernetes"
 MAX_DATA_SIZE = 1024 * 1024  # kube's MaxSecretSize, for ConfigMaps too
-
-
-@register("", "Namespace")
-class NamespaceStrategy(GenericStrategy):
-    returns_deleted_object = True
-    initial_status = {"phase": "Active"}
-
-    def prepare_for_create(self, obj: Obj) -> None:
-        super().prepare_for_create(obj)
-        spec = obj.setdefault("spec", {})
-        finalizers = spec.setdefault("finalizers", [])
-        if KUBERNETES_FINALIZER not in finalizers:
-            finalizers.append(KUBERNETES_FINALIZER)
-        self._label(obj)
-
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        super().prepare_for_update(new, old)
-        # Finalizers change only through /finalize.
-        if "spec" in old:
-            new["spec"] = old["spec"]
-        else:
-            new.pop("spec", None)
-        self._label(new)
-
-    def _label(self, obj: Obj) -> None:
-        """Every namespace carries its name as a label, so selectors can match it (also
-        under the upstream key when the server serves upstream names)."""
-        labels = obj["metadata"].setdefault("labels", {})
-        labels[NAMESPACE_NAME_LABEL] = obj["metadata"].get("name", "")
-        if self.aliases is not None and self.aliases.enabled:
-            labels[UPSTREAM_NAMESPACE_NAME_LABEL] = obj["metadata"].get("name", "")
 
 
 @register("", "Secret")
@@ -335,11 +301,6 @@ class ServiceStrategy(GenericStrategy):
 @register("", "ServiceAccount")
 class ServiceAccountStrategy(GenericStrategy):
     returns_deleted_object = True
-
-
-@register("", "Node")
-class NodeStrategy(GenericStrategy):
-    keep_status_on_create = True  # kubelets register nodes with their status
 
 
 @register("", "PersistentVolume")

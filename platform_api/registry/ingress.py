@@ -1,18 +1,31 @@
 """Ingresses (networking/v1), validated as kube's ValidateIngressSpec words it: hosts,
-paths by path type, backends, TLS hosts and the class name."""
+paths by path type, backends, TLS hosts and the class name; and IngressClasses, as
+ValidateIngressClass does: the controller that implements the class (a domain-prefixed
+path, for good) and the reference to its parameters."""
 
 from __future__ import annotations
 
 import ipaddress
 import re
 
+from platform_api.registry.defaults import defaults
 from platform_api.registry.servicespec import port_name_errors, port_number_errors
-from platform_api.registry.strategy import Obj, SpecChecked, register
+from platform_api.registry.strategy import GenericStrategy, Obj, SpecChecked, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import is_dns1035_label, is_dns1123_subdomain, regex_error
+from platform_api.validation.names import (
+    domain_prefixed_path,
+    is_dns1035_label,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_path_segment_name,
+    regex_error,
+)
 
+GROUP = "networking.platform.io"
 PATH_TYPES = ["Exact", "ImplementationSpecific", "Prefix"]
+MAX_CONTROLLER = 250
+SCOPES = ["Cluster", "Namespace"]
 _BAD_SEQUENCES = ("//", "/./", "/../", "%2f", "%2F")
 _BAD_SUFFIXES = ("/..", "/.")
 _WILDCARD_FMT = r"\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
@@ -127,7 +140,71 @@ def _backend(backend: Obj, at: str) -> list[FieldError]:
     return errs
 
 
-@register("networking.platform.io", "Ingress")
+@register(GROUP, "Ingress")
 class IngressStrategy(SpecChecked):
     tracks_generation = True
     check = staticmethod(validate_ingress_spec)
+
+
+@defaults(GROUP, "IngressClass")
+def default_ingress_class(ingress_class: Obj) -> None:
+    """SetDefaults_IngressClass: parameters without a scope are cluster-scoped."""
+    parameters = (ingress_class.get("spec") or {}).get("parameters")
+    if isinstance(parameters, dict) and parameters.get("scope") is None:
+        parameters["scope"] = "Cluster"
+
+
+def validate_ingress_class_spec(spec: Obj) -> list[FieldError]:
+    controller = spec.get("controller") or ""
+    errs: list[FieldError] = []
+    if len(controller.encode()) > MAX_CONTROLLER:
+        errs.append(field.too_long("spec.controller", MAX_CONTROLLER))
+    errs += domain_prefixed_path(controller, "spec.controller")
+    parameters = spec.get("parameters")
+    if parameters is not None:
+        errs += _parameters(parameters, "spec.parameters")
+    return errs
+
+
+def _parameters(parameters: Obj, at: str) -> list[FieldError]:
+    """kube's validateIngressClassParametersReference: a group, kind and name that could
+    be looked up, in the namespace the scope calls for."""
+    errs: list[FieldError] = []
+    group = parameters.get("apiGroup")
+    if group is not None:
+        errs += [field.invalid(f"{at}.apiGroup", group, m) for m in is_dns1123_subdomain(group)]
+    for key in ("kind", "name"):
+        errs += field.checked(f"{at}.{key}", parameters.get(key) or "", is_path_segment_name)
+    scope, namespace = parameters.get("scope"), parameters.get("namespace")
+    if scope is None:
+        return [*errs, field.required(f"{at}.scope")]
+    if scope not in SCOPES:
+        errs.append(field.not_supported(f"{at}.scope", scope, SCOPES))
+    elif scope == "Namespace" and namespace is None:
+        detail = "`parameters.scope` is set to 'Namespace'"
+        errs.append(field.required(f"{at}.namespace", detail))
+    elif scope == "Namespace":
+        errs += [
+            field.invalid(f"{at}.namespace", namespace, m) for m in is_dns1123_label(str(namespace))
+        ]
+    elif namespace is not None:
+        errs.append(field.forbidden(f"{at}.namespace", "`parameters.scope` is set to 'Cluster'"))
+    return errs
+
+
+@register(GROUP, "IngressClass")
+class IngressClassStrategy(GenericStrategy):
+    """kube's IngressClass strategy: generation counts spec changes; the controller
+    never changes."""
+
+    tracks_generation = True
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_ingress_class_spec(obj.get("spec") or {})
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = super().validate_update(new, old)
+        controller = (new.get("spec") or {}).get("controller") or ""
+        if controller != ((old.get("spec") or {}).get("controller") or ""):
+            errs.append(field.invalid("spec.controller", controller, "field is immutable"))
+        return errs + validate_ingress_class_spec(new.get("spec") or {})

@@ -10,13 +10,12 @@ more than it could see.  With a failure policy only Failed pods are replaced.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from platform_api.registry.jobstatusvalidation import index_total
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import is_dns1123_subdomain, is_qualified_name, regex_error
+from platform_api.validation.names import domain_prefixed_path, is_qualified_name
 
 Obj = dict[str, Any]
 ACTIONS = ["Count", "FailIndex", "FailJob", "Ignore"]
@@ -29,8 +28,6 @@ MAX_CONDITION_PATTERNS = 20
 MAX_SUCCESS_RULES = 20
 MAX_SUCCEEDED_INDEXES = 64 * 1024
 MAX_MANAGED_BY = 63
-_HTTP_PATH = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
-_HTTP_PATH_RE = re.compile(f"^{_HTTP_PATH}$")
 
 
 def _valid_values(values: list[str]) -> str:
@@ -42,22 +39,9 @@ def validate_managed_by(value: Any, at: str) -> list[FieldError]:
     """IsDomainPrefixedPath, then the length limit."""
     if value is None:
         return []
-    errs = _domain_prefixed_path(str(value), at)
+    errs = domain_prefixed_path(str(value), at)
     if len(str(value)) > MAX_MANAGED_BY:
         errs.append(field.too_long(at, MAX_MANAGED_BY))
-    return errs
-
-
-def _domain_prefixed_path(value: str, at: str) -> list[FieldError]:
-    if not value:
-        return [field.required(at)]
-    host, _, path = value.partition("/")
-    if "/" not in value or not host or not path:
-        detail = 'must be a domain-prefixed path (such as "acme.io/foo")'
-        return [field.invalid(at, value, detail)]
-    errs = [field.invalid(at, host, m) for m in is_dns1123_subdomain(host)]
-    if not _HTTP_PATH_RE.match(path):
-        errs.append(field.invalid(at, path, regex_error("Invalid path", _HTTP_PATH)))
     return errs
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import ipaddress
 
 from platform_api.validation import field
-from platform_api.validation.field import FieldError
+from platform_api.validation.field import FieldError, go_quote
 
+IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 INVALID_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 INVALID_CIDR = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
 _LINK_LOCAL_MULTICAST = {
@@ -109,27 +110,75 @@ def strict_ip_errors(value: str) -> list[str]:
     return errs
 
 
-def strict_cidr_errors(value: str) -> list[str]:
-    """kube's IsValidCIDR: a valid CIDR, no leading zeros, not IPv4-mapped, no host bits
-    set, canonical."""
+def parse_cidr_sloppy(value: str) -> tuple[IP, int, bool] | None:
+    """Go's ParseCIDRSloppy: the address (IPv4 octets may have leading zeros), the
+    prefix length, and whether it was written IPv4-mapped; None when it does not parse."""
     address, _, bits = value.partition("/")
     ip = parse_ip_sloppy(address)
     if not bits.isascii() or not bits.isdigit() or ip is None:
-        return [INVALID_CIDR]
+        return None
     length = int(bits)
     v4 = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
-    mapped = v4 is not None
     if v4 is not None and length >= 96:  # Go folds ::ffff:a.b.c.d/n into IPv4
         ip, length = v4, length - 96
     if length > ip.max_prefixlen:
+        return None
+    return ip, length, v4 is not None
+
+
+def legacy_cidr_errors(value: str) -> list[str]:
+    """kube's IsValidCIDRForLegacyField with StrictIPCIDRValidation (on in v1.36): a
+    valid CIDR, no leading zeros, not IPv4-mapped, no host bits set; any spelling."""
+    parsed = parse_cidr_sloppy(value)
+    if parsed is None:
         return [INVALID_CIDR]
-    network = ipaddress.ip_network(f"{ip}/{length}", strict=False)
+    ip, length, mapped = parsed
+    address, _, bits = value.partition("/")
     if parse_ip(address) is None or (len(bits) > 1 and bits.startswith("0")):
         return ["must not have leading 0s in IP or prefix length"]
     if mapped:
         return ["must not have an IPv4-mapped IPv6 address"]
-    if network.network_address != ip:
+    if ipaddress.ip_network(f"{ip}/{length}", strict=False).network_address != ip:
         return ["must not have bits set beyond the prefix length"]
+    return []
+
+
+def strict_cidr_errors(value: str) -> list[str]:
+    """kube's IsValidCIDR: the legacy checks, then the canonical spelling."""
+    errs = legacy_cidr_errors(value)
+    parsed = parse_cidr_sloppy(value)
+    if errs or parsed is None:
+        return errs
+    network = ipaddress.ip_network(f"{parsed[0]}/{parsed[1]}")
     if value != str(network):
         return [f'must be in canonical form ("{network}")']
     return []
+
+
+def cidr_warnings(value: str, at: str) -> list[str]:
+    """kube's GetWarningsForCIDR, for fields checked by ``legacy_cidr_errors``: an
+    ambiguous value, a non-standard one, an IPv6 one not in RFC 5952 form."""
+    parsed = parse_cidr_sloppy(value)
+    if parsed is None:
+        return []
+    ip, length, mapped = parsed
+    network = ipaddress.ip_network(f"{ip}/{length}", strict=False)
+    warnings = []
+    if network.network_address != ip:
+        single = f"{go_string(ip)}/{ip.max_prefixlen}"
+        warnings.append(
+            f"{at}: CIDR value {go_quote(value)} is ambiguous in this context (should be "
+            f"{go_quote(str(network))} or {go_quote(single)}?)"
+        )
+    address, _, bits = value.partition("/")
+    if parse_ip(address) is None or (len(bits) > 1 and bits.startswith("0")) or mapped:
+        warnings.append(
+            f"{at}: non-standard CIDR value {go_quote(value)} is invalid: use "
+            f"{go_quote(str(network))}"
+        )
+    if not warnings and ip.version == 6 and str(network) != value:
+        warnings.append(
+            f"{at}: IPv6 CIDR value {go_quote(value)} should be in RFC 5952 canonical "
+            f"format ({go_quote(str(network))})"
+        )
+    return warnings

@@ -167,6 +167,25 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
+_HTTP_PATH = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
+_http_path_re = re.compile(f"^{_HTTP_PATH}\\Z")
+
+
+def domain_prefixed_path(value: str, at: str) -> list[FieldError]:
+    """kube's IsDomainPrefixedPath (``acme.io/foo``): the names of controllers that
+    manage an object (a Job's ``managedBy``, an IngressClass's ``controller``)."""
+    if not value:
+        return [field.required(at)]
+    host, _, path = value.partition("/")
+    if not host or not path:
+        detail = 'must be a domain-prefixed path (such as "acme.io/foo")'
+        return [field.invalid(at, value, detail)]
+    errs = [field.invalid(at, host, m) for m in is_dns1123_subdomain(host)]
+    if not _http_path_re.match(path):
+        errs.append(field.invalid(at, path, regex_error("Invalid path", _HTTP_PATH)))
+    return errs
+
+
 def is_label_value(value: str) -> list[str]:
     errs = []
     if len(value) > 63:

@@ -1,4 +1,5 @@
-"""Tolerations: kube's ValidateTolerations, and the merge admission plugins apply.
+"""Taints and tolerations: kube's validateNodeTaints and ValidateTolerations, and the
+merge of tolerations admission plugins apply.
 
 A toleration with no operator means Equal; one with an empty key and Exists tolerates
 every taint; one with no effect tolerates every effect.
@@ -6,6 +7,7 @@ every taint; one with no effect tolerates every effect.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from platform_api.validation import field
@@ -70,6 +72,50 @@ def validate_tolerations(tolerations: list[Toleration], path: str) -> list[Field
         if key in seen:
             errs.append(field.duplicate(f"{path}[{i}]", go_toleration(toleration)))
         seen.add(key)
+    return errs
+
+
+def go_taint(taint: Toleration, time_added: str | None) -> GoText:
+    """A taint as kube's duplicate error prints it: its Go struct as JSON."""
+    parts = [
+        f'"{go}":{field.go_quote(taint.get(key) or "")}'
+        for go, key in (("Key", "key"), ("Value", "value"), ("Effect", "effect"))
+    ]
+    parts.append(f'"TimeAdded":{"null" if time_added is None else field.go_quote(time_added)}')
+    return GoText("{" + ",".join(parts) + "}")
+
+
+def _taint_errors(taint: Toleration, at: str) -> list[FieldError]:
+    key, value, effect = (str(taint.get(k) or "") for k in ("key", "value", "effect"))
+    errs = [field.invalid(f"{at}.key", key, m) for m in is_qualified_name(key)]
+    messages = is_label_value(value)
+    if messages:
+        errs.append(field.invalid(f"{at}.value", value, ";".join(messages)))
+    if not effect:
+        errs.append(field.required(f"{at}.effect"))
+    elif effect not in TAINT_EFFECTS:
+        errs.append(field.not_supported(f"{at}.effect", effect, TAINT_EFFECTS))
+    return errs
+
+
+def validate_taints(
+    taints: list[Toleration], path: str, time_added: Callable[[Any], str | None]
+) -> list[FieldError]:
+    """kube's validateNodeTaints: each taint's key, value and effect, and one taint per
+    key and effect (a repeat is reported once, as its Go struct; ``time_added`` renders
+    its ``timeAdded`` as Go's metav1.Time writes it)."""
+    errs: list[FieldError] = []
+    seen: set[tuple[str, str]] = set()
+    for i, taint in enumerate(taints):
+        at = f"{path}[{i}]"
+        errs += _taint_errors(taint, at)
+        pair = (str(taint.get("effect") or ""), str(taint.get("key") or ""))
+        if pair in seen:
+            shown = go_taint(taint, time_added(taint.get("timeAdded")))
+            detail = "taints must be unique by key and effect pair"
+            errs.append(FieldError(field.DUPLICATE, at, shown, detail))
+            continue
+        seen.add(pair)
     return errs
 
 
