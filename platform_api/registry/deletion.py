@@ -56,8 +56,12 @@ def has_pending_finalizers(obj: dict[str, Any], kind: str) -> bool:
 
 
 def finishes_deletion(obj: dict[str, Any]) -> bool:
-    """The last finalizer of an object being deleted is gone: the update removes it."""
+    """The last finalizer of an object being deleted is gone: the update removes it.  A
+    Namespace also waits for its ``spec.finalizers`` (kube's
+    ShouldDeleteNamespaceDuringUpdate): another component may still be cleaning it up."""
     meta = obj.get("metadata", {})
+    if obj.get("kind") == "Namespace" and (obj.get("spec") or {}).get("finalizers"):
+        return False
     return (
         bool(meta.get("deletionTimestamp"))
         and not meta.get("finalizers")
