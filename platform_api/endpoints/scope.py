@@ -189,6 +189,9 @@ class Scope:
         roles and bindings), then validating admission."""
         admit = self.handlers.admission.validator(self, operation)
         guard, strategy = self.store.guard, self.store.strategy
+        subresource = self.info.subresource
+        if subresource in self.store.subresource_strategies:  # /status warns of nothing
+            strategy = self.store.subresource_strategies[subresource]
 
         async def validate(obj: Obj, old: Obj | None) -> None:
             for text in strategy.warnings(obj, old):

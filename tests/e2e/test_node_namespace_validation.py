@@ -152,3 +152,26 @@ def test_a_namespace_waits_for_every_spec_finalizer(
     namespace["spec"]["finalizers"] = []
     assert admin.put(f"{url}/finalize", json=namespace).status_code == 200
     eventually(lambda: admin.get(url).status_code == 404)
+
+
+def test_a_status_write_carries_no_warnings_of_the_main_resource(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube warns of a Node's deprecated externalID on writes of the Node, not of its
+    status (answers recorded from kube-apiserver v1.36)."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "warn-n1"}}
+    node["spec"] = {"externalID": "x"}
+    warning = '299 - "spec.externalID: this field is deprecated, and is unused by Kubernetes"'
+    merge = {"Content-Type": "application/merge-patch+json"}
+    url = f"{server.url}{NODES}/warn-n1"
+    try:
+        created = admin.post(f"{server.url}{NODES}", json=node)
+        assert (created.status_code, created.headers.get("Warning")) == (201, warning)
+        status = admin.patch(
+            f"{url}/status", json={"status": {"capacity": {"cpu": "2"}}}, headers=merge
+        )
+        assert (status.status_code, status.headers.get("Warning")) == (200, None)
+        main = admin.patch(url, json={"metadata": {"labels": {"a": "b"}}}, headers=merge)
+        assert (main.status_code, main.headers.get("Warning")) == (200, warning)
+    finally:
+        admin.delete(url)
