@@ -109,7 +109,13 @@ class Controller:
             self.enqueue(key, retry)
 
     def _failed(self, failure: Any, key: Hashable) -> None:
-        log.failure("{name} syncing {key}", failure, name=self.name, key=key)
+        if failure.check(StatusError) and failure.value.code in (404, 409):
+            # The object went away or changed under the sync (a Deployment deleted while
+            # its status was being written): an ordinary race, retried as kube requeues
+            # it; the retry reads the object afresh.
+            log.info("{name} syncing {key}: {why}", name=self.name, key=key, why=failure.value)
+        else:
+            log.failure("{name} syncing {key}", failure, name=self.name, key=key)
         self._done(1.0, key)
 
     async def sync(self, key: Any) -> float | None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from twisted.internet.task import Clock
+from twisted.logger import LogLevel, globalLogPublisher
 
+from platform_api import errors
 from platform_api.controllers.base import Controller
 
 
@@ -36,3 +38,34 @@ def test_an_earlier_enqueue_replaces_a_later_recheck() -> None:
     clock.advance(30)
     assert controller.runs == [("a", 0), ("a", 5), ("a", 35)]
     assert len(clock.getDelayedCalls()) == 1
+
+
+class Racing(Controller):
+    """Its object disappears under the first sync (kube's controllers see that race)."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(hub=None, reactor=clock)  # type: ignore[arg-type]
+        self.runs = 0
+        self.running = True
+
+    async def sync(self, key: Any) -> float | None:
+        self.runs += 1
+        if self.runs == 1:
+            raise errors.not_found("deployments", "apps", key)
+        return None
+
+
+def test_an_object_gone_under_a_sync_is_retried_without_a_traceback() -> None:
+    clock = Clock()
+    controller = Racing(clock)
+    seen: list[dict[str, Any]] = []
+    globalLogPublisher.addObserver(seen.append)
+    try:
+        controller.enqueue("web")
+        clock.advance(0)
+    finally:
+        globalLogPublisher.removeObserver(seen.append)
+    assert [e["log_level"] for e in seen] == [LogLevel.info]
+    assert "log_failure" not in seen[0]
+    clock.advance(1.0)
+    assert controller.runs == 2
