@@ -96,6 +96,35 @@ def json_string(value: str) -> str:
     return text
 
 
+_RUNE_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
+_RUNE_ESCAPES.update({"\t": "\\t", "\v": "\\v", "\\": "\\\\"})
+
+
+def quote_rune(char: str, quote: str = "'") -> str:
+    """One character as ``strconv.Quote`` writes it inside ``quote``: printable ones as
+    they are, the C escapes, ``\\x7f`` under U+0080, ``\\u``/``\\U`` above."""
+    if char == quote:
+        return "\\" + char
+    escaped = _RUNE_ESCAPES.get(char)
+    if escaped is not None:
+        return escaped
+    if char.isprintable():  # Go's unicode.IsPrint: letters, marks, numbers, symbols,
+        return char  # punctuation and the ASCII space, as Python's isprintable
+    code = ord(char)
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    if 0xD800 <= code <= 0xDFFF:  # a lone surrogate: Go holds the bytes as U+FFFD
+        return "\ufffd"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def quote(value: str) -> str:
+    """``%q`` of a string (``strconv.Quote``), as kube's messages print names."""
+    if value.isascii() and value.isprintable():
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + "".join(quote_rune(c, '"') for c in value) + '"'
+
+
 def marshal(value: Any) -> str:
     """``json.Marshal``: compact, map keys sorted (``Struct`` fields in order), numbers
     and strings in Go's forms; integers beyond int64 were float64 once decoded."""
@@ -134,6 +163,19 @@ def sprint(value: Any) -> str:
     if isinstance(value, list):
         return "[" + " ".join(sprint(v) for v in value) + "]"
     return str(value)
+
+
+def json_kind(value: Any) -> str:
+    """The JSON kind Go's decoder names in ``cannot unmarshal <kind>``."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return "string" if isinstance(value, str) else "null"
 
 
 def go_type(value: Any) -> str:

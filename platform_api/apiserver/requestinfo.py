@@ -66,9 +66,11 @@ def _query_flag(value: bytes) -> bool:
 
 
 def parse(method: bytes, path: str, args: dict[bytes, list[bytes]]) -> RequestInfo:
-    """Build the RequestInfo of a request; ``path`` is the URL path, still %-encoded."""
+    """Build the RequestInfo of a request; ``path`` is the URL path, still %-encoded.
+    It is split once decoded, as kube splits Go's ``URL.Path``: ``%2F`` separates too."""
     info = RequestInfo(path=path, verb=method.decode("latin-1").lower())
-    parts = [unquote(p) for p in path.strip("/").split("/")] if path.strip("/") else []
+    decoded = unquote(path).strip("/")
+    parts = decoded.split("/") if decoded else []
     if len(parts) < 3 or parts[0] not in API_PREFIXES:
         return info
     info.api_prefix = parts[0]

@@ -20,6 +20,7 @@ from platform_api.apiserver.flagvalues import ConfigError as FlagError
 from platform_api.apiserver.flagvalues import go_duration, parse_duration
 from platform_api.cel import DYN_MAP, CELError, Environment, Program
 from platform_api.client import kubeconfig
+from platform_api.gotext import json_kind
 from platform_api.validation import field as fe
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.names import is_dns1123_subdomain
@@ -188,17 +189,10 @@ def _typed(value: Any, at: str, kind: type, default: Any) -> Any:
     if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
         names = {str: "string", list: "array", dict: "object", bool: "bool"}
         raise _DecodeError(
-            f"json: cannot unmarshal {_json_type(value)} into Go struct field "
+            f"json: cannot unmarshal {json_kind(value)} into Go struct field "
             f"AuthorizationConfiguration.{at} of type {names[kind]}"
         )
     return value
-
-
-def _json_type(value: Any) -> str:
-    for kind, name in ((bool, "bool"), (str, "string"), (list, "array"), (dict, "object")):
-        if isinstance(value, kind):
-            return name
-    return "number"
 
 
 def _duration(block: dict[str, Any], key: str, at: str, default: float) -> float:

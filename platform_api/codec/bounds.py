@@ -73,6 +73,14 @@ def parse_float(text: str) -> float:
     return OverflowFloat(text) if number in (_INF, -_INF) else number
 
 
+def parse_int(text: str) -> int | float:
+    """A JSON integer; one too long for Python's int parser (CPython refuses more than
+    4300 digits, to bound its quadratic conversion) is far past float64 as well, so it
+    keeps its text as an OverflowFloat, which Go's decoders refuse with that text."""
+    return int(text) if len(text) <= _INT_DIGITS else OverflowFloat(text)
+
+
+_INT_DIGITS = 4000  # under CPython's default limit, past float64's 309 digits
 _INF = float("inf")
 _INT64 = (-(2**63), 2**63 - 1)
 

@@ -21,8 +21,10 @@ from platform_api.codec.bounds import (
     check_yaml_aliases,
     check_yaml_events,
     parse_float,
+    parse_int,
     wide_number,
 )
+from platform_api.gotext import quote_rune
 from platform_api.validation.field import go_quote
 
 try:  # libyaml is in the PyYAML wheels; fall back to the pure-Python classes if absent
@@ -81,6 +83,7 @@ def parse_json(data: bytes, unstructured: bool = False) -> tuple[Any, Duplicates
             object_pairs_hook=pairs,
             parse_constant=_reject_constant,
             parse_float=parse_float,
+            parse_int=parse_int,
         )
     except json.JSONDecodeError as e:
         raise BodyError(_go_json_message(e)) from e
@@ -203,18 +206,7 @@ def _broken_literal(doc: str, pos: int) -> str:
 
 def _go_char(char: str) -> str:
     """A character as Go's scanner quotes it in its errors (``\\ufeff`` for a BOM)."""
-    if char in _GO_ESCAPES:
-        return _GO_ESCAPES[char]
-    if char.isprintable():
-        return char
-    code = ord(char)
-    if code < 0x80:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-
-
-_GO_ESCAPES = {"'": "\\'", "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f"}
-_GO_ESCAPES.update({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"})
+    return quote_rune(char, "'")
 
 
 class _DuplicateAwareLoader(_Loader):
@@ -302,7 +294,12 @@ def _json_float(loader: _DuplicateAwareLoader, node: yaml.ScalarNode) -> Any:
 
 def _go_int(loader: _DuplicateAwareLoader, node: yaml.ScalarNode) -> Any:
     """go-yaml reads an integer past float64 (``1`` and 400 zeros) as the string it is."""
-    value = loader.construct_yaml_int(node)
+    try:
+        value = loader.construct_yaml_int(node)
+    except ValueError as e:
+        if "Exceeds the limit" in str(e):  # CPython's digit limit: far past float64 too
+            return node.value
+        raise
     try:
         float(value)
     except OverflowError:

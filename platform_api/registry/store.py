@@ -51,6 +51,8 @@ from platform_api.storage.interface import (
     Stored,
 )
 from platform_api.storage.view import AsyncStorageView
+from platform_api.validation.field import go_quote
+from platform_api.validation.names import is_path_segment_name
 
 # The object as a request wants it, given the current object (None when absent).
 UpdateFunc = Callable[[Obj | None], Obj]
@@ -111,6 +113,14 @@ class Store:
             return self.prefix + namespace.encode() + b"\x00" + name.encode()
         return self.prefix + name.encode()
 
+    def named_key(self, namespace: str, name: str) -> bytes:
+        """The key of an object a request names: a name that cannot be one path segment
+        is refused before storage sees it, as kube's key functions refuse it."""
+        if name in (".", "..") or "/" in name or "%" in name:
+            problems = ";".join(is_path_segment_name(name))
+            raise errors.bad_request(f"Name parameter invalid: {go_quote(name)}: {problems}")
+        return self.key(namespace, name)
+
     def list_prefix(self, namespace: str) -> bytes:
         if self.resource.namespaced and namespace:
             return self.prefix + namespace.encode() + b"\x00"
@@ -153,7 +163,7 @@ class Store:
 
     def get(self, namespace: str, name: str) -> Stored:
         try:
-            return self.storage.get(self.key(namespace, name))
+            return self.storage.get(self.named_key(namespace, name))
         except StorageError as e:
             raise self._error(e, name) from None
 
@@ -249,7 +259,7 @@ class Store:
     ) -> tuple[Stored, bool]:
         """Returns the new state and whether it was created."""
         strategy = self.subresource_strategies[subresource] if subresource else self.strategy
-        key = self.key(namespace, name)
+        key = self.named_key(namespace, name)
         created = False
 
         async def try_update(existing: Obj | None, stored: Stored | None) -> Obj:
@@ -341,7 +351,7 @@ class Store:
         orphan: bool | None = None,
     ) -> tuple[Stored, bool]:
         """Returns the last (or now terminating) state and whether it is gone."""
-        key = self.key(namespace, name)
+        key = self.named_key(namespace, name)
         current = self.get(namespace, name)
         if preconditions is not None:
             why = preconditions.failure(current.object)

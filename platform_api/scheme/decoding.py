@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from platform_api.codec import Duplicates, protobuf_schema
-from platform_api.gotext import go_time
+from platform_api.gotext import go_time, json_kind
 from platform_api.quantity import QuantityError, canonical, resource_list_text
 from platform_api.scheme.schemas import (
     INT_OR_STRING,
@@ -75,18 +75,6 @@ def _cbor_type(value: Any) -> str:
     if isinstance(value, str):
         return "byte string"
     return "array" if isinstance(value, list) else "map"
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def format_time(value: datetime, micro: bool = False) -> str:
@@ -174,7 +162,7 @@ class Decoder:
             return DecodeError(
                 f"cbor: cannot unmarshal {_cbor_type(value)} into {where} of type {go_type}"
             )
-        kind = _json_type(value)
+        kind = json_kind(value)
         if num and kind == "number":
             kind = f"number {getattr(value, 'literal', value)}"  # 1e400 as it was written
         where = f"Go struct field {struct.rpartition('.')[2]}.{go_path}"

@@ -13,6 +13,8 @@ from typing import Any
 
 import orjson
 
+from platform_api.gotext import quote as go_quote
+
 REQUIRED = "FieldValueRequired"
 INVALID = "FieldValueInvalid"
 NOT_SUPPORTED = "FieldValueNotSupported"
@@ -46,11 +48,6 @@ class _Omit:
 
 
 OMIT: Any = _Omit()
-
-
-def go_quote(value: str) -> str:
-    """Quote like Go's ``%q``: JSON escaping is the same for every printable string."""
-    return orjson.dumps(value).decode()
 
 
 class GoText(str):

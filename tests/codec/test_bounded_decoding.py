@@ -75,6 +75,21 @@ def test_numbers_past_float64_keep_their_text() -> None:
     assert value["b"] == -math.inf and value["b"].literal == "-1e400"
 
 
+def test_integers_past_cpythons_digit_limit_keep_their_text() -> None:
+    """CPython refuses to parse more than 4300 digits; such a number is past float64 too,
+    and Go refuses it by its text (an internal error here before)."""
+    huge = "9" * 5000
+    value, _ = parse_json(f'{{"a":{huge},"b":-{huge}}}'.encode())
+    assert isinstance(value["a"], OverflowFloat) and value["a"].literal == huge
+    assert value["b"].literal == "-" + huge
+    with pytest.raises(BodyError) as raised:
+        parse_json(f'{{"a":{huge}}}'.encode(), True)
+    assert (
+        str(raised.value) == f"json: cannot unmarshal number {huge} into Go value of type float64"
+    )
+    assert parse_yaml(f"a: {huge}\nb: -{huge}\n".encode())[0] == {"a": huge, "b": "-" + huge}
+
+
 def test_unstructured_numbers_follow_go_interface_decoding() -> None:
     value, _ = parse_json(b'{"big":99999999999999999999,"ok":9223372036854775807}', True)
     assert value == {"big": 1e20, "ok": 9223372036854775807}

@@ -1,4 +1,4 @@
-"""Replaying a recorded kube-apiserver answer: one dry-run create, compared with it."""
+"""Recorded kube-apiserver answers: a Status body, and replaying one dry-run create."""
 
 from __future__ import annotations
 
@@ -17,3 +17,21 @@ def assert_create_answered(
     assert got.status_code == case["code"], got.text
     answer = got.json()["message"] if case["code"] >= 300 else shown(got.json())
     assert answer == case["answer"]
+
+
+def status(
+    code: int, reason: str, message: str, details: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A failure Status body as kube writes it (``details`` only when it sends some)."""
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+    }
+    if details is not None:
+        body["details"] = details
+    body["code"] = code
+    return body

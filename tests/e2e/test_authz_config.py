@@ -9,6 +9,7 @@ from typing import Any
 
 import requests
 
+from tests.e2e.answers import status
 from tests.e2e.conftest import Server, session_for, start_server
 from tests.e2e.test_authz_webhook import start_authz_webhook, stop_webhook
 from tests.e2e.test_process import twistd
@@ -52,17 +53,7 @@ authorizers:
 
 
 def forbidden(message: str, kind: str = "configmaps") -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": "Forbidden",
-        "details": {"kind": kind} if kind else {},
-        "code": 403,
-    }
-    return body
+    return status(403, "Forbidden", message, {"kind": kind} if kind else {})
 
 
 def configmaps_message(user: str, reason: str = "") -> str:

@@ -11,6 +11,7 @@ import cbor2
 import pytest
 import requests
 
+from tests.e2e.answers import status
 from tests.e2e.conftest import Server, session_for, start_server
 from tests.e2e.crds import crd_manifest, create_crd, crontab
 
@@ -50,18 +51,6 @@ def plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]
     return value
-
-
-def status(code: int, reason: str, message: str) -> dict[str, Any]:
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
 
 
 def test_create_get_and_list_in_cbor(gated: Server, admin_cbor: requests.Session) -> None:

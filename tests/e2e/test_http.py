@@ -5,25 +5,11 @@ from __future__ import annotations
 import httpx
 import requests
 
+from tests.e2e.answers import status
 from tests.e2e.conftest import Server, session_for
 from tests.e2e.crds import eventually
 
 CM = "/api/v1/namespaces/default/configmaps"
-
-
-def status(code: int, reason: str, message: str, details: dict | None = None) -> dict:
-    body = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-    }
-    body["reason"] = reason
-    if details is not None:
-        body["details"] = details
-    body["code"] = code
-    return body
 
 
 def configmap(name: str, **data: str) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from platform_api.gotext import quote
 from platform_api.jsonpath import NO_VALUE, marshal, sprint
 from platform_api.jsonpath.gotext import format_float, go_type, marshal_indent
 
@@ -67,3 +68,21 @@ def test_go_types() -> None:
         "bool",
         "interface {}",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ("abc", '"abc"'),
+        ('a"b\\c', '"a\\"b\\\\c"'),
+        ("a\x00b\n", '"a\\x00b\\n"'),
+        ("\x01\x7f\x80", '"\\x01\\x7f\\u0080"'),
+        ("\u00a0é日本😀", '"\\u00a0é日本😀"'),
+        ("<&>\u2028", '"<&>\\u2028"'),
+        ("\U000e0001", '"\\U000e0001"'),
+    ],
+)
+def test_quote_is_go_strconv_quote(text: str, quoted: str) -> None:
+    """Checked against Go's ``%q``: control characters as \\x, other unprintable runes as
+    \\u or \\U, printable ones (HTML characters too) as they are."""
+    assert quote(text) == quoted

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from platform_api.apiextensions.schema.gotext import INT64_MAX, INT64_MIN, go_json
+from platform_api.gotext import json_kind
 from platform_api.scheme.decoding import format_time
 from platform_api.validation.field import go_quote
 
@@ -78,18 +79,6 @@ class _State:
             self.error = f"json: cannot unmarshal {json_kind} into {where} of type {go_type}"
 
 
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def decode(meta: Any, strict_prefix: str | None = None) -> tuple[dict[str, Any], list[str]]:
     """ObjectMeta's canonical form of ``meta`` and the unknown field paths (strict mode).
 
@@ -100,7 +89,7 @@ def decode(meta: Any, strict_prefix: str | None = None) -> tuple[dict[str, Any],
         if meta is None:
             return {}, []
         raise DecodeError(
-            f"json: cannot unmarshal {_json_kind(meta)} into Go value of type v1.ObjectMeta"
+            f"json: cannot unmarshal {json_kind(meta)} into Go value of type v1.ObjectMeta"
         )
     out = _struct(meta, OBJECT_META, "ObjectMeta", [], state, "")
     if state.error is not None:
@@ -161,7 +150,7 @@ def _field(value: Any, kind: Any, struct: str, stack: list[str], state: _State, 
         return value
     if kind == INT64:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            state.type_error(_json_kind(value), "int64", struct, stack)
+            state.type_error(json_kind(value), "int64", struct, stack)
             return _SKIP
         text = go_json(value)
         if not re.fullmatch(r"-?[0-9]+", text) or not INT64_MIN <= int(text) <= INT64_MAX:
@@ -170,13 +159,13 @@ def _field(value: Any, kind: Any, struct: str, stack: list[str], state: _State, 
         return int(text)
     if kind == MAP:
         if not isinstance(value, dict):
-            state.type_error(_json_kind(value), MAP, struct, stack)
+            state.type_error(json_kind(value), MAP, struct, stack)
             return _SKIP
         out = {}
         for k in sorted(value):
             v = value[k]
             if v is not None and not isinstance(v, str):
-                state.type_error(_json_kind(v), "string", struct, stack)
+                state.type_error(json_kind(v), "string", struct, stack)
                 continue
             out[k] = v or ""
         return out
@@ -192,13 +181,13 @@ def _field(value: Any, kind: Any, struct: str, stack: list[str], state: _State, 
     if isinstance(kind, tuple):
         name, fields = kind
         if not isinstance(value, list):
-            state.type_error(_json_kind(value), f"[]{name}", struct, stack)
+            state.type_error(json_kind(value), f"[]{name}", struct, stack)
             return _SKIP
         inner = name.split(".")[-1]
         out_list = []
         for i, item in enumerate(value):
             if item is not None and not isinstance(item, dict):
-                state.type_error(_json_kind(item), name, struct, stack)
+                state.type_error(json_kind(item), name, struct, stack)
                 continue
             out_list.append(_struct(item or {}, fields, inner, stack, state, f"{path}[{i}]"))
         return out_list
@@ -210,14 +199,14 @@ def _scalar(value: Any, kind: str, struct: str, stack: list[str], state: _State)
         return None
     expected = _SCALARS[kind]
     if type(value) is not expected:
-        state.type_error(_json_kind(value), kind, struct, stack)
+        state.type_error(json_kind(value), kind, struct, stack)
         return _SKIP
     return value
 
 
 def _list(value: Any, go_type: str, struct: str, stack: list[str], state: _State, item: Any) -> Any:
     if not isinstance(value, list):
-        state.type_error(_json_kind(value), go_type, struct, stack)
+        state.type_error(json_kind(value), go_type, struct, stack)
         return _SKIP
     out = []
     for i, v in enumerate(value):
@@ -243,7 +232,7 @@ def _time(value: Any, struct: str, stack: list[str]) -> Any:
     """``metav1.Time.UnmarshalJSON``: its errors end the decode at once."""
     if not isinstance(value, str):
         where = f"Go struct field {struct}.{'.'.join(stack)}"
-        raise DecodeError(f"json: cannot unmarshal {_json_kind(value)} into {where} of type string")
+        raise DecodeError(f"json: cannot unmarshal {json_kind(value)} into {where} of type string")
     return format_time(parse_rfc3339(value))
 
 
