@@ -14,7 +14,6 @@ from platform_api import errors
 from platform_api.apiextensions.resource import CustomResourceStrategy
 from platform_api.codec import (
     BodyError,
-    DepthError,
     Duplicates,
     cbor,
     parse_json,
@@ -26,6 +25,7 @@ from platform_api.context import Context
 from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
+from platform_api.gotext import json_kind
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.decoding import Decoded, DecodeError, Decoder
 from platform_api.scheme.schemas import Schemas
@@ -108,21 +108,6 @@ def parse(
         raise unrecognized(expected_kind, problem, data) from None
 
 
-def parse_patch(data: bytes, strategic: bool = False) -> Any:
-    """A JSON, merge or strategic-merge patch body, decoded as Go's interface{} values.
-    kube words a patch too deep as its older JSON scanner does, and leaves the
-    ``error decoding patch`` lead-in off strategic merge patches' depth refusals."""
-    try:
-        return parse_json(data, unstructured=True)[0]
-    except DepthError as e:
-        problem = f"invalid character '{e.char}' exceeded max depth"
-        raise errors.bad_request(
-            problem if strategic else f"error decoding patch: {problem}"
-        ) from None
-    except BodyError as e:
-        raise errors.bad_request(f"error decoding patch: {e}") from None
-
-
 def typemeta_problem(media: str, raw: Any) -> str:
     """Why Go could not read a TypeMeta out of a body that is no object."""
     if media == CBOR:
@@ -138,7 +123,7 @@ def typemeta_problem(media: str, raw: Any) -> str:
         )
     return (
         f"couldn't get version/kind; json parse error: json: cannot unmarshal "
-        f"{_go_json(type(raw).__name__)} into Go value of type struct {{ APIVersion string "
+        f"{json_kind(raw)} into Go value of type struct {{ APIVersion string "
         f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}'
     )
 
@@ -280,12 +265,6 @@ def type_mismatch(
         )
     return errors.bad_request(
         f"the kind in the data ({body_kind}) does not match the expected kind ({kind})"
-    )
-
-
-def _go_json(python_type: str) -> str:
-    return {"list": "array", "str": "string", "int": "number", "float": "number"}.get(
-        python_type, "bool" if python_type == "bool" else python_type
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from platform_api import errors
+from platform_api import errors, gotext
 from platform_api.codec import (
     BodyError,
     DepthError,
@@ -22,15 +22,17 @@ from platform_api.codec import (
     parse_yaml,
 )
 from platform_api.codec.bounds import as_interface_values
+from platform_api.endpoints import patchbody
 from platform_api.endpoints.body import (
     custom_strategy,
     decode_against,
-    parse_patch,
     strict_or_warn,
+    typemeta_problem,
 )
 from platform_api.endpoints.negotiation import (
     APPLY_PATCH_CBOR,
     APPLY_PATCH_YAML,
+    JSON,
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
@@ -50,9 +52,9 @@ PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH_YAML]
 CUSTOM_PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH_YAML]
 
 
-def _patch_invalid(patched: Any, detail: str) -> errors.StatusError:
+def _patch_invalid(patched: Any, detail: str, shown: str | None = None) -> errors.StatusError:
     """kube's answer when the patched document does not decode: an Invalid on ``patch``."""
-    value = orjson.dumps(patched).decode()
+    value = orjson.dumps(patched).decode() if shown is None else shown
     return errors.invalid("", "", "", [field.invalid("patch", value, detail)])
 
 
@@ -79,47 +81,55 @@ async def handle(scope: Scope) -> bytes:
     data = scope.body()
     if patch_type in (APPLY_PATCH_YAML, APPLY_PATCH_CBOR):
         return await _apply(scope, opts, out, data, patch_type == APPLY_PATCH_CBOR)
-    patch = parse_patch(data, patch_type == STRATEGIC_MERGE_PATCH)
-    if patch_type == JSON_PATCH:
-        operations = json_patch.decode(patch)
-    elif not isinstance(patch, dict):
-        if patch_type == STRATEGIC_MERGE_PATCH:
-            kind = "array" if isinstance(patch, list) else "value"
-            raise errors.bad_request(
-                f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
-            )
-        raise errors.bad_request("Invalid JSON Patch")
+    failure: errors.StatusError | None = None
+    try:
+        body = patchbody.parse(data, patch_type, opts.field_validation)
+    except errors.StatusError as e:  # kube decodes the patch only once the object is read
+        body, failure = patchbody.PatchBody(None), e
     rt = scope.resource
     schemas = scope.handlers.scheme.schemas
+    strategic_patch = patch_type == STRATEGIC_MERGE_PATCH
+    # kube shows a strategic patch's strict refusal as the patch map Go prints (%v)
+    shown = gotext.sprint(body.document) if strategic_patch else None
 
     def updated(existing: Obj | None) -> Obj:
         if existing is None:
             raise errors.not_found(rt.plural, rt.group, scope.name)
-        fresh = orjson.loads(orjson.dumps(patch))  # every attempt patches from a clean copy
+        if failure is not None:
+            raise failure
         if patch_type == JSON_PATCH:
-            patched = json_patch.apply(existing, operations)
-        elif patch_type == STRATEGIC_MERGE_PATCH:
-            patched = _strategic(existing, fresh, schemas, rt.definition)
+            try:
+                patched = json_patch.apply(existing, body.document)
+            except json_patch.JSONPatchError:
+                raise errors.unprocessable() from None
         else:
-            patched = merge_patch(existing, fresh)
-        if not isinstance(patched, dict):
-            raise _patch_invalid(patched, "json: cannot unmarshal into Go value of type struct")
-        return _decode_patched(scope, patched, opts.field_validation)
+            fresh = orjson.loads(orjson.dumps(body.document))  # a clean copy per attempt
+            if strategic_patch:
+                patched = _strategic(existing, fresh, schemas, rt.definition)
+            else:
+                patched = merge_patch(existing, fresh)
+        return _decode_patched(scope, patched, opts.field_validation, body.problems, shown)
 
     stored, _ = await scope.update(updated)
     return scope.respond_object(stored, 200, out)
 
 
-def _decode_patched(scope: Scope, patched: Obj, level: str) -> Obj:
-    """The patched object through the schema, as a PUT body would go."""
+def _decode_patched(
+    scope: Scope, patched: Any, level: str, problems: list[str], shown: str | None
+) -> Obj:
+    """The patched object through the schema, as a PUT body would go; the patch's own
+    strict problems come first, as kube joins them."""
+    if not isinstance(patched, dict):
+        raise _patch_invalid(patched, typemeta_problem(JSON, patched))
     try:
         decoded = _decode(scope, patched, {})
     except DecodeError as e:
         raise _patch_invalid(patched, str(e)) from None
-    if level == "Strict" and decoded.strict_errors():
-        detail = "strict decoding error: " + ", ".join(decoded.strict_errors())
-        raise _patch_invalid(patched, detail)
-    strict_or_warn(scope.ctx, level, decoded.strict_errors())
+    strict = problems + decoded.strict_errors()
+    if level == "Strict" and strict:
+        detail = "strict decoding error: " + ", ".join(strict)
+        raise _patch_invalid(patched, detail, shown)
+    strict_or_warn(scope.ctx, level, strict)
     return decoded.obj
 
 
@@ -236,7 +246,7 @@ async def _apply(
     def updated(existing: Obj | None) -> Obj:
         fresh = orjson.loads(orjson.dumps(config))
         merged = manager.apply(existing, fresh, who, opts.force, scope.store.now())
-        return _decode_patched(scope, merged, "Ignore")
+        return _decode_patched(scope, merged, "Ignore", [], None)
 
     stored, created = await scope.update(updated, apply=True)
     return scope.respond_object(stored, 201 if created else 200, out)

@@ -14,7 +14,8 @@ import orjson
 from platform_api import errors
 from platform_api.apiextensions import scale as crscale
 from platform_api.apiextensions.resource import CustomResourceStrategy
-from platform_api.endpoints.body import decode_subresource, parse_patch
+from platform_api.endpoints import patchbody
+from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.negotiation import (
     JSON_PATCH,
     MERGE_PATCH,
@@ -139,14 +140,17 @@ async def patch(scope: Scope) -> bytes:
     if _custom_paths(scope) is None:
         types.append(STRATEGIC_MERGE_PATCH)  # no patch strategies in a CRD's Scale
     patch_type = accepted_patch_type(scope.content_type(), types)
-    write_options(scope.request, "PatchOptions", patch_type)
-    document = parse_patch(scope.body(), patch_type == STRATEGIC_MERGE_PATCH)
+    opts = write_options(scope.request, "PatchOptions", patch_type)
+    document = patchbody.parse(scope.body(), patch_type, opts.field_validation).document
 
     def change(scale: Obj) -> Obj:
-        fresh = orjson.loads(orjson.dumps(document))
         if patch_type == JSON_PATCH:
-            result: Obj = json_patch.apply(scale, json_patch.decode(fresh))
+            try:
+                result: Obj = json_patch.apply(scale, document)
+            except json_patch.JSONPatchError:
+                raise errors.unprocessable() from None
             return result
+        fresh = orjson.loads(orjson.dumps(document))
         if patch_type == STRATEGIC_MERGE_PATCH:
             return strategic.apply(scale, fresh, scope.handlers.scheme.schemas, SCALE)
         merged: Obj = merge_patch(scale, fresh)

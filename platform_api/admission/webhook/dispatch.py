@@ -136,8 +136,7 @@ class WebhookAdmission:
     @staticmethod
     def _apply_patch(hook: Hook, req: AdmissionRequest, verdict: review.Verdict) -> None:
         try:
-            operations = orjson.loads(verdict.patch)
-            json_patch.decode(operations)
+            operations = json_patch.decode(orjson.loads(verdict.patch))
         except (orjson.JSONDecodeError, errors.StatusError) as e:
             raise CallError(f"received undecodable patch in webhook response: {e}") from None
         if not operations:
@@ -152,8 +151,8 @@ class WebhookAdmission:
         patched = copy.deepcopy(req.object)
         try:
             patched = json_patch.apply(patched, operations)
-        except errors.StatusError as e:
-            raise errors.internal_error(e.message) from None
+        except json_patch.JSONPatchError as e:
+            raise errors.internal_error(str(e)) from None
         if not isinstance(patched, dict):
             raise errors.internal_error("the patched object is not an object")
         req.object = patched

@@ -1,0 +1,108 @@
+"""The body of a JSON, merge or strategic merge patch, read as kube's patcher reads it.
+
+kube checks a JSON or merge patch with its strict JSON decoder first when fieldValidation
+is Warn or Strict (into ``[]jsonPatchOp`` or a map: a wrong type is ``error decoding
+patch``, repeated and unknown fields become strict problems), then hands the bytes to
+evanphx/json-patch, whose refusals carry no lead-in (``Invalid JSON Patch``).  A strategic
+merge patch is decoded into a map with no lead-in at all.  Server-side apply bodies are
+read by the apply path (patch.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from platform_api import errors
+from platform_api.codec import BodyError, DepthError, Duplicates, parse_json
+from platform_api.endpoints.negotiation import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
+from platform_api.gotext import json_kind
+from platform_api.patch import json_patch
+
+_BAD_MERGE_PATCH = "Invalid JSON Patch"  # evanphx's ErrBadJSONPatch
+
+
+@dataclass
+class PatchBody:
+    document: Any  # a merge patch's object (or array), a JSON patch's operations
+    problems: list[str] = field(default_factory=list)  # kube's strict errors of the patch
+
+
+def parse(data: bytes, patch_type: str, level: str = "Warn") -> PatchBody:
+    """The patch, or the StatusError kube answers it with."""
+    checked = level != "Ignore"
+    try:
+        document, duplicates = parse_json(data, unstructured=True)
+    except DepthError as e:
+        problem = f"invalid character '{e.char}' exceeded max depth"
+        raise errors.bad_request(_lead_in(patch_type, problem)) from None
+    except BodyError as e:
+        raise errors.bad_request(_body_error(patch_type, checked, e)) from None
+    if patch_type == JSON_PATCH:
+        problems = json_patch.check_operations(document, duplicates) if checked else []
+        return PatchBody(json_patch.decode(document), problems)
+    if patch_type == STRATEGIC_MERGE_PATCH:
+        return _strategic(document, duplicates, checked)
+    return _merge(document, duplicates, checked)
+
+
+def _lead_in(patch_type: str, problem: str) -> str:
+    return problem if patch_type == STRATEGIC_MERGE_PATCH else f"error decoding patch: {problem}"
+
+
+def _body_error(patch_type: str, checked: bool, e: BodyError) -> str:
+    if patch_type == MERGE_PATCH and not (checked or e.number):
+        return _BAD_MERGE_PATCH
+    problem = str(e)
+    if patch_type == JSON_PATCH and e.number and checked:  # the op's value field
+        problem = problem.replace("Go value of", "Go struct field jsonPatchOp.value of")
+    if patch_type == JSON_PATCH and not checked:
+        return problem
+    return _lead_in(patch_type, problem)
+
+
+def _merge(document: Any, duplicates: Duplicates, checked: bool) -> PatchBody:
+    if isinstance(document, dict):
+        return PatchBody(document, duplicate_problems(document, duplicates) if checked else [])
+    if checked and document is not None:
+        raise errors.bad_request(
+            f"error decoding patch: json: cannot unmarshal {json_kind(document)} into Go value "
+            "of type map[string]interface {}"
+        )
+    if isinstance(document, list):  # the merge's result is the patch itself, nulls pruned
+        return PatchBody([item for item in document if item is not None])
+    raise errors.bad_request(_BAD_MERGE_PATCH)
+
+
+def _strategic(document: Any, duplicates: Duplicates, checked: bool) -> PatchBody:
+    if document is None:
+        return PatchBody({})
+    if not isinstance(document, dict):
+        raise errors.bad_request(
+            f"json: cannot unmarshal {json_kind(document)} into Go value of type "
+            "map[string]interface {}"
+        )
+    return PatchBody(document, duplicate_problems(document, duplicates) if checked else [])
+
+
+def duplicate_problems(document: Any, duplicates: Duplicates) -> list[str]:
+    """``duplicate field "a.b"`` for each key the body repeated, in the body's order, with
+    the paths kube's strict decoder gives a map of interfaces (``a[0].b``)."""
+    if not duplicates:
+        return []
+    out: list[str] = []
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            out += [
+                f'duplicate field "{path}.{key}"' if path else f'duplicate field "{key}"'
+                for key, _ in duplicates.get(id(item), ())
+            ]
+            children = [(v, f"{path}.{k}" if path else k) for k, v in item.items()]
+        elif isinstance(item, list):
+            children = [(v, f"{path}[{i}]") for i, v in enumerate(item)]
+        else:
+            continue
+        stack.extend(reversed(children))
+    return out

@@ -1,0 +1,209 @@
+"""Hostile names, numbers and patches on a live server: kube-apiserver v1.36's status,
+reason and message (each recorded against it), and nothing changed.  Before, a 5000-digit
+number was a 500, a name of ``..`` a 404, and JSON patches were refused where kube's
+evanphx/json-patch applies them."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import requests
+
+from tests.e2e.answers import status
+from tests.e2e.conftest import Server
+
+BIG = "9" * 5000
+JSON, YAML = "application/json", "application/yaml"
+MERGE, STRATEGIC = "application/merge-patch+json", "application/strategic-merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+REJECTED = "the server rejected our request due to an error in our request"
+
+
+@pytest.fixture
+def ns(server: Server, admin: requests.Session) -> str:
+    name = f"hostile-{uuid.uuid4().hex[:8]}"
+    made = admin.post(
+        server.url + "/api/v1/namespaces", json={"metadata": {"name": name}}, timeout=10
+    )
+    assert made.status_code == 201
+    return name
+
+
+@pytest.fixture
+def target(server: Server, admin: requests.Session, ns: str) -> str:
+    """A ConfigMap's URL; the tests check it is unchanged after a refusal."""
+    base = f"{server.url}/api/v1/namespaces/{ns}/configmaps"
+    made = admin.post(base, json={"metadata": {"name": "cm"}, "data": {"a": "1"}}, timeout=10)
+    assert made.status_code == 201
+    return base + "/cm"
+
+
+def send(
+    admin: requests.Session, method: str, url: str, data: bytes, media: str
+) -> requests.Response:
+    return admin.request(method, url, data=data, headers={"Content-Type": media}, timeout=10)
+
+
+def test_numbers_of_thousands_of_digits(
+    server: Server, admin: requests.Session, ns: str, target: str
+) -> None:
+    base = f"{server.url}/api/v1/namespaces/{ns}/configmaps"
+    before = admin.get(target, timeout=10).json()
+    body = f'{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"n","generation":{BIG}}}}}'
+    made = send(admin, "POST", base, body.encode(), JSON)
+    assert made.status_code == 400
+    assert made.json() == status(
+        400,
+        "BadRequest",
+        f'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal '
+        f"number {BIG} into Go struct field ObjectMeta.metadata.generation of type int64",
+    )
+    yaml_body = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nn\n  generation: {BIG}\n"
+    made = send(admin, "POST", base, yaml_body.encode(), YAML)
+    assert made.json()["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal '
+        "string into Go struct field ObjectMeta.metadata.generation of type int64"
+    )
+    patched = send(admin, "PATCH", target, f'{{"data":{{"x":{BIG}}}}}'.encode(), MERGE)
+    assert patched.status_code == 400
+    assert patched.json()["message"] == (
+        f"error decoding patch: json: cannot unmarshal number {BIG} into Go value of type float64"
+    )
+    gone = admin.delete(target, data=f'{{"gracePeriodSeconds":{BIG}}}', timeout=10)
+    assert gone.status_code == 400
+    assert gone.json()["message"] == (
+        f"json: cannot unmarshal number {BIG} into Go struct field "
+        "DeleteOptions.gracePeriodSeconds of type int64"
+    )
+    assert admin.get(base + "/n", timeout=10).status_code == 404
+    assert admin.get(target, timeout=10).json() == before
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [("%2E%2E", "may not be '..'"), ("%2E", "may not be '.'"), ("a%25b", "may not contain '%'")],
+)
+def test_names_that_are_no_path_segment(
+    admin: requests.Session, target: str, name: str, problem: str
+) -> None:
+    url = target.rsplit("/", 1)[0] + "/" + name
+    shown = requests.utils.unquote(name)  # sent escaped: clients resolve a bare ".."
+    expected = status(400, "BadRequest", f'Name parameter invalid: "{shown}": {problem}')
+    body = f'{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{shown}"}}}}'.encode()
+    for method, data, media in [
+        ("GET", b"", JSON),
+        ("DELETE", b"", JSON),
+        ("PUT", body, JSON),
+        ("PATCH", b"{{{", MERGE),
+    ]:
+        answer = send(admin, method, url, data, media)
+        assert (method, answer.status_code, answer.json()) == (method, 400, expected)
+
+
+def test_a_name_holding_a_slash_is_two_segments(admin: requests.Session, target: str) -> None:
+    answer = admin.get(target.rsplit("/", 1)[0] + "/a%2Fb", timeout=10)
+    assert answer.status_code == 404
+    assert answer.json() == status(
+        404, "NotFound", "the server could not find the requested resource", {}
+    )
+
+
+def test_not_found_names_are_quoted_as_go_quotes_them(admin: requests.Session, target: str) -> None:
+    answer = admin.get(target.rsplit("/", 1)[0] + "/a%01%7F%C2%80b", timeout=10)
+    assert answer.status_code == 404
+    assert answer.json() == status(
+        404,
+        "NotFound",
+        'configmaps "a\\x01\\x7f\\u0080b" not found',
+        {"name": "a\x01\x7f\x80b", "kind": "configmaps"},
+    )
+
+
+def test_a_bad_patch_of_a_missing_object_is_not_found(admin: requests.Session, target: str) -> None:
+    missing = target.rsplit("/", 1)[0] + "/missing"
+    for media in (MERGE, STRATEGIC, JSON_PATCH):
+        answer = send(admin, "PATCH", missing, b"{{{", media)
+        assert answer.status_code == 404
+        assert answer.json() == status(
+            404,
+            "NotFound",
+            'configmaps "missing" not found',
+            {"name": "missing", "kind": "configmaps"},
+        )
+
+
+def test_json_patch_applies_as_kube_applies_it(admin: requests.Session, target: str) -> None:
+    operations = (
+        b'[{"op":"replace","path":"/data/b","value":"2"},'  # a missing key: added
+        b'{"op":"add","path":"/data/c"},'  # no value: null, so ""
+        b'{"op":"add","path":"/metadata/finalizers","value":["x/a"]},'
+        b'{"op":"add","path":"/metadata/finalizers/00","value":"x/b"},'
+        b'{"op":"add","path":"/metadata/finalizers/-1","value":"x/c"}]'
+    )
+    answer = send(admin, "PATCH", target + "?dryRun=All", operations, JSON_PATCH)
+    assert answer.status_code == 200
+    got = answer.json()
+    assert got["data"] == {"a": "1", "b": "2", "c": ""}
+    assert got["metadata"]["finalizers"] == ["x/b", "x/a", "x/c"]
+
+
+def test_json_patch_refusals(admin: requests.Session, target: str) -> None:
+    before = admin.get(target, timeout=10).json()
+    answer = send(admin, "PATCH", target, b'[{"op":"remove","path":"/data/none"}]', JSON_PATCH)
+    assert answer.status_code == 422
+    assert answer.json() == status(422, "Invalid", REJECTED, {})
+    answer = send(admin, "PATCH", target, b'[{"op":5,"path":"/data/x"}]', JSON_PATCH)
+    assert answer.json() == status(
+        400,
+        "BadRequest",
+        "error decoding patch: json: cannot unmarshal number into Go struct field "
+        "jsonPatchOp.op of type string",
+    )
+    answer = send(admin, "PATCH", target + "?fieldValidation=Ignore", b"[5]", JSON_PATCH)
+    assert answer.json() == status(
+        400, "BadRequest", "json: cannot unmarshal number into Patch.0 of type jsonpatch.Operation"
+    )
+    assert admin.get(target, timeout=10).json() == before
+
+
+def test_json_patch_strict_problems(admin: requests.Session, target: str) -> None:
+    operations = b'[{"op":"add","path":"/data/q","path":"/data/r","value":"v","foo":1}]'
+    answer = send(admin, "PATCH", target + "?dryRun=All", operations, JSON_PATCH)
+    assert answer.status_code == 200
+    assert answer.headers["Warning"] == (
+        '299 - "json patch duplicate field \\"[0].path\\"", '
+        '299 - "json patch unknown field \\"[0].foo\\""'
+    )
+    strict = send(admin, "PATCH", target + "?fieldValidation=Strict", operations, JSON_PATCH)
+    assert strict.status_code == 422
+    assert strict.json()["message"].endswith(
+        ': strict decoding error: json patch duplicate field "[0].path", '
+        'json patch unknown field "[0].foo"'
+    )
+
+
+def test_merge_patch_shapes(admin: requests.Session, target: str) -> None:
+    before = admin.get(target, timeout=10).json()
+    answer = send(admin, "PATCH", target, b"null", MERGE)
+    assert answer.json() == status(400, "BadRequest", "Invalid JSON Patch")
+    answer = send(admin, "PATCH", target, b"[1]", MERGE)
+    assert answer.json() == status(
+        400,
+        "BadRequest",
+        "error decoding patch: json: cannot unmarshal array into Go value of type "
+        "map[string]interface {}",
+    )
+    answer = send(admin, "PATCH", target + "?fieldValidation=Ignore", b"[1]", MERGE)
+    problem = (
+        "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go "
+        'value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+        'Kind string "json:\\"kind,omitempty\\"" }'
+    )
+    assert answer.status_code == 422
+    assert answer.json()["message"] == f' "" is invalid: patch: Invalid value: "[1]": {problem}'
+    answer = send(admin, "PATCH", target, b"{{{", STRATEGIC)
+    assert answer.json() == status(
+        400, "BadRequest", "invalid character '{' looking for beginning of object key string"
+    )
+    assert admin.get(target, timeout=10).json() == before
