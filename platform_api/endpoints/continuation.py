@@ -8,11 +8,14 @@ Revision -1 marks an "inconsistent" continuation, issued after the snapshot expi
 from __future__ import annotations
 
 import base64
-import binascii
+import string
+from typing import Any
 
 import orjson
 
 from platform_api import errors
+from platform_api.codec import BodyError, parse_json
+from platform_api.gotext import json_kind
 
 TOKEN_VERSION = "meta.platform.io/v1"
 INCONSISTENT = -1
@@ -30,30 +33,64 @@ def _invalid(detail: str) -> errors.StatusError:
 
 
 def decode(token: str) -> tuple[int, bytes]:
-    """``(revision, last key)`` of a token; 400 when it is not one of ours."""
-    try:
-        data = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-    except (binascii.Error, ValueError) as e:
-        raise _invalid(str(e)) from None
-    try:
-        parsed = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        raise _invalid(str(e)) from None
-    if not isinstance(parsed, dict):
-        raise _invalid("json: cannot unmarshal into continueToken")
-    if parsed.get("v") != TOKEN_VERSION:
-        raise _invalid(f"server does not recognize this encoded version {parsed.get('v')!r}")
+    """``(revision, last key)`` of a token; 400 when it is not one of ours, worded as
+    kube's ``DecodeContinue`` words it."""
+    parsed = _token_fields(_raw_url_base64(token))
+    version = parsed.get("v") or ""
+    if version != TOKEN_VERSION:
+        raise _invalid(f"server does not recognize this encoded version {version}")
     revision = parsed.get("rv")
     start = parsed.get("start")
-    if isinstance(revision, bool):  # an int to Python, never to Go's decoder
-        raise _invalid(
-            "json: cannot unmarshal bool into Go struct field continueToken.rv of type int64"
-        )
-    if not isinstance(revision, int) or revision == 0:
+    if not revision:
         raise _invalid(f"incorrect encoded start resourceVersion (version {TOKEN_VERSION})")
     if not isinstance(start, str) or not start.endswith("\x00") or len(start) < 2:
         raise _invalid(f"encoded start key empty (version {TOKEN_VERSION})")
     return revision, start[:-1].encode("utf-8")
+
+
+_BASE64URL = frozenset(string.ascii_letters + string.digits + "-_")
+
+
+def _raw_url_base64(token: str) -> bytes:
+    """Go's ``base64.RawURLEncoding``: no padding, nothing outside the alphabet."""
+    bad = next((i for i, char in enumerate(token) if char not in _BASE64URL), None)
+    if bad is None and len(token) % 4 == 1:
+        bad = len(token) - 1
+    if bad is not None:
+        raise _invalid(f"illegal base64 data at input byte {bad}")
+    return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+
+
+_FIELD_TYPES = {"v": "string", "rv": "int64", "start": "string"}
+
+
+def _token_fields(data: bytes) -> dict[str, Any]:
+    """The token's JSON as Go decodes it into kube's continueToken struct."""
+    try:
+        parsed, _ = parse_json(data)
+    except BodyError as e:
+        raise _invalid(str(e)) from None
+    if not isinstance(parsed, dict):
+        kind = json_kind(parsed)
+        raise _invalid(f"json: cannot unmarshal {kind} into Go value of type storage.continueToken")
+    for name, value in parsed.items():
+        go_type = _FIELD_TYPES.get(name)
+        if go_type is None or value is None:
+            continue
+        fits = isinstance(value, str) if go_type == "string" else _is_int64(value)
+        if not fits:
+            kind = json_kind(value)
+            if kind == "number" and go_type == "int64":  # a number that does not fit: its text
+                kind = f"number {value}"
+            raise _invalid(
+                f"json: cannot unmarshal {kind} into Go struct field continueToken.{name} "
+                f"of type {go_type}"
+            )
+    return parsed
+
+
+def _is_int64(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
 
 
 EXPIRED_MESSAGE = (
