@@ -206,6 +206,12 @@ def method_not_allowed() -> StatusError:
     )
 
 
+def not_producible(produces: list[str]) -> StatusError:
+    """go-restful's 406: no Accept entry names a type the route produces."""
+    msg = "406: Not Acceptable\n\nAvailable representations: " + ", ".join(produces)
+    return StatusError(406, NOT_ACCEPTABLE, msg, {})
+
+
 def not_acceptable(accepted: list[str]) -> StatusError:
     msg = "only the following media types are accepted: " + ", ".join(accepted)
     return StatusError(406, NOT_ACCEPTABLE, msg)

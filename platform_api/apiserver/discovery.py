@@ -21,7 +21,12 @@ from platform_api import errors
 from platform_api.aggregator.registration import CUSTOM_PRIORITY, PRIORITIES
 from platform_api.aggregator.remote import RemoteAPIServices
 from platform_api.aggregator.remotediscovery import RemoteDiscovery
-from platform_api.endpoints.negotiation import DISCOVERY_GROUPS, negotiate_output
+from platform_api.endpoints.negotiation import (
+    DISCOVERY_GROUPS,
+    OBJECT_PRODUCES,
+    check_produces,
+    negotiate_output,
+)
 from platform_api.endpoints.responses import finish
 from platform_api.registry.apiregistration import GROUP as APIREGISTRATION
 from platform_api.scheme.aliases import Aliases
@@ -304,6 +309,8 @@ class Discovery:
         groups: tuple[str, ...] = DISCOVERY_GROUPS
         if self._aliases is not None and self._aliases.enabled:
             groups = (*groups, UPSTREAM_DISCOVERY)  # stock clients' name for it
+        if path in self._docs or path in self._aggregated:  # go-restful's routes
+            check_produces(accept, OBJECT_PRODUCES)
         out = negotiate_output(accept, discovery=path in self._aggregated, discovery_groups=groups)
         if out.view == "discovery":
             body, etag = self._aggregated_as(path, out.group)

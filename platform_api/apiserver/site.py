@@ -44,6 +44,7 @@ from platform_api.authorization.union import forbidden
 from platform_api.codec.protobuf_values import parse_duration
 from platform_api.context import Context
 from platform_api.endpoints import dispatch
+from platform_api.endpoints.negotiation import VERSION_PRODUCES, check_produces
 from platform_api.endpoints.responses import (
     CBOR_ATTRIBUTE,
     COMPRESSION_ATTRIBUTE,
@@ -252,6 +253,7 @@ class APIServer:
     @app.route("/version/", methods=["GET"])
     def version(self, request: Request) -> bytes:
         _no_head(request)
+        check_produces((request.getHeader(b"accept") or b"").decode("latin-1"), VERSION_PRODUCES)
         return finish(request, 200, encode(version_info(), pretty=True), b"application/json")
 
     @app.route("/healthz")

@@ -31,6 +31,14 @@ from platform_api.endpoints import (
     watch,
 )
 from platform_api.endpoints import list as list_
+from platform_api.endpoints.negotiation import (
+    CBOR,
+    CBOR_SEQ,
+    LIST_PRODUCES,
+    LOG_PRODUCES,
+    OBJECT_PRODUCES,
+    check_produces,
+)
 from platform_api.endpoints.scope import Handlers, Scope
 from platform_api.registry import requester
 from platform_api.scheme.types import ResourceType
@@ -150,6 +158,19 @@ def _connect_methods(rt: ResourceType, info: RequestInfo) -> frozenset[bytes] | 
     return connect.methods(info.subresource)
 
 
+def _check_produces(request: Request, info: RequestInfo, handler: Handler, cbor: bool) -> None:
+    """go-restful's Accept match, against what the matched route produces."""
+    if handler is connect.handle:
+        return  # connect routes produce */*
+    if handler is podlog.handle:
+        produces = LOG_PRODUCES
+    elif request.method == b"GET" and (len(info.parts) == 1 or info.verb == "watch"):
+        produces = [*LIST_PRODUCES, CBOR, CBOR_SEQ] if cbor else LIST_PRODUCES
+    else:
+        produces = [*OBJECT_PRODUCES, CBOR] if cbor else OBJECT_PRODUCES
+    check_produces((request.getHeader(b"accept") or b"").decode("latin-1"), produces)
+
+
 async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Handlers) -> bytes:
     rt = handlers.scheme.lookup(info.api_group, info.api_version, info.resource)
     if rt is None:
@@ -157,6 +178,8 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
             raise errors.page_not_found()  # no group: nothing of the API's handles it
         raise errors.path_not_found()
     handler = _route(rt, info, request.method)
+    if not rt.custom:  # built-in kinds are go-restful routes; custom resources are not
+        _check_produces(request, info, handler, handlers.cbor)
     deprecation.observe(ctx, rt, info.subresource)  # kube's warning, gauge, audit annotations
     ctx.namespace = info.namespace if rt.namespaced else ""
     requester.REQUESTER.set(ctx.user)  # for strategies that record it (a CSR's spec)

@@ -1,9 +1,12 @@
 """Media-type negotiation: ``Accept`` picks the output, ``Content-Type`` the input decoder.
 
-Rules as kube's ``negotiation`` package: the Accept list is ordered by q-value then
-position; ``*/*`` and ``application/*`` mean JSON; a listed type the server cannot
-produce is skipped (so ``protobuf, json`` falls back to JSON); nothing producible is
-406.  A request body without a Content-Type is JSON.
+Two layers, as in kube.  go-restful first matches a built-in route's Accept against the
+types the route produces, by bare type (``*/*`` matches, ``application/*`` does not,
+q-values and parameters are ignored): none is its own 406.  Then kube's ``negotiation``
+package: the Accept list is ordered by q-value then position (q=0 entries included);
+``*/*`` and ``application/*`` mean JSON; a listed type the server cannot produce is
+skipped (so ``protobuf, json`` falls back to JSON); nothing producible is 406.  A
+request body without a Content-Type is JSON.
 """
 
 from __future__ import annotations
@@ -70,7 +73,30 @@ def parse_accept(header: str) -> list[MediaType]:
         return [MediaType(JSON)]
     types = [parse_media_type(part) for part in header.split(",") if part.strip()]
     ranked = sorted(enumerate(types), key=lambda it: (-it[1].quality, it[0]))
-    return [t for _, t in ranked if t.quality > 0]
+    return [t for _, t in ranked]
+
+
+# What go-restful routes produce: objects; collections, which also stream watches; a
+# pod's log; the version document.
+OBJECT_PRODUCES = [JSON, YAML, PROTOBUF]
+LIST_PRODUCES = [*OBJECT_PRODUCES, f"{JSON};stream=watch", f"{PROTOBUF};stream=watch"]
+LOG_PRODUCES = ["text/plain", *OBJECT_PRODUCES]
+VERSION_PRODUCES = [JSON]
+
+
+def check_produces(accept: str, produces: list[str]) -> None:
+    """go-restful's route selection: 406 unless an Accept entry's bare type is ``*/*`` or
+    one the route produces (Protobuf by either name); an absent Accept is ``*/*``."""
+    if not accept:
+        return
+    names = set(produces)
+    if PROTOBUF in names:
+        names.add(UPSTREAM_PROTOBUF)
+    for part in accept.split(","):
+        bare = part.split(";", 1)[0].strip()
+        if bare == "*/*" or bare in names:
+            return
+    raise errors.not_producible(produces)
 
 
 @dataclass(frozen=True)
@@ -172,8 +198,11 @@ def negotiate_output(
 
 def error_encoding(accept: str, cbor: bool = False) -> tuple[str, str]:
     """(encoding, media) of a Status error: the first Accept entry that names JSON, YAML,
-    Protobuf or (when served) CBOR, as a Status can always be written in each; else JSON."""
+    Protobuf or (when served) CBOR, as a Status can always be written in each; else JSON.
+    An entry asking for another rendering (``as=Table``) is no Status: skipped."""
     for media in parse_accept(accept):
+        if media.as_:
+            continue
         encoding = _encoding(media, protobuf=True, cbor=cbor)
         if encoding is not None:
             return encoding

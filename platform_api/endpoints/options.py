@@ -83,7 +83,7 @@ def _validate_field_manager(manager: str) -> list[FieldError]:
         errs.append(field.too_long("fieldManager", FIELD_MANAGER_MAX))
     for i, ch in enumerate(manager):
         if not ch.isprintable():
-            code = f"U+{ord(ch):04X} {ch!r}"
+            code = f"U+{ord(ch):04X}"  # Go's %#U: no glyph for an unprintable rune
             errs.append(
                 field.invalid(
                     "fieldManager", manager, f"invalid character {code} (at position {i})"

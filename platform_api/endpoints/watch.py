@@ -298,6 +298,8 @@ async def handle(scope: Scope) -> bytes:
     request.setHeader(b"content-type", content_type)
     request.setHeader(b"cache-control", b"no-cache, private")
     request.write(b"")  # headers go out now: clients wait for them before reading
+    if params.timeout_seconds is not None and params.timeout_seconds < 0:
+        return b""  # kube's timer fires before the first event: an empty stream
     version = params.resource_version
     live = True
     if params.send_initial_events or not version or version == "0":

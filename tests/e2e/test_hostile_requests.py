@@ -207,3 +207,23 @@ def test_merge_patch_shapes(admin: requests.Session, target: str) -> None:
         400, "BadRequest", "invalid character '{' looking for beginning of object key string"
     )
     assert admin.get(target, timeout=10).json() == before
+
+
+def test_odd_options(admin: requests.Session, target: str) -> None:
+    base = target.rsplit("/", 1)[0]
+    body = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fm"}}'
+    answer = send(admin, "POST", base + "?dryRun=All&fieldManager=a%01b", body, JSON)
+    detail = 'Invalid value: "a\\x01b": invalid character U+0001 (at position 1)'
+    assert answer.json() == status(
+        422,
+        "Invalid",
+        f'CreateOptions.meta.platform.io "" is invalid: fieldManager: {detail}',
+        {
+            "group": "meta.platform.io",
+            "kind": "CreateOptions",
+            "causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "fieldManager"}],
+        },
+    )
+    # a negative timeout: kube's watch timer fires before the first event
+    watched = admin.get(base + "?watch=1&timeoutSeconds=-5", timeout=10)
+    assert (watched.status_code, watched.content) == (200, b"")

@@ -252,8 +252,38 @@ def test_unknown_paths_and_methods(server: Server, admin: requests.Session) -> N
 
 
 def test_media_types(server: Server, admin: requests.Session) -> None:
+    # go-restful's 406 first (kube-apiserver v1.36's answer): the route produces no text/plain
     r = admin.get(server.url + CM, headers={"Accept": "text/plain"})
     assert r.status_code == 406
+    assert r.json() == status(
+        406,
+        "NotAcceptable",
+        "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, "
+        "application/vnd.platform.protobuf, application/json;stream=watch, "
+        "application/vnd.platform.protobuf;stream=watch",
+        {},
+    )
+    for accept in ("application/*", "text/html"):  # go-restful takes no application/*
+        r = admin.get(server.url + CM + "/x", headers={"Accept": accept})
+        assert r.json() == status(
+            406,
+            "NotAcceptable",
+            "406: Not Acceptable\n\nAvailable representations: application/json, "
+            "application/yaml, application/vnd.platform.protobuf",
+            {},
+        )
+    r = admin.get(server.url + "/version", headers={"Accept": "text/html"})
+    assert (
+        r.json()["message"] == "406: Not Acceptable\n\nAvailable representations: application/json"
+    )
+    # kube's negotiation then: q=0 is no refusal, and a Table it cannot give is its 406 (in JSON)
+    r = admin.get(server.url + CM, headers={"Accept": "application/json;q=0"})
+    assert r.status_code == 200 and r.json()["kind"] == "ConfigMapList"
+    r = admin.get(
+        server.url + CM,
+        headers={"Accept": "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1"},
+    )
+    assert (r.status_code, r.headers["Content-Type"]) == (406, "application/json")
     assert r.json() == status(
         406,
         "NotAcceptable",

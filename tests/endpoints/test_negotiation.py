@@ -6,10 +6,14 @@ import pytest
 
 from platform_api.endpoints import continuation
 from platform_api.endpoints.negotiation import (
+    LIST_PRODUCES,
+    OBJECT_PRODUCES,
     accepted_patch_type,
+    check_produces,
     error_encoding,
     input_type,
     negotiate_output,
+    parse_accept,
 )
 from platform_api.errors import StatusError
 
@@ -113,3 +117,44 @@ def test_continue_tokens_round_trip_and_refuse_garbage() -> None:
             continuation.decode(bad)
         assert caught.value.code == 400
         assert caught.value.message.startswith("invalid continue token: continue key is not valid")
+
+
+@pytest.mark.parametrize(
+    "accept",
+    [
+        "",
+        "*/*",
+        "*/*;q=0",
+        "application/json;q=0",
+        "text/plain, application/json",
+        "application/vnd.kubernetes.protobuf;as=Table",
+    ],
+)
+def test_go_restful_takes(accept: str) -> None:
+    check_produces(accept, OBJECT_PRODUCES)
+
+
+@pytest.mark.parametrize("accept", ["text/plain", "application/*", "Application/JSON", " , "])
+def test_go_restful_refuses(accept: str) -> None:
+    """A bare-type match, case and all, as go-restful's Route.matchesAccept."""
+    with pytest.raises(StatusError) as caught:
+        check_produces(accept, LIST_PRODUCES)
+    assert (caught.value.code, caught.value.details) == (406, {})
+    assert caught.value.message == (
+        "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, "
+        "application/vnd.platform.protobuf, application/json;stream=watch, "
+        "application/vnd.platform.protobuf;stream=watch"
+    )
+
+
+def test_q_zero_entries_still_count() -> None:
+    """kube's goautoneg orders by q but drops nothing."""
+    assert negotiate_output("application/yaml;q=0").encoding == "yaml"
+    assert [m.type for m in parse_accept("a/b;q=0, c/d;q=0.5")] == ["c/d", "a/b"]
+
+
+def test_errors_skip_other_renderings() -> None:
+    assert error_encoding("application/vnd.platform.protobuf;as=Table;g=meta.k8s.io;v=v1") == (
+        "json",
+        "",
+    )
