@@ -240,6 +240,21 @@ def typed_patch_failed(
     )
 
 
+def conversion_failed(
+    where: tuple[str, str], api_version: str, kind: str, problem: str
+) -> StatusError:
+    """kube's answer when an applied object does not convert to its Go type (a fraction
+    in an integer field): the field manager's error, a bare 500 as above."""
+    group, _, version = api_version.rpartition("/")
+    gvk = f"{group}/{version}, Kind={kind}"
+    return StatusError(
+        500,
+        "",
+        f"failed to convert new object ({where[0]}/{where[1]}; {gvk}) to proper version: "
+        f"unable to convert unstructured object to {gvk}: {problem}",
+    )
+
+
 def unsupported_patch_type() -> StatusError:
     """A PATCH of a type the route does not consume: go-restful refuses it before kube's
     handler runs, with its plain text and empty details."""

@@ -178,6 +178,21 @@ def json_kind(value: Any) -> str:
     return "string" if isinstance(value, str) else "null"
 
 
+def go_syntax(value: Any) -> str:
+    """``%#v`` of a decoded JSON value: ``map[string]interface {}{"a":1}``,
+    ``[]interface {}{"x", true}``, ``interface {}(nil)``."""
+    if value is None:
+        return "interface {}(nil)"
+    if isinstance(value, str):
+        return quote(value)
+    if isinstance(value, dict):
+        items = ", ".join(f"{quote(k)}:{go_syntax(v)}" for k, v in sorted(value.items()))
+        return "map[string]interface {}{" + items + "}"
+    if isinstance(value, list):
+        return "[]interface {}{" + ", ".join(go_syntax(v) for v in value) + "}"
+    return sprint(value)
+
+
 def go_type(value: Any) -> str:
     """``%T``: the Go type of the decoded value (an int may name its own, ``GO_TYPE``)."""
     if isinstance(value, bool):

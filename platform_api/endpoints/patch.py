@@ -41,6 +41,7 @@ from platform_api.endpoints.negotiation import (
 )
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
+from platform_api.fieldmanager import fit
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
 from platform_api.scheme.decoding import Decoded, DecodeError
@@ -171,6 +172,13 @@ def _parse_config(data: bytes, from_cbor: bool) -> tuple[Obj, Duplicates]:
     return config, duplicates
 
 
+def meta_of(config: Obj) -> tuple[str, str]:
+    """The namespace and name an applied configuration gives itself (kube's messages)."""
+    meta = config.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
 def _parse_apply_text(data: bytes) -> tuple[Any, Duplicates]:
     """kube reads an apply configuration as YAML.  kubectl sends JSON, which is YAML and
     many times faster to parse as JSON; what JSON refuses (a trailing comma, ``}}``, a bare
@@ -206,17 +214,16 @@ def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj
             f"Incorrect version specified in apply patch. Specified patch version: "
             f"{version}, expected: {rt.api_version}"
         )
-    undeclared = scope.handlers.field_manager(rt).undeclared(config)
-    if undeclared is not None:  # whatever fieldValidation says, as kube's field manager
-        meta = config.get("metadata")
-        meta = meta if isinstance(meta, dict) else {}
+    manager = scope.handlers.field_manager(rt)
+    misfits = manager.misfits(config)
+    if misfits:  # whatever fieldValidation says, as kube's field manager
         raise errors.typed_patch_failed(
-            str(meta.get("namespace") or ""),
-            str(meta.get("name") or ""),
-            rt.api_version,
-            rt.kind,
-            f"{undeclared}: field not declared in schema",
+            *meta_of(config), rt.api_version, rt.kind, fit.message(misfits)
         )
+    # a built-in kind's object is converted to its Go type; a custom resource stays JSON
+    unconvertible = None if rt.custom else fit.convert_numbers(manager.typed, manager.node, config)
+    if unconvertible is not None:
+        raise errors.conversion_failed(meta_of(config), rt.api_version, rt.kind, unconvertible)
     if duplicates and level != "Ignore":
         # kube checks the configuration with yaml.v2's strict mode: its own wording, by line.
         lines = duplicate_key_lines(data)

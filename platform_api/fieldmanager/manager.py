@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_api import errors
-from platform_api.fieldmanager import lastapplied, walk
+from platform_api.fieldmanager import fit, lastapplied, walk
 from platform_api.fieldmanager.fieldpath import (
     FieldSet,
     element_order,
@@ -207,9 +207,9 @@ class FieldManager:
             entry.time = None if who.subresource == "scale" else now
         _store(meta, managers)
 
-    def undeclared(self, config: Obj) -> str | None:
-        """The first field of an applied configuration the schema lacks, if any."""
-        return walk.first_undeclared(self.typed, self.node, config)
+    def misfits(self, config: Obj) -> list[str]:
+        """Where an applied configuration does not fit the schema (fit.problems)."""
+        return fit.problems(self.typed, self.node, config)
 
     def apply(self, live: Obj | None, config: Obj, who: Who, force: bool, now: str) -> Obj:
         """The object after applying ``config``; raises a 409 on ownership conflicts."""

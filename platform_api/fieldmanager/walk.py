@@ -10,10 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from platform_api.fieldmanager.fieldpath import FieldSet, Path, prefixes
-from platform_api.fieldmanager.typed import INDEXED, KEYED, LEAF, SET, STRUCT, Shape, Typed
+from platform_api.fieldmanager.typed import INDEXED, KEYED, LEAF, SET, Shape, Typed
 from platform_api.scheme.schemas import Node
 
 Obj = dict[str, Any]
@@ -25,49 +23,6 @@ def to_field_set(typed: Typed, node: Node, value: Any) -> FieldSet:
     out: FieldSet = set()
     _field_set(typed, node, value, (), out)
     return out
-
-
-def first_undeclared(typed: Typed, node: Node, value: Any) -> str | None:
-    """The first field of ``value`` its schema does not declare, named as
-    structured-merge-diff names it (``.spec.containers[name="web"].foo``), or None.
-    kube refuses an applied configuration holding one (``field not declared in schema``);
-    Go iterates maps at random, so with several, this reports the first in the body."""
-    return _undeclared(typed, node, value, "")
-
-
-def _undeclared(typed: Typed, node: Node, value: Any, where: str) -> str | None:
-    shape = typed.shape(node, value)
-    if shape.kind == LEAF:
-        return None
-    if isinstance(value, dict):
-        open_ = shape.kind != STRUCT or shape.node.get("x-kubernetes-preserve-unknown-fields")
-        for name, child in value.items():
-            child_node, named = typed.field(shape, name)
-            if not named and not open_:
-                return f"{where}.{name}"
-            found = _undeclared(typed, child_node, child, f"{where}.{name}")
-            if found is not None:
-                return found
-        return None
-    items = typed.items(shape)
-    for index, item in enumerate(value):
-        element = _smd_element(typed.item_element(shape, item, index))
-        found = _undeclared(typed, items, item, where + element)
-        if found is not None:
-            return found
-    return None
-
-
-def _smd_element(element: str) -> str:
-    """A list item's path element as structured-merge-diff prints it: ``[name="web"]``,
-    ``[=value]`` for a set, ``[0]`` by position."""
-    kind, _, rest = element.partition(":")
-    if kind == "i":
-        return f"[{rest}]"
-    if kind == "v":
-        return f"[={rest}]"
-    keys = orjson.loads(rest)
-    return "[" + ",".join(f"{k}={orjson.dumps(v).decode()}" for k, v in keys.items()) + "]"
 
 
 def _field_set(typed: Typed, node: Node, value: Any, path: Path, out: FieldSet) -> None:

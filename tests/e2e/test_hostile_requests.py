@@ -227,3 +227,46 @@ def test_odd_options(admin: requests.Session, target: str) -> None:
     # a negative timeout: kube's watch timer fires before the first event
     watched = admin.get(base + "?watch=1&timeoutSeconds=-5", timeout=10)
     assert (watched.status_code, watched.content) == (200, b"")
+
+
+APPLY = "application/apply-patch+yaml"
+
+
+def test_apply_type_problems_are_kubes_bare_500s(
+    server: Server, admin: requests.Session, ns: str, target: str
+) -> None:
+    before = admin.get(target, timeout=10).json()
+    config = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"immutable":"x"}'
+    answer = send(admin, "PATCH", target + "?fieldManager=m", config, APPLY)
+    assert (answer.status_code, answer.json()) == (
+        500,
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": "failed to create typed patch object (/cm; /v1, Kind=ConfigMap): "
+            ".immutable: expected boolean, got &{x}",
+            "code": 500,
+        },
+    )
+    assert admin.get(target, timeout=10).json() == before
+    deployments = f"{server.url}/apis/apps/v1/namespaces/{ns}/deployments/d"
+    template = '"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}'
+    for replicas, code in (("3.0", 201), ("2.5", 500)):
+        body = (
+            '{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{'
+            f'"replicas":{replicas},"selector":{{"matchLabels":{{"a":"b"}}}},{template}}}}}'
+        )
+        answer = send(
+            admin, "PATCH", deployments + "?fieldManager=m&dryRun=All", body.encode(), APPLY
+        )
+        assert answer.status_code == code
+        if code == 201:
+            assert answer.json()["spec"]["replicas"] == 3
+        else:
+            assert answer.json()["message"] == (
+                "failed to convert new object (/d; apps/v1, Kind=Deployment) to proper version: "
+                "unable to convert unstructured object to apps/v1, Kind=Deployment: cannot "
+                "convert float64 to int32"
+            )

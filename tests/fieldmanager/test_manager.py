@@ -224,12 +224,17 @@ def test_cap_keeps_small_sets() -> None:
 def test_undeclared_fields_are_named_as_structured_merge_diff_names_them() -> None:
     fm = manager_for("", "Pod", has_status=True)
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}}
-    assert fm.undeclared(pod) is None
+    assert fm.misfits(pod) == []
     pod["spec"] = {"containers": [{"name": "c", "ports": [{"containerPort": 80, "x": 1}]}]}
-    assert (
-        fm.undeclared(pod) == '.spec.containers[name="c"].ports[containerPort=80,protocol="TCP"].x'
-    )
-    pod["spec"] = {"containers": [{"name": "c", "args": ["a"], "bogus": 1}], "zzz": 2}
-    assert fm.undeclared(pod) == '.spec.containers[name="c"].bogus'  # the first in the body
+    assert fm.misfits(pod) == [
+        '.spec.containers[name="c"].ports[containerPort=80,protocol="TCP"].x: '
+        "field not declared in schema"
+    ]
+    # SMD stops reading a struct at an undeclared field, and goes on with the rest
+    pod["spec"] = {"containers": [{"name": "c", "bogus": 1, "zzz": 3}], "zzz": 2}
+    assert fm.misfits(pod) == [
+        '.spec.containers[name="c"].bogus: field not declared in schema',
+        ".spec.zzz: field not declared in schema",
+    ]
     labels = {"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"any": "key"}}}
-    assert fm.undeclared(labels) is None  # a map takes any key
+    assert fm.misfits(labels) == []  # a map takes any key

@@ -1,0 +1,82 @@
+"""An applied configuration against its schema: structured-merge-diff's type problems and
+kube's integer conversion, each message recorded from kube-apiserver v1.36 (server-side
+apply of a ConfigMap and a Deployment)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from platform_api.fieldmanager import fit
+from tests.fieldmanager.test_manager import manager_for
+
+CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+
+
+def misfits(**fields: Any) -> list[str]:
+    fm = manager_for("", "ConfigMap")
+    return fm.misfits({**CM, **fields})
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"immutable": "x"}, ".immutable: expected boolean, got &{x}"),
+        ({"immutable": {"a": "b", "c": 1}}, ".immutable: expected boolean, got &{map[a:b c:1]}"),
+        (
+            {"data": {"a": {"x": "y", "n": 1, "z": None, "l": [1, "s", True, 1.5]}}},
+            ".data.a: expected string, got &value.valueUnstructured{Value:map[string]interface {}"
+            '{"l":[]interface {}{1, "s", true, 1.5}, "n":1, "x":"y", "z":interface {}(nil)}}',
+        ),
+        ({"data": {"a": 1.0}}, ".data.a: expected string, got &value.valueUnstructured{Value:1}"),
+        (
+            {"metadata": {"name": "c", "generation": {"a": 1}}},
+            ".metadata.generation: expected numeric (int or float), got map[string]interface {}",
+        ),
+        (
+            {"metadata": {"name": "c", "generation": True}},
+            ".metadata.generation: expected numeric (int or float), got bool",
+        ),
+        ({"data": "x"}, ".data: expected map, got &{x}"),
+        (
+            {"metadata": {"name": "c", "finalizers": "x"}},
+            ".metadata.finalizers: expected list, got &{x}",
+        ),
+    ],
+)
+def test_type_problems(fields: dict[str, Any], problem: str) -> None:
+    assert misfits(**fields) == [problem]
+
+
+def test_null_and_fitting_values_pass() -> None:
+    assert misfits(immutable=None, data={"a": "b"}, metadata={"name": "c", "generation": 1.5}) == []
+
+
+def test_several_problems_are_listed() -> None:
+    found = misfits(immutable="x", foo=1)
+    assert fit.message(found) == (
+        "errors:\n  .immutable: expected boolean, got &{x}\n  .foo: field not declared in schema"
+    )
+    assert fit.message(found[:1]) == ".immutable: expected boolean, got &{x}"
+
+
+def test_untyped_fields_take_any_scalar() -> None:
+    pod = manager_for("", "Pod")
+    container = {"name": "c", "resources": {"limits": {"cpu": 1}}, "ports": [{"containerPort": 80}]}
+    probe = {"httpGet": {"port": "http"}}
+    spec = {"containers": [{**container, "livenessProbe": probe}]}
+    assert pod.misfits({"apiVersion": "v1", "kind": "Pod", "metadata": {}, "spec": spec}) == []
+
+
+def test_integer_fields_convert_as_kube_converts_them() -> None:
+    fm = manager_for("apps", "Deployment")
+    spec: dict[str, Any] = {"replicas": 3.0, "progressDeadlineSeconds": 1e2}
+    config = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": spec}
+    assert fit.convert_numbers(fm.typed, fm.node, config) is None
+    assert spec == {"replicas": 3, "progressDeadlineSeconds": 100}
+    spec["replicas"] = 99999999999  # an int32 field wraps, as Go's conversion does
+    assert fit.convert_numbers(fm.typed, fm.node, config) is None
+    assert spec["replicas"] == 1215752191
+    spec["replicas"] = 2.5
+    assert fit.convert_numbers(fm.typed, fm.node, config) == "cannot convert float64 to int32"
