@@ -156,32 +156,30 @@ class CustomResourceStrategy(GenericStrategy):
         found, _ = self.rules.validate(obj, old)
         return errs + found
 
+    # kube's validator stops at a wrong kind or apiVersion; the CEL rules run all the same
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = self._type_meta_errors(obj)
-        if errs:
-            return errs
-        rt = self.resource
-        errs = validate_object_meta(obj["metadata"], rt.namespaced, "subdomain")
-        errs += self.compiled.validate(obj)
-        errs += scale_errors(obj, self.scale)
+        if not errs:
+            rt = self.resource
+            errs = validate_object_meta(obj["metadata"], rt.namespaced, "subdomain")
+            errs += self.compiled.validate(obj)
+            errs += scale_errors(obj, self.scale)
         return self._with_rules(errs, obj, None)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = self._type_meta_errors(new)
-        if errs:
-            return errs
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
-        errs += self.compiled.validate_update(new, old)
-        errs += scale_errors(new, self.scale)
+        if not errs:
+            errs = validate_object_meta_update(new["metadata"], old["metadata"])
+            errs += self.compiled.validate_update(new, old)
+            errs += scale_errors(new, self.scale)
         return self._with_rules(errs, new, old)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = self._type_meta_errors(new)
-        if errs:
-            return errs
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
-        errs += self.compiled.validate_status_update(new, old)
-        errs += scale_errors(new, self.scale, spec=False)
+        if not errs:
+            errs = validate_object_meta_update(new["metadata"], old["metadata"])
+            errs += self.compiled.validate_status_update(new, old)
+            errs += scale_errors(new, self.scale, spec=False)
         return self._with_rules(errs, new, old)
 
     def canonicalize(self, obj: Obj) -> None:

@@ -122,6 +122,21 @@ def as_interface_values(data: bytes, value: Any) -> None:
                     raise _unmarshal(str(child)) from None
 
 
+def whole_floats_to_ints(value: Any) -> None:
+    """Whole floats (``2.0``) become integers, in place.  A custom resource keeps Go's
+    float64 for them, which encoding/json writes as ``2``: as an int, orjson writes the
+    same."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        pairs = item.items() if isinstance(item, dict) else enumerate(item)
+        for key, child in list(pairs):
+            if isinstance(child, dict | list):
+                stack.append(child)
+            elif type(child) is float and child.is_integer() and abs(child) < 2**63:
+                item[key] = int(child)
+
+
 def _unmarshal(literal: str) -> BodyError:
     return BodyError(
         f"json: cannot unmarshal number {literal} into Go value of type float64",

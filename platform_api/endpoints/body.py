@@ -20,7 +20,7 @@ from platform_api.codec import (
     parse_yaml,
     protobuf,
 )
-from platform_api.codec.bounds import as_interface_values, deeper_than
+from platform_api.codec.bounds import as_interface_values, deeper_than, whole_floats_to_ints
 from platform_api.context import Context
 from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import WriteOptions, write_options
@@ -155,6 +155,7 @@ def decode_against(
     kube's custom-resource decoder reports unknown fields of JSON bodies only."""
     if custom is not None:
         decoded = custom.decode(raw, duplicates)
+        whole_floats_to_ints(decoded.obj)
         if from_cbor:
             decoded.unknown, decoded.duplicates = [], []
         return decoded
@@ -194,7 +195,11 @@ def decode_object(
     raw, duplicates = parse(data, media, kind, api_version, custom is not None)
     if not isinstance(raw, dict):
         raise unrecognized(kind, typemeta_problem(media, raw), data)
-    body_version = raw.get("apiVersion") or api_version
+    if custom is not None and not raw.get("kind"):  # the unstructured decoder needs one
+        text = data.decode("utf-8", "replace")
+        raise unrecognized(kind, f"Object 'Kind' is missing in '{text}'", data)
+    # a built-in kind's decoder takes the endpoint's type for what the body leaves out
+    body_version = raw.get("apiVersion") or ("" if custom is not None else api_version)
     body_kind = raw.get("kind") or kind
     if not isinstance(body_version, str) or not isinstance(body_kind, str):
         raise errors.bad_request(f"the object provided is unrecognized (must be of type {kind})")
@@ -202,7 +207,9 @@ def decode_object(
         body_version, alias = aliases.canonical_api_version(body_version)
         if alias:  # an upstream group name: the answer goes out in it
             ctx.render_group = ctx.render_group or alias
-    if (body_version, body_kind) != (api_version, kind):
+    # a custom resource of another kind is decoded, and refused by its validation (422)
+    other_kind = custom is not None and body_version == api_version
+    if (body_version, body_kind) != (api_version, kind) and not other_kind:
         raise type_mismatch(body_version, body_kind, api_version, kind, definition, schemas, custom)
     version = api_version.rsplit("/", 1)[-1]
     try:
@@ -215,7 +222,7 @@ def decode_object(
     strict_or_warn(ctx, level, decoded.strict_errors(), prefix)
     obj = decoded.obj
     obj["apiVersion"] = api_version
-    obj["kind"] = kind
+    obj["kind"] = body_kind
     if not isinstance(obj.get("metadata"), dict):
         obj["metadata"] = {}
     return obj

@@ -219,9 +219,12 @@ def input_type(content_type: str, accepted: list[str]) -> str:
     raise errors.unsupported_media_type(content_type, accepted)
 
 
-def accepted_patch_type(content_type: str, accepted: list[str]) -> str:
-    """The PATCH body's type if this resource takes it, else go-restful's plain 415."""
+def accepted_patch_type(content_type: str, accepted: list[str], custom: bool = False) -> str:
+    """The PATCH body's type if this resource takes it, else 415: go-restful's plain one
+    for a built-in kind's route, kube's patch handler's list for a custom resource."""
     media = parse_media_type(content_type) if content_type.strip() else MediaType("")
     if media.type in accepted:
         return media.type
+    if custom:
+        raise errors.unsupported_media_type(content_type, accepted)
     raise errors.unsupported_patch_type()

@@ -74,7 +74,7 @@ async def handle(scope: Scope) -> bytes:
     accepted = CUSTOM_PATCH_TYPES if scope.resource.custom else PATCH_TYPES
     if scope.handlers.cbor:
         accepted = [*accepted, APPLY_PATCH_CBOR]  # CBOR has no other patch type
-    patch_type = accepted_patch_type(scope.content_type(), accepted)
+    patch_type = accepted_patch_type(scope.content_type(), accepted, scope.resource.custom)
     opts = write_options(scope.request, "PatchOptions", patch_type)
     out = scope.output()
     scope.ctx.dry_run = opts.dry_run

@@ -139,7 +139,7 @@ async def patch(scope: Scope) -> bytes:
     types = [JSON_PATCH, MERGE_PATCH]
     if _custom_paths(scope) is None:
         types.append(STRATEGIC_MERGE_PATCH)  # no patch strategies in a CRD's Scale
-    patch_type = accepted_patch_type(scope.content_type(), types)
+    patch_type = accepted_patch_type(scope.content_type(), types, scope.resource.custom)
     opts = write_options(scope.request, "PatchOptions", patch_type)
     document = patchbody.parse(scope.body(), patch_type, opts.field_validation).document
 

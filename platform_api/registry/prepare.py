@@ -40,7 +40,7 @@ def before_create(rt: ResourceType, strategy: Strategy, namespace: str, obj: Obj
     errs = strategy.validate(obj)
     name = meta.get("name", "")
     if errs:
-        raise errors.invalid(*_invalid_kind(rt, strategy), name, errs)
+        raise errors.invalid(*_invalid_kind(rt, strategy, obj), name, errs)
     strategy.canonicalize(obj)
     return str(name)
 
@@ -100,7 +100,7 @@ def before_update(
     _keep_system_metadata(update["metadata"], old_meta)
     errs = strategy.validate_update(update, old)
     if errs:
-        raise errors.invalid(*_invalid_kind(rt, strategy), name, errs)
+        raise errors.invalid(*_invalid_kind(rt, strategy, update), name, errs)
     strategy.canonicalize(update)
 
 
@@ -127,5 +127,10 @@ def _keep_system_metadata(meta: Obj, old_meta: Obj) -> None:
         meta["deletionGracePeriodSeconds"] = old_meta["deletionGracePeriodSeconds"]
 
 
-def _invalid_kind(rt: ResourceType, strategy: Strategy) -> tuple[str, str]:
+def _invalid_kind(rt: ResourceType, strategy: Strategy, obj: Obj) -> tuple[str, str]:
+    """The kind an Invalid names: a custom resource's own (kube names the object's GVK,
+    which may be another kind than the resource's), else the strategy's or the type's."""
+    kind = obj.get("kind")
+    if rt.custom and isinstance(kind, str) and kind:
+        return kind, rt.group
     return strategy.error_kind or (rt.kind, rt.group)

@@ -16,6 +16,7 @@ from platform_api.codec.bounds import (
     as_interface_values,
     check_json_depth,
     deeper_than,
+    whole_floats_to_ints,
 )
 from platform_api.codec.protobuf_special import raw_json
 from platform_api.codec.protobuf_wire import WireError
@@ -292,3 +293,10 @@ def test_yaml_flat_documents_skip_the_event_pass_quickly() -> None:
     started = time.monotonic()
     assert len(parse_yaml(doc)[0]["a"]) == 20_000
     assert time.monotonic() - started < 2
+
+
+def test_whole_floats_become_ints_in_place() -> None:
+    value = {"a": 2.0, "b": [1.5, -3.0, True, {"c": 1e300}], "d": "2.0"}
+    whole_floats_to_ints(value)
+    assert value == {"a": 2, "b": [1.5, -3, True, {"c": 1e300}], "d": "2.0"}
+    assert type(value["a"]) is int and type(value["b"][3]["c"]) is float

@@ -12,6 +12,7 @@ import requests
 
 from tests.e2e.answers import status
 from tests.e2e.conftest import Server
+from tests.e2e.crds import crd_manifest, create_crd, crontab, ns_path
 
 BIG = "9" * 5000
 JSON, YAML = "application/json", "application/yaml"
@@ -270,3 +271,53 @@ def test_apply_type_problems_are_kubes_bare_500s(
                 "unable to convert unstructured object to apps/v1, Kind=Deployment: cannot "
                 "convert float64 to int32"
             )
+
+
+def test_custom_resource_type_meta(server: Server, admin: requests.Session, ns: str) -> None:
+    """A custom resource's body is read by kube's unstructured decoder: it needs a kind,
+    names its own apiVersion, and a body of another kind is refused by validation."""
+    group = f"h{uuid.uuid4().hex[:6]}.example.com"
+    create_crd(admin, server, crd_manifest(group))
+    base = server.url + ns_path(group, ns)
+    body = b'{"apiVersion":"' + group.encode() + b'/v1","metadata":{"name":"x"}}'
+    answer = send(admin, "POST", base, body, JSON)
+    assert answer.json() == status(
+        400,
+        "BadRequest",
+        "the object provided is unrecognized (must be of type CronTab): Object 'Kind' is "
+        f"missing in '{body.decode()}' ({body[:30].decode()} ...)",
+    )
+    answer = send(admin, "POST", base, b'{"kind":"CronTab","metadata":{"name":"x"}}', JSON)
+    assert answer.json()["message"] == (
+        f"the API version in the data () does not match the expected API version ({group}/v1)"
+    )
+    other = crontab("x", group) | {"kind": "Gadget"}
+    answer = admin.post(base, json=other, timeout=10)
+    assert answer.json() == status(
+        422,
+        "Invalid",
+        f'Gadget.{group} "x" is invalid: kind: Invalid value: "Gadget": must be CronTab',
+        {
+            "name": "x",
+            "group": group,
+            "kind": "Gadget",
+            "causes": [
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": 'Invalid value: "Gadget": must be CronTab',
+                    "field": "kind",
+                }
+            ],
+        },
+    )
+    assert admin.get(base + "/x", timeout=10).status_code == 404
+    made = admin.post(base, json=crontab("y", group, replicas=2.0), timeout=10)
+    assert made.status_code == 201
+    assert b'"replicas":2}' in made.content  # Go writes a whole float64 as 2
+    answer = send(admin, "PATCH", base + "/y", b'{"spec":{}}', STRATEGIC)
+    assert answer.json() == status(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+    )
