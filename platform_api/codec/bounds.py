@@ -11,6 +11,7 @@ answer: a 400, never a RecursionError.  The checks here never recurse themselves
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from itertools import accumulate
 from typing import Any
 
@@ -106,35 +107,37 @@ def as_interface_values(data: bytes, value: Any) -> None:
     resources, patches and free-form fields of built-in kinds decode this way."""
     if not wide_number(data):
         return
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        pairs = item.items() if isinstance(item, dict) else enumerate(item)
-        for key, child in list(pairs):
-            if isinstance(child, dict | list):
-                stack.append(child)
-            elif isinstance(child, OverflowFloat):
-                raise _unmarshal(child.literal)
-            elif isinstance(child, int) and not _INT64[0] <= child <= _INT64[1]:
-                try:  # bools are ints too, and always in range
-                    item[key] = float(child)
-                except OverflowError:
-                    raise _unmarshal(str(child)) from None
+    for item, key, child in scalars(value):
+        if isinstance(child, OverflowFloat):
+            raise _unmarshal(child.literal)
+        if isinstance(child, int) and not _INT64[0] <= child <= _INT64[1]:
+            try:  # bools are ints too, and always in range
+                item[key] = float(child)
+            except OverflowError:
+                raise _unmarshal(str(child)) from None
 
 
 def whole_floats_to_ints(value: Any) -> None:
     """Whole floats (``2.0``) become integers, in place.  A custom resource keeps Go's
     float64 for them, which encoding/json writes as ``2``: as an int, orjson writes the
     same."""
-    stack = [value]
+    for item, key, child in scalars(value):
+        if type(child) is float and child.is_integer() and abs(child) < 2**63:
+            item[key] = int(child)
+
+
+def scalars(value: Any) -> Iterator[tuple[Any, Any, Any]]:
+    """(container, key, value) of every scalar in a decoded JSON value, without
+    recursion; the container may be changed at that key as the walk goes."""
+    stack = [value] if isinstance(value, dict | list) else []
     while stack:
         item = stack.pop()
         pairs = item.items() if isinstance(item, dict) else enumerate(item)
         for key, child in list(pairs):
             if isinstance(child, dict | list):
                 stack.append(child)
-            elif type(child) is float and child.is_integer() and abs(child) < 2**63:
-                item[key] = int(child)
+            else:
+                yield item, key, child
 
 
 def _unmarshal(literal: str) -> BodyError:
