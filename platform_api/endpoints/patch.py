@@ -107,12 +107,22 @@ async def handle(scope: Scope) -> bytes:
             fresh = orjson.loads(orjson.dumps(body.document))  # a clean copy per attempt
             if strategic_patch:
                 patched = _strategic(existing, fresh, schemas, rt.definition)
+                _convert_numbers(scope, patched, shown)
             else:
                 patched = merge_patch(existing, fresh)
         return _decode_patched(scope, patched, opts.field_validation, body.problems, shown)
 
     stored, _ = await scope.update(updated)
     return scope.respond_object(stored, 200, out)
+
+
+def _convert_numbers(scope: Scope, patched: Obj, shown: str | None) -> None:
+    """Integer fields as kube's unstructured converter fills them from the strategic merge
+    patch's result (``2.0`` is 2; a fraction is refused in its words)."""
+    manager = scope.handlers.field_manager(scope.resource)
+    problem = fit.convert_numbers(manager.typed, manager.node, patched)
+    if problem is not None:
+        raise _patch_invalid(patched, problem, shown)
 
 
 def _decode_patched(
@@ -125,6 +135,8 @@ def _decode_patched(
     try:
         decoded = _decode(scope, patched, {})
     except DecodeError as e:
+        if shown is not None:  # a strategic patch's result goes through kube's converter
+            raise _patch_invalid(patched, e.converter_problem(), shown) from None
         raise _patch_invalid(patched, str(e)) from None
     strict = problems + decoded.strict_errors()
     if level == "Strict" and strict:

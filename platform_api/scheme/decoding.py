@@ -41,7 +41,40 @@ _RFC3339 = re.compile(
 
 
 class DecodeError(ValueError):
-    """A fatal type error, worded as Go's ``encoding/json`` (or kube's CBOR decoder)."""
+    """A fatal type error, worded as Go's ``encoding/json`` (or kube's CBOR decoder).
+    A type error also keeps the ``value`` and the Go ``kind`` it should have had
+    (``struct``, ``slice``, ``map`` or a scalar's: ``string``, ``int32``...), which kube's
+    unstructured converter words otherwise (``converter_problem``)."""
+
+    def __init__(self, message: str, value: Any = None, kind: str = "", go_type: str = "") -> None:
+        super().__init__(message)
+        self.value, self.kind, self.go_type = value, kind, go_type
+
+    def converter_problem(self) -> str:
+        """The error of kube's DefaultUnstructuredConverter for the same mismatch (a
+        strategic merge patch's result goes through it), else this error's text."""
+        source = _source_kind(self.value)
+        if self.kind in ("struct", "slice", "map"):
+            colon = ":" if self.kind == "struct" else ""
+            return f"cannot restore {self.kind} from{colon} {source}"
+        if not self.kind:
+            return str(self)
+        if source == "int64" and self.kind == "string":
+            return f"cannot convert int64 to {self.go_type}"
+        return f"unrecognized type: {self.kind}"
+
+
+def _source_kind(value: Any) -> str:
+    """The reflect kind of a decoded JSON value in Go."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, dict):
+        return "map"
+    return "slice" if isinstance(value, list) else "string"
 
 
 @dataclass
@@ -152,9 +185,16 @@ class Decoder:
     # -- type errors -----------------------------------------------------------------
 
     def _type_error(
-        self, value: Any, path: str, struct: str, go_type: str, num: bool = False
+        self,
+        value: Any,
+        path: str,
+        struct: str,
+        go_type: str,
+        num: bool = False,
+        kind: str = "",
     ) -> DecodeError:
-        """``struct`` is package-qualified (``v1.ConfigMap``): CBOR names it so, JSON not."""
+        """``struct`` is package-qualified (``v1.ConfigMap``): CBOR names it so, JSON not.
+        ``kind``: the Go kind the field has (DecodeError), when the converter words it."""
         go_type = self._named_type(path) or go_type
         go_path = _INDEX.sub("", path)  # Go names fields only, never list indices or map keys
         if self.cbor:
@@ -162,11 +202,12 @@ class Decoder:
             return DecodeError(
                 f"cbor: cannot unmarshal {_cbor_type(value)} into {where} of type {go_type}"
             )
-        kind = json_kind(value)
+        go_kind, kind = kind, json_kind(value)
         if num and kind == "number":
             kind = f"number {getattr(value, 'literal', value)}"  # 1e400 as it was written
         where = f"Go struct field {struct.rpartition('.')[2]}.{go_path}"
-        return DecodeError(f"json: cannot unmarshal {kind} into {where} of type {go_type}")
+        message = f"json: cannot unmarshal {kind} into {where} of type {go_type}"
+        return DecodeError(message, value, go_kind, go_type)
 
     def _named_type(self, path: str) -> str | None:
         """The Go type of a built-in field of a named type (``v1.ServiceType``, an item of
@@ -243,7 +284,7 @@ class Decoder:
         if ref:
             if target.get("type") == "object" or "properties" in target:
                 if not isinstance(value, dict):
-                    raise self._type_error(value, path, struct, self.go_type(node))
+                    raise self._type_error(value, path, struct, self.go_type(node), kind="struct")
                 return self._object(value, target, path, _struct(ref))
             return self._value(value, target, path, struct)
         return self._plain(value, node, path, struct)
@@ -254,29 +295,30 @@ class Decoder:
             return self._object(value, node, path, struct)
         if kind == "array":
             if not isinstance(value, list):
-                raise self._type_error(value, path, struct, self.go_type(node))
+                raise self._type_error(value, path, struct, self.go_type(node), kind="slice")
             items = node.get("items", {})
             return [self._item(item, items, f"{path}[{i}]", struct) for i, item in enumerate(value)]
         if kind == "string":
             if not isinstance(value, str):
-                raise self._type_error(value, path, struct, "string")
+                raise self._type_error(value, path, struct, "string", kind="string")
             if node.get("format") == "byte":
                 _check_base64(value)
             return value
         if kind == "integer":
+            int_kind = node.get("format", "int")
             if isinstance(value, bool) or not isinstance(value, int):
-                raise self._type_error(value, path, struct, node.get("format", "int"), num=True)
+                raise self._type_error(value, path, struct, int_kind, True, int_kind)
             low, high = _INT32 if node.get("format") == "int32" else _INT64
             if not low <= value <= high:
-                raise self._type_error(value, path, struct, node.get("format", "int"), num=True)
+                raise self._type_error(value, path, struct, int_kind, True, int_kind)
             return value
         if kind == "number":
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise self._type_error(value, path, struct, "float64")
+                raise self._type_error(value, path, struct, "float64", kind="float64")
             return value
         if kind == "boolean":
             if not isinstance(value, bool):
-                raise self._type_error(value, path, struct, "bool")
+                raise self._type_error(value, path, struct, "bool", kind="bool")
             return value
         return value  # untyped: any JSON value (RawExtension-style)
 
@@ -309,9 +351,9 @@ class Decoder:
 
     def _object(self, value: Any, node: Node, path: str, struct: str) -> Any:
         if not isinstance(value, dict):
-            raise self._type_error(
-                value, path or struct.rpartition(".")[2], struct, self.go_type(node)
-            )
+            where = path or struct.rpartition(".")[2]
+            kind = "struct" if "properties" in node else "map"
+            raise self._type_error(value, where, struct, self.go_type(node), kind=kind)
         repeats = list(self.dups.get(id(value), ()))
         props = node.get("properties")
         extra = node.get("additionalProperties")

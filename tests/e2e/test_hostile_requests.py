@@ -321,3 +321,56 @@ def test_custom_resource_type_meta(server: Server, admin: requests.Session, ns: 
         "the body of the request was in an unknown format - accepted media types include: "
         "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
     )
+
+
+def test_strategic_patch_types_as_kubes_converter_words_them(
+    server: Server, admin: requests.Session, ns: str, target: str
+) -> None:
+    """``kubectl patch`` sends strategic merge patches; their results go through kube's
+    unstructured converter, which names no field and fills integer fields from floats."""
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
+        },
+    }
+    url = f"{server.url}/apis/apps/v1/namespaces/{ns}/deployments"
+    assert admin.post(url, json=deployment, timeout=10).status_code == 201
+    cases = [
+        (
+            url + "/d",
+            b'{"spec":{"replicas":"3"}}',
+            "map[spec:map[replicas:3]]",
+            "unrecognized type: int32",
+        ),
+        (url + "/d", b'{"spec":"x"}', "map[spec:x]", "cannot restore struct from: string"),
+        (
+            url + "/d",
+            b'{"metadata":{"labels":"x"}}',
+            "map[metadata:map[labels:x]]",
+            "cannot restore map from string",
+        ),
+        (target, b'{"data":{"a":5}}', "map[data:map[a:5]]", "cannot convert int64 to string"),
+        (
+            url + "/d",
+            b'{"spec":{"replicas":2.5}}',
+            "map[spec:map[replicas:2.5]]",
+            "cannot convert float64 to int32",
+        ),
+    ]
+    for where, patch, shown, problem in cases:
+        answer = send(admin, "PATCH", where, patch, STRATEGIC)
+        assert answer.status_code == 422
+        assert (
+            answer.json()["message"]
+            == f' "" is invalid: patch: Invalid value: "{shown}": {problem}'
+        )
+    answer = send(admin, "PATCH", url + "/d?dryRun=All", b'{"spec":{"replicas":2.0}}', STRATEGIC)
+    assert (answer.status_code, answer.json()["spec"]["replicas"]) == (200, 2)
