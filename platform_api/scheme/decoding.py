@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from platform_api.codec import Duplicates, protobuf_schema
-from platform_api.gotext import go_time, json_kind
+from platform_api.gotext import go_time, go_type, json_kind
 from platform_api.quantity import QuantityError, canonical, resource_list_text
 from platform_api.scheme.schemas import (
     INT_OR_STRING,
@@ -65,16 +65,9 @@ class DecodeError(ValueError):
 
 
 def _source_kind(value: Any) -> str:
-    """The reflect kind of a decoded JSON value in Go."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, dict):
-        return "map"
-    return "slice" if isinstance(value, list) else "string"
+    """The reflect kind of a decoded JSON value in Go (``%T`` but for the containers)."""
+    named = go_type(value)
+    return {"map[string]interface {}": "map", "[]interface {}": "slice"}.get(named, named)
 
 
 @dataclass
