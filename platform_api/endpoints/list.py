@@ -191,11 +191,11 @@ async def read_list(scope: Scope, p: ListParams) -> ListResult:
     revision = 0
     list_prefix = scope.store.list_prefix(scope.namespace)
     if p.continue_token:
+        token_rev, relative = continuation.decode(p.continue_token)  # kube reads it first
         if p.resource_version and p.resource_version != "0":
             raise errors.bad_request(
                 "specifying resource version is not allowed when using continue"
             )
-        token_rev, relative = continuation.decode(p.continue_token)
         start = scope.store.prefix + relative
         if not start.startswith(list_prefix):
             raise errors.bad_request("invalid continue token: continue key is not valid")

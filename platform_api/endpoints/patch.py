@@ -45,18 +45,11 @@ from platform_api.fieldmanager import fit
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
 from platform_api.scheme.decoding import Decoded, DecodeError
-from platform_api.validation import field
 
 Obj = dict[str, Any]
 PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH_YAML]
 # Custom resources have no patch strategies to merge by.
 CUSTOM_PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH_YAML]
-
-
-def _patch_invalid(patched: Any, detail: str, shown: str | None = None) -> errors.StatusError:
-    """kube's answer when the patched document does not decode: an Invalid on ``patch``."""
-    value = orjson.dumps(patched).decode() if shown is None else shown
-    return errors.invalid("", "", "", [field.invalid("patch", value, detail)])
 
 
 def _strategic(existing: Obj, patch: Obj, schemas: Any, definition: str) -> Obj:
@@ -122,7 +115,7 @@ def _convert_numbers(scope: Scope, patched: Obj, shown: str | None) -> None:
     manager = scope.handlers.field_manager(scope.resource)
     problem = fit.convert_numbers(manager.typed, manager.node, patched)
     if problem is not None:
-        raise _patch_invalid(patched, problem, shown)
+        raise patchbody.patch_invalid(patched, problem, shown)
 
 
 def _decode_patched(
@@ -131,17 +124,17 @@ def _decode_patched(
     """The patched object through the schema, as a PUT body would go; the patch's own
     strict problems come first, as kube joins them."""
     if not isinstance(patched, dict):
-        raise _patch_invalid(patched, typemeta_problem(JSON, patched))
+        raise patchbody.patch_invalid(patched, typemeta_problem(JSON, patched))
     try:
         decoded = _decode(scope, patched, {})
     except DecodeError as e:
         if shown is not None:  # a strategic patch's result goes through kube's converter
-            raise _patch_invalid(patched, e.converter_problem(), shown) from None
-        raise _patch_invalid(patched, str(e)) from None
+            raise patchbody.patch_invalid(patched, e.converter_problem(), shown) from None
+        raise patchbody.patch_invalid(patched, str(e)) from None
     strict = problems + decoded.strict_errors()
     if level == "Strict" and strict:
         detail = "strict decoding error: " + ", ".join(strict)
-        raise _patch_invalid(patched, detail, shown)
+        raise patchbody.patch_invalid(patched, detail, shown)
     strict_or_warn(scope.ctx, level, strict)
     return decoded.obj
 
@@ -249,7 +242,7 @@ def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj
     try:
         decoded = _decode(scope, config, {})
     except DecodeError as e:
-        raise _patch_invalid(config, str(e)) from None
+        raise patchbody.patch_invalid(config, str(e)) from None
     strict_or_warn(scope.ctx, level, decoded.strict_errors())
     return decoded.obj
 

@@ -13,11 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from platform_api import errors
 from platform_api.codec import BodyError, DepthError, Duplicates, parse_json
 from platform_api.endpoints.negotiation import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from platform_api.gotext import json_kind
 from platform_api.patch import json_patch
+from platform_api.validation import field as causes
 
 _BAD_MERGE_PATCH = "Invalid JSON Patch"  # evanphx's ErrBadJSONPatch
 
@@ -106,3 +109,9 @@ def duplicate_problems(document: Any, duplicates: Duplicates) -> list[str]:
             continue
         stack.extend(reversed(children))
     return out
+
+
+def patch_invalid(patched: Any, detail: str, shown: str | None = None) -> errors.StatusError:
+    """kube's answer when the patched document does not decode: an Invalid on ``patch``."""
+    value = orjson.dumps(patched).decode() if shown is None else shown
+    return errors.invalid("", "", "", [causes.invalid("patch", value, detail)])

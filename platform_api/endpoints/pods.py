@@ -58,15 +58,13 @@ async def bind_collection(scope: Scope) -> bytes:
 
 async def _bind(scope: Scope, binding: Obj, name: str, pods: Store) -> bytes:
     target = binding.get("target") or {}
+    errs = []
     if target.get("kind") not in (None, "", "Node"):
-        raise errors.invalid(
-            "Binding",
-            "",
-            name,
-            [field.invalid("target.kind", target["kind"], "must be empty or 'Node'")],
-        )
+        errs.append(field.not_supported("target.kind", target["kind"], ["Node", "<empty>"]))
     if not target.get("name"):
-        raise errors.invalid("Binding", "", name, [field.required("target.name")])
+        errs.append(field.required("target.name"))
+    if errs:  # kube's BindingREST returns them as a plain error: a bare 500
+        raise errors.StatusError(500, "", field.aggregate(errs))
     await scope.handlers.admission.admit(scope, "CREATE", binding, name)
 
     def assign(existing: Obj | None) -> Obj:

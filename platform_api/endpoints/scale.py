@@ -11,12 +11,13 @@ from typing import Any
 
 import orjson
 
-from platform_api import errors
+from platform_api import errors, gotext
 from platform_api.apiextensions import scale as crscale
 from platform_api.apiextensions.resource import CustomResourceStrategy
 from platform_api.endpoints import patchbody
-from platform_api.endpoints.body import decode_subresource
+from platform_api.endpoints.body import decode_against, decode_subresource, typemeta_problem
 from platform_api.endpoints.negotiation import (
+    JSON,
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
@@ -26,6 +27,9 @@ from platform_api.endpoints.options import write_options
 from platform_api.endpoints.scope import Scope
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
+from platform_api.registry.prepare import check_name
+from platform_api.scheme.decoding import DecodeError
+from platform_api.scheme.schemas import Schemas
 from platform_api.validation import field
 from platform_api.validation.field import go_quote
 
@@ -132,6 +136,7 @@ async def _write(scope: Scope, change: Any) -> bytes:
 
 async def put(scope: Scope) -> bytes:
     body = decode_subresource(scope, "UpdateOptions", "Scale", SCALE, "autoscaling/v1")
+    check_name(body, scope.name)  # kube's update handler checks every PUT's name
     return await _write(scope, lambda _scale: orjson.loads(orjson.dumps(body)))
 
 
@@ -143,17 +148,34 @@ async def patch(scope: Scope) -> bytes:
     opts = write_options(scope.request, "PatchOptions", patch_type)
     document = patchbody.parse(scope.body(), patch_type, opts.field_validation).document
 
+    schemas = scope.handlers.scheme.schemas
+    shown = gotext.sprint(document) if patch_type == STRATEGIC_MERGE_PATCH else None
+
     def change(scale: Obj) -> Obj:
         if patch_type == JSON_PATCH:
             try:
-                result: Obj = json_patch.apply(scale, document)
+                result: Any = json_patch.apply(scale, document)
             except json_patch.JSONPatchError:
                 raise errors.unprocessable() from None
-            return result
-        fresh = orjson.loads(orjson.dumps(document))
-        if patch_type == STRATEGIC_MERGE_PATCH:
-            return strategic.apply(scale, fresh, scope.handlers.scheme.schemas, SCALE)
-        merged: Obj = merge_patch(scale, fresh)
-        return merged
+        else:
+            fresh = orjson.loads(orjson.dumps(document))
+            if patch_type == STRATEGIC_MERGE_PATCH:
+                result = strategic.apply(scale, fresh, schemas, SCALE)
+            else:
+                result = merge_patch(scale, fresh)
+        return _decoded(result, schemas, shown)
 
     return await _write(scope, change)
+
+
+def _decoded(patched: Any, schemas: Schemas, shown: str | None) -> Obj:
+    """The patched Scale, decoded as kube decodes it (a strategic patch's result through
+    its unstructured converter, whose words ``shown`` selects)."""
+    if not isinstance(patched, dict):
+        raise patchbody.patch_invalid(patched, typemeta_problem(JSON, patched))
+    try:
+        decode_against(patched, {}, schemas, SCALE, None)
+    except DecodeError as e:
+        problem = e.converter_problem() if shown is not None else str(e)
+        raise patchbody.patch_invalid(patched, problem, shown) from None
+    return patched

@@ -374,3 +374,48 @@ def test_strategic_patch_types_as_kubes_converter_words_them(
         )
     answer = send(admin, "PATCH", url + "/d?dryRun=All", b'{"spec":{"replicas":2.0}}', STRATEGIC)
     assert (answer.status_code, answer.json()["spec"]["replicas"]) == (200, 2)
+
+
+def test_subresource_bodies(server: Server, admin: requests.Session, ns: str, target: str) -> None:
+    base = f"{server.url}/apis/apps/v1/namespaces/{ns}/replicasets"
+    template = {
+        "metadata": {"labels": {"a": "b"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    spec = {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}, "template": template}
+    made = admin.post(base, json={"metadata": {"name": "rs"}, "spec": spec}, timeout=10)
+    assert made.status_code == 201
+    scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "other"}}
+    answer = admin.put(base + "/rs/scale", json={**scale, "spec": {"replicas": 2}}, timeout=10)
+    assert answer.json() == status(
+        400, "BadRequest", "the name of the object (other) does not match the name on the URL (rs)"
+    )
+    answer = send(admin, "PATCH", base + "/rs/scale", b'{"spec":{"replicas":"2"}}', MERGE)
+    assert answer.status_code == 422
+    assert answer.json()["message"].endswith(
+        '": json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32'
+    )
+    assert admin.get(base + "/rs", timeout=10).json()["spec"]["replicas"] == 1
+    pods = f"{server.url}/api/v1/namespaces/{ns}/pods/p/binding"
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}}
+    answer = admin.post(pods, json={**binding, "target": {"kind": "Pod"}}, timeout=10)
+    assert (answer.status_code, answer.json()) == (
+        500,
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": '[target.kind: Unsupported value: "Pod": supported values: "Node", '
+            '"<empty>", target.name: Required value]',
+            "code": 500,
+        },
+    )
+    # a continue token is read before its clash with a resourceVersion is refused
+    answer = admin.get(
+        target.rsplit("/", 1)[0] + "?limit=1&resourceVersion=5&continue=abc", timeout=10
+    )
+    assert answer.json()["message"] == (
+        "invalid continue token: continue key is not valid: invalid character 'i' looking for "
+        "beginning of value"
+    )
