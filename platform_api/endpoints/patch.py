@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from platform_api import errors, gotext
+from platform_api import errors
 from platform_api.codec import (
     BodyError,
     DepthError,
@@ -83,8 +83,8 @@ async def handle(scope: Scope) -> bytes:
     rt = scope.resource
     schemas = scope.handlers.scheme.schemas
     strategic_patch = patch_type == STRATEGIC_MERGE_PATCH
-    # kube shows a strategic patch's strict refusal as the patch map Go prints (%v)
-    shown = gotext.sprint(body.document) if strategic_patch else None
+    # kube shows a strategic patch's refusals as the patch map Go prints (%v)
+    shown = body.document if strategic_patch else None
 
     def updated(existing: Obj | None) -> Obj:
         if existing is None:
@@ -109,18 +109,18 @@ async def handle(scope: Scope) -> bytes:
     return scope.respond_object(stored, 200, out)
 
 
-def _convert_numbers(scope: Scope, patched: Obj, shown: str | None) -> None:
+def _convert_numbers(scope: Scope, patched: Obj, shown: Any) -> None:
     """Integer fields as kube's unstructured converter fills them from the strategic merge
     patch's result (``2.0`` is 2; a fraction is refused in its words)."""
+    if not fit.has_conversions(shown):  # only the patch brings numbers to convert
+        return
     manager = scope.handlers.field_manager(scope.resource)
     problem = fit.convert_numbers(manager.typed, manager.node, patched)
     if problem is not None:
         raise patchbody.patch_invalid(patched, problem, shown)
 
 
-def _decode_patched(
-    scope: Scope, patched: Any, level: str, problems: list[str], shown: str | None
-) -> Obj:
+def _decode_patched(scope: Scope, patched: Any, level: str, problems: list[str], shown: Any) -> Obj:
     """The patched object through the schema, as a PUT body would go; the patch's own
     strict problems come first, as kube joins them."""
     if not isinstance(patched, dict):
@@ -226,7 +226,9 @@ def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj
             *meta_of(config), rt.api_version, rt.kind, fit.message(misfits)
         )
     # a built-in kind's object is converted to its Go type; a custom resource stays JSON
-    unconvertible = None if rt.custom else fit.convert_numbers(manager.typed, manager.node, config)
+    unconvertible = None
+    if not rt.custom and fit.has_conversions(config):
+        unconvertible = fit.convert_numbers(manager.typed, manager.node, config)
     if unconvertible is not None:
         raise errors.conversion_failed(meta_of(config), rt.api_version, rt.kind, unconvertible)
     if duplicates and level != "Ignore":

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from platform_api import errors
+from platform_api import errors, gotext
 from platform_api.codec import BodyError, DepthError, Duplicates, parse_json
 from platform_api.endpoints.negotiation import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from platform_api.gotext import json_kind
@@ -111,7 +111,8 @@ def duplicate_problems(document: Any, duplicates: Duplicates) -> list[str]:
     return out
 
 
-def patch_invalid(patched: Any, detail: str, shown: str | None = None) -> errors.StatusError:
-    """kube's answer when the patched document does not decode: an Invalid on ``patch``."""
-    value = orjson.dumps(patched).decode() if shown is None else shown
+def patch_invalid(patched: Any, detail: str, strategic: Any = None) -> errors.StatusError:
+    """kube's answer when the patched document does not decode: an Invalid on ``patch``,
+    showing the result, or for a ``strategic`` merge patch the patch as Go prints it."""
+    value = orjson.dumps(patched).decode() if strategic is None else gotext.sprint(strategic)
     return errors.invalid("", "", "", [causes.invalid("patch", value, detail)])

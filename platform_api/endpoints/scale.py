@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from platform_api import errors, gotext
+from platform_api import errors
 from platform_api.apiextensions import scale as crscale
 from platform_api.apiextensions.resource import CustomResourceStrategy
 from platform_api.endpoints import patchbody
@@ -149,7 +149,7 @@ async def patch(scope: Scope) -> bytes:
     document = patchbody.parse(scope.body(), patch_type, opts.field_validation).document
 
     schemas = scope.handlers.scheme.schemas
-    shown = gotext.sprint(document) if patch_type == STRATEGIC_MERGE_PATCH else None
+    shown = document if patch_type == STRATEGIC_MERGE_PATCH else None
 
     def change(scale: Obj) -> Obj:
         if patch_type == JSON_PATCH:
@@ -168,7 +168,7 @@ async def patch(scope: Scope) -> bytes:
     return await _write(scope, change)
 
 
-def _decoded(patched: Any, schemas: Schemas, shown: str | None) -> Obj:
+def _decoded(patched: Any, schemas: Schemas, shown: Any) -> Obj:
     """The patched Scale, decoded as kube decodes it (a strategic patch's result through
     its unstructured converter, whose words ``shown`` selects)."""
     if not isinstance(patched, dict):

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from platform_api.codec.bounds import scalars
 from platform_api.fieldmanager.typed import LEAF, STRUCT, Typed
 from platform_api.gotext import go_syntax, go_type, sprint
 from platform_api.scheme.schemas import Node
@@ -78,6 +79,16 @@ def _type_problem(node: Node, value: Any) -> str | None:
     elif ("properties" in node or "additionalProperties" in node) and not isinstance(value, dict):
         return f"expected map, got &{{{sprint(value)}}}"
     return None
+
+
+def has_conversions(document: Any) -> bool:
+    """Whether a patch or configuration holds a number the converter would change or
+    refuse (a float, or an integer past int32): if not, ``convert_numbers`` has nothing
+    to do, and the walk over the schema is saved."""
+    return any(
+        isinstance(v, float) or (isinstance(v, int) and not -(2**31) <= v < 2**31)
+        for _, _, v in scalars(document)
+    )
 
 
 def convert_numbers(typed: Typed, node: Node, value: Any) -> str | None:

@@ -80,3 +80,9 @@ def test_integer_fields_convert_as_kube_converts_them() -> None:
     assert spec["replicas"] == 1215752191
     spec["replicas"] = 2.5
     assert fit.convert_numbers(fm.typed, fm.node, config) == "cannot convert float64 to int32"
+
+
+def test_only_floats_and_wide_integers_need_converting() -> None:
+    assert not fit.has_conversions({"spec": {"replicas": 3, "paused": True, "l": ["a", 2**31 - 1]}})
+    assert fit.has_conversions({"spec": {"replicas": 3.0}})
+    assert fit.has_conversions({"l": [2**31]})
