@@ -14,15 +14,17 @@ from dataclasses import dataclass, field
 
 from platform_api.admission import plugins as admission_plugins
 from platform_api.admission.webhook.credentials import load_admission_config
-from platform_api.apiserver import aggregatoroptions, authflags, storageoptions
+from platform_api.apiserver import aggregatoroptions, authflags, endpointoptions, storageoptions
 from platform_api.apiserver.aggregatoroptions import AggregatorOptions
 from platform_api.apiserver.audit import options as audit_options
+from platform_api.apiserver.endpointoptions import EndpointOptions
 from platform_api.apiserver.features import FeatureGates
 from platform_api.apiserver.flagvalues import (
     ConfigError,
     parse_bool,
     parse_duration,
     parse_int,
+    parse_ip,
     parse_size,
 )
 from platform_api.apiserver.hiddenmetrics import validate_show_hidden
@@ -92,6 +94,8 @@ class ServerConfig:
     storage: StorageOptions = field(default_factory=StorageOptions)  # --storage-backend, --etcd-*
     # --proxy-client-cert-file, --proxy-client-key-file, --enable-aggregator-routing
     aggregator: AggregatorOptions = field(default_factory=AggregatorOptions)
+    # --advertise-address, --endpoint-reconciler-type, --apiserver-count
+    endpoints: EndpointOptions = field(default_factory=EndpointOptions)
     service_cluster_ip_range: str = "10.0.0.0/24"
     lmdb_map_size: int = 8 * 2**30
     # --encryption-provider-config (storage/encryption); checked here, built at start.
@@ -150,6 +154,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     cfg.audit = audit_options.from_flags(given)
     cfg.storage = storageoptions.from_flags(given)
     cfg.aggregator = aggregatoroptions.from_flags(given)
+    cfg.endpoints = endpointoptions.from_flags(given)
     cfg.client_ca_file = given("client-ca-file") or ""
     cfg.token_auth_file = given("token-auth-file") or ""
     authflags.authentication(cfg, given)
@@ -249,12 +254,7 @@ def _serving(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
         if cfg.secure_port > 65535:
             raise ConfigError("--secure-port must be between 0 and 65535, inclusive")
     if given("bind-address") is not None:
-        try:
-            cfg.bind_address = str(ipaddress.ip_address(str(given("bind-address"))))
-        except ValueError:
-            raise ConfigError(
-                f'invalid argument "{given("bind-address")}" for "--bind-address" flag: failed to parse IP'
-            ) from None
+        cfg.bind_address = parse_ip("bind-address", str(given("bind-address")))
     cfg.tls_cert_file = given("tls-cert-file") or ""
     cfg.tls_private_key_file = given("tls-private-key-file") or ""
     if bool(cfg.tls_cert_file) != bool(cfg.tls_private_key_file):

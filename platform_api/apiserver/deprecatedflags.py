@@ -4,7 +4,9 @@ Command lines written for kube-apiserver still carry these flags; kube parses th
 prints ``Flag --X has been deprecated, <message>`` on stderr and goes on, so this server
 does too.  They are taken off the command line before twistd parses it (pflag hides them
 from ``--help`` as well).  A flag whose value another flag now carries is rewritten to
-it; the others change nothing here, as they change next to nothing in kube v1.36.
+it; ``--apiserver-count``, which the deprecated master-count reconciler still reads, is
+kept as it is; the others change nothing here, as they change next to nothing in kube
+v1.36.
 """
 
 from __future__ import annotations
@@ -78,7 +80,9 @@ DEPRECATED: dict[str, Deprecated] = {
         rewrite=_admission_control,
     ),
     "apiserver-count": Deprecated(
-        "apiserver-count is deprecated and will be removed in a future version.", _int
+        "apiserver-count is deprecated and will be removed in a future version.",
+        _int,
+        now="apiserver-count",  # kept: --endpoint-reconciler-type=master-count reads it
     ),
     "audit-webhook-batch-initial-backoff": Deprecated(
         "Deprecated, use --audit-webhook-initial-backoff instead.",

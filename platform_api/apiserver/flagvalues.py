@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 
@@ -84,6 +85,16 @@ def parse_int(flag: str, text: str, minimum: int = 0) -> int:
     if value < minimum:
         raise ConfigError(f"--{flag} must be at least {minimum}")
     return value
+
+
+def parse_ip(flag: str, text: str) -> str:
+    """pflag's IP flag: the address in Go's canonical spelling."""
+    try:
+        return str(ipaddress.ip_address(text.strip()))
+    except ValueError:
+        raise ConfigError(
+            f'invalid argument "{text}" for "--{flag}" flag: failed to parse IP: "{text}"'
+        ) from None
 
 
 def parse_list(text: str | None) -> tuple[str, ...]:

@@ -8,7 +8,12 @@ from typing import Any
 
 from twisted.application.service import IService
 
-from platform_api.apiserver import aggregatoroptions, deprecatedflags, storageoptions
+from platform_api.apiserver import (
+    aggregatoroptions,
+    deprecatedflags,
+    endpointoptions,
+    storageoptions,
+)
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.config import ServerConfig, from_flags
 from platform_api.apiserver.flagoptions import FlagOptions, parameters
@@ -289,6 +294,7 @@ FLAGS: list[tuple[str, str, str]] = [
     *audit_options.AUDIT_FLAGS,
     *storageoptions.STORAGE_FLAGS,
     *aggregatoroptions.AGGREGATOR_FLAGS,
+    *endpointoptions.ENDPOINT_FLAGS,
 ]
 BOOL_FLAGS = (
     *audit_options.BOOL_FLAGS,

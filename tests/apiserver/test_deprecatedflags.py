@@ -11,11 +11,12 @@ from platform_api.apiserver.config import from_flags
 from platform_api.apiserver.deprecatedflags import extract
 
 
-def test_warns_and_drops_flags_without_successor() -> None:
+def test_warns_and_drops_flags_that_change_nothing() -> None:
     out = io.StringIO()
     args = ["--apiserver-count=3", "--kubelet-port", "10250", "--enable-logs-handler"]
     kept = extract([*args, "--secure-port=0"], out)
-    assert kept == ["--secure-port=0"]
+    # --apiserver-count is kept, though deprecated: the master-count reconciler reads it
+    assert kept == ["--apiserver-count=3", "--secure-port=0"]
     assert out.getvalue() == (
         "Flag --apiserver-count has been deprecated, apiserver-count is deprecated and will "
         "be removed in a future version.\n"

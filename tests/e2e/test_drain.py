@@ -96,7 +96,7 @@ def test_a_budget_counts_a_custom_resources_scale(server: Server, admin: request
             budget["spec"] = {"maxUnavailable": 1, "selector": {"matchLabels": {"app": app}}}
             assert admin.post(pdb_url, json=budget).status_code == 201
         expected = eventually(
-            lambda: admin.get(f"{pdb_url}/w").json()["status"].get("expectedPods")
+            lambda: admin.get(f"{pdb_url}/w").json().get("status", {}).get("expectedPods")
         )
         assert (expected, admin.get(f"{pdb_url}/w").json()["status"]["desiredHealthy"]) == (4, 3)
 

@@ -24,6 +24,9 @@ _SPECIAL = {
 # Built-in groups whose keys keep the group, as kube's apiextensions and aggregator do.
 _GROUPED = {b"apiextensions.platform.io", b"apiregistration.platform.io"}
 DEFAULT_PREFIX = "/registry"
+# Records that are no served resource but that kube keeps under the prefix too: the API
+# servers' address leases (apiserver/masterleases.py), at ``<prefix>/masterleases/<ip>``.
+_INTERNAL = (("", "masterleases"),)
 
 
 class KeyLayout:
@@ -33,7 +36,7 @@ class KeyLayout:
         self.root = prefix.rstrip("/").encode() + b"/"
         self._to: dict[tuple[bytes, bytes], bytes] = {}
         self._from: dict[bytes, tuple[bytes, bytes]] = {}
-        for group, plural in builtin:
+        for group, plural in (*builtin, *_INTERNAL):
             g = (group or "core").encode()
             p = plural.encode()
             base = _SPECIAL.get((g, p)) or (g + b"/" + p if g in _GROUPED else p)

@@ -1,0 +1,136 @@
+"""The ``kubernetes`` Service's Endpoints and EndpointSlice: every API server's address,
+kept by kube's lease reconciler, on LMDB and across replicas on one etcd."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.e2e.conftest import Server, session_for, start_server
+from tests.e2e.test_etcd_backend import etcd, etcdctl, replica  # noqa: F401 (fixture)
+from tests.storage.etcd_server import EtcdServer
+
+ENDPOINTS = "/api/v1/namespaces/default/endpoints/kubernetes"
+SLICE = "/apis/discovery.platform.io/v1/namespaces/default/endpointslices/kubernetes"
+
+
+def port_of(server: Server) -> int:
+    return int(server.base_url.rsplit(":", 1)[1])
+
+
+def addresses(session: requests.Session, server: Server) -> tuple[list[str], list[str]]:
+    """The addresses in the Endpoints and in the EndpointSlice."""
+    found = session.get(server.base_url + ENDPOINTS).json()
+    listed = [a["ip"] for a in ((found.get("subsets") or [{}])[0].get("addresses") or [])]
+    sliced = session.get(server.base_url + SLICE).json()
+    return listed, [e["addresses"][0] for e in sliced.get("endpoints") or []]
+
+
+def eventually(check: Callable[[], Any], want: Any, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while (got := check()) != want and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert got == want
+
+
+@pytest.fixture
+def advertised(tmp_path: Path) -> Iterator[Server]:
+    running = start_server(tmp_path / "data", "--advertise-address", "192.0.2.50")
+    yield running
+    running.stop()
+
+
+def test_the_server_is_the_endpoint_of_the_kubernetes_service(advertised: Server) -> None:
+    session = session_for(advertised, cert=advertised.admin_cert)
+    endpoints = session.get(advertised.base_url + ENDPOINTS)
+    assert endpoints.status_code == 200
+    body = endpoints.json()
+    assert body["metadata"]["labels"] == {"endpointslice.kubernetes.io/skip-mirror": "true"}
+    port = port_of(advertised)
+    assert body["subsets"] == [
+        {
+            "addresses": [{"ip": "192.0.2.50"}],
+            "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+        }
+    ]
+    found = session.get(
+        advertised.base_url + "/apis/discovery.platform.io/v1/namespaces/default/endpointslices",
+        params={"labelSelector": "kubernetes.io/service-name=kubernetes"},
+    ).json()["items"]
+    assert [s["metadata"]["name"] for s in found] == ["kubernetes"]
+    assert {k: found[0][k] for k in ("addressType", "endpoints", "ports")} == {
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["192.0.2.50"], "conditions": {"ready": True}}],
+        "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+    }
+    service = session.get(advertised.base_url + "/api/v1/namespaces/default/services/kubernetes")
+    assert service.json()["spec"]["ports"][0]["targetPort"] == port
+
+
+def test_reconciler_none_leaves_the_service_without_endpoints(tmp_path: Path) -> None:
+    running = start_server(tmp_path / "data", "--endpoint-reconciler-type", "none")
+    try:
+        session = session_for(running, cert=running.admin_cert)
+        missing = session.get(running.base_url + ENDPOINTS)
+        assert missing.status_code == 404
+        assert missing.json() == {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": 'endpoints "kubernetes" not found',
+            "reason": "NotFound",
+            "details": {"name": "kubernetes", "kind": "endpoints"},
+            "code": 404,
+        }
+        service = session.get(running.base_url + "/api/v1/namespaces/default/services/kubernetes")
+        assert service.status_code == 200
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+def two_replicas(tmp_path: Path, etcd: EtcdServer) -> Iterator[list[Server]]:  # noqa: F811
+    running = [
+        replica(tmp_path / "replica-0", etcd, "--advertise-address", "192.0.2.51"),
+        replica(tmp_path / "replica-1", etcd, "--advertise-address", "192.0.2.52"),
+    ]
+    yield running
+    for server in running:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_replicas_list_each_other_and_leave_when_they_stop(
+    two_replicas: list[Server],
+    etcd: EtcdServer,  # noqa: F811
+) -> None:
+    a, b = two_replicas
+    session = session_for(a, cert=a.admin_cert)
+    both = ["192.0.2.51", "192.0.2.52"]
+    eventually(lambda: addresses(session, a), (both, both), 15)
+    leases = etcdctl(etcd, "get", "--prefix", "/registry/masterleases/", "--keys-only").split()
+    assert leases == ["/registry/masterleases/192.0.2.51", "/registry/masterleases/192.0.2.52"]
+    b.stop()  # a graceful stop takes the address out at once
+    assert addresses(session, a) == (["192.0.2.51"], ["192.0.2.51"])
+
+
+@pytest.mark.slow
+def test_a_killed_replica_is_dropped_once_its_lease_lapses(
+    two_replicas: list[Server],
+) -> None:
+    a, b = two_replicas
+    session = session_for(a, cert=a.admin_cert)
+    both = ["192.0.2.51", "192.0.2.52"]
+    eventually(lambda: addresses(session, a), (both, both), 15)
+    assert b.process is not None
+    b.process.send_signal(signal.SIGKILL)
+    b.process.wait(10)
+    # the lease's 15 s TTL, then the survivor's next 10 s pass
+    eventually(lambda: addresses(session, a), (["192.0.2.51"], ["192.0.2.51"]), 40)
