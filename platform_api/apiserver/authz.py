@@ -10,10 +10,8 @@ nor any built-in type removed).
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
-import socket
 from typing import Any
 
 from prometheus_client import Counter, Gauge
@@ -21,6 +19,7 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
 from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.identity import server_id
 from platform_api.apiserver.metrics import REGISTRY
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization import abac, authzconfig
@@ -138,12 +137,6 @@ def chain_for(
             )
         )
     return AuthorizerUnion(chain)
-
-
-def server_id() -> str:
-    """kube's API server identity: a hash of the host name and the server's name."""
-    digest = hashlib.sha256((socket.gethostname() + "platform-apiserver").encode()).digest()
-    return "apiserver-" + base64.b32encode(digest[:16]).decode().rstrip("=").lower()
 
 
 class ReloadingAuthorizer:

@@ -19,9 +19,9 @@ from platform_api.apiserver.health import HealthCheck, HealthEndpoint
 # kube-apiserver's post-start hooks, in its order, that have a counterpart here: the
 # parts a hook starts are built before this server listens, but for the default objects
 # (``DEFAULTS``, ready once bootstrapped) and the RBAC defaults.  Hooks of parts this
-# server does not have (the peer proxy, identity leases, the legacy token tracker) are not
-# listed.
+# server does not have (the peer proxy, the legacy token tracker) are not listed.
 SERVING, DEFAULTS, RBAC = "serving", "defaults", "rbac"
+API_SERVER_IDENTITY = "APIServerIdentity"  # the feature gate of the identity Leases
 HOOKS: tuple[tuple[str, str, str], ...] = (  # (name, when ready, which part must be on)
     ("start-apiserver-admission-initializer", SERVING, ""),
     ("generic-apiserver-start-informers", SERVING, ""),
@@ -33,6 +33,8 @@ HOOKS: tuple[tuple[str, str, str], ...] = (  # (name, when ready, which part mus
     ("crd-informer-synced", SERVING, ""),
     ("start-system-namespaces-controller", DEFAULTS, ""),
     ("start-cluster-authentication-info-controller", DEFAULTS, ""),
+    ("start-kube-apiserver-identity-lease-controller", DEFAULTS, "identity"),
+    ("start-kube-apiserver-identity-lease-garbage-collector", DEFAULTS, "identity"),
     ("storage-readiness", SERVING, ""),
     ("start-service-ip-repair-controllers", DEFAULTS, ""),
     ("rbac/bootstrap-roles", RBAC, ""),
@@ -79,6 +81,7 @@ def endpoints(
 
     parts = {"": True, "apf": state.config.enable_priority_and_fairness}
     parts["aggregator"] = state.aggregation is not None
+    parts["identity"] = state.config.feature_gates.enabled(API_SERVER_IDENTITY)
 
     def hook_check(when: str, grace: bool) -> Callable[[], str | None]:
         if when == SERVING:

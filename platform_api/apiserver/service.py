@@ -48,10 +48,10 @@ from platform_api.apiserver.features import (
 )
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
 from platform_api.apiserver.hiddenmetrics import show_hidden, watch_database
-from platform_api.apiserver.kubernetesservice import KubernetesService, build_reconciler
 from platform_api.apiserver.leadership import FlockLeadership, Leadership, LeaseLeadership
 from platform_api.apiserver.metricsinstall import install as install_metrics
 from platform_api.apiserver.openapi import OpenAPI
+from platform_api.apiserver.presence import Presence
 from platform_api.apiserver.processlock import ProcessLock
 from platform_api.apiserver.site import APIRequest, APIServer, APISite, Filters
 from platform_api.apiserver.storagebackend import open_backend
@@ -112,7 +112,7 @@ class APIServerService(Service):
         self._loops: list[LoopingCall] = []
         self.duties: LeaderDuties | None = None  # once bootstrapped
         self.authentication_trust: AuthenticationTrust | None = None  # once bootstrapped
-        self.kubernetes_service: KubernetesService | None = None  # once bootstrapped
+        self.presence: Presence | None = None  # once bootstrapped, in one worker
         self.slot = slot  # one of --workers N
         self.loopback_token = loopback.loopback_token()
         run_dir = os.path.join(config.data_dir, "run")
@@ -414,13 +414,8 @@ class APIServerService(Service):
         )
         self.leadership.start(self.duties.start, self.duties.stop)
         if self.slot is None or self.slot.index == 0:  # one per server, not one per worker
-            self.kubernetes_service = KubernetesService(
-                self.config,
-                self.stores,
-                build_reconciler(self.config, self.stores, self.storage, self.reactor),
-                self.reactor,
-            )
-            await self.kubernetes_service.start()
+            self.presence = Presence(self.config, self.stores, self.storage, self.reactor)
+            await self.presence.start()
 
     async def _start_authentication_trust(self) -> None:
         """The extension-apiserver-authentication ConfigMap, written before ready."""
@@ -451,8 +446,8 @@ class APIServerService(Service):
 
     async def _stop(self) -> None:
         self.shutting_down = True
-        if self.kubernetes_service is not None:  # out of the Endpoints before draining
-            await self.kubernetes_service.stop()
+        if self.presence is not None:  # out of the Endpoints before draining
+            await self.presence.stop()
         if self.config.shutdown_delay > 0:
             log.info(
                 "Shutting down in {delay}s (readyz now fails)", delay=self.config.shutdown_delay

@@ -550,8 +550,6 @@ KUBE_HEALTHZ = [
 NOT_HERE = {
     "loopback-serving-certificate",
     "poststarthook/peer-endpoint-reconciler-controller",
-    "poststarthook/start-kube-apiserver-identity-lease-controller",
-    "poststarthook/start-kube-apiserver-identity-lease-garbage-collector",
     "poststarthook/start-legacy-token-tracking-controller",
 }
 

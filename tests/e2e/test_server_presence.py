@@ -1,9 +1,11 @@
-"""The ``kubernetes`` Service's Endpoints and EndpointSlice: every API server's address,
-kept by kube's lease reconciler, on LMDB and across replicas on one etcd."""
+"""How API servers make themselves known: the ``kubernetes`` Service's Endpoints and
+EndpointSlice (every server's address, kept by kube's lease reconciler, on LMDB and across
+replicas on one etcd) and each server's identity Lease."""
 
 from __future__ import annotations
 
 import signal
+import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 import requests
 
+from platform_api.apiserver.identity import server_id
 from tests.e2e.conftest import Server, session_for, start_server
 from tests.e2e.test_etcd_backend import etcd, etcdctl, replica  # noqa: F401 (fixture)
 from tests.storage.etcd_server import EtcdServer
@@ -71,6 +74,27 @@ def test_the_server_is_the_endpoint_of_the_kubernetes_service(advertised: Server
     }
     service = session.get(advertised.base_url + "/api/v1/namespaces/default/services/kubernetes")
     assert service.json()["spec"]["ports"][0]["targetPort"] == port
+
+
+def test_the_server_holds_its_identity_lease(advertised: Server) -> None:
+    session = session_for(advertised, cert=advertised.admin_cert)
+    found = session.get(
+        advertised.base_url + "/apis/coordination.platform.io/v1/namespaces/platform-system/leases",
+        params={"labelSelector": "apiserver.kubernetes.io/identity=kube-apiserver"},
+    ).json()["items"]
+    assert [lease["metadata"]["name"] for lease in found] == [server_id()]
+    lease = found[0]
+    assert lease["metadata"]["labels"] == {
+        "apiserver.kubernetes.io/identity": "kube-apiserver",
+        "kubernetes.io/hostname": socket.gethostname(),
+    }
+    peer = f"192.0.2.50:{port_of(advertised)}"
+    assert lease["metadata"]["annotations"] == {"kubernetes.io/peer-advertise-address": peer}
+    assert lease["spec"]["holderIdentity"].startswith(server_id() + "_")
+    assert lease["spec"]["leaseDurationSeconds"] == 3600
+    checks = session.get(advertised.base_url + "/readyz?verbose").text
+    assert "[+]poststarthook/start-kube-apiserver-identity-lease-controller ok\n" in checks
+    assert "[+]poststarthook/start-kube-apiserver-identity-lease-garbage-collector ok\n" in checks
 
 
 def test_reconciler_none_leaves_the_service_without_endpoints(tmp_path: Path) -> None:

@@ -1,0 +1,58 @@
+"""What each API server does for itself, not as the leader: it makes itself known.
+
+Its address in the ``kubernetes`` Service's Endpoints (kubernetesservice.py) and its
+identity Lease (identitylease.py), with the Lease collector every server runs.  With
+``--workers N``, one worker per server does it: the others share its address and host.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twisted.internet.interfaces import IReactorTime
+
+from platform_api.apiserver import identitylease
+from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.healthchecks import API_SERVER_IDENTITY
+from platform_api.apiserver.kubernetesservice import KubernetesService, build_reconciler
+from platform_api.registry.store import Store
+from platform_api.scheme.namespaces import SYSTEM
+from platform_api.storage.interface import Storage
+
+LEASES = ("coordination.platform.io", "v1", "leases")
+PEER_PROXY = "UnknownVersionInteroperabilityProxy"  # the gate of the peer address
+
+
+class Presence:
+    def __init__(
+        self,
+        cfg: ServerConfig,
+        stores: dict[tuple[str, str, str], Store],
+        storage: Storage,
+        reactor: IReactorTime,
+    ) -> None:
+        reconciler = build_reconciler(cfg, stores, storage, reactor)
+        self.kubernetes_service = KubernetesService(cfg, stores, reconciler, reactor)
+        self.identity: tuple[Any, ...] = ()
+        gates = cfg.feature_gates
+        if gates.enabled(API_SERVER_IDENTITY):
+            self.identity = identitylease.for_server(
+                stores[LEASES],
+                SYSTEM,
+                self.kubernetes_service.ip,
+                cfg.secure_port,
+                gates.enabled(PEER_PROXY),
+                reactor,
+            )
+
+    async def start(self) -> None:
+        await self.kubernetes_service.start()
+        for part in self.identity:
+            part.start()
+
+    async def stop(self) -> None:
+        """The identity Lease stays (it lapses in an hour, as kube's); the address goes
+        at once."""
+        for part in self.identity:
+            part.stop()
+        await self.kubernetes_service.stop()
