@@ -21,6 +21,7 @@ from platform_api.apiserver.clusterinfo import ensure_cluster_info
 from platform_api.apiserver.config import ServerConfig
 from platform_api.authorization.rbac.reconcile import ensure_defaults
 from platform_api.controllers.aggregation import fill_aggregated_roles
+from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.scheduling import SYSTEM_CLASSES, system_class
 from platform_api.registry.servicecidr import DEFAULT_SERVICE_CIDR, ready_condition, with_ready
 from platform_api.registry.store import Store
@@ -38,7 +39,7 @@ async def _ensure(store: Store, namespace: str, obj: dict[str, Any]) -> bool:
     except errors.StatusError:
         pass
     try:
-        await store.create(namespace, obj)
+        await store.create(namespace, obj, track=store.tracker(APISERVER))
     except errors.StatusError as e:
         if e.code != 409:
             log.error(

@@ -15,7 +15,8 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.controllers.endpointsubsets import SERVICE_NAME, canonical
-from platform_api.registry.store import Store
+from platform_api.fieldmanager.manager import APISERVER
+from platform_api.registry.store import Store, Track
 
 Obj = dict[str, Any]
 NAMESPACE = "default"
@@ -70,6 +71,10 @@ def slice_from_endpoints(endpoints: Obj) -> Obj:
     return out
 
 
+def _own(store: Store) -> Track | None:
+    return store.tracker(APISERVER)
+
+
 class EndpointsAdapter:
     def __init__(self, endpoints: Store, slices: Store) -> None:
         self.endpoints = endpoints
@@ -85,14 +90,16 @@ class EndpointsAdapter:
             return None
 
     async def create(self, endpoints: Obj) -> None:
-        stored = await self.endpoints.create(NAMESPACE, endpoints)
+        stored = await self.endpoints.create(NAMESPACE, endpoints, track=_own(self.endpoints))
         await self.ensure_slice(stored.object)
 
     async def update(self, endpoints: Obj) -> None:
         """Write ``endpoints`` over the stored ones; its resourceVersion, when it has one,
         makes the write conditional (409 if they changed meanwhile)."""
         name = endpoints["metadata"]["name"]
-        stored, _ = await self.endpoints.update(NAMESPACE, name, lambda _: endpoints)
+        stored, _ = await self.endpoints.update(
+            NAMESPACE, name, lambda _: endpoints, track=_own(self.endpoints)
+        )
         await self.ensure_slice(stored.object)
 
     async def ensure_slice(self, endpoints: Obj) -> None:
@@ -103,11 +110,12 @@ class EndpointsAdapter:
         except errors.StatusError as e:
             if e.code != 404:
                 raise
-            await errors.tolerating(self.slices.create(NAMESPACE, desired), 409)
+            made = self.slices.create(NAMESPACE, desired, track=_own(self.slices))
+            await errors.tolerating(made, 409)
             return
         if current.get("addressType") != desired["addressType"]:
             await self.slices.delete(NAMESPACE, name)
-            await self.slices.create(NAMESPACE, desired)
+            await self.slices.create(NAMESPACE, desired, track=_own(self.slices))
             return
         same = all(
             canonical(current.get(field)) == canonical(desired.get(field))
@@ -115,4 +123,4 @@ class EndpointsAdapter:
         )
         if same and current["metadata"].get("labels") == desired["metadata"]["labels"]:
             return
-        await self.slices.update(NAMESPACE, name, lambda _: desired)
+        await self.slices.update(NAMESPACE, name, lambda _: desired, track=_own(self.slices))

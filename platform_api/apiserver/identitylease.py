@@ -25,6 +25,7 @@ from twisted.logger import Logger
 
 from platform_api import errors
 from platform_api.apiserver.identity import COMPONENT, server_id
+from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.store import Store
 from platform_api.storage.interface import ListOptions
 
@@ -129,7 +130,8 @@ class IdentityLease:
         except errors.StatusError as e:
             if e.code != 404:
                 raise
-        stored = await self.leases.create(self.namespace, self._new(None))
+        track = self.leases.tracker(APISERVER)
+        stored = await self.leases.create(self.namespace, self._new(None), track=track)
         return stored.copy(), True
 
     async def _renew(self, base: Obj) -> bool:
@@ -137,7 +139,10 @@ class IdentityLease:
         for _ in range(_UPDATE_TRIES):
             try:
                 stored, _ = await self.leases.update(
-                    self.namespace, self.name, _as(self._new(base))
+                    self.namespace,
+                    self.name,
+                    _as(self._new(base)),
+                    track=self.leases.tracker(APISERVER),
                 )
             except errors.StatusError as e:
                 log.error("Failed to update lease {name}: {error}", name=self.name, error=e)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import time
@@ -216,6 +217,8 @@ class APIServerService(Service):
             hub=self.hub,
             reactor=self.reactor,
         )
+        for store in self.stores.values():  # the server's own writes record their owner
+            store.field_manager = functools.partial(handlers.field_manager, store.resource)
         self._serve_custom_resources(scheme, handlers)
         handlers.service_accounts = serviceaccounts.build(cfg, self.stores)
         handlers.authorizer = self.authorizer = self._authorizer()

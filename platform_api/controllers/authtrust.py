@@ -27,6 +27,7 @@ from twisted.logger import Logger
 
 from platform_api import errors
 from platform_api.controllers.base import Controller, current_object
+from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.store import Store
 from platform_api.storage.interface import Event
 from platform_api.storage.watch import WatchHub
@@ -142,6 +143,7 @@ class AuthenticationTrust(Controller):
         self.namespaces = namespaces
         self.now = now or (lambda: datetime.datetime.now(datetime.UTC))
         self._written_at_start = False
+        self._track = configmaps.tracker(APISERVER)
 
     async def write_now(self) -> None:
         """Bring every namespace's ConfigMap up to date before the server says it is
@@ -176,7 +178,7 @@ class AuthenticationTrust(Controller):
         if existing is None:
             if data:
                 obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": CONFIGMAP}}
-                made = self.configmaps.create(namespace, {**obj, "data": data})
+                made = self.configmaps.create(namespace, {**obj, "data": data}, track=self._track)
                 await errors.tolerating(made, 404, 409)  # 409: another server made it
             return RECHECK
 
@@ -189,5 +191,6 @@ class AuthenticationTrust(Controller):
             namespace=namespace,
             name=CONFIGMAP,
         )
-        await errors.tolerating(self.configmaps.update(namespace, CONFIGMAP, write), 404, 409)
+        written = self.configmaps.update(namespace, CONFIGMAP, write, track=self._track)
+        await errors.tolerating(written, 404, 409)
         return RECHECK

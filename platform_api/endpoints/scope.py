@@ -16,7 +16,7 @@ from platform_api.context import Context
 from platform_api.endpoints import binary
 from platform_api.endpoints.negotiation import Output, negotiate_output
 from platform_api.endpoints.responses import encode, finish
-from platform_api.fieldmanager.manager import FieldManager, Who
+from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.fieldmanager.typed import Typed
 from platform_api.registry.store import Admit, Store, Track, UpdateFunc
 from platform_api.scheme import bytefields
@@ -161,12 +161,9 @@ class Scope:
 
     def tracker(self) -> Track:
         """Records the request as an Update in the object's managedFields."""
-        manager, who, now = self.handlers.field_manager(self.resource), self.who(), self.store.now
-
-        def track(live: Obj | None, new: Obj) -> None:
-            manager.update(live, new, who, now())
-
-        return track
+        return update_tracker(
+            self.handlers.field_manager(self.resource), self.who(), self.store.now
+        )
 
     async def update(self, updated: UpdateFunc, *, apply: bool = False) -> tuple[Stored, bool]:
         """Update the addressed object through admission, as an Update or (``apply``)

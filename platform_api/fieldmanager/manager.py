@@ -11,6 +11,7 @@ one manager merge into one entry.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,6 +152,22 @@ def cap_updates(managers: Managers) -> None:
             bucket.time = entry.time
             count -= 1
         managers[bucket.key] = bucket
+
+
+# The manager of the API server's own writes (its default objects, its Endpoints, its
+# identity Lease): kube's loopback client is named so.
+APISERVER = "kube-apiserver"
+
+
+def update_tracker(
+    manager: FieldManager, who: Who, now: Callable[[], str]
+) -> Callable[[Obj | None, Obj], None]:
+    """Records each write as an Update by ``who`` in the new object's managedFields."""
+
+    def track(live: Obj | None, new: Obj) -> None:
+        manager.update(live, new, who, now())
+
+    return track
 
 
 class FieldManager:

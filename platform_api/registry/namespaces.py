@@ -82,6 +82,9 @@ class NamespaceStrategy(GenericStrategy):
         if self.aliases is not None and self.aliases.enabled:
             labels[UPSTREAM_NAMESPACE_NAME_LABEL] = obj["metadata"].get("name", "")
 
+    # kube's defaulting sets the label already, so a writer's managedFields own it
+    default_labels = label
+
     def validate(self, obj: Obj) -> list[FieldError]:
         finalizers = (obj.get("spec") or {}).get("finalizers") or []
         return super().validate(obj) + validate_spec_finalizers(finalizers, indexed=False)

@@ -17,6 +17,7 @@ import orjson
 from platform_api import errors
 from platform_api.authentication.user import UserInfo
 from platform_api.errors import StatusError
+from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.deletion import (
     deletion_finalizers,
@@ -82,6 +83,9 @@ class Store:
     """CRUD for one resource type over the storage interface."""
 
     guard: WriteGuard | None = None
+    # The kind's ownership tracker, for the writes the server makes itself (``tracker``);
+    # set by the server's assembly, None in stores built without one.
+    field_manager: Callable[[], FieldManager] | None = None
 
     def __init__(
         self,
@@ -105,6 +109,14 @@ class Store:
         # Called with each object once it is gone from storage (kube's AfterDelete): the
         # Service IP allocator frees its addresses.
         self.after_delete: list[Callable[[Obj], Awaitable[None]]] = []
+
+    def tracker(self, manager: str, subresource: str = "") -> Track | None:
+        """A write of the server's own recorded in managedFields as an Update by
+        ``manager``, as kube's loopback writes are."""
+        if self.field_manager is None:
+            return None
+        who = Who(manager, self.resource.api_version, subresource)
+        return update_tracker(self.field_manager(), who, self.now)
 
     # -- keys and errors --------------------------------------------------------------
 
@@ -196,6 +208,9 @@ class Store:
         """The kind's defaults, as kube's decoder sets them: before mutating admission
         (webhooks and policies see them), and again before validation."""
         apply_defaults(self.resource.group, self.resource.kind, obj)
+        labels = getattr(self.strategy, "default_labels", None)  # those that need the server
+        if labels is not None:
+            labels(obj)
 
     async def create(
         self,
@@ -205,7 +220,15 @@ class Store:
         dry_run: bool = False,
         admit: Admit | None = None,
         track: Track | None = None,
+        mutate: Mutate | None = None,
     ) -> Stored:
+        """kube's order: ownership is recorded for what the writer sent, then mutating
+        admission, the kind's preparation and validation, validating admission."""
+        self.default(obj)  # as kube's decoding defaults what the writer sent
+        if track is not None:
+            track(None, obj)
+        if mutate is not None:
+            obj = await mutate(obj, None)
         if obj.get("metadata", {}).get("resourceVersion"):
             raise errors.bad_request(_RV_ON_CREATE)
         meta = obj.get("metadata", {})
@@ -213,8 +236,6 @@ class Store:
         name = before_create(self.resource, self.strategy, namespace, obj, self.now())
         if admit is not None:
             await admit(obj, None)
-        if track is not None:
-            track(None, obj)
         _go_nulls(self.strategy, obj)
         key = self.key(namespace, name)
         if dry_run:
@@ -270,14 +291,14 @@ class Store:
                 obj = updated(None)
                 obj.setdefault("metadata", {}).pop("resourceVersion", None)
                 self.default(obj)
+                if track is not None:
+                    track(None, obj)
                 if mutate is not None:
                     obj = await mutate(obj, None)
                 check_name(obj, name)
                 before_create(self.resource, self.strategy, namespace, obj, self.now())
                 if admit is not None:
                     await admit(obj, None)
-                if track is not None:
-                    track(None, obj)
                 _go_nulls(self.strategy, obj)
                 created = True
                 return obj
@@ -288,13 +309,13 @@ class Store:
             main = strategy is self.strategy
             if main:
                 self.default(obj)
+            if track is not None:  # before admission and the kind's preparation, as kube
+                track(existing, obj)
             if mutate is not None:
                 obj = await mutate(obj, existing)
             before_update(self.resource, strategy, main, (namespace, name), obj, existing)
             if admit is not None:
                 await admit(obj, existing)
-            if track is not None:
-                track(existing, obj)
             _go_nulls(strategy, obj)
             created = False
             return obj

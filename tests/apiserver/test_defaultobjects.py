@@ -16,10 +16,13 @@ class MadeElsewhere:
     def __init__(self) -> None:
         self.updates = 0
 
+    def tracker(self, manager: str) -> None:
+        return None
+
     def get(self, namespace: str, name: str) -> Any:
         raise errors.not_found("servicecidrs", "networking.platform.io", name)
 
-    async def create(self, namespace: str, obj: Any) -> Any:
+    async def create(self, namespace: str, obj: Any, **kwargs: Any) -> Any:
         raise errors.already_exists(
             "servicecidrs", "networking.platform.io", obj["metadata"]["name"]
         )

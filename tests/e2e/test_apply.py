@@ -143,6 +143,39 @@ def test_updates_record_ownership_and_reset(server: Server, admin: requests.Sess
     assert r.status_code == 200 and "managedFields" not in r.json()["metadata"]
 
 
+def test_a_writer_owns_what_it_sent_not_what_the_server_filled_in(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube records ownership before admission and the kind's preparation: a Service's
+    allocated cluster IPs and families are nobody's (kube's answer to ``kubectl create
+    service clusterip s1 --tcp=80:8080``)."""
+    base = server.url + make_namespace(admin, server, "ssa-owners").replace(
+        "configmaps", "services"
+    )
+    spec = {"ports": [{"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}]}
+    spec |= {"selector": {"app": "s1"}, "type": "ClusterIP"}
+    body = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s1"}, "spec": spec}
+    body["metadata"]["labels"] = {"app": "s1"}
+    made = admin.post(base + "?fieldManager=kubectl-create", json=body)
+    assert made.status_code == 201
+    assert made.json()["spec"]["clusterIPs"]  # filled in by the server
+    [entry] = made.json()["metadata"]["managedFields"]
+    port = 'k:{"port":80,"protocol":"TCP"}'
+    assert entry["fieldsV1"] == {
+        "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+        "f:spec": {
+            "f:internalTrafficPolicy": {},
+            "f:ports": {
+                ".": {},
+                port: {".": {}, "f:name": {}, "f:port": {}, "f:protocol": {}, "f:targetPort": {}},
+            },
+            "f:selector": {},
+            "f:sessionAffinity": {},
+            "f:type": {},
+        },
+    }
+
+
 def test_concurrent_applies_lose_nothing(server: Server, admin: requests.Session) -> None:
     base = server.url + make_namespace(admin, server, "ssa-race")
     assert admin.patch(base + "/r?fieldManager=init", data=cm("r", {}), headers=APPLY).ok

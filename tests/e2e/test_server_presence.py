@@ -35,6 +35,14 @@ def addresses(session: requests.Session, server: Server) -> tuple[list[str], lis
     return listed, [e["addresses"][0] for e in sliced.get("endpoints") or []]
 
 
+def managed(obj: dict[str, Any]) -> dict[str, Any]:
+    """The fields kube-apiserver owns by its Update, the object's only manager here."""
+    entries = obj["metadata"]["managedFields"]
+    assert [(e["manager"], e["operation"]) for e in entries] == [("kube-apiserver", "Update")]
+    fields: dict[str, Any] = entries[0]["fieldsV1"]
+    return fields
+
+
 def eventually(check: Callable[[], Any], want: Any, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while (got := check()) != want and time.monotonic() < deadline:
@@ -74,6 +82,18 @@ def test_the_server_is_the_endpoint_of_the_kubernetes_service(advertised: Server
     }
     service = session.get(advertised.base_url + "/api/v1/namespaces/default/services/kubernetes")
     assert service.json()["spec"]["ports"][0]["targetPort"] == port
+    # written as kube's loopback client writes them: owned by kube-apiserver (kube's own
+    # managedFields of these two objects)
+    assert managed(body) == {
+        "f:metadata": {"f:labels": {".": {}, "f:endpointslice.kubernetes.io/skip-mirror": {}}},
+        "f:subsets": {},
+    }
+    assert managed(found[0]) == {
+        "f:addressType": {},
+        "f:endpoints": {},
+        "f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/service-name": {}}},
+        "f:ports": {},
+    }
 
 
 def test_the_server_holds_its_identity_lease(advertised: Server) -> None:
@@ -92,6 +112,17 @@ def test_the_server_holds_its_identity_lease(advertised: Server) -> None:
     assert lease["metadata"]["annotations"] == {"kubernetes.io/peer-advertise-address": peer}
     assert lease["spec"]["holderIdentity"].startswith(server_id() + "_")
     assert lease["spec"]["leaseDurationSeconds"] == 3600
+    assert managed(lease) == {
+        "f:metadata": {
+            "f:annotations": {".": {}, "f:kubernetes.io/peer-advertise-address": {}},
+            "f:labels": {
+                ".": {},
+                "f:apiserver.kubernetes.io/identity": {},
+                "f:kubernetes.io/hostname": {},
+            },
+        },
+        "f:spec": {"f:holderIdentity": {}, "f:leaseDurationSeconds": {}, "f:renewTime": {}},
+    }
     checks = session.get(advertised.base_url + "/readyz?verbose").text
     assert "[+]poststarthook/start-kube-apiserver-identity-lease-controller ok\n" in checks
     assert "[+]poststarthook/start-kube-apiserver-identity-lease-garbage-collector ok\n" in checks

@@ -34,6 +34,7 @@ from platform_api.authorization.rbac.bootstrap import (
     cluster_roles,
 )
 from platform_api.authorization.rbac.rules import covers
+from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.store import Store
 from platform_api.scheme import namespaces
 from platform_api.storage.interface import Preconditions
@@ -247,7 +248,12 @@ class Reconciler:
             if reconciled(existing, expected) is None:
                 return ""
             try:
-                await store.update(namespace, name, lambda current: _update(current, expected))
+                await store.update(
+                    namespace,
+                    name,
+                    lambda current: _update(current, expected),
+                    track=store.tracker(APISERVER),
+                )
             except errors.StatusError as e:
                 if e.code == 404:
                     continue  # deleted meanwhile: create it again
@@ -257,7 +263,7 @@ class Reconciler:
 
     async def _create(self, store: Store, namespace: str, expected: Obj) -> bool:
         try:
-            await store.create(namespace, copy.deepcopy(expected))
+            await store.create(namespace, copy.deepcopy(expected), track=store.tracker(APISERVER))
         except errors.StatusError as e:
             if e.code == 409:
                 return False
