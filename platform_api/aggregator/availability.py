@@ -24,6 +24,7 @@ from platform_api.aggregator.remote import backend_of
 from platform_api.authentication.user import MASTERS, UserInfo
 from platform_api.client.goerrors import DEADLINE, go_error
 from platform_api.controllers.base import Controller
+from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.apiregistration import AVAILABLE, LOCAL_MESSAGE, LOCAL_REASON
 from platform_api.registry.serviceresolver import ResolveError
 from platform_api.registry.store import Store
@@ -48,6 +49,7 @@ class APIServiceAvailability(Controller):
     """Keys are APIService names."""
 
     name = "apiservice-availability-controller"
+    manager = APISERVER  # kube runs it inside the API server
     prefix = b"/"
 
     def __init__(

@@ -14,6 +14,7 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.controllers.base import Controller
+from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.apiregistration import GROUP, KIND
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import Scheme
@@ -123,6 +124,7 @@ class APIServiceRegistration(Controller):
     """Keys are APIService names."""
 
     name = "apiservice-registration-controller"
+    manager = APISERVER  # kube runs it inside the API server
 
     def __init__(self, apiservices: Store, scheme: Scheme, *args: Any) -> None:
         super().__init__(*args)

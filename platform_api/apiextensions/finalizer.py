@@ -14,6 +14,7 @@ from typing import Any
 from platform_api import errors
 from platform_api.apiextensions import crd as crds
 from platform_api.controllers.base import Controller
+from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.store import Store
 from platform_api.storage.interface import DELETED, Event, ListOptions
 
@@ -23,6 +24,7 @@ RETRY = 0.5  # seconds until instances that are still finalizing are looked at a
 
 class CRDFinalizer(Controller):
     name = "crd-finalizer"
+    manager = APISERVER  # kube runs it inside the API server
 
     def __init__(
         self, crd_store: Store, instances: Callable[[str], Store | None], *args: Any

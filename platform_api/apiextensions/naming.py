@@ -16,6 +16,7 @@ from cryptography import x509
 from platform_api import errors
 from platform_api.apiextensions import crd as crds
 from platform_api.controllers.base import Controller
+from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.store import Store
 from platform_api.storage.interface import DELETED, Event, ListOptions
 
@@ -108,6 +109,7 @@ class NamingController(Controller):
     """Accepts names, then establishes; re-checks the group's other CRDs on changes."""
 
     name = "crd-naming-and-establishing"
+    manager = APISERVER  # kube runs it inside the API server
 
     def __init__(self, store: Store, *args: Any) -> None:
         super().__init__(*args)

@@ -16,6 +16,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
 from platform_api.errors import StatusError
+from platform_api.registry.store import WRITER
 from platform_api.storage.interface import Event
 from platform_api.storage.watch import WatchHub
 
@@ -47,6 +48,9 @@ class Controller:
 
     name = "controller"
     prefix = b"/"
+    # The field manager of its writes: kube-controller-manager's, or kube-apiserver's for
+    # the controllers kube runs inside the API server.
+    manager: str | None = "kube-controller-manager"  # None: the controller records its own
 
     def __init__(self, hub: WatchHub, reactor: IReactorTime) -> None:
         self.hub = hub
@@ -97,7 +101,7 @@ class Controller:
         if key in self._busy or not self.running:
             return
         self._busy.add(key)
-        d = ensureDeferred(self.sync(key))
+        d = ensureDeferred(self._sync_as_writer(key))
         d.addCallback(self._done, key)
         d.addErrback(self._failed, key)
 
@@ -117,6 +121,12 @@ class Controller:
         else:
             log.failure("{name} syncing {key}", failure, name=self.name, key=key)
         self._done(1.0, key)
+
+    async def _sync_as_writer(self, key: Hashable) -> float | None:
+        """``sync`` in a task of its own whose writes are recorded as this controller's
+        (the variable is set in the task's copy of the context, not the caller's)."""
+        WRITER.set(self.manager)
+        return await self.sync(key)
 
     async def sync(self, key: Any) -> float | None:
         """Bring ``key`` closer to its desired state; a number asks for a retry after it."""

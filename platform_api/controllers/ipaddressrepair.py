@@ -20,6 +20,7 @@ from platform_api import errors
 from platform_api.admission.clusterip import address_object
 from platform_api.controllers.base import Controller
 from platform_api.controllers.servicecidr import networks
+from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.servicecidr import ALLOCATOR, LABEL_MANAGED_BY
 from platform_api.registry.serviceips import cluster_ips
 from platform_api.registry.store import Store
@@ -55,6 +56,7 @@ def _labelled(address: Obj) -> bool:
 
 class IPAddressRepair(Controller):
     name = "ipaddress-repair"
+    manager = APISERVER  # kube runs it inside the API server
 
     def __init__(self, services: Store, addresses: Store, cidrs: Store, *args: Any) -> None:
         super().__init__(*args)

@@ -34,6 +34,7 @@ class VAPStatusController(Controller):
     """Keys are policy names."""
 
     name = "validatingadmissionpolicy-status-controller"
+    manager = None  # its one write applies its own ownership (_applier)
 
     def __init__(self, policies: Store, scheme: Scheme, *args: Any) -> None:
         super().__init__(*args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from typing import Protocol
 
 import orjson
@@ -68,6 +69,12 @@ Track = Callable[[Obj | None, Obj], None]
 _RV_ON_CREATE = "resourceVersion should not be set on objects to be created"
 
 
+# The field manager of the in-server controller whose task is running (set per task by
+# controllers/base.py): its writes that name no tracker record an Update by it, as its
+# requests would in kube.  Requests never set it.
+WRITER: ContextVar[str | None] = ContextVar("writer", default=None)
+
+
 def resource_prefix(rt: ResourceType) -> bytes:
     return f"/{rt.group or 'core'}/{rt.plural}/".encode()
 
@@ -109,6 +116,10 @@ class Store:
         # Called with each object once it is gone from storage (kube's AfterDelete): the
         # Service IP allocator frees its addresses.
         self.after_delete: list[Callable[[Obj], Awaitable[None]]] = []
+
+    def _writer_tracker(self, subresource: str) -> Track | None:
+        writer = WRITER.get()
+        return None if writer is None else self.tracker(writer, subresource)
 
     def tracker(self, manager: str, subresource: str = "") -> Track | None:
         """A write of the server's own recorded in managedFields as an Update by
@@ -225,6 +236,7 @@ class Store:
         """kube's order: ownership is recorded for what the writer sent, then mutating
         admission, the kind's preparation and validation, validating admission."""
         self.default(obj)  # as kube's decoding defaults what the writer sent
+        track = track or self._writer_tracker("")
         if track is not None:
             track(None, obj)
         if mutate is not None:
@@ -282,6 +294,7 @@ class Store:
         strategy = self.subresource_strategies[subresource] if subresource else self.strategy
         key = self.named_key(namespace, name)
         created = False
+        track = track or self._writer_tracker(subresource)
 
         async def try_update(existing: Obj | None, stored: Stored | None) -> Obj:
             nonlocal created

@@ -1,4 +1,5 @@
-"""The controllers' work queue: a key queued sooner than its scheduled re-check runs sooner."""
+"""The controllers' work queue: a key queued sooner than its scheduled re-check runs sooner;
+each sync's writes recorded as the controller's."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from twisted.logger import LogLevel, globalLogPublisher
 
 from platform_api import errors
 from platform_api.controllers.base import Controller
+from platform_api.fieldmanager.manager import FieldManager
+from platform_api.fieldmanager.typed import Typed
+from platform_api.registry.store import WRITER
+from tests.admission.plugin_kit import SCHEME, Cluster
 
 
 class Periodic(Controller):
@@ -69,3 +74,38 @@ def test_an_object_gone_under_a_sync_is_retried_without_a_traceback() -> None:
     assert "log_failure" not in seen[0]
     clock.advance(1.0)
     assert controller.runs == 2
+
+
+class Writer(Controller):
+    """Writes a ConfigMap per key through a store with a field manager."""
+
+    def __init__(self, clock: Clock, store: Any, manager: str | None) -> None:
+        super().__init__(hub=None, reactor=clock)  # type: ignore[arg-type]
+        self.store = store
+        self.manager = manager
+        self.running = True
+
+    async def sync(self, key: Any) -> float | None:
+        obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": key}}
+        await self.store.create("default", {**obj, "data": {"k": "v"}})
+        return None
+
+
+def test_a_controllers_writes_are_recorded_as_its_own(tmp_path: Any) -> None:
+    store = Cluster(str(tmp_path / "db")).store("configmaps")
+    node = SCHEME.schemas.get(store.resource.definition)
+    manager = FieldManager(Typed(SCHEME.schemas), node, True)
+    store.field_manager = lambda: manager
+    clock = Clock()
+    for name, writer in (("a", "kube-controller-manager"), ("b", "kube-apiserver"), ("c", None)):
+        Writer(clock, store, writer).enqueue(name)
+    clock.advance(0)
+    managers = {
+        name: [
+            e["manager"]
+            for e in store.get("default", name).object["metadata"].get("managedFields", [])
+        ]
+        for name in "abc"
+    }
+    assert managers == {"a": ["kube-controller-manager"], "b": ["kube-apiserver"], "c": []}
+    assert WRITER.get() is None  # set in each sync's own task, not here
