@@ -1,25 +1,34 @@
-"""What each API server does for itself, not as the leader: it makes itself known.
+"""What each API server runs itself, not only the leader: it makes itself known.
 
 Its address in the ``kubernetes`` Service's Endpoints (kubernetesservice.py) and its
-identity Lease (identitylease.py), with the Lease collector every server runs.  With
-``--workers N``, one worker per server does it: the others share its address and host.
+identity Lease (identitylease.py), with the Lease collector every server runs; and kube's
+system-namespaces controller, which makes the system namespaces again within a minute of
+their deletion (the node-lease one may be deleted).  With ``--workers N``, one worker per
+server does it: the others share its address and host.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from twisted.internet.defer import ensureDeferred
 from twisted.internet.interfaces import IReactorTime
+from twisted.internet.task import LoopingCall
+from twisted.logger import Logger
 
 from platform_api.apiserver import identitylease
 from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.defaultobjects import ensure_namespaces
 from platform_api.apiserver.healthchecks import API_SERVER_IDENTITY
 from platform_api.apiserver.kubernetesservice import KubernetesService, build_reconciler
 from platform_api.registry.store import Store
 from platform_api.scheme.namespaces import SYSTEM
 from platform_api.storage.interface import Storage
 
+log = Logger()
 LEASES = ("coordination.platform.io", "v1", "leases")
+NAMESPACES = ("", "v1", "namespaces")
+NAMESPACES_INTERVAL = 60.0  # kube's system-namespaces controller: every minute
 PEER_PROXY = "UnknownVersionInteroperabilityProxy"  # the gate of the peer address
 
 
@@ -34,6 +43,11 @@ class Presence:
         reconciler = build_reconciler(cfg, stores, storage, reactor)
         self.kubernetes_service = KubernetesService(cfg, stores, reconciler, reactor)
         self.identity: tuple[Any, ...] = ()
+        namespaces, upstream = stores[NAMESPACES], cfg.serve_upstream_groups
+        self.namespaces = LoopingCall(
+            lambda: ensureDeferred(ensure_namespaces(namespaces, upstream))
+        )
+        self.namespaces.clock = reactor
         gates = cfg.feature_gates
         if gates.enabled(API_SERVER_IDENTITY):
             self.identity = identitylease.for_server(
@@ -49,10 +63,14 @@ class Presence:
         await self.kubernetes_service.start()
         for part in self.identity:
             part.start()
+        started = self.namespaces.start(NAMESPACES_INTERVAL, now=False)  # made at bootstrap
+        started.addErrback(lambda f: log.failure("system namespaces", f))
 
     async def stop(self) -> None:
         """The identity Lease stays (it lapses in an hour, as kube's); the address goes
         at once."""
         for part in self.identity:
             part.stop()
+        if self.namespaces.running:
+            self.namespaces.stop()
         await self.kubernetes_service.stop()
