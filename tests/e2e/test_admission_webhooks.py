@@ -118,6 +118,13 @@ def test_sample_webhook_validates_and_mutates(
     assert r.headers["Warning"] == (
         '299 - "platform-admission-webhook added /metadata/labels/owner"'
     )
+    # The creator owns what it sent; the webhook's label is nobody's, as kube records it
+    # (the field manager runs before mutating admission).
+    [entry] = r.json()["metadata"]["managedFields"]
+    assert entry["fieldsV1"] == {
+        "f:data": {".": {}, "f:k": {}},
+        "f:metadata": {"f:labels": {".": {}, "f:team": {}}},
+    }
     # Dry run reaches webhooks without side effects, and changes nothing.
     r = admin.post(cms + "?dryRun=All", json=configmap("dry"))
     assert r.status_code == 403
