@@ -223,6 +223,8 @@ def decode_object(
     obj = decoded.obj
     obj["apiVersion"] = api_version
     obj["kind"] = body_kind
+    if aliases is not None:
+        aliases.canonical_managed_fields(obj)
     if not isinstance(obj.get("metadata"), dict):
         obj["metadata"] = {}
     return obj

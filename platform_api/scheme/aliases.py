@@ -55,6 +55,18 @@ class Aliases:
         branded = self.branded(group)
         return (f"{branded}/{version}", group) if branded else (api_version, "")
 
+    def canonical_managed_fields(self, obj: Obj) -> None:
+        """A body's ``managedFields`` entries named with an upstream group (as this server
+        wrote them out) named with the branded one again, in place: ownership is kept
+        under one name."""
+        entries = (obj.get("metadata") or {}).get("managedFields")
+        if not self.enabled or not isinstance(entries, list):
+            return
+        for entry in entries:
+            version = entry.get("apiVersion") if isinstance(entry, dict) else None
+            if isinstance(version, str) and "/" in version:
+                entry["apiVersion"] = self.canonical_api_version(version)[0]
+
     def canonical_groups(self, groups: list[str]) -> list[str]:
         """An RBAC rule's apiGroups with upstream names read as their branded groups."""
         if not self.enabled:
@@ -69,18 +81,42 @@ class Aliases:
         out = _renamed(obj, alias)
         items = obj.get("items")
         if isinstance(items, list) and any(isinstance(i, dict) for i in items):
+            group = _branded_group(obj, alias)  # of a list's items, which name none
             out = {
                 **out,
-                "items": [_renamed(i, alias) if isinstance(i, dict) else i for i in items],
+                "items": [_renamed(i, alias, group) if isinstance(i, dict) else i for i in items],
             }
         return out
 
 
-def _renamed(obj: Obj, alias: str) -> Obj:
+def _branded_group(obj: Obj, alias: str) -> str:
+    """The branded group of ``obj``'s apiVersion when ``alias`` is its upstream name."""
     api_version = obj.get("apiVersion")
     if not isinstance(api_version, str) or "/" not in api_version:
+        return ""
+    group = api_version.rpartition("/")[0]
+    return group if group.endswith(BRAND_SUFFIX) and _upstream_of(group) == alias else ""
+
+
+def _renamed(obj: Obj, alias: str, group: str = "") -> Obj:
+    """``obj`` in ``alias``: its apiVersion, and its managedFields entries of the same
+    group; ``group`` names it for a list's items, which carry no apiVersion."""
+    own = _branded_group(obj, alias)
+    group = own or group
+    if not group:
         return obj
-    group, _, version = api_version.rpartition("/")
-    if not group.endswith(BRAND_SUFFIX) or _upstream_of(group) != alias:
-        return obj
-    return {**obj, "apiVersion": f"{alias}/{version}"}
+    out = {**obj, "apiVersion": alias + obj["apiVersion"][len(group) :]} if own else dict(obj)
+    meta = obj.get("metadata")
+    entries = meta.get("managedFields") if isinstance(meta, dict) else None
+    if isinstance(meta, dict) and isinstance(entries, list):
+        prefix = group + "/"
+        out["metadata"] = {
+            **meta,
+            "managedFields": [
+                {**e, "apiVersion": alias + "/" + e["apiVersion"][len(prefix) :]}
+                if isinstance(e, dict) and str(e.get("apiVersion", "")).startswith(prefix)
+                else e
+                for e in entries
+            ],
+        }
+    return out

@@ -112,6 +112,35 @@ def test_one_object_two_names(upstream: Server, root_session: requests.Session) 
     assert r.status_code == 404
 
 
+def test_ownership_is_told_in_the_group_asked(
+    upstream: Server, root_session: requests.Session
+) -> None:
+    ns = namespace(root_session, upstream, "owners-named")
+    rules = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
+    made = root_session.post(
+        upstream.url + ROLES.format(ns=ns) + "?fieldManager=maker",
+        json=role("r", "rbac.authorization.k8s.io", rules),
+    ).json()
+
+    def owners(obj: dict) -> list[tuple[str, str]]:
+        return [(e["manager"], e["apiVersion"]) for e in obj["metadata"]["managedFields"]]
+
+    assert owners(made) == [("maker", "rbac.authorization.k8s.io/v1")]
+    listed = root_session.get(upstream.url + ROLES.format(ns=ns)).json()["items"]
+    assert owners(listed[0]) == [("maker", "rbac.authorization.k8s.io/v1")]
+    branded_url = upstream.url + BRANDED_ROLES.format(ns=ns) + "/r"
+    assert owners(root_session.get(branded_url).json()) == [
+        ("maker", "rbac.authorization.platform.io/v1")
+    ]
+    # A client that writes back what it read keeps one entry per manager, not two names.
+    made["rules"][0]["verbs"] = ["get", "list"]
+    put = root_session.put(upstream.url + ROLES.format(ns=ns) + "/r?fieldManager=maker", json=made)
+    assert put.status_code == 200, put.text
+    assert owners(root_session.get(branded_url).json()) == [
+        ("maker", "rbac.authorization.platform.io/v1")
+    ]
+
+
 def test_watch_through_the_upstream_name(upstream: Server, root_session: requests.Session) -> None:
     ns = namespace(root_session, upstream, "watch-names")
     events: list[dict] = []
