@@ -90,6 +90,7 @@ class ServerConfig:
     request_timeout: float = 60.0
     livez_grace_period: float = 0.0
     shutdown_delay: float = 0.0
+    event_ttl: float = 3600.0  # --event-ttl: Events go this long after their last write
     workers: int = 1  # --workers: server processes on one port and data directory
     storage: StorageOptions = field(default_factory=StorageOptions)  # --storage-backend, --etcd-*
     # --proxy-client-cert-file, --proxy-client-key-file, --enable-aggregator-routing
@@ -179,6 +180,8 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
             if value < 0:
                 raise ConfigError(f"--{name} can not be negative")
             setattr(cfg, attr, value)
+    if given("event-ttl") is not None:  # kube takes any duration; 0 or less keeps Events
+        cfg.event_ttl = parse_duration("event-ttl", str(given("event-ttl")))
     if given("serve-upstream-groups") is not None:
         text = str(given("serve-upstream-groups"))
         cfg.serve_upstream_groups = parse_bool("serve-upstream-groups", text)

@@ -20,6 +20,7 @@ from platform_api.apiextensions.serving import CRDInstaller
 from platform_api.apiserver import pki
 from platform_api.apiserver.clusterinfo import root_ca_bundle
 from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.eventttl import EventTTL
 from platform_api.authorization.interface import Authorizer, Decision
 from platform_api.authorization.rbac.index import RuleIndex
 from platform_api.controllers import registry
@@ -65,6 +66,7 @@ def build_controllers(
             hub,
             reactor,
         ),
+        EventTTL(stores[("", "v1", "events")], config.event_ttl, hub, reactor),
     ]
     context = registry.ControllerContext(
         stores=stores,

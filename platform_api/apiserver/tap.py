@@ -225,6 +225,7 @@ FLAGS: list[tuple[str, str, str]] = [
     ("request-timeout", "1m0s", "How long a handler may take before the request times out (504)."),
     ("livez-grace-period", "0s", "How long /livez ignores an unfinished startup sequence."),
     ("shutdown-delay-duration", "0s", "Delay of termination during which /readyz fails."),
+    ("event-ttl", "1h0m0s", "Amount of time to retain events."),
     (
         "workers",
         "1",

@@ -144,3 +144,20 @@ def test_admission_plugin_not_built(monkeypatch: pytest.MonkeyPatch) -> None:
         f"(available: {', '.join(admission_plugins.available())})"
     )
     from_flags({"disable-admission-plugins": "AlwaysPullImages"})  # asks for nothing
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("1h0m0s", 3600.0), ("2s", 2.0), ("0", 0.0), ("-1s", -1.0)]
+)
+def test_event_ttl_takes_any_duration_as_kube_does(text: str, seconds: float) -> None:
+    assert from_flags({}).event_ttl == 3600.0
+    assert from_flags({"event-ttl": text}).event_ttl == seconds
+
+
+def test_a_bad_event_ttl_gets_pflags_words() -> None:
+    with pytest.raises(ConfigError) as raised:
+        from_flags({"event-ttl": "x"})
+    assert (
+        str(raised.value)
+        == 'invalid argument "x" for "--event-ttl" flag: time: invalid duration "x"'
+    )

@@ -15,6 +15,7 @@ import pytest
 import requests
 
 from platform_api.apiserver.identity import server_id
+from tests.e2e.answers import status
 from tests.e2e.conftest import Server, session_for, start_server
 from tests.e2e.test_etcd_backend import etcd, etcdctl, replica  # noqa: F401 (fixture)
 from tests.storage.etcd_server import EtcdServer
@@ -134,16 +135,12 @@ def test_reconciler_none_leaves_the_service_without_endpoints(tmp_path: Path) ->
         session = session_for(running, cert=running.admin_cert)
         missing = session.get(running.base_url + ENDPOINTS)
         assert missing.status_code == 404
-        assert missing.json() == {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": 'endpoints "kubernetes" not found',
-            "reason": "NotFound",
-            "details": {"name": "kubernetes", "kind": "endpoints"},
-            "code": 404,
-        }
+        assert missing.json() == status(
+            404,
+            "NotFound",
+            'endpoints "kubernetes" not found',
+            {"name": "kubernetes", "kind": "endpoints"},
+        )
         service = session.get(running.base_url + "/api/v1/namespaces/default/services/kubernetes")
         assert service.status_code == 200
     finally:
