@@ -62,9 +62,7 @@ class EventTTL(TimedController):
         key = self._key(obj)
         due = written + self.ttl
         self.versions[key] = (obj["metadata"].get("resourceVersion", ""), due)
-        timer = self._timers.pop(key, None)
-        if timer is not None and timer.active():
-            timer.cancel()  # a later write: the TTL counts from it
+        self.cancel_timer(key)  # a later write: the TTL counts from it
         self.enqueue_after(key, max(0.0, due - self.now()))
 
     def resync(self) -> None:
@@ -82,9 +80,7 @@ class EventTTL(TimedController):
             if state is not None:
                 key = self._key(state.object)
                 self.versions.pop(key, None)
-                timer = self._timers.pop(key, None)
-                if timer is not None and timer.active():
-                    timer.cancel()
+                self.cancel_timer(key)
             return
         self._expire_after(event.stored.object, self.now())
 

@@ -37,6 +37,12 @@ class TimedController(Controller):
             timer.cancel()
         self._timers[key] = self.reactor.callLater(delay, self._due, key)
 
+    def cancel_timer(self, key: Hashable) -> None:
+        """Drop ``key``'s timer: a later ``enqueue_after`` sets it afresh, even later."""
+        timer = self._timers.pop(key, None)
+        if timer is not None and timer.active():
+            timer.cancel()
+
     def _due(self, key: Hashable) -> None:
         self._timers.pop(key, None)
         self.enqueue(key)
