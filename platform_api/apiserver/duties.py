@@ -14,6 +14,8 @@ from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
+from platform_api.apiserver.periodic import every
+from platform_api.apiserver.periodic import stop as stop_loop
 from platform_api.controllers.base import Controller
 
 log = Logger()
@@ -53,18 +55,14 @@ class LeaderDuties:
 
     def stop(self) -> None:
         for loop in self._loops:
-            if loop.running:
-                loop.stop()
+            stop_loop(loop)
         self._loops.clear()
         for controller in self.controllers:
             controller.stop()
         self.controllers.clear()
 
     def _every(self, interval: float, work: Callable[[], Any]) -> None:
-        loop = LoopingCall(work)
-        loop.clock = self.reactor
-        loop.start(interval, now=False).addErrback(lambda f: log.failure("periodic task", f))
-        self._loops.append(loop)
+        self._loops.append(every(self.reactor, interval, work, "periodic task", now=False))
 
     def _compact(self) -> Any:
         d = self.storage.compact(self.history_window)

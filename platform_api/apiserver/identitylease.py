@@ -18,13 +18,14 @@ import socket
 import uuid
 from typing import Any
 
-from twisted.internet.defer import ensureDeferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
 from platform_api import errors
 from platform_api.apiserver.identity import COMPONENT, server_id
+from platform_api.apiserver.periodic import every
+from platform_api.apiserver.periodic import stop as stop_loop
 from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.store import Store
 from platform_api.storage.interface import ListOptions
@@ -61,13 +62,6 @@ def _as(obj: Obj) -> Any:
     return lambda _current: obj
 
 
-def _every(reactor: IReactorTime, interval: float, work: Any) -> LoopingCall:
-    loop = LoopingCall(lambda: ensureDeferred(work()))
-    loop.clock = reactor
-    loop.start(interval, now=True).addErrback(lambda f: log.failure("identity lease", f))
-    return loop
-
-
 class IdentityLease:
     def __init__(
         self,
@@ -90,11 +84,10 @@ class IdentityLease:
         self._loop: LoopingCall | None = None
 
     def start(self) -> None:
-        self._loop = _every(self.reactor, RENEW, self.sync)
+        self._loop = every(self.reactor, RENEW, self.sync, "identity lease")
 
     def stop(self) -> None:
-        if self._loop is not None and self._loop.running:
-            self._loop.stop()
+        stop_loop(self._loop)
 
     async def sync(self) -> None:
         try:
@@ -172,11 +165,10 @@ class IdentityLeaseCollector:
         self._loop: LoopingCall | None = None
 
     def start(self) -> None:
-        self._loop = _every(self.reactor, self.period, self.collect)
+        self._loop = every(self.reactor, self.period, self.collect, "identity lease collector")
 
     def stop(self) -> None:
-        if self._loop is not None and self._loop.running:
-            self._loop.stop()
+        stop_loop(self._loop)
 
     def _identity(self, lease: Obj) -> bool:
         return (lease["metadata"].get("labels") or {}).get(IDENTITY_LABEL) == COMPONENT

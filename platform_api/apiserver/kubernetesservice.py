@@ -29,6 +29,8 @@ from platform_api.apiserver.endpointreconcilers import (
 )
 from platform_api.apiserver.endpointsadapter import EndpointsAdapter
 from platform_api.apiserver.masterleases import MasterLeases
+from platform_api.apiserver.periodic import every
+from platform_api.apiserver.periodic import stop as stop_loop
 from platform_api.registry.store import Store
 from platform_api.storage.interface import Storage
 
@@ -95,9 +97,7 @@ class KubernetesService:
                     )
             except Exception as e:
                 log.info("Removing old endpoints from kubernetes service: {error}", error=e)
-        self._loop = LoopingCall(self._next_pass)
-        self._loop.clock = self.reactor
-        self._loop.start(self.interval, now=True)
+        self._loop = every(self.reactor, self.interval, self._next_pass, "kubernetes service")
 
     def _next_pass(self) -> Deferred[None]:
         self._pass = ensureDeferred(self.sync())
@@ -120,8 +120,7 @@ class KubernetesService:
     async def stop(self) -> None:
         """Stop reconciling and take this server's address out, waiting at most two
         intervals, as kube does."""
-        if self._loop is not None and self._loop.running:
-            self._loop.stop()
+        stop_loop(self._loop)
         if self.reconciler is None or not self.ip:
             return
         self.reconciler.stop_reconciling()

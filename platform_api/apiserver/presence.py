@@ -11,21 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from twisted.internet.defer import ensureDeferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.internet.task import LoopingCall
-from twisted.logger import Logger
 
 from platform_api.apiserver import identitylease
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.defaultobjects import ensure_namespaces
 from platform_api.apiserver.healthchecks import API_SERVER_IDENTITY
 from platform_api.apiserver.kubernetesservice import KubernetesService, build_reconciler
+from platform_api.apiserver.periodic import every
+from platform_api.apiserver.periodic import stop as stop_loop
 from platform_api.registry.store import Store
 from platform_api.scheme.namespaces import SYSTEM
 from platform_api.storage.interface import Storage
 
-log = Logger()
 LEASES = ("coordination.platform.io", "v1", "leases")
 NAMESPACES = ("", "v1", "namespaces")
 NAMESPACES_INTERVAL = 60.0  # kube's system-namespaces controller: every minute
@@ -43,11 +42,10 @@ class Presence:
         reconciler = build_reconciler(cfg, stores, storage, reactor)
         self.kubernetes_service = KubernetesService(cfg, stores, reconciler, reactor)
         self.identity: tuple[Any, ...] = ()
-        namespaces, upstream = stores[NAMESPACES], cfg.serve_upstream_groups
-        self.namespaces = LoopingCall(
-            lambda: ensureDeferred(ensure_namespaces(namespaces, upstream))
-        )
-        self.namespaces.clock = reactor
+        self.reactor = reactor
+        self._namespaces = stores[NAMESPACES]
+        self._upstream = cfg.serve_upstream_groups
+        self.namespaces: LoopingCall | None = None
         gates = cfg.feature_gates
         if gates.enabled(API_SERVER_IDENTITY):
             self.identity = identitylease.for_server(
@@ -63,14 +61,18 @@ class Presence:
         await self.kubernetes_service.start()
         for part in self.identity:
             part.start()
-        started = self.namespaces.start(NAMESPACES_INTERVAL, now=False)  # made at bootstrap
-        started.addErrback(lambda f: log.failure("system namespaces", f))
+        self.namespaces = every(  # made at bootstrap: the first check is a minute on
+            self.reactor,
+            NAMESPACES_INTERVAL,
+            lambda: ensure_namespaces(self._namespaces, self._upstream),
+            "system namespaces",
+            now=False,
+        )
 
     async def stop(self) -> None:
         """The identity Lease stays (it lapses in an hour, as kube's); the address goes
         at once."""
         for part in self.identity:
             part.stop()
-        if self.namespaces.running:
-            self.namespaces.stop()
+        stop_loop(self.namespaces)
         await self.kubernetes_service.stop()
