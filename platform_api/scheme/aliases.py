@@ -103,11 +103,11 @@ def _renamed(obj: Obj, alias: str, group: str = "") -> Obj:
     group; ``group`` names it for a list's items, which carry no apiVersion."""
     own = _branded_group(obj, alias)
     group = own or group
-    if not group:
-        return obj
-    out = {**obj, "apiVersion": alias + obj["apiVersion"][len(group) :]} if own else dict(obj)
     meta = obj.get("metadata")
     entries = meta.get("managedFields") if isinstance(meta, dict) else None
+    if not own and not (group and entries):
+        return obj  # nothing of it names the group
+    out = {**obj, "apiVersion": alias + obj["apiVersion"][len(group) :]} if own else dict(obj)
     if isinstance(meta, dict) and isinstance(entries, list):
         prefix = group + "/"
         out["metadata"] = {
