@@ -69,6 +69,9 @@ class APIServiceAvailability(Controller):
         for stored in self.apiservices.list("", ListOptions()).items:
             self.enqueue(stored.object["metadata"]["name"])
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.apiservices.prefix, self.services.prefix, self.slices.prefix)
+
     def observe(self, event: Event) -> None:
         key = event.key
         if key.startswith(self.apiservices.prefix):

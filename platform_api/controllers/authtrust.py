@@ -161,6 +161,9 @@ class AuthenticationTrust(Controller):
         for namespace in self.namespaces:
             self.enqueue(namespace, delay)
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.configmaps.prefix,)
+
     def observe(self, event: Event) -> None:
         if not event.key.startswith(self.configmaps.prefix):
             return

@@ -62,7 +62,9 @@ class Controller:
 
     def start(self) -> None:
         self.running = True
-        self.hub.subscribe(self)
+        watched = self.watched()
+        if watched:
+            self.hub.subscribe(self, under=watched)
         self.resync()
 
     def stop(self) -> None:
@@ -71,6 +73,11 @@ class Controller:
 
     def resync(self) -> None:
         """Queue whatever needs work in the current state (at start)."""
+
+    def watched(self) -> tuple[bytes, ...]:
+        """The key prefixes whose events ``observe`` wants; the hub calls it with no
+        others.  Empty: the controller polls and watches nothing."""
+        return (self.prefix,)
 
     def deliver(self, events: list[Event]) -> None:
         for event in events:

@@ -96,6 +96,9 @@ class BootstrapSigner(TimedController):
         for key in self.keys:
             self.enqueue(key)
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.configmaps.prefix, self.secrets.prefix)
+
     def observe(self, event: Event) -> None:
         for key in self.keys:
             if event.key == self.configmaps.key(*key) and event.type != DELETED:
@@ -167,6 +170,9 @@ class TokenCleaner(TimedController):
     def resync(self) -> None:
         for secret in _token_secrets(self.secrets, self.places):
             self.enqueue(_key(secret))
+
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.secrets.prefix,)
 
     def observe(self, event: Event) -> None:
         if event.type != DELETED and _token_event(event, self.secrets, self.places):

@@ -86,6 +86,9 @@ class CronJobController(Controller):
         for cronjob in self.index.load():
             self.enqueue(_key(cronjob))
 
+    def watched(self) -> tuple[bytes, ...]:
+        return self.prefixes
+
     def observe(self, event: Event) -> None:
         cronjobs, jobs = self.prefixes
         if event.key.startswith(cronjobs):

@@ -51,6 +51,9 @@ class CertificateController(Controller):
         for stored in self.csrs.list("", ListOptions()).items:
             self._consider(stored.object)
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.csrs.prefix,)
+
     def observe(self, event: Event) -> None:
         stored = event.stored
         if event.type != DELETED and stored is not None and event.key.startswith(self.csrs.prefix):

@@ -77,6 +77,9 @@ class CSRCleaner(Controller):
     def resync(self) -> None:
         self.enqueue(EVERY)
 
+    def watched(self) -> tuple[bytes, ...]:
+        return ()  # kube's cleaner polls
+
     def observe(self, event: Event) -> None:
         """kube's cleaner polls and does not watch."""
 

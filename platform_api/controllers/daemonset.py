@@ -71,6 +71,9 @@ class DaemonSetController(Controller):
         for ds in self.set_index.load():
             self.enqueue(_key(ds))
 
+    def watched(self) -> tuple[bytes, ...]:
+        return tuple(prefix for prefix, _ in self.prefixes)
+
     def observe(self, event: Event) -> None:
         for prefix, index in self.prefixes:
             if not event.key.startswith(prefix):

@@ -55,6 +55,9 @@ class DeploymentController(Controller):
         for d in self.index.load():
             self.enqueue(_key(d))
 
+    def watched(self) -> tuple[bytes, ...]:
+        return self.prefixes
+
     def observe(self, event: Event) -> None:
         deployments, replicasets, pods = self.prefixes
         if event.key.startswith(deployments):

@@ -71,6 +71,9 @@ class DisruptionController(Controller):
         for budget in self.budget_index.load():
             self.enqueue(_key(budget))
 
+    def watched(self) -> tuple[bytes, ...]:
+        return tuple(prefix for prefix, _ in self.prefixes)
+
     def observe(self, event: Event) -> None:
         for prefix, index in self.prefixes:
             if not event.key.startswith(prefix):

@@ -125,6 +125,9 @@ class EndpointsController(ServicePodsController):
         super().__init__(services, pods, *args)
         self.endpoints = endpoints
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (*super().watched(), self.endpoints.prefix)
+
     def observe(self, event: Event) -> None:
         if self.route(event):
             return

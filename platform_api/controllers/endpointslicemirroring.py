@@ -126,6 +126,9 @@ class EndpointSliceMirroring(Controller):
         for stored in self.slices.list("", ListOptions()).items:
             self._slice_changed(None, stored.object)
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.endpoints.prefix, self.services.prefix, self.slices.prefix)
+
     def observe(self, event: Event) -> None:
         # Keys first: decoding every event the server commits is what the watchers avoid.
         if event.key.startswith(self.endpoints.prefix):

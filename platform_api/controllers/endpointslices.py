@@ -117,6 +117,9 @@ class EndpointSliceController(ServicePodsController):
         super().__init__(services, pods, *args)
         self.nodes, self.slices = nodes, slices
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (*super().watched(), self.slices.prefix, self.nodes.prefix)
+
     def observe(self, event: Event) -> None:
         if self.route(event):
             return

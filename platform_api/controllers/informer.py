@@ -34,7 +34,7 @@ class Informer(ObjectCache):
     def start(self) -> None:
         """Subscribe, then list: events at or before the listed revision are dropped."""
         self.running = True
-        self.hub.subscribe(self)
+        self.hub.subscribe(self, under=self.prefixes)
         revision = self.storage.current_revision()
         for prefix in self.prefixes:
             result = self.storage.get_list(prefix, ListOptions(revision=revision))

@@ -71,6 +71,9 @@ class IPAddressRepair(Controller):
         for stored in self.addresses.list("", ListOptions()).items:
             self.enqueue(("address", stored.object["metadata"]["name"]))
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.services.prefix, self.addresses.prefix)
+
     def observe(self, event: Event) -> None:
         if event.key.startswith(self.services.prefix):
             for state in (event.prev, event.stored):

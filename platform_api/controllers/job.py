@@ -71,6 +71,9 @@ class JobController(Controller):
                 if js.has_tracking(pod) and self._job_of(pod) is None:
                     self.enqueue(_orphan(pod))
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.job_prefix, self.pod_prefix)
+
     def observe(self, event: Event) -> None:
         if event.key.startswith(self.job_prefix):
             old, new = self.job_index.apply(event)

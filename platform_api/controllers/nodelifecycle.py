@@ -94,6 +94,9 @@ class NodeLifecycle(Controller):
         for stored in self.nodes.list("", ListOptions()).items:
             self.enqueue(stored.object["metadata"]["name"])
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.node_prefix, *self.lease_prefixes)
+
     def observe(self, event: Event) -> None:
         if event.key.startswith(self.node_prefix):
             self.enqueue(self.nodes.name_of_key(event.key))

@@ -135,6 +135,9 @@ class ServicePodsController(Controller):
             meta = service["metadata"]
             self.enqueue((meta.get("namespace", ""), meta["name"]))
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.services.prefix, self.pods.prefix)
+
     def route(self, event: Event) -> bool:
         """Queue the Services a Service or pod event concerns; False for other events."""
         if event.key.startswith(self.services.prefix):

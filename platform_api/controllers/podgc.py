@@ -62,6 +62,9 @@ class PodGC(Controller):
     def resync(self) -> None:
         self.enqueue(GC)
 
+    def watched(self) -> tuple[bytes, ...]:
+        return ()  # kube's collector polls
+
     def observe(self, event: Event) -> None:
         """kube's collector polls; it does not watch."""
 

@@ -46,6 +46,9 @@ class ProtectionController(Controller):
         for stored in self.protected.list("", ListOptions()).items:
             self._consider(stored.object)
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.protected.prefix, *self._user_prefixes)
+
     def observe(self, event: Event) -> None:
         if event.key.startswith(self.protected.prefix):
             if event.stored is not None:

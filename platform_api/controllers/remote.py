@@ -184,14 +184,16 @@ class RemoteHub:
     """The WatchHub surface: subscribers get the informers' changes as Events."""
 
     def __init__(self) -> None:
-        self.subscribers: list[Any] = []
+        self.subscribers: dict[Any, tuple[bytes, ...]] = {}  # -> the prefixes it wants
 
-    def subscribe(self, subscriber: Any) -> None:
-        self.subscribers.append(subscriber)
+    def subscribe(
+        self, subscriber: Any, streamed: bool = False, under: tuple[bytes, ...] = ()
+    ) -> None:
+        """WatchHub.subscribe's arguments; there are no watch streams here."""
+        self.subscribers[subscriber] = under or (subscriber.prefix,)
 
     def unsubscribe(self, subscriber: Any) -> None:
-        if subscriber in self.subscribers:
-            self.subscribers.remove(subscriber)
+        self.subscribers.pop(subscriber, None)
 
     def changed(self, key: bytes, old: Obj | None, new: Obj | None) -> None:
         """An informer listener: one change, as the storage would have reported it."""
@@ -202,8 +204,9 @@ class RemoteHub:
             now = stored(key, new)
             prev = stored(key, old) if old is not None else None
             event = Event("ADDED" if old is None else "MODIFIED", now.revision, key, now, prev)
-        for subscriber in list(self.subscribers):
-            subscriber.deliver([event])
+        for subscriber, prefixes in list(self.subscribers.items()):
+            if key.startswith(prefixes):
+                subscriber.deliver([event])
 
 
 def resource_types(resources: Obj, group: str, version: str) -> list[ResourceType]:

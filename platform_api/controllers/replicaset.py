@@ -83,6 +83,9 @@ class ReplicaSetController(Controller):
         for owner in self.owner_index.load():
             self.enqueue(_key(owner))
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.owner_prefix, self.pod_prefix)
+
     def observe(self, event: Event) -> None:
         if event.key.startswith(self.owner_prefix):
             old, new = self.owner_index.apply(event)

@@ -52,6 +52,9 @@ class RootCAPublisher(Controller):
         for stored in self.namespaces.list("", ListOptions()).items:
             self.enqueue(stored.object["metadata"]["name"])
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.namespaces.prefix, self.configmaps.prefix)
+
     def observe(self, event: Event) -> None:
         if event.key.startswith(self.namespaces.prefix):
             if event.type == DELETED or event.stored is None:

@@ -25,11 +25,14 @@ class ServiceAccountsController(Controller):
     def __init__(self, namespaces: Store, accounts: Store, *args: Any) -> None:
         super().__init__(*args)
         self.namespaces = namespaces
-        self.accounts = accounts  # both kinds' events arrive: the prefix stays "/"
+        self.accounts = accounts
 
     def resync(self) -> None:
         for stored in self.namespaces.list("", ListOptions()).items:
             self.enqueue(stored.object["metadata"]["name"])
+
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.namespaces.prefix, self.accounts.prefix)
 
     def observe(self, event: Event) -> None:
         if event.key.startswith(self.namespaces.prefix):

@@ -59,6 +59,9 @@ class ServiceCIDRController(Controller):
         for stored in self.cidrs.list("", ListOptions()).items:
             self.enqueue(stored.object["metadata"]["name"])
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.cidrs.prefix, self.addresses.prefix)
+
     def observe(self, event: Event) -> None:
         if event.key.startswith(self.cidrs.prefix):
             self.resync()  # one ServiceCIDR may unblock or block the deletion of another

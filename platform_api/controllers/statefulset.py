@@ -62,6 +62,9 @@ class StatefulSetController(Controller):
         for s in self.set_index.load():
             self.enqueue(_key(s))
 
+    def watched(self) -> tuple[bytes, ...]:
+        return tuple(self.prefixes.values())
+
     def observe(self, event: Event) -> None:
         key = event.key
         if key.startswith(self.prefixes["set"]):

@@ -68,6 +68,9 @@ class TaintEviction(Controller):
         for stored in self.pods.list("", ListOptions()).items:
             self._place(stored.object)
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.pod_prefix, self.node_prefix)
+
     def observe(self, event: Event) -> None:
         if event.key.startswith(self.pod_prefix):
             key = (self.pods.namespace_of_key(event.key), self.pods.name_of_key(event.key))

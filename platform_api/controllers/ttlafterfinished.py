@@ -58,6 +58,9 @@ class TTLAfterFinished(TimedController):
         for stored in self.jobs.list("", ListOptions()).items:
             self._consider(stored.object)
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.jobs.prefix,)
+
     def observe(self, event: Event) -> None:
         stored = event.stored
         if event.type != DELETED and stored is not None and event.key.startswith(self.jobs.prefix):

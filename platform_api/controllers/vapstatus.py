@@ -48,6 +48,9 @@ class VAPStatusController(Controller):
         for stored in self.policies.list("", ListOptions()).items:
             self.enqueue(stored.object["metadata"]["name"])
 
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.policies.prefix,)
+
     def observe(self, event: Event) -> None:
         if event.key.startswith(self.policies.prefix) and event.type != DELETED:
             self.enqueue(self.policies.name_of_key(event.key))

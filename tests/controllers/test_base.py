@@ -13,6 +13,8 @@ from platform_api.controllers.base import Controller
 from platform_api.fieldmanager.manager import FieldManager
 from platform_api.fieldmanager.typed import Typed
 from platform_api.registry.store import WRITER
+from platform_api.storage.interface import ADDED, Event, Stored
+from platform_api.storage.watch import WatchHub
 from tests.admission.plugin_kit import SCHEME, Cluster
 
 
@@ -109,3 +111,36 @@ def test_a_controllers_writes_are_recorded_as_its_own(tmp_path: Any) -> None:
     }
     assert managers == {"a": ["kube-controller-manager"], "b": ["kube-apiserver"], "c": []}
     assert WRITER.get() is None  # set in each sync's own task, not here
+
+
+class Watching(Controller):
+    """Observes what it declares; ``watch=()`` polls instead."""
+
+    def __init__(self, hub: Any, clock: Clock, watch: tuple[bytes, ...]) -> None:
+        super().__init__(hub, clock)
+        self.watch, self.seen = watch, list[bytes]()
+
+    def watched(self) -> tuple[bytes, ...]:
+        return self.watch
+
+    def observe(self, event: Any) -> None:
+        self.seen.append(event.key)
+
+
+def test_a_controller_hears_only_the_resources_it_watches() -> None:
+    class Log:
+        def current_revision(self) -> int:
+            return 0
+
+    clock = Clock()
+    hub = WatchHub(Log(), clock)  # type: ignore[arg-type]
+    pods = Watching(hub, clock, (b"/core/pods/",))
+    poller = Watching(hub, clock, ())
+    pods.start(), poller.start()
+    assert hub.subscriber_count() == 1  # the poller is not subscribed
+    keys = [b"/core/configmaps/a\x00x", b"/core/pods/a\x00p"]
+    hub.committed([Event(ADDED, i + 1, k, Stored(k, i + 1, b"{}")) for i, k in enumerate(keys)])
+    clock.advance(0)
+    assert pods.seen == [b"/core/pods/a\x00p"] and poller.seen == []
+    pods.stop(), poller.stop()
+    assert hub.subscriber_count() == 0

@@ -48,6 +48,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
 
 
 class Recorder:
+    prefix = b"/"  # every change
+
     def __init__(self) -> None:
         self.events: list[Event] = []
 

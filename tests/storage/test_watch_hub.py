@@ -13,6 +13,7 @@ from platform_api.storage.watch import (
     FLUSH_DELAY,
     MAX_FLUSH_DELAY,
     WatchHub,
+    resource_of,
     round_delay,
 )
 
@@ -129,3 +130,72 @@ def test_the_gathering_grows_with_the_streams_up_to_a_bound() -> None:
     assert round_delay(50) == pytest.approx(0.01)
     assert round_delay(100) == MAX_FLUSH_DELAY == 0.02
     assert round_delay(10_000) == MAX_FLUSH_DELAY
+
+
+class Recorder:
+    """A subscriber that notes each call it gets: (its name, the keys delivered)."""
+
+    def __init__(self, calls: list[tuple[str, list[bytes]]], name: str, prefix: bytes) -> None:
+        self.calls, self.name, self.prefix = calls, name, prefix
+
+    def deliver(self, events: list[Event]) -> None:
+        self.calls.append((self.name, [e.key for e in events]))
+
+
+def _event(revision: int, key: bytes) -> Event:
+    return Event(ADDED, revision, key, Stored(key, revision, b"{}"))
+
+
+def test_the_resource_of_a_key_or_prefix() -> None:
+    assert resource_of(b"/core/configmaps/ns\x00a") == b"/core/configmaps/"
+    assert resource_of(b"/apps/deployments/") == b"/apps/deployments/"
+    assert resource_of(b"/core/nodes/n1") == b"/core/nodes/"
+    assert resource_of(b"/core/") == resource_of(b"/") == resource_of(b"") == b""
+
+
+def test_a_commit_calls_only_who_watches_its_resource_and_in_subscription_order() -> None:
+    log, clock = Log(), Clock()
+    hub = WatchHub(log, clock)  # type: ignore[arg-type]
+    calls: list[tuple[str, list[bytes]]] = []
+    pods = Recorder(calls, "pods", b"/core/pods/")
+    everything = Recorder(calls, "everything", b"/")
+    one_namespace = Recorder(calls, "cm in a", b"/core/configmaps/a\x00")
+    both = Recorder(calls, "both", b"/")
+    hub.subscribe(pods)
+    hub.subscribe(everything)
+    hub.subscribe(one_namespace)
+    hub.subscribe(both, under=(b"/core/configmaps/", b"/core/pods/"))
+    cm_a, cm_b, pod = b"/core/configmaps/a\x00x", b"/core/configmaps/b\x00y", b"/core/pods/a\x00p"
+    hub.committed([_event(1, cm_a)])
+    clock.advance(0)
+    assert calls == [("everything", [cm_a]), ("cm in a", [cm_a]), ("both", [cm_a])]
+    calls.clear()
+    # One batch over two resources: each subscriber is called once, in revision order.
+    hub.committed([_event(2, pod), _event(3, cm_b), _event(4, cm_a)])
+    clock.advance(0)
+    assert calls == [
+        ("pods", [pod]),
+        ("everything", [pod, cm_b, cm_a]),
+        ("cm in a", [cm_a]),
+        ("both", [pod, cm_b, cm_a]),
+    ]
+
+
+def test_unsubscribing_drops_every_route_and_subscribing_again_replaces_them() -> None:
+    log, clock = Log(), Clock()
+    hub = WatchHub(log, clock)  # type: ignore[arg-type]
+    calls: list[tuple[str, list[bytes]]] = []
+    sub = Recorder(calls, "sub", b"/")
+    hub.subscribe(sub, under=(b"/core/configmaps/", b"/core/pods/"))
+    hub.subscribe(sub, under=(b"/core/pods/",))
+    assert hub.subscriber_count() == 1
+    assert hub.subscribers_under(b"/core/pods/") == [sub]
+    assert hub.subscribers_under(b"/core/configmaps/") == []
+    hub.committed([_event(1, b"/core/configmaps/a\x00x"), _event(2, b"/core/pods/a\x00p")])
+    clock.advance(0)
+    assert calls == [("sub", [b"/core/pods/a\x00p"])]
+    hub.unsubscribe(sub)
+    hub.unsubscribe(sub)  # twice is harmless
+    hub.committed([_event(3, b"/core/pods/a\x00q")])
+    clock.advance(0)
+    assert len(calls) == 1 and hub.subscriber_count() == 0 and hub.revision == 3
