@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 Obj = dict[str, Any]
 T = TypeVar("T")
+P = TypeVar("P", bound="AdmissionPlugin")
 META_GROUP_VERSION = "meta.platform.io/v1"
 _OPTIONS_KIND = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
@@ -63,6 +64,9 @@ class AdmissionPlugin(Protocol):
 
     ``obj`` is the object being written (None for DELETE and CONNECT), ``old`` the
     stored one (None for CREATE).  A plugin refuses by raising a ``StatusError``.
+    A plugin that acts on a few kinds only says which in ``resources``, (group, plural)
+    pairs; the chain calls it for no others (kube's plugins check in ``Handles`` and at
+    the top of ``Admit``: here most requests skip most plugins without a call).
     """
 
     name: str
@@ -104,6 +108,15 @@ class AdmissionChain:
         self.last = [p for p in validating if getattr(p, "runs_last", False)]
         self.webhooks = webhooks
         self.policies = policies
+        self._acting: dict[tuple[int, str, str], list[Any]] = {}
+
+    def _on(self, plugins: list[P], rt: ResourceType) -> list[P]:
+        """Those of ``plugins`` that may act on ``rt``, in the chain's order."""
+        key = (id(plugins), rt.group, rt.plural)
+        found = self._acting.get(key)
+        if found is None:
+            found = self._acting[key] = [p for p in plugins if _acts_on(p, rt)]
+        return found
 
     def start(self) -> None:
         """The webhook and policy plugins read their configurations from informers."""
@@ -147,7 +160,7 @@ class AdmissionChain:
             obj.update(mutated)
 
     async def _mutate_plugins(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
-        for plugin in self.mutating:
+        for plugin in self._on(self.mutating, attrs.resource):
             pending = plugin.admit(attrs, obj, old)
             if pending is not None:
                 await pending
@@ -212,7 +225,7 @@ class AdmissionChain:
         async def validate_once(obj: Obj, old: Obj | None, op: str) -> None:
             name = obj.get("metadata", {}).get("name", "") if obj else ""
             attrs = self.attributes(scope, op, name)
-            await _validate_plugins(self.validating, attrs, obj, old)
+            await _validate_plugins(self._on(self.validating, attrs.resource), attrs, obj, old)
             if policies is not None and policies.active():
                 # kube's order: ValidatingAdmissionPolicy, then the validating webhooks.
                 req = admission_request(scope, attrs, None if op == "DELETE" else obj, old)
@@ -229,7 +242,7 @@ class AdmissionChain:
                         await webhooks.validate(req)
                     finally:
                         _report(scope, req)
-            await _validate_plugins(self.last, attrs, obj, old)
+            await _validate_plugins(self._on(self.last, attrs.resource), attrs, obj, old)
 
         return validate
 
@@ -263,6 +276,11 @@ def forbidden(attrs: Attributes, obj: Obj | None, why: str) -> errors.StatusErro
     meta = (obj or {}).get("metadata") or {}
     name = attrs.name or meta.get("name") or meta.get("generateName") or "Unknown"
     return errors.forbidden(attrs.resource.plural, attrs.resource.group, name, why)
+
+
+def _acts_on(plugin: AdmissionPlugin, rt: ResourceType) -> bool:
+    resources = getattr(plugin, "resources", None)
+    return resources is None or (rt.group, rt.plural) in resources
 
 
 async def _validate_plugins(

@@ -22,6 +22,7 @@ GROUP = "networking.platform.io"
 
 class DefaultIngressClass:
     name = "DefaultIngressClass"
+    resources = frozenset({(GROUP, "ingresses")})
 
     def __init__(self, storage: Storage, classes_prefix: bytes) -> None:
         self._storage = storage

@@ -28,6 +28,7 @@ def _tolerates(tolerations: list[Obj], key: str) -> bool:
 
 class DefaultTolerationSeconds:
     name = "DefaultTolerationSeconds"
+    resources = frozenset({("", "pods")})
 
     def __init__(
         self, not_ready: int = DEFAULT_SECONDS, unreachable: int = DEFAULT_SECONDS

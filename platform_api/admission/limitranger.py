@@ -256,6 +256,7 @@ def pod_total(spec: Obj, key: str) -> Resources:
 
 class LimitRanger:
     name = "LimitRanger"
+    resources = frozenset({("", "pods"), ("", "persistentvolumeclaims")})
 
     def __init__(self, limit_ranges: Store) -> None:
         self._ranges = limit_ranges

@@ -39,6 +39,7 @@ def needs_health_check_port(spec: Obj) -> bool:
 
 class NodePortAllocation:
     name = "ServiceNodePortAllocation"
+    resources = frozenset({("", "services")})
 
     def __init__(self, storage: Storage, services_prefix: bytes, share: Share = (0, 1)) -> None:
         self._storage = storage

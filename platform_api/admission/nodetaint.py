@@ -16,6 +16,7 @@ from platform_api.scheme.nodetaints import NO_SCHEDULE, NOT_READY
 
 class TaintNodesByCondition:
     name = "TaintNodesByCondition"
+    resources = frozenset({("", "nodes")})
 
     def admit(self, attrs: Attributes, obj: dict[str, Any] | None, old: Any) -> None:
         rt = attrs.resource

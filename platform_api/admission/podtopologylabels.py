@@ -20,6 +20,7 @@ TOPOLOGY_LABELS = ("topology.platform.io/zone", "topology.platform.io/region")
 
 class PodTopologyLabels:
     name = "PodTopologyLabels"
+    resources = frozenset({("", "pods")})
 
     def __init__(self, nodes: Store) -> None:
         self._nodes = nodes

@@ -24,6 +24,7 @@ GROUP = "scheduling.platform.io"
 
 class Priority:
     name = "Priority"
+    resources = frozenset({("", "pods"), (GROUP, "priorityclasses")})
 
     def __init__(self, classes: Store) -> None:
         self._classes = classes

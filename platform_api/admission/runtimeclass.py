@@ -36,6 +36,7 @@ def same_resources(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 class RuntimeClassAdmission:
     name = "RuntimeClass"
+    resources = frozenset({("", "pods")})
 
     def __init__(self, storage: Storage, prefix: bytes) -> None:
         self._storage = storage

@@ -177,6 +177,7 @@ def mirror_pod_error(pod: Obj) -> str:
 
 class ServiceAccount:
     name = "ServiceAccount"
+    resources = frozenset({("", "pods")})
 
     def __init__(
         self,

@@ -17,6 +17,7 @@ Obj = dict[str, Any]
 
 class CertificateApproval:
     name = "CertificateApproval"
+    resources = frozenset({(GROUP, CSRS)})
 
     def __init__(self, authorize: Authorize) -> None:
         self._authorize = authorize

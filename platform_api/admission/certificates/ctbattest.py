@@ -40,6 +40,7 @@ def only_gc_fields_changed(obj: Obj, old: Obj) -> bool:
 
 class ClusterTrustBundleAttest:
     name = "ClusterTrustBundleAttest"
+    resources = frozenset({(GROUP, BUNDLES)})
 
     def __init__(self, authorize: Authorize, enabled: bool) -> None:
         self._authorize = authorize

@@ -22,6 +22,7 @@ def _signed_part(csr: Obj) -> tuple[Any, Any]:
 
 class CertificateSigning:
     name = "CertificateSigning"
+    resources = frozenset({(GROUP, CSRS)})
 
     def __init__(self, authorize: Authorize) -> None:
         self._authorize = authorize

@@ -21,6 +21,7 @@ Obj = dict[str, Any]
 
 class CertificateSubjectRestriction:
     name = "CertificateSubjectRestriction"
+    resources = frozenset({(GROUP, CSRS)})
 
     def __init__(self, upstream: bool = False) -> None:
         self.upstream = upstream

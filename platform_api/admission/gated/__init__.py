@@ -11,6 +11,7 @@ class Inert:
     """A plugin with nothing to check here: kube's with its gate off."""
 
     name = ""
+    resources = frozenset[tuple[str, str]]()  # acts on nothing served here
 
     def validate(self, attrs: Any, obj: Any, old: Any) -> None:
         return None

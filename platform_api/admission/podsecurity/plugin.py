@@ -63,6 +63,7 @@ _MODES = (
 
 class PodSecurity:
     name = "PodSecurity"
+    resources = frozenset({("", "namespaces"), ("", "pods"), *TEMPLATES})
 
     def __init__(
         self, config: Configuration, storage: Storage, namespaces: Store, pods: Store

@@ -20,6 +20,7 @@ Obj = dict[str, Any]
 
 class DefaultStorageClass:
     name = "DefaultStorageClass"
+    resources = frozenset({("", "persistentvolumeclaims")})
 
     def __init__(self, storage: Storage, classes_prefix: bytes) -> None:
         self._storage = storage

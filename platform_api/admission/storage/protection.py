@@ -24,6 +24,7 @@ _FINALIZERS = {
 
 class StorageObjectInUseProtection:
     name = "StorageObjectInUseProtection"
+    resources = frozenset(_FINALIZERS)
 
     def admit(self, attrs: Attributes, obj: dict[str, Any] | None, old: Any) -> None:
         rt = attrs.resource

@@ -36,6 +36,7 @@ def _size(claim: Obj) -> Decimal:
 
 class PersistentVolumeClaimResize:
     name = "PersistentVolumeClaimResize"
+    resources = frozenset({("", "persistentvolumeclaims")})
 
     def __init__(self, classes: Store) -> None:
         self._classes = classes

@@ -1,0 +1,70 @@
+"""The admission chain calls a plugin only for the kinds it says it acts on."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from platform_api.admission.chain import AdmissionChain, Attributes
+from tests.admission.plugin_kit import ADMIN, rt, run
+
+Obj = dict[str, Any]
+
+
+class Noting:
+    """Notes each call; ``resources`` None: every kind."""
+
+    def __init__(self, name: str, calls: list[str], resources: Any = None) -> None:
+        self.name, self.calls, self.resources = name, calls, resources
+
+    def admit(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
+        self.calls.append(f"admit {self.name} {attrs.resource.plural}")
+
+    def validate(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
+        self.calls.append(f"validate {self.name} {attrs.resource.plural}")
+
+
+def _scope(plural: str) -> Any:
+    ctx = SimpleNamespace(
+        user=ADMIN,
+        dry_run=False,
+        warn=lambda text: None,
+        annotate=lambda key, value: None,
+        on_failure=lambda action: None,
+    )
+    info = SimpleNamespace(subresource="")
+    return SimpleNamespace(resource=rt(plural), info=info, namespace="ns", name="x", ctx=ctx)
+
+
+def test_a_plugin_runs_only_for_the_kinds_it_names_and_in_the_chain_order() -> None:
+    calls: list[str] = []
+    chain = AdmissionChain(
+        [
+            Noting("any", calls),
+            Noting("pods", calls, frozenset({("", "pods")})),
+            Noting("none", calls, frozenset()),
+            Noting("any-again", calls),
+        ]
+    )
+    for plural in ("configmaps", "pods", "configmaps"):  # the second configmaps is cached
+        scope = _scope(plural)
+        mutate = chain.mutator(scope)
+        assert mutate is not None
+        run(mutate({"metadata": {"name": "x"}}, None))
+        run(chain.validator(scope, "CREATE")({"metadata": {"name": "x"}}, None))
+    assert calls == [
+        "admit any configmaps",
+        "admit any-again configmaps",
+        "validate any configmaps",
+        "validate any-again configmaps",
+        "admit any pods",
+        "admit pods pods",
+        "admit any-again pods",
+        "validate any pods",
+        "validate pods pods",
+        "validate any-again pods",
+        "admit any configmaps",
+        "admit any-again configmaps",
+        "validate any configmaps",
+        "validate any-again configmaps",
+    ]
