@@ -346,7 +346,9 @@ class APIServerService(Service):
         site.displayTracebacks = False
         tls = serving_options(cert, key, cas)
         self.backend.start()
-        self.hub.start()
+        # Alone, every commit is this process's own; on etcd every commit, any replica's,
+        # comes through this process's own etcd watch.
+        self.hub.start(shared=self.slot is not None)
         self.rbac_index.start()
         if self.node_graph is not None:
             self.node_graph.start()  # complete before the first request is served

@@ -199,3 +199,17 @@ def test_unsubscribing_drops_every_route_and_subscribing_again_replaces_them() -
     hub.committed([_event(3, b"/core/pods/a\x00q")])
     clock.advance(0)
     assert len(calls) == 1 and hub.subscriber_count() == 0 and hub.revision == 3
+
+
+def test_a_process_alone_does_not_poll_the_log_and_workers_do() -> None:
+    log, clock = Log(), Clock()
+    alone, shared = WatchHub(log, clock), WatchHub(log, clock)  # type: ignore[arg-type]
+    alone.start(shared=False)
+    assert clock.getDelayedCalls() == []
+    shared.start()
+    assert len(clock.getDelayedCalls()) == 1
+    log.commit()  # another worker's commit: found by the poll
+    clock.advance(0.01)
+    assert (alone.revision, shared.revision) == (0, 1)
+    shared.stop()
+    assert clock.getDelayedCalls() == []
