@@ -91,11 +91,15 @@ def build(
     service_accounts: TokenAuthenticator,
     reactor: Any,
     loopback: TokenAuthenticator | None = None,
+    legacy_service_accounts: TokenAuthenticator | None = None,
 ) -> RequestAuthenticator:
-    """``loopback``: the server's own client's token, asked first."""
+    """``loopback``: the server's own client's token, asked first.  Secret-based
+    service-account tokens come before the others, as in kube."""
     tokens: list[TokenAuthenticator] = [loopback] if loopback is not None else []
     if cfg.token_auth_file:
         tokens.append(TokenFileAuthenticator.from_file(cfg.token_auth_file))
+    if legacy_service_accounts is not None:
+        tokens.append(legacy_service_accounts)
     tokens.append(service_accounts)
     if cfg.enable_bootstrap_token_auth:
         places = TokenPlaces.of(cfg.serve_upstream_groups)

@@ -21,6 +21,7 @@ from platform_api.apiserver import pki
 from platform_api.apiserver.clusterinfo import root_ca_bundle
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.eventttl import EventTTL
+from platform_api.apiserver.legacytokentracking import LegacyTokenTracking
 from platform_api.authorization.interface import Authorizer, Decision
 from platform_api.authorization.rbac.index import RuleIndex
 from platform_api.controllers import registry
@@ -51,9 +52,11 @@ def build_controllers(
     aggregator_proxy: AggregatorProxy | None = None,
     authorizer: Authorizer | None = None,
     loopback: Callable[[Store], Any] | None = None,
+    service_account_key: Any = None,
 ) -> list[Controller]:
     """The controllers to start, not yet started; ``loopback`` wraps a store so that its
-    writes go through this server's request chain (workload controllers' pods)."""
+    writes go through this server's request chain (workload controllers' pods);
+    ``service_account_key`` signs Secret-based service-account tokens."""
     every: Iterable[Store] = stores.values()  # live: custom resource stores come and go
     controllers: list[Controller] = [
         NamingController(crd_store, hub, reactor),
@@ -67,6 +70,7 @@ def build_controllers(
             reactor,
         ),
         EventTTL(stores[("", "v1", "events")], config.event_ttl, hub, reactor),
+        LegacyTokenTracking(stores[("", "v1", "configmaps")], namespaces.SYSTEM, hub, reactor),
     ]
     context = registry.ControllerContext(
         stores=stores,
@@ -80,6 +84,7 @@ def build_controllers(
         signing=signing_options(config),
         review=access_review(authorizer) if authorizer is not None else None,
         loopback=loopback,
+        service_account_key=service_account_key,
         extra={"config": config, "scheme": crd_installer.scheme},
     )
     controllers.extend(registry.build(context, config.controllers))

@@ -19,7 +19,7 @@ from platform_api.apiserver.health import HealthCheck, HealthEndpoint
 # kube-apiserver's post-start hooks, in its order, that have a counterpart here: the
 # parts a hook starts are built before this server listens, but for the default objects
 # (``DEFAULTS``, ready once bootstrapped) and the RBAC defaults.  Hooks of parts this
-# server does not have (the peer proxy, the legacy token tracker) are not listed.
+# server does not have (the peer proxy) are not listed.
 SERVING, DEFAULTS, RBAC = "serving", "defaults", "rbac"
 API_SERVER_IDENTITY = "APIServerIdentity"  # the feature gate of the identity Leases
 HOOKS: tuple[tuple[str, str, str], ...] = (  # (name, when ready, which part must be on)
@@ -36,6 +36,7 @@ HOOKS: tuple[tuple[str, str, str], ...] = (  # (name, when ready, which part mus
     ("start-kube-apiserver-identity-lease-controller", DEFAULTS, "identity"),
     ("start-kube-apiserver-identity-lease-garbage-collector", DEFAULTS, "identity"),
     ("storage-readiness", SERVING, ""),
+    ("start-legacy-token-tracking-controller", DEFAULTS, ""),
     ("start-service-ip-repair-controllers", DEFAULTS, ""),
     ("rbac/bootstrap-roles", RBAC, ""),
     ("scheduling/bootstrap-system-priority-classes", DEFAULTS, ""),

@@ -221,6 +221,7 @@ class APIServerService(Service):
             store.field_manager = functools.partial(handlers.field_manager, store.resource)
         self._serve_custom_resources(scheme, handlers)
         handlers.service_accounts = serviceaccounts.build(cfg, self.stores)
+        self.service_account_key = handlers.service_accounts.signing
         handlers.authorizer = self.authorizer = self._authorizer()
         for plural in (*ROLES, *BINDINGS):
             store = self.stores[(RBAC_GROUP, "v1", plural)]
@@ -232,6 +233,7 @@ class APIServerService(Service):
             handlers.service_accounts.verifier,
             self.reactor,
             loopback.authenticator(self.loopback_token),
+            handlers.service_accounts.legacy,
         )
         self.serving_cert_file = cert
         server = APIServer(
@@ -447,6 +449,7 @@ class APIServerService(Service):
                 loopback.connection(cfg.server_url, self.serving_cert_file, self.loopback_token),
                 self.reactor,
             ),
+            service_account_key=self.service_account_key,
         )
 
     async def _stop(self) -> None:

@@ -5,10 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from twisted.internet.defer import ensureDeferred
+from twisted.logger import Logger
+
+from platform_api import errors
 from platform_api.apiserver import pki
 from platform_api.apiserver.authn import core_lookup
 from platform_api.apiserver.config import ServerConfig
+from platform_api.authentication.legacytokens import LAST_USED, LegacyTokens, MarkUsed
 from platform_api.authentication.serviceaccount import (
+    PrivateKey,
     PublicKey,
     ServiceAccountTokens,
     TokenIssuer,
@@ -16,7 +22,10 @@ from platform_api.authentication.serviceaccount import (
     load_private_key,
     load_public_keys,
 )
+from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.store import Store
+
+log = Logger()
 
 _PLURALS = {"ServiceAccount": "serviceaccounts", "Pod": "pods", "Secret": "secrets"}
 
@@ -25,6 +34,8 @@ _PLURALS = {"ServiceAccount": "serviceaccounts", "Pod": "pods", "Secret": "secre
 class ServiceAccounts:
     issuer: TokenIssuer
     verifier: ServiceAccountTokens
+    legacy: LegacyTokens  # Secret-based tokens
+    signing: PrivateKey  # what the tokens controller signs Secret-based tokens with
     audiences: tuple[str, ...]
     max_expiration: float
     keys: list[PublicKey]
@@ -66,11 +77,51 @@ def build(cfg: ServerConfig, stores: dict[tuple[str, str, str], Store]) -> Servi
         audiences,
         lookup if cfg.service_account_lookup else None,
     )
+    legacy = LegacyTokens(
+        keys,
+        audiences,
+        lookup if cfg.service_account_lookup else None,
+        mark_used(stores[("", "v1", "secrets")]),
+    )
     return ServiceAccounts(
         TokenIssuer(signing, cfg.service_account_issuers[0]),
         verifier,
+        legacy,
+        signing,
         tuple(audiences),
         cfg.service_account_max_token_expiration,
         keys,
         cfg.server_url,
     )
+
+
+def mark_used(secrets: Store) -> MarkUsed:
+    """Labels a Secret whose token was used today, as kube-apiserver does (a write of its
+    own; a Secret gone or replaced meanwhile is left alone)."""
+    track = secrets.tracker(APISERVER)
+
+    def mark(namespace: str, name: str, uid: str, today: str) -> None:
+        def labelled(obj: dict[str, Any] | None) -> dict[str, Any]:
+            assert obj is not None  # Secrets are not created by an update
+            found = obj["metadata"].get("uid", "")
+            if uid and found != uid:
+                raise errors.conflict(
+                    "secrets",
+                    "",
+                    name,
+                    f"Precondition failed: UID in precondition: {uid}, UID in object meta: {found}",
+                )
+            obj["metadata"].setdefault("labels", {})[LAST_USED] = today
+            return obj
+
+        d = ensureDeferred(secrets.update(namespace, name, labelled, track=track))
+        d.addErrback(
+            lambda f: log.warn(
+                "labelling the legacy token {namespace}/{name} as used: {why}",
+                namespace=namespace,
+                name=name,
+                why=f.getErrorMessage(),
+            )
+        )
+
+    return mark

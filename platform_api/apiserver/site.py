@@ -38,7 +38,8 @@ from platform_api.apiserver.inflight import InflightLimiter
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.authentication.impersonation import impersonate
-from platform_api.authentication.union import RequestAuthenticator
+from platform_api.authentication.union import RequestAuthenticator, notes_of
+from platform_api.authentication.user import UserInfo
 from platform_api.authorization.interface import Attributes, Authorizer, Decision
 from platform_api.authorization.union import forbidden
 from platform_api.codec.protobuf_values import parse_duration
@@ -128,7 +129,7 @@ class APIServer:
             user = await self.filters.authenticator.authenticate(request, path)
             audit = self.filters.audit and self.filters.audit.begin(request, info, user)
             user = await impersonate(request.requestHeaders, user, self.filters.authorizer)
-            ctx = Context(user, render_group=info.requested_group)
+            ctx = _context(request, user, info)
             if audit:
                 audit.attach(ctx)
             async with self.filters.inflight.admit(request, info, user):
@@ -385,6 +386,17 @@ class _Root(Resource):
     def render(self, request: Request) -> Any:
         ensureDeferred(self.api.serve(request))
         return NOT_DONE_YET
+
+
+def _context(request: Request, user: UserInfo, info: requestinfo.RequestInfo) -> Context:
+    """The request's Context, with what authentication had to say (a token's warning)."""
+    ctx = Context(user, render_group=info.requested_group)
+    warnings, annotations = notes_of(request)
+    for text in warnings:
+        ctx.warn(text)
+    for key, value in annotations:
+        ctx.annotate(key, value)
+    return ctx
 
 
 class APIRequest(Request):

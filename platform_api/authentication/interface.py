@@ -15,6 +15,10 @@ from platform_api.authentication.user import UserInfo
 class AuthResponse:
     user: UserInfo
     audiences: tuple[str, ...] = ()
+    # What the request's answer and audit event carry about how it authenticated (kube's
+    # warning.AddWarning and audit.AddAuditAnnotation from inside an authenticator).
+    warnings: tuple[str, ...] = ()
+    annotations: tuple[tuple[str, str], ...] = ()
 
 
 class AuthenticationError(Exception):

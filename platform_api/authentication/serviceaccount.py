@@ -124,6 +124,36 @@ def _b64_int(value: int) -> str:
     return _b64(value.to_bytes((value.bit_length() + 7) // 8, "big"))
 
 
+def signed_claims(token: str, header: Obj, keys: dict[str, PublicKey], options: Any) -> Obj:
+    """The claims of ``token`` once one of ``keys`` (its ``kid``'s first) verifies it."""
+    candidates = [keys[header["kid"]]] if header.get("kid") in keys else list(keys.values())
+    error = "invalid signature"
+    for key in candidates:
+        try:
+            claims: Obj = jwt.decode(token, key, algorithms=[algorithm(key)], options=options)
+        except jwt.PyJWTError as e:
+            error = str(e)
+            continue
+        return claims
+    raise AuthenticationError(error)
+
+
+def accepted_audiences(
+    claims: Obj, targets: Sequence[str], implicit: Sequence[str]
+) -> tuple[str, ...]:
+    """The token's audiences among ``targets`` (what the request asks for); a token that
+    names none has ``implicit`` ones (the API's: kube's legacy tokens).  None accepted is
+    an error, unless there are no implicit audiences (kube's rule)."""
+    named = claims.get("aud") or list(implicit)
+    named = [named] if isinstance(named, str) else list(named)
+    accepted = tuple(a for a in named if a in targets)
+    if not accepted and implicit:
+        raise AuthenticationError(
+            f"token audiences {named} is invalid for the target audiences {list(targets)}"
+        )
+    return accepted
+
+
 class TokenIssuer:
     def __init__(
         self, key: PrivateKey, issuer: str, clock: Callable[[], float] = time.time
@@ -189,34 +219,17 @@ class ServiceAccountTokens:
             return None  # not a JWT of ours: another method's token
         header = peeked[1]
         claims = self._verify(token, header)
-        named = claims.get("aud") or []
-        named = [named] if isinstance(named, str) else list(named)
-        targets = audiences or self.audiences
-        accepted = [a for a in named if a in targets]
-        if not accepted:
-            raise AuthenticationError(
-                f"token audiences {named} is invalid for the target audiences {list(targets)}"
-            )
-        return AuthResponse(self._user(claims), tuple(accepted))
+        accepted = accepted_audiences(claims, audiences or self.audiences, self.audiences)
+        return AuthResponse(self._user(claims), accepted)
 
     def _verify(self, token: str, header: Obj) -> Obj:
-        keys = [self.keys[header["kid"]]] if header.get("kid") in self.keys else self.keys.values()
-        error = "invalid signature"
-        for key in keys:
-            try:
-                claims: Obj = jwt.decode(
-                    token, key, algorithms=[algorithm(key)], options=_SIGNATURE
-                )
-            except jwt.PyJWTError as e:
-                error = str(e)
-                continue
-            now = self.clock()  # times checked here, on the server's clock
-            if not isinstance(claims["exp"], int | float) or now > claims["exp"] + LEEWAY:
-                raise AuthenticationError("service account token has expired")
-            if isinstance(claims.get("nbf"), int | float) and claims["nbf"] > now + LEEWAY:
-                raise AuthenticationError("service account token is not valid yet")
-            return claims
-        raise AuthenticationError(error)
+        claims = signed_claims(token, header, self.keys, _SIGNATURE)
+        now = self.clock()  # times checked here, on the server's clock
+        if not isinstance(claims["exp"], int | float) or now > claims["exp"] + LEEWAY:
+            raise AuthenticationError("service account token has expired")
+        if isinstance(claims.get("nbf"), int | float) and claims["nbf"] > now + LEEWAY:
+            raise AuthenticationError("service account token is not valid yet")
+        return claims
 
     def _user(self, claims: Obj) -> UserInfo:
         private = claims.get(CLAIM) or {}

@@ -7,6 +7,7 @@ also in ``system:authenticated``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from twisted.web.server import Request
@@ -25,6 +26,15 @@ from platform_api.authentication.user import (
     UNAUTHENTICATED,
     UserInfo,
 )
+
+NOTES_ATTRIBUTE = "_platform_authentication_notes"
+Notes = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
+
+
+def notes_of(request: Request) -> Notes:
+    """The warnings and audit annotations the token's authenticator had for the request."""
+    notes: Notes = getattr(request, NOTES_ATTRIBUTE, ((), ()))
+    return notes
 
 
 def bearer_token(request: Request) -> str | None:
@@ -86,6 +96,8 @@ class RequestAuthenticator:
                 found = None
             if found is not None:
                 request.requestHeaders.removeHeader(b"authorization")
+                if found.warnings or found.annotations:
+                    setattr(request, NOTES_ATTRIBUTE, (found.warnings, found.annotations))
                 return with_authenticated_group(found.user)
             failed = True  # "invalid bearer token"
         if failed or self.anonymous is None or not self.anonymous.allows(path):
@@ -114,7 +126,7 @@ class RequestAuthenticator:
                 )
                 if not accepted:
                     continue
-                found = AuthResponse(found.user, accepted)
+                found = dataclasses.replace(found, audiences=accepted)
             if found is not None:
                 return found
         if error is not None:

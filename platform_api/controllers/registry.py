@@ -41,6 +41,7 @@ class ControllerContext:
     signing: Any = None  # SigningOptions: the CA files of the built-in certificate signers
     review: Any = None  # async (SubjectAccessReview spec) -> allowed
     loopback: Callable[[Any], Any] | None = None  # store -> one writing through the API
+    service_account_key: Any = None  # signs Secret-based service-account tokens (None: none)
     extra: dict[str, Any] = field(default_factory=dict)  # home-specific pieces
 
     def store(self, group: str, version: str, plural: str) -> Any:
@@ -147,6 +148,22 @@ def _serviceaccount(ctx: ControllerContext) -> Controller:
     return ServiceAccountsController(namespaces, accounts, ctx.hub, ctx.reactor)
 
 
+def _serviceaccount_token(ctx: ControllerContext) -> Controller | None:
+    from platform_api.authentication.legacytokens import issue
+    from platform_api.controllers.serviceaccounttokens import TokensController
+
+    key = ctx.service_account_key
+    if key is None:  # kube's runs only with --service-account-private-key-file
+        return None
+    secrets = ctx.store("", "v1", "secrets")
+    accounts = ctx.store("", "v1", "serviceaccounts")
+
+    def sign(account: Any, secret_name: str) -> str:
+        return issue(key, account, secret_name)
+
+    return TokensController(secrets, accounts, sign, ctx.root_ca, ctx.hub, ctx.reactor)
+
+
 def _aggregation(ctx: ControllerContext) -> Controller:
     from platform_api.controllers.aggregation import ClusterRoleAggregation
 
@@ -167,6 +184,9 @@ register("namespace-controller", _namespace, aliases=("namespace",))
 register("garbage-collector-controller", _gc, aliases=("garbagecollector",))
 register("clusterrole-aggregation-controller", _aggregation, aliases=("clusterrole-aggregation",))
 register("serviceaccount-controller", _serviceaccount, aliases=("serviceaccount",))
+register(
+    "serviceaccount-token-controller", _serviceaccount_token, aliases=("serviceaccount-token",)
+)
 register("resourcequota-controller", _resourcequota, aliases=("resourcequota",))
 
 

@@ -550,7 +550,6 @@ KUBE_HEALTHZ = [
 NOT_HERE = {
     "loopback-serving-certificate",
     "poststarthook/peer-endpoint-reconciler-controller",
-    "poststarthook/start-legacy-token-tracking-controller",
 }
 
 

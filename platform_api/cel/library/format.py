@@ -26,7 +26,8 @@ _BASE64 = re.compile(
 _TIME = re.compile(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))\Z")
 
 
-def _is_date(text: str) -> bool:
+def is_date(text: str) -> bool:
+    """An RFC 3339 full-date, Go's layout ``2006-01-02``: digits as written, a real day."""
     if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
         return False
     try:
@@ -40,7 +41,7 @@ def _is_datetime(text: str) -> bool:
     if len(text) < 4:
         return False
     parts = text.lower().split("t")
-    if len(parts) < 2 or not _is_date(parts[0]):
+    if len(parts) < 2 or not is_date(parts[0]):
         return False
     match = _TIME.match(parts[1])
     if match is None:
@@ -89,7 +90,7 @@ FORMATS: dict[str, tuple[str, Callable[[str], list[str]], int]] = {
         len(_UUID.pattern),
     ),
     "byte": ("byte", _check(lambda s: bool(_BASE64.match(s)), "invalid base64"), 84),
-    "date": ("date", _check(_is_date, "invalid date"), len(_TIME.pattern)),
+    "date": ("date", _check(is_date, "invalid date"), len(_TIME.pattern)),
     "datetime": ("datetime", _check(_is_datetime, "invalid datetime"), len(_TIME.pattern)),
 }
 _BY_NAME = {spec[0]: key for key, spec in FORMATS.items()}

@@ -1,0 +1,170 @@
+"""kube's tokens controller (``serviceaccount-token-controller``): Secrets of type
+``platform.io/service-account-token`` get their account's token.
+
+A Secret of that type names its account in ``platform.io/service-account.name`` (and, once
+filled, its uid in ``platform.io/service-account.uid``).  The controller writes
+``data.token`` (a Secret-based token, never expiring), ``data.ca.crt`` (the cluster CA)
+and ``data.namespace``, and both annotations.  A Secret whose account does not exist, or
+has another uid, is deleted; so are an account's token Secrets when the account goes.  A
+deleted token Secret is taken out of its account's ``secrets``.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Any
+
+from platform_api import errors
+from platform_api.controllers.base import Controller
+from platform_api.registry.store import Store
+from platform_api.storage.interface import DELETED, Event, ListOptions, Preconditions
+
+Obj = dict[str, Any]
+TOKEN_TYPE = "platform.io/service-account-token"
+NAME = "platform.io/service-account.name"
+UID = "platform.io/service-account.uid"
+# (account, secret name) -> the signed token
+Sign = Callable[[Obj, str], str]
+
+
+class TokensController(Controller):
+    """Keys: ("secret", namespace, name), ("gone", namespace, secret name, account name)
+    and ("account", namespace, name, uid) for an account deleted."""
+
+    name = "serviceaccount-token-controller"
+
+    def __init__(
+        self, secrets: Store, accounts: Store, sign: Sign, root_ca: bytes | None, *args: Any
+    ) -> None:
+        super().__init__(*args)
+        self.secrets, self.accounts = secrets, accounts
+        self.sign = sign
+        self.root_ca = base64.b64encode(root_ca).decode() if root_ca else ""
+
+    def watched(self) -> tuple[bytes, ...]:
+        return (self.secrets.prefix, self.accounts.prefix)
+
+    def resync(self) -> None:
+        for stored in self.secrets.list("", ListOptions()).items:
+            if stored.object.get("type") == TOKEN_TYPE:
+                meta = stored.object["metadata"]
+                self.enqueue(("secret", meta.get("namespace", ""), meta["name"]))
+
+    def observe(self, event: Event) -> None:
+        state = event.stored if event.stored is not None else event.prev
+        if state is None:
+            return
+        obj = state.object
+        meta = obj["metadata"]
+        namespace, name = meta.get("namespace", ""), meta["name"]
+        if event.key.startswith(self.accounts.prefix):
+            if event.type == DELETED:
+                self.enqueue(("account", namespace, name, meta.get("uid", "")))
+        elif obj.get("type") == TOKEN_TYPE:
+            if event.type == DELETED:
+                account = (meta.get("annotations") or {}).get(NAME, "")
+                self.enqueue(("gone", namespace, name, account))
+            else:
+                self.enqueue(("secret", namespace, name))
+
+    async def sync(self, key: tuple[str, ...]) -> float | None:
+        if key[0] == "account":
+            await self._delete_tokens_of(*key[1:])
+        elif key[0] == "gone":
+            await self._forget(*key[1:])
+        else:
+            await self._fill(*key[1:])
+        return None
+
+    async def _fill(self, namespace: str, name: str) -> None:
+        try:
+            secret = self.secrets.get(namespace, name).object
+        except errors.StatusError:
+            return
+        if secret.get("type") != TOKEN_TYPE or secret["metadata"].get("deletionTimestamp"):
+            return
+        annotations = secret["metadata"].get("annotations") or {}
+        account = self._account(namespace, annotations.get(NAME, ""), annotations.get(UID, ""))
+        if account is None:
+            await self._delete(namespace, name, secret["metadata"].get("uid", ""))
+            return
+        if not self._needs(secret):
+            return
+
+        def filled(obj: Obj | None) -> Obj:
+            assert obj is not None
+            data = obj["data"] = obj.get("data") or {}
+            if self.root_ca and data.get("ca.crt") != self.root_ca:
+                data["ca.crt"] = self.root_ca
+            if not data.get("namespace"):
+                data["namespace"] = base64.b64encode(namespace.encode()).decode()
+            if not data.get("token"):
+                token = self.sign(account, name)
+                data["token"] = base64.b64encode(token.encode()).decode()
+            notes = obj["metadata"]["annotations"] = obj["metadata"].get("annotations") or {}
+            notes[NAME] = account["metadata"]["name"]
+            notes[UID] = account["metadata"].get("uid", "")
+            return obj
+
+        try:
+            await self.secrets.update(namespace, name, filled)
+        except errors.StatusError as e:
+            if e.code not in (404, 409):  # gone, or changed: its own event comes next
+                raise
+
+    def _needs(self, secret: Obj) -> bool:
+        data = secret.get("data") or {}
+        needs_ca = bool(self.root_ca) and data.get("ca.crt") != self.root_ca
+        return needs_ca or not data.get("namespace") or not data.get("token")
+
+    def _account(self, namespace: str, name: str, uid: str) -> Obj | None:
+        """The Secret's account, None when there is none by that name (and uid)."""
+        try:
+            account = self.accounts.get(namespace, name).object
+        except errors.StatusError:
+            return None
+        if uid and account["metadata"].get("uid") != uid:
+            return None
+        return account
+
+    async def _delete(self, namespace: str, name: str, uid: str) -> None:
+        try:
+            await self.secrets.delete(
+                namespace, name, preconditions=Preconditions(uid=uid) if uid else None
+            )
+        except errors.StatusError as e:
+            if e.code not in (404, 409):
+                raise
+
+    async def _delete_tokens_of(self, namespace: str, name: str, uid: str) -> None:
+        for stored in self.secrets.list(namespace, ListOptions()).items:
+            secret = stored.object
+            notes = secret["metadata"].get("annotations") or {}
+            if secret.get("type") != TOKEN_TYPE or notes.get(NAME) != name:
+                continue
+            if uid and notes.get(UID) and notes[UID] != uid:
+                continue  # another account of the same name's token
+            await self._delete(namespace, secret["metadata"]["name"], secret["metadata"]["uid"])
+
+    async def _forget(self, namespace: str, secret_name: str, account_name: str) -> None:
+        """A token Secret deleted: its account no longer lists it."""
+        if self._account(namespace, account_name, "") is None:
+            return
+
+        def without(obj: Obj | None) -> Obj:
+            assert obj is not None
+            refs = obj.get("secrets") or []
+            obj["secrets"] = [r for r in refs if r.get("name") != secret_name]
+            if not obj["secrets"]:
+                obj.pop("secrets")
+            return obj
+
+        account = self.accounts.get(namespace, account_name).object
+        if not any(r.get("name") == secret_name for r in account.get("secrets") or []):
+            return
+        try:
+            await self.accounts.update(namespace, account_name, without)
+        except errors.StatusError as e:
+            if e.code not in (404, 409):
+                raise

@@ -1,0 +1,125 @@
+"""Secret-based service-account tokens end to end, with kubectl: the tokens controller fills
+the Secret, the token authenticates while the Secret and account stand, every use is
+tracked on the Secret, and the tracking ConfigMap says since when."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from typing import Any
+
+import requests
+
+from tests.e2e.answers import status
+from tests.e2e.conftest import Server, session_for
+
+NS = "legacy-tokens"
+SECRET = f"""apiVersion: v1
+kind: Secret
+metadata:
+  name: robot-token
+  namespace: {NS}
+  annotations:
+    platform.io/service-account.name: robot
+type: platform.io/service-account-token
+"""
+WARNING = (
+    "Warning: Use tokens from the TokenRequest API or manually created secret-based tokens "
+    "instead of auto-generated secret-based tokens.\n"
+)
+
+
+def eventually(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (found := check()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert found
+    return found
+
+
+def as_token(server: Server, token: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """kubectl with nothing but the token (the admin kubeconfig's certificate would win)."""
+    return server.kubectl(
+        "--kubeconfig=/dev/null",
+        f"--server={server.url}",
+        f"--certificate-authority={server.ca}",
+        f"--token={token}",
+        *args,
+        check=False,
+    )
+
+
+def secret(server: Server) -> dict[str, Any]:
+    found = server.kubectl("-n", NS, "get", "secret", "robot-token", "-o", "json", check=False)
+    return json.loads(found.stdout) if found.returncode == 0 else {}
+
+
+def test_a_secret_based_token_from_issue_to_invalidation(server: Server) -> None:
+    server.kubectl("create", "namespace", NS)
+    server.kubectl("-n", NS, "create", "serviceaccount", "robot")
+    server.kubectl("apply", "-f", "-", stdin=SECRET)
+    filled = eventually(lambda: (secret(server).get("data") or {}).get("token"))
+    token = base64.b64decode(filled).decode()
+    data = secret(server)["data"]
+    assert base64.b64decode(data["namespace"]) == NS.encode()
+    assert base64.b64decode(data["ca.crt"]).startswith(b"-----BEGIN CERTIFICATE-----")
+
+    used = as_token(server, token, "-n", NS, "get", "serviceaccounts", "-o", "name")
+    assert (used.returncode, used.stdout, used.stderr) == (
+        0,
+        "serviceaccount/default\nserviceaccount/robot\n",
+        "",
+    )
+    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    labels = eventually(lambda: secret(server)["metadata"].get("labels"))
+    assert labels == {"platform.io/legacy-token-last-used": today}
+
+    # Listed in the account's secrets (auto-generated, in kube's words): a warning.
+    server.kubectl("-n", NS, "patch", "serviceaccount", "robot", "-p", SECRETS_LIST)
+    warned = as_token(server, token, "-n", NS, "get", "serviceaccount", "robot", "-o", "name")
+    assert (warned.returncode, warned.stdout, warned.stderr) == (
+        0,
+        "serviceaccount/robot\n",
+        WARNING,
+    )
+
+    # Marked invalid: refused with kube's Status, whoever asks.
+    server.kubectl(
+        "-n",
+        NS,
+        "label",
+        "secret",
+        "robot-token",
+        "platform.io/legacy-token-invalid-since=2026-01-01",
+    )
+    refused = session_for(server, token=token).get(f"{server.url}/api/v1/namespaces/{NS}")
+    assert (refused.status_code, refused.json()) == (
+        401,
+        status(401, "Unauthorized", "Unauthorized"),
+    )
+
+    # The account deleted: its token Secret goes too.
+    server.kubectl("-n", NS, "delete", "serviceaccount", "robot")
+    eventually(lambda: secret(server) == {})
+
+
+SECRETS_LIST = '{"secrets": [{"name": "robot-token"}]}'
+
+
+def test_the_tracking_configmap_says_since_when(server: Server, admin: requests.Session) -> None:
+    url = (
+        f"{server.url}/api/v1/namespaces/platform-system/configmaps/"
+        "kube-apiserver-legacy-service-account-token-tracking"
+    )
+    found = eventually(lambda: admin.get(url).json() if admin.get(url).ok else None)
+    assert datetime.date.fromisoformat(found["data"]["since"])
+    [entry] = found["metadata"]["managedFields"]
+    assert (entry["manager"], entry["operation"], entry["fieldsV1"]) == (
+        "kube-apiserver",
+        "Update",
+        {"f:data": {".": {}, "f:since": {}}},
+    )
