@@ -34,6 +34,7 @@ from platform_api.apiserver.storageoptions import StorageOptions
 from platform_api.authentication.oidc import OIDCOptions
 from platform_api.controllers import registry as controller_registry
 from platform_api.controllers import signingoptions
+from platform_api.controllers.legacytokenoptions import CLEAN_UP_PERIOD, clean_up_period
 from platform_api.controllers.signingoptions import SigningOptions
 
 # kube-controller-manager's names for the controllers (and old aliases): one table with
@@ -107,6 +108,7 @@ class ServerConfig:
     anonymous_paths: tuple[str, ...] | None = None
     controllers: frozenset[str] = field(default_factory=controller_registry.default_on)
     signing: SigningOptions = field(default_factory=SigningOptions)  # --cluster-signing-*
+    legacy_token_clean_up_period: float = CLEAN_UP_PERIOD  # kube-controller-manager's flag
     enable_admission_plugins: tuple[str, ...] = ()
     disable_admission_plugins: tuple[str, ...] = ()
     # --admission-control-config-file: the webhook plugins' client credentials.
@@ -210,6 +212,9 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     if given("controllers") is not None:
         cfg.controllers = _controllers(str(given("controllers")))
     cfg.signing = signingoptions.from_flags(given)
+    cfg.legacy_token_clean_up_period = clean_up_period(
+        given("legacy-service-account-token-clean-up-period")
+    )
     cfg.enable_admission_plugins, cfg.disable_admission_plugins = admission_plugins.parse(
         given("enable-admission-plugins"), given("disable-admission-plugins")
     )

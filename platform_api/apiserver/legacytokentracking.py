@@ -13,13 +13,14 @@ import datetime
 from typing import Any
 
 from platform_api import errors
+from platform_api.authentication.legacytokens import TRACKING_CONFIGMAP
 from platform_api.cel.library.format import is_date
 from platform_api.controllers.base import Controller
 from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.store import Store
 from platform_api.storage.interface import Event
 
-CONFIGMAP = "kube-apiserver-legacy-service-account-token-tracking"
+CONFIGMAP = TRACKING_CONFIGMAP
 SINCE = "since"
 CREATE_EVERY = 30 * 60.0  # seconds between creations (kube's rate.Every(30*time.Minute))
 

@@ -17,7 +17,7 @@ from platform_api.apiserver import (
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.config import ServerConfig, from_flags
 from platform_api.apiserver.flagoptions import FlagOptions, parameters
-from platform_api.controllers import signingoptions
+from platform_api.controllers import legacytokenoptions, signingoptions
 
 # (flag, default shown in --help, description); defaults are applied by config.from_flags.
 FLAGS: list[tuple[str, str, str]] = [
@@ -292,6 +292,7 @@ FLAGS: list[tuple[str, str, str]] = [
         "twistd platform-controller-manager instead).",
     ),
     *signingoptions.SIGNING_FLAGS,
+    *legacytokenoptions.CLEANER_FLAGS,
     *audit_options.AUDIT_FLAGS,
     *storageoptions.STORAGE_FLAGS,
     *aggregatoroptions.AGGREGATOR_FLAGS,

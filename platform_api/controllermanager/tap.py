@@ -9,7 +9,7 @@ from twisted.application.service import IService
 
 from platform_api.apiserver.flagoptions import FlagOptions, parameters
 from platform_api.apiserver.flagvalues import ConfigError, parse_bool, parse_duration, parse_int
-from platform_api.controllers import registry, signingoptions
+from platform_api.controllers import legacytokenoptions, registry, signingoptions
 from platform_api.controllers.signingoptions import SigningOptions
 
 FLAGS: list[tuple[str, str, str]] = [
@@ -36,6 +36,7 @@ FLAGS: list[tuple[str, str, str]] = [
     ("secure-port", "10257", "The port on which to serve HTTPS /healthz. 0: none."),
     ("bind-address", "0.0.0.0", "The IP address on which to listen for --secure-port."),
     *signingoptions.SIGNING_FLAGS,
+    *legacytokenoptions.CLEANER_FLAGS,
 ]
 # Accepted for kube's command lines and ignored: every controller here syncs one key at a time.
 IGNORED = tuple(
@@ -76,6 +77,7 @@ class ManagerConfig:
     secure_port: int = 10257
     bind_address: str = "0.0.0.0"
     signing: SigningOptions = field(default_factory=SigningOptions)
+    legacy_token_clean_up_period: float = legacytokenoptions.CLEAN_UP_PERIOD
 
 
 def from_flags(flags: dict[str, str | None]) -> ManagerConfig:
@@ -106,6 +108,9 @@ def from_flags(flags: dict[str, str | None]) -> ManagerConfig:
     cfg.secure_port = parse_int("secure-port", value["secure-port"] or "0")
     cfg.bind_address = value["bind-address"] or "0.0.0.0"
     cfg.signing = signingoptions.from_flags(flags.get)
+    cfg.legacy_token_clean_up_period = legacytokenoptions.clean_up_period(
+        flags.get("legacy-service-account-token-clean-up-period")
+    )
     if not (cfg.kubeconfig or cfg.master):
         raise ConfigError(
             "--kubeconfig or --master is required: there is no in-cluster configuration here"

@@ -164,6 +164,25 @@ def _serviceaccount_token(ctx: ControllerContext) -> Controller | None:
     return TokensController(secrets, accounts, sign, ctx.root_ca, ctx.hub, ctx.reactor)
 
 
+def _legacy_token_cleaner(ctx: ControllerContext) -> Controller:
+    from platform_api.controllers.legacytokencleaner import LegacyTokenCleaner
+    from platform_api.controllers.legacytokenoptions import CLEAN_UP_PERIOD
+    from platform_api.scheme.namespaces import SYSTEM
+
+    config = ctx.extra.get("config")
+    period = getattr(config, "legacy_token_clean_up_period", CLEAN_UP_PERIOD)
+    return LegacyTokenCleaner(
+        ctx.store("", "v1", "secrets"),
+        ctx.store("", "v1", "serviceaccounts"),
+        ctx.store("", "v1", "pods"),
+        ctx.store("", "v1", "configmaps"),
+        SYSTEM,
+        period,
+        ctx.hub,
+        ctx.reactor,
+    )
+
+
 def _aggregation(ctx: ControllerContext) -> Controller:
     from platform_api.controllers.aggregation import ClusterRoleAggregation
 
@@ -186,6 +205,11 @@ register("clusterrole-aggregation-controller", _aggregation, aliases=("clusterro
 register("serviceaccount-controller", _serviceaccount, aliases=("serviceaccount",))
 register(
     "serviceaccount-token-controller", _serviceaccount_token, aliases=("serviceaccount-token",)
+)
+register(
+    "legacy-serviceaccount-token-cleaner-controller",
+    _legacy_token_cleaner,
+    aliases=("legacy-service-account-token-cleaner",),
 )
 register("resourcequota-controller", _resourcequota, aliases=("resourcequota",))
 

@@ -10,12 +10,13 @@ import json
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import requests
 
 from tests.e2e.answers import status
-from tests.e2e.conftest import Server, session_for
+from tests.e2e.conftest import Server, session_for, start_server
 
 NS = "legacy-tokens"
 SECRET = f"""apiVersion: v1
@@ -123,3 +124,36 @@ def test_the_tracking_configmap_says_since_when(server: Server, admin: requests.
         "Update",
         {"f:data": {".": {}, "f:since": {}}},
     )
+
+
+def test_the_cleaner_marks_an_unused_auto_generated_token_invalid(tmp_path: Path) -> None:
+    """kube's cleaner looks once a day, first at start: a server started again with a
+    2 s clean-up period, a tracking date long past and a token unused since it was made."""
+    flags = ("--legacy-service-account-token-clean-up-period=2s",)
+    first = start_server(tmp_path / "data", *flags)
+    try:
+        first.kubectl("create", "namespace", NS)
+        first.kubectl("-n", NS, "create", "serviceaccount", "robot")
+        first.kubectl("-n", NS, "patch", "serviceaccount", "robot", "-p", SECRETS_LIST)
+        first.kubectl("apply", "-f", "-", stdin=SECRET)
+        token = base64.b64decode(eventually(lambda: (secret(first).get("data") or {}).get("token")))
+        tracking = ("-n", "platform-system", "patch", "configmap", TRACKING, "-p")
+        first.kubectl(*tracking, '{"data": {"since": "2026-01-01"}}')
+    finally:
+        first.stop()
+    time.sleep(2.5)  # older than the period, unused within it
+    again = start_server(tmp_path / "data", *flags)
+    try:
+        today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+        labels = eventually(lambda: secret(again)["metadata"].get("labels"))
+        assert labels == {"platform.io/legacy-token-invalid-since": today}
+        refused = as_token(again, token.decode(), "-n", NS, "get", "serviceaccounts")
+        assert (refused.returncode, refused.stderr) == (
+            1,
+            "error: You must be logged in to the server (Unauthorized)\n",
+        )
+    finally:
+        again.stop()
+
+
+TRACKING = "kube-apiserver-legacy-service-account-token-tracking"
