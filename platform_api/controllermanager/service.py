@@ -78,7 +78,7 @@ class ControllerManagerService(Service):
         elif cfg.master:
             connection = replace(connection, server=cfg.master)
         self.client = RESTClient(connection, self.reactor)
-        self.root_ca = connection.ca_pem
+        self.root_ca = cfg.root_ca or connection.ca_pem
         if cfg.secure_port:
             app = health.health_app({"leaderElection": self._healthy})
             self.port = await health.listen(self.reactor, cfg.secure_port, cfg.bind_address, app)
@@ -133,6 +133,7 @@ class ControllerManagerService(Service):
             upstream_names=self.cluster.upstream_names,
             signing=self.config.signing,
             review=self._review,
+            service_account_key=self.config.service_account_key,
             extra={"client": self.client, "config": self.config},
         )
         for name in sorted(set(registry.REGISTRY) - self.config.controllers):

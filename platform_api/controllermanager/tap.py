@@ -9,6 +9,7 @@ from twisted.application.service import IService
 
 from platform_api.apiserver.flagoptions import FlagOptions, parameters
 from platform_api.apiserver.flagvalues import ConfigError, parse_bool, parse_duration, parse_int
+from platform_api.authentication.serviceaccount import load_private_key
 from platform_api.controllers import legacytokenoptions, registry, signingoptions
 from platform_api.controllers.signingoptions import SigningOptions
 
@@ -35,6 +36,18 @@ FLAGS: list[tuple[str, str, str]] = [
     ("leader-elect-resource-namespace", "platform-system", "The namespace of the Lease."),
     ("secure-port", "10257", "The port on which to serve HTTPS /healthz. 0: none."),
     ("bind-address", "0.0.0.0", "The IP address on which to listen for --secure-port."),
+    (
+        "service-account-private-key-file",
+        "",
+        "Filename containing a PEM-encoded private RSA or ECDSA key used to sign service "
+        "account tokens.",
+    ),
+    (
+        "root-ca-file",
+        "",
+        "If set, this root certificate authority will be included in service account's "
+        "token secret. This must be a valid PEM-encoded CA bundle.",
+    ),
     *signingoptions.SIGNING_FLAGS,
     *legacytokenoptions.CLEANER_FLAGS,
 ]
@@ -78,6 +91,8 @@ class ManagerConfig:
     bind_address: str = "0.0.0.0"
     signing: SigningOptions = field(default_factory=SigningOptions)
     legacy_token_clean_up_period: float = legacytokenoptions.CLEAN_UP_PERIOD
+    service_account_key: Any = None  # --service-account-private-key-file, loaded
+    root_ca: bytes | None = None  # --root-ca-file (else the kubeconfig's CA)
 
 
 def from_flags(flags: dict[str, str | None]) -> ManagerConfig:
@@ -111,6 +126,7 @@ def from_flags(flags: dict[str, str | None]) -> ManagerConfig:
     cfg.legacy_token_clean_up_period = legacytokenoptions.clean_up_period(
         flags.get("legacy-service-account-token-clean-up-period")
     )
+    cfg.service_account_key, cfg.root_ca = _token_signing(value)
     if not (cfg.kubeconfig or cfg.master):
         raise ConfigError(
             "--kubeconfig or --master is required: there is no in-cluster configuration here"
@@ -138,3 +154,30 @@ def makeService(options: Any) -> IService:
     from platform_api.controllermanager.service import ControllerManagerService  # noqa: PLC0415
 
     return ControllerManagerService(options.config)
+
+
+def _token_signing(value: dict[str, str | None]) -> tuple[Any, bytes | None]:
+    """The key the tokens controller signs with (None: it does not run) and the CA bundle
+    it puts in token Secrets, read at start as kube reads them."""
+    key = None
+    if value["service-account-private-key-file"]:
+        path = value["service-account-private-key-file"]
+        try:
+            key = load_private_key(path)
+        except (OSError, ValueError) as e:
+            why = f"error reading key for service account token controller: {e}"
+            raise ConfigError(why) from None
+    root_ca = None
+    if value["root-ca-file"]:
+        try:
+            with open(value["root-ca-file"], "rb") as f:
+                root_ca = f.read()
+        except OSError as e:
+            why = f"error reading root-ca-file at {value['root-ca-file']}: {e}"
+            raise ConfigError(why) from None
+        if b"-----BEGIN CERTIFICATE-----" not in root_ca:
+            raise ConfigError(
+                f"error parsing root-ca-file at {value['root-ca-file']}: data does not contain "
+                "any valid RSA or ECDSA certificates"
+            )
+    return key, root_ca

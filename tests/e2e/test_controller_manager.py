@@ -302,6 +302,40 @@ def test_manager_runs_serviceaccount_and_gc(
     assert spec["holderIdentity"].count("_") >= 1
 
 
+def test_manager_fills_token_secrets_with_the_servers_signing_key(
+    api: requests.Session, bare: Server, managers: Callable[..., Manager]
+) -> None:
+    """kube-controller-manager's --service-account-private-key-file and --root-ca-file: the
+    token it signs authenticates at the server that verifies with the same key."""
+    assert bare.data_dir is not None
+    pki = bare.data_dir / "pki"
+    manager = managers(
+        f"--service-account-private-key-file={pki / 'sa.key'}", f"--root-ca-file={pki / 'ca.crt'}"
+    )
+    wait_for(lambda: manager.started, timeout=DURATION + 20)
+    create_namespace(api, bare, "cm-tokens")
+    base = bare.url + "/api/v1/namespaces/cm-tokens"
+    assert api.post(base + "/serviceaccounts", json={"metadata": {"name": "robot"}}).ok
+    secret = {
+        "metadata": {
+            "name": "robot-token",
+            "annotations": {"platform.io/service-account.name": "robot"},
+        },
+        "type": "platform.io/service-account-token",
+    }
+    assert api.post(base + "/secrets", json=secret).status_code == 201
+
+    def filled() -> dict[str, str] | None:
+        data = api.get(base + "/secrets/robot-token").json().get("data") or {}
+        return data if "token" in data else None
+
+    data = wait_for(filled, timeout=10)
+    assert base64.b64decode(data["ca.crt"]) == (pki / "ca.crt").read_bytes()
+    token = base64.b64decode(data["token"]).decode()
+    robot = session_for(bare, token=token)
+    assert robot.get(base + "/serviceaccounts/robot").status_code == 200
+
+
 @pytest.mark.slow
 def test_two_managers_one_leader_then_takeover_after_sigkill(
     api: requests.Session, bare: Server, managers: Callable[..., Manager]
