@@ -12,6 +12,7 @@ from platform_api import errors
 from platform_api.apiserver import pki
 from platform_api.apiserver.authn import core_lookup
 from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.metrics import REGISTRY, ReactorCounter
 from platform_api.authentication.legacytokens import LAST_USED, LegacyTokens, MarkUsed
 from platform_api.authentication.serviceaccount import (
     PrivateKey,
@@ -26,6 +27,22 @@ from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.store import Store
 
 log = Logger()
+# kube's pkg/serviceaccount metrics of Secret-based tokens, by what LegacyTokens counts.
+_USES = {
+    what: ReactorCounter(f"serviceaccount_{name}_total", f"[ALPHA] {doc}", [], REGISTRY)
+    for what, name, doc in (
+        ("legacy", "legacy_tokens", "Cumulative legacy service account tokens used"),
+        ("manual", "legacy_manual_token_uses", "Cumulative manually created legacy tokens used"),
+        ("auto", "legacy_auto_token_uses", "Cumulative auto-generated legacy tokens used"),
+        (
+            "invalid_auto",
+            "invalid_legacy_auto_token_uses",
+            "Cumulative invalid auto-generated legacy tokens used",
+        ),
+    )
+}
+for _counter in _USES.values():
+    _counter.values[()] = 0.0  # shown from the start, as kube's unlabelled counters are
 
 _PLURALS = {"ServiceAccount": "serviceaccounts", "Pod": "pods", "Secret": "secrets"}
 
@@ -82,6 +99,7 @@ def build(cfg: ServerConfig, stores: dict[tuple[str, str, str], Store]) -> Servi
         audiences,
         lookup if cfg.service_account_lookup else None,
         mark_used(stores[("", "v1", "secrets")]),
+        count=lambda what: _USES[what].inc(),
     )
     return ServiceAccounts(
         TokenIssuer(signing, cfg.service_account_issuers[0]),

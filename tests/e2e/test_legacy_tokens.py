@@ -59,7 +59,25 @@ def secret(server: Server) -> dict[str, Any]:
     return json.loads(found.stdout) if found.returncode == 0 else {}
 
 
-def test_a_secret_based_token_from_issue_to_invalidation(server: Server) -> None:
+USES = ("legacy_tokens", "legacy_manual_token_uses", "legacy_auto_token_uses")
+USES += ("invalid_legacy_auto_token_uses",)
+
+
+def uses(admin: requests.Session, server: Server) -> dict[str, float]:
+    """kube's serviceaccount_*_total counters of Secret-based tokens."""
+    found = {}
+    for line in admin.get(server.url + "/metrics").text.splitlines():
+        name, _, value = line.partition(" ")
+        if name.startswith("serviceaccount_") and name.endswith("_total"):
+            found[name.removeprefix("serviceaccount_").removesuffix("_total")] = float(value)
+    return found
+
+
+def test_a_secret_based_token_from_issue_to_invalidation(
+    server: Server, admin: requests.Session
+) -> None:
+    before = uses(admin, server)
+    assert set(USES) <= set(before)  # shown from the start, as kube's
     server.kubectl("create", "namespace", NS)
     server.kubectl("-n", NS, "create", "serviceaccount", "robot")
     server.kubectl("apply", "-f", "-", stdin=SECRET)
@@ -102,6 +120,11 @@ def test_a_secret_based_token_from_issue_to_invalidation(server: Server) -> None
         401,
         status(401, "Unauthorized", "Unauthorized"),
     )
+
+    used = {k: v - before[k] for k, v in uses(admin, server).items() if k in USES}
+    assert used["invalid_legacy_auto_token_uses"] == 1
+    assert used["legacy_manual_token_uses"] >= 1 and used["legacy_auto_token_uses"] >= 1
+    assert used["legacy_tokens"] == sum(used.values()) - used["legacy_tokens"]
 
     # The account deleted: its token Secret goes too.
     server.kubectl("-n", NS, "delete", "serviceaccount", "robot")
