@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from prometheus_client import Counter
 from twisted.internet.defer import ensureDeferred
 from twisted.logger import Logger
 
@@ -12,7 +13,7 @@ from platform_api import errors
 from platform_api.apiserver import pki
 from platform_api.apiserver.authn import core_lookup
 from platform_api.apiserver.config import ServerConfig
-from platform_api.apiserver.metrics import REGISTRY, ReactorCounter
+from platform_api.apiserver.metrics import REGISTRY
 from platform_api.authentication.legacytokens import LAST_USED, LegacyTokens, MarkUsed
 from platform_api.authentication.serviceaccount import (
     PrivateKey,
@@ -29,7 +30,7 @@ from platform_api.registry.store import Store
 log = Logger()
 # kube's pkg/serviceaccount metrics of Secret-based tokens, by what LegacyTokens counts.
 _USES = {
-    what: ReactorCounter(f"serviceaccount_{name}_total", f"[ALPHA] {doc}", [], REGISTRY)
+    what: Counter(f"serviceaccount_{name}_total", f"[ALPHA] {doc}", registry=REGISTRY)
     for what, name, doc in (
         ("legacy", "legacy_tokens", "Cumulative legacy service account tokens used"),
         ("manual", "legacy_manual_token_uses", "Cumulative manually created legacy tokens used"),
@@ -41,8 +42,6 @@ _USES = {
         ),
     )
 }
-for _counter in _USES.values():
-    _counter.values[()] = 0.0  # shown from the start, as kube's unlabelled counters are
 
 _PLURALS = {"ServiceAccount": "serviceaccounts", "Pod": "pods", "Secret": "secrets"}
 

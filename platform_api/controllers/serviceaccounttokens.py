@@ -149,7 +149,10 @@ class TokensController(Controller):
 
     async def _forget(self, namespace: str, secret_name: str, account_name: str) -> None:
         """A token Secret deleted: its account no longer lists it."""
-        if self._account(namespace, account_name, "") is None:
+        account = self._account(namespace, account_name, "")
+        if account is None:
+            return
+        if not any(r.get("name") == secret_name for r in account.get("secrets") or []):
             return
 
         def without(obj: Obj | None) -> Obj:
@@ -160,9 +163,6 @@ class TokensController(Controller):
                 obj.pop("secrets")
             return obj
 
-        account = self.accounts.get(namespace, account_name).object
-        if not any(r.get("name") == secret_name for r in account.get("secrets") or []):
-            return
         try:
             await self.accounts.update(namespace, account_name, without)
         except errors.StatusError as e:

@@ -9,7 +9,6 @@ import datetime
 import json
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import requests
 
 from tests.e2e.answers import status
 from tests.e2e.conftest import Server, session_for, start_server
+from tests.e2e.crds import eventually
 
 NS = "legacy-tokens"
 SECRET = f"""apiVersion: v1
@@ -32,14 +32,6 @@ WARNING = (
     "Warning: Use tokens from the TokenRequest API or manually created secret-based tokens "
     "instead of auto-generated secret-based tokens.\n"
 )
-
-
-def eventually(check: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (found := check()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert found
-    return found
 
 
 def as_token(server: Server, token: str, *args: str) -> subprocess.CompletedProcess[str]:
