@@ -53,7 +53,10 @@ def set_condition(crd: Obj, kind: str, status: str, reason: str, message: str) -
     }
     existing = find_condition(crd, kind)
     if existing is None:
-        crd.setdefault("status", {}).setdefault("conditions", []).append(new)
+        # A CRD read back from Protobuf (etcd) has Go's null for no conditions: the
+        # field is not omitempty.
+        status = crd.setdefault("status", {})
+        status["conditions"] = [*(status.get("conditions") or []), new]
         return
     if existing.get("status") != status or not existing.get("lastTransitionTime"):
         existing["lastTransitionTime"] = now

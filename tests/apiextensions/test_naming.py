@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.naming import calculate_names
+from platform_api.storage import mediatypes
 
 
 def crd(plural: str, kind: str, group: str = "g.example.com", **names: Any) -> dict[str, Any]:
@@ -71,3 +73,21 @@ def test_established_stays_true_once_set() -> None:
     ]
     _, _, established = calculate_names(mine, [mine])
     assert established["status"] == "True"
+
+
+def test_conditions_are_set_on_a_crd_read_back_from_protobuf() -> None:
+    """etcd holds CRDs in Protobuf; read back, a CRD without conditions has Go's null
+    (the field is not omitempty).  The naming controller crashed on it, so CRDs made
+    through one replica never became Established on another."""
+    fresh = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        **crd("foos", "Foo"),
+        "status": {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": ["v1"]},
+    }
+    stored = mediatypes.decode(mediatypes.encode(fresh, mediatypes.PROTOBUF))
+    assert stored["status"]["conditions"] is None
+    crds.set_condition(stored, crds.NAMES_ACCEPTED, "True", "NoConflicts", "no conflicts found")
+    crds.set_condition(stored, crds.ESTABLISHED, "True", "InitialNamesAccepted", "accepted")
+    assert [c["type"] for c in stored["status"]["conditions"]] == ["NamesAccepted", "Established"]
+    assert crds.is_true(stored, crds.ESTABLISHED)

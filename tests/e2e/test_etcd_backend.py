@@ -16,6 +16,7 @@ import pytest
 import requests
 
 from platform_api.codec import protobuf
+from tests.e2e import crds
 from tests.e2e.conftest import Server, session_for, start_server
 from tests.storage.etcd_server import EtcdServer, etcd_binary, start_etcd
 
@@ -166,6 +167,51 @@ def test_optimistic_concurrency_holds_across_replicas(replicas: list[Server]) ->
         'Operation cannot be fulfilled on configmaps "cas": the object has been modified; '
         "please apply your changes to the latest version and try again"
     )
+
+
+def test_custom_resources_defined_on_either_replica_are_served_on_both(
+    replicas: list[Server],
+) -> None:
+    """The replica that leads the controllers sees a CRD made on the other one only as
+    etcd holds it (Protobuf, no conditions written as null); it must still name and
+    establish it."""
+    session = admin(replicas)
+    groups = []
+    for i, server in enumerate(replicas * 2):
+        group = f"r{i}.example.com"
+        crd = {
+            "apiVersion": "apiextensions.platform.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"widgets.{group}"},
+            "spec": {
+                "group": group,
+                "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {"openAPIV3Schema": {"type": "object"}},
+                    }
+                ],
+            },
+        }
+        url = f"{server.base_url}/apis/apiextensions.platform.io/v1/customresourcedefinitions"
+        assert session.post(url, json=crd).status_code == 201
+        groups.append(group)
+    for group in groups:
+        for server in replicas:
+            found = crds.eventually(
+                lambda s=server, g=group: session.get(f"{s.base_url}/apis/{g}/v1"), 20
+            )
+            assert [r["name"] for r in found.json()["resources"]] == ["widgets"]
+            got = session.get(
+                f"{server.base_url}/apis/apiextensions.platform.io/v1/customresourcedefinitions/"
+                f"widgets.{group}"
+            ).json()
+            types = [c["type"] for c in got["status"]["conditions"]]
+            assert types == ["NamesAccepted", "Established"]
 
 
 def _holder(session: requests.Session, server: Server) -> str:
