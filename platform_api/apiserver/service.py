@@ -38,7 +38,7 @@ from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.controllers import authentication_trust, build_controllers
 from platform_api.apiserver.discovery import Discovery
-from platform_api.apiserver.duties import LeaderDuties
+from platform_api.apiserver.duties import LeaderDuties, trim_history
 from platform_api.apiserver.eagerwrite import listen_eager
 from platform_api.apiserver.encryption import build_encryption, encryption_checks
 from platform_api.apiserver.features import (
@@ -416,8 +416,11 @@ class APIServerService(Service):
                 seconds=seconds,
             )
             self.slot.report_ready()
+        window, per_process = self.config.history_window, self.backend.history_per_process
+        if per_process:  # etcd: every replica trims its own watch cache
+            self._loops.append(trim_history(self.storage, window, self.reactor))
         self.duties = LeaderDuties(
-            self.storage, self.config.history_window, self._controllers, self.reactor
+            self.storage, window, self._controllers, self.reactor, trims_history=not per_process
         )
         self.leadership.start(self.duties.start, self.duties.stop)
         if self.slot is None or self.slot.index == 0:  # one per server, not one per worker

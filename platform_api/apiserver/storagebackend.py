@@ -29,6 +29,9 @@ class Backend:
     # Whether worker processes learn of each other's commits only from a shared change
     # log, so a commit must wake them (LMDB); etcd's watch tells every replica itself.
     wake_siblings = True
+    # Whether each process keeps its own change history (etcd's watch cache), which each
+    # then trims; LMDB's change log is shared, and trimmed by the leader alone.
+    history_per_process = False
 
     def start(self) -> None:
         """Begin following changes (etcd's watch); LMDB commits feed the hub directly."""
@@ -79,6 +82,7 @@ class LMDBBackend(Backend):
 class EtcdBackend(Backend):
     check_name = "etcd"
     wake_siblings = False
+    history_per_process = True
 
     def __init__(self, cfg: ServerConfig, reactor: Any, transformer: Any) -> None:
         # Imported only here: the etcd client costs start time LMDB servers skip.

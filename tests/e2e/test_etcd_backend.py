@@ -214,6 +214,33 @@ def test_custom_resources_defined_on_either_replica_are_served_on_both(
             assert types == ["NamesAccepted", "Established"]
 
 
+def test_continue_tokens_of_either_replica_expire(tmp_path: Path, etcd: EtcdServer) -> None:
+    """Each replica trims its own watch cache: on the one not leading the controllers, old
+    continue tokens never expired (upstream's compacted-continue case waited in vain)."""
+    running = [
+        replica(tmp_path / f"replica-{i}", etcd, "--etcd-compaction-interval", "1s") for i in (0, 1)
+    ]
+    try:
+        session = admin(running)
+        path = "/api/v1/namespaces/default/configmaps"
+        for name in ("expire-a", "expire-b"):
+            session.post(running[0].base_url + path, json={"metadata": {"name": name}})
+        pages = [
+            session.get(f"{server.base_url}{path}?limit=1").json()["metadata"]["continue"]
+            for server in running
+        ]
+        session.post(running[0].base_url + path, json={"metadata": {"name": "expire-c"}})
+        time.sleep(2.5)  # the window passes and every replica trims past expire-c
+        for server, token in zip(running, pages, strict=True):
+            r = session.get(f"{server.base_url}{path}?limit=1&continue={token}")
+            assert r.status_code == 410
+            assert r.json()["reason"] == "Expired"
+            assert r.json()["message"].startswith("The provided continue parameter is too old")
+    finally:
+        for server in running:
+            server.stop()
+
+
 def _holder(session: requests.Session, server: Server) -> str:
     path = "/apis/coordination.platform.io/v1/namespaces/platform-system/leases"
     lease = session.get(f"{server.base_url}{path}/platform-controller-manager")
