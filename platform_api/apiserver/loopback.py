@@ -73,9 +73,8 @@ class LoopbackStore(RestWrites):
 
     async def read_current(self, namespace: str, name: str) -> Obj:
         """An update starts from this server's own copy: no request for it (one that
-        lags only costs a conflict and another read)."""
-        found: Obj = self.local.get(namespace, name).object
-        return found
+        lags only costs a conflict and another read).  A private one: the update edits it."""
+        return self.local.get(namespace, name).copy()
 
 
 class Loopback:

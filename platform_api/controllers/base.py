@@ -25,10 +25,9 @@ log = Logger()
 
 def current_object(store: Any, namespace: str, name: str) -> dict[str, Any] | None:
     """The object as stored now, or None when there is none (other errors raise): what a
-    sync reads first."""
+    sync reads first.  Its own copy: syncs edit it, and the stored one is shared."""
     try:
-        found: dict[str, Any] = store.get(namespace, name).object
-        return found
+        return store.get(namespace, name).copy()
     except StatusError as e:
         if e.code != 404:
             raise

@@ -369,8 +369,7 @@ class DeploymentController(Controller):
     async def _write_rs(self, rs: Obj, change: Any) -> Obj:
         meta = rs["metadata"]
         stored, _ = await self.replicasets.update(meta.get("namespace", ""), meta["name"], change)
-        written: Obj = stored.object
-        return written
+        return stored.copy()  # the sync goes on editing it
 
     def _event(self, d: Obj, type_: str, reason: str, message: str) -> None:
         self.events.record(d, API_VERSION, KIND, type_, reason, message)

@@ -215,8 +215,7 @@ class StatusTracker:
         stored, _ = await self.c.jobs.update(
             meta.get("namespace", ""), meta["name"], change, subresource="status"
         )
-        written: Obj = stored.object
-        return written
+        return stored.copy()  # the sync goes on editing it
 
     async def remove_finalizer(self, pod: Obj, *, raise_errors: bool = False) -> None:
         """The tracking finalizer off the pod (gone already: done)."""

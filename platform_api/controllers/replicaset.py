@@ -311,7 +311,7 @@ class ReplicaSetController(Controller):
             if e.code in (404, 409):
                 return None
             raise
-        return stored.object
+        return stored.copy()  # the sync goes on with it
 
     def _availability_check(self, owner: Obj, active: list[Obj]) -> float | None:
         """With minReadySeconds, a pod ready now becomes available later: look again then."""

@@ -148,7 +148,7 @@ class ResourceQuotaController(Controller):
             stored = self.quotas.get(namespace, name)
         except errors.StatusError:
             return None  # gone
-        quota = stored.object
+        quota = stored.copy()  # edited below: the stored object is shared (etcd's cache)
         status = quota.get("status") or {}
         spec_hard = rl.from_object((quota.get("spec") or {}).get("hard"))
         used = self.count(quota)

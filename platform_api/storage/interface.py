@@ -8,6 +8,8 @@ compare-and-swap on that revision.  Values are JSON bytes that already carry the
 
 from __future__ import annotations
 
+import os
+import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -54,6 +56,27 @@ class StorageError(Exception):
 UNSTORED = -1
 
 
+# client-go's KUBE_CACHE_MUTATION_DETECTOR, for tests: each read of a shared object checks
+# that no earlier reader edited it in place (on etcd the cache holds one per key).
+MUTATION_DETECTOR = bool(os.environ.get("PLATFORM_CACHE_MUTATION_DETECTOR"))
+
+
+class CacheMutation(AssertionError):
+    """A shared ``Stored.object`` was edited in place: an edit must start from ``copy()``."""
+
+
+_LAST_READER: dict[int, str] = {}  # the detector's: id(Stored) -> where it was last read
+
+
+def _check_unchanged(stored: Stored, obj: dict[str, Any]) -> None:
+    if obj != orjson.loads(stored.data):
+        raise CacheMutation(
+            f"a reader edited the shared object of {stored.key!r}; the last reader before "
+            f"this one:\n{_LAST_READER.get(id(stored), '?')}"
+        )
+    _LAST_READER[id(stored)] = "".join(traceback.format_stack(limit=8)[:-2])
+
+
 class Stored:
     """An encoded object at a revision.  ``data`` is what a GET returns verbatim."""
 
@@ -67,9 +90,12 @@ class Stored:
 
     @property
     def object(self) -> dict[str, Any]:
-        """The decoded object, cached: treat it as read-only (use ``copy()`` to edit)."""
+        """The decoded object, cached: treat it as read-only (use ``copy()`` to edit).
+        Caches, watch events and informers hand the same one to every reader."""
         if self._obj is None:
             self._obj = orjson.loads(self.data)
+        if MUTATION_DETECTOR:
+            _check_unchanged(self, self._obj)
         return self._obj
 
     def copy(self) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import shutil
 import sys
@@ -34,9 +35,18 @@ class Server(ApiServer):
 QUIET_CONTROLLERS = "--controllers=*,-root-ca-certificate-publisher-controller"
 
 
+# PLATFORM_E2E_ETCD=<client URL>: the run's servers on that etcd, each under a prefix of
+# its own (kept across its restarts), to run the end-to-end cases on the etcd backend.
+E2E_ETCD = os.environ.get("PLATFORM_E2E_ETCD", "")
+
+
 def start_server(data_dir: Path, *args: str, timeout: float = 30.0) -> Server:
     if not any(a.startswith("--controllers") for a in args):
         args = (*args, QUIET_CONTROLLERS)
+    if E2E_ETCD and not any(a.startswith("--storage-backend") for a in args):
+        prefix = "/e2e-" + hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
+        args = (*args, "--storage-backend=etcd3", f"--etcd-servers={E2E_ETCD}")
+        args = (*args, f"--etcd-prefix={prefix}")
     return Server.start(data_dir, *args, timeout=timeout)
 
 

@@ -214,6 +214,31 @@ def test_custom_resources_defined_on_either_replica_are_served_on_both(
             assert types == ["NamesAccepted", "Established"]
 
 
+def test_quota_usage_is_counted_and_released_on_etcd(replicas: list[Server]) -> None:
+    """The quota controller edited the quota etcd's cache shares with every reader, so its
+    own status write compared equal and was dropped: usage was never counted or released
+    (upstream's ResourceQuota conformance cases)."""
+    a, b = replicas
+    session = admin(replicas)
+    base = "/api/v1/namespaces/default"
+    quota = {"metadata": {"name": "count-secrets"}, "spec": {"hard": {"secrets": "9"}}}
+    assert session.post(f"{a.base_url}{base}/resourcequotas", json=quota).status_code == 201
+
+    def used() -> dict[str, str]:
+        got = session.get(f"{b.base_url}{base}/resourcequotas/count-secrets").json()
+        return dict((got.get("status") or {}).get("used") or {})
+
+    before = int(crds.eventually(used)["secrets"])
+    for i in range(3):  # made and gone at once, through either replica
+        server = replicas[i % 2]
+        made = session.post(
+            f"{server.base_url}{base}/secrets", json={"metadata": {"name": f"q{i}"}}
+        )
+        assert made.status_code == 201
+        assert session.delete(f"{server.base_url}{base}/secrets/q{i}").status_code == 200
+    crds.eventually(lambda: used() == {"secrets": str(before)})
+
+
 def test_continue_tokens_of_either_replica_expire(tmp_path: Path, etcd: EtcdServer) -> None:
     """Each replica trims its own watch cache: on the one not leading the controllers, old
     continue tokens never expired (upstream's compacted-continue case waited in vain)."""

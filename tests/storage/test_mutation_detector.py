@@ -1,0 +1,42 @@
+"""The cache mutation detector (``PLATFORM_CACHE_MUTATION_DETECTOR``, client-go's
+``KUBE_CACHE_MUTATION_DETECTOR``): a shared object edited in place is caught on its
+next read, with where it was read before."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from platform_api.storage import interface
+from platform_api.storage.interface import CacheMutation, Stored
+
+
+def shared() -> Stored:
+    return Stored(b"/core/configmaps/ns\x00a", 3, orjson.dumps({"data": {"k": "v"}}))
+
+
+def test_an_edit_in_place_is_caught_on_the_next_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(interface, "MUTATION_DETECTOR", True)
+    stored = shared()
+    stored.object["data"]["k"] = "edited"  # a reader that should have taken copy()
+    with pytest.raises(CacheMutation) as caught:
+        _ = stored.object
+    message = str(caught.value)
+    assert message.startswith("a reader edited the shared object of b'/core/configmaps/ns\\x00a'")
+    assert "test_an_edit_in_place_is_caught_on_the_next_read" in message  # the editing reader
+
+
+def test_copies_may_be_edited(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(interface, "MUTATION_DETECTOR", True)
+    stored = shared()
+    private = stored.copy()
+    private["data"]["k"] = "edited"
+    assert stored.object == {"data": {"k": "v"}}
+    assert stored.object is stored.object
+
+
+def test_off_reads_check_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(interface, "MUTATION_DETECTOR", False)  # the default
+    stored = shared()
+    stored.object["data"]["k"] = "edited"
+    assert stored.object["data"]["k"] == "edited"
