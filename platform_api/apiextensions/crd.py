@@ -55,8 +55,8 @@ def set_condition(crd: Obj, kind: str, status: str, reason: str, message: str) -
     if existing is None:
         # A CRD read back from Protobuf (etcd) has Go's null for no conditions: the
         # field is not omitempty.
-        status = crd.setdefault("status", {})
-        status["conditions"] = [*(status.get("conditions") or []), new]
+        held = crd.setdefault("status", {})
+        held["conditions"] = [*(held.get("conditions") or []), new]
         return
     if existing.get("status") != status or not existing.get("lastTransitionTime"):
         existing["lastTransitionTime"] = now
