@@ -206,13 +206,17 @@ class WatchStream:
     def _periodic_bookmark(self) -> None:
         if self.done.called:
             return
-        self.send(self._bookmark(max(self.revision, self.scope.handlers.hub.revision)))
+        self.send(self._progress())
         reactor = self.scope.handlers.reactor
         self._timers.append(reactor.callLater(BOOKMARK_INTERVAL, self._periodic_bookmark))
 
+    def _progress(self) -> bytes:
+        """A bookmark at the newest revision this stream has been sent (or skipped)."""
+        return self._bookmark(max(self.revision, self.scope.handlers.hub.streamed_revision))
+
     def finish_cleanly(self) -> None:
         if self.params.allow_bookmarks and not self.queue:
-            self.send(self._bookmark(max(self.revision, self.scope.handlers.hub.revision)))
+            self.send(self._progress())
         self.end()
 
     def end(self) -> None:

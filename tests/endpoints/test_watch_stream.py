@@ -20,7 +20,7 @@ from platform_api.registry.strategy import strategy_for
 from platform_api.scheme.catalog import builtin_scheme
 from platform_api.selectors import parse_label_selector
 from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event, ListResult, Stored
-from platform_api.storage.watch import FLUSH_DELAY, WatchHub
+from platform_api.storage.watch import CHEAP_ROUND, FLUSH_DELAY, MAX_FLUSH_DELAY, WatchHub
 
 
 class FakeRequest:
@@ -244,3 +244,20 @@ def test_a_watch_list_with_no_resource_version_starts_from_a_consistent_read() -
     assert _initial(True, "") == (["consistent", "list"], ["ADDED", "BOOKMARK"])
     assert _initial(None, "") == (["list"], ["ADDED"])
     assert _initial(True, "0") == (["list"], ["ADDED", "BOOKMARK"])
+
+
+def test_a_bookmark_never_passes_revisions_still_waiting_for_the_streams() -> None:
+    """With many streams the hub holds revisions for a round; a bookmark sent meanwhile
+    names the last revision the streams were sent, or a client resuming from it would
+    miss the held ones."""
+    stream, request, hub = make_stream()
+    hub.subscribe(stream, streamed=True)
+    for _ in range(CHEAP_ROUND):
+        hub.subscribe(SimpleNamespace(prefix=b"/core/", deliver=lambda _: None), streamed=True)
+    s = stored("held", 1)
+    publish(hub, [Event(ADDED, 1, s.key, s)])
+    assert hub.revision == 1 and request.written == []
+    assert orjson.loads(stream._progress())["object"]["metadata"]["resourceVersion"] == "0"
+    hub._reactor.advance(MAX_FLUSH_DELAY)  # type: ignore[attr-defined]
+    assert types(request) == ["ADDED"]
+    assert orjson.loads(stream._progress())["object"]["metadata"]["resourceVersion"] == "1"

@@ -99,18 +99,55 @@ def test_few_subscribers_get_a_commit_on_the_next_turn() -> None:
     assert watcher.revisions == [1]
 
 
-def test_many_subscribers_get_commits_gathered_for_a_delay() -> None:
+def test_many_streams_get_commits_gathered_for_a_delay() -> None:
     log, clock = Log(), Clock()
-    hub, watcher = hub_with(log, clock)
-    for _ in range(CHEAP_ROUND + 1):
-        hub.subscribe(Watcher(), streamed=True)
+    hub, informer = hub_with(log, clock)
+    streams = [Watcher() for _ in range(CHEAP_ROUND + 1)]
+    for stream in streams:
+        hub.subscribe(stream, streamed=True)
     delay = round_delay(CHEAP_ROUND + 1)
     hub.committed([log.commit()])
+    clock.advance(0)
+    assert informer.revisions == [1]  # in process: the next turn
     clock.advance(delay / 2)
     hub.committed([log.commit()])
-    assert watcher.revisions == []
+    clock.advance(0)
+    assert informer.revisions == [1, 2]
+    assert streams[0].revisions == [] and hub.streamed_revision == 0
     clock.advance(delay / 2)
-    assert watcher.revisions == [1, 2]  # one round for both
+    assert all(s.revisions == [1, 2] for s in streams)  # one round for both
+    assert hub.streamed_revision == 2
+
+
+def test_other_processes_revisions_reach_streams_in_rounds_too() -> None:
+    """Workers: a sibling's commits arrive on every wake; each is not a round of writes."""
+    log, clock = Log(), Clock()
+    hub, informer = hub_with(log, clock)
+    streams = [Watcher() for _ in range(CHEAP_ROUND + 1)]
+    for stream in streams:
+        hub.subscribe(stream, streamed=True)
+    for _ in range(3):
+        log.commit()
+        hub.catch_up()  # a wake, or a request's catch-up
+    assert informer.revisions == [1, 2, 3]  # read-your-writes for in-process state
+    assert streams[0].revisions == [] and hub.streamed_revision == 0
+    clock.advance(round_delay(CHEAP_ROUND + 1))
+    assert streams[0].revisions == [1, 2, 3] and hub.streamed_revision == 3
+
+
+def test_streams_keep_revision_order_when_the_round_is_no_longer_needed() -> None:
+    log, clock = Log(), Clock()
+    hub, _ = hub_with(log, clock)
+    streams = [Watcher() for _ in range(CHEAP_ROUND + 1)]
+    for stream in streams:
+        hub.subscribe(stream, streamed=True)
+    log.commit()
+    hub.catch_up()  # revision 1 waits in the outbox
+    for stream in streams[1:]:
+        hub.unsubscribe(stream)  # few streams now: the next revision goes out at once
+    log.commit()
+    hub.catch_up()
+    assert streams[0].revisions == [1, 2]
 
 
 def test_in_process_subscribers_do_not_delay_rounds() -> None:
