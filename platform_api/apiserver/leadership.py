@@ -5,8 +5,11 @@
 - Replicas on etcd may be on many machines: client-go's leader election on the Lease
   ``platform-system/platform-controller-manager`` decides, the one a separate
   ``twistd platform-controller-manager`` takes too, so the in-server controllers and a
-  separate manager never run at once.  The server reads and writes the Lease through its
-  own stores (``StoreClient``), as a controller manager would through the API.
+  separate manager never run at once.  A server running none of kube-controller-manager's
+  controllers (``--controllers=``) elects on a Lease of its own (``SERVER_LEASE_NAME``)
+  for kube-apiserver's controllers and the compactor, and leaves the manager's free.  The
+  server reads and writes the Lease through its own stores (``StoreClient``), as a
+  controller manager would through the API.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from platform_api.scheme import namespaces
 log = Logger()
 LEASE_NAMESPACE = namespaces.SYSTEM
 LEASE_NAME = "platform-controller-manager"
+SERVER_LEASE_NAME = "platform-apiserver-controllers"
 Obj = dict[str, Any]
 
 
@@ -67,9 +71,12 @@ class StoreClient:
 
 
 class LeaseLeadership:
-    def __init__(self, stores: dict[tuple[str, str, str], Store], reactor: Any) -> None:
+    def __init__(
+        self, stores: dict[tuple[str, str, str], Store], reactor: Any, name: str = LEASE_NAME
+    ) -> None:
         self.client = StoreClient(stores)
         self.reactor = reactor
+        self.name = name
         self.identity = identity()
         self.elector: LeaderElector | None = None
 
@@ -83,7 +90,7 @@ class LeaseLeadership:
             self.client,
             self.reactor,
             LEASE_NAMESPACE,
-            LEASE_NAME,
+            self.name,
             self.identity,
             on_started=on_started,
             on_stopped=lost,

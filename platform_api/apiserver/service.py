@@ -49,7 +49,13 @@ from platform_api.apiserver.features import (
 )
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
 from platform_api.apiserver.hiddenmetrics import show_hidden, watch_database
-from platform_api.apiserver.leadership import FlockLeadership, Leadership, LeaseLeadership
+from platform_api.apiserver.leadership import (
+    LEASE_NAME,
+    SERVER_LEASE_NAME,
+    FlockLeadership,
+    Leadership,
+    LeaseLeadership,
+)
 from platform_api.apiserver.metricsinstall import install as install_metrics
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.presence import Presence
@@ -186,7 +192,9 @@ class APIServerService(Service):
             cfg.runtime_config, enablement.gate_check(cfg.feature_gates), self.storage
         )
         if cfg.storage.backend == ETCD3:  # replicas on many machines: a Lease decides
-            self.leadership = LeaseLeadership(self.stores, self.reactor)
+            # The manager's Lease only when this server runs the manager's controllers.
+            name = LEASE_NAME if cfg.controllers else SERVER_LEASE_NAME
+            self.leadership = LeaseLeadership(self.stores, self.reactor, name)
         aliases = Aliases(scheme, cfg.serve_upstream_groups)
         for store in self.stores.values():
             if isinstance(store.strategy, GenericStrategy):

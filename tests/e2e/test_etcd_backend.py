@@ -457,3 +457,42 @@ def test_two_workers_on_etcd_start_and_share_one_service_cidr(tmp_path: Path) ->
             server.stop()
     finally:
         etcd.stop()
+
+
+def test_a_server_without_the_managers_controllers_leaves_the_manager_its_lease(
+    tmp_path: Path, etcd: EtcdServer
+) -> None:
+    """With ``--controllers=`` a separate ``twistd platform-controller-manager`` runs them;
+    the server once took the manager's Lease for its own controllers on etcd, so that
+    manager never led.  Its own controllers elect on a Lease of their own now."""
+    server = replica(tmp_path / "replica-0", etcd, "--controllers=", "--etcd-prefix=/alone")
+    try:
+        session = session_for(server, cert=server.admin_cert)
+        leases = f"{server.url}/apis/coordination.platform.io/v1/namespaces/platform-system/leases"
+        own = crds.eventually(lambda: session.get(f"{leases}/platform-apiserver-controllers"))
+        assert own.json()["spec"]["holderIdentity"]
+        # kube-apiserver's own controllers run: a CRD is named and established.
+        crd = {
+            "metadata": {"name": "gadgets.alone.example.com"},
+            "spec": {
+                "group": "alone.example.com",
+                "scope": "Namespaced",
+                "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {"openAPIV3Schema": {"type": "object"}},
+                    }
+                ],
+            },
+        }
+        crd_url = f"{server.url}/apis/apiextensions.platform.io/v1/customresourcedefinitions"
+        assert session.post(crd_url, json=crd).status_code == 201
+        crds.eventually(lambda: session.get(f"{server.url}/apis/alone.example.com/v1"))
+        missing = session.get(f"{leases}/platform-controller-manager")
+        assert missing.status_code == 404
+        assert missing.json()["reason"] == "NotFound"
+    finally:
+        server.stop()
