@@ -35,6 +35,9 @@ Obj = dict[str, Any]
 class Leadership(Protocol):
     def start(self, on_started: Callable[[], None], on_stopped: Callable[[], None]) -> None: ...
 
+    async def release(self) -> None:
+        """Before stopping: let a successor lead at once."""
+
     def stop(self) -> None: ...
 
 
@@ -44,6 +47,9 @@ class FlockLeadership:
 
     def start(self, on_started: Callable[[], None], on_stopped: Callable[[], None]) -> None:
         self.lock.when_acquired(on_started)  # held until this process ends
+
+    async def release(self) -> None:
+        """The lock passes when ``stop`` lets it go (or the process ends)."""
 
     def stop(self) -> None:
         self.lock.release()
@@ -96,6 +102,11 @@ class LeaseLeadership:
             on_stopped=lost,
         )
         self.elector.start()
+
+    async def release(self) -> None:
+        if self.elector is not None:
+            self.elector.stop()  # no renewal may follow the release
+            await self.elector.release()
 
     def stop(self) -> None:
         if self.elector is not None:

@@ -483,6 +483,7 @@ class APIServerService(Service):
             self.duties.stop()
         if self.authentication_trust is not None:
             self.authentication_trust.stop()
+        await self.leadership.release()
         self.leadership.stop()
         self.bootstrap_lock.release()
         self.hub.unsubscribe(self.crd_installer)

@@ -206,6 +206,30 @@ class LeaderElector:
         self._observe(written, now)
         return True
 
+    async def release(self) -> None:
+        """Give the Lease up when leading, as client-go does with ``ReleaseOnCancel``: no
+        holder and a 1 s duration, so a successor need not wait the lease out."""
+        if not self.leading:
+            return
+        self.leading = False
+        try:
+            lease = await self.client.get(LEASES, self.namespace, self.name)
+            spec = lease.get("spec") or {}
+            if spec.get("holderIdentity") != self.holder:
+                return  # lost meanwhile: not ours to give
+            now = micro_time(self.wall_clock())
+            lease["spec"] = {
+                "leaseDurationSeconds": 1,
+                "acquireTime": now,
+                "renewTime": now,
+                "leaseTransitions": int(spec.get("leaseTransitions") or 0),
+            }
+            await self.client.update(LEASES, self.namespace, lease)
+        except errors.StatusError as e:
+            log.error(
+                '"Failed to release lock" err="{e}" lock="{lease}"', e=e.message, lease=self.lease
+            )
+
     def _observe(self, spec: Obj, now: float) -> None:
         record = (spec.get("holderIdentity") or "", spec.get("renewTime") or "")
         if record != self.observed:

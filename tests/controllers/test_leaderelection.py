@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from twisted.internet.defer import ensureDeferred
 from twisted.internet.task import Clock
 
 from platform_api import errors
@@ -148,3 +149,39 @@ def test_conflicting_writes_let_only_one_candidate_win() -> None:
     clock.advance(0)
     assert [a.elector.leading, b.elector.leading].count(True) == 1
     assert spec(leases)["leaseTransitions"] == 0
+
+
+def test_a_released_lease_is_taken_at_the_next_try_not_after_it_lapses() -> None:
+    """client-go's ReleaseOnCancel: a server that stops gives its Lease up (no holder, 1 s),
+    so the replica started in its place leads within a retry, not a lease duration."""
+    clock, leases = Clock(), Leases()
+    clock.advance(1000)
+    a = Candidate("host_a", leases, clock)
+    clock.advance(0)
+    b = Candidate("host_b", leases, clock)
+    clock.advance(1)
+    transitions = spec(leases)["leaseTransitions"]
+    a.elector.stop()
+    ensureDeferred(a.elector.release())  # the in-memory Leases answer at once
+    assert spec(leases) == {
+        "leaseDurationSeconds": 1,
+        "acquireTime": micro_time(1001),
+        "renewTime": micro_time(1001),
+        "leaseTransitions": transitions,
+    }
+    assert not a.elector.leading
+    clock.advance(2)  # b's next try
+    assert b.events == ["started"] and spec(leases)["holderIdentity"] == "host_b"
+    assert spec(leases)["leaseTransitions"] == transitions + 1
+
+
+def test_releasing_a_lease_another_holds_writes_nothing() -> None:
+    clock, leases = Clock(), Leases()
+    a = Candidate("host_a", leases, clock)
+    clock.advance(0)
+    a.elector.stop()
+    assert leases.lease is not None
+    leases.lease["spec"]["holderIdentity"] = "host_b"  # taken over meanwhile
+    version = leases.version
+    ensureDeferred(a.elector.release())
+    assert leases.version == version

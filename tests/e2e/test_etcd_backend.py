@@ -496,3 +496,22 @@ def test_a_server_without_the_managers_controllers_leaves_the_manager_its_lease(
         assert missing.json()["reason"] == "NotFound"
     finally:
         server.stop()
+
+
+def test_a_replica_stopped_gives_up_the_lease_and_its_successor_leads_at_once(
+    tmp_path: Path, etcd: EtcdServer
+) -> None:
+    """A replica that stops releases the controllers' Lease, as client-go's
+    ReleaseOnCancel: the one started in its place leads within a retry (2 s), not
+    after the 15 s lease (a rolling restart used to leave no controllers that long)."""
+    first = replica(tmp_path / "replica-0", etcd, "--etcd-prefix=/rolling")
+    session = session_for(first, cert=first.admin_cert)
+    held = crds.eventually(lambda: _holder(session, first))
+    first.stop()
+    second = replica(tmp_path / "replica-1", etcd, "--etcd-prefix=/rolling")
+    try:
+        started = time.monotonic()  # the first's session: the replicas share its PKI
+        taken = crds.eventually(lambda: (h := _holder(session, second)) != held and h, 12)
+        assert taken and time.monotonic() - started < 12
+    finally:
+        second.stop()
