@@ -179,24 +179,7 @@ def test_custom_resources_defined_on_either_replica_are_served_on_both(
     groups = []
     for i, server in enumerate(replicas * 2):
         group = f"r{i}.example.com"
-        crd = {
-            "apiVersion": "apiextensions.platform.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"widgets.{group}"},
-            "spec": {
-                "group": group,
-                "scope": "Namespaced",
-                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-                "versions": [
-                    {
-                        "name": "v1",
-                        "served": True,
-                        "storage": True,
-                        "schema": {"openAPIV3Schema": {"type": "object"}},
-                    }
-                ],
-            },
-        }
+        crd = crds.crd_manifest(group, "Widget", "widgets")
         url = f"{server.base_url}/apis/apiextensions.platform.io/v1/customresourcedefinitions"
         assert session.post(url, json=crd).status_code == 201
         groups.append(group)
@@ -472,22 +455,7 @@ def test_a_server_without_the_managers_controllers_leaves_the_manager_its_lease(
         own = crds.eventually(lambda: session.get(f"{leases}/platform-apiserver-controllers"))
         assert own.json()["spec"]["holderIdentity"]
         # kube-apiserver's own controllers run: a CRD is named and established.
-        crd = {
-            "metadata": {"name": "gadgets.alone.example.com"},
-            "spec": {
-                "group": "alone.example.com",
-                "scope": "Namespaced",
-                "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-                "versions": [
-                    {
-                        "name": "v1",
-                        "served": True,
-                        "storage": True,
-                        "schema": {"openAPIV3Schema": {"type": "object"}},
-                    }
-                ],
-            },
-        }
+        crd = crds.crd_manifest("alone.example.com", "Gadget", "gadgets")
         crd_url = f"{server.url}/apis/apiextensions.platform.io/v1/customresourcedefinitions"
         assert session.post(crd_url, json=crd).status_code == 201
         crds.eventually(lambda: session.get(f"{server.url}/apis/alone.example.com/v1"))
