@@ -112,9 +112,8 @@ class WatchHub:
     def stop(self) -> None:
         if self._poller.running:
             self._poller.stop()
-        for call in (self._flush_call, self._round_call):
-            if call is not None and call.active():
-                call.cancel()
+        self._flush_call = _cancelled(self._flush_call)
+        self._round_call = _cancelled(self._round_call)
 
     # -- feeds ------------------------------------------------------------------------
 
@@ -129,10 +128,7 @@ class WatchHub:
 
     def flush(self) -> None:
         """Deliver pending commits in revision order, filling gaps from the log first."""
-        if self._flush_call is not None:
-            if self._flush_call.active():
-                self._flush_call.cancel()
-            self._flush_call = None
+        self._flush_call = _cancelled(self._flush_call)
         pending, self._pending = self._pending, []
         if pending and not _follows(self.revision, pending):
             # Other processes committed before or between our batches: the change log has
@@ -180,10 +176,7 @@ class WatchHub:
 
     def send_round(self) -> None:
         """The outbox to the watch streams, one call each: a stream writes a round at once."""
-        if self._round_call is not None:
-            if self._round_call.active():
-                self._round_call.cancel()
-            self._round_call = None
+        self._round_call = _cancelled(self._round_call)
         events, self._outbox = self._outbox, []
         if events:
             # A stream that subscribed after some of these has them already (its replay
@@ -302,3 +295,10 @@ class WatchHub:
 def _follows(revision: int, events: list[Event]) -> bool:
     """Whether ``events`` are exactly the revisions after ``revision``, none missing."""
     return all(e.revision == revision + 1 + i for i, e in enumerate(events))
+
+
+def _cancelled(call: IDelayedCall | None) -> IDelayedCall | None:
+    """Cancel ``call`` if it is still due (it may be the one running); None to store."""
+    if call is not None and call.active():
+        call.cancel()
+    return None
