@@ -225,9 +225,10 @@ class LeaderElector:
                 "leaseTransitions": int(spec.get("leaseTransitions") or 0),
             }
             await self.client.update(LEASES, self.namespace, lease)
-        except errors.StatusError as e:
+        except Exception as e:  # stopping goes on: the Lease then lapses as before
+            message = getattr(e, "message", None) or str(e)
             log.error(
-                '"Failed to release lock" err="{e}" lock="{lease}"', e=e.message, lease=self.lease
+                '"Failed to release lock" err="{e}" lock="{lease}"', e=message, lease=self.lease
             )
 
     def _observe(self, spec: Obj, now: float) -> None:

@@ -185,3 +185,15 @@ def test_releasing_a_lease_another_holds_writes_nothing() -> None:
     version = leases.version
     ensureDeferred(a.elector.release())
     assert leases.version == version
+
+
+def test_a_release_that_fails_is_logged_and_stopping_goes_on() -> None:
+    clock, leases = Clock(), Leases()
+    a = Candidate("host_a", leases, clock)
+    clock.advance(0)
+    a.elector.stop()
+    leases.down = True  # etcd unreachable while stopping
+    done = ensureDeferred(a.elector.release())
+    assert done.called and not a.elector.leading  # no error reaches the caller
+    leases.down = False
+    assert spec(leases)["holderIdentity"] == "host_a"  # it lapses as before
