@@ -140,10 +140,9 @@ class NamingController(Controller):
             crd = self.store.get("", name).object
         except errors.StatusError:
             return None
-        wanted = _go_names(crd["spec"]["names"])
-        if wanted != (crd.get("status", {}).get("acceptedNames") or {}) and (
-            await self._accept_names(crd)
-        ):
+        # kube's gate: the accepted names, and the NamesAccepted condition too (a status
+        # written without conditions gets them back).
+        if await self._accept_names(crd):
             return None  # the status write brings it back here
         if crds.is_true(crd, crds.NAMES_ACCEPTED) and not crds.is_true(crd, crds.ESTABLISHED):
             await self._establish(name)

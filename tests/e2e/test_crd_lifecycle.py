@@ -55,6 +55,20 @@ def test_a_new_crd_is_established_and_served(server: Server, admin: requests.Ses
     delete_crd(admin, server, crd["metadata"]["name"])
 
 
+def test_conditions_written_away_come_back(server: Server, admin: requests.Session) -> None:
+    """kube's naming controller compares the NamesAccepted condition as well as the names:
+    a status written with no conditions (Go's null) gets both conditions again."""
+    crd = create_crd(admin, server, crd_manifest("wiped.example.com"))
+    url = f"{server.url}{CRDS}/{crd['metadata']['name']}"
+    r = admin.put(url + "/status", json={**crd, "status": {**crd["status"], "conditions": None}})
+    assert r.status_code == 200, r.text
+    back = eventually(lambda: condition(admin.get(url).json(), "Established"))
+    assert (back["status"], back["reason"]) == ("True", "InitialNamesAccepted")
+    named = condition(admin.get(url).json(), "NamesAccepted")
+    assert named is not None and named["reason"] == "NoConflicts"
+    delete_crd(admin, server, crd["metadata"]["name"])
+
+
 def test_discovery_and_openapi_follow_the_crd(server: Server, admin: requests.Session) -> None:
     group = "disco.example.com"
     crd = create_crd(admin, server, crd_manifest(group, short=["dt"]))
