@@ -218,7 +218,8 @@ class LeaderElector:
             if spec.get("holderIdentity") != self.holder:
                 return  # lost meanwhile: not ours to give
             now = micro_time(self.wall_clock())
-            lease["spec"] = {
+            lease["spec"] = {  # client-go writes the empty holder, not no holder
+                "holderIdentity": "",
                 "leaseDurationSeconds": 1,
                 "acquireTime": now,
                 "renewTime": now,

@@ -164,6 +164,7 @@ def test_a_released_lease_is_taken_at_the_next_try_not_after_it_lapses() -> None
     a.elector.stop()
     ensureDeferred(a.elector.release())  # the in-memory Leases answer at once
     assert spec(leases) == {
+        "holderIdentity": "",
         "leaseDurationSeconds": 1,
         "acquireTime": micro_time(1001),
         "renewTime": micro_time(1001),
