@@ -157,6 +157,11 @@ class APIServerService(Service):
 
                 self.storage.on_commit = committed
 
+    def _shares_change_log(self) -> bool:
+        """Workers on LMDB learn of each other's commits from the shared change log (a
+        wake, a poll, a look before each request); etcd replicas from their own watch."""
+        return self.slot is not None and self.backend.wake_siblings
+
     def _end_watches(self, prefix: bytes) -> None:
         """End the watches of custom resources whose types were removed or rebuilt."""
         for subscriber in self.hub.subscribers_under(prefix):
@@ -336,8 +341,9 @@ class APIServerService(Service):
             remote_apiservices=self.aggregation.remote if self.aggregation else None,
             aggregator_proxy=self.aggregation.proxy if self.aggregation else None,
         )
-        if self.slot is not None:
+        if self._shares_change_log():
             filters.catch_up = self.hub.catch_up
+        if self.slot is not None:
             filters.gather_metrics = self.metrics_exchange.gather
             filters.reset_metrics = self.metrics_exchange.reset_siblings
         install_metrics(filters, self.storage, self.stores.values())
@@ -357,8 +363,8 @@ class APIServerService(Service):
         tls = serving_options(cert, key, cas)
         self.backend.start()
         # Alone, every commit is this process's own; on etcd every commit, any replica's,
-        # comes through this process's own etcd watch.
-        self.hub.start(shared=self.slot is not None)
+        # comes through this process's own etcd watch: neither polls a change log.
+        self.hub.start(shared=self._shares_change_log())
         self.rbac_index.start()
         if self.node_graph is not None:
             self.node_graph.start()  # complete before the first request is served

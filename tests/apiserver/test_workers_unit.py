@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import orjson
 import pytest
@@ -12,6 +13,8 @@ from twisted.internet.task import Clock
 
 from platform_api.apiserver.config import ConfigError, from_flags
 from platform_api.apiserver.processlock import ProcessLock
+from platform_api.apiserver.service import APIServerService
+from platform_api.apiserver.storagebackend import EtcdBackend, LMDBBackend
 from platform_api.apiserver.workers import plugin_arguments
 from platform_api.apiserver.workerslot import WorkerSlot, WorkerStates
 
@@ -102,3 +105,21 @@ def test_workers_flag() -> None:
     with pytest.raises(ConfigError) as e:
         from_flags({"workers": "0"})
     assert str(e.value) == "--workers must be at least 1"
+
+
+@pytest.mark.parametrize(
+    ("slot", "backend", "polls"),
+    [
+        (None, LMDBBackend, False),  # alone: every commit is its own
+        (object(), LMDBBackend, True),  # workers share LMDB's change log
+        (None, EtcdBackend, False),
+        (object(), EtcdBackend, False),  # each replica has its own etcd watch
+    ],
+)
+def test_only_workers_on_lmdb_follow_a_shared_change_log(
+    slot: object, backend: type, polls: bool
+) -> None:
+    # On etcd the poll and the look before each request found nothing new, and cost an
+    # idle replica 3% of a core.
+    service = SimpleNamespace(slot=slot, backend=backend)
+    assert APIServerService._shares_change_log(service) is polls  # type: ignore[arg-type]
