@@ -7,7 +7,7 @@ build information.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from platform_api.apiserver import requestmetrics
 from platform_api.apiserver.authmetrics import InstrumentedAuthenticator, InstrumentedAuthorizer
@@ -21,11 +21,16 @@ from platform_api.storage.interface import Storage
 _collector: StorageCollector | None = None
 
 
-def install(filters: Filters, storage: Storage, stores: Iterable[Store]) -> None:
+def install(
+    filters: Filters,
+    storage: Storage,
+    stores: Iterable[Store],
+    size: Callable[[], tuple[str, int] | None],
+) -> None:
     global _collector
     if _collector is not None:  # a second server in this process (tests): count the newest
         REGISTRY.unregister(_collector)
-    _collector = StorageCollector(storage, stores)
+    _collector = StorageCollector(storage, stores, size)
     REGISTRY.register(_collector)
     record_build_info(version_info())
     requestmetrics.watch_inflight(filters.inflight.current)

@@ -8,6 +8,7 @@ the cache current) and the name of their health check (kube's is ``etcd``).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from typing import Any
@@ -37,6 +38,11 @@ class Backend:
         """Begin following changes (etcd's watch); LMDB commits feed the hub directly."""
 
     def close(self) -> None: ...
+
+    def storage_size(self) -> tuple[str, int] | None:
+        """``apiserver_storage_size_bytes``: (``storage_cluster_id``, bytes), or None
+        while the size is unknown (kube then leaves the sample out)."""
+        return None
 
     def check(self) -> str | None:
         """The health check: None when the storage answers."""
@@ -78,6 +84,16 @@ class LMDBBackend(Backend):
         self.pool.stop()
         self.env.close()
 
+    def storage_size(self) -> tuple[str, int] | None:
+        # The data file's allocated blocks; the label names the file, as one etcd
+        # cluster's would name the cluster.
+        path = os.path.abspath(os.path.join(self.env.path(), "data.mdb"))
+        try:
+            size = os.stat(path).st_blocks * 512
+        except OSError:
+            return None
+        return hashlib.sha256(path.encode()).hexdigest()[:16], size
+
 
 class EtcdBackend(Backend):
     check_name = "etcd"
@@ -89,6 +105,7 @@ class EtcdBackend(Backend):
         from platform_api.apiserver.enablement import keyed_resources  # noqa: PLC0415
         from platform_api.storage.etcd.client import EtcdClient  # noqa: PLC0415
         from platform_api.storage.etcd.layout import KeyLayout  # noqa: PLC0415
+        from platform_api.storage.etcd.monitor import SizeMonitor  # noqa: PLC0415
         from platform_api.storage.etcd.store import EtcdStorage  # noqa: PLC0415
         from platform_api.storage.etcd.transport import TLSConfig  # noqa: PLC0415
 
@@ -100,13 +117,20 @@ class EtcdBackend(Backend):
             self.client, layout, reactor, transformer=transformer, media_type=options.media_type
         )
         self.storage.load()  # blocks: the cache is filled before anything is served
+        self.monitor = SizeMonitor(self.client, reactor)
 
     def start(self) -> None:
         self.storage.start()
+        self.monitor.start()
 
     def close(self) -> None:
+        self.monitor.stop()
         self.storage.stop()
         self.client.close()
+
+    def storage_size(self) -> tuple[str, int] | None:
+        size = self.monitor.size
+        return None if size is None else (self.monitor.cluster_id, size)
 
     def check(self) -> str | None:
         return self.storage.problem()

@@ -1,7 +1,7 @@
-"""Storage families of kube's etcd3 metrics, for the LMDB store.
+"""Storage families of kube's etcd3 metrics, for either backend.
 
 Object counts are read at scrape (``count`` walks keys only; kube polls every minute),
-the database size from the file's allocated blocks, and every storage call is timed
+the database size is the backend's (LMDB's file, etcd's Status), and every storage call is timed
 into ``etcd_request_duration_seconds`` by operation, group and resource, as kube's
 etcd3 store records it, so the standard dashboards' storage panels have data.
 """
@@ -9,8 +9,6 @@ etcd3 store records it, so the standard dashboards' storage panels have data.
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -59,14 +57,16 @@ _OPERATIONS |= {"guaranteed_update": "update", "delete": "delete"}
 class StorageCollector(Collector):
     """Object counts per resource and the database size, read when scraped."""
 
-    def __init__(self, storage: Storage, stores: Iterable[Store]) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        stores: Iterable[Store],
+        size: Callable[[], tuple[str, int] | None] = lambda: None,
+    ) -> None:
         self.count = storage.count  # bound before ``instrument``: scrapes are not timed
         by_prefix = {s.prefix: s.resource for s in stores}  # every version shares one prefix
         self.resources = sorted((rt.group, rt.plural, p) for p, rt in by_prefix.items())
-        # LMDB: the environment's data file; etcd's size is etcd's to report (-1 here).
-        env = getattr(storage, "_env", None)
-        self.path = os.path.join(env.path(), "data.mdb") if env is not None else ""
-        self.cluster_id = hashlib.sha256(os.path.abspath(self.path).encode()).hexdigest()[:16]
+        self.size = size  # the backend's (storage_cluster_id, bytes), None while unknown
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         legacy = GaugeMetricFamily("apiserver_storage_objects", _OBJECTS_HELP, labels=["resource"])
@@ -83,12 +83,9 @@ class StorageCollector(Collector):
         size = GaugeMetricFamily(
             "apiserver_storage_size_bytes", _SIZE_HELP, labels=["storage_cluster_id"]
         )
-        try:
-            size.add_metric(
-                [self.cluster_id], os.stat(self.path).st_blocks * 512 if self.path else -1
-            )
-        except OSError:
-            size.add_metric([self.cluster_id], -1)
+        known = self.size()
+        if known is not None:
+            size.add_metric([known[0]], known[1])
         yield from (legacy, objects, size)
 
 

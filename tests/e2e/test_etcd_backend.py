@@ -81,6 +81,20 @@ def test_objects_are_kept_as_kube_keeps_them(replicas: list[Server], etcd: EtcdS
     assert "[+]etcd ok\n" in readyz.text
 
 
+def test_the_storage_size_is_etcds_database_size(replicas: list[Server], etcd: EtcdServer) -> None:
+    reported = []
+    for server in replicas:
+        body = admin(replicas).get(f"{server.base_url}/metrics").text
+        [line] = [x for x in body.splitlines() if x.startswith("apiserver_storage_size_bytes")]
+        series, _, value = line.rpartition(" ")
+        # kube's label for its (first) etcd cluster
+        assert series == 'apiserver_storage_size_bytes{storage_cluster_id="etcd-0"}'
+        reported.append(float(value))
+    # etcd's Status read at start or since: its database file only grows (no defrag here)
+    [status] = json.loads(etcdctl(etcd, "endpoint", "status", "-w", "json"))
+    assert all(0 < size <= status["Status"]["dbSize"] for size in reported)
+
+
 def test_a_write_on_one_replica_is_read_and_watched_on_the_other(replicas: list[Server]) -> None:
     a, b = replicas
     session = admin(replicas)
