@@ -182,7 +182,7 @@ def _map_decoder(f: Field) -> FieldDecoder:
     return entry
 
 
-def _absent(message: str, f: Field) -> Callable[[], Any] | None:
+def go_absent(message: str, f: Field) -> Callable[[], Any] | None:
     """What Go's JSON writes for a field missing from the wire; None: nothing."""
     if f.flags & (POINTER | INLINE):
         return None
@@ -243,7 +243,7 @@ def _plan(message: str) -> tuple[dict[int, Entry], Defaults, Decoder | None, boo
             by_tag[(f.number << 3) | 2] = (MESSAGE, "", inline)
             continue
         by_tag.update(_field_entries(f))
-        absent = _absent(message, f)
+        absent = go_absent(message, f)
         if absent is not None:
             defaults.append((f.json, absent))
     numbers = [f.number for f in fields(message)]

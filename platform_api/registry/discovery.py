@@ -27,8 +27,6 @@ def _endpoint_slice(obj: Obj) -> None:
 
 @register("discovery.platform.io", "EndpointSlice")
 class EndpointSliceStrategy(GenericStrategy):
-    null_fields = ("endpoints", "ports")
-
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
         obj["metadata"]["generation"] = 1

@@ -133,12 +133,12 @@ class _RoleStrategy(GenericStrategy):
 
 @register(GROUP, "Role")
 class RoleStrategy(_RoleStrategy):
-    null_fields = ("rules",)
+    pass
 
 
 @register(GROUP, "ClusterRole")
 class ClusterRoleStrategy(_RoleStrategy):
-    null_fields = ("rules",)
+    pass
 
 
 class _BindingStrategy(GenericStrategy):

@@ -17,6 +17,7 @@ import orjson
 
 from platform_api import errors
 from platform_api.authentication.user import UserInfo
+from platform_api.codec.goshape import shape
 from platform_api.errors import StatusError
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.registry.defaults import apply_defaults
@@ -239,6 +240,7 @@ class Store:
         track = track or self._writer_tracker("")
         if track is not None:
             track(None, obj)
+        shape(obj)  # after tracking: kube's managedFields own no zero value Go writes
         if mutate is not None:
             obj = await mutate(obj, None)
         if obj.get("metadata", {}).get("resourceVersion"):
@@ -248,7 +250,7 @@ class Store:
         name = before_create(self.resource, self.strategy, namespace, obj, self.now())
         if admit is not None:
             await admit(obj, None)
-        _go_nulls(self.strategy, obj)
+        shape(obj)  # again: admission may have dropped some
         key = self.key(namespace, name)
         if dry_run:
             return self._dry_run_create(key, obj, name)
@@ -306,13 +308,14 @@ class Store:
                 self.default(obj)
                 if track is not None:
                     track(None, obj)
+                shape(obj)
                 if mutate is not None:
                     obj = await mutate(obj, None)
                 check_name(obj, name)
                 before_create(self.resource, self.strategy, namespace, obj, self.now())
                 if admit is not None:
                     await admit(obj, None)
-                _go_nulls(self.strategy, obj)
+                shape(obj)
                 created = True
                 return obj
             # Patches edit what they are given: they get their own copy, so that the
@@ -324,12 +327,13 @@ class Store:
                 self.default(obj)
             if track is not None:  # before admission and the kind's preparation, as kube
                 track(existing, obj)
+            shape(obj)  # before the kind compares it with the stored (shaped) one
             if mutate is not None:
                 obj = await mutate(obj, existing)
             before_update(self.resource, strategy, main, (namespace, name), obj, existing)
             if admit is not None:
                 await admit(obj, existing)
-            _go_nulls(strategy, obj)
+            shape(obj)
             created = False
             return obj
 
@@ -434,13 +438,6 @@ class Store:
             return await self.storage.guaranteed_update(key, mark)
         except StorageError as e:
             raise self._error(e, name) from None
-
-
-def _go_nulls(strategy: Strategy, obj: Obj) -> None:
-    """The fields Go writes as null when absent (``Strategy.null_fields``), added after
-    the field manager saw the object: kube's managedFields own no null."""
-    for name in getattr(strategy, "null_fields", ()):
-        obj.setdefault(name, None)
 
 
 def _without_managed_fields(track: Track) -> Track:

@@ -89,9 +89,6 @@ class GenericStrategy:
     # Status a new object starts with, when the kind has a status sub-resource.
     initial_status: Obj | None = None
     keep_status_on_create = False
-    # Top-level slices Go writes as null when absent (no omitempty): kube's objects have
-    # them, and its field manager owns no null (the store adds them after tracking).
-    null_fields: tuple[str, ...] = ()
 
     def __init__(self, resource: ResourceType) -> None:
         self.resource = resource

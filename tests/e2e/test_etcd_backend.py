@@ -167,6 +167,42 @@ def test_a_watch_list_with_no_resource_version_is_consistent_across_replicas(
         assert f"watch-list-{i}" in names
 
 
+def test_either_replica_answers_an_object_alike(replicas: list[Server]) -> None:
+    """The writing replica keeps what it wrote; the other decodes etcd's Protobuf, which
+    has Go's zero values. Both now keep the Go shape (a CronJob's ``status: {}``)."""
+    a, b = replicas
+    session = admin(replicas)
+    spec = {
+        "schedule": "* * * * *",
+        "jobTemplate": {
+            "spec": {
+                "template": {
+                    "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}
+                }
+            }
+        },
+    }
+    writes = [
+        (
+            "/apis/batch/v1/namespaces/default/cronjobs",
+            {"metadata": {"name": "alike"}, "spec": spec},
+        ),
+        (
+            "/api/v1/namespaces/default/events",
+            {"metadata": {"name": "alike"}, "involvedObject": {"kind": "Pod"}, "reason": "X"},
+        ),
+    ]
+    for path, body in writes:
+        made = session.post(a.base_url + path, json=body)
+        assert made.status_code == 201
+        url = f"{path}/alike?resourceVersion={made.json()['metadata']['resourceVersion']}"
+        # at the write's revision (not older than): a replica behind it waits for its watch
+        answers = [session.get(server.base_url + url) for server in (a, b)]
+        assert [answer.status_code for answer in answers] == [200, 200]
+        answers = [answer.json() for answer in answers]
+        assert answers[0] == answers[1] == made.json()
+
+
 def test_optimistic_concurrency_holds_across_replicas(replicas: list[Server]) -> None:
     a, b = replicas
     session = admin(replicas)

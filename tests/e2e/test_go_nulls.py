@@ -1,5 +1,6 @@
-"""Fields Go writes as null when absent, and an EndpointSlice's generation: the requests
-kube-apiserver v1.36 answered (reference, 2026-11-29), answered alike."""
+"""Fields Go writes when absent (null, {}, "") and an EndpointSlice's generation: the
+requests kube-apiserver v1.36 answered (reference, 2026-11-29 and 2026-11-30), answered
+alike."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tests.e2e.conftest import Server
 MERGE = {"Content-Type": "application/merge-patch+json"}
 RBAC = "/apis/rbac.authorization.platform.io/v1"
 SLICES = "/apis/discovery.platform.io/v1/namespaces/default/endpointslices"
+POD_SPEC = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
 
 
 def _fields(obj: dict[str, Any]) -> list[Any]:
@@ -57,3 +59,84 @@ def test_an_endpoint_slice_counts_changes_and_labels(
             == generation
         )
     admin.delete(url)
+
+
+def test_a_cronjob_has_the_structs_go_writes_and_owns_none_of_them(
+    server: Server, admin: requests.Session
+) -> None:
+    url = server.url + "/apis/batch/v1/namespaces/default/cronjobs"
+    body = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "go-structs"},
+        "spec": {
+            "schedule": "* * * * *",
+            "jobTemplate": {"spec": {"template": {"spec": POD_SPEC}}},
+        },
+    }
+    made = admin.post(url, json=body)
+    assert made.status_code == 201
+    for answer in (made.json(), admin.get(f"{url}/go-structs").json()):
+        assert answer["status"] == {}
+        template = answer["spec"]["jobTemplate"]
+        assert template["metadata"] == {} and template["spec"]["template"]["metadata"] == {}
+        [owned] = _fields(answer)
+        assert "f:status" not in owned and "f:metadata" not in owned["f:spec"]["f:jobTemplate"]
+    admin.delete(f"{url}/go-structs")
+
+
+def test_an_event_and_a_node_have_gos_zero_values(server: Server, admin: requests.Session) -> None:
+    events = server.url + "/api/v1/namespaces/default/events"
+    event = {
+        "metadata": {"name": "go-zero"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "X",
+        "message": "m",
+    }
+    made = admin.post(events, json=event).json()
+    assert {k: made[k] for k in made if k not in (*event, "kind", "apiVersion")} == {
+        "source": {},
+        "firstTimestamp": None,
+        "lastTimestamp": None,
+        "eventTime": None,
+        "reportingComponent": "",
+        "reportingInstance": "",
+    }
+    assert _fields(made) == [{"f:involvedObject": {}, "f:message": {}, "f:reason": {}}]
+    node = admin.post(server.url + "/api/v1/nodes", json={"metadata": {"name": "go-zero"}}).json()
+    info = dict.fromkeys(
+        [
+            "machineID",
+            "systemUUID",
+            "bootID",
+            "kernelVersion",
+            "osImage",
+            "containerRuntimeVersion",
+            "kubeletVersion",
+            "kubeProxyVersion",
+            "operatingSystem",
+            "architecture",
+        ],
+        "",
+    )
+    assert node["status"] == {"daemonEndpoints": {"kubeletEndpoint": {"Port": 0}}, "nodeInfo": info}
+    admin.delete(f"{events}/go-zero")
+    admin.delete(server.url + "/api/v1/nodes/go-zero")
+
+
+def test_a_put_without_the_zero_values_changes_nothing(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube compares Go structs, in which a left-out struct and an empty one are one: such
+    a PUT neither bumps the generation nor writes a new revision."""
+    url = server.url + "/apis/batch/v1/namespaces/default/cronjobs"
+    spec = {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": POD_SPEC}}}}
+    body = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "go-put"}}
+    made = admin.post(url, json={**body, "spec": spec}).json()
+    assert made["spec"]["jobTemplate"]["metadata"] == {}  # the stored spec has it, ours not
+    meta = {"name": "go-put", "resourceVersion": made["metadata"]["resourceVersion"]}
+    again = admin.put(f"{url}/go-put", json={**body, "metadata": meta, "spec": spec})
+    assert again.status_code == 200
+    assert again.json()["metadata"]["generation"] == 1
+    assert again.json()["metadata"]["resourceVersion"] == made["metadata"]["resourceVersion"]
+    admin.delete(f"{url}/go-put")

@@ -1,0 +1,137 @@
+"""goshape: a built-in object as kube's Go types write it, whatever the writer left out."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from platform_api.codec import protobuf
+from platform_api.codec.goshape import shape
+
+META = {
+    "name": "x",
+    "namespace": "default",
+    "uid": "u",
+    "creationTimestamp": "2026-01-01T00:00:00Z",
+}
+POD_SPEC = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+
+OBJECTS: list[dict[str, Any]] = [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": META, "data": {"a": "b"}},
+    {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": META,
+        "spec": {
+            "schedule": "* * * * *",
+            "jobTemplate": {"spec": {"template": {"spec": POD_SPEC}}},
+        },
+    },
+    {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": META,
+        "involvedObject": {"kind": "Pod", "name": "p"},
+        "reason": "X",
+    },
+    {"apiVersion": "v1", "kind": "Node", "metadata": META},
+    {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": META,
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"spec": POD_SPEC}},
+    },
+    {
+        "apiVersion": "apiextensions.platform.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": META,
+        "spec": {
+            "group": "example.com",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {"type": "object", "properties": {"a": {"type": "string"}}}
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    },
+    {
+        "apiVersion": "discovery.platform.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": META,
+        "addressType": "IPv4",
+    },
+]
+
+
+@pytest.mark.parametrize("obj", OBJECTS, ids=lambda o: o["kind"])
+def test_shaped_as_the_protobuf_round_trip_gives_it(obj: dict[str, Any]) -> None:
+    """What an etcd replica decodes from Protobuf is what the writing replica (and LMDB)
+    now keeps: both follow Go's JSON for absent fields."""
+    shaped = copy.deepcopy(obj)
+    shape(shaped)
+    assert shaped == protobuf.decode(protobuf.encode(obj))
+
+
+def test_a_cronjob_reads_back_as_kube_answers_it() -> None:
+    cronjob = copy.deepcopy(OBJECTS[1])
+    shape(cronjob)
+    # kube v1.36's answer to this create (the reference server)
+    assert cronjob["status"] == {}
+    assert cronjob["spec"]["jobTemplate"]["metadata"] == {}
+    assert cronjob["spec"]["jobTemplate"]["spec"]["template"]["metadata"] == {}
+
+
+def test_an_event_gets_gos_zero_values() -> None:
+    event = copy.deepcopy(OBJECTS[2])
+    shape(event)
+    assert {k: event[k] for k in event if k not in OBJECTS[2]} == {
+        "source": {},
+        "firstTimestamp": None,
+        "lastTimestamp": None,
+        "eventTime": None,
+        "reportingComponent": "",
+        "reportingInstance": "",
+    }
+
+
+def test_what_the_writer_sent_is_kept() -> None:
+    role = {
+        "apiVersion": "rbac.authorization.platform.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "r"},
+        "rules": [{"verbs": ["get"]}],
+    }
+    shape(role)
+    assert role["rules"] == [{"verbs": ["get"]}]  # not replaced; a rule's slices left out
+    bare = {"apiVersion": "rbac.authorization.platform.io/v1", "kind": "Role", "metadata": {}}
+    shape(bare)
+    assert bare["rules"] is None  # no omitempty: Go writes a nil slice as null
+
+
+def test_custom_resources_and_unknown_kinds_are_left_as_sent() -> None:
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    shape(widget)
+    assert widget == {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+
+
+def test_values_of_the_wrong_shape_are_left_to_validation() -> None:
+    odd: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {}, "spec": "no"}
+    shape(odd)
+    assert odd["spec"] == "no" and odd["status"] == {}
+    listed: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": 3}}
+    shape(listed)
+    assert listed["spec"]["containers"] == 3
