@@ -3,8 +3,9 @@
 kube decodes every write into its Go struct and encodes what it stores and answers from
 that struct, so a field the writer left out comes back as Go writes its zero value:
 ``"status": {}`` for a struct, ``null`` for a time or a list without ``omitempty``, ``""``
-for a string without it.  A CronJob created without status reads back with
-``"status": {}``; an operator that indexes ``obj["status"]`` relies on it.
+for a string without it; an empty list or map with ``omitempty`` is left out.  A CronJob
+created without status reads back with ``"status": {}``; an operator that indexes
+``obj["status"]`` relies on it.
 
 ``shape`` adds those fields to an object about to be stored, from the same field table
 and the same rule (``go_absent``) as the Protobuf decoder: an object stored as JSON then
@@ -18,12 +19,13 @@ from collections.abc import Callable
 from typing import Any
 
 from platform_api.codec.protobuf_decode import go_absent
-from platform_api.codec.protobuf_schema import fields, message_for, special
+from platform_api.codec.protobuf_schema import OMITEMPTY, OMITZERO, fields, message_for, special
 
 Shaper = Callable[[dict[str, Any]], None]
 # One field's step: (JSON name, the value Go writes when it is absent or None,
-# how to shape a present value or None, how a present value holds messages)
-Step = tuple[str, Callable[[], Any] | None, Shaper | None, str]
+# how to shape a present value or None, how a present value holds messages,
+# whether Go leaves the field out when it is an empty list or map)
+Step = tuple[str, Callable[[], Any] | None, Shaper | None, str, bool]
 
 
 def shape(obj: dict[str, Any]) -> None:
@@ -51,7 +53,9 @@ def shaper(message: str) -> Shaper:
             child, holds = shaper(f.ref), "values"
         elif f.kind == "message" and not special(f.ref):
             child, holds = shaper(f.ref), "items" if f.repeated else "one"
-        steps.append((f.json, go_absent(message, f), child, holds))
+        collection = f.kind == "map" or f.repeated or special(f.ref) == "list"
+        omits = collection and bool(f.flags & (OMITEMPTY | OMITZERO)) and not f.pointer
+        steps.append((f.json, go_absent(message, f), child, holds, omits))
     return walk
 
 
@@ -61,11 +65,14 @@ _SCALARS = frozenset({"string", "bytes", "bool", "int32", "int64", "double"})
 
 def _walker(steps: list[Step], inline: list[Shaper]) -> Shaper:
     def walk(obj: dict[str, Any]) -> None:
-        for name, absent, child, holds in steps:
+        for name, absent, child, holds, omits in steps:
             value = obj.get(name)
             if value is None:
                 if absent is not None and name not in obj:
                     obj[name] = absent()
+                continue
+            if omits and not value and isinstance(value, list | dict):
+                del obj[name]  # ``omitempty``: Go writes no empty list or map
                 continue
             if child is None:
                 continue

@@ -135,3 +135,23 @@ def test_values_of_the_wrong_shape_are_left_to_validation() -> None:
     listed: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": 3}}
     shape(listed)
     assert listed["spec"]["containers"] == 3
+
+
+def test_empty_lists_and_maps_go_writes_none_of_are_left_out() -> None:
+    """``omitempty`` leaves an empty list or map out, as kube answers a ConfigMap created
+    with ``data: {}`` (reference); a list without ``omitempty`` stays as sent."""
+    config_map: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {}, "finalizers": []},
+        "data": {},
+    }
+    shape(config_map)
+    assert config_map == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    pod: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "spec": {"volumes": [], "containers": []},
+    }
+    shape(pod)
+    assert "volumes" not in pod["spec"] and pod["spec"]["containers"] == []

@@ -178,7 +178,8 @@ def test_a_writer_owns_what_it_sent_not_what_the_server_filled_in(
 
 def test_concurrent_applies_lose_nothing(server: Server, admin: requests.Session) -> None:
     base = server.url + make_namespace(admin, server, "ssa-race")
-    assert admin.patch(base + "/r?fieldManager=init", data=cm("r", {}), headers=APPLY).ok
+    bare = yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "r"}})
+    assert admin.patch(base + "/r?fieldManager=init", data=bare, headers=APPLY).ok
     failures: list[int] = []
 
     def worker(session: requests.Session, i: int) -> None:
@@ -193,6 +194,23 @@ def test_concurrent_applies_lose_nothing(server: Server, admin: requests.Session
     assert failures == []
     final = admin.get(base + "/r").json()
     assert final["data"] == {f"k{i}": "4" for i in range(6)}
+
+
+def test_an_applied_empty_map_is_owned_and_conflicts(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube v1.36 (reference): ``data: {}`` applied is owned as ``f:data`` though Go
+    stores no empty map, and another manager's first key conflicts with it."""
+    base = server.url + make_namespace(admin, server, "ssa-empty")
+    first = admin.patch(base + "/e?fieldManager=init", data=cm("e", {}), headers=APPLY)
+    assert first.status_code == 201 and "data" not in first.json()
+    assert [m["fieldsV1"] for m in first.json()["metadata"]["managedFields"]] == [{"f:data": {}}]
+    second = admin.patch(base + "/e?fieldManager=w0", data=cm("e", {"k0": "0"}), headers=APPLY)
+    assert second.status_code == 409
+    assert second.json()["message"] == 'Apply failed with 1 conflict: conflict with "init": .data'
+    assert second.json()["details"]["causes"] == [
+        {"reason": "FieldManagerConflict", "message": 'conflict with "init"', "field": ".data"}
+    ]
 
 
 def test_kubectl_server_side_apply(server: Server, admin: requests.Session) -> None:

@@ -140,3 +140,13 @@ def test_a_put_without_the_zero_values_changes_nothing(
     assert again.json()["metadata"]["generation"] == 1
     assert again.json()["metadata"]["resourceVersion"] == made["metadata"]["resourceVersion"]
     admin.delete(f"{url}/go-put")
+
+
+def test_an_empty_map_go_omits_is_not_answered(server: Server, admin: requests.Session) -> None:
+    url = server.url + "/api/v1/namespaces/default/configmaps"
+    made = admin.post(url, json={"metadata": {"name": "go-empty", "labels": {}}, "data": {}})
+    assert made.status_code == 201
+    got = admin.get(f"{url}/go-empty").json()
+    for answer in (made.json(), got):  # kube v1.36: neither data nor labels
+        assert "data" not in answer and "labels" not in answer["metadata"]
+    admin.delete(f"{url}/go-empty")
