@@ -149,4 +149,22 @@ def test_an_empty_map_go_omits_is_not_answered(server: Server, admin: requests.S
     got = admin.get(f"{url}/go-empty").json()
     for answer in (made.json(), got):  # kube v1.36: neither data nor labels
         assert "data" not in answer and "labels" not in answer["metadata"]
+    # so a JSON patch adding under /data finds no /data, and kube's answer is this one
+    patch = [{"op": "add", "path": "/data/k0", "value": "v"}]
+    refused = admin.patch(
+        f"{url}/go-empty", json=patch, headers={"Content-Type": "application/json-patch+json"}
+    )
+    assert (refused.status_code, refused.json()) == (
+        422,
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": "the server rejected our request due to an error in our request",
+            "reason": "Invalid",
+            "details": {},
+            "code": 422,
+        },
+    )
     admin.delete(f"{url}/go-empty")
