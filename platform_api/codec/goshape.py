@@ -7,7 +7,7 @@ for a string without it; an empty list or map with ``omitempty`` is left out.  A
 created without status reads back with ``"status": {}``; an operator that indexes
 ``obj["status"]`` relies on it.
 
-``shape`` adds those fields to an object about to be stored, from the same field table
+``shape`` makes an object about to be stored so, from the same field table
 and the same rule (``go_absent``) as the Protobuf decoder: an object stored as JSON then
 reads as one stored as Protobuf does, and replicas on etcd answer alike whether they
 wrote the object or decoded it.  Custom resources have no Go type and are left as sent.
@@ -29,7 +29,8 @@ Step = tuple[str, Callable[[], Any] | None, Shaper | None, str, bool]
 
 
 def shape(obj: dict[str, Any]) -> None:
-    """Add the fields Go's JSON writes for ``obj``'s kind where they are absent (in place)."""
+    """Give ``obj`` (in place) the fields Go's JSON writes for its kind where they are
+    absent, and drop the empty lists and maps Go leaves out."""
     message = message_for(obj.get("apiVersion") or "", obj.get("kind") or "")
     if message is not None:
         shaper(message)(obj)
