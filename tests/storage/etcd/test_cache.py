@@ -1,0 +1,36 @@
+"""WatchCache fed as etcd 3.5.1 fed it in a failed run: a progress notification first,
+then the events of revisions it covered (etcd-io/etcd#15220)."""
+
+from __future__ import annotations
+
+from platform_api.storage.etcd.cache import WatchCache
+from platform_api.storage.interface import ADDED, MODIFIED, Event, Stored
+
+KEY = b"/coordination.platform.io/leases/platform-system\x00lease"
+
+
+def _event(kind: str, revision: int) -> Event:
+    return Event(kind, revision, KEY, Stored(KEY, revision, b"{}"), None)
+
+
+def test_events_after_an_early_progress_notification_are_applied() -> None:
+    cache = WatchCache(lambda: 0.0)
+    cache.load([Stored(KEY, 819, b"{}")], 819)
+    written = cache.wait_for(820)  # our own write at 820, its event not in yet
+    cache.advance(823)  # the progress notification etcd sent before that event
+    assert written.called
+    late = [_event(MODIFIED, 820)]
+    assert cache.apply(late, 824) == late  # still new: the write's own state
+    cache.advance(824)
+    assert cache.data[KEY].revision == 820
+    assert [e.revision for e in cache.events_since(819)] == [820]
+
+
+def test_an_event_seen_already_is_not_applied_twice() -> None:
+    cache = WatchCache(lambda: 0.0)
+    cache.load([], 10)
+    first = [_event(ADDED, 11)]
+    cache.advance(20)  # a progress notification alone applies nothing
+    assert cache.apply(first, 11) == first
+    assert cache.apply(first, 21) == []  # a watch made again from an older revision
+    assert cache.apply([_event(ADDED, 9)], 12) == []  # from before the list
