@@ -23,6 +23,7 @@ from twisted.internet import defer
 from twisted.internet.endpoints import HostnameEndpoint, connectProtocol, wrapClientTLS
 from twisted.internet.error import ConnectError
 from twisted.internet.ssl import Certificate, optionsForClientTLS
+from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from platform_api.pem import certificate_options
@@ -38,6 +39,11 @@ from platform_api.storage.etcd.grpcwire import (
     Message,
 )
 from platform_api.storage.etcd.http2 import ProtocolError
+
+log = Logger()
+# kube traces an etcd request slower than this (its "took too long" warnings): one that
+# waits this long is the storage's, not the server's, and the log says which.
+SLOW_CALL = 1.0
 
 
 @dataclass(frozen=True)
@@ -172,11 +178,20 @@ class Transport:
             handler.ended(DEADLINE_EXCEEDED, "context deadline exceeded")
 
         timer = self.reactor.callLater(self.timeout, expire)
+        started = self.reactor.seconds()
         try:
             data = await done
         finally:
             if timer.active():
                 timer.cancel()
+            took = self.reactor.seconds() - started
+            if took >= SLOW_CALL:
+                log.warn(
+                    "etcd request {path} to {endpoint} took too long ({took:.3f}s)",
+                    path=path,
+                    endpoint=self.endpoints[index],
+                    took=took,
+                )
         return proto.UNARY[path].FromString(data)
 
     async def call(self, path: str, request: Any, *, read_only: bool) -> Any:
