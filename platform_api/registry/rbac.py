@@ -106,7 +106,9 @@ def role_ref_text(ref: Any) -> GoText:
     )
 
 
-class _RoleStrategy(GenericStrategy):
+@register(GROUP, "ClusterRole")
+@register(GROUP, "Role")
+class RoleStrategy(GenericStrategy):
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = super().validate(obj)
         namespaced = self.resource.namespaced
@@ -129,16 +131,6 @@ class _RoleStrategy(GenericStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         return super().validate_update(new, old) + self.validate(new)
-
-
-@register(GROUP, "Role")
-class RoleStrategy(_RoleStrategy):
-    pass
-
-
-@register(GROUP, "ClusterRole")
-class ClusterRoleStrategy(_RoleStrategy):
-    pass
 
 
 class _BindingStrategy(GenericStrategy):

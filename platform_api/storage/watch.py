@@ -20,7 +20,6 @@ writes per revision.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -160,7 +159,7 @@ class WatchHub:
         self.revision = events[-1].revision
         delay = round_delay(self._streams)
         held = bool(delay or self._outbox)  # streams get revisions in order: after the outbox
-        self._deliver(events, lambda sub: not (held and sub.streamed))
+        self._deliver(events, streamed=False if held else None)
         if held:
             self._outbox.extend(events)
             if not delay or len(self._outbox) >= FLUSH_AT:
@@ -181,12 +180,13 @@ class WatchHub:
         if events:
             # A stream that subscribed after some of these has them already (its replay
             # or list went up to the hub's position); it skips what it has seen.
-            self._deliver(events, lambda sub: sub.streamed)
+            self._deliver(events, streamed=True)
 
-    def _deliver(self, events: list[Event], chosen: Callable[[_Subscription], bool]) -> None:
+    def _deliver(self, events: list[Event], streamed: bool | None) -> None:
+        """To the watch streams (``streamed``), the in-process subscribers (not), or all."""
         by_prefixes: dict[tuple[bytes, ...], list[Event]] = {}
         for sub in self._audience(events):
-            if not chosen(sub):
+            if streamed is not None and sub.streamed is not streamed:
                 continue
             mine = by_prefixes.get(sub.prefixes)
             if mine is None:
