@@ -4,7 +4,7 @@ kube converts a request's object to its internal types before validating it, and
 messages print a bad value as ``json.Marshal`` writes those types: no JSON tags, so
 every field shows under its Go name, in declaration order, as Go's zero value when unset
 (``{"labels":{...},"Spec":{"Volumes":null,"InitContainers":null,...}}``).  The layout of
-each internal struct is a table (``gointernal_types.py``, written by
+each internal struct is a table (``gointernal_types.json``, written by
 ``scripts/gen_gointernal.py`` from kube's sources); ``go_value`` walks a versioned JSON
 value along it.  ``same`` compares two such values as kube's ``Semantic.DeepEqual``
 does: nil and empty collections alike, quantities by value (``Cmp``), not by text.
@@ -14,16 +14,23 @@ The immutability errors of volumes and claims embed ``struct_diff`` of two such 
 from __future__ import annotations
 
 import difflib
+import json
 from datetime import datetime
 from decimal import Decimal
+from importlib import resources
 from typing import Any
 
 from platform_api.gotext import Struct, go_time, json_string, marshal
 from platform_api.quantity import QuantityError, parse
-from platform_api.registry.gointernal_types import NAMED, STRUCTS
 from platform_api.validation.field import GoText
 
 Obj = dict[str, Any]
+_TABLE = json.loads(resources.files(__package__).joinpath("gointernal_types.json").read_bytes())
+# type -> its fields in Go order: (Go name, versioned JSON key, Go type, embedded)
+STRUCTS: dict[str, list[tuple[str, str, str, bool]]] = {
+    name: [tuple(row) for row in rows] for name, rows in _TABLE["structs"].items()
+}
+NAMED: dict[str, str] = _TABLE["named"]  # named non-struct types -> their Go types
 _INTS = frozenset({"int", "int32", "int64", "uint", "uint32", "uint64"})
 # metav1.ObjectMeta's JSON keys in Go order (all omitempty).
 _META_ORDER = (
