@@ -52,6 +52,7 @@ _SIZE_HELP = "[STABLE] Size of the storage database file physically allocated in
 # Which storage methods are timed, and kube's operation name for each.
 _OPERATIONS = {"get": "get", "get_list": "list", "count": "count", "create": "create"}
 _OPERATIONS |= {"guaranteed_update": "update", "delete": "delete"}
+_OPERATIONS |= {"get_through": "get", "get_list_through": "list"}  # etcd's own reads
 
 
 class StorageCollector(Collector):
@@ -129,4 +130,5 @@ async def _awaiting(work: Any, record: Callable[..., Any]) -> Any:
 def instrument(storage: Storage) -> None:
     """Time the storage's operations (instance attributes shadow the class methods)."""
     for method, operation in _OPERATIONS.items():
-        setattr(storage, method, _timed(operation, getattr(storage, method)))
+        if hasattr(storage, method):
+            setattr(storage, method, _timed(operation, getattr(storage, method)))

@@ -210,10 +210,18 @@ async def read_list(scope: Scope, p: ListParams) -> ListResult:
             revision = wanted
             if revision < storage.compacted_revision():
                 raise errors.expired("The resourceVersion for the provided list is too old.")
-    elif not p.resource_version:
+    if not p.continue_token and not p.resource_version:
         await scope.handlers.consistent_read()
     options = ListOptions(revision, start, p.limit, predicate(scope, p))
-    return await scope.store.read_list(scope.namespace, options)
+    # A consistent list, or a later chunk of one, is read from etcd itself when this
+    # server's cache cannot prove it holds that revision (storage/etcd/through.py).
+    consistent = not p.resource_version and (not p.continue_token or revision > 0)
+    try:
+        return await scope.store.read_list(scope.namespace, options, consistent=consistent)
+    except errors.StatusError as e:
+        if p.continue_token and e.reason == errors.EXPIRED:  # etcd compacted past the token
+            raise continuation.expired(start[len(scope.store.prefix) :]) from None
+        raise
 
 
 def list_metadata(scope: Scope, result: ListResult, p: ListParams) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from platform_api.registry.store import Admit, Store, Track, UpdateFunc
 from platform_api.scheme import bytefields
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.types import ResourceType
-from platform_api.storage.interface import Storage, StorageError, Stored
+from platform_api.storage.interface import Storage, StorageError, Stored, reads_through
 from platform_api.storage.watch import WatchHub
 
 if TYPE_CHECKING:
@@ -84,9 +84,10 @@ class Handlers:
     async def consistent_read(self) -> None:
         """Before a read with no resourceVersion (kube: the newest state, a quorum read):
         a storage that serves reads from a cache (etcd's) first learns the current
-        revision and waits until its cache has it.  LMDB's reads are current already."""
+        revision and waits until its cache has it.  LMDB's reads are current already;
+        one whose cache cannot prove that reads from the database itself instead."""
         current = getattr(self.storage, "consistent_revision", None)
-        if current is not None:
+        if current is not None and reads_through(self.storage) is None:
             try:
                 revision = await current()
             except StorageError as e:  # etcd unreachable: the Status a write would get

@@ -52,6 +52,7 @@ from platform_api.storage.interface import (
     Storage,
     StorageError,
     Stored,
+    reads_through,
 )
 from platform_api.storage.view import AsyncStorageView
 from platform_api.validation.field import go_quote
@@ -205,11 +206,29 @@ class Store:
             return await self.storage.present(stored)
         return stored
 
-    async def read(self, namespace: str, name: str) -> Stored:
-        return await self.served(self.get(namespace, name))
+    async def read(self, namespace: str, name: str, *, consistent: bool = False) -> Stored:
+        """What a get serves; ``consistent`` (no resourceVersion): from the database when
+        the cache cannot prove itself current (storage/etcd/through.py)."""
+        through = reads_through(self.storage) if consistent else None
+        if through is None:
+            return await self.served(self.get(namespace, name))
+        try:
+            stored = await through.get_through(self.named_key(namespace, name))
+        except StorageError as e:
+            raise self._error(e, name) from None
+        return await self.served(stored)
 
-    async def read_list(self, namespace: str, options: ListOptions) -> ListResult:
-        result = self.list(namespace, options)
+    async def read_list(
+        self, namespace: str, options: ListOptions, *, consistent: bool = False
+    ) -> ListResult:
+        through = reads_through(self.storage) if consistent else None
+        if through is None:
+            result = self.list(namespace, options)
+        else:
+            try:
+                result = await through.get_list_through(self.list_prefix(namespace), options)
+            except StorageError as e:
+                raise self._error(e, "") from None
         if isinstance(self.storage, AsyncStorageView):
             return await self.storage.present_list(result)
         return result

@@ -12,7 +12,7 @@ import os
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import orjson
 
@@ -237,3 +237,19 @@ class Storage(Protocol):
         """Changes after ``revision`` from the change log; raises EXPIRED (its ``revision``
         the oldest one the log still has) if that history is gone."""
         ...
+
+
+class ReadsThrough(Protocol):
+    """A storage whose cache cannot prove a consistent read current (etcd before 3.5.13,
+    etcd/through.py): such reads go to the database itself."""
+
+    reads_through: bool
+
+    def get_through(self, key: bytes) -> Awaitable[Stored]: ...
+
+    def get_list_through(self, prefix: bytes, options: ListOptions) -> Awaitable[ListResult]: ...
+
+
+def reads_through(storage: object) -> ReadsThrough | None:
+    """``storage`` when its consistent reads go to the database, else None."""
+    return cast(ReadsThrough, storage) if getattr(storage, "reads_through", False) else None

@@ -27,6 +27,7 @@ from platform_api.storage.interface import (
     Stored,
     TryUpdate,
     ValidateDeletion,
+    reads_through,
 )
 
 Obj = dict[str, Any]
@@ -74,12 +75,32 @@ class StorageView:
         return self.present(self.inner.get(key))
 
     def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
+        return self._present_list(self.inner.get_list(prefix, self._served(options)))
+
+    def _served(self, options: ListOptions) -> ListOptions:
         wanted = options.predicate
-        if wanted is not None:  # selectors see the served form
-            options = replace(options, predicate=lambda obj: wanted(self._seen(obj)))
-        result = self.inner.get_list(prefix, options)
+        if wanted is None:
+            return options
+        # Selectors see the served form.
+        return replace(options, predicate=lambda obj: wanted(self._seen(obj)))
+
+    def _present_list(self, result: ListResult) -> ListResult:
         result.items = [self.present(item) for item in result.items]
         return result
+
+    @property
+    def reads_through(self) -> bool:
+        return reads_through(self.inner) is not None
+
+    async def get_through(self, key: bytes) -> Stored:
+        inner = reads_through(self.inner)
+        assert inner is not None
+        return self.present(await inner.get_through(key))
+
+    async def get_list_through(self, prefix: bytes, options: ListOptions) -> ListResult:
+        inner = reads_through(self.inner)
+        assert inner is not None
+        return self._present_list(await inner.get_list_through(prefix, self._served(options)))
 
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
         return [self.present_event(e) for e in self.inner.events_since(revision, prefix)]
@@ -218,6 +239,20 @@ class AsyncStorageView:
 
     def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
         return self.inner.get_list(prefix, options)
+
+    @property
+    def reads_through(self) -> bool:
+        return reads_through(self.inner) is not None
+
+    def get_through(self, key: bytes) -> Awaitable[Stored]:
+        inner = reads_through(self.inner)
+        assert inner is not None
+        return inner.get_through(key)
+
+    def get_list_through(self, prefix: bytes, options: ListOptions) -> Awaitable[ListResult]:
+        inner = reads_through(self.inner)
+        assert inner is not None
+        return inner.get_list_through(prefix, options)
 
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
         return self.inner.events_since(revision, prefix)

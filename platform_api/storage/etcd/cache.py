@@ -10,7 +10,7 @@ older resourceVersion and lists at an exact one, as the LMDB change log does.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
@@ -157,15 +157,7 @@ class WatchCache:
         lo = bisect.bisect_right(self.keys, options.start_after) if options.start_after else 0
         lo = max(lo, bisect.bisect_left(self.keys, prefix))
         hi = bisect.bisect_left(self.keys, _after(prefix))
-        items: list[Stored] = []
-        for i in range(lo, hi):
-            if options.limit and len(items) >= options.limit:
-                remaining = None if options.predicate else hi - i
-                return ListResult(items, self.revision, items[-1].key, remaining)
-            stored = self.data[self.keys[i]]
-            if options.predicate is None or options.predicate(stored.object):
-                items.append(stored)
-        return ListResult(items, self.revision, None, None)
+        return select(self.keys[lo:hi], self.data.__getitem__, options, self.revision)
 
     def _list_at(self, prefix: bytes, options: ListOptions) -> ListResult:
         target = options.revision
@@ -188,15 +180,25 @@ class WatchCache:
             else:
                 state[event.key] = event.prev
         keys = sorted(k for k in state if k > options.start_after)
-        items: list[Stored] = []
-        for i, key in enumerate(keys):
-            if options.limit and len(items) >= options.limit:
-                remaining = None if options.predicate else len(keys) - i
-                return ListResult(items, target, items[-1].key, remaining)
-            stored = state[key]
-            if options.predicate is None or options.predicate(stored.object):
-                items.append(stored)
-        return ListResult(items, target, None, None)
+        return select(keys, state.__getitem__, options, target)
+
+
+def select(
+    keys: Sequence[bytes], lookup: Callable[[bytes], Stored], options: ListOptions, revision: int
+) -> ListResult:
+    """The chunk of a list: of ``keys`` (in order, past ``start_after`` already), up to
+    ``limit`` objects that ``predicate`` keeps.  A chunk that stops early continues after
+    its last object and, without a predicate, counts the keys left (kube's
+    remainingItemCount)."""
+    items: list[Stored] = []
+    for i, key in enumerate(keys):
+        if options.limit and len(items) >= options.limit:
+            remaining = None if options.predicate else len(keys) - i
+            return ListResult(items, revision, items[-1].key, remaining)
+        stored = lookup(key)
+        if options.predicate is None or options.predicate(stored.object):
+            items.append(stored)
+    return ListResult(items, revision, None, None)
 
 
 def _after(prefix: bytes) -> bytes:

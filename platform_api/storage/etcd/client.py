@@ -93,15 +93,30 @@ class EtcdClient:
         return DeleteResult.decode(await self.transport.call(path, request, read_only=False))
 
     async def txn(
-        self, compare: Sequence[Compare], success: Sequence[Any] = (), failure: Sequence[Any] = ()
+        self,
+        compare: Sequence[Compare],
+        success: Sequence[Any] = (),
+        failure: Sequence[Any] = (),
+        *,
+        read_only: bool = False,
     ) -> TxnResult:
         """If every ``compare`` holds run ``success`` (put_op/delete_op/range_op), else
         ``failure``; atomically, at one revision."""
         request = proto.TxnRequest(
             compare=[c.encode() for c in compare], success=list(success), failure=list(failure)
         )
-        response = await self.transport.call("/etcdserverpb.KV/Txn", request, read_only=False)
+        response = await self.transport.call("/etcdserverpb.KV/Txn", request, read_only=read_only)
         return TxnResult.decode(response)
+
+    async def get_many(self, keys: Sequence[bytes]) -> list[KeyValue | None]:
+        """Several keys in one linearizable read (a transaction of ranges, so at most
+        etcd's ``--max-txn-ops``, 128 by default)."""
+        result = await self.txn([], [range_op(key) for key in keys], read_only=True)
+        found = []
+        for response in result.responses:
+            assert isinstance(response, RangeResult)
+            found.append(response.kvs[0] if response.kvs else None)
+        return found
 
     async def _swap(self, guard: Compare, op: Any) -> CASResult:
         result = await self.txn([guard], [op], [range_op(guard.key)])

@@ -26,11 +26,13 @@ from twisted.python.failure import Failure
 
 from platform_api.storage import mediatypes
 from platform_api.storage.etcd import proto
+from platform_api.storage.etcd.batch import Batched
 from platform_api.storage.etcd.cache import WatchCache, event_type
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.errors import Compacted, EtcdError, storage_call
-from platform_api.storage.etcd.kv import RangeResult, prefix_end
+from platform_api.storage.etcd.kv import RangeResult, Status, prefix_end
 from platform_api.storage.etcd.layout import KeyLayout
+from platform_api.storage.etcd.through import ReadThrough, progress_trusted
 from platform_api.storage.etcd.values import Values
 from platform_api.storage.etcd.watch import ProgressRequester, WatchResponse
 from platform_api.storage.interface import (
@@ -80,14 +82,25 @@ class EtcdStorage:
         self._stopped = False
         self._last_mark = 0
         self._problem: str | None = None
-        self._readers: list[Deferred[int]] | None = None  # of the quorum read on its way
-        self._next_readers: list[Deferred[int]] = []  # who came after it was sent
+        self._revisions: Batched[None, int] = Batched(self._quorum_revisions, most=1 << 30)
         self._progress = ProgressRequester(reactor, self.cache.has_waiters)
+        self._through = ReadThrough(client, layout, self.values, self.cache)
+        # Consistent reads go to etcd itself (through.py) unless its progress notifications
+        # can be trusted; known once ``load`` has asked etcd its version.
+        self.reads_through = True
 
     # -- start and the watch ------------------------------------------------------------
 
     def load(self) -> None:
         """Fill the cache with one consistent list (blocking: at start, before serving)."""
+        version = _status_blocking(self.client).version
+        self.reads_through = not progress_trusted(version)
+        if self.reads_through:
+            log.info(
+                "etcd {version}'s progress notifications can run ahead of its events "
+                "(fixed in 3.5.13): consistent reads go to etcd, as kube's do",
+                version=version,
+            )
         root = self.layout.root
         key, revision, items = root, 0, []
         while True:
@@ -214,20 +227,19 @@ class EtcdStorage:
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
         return self.cache.events_since(revision, prefix)
 
+    def get_through(self, key: bytes) -> Deferred[Stored]:
+        """A consistent get from etcd itself (when ``reads_through``)."""
+        return ensureDeferred(self._through.get(key))
+
+    def get_list_through(self, prefix: bytes, options: ListOptions) -> Deferred[ListResult]:
+        """A consistent list from etcd itself (when ``reads_through``)."""
+        return ensureDeferred(self._through.get_list(prefix, options))
+
     def consistent_revision(self) -> Deferred[int]:
         """etcd's current revision (a quorum read): a consistent read waits until the
-        cache has it, as kube's consistent reads from its watch cache do.
-
-        Readers share quorum reads: one asked for after a read was sent cannot use that
-        one (a write may have landed in between), so it joins the next, which is sent
-        when the current one returns.  At most one is outstanding however many read."""
-        reader: Deferred[int] = Deferred()
-        if self._readers is None:
-            self._readers = [reader]
-            self._ask()
-        else:
-            self._next_readers.append(reader)
-        return reader
+        cache has it, as kube's consistent reads from its watch cache do.  Readers share
+        quorum reads (batch.py)."""
+        return self._revisions(None)
 
     def wait_for_revision(self, revision: int) -> Deferred[None]:
         """Fires once the cache has ``revision``; a progress notification is asked for
@@ -237,23 +249,9 @@ class EtcdStorage:
             self._progress.request()
         return arrived
 
-    def _ask(self) -> None:
-        ensureDeferred(self._quorum_revision()).addBoth(self._answered)
-
-    async def _quorum_revision(self) -> int:
+    async def _quorum_revisions(self, readers: list[None]) -> list[int]:
         result = await storage_call(COMPACT_KEY, self.client.range(COMPACT_KEY, count_only=True))
-        return int(result.revision)
-
-    def _answered(self, result: int | Failure) -> None:
-        readers, self._readers = self._readers or [], None
-        for reader in readers:
-            if isinstance(result, Failure):
-                reader.errback(result)
-            else:
-                reader.callback(result)
-        if self._next_readers:
-            self._readers, self._next_readers = self._next_readers, []
-            self._ask()
+        return [int(result.revision)] * len(readers)
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -365,6 +363,15 @@ class EtcdStorage:
                 await self.client.compact(previous)
             self.cache.expire_below(previous)
         return previous
+
+
+def _status_blocking(client: EtcdClient) -> Status:
+    """etcd's status (its version), waited for: only at start."""
+    path = "/etcdserverpb.Maintenance/Status"
+    try:
+        return Status.decode(client.transport.call_blocking(path, proto.StatusRequest()))
+    except EtcdError as e:
+        raise StorageError(UNREACHABLE, b"", e.message) from None
 
 
 def _range_blocking(

