@@ -247,6 +247,8 @@ class Decoder:
             return "float64"
         if kind == "boolean":
             return "bool"
+        if node.get("format") == "byte":
+            return "[]uint8"  # Go's []byte, as its JSON decoder names it
         return "string"
 
     # -- walking ----------------------------------------------------------------------
@@ -292,10 +294,10 @@ class Decoder:
             items = node.get("items", {})
             return [self._item(item, items, f"{path}[{i}]", struct) for i, item in enumerate(value)]
         if kind == "string":
+            if node.get("format") == "byte":
+                return self._bytes(value, path, struct)
             if not isinstance(value, str):
                 raise self._type_error(value, path, struct, "string", kind="string")
-            if node.get("format") == "byte":
-                _check_base64(value)
             return value
         if kind == "integer":
             int_kind = node.get("format", "int")
@@ -314,6 +316,19 @@ class Decoder:
                 raise self._type_error(value, path, struct, "bool", kind="bool")
             return value
         return value  # untyped: any JSON value (RawExtension-style)
+
+    def _bytes(self, value: Any, path: str, struct: str) -> str:
+        """Go's ``[]byte``: base64 text, or, being a slice, an array of numbers 0-255."""
+        if isinstance(value, str):
+            _check_base64(value)
+            return value
+        if not isinstance(value, list):
+            raise self._type_error(value, path, struct, "[]uint8", kind="slice")
+        value = [0 if item is None else item for item in value]  # null: the zero byte
+        for item in value:
+            if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item <= 255:
+                raise self._type_error(item, path, struct, "uint8", True, "uint8")
+        return base64.b64encode(bytes(value)).decode()
 
     def _item(self, value: Any, node: Node, path: str, struct: str) -> Any:
         """A list item or map value: Go decodes a null one as its type's zero value (a

@@ -219,3 +219,31 @@ def test_malformed_bodies() -> None:
         parse_json(b'{"a": NaN}')
     with pytest.raises(BodyError):
         parse_yaml(b"a: [")
+
+
+CONFIGMAPS, SECRETS = ("", "v1", "configmaps"), ("", "v1", "secrets")
+
+
+@pytest.mark.parametrize(
+    ("resource", "body", "message"),
+    [  # as kube-apiserver v1.36 answered each (reference, 2026-11-30)
+        (SECRETS, b'{"data":"zz"}', "Secret.data of type map[string][]uint8"),
+        (SECRETS, b'{"data":{"a":1}}', "number into Go struct field Secret.data of type []uint8"),
+        (CONFIGMAPS, b'{"binaryData":{"a":[256]}}', "number 256 into Go struct field "),
+        (CONFIGMAPS, b'{"binaryData":{"a":["x"]}}', "string into Go struct field "),
+        (CONFIGMAPS, b'{"binaryData":{"a":true}}', "ConfigMap.binaryData of type []uint8"),
+    ],
+)
+def test_bytes_refused_as_go_refuses_them(
+    resource: tuple[str, str, str], body: bytes, message: str
+) -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode(resource, body)
+    assert message in str(caught.value)
+
+
+def test_bytes_may_come_as_an_array_of_numbers_as_go_reads_a_slice() -> None:
+    """Go's ``[]byte`` is a slice: a JSON array of numbers (null: 0) decodes into it."""
+    body = b'{"metadata":{"name":"b"},"binaryData":{"a":[1,2,null],"b":[]}}'
+    decoded = decode(CONFIGMAPS, body)
+    assert decoded.obj["binaryData"] == {"a": "AQIA", "b": ""}
