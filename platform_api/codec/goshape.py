@@ -3,7 +3,8 @@
 kube decodes every write into its Go struct and encodes what it stores and answers from
 that struct, so a field the writer left out comes back as Go writes its zero value:
 ``"status": {}`` for a struct, ``null`` for a time or a list without ``omitempty``, ``""``
-for a string without it; an empty list or map with ``omitempty`` is left out.  A CronJob
+for a string without it; an empty list or map with ``omitempty`` is left out, and one
+without it comes back ``null`` (Protobuf, kube's storage encoding, decodes it as nil).  A CronJob
 created without status reads back with ``"status": {}``; an operator that indexes
 ``obj["status"]`` relies on it.
 
@@ -19,21 +20,32 @@ from collections.abc import Callable
 from typing import Any
 
 from platform_api.codec.protobuf_decode import go_absent
-from platform_api.codec.protobuf_schema import OMITEMPTY, OMITZERO, fields, message_for, special
+from platform_api.codec.protobuf_schema import (
+    OMITEMPTY,
+    OMITZERO,
+    Field,
+    fields,
+    message_for,
+    special,
+)
 
-Shaper = Callable[[dict[str, Any]], None]
+Shaper = Callable[[dict[str, Any], bool], None]  # (object, whole)
 # One field's step: (JSON name, the value Go writes when it is absent or None,
 # how to shape a present value or None, how a present value holds messages,
-# whether Go leaves the field out when it is an empty list or map)
-Step = tuple[str, Callable[[], Any] | None, Shaper | None, str, bool]
+# what Go makes of an empty list or map: OMIT it, NULL (nil after the Protobuf round
+# trip) or KEEP it)
+Step = tuple[str, Callable[[], Any] | None, Shaper | None, str, str]
+OMIT, NULL, KEEP = "omit", "null", "keep"
 
 
-def shape(obj: dict[str, Any]) -> None:
+def shape(obj: dict[str, Any], *, whole: bool = True) -> None:
     """Give ``obj`` (in place) the fields Go's JSON writes for its kind where they are
-    absent, and drop the empty lists and maps Go leaves out."""
+    absent, and drop the empty lists and maps Go leaves out.  Not ``whole``: only drop
+    those, as kube's field manager sees a write (its Go value converted to JSON, before
+    the Protobuf round trip that makes the other empty lists nil)."""
     message = message_for(obj.get("apiVersion") or "", obj.get("kind") or "")
     if message is not None:
-        shaper(message)(obj)
+        shaper(message)(obj, whole)
 
 
 def shaper(message: str) -> Shaper:
@@ -54,10 +66,19 @@ def shaper(message: str) -> Shaper:
             child, holds = shaper(f.ref), "values"
         elif f.kind == "message" and not special(f.ref):
             child, holds = shaper(f.ref), "items" if f.repeated else "one"
-        collection = f.kind == "map" or f.repeated or special(f.ref) == "list"
-        omits = collection and bool(f.flags & (OMITEMPTY | OMITZERO)) and not f.pointer
-        steps.append((f.json, go_absent(message, f), child, holds, omits))
+        steps.append((f.json, go_absent(message, f), child, holds, _empty(f)))
     return walk
+
+
+def _empty(f: Field) -> str:
+    """What becomes of the field's empty list or map: Go's JSON leaves it out with
+    ``omitempty``; without, Protobuf decodes it as a nil slice or map, written ``null``."""
+    collection = f.kind == "map" or f.repeated or special(f.ref) == "list"
+    if not collection or f.pointer:
+        return KEEP
+    if f.flags & (OMITEMPTY | OMITZERO):
+        return OMIT
+    return NULL if (f.kind == "map" or f.repeated) and not special(f.ref) else KEEP
 
 
 _SHAPERS: dict[str, Shaper] = {}
@@ -65,30 +86,33 @@ _SCALARS = frozenset({"string", "bytes", "bool", "int32", "int64", "double"})
 
 
 def _walker(steps: list[Step], inline: list[Shaper]) -> Shaper:
-    def walk(obj: dict[str, Any]) -> None:
-        for name, absent, child, holds, omits in steps:
+    def walk(obj: dict[str, Any], whole: bool) -> None:
+        for name, absent, child, holds, empty in steps:
             value = obj.get(name)
             if value is None:
-                if absent is not None and name not in obj:
+                if whole and absent is not None and name not in obj:
                     obj[name] = absent()
                 continue
-            if omits and not value and isinstance(value, list | dict):
-                del obj[name]  # ``omitempty``: Go writes no empty list or map
+            if empty is not KEEP and not value and isinstance(value, list | dict):
+                if empty is OMIT:
+                    del obj[name]  # ``omitempty``: Go writes no empty list or map
+                elif whole:
+                    obj[name] = None
                 continue
             if child is None:
                 continue
             if holds == "one":
                 if isinstance(value, dict):
-                    child(value)
+                    child(value, whole)
             elif holds == "items":
                 for item in value if isinstance(value, list) else ():
                     if isinstance(item, dict):
-                        child(item)
+                        child(item, whole)
             elif isinstance(value, dict):
                 for item in value.values():
                     if isinstance(item, dict):
-                        child(item)
+                        child(item, whole)
         for embedded in inline:
-            embedded(obj)
+            embedded(obj, whole)
 
     return walk

@@ -269,9 +269,10 @@ class EndpointSliceController(ServicePodsController):
 
 
 def _same(current: Obj, labels: dict[str, str], ports: list[Obj], endpoints: list[Obj]) -> bool:
+    """As kube's Semantic.DeepEqual compares: a null list (how an empty one is stored)
+    and an empty one are the same."""
     return (
         (current.get("metadata") or {}).get("labels") == labels
-        and current.get("ports") is not None
         and slice_ports_key(current.get("ports") or []) == slice_ports_key(ports)
         and canonical(current.get("endpoints") or []) == canonical(endpoints)
     )

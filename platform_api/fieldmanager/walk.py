@@ -70,7 +70,8 @@ def _compare(
         shape = typed.shape(node, None)  # changed shape: compare as a whole
     if shape.kind == LEAF:
         if lhs is _MISSING:
-            c.added.add(path)
+            if not (go_value and _go_zero(shape, rhs)):
+                c.added.add(path)
         elif rhs is _MISSING:
             c.removed.add(path)
         elif not _same(lhs, rhs):
@@ -99,6 +100,15 @@ def _compare(
                 c.added.add(child_path)
         elif rchild is None:
             c.removed.add(child_path)
+
+
+def _go_zero(shape: Shape, value: Any) -> bool:
+    """Whether ``value`` is what Go writes for the zero value of a field it always writes
+    (a Go object has it): ``""``, ``0``, ``false``, or ``{}`` for an atomic struct (a
+    pod selector), so a write of it adds nothing, as kube's comparison finds."""
+    if isinstance(value, dict):
+        return not value and bool(shape.node.get("properties"))
+    return isinstance(value, str | int | float) and not value
 
 
 def merge(typed: Typed, node: Node, lhs: Any, rhs: Any) -> Any:

@@ -49,24 +49,14 @@ MAX_DATA_SIZE = 1024 * 1024  # kube's MaxSecretSize, for ConfigMaps too
 
 @register("", "Secret")
 class SecretStrategy(GenericStrategy):
+    # ``stringData`` was merged into ``data`` as the write was decoded (defaults.py).
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
-        self._merge_string_data(obj)
         obj.setdefault("type", "Opaque")
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)
-        self._merge_string_data(new)
         new.setdefault("type", old.get("type", "Opaque"))
-
-    @staticmethod
-    def _merge_string_data(obj: Obj) -> None:
-        """``stringData`` is write-only: its entries overwrite ``data``, base64-encoded."""
-        string_data = obj.pop("stringData", None)
-        if string_data:
-            data = obj.setdefault("data", {})
-            for key, value in string_data.items():
-                data[key] = base64.b64encode(value.encode()).decode()
 
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = super().validate(obj)

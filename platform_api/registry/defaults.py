@@ -6,6 +6,7 @@ before validation, so what clients read back is what kube would have stored.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
@@ -144,7 +145,17 @@ def _service(obj: Obj) -> None:
 
 @defaults("", "Secret")
 def _secret(obj: Obj) -> None:
+    """``stringData`` is write-only: kube's decoding (its v1 to internal conversion)
+    writes its entries over ``data``, base64-encoded, so admission, managedFields and
+    validation see them there and never see ``stringData``."""
     obj.setdefault("type", "Opaque")
+    string_data = obj.pop("stringData", None)
+    if string_data:
+        data = obj.get("data")
+        if not isinstance(data, dict):
+            data = obj["data"] = {}
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
 
 
 @defaults("", "PersistentVolumeClaim")

@@ -258,6 +258,7 @@ class Store:
         self.default(obj)  # as kube's decoding defaults what the writer sent
         track = track or self._writer_tracker("")
         if track is not None:
+            shape(obj, whole=False)  # kube tracks no empty list or map Go omits
             track(None, obj)
         shape(obj)  # after tracking: kube's managedFields own no zero value Go writes
         if mutate is not None:
@@ -326,6 +327,7 @@ class Store:
                 obj.setdefault("metadata", {}).pop("resourceVersion", None)
                 self.default(obj)
                 if track is not None:
+                    shape(obj, whole=False)
                     track(None, obj)
                 shape(obj)
                 if mutate is not None:
@@ -345,6 +347,7 @@ class Store:
             if main:
                 self.default(obj)
             if track is not None:  # before admission and the kind's preparation, as kube
+                shape(obj, whole=False)
                 track(existing, obj)
             shape(obj)  # before the kind compares it with the stored (shaped) one
             if mutate is not None:

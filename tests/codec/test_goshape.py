@@ -139,7 +139,8 @@ def test_values_of_the_wrong_shape_are_left_to_validation() -> None:
 
 def test_empty_lists_and_maps_go_writes_none_of_are_left_out() -> None:
     """``omitempty`` leaves an empty list or map out, as kube answers a ConfigMap created
-    with ``data: {}`` (reference); a list without ``omitempty`` stays as sent."""
+    with ``data: {}`` (reference); a list without ``omitempty`` is null, as Protobuf
+    decodes it (a ClusterRole created with ``rules: []``, reference)."""
     config_map: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -154,4 +155,12 @@ def test_empty_lists_and_maps_go_writes_none_of_are_left_out() -> None:
         "spec": {"volumes": [], "containers": []},
     }
     shape(pod)
-    assert "volumes" not in pod["spec"] and pod["spec"]["containers"] == []
+    assert "volumes" not in pod["spec"] and pod["spec"]["containers"] is None
+    role: dict[str, Any] = {
+        "apiVersion": "rbac.authorization.platform.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "r"},
+    }
+    shaped = {**role, "rules": []}
+    shape(shaped)
+    assert shaped == {**role, "rules": None} == protobuf.decode(protobuf.encode(shaped))

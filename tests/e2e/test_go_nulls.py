@@ -35,6 +35,21 @@ def test_roles_without_rules_have_null_rules_nobody_owns(
         admin.delete(f"{server.url}{path}/null-rules")
 
 
+def test_an_empty_list_go_does_not_omit_is_answered_null(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube stores Protobuf, which decodes an empty list as a nil slice: a ClusterRole
+    created with ``rules: []`` reads back ``"rules": null``, its manager still owning it."""
+    path = RBAC + "/clusterroles"
+    body = {"apiVersion": RBAC[6:], "kind": "ClusterRole", "metadata": {"name": "empty-rules"}}
+    made = admin.post(server.url + path, json={**body, "rules": []})
+    assert made.status_code == 201
+    assert made.json()["rules"] is None and _fields(made.json()) == [{"f:rules": {}}]
+    got = admin.get(f"{server.url}{path}/empty-rules").json()
+    assert "rules" in got and got["rules"] is None
+    admin.delete(f"{server.url}{path}/empty-rules")
+
+
 def test_an_endpoint_slice_counts_changes_and_labels(
     server: Server, admin: requests.Session
 ) -> None:
@@ -168,3 +183,62 @@ def test_an_empty_map_go_omits_is_not_answered(server: Server, admin: requests.S
         },
     )
     admin.delete(f"{url}/go-empty")
+
+
+def test_managed_fields_are_taken_from_the_write_as_go_decodes_it(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube records ownership of the decoded Go object: empty lists and maps Go omits,
+    an atomic struct at its zero value (a NetworkPolicy's ``podSelector: {}``) and
+    ``stringData`` (merged into ``data`` as a Secret is decoded) are nobody's.  The
+    fields sets are those kube-apiserver v1.36 recorded for these writes (reference)."""
+    ns = server.url + "/api/v1/namespaces/default"
+    pod = {"containers": [{"name": "c", "image": "nginx", "env": []}], "volumes": []}
+    template = {"metadata": {"labels": {"a": "b"}}, "spec": pod}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "go-owned"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template},
+    }
+    apps = server.url + "/apis/apps/v1/namespaces/default/deployments"
+    made = admin.post(apps, json=deployment).json()
+    spec = _fields(made)[0]["f:spec"]["f:template"]["f:spec"]
+    container = ("image", "imagePullPolicy", "name", "resources", "terminationMessagePath")
+    defaulted = ("dnsPolicy", "restartPolicy", "schedulerName", "securityContext")
+    assert spec == {  # no f:env, no f:volumes
+        "f:containers": {
+            'k:{"name":"c"}': {
+                ".": {},
+                **{f"f:{name}": {} for name in container},
+                "f:terminationMessagePolicy": {},
+            }
+        },
+        **{f"f:{name}": {} for name in defaulted},
+        "f:terminationGracePeriodSeconds": {},
+    }
+    policy = {
+        "apiVersion": "networking.platform.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "go-owned"},
+        "spec": {"podSelector": {}, "policyTypes": ["Ingress"]},
+    }
+    path = "/apis/networking.platform.io/v1/namespaces/default/networkpolicies"
+    made = admin.post(server.url + path, json=policy).json()
+    assert made["spec"]["podSelector"] == {}
+    assert _fields(made) == [{"f:spec": {"f:policyTypes": {}}}]
+    secret = {"metadata": {"name": "go-owned"}, "stringData": {"a": "b"}, "data": {}}
+    made = admin.post(ns + "/secrets", json=secret).json()
+    assert made["data"] == {"a": "Yg=="} and "stringData" not in made
+    assert _fields(made) == [{"f:data": {".": {}, "f:a": {}}, "f:type": {}}]
+    hooks = {
+        "apiVersion": "admissionregistration.platform.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "go-owned"},
+        "webhooks": [],
+    }
+    path = "/apis/admissionregistration.platform.io/v1/validatingwebhookconfigurations"
+    made = admin.post(server.url + path, json=hooks).json()
+    assert "managedFields" not in made["metadata"]  # nothing owned: no entry
+    for url in (f"{apps}/go-owned", f"{ns}/secrets/go-owned", f"{server.url}{path}/go-owned"):
+        admin.delete(url)

@@ -71,10 +71,18 @@ def test_the_server_is_the_endpoint_of_the_kubernetes_service(advertised: Server
             "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
         }
     ]
-    found = session.get(
-        advertised.base_url + "/apis/discovery.platform.io/v1/namespaces/default/endpointslices",
-        params={"labelSelector": "kubernetes.io/service-name=kubernetes"},
-    ).json()["items"]
+
+    def slices() -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = session.get(
+            advertised.base_url
+            + "/apis/discovery.platform.io/v1/namespaces/default/endpointslices",
+            params={"labelSelector": "kubernetes.io/service-name=kubernetes"},
+        ).json()["items"]
+        return items
+
+    # The slice is written just after the Endpoints.
+    eventually(lambda: [s["metadata"]["name"] for s in slices()], ["kubernetes"], 10)
+    found = slices()
     assert [s["metadata"]["name"] for s in found] == ["kubernetes"]
     assert {k: found[0][k] for k in ("addressType", "endpoints", "ports")} == {
         "addressType": "IPv4",
