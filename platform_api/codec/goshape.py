@@ -1,14 +1,16 @@
 """Built-in objects in the shape kube's Go types give them as JSON.
 
 kube decodes every write into its Go struct and encodes what it stores and answers from
-that struct, so a field the writer left out comes back as Go writes its zero value:
-``"status": {}`` for a struct, ``null`` for a time or a list without ``omitempty``, ``""``
-for a string without it; an empty list or map with ``omitempty`` is left out, and one
-without it comes back ``null`` (Protobuf, kube's storage encoding, decodes it as nil).  A CronJob
-created without status reads back with ``"status": {}``; an operator that indexes
-``obj["status"]`` relies on it.
+that struct.  Decoded, a zero value (``""``, ``0``, ``false``) is no different from an
+absent field, so defaulting fills both (``type: ""`` becomes ``ClusterIP``).  Encoded,
+a field the writer left out comes back as Go writes its zero value: ``"status": {}``
+for a struct, ``null`` for a time or a list without ``omitempty``, ``""`` for a string
+without it; zero values and empty lists and maps with ``omitempty`` are left out.  Read
+back from Protobuf, kube's storage encoding, an empty list or map without ``omitempty``
+is nil: ``null``.  A CronJob created without status reads back with ``"status": {}``;
+an operator that indexes ``obj["status"]`` relies on it.
 
-``shape`` makes an object about to be stored so, from the same field table
+``shape`` gives an object the shape of one of those stages, from the same field table
 and the same rule (``go_absent``) as the Protobuf decoder: an object stored as JSON then
 reads as one stored as Protobuf does, and replicas on etcd answer alike whether they
 wrote the object or decoded it.  Custom resources have no Go type and are left as sent.
@@ -29,23 +31,38 @@ from platform_api.codec.protobuf_schema import (
     special,
 )
 
-Shaper = Callable[[dict[str, Any], bool], None]  # (object, whole)
+# How far along kube's handling of a write an object is, which decides what Go makes
+# of its empty and zero values:
+RECEIVED = 0  # decoded into Go: a zero scalar is as absent (defaulting fills both)
+DECODED = 1  # that Go value as JSON: zero values written, those omitempty left out
+STORED = 2  # read back from Protobuf: empty lists and maps without omitempty are nil
+
+Shaper = Callable[[dict[str, Any], int], None]  # (object, stage)
 # One field's step: (JSON name, the value Go writes when it is absent or None,
 # how to shape a present value or None, how a present value holds messages,
 # what Go makes of an empty list or map: OMIT it, NULL (nil after the Protobuf round
-# trip) or KEEP it)
-Step = tuple[str, Callable[[], Any] | None, Shaper | None, str, str]
+# trip) or KEEP it, the types and value of a non-pointer scalar's zero (else None),
+# whether Go leaves that zero out)
+Step = tuple[
+    str, Callable[[], Any] | None, Shaper | None, str, str, tuple[type, ...] | None, Any, bool
+]
 OMIT, NULL, KEEP = "omit", "null", "keep"
+_ZEROS: dict[str, tuple[tuple[type, ...], Any]] = {
+    "string": ((str,), ""),
+    "bool": ((bool,), False),
+    "int32": ((int,), 0),
+    "int64": ((int,), 0),
+    "double": ((int, float), 0),
+}
 
 
-def shape(obj: dict[str, Any], *, whole: bool = True) -> None:
-    """Give ``obj`` (in place) the fields Go's JSON writes for its kind where they are
-    absent, and drop the empty lists and maps Go leaves out.  Not ``whole``: only drop
-    those, as kube's field manager sees a write (its Go value converted to JSON, before
-    the Protobuf round trip that makes the other empty lists nil)."""
+def shape(obj: dict[str, Any], stage: int = STORED) -> None:
+    """Give ``obj`` (in place) the shape Go gives a write of its kind at ``stage``:
+    fields Go writes filled in where absent with their zero values, and the zero values
+    and empty lists and maps Go leaves out dropped."""
     message = message_for(obj.get("apiVersion") or "", obj.get("kind") or "")
     if message is not None:
-        shaper(message)(obj, whole)
+        shaper(message)(obj, stage)
 
 
 def shaper(message: str) -> Shaper:
@@ -66,7 +83,10 @@ def shaper(message: str) -> Shaper:
             child, holds = shaper(f.ref), "values"
         elif f.kind == "message" and not special(f.ref):
             child, holds = shaper(f.ref), "items" if f.repeated else "one"
-        steps.append((f.json, go_absent(message, f), child, holds, _empty(f)))
+        scalar = not (f.pointer or f.repeated)
+        types, zero = _ZEROS.get(f.kind, (None, None)) if scalar else (None, None)
+        omits = bool(f.flags & (OMITEMPTY | OMITZERO))
+        steps.append((f.json, go_absent(message, f), child, holds, _empty(f), types, zero, omits))
     return walk
 
 
@@ -86,33 +106,37 @@ _SCALARS = frozenset({"string", "bytes", "bool", "int32", "int64", "double"})
 
 
 def _walker(steps: list[Step], inline: list[Shaper]) -> Shaper:
-    def walk(obj: dict[str, Any], whole: bool) -> None:
-        for name, absent, child, holds, empty in steps:
+    def walk(obj: dict[str, Any], stage: int) -> None:
+        for name, absent, child, holds, empty, types, zero, omits in steps:
             value = obj.get(name)
             if value is None:
-                if whole and absent is not None and name not in obj:
+                if stage and absent is not None and name not in obj:
                     obj[name] = absent()
+                continue
+            if types is not None:
+                if type(value) in types and value == zero and (omits or stage == RECEIVED):
+                    del obj[name]
                 continue
             if empty is not KEEP and not value and isinstance(value, list | dict):
                 if empty is OMIT:
                     del obj[name]  # ``omitempty``: Go writes no empty list or map
-                elif whole:
+                elif stage == STORED:
                     obj[name] = None
                 continue
             if child is None:
                 continue
             if holds == "one":
                 if isinstance(value, dict):
-                    child(value, whole)
+                    child(value, stage)
             elif holds == "items":
                 for item in value if isinstance(value, list) else ():
                     if isinstance(item, dict):
-                        child(item, whole)
+                        child(item, stage)
             elif isinstance(value, dict):
                 for item in value.values():
                     if isinstance(item, dict):
-                        child(item, whole)
+                        child(item, stage)
         for embedded in inline:
-            embedded(obj, whole)
+            embedded(obj, stage)
 
     return walk

@@ -104,8 +104,11 @@ def _compare(
 
 def _go_zero(shape: Shape, value: Any) -> bool:
     """Whether ``value`` is what Go writes for the zero value of a field it always writes
-    (a Go object has it): ``""``, ``0``, ``false``, or ``{}`` for an atomic struct (a
-    pod selector), so a write of it adds nothing, as kube's comparison finds."""
+    (a Go object has it): ``""``, ``0``, ``false``, ``null`` (a nil list, map or time)
+    or ``{}`` for an atomic struct (a pod selector), so a write of it adds nothing, as
+    kube's comparison finds."""
+    if value is None:
+        return True
     if isinstance(value, dict):
         return not value and bool(shape.node.get("properties"))
     return isinstance(value, str | int | float) and not value

@@ -17,7 +17,7 @@ import orjson
 
 from platform_api import errors
 from platform_api.authentication.user import UserInfo
-from platform_api.codec.goshape import shape
+from platform_api.codec.goshape import DECODED, RECEIVED, shape
 from platform_api.errors import StatusError
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.registry.defaults import apply_defaults
@@ -237,7 +237,9 @@ class Store:
 
     def default(self, obj: Obj) -> None:
         """The kind's defaults, as kube's decoder sets them: before mutating admission
-        (webhooks and policies see them), and again before validation."""
+        (webhooks and policies see them), and again before validation.  In Go a zero
+        value is as absent, so defaulting fills both."""
+        shape(obj, RECEIVED)
         apply_defaults(self.resource.group, self.resource.kind, obj)
         labels = getattr(self.strategy, "default_labels", None)  # those that need the server
         if labels is not None:
@@ -257,10 +259,9 @@ class Store:
         admission, the kind's preparation and validation, validating admission."""
         self.default(obj)  # as kube's decoding defaults what the writer sent
         track = track or self._writer_tracker("")
+        shape(obj, DECODED)  # admission and field tracking see the write as Go holds it
         if track is not None:
-            shape(obj, whole=False)  # kube tracks no empty list or map Go omits
             track(None, obj)
-        shape(obj)  # after tracking: kube's managedFields own no zero value Go writes
         if mutate is not None:
             obj = await mutate(obj, None)
         if obj.get("metadata", {}).get("resourceVersion"):
@@ -270,7 +271,7 @@ class Store:
         name = before_create(self.resource, self.strategy, namespace, obj, self.now())
         if admit is not None:
             await admit(obj, None)
-        shape(obj)  # again: admission may have dropped some
+        shape(obj)  # as stored: admission may have dropped some, and Protobuf nils lists
         key = self.key(namespace, name)
         if dry_run:
             return self._dry_run_create(key, obj, name)
@@ -326,10 +327,9 @@ class Store:
                 obj = updated(None)
                 obj.setdefault("metadata", {}).pop("resourceVersion", None)
                 self.default(obj)
+                shape(obj, DECODED)
                 if track is not None:
-                    shape(obj, whole=False)
                     track(None, obj)
-                shape(obj)
                 if mutate is not None:
                     obj = await mutate(obj, None)
                 check_name(obj, name)
@@ -346,10 +346,9 @@ class Store:
             main = strategy is self.strategy
             if main:
                 self.default(obj)
+            shape(obj, DECODED)
             if track is not None:  # before admission and the kind's preparation, as kube
-                shape(obj, whole=False)
                 track(existing, obj)
-            shape(obj)  # before the kind compares it with the stored (shaped) one
             if mutate is not None:
                 obj = await mutate(obj, existing)
             before_update(self.resource, strategy, main, (namespace, name), obj, existing)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from platform_api.codec import protobuf
-from platform_api.codec.goshape import shape
+from platform_api.codec.goshape import DECODED, RECEIVED, shape
 
 META = {
     "name": "x",
@@ -164,3 +164,25 @@ def test_empty_lists_and_maps_go_writes_none_of_are_left_out() -> None:
     shaped = {**role, "rules": []}
     shape(shaped)
     assert shaped == {**role, "rules": None} == protobuf.decode(protobuf.encode(shaped))
+
+
+def test_zero_values_are_as_absent_when_a_write_is_received() -> None:
+    """Decoded into Go, ``""``, ``0`` and ``false`` are no different from absent (so
+    defaulting fills them); written back, Go writes those without omitempty and leaves
+    the others out.  A pointer's zero is a value: ``replicas: 0`` stays."""
+    def deployment() -> dict[str, Any]:
+        spec = {"replicas": 0, "paused": False, "minReadySeconds": 0, "template": {}}
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {}, "spec": spec}
+
+    received = deployment()
+    shape(received, RECEIVED)
+    assert received["spec"] == {"replicas": 0, "template": {}}
+    service = {"apiVersion": "v1", "kind": "Service", "spec": {"ports": [{"port": 0}]}}
+    shape(service, RECEIVED)
+    assert service["spec"] == {"ports": [{}]}  # port has no omitempty: absent when received
+    shape(service, DECODED)
+    assert service["spec"]["ports"] == [{"port": 0, "targetPort": 0}]  # ...and written back
+    decoded = deployment()
+    shape(decoded, DECODED)
+    assert "paused" not in decoded["spec"] and "minReadySeconds" not in decoded["spec"]
+    assert decoded["spec"]["replicas"] == 0

@@ -242,3 +242,45 @@ def test_managed_fields_are_taken_from_the_write_as_go_decodes_it(
     assert "managedFields" not in made["metadata"]  # nothing owned: no entry
     for url in (f"{apps}/go-owned", f"{ns}/secrets/go-owned", f"{server.url}{path}/go-owned"):
         admin.delete(url)
+
+
+def test_zero_values_are_as_absent_as_in_go(server: Server, admin: requests.Session) -> None:
+    """Go cannot tell a zero value from an absent one: kube defaults ``type: ""`` as it
+    defaults no type, and leaves an omitempty ``false`` out of the object and of the
+    writer's fields; a non-omitempty list patched to null is its writer's (reference)."""
+    url = server.url + "/api/v1/namespaces/default/services"
+    spec = {"type": "", "sessionAffinity": "", "ports": [{"port": 80, "protocol": ""}]}
+    made = admin.post(url, json={"metadata": {"name": "go-zero"}, "spec": spec})
+    assert made.status_code == 201, made.text
+    got = made.json()["spec"]
+    assert (got["type"], got["sessionAffinity"], got["ports"][0]["protocol"]) == (
+        "ClusterIP",
+        "None",
+        "TCP",
+    )
+    admin.delete(f"{url}/go-zero")
+
+    apps = server.url + "/apis/apps/v1/namespaces/default/deployments"
+    pod = {"containers": [{"name": "c", "image": "busybox"}]}
+    template = {"metadata": {"labels": {"a": "b"}}, "spec": pod}
+    selector = {"matchLabels": {"a": "b"}}
+    body = {"metadata": {"name": "go-zero"}, "spec": {"selector": selector, "template": template}}
+    assert admin.post(apps, json=body).status_code == 201
+    change = {"spec": {"paused": False, "replicas": 2}}
+    headers = {**MERGE, "User-Agent": "patcher"}
+    patched = admin.patch(f"{apps}/go-zero", json=change, headers=headers).json()
+    assert "paused" not in patched["spec"]
+    owned = {m["manager"]: m["fieldsV1"] for m in patched["metadata"]["managedFields"]}
+    assert owned["patcher"] == {"f:spec": {"f:replicas": {}}}
+    admin.delete(f"{apps}/go-zero")
+
+    path = server.url + RBAC + "/clusterroles"
+    rules = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
+    role = {"apiVersion": RBAC[6:], "kind": "ClusterRole", "metadata": {"name": "go-zero"}}
+    assert admin.post(path, json={**role, "rules": rules}).status_code == 201
+    headers = {**MERGE, "User-Agent": "clearer"}
+    cleared = admin.patch(f"{path}/go-zero", json={"rules": None}, headers=headers).json()
+    assert cleared["rules"] is None
+    owned = {m["manager"]: m["fieldsV1"] for m in cleared["metadata"]["managedFields"]}
+    assert owned == {"clearer": {"f:rules": {}}}  # the creator's rules are gone
+    admin.delete(f"{path}/go-zero")
