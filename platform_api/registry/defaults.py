@@ -234,6 +234,16 @@ def _statefulset(obj: Obj) -> None:
     retention.setdefault("whenDeleted", "Retain")
     retention.setdefault("whenScaled", "Retain")
     _template(obj)
+    for claim in spec.get("volumeClaimTemplates") or []:
+        if not isinstance(claim, dict):
+            continue
+        # kube's v1 conversion names each template's kind (issue 87583), and the claim
+        # defaults apply to it as to a claim.
+        claim["apiVersion"], claim["kind"] = "v1", "PersistentVolumeClaim"
+        _pvc(claim)
+        if not isinstance(claim.get("status"), dict):
+            claim["status"] = {}
+        claim["status"].setdefault("phase", "Pending")
 
 
 @defaults("apps", "DaemonSet")
@@ -247,6 +257,13 @@ def _daemonset(obj: Obj) -> None:
         rolling.setdefault("maxSurge", 0)
     spec.setdefault("revisionHistoryLimit", 10)
     _template(obj)
+    # kube's internal DaemonSet keeps the template generation as a field its v1 form
+    # always writes as this annotation ("0" until the strategy sets it): the writer's
+    # fields include it, as kube's managedFields do.
+    meta = obj.setdefault("metadata", {})
+    if not isinstance(meta.get("annotations"), dict):
+        meta["annotations"] = {}
+    meta["annotations"].setdefault("deprecated.daemonset.template.generation", "0")
 
 
 @defaults("batch", "Job")
@@ -289,3 +306,8 @@ def _cronjob(obj: Obj) -> None:
     job_spec = spec.setdefault("jobTemplate", {}).setdefault("spec", {})
     _failure_patterns(job_spec)
     pod_spec(job_spec.setdefault("template", {}).setdefault("spec", {}))
+
+
+@defaults("scheduling.platform.io", "PriorityClass")
+def _priority_class(obj: Obj) -> None:
+    obj.setdefault("preemptionPolicy", "PreemptLowerPriority")

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from platform_api.codec.goshape import shape
+
 Obj = dict[str, Any]
 CORE_API_VERSION = "v1"
 # events.platform.io name -> core v1 name, for the fields that are renamed.
@@ -45,17 +47,18 @@ def to_core(obj: Obj) -> Obj:
 
 def from_core(api_version: str) -> Callable[[Obj], Obj | None]:
     """The stored core Event as ``api_version`` (events.platform.io/v1 or v1beta1)
-    serves it; ``eventTime`` is null when the core Event has none, as Go writes it."""
+    serves it, in the shape Go writes that struct: ``eventTime`` and the deprecated
+    timestamps null when unset, ``deprecatedSource: {}``, zero counts left out."""
 
     def convert(obj: Obj) -> Obj | None:
         out: Obj = {"apiVersion": api_version, "kind": "Event", "metadata": obj.get("metadata")}
         out["eventTime"] = obj.get("eventTime")
         for core, new in _BACK.items():
-            value = obj.get(core)
-            if value not in (None, {}, 0, ""):
-                out[new] = value
+            if obj.get(core) is not None:
+                out[new] = obj[core]
         out["regarding"] = obj.get("involvedObject") or {}
         out.update({k: obj[k] for k in _SAME if obj.get(k) is not None})
+        shape(out)
         return out
 
     return convert

@@ -87,12 +87,7 @@ def validate_preemption_policy(policy: str, path: str) -> list[FieldError]:
 class PriorityClassStrategy(GenericStrategy):
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
-        obj.setdefault("preemptionPolicy", PREEMPT_LOWER)  # SetDefaults_PriorityClass
         obj["metadata"]["generation"] = 1
-
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        super().prepare_for_update(new, old)
-        new.setdefault("preemptionPolicy", PREEMPT_LOWER)
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_priority_class(obj)

@@ -170,6 +170,7 @@ def test_zero_values_are_as_absent_when_a_write_is_received() -> None:
     """Decoded into Go, ``""``, ``0`` and ``false`` are no different from absent (so
     defaulting fills them); written back, Go writes those without omitempty and leaves
     the others out.  A pointer's zero is a value: ``replicas: 0`` stays."""
+
     def deployment() -> dict[str, Any]:
         spec = {"replicas": 0, "paused": False, "minReadySeconds": 0, "template": {}}
         return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {}, "spec": spec}

@@ -284,3 +284,29 @@ def test_zero_values_are_as_absent_as_in_go(server: Server, admin: requests.Sess
     owned = {m["manager"]: m["fieldsV1"] for m in cleared["metadata"]["managedFields"]}
     assert owned == {"clearer": {"f:rules": {}}}  # the creator's rules are gone
     admin.delete(f"{path}/go-zero")
+
+
+def test_an_events_api_event_has_the_fields_go_writes(
+    server: Server, admin: requests.Session
+) -> None:
+    """Read through events.platform.io, the stored core Event is written as Go writes
+    that API's struct: null deprecated timestamps, an empty deprecated source (reference)."""
+    url = server.url + "/apis/events.platform.io/v1/namespaces/default/events"
+    body = {
+        "metadata": {"name": "go-events"},
+        "eventTime": "2026-11-30T10:00:00.000000Z",
+        "reportingController": "example.com/c",
+        "reportingInstance": "i",
+        "action": "A",
+        "reason": "R",
+        "type": "Normal",
+        "regarding": {"kind": "Pod", "name": "p"},
+    }
+    made = admin.post(url, json=body)
+    assert made.status_code == 201, made.text
+    for answer in (made.json(), admin.get(f"{url}/go-events").json()):
+        assert answer["deprecatedSource"] == {}
+        assert answer["deprecatedFirstTimestamp"] is None
+        assert answer["deprecatedLastTimestamp"] is None
+        assert "deprecatedCount" not in answer and "note" not in answer
+    admin.delete(f"{url}/go-events")

@@ -141,6 +141,7 @@ def test_priority_class_strategy_defaults_and_immutability() -> None:
     assert rt is not None
     strategy = strategy_for(rt)
     obj = {"metadata": {"name": "high"}, "value": 1000}
+    apply_defaults("scheduling.platform.io", "PriorityClass", obj)  # as the write is decoded
     strategy.prepare_for_create(obj)
     assert (obj["preemptionPolicy"], obj["metadata"]["generation"]) == ("PreemptLowerPriority", 1)
     obj["metadata"]["resourceVersion"] = "1"
