@@ -100,6 +100,15 @@ _RUNE_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"
 _RUNE_ESCAPES.update({"\t": "\\t", "\v": "\\v", "\\": "\\\\"})
 
 
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def go_text(data: bytes) -> str:
+    """Bytes as Go's JSON writes a string of them: each byte that is not UTF-8 (a cut
+    character's too) becomes U+FFFD, where Python's ``replace`` makes one of a run."""
+    return _ESCAPED_BYTE.sub("\ufffd", data.decode("utf-8", "surrogateescape"))
+
+
 def quote_rune(char: str, quote: str = "'") -> str:
     """One character as ``strconv.Quote`` writes it inside ``quote``: printable ones as
     they are, the C escapes, ``\\x7f`` under U+0080, ``\\u``/``\\U`` above."""

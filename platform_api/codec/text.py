@@ -86,7 +86,7 @@ def parse_json(data: bytes, unstructured: bool = False) -> tuple[Any, Duplicates
             parse_int=parse_int,
         )
     except json.JSONDecodeError as e:
-        raise BodyError(_go_json_message(e)) from e
+        raise BodyError(_go_json_message(_read_as_bytes(data, e))) from e
     if unstructured and isinstance(value, dict | list):
         as_interface_values(data, value)
     if _SURROGATE_ESCAPE.search(data):
@@ -170,10 +170,28 @@ def _without_surrogates(value: Any) -> Any:
     return value
 
 
+def _read_as_bytes(data: bytes, e: json.JSONDecodeError) -> json.JSONDecodeError:
+    """Go's scanner reads bytes and names one that is not UTF-8 as such (``'\\x81'``):
+    where the text has U+FFFD, it is read again with each such byte kept apart."""
+    if "\ufffd" not in e.doc:
+        return e
+    try:
+        json.loads(data.decode("utf-8", "surrogateescape"), parse_constant=_reject_constant)
+    except json.JSONDecodeError as again:
+        return again
+    except BodyError:
+        pass
+    return e
+
+
 def _go_json_message(e: json.JSONDecodeError) -> str:
     if e.pos >= len(e.doc):
         return "unexpected end of JSON input"
-    char = _go_char(e.doc[e.pos])
+    found = e.doc[e.pos]
+    if "\udc80" <= found <= "\udcff":  # a byte that is not UTF-8 (surrogateescape)
+        char = f"\\x{ord(found) - 0xDC00:02x}"
+    else:
+        char = _go_char(found)
     if e.msg.startswith("Extra data"):
         return f"invalid character '{char}' after top-level value"
     if e.msg.startswith("Expecting property name"):

@@ -25,7 +25,7 @@ from platform_api.context import Context
 from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
-from platform_api.gotext import json_kind
+from platform_api.gotext import go_text, json_kind
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.decoding import Decoded, DecodeError, Decoder
 from platform_api.scheme.schemas import Schemas
@@ -41,9 +41,8 @@ def summarize(data: bytes, limit: int = 30) -> str:
     """``summarizeData``: the start of the body, as text for JSON objects, hex otherwise."""
     if not data:
         return "<empty>"
-    if data[:1] == b"{":
-        text = data.decode("utf-8", "replace")
-        return text[:limit] + " ..." if len(data) > limit else text
+    if data[:1] == b"{":  # Go cuts the bytes, then writes them as a JSON string
+        return go_text(data[:limit]) + " ..." if len(data) > limit else go_text(data)
     shown = data[:limit].hex()
     return shown + " ..." if len(data) > limit else shown
 

@@ -20,6 +20,7 @@ from platform_api.codec.bounds import (
 )
 from platform_api.codec.protobuf_special import raw_json
 from platform_api.codec.protobuf_wire import WireError
+from platform_api.endpoints.body import summarize
 
 
 def nest(depth: int) -> bytes:
@@ -113,6 +114,10 @@ def test_unstructured_numbers_follow_go_interface_decoding() -> None:
         (b'{"metadata": {"name": nul}}', "invalid character '}' in literal null (expecting 'l')"),
         (b"[tru", "unexpected end of JSON input"),
         (b"[fals]", "invalid character ']' in literal false (expecting 'e')"),
+        # Go's scanner names a byte that is not UTF-8 (reference, 2026-11-30)
+        (b"\x81\x82", "invalid character '\\x81' looking for beginning of value"),
+        (b'{"a":"\x81"} \xe2\x82', "invalid character '\\xe2' after top-level value"),
+        (b"\xef\xbf\xbd", "invalid character '\ufffd' looking for beginning of value"),
     ],
 )
 def test_go_json_refusals(body: bytes, message: str) -> None:
@@ -300,3 +305,13 @@ def test_whole_floats_become_ints_in_place() -> None:
     whole_floats_to_ints(value)
     assert value == {"a": 2, "b": [1.5, -3, True, {"c": 1e300}], "d": "2.0"}
     assert type(value["a"]) is int and type(value["b"][3]["c"]) is float
+
+
+def test_a_refused_body_is_summarized_as_go_cuts_and_writes_it() -> None:
+    """kube cuts the body at 30 bytes, then JSON writes each byte that is not UTF-8 (a cut
+    character's too) as U+FFFD (reference, 2026-11-30)."""
+    body = '{"metadata":{"name":"x"},"data":{"ab":"éé"}} x'.encode()
+    assert summarize(body) == '{"metadata":{"name":"x"},"data ...'
+    cut = '{"metadata":{"name":"x"},"d":éé}'.encode()  # byte 30 is half an é
+    assert summarize(cut) == '{"metadata":{"name":"x"},"d":\ufffd ...'
+    assert summarize(b'{"a":"\x81"} \xe2\x82') == '{"a":"\ufffd"} \ufffd\ufffd'
