@@ -83,10 +83,21 @@ def test_delete_preconditions(server: Server, admin: requests.Session) -> None:
     created = admin.post(server.url + base, json=cm("p")).json()
     body = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "not-it"}}
     r = admin.delete(server.url + base + "/p", json=body)
-    assert r.status_code == 409
-    assert r.json()["message"] == (
-        'Operation cannot be fulfilled on configmaps "p": Precondition failed: UID in precondition: '
-        f"not-it, UID in object meta: {created['metadata']['uid']}"
+    # kube v1.36's BeforeDelete (reference): the kind, not the resource, is named
+    assert (r.status_code, r.json()["message"], r.json()["details"]) == (
+        409,
+        'Operation cannot be fulfilled on ConfigMap "p": the UID in the precondition (not-it) '
+        f"does not match the UID in record ({created['metadata']['uid']}). The object might "
+        "have been deleted and then recreated",
+        {"name": "p", "kind": "ConfigMap"},
+    )
+    body = {"preconditions": {"resourceVersion": "1"}}
+    r = admin.delete(server.url + base + "/p", json=body)
+    assert (r.status_code, r.json()["message"]) == (
+        409,
+        'Operation cannot be fulfilled on ConfigMap "p": the ResourceVersion in the precondition '
+        f"(1) does not match the ResourceVersion in record ({created['metadata']['resourceVersion']})"
+        ". The object might have been modified",
     )
     r = admin.delete(server.url + base + "/p", json={"propagationPolicy": "Sideways"})
     assert r.status_code == 422
