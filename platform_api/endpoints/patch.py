@@ -198,6 +198,17 @@ def _parse_apply_text(data: bytes) -> tuple[Any, Duplicates]:
     return parse_yaml(data)
 
 
+def _group_version_kind(version: Any, kind: Any) -> str:
+    """The GroupVersionKind of an unstructured object, as Go prints it; an apiVersion
+    that does not parse (two slashes) leaves all of it empty."""
+    version = version if isinstance(version, str) else ""
+    kind = kind if isinstance(kind, str) else ""
+    if version.count("/") > 1:
+        version = kind = ""
+    group, _, number = version.rpartition("/")
+    return f"{group}/{number}, Kind={kind}"
+
+
 def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj:
     """The applied configuration: parsed, checked, its unknown fields dropped."""
     rt = scope.resource
@@ -212,13 +223,8 @@ def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj
         if alias:
             config["apiVersion"] = version
             scope.ctx.render_group = scope.ctx.render_group or alias
-    if not kind:
-        raise errors.bad_request(f"Object 'Kind' is missing in '{data.decode(errors='replace')}'")
-    if version != rt.api_version or kind != rt.kind:
-        raise errors.bad_request(
-            f"Incorrect version specified in apply patch. Specified patch version: "
-            f"{version}, expected: {rt.api_version}"
-        )
+    if version != rt.api_version or kind != rt.kind:  # kube's field manager's version check
+        raise errors.bad_request(f"invalid object type: {_group_version_kind(version, kind)}")
     manager = scope.handlers.field_manager(rt)
     misfits = manager.misfits(config)
     if misfits:  # whatever fieldValidation says, as kube's field manager

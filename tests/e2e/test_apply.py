@@ -80,6 +80,19 @@ def test_apply_option_errors(server: Server, admin: requests.Session) -> None:
     body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "managedFields": []}}
     r = admin.patch(base + "/x?fieldManager=m", data=json.dumps(body), headers=APPLY)
     assert (r.status_code, r.json()["message"]) == (400, "metadata.managedFields must be nil")
+    # a configuration of another type: kube's field manager names the type it got
+    for version, kind, named in (
+        ("v1", "Secret", "/v1, Kind=Secret"),
+        ("v2", "ConfigMap", "/v2, Kind=ConfigMap"),
+        ("apps/v1", "ConfigMap", "apps/v1, Kind=ConfigMap"),
+        (None, "ConfigMap", "/, Kind=ConfigMap"),
+        ("v1", None, "/v1, Kind="),
+        ("a/b/c", "ConfigMap", "/, Kind="),
+    ):
+        other = {"apiVersion": version, "kind": kind, "metadata": {"name": "x"}}
+        other = {k: v for k, v in other.items() if v is not None}
+        r = admin.patch(base + "/x?fieldManager=m", data=json.dumps(other), headers=APPLY)
+        assert (r.status_code, r.json()["message"]) == (400, f"invalid object type: {named}")
     # kube v1.36's field manager refuses a field the schema lacks whatever the level: a
     # bare 500 (no reason), the path as structured-merge-diff prints it.
     for level in ("Strict", "Ignore"):
