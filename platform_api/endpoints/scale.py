@@ -83,7 +83,13 @@ def _view(scope: Scope, obj: Obj) -> Obj:
 
 async def get(scope: Scope) -> bytes:
     stored = await scope.store.read(scope.namespace, scope.name)
-    return scope.respond_object(_view(scope, stored.object))
+    view = _view(scope, stored.object)
+    paths = _custom_paths(scope)
+    if paths is not None:  # kube's ScaleREST.Get: a resource without replicas has no Scale
+        path = paths["specReplicasPath"]
+        if not crscale.nested(stored.object, path, int, "int64")[1]:
+            raise errors.internal_error(f"the spec replicas field {go_quote(path)} does not exist")
+    return scope.respond_object(view)
 
 
 async def _write(scope: Scope, change: Any) -> bytes:

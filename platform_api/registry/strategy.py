@@ -186,7 +186,6 @@ class StatusStrategy:
     """Writes through ``/status``: only ``status`` changes, everything else is kept."""
 
     allow_create_on_update = False
-    allow_unconditional_update = True
     returns_deleted_object = False
     finalizers_on_delete: tuple[str, ...] = ()
     status_writes_metadata = False
@@ -196,6 +195,9 @@ class StatusStrategy:
         self.main = main
         self.resource = main.resource
         self.error_kind = main.error_kind
+        # kube's status strategies embed the kind's: a custom resource's, a Node's, an
+        # APIService's /status also refuses a write without a resourceVersion.
+        self.allow_unconditional_update = main.allow_unconditional_update
 
     def prepare_for_create(self, obj: Obj) -> None:  # pragma: no cover - never creates
         raise AssertionError("status sub-resources do not create")

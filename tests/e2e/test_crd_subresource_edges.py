@@ -1,0 +1,45 @@
+"""A custom resource's /status and /scale at their edges, answered as kube-apiserver
+v1.36 answered the same requests (reference, 2026-11-30)."""
+
+from __future__ import annotations
+
+import requests
+
+from tests.e2e.conftest import Server
+from tests.e2e.crds import crd_manifest, create_crd, version
+
+SCALE = {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}
+BASE = "/apis/edges.example.com/v1/namespaces/default/crontabs"
+
+
+def test_status_and_scale_edges(server: Server, admin: requests.Session) -> None:
+    subresources = {"status": {}, "scale": SCALE}
+    manifest = crd_manifest(
+        "edges.example.com", versions=[version("v1", subresources=subresources)]
+    )
+    create_crd(admin, server, manifest)
+    url = server.url + BASE
+    body = {"apiVersion": "edges.example.com/v1", "kind": "CronTab", "metadata": {"name": "e"}}
+    assert admin.post(url, json={**body, "spec": {"image": "i"}}).status_code == 201
+
+    # A custom resource takes no unconditional write, through /status either.
+    r = admin.put(f"{url}/e/status", json={**body, "status": {"replicas": 1}})
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        'crontabs.edges.example.com "e" is invalid: metadata.resourceVersion: Invalid value: '
+        "0: must be specified for an update",
+    )
+    # Without spec replicas it has no Scale: kube's ScaleREST.Get says so with a 500.
+    r = admin.get(f"{url}/e/scale")
+    assert (r.status_code, r.json()["reason"], r.json()["message"]) == (
+        500,
+        "InternalError",
+        'Internal error occurred: the spec replicas field ".spec.replicas" does not exist',
+    )
+    admin.patch(
+        f"{url}/e",
+        json={"spec": {"replicas": 2}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    r = admin.get(f"{url}/e/scale")
+    assert (r.status_code, r.json()["spec"]) == (200, {"replicas": 2})
