@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from platform_api.storage.interface import Preconditions
+
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"
 
@@ -104,3 +106,23 @@ def deleted_status(group: str, plural: str, obj: dict[str, Any]) -> dict[str, An
         "status": "Success",
         "details": details,
     }
+
+
+def precondition_failure(preconditions: Preconditions, current: dict[str, Any]) -> str | None:
+    """Why a delete's preconditions fail, in the words of kube's BeforeDelete (a race
+    with a write in between fails in storage, in storage's words)."""
+    meta = current.get("metadata") or {}
+    if preconditions.uid is not None and preconditions.uid != meta.get("uid"):
+        return (
+            f"the UID in the precondition ({preconditions.uid}) does not match the UID in "
+            f"record ({meta.get('uid', '')}). The object might have been deleted and then "
+            "recreated"
+        )
+    version = preconditions.resource_version
+    if version is not None and version != meta.get("resourceVersion"):
+        return (
+            f"the ResourceVersion in the precondition ({version}) does not match the "
+            f"ResourceVersion in record ({meta.get('resourceVersion', '')}). The object "
+            "might have been modified"
+        )
+    return None

@@ -26,6 +26,7 @@ from platform_api.registry.deletion import (
     finishes_deletion,
     has_pending_finalizers,
     mark_deleting,
+    precondition_failure,
 )
 from platform_api.registry.prepare import before_create, before_update, check_name
 from platform_api.registry.strategy import (
@@ -413,7 +414,7 @@ class Store:
         key = self.named_key(namespace, name)
         current = self.get(namespace, name)
         if preconditions is not None:
-            why = _precondition_failure(preconditions, current.object)
+            why = precondition_failure(preconditions, current.object)
             if why:  # kube's BeforeDelete names the kind, not the resource
                 raise errors.conflict(self.resource.kind, self.resource.group, name, why)
         if admit is not None:
@@ -459,26 +460,6 @@ class Store:
             return await self.storage.guaranteed_update(key, mark)
         except StorageError as e:
             raise self._error(e, name) from None
-
-
-def _precondition_failure(preconditions: Preconditions, current: Obj) -> str | None:
-    """Why a delete's preconditions fail, in the words of kube's BeforeDelete (a race
-    with a write in between fails in storage, in storage's words)."""
-    meta = current.get("metadata") or {}
-    if preconditions.uid is not None and preconditions.uid != meta.get("uid"):
-        return (
-            f"the UID in the precondition ({preconditions.uid}) does not match the UID in "
-            f"record ({meta.get('uid', '')}). The object might have been deleted and then "
-            "recreated"
-        )
-    version = preconditions.resource_version
-    if version is not None and version != meta.get("resourceVersion"):
-        return (
-            f"the ResourceVersion in the precondition ({version}) does not match the "
-            f"ResourceVersion in record ({meta.get('resourceVersion', '')}). The object "
-            "might have been modified"
-        )
-    return None
 
 
 def _without_managed_fields(track: Track) -> Track:
