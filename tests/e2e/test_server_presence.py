@@ -60,8 +60,10 @@ def advertised(tmp_path: Path) -> Iterator[Server]:
 
 def test_the_server_is_the_endpoint_of_the_kubernetes_service(advertised: Server) -> None:
     session = session_for(advertised, cert=advertised.admin_cert)
+    # As kube's bootstrap controller does, the reconciler first waits for /readyz, so the
+    # Endpoints appear just after the server is ready, not before.
+    eventually(lambda: session.get(advertised.base_url + ENDPOINTS).status_code, 200, 10)
     endpoints = session.get(advertised.base_url + ENDPOINTS)
-    assert endpoints.status_code == 200
     body = endpoints.json()
     assert body["metadata"]["labels"] == {"endpointslice.kubernetes.io/skip-mirror": "true"}
     port = port_of(advertised)
