@@ -59,41 +59,52 @@ class SecretStrategy(GenericStrategy):
         new.setdefault("type", old.get("type", "Opaque"))
 
     def validate(self, obj: Obj) -> list[FieldError]:
-        errs = super().validate(obj)
-        data = obj.get("data") or {}
-        errs += _keys("data", data)
-        if sum(len(_decoded(v)) for v in data.values()) > MAX_DATA_SIZE:
-            errs.append(field.too_long("data", MAX_DATA_SIZE))
-        return errs + _secret_type(obj.get("type", ""), data, obj["metadata"])
+        return super().validate(obj) + _secret_content(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        """kube's ValidateSecretUpdate: the update's rules, then the whole Secret's."""
         errs = super().validate_update(new, old)
         if new.get("type", "") != old.get("type", ""):
             errs.append(field.invalid("type", new.get("type", ""), "field is immutable"))
-        return errs + _immutable_data(new, old, ("data",))
+        return errs + _immutable_data(new, old, ("data",)) + _secret_content(new)
 
 
 @register("", "ConfigMap")
 class ConfigMapStrategy(GenericStrategy):
     def validate(self, obj: Obj) -> list[FieldError]:
-        """kube's ValidateConfigMap: keys, no key in both bags, 1 MiB of data in all."""
-        errs = super().validate(obj)
-        data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
-        errs += _keys("data", data)
-        errs += [
-            field.invalid(f"data[{key}]", key, "duplicate of key present in binaryData")
-            for key in data
-            if key in binary
-        ]
-        errs += _keys("binaryData", binary)
-        size = sum(len(str(v).encode()) for v in data.values())
-        size += sum(len(_decoded(v)) for v in binary.values())
-        if size > MAX_DATA_SIZE:  # kube names the whole object: an empty path
-            errs.append(field.too_long("[]", MAX_DATA_SIZE))
-        return errs
+        return super().validate(obj) + _config_map_content(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + _immutable_data(new, old, ("data", "binaryData"))
+        """kube's ValidateConfigMapUpdate: the update's rules, then the whole ConfigMap's."""
+        errs = super().validate_update(new, old)
+        return errs + _immutable_data(new, old, ("data", "binaryData")) + _config_map_content(new)
+
+
+def _secret_content(obj: Obj) -> list[FieldError]:
+    """kube's ValidateSecret but for the metadata: keys, 1 MiB, what the type needs."""
+    data = obj.get("data") or {}
+    errs = _keys("data", data)
+    if sum(len(_decoded(v)) for v in data.values()) > MAX_DATA_SIZE:
+        errs.append(field.too_long("data", MAX_DATA_SIZE))
+    return errs + _secret_type(obj.get("type", ""), data, obj["metadata"])
+
+
+def _config_map_content(obj: Obj) -> list[FieldError]:
+    """kube's ValidateConfigMap but for the metadata: keys, no key in both bags, 1 MiB
+    of data in all."""
+    data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
+    errs = _keys("data", data)
+    errs += [
+        field.invalid(f"data[{key}]", key, "duplicate of key present in binaryData")
+        for key in data
+        if key in binary
+    ]
+    errs += _keys("binaryData", binary)
+    size = sum(len(str(v).encode()) for v in data.values())
+    size += sum(len(_decoded(v)) for v in binary.values())
+    if size > MAX_DATA_SIZE:  # kube names the whole object: an empty path
+        errs.append(field.too_long("[]", MAX_DATA_SIZE))
+    return errs
 
 
 # The keys each built-in Secret type must hold (kube's ValidateSecret).

@@ -50,3 +50,44 @@ def test_secret_keys_and_decoded_size() -> None:
     assert _errors(SecretStrategy, "Secret", "secrets", data={".": "eA=="}) == [
         ("data[.]", "Invalid value: \".\": must not be '.'")
     ]
+
+
+def _update_errors(strategy: type, kind: str, plural: str, **body: object) -> list[tuple[str, str]]:
+    rt = SCHEME.lookup("", "v1", plural)
+    meta = {"name": "x", "namespace": "ns", "uid": "u", "resourceVersion": "1"}
+    old = {"apiVersion": "v1", "kind": kind, "metadata": meta, "type": "Opaque"}
+    if kind == "ConfigMap":
+        del old["type"]
+    errs = strategy(rt).validate_update({**old, **body}, old)
+    return [(e.field, e.body()) for e in errs]
+
+
+def test_updates_are_checked_as_whole_objects() -> None:
+    """kube's ValidateConfigMapUpdate and ValidateSecretUpdate end with the whole object's
+    rules: a key a create would refuse is refused on update (a JSON patch to /data/~)."""
+    assert _update_errors(ConfigMapStrategy, "ConfigMap", "configmaps", data={"a~": "v"}) == [
+        ("data[a~]", f'Invalid value: "a~": {KEY_REGEX}')
+    ]
+    both = {"data": {"k": "v"}, "binaryData": {"k": "dg=="}}
+    assert _update_errors(ConfigMapStrategy, "ConfigMap", "configmaps", **both) == [
+        ("data[k]", 'Invalid value: "k": duplicate of key present in binaryData')
+    ]
+    assert _update_errors(SecretStrategy, "Secret", "secrets", data={"b~": "eA=="}) == [
+        ("data[b~]", f'Invalid value: "b~": {KEY_REGEX}')
+    ]
+    # the type's required keys, as on create (kube's ValidateSecret)
+    auth = {"type": "platform.io/basic-auth"}
+    rt = SCHEME.lookup("", "v1", "secrets")
+    meta = {"name": "x", "namespace": "ns", "uid": "u", "resourceVersion": "1"}
+    old = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": meta,
+        **auth,
+        "data": {"username": "eA=="},
+    }
+    errs = SecretStrategy(rt).validate_update({**old, "data": {}}, old)
+    assert [(e.field, e.body()) for e in errs] == [
+        ("data[username]", "Required value"),
+        ("data[password]", "Required value"),
+    ]
