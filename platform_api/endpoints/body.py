@@ -130,6 +130,18 @@ def typemeta_problem(media: str, raw: Any) -> str:
 _CBOR_TYPES = {int: "positive integer", str: "byte string"}
 
 
+def typemeta_field_problem(raw: Obj) -> str:
+    """Why Go could not read the TypeMeta of an object whose apiVersion or kind is no
+    string (null is as absent), or "": the first such field in the document."""
+    for name, value in raw.items():
+        if name in ("apiVersion", "kind") and value is not None and not isinstance(value, str):
+            return (
+                "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                f"{json_kind(value)} into Go struct field .{name} of type string"
+            )
+    return ""
+
+
 def strict_or_warn(ctx: Context, level: str, problems: list[str], prefix: str = "") -> None:
     """Apply a fieldValidation level to ``unknown field``/``duplicate field`` problems;
     ``prefix`` leads a Strict refusal's message (a create or update names the kind)."""
@@ -194,6 +206,9 @@ def decode_object(
     raw, duplicates = parse(data, media, kind, api_version, custom is not None)
     if not isinstance(raw, dict):
         raise unrecognized(kind, typemeta_problem(media, raw), data)
+    problem = typemeta_field_problem(raw) if media != CBOR else ""
+    if problem:
+        raise unrecognized(kind, problem, data)
     if custom is not None and not raw.get("kind"):  # the unstructured decoder needs one
         text = data.decode("utf-8", "replace")
         raise unrecognized(kind, f"Object 'Kind' is missing in '{text}'", data)
@@ -209,7 +224,9 @@ def decode_object(
     # a custom resource of another kind is decoded, and refused by its validation (422)
     other_kind = custom is not None and body_version == api_version
     if (body_version, body_kind) != (api_version, kind) and not other_kind:
-        raise type_mismatch(body_version, body_kind, api_version, kind, definition, schemas, custom)
+        raise type_mismatch(
+            raw, body_version, body_kind, api_version, kind, definition, schemas, custom
+        )
     version = api_version.rsplit("/", 1)[-1]
     try:
         decoded = decode_against(raw, duplicates, schemas, definition, custom, media == CBOR)
@@ -230,6 +247,7 @@ def decode_object(
 
 
 def type_mismatch(
+    raw: Obj,
     body_version: str,
     body_kind: str,
     api_version: str,
@@ -255,16 +273,7 @@ def type_mismatch(
     other_version = other_version and (known or group != "")
     if custom is None and not other_version:
         head = f'{body_kind} in version "{version}" cannot be handled as a {kind}: '
-        if known:
-            internal = _INTERNAL.get(definition.split(".")[-3], definition.split(".")[-3])
-            detail = (
-                f"converting ({version}.{body_kind}) to ({internal}.{kind}): unknown conversion"
-            )
-        else:
-            detail = (
-                f'no kind "{body_kind}" is registered for version "{body_version}" in scheme '
-                f'"{protobuf.SCHEME}"'
-            )
+        detail = conversion_problem(raw, body_version, body_kind, kind, definition, schemas)
         return errors.bad_request(head + detail)
     if body_version != api_version:
         return errors.bad_request(
@@ -274,6 +283,28 @@ def type_mismatch(
     return errors.bad_request(
         f"the kind in the data ({body_kind}) does not match the expected kind ({kind})"
     )
+
+
+def conversion_problem(
+    raw: Obj, body_version: str, body_kind: str, kind: str, definition: str, schemas: Schemas
+) -> str:
+    """What kube's decoder says of a built-in resource's body of another type: that it
+    knows no such type, or why the body does not decode as that type, or the conversion
+    it lacks into the resource's internal type."""
+    group, _, version = body_version.rpartition("/")
+    try:
+        other = schemas.for_kind(group, version, body_kind)
+    except KeyError:
+        return (
+            f'no kind "{body_kind}" is registered for version "{body_version}" in scheme '
+            f'"{protobuf.SCHEME}"'
+        )
+    try:
+        Decoder(schemas, {}).decode(raw, other)
+    except DecodeError as e:
+        return str(e)
+    internal = _INTERNAL.get(definition.split(".")[-3], definition.split(".")[-3])
+    return f"converting ({version}.{body_kind}) to ({internal}.{kind}): unknown conversion"
 
 
 def decode_write(

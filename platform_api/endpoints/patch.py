@@ -44,6 +44,7 @@ from platform_api.endpoints.scope import Scope
 from platform_api.fieldmanager import fit
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
+from platform_api.registry.prepare import check_put_target
 from platform_api.scheme.decoding import Decoded, DecodeError
 
 Obj = dict[str, Any]
@@ -103,7 +104,13 @@ async def handle(scope: Scope) -> bytes:
                 _convert_numbers(scope, patched, shown)
             else:
                 patched = merge_patch(existing, fresh)
-        return _decode_patched(scope, patched, opts.field_validation, body.problems, shown)
+        if isinstance(patched, dict):
+            patchbody.check_patched_type(
+                patched, rt, schemas, scope.name, strategic_patch, scope.handlers.aliases
+            )
+        obj = _decode_patched(scope, patched, opts.field_validation, body.problems, shown)
+        check_put_target(rt, obj, scope.namespace, scope.name)  # kube's checkName
+        return obj
 
     stored, _ = await scope.update(updated)
     return scope.respond_object(stored, 200, out)

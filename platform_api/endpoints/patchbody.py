@@ -17,10 +17,17 @@ import orjson
 
 from platform_api import errors, gotext
 from platform_api.codec import BodyError, DepthError, Duplicates, parse_json
+from platform_api.endpoints.body import conversion_problem, typemeta_field_problem
 from platform_api.endpoints.negotiation import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from platform_api.gotext import json_kind
 from platform_api.patch import json_patch
+from platform_api.registry.prepare import undeterminable
+from platform_api.scheme.aliases import Aliases
+from platform_api.scheme.schemas import Schemas
+from platform_api.scheme.types import ResourceType
 from platform_api.validation import field as causes
+
+Obj = dict[str, Any]
 
 _BAD_MERGE_PATCH = "Invalid JSON Patch"  # evanphx's ErrBadJSONPatch
 
@@ -111,8 +118,58 @@ def duplicate_problems(document: Any, duplicates: Duplicates) -> list[str]:
     return out
 
 
-def patch_invalid(patched: Any, detail: str, strategic: Any = None) -> errors.StatusError:
+def patch_invalid(
+    patched: Any, detail: str, strategic: Any = None, sort_keys: bool = False
+) -> errors.StatusError:
     """kube's answer when the patched document does not decode: an Invalid on ``patch``,
-    showing the result, or for a ``strategic`` merge patch the patch as Go prints it."""
-    value = orjson.dumps(patched).decode() if strategic is None else gotext.sprint(strategic)
+    showing the result (``sort_keys`` as Go writes a custom resource's map), or for a
+    ``strategic`` merge patch the patch as Go prints it."""
+    if strategic is not None:
+        value = gotext.sprint(strategic)
+    else:
+        value = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS if sort_keys else 0).decode()
     return errors.invalid("", "", "", [causes.invalid("patch", value, detail)])
+
+
+def check_patched_type(
+    patched: Obj,
+    rt: ResourceType,
+    schemas: Schemas,
+    name: str,
+    strategic: bool,
+    aliases: Aliases | None = None,
+) -> None:
+    """The patched document's apiVersion and kind as kube's decoders take them.
+
+    A strategic merge patch's result goes through the unstructured converter, which
+    keeps the resource's own type: a missing or other string is put back.  A JSON or
+    merge patch's result is decoded as a body is, but what its decoder cannot read is an
+    Invalid on ``patch``; a built-in kind's decoder takes the resource's kind for a
+    missing one and yields no object (no name) for a missing apiVersion.  A custom
+    resource's other kinds and versions are left to its validation."""
+    if strategic:
+        for key, own in (("apiVersion", rt.api_version), ("kind", rt.kind)):
+            if isinstance(patched.get(key, ""), str):
+                patched[key] = own
+        return
+    problem = typemeta_field_problem(patched)
+    if problem:
+        raise patch_invalid(patched, problem, sort_keys=rt.custom)
+    version, kind = patched.get("apiVersion") or "", patched.get("kind") or ""
+    if rt.custom:
+        if not version:
+            raise errors.internal_error(
+                "Object 'apiVersion' is missing in 'object has no apiVersion field'"
+            )
+        if not kind:
+            text = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
+            raise patch_invalid(patched, f"Object 'Kind' is missing in '{text}'", sort_keys=True)
+        return
+    if not version:
+        raise undeterminable(name)
+    if aliases is not None:  # an upstream group's name is the branded group's
+        patched["apiVersion"] = version = aliases.canonical_api_version(version)[0]
+    patched["kind"] = kind = kind or rt.kind
+    if (version, kind) != (rt.api_version, rt.kind):
+        detail = conversion_problem(patched, version, kind, rt.kind, rt.definition, schemas)
+        raise patch_invalid(patched, detail)

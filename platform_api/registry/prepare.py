@@ -51,11 +51,15 @@ def check_put_target(rt: ResourceType, obj: Obj, namespace: str, name: str) -> N
     meta = obj.get("metadata") or {}
     _check_namespace(rt, meta, namespace)
     if not meta.get("name"):
-        raise errors.bad_request(
-            f"the name of the object ({name} based on URL) was undeterminable: "
-            "name must be provided"
-        )
+        raise undeterminable(name)
     check_name(obj, name)
+
+
+def undeterminable(name: str) -> errors.StatusError:
+    """kube's 400 for a written object that names nothing (``checkName``)."""
+    return errors.bad_request(
+        f"the name of the object ({name} based on URL) was undeterminable: name must be provided"
+    )
 
 
 def check_name(obj: Obj, name: str) -> None:
@@ -130,7 +134,8 @@ def _keep_system_metadata(meta: Obj, old_meta: Obj) -> None:
 def _invalid_kind(rt: ResourceType, strategy: Strategy, obj: Obj) -> tuple[str, str]:
     """The kind an Invalid names: a custom resource's own (kube names the object's GVK,
     which may be another kind than the resource's), else the strategy's or the type's."""
-    kind = obj.get("kind")
+    kind, version = obj.get("kind"), obj.get("apiVersion")
     if rt.custom and isinstance(kind, str) and kind:
-        return kind, rt.group
+        group = version.rpartition("/")[0] if isinstance(version, str) and version else rt.group
+        return kind, group
     return strategy.error_kind or (rt.kind, rt.group)

@@ -1,0 +1,157 @@
+"""What a patch cannot change: its object's type and name.  Each answer is the one
+kube-apiserver v1.36 gave to the same request; the object is unchanged after each."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pytest
+import requests
+
+from tests.e2e.answers import status
+from tests.e2e.conftest import Server
+from tests.e2e.crds import crd_manifest, create_crd, crontab, ns_path
+
+CM = "/api/v1/namespaces/default/configmaps"
+JSON_PATCH = "application/json-patch+json"
+MERGE = "application/merge-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+UNDETERMINABLE = (
+    "the name of the object ({} based on URL) was undeterminable: name must be provided"
+)
+
+
+def patch(admin: requests.Session, url: str, kind: str, body: Any) -> requests.Response:
+    return admin.patch(url, data=json.dumps(body), headers={"Content-Type": kind})
+
+
+def shown_and_detail(answer: requests.Response) -> tuple[dict[str, Any], str]:
+    """The patched document a 422 ``patch: Invalid value`` shows, and why it failed."""
+    body = answer.json()
+    assert (answer.status_code, body["reason"]) == (422, "Invalid")
+    cause = body["details"]["causes"][0]
+    assert cause["field"] == "patch"
+    value, _, detail = cause["message"].removeprefix("Invalid value: ").partition('": ')
+    return json.loads(json.loads(value + '"')), detail
+
+
+@pytest.fixture
+def made(server: Server, admin: requests.Session, request: pytest.FixtureRequest) -> str:
+    name = "p-" + hashlib.sha1(request.node.name.encode()).hexdigest()[:12]
+    created = admin.post(server.url + CM, json={"metadata": {"name": name}, "data": {"a": "b"}})
+    assert created.status_code == 201
+    return f"{server.url}{CM}/{name}"
+
+
+def unchanged(admin: requests.Session, url: str) -> None:
+    got = admin.get(url).json()
+    assert (got["apiVersion"], got["kind"], got["data"]) == ("v1", "ConfigMap", {"a": "b"})
+
+
+@pytest.mark.parametrize(
+    ("kind", "body"),
+    [
+        (JSON_PATCH, [{"op": "remove", "path": "/apiVersion"}]),
+        (JSON_PATCH, [{"op": "replace", "path": "/apiVersion", "value": ""}]),
+        (MERGE, {"apiVersion": None}),
+        (MERGE, {"metadata": {"name": None}}),
+        (MERGE, {"metadata": None}),
+        (JSON_PATCH, [{"op": "remove", "path": "/metadata"}]),
+        (STRATEGIC, {"$retainKeys": ["data"]}),  # keeps data only: no metadata
+    ],
+)
+def test_a_patch_that_leaves_no_name_is_refused(
+    admin: requests.Session, made: str, kind: str, body: Any
+) -> None:
+    name = made.rsplit("/", 1)[1]
+    refused = patch(admin, made, kind, body)
+    assert refused.status_code == 400
+    assert refused.json() == status(400, "BadRequest", UNDETERMINABLE.format(name))
+    unchanged(admin, made)
+
+
+@pytest.mark.parametrize(
+    ("kind", "body"),
+    [
+        (MERGE, {"kind": None}),
+        (JSON_PATCH, [{"op": "replace", "path": "/kind", "value": ""}]),
+        (STRATEGIC, {"kind": "Secret", "apiVersion": "apps/v1"}),  # the converter ignores both
+        (STRATEGIC, {"apiVersion": None}),
+        (STRATEGIC, {"$retainKeys": ["data", "metadata"]}),
+    ],
+)
+def test_the_type_a_patch_drops_or_ignores_is_the_resources(
+    admin: requests.Session, made: str, kind: str, body: Any
+) -> None:
+    patched = patch(admin, made, kind, body)
+    assert patched.status_code == 200
+    assert (patched.json()["apiVersion"], patched.json()["kind"]) == ("v1", "ConfigMap")
+    unchanged(admin, made)
+
+
+def test_a_patch_to_another_type_is_refused_as_kubes_decoder_refuses_it(
+    admin: requests.Session, made: str
+) -> None:
+    # decoded as a Secret first: its data is not base64
+    shown, detail = shown_and_detail(patch(admin, made, MERGE, {"kind": "Secret"}))
+    assert (shown["kind"], detail) == ("Secret", "illegal base64 data at input byte 0")
+    _, detail = shown_and_detail(patch(admin, made, MERGE, {"kind": "Secret", "data": None}))
+    assert detail == "converting (v1.Secret) to (core.ConfigMap): unknown conversion"
+    _, detail = shown_and_detail(patch(admin, made, MERGE, {"apiVersion": "v2"}))
+    scheme = "pkg/api/legacyscheme/scheme.go:30"
+    assert detail == f'no kind "ConfigMap" is registered for version "v2" in scheme "{scheme}"'
+    move = [{"op": "replace", "path": "/apiVersion", "value": "apps/v1"}]
+    _, detail = shown_and_detail(patch(admin, made, JSON_PATCH, move))
+    assert detail == f'no kind "ConfigMap" is registered for version "apps/v1" in scheme "{scheme}"'
+    _, detail = shown_and_detail(patch(admin, made, MERGE, {"apiVersion": 5}))
+    assert detail == (
+        "couldn't get version/kind; json parse error: json: cannot unmarshal number into Go "
+        "struct field .apiVersion of type string"
+    )
+    unchanged(admin, made)
+
+
+def test_a_body_whose_type_fields_are_no_strings_is_unrecognized(
+    server: Server, admin: requests.Session
+) -> None:
+    for field, value, named in (("apiVersion", 5, "number"), ("kind", [1], "array")):
+        body = {field: value, "metadata": {"name": "typed"}}
+        sent = json.dumps(body, separators=(",", ":"))
+        refused = admin.post(server.url + CM, data=sent)
+        summary = sent[:30]
+        assert refused.json() == status(
+            400,
+            "BadRequest",
+            "the object provided is unrecognized (must be of type ConfigMap): couldn't get "
+            f"version/kind; json parse error: json: cannot unmarshal {named} into Go struct "
+            f"field .{field} of type string ({summary} ...)",
+        )
+
+
+def test_a_custom_resource_patch_keeps_its_type(server: Server, admin: requests.Session) -> None:
+    group = "identity.example.com"
+    create_crd(admin, server, crd_manifest(group))
+    base = server.url + ns_path(group, "default")
+    assert admin.post(base, json=crontab("c1", group)).status_code == 201
+    url = base + "/c1"
+    for body in ([{"op": "remove", "path": "/apiVersion"}], {"apiVersion": ""}):
+        kind = JSON_PATCH if isinstance(body, list) else MERGE
+        missing = patch(admin, url, kind, body)
+        assert missing.status_code == 500
+        message = "Object 'apiVersion' is missing in 'object has no apiVersion field'"
+        assert missing.json()["message"] == "Internal error occurred: " + message
+    shown, detail = shown_and_detail(patch(admin, url, MERGE, {"kind": None}))
+    text = json.dumps(shown, separators=(",", ":"), sort_keys=True)  # a Go map's order
+    assert detail == f"Object 'Kind' is missing in '{text}'"
+    assert "kind" not in shown and list(shown) == sorted(shown)
+    elsewhere = patch(admin, url, MERGE, {"apiVersion": "other.example.com/v1"})
+    assert elsewhere.json()["message"] == (
+        'CronTab.other.example.com "c1" is invalid: apiVersion: Invalid value: '
+        f'"other.example.com/v1": must be {group}/v1'
+    )
+    nameless = patch(admin, url, MERGE, {"metadata": {"name": None}})
+    assert nameless.json() == status(400, "BadRequest", UNDETERMINABLE.format("c1"))
+    got = admin.get(url).json()
+    assert (got["apiVersion"], got["kind"]) == (f"{group}/v1", "CronTab")
