@@ -27,7 +27,7 @@ from platform_api.endpoints.negotiation import (
     check_produces,
     negotiate_output,
 )
-from platform_api.endpoints.responses import finish
+from platform_api.endpoints.responses import finish, is_pretty
 from platform_api.registry.apiregistration import GROUP as APIREGISTRATION
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
@@ -318,7 +318,7 @@ class Discovery:
             request.setHeader(b"vary", b"Accept")
             if request.getHeader(b"if-none-match") == etag.encode():
                 return finish(request, 304, b"", out.content_type)
-            return finish(request, 200, body, out.content_type)
+            return finish(request, 200, _pretty_if_asked(request, body), out.content_type)
         doc = self._docs.get(path)
         if doc is None:
             parts = path.split("/")  # "", "apis", group, ...
@@ -326,7 +326,14 @@ class Discovery:
                 raise errors.page_not_found()  # a group nobody serves
             raise errors.path_not_found()
         request.setHeader(b"vary", b"Accept")
-        return finish(request, 200, doc, b"application/json")
+        return finish(request, 200, _pretty_if_asked(request, doc), b"application/json")
+
+
+def _pretty_if_asked(request: Request, body: bytes) -> bytes:
+    """A prepared JSON document indented for clients kube indents for (curl, ?pretty)."""
+    if body[:1] != b"{" or not is_pretty(request):
+        return body
+    return orjson.dumps(orjson.loads(body), option=orjson.OPT_INDENT_2)
 
 
 def _json(doc: dict[str, Any]) -> bytes:

@@ -61,8 +61,11 @@ class RequestInfoError(ValueError):
     pass
 
 
-def _query_flag(value: bytes) -> bool:
-    return value.lower() not in (b"false", b"0")
+def query_flag(value: bytes | str) -> bool:
+    """A query parameter as kube's parameter codec reads a bool: "0" and "false" (any
+    case) are false, anything else, even empty or "maybe", is true."""
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    return text.lower() not in ("false", "0")
 
 
 def parse(method: bytes, path: str, args: dict[bytes, list[bytes]]) -> RequestInfo:
@@ -109,7 +112,7 @@ def parse(method: bytes, path: str, args: dict[bytes, list[bytes]]) -> RequestIn
 
     if not info.name and info.verb == "get":
         watch = args.get(b"watch")
-        info.verb = "watch" if watch and _query_flag(watch[0]) else "list"
+        info.verb = "watch" if watch and query_flag(watch[0]) else "list"
         field_selector = args.get(b"fieldSelector")
         if field_selector:
             info.name = _name_from_field_selector(field_selector[0].decode("utf-8", "replace"))

@@ -6,12 +6,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from platform_api import errors
+from platform_api.apiserver.requestinfo import query_flag
 from platform_api.authorization.interface import Attributes, Decision
 from platform_api.authorization.union import forbidden
 from platform_api.codec import BodyError, DepthError, parse_json, parse_yaml
 from platform_api.endpoints import list as list_endpoint
-from platform_api.endpoints.body import input_types, parse, typemeta_problem
-from platform_api.endpoints.negotiation import CBOR, PROTOBUF, YAML, Output, input_type
+from platform_api.endpoints.body import (
+    input_types,
+    parse,
+    typemeta_field_problem,
+    typemeta_problem,
+)
+from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import META_GROUP, arg, args, go_parse_int, validate_dry_run
 from platform_api.endpoints.responses import finish
 from platform_api.endpoints.scope import Scope
@@ -54,9 +60,13 @@ def _from_body(scope: Scope, data: bytes) -> dict[str, Any]:
                 raise errors.bad_request(str(e)) from None
             raise errors.bad_request(f"couldn't get version/kind; json parse error: {e}") from None
         except BodyError as e:
-            raise errors.bad_request(str(e)) from None
+            lead = "couldn't get version/kind; json parse error: " if media == JSON else ""
+            raise errors.bad_request(lead + str(e)) from None
     if not isinstance(raw, dict):
         raise errors.bad_request(typemeta_problem(media, raw))
+    problem = typemeta_field_problem(raw) if media != CBOR else ""
+    if problem:
+        raise errors.bad_request(problem)
     kind = raw.get("kind") or "DeleteOptions"
     if kind != "DeleteOptions":
         version = raw.get("apiVersion") or "meta.platform.io/v1"
@@ -88,13 +98,13 @@ def _from_query(scope: Scope) -> dict[str, Any]:
         out["propagationPolicy"] = policy
     orphan = arg(scope.request, b"orphanDependents")
     if orphan is not None:
-        out["orphanDependents"] = orphan.lower() in ("true", "1")
+        out["orphanDependents"] = query_flag(orphan)
     dry_run = args(scope.request, b"dryRun")
     if dry_run:
         out["dryRun"] = dry_run
     unsafe = arg(scope.request, UNSAFE.encode())
     if unsafe is not None:
-        out[UNSAFE] = unsafe.lower() in ("true", "1")
+        out[UNSAFE] = query_flag(unsafe)
     return out
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from platform_api import errors
+from platform_api.apiserver.requestinfo import query_flag
 from platform_api.codec import protobuf
 from platform_api.endpoints import binary, continuation
 from platform_api.endpoints.negotiation import Output
@@ -53,11 +54,7 @@ def _bool_arg(scope: Scope, name: bytes) -> bool | None:
     value = arg(scope.request, name)
     if value is None:
         return None
-    if value.lower() in ("true", "1", ""):
-        return True
-    if value.lower() in ("false", "0"):
-        return False
-    raise errors.bad_request(f'strconv.ParseBool: parsing "{value}": invalid syntax')
+    return query_flag(value)
 
 
 def parse_params(scope: Scope, watch: bool) -> ListParams:

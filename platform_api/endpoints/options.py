@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from twisted.web.server import Request
 
 from platform_api import errors
+from platform_api.apiserver.requestinfo import query_flag
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 
@@ -45,11 +46,6 @@ def go_parse_int(text: str, unsigned: bool = False) -> int:
     if len(digits) > 21 or not low <= value <= high:
         raise ValueError(f"strconv.{func}: parsing {field.go_quote(text)}: value out of range")
     return value
-
-
-def flag(request: Request, name: bytes) -> bool:
-    value = arg(request, name)
-    return value is not None and value.lower() in ("true", "1", "")
 
 
 @dataclass(frozen=True)
@@ -115,5 +111,5 @@ def write_options(request: Request, kind: str, patch_type: str = "") -> WriteOpt
         dry_run="All" in dry_run,
         field_manager=manager or default_field_manager(request),
         field_validation=level or "Warn",
-        force=force_arg is not None and force_arg.lower() in ("true", "1"),
+        force=force_arg is not None and query_flag(force_arg),
     )

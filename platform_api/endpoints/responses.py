@@ -97,6 +97,21 @@ def encode(
     return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
 
 
+_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")  # what Go's ParseBool reads as true
+_HUMAN_AGENTS = (b"curl", b"Wget", b"Mozilla/5.0")
+
+
+def is_pretty(request: Request) -> bool:
+    """Whether kube indents a JSON answer (``isPrettyPrint``): a non-empty ``pretty``
+    parameter as Go's ParseBool reads it (false when it cannot), else whether the
+    client is a browser, curl or wget."""
+    values = request.args.get(b"pretty")
+    if values and values[0]:
+        return values[0].decode("latin-1") in _GO_TRUE
+    agent = request.getHeader(b"user-agent") or b""
+    return agent.startswith(_HUMAN_AGENTS)
+
+
 def bare(request: Request, code: int) -> bytes:
     """A response with no body and no media type (kube's OpenAPI 404/406, an empty log)."""
     request.defaultContentType = None
@@ -122,7 +137,7 @@ def status_error(request: Request, error: StatusError, ctx: Context | None = Non
     elif fmt == "cbor":
         body, content_type = cbor.encode(error.status()), b"application/cbor"
     else:
-        body = encode(error.status(typed=not error.untyped_text), fmt)
+        body = encode(error.status(typed=not error.untyped_text), fmt, is_pretty(request))
         content_type = b"application/yaml" if fmt == "yaml" else b"application/json"
         if error.untyped_text:  # kube's timeout filter names no media type of its own
             content_type = b"text/plain; charset=utf-8"

@@ -15,7 +15,7 @@ from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
 from platform_api.endpoints import binary
 from platform_api.endpoints.negotiation import Output, negotiate_output
-from platform_api.endpoints.responses import encode, finish
+from platform_api.endpoints.responses import encode, finish, is_pretty
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.fieldmanager.typed import Typed
 from platform_api.registry.store import Admit, Store, Track, UpdateFunc
@@ -153,8 +153,7 @@ class Scope:
             partial=partial,
             cbor=self.handlers.cbor,
         )
-        pretty = self.request.args.get(b"pretty", [b""])[0].lower() in (b"true", b"1")
-        return dataclasses.replace(out, pretty=True) if pretty else out
+        return dataclasses.replace(out, pretty=True) if is_pretty(self.request) else out
 
     def who(self) -> Who:
         rt = self.resource

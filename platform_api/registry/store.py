@@ -72,6 +72,15 @@ Track = Callable[[Obj | None, Obj], None]
 _RV_ON_CREATE = "resourceVersion should not be set on objects to be created"
 
 
+def _numbered(version: object) -> bool:
+    """Whether kube's storage reads a created object's resourceVersion as a revision
+    (an unsigned 64-bit decimal other than 0); anything else it lets through and
+    replaces."""
+    if not isinstance(version, str) or not version.isascii() or not version.isdigit():
+        return False
+    return 0 < int(version) < 2**64
+
+
 # The field manager of the in-server controller whose task is running (set per task by
 # controllers/base.py): its writes that name no tracker record an Update by it, as its
 # requests would in kube.  Requests never set it.
@@ -265,8 +274,6 @@ class Store:
             track(None, obj)
         if mutate is not None:
             obj = await mutate(obj, None)
-        if obj.get("metadata", {}).get("resourceVersion"):
-            raise errors.bad_request(_RV_ON_CREATE)
         meta = obj.get("metadata", {})
         generated = bool(meta.get("generateName")) and not meta.get("name")
         name = before_create(self.resource, self.strategy, namespace, obj, self.now())
@@ -276,6 +283,8 @@ class Store:
         key = self.key(namespace, name)
         if dry_run:
             return self._dry_run_create(key, obj, name)
+        if _numbered(obj["metadata"].get("resourceVersion")):  # kube's storage checks it
+            raise errors.unknown(_RV_ON_CREATE)
         try:
             try:
                 return await self.storage.create(key, obj)
