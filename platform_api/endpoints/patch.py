@@ -106,7 +106,12 @@ async def handle(scope: Scope) -> bytes:
                 patched = merge_patch(existing, fresh)
         if isinstance(patched, dict):
             patchbody.check_patched_type(
-                patched, rt, schemas, scope.name, strategic_patch, scope.handlers.aliases
+                patched,
+                patchbody.PatchTarget.of(rt),
+                schemas,
+                scope.name,
+                strategic_patch,
+                scope.handlers.aliases,
             )
         obj = _decode_patched(scope, patched, opts.field_validation, body.problems, shown)
         check_put_target(rt, obj, scope.namespace, scope.name)  # kube's checkName

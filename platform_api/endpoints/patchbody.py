@@ -122,18 +122,36 @@ def patch_invalid(
     patched: Any, detail: str, strategic: Any = None, sort_keys: bool = False
 ) -> errors.StatusError:
     """kube's answer when the patched document does not decode: an Invalid on ``patch``,
-    showing the result (``sort_keys`` as Go writes a custom resource's map), or for a
-    ``strategic`` merge patch the patch as Go prints it."""
+    showing the result, or for a ``strategic`` merge patch the patch as Go prints it.
+    json-patch writes the result's top level as a Go map (sorted keys); ``sort_keys``
+    sorts every level, as Go writes a custom resource's maps."""
     if strategic is not None:
         value = gotext.sprint(strategic)
-    else:
+    elif sort_keys or not isinstance(patched, dict):
         value = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS if sort_keys else 0).decode()
+    else:
+        value = orjson.dumps(dict(sorted(patched.items()))).decode()
     return errors.invalid("", "", "", [causes.invalid("patch", value, detail)])
+
+
+@dataclass(frozen=True)
+class PatchTarget:
+    """The type a patched document must decode as: a resource's, or a sub-resource's own
+    (Scale)."""
+
+    api_version: str
+    kind: str
+    definition: str
+    custom: bool = False
+
+    @classmethod
+    def of(cls, rt: ResourceType) -> PatchTarget:
+        return cls(rt.api_version, rt.kind, rt.definition, rt.custom)
 
 
 def check_patched_type(
     patched: Obj,
-    rt: ResourceType,
+    rt: PatchTarget,
     schemas: Schemas,
     name: str,
     strategic: bool,

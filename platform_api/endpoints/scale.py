@@ -27,7 +27,7 @@ from platform_api.endpoints.options import write_options
 from platform_api.endpoints.scope import Scope
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
-from platform_api.registry.prepare import check_name
+from platform_api.registry.prepare import check_put_target
 from platform_api.scheme.decoding import DecodeError
 from platform_api.scheme.schemas import Schemas
 from platform_api.validation import field
@@ -36,6 +36,7 @@ from platform_api.validation.field import go_quote
 Obj = dict[str, Any]
 SCALE = "io.platform.api.autoscaling.v1.Scale"
 _UNSET = -(2**31)  # kube's invalidSpecReplicas
+_TARGET = patchbody.PatchTarget("autoscaling/v1", "Scale", SCALE)
 
 
 def selector_text(selector: Obj | None) -> str:
@@ -112,6 +113,7 @@ async def _write(scope: Scope, change: Any) -> bytes:
         ):
             before["spec"]["replicas"] = _UNSET  # kube's marker for a path with no value
         scale = change(before)
+        check_put_target(scope.resource, scale, scope.namespace, scope.name)  # kube's checkName
         wanted = (scale.get("metadata") or {}).get("resourceVersion")
         if wanted and wanted != existing["metadata"].get("resourceVersion"):
             raise errors.conflict(scope.resource.plural, scope.resource.group, scope.name)
@@ -142,7 +144,7 @@ async def _write(scope: Scope, change: Any) -> bytes:
 
 async def put(scope: Scope) -> bytes:
     body = decode_subresource(scope, "UpdateOptions", "Scale", SCALE, "autoscaling/v1")
-    check_name(body, scope.name)  # kube's update handler checks every PUT's name
+    check_put_target(scope.resource, body, scope.namespace, scope.name)  # before any read
     return await _write(scope, lambda _scale: orjson.loads(orjson.dumps(body)))
 
 
@@ -169,6 +171,9 @@ async def patch(scope: Scope) -> bytes:
                 result = strategic.apply(scale, fresh, schemas, SCALE)
             else:
                 result = merge_patch(scale, fresh)
+        if isinstance(result, dict):
+            strategic_patch = patch_type == STRATEGIC_MERGE_PATCH
+            patchbody.check_patched_type(result, _TARGET, schemas, scope.name, strategic_patch)
         return _decoded(result, schemas, shown)
 
     return await _write(scope, change)

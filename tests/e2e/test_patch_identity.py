@@ -155,3 +155,36 @@ def test_a_custom_resource_patch_keeps_its_type(server: Server, admin: requests.
     assert nameless.json() == status(400, "BadRequest", UNDETERMINABLE.format("c1"))
     got = admin.get(url).json()
     assert (got["apiVersion"], got["kind"]) == (f"{group}/v1", "CronTab")
+
+
+def test_a_scale_write_keeps_its_type_and_name(server: Server, admin: requests.Session) -> None:
+    deployments = server.url + "/apis/apps/v1/namespaces/default/deployments"
+    labels = {"app": "scaled"}
+    template = {
+        "metadata": {"labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    body = {
+        "metadata": {"name": "scaled"},
+        "spec": {"selector": {"matchLabels": labels}, "template": template},
+    }
+    assert admin.post(deployments, json=body).status_code == 201
+    scale = deployments + "/scaled/scale"
+    nameless = admin.put(scale, json={"spec": {"replicas": 2}})
+    assert nameless.json() == status(400, "BadRequest", UNDETERMINABLE.format("scaled"))
+    for kind, patched in ((MERGE, {"metadata": {"name": None}}), (MERGE, {"apiVersion": None})):
+        refused = patch(admin, scale, kind, patched)
+        assert refused.json() == status(400, "BadRequest", UNDETERMINABLE.format("scaled"))
+    shown, detail = shown_and_detail(patch(admin, scale, MERGE, {"kind": "Other"}))
+    scheme = "pkg/api/legacyscheme/scheme.go:30"
+    assert (
+        detail == f'no kind "Other" is registered for version "autoscaling/v1" in scheme "{scheme}"'
+    )
+    assert list(shown)[:2] == ["apiVersion", "kind"]  # json-patch's Go map: sorted
+    typed = {"kind": "Deployment", "apiVersion": "apps/v1"}
+    _, detail = shown_and_detail(patch(admin, scale, MERGE, typed))
+    assert detail == "converting (v1.Deployment) to (autoscaling.Scale): unknown conversion"
+    ignored = {"kind": "Other", "apiVersion": None, "spec": {"replicas": 3}}
+    scaled = patch(admin, scale, STRATEGIC, ignored)
+    assert scaled.status_code == 200
+    assert (scaled.json()["kind"], scaled.json()["spec"]) == ("Scale", {"replicas": 3})
