@@ -39,7 +39,7 @@ def _body(scope: Scope, kind: str, definition: str, api_version: str) -> Obj:
 async def bind(scope: Scope) -> bytes:
     """``POST pods/<name>/binding``."""
     binding = _body(scope, "Binding", BINDING, "v1")
-    name = binding["metadata"].get("name") or scope.name
+    name = binding["metadata"].get("name") or ""  # kube does not take the URL's
     if name != scope.name:
         raise errors.bad_request("name in URL does not match name in Binding object")
     return await _bind(scope, binding, name, scope.store)
@@ -92,7 +92,7 @@ async def _bind(scope: Scope, binding: Obj, name: str, pods: Store) -> bytes:
 
 async def evict(scope: Scope) -> bytes:
     eviction = _body(scope, "Eviction", EVICTION, "policy/v1")
-    name = eviction["metadata"].get("name") or scope.name
+    name = eviction["metadata"].get("name") or ""
     if name != scope.name:
         raise errors.bad_request("name in URL does not match name in Eviction object")
     await scope.handlers.admission.admit(scope, "CREATE", eviction, name)

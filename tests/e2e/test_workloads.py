@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import requests
 
 from platform_api.codec import protobuf
+from tests.e2e.answers import status as failure
 from tests.e2e.conftest import Server
 from tests.e2e.crds import eventually
 from tests.e2e.test_list import make_namespace
@@ -298,6 +299,12 @@ def test_pod_binding_and_eviction(server: Server, admin: requests.Session) -> No
         "metadata": {"name": "web"},
         "target": {"kind": "Node", "name": "node-1"},
     }
+    for kind, nameless in (("Binding", {**binding, "metadata": {}}), ("Eviction", {})):
+        sub = kind.lower()
+        refused = admin.post(server.url + base + f"/pods/web/{sub}", json=nameless)
+        assert refused.json() == failure(
+            400, "BadRequest", f"name in URL does not match name in {kind} object"
+        )
     r = admin.post(server.url + base + "/pods/web/binding", json=binding)
     assert r.status_code == 201 and r.json()["status"] == "Success"
     assert admin.get(server.url + base + "/pods/web").json()["spec"]["nodeName"] == "node-1"
