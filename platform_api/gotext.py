@@ -227,3 +227,22 @@ def go_time(value: datetime, fraction: str = "") -> str:
         f"{v.year:04d}-{v.month:02d}-{v.day:02d}T"
         f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}{fraction}Z"
     )
+
+
+def parse_int(text: str, unsigned: bool = False) -> int:
+    """Go's ``strconv.ParseInt(text, 10, 64)`` (``ParseUint`` when ``unsigned``).
+
+    Python's ``int()`` also takes ``1_0``, `` 1 ``, non-ASCII digits and any size; Go does not.
+    ValueError carries Go's whole message (``strconv.ParseInt: parsing "x": invalid syntax``).
+    """
+    func = "ParseUint" if unsigned else "ParseInt"
+    signed = not unsigned and text.startswith(("+", "-"))
+    body = text[1:] if signed else text
+    if not body or not body.isascii() or not body.isdigit():
+        raise ValueError(f"strconv.{func}: parsing {quote(text)}: invalid syntax")
+    digits = body.lstrip("0") or "0"  # int() refuses over 4300 digits; Go says out of range
+    value = int(digits[:21]) * (-1 if signed and text[0] == "-" else 1)
+    low, high = (0, (1 << 64) - 1) if unsigned else (-(1 << 63), (1 << 63) - 1)
+    if len(digits) > 21 or not low <= value <= high:
+        raise ValueError(f"strconv.{func}: parsing {quote(text)}: value out of range")
+    return value

@@ -18,9 +18,10 @@ from platform_api.endpoints.body import (
     typemeta_problem,
 )
 from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Output, input_type
-from platform_api.endpoints.options import META_GROUP, arg, args, go_parse_int, validate_dry_run
+from platform_api.endpoints.options import META_GROUP, arg, args, validate_dry_run
 from platform_api.endpoints.responses import finish
 from platform_api.endpoints.scope import Scope
+from platform_api.gotext import parse_int as go_parse_int
 from platform_api.registry.deletion import deleted_status
 from platform_api.scheme.decoding import DecodeError, Decoder
 from platform_api.storage.interface import Preconditions, Stored

@@ -14,10 +14,11 @@ from platform_api.apiserver.requestinfo import query_flag
 from platform_api.codec import protobuf
 from platform_api.endpoints import binary, continuation
 from platform_api.endpoints.negotiation import Output
-from platform_api.endpoints.options import META_GROUP, arg, go_parse_int
+from platform_api.endpoints.options import META_GROUP, arg
 from platform_api.endpoints.responses import encode, finish
 from platform_api.endpoints.scope import Scope, partial_object
 from platform_api.fieldselectors import FieldSelector, check_field_labels, parse_field_selector
+from platform_api.gotext import parse_int as go_parse_int
 from platform_api.scheme import bytefields
 from platform_api.selectors import LabelSelector, SelectorError, parse_label_selector
 from platform_api.storage.interface import ListOptions, ListResult, Stored

@@ -29,25 +29,6 @@ def args(request: Request, name: bytes) -> list[str]:
     return [v.decode("utf-8", "replace") for v in request.args.get(name, [])]
 
 
-def go_parse_int(text: str, unsigned: bool = False) -> int:
-    """Go's ``strconv.ParseInt(text, 10, 64)`` (``ParseUint`` when ``unsigned``).
-
-    Python's ``int()`` also takes ``1_0``, `` 1 ``, non-ASCII digits and any size; Go does not.
-    ValueError carries Go's whole message (``strconv.ParseInt: parsing "x": invalid syntax``).
-    """
-    func = "ParseUint" if unsigned else "ParseInt"
-    signed = not unsigned and text.startswith(("+", "-"))
-    body = text[1:] if signed else text
-    if not body or not body.isascii() or not body.isdigit():
-        raise ValueError(f"strconv.{func}: parsing {field.go_quote(text)}: invalid syntax")
-    digits = body.lstrip("0") or "0"  # int() refuses over 4300 digits; Go says out of range
-    value = int(digits[:21]) * (-1 if signed and text[0] == "-" else 1)
-    low, high = (0, (1 << 64) - 1) if unsigned else (-(1 << 63), (1 << 63) - 1)
-    if len(digits) > 21 or not low <= value <= high:
-        raise ValueError(f"strconv.{func}: parsing {field.go_quote(text)}: value out of range")
-    return value
-
-
 @dataclass(frozen=True)
 class WriteOptions:
     dry_run: bool

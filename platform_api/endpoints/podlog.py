@@ -13,9 +13,10 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.apiextensions.schema.gojson_meta import parse_rfc3339
-from platform_api.endpoints.options import args, go_parse_int
+from platform_api.endpoints.options import args
 from platform_api.endpoints.responses import bare
 from platform_api.endpoints.scope import Scope
+from platform_api.gotext import parse_int as go_parse_int
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 

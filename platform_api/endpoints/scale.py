@@ -25,6 +25,7 @@ from platform_api.endpoints.negotiation import (
 )
 from platform_api.endpoints.options import write_options
 from platform_api.endpoints.scope import Scope
+from platform_api.endpoints.update import check_uid
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
 from platform_api.registry.prepare import check_put_target
@@ -93,8 +94,9 @@ async def get(scope: Scope) -> bytes:
     return scope.respond_object(view)
 
 
-async def _write(scope: Scope, change: Any) -> bytes:
-    """Apply ``change(scale) -> scale`` to the object's Scale and store its replicas."""
+async def _write(scope: Scope, change: Any, put: Obj | None = None) -> bytes:
+    """Apply ``change(scale) -> scale`` to the object's Scale and store its replicas;
+    a ``put`` body's uid is a precondition on the object, as on every PUT."""
     opts = write_options(
         scope.request, "UpdateOptions" if scope.request.method == b"PUT" else "PatchOptions"
     )
@@ -104,8 +106,12 @@ async def _write(scope: Scope, change: Any) -> bytes:
 
     paths = _custom_paths(scope)
 
+    uid = ((put or {}).get("metadata") or {}).get("uid")
+
     def updated(existing: Obj | None) -> Obj:
         assert existing is not None
+        if uid:
+            check_uid(scope, uid, existing)
         before = _view(scope, existing)
         if (
             paths is not None
@@ -115,8 +121,8 @@ async def _write(scope: Scope, change: Any) -> bytes:
         scale = change(before)
         check_put_target(scope.resource, scale, scope.namespace, scope.name)  # kube's checkName
         wanted = (scale.get("metadata") or {}).get("resourceVersion")
-        if wanted and wanted != existing["metadata"].get("resourceVersion"):
-            raise errors.conflict(scope.resource.plural, scope.resource.group, scope.name)
+        if wanted:  # the object's precondition, checked by the store as kube's does
+            existing["metadata"]["resourceVersion"] = wanted
         replicas = (scale.get("spec") or {}).get("replicas", 0)
         if paths is not None:  # the custom resource's own validation checks the value
             if replicas == _UNSET:
@@ -145,7 +151,7 @@ async def _write(scope: Scope, change: Any) -> bytes:
 async def put(scope: Scope) -> bytes:
     body = decode_subresource(scope, "UpdateOptions", "Scale", SCALE, "autoscaling/v1")
     check_put_target(scope.resource, body, scope.namespace, scope.name)  # before any read
-    return await _write(scope, lambda _scale: orjson.loads(orjson.dumps(body)))
+    return await _write(scope, lambda _scale: orjson.loads(orjson.dumps(body)), body)
 
 
 async def patch(scope: Scope) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from platform_api import errors
+from platform_api import errors, gotext
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.strategy import Obj, Strategy
 from platform_api.scheme.types import ResourceType
@@ -83,7 +83,8 @@ def before_update(
     old_meta = old["metadata"]
     check_name(update, name)
     _set_namespace(rt, meta, namespace)
-    version = meta.get("resourceVersion")
+    meta.pop("selfLink", None)  # kube clears it on every write
+    version = _revision(meta.get("resourceVersion"))
     if not version:
         if not strategy.allow_unconditional_update:
             # kube's update handler names the resource here, not the kind
@@ -92,7 +93,7 @@ def before_update(
             )
             raise errors.invalid(rt.plural, rt.group, name, [required])
         meta["resourceVersion"] = old_meta["resourceVersion"]
-    elif version != old_meta["resourceVersion"]:
+    elif version != int(old_meta["resourceVersion"]):
         raise errors.conflict(rt.plural, rt.group, name)
     if main:
         apply_defaults(rt.group, rt.kind, update)
@@ -106,6 +107,17 @@ def before_update(
     if errs:
         raise errors.invalid(*_invalid_kind(rt, strategy, update), name, errs)
     strategy.canonicalize(update)
+
+
+def _revision(version: object) -> int:
+    """The revision an update names as kube's storage versioner reads it (0 for none, as
+    for "0"); what it cannot read is its plain 500, ``strconv.ParseUint: ...``."""
+    if not version:
+        return 0
+    try:
+        return gotext.parse_int(str(version), unsigned=True)
+    except ValueError as e:
+        raise errors.unknown(str(e)) from None
 
 
 def _set_namespace(rt: ResourceType, meta: Obj, namespace: str) -> None:

@@ -15,7 +15,7 @@ from typing import Protocol
 
 import orjson
 
-from platform_api import errors
+from platform_api import errors, gotext
 from platform_api.authentication.user import UserInfo
 from platform_api.codec.goshape import DECODED, RECEIVED, shape
 from platform_api.errors import StatusError
@@ -73,12 +73,12 @@ _RV_ON_CREATE = "resourceVersion should not be set on objects to be created"
 
 
 def _numbered(version: object) -> bool:
-    """Whether kube's storage reads a created object's resourceVersion as a revision
-    (an unsigned 64-bit decimal other than 0); anything else it lets through and
-    replaces."""
-    if not isinstance(version, str) or not version.isascii() or not version.isdigit():
+    """Whether kube's storage reads a created object's resourceVersion as a revision (other
+    than 0); anything else it lets through and replaces."""
+    try:
+        return isinstance(version, str) and gotext.parse_int(version, unsigned=True) != 0
+    except ValueError:
         return False
-    return 0 < int(version) < 2**64
 
 
 # The field manager of the in-server controller whose task is running (set per task by

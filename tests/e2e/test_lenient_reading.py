@@ -22,8 +22,10 @@ def configmap(name: str, **meta: str) -> dict[str, object]:
 def test_a_query_boolean_is_true_unless_it_says_false(
     server: Server, admin: requests.Session
 ) -> None:
-    assert admin.post(server.url + CM, json=configmap("orphaned")).status_code == 201
-    deleted = admin.delete(server.url + CM + "/orphaned", params={"orphanDependents": "maybe"})
+    assert admin.post(server.url + CM, json=configmap("lenient-orphaned")).status_code == 201
+    deleted = admin.delete(
+        server.url + CM + "/lenient-orphaned", params={"orphanDependents": "maybe"}
+    )
     assert deleted.status_code == 200  # kept for the orphan finalizer
     assert deleted.json()["metadata"]["finalizers"] == ["orphan"]
     listed = admin.get(server.url + CM, params={"sendInitialEvents": "x"})
@@ -79,7 +81,7 @@ def test_a_created_object_may_carry_a_resource_version_kube_cannot_read(
 ) -> None:
     """kube's storage refuses a create carrying a resourceVersion it reads as a revision,
     with a plain 500 and no reason, after validation; anything else it replaces."""
-    refused = admin.post(server.url + CM, json=configmap("numbered", resourceVersion="5"))
+    refused = admin.post(server.url + CM, json=configmap("lenient-numbered", resourceVersion="5"))
     assert refused.status_code == 500
     assert refused.json() == {
         "kind": "Status",
@@ -89,12 +91,18 @@ def test_a_created_object_may_carry_a_resource_version_kube_cannot_read(
         "message": "resourceVersion should not be set on objects to be created",
         "code": 500,
     }
-    assert admin.get(server.url + CM + "/numbered").status_code == 404
+    assert admin.get(server.url + CM + "/lenient-numbered").status_code == 404
     invalid = admin.post(server.url + CM, json=configmap("BAD", resourceVersion="5"))
     assert invalid.status_code == 422  # validation first
-    dry = admin.post(server.url + CM + "?dryRun=All", json=configmap("dry", resourceVersion="5"))
+    dry = admin.post(
+        server.url + CM + "?dryRun=All", json=configmap("lenient-dry", resourceVersion="5")
+    )
     assert (dry.status_code, dry.json()["metadata"]["resourceVersion"]) == (201, "5")
-    for name, version in (("wordy", "abc"), ("zero", "0"), ("huge", "99999999999999999999")):
+    for name, version in (
+        ("lenient-wordy", "abc"),
+        ("lenient-zero", "0"),
+        ("lenient-huge", "99999999999999999999"),
+    ):
         created = admin.post(server.url + CM, json=configmap(name, resourceVersion=version))
         assert created.status_code == 201, version
         assert created.json()["metadata"]["resourceVersion"].isdigit()
@@ -104,7 +112,7 @@ def test_a_created_object_may_carry_a_resource_version_kube_cannot_read(
 def test_a_delete_body_that_is_no_json_is_named_as_kube_names_it(
     server: Server, admin: requests.Session
 ) -> None:
-    assert admin.post(server.url + CM, json=configmap("kept")).status_code == 201
+    assert admin.post(server.url + CM, json=configmap("lenient-kept")).status_code == 201
     lead = "couldn't get version/kind; json parse error: "
     cases = [
         (
@@ -122,7 +130,7 @@ def test_a_delete_body_that_is_no_json_is_named_as_kube_names_it(
     ]
     for body, media, message in cases:
         refused = admin.delete(
-            server.url + CM + "/kept", data=body, headers={"Content-Type": media}
+            server.url + CM + "/lenient-kept", data=body, headers={"Content-Type": media}
         )
         assert refused.json() == status(400, "BadRequest", message), body
-    assert admin.get(server.url + CM + "/kept").status_code == 200
+    assert admin.get(server.url + CM + "/lenient-kept").status_code == 200

@@ -1,5 +1,6 @@
-"""What a patch cannot change: its object's type and name.  Each answer is the one
-kube-apiserver v1.36 gave to the same request; the object is unchanged after each."""
+"""What a write cannot change: its object's type, name and uid, and the resourceVersion
+it names.  Each answer is the one kube-apiserver v1.36 gave to the same request; the
+object is unchanged after each refusal."""
 
 from __future__ import annotations
 
@@ -159,22 +160,29 @@ def test_a_custom_resource_patch_keeps_its_type(server: Server, admin: requests.
 
 def test_a_scale_write_keeps_its_type_and_name(server: Server, admin: requests.Session) -> None:
     deployments = server.url + "/apis/apps/v1/namespaces/default/deployments"
-    labels = {"app": "scaled"}
+    labels = {"app": "identity-scaled"}
     template = {
         "metadata": {"labels": labels},
         "spec": {"containers": [{"name": "c", "image": "i"}]},
     }
     body = {
-        "metadata": {"name": "scaled"},
+        "metadata": {"name": "identity-scaled"},
         "spec": {"selector": {"matchLabels": labels}, "template": template},
     }
     assert admin.post(deployments, json=body).status_code == 201
-    scale = deployments + "/scaled/scale"
+    scale = deployments + "/identity-scaled/scale"
     nameless = admin.put(scale, json={"spec": {"replicas": 2}})
-    assert nameless.json() == status(400, "BadRequest", UNDETERMINABLE.format("scaled"))
+    assert nameless.json() == status(400, "BadRequest", UNDETERMINABLE.format("identity-scaled"))
+    other = admin.put(scale, json={"metadata": {"name": "identity-scaled", "uid": "x"}, "spec": {}})
+    assert other.status_code == 409
+    assert "Key: /registry/deployments/default/identity-scaled, " in other.json()["message"]
+    unreadable = admin.put(
+        scale, json={"metadata": {"name": "identity-scaled", "resourceVersion": "x"}}
+    )
+    assert unreadable.json() == plain_500('strconv.ParseUint: parsing "x": invalid syntax')
     for kind, patched in ((MERGE, {"metadata": {"name": None}}), (MERGE, {"apiVersion": None})):
         refused = patch(admin, scale, kind, patched)
-        assert refused.json() == status(400, "BadRequest", UNDETERMINABLE.format("scaled"))
+        assert refused.json() == status(400, "BadRequest", UNDETERMINABLE.format("identity-scaled"))
     shown, detail = shown_and_detail(patch(admin, scale, MERGE, {"kind": "Other"}))
     scheme = "pkg/api/legacyscheme/scheme.go:30"
     assert (
@@ -188,3 +196,67 @@ def test_a_scale_write_keeps_its_type_and_name(server: Server, admin: requests.S
     scaled = patch(admin, scale, STRATEGIC, ignored)
     assert scaled.status_code == 200
     assert (scaled.json()["kind"], scaled.json()["spec"]) == ("Scale", {"replicas": 3})
+
+
+def plain_500(message: str) -> dict[str, Any]:
+    """kube's answer to an error that is no Status: no reason, no details."""
+    body = status(500, "", message)
+    del body["reason"]
+    return body
+
+
+def test_a_put_naming_another_uid_conflicts_in_kubes_storage_words(
+    server: Server, admin: requests.Session, made: str
+) -> None:
+    name = made.rsplit("/", 1)[1]
+    uid = admin.get(made).json()["metadata"]["uid"]
+    refused = admin.put(made, json={"metadata": {"name": name, "uid": "other"}})
+    assert refused.json() == status(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on configmaps "{name}": StorageError: invalid object, '
+        f"Code: 4, Key: /registry/configmaps/default/{name}, ResourceVersion: 0, "
+        f"AdditionalErrorMsg: Precondition failed: UID in precondition: other, UID in object "
+        f"meta: {uid}",
+        {"name": name, "kind": "configmaps"},
+    )
+    # a patch has no precondition: the uid is an immutable field there
+    patched = patch(admin, made, MERGE, {"metadata": {"uid": "other"}})
+    assert (patched.status_code, patched.json()["reason"]) == (422, "Invalid")
+    services = server.url + "/api/v1/namespaces/default/services"
+    service = {"metadata": {"name": "identity-keyed"}, "spec": {"ports": [{"port": 80}]}}
+    assert admin.post(services, json=service).status_code == 201
+    moved = admin.put(
+        services + "/identity-keyed",
+        json={**service, "metadata": {"name": "identity-keyed", "uid": "x"}},
+    )
+    assert "Key: /registry/services/specs/default/identity-keyed," in moved.json()["message"]
+    unchanged(admin, made)
+
+
+def test_an_unreadable_resource_version_is_kubes_plain_500(
+    admin: requests.Session, made: str
+) -> None:
+    name = made.rsplit("/", 1)[1]
+    for version, why in (
+        ("abc", "invalid syntax"),
+        ("-1", "invalid syntax"),
+        ("99999999999999999999", "value out of range"),
+    ):
+        expected = plain_500(f'strconv.ParseUint: parsing "{version}": {why}')
+        assert (
+            patch(admin, made, MERGE, {"metadata": {"resourceVersion": version}}).json() == expected
+        )
+        put = admin.put(
+            made, json={"metadata": {"name": name, "resourceVersion": version}, "data": {}}
+        )
+        assert put.json() == expected
+    unchanged(admin, made)
+    # "0" names no revision: the write is unconditional, as without one
+    assert (
+        patch(
+            admin, made, MERGE, {"metadata": {"resourceVersion": "0", "selfLink": "/x"}}
+        ).status_code
+        == 200
+    )
+    assert "selfLink" not in admin.get(made).json()["metadata"]  # kube clears it on writes

@@ -21,9 +21,9 @@ from platform_api.cel.values import parse_duration_ns
 from platform_api.codec.protobuf_values import ValueFormatError, format_duration, parse_duration
 from platform_api.endpoints import continuation
 from platform_api.endpoints.list import parse_revision
-from platform_api.endpoints.options import go_parse_int
 from platform_api.errors import StatusError
 from platform_api.fieldselectors import parse_field_selector
+from platform_api.gotext import parse_int as go_parse_int
 from platform_api.selectors import Requirement, SelectorError, parse_label_selector
 
 INT64 = st.integers(min_value=-(1 << 63), max_value=(1 << 63) - 1)

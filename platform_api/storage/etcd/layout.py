@@ -29,6 +29,22 @@ DEFAULT_PREFIX = "/registry"
 _INTERNAL = (("", "masterleases"),)
 
 
+def _base(group: bytes, plural: bytes, builtin: bool) -> bytes:
+    """A resource's path under the prefix: kube's special cases, then the group for the
+    grouped built-in APIs and every custom resource, else the resource alone."""
+    if not builtin or group in _GROUPED:
+        return _SPECIAL.get((group, plural)) or group + b"/" + plural
+    return _SPECIAL.get((group, plural)) or plural
+
+
+def kube_key(key: bytes, builtin: bool, prefix: str = DEFAULT_PREFIX) -> str:
+    """A registry key as kube names it in etcd (in its storage errors), knowing only
+    whether the resource is built in."""
+    _, group, plural, rest = key.split(b"/", 3)
+    path = prefix.rstrip("/").encode() + b"/" + _base(group, plural, builtin)
+    return (path + b"/" + rest.replace(b"\x00", b"/")).decode(errors="replace")
+
+
 class KeyLayout:
     """Translates registry keys to etcd keys and back."""
 
@@ -39,14 +55,14 @@ class KeyLayout:
         for group, plural in (*builtin, *_INTERNAL):
             g = (group or "core").encode()
             p = plural.encode()
-            base = _SPECIAL.get((g, p)) or (g + b"/" + p if g in _GROUPED else p)
+            base = _base(g, p, builtin=True)
             self._to[(g, p)] = base
             self._from[base] = (g, p)
 
     def etcd_key(self, key: bytes) -> bytes:
         """``/core/configmaps/ns\\0name`` -> ``/registry/configmaps/ns/name``."""
         _, group, plural, rest = key.split(b"/", 3)
-        base = self._to.get((group, plural)) or group + b"/" + plural
+        base = self._to.get((group, plural)) or _base(group, plural, builtin=False)
         return self.root + base + b"/" + rest.replace(b"\x00", b"/")
 
     def registry_key(self, etcd_key: bytes) -> bytes | None:
