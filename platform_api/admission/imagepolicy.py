@@ -146,7 +146,7 @@ class ImagePolicyWebhook:
         review = {
             "apiVersion": self.api_version,
             "kind": "ImageReview",
-            "metadata": {"creationTimestamp": None},
+            "metadata": {},
             "spec": spec,
             "status": {"allowed": False},
         }

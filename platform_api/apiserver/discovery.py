@@ -262,9 +262,7 @@ class Discovery:
             else:
                 versions = self._remote_versions(name)
             if versions:
-                items.append(
-                    {"metadata": {"name": name, "creationTimestamp": None}, "versions": versions}
-                )
+                items.append({"metadata": {"name": name}, "versions": versions})
         body = _json(
             {
                 "kind": "APIGroupDiscoveryList",

@@ -14,18 +14,27 @@ from platform_api.authentication.user import UserInfo
 from platform_api.authorization.interface import Attributes, Decision, RuleSet
 from platform_api.endpoints.body import decode_write
 from platform_api.endpoints.scope import Scope
+from platform_api.registry.prepare import check_namespace
 from platform_api.validation import field
+from platform_api.validation.accessreviews import (
+    evaluation_error,
+    validate_local,
+    validate_metadata,
+    validate_spec,
+)
 
 Obj = dict[str, Any]
 GROUP = "authorization.platform.io"
-_EXACTLY_ONE = "exactly one of nonResourceAttributes or resourceAttributes must be specified"
 
 
-def _attributes(user: UserInfo, spec: Obj, kind: str, name: str) -> Attributes:
+def _refuse(errs: list[field.FieldError]) -> None:
+    """kube names no kind here: its internal review's Kind is empty after decoding."""
+    if errs:
+        raise errors.invalid("", GROUP, "", errs)
+
+
+def _attributes(user: UserInfo, spec: Obj) -> Attributes:
     resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
-    if (resource is None) == (non_resource is None):
-        errs = [field.invalid("spec.resourceAttributes", resource or {}, _EXACTLY_ONE)]
-        raise errors.invalid(kind, GROUP, name, errs)
     if resource is not None:
         return Attributes(
             user=user,
@@ -38,7 +47,7 @@ def _attributes(user: UserInfo, spec: Obj, kind: str, name: str) -> Attributes:
             subresource=resource.get("subresource", ""),
             name=resource.get("name", ""),
         )
-    assert non_resource is not None
+    non_resource = non_resource or {}
     return Attributes(
         user=user,
         verb=non_resource.get("verb", ""),
@@ -47,7 +56,7 @@ def _attributes(user: UserInfo, spec: Obj, kind: str, name: str) -> Attributes:
     )
 
 
-async def _answer(scope: Scope, review: Obj, attrs: Attributes, code: int = 201) -> bytes:
+async def _answer(scope: Scope, review: Obj, attrs: Attributes) -> bytes:
     authorizer = scope.handlers.authorizer
     decision, reason = (
         await authorizer.authorize(attrs) if authorizer else (Decision.NO_OPINION, "")
@@ -57,66 +66,58 @@ async def _answer(scope: Scope, review: Obj, attrs: Attributes, code: int = 201)
         status["denied"] = True
     if reason:
         status["reason"] = reason
-    meta = review.setdefault("metadata", {})
-    meta.setdefault("creationTimestamp", None)
+    problem = evaluation_error(review["spec"].get("resourceAttributes"))
+    if problem:
+        status["evaluationError"] = problem
     review["status"] = status
-    return scope.respond_object(review, code)
+    return scope.respond_object(review, 201)
+
+
+def _received(scope: Scope) -> Obj:
+    """The review as kube's create handler hands it on: decoded, its writer's
+    managedFields entry recorded."""
+    _opts, _out, review = decode_write(scope, "CreateOptions")
+    review.setdefault("spec", {})
+    scope.tracker()(None, review)
+    return review
 
 
 async def self_subject(scope: Scope) -> bytes:
-    _opts, _out, review = decode_write(scope, "CreateOptions")
-    spec = review.setdefault("spec", {})
-    name = review["metadata"].get("name", "")
-    attrs = _attributes(scope.ctx.user, spec, "SelfSubjectAccessReview", name)
-    return await _answer(scope, review, attrs)
+    review = _received(scope)
+    _refuse(
+        validate_spec(review["spec"], subject=False) + validate_metadata(review["metadata"], False)
+    )
+    return await _answer(scope, review, _attributes(scope.ctx.user, review["spec"]))
 
 
-def _subject(spec: Obj, kind: str, name: str) -> UserInfo:
-    user, groups = spec.get("user") or "", tuple(spec.get("groups") or ())
-    if not user and not groups:
-        errs = [field.invalid("spec.user", user, "at least one of user or group must be specified")]
-        raise errors.invalid(kind, GROUP, name, errs)
+def _subject(spec: Obj) -> UserInfo:
     extra = {k: tuple(v) for k, v in (spec.get("extra") or {}).items()}
-    return UserInfo(user, spec.get("uid") or "", groups, extra)
+    groups = tuple(spec.get("groups") or ())
+    return UserInfo(spec.get("user") or "", spec.get("uid") or "", groups, extra)
 
 
-def subject_attributes(spec: Obj, name: str = "") -> Attributes:
+def subject_attributes(spec: Obj) -> Attributes:
     """What a SubjectAccessReview's ``spec`` asks the authorizer (the in-process
     controllers ask through this too); a StatusError when the spec is invalid."""
-    kind = "SubjectAccessReview"
-    return _attributes(_subject(spec, kind, name), spec, kind, name)
+    _refuse(validate_spec(spec, subject=True))
+    return _attributes(_subject(spec), spec)
 
 
 async def subject(scope: Scope) -> bytes:
-    _opts, _out, review = decode_write(scope, "CreateOptions")
-    spec = review.setdefault("spec", {})
-    attrs = subject_attributes(spec, review["metadata"].get("name", ""))
-    return await _answer(scope, review, attrs)
+    review = _received(scope)
+    spec = review["spec"]
+    _refuse(validate_spec(spec, subject=True) + validate_metadata(review["metadata"], False))
+    return await _answer(scope, review, _attributes(_subject(spec), spec))
 
 
 async def local_subject(scope: Scope) -> bytes:
-    _opts, _out, review = decode_write(scope, "CreateOptions")
-    spec = review.setdefault("spec", {})
-    kind, name = "LocalSubjectAccessReview", review["metadata"].get("name", "")
-    if spec.get("nonResourceAttributes") is not None:
-        errs = [
-            field.invalid(
-                "spec.nonResourceAttributes",
-                spec["nonResourceAttributes"],
-                "disallowed on this kind of request",
-            )
-        ]
-        raise errors.invalid(kind, GROUP, name, errs)
-    resource = spec.setdefault("resourceAttributes", {})
-    namespace = resource.get("namespace") or scope.namespace
-    if namespace != scope.namespace:
-        raise errors.bad_request(
-            f"spec.resourceAttributes.namespace must match namespace: {scope.namespace}"
-        )
-    resource["namespace"] = namespace
-    review["metadata"]["namespace"] = scope.namespace
-    attrs = _attributes(_subject(spec, kind, name), spec, kind, name)
-    return await _answer(scope, review, attrs)
+    review = _received(scope)
+    meta, spec = review["metadata"], review["spec"]
+    check_namespace(scope.resource, meta, scope.namespace)  # kube's create handler
+    meta["namespace"] = scope.namespace
+    errs = validate_spec(spec, subject=True) + validate_metadata(meta, True)
+    _refuse(errs + validate_local(spec, scope.namespace))
+    return await _answer(scope, review, _attributes(_subject(spec), spec))
 
 
 async def self_subject_rules(scope: Scope) -> bytes:
@@ -136,8 +137,7 @@ async def self_subject_rules(scope: Scope) -> bytes:
     if rules.errors:
         errs = rules.errors
         status["evaluationError"] = errs[0] if len(errs) == 1 else f"[{', '.join(errs)}]"
-    meta = {"creationTimestamp": None}
-    answer = {"kind": review["kind"], "apiVersion": review["apiVersion"], "metadata": meta}
+    answer = {"kind": review["kind"], "apiVersion": review["apiVersion"], "metadata": {}}
     return scope.respond_object({**answer, "spec": {}, "status": status}, 201)
 
 

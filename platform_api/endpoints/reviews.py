@@ -17,28 +17,28 @@ from platform_api.endpoints.scope import Scope
 Obj = dict[str, Any]
 
 
-def _answer(obj: Obj, status: Obj) -> Obj:
-    meta = dict(obj.get("metadata") or {})
-    meta.setdefault("creationTimestamp", None)
-    out: Obj = {"kind": obj["kind"], "apiVersion": obj["apiVersion"], "metadata": meta}
-    if "spec" in obj:
-        out["spec"] = obj["spec"]
-    out["status"] = status
-    return out
-
-
 async def self_subject_review(scope: Scope) -> bytes:
+    """A new object, as kube's REST builds it: created now, the caller in its status."""
     _opts, out, obj = decode_write(scope, "CreateOptions")
-    status = {"userInfo": scope.ctx.user.to_review()}
-    return scope.respond_object(_answer(obj, status), 201, out)
+    answer: Obj = {
+        "kind": obj["kind"],
+        "apiVersion": obj["apiVersion"],
+        "metadata": {"creationTimestamp": scope.store.now()},
+        "status": {"userInfo": scope.ctx.user.to_review()},
+    }
+    return scope.respond_object(answer, 201, out)
 
 
 async def token_review(scope: Scope) -> bytes:
+    """The request, with the field manager's entry as on any create, and its status: a
+    token no authenticator knows is ``invalid bearer token``, as kube's bearer-token
+    authenticator words it."""
     _opts, out, obj = decode_write(scope, "CreateOptions")
     spec = obj.get("spec") or {}
     token = spec.get("token") or ""
     if not token:
         raise errors.bad_request("token is required for TokenReview in authentication")
+    scope.tracker()(None, obj)
     authenticator = scope.handlers.authenticator
     status: Obj = {"user": {}}
     try:
@@ -52,7 +52,10 @@ async def token_review(scope: Scope) -> bytes:
         status = {"authenticated": True, "user": user.to_review()}
         if found.audiences:
             status["audiences"] = list(found.audiences)
-    return scope.respond_object(_answer(obj, status), 201, out)
+    elif authenticator is not None:
+        status.setdefault("error", "invalid bearer token")
+    answer: Obj = {"kind": obj["kind"], "apiVersion": obj["apiVersion"], **obj, "status": status}
+    return scope.respond_object(answer, 201, out)
 
 
 HANDLERS = {

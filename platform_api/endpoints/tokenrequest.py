@@ -68,15 +68,22 @@ async def create(scope: Scope) -> bytes:
     request = decode_subresource(scope, "CreateOptions", "TokenRequest", DEFINITION, API_VERSION)
     await scope.handlers.admission.admit(scope, "CREATE", request, scope.name)
     account = scope.store.get(scope.namespace, scope.name).object
+    meta, account_uid = request["metadata"], account["metadata"].get("uid", "")
+    if meta.get("uid") and meta["uid"] != account_uid:  # TokenRequestServiceAccountUIDValidation
+        why = (
+            f"the UID in the token request ({meta['uid']}) does not match the UID of the "
+            f"service account ({account_uid})"
+        )
+        raise errors.conflict("TokenRequest", "authentication.platform.io", scope.name, why)
     spec = request.setdefault("spec", {})
     seconds = _seconds(spec, scope.name, accounts.max_expiration)
     spec["audiences"] = spec.get("audiences") or list(accounts.audiences)
     spec["expirationSeconds"] = seconds
     bound = _bound(scope, spec["boundObjectRef"]) if spec.get("boundObjectRef") else None
     token, expires = accounts.issuer.issue(account, spec["audiences"], seconds, bound)
-    meta = request["metadata"]
-    meta.update(name=scope.name, namespace=scope.namespace)
-    meta.setdefault("creationTimestamp", None)
+    meta.update(name=scope.name, namespace=scope.namespace, uid=account_uid)
+    meta["creationTimestamp"] = scope.store.now()
+    spec.setdefault("boundObjectRef", None)  # no omitempty in Go's TokenRequestSpec
     request["status"] = {
         "token": token,
         "expirationTimestamp": format_time(datetime.fromtimestamp(expires, UTC)),

@@ -23,6 +23,7 @@ from typing import Any
 from platform_api.gotext import Struct, go_time, json_string, marshal
 from platform_api.quantity import QuantityError, parse
 from platform_api.validation.field import GoText
+from platform_api.validation.names import OBJECT_META_ORDER
 
 Obj = dict[str, Any]
 _TABLE = json.loads(resources.files(__package__).joinpath("gointernal_types.json").read_bytes())
@@ -32,24 +33,6 @@ STRUCTS: dict[str, list[tuple[str, str, str, bool]]] = {
 }
 NAMED: dict[str, str] = _TABLE["named"]  # named non-struct types -> their Go types
 _INTS = frozenset({"int", "int32", "int64", "uint", "uint32", "uint64"})
-# metav1.ObjectMeta's JSON keys in Go order (all omitempty).
-_META_ORDER = (
-    "name",
-    "generateName",
-    "namespace",
-    "selfLink",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "managedFields",
-)
 _HOST_FIELDS = ("hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace", "hostUsers")
 
 
@@ -181,7 +164,7 @@ def _external(type_name: str, value: Any) -> Any:
     """Types of apimachinery, which carry JSON tags or marshal themselves."""
     if type_name == "metav1.ObjectMeta":
         meta = value if isinstance(value, dict) else {}
-        return Struct((k, meta[k]) for k in _META_ORDER if _present(meta.get(k)))
+        return Struct((k, meta[k]) for k in OBJECT_META_ORDER if _present(meta.get(k)))
     if type_name == "metav1.LabelSelector":
         return _selector(value if isinstance(value, dict) else {})
     if type_name == "resource.Quantity":

@@ -49,7 +49,7 @@ def check_put_target(rt: ResourceType, obj: Obj, namespace: str, name: str) -> N
     """A PUT body names its object, the URL's, before anything is read (kube's
     update handler: 400 whether or not the object exists; the namespace first)."""
     meta = obj.get("metadata") or {}
-    _check_namespace(rt, meta, namespace)
+    check_namespace(rt, meta, namespace)
     if not meta.get("name"):
         raise undeterminable(name)
     check_name(obj, name)
@@ -124,11 +124,11 @@ def _set_namespace(rt: ResourceType, meta: Obj, namespace: str) -> None:
     if not rt.namespaced:
         meta.pop("namespace", None)
         return
-    _check_namespace(rt, meta, namespace)
+    check_namespace(rt, meta, namespace)
     meta["namespace"] = namespace
 
 
-def _check_namespace(rt: ResourceType, meta: Obj, namespace: str) -> None:
+def check_namespace(rt: ResourceType, meta: Obj, namespace: str) -> None:
     """A namespace in the body must be the URL's (a cluster-scoped kind's is ignored)."""
     if rt.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
         raise errors.bad_request(NAMESPACE_MISMATCH)

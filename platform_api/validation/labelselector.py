@@ -29,7 +29,20 @@ def validate_label_selector(
     return errs
 
 
-def _expression(expr: dict[str, Any], path: str, allow_invalid_values: bool) -> list[FieldError]:
+def validate_label_requirement(
+    expr: dict[str, Any],
+    path: str,
+    allow_invalid_values: bool = False,
+    allow_unknown_operator: bool = False,
+) -> list[FieldError]:
+    """kube's ``ValidateLabelSelectorRequirement``; ``allow_unknown_operator`` for the
+    access reviews of newer clients (kube's ``AllowUnknownOperatorInRequirement``)."""
+    return _expression(expr, path, allow_invalid_values, allow_unknown_operator)
+
+
+def _expression(
+    expr: dict[str, Any], path: str, allow_invalid_values: bool, allow_unknown: bool = False
+) -> list[FieldError]:
     errs: list[FieldError] = []
     op, values = expr.get("operator", ""), expr.get("values") or []
     if op in ("In", "NotIn"):
@@ -47,7 +60,7 @@ def _expression(expr: dict[str, Any], path: str, allow_invalid_values: bool) -> 
                     "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
                 )
             )
-    else:
+    elif not allow_unknown:
         errs.append(field.invalid(f"{path}.operator", op, "not a valid selector operator"))
     key = expr.get("key", "")
     errs += [field.invalid(f"{path}.key", key, m) for m in is_qualified_name(key)]

@@ -55,6 +55,26 @@ _value_re = re.compile(f"^{_VALUE_FMT}\\Z")
 ANNOTATIONS_SIZE_LIMIT = 256 * 1024
 
 
+# metav1.ObjectMeta's JSON keys in Go order (all omitempty).
+OBJECT_META_ORDER = (
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+)
+
+
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
     """kube's ``RegexError``: every example is followed by ``', '``, so two read
     ``(e.g. 'my-name',  or '123-abc', regex used ...)`` with its double space."""

@@ -191,7 +191,7 @@ def test_image_policy_review_and_cache() -> None:
     assert service.reviews[0] == {
         "apiVersion": "imagepolicy.platform.io/v1alpha1",
         "kind": "ImageReview",
-        "metadata": {"creationTimestamp": None},
+        "metadata": {},  # a zero creationTimestamp is omitted (omitzero)
         "spec": {
             "containers": [{"image": "good"}, {"image": "init"}],
             "annotations": {"a.image-policy.platform.io/x": "1"},

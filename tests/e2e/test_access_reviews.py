@@ -54,7 +54,7 @@ def test_review_rules(server: Server, admin: requests.Session) -> None:
     )
     assert (r.status_code, r.json()["message"]) == (
         422,
-        'SubjectAccessReview.authorization.platform.io "" is invalid: spec.user: Invalid value: "": '
+        '.authorization.platform.io "" is invalid: spec.user: Invalid value: "": '
         "at least one of user or group must be specified",
     )
     r = admin.post(
@@ -71,11 +71,18 @@ def test_review_rules(server: Server, admin: requests.Session) -> None:
         local,
         json=review("LocalSubjectAccessReview", {"user": "u", "resourceAttributes": RESOURCE}),
     )
+    must_match = '.authorization.platform.io "" is invalid: spec.resourceAttributes.namespace: '
     assert (r.status_code, r.json()["message"]) == (
-        400,
-        "spec.resourceAttributes.namespace must match namespace: ns2",
+        422,
+        must_match + 'Invalid value: "ns1": must match metadata.namespace',
     )
     spec = {"user": "u", "resourceAttributes": {"verb": "get", "resource": "pods"}}
+    r = admin.post(local, json=review("LocalSubjectAccessReview", spec))  # kube fills none in
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        must_match + 'Invalid value: "": must match metadata.namespace',
+    )
+    spec["resourceAttributes"]["namespace"] = "ns2"
     r = admin.post(local, json=review("LocalSubjectAccessReview", spec))
     assert r.status_code == 201
     body = r.json()

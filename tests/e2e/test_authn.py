@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import socket
 import ssl
 from collections.abc import Iterator
@@ -59,9 +60,11 @@ def test_proxy_headers_name_the_user(proxied: tuple[Server, pki.Paths]) -> None:
         **{"X-Remote-User": "alice", "X-Remote-Group": "team", "X-Remote-Extra-Scopes%2FX": "v"},
     )
     assert r.status_code == 201, r.text
+    created = r.json()["metadata"]["creationTimestamp"]  # kube's REST stamps a new object
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", created)
     assert r.json() == {
         **SELF,
-        "metadata": {"creationTimestamp": None},
+        "metadata": {"creationTimestamp": created},
         "status": {
             "userInfo": {
                 "username": "alice",
@@ -124,12 +127,13 @@ def test_token_review(proxied: tuple[Server, pki.Paths]) -> None:
     # A token-file token holds only for the API's own audiences.
     spec = {"token": "t-carol", "audiences": ["vault"]}
     r = admin.post(server.url + TOKEN_REVIEW, json={**review, "spec": spec})
-    assert r.json()["status"] == {"user": {}}
+    assert r.json()["status"] == {"user": {}, "error": "invalid bearer token"}
     spec["audiences"] = ["vault", "https://platform.default.svc.cluster.local"]
     r = admin.post(server.url + TOKEN_REVIEW, json={**review, "spec": spec})
     assert r.json()["status"]["audiences"] == ["https://platform.default.svc.cluster.local"]
     r = admin.post(server.url + TOKEN_REVIEW, json={**review, "spec": {"token": "nope"}})
-    assert r.status_code == 201 and r.json()["status"] == {"user": {}}
+    assert r.status_code == 201
+    assert r.json()["status"] == {"user": {}, "error": "invalid bearer token"}  # kube's words
     r = admin.post(server.url + TOKEN_REVIEW, json={**review, "spec": {}})
     assert (r.status_code, r.json()["message"]) == (
         400,

@@ -25,7 +25,12 @@ def test_token_request_and_authentication(server: Server, admin: requests.Sessio
     r = token_for(admin, server, "sa-tokens", {})
     assert r.status_code == 201, r.text
     body = r.json()
-    assert body["spec"] == {"audiences": [ISSUER], "expirationSeconds": 3600}
+    assert body["spec"] == {
+        "audiences": [ISSUER],
+        "expirationSeconds": 3600,
+        "boundObjectRef": None,
+    }
+    assert body["metadata"]["uid"] == sa["metadata"]["uid"]  # kube fills in the account's
     token = body["status"]["token"]
     claims = jwt.decode(token, options={"verify_signature": False})
     assert (claims["iss"], claims["sub"], claims["aud"]) == (
