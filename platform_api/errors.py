@@ -217,6 +217,11 @@ def not_acceptable(accepted: list[str]) -> StatusError:
     return StatusError(406, NOT_ACCEPTABLE, msg)
 
 
+def not_acceptable_because(message: str) -> StatusError:
+    """kube's errNotAcceptable: a 406 that says why, with no details."""
+    return StatusError(406, NOT_ACCEPTABLE, message)
+
+
 def unsupported_media_type(content_type: str, accepted: list[str]) -> StatusError:
     msg = (
         f"the body of the request was in an unknown format - accepted media types include: "

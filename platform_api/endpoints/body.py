@@ -29,12 +29,9 @@ from platform_api.gotext import go_text, json_kind
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.decoding import Decoded, DecodeError, Decoder
 from platform_api.scheme.schemas import Schemas
-from platform_api.scheme.types import ResourceType
+from platform_api.scheme.types import ResourceType, internal_package
 
 Obj = dict[str, Any]
-# Go packages of internal types whose name is not their group's (``events.k8s.io``'s
-# Event is ``core.Event``); every other is the group's first label.
-_INTERNAL = {"events": "core"}
 
 
 def summarize(data: bytes, limit: int = 30) -> str:
@@ -303,7 +300,7 @@ def conversion_problem(
         Decoder(schemas, {}).decode(raw, other)
     except DecodeError as e:
         return str(e)
-    internal = _INTERNAL.get(definition.split(".")[-3], definition.split(".")[-3])
+    internal = internal_package(definition)
     return f"converting ({version}.{body_kind}) to ({internal}.{kind}): unknown conversion"
 
 

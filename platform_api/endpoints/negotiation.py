@@ -112,6 +112,7 @@ class Output:
     version: str = ""
     pretty: bool = False
     media: str = ""
+    refused: str = ""  # why kube refuses this view once it holds the answer (406)
 
     @property
     def content_type(self) -> bytes:
@@ -154,10 +155,18 @@ def _view(media: MediaType, table: bool, partial: str) -> str | None:
         ok = table and group in META_GROUPS and version in ("v1", "v1beta1")
         return "table" if ok else None
     if kind in PARTIAL_KINDS:
-        wanted = "list" if kind.endswith("List") else "object"
-        ok = partial == wanted and group in META_GROUPS and version in ("v1", "v1beta1")
+        ok = bool(partial) and group in META_GROUPS and version in ("v1", "v1beta1")
         return "partial" if ok else None
     return None
+
+
+def _refusal(kind: str, partial: str, go_type: str) -> str:
+    """kube's 406 for metadata of the other shape (a list's for one object), which it
+    answers once it holds the object: it names the Go type it holds."""
+    if kind.endswith("List") == (partial == "list"):
+        return ""
+    shape = "not a list" if partial == "object" else "a list"
+    return f"you requested {kind}, but the requested object is {shape} ({go_type})"
 
 
 def negotiate_output(
@@ -169,12 +178,14 @@ def negotiate_output(
     protobuf: bool = False,
     partial: str = "",
     cbor: bool = False,
+    go_type: str = "",
 ) -> Output:
     """The first Accept entry this endpoint can produce, or 406.
 
     ``protobuf``: the type has a Protobuf message; ``partial``: "object" or "list" when
     the request may be answered as PartialObjectMetadata (get, list, watch); ``cbor``:
-    the server speaks CBOR (its gate is on).
+    the server speaks CBOR (its gate is on); ``go_type``: the answer's Go type, which
+    kube names when it was asked for the other shape of metadata.
     """
     for media in parse_accept(accept):
         if media.as_ == "APIGroupDiscoveryList":
@@ -189,7 +200,8 @@ def negotiate_output(
             if view is None or (view == "table" and encoding[0] in ("protobuf", "cbor")):
                 continue  # a rendering we do not offer (kube has no Protobuf or CBOR Table)
             group, version = media.params.get("g", ""), media.params.get("v", "")
-            return Output(encoding[0], view, group, version, media=encoding[1])
+            refused = _refusal(media.as_, partial, go_type) if view == "partial" else ""
+            return Output(encoding[0], view, group, version, media=encoding[1], refused=refused)
         if media.type == JSON and media.params.get("g"):
             continue
         return Output(encoding[0], media=encoding[1])
@@ -198,7 +210,8 @@ def negotiate_output(
 
 def error_encoding(accept: str, cbor: bool = False) -> tuple[str, str]:
     """(encoding, media) of a Status error: the first Accept entry that names JSON, YAML,
-    Protobuf or (when served) CBOR, as a Status can always be written in each; else JSON.
+    Protobuf or (when served) CBOR, as a Status can always be written in each; else JSON
+    (``raw``: kube's WriteRawJSON, indented, when the client accepts none of them).
     An entry asking for another rendering (``as=Table``) is no Status: skipped."""
     for media in parse_accept(accept):
         if media.as_:
@@ -206,7 +219,7 @@ def error_encoding(accept: str, cbor: bool = False) -> tuple[str, str]:
         encoding = _encoding(media, protobuf=True, cbor=cbor)
         if encoding is not None:
             return encoding
-    return "json", ""
+    return ("json", "") if not accept.strip() else ("raw", "")
 
 
 def input_type(content_type: str, accepted: list[str]) -> str:

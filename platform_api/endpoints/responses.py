@@ -136,6 +136,9 @@ def status_error(request: Request, error: StatusError, ctx: Context | None = Non
         body, content_type = protobuf.encode(error.status()), media.encode()
     elif fmt == "cbor":
         body, content_type = cbor.encode(error.status()), b"application/cbor"
+    elif fmt == "raw":  # kube's WriteRawJSON: indented, whatever the client asked
+        body = orjson.dumps(error.status(typed=not error.untyped_text), option=orjson.OPT_INDENT_2)
+        content_type = b"application/json"
     else:
         body = encode(error.status(typed=not error.untyped_text), fmt, is_pretty(request))
         content_type = b"application/yaml" if fmt == "yaml" else b"application/json"

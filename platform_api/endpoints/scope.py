@@ -21,7 +21,7 @@ from platform_api.fieldmanager.typed import Typed
 from platform_api.registry.store import Admit, Store, Track, UpdateFunc
 from platform_api.scheme import bytefields
 from platform_api.scheme.catalog import Scheme
-from platform_api.scheme.types import ResourceType
+from platform_api.scheme.types import ResourceType, internal_package
 from platform_api.storage.interface import Storage, StorageError, Stored, reads_through
 from platform_api.storage.watch import WatchHub
 
@@ -152,8 +152,19 @@ class Scope:
             protobuf=not self.resource.custom,
             partial=partial,
             cbor=self.handlers.cbor,
+            go_type=self._go_type(partial) if partial else "",
         )
         return dataclasses.replace(out, pretty=True) if is_pretty(self.request) else out
+
+    def _go_type(self, partial: str) -> str:
+        """The Go type kube's handler holds for the answer (``*core.ConfigMapList``)."""
+        rt = self.resource
+        name = (
+            "unstructured.Unstructured"
+            if rt.custom
+            else f"{internal_package(rt.definition)}.{rt.kind}"
+        )
+        return f"*{name}List" if partial == "list" else f"*{name}"
 
     def who(self) -> Who:
         rt = self.resource
@@ -229,6 +240,8 @@ class Scope:
         out = out or self.output()
         obj = stored.object if isinstance(stored, Stored) else stored
         if out.view == "partial":
+            if out.refused:
+                raise errors.not_acceptable_because(out.refused)
             stored = obj = partial_object(obj, out)
         if out.encoding == "protobuf":
             api_version = self.outgoing_api_version(obj.get("apiVersion", ""))

@@ -36,6 +36,18 @@ def group_version(group: str, version: str) -> str:
     return f"{group}/{version}" if group else version
 
 
+# Go packages of internal types whose name is not their group's (``events.k8s.io``'s
+# Event is ``core.Event``); every other is the group's first label.
+_INTERNAL_PACKAGES = {"events": "core"}
+
+
+def internal_package(definition: str) -> str:
+    """The Go package of a built-in kind's internal type, as kube's messages name it
+    (``core`` for ``io.platform.api.core.v1.ConfigMap``)."""
+    label = definition.split(".")[-3]
+    return _INTERNAL_PACKAGES.get(label, label)
+
+
 @dataclass(frozen=True)
 class Subresource:
     name: str

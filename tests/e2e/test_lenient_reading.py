@@ -134,3 +134,36 @@ def test_a_delete_body_that_is_no_json_is_named_as_kube_names_it(
         )
         assert refused.json() == status(400, "BadRequest", message), body
     assert admin.get(server.url + CM + "/lenient-kept").status_code == 200
+
+
+def test_metadata_of_the_other_shape_is_refused_once_read(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube takes the first entry it can render, then refuses metadata of the other shape
+    with a 406 naming the Go type it holds; a missing object is 404 first."""
+    one = "application/json;as=PartialObjectMetadata;g=meta.platform.io;v=v1"
+    many = "application/json;as=PartialObjectMetadataList;g=meta.platform.io;v=v1"
+    listed = admin.get(server.url + CM, headers={"Accept": one + ",application/json"})
+    message = "you requested PartialObjectMetadata, but the requested object is a list "
+    assert listed.json() == status(406, "NotAcceptable", message + "(*core.ConfigMapList)")
+    missing = admin.get(server.url + CM + "/lenient-missing", headers={"Accept": many})
+    assert missing.status_code == 404
+    deployments = server.url + "/apis/apps/v1/namespaces/default/deployments"
+    refused = admin.get(deployments, headers={"Accept": one})
+    assert refused.json()["message"] == message + "(*apps.DeploymentList)"
+
+
+def test_an_error_no_accepted_type_can_carry_is_indented_json(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's WriteRawJSON: when no Accept entry can carry a Status, it is indented JSON."""
+    for accept in (
+        "application/xml",
+        "text/plain",
+        "application/vnd.platform.protobuf;as=Table;g=meta.platform.io;v=v1",
+    ):
+        refused = admin.get(server.url + CM + "/lenient-missing", headers={"Accept": accept})
+        assert refused.headers["Content-Type"] == "application/json"
+        assert refused.content.startswith(b'{\n  "kind": "Status"') and refused.content.endswith(
+            b"}"
+        )

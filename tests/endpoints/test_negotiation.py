@@ -46,12 +46,17 @@ def test_protobuf_for_types_that_have_a_message() -> None:
     )
 
 
-def test_partial_object_metadata_only_for_the_matching_shape() -> None:
+def test_partial_object_metadata_of_the_other_shape_is_refused_once_read() -> None:
+    """kube picks the entry, then refuses it (406) once it holds the object or list."""
     as_list = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
     out = negotiate_output(as_list, partial="list")
-    assert (out.view, out.group, out.version) == ("partial", "meta.k8s.io", "v1")
-    with pytest.raises(StatusError):
-        negotiate_output(as_list, partial="object")
+    assert (out.view, out.group, out.version, out.refused) == ("partial", "meta.k8s.io", "v1", "")
+    out = negotiate_output(as_list + ",application/json", partial="object", go_type="*core.Pod")
+    assert (out.view, out.refused) == (
+        "partial",
+        "you requested PartialObjectMetadataList, but the requested object is not a list "
+        "(*core.Pod)",
+    )
 
 
 def test_not_acceptable() -> None:
@@ -77,7 +82,8 @@ def test_cbor_only_when_served_and_never_as_a_table() -> None:
         "only the following media types are accepted: application/json, application/yaml, "
         "application/vnd.platform.protobuf, application/cbor"
     )
-    assert error_encoding("application/cbor") == ("json", "")
+    assert error_encoding("application/cbor") == ("raw", "")  # kube's WriteRawJSON
+    assert error_encoding("") == ("json", "")
     assert error_encoding("application/cbor", cbor=True) == ("cbor", "")
 
 
@@ -154,7 +160,8 @@ def test_q_zero_entries_still_count() -> None:
 
 
 def test_errors_skip_other_renderings() -> None:
+    """...and when nothing is left, kube writes indented JSON (WriteRawJSON)."""
     assert error_encoding("application/vnd.platform.protobuf;as=Table;g=meta.k8s.io;v=v1") == (
-        "json",
+        "raw",
         "",
     )
