@@ -299,6 +299,8 @@ class Store:
                 raise errors.generate_name_conflict(
                     self.resource.plural, self.resource.group, name
                 ) from None
+            if e.code == KEY_EXISTS:
+                raise self._exists(key, name) from None
             raise self._error(e, name) from None
 
     def _dry_run_create(self, key: bytes, obj: Obj, name: str) -> Stored:
@@ -306,7 +308,19 @@ class Store:
             self.storage.get(key)
         except StorageError:
             return Stored(key, UNSTORED, orjson.dumps(obj))
-        raise errors.already_exists(self.resource.plural, self.resource.group, name)
+        raise self._exists(key, name)
+
+    def _exists(self, key: bytes, name: str) -> StatusError:
+        """kube's AlreadyExists, which says so when the object there is being deleted
+        (a namespace still terminating, an object waiting on its finalizers)."""
+        error = errors.already_exists(self.resource.plural, self.resource.group, name)
+        try:
+            existing = self.storage.get(key).object
+        except StorageError:
+            return error
+        if existing.get("metadata", {}).get("deletionTimestamp"):
+            error.message = "object is being deleted: " + error.message
+        return error
 
     # -- update -----------------------------------------------------------------------
 

@@ -72,6 +72,12 @@ def test_finalizers_keep_an_object_until_removed(server: Server, admin: requests
         r.status_code == 422
         and "no new finalizers can be added if the object is being deleted" in r.json()["message"]
     )
+    for query in ("", "?dryRun=All"):  # kube's store says why the name is taken
+        taken = admin.post(server.url + base + query, json=cm("held"))
+        assert (taken.status_code, taken.json()["message"]) == (
+            409,
+            'object is being deleted: configmaps "held" already exists',
+        )
     admin.patch(
         server.url + base + "/held", data=b'{"metadata":{"finalizers":null}}', headers=MERGE
     )
