@@ -151,7 +151,7 @@ class PatchTarget:
 
 def check_patched_type(
     patched: Obj,
-    rt: PatchTarget,
+    target: PatchTarget,
     schemas: Schemas,
     name: str,
     strategic: bool,
@@ -166,15 +166,15 @@ def check_patched_type(
     missing one and yields no object (no name) for a missing apiVersion.  A custom
     resource's other kinds and versions are left to its validation."""
     if strategic:
-        for key, own in (("apiVersion", rt.api_version), ("kind", rt.kind)):
+        for key, own in (("apiVersion", target.api_version), ("kind", target.kind)):
             if isinstance(patched.get(key, ""), str):
                 patched[key] = own
         return
     problem = typemeta_field_problem(patched)
     if problem:
-        raise patch_invalid(patched, problem, sort_keys=rt.custom)
+        raise patch_invalid(patched, problem, sort_keys=target.custom)
     version, kind = patched.get("apiVersion") or "", patched.get("kind") or ""
-    if rt.custom:
+    if target.custom:
         if not version:
             raise errors.internal_error(
                 "Object 'apiVersion' is missing in 'object has no apiVersion field'"
@@ -187,7 +187,7 @@ def check_patched_type(
         raise undeterminable(name)
     if aliases is not None:  # an upstream group's name is the branded group's
         patched["apiVersion"] = version = aliases.canonical_api_version(version)[0]
-    patched["kind"] = kind = kind or rt.kind
-    if (version, kind) != (rt.api_version, rt.kind):
-        detail = conversion_problem(patched, version, kind, rt.kind, rt.definition, schemas)
+    patched["kind"] = kind = kind or target.kind
+    if (version, kind) != (target.api_version, target.kind):
+        detail = conversion_problem(patched, version, kind, target.kind, target.definition, schemas)
         raise patch_invalid(patched, detail)
