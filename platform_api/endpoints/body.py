@@ -130,13 +130,14 @@ _CBOR_TYPES = {int: "positive integer", str: "byte string"}
 def typemeta_field_problem(raw: Obj) -> str:
     """Why Go could not read the TypeMeta of an object whose apiVersion or kind is no
     string (null is as absent), or "": the first such field in the document."""
-    for name, value in raw.items():
-        if name in ("apiVersion", "kind") and value is not None and not isinstance(value, str):
-            return (
-                "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                f"{json_kind(value)} into Go struct field .{name} of type string"
-            )
-    return ""
+    bad = [k for k in ("apiVersion", "kind") if not isinstance(raw.get(k, ""), str | None)]
+    if not bad:  # every write's path: two lookups, no walk over the body
+        return ""
+    name = bad[0] if len(bad) == 1 else next(k for k in raw if k in bad)
+    return (
+        "couldn't get version/kind; json parse error: json: cannot unmarshal "
+        f"{json_kind(raw[name])} into Go struct field .{name} of type string"
+    )
 
 
 def strict_or_warn(ctx: Context, level: str, problems: list[str], prefix: str = "") -> None:

@@ -255,8 +255,7 @@ def render_list(scope: Scope, out: Output, items: list[Stored], meta: dict[str, 
         )
         return encode(table, out.encoding, out.pretty)
     if out.view == "partial":
-        if out.refused:
-            raise errors.not_acceptable_because(out.refused)
+        scope.check_partial(out, is_list=True)
         doc = {
             "kind": "PartialObjectMetadataList",
             "apiVersion": f"{out.group}/{out.version}",

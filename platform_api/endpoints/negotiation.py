@@ -112,7 +112,7 @@ class Output:
     version: str = ""
     pretty: bool = False
     media: str = ""
-    refused: str = ""  # why kube refuses this view once it holds the answer (406)
+    refused: str = ""  # metadata of the other shape asked for (kube's 406 once answered)
 
     @property
     def content_type(self) -> bytes:
@@ -160,13 +160,13 @@ def _view(media: MediaType, table: bool, partial: str) -> str | None:
     return None
 
 
-def _refusal(kind: str, partial: str, go_type: str) -> str:
+def partial_refusal(out: Output, go_type: str) -> str:
     """kube's 406 for metadata of the other shape (a list's for one object), which it
-    answers once it holds the object: it names the Go type it holds."""
-    if kind.endswith("List") == (partial == "list"):
+    answers once it holds the answer, naming the Go type it holds; "" when none."""
+    if not out.refused:
         return ""
-    shape = "not a list" if partial == "object" else "a list"
-    return f"you requested {kind}, but the requested object is {shape} ({go_type})"
+    shape = "not a list" if out.refused.endswith("List") else "a list"
+    return f"you requested {out.refused}, but the requested object is {shape} ({go_type})"
 
 
 def negotiate_output(
@@ -178,14 +178,12 @@ def negotiate_output(
     protobuf: bool = False,
     partial: str = "",
     cbor: bool = False,
-    go_type: str = "",
 ) -> Output:
     """The first Accept entry this endpoint can produce, or 406.
 
     ``protobuf``: the type has a Protobuf message; ``partial``: "object" or "list" when
     the request may be answered as PartialObjectMetadata (get, list, watch); ``cbor``:
-    the server speaks CBOR (its gate is on); ``go_type``: the answer's Go type, which
-    kube names when it was asked for the other shape of metadata.
+    the server speaks CBOR (its gate is on).
     """
     for media in parse_accept(accept):
         if media.as_ == "APIGroupDiscoveryList":
@@ -200,7 +198,8 @@ def negotiate_output(
             if view is None or (view == "table" and encoding[0] in ("protobuf", "cbor")):
                 continue  # a rendering we do not offer (kube has no Protobuf or CBOR Table)
             group, version = media.params.get("g", ""), media.params.get("v", "")
-            refused = _refusal(media.as_, partial, go_type) if view == "partial" else ""
+            other_shape = view == "partial" and media.as_.endswith("List") != (partial == "list")
+            refused = media.as_ if other_shape else ""
             return Output(encoding[0], view, group, version, media=encoding[1], refused=refused)
         if media.type == JSON and media.params.get("g"):
             continue

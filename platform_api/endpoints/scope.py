@@ -14,7 +14,7 @@ from platform_api import errors
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
 from platform_api.endpoints import binary
-from platform_api.endpoints.negotiation import Output, negotiate_output
+from platform_api.endpoints.negotiation import Output, negotiate_output, partial_refusal
 from platform_api.endpoints.responses import encode, finish, is_pretty
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.fieldmanager.typed import Typed
@@ -152,19 +152,19 @@ class Scope:
             protobuf=not self.resource.custom,
             partial=partial,
             cbor=self.handlers.cbor,
-            go_type=self._go_type(partial) if partial else "",
         )
         return dataclasses.replace(out, pretty=True) if is_pretty(self.request) else out
 
-    def _go_type(self, partial: str) -> str:
-        """The Go type kube's handler holds for the answer (``*core.ConfigMapList``)."""
+    def check_partial(self, out: Output, is_list: bool) -> None:
+        """kube's 406 when metadata of the other shape was asked for, naming the Go type
+        its handler holds (``*core.ConfigMapList``)."""
+        if not out.refused:
+            return
         rt = self.resource
-        name = (
-            "unstructured.Unstructured"
-            if rt.custom
-            else f"{internal_package(rt.definition)}.{rt.kind}"
-        )
-        return f"*{name}List" if partial == "list" else f"*{name}"
+        custom = "unstructured.Unstructured"
+        name = custom if rt.custom else f"{internal_package(rt.definition)}.{rt.kind}"
+        go_type = f"*{name}List" if is_list else f"*{name}"
+        raise errors.not_acceptable_because(partial_refusal(out, go_type))
 
     def who(self) -> Who:
         rt = self.resource
@@ -240,8 +240,7 @@ class Scope:
         out = out or self.output()
         obj = stored.object if isinstance(stored, Stored) else stored
         if out.view == "partial":
-            if out.refused:
-                raise errors.not_acceptable_because(out.refused)
+            self.check_partial(out, is_list=False)
             stored = obj = partial_object(obj, out)
         if out.encoding == "protobuf":
             api_version = self.outgoing_api_version(obj.get("apiVersion", ""))

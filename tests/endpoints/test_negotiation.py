@@ -14,6 +14,7 @@ from platform_api.endpoints.negotiation import (
     input_type,
     negotiate_output,
     parse_accept,
+    partial_refusal,
 )
 from platform_api.errors import StatusError
 
@@ -51,11 +52,12 @@ def test_partial_object_metadata_of_the_other_shape_is_refused_once_read() -> No
     as_list = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
     out = negotiate_output(as_list, partial="list")
     assert (out.view, out.group, out.version, out.refused) == ("partial", "meta.k8s.io", "v1", "")
-    out = negotiate_output(as_list + ",application/json", partial="object", go_type="*core.Pod")
-    assert (out.view, out.refused) == (
-        "partial",
+    assert partial_refusal(out, "*core.PodList") == ""
+    out = negotiate_output(as_list + ",application/json", partial="object")
+    assert (out.view, out.refused) == ("partial", "PartialObjectMetadataList")
+    assert partial_refusal(out, "*core.Pod") == (
         "you requested PartialObjectMetadataList, but the requested object is not a list "
-        "(*core.Pod)",
+        "(*core.Pod)"
     )
 
 
