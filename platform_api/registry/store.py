@@ -2,8 +2,8 @@
 
 It turns API operations into storage operations: fills system metadata and runs the
 kind's strategy (prepare.py) and the admission checks inside the storage's
-compare-and-swap loop, maps storage errors to Status errors, and runs the deletion
-protocol (deletion.py).
+compare-and-swap loop, maps storage errors to Status errors (storeerrors.py), and runs
+the deletion protocol (deletion.py).
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from typing import Protocol
 
 import orjson
 
-from platform_api import errors, gotext
+from platform_api import errors
 from platform_api.authentication.user import UserInfo
 from platform_api.codec.goshape import DECODED, RECEIVED, shape
 from platform_api.errors import StatusError
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
+from platform_api.registry import storeerrors
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.deletion import (
     deletion_finalizers,
@@ -39,12 +40,7 @@ from platform_api.registry.strategy import (
 from platform_api.scheme.decoding import format_timestamp
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import (
-    CONFLICT,
-    EXPIRED,
-    INVALID_OBJECT,
     KEY_EXISTS,
-    KEY_NOT_FOUND,
-    NO_SPACE,
     REQUEST_TOO_LARGE,
     UNSTORED,
     ListOptions,
@@ -68,18 +64,6 @@ Admit = Callable[[Obj, Obj | None], Awaitable[None]]
 Mutate = Callable[[Obj, Obj | None], Awaitable[Obj]]
 # Field ownership of a write: (old object or None, new object); sets managedFields.
 Track = Callable[[Obj | None, Obj], None]
-
-_RV_ON_CREATE = "resourceVersion should not be set on objects to be created"
-
-
-def _numbered(version: object) -> bool:
-    """Whether kube's storage reads a created object's resourceVersion as a revision (other
-    than 0); anything else it lets through and replaces."""
-    try:
-        return isinstance(version, str) and gotext.parse_int(version, unsigned=True) != 0
-    except ValueError:
-        return False
-
 
 # The field manager of the in-server controller whose task is running (set per task by
 # controllers/base.py): its writes that name no tracker record an Update by it, as its
@@ -174,22 +158,7 @@ class Store:
         return key[len(self.prefix) :].split(b"\x00", 1)[0].decode()
 
     def _error(self, e: StorageError, name: str) -> StatusError:
-        rt = self.resource
-        if e.code == KEY_NOT_FOUND:
-            return errors.not_found(rt.plural, rt.group, name)
-        if e.code == KEY_EXISTS:
-            return errors.already_exists(rt.plural, rt.group, name)
-        if e.code == CONFLICT:
-            return errors.conflict(rt.plural, rt.group, name)
-        if e.code == INVALID_OBJECT:
-            return errors.conflict(rt.plural, rt.group, name, str(e))
-        if e.code == EXPIRED:
-            return errors.expired("The resourceVersion for the provided list is too old.")
-        if e.code == REQUEST_TOO_LARGE:
-            return errors.unknown(str(e))  # kube passes etcd's error through as it is
-        if e.code == NO_SPACE:  # etcd's "database space exceeded", a full disk: the same
-            return errors.unknown(str(e))
-        return errors.internal_error(e)
+        return storeerrors.interpret(e, self.resource, name)
 
     def now(self) -> str:
         return format_timestamp(self.clock())
@@ -283,8 +252,7 @@ class Store:
         key = self.key(namespace, name)
         if dry_run:
             return self._dry_run_create(key, obj, name)
-        if _numbered(obj["metadata"].get("resourceVersion")):  # kube's storage checks it
-            raise errors.unknown(_RV_ON_CREATE)
+        storeerrors.check_created_version(obj["metadata"].get("resourceVersion"))
         try:
             try:
                 return await self.storage.create(key, obj)
@@ -300,7 +268,7 @@ class Store:
                     self.resource.plural, self.resource.group, name
                 ) from None
             if e.code == KEY_EXISTS:
-                raise self._exists(key, name) from None
+                raise storeerrors.already_exists(self.storage, self.resource, key, name) from None
             raise self._error(e, name) from None
 
     def _dry_run_create(self, key: bytes, obj: Obj, name: str) -> Stored:
@@ -308,19 +276,7 @@ class Store:
             self.storage.get(key)
         except StorageError:
             return Stored(key, UNSTORED, orjson.dumps(obj))
-        raise self._exists(key, name)
-
-    def _exists(self, key: bytes, name: str) -> StatusError:
-        """kube's AlreadyExists, which says so when the object there is being deleted
-        (a namespace still terminating, an object waiting on its finalizers)."""
-        error = errors.already_exists(self.resource.plural, self.resource.group, name)
-        try:
-            existing = self.storage.get(key).object
-        except StorageError:
-            return error
-        if existing.get("metadata", {}).get("deletionTimestamp"):
-            error.message = "object is being deleted: " + error.message
-        return error
+        raise storeerrors.already_exists(self.storage, self.resource, key, name)
 
     # -- update -----------------------------------------------------------------------
 
