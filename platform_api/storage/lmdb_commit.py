@@ -10,6 +10,7 @@ compares revisions: every decision about an object's content was made on the rea
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,12 +101,21 @@ class Committer:
         self.env, self.space = env, space
         self.objects, self.log, self.meta = dbs
 
-    def commit(self, batch: list[Op], now: float, transformer: ValueTransformer | None) -> Outcome:
+    def commit(
+        self,
+        batch: list[Op],
+        now: float,
+        transformer: ValueTransformer | None,
+        take: Callable[[], list[Op]] | None = None,
+    ) -> Outcome:
         """Each op's result (a Stored, a revision, or its StorageError) and the events;
-        values are written through ``transformer`` (encryption at rest)."""
+        values are written through ``transformer`` (encryption at rest).  ``take``'s ops
+        join ``batch`` once the write lock is held."""
         results: list[Any] = []
         events: list[Event] = []
         with self.space.lock, self.env.begin(write=True) as txn:
+            if take is not None:
+                batch.extend(take())
             revision = meta_int(txn, self.meta, META_REV)
             for op in batch:
                 if op.kind == COMPACT:

@@ -17,6 +17,7 @@ Remaps run here, on the reactor thread, between batches: no transaction is open 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -46,7 +47,7 @@ class WriteRecovery:
 
     _space: MapSpace
     _busy: bool
-    _pending: list[Any]
+    _pending: deque[Any]
     _run_in_writer: Callable[[Callable[[], Any]], Any]
     _RESERVE_KINDS: frozenset[int] = frozenset()  # op kinds that may use the reserve
 
@@ -72,7 +73,7 @@ class WriteRecovery:
             # may widen the map into the reserve: the rest waits for the map to narrow).
             done = len(error.results)
             self._deliver(error.results, error.events, batch[:done])
-            self._pending[:0] = batch[done + 1 :]
+            self._pending.extendleft(reversed(batch[done + 1 :]))
             batch, error = batch[done : done + 1], error.error
             if attempt < _RETRIES and self._space.recover(error, self._limit(batch[0])):
                 self._rerun(batch, self._commit_each, attempt + 1)

@@ -77,13 +77,29 @@ def test_create_assigns_increasing_revisions_in_one_batch(env_path: str) -> None
     storage, writer, events = make(env_path)
     first = storage.create(b"/cm/a", cm("a"))
     second = storage.create(b"/cm/b", cm("b"))
-    assert len(writer.queued) == 1  # one batch in flight; the second write waits for the next
+    assert len(writer.queued) == 1  # one batch in flight; the second write joins it
     writer.run_all()
     a, b = result(first), result(second)
     assert (a.revision, b.revision) == (1, 2)
     assert a.object["metadata"]["resourceVersion"] == "1"
     assert storage.get(b"/cm/b").data == b.data
     assert [(e.type, e.revision) for e in events] == [(ADDED, 1), (ADDED, 2)]
+
+
+def test_writes_queued_until_the_lock_is_held_share_its_transaction(env_path: str) -> None:
+    """The writer takes the queue once it holds LMDB's write lock: writes that arrived
+    while it waited (a sibling worker committing) go in the same transaction."""
+    writer = ManualWriter()
+    commits: list[list[Any]] = []
+    storage = LMDBStorage(open_environment(env_path, 64 * 2**20), writer, commits.append)
+    made = [storage.create(f"/cm/{n}".encode(), cm(n)) for n in "abc"]
+    assert len(writer.queued) == 1
+    writer.run_all()
+    assert [[e.revision for e in batch] for batch in commits] == [[1, 2, 3]]
+    assert [result(d).revision for d in made] == [1, 2, 3]
+    storage.create(b"/cm/d", cm("d"))  # the writer is idle again: a new transaction
+    writer.run_all()
+    assert [[e.revision for e in batch] for batch in commits] == [[1, 2, 3], [4]]
 
 
 def test_create_existing_key_fails(env_path: str) -> None:
