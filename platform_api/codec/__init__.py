@@ -1,9 +1,11 @@
-"""Every wire format the server speaks: JSON and YAML (``text``), Protobuf, CBOR.
+"""Every wire format the server speaks: JSON and YAML (``text``; YAML answers in
+``goyaml``), Protobuf, CBOR.
 
 JSON and YAML are imported from here; each format lives in its own module.
 """
 
 from platform_api.codec.bounds import DepthError
+from platform_api.codec.goyaml import yaml_dumps
 from platform_api.codec.text import (
     BodyError,
     Duplicates,
@@ -12,7 +14,6 @@ from platform_api.codec.text import (
     loads,
     parse_json,
     parse_yaml,
-    yaml_dumps,
 )
 
 __all__ = [

@@ -27,11 +27,9 @@ from platform_api.codec.bounds import (
 from platform_api.gotext import quote_rune
 from platform_api.validation.field import go_quote
 
-try:  # libyaml is in the PyYAML wheels; fall back to the pure-Python classes if absent
-    from yaml import CSafeDumper as _Dumper
+try:  # libyaml is in the PyYAML wheels; fall back to the pure-Python class if absent
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover
-    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 # id(dict) -> the keys a dict of one parsed body held twice, each with how many distinct
@@ -402,18 +400,3 @@ def duplicate_key_lines(data: bytes) -> list[str]:
     return [
         f"line {line + 1}: key {go_quote(key)} already set in map" for line, _, key in sorted(found)
     ]
-
-
-class _GoDumper(_Dumper):
-    """Quotes what go-yaml v2 would read as something else: ``y``/``n`` are booleans to it
-    (and to parse_yaml), so the strings are written quoted, as go-yaml writes them."""
-
-
-_GoDumper.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:y|Y|n|N)$"), list("yYnN")
-)
-
-
-def yaml_dumps(obj: Any) -> bytes:
-    text: str = yaml.dump(obj, Dumper=_GoDumper, default_flow_style=False, sort_keys=True)
-    return text.encode()

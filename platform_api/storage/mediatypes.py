@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from platform_api.codec import BodyError, parse_yaml, protobuf
-from platform_api.codec.text import yaml_dumps
+from platform_api.codec.goyaml import yaml_dumps
 
 JSON = "application/json"
 YAML = "application/yaml"

@@ -1,14 +1,116 @@
-"""YAML answers: what this server writes reads back the same, by go-yaml v2's rules."""
+"""YAML answers as kube-apiserver v1.36 writes them (sigs.k8s.io/yaml, go-yaml v2).
+
+Each expected line below is what the reference kube-apiserver answered for a ConfigMap
+(or a custom resource, for numbers) holding the value, asked with Accept: application/yaml.
+"""
 
 from __future__ import annotations
 
-from platform_api.codec import parse_yaml
-from platform_api.codec.text import yaml_dumps
+import math
+
+import pytest
+
+from platform_api.codec import parse_yaml, yaml_dumps
+from platform_api.codec.goyaml import STR, go_tag
+
+# value -> how kube writes ``k: value``
+STRINGS = {
+    "2024-01-01T00:00:00Z": 'k: "2024-01-01T00:00:00Z"',
+    "2024-01-01": 'k: "2024-01-01"',
+    "2024-13-01": "k: 2024-13-01",  # not a date to go-yaml: plain
+    "2024-02-30": "k: 2024-02-30",
+    "2024-01-01T10:00:00": "k: 2024-01-01T10:00:00",  # T without a zone: not a timestamp
+    "2024-01-01 10:00:00": 'k: "2024-01-01 10:00:00"',
+    "123": 'k: "123"',
+    "0o17": 'k: "0o17"',
+    "0x1F": 'k: "0x1F"',
+    "0b101": 'k: "0b101"',
+    "012": 'k: "012"',
+    "09": 'k: "09"',  # not octal, but a float
+    "1_000": 'k: "1_000"',
+    "1e3": 'k: "1e3"',
+    "1e400": "k: 1e400",  # past float64: a string to go-yaml
+    ".5": 'k: ".5"',
+    "+1": 'k: "+1"',
+    "-1": 'k: "-1"',
+    "1.0": 'k: "1.0"',
+    ".inf": 'k: ".inf"',
+    "-.inf": 'k: "-.inf"',
+    "0xFFFFFFFFFFFFFFFFFF": "k: 0xFFFFFFFFFFFFFFFFFF",  # wider than uint64
+    "18446744073709551615": 'k: "18446744073709551615"',
+    "12:30:00": 'k: "12:30:00"',  # a base-60 float
+    "true": 'k: "true"',
+    "Yes": 'k: "Yes"',
+    "on": 'k: "on"',
+    "Off": 'k: "Off"',
+    "y": 'k: "y"',
+    "tRue": "k: tRue",
+    "~": 'k: "~"',
+    "null": 'k: "null"',
+    "": 'k: ""',
+    "NaN": "k: NaN",
+    "nan": "k: nan",
+    "=": "k: =",
+    "<<": "k: <<",
+    "- x": "k: '- x'",
+    "a: b": "k: 'a: b'",
+    "*star": "k: '*star'",
+    'a"q': 'k: a"q',
+    "tab\there": 'k: "tab\\there"',
+    "trailing \n": 'k: "trailing \\n"',
+    "é": "k: é",
+    "日本語": "k: 日本語",
+    "emoji 😀": 'k: "emoji \\U0001F600"',
+    "\x01ctrl": 'k: "\\x01ctrl"',
+    "line1\nline2\n": "k: |\n  line1\n  line2",
+    "line1\nline2": "k: |-\n  line1\n  line2",
+    " lead\nx": "k: |2-\n   lead\n  x",
+}
 
 
-def test_strings_go_yaml_would_read_as_booleans_are_quoted() -> None:
-    """go-yaml v2 (and parse_yaml, which follows it) read a plain y or n as a boolean."""
-    obj = {"labels": {"x": "y", "n": "N", "Y": "yes"}, "flag": True, "off": False}
-    text = yaml_dumps(obj)
-    assert text == (b"flag: true\nlabels:\n  'Y': 'yes'\n  'n': 'N'\n  x: 'y'\n'off': false\n")
-    assert parse_yaml(text)[0] == obj
+@pytest.mark.parametrize("value", list(STRINGS))
+def test_strings_are_written_as_kube_writes_them(value: str) -> None:
+    text = yaml_dumps({"k": value})
+    assert text.decode() == STRINGS[value] + "\n"
+    if value != "0xFFFFFFFFFFFFFFFFFF":  # parse_yaml reads any hex as an integer
+        assert parse_yaml(text)[0] == {"k": value}
+
+
+def test_keys_follow_the_same_rules() -> None:
+    assert yaml_dumps({"labels": {"n": "y", "app": "x"}}) == b'labels:\n  app: x\n  "n": "y"\n'
+
+
+# float64 -> how kube writes it: its JSON, read back by go-yaml
+NUMBERS = {
+    1e20: "1e+20",
+    1234567.5: "1.2345675e+06",
+    0.1: "0.1",
+    1e-7: "1e-07",
+    -2.5: "-2.5",
+    1.5e300: "1.5e+300",
+    12345678901234567890.0: "12345678901234567000",  # its JSON is a uint64 to go-yaml
+    1.0: "1",
+}
+
+
+@pytest.mark.parametrize("value", list(NUMBERS))
+def test_floats_are_written_as_kube_writes_them(value: float) -> None:
+    assert yaml_dumps({"k": value}).decode() == f"k: {NUMBERS[value]}\n"
+
+
+def test_other_scalars() -> None:
+    assert yaml_dumps({"a": 5, "b": None, "c": True, "d": [], "e": {}}) == (
+        b"a: 5\nb: null\nc: true\nd: []\ne: {}\n"
+    )
+
+
+def test_go_tag_reads_plain_scalars_as_go_yaml_does() -> None:
+    assert go_tag("5") == "tag:yaml.org,2002:int"
+    assert go_tag("1e+06") == "tag:yaml.org,2002:float"
+    assert go_tag("-9223372036854775808") == "tag:yaml.org,2002:int"
+    assert go_tag("-9223372036854775809") == "tag:yaml.org,2002:float"
+    assert go_tag("+.inf") == "tag:yaml.org,2002:float"
+    assert go_tag("2024-02-29") == "tag:yaml.org,2002:timestamp"
+    assert go_tag("2023-02-29") == STR
+    assert go_tag("x") == go_tag("+") == go_tag("-") == STR
+    assert not math.isnan(float(yaml_dumps({"k": 1.5})[3:]))

@@ -311,6 +311,19 @@ def test_media_types(server: Server, admin: requests.Session) -> None:
     assert r.status_code == 201 and r.json()["data"] == {"k": "v"}
 
 
+def test_yaml_answers_quote_as_kube_does(server: Server, admin: requests.Session) -> None:
+    """What go-yaml would read as another type is double-quoted, line breaks make a
+    literal block, letters stay letters (kube-apiserver v1.36's answer, reference)."""
+    data = {"n": "123", "on": "on", "text": "line1\nline2\n", "word": "日本語", "t": "- x"}
+    assert admin.post(server.url + CM, json=configmap("yaml-quoting", **data)).status_code == 201
+    r = admin.get(server.url + CM + "/yaml-quoting", headers={"Accept": "application/yaml"})
+    assert r.status_code == 200 and r.headers["Content-Type"] == "application/yaml"
+    assert r.text.startswith(
+        'apiVersion: v1\ndata:\n  "n": "123"\n  "on": "on"\n  t: \'- x\'\n'
+        "  text: |\n    line1\n    line2\n  word: 日本語\nkind: ConfigMap\n"
+    )
+
+
 def test_gzip_for_large_lists(server: Server, admin: requests.Session) -> None:
     big = "x" * 60000
     for i in range(3):

@@ -13,47 +13,12 @@ import math
 from typing import Any
 
 from platform_api.cel.library.common import EvalError, type_name
-from platform_api.gotext import go_time
+from platform_api.gotext import format_float, go_time
 
 _DEFAULT_PRECISION = 6
 _STRING_TYPES = (
     "strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps"
 )
-
-
-def go_float_g(value: float) -> str:
-    """Go's ``%g``: shortest digits, exponent form below 1e-4 or from 1e6 (``1e+06``)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "-0" if math.copysign(1, value) < 0 else "0"
-    digits, exp = _shortest(value)
-    sign = "-" if value < 0 else ""
-    point = exp + 1  # position of the decimal point after the first digit
-    if exp < -4 or exp >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if point <= 0:
-        return f"{sign}0.{'0' * -point}{digits}"
-    if point >= len(digits):
-        return f"{sign}{digits}{'0' * (point - len(digits))}"
-    return f"{sign}{digits[:point]}.{digits[point:]}"
-
-
-def _shortest(value: float) -> tuple[str, int]:
-    text = repr(abs(value))
-    if "e" in text:
-        mant, _, e = text.partition("e")
-        digits = mant.replace(".", "").rstrip("0") or "0"
-        return digits, int(e)
-    whole, _, frac = text.partition(".")
-    frac = frac.rstrip("0")
-    if whole != "0":
-        return (whole + frac).rstrip("0") or "0", len(whole) - 1
-    stripped = frac.lstrip("0")
-    return stripped, -(len(frac) - len(stripped)) - 1
 
 
 def _x_text_special(value: float) -> str | None:
@@ -88,7 +53,7 @@ def to_string(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, float):
-        return go_float_g(value)
+        return format_float(value)
     if isinstance(value, int | str):
         return str(value)
     if isinstance(value, bytes | bytearray):

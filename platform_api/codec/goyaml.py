@@ -1,0 +1,147 @@
+"""YAML as kube-apiserver writes it (``Accept: application/yaml``).
+
+kube turns its JSON into YAML with sigs.k8s.io/yaml, which is go-yaml v2: a port of
+libyaml's emitter (the one PyYAML's C dumper uses) behind its own resolver.  So the
+emitter here is libyaml's, and only go-yaml's choices are added: a string it would read
+back as something else (``"123"``, ``"on"``, ``"0o17"``, ``"1e3"``, a timestamp) is
+double-quoted, a string with a line break is a literal block, and everything its
+resolver reads as a string (``NaN``, ``=``, ``<<``) stays plain, as do UTF-8 letters.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+from typing import Any
+
+import yaml
+
+from platform_api.gotext import format_float
+
+try:  # libyaml is in the PyYAML wheels; fall back to the pure-Python classes if absent
+    from yaml import CSafeDumper as _Dumper
+except ImportError:  # pragma: no cover
+    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
+
+STR = "tag:yaml.org,2002:str"
+_BOOL, _NULL = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"
+_INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+
+# go-yaml's table of words, consulted only for strings whose first character hints at one.
+_WORDS = {
+    **dict.fromkeys(
+        ["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"], _BOOL
+    ),
+    **dict.fromkeys(
+        ["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"], _BOOL
+    ),
+    **dict.fromkeys(["", "~", "null", "Null", "NULL"], _NULL),
+    **dict.fromkeys(
+        [s + v for s in ("", "+", "-") for v in (".inf", ".Inf", ".INF")]
+        + [".nan", ".NaN", ".NAN"],
+        _FLOAT,
+    ),
+}
+_WORD_HINT = frozenset("yYnNtTfFoO~")
+_NUMBER_HINT = frozenset("+-0123456789")
+# strconv.ParseInt(s, 0, 64)'s syntax (underscores are gone by then).
+_INT_SYNTAX = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)\Z")
+_YAML_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z")
+_BASE60 = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?\Z")
+# go-yaml's timestamp layouts: a date; date T time zone; date, space, time (no zone).
+_TIMESTAMP_SYNTAX = re.compile(
+    r"(\d{4})-(\d{1,2})-(\d{1,2})"
+    r"(?:(?:[Tt](\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.\d+)?(?:Z|[+-]\d\d:\d\d))"
+    r"|(?: (\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.\d+)?))?\Z"
+)
+
+
+def _is_timestamp(s: str) -> bool:
+    m = _TIMESTAMP_SYNTAX.match(s)
+    if m is None:
+        return False
+    year, month, day = (int(g) for g in m.group(1, 2, 3))
+    clock = [int(g) for g in m.groups()[3:] if g is not None]
+    if not 1 <= month <= 12 or not 1 <= day <= calendar.monthrange(year, month)[1]:
+        return False
+    return not clock or (clock[0] < 24 and clock[1] < 60 and clock[2] < 60)
+
+
+def _is_int(plain: str) -> bool:
+    """ParseInt(plain, 0, 64) or ParseUint(plain, 0, 64) succeeds."""
+    m = _INT_SYNTAX.match(plain)
+    if m is None:
+        return False
+    sign, digits = m.groups()
+    if len(digits) > 1 and digits[0] == "0" and digits[1] in "xXoObB":
+        value = int(digits[2:], {"x": 16, "o": 8, "b": 2}[digits[1].lower()])
+    else:
+        value = int(digits, 8 if digits.startswith("0") else 10)
+    if sign == "-":
+        return value <= 1 << 63
+    return value < (1 << 63 if sign else 1 << 64)
+
+
+def go_tag(s: str) -> str:
+    """The tag go-yaml v2's resolver gives ``s`` written plain."""
+    hint = s[:1]
+    if not s or hint in _WORD_HINT:
+        return _WORDS.get(s, STR)
+    if hint == ".":
+        return _WORDS.get(s, _FLOAT if _DOT_FLOAT.match(s) else STR)
+    if hint not in _NUMBER_HINT:
+        return STR
+    if s in _WORDS:
+        return _WORDS[s]
+    if _is_timestamp(s):
+        return _TIMESTAMP
+    plain = s.replace("_", "")
+    if _is_int(plain):
+        return _INT
+    if _YAML_FLOAT.match(plain) and math.isfinite(float(plain)):
+        return _FLOAT
+    return STR
+
+
+class _GoDumper(_Dumper):
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode and implicit[0]:
+            return go_tag(value)
+        return super().resolve(kind, value, implicit)
+
+
+def _represent_str(dumper: _GoDumper, s: str) -> yaml.ScalarNode:
+    if "\n" in s:
+        style: str | None = "|"
+    elif go_tag(s) != STR or _BASE60.match(s):
+        style = '"'
+    else:
+        style = None  # plain, or quoted where the emitter cannot write it plain
+    return dumper.represent_scalar(STR, s, style=style)
+
+
+def _represent_float(dumper: _GoDumper, f: float) -> yaml.ScalarNode:
+    """As go-yaml reads back kube's JSON for ``f``: an integer where that text is one
+    (``12345678901234567000``), else a float64 in strconv 'g' form (``1``, ``1e+06``)."""
+    text = format_float(f, json=True)
+    if go_tag(text) == _INT:
+        text = str(int(text))
+    else:
+        text = format_float(f)
+        text = _SPECIAL_FLOATS.get(text, text)
+    return dumper.represent_scalar(go_tag(text), text)
+
+
+_SPECIAL_FLOATS = {"+Inf": ".inf", "-Inf": "-.inf", "NaN": ".nan"}
+_GoDumper.add_representer(str, _represent_str)
+_GoDumper.add_representer(float, _represent_float)
+
+
+def yaml_dumps(obj: Any) -> bytes:
+    text: str = yaml.dump(
+        obj, Dumper=_GoDumper, default_flow_style=False, sort_keys=True, allow_unicode=True
+    )
+    return text.encode()
