@@ -70,10 +70,22 @@ class WatchStream:
         self._converting: Deferred[None] = succeed(None)
 
     def line(self, event_type: str, stored: Stored, revision: int, event: Event | None) -> bytes:
+        if self._cannot_render():
+            return b""
         return self.encoder.event(event_type, stored, revision, event)
 
     def _bookmark(self, revision: int, initial_end: bool = False) -> bytes:
+        if self._cannot_render():
+            return b""
         return self.encoder.bookmark(revision, initial_end)
+
+    def _cannot_render(self) -> bool:
+        """Asked for a list kind (``as=PartialObjectMetadataList``), kube's watch fails to
+        transform its first event and ends the stream having written nothing: so here."""
+        if self.out.refused:
+            self.end()
+            return True
+        return False
 
     # -- the hub's side -------------------------------------------------------------------
 
@@ -120,7 +132,7 @@ class WatchStream:
             self.end()
 
     def _deliver_now(self, events: list[Event]) -> None:
-        if self.done.called:
+        if self.done.called or self._cannot_render():
             return
         if self.match is None and events[0].revision > self.revision:
             # No selector and nothing seen yet from this batch: every such watcher of the

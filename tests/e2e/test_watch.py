@@ -313,3 +313,26 @@ def test_watch_as_table_is_kubes_stream_of_tables(server: Server, admin: request
         "Unable to convert to Table as requested: includeObject: Invalid value: "
         "\"Bogus\": must be 'Metadata', 'Object', 'None', or empty",
     )
+
+
+def test_watch_as_partial_metadata_lists_ends_at_its_first_event(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's watch cannot make a PartialObjectMetadataList of one object: the stream
+    starts (200), then ends without a byte when its first event comes (reference)."""
+    base = make_namespace(admin, server, "watch-partial-list")
+    url = server.url + base
+    rv = admin.get(url).json()["metadata"]["resourceVersion"]
+    for kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+        accept = f"application/json;as={kind};g=meta.platform.io;v=v1"
+        params = {"watch": "1", "resourceVersion": rv, "timeoutSeconds": "3"}
+        r = admin.get(url, params=params, headers={"Accept": accept}, stream=True)
+        assert r.status_code == 200 and r.headers["Content-Type"] == "application/json"
+        add(admin, server, base, f"p-{kind.lower()}")
+        started = time.monotonic()
+        body = r.raw.read()
+        if kind == "PartialObjectMetadata":
+            first = json.loads(body.splitlines()[0])
+            assert (first["type"], first["object"]["kind"]) == ("ADDED", kind)
+        else:
+            assert body == b"" and time.monotonic() - started < 2
