@@ -10,20 +10,21 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
+from platform_api.apiextensions.published import (
+    METADATA,
+    TYPE_META,
+    kind_documents,
+    selectable_fields,
+)
 from platform_api.scheme.catalog import version_priority
 from platform_api.scheme.decoding import format_time
-from platform_api.scheme.schemas import OBJECT_META, Node
+from platform_api.scheme.schemas import Node
 from platform_api.scheme.types import OBJECT_VERBS, STATUS_VERBS, ResourceType, Subresource
 
 Obj = dict[str, Any]
 GROUP = "apiextensions.platform.io"
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.platform.io"
 NAMES_ACCEPTED, ESTABLISHED, TERMINATING = "NamesAccepted", "Established", "Terminating"
-_METADATA_DESCRIPTION = (
-    "Standard object's metadata. More info: "
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/"
-    "api-conventions.md#metadata"
-)
 
 
 # -- conditions (kube's apihelpers) ---------------------------------------------------
@@ -187,15 +188,28 @@ def definitions(crd: Obj) -> dict[str, Node]:
     return out
 
 
+def published_definitions(crd: Obj) -> dict[str, tuple[Node, Node]]:
+    """Each served kind's (v3, v2) definition as kube's OpenAPI documents show it
+    (published.py); lists are published as they are served."""
+    spec, names = crd["spec"], crd.get("status", {}).get("acceptedNames") or {}
+    group, kind = spec["group"], names["kind"]
+    out: dict[str, tuple[Node, Node]] = {}
+    for version in served_versions(crd):
+        extensions: Obj = {"x-kubernetes-group-version-kind": _gvk(group, version, kind)}
+        fields = selectable_fields(version_of(crd, version))
+        if fields:
+            extensions["x-kubernetes-selectable-fields"] = fields
+        documents = kind_documents(schema_of(crd, version), extensions)
+        out[definition_name(group, version, kind)] = documents
+    return out
+
+
 def _gvk(group: str, version: str, kind: str) -> list[Obj]:
     return [{"group": group, "version": version, "kind": kind}]
 
 
 def _type_meta() -> dict[str, Node]:
-    return {
-        "apiVersion": {"type": "string", "description": "APIVersion defines the versioned schema."},
-        "kind": {"type": "string", "description": "Kind is a string value of the REST resource."},
-    }
+    return copy.deepcopy(TYPE_META)
 
 
 def _kind_node(schema: Obj | None, group: str, version: str, kind: str) -> Node:
@@ -208,7 +222,7 @@ def _kind_node(schema: Obj | None, group: str, version: str, kind: str) -> Node:
         node = copy.deepcopy(schema)
         props = node.setdefault("properties", {})
         props.update(_type_meta())
-        props["metadata"] = {"$ref": OBJECT_META, "description": _METADATA_DESCRIPTION}
+        props["metadata"] = dict(METADATA)
         node.setdefault("type", "object")
     node["x-kubernetes-group-version-kind"] = _gvk(group, version, kind)
     return node

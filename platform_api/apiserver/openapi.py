@@ -71,7 +71,15 @@ def _definition(name: str, node: Node, prefix: str, v2: bool) -> Any:
     return _convert(node, prefix, v2)
 
 
-def _reachable(scheme: Scheme, roots: list[str]) -> list[str]:
+def _shown(scheme: Scheme, name: str, v2: bool) -> Node:
+    """A definition as the documents show it (a custom kind's published form)."""
+    published = scheme.schemas.published.get(name)
+    if published is not None:
+        return published[1] if v2 else published[0]
+    return scheme.schemas.definitions[name]
+
+
+def _reachable(scheme: Scheme, roots: list[str], v2: bool) -> list[str]:
     seen: set[str] = set()
     stack = list(roots)
     while stack:
@@ -79,7 +87,7 @@ def _reachable(scheme: Scheme, roots: list[str]) -> list[str]:
         if name in seen or name not in scheme.schemas.definitions:
             continue
         seen.add(name)
-        stack.extend(_refs(scheme.schemas.definitions[name]))
+        stack.extend(_refs(_shown(scheme, name, v2)))
     return sorted(seen)
 
 
@@ -289,9 +297,11 @@ class OpenAPI:
             roots = [rt.definition for rt in resources] + list(_ALWAYS)
             if any(rt.custom and rt.subresource("scale") for rt in resources):
                 roots.append(_SCALE)
-            names = _reachable(self._scheme, roots)
-            defs = self._scheme.schemas.definitions
-            schemas = {n: _definition(n, defs[n], "#/components/schemas/", False) for n in names}
+            names = _reachable(self._scheme, roots, False)
+            schemas = {
+                n: _definition(n, _shown(self._scheme, n, False), "#/components/schemas/", False)
+                for n in names
+            }
             if name != group:
                 schemas = {n: _regroup(node, group, name) for n, node in schemas.items()}
             doc = {
@@ -312,11 +322,12 @@ class OpenAPI:
 
     def v2_document(self) -> bytes:
         if self._v2 is None:
-            defs = self._scheme.schemas.definitions
-            names = _reachable(
-                self._scheme, [rt.definition for rt in self._scheme.all()] + list(_ALWAYS)
-            )
-            definitions = {n: _definition(n, defs[n], "#/definitions/", True) for n in names}
+            roots = [rt.definition for rt in self._scheme.all()] + list(_ALWAYS)
+            names = _reachable(self._scheme, roots, True)
+            definitions = {
+                n: _definition(n, _shown(self._scheme, n, True), "#/definitions/", True)
+                for n in names
+            }
             self._v2 = orjson.dumps(
                 {"swagger": "2.0", "info": INFO, "paths": {}, "definitions": definitions}
             )

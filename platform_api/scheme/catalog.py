@@ -71,14 +71,19 @@ class Scheme:
         self._listeners.append(listener)
 
     def install(
-        self, owner: str, types: list[ResourceType], definitions: dict[str, Node]
+        self,
+        owner: str,
+        types: list[ResourceType],
+        definitions: dict[str, Node],
+        published: dict[str, tuple[Node, Node]] | None = None,
     ) -> list[ResourceType]:
-        """Serve ``types`` (with their schema ``definitions``) for the CRD ``owner``,
-        replacing what it served before.  Built-in resources always win a name clash."""
+        """Serve ``types`` (with their schema ``definitions``, and how the OpenAPI
+        documents show them where that differs) for the CRD ``owner``, replacing what it
+        served before.  Built-in resources always win a name clash."""
         self._drop(owner)
         self._owned_definitions[owner] = list(definitions)
         for name, node in definitions.items():
-            self.schemas.add(name, node)
+            self.schemas.add(name, node, (published or {}).get(name))
         added = [
             self.add(rt) for rt in types if (rt.group, rt.version, rt.plural) not in self._builtin
         ]

@@ -72,6 +72,9 @@ class Schemas:
 
     def __init__(self, definitions: dict[str, Node]) -> None:
         self.definitions = definitions
+        # name -> (v3, v2): how the OpenAPI documents show a definition, where that
+        # differs from the one served types are read by (custom kinds).
+        self.published: dict[str, tuple[Node, Node]] = {}
         self._by_gvk: dict[tuple[str, str, str], str] = {}
         for def_name, schema in definitions.items():
             self._index(def_name, schema)
@@ -82,16 +85,21 @@ class Schemas:
 
     def copy(self) -> Schemas:
         """A copy that can take definitions of its own (the built-in nodes are shared)."""
-        return Schemas(dict(self.definitions))
+        copied = Schemas(dict(self.definitions))
+        copied.published = dict(self.published)
+        return copied
 
-    def add(self, def_name: str, schema: Node) -> None:
+    def add(self, def_name: str, schema: Node, published: tuple[Node, Node] | None = None) -> None:
         """Add or replace a definition (a custom resource's, while its CRD is served)."""
         self.remove(def_name)
         self.definitions[def_name] = schema
+        if published is not None:
+            self.published[def_name] = published
         self._index(def_name, schema)
 
     def remove(self, def_name: str) -> None:
         old = self.definitions.pop(def_name, None)
+        self.published.pop(def_name, None)
         if old is None:
             return
         for gvk in old.get("x-kubernetes-group-version-kind", ()):

@@ -196,3 +196,44 @@ def test_watches_end_when_the_crd_goes(server: Server, admin: requests.Session) 
     eventually(lambda: any(e["type"] == "ADDED" for e in lines))
     delete_crd(admin, server, crd["metadata"]["name"])
     assert done.wait(10), "the watch did not end"
+
+
+def test_openapi_documents_show_the_kind_as_kube_publishes_it(
+    server: Server, admin: requests.Session
+) -> None:
+    """/openapi/v3 describes a root that keeps unknown fields (TypeMeta and ObjectMeta
+    beside the flag) and an embedded resource's TypeMeta; /openapi/v2 shows such a root
+    as a bare object, as kube's CRD OpenAPI builder does (kubectl's v2 validation then
+    lets anything through). Selectable fields are named in both."""
+    group = "published.example.com"
+    embedded = {"type": "object", "x-kubernetes-embedded-resource": True}
+    embedded["properties"] = {"spec": {"type": "object"}}
+    spec = {"type": "object", "properties": {"template": embedded, "color": {"type": "string"}}}
+    schema = {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "properties": {"spec": spec},
+    }
+    v1 = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
+    v1["selectableFields"] = [{"jsonPath": ".spec.color"}]
+    manifest = crd_manifest(group, versions=[v1])
+    crd = create_crd(admin, server, manifest)
+    name = "com.example.published.v1.CronTab"
+    index = admin.get(server.url + "/openapi/v3").json()["paths"]
+    doc = admin.get(server.url + index[f"apis/{group}/v1"]["serverRelativeURL"]).json()
+    v3 = doc["components"]["schemas"][name]
+    assert set(v3["properties"]) == {"apiVersion", "kind", "metadata", "spec"}
+    assert v3["x-kubernetes-preserve-unknown-fields"] is True
+    assert v3["x-kubernetes-selectable-fields"] == [{"fieldPath": "spec.color"}]
+    template = v3["properties"]["spec"]["properties"]["template"]
+    assert set(template["properties"]) == {"apiVersion", "kind", "metadata", "spec"}
+    assert template["required"] == ["kind", "apiVersion"]
+    v2 = eventually(lambda: admin.get(server.url + "/openapi/v2").json()["definitions"].get(name))
+    assert v2 == {
+        "type": "object",
+        "x-kubernetes-group-version-kind": [{"group": group, "version": "v1", "kind": "CronTab"}],
+        "x-kubernetes-selectable-fields": [{"fieldPath": "spec.color"}],
+    }
+    explained = server.kubectl("explain", "crontabs.spec.template").stdout
+    assert "apiVersion\t<string>" in explained and "metadata\t<ObjectMeta>" in explained
+    delete_crd(admin, server, crd["metadata"]["name"])
