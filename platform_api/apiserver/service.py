@@ -229,6 +229,7 @@ class APIServerService(Service):
             tables=TableConvertor(scheme.schemas),
             hub=self.hub,
             reactor=self.reactor,
+            storage_prefix=cfg.storage.etcd_prefix,
         )
         for store in self.stores.values():  # the server's own writes record their owner
             store.field_manager = functools.partial(handlers.field_manager, store.resource)

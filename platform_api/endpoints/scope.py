@@ -49,6 +49,7 @@ class Handlers:
     reactor: IReactorTime
     # Seconds a read of a future resourceVersion waits before 504.
     too_large_rv_wait: float = 3.0
+    storage_prefix: str = "/registry"  # --etcd-prefix: kube's storage errors quote keys under it
     extras: dict[str, Any] = field(default_factory=dict)
     # For the checks a handler makes itself (kube's unsafe delete of corrupt objects).
     authorizer: Authorizer | None = None

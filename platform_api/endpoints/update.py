@@ -39,7 +39,8 @@ def check_uid(scope: Scope, uid: str, existing: dict[str, Any]) -> None:
     if why is None:
         return
     rt = scope.resource
-    key = kube_key(scope.store.key(scope.namespace, scope.name), builtin=not rt.custom)
+    registry_key = scope.store.key(scope.namespace, scope.name)
+    key = kube_key(registry_key, not rt.custom, scope.handlers.storage_prefix)
     detail = (
         f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, "
         f"AdditionalErrorMsg: {why}"

@@ -458,6 +458,13 @@ def test_secrets_are_encrypted_in_etcd(tmp_path: Path, etcd: EtcdServer) -> None
         assert b"hunter2" not in raw and b"aHVudGVyMg" not in raw  # nor its base64
         got = session.get(f"{url}/s").json()
         assert got["data"] == {"password": "aHVudGVyMg=="}
+        # kube's storage errors quote the key under --etcd-prefix
+        r = session.put(f"{url}/s", json={**secret, "metadata": {"name": "s", "uid": "other"}})
+        assert r.status_code == 409 and r.json()["message"] == (
+            'Operation cannot be fulfilled on secrets "s": StorageError: invalid object, '
+            "Code: 4, Key: /enc/secrets/default/s, ResourceVersion: 0, AdditionalErrorMsg: "
+            f"Precondition failed: UID in precondition: other, UID in object meta: {got['metadata']['uid']}"
+        )
     finally:
         server.stop()
 
