@@ -278,8 +278,7 @@ class LMDBStorage(WriteRecovery):
     def _commit_queued(self, batch: list[Op]) -> Outcome:
         """Runs on the writer thread.  The queue is drained only once the write lock is
         held: with several workers, the writes that queued while a sibling held it go in
-        this transaction too, so the workers' commits (two fsyncs each) stay as few as
-        one process's."""
+        this transaction too, not in one more of their own."""
         return self._committer.commit(batch, self._clock(), self._transformer, take=self._take)
 
     def _take(self) -> list[Op]:
