@@ -142,9 +142,7 @@ class CRDInstaller:
         self.installed[name] = Installed(fingerprint, keys)
         if types:
             self.converters[(types[0].group, types[0].plural)] = self._converter(crd)
-        self.scheme.install(
-            name, types, crds.definitions(crd), crds.published_definitions(crd)
-        )
+        self.scheme.install(name, types, crds.definitions(crd), crds.published_definitions(crd))
         log.info(
             "Serving {crd} ({versions})", crd=name, versions=",".join(crds.served_versions(crd))
         )
