@@ -6,6 +6,7 @@ emitter here is libyaml's, and only go-yaml's choices are added: a string it wou
 back as something else (``"123"``, ``"on"``, ``"0o17"``, ``"1e3"``, a timestamp) is
 double-quoted, a string with a line break is a literal block, and everything its
 resolver reads as a string (``NaN``, ``=``, ``<<``) stays plain, as do UTF-8 letters.
+Request bodies are read by the same resolver (``go_tag``, ``go_int``; codec/text.py).
 """
 
 from __future__ import annotations
@@ -70,19 +71,29 @@ def _is_timestamp(s: str) -> bool:
     return not clock or (clock[0] < 24 and clock[1] < 60 and clock[2] < 60)
 
 
-def _is_int(plain: str) -> bool:
-    """ParseInt(plain, 0, 64) or ParseUint(plain, 0, 64) succeeds."""
-    m = _INT_SYNTAX.match(plain)
+def go_int(text: str) -> int:
+    """The integer go-yaml reads: strconv.ParseInt(text, 0, 64), or ParseUint, once the
+    underscores are gone (``0o17``, ``0x1F``, ``012`` octal); ValueError if neither."""
+    m = _INT_SYNTAX.match(text.replace("_", ""))
     if m is None:
-        return False
+        raise ValueError(f"not an integer: {text}")
     sign, digits = m.groups()
     if len(digits) > 1 and digits[0] == "0" and digits[1] in "xXoObB":
         value = int(digits[2:], {"x": 16, "o": 8, "b": 2}[digits[1].lower()])
     else:
         value = int(digits, 8 if digits.startswith("0") else 10)
-    if sign == "-":
-        return value <= 1 << 63
-    return value < (1 << 63 if sign else 1 << 64)
+    fits = value <= 1 << 63 if sign == "-" else value < (1 << 63 if sign else 1 << 64)
+    if not fits:
+        raise ValueError(f"out of range: {text}")
+    return -value if sign == "-" else value
+
+
+def _is_int(plain: str) -> bool:
+    try:
+        go_int(plain)
+    except ValueError:
+        return False
+    return True
 
 
 def go_tag(s: str) -> str:

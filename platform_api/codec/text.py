@@ -24,7 +24,8 @@ from platform_api.codec.bounds import (
     parse_int,
     wide_number,
 )
-from platform_api.gotext import quote_rune
+from platform_api.codec.goyaml import go_int, go_tag
+from platform_api.gotext import format_float, quote_rune
 from platform_api.validation.field import go_quote
 
 try:  # libyaml is in the PyYAML wheels; fall back to the pure-Python class if absent
@@ -234,6 +235,14 @@ class _DuplicateAwareLoader(_Loader):
     # YAML 1.1 as go-yaml v2 reads it: y and n are booleans too.
     bool_values = {**_Loader.bool_values, "y": True, "n": False}
 
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        """A plain scalar's type as go-yaml v2's resolver decides it: ``0o17`` and ``1e3``
+        are numbers, ``12:30:00`` and a hex number past uint64 are strings."""
+        if kind is yaml.ScalarNode and implicit[0]:
+            # go-yaml's decoder takes a plain << as a merge key, though it resolves a str
+            return "tag:yaml.org,2002:merge" if value == "<<" else go_tag(value)
+        return super().resolve(kind, value, implicit)
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         self.flatten_mapping(node)
         out: dict[Any, Any] = {}
@@ -275,6 +284,8 @@ def _json_key(key: Any, value_node: yaml.Node) -> str:
         raise BodyError(f"yaml: invalid map key: []interface {{}}{{{items}}}", bare=True)
     if isinstance(key, dict):
         raise BodyError("yaml: invalid map key: map[interface {}]interface {}{...}", bare=True)
+    if isinstance(key, float):  # sigs.k8s.io/yaml formats it with strconv 'g'
+        return format_float(key)
     return str(key)
 
 
@@ -309,18 +320,8 @@ def _json_float(loader: _DuplicateAwareLoader, node: yaml.ScalarNode) -> Any:
 
 
 def _go_int(loader: _DuplicateAwareLoader, node: yaml.ScalarNode) -> Any:
-    """go-yaml reads an integer past float64 (``1`` and 400 zeros) as the string it is."""
-    try:
-        value = loader.construct_yaml_int(node)
-    except ValueError as e:
-        if "Exceeds the limit" in str(e):  # CPython's digit limit: far past float64 too
-            return node.value
-        raise
-    try:
-        float(value)
-    except OverflowError:
-        return node.value
-    return value
+    """An integer as go-yaml reads it (Go's literal forms, within int64 or uint64)."""
+    return go_int(str(node.value))
 
 
 _L = _DuplicateAwareLoader
@@ -332,7 +333,6 @@ _L.add_constructor("tag:yaml.org,2002:int", _typed_scalar("!!int", _go_int))
 _L.add_constructor("tag:yaml.org,2002:float", _typed_scalar("!!float", _json_float))
 _L.add_constructor("tag:yaml.org,2002:bool", _typed_scalar("!!bool", _Loader.construct_yaml_bool))
 _L.add_constructor(None, _L.construct_by_kind)  # type: ignore[arg-type]
-_L.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:y|Y|n|N)$"), list("yYnN"))
 
 
 def parse_yaml(data: bytes) -> tuple[Any, Duplicates]:

@@ -1,7 +1,8 @@
-"""YAML answers as kube-apiserver v1.36 writes them (sigs.k8s.io/yaml, go-yaml v2).
+"""YAML as kube-apiserver v1.36 writes and reads it (sigs.k8s.io/yaml, go-yaml v2).
 
 Each expected line below is what the reference kube-apiserver answered for a ConfigMap
-(or a custom resource, for numbers) holding the value, asked with Accept: application/yaml.
+(or a custom resource, for numbers) holding the value, asked with Accept: application/yaml;
+each value read, what it stored from a YAML body holding the scalar.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import math
 
 import pytest
 
-from platform_api.codec import parse_yaml, yaml_dumps
+from platform_api.codec import BodyError, parse_yaml, yaml_dumps
 from platform_api.codec.goyaml import STR, go_tag
 
 # value -> how kube writes ``k: value``
@@ -114,3 +115,52 @@ def test_go_tag_reads_plain_scalars_as_go_yaml_does() -> None:
     assert go_tag("2023-02-29") == STR
     assert go_tag("x") == go_tag("+") == go_tag("-") == STR
     assert not math.isnan(float(yaml_dumps({"k": 1.5})[3:]))
+
+
+# plain scalar in a request body -> what kube-apiserver decoded it to (reference)
+READ = {
+    "0o17": 15,
+    "0x1F": 31,
+    "012": 10,
+    "09": 9.0,
+    "1_000": 1000,
+    "1e3": 1000.0,
+    "-0b101": -5,
+    "9223372036854775808": 9223372036854775808,  # a uint64
+    "0xFFFFFFFFFFFFFFFFFF": "0xFFFFFFFFFFFFFFFFFF",  # past uint64: a string
+    "12:30:00": "12:30:00",  # base 60 is YAML 1.1's, not go-yaml's
+    "1:30": "1:30",
+    "2024-01-01": "2024-01-01",  # timestamps stay strings (through JSON)
+    "2024-02-30": "2024-02-30",
+    "1e400": "1e400",
+    "NaN": "NaN",
+    "=": "=",
+    "yes": True,
+    "n": False,
+    "Off": False,
+    "tRue": "tRue",
+    "~": None,
+}
+
+
+@pytest.mark.parametrize("text", list(READ))
+def test_plain_scalars_are_read_as_go_yaml_reads_them(text: str) -> None:
+    value = parse_yaml(f"k: {text}\n".encode())[0]["k"]
+    assert value == READ[text] and type(value) is type(READ[text])
+
+
+def test_keys_are_read_then_written_as_sigs_yaml_writes_them() -> None:
+    body = b"1e3: a\n0o17: b\nyes: c\n1.5: d\n0x10: e\n"
+    assert parse_yaml(body)[0] == {"1000": "a", "15": "b", "true": "c", "1.5": "d", "16": "e"}
+
+
+def test_explicit_tags_and_merge_keys() -> None:
+    assert parse_yaml(b"a: !!int 0o17\nb: !!float 2\nc: !!str 5\n")[0] == {
+        "a": 15,
+        "b": 2.0,
+        "c": "5",
+    }
+    with pytest.raises(BodyError, match=r"yaml: cannot decode !!str `abc` as a !!int"):
+        parse_yaml(b"a: !!int abc\n")
+    merged = parse_yaml(b"base: &b {x: 1}\nm:\n  <<: *b\n  z: 2\nplain: <<\n")[0]
+    assert merged == {"base": {"x": 1}, "m": {"x": 1, "z": 2}, "plain": "<<"}
