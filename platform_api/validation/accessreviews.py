@@ -14,7 +14,7 @@ from platform_api.selectors import SelectorError, parse_label_selector
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.labelselector import validate_label_requirement
-from platform_api.validation.names import OBJECT_META_ORDER, is_label_value, is_qualified_name
+from platform_api.validation.names import OBJECT_META_ORDER
 
 Obj = dict[str, Any]
 _EXACTLY_ONE = "exactly one of nonResourceAttributes or resourceAttributes must be specified"
@@ -141,7 +141,8 @@ def _label_usable(selector: Obj) -> tuple[bool, bool]:
     """(some requirement is usable, some failed) of a label selector's attributes."""
     requirements = selector.get("requirements") or []
     if requirements:
-        ok = [_label_requirement_ok(r) for r in requirements]
+        # kube's labels.NewRequirement takes what its validation takes
+        ok = [not validate_label_requirement(r, "") for r in requirements]
         return any(ok), not all(ok)
     raw = selector.get("rawSelector") or ""
     try:
@@ -149,18 +150,6 @@ def _label_usable(selector: Obj) -> tuple[bool, bool]:
     except SelectorError:
         return False, True
     return True, False
-
-
-def _label_requirement_ok(req: Obj) -> bool:
-    op, values = req.get("operator", ""), req.get("values") or []
-    if op in ("In", "NotIn"):
-        fits = bool(values)
-    elif op in ("Exists", "DoesNotExist"):
-        fits = not values
-    else:
-        return False
-    key_ok = not is_qualified_name(req.get("key", ""))
-    return fits and key_ok and all(not is_label_value(v) for v in values)
 
 
 def _field_usable(selector: Obj) -> tuple[bool, bool]:

@@ -25,7 +25,9 @@ def validate_label_selector(
         errs += [field.invalid(f"{path}.matchLabels", key, m) for m in is_qualified_name(key)]
         errs += [field.invalid(f"{path}.matchLabels", value, m) for m in is_label_value(value)]
     for i, expr in enumerate(selector.get("matchExpressions") or []):
-        errs += _expression(expr, f"{path}.matchExpressions[{i}]", allow_invalid_values)
+        errs += validate_label_requirement(
+            expr, f"{path}.matchExpressions[{i}]", allow_invalid_values
+        )
     return errs
 
 
@@ -37,12 +39,6 @@ def validate_label_requirement(
 ) -> list[FieldError]:
     """kube's ``ValidateLabelSelectorRequirement``; ``allow_unknown_operator`` for the
     access reviews of newer clients (kube's ``AllowUnknownOperatorInRequirement``)."""
-    return _expression(expr, path, allow_invalid_values, allow_unknown_operator)
-
-
-def _expression(
-    expr: dict[str, Any], path: str, allow_invalid_values: bool, allow_unknown: bool = False
-) -> list[FieldError]:
     errs: list[FieldError] = []
     op, values = expr.get("operator", ""), expr.get("values") or []
     if op in ("In", "NotIn"):
@@ -60,7 +56,7 @@ def _expression(
                     "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
                 )
             )
-    elif not allow_unknown:
+    elif not allow_unknown_operator:
         errs.append(field.invalid(f"{path}.operator", op, "not a valid selector operator"))
     key = expr.get("key", "")
     errs += [field.invalid(f"{path}.key", key, m) for m in is_qualified_name(key)]
