@@ -229,8 +229,13 @@ def go_time(value: datetime, fraction: str = "") -> str:
     )
 
 
-def parse_int(text: str, unsigned: bool = False) -> int:
-    """Go's ``strconv.ParseInt(text, 10, 64)`` (``ParseUint`` when ``unsigned``).
+_DIGITS = "0123456789abcdef"
+_PREFIXES = {"0x": 16, "0o": 8, "0b": 2}
+
+
+def parse_int(text: str, unsigned: bool = False, base: int = 10) -> int:
+    """Go's ``strconv.ParseInt(text, base, 64)`` (``ParseUint`` when ``unsigned``), for
+    base 10 or 0 (``0x1F``, ``0o17``, ``0b101``, and ``012`` octal; no underscores).
 
     Python's ``int()`` also takes ``1_0``, `` 1 ``, non-ASCII digits and any size; Go does not.
     ValueError carries Go's whole message (``strconv.ParseInt: parsing "x": invalid syntax``).
@@ -238,11 +243,19 @@ def parse_int(text: str, unsigned: bool = False) -> int:
     func = "ParseUint" if unsigned else "ParseInt"
     signed = not unsigned and text.startswith(("+", "-"))
     body = text[1:] if signed else text
-    if not body or not body.isascii() or not body.isdigit():
+    radix = base
+    if base == 0:
+        prefix = body[:2].lower()
+        if prefix in _PREFIXES:
+            radix, body = _PREFIXES[prefix], body[2:]
+        else:
+            radix = 8 if body[:1] == "0" else 10
+    allowed = _DIGITS[:radix]
+    if not body or not all(c in allowed for c in body.lower()):
         raise ValueError(f"strconv.{func}: parsing {quote(text)}: invalid syntax")
     digits = body.lstrip("0") or "0"  # int() refuses over 4300 digits; Go says out of range
-    value = int(digits[:21]) * (-1 if signed and text[0] == "-" else 1)
+    value = int(digits[:65], radix) * (-1 if signed and text[0] == "-" else 1)
     low, high = (0, (1 << 64) - 1) if unsigned else (-(1 << 63), (1 << 63) - 1)
-    if len(digits) > 21 or not low <= value <= high:
+    if len(digits) > 64 or not low <= value <= high:
         raise ValueError(f"strconv.{func}: parsing {quote(text)}: value out of range")
     return value

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from platform_api.gotext import format_float
+from platform_api.gotext import format_float, parse_int
 
 try:  # libyaml is in the PyYAML wheels; fall back to the pure-Python classes if absent
     from yaml import CSafeDumper as _Dumper
@@ -47,8 +47,6 @@ _WORDS = {
 }
 _WORD_HINT = frozenset("yYnNtTfFoO~")
 _NUMBER_HINT = frozenset("+-0123456789")
-# strconv.ParseInt(s, 0, 64)'s syntax (underscores are gone by then).
-_INT_SYNTAX = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)\Z")
 _YAML_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
 _DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z")
 _BASE60 = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?\Z")
@@ -74,18 +72,11 @@ def _is_timestamp(s: str) -> bool:
 def go_int(text: str) -> int:
     """The integer go-yaml reads: strconv.ParseInt(text, 0, 64), or ParseUint, once the
     underscores are gone (``0o17``, ``0x1F``, ``012`` octal); ValueError if neither."""
-    m = _INT_SYNTAX.match(text.replace("_", ""))
-    if m is None:
-        raise ValueError(f"not an integer: {text}")
-    sign, digits = m.groups()
-    if len(digits) > 1 and digits[0] == "0" and digits[1] in "xXoObB":
-        value = int(digits[2:], {"x": 16, "o": 8, "b": 2}[digits[1].lower()])
-    else:
-        value = int(digits, 8 if digits.startswith("0") else 10)
-    fits = value <= 1 << 63 if sign == "-" else value < (1 << 63 if sign else 1 << 64)
-    if not fits:
-        raise ValueError(f"out of range: {text}")
-    return -value if sign == "-" else value
+    plain = text.replace("_", "")
+    try:
+        return parse_int(plain, base=0)
+    except ValueError:
+        return parse_int(plain, unsigned=True, base=0)
 
 
 def _is_int(plain: str) -> bool:

@@ -152,6 +152,24 @@ def test_go_parse_int_round_trip(value: int) -> None:
     assert go_parse_int(str(value)) == value
 
 
+@given(INT64, st.sampled_from([(16, "0x"), (16, "0X"), (8, "0o"), (8, "0"), (2, "0b")]))
+def test_go_parse_int_base_zero_reads_go_literals(value: int, form: tuple[int, str]) -> None:
+    """strconv's base 0: a prefix names the base, a leading 0 is octal."""
+    radix, prefix = form
+    digits = format(abs(value), {16: "x", 8: "o", 2: "b"}[radix])
+    text = ("-" if value < 0 else "") + prefix + digits
+    assert go_parse_int(text, base=0) == value
+
+
+def test_go_parse_int_base_zero_refuses_what_strconv_refuses() -> None:
+    for text in ("09", "0x", "0b2", "0o8", "1_0", "0x_1", " 1"):
+        with pytest.raises(ValueError, match="invalid syntax"):
+            go_parse_int(text, base=0)
+    assert go_parse_int("18446744073709551615", unsigned=True, base=0) == (1 << 64) - 1
+    with pytest.raises(ValueError, match="value out of range"):
+        go_parse_int("0x" + "f" * 17, unsigned=True, base=0)
+
+
 @given(NUMERIC_TEXT)
 @example("\u0661")
 @example("18446744073709551616")
