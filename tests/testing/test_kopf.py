@@ -105,7 +105,7 @@ def test_operator_on_a_custom_resource(
         _, crd = platform_apiserver.request("GET", f"{crds}/widgets.ops.example.com")
         return any(
             c["type"] == "Established" and c["status"] == "True"
-            for c in crd.get("status", {}).get("conditions", [])
+            for c in (crd.get("status") or {}).get("conditions") or []  # null until named
         )
 
     eventually(established)
