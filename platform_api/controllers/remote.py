@@ -56,6 +56,25 @@ class CacheStorage:
         return sum(1 for key in list(self.informer.objects) if key.startswith(prefix))
 
 
+async def cached_or_fetched(store: Any, namespace: str, name: str) -> Obj | None:
+    """kube's lookups with ``fetchOnCacheMiss``: the informer's copy, else the server's
+    (an object made a moment ago may not have reached the informer yet); None when
+    neither has it.  The server's own stores are current already."""
+    try:
+        return cast(Obj, store.get(namespace, name).object)
+    except errors.StatusError as e:
+        if e.code != 404:
+            raise
+    if not isinstance(store, RestWrites):
+        return None
+    try:
+        return await store.read_current(namespace, name)
+    except errors.StatusError as e:
+        if e.code != 404:
+            raise
+        return None
+
+
 class RestWrites:
     """A registry Store's writes, made over HTTP (read-modify-write for updates); the
     subclass supplies ``key``."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.controllers.base import Controller
+from platform_api.controllers.remote import cached_or_fetched
 from platform_api.registry.store import Store
 from platform_api.storage.interface import DELETED, Event, ListOptions, Preconditions
 
@@ -85,7 +86,9 @@ class TokensController(Controller):
         if secret.get("type") != TOKEN_TYPE or secret["metadata"].get("deletionTimestamp"):
             return
         annotations = secret["metadata"].get("annotations") or {}
-        account = self._account(namespace, annotations.get(NAME, ""), annotations.get(UID, ""))
+        account = await self._account(
+            namespace, annotations.get(NAME, ""), annotations.get(UID, "")
+        )
         if account is None:
             await self._delete(namespace, name, secret["metadata"].get("uid", ""))
             return
@@ -118,13 +121,11 @@ class TokensController(Controller):
         needs_ca = bool(self.root_ca) and data.get("ca.crt") != self.root_ca
         return needs_ca or not data.get("namespace") or not data.get("token")
 
-    def _account(self, namespace: str, name: str, uid: str) -> Obj | None:
-        """The Secret's account, None when there is none by that name (and uid)."""
-        try:
-            account = self.accounts.get(namespace, name).object
-        except errors.StatusError:
-            return None
-        if uid and account["metadata"].get("uid") != uid:
+    async def _account(self, namespace: str, name: str, uid: str) -> Obj | None:
+        """The Secret's account, None when there is none by that name (and uid); a miss
+        in the manager's cache asks the server before the Secret is judged orphaned."""
+        account = await cached_or_fetched(self.accounts, namespace, name)
+        if account is None or (uid and account["metadata"].get("uid") != uid):
             return None
         return account
 
@@ -149,7 +150,7 @@ class TokensController(Controller):
 
     async def _forget(self, namespace: str, secret_name: str, account_name: str) -> None:
         """A token Secret deleted: its account no longer lists it."""
-        account = self._account(namespace, account_name, "")
+        account = await self._account(namespace, account_name, "")
         if account is None:
             return
         if not any(r.get("name") == secret_name for r in account.get("secrets") or []):

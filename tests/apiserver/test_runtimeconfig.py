@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from twisted.internet.defer import ensureDeferred, succeed
+from twisted.internet.defer import succeed
 
 from platform_api.apiserver import enablement, runtimeconfig
 from platform_api.apiserver.config import from_flags
 from platform_api.apiserver.features import FeatureGates
 from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
+from tests.synchronous import run
 
 ADMISSION = "admissionregistration.platform.io"
 COORDINATION = "coordination.platform.io"
@@ -159,14 +159,6 @@ def test_core_spellings_and_ga_matcher() -> None:
 def test_removed_versions_are_accepted_but_never_served() -> None:
     got = served("batch/v1beta1=true,extensions/v1beta1,flowcontrol.apiserver.k8s.io/v1beta3")
     assert got == served("")
-
-
-def run(coroutine: Any) -> Any:
-    out: list[Any] = []
-    ensureDeferred(coroutine).addBoth(out.append)
-    if hasattr(out[0], "raiseException"):
-        out[0].raiseException()
-    return out[0]
 
 
 def test_versions_share_one_storage(tmp_path: Path) -> None:

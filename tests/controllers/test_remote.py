@@ -13,10 +13,16 @@ from twisted.internet.task import deferLater
 
 from platform_api.client.kubeconfig import load
 from platform_api.client.rest import Resource, RESTClient
-from platform_api.controllers.remote import RemoteCluster, aliases_of_served
+from platform_api.controllers.remote import (
+    RemoteCluster,
+    RestWrites,
+    aliases_of_served,
+    cached_or_fetched,
+)
 from platform_api.errors import StatusError
 from platform_api.storage.interface import Event, ListOptions
 from platform_api.testing import ApiServer
+from tests.synchronous import run
 
 NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
 CONFIGMAPS = Resource("", "v1", "configmaps")
@@ -175,3 +181,27 @@ async def test_upstream_groups_are_informed_once(tmp_path_factory: pytest.TempPa
     finally:
         cluster.stop()
         server.stop()
+
+
+class _Lagging(RestWrites):
+    """An informer that has not heard of an object the server has."""
+
+    def __init__(self, server_has: dict[str, Any]) -> None:
+        self.server_has = server_has
+
+    def get(self, namespace: str, name: str) -> Any:
+        raise StatusError(404, "NotFound", f'serviceaccounts "{name}" not found')
+
+    async def read_current(self, namespace: str, name: str) -> dict[str, Any]:
+        if name not in self.server_has:
+            raise StatusError(404, "NotFound", f'serviceaccounts "{name}" not found')
+        return dict(self.server_has[name])
+
+
+def test_a_cache_miss_asks_the_server_before_calling_an_object_missing() -> None:
+    """kube's fetchOnCacheMiss: the tokens controller must not judge a Secret orphaned
+    because its account, made a moment before, has not reached the manager's informer."""
+    store = _Lagging({"robot": {"metadata": {"name": "robot"}}})
+    found = run(cached_or_fetched(store, "ns", "robot"))
+    missing = run(cached_or_fetched(store, "ns", "ghost"))
+    assert (found, missing) == ({"metadata": {"name": "robot"}}, None)

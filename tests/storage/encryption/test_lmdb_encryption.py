@@ -8,13 +8,14 @@ from typing import Any
 
 import lmdb
 import pytest
-from twisted.internet.defer import Deferred, ensureDeferred
+from twisted.internet.defer import Deferred
 
 from platform_api.storage.encryption.config import load
 from platform_api.storage.encryption.router import ResourceTransformers
 from platform_api.storage.interface import ListOptions, StorageError
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 from platform_api.storage.transformer import TRANSFORM_FAILED, StaleStored
+from tests.synchronous import run
 
 from .helpers import keys, rule, write_config
 
@@ -54,15 +55,6 @@ def raw_values(tmp_path: Path) -> list[bytes]:
         for name in (b"objects", b"log"):
             out += [v for _, v in txn.cursor(db=env.open_db(name, txn=txn))]
     return out
-
-
-def run(coro: Any) -> Any:
-    out: list[Any] = []
-    ensureDeferred(coro).addBoth(out.append)
-    assert out
-    if isinstance(out[0], Exception) or hasattr(out[0], "raiseException"):
-        out[0].raiseException()
-    return out[0]
 
 
 def test_values_encrypted_in_objects_and_log(tmp_path: Path) -> None:
