@@ -75,7 +75,9 @@ def mark_deleting(
     obj: dict[str, Any], finalizers: Sequence[str], now: str, kind: str, strategy: _PrepareForDelete
 ) -> dict[str, Any]:
     """The first phase of a deletion, in place: the finalizers set, and (once)
-    ``deletionTimestamp`` stamped and the kind's own preparation run."""
+    ``deletionTimestamp`` stamped, the generation moved on (kube's markAsDeleting: the
+    object's controllers now have a new state to act on) and the kind's own preparation
+    run."""
     meta = obj["metadata"]
     if finalizers:
         meta["finalizers"] = list(finalizers)
@@ -83,6 +85,8 @@ def mark_deleting(
         meta.pop("finalizers", None)
     if not meta.get("deletionTimestamp"):
         meta["deletionTimestamp"] = now
+        if meta.get("generation", 0) > 0:
+            meta["generation"] += 1
         strategy.prepare_for_delete(obj)
         if kind == "Namespace":  # kube's namespace storage sets no grace period
             obj.setdefault("status", {})["phase"] = "Terminating"

@@ -11,6 +11,7 @@ from platform_api.registry.strategy import Obj, Strategy
 from platform_api.scheme.types import ResourceType
 from platform_api.uid import new_uid
 from platform_api.validation import field
+from platform_api.validation.names import validate_object_meta_update
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _GENERATED_BASE_MAX = 58
@@ -103,7 +104,10 @@ def before_update(
         meta.pop("generation", None)
     strategy.prepare_for_update(update, old)
     _keep_system_metadata(update["metadata"], old_meta)
-    errs = strategy.validate_update(update, old)
+    # kube checks the metadata of every update itself before the kind's validation, which
+    # checks it again: each problem is a cause twice, and once in the message.
+    errs = validate_object_meta_update(update["metadata"], old_meta)
+    errs += strategy.validate_update(update, old)
     if errs:
         raise errors.invalid(*_invalid_kind(rt, strategy, update), name, errs)
     strategy.canonicalize(update)

@@ -68,9 +68,17 @@ def test_finalizers_keep_an_object_until_removed(server: Server, admin: requests
         data=b'{"metadata":{"finalizers":["example.com/new"]}}',
         headers=MERGE,
     )
-    assert (
-        r.status_code == 422
-        and "no new finalizers can be added if the object is being deleted" in r.json()["message"]
+    why = (
+        "Forbidden: no new finalizers can be added if the object is being deleted, found new "
+        'finalizers []string{"example.com/new"}'
+    )
+    cause = {"reason": "FieldValueForbidden", "message": why, "field": "metadata.finalizers"}
+    # kube checks an update's metadata before the kind's validation checks it again: the
+    # problem is a cause twice, and once in the message.
+    assert (r.status_code, r.json()["message"], r.json()["details"]["causes"]) == (
+        422,
+        f'ConfigMap "held" is invalid: metadata.finalizers: {why}',
+        [cause, cause],
     )
     for query in ("", "?dryRun=All"):  # kube's store says why the name is taken
         taken = admin.post(server.url + base + query, json=cm("held"))
@@ -82,6 +90,31 @@ def test_finalizers_keep_an_object_until_removed(server: Server, admin: requests
         server.url + base + "/held", data=b'{"metadata":{"finalizers":null}}', headers=MERGE
     )
     assert admin.get(server.url + base + "/held").status_code == 404
+
+
+def test_marking_deletion_moves_the_generation_on(server: Server, admin: requests.Session) -> None:
+    """kube's markAsDeleting: an object that counts generations gets a new one when its
+    deletion begins (its controllers have a new state to act on); once only."""
+    make_namespace(admin, server, "gen")
+    base = "/apis/apps/v1/namespaces/gen"
+    template = {
+        "metadata": {"labels": {"a": "b"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    spec = {"selector": {"matchLabels": {"a": "b"}}, "template": template}
+    meta = {"name": "d", "finalizers": ["example.com/hold"]}
+    created = admin.post(server.url + base + "/deployments", json={"metadata": meta, "spec": spec})
+    assert created.json()["metadata"]["generation"] == 1
+    first = admin.delete(server.url + base + "/deployments/d").json()["metadata"]
+    again = admin.delete(server.url + base + "/deployments/d").json()["metadata"]
+    assert (first["generation"], again["generation"]) == (2, 2)
+    assert first["deletionTimestamp"] and first["deletionGracePeriodSeconds"] == 0
+    admin.patch(
+        server.url + base + "/deployments/d",
+        data=b'{"metadata":{"finalizers":null}}',
+        headers=MERGE,
+    )
+    assert admin.get(server.url + base + "/deployments/d").status_code == 404
 
 
 def test_delete_preconditions(server: Server, admin: requests.Session) -> None:
