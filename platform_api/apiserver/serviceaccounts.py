@@ -43,7 +43,12 @@ _USES = {
     )
 }
 
-_PLURALS = {"ServiceAccount": "serviceaccounts", "Pod": "pods", "Secret": "secrets"}
+_PLURALS = {
+    "ServiceAccount": "serviceaccounts",
+    "Pod": "pods",
+    "Secret": "secrets",
+    "Node": "nodes",
+}
 
 
 @dataclass

@@ -154,6 +154,12 @@ def accepted_audiences(
     return accepted
 
 
+def _ref(obj: Obj) -> Obj:
+    """A claim naming an object: its name and uid, each left out when empty."""
+    meta = obj["metadata"]
+    return {k: v for k in ("name", "uid") if (v := meta.get(k))}
+
+
 class TokenIssuer:
     def __init__(
         self, key: PrivateKey, issuer: str, clock: Callable[[], float] = time.time
@@ -169,17 +175,18 @@ class TokenIssuer:
         audiences: Sequence[str],
         seconds: int,
         bound: tuple[str, Obj] | None = None,
+        node: Obj | None = None,
     ) -> tuple[str, int]:
-        """A signed token for ``account``; returns it and its expiry (Unix seconds)."""
+        """A signed token for ``account``, bound to an object and naming a node (a
+        pod's, or the bound Node); returns it and its expiry (Unix seconds)."""
         now = int(self.clock())
         meta = account["metadata"]
-        private: Obj = {
-            "namespace": meta["namespace"],
-            "serviceaccount": {"name": meta["name"], "uid": meta.get("uid", "")},
-        }
+        private: Obj = {"namespace": meta["namespace"], "serviceaccount": _ref(account)}
         if bound is not None:
             kind, obj = bound
-            private[kind.lower()] = {"name": obj["metadata"]["name"], "uid": obj["metadata"]["uid"]}
+            private[kind.lower()] = _ref(obj)
+        if node is not None:
+            private["node"] = _ref(node)
         claims = {
             "aud": list(audiences),
             "exp": now + seconds,
@@ -246,6 +253,13 @@ class ServiceAccountTokens:
                 if kind == "pod":
                     extra[EXTRA + "pod-name"] = (ref.get("name", ""),)
                     extra[EXTRA + "pod-uid"] = (ref.get("uid", ""),)
+        node = private.get("node")
+        if node:
+            if not private.get("pod"):  # a Node-bound token lives as long as its node
+                self._check("", "Node", node)
+            extra[EXTRA + "node-name"] = (node.get("name", ""),)
+            if node.get("uid"):
+                extra[EXTRA + "node-uid"] = (node["uid"],)
         if claims.get("jti"):
             extra[EXTRA + "credential-id"] = (f"JTI={claims['jti']}",)
         groups = ("system:serviceaccounts", f"system:serviceaccounts:{namespace}")

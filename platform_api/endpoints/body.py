@@ -26,6 +26,7 @@ from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Outpu
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
 from platform_api.gotext import go_text, json_kind
+from platform_api.registry.prepare import check_namespace
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.decoding import Decoded, DecodeError, Decoder
 from platform_api.scheme.schemas import Schemas
@@ -337,5 +338,9 @@ def decode_write(
 def decode_subresource(
     scope: Scope, options_kind: str, kind: str, definition: str, api_version: str
 ) -> Obj:
-    """The body of a sub-resource write whose kind is its own."""
-    return decode_write(scope, options_kind, kind, definition, api_version)[2]
+    """The body of a sub-resource write whose kind is its own; a namespace it names must
+    be the URL's (kube's handlers check it before anything else)."""
+    obj = decode_write(scope, options_kind, kind, definition, api_version)[2]
+    meta = obj.get("metadata")
+    check_namespace(scope.resource, meta if isinstance(meta, dict) else {}, scope.namespace)
+    return obj

@@ -1,5 +1,8 @@
 """The pod sub-resources that act: ``binding`` (schedule) and ``eviction`` (drain).
 
+Both pass mutating admission, then, once the request is known to be well formed,
+validating admission (policies and webhooks on ``pods/binding`` and ``pods/eviction``).
+
 Eviction follows kube's eviction REST: pods that are Pending, Succeeded or Failed are
 deleted at once; otherwise the one PodDisruptionBudget selecting the pod must allow a
 disruption (it is then charged one), or the answer is 429.
@@ -66,6 +69,7 @@ async def _bind(scope: Scope, binding: Obj, name: str, pods: Store) -> bytes:
     if errs:  # kube's BindingREST returns them as a plain error: a bare 500
         raise errors.StatusError(500, "", field.aggregate(errs))
     await scope.handlers.admission.admit(scope, "CREATE", binding, name)
+    await scope.handlers.admission.validator(scope, "CREATE")(binding, None)
 
     def assign(existing: Obj | None) -> Obj:
         assert existing is not None
@@ -96,6 +100,7 @@ async def evict(scope: Scope) -> bytes:
     if name != scope.name:
         raise errors.bad_request("name in URL does not match name in Eviction object")
     await scope.handlers.admission.admit(scope, "CREATE", eviction, name)
+    await scope.handlers.admission.validator(scope, "CREATE")(eviction, None)
     pod = scope.store.get(scope.namespace, name).object
     phase = (pod.get("status") or {}).get("phase", "Pending")
     if phase not in ("Pending", "Succeeded", "Failed") and not pod["metadata"].get(

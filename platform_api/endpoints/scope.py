@@ -72,12 +72,21 @@ class Handlers:
 
     def field_manager(self, rt: ResourceType) -> FieldManager:
         """The ownership tracker of a resource type (one per schema, built on first use)."""
-        key = f"{rt.group}/{rt.version}/{rt.plural}"
+        has_status = any(sub.name == "status" for sub in rt.subresources)
+        return self._field_manager(
+            f"{rt.group}/{rt.version}/{rt.plural}", rt.definition, has_status
+        )
+
+    def kind_field_manager(self, definition: str) -> FieldManager:
+        """The tracker of a sub-resource's own kind (a TokenRequest), which has no status
+        of its own to keep apart."""
+        return self._field_manager(definition, definition, False)
+
+    def _field_manager(self, key: str, definition: str, has_status: bool) -> FieldManager:
         manager = self.field_managers.get(key)
         if manager is None:
             schemas = self.scheme.schemas
-            node = schemas.get(rt.definition) if rt.definition else {}
-            has_status = any(sub.name == "status" for sub in rt.subresources)
+            node = schemas.get(definition) if definition else {}
             manager = FieldManager(Typed(schemas), node, has_status)
             self.field_managers[key] = manager
         return manager

@@ -3,7 +3,9 @@
 Rules as kube's TokenRequest REST: ``expirationSeconds`` defaults to an hour and is at
 least ten minutes (capped by ``--service-account-max-token-expiration``), audiences
 default to the API's, and a ``boundObjectRef`` names a Pod or Secret of the same
-namespace whose uid, when given, must match.  Nothing is stored.
+namespace, or a Node, whose uid, when given, must match; a pod-bound token also names
+the pod's node.  The steps run in kube's order: mutating admission, the names, the
+account, validation, validating admission, the bound object.  Nothing is stored.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from platform_api import errors
 from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.scope import Scope
+from platform_api.fieldmanager.manager import Who
 from platform_api.scheme.decoding import format_time
 from platform_api.validation import field
 
@@ -23,13 +26,15 @@ API_VERSION = "authentication.platform.io/v1"
 DEFAULT_SECONDS = 3600
 MIN_SECONDS = 600
 MAX_SECONDS = 1 << 32
-_BINDABLE = {"Pod": ("", "v1", "pods"), "Secret": ("", "v1", "secrets")}
+GROUP = "authentication.platform.io"
+_BINDABLE = {"Pod": "pods", "Secret": "secrets", "Node": "nodes"}
+# The bound object (its kind and itself) and the node the token names.
+Bound = tuple[tuple[str, Obj] | None, Obj | None]
 
 
-def _seconds(spec: Obj, name: str, cap: float) -> int:
-    seconds = spec.get("expirationSeconds")
-    if seconds is None:
-        seconds = DEFAULT_SECONDS
+def _seconds(spec: Obj) -> int:
+    """``ValidateTokenRequest``: kube names no object in its error (the name is "")."""
+    seconds = spec["expirationSeconds"]
     why = ""
     if seconds < MIN_SECONDS:
         why = "may not specify a duration less than 10 minutes"
@@ -37,20 +42,37 @@ def _seconds(spec: Obj, name: str, cap: float) -> int:
         why = "may not specify a duration larger than 2^32 seconds"
     if why:
         errs = [field.invalid("spec.expirationSeconds", seconds, why)]
-        raise errors.invalid("TokenRequest", "authentication.platform.io", name, errs)
-    if cap and seconds > cap:
-        seconds = int(cap)
+        raise errors.invalid("TokenRequest", GROUP, "", errs)
     return int(seconds)
 
 
-def _bound(scope: Scope, ref: Obj) -> tuple[str, Obj]:
+def _lookup(scope: Scope, kind: str, namespace: str, name: str) -> Obj:
+    if not name:  # the registry's answer to a get without a name
+        raise errors.bad_request("Name parameter required.")
+    store = scope.handlers.stores[("", "v1", _BINDABLE[kind])]
+    return store.get(namespace, name).object
+
+
+def _bound(scope: Scope, account: str, ref: Obj) -> Bound:
+    """The object a token is bound to and the node it tells of (kube matches the kind
+    and the core group; the version is not looked at)."""
     kind, version = ref.get("kind", ""), ref.get("apiVersion", "")
-    if kind not in _BINDABLE or version not in ("", "v1"):
-        gvk = f"{version or '/'}, Kind={kind}" if "/" in version else f"/{version}, Kind={kind}"
-        raise errors.bad_request(f"cannot bind token to object of type {gvk}")
-    store = scope.handlers.stores[_BINDABLE[kind]]
-    obj = store.get(scope.namespace, ref.get("name", "")).object
-    if ref.get("uid") and ref["uid"] != obj["metadata"].get("uid"):
+    group = version.rpartition("/")[0]
+    if group or kind not in _BINDABLE:
+        shown = f"{version}, Kind={kind}" if "/" in version else f"/{version}, Kind={kind}"
+        raise errors.bad_request(f"cannot bind token to object of type {shown}")
+    namespace = "" if kind == "Node" else scope.namespace
+    obj = _lookup(scope, kind, namespace, ref.get("name", ""))
+    node = obj if kind == "Node" else None
+    if kind == "Pod":
+        if (obj.get("spec") or {}).get("serviceAccountName") != account:
+            raise errors.bad_request(
+                f'cannot bind token for serviceaccount "{account}" to pod running with '
+                "different serviceaccount name."
+            )
+        node = _pod_node(scope, obj)
+    uid = obj["metadata"].get("uid", "")
+    if ref.get("uid") and ref["uid"] != uid:
         raise errors.conflict(
             kind,
             "",
@@ -58,7 +80,31 @@ def _bound(scope: Scope, ref: Obj) -> tuple[str, Obj]:
             f"the UID in the bound object reference ({ref['uid']}) does not match the UID in "
             "record. The object might have been deleted and then recreated",
         )
-    return kind, obj
+    return (kind, obj), node
+
+
+def _pod_node(scope: Scope, pod: Obj) -> Obj | None:
+    """The node a pod runs on, for the token's claims (its name alone when it is gone)."""
+    name = (pod.get("spec") or {}).get("nodeName")
+    if not name:
+        return None
+    try:
+        return _lookup(scope, "Node", "", name)
+    except errors.StatusError as e:
+        if e.code != 404:
+            raise errors.internal_error(e) from None
+        return {"metadata": {"name": name}}
+
+
+def _check_names(scope: Scope, meta: Obj) -> None:
+    for key, value, what in (
+        ("name", scope.name, "name"),
+        ("namespace", scope.namespace, "namespace"),
+    ):
+        if meta.get(key) and meta[key] != value:
+            why = f"must match the service account {what} if specified"
+            errs = [field.invalid(f"metadata.{key}", meta[key], why)]
+            raise errors.invalid("TokenRequest", GROUP, scope.name, errs)
 
 
 async def create(scope: Scope) -> bytes:
@@ -66,26 +112,48 @@ async def create(scope: Scope) -> bytes:
     if accounts is None:
         raise errors.path_not_found()
     request = decode_subresource(scope, "CreateOptions", "TokenRequest", DEFINITION, API_VERSION)
+    spec = request.setdefault("spec", {})
+    if spec.get("expirationSeconds") is None:  # the type's default, before field tracking
+        spec["expirationSeconds"] = DEFAULT_SECONDS
+    _track(scope, request)
     await scope.handlers.admission.admit(scope, "CREATE", request, scope.name)
+    meta = request.setdefault("metadata", {})
+    _check_names(scope, meta)
     account = scope.store.get(scope.namespace, scope.name).object
-    meta, account_uid = request["metadata"], account["metadata"].get("uid", "")
+    account_uid = account["metadata"].get("uid", "")
     if meta.get("uid") and meta["uid"] != account_uid:  # TokenRequestServiceAccountUIDValidation
         why = (
             f"the UID in the token request ({meta['uid']}) does not match the UID of the "
             f"service account ({account_uid})"
         )
-        raise errors.conflict("TokenRequest", "authentication.platform.io", scope.name, why)
-    spec = request.setdefault("spec", {})
-    seconds = _seconds(spec, scope.name, accounts.max_expiration)
+        raise errors.conflict("TokenRequest", GROUP, scope.name, why)
     spec["audiences"] = spec.get("audiences") or list(accounts.audiences)
-    spec["expirationSeconds"] = seconds
-    bound = _bound(scope, spec["boundObjectRef"]) if spec.get("boundObjectRef") else None
-    token, expires = accounts.issuer.issue(account, spec["audiences"], seconds, bound)
     meta.update(name=scope.name, namespace=scope.namespace, uid=account_uid)
     meta["creationTimestamp"] = scope.store.now()
+    request.pop("status", None)
+    seconds = _seconds(spec)
+    await scope.handlers.admission.validator(scope, "CREATE")(request, None)
+    bound, node = (
+        _bound(scope, scope.name, spec["boundObjectRef"])
+        if spec.get("boundObjectRef")
+        else (None, None)
+    )
+    if accounts.max_expiration and seconds > accounts.max_expiration:
+        cap = int(accounts.max_expiration)
+        scope.ctx.warn(f"requested expiration of {seconds} seconds shortened to {cap} seconds")
+        seconds = spec["expirationSeconds"] = cap
+    token, expires = accounts.issuer.issue(account, spec["audiences"], seconds, bound, node)
     spec.setdefault("boundObjectRef", None)  # no omitempty in Go's TokenRequestSpec
     request["status"] = {
         "token": token,
         "expirationTimestamp": format_time(datetime.fromtimestamp(expires, UTC)),
     }
     return scope.respond_object(request, 201)
+
+
+def _track(scope: Scope, request: Obj) -> None:
+    """kube's create handler records the request in its managedFields, as an Update of
+    the ``token`` sub-resource."""
+    manager = scope.handlers.kind_field_manager(DEFINITION)
+    who = Who(scope.ctx.field_manager, API_VERSION, scope.info.subresource)
+    manager.update(None, request, who, scope.store.now())

@@ -9,6 +9,7 @@ import requests
 
 from tests.e2e.conftest import Server
 from tests.e2e.crds import eventually
+from tests.e2e.test_list import make_namespace
 
 API = "/apis/admissionregistration.platform.io/v1"
 
@@ -25,14 +26,28 @@ def configmap(name: str, label: str, data: dict[str, str]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data}
 
 
-def rules(operations: list[str]) -> list[dict[str, Any]]:
+def rules(operations: list[str], resources: tuple[str, ...] = ("configmaps",)) -> list[dict]:
     return [
         {
             "apiGroups": [""],
             "apiVersions": ["v1"],
             "operations": operations,
-            "resources": ["configmaps"],
+            "resources": list(resources),
         }
+    ]
+
+
+def install(admin: requests.Session, server: Server, policy: dict, binding: str) -> list[str]:
+    """The policy and a binding that denies with it; their URLs, to delete in order."""
+    name = policy["metadata"]["name"]
+    body = {
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": binding},
+        "spec": {"policyName": name, "validationActions": ["Deny"]},
+    }
+    return [
+        create(admin, server, "validatingadmissionpolicies", policy),
+        create(admin, server, "validatingadmissionpolicybindings", body),
     ]
 
 
@@ -76,15 +91,7 @@ def test_validations_deny_with_their_reason_and_message(
             ],
         },
     }
-    binding = {
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": "vap-keys-binding"},
-        "spec": {"policyName": "vap-keys", "validationActions": ["Deny"]},
-    }
-    urls = [
-        create(admin, server, "validatingadmissionpolicies", policy),
-        create(admin, server, "validatingadmissionpolicybindings", binding),
-    ]
+    urls = install(admin, server, policy, "vap-keys-binding")
     cms = f"{server.url}/api/v1/namespaces/default/configmaps?dryRun=All"
     two = configmap("a", "vap", {"x": "1", "y": "2"})
     eventually(lambda: admin.post(cms, json=two).status_code == 403)
@@ -161,3 +168,75 @@ def test_parameters_and_warnings(server: Server, admin: requests.Session) -> Non
     for url in reversed(urls):
         assert admin.delete(url).status_code == 200
     assert admin.delete(cms + "/vap-params").status_code == 200
+
+
+def test_create_subresources_pass_validating_admission(
+    server: Server, admin: requests.Session
+) -> None:
+    """Evictions, bindings and token requests are creates of their own kinds: a policy on
+    ``pods/eviction``, ``pods/binding`` or ``serviceaccounts/token`` judges them."""
+    make_namespace(admin, server, "vap-subresources")
+    base = f"{server.url}/api/v1/namespaces/vap-subresources"
+    admin.post(base + "/serviceaccounts", json={"metadata": {"name": "robot"}})
+    for name in ("p", "q"):
+        pod = {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+        assert admin.post(base + "/pods", json=pod).status_code == 201
+    why = "'no ' + request.subResource + ' of ' + request.name + ' (' + object.kind + ')'"
+    resources = ("pods/eviction", "pods/binding", "serviceaccounts/token")
+    policy = {
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "vap-subresources"},
+        "spec": {
+            "matchConstraints": {
+                "resourceRules": rules(["CREATE"], resources),
+                "namespaceSelector": {
+                    "matchLabels": {"platform.io/metadata.name": "vap-subresources"}
+                },
+            },
+            "validations": [{"expression": "false", "messageExpression": why}],
+        },
+    }
+    urls = install(admin, server, policy, "vap-subresources")
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"}}
+    bind = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "q"},
+        "target": {"kind": "Node", "name": "n1"},
+    }
+    token = {"apiVersion": "authentication.platform.io/v1", "kind": "TokenRequest", "spec": {}}
+    writes = [
+        ("pods/p/eviction", eviction, "pods", "p", "no eviction of p (Eviction)"),
+        ("pods/q/binding", bind, "pods", "q", "no binding of q (Binding)"),
+        (
+            "serviceaccounts/robot/token",
+            token,
+            "serviceaccounts",
+            "robot",
+            "no token of robot (TokenRequest)",
+        ),
+    ]
+    eventually(lambda: admin.post(f"{base}/pods/p/eviction", json=eviction).status_code == 422)
+    for path, body, plural, name, message in writes:
+        r = admin.post(f"{base}/{path}", json=body)
+        cause = (
+            "ValidatingAdmissionPolicy 'vap-subresources' with binding 'vap-subresources' "
+            f"denied request: {message}"
+        )
+        assert r.json() == {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": f'{plural} "{name}" is forbidden: {cause}',
+            "reason": "Invalid",
+            "details": {"name": name, "kind": plural, "causes": [{"message": cause}]},
+            "code": 422,
+        }, path
+    pods = admin.get(base + "/pods").json()["items"]  # nothing evicted, nothing bound
+    assert sorted((p["metadata"]["name"], p["spec"].get("nodeName")) for p in pods) == [
+        ("p", None),
+        ("q", None),
+    ]
+    for url in reversed(urls):
+        assert admin.delete(url).status_code == 200

@@ -77,11 +77,28 @@ def test_bound_tokens_and_rules(server: Server, admin: requests.Session) -> None
     make_namespace(admin, server, "sa-bound")
     base = f"{server.url}/api/v1/namespaces/sa-bound"
     admin.post(base + "/serviceaccounts", json={"metadata": {"name": "robot"}})
-    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    containers = [{"name": "c", "image": "i"}]
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"serviceAccountName": "robot", "containers": containers},
+    }
     uid = admin.post(base + "/pods", json=pod).json()["metadata"]["uid"]
     ref = {"kind": "Pod", "apiVersion": "v1", "name": "p", "uid": uid}
     r = token_for(admin, server, "sa-bound", {"boundObjectRef": ref, "expirationSeconds": 600})
     assert r.status_code == 201, r.text
+    # kube's create handler records the request, as an Update of the sub-resource.
+    (entry,) = r.json()["metadata"]["managedFields"]
+    assert (entry["operation"], entry["subresource"], entry["apiVersion"]) == (
+        "Update",
+        "token",
+        "authentication.platform.io/v1",
+    )
+    assert entry["fieldsV1"] == {
+        "f:spec": {
+            "f:boundObjectRef": {"f:apiVersion": {}, "f:kind": {}, "f:name": {}, "f:uid": {}},
+            "f:expirationSeconds": {},
+        }
+    }
     token = r.json()["status"]["token"]
     robot = session_for(server, token=token)
     info = robot.post(server.url + REVIEW, json=SELF).json()["status"]["userInfo"]
@@ -90,24 +107,87 @@ def test_bound_tokens_and_rules(server: Server, admin: requests.Session) -> None
     admin.delete(base + "/pods/p?gracePeriodSeconds=0")
     assert robot.post(server.url + REVIEW, json=SELF).status_code == 401
 
+    # Validation names no object; the URL's names must be the body's.
     r = token_for(admin, server, "sa-bound", {"expirationSeconds": 599})
+    assert (r.status_code, r.json()["message"], r.json()["details"]) == (
+        422,
+        'TokenRequest.authentication.platform.io "" is invalid: spec.expirationSeconds: '
+        "Invalid value: 599: may not specify a duration less than 10 minutes",
+        {
+            "group": "authentication.platform.io",
+            "kind": "TokenRequest",
+            "causes": [
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": "Invalid value: 599: may not specify a duration less than 10 "
+                    "minutes",
+                    "field": "spec.expirationSeconds",
+                }
+            ],
+        },
+    )
+    url = f"{base}/serviceaccounts/robot/token"
+    body = {"apiVersion": "authentication.platform.io/v1", "kind": "TokenRequest"}
+    r = admin.post(url, json={**body, "metadata": {"name": "other"}})
     assert (r.status_code, r.json()["message"]) == (
         422,
-        'TokenRequest.authentication.platform.io "robot" is invalid: spec.expirationSeconds: '
-        "Invalid value: 599: may not specify a duration less than 10 minutes",
+        'TokenRequest.authentication.platform.io "robot" is invalid: metadata.name: Invalid '
+        'value: "other": must match the service account name if specified',
     )
-    r = token_for(admin, server, "sa-bound", {"boundObjectRef": {"kind": "Node", "name": "n"}})
+    r = admin.post(url, json={**body, "metadata": {"namespace": "other"}})
     assert (r.status_code, r.json()["message"]) == (
         400,
-        "cannot bind token to object of type /, Kind=Node",
+        "the namespace of the provided object does not match the namespace sent on the request",
     )
-    wrong = {"kind": "Pod", "apiVersion": "v1", "name": "p"}
-    assert token_for(admin, server, "sa-bound", {"boundObjectRef": wrong}).status_code == 404
+    r = token_for(admin, server, "sa-bound", {"boundObjectRef": {"kind": "ConfigMap", "name": "n"}})
+    assert (r.status_code, r.json()["message"]) == (
+        400,
+        "cannot bind token to object of type /, Kind=ConfigMap",
+    )
+    r = token_for(admin, server, "sa-bound", {"boundObjectRef": {"kind": "Secret"}})
+    assert (r.status_code, r.json()["message"]) == (400, "Name parameter required.")
+    wrong = {"kind": "Pod", "apiVersion": "v2", "name": "p"}  # kube looks at the kind only
+    r = token_for(admin, server, "sa-bound", {"boundObjectRef": wrong})
+    assert (r.status_code, r.json()["message"]) == (404, 'pods "p" not found')
+    pod["metadata"]["name"] = "q"
+    pod["spec"]["serviceAccountName"] = "default"
+    admin.post(base + "/pods", json=pod)
+    other = {"kind": "Pod", "apiVersion": "v1", "name": "q"}
+    r = token_for(admin, server, "sa-bound", {"boundObjectRef": other})
+    assert (r.status_code, r.json()["message"]) == (
+        400,
+        'cannot bind token for serviceaccount "robot" to pod running with different '
+        "serviceaccount name.",
+    )
     r = admin.post(
         base + "/serviceaccounts/ghost/token",
         json={"apiVersion": "authentication.platform.io/v1", "kind": "TokenRequest"},
     )
     assert (r.status_code, r.json()["message"]) == (404, 'serviceaccounts "ghost" not found')
+
+
+def test_node_bound_tokens(server: Server, admin: requests.Session) -> None:
+    """A token bound to a Node names it, and lives only as long as that node."""
+    make_namespace(admin, server, "sa-node")
+    base = f"{server.url}/api/v1/namespaces/sa-node"
+    admin.post(base + "/serviceaccounts", json={"metadata": {"name": "robot"}})
+    node = admin.post(server.url + "/api/v1/nodes", json={"metadata": {"name": "sa-node-1"}})
+    uid = node.json()["metadata"]["uid"]
+    missing = {"kind": "Node", "apiVersion": "v1", "name": "sa-node-2"}
+    r = token_for(admin, server, "sa-node", {"boundObjectRef": missing})
+    assert (r.status_code, r.json()["message"]) == (404, 'nodes "sa-node-2" not found')
+    ref = {"kind": "Node", "apiVersion": "v1", "name": "sa-node-1"}
+    r = token_for(admin, server, "sa-node", {"boundObjectRef": ref})
+    assert r.status_code == 201, r.text
+    token = r.json()["status"]["token"]
+    claims = jwt.decode(token, options={"verify_signature": False})
+    assert claims["platform.io"]["node"] == {"name": "sa-node-1", "uid": uid}
+    robot = session_for(server, token=token)
+    info = robot.post(server.url + REVIEW, json=SELF).json()["status"]["userInfo"]
+    assert info["extra"]["authentication.platform.io/node-name"] == ["sa-node-1"]
+    assert info["extra"]["authentication.platform.io/node-uid"] == [uid]
+    assert admin.delete(server.url + "/api/v1/nodes/sa-node-1").status_code == 200
+    assert robot.post(server.url + REVIEW, json=SELF).status_code == 401
 
 
 def test_issuer_documents_verify_tokens(server: Server, admin: requests.Session) -> None:
