@@ -61,7 +61,9 @@ def _strategic(existing: Obj, patch: Obj, schemas: Any, definition: str) -> Obj:
             raise errors.bad_request(str(e)) from None
         if e.kind == strategic.INVALID:
             raise errors.unprocessable() from None
-        raise errors.internal_error(e) from None
+        # kube's interpretStrategicMergePatchError passes the rest on as plain errors:
+        # a 500 with the error's text and no reason.
+        raise errors.unknown(str(e)) from None
 
 
 async def handle(scope: Scope) -> bytes:

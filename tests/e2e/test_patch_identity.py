@@ -260,3 +260,23 @@ def test_an_unreadable_resource_version_is_kubes_plain_500(
         == 200
     )
     assert "selfLink" not in admin.get(made).json()["metadata"]  # kube clears it on writes
+
+
+def test_a_strategic_patch_kube_cannot_apply_is_its_plain_500(
+    made: str, admin: requests.Session
+) -> None:
+    """kube passes these merge errors on as they are: no reason, the error's text."""
+    refused = patch(admin, made, STRATEGIC, {"data": {"$patch": "bogus"}})
+    message = "unknown patch type: bogus in map: map[$patch:bogus]"
+    assert (refused.status_code, refused.json()) == (
+        500,
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "code": 500,
+        },
+    )
+    unchanged(admin, made)
