@@ -112,6 +112,24 @@ def deleted_status(group: str, plural: str, obj: dict[str, Any]) -> dict[str, An
     }
 
 
+def namespace_precondition_failure(
+    preconditions: Preconditions, current: dict[str, Any]
+) -> str | None:
+    """Why a Namespace's delete preconditions fail: kube's namespace storage checks them
+    itself, in its own words (and names the resource, ``namespaces``)."""
+    meta = current.get("metadata") or {}
+    for given, key, what in (
+        (preconditions.uid, "uid", "UID"),
+        (preconditions.resource_version, "resourceVersion", "ResourceVersion"),
+    ):
+        if given is not None and given != meta.get(key):
+            return (
+                f"Precondition failed: {what} in precondition: {given}, {what} in object "
+                f"meta: {meta.get(key, '')}"
+            )
+    return None
+
+
 def precondition_failure(preconditions: Preconditions, current: dict[str, Any]) -> str | None:
     """Why a delete's preconditions fail, in the words of kube's BeforeDelete (a race
     with a write in between fails in storage, in storage's words)."""

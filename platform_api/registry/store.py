@@ -27,6 +27,7 @@ from platform_api.registry.deletion import (
     finishes_deletion,
     has_pending_finalizers,
     mark_deleting,
+    namespace_precondition_failure,
     precondition_failure,
 )
 from platform_api.registry.prepare import before_create, before_update, check_name
@@ -393,9 +394,7 @@ class Store:
         key = self.named_key(namespace, name)
         current = self.get(namespace, name)
         if preconditions is not None:
-            why = precondition_failure(preconditions, current.object)
-            if why:  # kube's BeforeDelete names the kind, not the resource
-                raise errors.conflict(self.resource.kind, self.resource.group, name, why)
+            self._check_preconditions(name, preconditions, current.object)
         if admit is not None:
             await admit(current.object, current.object)
         finalizers = deletion_finalizers(current.object, propagation, orphan)
@@ -413,6 +412,17 @@ class Store:
             raise self._error(e, name) from None
         await self._deleted(stored)
         return stored, True
+
+    def _check_preconditions(self, name: str, preconditions: Preconditions, obj: Obj) -> None:
+        rt = self.resource
+        if rt.kind == "Namespace" and not rt.group:
+            why = namespace_precondition_failure(preconditions, obj)
+            if why:
+                raise errors.conflict(rt.plural, "", name, why)
+            return
+        why = precondition_failure(preconditions, obj)
+        if why:  # kube's BeforeDelete names the kind, not the resource
+            raise errors.conflict(rt.kind, rt.group, name, why)
 
     async def _deleted(self, gone: Stored) -> None:
         for hook in self.after_delete:

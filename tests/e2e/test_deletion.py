@@ -148,6 +148,25 @@ def test_delete_preconditions(server: Server, admin: requests.Session) -> None:
     assert admin.get(server.url + base + "/p").status_code == 200
 
 
+def test_namespace_preconditions_in_its_storages_words(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's namespace storage checks a delete's preconditions itself."""
+    make_namespace(admin, server, "pre-ns")
+    url = server.url + "/api/v1/namespaces/pre-ns"
+    meta = admin.get(url).json()["metadata"]
+    for key, what, given in (("uid", "UID", "x"), ("resourceVersion", "ResourceVersion", "1")):
+        body = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {key: given}}
+        r = admin.delete(url, json=body)
+        why = f"Precondition failed: {what} in precondition: {given}, {what} in object meta: "
+        assert (r.status_code, r.json()["message"], r.json()["details"]) == (
+            409,
+            f'Operation cannot be fulfilled on namespaces "pre-ns": {why}{meta[key]}',
+            {"name": "pre-ns", "kind": "namespaces"},
+        )
+    assert admin.get(url).json()["status"]["phase"] == "Active"
+
+
 def test_background_deletion_collects_dependents(server: Server, admin: requests.Session) -> None:
     base = make_namespace(admin, server, "gc-bg")
     owner = admin.post(server.url + base, json=cm("owner")).json()
