@@ -30,6 +30,7 @@ from platform_api.codec.protobuf_schema import (
     message_for,
     special,
 )
+from platform_api.validation.names import OBJECT_META_ORDER
 
 # How far along kube's handling of a write an object is, which decides what Go makes
 # of its empty and zero values:
@@ -39,7 +40,8 @@ STORED = 2  # read back from Protobuf: empty lists and maps without omitempty ar
 
 Shaper = Callable[[dict[str, Any], int], None]  # (object, stage)
 # One field's step: (JSON name, the value Go writes when it is absent or None,
-# how to shape a present value or None, how a present value holds messages,
+# how to shape a present value or None, how a present value holds messages (one,
+# items of a list, values of a map: a map's keys are sorted as stored),
 # what Go makes of an empty list or map: OMIT it, NULL (nil after the Protobuf round
 # trip) or KEEP it, the types and value of a non-pointer scalar's zero (else None),
 # whether Go leaves that zero out)
@@ -59,28 +61,76 @@ _ZEROS: dict[str, tuple[tuple[type, ...], Any]] = {
 def shape(obj: dict[str, Any], stage: int = STORED) -> None:
     """Give ``obj`` (in place) the shape Go gives a write of its kind at ``stage``:
     fields Go writes filled in where absent with their zero values, and the zero values
-    and empty lists and maps Go leaves out dropped."""
+    and empty lists and maps Go leaves out dropped.  As stored, its keys are in the Go
+    struct's order, ``kind`` and ``apiVersion`` first, as kube writes its JSON."""
     message = message_for(obj.get("apiVersion") or "", obj.get("kind") or "")
     if message is not None:
         shaper(message)(obj, stage)
+        if stage == STORED:
+            _reorder(obj, _TYPE_META)
 
 
-def shaper(message: str) -> Shaper:
+def set_revision(obj: dict[str, Any], revision: str) -> None:
+    """Set ``metadata.resourceVersion`` where kube writes it: in ObjectMeta's order, or
+    among sorted keys for a custom resource (a Go map).  A write is stored with an empty
+    one in place, which the storage fills in as it commits."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    if "resourceVersion" in meta:
+        meta["resourceVersion"] = revision
+        return
+    custom = message_for(obj.get("apiVersion") or "", obj.get("kind") or "") is None
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        later = key > "resourceVersion" if custom else key in _AFTER_REVISION
+        if later and "resourceVersion" not in out:
+            out["resourceVersion"] = revision
+        out[key] = value
+    out.setdefault("resourceVersion", revision)
+    obj["metadata"] = out
+
+
+def _sort_keys(obj: dict[str, Any]) -> None:
+    if len(obj) > 1:
+        items = sorted(obj.items())
+        if [k for k, _ in items] != list(obj):
+            obj.clear()
+            obj.update(items)
+
+
+def _reorder(obj: dict[str, Any], order: tuple[str, ...]) -> None:
+    """``obj``'s keys in ``order`` (keys it does not name keep their places after)."""
+    if len(obj) < 2:
+        return
+    ordered = {key: obj[key] for key in order if key in obj}
+    if len(ordered) < len(obj):
+        ordered.update(obj)
+    if list(ordered) != list(obj):
+        obj.clear()
+        obj.update(ordered)
+
+
+def shaper(message: str, embedded: bool = False) -> Shaper:
     """The shaping walk of one message, built once; recursive types (JSONSchemaProps)
-    refer to their own walk, which is registered before its steps are filled in."""
-    known = _SHAPERS.get(message)
+    refer to their own walk, which is registered before its steps are filled in.  An
+    ``embedded`` struct's walk leaves the key order to the struct that embeds it."""
+    known = _SHAPERS.get((message, embedded))
     if known is not None:
         return known
     steps: list[Step] = []
     inline: list[Shaper] = []
-    walk = _SHAPERS[message] = _walker(steps, inline)
+    order = () if embedded else go_order(message)
+    walk = _SHAPERS[(message, embedded)] = _walker(steps, inline, order)
     for f in fields(message):
         if f.inline:  # an embedded struct's fields are this object's
-            inline.append(shaper(f.ref))
+            inline.append(shaper(f.ref, embedded=True))
             continue
         child, holds = None, ""
-        if f.kind == "map" and f.ref not in _SCALARS and not special(f.ref):
-            child, holds = shaper(f.ref), "values"
+        if f.kind == "map":  # Go writes a map's keys sorted
+            holds = "values"
+            if f.ref not in _SCALARS and not special(f.ref):
+                child = shaper(f.ref)
         elif f.kind == "message" and not special(f.ref):
             child, holds = shaper(f.ref), "items" if f.repeated else "one"
         scalar = not (f.pointer or f.repeated)
@@ -101,11 +151,23 @@ def _empty(f: Field) -> str:
     return NULL if (f.kind == "map" or f.repeated) and not special(f.ref) else KEEP
 
 
-_SHAPERS: dict[str, Shaper] = {}
+def go_order(message: str) -> tuple[str, ...]:
+    """The JSON names of a message's fields in Go struct order, an embedded struct's
+    where it is embedded."""
+    names: list[str] = []
+    for f in fields(message):
+        names.extend(go_order(f.ref) if f.inline else (f.json,))
+    return tuple(names)
+
+
+_SHAPERS: dict[tuple[str, bool], Shaper] = {}
 _SCALARS = frozenset({"string", "bytes", "bool", "int32", "int64", "double"})
+_TYPE_META = ("kind", "apiVersion")
+# ObjectMeta's fields after resourceVersion.
+_AFTER_REVISION = frozenset(OBJECT_META_ORDER[OBJECT_META_ORDER.index("resourceVersion") + 1 :])
 
 
-def _walker(steps: list[Step], inline: list[Shaper]) -> Shaper:
+def _walker(steps: list[Step], inline: list[Shaper], order: tuple[str, ...]) -> Shaper:
     def walk(obj: dict[str, Any], stage: int) -> None:
         for name, absent, child, holds, empty, types, zero, omits in steps:
             value = obj.get(name)
@@ -123,6 +185,8 @@ def _walker(steps: list[Step], inline: list[Shaper]) -> Shaper:
                 elif stage == STORED:
                     obj[name] = None
                 continue
+            if holds == "values" and stage == STORED and isinstance(value, dict):
+                _sort_keys(value)
             if child is None:
                 continue
             if holds == "one":
@@ -138,5 +202,7 @@ def _walker(steps: list[Step], inline: list[Shaper]) -> Shaper:
                         child(item, stage)
         for embedded in inline:
             embedded(obj, stage)
+        if order and stage == STORED:
+            _reorder(obj, order)
 
     return walk

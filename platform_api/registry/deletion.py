@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from platform_api.codec.goshape import shape
 from platform_api.storage.interface import Preconditions
 
 ORPHAN = "orphan"
@@ -92,6 +93,7 @@ def mark_deleting(
             obj.setdefault("status", {})["phase"] = "Terminating"
         else:
             meta["deletionGracePeriodSeconds"] = 0
+        shape(obj)  # the new fields in their places
     return obj
 
 

@@ -17,7 +17,7 @@ import orjson
 
 from platform_api import errors
 from platform_api.authentication.user import UserInfo
-from platform_api.codec.goshape import DECODED, RECEIVED, shape
+from platform_api.codec.goshape import DECODED, RECEIVED, set_revision, shape
 from platform_api.errors import StatusError
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.registry import storeerrors
@@ -254,6 +254,7 @@ class Store:
         if dry_run:
             return self._dry_run_create(key, obj, name)
         storeerrors.check_created_version(obj["metadata"].get("resourceVersion"))
+        set_revision(obj, "")  # its place in the JSON; the storage fills it in
         try:
             try:
                 return await self.storage.create(key, obj)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from platform_api.codec import protobuf
-from platform_api.codec.goshape import DECODED, RECEIVED, shape
+from platform_api.codec.goshape import DECODED, RECEIVED, set_revision, shape
 
 META = {
     "name": "x",
@@ -187,3 +187,63 @@ def test_zero_values_are_as_absent_when_a_write_is_received() -> None:
     shape(decoded, DECODED)
     assert "paused" not in decoded["spec"] and "minReadySeconds" not in decoded["spec"]
     assert decoded["spec"]["replicas"] == 0
+
+
+def test_stored_keys_follow_the_go_structs() -> None:
+    """TypeMeta first, struct fields in declaration order (the embedded VolumeSource's
+    where it is embedded), map keys sorted; unknown keys keep their places after."""
+    pod = {
+        "spec": {
+            "volumes": [{"configMap": {"name": "c"}, "name": "v"}],
+            "nodeSelector": {"z": "1", "a": "2"},
+            "containers": [{"image": "i", "name": "c"}],
+        },
+        "metadata": {"labels": {"b": "1", "a": "2"}, "uid": "u", "name": "p", "extra": 1},
+        "apiVersion": "v1",
+        "kind": "Pod",
+    }
+    shape(pod)
+    assert list(pod) == ["kind", "apiVersion", "metadata", "spec", "status"]
+    assert list(pod["metadata"]) == ["name", "uid", "labels", "extra"]
+    assert list(pod["metadata"]["labels"]) == ["a", "b"]
+    assert list(pod["spec"])[:2] == ["volumes", "containers"]
+    assert list(pod["spec"]["volumes"][0]) == ["name", "configMap"]
+    assert list(pod["spec"]["nodeSelector"]) == ["a", "z"]
+    assert list(pod["spec"]["containers"][0])[:2] == ["name", "image"]
+
+
+@pytest.mark.parametrize(
+    ("obj", "keys"),
+    [
+        (
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": "a",
+                    "uid": "u",
+                    "creationTimestamp": "t",
+                    "managedFields": [],
+                },
+            },
+            ["name", "uid", "resourceVersion", "creationTimestamp", "managedFields"],
+        ),
+        (  # a custom resource: a Go map, sorted
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "Widget",
+                "metadata": {"creationTimestamp": "t", "name": "a", "uid": "u"},
+            },
+            ["creationTimestamp", "name", "resourceVersion", "uid"],
+        ),
+        (
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}},
+            ["name", "resourceVersion"],
+        ),
+    ],
+)
+def test_the_revision_goes_where_kube_writes_it(obj: dict[str, Any], keys: list[str]) -> None:
+    set_revision(obj, "")
+    set_revision(obj, "7")  # filled in in place
+    assert list(obj["metadata"]) == keys
+    assert obj["metadata"]["resourceVersion"] == "7"

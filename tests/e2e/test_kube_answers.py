@@ -3,11 +3,15 @@ format, OpenAPI negotiation, built-in validation and bodies of another type."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import requests
 
 from tests.e2e.conftest import Server, session_for
 from tests.e2e.test_http import CM, configmap, status
+
+MERGE = "application/merge-patch+json"
 
 
 def test_json_bodies_end_as_kubes_serializer_ends_them(
@@ -388,4 +392,41 @@ def test_a_cluster_ip_that_is_no_ip_is_refused_as_kube(
     assert refused.json()["message"] == (
         'Service "badip" is invalid: spec.clusterIPs[0]: Invalid value: "1.2.3": must be a '
         "valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+    )
+
+
+def test_objects_are_written_in_go_field_order(server: Server, admin: requests.Session) -> None:
+    """kube encodes its Go structs: TypeMeta first, each struct's fields in declaration
+    order (ObjectMeta's resourceVersion after uid), a map's keys sorted, whatever order
+    the writer used; custom resources are Go maps, sorted throughout."""
+    base = server.url + "/api/v1/namespaces/default/configmaps"
+    body = '{"data":{"z":"1","a":"2"},"metadata":{"labels":{"y":"1","b":"2"},"name":"go-order"}}'
+    created = admin.post(base, data=body, headers={"Content-Type": "application/json"})
+    meta = created.json()["metadata"]
+    expected = (
+        '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"go-order","namespace":'
+        f'"default","uid":"{meta["uid"]}","resourceVersion":"{meta["resourceVersion"]}",'
+        f'"creationTimestamp":"{meta["creationTimestamp"]}","labels":{{"b":"2","y":"1"}},'
+        f'"managedFields":{json.dumps(meta["managedFields"], separators=(",", ":"))}}},'
+        '"data":{"a":"2","z":"1"}}\n'
+    )
+    assert created.text == expected
+    assert admin.get(base + "/go-order").text == expected
+    held = {"metadata": {"finalizers": ["example.com/hold"]}}
+    admin.patch(base + "/go-order", json=held, headers={"Content-Type": MERGE})
+    deleting = admin.delete(base + "/go-order").json()["metadata"]
+    assert list(deleting) == [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "finalizers",
+        "managedFields",
+    ]
+    admin.patch(
+        base + "/go-order", json={"metadata": {"finalizers": None}}, headers={"Content-Type": MERGE}
     )

@@ -24,6 +24,7 @@ from twisted.internet.task import deferLater
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from platform_api.codec.goshape import set_revision
 from platform_api.storage import mediatypes
 from platform_api.storage.etcd import proto
 from platform_api.storage.etcd.batch import Batched
@@ -262,7 +263,7 @@ class EtcdStorage:
         stored = self.cache.data.get(key)
         if stored is not None and stored.revision == revision:
             return stored
-        obj["metadata"]["resourceVersion"] = str(revision)
+        set_revision(obj, str(revision))
         return Stored(key, revision, orjson.dumps(obj))
 
     async def create(self, key: bytes, obj: dict[str, Any]) -> Stored:

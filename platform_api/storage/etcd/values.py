@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from platform_api.codec.goshape import set_revision
 from platform_api.storage import mediatypes
 from platform_api.storage.etcd.kv import KeyValue
 from platform_api.storage.etcd.layout import KeyLayout
@@ -50,7 +51,7 @@ class Values:
             if self.transformer is not None:
                 plain, stale = self.transformer.from_storage(key, kv.value)
             obj = mediatypes.decode(plain)
-            obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+            set_revision(obj, str(kv.mod_revision))
         except (TransformError, ValueError, KeyError, TypeError):
             # A value that does not decode: its reader reports it (kube's unsafe delete).
             return Stored(key, kv.mod_revision, kv.value)
