@@ -203,6 +203,8 @@ def decode_object(
     api_version = api_version or rt.api_version
     media = input_type(content_type, input_types(custom is not None, serves_cbor))
     raw, duplicates = parse(data, media, kind, api_version, custom is not None)
+    if raw is None and custom is None and media in (JSON, YAML):
+        raw = {}  # Go reads null into a struct as nothing at all: an empty object
     if not isinstance(raw, dict):
         raise unrecognized(kind, typemeta_problem(media, raw), data)
     problem = typemeta_field_problem(raw) if media != CBOR else ""

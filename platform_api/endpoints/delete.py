@@ -63,6 +63,8 @@ def _from_body(scope: Scope, data: bytes) -> dict[str, Any]:
         except BodyError as e:
             lead = "couldn't get version/kind; json parse error: " if media == JSON else ""
             raise errors.bad_request(lead + str(e)) from None
+    if raw is None and media in (JSON, YAML):
+        raw = {}  # Go reads null into DeleteOptions as nothing at all
     if not isinstance(raw, dict):
         raise errors.bad_request(typemeta_problem(media, raw))
     problem = typemeta_field_problem(raw) if media != CBOR else ""

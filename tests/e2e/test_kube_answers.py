@@ -430,3 +430,25 @@ def test_objects_are_written_in_go_field_order(server: Server, admin: requests.S
     admin.patch(
         base + "/go-order", json={"metadata": {"finalizers": None}}, headers={"Content-Type": MERGE}
     )
+
+
+def test_a_null_body_is_an_empty_object(server: Server, admin: requests.Session) -> None:
+    """Go reads JSON (or YAML) null into a struct as nothing at all: kube goes on with an
+    empty object, and refuses it for what it lacks."""
+    base = server.url + "/api/v1/namespaces/default"
+    for content_type, body in (("application/json", " null "), ("application/yaml", "~")):
+        r = admin.post(base + "/configmaps", data=body, headers={"Content-Type": content_type})
+        assert (r.status_code, r.json()["message"]) == (
+            422,
+            'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is '
+            "required",
+        )
+    json_null = {"Content-Type": "application/json"}
+    r = admin.post(base + "/pods/nopod/eviction", data="null", headers=json_null)
+    assert (r.status_code, r.json()["message"]) == (
+        400,
+        "name in URL does not match name in Eviction object",
+    )
+    admin.post(base + "/configmaps", json=configmap("null-delete"))
+    r = admin.delete(base + "/configmaps/null-delete", data="null", headers=json_null)
+    assert r.status_code == 200
