@@ -22,16 +22,24 @@ def assert_create_answered(
 def status(
     code: int, reason: str, message: str, details: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """A failure Status body as kube writes it (``details`` only when it sends some)."""
+    """A failure Status body as kube writes it (``details`` only when it sends some; no
+    ``reason`` for an error that is no Status, which kube passes on as a plain 500)."""
     body: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
         "status": "Failure",
         "message": message,
-        "reason": reason,
     }
+    if reason:
+        body["reason"] = reason
     if details is not None:
         body["details"] = details
     body["code"] = code
     return body
+
+
+def unknown(message: str) -> dict[str, Any]:
+    """kube's Status for an error that is no Status (etcd's, a patch it cannot apply):
+    500, the error's text, no reason."""
+    return status(500, "", message)

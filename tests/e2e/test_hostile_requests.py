@@ -10,7 +10,7 @@ import uuid
 import pytest
 import requests
 
-from tests.e2e.answers import status
+from tests.e2e.answers import status, unknown
 from tests.e2e.conftest import Server
 from tests.e2e.crds import crd_manifest, create_crd, crontab, ns_path
 
@@ -38,13 +38,6 @@ def target(server: Server, admin: requests.Session, ns: str) -> str:
     made = admin.post(base, json={"metadata": {"name": "cm"}, "data": {"a": "1"}}, timeout=10)
     assert made.status_code == 201
     return base + "/cm"
-
-
-def bare_500(message: str) -> dict[str, object]:
-    """kube's answer to an error that is no API status: no reason, no details."""
-    body = status(500, "", message)
-    del body["reason"]
-    return body
 
 
 def send(
@@ -248,7 +241,7 @@ def test_apply_type_problems_are_kubes_bare_500s(
     answer = send(admin, "PATCH", target + "?fieldManager=m", config, APPLY)
     assert (answer.status_code, answer.json()) == (
         500,
-        bare_500(
+        unknown(
             "failed to create typed patch object (/cm; /v1, Kind=ConfigMap): "
             ".immutable: expected boolean, got &{x}"
         ),
@@ -403,7 +396,7 @@ def test_subresource_bodies(server: Server, admin: requests.Session, ns: str, ta
     answer = admin.post(pods, json={**binding, "target": {"kind": "Pod"}}, timeout=10)
     assert (answer.status_code, answer.json()) == (
         500,
-        bare_500(
+        unknown(
             '[target.kind: Unsupported value: "Pod": supported values: "Node", '
             '"<empty>", target.name: Required value]'
         ),

@@ -13,6 +13,7 @@ import httpx
 import pytest
 import requests
 
+from tests.e2e.answers import unknown
 from tests.e2e.conftest import Server, session_for
 from tests.e2e.crds import MERGE, crd_manifest, create_crd, delete_crd, version
 
@@ -82,18 +83,6 @@ def _blob(name: str, size: int) -> dict[str, Any]:
     }
 
 
-def _unknown(message: str) -> dict[str, Any]:
-    """kube's Status for an error that is not one (etcd's, passed through): 500, no reason."""
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "code": 500,
-    }
-
-
 @contextmanager
 def _bounded(server: Server) -> Iterator[None]:
     """The server spends under a second of CPU on what the block sends (wall time is
@@ -119,7 +108,7 @@ def test_write_over_etcds_request_limit_is_etcds_error(
 ) -> None:
     with _bounded(server):
         r = admin.post(server.url + BLOBS, json=_blob("t1572507", LARGEST_DATA + 1))
-    assert (r.status_code, r.json()) == (500, _unknown("etcdserver: request is too large"))
+    assert (r.status_code, r.json()) == (500, unknown("etcdserver: request is too large"))
     assert admin.get(server.url + BLOBS + "/t1572507").status_code == 404
     _alive(server, admin)
     # one byte less fits, once kube's retry has dropped managedFields
@@ -134,7 +123,7 @@ def test_write_over_the_grpc_limit_names_its_size(
 ) -> None:
     r = admin.post(server.url + BLOBS, json=_blob("two", 2 * 1024 * 1024))
     assert r.status_code == 500
-    assert r.json() == _unknown(
+    assert r.json() == unknown(
         "rpc error: code = ResourceExhausted desc = trying to send message larger than max "
         "(2097480 vs. 2097152)"
     )
@@ -148,7 +137,7 @@ def test_update_over_the_limit_changes_nothing(
     created = admin.post(server.url + BLOBS, json=_blob("grows", 10)).json()
     patch = json.dumps({"data": "x" * 1600000})
     r = admin.patch(server.url + BLOBS + "/grows", data=patch, headers=MERGE)
-    assert (r.status_code, r.json()) == (500, _unknown("etcdserver: request is too large"))
+    assert (r.status_code, r.json()) == (500, unknown("etcdserver: request is too large"))
     after = admin.get(server.url + BLOBS + "/grows").json()
     assert after["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
     assert admin.delete(server.url + BLOBS + "/grows").status_code == 200
@@ -168,7 +157,7 @@ def test_the_update_limit_counts_the_read_back_as_kubes_does(
     largest = 1572449  # measured on kube-apiserver 1.36 (generation 2): one byte more fails
     path = server.url + BLOBS + "/u1234567"
     over = admin.patch(path, data=json.dumps({"data": "x" * (largest + 1)}), headers=MERGE)
-    assert (over.status_code, over.json()) == (500, _unknown("etcdserver: request is too large"))
+    assert (over.status_code, over.json()) == (500, unknown("etcdserver: request is too large"))
     fits = admin.patch(path, data=json.dumps({"data": "x" * largest}), headers=MERGE)
     assert fits.status_code == 200 and fits.json()["metadata"]["generation"] == 2
     assert admin.delete(path).status_code == 200
@@ -337,9 +326,9 @@ def test_a_malformed_resource_version_on_get_and_watch(
         'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax'
     )
     r = admin.get(server.url + "/api/v1/namespaces/default", params={"resourceVersion": "abc"})
-    assert (r.status_code, r.json()) == (500, _unknown(message))
+    assert (r.status_code, r.json()) == (500, unknown(message))
     r = admin.get(server.url + CM, params={"watch": "1", "resourceVersion": "abc"})
-    assert (r.status_code, r.json()) == (500, _unknown(message))
+    assert (r.status_code, r.json()) == (500, unknown(message))
     r = admin.get(server.url + CM, params={"resourceVersion": "abc"})
     assert r.json() == _bad_request(f"invalid resource version: {message}")
 

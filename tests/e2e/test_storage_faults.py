@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import requests
 
+from tests.e2e.answers import unknown
 from tests.e2e.conftest import Server, kubectl_available, session_for, start_server
 
 CM = "/api/v1/namespaces/default/configmaps"
@@ -39,18 +40,6 @@ def fill(
     raise AssertionError("never full")
 
 
-def failure(message: str) -> dict[str, Any]:
-    """kube's Status for a storage error that is no Status: 500, no reason."""
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "code": 500,
-    }
-
-
 @pytest.mark.slow
 def test_full_map_answers_etcds_no_space_and_keeps_reads_and_deletes(tmp_path: Path) -> None:
     server = start_server(tmp_path / "data", "--lmdb-map-size=2Mi")
@@ -60,7 +49,7 @@ def test_full_map_answers_etcds_no_space_and_keeps_reads_and_deletes(tmp_path: P
         full = "etcdserver: mvcc: database space exceeded (--lmdb-map-size=2Mi)"
         assert created > 5
         assert refused.status_code == 500
-        assert refused.json() == failure(full)
+        assert refused.json() == unknown(full)
         # Reads work and see every acknowledged write.
         got = admin.get(server.url + CM + "/fill-0")
         assert got.status_code == 200 and len(got.json()["data"]["x"]) == 100_000
@@ -73,7 +62,7 @@ def test_full_map_answers_etcds_no_space_and_keeps_reads_and_deletes(tmp_path: P
             json={"data": {"x": "z" * 150_000}},
             headers={"Content-Type": "application/merge-patch+json"},
         )
-        assert (patch.status_code, patch.json()) == (500, failure(full))
+        assert (patch.status_code, patch.json()) == (500, unknown(full))
         if kubectl_available():
             big = tmp_path / "big"
             big.write_text("y" * 100_000)
@@ -119,7 +108,7 @@ def test_full_disk_names_the_cause_and_the_next_write_succeeds(fresh_server: Ser
         created, refused = fill(server, admin)
         assert refused.status_code == 500
         body = refused.json()
-        assert body == failure(body["message"])
+        assert body == unknown(body["message"])
         assert re.fullmatch(
             rf"database write failed: mdb_txn_commit: (Input/output error|File too large): "
             rf"{re.escape(str(data))} reached the file size limit \(RLIMIT_FSIZE={limit}\)",
