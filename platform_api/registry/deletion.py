@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from platform_api import errors
 from platform_api.codec.goshape import shape
+from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import Preconditions
 
 ORPHAN = "orphan"
@@ -114,7 +116,7 @@ def deleted_status(group: str, plural: str, obj: dict[str, Any]) -> dict[str, An
     }
 
 
-def namespace_precondition_failure(
+def _namespace_precondition_failure(
     preconditions: Preconditions, current: dict[str, Any]
 ) -> str | None:
     """Why a Namespace's delete preconditions fail: kube's namespace storage checks them
@@ -132,7 +134,7 @@ def namespace_precondition_failure(
     return None
 
 
-def precondition_failure(preconditions: Preconditions, current: dict[str, Any]) -> str | None:
+def _precondition_failure(preconditions: Preconditions, current: dict[str, Any]) -> str | None:
     """Why a delete's preconditions fail, in the words of kube's BeforeDelete (a race
     with a write in between fails in storage, in storage's words)."""
     meta = current.get("metadata") or {}
@@ -150,3 +152,19 @@ def precondition_failure(preconditions: Preconditions, current: dict[str, Any]) 
             "might have been modified"
         )
     return None
+
+
+def check_preconditions(
+    rt: ResourceType, name: str, pre: Preconditions, obj: dict[str, Any]
+) -> None:
+    """A delete's preconditions against the object as it is (409 when they fail): kube's
+    BeforeDelete names the kind; its namespace storage checks them in its own words and
+    names the resource."""
+    if rt.kind == "Namespace" and not rt.group:
+        why = _namespace_precondition_failure(pre, obj)
+        if why:
+            raise errors.conflict(rt.plural, "", name, why)
+        return
+    why = _precondition_failure(pre, obj)
+    if why:
+        raise errors.conflict(rt.kind, rt.group, name, why)

@@ -23,12 +23,11 @@ from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.registry import storeerrors
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.deletion import (
+    check_preconditions,
     deletion_finalizers,
     finishes_deletion,
     has_pending_finalizers,
     mark_deleting,
-    namespace_precondition_failure,
-    precondition_failure,
 )
 from platform_api.registry.prepare import before_create, before_update, check_name
 from platform_api.registry.strategy import (
@@ -395,7 +394,7 @@ class Store:
         key = self.named_key(namespace, name)
         current = self.get(namespace, name)
         if preconditions is not None:
-            self._check_preconditions(name, preconditions, current.object)
+            check_preconditions(self.resource, name, preconditions, current.object)
         if admit is not None:
             await admit(current.object, current.object)
         finalizers = deletion_finalizers(current.object, propagation, orphan)
@@ -413,17 +412,6 @@ class Store:
             raise self._error(e, name) from None
         await self._deleted(stored)
         return stored, True
-
-    def _check_preconditions(self, name: str, preconditions: Preconditions, obj: Obj) -> None:
-        rt = self.resource
-        if rt.kind == "Namespace" and not rt.group:
-            why = namespace_precondition_failure(preconditions, obj)
-            if why:
-                raise errors.conflict(rt.plural, "", name, why)
-            return
-        why = precondition_failure(preconditions, obj)
-        if why:  # kube's BeforeDelete names the kind, not the resource
-            raise errors.conflict(rt.kind, rt.group, name, why)
 
     async def _deleted(self, gone: Stored) -> None:
         for hook in self.after_delete:
