@@ -2,8 +2,9 @@
 
     python benchmarks/startup.py            # a fresh data dir each run; prints a table
 
-"Ready" is the first 200 from /readyz; idle RSS is read from /proc after the server
-has served that and sat idle for two seconds.
+"Ready" is the first 200 from /readyz; idle RSS (the server's and its writer
+process's) is read from /proc after the server has served that and sat idle for two
+seconds.
 """
 
 from __future__ import annotations
@@ -27,11 +28,15 @@ def free_port() -> int:
 
 
 def rss_mb(pid: int) -> float:
+    """The resident memory of ``pid`` and its descendants (the LMDB writer process)."""
+    total = 0.0
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+                total = int(line.split()[1]) / 1024
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        children = f.read().split()
+    return total + sum(rss_mb(int(child)) for child in children)
 
 
 def measure(twistd: str, fresh: bool, data_dir: str) -> tuple[float, float]:

@@ -2,8 +2,9 @@
 ``--data-dir`` (the default) or etcd (``--storage-backend=etcd3``).
 
 Both give the registry the same ``Storage``; what differs is what they need around them
-(LMDB: the environment and its writer thread; etcd: the client and the watch that keeps
-the cache current) and the name of their health check (kube's is ``etcd``).
+(LMDB: the environment and its writer process, a thread when values are encrypted;
+etcd: the client and the watch that keeps the cache current) and the name of their
+health check (kube's is ``etcd``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from twisted.python.threadpool import ThreadPool
 
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.storageoptions import ETCD3
+from platform_api.storage.lmdb_process import WriterProcess
 from platform_api.storage.lmdb_space import INITIAL_MAP_SIZE
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 
@@ -70,18 +72,38 @@ class LMDBBackend(Backend):
         os.makedirs(cfg.data_dir, exist_ok=True)
         # A modest map that grows on demand up to --lmdb-map-size (storage/lmdb_space.py).
         initial = min(cfg.lmdb_map_size, INITIAL_MAP_SIZE)
-        self.env = open_environment(os.path.join(cfg.data_dir, "db"), initial)
+        path = os.path.join(cfg.data_dir, "db")
+        self.env = open_environment(path, initial)
+        self.pool: ThreadPool | None = None
+        self.writer: WriterProcess | None = None
+        if transformer is None:
+            self.writer = WriterProcess(reactor, path, initial, cfg.lmdb_map_size)
+            self.storage = LMDBStorage(
+                self.env, None, map_ceiling=cfg.lmdb_map_size, writer=self.writer
+            )
+            return
+        # The keys (and a KMS plugin's connection) live in this process: the encrypting
+        # writer is a thread of it.
         self.pool = _WriterPool(1, 1, "lmdb-writer")
         self.pool.start()
+        pool = self.pool
         self.storage = LMDBStorage(
             self.env,
-            lambda work: deferToThreadPool(reactor, self.pool, work),
+            lambda work: deferToThreadPool(reactor, pool, work),
             map_ceiling=cfg.lmdb_map_size,
             transformer=transformer,
         )
 
+    def check(self) -> str | None:
+        if self.writer is not None and not self.writer.running:
+            return "the LMDB writer process is restarting"
+        return super().check()
+
     def close(self) -> None:
-        self.pool.stop()
+        if self.writer is not None:
+            self.writer.stop()
+        if self.pool is not None:
+            self.pool.stop()
         self.env.close()
 
     def storage_size(self) -> tuple[str, int] | None:

@@ -8,13 +8,15 @@ Layout (three named databases in one environment):
   sharing the data directory read it.
 - ``meta``: ``rev`` (the global revision) and ``compacted`` (last dropped log revision).
 
-Reads run inline on an MVCC snapshot.  Writes are queued; one writer thread commits
-every queued write in one transaction and one fsync, then the callers' Deferreds
-fire on the reactor thread in revision order.  Business logic (``try_update``) always
-runs on the reactor thread; the writer only does compare-and-swap on revisions, so
-a lost race re-runs ``try_update`` on the fresh object instead of losing a write.
-The writer's transaction and the record formats are in lmdb_commit.py; what happens
-when a transaction fails, in lmdb_recovery.py.
+Reads run inline on an MVCC snapshot.  Writes are queued; one writer commits every
+queued write in one transaction and one fsync, then the callers' Deferreds fire on the
+reactor thread in revision order.  The server's writer is a process of its own
+(``writer``: lmdb_process.py, lmdb_writer.py); tests and encrypting servers run it on
+a thread (``run_in_writer``).  Business logic (``try_update``) always runs on the
+reactor thread; the writer only does compare-and-swap on revisions, so a lost race
+re-runs ``try_update`` on the fresh object instead of losing a write.  The writer's
+transaction and the record formats are in lmdb_commit.py; what happens when a
+transaction fails, in lmdb_recovery.py.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import lmdb
 from twisted.internet.defer import Deferred
@@ -74,6 +76,20 @@ from platform_api.storage.updates import next_state
 log = Logger()
 T = TypeVar("T")
 RunInWriter = Callable[[Callable[[], Any]], "Deferred[Any]"]
+Deliver = Callable[[list[Any], list[Event], list[Op]], None]
+
+
+class WriterChannel(Protocol):
+    """Where writes go when another process commits them (lmdb_process.py)."""
+
+    def attach(
+        self, deliver: Deliver, events_since: Callable[[int], list[Event]], revision: int
+    ) -> None:
+        """``deliver(results, events, ops)`` answers ops; ``events_since`` reads the
+        change log after ``revision`` (commits whose outcome was lost with the process)."""
+
+    def submit(self, ops: list[Op]) -> None:
+        """Send ``ops`` (their Deferreds set) to be committed in order."""
 
 
 def open_environment(path: str, map_size: int) -> lmdb.Environment:
@@ -92,6 +108,10 @@ def open_environment(path: str, map_size: int) -> lmdb.Environment:
     return env
 
 
+def _writes_go_to_the_writer_process(work: Callable[[], Any]) -> Deferred[Any]:
+    raise AssertionError("this storage commits through its writer process")
+
+
 class LMDBStorage(WriteRecovery):
     """The storage interface over one LMDB environment."""
 
@@ -100,11 +120,12 @@ class LMDBStorage(WriteRecovery):
     def __init__(
         self,
         env: lmdb.Environment,
-        run_in_writer: RunInWriter,
+        run_in_writer: RunInWriter | None,
         on_commit: Callable[[list[Event]], None] | None = None,
         clock: Callable[[], float] = time.time,
         transformer: ValueTransformer | None = None,
         map_ceiling: int | None = None,
+        writer: WriterChannel | None = None,
     ) -> None:
         self._objects = env.open_db(b"objects")
         self._log = env.open_db(b"log")
@@ -112,7 +133,7 @@ class LMDBStorage(WriteRecovery):
         # The map grows up to ``map_ceiling`` (--lmdb-map-size; default: its size now).
         self._space = MapSpace(env, map_ceiling)
         self._env = RemappingEnvironment(env, self._space)
-        self._run_in_writer = run_in_writer
+        self._run_in_writer = run_in_writer or _writes_go_to_the_writer_process
         self._clock = clock
         self.on_commit = on_commit
         # Encryption at rest (storage/encryption): values in ``objects`` and the log.
@@ -121,6 +142,10 @@ class LMDBStorage(WriteRecovery):
         # Appended to on the reactor, drained by the writer once it holds the write lock.
         self._pending: deque[Op] = deque()
         self._busy = False
+        # Or a writer process commits them (lmdb_writer.py): its results come back here.
+        self._writer = writer
+        if writer is not None:
+            writer.attach(self._deliver, self.events_since, self.current_revision())
 
     # -- reads ---------------------------------------------------------------------
 
@@ -254,6 +279,20 @@ class LMDBStorage(WriteRecovery):
     # -- writes --------------------------------------------------------------------
 
     def _submit(self, op: Op) -> Deferred[Any]:
+        d = self._queue(op)
+        if self._writer is not None:
+            self._writer.submit(self._take())
+        else:
+            self._kick()
+        return d
+
+    def submit_all(self, ops: list[Op]) -> list[Deferred[Any]]:
+        """Queue ``ops``, then commit them together (the writer process's batch)."""
+        deferreds = [self._queue(op) for op in ops]
+        self._kick()
+        return deferreds
+
+    def _queue(self, op: Op) -> Deferred[Any]:
         op.deferred = Deferred()
         if op.obj is not None and op.kind in (CREATE, UPDATE):
             try:  # what etcd would refuse for its size, refused here too
@@ -262,7 +301,6 @@ class LMDBStorage(WriteRecovery):
                 op.deferred.errback(e)
                 return op.deferred
         self._pending.append(op)
-        self._kick()
         return op.deferred
 
     def _kick(self) -> None:

@@ -13,6 +13,7 @@ from platform_api.client.informer import Informer
 from platform_api.client.kubeconfig import load
 from platform_api.client.rest import Resource, RESTClient
 from platform_api.testing import ApiServer
+from tests.polling import until
 
 CONFIGMAPS = Resource("", "v1", "configmaps")
 NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
@@ -22,14 +23,6 @@ Obj = dict[str, Any]
 def key_of(obj: Obj) -> bytes:
     meta = obj["metadata"]
     return f"{meta.get('namespace', '')}/{meta['name']}".encode()
-
-
-async def until(check: Any, timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if check():
-            return
-        await deferLater(reactor, 0.05, lambda: None)
-    raise AssertionError("timed out")
 
 
 @pytest.mark.slow

@@ -22,6 +22,7 @@ from platform_api.controllers.remote import (
 from platform_api.errors import StatusError
 from platform_api.storage.interface import Event, ListOptions
 from platform_api.testing import ApiServer
+from tests.polling import until
 from tests.synchronous import run
 
 NAMESPACES = Resource("", "v1", "namespaces", namespaced=False)
@@ -61,14 +62,6 @@ class Recorder:
 
     def deliver(self, events: list[Event]) -> None:
         self.events.extend(events)
-
-
-async def until(check: Any, timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if check():
-            return
-        await deferLater(reactor, 0.05, lambda: None)
-    raise AssertionError("timed out")
 
 
 @pytest_twisted.ensureDeferred

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import re
 import resource
@@ -95,12 +97,21 @@ def test_full_map_answers_etcds_no_space_and_keeps_reads_and_deletes(tmp_path: P
         larger.stop()
 
 
+def writer_process(server_pid: int) -> int:
+    """The server's LMDB writer process (platform_api/storage/lmdb_writer.py)."""
+    children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
+    for child in children:
+        if b"lmdb_writer" in Path(f"/proc/{child}/cmdline").read_bytes():
+            return int(child)
+    raise AssertionError(f"no writer process among {children}")
+
+
 def test_full_disk_names_the_cause_and_the_next_write_succeeds(fresh_server: Server) -> None:
     server = fresh_server
     assert server.process is not None and server.data_dir is not None
     admin = session_for(server, cert=server.admin_cert)
     data = server.data_dir / "db" / "data.mdb"
-    pid = server.process.pid
+    pid = writer_process(server.process.pid)  # the process that writes data.mdb
     soft, hard = resource.prlimit(pid, resource.RLIMIT_FSIZE)
     limit = data.stat().st_size + 300_000
     resource.prlimit(pid, resource.RLIMIT_FSIZE, (limit, hard))  # Python ignores SIGXFSZ
@@ -164,3 +175,29 @@ def test_kill_9_during_group_commit_loses_no_acknowledged_write(tmp_path: Path) 
         assert not missing
     finally:
         again.stop()
+
+
+def test_a_killed_writer_process_is_replaced_and_watchers_miss_nothing(
+    fresh_server: Server,
+) -> None:
+    server = fresh_server
+    assert server.process is not None
+    admin = session_for(server, cert=server.admin_cert)
+    first = admin.post(server.url + CM, json=config_map("before-kill", 10))
+    assert first.status_code == 201
+    since = first.json()["metadata"]["resourceVersion"]
+    watch = admin.get(
+        server.url + CM, params={"watch": "1", "resourceVersion": since}, stream=True, timeout=30
+    )
+    writer = writer_process(server.process.pid)
+    os.kill(writer, signal.SIGKILL)
+    # Written while the new process starts: it waits for it, and lands.
+    r = admin.post(server.url + CM, json=config_map("after-kill", 10))
+    assert r.status_code == 201
+    assert writer_process(server.process.pid) != writer
+    lines = watch.iter_lines()
+    event = json.loads(next(lines))
+    assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "after-kill")
+    watch.close()
+    assert admin.get(server.url + "/readyz").status_code == 200
+    assert admin.get(server.url + CM + "/before-kill").status_code == 200

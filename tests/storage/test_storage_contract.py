@@ -1,4 +1,5 @@
-"""One storage test suite, run against both backends: LMDB and a real etcd.
+"""One storage test suite, run against both backends: LMDB (its writer a thread, and a
+process as the server runs it) and a real etcd.
 
 The registry relies on these behaviours of ``Storage`` whatever is underneath: revisions
 that only grow, compare-and-swap that never loses an update, lists and watches at
@@ -38,6 +39,7 @@ from platform_api.storage.interface import (
     Storage,
     StorageError,
 )
+from platform_api.storage.lmdb_process import WriterProcess
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 from tests.storage.etcd_server import EtcdServer, start_etcd
 
@@ -72,6 +74,21 @@ def _lmdb(tmp_path: Path) -> Backend:
     return Backend(storage, events, close)
 
 
+def _lmdb_process(tmp_path: Path) -> Backend:
+    """LMDB as the server runs it: a writer process commits (lmdb_writer.py)."""
+    events: list[Event] = []
+    path = str(tmp_path / "db")
+    env = open_environment(path, 64 * 2**20)
+    writer = WriterProcess(reactor, path, 64 * 2**20, 64 * 2**20)
+    storage = LMDBStorage(env, None, events.extend, writer=writer)
+
+    def close() -> None:
+        writer.stop()
+        env.close()
+
+    return Backend(storage, events, close)
+
+
 def _etcd(server: EtcdServer) -> Backend:
     client = EtcdClient([server.endpoint], reactor)
     events: list[Event] = []
@@ -87,10 +104,12 @@ def _etcd(server: EtcdServer) -> Backend:
     return Backend(storage, events, close)
 
 
-@pytest.fixture(params=["lmdb", "etcd"])
+@pytest.fixture(params=["lmdb", "lmdb-process", "etcd"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "lmdb":
         made = _lmdb(tmp_path)
+    elif request.param == "lmdb-process":
+        made = _lmdb_process(tmp_path)
     else:
         made = _etcd(request.getfixturevalue("etcd"))
     yield made
