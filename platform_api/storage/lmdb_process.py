@@ -25,7 +25,6 @@ from twisted.internet.protocol import ProcessProtocol
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-import platform_api
 from platform_api.storage.interface import UNREACHABLE, Event, StorageError
 from platform_api.storage.lmdb_commit import Op
 from platform_api.storage.lmdb_store import Deliver
@@ -34,7 +33,6 @@ from platform_api.storage.lmdb_wire import FrameReader, decode_outcome, encode_o
 log = Logger()
 _QUICK_DEATH = 2.0  # seconds: a process that dies sooner is respawned with back-off
 _MAX_DELAY = 5.0
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(platform_api.__file__)))
 
 
 class WriterProcess(ProcessProtocol):
@@ -78,13 +76,10 @@ class WriterProcess(ProcessProtocol):
     # -- the process ---------------------------------------------------------------
 
     def _spawn(self) -> None:
-        env = dict(os.environ)
-        path = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + path if path else "")
         self._started = time.monotonic()
         self._reader = FrameReader()
         self._reactor.spawnProcess(
-            self, sys.executable, self._args, env=env, childFDs={0: "w", 1: "r", 2: "r"}
+            self, sys.executable, self._args, env=os.environ, childFDs={0: "w", 1: "r", 2: "r"}
         )
         if self._outbox:
             self._schedule()
