@@ -1,12 +1,5 @@
-"""TCP connections that send a write at once when nothing is queued before it.
-
-Twisted's transports queue every write and send it when the reactor next finds the
-socket writable: per response one ``epoll_ctl`` to watch for writability, a reactor
-turn to notice it, the ``send``, and another ``epoll_ctl`` to stop watching.  A
-response the socket can take at once (nearly all: the send buffer is empty between
-requests) now goes out in the ``send`` alone; what the socket does not take is queued
-as before, so ordering, back-pressure on producers and error handling stay Twisted's.
-"""
+"""TCP connections that send a write at once when nothing is queued before it
+(platform_api/eager.py says why)."""
 
 from __future__ import annotations
 
@@ -14,28 +7,17 @@ from typing import Any
 
 from twisted.internet import tcp
 
+from platform_api.eager import send_now
+
 
 class EagerServer(tcp.Server):
     """A server-side connection whose writes skip the queue when it is empty."""
 
     def write(self, data: bytes) -> None:
-        if (
-            data
-            and not self._tempDataBuffer
-            and self.offset == len(self.dataBuffer)
-            and self.connected
-            and not self.disconnecting
-            and not self._writeDisconnected
-            and type(data) is bytes
-        ):
-            try:
-                sent = self.socket.send(data)
-            except OSError:
-                sent = 0  # would block, or broken: the queued path finds out and reports it
-            if sent == len(data):
-                return
-            data = data[sent:]
-        super().write(data)
+        # A closed connection has no socket: looked up only once it is known open.
+        rest = send_now(self, data, lambda chunk: self.socket.send(chunk))  # noqa: PLW0108
+        if rest or not data:
+            super().write(rest)
 
 
 class EagerPort(tcp.Port):

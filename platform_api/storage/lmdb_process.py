@@ -25,6 +25,7 @@ from twisted.internet.protocol import ProcessProtocol
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from platform_api.eager import send_now
 from platform_api.storage.interface import UNREACHABLE, Event, StorageError
 from platform_api.storage.lmdb_commit import Op
 from platform_api.storage.lmdb_store import Deliver
@@ -152,7 +153,18 @@ class WriterProcess(ProcessProtocol):
         ops, self._outbox = self._outbox, []
         self._seq += 1
         self._sent[self._seq] = ops
-        self.transport.write(encode_ops(self._seq, ops))
+        self._write(encode_ops(self._seq, ops))
+
+    def _write(self, data: bytes) -> None:
+        """Into the pipe at once when it is empty: Twisted's process writer would
+        stop watching it for readability, watch it for writability, and undo both a
+        turn later (four ``epoll_ctl`` calls a frame)."""
+        assert self.transport is not None
+        pipe = getattr(self.transport, "pipes", {}).get(0)  # a spawned process's stdin
+        if pipe is not None:
+            data = send_now(pipe, data, lambda chunk: os.write(pipe.fd, chunk))
+        if data:
+            self.transport.write(data)
 
     def childDataReceived(self, fd: int, data: bytes) -> None:
         if fd == 2:
