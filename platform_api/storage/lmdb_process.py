@@ -121,10 +121,10 @@ class WriterProcess(ProcessProtocol):
     def _answer_lost(self, lost: list[Op], why: str) -> None:
         """Fail the writes in flight and publish what committed of them anyway."""
         missed: list[Event] = []
-        if self._events_since is not None:
+        if self._events_since is not None and not self._stopping:  # (the env may be closed)
             try:
                 missed = self._events_since(self._revision)
-            except StorageError:
+            except Exception:
                 log.failure("reading the change log after the writer process ended")
         if missed:
             self._revision = missed[-1].revision
@@ -151,9 +151,18 @@ class WriterProcess(ProcessProtocol):
         if self.transport is None or not self._outbox:
             return
         ops, self._outbox = self._outbox, []
+        try:
+            frame = encode_ops(self._seq + 1, ops)
+        except (ValueError, TypeError) as e:  # a value JSON cannot carry: these writes fail
+            if self._deliver is not None:
+                failed = [
+                    StorageError(UNREACHABLE, op.key, f"storage write failed: {e}") for op in ops
+                ]
+                self._deliver(failed, [], ops)
+            return
         self._seq += 1
         self._sent[self._seq] = ops
-        self._write(encode_ops(self._seq, ops))
+        self._write(frame)
 
     def _write(self, data: bytes) -> None:
         """Into the pipe at once when it is empty: Twisted's process writer would
@@ -170,17 +179,32 @@ class WriterProcess(ProcessProtocol):
         if fd == 2:
             self._log_lines(data)
             return
-        for payload in self._reader.feed(data):
-            events, replies = decode_outcome(payload)
-            results: list[Any] = []
-            ops: list[Op] = []
-            for seq, answered in replies:
-                results += answered
-                ops += self._sent.pop(seq)
+        try:
+            answered = [self._answered(payload) for payload in self._reader.feed(data)]
+        except Exception:
+            # Not what the writer sends: end it; its writes are answered as lost.
+            log.failure("an unreadable answer from the LMDB writer process")
+            if self.transport is not None:
+                self.transport.signalProcess("KILL")
+            return
+        for results, events, ops in answered:
             if events:
                 self._revision = events[-1].revision
             if self._deliver is not None:
                 self._deliver(results, events, ops)
+
+    def _answered(self, payload: Any) -> tuple[list[Any], list[Event], list[Op]]:
+        """One outcome: the results, the events, and the ops they answer."""
+        events, replies = decode_outcome(payload)
+        for seq, answers in replies:
+            if len(answers) != len(self._sent[seq]):  # checked before any is taken
+                raise ValueError(f"{len(answers)} results for {len(self._sent[seq])} writes")
+        results: list[Any] = []
+        ops: list[Op] = []
+        for seq, answers in replies:
+            results += answers
+            ops += self._sent.pop(seq)
+        return results, events, ops
 
     def _log_lines(self, data: bytes) -> None:
         *lines, self._errors = (self._errors + data).split(b"\n")

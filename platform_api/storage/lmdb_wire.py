@@ -5,7 +5,7 @@ one way, commit outcomes the other.  ``marshal`` is C-fast for the bytes, dicts 
 numbers these carry, and loading it runs no code (unlike pickle).  Both ends are this
 server's own processes on an inherited pipe; nothing else can write to it.
 
-- ops: ``(seq, [(kind, key, obj, expected, cutoff), ...])``;
+- ops: ``(seq, [(kind, key, object JSON, expected, cutoff), ...])``;
 - outcome: ``(events, [(seq, results), ...])``, every event committed since the last
   outcome, oldest first, then each frame's results in its ops' order.  A result is a
   Stored, a StorageError or an int (compaction and compactor ticks).
@@ -16,6 +16,8 @@ from __future__ import annotations
 import marshal
 import struct
 from typing import Any
+
+import orjson
 
 from platform_api.storage.interface import UNREACHABLE, Event, StorageError, Stored
 from platform_api.storage.lmdb_commit import Op
@@ -53,12 +55,21 @@ class FrameReader:
 
 
 def encode_ops(seq: int, ops: list[Op]) -> bytes:
-    return frame((seq, [(op.kind, op.key, op.obj, op.expected, op.cutoff) for op in ops]))
+    """Objects travel as their JSON: the writer stores what orjson makes of them, as the
+    in-process writer does (a value JSON cannot carry fails the write before this)."""
+    return frame((seq, [(op.kind, op.key, _json(op.obj), op.expected, op.cutoff) for op in ops]))
 
 
 def decode_ops(payload: Any) -> tuple[int, list[Op]]:
     seq, ops = payload
-    return seq, [Op(kind, key, obj, expected, cutoff) for kind, key, obj, expected, cutoff in ops]
+    return seq, [
+        Op(kind, key, None if raw is None else orjson.loads(raw), expected, cutoff)
+        for kind, key, raw, expected, cutoff in ops
+    ]
+
+
+def _json(obj: dict[str, Any] | None) -> bytes | None:
+    return None if obj is None else orjson.dumps(obj)
 
 
 def _stored(stored: Stored | None) -> tuple[bytes, int, bytes] | None:

@@ -19,6 +19,7 @@ from twisted.internet.defer import Deferred, gatherResults, maybeDeferred
 from twisted.internet.task import deferLater
 
 from platform_api.storage.interface import ADDED, KEY_EXISTS, UNREACHABLE, Event, StorageError
+from platform_api.storage.lmdb_commit import CREATE, Op
 from platform_api.storage.lmdb_process import WriterProcess
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 from tests.polling import until
@@ -125,3 +126,38 @@ def _zombie(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_value_no_frame_carries_fails_its_writes_only(world: World) -> None:
+    """The size check refuses such a value first; the frame does not hang if one
+    comes past it."""
+    odd = Op(CREATE, b"/cm/odd", {**cm("odd"), "data": {"k": object()}})
+    odd.deferred = Deferred()
+    world.writer.submit([odd])
+    with pytest.raises(StorageError) as caught:
+        await odd.deferred
+    assert caught.value.code == UNREACHABLE
+    assert str(caught.value) == "storage write failed: Type is not JSON serializable: object"
+    assert (await world.storage.create(b"/cm/fine", cm("fine"))).revision > 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_unreadable_answer_ends_the_writer_and_its_writes_are_answered(
+    world: World,
+) -> None:
+    await world.storage.create(b"/cm/a", cm("a"))
+    pid = world.pid()
+    os.kill(pid, signal.SIGSTOP)
+    held = world.storage.create(b"/cm/held", cm("held"))
+    await deferLater(reactor, 0.05, lambda: None)
+    world.writer.childDataReceived(1, b"\x00\x00\x00\x02\xff\xff")  # not marshal
+    with pytest.raises(StorageError) as caught:
+        await held
+    assert caught.value.code == UNREACHABLE
+    assert str(caught.value) == (
+        "the LMDB writer process exited (A process has ended with a probable error "
+        "condition: process ended by signal 9.); the write's outcome is unknown"
+    )
+    assert (await world.storage.create(b"/cm/b", cm("b"))).revision > 0
+    assert world.pid() != pid

@@ -18,7 +18,7 @@ CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels
 def test_ops_cross_whole_whatever_the_stream_cuts() -> None:
     ops = [
         Op(CREATE, b"/cm/a", CM),
-        Op(UPDATE, b"/cm/b", {"n": 2**70, "f": 1.5, "t": True, "z": None, "l": [1]}, 7),
+        Op(UPDATE, b"/cm/b", {"n": 2**62, "f": 1.5, "t": True, "z": None, "l": [1], "s": "ü"}, 7),
         Op(COMPACT, b"", cutoff=12.25),
     ]
     wire = encode_ops(3, ops) + encode_ops(4, ops[:1])
