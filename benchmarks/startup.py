@@ -1,6 +1,6 @@
 """Ready-after-start time and idle memory of ``twistd platform-apiserver``.
 
-    python benchmarks/startup.py            # a fresh data dir each run; prints a table
+    python benchmarks/startup.py [--workers 2]   # a fresh data dir; prints a table
 
 "Ready" is the first 200 from /readyz; idle RSS (the server's and its writer
 process's) is read from /proc after the server has served that and sat idle for two
@@ -39,7 +39,7 @@ def rss_mb(pid: int) -> float:
     return total + sum(rss_mb(int(child)) for child in children)
 
 
-def measure(twistd: str, fresh: bool, data_dir: str) -> tuple[float, float]:
+def measure(twistd: str, fresh: bool, data_dir: str, workers: int = 1) -> tuple[float, float]:
     port = free_port()
     cmd = [
         twistd,
@@ -54,6 +54,8 @@ def measure(twistd: str, fresh: bool, data_dir: str) -> tuple[float, float]:
         str(port),
         "--bind-address",
         "127.0.0.1",
+        "--workers",
+        str(workers),
     ]
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
@@ -83,6 +85,7 @@ def measure(twistd: str, fresh: bool, data_dir: str) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=1, help="as scripts/run: the cores")
     args = parser.parse_args()
     twistd = os.path.join(os.path.dirname(sys.executable), "twistd")
     print(f"{'start':<22}{'ready (s)':>10}{'idle RSS (MB)':>15}")
@@ -90,7 +93,7 @@ def main() -> None:
         for run in range(args.runs):
             data = os.path.join(tmp, "data")
             label = "first (creates PKI)" if run == 0 else "restart"
-            ready, rss = measure(twistd, run == 0, data)
+            ready, rss = measure(twistd, run == 0, data, args.workers)
             print(f"{label:<22}{ready:>10.2f}{rss:>15.1f}")
 
 
