@@ -25,6 +25,7 @@ from typing import Any
 
 from twisted.internet.defer import Deferred, maybeDeferred
 from twisted.logger import globalLogBeginner, textFileLogObserver
+from twisted.python.failure import Failure
 
 from platform_api.storage.interface import UNREACHABLE, Event, StorageError
 from platform_api.storage.lmdb_commit import Op
@@ -76,10 +77,12 @@ def commit_frames(storage: LMDBStorage, frames: list[Any]) -> list[Reply]:
 
 
 def _store(result: Any, results: list[Any], i: int, key: bytes) -> None:
-    value = getattr(result, "value", result)  # a Failure's exception
-    if not isinstance(value, StorageError) and isinstance(value, BaseException):
-        value = StorageError(UNREACHABLE, key, f"storage write failed: {value}")
-    results[i] = value
+    if isinstance(result, Failure):
+        error = result.value
+        if not isinstance(error, StorageError):
+            error = StorageError(UNREACHABLE, key, f"storage write failed: {error}")
+        result = error
+    results[i] = result
 
 
 def serve(storage: LMDBStorage, read_fd: int, write_fd: int) -> None:
