@@ -104,8 +104,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--map-size", type=int, required=True)
     parser.add_argument("--map-ceiling", type=int, required=True)
     args = parser.parse_args(argv)
-    # Ctrl-C reaches the whole process group: the server ends this process (EOF).
+    # Ctrl-C reaches the whole process group, and a service manager's stop signal the
+    # whole cgroup: the server, still draining, ends this process itself (EOF).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     globalLogBeginner.beginLoggingTo([textFileLogObserver(sys.stderr)], redirectStandardIO=False)
     env = open_environment(args.path, args.map_size)
     storage = LMDBStorage(env, _run_inline, map_ceiling=args.map_ceiling)

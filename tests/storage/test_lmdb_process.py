@@ -112,6 +112,19 @@ async def test_commits_whose_outcome_was_lost_still_reach_watchers(world: World)
 
 
 @pytest_twisted.ensureDeferred
+async def test_the_writer_outlives_stop_signals_sent_to_the_group(world: World) -> None:
+    """A service manager signals every process of the service; the server drains and
+    ends its writer itself, so the writer must not go first."""
+    await world.storage.create(b"/cm/a", cm("a"))
+    pid = world.pid()
+    os.kill(pid, signal.SIGTERM)
+    os.kill(pid, signal.SIGINT)
+    await deferLater(reactor, 0.1, lambda: None)
+    await world.storage.create(b"/cm/b", cm("b"))
+    assert world.pid() == pid
+
+
+@pytest_twisted.ensureDeferred
 async def test_stopping_ends_the_process(world: World) -> None:
     await world.storage.create(b"/cm/a", cm("a"))
     pid = world.pid()
