@@ -63,13 +63,13 @@ from platform_api.storage.lmdb_commit import (
     decode_log,
     meta_int,
 )
+from platform_api.storage.lmdb_history import page, state_at
 from platform_api.storage.lmdb_recovery import WriteRecovery
 from platform_api.storage.lmdb_space import MapSpace, RemappingEnvironment
 from platform_api.storage.transformer import (
     ValueTransformer,
     plain_event,
     read,
-    read_logged,
 )
 from platform_api.storage.updates import next_state
 
@@ -225,42 +225,9 @@ class LMDBStorage(WriteRecovery):
             raise StorageError(TOO_LARGE_REVISION, prefix, revision=newest)
         if target < self._list_floor(txn):
             raise StorageError(EXPIRED, prefix, revision=target)
-        state: dict[bytes, Stored] = {}
-        cursor = txn.cursor(db=self._objects)
-        if cursor.set_range(prefix):
-            key: bytes
-            raw: bytes
-            for key, raw in cursor:  # type: ignore[assignment]
-                if not key.startswith(prefix):
-                    break
-                state[key] = read(self._transformer, key, REV.unpack_from(raw)[0], raw[8:])
-        # Undo every change after the target revision, newest first.
-        log_cursor = txn.cursor(db=self._log)
-        if log_cursor.set_key(REV.pack(newest)) or log_cursor.last():
-            record: bytes
-            for raw_rev, record in log_cursor.iterprev():  # type: ignore[assignment]
-                revision = REV.unpack(raw_rev)[0]
-                if revision <= target:
-                    break
-                event, _ = decode_log(revision, record)
-                if not event.key.startswith(prefix):
-                    continue
-                if event.prev is None:
-                    state.pop(event.key, None)
-                else:
-                    state[event.key] = read_logged(self._transformer, event.prev)
-        keys = sorted(k for k in state if k > options.start_after)
-        items: list[Stored] = []
-        continue_key = None
-        for i, key in enumerate(keys):
-            if options.limit and len(items) >= options.limit:
-                continue_key = items[-1].key
-                remaining = None if options.predicate else len(keys) - i
-                return ListResult(items, target, continue_key, remaining)
-            stored = state[key]
-            if options.predicate is None or options.predicate(stored.object):
-                items.append(stored)
-        return ListResult(items, target, None, None)
+        dbs = (self._objects, self._log)
+        state = state_at(txn, dbs, self._transformer, prefix, newest, target)
+        return page(state, target, options)
 
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
         with self._env.begin() as txn:
