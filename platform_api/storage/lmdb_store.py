@@ -254,14 +254,15 @@ class LMDBStorage(WriteRecovery):
         return d
 
     def submit_all(self, ops: list[Op]) -> list[Deferred[Any]]:
-        """Queue ``ops``, then commit them together (the writer process's batch)."""
-        deferreds = [self._queue(op) for op in ops]
+        """Queue ``ops``, then commit them together (the writer process's batch: the
+        server that sent them checked their sizes)."""
+        deferreds = [self._queue(op, checked=True) for op in ops]
         self._kick()
         return deferreds
 
-    def _queue(self, op: Op) -> Deferred[Any]:
+    def _queue(self, op: Op, checked: bool = False) -> Deferred[Any]:
         op.deferred = Deferred()
-        if op.obj is not None and op.kind in (CREATE, UPDATE):
+        if not checked and op.obj is not None and op.kind in (CREATE, UPDATE):
             try:  # what etcd would refuse for its size, refused here too
                 check_write_size(op.key, op.obj, op.expected)
             except StorageError as e:
