@@ -17,6 +17,7 @@ from twisted.web.server import Request
 
 from platform_api.apiserver import openapiproto
 from platform_api.apiserver.discovery import KUBE_MAJOR, KUBE_MINOR, SERVER_VERSION
+from platform_api.codec import go_escaped
 from platform_api.endpoints.negotiation import JSON, parse_accept
 from platform_api.endpoints.responses import bare, finish
 from platform_api.scheme.aliases import Aliases
@@ -310,7 +311,7 @@ class OpenAPI:
                 "paths": paths,
                 "components": {"schemas": schemas},
             }
-            self._v3[key] = orjson.dumps(doc)
+            self._v3[key] = go_escaped(orjson.dumps(doc))  # once, not per request
         return self._v3[key]
 
     def v3_index(self) -> bytes:
@@ -346,7 +347,7 @@ class OpenAPI:
             body, media = self.v2_protobuf(), openapiproto.MEDIA_TYPE
         else:
             body, media = self.v2_document(), JSON
-        return finish(request, 200, body, media.encode(), compressible=True)
+        return finish(request, 200, body, media.encode(), compressible=True, go_json=False)
 
     def render(self, request: Request, path: str) -> bytes:
         self._ensure()

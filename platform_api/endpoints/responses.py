@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 from twisted.web.server import Request
 
-from platform_api.codec import cbor, protobuf, yaml_dumps
+from platform_api.codec import cbor, go_escaped, protobuf, yaml_dumps
 from platform_api.context import Context
 from platform_api.endpoints.negotiation import error_encoding
 from platform_api.errors import StatusError
@@ -62,8 +62,11 @@ def finish(
     ctx: Context | None = None,
     compressible: bool = False,
     headers: dict[str, str] | None = None,
+    go_json: bool = True,
 ) -> bytes:
-    """Set status and headers for ``body``; return the bytes Klein/twisted should write."""
+    """Set status and headers for ``body``; return the bytes Klein/twisted should write.
+    A JSON body goes out escaped as Go's encoder writes it (``go_json``; kube-openapi's
+    v2 document is the one JSON kube writes without)."""
     request.setResponseCode(code, GO_STATUS_TEXT.get(code))
     request.setHeader(b"content-type", content_type)
     request.setHeader(b"cache-control", _CACHE_CONTROL)
@@ -72,6 +75,8 @@ def finish(
             request.responseHeaders.addRawHeader(b"warning", warning_header(text))
     for name, value in (headers or {}).items():
         request.setHeader(name.encode(), value.encode())
+    if go_json and content_type.startswith(b"application/json"):
+        body = go_escaped(body)
     if compressible and len(body) > GZIP_THRESHOLD and _accepts_gzip(request):
         body = gzip.compress(body, compresslevel=1)
         request.setHeader(b"content-encoding", b"gzip")

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from platform_api.codec import cbor, protobuf
+from platform_api.codec import cbor, go_escaped, protobuf
 from platform_api.endpoints import binary
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.scope import Scope, partial_object
@@ -102,7 +102,7 @@ class EventEncoder:
             return protobuf.encode_watch_event(event_type, body)
         if self.cbor:
             return cbor.watch_event(event_type, body)
-        return b'{"type":"' + event_type.encode() + b'","object":' + body + b"}\n"
+        return b'{"type":"' + event_type.encode() + b'","object":' + go_escaped(body) + b"}\n"
 
     def event(self, event_type: str, stored: Stored, revision: int, event: Event | None) -> bytes:
         """An encoded event, cached on the hub's event for every other watcher."""

@@ -452,3 +452,44 @@ def test_a_null_body_is_an_empty_object(server: Server, admin: requests.Session)
     admin.post(base + "/configmaps", json=configmap("null-delete"))
     r = admin.delete(base + "/configmaps/null-delete", data="null", headers=json_null)
     assert r.status_code == 200
+
+
+def test_json_is_html_escaped_as_gos_encoder_writes_it(
+    server: Server, admin: requests.Session
+) -> None:
+    """Go's encoding/json writes <, >, &, U+2028 and U+2029 inside strings as \\u
+    escapes: in objects, lists, Tables, Status messages, watch events and OpenAPI v3;
+    kube-openapi's v2 document and YAML keep the characters (recorded from the reference)."""
+    base = server.url + "/api/v1/namespaces/default/configmaps"
+    raw = "x<y>&z\u2028w\u2029"
+    escaped = b'"x\\u003cy\\u003e\\u0026z\\u2028w\\u2029"'
+    cm = {"metadata": {"name": "html-escape", "annotations": {"a": raw}}, "data": {"k": raw}}
+    created = admin.post(base, json=cm)
+    assert created.status_code == 201 and created.content.count(escaped) == 2
+    assert created.json()["data"]["k"] == raw
+    table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+    one = "?fieldSelector=metadata.name%3Dhtml-escape"
+    for answer in (
+        admin.get(base + "/html-escape"),
+        admin.get(base + "/html-escape?pretty=true"),
+        admin.get(base + one),
+        admin.get(base + "/html-escape", headers={"Accept": table + ";includeObject=Object"}),
+    ):
+        assert answer.status_code == 200 and escaped in answer.content, answer.url
+        assert b"<" not in answer.content and "\u2028".encode() not in answer.content
+    watched = admin.get(base + one + "&watch=1&timeoutSeconds=1&resourceVersion=0")
+    assert watched.content.startswith(b'{"type":"ADDED"') and escaped in watched.content
+    yaml_answer = admin.get(base + "/html-escape", headers={"Accept": "application/yaml"})
+    assert b"  k: 'x<y>&z" in yaml_answer.content
+    refused = admin.post(base, json={"metadata": {"name": "a<b&c"}})
+    assert refused.status_code == 422
+    assert refused.content.startswith(
+        b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+        b'"ConfigMap \\"a\\u003cb\\u0026c\\" is invalid: metadata.name: Invalid value: '
+        b'\\"a\\u003cb\\u0026c\\": a lowercase RFC 1123 subdomain'
+    )
+    assert refused.json()["details"]["name"] == "a<b&c"
+    assert b"\\u003c" in admin.get(server.url + "/openapi/v3/api/v1").content
+    v2 = admin.get(server.url + "/openapi/v2").content
+    assert b"<" in v2 and b"\\u003c" not in v2
+    assert admin.delete(base + "/html-escape").status_code == 200
