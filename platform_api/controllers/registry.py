@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_api.controllers import workloads
-from platform_api.controllers.base import Controller
+
+if TYPE_CHECKING:  # config.py reads the table before (or without) any controller
+    from platform_api.controllers.base import Controller
 
 StoreKey = tuple[str, str, str]  # (group, version, plural)
 
@@ -55,7 +57,7 @@ class ControllerContext:
         return self.loopback(store) if self.loopback is not None else store
 
 
-Builder = Callable[[ControllerContext], Controller | None]
+Builder = Callable[[ControllerContext], "Controller | None"]
 
 
 @dataclass(frozen=True)

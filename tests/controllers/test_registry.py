@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from platform_api.controllers import registry
@@ -34,3 +37,19 @@ def test_unknown_name_is_refused_in_kubes_words() -> None:
     with pytest.raises(ValueError) as e:
         registry.parse("*,nope")
     assert str(e.value) == '"nope" is not in the list of known controllers'
+
+
+def test_the_names_table_loads_no_controller() -> None:
+    """config.py reads it on every start, the worker supervisor's too: importing it must
+    not load the controllers, their base class or the resource registry (~40 ms)."""
+    code = (
+        "import sys, platform_api.controllers.registry as r; r.parse('*'); "
+        "print(sorted(m for m in sys.modules if m.startswith(('platform_api.controllers.', "
+        "'platform_api.registry'))))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    )
+    assert loaded.stdout.strip() == (
+        "['platform_api.controllers.registry', 'platform_api.controllers.workloads']"
+    ), loaded.stderr
