@@ -11,7 +11,8 @@ The credential is a random bearer token, valid for this server's life and authen
 as ``system:apiserver`` in ``system:masters`` (kube's loopback identity); workers share
 the supervisor's (handed over in their environment, which each clears at once), since a
 loopback connection may reach any of them.  The client trusts
-exactly the serving certificate, so the token goes to no one else.
+exactly the serving certificate, so the token goes to no one else.  The stores the
+controllers write through are in loopbackstore.py (the supervisor needs only the token).
 """
 
 from __future__ import annotations
@@ -19,16 +20,11 @@ from __future__ import annotations
 import os
 import secrets
 import uuid
-from typing import Any
 
 from platform_api.authentication.tokenfile import TokenFileAuthenticator
 from platform_api.authentication.user import UserInfo
 from platform_api.client.kubeconfig import Connection
-from platform_api.client.rest import RESTClient
-from platform_api.controllers.remote import RestWrites
-from platform_api.registry.store import Store
 
-Obj = dict[str, Any]
 TOKEN_ENV = "PLATFORM_APISERVER_LOOPBACK_TOKEN"
 USER = "system:apiserver"
 MASTERS = "system:masters"
@@ -56,32 +52,3 @@ def connection(server_url: str, cert_file: str, token: str) -> Connection:
     with open(cert_file, "rb") as f:
         leaf = f.read()
     return Connection(server_url, token=token, pinned_pem=leaf, headers={"User-Agent": USER_AGENT})
-
-
-class LoopbackStore(RestWrites):
-    """A registry store whose reads stay in memory and whose writes take the API."""
-
-    def __init__(self, store: Store, client: RESTClient) -> None:
-        super().__init__(store.resource, client)
-        self.local = store
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.local, name)
-
-    def key(self, namespace: str, name: str) -> bytes:
-        return self.local.key(namespace, name)
-
-    async def read_current(self, namespace: str, name: str) -> Obj:
-        """An update starts from this server's own copy: no request for it (one that
-        lags only costs a conflict and another read).  A private one: the update edits it."""
-        return self.local.get(namespace, name).copy()
-
-
-class Loopback:
-    """Wraps stores for controllers; one client (one connection pool) for them all."""
-
-    def __init__(self, conn: Connection, reactor: Any, connections: int = 16) -> None:
-        self.client = RESTClient(conn, reactor, connections=connections)
-
-    def __call__(self, store: Store) -> LoopbackStore:
-        return LoopbackStore(store, self.client)

@@ -29,6 +29,7 @@ from platform_api.apiserver import (
     flowcontrol,
     healthchecks,
     loopback,
+    loopbackstore,
     pki,
     serviceaccounts,
 )
@@ -463,7 +464,7 @@ class APIServerService(Service):
             self.reactor,
             self.aggregation.proxy if self.aggregation else None,
             self.authorizer,
-            loopback.Loopback(
+            loopbackstore.Loopback(
                 loopback.connection(cfg.server_url, self.serving_cert_file, self.loopback_token),
                 self.reactor,
             ),

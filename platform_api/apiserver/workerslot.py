@@ -21,7 +21,7 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from twisted.internet.interfaces import IReactorTime
@@ -29,8 +29,10 @@ from twisted.internet.protocol import DatagramProtocol
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
-from platform_api.apiserver.health import HealthCheck
 from platform_api.apiserver.sharedport import ConnectionBoard, adopt_shared
+
+if TYPE_CHECKING:  # the supervisor imports this module, and serves no health endpoint
+    from platform_api.apiserver.health import HealthCheck
 
 log = Logger()
 WORKER_ENV = "PLATFORM_APISERVER_WORKER"
@@ -168,6 +170,8 @@ class WorkerStates:
 
     def health_checks(self) -> list[HealthCheck]:
         """``[+]worker-<i> ok`` per worker on /readyz: each must be up and bootstrapped."""
+        from platform_api.apiserver.health import HealthCheck  # noqa: PLC0415
+
         return [
             HealthCheck(f"worker-{i}", lambda i=i: self.check(i))  # type: ignore[misc]
             for i in range(self.count)

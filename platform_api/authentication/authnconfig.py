@@ -8,20 +8,22 @@ problem is reported at load time as a field error, CEL ones with the expression.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from platform_api.authentication.interface import AuthenticationError
 from platform_api.authentication.oidc import OIDCOptions
 from platform_api.authentication.user import UserInfo
-from platform_api.cel import DYN_MAP, CELError, Environment, Program
+
+if TYPE_CHECKING:  # CEL loads with the first expression: flags are parsed without one
+    from platform_api.cel import Environment, Program
 
 API_VERSIONS = ("apiserver.config.platform.io/v1beta1", "apiserver.config.platform.io/v1")
 MAX_JWT = 64
-_CLAIMS = Environment({"claims": DYN_MAP})
-_USER = Environment({"user": DYN_MAP})
+_CLAIMS, _USER = "claims", "user"  # the variable each kind of expression sees
 _STRING, _STRINGS, _BOOL = ("STRING",), ("STRING", "LIST<STRING>"), ("BOOL",)
 
 
@@ -94,7 +96,16 @@ class JWTRule:
         return user
 
 
+@functools.cache
+def _environment(variable: str) -> Environment:
+    from platform_api.cel import DYN_MAP, Environment  # noqa: PLC0415
+
+    return Environment({variable: DYN_MAP})
+
+
 def _run(program: Program, variables: dict[str, Any]) -> Any:
+    from platform_api.cel import CELError  # noqa: PLC0415
+
     try:
         return program.run(variables)
     except CELError as e:
@@ -110,10 +121,12 @@ class AuthenticationConfig:
 
 class _Errors(list[str]):
     def compile(
-        self, env: Environment, path: str, source: str, allowed: tuple[str, ...]
+        self, variable: str, path: str, source: str, allowed: tuple[str, ...]
     ) -> Program | None:
+        from platform_api.cel import CELError  # noqa: PLC0415
+
         try:
-            return env.compile(source, allowed)
+            return _environment(variable).compile(source, allowed)
         except CELError as e:
             self.append(f"{path}: Invalid value: {source!r}: {e}")
             return None

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Protocol
-
-from twisted.web.server import Request
+from typing import TYPE_CHECKING, Protocol
 
 from platform_api.authentication.user import UserInfo
+
+if TYPE_CHECKING:
+    from twisted.web.server import Request
 
 
 @dataclass(frozen=True)

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from cryptography.x509.verification import Criticality, ExtensionPolicy, PolicyBuilder, Store
-from twisted.web.server import Request
 
 from platform_api.authentication.interface import AuthenticationError, AuthResponse
 from platform_api.authentication.user import UserInfo
+
+if TYPE_CHECKING:
+    from twisted.web.server import Request
 
 _CACHE_ATTR = "_platform_x509_result"
 T = TypeVar("T")

@@ -9,21 +9,24 @@ with the same text.  Match conditions are compiled and type-checked once, here.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from platform_api.apiserver.flagvalues import ConfigError as FlagError
 from platform_api.apiserver.flagvalues import go_duration, parse_duration
-from platform_api.cel import DYN_MAP, CELError, Environment, Program
 from platform_api.client import kubeconfig
 from platform_api.gotext import json_kind
 from platform_api.validation import field as fe
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.names import is_dns1123_subdomain
+
+if TYPE_CHECKING:  # CEL loads with the first match condition: flags parse without one
+    from platform_api.cel import Environment, Program
 
 GROUP = "apiserver.config.platform.io"
 KIND = "AuthorizationConfiguration"
@@ -34,7 +37,6 @@ WEBHOOK = "Webhook"
 KUBECONFIG_FILE, IN_CLUSTER = "KubeConfigFile", "InClusterConfig"
 MAX_MATCH_CONDITIONS = 64
 MAX_TIMEOUT = 30.0
-_REQUEST = Environment({"request": DYN_MAP})
 _FIELDS = {
     "": {"apiVersion", "kind", "authorizers"},
     "authorizers": {"type", "name", "webhook"},
@@ -372,8 +374,10 @@ def _compile_conditions(conditions: list[MatchCondition], at: str) -> list[Field
             errs.append(fe.duplicate(path, source))
             continue
         seen.add(source)
+        from platform_api.cel import CELError  # noqa: PLC0415
+
         try:
-            program = _REQUEST.compile(source)
+            program = _request_environment().compile(source)
         except CELError as e:
             errs.append(fe.invalid(path, source, str(e)))
             continue
@@ -383,3 +387,10 @@ def _compile_conditions(conditions: list[MatchCondition], at: str) -> list[Field
             continue
         condition.program = program
     return errs
+
+
+@functools.cache
+def _request_environment() -> Environment:
+    from platform_api.cel import DYN_MAP, Environment  # noqa: PLC0415
+
+    return Environment({"request": DYN_MAP})

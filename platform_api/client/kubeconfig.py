@@ -15,14 +15,12 @@ from typing import Any
 from urllib.parse import urlparse
 
 import orjson
-import treq
 import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 from OpenSSL import SSL
 from twisted.internet import ssl
 from twisted.internet.interfaces import IOpenSSLClientConnectionCreator
-from twisted.web.client import Agent, HTTPConnectionPool
 from twisted.web.iweb import IPolicyForHTTPS
 from zope.interface import implementer
 
@@ -61,6 +59,11 @@ class Connection:
         retries once after a 401."""
         if self.exec_credentials is not None:
             return _ExecClient(self, self.exec_credentials, reactor)
+        # Here, not at the top: flags are checked by loading kubeconfigs, in the worker
+        # supervisor too, which makes no client (treq and twisted.web's client: ~35 ms).
+        import treq  # noqa: PLC0415
+        from twisted.web.client import Agent, HTTPConnectionPool  # noqa: PLC0415
+
         pool = HTTPConnectionPool(reactor, persistent=True)
         pool.maxPersistentPerHost = keep_alive
         agent = Agent(reactor, contextFactory=_Policy(self), pool=pool)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -123,3 +126,25 @@ def test_only_workers_on_lmdb_follow_a_shared_change_log(
     # idle replica 3% of a core.
     service = SimpleNamespace(slot=slot, backend=backend)
     assert APIServerService._shares_change_log(service) is polls  # type: ignore[arg-type]
+
+
+def test_the_supervisor_parses_flags_without_loading_the_server() -> None:
+    """The supervisor spawns its workers only after twistd has parsed the flags: what
+    that parsing imports is on every multi-worker start's critical path (and stays in
+    the supervisor's memory).  Checking a config file may load more; the defaults may not
+    load the request path, CEL, the resource registry, twisted.web's server or treq."""
+    code = (
+        "import sys\n"
+        "from platform_api.apiserver.tap import Options\n"
+        "from platform_api.apiserver.workers import WorkerSupervisor\n"
+        "Options().parseOptions(['--workers', '2', '--data-dir', sys.argv[1]])\n"
+        "heavy = ('platform_api.endpoints', 'platform_api.cel', 'platform_api.registry', "
+        "'platform_api.admission.chain', 'platform_api.apiserver.service', 'twisted.web.server', "
+        "'treq')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    with tempfile.TemporaryDirectory() as data_dir:
+        loaded = subprocess.run(
+            [sys.executable, "-c", code, data_dir], check=True, capture_output=True, text=True
+        )
+    assert loaded.stdout.strip() == "[]", loaded.stdout

@@ -1,7 +1,9 @@
 """kube-apiserver's ``--audit-*`` flags: names, defaults, checks and start-up errors.
 
 ``config.from_flags`` calls ``from_flags``; the service calls ``build`` to get the
-``Auditor`` (None when no policy file is given, as kube records nothing then).
+``Auditor`` (None when no policy file is given, as kube records nothing then).  The
+auditor's parts are imported by ``build`` and ``install``: the worker supervisor parses
+these flags too and audits nothing (twisted.web's server alone is ~45 ms of its start).
 """
 
 from __future__ import annotations
@@ -10,9 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from platform_api.apiserver.audit.authn import AuditedAuthenticator
 from platform_api.apiserver.audit.event import GROUP
-from platform_api.apiserver.audit.hook import Auditor
 from platform_api.apiserver.audit.logbackend import FORMATS, LogBackend
 from platform_api.apiserver.audit.logbackend import MODES as LOG_MODES
 from platform_api.apiserver.audit.policy import PolicyError, load_file
@@ -27,6 +27,7 @@ from platform_api.client import kubeconfig
 from platform_api.scheme.types import outbound_group
 
 if TYPE_CHECKING:
+    from platform_api.apiserver.audit.hook import Auditor
     from platform_api.apiserver.site import Filters
 
 Given = Callable[[str], str | None]
@@ -210,6 +211,8 @@ def _float(name: str, given: Given) -> float:
 def build(opts: AuditOptions, reactor: Any, upstream: bool = False) -> Auditor | None:
     """The Auditor for these options; None without a policy file or a backend.
     ``upstream``: --serve-upstream-groups, whose events are kube's audit.k8s.io ones."""
+    from platform_api.apiserver.audit.hook import Auditor  # noqa: PLC0415
+
     api_version = f"{outbound_group(GROUP, upstream)}/v1"
     if not opts.policy_file or not (opts.log_path or opts.webhook_config_file):
         return None
@@ -235,6 +238,8 @@ def build(opts: AuditOptions, reactor: Any, upstream: bool = False) -> Auditor |
 
 def install(filters: Filters, auditor: Auditor | None) -> None:
     """Put the auditor in the filter chain; failed authentication is audited too."""
+    from platform_api.apiserver.audit.authn import AuditedAuthenticator  # noqa: PLC0415
+
     filters.audit = auditor
     if auditor is not None:
         filters.authenticator = AuditedAuthenticator(filters.authenticator, auditor)
