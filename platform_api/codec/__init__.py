@@ -5,7 +5,7 @@ JSON and YAML are imported from here; each format lives in its own module.
 """
 
 from platform_api.codec.bounds import DepthError
-from platform_api.codec.goyaml import yaml_dumps
+from platform_api.codec.goyaml import UnwritableYAML, yaml_dumps
 from platform_api.codec.text import (
     BodyError,
     Duplicates,
@@ -21,6 +21,7 @@ __all__ = [
     "BodyError",
     "DepthError",
     "Duplicates",
+    "UnwritableYAML",
     "dumps",
     "duplicate_key_lines",
     "go_escaped",

@@ -7,6 +7,14 @@ back as something else (``"123"``, ``"on"``, ``"0o17"``, ``"1e3"``, a timestamp)
 double-quoted, a string with a line break is a literal block, and everything its
 resolver reads as a string (``NaN``, ``=``, ``<<``) stays plain, as do UTF-8 letters.
 Request bodies are read by the same resolver (``go_tag``, ``go_int``; codec/text.py).
+
+sigs.k8s.io/yaml gets there by reading kube's JSON *as YAML*, and Go's JSON leaves some
+characters raw that a YAML reader treats specially: a NEL (U+0085) is a line break,
+folded like one inside the double-quoted string (to a space, or newlines when several);
+DEL, the other C1 controls, U+FFFE and U+FFFF stop the reader ("control characters are
+not allowed", which kube answers as a 500).  go-yaml's emitter also writes no
+indentation before the closing quote of a single-quoted string ending in U+2028/U+2029,
+where libyaml's does.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import math
 import re
 from typing import Any
 
+import orjson
 import yaml
 
 from platform_api.gotext import format_float, parse_int
@@ -142,8 +151,42 @@ _GoDumper.add_representer(str, _represent_str)
 _GoDumper.add_representer(float, _represent_float)
 
 
+class UnwritableYAML(ValueError):
+    """go-yaml refuses to read the JSON of this object (kube answers a 500)."""
+
+
+# In UTF-8 JSON: DEL, U+0080-U+009F (NEL among them), U+FFFE, U+FFFF.
+_SPECIAL = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xef\xbf[\xbe\xbf]")
+_REFUSED = re.compile("[\x7f-\x84\x86-\x9f\ufffe\uffff]")
+_NEL_RUN = re.compile(" *\x85[ \x85]*")  # blanks before a break are dropped, after skipped
+_TRAILING_INDENT = re.compile("([\u2028\u2029]) +'(?=\n)")
+
+
+def _fold(match: re.Match[str]) -> str:
+    breaks = match.group().count("\x85")
+    return " " if breaks == 1 else "\n" * (breaks - 1)
+
+
+def _as_go_yaml_reads(value: Any) -> Any:
+    """``value`` as sigs.k8s.io/yaml reads it back from Go's JSON."""
+    if isinstance(value, str):
+        if _REFUSED.search(value):
+            raise UnwritableYAML("yaml: control characters are not allowed")
+        return _NEL_RUN.sub(_fold, value) if "\x85" in value else value
+    if isinstance(value, dict):
+        return {_as_go_yaml_reads(k): _as_go_yaml_reads(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_go_yaml_reads(v) for v in value]
+    return value
+
+
 def yaml_dumps(obj: Any) -> bytes:
+    """``obj`` as kube writes it in YAML; raises UnwritableYAML where kube cannot."""
+    if _SPECIAL.search(orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS)):
+        obj = _as_go_yaml_reads(obj)
     text: str = yaml.dump(
         obj, Dumper=_GoDumper, default_flow_style=False, sort_keys=True, allow_unicode=True
     )
+    if "\u2028" in text or "\u2029" in text:
+        text = _TRAILING_INDENT.sub(r"\1'", text)
     return text.encode()

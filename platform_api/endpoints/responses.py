@@ -13,7 +13,8 @@ from typing import Any
 import orjson
 from twisted.web.server import Request
 
-from platform_api.codec import cbor, go_escaped, protobuf, yaml_dumps
+from platform_api import errors
+from platform_api.codec import UnwritableYAML, cbor, go_escaped, protobuf, yaml_dumps
 from platform_api.context import Context
 from platform_api.endpoints.negotiation import error_encoding
 from platform_api.errors import StatusError
@@ -94,7 +95,10 @@ def encode(
     fields, which CBOR carries as raw bytes.  JSON ends in a newline, as kube's
     serializer writes it (Go's json.Encoder), unless pretty (json.MarshalIndent)."""
     if fmt == "yaml":
-        return yaml_dumps(obj)
+        try:
+            return yaml_dumps(obj)
+        except UnwritableYAML as e:  # kube's encoder error, as a Status of no reason
+            raise errors.unknown(str(e)) from None
     if fmt == "cbor":
         return cbor.encode(obj, byte_fields)
     if pretty:
@@ -145,7 +149,10 @@ def status_error(request: Request, error: StatusError, ctx: Context | None = Non
         body = orjson.dumps(error.status(typed=not error.untyped_text), option=orjson.OPT_INDENT_2)
         content_type = b"application/json"
     else:
-        body = encode(error.status(typed=not error.untyped_text), fmt, is_pretty(request))
+        try:
+            body = encode(error.status(typed=not error.untyped_text), fmt, is_pretty(request))
+        except StatusError as unwritable:  # kube writes the encoder's error instead
+            body = encode(unwritable.status(), fmt, is_pretty(request))
         content_type = b"application/yaml" if fmt == "yaml" else b"application/json"
         if error.untyped_text:  # kube's timeout filter names no media type of its own
             content_type = b"text/plain; charset=utf-8"

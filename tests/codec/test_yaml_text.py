@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from platform_api.codec import BodyError, parse_yaml, yaml_dumps
+from platform_api.codec import BodyError, UnwritableYAML, parse_yaml, yaml_dumps
 from platform_api.codec.goyaml import STR, go_tag
 
 # value -> how kube writes ``k: value``
@@ -75,6 +75,36 @@ def test_strings_are_written_as_kube_writes_them(value: str) -> None:
     assert text.decode() == STRINGS[value] + "\n"
     if value != "0xFFFFFFFFFFFFFFFFFF":  # parse_yaml reads any hex as an integer
         assert parse_yaml(text)[0] == {"k": value}
+
+
+# Characters Go's JSON leaves raw and a YAML reader does not take as they are (kube turns
+# its JSON into YAML by reading it as YAML): value -> kube's line, recorded from it.
+FOLDED = {
+    "k\x85": "k: 'k '",  # a NEL is a line break: folded to a space
+    "\x85": "k: ' '",
+    "a \x85 b": "k: a b",  # with the blanks around it
+    "a\x85\x85b": "k: |-\n  a\n  b",  # two breaks: one newline
+    "a\x85 \x85 b": "k: |-\n  a\n  b",
+    "x\u2028": "k: 'x\u2028'",  # go-yaml: no indent before the closing quote
+    "x\u2028y": "k: 'x\u2028  y'",
+    "x\u2029y\u2029": "k: 'x\u2029  y\u2029'",
+    "x\u2028\u2029": "k: 'x\u2028\u2029'",
+    "x\u2028'": "k: 'x\u2028  '''",
+    "x\ufeffy": 'k: "x\\uFEFFy"',
+}
+
+
+@pytest.mark.parametrize("value", list(FOLDED))
+def test_strings_read_back_from_json_are_written_as_kube_writes_them(value: str) -> None:
+    assert yaml_dumps({"k": value}).decode() == FOLDED[value] + "\n"
+
+
+@pytest.mark.parametrize("value", ["x\x7fy", "x\x80y", "x\x9f", "x\ufffey", "x\uffff"])
+def test_control_characters_cannot_be_written(value: str) -> None:
+    """go-yaml's reader refuses them; kube answers the request with a 500."""
+    for obj in ({"k": value}, {value: "v"}, {"items": [{"k": value}]}):
+        with pytest.raises(UnwritableYAML, match=r"^yaml: control characters are not allowed$"):
+            yaml_dumps(obj)
 
 
 def test_keys_follow_the_same_rules() -> None:

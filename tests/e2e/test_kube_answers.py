@@ -493,3 +493,33 @@ def test_json_is_html_escaped_as_gos_encoder_writes_it(
     v2 = admin.get(server.url + "/openapi/v2").content
     assert b"<" in v2 and b"\\u003c" not in v2
     assert admin.delete(base + "/html-escape").status_code == 200
+
+
+def test_yaml_answers_read_go_json_back_as_kube_does(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube makes YAML by reading its own JSON as YAML: a NEL folds like a line break, a
+    DEL or other C1 control stops the reader and the answer is a 500 Status in YAML (its
+    code in the body even where the answer's is another; recorded from the reference)."""
+    base = server.url + "/api/v1/namespaces/default/configmaps"
+    yaml_accept = {"Accept": "application/yaml"}
+    cm = {"metadata": {"name": "yaml-nel"}, "data": {"a": "x\x85y", "b": "k\x85", "c": "p\u2028"}}
+    assert admin.post(base, json=cm).status_code == 201
+    got = admin.get(base + "/yaml-nel", headers=yaml_accept)
+    assert got.status_code == 200
+    assert "data:\n  a: x y\n  b: 'k '\n  c: 'p\u2028'\n" in got.content.decode()
+    assert admin.get(base + "/yaml-nel").json()["data"]["a"] == "x\x85y"  # stored as sent
+    refused_yaml = (
+        b"apiVersion: v1\ncode: 500\nkind: Status\n"
+        b"message: 'yaml: control characters are not allowed'\nmetadata: {}\nstatus: Failure\n"
+    )
+    held = {"metadata": {"name": "yaml-del"}, "data": {"k": "a\x7f"}}
+    assert admin.post(base, json=held).status_code == 201
+    for url in (base + "/yaml-del", base + "?fieldSelector=metadata.name%3Dyaml-del"):
+        answer = admin.get(url, headers=yaml_accept)
+        assert (answer.status_code, answer.content) == (500, refused_yaml)
+        assert answer.headers["Content-Type"] == "application/yaml"
+    invalid = admin.post(base, json={"metadata": {"name": "a\x80b"}}, headers=yaml_accept)
+    assert (invalid.status_code, invalid.content) == (422, refused_yaml)
+    for name in ("yaml-nel", "yaml-del"):
+        assert admin.delete(base + "/" + name).status_code == 200
