@@ -119,15 +119,19 @@ class AdmissionChain:
         return found
 
     def start(self) -> None:
-        """The webhook and policy plugins read their configurations from informers."""
-        for plugin in (self.webhooks, self.policies, self.mutating_policies):
-            if plugin is not None:
-                plugin.start()
+        """Webhooks and policies read their configurations from informers, and so do the
+        built-in plugins that have ``start`` (namespaces, quotas: kube's listers)."""
+        for plugin in self._informed():
+            plugin.start()
 
     def stop(self) -> None:
-        for plugin in (self.webhooks, self.policies, self.mutating_policies):
-            if plugin is not None:
-                plugin.stop()
+        for plugin in self._informed():
+            plugin.stop()
+
+    def _informed(self) -> list[Any]:
+        extensions = (self.webhooks, self.policies, self.mutating_policies)
+        built_in = [p for p in self.plugins if hasattr(p, "start")]
+        return [p for p in (*extensions, *built_in) if p is not None]
 
     @staticmethod
     def attributes(scope: Scope, operation: str, name: str = "") -> Attributes:

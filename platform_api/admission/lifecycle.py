@@ -1,4 +1,10 @@
-"""NamespaceLifecycle: no content in missing or terminating namespaces; some never die."""
+"""NamespaceLifecycle: no content in missing or terminating namespaces; some never die.
+
+Namespaces are read from an informer, as kube's plugin reads its lister: a storage read
+per create cost ~8% of a create's CPU.  A namespace the informer has not seen is looked
+up in storage (kube's live lookup), so one created a moment ago through another worker
+is found, and a missing one is a 404.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,10 @@ from typing import Any
 from platform_api import errors
 from platform_api.admission.chain import Attributes
 from platform_api.admission.plugins import PluginContext
+from platform_api.controllers.informer import Informer
 from platform_api.scheme.namespaces import immortal
 from platform_api.storage.interface import Storage, StorageError
+from platform_api.storage.watch import WatchHub
 
 TERMINATING_CAUSE = "NamespaceTerminating"
 
@@ -16,12 +24,19 @@ TERMINATING_CAUSE = "NamespaceTerminating"
 class NamespaceLifecycle:
     name = "NamespaceLifecycle"
 
-    def __init__(self, storage: Storage, namespace_key: bytes, upstream: bool = False) -> None:
+    def __init__(
+        self, storage: Storage, hub: WatchHub, namespace_key: bytes, upstream: bool = False
+    ) -> None:
         self._storage = storage
         self._immortal = immortal(upstream)
         self._prefix = namespace_key  # key prefix of the namespaces store
-        # namespace key -> (revision, terminating): each version is decoded once
-        self._terminating: dict[bytes, tuple[int, bool]] = {}
+        self._namespaces = Informer(storage, hub, (namespace_key,))
+
+    def start(self) -> None:
+        self._namespaces.start()
+
+    def stop(self) -> None:
+        self._namespaces.stop()
 
     def admit(
         self, attrs: Attributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
@@ -59,23 +74,17 @@ class NamespaceLifecycle:
 
     def _is_terminating(self, name: str) -> bool:
         key = self._prefix + name.encode()
-        try:
-            stored = self._storage.get(key)
-        except StorageError:
-            raise errors.not_found("namespaces", "", name) from None
-        known = self._terminating.get(key)
-        if known is not None and known[0] == stored.revision:
-            return known[1]
-        namespace = stored.object
-        terminating = bool(namespace.get("metadata", {}).get("deletionTimestamp")) or (
+        namespace = self._namespaces.objects.get(key)
+        if namespace is None:
+            try:
+                namespace = self._storage.get(key).object
+            except StorageError:
+                raise errors.not_found("namespaces", "", name) from None
+        return bool(namespace.get("metadata", {}).get("deletionTimestamp")) or (
             namespace.get("status", {}).get("phase") == "Terminating"
         )
-        if len(self._terminating) >= 4096:
-            self._terminating.clear()
-        self._terminating[key] = (stored.revision, terminating)
-        return terminating
 
 
 def build(ctx: PluginContext) -> NamespaceLifecycle:
     prefix = ctx.stores[("", "v1", "namespaces")].prefix
-    return NamespaceLifecycle(ctx.storage, prefix, ctx.config.serve_upstream_groups)
+    return NamespaceLifecycle(ctx.storage, ctx.hub, prefix, ctx.config.serve_upstream_groups)

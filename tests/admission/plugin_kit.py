@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from twisted.internet.defer import Deferred, ensureDeferred, succeed
+from twisted.internet.task import Clock
 
 from platform_api.admission.chain import Attributes
 from platform_api.authentication.user import UserInfo
@@ -14,6 +15,7 @@ from platform_api.errors import StatusError
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import builtin_scheme
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
+from platform_api.storage.watch import WatchHub
 
 Obj = dict[str, Any]
 SCHEME = builtin_scheme()
@@ -32,6 +34,13 @@ class Cluster:
     def __init__(self, path: str) -> None:
         self.storage = LMDBStorage(open_environment(path, 64 * 2**20), lambda w: succeed(w()))
         self.stores = {(r.group, r.version, r.plural): Store(r, self.storage) for r in SCHEME.all()}
+        self.clock = Clock()
+        self.hub = WatchHub(self.storage, self.clock)  # for plugins that keep informers
+        self.storage.on_commit = self.hub.committed
+
+    def settle(self) -> None:
+        """Publish the commits so far, as the server does before its next request."""
+        self.clock.advance(0)
 
     def store(self, plural: str, group: str = "") -> Store:
         return self.stores[(group, "v1", plural)]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from twisted.internet.defer import ensureDeferred, succeed
+from twisted.internet.task import Clock
 
 from platform_api.admission.chain import Attributes
 from platform_api.admission.quota.check import LimitedResource
@@ -20,6 +21,7 @@ from platform_api.errors import StatusError
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import builtin_scheme
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
+from platform_api.storage.watch import WatchHub
 
 Obj = dict[str, Any]
 SCHEME = builtin_scheme()
@@ -43,9 +45,13 @@ def run(coroutine: Any) -> Any:
 class Setup:
     def __init__(self, path: str, limited: list[LimitedResource] | None = None) -> None:
         storage = LMDBStorage(open_environment(path, 64 * 2**20), lambda w: succeed(w()))
+        self.clock = Clock()
+        hub = WatchHub(storage, self.clock)
+        storage.on_commit = hub.committed
         self.quotas = Store(rt("resourcequotas"), storage)
         self.pending = PendingCharges()
-        self.plugin = ResourceQuota(self.quotas, limited or [], self.pending)
+        self.plugin = ResourceQuota(self.quotas, limited or [], self.pending, hub=hub)
+        self.plugin.start()
 
     def quota(self, name: str, hard: dict[str, str], used: dict[str, str], **spec: Any) -> None:
         body = {"metadata": {"name": name}, "spec": {"hard": hard, **spec}}
@@ -66,6 +72,7 @@ class Setup:
     def admit(
         self, op: str, plural: str, obj: Obj, old: Obj | None = None, dry: bool = False
     ) -> None:
+        self.clock.advance(0)  # commits are published before the next request is served
         attrs = Attributes(op, rt(plural), "", "ns", obj["metadata"]["name"], USER, dry)
         pending = self.plugin.validate(attrs, obj, old)
         if pending is not None:
@@ -218,3 +225,19 @@ def test_configuration_errors() -> None:
         'couldn\'t init admission plugin "ResourceQuota": limitedResources[0].resource: '
         "Required value"
     )
+
+
+def test_namespaces_without_quotas_are_known_without_reading_storage(setup: Setup) -> None:
+    """Which namespaces hold quotas comes from the informer: a write elsewhere reads
+    nothing; a quota created or deleted is seen once its commit is published."""
+    counted: list[bytes] = []
+    real_count = setup.quotas.storage.count
+    setup.quotas.storage.count = lambda p: counted.append(p) or real_count(p)  # type: ignore[method-assign]
+    setup.admit("CREATE", "configmaps", cm("free"))
+    assert counted == [] and not setup.plugin._has_quotas("ns")
+    setup.quota("q", {"configmaps": "1"}, {"configmaps": "0"})
+    setup.clock.advance(0)
+    assert setup.plugin._has_quotas("ns") and not setup.plugin._has_quotas("other")
+    run(setup.quotas.delete("ns", "q"))
+    setup.clock.advance(0)
+    assert not setup.plugin._has_quotas("ns") and counted == []

@@ -112,15 +112,23 @@ def test_namespace_exists(cluster: Cluster) -> None:
 
 
 def test_namespace_lifecycle_sees_a_namespace_start_terminating(cluster: Cluster) -> None:
-    """The plugin decodes each namespace version once; a new version is read again."""
+    """Namespaces come from an informer; one it has not seen yet is read from storage
+    (created a moment ago, or through another worker), a missing one is a 404."""
     namespaces = cluster.store("namespaces")
-    lifecycle = NamespaceLifecycle(cluster.storage, namespaces.prefix)
+    lifecycle = NamespaceLifecycle(cluster.storage, cluster.hub, namespaces.prefix)
+    lifecycle.start()
     cluster.create("namespaces", {"metadata": {"name": "shop"}})
     create = attrs("CREATE", "configmaps", "cm", namespace="shop")
+    lifecycle.admit(create, {}, None)  # not published yet: read from storage
+    cluster.settle()
+    read: list[bytes] = []
+    real_get = cluster.storage.get
+    cluster.storage.get = lambda key: read.append(key) or real_get(key)  # type: ignore[method-assign]
     lifecycle.admit(create, {}, None)
-    lifecycle.admit(create, {}, None)  # the cached version
+    assert read == []  # the informer's copy
 
     run(namespaces.delete("", "shop"))  # its finalizer keeps it, Terminating
+    cluster.settle()
     error = refused(lambda: lifecycle.admit(create, {}, None))
     assert (error.code, error.reason, error.message) == (
         403,
@@ -142,8 +150,8 @@ def test_namespace_lifecycle_keeps_kube_system_namespaces_with_upstream_names(
     cluster: Cluster,
 ) -> None:
     prefix = cluster.store("namespaces").prefix
-    branded = NamespaceLifecycle(cluster.storage, prefix)
-    upstream = NamespaceLifecycle(cluster.storage, prefix, upstream=True)
+    branded = NamespaceLifecycle(cluster.storage, cluster.hub, prefix)
+    upstream = NamespaceLifecycle(cluster.storage, cluster.hub, prefix, upstream=True)
     for name in ("kube-system", "kube-public"):
         delete = attrs("DELETE", "namespaces", name)
         error = refused(lambda d=delete: upstream.admit(d, None, None))  # type: ignore[misc]

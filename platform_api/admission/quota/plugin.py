@@ -6,12 +6,14 @@ work queue); the charged usage is written to each quota's status with a compare-
 on its resourceVersion, and a lost race (the controller's recount, a quota edit) re-reads
 the quotas and checks again, up to three times.  Dry runs are checked, never charged.
 A write that fails after its charge leaves the quota over-counted until the controller
-recounts it.
+recounts it.  Which namespaces hold a quota at all is kept from an informer (kube's
+lister), so a write in a namespace without one reads no storage.
 """
 
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -25,8 +27,10 @@ from platform_api.admission.quota.config import load_configuration
 from platform_api.admission.quota.evaluators import Evaluator
 from platform_api.admission.quota.pending import PendingCharges, pending_for
 from platform_api.admission.quota.scopes import ScopeError
+from platform_api.controllers.informer import Informer
 from platform_api.registry.store import Store
 from platform_api.storage.interface import ListOptions
+from platform_api.storage.watch import WatchHub
 
 Obj = dict[str, Any]
 RETRIES = 3
@@ -42,11 +46,34 @@ class ResourceQuota:
         limited: list[LimitedResource],
         pending: PendingCharges,
         registry: Registry | None = None,
+        hub: WatchHub | None = None,
     ) -> None:
         self.quotas = quotas
         self.limited = limited
         self.pending = pending
         self.registry = registry or Registry()
+        # namespace -> how many quotas it holds; None without a hub: storage is asked
+        self._held: Counter[str] | None = None
+        self._informer: Informer | None = None
+        if hub is not None:
+            self._held = Counter()
+            self._informer = Informer(quotas.storage, hub, (quotas.prefix,))
+            self._informer.add_listener(self._changed)
+
+    def start(self) -> None:
+        if self._informer is not None:
+            self._informer.start()
+
+    def stop(self) -> None:
+        if self._informer is not None:
+            self._informer.stop()
+
+    def _changed(self, key: bytes, old: Obj | None, new: Obj | None) -> None:
+        assert self._held is not None
+        namespace = ((new or old or {}).get("metadata") or {}).get("namespace", "")
+        self._held[namespace] += (new is not None) - (old is not None)
+        if self._held[namespace] <= 0:
+            del self._held[namespace]
 
     def validate(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> Any:
         rt = attrs.resource
@@ -62,6 +89,8 @@ class ResourceQuota:
         return self._serialized(attrs, obj, old, ev)
 
     def _has_quotas(self, namespace: str) -> bool:
+        if self._held is not None:
+            return namespace in self._held
         return self.quotas.storage.count(self.quotas.list_prefix(namespace)) > 0
 
     async def _serialized(
@@ -143,4 +172,4 @@ def _replace_with(quota: Obj) -> Callable[[Obj | None], Obj]:
 def build(ctx: PluginContext) -> ResourceQuota:
     limited = load_configuration(ctx.plugin_settings(ResourceQuota.name))
     quotas = ctx.stores[("", "v1", "resourcequotas")]
-    return ResourceQuota(quotas, limited, pending_for(ctx.hub))
+    return ResourceQuota(quotas, limited, pending_for(ctx.hub), hub=ctx.hub)
