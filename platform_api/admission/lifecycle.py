@@ -1,7 +1,7 @@
 """NamespaceLifecycle: no content in missing or terminating namespaces; some never die.
 
 Namespaces are read from an informer, as kube's plugin reads its lister: a storage read
-per create cost ~8% of a create's CPU.  A namespace the informer has not seen is looked
+per create cost ~4% of its reactor time.  A namespace the informer has not seen is looked
 up in storage (kube's live lookup), so one created a moment ago through another worker
 is found, and a missing one is a 404.
 """
