@@ -162,18 +162,35 @@ class WriterProcess(ProcessProtocol):
             return
         self._seq += 1
         self._sent[self._seq] = ops
-        self._write(frame)
+        if not self._write(frame):
+            # The process is gone (its end of the pipe is closed) and read nothing of
+            # this frame: its writes wait for the next process instead of failing.
+            self._outbox[:0] = self._sent.pop(self._seq)
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes) -> bool:
         """Into the pipe at once when it is empty: Twisted's process writer would
         stop watching it for readability, watch it for writability, and undo both a
-        turn later (four ``epoll_ctl`` calls a frame)."""
+        turn later (four ``epoll_ctl`` calls a frame).  False when the pipe is broken
+        before any of ``data`` went in."""
         assert self.transport is not None
         pipe = getattr(self.transport, "pipes", {}).get(0)  # a spawned process's stdin
         if pipe is not None:
-            data = send_now(pipe, data, lambda chunk: os.write(pipe.fd, chunk))
+            broken = False
+
+            def send(chunk: bytes) -> int:
+                nonlocal broken
+                try:
+                    return os.write(pipe.fd, chunk)
+                except BrokenPipeError:
+                    broken = True
+                    raise
+
+            data = send_now(pipe, data, send)
+            if broken:
+                return False
         if data:
             self.transport.write(data)
+        return True
 
     def childDataReceived(self, fd: int, data: bytes) -> None:
         if fd == 2:

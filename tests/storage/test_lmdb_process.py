@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,29 @@ async def test_a_killed_writer_answers_its_writes_and_is_replaced(world: World) 
     assert world.storage.get(b"/cm/after").revision == after.revision
     with pytest.raises(StorageError):
         world.storage.get(b"/cm/lost")  # never read: never committed
+
+
+def _dead(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_write_sent_to_a_writer_already_dead_waits_for_the_next(world: World) -> None:
+    """Killed before the reactor has heard of it: the write finds the pipe broken, so
+    the dead process read none of it, and it goes to the new process instead of failing."""
+    await world.storage.create(b"/cm/before", cm("before"))
+    pid = world.pid()
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while not _dead(pid) and time.monotonic() < deadline:  # the reactor is not run meanwhile
+        time.sleep(0.005)
+    created = await world.storage.create(b"/cm/after", cm("after"))
+    assert world.pid() != pid
+    assert world.storage.get(b"/cm/after").revision == created.revision
 
 
 @pytest_twisted.ensureDeferred
