@@ -95,7 +95,8 @@ _parse_kept = functools.lru_cache(maxsize=256)(_parse_accept)
 # What go-restful routes produce: objects; collections, which also stream watches; a
 # pod's log; the version document.
 OBJECT_PRODUCES = [JSON, YAML, PROTOBUF]
-LIST_PRODUCES = [*OBJECT_PRODUCES, f"{JSON};stream=watch", f"{PROTOBUF};stream=watch"]
+WATCH_STREAMS = [f"{JSON};stream=watch", f"{PROTOBUF};stream=watch"]
+LIST_PRODUCES = [*OBJECT_PRODUCES, *WATCH_STREAMS]
 LOG_PRODUCES = ["text/plain", *OBJECT_PRODUCES]
 VERSION_PRODUCES = [JSON]
 
@@ -149,6 +150,11 @@ class Output:
 def output_types(cbor: bool) -> list[str]:
     """The media types a 406 lists."""
     return [*ACCEPTED_OUTPUT, CBOR] if cbor else ACCEPTED_OUTPUT
+
+
+def stream_types(cbor: bool) -> list[str]:
+    """What a watch's 406 lists: the types with a stream framing (YAML has none)."""
+    return [*WATCH_STREAMS, f"{CBOR};stream=watch"] if cbor else WATCH_STREAMS
 
 
 def _encoding(media: MediaType, protobuf: bool, cbor: bool) -> tuple[str, str] | None:

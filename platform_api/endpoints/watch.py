@@ -9,7 +9,6 @@ hub, the writers or other watchers.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections import deque
 from typing import Any
@@ -22,7 +21,7 @@ from zope.interface import implementer
 from platform_api import errors
 from platform_api.endpoints.get import storage_revision
 from platform_api.endpoints.list import ListParams, parse_params, parse_revision, predicate
-from platform_api.endpoints.negotiation import CBOR_SEQ, Output
+from platform_api.endpoints.negotiation import CBOR_SEQ, Output, stream_types
 from platform_api.endpoints.options import arg
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.tables import check_include
@@ -286,8 +285,8 @@ def _replay(stream: WatchStream, scope: Scope, since: int) -> bool:
 
 async def handle(scope: Scope) -> bytes:
     out = scope.output(table=True, partial="object")
-    if out.encoding == "yaml":
-        out = dataclasses.replace(out, encoding="json")  # kube streams JSON (or Protobuf)
+    if out.encoding == "yaml":  # the client's first choice has no stream framing
+        raise errors.not_acceptable(stream_types(scope.handlers.cbor))
     params = parse_params(scope, watch=True)
     if out.view == "table":
         # kube finds out when it renders the first event, and refuses the watch then
