@@ -18,6 +18,7 @@ from typing import Any
 from platform_api import errors
 from platform_api.endpoints.scope import Scope
 from platform_api.scheme.types import ResourceType
+from platform_api.validation.field import go_quote
 
 NO_KUBELETS = "error dialing backend: this server does not connect to kubelets"
 NO_PROXY = "error trying to reach service: this server does not proxy requests"
@@ -77,10 +78,23 @@ def _node_address(node: dict[str, Any]) -> str:
     return ""
 
 
+def proxied_name(kind: str, id_: str) -> str:
+    """The object a proxy request names: its ``[scheme:]name[:port]`` (kube's
+    SplitSchemeNamePort), or 400 as kube refuses one that is not."""
+    parts = id_.split(":")
+    scheme, name = ("", parts[0]) if len(parts) < 3 else (parts[0], parts[1])
+    if len(parts) > 3 or not name or scheme not in ("", "http", "https"):
+        raise errors.bad_request(f"invalid {kind} request {go_quote(id_)}")
+    return name
+
+
 async def handle(scope: Scope) -> bytes:
     rt: ResourceType = scope.resource
-    obj = (await scope.store.read(scope.namespace, scope.name)).object
     sub = scope.info.subresource
+    name = scope.name
+    if sub == "proxy":
+        name = proxied_name(rt.kind.lower(), name)
+    obj = (await scope.store.read(scope.namespace, name)).object
     if rt.plural == "pods" and sub in STREAMS:
         return await _stream(scope, obj)
     if rt.plural == "pods":

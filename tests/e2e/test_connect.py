@@ -127,6 +127,36 @@ def test_proxies_answer_as_kube_does_without_an_address(
         admin.delete(api + "/namespaces/default/services/lonely")
 
 
+def test_a_proxy_names_scheme_name_and_port_as_kube_reads_them(
+    server: Server, admin: requests.Session
+) -> None:
+    """``[scheme:]name[:port]``: the object is looked up by its name alone; more parts,
+    an empty name or a scheme other than http/https is kube's 400 (recorded answers)."""
+    ns = server.url + "/api/v1/namespaces/default"
+    for path, kind, name in (
+        ("services/nope:80", "services", "nope"),
+        ("services/https:nope:443", "services", "nope"),
+        ("services/nope:http", "services", "nope"),
+        ("services/nope:", "services", "nope"),
+        ("pods/nope:8080", "pods", "nope"),
+    ):
+        answer = _answer(admin.get(f"{ns}/{path}/proxy/x"))
+        assert answer == (404, "NotFound", f'{kind} "{name}" not found'), path
+    for path, kind, id_ in (
+        ("services/a:b:c:d", "service", "a:b:c:d"),
+        ("services/ftp:nope:80", "service", "ftp:nope:80"),
+        ("services/:80", "service", ":80"),
+        ("services/https::80", "service", "https::80"),
+        ("pods/ftp:x:1", "pod", "ftp:x:1"),
+    ):
+        answer = _answer(admin.get(f"{ns}/{path}/proxy/x"))
+        assert answer == (400, "BadRequest", f'invalid {kind} request "{id_}"'), path
+    refused = _answer(admin.get(server.url + "/api/v1/nodes/a:b:c:d/proxy/"))
+    assert refused == (400, "BadRequest", 'invalid node request "a:b:c:d"')
+    missing = _answer(admin.get(server.url + "/api/v1/nodes/nope:10250/proxy/"))
+    assert missing == (404, "NotFound", 'nodes "nope" not found')
+
+
 def test_discovery_lists_the_connect_subresources_as_kube_does(
     server: Server, admin: requests.Session
 ) -> None:
