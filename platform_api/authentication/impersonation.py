@@ -22,6 +22,7 @@ from platform_api.authentication.user import (
 )
 from platform_api.authorization.interface import Attributes, Authorizer, Decision
 from platform_api.authorization.union import forbidden
+from platform_api.validation.field import go_quote
 
 USER, GROUP, UID = "Impersonate-User", "Impersonate-Group", "Impersonate-Uid"
 EXTRA_PREFIX = "impersonate-extra-"
@@ -37,12 +38,6 @@ class Target:
     name: str
     namespace: str = ""
     field_path: str = ""  # the extra key
-
-    def go(self) -> str:
-        """Go's ``%v`` of the ObjectReference, for kube's error text."""
-        version = f"{AUTHENTICATION_GROUP}/v1" if self.kind in ("UserExtra", "UID") else ""
-        parts = (self.kind, self.namespace, self.name, "", version, "", self.field_path)
-        return "{" + " ".join(parts) + "}"
 
     def attributes(self, caller: UserInfo) -> Attributes:
         resource, group, subresource = {
@@ -85,9 +80,25 @@ def requested(headers: Headers) -> list[Target]:
     if uid:
         targets.append(Target("UID", uid))
     if targets and not user:
-        listed = " ".join(t.go() for t in targets)
-        raise errors.bad_request(f"requested [{listed}] without impersonating a user")
+        raise errors.bad_request(f"requested {_go_user(targets)} without impersonating a user name")
     return targets
+
+
+def _go_user(targets: list[Target]) -> str:
+    """What was asked for as kube prints it: Go's ``%#v`` of a ``*user.DefaultInfo``."""
+    uid = next((t.name for t in targets if t.kind == "UID"), "")
+    groups = [go_quote(t.name) for t in targets if t.kind == "Group"]
+    extra: dict[str, list[str]] = {}
+    for t in targets:
+        if t.kind == "UserExtra":
+            extra.setdefault(t.field_path, []).append(go_quote(t.name))
+    shown_groups = "[]string{" + ", ".join(groups) + "}" if groups else "[]string(nil)"
+    entries = [f"{go_quote(k)}:[]string{{{', '.join(v)}}}" for k, v in sorted(extra.items())]
+    shown_extra = "map[string][]string" + ("{" + ", ".join(entries) + "}" if extra else "(nil)")
+    return (
+        f'&user.DefaultInfo{{Name:"", UID:{go_quote(uid)}, Groups:{shown_groups}, '
+        f"Extra:{shown_extra}}}"
+    )
 
 
 async def impersonate(headers: Headers, caller: UserInfo, authorizer: Authorizer) -> UserInfo:

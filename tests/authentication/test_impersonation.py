@@ -97,9 +97,16 @@ async def test_anonymous_gets_unauthenticated() -> None:
 
 
 def test_parts_without_a_user_are_a_bad_request() -> None:
+    """kube v1.36 prints what was asked for as Go's %#v of a user.DefaultInfo (recorded)."""
     with pytest.raises(StatusError) as caught:
         requested(headers(Impersonate_Uid="u", **{"Impersonate-Extra-K": "v"}))
     assert caught.value.status()["message"] == (
-        "requested [{UserExtra  v  authentication.platform.io/v1  k} "
-        "{UID  u  authentication.platform.io/v1  }] without impersonating a user"
+        'requested &user.DefaultInfo{Name:"", UID:"u", Groups:[]string(nil), '
+        'Extra:map[string][]string{"k":[]string{"v"}}} without impersonating a user name'
+    )
+    with pytest.raises(StatusError) as caught:
+        requested(headers(Impersonate_Group="g1"))
+    assert caught.value.status()["message"] == (
+        'requested &user.DefaultInfo{Name:"", UID:"", Groups:[]string{"g1"}, '
+        "Extra:map[string][]string(nil)} without impersonating a user name"
     )
