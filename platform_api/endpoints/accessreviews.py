@@ -12,6 +12,7 @@ from typing import Any
 from platform_api import errors
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization.interface import Attributes, Decision, RuleSet
+from platform_api.codec.goshape import shape
 from platform_api.endpoints.body import decode_write
 from platform_api.endpoints.scope import Scope
 from platform_api.registry.prepare import check_namespace
@@ -70,6 +71,7 @@ async def _answer(scope: Scope, review: Obj, attrs: Attributes) -> bytes:
     if problem:
         status["evaluationError"] = problem
     review["status"] = status
+    shape(review)  # the Go struct's field order, as kube writes the answer
     return scope.respond_object(review, 201)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from platform_api import errors
 from platform_api.authentication.interface import AuthenticationError
 from platform_api.authentication.union import with_authenticated_group
+from platform_api.codec.goshape import shape
 from platform_api.endpoints.body import decode_write
 from platform_api.endpoints.scope import Scope
 
@@ -54,7 +55,8 @@ async def token_review(scope: Scope) -> bytes:
             status["audiences"] = list(found.audiences)
     elif authenticator is not None:
         status.setdefault("error", "invalid bearer token")
-    answer: Obj = {"kind": obj["kind"], "apiVersion": obj["apiVersion"], **obj, "status": status}
+    answer: Obj = {**obj, "status": status}
+    shape(answer)  # the Go struct's field order, as kube writes the answer
     return scope.respond_object(answer, 201, out)
 
 

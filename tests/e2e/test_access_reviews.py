@@ -88,6 +88,10 @@ def test_review_rules(server: Server, admin: requests.Session) -> None:
     body = r.json()
     assert body["spec"]["resourceAttributes"]["namespace"] == "ns2"
     assert body["status"]["allowed"] is True
+    # Written in the Go structs' order, whatever the request's (recorded from kube).
+    assert list(body) == ["kind", "apiVersion", "metadata", "spec", "status"]
+    assert list(body["spec"]) == ["resourceAttributes", "user"]
+    assert list(body["spec"]["resourceAttributes"]) == ["namespace", "verb", "resource"]
 
 
 def test_abac_mode(tmp_path: Path) -> None:
