@@ -307,7 +307,7 @@ class Discovery:
         groups: tuple[str, ...] = DISCOVERY_GROUPS
         if self._aliases is not None and self._aliases.enabled:
             groups = (*groups, UPSTREAM_DISCOVERY)  # stock clients' name for it
-        if path in self._docs or path in self._aggregated:  # go-restful's routes
+        if _restful(path) and (path in self._docs or path in self._aggregated):
             check_produces(accept, OBJECT_PRODUCES)
         out = negotiate_output(accept, discovery=path in self._aggregated, discovery_groups=groups)
         if out.view == "discovery":
@@ -325,6 +325,14 @@ class Discovery:
             raise errors.path_not_found()
         request.setHeader(b"vary", b"Accept")
         return finish(request, 200, _pretty_if_asked(request, doc), b"application/json")
+
+
+def _restful(path: str) -> bool:
+    """Whether kube serves ``path`` through a go-restful route (/api, /api/v1, a group's
+    version), whose 406 is go-restful's; /apis and /apis/<group> are plain handlers that
+    refuse through content negotiation instead."""
+    parts = path.split("/")  # "", "apis", group, version
+    return not (parts[1:2] == ["apis"] and len(parts) <= 3)
 
 
 def _pretty_if_asked(request: Request, body: bytes) -> bytes:

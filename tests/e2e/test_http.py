@@ -282,6 +282,19 @@ def test_media_types(server: Server, admin: requests.Session) -> None:
     assert (
         r.json()["message"] == "406: Not Acceptable\n\nAvailable representations: application/json"
     )
+    # Discovery: /api, /api/v1 and a group's version are go-restful routes; /apis and
+    # /apis/<group> are plain handlers, whose 406 is the negotiation's (recorded from kube).
+    for path in ("/api", "/api/v1", "/apis/apps/v1"):
+        r = admin.get(server.url + path, headers={"Accept": "application/xml"})
+        assert r.json()["message"].startswith("406: Not Acceptable\n\n"), path
+    for path in ("/apis", "/apis/apps"):
+        r = admin.get(server.url + path, headers={"Accept": "application/xml"})
+        assert r.json() == status(
+            406,
+            "NotAcceptable",
+            "only the following media types are accepted: application/json, application/yaml, "
+            "application/vnd.platform.protobuf",
+        ), path
     # kube's negotiation then: q=0 is no refusal, and a Table it cannot give is its 406 (in JSON)
     r = admin.get(server.url + CM, headers={"Accept": "application/json;q=0"})
     assert r.status_code == 200 and r.json()["kind"] == "ConfigMapList"
