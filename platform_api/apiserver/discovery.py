@@ -79,9 +79,10 @@ def _resource_entries(rt: ResourceType, alias: bool = False) -> list[dict[str, A
         main["shortNames"] = list(rt.short_names)
     if rt.categories and not alias:
         main["categories"] = list(rt.categories)
-    main["storageVersionHash"] = storage_version_hash(
-        rt.group, rt.storage_version or rt.version, rt.kind
-    )
+    if rt.stored:
+        main["storageVersionHash"] = storage_version_hash(
+            rt.group, rt.storage_version or rt.version, rt.kind
+        )
     entries = [main]
     for sub in rt.subresources:
         entry: dict[str, Any] = {

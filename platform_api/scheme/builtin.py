@@ -39,6 +39,7 @@ def _t(
     verbs: tuple[str, ...] = OBJECT_VERBS,
     name_rule: str = "subdomain",
     version: str = "v1",
+    stored: bool = True,
 ) -> ResourceType:
     subs: tuple[Subresource, ...] = ()
     if scale:
@@ -57,6 +58,7 @@ def _t(
         verbs=verbs,
         subresources=tuple(sorted(subs + extra, key=lambda sub: sub.name)),  # as kube lists them
         name_rule=name_rule,
+        stored=stored,
     )
 
 
@@ -64,9 +66,17 @@ ALL = ("all",)
 
 BUILTIN_TYPES: tuple[ResourceType, ...] = (
     # core/v1
-    _t("", "Binding", "bindings", verbs=("create",)),  # POST only (endpoints/pods.py)
+    _t("", "Binding", "bindings", verbs=("create",), stored=False),  # POST only (endpoints/pods.py)
     # Probed on each request, never stored (endpoints/componentstatus.py).
-    _t("", "ComponentStatus", "componentstatuses", False, ("cs",), verbs=("get", "list")),
+    _t(
+        "",
+        "ComponentStatus",
+        "componentstatuses",
+        False,
+        ("cs",),
+        verbs=("get", "list"),
+        stored=False,
+    ),
     _t("", "ConfigMap", "configmaps", short=("cm",)),
     _t("", "Endpoints", "endpoints", short=("ep",)),
     _t("", "Event", "events", short=("ev",), name_rule="path-segment"),
@@ -249,6 +259,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         "tokenreviews",
         namespaced=False,
         verbs=("create",),
+        stored=False,
     ),
     _t(
         "authentication.platform.io",
@@ -256,6 +267,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         "selfsubjectreviews",
         namespaced=False,
         verbs=("create",),
+        stored=False,
     ),
     # authorization.platform.io/v1: access reviews, answered by the authorizer
     _t(
@@ -263,6 +275,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         "LocalSubjectAccessReview",
         "localsubjectaccessreviews",
         verbs=("create",),
+        stored=False,
     ),
     _t(
         "authorization.platform.io",
@@ -270,6 +283,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         "selfsubjectaccessreviews",
         namespaced=False,
         verbs=("create",),
+        stored=False,
     ),
     _t(
         "authorization.platform.io",
@@ -277,6 +291,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         "selfsubjectrulesreviews",
         namespaced=False,
         verbs=("create",),
+        stored=False,
     ),
     _t(
         "authorization.platform.io",
@@ -284,6 +299,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         "subjectaccessreviews",
         namespaced=False,
         verbs=("create",),
+        stored=False,
     ),
     # apiextensions.platform.io/v1
     _t(

@@ -79,6 +79,9 @@ class ResourceType:
     storage_version: str = ""
     # Served from a CustomResourceDefinition: unstructured, schema from the CRD.
     custom: bool = False
+    # Kept in storage; False for those answered and never stored (reviews, bindings):
+    # kube's discovery gives them no storageVersionHash.
+    stored: bool = True
     # A warning for every request to this version (a CRD's deprecationWarning).
     deprecation_warning: str | None = None
 

@@ -529,6 +529,34 @@ def test_discovery_paths_with_a_trailing_slash(server: Server, admin: requests.S
     ]
 
 
+def test_discovery_gives_stored_resources_a_storage_version_hash(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube lists no storageVersionHash for what it answers and never stores: bindings,
+    componentstatuses and the reviews (exactly these, in the reference's discovery)."""
+    unstored = set()
+    for gv in (
+        "/api/v1",
+        "/apis/authentication.platform.io/v1",
+        "/apis/authorization.platform.io/v1",
+    ):
+        for r in admin.get(server.url + gv).json()["resources"]:
+            if "/" not in r["name"] and "storageVersionHash" not in r:
+                unstored.add(r["name"])
+    assert unstored == {
+        "bindings",
+        "componentstatuses",
+        "tokenreviews",
+        "selfsubjectreviews",
+        "localsubjectaccessreviews",
+        "selfsubjectaccessreviews",
+        "selfsubjectrulesreviews",
+        "subjectaccessreviews",
+    }
+    apps = admin.get(server.url + "/apis/apps/v1").json()["resources"]
+    assert all("storageVersionHash" in r for r in apps if "/" not in r["name"])
+
+
 def test_new_namespaces_get_a_default_service_account(
     server: Server, admin: requests.Session
 ) -> None:
