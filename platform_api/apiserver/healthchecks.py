@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from cryptography import x509
+
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
 
@@ -67,11 +69,23 @@ class ServerState(Protocol):
     def aggregation(self) -> object | None: ...
 
 
+def loopback_certificate(cert_pem: bytes, clock: Callable[[], float] = time.time) -> HealthCheck:
+    """kube's ``loopback-serving-certificate``: fails once the certificate the loopback
+    client pins (the serving one here) has expired, as every loopback write then would."""
+    expires = x509.load_pem_x509_certificate(cert_pem).not_valid_after_utc.timestamp()
+
+    def check() -> str | None:
+        return "the loopback serving certificate has expired" if clock() > expires else None
+
+    return HealthCheck("loopback-serving-certificate", check)
+
+
 def endpoints(
     state: ServerState,
     storage: HealthCheck,
     encryption: list[HealthCheck],
     workers: list[HealthCheck],
+    loopback: HealthCheck,
 ) -> dict[str, HealthEndpoint]:
     def bootstrap(grace: bool, done: bool | None = None) -> str | None:
         if state.bootstrapped if done is None else done:
@@ -107,8 +121,10 @@ def endpoints(
     # kube's /readyz has no storage check of its own (storage-readiness stands for it);
     # this server's keeps its storage's, which answers when the storage does not.
     return {
-        "healthz": HealthEndpoint("healthz", [*common, storage, *hooks(False), *encryption]),
-        "livez": HealthEndpoint("livez", [*common, storage, *hooks(True)]),
+        "healthz": HealthEndpoint(
+            "healthz", [*common, loopback, storage, *hooks(False), *encryption]
+        ),
+        "livez": HealthEndpoint("livez", [*common, loopback, storage, *hooks(True)]),
         "readyz": HealthEndpoint(
             "readyz",
             [*common, storage, informers, *hooks(False), *encryption, shutdown, *workers],

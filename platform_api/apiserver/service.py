@@ -185,7 +185,11 @@ class APIServerService(Service):
         workers = []
         if self.slot is not None:
             workers = WorkerStates(self.config.data_dir, self.slot.count).health_checks()
-        return healthchecks.endpoints(self, storage, encryption_checks(self.encryption), workers)
+        with open(self.serving_cert_file, "rb") as f:
+            loopback_check = healthchecks.loopback_certificate(f.read())
+        return healthchecks.endpoints(
+            self, storage, encryption_checks(self.encryption), workers, loopback_check
+        )
 
     def build(self) -> tuple[APIServer, str, str, str]:
         """Everything but the listener; returns the server and its TLS files."""
