@@ -17,9 +17,9 @@ from twisted.web.server import Request
 
 from platform_api.apiserver import openapiproto
 from platform_api.apiserver.discovery import KUBE_MAJOR, KUBE_MINOR, SERVER_VERSION
-from platform_api.codec import go_escaped
 from platform_api.endpoints.negotiation import JSON, parse_accept
 from platform_api.endpoints.responses import bare, finish
+from platform_api.gotext import go_escaped
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.schemas import INT_OR_STRING, QUANTITY, Node

@@ -42,25 +42,6 @@ def dumps(obj: Any) -> bytes:
     return orjson.dumps(obj)
 
 
-# Go's encoding/json writes these as \u escapes (HTML-safe output, its default): kube's
-# answers do.  In JSON text they can only stand inside strings, so a byte replace is exact.
-_GO_ESCAPES = (
-    (b"<", b"\\u003c"),
-    (b">", b"\\u003e"),
-    (b"&", b"\\u0026"),
-    ("\u2028".encode(), b"\\u2028"),
-    ("\u2029".encode(), b"\\u2029"),
-)
-
-
-def go_escaped(data: bytes) -> bytes:
-    """JSON bytes as Go writes them: ``<``, ``>``, ``&``, U+2028 and U+2029 escaped."""
-    for raw, escaped in _GO_ESCAPES:
-        if raw in data:
-            data = data.replace(raw, escaped)
-    return data
-
-
 def loads(data: bytes | str) -> Any:
     return orjson.loads(data)
 

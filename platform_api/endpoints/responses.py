@@ -14,10 +14,11 @@ import orjson
 from twisted.web.server import Request
 
 from platform_api import errors
-from platform_api.codec import UnwritableYAML, cbor, go_escaped, protobuf, yaml_dumps
+from platform_api.codec import UnwritableYAML, cbor, protobuf, yaml_dumps
 from platform_api.context import Context
 from platform_api.endpoints.negotiation import error_encoding
 from platform_api.errors import StatusError
+from platform_api.gotext import go_escaped
 from platform_api.scheme.types import rebrand_group
 
 # kube compresses get/list responses of more than 128 KiB (level 1: cheap, still 5-10x).

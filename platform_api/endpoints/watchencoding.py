@@ -12,10 +12,11 @@ from typing import Any
 
 import orjson
 
-from platform_api.codec import cbor, go_escaped, protobuf
+from platform_api.codec import cbor, protobuf
 from platform_api.endpoints import binary
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.scope import Scope, partial_object
+from platform_api.gotext import go_escaped
 from platform_api.scheme import bytefields
 from platform_api.storage.interface import DELETED, Event, Stored
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from platform_api.codec import go_escaped
+from platform_api.gotext import go_escaped
 
 
 @pytest.mark.parametrize(

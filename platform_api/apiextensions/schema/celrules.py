@@ -16,14 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from platform_api.apiextensions.schema.celrules_compile import CompiledRule, TypeScope
 from platform_api.apiextensions.schema.celrules_eval import Validator, build_validator
 from platform_api.apiextensions.schema.celrules_paths import PathError, valid_field_path
 from platform_api.cel.cost import RUNTIME_BUDGET, STATIC_CRD_LIMIT, STATIC_RULE_LIMIT, U64
 from platform_api.cel.schematypes import DeclType, decl_type, escape
-from platform_api.codec import go_escaped
+from platform_api.gotext import Struct, marshal
 from platform_api.validation import field as fe
 from platform_api.validation.field import FieldError, GoText
 
@@ -48,15 +46,15 @@ def cost_error_message(name: str, cost: int, limit: int) -> str:
 def rule_text(spec: dict[str, Any]) -> GoText:
     """A ValidationRule as kube's field errors print a struct value: Go's JSON of the
     internal type (field names as declared, absent pointers null, HTML-safe escapes)."""
-    value = {
-        "Rule": spec.get("rule") or "",
-        "Message": spec.get("message") or "",
-        "MessageExpression": spec.get("messageExpression") or "",
-        "Reason": spec.get("reason"),
-        "FieldPath": spec.get("fieldPath") or "",
-        "OptionalOldSelf": spec.get("optionalOldSelf"),
-    }
-    return GoText(go_escaped(orjson.dumps(value)).decode())
+    value = Struct(
+        Rule=spec.get("rule") or "",
+        Message=spec.get("message") or "",
+        MessageExpression=spec.get("messageExpression") or "",
+        Reason=spec.get("reason"),
+        FieldPath=spec.get("fieldPath") or "",
+        OptionalOldSelf=spec.get("optionalOldSelf"),
+    )
+    return GoText(marshal(value))
 
 
 def _has_newline(text: str) -> bool:
