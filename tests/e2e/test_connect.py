@@ -132,29 +132,26 @@ def test_a_proxy_names_scheme_name_and_port_as_kube_reads_them(
 ) -> None:
     """``[scheme:]name[:port]``: the object is looked up by its name alone; more parts,
     an empty name or a scheme other than http/https is kube's 400 (recorded answers)."""
-    ns = server.url + "/api/v1/namespaces/default"
-    for path, kind, name in (
-        ("services/nope:80", "services", "nope"),
-        ("services/https:nope:443", "services", "nope"),
-        ("services/nope:http", "services", "nope"),
-        ("services/nope:", "services", "nope"),
-        ("pods/nope:8080", "pods", "nope"),
+    missing = (404, "NotFound")
+    refused = (400, "BadRequest")
+    for path, answer in (
+        ("namespaces/default/services/nope:80", (*missing, 'services "nope" not found')),
+        ("namespaces/default/services/https:nope:443", (*missing, 'services "nope" not found')),
+        ("namespaces/default/services/nope:http", (*missing, 'services "nope" not found')),
+        ("namespaces/default/services/nope:", (*missing, 'services "nope" not found')),
+        ("namespaces/default/pods/nope:8080", (*missing, 'pods "nope" not found')),
+        ("nodes/nope:10250", (*missing, 'nodes "nope" not found')),
+        ("namespaces/default/services/a:b:c:d", (*refused, 'invalid service request "a:b:c:d"')),
+        ("namespaces/default/services/ftp:x:80", (*refused, 'invalid service request "ftp:x:80"')),
+        ("namespaces/default/services/:80", (*refused, 'invalid service request ":80"')),
+        (
+            "namespaces/default/services/https::80",
+            (*refused, 'invalid service request "https::80"'),
+        ),
+        ("namespaces/default/pods/ftp:x:1", (*refused, 'invalid pod request "ftp:x:1"')),
+        ("nodes/a:b:c:d", (*refused, 'invalid node request "a:b:c:d"')),
     ):
-        answer = _answer(admin.get(f"{ns}/{path}/proxy/x"))
-        assert answer == (404, "NotFound", f'{kind} "{name}" not found'), path
-    for path, kind, id_ in (
-        ("services/a:b:c:d", "service", "a:b:c:d"),
-        ("services/ftp:nope:80", "service", "ftp:nope:80"),
-        ("services/:80", "service", ":80"),
-        ("services/https::80", "service", "https::80"),
-        ("pods/ftp:x:1", "pod", "ftp:x:1"),
-    ):
-        answer = _answer(admin.get(f"{ns}/{path}/proxy/x"))
-        assert answer == (400, "BadRequest", f'invalid {kind} request "{id_}"'), path
-    refused = _answer(admin.get(server.url + "/api/v1/nodes/a:b:c:d/proxy/"))
-    assert refused == (400, "BadRequest", 'invalid node request "a:b:c:d"')
-    missing = _answer(admin.get(server.url + "/api/v1/nodes/nope:10250/proxy/"))
-    assert missing == (404, "NotFound", 'nodes "nope" not found')
+        assert _answer(admin.get(f"{server.url}/api/v1/{path}/proxy/x")) == answer, path
 
 
 def test_discovery_lists_the_connect_subresources_as_kube_does(
