@@ -50,7 +50,7 @@ class Setup:
         storage.on_commit = hub.committed
         self.quotas = Store(rt("resourcequotas"), storage)
         self.pending = PendingCharges()
-        self.plugin = ResourceQuota(self.quotas, limited or [], self.pending, hub=hub)
+        self.plugin = ResourceQuota(self.quotas, limited or [], self.pending, hub)
         self.plugin.start()
 
     def quota(self, name: str, hard: dict[str, str], used: dict[str, str], **spec: Any) -> None:

@@ -45,31 +45,24 @@ class ResourceQuota:
         quotas: Store,
         limited: list[LimitedResource],
         pending: PendingCharges,
+        hub: WatchHub,
         registry: Registry | None = None,
-        hub: WatchHub | None = None,
     ) -> None:
         self.quotas = quotas
         self.limited = limited
         self.pending = pending
         self.registry = registry or Registry()
-        # namespace -> how many quotas it holds; None without a hub: storage is asked
-        self._held: Counter[str] | None = None
-        self._informer: Informer | None = None
-        if hub is not None:
-            self._held = Counter()
-            self._informer = Informer(quotas.storage, hub, (quotas.prefix,))
-            self._informer.add_listener(self._changed)
+        self._held: Counter[str] = Counter()  # namespace -> how many quotas it holds
+        self._informer = Informer(quotas.storage, hub, (quotas.prefix,))
+        self._informer.add_listener(self._changed)
 
     def start(self) -> None:
-        if self._informer is not None:
-            self._informer.start()
+        self._informer.start()
 
     def stop(self) -> None:
-        if self._informer is not None:
-            self._informer.stop()
+        self._informer.stop()
 
     def _changed(self, key: bytes, old: Obj | None, new: Obj | None) -> None:
-        assert self._held is not None
         namespace = ((new or old or {}).get("metadata") or {}).get("namespace", "")
         self._held[namespace] += (new is not None) - (old is not None)
         if self._held[namespace] <= 0:
@@ -89,9 +82,7 @@ class ResourceQuota:
         return self._serialized(attrs, obj, old, ev)
 
     def _has_quotas(self, namespace: str) -> bool:
-        if self._held is not None:
-            return namespace in self._held
-        return self.quotas.storage.count(self.quotas.list_prefix(namespace)) > 0
+        return namespace in self._held
 
     async def _serialized(
         self, attrs: Attributes, obj: Obj, old: Obj | None, ev: Evaluator
@@ -172,4 +163,4 @@ def _replace_with(quota: Obj) -> Callable[[Obj | None], Obj]:
 def build(ctx: PluginContext) -> ResourceQuota:
     limited = load_configuration(ctx.plugin_settings(ResourceQuota.name))
     quotas = ctx.stores[("", "v1", "resourcequotas")]
-    return ResourceQuota(quotas, limited, pending_for(ctx.hub), hub=ctx.hub)
+    return ResourceQuota(quotas, limited, pending_for(ctx.hub), ctx.hub)
