@@ -232,7 +232,7 @@ def worker(
         for name in names:
             latest[name] = orjson.loads(plain.request("GET", f"{base}/{name}")[1])
     ready.wait()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for i in range(count):
         name = names[i % len(names)]
         if op == "create":
@@ -256,7 +256,57 @@ def worker(
             status, _ = wire.request("GET", base)
             ok = status == 200
         errors += 0 if ok else 1
-    out.put((time.perf_counter() - start, count, errors))
+    out.put((time.perf_counter() - start, count, errors, time.process_time() - cpu))
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of N clients: requests per second, failed requests, and the CPU the
+    machine spent per request apart from the clients' own (the server's, with its
+    database: kube-apiserver's etcd, this server's writer processes)."""
+
+    rate: float
+    errors: int
+    server_cpu_ms: float
+
+
+def machine_busy() -> float:
+    """CPU seconds the whole machine has spent busy (not idle or waiting on I/O)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except OSError:  # not Linux: no figure
+        return float("nan")
+    idle = fields[3] + fields[4]
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def run_clients(
+    target: Target,
+    op: str,
+    clients: int,
+    per_client: int,
+    names: list[list[str]],
+    load: Workload = Workload(),
+) -> Run:
+    queue: Any = mp.Queue()
+    ready: Any = mp.Barrier(clients + 1)
+    procs = [
+        mp.Process(target=worker, args=(target, op, names[c], per_client, queue, ready, load))
+        for c in range(clients)
+    ]
+    for p in procs:
+        p.start()
+    ready.wait()  # every client is connected (and has done its setup): go
+    start, busy = time.perf_counter(), machine_busy()
+    results = [queue.get() for _ in procs]
+    elapsed, busy = time.perf_counter() - start, machine_busy() - busy
+    for p in procs:
+        p.join()
+    total = sum(r[1] for r in results)
+    errors = sum(r[2] for r in results)
+    clients_cpu = sum(r[3] for r in results)
+    return Run(total / elapsed, errors, (busy - clients_cpu) * 1000 / max(total, 1))
 
 
 def run_parallel(
@@ -267,23 +317,9 @@ def run_parallel(
     names: list[list[str]],
     load: Workload = Workload(),
 ) -> tuple[float, int]:
-    queue: Any = mp.Queue()
-    ready: Any = mp.Barrier(clients + 1)
-    procs = [
-        mp.Process(target=worker, args=(target, op, names[c], per_client, queue, ready, load))
-        for c in range(clients)
-    ]
-    for p in procs:
-        p.start()
-    ready.wait()  # every client is connected (and has done its setup): go
-    start = time.perf_counter()
-    results = [queue.get() for _ in procs]
-    for p in procs:
-        p.join()
-    elapsed = time.perf_counter() - start
-    total = sum(r[1] for r in results)
-    errors = sum(r[2] for r in results)
-    return total / elapsed, errors
+    """Requests per second and failed requests of ``clients`` processes doing ``op``."""
+    run = run_clients(target, op, clients, per_client, names, load)
+    return run.rate, run.errors
 
 
 def sequential_get(target: Target, name: str, count: int) -> tuple[float, float]:

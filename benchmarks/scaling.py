@@ -8,7 +8,10 @@ create/get/update/list and watchbench's 1000-creates-to-100-watchers against eac
 then against --reference (a kube-apiserver, e.g. the one
 ``../shared/tools/reference-apiserver start`` prints), and prints one table with each
 column's ratio to the reference.  Also measures how long a write through one
-connection takes to reach watchers on other connections (with workers, other processes).
+connection takes to reach watchers on other connections (with workers, other processes),
+and the machine's CPU per create and per update apart from the clients' own: the
+server's with its database (the writer processes; kube-apiserver's etcd), which says
+whether a configuration is bound by its CPU or by the cores it can use.
 
 With ``--rounds N`` every configuration and the reference run N times, interleaved (one
 of each per round), and each cell is the median: on a machine whose speed drifts, ratios
@@ -60,9 +63,13 @@ def measure(
     per = objects // clients
     names = [[f"cm-{c}-{i}" for i in range(per)] for c in range(clients)]
     out: dict[str, float] = {}
-    out["create /s"], _ = loadgen.run_parallel(target, "create", clients, per, names, load)
+    create = loadgen.run_clients(target, "create", clients, per, names, load)
+    out["create /s"] = create.rate
     out["get /s"], _ = loadgen.run_parallel(target, "get", clients, per * 3, names, load)
-    out["update /s"], _ = loadgen.run_parallel(target, "update", clients, per, names, load)
+    update = loadgen.run_clients(target, "update", clients, per, names, load)
+    out["update /s"] = update.rate
+    out["server CPU ms per create"] = create.server_cpu_ms
+    out["server CPU ms per update"] = update.server_cpu_ms
     out["list /s"], _ = loadgen.run_parallel(target, "list", clients, 25, names, load)
     cut_before = len(watchbench.CUT_OFF)
     _, seen = asyncio.run(watchbench.fan_out(target, namespace, 100, 1000))

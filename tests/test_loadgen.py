@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from benchmarks.loadgen import Wire
+from benchmarks.loadgen import Wire, machine_busy
 
 
 class Script:
@@ -66,3 +67,10 @@ def test_a_patch_names_its_content_type() -> None:
     client, sock = wire(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
     client.request("PATCH", "/p", b"{}", "application/merge-patch+json")
     assert b"Content-Type: application/merge-patch+json\r\nContent-Length: 2\r\n\r\n{}" in sock.sent
+
+
+def test_machine_busy_counts_the_cpu_this_process_spends() -> None:
+    before, spent = machine_busy(), time.process_time()
+    while time.process_time() - spent < 0.3:
+        pass
+    assert machine_busy() - before >= 0.2  # ticks of 10 ms; other processes only add
