@@ -122,6 +122,7 @@ class APIServerService(Service):
         self.authentication_trust: AuthenticationTrust | None = None  # once bootstrapped
         self.presence: Presence | None = None  # once bootstrapped, in one worker
         self.slot = slot  # one of --workers N
+        self.siblings: WakeSiblings | None = None  # the other workers' wake sockets
         self.loopback_token = loopback.loopback_token()
         run_dir = os.path.join(config.data_dir, "run")
         os.makedirs(run_dir, exist_ok=True)
@@ -142,7 +143,7 @@ class APIServerService(Service):
         self.hub = WatchHub(self.storage, self.reactor)
         self.storage.on_commit = self.hub.committed
         if self.slot is not None:
-            siblings = WakeSiblings(self.slot, self.hub.catch_up, reactor)
+            siblings = self.siblings = WakeSiblings(self.slot, self.hub.catch_up, reactor)
             slot = self.slot
             self.metrics_exchange = MetricsExchange(
                 slot.index, slot.count, cfg.data_dir, reactor, siblings.send
@@ -504,6 +505,8 @@ class APIServerService(Service):
         if self.node_graph is not None:
             self.node_graph.stop()
         self.hub.stop()
+        if self.siblings is not None:
+            self.siblings.stop()
         self.backend.close()
         if self.auditor is not None:
             self.auditor.shutdown()

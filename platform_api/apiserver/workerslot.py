@@ -7,10 +7,11 @@ starts each worker with those descriptors and this environment:
 - ``PLATFORM_APISERVER_FDS``: ``<listen fd>,<wake fd>,<status fd>``;
 - ``PLATFORM_APISERVER_WAKE_PORTS``: every worker's wake port, by index.
 
-A worker serves on the inherited socket, tells its siblings of each commit with one
-datagram (they read the change log at once instead of at the next 10 ms poll), and
-tells the supervisor when it is ready through the status pipe.  The supervisor writes
-what it knows of every worker to ``<data-dir>/run/workers.json``; /readyz reads it.
+A worker serves on the inherited socket, tells its siblings of its commits with a
+datagram (at most one per WAKE_GAP; they read the change log at once instead of at the
+next 10 ms poll), and tells the supervisor when it is ready through the status pipe.
+The supervisor writes what it knows of every worker to ``<data-dir>/run/workers.json``;
+/readyz reads it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from twisted.internet.interfaces import IReactorTime
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.protocol import DatagramProtocol
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
@@ -91,10 +92,19 @@ class WorkerSlot:
             log.warn("could not tell the supervisor this worker is ready")
 
 
+# Commits within this many seconds of a wake share the next one.  Every wake costs each
+# sibling a sleep and a wake-up and a read of the change log (~50 us of its CPU, ~0.07 ms
+# per create with one sibling, on every sibling), while a busy sibling reads the log
+# before each request anyway.  Under load a worker commits every ~1 ms; the siblings now
+# hear of it at most every WAKE_GAP, which bounds the added delay (under the 5 ms
+# promised) and makes a sibling's cost per write fall as the write rate rises.
+WAKE_GAP = 0.002
+
+
 class WakeSiblings(DatagramProtocol):
-    """Commit notifications between workers: one datagram per commit batch to every
-    sibling; a received one makes this worker read the change log at once.  Datagrams
-    other than a wake (``!``) go to ``on_message`` (the metrics exchange)."""
+    """Commit notifications between workers: a datagram to every sibling on a commit,
+    coalesced (WAKE_GAP); a received one makes this worker read the change log at once.
+    Datagrams other than a wake (``!``) go to ``on_message`` (the metrics exchange)."""
 
     noisy = False
     on_message: Callable[[bytes, Any], None] | None = None
@@ -107,14 +117,34 @@ class WakeSiblings(DatagramProtocol):
         self._targets = [
             ("127.0.0.1", port) for i, port in enumerate(slot.wake_ports) if i != slot.index
         ]
+        self._last_wake = float("-inf")
+        self._next_wake: IDelayedCall | None = None
 
     def listen(self) -> None:
         self._reactor.adoptDatagramPort(self.slot.wake_fd, socket.AF_INET, self)
         os.close(self.slot.wake_fd)
 
     def notify(self) -> None:
-        # A sibling restarting, a full buffer: it polls the log anyway.
+        """A commit: wake the siblings now, or with the next wake if one went out less
+        than WAKE_GAP ago.  (A sibling restarting, a full buffer: it polls the log.)"""
+        if self._next_wake is not None:
+            return  # a wake is due: it tells of this commit too
+        wait = self._last_wake + WAKE_GAP - self._reactor.seconds()
+        if wait > 0:
+            self._next_wake = self._reactor.callLater(wait, self._wake_now)
+        else:
+            self._wake_now()
+
+    def _wake_now(self) -> None:
+        self._next_wake = None
+        self._last_wake = self._reactor.seconds()
         self.send(b"!")
+
+    def stop(self) -> None:
+        """No wake left due (the worker is stopping)."""
+        if self._next_wake is not None and self._next_wake.active():
+            self._next_wake.cancel()
+        self._next_wake = None
 
     def send(self, data: bytes, address: Any = None) -> None:
         """``data`` to ``address``, or to every sibling when it is None."""

@@ -19,7 +19,7 @@ from platform_api.apiserver.processlock import ProcessLock
 from platform_api.apiserver.service import APIServerService
 from platform_api.apiserver.storagebackend import EtcdBackend, LMDBBackend
 from platform_api.apiserver.workers import plugin_arguments
-from platform_api.apiserver.workerslot import WorkerSlot, WorkerStates
+from platform_api.apiserver.workerslot import WAKE_GAP, WakeSiblings, WorkerSlot, WorkerStates
 
 
 def test_one_holder_at_a_time_and_the_next_waits(tmp_path: Path) -> None:
@@ -73,6 +73,50 @@ def test_the_slot_comes_from_the_environment() -> None:
     slot = WorkerSlot.from_environment(env)
     assert slot == WorkerSlot(1, 3, 3, 4, 5, (1000, 1001, 1002))
     assert WorkerSlot.from_environment({}) is None
+
+
+class Sent:
+    """A datagram transport that keeps what was written, with when."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock, self.sent = clock, []
+
+    def write(self, data: bytes, address: object) -> None:
+        self.sent.append((self.clock.seconds(), data, address))
+
+
+def test_commits_close_together_share_one_wake_per_sibling() -> None:
+    clock = Clock()
+    clock.advance(100)
+    siblings = WakeSiblings(WorkerSlot(0, 3, 3, 4, 5, (1000, 1001, 1002)), lambda: None, clock)
+    siblings.transport = transport = Sent(clock)  # type: ignore[assignment]
+    siblings.notify()  # the first commit wakes every sibling at once
+    assert transport.sent == [
+        (100, b"!", ("127.0.0.1", 1001)),
+        (100, b"!", ("127.0.0.1", 1002)),
+    ]
+    clock.advance(WAKE_GAP / 4)
+    siblings.notify()  # within the gap: one wake is due at its end, for both commits
+    clock.advance(WAKE_GAP / 4)
+    siblings.notify()
+    assert len(transport.sent) == 2
+    clock.advance(WAKE_GAP / 2)
+    assert [when for when, _, _ in transport.sent[2:]] == pytest.approx([100 + WAKE_GAP] * 2)
+    clock.advance(WAKE_GAP * 10)
+    siblings.notify()  # long after the last wake: at once again
+    assert [when for when, _, _ in transport.sent[4:]] == pytest.approx([100 + WAKE_GAP * 11] * 2)
+
+
+def test_a_stopping_worker_sends_no_wake_left_due() -> None:
+    clock = Clock()
+    siblings = WakeSiblings(WorkerSlot(0, 2, 3, 4, 5, (1000, 1001)), lambda: None, clock)
+    siblings.transport = transport = Sent(clock)  # type: ignore[assignment]
+    siblings.notify()
+    siblings.notify()
+    siblings.stop()
+    clock.advance(1)
+    assert len(transport.sent) == 1
+    assert not clock.getDelayedCalls()
 
 
 def test_worker_states_are_read_from_the_supervisors_file(tmp_path: Path) -> None:
