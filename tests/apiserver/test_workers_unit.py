@@ -79,7 +79,8 @@ class Sent:
     """A datagram transport that keeps what was written, with when."""
 
     def __init__(self, clock: Clock) -> None:
-        self.clock, self.sent = clock, []
+        self.clock = clock
+        self.sent: list[tuple[float, bytes, object]] = []
 
     def write(self, data: bytes, address: object) -> None:
         self.sent.append((self.clock.seconds(), data, address))
