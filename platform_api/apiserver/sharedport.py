@@ -26,7 +26,10 @@ from platform_api.apiserver.eagerwrite import EagerPort
 
 STAND_ASIDE = 0.001  # seconds a busier worker leaves a new connection to its siblings
 MAX_WAITS = 3  # then it accepts anyway
-REFRESH = 0.1  # how often a worker republishes its count (closed connections)
+# How often a worker republishes its count, for the connections that closed since it
+# accepted one (a stale count only makes it stand aside a moment longer): an idle
+# worker's timer wakes cost it CPU.
+REFRESH = 1.0
 _SLOT = struct.Struct("<i")
 
 

@@ -9,7 +9,7 @@ starts each worker with those descriptors and this environment:
 
 A worker serves on the inherited socket, tells its siblings of its commits with a
 datagram (at most one per WAKE_GAP; they read the change log at once instead of at the
-next 10 ms poll), and tells the supervisor when it is ready through the status pipe.
+next poll), and tells the supervisor when it is ready through the status pipe.
 The supervisor writes what it knows of every worker to ``<data-dir>/run/workers.json``;
 /readyz reads it.
 """

@@ -12,6 +12,7 @@ from platform_api.storage.watch import (
     CHEAP_ROUND,
     FLUSH_DELAY,
     MAX_FLUSH_DELAY,
+    POLL_INTERVAL,
     WatchHub,
     resource_of,
     round_delay,
@@ -245,8 +246,8 @@ def test_a_process_alone_does_not_poll_the_log_and_workers_do() -> None:
     assert clock.getDelayedCalls() == []
     shared.start()
     assert len(clock.getDelayedCalls()) == 1
-    log.commit()  # another worker's commit: found by the poll
-    clock.advance(0.01)
+    log.commit()  # another worker's commit whose wake was lost: found by the poll
+    clock.advance(POLL_INTERVAL)
     assert (alone.revision, shared.revision) == (0, 1)
     shared.stop()
     assert clock.getDelayedCalls() == []
