@@ -6,13 +6,16 @@ it, the write, and another ``epoll_ctl`` to stop watching.  A write the descript
 take at once (nearly all: its buffer is empty between requests) goes out in one system
 call instead; the part it does not take is queued as before, so ordering, back-pressure
 and error handling stay Twisted's.  Used by the server's TCP connections
-(apiserver/eagerwrite.py) and the LMDB writer process's input (storage/lmdb_process.py).
+(apiserver/eagerwrite.py), the LMDB writer process's input (storage/lmdb_process.py)
+and the etcd client's connections (storage/etcd/channel.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from twisted.internet import tcp
 from twisted.internet.abstract import FileDescriptor
 
 
@@ -33,3 +36,12 @@ def send_now(descriptor: FileDescriptor, data: bytes, send: Callable[[bytes], in
             sent = 0  # would block, or broken: the queued path finds out and reports it
         return data[sent:]
     return data
+
+
+def write_now(transport: Any, data: bytes) -> None:
+    """``transport.write(data)``, what a plain TCP connection takes at once sent now
+    (a TLS transport, or any other, writes as it always does)."""
+    if isinstance(transport, tcp.Connection) and not transport.TLS:
+        data = send_now(transport, data, transport.socket.send)
+    if data:
+        transport.write(data)

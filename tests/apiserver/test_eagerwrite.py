@@ -11,9 +11,11 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import deferLater
+from twisted.internet.testing import StringTransport
 from twisted.internet.threads import deferToThread
 
 from platform_api.apiserver.eagerwrite import EagerServer, listen_eager
+from platform_api.eager import write_now
 
 
 class _Held(Protocol):
@@ -102,6 +104,26 @@ async def test_a_closing_connection_sends_what_was_written_then_ends() -> None:
         transport.write(b" ignored?")  # after loseConnection: queued, as Twisted queues it
         await lost
         assert _read(client, 100) == b"last words ignored?"
+    finally:
+        client.close()
+        await port.stopListening()
+
+
+@pytest_twisted.ensureDeferred
+async def test_write_now_sends_on_a_plain_tcp_connection_and_writes_on_others() -> None:
+    made: Deferred[Any] = Deferred()
+    port = reactor.listenTCP(  # type: ignore[attr-defined]
+        0, Factory.forProtocol(lambda: _Held(made, Deferred())), interface="127.0.0.1"
+    )
+    client = socket.create_connection(("127.0.0.1", port.getHost().port))
+    try:
+        transport = (await made).transport  # Twisted's own TCP connection, not an eager one
+        write_now(transport, b"hello")
+        assert (transport._tempDataBuffer, transport.dataBuffer) == ([], b"")
+        assert _read(client, 5) == b"hello"  # the reactor has not run since the write
+        other = StringTransport()
+        write_now(other, b"queued as ever")
+        assert other.value() == b"queued as ever"
     finally:
         client.close()
         await port.stopListening()

@@ -129,3 +129,18 @@ def test_goaway_ends_the_calls_it_did_not_take_and_closes_after_the_rest() -> No
     flags = http2.END_HEADERS | http2.END_STREAM
     channel.dataReceived(http2.frame(http2.HEADERS, flags, first, trailers))
     assert taken.ends == [(0, "")] and wire.disconnecting
+
+
+def test_the_calls_of_one_turn_go_out_in_one_write_after_it() -> None:
+    clock = Clock()
+    channel = GrpcChannel(Target.parse("127.0.0.1:2379"), clock)
+    wire = StringTransport()
+    channel.makeConnection(wire)
+    clock.advance(0)  # the connection preface
+    writes: list[bytes] = []
+    wire.write = writes.append  # type: ignore[method-assign]
+    for _ in range(3):
+        channel.open("/etcdserverpb.KV/Range", Recorder()).send(b"\0\0\0\0\0")
+    assert writes == []
+    clock.advance(0)
+    assert len(writes) == 1 and writes[0].count(b"/etcdserverpb.KV/Range") == 3
