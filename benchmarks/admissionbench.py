@@ -178,7 +178,8 @@ def main() -> None:
                 load = Workload(base=f"/api/v1/namespaces/{ns}/configmaps")
                 names = [[f"p{sitting}-{c}-{i}" for i in range(per)] for c in range(args.clients)]
                 before = cpu_seconds(server.process.pid), cpu_seconds(hook.pid)
-                rate, errors = run_parallel(target, "create", args.clients, per, names, load)
+                run = run_parallel(target, "create", args.clients, per, names, load)
+                rate, errors = run.rate, run.errors
                 cpu[ns][0] += cpu_seconds(server.process.pid) - before[0]
                 cpu[ns][1] += cpu_seconds(hook.pid) - before[1]
                 if errors:

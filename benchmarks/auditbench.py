@@ -97,7 +97,8 @@ def measure(label: str, clients: int, per: int, *flags: str) -> tuple[float, flo
         for group in names:
             loadgen.request(conn, admin, "POST", loadgen.BASE, loadgen.configmap(group[0]))
         p50, _ = loadgen.sequential_get(admin, "cm-0", per)
-        rate, errors = loadgen.run_parallel(admin, "get", clients, per, names)
+        run = loadgen.run_parallel(admin, "get", clients, per, names)
+        rate, errors = run.rate, run.errors
         print(f"  {label:<28}{p50 * 1000:8.0f} us p50 {rate:8.0f} req/s   errors {errors}")
         return p50 * 1000, rate
     finally:

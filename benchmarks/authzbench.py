@@ -155,7 +155,8 @@ def end_to_end(count: int, clients: int) -> None:
         per = 1500
         print(f"end to end, {count} roles + {count} bindings, {clients} clients, GET:")
         for label, target in (("RBAC-limited user", limited), ("system:masters", admin)):
-            rate, errors = loadgen.run_parallel(target, "get", clients, per, names)
+            run = loadgen.run_parallel(target, "get", clients, per, names)
+            rate, errors = run.rate, run.errors
             print(f"  {label:<26}{rate:8.0f} req/s   errors {errors}")
     finally:
         proc.send_signal(signal.SIGTERM)

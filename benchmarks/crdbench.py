@@ -144,7 +144,8 @@ def main() -> None:
     for sitting in range(2):
         for label, load in (("ConfigMap", Workload()), ("Widget (5 CEL rules)", custom)):
             names = [[f"o{sitting}-{c}-{i}" for i in range(per)] for c in range(args.clients)]
-            rate, errors = run_parallel(target, "create", args.clients, per, names, load)
+            run = run_parallel(target, "create", args.clients, per, names, load)
+            rate, errors = run.rate, run.errors
             if errors:
                 raise SystemExit(f"{label}: {errors} failed creates")
             rows[label].append(rate)

@@ -88,7 +88,9 @@ def run(pods: int, with_service: bool) -> dict[str, float]:
         names = [[f"p-{c}-{i}" for i in range(per)] for c in range(CLIENTS)]
         load = loadgen.Workload(base=PODS, make=pod)
         out: dict[str, float] = {}
-        out["pod creates /s"], _ = loadgen.run_parallel(target, "create", CLIENTS, per, names, load)
+        out["pod creates /s"] = loadgen.run_parallel(
+            target, "create", CLIENTS, per, names, load
+        ).rate
         queue: Any = mp.Queue()
         procs = [
             mp.Process(target=report_ready, args=(target, names[c], c, queue))

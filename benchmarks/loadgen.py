@@ -281,7 +281,7 @@ def machine_busy() -> float:
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-def run_clients(
+def run_parallel(
     target: Target,
     op: str,
     clients: int,
@@ -289,6 +289,7 @@ def run_clients(
     names: list[list[str]],
     load: Workload = Workload(),
 ) -> Run:
+    """``clients`` processes doing ``op`` ``per_client`` times each, timed together."""
     queue: Any = mp.Queue()
     ready: Any = mp.Barrier(clients + 1)
     procs = [
@@ -307,19 +308,6 @@ def run_clients(
     errors = sum(r[2] for r in results)
     clients_cpu = sum(r[3] for r in results)
     return Run(total / elapsed, errors, (busy - clients_cpu) * 1000 / max(total, 1))
-
-
-def run_parallel(
-    target: Target,
-    op: str,
-    clients: int,
-    per_client: int,
-    names: list[list[str]],
-    load: Workload = Workload(),
-) -> tuple[float, int]:
-    """Requests per second and failed requests of ``clients`` processes doing ``op``."""
-    run = run_clients(target, op, clients, per_client, names, load)
-    return run.rate, run.errors
 
 
 def sequential_get(target: Target, name: str, count: int) -> tuple[float, float]:
@@ -363,16 +351,21 @@ def main() -> None:
     per = objects // clients
     names = [[f"cm-{c}-{i}" for i in range(per)] for c in range(clients)]
     rows = []
-    rate, errs = run_parallel(target, "create", clients, per, names)
+    run = run_parallel(target, "create", clients, per, names)
+    rate, errs = run.rate, run.errors
     rows.append(("create", rate, errs))
     p50, p99 = sequential_get(target, names[0][0], 1000)
-    rate, errs = run_parallel(target, "get", clients, per * 3, names)
+    run = run_parallel(target, "get", clients, per * 3, names)
+    rate, errs = run.rate, run.errors
     rows.append(("get", rate, errs))
-    rate, errs = run_parallel(target, "update", clients, per, names)
+    run = run_parallel(target, "update", clients, per, names)
+    rate, errs = run.rate, run.errors
     rows.append(("update", rate, errs))
-    rate, errs = run_parallel(target, "patch", clients, per, names)
+    run = run_parallel(target, "patch", clients, per, names)
+    rate, errs = run.rate, run.errors
     rows.append(("patch (merge)", rate, errs))
-    rate, errs = run_parallel(target, "list", clients, max(1, args.list_requests // clients), names)
+    run = run_parallel(target, "list", clients, max(1, args.list_requests // clients), names)
+    rate, errs = run.rate, run.errors
     rows.append((f"list ({objects} objects)", rate, errs))
 
     print(f"\n{'operation':<26}{'req/s':>10}{'errors':>8}   ({clients} clients, keep-alive)")

@@ -81,7 +81,8 @@ def parallel(server: ApiServer, count: int) -> tuple[float, float]:
     target = from_kubeconfig(str(server.kubeconfig))
     names = [[f"cm-{c}-0"] for c in range(4)]
     cpu = cpu_seconds(server.process.pid)
-    rate, errors = run_parallel(target, "get", 4, count // 4, names)
+    run = run_parallel(target, "get", 4, count // 4, names)
+    rate, errors = run.rate, run.errors
     assert errors == 0
     return rate, (cpu_seconds(server.process.pid) - cpu) * 1e6 / count
 

@@ -115,7 +115,8 @@ async def fan_out(
 
     def write() -> None:
         load = loadgen.Workload(base=f"/api/v1/namespaces/{namespace}/configmaps")
-        rate, errors = loadgen.run_parallel(target, "create", 8, per, names, load)
+        run = loadgen.run_parallel(target, "create", 8, per, names, load)
+        rate, errors = run.rate, run.errors
         if errors:
             print(f"fan-out: {errors} of {per * 8} creates failed", file=sys.stderr)
         timings.append(per * 8 / rate)

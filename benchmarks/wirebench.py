@@ -66,7 +66,8 @@ def measure(
 ) -> tuple[float, float, int]:
     """(req/s, server CPU ms per request, errors) of one run."""
     before = cpu_seconds(pid)
-    rate, errors = run_parallel(target, op, clients, per, names, Workload(accept=accept))
+    run = run_parallel(target, op, clients, per, names, Workload(accept=accept))
+    rate, errors = run.rate, run.errors
     used = cpu_seconds(pid) - before
     return rate, used * 1000 / (clients * per), errors
 
