@@ -122,23 +122,24 @@ def test_discovery_refuses_an_accept_as_kubes_handlers_do(
 ) -> None:
     """/api, /api/v1 and a group's version are go-restful routes; /apis and /apis/<group>
     are plain handlers, whose 406 is the negotiation's (recorded from kube)."""
-    for path in ("/api", "/api/v1", "/apis/apps/v1"):
+    restful = status(
+        406,
+        "NotAcceptable",
+        "406: Not Acceptable\n\nAvailable representations: application/json, "
+        "application/yaml, application/vnd.platform.protobuf",
+        {},
+    )
+    negotiated = status(
+        406,
+        "NotAcceptable",
+        "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.platform.protobuf",
+    )
+    expected = {"/api": restful, "/api/v1": restful, "/apis/apps/v1": restful}
+    expected |= {"/apis": negotiated, "/apis/apps": negotiated}
+    for path, answer in expected.items():
         r = admin.get(server.url + path, headers={"Accept": "application/xml"})
-        assert r.json() == status(
-            406,
-            "NotAcceptable",
-            "406: Not Acceptable\n\nAvailable representations: application/json, "
-            "application/yaml, application/vnd.platform.protobuf",
-            {},
-        ), path
-    for path in ("/apis", "/apis/apps"):
-        r = admin.get(server.url + path, headers={"Accept": "application/xml"})
-        assert r.json() == status(
-            406,
-            "NotAcceptable",
-            "only the following media types are accepted: application/json, application/yaml, "
-            "application/vnd.platform.protobuf",
-        ), path
+        assert (r.status_code, r.json()) == (406, answer), path
 
 
 # kube-apiserver v1.36's /healthz?verbose (the reference, on etcd), one name per line.
