@@ -7,17 +7,14 @@ from typing import Any
 
 from twisted.internet import tcp
 
-from platform_api.eager import send_now
+from platform_api.eager import write_eagerly
 
 
 class EagerServer(tcp.Server):
     """A server-side connection whose writes skip the queue when it is empty."""
 
     def write(self, data: bytes) -> None:
-        # A closed connection has no socket: looked up only once it is known open.
-        rest = send_now(self, data, lambda chunk: self.socket.send(chunk))  # noqa: PLW0108
-        if rest or not data:
-            super().write(rest)
+        write_eagerly(self, data, super().write)
 
 
 class EagerPort(tcp.Port):

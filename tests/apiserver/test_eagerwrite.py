@@ -3,19 +3,27 @@ queued as Twisted queues it (a real socket on loopback, the real reactor)."""
 
 from __future__ import annotations
 
+import fcntl
 import socket
+import struct
+import termios
+from pathlib import Path
 from typing import Any
 
 import pytest_twisted
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
+from twisted.internet.endpoints import HostnameEndpoint, connectProtocol, wrapClientTLS
 from twisted.internet.protocol import Factory, Protocol
+from twisted.internet.ssl import Certificate, CertificateOptions, optionsForClientTLS
 from twisted.internet.task import deferLater
 from twisted.internet.testing import StringTransport
 from twisted.internet.threads import deferToThread
 
+from platform_api.apiserver import pki
 from platform_api.apiserver.eagerwrite import EagerServer, listen_eager
-from platform_api.eager import write_now
+from platform_api.eager import send_eagerly, write_now
+from platform_api.pem import certificate_options
 
 
 class _Held(Protocol):
@@ -127,3 +135,65 @@ async def test_write_now_sends_on_a_plain_tcp_connection_and_writes_on_others() 
     finally:
         client.close()
         await port.stopListening()
+
+
+class _Collected(Protocol):
+    """A TLS server's side: what it reads, handed over once ``size`` bytes are in."""
+
+    def __init__(self, size: int, done: Deferred[bytes], made: Deferred[Any]) -> None:
+        self.size, self.done, self.made, self.got = size, done, made, b""
+
+    def connectionMade(self) -> None:
+        self.made.callback(self.transport.transport.socket)  # type: ignore[union-attr]
+
+    def dataReceived(self, data: bytes) -> None:
+        self.got += data
+        if len(self.got) >= self.size and not self.done.called:
+            self.done.callback(self.got)
+
+
+def _unread(sock: socket.socket) -> int:
+    """Bytes waiting in a socket's receive queue (FIONREAD)."""
+    return struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+
+
+@pytest_twisted.ensureDeferred
+async def test_write_now_under_tls_hands_the_records_to_an_eager_tcp_connection(
+    tmp_path: Any,
+) -> None:
+    """A TLS client (an etcd connection): the records of a write reach the peer's socket
+    before ``write_now`` returns, not a turn later through TLS's aggregation."""
+    paths = pki.ensure_pki(str(tmp_path), "127.0.0.1")
+    serving = certificate_options(
+        Path(paths.serving_key).read_bytes(), Path(paths.serving_cert).read_bytes()
+    )
+    received: Deferred[bytes] = Deferred()
+    accepted: Deferred[Any] = Deferred()
+    server = reactor.listenSSL(  # type: ignore[attr-defined]
+        0,
+        Factory.forProtocol(lambda: _Collected(10, received, accepted)),
+        CertificateOptions(**serving),
+        interface="127.0.0.1",
+    )
+    trust = Certificate.loadPEM(Path(paths.ca_cert).read_bytes())
+    endpoint = wrapClientTLS(
+        optionsForClientTLS("127.0.0.1", trustRoot=trust),
+        HostnameEndpoint(reactor, "127.0.0.1", server.getHost().port),
+    )
+    client = await connectProtocol(endpoint, Protocol())
+    try:
+        peer = await accepted
+        tls = client.transport
+        send_eagerly(tls.transport)  # the TCP connection under TLS
+        await deferLater(reactor, 0.1, lambda: None)  # type: ignore[arg-type]  # handshake
+        assert _unread(peer) == 0
+        write_now(tls, b"hello")
+        assert _unread(peer) > 0  # the reactor has not run since the write
+        await deferLater(reactor, 0.05, lambda: None)  # type: ignore[arg-type]
+        assert _unread(peer) == 0
+        tls.write(b"world")  # TLS's own write: aggregated, sent after this turn
+        assert _unread(peer) == 0
+        assert await received == b"helloworld"
+    finally:
+        client.transport.abortConnection()
+        await server.stopListening()

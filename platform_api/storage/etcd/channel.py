@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from twisted.internet.protocol import Protocol as TwistedProtocol
 from twisted.python.failure import Failure
 
-from platform_api.eager import write_now
+from platform_api.eager import send_eagerly, write_now
 from platform_api.storage.etcd.grpcwire import (
     UNAVAILABLE,
     Ended,
@@ -95,6 +95,8 @@ class GrpcChannel(TwistedProtocol):
             transport = getattr(transport, "transport", None)  # under TLS: the TCP one
         if transport is not None:
             transport.setTcpNoDelay(True)
+            if transport is not self.transport:  # TLS records sent as written, too
+                send_eagerly(transport)
         self.flush()
         self._keepalive = self.reactor.callLater(KEEPALIVE, self._ping)
 
