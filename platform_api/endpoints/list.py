@@ -18,6 +18,7 @@ from platform_api.endpoints.options import META_GROUP, arg
 from platform_api.endpoints.responses import encode, finish
 from platform_api.endpoints.scope import Scope, partial_object
 from platform_api.fieldselectors import FieldSelector, check_field_labels, parse_field_selector
+from platform_api.gotext import object_json
 from platform_api.gotext import parse_int as go_parse_int
 from platform_api.scheme import bytefields
 from platform_api.selectors import LabelSelector, SelectorError, parse_label_selector
@@ -310,4 +311,4 @@ def untyped_json(items: list[bytes], api_version: str, kind: str) -> bytes:
     ):
         if all(map(bytes.startswith, items, repeat(head, len(items)))):
             return b"{" + b",{".join(map(itemgetter(slice(len(head), None)), items))
-    return b",".join(orjson.dumps(untyped(orjson.loads(data))) for data in items)
+    return b",".join(object_json(untyped(orjson.loads(data))) for data in items)

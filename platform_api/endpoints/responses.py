@@ -18,7 +18,7 @@ from platform_api.codec import UnwritableYAML, cbor, protobuf, yaml_dumps
 from platform_api.context import Context
 from platform_api.endpoints.negotiation import error_encoding
 from platform_api.errors import StatusError
-from platform_api.gotext import go_escaped
+from platform_api.gotext import go_escaped, object_json
 from platform_api.scheme.types import rebrand_group
 
 # kube compresses get/list responses of more than 128 KiB (level 1: cheap, still 5-10x).
@@ -103,8 +103,8 @@ def encode(
     if fmt == "cbor":
         return cbor.encode(obj, byte_fields)
     if pretty:
-        return orjson.dumps(obj, option=orjson.OPT_INDENT_2)
-    return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+        return object_json(obj, orjson.OPT_INDENT_2)
+    return object_json(obj, orjson.OPT_APPEND_NEWLINE)
 
 
 _GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")  # what Go's ParseBool reads as true

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from platform_api.codec import cbor, protobuf
 from platform_api.endpoints import binary
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.scope import Scope, partial_object
-from platform_api.gotext import go_escaped
+from platform_api.gotext import go_escaped, object_json
 from platform_api.scheme import bytefields
 from platform_api.storage.interface import DELETED, Event, Stored
 
@@ -30,7 +28,7 @@ def stamped(stored: Stored, revision: int) -> bytes:
     """The object of a DELETED event: its last state at the deletion's revision."""
     obj = stored.copy()
     obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
-    return orjson.dumps(obj)
+    return object_json(obj)
 
 
 class EventEncoder:
@@ -76,7 +74,7 @@ class EventEncoder:
             return binary.object_body(self.scope.handlers.messages, target, api_version)
         if self.cbor:
             return cbor.encode(self.scope.outgoing(obj), bytefields.for_object(obj))
-        return orjson.dumps(self.scope.outgoing(obj))
+        return object_json(self.scope.outgoing(obj))
 
     def _table(self, obj: Obj, include: str) -> bytes:
         """One object as a Table, as kube's watch encoder makes it: the object's
@@ -90,13 +88,13 @@ class EventEncoder:
         if self.headers_sent:
             table["columnDefinitions"] = None
         self.headers_sent = True
-        return orjson.dumps(table)
+        return object_json(table)
 
     def _encode(self, obj: Obj) -> bytes:
         """A bookmark's or an error's object, in the stream's encoding."""
         if self.protobuf:
             return protobuf.encode(obj)
-        return cbor.encode(obj) if self.cbor else orjson.dumps(obj)
+        return cbor.encode(obj) if self.cbor else object_json(obj)
 
     def _frame(self, event_type: str, body: bytes) -> bytes:
         if self.protobuf:

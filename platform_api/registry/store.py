@@ -13,13 +13,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import Protocol
 
-import orjson
-
 from platform_api import errors
 from platform_api.authentication.user import UserInfo
 from platform_api.codec.goshape import DECODED, RECEIVED, set_revision, shape
 from platform_api.errors import StatusError
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
+from platform_api.gotext import object_json
 from platform_api.registry import storeerrors
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.deletion import (
@@ -276,7 +275,7 @@ class Store:
         try:
             self.storage.get(key)
         except StorageError:
-            return Stored(key, UNSTORED, orjson.dumps(obj))
+            return Stored(key, UNSTORED, object_json(obj))
         raise storeerrors.already_exists(self.storage, self.resource, key, name)
 
     # -- update -----------------------------------------------------------------------
@@ -375,7 +374,7 @@ class Store:
         except StorageError:
             current = None
         obj = await try_update(current.copy() if current else None, current)
-        return Stored(key, UNSTORED, orjson.dumps(obj)), current is None
+        return Stored(key, UNSTORED, object_json(obj)), current is None
 
     # -- delete -----------------------------------------------------------------------
 
@@ -433,7 +432,7 @@ class Store:
             )
 
         if dry_run:
-            return Stored(key, UNSTORED, orjson.dumps(mark(current.copy(), current)))
+            return Stored(key, UNSTORED, object_json(mark(current.copy(), current)))
         try:
             return await self.storage.guaranteed_update(key, mark)
         except StorageError as e:

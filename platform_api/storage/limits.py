@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from platform_api.gotext import object_json
 from platform_api.storage.interface import (
     MAX_GRPC_SEND_BYTES,
     MAX_REQUEST_BYTES,
@@ -67,7 +66,7 @@ def stored_length(obj: dict[str, Any]) -> int:
     if isinstance(meta, dict) and "resourceVersion" in meta:
         meta = {k: v for k, v in meta.items() if k != "resourceVersion"}
         obj = {**obj, "metadata": meta}
-    return len(orjson.dumps(obj)) + 1
+    return len(object_json(obj)) + 1
 
 
 def check_write_size(key: bytes, obj: dict[str, Any], expected_revision: int = 0) -> None:

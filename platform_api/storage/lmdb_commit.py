@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import lmdb
-import orjson
 from twisted.internet.defer import Deferred
 
+from platform_api.gotext import object_json
 from platform_api.storage.interface import (
     ADDED,
     CONFLICT,
@@ -165,11 +165,11 @@ class Committer:
             new = b""
             type_ = DELETED
             if op.obj is not None and prev is not None:  # a corrupt value: log its stand-in
-                prev = Stored(op.key, prev.revision, orjson.dumps(op.obj))
+                prev = Stored(op.key, prev.revision, object_json(op.obj))
         else:
             assert op.obj is not None
             op.obj["metadata"]["resourceVersion"] = str(revision)
-            plain = orjson.dumps(op.obj)
+            plain = object_json(op.obj)
             new = write(transformer, op.key, plain)
             txn.put(op.key, REV.pack(revision) + new, db=self.objects)
             type_ = ADDED if op.kind == CREATE else MODIFIED

@@ -14,6 +14,7 @@ import orjson
 
 from platform_api.codec import BodyError, parse_yaml, protobuf
 from platform_api.codec.goyaml import yaml_dumps
+from platform_api.gotext import object_json
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -34,7 +35,7 @@ def encode(obj: dict[str, Any], media_type: str) -> bytes:
         return protobuf.encode(obj)
     if media_type == YAML:
         return yaml_dumps(obj)
-    return orjson.dumps(obj) + b"\n"
+    return object_json(obj) + b"\n"
 
 
 def decode(data: bytes) -> Any:

@@ -18,12 +18,12 @@ import os
 import sys
 from typing import Any
 
-import orjson
 from twisted.internet.defer import ensureDeferred
 from twisted.internet.task import react
 
 from platform_api.apiserver.enablement import keyed_resources
 from platform_api.codec.goshape import set_revision
+from platform_api.gotext import object_json
 from platform_api.storage import mediatypes
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.kv import prefix_end
@@ -81,7 +81,7 @@ def write_lmdb(data_dir: str, items: list[tuple[bytes, bytes]]) -> tuple[int, in
                 obj = mediatypes.decode(value)  # etcd's values: Protobuf, JSON or YAML
                 obj.setdefault("metadata", {})
                 set_revision(obj, str(revision))
-                txn.put(key, REV.pack(revision) + orjson.dumps(obj), db=objects)
+                txn.put(key, REV.pack(revision) + object_json(obj), db=objects)
                 copied += 1
             txn.put(b"rev", REV.pack(revision), db=meta)
             # Nothing before the copy can be watched or listed from: the log starts here.

@@ -14,8 +14,7 @@ from dataclasses import replace
 from inspect import isawaitable
 from typing import Any
 
-import orjson
-
+from platform_api.gotext import object_json
 from platform_api.storage.interface import (
     KEY_NOT_FOUND,
     Event,
@@ -49,7 +48,7 @@ class StorageView:
         converted = self._out(stored.object)
         if converted is None:
             return stored
-        seen = Stored(stored.key, stored.revision, orjson.dumps(converted))
+        seen = Stored(stored.key, stored.revision, object_json(converted))
         seen._obj = converted
         return seen
 
@@ -199,7 +198,7 @@ class AsyncStorageView:
             if obj is item.object:
                 out.append(item)
                 continue
-            seen = Stored(item.key, item.revision, orjson.dumps(obj))
+            seen = Stored(item.key, item.revision, object_json(obj))
             seen._obj = obj
             out.append(seen)
         return out

@@ -143,6 +143,42 @@ def test_unknown_fields_are_pruned_with_warnings(
     )
 
 
+# Floats of a custom resource as written and as kube v1.36 answers them (JSON bodies):
+# encoding/json's forms, plain from 1e-6 up to 1e21, where orjson writes exponents
+# below 1e-5 and from 1e16; an integer past int64 is a float64.
+FLOATS_SENT = (
+    b'{"a":1.5e-6,"b":1e19,"c":1.5e20,"d":9.99e-6,"e":1e-7,"f":1e21,"g":123.5,'
+    b'"h":1e16,"i":12345678901234567890,"j":1e-5,"k":"1e-6 stays text"}'
+)
+FLOATS_ANSWERED = (
+    b'"free":{"a":0.0000015,"b":10000000000000000000,"c":150000000000000000000,'
+    b'"d":0.00000999,"e":1e-7,"f":1e+21,"g":123.5,"h":10000000000000000,'
+    b'"i":12345678901234567000,"j":0.00001,"k":"1e-6 stays text"}'
+)
+
+
+def test_floats_are_answered_as_kube_writes_them(
+    gizmos: tuple[Server, str], admin: requests.Session
+) -> None:
+    _, url = gizmos
+    head = b'{"apiVersion":"%s/v1","kind":"Gizmo","metadata":{"name":"floats"},' % GROUP.encode()
+    body = head + b'"spec":{"replicas":1,"free":%s}}' % FLOATS_SENT
+    r = admin.post(url, data=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 201, r.text
+    assert FLOATS_ANSWERED in r.content
+    revision = r.json()["metadata"]["resourceVersion"]
+    assert FLOATS_ANSWERED in admin.get(f"{url}/floats").content
+    assert FLOATS_ANSWERED in admin.get(url).content
+    events = admin.get(
+        url,
+        params={"watch": "1", "resourceVersion": "0", "timeoutSeconds": "1"},
+        stream=False,
+    ).content
+    assert FLOATS_ANSWERED in events and revision.encode() in events
+    r = admin.get(f"{url}/floats", headers={"Accept": "application/yaml"})
+    assert "a: 1.5e-06\n" in r.text and "b: 10000000000000000000\n" in r.text  # Go's YAML
+
+
 def test_schema_errors_then_rules(gizmos: tuple[Server, str], admin: requests.Session) -> None:
     _, url = gizmos
     r = admin.post(

@@ -286,6 +286,39 @@ def test_custom_resources_defined_on_either_replica_are_served_on_both(
             assert types == ["NamesAccepted", "Established"]
 
 
+def test_custom_resource_floats_are_kept_and_read_as_kube_writes_them(
+    replicas: list[Server], etcd: EtcdServer
+) -> None:
+    """encoding/json's float forms in etcd and in either replica's answers (one wrote
+    the object, the other decoded it from its watch of etcd)."""
+    session = admin(replicas)
+    free = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    crd = crds.crd_manifest("floats.example.com", "Gauge", "gauges", versions=[])
+    crd["spec"]["versions"] = [crds.version("v1", schema=free)]
+    url = f"{replicas[0].base_url}/apis/apiextensions.platform.io/v1/customresourcedefinitions"
+    assert session.post(url, json=crd).status_code == 201
+    path = "/apis/floats.example.com/v1/namespaces/default/gauges"
+    sent = b'{"apiVersion":"floats.example.com/v1","kind":"Gauge","metadata":{"name":"g"},'
+    sent += b'"spec":{"small":1.5e-6,"large":1e19,"past":12345678901234567890}}'
+    written = b'"spec":{"large":10000000000000000000,"past":12345678901234567000,"small":0.0000015}'
+    created = crds.eventually(
+        lambda: (
+            session.post(
+                replicas[0].base_url + path, data=sent, headers={"Content-Type": "application/json"}
+            ).status_code
+            == 201
+        )
+    )
+    assert created
+    assert written in session.get(f"{replicas[0].base_url}{path}/g").content
+    other = crds.eventually(lambda: session.get(f"{replicas[1].base_url}{path}/g"))
+    assert written in other.content
+    answer = json.loads(
+        etcdctl(etcd, "get", "/registry/floats.example.com/gauges/default/g", "-w", "json")
+    )
+    assert written in base64.b64decode(answer["kvs"][0]["value"])
+
+
 def test_quota_usage_is_counted_and_released_on_etcd(replicas: list[Server]) -> None:
     """The quota controller edited the quota etcd's cache shares with every reader, so its
     own status write compared equal and was dropped: usage was never counted or released

@@ -18,13 +18,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 from twisted.internet.defer import CancelledError, Deferred, ensureDeferred, succeed
 from twisted.internet.task import deferLater
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from platform_api.codec.goshape import set_revision
+from platform_api.gotext import object_json
 from platform_api.storage import mediatypes
 from platform_api.storage.etcd import proto
 from platform_api.storage.etcd.batch import Batched
@@ -264,7 +264,7 @@ class EtcdStorage:
         if stored is not None and stored.revision == revision:
             return stored
         set_revision(obj, str(revision))
-        return Stored(key, revision, orjson.dumps(obj))
+        return Stored(key, revision, object_json(obj))
 
     async def create(self, key: bytes, obj: dict[str, Any]) -> Stored:
         value = self.values.encode(key, obj, 0)

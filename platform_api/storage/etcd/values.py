@@ -13,9 +13,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
 from platform_api.codec.goshape import set_revision
+from platform_api.gotext import object_json
 from platform_api.storage import mediatypes
 from platform_api.storage.etcd.kv import KeyValue
 from platform_api.storage.etcd.layout import KeyLayout
@@ -56,7 +55,7 @@ class Values:
             # A value that does not decode: its reader reports it (kube's unsafe delete).
             return Stored(key, kv.mod_revision, kv.value)
         kind = StaleStored if stale else Stored
-        return kind(key, kv.mod_revision, orjson.dumps(obj))
+        return kind(key, kv.mod_revision, object_json(obj))
 
     def own_write(self, key: bytes, kv: KeyValue) -> Stored | None:
         """A write of this server's, seen on the watch: the object it wrote is at hand, so
@@ -66,7 +65,7 @@ class Values:
             return None
         obj = own[1]
         meta = {**obj["metadata"], "resourceVersion": str(kv.mod_revision)}
-        return Stored(key, kv.mod_revision, orjson.dumps({**obj, "metadata": meta}))
+        return Stored(key, kv.mod_revision, object_json({**obj, "metadata": meta}))
 
     @contextlib.contextmanager
     def writing(self, key: bytes, value: bytes, obj: dict[str, Any]) -> Iterator[None]:

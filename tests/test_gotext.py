@@ -1,0 +1,51 @@
+"""Object JSON with encoding/json's float forms (platform_api/gotext.py)."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from platform_api.gotext import go_floats, object_json
+
+
+@pytest.mark.parametrize(
+    ("value", "go"),
+    [
+        (1.5e-6, b"0.0000015"),
+        (1e-6, b"0.000001"),
+        (9.99e-6, b"0.00000999"),
+        (-2.5e-6, b"-0.0000025"),
+        (1e16, b"10000000000000000"),
+        (1.5e17, b"150000000000000000"),
+        (1e19, b"10000000000000000000"),
+        (-1e20, b"-100000000000000000000"),
+        (float(12345678901234567890), b"12345678901234567000"),
+        # orjson already writes these as Go does:
+        (1e-5, b"0.00001"),
+        (1e-7, b"1e-7"),
+        (1e-60, b"1e-60"),
+        (1e21, b"1e+21"),
+        (1e160, b"1e+160"),
+        (123.5, b"123.5"),
+        (5e-324, b"5e-324"),
+    ],
+)
+def test_a_float_is_written_as_go_writes_it(value: float, go: bytes) -> None:
+    assert object_json({"v": value}) == b'{"v":' + go + b"}"
+    assert object_json([value, value]) == b"[" + go + b"," + go + b"]"
+
+
+def test_text_that_looks_like_a_float_stays_text() -> None:
+    doc = {"s": '1e-6 and 1e+19 "2.5e-6" \\ 3e+17', "k": {"1e+16": 1.5e-6}}
+    assert object_json(doc) == (
+        b'{"s":"1e-6 and 1e+19 \\"2.5e-6\\" \\\\ 3e+17","k":{"1e+16":0.0000015}}'
+    )
+
+
+def test_json_without_such_floats_is_passed_through_unchanged() -> None:
+    data = orjson.dumps({"a": 1, "b": [0.5, 1e-7, 1e21], "c": "text"})
+    assert go_floats(data) is data
+
+
+def test_options_reach_orjson() -> None:
+    assert object_json({"v": 1e19}, orjson.OPT_APPEND_NEWLINE) == b'{"v":10000000000000000000}\n'
