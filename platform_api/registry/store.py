@@ -317,6 +317,7 @@ class Store:
                 if admit is not None:
                     await admit(obj, None)
                 shape(obj)
+                set_revision(obj, "")  # its place in the JSON, as create() keeps it
                 created = True
                 return obj
             # Patches edit what they are given: they get their own copy, so that the

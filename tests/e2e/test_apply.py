@@ -34,6 +34,10 @@ def test_apply_creates_then_conflicts_then_forces(server: Server, admin: request
     }
     assert entry["fieldsV1"] == {"f:data": {"f:a": {}}}
     version = r.json()["metadata"]["resourceVersion"]
+    # ObjectMeta's fields in Go's order, as for a create (kube v1.36's answer)
+    order = ["name", "namespace", "uid", "resourceVersion", "creationTimestamp", "managedFields"]
+    assert list(r.json()["metadata"]) == order
+    assert list(admin.get(url).json()["metadata"]) == order
 
     r = admin.patch(url + "?fieldManager=bob", data=cm("one", {"a": "2"}), headers=APPLY)
     assert r.status_code == 409
