@@ -29,6 +29,7 @@ from platform_api.registry.pvvalidation import (
 )
 from platform_api.registry.serviceips import normalize, prepare_update
 from platform_api.registry.servicespec import validate_cluster_ips_update, validate_service
+from platform_api.registry.servicetypes import load_balancer_class_update_errors
 from platform_api.registry.strategy import (
     GenericStrategy,
     Obj,
@@ -296,6 +297,7 @@ class ServiceStrategy(GenericStrategy):
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
         errs = super().validate_update(new, old) + validate_cluster_ips_update(spec, old_spec)
+        errs += load_balancer_class_update_errors(spec, old_spec)
         return errs + validate_service(spec)
 
 

@@ -14,6 +14,7 @@ from platform_api.registry.jobselector import default_job_labels
 from platform_api.registry.podqos import default_pod_level_requests
 from platform_api.registry.podvolumes import default_volumes
 from platform_api.registry.pvsources import default_sources
+from platform_api.registry.servicetypes import externally_accessible, load_balancer
 
 Obj = dict[str, Any]
 Defaulter = Callable[[Obj], None]
@@ -139,8 +140,10 @@ def _service(obj: Obj) -> None:
         port.setdefault("protocol", "TCP")
         if not port.get("targetPort"):  # absent, 0 or "": the port itself
             port["targetPort"] = port.get("port", 0)
-    if spec["type"] in ("NodePort", "LoadBalancer"):
-        spec.setdefault("externalTrafficPolicy", "Cluster")
+    if externally_accessible(spec) and not spec.get("externalTrafficPolicy"):
+        spec["externalTrafficPolicy"] = "Cluster"
+    if load_balancer(spec) and spec.get("allocateLoadBalancerNodePorts") is None:
+        spec["allocateLoadBalancerNodePorts"] = True
 
 
 @defaults("", "Secret")

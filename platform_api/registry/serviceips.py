@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_api.registry.servicetypes import drop_type_fields
+
 Obj = dict[str, Any]
 
 
@@ -70,3 +72,4 @@ def prepare_update(new: Obj, old: Obj) -> None:
     patch_allocated(new, old)
     normalize(new, old)
     drop_type_dependent(new, old)
+    drop_type_fields(new, old)

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from platform_api.registry.servicetypes import type_field_errors
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.ips import (
@@ -96,6 +97,7 @@ def validate_service(spec: Obj) -> list[FieldError]:
             errs.append(field.forbidden(at, "may only be used when `type` is 'LoadBalancer'"))
         for i, value in enumerate(ranges):  # padded values pass, as kube lets them
             errs += cidr_errors(value.strip(), f"{at}[{i}]")
+    errs += type_field_errors(spec, port_number_errors)
     return errs + validate_cluster_ips(spec)
 
 

@@ -4,6 +4,7 @@ alike, and the controllers kube-controller-manager and kube-apiserver run for th
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 import json
 import subprocess
@@ -201,6 +202,47 @@ def test_updates_keep_and_turn_addresses(server: Server, admin: requests.Session
     new_ip = turned.json()["spec"]["clusterIP"]
     held = admin.get(server.url + G + f"/ipaddresses/{new_ip}").json()
     assert held["spec"]["parentRef"]["name"] == "up-one"
+
+
+def test_a_load_balancer_turned_cluster_ip_drops_what_only_it_had(
+    server: Server, admin: requests.Session
+) -> None:
+    """A read LoadBalancer sent back as ClusterIP (kube v1.36's answers): the fields it
+    kept unchanged go, one it changed is refused; a class is fixed once set."""
+    url = server.url + SERVICES
+    body = {
+        "metadata": {"name": "lb-turn"},
+        "spec": {"type": "LoadBalancer", "loadBalancerClass": "x.io/lb", "ports": [{"port": 80}]},
+    }
+    created = admin.post(url, json=body).json()
+    spec = created["spec"]
+    assert (spec["allocateLoadBalancerNodePorts"], spec["externalTrafficPolicy"]) == (
+        True,
+        "Cluster",
+    )
+    moved = copy.deepcopy(created)
+    moved["spec"]["loadBalancerClass"] = "y.io/lb"
+    r = admin.put(url + "/lb-turn", json=moved)
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        'Service "lb-turn" is invalid: spec.loadBalancerClass: Invalid value: "y.io/lb": '
+        "may not change once set",
+    )
+    turned = copy.deepcopy(created)
+    turned["spec"]["type"] = "ClusterIP"
+    turned["spec"]["allocateLoadBalancerNodePorts"] = False
+    r = admin.put(url + "/lb-turn", json=turned)
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        'Service "lb-turn" is invalid: spec.allocateLoadBalancerNodePorts: Forbidden: '
+        "may only be used when `type` is 'LoadBalancer'",
+    )
+    turned["spec"]["allocateLoadBalancerNodePorts"] = True
+    r = admin.put(url + "/lb-turn", json=turned)
+    assert r.status_code == 200, r.text
+    spec = r.json()["spec"]
+    gone = ("allocateLoadBalancerNodePorts", "loadBalancerClass", "externalTrafficPolicy")
+    assert [k for k in gone if k in spec] == [] and "nodePort" not in spec["ports"][0]
 
 
 def test_a_user_service_cidr_is_used_and_protected(server: Server, admin: requests.Session) -> None:

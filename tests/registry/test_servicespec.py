@@ -19,6 +19,10 @@ NAME_PART = (
     "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
     "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
 )
+LB_ONLY = "may only be used when `type` is 'LoadBalancer'"
+LOCAL_LB_ONLY = (
+    "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"
+)
 CASES: list[tuple[dict[str, Any], list[str]]] = [
     (
         {"ports": [{"port": 0}]},
@@ -97,6 +101,59 @@ CASES: list[tuple[dict[str, Any], list[str]]] = [
     ),
     ({"clusterIP": "None", "clusterIPs": ["None"], "ports": []}, []),  # as normalized
     ({"ports": [{"name": "http", "port": 80, "targetPort": "web"}], "selector": {"a": "b"}}, []),
+    # Fields only some types may hold (kube v1.36's answers in this order):
+    (
+        {
+            "type": "ClusterIP",
+            "externalTrafficPolicy": "Cluster",
+            "allocateLoadBalancerNodePorts": True,
+            "loadBalancerClass": "a.io/b",
+            "healthCheckNodePort": 30001,
+            "loadBalancerSourceRanges": ["1.2.3.0/24"],
+            "ports": [{"port": 80}],
+        },
+        [
+            f"spec.LoadBalancerSourceRanges: Forbidden: {LB_ONLY}",
+            f"spec.allocateLoadBalancerNodePorts: Forbidden: {LB_ONLY}",
+            f"spec.loadBalancerClass: Forbidden: {LB_ONLY}",
+            'spec.externalTrafficPolicy: Invalid value: "Cluster": may only be set for '
+            "externally-accessible services",
+            f"spec.healthCheckNodePort: Invalid value: 30001: {LOCAL_LB_ONLY}",
+        ],
+    ),
+    (
+        {"type": "NodePort", "externalTrafficPolicy": "Bogus", "ports": [{"port": 80}]},
+        [
+            'spec.externalTrafficPolicy: Unsupported value: "Bogus": supported values: '
+            '"Cluster", "Local"'
+        ],
+    ),
+    (
+        {"type": "LoadBalancer", "loadBalancerClass": "Bad Name", "ports": [{"port": 80}]},
+        [f'spec.loadBalancerClass: Invalid value: "Bad Name": {NAME_PART}'],
+    ),
+    (
+        {
+            "type": "LoadBalancer",
+            "externalTrafficPolicy": "Local",
+            "healthCheckNodePort": 70000,
+            "ports": [{"port": 80}],
+        },
+        ["spec.healthCheckNodePort: Invalid value: 70000: must be between 1 and 65535, inclusive"],
+    ),
+    (
+        {"type": "ExternalName", "externalName": "a.b", "externalTrafficPolicy": "Cluster"},
+        [
+            'spec.externalTrafficPolicy: Invalid value: "Cluster": may only be set for '
+            "externally-accessible services"
+        ],
+    ),
+    (
+        {"type": "NodePort", "healthCheckNodePort": 30002, "ports": [{"port": 80}]},
+        [f"spec.healthCheckNodePort: Invalid value: 30002: {LOCAL_LB_ONLY}"],
+    ),
+    ({"type": "ClusterIP", "externalIPs": ["1.2.3.4"], "ports": [{"port": 80}]}, []),
+    ({"type": "LoadBalancer", "allocateLoadBalancerNodePorts": False, "ports": [{"port": 80}]}, []),
 ]
 
 
@@ -112,3 +169,22 @@ def test_external_name_must_be_a_dns_subdomain() -> None:
     assert [e.field for e in errs] == ["spec.externalName"]
     assert str(errs[0]).startswith('spec.externalName: Invalid value: "Bad_Host": a lowercase')
     assert validate_service({"type": "ExternalName", "externalName": "db.example.com."}) == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "defaulted"),
+    [
+        (
+            {"type": "LoadBalancer"},
+            {"externalTrafficPolicy": "Cluster", "allocateLoadBalancerNodePorts": True},
+        ),
+        ({"type": "NodePort"}, {"externalTrafficPolicy": "Cluster"}),
+        ({"externalIPs": ["1.2.3.4"]}, {"externalTrafficPolicy": "Cluster"}),
+        ({}, {}),
+    ],
+)
+def test_type_dependent_defaults(spec: dict[str, Any], defaulted: dict[str, Any]) -> None:
+    service: dict[str, Any] = {"spec": {**spec, "ports": [{"port": 80}]}}
+    apply_defaults("", "Service", service)
+    keys = ("externalTrafficPolicy", "allocateLoadBalancerNodePorts")
+    assert {k: service["spec"][k] for k in keys if k in service["spec"]} == defaulted
