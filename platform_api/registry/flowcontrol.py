@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from platform_api.registry import flowcontrol_bootstrap as bootstrap
+from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import OMIT, FieldError
@@ -25,12 +26,16 @@ VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "proxy"
 _NS_INTRO = "each member of this list must be '*' or a DNS-1123 label; "
 
 
+# Defaults as kube's decoding sets them: before field tracking, so the writer owns the
+# fields they fill in (``f:matchingPrecedence``), as in kube's managedFields.
+@defaults(GROUP, "FlowSchema")
 def default_flow_schema(obj: Obj) -> None:
     spec = obj.setdefault("spec", {})
     if not spec.get("matchingPrecedence"):
         spec["matchingPrecedence"] = 1000
 
 
+@defaults(GROUP, "PriorityLevelConfiguration")
 def default_priority_level(obj: Obj) -> None:
     spec = obj.setdefault("spec", {})
     exempt = spec.get("exempt")
@@ -338,19 +343,8 @@ class _Strategy(GenericStrategy):
     tracks_generation = True
     initial_status: Obj | None = {}  # as kube's: an empty status until a controller writes
 
-    def _default(self, obj: Obj) -> None:
-        raise NotImplementedError
-
     def _check(self, obj: Obj) -> list[FieldError]:
         raise NotImplementedError
-
-    def prepare_for_create(self, obj: Obj) -> None:
-        super().prepare_for_create(obj)
-        self._default(obj)
-
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        self._default(new)
-        super().prepare_for_update(new, old)
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + self._check(obj)
@@ -361,17 +355,11 @@ class _Strategy(GenericStrategy):
 
 @register(GROUP, "FlowSchema")
 class FlowSchemaStrategy(_Strategy):
-    def _default(self, obj: Obj) -> None:
-        default_flow_schema(obj)
-
     def _check(self, obj: Obj) -> list[FieldError]:
         return validate_flow_schema(obj)
 
 
 @register(GROUP, "PriorityLevelConfiguration")
 class PriorityLevelStrategy(_Strategy):
-    def _default(self, obj: Obj) -> None:
-        default_priority_level(obj)
-
     def _check(self, obj: Obj) -> list[FieldError]:
         return validate_priority_level(obj)

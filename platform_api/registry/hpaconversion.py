@@ -383,6 +383,11 @@ def default_autoscaler(obj: Obj) -> None:
     if spec.get("minReplicas") is None:
         spec["minReplicas"] = 1
     if obj.get("apiVersion") == "autoscaling/v1":
+        # The CPU target a v1 object without other metrics stands for, set before field
+        # tracking: kube's managedFields own ``f:targetCPUUtilizationPercentage``.
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if spec.get("targetCPUUtilizationPercentage") is None and METRICS not in annotations:
+            spec["targetCPUUtilizationPercentage"] = DEFAULT_CPU_UTILIZATION
         return
     if not spec.get("metrics"):
         target = {"type": "Utilization", "averageUtilization": DEFAULT_CPU_UTILIZATION}

@@ -173,6 +173,22 @@ def _resource_source(source: Obj, at: str) -> list[FieldError]:
     return errs
 
 
+@defaults("networking.platform.io", "NetworkPolicy")
+def default_network_policy(obj: Obj) -> None:
+    """kube's SetDefaults_NetworkPolicy(Port): a port's protocol is TCP, and a policy
+    naming no policyTypes is an Ingress one (and Egress too when it has egress rules)."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for direction in ("ingress", "egress"):
+        for rule in spec.get(direction) or []:
+            for port in (rule.get("ports") or []) if isinstance(rule, dict) else []:
+                if isinstance(port, dict) and port.get("protocol") is None:
+                    port["protocol"] = "TCP"
+    if not spec.get("policyTypes"):
+        spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"]
+
+
 @register("networking.platform.io", "NetworkPolicy")
 class NetworkPolicyStrategy(SpecChecked, WorkloadStrategy):
     check = staticmethod(validate_network_policy_spec)

@@ -231,3 +231,68 @@ def test_docker_config_secrets(data: dict[str, str], message: str) -> None:
     secret["type"] = "platform.io/dockerconfigjson"
     errs = SecretStrategy(rt).validate(secret)
     assert (aggregate(errs) if errs else "") == message
+
+
+@pytest.mark.parametrize(
+    ("group", "kind", "spec", "defaulted"),
+    [
+        (
+            "networking.platform.io",
+            "NetworkPolicy",
+            {"podSelector": {}, "ingress": [{"ports": [{"port": 80}]}]},
+            {
+                "podSelector": {},
+                "ingress": [{"ports": [{"port": 80, "protocol": "TCP"}]}],
+                "policyTypes": ["Ingress"],
+            },
+        ),
+        (
+            "networking.platform.io",
+            "NetworkPolicy",
+            {"podSelector": {}, "egress": [{"ports": [{"port": 53, "protocol": None}]}]},
+            {
+                "podSelector": {},
+                "egress": [{"ports": [{"port": 53, "protocol": "TCP"}]}],
+                "policyTypes": ["Ingress", "Egress"],
+            },
+        ),
+        (
+            "networking.platform.io",
+            "NetworkPolicy",
+            {"podSelector": {}, "egress": [{}], "policyTypes": ["Egress"]},
+            {"podSelector": {}, "egress": [{}], "policyTypes": ["Egress"]},
+        ),
+        (
+            "flowcontrol.apiserver.platform.io",
+            "FlowSchema",
+            {"priorityLevelConfiguration": {"name": "p"}},
+            {"priorityLevelConfiguration": {"name": "p"}, "matchingPrecedence": 1000},
+        ),
+    ],
+)
+def test_defaults_set_as_kube_decodes(
+    group: str, kind: str, spec: dict[str, Any], defaulted: dict[str, Any]
+) -> None:
+    """Defaults are set where kube's decoding sets them, so the writer's managedFields
+    own them too (``f:policyTypes``, ``f:matchingPrecedence``, as kube v1.36 records)."""
+    obj: dict[str, Any] = {"kind": kind, "spec": spec}
+    apply_defaults(group, kind, obj)
+    assert obj["spec"] == defaulted
+
+
+@pytest.mark.parametrize(
+    ("annotations", "target"),
+    [({}, 80), ({"autoscaling.alpha.kubernetes.io/metrics": "[]"}, None)],
+)
+def test_a_v1_autoscaler_stands_for_a_cpu_target_unless_it_carries_metrics(
+    annotations: dict[str, str], target: int | None
+) -> None:
+    obj: dict[str, Any] = {
+        "apiVersion": "autoscaling/v1",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"annotations": annotations},
+        "spec": {"maxReplicas": 3},
+    }
+    apply_defaults("autoscaling", "HorizontalPodAutoscaler", obj)
+    assert obj["spec"].get("targetCPUUtilizationPercentage") == target
+    assert obj["spec"]["minReplicas"] == 1
