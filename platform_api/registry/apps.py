@@ -27,6 +27,7 @@ from platform_api.registry.workloadspec import (
     validate_replicated_spec,
     validate_statefulset_spec,
 )
+from platform_api.registry.workloadstatus import workload_status_errors
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.names import validate_object_meta_update
@@ -58,6 +59,10 @@ class PodTemplateStrategy(WorkloadStrategy):
         if selector != (old.get("spec") or {}).get("selector"):
             errs.append(field.invalid("spec.selector", selector, "field is immutable"))
         return errs
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        return errs + workload_status_errors(self.resource.kind, new.get("status"))
 
 
 class DeploymentStrategy(PodTemplateStrategy):

@@ -40,6 +40,7 @@ from platform_api.registry.strategy import (
     revert_to_old,
 )
 from platform_api.registry.workloadspec import validate_pod_template, validate_rc_spec
+from platform_api.registry.workloadstatus import workload_status_errors
 from platform_api.scheme.decoding import format_time
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
@@ -389,6 +390,10 @@ class ReplicationControllerStrategy(SpecChecked, GenericStrategy):
     allow_create_on_update = True
     tracks_generation = True
     check = staticmethod(validate_rc_spec)
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        return errs + workload_status_errors("ReplicationController", new.get("status"))
 
 
 class CoreCreateOnUpdateStrategy(GenericStrategy):
