@@ -82,7 +82,8 @@ def to_scale(obj: Obj, scale: Obj) -> Obj:
             if k in meta
         },
         "spec": {"replicas": spec if found else 0},
-        "status": {"replicas": status or 0, "selector": selector or ""},
+        # Scale's status.selector is omitempty: absent when the path holds nothing
+        "status": {"replicas": status or 0, **({"selector": selector} if selector else {})},
     }
 
 

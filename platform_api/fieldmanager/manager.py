@@ -179,14 +179,19 @@ class FieldManager:
         self.has_status = has_status
 
     def _owned(self, paths: FieldSet, who: Who) -> FieldSet:
-        """Drop what the writer cannot own: system metadata, and status on the main
-        resource (or everything but status on the status sub-resource)."""
-        out = paths - _STRIPPED
+        """Drop what the writer cannot own: system metadata, and what the request cannot
+        change (``_changeable``)."""
+        return self._changeable(paths - _STRIPPED, who)
+
+    def _changeable(self, paths: FieldSet, who: Who) -> FieldSet:
+        """What the request can change: status through the status sub-resource, all but
+        status through the main resource.  The rest is reset to the live object (kube's
+        reset fields), so a change there takes no field from its owner."""
         if who.subresource == "status":
-            return {p for p in out if p[0] == "f:status"}
+            return {p for p in paths if p[0] == "f:status"}
         if self.has_status and not who.subresource:
-            return {p for p in out if p[0] != "f:status"}
-        return out
+            return {p for p in paths if p[0] != "f:status"}
+        return paths
 
     def _live_managers(self, live: Obj | None) -> Managers:
         if live is None:
@@ -213,8 +218,9 @@ class FieldManager:
         before = _without_managed_fields(live) if live is not None else {}
         diff = walk.compare(self.typed, self.node, before, new)
         changed = diff.modified | diff.added
+        taken = self._changeable(changed | diff.removed, who)
         for entry in managers.values():
-            entry.fields -= changed | diff.removed
+            entry.fields -= taken
         mine = self._owned(changed, who)
         if mine:
             entry = Entry(who.manager, UPDATE, who.api_version, who.subresource)
@@ -249,7 +255,7 @@ class FieldManager:
             owned: FieldSet = set().union(*(e.fields for e in managers.values()))
             merged = walk.prune(self.typed, self.node, merged, previous.fields, owned)
         diff = walk.compare(self.typed, self.node, before, merged)
-        changed = diff.modified | diff.added
+        changed = self._changeable(diff.modified | diff.added, who)
         others = [e for e in managers.values() if e.key != mine.key]
         conflicts = [(e, p) for e in others for p in e.fields & changed]
         if conflicts and not force and kubectl:
@@ -258,7 +264,7 @@ class FieldManager:
         if conflicts and not force:
             raise conflict_error(conflicts)
         for entry in others:
-            entry.fields -= changed | diff.removed
+            entry.fields -= changed | self._changeable(diff.removed, who)
         if merged != before:  # kube's no-op apply stamps no time, even on a new entry
             mine.time = now
         _store(merged.setdefault("metadata", {}), managers)

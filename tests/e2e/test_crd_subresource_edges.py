@@ -43,3 +43,4 @@ def test_status_and_scale_edges(server: Server, admin: requests.Session) -> None
     )
     r = admin.get(f"{url}/e/scale")
     assert (r.status_code, r.json()["spec"]) == (200, {"replicas": 2})
+    assert r.json()["status"] == {"replicas": 0}  # no selector: Scale's is omitempty

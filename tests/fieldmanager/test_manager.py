@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +201,26 @@ def test_status_is_not_owned_on_the_main_resource() -> None:
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "status": {"phase": "X"}}
     out = apply(fm, None, pod, "one")
     assert "managedFields" not in out["metadata"]
+
+
+def test_a_write_takes_no_field_its_sub_resource_cannot_change() -> None:
+    """A spec change sent through /status is reset (kube's reset fields): its owner keeps
+    it, for updates and applies alike, and an apply does not conflict on it."""
+    fm = manager_for("apps", "Deployment", has_status=True)
+    live = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
+    live["spec"] = {"replicas": 2}
+    fm.update(None, live, Who("owner", "apps/v1"), T0)
+    new = copy.deepcopy(live)
+    new["spec"]["replicas"], new["status"] = 9, {"replicas": 1}
+    new["metadata"].pop("managedFields")
+    fm.update(live, new, Who("kubelet", "apps/v1", "status"), T1)
+    assert fields(new, "owner") == {"f:spec": {"f:replicas": {}}}
+    assert fields(new, "kubelet") == {"f:status": {"f:replicas": {}}}
+    config = {**live, "spec": {"replicas": 7}, "status": {"replicas": 1}}
+    config["metadata"] = {"name": "d"}
+    applied = fm.apply(new, config, Who("bob", "apps/v1", "status"), False, T2)
+    assert fields(applied, "owner") == {"f:spec": {"f:replicas": {}}}
+    assert fields(applied, "bob") == {"f:status": {"f:replicas": {}}}
 
 
 def test_at_most_ten_update_entries() -> None:
