@@ -264,6 +264,15 @@ async def _initial_state(stream: WatchStream, scope: Scope, params: ListParams) 
         stream.send(stream._bookmark(result.revision, initial_end=True))
 
 
+async def _from_now(stream: WatchStream, scope: Scope, version: str) -> None:
+    """``sendInitialEvents=false``: no synthetic events; the watch starts at the newest
+    revision (none given: after a consistent read, as kube asks its storage) or at any
+    (``0``: what this server has)."""
+    if not version:
+        await scope.handlers.consistent_read()
+    stream.revision = scope.handlers.hub.revision
+
+
 def _replay(stream: WatchStream, scope: Scope, since: int) -> bool:
     """Changes after ``since`` from the change log; False (after an ERROR event) if too old.
     Only the log's own pruning ends a watch: kube's watch cache, not etcd's compaction,
@@ -317,8 +326,10 @@ async def handle(scope: Scope) -> bytes:
         return b""  # kube's timer fires before the first event: an empty stream
     version = params.resource_version
     live = True
-    if params.send_initial_events or not version or version == "0":
+    if params.send_initial_events or (params.send_initial_events is None and version in ("", "0")):
         await _initial_state(stream, scope, params)
+    elif version in ("", "0"):
+        await _from_now(stream, scope, version)  # sendInitialEvents=false
     else:
         live = _replay(stream, scope, parse_revision(version))
     if live and not stream.done.called:

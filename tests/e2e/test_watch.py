@@ -134,6 +134,23 @@ def test_bookmarks_timeout_and_initial_events(server: Server, admin: requests.Se
     }
 
 
+def test_without_initial_events_a_watch_starts_now(server: Server, admin: requests.Session) -> None:
+    """``sendInitialEvents=false`` (kube v1.36: no synthetic ADDED events), with no
+    resourceVersion (the newest) and with ``0`` (any)."""
+    base = make_namespace(admin, server, "watch-now")
+    add(admin, server, base, "before")
+    for version in ("", "0"):
+        params = {"watch": "1", "sendInitialEvents": "false", "timeoutSeconds": "5"}
+        params |= {"resourceVersionMatch": "NotOlderThan", "resourceVersion": version}
+        response = admin.get(server.url + base, params=params, stream=True, timeout=30)
+        assert response.status_code == 200  # the headers: the watch has started
+        name = f"after{version}"
+        add(admin, server, base, name)
+        first = json.loads(next(line for line in response.iter_lines() if line))
+        assert (first["type"], first["object"]["metadata"]["name"]) == ("ADDED", name)
+        response.close()
+
+
 def test_watch_option_errors(server: Server, admin: requests.Session) -> None:
     r = admin.get(
         server.url + "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true"
