@@ -211,7 +211,10 @@ async def read_list(scope: Scope, p: ListParams) -> ListResult:
                 raise errors.expired("The resourceVersion for the provided list is too old.")
     if not p.continue_token and not p.resource_version:
         await scope.handlers.consistent_read()
-    options = ListOptions(revision, start, p.limit, predicate(scope, p))
+    # resourceVersion=0 is any state, which kube serves whole from its watch cache: the
+    # limit is ignored there (a continue token still pages).
+    limit = 0 if p.resource_version == "0" and not p.continue_token else p.limit
+    options = ListOptions(revision, start, limit, predicate(scope, p))
     # A consistent list, or a later chunk of one, is read from etcd itself when this
     # server's cache cannot prove it holds that revision (storage/etcd/through.py).
     consistent = not p.resource_version and (not p.continue_token or revision > 0)

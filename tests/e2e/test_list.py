@@ -123,6 +123,14 @@ def test_resource_version_table(server: Server, admin: requests.Session) -> None
     assert [i["metadata"]["name"] for i in legacy["items"]] == ["a"]
     # get: "0" and not-older-than both serve the object
     assert admin.get(server.url + base + f"/a?resourceVersion={rv_a}").status_code == 200
+    # "0" is any state, served whole: kube's watch cache ignores the limit
+    for query in (
+        "?resourceVersion=0&limit=1",
+        "?resourceVersion=0&limit=1&resourceVersionMatch=NotOlderThan",
+    ):
+        whole = admin.get(server.url + base + query).json()
+        assert [i["metadata"]["name"] for i in whole["items"]] == ["a", "b"], query
+        assert set(whole["metadata"]) == {"resourceVersion"}, query
 
 
 @pytest.mark.parametrize(
