@@ -18,6 +18,7 @@ from platform_api import errors
 from platform_api.admission.allocation import Holds, Owner, Share, pick_free
 from platform_api.admission.chain import Attributes
 from platform_api.registry.servicespec import NODE_PORTS
+from platform_api.registry.servicetypes import needs_health_check
 from platform_api.storage.interface import ListOptions, Storage
 from platform_api.validation import field
 
@@ -31,10 +32,6 @@ def needs_node_ports(spec: Obj) -> bool:
     return kind == "NodePort" or (
         kind == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is not False
     )
-
-
-def needs_health_check_port(spec: Obj) -> bool:
-    return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
 
 
 class NodePortAllocation:
@@ -67,7 +64,7 @@ class NodePortAllocation:
         if needs_node_ports(spec):
             for i, port in enumerate(ports):
                 port["nodePort"] = self._port(attrs, port, i, used, taken)
-        if needs_health_check_port(spec) and not spec.get("healthCheckNodePort"):
+        if needs_health_check(spec) and not spec.get("healthCheckNodePort"):
             spec["healthCheckNodePort"] = self._free(used | set(taken))
         if not attrs.dry_run:
             mine = [*taken, spec.get("healthCheckNodePort")]
@@ -131,10 +128,10 @@ def _keep_allocated(old: Obj, new: Obj, ports: list[Obj]) -> None:
     if needs_node_ports(old) and not needs_node_ports(new) and same:
         for port in ports:
             port.pop("nodePort", None)
-    if needs_health_check_port(old) and needs_health_check_port(new):
+    if needs_health_check(old) and needs_health_check(new):
         if not new.get("healthCheckNodePort"):
             new["healthCheckNodePort"] = old.get("healthCheckNodePort")
-    elif needs_health_check_port(old) and new.get("healthCheckNodePort") == old.get(
+    elif needs_health_check(old) and new.get("healthCheckNodePort") == old.get(
         "healthCheckNodePort"
     ):
         new.pop("healthCheckNodePort", None)

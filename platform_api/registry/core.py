@@ -28,8 +28,11 @@ from platform_api.registry.pvvalidation import (
     validate_pv_update,
 )
 from platform_api.registry.serviceips import normalize, prepare_update
-from platform_api.registry.servicespec import validate_cluster_ips_update, validate_service
-from platform_api.registry.servicetypes import load_balancer_class_update_errors
+from platform_api.registry.servicespec import (
+    load_balancer_class_update_errors,
+    validate_cluster_ips_update,
+    validate_service,
+)
 from platform_api.registry.strategy import (
     GenericStrategy,
     Obj,

@@ -8,7 +8,11 @@ from typing import Any
 
 import orjson
 
-from platform_api.registry.servicetypes import type_field_errors
+from platform_api.registry.servicetypes import (
+    externally_accessible,
+    load_balancer,
+    needs_health_check,
+)
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.ips import (
@@ -33,6 +37,13 @@ POLICIES = ["PreferDualStack", "RequireDualStack", "SingleStack"]
 NODE_PORTS = (30000, 32767)  # --service-node-port-range's default
 _PORT_NAME = re.compile(r"^[-a-z0-9]+\Z")
 _LETTER = re.compile(r"[a-z]")
+
+
+TRAFFIC_POLICIES = ["Cluster", "Local"]
+LB_ONLY = "may only be used when `type` is 'LoadBalancer'"
+_LOCAL_LB_ONLY = (
+    "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"
+)
 
 
 def port_number_errors(value: int) -> list[str]:
@@ -94,11 +105,54 @@ def validate_service(spec: Obj) -> list[FieldError]:
     if ranges:
         at = "spec.LoadBalancerSourceRanges"  # sic: kube's path names the Go field
         if kind != "LoadBalancer":
-            errs.append(field.forbidden(at, "may only be used when `type` is 'LoadBalancer'"))
+            errs.append(field.forbidden(at, LB_ONLY))
         for i, value in enumerate(ranges):  # padded values pass, as kube lets them
             errs += cidr_errors(value.strip(), f"{at}[{i}]")
-    errs += type_field_errors(spec, port_number_errors)
+    errs += _type_field_errors(spec)
     return errs + validate_cluster_ips(spec)
+
+
+def _type_field_errors(spec: Obj) -> list[FieldError]:
+    """The fields only some types hold (servicetypes.py), checked after the source
+    ranges as kube's ValidateService checks them."""
+    errs: list[FieldError] = []
+    if spec.get("allocateLoadBalancerNodePorts") is not None and not load_balancer(spec):
+        errs.append(field.forbidden("spec.allocateLoadBalancerNodePorts", LB_ONLY))
+    lb_class = spec.get("loadBalancerClass")
+    if lb_class is not None:
+        if not load_balancer(spec):
+            errs.append(field.forbidden("spec.loadBalancerClass", LB_ONLY))
+        else:
+            messages = is_qualified_name(lb_class)
+            errs += [field.invalid("spec.loadBalancerClass", lb_class, m) for m in messages]
+    policy = spec.get("externalTrafficPolicy") or ""
+    if not externally_accessible(spec):
+        if policy:
+            detail = "may only be set for externally-accessible services"
+            errs.append(field.invalid("spec.externalTrafficPolicy", policy, detail))
+    elif not policy:
+        errs.append(field.required("spec.externalTrafficPolicy"))
+    elif policy not in TRAFFIC_POLICIES:
+        errs.append(field.not_supported("spec.externalTrafficPolicy", policy, TRAFFIC_POLICIES))
+    port = spec.get("healthCheckNodePort") or 0
+    if not needs_health_check(spec):
+        if port:
+            errs.append(field.invalid("spec.healthCheckNodePort", port, _LOCAL_LB_ONLY))
+    elif not port:
+        errs.append(field.required("spec.healthCheckNodePort"))
+    elif isinstance(port, int):
+        errs += [
+            field.invalid("spec.healthCheckNodePort", port, m) for m in port_number_errors(port)
+        ]
+    return errs
+
+
+def load_balancer_class_update_errors(new: Obj, old: Obj) -> list[FieldError]:
+    """A LoadBalancer's class is fixed once it is one (its controller owns it)."""
+    lb_class = new.get("loadBalancerClass")
+    if load_balancer(old) and load_balancer(new) and lb_class != old.get("loadBalancerClass"):
+        return [field.invalid("spec.loadBalancerClass", lb_class, "may not change once set")]
+    return []
 
 
 def validate_cluster_ips(spec: Obj) -> list[FieldError]:
