@@ -16,6 +16,7 @@ import requests
 import urllib3
 
 from platform_api.testing import ApiServer
+from tests.storage.etcd_server import EtcdServer, start_etcd
 
 urllib3.disable_warnings()
 VENV_BIN = Path(sys.executable).parent
@@ -80,6 +81,34 @@ def session_for(
     if token:
         session.headers["Authorization"] = f"Bearer {token}"
     return session
+
+
+# Servers on a real etcd (the etcd/replica end-to-end tests): one etcd per test module,
+# replicas sharing it and the first one's PKI.
+@pytest.fixture(scope="module")
+def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer]:
+    server = start_etcd(str(tmp_path_factory.mktemp("etcd")), fsync=False)
+    yield server
+    server.stop()
+
+
+def replica(root: Path, etcd: EtcdServer, *extra: str) -> Server:
+    """A server on ``etcd``; replicas share the first one's PKI (one CA, one token key)."""
+    shared = root.parent / "replica-0" / "pki"
+    args = ["--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint, *extra]
+    if root.name != "replica-0":
+        args += ["--cert-dir", str(shared)]
+    return start_server(root, *args)
+
+
+@pytest.fixture(scope="module")
+def replicas(tmp_path_factory: pytest.TempPathFactory, etcd: EtcdServer) -> Iterator[list[Server]]:
+    base = tmp_path_factory.mktemp("replicas")
+    running = [replica(base / "replica-0", etcd)]
+    running.append(replica(base / "replica-1", etcd))
+    yield running
+    for server in running:
+        server.stop()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -4,62 +4,21 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import signal
-import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
 
 from platform_api.codec import protobuf
 from tests.e2e import crds
-from tests.e2e.conftest import Server, session_for, start_server
-from tests.storage.etcd_server import EtcdServer, etcd_binary, start_etcd
+from tests.e2e.conftest import Server, replica
+from tests.e2e.etcd_replicas import admin, etcdctl, holder
+from tests.storage.etcd_server import EtcdServer
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer]:
-    server = start_etcd(str(tmp_path_factory.mktemp("etcd")), fsync=False)
-    yield server
-    server.stop()
-
-
-def replica(root: Path, etcd: EtcdServer, *extra: str) -> Server:
-    """A server on ``etcd``; replicas share the first one's PKI (one CA, one token key)."""
-    shared = root.parent / "replica-0" / "pki"
-    args = ["--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint, *extra]
-    if root.name != "replica-0":
-        args += ["--cert-dir", str(shared)]
-    return start_server(root, *args)
-
-
-@pytest.fixture(scope="module")
-def replicas(tmp_path_factory: pytest.TempPathFactory, etcd: EtcdServer) -> Iterator[list[Server]]:
-    base = tmp_path_factory.mktemp("replicas")
-    running = [replica(base / "replica-0", etcd)]
-    running.append(replica(base / "replica-1", etcd))
-    yield running
-    for server in running:
-        server.stop()
-
-
-def admin(replicas: list[Server]) -> requests.Session:
-    return session_for(replicas[0], cert=replicas[0].admin_cert)
-
-
-def etcdctl(etcd: EtcdServer, *args: str) -> str:
-    tool = os.path.join(os.path.dirname(etcd_binary()), "etcdctl")
-    done = subprocess.run(
-        [tool, "--endpoints", etcd.endpoint, *args], capture_output=True, check=True, timeout=10
-    )
-    return done.stdout.decode()
 
 
 def test_objects_are_kept_as_kube_keeps_them(replicas: list[Server], etcd: EtcdServer) -> None:
@@ -371,18 +330,12 @@ def test_continue_tokens_of_either_replica_expire(tmp_path: Path, etcd: EtcdServ
             server.stop()
 
 
-def _holder(session: requests.Session, server: Server) -> str:
-    path = "/apis/coordination.platform.io/v1/namespaces/platform-system/leases"
-    lease = session.get(f"{server.base_url}{path}/platform-controller-manager")
-    return str(lease.json()["spec"].get("holderIdentity") or "") if lease.ok else ""
-
-
 def test_killing_a_replica_loses_nothing_and_the_other_takes_over(
     replicas: list[Server], etcd: EtcdServer
 ) -> None:
     a, b = replicas
     session = admin(replicas)
-    leader = _holder(session, b)
+    leader = holder(session, b)
     assert leader  # one replica leads the controllers
     made = session.post(
         f"{a.base_url}/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "kept"}}
@@ -405,210 +358,3 @@ def test_killing_a_replica_loses_nothing_and_the_other_takes_over(
     replicas[0] = again
     listed = session.get(f"{again.base_url}/api/v1/namespaces/default/configmaps").json()
     assert "kept" in {i["metadata"]["name"] for i in listed["items"]}
-
-
-def test_an_lmdb_data_dir_moves_to_etcd_and_back(tmp_path: Path, etcd: EtcdServer) -> None:
-    lmdb = start_server(tmp_path / "lmdb")
-    session = session_for(lmdb, cert=lmdb.admin_cert)
-    url = "/api/v1/namespaces/default/configmaps"
-    made = session.post(lmdb.base_url + url, json={"metadata": {"name": "moved"}}).json()
-    lmdb.stop()
-    migrate = [str(Path(__file__).parents[2] / "scripts" / "migrate-storage")]
-
-    def run(*args: str) -> str:
-        done = subprocess.run(
-            [*migrate, *args], check=False, capture_output=True, text=True, timeout=60
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    out = run("--from", str(tmp_path / "lmdb"), "--to", etcd.endpoint, "--etcd-prefix", "/moved")
-    assert out.startswith("copied ") and out.endswith("; 0 already present, left as they are\n")
-    on_etcd = start_server(
-        tmp_path / "lmdb",
-        "--storage-backend",
-        "etcd3",
-        "--etcd-servers",
-        etcd.endpoint,
-        "--etcd-prefix",
-        "/moved",
-    )
-    try:
-        got = session.get(f"{on_etcd.base_url}{url}/moved").json()
-        assert got["metadata"]["uid"] == made["metadata"]["uid"]
-    finally:
-        on_etcd.stop()
-    back = run("--from", etcd.endpoint, "--to", str(tmp_path / "back"), "--etcd-prefix", "/moved")
-    assert back.startswith("copied ")
-    again = start_server(tmp_path / "back", "--cert-dir", str(tmp_path / "lmdb" / "pki"))
-    try:
-        got = session.get(f"{again.base_url}{url}/moved").json()
-        assert got["metadata"]["uid"] == made["metadata"]["uid"]
-    finally:
-        again.stop()
-
-
-def test_etcd_over_tls_with_a_client_certificate(tmp_path: Path) -> None:
-    etcd = start_etcd(str(tmp_path), tls=True, fsync=False)
-    try:
-        assert etcd.tls is not None
-        server = start_server(
-            tmp_path / "data",
-            "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint,
-            "--etcd-cafile", etcd.tls.cafile,
-            "--etcd-certfile", etcd.tls.certfile,
-            "--etcd-keyfile", etcd.tls.keyfile,
-        )  # fmt: skip
-        try:
-            session = session_for(server, cert=server.admin_cert)
-            url = f"{server.base_url}/api/v1/namespaces/default/configmaps"
-            assert session.post(url, json={"metadata": {"name": "tls"}}).status_code == 201
-            assert session.get(f"{url}/tls").status_code == 200
-        finally:
-            server.stop()
-    finally:
-        etcd.stop()
-
-
-def test_secrets_are_encrypted_in_etcd(tmp_path: Path, etcd: EtcdServer) -> None:
-    config = Path(__file__).parents[2] / "etc" / "encryption-config.yaml"
-    server = start_server(
-        tmp_path / "data",
-        "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint, "--etcd-prefix", "/enc",
-        f"--encryption-provider-config={config}",
-    )  # fmt: skip
-    try:
-        session = session_for(server, cert=server.admin_cert)
-        url = f"{server.base_url}/api/v1/namespaces/default/secrets"
-        secret = {"metadata": {"name": "s"}, "stringData": {"password": "hunter2"}}
-        assert session.post(url, json=secret).status_code == 201
-        raw = subprocess.run(
-            [os.path.join(os.path.dirname(etcd_binary()), "etcdctl"), "--endpoints",
-             etcd.endpoint, "get", "/enc/secrets/default/s", "--print-value-only"],
-            capture_output=True, check=True, timeout=10,
-        ).stdout  # fmt: skip
-        assert raw.startswith(b"k8s:enc:aescbc:v1:key1:")
-        assert b"hunter2" not in raw and b"aHVudGVyMg" not in raw  # nor its base64
-        got = session.get(f"{url}/s").json()
-        assert got["data"] == {"password": "aHVudGVyMg=="}
-        # kube's storage errors quote the key under --etcd-prefix
-        r = session.put(f"{url}/s", json={**secret, "metadata": {"name": "s", "uid": "other"}})
-        assert r.status_code == 409 and r.json()["message"] == (
-            'Operation cannot be fulfilled on secrets "s": StorageError: invalid object, '
-            "Code: 4, Key: /enc/secrets/default/s, ResourceVersion: 0, AdditionalErrorMsg: "
-            f"Precondition failed: UID in precondition: other, UID in object meta: {got['metadata']['uid']}"
-        )
-    finally:
-        server.stop()
-
-
-def test_etcd_down_is_a_status_and_the_server_recovers(tmp_path: Path) -> None:
-    """Reads that must be current and every write fail with kube's InternalError while
-    etcd is gone (kube waits out its request timeout first); reads of the cache go on;
-    /readyz fails; all is well again once etcd is back."""
-    (tmp_path / "etcd").mkdir()
-    etcd = start_etcd(str(tmp_path / "etcd"), fsync=False)
-    server = start_server(
-        tmp_path / "data", "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint
-    )
-    try:
-        session = session_for(server, cert=server.admin_cert)
-        base = f"{server.base_url}/api/v1/namespaces/default"
-        etcd.stop()
-        for response in (
-            session.get(base),
-            session.get(f"{server.base_url}/api/v1/namespaces"),
-            session.post(f"{base}/configmaps", json={"metadata": {"name": "down"}}),
-        ):
-            assert response.status_code == 500
-            status = response.json()
-            assert status["reason"] == "InternalError"
-            assert status["message"].startswith(
-                "Internal error occurred: no etcd endpoint answered: "
-            )
-        cached = session.get(base, params={"resourceVersion": "0"})
-        assert cached.status_code == 200 and cached.json()["metadata"]["name"] == "default"
-        assert session.get(f"{server.base_url}/readyz").status_code == 503
-        etcd.start()
-        made = session.post(f"{base}/configmaps", json={"metadata": {"name": "back"}})
-        for _ in range(100):  # the channel reconnects within a second or two
-            if made.status_code == 201:
-                break
-            time.sleep(0.1)
-            made = session.post(f"{base}/configmaps", json={"metadata": {"name": "back"}})
-        assert made.status_code == 201
-        assert session.get(f"{base}/configmaps/back").status_code == 200
-    finally:
-        server.stop()
-        etcd.stop()
-
-
-def test_two_workers_on_etcd_start_and_share_one_service_cidr(tmp_path: Path) -> None:
-    """The second worker bootstraps before its watch cache has seen the first one's
-    default objects (its creates are refused as existing; it reads none back)."""
-    (tmp_path / "etcd").mkdir()
-    etcd = start_etcd(str(tmp_path / "etcd"), fsync=False)
-    try:
-        server = start_server(
-            tmp_path / "data",
-            "--storage-backend",
-            "etcd3",
-            "--etcd-servers",
-            etcd.endpoint,
-            "--workers",
-            "2",
-        )
-        try:
-            session = session_for(server, cert=server.admin_cert)
-            base = server.url + "/apis/networking.platform.io/v1"
-            cidrs = session.get(base + "/servicecidrs").json()["items"]
-            assert [c["metadata"]["name"] for c in cidrs] == ["kubernetes"]
-            assert session.get(base + "/ipaddresses/10.0.0.1").status_code == 200
-            assert session.get(server.url + "/readyz").status_code == 200
-        finally:
-            server.stop()
-    finally:
-        etcd.stop()
-
-
-def test_a_server_without_the_managers_controllers_leaves_the_manager_its_lease(
-    tmp_path: Path, etcd: EtcdServer
-) -> None:
-    """With ``--controllers=`` a separate ``twistd platform-controller-manager`` runs them;
-    the server once took the manager's Lease for its own controllers on etcd, so that
-    manager never led.  Its own controllers elect on a Lease of their own now."""
-    server = replica(tmp_path / "replica-0", etcd, "--controllers=", "--etcd-prefix=/alone")
-    try:
-        session = session_for(server, cert=server.admin_cert)
-        leases = f"{server.url}/apis/coordination.platform.io/v1/namespaces/platform-system/leases"
-        own = crds.eventually(lambda: session.get(f"{leases}/platform-apiserver-controllers"))
-        assert own.json()["spec"]["holderIdentity"]
-        # kube-apiserver's own controllers run: a CRD is named and established.
-        crd = crds.crd_manifest("alone.example.com", "Gadget", "gadgets")
-        crd_url = f"{server.url}/apis/apiextensions.platform.io/v1/customresourcedefinitions"
-        assert session.post(crd_url, json=crd).status_code == 201
-        crds.eventually(lambda: session.get(f"{server.url}/apis/alone.example.com/v1"))
-        missing = session.get(f"{leases}/platform-controller-manager")
-        assert missing.status_code == 404
-        assert missing.json()["reason"] == "NotFound"
-    finally:
-        server.stop()
-
-
-def test_a_replica_stopped_gives_up_the_lease_and_its_successor_leads_at_once(
-    tmp_path: Path, etcd: EtcdServer
-) -> None:
-    """A replica that stops releases the controllers' Lease, as client-go's
-    ReleaseOnCancel: the one started in its place leads within a retry (2 s), not
-    after the 15 s lease (a rolling restart used to leave no controllers that long)."""
-    first = replica(tmp_path / "replica-0", etcd, "--etcd-prefix=/rolling")
-    session = session_for(first, cert=first.admin_cert)
-    held = crds.eventually(lambda: _holder(session, first))
-    first.stop()
-    second = replica(tmp_path / "replica-1", etcd, "--etcd-prefix=/rolling")
-    try:
-        started = time.monotonic()  # the first's session: the replicas share its PKI
-        taken = crds.eventually(lambda: (h := _holder(session, second)) != held and h, 12)
-        assert taken and time.monotonic() - started < 12
-    finally:
-        second.stop()

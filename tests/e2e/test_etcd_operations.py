@@ -1,0 +1,226 @@
+"""Running on etcd (``--storage-backend=etcd3``): moving an LMDB data dir to etcd and
+back, TLS with client certificates, encryption at rest, an etcd outage, workers on
+etcd, and which replica leads the controllers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e import crds
+from tests.e2e.conftest import replica, session_for, start_server
+from tests.e2e.etcd_replicas import holder
+from tests.storage.etcd_server import EtcdServer, etcd_binary, start_etcd
+
+pytestmark = pytest.mark.slow
+
+
+def test_an_lmdb_data_dir_moves_to_etcd_and_back(tmp_path: Path, etcd: EtcdServer) -> None:
+    lmdb = start_server(tmp_path / "lmdb")
+    session = session_for(lmdb, cert=lmdb.admin_cert)
+    url = "/api/v1/namespaces/default/configmaps"
+    made = session.post(lmdb.base_url + url, json={"metadata": {"name": "moved"}}).json()
+    lmdb.stop()
+    migrate = [str(Path(__file__).parents[2] / "scripts" / "migrate-storage")]
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [*migrate, *args], check=False, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    out = run("--from", str(tmp_path / "lmdb"), "--to", etcd.endpoint, "--etcd-prefix", "/moved")
+    assert out.startswith("copied ") and out.endswith("; 0 already present, left as they are\n")
+    on_etcd = start_server(
+        tmp_path / "lmdb",
+        "--storage-backend",
+        "etcd3",
+        "--etcd-servers",
+        etcd.endpoint,
+        "--etcd-prefix",
+        "/moved",
+    )
+    try:
+        got = session.get(f"{on_etcd.base_url}{url}/moved").json()
+        assert got["metadata"]["uid"] == made["metadata"]["uid"]
+    finally:
+        on_etcd.stop()
+    back = run("--from", etcd.endpoint, "--to", str(tmp_path / "back"), "--etcd-prefix", "/moved")
+    assert back.startswith("copied ")
+    again = start_server(tmp_path / "back", "--cert-dir", str(tmp_path / "lmdb" / "pki"))
+    try:
+        got = session.get(f"{again.base_url}{url}/moved").json()
+        assert got["metadata"]["uid"] == made["metadata"]["uid"]
+    finally:
+        again.stop()
+
+
+def test_etcd_over_tls_with_a_client_certificate(tmp_path: Path) -> None:
+    etcd = start_etcd(str(tmp_path), tls=True, fsync=False)
+    try:
+        assert etcd.tls is not None
+        server = start_server(
+            tmp_path / "data",
+            "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint,
+            "--etcd-cafile", etcd.tls.cafile,
+            "--etcd-certfile", etcd.tls.certfile,
+            "--etcd-keyfile", etcd.tls.keyfile,
+        )  # fmt: skip
+        try:
+            session = session_for(server, cert=server.admin_cert)
+            url = f"{server.base_url}/api/v1/namespaces/default/configmaps"
+            assert session.post(url, json={"metadata": {"name": "tls"}}).status_code == 201
+            assert session.get(f"{url}/tls").status_code == 200
+        finally:
+            server.stop()
+    finally:
+        etcd.stop()
+
+
+def test_secrets_are_encrypted_in_etcd(tmp_path: Path, etcd: EtcdServer) -> None:
+    config = Path(__file__).parents[2] / "etc" / "encryption-config.yaml"
+    server = start_server(
+        tmp_path / "data",
+        "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint, "--etcd-prefix", "/enc",
+        f"--encryption-provider-config={config}",
+    )  # fmt: skip
+    try:
+        session = session_for(server, cert=server.admin_cert)
+        url = f"{server.base_url}/api/v1/namespaces/default/secrets"
+        secret = {"metadata": {"name": "s"}, "stringData": {"password": "hunter2"}}
+        assert session.post(url, json=secret).status_code == 201
+        raw = subprocess.run(
+            [os.path.join(os.path.dirname(etcd_binary()), "etcdctl"), "--endpoints",
+             etcd.endpoint, "get", "/enc/secrets/default/s", "--print-value-only"],
+            capture_output=True, check=True, timeout=10,
+        ).stdout  # fmt: skip
+        assert raw.startswith(b"k8s:enc:aescbc:v1:key1:")
+        assert b"hunter2" not in raw and b"aHVudGVyMg" not in raw  # nor its base64
+        got = session.get(f"{url}/s").json()
+        assert got["data"] == {"password": "aHVudGVyMg=="}
+        # kube's storage errors quote the key under --etcd-prefix
+        r = session.put(f"{url}/s", json={**secret, "metadata": {"name": "s", "uid": "other"}})
+        assert r.status_code == 409 and r.json()["message"] == (
+            'Operation cannot be fulfilled on secrets "s": StorageError: invalid object, '
+            "Code: 4, Key: /enc/secrets/default/s, ResourceVersion: 0, AdditionalErrorMsg: "
+            f"Precondition failed: UID in precondition: other, UID in object meta: {got['metadata']['uid']}"
+        )
+    finally:
+        server.stop()
+
+
+def test_etcd_down_is_a_status_and_the_server_recovers(tmp_path: Path) -> None:
+    """Reads that must be current and every write fail with kube's InternalError while
+    etcd is gone (kube waits out its request timeout first); reads of the cache go on;
+    /readyz fails; all is well again once etcd is back."""
+    (tmp_path / "etcd").mkdir()
+    etcd = start_etcd(str(tmp_path / "etcd"), fsync=False)
+    server = start_server(
+        tmp_path / "data", "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint
+    )
+    try:
+        session = session_for(server, cert=server.admin_cert)
+        base = f"{server.base_url}/api/v1/namespaces/default"
+        etcd.stop()
+        for response in (
+            session.get(base),
+            session.get(f"{server.base_url}/api/v1/namespaces"),
+            session.post(f"{base}/configmaps", json={"metadata": {"name": "down"}}),
+        ):
+            assert response.status_code == 500
+            status = response.json()
+            assert status["reason"] == "InternalError"
+            assert status["message"].startswith(
+                "Internal error occurred: no etcd endpoint answered: "
+            )
+        cached = session.get(base, params={"resourceVersion": "0"})
+        assert cached.status_code == 200 and cached.json()["metadata"]["name"] == "default"
+        assert session.get(f"{server.base_url}/readyz").status_code == 503
+        etcd.start()
+        made = session.post(f"{base}/configmaps", json={"metadata": {"name": "back"}})
+        for _ in range(100):  # the channel reconnects within a second or two
+            if made.status_code == 201:
+                break
+            time.sleep(0.1)
+            made = session.post(f"{base}/configmaps", json={"metadata": {"name": "back"}})
+        assert made.status_code == 201
+        assert session.get(f"{base}/configmaps/back").status_code == 200
+    finally:
+        server.stop()
+        etcd.stop()
+
+
+def test_two_workers_on_etcd_start_and_share_one_service_cidr(tmp_path: Path) -> None:
+    """The second worker bootstraps before its watch cache has seen the first one's
+    default objects (its creates are refused as existing; it reads none back)."""
+    (tmp_path / "etcd").mkdir()
+    etcd = start_etcd(str(tmp_path / "etcd"), fsync=False)
+    try:
+        server = start_server(
+            tmp_path / "data",
+            "--storage-backend",
+            "etcd3",
+            "--etcd-servers",
+            etcd.endpoint,
+            "--workers",
+            "2",
+        )
+        try:
+            session = session_for(server, cert=server.admin_cert)
+            base = server.url + "/apis/networking.platform.io/v1"
+            cidrs = session.get(base + "/servicecidrs").json()["items"]
+            assert [c["metadata"]["name"] for c in cidrs] == ["kubernetes"]
+            assert session.get(base + "/ipaddresses/10.0.0.1").status_code == 200
+            assert session.get(server.url + "/readyz").status_code == 200
+        finally:
+            server.stop()
+    finally:
+        etcd.stop()
+
+
+def test_a_server_without_the_managers_controllers_leaves_the_manager_its_lease(
+    tmp_path: Path, etcd: EtcdServer
+) -> None:
+    """With ``--controllers=`` a separate ``twistd platform-controller-manager`` runs them;
+    the server once took the manager's Lease for its own controllers on etcd, so that
+    manager never led.  Its own controllers elect on a Lease of their own now."""
+    server = replica(tmp_path / "replica-0", etcd, "--controllers=", "--etcd-prefix=/alone")
+    try:
+        session = session_for(server, cert=server.admin_cert)
+        leases = f"{server.url}/apis/coordination.platform.io/v1/namespaces/platform-system/leases"
+        own = crds.eventually(lambda: session.get(f"{leases}/platform-apiserver-controllers"))
+        assert own.json()["spec"]["holderIdentity"]
+        # kube-apiserver's own controllers run: a CRD is named and established.
+        crd = crds.crd_manifest("alone.example.com", "Gadget", "gadgets")
+        crd_url = f"{server.url}/apis/apiextensions.platform.io/v1/customresourcedefinitions"
+        assert session.post(crd_url, json=crd).status_code == 201
+        crds.eventually(lambda: session.get(f"{server.url}/apis/alone.example.com/v1"))
+        missing = session.get(f"{leases}/platform-controller-manager")
+        assert missing.status_code == 404
+        assert missing.json()["reason"] == "NotFound"
+    finally:
+        server.stop()
+
+
+def test_a_replica_stopped_gives_up_the_lease_and_its_successor_leads_at_once(
+    tmp_path: Path, etcd: EtcdServer
+) -> None:
+    """A replica that stops releases the controllers' Lease, as client-go's
+    ReleaseOnCancel: the one started in its place leads within a retry (2 s), not
+    after the 15 s lease (a rolling restart used to leave no controllers that long)."""
+    first = replica(tmp_path / "replica-0", etcd, "--etcd-prefix=/rolling")
+    session = session_for(first, cert=first.admin_cert)
+    held = crds.eventually(lambda: holder(session, first))
+    first.stop()
+    second = replica(tmp_path / "replica-1", etcd, "--etcd-prefix=/rolling")
+    try:
+        started = time.monotonic()  # the first's session: the replicas share its PKI
+        taken = crds.eventually(lambda: (h := holder(session, second)) != held and h, 12)
+        assert taken and time.monotonic() - started < 12
+    finally:
+        second.stop()
