@@ -1,5 +1,5 @@
 """Every wire format the server speaks: JSON and YAML (``text``; YAML answers in
-``goyaml``), Protobuf, CBOR.
+``goyaml``; objects are written as JSON by ``gotext.object_json``), Protobuf, CBOR.
 
 JSON and YAML are imported from here; each format lives in its own module.
 """
@@ -9,7 +9,6 @@ from platform_api.codec.goyaml import UnwritableYAML, yaml_dumps
 from platform_api.codec.text import (
     BodyError,
     Duplicates,
-    dumps,
     duplicate_key_lines,
     loads,
     parse_json,
@@ -21,7 +20,6 @@ __all__ = [
     "DepthError",
     "Duplicates",
     "UnwritableYAML",
-    "dumps",
     "duplicate_key_lines",
     "loads",
     "parse_json",

@@ -38,10 +38,6 @@ except ImportError:  # pragma: no cover
 Duplicates = dict[int, list[tuple[str, int]]]
 
 
-def dumps(obj: Any) -> bytes:
-    return orjson.dumps(obj)
-
-
 def loads(data: bytes | str) -> Any:
     return orjson.loads(data)
 
