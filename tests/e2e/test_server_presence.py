@@ -16,8 +16,8 @@ import requests
 
 from platform_api.apiserver.identity import server_id
 from tests.e2e.answers import status
-from tests.e2e.conftest import Server, session_for, start_server
-from tests.e2e.test_etcd_backend import etcd, etcdctl, replica  # noqa: F401 (fixture)
+from tests.e2e.conftest import Server, replica, session_for, start_server
+from tests.e2e.etcd_replicas import etcdctl
 from tests.storage.etcd_server import EtcdServer
 
 ENDPOINTS = "/api/v1/namespaces/default/endpoints/kubernetes"
@@ -167,7 +167,7 @@ def test_reconciler_none_leaves_the_service_without_endpoints(tmp_path: Path) ->
 
 
 @pytest.fixture
-def two_replicas(tmp_path: Path, etcd: EtcdServer) -> Iterator[list[Server]]:  # noqa: F811
+def two_replicas(tmp_path: Path, etcd: EtcdServer) -> Iterator[list[Server]]:
     running = [
         replica(tmp_path / "replica-0", etcd, "--advertise-address", "192.0.2.51"),
         replica(tmp_path / "replica-1", etcd, "--advertise-address", "192.0.2.52"),
@@ -180,7 +180,7 @@ def two_replicas(tmp_path: Path, etcd: EtcdServer) -> Iterator[list[Server]]:  #
 @pytest.mark.slow
 def test_replicas_list_each_other_and_leave_when_they_stop(
     two_replicas: list[Server],
-    etcd: EtcdServer,  # noqa: F811
+    etcd: EtcdServer,
 ) -> None:
     a, b = two_replicas
     session = session_for(a, cert=a.admin_cert)
