@@ -16,7 +16,7 @@ from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.scope import Scope, partial_object
 from platform_api.gotext import go_escaped, object_json
 from platform_api.scheme import bytefields
-from platform_api.storage.interface import DELETED, Event, Stored
+from platform_api.storage.interface import DELETED, Event, Stored, deleted_at
 
 Obj = dict[str, Any]
 INITIAL_EVENTS_END = "platform.io/initial-events-end"
@@ -26,9 +26,7 @@ UPSTREAM_INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 def stamped(stored: Stored, revision: int) -> bytes:
     """The object of a DELETED event: its last state at the deletion's revision."""
-    obj = stored.copy()
-    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
-    return object_json(obj)
+    return deleted_at(stored, revision).data
 
 
 class EventEncoder:

@@ -16,6 +16,8 @@ from typing import Any, Protocol, cast
 
 import orjson
 
+from platform_api.gotext import object_json
+
 # StorageError codes (storage.ErrCode*).
 KEY_NOT_FOUND = "KeyNotFound"
 KEY_EXISTS = "KeyExists"
@@ -105,6 +107,14 @@ class Stored:
 
     def __repr__(self) -> str:
         return f"Stored({self.key!r}, {self.revision})"
+
+
+def deleted_at(last: Stored, revision: int) -> Stored:
+    """A deleted object's last state at the deletion's revision: what kube's storage
+    answers a delete with, and the object of its DELETED event."""
+    obj = last.copy()
+    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+    return Stored(last.key, revision, object_json(obj))
 
 
 @dataclass(frozen=True)
@@ -225,7 +235,8 @@ class Storage(Protocol):
         preconditions: Preconditions | None = None,
         validate: ValidateDeletion | None = None,
     ) -> Awaitable[Stored]:
-        """Remove ``key``; returns the last state. Retries ``validate`` on conflicts."""
+        """Remove ``key``; returns the last state at the deletion's revision
+        (``deleted_at``). Retries ``validate`` on conflicts."""
         ...
 
     def delete_corrupt(self, key: bytes, stand_in: dict[str, Any]) -> Awaitable[None]:

@@ -140,7 +140,12 @@ class Committer:
                     continue
                 revision += 1
                 events.append(event)
-                results.append(event.stored if op.kind != DELETE else event.prev)
+                # A delete's result: the last state's bytes at the deletion's revision
+                # (LMDBStorage.delete restamps them, outside the write lock).
+                gone = event.prev
+                if op.kind == DELETE and gone is not None:
+                    gone = Stored(op.key, event.revision, gone.data)
+                results.append(event.stored if op.kind != DELETE else gone)
             txn.put(META_REV, REV.pack(revision), db=self.meta)
         return results, events
 

@@ -45,6 +45,7 @@ from platform_api.storage.interface import (
     Stored,
     TryUpdate,
     ValidateDeletion,
+    deleted_at,
 )
 from platform_api.storage.limits import check_write_size
 from platform_api.storage.lmdb_commit import (
@@ -393,7 +394,7 @@ class LMDBStorage(WriteRecovery):
                 validate(current.object)
             try:
                 stored: Stored = await self._submit(Op(DELETE, key, None, current.revision))
-                return stored
+                return deleted_at(stored, stored.revision)
             except StorageError as e:
                 if e.code != CONFLICT:
                     raise

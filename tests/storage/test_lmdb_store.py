@@ -160,7 +160,8 @@ def test_delete_logs_previous_state(env_path: str) -> None:
     d = ensureDeferred(storage.delete(b"/cm/a"))
     writer.run_all()
     gone = result(d)
-    assert gone.object["data"] == {"x": "1"} and gone.revision == 1
+    assert gone.object["data"] == {"x": "1"} and gone.revision == 2
+    assert gone.object["metadata"]["resourceVersion"] == "2"
     assert events[-1].type == DELETED and events[-1].revision == 2
     with pytest.raises(StorageError):
         storage.get(b"/cm/a")

@@ -191,7 +191,10 @@ async def test_delete_with_preconditions(backend: Backend, ns: str) -> None:
     wrong = Preconditions(uid="u2")
     assert await code_of(s.delete(key(ns, "d"), preconditions=wrong)) == INVALID_OBJECT
     last = await s.delete(key(ns, "d"), preconditions=Preconditions(uid="u1"))
-    assert last.revision == stored.revision
+    # The last state at the deletion's revision, as kube's storage answers a delete.
+    assert last.revision > stored.revision
+    assert last.object["metadata"]["resourceVersion"] == str(last.revision)
+    assert last.object["metadata"]["uid"] == "u1"
     assert await code_of(s.delete(key(ns, "d"))) == KEY_NOT_FOUND
 
 

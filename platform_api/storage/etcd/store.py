@@ -51,6 +51,7 @@ from platform_api.storage.interface import (
     Stored,
     TryUpdate,
     ValidateDeletion,
+    deleted_at,
 )
 from platform_api.storage.transformer import ValueTransformer
 from platform_api.storage.updates import next_state
@@ -333,7 +334,7 @@ class EtcdStorage:
             result = await storage_call(key, self.client.delete_at(etcd_key, current.revision))
             if result.succeeded:
                 await self.cache.wait_for(result.revision)
-                return current
+                return deleted_at(current, result.revision)
             current = self.values.stored(result.current) if result.current is not None else None
 
     async def delete_corrupt(self, key: bytes, stand_in: dict[str, Any]) -> None:
