@@ -5,9 +5,9 @@ marked ``Failed`` (with kube's ``DisruptionTarget`` condition) and deleted; term
 pods without a node, and terminating pods on a Node that is not Ready and tainted
 ``node.kubernetes.io/out-of-service``, are marked ``Failed`` and deleted; and once more
 than 12500 pods have finished (kube's ``--terminated-pod-gc-threshold``, not a flag here), the oldest finished
-ones (evicted first) are deleted.  Here, with no kubelet, a deleted pod goes at once
-unless a finalizer holds it, so the orphan rule is the one users meet: a fake node
-deleted takes its pods with it, 40 seconds on.
+ones (evicted first) are deleted.  Here, with no kubelet to finish a bound pod's graceful
+deletion, the orphan rule is the one users meet: a fake node deleted takes its pods,
+terminating or not, with it 40 seconds on.
 """
 
 from __future__ import annotations
@@ -133,7 +133,10 @@ class PodGC(Controller):
             )
         await errors.tolerating(
             self.pods.delete(
-                namespace, name, preconditions=Preconditions(uid=uid) if uid else None
+                namespace,
+                name,
+                preconditions=Preconditions(uid=uid) if uid else None,
+                grace_period=0,  # kube's podgc deletes at once: no kubelet will
             ),
             404,
             409,

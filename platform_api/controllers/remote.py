@@ -136,11 +136,14 @@ class RestWrites:
         *,
         propagation: str | None = None,
         preconditions: Any = None,
+        grace_period: int | None = None,
         **_: Any,
     ) -> tuple[Stored, bool]:
         options: Obj = {}
         if propagation:
             options["propagationPolicy"] = propagation
+        if grace_period is not None:
+            options["gracePeriodSeconds"] = grace_period
         if preconditions is not None:
             options["preconditions"] = {
                 k: v

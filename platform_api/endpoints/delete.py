@@ -24,7 +24,7 @@ from platform_api.endpoints.scope import Scope
 from platform_api.gotext import parse_int as go_parse_int
 from platform_api.registry.deletion import deleted_status
 from platform_api.scheme.decoding import DecodeError, Decoder
-from platform_api.storage.interface import Preconditions, Stored
+from platform_api.storage.interface import Preconditions
 from platform_api.validation import field
 from platform_api.validation.field import go_quote
 
@@ -176,6 +176,7 @@ async def handle(scope: Scope) -> bytes:
         admit=admit,
         propagation=options.propagation,
         orphan=options.orphan_dependents,
+        grace_period=options.grace_period,
     )
     stored = await scope.store.served(stored)
     if not deleted:
@@ -231,23 +232,23 @@ async def handle_collection(scope: Scope) -> bytes:
     scope.ctx.dry_run = options.dry_run
     result = await list_endpoint.read_list(scope, params)
     admit = scope.handlers.admission.validator(scope, "DELETE")
-    removed: list[Stored] = []
     for item in result.items:
         meta = item.object["metadata"]
         try:
-            stored, _ = await scope.store.delete(
+            await scope.store.delete(
                 meta.get("namespace", ""),
                 meta["name"],
                 dry_run=options.dry_run,
                 admit=admit,
                 propagation=options.propagation,
                 orphan=options.orphan_dependents,
+                grace_period=options.grace_period,
             )
         except errors.StatusError as e:
-            if e.code == 404:
-                continue  # deleted meanwhile
-            raise
-        removed.append(await scope.store.served(stored))
-    meta = {"resourceVersion": str(scope.store.storage.current_revision())}
+            if e.code != 404:  # deleted meanwhile: still in the answer, as in kube
+                raise
+    # kube answers the list it deleted from, as it was listed.
+    removed = [await scope.store.served(item) for item in result.items]
+    meta = {"resourceVersion": str(result.revision)}
     body = list_endpoint.render_list(scope, out, removed, meta)
     return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx)

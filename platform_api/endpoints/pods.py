@@ -117,6 +117,7 @@ async def evict(scope: Scope) -> bytes:
         preconditions=Preconditions(pre.get("uid"), pre.get("resourceVersion")) if pre else None,
         dry_run=scope.ctx.dry_run,
         propagation=options.get("propagationPolicy"),
+        grace_period=options.get("gracePeriodSeconds"),
     )
     return _success(scope)
 

@@ -227,6 +227,18 @@ class PodStrategy(GenericStrategy):
         errs += validate_pod_spec(new.get("spec") or {}, "spec", pod=True)
         return errs + validate_pod_update(new.get("spec") or {}, old.get("spec") or {})
 
+    def deletion_grace(self, obj: Obj, requested: int | None) -> int | None:
+        """kube's podStrategy.CheckGracefulDelete: the caller's period, else the pod's
+        ``terminationGracePeriodSeconds``; none for a pod never scheduled or finished
+        (nothing runs it: it goes at once)."""
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        if not spec.get("nodeName") or status.get("phase") in ("Failed", "Succeeded"):
+            return 0
+        if requested is not None:
+            return requested
+        period = spec.get("terminationGracePeriodSeconds")
+        return period if isinstance(period, int) else 0
+
     def subresource_strategies(self) -> dict[str, Strategy]:
         return {
             "binding": PodBindingStrategy(self),

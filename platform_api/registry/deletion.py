@@ -5,6 +5,11 @@ Which finalizers a delete adds follows kube's propagation policies: an explicit
 object do; otherwise the kind's default (Background for every kind served here).
 Orphan adds ``orphan`` and Foreground ``foregroundDeletion``; the garbage collector
 does the rest and removes them.
+
+Kinds with graceful deletion (Pods) follow kube's BeforeDelete: a delete stamps
+``deletionTimestamp`` (now plus the grace period) and ``deletionGracePeriodSeconds``;
+with a period of 0 the object then goes at once, otherwise it stays until a later
+delete shortens the period to 0 (a kubelet's, once the pod has stopped).
 """
 
 from __future__ import annotations
@@ -14,11 +19,15 @@ from typing import Any, Protocol
 
 from platform_api import errors
 from platform_api.codec.goshape import shape
+from platform_api.scheme.decoding import format_timestamp, parse_timestamp
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import Preconditions
 
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"
+# What kube's BeforeDelete decides: delete without a grace period (or let finalizers
+# decide), start or shorten a graceful deletion, or leave a pending one as it is.
+IMMEDIATE, GRACEFUL, PENDING = "immediate", "graceful", "pending"
 
 
 def _policy(finalizers: list[str], propagation: str | None, orphan: bool | None) -> str:
@@ -50,6 +59,47 @@ class _PrepareForDelete(Protocol):
     def prepare_for_delete(self, obj: dict[str, Any]) -> None: ...
 
 
+def requested_grace(requested: int | None) -> int | None:
+    """The caller's ``gracePeriodSeconds`` as kube's delete path reads it: a negative
+    period is one second."""
+    return 1 if requested is not None and requested < 0 else requested
+
+
+def go_seconds(seconds: int) -> float:
+    """``time.Second * time.Duration(seconds)`` as Go computes it, in int64 nanoseconds
+    that wrap: kube stamps a period past ~292 years that way, never out of range."""
+    nanoseconds = (seconds * 1_000_000_000 + 2**63) % 2**64 - 2**63
+    return nanoseconds / 1e9
+
+
+def before_delete(
+    obj: dict[str, Any], period: int | None, requested: int | None, now: float
+) -> str:
+    """kube's rest.BeforeDelete, in place: ``period`` is the kind's grace period for this
+    delete (None: no graceful deletion), ``requested`` the caller's.  A deletion under
+    way may only be shortened; one already at 0 is finished."""
+    if period is None:
+        return IMMEDIATE
+    meta = obj["metadata"]
+    if meta.get("deletionTimestamp"):
+        current = meta.get("deletionGracePeriodSeconds")
+        if not current:
+            return IMMEDIATE
+        if requested is None or requested >= current:
+            return PENDING
+        started = parse_timestamp(meta["deletionTimestamp"])
+        if started is not None:
+            moved = started - go_seconds(current) + go_seconds(requested)
+            meta["deletionTimestamp"] = format_timestamp(moved)
+        meta["deletionGracePeriodSeconds"] = requested
+        return GRACEFUL
+    meta["deletionTimestamp"] = format_timestamp(now + go_seconds(period))
+    meta["deletionGracePeriodSeconds"] = period
+    if meta.get("generation", 0) > 0:
+        meta["generation"] += 1
+    return GRACEFUL
+
+
 def has_pending_finalizers(obj: dict[str, Any], kind: str) -> bool:
     """Whether something must finish before ``obj`` goes (namespaces: spec.finalizers)."""
     meta = obj.get("metadata", {})
@@ -60,18 +110,27 @@ def has_pending_finalizers(obj: dict[str, Any], kind: str) -> bool:
     return False
 
 
-def finishes_deletion(obj: dict[str, Any]) -> bool:
-    """The last finalizer of an object being deleted is gone: the update removes it.  A
+def finishes_deletion(obj: dict[str, Any], kind: str) -> bool:
+    """An object being deleted that nothing holds any more (no finalizer, no grace period
+    left) goes: after the write that let it go, or the delete that marked it.  A
     Namespace also waits for its ``spec.finalizers`` (kube's
     ShouldDeleteNamespaceDuringUpdate): another component may still be cleaning it up."""
     meta = obj.get("metadata", {})
-    if obj.get("kind") == "Namespace" and (obj.get("spec") or {}).get("finalizers"):
+    if kind == "Namespace" and (obj.get("spec") or {}).get("finalizers"):
         return False
     return (
         bool(meta.get("deletionTimestamp"))
         and not meta.get("finalizers")
         and meta.get("deletionGracePeriodSeconds", 0) == 0
     )
+
+
+def set_finalizers(obj: dict[str, Any], finalizers: Sequence[str]) -> None:
+    meta = obj["metadata"]
+    if finalizers:
+        meta["finalizers"] = list(finalizers)
+    else:
+        meta.pop("finalizers", None)
 
 
 def mark_deleting(
@@ -82,10 +141,7 @@ def mark_deleting(
     object's controllers now have a new state to act on) and the kind's own preparation
     run."""
     meta = obj["metadata"]
-    if finalizers:
-        meta["finalizers"] = list(finalizers)
-    else:
-        meta.pop("finalizers", None)
+    set_finalizers(obj, finalizers)
     if not meta.get("deletionTimestamp"):
         meta["deletionTimestamp"] = now
         if meta.get("generation", 0) > 0:

@@ -64,6 +64,11 @@ class Strategy(Protocol):
         """Change an object whose deletion starts (before its finalizers run)."""
         ...
 
+    def deletion_grace(self, obj: Obj, requested: int | None) -> int | None:
+        """The grace period a delete gives ``obj`` (kube's CheckGracefulDelete), with
+        ``requested`` the caller's ``gracePeriodSeconds``; None for kinds deleted at once."""
+        ...
+
     def field_getters(self) -> dict[str, FieldGetter]:
         """The field labels field selectors may name (kube's ``GetAttrs``)."""
         ...
@@ -142,6 +147,9 @@ class GenericStrategy:
         return None
 
     def prepare_for_delete(self, obj: Obj) -> None:
+        return None
+
+    def deletion_grace(self, obj: Obj, requested: int | None) -> int | None:
         return None
 
     def field_getters(self) -> dict[str, FieldGetter]:
@@ -239,6 +247,9 @@ class StatusStrategy:
         self.main.canonicalize(obj)
 
     def prepare_for_delete(self, obj: Obj) -> None:  # pragma: no cover - never deletes
+        raise AssertionError("status sub-resources do not delete")
+
+    def deletion_grace(self, obj: Obj, requested: int | None) -> int | None:  # pragma: no cover
         raise AssertionError("status sub-resources do not delete")
 
     def field_getters(self) -> dict[str, FieldGetter]:

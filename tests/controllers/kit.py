@@ -30,8 +30,11 @@ class ControllerSetup:
         self.cluster.settle()
         return made  # type: ignore[no-any-return]
 
-    def delete(self, kind: Kind, name: str, namespace: str = "") -> None:
-        self.cluster.run(self.cluster.stores[kind].delete(namespace, name))
+    def delete(
+        self, kind: Kind, name: str, namespace: str = "", grace_period: int | None = None
+    ) -> None:
+        store = self.cluster.stores[kind]
+        self.cluster.run(store.delete(namespace, name, grace_period=grace_period))
         self.cluster.settle()
 
     def get(self, kind: Kind, name: str, namespace: str = "") -> Obj | None:

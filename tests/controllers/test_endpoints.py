@@ -161,10 +161,16 @@ def test_finished_deleted_and_unlabelled_pods_leave(s: Setup) -> None:
         s.create(PODS, pod(name), NS)
         s.report(name, f"10.1.0.{ord(name)}", ready=True)
     s.report("a", "10.1.0.97", ready=False, phase="Succeeded")
-    s.delete(PODS, "b", NS)
+    s.delete(PODS, "b", NS)  # scheduled: terminating for its grace period
     ep = s.endpoints()
     assert ep is not None
     assert [a["targetRef"]["name"] for a in ep["subsets"][0]["addresses"]] == ["c"]
+    (slice_,) = s.slices()
+    assert [(e["targetRef"]["name"], e["conditions"]) for e in slice_["endpoints"]] == [
+        ("b", {"ready": False, "serving": True, "terminating": True}),
+        ("c", {"ready": True, "serving": True, "terminating": False}),
+    ]
+    s.delete(PODS, "b", NS, grace_period=0)  # its kubelet, once it has stopped
     (slice_,) = s.slices()
     assert [e["targetRef"]["name"] for e in slice_["endpoints"]] == ["c"]
 

@@ -81,8 +81,9 @@ def test_a_claim_waits_for_the_scheduled_pod_that_uses_it(s: Setup) -> None:
     waiting = s.get(CLAIMS, "c1", "ns")
     assert waiting is not None and waiting["metadata"]["finalizers"] == [PVC_PROTECTION]
     assert waiting["metadata"].get("deletionTimestamp")
-    s.cluster.run(s.cluster.stores[PODS].delete("ns", "web"))
-    s.cluster.settle()
+    s.delete(PODS, "web", "ns")  # terminating: its volumes may still be mounted
+    assert s.get(CLAIMS, "c1", "ns") is not None
+    s.delete(PODS, "web", "ns", grace_period=0)  # its kubelet, once it has stopped
     assert s.get(CLAIMS, "c1", "ns") is None
 
 

@@ -22,13 +22,18 @@ from tests.e2e.test_replicasets import pods
 
 @contextmanager
 def kubelet(server: Server, admin: requests.Session, namespace: str) -> Iterator[None]:
-    """Marks every pod of the namespace Running and Ready, until the block ends."""
+    """Marks every pod of the namespace Running and Ready, and deletes each terminating
+    bound one at once (a kubelet whose containers stop instantly), until the block ends."""
     stop = threading.Event()
     base = f"{server.url}/api/v1/namespaces/{namespace}/pods"
 
     def run() -> None:
         while not stop.is_set():
             for pod in admin.get(base).json().get("items", []):
+                meta = pod["metadata"]
+                if meta.get("deletionTimestamp") and meta.get("deletionGracePeriodSeconds"):
+                    admin.delete(f"{base}/{meta['name']}", params={"gracePeriodSeconds": "0"})
+                    continue
                 if (pod.get("status") or {}).get("phase") == "Running":
                     continue
                 now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

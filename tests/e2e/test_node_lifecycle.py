@@ -78,8 +78,18 @@ def test_pods_on_a_lost_node_are_evicted_after_their_toleration(server: Server) 
         },
     }
     server.kubectl("create", "-f", "-", stdin=json.dumps(pod))
-    gone = server.kubectl("wait", "--for=delete", "pod/on-lost-node", "--timeout=30s", check=False)
-    assert gone.returncode == 0, gone.stderr
+    # Evicted: terminating for its grace period; with no kubelet on the lost Node to
+    # finish it, it stays so (as in kube) until forced or the Node is deleted (podgc).
+    evicted = server.kubectl(
+        "wait",
+        "--for=jsonpath={.metadata.deletionGracePeriodSeconds}=30",
+        "pod/on-lost-node",
+        "--timeout=30s",
+        check=False,
+    )
+    assert evicted.returncode == 0, evicted.stderr
+    forced = server.kubectl("delete", "pod", "on-lost-node", "--grace-period=0", "--force")
+    assert 'pod "on-lost-node" force deleted' in forced.stdout
     events = server.kubectl(
         "get", "events", "--field-selector", "reason=TaintManagerEviction", "-o", "json"
     ).stdout

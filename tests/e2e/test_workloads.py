@@ -373,6 +373,11 @@ def test_pod_binding_and_eviction(server: Server, admin: requests.Session) -> No
     )
     r = admin.post(server.url + base + "/pods/web/eviction", json=eviction)
     assert r.status_code == 201
+    # Bound to a node: terminating for its grace period, until its kubelet deletes it.
+    meta = admin.get(server.url + base + "/pods/web").json()["metadata"]
+    assert (meta["deletionGracePeriodSeconds"], meta["generation"]) == (30, 2)
+    r = admin.delete(server.url + base + "/pods/web", params={"gracePeriodSeconds": "0"})
+    assert r.status_code == 200 and r.json()["metadata"]["deletionGracePeriodSeconds"] == 0
     assert admin.get(server.url + base + "/pods/web").status_code == 404
     status = admin.get(pdb_url + "/keep").json()["status"]
     assert status["disruptionsAllowed"] == 0
