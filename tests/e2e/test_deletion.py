@@ -186,6 +186,17 @@ def test_orphan_deletion_keeps_dependents(server: Server, admin: requests.Sessio
     assert "ownerReferences" not in child["metadata"]
 
 
+def test_a_policy_that_drops_the_only_finalizer_deletes_at_once(
+    server: Server, admin: requests.Session
+) -> None:
+    """An ``orphan`` finalizer set by hand, a Background delete: nothing holds it then."""
+    base = make_namespace(admin, server, "gc-dropped")
+    admin.post(server.url + base, json=cm("held", finalizers=["orphan"]))
+    r = admin.delete(server.url + base + "/held", json={"propagationPolicy": "Background"})
+    assert (r.status_code, r.json()["kind"], r.json()["status"]) == (200, "Status", "Success")
+    assert admin.get(server.url + base + "/held").status_code == 404
+
+
 def test_foreground_deletion_waits_for_blocking_dependents(
     server: Server, admin: requests.Session
 ) -> None:
