@@ -20,6 +20,10 @@ from platform_api.registry.podqos import pod_qos
 from platform_api.registry.podresize import PodResizeStrategy
 from platform_api.registry.podscheduling import merge_label_keys
 from platform_api.registry.podspec import validate_pod_spec
+from platform_api.registry.podstatus import (
+    prepare_pod_status_update,
+    validate_pod_status_update,
+)
 from platform_api.registry.podupdate import plain, spec_diff, validate_pod_update
 from platform_api.registry.pvvalidation import (
     pv_warnings,
@@ -208,6 +212,8 @@ def gated_condition(now: str) -> Obj:
 class PodStrategy(GenericStrategy):
     returns_deleted_object = True
     tracks_generation = True
+    # Old kubelets corrupted them: kube's podStatusStrategy keeps the stored ones.
+    status_keeps_old_metadata: tuple[str, ...] = ("ownerReferences",)
     initial_status = {"phase": "Pending", "qosClass": "BestEffort"}
 
     def prepare_for_create(self, obj: Obj) -> None:
@@ -226,6 +232,13 @@ class PodStrategy(GenericStrategy):
         errs = super().validate_update(new, old)
         errs += validate_pod_spec(new.get("spec") or {}, "spec", pod=True)
         return errs + validate_pod_update(new.get("spec") or {}, old.get("spec") or {})
+
+    def prepare_status_update(self, new: Obj, old: Obj) -> None:
+        prepare_pod_status_update(new, old)
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        return errs + validate_pod_status_update(new, old)
 
     def deletion_grace(self, obj: Obj, requested: int | None) -> int | None:
         """kube's podStrategy.CheckGracefulDelete: the caller's period, else the pod's

@@ -127,6 +127,21 @@ def _pod(obj: Obj) -> None:
     # v1 mirrors the account into the deprecated field, as kube's conversion does.
     if spec.get("serviceAccountName"):
         spec["serviceAccount"] = spec["serviceAccountName"]
+    _pod_ips(obj.get("status"))
+
+
+def _pod_ips(status: object) -> None:
+    """kube's PodStatus conversions: ``podIP`` is authoritative (older kubelets write
+    only it), so ``podIPs`` starts with it; read back, ``podIP`` is ``podIPs[0]``."""
+    if not isinstance(status, dict):
+        return
+    single, ips = status.get("podIP"), status.get("podIPs")
+    if isinstance(single, str) and single:
+        first = ips[0] if isinstance(ips, list) and ips else None
+        if not isinstance(first, dict) or first.get("ip") != single:
+            status["podIPs"] = [{"ip": single}]
+    elif isinstance(ips, list) and ips and isinstance(ips[0], dict) and ips[0].get("ip"):
+        status["podIP"] = ips[0]["ip"]
 
 
 @defaults("", "Service")
@@ -164,11 +179,21 @@ def _secret(obj: Obj) -> None:
 @defaults("", "PersistentVolumeClaim")
 def _pvc(obj: Obj) -> None:
     obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+    _pending(obj)
+
+
+def _pending(obj: Obj) -> None:
+    """A claim's or volume's status decodes with phase Pending when it has none: a
+    status write that leaves it out stores Pending, as kube's."""
+    status = obj.get("status")
+    if isinstance(status, dict) and not status.get("phase"):
+        status["phase"] = "Pending"
 
 
 @defaults("", "PersistentVolume")
 def _pv(obj: Obj) -> None:
-    """SetDefaults_PersistentVolume: Retain and Filesystem (the phase is the strategy's)."""
+    """SetDefaults_PersistentVolume: Retain and Filesystem, and the status's phase."""
+    _pending(obj)
     spec = obj.setdefault("spec", {})
     if not spec.get("persistentVolumeReclaimPolicy"):
         spec["persistentVolumeReclaimPolicy"] = "Retain"

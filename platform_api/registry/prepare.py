@@ -77,8 +77,8 @@ def before_update(
     rt: ResourceType, strategy: Strategy, main: bool, target: tuple[str, str], update: Obj, old: Obj
 ) -> None:
     """Carry the system metadata over from ``old``, check the resourceVersion, then the
-    strategy's preparation and validation; ``main`` is False for a sub-resource (whose
-    writes get no defaults).  ``target`` is the URL's (namespace, name)."""
+    strategy's preparation and validation; ``main`` is False for a sub-resource whose
+    body is not the kind (its writes get no defaults).  ``target`` is the URL's (namespace, name)."""
     namespace, name = target
     meta = update.setdefault("metadata", {})
     old_meta = old["metadata"]

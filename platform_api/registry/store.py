@@ -329,7 +329,9 @@ class Store:
             # old object stays intact for generation, status and immutability checks.
             assert stored is not None
             obj = updated(stored.copy())
-            main = strategy is self.strategy
+            # The decoder defaults what it decodes: the kind itself, as a /status body
+            # is (other sub-resources' bodies are kinds of their own).
+            main = strategy is self.strategy or subresource == "status"
             if main:
                 self.default(obj)
             shape(obj, DECODED)

@@ -211,6 +211,12 @@ class StatusStrategy:
         raise AssertionError("status sub-resources do not create")
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        self._reset_all_but_status(new, old)
+        status_rules = getattr(self.main, "prepare_status_update", None)
+        if status_rules is not None:  # kinds that backfill what old clients leave out
+            status_rules(new, old)
+
+    def _reset_all_but_status(self, new: Obj, old: Obj) -> None:
         if self.main.status_writes_metadata:
             # kube's built-in status strategies reset the spec only, so label, annotation
             # and finalizer changes made through /status stick.
