@@ -68,14 +68,19 @@ class SecretStrategy(GenericStrategy):
         new.setdefault("type", old.get("type", "Opaque"))
 
     def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + _secret_content(obj)
+        return super().validate(obj) + _secret_content(obj, self._upstream())
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """kube's ValidateSecretUpdate: the update's rules, then the whole Secret's."""
         errs = super().validate_update(new, old)
         if new.get("type", "") != old.get("type", ""):
             errs.append(field.invalid("type", new.get("type", ""), "field is immutable"))
-        return errs + _immutable_data(new, old, ("data",)) + _secret_content(new)
+        return errs + _immutable_data(new, old, ("data",)) + _secret_content(new, self._upstream())
+
+    def _upstream(self) -> bool:
+        """Whether kube's own type names (``kubernetes.io/tls``...) are served too, and so
+        held to their rules: under --serve-upstream-groups, as stock tools write them."""
+        return self.aliases is not None and self.aliases.enabled
 
 
 @register("", "ConfigMap")
@@ -89,13 +94,17 @@ class ConfigMapStrategy(GenericStrategy):
         return errs + _immutable_data(new, old, ("data", "binaryData")) + _config_map_content(new)
 
 
-def _secret_content(obj: Obj) -> list[FieldError]:
+def _secret_content(obj: Obj, upstream: bool = False) -> list[FieldError]:
     """kube's ValidateSecret but for the metadata: keys, 1 MiB, what the type needs."""
     data = obj.get("data") or {}
     errs = _keys("data", data)
     if sum(len(_decoded(v)) for v in data.values()) > MAX_DATA_SIZE:
         errs.append(field.too_long("data", MAX_DATA_SIZE))
-    return errs + _secret_type(obj.get("type", ""), data, obj["metadata"])
+    kind = str(obj.get("type", ""))
+    if upstream and kind.startswith(_UPSTREAM_TYPE):
+        kind = _BRANDED_TYPE + kind[len(_UPSTREAM_TYPE) :]
+        return errs + _secret_type(kind, data, obj["metadata"], _UPSTREAM_TYPE)
+    return errs + _secret_type(kind, data, obj["metadata"])
 
 
 def _config_map_content(obj: Obj) -> list[FieldError]:
@@ -124,12 +133,16 @@ _REQUIRED_KEYS = {
     "platform.io/ssh-auth": ("ssh-privatekey",),
 }
 SERVICE_ACCOUNT_NAME = "platform.io/service-account.name"
+_BRANDED_TYPE, _UPSTREAM_TYPE = "platform.io/", "kubernetes.io/"
 
 
-def _secret_type(kind: str, data: Obj, meta: Obj) -> list[FieldError]:
+def _secret_type(kind: str, data: Obj, meta: Obj, prefix: str = _BRANDED_TYPE) -> list[FieldError]:
+    """What a Secret of a built-in type must hold; ``prefix`` is the brand its type was
+    written in, which the service account annotation then takes too."""
     if kind == "platform.io/service-account-token":
-        if not (meta.get("annotations") or {}).get(SERVICE_ACCOUNT_NAME):
-            return [field.required(f"metadata.annotations[{SERVICE_ACCOUNT_NAME}]")]
+        annotation = prefix + SERVICE_ACCOUNT_NAME[len(_BRANDED_TYPE) :]
+        if not (meta.get("annotations") or {}).get(annotation):
+            return [field.required(f"metadata.annotations[{annotation}]")]
         return []
     if kind == "platform.io/basic-auth":
         if "username" in data or "password" in data:

@@ -339,3 +339,36 @@ def test_priority_and_fairness_headers_carry_kubes_names(
     assert "X-Platform-PF-FlowSchema-UID" not in r.headers
     assert level_uid in {i["metadata"]["uid"] for i in root_session.get(levels).json()["items"]}
     assert schema_uid in {i["metadata"]["uid"] for i in root_session.get(schemas).json()["items"]}
+
+
+def test_kubes_secret_types_are_held_to_their_rules(
+    upstream: Server, root_session: requests.Session
+) -> None:
+    """cert-manager, Helm charts and docs write ``kubernetes.io/tls`` and its kin."""
+    url = upstream.url + f"/api/v1/namespaces/{namespace(root_session, upstream, 'types')}/secrets"
+    for kind, data, message in (
+        ("kubernetes.io/tls", {}, "[data[tls.crt]: Required value, data[tls.key]: Required value]"),
+        (
+            "kubernetes.io/service-account-token",
+            None,
+            "metadata.annotations[kubernetes.io/service-account.name]: Required value",
+        ),
+        ("kubernetes.io/ssh-auth", {}, "data[ssh-privatekey]: Required value"),
+    ):
+        body = {
+            "metadata": {"name": "s"},
+            "type": kind,
+            **({"data": data} if data is not None else {}),
+        }
+        r = root_session.post(url, json=body)
+        assert (r.status_code, r.json()["reason"], r.json()["message"]) == (
+            422,
+            "Invalid",
+            f'Secret "s" is invalid: {message}',
+        )
+    assert root_session.get(url + "/s").status_code == 404
+    tls = {"tls.crt": "", "tls.key": ""}
+    made = root_session.post(
+        url, json={"metadata": {"name": "s"}, "type": "kubernetes.io/tls", "data": tls}
+    )
+    assert made.status_code == 201 and made.json()["type"] == "kubernetes.io/tls"
