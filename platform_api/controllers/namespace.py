@@ -2,7 +2,10 @@
 
 As kube's namespaced-resources deleter: every namespaced object in the namespace is
 deleted (finalizers honoured, so it may take several rounds), then the ``kubernetes``
-finalizer is removed through ``/finalize`` and the namespace itself deleted.
+finalizer is removed through ``/finalize`` and the namespace itself deleted.  Each round
+writes kube's deletion conditions to the namespace's status (namespaceconditions.py):
+what is left, and which finalizers hold it, is what a user reads of a namespace stuck
+Terminating.
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.controllers.base import Controller
+from platform_api.controllers.namespaceconditions import Remaining, with_conditions
 from platform_api.registry.namespaces import KUBERNETES_FINALIZER
 from platform_api.registry.store import Store
+from platform_api.scheme.decoding import format_timestamp
 from platform_api.storage.interface import Event, ListOptions
 
 RETRY = 1.0  # seconds until a namespace whose content is still going is looked at again
@@ -56,7 +61,9 @@ class NamespaceController(Controller):
         if not namespace["metadata"].get("deletionTimestamp"):
             return None
         if KUBERNETES_FINALIZER in (namespace.get("spec", {}).get("finalizers") or []):
-            if await self._delete_content(name):
+            remaining = await self._delete_content(name)
+            await self._report(name, remaining)
+            if remaining.resources:
                 return RETRY
             await self._finalize(name)
         try:
@@ -66,12 +73,13 @@ class NamespaceController(Controller):
                 raise
         return None
 
-    async def _delete_content(self, namespace: str) -> int:
-        """Delete what is left; returns how many objects are still there."""
-        remaining = 0
+    async def _delete_content(self, namespace: str) -> Remaining:
+        """Delete what is left; returns what is still there (a pod terminating for its
+        grace period, an object held by finalizers)."""
+        remaining = Remaining()
         for store in self.stores:
-            for stored in store.list(namespace, ListOptions()).items:
-                remaining += 1
+            items = store.list(namespace, ListOptions()).items
+            for stored in items:
                 if stored.object["metadata"].get("deletionTimestamp"):
                     continue
                 try:
@@ -79,12 +87,24 @@ class NamespaceController(Controller):
                 except errors.StatusError as e:
                     if e.code != 404:
                         raise
-        if remaining:
-            # One more look: what had no finalizers is gone already.
-            remaining = sum(
-                store.storage.count(store.list_prefix(namespace)) for store in self.stores
-            )
+            if items:  # one more look: what had no finalizers is gone already
+                left = store.list(namespace, ListOptions()).items
+                remaining.count(store.resource, [s.object for s in left])
         return remaining
+
+    async def _report(self, name: str, remaining: Remaining) -> None:
+        """Write the deletion conditions when they changed (kube's UpdateStatus)."""
+        now = format_timestamp(float(self.reactor.seconds()))
+
+        def report(existing: dict[str, Any] | None) -> dict[str, Any]:
+            assert existing is not None
+            return with_conditions(existing, remaining, now) or existing
+
+        current = self.namespaces.get("", name).object
+        if with_conditions(current, remaining, now) is not None:
+            await errors.tolerating(
+                self.namespaces.update("", name, report, subresource="status"), 404, 409
+            )
 
     async def _finalize(self, name: str) -> None:
         def drop_finalizer(existing: dict[str, Any] | None) -> dict[str, Any]:

@@ -270,6 +270,73 @@ def test_namespace_deletion_empties_it_then_removes_it(
     eventually(gone(admin, server.url + "/api/v1/namespaces/doomed"))
 
 
+def test_a_namespace_stuck_terminating_says_what_holds_it(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's deletion conditions: the resources left, and the finalizers holding them."""
+    base = make_namespace(admin, server, "stuck")
+    pods = f"{server.url}/api/v1/namespaces/stuck/pods"
+    for name in ("bound-1", "bound-2"):  # terminating for 30 s once deleted: no kubelet
+        pod = {
+            "metadata": {"name": name},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "b"}]},
+        }
+        assert admin.post(pods, json=pod).status_code == 201
+    admin.post(server.url + base, json=cm("held", finalizers=["example.com/hold"]))
+    assert admin.delete(server.url + "/api/v1/namespaces/stuck").status_code == 200
+
+    def conditions() -> list[tuple[str, str, str, str]]:
+        status = admin.get(server.url + "/api/v1/namespaces/stuck").json().get("status", {})
+        return [
+            (c["type"], c["status"], c["reason"], c["message"])
+            for c in status.get("conditions", [])
+        ]
+
+    eventually(lambda: len(conditions()) == 5)
+    assert conditions() == [
+        (
+            "NamespaceDeletionDiscoveryFailure",
+            "False",
+            "ResourcesDiscovered",
+            "All resources successfully discovered",
+        ),
+        (
+            "NamespaceDeletionGroupVersionParsingFailure",
+            "False",
+            "ParsedGroupVersions",
+            "All legacy kube types successfully parsed",
+        ),
+        (
+            "NamespaceDeletionContentFailure",
+            "False",
+            "ContentDeleted",
+            "All content successfully deleted, may be waiting on finalization",
+        ),
+        (
+            "NamespaceContentRemaining",
+            "True",
+            "SomeResourcesRemain",
+            "Some resources are remaining: configmaps. has 1 resource instances, pods. has 2 "
+            "resource instances",
+        ),
+        (
+            "NamespaceFinalizersRemaining",
+            "True",
+            "SomeFinalizersRemain",
+            "Some content in the namespace has finalizers remaining: example.com/hold in 1 "
+            "resource instances",
+        ),
+    ]
+    admin.patch(
+        server.url + base + "/held", data=b'{"metadata":{"finalizers":null}}', headers=MERGE
+    )
+    eventually(lambda: conditions()[4][1] == "False")
+    assert conditions()[3][3] == "Some resources are remaining: pods. has 2 resource instances"
+    for name in ("bound-1", "bound-2"):  # their kubelet, once the containers stopped
+        admin.delete(f"{pods}/{name}", params={"gracePeriodSeconds": "0"})
+    eventually(gone(admin, server.url + "/api/v1/namespaces/stuck"))
+
+
 def test_kubectl_delete_namespace(server: Server, admin: requests.Session) -> None:
     make_namespace(admin, server, "kdel")
     out = server.kubectl("delete", "namespace", "kdel", "--timeout=20s")
