@@ -21,7 +21,7 @@ from platform_api.authorization.nodegraph import pod_secrets
 from platform_api.cel.library.format import is_date
 from platform_api.controllers.base import Controller
 from platform_api.controllers.legacytokenoptions import DAY
-from platform_api.controllers.serviceaccounttokens import NAME, TOKEN_TYPE, UID
+from platform_api.controllers.serviceaccounttokens import token_keys
 from platform_api.registry.store import Store
 from platform_api.scheme.decoding import parse_timestamp
 from platform_api.storage.interface import ListOptions, Preconditions
@@ -46,11 +46,13 @@ class LegacyTokenCleaner(Controller):
         system_namespace: str,
         period: float,
         *args: Any,
+        upstream: bool = False,
     ) -> None:
         super().__init__(*args)
         self.secrets, self.accounts, self.pods = secrets, accounts, pods
         self.configmaps, self.system_namespace = configmaps, system_namespace
         self.period = period
+        self.upstream = upstream
 
     def watched(self) -> tuple[bytes, ...]:
         return ()  # kube's cleaner lists from its informers once a day
@@ -84,7 +86,7 @@ class LegacyTokenCleaner(Controller):
         for stored in self.secrets.list("", ListOptions()).items:
             secret = stored.object
             meta = secret["metadata"]
-            if secret.get("type") != TOKEN_TYPE or meta.get("deletionTimestamp"):
+            if token_keys(secret, self.upstream) is None or meta.get("deletionTimestamp"):
                 continue
             if (parse_timestamp(meta.get("creationTimestamp")) or now) >= created_before:
                 continue
@@ -102,11 +104,12 @@ class LegacyTokenCleaner(Controller):
     def _listed(self, secret: Obj) -> bool:
         """Whether the Secret's account (same uid, if named) lists it: auto-generated."""
         notes = secret["metadata"].get("annotations") or {}
+        name_key, uid_key = token_keys(secret, self.upstream) or ("", "")
         try:
-            account = self.accounts.get(secret["metadata"]["namespace"], notes.get(NAME, ""))
+            account = self.accounts.get(secret["metadata"]["namespace"], notes.get(name_key, ""))
         except errors.StatusError:
             return False
-        uid = notes.get(UID)
+        uid = notes.get(uid_key)
         if uid and account.object["metadata"].get("uid") != uid:
             return False
         refs = account.object.get("secrets") or []

@@ -163,7 +163,9 @@ def _serviceaccount_token(ctx: ControllerContext) -> Controller | None:
     def sign(account: Any, secret_name: str) -> str:
         return issue(key, account, secret_name)
 
-    return TokensController(secrets, accounts, sign, ctx.root_ca, ctx.hub, ctx.reactor)
+    return TokensController(
+        secrets, accounts, sign, ctx.root_ca, ctx.hub, ctx.reactor, upstream=ctx.upstream_names
+    )
 
 
 def _legacy_token_cleaner(ctx: ControllerContext) -> Controller:
@@ -182,6 +184,7 @@ def _legacy_token_cleaner(ctx: ControllerContext) -> Controller:
         period,
         ctx.hub,
         ctx.reactor,
+        upstream=ctx.upstream_names,
     )
 
 

@@ -6,7 +6,9 @@ filled, its uid in ``platform.io/service-account.uid``).  The controller writes
 ``data.token`` (a Secret-based token, never expiring), ``data.ca.crt`` (the cluster CA)
 and ``data.namespace``, and both annotations.  A Secret whose account does not exist, or
 has another uid, is deleted; so are an account's token Secrets when the account goes.  A
-deleted token Secret is taken out of its account's ``secrets``.
+deleted token Secret is taken out of its account's ``secrets``.  Under upstream names,
+kube's own type and annotations (``kubernetes.io/service-account-token``, as kube's docs
+have users write for a long-lived token) are served alike.
 """
 
 from __future__ import annotations
@@ -25,6 +27,23 @@ Obj = dict[str, Any]
 TOKEN_TYPE = "platform.io/service-account-token"
 NAME = "platform.io/service-account.name"
 UID = "platform.io/service-account.uid"
+_UPSTREAM = {
+    "kubernetes.io/service-account-token": (
+        "kubernetes.io/service-account.name",
+        "kubernetes.io/service-account.uid",
+    )
+}
+
+
+def token_keys(secret: Obj, upstream: bool = False) -> tuple[str, str] | None:
+    """The (account name, account uid) annotations of a token Secret, in its type's
+    names; None for any other Secret."""
+    kind = secret.get("type")
+    if kind == TOKEN_TYPE:
+        return NAME, UID
+    return _UPSTREAM.get(str(kind)) if upstream else None
+
+
 # (account, secret name) -> the signed token
 Sign = Callable[[Obj, str], str]
 
@@ -36,19 +55,26 @@ class TokensController(Controller):
     name = "serviceaccount-token-controller"
 
     def __init__(
-        self, secrets: Store, accounts: Store, sign: Sign, root_ca: bytes | None, *args: Any
+        self,
+        secrets: Store,
+        accounts: Store,
+        sign: Sign,
+        root_ca: bytes | None,
+        *args: Any,
+        upstream: bool = False,
     ) -> None:
         super().__init__(*args)
         self.secrets, self.accounts = secrets, accounts
         self.sign = sign
         self.root_ca = base64.b64encode(root_ca).decode() if root_ca else ""
+        self.upstream = upstream
 
     def watched(self) -> tuple[bytes, ...]:
         return (self.secrets.prefix, self.accounts.prefix)
 
     def resync(self) -> None:
         for stored in self.secrets.list("", ListOptions()).items:
-            if stored.object.get("type") == TOKEN_TYPE:
+            if token_keys(stored.object, self.upstream) is not None:
                 meta = stored.object["metadata"]
                 self.enqueue(("secret", meta.get("namespace", ""), meta["name"]))
 
@@ -62,9 +88,9 @@ class TokensController(Controller):
         if event.key.startswith(self.accounts.prefix):
             if event.type == DELETED:
                 self.enqueue(("account", namespace, name, meta.get("uid", "")))
-        elif obj.get("type") == TOKEN_TYPE:
+        elif (keys := token_keys(obj, self.upstream)) is not None:
             if event.type == DELETED:
-                account = (meta.get("annotations") or {}).get(NAME, "")
+                account = (meta.get("annotations") or {}).get(keys[0], "")
                 self.enqueue(("gone", namespace, name, account))
             else:
                 self.enqueue(("secret", namespace, name))
@@ -83,11 +109,13 @@ class TokensController(Controller):
             secret = self.secrets.get(namespace, name).object
         except errors.StatusError:
             return
-        if secret.get("type") != TOKEN_TYPE or secret["metadata"].get("deletionTimestamp"):
+        keys = token_keys(secret, self.upstream)
+        if keys is None or secret["metadata"].get("deletionTimestamp"):
             return
+        name_key, uid_key = keys
         annotations = secret["metadata"].get("annotations") or {}
         account = await self._account(
-            namespace, annotations.get(NAME, ""), annotations.get(UID, "")
+            namespace, annotations.get(name_key, ""), annotations.get(uid_key, "")
         )
         if account is None:
             await self._delete(namespace, name, secret["metadata"].get("uid", ""))
@@ -106,8 +134,8 @@ class TokensController(Controller):
                 token = self.sign(account, name)
                 data["token"] = base64.b64encode(token.encode()).decode()
             notes = obj["metadata"]["annotations"] = obj["metadata"].get("annotations") or {}
-            notes[NAME] = account["metadata"]["name"]
-            notes[UID] = account["metadata"].get("uid", "")
+            notes[name_key] = account["metadata"]["name"]
+            notes[uid_key] = account["metadata"].get("uid", "")
             return obj
 
         try:
@@ -142,9 +170,10 @@ class TokensController(Controller):
         for stored in self.secrets.list(namespace, ListOptions()).items:
             secret = stored.object
             notes = secret["metadata"].get("annotations") or {}
-            if secret.get("type") != TOKEN_TYPE or notes.get(NAME) != name:
+            keys = token_keys(secret, self.upstream)
+            if keys is None or notes.get(keys[0]) != name:
                 continue
-            if uid and notes.get(UID) and notes[UID] != uid:
+            if uid and notes.get(keys[1]) and notes[keys[1]] != uid:
                 continue  # another account of the same name's token
             await self._delete(namespace, secret["metadata"]["name"], secret["metadata"]["uid"])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -372,3 +373,42 @@ def test_kubes_secret_types_are_held_to_their_rules(
         url, json={"metadata": {"name": "s"}, "type": "kubernetes.io/tls", "data": tls}
     )
     assert made.status_code == 201 and made.json()["type"] == "kubernetes.io/tls"
+
+
+def test_a_long_lived_token_in_kubes_names(
+    upstream: Server, root_session: requests.Session
+) -> None:
+    """kube's docs: a Secret of kube's token type, annotated with the account's name."""
+    ns = namespace(root_session, upstream, "long-lived")
+    base = upstream.url + f"/api/v1/namespaces/{ns}"
+    account = {"metadata": {"name": "robot"}}
+    assert root_session.post(base + "/serviceaccounts", json=account).status_code == 201
+    secret = {
+        "metadata": {
+            "name": "robot-token",
+            "annotations": {"kubernetes.io/service-account.name": "robot"},
+        },
+        "type": "kubernetes.io/service-account-token",
+    }
+    assert root_session.post(base + "/secrets", json=secret).status_code == 201
+
+    def filled() -> dict | None:
+        found = root_session.get(base + "/secrets/robot-token").json()
+        return found if (found.get("data") or {}).get("token") else None
+
+    found = eventually(filled)
+    uid = root_session.get(base + "/serviceaccounts/robot").json()["metadata"]["uid"]
+    assert found["metadata"]["annotations"] == {
+        "kubernetes.io/service-account.name": "robot",
+        "kubernetes.io/service-account.uid": uid,
+    }
+    token = base64.b64decode(found["data"]["token"]).decode()
+    review = session_for(upstream, token=token).post(
+        upstream.url + "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+    )
+    assert review.status_code == 201
+    assert review.json()["status"]["userInfo"]["username"] == f"system:serviceaccount:{ns}:robot"
+    # The account deleted: its token goes with it.
+    assert root_session.delete(base + "/serviceaccounts/robot").status_code == 200
+    eventually(lambda: root_session.get(base + "/secrets/robot-token").status_code == 404)
