@@ -128,6 +128,12 @@ def parse_options(scope: Scope) -> DeleteOptions:
     raw = _from_body(scope, data) if data.strip() else _from_query(scope)
     if not scope.handlers.unsafe_delete:  # gate AllowUnsafeMalformedObjectDeletion off
         raw.pop(UNSAFE, None)
+    return options_from(raw)
+
+
+def options_from(raw: dict[str, Any]) -> DeleteOptions:
+    """Decoded DeleteOptions, validated as kube's ValidateDeleteOptions (422 otherwise):
+    a delete's, or an Eviction's ``deleteOptions``."""
     errs = []
     policy = raw.get("propagationPolicy")
     orphan = raw.get("orphanDependents")

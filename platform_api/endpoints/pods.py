@@ -14,8 +14,10 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.endpoints.body import decode_subresource
+from platform_api.endpoints.delete import options_from
 from platform_api.endpoints.responses import encode, finish
 from platform_api.endpoints.scope import Scope
+from platform_api.registry.deletion import check_preconditions
 from platform_api.registry.disruptionbudget import set_allowed_condition
 from platform_api.registry.podspec import selector_matches
 from platform_api.registry.store import Store
@@ -107,39 +109,33 @@ async def evict(scope: Scope) -> bytes:
         "deletionTimestamp"
     ):
         await _charge_budget(scope, pod)
-    options = eviction.get("deleteOptions") or {}
-    pre = options.get("preconditions") or {}
-    if not scope.ctx.dry_run:
+    options = options_from(eviction.get("deleteOptions") or {})
+    # kube's propagateDryRun: the request's dryRun or its deleteOptions', either one.
+    dry_run = scope.ctx.dry_run = scope.ctx.dry_run or options.dry_run
+    pre = options.preconditions
+    if not dry_run:
         await _mark_disruption_target(scope, name, pre)
     await scope.store.delete(
         scope.namespace,
         name,
-        preconditions=Preconditions(pre.get("uid"), pre.get("resourceVersion")) if pre else None,
-        dry_run=scope.ctx.dry_run,
-        propagation=options.get("propagationPolicy"),
-        grace_period=options.get("gracePeriodSeconds"),
+        preconditions=pre,
+        dry_run=dry_run,
+        propagation=options.propagation,
+        orphan=options.orphan_dependents,
+        grace_period=options.grace_period,
     )
     return _success(scope)
 
 
-async def _mark_disruption_target(scope: Scope, name: str, pre: Obj) -> None:
+async def _mark_disruption_target(scope: Scope, name: str, pre: Preconditions | None) -> None:
     """kube's addConditionAndDeletePod: the pod says why it goes (DisruptionTarget,
     EvictionByEvictionAPI) before it is deleted; the preconditions hold for this too."""
     now = format_timestamp(scope.handlers.reactor.seconds())
 
     def mark(existing: Obj | None) -> Obj:
         assert existing is not None
-        meta = existing["metadata"]
-        for key, what, tail in (
-            ("uid", "UID", "The object might have been deleted and then recreated"),
-            ("resourceVersion", "ResourceVersion", "The object might have been modified"),
-        ):
-            if pre.get(key) and pre[key] != meta.get(key):
-                why = (
-                    f"the {what} in the precondition ({pre[key]}) does not match the {what} "
-                    f"in record ({meta.get(key)}). {tail}"
-                )
-                raise errors.conflict("Pod", "", name, why)
+        if pre is not None:
+            check_preconditions(scope.store.resource, name, pre, existing)
         status = existing.setdefault("status", {})
         conditions = [
             c for c in status.get("conditions") or () if c.get("type") != "DisruptionTarget"

@@ -233,3 +233,31 @@ def test_an_update_that_lets_an_object_go_is_not_written(
     ]
     assert meta["resourceVersion"] == events[0][1]["resourceVersion"]
     assert admin.get(f"{url}/cf").status_code == 404
+
+
+def test_an_eviction_takes_its_delete_options_as_a_delete_does(
+    server: Server, admin: requests.Session
+) -> None:
+    url = pods_url(server, admin, "grace-eviction")
+    make_pod(admin, url, "web", nodeName="n1")
+
+    def evict(options: dict[str, Any], query: str = "") -> requests.Response:
+        body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web"}}
+        return admin.post(f"{url}/web/eviction{query}", json={**body, "deleteOptions": options})
+
+    refused = evict({"dryRun": ["Bogus"]})
+    assert (refused.status_code, refused.json()["message"]) == (
+        422,
+        'DeleteOptions.meta.platform.io "" is invalid: dryRun: Unsupported value: ["Bogus"]: '
+        'supported values: "All"',
+    )
+    refused = evict({"propagationPolicy": "Bogus"})
+    assert (refused.status_code, refused.json()["reason"]) == (422, "Invalid")
+    # A dry run in the body (or the query) changes nothing, even at period 0.
+    assert evict({"dryRun": ["All"], "gracePeriodSeconds": 0}).status_code == 201
+    assert evict({}, "?dryRun=All").status_code == 201
+    kept = admin.get(f"{url}/web").json()
+    assert "deletionTimestamp" not in kept["metadata"]
+    assert "conditions" not in kept["status"]  # not even marked a disruption target
+    assert evict({"gracePeriodSeconds": 5}).status_code == 201
+    assert stamp(admin.get(f"{url}/web"))[2] == 5
