@@ -14,7 +14,7 @@ from platform_api.apiserver import pki
 from platform_api.apiserver.authn import core_lookup
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.metrics import REGISTRY
-from platform_api.authentication.legacytokens import LAST_USED, LegacyTokens, MarkUsed
+from platform_api.authentication.legacytokens import LegacyTokens, MarkUsed, tracking_labels
 from platform_api.authentication.serviceaccount import (
     PrivateKey,
     PublicKey,
@@ -133,7 +133,7 @@ def mark_used(secrets: Store) -> MarkUsed:
                     name,
                     f"Precondition failed: UID in precondition: {uid}, UID in object meta: {found}",
                 )
-            obj["metadata"].setdefault("labels", {})[LAST_USED] = today
+            obj["metadata"].setdefault("labels", {})[tracking_labels(obj)[0]] = today
             return obj
 
         d = ensureDeferred(secrets.update(namespace, name, labelled, track=track))

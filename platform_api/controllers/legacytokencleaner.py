@@ -16,7 +16,7 @@ import datetime
 from typing import Any
 
 from platform_api import errors
-from platform_api.authentication.legacytokens import INVALID_SINCE, LAST_USED, TRACKING_CONFIGMAP
+from platform_api.authentication.legacytokens import TRACKING_CONFIGMAP, tracking_labels
 from platform_api.authorization.nodegraph import pod_secrets
 from platform_api.cel.library.format import is_date
 from platform_api.controllers.base import Controller
@@ -90,12 +90,13 @@ class LegacyTokenCleaner(Controller):
                 continue
             if (parse_timestamp(meta.get("creationTimestamp")) or now) >= created_before:
                 continue
-            last_used = (meta.get("labels") or {}).get(LAST_USED)
+            used_label, invalid_label = tracking_labels(secret)
+            last_used = (meta.get("labels") or {}).get(used_label)
             if last_used is not None and (not is_date(last_used) or last_used >= used_before):
                 continue
             if not self._listed(secret) or self._mounted(secret, mounted):
                 continue
-            invalid_since = (meta.get("labels") or {}).get(INVALID_SINCE, "")
+            invalid_since = (meta.get("labels") or {}).get(invalid_label, "")
             if not is_date(invalid_since):
                 await self._mark_invalid(meta, _date(now))
             elif invalid_since < used_before:
@@ -133,7 +134,7 @@ class LegacyTokenCleaner(Controller):
                 raise errors.conflict("secrets", "", meta["name"], "the Secret was replaced")
             obj["metadata"]["labels"] = {
                 **(obj["metadata"].get("labels") or {}),
-                INVALID_SINCE: today,
+                tracking_labels(obj)[1]: today,
             }
             return obj
 

@@ -114,6 +114,29 @@ def test_unused_auto_generated_tokens_are_marked_then_deleted(tmp_path: Path) ->
     world.cleaner.stop()
 
 
+def test_tokens_of_kubes_type_are_marked_in_kubes_label(tmp_path: Path) -> None:
+    """Under upstream names a kube-typed token Secret is cleaned up, in kube's words."""
+    world = World(tmp_path, since="2026-01-01")
+    world.cleaner.upstream = True
+    upstream = {
+        "metadata": {
+            "name": "old",  # replaces the branded one of that name, listed by the account
+            "annotations": {
+                "kubernetes.io/service-account.name": "robot",
+                "kubernetes.io/service-account.uid": world.uid,
+            },
+        },
+        "type": "kubernetes.io/service-account-token",
+    }
+    world.cluster.run(world.store["secrets"].delete("ns", "old"))
+    world.cluster.run(world.store["secrets"].create("ns", upstream))
+    world.cleaner.start()
+    world.cluster.settle()
+    labels = world.store["secrets"].get("ns", "old").object["metadata"]["labels"]
+    assert labels == {"kubernetes.io/legacy-token-invalid-since": _date(world.clock.seconds())}
+    world.cleaner.stop()
+
+
 def test_nothing_is_touched_until_a_period_after_tracking_began(tmp_path: Path) -> None:
     world = World(tmp_path, since=_date(time.time() + 3 * DAY))
     world.cleaner.start()

@@ -409,6 +409,11 @@ def test_a_long_lived_token_in_kubes_names(
     )
     assert review.status_code == 201
     assert review.json()["status"]["userInfo"]["username"] == f"system:serviceaccount:{ns}:robot"
+    # Its use is tracked in kube's label, as kube tracks it.
+    labels = eventually(
+        lambda: root_session.get(base + "/secrets/robot-token").json()["metadata"].get("labels")
+    )
+    assert list(labels) == ["kubernetes.io/legacy-token-last-used"]
     # The account deleted: its token goes with it.
     assert root_session.delete(base + "/serviceaccounts/robot").status_code == 200
     eventually(lambda: root_session.get(base + "/secrets/robot-token").status_code == 404)
