@@ -15,6 +15,7 @@ from platform_api.registry.claimupdate import (
     validate_claim_update,
 )
 from platform_api.registry.defaults import apply_defaults
+from platform_api.registry.lbstatus import validate_service_status
 from platform_api.registry.podephemeral import created_with_ephemeral
 from platform_api.registry.podqos import pod_qos
 from platform_api.registry.podresize import PodResizeStrategy
@@ -341,6 +342,11 @@ class ServiceStrategy(GenericStrategy):
         errs = super().validate_update(new, old) + validate_cluster_ips_update(spec, old_spec)
         errs += load_balancer_class_update_errors(spec, old_spec)
         return errs + validate_service(spec)
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        status, old_status = new.get("status") or {}, old.get("status") or {}
+        return errs + validate_service_status(status, old_status, new.get("spec") or {})
 
 
 @register("", "ServiceAccount")

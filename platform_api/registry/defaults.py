@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from platform_api.registry.jobselector import default_job_labels
+from platform_api.registry.lbstatus import default_ip_modes
 from platform_api.registry.podqos import default_pod_level_requests
 from platform_api.registry.podvolumes import default_volumes
 from platform_api.registry.pvsources import default_sources
@@ -146,6 +147,7 @@ def _pod_ips(status: object) -> None:
 
 @defaults("", "Service")
 def _service(obj: Obj) -> None:
+    default_ip_modes(obj)
     spec = obj.setdefault("spec", {})
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")

@@ -9,6 +9,7 @@ import ipaddress
 import re
 
 from platform_api.registry.defaults import defaults
+from platform_api.registry.lbstatus import validate_ingress_status
 from platform_api.registry.servicespec import port_name_errors, port_number_errors
 from platform_api.registry.strategy import GenericStrategy, Obj, SpecChecked, register
 from platform_api.validation import field
@@ -20,6 +21,7 @@ from platform_api.validation.names import (
     is_dns1123_subdomain,
     is_path_segment_name,
     regex_error,
+    validate_object_meta_update,
 )
 
 GROUP = "networking.platform.io"
@@ -144,6 +146,10 @@ def _backend(backend: Obj, at: str) -> list[FieldError]:
 class IngressStrategy(SpecChecked):
     tracks_generation = True
     check = staticmethod(validate_ingress_spec)
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        return errs + validate_ingress_status(new.get("status") or {}, old.get("status") or {})
 
 
 @defaults(GROUP, "IngressClass")

@@ -1,4 +1,5 @@
-"""Pod status writes on a real server: what a kubelet stand-in may report, in kube's words."""
+"""Status writes on a real server (pods, Services, Ingresses): what a kubelet or a load
+balancer controller stand-in may report, in kube's words."""
 
 from __future__ import annotations
 
@@ -66,3 +67,24 @@ def test_addresses_are_checked_and_converted_as_kube_does(
         [{"ip": "10.0.0.7"}],
         "BestEffort",
     )
+
+
+def test_a_load_balancer_reports_addresses_kube_would_take(
+    server: Server, admin: requests.Session
+) -> None:
+    base = server.url + make_namespace(admin, server, "lb-status").replace("/configmaps", "")
+    lb = {"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]}}
+    made = admin.post(base + "/services", json=lb).json()
+    bad = {**made, "status": {"loadBalancer": {"ingress": [{"hostname": "1.2.3.4"}]}}}
+    r = admin.put(base + "/services/lb/status", json=bad)
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        'Service "lb" is invalid: status.loadBalancer.ingress[0].hostname: Invalid value: '
+        '"1.2.3.4": must be a DNS name, not an IP address',
+    )
+    good = {**made, "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.7"}]}}}
+    r = admin.put(base + "/services/lb/status", json=good)
+    assert r.status_code == 200
+    assert r.json()["status"] == {
+        "loadBalancer": {"ingress": [{"ip": "192.0.2.7", "ipMode": "VIP"}]}
+    }
