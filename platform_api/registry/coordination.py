@@ -11,8 +11,10 @@ from platform_api.registry.apps import CreateOnUpdateStrategy, WorkloadStrategy
 from platform_api.registry.strategy import Obj, SpecChecked, register
 from platform_api.registry.workloadspec import int_or_percent, over_100_percent
 from platform_api.validation import field
+from platform_api.validation.conditions import validate_conditions
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.labelselector import validate_label_selector
+from platform_api.validation.names import validate_object_meta_update
 
 EVICTION_POLICIES = ["AlwaysAllow", "IfHealthyBudget"]
 
@@ -60,6 +62,16 @@ def validate_lease_spec(spec: Obj) -> list[FieldError]:
 @register("policy", "PodDisruptionBudget")
 class PodDisruptionBudgetStrategy(SpecChecked, WorkloadStrategy):
     check = staticmethod(validate_budget_spec)
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        """kube's ValidatePodDisruptionBudgetStatusUpdate: standard conditions, counts
+        that are not negative."""
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        status = new.get("status") or {}
+        errs += validate_conditions(status.get("conditions"), "status.conditions")
+        for key in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"):
+            errs += field.nonnegative(f"status.{key}", status.get(key))
+        return errs
 
 
 @register("coordination.platform.io", "Lease")

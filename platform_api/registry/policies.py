@@ -13,7 +13,7 @@ from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.ips import cidr_errors, parse_cidr
 from platform_api.validation.labelselector import validate_label_selector
-from platform_api.validation.names import is_path_segment_name
+from platform_api.validation.names import is_path_segment_name, validate_object_meta_update
 
 PROTOCOLS = ["TCP", "UDP", "SCTP"]  # kube lists these unsorted here
 POLICY_TYPES = ["Ingress", "Egress"]
@@ -208,6 +208,15 @@ class AutoscalerStrategy(SpecChecked, WorkloadStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         return super().validate_update(_stored_form(new), _stored_form(old))
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        """kube's ValidateHorizontalPodAutoscalerStatusUpdate: replica counts that are
+        not negative."""
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        status = _stored_form(new).get("status") or {}
+        for key in ("currentReplicas", "desiredReplicas"):
+            errs += field.nonnegative(f"status.{key}", status.get(key))
+        return errs
 
 
 defaults("autoscaling", "HorizontalPodAutoscaler")(hpaconversion.default_autoscaler)
