@@ -18,6 +18,7 @@ from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import OMIT, FieldError
+from platform_api.validation.names import validate_object_meta_update
 
 GROUP = "flowcontrol.apiserver.platform.io"
 MAX_PRECEDENCE = 10000
@@ -351,6 +352,21 @@ class _Strategy(GenericStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         return super().validate_update(new, old) + self._check(new)
+
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        """kube's Validate{FlowSchema,PriorityLevelConfiguration}Status: each condition
+        has a type, no type twice."""
+        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        conditions = (new.get("status") or {}).get("conditions")
+        seen: set[Any] = set()
+        for i, condition in enumerate(conditions if isinstance(conditions, list) else []):
+            kind = condition.get("type", "") if isinstance(condition, dict) else ""
+            if kind in seen:
+                errs.append(field.duplicate(f"status.conditions[{i}].type", kind))
+            seen.add(kind)
+            if not kind:
+                errs.append(field.required(f"status.conditions[{i}].type"))
+        return errs
 
 
 @register(GROUP, "FlowSchema")

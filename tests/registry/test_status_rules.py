@@ -1,6 +1,7 @@
-"""PodDisruptionBudget and HorizontalPodAutoscaler status writes against kube-apiserver
-v1.36's answers (fixtures/budget_autoscaler_status_kube.json): counts are not negative,
-a budget's conditions are standard ones."""
+"""Status writes of kinds with rules of their own, against kube-apiserver v1.36's answers
+(fixtures/status_rules_kube.json): a budget's and an autoscaler's counts are not
+negative, a budget's conditions are standard ones, flow control conditions have a type
+and no type twice."""
 
 from __future__ import annotations
 
@@ -15,9 +16,8 @@ from platform_api.registry.strategy import strategy_for
 from platform_api.scheme.types import ResourceType
 from platform_api.validation import field
 
-CASES = json.loads(
-    (Path(__file__).parent / "fixtures" / "budget_autoscaler_status_kube.json").read_text()
-)
+FLOW = "flowcontrol.apiserver.platform.io"
+CASES = json.loads((Path(__file__).parent / "fixtures" / "status_rules_kube.json").read_text())
 TYPES = {
     "PodDisruptionBudget": (
         ResourceType("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", "pdb", True),
@@ -28,6 +28,21 @@ TYPES = {
             "autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", "hpa", True
         ),
         'HorizontalPodAutoscaler.autoscaling "h1"',
+    ),
+    "FlowSchema": (
+        ResourceType(FLOW, "v1", "FlowSchema", "flowschemas", "flowschema", False),
+        'FlowSchema.flowcontrol.apiserver.k8s.io "fs1"',
+    ),
+    "PriorityLevelConfiguration": (
+        ResourceType(
+            FLOW,
+            "v1",
+            "PriorityLevelConfiguration",
+            "prioritylevelconfigurations",
+            "prioritylevelconfiguration",
+            False,
+        ),
+        'PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io "plc1"',
     ),
 }
 
