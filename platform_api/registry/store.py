@@ -2,14 +2,14 @@
 
 It turns API operations into storage operations: fills system metadata and runs the
 kind's strategy (prepare.py) and the admission checks inside the storage's
-compare-and-swap loop, maps storage errors to Status errors (storeerrors.py), and runs
-the deletion protocol (deletion.py).
+compare-and-swap loop, maps storage errors to Status errors (storeerrors.py), and takes
+the deletion protocol from storedelete.py (its rules in deletion.py).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Protocol
 
@@ -21,19 +21,9 @@ from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.gotext import object_json
 from platform_api.registry import storeerrors
 from platform_api.registry.defaults import apply_defaults
-from platform_api.registry.deletion import (
-    GRACEFUL,
-    PENDING,
-    before_delete,
-    check_preconditions,
-    deletion_finalizers,
-    finishes_deletion,
-    has_pending_finalizers,
-    mark_deleting,
-    requested_grace,
-    set_finalizers,
-)
+from platform_api.registry.deletion import finishes_deletion
 from platform_api.registry.prepare import before_create, before_update, check_name
+from platform_api.registry.storedelete import Admit, Deletions, Emptied
 from platform_api.registry.strategy import (
     FinalizeStrategy,
     Obj,
@@ -49,7 +39,6 @@ from platform_api.storage.interface import (
     UNSTORED,
     ListOptions,
     ListResult,
-    Preconditions,
     Storage,
     StorageError,
     Stored,
@@ -61,8 +50,6 @@ from platform_api.validation.names import is_path_segment_name
 
 # The object as a request wants it, given the current object (None when absent).
 UpdateFunc = Callable[[Obj | None], Obj]
-# Validating admission: (new object, old object or None); raises StatusError.
-Admit = Callable[[Obj, Obj | None], Awaitable[None]]
 # Mutating admission of an update: (new object, old object or None) -> the object to
 # write; it runs inside the retry loop, after the request's change, as kube's does.
 Mutate = Callable[[Obj, Obj | None], Awaitable[Obj]]
@@ -86,7 +73,7 @@ class WriteGuard(Protocol):
     async def check(self, user: UserInfo, namespace: str, obj: Obj, old: Obj | None) -> None: ...
 
 
-class Store:
+class Store(Deletions):
     """CRUD for one resource type over the storage interface."""
 
     guard: WriteGuard | None = None
@@ -345,7 +332,7 @@ class Store:
             shape(obj)
             if finishes_deletion(obj, self.resource.kind):
                 set_revision(obj, str(stored.revision))
-                raise _Emptied(Stored(key, stored.revision, object_json(obj)))
+                raise Emptied(Stored(key, stored.revision, object_json(obj)))
             created = False
             return obj
 
@@ -363,25 +350,11 @@ class Store:
                 stored = await self.storage.guaranteed_update(
                     key, try_update, ignore_not_found=True
                 )
-        except _Emptied as emptied:
+        except Emptied as emptied:
             return await self._delete_emptied(emptied.last, name, dry_run), False
         except StorageError as e:
             raise self._error(e, name) from None
         return stored, created
-
-    async def _delete_emptied(self, last: Stored, name: str, dry_run: bool) -> Stored:
-        """An update that lets a deleting object go (its last finalizer removed) deletes
-        it instead of writing, as kube's Store.Update: watchers see the stored state
-        deleted, the caller gets the object it sent at the stored resourceVersion."""
-        if dry_run:
-            return Stored(last.key, UNSTORED, last.data)
-        uid = last.object["metadata"].get("uid")
-        try:
-            gone = await self.storage.delete(last.key, preconditions=Preconditions(uid=uid))
-        except StorageError as e:
-            raise self._error(e, name) from None
-        await self._deleted(gone)
-        return last
 
     async def _dry_run_update(
         self, key: bytes, try_update: Callable[[Obj | None, Stored | None], Awaitable[Obj]]
@@ -392,123 +365,6 @@ class Store:
             current = None
         obj = await try_update(current.copy() if current else None, current)
         return Stored(key, UNSTORED, object_json(obj)), current is None
-
-    # -- delete -----------------------------------------------------------------------
-
-    async def delete(
-        self,
-        namespace: str,
-        name: str,
-        *,
-        preconditions: Preconditions | None = None,
-        dry_run: bool = False,
-        admit: Admit | None = None,
-        propagation: str | None = None,
-        orphan: bool | None = None,
-        grace_period: int | None = None,
-    ) -> tuple[Stored, bool]:
-        """Returns the last (or now terminating) state and whether it is gone.  As kube's
-        Store.Delete: a graceful deletion or pending finalizers first write the
-        terminating state; the object goes now only if nothing holds it then."""
-        key = self.named_key(namespace, name)
-        current = self.get(namespace, name)
-        if preconditions is not None:
-            check_preconditions(self.resource, name, preconditions, current.object)
-        if admit is not None:
-            await admit(current.object, current.object)
-        requested = requested_grace(grace_period)
-        step = self._before_delete(current.copy(), requested)
-        if step == PENDING:
-            return current, False
-        finalizers = deletion_finalizers(current.object, propagation, orphan)
-        if not current.object["metadata"].get("deletionTimestamp"):
-            # Kinds that clean up before they go (CRDs) add their finalizer now.
-            extra = self.strategy.finalizers_on_delete
-            finalizers += [f for f in extra if f not in finalizers]
-        if (
-            step == GRACEFUL
-            or finalizers
-            or has_pending_finalizers(current.object, self.resource.kind)
-        ):
-            marked = await self._mark_deleting(key, name, current, dry_run, finalizers, requested)
-            if marked is None or not finishes_deletion(marked.object, self.resource.kind):
-                return marked or self.get(namespace, name), False
-            current = marked
-            if preconditions is not None and preconditions.resource_version is not None:
-                version = current.object["metadata"].get("resourceVersion")
-                preconditions = Preconditions(preconditions.uid, version)
-        if dry_run:
-            return current, True
-        try:
-            stored = await self.storage.delete(key, preconditions=preconditions)
-        except StorageError as e:
-            raise self._error(e, name) from None
-        await self._deleted(stored)
-        return stored, True
-
-    def _before_delete(self, obj: Obj, requested: int | None) -> str:
-        period = self.strategy.deletion_grace(obj, requested)
-        return before_delete(obj, period, requested, self.clock())
-
-    async def _deleted(self, gone: Stored) -> None:
-        for hook in self.after_delete:
-            await hook(gone.object)
-
-    async def _mark_deleting(
-        self,
-        key: bytes,
-        name: str,
-        current: Stored,
-        dry_run: bool,
-        finalizers: Sequence[str],
-        requested: int | None,
-    ) -> Stored | None:
-        """First phase of a deletion: stamp ``deletionTimestamp`` (and a grace period);
-        finalizers, or a later delete, do the rest.  None when a graceful deletion
-        became pending meanwhile (nothing to write)."""
-        meta = current.object["metadata"]
-        unchanged = (meta.get("finalizers") or []) == list(finalizers)
-        if (
-            meta.get("deletionTimestamp")
-            and unchanged
-            and not meta.get("deletionGracePeriodSeconds")
-        ):
-            return current
-
-        def mark(existing: Obj | None, _stored: Stored | None) -> Obj:
-            if existing is None:
-                raise errors.not_found(self.resource.plural, self.resource.group, name)
-            step = self._before_delete(existing, requested)
-            if step == PENDING:
-                raise _Pending
-            if step == GRACEFUL:
-                set_finalizers(existing, finalizers)
-                shape(existing)  # the new fields in their places
-                return existing
-            return mark_deleting(
-                existing, finalizers, self.now(), self.resource.kind, self.strategy
-            )
-
-        try:
-            if dry_run:
-                return Stored(key, UNSTORED, object_json(mark(current.copy(), current)))
-            return await self.storage.guaranteed_update(key, mark)
-        except _Pending:
-            return None
-        except StorageError as e:
-            raise self._error(e, name) from None
-
-
-class _Emptied(Exception):
-    """An update removed what held a deleting object: delete it instead of writing."""
-
-    def __init__(self, last: Stored) -> None:
-        super().__init__()
-        self.last = last
-
-
-class _Pending(Exception):
-    """A graceful deletion is already under way (raised out of the update to skip it)."""
 
 
 def _without_managed_fields(track: Track) -> Track:
