@@ -286,75 +286,33 @@ class Store(Deletions):
         mutate: Mutate | None = None,
     ) -> tuple[Stored, bool]:
         """Returns the new state and whether it was created."""
-        strategy = self.subresource_strategies[subresource] if subresource else self.strategy
+        step = _Update(
+            self,
+            namespace,
+            name,
+            updated,
+            subresource,
+            allow_create=force_allow_create,
+            admit=admit,
+            track=track or self._writer_tracker(subresource),
+            mutate=mutate,
+        )
         key = self.named_key(namespace, name)
-        created = False
-        track = track or self._writer_tracker(subresource)
-
-        async def try_update(existing: Obj | None, stored: Stored | None) -> Obj:
-            nonlocal created
-            if existing is None:
-                if subresource or not (strategy.allow_create_on_update or force_allow_create):
-                    raise errors.not_found(self.resource.plural, self.resource.group, name)
-                obj = updated(None)
-                obj.setdefault("metadata", {}).pop("resourceVersion", None)
-                self.default(obj)
-                shape(obj, DECODED)
-                if track is not None:
-                    track(None, obj)
-                if mutate is not None:
-                    obj = await mutate(obj, None)
-                check_name(obj, name)
-                before_create(self.resource, self.strategy, namespace, obj, self.now())
-                if admit is not None:
-                    await admit(obj, None)
-                shape(obj)
-                set_revision(obj, "")  # its place in the JSON, as create() keeps it
-                created = True
-                return obj
-            # Patches edit what they are given: they get their own copy, so that the
-            # old object stays intact for generation, status and immutability checks.
-            assert stored is not None
-            obj = updated(stored.copy())
-            # The decoder defaults what it decodes: the kind itself, as a /status body
-            # is (other sub-resources' bodies are kinds of their own).
-            main = strategy is self.strategy or subresource == "status"
-            if main:
-                self.default(obj)
-            shape(obj, DECODED)
-            if track is not None:  # before admission and the kind's preparation, as kube
-                track(existing, obj)
-            if mutate is not None:
-                obj = await mutate(obj, existing)
-            before_update(self.resource, strategy, main, (namespace, name), obj, existing)
-            if admit is not None:
-                await admit(obj, existing)
-            shape(obj)
-            if finishes_deletion(obj, self.resource.kind):
-                set_revision(obj, str(stored.revision))
-                raise Emptied(Stored(key, stored.revision, object_json(obj)))
-            created = False
-            return obj
-
         try:
             if dry_run:
-                return await self._dry_run_update(key, try_update)
+                return await self._dry_run_update(key, step)
             try:
-                stored = await self.storage.guaranteed_update(
-                    key, try_update, ignore_not_found=True
-                )
+                stored = await self.storage.guaranteed_update(key, step, ignore_not_found=True)
             except StorageError as e:
-                if e.code != REQUEST_TOO_LARGE or track is None:
+                if e.code != REQUEST_TOO_LARGE or step.track is None:
                     raise
-                track = _without_managed_fields(track)  # try_update reads the new one
-                stored = await self.storage.guaranteed_update(
-                    key, try_update, ignore_not_found=True
-                )
+                step.track = _without_managed_fields(step.track)
+                stored = await self.storage.guaranteed_update(key, step, ignore_not_found=True)
         except Emptied as emptied:
             return await self._delete_emptied(emptied.last, name, dry_run), False
         except StorageError as e:
             raise self._error(e, name) from None
-        return stored, created
+        return stored, step.created
 
     async def _dry_run_update(
         self, key: bytes, try_update: Callable[[Obj | None, Stored | None], Awaitable[Obj]]
@@ -365,6 +323,86 @@ class Store(Deletions):
             current = None
         obj = await try_update(current.copy() if current else None, current)
         return Stored(key, UNSTORED, object_json(obj)), current is None
+
+
+class _Update:
+    """One update's steps, which the storage's compare-and-swap loop runs on every state
+    it reads: the request's change, defaults, ownership, admission and the kind's rules,
+    or a create when the object is absent and the kind allows it."""
+
+    created = False
+
+    def __init__(
+        self,
+        store: Store,
+        namespace: str,
+        name: str,
+        updated: UpdateFunc,
+        subresource: str,
+        *,
+        allow_create: bool,
+        admit: Admit | None,
+        track: Track | None,
+        mutate: Mutate | None,
+    ) -> None:
+        self.store, self.namespace, self.name = store, namespace, name
+        self.updated, self.subresource = updated, subresource
+        self.strategy = store.subresource_strategies[subresource] if subresource else store.strategy
+        self.allow_create = allow_create or self.strategy.allow_create_on_update
+        self.admit, self.track, self.mutate = admit, track, mutate
+
+    async def __call__(self, existing: Obj | None, stored: Stored | None) -> Obj:
+        if existing is None:
+            return await self._create()
+        assert stored is not None
+        return await self._change(existing, stored)
+
+    async def _create(self) -> Obj:
+        store = self.store
+        if self.subresource or not self.allow_create:
+            raise errors.not_found(store.resource.plural, store.resource.group, self.name)
+        obj = self.updated(None)
+        obj.setdefault("metadata", {}).pop("resourceVersion", None)
+        store.default(obj)
+        shape(obj, DECODED)
+        if self.track is not None:
+            self.track(None, obj)
+        if self.mutate is not None:
+            obj = await self.mutate(obj, None)
+        check_name(obj, self.name)
+        before_create(store.resource, store.strategy, self.namespace, obj, store.now())
+        if self.admit is not None:
+            await self.admit(obj, None)
+        shape(obj)
+        set_revision(obj, "")  # its place in the JSON, as create() keeps it
+        self.created = True
+        return obj
+
+    async def _change(self, existing: Obj, stored: Stored) -> Obj:
+        store = self.store
+        # Patches edit what they are given: they get their own copy, so that the old
+        # object stays intact for generation, status and immutability checks.
+        obj = self.updated(stored.copy())
+        # The decoder defaults what it decodes: the kind itself, as a /status body is
+        # (other sub-resources' bodies are kinds of their own).
+        main = self.strategy is store.strategy or self.subresource == "status"
+        if main:
+            store.default(obj)
+        shape(obj, DECODED)
+        if self.track is not None:  # before admission and the kind's preparation, as kube
+            self.track(existing, obj)
+        if self.mutate is not None:
+            obj = await self.mutate(obj, existing)
+        where = (self.namespace, self.name)
+        before_update(store.resource, self.strategy, main, where, obj, existing)
+        if self.admit is not None:
+            await self.admit(obj, existing)
+        shape(obj)
+        if finishes_deletion(obj, store.resource.kind):
+            set_revision(obj, str(stored.revision))
+            raise Emptied(Stored(stored.key, stored.revision, object_json(obj)))
+        self.created = False
+        return obj
 
 
 def _without_managed_fields(track: Track) -> Track:
