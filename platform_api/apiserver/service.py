@@ -219,9 +219,30 @@ class APIServerService(Service):
             scheme,
             self.stores,
             self.reactor,
-            lambda: handlers.authorizer,
+            lambda: self.authorizer,
             (self.slot.index, self.slot.count) if self.slot is not None else (0, 1),
         )
+        handlers = self._handlers(scheme, aliases, client_ca)
+        self.serving_cert_file = cert
+        server = APIServer(
+            self._filters(handlers),
+            handlers,
+            Discovery(
+                scheme,
+                lambda: cfg.server_url.split("//", 1)[1],
+                aliases,
+                self.aggregation.remote if self.aggregation else None,
+                self.aggregation.discovery if self.aggregation else None,
+            ),
+            OpenAPI(scheme, aliases),
+            self._health(),
+        )
+        return server, cert, key, client_ca
+
+    def _handlers(self, scheme: Scheme, aliases: Aliases, client_ca: str) -> Handlers:
+        """What every request handler shares: storage, admission, the custom resources'
+        types, service account tokens, and the authenticator and authorizer."""
+        cfg = self.config
         handlers = Handlers(
             aliases=aliases,
             cbor=cfg.feature_gates.enabled(CBOR_SERVING_AND_STORAGE),
@@ -255,21 +276,7 @@ class APIServerService(Service):
             loopback.authenticator(self.loopback_token),
             handlers.service_accounts.legacy,
         )
-        self.serving_cert_file = cert
-        server = APIServer(
-            self._filters(handlers),
-            handlers,
-            Discovery(
-                scheme,
-                lambda: cfg.server_url.split("//", 1)[1],
-                aliases,
-                self.aggregation.remote if self.aggregation else None,
-                self.aggregation.discovery if self.aggregation else None,
-            ),
-            OpenAPI(scheme, aliases),
-            self._health(),
-        )
-        return server, cert, key, client_ca
+        return handlers
 
     def _tls_files(self) -> tuple[str, str, str]:
         """Serving certificate, key and client CA: given, or our own PKI's."""
