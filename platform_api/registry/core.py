@@ -25,7 +25,11 @@ from platform_api.registry.podstatus import (
     prepare_pod_status_update,
     validate_pod_status_update,
 )
-from platform_api.registry.podupdate import plain, spec_diff, validate_pod_update
+from platform_api.registry.podupdate import (
+    plain,
+    validate_ephemeral_update,
+    validate_pod_update,
+)
 from platform_api.registry.pvvalidation import (
     pv_warnings,
     stamp_phase_transition,
@@ -302,19 +306,10 @@ class EphemeralContainersStrategy(StatusStrategy):
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = validate_object_meta_update(new["metadata"], old["metadata"])
         errs += validate_pod_spec(new.get("spec") or {}, "spec", pod=True)
-        kept = {c.get("name"): c for c in new["spec"].get("ephemeralContainers") or []}
-        for before in old.get("spec", {}).get("ephemeralContainers") or []:
-            name = before.get("name", "")
-            after = kept.get(name)
-            if after is None:
-                why = f'existing ephemeral containers "{name}" may not be removed\n'
-                errs.append(field.forbidden("spec.ephemeralContainers", why))
-            elif plain(after) != plain(before):
-                why = f'existing ephemeral containers "{name}" may not be changed\n'
-                errs.append(
-                    field.forbidden("spec.ephemeralContainers", why + spec_diff(before, after))
-                )
-        return errs
+        return errs + validate_ephemeral_update(
+            new["spec"].get("ephemeralContainers") or [],
+            old.get("spec", {}).get("ephemeralContainers") or [],
+        )
 
 
 @register("", "Service")

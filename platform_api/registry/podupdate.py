@@ -1,14 +1,15 @@
 """What an update may change in a running pod's spec (kube's ValidatePodUpdate): the
 images, a shorter active deadline, added tolerations, a negative grace period set to 1.
-Anything else is refused with kube's list of what may change and a diff of the rest."""
+Anything else is refused with kube's list of what may change and a diff of the rest, as
+kube writes it: of its internal Go types (gointernal.py).  Ephemeral containers, once
+added, may not change at all."""
 
 from __future__ import annotations
 
 import copy
-import difflib
-import json
 from typing import Any
 
+from platform_api.registry.gointernal import go_value, same, struct_diff
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 
@@ -24,6 +25,8 @@ UPDATABLE = ",".join(
     ]
 )
 _MAX_INT32 = 2147483647
+SPEC = "core.PodSpec"
+EPHEMERAL = "core.EphemeralContainer"
 
 
 def validate_pod_update(new: Obj, old: Obj) -> list[FieldError]:
@@ -42,11 +45,27 @@ def validate_pod_update(new: Obj, old: Obj) -> list[FieldError]:
     if plain(new) == plain(old):
         return errs
     munged = _munged(new, old)
-    if plain(munged) != plain(old):
-        detail = (
-            f"pod updates may not change fields other than {UPDATABLE}\n{spec_diff(old, munged)}"
-        )
-        errs.append(field.forbidden("spec", detail))
+    if not same(SPEC, munged, old):
+        detail = f"pod updates may not change fields other than {UPDATABLE}\n"
+        errs.append(field.forbidden("spec", detail + internal_diff(SPEC, old, munged)))
+    return errs
+
+
+def validate_ephemeral_update(new: list[Obj], old: list[Obj]) -> list[FieldError]:
+    """Ephemeral containers, once added, stay as they are (kube's
+    ValidatePodEphemeralContainersUpdate), matched by name: patches do not keep order."""
+    errs: list[FieldError] = []
+    kept = {c.get("name"): c for c in new}
+    for before in old:
+        name = before.get("name", "")
+        after = kept.get(name)
+        if after is None:
+            why = f'existing ephemeral containers "{name}" may not be removed\n'
+            errs.append(field.forbidden("spec.ephemeralContainers", why))
+        elif not same(EPHEMERAL, after, before):
+            why = f'existing ephemeral containers "{name}" may not be changed\n'
+            why += internal_diff(EPHEMERAL, before, after)
+            errs.append(field.forbidden("spec.ephemeralContainers", why))
     return errs
 
 
@@ -116,10 +135,7 @@ def plain(value: Any) -> Any:
     return value
 
 
-def spec_diff(old: Obj, new: Obj) -> str:
-    """A unified diff of the two specs written out, as kube's (which writes its internal
-    Go type, field names capitalised; this writes the v1 JSON)."""
-    before = json.dumps(old, indent=1, sort_keys=True).splitlines()
-    after = json.dumps(new, indent=1, sort_keys=True).splitlines()
-    lines = list(difflib.unified_diff(before, after, lineterm="", n=3))[2:]
-    return "\n".join(lines) + "\n"
+def internal_diff(type_name: str, old: Obj, new: Obj) -> str:
+    """kube's diff of the two as its internal Go type ``type_name`` writes them (Go
+    field names in declaration order, zero values included)."""
+    return struct_diff(go_value(type_name, old), go_value(type_name, new))

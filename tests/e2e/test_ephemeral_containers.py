@@ -1,6 +1,6 @@
 """``kubectl debug`` and ``pods/ephemeralcontainers``: answers as kube-apiserver v1.36
-gave them to the same requests (reference); the diff that follows "may not be changed"
-is of the v1 JSON, where kube diffs its internal Go type."""
+gave them to the same requests (reference), the diff that follows "may not be changed"
+included (of kube's internal Go type)."""
 
 from __future__ import annotations
 
@@ -91,9 +91,11 @@ def test_the_subresource_changes_ephemeral_containers_only(
             json={"spec": {"ephemeralContainers": [{**debug, "image": "busybox2"}]}},
             headers=SMP,
         )
-        assert changed.json()["message"].startswith(
+        assert changed.json()["message"] == (
             prefix
-            + 'spec.ephemeralContainers: Forbidden: existing ephemeral containers "dbg" may not be changed\n@@ '
+            + 'spec.ephemeralContainers: Forbidden: existing ephemeral containers "dbg" may not '
+            'be changed\n@@ -1,6 +1,6 @@\n {\n  "Name": "dbg",\n- "Image": "busybox",\n'
+            '+ "Image": "busybox2",\n  "Command": null,\n  "Args": null,\n  "WorkingDir": "",\n'
         )
         removed = admin.patch(
             url,

@@ -4,11 +4,18 @@ strategic-merge patches of a running pod, each answer below)."""
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
+import jsonpatch
 import pytest
 
-from platform_api.registry.podupdate import UPDATABLE, validate_pod_update
+from platform_api.registry.podupdate import (
+    UPDATABLE,
+    validate_ephemeral_update,
+    validate_pod_update,
+)
 
 OLD: dict[str, Any] = {
     "containers": [{"name": "c", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]}],
@@ -44,13 +51,42 @@ def test_what_may_change(new: dict[str, Any]) -> None:
     assert messages(new) == []
 
 
-def test_other_changes_are_refused_with_a_diff() -> None:
+def test_other_changes_are_refused_with_a_diff_of_the_internal_spec() -> None:
     env = changed(containers=[{**OLD["containers"][0], "env": [{"name": "A", "value": "2"}]}])
     (message,) = messages(env)
     assert message.startswith(FORBIDDEN + "@@ ")
-    assert '-     "value": "1"\n+     "value": "2"\n' in message
+    assert '-     "Value": "1",\n+     "Value": "2",\n' in message
     (message,) = messages(changed(restartPolicy="Never"))
-    assert '- "restartPolicy": "Always",\n+ "restartPolicy": "Never",\n' in message
+    assert '- "RestartPolicy": "Always",\n+ "RestartPolicy": "Never",\n' in message
+
+
+# The reference's answers to updates of a pod it stored (a plain one and one with most
+# of PodSpec's types set), and to changes of an ephemeral container it had added: the
+# stored spec, the update as a JSON patch of it, the message after 'Pod "x" is invalid: '.
+_KUBE = json.loads((Path(__file__).parent / "fixtures" / "pod_update_diffs_kube.json").read_text())
+
+
+def _recorded(section: str) -> list[Any]:
+    cases = _KUBE[section]
+    return [pytest.param(case, id=case["case"]) for case in cases]
+
+
+def _old_new(case: dict[str, Any]) -> tuple[Any, Any]:
+    old = _KUBE["bases"][case["old"]]
+    return jsonpatch.apply_patch(old, case["patch"]), old
+
+
+@pytest.mark.parametrize("case", _recorded("pod_updates"))
+def test_spec_changes_are_answered_as_kube_answered(case: dict[str, Any]) -> None:
+    new, old = _old_new(case)
+    expected = [] if case["code"] == 200 else [case["message"]]
+    assert messages(new, old) == expected
+
+
+@pytest.mark.parametrize("case", _recorded("ephemeral_container_updates"))
+def test_ephemeral_container_changes_are_answered_as_kube_answered(case: dict[str, Any]) -> None:
+    new, old = _old_new(case)
+    assert [str(e) for e in validate_ephemeral_update(new, old)] == [case["message"]]
 
 
 def test_deadline_containers_and_tolerations_as_kube_words_them() -> None:
