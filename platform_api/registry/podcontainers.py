@@ -56,8 +56,11 @@ ENV_RESOURCES = [
 INIT_ONLY_ALWAYS = "may not be set for init containers without restartPolicy=Always"
 
 
-def validate_common(container: Obj, at: str, volumes: set[str]) -> list[FieldError]:
-    """``validateContainerCommon``."""
+def validate_common(
+    container: Obj, at: str, volumes: set[str], host_users: bool
+) -> list[FieldError]:
+    """``validateContainerCommon``; ``host_users``: the pod shares the host's user
+    namespace (its ``hostUsers`` is not false)."""
     errs: list[FieldError] = []
     errs += field.checked(f"{at}.name", container.get("name", ""), is_dns1123_label)
     if not container.get("image"):
@@ -74,7 +77,7 @@ def validate_common(container: Obj, at: str, volumes: set[str]) -> list[FieldErr
         errs.append(field.not_supported(f"{at}.imagePullPolicy", pull, PULL_POLICIES))
     errs += _resources(container.get("resources") or {}, f"{at}.resources")
     context = container.get("securityContext") or {}
-    return errs + container_security_context(context, f"{at}.securityContext")
+    return errs + container_security_context(context, f"{at}.securityContext", host_users)
 
 
 def validate_handlers(container: Obj, at: str, init_only: bool) -> list[FieldError]:

@@ -28,14 +28,14 @@ NOT_HERE = "cannot be set for an Ephemeral Container"
 
 
 def validate_ephemeral_containers(
-    containers: list[Obj], path: str, others: set[str], volumes: set[str]
+    containers: list[Obj], path: str, others: set[str], volumes: set[str], host_users: bool
 ) -> list[FieldError]:
     """``others``: the names of the pod's regular and init containers."""
     errs: list[FieldError] = []
     names = set(others)
     for i, container in enumerate(containers):
         at = f"{path}[{i}]"
-        errs += validate_common(container, at, volumes)
+        errs += validate_common(container, at, volumes, host_users)
         image = container.get("image") or ""
         if image and image.strip() != image:
             why = "must not have leading or trailing whitespace"

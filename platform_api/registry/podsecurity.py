@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from platform_api.registry.gointernal import go_text
 from platform_api.registry.podvolumes import descending_path
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText, in_range
@@ -48,14 +49,36 @@ def pod_security_context(context: Obj, spec: Obj, at: str) -> list[FieldError]:
     return errs + _profiles(context, at)
 
 
-def container_security_context(context: Obj, at: str) -> list[FieldError]:
+def container_security_context(context: Obj, at: str, host_users: bool) -> list[FieldError]:
     """``ValidateSecurityContext`` but for privileges (allowed here, as with kube's
-    ``--allow-privileged``) and the escalation rules that print the whole Go struct."""
+    ``--allow-privileged``).  ``host_users``: the pod shares the host's user namespace."""
     errs = _ids(context, at, ("runAsUser", "runAsGroup"))
     mount = context.get("procMount")
     if mount is not None and mount not in PROC_MOUNTS:
         errs.append(field.not_supported(f"{at}.procMount", mount, PROC_MOUNTS))
-    return errs + _profiles(context, at)
+    if host_users and mount == "Unmasked":
+        why = "`hostUsers` must be false to use `Unmasked`"
+        errs.append(field.invalid(f"{at}.procMount", mount, why))
+    if isinstance(context.get("seccompProfile"), dict):
+        errs += _seccomp(context["seccompProfile"], f"{at}.seccompProfile")
+    return errs + _escalation(context, at) + _platform_profiles(context, at)
+
+
+def _escalation(context: Obj, at: str) -> list[FieldError]:
+    """No escalation refused while privileges or CAP_SYS_ADMIN are granted; kube's
+    message shows the whole context as its internal Go type."""
+    if context.get("allowPrivilegeEscalation") is not False:
+        return []
+    reasons = []
+    if context.get("privileged") is True:
+        reasons.append("cannot set `allowPrivilegeEscalation` to false and `privileged` to true")
+    added = (context.get("capabilities") or {}).get("add") or []
+    why = "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN"
+    reasons += [why for capability in added if capability == "CAP_SYS_ADMIN"]
+    if not reasons:
+        return []
+    shown = go_text("core.SecurityContext", context)
+    return [field.invalid(at, shown, reason) for reason in reasons]
 
 
 def _ids(context: Obj, at: str, keys: tuple[str, ...]) -> list[FieldError]:
@@ -70,6 +93,11 @@ def _profiles(context: Obj, at: str) -> list[FieldError]:
     errs: list[FieldError] = []
     if isinstance(context.get("seccompProfile"), dict):
         errs += _seccomp(context["seccompProfile"], f"{at}.seccompProfile")
+    return errs + _platform_profiles(context, at)
+
+
+def _platform_profiles(context: Obj, at: str) -> list[FieldError]:
+    errs: list[FieldError] = []
     if isinstance(context.get("windowsOptions"), dict):
         errs += _windows(context["windowsOptions"], f"{at}.windowsOptions")
     if isinstance(context.get("appArmorProfile"), dict):

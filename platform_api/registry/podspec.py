@@ -35,25 +35,27 @@ def validate_pod_spec(spec: Obj, path: str, pod: bool = False) -> list[FieldErro
     """kube's ValidatePodSpec, in its order; ``pod`` adds what a Pod (not a template)
     is refused for: images with surrounding whitespace."""
     volumes, errs = validate_volumes(spec.get("volumes") or [], f"{path}.volumes")
+    host_users = spec.get("hostUsers") is not False
     containers: list[Obj] = spec.get("containers") or []
     if not containers:
         errs.append(field.required(f"{path}.containers"))
     names: set[str] = set()
     for i, container in enumerate(containers):
         at = f"{path}.containers[{i}]"
-        errs += validate_common(container, at, volumes)
+        errs += validate_common(container, at, volumes, host_users)
         name = container.get("name", "")
         if name in names:
             errs.append(field.duplicate(f"{at}.name", name))
         names.add(name)
         errs += _choice(container, "restartPolicy", CONTAINER_RESTART, at)
         errs += validate_handlers(container, at, init_only=False)
-    errs += _init_containers(
-        spec.get("initContainers") or [], f"{path}.initContainers", names, volumes
-    )
+    inits = spec.get("initContainers") or []
+    errs += _init_containers(inits, f"{path}.initContainers", names, volumes, host_users)
     others = names | {c.get("name", "") for c in spec.get("initContainers") or []}
     ephemeral = spec.get("ephemeralContainers") or []
-    errs += validate_ephemeral_containers(ephemeral, f"{path}.ephemeralContainers", others, volumes)
+    errs += validate_ephemeral_containers(
+        ephemeral, f"{path}.ephemeralContainers", others, volumes, host_users
+    )
     errs += _host_network_ports(spec, path)
     errs += _choice(spec, "restartPolicy", RESTART_POLICIES, path)
     errs += _choice(spec, "dnsPolicy", DNS_POLICIES, path)
@@ -78,7 +80,7 @@ def validate_pod_spec(spec: Obj, path: str, pod: bool = False) -> list[FieldErro
 
 
 def _init_containers(
-    containers: list[Obj], path: str, names: set[str], volumes: set[str]
+    containers: list[Obj], path: str, names: set[str], volumes: set[str], host_users: bool
 ) -> list[FieldError]:
     """``validateInitContainers``: names unique across both lists; only sidecars
     (restartPolicy Always) may have probes and lifecycle hooks."""
@@ -86,7 +88,7 @@ def _init_containers(
     taken = set(names)
     for i, container in enumerate(containers):
         at = f"{path}[{i}]"
-        errs += validate_common(container, at, volumes)
+        errs += validate_common(container, at, volumes, host_users)
         restart = container.get("restartPolicy")
         errs += _choice(container, "restartPolicy", CONTAINER_RESTART, at)
         name = container.get("name", "")
