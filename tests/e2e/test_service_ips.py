@@ -180,12 +180,14 @@ def test_updates_keep_and_turn_addresses(server: Server, admin: requests.Session
     )
     assert replaced.status_code == 200 and replaced.json()["spec"]["clusterIPs"] == [ip]
     merge = {"Content-Type": "application/merge-patch+json"}
+    # Another address than its own (the session's server may have handed out .99 to it).
+    other = "10.0.0.98" if ip == "10.0.0.99" else "10.0.0.99"
     moved = admin.patch(
-        server.url + SERVICES + "/up-one", json={"spec": {"clusterIP": "10.0.0.99"}}, headers=merge
+        server.url + SERVICES + "/up-one", json={"spec": {"clusterIP": other}}, headers=merge
     )
     assert moved.status_code == 422
     assert moved.json()["message"] == (
-        'Service "up-one" is invalid: spec.clusterIPs[0]: Invalid value: ["10.0.0.99"]: '
+        f'Service "up-one" is invalid: spec.clusterIPs[0]: Invalid value: ["{other}"]: '
         "may not change once set"
     )
     # ExternalName frees the address (the repair loop deletes its IPAddress)
