@@ -1,9 +1,10 @@
 """NetworkPolicies and HorizontalPodAutoscalers (autoscaling/v2): kube's spec rules
-for the ports, peers and CIDRs of a policy, and an autoscaler's bounds, target and
-metrics, in kube's words and order."""
+for the ports, peers and CIDRs of a policy, and an autoscaler's bounds, target,
+metrics and scaling behavior, in kube's words and order."""
 
 from __future__ import annotations
 
+from platform_api.quantity import QuantityError, parse
 from platform_api.registry import hpaconversion
 from platform_api.registry.apps import WorkloadStrategy
 from platform_api.registry.defaults import defaults
@@ -18,6 +19,9 @@ from platform_api.validation.names import is_path_segment_name, validate_object_
 PROTOCOLS = ["TCP", "UDP", "SCTP"]  # kube lists these unsorted here
 POLICY_TYPES = ["Ingress", "Egress"]
 METRIC_TYPES = ["ContainerResource", "External", "Object", "Pods", "Resource"]
+SELECT_POLICIES = ["Disabled", "Max", "Min"]
+SCALING_POLICY_TYPES = ["Percent", "Pods"]
+MAX_WINDOW_SECONDS, MAX_PERIOD_SECONDS = 3600, 1800
 
 
 def validate_network_policy_spec(spec: Obj) -> list[FieldError]:
@@ -104,7 +108,7 @@ def _ip_block(block: Obj, at: str) -> list[FieldError]:
 
 
 def validate_autoscaler_spec(spec: Obj) -> list[FieldError]:
-    """kube's validateHorizontalPodAutoscalerSpec (behavior aside)."""
+    """kube's validateHorizontalPodAutoscalerSpec."""
     errs: list[FieldError] = []
     low, high = spec.get("minReplicas"), spec.get("maxReplicas") or 0
     if isinstance(low, int) and low < 1:
@@ -121,6 +125,57 @@ def validate_autoscaler_spec(spec: Obj) -> list[FieldError]:
     if low == 0 and not any(m.get("type") in ("Object", "External") for m in metrics):
         detail = "must specify at least one Object or External metric to support scaling to zero replicas"
         errs.append(field.forbidden("spec.metrics", detail))
+    behavior = spec.get("behavior") or {}
+    for key in ("scaleUp", "scaleDown"):
+        if isinstance(behavior.get(key), dict):
+            errs += _scaling_rules(behavior[key], f"spec.behavior.{key}")
+    return errs
+
+
+def _scaling_rules(rules: Obj, at: str) -> list[FieldError]:
+    """kube's validateScalingRules: a window of at most an hour, a known select policy,
+    at least one policy, each a known type with a positive value over at most half an
+    hour, and a tolerance that is not negative."""
+    errs: list[FieldError] = []
+    window = rules.get("stabilizationWindowSeconds")
+    if isinstance(window, int):
+        if window < 0:
+            why = "must be greater than or equal to zero"
+            errs.append(field.invalid(f"{at}.stabilizationWindowSeconds", window, why))
+        if window > MAX_WINDOW_SECONDS:
+            why = f"must be less than or equal to {MAX_WINDOW_SECONDS}"
+            errs.append(field.invalid(f"{at}.stabilizationWindowSeconds", window, why))
+    select = rules.get("selectPolicy")
+    if select is not None and select not in SELECT_POLICIES:
+        errs.append(field.not_supported(f"{at}.selectPolicy", select, SELECT_POLICIES))
+    policies = rules.get("policies") or []
+    if not policies:
+        errs.append(field.required(f"{at}.policies", "must specify at least one Policy"))
+    for i, policy in enumerate(policies):
+        errs += _scaling_policy(policy if isinstance(policy, dict) else {}, f"{at}.policies[{i}]")
+    tolerance = rules.get("tolerance")
+    try:
+        quantity = None if tolerance is None else parse(str(tolerance))
+    except QuantityError:
+        quantity = None  # the decoder refuses what is no quantity
+    if quantity is not None and quantity.value < 0:
+        errs.append(field.invalid(f"{at}.tolerance", str(quantity), field.NONNEGATIVE))
+    return errs
+
+
+def _scaling_policy(policy: Obj, at: str) -> list[FieldError]:
+    kind = policy.get("type", "")
+    errs: list[FieldError] = []
+    if kind not in SCALING_POLICY_TYPES:
+        errs.append(field.not_supported(f"{at}.type", kind, SCALING_POLICY_TYPES))
+    value, period = policy.get("value") or 0, policy.get("periodSeconds") or 0
+    if value <= 0:
+        errs.append(field.invalid(f"{at}.value", value, "must be greater than zero"))
+    if period <= 0:
+        errs.append(field.invalid(f"{at}.periodSeconds", period, "must be greater than zero"))
+    if period > MAX_PERIOD_SECONDS:
+        why = f"must be less than or equal to {MAX_PERIOD_SECONDS}"
+        errs.append(field.invalid(f"{at}.periodSeconds", period, why))
     return errs
 
 

@@ -1,6 +1,6 @@
-"""Services, NetworkPolicies, HorizontalPodAutoscalers, Jobs and docker-config Secrets
-refused as kube-apiserver v1.36 refused each (reference: dry-run creates); "" where kube
-accepted."""
+"""Services, NetworkPolicies, HorizontalPodAutoscalers (bounds, metrics, behaviors), Jobs
+and docker-config Secrets refused as kube-apiserver v1.36 refused each (reference: dry-run
+creates); "" where kube accepted."""
 
 from __future__ import annotations
 
@@ -204,6 +204,75 @@ def test_refused_as_kube_refused_them(name: str, spec: dict[str, Any], message: 
     obj = {"kind": kind, "spec": spec}
     apply_defaults(group, kind, obj)
     errs = validate(obj["spec"])
+    assert (aggregate(errs) if errs else "") == message
+
+
+# An autoscaler's scaling behavior (kube's validateScalingRules), as the reference
+# answered a dry-run create of a v2 autoscaler with each.
+BEHAVIORS: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "window-policy-types",
+        {
+            "scaleUp": {
+                "stabilizationWindowSeconds": -1,
+                "selectPolicy": "Bogus",
+                "policies": [{"type": "Nope", "value": 0, "periodSeconds": 0}],
+            }
+        },
+        '[spec.behavior.scaleUp.stabilizationWindowSeconds: Invalid value: -1: must be greater than or equal to zero, spec.behavior.scaleUp.selectPolicy: Unsupported value: "Bogus": supported values: "Disabled", "Max", "Min", spec.behavior.scaleUp.policies[0].type: Unsupported value: "Nope": supported values: "Percent", "Pods", spec.behavior.scaleUp.policies[0].value: Invalid value: 0: must be greater than zero, spec.behavior.scaleUp.policies[0].periodSeconds: Invalid value: 0: must be greater than zero]',
+    ),
+    (
+        "too-long",
+        {
+            "scaleDown": {
+                "stabilizationWindowSeconds": 3601,
+                "policies": [
+                    {"type": "Pods", "value": -2, "periodSeconds": 1801},
+                    {"type": "Percent", "value": 50, "periodSeconds": 60},
+                ],
+            }
+        },
+        "[spec.behavior.scaleDown.stabilizationWindowSeconds: Invalid value: 3601: must be less than or equal to 3600, spec.behavior.scaleDown.policies[0].value: Invalid value: -2: must be greater than zero, spec.behavior.scaleDown.policies[0].periodSeconds: Invalid value: 1801: must be less than or equal to 1800]",
+    ),
+    (
+        "tolerance",
+        {
+            "scaleUp": {
+                "tolerance": "-0.1",
+                "policies": [{"type": "Pods", "value": 1, "periodSeconds": 15}],
+            }
+        },
+        'spec.behavior.scaleUp.tolerance: Invalid value: "-100m": must be greater than or equal to 0',
+    ),
+    (
+        "no-value",
+        {"scaleUp": {"policies": [{"type": "Pods", "periodSeconds": 15}]}},
+        "spec.behavior.scaleUp.policies[0].value: Invalid value: 0: must be greater than zero",
+    ),
+    (
+        "limits",
+        {
+            "scaleUp": {
+                "stabilizationWindowSeconds": 3600,
+                "selectPolicy": "Min",
+                "policies": [{"type": "Percent", "value": 1, "periodSeconds": 1800}],
+            }
+        },
+        "",
+    ),
+    ("disabled", {"scaleUp": {"tolerance": "0.05"}, "scaleDown": {"selectPolicy": "Disabled"}}, ""),
+]
+
+
+@pytest.mark.parametrize(("name", "behavior", "message"), BEHAVIORS, ids=[c[0] for c in BEHAVIORS])
+def test_scaling_behaviors_as_kube_answered(
+    name: str, behavior: dict[str, Any], message: str
+) -> None:
+    target = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}
+    spec = {"scaleTargetRef": target, "maxReplicas": 3, "behavior": behavior}
+    obj = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "spec": spec}
+    apply_defaults("autoscaling", "HorizontalPodAutoscaler", obj)
+    errs = validate_autoscaler_spec(obj["spec"])
     assert (aggregate(errs) if errs else "") == message
 
 
