@@ -243,12 +243,14 @@ class PodStrategy(GenericStrategy):
 
     def validate(self, obj: Obj) -> list[FieldError]:
         spec = obj.get("spec") or {}
-        errs = super().validate(obj) + validate_pod_spec(spec, "spec", pod=True)
+        errs = super().validate(obj) + validate_pod_spec(
+            spec, "spec", obj["metadata"].get("name", "")
+        )
         return errs + created_with_ephemeral(spec)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = super().validate_update(new, old)
-        errs += validate_pod_spec(new.get("spec") or {}, "spec", pod=True)
+        errs += validate_pod_spec(new.get("spec") or {}, "spec", new["metadata"].get("name", ""))
         return errs + validate_pod_update(new.get("spec") or {}, old.get("spec") or {})
 
     def prepare_status_update(self, new: Obj, old: Obj) -> None:
@@ -305,7 +307,7 @@ class EphemeralContainersStrategy(StatusStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = validate_object_meta_update(new["metadata"], old["metadata"])
-        errs += validate_pod_spec(new.get("spec") or {}, "spec", pod=True)
+        errs += validate_pod_spec(new.get("spec") or {}, "spec", new["metadata"].get("name", ""))
         return errs + validate_ephemeral_update(
             new["spec"].get("ephemeralContainers") or [],
             old.get("spec", {}).get("ephemeralContainers") or [],

@@ -12,8 +12,10 @@ from typing import Any
 
 from platform_api.registry.jobselector import default_job_labels
 from platform_api.registry.lbstatus import default_ip_modes
+from platform_api.registry.podprojections import default_selectors
 from platform_api.registry.podqos import default_pod_level_requests
 from platform_api.registry.podvolumes import default_volumes
+from platform_api.registry.podvolumesources import pull_policy
 from platform_api.registry.pvsources import default_sources
 from platform_api.registry.servicetypes import externally_accessible, load_balancer
 
@@ -43,10 +45,7 @@ def _ports(ports: list[Obj]) -> None:
 
 
 def _container(container: Obj) -> None:
-    image = container.get("image", "")
-    tagged = ":" in image.rsplit("/", 1)[-1] or "@" in image
-    latest = image.endswith(":latest") or not tagged
-    container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
+    container.setdefault("imagePullPolicy", pull_policy(container.get("image", "")))
     container.setdefault("terminationMessagePath", "/dev/termination-log")
     container.setdefault("terminationMessagePolicy", "File")
     container.setdefault("resources", {})
@@ -55,7 +54,7 @@ def _container(container: Obj) -> None:
         if isinstance(container.get(key), dict):
             _probe(container[key])
     for var in container.get("env") or []:
-        _value_from(var.get("valueFrom"))
+        default_selectors(var.get("valueFrom"))
 
 
 _PROBE_DEFAULTS: tuple[tuple[str, int], ...] = (("timeoutSeconds", 1), ("periodSeconds", 10))
@@ -71,17 +70,6 @@ def _probe(probe: Obj) -> None:
     if isinstance(get, dict):
         get["path"] = get.get("path") or "/"
         get["scheme"] = get.get("scheme") or "HTTP"
-
-
-def _value_from(source: Any) -> None:
-    """An object field selector's apiVersion; a resource selector's divisor (a Go
-    Quantity, written as 0 when unset)."""
-    if not isinstance(source, dict):
-        return
-    if isinstance(source.get("fieldRef"), dict):
-        source["fieldRef"].setdefault("apiVersion", "v1")
-    if isinstance(source.get("resourceFieldRef"), dict):
-        source["resourceFieldRef"].setdefault("divisor", "0")
 
 
 def pod_spec(spec: Obj) -> None:

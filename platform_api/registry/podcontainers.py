@@ -8,8 +8,9 @@ from typing import Any
 
 from platform_api.quantity import canonical, parse_quantity
 from platform_api.registry.limitrange import container_resource_name
+from platform_api.registry.podprojections import object_field_selector, resource_field_selector
 from platform_api.registry.podsecurity import container_security_context
-from platform_api.registry.podvolumes import descending_path
+from platform_api.registry.pvsources import descending_path
 from platform_api.registry.quota_validation import is_extended as is_extended_resource_name
 from platform_api.registry.servicespec import port_name_errors, port_number_errors
 from platform_api.validation import field
@@ -29,11 +30,8 @@ RELAXED_ENV_NAME = (
     "a valid environment variable name must consist only of printable ASCII characters "
     "other than '='"
 )
-# The pod fields an env var may read (kube's set, sorted), and those
-# ConvertDownwardAPIFieldLabel knows: a path outside both is "not supported".
+# The pod fields an env var may read (kube's set, sorted).
 ENV_FIELDS = [
-    "metadata.annotations",
-    "metadata.labels",
     "metadata.name",
     "metadata.namespace",
     "metadata.uid",
@@ -43,15 +41,6 @@ ENV_FIELDS = [
     "status.hostIPs",
     "status.podIP",
     "status.podIPs",
-]
-FIELD_LABELS = frozenset(ENV_FIELDS) | {"spec.restartPolicy", "spec.schedulerName", "status.phase"}
-ENV_RESOURCES = [
-    "limits.cpu",
-    "limits.ephemeral-storage",
-    "limits.memory",
-    "requests.cpu",
-    "requests.ephemeral-storage",
-    "requests.memory",
 ]
 INIT_ONLY_ALWAYS = "may not be set for init containers without restartPolicy=Always"
 
@@ -174,34 +163,11 @@ def _value_from(source: Obj, has_value: bool, at: str) -> list[FieldError]:
 
 def _field_ref(ref: Obj, at: str) -> list[FieldError]:
     """``validateObjectFieldSelector`` with the paths an env var may read."""
-    version, path = ref.get("apiVersion", ""), ref.get("fieldPath", "")
-    if not version:
-        return [field.required(f"{at}.apiVersion")]
-    if not path:
-        return [field.required(f"{at}.fieldPath")]
-    subscripted = path.endswith("']") and "['" in path
-    base = path.split("['", 1)[0] if subscripted else path
-    problem = ""
-    if version != "v1":
-        problem = f"unsupported pod version: {version}"
-    elif subscripted and base not in ("metadata.labels", "metadata.annotations"):
-        problem = f"field label does not support subscript: {path}"
-    elif base not in FIELD_LABELS:
-        problem = f"field label not supported: {path}"
-    if problem:
-        return [field.invalid(f"{at}.fieldPath", path, f"error converting fieldPath: {problem}")]
-    if not subscripted and path not in ENV_FIELDS[2:]:
-        return [field.not_supported(f"{at}.fieldPath", path, ENV_FIELDS[2:])]
-    return []
+    return object_field_selector(ref, at, ENV_FIELDS)
 
 
 def _resource_field_ref(ref: Obj, at: str) -> list[FieldError]:
-    resource = ref.get("resource", "")
-    if not resource:
-        return [field.required(f"{at}.resource")]
-    if resource not in ENV_RESOURCES and not resource.split(".", 1)[-1].startswith("hugepages-"):
-        return [field.not_supported(f"{at}.resource", resource, ENV_RESOURCES)]
-    return []
+    return resource_field_selector(ref, at, volume=False)
 
 
 def _key_ref(ref: Obj, at: str) -> list[FieldError]:

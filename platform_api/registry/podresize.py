@@ -48,7 +48,7 @@ class PodResizeStrategy(StatusStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = validate_object_meta_update(new["metadata"], old["metadata"])
-        errs += validate_pod_spec(new.get("spec") or {}, "spec", pod=True)
+        errs += validate_pod_spec(new.get("spec") or {}, "spec", new["metadata"].get("name", ""))
         before = (old.get("status") or {}).get("qosClass") or pod_qos(old)
         if pod_qos(new) != before:
             why = "Pod QOS Class may not change as a result of resizing"

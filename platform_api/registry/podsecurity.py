@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from platform_api.registry.gointernal import go_text
-from platform_api.registry.podvolumes import descending_path
+from platform_api.registry.pvsources import descending_path
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText, in_range
 from platform_api.validation.names import is_dns1123_subdomain

@@ -31,10 +31,12 @@ OS_NAMES = ["linux", "windows"]
 MAX_NAMESERVERS, MAX_SEARCHES, MAX_SEARCH_CHARS = 3, 32, 2048
 
 
-def validate_pod_spec(spec: Obj, path: str, pod: bool = False) -> list[FieldError]:
-    """kube's ValidatePodSpec, in its order; ``pod`` adds what a Pod (not a template)
-    is refused for: images with surrounding whitespace."""
-    volumes, errs = validate_volumes(spec.get("volumes") or [], f"{path}.volumes")
+def validate_pod_spec(spec: Obj, path: str, pod_name: str | None = None) -> list[FieldError]:
+    """kube's ValidatePodSpec, in its order; ``pod_name``, a Pod's (not a template's),
+    adds what a Pod is refused for: images with surrounding whitespace, ephemeral
+    volumes whose claims' names (``<pod>-<volume>``) would be invalid."""
+    pod = pod_name is not None
+    volumes, errs = validate_volumes(spec.get("volumes") or [], f"{path}.volumes", pod_name)
     host_users = spec.get("hostUsers") is not False
     containers: list[Obj] = spec.get("containers") or []
     if not containers:

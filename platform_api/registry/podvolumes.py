@@ -1,22 +1,33 @@
 """A pod's volumes, as kube's ValidateVolumes checks them: names, one source each, and
-the fields the common sources cannot do without (projections' keys, paths and modes).
-
-Sources this server has no special rule for are accepted as the schema decoded them.
+the rules of that source: the common ones here (secrets, config maps, host paths,
+claims: projections' keys, paths and modes), the others in podvolumesources.py.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from platform_api.gotext import json_string
+from platform_api.registry.podprojections import (
+    default_projections,
+    default_selectors,
+    downward_api,
+    file_mode,
+    key_path,
+    projected,
+)
+from platform_api.registry.podvolumesources import CHECKS, TOO_LONG, image, pull_policy
+from platform_api.registry.pvsources import host_path
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import is_dns1123_label
+from platform_api.validation.names import is_dns1123_label, is_dns1123_subdomain
 
 Obj = dict[str, Any]
-# Every VolumeSource member, in kube's order: the second one present is refused.
+# Every VolumeSource member, in the order kube checks them: the first present is
+# validated, each further one refused (under kube's name for it, two misspelt).
 SOURCES = (
-    "hostPath",
     "emptyDir",
+    "hostPath",
     "gitRepo",
     "gcePersistentDisk",
     "awsElasticBlockStore",
@@ -24,40 +35,47 @@ SOURCES = (
     "nfs",
     "iscsi",
     "glusterfs",
+    "flocker",
     "persistentVolumeClaim",
     "rbd",
-    "flexVolume",
     "cinder",
     "cephfs",
-    "flocker",
+    "quobyte",
     "downwardAPI",
     "fc",
-    "azureFile",
+    "flexVolume",
     "configMap",
+    "azureFile",
     "vsphereVolume",
-    "quobyte",
-    "azureDisk",
     "photonPersistentDisk",
-    "projected",
     "portworxVolume",
-    "scaleIO",
+    "azureDisk",
     "storageos",
+    "projected",
+    "scaleIO",
     "csi",
     "ephemeral",
     "image",
 )
-MODE_RANGE = "must be a number between 0 and 0777 (octal), both inclusive"
+_REFUSED_AS = {"cephfs": "cephFS", "downwardAPI": "downwarAPI"}
+# The path a source's own fields are named under, where it is not its key.
+_CHECKED_AS = {"gcePersistentDisk": "persistentDisk"}
 
 
-def validate_volumes(volumes: list[Obj], path: str) -> tuple[set[str], list[FieldError]]:
+def validate_volumes(
+    volumes: list[Obj], path: str, pod_name: str | None = None
+) -> tuple[set[str], list[FieldError]]:
     """The names of the pod's valid volumes (a mount of any other is not found) and the
-    volumes' errors: each one's source first, then its name, as kube orders them."""
+    volumes' errors: each one's source first, then its name, as kube orders them.
+    ``pod_name``: a pod's, None for a template (a pod's ephemeral volumes' claims are
+    named after it; a template's image volume may leave its reference to be filled)."""
     names: set[str] = set()
     errs: list[FieldError] = []
     for i, volume in enumerate(volumes):
         at = f"{path}[{i}]"
         name = volume.get("name", "")
-        found = _source(volume, at) + field.checked(f"{at}.name", name, is_dns1123_label)
+        found = _source(volume, at, pod_name)
+        found += field.checked(f"{at}.name", name, is_dns1123_label)
         if name in names:
             found.append(field.duplicate(f"{at}.name", name))
         if found:
@@ -67,71 +85,55 @@ def validate_volumes(volumes: list[Obj], path: str) -> tuple[set[str], list[Fiel
     return names, errs
 
 
-def _source(volume: Obj, at: str) -> list[FieldError]:
+def _source(volume: Obj, at: str, pod_name: str | None) -> list[FieldError]:
     errs: list[FieldError] = []
     present = [key for key in SOURCES if volume.get(key) is not None]
-    for extra in present[1:]:
-        errs.append(field.forbidden(f"{at}.{extra}", "may not specify more than 1 volume type"))
+    for i, key in enumerate(present):
+        source = volume[key] if isinstance(volume[key], dict) else {}
+        if i:
+            why = "may not specify more than 1 volume type"
+            errs.append(field.forbidden(f"{at}.{_REFUSED_AS.get(key, key)}", why))
+        elif key == "image":
+            errs += image(source, f"{at}.image", pod=pod_name is not None)
+        else:
+            check = _CHECKS.get(key) or CHECKS.get(key)
+            errs += check(source, f"{at}.{_CHECKED_AS.get(key, key)}") if check else []
+        errs += _named_after(key, source, volume.get("name", ""), pod_name, at)
     if not present:
         return [field.required(at, "must specify a volume type")]
-    key = present[0]
-    check = _CHECKS.get(key)
-    return (check(volume[key], f"{at}.{key}") if check else []) + errs
+    return errs
+
+
+def _named_after(
+    key: str, source: Obj, name: str, pod_name: str | None, at: str
+) -> list[FieldError]:
+    """kube's checks of the volume's name beside its source: an iSCSI initiator's
+    ``<volume>:<portal>`` and an ephemeral volume's claim name, ``<pod>-<volume>``."""
+    portal = source.get("targetPortal") or ""
+    if key == "iscsi" and source.get("initiatorName") is not None and len(f"{name}:{portal}") > 64:
+        return [field.invalid(f"{at}.name", name, TOO_LONG)]
+    if key == "ephemeral" and pod_name and name:
+        claim = f"{pod_name}-{name}"
+        why = f"PVC name {json_string(claim)}: "
+        return [field.invalid(f"{at}.name", name, why + m) for m in is_dns1123_subdomain(claim)]
+    return []
 
 
 def _secret(source: Obj, at: str) -> list[FieldError]:
     errs = [] if source.get("secretName") else [field.required(f"{at}.secretName")]
-    return errs + _mode(source, "defaultMode", at) + _items(source, at)
+    return errs + file_mode(source, "defaultMode", at) + _items(source, at)
 
 
 def _config_map(source: Obj, at: str) -> list[FieldError]:
     errs = [] if source.get("name") else [field.required(f"{at}.name")]
-    return errs + _mode(source, "defaultMode", at) + _items(source, at)
+    return errs + file_mode(source, "defaultMode", at) + _items(source, at)
 
 
 def _items(source: Obj, at: str) -> list[FieldError]:
-    """``validateKeyToPath`` for each projected key."""
     errs: list[FieldError] = []
     for i, item in enumerate(source.get("items") or []):
-        where = f"{at}.items[{i}]"
-        if not item.get("key"):
-            errs.append(field.required(f"{where}.key"))
-        target = item.get("path", "")
-        if not target:
-            errs.append(field.required(f"{where}.path"))
-        errs += non_reserved_path(target, f"{where}.path")
-        errs += _mode(item, "mode", where)
+        errs += key_path(item if isinstance(item, dict) else {}, f"{at}.items[{i}]")
     return errs
-
-
-def _mode(source: Obj, key: str, at: str) -> list[FieldError]:
-    mode = source.get(key)
-    if isinstance(mode, int) and not 0 <= mode <= 0o777:
-        return [field.invalid(f"{at}.{key}", mode, MODE_RANGE)]
-    return []
-
-
-def descending_path(path: str, at: str) -> list[FieldError]:
-    """``validateLocalDescendingPath``: relative, without a ``..`` element."""
-    errs = []
-    if path.startswith("/"):
-        errs.append(field.invalid(at, path, "must be a relative path"))
-    if ".." in path.split("/"):
-        errs.append(field.invalid(at, path, "must not contain '..'"))
-    return errs
-
-
-def non_reserved_path(path: str, at: str) -> list[FieldError]:
-    """``ValidateLocalNonReservedPath``: a descending path not starting with ``..``
-    (the kubelet's own ``..data`` links)."""
-    errs = descending_path(path, at)
-    if not errs and path.startswith(".."):
-        errs.append(field.invalid(at, path, "must not start with '..'"))
-    return errs
-
-
-def _host_path(source: Obj, at: str) -> list[FieldError]:
-    return [] if source.get("path") else [field.required(f"{at}.path")]
 
 
 def _claim(source: Obj, at: str) -> list[FieldError]:
@@ -141,14 +143,16 @@ def _claim(source: Obj, at: str) -> list[FieldError]:
 _CHECKS = {
     "secret": _secret,
     "configMap": _config_map,
-    "hostPath": _host_path,
+    "downwardAPI": downward_api,
+    "projected": projected,
+    "hostPath": host_path,
     "persistentVolumeClaim": _claim,
 }
 
 
 def default_volumes(volumes: list[Obj]) -> None:
     """kube's SetDefaults for volumes: no source means an emptyDir; projections of
-    files get mode 0644."""
+    files get mode 0644, their selectors and tokens theirs; an image its pull policy."""
     for volume in volumes:
         if not any(volume.get(key) is not None for key in SOURCES):
             volume["emptyDir"] = {}
@@ -157,8 +161,11 @@ def default_volumes(volumes: list[Obj]) -> None:
             if isinstance(source, dict):
                 source.setdefault("defaultMode", 0o644)
         for item in (volume.get("downwardAPI") or {}).get("items") or []:
-            if isinstance(item.get("fieldRef"), dict):
-                item["fieldRef"].setdefault("apiVersion", "v1")
+            default_selectors(item)
+        default_projections((volume.get("projected") or {}).get("sources") or [])
         host = volume.get("hostPath")
         if isinstance(host, dict):
             host.setdefault("type", "")
+        image_source = volume.get("image")
+        if isinstance(image_source, dict) and not image_source.get("pullPolicy"):
+            image_source["pullPolicy"] = pull_policy(image_source.get("reference") or "")

@@ -62,7 +62,13 @@ def no_backsteps(path: str, at: str) -> list[FieldError]:
     return []
 
 
-def _label(value: str, at: str) -> list[FieldError]:
+def descending_path(path: str, at: str) -> list[FieldError]:
+    """``validateLocalDescendingPath``: relative, without a ``..`` element."""
+    errs = [field.invalid(at, path, "must be a relative path")] if path.startswith("/") else []
+    return errs + no_backsteps(path, at)
+
+
+def label_errors(value: str, at: str) -> list[FieldError]:
     return [field.invalid(at, value, m) for m in is_dns1123_label(value)]
 
 
@@ -100,7 +106,7 @@ def glusterfs(source: Obj, at: str) -> list[FieldError]:
         detail = "if the endpointnamespace is set, it must be a valid namespace name"
         errs.append(field.invalid(f"{at}.endpointsNamespace", namespace, detail))
     elif namespace is not None:
-        errs += _label(namespace, f"{at}.endpointsNamespace")
+        errs += label_errors(namespace, f"{at}.endpointsNamespace")
     return errs
 
 
@@ -166,7 +172,7 @@ def cephfs(source: Obj, at: str) -> list[FieldError]:
     return _required(source, at, "monitors")
 
 
-def _iscsi_name(name: str, at: str) -> list[FieldError]:
+def iscsi_name(name: str, at: str) -> list[FieldError]:
     """An IQN or initiator name: ``iqn``, ``eui`` or ``naa`` and its format (Go's
     MatchString: the IQN pattern may match anywhere)."""
     if not name.startswith(("iqn", "eui", "naa")):
@@ -186,7 +192,7 @@ def iscsi(source: Obj, at: str, pv_name: str) -> list[FieldError]:
         )
         errs.append(field.invalid(f"{at}.targetportal", portal, detail))
     iqn = source.get("iqn") or ""
-    errs += _iscsi_name(iqn, f"{at}.iqn") if iqn else [field.required(f"{at}.iqn")]
+    errs += iscsi_name(iqn, f"{at}.iqn") if iqn else [field.required(f"{at}.iqn")]
     lun = source.get("lun") or 0
     if not 0 <= lun <= 255:
         errs.append(field.invalid(f"{at}.lun", lun, LUN_RANGE))
@@ -197,7 +203,7 @@ def iscsi(source: Obj, at: str, pv_name: str) -> list[FieldError]:
     if secret is not None:
         errs += _required(secret, f"{at}.secretRef", "name")
     if initiator is not None:
-        errs += _iscsi_name(initiator, f"{at}.initiatorname")
+        errs += iscsi_name(initiator, f"{at}.initiatorname")
     return errs
 
 
@@ -262,7 +268,7 @@ def azure_disk(source: Obj, at: str) -> list[FieldError]:
     return errs
 
 
-def _one_field(key: str) -> Check:
+def one_field(key: str) -> Check:
     def check(source: Obj, at: str) -> list[FieldError]:
         return _required(source, at, key)
 
@@ -282,9 +288,9 @@ def local(source: Obj, at: str) -> list[FieldError]:
 
 def storageos(source: Obj, at: str) -> list[FieldError]:
     name, namespace = source.get("volumeName") or "", source.get("volumeNamespace") or ""
-    errs = _label(name, f"{at}.volumeName") if name else [field.required(f"{at}.volumeName")]
+    errs = label_errors(name, f"{at}.volumeName") if name else [field.required(f"{at}.volumeName")]
     if namespace:
-        errs += _label(namespace, f"{at}.volumeNamespace")
+        errs += label_errors(namespace, f"{at}.volumeNamespace")
     secret = source.get("secretRef")
     if secret is not None:
         errs += _required(secret, f"{at}.secretRef", "name", "namespace")
@@ -308,7 +314,9 @@ def _secret_reference(ref: Obj, at: str) -> list[FieldError]:
         else [field.required(f"{at}.name")]
     )
     return errs + (
-        _label(namespace, f"{at}.namespace") if namespace else [field.required(f"{at}.namespace")]
+        label_errors(namespace, f"{at}.namespace")
+        if namespace
+        else [field.required(f"{at}.namespace")]
     )
 
 
@@ -340,9 +348,9 @@ ORDER: tuple[tuple[str, str, str, Check | None], ...] = (
     ("fc", "fc", "fc", fc),
     ("flexVolume", "flexVolume", "flexVolume", flex),
     ("azureFile", "azureFile", "azureFile", azure_file),
-    ("vsphereVolume", "vsphereVolume", "vsphereVolume", _one_field("volumePath")),
-    ("photonPersistentDisk", "photonPersistentDisk", "photonPersistentDisk", _one_field("pdID")),
-    ("portworxVolume", "portworxVolume", "portworxVolume", _one_field("volumeID")),
+    ("vsphereVolume", "vsphereVolume", "vsphereVolume", one_field("volumePath")),
+    ("photonPersistentDisk", "photonPersistentDisk", "photonPersistentDisk", one_field("pdID")),
+    ("portworxVolume", "portworxVolume", "portworxVolume", one_field("volumeID")),
     ("azureDisk", "azureDisk", "azureDisk", azure_disk),
     ("scaleIO", "scaleIO", "scaleIO", scale_io),
     ("local", "local", "local", local),

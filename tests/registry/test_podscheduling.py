@@ -25,7 +25,7 @@ KUBE_ANSWERS = json.loads(
 def test_pods_are_answered_as_kube_answered_them(case: dict[str, Any]) -> None:
     pod = {"apiVersion": "v1", "kind": "Pod", "spec": copy.deepcopy(case["spec"])}
     apply_defaults("", "Pod", pod)
-    errs = validate_pod_spec(pod["spec"], "spec", pod=True)
+    errs = validate_pod_spec(pod["spec"], "spec", case["name"])
     message = errors.invalid("Pod", "", case["name"], errs).message if errs else ""
     assert message == case["message"]
 

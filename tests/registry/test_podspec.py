@@ -15,9 +15,10 @@ from platform_api.registry.podspec import validate_pod_spec
 from platform_api.registry.workloadspec import validate_job_spec
 
 # Pods sent to kube-apiserver v1.36 (dry runs) and the 422 message each got, or "" for 201.
-KUBE_ANSWERS = json.loads(
-    (Path(__file__).parent / "fixtures" / "pod_validation_kube.json").read_text()
-)
+FIXTURES = Path(__file__).parent / "fixtures"
+KUBE_ANSWERS = json.loads((FIXTURES / "pod_validation_kube.json").read_text())
+# Every volume source, downwardAPI and projected files, env var selectors.
+KUBE_ANSWERS += json.loads((FIXTURES / "pod_volumes_kube.json").read_text())
 
 C = {"name": "c", "image": "i"}
 
@@ -66,13 +67,13 @@ def test_pod_spec_errors_read_as_kubes(spec: dict[str, Any], expected: list[str]
     assert [str(e) for e in validate_pod_spec(spec, "spec")] == expected
 
 
-@pytest.mark.parametrize("case", KUBE_ANSWERS, ids=[c["name"] for c in KUBE_ANSWERS])
+@pytest.mark.parametrize("case", KUBE_ANSWERS, ids=[c["name"][:60] for c in KUBE_ANSWERS])
 def test_pods_are_refused_as_kube_refused_them(case: dict[str, Any]) -> None:
     """Volumes, mounts, ports, env, probes, resources, security contexts and the spec's
     own fields: every message, in kube's order, as the reference answered."""
     pod = {"apiVersion": "v1", "kind": "Pod", "spec": copy.deepcopy(case["spec"])}
     apply_defaults("", "Pod", pod)
-    errs = validate_pod_spec(pod["spec"], "spec", pod=True)
+    errs = validate_pod_spec(pod["spec"], "spec", case["name"])
     message = errors.invalid("Pod", "", case["name"], errs).message if errs else ""
     assert message == case["message"]
 
@@ -88,4 +89,44 @@ def test_job_pods_must_finish_and_counts_be_nonnegative() -> None:
     }
     assert [str(e) for e in validate_job_spec(negative)] == [
         "spec.parallelism: Invalid value: -1: must be greater than or equal to 0"
+    ]
+
+
+def test_a_template_may_leave_an_image_volume_to_be_filled() -> None:
+    """A Deployment's template with an empty image volume and an empty RBD volume: the
+    reference refused the RBD one only (a pod is refused for both)."""
+    volumes = [{"name": "x", "rbd": {}}, {"name": "y", "image": {}}]
+    template = {"spec": {"containers": [{"name": "c", "image": "i"}], "volumes": volumes}}
+    apply_defaults("", "PodTemplate", {"template": template})
+    spec = template["spec"]
+    assert [str(e) for e in validate_pod_spec(spec, "spec.template.spec")] == [
+        "spec.template.spec.volumes[0].rbd.monitors: Required value",
+        "spec.template.spec.volumes[0].rbd.image: Required value",
+    ]
+    assert [str(e) for e in validate_pod_spec(spec, "spec", "p")][-1] == (
+        "spec.volumes[1].image.reference: Required value"
+    )
+
+
+def test_gated_projections_are_checked_as_kube_checks_them_with_their_gates_on() -> None:
+    """kube v1.36 drops clusterTrustBundle and podCertificate projections (gates off by
+    default), so the reference cannot answer for them; these messages follow its
+    validateProjectionSources."""
+    sources = [
+        {"clusterTrustBundle": {"name": "a", "signerName": "x.io/y", "path": "p"}},
+        {"clusterTrustBundle": {"name": "x.io:y:ok", "path": "p"}},
+        {"podCertificate": {"signerName": "kubernetes.io/x", "keyType": "RSA3072"}},
+    ]
+    spec = {
+        "containers": [{"name": "c", "image": "i"}],
+        "volumes": [{"name": "v", "projected": {"sources": sources}}],
+    }
+    at = "spec.volumes[0].projected"
+    assert [str(e) for e in validate_pod_spec(spec, "spec", "p")] == [
+        f"{at}.sources[0].clusterTrustBundle: Invalid value: "
+        '{"Name":"a","SignerName":"x.io/y","LabelSelector":null,"Optional":null,"Path":"p"}: '
+        "only one of name and signerName may be used",
+        f'{at}: Invalid value: "p": conflicting duplicate paths',
+        f"{at}.sources[2].podCertificate: Required value: specify at least one of "
+        "credentialBundlePath, keyPath, and certificateChainPath",
     ]
