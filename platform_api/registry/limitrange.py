@@ -48,7 +48,8 @@ def is_hugepages(name: str) -> bool:
     return name.startswith(HUGEPAGES_PREFIX)
 
 
-def _resource_name(name: str, path: str) -> list[FieldError]:
+def resource_name(name: str, path: str) -> list[FieldError]:
+    """kube's validateResourceName: a qualified name, standard unless it has a domain."""
     errs = [field.invalid(path, name, msg) for msg in is_qualified_name(name)]
     if errs:
         return errs
@@ -60,7 +61,7 @@ def _resource_name(name: str, path: str) -> list[FieldError]:
 
 def container_resource_name(name: str, path: str) -> list[FieldError]:
     """kube's validateContainerResourceName."""
-    errs = _resource_name(name, path)
+    errs = resource_name(name, path)
     if "/" not in name:
         if name not in CONTAINER_RESOURCES and not is_hugepages(name):
             errs.append(field.invalid(path, name, "must be a standard resource for containers"))
@@ -79,7 +80,7 @@ def _type_name(value: str, path: str) -> list[FieldError]:
 def _section(limit: Obj, key: str, at: str) -> tuple[dict[str, Quantity], list[FieldError]]:
     """A limit's quantities under ``key``, and the errors of their names."""
     kind = limit.get("type", "")
-    check = container_resource_name if kind in ("Pod", "Container") else _resource_name
+    check = container_resource_name if kind in ("Pod", "Container") else resource_name
     out: dict[str, Quantity] = {}
     errs: list[FieldError] = []
     for name, text in sorted((limit.get(key) or {}).items()):

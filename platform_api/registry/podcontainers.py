@@ -4,14 +4,14 @@ mounts, pull policy, resources, security context; then lifecycle and probes."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from platform_api.quantity import canonical, parse_quantity
-from platform_api.registry.limitrange import container_resource_name
+from platform_api.registry.podmounts import validate_mounts
 from platform_api.registry.podprojections import object_field_selector, resource_field_selector
+from platform_api.registry.podresources import container_resources
 from platform_api.registry.podsecurity import container_security_context
-from platform_api.registry.pvsources import descending_path
-from platform_api.registry.quota_validation import is_extended as is_extended_resource_name
 from platform_api.registry.servicespec import port_name_errors, port_number_errors
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, nonnegative
@@ -43,13 +43,24 @@ ENV_FIELDS = [
     "status.podIPs",
 ]
 INIT_ONLY_ALWAYS = "may not be set for init containers without restartPolicy=Always"
+RESIZE_RESOURCES = ["cpu", "memory"]
+RESIZE_POLICIES = ["NotRequired", "RestartContainer"]
 
 
-def validate_common(
-    container: Obj, at: str, volumes: set[str], host_users: bool
-) -> list[FieldError]:
-    """``validateContainerCommon``; ``host_users``: the pod shares the host's user
-    namespace (its ``hostUsers`` is not false)."""
+@dataclass(frozen=True)
+class PodFacts:
+    """What a container's checks need to know of its pod: its valid volumes by name,
+    whether it shares the host's user namespace (``hostUsers`` not false), its restart
+    policy, the names of its resource claims."""
+
+    volumes: Mapping[str, Obj]
+    host_users: bool = True
+    restart_policy: str = "Always"
+    claims: frozenset[str] = frozenset()
+
+
+def validate_common(container: Obj, at: str, pod: PodFacts) -> list[FieldError]:
+    """``validateContainerCommon``."""
     errs: list[FieldError] = []
     errs += field.checked(f"{at}.name", container.get("name", ""), is_dns1123_label)
     if not container.get("image"):
@@ -60,13 +71,36 @@ def validate_common(
     errs += _ports(container.get("ports") or [], f"{at}.ports")
     errs += _env(container.get("env") or [], f"{at}.env")
     errs += _env_from(container.get("envFrom") or [], f"{at}.envFrom")
-    errs += _mounts(container.get("volumeMounts") or [], f"{at}.volumeMounts", volumes)
+    errs += validate_mounts(container, at, pod.volumes)
     pull = container.get("imagePullPolicy")
     if pull is not None and pull not in PULL_POLICIES:
         errs.append(field.not_supported(f"{at}.imagePullPolicy", pull, PULL_POLICIES))
-    errs += _resources(container.get("resources") or {}, f"{at}.resources")
+    errs += container_resources(container.get("resources") or {}, f"{at}.resources", pod.claims)
+    errs += _resize_policy(container.get("resizePolicy") or [], f"{at}.resizePolicy", pod)
     context = container.get("securityContext") or {}
-    return errs + container_security_context(context, f"{at}.securityContext", host_users)
+    return errs + container_security_context(context, f"{at}.securityContext", pod.host_users)
+
+
+def _resize_policy(policies: list[Obj], at: str, pod: PodFacts) -> list[FieldError]:
+    """``validateResizePolicy``: cpu and memory once each, a known policy, and none
+    that restarts a container of a pod that never restarts."""
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, given in enumerate(policies):
+        policy = given if isinstance(given, dict) else {}
+        name, restart = policy.get("resourceName", ""), policy.get("restartPolicy", "")
+        if name in seen:
+            errs.append(field.duplicate(f"{at}[{i}]", name))
+        seen.add(name)
+        for value, supported in ((name, RESIZE_RESOURCES), (restart, RESIZE_POLICIES)):
+            if not value:
+                errs.append(field.required(at))
+            elif value not in supported:
+                errs.append(field.not_supported(at, value, supported))
+        if pod.restart_policy == "Never" and restart != "NotRequired":
+            why = "must be 'NotRequired' when pod `restartPolicy` is 'Never'"
+            errs.append(field.invalid(at, restart, why))
+    return errs
 
 
 def validate_handlers(container: Obj, at: str, init_only: bool) -> list[FieldError]:
@@ -196,64 +230,6 @@ def _env_from(sources: list[Obj], at: str) -> list[FieldError]:
         elif count > 1:
             errs.append(field.forbidden(at, "may not have more than one field specified at a time"))
     return errs
-
-
-def _mounts(mounts: list[Obj], at: str, volumes: set[str]) -> list[FieldError]:
-    """``ValidateVolumeMounts`` (its sub-path errors name no index, as kube's do)."""
-    errs: list[FieldError] = []
-    paths: set[str] = set()
-    for i, mount in enumerate(mounts):
-        where = f"{at}[{i}]"
-        name, path = mount.get("name", ""), mount.get("mountPath", "")
-        if not name:
-            errs.append(field.required(f"{where}.name"))
-        if name not in volumes:
-            errs.append(field.not_found(f"{where}.name", name))
-        if not path:
-            errs.append(field.required(f"{where}.mountPath"))
-        if path in paths:
-            errs.append(field.invalid(f"{where}.mountPath", path, "must be unique"))
-        paths.add(path)
-        sub, expr = mount.get("subPath", ""), mount.get("subPathExpr", "")
-        errs += descending_path(sub, f"{at}.subPath") if sub else []
-        if expr:
-            if sub:
-                detail = "subPathExpr and subPath are mutually exclusive"
-                errs.append(field.invalid(f"{at}.subPathExpr", expr, detail))
-            errs += descending_path(expr, f"{at}.subPathExpr")
-    return errs
-
-
-def _resources(resources: Obj, at: str) -> list[FieldError]:
-    """``ValidateResourceRequirements`` (names sorted: Go's map order is random)."""
-    errs: list[FieldError] = []
-    limits = resources.get("limits") or {}
-    for section in ("limits", "requests"):
-        for name, amount in sorted((resources.get(section) or {}).items()):
-            where = f"{at}.{section}[{name}]"
-            errs += container_resource_name(name, where)
-            try:
-                value = parse_quantity(str(amount))
-            except ValueError:
-                continue  # the schema decoder refused malformed quantities already
-            if value < 0:
-                errs.append(field.invalid(where, canonical(str(amount)), field.NONNEGATIVE))
-            if is_extended_resource_name(name) and value != int(value):
-                errs.append(field.invalid(where, canonical(str(amount)), "must be an integer"))
-            if section == "requests" and name in limits:
-                errs += _within_limit(name, amount, limits[name], f"{at}.requests")
-    return errs
-
-
-def _within_limit(name: str, request: Any, limit: Any, at: str) -> list[FieldError]:
-    try:
-        over = parse_quantity(str(request)) > parse_quantity(str(limit))
-    except ValueError:
-        return []
-    if not over:
-        return []
-    detail = f"must be less than or equal to {name} limit of {canonical(str(limit))}"
-    return [field.invalid(at, canonical(str(request)), detail)]
 
 
 def _handler(handler: Obj, at: str, lifecycle: bool = False) -> list[FieldError]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.registry.podcontainers import validate_common
+from platform_api.registry.podcontainers import PodFacts, validate_common
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 
@@ -28,14 +28,14 @@ NOT_HERE = "cannot be set for an Ephemeral Container"
 
 
 def validate_ephemeral_containers(
-    containers: list[Obj], path: str, others: set[str], volumes: set[str], host_users: bool
+    containers: list[Obj], path: str, others: set[str], facts: PodFacts
 ) -> list[FieldError]:
     """``others``: the names of the pod's regular and init containers."""
     errs: list[FieldError] = []
     names = set(others)
     for i, container in enumerate(containers):
         at = f"{path}[{i}]"
-        errs += validate_common(container, at, volumes, host_users)
+        errs += validate_common(container, at, facts)
         image = container.get("image") or ""
         if image and image.strip() != image:
             why = "must not have leading or trailing whitespace"

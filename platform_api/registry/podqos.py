@@ -65,7 +65,7 @@ def default_pod_level_requests(spec: Obj) -> None:
     if not isinstance(resources, dict) or not resources.get("limits"):
         return
     requests = dict(resources.get("requests") or {})
-    for name, value in _container_requests(spec).items():
+    for name, value in container_requests(spec).items():
         requests.setdefault(name, value)
     for name, value in resources["limits"].items():
         if name in QOS_RESOURCES or name.startswith("hugepages-"):
@@ -86,7 +86,7 @@ def _quantities(container: Any) -> dict[str, Quantity]:
     return out
 
 
-def _container_requests(spec: Obj) -> dict[str, str]:
+def container_requests(spec: Obj) -> dict[str, str]:
     """AggregateContainerRequests: the regular containers and sidecars together, or an
     init container with the sidecars started before it, whichever asks more."""
     total: dict[str, Quantity] = {}

@@ -20,6 +20,8 @@ ID_RANGE = (0, 2147483647)
 PROFILE_TYPES = ["Localhost", "RuntimeDefault", "Unconfined"]
 PROC_MOUNTS = ["Default", "Unmasked"]
 FS_GROUP_POLICIES = ["Always", "OnRootMismatch"]
+SUPPLEMENTAL_GROUPS_POLICIES = ["Merge", "Strict"]
+SELINUX_CHANGE_POLICIES = ["Recursive"]
 SYSCTL_MAX = 253
 _SYSCTL_PATTERN = r"^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$"
 _SYSCTL = re.compile(_SYSCTL_PATTERN)
@@ -46,7 +48,16 @@ def pod_security_context(context: Obj, spec: Obj, at: str) -> list[FieldError]:
     policy = context.get("fsGroupChangePolicy")
     if policy is not None and policy not in FS_GROUP_POLICIES:
         errs.append(field.not_supported(f"{at}.fsGroupChangePolicy", policy, FS_GROUP_POLICIES))
-    return errs + _profiles(context, at)
+    errs += _profiles(context, at)
+    # kube v1.36 takes only Recursive while its SELinuxMount gate is off (the default).
+    for key, supported in (
+        ("supplementalGroupsPolicy", SUPPLEMENTAL_GROUPS_POLICIES),
+        ("seLinuxChangePolicy", SELINUX_CHANGE_POLICIES),
+    ):
+        value = context.get(key)
+        if value is not None and value not in supported:
+            errs.append(field.not_supported(f"{at}.{key}", value, supported))
+    return errs
 
 
 def container_security_context(context: Obj, at: str, host_users: bool) -> list[FieldError]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.registry.podcontainers import validate_common, validate_handlers
+from platform_api.registry.podcontainers import PodFacts, validate_common, validate_handlers
 from platform_api.registry.podephemeral import validate_ephemeral_containers
+from platform_api.registry.podos import validate_os_rules
+from platform_api.registry.podresources import container_resources, pod_claims, pod_resources
 from platform_api.registry.podscheduling import validate_affinity, validate_topology_spread
 from platform_api.registry.podsecurity import pod_security_context
 from platform_api.registry.podvolumes import validate_volumes
@@ -37,27 +39,34 @@ def validate_pod_spec(spec: Obj, path: str, pod_name: str | None = None) -> list
     volumes whose claims' names (``<pod>-<volume>``) would be invalid."""
     pod = pod_name is not None
     volumes, errs = validate_volumes(spec.get("volumes") or [], f"{path}.volumes", pod_name)
-    host_users = spec.get("hostUsers") is not False
+    claims, claim_errors = pod_claims(spec.get("resourceClaims") or [], f"{path}.resourceClaims")
+    errs += claim_errors
+    facts = PodFacts(
+        volumes=volumes,
+        host_users=spec.get("hostUsers") is not False,
+        restart_policy=spec.get("restartPolicy") or "",
+        claims=claims,
+    )
     containers: list[Obj] = spec.get("containers") or []
     if not containers:
         errs.append(field.required(f"{path}.containers"))
     names: set[str] = set()
     for i, container in enumerate(containers):
         at = f"{path}.containers[{i}]"
-        errs += validate_common(container, at, volumes, host_users)
+        errs += validate_common(container, at, facts)
         name = container.get("name", "")
         if name in names:
             errs.append(field.duplicate(f"{at}.name", name))
         names.add(name)
         errs += _choice(container, "restartPolicy", CONTAINER_RESTART, at)
         errs += validate_handlers(container, at, init_only=False)
+    errs += _host_port_conflicts(containers, f"{path}.containers")
     inits = spec.get("initContainers") or []
-    errs += _init_containers(inits, f"{path}.initContainers", names, volumes, host_users)
+    errs += _init_containers(inits, f"{path}.initContainers", names, facts)
     others = names | {c.get("name", "") for c in spec.get("initContainers") or []}
     ephemeral = spec.get("ephemeralContainers") or []
-    errs += validate_ephemeral_containers(
-        ephemeral, f"{path}.ephemeralContainers", others, volumes, host_users
-    )
+    errs += validate_ephemeral_containers(ephemeral, f"{path}.ephemeralContainers", others, facts)
+    errs += pod_resources(spec, path, claims)
     errs += _host_network_ports(spec, path)
     errs += _choice(spec, "restartPolicy", RESTART_POLICIES, path)
     errs += _choice(spec, "dnsPolicy", DNS_POLICIES, path)
@@ -74,7 +83,10 @@ def validate_pod_spec(spec: Obj, path: str, pod_name: str | None = None) -> list
     if spec.get("tolerations"):
         errs += validate_tolerations(spec["tolerations"], f"{path}.tolerations")
     errs += _host_aliases(spec.get("hostAliases") or [], f"{path}.hostAliases")
-    errs += _os(spec.get("os"), f"{path}.os")
+    if isinstance(spec.get("overhead"), dict):
+        errs += container_resources({"limits": spec["overhead"]}, f"{path}.overhead", ())
+    os_errors = _os(spec.get("os"), f"{path}.os")
+    errs += os_errors or validate_os_rules(spec, path)
     if pod:
         for key in ("containers", "initContainers"):
             errs += _image_whitespace(spec.get(key) or [], f"{path}.{key}")
@@ -82,7 +94,7 @@ def validate_pod_spec(spec: Obj, path: str, pod_name: str | None = None) -> list
 
 
 def _init_containers(
-    containers: list[Obj], path: str, names: set[str], volumes: set[str], host_users: bool
+    containers: list[Obj], path: str, names: set[str], facts: PodFacts
 ) -> list[FieldError]:
     """``validateInitContainers``: names unique across both lists; only sidecars
     (restartPolicy Always) may have probes and lifecycle hooks."""
@@ -90,7 +102,7 @@ def _init_containers(
     taken = set(names)
     for i, container in enumerate(containers):
         at = f"{path}[{i}]"
-        errs += validate_common(container, at, volumes, host_users)
+        errs += validate_common(container, at, facts)
         restart = container.get("restartPolicy")
         errs += _choice(container, "restartPolicy", CONTAINER_RESTART, at)
         name = container.get("name", "")
@@ -98,7 +110,25 @@ def _init_containers(
             errs.append(field.duplicate(f"{at}.name", name))
         elif name:
             taken.add(name)
+        # Init containers run one by one: each is checked alone (kube names it [0]).
+        errs += _host_port_conflicts([container], path)
         errs += validate_handlers(container, at, init_only=restart != "Always")
+    return errs
+
+
+def _host_port_conflicts(containers: list[Obj], path: str) -> list[FieldError]:
+    """``checkHostPortConflicts``: a protocol, host IP and host port taken twice."""
+    taken: set[str] = set()
+    errs: list[FieldError] = []
+    for i, container in enumerate(containers):
+        for j, port in enumerate(container.get("ports") or []):
+            host = port.get("hostPort") or 0
+            if not host:
+                continue
+            key = f"{port.get('protocol') or ''}/{port.get('hostIP') or ''}/{host}"
+            if key in taken:
+                errs.append(field.duplicate(f"{path}[{i}].ports[{j}].hostPort", key))
+            taken.add(key)
     return errs
 
 

@@ -64,25 +64,25 @@ _CHECKED_AS = {"gcePersistentDisk": "persistentDisk"}
 
 def validate_volumes(
     volumes: list[Obj], path: str, pod_name: str | None = None
-) -> tuple[set[str], list[FieldError]]:
-    """The names of the pod's valid volumes (a mount of any other is not found) and the
+) -> tuple[dict[str, Obj], list[FieldError]]:
+    """The pod's valid volumes by name (a mount of any other is not found) and the
     volumes' errors: each one's source first, then its name, as kube orders them.
     ``pod_name``: a pod's, None for a template (a pod's ephemeral volumes' claims are
     named after it; a template's image volume may leave its reference to be filled)."""
-    names: set[str] = set()
+    valid: dict[str, Obj] = {}
     errs: list[FieldError] = []
     for i, volume in enumerate(volumes):
         at = f"{path}[{i}]"
         name = volume.get("name", "")
         found = _source(volume, at, pod_name)
         found += field.checked(f"{at}.name", name, is_dns1123_label)
-        if name in names:
+        if name in valid:
             found.append(field.duplicate(f"{at}.name", name))
         if found:
             errs += found
         else:
-            names.add(name)
-    return names, errs
+            valid[name] = volume
+    return valid, errs
 
 
 def _source(volume: Obj, at: str, pod_name: str | None) -> list[FieldError]:

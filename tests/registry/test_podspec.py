@@ -19,6 +19,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 KUBE_ANSWERS = json.loads((FIXTURES / "pod_validation_kube.json").read_text())
 # Every volume source, downwardAPI and projected files, env var selectors.
 KUBE_ANSWERS += json.loads((FIXTURES / "pod_volumes_kube.json").read_text())
+# Mounts and devices, resize policies, claims, pod-level resources, OS rules, ports.
+KUBE_ANSWERS += json.loads((FIXTURES / "pod_spec_rules_kube.json").read_text())
 
 C = {"name": "c", "image": "i"}
 
