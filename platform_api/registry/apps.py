@@ -53,8 +53,12 @@ class PodTemplateStrategy(WorkloadStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = super().validate_update(new, old)
-        # The spec rules of a create hold for every update too (metadata has its own).
-        errs += [e for e in self.validate(new) if not e.field.startswith("metadata.")]
+        # The spec rules of a create hold for every update too (metadata has its own),
+        # but a StatefulSet's stored service name and claim templates are tolerated.
+        if self.resource.kind == "StatefulSet":
+            errs += validate_statefulset_spec(new.get("spec") or {}, update=True)
+        else:
+            errs += [e for e in self.validate(new) if not e.field.startswith("metadata.")]
         selector = (new.get("spec") or {}).get("selector")
         if selector != (old.get("spec") or {}).get("selector"):
             errs.append(field.invalid("spec.selector", selector, "field is immutable"))

@@ -20,7 +20,12 @@ from platform_api.selectors import LabelSelector, SelectorError, label_selector_
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText, nonnegative
 from platform_api.validation.labelselector import validate_label_selector
-from platform_api.validation.names import regex_error, validate_annotations, validate_labels
+from platform_api.validation.names import (
+    is_dns1123_label,
+    regex_error,
+    validate_annotations,
+    validate_labels,
+)
 
 Obj = dict[str, Any]
 _PERCENT = re.compile(r"^[0-9]+%\Z")
@@ -31,6 +36,7 @@ _PERCENT_ERROR = regex_error(
     "93%",
 )
 STRATEGIES = ["Recreate", "RollingUpdate"]
+RETENTION_POLICIES = ["Retain", "Delete"]  # kube lists them unsorted
 
 
 def validate_selector_and_template(spec: Obj, owner: str, kind: str) -> list[FieldError]:
@@ -100,50 +106,99 @@ def _template(spec: Obj, kind: str) -> list[FieldError]:
 
 
 def validate_replicated_spec(kind: str, spec: Obj) -> list[FieldError]:
-    """ReplicaSets' and StatefulSets' rules (their own update strategies aside)."""
+    """ReplicaSets' and Deployments' shared rules (their own update strategies aside)."""
     errs = nonnegative("spec.replicas", spec.get("replicas"))
     errs += nonnegative("spec.minReadySeconds", spec.get("minReadySeconds"))
     owner = "deployment" if kind == "ReplicaSet" else kind.lower()
     return errs + validate_selector_and_template(spec, owner, kind)
 
 
-def validate_statefulset_spec(spec: Obj) -> list[FieldError]:
-    """kube's ValidateStatefulSetSpec: the pod management policy and update strategy
-    first, then the replicated rules, then each claim template's spec."""
-    policy = spec.get("podManagementPolicy", "")
-    errs: list[FieldError] = []
-    if not policy:
-        errs.append(field.required("spec.podManagementPolicy"))
-    elif policy not in ("OrderedReady", "Parallel"):
-        detail = "must be 'OrderedReady' or 'Parallel'"
-        errs.append(field.invalid("spec.podManagementPolicy", policy, detail))
-    strategy = spec.get("updateStrategy") or {}
-    kind, rolling = strategy.get("type", ""), strategy.get("rollingUpdate")
-    if not kind:
-        errs.append(field.required("spec.updateStrategy"))
-    elif kind == "OnDelete" and rolling is not None:
-        detail = "only allowed for updateStrategy 'RollingUpdate'"
-        errs.append(field.invalid("spec.updateStrategy.rollingUpdate", rolling, detail))
-    elif kind == "RollingUpdate" and rolling is not None:
-        at = "spec.updateStrategy.rollingUpdate.partition"
-        errs += nonnegative(at, rolling.get("partition"))
-    elif kind not in ("RollingUpdate", "OnDelete"):
-        detail = "must be 'RollingUpdate' or 'OnDelete'"
-        errs.append(field.invalid("spec.updateStrategy", _go_strategy(strategy), detail))
+def validate_statefulset_spec(spec: Obj, update: bool = False) -> list[FieldError]:
+    """kube's ValidateStatefulSetSpec, in its order.  An ``update`` tolerates the service
+    name and claim templates stored before (both immutable)."""
+    errs = _pod_management(spec.get("podManagementPolicy", ""))
+    errs += _statefulset_strategy(spec.get("updateStrategy") or {})
+    retention = spec.get("persistentVolumeClaimRetentionPolicy")
+    if isinstance(retention, dict):
+        for key in ("whenDeleted", "whenScaled"):
+            value = retention.get(key, "")
+            if value not in RETENTION_POLICIES:
+                at = f"spec.persistentVolumeClaimRetentionPolicy.{key}"
+                errs.append(field.not_supported(at, value, RETENTION_POLICIES))
+    claims = [c for c in spec.get("volumeClaimTemplates") or [] if isinstance(c, dict)]
+    if not update:
+        for i, claim in enumerate(claims):
+            errs += validate_claim_spec(
+                claim.get("spec") or {}, f"spec.volumeClaimTemplates[{i}].spec"
+            )
+    errs += nonnegative("spec.replicas", spec.get("replicas"))
+    errs += nonnegative("spec.minReadySeconds", spec.get("minReadySeconds"))
     ordinals = spec.get("ordinals")
     if isinstance(ordinals, dict):
         errs += nonnegative("spec.ordinals.start", ordinals.get("start"))
-    errs += validate_replicated_spec("StatefulSet", spec)
-    for i, claim in enumerate(spec.get("volumeClaimTemplates") or []):
-        at = f"spec.volumeClaimTemplates[{i}].spec"
-        errs += validate_claim_spec(claim.get("spec") or {}, at)
-    return errs
+    service = spec.get("serviceName") or ""
+    if service and not update:
+        errs += [field.invalid("spec.serviceName", service, m) for m in is_dns1123_label(service)]
+    return errs + validate_selector_and_template(
+        _as_validated(spec, claims), "statefulset", "StatefulSet"
+    )
+
+
+def _pod_management(policy: str) -> list[FieldError]:
+    if not policy:
+        return [field.required("spec.podManagementPolicy")]
+    if policy not in ("OrderedReady", "Parallel"):
+        detail = "must be 'OrderedReady' or 'Parallel'"
+        return [field.invalid("spec.podManagementPolicy", policy, detail)]
+    return []
+
+
+def _statefulset_strategy(strategy: Obj) -> list[FieldError]:
+    kind, rolling = strategy.get("type", ""), strategy.get("rollingUpdate")
+    if not kind:
+        return [field.required("spec.updateStrategy")]
+    if kind == "OnDelete" and rolling is not None:
+        detail = "only allowed for updateStrategy 'RollingUpdate'"
+        return [field.invalid("spec.updateStrategy.rollingUpdate", _go_rolling(rolling), detail)]
+    if kind == "RollingUpdate" and rolling is not None:
+        return nonnegative("spec.updateStrategy.rollingUpdate.partition", rolling.get("partition"))
+    if kind not in ("RollingUpdate", "OnDelete"):
+        detail = "must be 'RollingUpdate' or 'OnDelete'"
+        return [field.invalid("spec.updateStrategy", _go_strategy(strategy), detail)]
+    return []
+
+
+def _as_validated(spec: Obj, claims: list[Obj]) -> Obj:
+    """The spec whose template kube validates: without hostname and subdomain (the
+    controller sets them), with a claim volume per claim template first (the
+    template's own of those names dropped)."""
+    pod = dict((spec.get("template") or {}).get("spec") or {})
+    if not (pod.get("hostname") or pod.get("subdomain") or claims):
+        return spec
+    pod.pop("hostname", None)
+    pod.pop("subdomain", None)
+    names = [(c.get("metadata") or {}).get("name", "") for c in claims]
+    added = [{"name": n, "persistentVolumeClaim": {"claimName": n}} for n in dict.fromkeys(names)]
+    if claims:
+        kept = [v for v in pod.get("volumes") or [] if (v or {}).get("name") not in names]
+        pod["volumes"] = added + kept
+    template = {**(spec.get("template") or {}), "spec": pod}
+    return {**spec, "template": template}
 
 
 def _go_strategy(strategy: Obj) -> GoText:
     """An update strategy as kube shows it: its internal struct, fields unnamed in JSON."""
     kind, rolling = strategy.get("type", ""), strategy.get("rollingUpdate")
-    return GoText(f'{{"Type":{field.go_quote(kind)},"RollingUpdate":{_go_json(rolling)}}}')
+    return GoText(f'{{"Type":{field.go_quote(kind)},"RollingUpdate":{_go_rolling(rolling)}}}')
+
+
+def _go_rolling(rolling: Any) -> GoText:
+    """A StatefulSet's rolling update as its internal struct (``null`` when absent)."""
+    if not isinstance(rolling, dict):
+        return GoText(_go_json(rolling))
+    partition = rolling.get("partition") or 0
+    surge = _go_json(rolling.get("maxUnavailable"))
+    return GoText(f'{{"Partition":{partition},"MaxUnavailable":{surge}}}')
 
 
 def validate_daemonset_spec(spec: Obj) -> list[FieldError]:
