@@ -3,11 +3,13 @@ runs in the Service store; here beside the cluster-IP allocation).
 
 A NodePort Service, or a LoadBalancer one that allocates node ports, gets a random free
 port for each port that names none; a LoadBalancer with ``externalTrafficPolicy: Local``
-also gets a ``healthCheckNodePort``.  A port asked for that another Service (or another
-port of this one, same protocol) holds is refused.  On update, ports the body leaves out
-keep their node ports (matched by name), and a Service turned into a type without node
-ports loses the ones it did not change, as kube's update does.  Ports in use are read
-from the Services that exist, plus those handed out moments ago, as for cluster IPs.
+also gets a ``healthCheckNodePort``.  A port asked for outside the range, or that
+another Service (or another port of this one, same protocol) holds, is refused alone,
+before the Service is validated, as kube's allocator refuses it (its dry runs take
+any).  On update, ports the body leaves out keep their node ports (matched by name), and
+a Service turned into a type without node ports loses the ones it did not change, as
+kube's update does.  Ports in use are read from the Services that exist, plus those
+handed out moments ago, as for cluster IPs.
 """
 
 from __future__ import annotations
@@ -79,8 +81,17 @@ class NodePortAllocation:
         wanted = port.get("nodePort")
         if not wanted:
             wanted = self._free(used | set(taken))
-        elif not isinstance(wanted, int) or not NODE_PORTS[0] <= wanted <= NODE_PORTS[1]:
-            return wanted  # validation words it
+        elif not isinstance(wanted, int):
+            return wanted  # the decoder refuses it
+        elif not NODE_PORTS[0] <= wanted <= NODE_PORTS[1]:
+            if attrs.dry_run:
+                return wanted  # kube's dry-run allocator takes any port
+            low, high = NODE_PORTS
+            why = (
+                f"provided port is not in the valid range. The range of valid ports is {low}-{high}"
+            )
+            error = field.invalid(f"spec.ports[{i}].nodePort", wanted, why)
+            raise errors.invalid("Service", "", attrs.name, [error])
         elif wanted in used or protocol in taken.get(wanted, ()):
             error = field.invalid(f"spec.ports[{i}].nodePort", wanted, ALLOCATED)
             raise errors.invalid("Service", "", attrs.name, [error])

@@ -40,6 +40,8 @@ _LETTER = re.compile(r"[a-z]")
 
 
 TRAFFIC_POLICIES = ["Cluster", "Local"]
+# kube lists them unsorted (with its PreferSameTrafficDistribution gate on, the default).
+TRAFFIC_DISTRIBUTIONS = ["PreferClose", "PreferSameZone", "PreferSameNode"]
 LB_ONLY = "may only be used when `type` is 'LoadBalancer'"
 _LOCAL_LB_ONLY = (
     "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"
@@ -144,6 +146,13 @@ def _type_field_errors(spec: Obj) -> list[FieldError]:
         errs += [
             field.invalid("spec.healthCheckNodePort", port, m) for m in port_number_errors(port)
         ]
+    internal = spec.get("internalTrafficPolicy")
+    if internal is not None and internal not in TRAFFIC_POLICIES:
+        errs.append(field.not_supported("spec.internalTrafficPolicy", internal, TRAFFIC_POLICIES))
+    distribution = spec.get("trafficDistribution")
+    if distribution is not None and distribution not in TRAFFIC_DISTRIBUTIONS:
+        at = "spec.trafficDistribution"
+        errs.append(field.not_supported(at, distribution, TRAFFIC_DISTRIBUTIONS))
     return errs
 
 
@@ -233,20 +242,13 @@ def _port(port: Obj, at: str, require_name: bool, names: set[str]) -> list[Field
 
 
 def _node_ports(kind: str, ports: list[Obj]) -> list[FieldError]:
+    """No node port on a ClusterIP Service (the range is the allocator's to check,
+    admission/nodeports.py, as kube's)."""
     errs: list[FieldError] = []
-    low, high = NODE_PORTS
     for i, port in enumerate(ports):
-        node_port = port.get("nodePort") or 0
-        if not node_port:
-            continue
-        at = f"spec.ports[{i}].nodePort"
-        if kind == "ClusterIP":
-            errs.append(field.forbidden(at, "may not be used when `type` is 'ClusterIP'"))
-        elif not low <= node_port <= high:
-            detail = (
-                f"provided port is not in the valid range. The range of valid ports is {low}-{high}"
-            )
-            errs.append(field.invalid(at, node_port, detail))
+        if port.get("nodePort") and kind == "ClusterIP":
+            why = "may not be used when `type` is 'ClusterIP'"
+            errs.append(field.forbidden(f"spec.ports[{i}].nodePort", why))
     return errs
 
 

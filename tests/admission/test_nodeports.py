@@ -78,3 +78,21 @@ def test_other_kinds_and_types_are_left_alone(cluster: Cluster) -> None:
     pod = {"spec": {"ports": [{"port": 80}], "type": "NodePort"}}
     plugin.admit(attrs("CREATE", "pods", "p"), pod, None)
     assert "nodePort" not in pod["spec"]["ports"][0]
+
+
+def test_a_port_outside_the_range_is_refused_alone_and_dry_runs_take_it(
+    cluster: Cluster,
+) -> None:
+    """As the reference answered: a create asking node port 5 is refused with that error
+    only (other errors of the Service are not reached: kube's allocator runs before its
+    validation); a dry run of it is accepted (kube's dry-run allocator takes any)."""
+    plugin = allocator(cluster)
+    body = service("low", 5)
+    error = refused(lambda: plugin.admit(attrs("CREATE", "services", "low"), body, None))
+    assert (error.code, error.message) == (
+        422,
+        'Service "low" is invalid: spec.ports[0].nodePort: Invalid value: 5: provided port '
+        "is not in the valid range. The range of valid ports is 30000-32767",
+    )
+    plugin.admit(attrs("CREATE", "services", "low", dry_run=True), body, None)
+    assert body["spec"]["ports"][0]["nodePort"] == 5

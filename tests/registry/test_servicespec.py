@@ -76,11 +76,19 @@ CASES: list[tuple[dict[str, Any], list[str]]] = [
         ],
     ),
     ({}, ["spec.ports: Required value"]),
+    # The range is the allocator's (tests/admission/test_nodeports.py), as kube's.
+    ({"type": "NodePort", "ports": [{"port": 80, "nodePort": 5}]}, []),
     (
-        {"type": "NodePort", "ports": [{"port": 80, "nodePort": 5}]},
+        {
+            "ports": [{"port": 80}],
+            "internalTrafficPolicy": "Bogus",
+            "trafficDistribution": "Bogus",
+        },
         [
-            "spec.ports[0].nodePort: Invalid value: 5: provided port is not in the valid "
-            "range. The range of valid ports is 30000-32767"
+            'spec.internalTrafficPolicy: Unsupported value: "Bogus": supported values: '
+            '"Cluster", "Local"',
+            'spec.trafficDistribution: Unsupported value: "Bogus": supported values: '
+            '"PreferClose", "PreferSameZone", "PreferSameNode"',
         ],
     ),
     (
