@@ -17,11 +17,12 @@ from platform_api.registry import flowcontrol_bootstrap as bootstrap
 from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
-from platform_api.validation.field import OMIT, FieldError
+from platform_api.validation.field import OMIT, FieldError, GoText
 from platform_api.validation.names import validate_object_meta_update
 
 GROUP = "flowcontrol.apiserver.platform.io"
 MAX_PRECEDENCE = 10000
+DISTINGUISHERS = ["ByNamespace", "ByUser"]
 MAX_QUEUES = 10_000_000
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "proxy", "update", "watch"]
 _NS_INTRO = "each member of this list must be '*' or a DNS-1123 label; "
@@ -182,9 +183,8 @@ def validate_flow_schema(obj: Obj) -> list[FieldError]:
         )
     method = spec.get("distinguisherMethod")
     if method is not None and method.get("type") not in ("ByNamespace", "ByUser"):
-        errs.append(
-            field.not_supported("spec.distinguisherMethod.type", method, ["ByNamespace", "ByUser"])
-        )
+        shown = GoText(f'{{"Type":{field.go_quote(method.get("type") or "")}}}')  # kube's struct
+        errs.append(field.not_supported("spec.distinguisherMethod.type", shown, DISTINGUISHERS))
     if not (spec.get("priorityLevelConfiguration") or {}).get("name"):
         errs.append(
             field.required(
@@ -255,46 +255,35 @@ def validate_priority_level(obj: Obj) -> list[FieldError]:
 
 
 def _limited(limited: Obj, errs: list[FieldError]) -> None:
+    """kube's ValidateLimitedPriorityLevelConfiguration: shares, the limit response,
+    then the lending and borrowing percentages."""
     path = "spec.limited"
     shares = limited.get("nominalConcurrencyShares") or 0
     if shares < 0:
-        errs.append(
-            field.invalid(
-                f"{path}.nominalConcurrencyShares", shares, "must be a non-negative integer"
-            )
-        )
+        why = "must be a non-negative integer"
+        errs.append(field.invalid(f"{path}.nominalConcurrencyShares", shares, why))
+    _limit_response(limited.get("limitResponse") or {}, f"{path}.limitResponse", errs)
     _percent(limited.get("lendablePercent"), f"{path}.lendablePercent", errs)
     borrowing = limited.get("borrowingLimitPercent")
     if borrowing is not None and borrowing < 0:
-        errs.append(
-            field.invalid(
-                f"{path}.borrowingLimitPercent",
-                borrowing,
-                "if specified, must be a non-negative integer",
-            )
-        )
-    response = limited.get("limitResponse") or {}
+        why = "if specified, must be a non-negative integer"
+        errs.append(field.invalid(f"{path}.borrowingLimitPercent", borrowing, why))
+
+
+def _limit_response(response: Obj, path: str, errs: list[FieldError]) -> None:
     rtype, queuing = response.get("type", ""), response.get("queuing")
     if rtype == "Reject":
         if queuing is not None:
-            errs.append(
-                field.forbidden(
-                    f"{path}.limitResponse.queuing",
-                    "must be nil if limited.limitResponse.type is not Limited",
-                )
-            )
+            why = "must be nil if limited.limitResponse.type is not Limited"
+            errs.append(field.forbidden(f"{path}.queuing", why))
     elif rtype == "Queue":
         if queuing is None:
-            errs.append(
-                field.required(
-                    f"{path}.limitResponse.queuing",
-                    "must not be empty if limited.limitResponse.type is Limited",
-                )
-            )
+            why = "must not be empty if limited.limitResponse.type is Limited"
+            errs.append(field.required(f"{path}.queuing", why))
         else:
-            _queuing(queuing, f"{path}.limitResponse.queuing", errs)
+            _queuing(queuing, f"{path}.queuing", errs)
     else:
-        errs.append(field.not_supported(f"{path}.limitResponse.type", rtype, ["Queue", "Reject"]))
+        errs.append(field.not_supported(f"{path}.type", rtype, ["Queue", "Reject"]))
 
 
 def _queuing(q: Obj, path: str, errs: list[FieldError]) -> None:
