@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_api.gotext import json_string
 from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
@@ -98,12 +99,14 @@ def validate_subject(
 
 
 def role_ref_text(ref: Any) -> GoText:
-    """The Go rendering kube's "cannot change roleRef" error shows."""
+    """The roleRef kube's "cannot change roleRef" error shows: its internal struct as
+    JSON (untagged field names)."""
     ref = ref if isinstance(ref, dict) else {}
-    return GoText(
-        f'rbac.RoleRef{{APIGroup:"{ref.get("apiGroup", "")}", Kind:"{ref.get("kind", "")}", '
-        f'Name:"{ref.get("name", "")}"}}'
-    )
+    parts = [f'"{go}":{json_string(str(ref.get(key) or ""))}' for go, key in _ROLE_REF]
+    return GoText("{" + ",".join(parts) + "}")
+
+
+_ROLE_REF = (("APIGroup", "apiGroup"), ("Kind", "kind"), ("Name", "name"))
 
 
 @register(GROUP, "ClusterRole")

@@ -186,8 +186,8 @@ def test_validation_and_immutable_role_ref(rbac_server: Server) -> None:
     r = admin.put(url, json=current)
     assert (r.status_code, r.json()["message"]) == (
         422,
-        f'RoleBinding.{GROUP} "carol-cm" is invalid: roleRef: Invalid value: rbac.RoleRef'
-        f'{{APIGroup:"{GROUP}", Kind:"ClusterRole", Name:"view"}}: cannot change roleRef',
+        f'RoleBinding.{GROUP} "carol-cm" is invalid: roleRef: Invalid value: '
+        f'{{"APIGroup":"{GROUP}","Kind":"ClusterRole","Name":"view"}}: cannot change roleRef',
     )
     r = admin.patch(
         url,
