@@ -48,7 +48,7 @@ class EndpointSliceStrategy(GenericStrategy):
         return []
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = super().validate_update(new, old) + validate_endpoint_slice(new)
+        errs = super().validate_update(new, old) + validate_endpoint_slice(new, old)
         if new.get("addressType") != old.get("addressType"):
             errs.append(field.invalid("addressType", new.get("addressType"), "field is immutable"))
         return errs
@@ -63,22 +63,29 @@ def _labels(obj: Obj) -> Obj:
     return obj["metadata"].get("labels") or {}
 
 
-def validate_endpoint_slice(obj: Obj) -> list[FieldError]:
+def validate_endpoint_slice(obj: Obj, old: Obj | None = None) -> list[FieldError]:
+    """kube's ValidateEndpointSlice: the address type, the ports, the endpoints (whose
+    errors an update leaving them as they were does not raise: older servers took them)."""
     kind = obj.get("addressType") or ""
     errs: list[FieldError] = []
     if not kind:
         errs.append(field.required("addressType"))
     elif kind not in ADDRESS_TYPES:
         errs.append(field.not_supported("addressType", kind, ADDRESS_TYPES))
-    endpoints: list[Obj] = obj.get("endpoints") or []
-    if len(endpoints) > MAX_ENDPOINTS:
-        errs.append(field.too_many("endpoints", len(endpoints), MAX_ENDPOINTS))
-    for i, endpoint in enumerate(endpoints):
-        errs += _endpoint(endpoint, kind, f"endpoints[{i}]")
     ports: list[Obj] = obj.get("ports") or []
     if len(ports) > MAX_PORTS:
         errs.append(field.too_many("ports", len(ports), MAX_PORTS))
-    return errs + _ports(ports)
+    errs += _ports(ports)
+    endpoints: list[Obj] = obj.get("endpoints") or []
+    found: list[FieldError] = []
+    if len(endpoints) > MAX_ENDPOINTS:
+        found.append(field.too_many("endpoints", len(endpoints), MAX_ENDPOINTS))
+    else:
+        for i, endpoint in enumerate(endpoints):
+            found += _endpoint(endpoint, kind, f"endpoints[{i}]")
+    if found and old is not None and (old.get("endpoints") or []) == endpoints:
+        found = []
+    return errs + found
 
 
 def _endpoint(endpoint: Obj, kind: str, at: str) -> list[FieldError]:

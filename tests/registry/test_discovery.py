@@ -104,3 +104,15 @@ def test_counts_as_kube_bounds_them() -> None:
     assert aggregate(errs) == "endpoints[0].addresses: Too many: 101: must have at most 100 items"
     ports = [{"name": f"p{i}", "port": i + 1, "protocol": "TCP"} for i in range(101)]
     assert validate_endpoint_slice({"addressType": "IPv4", "ports": ports}) == []
+
+
+def test_an_update_keeping_its_endpoints_is_not_refused_for_them() -> None:
+    """kube's ValidateEndpointSlice: errors of endpoints an update left as they were are
+    dropped (older servers took them): the reference answered a change of addressType
+    to IPv6 with its immutability only (the strategy adds that)."""
+    old = {"addressType": "IPv4", "endpoints": [{"addresses": ["10.1.2.3"]}]}
+    new = {**old, "addressType": "IPv6"}
+    assert validate_endpoint_slice(new, old) == []
+    assert [str(e) for e in validate_endpoint_slice(new)] == [
+        'endpoints[0].addresses: Invalid value: "10.1.2.3": must be an IPv6 address',
+    ]
