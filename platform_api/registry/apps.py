@@ -20,6 +20,7 @@ from platform_api.registry.jobupdate import (
 )
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.registry.workloadspec import (
+    statefulset_changes,
     validate_cronjob_spec,
     validate_daemonset_spec,
     validate_deployment_spec,
@@ -52,17 +53,27 @@ class PodTemplateStrategy(WorkloadStrategy):
         return super().validate(obj) + validate_replicated_spec(kind, spec)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        """The spec rules of a create hold for every update too (metadata has its own)
+        and the selector is fixed, in each kind's order as kube's: a DaemonSet's fixed
+        selector first; a StatefulSet's within the spec fields it may not change (its
+        stored service name and claim templates tolerated)."""
         errs = super().validate_update(new, old)
-        # The spec rules of a create hold for every update too (metadata has its own),
-        # but a StatefulSet's stored service name and claim templates are tolerated.
-        if self.resource.kind == "StatefulSet":
-            errs += validate_statefulset_spec(new.get("spec") or {}, update=True)
-        else:
-            errs += [e for e in self.validate(new) if not e.field.startswith("metadata.")]
-        selector = (new.get("spec") or {}).get("selector")
-        if selector != (old.get("spec") or {}).get("selector"):
-            errs.append(field.invalid("spec.selector", selector, "field is immutable"))
-        return errs
+        spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+        kind = self.resource.kind
+        if kind == "StatefulSet":
+            return (
+                errs
+                + validate_statefulset_spec(spec, update=True)
+                + statefulset_changes(spec, old_spec)
+            )
+        selector = spec.get("selector")
+        moved = (
+            []
+            if selector == old_spec.get("selector")
+            else [field.invalid("spec.selector", selector, "field is immutable")]
+        )
+        rules = [e for e in self.validate(new) if not e.field.startswith("metadata.")]
+        return errs + (moved + rules if kind == "DaemonSet" else rules + moved)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = validate_object_meta_update(new["metadata"], old["metadata"])

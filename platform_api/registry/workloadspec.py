@@ -144,6 +144,31 @@ def validate_statefulset_spec(spec: Obj, update: bool = False) -> list[FieldErro
     )
 
 
+# What an update may change in a StatefulSet's spec (kube's ValidateStatefulSetUpdate).
+_STATEFULSET_MUTABLE = (
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+)
+
+
+def statefulset_changes(spec: Obj, old: Obj) -> list[FieldError]:
+    """Any change outside the fields a StatefulSet's update may change is refused."""
+    fixed = [key for key in {**spec, **old} if key not in _STATEFULSET_MUTABLE]
+    if all(spec.get(key) == old.get(key) for key in fixed):
+        return []
+    why = (
+        "updates to statefulset spec for fields other than 'replicas', 'ordinals', "
+        "'template', 'updateStrategy', 'revisionHistoryLimit', "
+        "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
+    )
+    return [field.forbidden("spec", why)]
+
+
 def _pod_management(policy: str) -> list[FieldError]:
     if not policy:
         return [field.required("spec.podManagementPolicy")]

@@ -12,6 +12,7 @@ from platform_api.codec.goshape import DECODED, shape
 from platform_api.registry.claimspec import validate_claim_spec
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.workloadspec import (
+    statefulset_changes,
     validate_cronjob_spec,
     validate_daemonset_spec,
     validate_deployment_spec,
@@ -543,3 +544,17 @@ def test_statefulsets_as_kube_answered(name: str, spec: dict[str, Any], message:
     shape(obj, DECODED)  # as the store holds a write: empty maps gone
     errs = validate_statefulset_spec(obj["spec"])
     assert (errors.invalid("StatefulSet", "apps", name, errs).message if errs else "") == message
+
+
+def test_a_statefulset_update_may_change_only_kubes_list() -> None:
+    """As the reference refused a change of serviceName (and of the selector, which kube
+    reports only through this rule for a StatefulSet)."""
+    old = {"serviceName": "s", "replicas": 1, "selector": S, "template": T}
+    assert statefulset_changes({**old, "replicas": 3, "minReadySeconds": 5}, old) == []
+    (error,) = statefulset_changes({**old, "serviceName": "t"}, old)
+    assert str(error) == (
+        "spec: Forbidden: updates to statefulset spec for fields other than 'replicas', "
+        "'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', "
+        "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
+    )
+    assert statefulset_changes({**old, "selector": {"matchLabels": {"a": "c"}}}, old) == [error]
