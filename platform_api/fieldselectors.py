@@ -152,7 +152,11 @@ FIELD_LABELS: dict[tuple[str, str], dict[str, FieldGetter]] = {
     ("", "events"): _EVENT_FIELDS,
     ("events.platform.io", "events"): _NEW_EVENT_FIELDS,
     ("", "replicationcontrollers"): {"status.replicas": _path("status", "replicas")},
-    ("apps", "replicasets"): {"status.replicas": _path("status", "replicas")},
+    # apps/v1 ReplicaSets take metadata fields only (status.replicas was extensions/v1beta1's).
+    ("", "services"): {
+        "spec.clusterIP": _path("spec", "clusterIP"),
+        "spec.type": _path("spec", "type"),
+    },
     ("batch", "jobs"): {"status.successful": _path("status", "succeeded")},
 }
 
@@ -187,18 +191,40 @@ CONVERTED_FIELD_LABELS = frozenset(
 )
 
 
-class MetaFieldLabels(dict[str, FieldGetter]):
+class FieldLabels(dict[str, FieldGetter]):
+    """The getters of a built-in kind with a field-label conversion of its own, and the
+    words it refuses another field in (most kinds': "field label not supported: x")."""
+
+    def __init__(self, getters: dict[str, FieldGetter], refusal: str = "") -> None:
+        super().__init__(getters)
+        self.refusal = refusal or "field label not supported: {field}"
+
+    def refuse(self, name: str) -> str:
+        return self.refusal.format(field=name, quoted=go_quote(name))
+
+
+class MetaFieldLabels(FieldLabels):
     """The getters of a built-in kind that only has kube's default conversion
     (``metadata.name`` and ``metadata.namespace``)."""
+
+    def refuse(self, name: str) -> str:
+        return f'{go_quote(name)} is not a known field selector: only "metadata.name", "metadata.namespace"'
+
+
+# Kinds whose conversion words a refusal its own way ({field}, {quoted} filled in; a
+# ResourceSlice's names its group and version, filled in by the strategy).
+REFUSALS: dict[tuple[str, str], str] = {
+    ("batch", "jobs"): "field label {quoted} not supported for Job",
+    ("resource.platform.io", "resourceslices"): (
+        "field label not supported for {group_version}, Kind=ResourceSlice: {field}"
+    ),
+}
 
 
 def check_field_labels(selector: FieldSelector, getters: dict[str, FieldGetter]) -> None:
     for term in selector.terms:
         if term.field in getters:
             continue
-        if isinstance(getters, MetaFieldLabels):
-            raise SelectorError(
-                f"{go_quote(term.field)} is not a known field selector: only "
-                '"metadata.name", "metadata.namespace"'
-            )
+        if isinstance(getters, FieldLabels):
+            raise SelectorError(getters.refuse(term.field))
         raise SelectorError(f"field label not supported: {term.field}")

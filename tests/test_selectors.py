@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 
 from platform_api.fieldselectors import check_field_labels, field_getters, parse_field_selector
+from platform_api.registry.strategy import strategy_for
+from platform_api.scheme.catalog import builtin_scheme
+from platform_api.scheme.types import ResourceType
 from platform_api.selectors import SelectorError, parse_label_selector
 
 
@@ -81,3 +84,43 @@ def test_field_labels_per_kind() -> None:
     assert str(caught.value) == "field label not supported: spec.nodeName"
     secrets = field_getters("", "secrets")
     assert secrets["type"]({"type": "Opaque"}) == "Opaque"
+
+
+@pytest.mark.parametrize(
+    ("group", "plural", "selector", "refusal"),
+    [
+        # as the reference kube-apiserver v1.36 answered each list
+        ("", "services", "spec.clusterIP=None,spec.type=ClusterIP", None),
+        (
+            "apps",
+            "replicasets",
+            "status.replicas=1",
+            '"status.replicas" is not a known field selector: only "metadata.name", '
+            '"metadata.namespace"',
+        ),
+        ("batch", "jobs", "bogus.field=x", 'field label "bogus.field" not supported for Job'),
+        (
+            "resource.platform.io",
+            "resourceslices",
+            "bogus.field=x",
+            "field label not supported for resource.platform.io/v1, Kind=ResourceSlice: "
+            "bogus.field",
+        ),
+        ("", "pods", "bogus.field=x", "field label not supported: bogus.field"),
+    ],
+)
+def test_each_kind_takes_and_refuses_fields_in_kubes_words(
+    group: str, plural: str, selector: str, refusal: str | None
+) -> None:
+    # resource.platform.io is optional: outside the built-in scheme, its type by hand.
+    kind = plural[:-1].capitalize()
+    rt = builtin_scheme().lookup(group, "v1", plural) or ResourceType(
+        group, "v1", kind, plural, plural[:-1], namespaced=False
+    )
+    getters = strategy_for(rt).field_getters()
+    if refusal is None:
+        check_field_labels(parse_field_selector(selector), getters)
+        return
+    with pytest.raises(SelectorError) as caught:
+        check_field_labels(parse_field_selector(selector), getters)
+    assert str(caught.value) == refusal

@@ -14,7 +14,9 @@ from typing import Any, Protocol
 
 from platform_api.fieldselectors import (
     CONVERTED_FIELD_LABELS,
+    REFUSALS,
     FieldGetter,
+    FieldLabels,
     MetaFieldLabels,
     field_getters,
 )
@@ -155,9 +157,11 @@ class GenericStrategy:
     def field_getters(self) -> dict[str, FieldGetter]:
         rt = self.resource
         getters = field_getters(rt.group, rt.plural)
-        if (rt.group, rt.plural) in CONVERTED_FIELD_LABELS:
-            return getters
-        return MetaFieldLabels(getters)  # kube's default conversion words the refusal
+        if (rt.group, rt.plural) not in CONVERTED_FIELD_LABELS:
+            return MetaFieldLabels(getters)  # kube's default conversion words the refusal
+        refusal = REFUSALS.get((rt.group, rt.plural), "")
+        group_version = f"{rt.group}/{rt.version}"
+        return FieldLabels(getters, refusal.replace("{group_version}", group_version))
 
 
 class SpecChecked(GenericStrategy):
