@@ -18,15 +18,14 @@ from platform_api.registry.jobupdate import (
     validate_job_spec_update,
     with_job_template_rules,
 )
+from platform_api.registry.statefulsetspec import statefulset_changes, validate_statefulset_spec
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.registry.workloadspec import (
-    statefulset_changes,
     validate_cronjob_spec,
     validate_daemonset_spec,
     validate_deployment_spec,
     validate_job_spec,
     validate_replicated_spec,
-    validate_statefulset_spec,
 )
 from platform_api.registry.workloadstatus import workload_status_errors
 from platform_api.validation import field

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from platform_api.registry.claimspec import validate_claim_spec
 from platform_api.registry.cronschedule import schedule_errors, time_zone_errors
 from platform_api.registry.jobcounts import validate_job_counts, validate_success_policy_mode
 from platform_api.registry.jobpolicies import (
@@ -21,7 +20,6 @@ from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText, nonnegative
 from platform_api.validation.labelselector import validate_label_selector
 from platform_api.validation.names import (
-    is_dns1123_label,
     regex_error,
     validate_annotations,
     validate_labels,
@@ -36,7 +34,6 @@ _PERCENT_ERROR = regex_error(
     "93%",
 )
 STRATEGIES = ["Recreate", "RollingUpdate"]
-RETENTION_POLICIES = ["Retain", "Delete"]  # kube lists them unsorted
 
 
 def validate_selector_and_template(spec: Obj, owner: str, kind: str) -> list[FieldError]:
@@ -113,117 +110,27 @@ def validate_replicated_spec(kind: str, spec: Obj) -> list[FieldError]:
     return errs + validate_selector_and_template(spec, owner, kind)
 
 
-def validate_statefulset_spec(spec: Obj, update: bool = False) -> list[FieldError]:
-    """kube's ValidateStatefulSetSpec, in its order.  An ``update`` tolerates the service
-    name and claim templates stored before (both immutable)."""
-    errs = _pod_management(spec.get("podManagementPolicy", ""))
-    errs += _statefulset_strategy(spec.get("updateStrategy") or {})
-    retention = spec.get("persistentVolumeClaimRetentionPolicy")
-    if isinstance(retention, dict):
-        for key in ("whenDeleted", "whenScaled"):
-            value = retention.get(key, "")
-            if value not in RETENTION_POLICIES:
-                at = f"spec.persistentVolumeClaimRetentionPolicy.{key}"
-                errs.append(field.not_supported(at, value, RETENTION_POLICIES))
-    claims = [c for c in spec.get("volumeClaimTemplates") or [] if isinstance(c, dict)]
-    if not update:
-        for i, claim in enumerate(claims):
-            errs += validate_claim_spec(
-                claim.get("spec") or {}, f"spec.volumeClaimTemplates[{i}].spec"
-            )
-    errs += nonnegative("spec.replicas", spec.get("replicas"))
-    errs += nonnegative("spec.minReadySeconds", spec.get("minReadySeconds"))
-    ordinals = spec.get("ordinals")
-    if isinstance(ordinals, dict):
-        errs += nonnegative("spec.ordinals.start", ordinals.get("start"))
-    service = spec.get("serviceName") or ""
-    if service and not update:
-        errs += [field.invalid("spec.serviceName", service, m) for m in is_dns1123_label(service)]
-    return errs + validate_selector_and_template(
-        _as_validated(spec, claims), "statefulset", "StatefulSet"
+# The internal structs of the kinds' rolling updates: (Go field, JSON field, the zero
+# Go writes when it is absent: 0 for a value, None for a pointer).
+Rolling = tuple[tuple[str, str, Any], ...]
+SURGE_ROLLING: Rolling = (("MaxUnavailable", "maxUnavailable", 0), ("MaxSurge", "maxSurge", 0))
+
+
+def go_strategy(strategy: Obj, rolling_fields: Rolling) -> GoText:
+    """An update strategy as kube shows it in a message: its internal struct, whose
+    fields have no JSON names (``{"Type":"Foo","RollingUpdate":null}``)."""
+    kind = strategy.get("type", "")
+    return GoText(
+        f'{{"Type":{field.go_quote(kind)},'
+        f'"RollingUpdate":{go_rolling(strategy.get("rollingUpdate"), rolling_fields)}}}'
     )
 
 
-# What an update may change in a StatefulSet's spec (kube's ValidateStatefulSetUpdate).
-_STATEFULSET_MUTABLE = (
-    "replicas",
-    "ordinals",
-    "template",
-    "updateStrategy",
-    "revisionHistoryLimit",
-    "persistentVolumeClaimRetentionPolicy",
-    "minReadySeconds",
-)
-
-
-def statefulset_changes(spec: Obj, old: Obj) -> list[FieldError]:
-    """Any change outside the fields a StatefulSet's update may change is refused."""
-    fixed = [key for key in {**spec, **old} if key not in _STATEFULSET_MUTABLE]
-    if all(spec.get(key) == old.get(key) for key in fixed):
-        return []
-    why = (
-        "updates to statefulset spec for fields other than 'replicas', 'ordinals', "
-        "'template', 'updateStrategy', 'revisionHistoryLimit', "
-        "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
-    )
-    return [field.forbidden("spec", why)]
-
-
-def _pod_management(policy: str) -> list[FieldError]:
-    if not policy:
-        return [field.required("spec.podManagementPolicy")]
-    if policy not in ("OrderedReady", "Parallel"):
-        detail = "must be 'OrderedReady' or 'Parallel'"
-        return [field.invalid("spec.podManagementPolicy", policy, detail)]
-    return []
-
-
-def _statefulset_strategy(strategy: Obj) -> list[FieldError]:
-    kind, rolling = strategy.get("type", ""), strategy.get("rollingUpdate")
-    if not kind:
-        return [field.required("spec.updateStrategy")]
-    if kind == "OnDelete" and rolling is not None:
-        detail = "only allowed for updateStrategy 'RollingUpdate'"
-        return [field.invalid("spec.updateStrategy.rollingUpdate", _go_rolling(rolling), detail)]
-    if kind == "RollingUpdate" and rolling is not None:
-        return nonnegative("spec.updateStrategy.rollingUpdate.partition", rolling.get("partition"))
-    if kind not in ("RollingUpdate", "OnDelete"):
-        detail = "must be 'RollingUpdate' or 'OnDelete'"
-        return [field.invalid("spec.updateStrategy", _go_strategy(strategy), detail)]
-    return []
-
-
-def _as_validated(spec: Obj, claims: list[Obj]) -> Obj:
-    """The spec whose template kube validates: without hostname and subdomain (the
-    controller sets them), with a claim volume per claim template first (the
-    template's own of those names dropped)."""
-    pod = dict((spec.get("template") or {}).get("spec") or {})
-    if not (pod.get("hostname") or pod.get("subdomain") or claims):
-        return spec
-    pod.pop("hostname", None)
-    pod.pop("subdomain", None)
-    names = [(c.get("metadata") or {}).get("name", "") for c in claims]
-    added = [{"name": n, "persistentVolumeClaim": {"claimName": n}} for n in dict.fromkeys(names)]
-    if claims:
-        kept = [v for v in pod.get("volumes") or [] if (v or {}).get("name") not in names]
-        pod["volumes"] = added + kept
-    template = {**(spec.get("template") or {}), "spec": pod}
-    return {**spec, "template": template}
-
-
-def _go_strategy(strategy: Obj) -> GoText:
-    """An update strategy as kube shows it: its internal struct, fields unnamed in JSON."""
-    kind, rolling = strategy.get("type", ""), strategy.get("rollingUpdate")
-    return GoText(f'{{"Type":{field.go_quote(kind)},"RollingUpdate":{_go_rolling(rolling)}}}')
-
-
-def _go_rolling(rolling: Any) -> GoText:
-    """A StatefulSet's rolling update as its internal struct (``null`` when absent)."""
+def go_rolling(rolling: Any, rolling_fields: Rolling) -> GoText:
     if not isinstance(rolling, dict):
         return GoText(_go_json(rolling))
-    partition = rolling.get("partition") or 0
-    surge = _go_json(rolling.get("maxUnavailable"))
-    return GoText(f'{{"Partition":{partition},"MaxUnavailable":{surge}}}')
+    parts = [f'"{go}":{_go_json(rolling.get(key, zero))}' for go, key, zero in rolling_fields]
+    return GoText("{" + ",".join(parts) + "}")
 
 
 def validate_daemonset_spec(spec: Obj) -> list[FieldError]:
@@ -249,7 +156,8 @@ def validate_daemonset_spec(spec: Obj) -> list[FieldError]:
         errs += _daemonset_rolling(strategy["rollingUpdate"], "spec.updateStrategy.rollingUpdate")
     elif kind not in ("RollingUpdate", "OnDelete"):
         allowed = ["RollingUpdate", "OnDelete"]
-        errs.append(field.not_supported("spec.updateStrategy", _go_strategy(strategy), allowed))
+        shown = go_strategy(strategy, SURGE_ROLLING)
+        errs.append(field.not_supported("spec.updateStrategy", shown, allowed))
     return errs + nonnegative("spec.revisionHistoryLimit", spec.get("revisionHistoryLimit"))
 
 
@@ -297,9 +205,7 @@ def _strategy(strategy: Obj) -> list[FieldError]:
             detail = "this should be defaulted and never be nil"
             return [field.required("spec.strategy.rollingUpdate", detail)]
         return _rolling_update(rolling, "spec.strategy.rollingUpdate")
-    # kube shows the internal struct, whose fields have no JSON names.
-    shown = GoText(f'{{"Type":{field.go_quote(kind)},"RollingUpdate":{_go_json(rolling)}}}')
-    return [field.not_supported("spec.strategy", shown, STRATEGIES)]
+    return [field.not_supported("spec.strategy", go_strategy(strategy, SURGE_ROLLING), STRATEGIES)]
 
 
 def _rolling_update(rolling: Obj, at: str) -> list[FieldError]:

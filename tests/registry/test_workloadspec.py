@@ -11,14 +11,13 @@ from platform_api import errors
 from platform_api.codec.goshape import DECODED, shape
 from platform_api.registry.claimspec import validate_claim_spec
 from platform_api.registry.defaults import apply_defaults
+from platform_api.registry.statefulsetspec import statefulset_changes, validate_statefulset_spec
 from platform_api.registry.workloadspec import (
-    statefulset_changes,
     validate_cronjob_spec,
     validate_daemonset_spec,
     validate_deployment_spec,
     validate_job_spec,
     validate_replicated_spec,
-    validate_statefulset_spec,
 )
 
 C = [{"name": "c", "image": "i"}]
@@ -558,3 +557,30 @@ def test_a_statefulset_update_may_change_only_kubes_list() -> None:
         "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
     )
     assert statefulset_changes({**old, "selector": {"matchLabels": {"a": "c"}}}, old) == [error]
+
+
+@pytest.mark.parametrize(
+    ("rolling", "shown"),
+    [
+        # as the reference showed a DaemonSet's and a Deployment's unknown strategy type
+        ({"maxUnavailable": 2, "maxSurge": "10%"}, '{"MaxUnavailable":2,"MaxSurge":"10%"}'),
+        ({}, '{"MaxUnavailable":0,"MaxSurge":0}'),
+        (None, "null"),
+    ],
+)
+def test_an_unknown_strategy_shows_kubes_internal_rolling_update(
+    rolling: dict[str, Any] | None, shown: str
+) -> None:
+    strategy: dict[str, Any] = {"type": "Foo"}
+    if rolling is not None:
+        strategy["rollingUpdate"] = rolling
+    value = f'{{"Type":"Foo","RollingUpdate":{shown}}}'
+    daemonset = {"selector": S, "template": T, "updateStrategy": strategy}
+    assert [str(e) for e in validate_daemonset_spec(daemonset)] == [
+        f'spec.updateStrategy: Unsupported value: {value}: supported values: "RollingUpdate", '
+        '"OnDelete"'
+    ]
+    deployment = {"selector": S, "template": T, "strategy": strategy}
+    assert [str(e) for e in validate_deployment_spec(deployment)] == [
+        f'spec.strategy: Unsupported value: {value}: supported values: "Recreate", "RollingUpdate"'
+    ]
