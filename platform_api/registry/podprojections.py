@@ -100,7 +100,7 @@ def non_reserved_path(path: str, at: str) -> list[FieldError]:
     """``ValidateLocalNonReservedPath``: a descending path not starting with ``..``
     (the kubelet's own ``..data`` links)."""
     errs = descending_path(path, at)
-    if not errs and path.startswith(".."):
+    if path.startswith("..") and not path.startswith("../"):  # "../" says it already
         errs.append(field.invalid(at, path, "must not start with '..'"))
     return errs
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from platform_api.quantity import QuantityError, canonical, parse, parse_quantity
+from platform_api.quantity import Quantity, QuantityError, canonical, parse, parse_quantity
 from platform_api.registry.gointernal import go_text
 from platform_api.registry.limitrange import container_resource_name, resource_name
 from platform_api.registry.podqos import container_requests
@@ -173,7 +173,7 @@ def _consistency(spec: Obj, resources: Obj, at: str) -> list[FieldError]:
     return errs
 
 
-def _quantity(value: Any) -> Any:
+def _quantity(value: Any) -> Quantity | None:
     try:
         return None if value is None else parse(str(value))
     except QuantityError:

@@ -132,3 +132,23 @@ def test_gated_projections_are_checked_as_kube_checks_them_with_their_gates_on()
         f"{at}.sources[2].podCertificate: Required value: specify at least one of "
         "credentialBundlePath, keyPath, and certificateChainPath",
     ]
+
+
+@pytest.mark.parametrize(
+    ("path", "problems"),
+    [
+        # kube's ValidateLocalNonReservedPath, as the reference answered a config map item
+        ("..", ["must not contain '..'", "must not start with '..'"]),
+        ("..x/../y", ["must not contain '..'", "must not start with '..'"]),
+        ("..x", ["must not start with '..'"]),
+        ("a/..", ["must not contain '..'"]),
+        ("../a", ["must not contain '..'"]),
+    ],
+)
+def test_projected_paths_read_as_kubes(path: str, problems: list[str]) -> None:
+    volume = {"name": "v", "configMap": {"name": "c", "items": [{"key": "k", "path": path}]}}
+    spec = {"containers": [{"name": "c", "image": "i"}], "volumes": [volume]}
+    at = "spec.volumes[0].configMap.items[0].path"
+    assert [str(e) for e in validate_pod_spec(spec, "spec", "p")] == [
+        f'{at}: Invalid value: "{path}": {p}' for p in problems
+    ]
