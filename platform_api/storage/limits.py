@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from platform_api.gotext import object_json
 from platform_api.storage.interface import (
     MAX_GRPC_SEND_BYTES,
@@ -71,12 +73,26 @@ def stored_length(obj: dict[str, Any]) -> int:
 
 def check_write_size(key: bytes, obj: dict[str, Any], expected_revision: int = 0) -> None:
     """Raise StorageError(REQUEST_TOO_LARGE) with etcd's text when etcd would refuse."""
-    txn = txn_size(etcd_key_length(key), stored_length(obj), expected_revision)
+    key_length = etcd_key_length(key)
+    # Most writes are far below the limits: orjson's length bounds the stored one (Go's
+    # float forms are at most 4.2 times orjson's), so the exact encoding is rarely made.
+    if _refusal(key_length, _FLOAT_GROWTH * len(orjson.dumps(obj)) + 1, expected_revision):
+        refusal = _refusal(key_length, stored_length(obj), expected_revision)
+        if refusal:
+            raise StorageError(REQUEST_TOO_LARGE, key, refusal)
+
+
+_FLOAT_GROWTH = 5  # ``1e+20`` (5 bytes) is ``100000000000000000000`` (21) in Go's form
+
+
+def _refusal(key_length: int, value_length: int, expected_revision: int) -> str:
+    """etcd's words refusing this transaction, or "" when it fits."""
+    txn = txn_size(key_length, value_length, expected_revision)
     if txn > MAX_GRPC_SEND_BYTES:
-        message = (
+        return (
             "rpc error: code = ResourceExhausted desc = trying to send message larger "
             f"than max ({txn} vs. {MAX_GRPC_SEND_BYTES})"
         )
-        raise StorageError(REQUEST_TOO_LARGE, key, message)
     if _field(txn) + _RAFT_HEADER > MAX_REQUEST_BYTES:
-        raise StorageError(REQUEST_TOO_LARGE, key, ETCD_TOO_LARGE)
+        return ETCD_TOO_LARGE
+    return ""

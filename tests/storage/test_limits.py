@@ -63,6 +63,21 @@ def test_a_two_mebibyte_request_is_refused_by_the_client_with_its_size() -> None
     )
 
 
+def test_go_float_forms_count_toward_the_limit() -> None:
+    """orjson writes 1e+20 in 5 bytes, Go in 21: an object that fits as orjson writes it
+    but not as etcd would hold it is refused, and one that fits both ways is taken."""
+    key, value = MEASURED[0]
+    raw_key = b"/sizes.example.com/blobs/" + b"n" * (
+        key - len("/registry/sizes.example.com/blobs/")
+    )
+    floats = [1e20] * 1000  # 16,000 bytes more in Go's form than in orjson's
+    room = value - len('{"f":[],"k":""}') - len(",".join(["100000000000000000000"] * 1000))
+    check_write_size(raw_key, {"f": floats, "k": "x" * room})
+    with pytest.raises(StorageError) as caught:
+        check_write_size(raw_key, {"f": floats, "k": "x" * (room + 1)})
+    assert str(caught.value) == ETCD_TOO_LARGE
+
+
 def test_the_stored_size_leaves_out_the_resource_version() -> None:
     obj = {"metadata": {"name": "a", "resourceVersion": "12345"}}
     assert stored_length(obj) == len(b'{"metadata":{"name":"a"}}') + 1
