@@ -60,6 +60,61 @@ def pod_security_context(context: Obj, spec: Obj, at: str) -> list[FieldError]:
     return errs
 
 
+def _windows_host_process(context: Any) -> bool | None:
+    options = context.get("windowsOptions") if isinstance(context, dict) else None
+    value = options.get("hostProcess") if isinstance(options, dict) else None
+    return value if isinstance(value, bool) else None
+
+
+def windows_host_process_rules(spec: Obj, path: str) -> list[FieldError]:
+    """kube's validateWindowsHostProcessPod (privileges allowed, as with its
+    ``--allow-privileged``): a pod's containers are all host processes or none, agree
+    with the pod's setting, and share the host's network."""
+    errs: list[FieldError] = []
+    pod_value = _windows_host_process(spec.get("securityContext"))
+    count = host_processes = 0
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for i, container in enumerate(spec.get(key) or []):
+            count += 1
+            mine = _windows_host_process((container or {}).get("securityContext"))
+            if pod_value is not None and mine is not None and mine != pod_value:
+                at = f"{path}.{key}[{i}].securityContext.windowsOptions.hostProcess"
+                why = f"pod hostProcess value must be identical if both are specified, was {str(pod_value).lower()}"
+                errs.append(field.invalid(at, mine, why))
+            host_processes += bool(mine) if mine is not None else bool(pod_value)
+    if host_processes:
+        if host_processes != count:
+            why = "If pod contains any hostProcess containers then all containers must be HostProcess containers"
+            errs.append(field.invalid(path, "", why))
+        if spec.get("hostNetwork") is not True:
+            why = "hostNetwork must be true if pod contains any hostProcess containers"
+            errs.append(field.invalid(f"{path}.hostNetwork", False, why))
+    return errs
+
+
+def host_users_rules(spec: Obj, path: str) -> list[FieldError]:
+    """kube's validateHostUsers (v1.36 defaults: its UserNamespacesHostNetworkSupport gate
+    off): a pod in its own user namespace shares none of the host's, and mounts no block
+    devices, which cannot be id-mapped.  kube writes ``HostPID`` and ``HostIPC`` so."""
+    if spec.get("hostUsers") is not False:
+        return []
+    forbidden = "when `hostUsers` is false"
+    errs = [
+        field.forbidden(f"{path}.{name}", forbidden)
+        for key, name in (
+            ("hostNetwork", "hostNetwork"),
+            ("hostPID", "HostPID"),
+            ("hostIPC", "HostIPC"),
+        )
+        if spec.get(key) is True
+    ]
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for i, container in enumerate(spec.get(key) or []):
+            if isinstance(container, dict) and container.get("volumeDevices"):
+                errs.append(field.forbidden(f"{path}.{key}[{i}].volumeDevices", forbidden))
+    return errs
+
+
 def container_security_context(context: Obj, at: str, host_users: bool) -> list[FieldError]:
     """``ValidateSecurityContext`` but for privileges (allowed here, as with kube's
     ``--allow-privileged``).  ``host_users``: the pod shares the host's user namespace."""

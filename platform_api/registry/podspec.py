@@ -10,7 +10,11 @@ from platform_api.registry.podephemeral import validate_ephemeral_containers
 from platform_api.registry.podos import validate_os_rules
 from platform_api.registry.podresources import container_resources, pod_claims, pod_resources
 from platform_api.registry.podscheduling import validate_affinity, validate_topology_spread
-from platform_api.registry.podsecurity import pod_security_context
+from platform_api.registry.podsecurity import (
+    host_users_rules,
+    pod_security_context,
+    windows_host_process_rules,
+)
 from platform_api.registry.podvolumes import validate_volumes
 from platform_api.selectors import SelectorError, label_selector_from
 from platform_api.validation import field
@@ -79,6 +83,8 @@ def validate_pod_spec(spec: Obj, path: str, pod_name: str | None = None) -> list
     errs += _scheduling_gates(spec.get("schedulingGates") or [], f"{path}.schedulingGates")
     spread = spec.get("topologySpreadConstraints") or []
     errs += validate_topology_spread(spread, f"{path}.topologySpreadConstraints")
+    errs += windows_host_process_rules(spec, path)
+    errs += host_users_rules(spec, path)
     errs += _names_and_limits(spec, path)
     if spec.get("tolerations"):
         errs += validate_tolerations(spec["tolerations"], f"{path}.tolerations")

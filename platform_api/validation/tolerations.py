@@ -15,6 +15,8 @@ from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.names import is_label_value, is_qualified_name
 
 TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+# What kube lists when it refuses Lt or Gt with its comparison operators' gate off.
+COMPARISON_OPERATORS = ["Equal", "Exists", "Lt", "Gt"]
 Toleration = dict[str, Any]
 
 
@@ -38,6 +40,8 @@ def _toleration_errors(toleration: Toleration, at: str) -> list[FieldError]:
         if value:
             detail = "value must be empty when `operator` is 'Exists'"
             errs.append(field.invalid(f"{at}.operator", value, detail))
+    elif operator in ("Lt", "Gt"):  # kube v1.36's TaintTolerationComparisonOperators: off
+        errs.append(field.not_supported(f"{at}.operator", operator, COMPARISON_OPERATORS))
     else:
         errs.append(field.not_supported(f"{at}.operator", operator, ["Equal", "Exists"]))
     if effect and effect not in TAINT_EFFECTS:
