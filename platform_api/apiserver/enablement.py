@@ -19,6 +19,7 @@ from collections.abc import Callable
 from platform_api.apiserver.features import FeatureGates
 from platform_api.apiserver.runtimeconfig import ResourceConfig
 from platform_api.registry import eventconversion, hpaconversion
+from platform_api.registry.gateddrops import GateCheck
 from platform_api.registry.store import Store
 from platform_api.scheme.builtin import BUILTIN_TYPES
 from platform_api.scheme.catalog import Scheme, version_priority
@@ -27,8 +28,6 @@ from platform_api.scheme.schemas import load_schemas
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import Storage
 from platform_api.storage.view import Obj, StorageView
-
-GateCheck = Callable[[str], bool]
 
 
 def gate_check(gates: FeatureGates) -> GateCheck:
@@ -82,9 +81,9 @@ def build(
             view = StorageView(
                 storage, eventconversion.from_core(rt.api_version), eventconversion.to_core
             )
-            stores[key] = Store(rt, view, prefix=CORE_EVENTS_PREFIX)
+            stores[key] = Store(rt, view, prefix=CORE_EVENTS_PREFIX, gates=gate_on)
         else:
-            stores[key] = Store(rt, _storage_for(rt, known, storage))
+            stores[key] = Store(rt, _storage_for(rt, known, storage), gates=gate_on)
     return scheme, stores
 
 

@@ -15,6 +15,7 @@ from platform_api.registry.claimupdate import (
     validate_claim_update,
 )
 from platform_api.registry.defaults import apply_defaults
+from platform_api.registry.gateddrops import drop_disabled
 from platform_api.registry.lbstatus import validate_service_status
 from platform_api.registry.podephemeral import created_with_ephemeral
 from platform_api.registry.podqos import pod_qos
@@ -302,6 +303,7 @@ class EphemeralContainersStrategy(StatusStrategy):
             apply_defaults("", "Pod", new)  # kube's decoder defaults them with the pod
         else:
             spec.pop("ephemeralContainers", None)
+        drop_disabled("", "Pod", new, old, self.gates)
         if plain(containers or []) != plain(old.get("spec", {}).get("ephemeralContainers") or []):
             new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
 

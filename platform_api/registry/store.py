@@ -22,10 +22,12 @@ from platform_api.gotext import object_json
 from platform_api.registry import storeerrors
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.deletion import finishes_deletion
+from platform_api.registry.gateddrops import GateCheck
 from platform_api.registry.prepare import before_create, before_update, check_name
 from platform_api.registry.storedelete import Admit, Deletions, Emptied
 from platform_api.registry.strategy import (
     FinalizeStrategy,
+    GenericStrategy,
     Obj,
     StatusStrategy,
     Strategy,
@@ -88,10 +90,13 @@ class Store(Deletions):
         strategy: Strategy | None = None,
         prefix: bytes | None = None,
         clock: Callable[[], float] = time.time,
+        gates: GateCheck | None = None,
     ) -> None:
         self.resource = resource
         self.storage = storage
         self.strategy = strategy or strategy_for(resource)
+        if gates is not None and isinstance(self.strategy, GenericStrategy):
+            self.strategy.gates = gates
         self.subresource_strategies: dict[str, Strategy] = {
             "status": StatusStrategy(self.strategy),
             "finalize": FinalizeStrategy(self.strategy),

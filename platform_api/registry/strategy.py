@@ -20,6 +20,7 @@ from platform_api.fieldselectors import (
     MetaFieldLabels,
     field_getters,
 )
+from platform_api.registry.gateddrops import GateCheck, drop_disabled, kube_defaults
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.types import ResourceType
 from platform_api.validation.field import FieldError
@@ -101,6 +102,8 @@ class GenericStrategy:
         self.resource = resource
         # The server's upstream group names (--serve-upstream-groups), set by the server.
         self.aliases: Aliases | None = None
+        # The server's feature gates (--feature-gates), set by the server.
+        self.gates: GateCheck = kube_defaults
 
     def names_of(self, group: str) -> tuple[str, ...]:
         """The names a reference to ``group`` may use: the group, and its upstream name
@@ -114,6 +117,7 @@ class GenericStrategy:
                 obj.pop("status", None)
             else:
                 obj["status"] = copy.deepcopy(self.initial_status)
+        drop_disabled(self.resource.group, self.resource.kind, obj, None, self.gates)
         if self.tracks_generation:
             obj["metadata"]["generation"] = 1
 
@@ -123,6 +127,7 @@ class GenericStrategy:
                 new["status"] = old["status"]
             else:
                 new.pop("status", None)
+        drop_disabled(self.resource.group, self.resource.kind, new, old, self.gates)
         if self.tracks_generation:
             generation = old["metadata"].get("generation", 1)
             new["metadata"]["generation"] = (
@@ -211,11 +216,18 @@ class StatusStrategy:
         # APIService's /status also refuses a write without a resourceVersion.
         self.allow_unconditional_update = main.allow_unconditional_update
 
+    @property
+    def gates(self) -> GateCheck:
+        """The main resource's feature gates (kinds not built on GenericStrategy: kube's)."""
+        gates: GateCheck = getattr(self.main, "gates", kube_defaults)
+        return gates
+
     def prepare_for_create(self, obj: Obj) -> None:  # pragma: no cover - never creates
         raise AssertionError("status sub-resources do not create")
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         self._reset_all_but_status(new, old)
+        drop_disabled(self.resource.group, self.resource.kind, new, old, self.gates)
         status_rules = getattr(self.main, "prepare_status_update", None)
         if status_rules is not None:  # kinds that backfill what old clients leave out
             status_rules(new, old)

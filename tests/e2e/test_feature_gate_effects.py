@@ -1,10 +1,13 @@
 """The feature gates that change what a request gets, turned against kube's defaults:
-WatchList off refuses streaming lists, APIResponseCompression off never gzips."""
+WatchList off refuses streaming lists, APIResponseCompression off never gzips, and
+ContainerStopSignals and MaxUnavailableStatefulSet on keep the fields kube's strategies
+drop while they are off (as the shared server, on kube's defaults, drops them)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -12,7 +15,10 @@ import requests
 from tests.e2e.conftest import Server, session_for, start_server
 
 CM = "/api/v1/namespaces/default/configmaps"
-GATES = "--feature-gates=WatchList=false,APIResponseCompression=false"
+GATES = (
+    "--feature-gates=WatchList=false,APIResponseCompression=false,"
+    "ContainerStopSignals=true,MaxUnavailableStatefulSet=true"
+)
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +47,37 @@ def test_no_compression_without_its_gate(gated: Server) -> None:
     assert admin.post(gated.url + CM, json=big).status_code == 201
     r: requests.Response = admin.get(gated.url + CM, headers={"Accept-Encoding": "gzip"})
     assert r.status_code == 200 and "Content-Encoding" not in r.headers
+
+
+def _gated_fields(session: requests.Session, url: str, name: str) -> tuple[Any, Any]:
+    """A pod's stop signal and a StatefulSet's maxUnavailable, as stored."""
+    container = {"name": "c", "image": "i", "lifecycle": {"stopSignal": "SIGTERM"}}
+    spec = {"containers": [container], "os": {"name": "linux"}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+    r = session.post(url + "/api/v1/namespaces/default/pods", json=pod)
+    assert r.status_code == 201, r.text
+    signal = r.json()["spec"]["containers"][0].get("lifecycle")
+    template = {"metadata": {"labels": {"app": name}}, "spec": spec}
+    rolling = {"maxUnavailable": 2, "partition": 0}
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": template,
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": rolling},
+        },
+    }
+    r = session.post(url + "/apis/apps/v1/namespaces/default/statefulsets", json=sts)
+    assert r.status_code == 201, r.text
+    return signal, r.json()["spec"]["updateStrategy"]["rollingUpdate"]
+
+
+def test_fields_of_gates_off_are_dropped_and_kept_when_turned_on(
+    gated: Server, server: Server
+) -> None:
+    on = _gated_fields(session_for(gated, cert=gated.admin_cert), gated.url, "gates-on")
+    assert on == ({"stopSignal": "SIGTERM"}, {"partition": 0, "maxUnavailable": 2})
+    off = _gated_fields(session_for(server, cert=server.admin_cert), server.url, "gates-off")
+    assert off == (None, {"partition": 0})
