@@ -32,10 +32,12 @@ DYN_MAP = cel.Type.Map(cel.Type.STRING, cel.Type.DYN)
 
 
 @functools.lru_cache(maxsize=64)
-def _config(variables: str = "") -> Any:
-    """The base environment's declarations (and typed variables), parsed once: parsing is
-    most of an environment's cost."""
-    yaml = config_yaml(library.BASE, library.EXTENSIONS, library.REDECLARED_STANDARD)
+def _config(variables: str = "", extensions: tuple[tuple[str, int | None], ...] = ()) -> Any:
+    """The base environment's declarations (and typed variables, and extensions beyond
+    the base's), parsed once: parsing is most of an environment's cost."""
+    yaml = config_yaml(
+        library.BASE, [*library.EXTENSIONS, *extensions], library.REDECLARED_STANDARD
+    )
     if variables:
         config = json.loads(yaml)
         config["variables"] = json.loads(variables)
@@ -121,7 +123,15 @@ def _library_calls(checked: Checked, expr: Any, _parents: tuple[Any, ...]) -> An
 class Environment:
     """Declarations for one kind of CEL field: kube's base environment plus ``variables``."""
 
-    def __init__(self, variables: Mapping[str, Any] | None = None, *, pool: Any = None) -> None:
+    def __init__(
+        self,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        pool: Any = None,
+        extensions: tuple[tuple[str, int | None], ...] = (),
+    ) -> None:
+        """``extensions``: cel-cpp extensions a field's environment adds to kube's base
+        (DRA's device selectors add ``bindings``, cel-go's ``ext.Bindings``)."""
         declared = {n: t for n, t in (variables or {}).items() if isinstance(t, cel.Type)}
         # Types written in CEL notation ("optional(list(string))") go through the config:
         # cel.Type cannot express optional types.
@@ -132,7 +142,7 @@ class Environment:
         ]
         self._env = cel.NewEnv(
             pool if pool is not None else LIBRARY_POOL,
-            config=_config(json.dumps(spelled) if spelled else ""),
+            config=_config(json.dumps(spelled) if spelled else "", extensions),
             variables=declared,
         )
 

@@ -267,15 +267,18 @@ _DEPS = [
 ]
 
 
-def build_pool(root: DeclType) -> Any:
-    """Give every object type of ``root`` a message in a new pool; returns the pool."""
-    name = f"selfType{next(_counter)}"
-    fd = file_proto(f"platform/{name}.proto", "", [], _DEPS)
+def build_pool(root: DeclType, name: str = "") -> Any:
+    """Give every object type of ``root`` a message in a new pool; returns the pool.
+    ``name``: the full name of an object root's message (kube's name for a declared
+    type, such as ``kubernetes.DRADevice``), a generated one by default."""
+    package, _, short = name.rpartition(".")
+    short = short or f"selfType{next(_counter)}"
+    fd = file_proto(f"platform/{package}{short}.proto", package, [], _DEPS)
     if root.kind == "object":
-        _message(fd, "", name, root)
+        _message(fd, package, short, root)
     else:
-        holder = add_message(fd, "", name, [])  # a scope for element types of a list/map root
-        _nested_types(holder, name, "Root", root)
+        holder = add_message(fd, "", short, [])  # a scope for element types of a list/map root
+        _nested_types(holder, short, "Root", root)
     pool = new_pool()
     pool.Add(fd)
     return pool
