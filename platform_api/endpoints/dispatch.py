@@ -29,6 +29,7 @@ from platform_api.endpoints import (
     tokenrequest,
     update,
     watch,
+    yamlbodies,
 )
 from platform_api.endpoints import list as list_
 from platform_api.endpoints.negotiation import (
@@ -72,6 +73,7 @@ _SCALE: dict[bytes, Handler] = {
     b"PATCH": scale.patch,
 }
 # Subresources read and written as the object (kube's status-like strategies).
+_WITH_BODIES = (b"POST", b"PUT", b"PATCH")  # a large YAML one is parsed off the reactor
 _WRITABLE = ("status", "finalize", "approval", "ephemeralcontainers", "resize")
 _STATUS: dict[bytes, tuple[str, Handler]] = {
     b"GET": ("get", get.handle),
@@ -185,6 +187,8 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
     requester.REQUESTER.set(ctx.user)  # for strategies that record it (a CSR's spec)
     scope = Scope(request, info, ctx, rt, handlers.store(rt), handlers)
     try:
+        if request.method in _WITH_BODIES:
+            await yamlbodies.parse_ahead(request, handlers.reactor)
         return await handler(scope)
     except BaseException:
         await ctx.failed()

@@ -3,6 +3,7 @@ server serving (issue 14, decoding limits).  One server, CBOR on, for the module
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 
@@ -179,6 +180,40 @@ def test_hostile_yaml_create(
         f"{UNRECOGNIZED}{problem} {YAML_SUMMARY}"
     )
     assert http.get(served.url + CM + "/lol").status_code == 404
+
+
+def test_large_yaml_bodies_parse_off_the_reactor(http: requests.Session, served: Server) -> None:
+    """A 3 MB YAML body takes PyYAML seconds: it is parsed on a thread, so the server
+    answers other requests meanwhile, and the body gets the answer a small one would."""
+    items = b"".join(b"  - 1\n" for _ in range(500_000))
+    body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  x:\n" + items
+    answers: list[requests.Response] = []
+    sender = threading.Thread(
+        target=lambda: answers.append(
+            session_for(served, cert=served.admin_cert).post(
+                served.url + CM, data=body, headers={"Content-Type": YAML}
+            )
+        )
+    )
+    sender.start()
+    served_meanwhile = 0
+    while sender.is_alive():
+        assert http.get(served.url + CM + "/target").status_code == 200
+        served_meanwhile += 1
+    assert served_meanwhile > 3
+    (answer,) = answers
+    assert (answer.status_code, answer.json()["reason"]) == (400, "BadRequest")
+    assert answer.json()["message"].startswith(
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal '
+        "array into Go struct field ConfigMap.data of type string"
+    )
+    # A large valid body, with a key given twice: created, with kube's strict warning.
+    pairs = b"".join(b"  k%d: v\n" % i for i in range(10_000))
+    doc = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bigok\ndata:\n" + pairs
+    made = http.post(served.url + CM, data=doc + b"  k7: again\n", headers={"Content-Type": YAML})
+    assert made.status_code == 201, made.text[:300]
+    assert len(made.json()["data"]) == 10_000 and made.json()["data"]["k7"] == "again"
+    assert made.headers["Warning"] == '299 - "duplicate field \\"data.k7\\""'
 
 
 def test_yaml_tags_and_documents(http: requests.Session, served: Server) -> None:
