@@ -184,11 +184,13 @@ def _map_decoder(f: Field) -> FieldDecoder:
 
 def go_absent(message: str, f: Field) -> Callable[[], Any] | None:
     """What Go's JSON writes for a field missing from the wire; None: nothing."""
-    if f.flags & (POINTER | INLINE):
+    omitted = f.flags & (OMITEMPTY | OMITZERO)
+    if f.flags & INLINE:
         return None
+    if f.flags & POINTER:  # a nil pointer: null unless omitted (a PVC's dataSource.apiGroup)
+        return None if omitted else lambda: None
     if f.json == "items" and f.repeated and message.endswith("List"):
         return list  # kube writes an empty list's items as [], never null
-    omitted = f.flags & (OMITEMPTY | OMITZERO)
     if f.kind == "map" or f.repeated or f.kind == "bytes":
         return None if omitted else lambda: None
     if f.kind != "message":

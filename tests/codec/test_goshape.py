@@ -108,6 +108,20 @@ def test_an_event_gets_gos_zero_values() -> None:
     }
 
 
+def test_a_nil_pointer_without_omitempty_is_written_null() -> None:
+    """A PVC's ``dataSource.apiGroup`` (``*string``, no omitempty): kube v1.36 answers
+    ``"apiGroup": null`` first, in its struct's place; a DRA capacity's ``requestPolicy``
+    likewise writes its unset ``default`` as null."""
+    spec = {"dataSource": {"kind": "PersistentVolumeClaim", "name": "src"}}
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {}, "spec": spec}
+    shape(claim)
+    assert list(claim["spec"]["dataSource"].items()) == [
+        ("apiGroup", None),
+        ("kind", "PersistentVolumeClaim"),
+        ("name", "src"),
+    ]
+
+
 def test_what_the_writer_sent_is_kept() -> None:
     role = {
         "apiVersion": "rbac.authorization.platform.io/v1",
