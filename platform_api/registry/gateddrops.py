@@ -177,7 +177,7 @@ def _devices(slice_: Obj | None) -> Iterator[Obj]:
     return _dicts(spec.get("devices")) if isinstance(spec, dict) else iter(())
 
 
-_LIST_VALUES = ("boolValues", "intValues", "stringValues", "versionValues")
+_LIST_VALUES = ("bools", "ints", "strings", "versions")  # JSON names
 
 
 def _attributes(device: Obj) -> Iterator[Obj]:

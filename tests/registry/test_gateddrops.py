@@ -156,7 +156,7 @@ def test_a_statefulset_loses_max_unavailable_unless_it_has_it() -> None:
 def _slice(extra: bool) -> Obj:
     device: Obj = {"name": "d", "attributes": {"a": {"int": 1}, "c": {"string": "x"}}}
     if extra:
-        device["attributes"]["c"]["stringValues"] = ["y"]
+        device["attributes"]["c"]["strings"] = ["y"]
         device["nodeAllocatableResourceMappings"] = {"cpu": {"capacityKey": "x/cpus"}}
     return {"metadata": {}, "spec": {"devices": [device]}}
 
