@@ -29,7 +29,8 @@ DEFAULT_OUT = (
 ABOUT = (
     "kube v1.36's internal Go structs reachable from a pod template, a pod failure policy, "
     "a success policy, uncounted terminated pods, a PersistentVolume's source and node "
-    "affinity and a claim's spec, for platform_api/registry/gointernal.py.  Written by "
+    "affinity, a claim's spec and the resource.k8s.io (dra) specs, allocation results and "
+    "devices, for platform_api/registry/gointernal.py.  Written by "
     "scripts/gen_gointernal.py from kube's Go sources; do not edit.  structs: type -> its "
     "fields in Go order, each [Go name, the versioned JSON key it reads, Go type, embedded]; "
     "an embedded struct's fields print in its place, read from the key's object (\"\" is the "
@@ -43,6 +44,8 @@ PACKAGES = {
         "staging/src/k8s.io/api/batch/v1/types.go",
         {"api": "core"},
     ),
+    # resource.k8s.io: its package name is taken by apimachinery's resource.Quantity
+    "dra": ("pkg/apis/resource/types.go", "staging/src/k8s.io/api/resource/v1/types.go", {}),
 }
 ROOTS = (
     "core.PodTemplateSpec",
@@ -52,6 +55,12 @@ ROOTS = (
     "core.PersistentVolumeSource",
     "core.VolumeNodeAffinity",
     "core.PersistentVolumeClaimSpec",
+    "dra.DeviceClassSpec",
+    "dra.ResourceClaimSpec",
+    "dra.ResourceClaimTemplateSpec",
+    "dra.AllocationResult",
+    "dra.Device",
+    "dra.ResourceSliceSpec",
 )
 BUILTINS = frozenset(
     {"string", "bool", "int", "int32", "int64", "uint", "uint32", "uint64", "float64", "byte"}

@@ -210,6 +210,9 @@ class APIServerService(Service):
         for store in self.stores.values():
             if isinstance(store.strategy, GenericStrategy):
                 store.strategy.aliases = aliases
+            use_stores = getattr(store.strategy, "use_stores", None)
+            if use_stores is not None:  # strategies that read other objects (a namespace)
+                use_stores(self.stores)
         self._authorization_indexes(scheme, aliases)
         self._report_configuration()
         self.admission = build_admission(

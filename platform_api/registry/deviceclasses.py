@@ -1,0 +1,93 @@
+"""DeviceClasses (resource.platform.io): kube's strategy and ``ValidateDeviceClass`` /
+``ValidateDeviceClassUpdate``.
+
+A class selects devices with CEL selectors and may carry driver configuration and the
+extended resource name pods can ask for it by.  Selectors and configuration unchanged
+by an update count as stored: kube then compiles the expressions in its environment for
+stored expressions and no longer limits the parameters' size.
+"""
+
+from __future__ import annotations
+
+from platform_api.registry.deviceclaims import (
+    CONFIG_MAX_SIZE,
+    SELECTORS_MAX_SIZE,
+    device_configuration,
+    selector,
+)
+from platform_api.registry.dranames import GROUP, Obj, obj, validate_slice
+from platform_api.registry.gointernal import same
+from platform_api.registry.quota_validation import is_extended
+from platform_api.registry.strategy import GenericStrategy, register
+from platform_api.validation import field
+from platform_api.validation.field import FieldError
+from platform_api.validation.names import (
+    is_dns1123_subdomain,
+    validate_kube_finalizers,
+    validate_object_meta,
+)
+
+
+def validate_class_meta(meta: Obj) -> list[FieldError]:
+    """core's ValidateObjectMetaWithOpts with apimachinery's LongName: no generateName
+    check, and a name's limit counted in bytes."""
+    name = meta.get("name") or ""
+    if not name:
+        errs = [field.required("metadata.name", "name or generateName is required")]
+    else:
+        errs = [
+            field.invalid("metadata.name", name, m) for m in is_dns1123_subdomain(name, "bytes")
+        ]
+    errs += validate_object_meta({**meta, "generateName": "", "name": "x"}, False, "subdomain")
+    return errs + validate_kube_finalizers(meta.get("finalizers") or [], "metadata.finalizers")
+
+
+def validate_class_spec(spec: Obj, old: Obj | None) -> list[FieldError]:
+    """``validateDeviceClassSpec``; ``old``: the stored spec on update."""
+    stored = old is not None and same(
+        "[]dra.DeviceSelector", spec.get("selectors"), old.get("selectors")
+    )
+    errs = validate_slice(
+        spec.get("selectors"),
+        SELECTORS_MAX_SIZE,
+        lambda s, at: selector(s, at, stored),
+        "spec.selectors",
+    )
+    stored = old is not None and same(
+        "[]dra.DeviceClassConfiguration", spec.get("config"), old.get("config")
+    )
+    errs += validate_slice(
+        spec.get("config"),
+        CONFIG_MAX_SIZE,
+        lambda c, at: device_configuration(obj(c), at, stored),
+        "spec.config",
+    )
+    name = spec.get("extendedResourceName")
+    if name is not None and not is_extended(str(name)):
+        detail = "must be a valid extended resource name"
+        errs.append(field.invalid("spec.extendedResourceName", name, detail))
+    return errs
+
+
+@register(GROUP, "DeviceClass")
+class DeviceClassStrategy(GenericStrategy):
+    def prepare_for_create(self, cls: Obj) -> None:
+        super().prepare_for_create(cls)
+        cls["metadata"]["generation"] = 1
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        """Any change of the spec (compared as Go values) counts a generation."""
+        super().prepare_for_update(new, old)
+        if not same("dra.DeviceClassSpec", new.get("spec"), old.get("spec")):
+            new["metadata"]["generation"] = (old["metadata"].get("generation") or 0) + 1
+
+    def validate(self, cls: Obj) -> list[FieldError]:
+        return validate_class_meta(cls["metadata"]) + validate_class_spec(
+            obj(cls.get("spec")), None
+        )
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        """kube checks the metadata as on create too, then as an update."""
+        meta = new["metadata"]
+        errs = super().validate_update(new, old) + validate_class_meta(meta)
+        return errs + validate_class_spec(obj(new.get("spec")), obj(old.get("spec")))
