@@ -33,6 +33,7 @@ from platform_api.registry.dranames import (
     validate_set,
     validate_slice,
 )
+from platform_api.registry.gateddrops import LIST_VALUES
 from platform_api.registry.gointernal import go_text, same
 from platform_api.registry.quota_validation import is_native
 from platform_api.validation import field
@@ -46,7 +47,6 @@ MAX_COUNTER_CONSUMPTIONS = 2
 MAX_COUNTERS = 32
 COUNTER_KEY_LENGTH = 63
 DISCRETE_MAX_OPTIONS = 10
-LIST_VALUES = ("bools", "ints", "strings", "versions")
 _NUMERIC = r"(0|[1-9][0-9]*)"
 _PRERELEASE = r"(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)"
 _BUILD = r"[0-9a-zA-Z-]+"

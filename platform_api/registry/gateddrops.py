@@ -177,7 +177,8 @@ def _devices(slice_: Obj | None) -> Iterator[Obj]:
     return _dicts(spec.get("devices")) if isinstance(spec, dict) else iter(())
 
 
-_LIST_VALUES = ("bools", "ints", "strings", "versions")  # JSON names
+# A device attribute's list values (DRAListTypeAttributes), by their JSON names.
+LIST_VALUES = ("bools", "ints", "strings", "versions")
 
 
 def _attributes(device: Obj) -> Iterator[Obj]:
@@ -194,12 +195,9 @@ def _drop_resourceslice_fields(new: Obj, old: Obj | None, enabled: GateCheck) ->
         for device in _devices(new):
             device.pop("nodeAllocatableResourceMappings", None)
     if not enabled(DRA_LIST_TYPE_ATTRIBUTES) and not any(
-        a.get(key) is not None
-        for d in _devices(old)
-        for a in _attributes(d)
-        for key in _LIST_VALUES
+        a.get(key) is not None for d in _devices(old) for a in _attributes(d) for key in LIST_VALUES
     ):
         for device in _devices(new):
             for attribute in _attributes(device):
-                for key in _LIST_VALUES:
+                for key in LIST_VALUES:
                     attribute.pop(key, None)

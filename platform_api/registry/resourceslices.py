@@ -27,6 +27,7 @@ from platform_api.registry.dranames import (
     text,
     validate_set,
 )
+from platform_api.registry.gateddrops import LIST_VALUES
 from platform_api.registry.gointernal import go_text, same
 from platform_api.registry.strategy import GenericStrategy, register
 from platform_api.scheme.decoding import format_timestamp
@@ -39,7 +40,6 @@ MAX_COUNTER_SETS = 8
 NODE_CHOICE = (
     "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
 )
-LIST_VALUES = ("bools", "ints", "strings", "versions")
 
 
 @defaults(GROUP, "ResourceSlice")
