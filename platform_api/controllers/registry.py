@@ -196,12 +196,17 @@ def _aggregation(ctx: ControllerContext) -> Controller:
 
 
 def _resourcequota(ctx: ControllerContext) -> Controller:
+    from platform_api.admission.quota.catalog import Registry
+    from platform_api.admission.quota.deviceclaims import CLASSES, classes_in
     from platform_api.admission.quota.pending import pending_for
     from platform_api.controllers.resourcequota import ResourceQuotaController
 
     quotas = ctx.store("", "v1", "resourcequotas")
     pending = ctx.pending if ctx.pending is not None else pending_for(ctx.hub)
-    return ResourceQuotaController(quotas, ctx.every, pending, ctx.hub, ctx.reactor)
+    registry = Registry(device_classes=classes_in(ctx.stores.get(CLASSES)))
+    return ResourceQuotaController(
+        quotas, ctx.every, pending, ctx.hub, ctx.reactor, registry=registry
+    )
 
 
 register("namespace-controller", _namespace, aliases=("namespace",))

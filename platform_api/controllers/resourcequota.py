@@ -34,13 +34,18 @@ class ResourceQuotaController(Controller):
     name = "resourcequota-controller"
 
     def __init__(
-        self, quotas: Store, stores: Iterable[Store], pending: PendingCharges, *args: Any
+        self,
+        quotas: Store,
+        stores: Iterable[Store],
+        pending: PendingCharges,
+        *args: Any,
+        registry: Registry | None = None,
     ) -> None:
         super().__init__(*args)
         self.quotas = quotas
         self.stores = stores  # live: custom resource stores come and go
         self.pending = pending
-        self.registry = Registry()
+        self.registry = registry or Registry()
         self.hard_names: dict[str, dict[str, list[str]]] = {}  # namespace -> quota -> names
         self._loop: LoopingCall | None = None
         self._expiries: dict[Key, Any] = {}  # pending-charge expiry recounts, by quota

@@ -198,3 +198,49 @@ def test_invalid_quota_is_refused(api: client.ApiClient) -> None:
         'ResourceQuota "bad" is invalid: spec.hard[pods]: Invalid value: "1500m": '
         "must be an integer"
     )
+
+
+def test_device_claims_are_charged_per_device_class(api: client.ApiClient) -> None:
+    """kube's claimEvaluator, its answers recorded from the reference kube-apiserver: a
+    claim counts once and charges its class's devices (32 for allocationMode All), also
+    as the extended resources the class stands for."""
+    ns = namespace(api, "quota-dra")
+    custom = client.CustomObjectsApi(api)
+    group, version = "resource.platform.io", "v1"
+    gpu = {"apiVersion": f"{group}/{version}", "kind": "DeviceClass"}
+    gpu |= {"metadata": {"name": "gpu.example.com"}}
+    gpu["spec"] = {"extendedResourceName": "example.com/gpu"}
+    custom.create_cluster_custom_object(group, version, "deviceclasses", gpu)
+    per_class = "gpu.example.com.deviceclass.resource.platform.io/devices"
+    implicit = "requests.deviceclass.resource.platform.io/gpu.example.com"
+    hard = {"count/resourceclaims.resource.platform.io": "5", per_class: "3"}
+    hard |= {implicit: "3", "requests.example.com/gpu": "3"}
+    quota(api, ns, "q", hard)
+    wait_used(api, ns, "q", dict.fromkeys(hard, "0"))
+
+    def claim(name: str, exactly: dict[str, Any]) -> dict[str, Any]:
+        request = {"name": "r", "exactly": {"deviceClassName": "gpu.example.com", **exactly}}
+        return {
+            "apiVersion": f"{group}/{version}",
+            "kind": "ResourceClaim",
+            "metadata": {"name": name},
+            "spec": {"devices": {"requests": [request]}},
+        }
+
+    custom.create_namespaced_custom_object(
+        group, version, ns, "resourceclaims", claim("c1", {"count": 2})
+    )
+    two = {per_class: "2", implicit: "2", "requests.example.com/gpu": "2"}
+    assert used(api, ns, "q") == {"count/resourceclaims.resource.platform.io": "1", **two}
+    with pytest.raises(ApiException) as caught:
+        custom.create_namespaced_custom_object(
+            group, version, ns, "resourceclaims", claim("all", {"allocationMode": "All"})
+        )
+    shown = ",".join(f"{k}={{}}" for k in sorted(two))
+    message = (
+        f"exceeded quota: q, requested: {shown.format(32, 32, 32)}, used: "
+        f"{shown.format(2, 2, 2)}, limited: {shown.format(3, 3, 3)}"
+    )
+    assert refusal(caught)["message"] == (
+        f'resourceclaims.resource.platform.io "all" is forbidden: {message}'
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
+from platform_api.admission.quota.deviceclaims import DeviceClaimEvaluator, DeviceClasses
 from platform_api.admission.quota.evaluators import (
     LEGACY_ALIASES,
     ClaimEvaluator,
@@ -33,8 +34,17 @@ IGNORED = frozenset(
 class Registry:
     """Evaluators by (group, resource); any other resource gets an object counter."""
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        core: list[Evaluator] = [PodEvaluator(clock), ServiceEvaluator(), ClaimEvaluator()]
+    def __init__(
+        self, clock: Callable[[], float] = time.time, device_classes: DeviceClasses | None = None
+    ) -> None:
+        """``device_classes``: the DeviceClasses, where dynamic resource allocation is served
+        (their extended-resource names are charged as such)."""
+        core: list[Evaluator] = [
+            PodEvaluator(clock),
+            ServiceEvaluator(),
+            ClaimEvaluator(),
+            DeviceClaimEvaluator(device_classes),
+        ]
         self._by: dict[tuple[str, str], Evaluator] = {(ev.group, ev.plural): ev for ev in core}
 
     def get(self, group: str, plural: str) -> Evaluator | None:

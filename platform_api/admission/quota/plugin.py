@@ -24,6 +24,7 @@ from platform_api.admission.quota import resources as rl
 from platform_api.admission.quota.catalog import Registry
 from platform_api.admission.quota.check import LimitedResource, check_request
 from platform_api.admission.quota.config import load_configuration
+from platform_api.admission.quota.deviceclaims import CLASSES, classes_in
 from platform_api.admission.quota.evaluators import Evaluator
 from platform_api.admission.quota.pending import PendingCharges, pending_for
 from platform_api.admission.quota.scopes import ScopeError
@@ -163,4 +164,5 @@ def _replace_with(quota: Obj) -> Callable[[Obj | None], Obj]:
 def build(ctx: PluginContext) -> ResourceQuota:
     limited = load_configuration(ctx.plugin_settings(ResourceQuota.name))
     quotas = ctx.stores[("", "v1", "resourcequotas")]
-    return ResourceQuota(quotas, limited, pending_for(ctx.hub), ctx.hub)
+    registry = Registry(device_classes=classes_in(ctx.stores.get(CLASSES)))
+    return ResourceQuota(quotas, limited, pending_for(ctx.hub), ctx.hub, registry)
