@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from twisted.internet.threads import deferToThreadPool
+from twisted.python.threadpool import ThreadPool
 from twisted.web.server import Request
 
 from platform_api.codec import yamlahead
@@ -20,6 +21,24 @@ from platform_api.endpoints.negotiation import APPLY_PATCH_YAML, YAML
 
 # Smaller bodies parse in under ~20 ms: the hand-off to a thread would cost more.
 THRESHOLD = 64 * 1024
+# One thread, per reactor: with the GIL two parses take no less time than one after the
+# other, and each holds a large body's objects; more would only multiply the memory.
+_POOLS: dict[int, ThreadPool] = {}
+
+
+def _pool(reactor: Any) -> ThreadPool:
+    pool = _POOLS.get(id(reactor))
+    if pool is None:
+        pool = _POOLS[id(reactor)] = ThreadPool(0, 1, "yaml-bodies")
+        pool.start()
+        reactor.addSystemEventTrigger("during", "shutdown", _stop, reactor)
+    return pool
+
+
+def _stop(reactor: Any) -> None:
+    pool = _POOLS.pop(id(reactor), None)
+    if pool is not None:
+        pool.stop()
 
 
 def _parse(data: bytes) -> yamlahead.Parsed:
@@ -44,5 +63,5 @@ async def parse_ahead(request: Request, reactor: Any) -> None:
         return
     if media == APPLY_PATCH_YAML and data.lstrip()[:1] == b"{":
         return  # JSON, which the apply handler parses as JSON first
-    parsed = await deferToThreadPool(reactor, reactor.getThreadPool(), _parse, data)
+    parsed = await deferToThreadPool(reactor, _pool(reactor), _parse, data)
     yamlahead.remember(parsed)
