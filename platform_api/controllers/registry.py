@@ -450,3 +450,25 @@ def _taint_eviction(ctx: ControllerContext) -> Controller:
 
 
 register("taint-eviction-controller", _taint_eviction, True, ("taint-eviction",))
+
+
+def _resource_claim(ctx: ControllerContext) -> Controller | None:
+    from platform_api.controllers.resourceclaim import ResourceClaimController
+
+    group = "resource.platform.io"
+    claims = ctx.stores.get((group, "v1", "resourceclaims"))
+    templates = ctx.stores.get((group, "v1", "resourceclaimtemplates"))
+    if claims is None or templates is None:  # --runtime-config turned resource.platform.io/v1 off
+        return None
+    return ResourceClaimController(
+        ctx.store("", "v1", "pods"),
+        ctx.through_api(group, "v1", "resourceclaims"),
+        templates,
+        ctx.store("", "v1", "events"),
+        ctx.hub,
+        ctx.reactor,
+    )
+
+
+# kube's name, and the alias its descriptor lists (DynamicResourceAllocation is GA, on)
+register("resourceclaim-controller", _resource_claim, True, ("resource-claim-controller",))
