@@ -121,6 +121,7 @@ class APIServerService(Service):
         self.duties: LeaderDuties | None = None  # once bootstrapped
         self.authentication_trust: AuthenticationTrust | None = None  # once bootstrapped
         self.presence: Presence | None = None  # once bootstrapped, in one worker
+        self.authorizer: Authorizer | None = None  # once assembled (handlers' and admission's)
         self.slot = slot  # one of --workers N
         self.siblings: WakeSiblings | None = None  # the other workers' wake sockets
         self.loopback_token = loopback.loopback_token()
@@ -210,9 +211,9 @@ class APIServerService(Service):
         for store in self.stores.values():
             if isinstance(store.strategy, GenericStrategy):
                 store.strategy.aliases = aliases
-            use_stores = getattr(store.strategy, "use_stores", None)
-            if use_stores is not None:  # strategies that read other objects (a namespace)
-                use_stores(self.stores)
+            connect = getattr(store.strategy, "connect", None)
+            if connect is not None:  # strategies that read other objects or authorize parts
+                connect(self.stores, lambda: self.authorizer)
         self._authorization_indexes(scheme, aliases)
         self._report_configuration()
         self.admission = build_admission(

@@ -185,6 +185,7 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
     deprecation.observe(ctx, rt, info.subresource)  # kube's warning, gauge, audit annotations
     ctx.namespace = info.namespace if rt.namespaced else ""
     requester.REQUESTER.set(ctx.user)  # for strategies that record it (a CSR's spec)
+    requester.VERB.set(info.verb)  # and those that authorize parts of a write with it
     scope = Scope(request, info, ctx, rt, handlers.store(rt), handlers)
     try:
         if request.method in _WITH_BODIES:

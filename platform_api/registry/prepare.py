@@ -11,6 +11,7 @@ from platform_api.registry.strategy import Obj, Strategy
 from platform_api.scheme.types import ResourceType
 from platform_api.uid import new_uid
 from platform_api.validation import field
+from platform_api.validation.field import FieldError
 from platform_api.validation.names import validate_object_meta_update
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
@@ -73,12 +74,13 @@ def check_name(obj: Obj, name: str) -> None:
     obj.setdefault("metadata", {})["name"] = name
 
 
-def before_update(
+def prepare_update(
     rt: ResourceType, strategy: Strategy, main: bool, target: tuple[str, str], update: Obj, old: Obj
 ) -> None:
     """Carry the system metadata over from ``old``, check the resourceVersion, then the
-    strategy's preparation and validation; ``main`` is False for a sub-resource whose
-    body is not the kind (its writes get no defaults).  ``target`` is the URL's (namespace, name)."""
+    strategy's preparation (``check_update`` validates after); ``main`` is False for a
+    sub-resource whose body is not the kind (its writes get no defaults).  ``target`` is
+    the URL's (namespace, name)."""
     namespace, name = target
     meta = update.setdefault("metadata", {})
     old_meta = old["metadata"]
@@ -104,11 +106,29 @@ def before_update(
         meta.pop("generation", None)
     strategy.prepare_for_update(update, old)
     _keep_system_metadata(update["metadata"], old_meta)
-    # kube checks the metadata of every update itself before the kind's validation, which
-    # checks it again: each problem is a cause twice, and once in the message.
-    errs = validate_object_meta_update(update["metadata"], old_meta)
+
+
+def before_update(
+    rt: ResourceType, strategy: Strategy, main: bool, target: tuple[str, str], update: Obj, old: Obj
+) -> None:
+    """``prepare_update``, then ``check_update`` with nothing denied (the store asks the
+    authorizer in between, for kinds that authorize parts of a write)."""
+    prepare_update(rt, strategy, main, target, update, old)
+    check_update(rt, strategy, update, old, [])
+
+
+def check_update(
+    rt: ResourceType, strategy: Strategy, update: Obj, old: Obj, denied: list[FieldError]
+) -> None:
+    """The update's validation: the metadata (kube checks it itself before the kind's
+    validation, which checks it again: each problem a cause twice, once in the message),
+    what the writer may not change (``denied``, found asynchronously), then the kind's
+    rules."""
+    errs = validate_object_meta_update(update["metadata"], old["metadata"])
+    errs += denied
     errs += strategy.validate_update(update, old)
     if errs:
+        name = update["metadata"].get("name", "")
         raise errors.invalid(*_invalid_kind(rt, strategy, update), name, errs)
     strategy.canonicalize(update)
 

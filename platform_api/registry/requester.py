@@ -13,6 +13,8 @@ from contextvars import ContextVar
 from platform_api.authentication.user import UserInfo
 
 REQUESTER: ContextVar[UserInfo | None] = ContextVar("requester", default=None)
+# The request's verb (kube's: update, patch...), for the checks that authorize with it.
+VERB: ContextVar[str] = ContextVar("verb", default="")
 
 
 def current() -> UserInfo | None:

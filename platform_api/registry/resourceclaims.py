@@ -5,8 +5,9 @@ A claim's spec never changes after creation (kube checks only that, not the spec
 its status is written through ``/status`` and checked by ``claimstatus``.  A template is
 validated in full on every write, and its spec is immutable too.  Asking for admin
 access to devices needs the ``resource.platform.io/admin-access: "true"`` label on the
-namespace (kube's AuthorizedForAdmin), checked when the server has given the strategy a
-way to read namespaces (``use_stores``).
+namespace (kube's AuthorizedForAdmin), checked when the server has connected the strategy
+to its stores; status writes also need the authorizer's leave for the parts they change
+(``claimauthz``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from platform_api import errors
+from platform_api.authorization.interface import Authorizer
+from platform_api.registry import requester
+from platform_api.registry.claimauthz import status_denials
 from platform_api.registry.claimstatus import device_id, validate_status_update
 from platform_api.registry.defaults import defaults
 from platform_api.registry.deviceclaims import (
@@ -42,6 +46,7 @@ ADMIN_LABEL = "resource.platform.io/admin-access"  # kube's DRAAdminNamespaceLab
 NamespaceLabels = Callable[[str], Mapping[str, str] | None]
 _FINALIZERS = "metadata.finalizers"
 DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
+GRANULAR_STATUS = "DRAResourceClaimGranularStatusAuthorization"
 
 
 @defaults(GROUP, "ResourceClaim")
@@ -74,9 +79,14 @@ class _AdminAccess(GenericStrategy):
     """Reads a namespace's labels for kube's admin-access checks (once wired)."""
 
     namespace_labels: NamespaceLabels | None = None
+    authorizer: Callable[[], Authorizer | None] = staticmethod(lambda: None)
 
-    def use_stores(self, stores: Mapping[tuple[str, str, str], Any]) -> None:
-        """Called by the server with its stores: read namespaces from the core one."""
+    def connect(
+        self, stores: Mapping[tuple[str, str, str], Any], authorizer: Callable[[], Any]
+    ) -> None:
+        """Called by the server: read namespaces from its core store, authorize with its
+        authorizer (a getter: the server builds it after the stores)."""
+        self.authorizer = authorizer
         namespaces = stores[("", "v1", "namespaces")]
 
         def labels(name: str) -> Mapping[str, str] | None:
@@ -171,13 +181,22 @@ class ResourceClaimStrategy(_AdminAccess):
         else:
             del status["devices"]
 
+    async def authorize_status(self, new: Obj, old: Obj) -> list[FieldError]:
+        """kube's first checks of a status write, before its validation: admin access
+        (AuthorizedForAdminStatus), then what the writer may change (``claimauthz``)."""
+        namespace = new["metadata"].get("namespace", "")
+        status, before = obj(new.get("status")), obj(old.get("status"))
+        where = _admin_result(status)
+        errs = self.admin_errors(namespace, where) if where and not _admin_result(before) else []
+        authorizer, user = self.authorizer(), requester.current()
+        if authorizer is None or user is None or not self.gates(GRANULAR_STATUS):
+            return errs  # a write the server makes itself, or no authorizer wired
+        verb = requester.VERB.get() or "update"
+        return errs + await status_denials(authorizer, user, verb, namespace, status, before)
+
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         meta, status, before = new["metadata"], obj(new.get("status")), obj(old.get("status"))
-        errs: list[FieldError] = []
-        where = _admin_result(status)
-        if where and not _admin_result(before):  # AuthorizedForAdminStatus
-            errs += self.admin_errors(meta.get("namespace", ""), where)
-        errs += _meta_update(meta, old["metadata"])
+        errs = _meta_update(meta, old["metadata"])
         names = request_names(obj(new.get("spec")).get("devices"))
         deleted = bool(meta.get("deletionTimestamp"))
         return errs + validate_status_update(status, before, deleted, names)

@@ -23,7 +23,12 @@ from platform_api.registry import storeerrors
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.deletion import finishes_deletion
 from platform_api.registry.gateddrops import GateCheck
-from platform_api.registry.prepare import before_create, before_update, check_name
+from platform_api.registry.prepare import (
+    before_create,
+    check_name,
+    check_update,
+    prepare_update,
+)
 from platform_api.registry.storedelete import Admit, Deletions, Emptied
 from platform_api.registry.strategy import (
     FinalizeStrategy,
@@ -47,7 +52,7 @@ from platform_api.storage.interface import (
     reads_through,
 )
 from platform_api.storage.view import AsyncStorageView
-from platform_api.validation.field import go_quote
+from platform_api.validation.field import FieldError, go_quote
 from platform_api.validation.names import is_path_segment_name
 
 # The object as a request wants it, given the current object (None when absent).
@@ -399,7 +404,9 @@ class _Update:
         if self.mutate is not None:
             obj = await self.mutate(obj, existing)
         where = (self.namespace, self.name)
-        before_update(store.resource, self.strategy, main, where, obj, existing)
+        prepare_update(store.resource, self.strategy, main, where, obj, existing)
+        denied = await self._denied(obj, existing)
+        check_update(store.resource, self.strategy, obj, existing, denied)
         if self.admit is not None:
             await self.admit(obj, existing)
         shape(obj)
@@ -408,6 +415,15 @@ class _Update:
             raise Emptied(Stored(stored.key, stored.revision, object_json(obj)))
         self.created = False
         return obj
+
+    async def _denied(self, obj: Obj, existing: Obj) -> list[FieldError]:
+        """What the writer may not change of a status, for kinds that ask the authorizer
+        (a ResourceClaim's allocation and device status)."""
+        check = getattr(self.store.strategy, "authorize_status", None)
+        if self.subresource != "status" or check is None:
+            return []
+        denied: list[FieldError] = await check(obj, existing)
+        return denied
 
 
 def _without_managed_fields(track: Track) -> Track:

@@ -93,9 +93,9 @@ class Setup(ControllerSetup):
                 store = cluster.stores[(rt.group, rt.version, rt.plural)] = Store(
                     rt, cluster.storage
                 )
-                use = getattr(store.strategy, "use_stores", None)
-                if use is not None:
-                    use(cluster.stores)
+                connect = getattr(store.strategy, "connect", None)
+                if connect is not None:
+                    connect(cluster.stores, lambda: None)
         st = cluster.stores
         self.controller = ResourceClaimController(
             st[PODS], st[CLAIMS], st[TEMPLATES], st[EVENTS], cluster.hub, cluster.clock

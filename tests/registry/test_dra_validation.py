@@ -56,9 +56,9 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Store]:
         run(namespaces.create("", {"metadata": {"name": name, "labels": labels}}))
     wired = {("", "v1", "namespaces"): namespaces}
     for store in by_kind.values():
-        use = getattr(store.strategy, "use_stores", None)
-        if use is not None:
-            use(wired)
+        connect = getattr(store.strategy, "connect", None)
+        if connect is not None:
+            connect(wired, lambda: None)
     return by_kind
 
 
