@@ -158,7 +158,14 @@ FIELD_LABELS: dict[tuple[str, str], dict[str, FieldGetter]] = {
         "spec.type": _path("spec", "type"),
     },
     ("batch", "jobs"): {"status.successful": _path("status", "succeeded")},
+    # A slice with no nodeName is selected by an empty one (kube's toSelectableFields).
+    ("resource.platform.io", "resourceslices"): {
+        "spec.nodeName": lambda o: str((o.get("spec") or {}).get("nodeName") or ""),
+        "spec.driver": _path("spec", "driver"),
+    },
 }
+# Kinds whose field-label conversion takes no metadata.namespace (kube's own list).
+WITHOUT_NAMESPACE = frozenset({("resource.platform.io", "resourceslices")})
 
 
 def field_getters(group: str, plural: str) -> dict[str, FieldGetter]:
@@ -167,6 +174,8 @@ def field_getters(group: str, plural: str) -> dict[str, FieldGetter]:
         "metadata.namespace": _path("metadata", "namespace"),
     }
     getters.update(FIELD_LABELS.get((group, plural), {}))
+    if (group, plural) in WITHOUT_NAMESPACE:
+        del getters["metadata.namespace"]
     return getters
 
 

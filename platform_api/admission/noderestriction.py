@@ -101,6 +101,8 @@ class NodeRestriction:
             self._token(node, attrs, obj)
         elif key == ("coordination.platform.io", "leases"):
             self._lease(node, attrs, obj)
+        elif key == ("resource.platform.io", "resourceslices"):
+            self._slice(node, attrs, obj, old)
         elif key == ("storage.platform.io", "csinodes"):
             name = attrs.name if attrs.operation != "CREATE" else _name(obj)
             if name != node:
@@ -272,6 +274,16 @@ class NodeRestriction:
             raise forbidden(
                 attrs, obj, "can only access node lease with the same name as the requesting node"
             )
+
+    def _slice(self, node: str, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
+        """kube's admitResourceSlice: a node creates and deletes only its own slices (the
+        node authorizer cannot see a create's object, nor each of a collection's)."""
+        for operation, shown, verb in (("CREATE", obj, "create"), ("DELETE", old, "delete")):
+            if attrs.operation != operation:
+                continue
+            if ((shown or {}).get("spec") or {}).get("nodeName") != node:
+                why = f"can only {verb} ResourceSlice with the same NodeName as the requesting node"
+                raise forbidden(attrs, obj, why)
 
 
 def _name(obj: Obj | None) -> str:

@@ -304,7 +304,10 @@ class APIServerService(Service):
         self.node_graph: NodeGraph | None = None
         if "Node" in modes:
             attachments = scheme.lookup("storage.platform.io", "v1", "volumeattachments")
-            self.node_graph = NodeGraph(self.storage, self.hub, attachments is not None)
+            slices = scheme.lookup("resource.platform.io", "v1", "resourceslices")
+            self.node_graph = NodeGraph(
+                self.storage, self.hub, attachments is not None, slices is not None
+            )
             upstream = self.config.serve_upstream_groups
             self.node_authorizer = NodeAuthorizer(self.node_graph, upstream)
 

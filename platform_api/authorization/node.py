@@ -122,6 +122,7 @@ class NodeAuthorizer:
             ("", "persistentvolumeclaims"): self._claim,
             ("", "persistentvolumes"): self._get,
             (RESOURCE, "resourceclaims"): self._get,
+            (RESOURCE, "resourceslices"): self._slice,
             (STORAGE, "volumeattachments"): self._get,
             ("", "serviceaccounts"): self._token,
             (COORDINATION, "leases"): self._lease,
@@ -191,6 +192,27 @@ class NodeAuthorizer:
         if attrs.subresource != "token":
             return Decision.NO_OPINION, "can only create token subresource of serviceaccount"
         return self._related(node, attrs)
+
+    def _slice(self, node: str, attrs: Attributes) -> Result:
+        """kube's authorizeResourceSlice: a kubelet publishes its node's ResourceSlices
+        (NodeRestriction checks the node of a create and a delete)."""
+        verb = attrs.verb
+        if attrs.subresource:
+            return Decision.NO_OPINION, "cannot authorize ResourceSlice subresources"
+        if verb == "create":
+            return ALLOW
+        if verb in ("get", "update", "patch", "delete"):
+            return self._related(node, attrs)
+        if verb in ("watch", "list", "deletecollection"):
+            if _field_equals(attrs.field_selector, "spec.nodeName", node):
+                return ALLOW
+            why = "can only list/watch/deletecollection resourceslices with nodeName field selector"
+            return Decision.NO_OPINION, why
+        return (
+            Decision.NO_OPINION,
+            "only the following verbs are allowed for a ResourceSlice: get, watch, list, "
+            "create, update, patch, delete, deletecollection",
+        )
 
     # -- kinds limited by name -------------------------------------------------------
 

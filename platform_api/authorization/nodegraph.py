@@ -26,6 +26,7 @@ MIRROR_ANNOTATION = "platform.io/config.mirror"
 PODS = b"/core/pods/"
 PERSISTENT_VOLUMES = b"/core/persistentvolumes/"
 VOLUME_ATTACHMENTS = b"/storage.platform.io/volumeattachments/"
+RESOURCE_SLICES = b"/resource.platform.io/resourceslices/"
 
 # Volume sources naming a secret: (source, field holding a reference or a name).
 _POD_SECRET_VOLUMES = (
@@ -153,10 +154,17 @@ class _Volume:
 class NodeGraph:
     """Objects reachable from each node; kept current by an informer."""
 
-    def __init__(self, storage: Storage, hub: WatchHub, volume_attachments: bool = False) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        hub: WatchHub,
+        volume_attachments: bool = False,
+        resource_slices: bool = False,
+    ) -> None:
         prefixes = (PODS, PERSISTENT_VOLUMES) + (
             (VOLUME_ATTACHMENTS,) if volume_attachments else ()
         )
+        prefixes += (RESOURCE_SLICES,) if resource_slices else ()
         self.informer = Informer(storage, hub, prefixes)
         # object -> node -> number of that node's pods that reference it
         self._nodes_of: dict[Ref, dict[str, int]] = {}
@@ -164,6 +172,7 @@ class NodeGraph:
         self._volumes: dict[str, _Volume] = {}
         self._volumes_of_secret: dict[tuple[str, str], set[str]] = {}
         self._attachments: dict[str, str] = {}
+        self._slices: dict[str, str] = {}  # a ResourceSlice's name -> its spec.nodeName
         self.informer.add_listener(self._changed)
 
     def start(self) -> None:
@@ -181,6 +190,8 @@ class NodeGraph:
             return self._volume_on(node, name)
         if plural == "volumeattachments":
             return bool(node) and self._attachments.get(name) == node
+        if plural == "resourceslices":
+            return bool(node) and self._slices.get(name) == node
         if node in self._nodes_of.get((plural, namespace, name), ()):
             return True
         if plural == "secrets":
@@ -205,15 +216,16 @@ class NodeGraph:
             self._pod_changed(old, new)
         elif key.startswith(PERSISTENT_VOLUMES):
             self._volume_changed(old, new)
-        else:
+        else:  # a VolumeAttachment or a ResourceSlice: an edge to its spec.nodeName
             obj = new if new is not None else old
             assert obj is not None
             name = (obj.get("metadata") or {}).get("name", "")
             node = ((new or {}).get("spec") or {}).get("nodeName")
+            by_name = self._slices if key.startswith(RESOURCE_SLICES) else self._attachments
             if node:
-                self._attachments[name] = node
+                by_name[name] = node
             else:
-                self._attachments.pop(name, None)
+                by_name.pop(name, None)
 
     def _pod_changed(self, old: Obj | None, new: Obj | None) -> None:
         meta = ((new if new is not None else old) or {}).get("metadata") or {}

@@ -71,6 +71,8 @@ def validate_class_spec(spec: Obj, old: Obj | None) -> list[FieldError]:
 
 @register(GROUP, "DeviceClass")
 class DeviceClassStrategy(GenericStrategy):
+    returns_deleted_object = True  # as each of kube's DRA stores
+
     def prepare_for_create(self, cls: Obj) -> None:
         super().prepare_for_create(cls)
         cls["metadata"]["generation"] = 1

@@ -78,6 +78,8 @@ def _meta_update(new: Obj, old: Obj) -> list[FieldError]:
 class _AdminAccess(GenericStrategy):
     """Reads a namespace's labels for kube's admin-access checks (once wired)."""
 
+    returns_deleted_object = True  # as each of kube's DRA stores
+
     namespace_labels: NamespaceLabels | None = None
     authorizer: Callable[[], Authorizer | None] = staticmethod(lambda: None)
 

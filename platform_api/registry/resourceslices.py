@@ -180,6 +180,8 @@ def _driver_warnings(slice_: Obj) -> list[str]:
 
 @register(GROUP, "ResourceSlice")
 class ResourceSliceStrategy(GenericStrategy):
+    returns_deleted_object = True  # as each of kube's DRA stores
+
     def prepare_for_create(self, slice_: Obj) -> None:
         super().prepare_for_create(slice_)
         slice_["metadata"]["generation"] = 1

@@ -15,6 +15,7 @@ from platform_api.authentication.user import UserInfo
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import builtin_scheme
+from platform_api.scheme.optional import OPTIONAL_TYPES
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 
 Obj = dict[str, Any]
@@ -333,3 +334,29 @@ def test_claims_and_tokens(setup: Setup) -> None:
         "node requested token bound to a pod scheduled on a different node"
     )
     setup.plugin.admit(token, request(apiVersion="v1", kind="Pod", name="mine", uid=uid))
+
+
+def test_resource_slices_of_other_nodes(setup: Setup) -> None:
+    """kube's admitResourceSlice (answers recorded from the reference): a node creates and
+    deletes only slices that name it (the node authorizer sees neither a create's object
+    nor each slice of a collection delete)."""
+    (slices,) = [t for t in OPTIONAL_TYPES if (t.plural, t.version) == ("resourceslices", "v1")]
+
+    def slice_attrs(op: str, name: str) -> Attributes:
+        return Attributes(op, slices, "", "", name, N1, False)
+
+    theirs = {"metadata": {"name": "s2"}, "spec": {"nodeName": "n2"}}
+    everywhere = {"metadata": {"name": "s3"}, "spec": {"allNodes": True}}
+    for other in (theirs, everywhere):
+        name = other["metadata"]["name"]
+        error = refused(lambda o=other, n=name: setup.plugin.admit(slice_attrs("CREATE", n), o))
+        assert error.message == (
+            f'resourceslices.resource.platform.io "{name}" is forbidden: can '
+            "only create ResourceSlice with the same NodeName as the requesting node"
+        )
+    error = refused(lambda: setup.plugin.validate(slice_attrs("DELETE", "s2"), None, theirs))
+    assert "can only delete ResourceSlice with the same NodeName" in error.message
+    mine = {"metadata": {"name": "s1"}, "spec": {"nodeName": "n1"}}
+    setup.plugin.admit(slice_attrs("CREATE", "s1"), mine)
+    setup.plugin.validate(slice_attrs("DELETE", "s1"), None, mine)
+    setup.plugin.validate(slice_attrs("UPDATE", "s1"), mine, theirs)  # the authorizer's part

@@ -25,11 +25,11 @@ NO_RELATION = "no relationship found between node 'n1' and this object"
 class World:
     """Storage whose writes complete at once; the hub delivers on ``flush``."""
 
-    def __init__(self, path: str, attachments: bool = False) -> None:
+    def __init__(self, path: str, attachments: bool = False, slices: bool = False) -> None:
         self.storage = LMDBStorage(open_environment(path, 64 * 2**20), lambda w: succeed(w()))
         self.hub = WatchHub(self.storage, Clock())
         self.storage.on_commit = self.hub.committed
-        self.graph = NodeGraph(self.storage, self.hub, attachments)
+        self.graph = NodeGraph(self.storage, self.hub, attachments, slices)
         self.authorizer = NodeAuthorizer(self.graph)
 
     def put(self, key: bytes, obj: Obj) -> None:
@@ -190,6 +190,34 @@ def test_volume_attachments_when_served(tmp_path: Path) -> None:
     assert w.decide(name="va1", **group) == (Decision.ALLOW, "")
     w.remove(b"/storage.platform.io/volumeattachments/va1")
     assert w.decide(name="va1", **group) == (Decision.NO_OPINION, NO_RELATION)
+
+
+def test_resource_slices_of_the_node(tmp_path: Path) -> None:
+    """kube's authorizeResourceSlice (its answers recorded from the reference): create
+    for any node (NodeRestriction checks the object), one object by the graph's edge from
+    its spec.nodeName, collections with the node's field selector only."""
+    w = World(str(tmp_path / "db"), slices=True)
+    w.graph.start()
+    slice_ = {"metadata": {"name": "s1"}, "spec": {"nodeName": "n1", "driver": "d.example.com"}}
+    w.put(b"/resource.platform.io/resourceslices/s1", slice_)
+    group = {"api_group": "resource.platform.io", "resource": "resourceslices"}
+    assert w.decide(verb="create", **group) == (Decision.ALLOW, "")
+    for verb in ("get", "update", "patch", "delete"):
+        assert w.decide(verb=verb, name="s1", **group) == (Decision.ALLOW, "")
+    assert w.decide(name="s2", **group) == (Decision.NO_OPINION, NO_RELATION)
+    scoped = "spec.nodeName=n1"
+    for verb in ("list", "watch", "deletecollection"):
+        assert w.decide(verb=verb, field_selector=scoped, **group) == (Decision.ALLOW, "")
+    assert w.decide(verb="list", field_selector="spec.nodeName=n2", **group) == (
+        Decision.NO_OPINION,
+        "can only list/watch/deletecollection resourceslices with nodeName field selector",
+    )
+    assert w.decide(verb="get", name="s1", subresource="status", **group) == (
+        Decision.NO_OPINION,
+        "cannot authorize ResourceSlice subresources",
+    )
+    w.put(b"/resource.platform.io/resourceslices/s1", {**slice_, "spec": {"allNodes": True}})
+    assert w.decide(name="s1", **group) == (Decision.NO_OPINION, NO_RELATION)
 
 
 def test_read_verbs_and_names(world: World) -> None:

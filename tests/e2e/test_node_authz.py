@@ -183,3 +183,38 @@ def test_unknown_admission_plugin_stops_the_start(tmp_path: Path) -> None:
     result = subprocess.run(cmd + args, check=False, capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert result.stderr == 'Error: enable-admission-plugins plugin "Foo" is unknown\n'
+
+
+def test_kubelets_publish_their_own_resource_slices(cluster: Server) -> None:
+    """A kubelet's DRA plugin writes the ResourceSlices of its node: create and delete
+    its own (NodeRestriction refuses another node's), reach one by the graph's edge, list
+    with its node's field selector only; answers as kube v1.36's."""
+    url = cluster.url + "/apis/resource.platform.io/v1/resourceslices"
+    n1 = kubelet(cluster, "n1")
+
+    def body(name: str, node: str) -> dict[str, Any]:
+        pool = {"name": node, "generation": 1, "resourceSliceCount": 1}
+        spec = {"driver": "gpu.example.com", "nodeName": node, "pool": pool}
+        return {"metadata": {"name": name}, "spec": {**spec, "devices": [{"name": "d0"}]}}
+
+    assert n1.post(url, json=body("n1-gpu", "n1")).status_code == 201
+    other = n1.post(url, json=body("n2-gpu", "n2"))
+    assert (other.status_code, other.json()["message"]) == (
+        403,
+        'resourceslices.resource.platform.io "n2-gpu" is forbidden: can only create '
+        "ResourceSlice with the same NodeName as the requesting node",
+    )
+    assert eventually(lambda: n1.get(url + "/n1-gpu"), 200).status_code == 200
+    assert (
+        n1.get(url + "?fieldSelector=spec.nodeName%3Dn1").json()["items"][0]["metadata"]["name"]
+        == "n1-gpu"
+    )
+    everything = n1.get(url)
+    assert (everything.status_code, everything.json()["message"]) == (
+        403,
+        'resourceslices.resource.platform.io is forbidden: User "system:node:n1" cannot list '
+        'resource "resourceslices" in API group "resource.platform.io" at the cluster scope: '
+        "can only list/watch/deletecollection resourceslices with nodeName field selector",
+    )
+    gone = n1.delete(url + "/n1-gpu")
+    assert (gone.status_code, gone.json()["kind"]) == (200, "ResourceSlice")
