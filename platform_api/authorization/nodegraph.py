@@ -125,6 +125,12 @@ def pod_refs(pod: Obj) -> frozenset[Ref]:
         claim_name = claim.get("resourceClaimName") or statuses.get(claim.get("name"))
         if claim_name:
             refs.add(("resourceclaims", ns, claim_name))
+    # the claim the scheduler made for the pod's extended resources (DRAExtendedResource)
+    extended = ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get(
+        "resourceClaimName"
+    )
+    if extended:
+        refs.add(("resourceclaims", ns, extended))
     return frozenset(refs)
 
 

@@ -220,6 +220,18 @@ def test_resource_slices_of_the_node(tmp_path: Path) -> None:
     assert w.decide(name="s1", **group) == (Decision.NO_OPINION, NO_RELATION)
 
 
+def test_the_claim_made_for_a_pods_extended_resources(world: World) -> None:
+    bound = pod("p1", "n1")
+    bound["status"] = {"extendedResourceClaimStatus": {"resourceClaimName": "p1-extended"}}
+    world.put(pod_key("p1"), bound)
+    group = {"api_group": "resource.platform.io", "resource": "resourceclaims"}
+    assert world.decide(name="p1-extended", namespace="default", **group)[0] is Decision.ALLOW
+    assert world.decide(name="other", namespace="default", **group) == (
+        Decision.NO_OPINION,
+        NO_RELATION,
+    )
+
+
 def test_read_verbs_and_names(world: World) -> None:
     world.put(pod_key("p1"), pod("p1", "n1", volumes=secret_volume("s1")))
     assert world.decide(resource="secrets", namespace="default", verb="list") == (
