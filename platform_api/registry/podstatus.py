@@ -15,7 +15,11 @@ from typing import Any
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.ips import legacy_ip_errors, parse_ip
-from platform_api.validation.names import is_dns1123_subdomain, is_qualified_name
+from platform_api.validation.names import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+)
 
 Obj = dict[str, Any]
 _SYSTEM_CONDITIONS = ("PodScheduled", "Ready", "Initialized")
@@ -58,6 +62,7 @@ def validate_pod_status_update(new: Obj, old: Obj) -> list[FieldError]:
         )
     errs += _transitions(status, old_status, old_spec)
     errs += _claim_statuses(status.get("resourceClaimStatuses"), spec.get("resourceClaims"))
+    errs += _extended_claim(status.get("extendedResourceClaimStatus"), spec)
     errs += _pod_ips(status, old_status)
     errs += _host_ips(status, old_status)
     windows = _dict(spec.get("os")).get("name") == "windows"
@@ -154,6 +159,61 @@ def _claim_statuses(statuses: Any, claims: Any) -> list[FieldError]:
         if isinstance(claim, str):
             at_claim = f"{at}.resourceClaimName"
             errs += [field.invalid(at_claim, claim, m) for m in is_dns1123_subdomain(claim)]
+    return errs
+
+
+def _extended_claim(claim: Any, spec: Obj) -> list[FieldError]:
+    """kube's validatePodExtendedResourceClaimStatus: the claim the scheduler made for the
+    pod's extended resources, each mapping to a container's request (kube names a request
+    name's problems at the status's ``requestName``, not the mapping's)."""
+    if not isinstance(claim, dict):
+        return []
+    at = "status.extendedResourceClaimStatus"
+    requests = {
+        c.get("name", ""): _dict(_dict(c.get("resources")).get("requests"))
+        for key in ("initContainers", "containers")
+        for c in _list(spec.get(key))
+    }
+    mappings = _list(claim.get("requestMappings"))
+    errs = (
+        []
+        if mappings
+        else [field.required(f"{at}.requestMappings", "at least one request mapping is required")]
+    )
+    seen: set[tuple[str, str, str]] = set()
+    for i, mapping in enumerate(mappings):
+        where = f"{at}.requestMappings[{i}]"
+        container, resource, request = (
+            str(mapping.get(k) or "") for k in ("containerName", "resourceName", "requestName")
+        )
+        if container not in requests:
+            detail = "must match the name of an entry in spec.initContainers.name or spec.containers.name"
+            errs.append(field.invalid(f"{where}.containerName", container, detail))
+        elif resource not in requests[container]:
+            detail = (
+                "must match the extended resource name of an entry in "
+                "spec.initContainers.resources.requests or spec.containers.resources.requests"
+            )
+            errs.append(field.invalid(f"{where}.resourceName", resource, detail))
+        errs += [field.invalid(f"{at}.requestName", request, m) for m in is_dns1123_label(request)]
+        if (container, resource, request) in seen:
+            errs += [
+                field.duplicate(f"{where}.{key}", value)
+                for key, value in (
+                    ("containerName", container),
+                    ("resourceName", resource),
+                    ("requestName", request),
+                )
+            ]
+        seen.add((container, resource, request))
+    name = str(claim.get("resourceClaimName") or "")
+    if not name:
+        errs.append(field.required(f"{at}.resourceClaimName"))
+    errs += (
+        [field.invalid(f"{at}.resourceClaimName", name, m) for m in is_dns1123_subdomain(name)]
+        if name
+        else []
+    )
     return errs
 
 
