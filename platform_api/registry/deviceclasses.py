@@ -72,16 +72,11 @@ def validate_class_spec(spec: Obj, old: Obj | None) -> list[FieldError]:
 @register(GROUP, "DeviceClass")
 class DeviceClassStrategy(GenericStrategy):
     returns_deleted_object = True  # as each of kube's DRA stores
+    tracks_generation = True
 
-    def prepare_for_create(self, cls: Obj) -> None:
-        super().prepare_for_create(cls)
-        cls["metadata"]["generation"] = 1
-
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        """Any change of the spec (compared as Go values) counts a generation."""
-        super().prepare_for_update(new, old)
-        if not same("dra.DeviceClassSpec", new.get("spec"), old.get("spec")):
-            new["metadata"]["generation"] = (old["metadata"].get("generation") or 0) + 1
+    def spec_changed(self, new: Obj, old: Obj) -> bool:
+        """Compared as Go values (quantities by value)."""
+        return not same("dra.DeviceClassSpec", new.get("spec"), old.get("spec"))
 
     def validate(self, cls: Obj) -> list[FieldError]:
         return validate_class_meta(cls["metadata"]) + validate_class_spec(
