@@ -14,7 +14,6 @@ from typing import Any
 import orjson
 import yaml
 
-from platform_api.codec import yamlahead
 from platform_api.codec.bounds import (
     BodyError,
     as_interface_values,
@@ -334,19 +333,7 @@ _L.add_constructor(None, _L.construct_by_kind)  # type: ignore[arg-type]
 
 def parse_yaml(data: bytes) -> tuple[Any, Duplicates]:
     """The first document of a YAML body, bounded in depth and alias expansion before it
-    is built (go-yaml decodes the first document and ignores the rest); taken from a
-    parse made ahead, off the reactor, where there is one (``codec.yamlahead``)."""
-    ahead = yamlahead.take(data)
-    if ahead is None:
-        return parse_yaml_now(data)
-    if ahead.error is not None:
-        raise ahead.error
-    value: tuple[Any, Duplicates] = ahead.value
-    return value
-
-
-def parse_yaml_now(data: bytes) -> tuple[Any, Duplicates]:
-    """``parse_yaml`` itself (what a thread runs to parse a body ahead)."""
+    is built (go-yaml decodes the first document and ignores the rest)."""
     check_yaml_events(data, _Loader)
     loader = _DuplicateAwareLoader(data)
     loader.duplicates = {}

@@ -75,17 +75,17 @@ async def _answer(scope: Scope, review: Obj, attrs: Attributes) -> bytes:
     return scope.respond_object(review, 201)
 
 
-def _received(scope: Scope) -> Obj:
+async def _received(scope: Scope) -> Obj:
     """The review as kube's create handler hands it on: decoded, its writer's
     managedFields entry recorded."""
-    _opts, _out, review = decode_write(scope, "CreateOptions")
+    _opts, _out, review = await decode_write(scope, "CreateOptions")
     review.setdefault("spec", {})
     scope.tracker()(None, review)
     return review
 
 
 async def self_subject(scope: Scope) -> bytes:
-    review = _received(scope)
+    review = await _received(scope)
     _refuse(
         validate_spec(review["spec"], subject=False) + validate_metadata(review["metadata"], False)
     )
@@ -106,14 +106,14 @@ def subject_attributes(spec: Obj) -> Attributes:
 
 
 async def subject(scope: Scope) -> bytes:
-    review = _received(scope)
+    review = await _received(scope)
     spec = review["spec"]
     _refuse(validate_spec(spec, subject=True) + validate_metadata(review["metadata"], False))
     return await _answer(scope, review, _attributes(_subject(spec), spec))
 
 
 async def local_subject(scope: Scope) -> bytes:
-    review = _received(scope)
+    review = await _received(scope)
     meta, spec = review["metadata"], review["spec"]
     check_namespace(scope.resource, meta, scope.namespace)  # kube's create handler
     meta["namespace"] = scope.namespace
@@ -124,7 +124,7 @@ async def local_subject(scope: Scope) -> bytes:
 
 async def self_subject_rules(scope: Scope) -> bytes:
     """What the caller may do in ``spec.namespace``: every authorizer's rules, united."""
-    _opts, _out, review = decode_write(scope, "CreateOptions")
+    _opts, _out, review = await decode_write(scope, "CreateOptions")
     namespace = (review.get("spec") or {}).get("namespace") or ""
     if not namespace:
         raise errors.bad_request("no namespace on request")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api import errors
+from platform_api import errors, heavy
 from platform_api.apiextensions.resource import CustomResourceStrategy
 from platform_api.codec import (
     BodyError,
@@ -308,14 +308,21 @@ def conversion_problem(
     return f"converting ({version}.{body_kind}) to ({internal}.{kind}): unknown conversion"
 
 
-def decode_write(
+async def decode_write(
     scope: Scope, options_kind: str, kind: str = "", definition: str = "", api_version: str = ""
 ) -> tuple[WriteOptions, Output, Obj]:
-    """The shared start of a write: options, output type, decoded body.
+    """The shared start of a write: options, output type, decoded body; on a thread when
+    the body is large (``heavy``).
 
     ``kind``/``definition``/``api_version`` name the body's own type on sub-resources
     that take one (Scale, Binding, TokenRequest); the resource's otherwise.
     """
+    return await heavy.run(_decode_write, scope, options_kind, kind, definition, api_version)
+
+
+def _decode_write(
+    scope: Scope, options_kind: str, kind: str, definition: str, api_version: str
+) -> tuple[WriteOptions, Output, Obj]:
     opts = write_options(scope.request, options_kind)
     out = scope.output()
     scope.ctx.dry_run = opts.dry_run
@@ -337,12 +344,12 @@ def decode_write(
     return opts, out, obj
 
 
-def decode_subresource(
+async def decode_subresource(
     scope: Scope, options_kind: str, kind: str, definition: str, api_version: str
 ) -> Obj:
     """The body of a sub-resource write whose kind is its own; a namespace it names must
     be the URL's (kube's handlers check it before anything else)."""
-    obj = decode_write(scope, options_kind, kind, definition, api_version)[2]
+    obj = (await decode_write(scope, options_kind, kind, definition, api_version))[2]
     meta = obj.get("metadata")
     check_namespace(scope.resource, meta if isinstance(meta, dict) else {}, scope.namespace)
     return obj

@@ -7,7 +7,7 @@ from platform_api.endpoints.scope import Scope
 
 
 async def handle(scope: Scope) -> bytes:
-    opts, out, obj = decode_write(scope, "CreateOptions")
+    opts, out, obj = await decode_write(scope, "CreateOptions")
     stored = await scope.store.create(
         scope.namespace,
         obj,

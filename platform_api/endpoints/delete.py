@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from platform_api import errors
+from platform_api import errors, heavy
 from platform_api.apiserver.requestinfo import query_flag
 from platform_api.authorization.interface import Attributes, Decision
 from platform_api.authorization.union import forbidden
@@ -168,7 +168,7 @@ def options_from(raw: dict[str, Any]) -> DeleteOptions:
 
 async def handle(scope: Scope) -> bytes:
     out = scope.output()
-    options = parse_options(scope)
+    options = await heavy.run(parse_options, scope)
     scope.ctx.dry_run = options.dry_run
     if options.unsafe:
         return await _unsafe_delete(scope, out)
@@ -234,7 +234,7 @@ async def _unsafe_delete(scope: Scope, out: Output) -> bytes:
 async def handle_collection(scope: Scope) -> bytes:
     out = scope.output()
     params = list_endpoint.parse_params(scope, watch=False)
-    options = parse_options(scope)
+    options = await heavy.run(parse_options, scope)
     scope.ctx.dry_run = options.dry_run
     result = await list_endpoint.read_list(scope, params)
     admit = scope.handlers.admission.validator(scope, "DELETE")

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 
 from twisted.web.server import Request
 
-from platform_api import errors
+from platform_api import errors, heavy
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
 from platform_api.endpoints import (
@@ -29,7 +29,6 @@ from platform_api.endpoints import (
     tokenrequest,
     update,
     watch,
-    yamlbodies,
 )
 from platform_api.endpoints import list as list_
 from platform_api.endpoints.negotiation import (
@@ -73,7 +72,6 @@ _SCALE: dict[bytes, Handler] = {
     b"PATCH": scale.patch,
 }
 # Subresources read and written as the object (kube's status-like strategies).
-_WITH_BODIES = (b"POST", b"PUT", b"PATCH")  # a large YAML one is parsed off the reactor
 _WRITABLE = ("status", "finalize", "approval", "ephemeralcontainers", "resize")
 _STATUS: dict[bytes, tuple[str, Handler]] = {
     b"GET": ("get", get.handle),
@@ -173,6 +171,15 @@ def _check_produces(request: Request, info: RequestInfo, handler: Handler, cbor:
     check_produces((request.getHeader(b"accept") or b"").decode("latin-1"), produces)
 
 
+def _size(request: Request) -> int:
+    content = request.content
+    if content is None:
+        return 0
+    size: int = content.seek(0, 2)
+    content.seek(0)
+    return size
+
+
 async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Handlers) -> bytes:
     rt = handlers.scheme.lookup(info.api_group, info.api_version, info.resource)
     if rt is None:
@@ -188,8 +195,7 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
     requester.VERB.set(info.verb)  # and those that authorize parts of a write with it
     scope = Scope(request, info, ctx, rt, handlers.store(rt), handlers)
     try:
-        if request.method in _WITH_BODIES:
-            await yamlbodies.parse_ahead(request, handlers.reactor)
+        heavy.mark(handlers.reactor, _size(request))  # a large body is decoded off the reactor
         return await handler(scope)
     except BaseException:
         await ctx.failed()

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from platform_api import errors
+from platform_api import errors, heavy
 from platform_api.codec import (
     BodyError,
     DepthError,
@@ -273,7 +273,7 @@ async def _apply(
     scope: Scope, opts: WriteOptions, out: Output, data: bytes, from_cbor: bool
 ) -> bytes:
     """Server-side apply: merge the configuration, track ownership, create if absent."""
-    config = _apply_config(scope, data, opts.field_validation, from_cbor)
+    config = await heavy.run(_apply_config, scope, data, opts.field_validation, from_cbor)
     manager = scope.handlers.field_manager(scope.resource)
     who = scope.who()
 

@@ -37,13 +37,13 @@ def _success(scope: Scope) -> bytes:
     return finish(scope.request, 201, encode(body), b"application/json", ctx=scope.ctx)
 
 
-def _body(scope: Scope, kind: str, definition: str, api_version: str) -> Obj:
-    return decode_subresource(scope, "CreateOptions", kind, definition, api_version)
+async def _body(scope: Scope, kind: str, definition: str, api_version: str) -> Obj:
+    return await decode_subresource(scope, "CreateOptions", kind, definition, api_version)
 
 
 async def bind(scope: Scope) -> bytes:
     """``POST pods/<name>/binding``."""
-    binding = _body(scope, "Binding", BINDING, "v1")
+    binding = await _body(scope, "Binding", BINDING, "v1")
     name = binding["metadata"].get("name") or ""  # kube does not take the URL's
     if name != scope.name:
         raise errors.bad_request("name in URL does not match name in Binding object")
@@ -52,7 +52,7 @@ async def bind(scope: Scope) -> bytes:
 
 async def bind_collection(scope: Scope) -> bytes:
     """``POST bindings``: the older form, the pod named in the Binding."""
-    binding = _body(scope, "Binding", BINDING, "v1")
+    binding = await _body(scope, "Binding", BINDING, "v1")
     name = binding["metadata"].get("name")
     if not name:
         raise errors.bad_request("Name parameter required.")
@@ -97,7 +97,7 @@ async def _bind(scope: Scope, binding: Obj, name: str, pods: Store) -> bytes:
 
 
 async def evict(scope: Scope) -> bytes:
-    eviction = _body(scope, "Eviction", EVICTION, "policy/v1")
+    eviction = await _body(scope, "Eviction", EVICTION, "policy/v1")
     name = eviction["metadata"].get("name") or ""
     if name != scope.name:
         raise errors.bad_request("name in URL does not match name in Eviction object")

@@ -20,7 +20,7 @@ Obj = dict[str, Any]
 
 async def self_subject_review(scope: Scope) -> bytes:
     """A new object, as kube's REST builds it: created now, the caller in its status."""
-    _opts, out, obj = decode_write(scope, "CreateOptions")
+    _opts, out, obj = await decode_write(scope, "CreateOptions")
     answer: Obj = {
         "kind": obj["kind"],
         "apiVersion": obj["apiVersion"],
@@ -34,7 +34,7 @@ async def token_review(scope: Scope) -> bytes:
     """The request, with the field manager's entry as on any create, and its status: a
     token no authenticator knows is ``invalid bearer token``, as kube's bearer-token
     authenticator words it."""
-    _opts, out, obj = decode_write(scope, "CreateOptions")
+    _opts, out, obj = await decode_write(scope, "CreateOptions")
     spec = obj.get("spec") or {}
     token = spec.get("token") or ""
     if not token:

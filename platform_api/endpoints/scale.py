@@ -149,7 +149,7 @@ async def _write(scope: Scope, change: Any, put: Obj | None = None) -> bytes:
 
 
 async def put(scope: Scope) -> bytes:
-    body = decode_subresource(scope, "UpdateOptions", "Scale", SCALE, "autoscaling/v1")
+    body = await decode_subresource(scope, "UpdateOptions", "Scale", SCALE, "autoscaling/v1")
     check_put_target(scope.resource, body, scope.namespace, scope.name)  # before any read
     return await _write(scope, lambda _scale: orjson.loads(orjson.dumps(body)), body)
 

@@ -111,7 +111,9 @@ async def create(scope: Scope) -> bytes:
     accounts = scope.handlers.service_accounts
     if accounts is None:
         raise errors.path_not_found()
-    request = decode_subresource(scope, "CreateOptions", "TokenRequest", DEFINITION, API_VERSION)
+    request = await decode_subresource(
+        scope, "CreateOptions", "TokenRequest", DEFINITION, API_VERSION
+    )
     spec = request.setdefault("spec", {})
     if spec.get("expirationSeconds") is None:  # the type's default, before field tracking
         spec["expirationSeconds"] = DEFAULT_SECONDS

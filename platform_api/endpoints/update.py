@@ -15,7 +15,7 @@ from platform_api.storage.interface import Preconditions
 
 
 async def handle(scope: Scope) -> bytes:
-    _opts, out, obj = decode_write(scope, "UpdateOptions")
+    _opts, out, obj = await decode_write(scope, "UpdateOptions")
     check_put_target(scope.resource, obj, scope.namespace, scope.name)
     encoded = orjson.dumps(obj)
 

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Protocol
 
-from platform_api import errors
+from platform_api import errors, heavy
 from platform_api.authentication.user import UserInfo
 from platform_api.codec.goshape import DECODED, RECEIVED, set_revision, shape
 from platform_api.errors import StatusError
@@ -236,7 +236,7 @@ class Store(Deletions):
         track = track or self._writer_tracker("")
         shape(obj, DECODED)  # admission and field tracking see the write as Go holds it
         if track is not None:
-            track(None, obj)
+            await heavy.run(track, None, obj)
         if mutate is not None:
             obj = await mutate(obj, None)
         meta = obj.get("metadata", {})

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from platform_api import errors
+from platform_api import errors, heavy
 from platform_api.codec.goshape import DECODED, set_revision, shape
 from platform_api.gotext import object_json
 from platform_api.registry.deletion import finishes_deletion
@@ -67,12 +67,12 @@ class Update:
         store = self.store
         if self.subresource or not self.allow_create:
             raise errors.not_found(store.resource.plural, store.resource.group, self.name)
-        obj = self.updated(None)
+        obj = await heavy.run(self.updated, None)
         obj.setdefault("metadata", {}).pop("resourceVersion", None)
         store.default(obj)
         shape(obj, DECODED)
         if self.track is not None:
-            self.track(None, obj)
+            await heavy.run(self.track, None, obj)
         if self.mutate is not None:
             obj = await self.mutate(obj, None)
         check_name(obj, self.name)
@@ -88,7 +88,7 @@ class Update:
         store = self.store
         # Patches edit what they are given: they get their own copy, so that the old
         # object stays intact for generation, status and immutability checks.
-        obj = self.updated(stored.copy())
+        obj = await heavy.run(self.updated, stored.copy())
         # The decoder defaults what it decodes: the kind itself, as a /status body is
         # (other sub-resources' bodies are kinds of their own).
         main = self.strategy is store.strategy or self.subresource == "status"
@@ -96,7 +96,7 @@ class Update:
             store.default(obj)
         shape(obj, DECODED)
         if self.track is not None:  # before admission and the kind's preparation, as kube
-            self.track(existing, obj)
+            await heavy.run(self.track, existing, obj)
         if self.mutate is not None:
             obj = await self.mutate(obj, existing)
         where = (self.namespace, self.name)

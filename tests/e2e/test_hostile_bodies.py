@@ -75,6 +75,29 @@ def refused(
     return str(status["message"])
 
 
+def answered_meanwhile(
+    http: requests.Session, served: Server, writes: list[tuple[str, str, str, bytes]]
+) -> list[requests.Response]:
+    """The answers to ``writes``, sent in turn from another connection while this one
+    GETs a small object: the server answers it meanwhile, more than a few times."""
+    answers: list[requests.Response] = []
+
+    def send() -> None:
+        session = session_for(served, cert=served.admin_cert)
+        for method, path, ctype, body in writes:
+            headers = {"Content-Type": ctype}
+            answers.append(session.request(method, served.url + path, data=body, headers=headers))
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    served_meanwhile = 0
+    while sender.is_alive():
+        assert http.get(served.url + CM + "/target").status_code == 200
+        served_meanwhile += 1
+    assert served_meanwhile > 3
+    return answers
+
+
 @pytest.mark.parametrize("depth", [10_000, 100_000])
 def test_deep_json_create(http: requests.Session, served: Server, depth: int) -> None:
     body = cm("deep", ',"data":' + nest(depth))
@@ -187,21 +210,7 @@ def test_large_yaml_bodies_parse_off_the_reactor(http: requests.Session, served:
     answers other requests meanwhile, and the body gets the answer a small one would."""
     items = b"".join(b"  - 1\n" for _ in range(500_000))
     body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  x:\n" + items
-    answers: list[requests.Response] = []
-    sender = threading.Thread(
-        target=lambda: answers.append(
-            session_for(served, cert=served.admin_cert).post(
-                served.url + CM, data=body, headers={"Content-Type": YAML}
-            )
-        )
-    )
-    sender.start()
-    served_meanwhile = 0
-    while sender.is_alive():
-        assert http.get(served.url + CM + "/target").status_code == 200
-        served_meanwhile += 1
-    assert served_meanwhile > 3
-    (answer,) = answers
+    (answer,) = answered_meanwhile(http, served, [("POST", CM, YAML, body)])
     assert (answer.status_code, answer.json()["reason"]) == (400, "BadRequest")
     assert answer.json()["message"].startswith(
         'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal '
@@ -214,6 +223,44 @@ def test_large_yaml_bodies_parse_off_the_reactor(http: requests.Session, served:
     assert made.status_code == 201, made.text[:300]
     assert len(made.json()["data"]) == 10_000 and made.json()["data"]["k7"] == "again"
     assert made.headers["Warning"] == '299 - "duplicate field \\"data.k7\\""'
+
+
+def test_large_json_writes_run_off_the_reactor(http: requests.Session, served: Server) -> None:
+    """Every step of a write walks each of a large object's fields (decoding, ownership,
+    patching): for bodies over 64 KiB they run on a thread, so the server answers others
+    meanwhile, and each write gets the answer a small one would."""
+    data = {f"k{i:05d}": "v" for i in range(40_000)}
+    path = CM + "/large"
+    apply = "application/apply-patch+yaml"
+    writes = [
+        ("POST", CM, JSON, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "large"}, "data": data}),
+        ("PUT", path, JSON, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "large"}, "data": {**data, "k00000": "w"}}),
+        ("PATCH", path, "application/merge-patch+json", {"data": {**data, "extra": "x"}}),
+        ("PATCH", path + "?fieldManager=m&force=true", apply, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "large"}, "data": {"k00001": "m", "pad": "p" * 70_000}}),
+        ("POST", CM, JSON, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bad"}, "data": {**data, "k00002": 5}}),
+    ]  # fmt: skip
+    answers = answered_meanwhile(
+        http,
+        served,
+        [(method, where, ctype, orjson.dumps(body)) for method, where, ctype, body in writes],
+    )
+    assert [a.status_code for a in answers] == [201, 200, 200, 200, 400], answers[-1].text[:300]
+    bad = answers[-1].json()
+    assert (bad["reason"], bad["message"]) == (
+        "BadRequest",
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal '
+        "number into Go struct field ConfigMap.data of type string",
+    )
+    final = http.get(served.url + path).json()
+    assert len(final["data"]) == 40_002
+    assert (final["data"]["k00000"], final["data"]["k00001"], final["data"]["extra"]) == (
+        "v",
+        "m",
+        "x",
+    )
+    owners = [(e["manager"], e["operation"]) for e in final["metadata"]["managedFields"]]
+    assert owners == [("m", "Apply"), ("python-requests", "Update")]  # kube sorts Apply first
+    assert http.get(served.url + CM + "/bad").status_code == 404
 
 
 def test_yaml_tags_and_documents(http: requests.Session, served: Server) -> None:
