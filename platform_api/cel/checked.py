@@ -126,6 +126,11 @@ class Checked:
         node.ident_expr.name = name
         return node
 
+    def string(self, value: str) -> Any:
+        node = Expr(id=self.new_id())
+        node.const_expr.string_value = value
+        return node
+
     def clone(self, expr: Any) -> Any:
         """A copy with fresh ids (a subtree used twice)."""
         copy = Expr()

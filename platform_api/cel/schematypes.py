@@ -80,7 +80,7 @@ def escape(name: str) -> str | None:
     return None if failed else escaped
 
 
-@dataclass
+@dataclass(eq=False)  # one per schema node, told apart by identity
 class DeclType:
     """kube's DeclType: a CEL type with the size facts its cost estimates use."""
 
@@ -90,6 +90,8 @@ class DeclType:
     fields: dict[str, tuple[str, DeclType]] = field(default_factory=dict)  # escaped -> (name, t)
     elem: DeclType | None = None
     message: str = ""  # full protobuf name of an object type, once a pool is built
+    list_type: str = ""  # a list's x-kubernetes-list-type: set and map compare unordered
+    map_keys: tuple[str, ...] = ()  # a map-list's x-kubernetes-list-map-keys
 
     def cel_type(self) -> Any:
         if self.kind == "object":
@@ -201,7 +203,11 @@ def _array(schema: dict[str, Any]) -> DeclType | None:
         max_items = _nonneg(schema["maxItems"])
     else:
         max_items = (MAX_REQUEST_SIZE - 2) // (elem.min_size + 1)
-    return DeclType("list", max_elements=max_items, min_size=2, elem=elem)
+    list_type = schema.get("x-kubernetes-list-type") or ""
+    keys = tuple(schema.get("x-kubernetes-list-map-keys") or ()) if list_type == "map" else ()
+    return DeclType(
+        "list", max_elements=max_items, min_size=2, elem=elem, list_type=list_type, map_keys=keys
+    )
 
 
 def _object(schema: dict[str, Any]) -> DeclType | None:

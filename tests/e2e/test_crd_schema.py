@@ -51,6 +51,23 @@ GIZMO_SCHEMA = {
                     "items": {"type": "string"},
                 },
                 "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "ports": {
+                    "type": "array",
+                    "maxItems": 10,
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"],
+                    "items": {
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {
+                            "name": {"type": "string", "maxLength": 10},
+                            "port": {"type": "integer"},
+                        },
+                    },
+                    "x-kubernetes-validations": [
+                        {"rule": "self == oldSelf", "message": "ports are immutable"}
+                    ],
+                },
             },
         },
         "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}},
@@ -227,6 +244,25 @@ def test_cel_rules(gizmos: tuple[Server, str], admin: requests.Session) -> None:
     # Ratcheting: an unchanged value that breaks a rule does not block other changes.
     r = admin.patch(url + "/g", json={"spec": {"replicas": 3}}, headers=MERGE)
     assert r.status_code == 200, r.text
+
+
+def test_immutable_map_lists_may_be_reordered(
+    gizmos: tuple[Server, str], admin: requests.Session
+) -> None:
+    """``self == oldSelf`` on a map-list compares entries by key, as kube's CEL values do:
+    an update that only reorders them passes; one that changes an entry does not."""
+    _, url = gizmos
+    ports = [{"name": "a", "port": 1}, {"name": "b", "port": 2}]
+    assert admin.post(url, json=gizmo("p", replicas=1, ports=ports)).status_code == 201
+    r = admin.patch(url + "/p", json={"spec": {"ports": ports[::-1]}}, headers=MERGE)
+    assert (r.status_code, r.json()["spec"]["ports"]) == (200, ports[::-1])
+    changed = [{"name": "b", "port": 3}, {"name": "a", "port": 1}]
+    r = admin.patch(url + "/p", json={"spec": {"ports": changed}}, headers=MERGE)
+    assert (r.status_code, r.json()["reason"], r.json()["message"]) == (
+        422,
+        "Invalid",
+        'Gizmo.schema.example.com "p" is invalid: spec.ports: Invalid value: ports are immutable',
+    )
 
 
 def test_a_costly_rule_is_refused_with_the_crd(

@@ -17,6 +17,7 @@ from platform_api.apiextensions.schema.celrules_paths import PathError, valid_fi
 from platform_api.cel import CELError, CompileError, Environment, Program, ProgramError
 from platform_api.cel.checked import Checked
 from platform_api.cel.cost import estimate
+from platform_api.cel.library import listtypes
 from platform_api.cel.schematypes import MAX_REQUEST_SIZE, DeclType, build_pool
 from platform_api.cel.sizes import DeclSizes
 
@@ -124,6 +125,8 @@ def compile_rule(
     rewriters: list[Any] = [scope.unescape_fields]
     if result.optional_old_self:
         rewriters.append(_optional_old_self)
+    if listtypes.has_list_semantics(decl):  # kube's set- and map-lists: unordered
+        rewriters.append(listtypes.rewriter({SELF: decl, OLD_SELF: decl}))
     try:
         checked, out = env.check(source)
     except CompileError as e:

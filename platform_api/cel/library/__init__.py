@@ -13,6 +13,7 @@ from platform_api.cel.library import (
     format,
     ip,
     lists,
+    listtypes,
     quantity,
     regex,
     semver,
@@ -48,7 +49,7 @@ BASE: list[Function] = merge(
 
 # Functions only the runtime knows (targets of checked-AST rewrites, and the helper of
 # two-variable comprehensions that cel-expr-python declares but does not bind).
-RUNTIME_ONLY: list[Function] = [*format.RUNTIME, *standard.RUNTIME]
+RUNTIME_ONLY: list[Function] = [*format.RUNTIME, *standard.RUNTIME, *listtypes.FUNCTIONS]
 
 REDECLARED_STANDARD = standard.REDECLARED
 
