@@ -230,10 +230,9 @@ def list_metadata(scope: Scope, result: ListResult, p: ListParams) -> dict[str, 
     meta: dict[str, Any] = {"resourceVersion": str(result.revision)}
     if result.continue_key is not None:
         relative = result.continue_key[len(scope.store.prefix) :]
-        # A chunk of an inconsistent continuation stays inconsistent.
-        inconsistent = p.continue_token and continuation.decode(p.continue_token)[0] < 0
-        token_rev = continuation.INCONSISTENT if inconsistent else result.revision
-        meta["continue"] = continuation.encode(token_rev, relative)
+        # The revision read, as kube encodes it: the pages after an inconsistent
+        # continuation's first one are read at that page's revision.
+        meta["continue"] = continuation.encode(result.revision, relative)
         if result.remaining is not None and p.labels.empty() and p.fields.empty():
             meta["remainingItemCount"] = result.remaining
     return meta

@@ -270,11 +270,18 @@ def test_expired_revisions_are_410(tmp_path: Path) -> None:
         assert body["reason"] == "Expired" and body["message"].startswith(
             "The provided continue parameter is too old"
         )
-        # The fresh token continues the list, inconsistently, from where the old one stopped.
+        # The fresh token continues the list, inconsistently, from where the old one stopped;
+        # the pages after that are read at the revision of its first (kube's returned RV).
         rest = admin.get(
-            running.url + base + "?limit=10&continue=" + body["metadata"]["continue"]
+            running.url + base + "?limit=1&continue=" + body["metadata"]["continue"]
         ).json()
-        assert [i["metadata"]["name"] for i in rest["items"]] == ["b", "c", "d"]
+        assert [i["metadata"]["name"] for i in rest["items"]] == ["b"]
+        add(admin, running, base, "e")
+        later = admin.get(
+            running.url + base + "?limit=10&continue=" + rest["metadata"]["continue"]
+        ).json()
+        assert [i["metadata"]["name"] for i in later["items"]] == ["c", "d"]
+        assert later["metadata"]["resourceVersion"] == rest["metadata"]["resourceVersion"]
     finally:
         running.stop()
 
