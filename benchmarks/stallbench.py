@@ -3,14 +3,16 @@
     python benchmarks/stallbench.py --kubeconfig platform-data/admin.kubeconfig
 
 One process writes large ConfigMaps (``--keys`` entries each, as JSON or YAML; create,
-then replace) while another GETs a small object in a loop on its own connection; prints
-each large write's time and the small GETs' latency while the writes ran (median, p99,
-slowest). The slowest small GET is how long the server answered nobody else.
+then replace) and reads each back as YAML, while another GETs a small object in a loop on
+its own connection; prints each large request's time and the small GETs' latency
+meanwhile (median, p99, slowest). The slowest small GET is how long the server answered
+nobody else.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import multiprocessing as mp
 import os
 import statistics
@@ -66,6 +68,7 @@ def main() -> None:
     wire.request("POST", "/api/v1/namespaces", orjson.dumps({"metadata": {"name": NAMESPACE}}))
     wire.request("POST", BASE, orjson.dumps({"metadata": {"name": "small"}, "data": {"a": "b"}}))
     ctype = "application/yaml" if args.yaml else "application/json"
+    yaml_reader = dataclasses.replace(target, accept="application/yaml").wire()
     stop, out = mp.Event(), mp.Queue()
     prober = mp.Process(target=_prober, args=(target, stop, out))
     prober.start()
@@ -83,6 +86,9 @@ def main() -> None:
         start = time.perf_counter()
         status, _ = wire.request("PUT", f"{BASE}/{name}", body, ctype)
         took.append(("replace", status, time.perf_counter() - start))
+        start = time.perf_counter()
+        status, _ = yaml_reader.request("GET", f"{BASE}/{name}")
+        took.append(("get yaml", status, time.perf_counter() - start))
     stop.set()
     samples = sorted(out.get())
     prober.join()

@@ -72,7 +72,7 @@ async def _answer(scope: Scope, review: Obj, attrs: Attributes) -> bytes:
         status["evaluationError"] = problem
     review["status"] = status
     shape(review)  # the Go struct's field order, as kube writes the answer
-    return scope.respond_object(review, 201)
+    return await scope.respond_object(review, 201)
 
 
 async def _received(scope: Scope) -> Obj:
@@ -140,7 +140,7 @@ async def self_subject_rules(scope: Scope) -> bytes:
         errs = rules.errors
         status["evaluationError"] = errs[0] if len(errs) == 1 else f"[{', '.join(errs)}]"
     answer = {"kind": review["kind"], "apiVersion": review["apiVersion"], "metadata": {}}
-    return scope.respond_object({**answer, "spec": {}, "status": status}, 201)
+    return await scope.respond_object({**answer, "spec": {}, "status": status}, 201)
 
 
 HANDLERS = {

@@ -61,7 +61,7 @@ async def _probe(scope: Scope, name: str) -> Obj | None:
     return await componentstatus.probe(name, scope.handlers.reactor, storage_check)
 
 
-def _respond(scope: Scope, items: list[Obj], single: bool) -> bytes:
+async def _respond(scope: Scope, items: list[Obj], single: bool) -> bytes:
     out = scope.output(table=True)
     if out.view == "table":
         include = arg(scope.request, b"includeObject") or "Metadata"
@@ -71,7 +71,7 @@ def _respond(scope: Scope, items: list[Obj], single: bool) -> bytes:
         body = encode(table, out.encoding, out.pretty)
         return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx)
     if single:
-        return scope.respond_object(items[0], 200, out)
+        return await scope.respond_object(items[0], 200, out)
     doc = {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items}
     body = encode(doc, out.encoding, out.pretty)
     return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx)
@@ -82,7 +82,7 @@ async def get(scope: Scope) -> bytes:
     if found is None:
         # kube names the singular resource here (api.Resource("componentstatus")).
         raise errors.not_found("componentstatus", "", scope.name)
-    return _respond(scope, [found], single=True)
+    return await _respond(scope, [found], single=True)
 
 
 async def list_(scope: Scope) -> bytes:
@@ -91,7 +91,7 @@ async def list_(scope: Scope) -> bytes:
     probes = [ensureDeferred(_probe(scope, name)) for name in componentstatus.NAMES]
     items = await gatherResults(probes)
     kept = [obj for obj in items if obj is not None and (match is None or match(obj))]
-    return _respond(scope, kept, single=False)
+    return await _respond(scope, kept, single=False)
 
 
 HANDLERS = {(*RESOURCE, "get"): get, (*RESOURCE, "list"): list_}

@@ -16,4 +16,4 @@ async def handle(scope: Scope) -> bytes:
         track=scope.tracker(),
         mutate=scope.handlers.admission.mutator(scope),
     )
-    return scope.respond_object(stored, 201, out)
+    return await scope.respond_object(stored, 201, out)

@@ -189,14 +189,14 @@ async def handle(scope: Scope) -> bytes:
         # Finalizers keep it: kube answers the terminating object, 202 only for the
         # deprecated orphanDependents=false.
         code = 202 if options.orphan_dependents is False else 200
-        return scope.respond_object(stored, code, out)
+        return await scope.respond_object(stored, code, out)
     if scope.store.strategy.returns_deleted_object:
-        return scope.respond_object(stored, 200, out)
+        return await scope.respond_object(stored, 200, out)
     rt = scope.store.resource
     status = deleted_status(rt.group, rt.plural, stored.object)
     if scope.ctx.render_group:
         status["details"]["group"] = scope.ctx.render_group
-    return scope.respond_object(status, 200, out)
+    return await scope.respond_object(status, 200, out)
 
 
 async def _unsafe_delete(scope: Scope, out: Output) -> bytes:
@@ -228,7 +228,7 @@ async def _unsafe_delete(scope: Scope, out: Output) -> bytes:
     }
     await store.storage.delete_corrupt(current.key, stand_in)
     status = deleted_status(store.resource.group, store.resource.plural, stand_in)
-    return scope.respond_object(status, 200, out)
+    return await scope.respond_object(status, 200, out)
 
 
 async def handle_collection(scope: Scope) -> bytes:

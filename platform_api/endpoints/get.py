@@ -19,7 +19,7 @@ async def handle(scope: Scope) -> bytes:
         await scope.handlers.consistent_read()
     stored = await scope.store.read(scope.namespace, scope.name, consistent=not version)
     if out.view != "table":
-        return scope.respond_object(stored, 200, out)
+        return await scope.respond_object(stored, 200, out)
     include = arg(scope.request, b"includeObject") or "Metadata"
     meta = {"resourceVersion": stored.object["metadata"].get("resourceVersion", "")}
     table = scope.handlers.tables.table(

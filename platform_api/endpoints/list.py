@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from platform_api import errors
+from platform_api import errors, heavy
 from platform_api.apiserver.requestinfo import query_flag
 from platform_api.codec import protobuf
 from platform_api.endpoints import binary, continuation
@@ -243,7 +243,9 @@ async def handle(scope: Scope) -> bytes:
     p = parse_params(scope, watch=False)
     result = await read_list(scope, p)
     meta = list_metadata(scope, result, p)
-    body = render_list(scope, out, result.items, meta)
+    if out.encoding == "yaml" or out.view == "table":  # written in Python, item by item
+        heavy.mark(scope.handlers.reactor, sum(len(s.data) for s in result.items))
+    body = await heavy.run(render_list, scope, out, result.items, meta)
     return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx, compressible=True)
 
 

@@ -120,7 +120,7 @@ async def handle(scope: Scope) -> bytes:
         return obj
 
     stored, _ = await scope.update(updated)
-    return scope.respond_object(stored, 200, out)
+    return await scope.respond_object(stored, 200, out)
 
 
 def _convert_numbers(scope: Scope, patched: Obj, shown: Any) -> None:
@@ -283,4 +283,4 @@ async def _apply(
         return _decode_patched(scope, merged, "Ignore", [], None)
 
     stored, created = await scope.update(updated, apply=True)
-    return scope.respond_object(stored, 201 if created else 200, out)
+    return await scope.respond_object(stored, 201 if created else 200, out)

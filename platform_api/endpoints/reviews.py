@@ -27,7 +27,7 @@ async def self_subject_review(scope: Scope) -> bytes:
         "metadata": {"creationTimestamp": scope.store.now()},
         "status": {"userInfo": scope.ctx.user.to_review()},
     }
-    return scope.respond_object(answer, 201, out)
+    return await scope.respond_object(answer, 201, out)
 
 
 async def token_review(scope: Scope) -> bytes:
@@ -57,7 +57,7 @@ async def token_review(scope: Scope) -> bytes:
         status.setdefault("error", "invalid bearer token")
     answer: Obj = {**obj, "status": status}
     shape(answer)  # the Go struct's field order, as kube writes the answer
-    return scope.respond_object(answer, 201, out)
+    return await scope.respond_object(answer, 201, out)
 
 
 HANDLERS = {

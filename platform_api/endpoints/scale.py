@@ -91,7 +91,7 @@ async def get(scope: Scope) -> bytes:
         path = paths["specReplicasPath"]
         if not crscale.nested(stored.object, path, int, "int64")[1]:
             raise errors.internal_error(f"the spec replicas field {go_quote(path)} does not exist")
-    return scope.respond_object(view)
+    return await scope.respond_object(view)
 
 
 async def _write(scope: Scope, change: Any, put: Obj | None = None) -> bytes:
@@ -145,7 +145,7 @@ async def _write(scope: Scope, change: Any, put: Obj | None = None) -> bytes:
     stored, _ = await scope.store.update(
         scope.namespace, scope.name, updated, dry_run=opts.dry_run, track=scope.tracker()
     )
-    return scope.respond_object(_view(scope, stored.object), 200, out)
+    return await scope.respond_object(_view(scope, stored.object), 200, out)
 
 
 async def put(scope: Scope) -> bytes:

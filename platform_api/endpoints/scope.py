@@ -10,7 +10,7 @@ from twisted.internet.defer import CancelledError
 from twisted.internet.interfaces import IReactorTime
 from twisted.web.server import Request
 
-from platform_api import errors
+from platform_api import errors, heavy
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
 from platform_api.endpoints import binary
@@ -242,11 +242,12 @@ class Scope:
         """An apiVersion as this request's client sees it (its upstream group name)."""
         return str(self.outgoing({"apiVersion": api_version})["apiVersion"])
 
-    def respond_object(
+    async def respond_object(
         self, stored: Stored | Obj, code: int = 200, out: Output | None = None
     ) -> bytes:
         """One object in the negotiated format; stored JSON bytes go out untouched, and
-        a stored revision is encoded in Protobuf once (the server's message cache)."""
+        a stored revision is encoded in Protobuf once (the server's message cache).  YAML
+        (PyYAML writes about 1.5 MB a second) is written on a thread for a large object."""
         out = out or self.output()
         obj = stored.object if isinstance(stored, Stored) else stored
         if out.view == "partial":
@@ -261,7 +262,9 @@ class Scope:
             body = binary.cbor_object_body(self.handlers.cbor_items, stored)
         else:
             fields = bytefields.for_object(obj) if out.encoding == "cbor" else None
-            body = encode(self.outgoing(obj), out.encoding, out.pretty, fields)
+            if out.encoding == "yaml" and isinstance(stored, Stored):
+                heavy.mark(self.handlers.reactor, len(stored.data))
+            body = await heavy.run(encode, self.outgoing(obj), out.encoding, out.pretty, fields)
         return finish(self.request, code, body, out.content_type, ctx=self.ctx, compressible=True)
 
 

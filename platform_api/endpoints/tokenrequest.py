@@ -150,7 +150,7 @@ async def create(scope: Scope) -> bytes:
         "token": token,
         "expirationTimestamp": format_time(datetime.fromtimestamp(expires, UTC)),
     }
-    return scope.respond_object(request, 201)
+    return await scope.respond_object(request, 201)
 
 
 def _track(scope: Scope, request: Obj) -> None:

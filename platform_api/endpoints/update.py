@@ -29,7 +29,7 @@ async def handle(scope: Scope) -> bytes:
         return fresh
 
     stored, created = await scope.update(updated)
-    return scope.respond_object(stored, 201 if created else 200, out)
+    return await scope.respond_object(stored, 201 if created else 200, out)
 
 
 def check_uid(scope: Scope, uid: str, existing: dict[str, Any]) -> None:
