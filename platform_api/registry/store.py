@@ -220,6 +220,18 @@ class Store(Deletions):
         if labels is not None:
             labels(obj)
 
+    def receive(
+        self, obj: Obj, live: Obj | None, track: Track | None, default: bool = True
+    ) -> None:
+        """A write's object as admission sees it: defaulted as kube's decoding defaults
+        what the writer sent, in Go's shape, its ownership recorded.  (Large writes run
+        this, the kind's preparation and validation on a thread: ``heavy``.)"""
+        if default:
+            self.default(obj)
+        shape(obj, DECODED)
+        if track is not None:
+            track(live, obj)
+
     async def create(
         self,
         namespace: str,
@@ -232,19 +244,18 @@ class Store(Deletions):
     ) -> Stored:
         """kube's order: ownership is recorded for what the writer sent, then mutating
         admission, the kind's preparation and validation, validating admission."""
-        self.default(obj)  # as kube's decoding defaults what the writer sent
         track = track or self._writer_tracker("")
-        shape(obj, DECODED)  # admission and field tracking see the write as Go holds it
-        if track is not None:
-            await heavy.run(track, None, obj)
+        await heavy.run(self.receive, obj, None, track)
         if mutate is not None:
             obj = await mutate(obj, None)
         meta = obj.get("metadata", {})
         generated = bool(meta.get("generateName")) and not meta.get("name")
-        name = before_create(self.resource, self.strategy, namespace, obj, self.now())
+        now = self.now()
+        name = await heavy.run(before_create, self.resource, self.strategy, namespace, obj, now)
         if admit is not None:
             await admit(obj, None)
-        shape(obj)  # as stored: admission may have dropped some, and Protobuf nils lists
+        # as stored: admission may have dropped some, and Protobuf nils lists
+        await heavy.run(shape, obj)
         key = self.key(namespace, name)
         if dry_run:
             return self._dry_run_create(key, obj, name)

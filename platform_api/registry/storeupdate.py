@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from platform_api import errors, heavy
-from platform_api.codec.goshape import DECODED, set_revision, shape
+from platform_api.codec.goshape import set_revision, shape
 from platform_api.gotext import object_json
 from platform_api.registry.deletion import finishes_deletion
 from platform_api.registry.prepare import before_create, check_name, check_update, prepare_update
@@ -69,17 +69,15 @@ class Update:
             raise errors.not_found(store.resource.plural, store.resource.group, self.name)
         obj = await heavy.run(self.updated, None)
         obj.setdefault("metadata", {}).pop("resourceVersion", None)
-        store.default(obj)
-        shape(obj, DECODED)
-        if self.track is not None:
-            await heavy.run(self.track, None, obj)
+        await heavy.run(store.receive, obj, None, self.track)
         if self.mutate is not None:
             obj = await self.mutate(obj, None)
         check_name(obj, self.name)
-        before_create(store.resource, store.strategy, self.namespace, obj, store.now())
+        now = store.now()
+        await heavy.run(before_create, store.resource, store.strategy, self.namespace, obj, now)
         if self.admit is not None:
             await self.admit(obj, None)
-        shape(obj)
+        await heavy.run(shape, obj)
         set_revision(obj, "")  # its place in the JSON, as create() keeps it
         self.created = True
         return obj
@@ -92,20 +90,18 @@ class Update:
         # The decoder defaults what it decodes: the kind itself, as a /status body is
         # (other sub-resources' bodies are kinds of their own).
         main = self.strategy is store.strategy or self.subresource == "status"
-        if main:
-            store.default(obj)
-        shape(obj, DECODED)
-        if self.track is not None:  # before admission and the kind's preparation, as kube
-            await heavy.run(self.track, existing, obj)
+        # ownership before admission and the kind's preparation, as kube records it
+        await heavy.run(store.receive, obj, existing, self.track, main)
         if self.mutate is not None:
             obj = await self.mutate(obj, existing)
         where = (self.namespace, self.name)
-        prepare_update(store.resource, self.strategy, main, where, obj, existing)
+        rt, strategy = store.resource, self.strategy
+        await heavy.run(prepare_update, rt, strategy, main, where, obj, existing)
         denied = await self._denied(obj, existing)
-        check_update(store.resource, self.strategy, obj, existing, denied)
+        await heavy.run(check_update, rt, strategy, obj, existing, denied)
         if self.admit is not None:
             await self.admit(obj, existing)
-        shape(obj)
+        await heavy.run(shape, obj)
         if finishes_deletion(obj, store.resource.kind):
             set_revision(obj, str(stored.revision))
             raise Emptied(Stored(stored.key, stored.revision, object_json(obj)))
