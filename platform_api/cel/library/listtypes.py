@@ -9,10 +9,10 @@ schema, so ``self == oldSelf`` ignores the order of such lists anywhere inside. 
 on the left decides: ``['b', 'a'] == self.tags`` is a plain list's ordered comparison.
 
 Here values are plain lists and dicts.  ``rewriter`` finds, in a checked AST, the ``==``,
-``!=`` and ``+`` whose left operand is a schema-typed value (a path from ``self`` or
-``oldSelf``, through fields, indexes, comprehension variables and ``cel.bind``) whose
-type holds such lists, and calls the functions below instead, naming the operand's type
-by a key of ``register``.
+``!=``, ``+`` and ``in`` whose left operand is a schema-typed value (a path from ``self``
+or ``oldSelf`` through fields, indexes, comprehension variables, list literals and the
+lists macros build) whose type holds such lists, and calls the functions below instead,
+naming the operand's type by a key of ``register``.
 """
 
 from __future__ import annotations
