@@ -10,9 +10,10 @@ on the left decides: ``['b', 'a'] == self.tags`` is a plain list's ordered compa
 
 Here values are plain lists and dicts.  ``rewriter`` finds, in a checked AST, the ``==``,
 ``!=``, ``+`` and ``in`` whose left operand is a schema-typed value (a path from ``self``
-or ``oldSelf`` through fields, indexes, comprehension variables, list literals and the
-lists macros build) whose type holds such lists, and calls the functions below instead,
-naming the operand's type by a key of ``register``.
+or ``oldSelf`` through fields, optional fields, indexes, ``dyn``, optionals, ternaries,
+comprehension variables, list literals and the lists macros build) whose type holds such
+lists, and calls the functions below instead, naming the operand's type by a key of
+``register``.
 """
 
 from __future__ import annotations
@@ -233,6 +234,10 @@ def type_of(expr: Any, parents: tuple[Any, ...], roots: Mapping[str, Any]) -> An
     if kind != "call_expr":
         return None
     call = expr.call_expr
+    if call.function == "_?._" and len(call.args) == 2:  # self.?field
+        owner = type_of(call.args[0], here, roots)
+        field = call.args[1].const_expr.string_value
+        return _field_type(owner, field) if owner is not None and owner.kind == "object" else None
     if call.function in ("_[_]", "_[?_]") and len(call.args) == 2:
         owner = type_of(call.args[0], here, roots)
         return owner.elem if owner is not None and owner.kind in ("list", "map") else None
@@ -240,7 +245,7 @@ def type_of(expr: Any, parents: tuple[Any, ...], roots: Mapping[str, Any]) -> An
         return _TYPES.get(call.args[2].const_expr.string_value)
     if call.function == "_?_:_" and len(call.args) == 3:
         return type_of(call.args[1], here, roots) or type_of(call.args[2], here, roots)
-    if call.function == "optional.of" and len(call.args) == 1:
+    if call.function in ("optional.of", "dyn") and len(call.args) == 1:
         return type_of(call.args[0], here, roots)
     if call.function in ("value", "orValue") and call.HasField("target"):
         return type_of(call.target, here, roots)

@@ -73,6 +73,13 @@ RULES = [
     ("self.tags in [['b','a']]", True),
     ("['b','a'] in [self.tags]", False),
     ("self.items.map(i, i.sub)[0] == ['y','x']", True),
+    ("dyn(self.tags) == ['b','a']", True),
+    ("(size(self.tags) > 1 ? self.tags : self.tags2) == ['b','a']", True),
+    ("optional.of(self.tags).value() == ['b','a']", True),
+    ("[self.tags, self.tags2][1] == ['a','b']", True),
+    ("self.tags.slice(0, 2) == ['b','a']", False),  # a new, plain list
+    ("self.?tags.orValue([]) == ['b','a']", True),
+    ("self.?m.k.orValue([]) == ['y','x']", True),
 ]
 
 
