@@ -7,19 +7,25 @@ and the reload poll start on the reactor, and stop at reactor shutdown.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.apiserver.health import HealthCheck
-from platform_api.storage.encryption.config import EncryptionConfigError
-from platform_api.storage.encryption.dynamic import EncryptionAtRest
+
+if TYPE_CHECKING:
+    from platform_api.storage.encryption.dynamic import EncryptionAtRest
 
 
 def build_encryption(config: ServerConfig, reactor: Any) -> EncryptionAtRest | None:
-    """The storage transformer, or None (values stored as they are) without the flag."""
+    """The storage transformer, or None (values stored as they are) without the flag.
+    The providers (PyNaCl, the KMS plugins' gRPC) are imported only for a server that
+    encrypts: ~40 ms of every other start."""
     if not config.encryption_provider_config:
         return None
+    from platform_api.storage.encryption.config import EncryptionConfigError  # noqa: PLC0415
+    from platform_api.storage.encryption.dynamic import EncryptionAtRest  # noqa: PLC0415
+
     try:
         encryption = EncryptionAtRest(
             config.encryption_provider_config,

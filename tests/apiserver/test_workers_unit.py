@@ -193,3 +193,25 @@ def test_the_supervisor_parses_flags_without_loading_the_server() -> None:
             [sys.executable, "-c", code, data_dir], check=True, capture_output=True, text=True
         )
     assert loaded.stdout.strip() == "[]", loaded.stdout
+
+
+def test_a_server_on_lmdb_without_encryption_loads_no_etcd_or_kms_client() -> None:
+    """Every worker imports the whole server before it serves; the etcd client and the
+    encryption providers (gRPC, PyNaCl) are ~40 ms of that, and a server on LMDB that
+    does not encrypt uses neither.  The etcd package's names still resolve on use."""
+    code = (
+        "import sys\n"
+        "import platform_api.apiserver.tap, platform_api.apiserver.service\n"
+        "unused = ('grpc', 'nacl', 'platform_api.storage.encryption', "
+        "'platform_api.storage.etcd.client', 'platform_api.storage.etcd.proto')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(unused)))\n"
+        "from platform_api.storage.etcd import EtcdClient, proto, prefix_end\n"
+        "print(EtcdClient.__module__, proto.__name__, prefix_end(b'a'))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    )
+    assert loaded.stdout.splitlines() == [
+        "[]",
+        "platform_api.storage.etcd.client platform_api.storage.etcd.proto b'b'",
+    ]
