@@ -392,6 +392,10 @@ def test_kubectl_as_a_limited_user(rbac_server: Server) -> None:
     server, admin = rbac_server, session_for(rbac_server, cert=rbac_server.admin_cert)
     rb = binding("RoleBinding", "dave-view", ("ClusterRole", "view"), [user("dave")], "team-b")
     assert post(admin, server, RBAC + "/namespaces/team-b/rolebindings", rb).status_code == 201
+    for name in ("only", "other"):  # made by test_resource_names_limit_get_and_list too
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+        made = admin.post(server.url + "/api/v1/namespaces/team-b/configmaps", json=body)
+        assert made.status_code in (201, 409), made.text
     dave = token_kubeconfig(server, "t-dave")
     eventually(lambda: kubectl(dave, "get", "configmaps", "-n", "team-b").returncode == 0)
     out = kubectl(dave, "get", "configmaps", "-n", "team-b", "-o", "name").stdout.split()

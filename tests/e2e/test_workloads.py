@@ -248,7 +248,13 @@ def test_tables(server: Server, admin: requests.Session) -> None:
     assert [c["name"] for c in roles["columnDefinitions"]] == ["Name", "Created At"]
 
 
-def test_kubectl_get_columns(server: Server) -> None:
+def test_kubectl_get_columns(server: Server, admin: requests.Session) -> None:
+    namespace = make_namespace(admin, server, "columns").split("/")[4]
+    made = admin.post(
+        f"{server.url}/apis/apps/v1/namespaces/{namespace}/deployments",
+        json=deployment("d", containers=[{"name": "a", "image": "nginx"}]),
+    )
+    assert made.status_code == 201, made.text
     out = server.kubectl("get", "deployments", "-A").stdout.splitlines()
     assert out[0].split() == ["NAMESPACE", "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
 
