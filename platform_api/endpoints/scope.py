@@ -249,23 +249,34 @@ class Scope:
         a stored revision is encoded in Protobuf once (the server's message cache).  YAML
         (PyYAML writes about 1.5 MB a second) is written on a thread for a large object."""
         out = out or self.output()
+        # The stored bytes, when the answer is all of them as stored.
+        whole = stored if isinstance(stored, Stored) and out.view != "partial" else None
+        if self.ctx.render_group:
+            whole = None
+        if whole is not None and out.plain_json:
+            body = whole.data + b"\n"  # as encode() ends JSON
+        elif whole is not None and out.encoding == "cbor":
+            body = binary.cbor_object_body(self.handlers.cbor_items, whole)
+        else:
+            if out.encoding == "yaml" and isinstance(stored, Stored):
+                heavy.mark(self.handlers.reactor, len(stored.data))
+            body = await heavy.run(self._encoded, stored, out)
+        return finish(self.request, code, body, out.content_type, ctx=self.ctx, compressible=True)
+
+    def _encoded(self, stored: Stored | Obj, out: Output) -> bytes:
+        """The answer's body when the stored bytes are not it: the object decoded (once per
+        revision: ``Stored.object`` is shared), cut to its metadata for a partial view,
+        renamed for a client of the upstream groups, encoded.  On the request's thread
+        when it is large (a YAML answer of a large object)."""
         obj = stored.object if isinstance(stored, Stored) else stored
         if out.view == "partial":
             self.check_partial(out, is_list=False)
             stored = obj = partial_object(obj, out)
         if out.encoding == "protobuf":
             api_version = self.outgoing_api_version(obj.get("apiVersion", ""))
-            body = binary.object_body(self.handlers.messages, stored, api_version)
-        elif isinstance(stored, Stored) and out.plain_json and not self.ctx.render_group:
-            body = stored.data + b"\n"  # as encode() ends JSON
-        elif isinstance(stored, Stored) and out.encoding == "cbor" and not self.ctx.render_group:
-            body = binary.cbor_object_body(self.handlers.cbor_items, stored)
-        else:
-            fields = bytefields.for_object(obj) if out.encoding == "cbor" else None
-            if out.encoding == "yaml" and isinstance(stored, Stored):
-                heavy.mark(self.handlers.reactor, len(stored.data))
-            body = await heavy.run(encode, self.outgoing(obj), out.encoding, out.pretty, fields)
-        return finish(self.request, code, body, out.content_type, ctx=self.ctx, compressible=True)
+            return binary.object_body(self.handlers.messages, stored, api_version)
+        fields = bytefields.for_object(obj) if out.encoding == "cbor" else None
+        return encode(self.outgoing(obj), out.encoding, out.pretty, fields)
 
 
 def partial_object(obj: Obj, out: Output) -> Obj:
