@@ -100,7 +100,11 @@ class AdmissionChain:
         # keeps its converters current.
         self.equivalence = equivalence
         self.mutating_policies = mutating_policies
-        self.mutating: list[Mutating] = [p for p in plugins if hasattr(p, "admit")]  # type: ignore[misc]
+        mutating: list[Mutating] = [p for p in plugins if hasattr(p, "admit")]  # type: ignore[misc]
+        # kube allocates a Service's cluster IPs and node ports in its store (BeginCreate,
+        # BeginUpdate): after every mutation, webhooks' and policies' too, before validation.
+        self.mutating = [p for p in mutating if not getattr(p, "allocates", False)]
+        self.allocating = [p for p in mutating if getattr(p, "allocates", False)]
         validating: list[Validating] = [p for p in plugins if hasattr(p, "validate")]  # type: ignore[misc]
         # kube runs ResourceQuota (and AlwaysDeny) after the validating webhooks, so that
         # quota is charged only for what everything else admitted.
@@ -155,16 +159,18 @@ class AdmissionChain:
 
     async def _admit(self, scope: Scope, operation: str, obj: Obj | None, name: str) -> None:
         attrs = self.attributes(scope, operation, name)
-        await self._mutate_plugins(attrs, obj, None)
-        if obj is None or not self._extensions_mutate():
-            return
-        mutated = await self._mutate_extensions(scope, attrs, obj, None)
-        if mutated is not obj:
-            obj.clear()
-            obj.update(mutated)
+        await self._mutate_plugins(self.mutating, attrs, obj, None)
+        if obj is not None and self._extensions_mutate():
+            mutated = await self._mutate_extensions(scope, attrs, obj, None)
+            if mutated is not obj:
+                obj.clear()
+                obj.update(mutated)
+        await self._mutate_plugins(self.allocating, attrs, obj, None)
 
-    async def _mutate_plugins(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
-        for plugin in self._on(self.mutating, attrs.resource):
+    async def _mutate_plugins(
+        self, plugins: list[Mutating], attrs: Attributes, obj: Obj | None, old: Obj | None
+    ) -> None:
+        for plugin in self._on(plugins, attrs.resource):
             pending = plugin.admit(attrs, obj, old)
             if pending is not None:
                 await pending
@@ -200,7 +206,7 @@ class AdmissionChain:
 
     def mutator(self, scope: Scope) -> Mutate | None:
         """The mutating phase of an update, for the store's retry loop (None: nothing)."""
-        if not self.mutating and not self._extensions_mutate():
+        if not self.mutating and not self.allocating and not self._extensions_mutate():
             return None
 
         async def mutate(obj: Obj, old: Obj | None) -> Obj:
@@ -210,10 +216,11 @@ class AdmissionChain:
         async def mutate_once(obj: Obj, old: Obj | None, operation: str) -> Obj:
             name = obj.get("metadata", {}).get("name", "")
             attrs = self.attributes(scope, operation, name)
-            await self._mutate_plugins(attrs, obj, old)
-            if not self._extensions_mutate():
-                return obj
-            return await self._mutate_extensions(scope, attrs, obj, old)
+            await self._mutate_plugins(self.mutating, attrs, obj, old)
+            if self._extensions_mutate():
+                obj = await self._mutate_extensions(scope, attrs, obj, old)
+            await self._mutate_plugins(self.allocating, attrs, obj, old)
+            return obj
 
         return mutate
 

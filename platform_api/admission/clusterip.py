@@ -113,6 +113,7 @@ def address_object(ip: str, namespace: str, name: str) -> Obj:
 class ClusterIPAllocation:
     name = "ServiceClusterIPAllocation"
     resources = frozenset({("", "services")})
+    allocates = True  # after the webhooks and policies, as kube's Service store does
 
     def __init__(self, addresses: Store, cidrs: Store, primary: str, share: Share = (0, 1)) -> None:
         self._addresses = addresses

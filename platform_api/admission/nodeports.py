@@ -39,6 +39,7 @@ def needs_node_ports(spec: Obj) -> bool:
 class NodePortAllocation:
     name = "ServiceNodePortAllocation"
     resources = frozenset({("", "services")})
+    allocates = True  # after the webhooks and policies, as kube's Service store does
 
     def __init__(self, storage: Storage, services_prefix: bytes, share: Share = (0, 1)) -> None:
         self._storage = storage

@@ -34,7 +34,8 @@ def _plugins(ctx: PluginContext, share: Share) -> list[AdmissionPlugin]:
         for name in ctx.config.admission_plugins
         if name not in admission_plugins.CHAIN_PARTS
     ]
-    # Not kube admission plugins (kube allocates in the Service store): always on.
+    # Not kube admission plugins (kube allocates in the Service store): always on, and run
+    # after every mutation, the webhooks' and policies' too (their ``allocates``).
     services = ctx.stores[("", "v1", "services")]
     cluster_ips = ClusterIPAllocation(
         ctx.stores[(NETWORKING, "v1", "ipaddresses")],

@@ -68,3 +68,26 @@ def test_a_plugin_runs_only_for_the_kinds_it_names_and_in_the_chain_order() -> N
         "validate any configmaps",
         "validate any-again configmaps",
     ]
+
+
+class Allocating(Noting):
+    """A plugin of kube's store (a Service's addresses): runs after every mutation."""
+
+    allocates = True
+
+
+def test_allocating_plugins_run_after_the_other_mutations_on_every_path() -> None:
+    calls: list[str] = []
+    chain = AdmissionChain([Allocating("alloc", calls), Noting("plain", calls)])
+    mutate = chain.mutator(_scope("services"))
+    assert mutate is not None
+    run(mutate({"metadata": {"name": "x"}}, None))
+    run(chain.admit(_scope("services"), "DELETE", None))  # deletes and sub-resource creates
+    assert calls == [
+        "admit plain services",
+        "admit alloc services",
+        "admit plain services",
+        "admit alloc services",
+    ]
+    alone = AdmissionChain([Allocating("alloc", calls)])
+    assert alone.mutator(_scope("services")) is not None

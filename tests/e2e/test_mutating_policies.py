@@ -172,3 +172,66 @@ def test_mutations_see_the_kinds_defaults(server: Server, admin: requests.Sessio
     assert r.json()["type"] == "Opaque"
     for plural in ("mutatingadmissionpolicybindings", "mutatingadmissionpolicies"):
         assert admin.delete(f"{server.url}{API}/{plural}/defaults-seen").status_code == 200
+
+
+def _service_policy(name: str, label: str, *mutations: dict[str, Any]) -> dict[str, Any]:
+    body = policy(name, label, *mutations)
+    rules = body["spec"]["matchConstraints"]["resourceRules"]
+    rules[0]["resources"] = ["services"]
+    return body
+
+
+def test_a_services_addresses_are_allocated_after_the_mutations(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube allocates a Service's cluster IP and node ports in its store, after every
+    mutating policy and webhook: they see none on create, and one they set is the one
+    allocated (not a second address beside one allocated before them)."""
+    kubernetes = admin.get(f"{server.url}/api/v1/namespaces/default/services/kubernetes").json()
+    # In the range's static part, which random allocation leaves for last (KEP-3070).
+    picked = kubernetes["spec"]["clusterIP"].rsplit(".", 1)[0] + ".7"
+    saw = {
+        "patchType": "ApplyConfiguration",
+        "applyConfiguration": {
+            "expression": "Object{metadata: Object.metadata{annotations: {"
+            '"saw-cluster-ip": has(object.spec.clusterIP) ? "yes" : "no", '
+            '"saw-node-port": object.spec.ports.exists(p, has(p.nodePort)) ? "yes" : "no"}}}'
+        },
+    }
+    pick = {
+        "patchType": "ApplyConfiguration",
+        "applyConfiguration": {
+            "expression": f'Object{{spec: Object.spec{{clusterIP: "{picked}"}}}}'
+        },
+    }
+    bind(admin, server, _service_policy("map-saw", "svc-saw", saw))
+    bind(admin, server, _service_policy("map-pick", "svc-pick", pick))
+    url = f"{server.url}/api/v1/namespaces/default/services"
+
+    def service(name: str, label: str) -> dict[str, Any]:
+        meta = {"name": name, "labels": {"probe": label}}
+        spec = {"type": "NodePort", "ports": [{"port": 80}], "selector": {"app": name}}
+        return {"apiVersion": "v1", "kind": "Service", "metadata": meta, "spec": spec}
+
+    def annotated() -> bool:
+        r = admin.post(url + "?dryRun=All", json=service("dry", "svc-saw"))
+        return r.status_code == 201 and "saw-cluster-ip" in r.json()["metadata"]["annotations"]
+
+    eventually(annotated)
+    r = admin.post(url, json=service("seen", "svc-saw"))
+    assert r.status_code == 201, r.text
+    made = r.json()
+    assert made["metadata"]["annotations"] == {"saw-cluster-ip": "no", "saw-node-port": "no"}
+    assert made["spec"]["clusterIP"] and made["spec"]["ports"][0]["nodePort"]
+    r = admin.post(url, json=service("picked", "svc-pick"))
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["clusterIP"] == picked
+    assert r.json()["spec"]["clusterIPs"] == [picked]
+    addresses = admin.get(f"{server.url}/apis/networking.platform.io/v1/ipaddresses").json()
+    owners = {
+        a["metadata"]["name"]: a["spec"]["parentRef"]["name"]
+        for a in addresses["items"]
+        if a["spec"]["parentRef"]["namespace"] == "default"
+    }
+    assert owners[picked] == "picked"
+    assert sorted(owners.values()).count("picked") == 1  # no address left behind
