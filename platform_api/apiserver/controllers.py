@@ -22,7 +22,7 @@ from platform_api.apiserver.clusterinfo import root_ca_bundle
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.eventttl import EventTTL
 from platform_api.apiserver.legacytokentracking import LegacyTokenTracking
-from platform_api.authorization.interface import Authorizer, Decision
+from platform_api.authorization.interface import Authorizer, allows
 from platform_api.authorization.rbac.index import RuleIndex
 from platform_api.controllers import registry
 from platform_api.controllers.authtrust import AuthenticationInfo, AuthenticationTrust
@@ -95,8 +95,7 @@ def access_review(authorizer: Authorizer) -> Callable[[Obj], Awaitable[bool]]:
     """A SubjectAccessReview answered by this server's own authorizer chain."""
 
     async def review(spec: Obj) -> bool:
-        decision, _reason = await authorizer.authorize(subject_attributes(spec))
-        return decision is Decision.ALLOW
+        return await allows(authorizer, subject_attributes(spec))
 
     return review
 

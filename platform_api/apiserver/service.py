@@ -82,6 +82,7 @@ from platform_api.endpoints.scope import Handlers
 from platform_api.endpoints.tables import TableConvertor
 from platform_api.endpoints.watch import WatchStream
 from platform_api.registry.apiregistration import STORE_KEY as APISERVICES
+from platform_api.registry.policyparams import guard_param_access
 from platform_api.registry.rbacescalation import BINDINGS, ROLES, EscalationGuard
 from platform_api.registry.rbacescalation import GROUP as RBAC_GROUP
 from platform_api.registry.serviceresolver import ServiceResolver
@@ -271,6 +272,7 @@ class APIServerService(Service):
         for plural in (*ROLES, *BINDINGS):
             store = self.stores[(RBAC_GROUP, "v1", plural)]
             store.guard = EscalationGuard(self.rbac_index, handlers.authorizer, plural)
+        guard_param_access(self.stores, scheme.by_kind, handlers.authorizer)
         handlers.authenticator = authn.build(
             cfg,
             client_ca,

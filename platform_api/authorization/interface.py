@@ -56,6 +56,13 @@ class Authorizer(Protocol):
     def authorize(self, attrs: Attributes) -> Awaitable[tuple[Decision, str]]: ...
 
 
+async def allows(authorizer: Authorizer, attrs: Attributes) -> bool:
+    """Whether ``authorizer`` allows ``attrs``: a deny and no opinion both refuse, as the
+    server's own checks (escalation, policy parameters, reviews) treat them."""
+    decision, _reason = await authorizer.authorize(attrs)
+    return decision is Decision.ALLOW
+
+
 @dataclass
 class RuleSet:
     """What a user may do in a namespace, as SelfSubjectRulesReview reports it.

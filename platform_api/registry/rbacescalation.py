@@ -18,7 +18,7 @@ import orjson
 
 from platform_api import errors
 from platform_api.authentication.user import MASTERS, UserInfo
-from platform_api.authorization.interface import Attributes, Authorizer, Decision
+from platform_api.authorization.interface import Attributes, Authorizer, allows
 from platform_api.authorization.rbac import rules
 from platform_api.authorization.rbac.index import GROUP, RuleIndex
 
@@ -69,8 +69,7 @@ class EscalationGuard:
             resource=plural,
             name=name,
         )
-        decision, _ = await self.authorizer.authorize(attrs)
-        return decision is Decision.ALLOW
+        return await allows(self.authorizer, attrs)
 
     def _role_check(
         self, user: UserInfo, plural: str, namespace: str, obj: Obj, old: Obj | None

@@ -21,7 +21,7 @@ GROUP = "rbac.authorization.platform.io"
 def rbac_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("rbac")
     tokens = root / "tokens.csv"
-    tokens.write_text('t-carol,carol,1\nt-dave,dave,2,"devs"\n')
+    tokens.write_text('t-carol,carol,1\nt-dave,dave,2,"devs"\nt-erin,erin,3\n')
     server = start_server(
         root / "data", "--authorization-mode", "RBAC", "--token-auth-file", str(tokens)
     )
@@ -446,3 +446,110 @@ def test_impersonation_needs_the_impersonate_verb(rbac_server: Server) -> None:
     eventually(lambda: as_user("dave").status_code == 201)
     assert as_user("dave").json()["status"]["userInfo"]["username"] == "dave"
     assert as_user("erin").status_code == 403
+
+
+ADMISSION = "/apis/admissionregistration.platform.io/v1"
+
+
+def test_admission_policies_need_their_writer_to_read_the_parameters(rbac_server: Server) -> None:
+    """kube's policy storage: a policy's paramKind needs ``get`` on all its objects, a
+    binding's paramRef ``get`` on the one it names; answers as kube-apiserver's."""
+    server, admin = rbac_server, session_for(rbac_server, cert=rbac_server.admin_cert)
+    writer = {
+        "apiGroups": ["admissionregistration.platform.io"],
+        "resources": ["validatingadmissionpolicies", "validatingadmissionpolicybindings"],
+        "verbs": ["create", "update", "patch", "get"],
+    }
+    assert (
+        post(
+            admin, server, RBAC + "/clusterroles", role("ClusterRole", "vap-writer", [writer])
+        ).status_code
+        == 201
+    )
+    rb = binding("ClusterRoleBinding", "erin-vap", ("ClusterRole", "vap-writer"), [user("erin")])
+    assert post(admin, server, RBAC + "/clusterrolebindings", rb).status_code == 201
+    erin = session_for(server, token="t-erin")
+    rules = [
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE"],
+            "resources": ["secrets"],
+        }
+    ]
+    policy = {
+        "apiVersion": "admissionregistration.platform.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "erin-params"},
+        "spec": {
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "matchConstraints": {"resourceRules": rules},
+            "validations": [{"expression": "true"}],
+        },
+    }
+    who = "&{erin 3 [system:authenticated] map[]}"
+    eventually(
+        lambda: (
+            post(erin, server, ADMISSION + "/validatingadmissionpolicies", policy).status_code
+            == 422
+        )
+    )
+    refused = post(erin, server, ADMISSION + "/validatingadmissionpolicies", policy).json()
+    why = (
+        f'Forbidden: user {who} must have "get" permission on all objects of the referenced '
+        "paramKind (kind=ConfigMap, apiVersion=v1)"
+    )
+    assert refused == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "ValidatingAdmissionPolicy.admissionregistration.platform.io "
+        f'"erin-params" is invalid: spec.paramKind: {why}',
+        "reason": "Invalid",
+        "details": {
+            "name": "erin-params",
+            "group": "admissionregistration.platform.io",
+            "kind": "ValidatingAdmissionPolicy",
+            "causes": [
+                {"reason": "FieldValueForbidden", "message": why, "field": "spec.paramKind"}
+            ],
+        },
+        "code": 422,
+    }
+    assert (
+        post(admin, server, ADMISSION + "/validatingadmissionpolicies", policy).status_code == 201
+    )
+    vapb = {
+        "apiVersion": "admissionregistration.platform.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": "erin-params"},
+        "spec": {
+            "policyName": "erin-params",
+            "paramRef": {"name": "cfg", "namespace": "team-a", "parameterNotFoundAction": "Deny"},
+            "validationActions": ["Deny"],
+        },
+    }
+    r = post(erin, server, ADMISSION + "/validatingadmissionpolicybindings", vapb)
+    assert r.status_code == 422, r.text
+    assert r.json()["details"]["causes"] == [
+        {
+            "reason": "FieldValueForbidden",
+            "message": f'Forbidden: user {who} does not have "get" permission on the object '
+            "referenced by paramRef",
+            "field": "spec.paramRef",
+        }
+    ]
+    grant = role("Role", "erin-cm", [READ_CM], "team-a")
+    assert post(admin, server, RBAC + "/namespaces/team-a/roles", grant).status_code == 201
+    rb = binding("RoleBinding", "erin-cm", ("Role", "erin-cm"), [user("erin")], "team-a")
+    assert post(admin, server, RBAC + "/namespaces/team-a/rolebindings", rb).status_code == 201
+    eventually(
+        lambda: (
+            post(erin, server, ADMISSION + "/validatingadmissionpolicybindings", vapb).status_code
+            == 201
+        )
+    )
+    # One namespace's ConfigMaps are not all of them: the policy is still refused.
+    policy["metadata"]["name"] = "erin-params-2"
+    assert post(erin, server, ADMISSION + "/validatingadmissionpolicies", policy).status_code == 422
