@@ -44,6 +44,8 @@ async def _body(scope: Scope, kind: str, definition: str, api_version: str) -> O
 async def bind(scope: Scope) -> bytes:
     """``POST pods/<name>/binding``."""
     binding = await _body(scope, "Binding", BINDING, "v1")
+    # kube's handler admits before its storage sees the Binding.
+    await scope.handlers.admission.admit(scope, "CREATE", binding, scope.name)
     name = binding["metadata"].get("name") or ""  # kube does not take the URL's
     if name != scope.name:
         raise errors.bad_request("name in URL does not match name in Binding object")
@@ -51,11 +53,11 @@ async def bind(scope: Scope) -> bytes:
 
 
 async def bind_collection(scope: Scope) -> bytes:
-    """``POST bindings``: the older form, the pod named in the Binding."""
+    """``POST bindings``: the older form, the pod named in the Binding (a Binding without
+    a name is refused where kube's storage refuses it: after validation and admission)."""
     binding = await _body(scope, "Binding", BINDING, "v1")
-    name = binding["metadata"].get("name")
-    if not name:
-        raise errors.bad_request("Name parameter required.")
+    name = binding["metadata"].get("name") or ""
+    await scope.handlers.admission.admit(scope, "CREATE", binding, name)
     pods = scope.handlers.scheme.lookup("", "v1", "pods")
     assert pods is not None
     return await _bind(scope, binding, name, scope.handlers.store(pods))
@@ -70,8 +72,9 @@ async def _bind(scope: Scope, binding: Obj, name: str, pods: Store) -> bytes:
         errs.append(field.required("target.name"))
     if errs:  # kube's BindingREST returns them as a plain error: a bare 500
         raise errors.StatusError(500, "", field.aggregate(errs))
-    await scope.handlers.admission.admit(scope, "CREATE", binding, name)
     await scope.handlers.admission.validator(scope, "CREATE")(binding, None)
+    if not name:
+        raise errors.bad_request("Name parameter required.")  # kube's key of the pod
 
     def assign(existing: Obj | None) -> Obj:
         assert existing is not None

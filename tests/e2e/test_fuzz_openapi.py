@@ -198,13 +198,17 @@ class Checker:
 
 def _kube_5xx(response: Any) -> bool:
     """The 5xx kube-apiserver answers too: a get's malformed resourceVersion reaches storage
-    unparsed (500), a future one times out waiting (504 ResourceVersionTooLarge)."""
+    unparsed (500), a future one times out waiting (504 ResourceVersionTooLarge), a Binding
+    with no target node is a plain error of its storage (500 ``target.name: Required
+    value``, no reason; recorded from kube-apiserver v1.36)."""
     try:
         message = orjson.loads(response.content).get("message", "")
     except (orjson.JSONDecodeError, AttributeError):
         return False
     if response.status_code == 500:
-        return message.startswith("resourceVersion: Invalid value: ")
+        return message.startswith("resourceVersion: Invalid value: ") or (
+            message == "target.name: Required value"
+        )
     return response.status_code == 504 and "Too large resource version" in message
 
 

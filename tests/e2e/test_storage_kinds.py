@@ -409,6 +409,19 @@ def test_the_top_level_bindings_resource(server: Server, admin: requests.Session
             assert [got.status_code, got.json()["message"]] == EXPECTED[key], key
         listed = admin.get(u + BINDINGS)
         assert [listed.status_code, listed.json()["message"]] == EXPECTED["binding-list"]
+        # No target: kube's storage fails with a plain error, a 500 without a reason.
+        empty = admin.post(u + BINDINGS, json={})
+        assert [empty.status_code, empty.json()] == [
+            500,
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": "target.name: Required value",
+                "code": 500,
+            },
+        ]
     finally:
         admin.delete(u + PODS + "/bp?gracePeriodSeconds=0")
 
