@@ -182,19 +182,18 @@ def guard_param_access(
         rt = by_kind(group, version, kind)
         return None if rt is None else (rt.group, rt.plural)
 
+    # A binding's policy, from the policy store (its served versions share one storage).
+    policy_stores = {p: store for (g, _, p), store in stores.items() if g == GROUP}
     policies_of = dict(zip(BINDINGS, POLICIES, strict=True))
     for (group, _version, plural), store in stores.items():
         if group != GROUP or plural not in POLICIES + BINDINGS:
             continue
+        policies = policy_stores.get(policies_of.get(plural, ""))
 
-        def policy_of(name: str, policies: str = policies_of.get(plural, "")) -> Obj | None:
-            """A binding's policy, read from any served version's store (they share one)."""
-            for (g, _, p), found in stores.items():
-                if (g, p) == (GROUP, policies):
-                    try:
-                        return dict(found.get("", name).object)
-                    except errors.StatusError:
-                        return None
-            return None
+        def policy_of(name: str, policies: Any = policies) -> Obj | None:
+            try:
+                return None if policies is None else dict(policies.get("", name).object)
+            except errors.StatusError:
+                return None
 
         store.guard = ParamAccessGuard(store.resource, authorizer, resolve, policy_of)
