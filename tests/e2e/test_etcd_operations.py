@@ -1,11 +1,14 @@
 """Running on etcd (``--storage-backend=etcd3``): moving an LMDB data dir to etcd and
-back, TLS with client certificates, encryption at rest, an etcd outage, workers on
-etcd, and which replica leads the controllers."""
+back, TLS with client certificates, encryption at rest, an etcd outage, a member of a
+cluster that stops answering, workers on etcd, and which replica leads the controllers."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -14,7 +17,7 @@ import pytest
 from tests.e2e import crds
 from tests.e2e.conftest import replica, session_for, start_server
 from tests.e2e.etcd_replicas import holder
-from tests.storage.etcd_server import EtcdServer, etcd_binary, start_etcd
+from tests.storage.etcd_server import EtcdServer, etcd_binary, start_etcd, start_etcd_cluster
 
 pytestmark = pytest.mark.slow
 
@@ -224,3 +227,62 @@ def test_a_replica_stopped_gives_up_the_lease_and_its_successor_leads_at_once(
         assert taken and time.monotonic() - started < 12
     finally:
         second.stop()
+
+
+def test_a_member_that_stops_answering_is_passed_over(tmp_path: Path) -> None:
+    """A three-member etcd, and the member the server talks to stops (SIGSTOP: its
+    connections stay open, nothing answers; a hung or cut-off member looks the same).
+    At most the write already sent to it fails, at its deadline; the rest go to the next
+    member, and a watch begun before sees every write that succeeded, in order."""
+    members = start_etcd_cluster(str(tmp_path / "etcd"), 3, fsync=False)
+    endpoints = ",".join(member.endpoint for member in members)
+    server = start_server(
+        tmp_path / "data", "--storage-backend", "etcd3", "--etcd-servers", endpoints
+    )
+    try:
+        session = session_for(server, cert=server.admin_cert)
+        url = f"{server.base_url}/api/v1/namespaces/default/configmaps"
+        rv = session.get(url).json()["metadata"]["resourceVersion"]
+        seen: list[str] = []
+
+        def watch() -> None:
+            params = {"watch": "1", "resourceVersion": rv, "timeoutSeconds": "60"}
+            with session_for(server, cert=server.admin_cert).get(
+                url, params=params, stream=True
+            ) as response:
+                for line in response.iter_lines():
+                    if line:
+                        seen.append(json.loads(line)["object"]["metadata"]["name"])
+                    if seen[-1:] == ["after-3"]:  # the last write (only the first may fail)
+                        return
+
+        made: list[str] = []
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        time.sleep(0.5)
+        assert session.post(url, json={"metadata": {"name": "before"}}).status_code == 201
+        made.append("before")
+        assert members[0].process is not None
+        os.kill(members[0].process.pid, signal.SIGSTOP)  # the first endpoint: the one in use
+        started = time.monotonic()
+        failed = []
+        for i in range(4):
+            name = f"after-{i}"
+            response = session.post(url, json={"metadata": {"name": name}}, timeout=30)
+            if response.status_code == 201:
+                made.append(name)
+                continue
+            failed.append(name)
+            assert response.status_code == 500
+            assert (
+                response.json()["message"] == "Internal error occurred: context deadline exceeded"
+            )
+        # Only a write sent before the member was found out fails; one deadline, then on.
+        assert failed in ([], ["after-0"])
+        assert time.monotonic() - started < 20
+        watcher.join(timeout=30)
+        assert seen == made
+    finally:
+        server.stop()
+        for member in members:
+            member.stop()

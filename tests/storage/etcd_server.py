@@ -66,7 +66,8 @@ class TLSFiles:
 
 @dataclass
 class EtcdServer:
-    """One single-member etcd; ``endpoint`` is the client URL (http:// or https://)."""
+    """One etcd member, by itself unless ``cluster`` names its peers (``--initial-cluster``);
+    ``endpoint`` is the client URL (http:// or https://)."""
 
     data_dir: str
     tls: TLSFiles | None = None
@@ -75,7 +76,13 @@ class EtcdServer:
     max_request_bytes: int = 1536 * 1024
     port: int = field(default_factory=free_port)
     peer_port: int = field(default_factory=free_port)
+    name: str = "test"
+    cluster: str = ""
     process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def peer(self) -> str:
+        return f"http://127.0.0.1:{self.peer_port}"
 
     @property
     def endpoint(self) -> str:
@@ -83,16 +90,16 @@ class EtcdServer:
         return f"{scheme}://127.0.0.1:{self.port}"
 
     def _args(self) -> list[str]:
-        peer = f"http://127.0.0.1:{self.peer_port}"
+        peer = self.peer
         args = [
             etcd_binary(),
-            "--name=test",
+            f"--name={self.name}",
             f"--data-dir={self.data_dir}",
             f"--listen-client-urls={self.endpoint}",
             f"--advertise-client-urls={self.endpoint}",
             f"--listen-peer-urls={peer}",
             f"--initial-advertise-peer-urls={peer}",
-            f"--initial-cluster=test={peer}",
+            f"--initial-cluster={self.cluster or f'{self.name}={peer}'}",
             "--log-level=error",
             f"--max-request-bytes={self.max_request_bytes}",
             f"--experimental-watch-progress-notify-interval={self.progress_notify_interval}",
@@ -109,10 +116,18 @@ class EtcdServer:
         return args
 
     def start(self, timeout: float = 20.0) -> EtcdServer:
+        self.launch()
+        return self.wait_healthy(timeout)
+
+    def launch(self) -> None:
         log = open(f"{self.data_dir}.log", "ab")  # noqa: SIM115 - the child keeps it
         self.process = subprocess.Popen(self._args(), stdout=log, stderr=log)
         log.close()
         atexit.register(self.stop)  # a caller that exits early (task.react) leaves no etcd
+
+    def wait_healthy(self, timeout: float = 20.0) -> EtcdServer:
+        """Wait until it answers /health (a cluster's members: once they have a leader)."""
+        assert self.process is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -145,6 +160,7 @@ class EtcdServer:
         process, self.process = self.process, None
         if process is None or process.poll() is not None:
             return
+        process.send_signal(signal.SIGCONT)  # a member a test stopped (SIGSTOP) ends too
         process.send_signal(signal.SIGTERM)
         try:
             process.wait(10)
@@ -184,3 +200,23 @@ def start_etcd(root: str | None = None, *, tls: bool = False, **options: object)
         files = etcd_pki(f"{data_dir}-pki")
     server = EtcdServer(data_dir, tls=files, **options)  # type: ignore[arg-type]
     return server.start()
+
+
+def start_etcd_cluster(root: str, size: int = 3, **options: object) -> list[EtcdServer]:
+    """A cluster of ``size`` members under ``root``, started together (none is healthy
+    before a quorum is up); the caller stops each."""
+    members = [
+        EtcdServer(os.path.join(root, f"m{i}"), name=f"m{i}", **options)  # type: ignore[arg-type]
+        for i in range(size)
+    ]
+    os.makedirs(root, exist_ok=True)
+    cluster = ",".join(f"{m.name}={m.peer}" for m in members)
+    for member in members:
+        member.cluster = cluster
+        member.launch()
+    try:
+        return [member.wait_healthy() for member in members]
+    except BaseException:
+        for member in members:
+            member.stop()
+        raise

@@ -1,7 +1,9 @@
 """One HTTP/2 connection to an etcd member as a Twisted protocol: every gRPC call a stream
 on it (grpcwire.py speaks the protocol), its messages and its end handed to the call's
-handler on the reactor.  Keepalive pings find a peer that went silent; a lost connection
-ends every call on it with UNAVAILABLE.
+handler on the reactor.  The connection is ready once etcd has greeted it (its HTTP/2
+SETTINGS), as gRPC counts one ready.  Keepalive pings find a peer that went silent, and a
+probe (a ping with a short deadline) finds one sooner when a call on it ran out of time; a
+lost connection ends every call on it with UNAVAILABLE.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from twisted.internet.defer import Deferred
+from twisted.internet.error import ConnectError
 from twisted.internet.protocol import Protocol as TwistedProtocol
 from twisted.python.failure import Failure
 
@@ -83,6 +87,8 @@ class GrpcChannel(TwistedProtocol):
         self._keepalive: Any = None
         self._ping_deadline: Any = None
         self._flush_call: Any = None
+        # Fires with this channel when etcd's SETTINGS arrive; fails if the connection ends first.
+        self.greeting: Deferred[GrpcChannel] = Deferred()
 
     @property
     def usable(self) -> bool:
@@ -148,6 +154,8 @@ class GrpcChannel(TwistedProtocol):
                 # Streams it did not take may go elsewhere.
                 for stream_id in [s for s in self.calls if s > event.last_stream_id]:
                     self.calls.pop(stream_id).ended(UNAVAILABLE, "etcd went away")
+        if self.wire.greeted and not self.greeting.called:
+            self.greeting.callback(self)
         if self.wire.going_away and not self.calls:
             self._send()  # what the wire owes the peer, before the close
             self.transport.loseConnection()  # type: ignore[union-attr]
@@ -160,6 +168,8 @@ class GrpcChannel(TwistedProtocol):
             if timer is not None and timer.active():
                 timer.cancel()
         self._end_all(f"etcd connection lost: {reason.getErrorMessage()}")
+        if not self.greeting.called:
+            self.greeting.errback(ConnectError(string="etcd closed the connection unanswered"))
 
     def _end_all(self, detail: str) -> None:
         self.lost = True
@@ -167,10 +177,26 @@ class GrpcChannel(TwistedProtocol):
         for handler in calls.values():
             handler.ended(UNAVAILABLE, detail)
 
-    def _ping(self) -> None:
+    def probe(self, timeout: float) -> None:
+        """Ping now; no answer within ``timeout`` drops the connection (as a keepalive
+        ping unanswered does).  A call that outlived its deadline here makes the peer
+        suspect: a stopped or cut-off member holds its connection open, and keepalive
+        alone would take up to KEEPALIVE + KEEPALIVE_TIMEOUT to notice."""
+        if self.lost:
+            return
+        pending = self._ping_deadline
+        if pending is not None and pending.active():
+            if pending.getTime() - self.reactor.seconds() <= timeout:
+                return  # the ping out already ends sooner
+            pending.cancel()
+        if self._keepalive is not None and self._keepalive.active():
+            self._keepalive.cancel()
+        self._ping(timeout)
+
+    def _ping(self, timeout: float = KEEPALIVE_TIMEOUT) -> None:
         self.wire.ping(b"keepaliv")
         self.flush()
-        self._ping_deadline = self.reactor.callLater(KEEPALIVE_TIMEOUT, self._silent)
+        self._ping_deadline = self.reactor.callLater(timeout, self._silent)
 
     def _pong(self) -> None:
         if self._ping_deadline is not None and self._ping_deadline.active():

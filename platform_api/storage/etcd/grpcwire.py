@@ -94,6 +94,7 @@ class GrpcConnection:
         self._decoded: dict[bytes, list[tuple[bytes, bytes]]] = {}
         self._next_stream = 1
         self.going_away = False  # GOAWAY received, or stream ids ran out: no new calls here
+        self.greeted = False  # the peer's first SETTINGS arrived: its HTTP/2 side is up
         # The peer's windows for what we send, and its largest frame.
         self._peer_initial = http2.DEFAULT_WINDOW
         self._send_window = http2.DEFAULT_WINDOW
@@ -329,6 +330,7 @@ class GrpcConnection:
                     self._windows[stream_id] += delta
             elif key == http2.MAX_FRAME_SIZE:
                 self._max_frame = value
+        self.greeted = True
         self._out += http2.frame(http2.SETTINGS, http2.ACK, 0)
         self._flush_all()
 

@@ -9,6 +9,13 @@ ms now, on our own HTTP/2 framing).  On the reactor a call is an HTTP/2 stream, 
 A call goes to the endpoint that last answered and moves on when it cannot be made there:
 reads always; writes only when no connection could be made (nothing was sent, so the write
 cannot happen twice).  Otherwise the caller sees ``Unavailable`` and decides (a CAS re-reads).
+A connection counts as made once etcd has greeted it, so a member that takes connections
+but does not answer (stopped, hung, cut off behind a proxy) is passed over, as gRPC passes
+over a connection that is not ready.  A call that fails on the endpoint that last answered
+(its connection lost, or no answer by the deadline) moves the next calls on to the next
+endpoint, and a deadline probes that connection: etcd's client spreads calls over every
+endpoint, so one hung member costs kube a share of its calls until keepalive drops it;
+here it costs the calls already sent to it.
 """
 
 from __future__ import annotations
@@ -44,6 +51,10 @@ log = Logger()
 # kube traces an etcd request slower than this (its "took too long" warnings): one that
 # waits this long is the storage's, not the server's, and the log says which.
 SLOW_CALL = 1.0
+# Seconds a new connection has for etcd's HTTP/2 greeting (a member's SETTINGS come at once).
+HANDSHAKE = 3.0
+# Seconds a connection has to answer a ping once a call on it ran past its deadline.
+PROBE_TIMEOUT = 2.0
 
 
 @dataclass(frozen=True)
@@ -140,8 +151,25 @@ class Transport:
         if target.scheme == "https":
             endpoint = wrapClientTLS(self._tls_options(target), endpoint)
         made = connectProtocol(endpoint, GrpcChannel(target, self.reactor))
+        made.addCallback(self._greeted)
         made.addBoth(self._connected, index)
         return waiter
+
+    def _greeted(self, channel: GrpcChannel) -> defer.Deferred[GrpcChannel]:
+        """``channel`` once etcd has greeted it; ConnectError (nothing sent) if it does not
+        within HANDSHAKE seconds."""
+        limit = min(HANDSHAKE, self.timeout)
+
+        def failed(failure: Failure) -> Failure:
+            if not channel.lost:
+                channel.transport.abortConnection()  # type: ignore[union-attr]
+            if failure.check(defer.TimeoutError):
+                why = f"etcd did not answer the connection within {limit:g}s"
+                return Failure(ConnectError(string=why))
+            return failure
+
+        greeting = channel.greeting.addTimeout(limit, self.reactor)
+        return greeting.addErrback(failed)
 
     def _connected(self, result: GrpcChannel | Failure, index: int) -> None:
         waiters, self._connecting[index] = self._connecting[index] or [], None
@@ -205,12 +233,24 @@ class Transport:
                 continue
             except CallFailed as e:
                 detail = e.detail
+                self._suspect(index, e.code)
                 if e.code == UNAVAILABLE and read_only:
                     continue
                 raise from_status(e.code, e.detail) from None
             self.current = index
             return response
         raise Unavailable(f"no etcd endpoint answered: {detail}", UNAVAILABLE)
+
+    def _suspect(self, index: int, code: int) -> None:
+        """A call on ``index`` lost its connection or ran out of time: the next calls start
+        at the next endpoint, and a silent connection is probed."""
+        if code not in (UNAVAILABLE, DEADLINE_EXCEEDED):
+            return  # etcd answered (a compaction, a size limit): the member is fine
+        if self.current == index:
+            self.current = (index + 1) % len(self.targets)
+        channel = self._channels[index]
+        if code == DEADLINE_EXCEEDED and channel is not None and channel.usable:
+            channel.probe(PROBE_TIMEOUT)
 
     def call_blocking(self, path: str, request: Any) -> Any:
         """A unary call on a socket of its own, waited for: only at start, before the
