@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from twisted.internet import defer
-from twisted.internet.endpoints import HostnameEndpoint, connectProtocol, wrapClientTLS
+from twisted.internet.endpoints import HostnameEndpoint, wrapClientTLS
 from twisted.internet.error import ConnectError
+from twisted.internet.protocol import Factory
 from twisted.internet.ssl import Certificate, optionsForClientTLS
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -106,6 +107,19 @@ class CallFailed(Exception):
         self.code, self.detail = code, detail
 
 
+class _QuietFactory(Factory):
+    """Builds the one channel of a connection attempt, without Twisted's "Starting
+    factory" log lines (two per connection, many while a member comes and goes)."""
+
+    noisy = False
+
+    def __init__(self, channel: GrpcChannel) -> None:
+        self.channel = channel
+
+    def buildProtocol(self, addr: Any) -> GrpcChannel:
+        return self.channel
+
+
 class Transport:
     """The endpoints' connections; ``call`` is a unary call with failover."""
 
@@ -150,7 +164,7 @@ class Transport:
         endpoint: Any = HostnameEndpoint(self.reactor, target.host, target.port, self.timeout)
         if target.scheme == "https":
             endpoint = wrapClientTLS(self._tls_options(target), endpoint)
-        made = connectProtocol(endpoint, GrpcChannel(target, self.reactor))
+        made = endpoint.connect(_QuietFactory(GrpcChannel(target, self.reactor)))
         made.addCallback(self._greeted)
         made.addBoth(self._connected, index)
         return waiter
