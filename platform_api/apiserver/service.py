@@ -90,7 +90,7 @@ from platform_api.registry.strategy import GenericStrategy
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.types import outbound_group
-from platform_api.storage.interface import Event
+from platform_api.storage.interface import UNREACHABLE, Event, StorageError
 from platform_api.storage.watch import WatchHub
 
 log = Logger()
@@ -140,7 +140,14 @@ class APIServerService(Service):
         cfg = self.config
         reactor: Any = self.reactor
         self.encryption = build_encryption(cfg, reactor)  # --encryption-provider-config
-        self.backend = open_backend(cfg, reactor, self.encryption)
+        try:
+            self.backend = open_backend(cfg, reactor, self.encryption)
+        except StorageError as e:
+            if e.code != UNREACHABLE:
+                raise
+            # kube-apiserver's end when its storage never answered: one line, exit 1.
+            log.critical("command failed: the storage did not answer: {error}", error=str(e))
+            raise SystemExit(1) from None
         self.storage = self.backend.storage
         self.hub = WatchHub(self.storage, self.reactor)
         self.storage.on_commit = self.hub.committed

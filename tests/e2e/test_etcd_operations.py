@@ -286,3 +286,31 @@ def test_a_member_that_stops_answering_is_passed_over(tmp_path: Path) -> None:
         server.stop()
         for member in members:
             member.stop()
+
+
+def test_a_server_started_before_etcd_waits_for_it(tmp_path: Path) -> None:
+    """Started together (compose, systemd), etcd may answer a moment after the server
+    starts: the start waits for it, as kube's waits out its 20 s dial timeout."""
+    (tmp_path / "etcd").mkdir()
+    etcd = EtcdServer(str(tmp_path / "etcd" / "data"), fsync=False)
+    later = threading.Timer(2.0, etcd.start)
+    later.start()
+    try:
+        server = start_server(
+            tmp_path / "data", "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint
+        )
+        try:
+            session = session_for(server, cert=server.admin_cert)
+            made = session.post(
+                f"{server.base_url}/api/v1/namespaces/default/configmaps",
+                json={"metadata": {"name": "after-the-wait"}},
+            )
+            assert made.status_code == 201
+            assert server.log is not None
+            log = server.log.read_text()
+            assert "waiting up to 20s for etcd: no etcd endpoint answered: " in log
+        finally:
+            server.stop()
+    finally:
+        later.join()
+        etcd.stop()

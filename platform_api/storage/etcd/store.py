@@ -30,7 +30,7 @@ from platform_api.storage.etcd import proto
 from platform_api.storage.etcd.batch import Batched
 from platform_api.storage.etcd.cache import WatchCache, event_type
 from platform_api.storage.etcd.client import EtcdClient
-from platform_api.storage.etcd.errors import Compacted, EtcdError, storage_call
+from platform_api.storage.etcd.errors import Compacted, EtcdError, Unavailable, storage_call
 from platform_api.storage.etcd.kv import RangeResult, Status, prefix_end
 from platform_api.storage.etcd.layout import KeyLayout
 from platform_api.storage.etcd.through import ReadThrough, progress_trusted
@@ -367,13 +367,33 @@ class EtcdStorage:
         return previous
 
 
-def _status_blocking(client: EtcdClient) -> Status:
-    """etcd's status (its version), waited for: only at start."""
+# kube-apiserver's etcd dial timeout: a start waits this long for etcd, then fails.
+START_WAIT = 20.0
+
+
+def _status_blocking(
+    client: EtcdClient,
+    wait: float = START_WAIT,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> Status:
+    """etcd's status (its version), waited for: only at start.  etcd started beside the
+    server may answer a moment later, so a start retries for ``wait`` seconds, as kube's
+    waits out its dial timeout before it fails ("context deadline exceeded")."""
     path = "/etcdserverpb.Maintenance/Status"
-    try:
-        return Status.decode(client.transport.call_blocking(path, proto.StatusRequest()))
-    except EtcdError as e:
-        raise StorageError(UNREACHABLE, b"", e.message) from None
+    deadline, waited = clock() + wait, False
+    while True:
+        try:
+            return Status.decode(client.transport.call_blocking(path, proto.StatusRequest()))
+        except Unavailable as e:
+            if clock() >= deadline:
+                raise StorageError(UNREACHABLE, b"", e.message) from None
+            if not waited:
+                log.warn("waiting up to {wait:g}s for etcd: {error}", wait=wait, error=e.message)
+                waited = True
+            sleep(0.5)
+        except EtcdError as e:
+            raise StorageError(UNREACHABLE, b"", e.message) from None
 
 
 def _range_blocking(

@@ -14,7 +14,8 @@ from twisted.logger import globalLogPublisher
 
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.layout import KeyLayout
-from platform_api.storage.etcd.store import EtcdStorage
+from platform_api.storage.etcd.store import EtcdStorage, _status_blocking
+from platform_api.storage.interface import UNREACHABLE, StorageError
 from tests.storage.etcd_server import EtcdServer, start_etcd
 
 
@@ -97,3 +98,20 @@ async def test_stopping_while_the_watch_waits_to_retry_logs_no_failure(etcd: Etc
     finally:
         globalLogPublisher.removeObserver(observe)
     assert failures == []
+
+
+def test_a_start_waits_for_etcd_then_fails_with_what_it_last_heard(down_endpoint: str) -> None:
+    """kube's start waits out its etcd dial timeout (20 s) before it gives up; so does
+    this one (its clock and sleep are the test's here; the e2e waits for a real etcd)."""
+    client = EtcdClient([down_endpoint], reactor)
+    now, slept = [0.0], []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    with pytest.raises(StorageError) as caught:
+        _status_blocking(client, wait=2.0, sleep=sleep, clock=lambda: now[0])
+    assert caught.value.code == UNREACHABLE
+    assert str(caught.value).startswith("no etcd endpoint answered: [Errno 111]")
+    assert slept == [0.5, 0.5, 0.5, 0.5]
