@@ -105,7 +105,11 @@ WAKE_GAP = 0.002
 class WakeSiblings(DatagramProtocol):
     """Commit notifications between workers: a datagram to every sibling on a commit,
     coalesced (WAKE_GAP); a received one makes this worker read the change log at once.
-    Datagrams other than a wake (``!``) go to ``on_message`` (the metrics exchange)."""
+    Datagrams other than a wake (``!``) go to ``on_message`` (the metrics exchange).
+
+    Only a sibling's wake socket is heard: loopback UDP ports are open to every local
+    process, and one that is not a sibling cannot send from a sibling's bound port
+    (spoofing a source needs raw sockets, i.e. root), so anything else is dropped."""
 
     noisy = False
     on_message: Callable[[bytes, Any], None] | None = None
@@ -118,6 +122,7 @@ class WakeSiblings(DatagramProtocol):
         self._targets = [
             ("127.0.0.1", port) for i, port in enumerate(slot.wake_ports) if i != slot.index
         ]
+        self._siblings = frozenset(self._targets)
         self._last_wake = float("-inf")
         self._next_wake: IDelayedCall | None = None
 
@@ -156,6 +161,8 @@ class WakeSiblings(DatagramProtocol):
                 self.transport.write(data, target)
 
     def datagramReceived(self, datagram: bytes, addr: Any) -> None:
+        if addr not in self._siblings:
+            return
         if datagram != b"!":
             if self.on_message is not None:
                 self.on_message(datagram, addr)

@@ -215,3 +215,22 @@ def test_a_server_on_lmdb_without_encryption_loads_no_etcd_or_kms_client() -> No
         "[]",
         "platform_api.storage.etcd.client platform_api.storage.etcd.proto b'b'",
     ]
+
+
+def test_only_a_siblings_datagrams_are_heard() -> None:
+    """Any local process can send to a loopback port: a wake, a metrics question or a
+    reset from one that is not a sibling's wake socket does nothing."""
+    clock = Clock()
+    woken: list[int] = []
+    siblings = WakeSiblings(WorkerSlot(0, 2, 3, 4, 5, (1000, 1001)), lambda: woken.append(1), clock)
+    messages: list[bytes] = []
+    siblings.on_message = lambda data, _: messages.append(data)
+    for stranger in [("127.0.0.1", 4242), ("127.0.0.1", 1000), ("10.0.0.1", 1001)]:
+        for datagram in (b"!", b"?token", b"~"):
+            siblings.datagramReceived(datagram, stranger)
+    clock.advance(0)
+    assert (woken, messages) == ([], [])
+    siblings.datagramReceived(b"!", ("127.0.0.1", 1001))
+    siblings.datagramReceived(b"?token", ("127.0.0.1", 1001))
+    clock.advance(0)
+    assert (woken, messages) == ([1], [b"?token"])

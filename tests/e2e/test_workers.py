@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import struct
 import threading
 import time
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from platform_api.apiserver.workerslot import PORTS_ENV
 from tests.e2e.conftest import Server, session_for, start_server
 
 pytestmark = pytest.mark.slow
@@ -310,3 +312,23 @@ def test_a_worker_killed_mid_write_loses_no_acknowledged_write(workers: Server) 
     assert len(acknowledged) > 20
     missing = {n: rv for n, rv in acknowledged.items() if stored.get(n) != rv}
     assert missing == {}
+
+
+def test_a_local_process_that_is_not_a_worker_is_not_heard(workers: Server) -> None:
+    """The workers' commit and metrics datagrams go over loopback UDP, which any local
+    process can reach: one that is not a worker gets no answer and resets nothing."""
+    session = fresh(workers)
+    missing = f"{workers.base_url}/api/v1/namespaces/default/secrets/gone"
+    assert session.get(missing).status_code == 404
+    before = _secret_404s(session, workers)
+    pids = [state["pid"] for state in states(workers).values()]
+    environ = Path(f"/proc/{pids[0]}/environ").read_bytes().split(b"\0")
+    ports = next(v for k, _, v in (e.partition(b"=") for e in environ) if k == PORTS_ENV.encode())
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as stranger:
+        stranger.settimeout(1.0)
+        for port in ports.split(b","):
+            stranger.sendto(b"~", ("127.0.0.1", int(port)))  # a metrics reset
+            stranger.sendto(b"?probe", ("127.0.0.1", int(port)))  # a metrics question
+            with pytest.raises(TimeoutError):
+                stranger.recvfrom(100)
+    assert _secret_404s(session, workers) >= before
