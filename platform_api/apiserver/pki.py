@@ -21,6 +21,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from platform_api.privatefiles import private_dir
+
 ADMIN_USER = "platform-admin"
 ADMIN_GROUP = "system:masters"
 CLUSTER_NAME = "platform"
@@ -170,7 +172,7 @@ def serving_names(bind_address: str) -> list[x509.GeneralName]:
 
 def ensure_pki(cert_dir: str, bind_address: str) -> Paths:
     """Create whatever of the default PKI is missing or expiring; returns its paths."""
-    os.makedirs(cert_dir, mode=0o700, exist_ok=True)
+    private_dir(cert_dir, ours=False)  # --cert-dir may name it
     paths = Paths.under(cert_dir)
     ca = _ca(paths)
     _leaf(
@@ -233,7 +235,7 @@ def ensure_service_account_key(cert_dir: str) -> str:
     """The key that signs service-account tokens when no flag names one (RSA, as kubeadm's)."""
     path = os.path.join(cert_dir, "sa.key")
     if not os.path.exists(path):
-        os.makedirs(cert_dir, mode=0o700, exist_ok=True)
+        private_dir(cert_dir, ours=False)  # --cert-dir may name it
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         _write(path, _key_pem(key), private=True)
     return path

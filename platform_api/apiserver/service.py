@@ -81,6 +81,7 @@ from platform_api.controllers.base import Controller
 from platform_api.endpoints.scope import Handlers
 from platform_api.endpoints.tables import TableConvertor
 from platform_api.endpoints.watch import WatchStream
+from platform_api.privatefiles import private_dir
 from platform_api.registry.apiregistration import STORE_KEY as APISERVICES
 from platform_api.registry.policyparams import guard_param_access
 from platform_api.registry.rbacescalation import BINDINGS, ROLES, EscalationGuard
@@ -127,7 +128,8 @@ class APIServerService(Service):
         self.siblings: WakeSiblings | None = None  # the other workers' wake sockets
         self.loopback_token = loopback.loopback_token()
         run_dir = os.path.join(config.data_dir, "run")
-        os.makedirs(run_dir, exist_ok=True)
+        private_dir(config.data_dir, ours=False)
+        private_dir(run_dir)
         # The processes sharing the data directory bootstrap in turn, and one of them at a
         # time (the holder of the leader lock) runs the controllers and the compactor.
         self.bootstrap_lock = ProcessLock(os.path.join(run_dir, "bootstrap.lock"), self.reactor)

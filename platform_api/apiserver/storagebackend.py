@@ -19,6 +19,7 @@ from twisted.python.threadpool import ThreadPool
 
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.storageoptions import ETCD3
+from platform_api.privatefiles import private_dir
 from platform_api.storage.lmdb_process import WriterProcess
 from platform_api.storage.lmdb_space import INITIAL_MAP_SIZE
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
@@ -69,7 +70,7 @@ class _WriterPool(ThreadPool):
 
 class LMDBBackend(Backend):
     def __init__(self, cfg: ServerConfig, reactor: Any, transformer: Any) -> None:
-        os.makedirs(cfg.data_dir, exist_ok=True)
+        private_dir(cfg.data_dir, ours=False)
         # A modest map that grows on demand up to --lmdb-map-size (storage/lmdb_space.py).
         initial = min(cfg.lmdb_map_size, INITIAL_MAP_SIZE)
         path = os.path.join(cfg.data_dir, "db")

@@ -32,6 +32,7 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
 from platform_api.apiserver.metrics import REGISTRY, reset
+from platform_api.privatefiles import private_dir
 
 log = Logger()
 SNAPSHOT_DIR = os.path.join("run", "metrics")
@@ -131,7 +132,7 @@ class MetricsExchange:
     ) -> None:
         self.index, self.count = index, count
         self.folder = os.path.join(data_dir, SNAPSHOT_DIR)
-        os.makedirs(self.folder, exist_ok=True)
+        private_dir(self.folder)
         self.reactor = reactor
         self.send = send
         self._waiting: dict[bytes, tuple[Deferred[None], set[int]]] = {}

@@ -37,6 +37,7 @@ from platform_api.apiserver.workerslot import (
     STATUS_FILE,
     WORKER_ENV,
 )
+from platform_api.privatefiles import private_dir
 
 log = Logger()
 # Child descriptors: 0-2 as usual, then the listening socket, the wake socket, the status pipe.
@@ -105,7 +106,8 @@ class WorkerSupervisor(Service):
     def startService(self) -> None:
         super().startService()
         cfg = self.config
-        os.makedirs(os.path.join(cfg.data_dir, "run"), exist_ok=True)
+        private_dir(cfg.data_dir, ours=False)
+        private_dir(os.path.join(cfg.data_dir, "run"))
         # Files the workers would race to create: made once, before them.
         if cfg.embedded_pki:
             pki.ensure_pki(cfg.cert_dir, cfg.bind_address)

@@ -21,6 +21,7 @@ transaction fails, in lmdb_recovery.py.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
 from collections.abc import Callable
@@ -30,6 +31,7 @@ import lmdb
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
+from platform_api.privatefiles import FILE_MODE, private_dir, private_file
 from platform_api.storage.interface import (
     CONFLICT,
     EXPIRED,
@@ -94,9 +96,12 @@ class WriterChannel(Protocol):
 
 
 def open_environment(path: str, map_size: int) -> lmdb.Environment:
-    """Open (creating) the environment; safe to share between processes."""
+    """Open (creating) the environment; safe to share between processes.  Its directory
+    and files are the server user's alone: they hold every object."""
+    private_dir(path)
     env = lmdb.open(
         path,
+        mode=FILE_MODE,
         map_size=map_size,
         max_dbs=4,
         subdir=True,
@@ -106,6 +111,8 @@ def open_environment(path: str, map_size: int) -> lmdb.Environment:
         max_readers=512,
     )
     env.reader_check()  # drop reader slots left by crashed processes
+    for name in ("data.mdb", "lock.mdb"):
+        private_file(os.path.join(path, name))
     return env
 
 

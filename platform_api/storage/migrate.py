@@ -24,6 +24,7 @@ from twisted.internet.task import react
 from platform_api.apiserver.enablement import keyed_resources
 from platform_api.codec.goshape import set_revision
 from platform_api.gotext import object_json
+from platform_api.privatefiles import private_dir
 from platform_api.storage import mediatypes
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.kv import prefix_end
@@ -60,7 +61,7 @@ def read_lmdb(data_dir: str) -> list[tuple[bytes, bytes]]:
 
 def write_lmdb(data_dir: str, items: list[tuple[bytes, bytes]]) -> tuple[int, int]:
     """Store ``items`` as new objects, in one transaction; returns (copied, skipped)."""
-    os.makedirs(data_dir, exist_ok=True)
+    private_dir(data_dir, ours=False)
     env = open_environment(os.path.join(data_dir, "db"), MAP_SIZE)
     copied = skipped = 0
     try:

@@ -332,3 +332,16 @@ def test_a_local_process_that_is_not_a_worker_is_not_heard(workers: Server) -> N
             with pytest.raises(TimeoutError):
                 stranger.recvfrom(100)
     assert _secret_404s(session, workers) >= before
+
+
+def test_the_data_directory_is_the_server_users_alone(workers: Server) -> None:
+    """Every object (Secrets too), the keys, the workers' metrics: every directory under
+    the data directory is closed to other local users (etcd keeps its data directory so),
+    and so are the database's files."""
+    assert workers.data_dir is not None
+    fresh(workers).get(f"{workers.base_url}/metrics")  # the workers' snapshots exist
+    ours = ["", "db", "pki", "run", "run/metrics"]  # (other tests keep kubectl's cache here)
+    modes = {name: os.stat(workers.data_dir / name).st_mode & 0o777 for name in ours}
+    assert modes == dict.fromkeys(ours, 0o700)
+    for name in ("data.mdb", "lock.mdb"):
+        assert os.stat(workers.data_dir / "db" / name).st_mode & 0o777 == 0o600
