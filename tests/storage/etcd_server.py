@@ -74,6 +74,7 @@ class EtcdServer:
     fsync: bool = True
     progress_notify_interval: str = "5s"
     max_request_bytes: int = 1536 * 1024
+    quota_backend_bytes: int = 0  # 0: etcd's default (2 GiB)
     port: int = field(default_factory=free_port)
     peer_port: int = field(default_factory=free_port)
     name: str = "test"
@@ -106,6 +107,8 @@ class EtcdServer:
         ]
         if not self.fsync:
             args.append("--unsafe-no-fsync")
+        if self.quota_backend_bytes:
+            args.append(f"--quota-backend-bytes={self.quota_backend_bytes}")
         if self.tls:
             args += [
                 f"--trusted-ca-file={self.tls.cafile}",

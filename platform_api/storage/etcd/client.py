@@ -19,7 +19,7 @@ from twisted.internet import defer
 from twisted.internet.error import ConnectError
 
 from platform_api.storage.etcd import proto
-from platform_api.storage.etcd.errors import Unavailable
+from platform_api.storage.etcd.errors import NoSpace, Unavailable
 from platform_api.storage.etcd.kv import (
     CASResult,
     Compare,
@@ -110,8 +110,17 @@ class EtcdClient:
 
     async def get_many(self, keys: Sequence[bytes]) -> list[KeyValue | None]:
         """Several keys in one linearizable read (a transaction of ranges, so at most
-        etcd's ``--max-txn-ops``, 128 by default)."""
-        result = await self.txn([], [range_op(key) for key in keys], read_only=True)
+        etcd's ``--max-txn-ops``, 128 by default).  While its space alarm is raised, etcd
+        3.5.1 may refuse any transaction, reads among them (its quota check weighs the
+        database's size), yet serves ranges: then each key is a range of its own (kube
+        reads a key with a range, so its reads go on)."""
+        try:
+            result = await self.txn([], [range_op(key) for key in keys], read_only=True)
+        except NoSpace:
+            ranges = await defer.gatherResults(
+                [defer.ensureDeferred(self.range(key)) for key in keys], consumeErrors=True
+            )
+            return [r.kvs[0] if r.kvs else None for r in ranges]
         found = []
         for response in result.responses:
             assert isinstance(response, RangeResult)

@@ -4,6 +4,7 @@ compaction, errors, TLS and failover."""
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pytest
 import pytest_twisted
@@ -16,6 +17,7 @@ from platform_api.storage.etcd import (
     EtcdClient,
     FutureRevision,
     KeyValue,
+    NoSpace,
     RequestTooLarge,
     TLSConfig,
     Unavailable,
@@ -24,7 +26,7 @@ from platform_api.storage.etcd import (
     put_op,
     range_op,
 )
-from tests.storage.etcd_server import EtcdServer
+from tests.storage.etcd_server import EtcdServer, start_etcd
 
 
 def unique() -> bytes:
@@ -321,3 +323,21 @@ async def test_responses_larger_than_the_flow_control_windows(etcd: EtcdServer) 
         watch.cancel()
     finally:
         c.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_reads_go_on_while_the_space_alarm_is_raised(tmp_path: Path) -> None:
+    """etcd 3.5.1 may refuse any transaction once its quota is full, even one of ranges:
+    several keys are then read with a range each, as kube reads a key."""
+    etcd = start_etcd(str(tmp_path), fsync=False, quota_backend_bytes=1 << 20)
+    c = client(etcd.endpoint)
+    try:
+        with pytest.raises(NoSpace) as full:
+            for i in range(500):  # etcd finds its file full only after ~6 MB here
+                await c.put(b"/full/%d" % i, b"x" * 100_000)
+        assert full.value.message == "etcdserver: mvcc: database space exceeded"
+        found = await c.get_many([b"/full/0", b"/full/missing", b"/full/1"])
+        assert [kv.key if kv else None for kv in found] == [b"/full/0", None, b"/full/1"]
+    finally:
+        c.close()
+        etcd.stop()
