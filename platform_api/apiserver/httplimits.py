@@ -1,4 +1,5 @@
-"""Request-head limits of the HTTP/1.1 channel, as Go's net/http server applies them.
+"""Request-head limits and timeouts of the HTTP/1.1 channel, as Go's net/http server
+applies them.
 
 kube-apiserver's ``http.Server`` has ``MaxHeaderBytes`` 1 MiB; Go reads at most that
 plus 4 KiB of slack for the request line and all header lines, has no limit of its
@@ -7,13 +8,21 @@ a plain-text 431 before closing the connection (here also past ``MAX_HEADERS`` h
 lines, to keep one request's parsing well under a second).  Twisted's defaults are far smaller
 (16 KiB per line and per head, 500 headers) and answer 400, or drop the connection
 without a word when one line is too long; a long label selector in the URL must fit.
+
+kube's server also gives a request head ``ReadHeaderTimeout`` (32 s, from the connection
+or from the first byte of the next request) and a kept-alive connection ``IdleTimeout``
+(90 s).  Twisted's only timeout is one of inactivity, reset by every byte, so a client
+trickling a head a byte at a time held a connection for ever.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from h2.settings import SettingCodes
+from twisted.internet.protocol import connectionDone
+from twisted.python.failure import Failure
 from twisted.web.http import HTTPChannel, HTTPFactory, _GenericHTTPChannelProtocol
 
 MAX_HEADER_BYTES = 1 << 20  # kube's secure serving http.Server.MaxHeaderBytes
@@ -22,6 +31,8 @@ HEAD_LIMIT = MAX_HEADER_BYTES + _READ_SLACK
 # Go has no limit on the count, but Twisted spends ~20 us on each header line, and a
 # 1 MiB head holds 100k of them: more than this many are refused with the same 431.
 MAX_HEADERS = 10000
+READ_HEADER_TIMEOUT = 32.0  # kube's http.Server.ReadHeaderTimeout
+IDLE_TIMEOUT = 90.0  # its IdleTimeout: the site's (Twisted's inactivity) timeout
 
 TOO_LARGE = b"431 Request Header Fields Too Large"
 # net/http's answer, byte for byte: status line, two headers, the status as the body.
@@ -29,6 +40,8 @@ TOO_LARGE_RESPONSE = (
     b"HTTP/1.1 " + TOO_LARGE + b"\r\nContent-Type: text/plain; charset=utf-8\r\n"
     b"Connection: close\r\n\r\n" + TOO_LARGE
 )
+BAD_REQUEST = b"400 Bad Request"
+BAD_REQUEST_RESPONSE = TOO_LARGE_RESPONSE.replace(TOO_LARGE, BAD_REQUEST)
 
 
 class APIChannel(HTTPChannel):
@@ -44,6 +57,7 @@ class APIChannel(HTTPChannel):
     _secure: bool | None = None
     _host: Any = None
     _peer: Any = None
+    _head_clock: Any = None
 
     def isSecure(self) -> bool:
         """Asked once per connection: Twisted adapts the transport to ISSLTransport on
@@ -64,9 +78,19 @@ class APIChannel(HTTPChannel):
             self._peer = super().getPeer()
         return self._peer
 
+    def connectionMade(self) -> None:
+        super().connectionMade()
+        self._start_head_clock()  # the TLS handshake and the first head
+
+    def connectionLost(self, reason: Failure = connectionDone) -> None:
+        self.stop_head_clock()
+        super().connectionLost(reason)
+
     def dataReceived(self, data: bytes) -> Any:
         if self._refused:
             return None  # answered and closing: the rest of the head is not read
+        if self._in_head and self._head_clock is None and not self._handlingRequest:
+            self._start_head_clock()  # the next request on a kept-alive connection
         return super().dataReceived(data)
 
     def lineReceived(self, line: bytes) -> Any:
@@ -77,7 +101,27 @@ class APIChannel(HTTPChannel):
                 return self._too_large()
             if line == b"" and self._head_bytes > 2:
                 self._in_head = False  # the head is complete; a body may follow
+                self.stop_head_clock()
         return super().lineReceived(line)
+
+    def _start_head_clock(self) -> None:
+        self._head_clock = self.callLater(READ_HEADER_TIMEOUT, self._head_timed_out)
+
+    def stop_head_clock(self) -> None:
+        if self._head_clock is not None and self._head_clock.active():
+            self._head_clock.cancel()
+        self._head_clock = None
+
+    def _head_timed_out(self) -> None:
+        """Go takes what part of a line has come for the whole line: a malformed one is
+        a 400; otherwise its next read times out and it closes without a word."""
+        self._head_clock = None
+        if self._refused or self.transport is None:
+            return
+        self._refused = True
+        if _malformed(self._buffer, request_line=self._head_lines == 0):
+            self.transport.write(BAD_REQUEST_RESPONSE)
+        self.loseConnection()
 
     def lineLengthExceeded(self, line: bytes) -> Any:
         return self._too_large()
@@ -88,12 +132,24 @@ class APIChannel(HTTPChannel):
         super().allContentReceived()
 
     def _too_large(self) -> None:
+        self.stop_head_clock()
         if self._refused:
             return
         self._refused = True
         if self.transport is not None:
             self.transport.write(TOO_LARGE_RESPONSE)
         self.loseConnection()
+
+
+def _malformed(partial: bytes, *, request_line: bool) -> bool:
+    """Whether Go's parser refuses ``partial`` taken as a whole line: a request line
+    needs a method, a target and an HTTP version; a header line a colon."""
+    if not partial:
+        return False
+    if not request_line:
+        return b":" not in partial
+    parts = partial.split(b" ", 2)
+    return len(parts) < 3 or not re.fullmatch(rb"HTTP/\d\.\d", parts[2])
 
 
 # Go's HTTP/2 server advertises MaxHeaderBytes plus ten fields' worth of the HPACK
@@ -107,8 +163,10 @@ class _ChannelSwitch(_GenericHTTPChannelProtocol):
 
     def dataReceived(self, data: bytes) -> None:
         if self._negotiatedProtocol is None:
+            http1: Any = self._channel
             super().dataReceived(b"")  # picks the channel for the negotiated protocol
             if self._negotiatedProtocol == b"h2":
+                http1.stop_head_clock()  # HTTP/2 has its own idle timeout
                 _widen_header_list(self._channel)
         super().dataReceived(data)
 
