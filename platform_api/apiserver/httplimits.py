@@ -12,7 +12,10 @@ without a word when one line is too long; a long label selector in the URL must 
 kube's server also gives a request head ``ReadHeaderTimeout`` (32 s, from the connection
 or from the first byte of the next request) and a kept-alive connection ``IdleTimeout``
 (90 s).  Twisted's only timeout is one of inactivity, reset by every byte, so a client
-trickling a head a byte at a time held a connection for ever.
+trickling a head a byte at a time held a connection for ever.  Over HTTP/2, Go's idle
+timeout runs only while no stream is open, from when the last one ended, and no frame
+restarts it; Twisted's restarted with every frame and ran while streams were open, so a
+watch with nothing to send was cut at the timeout and PINGs kept an idle connection.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 from h2.settings import SettingCodes
 from twisted.internet.protocol import connectionDone
 from twisted.python.failure import Failure
+from twisted.web._http2 import H2Connection
 from twisted.web.http import HTTPChannel, HTTPFactory, _GenericHTTPChannelProtocol
 
 MAX_HEADER_BYTES = 1 << 20  # kube's secure serving http.Server.MaxHeaderBytes
@@ -168,7 +172,37 @@ class _ChannelSwitch(_GenericHTTPChannelProtocol):
             if self._negotiatedProtocol == b"h2":
                 http1.stop_head_clock()  # HTTP/2 has its own idle timeout
                 _widen_header_list(self._channel)
+                GoIdleH2Connection.adopt(self._channel)
         super().dataReceived(data)
+
+
+class GoIdleH2Connection(H2Connection):
+    """Twisted's HTTP/2 connection with Go's idle timeout: the timer runs only while no
+    stream is open, starting when the last one ends; no frame restarts it."""
+
+    _idle_timeout: float | None = None
+    abortTimeout = 1  # Go closes 1 s after its GOAWAY (goAwayTimeout); Twisted waits 15
+
+    @classmethod
+    def adopt(cls, channel: H2Connection) -> None:
+        """Give the connection Twisted's switch made (its class is Twisted's choice) this
+        timing; it is idle so far (no stream yet), so its timer runs from now."""
+        channel.__class__ = cls
+        assert isinstance(channel, cls)
+        channel._idle_timeout = channel.timeOut
+        channel.setTimeout(channel._idle_timeout)
+
+    def resetTimeout(self) -> None:
+        return None  # neither a frame received nor data sent restarts the idle timer
+
+    def _requestReceived(self, event: Any) -> None:
+        super()._requestReceived(event)
+        self.setTimeout(None)  # a stream is open: not idle
+
+    def _requestDone(self, streamID: int) -> None:
+        super()._requestDone(streamID)
+        if not self.streams:
+            self.setTimeout(self._idle_timeout)
 
 
 def _widen_header_list(channel: Any) -> None:

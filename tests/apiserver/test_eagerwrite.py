@@ -197,3 +197,19 @@ async def test_write_now_under_tls_hands_the_records_to_an_eager_tcp_connection(
     finally:
         client.transport.abortConnection()
         await server.stopListening()
+
+
+@pytest_twisted.ensureDeferred
+async def test_accepted_connections_have_kubes_tcp_keepalive() -> None:
+    """Go's listener probes a silent peer after 15 s, every 15 s: a client gone without a
+    word is found and its watches end."""
+    server, client, port, lost = await _pair()
+    try:
+        sock = server.socket
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 15
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL) == 15
+    finally:
+        client.close()
+        await lost
+        await port.stopListening()

@@ -3,12 +3,18 @@ an idle connection, as Go's net/http does."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import h2.config
+import h2.connection
+import h2.events
 import pytest
 from twisted.internet.interfaces import ISSLTransport
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
+from twisted.web._http2 import H2Connection
 from twisted.web.resource import Resource
-from twisted.web.server import Site
+from twisted.web.server import NOT_DONE_YET, Site
 from zope.interface import directlyProvides
 
 from platform_api.apiserver.httplimits import (
@@ -19,6 +25,7 @@ from platform_api.apiserver.httplimits import (
     READ_HEADER_TIMEOUT,
     TOO_LARGE_RESPONSE,
     APIChannel,
+    GoIdleH2Connection,
 )
 from platform_api.apiserver.site import APISite
 
@@ -140,3 +147,68 @@ def test_a_kept_alive_connection_idle_for_90_seconds_is_closed() -> None:
     clock.advance(1)
     assert transport.disconnecting
     assert APISite(_Hello()).timeOut == IDLE_TIMEOUT  # the server's channels have it
+
+
+class _Held(Resource):
+    """A response that ends when the test says (a watch with nothing to send)."""
+
+    isLeaf = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[Any] = []
+
+    def render_GET(self, request: Any) -> Any:
+        self.requests.append(request)
+        return NOT_DONE_YET
+
+
+def _h2(clock: Clock, resource: Resource) -> tuple[GoIdleH2Connection, StringTransport, Any]:
+    """A server HTTP/2 connection with Go's idle timing on a fake clock, and a client."""
+    site = Site(resource)
+    server = H2Connection(clock)
+    server.site, server.requestFactory, server.timeOut = site, site.requestFactory, IDLE_TIMEOUT
+    server.callLater = clock.callLater  # type: ignore[method-assign]
+    transport = StringTransport()
+    server.makeConnection(transport)
+    GoIdleH2Connection.adopt(server)
+    assert isinstance(server, GoIdleH2Connection)
+    client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    client.initiate_connection()
+    server.dataReceived(client.data_to_send())
+    return server, transport, client
+
+
+def test_http2_pings_do_not_keep_an_idle_connection() -> None:
+    """Go's idle timer runs while no stream is open and no frame restarts it (Twisted
+    restarted it with every frame, so PINGs held an idle connection for ever)."""
+    clock = Clock()
+    server, transport, client = _h2(clock, _Hello())
+    for _ in range(8):
+        clock.advance(IDLE_TIMEOUT / 9)
+        client.ping(b"12345678")
+        server.dataReceived(client.data_to_send())
+    assert not transport.disconnecting
+    clock.advance(IDLE_TIMEOUT / 9)
+    assert transport.disconnecting  # after its GOAWAY (NO_ERROR: nothing was open)
+    events = client.receive_data(transport.value())
+    assert [e.error_code for e in events if isinstance(e, h2.events.ConnectionTerminated)] == [0]
+
+
+def test_an_http2_stream_with_nothing_to_send_is_not_timed_out() -> None:
+    """A watch on HTTP/2 whose client sends nothing stays open (Twisted cut it at the
+    timeout with a GOAWAY PROTOCOL_ERROR); the idle timer starts when it ends."""
+    clock = Clock()
+    held = _Held()
+    server, transport, client = _h2(clock, held)
+    headers = [(":method", "GET"), (":path", "/"), (":scheme", "https"), (":authority", "x")]
+    client.send_headers(1, headers, end_stream=True)
+    server.dataReceived(client.data_to_send())
+    assert len(held.requests) == 1
+    clock.advance(IDLE_TIMEOUT * 5)
+    assert not transport.disconnecting
+    held.requests[0].finish()
+    clock.advance(IDLE_TIMEOUT - 1)
+    assert not transport.disconnecting
+    clock.advance(1)
+    assert transport.disconnecting
