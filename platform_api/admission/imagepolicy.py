@@ -26,7 +26,7 @@ from platform_api.admission.plugins import PluginContext
 from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.client.goerrors import go_error, status_text
 from platform_api.client.kubeconfig import Connection, KubeconfigError, load
-from platform_api.codec.protobuf_values import format_duration
+from platform_api.goduration import format_duration
 from platform_api.scheme.types import outbound_group
 
 API_VERSION = "imagepolicy.platform.io/v1alpha1"

@@ -5,34 +5,20 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from platform_api import goduration
+
 
 class ConfigError(ValueError):
     pass
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
 def parse_duration(flag: str, text: str) -> float:
-    """Go's ``time.ParseDuration`` (``5m``, ``90s``, ``1m30s``, ``500ms``) in seconds."""
-    value = text.strip()
-    if value == "0":
-        return 0.0
-    sign = -1.0 if value.startswith("-") else 1.0
-    body = value.lstrip("+-")
-    pos = 0
-    total = 0.0
-    for match in _DURATION.finditer(body):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    if not body or pos != len(body):
-        raise ConfigError(
-            f'invalid argument "{text}" for "--{flag}" flag: time: invalid duration "{text}"'
-        )
-    return sign * total
+    """A duration flag (``5m``, ``90s``, ``1m30s``, ``500ms``) in seconds, read by Go's
+    ``time.ParseDuration``; refused in pflag's words around Go's."""
+    try:
+        return goduration.parse_duration(text) / 1e9
+    except ValueError as e:
+        raise ConfigError(f'invalid argument "{text}" for "--{flag}" flag: {e}') from None
 
 
 _SIZE = re.compile(r"^(\d+)([KMGTPE]i?)?\Z")

@@ -42,7 +42,6 @@ from platform_api.authentication.union import RequestAuthenticator, notes_of
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization.interface import Attributes, Authorizer, Decision
 from platform_api.authorization.union import forbidden
-from platform_api.codec.protobuf_values import parse_duration
 from platform_api.context import Context
 from platform_api.endpoints import dispatch
 from platform_api.endpoints.negotiation import VERSION_PRODUCES, check_produces
@@ -55,6 +54,7 @@ from platform_api.endpoints.responses import (
     write_error,
 )
 from platform_api.endpoints.scope import Handlers
+from platform_api.goduration import parse_duration
 
 log = Logger()
 MAX_BODY = 3 * 1024 * 1024  # kube refuses larger request bodies with 413
@@ -167,7 +167,7 @@ class APIServer:
     def _deadline(self, args: dict[bytes, list[bytes]]) -> float:
         """The request's timeout: ``?timeout=`` when shorter than --request-timeout
         (kubectl's --request-timeout sends it); 0 or less means the server's."""
-        raw = args.get(b"timeout", [b""])[0].decode("latin-1")
+        raw = args.get(b"timeout", [b""])[0].decode("utf-8", "surrogateescape")  # Go: bytes
         limit = self.filters.request_timeout
         if not raw:
             return limit

@@ -18,8 +18,9 @@ from typing import Any
 import orjson
 
 from platform_api.codec.protobuf_schema import Field, fields, special
-from platform_api.codec.protobuf_values import SMALL, parse_duration, parse_time, varint
+from platform_api.codec.protobuf_values import SMALL, parse_time, varint
 from platform_api.codec.protobuf_wire import SCALAR_WIRE
+from platform_api.goduration import parse_duration
 
 Encoder = Callable[[Any], bytes | bytearray]
 FieldEncoder = Callable[[bytearray, Any], None]

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from platform_api.codec.protobuf_schema import fields, message_for
-from platform_api.codec.protobuf_values import format_duration, format_micro_time, format_time
+from platform_api.codec.protobuf_values import format_micro_time, format_time
 from platform_api.codec.protobuf_wire import (
     SCALAR_READERS,
     Reader,
@@ -27,6 +27,7 @@ from platform_api.codec.protobuf_wire import (
     split_envelope,
 )
 from platform_api.codec.text import BodyError, parse_json
+from platform_api.goduration import format_duration
 
 Decoder = Callable[[bytes, int, int], Any]
 Lookup = Callable[[str], Decoder]

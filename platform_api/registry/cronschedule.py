@@ -17,7 +17,7 @@ import zoneinfo
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
 
-from platform_api.codec.protobuf_values import parse_duration
+from platform_api.goduration import parse_duration
 from platform_api.validation.field import go_quote
 
 # Each field's bounds and names (robfig/cron's minutes, hours, dom, months, dow).

@@ -241,6 +241,18 @@ def test_a_shorter_timeout_in_the_url_applies_and_a_bad_one_is_400_before_authen
         "code": 400,
     }
     assert stranger.get(base + "?timeout=abc&watch=1").status_code == 401
+    # Go's time.ParseDuration, word for word (as the reference answered each)
+    for raw, why in (
+        ("1e400s", 'time: unknown unit "e" in duration "1e400s"'),
+        ("9999999999h", 'time: invalid duration "9999999999h"'),
+        ("1", 'time: missing unit in duration "1"'),
+        ("%C3%A9", 'time: invalid duration "\\xc3\\xa9"'),
+    ):
+        r = admin.get(base + "?timeout=" + raw)
+        assert (r.status_code, r.json()["message"]) == (
+            400,
+            f"invalid timeout specified in the request URL - {why}",
+        )
 
 
 def test_expired_revisions_are_410(tmp_path: Path) -> None:
