@@ -275,17 +275,22 @@ _DIGITS = "0123456789abcdef"
 _PREFIXES = {"0x": 16, "0o": 8, "0b": 2}
 
 
-def parse_int(text: str, unsigned: bool = False, base: int = 10) -> int:
-    """Go's ``strconv.ParseInt(text, base, 64)`` (``ParseUint`` when ``unsigned``), for
-    base 10 or 0 (``0x1F``, ``0o17``, ``0b101``, and ``012`` octal; no underscores).
+def parse_int(text: str, unsigned: bool = False, base: int = 10, bits: int = 64) -> int:
+    """Go's ``strconv.ParseInt(text, base, bits)`` (``ParseUint`` when ``unsigned``), for
+    base 10 or 0 (``0x1F``, ``0o17``, ``0b101``, ``012`` octal, and underscores between
+    digits as in Go literals: ``1_000``, ``0x_1F``).
 
-    Python's ``int()`` also takes ``1_0``, `` 1 ``, non-ASCII digits and any size; Go does not.
+    Python's ``int()`` also takes `` 1 ``, non-ASCII digits and any size; Go does not.
     ValueError carries Go's whole message (``strconv.ParseInt: parsing "x": invalid syntax``).
     """
     func = "ParseUint" if unsigned else "ParseInt"
     signed = not unsigned and text.startswith(("+", "-"))
     body = text[1:] if signed else text
     radix = base
+    if base == 0 and "_" in body:
+        if not _underscores_ok(body):
+            raise ValueError(f"strconv.{func}: parsing {quote(text)}: invalid syntax")
+        body = body.replace("_", "")
     if base == 0:
         prefix = body[:2].lower()
         if prefix in _PREFIXES:
@@ -297,7 +302,27 @@ def parse_int(text: str, unsigned: bool = False, base: int = 10) -> int:
         raise ValueError(f"strconv.{func}: parsing {quote(text)}: invalid syntax")
     digits = body.lstrip("0") or "0"  # int() refuses over 4300 digits; Go says out of range
     value = int(digits[:65], radix) * (-1 if signed and text[0] == "-" else 1)
-    low, high = (0, (1 << 64) - 1) if unsigned else (-(1 << 63), (1 << 63) - 1)
+    low, high = (0, (1 << bits) - 1) if unsigned else (-(1 << bits - 1), (1 << bits - 1) - 1)
     if len(digits) > 64 or not low <= value <= high:
         raise ValueError(f"strconv.{func}: parsing {quote(text)}: value out of range")
     return value
+
+
+def _underscores_ok(body: str) -> bool:
+    """Go's underscoreOK (sign already gone): each ``_`` between two digits, or between
+    a base prefix and a digit."""
+    saw, i, hexadecimal = "^", 0, False
+    if len(body) >= 2 and body[0] == "0" and body[1].lower() in "box":
+        saw, i, hexadecimal = "0", 2, body[1].lower() == "x"
+    for char in body[i:]:
+        if char in "0123456789" or (hexadecimal and char.lower() in "abcdef"):
+            saw = "0"
+        elif char == "_":
+            if saw != "0":
+                return False
+            saw = "_"
+        elif saw == "_":
+            return False
+        else:
+            saw = "!"
+    return saw != "_"

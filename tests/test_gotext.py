@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from platform_api.gotext import go_floats, object_json
+from platform_api.gotext import go_floats, object_json, parse_int
 
 
 @pytest.mark.parametrize(
@@ -49,3 +49,41 @@ def test_json_without_such_floats_is_passed_through_unchanged() -> None:
 
 def test_options_reach_orjson() -> None:
     assert object_json({"v": 1e19}, orjson.OPT_APPEND_NEWLINE) == b'{"v":10000000000000000000}\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1_0", 10),
+        ("0x_1F", 31),
+        ("0x1_F", 31),
+        ("0_7", 7),
+        ("0b1_0", 2),
+        ("+1_0", 10),
+        ("-0x_ff", -255),
+        ("0o17", 15),
+        ("1_000_000", 1000000),
+        ("0X1f", 31),
+        ("0B11", 3),
+        ("0O7", 7),
+        ("00", 0),
+        ("-0", 0),
+    ],
+)
+def test_parse_int_base_0_reads_go_literals(text: str, value: int) -> None:
+    """strconv.ParseInt(text, 0, 64), answers recorded from Go's strconv."""
+    assert parse_int(text, base=0) == value
+
+
+@pytest.mark.parametrize("text", ["1__0", "_1", "1_", "0x", "0_", "08", "0x_"])
+def test_parse_int_base_0_refuses_what_go_refuses(text: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        parse_int(text, base=0)
+    assert str(refused.value) == f'strconv.ParseInt: parsing "{text}": invalid syntax'
+
+
+def test_parse_int_32_bits() -> None:
+    with pytest.raises(ValueError) as refused:
+        parse_int("3000000000", base=0, bits=32)
+    assert str(refused.value) == 'strconv.ParseInt: parsing "3000000000": value out of range'
+    assert parse_int("2147483647", bits=32) == 2147483647

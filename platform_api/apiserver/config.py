@@ -45,6 +45,10 @@ CONTROLLERS = controller_registry.names()
 DEFAULT_ISSUER = "https://platform.default.svc.cluster.local"
 
 
+_ANY = -(1 << 63)  # an int64 flag kube takes whatever its value
+MAX_WORKERS = 64
+
+
 @dataclass
 class ServerConfig:
     data_dir: str = "./platform-data"
@@ -162,15 +166,18 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     cfg.token_auth_file = given("token-auth-file") or ""
     authflags.authentication(cfg, given)
     authflags.authorization(cfg, given)
-    for name, attr in (
-        ("max-requests-inflight", "max_requests_inflight"),
-        ("max-mutating-requests-inflight", "max_mutating_requests_inflight"),
-        ("default-not-ready-toleration-seconds", "default_not_ready_toleration_seconds"),
-        ("default-unreachable-toleration-seconds", "default_unreachable_toleration_seconds"),
-        ("workers", "workers"),
+    for name, attr, minimum in (
+        ("max-requests-inflight", "max_requests_inflight", _ANY),
+        ("max-mutating-requests-inflight", "max_mutating_requests_inflight", _ANY),
+        ("default-not-ready-toleration-seconds", "default_not_ready_toleration_seconds", _ANY),
+        ("default-unreachable-toleration-seconds", "default_unreachable_toleration_seconds", _ANY),
+        ("workers", "workers", 1),
     ):
         if given(name) is not None:
-            setattr(cfg, attr, parse_int(name, str(given(name))))
+            setattr(cfg, attr, parse_int(name, str(given(name)), minimum))
+    for name in ("max-requests-inflight", "max-mutating-requests-inflight"):
+        if getattr(cfg, name.replace("-", "_")) < 0:
+            raise ConfigError(f"--{name} can not be negative value")  # kube's words
     for name, attr in (
         ("request-timeout", "request_timeout"),
         ("livez-grace-period", "livez_grace_period"),
@@ -203,8 +210,8 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         cfg.show_hidden_metrics_for_version = validate_show_hidden(version)
     if given("runtime-config"):
         cfg.runtime_config = parse_runtime_config(str(given("runtime-config")))
-    if cfg.workers < 1:
-        raise ConfigError("--workers must be at least 1")
+    if cfg.workers > MAX_WORKERS:  # each a whole server process; past the cores, no gain
+        raise ConfigError(f"--workers must be at most {MAX_WORKERS}")
     if cfg.request_timeout <= 0:
         raise ConfigError("--request-timeout must be greater than 0")
     if given("service-cluster-ip-range") is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from platform_api import goduration
+from platform_api import goduration, gotext
 
 
 class ConfigError(ValueError):
@@ -61,13 +61,13 @@ def parse_bool(flag: str, text: str) -> bool:
     return value
 
 
-def parse_int(flag: str, text: str, minimum: int = 0) -> int:
+def parse_int(flag: str, text: str, minimum: int = 0, bits: int = 64) -> int:
+    """An integer flag as pflag reads it (``strconv.ParseInt(text, 0, bits)``: ``0x1F``,
+    ``1_000``), refused in its words; then at least ``minimum``."""
     try:
-        value = int(text)
-    except ValueError:
-        raise ConfigError(
-            f'invalid argument "{text}" for "--{flag}" flag: strconv.ParseInt: parsing "{text}": invalid syntax'
-        ) from None
+        value = gotext.parse_int(text, base=0, bits=bits)
+    except ValueError as e:
+        raise ConfigError(f'invalid argument "{text}" for "--{flag}" flag: {e}') from None
     if value < minimum:
         raise ConfigError(f"--{flag} must be at least {minimum}")
     return value

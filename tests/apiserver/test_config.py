@@ -161,3 +161,38 @@ def test_a_bad_event_ttl_gets_pflags_words() -> None:
         str(raised.value)
         == 'invalid argument "x" for "--event-ttl" flag: time: invalid duration "x"'
     )
+
+
+@pytest.mark.parametrize(
+    ("flags", "why"),
+    [
+        ({"max-requests-inflight": "-1"}, "--max-requests-inflight can not be negative value"),
+        (
+            {"max-mutating-requests-inflight": "-3"},
+            "--max-mutating-requests-inflight can not be negative value",
+        ),
+        (
+            {"max-requests-inflight": "1__0"},
+            'invalid argument "1__0" for "--max-requests-inflight" flag: '
+            'strconv.ParseInt: parsing "1__0": invalid syntax',
+        ),
+    ],
+)
+def test_integer_flags_are_refused_in_kubes_words(flags: dict[str, str], why: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        from_flags(flags)
+    assert str(refused.value) == why
+
+
+def test_integer_flags_are_read_as_pflag_reads_them() -> None:
+    """strconv.ParseInt(text, 0, 64): base prefixes and Go's underscores; kube checks no
+    range of the toleration seconds (the reference took -5)."""
+    cfg = from_flags(
+        {
+            "max-requests-inflight": "0x10",
+            "max-mutating-requests-inflight": "1_0",
+            "default-not-ready-toleration-seconds": "-5",
+        }
+    )
+    assert (cfg.max_requests_inflight, cfg.max_mutating_requests_inflight) == (16, 10)
+    assert cfg.default_not_ready_toleration_seconds == -5

@@ -147,12 +147,24 @@ def test_the_workers_get_the_flags_after_the_plugin_name() -> None:
     assert plugin_arguments(["twistd"]) == []
 
 
-def test_workers_flag() -> None:
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("0", "--workers must be at least 1"),
+        ("-1", "--workers must be at least 1"),
+        ("65", "--workers must be at most 64"),  # each a whole server; 100000 ran out of fds
+        (
+            "1.5",
+            'invalid argument "1.5" for "--workers" flag: strconv.ParseInt: parsing "1.5": invalid syntax',
+        ),
+    ],
+)
+def test_workers_flag(value: str, why: str) -> None:
     assert from_flags({"workers": "4"}).workers == 4
     assert from_flags({}).workers == 1
     with pytest.raises(ConfigError) as e:
-        from_flags({"workers": "0"})
-    assert str(e.value) == "--workers must be at least 1"
+        from_flags({"workers": value})
+    assert str(e.value) == why
 
 
 @pytest.mark.parametrize(
