@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import signal
 import sys
 from typing import Any
 
@@ -333,6 +334,12 @@ def makeService(options: Any) -> IService:
         from platform_api.apiserver.workers import WorkerSupervisor  # noqa: PLC0415
 
         return WorkerSupervisor(options.config, sys.argv)
+    if slot is not None:
+        # Ctrl-C reaches the whole process group; the supervisor then stops each worker
+        # with SIGTERM.  A worker that also stopped on the SIGINT got two stop signals,
+        # and Twisted logged the second as a critical ReactorNotRunning.  (Twisted keeps
+        # a SIGINT disposition it finds set.)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Imported here so that ``twistd platform-apiserver --help`` stays fast.  The import
     # builds ~70k long-lived objects; collecting garbage meanwhile finds none and costs
     # ~0.1 s of the start (measured with benchmarks/fixturebench.py).

@@ -275,6 +275,24 @@ def test_sigterm_stops_every_worker(tmp_path: Path) -> None:
             os.kill(pid, 0)
 
 
+def test_ctrl_c_stops_every_worker_once(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C sends SIGINT to the supervisor and every worker at once: the
+    workers leave it to the supervisor, which stops each with SIGTERM (two stop signals
+    made Twisted log a critical ReactorNotRunning traceback in a worker)."""
+    server = start_server(tmp_path / "data", "--workers", "2")
+    assert server.process is not None and server.log is not None
+    pids = [int(s["pid"]) for s in states(server).values()]  # type: ignore[call-overload]
+    for pid in [server.process.pid, *pids]:  # as the terminal signals its process group
+        os.kill(pid, signal.SIGINT)
+    assert server.process.wait(timeout=30) == -signal.SIGINT
+    log = server.log.read_text()
+    assert "Server Shut Down." in log.splitlines()[-1]
+    assert "Traceback" not in log and "#critical" not in log
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
 def test_a_worker_killed_mid_write_loses_no_acknowledged_write(workers: Server) -> None:
     url = f"{workers.base_url}/api/v1/namespaces/default/configmaps"
     acknowledged: dict[str, str] = {}
