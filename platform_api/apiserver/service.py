@@ -61,6 +61,7 @@ from platform_api.apiserver.metricsinstall import install as install_metrics
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.presence import Presence
 from platform_api.apiserver.processlock import ProcessLock
+from platform_api.apiserver.signals import exit_on_second_signal
 from platform_api.apiserver.site import APIRequest, APIServer, APISite, Filters
 from platform_api.apiserver.storagebackend import open_backend
 from platform_api.apiserver.storageoptions import ETCD3
@@ -386,6 +387,7 @@ class APIServerService(Service):
 
     def startService(self) -> None:
         super().startService()
+        exit_on_second_signal(self.reactor)
         cfg = self.config
         server, cert, key, client_ca = self.build()
         cas = load_pem_certificates(client_ca) if client_ca else []

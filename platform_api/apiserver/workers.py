@@ -30,6 +30,7 @@ from twisted.logger import Logger
 
 from platform_api.apiserver import loopback, pki
 from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.signals import exit_on_second_signal
 from platform_api.apiserver.workerslot import (
     FDS_ENV,
     PORTS_ENV,
@@ -105,6 +106,7 @@ class WorkerSupervisor(Service):
 
     def startService(self) -> None:
         super().startService()
+        exit_on_second_signal(self.reactor)
         cfg = self.config
         private_dir(cfg.data_dir, ours=False)
         private_dir(os.path.join(cfg.data_dir, "run"))

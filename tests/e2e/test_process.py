@@ -191,6 +191,21 @@ def test_readyz_fails_during_the_shutdown_delay(tmp_path: Path) -> None:
     running.process.wait(timeout=15)
 
 
+def test_a_second_stop_signal_ends_a_draining_server_at_once(tmp_path: Path) -> None:
+    """kube-apiserver exits with status 1 on a second SIGINT or SIGTERM (a second
+    Ctrl-C), rather than drain on; Twisted logged it as a critical traceback."""
+    running = start_server(tmp_path / "data", "--shutdown-delay-duration", "30s")
+    assert running.process is not None and running.log is not None
+    running.process.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    assert session_for(running).get(running.url + "/readyz").status_code == 503  # draining
+    started = time.monotonic()
+    running.process.send_signal(signal.SIGINT)
+    assert running.process.wait(timeout=10) == 1
+    assert time.monotonic() - started < 5  # not the 30 s of the delay
+    assert "Traceback" not in running.log.read_text()
+
+
 def test_max_requests_inflight(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.csv"
     tokens.write_text("t1,dave,uid-3\n")
