@@ -21,6 +21,8 @@ watch with nothing to send was cut at the timeout and PINGs kept an idle connect
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from typing import Any
 
 from h2.settings import SettingCodes
@@ -61,7 +63,9 @@ class APIChannel(HTTPChannel):
     _secure: bool | None = None
     _host: Any = None
     _peer: Any = None
-    _head_clock: Any = None
+    _head_clock: Any = None  # one DelayedCall per connection, not one per request
+    _head_started: float | None = None  # when the head being read began
+    seconds: Callable[[], float] = staticmethod(time.monotonic)  # a test's clock instead
 
     def isSecure(self) -> bool:
         """Asked once per connection: Twisted adapts the transport to ISSLTransport on
@@ -84,7 +88,7 @@ class APIChannel(HTTPChannel):
 
     def connectionMade(self) -> None:
         super().connectionMade()
-        self._start_head_clock()  # the TLS handshake and the first head
+        self._head_begins()  # the TLS handshake and the first head
 
     def connectionLost(self, reason: Failure = connectionDone) -> None:
         self.stop_head_clock()
@@ -93,8 +97,8 @@ class APIChannel(HTTPChannel):
     def dataReceived(self, data: bytes) -> Any:
         if self._refused:
             return None  # answered and closing: the rest of the head is not read
-        if self._in_head and self._head_clock is None and not self._handlingRequest:
-            self._start_head_clock()  # the next request on a kept-alive connection
+        if self._in_head and self._head_started is None and not self._handlingRequest:
+            self._head_begins()  # the next request on a kept-alive connection
         return super().dataReceived(data)
 
     def lineReceived(self, line: bytes) -> Any:
@@ -105,21 +109,35 @@ class APIChannel(HTTPChannel):
                 return self._too_large()
             if line == b"" and self._head_bytes > 2:
                 self._in_head = False  # the head is complete; a body may follow
-                self.stop_head_clock()
+                self._head_started = None
         return super().lineReceived(line)
 
-    def _start_head_clock(self) -> None:
-        self._head_clock = self.callLater(READ_HEADER_TIMEOUT, self._head_timed_out)
+    def _head_begins(self) -> None:
+        """Note the time; the connection's one timer, if none is due, comes back when this
+        head's time is up (a timer per request cost ~5 us of each)."""
+        self._head_started = self.seconds()
+        if self._head_clock is None:
+            self._head_clock = self.callLater(READ_HEADER_TIMEOUT, self._head_check)
 
     def stop_head_clock(self) -> None:
+        self._head_started = None
         if self._head_clock is not None and self._head_clock.active():
             self._head_clock.cancel()
         self._head_clock = None
 
+    def _head_check(self) -> None:
+        self._head_clock = None
+        if self._head_started is None:
+            return  # between requests: the next head sets the timer again
+        left = self._head_started + READ_HEADER_TIMEOUT - self.seconds()
+        if left > 0:  # a later head than the one the timer was set for
+            self._head_clock = self.callLater(left, self._head_check)
+            return
+        self._head_timed_out()
+
     def _head_timed_out(self) -> None:
         """Go takes what part of a line has come for the whole line: a malformed one is
         a 400; otherwise its next read times out and it closes without a word."""
-        self._head_clock = None
         if self._refused or self.transport is None:
             return
         self._refused = True

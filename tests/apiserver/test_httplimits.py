@@ -41,6 +41,7 @@ def _channel(clock: Clock | None = None) -> tuple[APIChannel, StringTransport]:
     channel = APIChannel()
     if clock is not None:
         channel.callLater = clock.callLater  # type: ignore[method-assign]
+        channel.seconds = clock.seconds  # type: ignore[method-assign]
         channel.timeOut = IDLE_TIMEOUT
     channel.site = Site(_Hello())
     channel.requestFactory = channel.site.requestFactory
@@ -211,4 +212,20 @@ def test_an_http2_stream_with_nothing_to_send_is_not_timed_out() -> None:
     clock.advance(IDLE_TIMEOUT - 1)
     assert not transport.disconnecting
     clock.advance(1)
+    assert transport.disconnecting
+
+
+def test_a_head_begun_while_the_last_ones_timer_runs_gets_its_own_32_seconds() -> None:
+    """One timer per connection: when it comes due for a finished head, it waits on for
+    the head begun since."""
+    clock = Clock()
+    channel, transport = _channel(clock)
+    channel.dataReceived(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # the first head, at 0
+    clock.advance(10)
+    channel.dataReceived(b"GET / HTTP/1.1\r\n")  # the next begins at 10
+    clock.advance(READ_HEADER_TIMEOUT - 10)  # the timer set at 0 comes due
+    assert not transport.disconnecting
+    clock.advance(10 - 0.1)
+    assert not transport.disconnecting
+    clock.advance(0.1)
     assert transport.disconnecting
