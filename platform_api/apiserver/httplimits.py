@@ -48,6 +48,8 @@ TOO_LARGE_RESPONSE = (
 )
 BAD_REQUEST = b"400 Bad Request"
 BAD_REQUEST_RESPONSE = TOO_LARGE_RESPONSE.replace(TOO_LARGE, BAD_REQUEST)
+NO_HOST = b"400 Bad Request: missing required Host header"  # net/http's for HTTP/1.1
+NO_HOST_RESPONSE = TOO_LARGE_RESPONSE.replace(TOO_LARGE, NO_HOST)
 
 
 class APIChannel(HTTPChannel):
@@ -63,6 +65,7 @@ class APIChannel(HTTPChannel):
     _secure: bool | None = None
     _host: Any = None
     _peer: Any = None
+    _hosts = 0  # Host header lines of the head being read
     _head_clock: Any = None  # one DelayedCall per connection, not one per request
     _head_started: float | None = None  # when the head being read began
     seconds: Callable[[], float] = staticmethod(time.monotonic)  # a test's clock instead
@@ -107,10 +110,24 @@ class APIChannel(HTTPChannel):
             self._head_lines += bool(line)  # the request line, then each header line
             if self._head_bytes > HEAD_LIMIT or self._head_lines > MAX_HEADERS + 1:
                 return self._too_large()
+            if self._head_lines > 1 and line[:1] not in b" \t":
+                self._hosts += line.partition(b":")[0].strip().lower() == b"host"
             if line == b"" and self._head_bytes > 2:
                 self._in_head = False  # the head is complete; a body may follow
                 self._head_started = None
+                refusal = self._host_refusal()
+                if refusal:
+                    return self._refuse(refusal)
         return super().lineReceived(line)
+
+    def _host_refusal(self) -> bytes:
+        """Go's answer to a head's Host lines: more than one, or none in HTTP/1.1."""
+        hosts, self._hosts = self._hosts, 0
+        if hosts > 1:
+            return BAD_REQUEST_RESPONSE
+        if hosts == 0 and getattr(self, "_version", b"") == b"HTTP/1.1":
+            return NO_HOST_RESPONSE
+        return b""
 
     def _head_begins(self) -> None:
         """Note the time; the connection's one timer, if none is due, comes back when this
@@ -138,11 +155,17 @@ class APIChannel(HTTPChannel):
     def _head_timed_out(self) -> None:
         """Go takes what part of a line has come for the whole line: a malformed one is
         a 400; otherwise its next read times out and it closes without a word."""
+        malformed = _malformed(self._buffer, request_line=self._head_lines == 0)
+        self._refuse(BAD_REQUEST_RESPONSE if malformed else b"")
+
+    def _refuse(self, answer: bytes) -> None:
+        """Answer (if at all) and close: the rest of the connection is not read."""
+        self.stop_head_clock()
         if self._refused or self.transport is None:
             return
         self._refused = True
-        if _malformed(self._buffer, request_line=self._head_lines == 0):
-            self.transport.write(BAD_REQUEST_RESPONSE)
+        if answer:
+            self.transport.write(answer)
         self.loseConnection()
 
     def lineLengthExceeded(self, line: bytes) -> Any:
@@ -154,13 +177,7 @@ class APIChannel(HTTPChannel):
         super().allContentReceived()
 
     def _too_large(self) -> None:
-        self.stop_head_clock()
-        if self._refused:
-            return
-        self._refused = True
-        if self.transport is not None:
-            self.transport.write(TOO_LARGE_RESPONSE)
-        self.loseConnection()
+        self._refuse(TOO_LARGE_RESPONSE)
 
 
 def _malformed(partial: bytes, *, request_line: bool) -> bool:

@@ -22,6 +22,7 @@ from platform_api.apiserver.httplimits import (
     HEAD_LIMIT,
     IDLE_TIMEOUT,
     MAX_HEADERS,
+    NO_HOST_RESPONSE,
     READ_HEADER_TIMEOUT,
     TOO_LARGE_RESPONSE,
     APIChannel,
@@ -229,3 +230,25 @@ def test_a_head_begun_while_the_last_ones_timer_runs_gets_its_own_32_seconds() -
     assert not transport.disconnecting
     clock.advance(0.1)
     assert transport.disconnecting
+
+
+@pytest.mark.parametrize(
+    ("head", "answer"),
+    [
+        (b"GET / HTTP/1.1\r\n\r\n", NO_HOST_RESPONSE),  # HTTP/1.1 needs a Host
+        (b"GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", BAD_REQUEST_RESPONSE),
+        (b"GET / HTTP/1.1\r\nHOST: a\r\nX-A: v\r\nHost: a\r\n\r\n", BAD_REQUEST_RESPONSE),
+    ],
+)
+def test_a_head_without_one_host_is_refused_as_go_refuses_it(head: bytes, answer: bytes) -> None:
+    """net/http: HTTP/1.1 without Host is `400 Bad Request: missing required Host
+    header`, two Host lines a plain 400 (recorded from the reference); Twisted took both."""
+    channel, transport = _channel()
+    channel.dataReceived(head)
+    assert (transport.value(), transport.disconnecting) == (answer, True)
+
+
+def test_http_1_0_needs_no_host() -> None:
+    channel, transport = _channel()
+    channel.dataReceived(b"GET / HTTP/1.0\r\n\r\n")
+    assert transport.value().startswith(b"HTTP/1.0 200 OK")
