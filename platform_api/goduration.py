@@ -1,4 +1,5 @@
-"""Go's ``time.Duration`` as text: ``time.ParseDuration`` and ``Duration.String``.
+"""Go's ``time.Duration`` as text: ``time.ParseDuration``, ``Duration.String``, and
+kube-openapi's ``strfmt.ParseDuration`` (the ``duration`` format of schemas and CEL).
 
 kube reads durations from flags, config files, ``?timeout=``, CronJob ``@every`` and
 ``metav1.Duration`` fields with Go's parser, and its errors reach users word for word
@@ -7,6 +8,8 @@ kube reads durations from flags, config files, ``?timeout=``, CronJob ``@every``
 """
 
 from __future__ import annotations
+
+import re
 
 _UNITS = {
     b"ns": 1,
@@ -122,6 +125,38 @@ def _rune(s: bytes, i: int) -> tuple[int, int]:
             continue
         return ord(char), width
     return 0xFFFD, 1
+
+
+# strfmt's second chance, after Go's syntax: "3 days", "1 hour 20 min" (Go's \s).
+_LOOSE = re.compile(r"([0-9]+)[\t\n\f\r ]*([A-Za-z\u00b5]+)")
+_LOOSE_UNITS = (  # each unit's spellings; the last one also as a prefix ("hours")
+    (("ns", "nano"), 1),
+    (("us", "\u00b5s", "micro"), 1_000),
+    (("ms", "milli"), 1_000_000),
+    (("s", "sec"), 1_000_000_000),
+    (("m", "min"), 60_000_000_000),
+    (("h", "hr", "hour"), 3_600_000_000_000),
+    (("d", "day"), 86_400_000_000_000),
+    (("w", "wk", "week"), 604_800_000_000_000),
+)
+
+
+def parse_openapi_duration(text: str) -> int | None:
+    """kube-openapi's ``strfmt.ParseDuration`` in nanoseconds, None where it errs: Go's
+    syntax, else every ``<count> <unit>`` it finds (a count past int64 is an error)."""
+    try:
+        return parse_duration(text)
+    except ValueError:
+        pass
+    total, found = 0, False
+    for count, word in _LOOSE.findall(text):
+        if int(count) > _LIMIT - 1:
+            return None
+        unit = word.lower()
+        for spellings, scale in _LOOSE_UNITS:
+            if unit in spellings or unit.startswith(spellings[-1]):
+                total, found = total + int(count) * scale, True
+    return total if found else None
 
 
 def format_duration(nanos: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from platform_api.goduration import format_duration, parse_duration
+from platform_api.goduration import format_duration, parse_duration, parse_openapi_duration
 
 SECOND = 1_000_000_000
 
@@ -92,3 +92,13 @@ def test_what_go_refuses_in_its_words(text: str, message: str) -> None:
     with pytest.raises(ValueError) as refused:
         parse_duration(text)
     assert str(refused.value) == message
+
+
+def test_durations_as_kube_openapi_parses_them() -> None:
+    assert parse_openapi_duration("1h30m") == 5400 * 10**9
+    assert parse_openapi_duration("1.5s") == 1_500_000_000
+    assert parse_openapi_duration("3 days") == 3 * 86400 * 10**9
+    assert parse_openapi_duration("2 weeks") == 14 * 86400 * 10**9
+    assert parse_openapi_duration("nope") is None
+    assert parse_openapi_duration("1 hours 20 min") == 80 * 60 * 10**9
+    assert parse_openapi_duration("99999999999999999999 s") is None  # strconv.Atoi errs

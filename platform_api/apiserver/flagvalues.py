@@ -86,31 +86,3 @@ def parse_ip(flag: str, text: str) -> str:
 def parse_list(text: str | None) -> tuple[str, ...]:
     """A comma-separated flag value, blanks dropped."""
     return tuple(item.strip() for item in (text or "").split(",") if item.strip())
-
-
-def go_duration(seconds: float) -> str:
-    """Go's ``time.Duration.String``: ``45s``, ``5m0s``, ``1h0m0s``, ``500ms``."""
-    ns = round(seconds * 1e9)
-    if ns == 0:
-        return "0s"
-    sign, ns = ("-" if ns < 0 else ""), abs(ns)
-    if ns < 10**9:
-        for unit, size in (("ms", 10**6), ("µs", 10**3), ("ns", 1)):
-            if ns >= size:
-                return sign + _fraction(ns, size) + unit
-    hours, rest = divmod(ns, 3600 * 10**9)
-    minutes, rest = divmod(rest, 60 * 10**9)
-    text = _fraction(rest, 10**9) + "s"
-    if hours or minutes:
-        text = f"{minutes}m{text}"
-    if hours:
-        text = f"{hours}h{text}"
-    return sign + text
-
-
-def _fraction(value: int, size: int) -> str:
-    whole, part = divmod(value, size)
-    if not part:
-        return str(whole)
-    digits = str(part).rjust(len(str(size)) - 1, "0").rstrip("0")
-    return f"{whole}.{digits}"

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from platform_api.apiserver.flagvalues import ConfigError as FlagError
-from platform_api.apiserver.flagvalues import go_duration, parse_duration
+from platform_api.apiserver.flagvalues import parse_duration
 from platform_api.client import kubeconfig
+from platform_api.goduration import format_duration
 from platform_api.gotext import json_kind
 from platform_api.validation import field as fe
 from platform_api.validation.field import FieldError, GoText
@@ -286,14 +287,20 @@ def _validate_webhook(hook: WebhookConfig, at: str) -> list[FieldError]:
         errs.append(fe.required(f"{at}.timeout"))
     elif not 0 < hook.timeout <= MAX_TIMEOUT:
         errs.append(
-            fe.invalid(f"{at}.timeout", go_duration(hook.timeout), "must be > 0s and <= 30s")
+            fe.invalid(
+                f"{at}.timeout",
+                format_duration(round(hook.timeout * 1e9)),
+                "must be > 0s and <= 30s",
+            )
         )
     for name, ttl in (
         ("authorizedTTL", hook.authorized_ttl),
         ("unauthorizedTTL", hook.unauthorized_ttl),
     ):
         if ttl < 0:
-            errs.append(fe.invalid(f"{at}.{name}", go_duration(ttl), "must be > 0s"))
+            errs.append(
+                fe.invalid(f"{at}.{name}", format_duration(round(ttl * 1e9)), "must be > 0s")
+            )
     version = hook.subject_access_review_version
     if not version:
         errs.append(fe.required(f"{at}.subjectAccessReviewVersion"))

@@ -20,60 +20,15 @@ from typing import Any
 from google.protobuf import duration_pb2, timestamp_pb2
 
 from platform_api.cel.schematypes import DeclType
+from platform_api.goduration import parse_openapi_duration
 
 Convert = Callable[[Any], Any]
-
-_UNITS = [
-    (("ns", "nano"), 1),
-    (("us", "µs", "micro"), 10**3),
-    (("ms", "milli"), 10**6),
-    (("s", "sec"), 10**9),
-    (("m", "min"), 60 * 10**9),
-    (("h", "hr", "hour"), 3600 * 10**9),
-    (("d", "day"), 86400 * 10**9),
-    (("w", "wk", "week"), 7 * 86400 * 10**9),
-]
-_GO_UNITS = {
-    "ns": 1,
-    "us": 10**3,
-    "µs": 10**3,
-    "μs": 10**3,
-    "ms": 10**6,
-    "s": 10**9,
-    "m": 60 * 10**9,
-    "h": 3600 * 10**9,
-}
-_GO_DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+\Z")
-_GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_LOOSE = re.compile(r"((\d+)\s*([A-Za-zµ]+))")
-
-
-def parse_duration_ns(text: str) -> int | None:
-    """kube-openapi's strfmt.ParseDuration (Go's syntax, then ``3 days``-like forms)."""
-    if text in ("0", "+0", "-0"):
-        return 0
-    if _GO_DURATION.match(text):
-        total = 0
-        for number, unit in _GO_PART.findall(text):
-            whole, _, frac = number.partition(".")
-            scale = _GO_UNITS[unit]
-            total += int(whole or 0) * scale + (int(frac) * scale // 10 ** len(frac) if frac else 0)
-        return -total if text.startswith("-") else total
-    total, ok = 0, False
-    for _, count, raw_unit in _LOOSE.findall(text):
-        unit = raw_unit.strip().lower()
-        for variants, scale in _UNITS:
-            last = len(variants) - 1
-            for i, variant in enumerate(variants):
-                if (i == last and unit.startswith(variant)) or variant == unit:
-                    ok, total = True, total + int(count) * scale
-    return total if ok else None
 
 
 def _duration(value: Any) -> Any:
     if not isinstance(value, str):
         return value
-    nanos = parse_duration_ns(value)
+    nanos = parse_openapi_duration(value)
     if nanos is None:
         return value
     out = duration_pb2.Duration()

@@ -126,9 +126,19 @@ def test_every_kube_plugin_is_known() -> None:
             "[NamespaceLifecycle NodeRestriction] in enable-admission-plugins and "
             "disable-admission-plugins overlapped",
         ),
+        ({"max-requests-inflight": "-1"}, "--max-requests-inflight can not be negative value"),
+        (
+            {"max-mutating-requests-inflight": "-3"},
+            "--max-mutating-requests-inflight can not be negative value",
+        ),
+        (
+            {"max-requests-inflight": "1__0"},
+            'invalid argument "1__0" for "--max-requests-inflight" flag: '
+            'strconv.ParseInt: parsing "1__0": invalid syntax',
+        ),
     ],
 )
-def test_admission_plugins_refused(flags: dict[str, str], message: str) -> None:
+def test_flags_refused_in_kubes_words(flags: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         from_flags(flags)
     assert str(caught.value) == message
@@ -161,27 +171,6 @@ def test_a_bad_event_ttl_gets_pflags_words() -> None:
         str(raised.value)
         == 'invalid argument "x" for "--event-ttl" flag: time: invalid duration "x"'
     )
-
-
-@pytest.mark.parametrize(
-    ("flags", "why"),
-    [
-        ({"max-requests-inflight": "-1"}, "--max-requests-inflight can not be negative value"),
-        (
-            {"max-mutating-requests-inflight": "-3"},
-            "--max-mutating-requests-inflight can not be negative value",
-        ),
-        (
-            {"max-requests-inflight": "1__0"},
-            'invalid argument "1__0" for "--max-requests-inflight" flag: '
-            'strconv.ParseInt: parsing "1__0": invalid syntax',
-        ),
-    ],
-)
-def test_integer_flags_are_refused_in_kubes_words(flags: dict[str, str], why: str) -> None:
-    with pytest.raises(ConfigError) as refused:
-        from_flags(flags)
-    assert str(refused.value) == why
 
 
 def test_integer_flags_are_read_as_pflag_reads_them() -> None:

@@ -15,7 +15,6 @@ from platform_api.apiserver import authz
 from platform_api.apiserver.authflags import LEGACY_AUTHORIZATION_FLAGS
 from platform_api.apiserver.config import ServerConfig, from_flags
 from platform_api.apiserver.flagvalues import ConfigError as FlagError
-from platform_api.apiserver.flagvalues import go_duration
 from platform_api.apiserver.metrics import REGISTRY, render
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization import authzconfig
@@ -23,6 +22,7 @@ from platform_api.authorization.authzconfig import ConfigError, load_data
 from platform_api.authorization.interface import Attributes, Decision
 from platform_api.authorization.union import AlwaysDeny, AuthorizerUnion, PrivilegedGroups
 from platform_api.authorization.webhook import WebhookAuthorizer
+from platform_api.goduration import format_duration
 
 HEAD = "apiVersion: apiserver.config.platform.io/v1\nkind: AuthorizationConfiguration\n"
 SUBDOMAIN = (
@@ -68,6 +68,10 @@ def test_defaults_and_accepted_versions(kubeconfig: str) -> None:
         assert hook is not None
         assert (hook.authorized_ttl, hook.unauthorized_ttl, hook.timeout) == (300.0, 30.0, 3.0)
         assert hook.connection is not None and hook.connection.server == "https://127.0.0.1:1/"
+
+    def go_duration(seconds: float) -> str:  # how the config's seconds are shown
+        return format_duration(round(seconds * 1e9))
+
     assert go_duration(300) == "5m0s" and go_duration(30) == "30s"
     assert go_duration(3661.5) == "1h1m1.5s" and go_duration(0.25) == "250ms"
 

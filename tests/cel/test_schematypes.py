@@ -6,7 +6,7 @@ import pytest
 from google.protobuf import duration_pb2, timestamp_pb2
 
 from platform_api.cel.schematypes import MAX_REQUEST_SIZE, build_pool, decl_type, escape
-from platform_api.cel.values import converter, parse_duration_ns
+from platform_api.cel.values import converter
 
 
 @pytest.mark.parametrize(
@@ -125,11 +125,3 @@ def test_value_conversion_only_where_needed() -> None:
     assert out["items"][1]["d"] == "bogus"
     assert isinstance(out["day"], timestamp_pb2.Timestamp) and out["b"] == b"hi"
     assert value["n"] == 1 and value["items"][0]["d"] == "90s"  # the input is not modified
-
-
-def test_durations_as_kube_openapi_parses_them() -> None:
-    assert parse_duration_ns("1h30m") == 5400 * 10**9
-    assert parse_duration_ns("1.5s") == 1_500_000_000
-    assert parse_duration_ns("3 days") == 3 * 86400 * 10**9
-    assert parse_duration_ns("2 weeks") == 14 * 86400 * 10**9
-    assert parse_duration_ns("nope") is None

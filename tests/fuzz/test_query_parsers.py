@@ -17,12 +17,11 @@ from platform_api import quantity
 from platform_api.apiextensions.schema import netfmt
 from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.apiserver.flagvalues import parse_duration as parse_flag_duration
-from platform_api.cel.values import parse_duration_ns
 from platform_api.endpoints import continuation
 from platform_api.endpoints.list import parse_revision
 from platform_api.errors import StatusError
 from platform_api.fieldselectors import parse_field_selector
-from platform_api.goduration import format_duration, parse_duration
+from platform_api.goduration import format_duration, parse_duration, parse_openapi_duration
 from platform_api.gotext import parse_int as go_parse_int
 from platform_api.selectors import Requirement, SelectorError, parse_label_selector
 
@@ -209,14 +208,14 @@ def test_go_durations_raise_only_their_errors(text: str) -> None:
         parse_duration(text)
     with contextlib.suppress(ConfigError):
         parse_flag_duration("timeout", text)
-    assert parse_duration_ns(text) is None or isinstance(parse_duration_ns(text), int)
+    assert parse_openapi_duration(text) is None or isinstance(parse_openapi_duration(text), int)
     assert isinstance(netfmt.is_duration(text), bool)
 
 
 @given(INT64)
 def test_go_duration_round_trip(nanos: int) -> None:
     assert parse_duration(format_duration(nanos)) == nanos
-    assert parse_duration_ns(format_duration(nanos)) == nanos
+    assert parse_openapi_duration(format_duration(nanos)) == nanos
 
 
 @given(NUMERIC_TEXT)

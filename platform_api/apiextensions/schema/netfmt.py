@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 import re
 
+from platform_api.goduration import parse_openapi_duration
+
 _BIG = 0xFFFFFF
 
 
@@ -233,51 +235,7 @@ def is_email(value: str) -> bool:
 
 # -- time.ParseDuration and go-openapi's fallback -----------------------------------------
 
-_UNITS = {"ns": 1, "us": 10**3, "\u00b5s": 10**3, "\u03bcs": 10**3, "ms": 10**6, "s": 10**9}
-_UNITS |= {"m": 60 * 10**9, "h": 3600 * 10**9}
-_GO_DURATION = re.compile(
-    r"[-+]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+"
-)
-_SCALA_UNITS = (
-    ("ns", "nano"),
-    ("us", "\u00b5s", "micro"),
-    ("ms", "milli"),
-    ("s", "sec"),
-    ("m", "min"),
-    ("h", "hr", "hour"),
-    ("d", "day"),
-    ("w", "wk", "week"),
-)
-
-
-def _go_duration(s: str) -> bool:
-    if s in ("0", "+0", "-0"):
-        return True
-    if not _GO_DURATION.fullmatch(s):
-        return False
-    total = 0
-    for number, unit in re.findall(r"([0-9]*\.?[0-9]*)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)", s):
-        whole, _, frac = number.partition(".")
-        value = int(whole or "0") * _UNITS[unit]
-        if frac:
-            value += int(frac) * _UNITS[unit] // 10 ** len(frac)
-        total += value
-        if total > 2**63 - (0 if s.startswith("-") else 1):
-            return False
-    return True
-
 
 def is_duration(s: str) -> bool:
-    if _go_duration(s):
-        return True
-    ok = False
-    for factor, word in re.findall(r"([0-9]+)[\t\n\f\r ]*([A-Za-z\u00b5]+)", s):
-        if int(factor) > 2**63 - 1:
-            return False
-        unit = word.lower()
-        for variants in _SCALA_UNITS:
-            for i, variant in enumerate(variants):
-                last = i == len(variants) - 1
-                if (last and unit.startswith(variant)) or variant == unit:
-                    ok = True
-    return ok
+    """strfmt's ``duration``: Go's syntax or ``<count> <unit>`` forms (goduration.py)."""
+    return parse_openapi_duration(s) is not None
