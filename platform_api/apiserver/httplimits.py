@@ -50,6 +50,7 @@ BAD_REQUEST = b"400 Bad Request"
 BAD_REQUEST_RESPONSE = TOO_LARGE_RESPONSE.replace(TOO_LARGE, BAD_REQUEST)
 NO_HOST = b"400 Bad Request: missing required Host header"  # net/http's for HTTP/1.1
 NO_HOST_RESPONSE = TOO_LARGE_RESPONSE.replace(TOO_LARGE, NO_HOST)
+_H = (b"H", b"h")  # first bytes of a Host line
 
 
 class APIChannel(HTTPChannel):
@@ -110,7 +111,7 @@ class APIChannel(HTTPChannel):
             self._head_lines += bool(line)  # the request line, then each header line
             if self._head_bytes > HEAD_LIMIT or self._head_lines > MAX_HEADERS + 1:
                 return self._too_large()
-            if self._head_lines > 1 and line[:1] not in b" \t":
+            if line[:1] in _H and self._head_lines > 1:  # most lines end the test at once
                 self._hosts += line.partition(b":")[0].strip().lower() == b"host"
             if line == b"" and self._head_bytes > 2:
                 self._in_head = False  # the head is complete; a body may follow
