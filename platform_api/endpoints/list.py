@@ -273,24 +273,48 @@ def render_list(scope: Scope, out: Output, items: list[Stored], meta: dict[str, 
     if out.encoding == "protobuf":
         api_version = scope.outgoing_api_version(rt.api_version)
         return binary.list_body(scope.handlers.messages, items, api_version, rt.list_kind, meta)
+    if rt.custom:
+        return _custom_list(scope, out, items, meta)
     if out.encoding == "cbor" and not scope.ctx.render_group:
         cache = scope.handlers.cbor_items
         return binary.cbor_list_body(cache, items, rt.api_version, rt.list_kind, meta)
     if out.plain_json and not scope.ctx.render_group:
         head = orjson.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
-        if rt.custom:
-            body = b",".join(s.data for s in items)
-        else:
-            body = untyped_json([s.data for s in items], rt.api_version, rt.kind)
+        body = untyped_json([s.data for s in items], rt.api_version, rt.kind)
         return head[:-1] + b',"items":[' + body + b"]}\n"
     doc = {
         "kind": rt.list_kind,
         "apiVersion": rt.api_version,
         "metadata": meta,
-        "items": [s.object if rt.custom else untyped(s.object) for s in items],
+        "items": [untyped(s.object) for s in items],
     }
     fields = bytefields.for_kind(rt.api_version, rt.list_kind) if out.encoding == "cbor" else None
     return encode(scope.outgoing(doc), out.encoding, out.pretty, fields)
+
+
+def _custom_list(scope: Scope, out: Output, items: list[Stored], meta: dict[str, Any]) -> bytes:
+    """A custom resource list as kube writes an unstructured one: a map, so its keys
+    sorted, and ``continue`` set even when empty (``SetContinue("")`` keeps the key)."""
+    rt = scope.resource
+    meta = dict(sorted({"continue": "", **meta}.items()))
+    renamed = bool(scope.ctx.render_group)
+    if out.encoding == "cbor" and not renamed:
+        cache = scope.handlers.cbor_items
+        return binary.cbor_list_body(cache, items, rt.api_version, rt.list_kind, meta)
+    if out.plain_json and not renamed:
+        return b'{"apiVersion":%s,"items":[%s],"kind":%s,"metadata":%s}\n' % (
+            orjson.dumps(rt.api_version),
+            b",".join(s.data for s in items),
+            orjson.dumps(rt.list_kind),
+            orjson.dumps(meta),
+        )
+    doc = {
+        "apiVersion": rt.api_version,
+        "items": [s.object for s in items],
+        "kind": rt.list_kind,
+        "metadata": meta,
+    }
+    return encode(scope.outgoing(doc), out.encoding, out.pretty)
 
 
 # kube's lists of built-in kinds hold typed Go structs whose TypeMeta is empty: the items

@@ -328,3 +328,46 @@ def test_built_in_list_items_name_no_type_custom_ones_do(
         assert (item["kind"], item["apiVersion"]) == ("CronTab", f"{group}/v1")
     finally:
         delete_crd(admin, server, f"crontabs.{group}")
+
+
+def test_custom_resource_lists_are_written_as_kubes_unstructured_lists(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube writes a custom resource list from a map: its keys sorted, and
+    ``metadata.continue`` present even when empty.  Built-in lists keep their struct
+    order and omit an empty continue."""
+    base = make_namespace(admin, server, "unstructured-lists")
+    ns = base.split("/")[4]
+    group = "unstructured.example.com"
+    create_crd(admin, server, crd_manifest(group))
+    try:
+        path = server.url + ns_path(group, ns)
+        for name in ("a", "b"):
+            assert admin.post(path, json=crontab(name, group)).status_code == 201
+        whole = admin.get(path)
+        revision = whole.json()["metadata"]["resourceVersion"]
+        items = whole.json()["items"]
+        assert whole.text.startswith('{"apiVersion":"' + group + '/v1","items":[{')
+        tail = '],"kind":"CronTabList","metadata":{"continue":"","resourceVersion":"REV"}}\n'
+        assert whole.text.endswith(tail.replace("REV", revision))
+        page = admin.get(path + "?limit=1")
+        meta = page.json()["metadata"]
+        assert list(page.json()) == ["apiVersion", "items", "kind", "metadata"]
+        assert list(meta) == ["continue", "remainingItemCount", "resourceVersion"]
+        assert meta["continue"] and meta["remainingItemCount"] == 1
+        pretty = admin.get(path + "?pretty=true").text
+        assert pretty.endswith(
+            '  "kind": "CronTabList",\n  "metadata": {\n    "continue": "",\n'
+            f'    "resourceVersion": "{revision}"\n  }}\n}}'
+        )
+        as_yaml = admin.get(path, headers={"Accept": "application/yaml"}).text
+        assert as_yaml.startswith(f"apiVersion: {group}/v1\nitems:\n- ")
+        assert as_yaml.endswith(
+            f'kind: CronTabList\nmetadata:\n  continue: ""\n  resourceVersion: "{revision}"\n'
+        )
+        assert [i["metadata"]["name"] for i in items] == ["a", "b"]
+        built_in = admin.get(server.url + base)
+        assert built_in.text.startswith('{"kind":"ConfigMapList","apiVersion":"v1","metadata":{')
+        assert "continue" not in built_in.json()["metadata"]
+    finally:
+        delete_crd(admin, server, f"crontabs.{group}")
