@@ -249,7 +249,9 @@ def worker(
             if ok:
                 latest[name] = orjson.loads(raw)
         elif op == "patch":
-            patch = orjson.dumps({"data": {"v": PAYLOAD[:-8] + f"{i:08d}"}})
+            # Not the value the update run wrote for this ``i``: that would be a no-op
+            # patch, which stores nothing.
+            patch = orjson.dumps({"data": {"v": PAYLOAD[:-8] + f"p{i:07d}"}})
             status, _ = wire.request("PATCH", f"{base}/{name}", patch, MERGE_PATCH)
             ok = status == 200
         else:  # list
