@@ -11,6 +11,7 @@ validation all print through here.
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -273,6 +274,13 @@ def go_time(value: datetime, fraction: str = "") -> str:
 
 _DIGITS = "0123456789abcdef"
 _PREFIXES = {"0x": 16, "0o": 8, "0b": 2}
+
+
+def path_clean(path: str) -> str:
+    """Go's ``path.Clean``: POSIX's normal form, except that Go also folds a leading
+    ``//`` (POSIX keeps exactly two)."""
+    cleaned = posixpath.normpath(path)
+    return "/" + cleaned.lstrip("/") if cleaned.startswith("//") else cleaned
 
 
 def parse_int(text: str, unsigned: bool = False, base: int = 10, bits: int = 64) -> int:

@@ -1,8 +1,10 @@
 """Continue tokens of chunked lists: opaque, versioned, unpadded base64url JSON.
 
-A token holds the list's revision and the last key it returned (relative to the
-resource prefix, so a token can never range outside the collection it came from).
-Revision -1 marks an "inconsistent" continuation, issued after the snapshot expired.
+A token holds the list's revision and where the next page starts: kube's start key,
+relative to the list's own key prefix (``<name>\\x00`` in a namespace, or
+``<namespace>/<name>\\x00`` across namespaces), which the list handler maps to and
+from storage keys.  Revision -1 marks an "inconsistent" continuation, issued after
+the snapshot expired.
 """
 
 from __future__ import annotations
@@ -15,16 +17,14 @@ import orjson
 
 from platform_api import errors
 from platform_api.codec import BodyError, parse_json
-from platform_api.gotext import json_kind
+from platform_api.gotext import json_kind, path_clean
 
 TOKEN_VERSION = "meta.platform.io/v1"
 INCONSISTENT = -1
 
 
-def encode(revision: int, start_key: bytes) -> str:
-    payload = orjson.dumps(
-        {"v": TOKEN_VERSION, "rv": revision, "start": start_key.decode("utf-8") + "\x00"}
-    )
+def encode(revision: int, start: str) -> str:
+    payload = orjson.dumps({"v": TOKEN_VERSION, "rv": revision, "start": start})
     return base64.urlsafe_b64encode(payload).rstrip(b"=").decode()
 
 
@@ -32,20 +32,24 @@ def _invalid(detail: str) -> errors.StatusError:
     return errors.bad_request(f"invalid continue token: continue key is not valid: {detail}")
 
 
-def decode(token: str) -> tuple[int, bytes]:
-    """``(revision, last key)`` of a token; 400 when it is not one of ours, worded as
-    kube's ``DecodeContinue`` words it."""
+def decode(token: str) -> tuple[int, str]:
+    """``(revision, start key)`` of a token; 400 when it is not one of ours, worded as
+    kube's ``DecodeContinue`` words it.  As kube, a start key that ``path.Clean``
+    would change is refused: it cannot climb out of the list it is joined to."""
     parsed = _token_fields(_raw_url_base64(token))
     version = parsed.get("v") or ""
     if version != TOKEN_VERSION:
         raise _invalid(f"server does not recognize this encoded version {version}")
     revision = parsed.get("rv")
-    start = parsed.get("start")
+    start = parsed.get("start") or ""
     if not revision:
         raise _invalid(f"incorrect encoded start resourceVersion (version {TOKEN_VERSION})")
-    if not isinstance(start, str) or not start.endswith("\x00") or len(start) < 2:
+    if not start:
         raise _invalid(f"encoded start key empty (version {TOKEN_VERSION})")
-    return revision, start[:-1].encode("utf-8")
+    rooted = start if start.startswith("/") else "/" + start
+    if path_clean(rooted) != rooted:
+        raise _invalid(start)
+    return revision, rooted[1:]
 
 
 _BASE64URL = frozenset(string.ascii_letters + string.digits + "-_")
@@ -102,8 +106,8 @@ EXPIRED_MESSAGE = (
 )
 
 
-def expired(start_key: bytes) -> errors.StatusError:
+def expired(start: str) -> errors.StatusError:
     """410 Expired carrying a fresh, inconsistent continuation of the same list."""
     error = errors.expired(EXPIRED_MESSAGE)
-    error.metadata = {"continue": encode(INCONSISTENT, start_key)}
+    error.metadata = {"continue": encode(INCONSISTENT, start)}
     return error

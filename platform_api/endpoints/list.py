@@ -186,22 +186,20 @@ def predicate(scope: Scope, p: ListParams) -> Any:
 async def read_list(scope: Scope, p: ListParams) -> ListResult:
     """Pick the revision and start key the table of resourceVersion semantics asks for."""
     storage = scope.store.storage
-    start = b""
+    start, token_start = b"", ""
     revision = 0
     list_prefix = scope.store.list_prefix(scope.namespace)
     if p.continue_token:
-        token_rev, relative = continuation.decode(p.continue_token)  # kube reads it first
+        token_rev, token_start = continuation.decode(p.continue_token)  # kube reads it first
         if p.resource_version and p.resource_version != "0":
             raise errors.bad_request(
                 "specifying resource version is not allowed when using continue"
             )
-        start = scope.store.prefix + relative
-        if not start.startswith(list_prefix):
-            raise errors.bad_request("invalid continue token: continue key is not valid")
+        start = _start_after(scope, list_prefix, token_start)
         if token_rev > 0:
             revision = token_rev
             if revision < storage.compacted_revision():
-                raise continuation.expired(relative)
+                raise continuation.expired(token_start)
     elif p.resource_version and p.resource_version != "0":
         wanted = parse_revision(p.resource_version)
         await scope.handlers.wait_for_revision(wanted)
@@ -222,17 +220,53 @@ async def read_list(scope: Scope, p: ListParams) -> ListResult:
         return await scope.store.read_list(scope.namespace, options, consistent=consistent)
     except errors.StatusError as e:
         if p.continue_token and e.reason == errors.EXPIRED:  # etcd compacted past the token
-            raise continuation.expired(start[len(scope.store.prefix) :]) from None
+            raise continuation.expired(token_start) from None
         raise
+
+
+def _across_namespaces(scope: Scope, list_prefix: bytes) -> bool:
+    """Whether the list's keys hold a namespace: a namespaced kind listed everywhere
+    (the one place storage keys part a namespace from a name with a NUL, where kube's
+    keys have a slash)."""
+    return scope.resource.namespaced and list_prefix == scope.store.prefix
+
+
+def _start_after(scope: Scope, list_prefix: bytes, token_start: str) -> bytes:
+    """The storage key a continued list starts after.  kube starts at the token's key,
+    ``<last key>\\x00`` (the first key past the last one returned); storage starts
+    after a key: the last key itself, or, for a start key made by hand, the greatest
+    key below it (no stored key, UTF-8 throughout, has a 0xff byte)."""
+    key = token_start.encode()
+    if _across_namespaces(scope, list_prefix):
+        key = key.replace(b"/", b"\x00", 1)
+    elif b"\x00" in key[:-1] and list_prefix != scope.store.prefix:
+        # Issued by an earlier release (a replica not yet upgraded): relative to the
+        # kind's keys, ``<namespace>\x00<name>\x00``; no name holds a NUL.
+        if not (scope.store.prefix + key).startswith(list_prefix):
+            raise errors.bad_request("invalid continue token: continue key is not valid")
+        return scope.store.prefix + key[:-1]
+    if not key:  # "/": the whole list
+        return b""
+    if key.endswith(b"\x00"):
+        return list_prefix + key[:-1]
+    return list_prefix + key[:-1] + bytes([key[-1] - 1]) + b"\xff"
+
+
+def _token_start(scope: Scope, list_prefix: bytes, last_key: bytes) -> str:
+    """The start key of the page after ``last_key``, as kube writes it."""
+    relative = last_key[len(list_prefix) :]
+    if _across_namespaces(scope, list_prefix):
+        relative = relative.replace(b"\x00", b"/", 1)
+    return relative.decode() + "\x00"
 
 
 def list_metadata(scope: Scope, result: ListResult, p: ListParams) -> dict[str, Any]:
     meta: dict[str, Any] = {"resourceVersion": str(result.revision)}
     if result.continue_key is not None:
-        relative = result.continue_key[len(scope.store.prefix) :]
+        start = _token_start(scope, scope.store.list_prefix(scope.namespace), result.continue_key)
         # The revision read, as kube encodes it: the pages after an inconsistent
         # continuation's first one are read at that page's revision.
-        meta["continue"] = continuation.encode(result.revision, relative)
+        meta["continue"] = continuation.encode(result.revision, start)
         if result.remaining is not None and p.labels.empty() and p.fields.empty():
             meta["remainingItemCount"] = result.remaining
     return meta

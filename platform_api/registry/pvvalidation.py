@@ -11,9 +11,9 @@ once set, changes only from a beta zone/region/os/arch label to its GA name.
 from __future__ import annotations
 
 import copy
-import posixpath
 from typing import Any
 
+from platform_api.gotext import path_clean
 from platform_api.quantity import QuantityError, parse
 from platform_api.registry.claimspec import (
     VOLUME_MODES,
@@ -136,10 +136,7 @@ def _recycles_root(spec: Obj) -> list[FieldError]:
     host = spec.get("hostPath")
     if not isinstance(host, dict) or spec.get("persistentVolumeReclaimPolicy") != "Recycle":
         return []
-    cleaned = posixpath.normpath(host.get("path") or "")
-    if cleaned.startswith("//"):
-        cleaned = "/" + cleaned.lstrip("/")
-    if cleaned != "/":
+    if path_clean(host.get("path") or "") != "/":
         return []
     detail = "may not be 'recycle' for a hostPath mount of '/'"
     return [field.forbidden("spec.persistentVolumeReclaimPolicy", detail)]

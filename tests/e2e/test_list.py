@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import time
 from pathlib import Path
 
+import orjson
 import pytest
 import requests
 
@@ -73,6 +75,61 @@ def test_chunked_list_is_one_snapshot(server: Server, admin: requests.Session) -
     ).json()
     assert [i["metadata"]["name"] for i in third["items"]] == ["c4"]
     assert "continue" not in third["metadata"] and "remainingItemCount" not in third["metadata"]
+
+
+def _token(start: str, revision: int) -> str:
+    raw = orjson.dumps({"v": "meta.platform.io/v1", "rv": revision, "start": start})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _start_of(token: str) -> str:
+    return str(orjson.loads(base64.urlsafe_b64decode(token + "=="))["start"])
+
+
+def test_continue_tokens_hold_kubes_start_keys(server: Server, admin: requests.Session) -> None:
+    """A token's start key is relative to the list's own prefix, as kube's: the next
+    name in a namespace, ``<namespace>/<name>`` across namespaces.  kube joins a token
+    to the list it is given to, so a namespace's token pages another namespace from the
+    same name on; a key that would leave the list is refused."""
+    one = make_namespace(admin, server, "tokens-one")
+    two = make_namespace(admin, server, "tokens-two")
+    for base in (one, two):
+        for name in ("k1", "k2", "k3"):
+            add(admin, server, base, name, {"tokens": "yes"})
+    mine = "&labelSelector=tokens%3Dyes"
+    page = admin.get(server.url + one + "?limit=1" + mine).json()
+    token = page["metadata"]["continue"]
+    assert _start_of(token) == "k1\x00"
+    other = admin.get(server.url + two + "?continue=" + token + mine).json()
+    assert [i["metadata"]["name"] for i in other["items"]] == ["k2", "k3"]
+    everywhere = admin.get(server.url + "/api/v1/configmaps?limit=1").json()
+    start = _start_of(everywhere["metadata"]["continue"])
+    item = everywhere["items"][0]["metadata"]
+    assert start == f"{item['namespace']}/{item['name']}\x00"
+    revision = int(page["metadata"]["resourceVersion"])
+    at = _token("tokens-one/k2\x00", revision)
+    rest = admin.get(server.url + "/api/v1/configmaps?limit=3&continue=" + at + mine).json()
+    listed = [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in rest["items"]]
+    assert listed == [("tokens-one", "k3"), ("tokens-two", "k1"), ("tokens-two", "k2")]
+    # A hand-made key without the NUL: kube starts at it, the name itself included.
+    made = admin.get(server.url + one + "?continue=" + _token("k2", revision) + mine).json()
+    assert [i["metadata"]["name"] for i in made["items"]] == ["k2", "k3"]
+    # Issued by a release whose keys were relative to the kind: still read as it meant.
+    old_token = _token("tokens-one\x00k1\x00", revision)
+    old = admin.get(server.url + one + "?continue=" + old_token + mine)
+    assert [i["metadata"]["name"] for i in old.json()["items"]] == ["k2", "k3"]
+    for bad in ("../tokens-two/k1\x00", "a//b", "k1/"):
+        r = admin.get(server.url + one + "?continue=" + _token(bad, revision))
+        assert r.status_code == 400
+        assert r.json() == {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": f"invalid continue token: continue key is not valid: {bad}",
+            "reason": "BadRequest",
+            "code": 400,
+        }
 
 
 def test_selectors_with_limit_omit_remaining_count(server: Server, admin: requests.Session) -> None:

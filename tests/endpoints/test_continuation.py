@@ -50,6 +50,14 @@ def token(text: str) -> str:
             f"incorrect encoded start resourceVersion (version {V})",
         ),
         (token(f'{{"v":"{V}","rv":1}}'), f"encoded start key empty (version {V})"),
+        (token(f'{{"v":"{V}","rv":1,"start":""}}'), f"encoded start key empty (version {V})"),
+        # A start key path.Clean would change: it could climb out of its list.
+        (token(f'{{"v":"{V}","rv":1,"start":"../x"}}'), "../x"),
+        (token(f'{{"v":"{V}","rv":1,"start":"x/../y"}}'), "x/../y"),
+        (token(f'{{"v":"{V}","rv":1,"start":"a//b"}}'), "a//b"),
+        (token(f'{{"v":"{V}","rv":1,"start":"//a"}}'), "//a"),
+        (token(f'{{"v":"{V}","rv":1,"start":"./a"}}'), "./a"),
+        (token(f'{{"v":"{V}","rv":1,"start":"a/"}}'), "a/"),
     ],
 )
 def test_refused_tokens(raw: str, problem: str) -> None:
@@ -60,4 +68,14 @@ def test_refused_tokens(raw: str, problem: str) -> None:
 
 
 def test_own_tokens_round_trip() -> None:
-    assert continuation.decode(continuation.encode(7, b"default\x00cm")) == (7, b"default\x00cm")
+    assert continuation.decode(continuation.encode(7, "default/cm\x00")) == (7, "default/cm\x00")
+
+
+@pytest.mark.parametrize(
+    ("start", "read"),
+    [("a\x00", "a\x00"), ("/a", "a"), ("/", ""), ("b/x\x00", "b/x\x00"), ("zz", "zz")],
+)
+def test_start_keys_kube_takes(start: str, read: str) -> None:
+    """What kube joins to the list's prefix: the key, rooted and cleaned, less its root."""
+    raw = token(f'{{"v":"{V}","rv":-1,"start":"{start}"}}'.replace("\x00", "\\u0000"))
+    assert continuation.decode(raw) == (-1, read)
