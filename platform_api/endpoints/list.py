@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import itemgetter
 from typing import Any
@@ -79,10 +79,22 @@ def parse_params(scope: Scope, watch: bool) -> ListParams:
         allow_bookmarks=bool(_bool_arg(scope, b"allowWatchBookmarks")),
         send_initial_events=_bool_arg(scope, b"sendInitialEvents"),
     )
+    if watch and scope.handlers.watch_list:
+        params = default_watch(params)
     errs = validate_watch(params, scope.handlers.watch_list) if watch else validate_list(params)
     if errs:
         raise errors.invalid("ListOptions", META_GROUP, "", errs)
     return params
+
+
+def default_watch(p: ListParams) -> ListParams:
+    """kube's ``SetListOptionsDefaults`` while WatchList is on: a watch from no
+    resourceVersion or from ``0`` that names neither ``sendInitialEvents`` nor a match
+    is a watch-list (initial events from a consistent read when no version is given,
+    and the initial-events-end bookmark when bookmarks are allowed)."""
+    if p.send_initial_events is None and not p.match and p.resource_version in ("", "0"):
+        return replace(p, send_initial_events=True, match="NotOlderThan")
+    return p
 
 
 def validate_list(p: ListParams) -> list[field.FieldError]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
+import orjson
 import pytest
 import requests
 
@@ -38,6 +40,20 @@ def test_streaming_lists_need_the_watch_list_gate(gated: Server) -> None:
         'ListOptions.meta.platform.io "" is invalid: sendInitialEvents: Forbidden: '
         "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
     )
+
+
+def test_without_the_gate_a_watch_from_zero_is_the_legacy_one(gated: Server) -> None:
+    """No watch-list defaulting: the initial events end with no bookmark of their own;
+    only the timeout's bookmark comes."""
+    admin = session_for(gated, cert=gated.admin_cert)
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "legacy-watch"}}
+    assert admin.post(gated.url + CM, json=body).status_code == 201
+    query = "?watch=1&resourceVersion=0&allowWatchBookmarks=true&timeoutSeconds=1"
+    query += "&fieldSelector=metadata.name%3Dlegacy-watch"
+    lines = [line for line in admin.get(gated.url + CM + query).iter_lines() if line]
+    events = [orjson.loads(line) for line in lines]
+    assert [e["type"] for e in events] == ["ADDED", "BOOKMARK"]
+    assert events[1]["object"]["metadata"] == {"resourceVersion": mock.ANY}
 
 
 def test_no_compression_without_its_gate(gated: Server) -> None:
