@@ -119,9 +119,16 @@ class EventEncoder:
     def bookmark(self, revision: int, initial_end: bool = False) -> bytes:
         rt = self.scope.resource
         meta: Obj = {"resourceVersion": str(revision)}
-        if initial_end:
-            meta["annotations"] = {INITIAL_EVENTS_END: "true", UPSTREAM_INITIAL_EVENTS_END: "true"}
+        if initial_end:  # a map: Go writes its keys sorted
+            marks = {INITIAL_EVENTS_END: "true", UPSTREAM_INITIAL_EVENTS_END: "true"}
+            meta["annotations"] = dict(sorted(marks.items()))
         obj = {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
+        if rt.custom:  # unstructured, all maps: every key sorted
+            obj = {
+                "apiVersion": rt.api_version,
+                "kind": rt.kind,
+                "metadata": dict(sorted(meta.items())),
+            }
         if self.out.view == "table":  # a row of metadata, whatever includeObject says
             return self._frame("BOOKMARK", self._table(obj, "Metadata"))
         obj = self.scope.outgoing(obj)

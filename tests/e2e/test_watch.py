@@ -14,6 +14,7 @@ import requests
 from kubernetes import client, config, watch
 
 from tests.e2e.conftest import VENV_BIN, Server, session_for, start_server
+from tests.e2e.crds import crd_manifest, create_crd, crontab, delete_crd, ns_path
 from tests.e2e.test_http import status
 from tests.e2e.test_list import add, make_namespace
 
@@ -136,6 +137,40 @@ def test_bookmarks_timeout_and_initial_events(server: Server, admin: requests.Se
         "platform.io/initial-events-end": "true",
         "k8s.io/initial-events-end": "true",  # what stock client-go waits for
     }
+
+
+def _bookmark_line(session: requests.Session, url: str) -> bytes:
+    params = {"watch": "1", "allowWatchBookmarks": "true", "timeoutSeconds": "1"}
+    lines = session.get(url, params=params, timeout=30).content.splitlines()
+    return next(line for line in lines if b"initial-events-end" in line)
+
+
+def test_bookmarks_are_written_as_kube_writes_them(server: Server, admin: requests.Session) -> None:
+    """The initial-events-end bookmark byte for byte: a built-in kind's is a typed struct
+    (TypeMeta, then ObjectMeta's field order), a custom resource's an unstructured map
+    (every key sorted); the annotations are a map either way."""
+    base = make_namespace(admin, server, "watch-bookmark-shape")
+    add(admin, server, base, "a")
+    line = _bookmark_line(admin, server.url + base)
+    revision = json.loads(line)["object"]["metadata"]["resourceVersion"]
+    marks = '{"k8s.io/initial-events-end":"true","platform.io/initial-events-end":"true"}'
+    assert line.decode() == (
+        '{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":'
+        f'{{"resourceVersion":"{revision}","annotations":{marks}}}}}}}'
+    )
+    group = "bookmarks.example.com"
+    create_crd(admin, server, crd_manifest(group))
+    try:
+        path = server.url + ns_path(group, base.split("/")[4])
+        assert admin.post(path, json=crontab("c", group)).status_code == 201
+        line = _bookmark_line(admin, path)
+        revision = json.loads(line)["object"]["metadata"]["resourceVersion"]
+        assert line.decode() == (
+            f'{{"type":"BOOKMARK","object":{{"apiVersion":"{group}/v1","kind":"CronTab",'
+            f'"metadata":{{"annotations":{marks},"resourceVersion":"{revision}"}}}}}}'
+        )
+    finally:
+        delete_crd(admin, server, f"crontabs.{group}")
 
 
 def test_without_initial_events_a_watch_starts_now(server: Server, admin: requests.Session) -> None:
