@@ -19,7 +19,7 @@ from platform_api.apiextensions.published import (
 from platform_api.scheme.catalog import version_priority
 from platform_api.scheme.decoding import format_time
 from platform_api.scheme.schemas import Node
-from platform_api.scheme.types import OBJECT_VERBS, STATUS_VERBS, ResourceType, Subresource
+from platform_api.scheme.types import CUSTOM_VERBS, STATUS_VERBS, ResourceType, Subresource
 
 Obj = dict[str, Any]
 GROUP = "apiextensions.platform.io"
@@ -145,11 +145,11 @@ def served_types(crd: Obj) -> list[ResourceType]:
     out = []
     for version in served_versions(crd):
         subs = subresources_of(crd, version)
-        sub_types: tuple[Subresource, ...] = ()
-        if "scale" in subs:
-            sub_types += (Subresource("scale", "Scale", STATUS_VERBS, "autoscaling", "v1"),)
+        sub_types: tuple[Subresource, ...] = ()  # in kube's discovery order
         if "status" in subs:
             sub_types += (Subresource("status", names["kind"], STATUS_VERBS),)
+        if "scale" in subs:
+            sub_types += (Subresource("scale", "Scale", STATUS_VERBS, "autoscaling", "v1"),)
         out.append(
             ResourceType(
                 group=group,
@@ -160,12 +160,13 @@ def served_types(crd: Obj) -> list[ResourceType]:
                 namespaced=spec.get("scope") == "Namespaced",
                 short_names=tuple(names.get("shortNames") or ()),
                 categories=tuple(names.get("categories") or ()),
-                verbs=OBJECT_VERBS,
+                verbs=CUSTOM_VERBS,
                 subresources=sub_types,
                 definition=definition_name(group, version, names["kind"]),
                 storage_version=storage if storage != version else "",
                 custom=True,
                 deprecation_warning=deprecation_warning(crd, version),
+                terminating=is_true(crd, TERMINATING),
             )
         )
     return out

@@ -123,6 +123,14 @@ class CRDInstaller:
                 strategy = self.stores[key].strategy
                 if isinstance(strategy, CustomResourceStrategy):
                     strategy.terminating = terminating
+            if any(rt.terminating != terminating for rt in self.scheme.installed(name)):
+                # discovery's verbs follow; the stores (and their watches) stay
+                self.scheme.install(
+                    name,
+                    crds.served_types(crd),
+                    crds.definitions(crd),
+                    crds.published_definitions(crd),
+                )
             return
         self.install(crd, fingerprint)
 

@@ -73,7 +73,7 @@ def _resource_entries(rt: ResourceType, alias: bool = False) -> list[dict[str, A
         "singularName": rt.singular,
         "namespaced": rt.namespaced,
         "kind": rt.kind,
-        "verbs": list(rt.verbs),
+        "verbs": rt.listed_verbs(),
     }
     if rt.short_names and not alias:
         main["shortNames"] = list(rt.short_names)
@@ -108,7 +108,7 @@ def _aggregated_resource(rt: ResourceType, group: str) -> dict[str, Any]:
         "responseKind": {"group": group, "version": rt.version, "kind": rt.kind},
         "scope": "Namespaced" if rt.namespaced else "Cluster",
         "singularResource": rt.singular,
-        "verbs": list(rt.verbs),
+        "verbs": rt.listed_verbs(),
     }
     if rt.short_names and not alias:
         out["shortNames"] = list(rt.short_names)
@@ -200,10 +200,16 @@ class Discovery:
             )
         for name, source in [("", ""), *listed]:
             for version in scheme.versions(source):
-                resources = []
+                # Built-in routes sort by path; a custom resource's entries stay
+                # together in kube's order (the resource, its status, its scale).
+                keyed: list[tuple[tuple[str, int], dict[str, Any]]] = []
                 for rt in scheme.resources(source, version):
-                    resources += _resource_entries(rt, alias=name != source)
-                resources.sort(key=lambda r: r["name"])
+                    entries = _resource_entries(rt, alias=name != source)
+                    keyed += [
+                        ((rt.plural, i) if rt.custom else (entry["name"], 0), entry)
+                        for i, entry in enumerate(entries)
+                    ]
+                resources = [entry for _, entry in sorted(keyed, key=lambda pair: pair[0])]
                 doc: dict[str, Any] = {"kind": "APIResourceList"}
                 if name:
                     doc["apiVersion"] = "v1"

@@ -80,10 +80,52 @@ _STATUS: dict[bytes, tuple[str, Handler]] = {
 }
 
 
+# A custom resource's handlers by request verb, as kube's CRD handler picks them.
+_CUSTOM: dict[str, Handler] = {
+    "get": get.handle,
+    "list": list_.handle,
+    "watch": watch.handle,
+    "create": create.handle,
+    "update": update.handle,
+    "patch": patch.handle,
+    "delete": delete.handle,
+    "deletecollection": delete.handle_collection,
+}
+_CUSTOM_SUBRESOURCES: dict[str, dict[str, Handler]] = {
+    "status": {"get": get.handle, "update": update.handle, "patch": patch.handle},
+    "scale": {"get": scale.get, "update": scale.put, "patch": scale.patch},
+}
+
+
+def _route_custom(rt: ResourceType, info: RequestInfo) -> Handler:
+    """kube serves custom resources with one handler that goes by the request's verb,
+    not by routes: a POST naming an object is a create (of the body's name), HEAD is a
+    get, a path past the sub-resource is that sub-resource, a verb the resource does
+    not take is 405 naming it, a sub-resource it lacks 404 naming the object, and a
+    request of the wrong scope falls through to the plain 404."""
+    verb = info.verb
+    if rt.namespaced != info.namespace_path and not (rt.namespaced and verb in ("list", "watch")):
+        raise errors.page_not_found()
+    table = _CUSTOM
+    if info.subresource:
+        sub = rt.subresource(info.subresource)
+        if sub is None:
+            raise errors.not_found(rt.plural, rt.group, info.name)
+        table = _CUSTOM_SUBRESOURCES[sub.name]
+    handler = table.get(verb)
+    if handler is None:
+        raise errors.method_not_supported(rt.plural, rt.group, verb)
+    if verb in ("update", "patch") and not info.name:
+        raise errors.bad_request("name must be provided")
+    return handler
+
+
 def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
     """The handler for a valid path and method: a path that is not one is 404 whatever
     the method, then a method the path does not take is 405 (HEAD included: kube's
     resource routes register none)."""
+    if rt.custom:
+        return _route_custom(rt, info)
     depth = len(info.parts)
     if info.verb == "watch" and info.verb_via_path:
         if depth > 2:

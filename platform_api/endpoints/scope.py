@@ -15,6 +15,7 @@ from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
 from platform_api.endpoints import binary
 from platform_api.endpoints.negotiation import Output, negotiate_output, partial_refusal
+from platform_api.endpoints.partial import metadata_only
 from platform_api.endpoints.responses import encode, finish, is_pretty
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.fieldmanager.typed import Typed
@@ -280,9 +281,5 @@ class Scope:
 
 
 def partial_object(obj: Obj, out: Output) -> Obj:
-    """kube's PartialObjectMetadata: an object's metadata only, in the meta group asked."""
-    return {
-        "kind": "PartialObjectMetadata",
-        "apiVersion": f"{out.group}/{out.version}",
-        "metadata": obj.get("metadata", {}),
-    }
+    """kube's PartialObjectMetadata of ``obj``, in the meta group asked."""
+    return metadata_only(obj, f"{out.group}/{out.version}")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_api import errors
+from platform_api.endpoints.partial import metadata_only
 from platform_api.scheme.schemas import OBJECT_META, Schemas
 from platform_api.scheme.types import ResourceType
 
@@ -109,11 +110,7 @@ class TableConvertor:
             if include == "Object":
                 row["object"] = obj
             elif include != "None":
-                row["object"] = {
-                    "kind": "PartialObjectMetadata",
-                    "apiVersion": api_version,
-                    "metadata": obj.get("metadata", {}),
-                }
+                row["object"] = metadata_only(obj, api_version)
             rows.append(row)
         return {
             "kind": "Table",

@@ -10,6 +10,11 @@ UPSTREAM_SUFFIX = ".k8s.io"
 # Verbs of a full object resource, in the order kube's discovery lists them.
 OBJECT_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 STATUS_VERBS = ("get", "patch", "update")
+# A custom resource's, in the order kube's CRD discovery lists them; while its definition
+# terminates, discovery lists only those that neither create nor change (kube refuses a
+# create then, and takes updates: finalizers must still come off).
+CUSTOM_VERBS = ("delete", "deletecollection", "get", "list", "patch", "create", "update", "watch")
+TERMINATING_VERBS = ("delete", "deletecollection", "get", "list", "watch")
 
 
 def rebrand_group(group: str) -> str:
@@ -84,6 +89,8 @@ class ResourceType:
     stored: bool = True
     # A warning for every request to this version (a CRD's deprecationWarning).
     deprecation_warning: str | None = None
+    # Its CustomResourceDefinition is being deleted.
+    terminating: bool = False
 
     @property
     def api_version(self) -> str:
@@ -118,3 +125,7 @@ class ResourceType:
 
     def supports(self, verb: str) -> bool:
         return verb in self.verbs
+
+    def listed_verbs(self) -> list[str]:
+        """The verbs discovery lists."""
+        return list(TERMINATING_VERBS if self.terminating else self.verbs)

@@ -1,0 +1,25 @@
+"""PartialObjectMetadata: an object's metadata alone, as kube's metadata-only views
+(``as=PartialObjectMetadata``, a Table row's ``object``) give it."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from platform_api.codec.goshape import STORED, shaper
+from platform_api.codec.protobuf_schema import message_for
+
+Obj = dict[str, Any]
+_OBJECT_META = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def metadata_only(obj: Obj, api_version: str) -> Obj:
+    """``obj``'s PartialObjectMetadata in ``api_version`` (the meta group asked).  Its
+    metadata is a typed ObjectMeta: a custom resource's (a map, keys sorted) takes the
+    struct's order and omissions, as kube's conversion gives it; a built-in kind's is
+    in that shape already and is shared, not copied."""
+    meta = obj.get("metadata", {})
+    if message_for(obj.get("apiVersion") or "", obj.get("kind") or "") is None:
+        meta = copy.deepcopy(meta)
+        shaper(_OBJECT_META)(meta, STORED)
+    return {"kind": "PartialObjectMetadata", "apiVersion": api_version, "metadata": meta}
