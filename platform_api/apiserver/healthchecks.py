@@ -21,9 +21,11 @@ from platform_api.apiserver.health import HealthCheck, HealthEndpoint
 # kube-apiserver's post-start hooks, in its order, that have a counterpart here: the
 # parts a hook starts are built before this server listens, but for the default objects
 # (``DEFAULTS``, ready once bootstrapped) and the RBAC defaults.  Hooks of parts this
-# server does not have (the peer proxy) are not listed.
+# server does not have (the peer proxy's handler) are not listed; the peer endpoint
+# reconciler's is, as its gate says (its leases name where a peer proxy would send).
 SERVING, DEFAULTS, RBAC = "serving", "defaults", "rbac"
 API_SERVER_IDENTITY = "APIServerIdentity"  # the feature gate of the identity Leases
+PEER_PROXY = "UnknownVersionInteroperabilityProxy"  # ... and of the peer endpoint leases
 HOOKS: tuple[tuple[str, str, str], ...] = (  # (name, when ready, which part must be on)
     ("start-apiserver-admission-initializer", SERVING, ""),
     ("generic-apiserver-start-informers", SERVING, ""),
@@ -34,6 +36,7 @@ HOOKS: tuple[tuple[str, str, str], ...] = (  # (name, when ready, which part mus
     ("start-apiextensions-controllers", SERVING, ""),
     ("crd-informer-synced", SERVING, ""),
     ("start-system-namespaces-controller", DEFAULTS, ""),
+    ("peer-endpoint-reconciler-controller", SERVING, "peers"),
     ("start-cluster-authentication-info-controller", DEFAULTS, ""),
     ("start-kube-apiserver-identity-lease-controller", DEFAULTS, "identity"),
     ("start-kube-apiserver-identity-lease-garbage-collector", DEFAULTS, "identity"),
@@ -97,6 +100,7 @@ def endpoints(
     parts = {"": True, "apf": state.config.enable_priority_and_fairness}
     parts["aggregator"] = state.aggregation is not None
     parts["identity"] = state.config.feature_gates.enabled(API_SERVER_IDENTITY)
+    parts["peers"] = state.config.feature_gates.enabled(PEER_PROXY)
 
     def hook_check(when: str, grace: bool) -> Callable[[], str | None]:
         if when == SERVING:
@@ -118,8 +122,11 @@ def endpoints(
     common = [HealthCheck("ping", lambda: None), HealthCheck("log", lambda: None)]
     informers = HealthCheck("informer-sync", lambda: None)  # started before serving
     shutdown = HealthCheck("shutdown", lambda: "shutting down" if state.shutting_down else None)
-    # kube's /readyz has no storage check of its own (storage-readiness stands for it);
-    # this server's keeps its storage's, which answers when the storage does not.
+    # kube's /readyz has etcd's check and its readiness check (OpenShift's build drops
+    # both); on LMDB, the database's check stands for them.
+    ready = [storage]
+    if storage.name == "etcd":
+        ready.append(HealthCheck("etcd-readiness", storage.check))
     return {
         "healthz": HealthEndpoint(
             "healthz", [*common, loopback, storage, *hooks(False), *encryption]
@@ -127,7 +134,7 @@ def endpoints(
         "livez": HealthEndpoint("livez", [*common, loopback, storage, *hooks(True)]),
         "readyz": HealthEndpoint(
             "readyz",
-            [*common, storage, informers, *hooks(False), *encryption, shutdown, *workers],
+            [*common, *ready, informers, *hooks(False), *encryption, shutdown, *workers],
             failure_code=503,
         ),
     }

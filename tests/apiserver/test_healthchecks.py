@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from platform_api.apiserver import healthchecks, pki
+from platform_api.apiserver.config import from_flags
+from platform_api.apiserver.health import HealthCheck
 
 
 def test_the_loopback_certificate_check_fails_once_the_certificate_has_expired(
@@ -21,3 +23,41 @@ def test_the_loopback_certificate_check_fails_once_the_certificate_has_expired(
     assert check.check() is None
     now[0] = 10_000_000_000.0  # the year 2286
     assert check.check() == "the loopback serving certificate has expired"
+
+
+class _State:
+    def __init__(self, *flags: str) -> None:
+        args = dict(flag.split("=", 1) for flag in flags)
+        self.config = from_flags(args)
+        self.started_at, self.bootstrapped, self.rbac_bootstrapped = 0.0, True, True
+        self.shutting_down = False
+        self.aggregation = None
+
+
+def _names(state: _State, storage: str, endpoint: str) -> list[str]:
+    check = HealthCheck(storage, lambda: None)
+    loopback = HealthCheck("loopback-serving-certificate", lambda: None)
+    found = healthchecks.endpoints(state, check, [], [], loopback)[endpoint]
+    return [c.name for c in found.checks]
+
+
+def test_readyz_has_etcds_readiness_check_and_lmdb_its_own() -> None:
+    """Upstream kube's /readyz lists ``etcd`` and ``etcd-readiness`` (OpenShift's build,
+    the reference here, drops both); on LMDB the database's check stands for them."""
+    state = _State()
+    assert _names(state, "etcd", "readyz")[:5] == [
+        "ping",
+        "log",
+        "etcd",
+        "etcd-readiness",
+        "informer-sync",
+    ]
+    assert _names(state, "lmdb", "readyz")[:4] == ["ping", "log", "lmdb", "informer-sync"]
+    assert "etcd-readiness" not in _names(state, "etcd", "livez")
+
+
+def test_the_peer_endpoint_reconciler_hook_follows_its_gate() -> None:
+    hook = "poststarthook/peer-endpoint-reconciler-controller"
+    assert hook in _names(_State(), "lmdb", "healthz")
+    gated = _State("feature-gates=UnknownVersionInteroperabilityProxy=false")
+    assert hook not in _names(gated, "lmdb", "healthz")

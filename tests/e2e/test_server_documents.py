@@ -180,15 +180,11 @@ KUBE_HEALTHZ = [
     "poststarthook/apiservice-openapi-controller",
     "poststarthook/apiservice-openapiv3-controller",
 ]
-# Parts this server does not have: no check stands for them.
-NOT_HERE = {"poststarthook/peer-endpoint-reconciler-controller"}
-
-
 def test_health_checks_carry_kubes_names_in_kubes_order(
     server: Server, admin: requests.Session
 ) -> None:
     """Scripts and upstream's e2e health case look for kube's post-start hook names."""
-    expected = ["lmdb" if n == "etcd" else n for n in KUBE_HEALTHZ if n not in NOT_HERE]
+    expected = ["lmdb" if n == "etcd" else n for n in KUBE_HEALTHZ]
     for path in ("healthz", "livez"):
         lines = admin.get(f"{server.url}/{path}?verbose").text.splitlines()
         assert lines[-1] == f"{path} check passed"
