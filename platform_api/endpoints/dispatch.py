@@ -224,6 +224,9 @@ def _size(request: Request) -> int:
 
 async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Handlers) -> bytes:
     rt = handlers.scheme.lookup(info.api_group, info.api_version, info.resource)
+    if rt is None:  # unknown here, so far: perhaps a kind defined a moment ago elsewhere
+        await handlers.caught_up()
+        rt = handlers.scheme.lookup(info.api_group, info.api_version, info.resource)
     if rt is None:
         if info.api_group and not handlers.scheme.versions(info.api_group):
             raise errors.page_not_found()  # no group: nothing of the API's handles it

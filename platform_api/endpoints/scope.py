@@ -105,6 +105,18 @@ class Handlers:
                 raise errors.internal_error(e) from None
             await self.wait_for_revision(revision)
 
+    async def caught_up(self) -> None:
+        """Take in every change committed before now (as ``consistent_read`` learns it)
+        before answering from what this server holds in memory alone, such as the kinds
+        it serves: another worker or replica may have just defined one (kube's CRD
+        handler holds creates in the 2 s after a definition is established for this).
+        A storage that cannot answer leaves things as they are."""
+        try:
+            await self.consistent_read()
+        except errors.StatusError:
+            return
+        self.hub.take_in()
+
     async def wait_for_revision(self, wanted: int) -> None:
         """Wait briefly for a revision another process may be committing, else 504.
         A storage that reads from a cache (etcd's) waits for its cache itself; others'

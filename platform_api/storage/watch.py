@@ -155,6 +155,16 @@ class WatchHub:
             return
         self._publish(events)
 
+    def take_in(self) -> None:
+        """Deliver now whatever the storage holds that subscribers have not had: own
+        commits waiting for the next turn, other processes' not yet announced.  For a
+        reader that must not act on an older state than the storage's (a request for
+        a kind another worker defined a moment ago)."""
+        if self._flush_call is not None:
+            self.flush()
+        else:
+            self.catch_up()
+
     def _publish(self, events: list[Event]) -> None:
         """In-process subscribers now; watch streams now when few, else in a round."""
         if not events:

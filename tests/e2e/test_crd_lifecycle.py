@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
+import uuid
+from pathlib import Path
 from typing import Any
 
 import requests
 
-from tests.e2e.conftest import Server
+from platform_api.codec.goshape import set_revision
+from platform_api.storage.lmdb_store import LMDBStorage, open_environment
+from tests.e2e.conftest import Server, session_for, start_server
 from tests.e2e.crds import (
     CRDS,
     MERGE,
@@ -21,6 +26,9 @@ from tests.e2e.crds import (
     namespace,
     ns_path,
 )
+from tests.storage.test_lmdb_store import ManualWriter
+
+CRD_KEY = b"/apiextensions.platform.io/customresourcedefinitions/"
 
 
 def test_a_new_crd_is_established_and_served(server: Server, admin: requests.Session) -> None:
@@ -256,3 +264,36 @@ def test_openapi_documents_show_the_kind_as_kube_publishes_it(
     ).stdout
     assert "apiVersion\t<string>" in explained and "metadata\t<ObjectMeta>" in explained
     delete_crd(admin, server, crd["metadata"]["name"])
+
+
+def test_a_kind_another_worker_defined_a_moment_ago_is_served(tmp_path: Path) -> None:
+    """Another worker (or replica) may commit a definition this server has not taken in
+    yet when a request for its kind arrives (kube holds creates in the 2 s after a
+    definition is established for this).  Here that worker is this test, committing to
+    the server's database itself; a server alone never polls its log, so before the
+    request took in the storage's state first the kind stayed unknown for good."""
+    running = start_server(tmp_path / "data", "--storage-backend=lmdb")
+    try:
+        admin = session_for(running, cert=running.admin_cert)
+        made = create_crd(admin, running, crd_manifest("seen.example.com"))
+        crd = copy.deepcopy(made)
+        group = "unseen.example.com"
+        crd["metadata"] = {"name": f"crontabs.{group}", "uid": str(uuid.uuid4())}
+        crd["spec"]["group"] = group
+        set_revision(crd, "")
+        env = open_environment(str(tmp_path / "data" / "db"), 8 << 30)
+        writer = ManualWriter()
+        storage = LMDBStorage(env, writer)
+        done = storage.create(CRD_KEY + crd["metadata"]["name"].encode(), crd)
+        writer.run_all()
+        assert done.called
+        env.close()
+        r = admin.get(running.url + ns_path(group, "default"))
+        assert r.status_code == 200, r.text
+        assert r.json()["kind"] == "CronTabList"
+        r = admin.post(running.url + ns_path(group, "default"), json=crontab("c", group))
+        assert r.status_code == 201, r.text
+        missing = admin.get(running.url + ns_path("never.example.com", "default"))
+        assert missing.status_code == 404
+    finally:
+        running.stop()

@@ -251,3 +251,26 @@ def test_a_process_alone_does_not_poll_the_log_and_workers_do() -> None:
     assert (alone.revision, shared.revision) == (0, 1)
     shared.stop()
     assert clock.getDelayedCalls() == []
+
+
+def test_take_in_delivers_what_the_storage_holds_now() -> None:
+    """A reader that must not act on an older state than the storage's (a request for
+    a kind another worker defined a moment ago) takes in, at once, other processes'
+    commits not yet announced and its own waiting for the next turn."""
+    log, clock = Log(), Clock()
+    hub = WatchHub(log, clock)  # type: ignore[arg-type]
+    hub.start()
+    calls: list[tuple[str, list[bytes]]] = []
+    hub.subscribe(Recorder(calls, "installer", b"/core/configmaps/"))
+    log.commit()  # another worker's: its wake has not come, the poll is not due
+    hub.take_in()
+    assert [name for name, _ in calls] == ["installer"] and hub.revision == 1
+    own = log.commit()
+    hub.committed([own])  # this process's, due on the next turn
+    hub.take_in()
+    assert calls[-1] == ("installer", [own.key]) and hub.revision == 2
+    hub.take_in()  # nothing new: nothing delivered
+    assert len(calls) == 2
+    clock.advance(0)
+    assert len(calls) == 2
+    hub.stop()
