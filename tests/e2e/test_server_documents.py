@@ -180,6 +180,8 @@ KUBE_HEALTHZ = [
     "poststarthook/apiservice-openapi-controller",
     "poststarthook/apiservice-openapiv3-controller",
 ]
+
+
 def test_health_checks_carry_kubes_names_in_kubes_order(
     server: Server, admin: requests.Session
 ) -> None:
