@@ -49,8 +49,8 @@ def api_access(upstream: bool) -> APIAccess:
 
 
 def token_volume_source(root_ca: str = ROOT_CA_CONFIGMAP) -> Obj:
-    """kube's TokenVolumeSource: token, cluster CA, namespace (and OpenShift's service CA,
-    which the reference kube-apiserver adds too)."""
+    """kube's TokenVolumeSource: token, cluster CA, namespace (the reference, OpenShift's
+    build of kube-apiserver, adds its service CA; upstream does not, nor does this)."""
 
     def config_map(name: str, key: str) -> Obj:
         return {"configMap": {"name": name, "items": [{"key": key, "path": key}]}}
