@@ -314,11 +314,12 @@ def request_timed_out() -> StatusError:
     return error
 
 
-def too_large_resource_version(wanted: int, current: int) -> StatusError:
-    """A read of a revision this server has not reached (kube: after a short wait)."""
+def too_large_resource_version(wanted: int, current: int, retry_after: int = 1) -> StatusError:
+    """A read of a revision this server has not reached (kube: after a short wait; a
+    continued list's revision with no retry advice)."""
     return timeout(
         f"Too large resource version: {wanted}, current: {current}",
-        retry_after=1,
+        retry_after=retry_after,
         causes=[{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
     )
 

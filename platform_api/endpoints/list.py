@@ -212,10 +212,15 @@ async def read_list(scope: Scope, p: ListParams) -> ListResult:
             revision = token_rev
             if revision < storage.compacted_revision():
                 raise continuation.expired(token_start)
+            # A revision not reached yet (a token from a replica ahead, or made up):
+            # kube's watch cache waits for it, then 504 without retry advice.
+            await scope.handlers.wait_for_revision(revision, retry_after=0)
     elif p.resource_version and p.resource_version != "0":
         wanted = parse_revision(p.resource_version)
-        await scope.handlers.wait_for_revision(wanted)
-        if p.match == "Exact" or (not p.match and p.limit):
+        exact = p.match == "Exact" or (not p.match and p.limit)
+        # kube's cache advises a retry only for a not-older-than read of the future
+        await scope.handlers.wait_for_revision(wanted, retry_after=0 if exact else 1)
+        if exact:
             revision = wanted
             if revision < storage.compacted_revision():
                 raise errors.expired("The resourceVersion for the provided list is too old.")

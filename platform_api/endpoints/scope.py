@@ -117,7 +117,7 @@ class Handlers:
             return
         self.hub.take_in()
 
-    async def wait_for_revision(self, wanted: int) -> None:
+    async def wait_for_revision(self, wanted: int, retry_after: int = 1) -> None:
         """Wait briefly for a revision another process may be committing, else 504.
         A storage that reads from a cache (etcd's) waits for its cache itself; others'
         reads are current once the hub has delivered the revision."""
@@ -139,7 +139,7 @@ class Handlers:
             if not waited:
                 raise  # the request timed out (or its client left) first
             raise errors.too_large_resource_version(
-                wanted, self.storage.current_revision()
+                wanted, self.storage.current_revision(), retry_after
             ) from None
         finally:
             if timer.active():

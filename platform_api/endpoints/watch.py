@@ -326,12 +326,20 @@ async def handle(scope: Scope) -> bytes:
         return b""  # kube's timer fires before the first event: an empty stream
     version = params.resource_version
     live = True
-    if params.send_initial_events or (params.send_initial_events is None and version in ("", "0")):
-        await _initial_state(stream, scope, params)
-    elif version in ("", "0"):
-        await _from_now(stream, scope, version)  # sendInitialEvents=false
-    else:
-        live = _replay(stream, scope, parse_revision(version))
+    try:
+        if params.send_initial_events or (
+            params.send_initial_events is None and version in ("", "0")
+        ):
+            await _initial_state(stream, scope, params)
+        elif version in ("", "0"):
+            await _from_now(stream, scope, version)  # sendInitialEvents=false
+        else:
+            live = _replay(stream, scope, parse_revision(version))
+    except errors.StatusError as e:
+        # The stream has begun: a watch that cannot start is one ERROR event, as
+        # kube's cacher answers one (a revision it did not reach in time, say).
+        stream.send(stream.encoder.error(e.status()))
+        live = False
     if live and not stream.done.called:
         request.registerProducer(stream, True)
         scope.handlers.hub.subscribe(stream, streamed=True)

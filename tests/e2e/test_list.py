@@ -251,6 +251,50 @@ def test_future_resource_version_is_504(server: Server, admin: requests.Session)
     assert r.headers["Retry-After"] == "1"
 
 
+def _too_large(wanted: int, current: int, retry: bool) -> dict:
+    details: dict = {
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]
+    }
+    if retry:
+        details["retryAfterSeconds"] = 1
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f"Timeout: Too large resource version: {wanted}, current: {current}",
+        "reason": "Timeout",
+        "details": details,
+        "code": 504,
+    }
+
+
+@pytest.mark.parametrize(
+    ("query", "retry"),
+    [
+        ("resourceVersion=R&resourceVersionMatch=NotOlderThan&limit=1", True),
+        ("resourceVersion=R&resourceVersionMatch=Exact", False),
+        ("resourceVersion=R&limit=1", False),  # the legacy exact read
+        ("limit=1&continue=TOKEN", False),
+    ],
+)
+def test_a_future_revision_wanted_exactly_is_504_without_retry_advice(
+    server: Server, admin: requests.Session, query: str, retry: bool
+) -> None:
+    """kube's watch cache waits for a revision it has not reached, then answers 504;
+    only a not-older-than read advises a retry (Retry-After, retryAfterSeconds).  A
+    continue token holding a future revision (a replica ahead, or a made-up token)
+    waits as an exact read does (it was a 500 naming a storage key)."""
+    wanted = 2**62
+    token = _token("a\x00", wanted)
+    url = server.url + "/api/v1/namespaces/default/configmaps?"
+    r = admin.get(url + query.replace("=R", f"={wanted}").replace("TOKEN", token))
+    assert r.status_code == 504
+    current = int(r.json()["message"].rsplit(" ", 1)[1])
+    assert r.json() == _too_large(wanted, current, retry)
+    assert r.headers.get("Retry-After") == ("1" if retry else None)
+
+
 def test_the_request_timeout_cuts_a_wait_short_with_kubes_filter_status(tmp_path: Path) -> None:
     """--request-timeout below the 3 s wait for a future revision: kube's timeout filter
     answers first, with its own Status (no kind or apiVersion, empty details)."""

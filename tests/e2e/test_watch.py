@@ -173,6 +173,23 @@ def test_bookmarks_are_written_as_kube_writes_them(server: Server, admin: reques
         delete_crd(admin, server, f"crontabs.{group}")
 
 
+def test_a_watch_list_from_a_future_revision_ends_with_an_error_event(
+    server: Server, admin: requests.Session
+) -> None:
+    """The stream has begun when the wait for the revision runs out: kube's cacher
+    answers with one ERROR event carrying the 504 (ours wrote a bare Status into the
+    200 stream)."""
+    base = make_namespace(admin, server, "watch-future")
+    params = {"resourceVersion": str(2**62), "sendInitialEvents": "true"}
+    params |= {"resourceVersionMatch": "NotOlderThan", "allowWatchBookmarks": "true"}
+    got = list(events(admin, server.url + base, **params))
+    assert [e["type"] for e in got] == ["ERROR"]
+    status = got[0]["object"]
+    assert (status["kind"], status["code"], status["reason"]) == ("Status", 504, "Timeout")
+    assert status["message"].startswith(f"Timeout: Too large resource version: {2**62}, ")
+    assert status["details"]["retryAfterSeconds"] == 1
+
+
 def test_without_initial_events_a_watch_starts_now(server: Server, admin: requests.Session) -> None:
     """``sendInitialEvents=false`` (kube v1.36: no synthetic ADDED events), with no
     resourceVersion (the newest) and with ``0`` (any)."""
