@@ -208,7 +208,7 @@ class Decoder:
         reached by walking the schema from the root along ``path``."""
         if self.root not in self.schemas.definitions:
             return None
-        ref, node = self.schemas.resolve({"$ref": self.root})
+        node: Node = {"$ref": self.root}  # resolved in the walk: a top field's owner is it
         owner, name, item = "", "", False
         for key, index in _SEGMENT.findall(path):
             ref, node = self.schemas.resolve(node)
@@ -258,9 +258,17 @@ class Decoder:
         if ref == RAW_EXTENSION:
             return value  # raw JSON of any kind, kept as sent (validation judges it)
         if ref == INT_OR_STRING:
-            if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+            if isinstance(value, str):
                 return value
-            raise self._type_error(value, path, struct, "intstr.IntOrString")
+            integer = isinstance(value, int) and not isinstance(value, bool)
+            if self.cbor:
+                if integer:
+                    return value
+                raise self._type_error(value, path, struct, "intstr.IntOrString")
+            # Go's IntOrString.UnmarshalJSON reads anything but a string as its int32
+            if not integer or not _INT32[0] <= value <= _INT32[1]:
+                raise self._type_error(value, path, struct, "int32", True, "int32")
+            return value
         if ref == QUANTITY:
             if isinstance(value, str | int | float) and not isinstance(value, bool):
                 return _quantity(value.strip() if isinstance(value, str) else _number_text(value))

@@ -111,6 +111,7 @@ def test_type_errors_use_gos_wording(body: bytes, message: str) -> None:
 
 
 SERVICES, PODS = ("", "v1", "services"), ("", "v1", "pods")
+SECRETS = ("", "v1", "secrets")
 
 
 @pytest.mark.parametrize(
@@ -147,6 +148,24 @@ SERVICES, PODS = ("", "v1", "services"), ("", "v1", "pods")
             PODS,
             b'{"spec":{"containers":[{"name":1}]}}',
             "Container.spec.containers.name of type string",
+        ),
+        # a field of the kind's own struct (it was "of type string")
+        (SECRETS, b'{"type":[1]}', "Secret.type of type v1.SecretType"),
+        # IntOrString.UnmarshalJSON reads anything but a string as its int32
+        (
+            SERVICES,
+            b'{"spec":{"ports":[{"port":80,"targetPort":true}]}}',
+            "bool into Go struct field ServicePort.spec.ports.targetPort of type int32",
+        ),
+        (
+            SERVICES,
+            b'{"spec":{"ports":[{"port":80,"targetPort":1.5}]}}',
+            "number 1.5 into Go struct field ServicePort.spec.ports.targetPort of type int32",
+        ),
+        (
+            SERVICES,
+            b'{"spec":{"ports":[{"port":80,"targetPort":2147483648}]}}',
+            "number 2147483648 into Go struct field ServicePort.spec.ports.targetPort of type int32",
         ),
     ],
 )
