@@ -40,6 +40,7 @@ from platform_api.registry.serviceips import (
 from platform_api.registry.store import Store
 from platform_api.storage.interface import ListOptions
 from platform_api.validation import field
+from platform_api.validation.field import go_quote
 from platform_api.validation.ips import parse_ip_sloppy
 
 log = Logger()
@@ -159,38 +160,45 @@ class ClusterIPAllocation:
         if wanted:
             ip = await self._static(attrs, wanted)
         elif attrs.dry_run:
-            ip = self._dry_run_address()
+            ip = self._dry_run_address(attrs)
         else:
             reused = await self._reuse(attrs) if updating else None
-            ip = reused or await self._dynamic(attrs)
+            ip = reused or await self._dynamic(attrs, spec.get("clusterIPs") or [""])
         spec["clusterIP"] = ip
         spec["clusterIPs"] = [ip]
 
-    def _dry_run_address(self) -> str:
+    def _dry_run_address(self, attrs: Attributes) -> str:
         """kube's dry-run allocator answers with a range's own network address."""
         ranges = self.ranges()
         if not ranges:
-            raise errors.internal_error("failed to allocate a serviceIP: range is full")
+            raise _full(attrs)
         return str(ipaddress.ip_address(ranges[0].first - 1))
 
     async def _static(self, attrs: Attributes, wanted: str) -> str:
         address = parse_ip_sloppy(wanted)  # init_families refused what does not parse
         assert address is not None
         if not any(address in r for r in self.ranges()):
-            raise _invalid(attrs, wanted, f"failed to allocate IP {wanted}: {MISMATCH}")
+            raise _invalid(attrs, [wanted], f"failed to allocate IP {wanted}: {MISMATCH}")
         if not attrs.dry_run and not await self._take(attrs, str(address)):
-            raise _invalid(attrs, wanted, f"failed to allocate IP {wanted}: {ALLOCATED}")
+            raise _invalid(attrs, [wanted], f"failed to allocate IP {wanted}: {ALLOCATED}")
         return wanted  # the Service keeps it as given; its IPAddress is named canonically
 
-    async def _dynamic(self, attrs: Attributes) -> str:
+    async def _dynamic(self, attrs: Attributes, requested: list[str]) -> str:
+        """The next free address; kube's allocator reports a failure to write its
+        IPAddress as the Service's (``requested``: its clusterIPs as sent)."""
         for r in self.ranges():
             while True:
                 ip = self._free(r)
                 if ip is None:
                     break  # full: the next range
-                if await self._take(attrs, ip):
-                    return ip
-        raise errors.internal_error("failed to allocate a serviceIP: range is full")
+                try:
+                    if await self._take(attrs, ip):
+                        return ip
+                except errors.StatusError as e:
+                    raise _invalid(
+                        attrs, requested, f"failed to allocate IP: {e.message}"
+                    ) from None
+        raise _full(attrs)
 
     def _free(self, r: Range) -> str | None:
         def taken(base: int) -> Any:
@@ -261,7 +269,13 @@ class ClusterIPAllocation:
         return None
 
 
-def _invalid(attrs: Attributes, value: str, detail: str) -> errors.StatusError:
+def _invalid(attrs: Attributes, value: list[str], detail: str) -> errors.StatusError:
     return errors.invalid(
-        "Service", "", attrs.name, [field.invalid("spec.clusterIPs", [value], detail)]
+        "Service", "", attrs.name, [field.invalid("spec.clusterIPs", value, detail)]
+    )
+
+
+def _full(attrs: Attributes) -> errors.StatusError:
+    return errors.internal_error(
+        f"failed to allocate a serviceIP for Service {go_quote(attrs.name)}: range is full"
     )

@@ -271,9 +271,11 @@ def validate_job_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
     pod = template.get("spec") or {}
     errs += validate_pod_template(template, f"{path}.template")
     restart = pod.get("restartPolicy", "Always")
-    if restart not in ("OnFailure", "Never"):
-        detail = 'valid values: "OnFailure", "Never"'
-        errs.append(field.required(f"{path}.template.spec.restartPolicy", detail))
+    where = f"{path}.template.spec.restartPolicy"
+    if restart in ("Always", ""):  # Always is also the default of an unset one
+        errs.append(field.required(where, 'valid values: "OnFailure", "Never"'))
+    elif restart not in ("OnFailure", "Never"):
+        errs.append(field.not_supported(where, restart, ["OnFailure", "Never"]))
     elif spec.get("podFailurePolicy") is not None and restart != "Never":
         detail = 'only "Never" is supported when podFailurePolicy is specified'
         errs.append(field.invalid(f"{path}.template.spec.restartPolicy", restart, detail))

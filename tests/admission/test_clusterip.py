@@ -175,7 +175,10 @@ def test_a_full_range_moves_on_then_is_an_internal_error(tmp_path: Path) -> None
     got = {admit(plugin, attrs("CREATE", "services", n), service(n))["clusterIP"] for n in "ab"}
     assert got == {"10.0.0.1", "10.0.0.2"}
     error = refused(lambda: plugin.admit(attrs("CREATE", "services", "c"), service("c"), None))
-    assert error.code == 500 and "range is full" in error.message
+    assert error.code == 500
+    assert error.message == (
+        'Internal error occurred: failed to allocate a serviceIP for Service "c": range is full'
+    )
 
 
 def test_turning_external_name_into_cluster_ip_allocates(cluster: Cluster) -> None:

@@ -189,3 +189,37 @@ def test_a_job_with_a_bad_failure_policy_is_refused_as_kube_refuses_it(
         "[0,2,1]: must be ordered]"
     )
     assert admin.get(f"{url}/bad").status_code == 404
+
+
+def test_a_restart_policy_a_job_does_not_take_is_named(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube: Always (or unset, defaulted to Always) is Required with the valid values;
+    any other value Unsupported, naming them (ours said Required for both)."""
+    base = make_namespace(admin, server, "job-restart").replace("configmaps", "jobs")
+    base = base.replace("/api/v1/", "/apis/batch/v1/")
+    container = {"name": "c", "image": "i"}
+    where = "spec.template.spec.restartPolicy"
+    for policy, cause in (
+        (
+            "Always",
+            {
+                "reason": "FieldValueRequired",
+                "message": 'Required value: valid values: "OnFailure", "Never"',
+            },
+        ),
+        (
+            "Sometimes",
+            {
+                "reason": "FieldValueNotSupported",
+                "message": 'Unsupported value: "Sometimes": supported values: "OnFailure", "Never"',
+            },
+        ),
+    ):
+        pod = {"restartPolicy": policy, "containers": [container]}
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}}
+        job["spec"] = {"template": {"spec": pod}}
+        r = admin.post(server.url + base, json=job)
+        assert r.status_code == 422
+        causes = [c for c in r.json()["details"]["causes"] if c["field"] == where]
+        assert causes[-1] == {**cause, "field": where}

@@ -317,3 +317,32 @@ def test_kubectl_lists_and_makes_them(server: Server, tmp_path: Path) -> None:
     assert bad.stderr == (
         'Error from server (NotFound): ipaddresses.networking.platform.io "10.0.0." not found\n'
     )
+
+
+def test_an_address_whose_record_is_refused_fails_the_service_as_kube_says(
+    server: Server, admin: requests.Session
+) -> None:
+    """A Service without a name: kube allocates before validating, its IPAddress (whose
+    parentRef.name is the Service's) is refused, and the allocator reports that as the
+    Service's own clusterIPs error."""
+    path = server.url + "/api/v1/namespaces/default/services"
+    r = admin.post(
+        path, json={"apiVersion": "v1", "kind": "Service", "spec": {"ports": [{"port": 80}]}}
+    )
+    assert r.status_code == 422
+    body = r.json()
+    [cause] = body["details"]["causes"]
+    assert cause["field"] == "spec.clusterIPs" and cause["reason"] == "FieldValueInvalid"
+    address = cause["message"].split('"')[3]
+    detail = (
+        f'failed to allocate IP: IPAddress.networking.platform.io "{address}" is invalid: '
+        "spec.parentRef.name: Required value"
+    )
+    assert cause["message"] == f'Invalid value: [""]: {detail}'
+    assert (
+        body["message"] == f'Service "" is invalid: spec.clusterIPs: Invalid value: [""]: {detail}'
+    )
+    assert (
+        admin.get(server.url + f"/apis/networking.platform.io/v1/ipaddresses/{address}").status_code
+        == 404
+    )
