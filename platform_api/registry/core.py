@@ -15,7 +15,7 @@ from platform_api.registry.claimupdate import (
     validate_claim_update,
 )
 from platform_api.registry.defaults import apply_defaults
-from platform_api.registry.gateddrops import drop_disabled
+from platform_api.registry.gateddrops import RELAXED_SERVICE_NAMES, drop_disabled
 from platform_api.registry.lbstatus import validate_service_status
 from platform_api.registry.podephemeral import created_with_ephemeral
 from platform_api.registry.podqos import pod_qos
@@ -332,6 +332,11 @@ class ServiceStrategy(GenericStrategy):
         spec, old_spec = new.get("spec"), old.get("spec")
         if isinstance(spec, dict) and isinstance(old_spec, dict):
             prepare_update(spec, old_spec)
+
+    def name_rule(self) -> str:
+        """KEP-5311: with RelaxedServiceNameValidation (on in kube v1.36) a new Service's
+        name is a DNS-1123 label, which may begin with a digit; else DNS-1035."""
+        return "label" if self.gates(RELAXED_SERVICE_NAMES) else "dns1035"
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_service(obj.get("spec") or {})

@@ -24,6 +24,8 @@ GENERIC_WORKLOAD = "GenericWorkload"
 IMAGE_VOLUME_WITH_DIGEST = "ImageVolumeWithDigest"
 MAX_UNAVAILABLE_STATEFUL_SET = "MaxUnavailableStatefulSet"
 POD_CERTIFICATE_REQUEST = "PodCertificateRequest"
+# Consulted by validation, not drops (on in kube v1.36): Service names as DNS-1123 labels.
+RELAXED_SERVICE_NAMES = "RelaxedServiceNameValidation"
 
 # kube v1.36's defaults for the gates consulted here (all off; a test holds them to the
 # server's gate table).

@@ -9,9 +9,10 @@ import ipaddress
 import re
 
 from platform_api.registry.defaults import defaults
+from platform_api.registry.gateddrops import RELAXED_SERVICE_NAMES
 from platform_api.registry.lbstatus import validate_ingress_status
 from platform_api.registry.servicespec import port_name_errors, port_number_errors
-from platform_api.registry.strategy import GenericStrategy, Obj, SpecChecked, register
+from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import (
@@ -41,7 +42,9 @@ _WILDCARD_ERROR = regex_error(
 )
 
 
-def validate_ingress_spec(spec: Obj) -> list[FieldError]:
+def validate_ingress_spec(spec: Obj, relaxed: bool = True) -> list[FieldError]:
+    """``relaxed``: backends' Service names are DNS-1123 labels (kube's
+    allowRelaxedServiceNameValidation), else DNS-1035 ones."""
     rules: list[Obj] = spec.get("rules") or []
     backend = spec.get("defaultBackend")
     errs: list[FieldError] = []
@@ -49,9 +52,9 @@ def validate_ingress_spec(spec: Obj) -> list[FieldError]:
         detail = "either `defaultBackend` or `rules` must be specified"
         errs.append(field.invalid("spec", None, detail))
     if backend is not None:
-        errs += _backend(backend, "spec.defaultBackend")
+        errs += _backend(backend, "spec.defaultBackend", relaxed)
     for i, rule in enumerate(rules):
-        errs += _rule(rule, f"spec.rules[{i}]")
+        errs += _rule(rule, f"spec.rules[{i}]", relaxed)
     for i, tls in enumerate(spec.get("tls") or []):
         for j, host in enumerate(tls.get("hosts") or []):
             errs += [
@@ -71,7 +74,7 @@ def _host_errors(host: str) -> list[str]:
     return is_dns1123_subdomain(host)
 
 
-def _rule(rule: Obj, at: str) -> list[FieldError]:
+def _rule(rule: Obj, at: str, relaxed: bool) -> list[FieldError]:
     host = rule.get("host") or ""
     errs: list[FieldError] = []
     if host:
@@ -87,11 +90,11 @@ def _rule(rule: Obj, at: str) -> list[FieldError]:
         if not paths:
             errs.append(field.required(f"{at}.http.paths"))
         for i, path in enumerate(paths):
-            errs += _path(path, f"{at}.http.paths[{i}]")
+            errs += _path(path, f"{at}.http.paths[{i}]", relaxed)
     return errs
 
 
-def _path(path: Obj, at: str) -> list[FieldError]:
+def _path(path: Obj, at: str, relaxed: bool) -> list[FieldError]:
     kind, value = path.get("pathType"), path.get("path") or ""
     if kind is None:
         return [field.required(f"{at}.pathType", "pathType must be specified")]
@@ -110,10 +113,10 @@ def _path(path: Obj, at: str) -> list[FieldError]:
             errs.append(field.invalid(f"{at}.path", value, "must be an absolute path"))
     else:
         errs.append(field.not_supported(f"{at}.pathType", kind, PATH_TYPES))
-    return errs + _backend(path.get("backend") or {}, f"{at}.backend")
+    return errs + _backend(path.get("backend") or {}, f"{at}.backend", relaxed)
 
 
-def _backend(backend: Obj, at: str) -> list[FieldError]:
+def _backend(backend: Obj, at: str, relaxed: bool) -> list[FieldError]:
     service, resource = backend.get("service"), backend.get("resource")
     if service is not None and resource is not None:
         return [field.invalid(at, "", "cannot set both resource and service backends")]
@@ -122,7 +125,8 @@ def _backend(backend: Obj, at: str) -> list[FieldError]:
     if service is None:
         return [field.invalid(at, "", "resource or service backend is required")]
     name = service.get("name") or ""
-    errs = field.checked(f"{at}.service.name", name, is_dns1035_label)
+    names = is_dns1123_label if relaxed else is_dns1035_label
+    errs = field.checked(f"{at}.service.name", name, names)
     port = service.get("port") or {}
     port_name, number = port.get("name") or "", port.get("number") or 0
     if port_name and number:
@@ -142,10 +146,33 @@ def _backend(backend: Obj, at: str) -> list[FieldError]:
     return errs
 
 
+def _backend_names(spec: Obj) -> list[str]:
+    backends = [spec.get("defaultBackend") or {}]
+    for rule in spec.get("rules") or []:
+        backends += [p.get("backend") or {} for p in (rule.get("http") or {}).get("paths") or []]
+    return [(b.get("service") or {}).get("name") or "" for b in backends]
+
+
 @register(GROUP, "Ingress")
-class IngressStrategy(SpecChecked):
+class IngressStrategy(GenericStrategy):
     tracks_generation = True
-    check = staticmethod(validate_ingress_spec)
+
+    def _relaxed(self, old: Obj | None) -> bool:
+        """kube's allowRelaxedServiceNameValidation: the gate, or an Ingress updated
+        that already names a Service only the relaxed rule takes."""
+        if self.gates(RELAXED_SERVICE_NAMES):
+            return True
+        names = _backend_names((old or {}).get("spec") or {})
+        return any(is_dns1035_label(n) and not is_dns1123_label(n) for n in names if n)
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        spec = obj.get("spec") or {}
+        return super().validate(obj) + validate_ingress_spec(spec, self._relaxed(None))
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        spec = new.get("spec") or {}
+        errs = super().validate_update(new, old)
+        return errs + validate_ingress_spec(spec, self._relaxed(old))
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = validate_object_meta_update(new["metadata"], old["metadata"])

@@ -138,10 +138,13 @@ class GenericStrategy:
         the Go values; kinds whose JSON can differ for one value compare as Go does)."""
         return spec_of(new) != spec_of(old)
 
+    def name_rule(self) -> str:
+        """How a new object's name is checked (``validation.names.NAME_RULES``)."""
+        return self.resource.name_rule
+
     def validate(self, obj: Obj) -> list[FieldError]:
-        rt = self.resource
         meta = obj["metadata"]
-        errs = validate_object_meta(meta, rt.namespaced, rt.name_rule)
+        errs = validate_object_meta(meta, self.resource.namespaced, self.name_rule())
         return errs + validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:

@@ -19,7 +19,8 @@ from tests.e2e.conftest import Server, session_for, start_server
 CM = "/api/v1/namespaces/default/configmaps"
 GATES = (
     "--feature-gates=WatchList=false,APIResponseCompression=false,"
-    "ContainerStopSignals=true,MaxUnavailableStatefulSet=true"
+    "ContainerStopSignals=true,MaxUnavailableStatefulSet=true,"
+    "RelaxedServiceNameValidation=false"
 )
 
 
@@ -54,6 +55,30 @@ def test_without_the_gate_a_watch_from_zero_is_the_legacy_one(gated: Server) -> 
     events = [orjson.loads(line) for line in lines]
     assert [e["type"] for e in events] == ["ADDED", "BOOKMARK"]
     assert events[1]["object"]["metadata"] == {"resourceVersion": mock.ANY}
+
+
+def test_service_names_begin_with_a_letter_without_the_relaxed_gate(
+    gated: Server, server: Server
+) -> None:
+    """RelaxedServiceNameValidation (on in kube v1.36) lets a Service's name, and an
+    Ingress backend's, be any DNS-1123 label; off, they are DNS-1035 labels."""
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "9lives"}}
+    service["spec"] = {"ports": [{"port": 80}]}
+    backend = {"service": {"name": "9lives", "port": {"number": 80}}}
+    ingress = {"apiVersion": "networking.platform.io/v1", "kind": "Ingress"}
+    ingress |= {"metadata": {"name": "nine"}, "spec": {"defaultBackend": backend}}
+    ingresses = "/apis/networking.platform.io/v1/namespaces/default/ingresses"
+    on = session_for(server, cert=server.admin_cert)
+    assert on.post(server.url + "/api/v1/namespaces/default/services", json=service).ok
+    assert on.post(server.url + ingresses, json=ingress).ok
+    off = session_for(gated, cert=gated.admin_cert)
+    r = off.post(gated.url + "/api/v1/namespaces/default/services", json=service)
+    assert r.status_code == 422
+    assert r.json()["details"]["causes"][0]["field"] == "metadata.name"
+    assert "a DNS-1035 label must consist of" in r.json()["message"]
+    r = off.post(gated.url + ingresses, json=ingress)
+    assert r.status_code == 422
+    assert r.json()["details"]["causes"][0]["field"] == "spec.defaultBackend.service.name"
 
 
 def test_no_compression_without_its_gate(gated: Server) -> None:
