@@ -12,6 +12,7 @@ phase) and ValidatingAdmissionWebhook.  For a DELETE both phases see the stored 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from platform_api.admission.request import AdmissionRequest
 from platform_api.admission.webhook.dispatch import WebhookAdmission
 from platform_api.authentication.user import UserInfo
 from platform_api.fieldmanager import walk
+from platform_api.registry.prepare import generate_name
 from platform_api.scheme.types import ResourceType
 
 if TYPE_CHECKING:
@@ -165,7 +167,21 @@ class AdmissionChain:
             if mutated is not obj:
                 obj.clear()
                 obj.update(mutated)
-        await self._mutate_plugins(self.allocating, attrs, obj, None)
+        await self._allocate(attrs, obj, None)
+
+    async def _allocate(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
+        """The allocating plugins, where kube's store begins a create or update: a new
+        object that asked for a generated name has it by then (the store fills it in
+        before BeginCreate), so the addresses it records name their owner."""
+        plugins = self._on(self.allocating, attrs.resource)
+        if not plugins:
+            return
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if old is None and isinstance(meta, dict) and meta.get("generateName"):
+            if not meta.get("name"):
+                meta["name"] = generate_name(meta["generateName"])
+            attrs = dataclasses.replace(attrs, name=meta["name"])
+        await self._mutate_plugins(plugins, attrs, obj, old)
 
     async def _mutate_plugins(
         self, plugins: list[Mutating], attrs: Attributes, obj: Obj | None, old: Obj | None
@@ -219,7 +235,7 @@ class AdmissionChain:
             await self._mutate_plugins(self.mutating, attrs, obj, old)
             if self._extensions_mutate():
                 obj = await self._mutate_extensions(scope, attrs, obj, old)
-            await self._mutate_plugins(self.allocating, attrs, obj, old)
+            await self._allocate(attrs, obj, old)
             return obj
 
         return mutate

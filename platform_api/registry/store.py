@@ -249,7 +249,9 @@ class Store(Deletions):
         if mutate is not None:
             obj = await mutate(obj, None)
         meta = obj.get("metadata", {})
-        generated = bool(meta.get("generateName")) and not meta.get("name")
+        # kube's CheckGeneratedNameError: any object that names a generateName, even
+        # one that also names itself, is told the server could not generate a name
+        generated = bool(meta.get("generateName"))
         now = self.now()
         name = await heavy.run(before_create, self.resource, self.strategy, namespace, obj, now)
         if admit is not None:
@@ -258,7 +260,7 @@ class Store(Deletions):
         await heavy.run(shape, obj)
         key = self.key(namespace, name)
         if dry_run:
-            return self._dry_run_create(key, obj, name)
+            return self._dry_run_create(key, obj, name, generated)
         storeerrors.check_created_version(obj["metadata"].get("resourceVersion"))
         set_revision(obj, "")  # its place in the JSON; the storage fills it in
         try:
@@ -279,11 +281,13 @@ class Store(Deletions):
                 raise storeerrors.already_exists(self.storage, self.resource, key, name) from None
             raise self._error(e, name) from None
 
-    def _dry_run_create(self, key: bytes, obj: Obj, name: str) -> Stored:
+    def _dry_run_create(self, key: bytes, obj: Obj, name: str, generated: bool) -> Stored:
         try:
             self.storage.get(key)
         except StorageError:
             return Stored(key, UNSTORED, object_json(obj))
+        if generated:
+            raise errors.generate_name_conflict(self.resource.plural, self.resource.group, name)
         raise storeerrors.already_exists(self.storage, self.resource, key, name)
 
     # -- update -----------------------------------------------------------------------

@@ -472,3 +472,28 @@ def test_custom_resource_lists_are_written_as_kubes_unstructured_lists(
         assert "continue" not in built_in.json()["metadata"]
     finally:
         delete_crd(admin, server, f"crontabs.{group}")
+
+
+def test_a_taken_name_with_a_generate_name_is_a_generation_conflict(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's CheckGeneratedNameError looks at generateName alone: an object that also
+    names itself is told the server could not generate a unique name (dry run too)."""
+    base = make_namespace(admin, server, "generated-conflict")
+    add(admin, server, base, "taken")
+    body = {"apiVersion": "v1", "kind": "ConfigMap"}
+    body["metadata"] = {"name": "taken", "generateName": "g-"}
+    for query in ("", "?dryRun=All"):
+        r = admin.post(server.url + base + query, json=body)
+        assert r.status_code == 409
+        assert r.json() == {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": 'configmaps "taken" already exists, the server was not able to '
+            "generate a unique name for the object",
+            "reason": "AlreadyExists",
+            "details": {"name": "taken", "kind": "configmaps", "retryAfterSeconds": 1},
+            "code": 409,
+        }

@@ -346,3 +346,21 @@ def test_an_address_whose_record_is_refused_fails_the_service_as_kube_says(
         admin.get(server.url + f"/apis/networking.platform.io/v1/ipaddresses/{address}").status_code
         == 404
     )
+
+
+def test_a_generated_name_is_filled_in_before_the_address_is_recorded(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's store fills in a generated name before it allocates (BeginCreate), so the
+    IPAddress names its Service; ours allocated first, for a nameless owner, and failed.
+    RelaxedServiceNameValidation (on in v1.36): the name may begin with a digit."""
+    path = server.url + "/api/v1/namespaces/default/services"
+    body = {"apiVersion": "v1", "kind": "Service", "metadata": {"generateName": "9-"}}
+    body["spec"] = {"ports": [{"port": 80}]}
+    r = admin.post(path, json=body)
+    assert r.status_code == 201, r.text
+    name, ip = r.json()["metadata"]["name"], r.json()["spec"]["clusterIP"]
+    assert name.startswith("9-") and len(name) == 7
+    record = admin.get(server.url + f"/apis/networking.platform.io/v1/ipaddresses/{ip}").json()
+    assert record["spec"]["parentRef"]["name"] == name
+    assert admin.delete(f"{path}/{name}").status_code == 200
