@@ -114,9 +114,11 @@ _OPERATORS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": 
 def label_selector_from(spec: dict[str, Any]) -> LabelSelector:
     """A ``metav1.LabelSelector`` (matchLabels, matchExpressions) as a matcher.
 
-    Raises ``SelectorError`` on an unknown operator, as kube's conversion fails.
+    Raises ``SelectorError`` where kube's conversion (``LabelSelectorAsSelector``) fails:
+    an unknown operator, or a requirement ``labels.NewRequirement`` refuses (a key or
+    value that is not a label's, values where none belong or none where some do).
     """
-    requirements = [Requirement(k, "=", (v,)) for k, v in (spec.get("matchLabels") or {}).items()]
+    requirements = [_requirement(k, "=", (v,)) for k, v in (spec.get("matchLabels") or {}).items()]
     for expression in spec.get("matchExpressions") or []:
         op = _OPERATORS.get(expression.get("operator", ""))
         if op is None:
@@ -124,8 +126,21 @@ def label_selector_from(spec: dict[str, Any]) -> LabelSelector:
                 f"{expression.get('operator')!r} is not a valid label selector operator"
             )
         values = tuple(expression.get("values") or ())
-        requirements.append(Requirement(expression.get("key", ""), op, values))
+        requirements.append(_requirement(expression.get("key", ""), op, values))
     return LabelSelector(requirements)
+
+
+def _requirement(key: str, op: str, values: tuple[str, ...]) -> Requirement:
+    problems = _key_errors(key) if isinstance(key, str) else ["not a string"]
+    if op in ("in", "notin") and not values:
+        problems.append("for 'in', 'notin' operators, values set can't be empty")
+    if op in ("exists", "!") and values:
+        problems.append("values set must be empty for exists and does not exist")
+    for value in values:
+        problems += _value_errors(value) if isinstance(value, str) else ["not a string"]
+    if problems:
+        raise SelectorError(f"{key}: {'; '.join(problems)}")
+    return Requirement(key, op, values)
 
 
 # Selectors repeat keys and values: check each distinct one once, and the common

@@ -8,7 +8,7 @@ from platform_api.fieldselectors import check_field_labels, field_getters, parse
 from platform_api.registry.strategy import strategy_for
 from platform_api.scheme.catalog import builtin_scheme
 from platform_api.scheme.types import ResourceType
-from platform_api.selectors import SelectorError, parse_label_selector
+from platform_api.selectors import SelectorError, label_selector_from, parse_label_selector
 
 
 @pytest.mark.parametrize(
@@ -124,3 +124,28 @@ def test_each_kind_takes_and_refuses_fields_in_kubes_words(
     with pytest.raises(SelectorError) as caught:
         check_field_labels(parse_field_selector(selector), getters)
     assert str(caught.value) == refusal
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"matchLabels": {"a": "x" * 64}},  # a value longer than a label's
+        {"matchLabels": {"bad key": "b"}},
+        {"matchExpressions": [{"key": "a", "operator": "In", "values": []}]},
+        {"matchExpressions": [{"key": "a", "operator": "NotIn"}]},
+        {"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]},
+        {"matchExpressions": [{"key": "", "operator": "Exists"}]},
+        {"matchExpressions": [{"key": "a", "operator": "In", "values": ["bad value!"]}]},
+    ],
+)
+def test_a_selector_kubes_conversion_refuses_is_refused(spec: dict) -> None:
+    """kube's LabelSelectorAsSelector fails where labels.NewRequirement does; workloads
+    then answer 'invalid label selector' instead of matching the template."""
+    with pytest.raises(SelectorError):
+        label_selector_from(spec)
+
+
+def test_a_valid_selector_converts() -> None:
+    spec = {"matchLabels": {"a": "b"}}
+    spec["matchExpressions"] = [{"key": "c", "operator": "Exists"}]
+    assert label_selector_from(spec).matches({"a": "b", "c": ""})

@@ -51,8 +51,9 @@ def validate_selector_and_template(spec: Obj, owner: str, kind: str) -> list[Fie
         # No selector selects nothing (kube's LabelSelectorAsSelector(nil)); an empty one
         # selects everything and is not matched against the template.
         matcher = label_selector_from(selector) if selector is not None else None
-    except SelectorError:
-        return [*errs, field.invalid("spec.selector", selector, "invalid label selector")]
+    except SelectorError:  # kube's StatefulSet check gives no reason
+        why = "" if kind == "StatefulSet" else "invalid label selector"
+        return [*errs, field.invalid("spec.selector", selector, why)]
     return errs + _matching_template(spec, matcher) + _template(spec, kind)
 
 

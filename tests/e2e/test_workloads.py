@@ -561,3 +561,25 @@ def test_status_writes_keep_metadata_changes_as_kube_does(
     unset = [{"op": "remove", "path": "/metadata/finalizers"}]
     headers = {"Content-Type": "application/json-patch+json"}
     assert "finalizers" not in admin.patch(ns, json=unset, headers=headers).json()["metadata"]
+
+
+def test_a_selector_that_does_not_convert_is_invalid_not_unmatched(
+    server: Server, admin: requests.Session
+) -> None:
+    """A selector kube cannot turn into a matcher (a value longer than a label's) is
+    'invalid label selector' (a StatefulSet's: no reason), and the template is not
+    matched against it; ours said the template did not match (recorded from kube)."""
+    base = make_namespace(admin, server, "bad-selector").replace("/api/v1/", "/apis/apps/v1/")
+    value = "v" * 70
+    long = f'{value}": must be no more than 63 bytes'
+    for kind, why in (("Deployment", ": invalid label selector"), ("StatefulSet", "")):
+        body = deployment("bad", selector={"a": value}, labels={"a": "b"})
+        body["kind"] = kind
+        r = admin.post(server.url + base.replace("configmaps", kind.lower() + "s"), json=body)
+        assert r.status_code == 422
+        selector = '{"matchLabels":{"a":"' + value + '"}}'
+        message = (
+            f'{kind}.apps "bad" is invalid: [spec.selector.matchLabels: Invalid value: '
+            f'"{long}, spec.selector: Invalid value: {selector}{why}]'
+        )
+        assert r.json()["message"] == message
