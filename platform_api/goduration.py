@@ -100,6 +100,11 @@ def _invalid(orig: bytes) -> ValueError:
     return ValueError(f"time: invalid duration {_quote(orig)}")
 
 
+def quote(text: str) -> str:
+    """How Go's time package quotes a value in its errors (``parsing time "..."``)."""
+    return _quote(text.encode("utf-8", "surrogateescape"))
+
+
 def _quote(s: bytes) -> str:
     """The time package's quote: control and non-ASCII bytes as ``\\xNN``."""
     out, i = ['"'], 0

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from platform_api.codec import Duplicates, protobuf_schema
+from platform_api.goduration import quote as time_quote
 from platform_api.gotext import go_time, go_type, json_kind
 from platform_api.quantity import QuantityError, canonical, resource_list_text
 from platform_api.scheme.schemas import (
@@ -139,8 +140,9 @@ def parse_time(text: str) -> datetime:
     """RFC 3339 as Go's ``time.Parse(time.RFC3339, ...)`` accepts it."""
     m = _RFC3339.match(text)
     if not m:
+        quoted = time_quote(text)  # Go's time.ParseError quotes control and non-ASCII bytes
         raise DecodeError(
-            f'parsing time "{text}" as "2006-01-02T15:04:05Z07:00": cannot parse "{text}" as "2006"'
+            f'parsing time {quoted} as "2006-01-02T15:04:05Z07:00": cannot parse {quoted} as "2006"'
         )
     zone = m.group(8)
     normalized = text[: m.start(7) if m.group(7) else m.start(8)]
@@ -149,7 +151,7 @@ def parse_time(text: str) -> datetime:
     try:
         return datetime.fromisoformat(f"{normalized.replace('t', 'T')}.{fraction}{tz}")
     except ValueError as e:
-        raise DecodeError(f'parsing time "{text}": {e}') from e
+        raise DecodeError(f"parsing time {time_quote(text)}: {e}") from e
 
 
 class Decoder:
@@ -282,7 +284,9 @@ class Decoder:
             return self._value(value, props, path, struct)
         if ref in (TIME, MICRO_TIME):
             if not isinstance(value, str):
-                raise self._type_error(value, path, struct, "v1." + ref.rsplit(".", 1)[-1])
+                # Time.UnmarshalJSON reads the value into a string first
+                go = "v1." + ref.rsplit(".", 1)[-1] if self.cbor else "string"
+                raise self._type_error(value, path, struct, go)
             return _canonical_time(value, ref == MICRO_TIME)
         if ref:
             if target.get("type") == "object" or "properties" in target:

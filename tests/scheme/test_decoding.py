@@ -149,6 +149,24 @@ SECRETS = ("", "v1", "secrets")
             b'{"spec":{"containers":[{"name":1}]}}',
             "Container.spec.containers.name of type string",
         ),
+        # metav1.Time.UnmarshalJSON reads the value into a string first
+        (
+            SECRETS,
+            b'{"metadata":{"creationTimestamp":5}}',
+            "number into Go struct field ObjectMeta.metadata.creationTimestamp of type string",
+        ),
+        (
+            SECRETS,
+            b'{"metadata":{"managedFields":[{"time":true}]}}',
+            "bool into Go struct field ManagedFieldsEntry.metadata.managedFields.time of type string",
+        ),
+        # time.ParseError quotes control and non-ASCII bytes as \xNN
+        (
+            SECRETS,
+            b'{"metadata":{"creationTimestamp":"\\u2603\\u0001x"}}',
+            'parsing time "\\xe2\\x98\\x83\\x01x" as "2006-01-02T15:04:05Z07:00": '
+            'cannot parse "\\xe2\\x98\\x83\\x01x" as "2006"',
+        ),
         # a field of the kind's own struct (it was "of type string")
         (SECRETS, b'{"type":[1]}', "Secret.type of type v1.SecretType"),
         # IntOrString.UnmarshalJSON reads anything but a string as its int32
