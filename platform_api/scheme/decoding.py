@@ -23,6 +23,7 @@ from platform_api.goduration import quote as time_quote
 from platform_api.gotext import go_time, go_type, json_kind
 from platform_api.quantity import QuantityError, canonical, resource_list_text
 from platform_api.scheme.schemas import (
+    FIELDS_V1,
     INT_OR_STRING,
     MICRO_TIME,
     QUANTITY,
@@ -257,8 +258,10 @@ class Decoder:
 
     def _value(self, value: Any, node: Node, path: str, struct: str) -> Any:
         ref, target = self.schemas.resolve(node)
-        if ref == RAW_EXTENSION:
-            return value  # raw JSON of any kind, kept as sent (validation judges it)
+        if ref == RAW_EXTENSION or (ref == FIELDS_V1 and not self.cbor):
+            # raw JSON of any kind, kept as sent (validation judges it; the field
+            # manager reads managedFields, and passes over what it cannot read)
+            return value
         if ref == INT_OR_STRING:
             if isinstance(value, str):
                 return value

@@ -28,6 +28,7 @@ TIME = "io.platform.apimachinery.pkg.apis.meta.v1.Time"
 MICRO_TIME = "io.platform.apimachinery.pkg.apis.meta.v1.MicroTime"
 OBJECT_META = "io.platform.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 RAW_EXTENSION = "io.platform.apimachinery.pkg.runtime.RawExtension"
+FIELDS_V1 = "io.platform.apimachinery.pkg.apis.meta.v1.FieldsV1"
 # Kinds for which kube-openapi keeps a one-of type rather than a plain type.
 _ONE_OF = {INT_OR_STRING, QUANTITY}
 

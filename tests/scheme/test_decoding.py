@@ -284,3 +284,11 @@ def test_bytes_may_come_as_an_array_of_numbers_as_go_reads_a_slice() -> None:
     body = b'{"metadata":{"name":"b"},"binaryData":{"a":[1,2,null],"b":[]}}'
     decoded = decode(CONFIGMAPS, body)
     assert decoded.obj["binaryData"] == {"a": "AQIA", "b": ""}
+
+
+def test_fields_v1_takes_any_json_as_kube_does() -> None:
+    """FieldsV1.UnmarshalJSON keeps whatever JSON it is given; the field manager then
+    passes over entries it cannot read (a PUT of such an object is 200 in kube)."""
+    body = b'{"metadata":{"name":"x","managedFields":[{"manager":"m","fieldsV1":"junk"}]}}'
+    decoded = decode(SECRETS, body)
+    assert decoded.obj["metadata"]["managedFields"][0]["fieldsV1"] == "junk"
