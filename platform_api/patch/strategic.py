@@ -47,7 +47,20 @@ class Meta:
 
     def __init__(self, schemas: Schemas, node: Node | None) -> None:
         self.schemas = schemas
+        self.struct = ""  # the Go struct's name, where the node is one
+        if node:
+            ref, _ = schemas.resolve(node)
+            self.struct = ref.rsplit(".", 1)[-1] if ref else ""
         self.node = self._resolve(node)
+
+    def check_field(self, key: str) -> None:
+        """kube's struct lookup (LookupPatchMetadataForSlice) fails on a field the struct
+        does not have: a 500 with its words."""
+        props = self.node.get("properties")
+        if self.struct and props is not None and key not in props:
+            raise PatchError(
+                f'unable to find api field in struct {self.struct} for the json field "{key}"'
+            )
 
     def _resolve(self, node: Node | None) -> Node:
         if not node:
@@ -219,6 +232,7 @@ def _set_element_orders(original: dict[str, Any], patch: dict[str, Any], meta: M
             raise PatchError(f"expected a slice, but received a {_go_kind(current)}")
         if changes is not None and not isinstance(changes, list):
             raise PatchError(f"expected a slice, but received a {_go_kind(changes)}")
+        meta.check_field(key)
         sub, strategy, merge_key = meta.for_slice(key)
         if current is not None and changes is None:
             merged = current
@@ -247,15 +261,18 @@ def _go_kind(value: Any) -> str:
 
 
 def _element_kind(original: list[Any], patch: list[Any]) -> type | None:
-    kinds = {_kind(v) for v in [*original, *patch]}
-    if not kinds:
-        return None
-    if len(kinds) > 1:
-        raise PatchError("mismatched list element types")
-    kind = kinds.pop()
-    if kind is list:
-        raise PatchError("lists of lists are not supported", INVALID)
-    return kind
+    """kube's sliceElementType: the first element's type, refused if a list, then every
+    other element's checked against it in order (the error prints both lists)."""
+    first: type | None = None
+    for value in [*original, *patch]:
+        kind = _kind(value)
+        if first is None:
+            first = kind
+            if kind is list:
+                raise PatchError("lists of lists are not supported", INVALID)
+        elif kind is not first:
+            raise PatchError(f"list element types are not identical: {_go([original, patch])}")
+    return first
 
 
 def _merge_slice(

@@ -123,3 +123,20 @@ def test_unknown_directive() -> None:
     with pytest.raises(PatchError) as caught:
         smp({"metadata": {}}, {"metadata": {"$patch": "explode"}})
     assert str(caught.value).startswith("unknown patch type: explode in map:")
+
+
+def test_an_element_order_for_a_field_the_struct_lacks_is_kubes_500() -> None:
+    """LookupPatchMetadataForSlice fails on a field the Go struct does not have."""
+    with pytest.raises(PatchError) as caught:
+        smp(pod(), {"$setElementOrder/ports": [{"port": 80}]})
+    assert (caught.value.kind, str(caught.value)) == (
+        INTERNAL,
+        'unable to find api field in struct Pod for the json field "ports"',
+    )
+
+
+def test_list_elements_of_two_types_are_printed_as_kube_prints_them() -> None:
+    """sliceElementType: the first element's type decides; the error prints both lists."""
+    with pytest.raises(PatchError) as caught:
+        smp(pod({"name": "c"}), {"spec": {"containers": ["\x00"]}})
+    assert str(caught.value) == "list element types are not identical: [[map[name:c]] [\x00]]"
