@@ -86,14 +86,15 @@ async def handle(scope: Scope) -> bytes:
     rt = scope.resource
     schemas = scope.handlers.scheme.schemas
     strategic_patch = patch_type == STRATEGIC_MERGE_PATCH
-    # kube shows a strategic patch's refusals as the patch map Go prints (%v)
-    shown = body.document if strategic_patch else None
 
     def updated(existing: Obj | None) -> Obj:
         if existing is None:
             raise errors.not_found(rt.plural, rt.group, scope.name)
         if failure is not None:
             raise failure
+        # kube shows a strategic patch's refusals as the patch map Go prints (%v), as
+        # the merge left it (its directives taken out)
+        shown = None
         if patch_type == JSON_PATCH:
             try:
                 patched = json_patch.apply(existing, body.document)
@@ -103,6 +104,8 @@ async def handle(scope: Scope) -> bytes:
             fresh = orjson.loads(orjson.dumps(body.document))  # a clean copy per attempt
             if strategic_patch:
                 patched = _strategic(existing, fresh, schemas, rt.definition)
+                # a copy: a replaced map is the result itself, which is typed next
+                shown = orjson.loads(orjson.dumps(fresh))
                 _convert_numbers(scope, patched, shown)
             else:
                 patched = merge_patch(existing, fresh)

@@ -263,3 +263,31 @@ def test_a_strategic_patch_kube_cannot_apply_is_its_plain_500(
     message = "unknown patch type: bogus in map: map[$patch:bogus]"
     assert (refused.status_code, refused.json()) == (500, unknown(message))
     unchanged(admin, made)
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        (
+            {"metadata": {"name": "x"}, "data": 1.5, "$patch": "replace"},
+            "map[data:1.5 metadata:map[name:x]]",
+        ),
+        (
+            {"metadata": {"$setElementOrder/finalizers": ["a"], "finalizers": ["a"]}, "data": 1.5},
+            "map[data:1.5 metadata:map[]]",
+        ),
+    ],
+)
+def test_a_strategic_patch_is_shown_as_the_merge_left_it(
+    made: str, admin: requests.Session, body: dict[str, Any], shown: str
+) -> None:
+    """kube's merge takes its directives (and the lists they ordered) out of the patch
+    map in place, and a refusal prints that map (recorded from kube)."""
+    refused = patch(admin, made, STRATEGIC, body)
+    assert refused.status_code == 422
+    message = refused.json()["message"]
+    assert (
+        message
+        == f' "" is invalid: patch: Invalid value: "{shown}": cannot restore map from float64'
+    )
+    unchanged(admin, made)
