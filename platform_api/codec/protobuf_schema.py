@@ -114,6 +114,20 @@ def message_of_definition(definition: str) -> str | None:
     return None
 
 
+@cache
+def embedded_path(message: str, json_name: str) -> tuple[str, ...]:
+    """The embedded structs a field is promoted through (``ProbeHandler`` for a Probe's
+    ``httpGet``), outermost first: Go's decoder names them in an error's field path."""
+    if any(f.json == json_name and not f.inline for f in fields(message)):
+        return ()
+    for f in fields(message):
+        if f.inline:
+            inner = embedded_path(f.ref, json_name)
+            if inner or any(g.json == json_name for g in fields(f.ref)):
+                return (f.ref.rsplit(".", 1)[-1], *inner)
+    return ()
+
+
 def go_type(message: str, json_name: str) -> str | None:
     """The Go type of a field of a named non-struct type (``v1.ServiceType``,
     ``[]v1.IPFamily``), as Go's JSON decoder names it; None for the others."""

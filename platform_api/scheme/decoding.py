@@ -192,7 +192,7 @@ class Decoder:
         """``struct`` is package-qualified (``v1.ConfigMap``): CBOR names it so, JSON not.
         ``kind``: the Go kind the field has (DecodeError), when the converter words it."""
         go_type = self._named_type(path) or go_type
-        go_path = _INDEX.sub("", path)  # Go names fields only, never list indices or map keys
+        go_path = self._go_path(path)
         if self.cbor:
             where = f"Go struct field {struct}.{go_path}"
             return DecodeError(
@@ -204,6 +204,27 @@ class Decoder:
         where = f"Go struct field {struct.rpartition('.')[2]}.{go_path}"
         message = f"json: cannot unmarshal {kind} into {where} of type {go_type}"
         return DecodeError(message, value, go_kind, go_type)
+
+    def _go_path(self, path: str) -> str:
+        """The field path Go's decoder names: fields only (no list indices or map keys),
+        with the embedded structs a field is promoted through (a Probe's
+        ``ProbeHandler.httpGet``, a Volume's ``VolumeSource.emptyDir``)."""
+        if self.root not in self.schemas.definitions:
+            return _INDEX.sub("", path)
+        node: Node = {"$ref": self.root}
+        parts: list[str] = []
+        for key, index in _SEGMENT.findall(path):
+            ref, node = self.schemas.resolve(node)
+            if index:
+                node = node.get("items") or node.get("additionalProperties") or {}
+                continue
+            props = node.get("properties") or {}
+            message = protobuf_schema.message_of_definition(ref) if ref else None
+            if key in props and message is not None:
+                parts.extend(protobuf_schema.embedded_path(message, key))
+            parts.append(key)
+            node = props.get(key) or node.get("additionalProperties") or {}
+        return ".".join(parts)
 
     def _named_type(self, path: str) -> str | None:
         """The Go type of a built-in field of a named type (``v1.ServiceType``, an item of

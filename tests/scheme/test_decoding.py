@@ -149,6 +149,23 @@ SECRETS = ("", "v1", "secrets")
             b'{"spec":{"containers":[{"name":1}]}}',
             "Container.spec.containers.name of type string",
         ),
+        # fields promoted from embedded structs: Go's decoder names the struct
+        (
+            PODS,
+            b'{"spec":{"containers":[{"readinessProbe":{"httpGet":5}}]}}',
+            "Probe.spec.containers.readinessProbe.ProbeHandler.httpGet of type v1.HTTPGetAction",
+        ),
+        (
+            PODS,
+            b'{"spec":{"volumes":[{"name":"v","emptyDir":"x"}]}}',
+            "Volume.spec.volumes.VolumeSource.emptyDir of type v1.EmptyDirVolumeSource",
+        ),
+        (
+            PODS,
+            b'{"spec":{"containers":[{"env":[{"valueFrom":{"secretKeyRef":{"name":5}}}]}]}}',
+            "SecretKeySelector.spec.containers.env.valueFrom.secretKeyRef"
+            ".LocalObjectReference.name of type string",
+        ),
         # metav1.Time.UnmarshalJSON reads the value into a string first
         (
             SECRETS,
