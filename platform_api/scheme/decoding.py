@@ -170,11 +170,25 @@ class Decoder:
         self.in_order: list[str] = []
         self.first_unknown_at: int | None = None
         self.root = ""  # the definition being decoded
+        self.saved: DecodeError | None = None  # the first plain type mismatch
+
+    def _mismatch(self, error: DecodeError) -> Any:
+        """A plain type mismatch: Go's JSON decoder saves the first, leaves the field zero
+        and decodes on, so a custom unmarshaler's error met later (a quantity, a time, an
+        int-or-string) ends the decode and is the one reported; else the saved one is,
+        once the whole object is read.  (CBOR's decoder: at once, as before.)"""
+        if self.cbor:
+            raise error
+        if self.saved is None:
+            self.saved = error
+        return None  # the field's value: dropped (the saved error ends the decode)
 
     def decode(self, obj: dict[str, Any], definition: str) -> Decoded:
         self.root = definition
         root = self.schemas.get(definition)
         out = self._object(obj, root, "", _struct(definition))
+        if self.saved is not None:
+            raise self.saved
         at = self.first_unknown_at if self.cbor else None
         return Decoded(out, self.unknown, self.duplicates, self.in_order, at)
 
@@ -315,7 +329,9 @@ class Decoder:
         if ref:
             if target.get("type") == "object" or "properties" in target:
                 if not isinstance(value, dict):
-                    raise self._type_error(value, path, struct, self.go_type(node), kind="struct")
+                    return self._mismatch(
+                        self._type_error(value, path, struct, self.go_type(node), kind="struct")
+                    )
                 return self._object(value, target, path, _struct(ref))
             return self._value(value, target, path, struct)
         return self._plain(value, node, path, struct)
@@ -326,44 +342,50 @@ class Decoder:
             return self._object(value, node, path, struct)
         if kind == "array":
             if not isinstance(value, list):
-                raise self._type_error(value, path, struct, self.go_type(node), kind="slice")
+                return self._mismatch(
+                    self._type_error(value, path, struct, self.go_type(node), kind="slice")
+                )
             items = node.get("items", {})
             return [self._item(item, items, f"{path}[{i}]", struct) for i, item in enumerate(value)]
         if kind == "string":
             if node.get("format") == "byte":
                 return self._bytes(value, path, struct)
             if not isinstance(value, str):
-                raise self._type_error(value, path, struct, "string", kind="string")
+                return self._mismatch(
+                    self._type_error(value, path, struct, "string", kind="string")
+                )
             return value
         if kind == "integer":
             int_kind = node.get("format", "int")
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise self._type_error(value, path, struct, int_kind, True, int_kind)
             low, high = _INT32 if node.get("format") == "int32" else _INT64
-            if not low <= value <= high:
-                raise self._type_error(value, path, struct, int_kind, True, int_kind)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                return self._mismatch(
+                    self._type_error(value, path, struct, int_kind, True, int_kind)
+                )
             return value
         if kind == "number":
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise self._type_error(value, path, struct, "float64", kind="float64")
+                return self._mismatch(
+                    self._type_error(value, path, struct, "float64", kind="float64")
+                )
             return value
         if kind == "boolean":
             if not isinstance(value, bool):
-                raise self._type_error(value, path, struct, "bool", kind="bool")
+                return self._mismatch(self._type_error(value, path, struct, "bool", kind="bool"))
             return value
         return value  # untyped: any JSON value (RawExtension-style)
 
-    def _bytes(self, value: Any, path: str, struct: str) -> str:
+    def _bytes(self, value: Any, path: str, struct: str) -> str | None:
         """Go's ``[]byte``: base64 text, or, being a slice, an array of numbers 0-255."""
         if isinstance(value, str):
             _check_base64(value)
             return value
         if not isinstance(value, list):
-            raise self._type_error(value, path, struct, "[]uint8", kind="slice")
+            return self._mismatch(self._type_error(value, path, struct, "[]uint8", kind="slice"))
         value = [0 if item is None else item for item in value]  # null: the zero byte
         for item in value:
             if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item <= 255:
-                raise self._type_error(item, path, struct, "uint8", True, "uint8")
+                return self._mismatch(self._type_error(item, path, struct, "uint8", True, "uint8"))
         return base64.b64encode(bytes(value)).decode()
 
     def _item(self, value: Any, node: Node, path: str, struct: str) -> Any:
@@ -397,7 +419,9 @@ class Decoder:
         if not isinstance(value, dict):
             where = path or struct.rpartition(".")[2]
             kind = "struct" if "properties" in node else "map"
-            raise self._type_error(value, where, struct, self.go_type(node), kind=kind)
+            return self._mismatch(
+                self._type_error(value, where, struct, self.go_type(node), kind=kind)
+            )
         repeats = list(self.dups.get(id(value), ()))
         props = node.get("properties")
         extra = node.get("additionalProperties")

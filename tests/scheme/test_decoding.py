@@ -309,3 +309,36 @@ def test_fields_v1_takes_any_json_as_kube_does() -> None:
     body = b'{"metadata":{"name":"x","managedFields":[{"manager":"m","fieldsV1":"junk"}]}}'
     decoded = decode(SECRETS, body)
     assert decoded.obj["metadata"]["managedFields"][0]["fieldsV1"] == "junk"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        # a plain mismatch is saved and decoding goes on: an unmarshaler's error wins
+        (
+            b'{"metadata":{"annotations":5},"spec":{"containers":[{"resources":'
+            b'{"limits":{"cpu":"x"}}}]}}',
+            "quantities must match the regular expression "
+            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
+        (
+            b'{"spec":{"nodeSelector":5,"containers":[{"readinessProbe":'
+            b'{"httpGet":{"port":[]}}}]}}',
+            "json: cannot unmarshal array into Go struct field HTTPGetAction.spec.containers"
+            ".readinessProbe.ProbeHandler.httpGet.port of type int32",
+        ),
+        # else the first plain mismatch is the error, once everything is read
+        (
+            b'{"metadata":{"annotations":5},"spec":{"nodeSelector":5}}',
+            "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.annotations"
+            " of type map[string]string",
+        ),
+    ],
+)
+def test_an_unmarshalers_error_outranks_an_earlier_type_mismatch(body: bytes, message: str) -> None:
+    """Go's decoder (and kube's fork of it) saves the first plain type mismatch and goes
+    on; an UnmarshalJSON error ends the decode and is reported instead (recorded from
+    kube with the same bodies)."""
+    with pytest.raises(DecodeError) as caught:
+        decode(PODS, body)
+    assert str(caught.value) == message
