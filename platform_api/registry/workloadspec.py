@@ -4,9 +4,12 @@ words."""
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
 
+from platform_api.codec.goshape import STORED, shaper
+from platform_api.gotext import object_json
 from platform_api.registry.cronschedule import schedule_errors, time_zone_errors
 from platform_api.registry.jobcounts import validate_job_counts, validate_success_policy_mode
 from platform_api.registry.jobpolicies import (
@@ -34,6 +37,7 @@ _PERCENT_ERROR = regex_error(
     "93%",
 )
 STRATEGIES = ["Recreate", "RollingUpdate"]
+_LABEL_SELECTOR = "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector"
 
 
 def validate_selector_and_template(spec: Obj, owner: str, kind: str) -> list[FieldError]:
@@ -53,8 +57,18 @@ def validate_selector_and_template(spec: Obj, owner: str, kind: str) -> list[Fie
         matcher = label_selector_from(selector) if selector is not None else None
     except SelectorError:  # kube's StatefulSet check gives no reason
         why = "" if kind == "StatefulSet" else "invalid label selector"
-        return [*errs, field.invalid("spec.selector", selector, why)]
+        return [*errs, field.invalid("spec.selector", _as_struct(selector), why)]
     return errs + _matching_template(spec, matcher) + _template(spec, kind)
+
+
+def _as_struct(selector: Obj | None) -> Any:
+    """A LabelSelector as Go prints the struct (matchLabels before matchExpressions,
+    a requirement's key, operator, values), not as a map with sorted keys."""
+    if not isinstance(selector, dict):
+        return selector
+    ordered = copy.deepcopy(selector)
+    shaper(_LABEL_SELECTOR)(ordered, STORED)
+    return GoText(object_json(ordered).decode())
 
 
 def _empty_selector(selector: Obj, owner: str) -> list[FieldError]:

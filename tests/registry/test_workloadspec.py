@@ -97,6 +97,21 @@ CASES: list[tuple[dict[str, Any], list[str]]] = [
             "invalid label selector",
         ],
     ),
+    (
+        {  # printed as Go prints the struct: matchLabels first, a requirement's key first
+            "selector": {
+                "matchExpressions": [{"values": ["d"], "operator": "", "key": "c"}],
+                "matchLabels": {"b": "1", "a": "2"},
+            },
+            "template": template({"a": "2", "b": "1"}),
+        },
+        [
+            'spec.selector.matchExpressions[0].operator: Invalid value: "": '
+            "not a valid selector operator",
+            'spec.selector: Invalid value: {"matchLabels":{"a":"2","b":"1"},"matchExpressions":'
+            '[{"key":"c","operator":"","values":["d"]}]}: invalid label selector',
+        ],
+    ),
     ({"selector": SELECT, "template": template({"a": "b", "c": "d"})}, []),
 ]
 
