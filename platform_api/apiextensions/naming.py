@@ -16,9 +16,10 @@ from cryptography import x509
 from platform_api import errors
 from platform_api.apiextensions import crd as crds
 from platform_api.controllers.base import Controller
+from platform_api.controllers.informer import ByNamespace
 from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.store import Store
-from platform_api.storage.interface import DELETED, Event, ListOptions
+from platform_api.storage.interface import Event
 
 Obj = dict[str, Any]
 
@@ -115,25 +116,30 @@ class NamingController(Controller):
         super().__init__(*args)
         self.store = store
         self.prefix = store.prefix
+        # kube's lister: every sync compares names with the group's other CRDs, and a
+        # list from storage per sync decodes them all (quadratic in a busy group).
+        self.index = ByNamespace(store)
 
-    def _all(self) -> list[Obj]:
-        return [s.object for s in self.store.list("", ListOptions()).items]
+    def _group(self, group: str) -> list[Obj]:
+        return [c for c in self.index.in_namespace("") if c["spec"].get("group") == group]
+
+    def _requeue_waiting(self, group: str) -> None:
+        """A name let go may unblock the group's CRDs whose names are not all accepted
+        (kube requeues the whole group; those accepted have nothing to gain)."""
+        for other in self._group(group):
+            if not crds.is_true(other, crds.NAMES_ACCEPTED):
+                self.enqueue(other["metadata"]["name"])
 
     def resync(self) -> None:
-        for crd in self._all():
+        for crd in self.index.load():
             self.enqueue(crd["metadata"]["name"])
 
     def observe(self, event: Event) -> None:
-        if event.stored is None:
-            return
-        name = event.stored.object["metadata"]["name"]
-        if event.type == DELETED:
-            group = event.stored.object["spec"].get("group")
-            for other in self._all():  # its names are free now
-                if other["spec"].get("group") == group:
-                    self.enqueue(other["metadata"]["name"])
-            return
-        self.enqueue(name)
+        old, new = self.index.apply(event)
+        if new is not None:
+            self.enqueue(new["metadata"]["name"])
+        elif old is not None:  # deleted: its names are free now
+            self._requeue_waiting(old["spec"].get("group", ""))
 
     async def sync(self, name: str) -> float | None:
         try:
@@ -150,7 +156,10 @@ class NamingController(Controller):
 
     async def _accept_names(self, crd: Obj) -> bool:
         """Write the accepted names and conditions; False when nothing changes."""
-        names, named, established = calculate_names(crd, self._all())
+        # The names in use as stored now: own commits of this turn and other processes'
+        # are taken in first (a CRD accepted a moment ago holds its names).
+        self.hub.take_in()
+        names, named, established = calculate_names(crd, self._group(crd["spec"]["group"]))
         current = crds.find_condition(crd, crds.NAMES_ACCEPTED)
         accepted = crd.get("status", {}).get("acceptedNames") or {}
         if names == accepted and crds.equivalent({"type": crds.NAMES_ACCEPTED, **named}, current):
@@ -163,11 +172,9 @@ class NamingController(Controller):
             crds.set_condition(existing, crds.ESTABLISHED, **established)
             return existing
 
-        if not await self._write_status(crd["metadata"]["name"], update):
-            return True  # raced with another write: its event brings the CRD back
-        for other in self._all():  # a name it let go may unblock another CRD
-            if other["spec"].get("group") == crd["spec"]["group"]:
-                self.enqueue(other["metadata"]["name"])
+        if await self._write_status(crd["metadata"]["name"], update):
+            self._requeue_waiting(crd["spec"]["group"])
+        # else raced with another write: its event brings the CRD back
         return True
 
     async def _establish(self, name: str) -> None:
