@@ -317,9 +317,21 @@ class Decoder:
             raise self._type_error(value, path, struct, "resource.Quantity")
         if ref.endswith(".JSONSchemaPropsOrArray"):  # a schema, or a list of schemas
             props = {"$ref": ref.removesuffix("OrArray")}
+            if not isinstance(value, dict | list) and not self.cbor:
+                # its UnmarshalJSON reads only an object or an array: anything else is
+                # no schema at all (and validation then says one is required)
+                return None
+            # ... with a json.Unmarshal of its own, whose first mismatch it returns: an
+            # unmarshaler's error, which ends the outer decode at once
+            outer, self.saved = self.saved, None
             if isinstance(value, list):
-                return [self._value(v, props, path, struct) for v in value]
-            return self._value(value, props, path, struct)
+                decoded = [self._value(v, props, path, struct) for v in value]
+            else:
+                decoded = self._value(value, props, path, struct)
+            inner, self.saved = self.saved, outer
+            if inner is not None:
+                raise inner
+            return decoded
         if ref in (TIME, MICRO_TIME):
             if not isinstance(value, str):
                 # Time.UnmarshalJSON reads the value into a string first
@@ -438,7 +450,9 @@ class Decoder:
             child = f"{path}.{key}" if path else key
             if props is not None and key in props:
                 if item is not None:
-                    out[key] = self._value(item, props[key], child, struct)
+                    decoded = self._value(item, props[key], child, struct)
+                    if decoded is not None:  # None: no value (Go leaves the field zero)
+                        out[key] = decoded
             elif isinstance(extra, dict):
                 entry = f"{path}[{key}]"
                 out[key] = self._item(item, extra, entry, struct)

@@ -342,3 +342,36 @@ def test_an_unmarshalers_error_outranks_an_earlier_type_mismatch(body: bytes, me
     with pytest.raises(DecodeError) as caught:
         decode(PODS, body)
     assert str(caught.value) == message
+
+
+CRDS = ("apiextensions.platform.io", "v1", "customresourcedefinitions")
+
+
+def crd_body(schema: str) -> bytes:
+    version = '{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":%s}}'
+    return b'{"spec":{"versions":[%s]}}' % (version % schema).encode()
+
+
+def test_schema_items_that_are_neither_a_schema_nor_a_list_are_no_items() -> None:
+    """JSONSchemaPropsOrArray reads only an object or an array (validation then says
+    the items are required; recorded from kube)."""
+    decoded = decode(CRDS, crd_body('{"type":"array","items":"x"}'))
+    version = decoded.obj["spec"]["versions"][0]
+    assert version["schema"]["openAPIV3Schema"] == {"type": "array"}
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        '{"properties":{"a":{"items":[{"type":"string"},{"maxLength":"x"}]}}}',
+        # its own json.Unmarshal's error ends the decode: an earlier mismatch is not it
+        '{"properties":{"b":{"type":7},"a":{"items":{"maxLength":"x"}}}}',
+    ],
+)
+def test_a_mismatch_inside_schema_items_is_the_error(schema: str) -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode(CRDS, crd_body(schema))
+    assert str(caught.value) == (
+        "json: cannot unmarshal string into Go struct field JSONSchemaProps.spec.versions."
+        "schema.openAPIV3Schema.properties.items.maxLength of type int64"
+    )
