@@ -22,14 +22,18 @@ from platform_api.validation.field import FieldError
 defaults(crds.GROUP, "CustomResourceDefinition")(default_crd)
 
 
-def _record_storage_version(obj: Obj) -> None:
+def record_storage_version(obj: Obj) -> None:
     """Add the storage version to ``status.storedVersions`` (a new list: an update's new
     object shares its status with the old one)."""
-    storage = crds.storage_version(obj)
     status = obj.get("status") or {}
     stored = list(status.get("storedVersions") or [])
-    if storage and storage not in stored:
-        stored.append(storage)
+    # kube's strategy takes the first version marked storage, whatever its name (an
+    # empty one too: validation then names the version, not the stored versions)
+    storage = next((v for v in crds.versions(obj) if v.get("storage")), None)
+    if storage is not None:
+        name = str(storage.get("name") or "")
+        if name not in stored:
+            stored.append(name)
     obj["status"] = {**status, "storedVersions": stored}
 
 
@@ -43,11 +47,11 @@ class CustomResourceDefinitionStrategy(GenericStrategy):
 
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
-        _record_storage_version(obj)
+        record_storage_version(obj)
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)
-        _record_storage_version(new)
+        record_storage_version(new)
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return validate_crd(obj)

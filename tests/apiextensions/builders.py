@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.defaults import default_crd
 from platform_api.apiextensions.validation import validate_crd, validate_crd_update
+from platform_api.registry.apiextensions import record_storage_version
 
 Obj = dict[str, Any]
 
@@ -57,12 +57,8 @@ def prepared(new: Obj, old: Obj | None = None) -> Obj:
     the storage version recorded."""
     out = copy.deepcopy(new)
     default_crd(out)
-    status = copy.deepcopy(old["status"]) if old is not None else {}
-    stored = status.setdefault("storedVersions", [])
-    storage = crds.storage_version(out)
-    if storage and storage not in stored:
-        stored.append(storage)
-    out["status"] = status
+    out["status"] = copy.deepcopy(old["status"]) if old is not None else {}
+    record_storage_version(out)
     return out
 
 

@@ -71,3 +71,27 @@ def test_schema_with_identical_versions_reports_under_spec_validation() -> None:
     assert create_errors(two) == [
         f"spec.versions[0].schema.openAPIV3Schema.properties[a].uniqueItems: {detail}"
     ]
+
+
+def test_an_unnamed_storage_version_is_recorded_and_only_its_name_is_wrong() -> None:
+    """kube's strategy records the storage version whatever its name (recorded from kube:
+    the stored versions are not reported)."""
+    definition = prepared(crd([ver("")]))
+    assert definition["status"]["storedVersions"] == [""]
+    assert [str(e) for e in validate_crd(definition)] == [
+        f'spec.versions[0].name: Invalid value: "": {is_dns1035_label("")[0]}'
+    ]
+
+
+def test_rules_under_a_type_kube_refuses_are_not_compiled() -> None:
+    """A schema error stops kube short of CEL: only the type is reported."""
+    unsupported = (
+        'spec.validation.openAPIV3Schema.properties[a].type: Unsupported value: "strin": '
+        'supported values: "array", "boolean", "integer", "number", "object", "string"'
+    )
+    rule = [{"rule": "self.x == 1"}]
+    for schema in (
+        obj(("a", {"type": "strin", "x-kubernetes-validations": rule})),
+        obj(("a", {"type": "strin"}), **{"x-kubernetes-validations": rule}),
+    ):
+        assert create_errors(crd([ver(schema=schema)])) == [unsupported]

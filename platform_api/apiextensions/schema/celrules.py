@@ -234,6 +234,8 @@ class _Walker:
         decl, scope = ctx.decl, ctx.scope
         if decl is None:  # no type from the parent: convert this node on its own
             decl = decl_type(schema, root or bool(schema.get("x-kubernetes-embedded-resource")))
+            if decl is None and _has_unknown_type(schema):
+                return  # kube skips CEL under a schema error (here: a type it refuses)
             if decl is None:
                 self.cel.append(
                     FieldError(
@@ -362,3 +364,18 @@ class CompiledRules:
 def compile_schema(schema: dict[str, Any], fld_path: str) -> CompiledRules:
     """Compile every rule of ``schema`` (a CRD version's openAPIV3Schema) once."""
     return CompiledRules(schema, fld_path)
+
+
+_OPENAPI_TYPES = frozenset({"array", "boolean", "integer", "number", "object", "string"})
+
+
+def _has_unknown_type(schema: Any) -> bool:
+    """Whether ``schema`` or a schema below it names a type kube refuses."""
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("type")
+    if kind and kind not in _OPENAPI_TYPES:
+        return True
+    below: list[Any] = list((schema.get("properties") or {}).values())
+    below += [schema.get("items"), schema.get("additionalProperties")]
+    return any(_has_unknown_type(sub) for sub in below)
