@@ -85,7 +85,6 @@ class NodeLifecycle(Controller):
         self.nodes, self.leases, self.pods = nodes, leases, pods
         self.node_prefix = resource_prefix(nodes.resource)
         self.lease_namespaces = lease_namespaces
-        self.lease_prefixes = tuple(leases.list_prefix(ns) for ns in lease_namespaces)
         self.events = EventRecorder(events, self.name, self.reactor)
         self._seen: dict[str, tuple[Any, Any, float]] = {}  # node -> heartbeat, renewal, when
 
@@ -95,13 +94,12 @@ class NodeLifecycle(Controller):
             self.enqueue(stored.object["metadata"]["name"])
 
     def watched(self) -> tuple[bytes, ...]:
-        return (self.node_prefix, *self.lease_prefixes)
+        # Not the Leases: kube reads them at each health pass.  A pass per renewal
+        # would judge every Node on every Node's heartbeat (quadratic in the Nodes).
+        return (self.node_prefix,)
 
     def observe(self, event: Event) -> None:
-        if event.key.startswith(self.node_prefix):
-            self.enqueue(self.nodes.name_of_key(event.key))
-        elif event.key.startswith(self.lease_prefixes):
-            self.enqueue(MONITOR)
+        self.enqueue(self.nodes.name_of_key(event.key))
 
     async def sync(self, key: str) -> float | None:
         if key == MONITOR:

@@ -178,6 +178,47 @@ def test_lease_renewals_keep_a_node_alive(s: Setup) -> None:
     assert s.conditions("n4")["Ready"] == ("True", "")
 
 
+def test_renewals_wait_for_the_next_health_pass(s: Setup) -> None:
+    """As kube's: the Leases are read at each 5 s pass, not acted on as they come (a
+    pass per renewal judged every Node on every Node's heartbeat)."""
+    names = [f"r{i}" for i in range(5)]
+    for name in names:
+        s.node(name, {"Ready": "True"})
+        lease = {"metadata": {"name": name}, "spec": {"holderIdentity": name}}
+        s.create(
+            LEASES,
+            {"apiVersion": "coordination.platform.io/v1", "kind": "Lease", **lease},
+            NODE_LEASE,
+        )
+    s.wait(0.1)
+    store = s.cluster.stores[NODES]
+    passes = 0
+    real = store.list
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal passes
+        passes += 1
+        return real(*args, **kwargs)
+
+    store.list = counting  # type: ignore[method-assign]
+    for _ in range(4):
+        for name in names:
+            lease_store = s.cluster.stores[LEASES]
+            s.cluster.run(lease_store.update(NODE_LEASE, name, _renewed(s)))
+            s.wait(0.2)
+    assert passes <= 2  # the 5 s passes due in 4 s, not one per renewal (20)
+
+
+def _renewed(s: Setup) -> Any:
+    def renew(existing: Obj | None) -> Obj:
+        assert existing is not None
+        stamp = format_timestamp(s.cluster.clock.seconds()).replace("Z", ".000000Z")
+        existing["spec"]["renewTime"] = stamp
+        return existing
+
+    return renew
+
+
 def test_a_node_that_never_reported_is_unknown_after_the_startup_grace(s: Setup) -> None:
     s.node("n5", taints=[{"key": taints.NOT_READY, "effect": "NoSchedule"}])
     s.wait(0.1)
