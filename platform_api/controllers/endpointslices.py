@@ -34,6 +34,7 @@ from platform_api.controllers.podendpoints import (
     headless,
     pod_ips,
     pod_ready,
+    selects,
     selects_pods,
     service_families,
     set_hostname,
@@ -41,7 +42,7 @@ from platform_api.controllers.podendpoints import (
     target_ref,
 )
 from platform_api.registry.store import Store
-from platform_api.storage.interface import Event, ListOptions
+from platform_api.storage.interface import DELETED, Event, ListOptions
 
 Obj = dict[str, Any]
 CONTROLLER_NAME = "endpointslice-controller.k8s.io"
@@ -116,31 +117,65 @@ class EndpointSliceController(ServicePodsController):
     ) -> None:
         super().__init__(services, pods, *args)
         self.nodes, self.slices = nodes, slices
+        # (namespace, Service name) -> slice name -> our slice: kube's lister (a list
+        # from storage per sync decoded the namespace's every slice).
+        self.slice_index: dict[Key, dict[str, Obj]] = {}
+        self.slices_revision = 0
 
     def watched(self) -> tuple[bytes, ...]:
         return (*super().watched(), self.slices.prefix, self.nodes.prefix)
+
+    def resync(self) -> None:
+        listed = self.slices.list("", ListOptions())
+        self.slice_index.clear()
+        for stored in listed.items:
+            self._index(stored.object, present=True)
+        self.slices_revision = listed.revision
+        super().resync()
 
     def observe(self, event: Event) -> None:
         if self.route(event):
             return
         if event.key.startswith(self.slices.prefix):
-            for stored in (event.prev, event.stored):
-                labels = (stored.object["metadata"].get("labels") or {}) if stored else {}
-                if stored is not None and labels.get(MANAGED_BY) == CONTROLLER_NAME:
-                    namespace = stored.object["metadata"].get("namespace", "")
-                    self.enqueue((namespace, labels.get(SERVICE_NAME, "")))
+            if event.revision <= self.slices_revision:
+                return  # the resync's list had it
+            for stored, present in ((event.prev, False), (event.stored, event.type != DELETED)):
+                if stored is not None and self._index(stored.object, present):
+                    meta = stored.object["metadata"]
+                    labels = meta.get("labels") or {}
+                    self.enqueue((meta.get("namespace", ""), labels.get(SERVICE_NAME, "")))
         elif event.key.startswith(self.nodes.prefix):
             self._node_changed(event)
 
+    def _index(self, slice_: Obj, present: bool) -> bool:
+        """Add or drop one of our slices in the by-Service index; False for others'."""
+        meta = slice_["metadata"]
+        labels = meta.get("labels") or {}
+        if labels.get(MANAGED_BY) != CONTROLLER_NAME:
+            return False
+        key = (meta.get("namespace", ""), labels.get(SERVICE_NAME, ""))
+        held = self.slice_index.setdefault(key, {})
+        if present:
+            held[meta["name"]] = slice_
+        else:
+            held.pop(meta["name"], None)
+        return True
+
     def _node_changed(self, event: Event) -> None:
-        """A node appearing, going or changing zone changes its pods' endpoints."""
+        """A node appearing, going or changing zone changes its pods' endpoints: the
+        Services of the pods it runs are synced again."""
         zones = [
             (s.object["metadata"].get("labels") or {}).get(ZONE) if s is not None else None
             for s in (event.prev, event.stored)
         ]
         if event.prev is not None and event.stored is not None and zones[0] == zones[1]:
             return
-        self.resync()
+        node = self.nodes.name_of_key(event.key)
+        for namespace, pods in self.pod_index.objects.items():
+            on_node = [p for p in pods.values() if (p.get("spec") or {}).get("nodeName") == node]
+            for service in self.service_index.in_namespace(namespace) if on_node else ():
+                if any(selects(service, p) for p in on_node):
+                    self.enqueue((namespace, service["metadata"]["name"]))
 
     async def reconcile(self, key: Key) -> float | None:
         namespace, name = key
@@ -160,12 +195,11 @@ class EndpointSliceController(ServicePodsController):
         return None
 
     def _existing(self, namespace: str, name: str) -> list[Obj]:
-        out = []
-        for stored in self.slices.list(namespace, ListOptions()).items:
-            labels = stored.object["metadata"].get("labels") or {}
-            if labels.get(SERVICE_NAME) == name and labels.get(MANAGED_BY) == CONTROLLER_NAME:
-                out.append(stored.object)
-        return sorted(out, key=lambda s: s["metadata"]["name"])
+        """The Service's slices as stored now (kube's lister, with this turn's own writes
+        taken in first, as kube's slice tracker keeps a sync from acting on stale ones)."""
+        self.hub.take_in()
+        held = self.slice_index.get((namespace, name), {})
+        return [held[n] for n in sorted(held)]
 
     def _desired(self, service: Obj, family: str) -> dict[bytes, tuple[list[Obj], list[Obj]]]:
         """port key -> (ports, endpoints sorted by pod name)."""

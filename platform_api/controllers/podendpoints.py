@@ -109,6 +109,12 @@ def _matches(selector: dict[str, str], obj: Obj) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 
 
+def selects(service: Obj, pod: Obj) -> bool:
+    """Whether the Service's selector takes the pod (no selector: none)."""
+    selector = (service.get("spec") or {}).get("selector")
+    return selector is not None and _matches(selector, pod)
+
+
 class ServicePodsController(Controller):
     """A controller keyed by Service, woken by its Service's and its pods' changes; it
     reads both from in-memory indexes kept from the hub's events."""
@@ -118,6 +124,9 @@ class ServicePodsController(Controller):
         self.services, self.pods = services, pods
         self.service_index, self.pod_index = ByNamespace(services), ByNamespace(pods)
         self.cost: dict[Key, float] = {}  # seconds of CPU a Service's last sync took
+        # Service -> (the selector, its pods by name), kept from pod events: a sync reads
+        # its own pods, not every pod of the namespace.
+        self.members: dict[Key, tuple[dict[str, str], dict[str, Obj]]] = {}
 
     async def sync(self, key: Key) -> float | None:
         started = time.perf_counter()
@@ -130,6 +139,7 @@ class ServicePodsController(Controller):
         raise NotImplementedError
 
     def resync(self) -> None:
+        self.members.clear()
         self.pod_index.load()
         for service in self.service_index.load():
             meta = service["metadata"]
@@ -141,28 +151,52 @@ class ServicePodsController(Controller):
     def route(self, event: Event) -> bool:
         """Queue the Services a Service or pod event concerns; False for other events."""
         if event.key.startswith(self.services.prefix):
-            self.service_index.apply(event)
+            _, service = self.service_index.apply(event)
             key = (self.services.namespace_of_key(event.key), self.services.name_of_key(event.key))
+            if service is None:
+                self.members.pop(key, None)
             self.enqueue(key)
             return True
         if not event.key.startswith(self.pods.prefix):
             return False
         old, new = self.pod_index.apply(event)
+        if old is None and new is None:
+            return True
         namespace = self.pods.namespace_of_key(event.key)
+        name = self.pods.name_of_key(event.key)
         for service in self.service_index.in_namespace(namespace):
             selector = (service.get("spec") or {}).get("selector")
             if selector is None:
                 continue
-            if any(obj is not None and _matches(selector, obj) for obj in (old, new)):
-                key = (namespace, service["metadata"]["name"])
+            key = (namespace, service["metadata"]["name"])
+            now = new is not None and _matches(selector, new)
+            self._member(key, selector, name, new if now else None)
+            if now or (old is not None and _matches(selector, old)):
                 self.enqueue(key, max(POD_BATCH, PAUSE * self.cost.get(key, 0.0)))
         return True
+
+    def _member(self, key: Key, selector: dict[str, str], name: str, pod: Obj | None) -> None:
+        held = self.members.get(key)
+        if held is None:
+            return
+        if held[0] != selector:  # the Service changed: the next sync takes its pods afresh
+            del self.members[key]
+        elif pod is not None:
+            held[1][name] = pod
+        else:
+            held[1].pop(name, None)
 
     def selected(self, service: Obj) -> list[Obj]:
         """The pods a Service's selector takes, from the index."""
         selector = (service.get("spec") or {}).get("selector") or {}
-        namespace = service["metadata"].get("namespace", "")
-        return [p for p in self.pod_index.in_namespace(namespace) if _matches(selector, p)]
+        meta = service["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        held = self.members.get(key)
+        if held is None or held[0] != selector:
+            pods = self.pod_index.in_namespace(key[0])
+            taken = {p["metadata"]["name"]: p for p in pods if _matches(selector, p)}
+            held = self.members[key] = (dict(selector), taken)
+        return list(held[1].values())
 
     def service(self, key: Key) -> Obj | None:
         """The Service, or None when it is gone."""

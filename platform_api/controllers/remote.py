@@ -217,6 +217,9 @@ class RemoteHub:
     def unsubscribe(self, subscriber: Any) -> None:
         self.subscribers.pop(subscriber, None)
 
+    def take_in(self) -> None:
+        """Nothing is held back here: the informers deliver each change as it comes."""
+
     def changed(self, key: bytes, old: Obj | None, new: Obj | None) -> None:
         """An informer listener: one change, as the storage would have reported it."""
         if new is None:

@@ -175,6 +175,33 @@ def test_finished_deleted_and_unlabelled_pods_leave(s: Setup) -> None:
     assert [e["targetRef"]["name"] for e in slice_["endpoints"]] == ["c"]
 
 
+def test_a_new_selector_and_relabelled_pods_change_the_members(s: Setup) -> None:
+    s.create(SERVICES, service(), NS)
+    for name, app in (("a", "web"), ("b", "web"), ("c", "api")):
+        s.create(PODS, pod(name, app=app), NS)
+        s.report(name, f"10.1.0.{ord(name)}", ready=True)
+
+    def names() -> list[str]:
+        ep = s.endpoints()
+        assert ep is not None
+        return [a["targetRef"]["name"] for a in ep["subsets"][0]["addresses"]]
+
+    assert names() == ["a", "b"]
+    s.change_spec(SERVICES, "web", NS, selector={"app": "api"})
+    assert names() == ["c"]
+
+    def relabel(existing: Obj | None) -> Obj:
+        assert existing is not None
+        existing["metadata"]["labels"] = {"app": "api"}
+        return existing
+
+    s.cluster.run(s.cluster.stores[PODS].update(NS, "a", relabel))
+    s.wait(0.1)
+    assert names() == ["a", "c"]
+    s.delete(SERVICES, "web", NS)
+    assert all(key[1] != "web" for c in s.controllers for key in c.members)  # type: ignore[attr-defined]
+
+
 def test_publish_not_ready_and_a_missing_node(s: Setup) -> None:
     s.create(SERVICES, service(publishNotReadyAddresses=True), NS)
     s.create(PODS, pod("far", node="no-such-node"), NS)
@@ -197,6 +224,55 @@ def test_a_pod_on_an_unknown_node_is_left_out_of_slices(s: Setup) -> None:
     assert slice_["endpoints"] is None  # kube skips it until the Node exists
     ep = s.endpoints()
     assert ep is not None and len(ep["subsets"][0]["addresses"]) == 1  # Endpoints do not ask
+
+
+def test_a_node_that_appears_brings_in_its_pods_and_wakes_only_their_services(
+    s: Setup,
+) -> None:
+    s.create(SERVICES, service(), NS)
+    s.create(SERVICES, service("other", selector={"app": "other"}), NS)
+    s.create(PODS, pod("far", node="n2"), NS)
+    s.report("far", "10.1.0.5", ready=True)
+    slices = s.cluster.stores[SLICES]
+    synced: list[Any] = []
+    controller = s.controllers[1]
+    real = controller.reconcile
+
+    async def recording(key: Any) -> Any:
+        synced.append(key)
+        return await real(key)
+
+    controller.reconcile = recording  # type: ignore[method-assign]
+    s.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"}})
+    assert set(synced) == {(NS, "web")}  # "other" selects no pod on n2
+    web = [x for x in s.slices() if x["metadata"]["labels"]["kubernetes.io/service-name"] == "web"]
+    assert [e["nodeName"] for e in web[0]["endpoints"]] == ["n2"]
+    assert len(slices.list(NS, ListOptions()).items) == 2
+
+
+def test_slices_are_read_from_the_index_and_a_sync_sees_its_own_writes(s: Setup) -> None:
+    store = s.cluster.stores[SLICES]
+    lists = 0
+    real = store.list
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal lists
+        lists += 1
+        return real(*args, **kwargs)
+
+    store.list = counting  # type: ignore[method-assign]
+    s.create(PODS, pod("web-1"), NS)
+    s.cluster.run(s.cluster.stores[SERVICES].create(NS, service()))  # no events out yet
+    controller = s.controllers[1]
+    # two syncs in one turn: the second must see the slice the first created
+    s.cluster.run(controller.reconcile((NS, "web")))
+    s.cluster.run(controller.reconcile((NS, "web")))
+    assert len(real(NS, ListOptions()).items) == 1  # no second placeholder
+    s.report("web-1", "10.1.0.1", ready=True)
+    store.list = real  # type: ignore[method-assign]
+    assert lists == 0
+    (slice_,) = s.slices()
+    assert slice_["endpoints"][0]["addresses"] == ["10.1.0.1"]
 
 
 def test_dual_stack_and_headless(s: Setup) -> None:
