@@ -104,8 +104,9 @@ class NodeLifecycle(Controller):
     async def sync(self, key: str) -> float | None:
         if key == MONITOR:
             nodes = [s.object for s in self.nodes.list("", ListOptions()).items]
-            for each in nodes:
-                await self._judge(each)
+            lost = [each for each in nodes if await self._judge(each)]
+            if lost:  # one read of the pods for all the Nodes lost in this pass
+                await self._pods_not_ready({n["metadata"]["name"] for n in lost})
             live = {each["metadata"]["name"] for each in nodes}
             self._seen = {n: v for n, v in self._seen.items() if n in live}
             return MONITOR_PERIOD
@@ -123,8 +124,9 @@ class NodeLifecycle(Controller):
                 return (lease.get("spec") or {}).get("renewTime")
         return None
 
-    async def _judge(self, node: Obj) -> None:
-        """kube's tryUpdateNodeHealth, then MarkPodsNotReady for a Node just lost."""
+    async def _judge(self, node: Obj) -> bool:
+        """kube's tryUpdateNodeHealth; True for a Node just lost (its pods are then
+        marked not Ready, kube's MarkPodsNotReady)."""
         name, now = node["metadata"]["name"], self.reactor.seconds()
         ready = status_condition(node, "Ready")
         heartbeat = ready.get("lastHeartbeatTime") if ready is not None else None
@@ -134,7 +136,7 @@ class NodeLifecycle(Controller):
         self._seen[name] = (heartbeat, renewal, probe)
         grace = GRACE_PERIOD if ready is not None else STARTUP_GRACE_PERIOD
         if now <= probe + grace:
-            return
+            return False
         was = ready.get("status") if ready is not None else "Unknown"
         changed = await self._mark_unknown(node, now)
         if changed and was == "True":
@@ -146,7 +148,7 @@ class NodeLifecycle(Controller):
                 "NodeNotReady",
                 f"Node {name} status is now: NodeNotReady",
             )
-            await self._pods_not_ready(name, now)
+        return changed and was == "True"
 
     async def _mark_unknown(self, node: Obj, now: float) -> bool:
         stamp = format_timestamp(now)
@@ -188,11 +190,11 @@ class NodeLifecycle(Controller):
         )
         return True
 
-    async def _pods_not_ready(self, node_name: str, now: float) -> None:
-        stamp = format_timestamp(now)
+    async def _pods_not_ready(self, node_names: set[str]) -> None:
+        stamp = format_timestamp(self.reactor.seconds())
         for stored in self.pods.list("", ListOptions()).items:
             pod = stored.object
-            if (pod.get("spec") or {}).get("nodeName") != node_name:
+            if (pod.get("spec") or {}).get("nodeName") not in node_names:
                 continue
             ready = status_condition(pod, "Ready")
             if ready is None or ready.get("status") != "True":

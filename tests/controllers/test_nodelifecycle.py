@@ -156,6 +156,42 @@ def test_a_node_that_stops_reporting_becomes_unknown_and_its_pods_not_ready(s: S
     assert s.taints("n3") == []
 
 
+def test_nodes_lost_together_have_their_pods_read_once(s: Setup) -> None:
+    """kube reads a lost Node's pods from an index; here one list serves every Node
+    lost in a pass (a list per Node was quadratic when a fleet stops reporting)."""
+    store = s.cluster.stores[PODS]
+    for name in ("a", "b", "c"):
+        s.node(name, {"Ready": "True"})
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p-{name}"},
+            "spec": {"nodeName": name, "containers": [{"name": "c", "image": "nginx"}]},
+        }
+        s.create(PODS, pod, "default")
+
+        def ready(existing: Obj | None) -> Obj:
+            assert existing is not None
+            existing["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
+            return existing
+
+        s.cluster.run(store.update("default", f"p-{name}", ready, subresource="status"))
+    lists = 0
+    real = store.list
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal lists
+        lists += 1
+        return real(*args, **kwargs)
+
+    store.list = counting  # type: ignore[method-assign]
+    s.pass_time(60)
+    assert lists == 1
+    for name in ("a", "b", "c"):
+        got = s.get(PODS, f"p-{name}", "default")
+        assert got is not None and got["status"]["conditions"][0]["status"] == "False"
+
+
 def test_lease_renewals_keep_a_node_alive(s: Setup) -> None:
     s.node("n4", {"Ready": "True"})
     lease = {
