@@ -50,6 +50,21 @@ def toleration_time(tolerations: list[Obj], taints: list[Obj]) -> float | None:
     return float(max(min(limits), 0))
 
 
+def _no_execute(stored: Any) -> list[Obj]:
+    node = stored.object if stored is not None else {}
+    return [
+        t for t in (node.get("spec") or {}).get("taints") or () if t.get("effect") == NO_EXECUTE
+    ]
+
+
+def _placement(stored: Any) -> tuple[Any, Any] | None:
+    """What kube's PodUpdated compares: the pod's Node and tolerations."""
+    if stored is None:
+        return None
+    spec = stored.object.get("spec") or {}
+    return spec.get("nodeName"), spec.get("tolerations")
+
+
 class TaintEviction(Controller):
     name = "taint-eviction-controller"
 
@@ -78,11 +93,18 @@ class TaintEviction(Controller):
                 for pods in self._on_node.values():
                     pods.discard(key)
                 self._since.pop(key, None)
-            elif event.stored is not None:
+            elif event.stored is not None and _placement(event.prev) != _placement(event.stored):
                 self._place(event.stored.object)
-        elif event.key.startswith(self.node_prefix):
+        elif event.key.startswith(self.node_prefix) and self._taints_changed(event):
             for key in self._on_node.get(self.nodes.name_of_key(event.key), ()):
                 self.enqueue(key)
+
+    @staticmethod
+    def _taints_changed(event: Event) -> bool:
+        """kube's NodeUpdated: only a change of the NoExecute taints concerns the pods (a
+        Node's status heartbeat would otherwise wake every pod on it)."""
+        now = None if event.type == DELETED else event.stored
+        return _no_execute(event.prev) != _no_execute(now)
 
     def _place(self, pod: Obj) -> None:
         meta = pod["metadata"]

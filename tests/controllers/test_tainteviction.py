@@ -103,6 +103,31 @@ def test_a_taint_lifted_in_time_spares_the_pod(s: Setup) -> None:
     assert s.live() == ["p"]
 
 
+def test_only_a_change_of_no_execute_taints_wakes_the_nodes_pods(s: Setup) -> None:
+    s.create(PODS, pod("p"), NS)
+    controller = s.controllers[0]
+    woken: list[Any] = []
+    real = controller.enqueue
+
+    def recording(key: Any, delay: float = 0.0) -> None:
+        woken.append(key)
+        real(key, delay)
+
+    controller.enqueue = recording  # type: ignore[method-assign]
+
+    def heartbeat(existing: Obj | None) -> Obj:
+        assert existing is not None
+        existing["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
+        return existing
+
+    nodes = s.cluster.stores[NODES]
+    s.cluster.run(nodes.update("", "n1", heartbeat, subresource="status"))
+    s.taint({"key": "example.com/soft", "effect": "NoSchedule"})
+    assert woken == []
+    s.taint(LOST)
+    assert woken == [(NS, "p")]
+
+
 def test_toleration_matching_follows_kube() -> None:
     taint = {"key": "k", "value": "v", "effect": "NoExecute"}
     assert tolerates({"key": "k", "operator": "Equal", "value": "v"}, taint)
