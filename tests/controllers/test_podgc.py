@@ -91,6 +91,18 @@ def test_a_node_back_within_the_quarantine_keeps_its_pods(s: Setup) -> None:
     assert s.names() == ["p"]
 
 
+def test_passes_read_the_indexes_not_storage(s: Setup) -> None:
+    """A pod created after the start is seen through the hub's events."""
+    s.start(s.gc)
+    store = s.cluster.stores[PODS]
+    real = store.list
+    store.list = lambda *a, **k: pytest.fail("a pass listed the pods")  # type: ignore[method-assign]
+    s.create(PODS, pod("late", "never-there"), NS)
+    s.wait(QUARANTINE + 2 * CHECK_PERIOD)
+    store.list = real  # type: ignore[method-assign]
+    assert s.names() == []
+
+
 def test_terminated_pods_over_the_threshold_oldest_and_evicted_first(tmp_path: Path) -> None:
     s = Setup(str(tmp_path), threshold=2)
     for name in ("a", "b", "c", "d"):
