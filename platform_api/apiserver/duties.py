@@ -22,6 +22,7 @@ from twisted.logger import Logger
 from platform_api.apiserver.periodic import every
 from platform_api.apiserver.periodic import stop as stop_loop
 from platform_api.controllers.base import Controller
+from platform_api.controllers.informer import shared_lists
 
 log = Logger()
 
@@ -58,8 +59,9 @@ class LeaderDuties:
         # kube's compactor, every --etcd-compaction-interval: old continue tokens expire.
         self._every(max(0.5, window), self._mark_compaction)
         self.controllers.extend(self.build_controllers())
-        for controller in self.controllers:
-            controller.start()
+        with shared_lists():
+            for controller in self.controllers:
+                controller.start()
 
     def stop(self) -> None:
         for loop in self._loops:

@@ -8,11 +8,13 @@ absent), so indexes built on top stay in step with the copy.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from platform_api.client.cache import ObjectCache
 from platform_api.registry.store import Store
-from platform_api.storage.interface import DELETED, Event, ListOptions, Storage
+from platform_api.storage.interface import DELETED, Event, ListOptions, ListResult, Storage
 from platform_api.storage.watch import WatchHub
 
 Obj = dict[str, Any]
@@ -59,6 +61,34 @@ class Informer(ObjectCache):
                 self._apply(event.key, event.stored.object)
 
 
+_shared: dict[tuple[int, bytes], ListResult] | None = None
+
+
+@contextmanager
+def shared_lists() -> Iterator[None]:
+    """Controllers started together decode each resource once, as kube's shared informer
+    factory lists it once: inside, indexes loading one resource share one list (and its
+    objects; a dozen private copies of every pod made a large cluster's memory)."""
+    global _shared
+    outer, _shared = _shared, {}
+    try:
+        yield
+    finally:
+        _shared = outer
+
+
+def _list_all(store: Store) -> ListResult:
+    if _shared is None:
+        return store.list("", ListOptions())
+    key = (id(store.storage), store.prefix)
+    found = _shared.get(key)
+    if found is None:
+        # A list from before another process's commit is as good as one taken then:
+        # the index applies the events after its revision.
+        found = _shared[key] = store.list("", ListOptions())
+    return found
+
+
 class ByNamespace:
     """Objects of one kind by namespace and name, kept from the hub's events: the
     controllers' informer (a list from storage per event decodes every object again)."""
@@ -69,7 +99,7 @@ class ByNamespace:
         self.revision = 0
 
     def load(self) -> list[Obj]:
-        listed = self.store.list("", ListOptions())
+        listed = _list_all(self.store)
         self.objects.clear()
         for stored in listed.items:
             self._put(stored.object)
