@@ -8,7 +8,7 @@ from typing import Any
 
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.naming import NamingController
-from tests.controllers.kit import ControllerSetup
+from tests.controllers.kit import ControllerSetup, calls_of
 
 Obj = dict[str, Any]
 CRDS = ("apiextensions.platform.io", "v1", "customresourcedefinitions")
@@ -108,18 +108,9 @@ def test_two_definitions_created_in_one_turn_do_not_both_take_a_kind(tmp_path: P
 def test_syncs_read_the_definitions_once_not_per_sync(tmp_path: Path) -> None:
     """A busy group costs each sync its group's names, not a decoding of every CRD."""
     setup, _ = started(tmp_path)
-    store = setup.cluster.stores[CRDS]
-    lists = 0
-    real = store.list
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal lists
-        lists += 1
-        return real(*args, **kwargs)
-
-    store.list = counting  # type: ignore[method-assign]
-    for i in range(30):
-        setup.create(CRDS, definition(f"things{i}", f"Thing{i}"))
-    assert lists == 0
+    with calls_of(setup.cluster.stores[CRDS], "list") as lists:
+        for i in range(30):
+            setup.create(CRDS, definition(f"things{i}", f"Thing{i}"))
+    assert lists == []
     for i in range(30):
         assert condition(setup, f"things{i}.g.example.com", crds.ESTABLISHED)["status"] == "True"

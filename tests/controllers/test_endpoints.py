@@ -12,7 +12,7 @@ from platform_api.controllers.endpoints import EndpointsController, truncate
 from platform_api.controllers.endpointslices import EndpointSliceController
 from platform_api.endpoints.printers_cluster import format_endpoints
 from platform_api.storage.interface import ListOptions
-from tests.controllers.kit import ControllerSetup
+from tests.controllers.kit import ControllerSetup, calls_of
 
 Obj = dict[str, Any]
 SERVICES, PODS, NODES = ("", "v1", "services"), ("", "v1", "pods"), ("", "v1", "nodes")
@@ -189,14 +189,7 @@ def test_a_new_selector_and_relabelled_pods_change_the_members(s: Setup) -> None
     assert names() == ["a", "b"]
     s.change_spec(SERVICES, "web", NS, selector={"app": "api"})
     assert names() == ["c"]
-
-    def relabel(existing: Obj | None) -> Obj:
-        assert existing is not None
-        existing["metadata"]["labels"] = {"app": "api"}
-        return existing
-
-    s.cluster.run(s.cluster.stores[PODS].update(NS, "a", relabel))
-    s.wait(0.1)
+    s.set_labels(PODS, "a", NS, {"app": "api"})
     assert names() == ["a", "c"]
     s.delete(SERVICES, "web", NS)
     assert all(key[1] != "web" for c in s.controllers for key in c.members)  # type: ignore[attr-defined]
@@ -234,17 +227,9 @@ def test_a_node_that_appears_brings_in_its_pods_and_wakes_only_their_services(
     s.create(PODS, pod("far", node="n2"), NS)
     s.report("far", "10.1.0.5", ready=True)
     slices = s.cluster.stores[SLICES]
-    synced: list[Any] = []
-    controller = s.controllers[1]
-    real = controller.reconcile
-
-    async def recording(key: Any) -> Any:
-        synced.append(key)
-        return await real(key)
-
-    controller.reconcile = recording  # type: ignore[method-assign]
-    s.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"}})
-    assert set(synced) == {(NS, "web")}  # "other" selects no pod on n2
+    with calls_of(s.controllers[1], "reconcile") as synced:
+        s.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"}})
+    assert {key for (key,) in synced} == {(NS, "web")}  # "other" selects no pod on n2
     web = [x for x in s.slices() if x["metadata"]["labels"]["kubernetes.io/service-name"] == "web"]
     assert [e["nodeName"] for e in web[0]["endpoints"]] == ["n2"]
     assert len(slices.list(NS, ListOptions()).items) == 2
@@ -252,25 +237,17 @@ def test_a_node_that_appears_brings_in_its_pods_and_wakes_only_their_services(
 
 def test_slices_are_read_from_the_index_and_a_sync_sees_its_own_writes(s: Setup) -> None:
     store = s.cluster.stores[SLICES]
-    lists = 0
-    real = store.list
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal lists
-        lists += 1
-        return real(*args, **kwargs)
-
-    store.list = counting  # type: ignore[method-assign]
-    s.create(PODS, pod("web-1"), NS)
-    s.cluster.run(s.cluster.stores[SERVICES].create(NS, service()))  # no events out yet
     controller = s.controllers[1]
-    # two syncs in one turn: the second must see the slice the first created
-    s.cluster.run(controller.reconcile((NS, "web")))
-    s.cluster.run(controller.reconcile((NS, "web")))
-    assert len(real(NS, ListOptions()).items) == 1  # no second placeholder
-    s.report("web-1", "10.1.0.1", ready=True)
-    store.list = real  # type: ignore[method-assign]
-    assert lists == 0
+    with calls_of(store, "list") as lists:
+        s.create(PODS, pod("web-1"), NS)
+        s.cluster.run(s.cluster.stores[SERVICES].create(NS, service()))  # no events out yet
+        # two syncs in one turn: the second must see the slice the first created
+        s.cluster.run(controller.reconcile((NS, "web")))
+        s.cluster.run(controller.reconcile((NS, "web")))
+    assert len(store.list(NS, ListOptions()).items) == 1  # no second placeholder
+    with calls_of(store, "list") as more:
+        s.report("web-1", "10.1.0.1", ready=True)
+    assert lists == more == []
     (slice_,) = s.slices()
     assert slice_["endpoints"][0]["addresses"] == ["10.1.0.1"]
 

@@ -12,7 +12,7 @@ from platform_api.scheme import nodetaints as taints
 from platform_api.scheme.decoding import format_timestamp
 from platform_api.scheme.namespaces import NODE_LEASE
 from platform_api.storage.interface import ListOptions
-from tests.controllers.kit import ControllerSetup
+from tests.controllers.kit import ControllerSetup, calls_of
 
 Obj = dict[str, Any]
 NODES, PODS, EVENTS = ("", "v1", "nodes"), ("", "v1", "pods"), ("", "v1", "events")
@@ -176,17 +176,9 @@ def test_nodes_lost_together_have_their_pods_read_once(s: Setup) -> None:
             return existing
 
         s.cluster.run(store.update("default", f"p-{name}", ready, subresource="status"))
-    lists = 0
-    real = store.list
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal lists
-        lists += 1
-        return real(*args, **kwargs)
-
-    store.list = counting  # type: ignore[method-assign]
-    s.pass_time(60)
-    assert lists == 1
+    with calls_of(store, "list") as lists:
+        s.pass_time(60)
+    assert len(lists) == 1
     for name in ("a", "b", "c"):
         got = s.get(PODS, f"p-{name}", "default")
         assert got is not None and got["status"]["conditions"][0]["status"] == "False"
@@ -227,22 +219,13 @@ def test_renewals_wait_for_the_next_health_pass(s: Setup) -> None:
             NODE_LEASE,
         )
     s.wait(0.1)
-    store = s.cluster.stores[NODES]
-    passes = 0
-    real = store.list
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal passes
-        passes += 1
-        return real(*args, **kwargs)
-
-    store.list = counting  # type: ignore[method-assign]
-    for _ in range(4):
-        for name in names:
-            lease_store = s.cluster.stores[LEASES]
-            s.cluster.run(lease_store.update(NODE_LEASE, name, _renewed(s)))
-            s.wait(0.2)
-    assert passes <= 2  # the 5 s passes due in 4 s, not one per renewal (20)
+    leases = s.cluster.stores[LEASES]
+    with calls_of(s.cluster.stores[NODES], "list") as passes:
+        for _ in range(4):
+            for name in names:
+                s.cluster.run(leases.update(NODE_LEASE, name, _renewed(s)))
+                s.wait(0.2)
+    assert len(passes) <= 2  # the 5 s passes due in 4 s, not one per renewal (20)
 
 
 def _renewed(s: Setup) -> Any:

@@ -164,14 +164,7 @@ def test_orphans_that_match_are_adopted_and_strays_released(s: Setup) -> None:
     assert [r["uid"] for r in refs] == [rs["metadata"]["uid"]]
     assert "ownerReferences" not in pods["other"]["metadata"]
 
-    # The orphan's labels stop matching: it is released and replaced.
-    def relabel(existing: Obj | None) -> Obj:
-        assert existing is not None
-        existing["metadata"]["labels"] = {"app": "moved"}
-        return existing
-
-    s.cluster.run(s.cluster.stores[PODS].update(NS, "orphan", relabel))
-    s.wait(0.1)
+    s.set_labels(PODS, "orphan", NS, {"app": "moved"})  # released and replaced
     pods = {p["metadata"]["name"]: p for p in s.pods()}
     assert len(pods) == 4
     assert pods["orphan"]["metadata"].get("ownerReferences", []) == []

@@ -10,7 +10,7 @@ import pytest
 from platform_api.controllers.tainteviction import TaintEviction, tolerates, toleration_time
 from platform_api.scheme.nodetaints import UNREACHABLE
 from platform_api.storage.interface import ListOptions
-from tests.controllers.kit import ControllerSetup
+from tests.controllers.kit import ControllerSetup, calls_of
 
 Obj = dict[str, Any]
 NODES, PODS, EVENTS = ("", "v1", "nodes"), ("", "v1", "pods"), ("", "v1", "events")
@@ -105,15 +105,6 @@ def test_a_taint_lifted_in_time_spares_the_pod(s: Setup) -> None:
 
 def test_only_a_change_of_no_execute_taints_wakes_the_nodes_pods(s: Setup) -> None:
     s.create(PODS, pod("p"), NS)
-    controller = s.controllers[0]
-    woken: list[Any] = []
-    real = controller.enqueue
-
-    def recording(key: Any, delay: float = 0.0) -> None:
-        woken.append(key)
-        real(key, delay)
-
-    controller.enqueue = recording  # type: ignore[method-assign]
 
     def heartbeat(existing: Obj | None) -> Obj:
         assert existing is not None
@@ -121,11 +112,13 @@ def test_only_a_change_of_no_execute_taints_wakes_the_nodes_pods(s: Setup) -> No
         return existing
 
     nodes = s.cluster.stores[NODES]
-    s.cluster.run(nodes.update("", "n1", heartbeat, subresource="status"))
-    s.taint({"key": "example.com/soft", "effect": "NoSchedule"})
+    with calls_of(s.controllers[0], "enqueue") as woken:
+        s.cluster.run(nodes.update("", "n1", heartbeat, subresource="status"))
+        s.taint({"key": "example.com/soft", "effect": "NoSchedule"})
     assert woken == []
-    s.taint(LOST)
-    assert woken == [(NS, "p")]
+    with calls_of(s.controllers[0], "enqueue") as woken:
+        s.taint(LOST)
+    assert woken == [((NS, "p"),)]
 
 
 def test_toleration_matching_follows_kube() -> None:
