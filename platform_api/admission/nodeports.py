@@ -62,6 +62,8 @@ class NodePortAllocation:
         old_spec = (old or {}).get("spec") or {}
         if old is not None:
             _keep_allocated(old_spec, spec, ports)
+        if not (needs_node_ports(spec) or needs_health_check(spec)):
+            return  # a ClusterIP Service: no other Service's ports to read
         used = self._in_use(attrs)
         taken: dict[int, set[str]] = {}  # this Service's ports: node port -> protocols
         if needs_node_ports(spec):

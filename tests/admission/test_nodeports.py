@@ -10,6 +10,7 @@ import pytest
 from platform_api.admission import nodeports
 from platform_api.admission.nodeports import NodePortAllocation
 from tests.admission.plugin_kit import Cluster, attrs, refused
+from tests.spying import calls_of
 
 
 def service(name: str, *node_ports: int, kind: str = "NodePort") -> dict[str, Any]:
@@ -73,8 +74,10 @@ def test_a_full_range_is_an_internal_error(
 def test_other_kinds_and_types_are_left_alone(cluster: Cluster) -> None:
     plugin = allocator(cluster)
     plain = service("plain", kind="ClusterIP")
-    plugin.admit(attrs("CREATE", "services", "plain"), plain, None)
+    with calls_of(cluster.storage, "get_list") as lists:
+        plugin.admit(attrs("CREATE", "services", "plain"), plain, None)
     assert "nodePort" not in plain["spec"]["ports"][0]
+    assert lists == []  # no other Service was read (a create read them all)
     pod = {"spec": {"ports": [{"port": 80}], "type": "NodePort"}}
     plugin.admit(attrs("CREATE", "pods", "p"), pod, None)
     assert "nodePort" not in pod["spec"]["ports"][0]

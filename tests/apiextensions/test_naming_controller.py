@@ -8,7 +8,8 @@ from typing import Any
 
 from platform_api.apiextensions import crd as crds
 from platform_api.apiextensions.naming import NamingController
-from tests.controllers.kit import ControllerSetup, calls_of
+from tests.controllers.kit import ControllerSetup
+from tests.spying import calls_of
 
 Obj = dict[str, Any]
 CRDS = ("apiextensions.platform.io", "v1", "customresourcedefinitions")

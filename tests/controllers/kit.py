@@ -3,9 +3,6 @@ controllers started on it, and writes that settle (events delivered, work run)."
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from platform_api import errors
@@ -16,31 +13,6 @@ from tests.authorization.rbac_cluster import Cluster
 
 Obj = dict[str, Any]
 Kind = tuple[str, str, str]  # (group, version, plural)
-
-
-@contextmanager
-def calls_of(owner: Any, method: str) -> Iterator[list[tuple[Any, ...]]]:
-    """The positional arguments of each call of ``owner.method`` made inside; the calls
-    go through (a coroutine function stays one)."""
-    real, own = getattr(owner, method), method in vars(owner)
-    seen: list[tuple[Any, ...]] = []
-
-    def plain(*args: Any, **kwargs: Any) -> Any:
-        seen.append(args)
-        return real(*args, **kwargs)
-
-    async def awaited(*args: Any, **kwargs: Any) -> Any:
-        seen.append(args)
-        return await real(*args, **kwargs)
-
-    setattr(owner, method, awaited if inspect.iscoroutinefunction(real) else plain)
-    try:
-        yield seen
-    finally:
-        if own:
-            setattr(owner, method, real)
-        else:
-            delattr(owner, method)
 
 
 class ControllerSetup:

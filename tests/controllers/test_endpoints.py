@@ -12,7 +12,8 @@ from platform_api.controllers.endpoints import EndpointsController, truncate
 from platform_api.controllers.endpointslices import EndpointSliceController
 from platform_api.endpoints.printers_cluster import format_endpoints
 from platform_api.storage.interface import ListOptions
-from tests.controllers.kit import ControllerSetup, calls_of
+from tests.controllers.kit import ControllerSetup
+from tests.spying import calls_of
 
 Obj = dict[str, Any]
 SERVICES, PODS, NODES = ("", "v1", "services"), ("", "v1", "pods"), ("", "v1", "nodes")

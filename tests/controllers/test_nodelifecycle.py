@@ -12,7 +12,8 @@ from platform_api.scheme import nodetaints as taints
 from platform_api.scheme.decoding import format_timestamp
 from platform_api.scheme.namespaces import NODE_LEASE
 from platform_api.storage.interface import ListOptions
-from tests.controllers.kit import ControllerSetup, calls_of
+from tests.controllers.kit import ControllerSetup
+from tests.spying import calls_of
 
 Obj = dict[str, Any]
 NODES, PODS, EVENTS = ("", "v1", "nodes"), ("", "v1", "pods"), ("", "v1", "events")

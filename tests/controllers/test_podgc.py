@@ -9,7 +9,8 @@ import pytest
 
 from platform_api.controllers.podgc import CHECK_PERIOD, QUARANTINE, PodGC
 from platform_api.storage.interface import ListOptions
-from tests.controllers.kit import ControllerSetup, calls_of
+from tests.controllers.kit import ControllerSetup
+from tests.spying import calls_of
 
 Obj = dict[str, Any]
 PODS, NODES = ("", "v1", "pods"), ("", "v1", "nodes")

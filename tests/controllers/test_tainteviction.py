@@ -10,7 +10,8 @@ import pytest
 from platform_api.controllers.tainteviction import TaintEviction, tolerates, toleration_time
 from platform_api.scheme.nodetaints import UNREACHABLE
 from platform_api.storage.interface import ListOptions
-from tests.controllers.kit import ControllerSetup, calls_of
+from tests.controllers.kit import ControllerSetup
+from tests.spying import calls_of
 
 Obj = dict[str, Any]
 NODES, PODS, EVENTS = ("", "v1", "nodes"), ("", "v1", "pods"), ("", "v1", "events")
