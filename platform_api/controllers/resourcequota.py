@@ -49,6 +49,10 @@ class ResourceQuotaController(Controller):
         self.hard_names: dict[str, dict[str, list[str]]] = {}  # namespace -> quota -> names
         self._loop: LoopingCall | None = None
         self._expiries: dict[Key, Any] = {}  # pending-charge expiry recounts, by quota
+        # (group, plural, namespace) -> (the list's revision, name -> object): the kinds a
+        # quota limits, kept from events after one list (kube counts from its listers; a
+        # list per recount decoded a busy namespace's every pod under churn)
+        self.held: dict[tuple[str, str, str], tuple[int, dict[str, Obj]]] = {}
 
     def start(self) -> None:
         super().start()
@@ -66,6 +70,7 @@ class ResourceQuotaController(Controller):
         super().stop()
 
     def resync(self) -> None:
+        self.held.clear()  # the full recount reads storage afresh, once a minute
         for stored in self.quotas.list("", ListOptions()).items:
             self._index(stored.object)
             meta = stored.object["metadata"]
@@ -82,16 +87,28 @@ class ResourceQuotaController(Controller):
             return  # not a namespaced object
         group = "" if parts[1] == b"core" else parts[1].decode()
         plural = parts[2].decode()
-        namespace = parts[3].split(b"\x00", 1)[0].decode()
+        namespace, name = (p.decode() for p in parts[3].split(b"\x00", 1))
         if (group, plural) == ("", "resourcequotas"):
             self._quota_changed(event, namespace)
         elif (group, plural) not in IGNORED:
+            self._keep(event, (group, plural, namespace), name)
             self._object_changed(event, group, plural, namespace)
+
+    def _keep(self, event: Event, kind: tuple[str, str, str], name: str) -> None:
+        held = self.held.get(kind)
+        if held is None or event.revision <= held[0]:
+            return  # not kept, or the list had it
+        if event.type == DELETED or event.stored is None:
+            held[1].pop(name, None)
+        else:
+            held[1][name] = event.stored.object
 
     def _quota_changed(self, event: Event, namespace: str) -> None:
         name = self.quotas.name_of_key(event.key)
         if event.type == DELETED or event.stored is None:
             self.hard_names.get(namespace, {}).pop(name, None)
+            if not self.hard_names.get(namespace):  # nothing left to count here
+                self.held = {k: v for k, v in self.held.items() if k[2] != namespace}
             return
         quota = event.stored.object
         self._index(quota)
@@ -116,11 +133,19 @@ class ResourceQuotaController(Controller):
                 self.enqueue((namespace, name), BATCH)
 
     def _objects(self, ev: Evaluator, namespace: str) -> list[Obj] | None:
-        for store in list(self.stores):
-            rt = store.resource
-            if (rt.group, rt.plural) == (ev.group, ev.plural):
-                return [s.object for s in store.list(namespace, ListOptions()).items]
-        return None  # not served (yet): its usage is left as it was
+        kind = (ev.group, ev.plural, namespace)
+        held = self.held.get(kind)
+        if held is None:
+            store = next(
+                (s for s in list(self.stores) if (s.resource.group, s.resource.plural) == kind[:2]),
+                None,
+            )
+            if store is None:
+                return None  # not served (yet): its usage is left as it was
+            listed = store.list(namespace, ListOptions())
+            objects = {s.object["metadata"]["name"]: s.object for s in listed.items}
+            held = self.held[kind] = (listed.revision, objects)
+        return list(held[1].values())
 
     def count(self, quota: Obj) -> rl.ResourceList:
         """``CalculateUsage`` over what is stored, plus charges of objects in flight."""

@@ -9,6 +9,7 @@ from platform_api.admission.quota.pending import HOLD, PendingCharges
 from platform_api.admission.quota.resources import ONE
 from platform_api.controllers.resourcequota import RESYNC, ResourceQuotaController
 from tests.authorization.rbac_cluster import Cluster
+from tests.spying import calls_of
 
 Obj = dict[str, Any]
 
@@ -138,4 +139,25 @@ def test_full_resync_repairs_drift(tmp_path: Path) -> None:
     s.cluster.clock.advance(RESYNC)
     s.cluster.settle()
     assert s.status("q")["used"] == {"configmaps": "0"}
+    s.controller.stop()
+
+
+def test_recounts_read_the_kinds_kept_from_events(tmp_path: Path) -> None:
+    """One list of a limited kind per namespace, then events (kube's listers): a recount
+    per batch of pod changes listed and decoded the namespace's every pod."""
+    s = Setup(str(tmp_path))
+    s.create("pods", pod("before", "1"))
+    s.controller.start()
+    with calls_of(s.store("pods"), "list") as lists:
+        s.quota("q", {"pods": "10", "requests.cpu": "8"})
+        for i in range(5):
+            s.create("pods", pod(f"p{i}", "500m"))
+            s.cluster.settle()
+        s.cluster.run(s.store("pods").delete("ns", "before"))
+        s.cluster.settle()
+    assert len(lists) == 1
+    assert s.status("q")["used"] == {"pods": "5", "requests.cpu": "2500m"}
+    s.cluster.run(s.quotas.delete("ns", "q"))
+    s.cluster.settle()
+    assert s.controller.held == {}  # no quota left in the namespace: nothing kept
     s.controller.stop()
