@@ -3,9 +3,9 @@
     python benchmarks/clusterscale.py [--nodes 300] [--pods 1000] [--crds 200]
 
 Starts this server (one worker) and, from one keep-alive client, creates in turn
-namespaces, Nodes, Services (each selecting a tenth of the pods), pods bound to the
-Nodes, and CRDs in one group (each waited for until Established); it prints each
-phase's mean latency per fifth of the phase, which stays flat unless something in the
+namespaces, Nodes, Services (each selecting a tenth of the pods), NodePort Services, pods
+bound to the Nodes, and CRDs in one group (each waited for until Established); it prints
+each phase's mean latency per fifth of the phase, which stays flat unless something in the
 server (a controller, an index) costs more as the cluster fills.  Then a fake fleet: every
 Node writes a status heartbeat and renews its Lease each 10 s for 30 s, and the server's
 CPU (with its writer process) over that time is printed.  Last, the server restarts on
@@ -35,6 +35,8 @@ from platform_api.testing.server import ApiServer
 LEASES = "/apis/coordination.platform.io/v1/namespaces/platform-node-lease/leases"
 CRDS = "/apis/apiextensions.platform.io/v1/customresourcedefinitions"
 STRATEGIC = "application/strategic-merge-patch+json"
+# The default cluster-IP range (a /24, as kube's) holds fewer Services than the probe makes.
+SERVER = ("--workers", "1", "--service-cluster-ip-range", "10.96.0.0/16")
 
 
 def tree(pid: int) -> list[int]:
@@ -97,6 +99,14 @@ def fill(wire: loadgen.Wire, args: argparse.Namespace) -> None:
         lambda i: post(
             services,
             {"metadata": {"name": f"s{i}"}, "spec": {"ports": [{"port": 80}], "selector": _app(i)}},
+        ),
+    )
+    phase(
+        "NodePort Services",
+        400,
+        lambda i: post(
+            services,
+            {"metadata": {"name": f"np{i}"}, "spec": {"type": "NodePort", "ports": [{"port": 80}]}},
         ),
     )
     pods = "/api/v1/namespaces/default/pods"
@@ -170,7 +180,7 @@ def main() -> None:
     parser.add_argument("--crds", type=int, default=200)
     args = parser.parse_args()
     data = Path(tempfile.mkdtemp(prefix="clusterscale-"))
-    server = ApiServer.start(data, "--workers", "1")
+    server = ApiServer.start(data, *SERVER)
     try:
         target = loadgen.from_kubeconfig(str(server.kubeconfig))
         wire = target.wire()
@@ -179,7 +189,7 @@ def main() -> None:
         fleet(wire, args.nodes, server.process.pid)
         server.stop()
         started = time.perf_counter()
-        server = ApiServer.start(data, "--workers", "1")
+        server = ApiServer.start(data, *SERVER)
         ready = time.perf_counter() - started
         time.sleep(5)  # the controllers load their indexes once leading
         assert server.process is not None

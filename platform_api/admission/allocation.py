@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Container, Hashable, Iterable
 
 Share = tuple[int, int]  # (this worker's index, the number of workers)
 Owner = tuple[str, str]  # a Service's namespace and name
@@ -55,7 +55,7 @@ class Holds:
     def release(self, owner: Owner) -> None:
         self._held = {v: held for v, held in self._held.items() if held[0] != owner}
 
-    def pending(self, me: Owner, stored: set[Owner]) -> set[Hashable]:
+    def pending(self, me: Owner, stored: Container[Owner]) -> set[Hashable]:
         """Values held for other Services not stored yet."""
         now = self._clock()
         self._held = {v: h for v, h in self._held.items() if now - h[1] < self._seconds}

@@ -9,11 +9,14 @@ before the Service is validated, as kube's allocator refuses it (its dry runs ta
 any).  On update, ports the body leaves out keep their node ports (matched by name), and
 a Service turned into a type without node ports loses the ones it did not change, as
 kube's update does.  Ports in use are read from the Services that exist, plus those
-handed out moments ago, as for cluster IPs.
+handed out moments ago, as for cluster IPs; the Services' ports are kept from the watch
+hub's events (kube keeps a bitmap), so a create does not read every Service.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from platform_api import errors
@@ -21,7 +24,8 @@ from platform_api.admission.allocation import Holds, Owner, Share, pick_free
 from platform_api.admission.chain import Attributes
 from platform_api.registry.servicespec import NODE_PORTS
 from platform_api.registry.servicetypes import needs_health_check
-from platform_api.storage.interface import ListOptions, Storage
+from platform_api.storage.interface import DELETED, Event, ListOptions, Storage
+from platform_api.storage.watch import WatchHub
 from platform_api.validation import field
 
 Obj = dict[str, Any]
@@ -41,9 +45,10 @@ class NodePortAllocation:
     resources = frozenset({("", "services")})
     allocates = True  # after the webhooks and policies, as kube's Service store does
 
-    def __init__(self, storage: Storage, services_prefix: bytes, share: Share = (0, 1)) -> None:
-        self._storage = storage
-        self._prefix = services_prefix
+    def __init__(
+        self, storage: Storage, hub: WatchHub, services_prefix: bytes, share: Share = (0, 1)
+    ) -> None:
+        self._ports = PortsInUse(storage, hub, services_prefix)
         self._share = share
         self._holds = Holds(HOLD)
 
@@ -70,7 +75,7 @@ class NodePortAllocation:
             for i, port in enumerate(ports):
                 port["nodePort"] = self._port(attrs, port, i, used, taken)
         if needs_health_check(spec) and not spec.get("healthCheckNodePort"):
-            spec["healthCheckNodePort"] = self._free(used | set(taken))
+            spec["healthCheckNodePort"] = self._free(lambda n: used(n) or n in taken)
         if not attrs.dry_run:
             mine = [*taken, spec.get("healthCheckNodePort")]
             self._holds.hold(
@@ -78,12 +83,17 @@ class NodePortAllocation:
             )
 
     def _port(
-        self, attrs: Attributes, port: Obj, i: int, used: set[int], taken: dict[int, set[str]]
+        self,
+        attrs: Attributes,
+        port: Obj,
+        i: int,
+        used: Callable[[int], bool],
+        taken: dict[int, set[str]],
     ) -> Any:
         protocol = port.get("protocol") or "TCP"
         wanted = port.get("nodePort")
         if not wanted:
-            wanted = self._free(used | set(taken))
+            wanted = self._free(lambda n: used(n) or n in taken)
         elif not isinstance(wanted, int):
             return wanted  # the decoder refuses it
         elif not NODE_PORTS[0] <= wanted <= NODE_PORTS[1]:
@@ -95,36 +105,72 @@ class NodePortAllocation:
             )
             error = field.invalid(f"spec.ports[{i}].nodePort", wanted, why)
             raise errors.invalid("Service", "", attrs.name, [error])
-        elif wanted in used or protocol in taken.get(wanted, ()):
+        elif used(wanted) or protocol in taken.get(wanted, ()):
             error = field.invalid(f"spec.ports[{i}].nodePort", wanted, ALLOCATED)
             raise errors.invalid("Service", "", attrs.name, [error])
         taken.setdefault(wanted, set()).add(protocol)
         return wanted
 
-    def _in_use(self, attrs: Attributes) -> set[int]:
-        """Node ports of every other Service, and those just handed out to others."""
+    def _in_use(self, attrs: Attributes) -> Callable[[int], bool]:
+        """Whether another Service holds a node port, or it was just handed out to one
+        (this Service's own ports are its to keep)."""
         me = (attrs.namespace, attrs.name)
-        used: set[int] = set()
-        stored: set[Owner] = set()
-        for item in self._storage.get_list(self._prefix, ListOptions()).items:
-            svc = item.object
-            meta = svc.get("metadata", {})
-            owner = (meta.get("namespace", ""), meta.get("name", ""))
-            stored.add(owner)
-            if owner == me:
-                continue  # this Service's own ports are its to keep
-            spec = svc.get("spec", {})
-            used.update(p.get("nodePort") for p in spec.get("ports") or [] if p.get("nodePort"))
-            if spec.get("healthCheckNodePort"):
-                used.add(spec["healthCheckNodePort"])
-        return used | {p for p in self._holds.pending(me, stored) if isinstance(p, int)}
+        by_owner, counts = self._ports.current()
+        mine = by_owner.get(me, frozenset())
+        pending = self._holds.pending(me, by_owner)
+        return lambda port: counts.get(port, 0) > (port in mine) or port in pending
 
-    def _free(self, used: set[int]) -> int:
+    def _free(self, used: Callable[[int], bool]) -> int:
         low, high = NODE_PORTS
-        offset = pick_free(high - low + 1, lambda o: low + o in used, self._share)
+        offset = pick_free(high - low + 1, lambda o: used(low + o), self._share)
         if offset is None:
             raise errors.internal_error("failed to allocate a nodePort: range is full")
         return low + offset
+
+
+class PortsInUse:
+    """Every Service's node ports (its health check's too) and how many Services hold
+    each, kept from the hub's events once first asked for; each read first takes in what
+    storage holds beyond them (own commits of this turn, other workers' and replicas'), so
+    it is as current as a list of the Services."""
+
+    def __init__(self, storage: Storage, hub: WatchHub, prefix: bytes) -> None:
+        self._storage, self._hub, self.prefix = storage, hub, prefix
+        self._by_owner: dict[Owner, frozenset[int]] | None = None
+        self._counts: Counter[int] = Counter()
+        self._revision = 0
+
+    def current(self) -> tuple[dict[Owner, frozenset[int]], Counter[int]]:
+        if self._by_owner is None:
+            self._by_owner = {}
+            self._hub.subscribe(self, under=(self.prefix,))
+            self._revision = self._storage.current_revision()
+            listed = self._storage.get_list(self.prefix, ListOptions(revision=self._revision))
+            for item in listed.items:
+                self._put(item.object, False)
+        else:
+            self._hub.take_in()
+        return self._by_owner, self._counts
+
+    def deliver(self, events: list[Event]) -> None:
+        for event in events:
+            if event.revision <= self._revision or not event.key.startswith(self.prefix):
+                continue
+            self._revision = event.revision
+            if event.stored is not None:
+                self._put(event.stored.object, event.type == DELETED)
+
+    def _put(self, svc: Obj, deleted: bool) -> None:
+        meta, spec = svc.get("metadata", {}), svc.get("spec", {})
+        owner = (meta.get("namespace", ""), meta.get("name", ""))
+        ports = {p.get("nodePort") for p in spec.get("ports") or [] if p.get("nodePort")}
+        if spec.get("healthCheckNodePort"):
+            ports.add(spec["healthCheckNodePort"])
+        assert self._by_owner is not None
+        self._counts.subtract(self._by_owner.pop(owner, ()))
+        if not deleted:
+            self._by_owner[owner] = frozenset(ports)
+            self._counts.update(ports)
 
 
 def _keep_allocated(old: Obj, new: Obj, ports: list[Obj]) -> None:

@@ -45,7 +45,7 @@ def _plugins(ctx: PluginContext, share: Share) -> list[AdmissionPlugin]:
     )
     services.after_delete.append(cluster_ips.service_deleted)
     built.append(cluster_ips)
-    built.append(NodePortAllocation(ctx.storage, services.prefix, share))
+    built.append(NodePortAllocation(ctx.storage, ctx.hub, services.prefix, share))
     return built
 
 

@@ -1,4 +1,5 @@
-"""Node-port allocation: held ports, a Service's own ports, the range running out."""
+"""Node-port allocation: held ports, a Service's own ports, the range running out, the
+ports in use kept from events."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from platform_api.admission import nodeports
 from platform_api.admission.nodeports import NodePortAllocation
-from tests.admission.plugin_kit import Cluster, attrs, refused
+from tests.admission.plugin_kit import Cluster, attrs, refused, run
 from tests.spying import calls_of
 
 
@@ -27,7 +28,7 @@ def cluster(tmp_path: Path) -> Cluster:
 
 
 def allocator(cluster: Cluster) -> NodePortAllocation:
-    return NodePortAllocation(cluster.storage, cluster.store("services").prefix)
+    return NodePortAllocation(cluster.storage, cluster.hub, cluster.store("services").prefix)
 
 
 def test_a_port_handed_out_is_held_until_its_service_is_stored(cluster: Cluster) -> None:
@@ -99,3 +100,28 @@ def test_a_port_outside_the_range_is_refused_alone_and_dry_runs_take_it(
     )
     plugin.admit(attrs("CREATE", "services", "low", dry_run=True), body, None)
     assert body["spec"]["ports"][0]["nodePort"] == 5
+
+
+def test_ports_in_use_are_read_once_then_kept_from_events(cluster: Cluster) -> None:
+    """The first allocation lists the Services; later ones read none, yet see what was
+    stored, changed and deleted since, even before the hub's next turn."""
+    plugin = allocator(cluster)
+    cluster.create("services", service("a", 30010), namespace="default")
+    with calls_of(cluster.storage, "get_list") as lists:
+        first = service("b", 30010)
+        error = refused(lambda: plugin.admit(attrs("CREATE", "services", "b"), first, None))
+        assert nodeports.ALLOCATED in error.message
+        # Stored after the first read, not yet published: taken in before the check.
+        cluster.create("services", service("c", 30011), namespace="default")
+        taken = service("d", 30011)
+        error = refused(lambda: plugin.admit(attrs("CREATE", "services", "d"), taken, None))
+        assert nodeports.ALLOCATED in error.message
+        run(cluster.store("services").delete("default", "a"))
+        plugin.admit(attrs("CREATE", "services", "b"), service("b", 30010), None)
+        stored = cluster.store("services").get("default", "c").object
+        stored["spec"]["type"] = "ClusterIP"
+        for port in stored["spec"]["ports"]:
+            port.pop("nodePort")
+        run(cluster.store("services").update("default", "c", lambda _: stored))
+        plugin.admit(attrs("CREATE", "services", "d"), service("d", 30011), None)
+    assert len(lists) == 1
