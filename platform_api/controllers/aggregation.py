@@ -1,7 +1,8 @@
 """The clusterrole-aggregation-controller: an aggregated ClusterRole's rules are the
 union of the rules of the ClusterRoles its ``aggregationRule`` selects.
 
-As kube's controller: any ClusterRole change re-queues every aggregated role; a sync
+As kube's controller, a ClusterRole change re-queues aggregated roles (here only those
+whose selectors match the changed role's labels, before or after); a sync
 takes each selector in turn, the selected roles (itself excluded) sorted by name, and
 appends their rules in order, skipping exact duplicates; the result is written only
 when it differs from the stored rules.  Nested aggregation (``view`` into ``edit``
@@ -12,11 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from platform_api import errors
 from platform_api.controllers.base import Controller
 from platform_api.controllers.informer import Informer
 from platform_api.registry.store import Store
-from platform_api.selectors import SelectorError, label_selector_from
+from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
 from platform_api.storage.interface import Event, ListOptions
 
 Obj = dict[str, Any]
@@ -24,14 +27,18 @@ Obj = dict[str, Any]
 
 def _normal(rule: Obj) -> Obj:
     """A rule without empty fields: kube's semantic equality treats nil and empty alike."""
-    return {k: v for k, v in rule.items() if v not in (None, [], "")}
+    return {k: v for k, v in rule.items() if v}  # its fields are lists of strings
+
+
+def _same_rules(rules: list[Obj], stored: list[Obj] | None) -> bool:
+    return rules == stored or [_normal(r) for r in rules] == [_normal(r) for r in stored or []]
 
 
 def aggregate_rules(role: Obj, roles: list[Obj]) -> list[Obj]:
     """The rules ``role``'s selectors gather from ``roles``, in kube's order."""
     name = role["metadata"]["name"]
     rules: list[Obj] = []
-    seen: list[Obj] = []
+    seen: set[bytes] = set()  # kube compares each rule with every one kept: quadratic
     by_name = sorted(roles, key=lambda r: r["metadata"]["name"])
     for spec in (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or []:
         selector = label_selector_from(spec)
@@ -41,11 +48,19 @@ def aggregate_rules(role: Obj, roles: list[Obj]) -> list[Obj]:
             if not selector.matches(other["metadata"].get("labels") or {}):
                 continue
             for rule in other.get("rules") or []:
-                normal = _normal(rule)
+                normal = orjson.dumps(_normal(rule), option=orjson.OPT_SORT_KEYS)
                 if normal not in seen:
-                    seen.append(normal)
+                    seen.add(normal)
                     rules.append(rule)
     return rules
+
+
+def _selectors(role: Obj) -> list[LabelSelector] | None:
+    specs = (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or []
+    try:
+        return [label_selector_from(spec) for spec in specs]
+    except SelectorError:
+        return None
 
 
 class ClusterRoleAggregation(Controller):
@@ -59,7 +74,8 @@ class ClusterRoleAggregation(Controller):
         self.prefix = clusterroles.prefix
         self._own_informer = informer is None
         self.informer = informer or Informer(clusterroles.storage, self.hub, (self.prefix,))
-        self.aggregated: set[str] = set()
+        # Aggregated roles by name: their selectors (None: one does not parse).
+        self.aggregated: dict[str, list[LabelSelector] | None] = {}
 
     def start(self) -> None:
         """Changes reach us through the informer's listener, not a subscription of our own."""
@@ -79,15 +95,23 @@ class ClusterRoleAggregation(Controller):
         """Unused: the informer's listener sees every change."""
 
     def _changed(self, key: bytes, old: Obj | None, new: Obj | None) -> None:
+        """kube re-queues every aggregated role on any change; only those the changed
+        role is (or was) selected by, and the role itself, can gather other rules, and
+        each sync reads every role."""
         if not key.startswith(self.prefix):
             return
-        for obj in (old, new):
-            if obj is not None:
-                self.aggregated.discard(obj["metadata"]["name"])
+        changed = (new or old or {}).get("metadata", {}).get("name", "")
+        self.aggregated.pop(changed, None)
         if new is not None and new.get("aggregationRule") is not None:
-            self.aggregated.add(new["metadata"]["name"])
-        for name in sorted(self.aggregated):
-            self.enqueue(name)
+            self.aggregated[changed] = _selectors(new)
+        labels = [(obj["metadata"].get("labels") or {}) for obj in (old, new) if obj is not None]
+        for name, selectors in sorted(self.aggregated.items()):
+            if (
+                name == changed
+                or selectors is None
+                or any(s.matches(set_) for s in selectors for set_ in labels)
+            ):
+                self.enqueue(name)
 
     def _roles(self) -> list[Obj]:
         return list(self.informer.under(self.prefix))
@@ -100,9 +124,8 @@ class ClusterRoleAggregation(Controller):
             rules = aggregate_rules(role, self._roles())
         except SelectorError:
             return None  # validation keeps bad selectors out; one from old data is skipped
-        if [_normal(r) for r in rules] == [_normal(r) for r in role.get("rules") or []]:
+        if _same_rules(rules, role.get("rules")):
             return None
-
         await write_rules(self.clusterroles, name, rules)
         return None
 
@@ -137,7 +160,7 @@ async def fill_aggregated_roles(clusterroles: Store, passes: int = 4) -> None:
                 rules = aggregate_rules(role, roles)
             except SelectorError:
                 continue
-            if [_normal(r) for r in rules] != [_normal(r) for r in role.get("rules") or []]:
+            if not _same_rules(rules, role.get("rules")):
                 await write_rules(clusterroles, role["metadata"]["name"], rules)
                 changed = True
         if not changed:

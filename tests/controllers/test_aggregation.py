@@ -14,6 +14,7 @@ from platform_api.controllers.aggregation import (
 )
 from platform_api.selectors import SelectorError, label_selector_from
 from tests.authorization.rbac_cluster import RBAC, Cluster, Obj
+from tests.spying import calls_of
 
 PODS = {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}
 JOBS = {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"]}
@@ -94,6 +95,34 @@ def test_unchanged_rules_are_not_rewritten(running: Running) -> None:
     revision = running.cluster.get("clusterroles", "agg")["metadata"]["resourceVersion"]
     running.create(role("unrelated", SECRETS))
     assert running.cluster.get("clusterroles", "agg")["metadata"]["resourceVersion"] == revision
+
+
+def test_only_aggregates_selecting_the_changed_role_are_synced(running: Running) -> None:
+    """kube syncs every aggregated role on any change, each reading all roles; here a
+    change syncs the aggregates that select the role before or after it, and the role."""
+    running.create(role("a", PODS, labels={"pick": "true"}))
+    running.create(role("agg", select="pick"))
+    running.create(role("other-agg", select="choose"))
+    with calls_of(running.controller, "sync") as synced:
+        running.create(role("unrelated", SECRETS, labels={"x": "y"}))
+        assert synced == []
+        running.relabel("unrelated", {"pick": "true"})
+        # (Its rewrite is a change of "agg" itself: synced again, writing nothing.)
+        assert {c[0] for c in synced} == {"agg"} and running.rules("agg") == [PODS, SECRETS]
+        synced.clear()
+        running.relabel("unrelated", {"choose": "true"})  # leaves one, joins the other
+        assert {c[0] for c in synced} == {"agg", "other-agg"}
+        assert running.rules("agg") == [PODS] and running.rules("other-agg") == [SECRETS]
+
+    # An aggregate's own rules edited by hand are put back.
+    def edit(obj: Obj | None) -> Obj:
+        assert obj is not None
+        obj["rules"] = [JOBS]
+        return obj
+
+    running.cluster.run(running.store.update("", "agg", edit))
+    running.cluster.settle()
+    assert running.rules("agg") == [PODS]
 
 
 def test_the_defaults_aggregate_into_view_edit_and_admin(running: Running) -> None:
