@@ -153,6 +153,10 @@ _PATCH_TYPES = (
 )
 
 
+def _same_objects(a: list[ResourceType], b: list[ResourceType]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
 class OpenAPI:
     """The documents, built on first request and rebuilt after the scheme changes."""
 
@@ -160,7 +164,10 @@ class OpenAPI:
         self._scheme = scheme
         self._aliases = aliases
         self._generation = -1
-        self._v3: dict[str, bytes] = {}
+        # document key -> (the resource types it was built from, it, its digest): kept
+        # across scheme changes while its types are the same objects (a CRD's install
+        # makes new ones), so one CRD does not make every other group's document again.
+        self._v3: dict[str, tuple[list[ResourceType], bytes, str]] = {}
         self._v2: bytes | None = None
         self._v2_protobuf: bytes | None = None
         # document key -> (group name clients see, group serving it, version)
@@ -172,7 +179,7 @@ class OpenAPI:
             return
         scheme = self._scheme
         self._generation = scheme.generation
-        self._v3, self._v2, self._v2_protobuf = {}, None, None
+        self._v2, self._v2_protobuf = None, None
         listed = [("", "")]
         for group in scheme.groups():
             listed.append((group, group))
@@ -184,13 +191,14 @@ class OpenAPI:
             for name, source in listed
             for v in scheme.versions(source)
         }
+        self._v3 = {key: entry for key, entry in self._v3.items() if key in self._gvs}
 
     def _hash(self, key: str) -> str:
         """The document's version for ``?hash=``: fixed for built-in groups, the content's
         digest where custom types (which change at run time) are served."""
         _, group, version = self._gvs[key]
         if any(rt.custom for rt in self._scheme.resources(group, version)):
-            return hashlib.sha512(self.v3_document(key)).hexdigest()[:128].upper()
+            return self._v3_entry(key)[2]
         return hashlib.sha512(f"{SERVER_VERSION}/{key}".encode()).hexdigest()[:128].upper()
 
     def _operation(
@@ -287,31 +295,33 @@ class OpenAPI:
         return paths
 
     def v3_document(self, key: str) -> bytes:
-        if key not in self._v3:
-            name, group, version = self._gvs[key]
-            resources = self._scheme.resources(group, version)
-            if name != group:  # an upstream group name: the same types, renamed
-                resources = [dataclasses.replace(rt, group=name) for rt in resources]
-            paths: dict[str, Any] = {}
-            for rt in resources:
-                paths.update(self._paths(rt))
-            roots = [rt.definition for rt in resources] + list(_ALWAYS)
-            if any(rt.custom and rt.subresource("scale") for rt in resources):
-                roots.append(_SCALE)
-            names = _reachable(self._scheme, roots, False)
-            schemas = {
-                n: _definition(n, _shown(self._scheme, n, False), "#/components/schemas/", False)
-                for n in names
-            }
-            if name != group:
-                schemas = {n: _regroup(node, group, name) for n, node in schemas.items()}
-            doc = {
-                "openapi": "3.0.0",
-                "info": INFO,
-                "paths": paths,
-                "components": {"schemas": schemas},
-            }
-            self._v3[key] = go_escaped(orjson.dumps(doc))  # once, not per request
+        return self._v3_entry(key)[1]
+
+    def _v3_entry(self, key: str) -> tuple[list[ResourceType], bytes, str]:
+        name, group, version = self._gvs[key]
+        resources = self._scheme.resources(group, version)
+        cached = self._v3.get(key)
+        if cached is not None and _same_objects(cached[0], resources):
+            return cached
+        built = resources
+        if name != group:  # an upstream group name: the same types, renamed
+            resources = [dataclasses.replace(rt, group=name) for rt in resources]
+        paths: dict[str, Any] = {}
+        for rt in resources:
+            paths.update(self._paths(rt))
+        roots = [rt.definition for rt in resources] + list(_ALWAYS)
+        if any(rt.custom and rt.subresource("scale") for rt in resources):
+            roots.append(_SCALE)
+        names = _reachable(self._scheme, roots, False)
+        schemas = {
+            n: _definition(n, _shown(self._scheme, n, False), "#/components/schemas/", False)
+            for n in names
+        }
+        if name != group:
+            schemas = {n: _regroup(node, group, name) for n, node in schemas.items()}
+        doc = {"openapi": "3.0.0", "info": INFO, "paths": paths, "components": {"schemas": schemas}}
+        document = go_escaped(orjson.dumps(doc))
+        self._v3[key] = (built, document, hashlib.sha512(document).hexdigest()[:128].upper())
         return self._v3[key]
 
     def v3_index(self) -> bytes:

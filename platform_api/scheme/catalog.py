@@ -37,6 +37,9 @@ class Scheme:
         self.schemas = schemas
         self.generation = 0  # bumped by every install/uninstall
         self._by_resource: dict[Key, ResourceType] = {}
+        # (group, version) -> its resources by plural: discovery and the OpenAPI index ask
+        # per group version, and a scan of every resource each made them quadratic.
+        self._by_group_version: dict[tuple[str, str], dict[str, ResourceType]] = {}
         self._by_kind: dict[Key, ResourceType] = {}
         # (group, plural) -> its served versions, in the order they were added.
         self._by_group_resource: dict[tuple[str, str], list[ResourceType]] = {}
@@ -57,6 +60,7 @@ class Scheme:
                 definition = self.schemas.for_kind(upstream_group(rt.group), rt.version, rt.kind)
             rt = dataclasses.replace(rt, definition=definition)
         self._by_resource[(rt.group, rt.version, rt.plural)] = rt
+        self._by_group_version.setdefault((rt.group, rt.version), {})[rt.plural] = rt
         same = self._by_group_resource.setdefault((rt.group, rt.plural), [])
         same[:] = [*(t for t in same if t.version != rt.version), rt]
         self._by_kind.setdefault((rt.group, rt.version, rt.kind), rt)
@@ -106,13 +110,17 @@ class Scheme:
             self.schemas.remove(name)
         for rt in self._owned.pop(owner, ()):
             self._by_resource.pop((rt.group, rt.version, rt.plural), None)
+            served = self._by_group_version.get((rt.group, rt.version), {})
+            served.pop(rt.plural, None)
+            if not served:
+                self._by_group_version.pop((rt.group, rt.version), None)
             same = self._by_group_resource.get((rt.group, rt.plural), [])
             same[:] = [t for t in same if t is not rt]
             if not same:
                 self._by_group_resource.pop((rt.group, rt.plural), None)
             if self._by_kind.get((rt.group, rt.version, rt.kind)) is rt:
                 del self._by_kind[(rt.group, rt.version, rt.kind)]
-            left = {v for (g, v, _) in self._by_resource if g == rt.group}
+            left = {v for (g, v) in self._by_group_version if g == rt.group}
             versions = [v for v in self._versions.get(rt.group, []) if v in left]
             if versions:
                 self._versions[rt.group] = versions
@@ -153,8 +161,8 @@ class Scheme:
         return sorted(named, key=lambda g: (order.get(g, len(order)), g))
 
     def resources(self, group: str, version: str) -> list[ResourceType]:
-        found = [rt for (g, v, _), rt in self._by_resource.items() if g == group and v == version]
-        return sorted(found, key=lambda rt: rt.plural)
+        found = self._by_group_version.get((group, version), {})
+        return [found[plural] for plural in sorted(found)]
 
     def all(self) -> list[ResourceType]:
         return list(self._by_resource.values())

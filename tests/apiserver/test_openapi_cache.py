@@ -1,0 +1,71 @@
+"""/openapi/v3 documents are kept across scheme changes that do not touch their group."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from platform_api.apiextensions import crd as crds
+from platform_api.apiserver import enablement, runtimeconfig
+from platform_api.apiserver.openapi import OpenAPI
+from platform_api.scheme.catalog import Scheme
+
+
+def definition(group: str, maximum: int = 10) -> dict[str, Any]:
+    size = {"type": "integer", "maximum": maximum}
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"size": size}}},
+    }
+    version = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
+    return {
+        "apiVersion": "apiextensions.platform.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [version],
+        },
+        "status": {"acceptedNames": {"plural": "widgets", "kind": "Widget"}},
+    }
+
+
+def install(scheme: Scheme, crd: dict[str, Any]) -> None:
+    scheme.install(
+        crd["metadata"]["name"],
+        crds.served_types(crd),
+        crds.definitions(crd),
+        crds.published_definitions(crd),
+    )
+
+
+def test_a_crd_change_rebuilds_its_own_document_only() -> None:
+    scheme, _ = enablement.build(runtimeconfig.DEFAULT, lambda name: False, None)  # type: ignore[arg-type]
+    api = OpenAPI(scheme)
+    install(scheme, definition("a.example.com"))
+    install(scheme, definition("b.example.com"))
+    api._ensure()
+    index = orjson.loads(api.v3_index())["paths"]
+    a, b, apps = (
+        api.v3_document(f"apis/{g}/v1") for g in ("a.example.com", "b.example.com", "apps")
+    )
+
+    install(scheme, definition("b.example.com", maximum=20))  # another schema for b
+    install(scheme, definition("c.example.com"))
+    api._ensure()
+    after = orjson.loads(api.v3_index())["paths"]
+    assert api.v3_document("apis/a.example.com/v1") is a  # kept, not made again
+    assert api.v3_document("apis/apps/v1") is apps
+    changed = api.v3_document("apis/b.example.com/v1")
+    assert changed != b and b'"maximum":20' in changed
+    assert after["apis/a.example.com/v1"] == index["apis/a.example.com/v1"]
+    assert after["apis/b.example.com/v1"] != index["apis/b.example.com/v1"]
+    assert "apis/c.example.com/v1" in after
+
+    scheme.uninstall("widgets.a.example.com")
+    api._ensure()
+    assert "apis/a.example.com/v1" not in orjson.loads(api.v3_index())["paths"]
+    assert "apis/a.example.com/v1" not in api._v3
