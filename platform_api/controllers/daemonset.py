@@ -44,8 +44,9 @@ class DaemonSetController(Controller):
     ) -> None:
         super().__init__(*args)
         self.sets, self.pods, self.nodes, self.revisions = sets, pods, nodes, revisions
-        self.set_index, self.pod_index = ByNamespace(sets), ByNamespace(pods)
-        self.node_index, self.revision_index = ByNamespace(nodes), ByNamespace(revisions)
+        self.set_index, self.pod_index = ByNamespace(sets), ByNamespace(pods, owners=True)
+        self.node_index = ByNamespace(nodes)
+        self.revision_index = ByNamespace(revisions, owners=True)
         self.prefixes = [
             (resource_prefix(r.resource), index)
             for r, index in (
@@ -169,11 +170,7 @@ class DaemonSetController(Controller):
 
     async def claimed(self, ds: Obj, index: ByNamespace, claims: Any) -> list[Obj]:
         uid = ds["metadata"]["uid"]
-        candidates = [
-            o
-            for o in index.in_namespace(ds["metadata"].get("namespace", ""))
-            if (ref := podcontrol.controller_of(o)) is None or ref.get("uid") == uid
-        ]
+        candidates = index.candidates(ds["metadata"].get("namespace", ""), uid)
         found: list[Obj] = await claims.claim(ds, podcontrol.spec_selector(ds), candidates)
         return found
 

@@ -41,7 +41,7 @@ class DeploymentController(Controller):
         super().__init__(*args)
         self.deployments, self.replicasets = deployments, replicasets  # writes via the API
         self.index = ByNamespace(deployments)
-        self.rs_index, self.pod_index = ByNamespace(replicasets), ByNamespace(pods)
+        self.rs_index, self.pod_index = ByNamespace(replicasets, owners=True), ByNamespace(pods)
         self.prefixes = tuple(resource_prefix(s.resource) for s in (deployments, replicasets, pods))
         self.events = EventRecorder(events, COMPONENT, self.reactor)
         self.claims = podcontrol.Claims(deployments, replicasets, API_VERSION, KIND)
@@ -132,11 +132,7 @@ class DeploymentController(Controller):
 
     async def _replicasets(self, d: Obj) -> list[Obj]:
         uid = d["metadata"]["uid"]
-        mine = [
-            rs
-            for rs in self.rs_index.in_namespace(d["metadata"].get("namespace", ""))
-            if (ref := podcontrol.controller_of(rs)) is None or ref.get("uid") == uid
-        ]
+        mine = self.rs_index.candidates(d["metadata"].get("namespace", ""), uid)
         return await self.claims.claim(d, podcontrol.spec_selector(d), mine)
 
     async def _check_paused(self, d: Obj) -> None:

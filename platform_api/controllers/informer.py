@@ -18,6 +18,7 @@ from platform_api.storage.interface import DELETED, Event, ListOptions, ListResu
 from platform_api.storage.watch import WatchHub
 
 Obj = dict[str, Any]
+Owner = tuple[str, str | None]
 
 
 class Informer(ObjectCache):
@@ -91,16 +92,22 @@ def _list_all(store: Store) -> ListResult:
 
 class ByNamespace:
     """Objects of one kind by namespace and name, kept from the hub's events: the
-    controllers' informer (a list from storage per event decodes every object again)."""
+    controllers' informer (a list from storage per event decodes every object again).
+    With ``owners``, also by the uid of the controller that owns each (kube's claim
+    step scans the namespace; a DaemonSet beside thousands of pods paid for each)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, owners: bool = False) -> None:
         self.store = store
         self.objects: dict[str, dict[str, Obj]] = {}
         self.revision = 0
+        # (namespace, controller uid, None for none) -> name -> object
+        self._owned: dict[Owner, dict[str, Obj]] | None = {} if owners else None
 
     def load(self) -> list[Obj]:
         listed = _list_all(self.store)
         self.objects.clear()
+        if self._owned is not None:
+            self._owned.clear()
         for stored in listed.items:
             self._put(stored.object)
         self.revision = listed.revision
@@ -115,6 +122,12 @@ class ByNamespace:
         name = self.store.name_of_key(event.key)
         old = self.objects.get(namespace, {}).get(name)
         new = event.stored.object if event.type != DELETED and event.stored is not None else None
+        if old is not None and self._owned is not None:
+            owner = _owner_key(old)
+            siblings = self._owned.get(owner, {})
+            siblings.pop(name, None)
+            if not siblings:
+                self._owned.pop(owner, None)
         if new is None:
             self.objects.get(namespace, {}).pop(name, None)
         else:
@@ -124,6 +137,24 @@ class ByNamespace:
     def _put(self, obj: Obj) -> None:
         meta = obj["metadata"]
         self.objects.setdefault(meta.get("namespace", ""), {})[meta["name"]] = obj
+        if self._owned is not None:
+            self._owned.setdefault(_owner_key(obj), {})[meta["name"]] = obj
+
+    def candidates(self, namespace: str, uid: str) -> list[Obj]:
+        """What a controller ``uid`` may claim in ``namespace``: the objects it controls,
+        then those no controller owns (built with ``owners``)."""
+        assert self._owned is not None, "an index built without owners"
+        mine = self._owned.get((namespace, uid), {})
+        orphans = self._owned.get((namespace, None), {})
+        return [*mine.values(), *orphans.values()]
 
     def in_namespace(self, namespace: str) -> list[Obj]:
         return list(self.objects.get(namespace, {}).values())
+
+
+def _owner_key(obj: Obj) -> Owner:
+    meta = obj["metadata"]
+    for ref in meta.get("ownerReferences") or ():
+        if ref.get("controller"):
+            return meta.get("namespace", ""), str(ref.get("uid", ""))
+    return meta.get("namespace", ""), None

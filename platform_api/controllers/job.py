@@ -47,7 +47,7 @@ class JobController(Controller):
     def __init__(self, jobs: Store, pods: Store, events: Store, *args: Any) -> None:
         super().__init__(*args)
         self.jobs, self.pods = jobs, pods  # pods through the API
-        self.job_index, self.pod_index = ByNamespace(jobs), ByNamespace(pods)
+        self.job_index, self.pod_index = ByNamespace(jobs), ByNamespace(pods, owners=True)
         self.job_prefix = resource_prefix(jobs.resource)
         self.pod_prefix = resource_prefix(pods.resource)
         self.events = EventRecorder(events, COMPONENT, self.reactor)
@@ -229,11 +229,7 @@ class JobController(Controller):
     async def _claim(self, job: Obj) -> list[Obj]:
         """Its pods and matching orphans, claimed (adopted ones get the finalizer)."""
         uid = job["metadata"]["uid"]
-        mine = [
-            p
-            for p in self.pod_index.in_namespace(job["metadata"].get("namespace", ""))
-            if (ref := podcontrol.controller_of(p)) is None or ref.get("uid") == uid
-        ]
+        mine = self.pod_index.candidates(job["metadata"].get("namespace", ""), uid)
         return await self.claims.claim(job, podcontrol.spec_selector(job), mine)
 
     async def _decide(self, key: Key, state: js.SyncState, satisfied: bool) -> float | None:

@@ -65,7 +65,7 @@ class ReplicaSetController(Controller):
         self.name = kind.component
         self.kind = kind
         self.owners, self.pods = owners, pods  # writes through the API
-        self.owner_index, self.pod_index = ByNamespace(owners), ByNamespace(pods)
+        self.owner_index, self.pod_index = ByNamespace(owners), ByNamespace(pods, owners=True)
         self.owner_prefix, self.pod_prefix = (
             resource_prefix(owners.resource),
             resource_prefix(pods.resource),
@@ -135,11 +135,7 @@ class ReplicaSetController(Controller):
             return None
         selector = self.kind.selector(owner)
         uid = owner["metadata"]["uid"]
-        mine = [
-            p
-            for p in self.pod_index.in_namespace(namespace)
-            if (ref := podcontrol.controller_of(p)) is None or ref.get("uid") == uid
-        ]
+        mine = self.pod_index.candidates(namespace, uid)
         active = await self.claims.claim(
             owner, selector, [p for p in mine if podcontrol.is_active(p)]
         )

@@ -40,8 +40,9 @@ class StatefulSetController(Controller):
     ) -> None:
         super().__init__(*args)
         self.sets, self.pods, self.claims, self.revisions = sets, pods, claims, revisions
-        self.set_index, self.pod_index = ByNamespace(sets), ByNamespace(pods)
-        self.claim_index, self.revision_index = ByNamespace(claims), ByNamespace(revisions)
+        self.set_index, self.pod_index = ByNamespace(sets), ByNamespace(pods, owners=True)
+        self.claim_index = ByNamespace(claims)
+        self.revision_index = ByNamespace(revisions, owners=True)
         self.prefixes = {
             "set": resource_prefix(sets.resource),
             "pod": resource_prefix(pods.resource),
@@ -124,11 +125,7 @@ class StatefulSetController(Controller):
 
     async def _claimed(self, s: Obj, selector: Any, index: ByNamespace, claims: Any) -> list:
         uid = s["metadata"]["uid"]
-        candidates = [
-            o
-            for o in index.in_namespace(s["metadata"].get("namespace", ""))
-            if (ref := podcontrol.controller_of(o)) is None or ref.get("uid") == uid
-        ]
+        candidates = index.candidates(s["metadata"].get("namespace", ""), uid)
         if index is self.pod_index:
             candidates = [p for p in candidates if su.is_member(s, p)]
         claimed: list[Obj] = await claims.claim(s, selector, candidates)
