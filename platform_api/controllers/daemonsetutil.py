@@ -73,7 +73,7 @@ def _untolerated(tolerations: list[Obj], taints: list[Obj], effects: tuple[str, 
 
 def should_run(ds: Obj, node: Obj) -> tuple[bool, bool]:
     """kube's NodeShouldRunDaemonPod: (a pod should start there, one there may stay)."""
-    spec = with_daemon_tolerations(ds["spec"]["template"].get("spec") or {})
+    spec = _daemon_spec(ds["spec"]["template"].get("spec") or {})
     name = node["metadata"]["name"]
     if spec.get("nodeName") not in (None, "", name):
         return False, False
@@ -94,6 +94,24 @@ _DAEMON_TOLERATIONS = (
     (nt.PID_PRESSURE, nt.NO_SCHEDULE),
     (nt.UNSCHEDULABLE, nt.NO_SCHEDULE),
 )
+
+
+# Template spec (by identity) -> it with the daemon tolerations: a sync asks once per
+# Node, three times over, and a deep copy each time was most of a sync beside 250 Nodes.
+_with_tolerations: dict[int, tuple[Obj, Obj]] = {}
+
+
+def _daemon_spec(spec: Obj) -> Obj:
+    """``with_daemon_tolerations(spec)``, read-only, made once per template object (the
+    informer's objects are replaced, never changed in place)."""
+    cached = _with_tolerations.get(id(spec))
+    if cached is not None and cached[0] is spec:
+        return cached[1]
+    if len(_with_tolerations) >= 64:
+        _with_tolerations.clear()
+    made = with_daemon_tolerations(spec)
+    _with_tolerations[id(spec)] = (spec, made)
+    return made
 
 
 def with_daemon_tolerations(spec: Obj) -> Obj:
