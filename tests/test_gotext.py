@@ -47,6 +47,26 @@ def test_json_without_such_floats_is_passed_through_unchanged() -> None:
     assert go_floats(data) is data
 
 
+def test_text_holding_such_exponents_is_passed_through_unchanged() -> None:
+    """UIDs often hold ``4e-6``: no number in the document, no substitution over it."""
+    data = orjson.dumps({"uid": "3f2e-6b1c-4e-6", "name": "a1e+16", "k": {"9e-6": [1, "2e+17"]}})
+    assert go_floats(data) is data
+
+
+@pytest.mark.parametrize(
+    ("value", "go"),
+    [
+        (1.5e-6, b"0.0000015"),
+        ([1, 1e19], b"[1,10000000000000000000]"),
+        ({"a": [1e16]}, b'{"a":[10000000000000000]}'),
+    ],
+)
+def test_such_a_number_anywhere_a_value_goes_is_rewritten(value: object, go: bytes) -> None:
+    assert object_json(value) == go
+    pretty = object_json(value, orjson.OPT_INDENT_2)
+    assert orjson.loads(pretty) == orjson.loads(go) and b"e" not in pretty
+
+
 def test_options_reach_orjson() -> None:
     assert object_json({"v": 1e19}, orjson.OPT_APPEND_NEWLINE) == b'{"v":10000000000000000000}\n'
 
