@@ -117,10 +117,27 @@ _PLAIN_IN_GO = re.compile(rb"e(?:-6|\+1[6-9]|\+20)")  # one scan; ``in`` six tim
 _STRING_OR_SHORT_EXPONENT = re.compile(rb'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?e(?:-6|\+1[6-9]|\+20)\b')
 
 
-# Such a number where JSON puts a value (after ``:``, ``,``, ``[`` or indentation).  UIDs
-# often hold ``4e-6``: a list of pods nearly always matched the first scan, and the
-# string-skipping substitution over megabytes was most of a Table's cost.
-_AS_VALUE = re.compile(rb"[:,\[\s]-?\d+(?:\.\d+)?e(?:-6|\+1[6-9]|\+20)")
+_NUMBER_CHARS = frozenset(b"0123456789.")
+_VALUE_STARTS = frozenset(b":,[ \t\r\n")
+
+
+def _as_value(data: bytes) -> bool:
+    """Whether such an exponent ends a number where JSON puts a value (after ``:``,
+    ``,``, ``[``, indentation or at the start).  UIDs often hold ``4e-6``: a list of
+    pods nearly always matched the first scan, and the string-skipping substitution over
+    megabytes was most of a Table's cost; the few places the scan finds are looked at
+    here instead."""
+    for found in _PLAIN_IN_GO.finditer(data):
+        start = end = found.start()
+        while start and data[start - 1] in _NUMBER_CHARS:
+            start -= 1
+        if start == end:
+            continue
+        if start and data[start - 1] == 0x2D:  # a minus sign
+            start -= 1
+        if not start or data[start - 1] in _VALUE_STARTS:
+            return True
+    return False
 
 
 def go_floats(data: bytes) -> bytes:
@@ -129,7 +146,7 @@ def go_floats(data: bytes) -> bytes:
     custom resource holds such floats as sent; integers past int64 become them too."""
     if _PLAIN_IN_GO.search(data) is None:
         return data
-    if _AS_VALUE.search(data) is None and not data[:1].isdigit() and data[:1] != b"-":
+    if not _as_value(data):
         return data  # only inside strings
     return _STRING_OR_SHORT_EXPONENT.sub(_go_float, data)
 

