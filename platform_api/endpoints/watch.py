@@ -37,12 +37,16 @@ from platform_api.storage.interface import (
     StorageError,
     Stored,
 )
+from platform_api.storage.triggers import Trigger
 from platform_api.storage.view import AsyncStorageView, StorageView
 
 BOOKMARK_INTERVAL = 60.0
 # Events queued for a client that is not reading before its stream is ended.
 MAX_QUEUED = 10000
 REPLAY_SLICE = 500  # events per write when replaying the change log
+# kube's watch-cache triggers (registry/core/pod/storage: ``spec.nodeName``): a watch
+# selecting one value of such a field is sent only the events of objects that have it.
+TRIGGERS = {("", "pods"): "spec.nodeName"}
 
 
 @implementer(IPushProducer)
@@ -55,6 +59,7 @@ class WatchStream:
         self.out = out
         self.prefix = scope.store.list_prefix(scope.namespace)
         self.match = predicate(scope, params)
+        self.trigger = _trigger(scope, params)
         self.revision = 0
         self.queue: deque[bytes] = deque()
         self.paused = False
@@ -239,6 +244,15 @@ class WatchStream:
                 timer.cancel()
         self.queue.clear()
         self.done.callback(None)
+
+
+def _trigger(scope: Scope, params: ListParams) -> Trigger | None:
+    rt = scope.resource
+    field = TRIGGERS.get((rt.group, rt.plural))
+    value = params.fields.exact(field) if field else None
+    if field is None or value is None:
+        return None
+    return field, scope.store.strategy.field_getters()[field], value
 
 
 def _timeout(params: ListParams) -> float:

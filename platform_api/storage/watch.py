@@ -29,6 +29,7 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
 from platform_api.storage.interface import Event, Storage
+from platform_api.storage.triggers import Trigger, TriggerIndex
 
 log = Logger()
 # How often the change log is checked for revisions other processes committed.  Sibling
@@ -82,6 +83,7 @@ class _Subscription:
     subscriber: Subscriber
     prefixes: tuple[bytes, ...]
     streamed: bool  # writes to a client: gets events in rounds
+    trigger: Trigger | None = None  # sent only events whose field has its value
 
 
 class WatchHub:
@@ -91,7 +93,8 @@ class WatchHub:
         self._subscribers: dict[int, _Subscription] = {}  # by id(subscriber)
         self._by_resource: dict[bytes, list[_Subscription]] = {}
         self._everywhere: list[_Subscription] = []  # a prefix spanning resources
-        self._audiences: dict[bytes, list[_Subscription]] = {}  # by resource, while unchanged
+        # By resource, while the subscriptions are unchanged.
+        self._audiences: dict[bytes, tuple[list[_Subscription], TriggerIndex]] = {}
         self._order = 0
         self._streams = 0  # subscribers that write to a client (see round_delay)
         self._streamed: set[int] = set()
@@ -198,11 +201,15 @@ class WatchHub:
     def _deliver(self, events: list[Event], streamed: bool | None) -> None:
         """To the watch streams (``streamed``), the in-process subscribers (not), or all."""
         by_prefixes: dict[tuple[bytes, ...], list[Event]] = {}
-        for sub in self._audience(events):
+        audience, index = self._audience(events)
+        picked = index.pick(events) if index else {}
+        for sub in audience:
             if streamed is not None and sub.streamed is not streamed:
                 continue
             mine = by_prefixes.get(sub.prefixes)
-            if mine is None:
+            if sub.trigger is not None:
+                mine = picked.get(id(sub))
+            elif mine is None:
                 mine = [e for e in events if e.key.startswith(sub.prefixes)]
                 by_prefixes[sub.prefixes] = mine
             if mine:
@@ -211,8 +218,9 @@ class WatchHub:
                 except Exception:
                     log.failure("delivering watch events")
 
-    def _audience(self, events: list[Event]) -> list[_Subscription]:
-        """The subscriptions that may want some of ``events``, in subscription order."""
+    def _audience(self, events: list[Event]) -> tuple[list[_Subscription], TriggerIndex]:
+        """The subscriptions that may want some of ``events``, in subscription order, and
+        those of them indexed by a trigger."""
         resources = {resource_of(e.key) for e in events}
         if len(resources) == 1:
             (resource,) = resources
@@ -222,11 +230,12 @@ class WatchHub:
             return found
         return self._gather(resources)
 
-    def _gather(self, resources: set[bytes]) -> list[_Subscription]:
+    def _gather(self, resources: set[bytes]) -> tuple[list[_Subscription], TriggerIndex]:
         found = set(self._everywhere)
         for resource in resources:
             found.update(self._by_resource.get(resource, ()))
-        return sorted(found, key=lambda sub: sub.order)
+        ordered = sorted(found, key=lambda sub: sub.order)
+        return ordered, TriggerIndex(ordered)
 
     # -- subscribers ----------------------------------------------------------------------
 
@@ -238,7 +247,9 @@ class WatchHub:
         self.unsubscribe(subscriber)
         self._audiences.clear()
         self._order += 1
-        sub = _Subscription(self._order, subscriber, under or (subscriber.prefix,), streamed)
+        prefixes = under or (subscriber.prefix,)
+        trigger = getattr(subscriber, "trigger", None)
+        sub = _Subscription(self._order, subscriber, prefixes, streamed, trigger)
         self._subscribers[id(subscriber)] = sub
         for resource in {resource_of(p) for p in sub.prefixes}:
             if resource:

@@ -409,3 +409,43 @@ def test_watch_as_partial_metadata_lists_ends_at_its_first_event(
             assert (first["type"], first["object"]["kind"]) == ("ADDED", kind)
         else:
             assert body == b"" and time.monotonic() - started < 2
+
+
+def test_node_scoped_pod_watches_see_their_nodes_pods(
+    server: Server, admin: requests.Session
+) -> None:
+    """A kubelet's watch (fieldSelector spec.nodeName=<node>, a watch-cache trigger in
+    kube) hears the pods bound to its Node, a pod moving onto it as ADDED and off it as
+    DELETED; the scheduler's (spec.nodeName=) hears the unbound ones."""
+    pods = server.url + "/api/v1/namespaces/default/pods"
+    now = admin.get(pods + "?limit=1").json()["metadata"]["resourceVersion"]
+
+    def watch(node: str) -> Iterator[dict[str, Any]]:
+        return events(admin, pods, fieldSelector=f"spec.nodeName={node}", resourceVersion=now)
+
+    n1, n2, unbound = watch("trig-n1"), watch("trig-n2"), watch("")
+
+    def pod(name: str, node: str = "") -> None:
+        spec: dict[str, Any] = {"containers": [{"name": "c", "image": "nginx"}]}
+        if node:
+            spec["nodeName"] = node
+        body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+        assert admin.post(pods, json=body).status_code == 201
+
+    pod("trig-a")
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "trig-a"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "trig-n1"},
+    }
+    assert admin.post(pods + "/trig-a/binding", json=binding).status_code == 201
+    pod("trig-b", "trig-n2")
+    assert admin.delete(pods + "/trig-b?gracePeriodSeconds=0").status_code == 200
+    pod("trig-last", "trig-n1")
+    assert take(n1, 2) == [("ADDED", "trig-a"), ("ADDED", "trig-last")]
+    # (a bound pod deleted with grace 0 is marked first, as kube's: MODIFIED, DELETED)
+    assert take(n2, 3) == [("ADDED", "trig-b"), ("MODIFIED", "trig-b"), ("DELETED", "trig-b")]
+    assert take(unbound, 2) == [("ADDED", "trig-a"), ("DELETED", "trig-a")]
+    for name in ("trig-a", "trig-last"):
+        admin.delete(pods + f"/{name}?gracePeriodSeconds=0")

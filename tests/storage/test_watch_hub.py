@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from twisted.internet.task import Clock
 
-from platform_api.storage.interface import ADDED, Event, Stored
+from platform_api.storage.interface import ADDED, MODIFIED, Event, Stored
 from platform_api.storage.watch import (
     CHEAP_ROUND,
     FLUSH_DELAY,
@@ -274,3 +275,35 @@ def test_take_in_delivers_what_the_storage_holds_now() -> None:
     clock.advance(0)
     assert len(calls) == 2
     hub.stop()
+
+
+def _pod_event(revision: int, name: str, node: str, before: str | None = None) -> Event:
+    key = f"/core/pods/a\x00{name}".encode()
+    after = Stored(key, revision, orjson.dumps({"spec": {"nodeName": node}}))
+    if before is None:
+        return Event(ADDED, revision, key, after)
+    prev = Stored(key, revision - 1, orjson.dumps({"spec": {"nodeName": before}}))
+    return Event(MODIFIED, revision, key, after, prev)
+
+
+def test_a_stream_with_a_trigger_gets_the_events_of_objects_with_its_value() -> None:
+    """kube's watch-cache triggers: a kubelet's watch (spec.nodeName=<node>) is sent the
+    events of pods on its Node, before or after the change, and no others; watchers
+    without one get every event, all in subscription order."""
+    log, clock = Log(), Clock()
+    hub = WatchHub(log, clock)  # type: ignore[arg-type]
+    calls: list[tuple[str, list[bytes]]] = []
+    node = lambda obj: obj["spec"].get("nodeName", "")  # noqa: E731
+    recorders = [Recorder(calls, name, b"/core/pods/") for name in ("n1", "all", "n2", "none")]
+    for recorder, value in zip(recorders, ("n1", None, "n2", ""), strict=True):
+        recorder.trigger = None if value is None else ("spec.nodeName", node, value)  # type: ignore[attr-defined]
+        hub.subscribe(recorder, streamed=True)
+    p1, p2, p3 = (f"/core/pods/a\x00{n}".encode() for n in ("p1", "p2", "p3"))
+    hub.committed([_pod_event(1, "p1", "n1"), _pod_event(2, "p2", "n2")])
+    hub.committed([_pod_event(3, "p3", "")])
+    clock.advance(0)
+    assert calls == [("n1", [p1]), ("all", [p1, p2, p3]), ("n2", [p2]), ("none", [p3])]
+    calls.clear()
+    hub.committed([_pod_event(4, "p1", "n2", before="n1")])  # moved: both Nodes hear it
+    clock.advance(0)
+    assert calls == [("n1", [p1]), ("all", [p1]), ("n2", [p1])]
