@@ -249,7 +249,7 @@ class APIServerService(Service):
                 self.aggregation.remote if self.aggregation else None,
                 self.aggregation.discovery if self.aggregation else None,
             ),
-            OpenAPI(scheme, aliases),
+            OpenAPI(scheme, aliases, self.reactor),
             self._health(),
         )
         return server, cert, key, client_ca

@@ -273,7 +273,7 @@ class APIServer:
     @app.route("/openapi/v2")
     @app.route("/openapi/v3")
     @app.route("/openapi/v3/", branch=True)
-    def openapi_documents(self, request: Request) -> bytes:
+    def openapi_documents(self, request: Request) -> bytes | Deferred[bytes]:
         return self.openapi.render(request, request.path.decode())
 
     @app.route("/metrics")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
+from twisted.internet.defer import ensureDeferred
 
 from platform_api.apiextensions import crd as crds
 from platform_api.apiserver import enablement, runtimeconfig
@@ -69,3 +71,37 @@ def test_a_crd_change_rebuilds_its_own_document_only() -> None:
     api._ensure()
     assert "apis/a.example.com/v1" not in orjson.loads(api.v3_index())["paths"]
     assert "apis/a.example.com/v1" not in api._v3
+
+
+class Turns:
+    """A reactor whose turns run one at a time (task.Clock runs a turn's new calls too)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, tuple[Any, ...]]] = []
+
+    def callLater(self, _delay: float, fn: Any, *args: Any) -> Any:
+        self.calls.append((fn, args))
+        return SimpleNamespace(cancel=lambda: None)
+
+    def turn(self) -> None:
+        fn, args = self.calls.pop(0)
+        fn(*args)
+
+
+def test_the_index_builds_missing_documents_one_per_reactor_turn() -> None:
+    """The first index must hash every custom group's document: built one a turn, so
+    the other requests are served meanwhile."""
+    scheme, _ = enablement.build(runtimeconfig.DEFAULT, lambda name: False, None)  # type: ignore[arg-type]
+    turns = Turns()
+    api = OpenAPI(scheme, None, turns)  # type: ignore[arg-type]
+    for group in ("a.example.com", "b.example.com", "c.example.com"):
+        install(scheme, definition(group))
+    api._ensure()
+    done = ensureDeferred(api.built())
+    built = []
+    while turns.calls:
+        assert not done.called
+        turns.turn()
+        built.append(len(api._v3))
+    assert built == [1, 2, 3] and done.called
+    assert ensureDeferred(api.built()).called  # nothing left to build: at once
