@@ -330,6 +330,11 @@ def makeService(options: Any) -> IService:
     from platform_api.apiserver.workerslot import WorkerSlot  # noqa: PLC0415
 
     slot = WorkerSlot.from_environment()
+    if slot is None and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # Started with SIGINT ignored (a shell starts background commands so): kube-apiserver
+        # stops on it all the same (Go's signal.Notify installs a handler), while Twisted
+        # installs its own only over Python's default.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if slot is None and options.config.workers > 1:
         # The supervisor serves nothing itself: it starts the workers without importing
         # the server (~0.4 s of every start with --workers).
