@@ -250,3 +250,29 @@ def test_the_template_generation_annotation_is_the_servers(s: Setup) -> None:
     s.cluster.run(s.cluster.stores[SETS].update(NS, "agent", forge))
     found = s.get(SETS, "agent", NS)
     assert found is not None and found["metadata"]["annotations"][dsu.TEMPLATE_GENERATION] == "2"
+
+
+def test_the_template_with_daemon_tolerations_is_made_once_per_template(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """should_run asks for it per Node, three times a sync: made once per template object
+    (the informer replaces objects, never changes them in place)."""
+    made: list[Obj] = []
+    real = dsu.with_daemon_tolerations
+
+    def counted(spec: Obj) -> Obj:
+        made.append(spec)
+        return real(spec)
+
+    monkeypatch.setattr(dsu, "with_daemon_tolerations", counted)
+    ds = daemonset()
+    nodes = [{"metadata": {"name": f"n{i}"}, "spec": {}} for i in range(50)]
+    assert all(dsu.should_run(ds, node) == (True, True) for node in nodes)
+    assert len(made) == 1
+    changed = daemonset()  # another object (a newer version of it): made again
+    taint = {"key": "k", "effect": nt.NO_SCHEDULE}
+    assert dsu.should_run(changed, {"metadata": {"name": "n"}, "spec": {"taints": [taint]}}) == (
+        False,
+        True,
+    )
+    assert len(made) == 2
