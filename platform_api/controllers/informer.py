@@ -152,9 +152,15 @@ class ByNamespace:
         return list(self.objects.get(namespace, {}).values())
 
 
-def _owner_key(obj: Obj) -> Owner:
-    meta = obj["metadata"]
-    for ref in meta.get("ownerReferences") or ():
+def controller_of(obj: Obj) -> Obj | None:
+    """The owner reference marked ``controller``, if any (kube's GetControllerOf)."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
         if ref.get("controller"):
-            return meta.get("namespace", ""), str(ref.get("uid", ""))
-    return meta.get("namespace", ""), None
+            return ref
+    return None
+
+
+def _owner_key(obj: Obj) -> Owner:
+    ref = controller_of(obj)
+    namespace = obj["metadata"].get("namespace", "")
+    return namespace, None if ref is None else str(ref.get("uid", ""))

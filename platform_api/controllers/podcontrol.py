@@ -14,6 +14,7 @@ from typing import Any
 from twisted.internet.defer import DeferredList, ensureDeferred
 
 from platform_api.controllers.base import current_object, status_condition
+from platform_api.controllers.informer import controller_of
 from platform_api.errors import StatusError
 from platform_api.scheme.decoding import parse_timestamp
 from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
@@ -35,13 +36,6 @@ def controller_ref(owner: Obj, api_version: str, kind: str) -> Obj:
         "controller": True,
         "blockOwnerDeletion": True,
     }
-
-
-def controller_of(obj: Obj) -> Obj | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("controller"):
-            return ref
-    return None
 
 
 def resolve(index: Any, obj: Obj, kind: str, api_version: str | None = None) -> Obj | None:
