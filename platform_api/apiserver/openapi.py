@@ -156,10 +156,6 @@ _PATCH_TYPES = (
 )
 
 
-def _same_objects(a: list[ResourceType], b: list[ResourceType]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
-
-
 class OpenAPI:
     """The documents, built on first request and rebuilt after the scheme changes."""
 
@@ -303,11 +299,20 @@ class OpenAPI:
     def v3_document(self, key: str) -> bytes:
         return self._v3_entry(key)[1]
 
+    def _kept(
+        self, key: str, resources: list[ResourceType]
+    ) -> tuple[list[ResourceType], bytes, str] | None:
+        """The document built from these very types, if it is kept."""
+        cached = self._v3.get(key)
+        if cached is None or len(cached[0]) != len(resources):
+            return None
+        return cached if all(x is y for x, y in zip(cached[0], resources, strict=True)) else None
+
     def _v3_entry(self, key: str) -> tuple[list[ResourceType], bytes, str]:
         name, group, version = self._gvs[key]
         resources = self._scheme.resources(group, version)
-        cached = self._v3.get(key)
-        if cached is not None and _same_objects(cached[0], resources):
+        cached = self._kept(key, resources)
+        if cached is not None:
             return cached
         built = resources
         if name != group:  # an upstream group name: the same types, renamed
@@ -343,10 +348,7 @@ class OpenAPI:
             return
         for key, (_, group, version) in list(self._gvs.items()):
             resources = self._scheme.resources(group, version)
-            cached = self._v3.get(key)
-            if not any(rt.custom for rt in resources) or (
-                cached is not None and _same_objects(cached[0], resources)
-            ):
+            if not any(rt.custom for rt in resources) or self._kept(key, resources):
                 continue
             await deferLater(self._reactor, 0, lambda: None)
             self._ensure()
