@@ -138,8 +138,10 @@ class EtcdStorage:
         root = self.layout.root
         while not self._stopped:
             try:
+                # No prev_kv: the cache holds every key's state before each event, and
+                # etcd would read it from its backend for every update and delete.
                 watch = await self.client.watch(
-                    root, prefix_end(root), start_revision=self.cache.revision + 1
+                    root, prefix_end(root), start_revision=self.cache.revision + 1, prev_kv=False
                 )
                 self._problem = None
                 self._progress.watch = watch
@@ -180,11 +182,8 @@ class EtcdStorage:
             key = self.layout.registry_key(kv.key)
             if key is None:
                 continue
-            # The previous state is the one at hand (the cache is current up to here),
-            # not etcd's prev_kv decoded again.
+            # The previous state is the one at hand: the cache is current up to here.
             prev = latest[key] if key in latest else self.cache.data.get(key)
-            if prev is None and change.prev_kv is not None:
-                prev = self.values.stored(change.prev_kv)
             deleted = change.type == "DELETE"
             kind = event_type(kv.create_revision, kv.mod_revision, deleted)
             if deleted:

@@ -38,12 +38,22 @@ def configmap(**data: str) -> dict[str, Any]:
 @pytest.fixture
 def store(etcd: EtcdServer) -> Iterator[tuple[EtcdStorage, list[Event]]]:
     client = EtcdClient([etcd.endpoint], reactor)
+    watch, asked = client.watch, []
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs)
+        return watch(*args, **kwargs)
+
+    client.watch = recorded  # type: ignore[method-assign]
     events: list[Event] = []
     storage = EtcdStorage(
         client, KeyLayout("/writes", [("", "configmaps")]), reactor, on_commit=events.extend
     )
     storage.load()
     storage.start()
+    # No prev_kv: the cache has every previous state, which etcd would otherwise read
+    # from its backend for every update and delete.
+    assert [a.get("prev_kv") for a in asked] == [False]
     yield storage, events
     storage.stop()
     client.close()
@@ -81,6 +91,22 @@ async def test_another_writers_change_is_decoded_from_etcd(
     assert event.stored is not None and event.prev is created
     assert event.stored.object["data"] == {"k": "other"}
     assert event.stored.object["metadata"]["resourceVersion"] == str(put.revision)
+
+
+@pytest_twisted.ensureDeferred
+async def test_another_writers_delete_carries_the_cached_last_state(
+    store: tuple[EtcdStorage, list[Event]], key: bytes
+) -> None:
+    """The store's etcd watch asks for no prev_kv (etcd would read the previous value
+    from its backend for every update and delete): a DELETED event's object is the
+    state the cache held."""
+    storage, events = store
+    created = await storage.create(key, configmap(k="1"))
+    deleted = await storage.client.delete(storage.layout.etcd_key(key))
+    await storage.cache.wait_for(deleted.revision)
+    assert (events[-1].type, events[-1].revision) == (DELETED, deleted.revision)
+    assert events[-1].stored is created and events[-1].prev is created
+    assert key not in storage.cache.data
 
 
 def test_changes_of_one_response_chain_their_previous_states(
