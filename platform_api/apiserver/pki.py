@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from platform_api import pem
 from platform_api.privatefiles import private_dir
 
 ADMIN_USER = "platform-admin"
@@ -80,7 +81,7 @@ def _load(
     with open(cert_path, "rb") as f:
         cert = x509.load_pem_x509_certificate(f.read())
     with open(key_path, "rb") as f:
-        key = serialization.load_pem_private_key(f.read(), None)
+        key = pem.load_private_key(f.read())
     if not isinstance(key, ec.EllipticCurvePrivateKey):
         return None
     if cert.not_valid_after_utc < datetime.datetime.now(datetime.UTC) + _DAY:

@@ -23,6 +23,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from platform_api import pem
 from platform_api.authentication.interface import AuthenticationError, AuthResponse
 from platform_api.authentication.jwts import issuer_of
 from platform_api.authentication.user import UserInfo
@@ -70,7 +71,7 @@ def key_id(key: PublicKey) -> str:
 
 def load_private_key(path: str) -> PrivateKey:
     with open(path, "rb") as f:
-        key = serialization.load_pem_private_key(f.read(), password=None)
+        key = pem.load_private_key(f.read())
     if not isinstance(key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey):
         raise ValueError(f"{path}: only RSA and ECDSA keys sign service-account tokens")
     return key
@@ -86,13 +87,13 @@ def load_public_keys(path: str) -> list[PublicKey]:
     return keys
 
 
-def _public(pem: bytes, label: bytes) -> PublicKey:
+def _public(block: bytes, label: bytes) -> PublicKey:
     if label == b"CERTIFICATE":
-        key: Any = x509.load_pem_x509_certificate(pem).public_key()
+        key: Any = x509.load_pem_x509_certificate(block).public_key()
     elif b"PRIVATE" in label:
-        key = serialization.load_pem_private_key(pem, password=None).public_key()
+        key = pem.load_private_key(block).public_key()
     else:
-        key = serialization.load_pem_public_key(pem)
+        key = serialization.load_pem_public_key(block)
     if not isinstance(key, rsa.RSAPublicKey | ec.EllipticCurvePublicKey):
         raise ValueError("only RSA and ECDSA keys verify service-account tokens")
     return key

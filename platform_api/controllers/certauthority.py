@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
 
+from platform_api import pem
 from platform_api.authentication.x509 import subject_values
 
 BACKDATE = datetime.timedelta(minutes=5)
@@ -196,7 +197,7 @@ def load(cert_file: str, key_file: str) -> Authority:
         raise SigningError(f"error reading CA cert file {cert_file!r}: {e}") from e
     try:
         with open(key_file, "rb") as f:
-            key = serialization.load_pem_private_key(f.read(), password=None)
+            key = pem.load_private_key(f.read())
     except (OSError, ValueError, TypeError) as e:  # TypeError: the key wants a password
         raise SigningError(f"error reading CA key file {key_file!r}: {e}") from e
     if isinstance(key, ed448.Ed448PrivateKey) or not isinstance(
