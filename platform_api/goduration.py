@@ -25,6 +25,13 @@ _LIMIT = 1 << 63  # Go accumulates in a uint64 and checks against this
 _DIGITS = frozenset(b"0123456789")
 
 
+def seconds_duration(seconds: int) -> int:
+    """Go's ``time.Duration(seconds) * time.Second`` in nanoseconds: the product wraps at
+    64 bits, as Go's integer multiplication does (a watch's ``timeoutSeconds`` past
+    9223372036 is a negative timer in kube, 1<<63 seconds a zero one)."""
+    return (seconds * 1_000_000_000 + _LIMIT) % (2 * _LIMIT) - _LIMIT
+
+
 def parse_duration(text: str) -> int:
     """Go's ``time.ParseDuration`` in nanoseconds; ValueError with Go's message."""
     orig = text.encode("utf-8", "surrogateescape")

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from platform_api.goduration import format_duration, parse_duration, parse_openapi_duration
+from platform_api.goduration import (
+    format_duration,
+    parse_duration,
+    parse_openapi_duration,
+    seconds_duration,
+)
 
 SECOND = 1_000_000_000
 
@@ -102,3 +107,20 @@ def test_durations_as_kube_openapi_parses_them() -> None:
     assert parse_openapi_duration("nope") is None
     assert parse_openapi_duration("1 hours 20 min") == 80 * 60 * 10**9
     assert parse_openapi_duration("99999999999999999999 s") is None  # strconv.Atoi errs
+
+
+@pytest.mark.parametrize(
+    ("seconds", "nanos"),
+    [
+        (0, 0),
+        (-5, -5_000_000_000),
+        (9223372036, 9_223_372_036_000_000_000),
+        # Past int64 nanoseconds the product wraps, as Go's does: kube's watch timer is
+        # then negative (fires at once) or, for -1<<63 seconds, zero (the default).
+        (9223372037, 9_223_372_037_000_000_000 - 2**64),
+        (2**63 - 1, -1_000_000_000),
+        (-(2**63), 0),
+    ],
+)
+def test_seconds_duration_wraps_as_go_multiplication(seconds: int, nanos: int) -> None:
+    assert seconds_duration(seconds) == nanos

@@ -27,6 +27,7 @@ from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.tables import check_include
 from platform_api.endpoints.watchencoding import EventEncoder
 from platform_api.endpoints.watchmetrics import sent as record_sent
+from platform_api.goduration import seconds_duration
 from platform_api.storage.interface import (
     ADDED,
     DELETED,
@@ -255,9 +256,17 @@ def _trigger(scope: Scope, params: ListParams) -> Trigger | None:
     return field, scope.store.strategy.field_getters()[field], value
 
 
+def _timeout_ns(params: ListParams) -> int:
+    """kube's watch timer in nanoseconds, Go's arithmetic and all: 0 means the default."""
+    if params.timeout_seconds is None:
+        return 0
+    return seconds_duration(params.timeout_seconds)
+
+
 def _timeout(params: ListParams) -> float:
-    if params.timeout_seconds:  # kube's timer fires at once for a negative timeout
-        return max(float(params.timeout_seconds), 0.0)
+    nanos = _timeout_ns(params)
+    if nanos:  # kube's timer fires at once for a negative timeout
+        return max(nanos / 1e9, 0.0)
     return 1800.0 * (1.0 + random.random())  # kube: [min-request-timeout, 2x) seconds
 
 
@@ -336,7 +345,7 @@ async def handle(scope: Scope) -> bytes:
     request.setHeader(b"content-type", content_type)
     request.setHeader(b"cache-control", b"no-cache, private")
     request.write(b"")  # headers go out now: clients wait for them before reading
-    if params.timeout_seconds is not None and params.timeout_seconds < 0:
+    if _timeout_ns(params) < 0:
         return b""  # kube's timer fires before the first event: an empty stream
     version = params.resource_version
     live = True

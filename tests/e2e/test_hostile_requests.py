@@ -5,6 +5,7 @@ evanphx/json-patch applies them."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -225,9 +226,24 @@ def test_odd_options(admin: requests.Session, target: str) -> None:
             "causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "fieldManager"}],
         },
     )
-    # a negative timeout: kube's watch timer fires before the first event
-    watched = admin.get(base + "?watch=1&timeoutSeconds=-5", timeout=10)
-    assert (watched.status_code, watched.content) == (200, b"")
+    # a negative timeout: kube's watch timer fires before the first event; so does one
+    # whose nanoseconds wrap negative in Go's time.Duration(n) * time.Second
+    for seconds in ("-5", "9223372037", "9223372036854775807"):
+        watched = admin.get(base + f"?watch=1&timeoutSeconds={seconds}", timeout=10)
+        assert (watched.status_code, watched.content) == (200, b""), seconds
+
+
+def test_a_watch_timeout_that_wraps_to_zero_is_the_default(
+    admin: requests.Session, target: str
+) -> None:
+    """-1<<63 seconds is 0 ns in Go: kube's default timer (minutes), not one at once."""
+    base = target.rsplit("/", 1)[0]
+    url = base + "?watch=1&timeoutSeconds=-9223372036854775808"
+    with admin.get(url, stream=True, timeout=10) as watched:
+        assert watched.status_code == 200
+        first = next(watched.iter_lines())
+    event = json.loads(first)
+    assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "cm")
 
 
 APPLY = "application/apply-patch+yaml"
