@@ -39,6 +39,9 @@ QUIET_CONTROLLERS = "--controllers=*,-root-ca-certificate-publisher-controller"
 # PLATFORM_E2E_ETCD=<client URL>: the run's servers on that etcd, each under a prefix of
 # its own (kept across its restarts), to run the end-to-end cases on the etcd backend.
 E2E_ETCD = os.environ.get("PLATFORM_E2E_ETCD", "")
+# PLATFORM_E2E_WORKERS=<n>: the run's servers with --workers n (unless a test names its
+# own), to run the end-to-end cases against worker processes (scripts/run's default).
+E2E_WORKERS = os.environ.get("PLATFORM_E2E_WORKERS", "")
 
 
 def start_server(data_dir: Path, *args: str, timeout: float = 30.0) -> Server:
@@ -48,6 +51,8 @@ def start_server(data_dir: Path, *args: str, timeout: float = 30.0) -> Server:
         prefix = "/e2e-" + hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
         args = (*args, "--storage-backend=etcd3", f"--etcd-servers={E2E_ETCD}")
         args = (*args, f"--etcd-prefix={prefix}")
+    if E2E_WORKERS and not any(a.startswith("--workers") for a in args):
+        args = (*args, f"--workers={E2E_WORKERS}")
     return Server.start(data_dir, *args, timeout=timeout)
 
 

@@ -83,8 +83,13 @@ def test_authorization_config_with_the_sample_webhook(tmp_path: Path) -> None:
     webhook, kubeconfig, tokens = start_authz_webhook(tmp_path, POLICY, users)
     path = tmp_path / "authz.yaml"
     path.write_text(config(kubeconfig, NOT_SYSTEM, RESOURCES))
-    server = start_server(
-        tmp_path / "data", "--authorization-config", str(path), "--token-auth-file", str(tokens)
+    server = start_server(  # one decision cache: each worker keeps its own, as each replica
+        tmp_path / "data",
+        "--workers=1",
+        "--authorization-config",
+        str(path),
+        "--token-auth-file",
+        str(tokens),
     )
     try:
         assert get(server, "t-carol", CONFIGMAPS).status_code == 200

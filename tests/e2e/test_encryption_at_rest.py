@@ -169,8 +169,9 @@ def test_kms_v2_with_sample_plugin(
         assert (ready.status_code, ready.text) == (200, "ok")
     finally:
         server.stop()
-    # A restart writes with a new seed and reads the old one through the plugin.
-    server = start_server(data_dir, f"--encryption-provider-config={path}")
+    # A restart writes with a new seed and reads the old one through the plugin.  One
+    # process: each worker decrypts (and caches) a seed on its own, as each kube replica.
+    server = start_server(data_dir, f"--encryption-provider-config={path}", "--workers=1")
     try:
         assert password(server) == "hunter2"
         # The plugin goes away: the next probe (after kube's 20 s healthz TTL) says so.

@@ -23,7 +23,8 @@ def apf(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("apf")
     tokens = root / "tokens.csv"
     tokens.write_text("t-flood,flooder,u1,\nt-bob,bob,u2,\n")
-    server = start_server(root / "data", "--token-auth-file", str(tokens))
+    # One dispatcher's arithmetic: under --workers each worker has a share of the seats.
+    server = start_server(root / "data", "--workers=1", "--token-auth-file", str(tokens))
     yield server
     server.stop()
 

@@ -211,6 +211,7 @@ def test_max_requests_inflight(tmp_path: Path) -> None:
     tokens.write_text("t1,dave,uid-3\n")
     running = start_server(  # max-in-flight limits only when APF is off (as in kube)
         tmp_path / "data",
+        "--workers=1",  # one process's limit (each worker has its own, as each kube replica)
         "--token-auth-file",
         str(tokens),
         "--max-requests-inflight",

@@ -10,6 +10,7 @@ import resource
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,14 @@ def test_full_map_answers_etcds_no_space_and_keeps_reads_and_deletes(tmp_path: P
         larger.stop()
 
 
+@pytest.fixture
+def one_writer(tmp_path: Path) -> Iterator[Server]:
+    """A server with one LMDB writer process (under --workers each worker has its own)."""
+    running = start_server(tmp_path / "data", "--workers=1")
+    yield running
+    running.stop()
+
+
 def writer_process(server_pid: int) -> int:
     """The server's LMDB writer process (platform_api/storage/lmdb_writer.py)."""
     children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
@@ -106,8 +115,8 @@ def writer_process(server_pid: int) -> int:
     raise AssertionError(f"no writer process among {children}")
 
 
-def test_full_disk_names_the_cause_and_the_next_write_succeeds(fresh_server: Server) -> None:
-    server = fresh_server
+def test_full_disk_names_the_cause_and_the_next_write_succeeds(one_writer: Server) -> None:
+    server = one_writer
     assert server.process is not None and server.data_dir is not None
     admin = session_for(server, cert=server.admin_cert)
     data = server.data_dir / "db" / "data.mdb"
@@ -178,9 +187,9 @@ def test_kill_9_during_group_commit_loses_no_acknowledged_write(tmp_path: Path) 
 
 
 def test_a_killed_writer_process_is_replaced_and_watchers_miss_nothing(
-    fresh_server: Server,
+    one_writer: Server,
 ) -> None:
-    server = fresh_server
+    server = one_writer
     assert server.process is not None
     admin = session_for(server, cert=server.admin_cert)
     first = admin.post(server.url + CM, json=config_map("before-kill", 10))
