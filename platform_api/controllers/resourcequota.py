@@ -4,6 +4,14 @@ A quota is recounted when it is created or its spec changes, when an object it l
 is created, changed or deleted in its namespace, and on a full resync every minute.
 The count lists what is stored, adds the charges admission made for objects still being
 written, and is written back with a compare-and-swap: a lost race recounts.
+
+A recount asked for by creates only raises usage.  The charges in flight it adds are
+this process's; under ``--workers`` or on several replicas, another process's admission
+may have charged a create it has not stored yet, and a recount that lowered usage to
+what is stored would give that charge back and let a burst of creates through a full
+quota.  (kube's controller does not recount on creates at all; creates that skip
+admission here, a controller's own, are counted this way.)  Deletes, changes, quota
+edits, expiring charges and the resync may lower it, as kube's replenishment does.
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ class ResourceQuotaController(Controller):
         # quota limits, kept from events after one list (kube counts from its listers; a
         # list per recount decoded a busy namespace's every pod under churn)
         self.held: dict[tuple[str, str, str], tuple[int, dict[str, Obj]]] = {}
+        self.may_lower: set[Key] = set()  # quotas whose next recount may give usage back
 
     def start(self) -> None:
         super().start()
@@ -74,7 +83,12 @@ class ResourceQuotaController(Controller):
         for stored in self.quotas.list("", ListOptions()).items:
             self._index(stored.object)
             meta = stored.object["metadata"]
-            self.enqueue((meta.get("namespace", ""), meta["name"]))
+            self.recount((meta.get("namespace", ""), meta["name"]))
+
+    def recount(self, key: Key, delay: float = 0.0) -> None:
+        """A full recount of ``key``: one that may lower its usage."""
+        self.may_lower.add(key)
+        self.enqueue(key, delay)
 
     def _index(self, quota: Obj) -> None:
         meta = quota["metadata"]
@@ -113,7 +127,7 @@ class ResourceQuotaController(Controller):
         quota = event.stored.object
         self._index(quota)
         if event.prev is None or _needs_count(quota, event.prev.object):
-            self.enqueue((namespace, name))
+            self.recount((namespace, name))
 
     def _object_changed(self, event: Event, group: str, plural: str, namespace: str) -> None:
         state = event.stored or event.prev
@@ -129,8 +143,12 @@ class ResourceQuotaController(Controller):
         if type(ev) is Evaluator and event.type not in ("ADDED", DELETED):
             return  # a change never alters an object count
         for name, hard in quotas.items():
-            if ev.matching_resources(hard):
-                self.enqueue((namespace, name), BATCH)
+            if not ev.matching_resources(hard):
+                continue
+            if event.type == "ADDED":
+                self.enqueue((namespace, name), BATCH)  # raises usage only
+            else:
+                self.recount((namespace, name), BATCH)
 
     def _objects(self, ev: Evaluator, namespace: str) -> list[Obj] | None:
         kind = (ev.group, ev.plural, namespace)
@@ -174,6 +192,9 @@ class ResourceQuotaController(Controller):
             return await self._sync(*key)
 
     async def _sync(self, namespace: str, name: str) -> float | None:
+        key = (namespace, name)
+        lower = key in self.may_lower
+        self.may_lower.discard(key)
         try:
             stored = self.quotas.get(namespace, name)
         except errors.StatusError:
@@ -182,6 +203,8 @@ class ResourceQuotaController(Controller):
         status = quota.get("status") or {}
         spec_hard = rl.from_object((quota.get("spec") or {}).get("hard"))
         used = self.count(quota)
+        if not lower:  # creates only: what admission charged stays charged
+            used = rl.at_least(used, rl.from_object(status.get("used")))
         dirty = (
             "hard" not in status
             or "used" not in status
@@ -196,6 +219,8 @@ class ResourceQuotaController(Controller):
                 )
             except errors.StatusError as e:
                 if e.code == 409:
+                    if lower:
+                        self.may_lower.add(key)
                     return 0.0  # admission or an edit got there first: count again
                 if e.code != 404:
                     raise
@@ -209,7 +234,7 @@ class ResourceQuotaController(Controller):
         delay = self.pending.next_expiry(*key)
         if delay is None or (key in self._expiries and self._expiries[key].active()):
             return
-        self._expiries[key] = self.reactor.callLater(delay, self.enqueue, key)
+        self._expiries[key] = self.reactor.callLater(delay, self.recount, key)
 
 
 def _needs_count(quota: Obj, before: Obj) -> bool:

@@ -142,6 +142,33 @@ def test_full_resync_repairs_drift(tmp_path: Path) -> None:
     s.controller.stop()
 
 
+def test_a_create_never_gives_back_another_processs_charge(tmp_path: Path) -> None:
+    """Under --workers (or replicas), a create another process admitted is charged in the
+    quota before it is stored, and this process's ledger does not know it: the recount a
+    create asks for keeps that charge; a delete's recount counts what is stored."""
+    s = Setup(str(tmp_path))
+    s.controller.start()
+    s.quota("q", {"configmaps": "3"})
+
+    def charged(current: Obj | None) -> Obj:  # the other worker's admission, two creates
+        assert current is not None
+        current["status"]["used"] = {"configmaps": "2"}
+        return current
+
+    s.cluster.run(s.quotas.update("ns", "q", charged, subresource="status"))
+    s.create("configmaps", {"metadata": {"name": "first"}})  # one of them stored
+    s.cluster.settle()
+    assert s.status("q")["used"] == {"configmaps": "2"}  # not lowered to the 1 stored
+    s.create("configmaps", {"metadata": {"name": "second"}})
+    s.create("configmaps", {"metadata": {"name": "third"}})  # one more than was charged
+    s.cluster.settle()
+    assert s.status("q")["used"] == {"configmaps": "3"}  # raised to what is stored
+    s.cluster.run(s.store("configmaps").delete("ns", "third"))
+    s.cluster.settle()
+    assert s.status("q")["used"] == {"configmaps": "2"}  # a delete's recount lowers
+    s.controller.stop()
+
+
 def test_recounts_read_the_kinds_kept_from_events(tmp_path: Path) -> None:
     """One list of a limited kind per namespace, then events (kube's listers): a recount
     per batch of pod changes listed and decoded the namespace's every pod."""

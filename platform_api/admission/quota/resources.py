@@ -72,6 +72,14 @@ def subtract_non_negative(a: ResourceList, b: ResourceList) -> ResourceList:
     return out
 
 
+def at_least(items: ResourceList, floor: ResourceList) -> ResourceList:
+    """Each of ``items``, raised to its value in ``floor`` where that is larger."""
+    return {
+        name: floor[name] if name in floor and floor[name].value > value.value else value
+        for name, value in items.items()
+    }
+
+
 def mask(items: ResourceList, names: Iterable[str]) -> ResourceList:
     keep = set(names)
     return {name: value for name, value in items.items() if name in keep}
