@@ -10,6 +10,7 @@ is on or KMS v2 plugins are used; reload on without KMS leaves it a no-op check.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -24,6 +25,7 @@ from platform_api.storage.encryption.config import (
     load,
 )
 from platform_api.storage.encryption.router import BuildError, ResourceTransformers
+from platform_api.storage.transformer import TransformError
 
 log = Logger()
 RELOAD_INTERVAL = 1.0
@@ -61,12 +63,21 @@ class EncryptionAtRest:
         self._stopped = False
         self._reloading = False
         self._retired: list[ResourceTransformers] = []
+        self._reactor_thread = threading.get_ident()  # made on the reactor's thread
 
     def to_storage(self, key: bytes, data: bytes) -> bytes:
         return self.current.to_storage(key, data)
 
     def from_storage(self, key: bytes, data: bytes) -> tuple[bytes, bool]:
-        return self.current.from_storage(key, data)
+        try:
+            return self.current.from_storage(key, data)
+        except TransformError:
+            # Under --workers (or beside other replicas) a sibling may have reloaded a
+            # rotated file and written with its new key before our poll: look now.
+            on_reactor = threading.get_ident() == self._reactor_thread  # not the writer's
+            if not self.reload or not on_reactor or not self._reload_if_changed():
+                raise
+            return self.current.from_storage(key, data)
 
     def health_checks(self) -> list[tuple[str, Callable[[], str | None]]]:
         """(name, check) pairs for /healthz and /readyz."""
@@ -119,25 +130,28 @@ class EncryptionAtRest:
         finally:
             self._later(RELOAD_INTERVAL, self._poll)
 
-    def _reload_if_changed(self) -> None:
+    def _reload_if_changed(self) -> bool:
+        """Load the file if it changed; whether the new configuration is in use now (one
+        with KMS plugins is swapped in once they answer their probes)."""
         if self._reloading:
-            return
+            return False
         try:
             with open(self.path, "rb") as f:
                 data = f.read()
         except OSError:
-            return
+            return False
         if content_hash(data) == self.current.config.content_hash:
-            return
+            return False
         try:
             candidate = ResourceTransformers(load(self.path, True), self._reactor)
         except (EncryptionConfigError, BuildError) as e:
             log.error("failed to reload encryption configuration: {error}", error=str(e))
             self.current = _with_hash(self.current, data)
-            return
+            return False
         self._reloading = True
         d = gatherResults([envelope.probe() for envelope in candidate.kms])
         d.addBoth(lambda _: self._swap(candidate))
+        return self.current is candidate
 
     def _swap(self, candidate: ResourceTransformers) -> None:
         self._reloading = False

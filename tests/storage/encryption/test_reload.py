@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+import pytest
 from twisted.internet.task import Clock
 
 from platform_api.storage.encryption.dynamic import RELOAD_INTERVAL, EncryptionAtRest
+from platform_api.storage.transformer import TransformError
 
 from .helpers import keys, rule, write_config
 
@@ -45,3 +48,36 @@ def test_no_reload_no_kms_no_health_check(tmp_path: Path) -> None:
     assert enc.health_checks() == []
     enc.start()
     enc.stop()
+
+
+def test_a_value_under_a_key_not_loaded_yet_reloads_the_file_at_once(tmp_path: Path) -> None:
+    """Under --workers, a sibling that polled first writes with the rotated file's new
+    key: a read that does not decrypt looks at the file now instead of failing until
+    this process's own poll (on the reactor's thread; the writer's never reloads)."""
+    clock = Clock()
+    first = keys("one")
+    path = write_config(tmp_path / "enc.yaml", rule(["secrets"], {"aescbc": first}))
+    here = EncryptionAtRest(path, True, clock)
+    both = {"keys": keys("two")["keys"] + first["keys"]}
+    write_config(tmp_path / "enc.yaml", rule(["secrets"], {"aescbc": both}))
+    sibling = EncryptionAtRest(path, True, Clock())
+    rotated = sibling.to_storage(KEY, DATA)
+    assert rotated.startswith(b"k8s:enc:aescbc:v1:two:")
+    failures: list[BaseException] = []
+
+    def from_another_thread() -> None:
+        try:
+            here.from_storage(KEY, rotated)
+        except TransformError as e:
+            failures.append(e)
+
+    thread = threading.Thread(target=from_another_thread)
+    thread.start()
+    thread.join()
+    assert len(failures) == 1  # the writer thread does not reload
+    assert here.from_storage(KEY, rotated) == (DATA, False)  # no poll has run
+    assert here.to_storage(KEY, DATA).startswith(b"k8s:enc:aescbc:v1:two:")
+    with pytest.raises(TransformError):  # a value no key opens still fails, once checked
+        here.from_storage(KEY, b"k8s:enc:aescbc:v1:gone:" + rotated[23:])
+    here.stop()
+    sibling.stop()
