@@ -296,8 +296,13 @@ def test_a_server_started_before_etcd_waits_for_it(tmp_path: Path) -> None:
     later = threading.Timer(2.0, etcd.start)
     later.start()
     try:
-        server = start_server(
-            tmp_path / "data", "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint
+        server = start_server(  # one process: workers may reach etcd after it is up
+            tmp_path / "data",
+            "--workers=1",
+            "--storage-backend",
+            "etcd3",
+            "--etcd-servers",
+            etcd.endpoint,
         )
         try:
             session = session_for(server, cert=server.admin_cert)
