@@ -206,3 +206,17 @@ def _walker(steps: list[Step], inline: list[Shaper], order: tuple[str, ...]) -> 
             _reorder(obj, order)
 
     return walk
+
+
+def type_claim_templates(statefulset: dict[str, Any]) -> None:
+    """kube's v1 conversion names each volume claim template's kind and version
+    (kubernetes#87583), TypeMeta first as Go writes it; Protobuf carries no TypeMeta for
+    them, so a StatefulSet read from etcd needs them back as much as a new one does."""
+    spec = statefulset.get("spec")
+    templates = spec.get("volumeClaimTemplates") if isinstance(spec, dict) else None
+    if not isinstance(templates, list):
+        return
+    for index, claim in enumerate(templates):
+        if isinstance(claim, dict):
+            rest = {k: v for k, v in claim.items() if k not in ("kind", "apiVersion")}
+            templates[index] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", **rest}

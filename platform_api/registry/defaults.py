@@ -10,6 +10,7 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
+from platform_api.codec.goshape import type_claim_templates
 from platform_api.registry.jobselector import default_job_labels
 from platform_api.registry.lbstatus import default_ip_modes
 from platform_api.registry.podprojections import default_selectors
@@ -252,13 +253,11 @@ def _statefulset(obj: Obj) -> None:
     retention.setdefault("whenDeleted", "Retain")
     retention.setdefault("whenScaled", "Retain")
     _template(obj)
+    type_claim_templates(obj)
     for claim in spec.get("volumeClaimTemplates") or []:
         if not isinstance(claim, dict):
             continue
-        # kube's v1 conversion names each template's kind (issue 87583), and the claim
-        # defaults apply to it as to a claim.
-        claim["apiVersion"], claim["kind"] = "v1", "PersistentVolumeClaim"
-        _pvc(claim)
+        _pvc(claim)  # the claim defaults apply to a template as to a claim
         if not isinstance(claim.get("status"), dict):
             claim["status"] = {}
         claim["status"].setdefault("phase", "Pending")

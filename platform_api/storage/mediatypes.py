@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from platform_api.codec import BodyError, parse_yaml, protobuf
+from platform_api.codec.goshape import type_claim_templates
 from platform_api.codec.goyaml import yaml_dumps
 from platform_api.gotext import object_json
 
@@ -41,7 +42,10 @@ def encode(obj: dict[str, Any], media_type: str) -> bytes:
 def decode(data: bytes) -> Any:
     """A stored value, in whichever media type it was written; ValueError if none."""
     if data.startswith(protobuf.PREFIX):
-        return protobuf.decode(data)
+        obj = protobuf.decode(data)
+        if (obj["apiVersion"], obj["kind"]) == ("apps/v1", "StatefulSet"):
+            type_claim_templates(obj)  # TypeMeta kube's conversion adds, not in the message
+        return obj
     if data.lstrip()[:1] in (b"{", b"["):
         return orjson.loads(data)
     try:

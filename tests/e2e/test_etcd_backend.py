@@ -242,6 +242,31 @@ def test_either_replica_answers_an_object_alike(replicas: list[Server]) -> None:
             "/api/v1/namespaces/default/events",
             {"metadata": {"name": "alike"}, "involvedObject": {"kind": "Pod"}, "reason": "X"},
         ),
+        # Claim templates carry TypeMeta kube's conversion adds and Protobuf drops: a
+        # replica without it refused an image change (a change of a forbidden field).
+        (
+            "/apis/apps/v1/namespaces/default/statefulsets",
+            {
+                "metadata": {"name": "alike"},
+                "spec": {
+                    "serviceName": "alike",
+                    "selector": {"matchLabels": {"app": "alike"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "alike"}},
+                        "spec": {"containers": [{"name": "c", "image": "i"}]},
+                    },
+                    "volumeClaimTemplates": [
+                        {
+                            "metadata": {"name": "data"},
+                            "spec": {
+                                "accessModes": ["ReadWriteOnce"],
+                                "resources": {"requests": {"storage": "1Gi"}},
+                            },
+                        }
+                    ],
+                },
+            },
+        ),
     ]
     for path, body in writes:
         made = session.post(a.base_url + path, json=body)
@@ -252,6 +277,8 @@ def test_either_replica_answers_an_object_alike(replicas: list[Server]) -> None:
         assert [answer.status_code for answer in answers] == [200, 200]
         answers = [answer.json() for answer in answers]
         assert answers[0] == answers[1] == made.json()
+    sts = session.get(b.base_url + writes[2][0] + "/alike").json()
+    assert list(sts["spec"]["volumeClaimTemplates"][0])[:2] == ["kind", "apiVersion"]
 
 
 def test_optimistic_concurrency_holds_across_replicas(replicas: list[Server]) -> None:
