@@ -44,8 +44,9 @@ def stop_webhook(webhook: subprocess.Popen[bytes]) -> None:
 
 def test_webhook_authorizer(tmp_path: Path) -> None:
     webhook, kubeconfig, tokens = start_authz_webhook(tmp_path, POLICY, "carol dave erin")
-    server = start_server(
+    server = start_server(  # one decision cache: each worker keeps its own, as each replica
         tmp_path / "data",
+        "--workers=1",
         "--authorization-mode",
         "Webhook",
         "--authorization-webhook-config-file",
