@@ -10,7 +10,6 @@ Families declared through ``declare`` follow these rules on REGISTRY.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -111,13 +110,6 @@ STORAGE_DB_TOTAL_SIZE = declare(
 )
 
 
-def watch_database(path: str) -> None:
-    """Report the database file's allocated size under ``endpoint`` = its path."""
-
-    def allocated() -> float:
-        try:
-            return float(os.stat(path).st_blocks * 512)
-        except OSError:
-            return -1.0
-
-    STORAGE_DB_TOTAL_SIZE.labels(endpoint=path).set_function(allocated)
+def watch_database(endpoint: str, size: Callable[[], float]) -> None:
+    """Report a database's size under ``endpoint`` (an etcd member, or the LMDB file)."""
+    STORAGE_DB_TOTAL_SIZE.labels(endpoint=endpoint).set_function(size)

@@ -332,8 +332,8 @@ class APIServerService(Service):
             log.info("{line}", line=line)
         cfg.feature_gates.record_metrics()
         show_hidden(cfg.show_hidden_metrics_for_version)
-        if cfg.storage.backend != ETCD3:
-            watch_database(os.path.join(cfg.data_dir, "db", "data.mdb"))
+        for endpoint, size in self.backend.database_sizes():
+            watch_database(endpoint, size)
 
     def _serve_custom_resources(self, scheme: Scheme, handlers: Handlers) -> None:
         """The stored CRDs' types are served from the first request on."""

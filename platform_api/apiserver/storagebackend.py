@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from twisted.internet.threads import deferToThreadPool
@@ -46,6 +47,10 @@ class Backend:
         """``apiserver_storage_size_bytes``: (``storage_cluster_id``, bytes), or None
         while the size is unknown (kube then leaves the sample out)."""
         return None
+
+    def database_sizes(self) -> list[tuple[str, Callable[[], float]]]:
+        """(endpoint, bytes) for kube's hidden ``apiserver_storage_db_total_size_in_bytes``."""
+        return []
 
     def check(self) -> str | None:
         """The health check: None when the storage answers."""
@@ -107,6 +112,17 @@ class LMDBBackend(Backend):
             self.pool.stop()
         self.env.close()
 
+    def database_sizes(self) -> list[tuple[str, Callable[[], float]]]:
+        path = os.path.join(self.env.path(), "data.mdb")
+
+        def allocated() -> float:
+            try:
+                return float(os.stat(path).st_blocks * 512)
+            except OSError:
+                return -1.0
+
+        return [(path, allocated)]
+
     def storage_size(self) -> tuple[str, int] | None:
         # The data file's allocated blocks; the label names the file, as one etcd
         # cluster's would name the cluster.
@@ -134,6 +150,7 @@ class EtcdBackend(Backend):
 
         options = cfg.storage
         tls = TLSConfig.from_files(options.etcd_cafile, options.etcd_certfile, options.etcd_keyfile)
+        self.endpoints = list(options.etcd_servers)
         self.client = EtcdClient(options.etcd_servers, reactor, tls=tls)
         layout = KeyLayout(options.etcd_prefix, keyed_resources())
         self.storage = EtcdStorage(
@@ -154,6 +171,14 @@ class EtcdBackend(Backend):
     def storage_size(self) -> tuple[str, int] | None:
         size = self.monitor.size
         return None if size is None else (self.monitor.cluster_id, size)
+
+    def database_sizes(self) -> list[tuple[str, Callable[[], float]]]:
+        # kube polls each endpoint's Status; the members' databases differ little, so
+        # each is labelled with the size the monitor last read (0 before it has one).
+        def size() -> float:
+            return float(self.monitor.size or 0)
+
+        return [(endpoint, size) for endpoint in self.endpoints]
 
     def check(self) -> str | None:
         return self.storage.problem()
