@@ -121,11 +121,26 @@ class NodePortAllocation:
         return lambda port: counts.get(port, 0) > (port in mine) or port in pending
 
     def _free(self, used: Callable[[int], bool]) -> int:
+        """A random free port above the static band, else within it (kube's
+        ServiceNodePortStaticSubrange: the lowest ports are left for Services that name
+        one, so a port picked from there rarely meets a random one)."""
         low, high = NODE_PORTS
-        offset = pick_free(high - low + 1, lambda o: used(low + o), self._share)
-        if offset is None:
+        static = static_band(high - low + 1)
+        upper = pick_free(high - low + 1 - static, lambda o: used(low + static + o), self._share)
+        if upper is not None:
+            return low + static + upper
+        lower = pick_free(static, lambda o: used(low + o), self._share)
+        if lower is None:
             raise errors.internal_error("failed to allocate a nodePort: range is full")
-        return low + offset
+        return low + lower
+
+
+def static_band(size: int) -> int:
+    """kube's ``calculateRangeOffset`` for port ranges: min(max(16, size/32), 128), none
+    for a range of 16 ports or fewer (30000-30085 of the default range)."""
+    if size <= 16:
+        return 0
+    return min(max(16, size // 32), 128)
 
 
 class PortsInUse:

@@ -72,6 +72,29 @@ def test_a_full_range_is_an_internal_error(
     )
 
 
+def test_random_ports_come_from_above_the_static_band_first(
+    monkeypatch: pytest.MonkeyPatch, cluster: Cluster
+) -> None:
+    """kube's ServiceNodePortStaticSubrange: 30000-30085 of the default range is left for
+    Services that name a port, until the rest is full."""
+    assert [nodeports.static_band(n) for n in (16, 17, 100, 2768, 10000)] == [0, 16, 16, 86, 128]
+    plugin = allocator(cluster)
+    for i in range(40):
+        svc = service(f"s{i}", 0, 0)
+        for port in svc["spec"]["ports"]:
+            del port["nodePort"]
+        plugin.admit(attrs("CREATE", "services", f"s{i}"), svc, None)
+        assert all(p["nodePort"] >= 30086 for p in svc["spec"]["ports"]), i
+    monkeypatch.setattr(nodeports, "NODE_PORTS", (30000, 30019))  # 16 static, 4 above
+    small = allocator(cluster)
+    small.admit(
+        attrs("CREATE", "services", "top"), service("top", 30016, 30017, 30018, 30019), None
+    )
+    last = service("last")
+    small.admit(attrs("CREATE", "services", "last"), last, None)
+    assert 30000 <= last["spec"]["ports"][0]["nodePort"] < 30016  # then from the band
+
+
 def test_other_kinds_and_types_are_left_alone(cluster: Cluster) -> None:
     plugin = allocator(cluster)
     plain = service("plain", kind="ClusterIP")
