@@ -19,8 +19,15 @@ Share = tuple[int, int]  # (this worker's index, the number of workers)
 Owner = tuple[str, str]  # a Service's namespace and name
 
 
-def pick_free(size: int, taken: Callable[[int], bool], share: Share = (0, 1)) -> int | None:
-    """A free offset in ``range(size)``, or None when every one is taken."""
+def pick_free(
+    size: int, taken: Callable[[int], bool], share: Share = (0, 1), static: int = 0
+) -> int | None:
+    """A free offset in ``range(size)``, or None when every one is taken.  Offsets below
+    ``static`` come only once every one above is taken: kube's static subrange of
+    Service IPs and node ports, left for the values users name."""
+    if static:
+        upper = pick_free(size - static, lambda o: taken(static + o), share)
+        return static + upper if upper is not None else pick_free(static, taken, share)
     if size <= 0:
         return None
     index, count = share

@@ -201,14 +201,11 @@ class ClusterIPAllocation:
         raise _full(attrs)
 
     def _free(self, r: Range) -> str | None:
-        def taken(base: int) -> Any:
-            return lambda offset: self._exists(r.address(base + offset))
+        def taken(offset: int) -> bool:
+            return self._exists(r.address(offset))
 
-        upper = pick_free(r.size - r.static, taken(r.static), self._share)
-        if upper is not None:
-            return r.address(r.static + upper)
-        lower = pick_free(r.static, taken(0), self._share)
-        return None if lower is None else r.address(lower)
+        offset = pick_free(r.size, taken, self._share, r.static)
+        return None if offset is None else r.address(offset)
 
     def _exists(self, ip: str) -> bool:
         try:

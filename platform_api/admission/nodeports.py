@@ -125,14 +125,11 @@ class NodePortAllocation:
         ServiceNodePortStaticSubrange: the lowest ports are left for Services that name
         one, so a port picked from there rarely meets a random one)."""
         low, high = NODE_PORTS
-        static = static_band(high - low + 1)
-        upper = pick_free(high - low + 1 - static, lambda o: used(low + static + o), self._share)
-        if upper is not None:
-            return low + static + upper
-        lower = pick_free(static, lambda o: used(low + o), self._share)
-        if lower is None:
+        size = high - low + 1
+        offset = pick_free(size, lambda o: used(low + o), self._share, static_band(size))
+        if offset is None:
             raise errors.internal_error("failed to allocate a nodePort: range is full")
-        return low + lower
+        return low + offset
 
 
 def static_band(size: int) -> int:

@@ -80,6 +80,7 @@ class LMDBBackend(Backend):
         initial = min(cfg.lmdb_map_size, INITIAL_MAP_SIZE)
         path = os.path.join(cfg.data_dir, "db")
         self.env = open_environment(path, initial)
+        self._data_file = os.path.abspath(os.path.join(path, "data.mdb"))
         self.pool: ThreadPool | None = None
         self.writer: WriterProcess | None = None
         if transformer is None:
@@ -112,26 +113,26 @@ class LMDBBackend(Backend):
             self.pool.stop()
         self.env.close()
 
-    def database_sizes(self) -> list[tuple[str, Callable[[], float]]]:
-        path = os.path.join(self.env.path(), "data.mdb")
-
-        def allocated() -> float:
-            try:
-                return float(os.stat(path).st_blocks * 512)
-            except OSError:
-                return -1.0
-
-        return [(path, allocated)]
-
-    def storage_size(self) -> tuple[str, int] | None:
-        # The data file's allocated blocks; the label names the file, as one etcd
-        # cluster's would name the cluster.
-        path = os.path.abspath(os.path.join(self.env.path(), "data.mdb"))
+    def _allocated(self) -> int | None:
+        """The data file's allocated blocks in bytes (None: it cannot be read)."""
         try:
-            size = os.stat(path).st_blocks * 512
+            return os.stat(self._data_file).st_blocks * 512
         except OSError:
             return None
-        return hashlib.sha256(path.encode()).hexdigest()[:16], size
+
+    def database_sizes(self) -> list[tuple[str, Callable[[], float]]]:
+        def size() -> float:
+            allocated = self._allocated()
+            return -1.0 if allocated is None else float(allocated)
+
+        return [(self._data_file, size)]
+
+    def storage_size(self) -> tuple[str, int] | None:
+        # The label names the file, as one etcd cluster's would name the cluster.
+        size = self._allocated()
+        if size is None:
+            return None
+        return hashlib.sha256(self._data_file.encode()).hexdigest()[:16], size
 
 
 class EtcdBackend(Backend):
