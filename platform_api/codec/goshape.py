@@ -121,6 +121,10 @@ def shaper(message: str, embedded: bool = False) -> Shaper:
     steps: list[Step] = []
     inline: list[Shaper] = []
     order = () if embedded else go_order(message)
+    if order and "kind" not in order and "apiVersion" not in order:
+        # kind and apiVersion in a message without such fields are its TypeMeta, inline
+        # first in Go (a StatefulSet's claim templates; a top-level object's)
+        order = (*_TYPE_META, *order)
     walk = _SHAPERS[(message, embedded)] = _walker(steps, inline, order)
     for f in fields(message):
         if f.inline:  # an embedded struct's fields are this object's

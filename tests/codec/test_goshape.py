@@ -261,3 +261,28 @@ def test_the_revision_goes_where_kube_writes_it(obj: dict[str, Any], keys: list[
     set_revision(obj, "7")  # filled in in place
     assert list(obj["metadata"]) == keys
     assert obj["metadata"]["resourceVersion"] == "7"
+
+
+def test_claim_templates_keep_their_typemeta_first_as_kube_writes_them() -> None:
+    """A nested message without kind/apiVersion fields has them only as inline TypeMeta,
+    first in Go's struct; an ObjectReference's own fields keep their places."""
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "s"},
+        "spec": {
+            "volumeClaimTemplates": [
+                {"metadata": {"name": "d"}, "kind": "PersistentVolumeClaim", "apiVersion": "v1"}
+            ]
+        },
+    }
+    shape(sts)
+    assert list(sts["spec"]["volumeClaimTemplates"][0])[:3] == ["kind", "apiVersion", "metadata"]
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "e"},
+        "involvedObject": {"apiVersion": "v1", "name": "p", "kind": "Pod"},
+    }
+    shape(event)
+    assert list(event["involvedObject"]) == ["kind", "name", "apiVersion"]
