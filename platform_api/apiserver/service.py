@@ -61,7 +61,11 @@ from platform_api.apiserver.metricsinstall import install as install_metrics
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.presence import Presence
 from platform_api.apiserver.processlock import ProcessLock
-from platform_api.apiserver.signals import exit_on_second_signal
+from platform_api.apiserver.signals import (
+    exit_on_second_signal,
+    ignore_repeated_signals,
+    stop_reactor,
+)
 from platform_api.apiserver.site import APIRequest, APIServer, APISite, Filters
 from platform_api.apiserver.storagebackend import open_backend
 from platform_api.apiserver.storageoptions import ETCD3
@@ -387,7 +391,10 @@ class APIServerService(Service):
 
     def startService(self) -> None:
         super().startService()
-        exit_on_second_signal(self.reactor)
+        if self.slot is None:
+            exit_on_second_signal(self.reactor)
+        else:
+            ignore_repeated_signals(self.reactor)
         cfg = self.config
         server, cert, key, client_ca = self.build()
         cas = load_pem_certificates(client_ca) if client_ca else []
@@ -433,7 +440,7 @@ class APIServerService(Service):
 
     def _failed(self, failure: Any) -> None:
         log.failure("could not listen on port {port}", failure, port=self.config.secure_port)
-        self.reactor.stop()
+        stop_reactor(self.reactor)
 
     def _start_bootstrap(self, _: object) -> None:
         work = self.bootstrap_lock.acquire()

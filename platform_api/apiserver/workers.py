@@ -14,6 +14,7 @@ stops them all, each draining as a single server does.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -106,7 +107,7 @@ class WorkerSupervisor(Service):
 
     def startService(self) -> None:
         super().startService()
-        exit_on_second_signal(self.reactor)
+        exit_on_second_signal(self.reactor, before_exit=self._kill_all)
         cfg = self.config
         private_dir(cfg.data_dir, ours=False)
         private_dir(os.path.join(cfg.data_dir, "run"))
@@ -233,8 +234,9 @@ class WorkerSupervisor(Service):
 
     def _kill_all(self) -> None:
         for protocol in list(self.processes.values()):
-            if protocol.transport is not None:
-                os.kill(protocol.transport.pid, signal.SIGKILL)
+            if protocol.transport is not None and protocol.transport.pid:
+                with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+                    os.kill(protocol.transport.pid, signal.SIGKILL)
 
 
 def _listen(host: str, port: int, backlog: int) -> socket.socket:

@@ -31,6 +31,7 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
 from platform_api.apiserver.sharedport import ConnectionBoard, adopt_shared
+from platform_api.apiserver.signals import stop_reactor
 
 if TYPE_CHECKING:  # the supervisor imports this module, and serves no health endpoint
     from platform_api.apiserver.health import HealthCheck
@@ -77,7 +78,7 @@ class WorkerSlot:
         def check() -> None:
             if os.getppid() != parent:
                 log.warn("the supervisor is gone; stopping")
-                reactor.stop()
+                stop_reactor(reactor)
 
         loop = LoopingCall(check)
         loop.clock = reactor

@@ -263,16 +263,38 @@ def test_a_killed_worker_is_restarted_and_its_duties_move(workers: Server) -> No
     assert "[+]worker-0 ok\n[+]worker-1 ok\n" in response.text
 
 
+def worker_pids(server: Server) -> list[int]:
+    return [int(s["pid"]) for s in states(server).values()]  # type: ignore[call-overload]
+
+
+def ended(pid: int) -> bool:
+    """Whether the process has ended (a zombie whose reaper is not ours has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def assert_gone(pids: list[int]) -> None:
+    wait_until(lambda: all(ended(pid) for pid in pids), timeout=5)  # SIGKILL takes a moment
+
+
+def assert_shut_down_once(server: Server, signum: int, pids: list[int]) -> None:
+    assert server.process is not None and server.log is not None
+    # twistd ends by re-raising the signal that stopped it, after a clean shutdown.
+    assert server.process.wait(timeout=30) == -signum
+    log = server.log.read_text()
+    assert "Server Shut Down." in log.splitlines()[-1]
+    assert "Traceback" not in log and "#critical" not in log
+    assert_gone(pids)
+
+
 def test_sigterm_stops_every_worker(tmp_path: Path) -> None:
     server = start_server(tmp_path / "data", "--workers", "2")
-    pids = [int(s["pid"]) for s in states(server).values()]  # type: ignore[call-overload]
+    pids = worker_pids(server)
     server.process.send_signal(signal.SIGTERM)
-    # twistd ends by re-raising the signal that stopped it, after a clean shutdown.
-    assert server.process.wait(timeout=30) == -signal.SIGTERM
-    assert "Server Shut Down." in server.log.read_text().splitlines()[-1]
-    for pid in pids:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    assert_shut_down_once(server, signal.SIGTERM, pids)
 
 
 def test_ctrl_c_stops_every_worker_once(tmp_path: Path) -> None:
@@ -280,17 +302,38 @@ def test_ctrl_c_stops_every_worker_once(tmp_path: Path) -> None:
     workers leave it to the supervisor, which stops each with SIGTERM (two stop signals
     made Twisted log a critical ReactorNotRunning traceback in a worker)."""
     server = start_server(tmp_path / "data", "--workers", "2")
-    assert server.process is not None and server.log is not None
-    pids = [int(s["pid"]) for s in states(server).values()]  # type: ignore[call-overload]
+    assert server.process is not None
+    pids = worker_pids(server)
     for pid in [server.process.pid, *pids]:  # as the terminal signals its process group
         os.kill(pid, signal.SIGINT)
-    assert server.process.wait(timeout=30) == -signal.SIGINT
-    log = server.log.read_text()
-    assert "Server Shut Down." in log.splitlines()[-1]
-    assert "Traceback" not in log and "#critical" not in log
-    for pid in pids:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    assert_shut_down_once(server, signal.SIGINT, pids)
+
+
+def test_sigterm_to_every_process_stops_each_once(tmp_path: Path) -> None:
+    """``pkill -f platform-apiserver`` or systemd stopping the control group: each worker
+    has SIGTERM twice, its own and its supervisor's, and drains once."""
+    server = start_server(tmp_path / "data", "--workers", "2")
+    assert server.process is not None and server.log is not None
+    pids = worker_pids(server)
+    for pid in [server.process.pid, *pids]:
+        os.kill(pid, signal.SIGTERM)
+    assert_shut_down_once(server, signal.SIGTERM, pids)
+
+
+def test_a_second_stop_signal_ends_the_supervisor_and_its_workers_at_once(
+    tmp_path: Path,
+) -> None:
+    server = start_server(tmp_path / "data", "--workers", "2", "--shutdown-delay-duration=30s")
+    assert server.process is not None and server.log is not None
+    pids = worker_pids(server)
+    server.process.send_signal(signal.SIGTERM)
+    wait_until(lambda: fresh(server).get(f"{server.base_url}/readyz").status_code == 503)
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGINT)
+    assert server.process.wait(timeout=10) == 1
+    assert time.monotonic() - started < 5  # not the 30 s of the workers' delay
+    assert_gone(pids)  # ended with it, not left to notice it is gone
+    assert "Traceback" not in server.log.read_text()
 
 
 def test_a_worker_killed_mid_write_loses_no_acknowledged_write(workers: Server) -> None:
