@@ -270,6 +270,7 @@ class Run:
     rate: float
     errors: int
     server_cpu_ms: float
+    probed: tuple[Any, Any] = (None, None)  # ``probe`` at the start and at the end
 
 
 def machine_busy() -> float:
@@ -290,8 +291,11 @@ def run_parallel(
     per_client: int,
     names: list[list[str]],
     load: Workload = Workload(),
+    probe: Callable[[], Any] | None = None,
 ) -> Run:
-    """``clients`` processes doing ``op`` ``per_client`` times each, timed together."""
+    """``clients`` processes doing ``op`` ``per_client`` times each, timed together;
+    ``probe`` (what the server's processes have spent, say) is read as the clock starts
+    and stops."""
     queue: Any = mp.Queue()
     ready: Any = mp.Barrier(clients + 1)
     procs = [
@@ -301,15 +305,18 @@ def run_parallel(
     for p in procs:
         p.start()
     ready.wait()  # every client is connected (and has done its setup): go
+    first = probe() if probe is not None else None
     start, busy = time.perf_counter(), machine_busy()
     results = [queue.get() for _ in procs]
     elapsed, busy = time.perf_counter() - start, machine_busy() - busy
+    last = probe() if probe is not None else None
     for p in procs:
         p.join()
     total = sum(r[1] for r in results)
     errors = sum(r[2] for r in results)
     clients_cpu = sum(r[3] for r in results)
-    return Run(total / elapsed, errors, (busy - clients_cpu) * 1000 / max(total, 1))
+    server_cpu = (busy - clients_cpu) * 1000 / max(total, 1)
+    return Run(total / elapsed, errors, server_cpu, (first, last))
 
 
 def sequential_get(target: Target, name: str, count: int) -> tuple[float, float]:

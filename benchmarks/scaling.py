@@ -11,7 +11,9 @@ column's ratio to the reference.  Also measures how long a write through one
 connection takes to reach watchers on other connections (with workers, other processes),
 and the machine's CPU per create and per update apart from the clients' own: the
 server's with its database (the writer processes; kube-apiserver's etcd), which says
-whether a configuration is bound by its CPU or by the cores it can use.
+whether a configuration is bound by its CPU or by the cores it can use.  For this
+server, the same CPU split by process (proctree.py): the serving processes, the LMDB
+writers, etcd, and how often the serving processes were preempted.
 
 With ``--rounds N`` every configuration and the reference run N times, interleaved (one
 of each per round), and each cell is the median: on a machine whose speed drifts, ratios
@@ -25,17 +27,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
 import loadgen
+import proctree
 import watchbench
 
 from platform_api.testing.server import ApiServer
@@ -52,10 +57,15 @@ QUIET = "--controllers=*,-root-ca-certificate-publisher-controller"
 
 
 def measure(
-    target: loadgen.Target, objects: int, namespace: str, clients: int = 8
+    target: loadgen.Target,
+    objects: int,
+    namespace: str,
+    clients: int = 8,
+    tree: Callable[[], dict[int, str]] | None = None,
 ) -> dict[str, float]:
     """One run in a fresh ``namespace`` (a reference without a namespace controller
-    never finishes deleting the last one)."""
+    never finishes deleting the last one); ``tree`` names the server's processes by role
+    (proctree.py) where they are on this machine."""
     load = loadgen.Workload(base=f"/api/v1/namespaces/{namespace}/configmaps")
     conn = target.connect()
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
@@ -63,13 +73,24 @@ def measure(
     per = objects // clients
     names = [[f"cm-{c}-{i}" for i in range(per)] for c in range(clients)]
     out: dict[str, float] = {}
-    create = loadgen.run_parallel(target, "create", clients, per, names, load)
+    probe = None
+    if tree is not None:
+        found = tree()
+
+        def probe() -> dict[int, tuple[str, proctree.Usage]]:
+            return proctree.snapshot(found)
+
+    create = loadgen.run_parallel(target, "create", clients, per, names, load, probe)
     out["create /s"] = create.rate
     out["get /s"] = loadgen.run_parallel(target, "get", clients, per * 3, names, load).rate
-    update = loadgen.run_parallel(target, "update", clients, per, names, load)
+    update = loadgen.run_parallel(target, "update", clients, per, names, load, probe)
     out["update /s"] = update.rate
     out["server CPU ms per create"] = create.server_cpu_ms
     out["server CPU ms per update"] = update.server_cpu_ms
+    for verb, run in (("create", create), ("update", update)):
+        if probe is not None:
+            spent = proctree.per_request(*run.probed, per * clients)
+            out.update({f"{row} per {verb}": value for row, value in spent.items()})
     out["list /s"] = loadgen.run_parallel(target, "list", clients, 25, names, load).rate
     cut_before = len(watchbench.CUT_OFF)
     _, seen = asyncio.run(watchbench.fan_out(target, namespace, 100, 1000))
@@ -134,7 +155,10 @@ def run_config(name: str, args: list[str], objects: int, namespace: str) -> dict
             args = [*args, "--etcd-servers", etcd.endpoint]
         server = ApiServer.start(Path(tmp) / "data", *args, QUIET, timeout=60)
         try:
-            return measure(loadgen.from_kubeconfig(str(server.kubeconfig)), objects, namespace)
+            assert server.process is not None
+            root, others = server.process.pid, [etcd.process.pid] if etcd and etcd.process else []
+            target = loadgen.from_kubeconfig(str(server.kubeconfig))
+            return measure(target, objects, namespace, tree=lambda: proctree.roles(root, others))
         finally:
             server.stop()
             if etcd is not None:
@@ -166,18 +190,21 @@ def main() -> None:
 
 def ratio(ours: list[dict[str, float]], kube: list[dict[str, float]], row: str) -> float | None:
     """The median of each round's ratio to the reference's run of the same round."""
-    pairs = [(o[row], k[row]) for o, k in zip(ours, kube, strict=False) if k[row]]
+    pairs = [(o[row], k[row]) for o, k in zip(ours, kube, strict=False) if k.get(row)]
     return statistics.median(o / k for o, k in pairs) if pairs else None
 
 
 def print_table(runs: dict[str, list[dict[str, float]]]) -> None:
     columns = list(runs)
-    rows = list(runs[columns[0]][0])
+    rows = list(dict.fromkeys(row for column in columns for row in runs[column][0]))
     print(f"\n{'measure':<34}" + "".join(f"{c:>16}" for c in columns))
     for row in rows:
         cells = []
         for column in columns:
-            value = statistics.median(run[row] for run in runs[column])
+            value = statistics.median(run.get(row, math.nan) for run in runs[column])
+            if math.isnan(value):  # a process this server does not have (or kube's)
+                cells.append(f"{'-':>16}")
+                continue
             cell = f"{value:.2f}" if value < 100 else f"{value:.0f}"
             relative = ratio(runs[column], runs["kube"], row) if "kube" in runs else None
             if relative is not None and column != "kube":

@@ -1,0 +1,80 @@
+"""The benchmarks' accounting of a server's processes: found by role, CPU per request."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from benchmarks.proctree import Usage, per_request, roles, snapshot
+
+# A parent that starts children named as a server's tree is (a worker, a writer), then
+# waits; each child spins for a moment so it has CPU to count, then sleeps.
+SPIN = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass\ntime.sleep(30)"
+PARENT = f"""
+import subprocess, sys, time
+kids = [
+    subprocess.Popen([sys.executable, "-c", {SPIN!r}, "worker"]),
+    subprocess.Popen([sys.executable, "-c", {SPIN!r}, "-m", "platform_api.storage.lmdb_writer"]),
+]
+print("started", flush=True)
+time.sleep(30)
+"""
+
+
+@pytest.fixture
+def tree() -> Iterator[subprocess.Popen[bytes]]:
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE)
+    try:
+        assert parent.stdout is not None
+        assert parent.stdout.readline() == b"started\n"
+        yield parent
+    finally:
+        subprocess.run(["pkill", "-KILL", "-P", str(parent.pid)], check=False)
+        parent.kill()
+        parent.wait()
+
+
+def settled(root: int) -> dict[int, str]:
+    """The tree's roles once both children run their own programs."""
+    deadline = time.monotonic() + 10
+    while sorted((found := roles(root)).values()) != ["serving", "writers"]:
+        assert time.monotonic() < deadline, found
+        time.sleep(0.01)
+    return found
+
+
+def test_the_tree_is_found_by_role_and_a_supervisor_left_out(
+    tree: subprocess.Popen[bytes],
+) -> None:
+    found = settled(tree.pid)
+    assert tree.pid not in found  # two serving processes: the root is their supervisor
+
+
+def test_cpu_per_request_adds_up_each_roles_processes(tree: subprocess.Popen[bytes]) -> None:
+    found = settled(tree.pid)
+    before = {pid: (kind, Usage(0.0, 0)) for pid, kind in found.items()}
+    deadline = time.monotonic() + 10
+    while True:
+        after = snapshot(found)
+        if all(usage.cpu >= 0.2 for _, usage in after.values()):
+            break
+        assert time.monotonic() < deadline, (found, after)
+        time.sleep(0.05)
+    spent = per_request(before, after, requests=100)
+    assert list(spent) == ["serving CPU ms", "writers CPU ms", "etcd CPU ms", "serving preemptions"]
+    # Each child spun 0.2 s of CPU: 2 ms for each of the 100 requests (plus start-up).
+    assert 2.0 <= spent["serving CPU ms"] < 20.0
+    assert 2.0 <= spent["writers CPU ms"] < 20.0
+    assert math.isnan(spent["etcd CPU ms"])  # no etcd in this tree
+    assert spent["serving preemptions"] >= 0
+
+
+def test_a_process_that_is_gone_is_left_out() -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert snapshot({gone.pid: "serving"}) == {}
