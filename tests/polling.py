@@ -16,3 +16,12 @@ async def until(check: Callable[[], Any], timeout: float = 10.0, step: float = 0
             return
         await deferLater(reactor, step, lambda: None)
     raise AssertionError("timed out")
+
+
+def process_ended(pid: int) -> bool:
+    """Whether process ``pid`` has ended: gone, or a zombie its parent has not reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

@@ -19,8 +19,11 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.threadpool import ThreadPool
 
 from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.sharedwriter import WRITER_ENV
 from platform_api.apiserver.storageoptions import ETCD3
 from platform_api.privatefiles import private_dir
+from platform_api.storage.lmdb_connection import WriterConnection
+from platform_api.storage.lmdb_link import FramedWriter
 from platform_api.storage.lmdb_process import WriterProcess
 from platform_api.storage.lmdb_space import INITIAL_MAP_SIZE
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
@@ -82,9 +85,13 @@ class LMDBBackend(Backend):
         self.env = open_environment(path, initial)
         self._data_file = os.path.abspath(os.path.join(path, "data.mdb"))
         self.pool: ThreadPool | None = None
-        self.writer: WriterProcess | None = None
+        self.writer: FramedWriter | None = None
+        shared = os.environ.get(WRITER_ENV)
         if transformer is None:
-            self.writer = WriterProcess(reactor, path, initial, cfg.lmdb_map_size)
+            if shared:  # the supervisor's, for all its workers (sharedwriter.py)
+                self.writer = WriterConnection(reactor, shared)
+            else:
+                self.writer = WriterProcess(reactor, path, initial, cfg.lmdb_map_size)
             self.storage = LMDBStorage(
                 self.env, None, map_ceiling=cfg.lmdb_map_size, writer=self.writer
             )
@@ -103,7 +110,7 @@ class LMDBBackend(Backend):
 
     def check(self) -> str | None:
         if self.writer is not None and not self.writer.running:
-            return "the LMDB writer process is restarting"
+            return "the LMDB writer is restarting"
         return super().check()
 
     def close(self) -> None:

@@ -31,6 +31,7 @@ from twisted.logger import Logger
 
 from platform_api.apiserver import loopback, pki
 from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.sharedwriter import WRITER_ENV, SharedWriter, shares_writer
 from platform_api.apiserver.signals import exit_on_second_signal
 from platform_api.apiserver.workerslot import (
     FDS_ENV,
@@ -102,6 +103,7 @@ class WorkerSupervisor(Service):
         self._all_ended: defer.Deferred[None] | None = None
         self._announced = False
         self.loopback_token = loopback.new_token()
+        self.writer = SharedWriter(reactor, config) if shares_writer(config) else None
 
     # -- start --------------------------------------------------------------------
 
@@ -124,6 +126,8 @@ class WorkerSupervisor(Service):
         if cfg.embedded_pki and not cfg.client_ca_file:
             paths = pki.Paths.under(cfg.cert_dir)
             pki.write_admin_kubeconfig(cfg.kubeconfig_path, cfg.server_url, paths)
+        if self.writer is not None:
+            self.writer.start()  # the workers connect to it as it comes up
         for index in range(cfg.workers):
             self._spawn(index)
 
@@ -138,6 +142,8 @@ class WorkerSupervisor(Service):
         env[WORKER_ENV] = f"{index}/{cfg.workers}"
         env[FDS_ENV] = f"{LISTEN_FD},{WAKE_FD},{STATUS_FD}"
         env[PORTS_ENV] = self.ports
+        if self.writer is not None:
+            env[WRITER_ENV] = self.writer.socket
         protocol = WorkerProtocol(self, index)
         self.processes[index] = protocol
         self._record(index, "starting")
@@ -216,7 +222,7 @@ class WorkerSupervisor(Service):
         super().stopService()
         self.stopping = True
         if not self.processes:
-            return None
+            return self._stop_writer(None)
         self._all_ended = defer.Deferred()
         for protocol in list(self.processes.values()):
             if protocol.transport is not None:
@@ -230,9 +236,17 @@ class WorkerSupervisor(Service):
                 killer.cancel()
             return result
 
-        return self._all_ended.addBoth(ended)
+        return self._all_ended.addBoth(ended).addBoth(self._stop_writer)
+
+    def _stop_writer(self, result: object) -> object:
+        """The workers' writer ends after them: they committed through it to the end."""
+        if self.writer is None:
+            return result
+        return self.writer.stop().addCallback(lambda _: result)
 
     def _kill_all(self) -> None:
+        if self.writer is not None:
+            self.writer.kill()  # nothing is left to commit through it
         for protocol in list(self.processes.values()):
             if protocol.transport is not None and protocol.transport.pid:
                 with contextlib.suppress(ProcessLookupError):  # it ended meanwhile

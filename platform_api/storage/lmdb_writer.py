@@ -12,97 +12,52 @@ outcome frames from its stdout (lmdb_wire.py); log lines go to stderr.  Each tur
 every frame that has arrived, commits them in one transaction (group commit, with the
 store's own recovery: map growth, remaps, one transaction per op when a batch fails),
 and answers.  End of input (the server stopped or died) ends the process.
+
+With ``--listen NAME`` it is the one writer of a ``--workers`` supervisor
+(lmdb_serve.py): the workers connect to it on an abstract Unix socket and their writes
+share its transactions; its input is the supervisor's, kept open until the workers have
+stopped.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import select
 import signal
 import sys
-from typing import Any
-
-from twisted.internet.defer import Deferred, maybeDeferred
-from twisted.logger import globalLogBeginner, textFileLogObserver
-from twisted.python.failure import Failure
-
-from platform_api.storage.interface import UNREACHABLE, Event, StorageError
-from platform_api.storage.lmdb_commit import Op
-from platform_api.storage.lmdb_store import LMDBStorage, open_environment
-from platform_api.storage.lmdb_wire import (
-    FrameReader,
-    Reply,
-    decode_ops,
-    encode_outcome,
-)
-
-_CHUNK = 1 << 20
 
 
-def _run_inline(work: Any) -> Deferred[Any]:
-    """Commit on this thread: the process has nothing else to do meanwhile."""
-    return maybeDeferred(work)
-
-
-def read_available(fd: int, reader: FrameReader) -> list[Any] | None:
-    """Block for input, then take what else is there; None at end of input."""
-    data = os.read(fd, _CHUNK)
-    if not data:
-        return None
-    frames = reader.feed(data)
-    while select.select([fd], [], [], 0)[0]:
-        data = os.read(fd, _CHUNK)
-        if not data:
-            break  # answered first; the next read ends the loop
-        frames += reader.feed(data)
-    return frames
-
-
-def commit_frames(storage: LMDBStorage, frames: list[Any]) -> list[Reply]:
-    """Each frame's results, its ops committed with every other frame's.  A result
-    left unset (none is) goes out as an error (lmdb_wire)."""
-    replies: list[Reply] = []
-    ops: list[Op] = []
-    slots: list[tuple[list[Any], int]] = []
-    for payload in frames:
-        seq, batch = decode_ops(payload)
-        results: list[Any] = [None] * len(batch)
-        replies.append((seq, results))
-        ops += batch
-        slots += [(results, i) for i in range(len(batch))]
-    for d, op, (results, i) in zip(storage.submit_all(ops), ops, slots, strict=True):
-        d.addBoth(_store, results, i, op.key)
-    return replies
-
-
-def _store(result: Any, results: list[Any], i: int, key: bytes) -> None:
-    if isinstance(result, Failure):
-        error = result.value
-        if not isinstance(error, StorageError):
-            error = StorageError(UNREACHABLE, key, f"storage write failed: {error}")
-        result = error
-    results[i] = result
-
-
-def serve(storage: LMDBStorage, read_fd: int, write_fd: int) -> None:
-    reader = FrameReader()
-    events: list[Event] = []
-    storage.on_commit = events.extend
-    while (frames := read_available(read_fd, reader)) is not None:
-        replies = commit_frames(storage, frames)
-        out = encode_outcome(events, replies)
-        events.clear()
-        view = memoryview(out)
-        while view:
-            view = view[os.write(write_fd, view) :]
+def writer_command(path: str, map_size: int, map_ceiling: int, *extra: str) -> list[str]:
+    """This process's command line (``extra``: ``--listen NAME`` for a shared one).  This
+    module imports the store only when it runs: a supervisor builds the command."""
+    return [
+        sys.executable,
+        "-m",
+        "platform_api.storage.lmdb_writer",
+        path,
+        "--map-size",
+        str(map_size),
+        "--map-ceiling",
+        str(map_ceiling),
+        *extra,
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:
+    from twisted.logger import globalLogBeginner, textFileLogObserver  # noqa: PLC0415
+
+    from platform_api.storage.lmdb_serve import (  # noqa: PLC0415
+        listen,
+        run_inline,
+        serve,
+        serve_shared,
+    )
+    from platform_api.storage.lmdb_store import LMDBStorage, open_environment  # noqa: PLC0415
+
     parser = argparse.ArgumentParser(prog="platform_api.storage.lmdb_writer")
     parser.add_argument("path")
     parser.add_argument("--map-size", type=int, required=True)
     parser.add_argument("--map-ceiling", type=int, required=True)
+    parser.add_argument("--listen", help="the abstract Unix socket the workers connect to")
     args = parser.parse_args(argv)
     # Ctrl-C reaches the whole process group, and a service manager's stop signal the
     # whole cgroup: the server, still draining, ends this process itself (EOF).
@@ -110,9 +65,12 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     globalLogBeginner.beginLoggingTo([textFileLogObserver(sys.stderr)], redirectStandardIO=False)
     env = open_environment(args.path, args.map_size)
-    storage = LMDBStorage(env, _run_inline, map_ceiling=args.map_ceiling)
+    storage = LMDBStorage(env, run_inline, map_ceiling=args.map_ceiling)
     try:
-        serve(storage, sys.stdin.fileno(), sys.stdout.fileno())
+        if args.listen:
+            serve_shared(storage, listen(args.listen), sys.stdin.fileno())
+        else:
+            serve(storage, sys.stdin.fileno(), sys.stdout.fileno())
     finally:
         env.close()
 

@@ -375,6 +375,52 @@ def test_a_worker_killed_mid_write_loses_no_acknowledged_write(workers: Server) 
     assert missing == {}
 
 
+def children(pid: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def lmdb_writers(pid: int) -> list[int]:
+    return [c for c in children(pid) if b"lmdb_writer" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
+def test_the_workers_commit_through_one_writer_that_comes_back_when_killed(
+    workers: Server,
+) -> None:
+    assert workers.process is not None
+    (writer,) = lmdb_writers(workers.process.pid)  # the supervisor's, for both workers
+    assert [lmdb_writers(pid) for pid in worker_pids(workers)] == [[], []]
+    url = f"{workers.base_url}/api/v1/namespaces/default/configmaps"
+    before = fresh(workers).post(url, json={"metadata": {"name": "shared-before"}})
+    assert before.status_code == 201
+    since = before.json()["metadata"]["resourceVersion"]
+    watch = fresh(workers).get(
+        url, params={"watch": "1", "resourceVersion": since}, stream=True, timeout=30
+    )
+    os.kill(writer, signal.SIGKILL)
+    # Writes while the supervisor starts another wait for it and land; one in flight
+    # when it died is answered with kube's 500 (its outcome unknown).
+    created, attempt = None, 0
+    while created is None:
+        attempt += 1
+        r = fresh(workers).post(url, json={"metadata": {"name": f"shared-after-{attempt}"}})
+        if r.status_code == 201:
+            created = r.json()["metadata"]["name"]
+            continue
+        assert (r.status_code, r.json()["reason"]) == (500, "InternalError")
+        assert r.json()["message"].endswith("; the write's outcome is unknown")
+        assert attempt < 20
+    assert lmdb_writers(workers.process.pid) not in ([], [writer])
+    seen = set()
+    for line in watch.iter_lines():
+        seen.add(json.loads(line)["object"]["metadata"]["name"])
+        if created in seen:
+            break
+    watch.close()
+    assert fresh(workers).get(f"{url}/shared-before").status_code == 200
+    response = fresh(workers).get(f"{workers.base_url}/readyz?verbose")
+    assert (response.status_code, "[+]lmdb ok" in response.text) == (200, True)
+
+
 def test_a_local_process_that_is_not_a_worker_is_not_heard(workers: Server) -> None:
     """The workers' commit and metrics datagrams go over loopback UDP, which any local
     process can reach: one that is not a worker gets no answer and resets nothing."""

@@ -23,7 +23,7 @@ from platform_api.storage.interface import ADDED, KEY_EXISTS, UNREACHABLE, Event
 from platform_api.storage.lmdb_commit import CREATE, Op
 from platform_api.storage.lmdb_process import WriterProcess
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
-from tests.polling import until
+from tests.polling import process_ended, until
 
 MI = 2**20
 
@@ -95,14 +95,6 @@ async def test_a_killed_writer_answers_its_writes_and_is_replaced(world: World) 
         world.storage.get(b"/cm/lost")  # never read: never committed
 
 
-def _dead(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
-
-
 @pytest_twisted.ensureDeferred
 async def test_a_write_sent_to_a_writer_already_dead_waits_for_the_next(world: World) -> None:
     """Killed before the reactor has heard of it: the write finds the pipe broken, so
@@ -111,7 +103,9 @@ async def test_a_write_sent_to_a_writer_already_dead_waits_for_the_next(world: W
     pid = world.pid()
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 5
-    while not _dead(pid) and time.monotonic() < deadline:  # the reactor is not run meanwhile
+    while (
+        not process_ended(pid) and time.monotonic() < deadline
+    ):  # the reactor is not run meanwhile
         time.sleep(0.005)
     created = await world.storage.create(b"/cm/after", cm("after"))
     assert world.pid() != pid
@@ -154,15 +148,7 @@ async def test_stopping_ends_the_process(world: World) -> None:
     pid = world.pid()
     ended: Deferred[None] = world.writer.stop()
     await ended
-    await until(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid))
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
+    await until(lambda: process_ended(pid))
 
 
 @pytest_twisted.ensureDeferred

@@ -1,5 +1,6 @@
-"""One storage test suite, run against both backends: LMDB (its writer a thread, and a
-process as the server runs it) and a real etcd.
+"""One storage test suite, run against both backends: LMDB (its writer a thread, a
+process as a server runs it, and the writer a ``--workers`` supervisor runs for all its
+workers) and a real etcd.
 
 The registry relies on these behaviours of ``Storage`` whatever is underneath: revisions
 that only grow, compare-and-swap that never loses an update, lists and watches at
@@ -20,6 +21,8 @@ from twisted.internet.defer import ensureDeferred, gatherResults
 from twisted.internet.threads import deferToThreadPool
 from twisted.python.threadpool import ThreadPool
 
+from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.sharedwriter import SharedWriter
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.layout import KeyLayout
 from platform_api.storage.etcd.store import EtcdStorage
@@ -39,6 +42,7 @@ from platform_api.storage.interface import (
     Storage,
     StorageError,
 )
+from platform_api.storage.lmdb_connection import WriterConnection
 from platform_api.storage.lmdb_process import WriterProcess
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 from tests.storage.etcd_server import EtcdServer, start_etcd
@@ -89,6 +93,24 @@ def _lmdb_process(tmp_path: Path) -> Backend:
     return Backend(storage, events, close)
 
 
+def _lmdb_shared(tmp_path: Path) -> Backend:
+    """LMDB as workers run it: the supervisor's writer (sharedwriter.py), on its socket."""
+    (tmp_path / "run").mkdir(mode=0o700)
+    events: list[Event] = []
+    supervisor = SharedWriter(reactor, ServerConfig(data_dir=str(tmp_path)))
+    supervisor.start()
+    env = open_environment(str(tmp_path / "db"), 64 * 2**20)
+    writer = WriterConnection(reactor, supervisor.socket)
+    storage = LMDBStorage(env, None, events.extend, writer=writer)
+
+    def close() -> None:
+        writer.stop()
+        supervisor.stop()
+        env.close()
+
+    return Backend(storage, events, close)
+
+
 def _etcd(server: EtcdServer) -> Backend:
     client = EtcdClient([server.endpoint], reactor)
     events: list[Event] = []
@@ -104,12 +126,14 @@ def _etcd(server: EtcdServer) -> Backend:
     return Backend(storage, events, close)
 
 
-@pytest.fixture(params=["lmdb", "lmdb-process", "etcd"])
+@pytest.fixture(params=["lmdb", "lmdb-process", "lmdb-shared", "etcd"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "lmdb":
         made = _lmdb(tmp_path)
     elif request.param == "lmdb-process":
         made = _lmdb_process(tmp_path)
+    elif request.param == "lmdb-shared":
+        made = _lmdb_shared(tmp_path)
     else:
         made = _etcd(request.getfixturevalue("etcd"))
     yield made

@@ -1,0 +1,183 @@
+"""How the LMDB writer process serves (lmdb_writer.py is its entry point).
+
+Each turn takes every frame that has arrived, commits all their ops in one transaction
+(group commit, with the store's own recovery: map growth, remaps, one transaction per op
+when a batch fails), and answers each frame's sender with its results and the events of
+its own writes.  ``serve`` answers one server on its pipes.  ``serve_shared`` answers
+the workers of a ``--workers`` supervisor on a Unix socket: with a writer each, two
+workers' writers took turns at LMDB's write lock, and one held it ~40% of the time
+waiting for the other's commits (preempted mid-commit on a busy machine); one writer
+commits both workers' writes together, with half the commits and no lock to wait for.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import struct
+from typing import Any
+
+from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.python.failure import Failure
+
+from platform_api.storage.interface import UNREACHABLE, Event, StorageError, Stored
+from platform_api.storage.lmdb_commit import Op
+from platform_api.storage.lmdb_store import LMDBStorage
+from platform_api.storage.lmdb_wire import (
+    FrameReader,
+    Reply,
+    decode_ops,
+    encode_outcome,
+)
+
+_CHUNK = 1 << 20
+
+
+def run_inline(work: Any) -> Deferred[Any]:
+    """Commit on this thread: the process has nothing else to do meanwhile."""
+    return maybeDeferred(work)
+
+
+def read_available(fd: int, reader: FrameReader) -> list[Any] | None:
+    """Block for input, then take what else is there; None at end of input."""
+    data = os.read(fd, _CHUNK)
+    if not data:
+        return None
+    frames = reader.feed(data)
+    while select.select([fd], [], [], 0)[0]:
+        data = os.read(fd, _CHUNK)
+        if not data:
+            break  # answered first; the next read ends the loop
+        frames += reader.feed(data)
+    return frames
+
+
+def commit_frames(storage: LMDBStorage, frames: list[Any]) -> list[Reply]:
+    """Each frame's results, its ops committed with every other frame's.  A result
+    left unset (none is) goes out as an error (lmdb_wire)."""
+    replies: list[Reply] = []
+    ops: list[Op] = []
+    slots: list[tuple[list[Any], int]] = []
+    for payload in frames:
+        seq, batch = decode_ops(payload)
+        results: list[Any] = [None] * len(batch)
+        replies.append((seq, results))
+        ops += batch
+        slots += [(results, i) for i in range(len(batch))]
+    for d, op, (results, i) in zip(storage.submit_all(ops), ops, slots, strict=True):
+        d.addBoth(_store, results, i, op.key)
+    return replies
+
+
+def _store(result: Any, results: list[Any], i: int, key: bytes) -> None:
+    if isinstance(result, Failure):
+        error = result.value
+        if not isinstance(error, StorageError):
+            error = StorageError(UNREACHABLE, key, f"storage write failed: {error}")
+        result = error
+    results[i] = result
+
+
+def serve(storage: LMDBStorage, read_fd: int, write_fd: int) -> None:
+    reader = FrameReader()
+    events: list[Event] = []
+    storage.on_commit = events.extend
+    while (frames := read_available(read_fd, reader)) is not None:
+        replies = commit_frames(storage, frames)
+        out = encode_outcome(events, replies)
+        events.clear()
+        view = memoryview(out)
+        while view:
+            view = view[os.write(write_fd, view) :]
+
+
+# -- the shared writer ---------------------------------------------------------------------
+
+_PEER = struct.Struct("3i")  # struct ucred: pid, uid, gid
+GREETING = b"\x01"  # this writer is alive and has taken the connection (lmdb_connection.py)
+
+
+def listen(name: str) -> socket.socket:
+    """The workers' socket: ``name`` in the abstract namespace (Linux).  Any local process
+    can reach such a socket, so ``accept`` takes only the server user's: the frames are
+    ``marshal``, for this server's own processes alone."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind("\0" + name)
+    sock.listen(64)
+    return sock
+
+
+def serve_shared(storage: LMDBStorage, listener: socket.socket, control_fd: int) -> None:
+    """Commit what the connected workers send until ``control_fd`` (the supervisor's
+    pipe) ends."""
+    readers: dict[socket.socket, FrameReader] = {}
+    events: list[Event] = []
+    storage.on_commit = events.extend
+    while True:
+        watched: list[Any] = [control_fd, listener, *readers]
+        ready = select.select(watched, [], [])[0]
+        if control_fd in ready and not os.read(control_fd, _CHUNK):
+            break
+        if listener in ready:
+            accept(listener, readers)
+        talking = [conn for conn in ready if conn in readers]
+        frames = [(conn, payload) for conn in talking for payload in _receive(conn, readers)]
+        if frames:
+            replies = commit_frames(storage, [payload for _, payload in frames])
+            _answer(frames, replies, events)
+            events.clear()
+        for conn in talking:
+            if conn not in readers:  # it closed its end: answered what it sent, now closed
+                conn.close()
+    for conn in readers:
+        conn.close()
+    listener.close()
+
+
+def accept(listener: socket.socket, readers: dict[socket.socket, FrameReader]) -> None:
+    conn, _ = listener.accept()
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEER.size)
+    if _PEER.unpack(creds)[1] != os.getuid():
+        conn.close()  # another user's process
+        return
+    conn.sendall(GREETING)
+    conn.setblocking(False)
+    readers[conn] = FrameReader()
+
+
+def _receive(conn: socket.socket, readers: dict[socket.socket, FrameReader]) -> list[Any]:
+    """The frames a worker sent; a worker that went away is forgotten."""
+    frames: list[Any] = []
+    while True:
+        try:
+            data = conn.recv(_CHUNK)
+        except BlockingIOError:
+            return frames
+        except OSError:
+            data = b""
+        if not data:
+            del readers[conn]
+            return frames
+        frames += readers[conn].feed(data)
+
+
+def _answer(
+    frames: list[tuple[socket.socket, Any]], replies: list[Reply], events: list[Event]
+) -> None:
+    """Each worker its frames' results and its own writes' events, in commit order."""
+    owners: dict[int, socket.socket] = {}
+    answers: dict[socket.socket, list[Reply]] = {}
+    for (conn, _), reply in zip(frames, replies, strict=True):
+        answers.setdefault(conn, []).append(reply)
+        for result in reply[1]:
+            if isinstance(result, Stored):  # a write's own revision: its event's
+                owners[result.revision] = conn
+    for conn, its_replies in answers.items():
+        mine = [e for e in events if owners.get(e.revision) is conn]
+        try:
+            conn.setblocking(True)
+            conn.sendall(encode_outcome(mine, its_replies))
+            conn.setblocking(False)
+        except OSError:
+            pass  # it went away: the next select sees it closed
