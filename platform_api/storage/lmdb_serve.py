@@ -20,6 +20,7 @@ import struct
 from typing import Any
 
 from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from platform_api.storage.interface import UNREACHABLE, Event, StorageError, Stored
@@ -32,6 +33,7 @@ from platform_api.storage.lmdb_wire import (
     encode_outcome,
 )
 
+log = Logger()
 _CHUNK = 1 << 20
 
 
@@ -54,14 +56,13 @@ def read_available(fd: int, reader: FrameReader) -> list[Any] | None:
     return frames
 
 
-def commit_frames(storage: LMDBStorage, frames: list[Any]) -> list[Reply]:
+def commit_frames(storage: LMDBStorage, frames: list[tuple[int, list[Op]]]) -> list[Reply]:
     """Each frame's results, its ops committed with every other frame's.  A result
     left unset (none is) goes out as an error (lmdb_wire)."""
     replies: list[Reply] = []
     ops: list[Op] = []
     slots: list[tuple[list[Any], int]] = []
-    for payload in frames:
-        seq, batch = decode_ops(payload)
+    for seq, batch in frames:
         results: list[Any] = [None] * len(batch)
         replies.append((seq, results))
         ops += batch
@@ -85,7 +86,7 @@ def serve(storage: LMDBStorage, read_fd: int, write_fd: int) -> None:
     events: list[Event] = []
     storage.on_commit = events.extend
     while (frames := read_available(read_fd, reader)) is not None:
-        replies = commit_frames(storage, frames)
+        replies = commit_frames(storage, [decode_ops(payload) for payload in frames])
         out = encode_outcome(events, replies)
         events.clear()
         view = memoryview(out)
@@ -147,9 +148,12 @@ def accept(listener: socket.socket, readers: dict[socket.socket, FrameReader]) -
     readers[conn] = FrameReader()
 
 
-def _receive(conn: socket.socket, readers: dict[socket.socket, FrameReader]) -> list[Any]:
-    """The frames a worker sent; a worker that went away is forgotten."""
-    frames: list[Any] = []
+def _receive(
+    conn: socket.socket, readers: dict[socket.socket, FrameReader]
+) -> list[tuple[int, list[Op]]]:
+    """The frames a worker sent, decoded; a worker that went away is forgotten, and so
+    is a connection that sends what no worker sends (the other workers' writes go on)."""
+    frames: list[tuple[int, list[Op]]] = []
     while True:
         try:
             data = conn.recv(_CHUNK)
@@ -160,11 +164,18 @@ def _receive(conn: socket.socket, readers: dict[socket.socket, FrameReader]) -> 
         if not data:
             del readers[conn]
             return frames
-        frames += readers[conn].feed(data)
+        try:
+            frames += [decode_ops(payload) for payload in readers[conn].feed(data)]
+        except Exception as e:
+            log.error("an unreadable frame from a worker; closing its connection: {e!r}", e=e)
+            del readers[conn]
+            return []
 
 
 def _answer(
-    frames: list[tuple[socket.socket, Any]], replies: list[Reply], events: list[Event]
+    frames: list[tuple[socket.socket, tuple[int, list[Op]]]],
+    replies: list[Reply],
+    events: list[Event],
 ) -> None:
     """Each worker its frames' results and its own writes' events, in commit order."""
     owners: dict[int, socket.socket] = {}

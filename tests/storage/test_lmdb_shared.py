@@ -25,7 +25,7 @@ from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.sharedwriter import SharedWriter
 from platform_api.storage.interface import ADDED, UNREACHABLE, Event, StorageError
 from platform_api.storage.lmdb_connection import WriterConnection
-from platform_api.storage.lmdb_serve import accept, listen
+from platform_api.storage.lmdb_serve import GREETING, accept, listen
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 from platform_api.storage.lmdb_wire import FrameReader
 from tests.polling import process_ended, until
@@ -196,3 +196,20 @@ async def test_a_write_waits_for_a_writer_that_says_hello(tmp_path: Path) -> Non
             await supervisor.stop()
     finally:
         env.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_connection_that_sends_what_no_worker_sends_is_closed_alone(
+    world: World,
+) -> None:
+    pid = world.pid()
+    with socket.socket(socket.AF_UNIX) as stranger:
+        stranger.connect("\0" + world.supervisor.socket)
+        stranger.settimeout(5)
+        assert stranger.recv(1) == GREETING
+        stranger.sendall(b"\x00\x00\x00\x03\xff\xfe\xfd")  # a frame, not marshal
+        await deferLater(reactor, 0.1, lambda: None)
+        assert stranger.recv(1) == b""  # hung up on
+    created = await world.workers[0].storage.create(b"/cm/a", cm("a"))
+    assert world.workers[1].storage.get(b"/cm/a").revision == created.revision
+    assert world.pid() == pid  # the writer went on
