@@ -97,6 +97,7 @@ def serve(storage: LMDBStorage, read_fd: int, write_fd: int) -> None:
 # -- the shared writer ---------------------------------------------------------------------
 
 _PEER = struct.Struct("3i")  # struct ucred: pid, uid, gid
+SEND_TIMEOUT = 5.0  # seconds a worker may leave an answer unread
 GREETING = b"\x01"  # this writer is alive and has taken the connection (lmdb_connection.py)
 
 
@@ -127,7 +128,7 @@ def serve_shared(storage: LMDBStorage, listener: socket.socket, control_fd: int)
         frames = [(conn, payload) for conn in talking for payload in _receive(conn, readers)]
         if frames:
             replies = commit_frames(storage, [payload for _, payload in frames])
-            _answer(frames, replies, events)
+            _answer(frames, replies, events, readers)
             events.clear()
         for conn in talking:
             if conn not in readers:  # it closed its end: answered what it sent, now closed
@@ -176,8 +177,11 @@ def _answer(
     frames: list[tuple[socket.socket, tuple[int, list[Op]]]],
     replies: list[Reply],
     events: list[Event],
+    readers: dict[socket.socket, FrameReader],
 ) -> None:
-    """Each worker its frames' results and its own writes' events, in commit order."""
+    """Each worker its frames' results and its own writes' events, in commit order.  A
+    connection that takes no answer for SEND_TIMEOUT (its process stopped reading) is
+    dropped, rather than stall every worker's writes."""
     owners: dict[int, socket.socket] = {}
     answers: dict[socket.socket, list[Reply]] = {}
     for (conn, _), reply in zip(frames, replies, strict=True):
@@ -188,8 +192,9 @@ def _answer(
     for conn, its_replies in answers.items():
         mine = [e for e in events if owners.get(e.revision) is conn]
         try:
-            conn.setblocking(True)
+            conn.settimeout(SEND_TIMEOUT)
             conn.sendall(encode_outcome(mine, its_replies))
             conn.setblocking(False)
-        except OSError:
-            pass  # it went away: the next select sees it closed
+        except OSError:  # gone, or not reading
+            readers.pop(conn, None)
+            conn.close()

@@ -23,7 +23,9 @@ from twisted.internet.task import deferLater
 
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.sharedwriter import SharedWriter
-from platform_api.storage.interface import ADDED, UNREACHABLE, Event, StorageError
+from platform_api.storage import lmdb_serve
+from platform_api.storage.interface import ADDED, UNREACHABLE, Event, StorageError, Stored
+from platform_api.storage.lmdb_commit import Op
 from platform_api.storage.lmdb_connection import WriterConnection
 from platform_api.storage.lmdb_serve import GREETING, accept, listen
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
@@ -213,3 +215,20 @@ async def test_a_connection_that_sends_what_no_worker_sends_is_closed_alone(
     created = await world.workers[0].storage.create(b"/cm/a", cm("a"))
     assert world.workers[1].storage.get(b"/cm/a").revision == created.revision
     assert world.pid() == pid  # the writer went on
+
+
+def test_a_worker_that_reads_no_answers_is_dropped_not_waited_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The writer answers every worker in turn: one that stopped reading (a stopped
+    process) would hold every other worker's writes, so it is dropped after a while."""
+    monkeypatch.setattr(lmdb_serve, "SEND_TIMEOUT", 0.2)
+    ours, theirs = socket.socketpair(socket.AF_UNIX)
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    readers = {ours: FrameReader()}
+    big = Stored(b"/cm/big", 7, b"x" * (4 * MI))  # more than the socket holds unread
+    frames: list[tuple[socket.socket, tuple[int, list[Op]]]] = [(ours, (1, []))]
+    lmdb_serve._answer(frames, [(1, [big])], [], readers)
+    assert readers == {}
+    assert ours.fileno() == -1  # closed
+    theirs.close()
