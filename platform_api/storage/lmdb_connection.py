@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from twisted.internet.defer import Deferred
-from twisted.internet.endpoints import UNIXClientEndpoint, connectProtocol
-from twisted.internet.interfaces import IDelayedCall
-from twisted.internet.protocol import Protocol
+from twisted.internet.endpoints import UNIXClientEndpoint
+from twisted.internet.interfaces import IAddress, IDelayedCall
+from twisted.internet.protocol import Factory, Protocol
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
@@ -45,6 +45,16 @@ class _Link(Protocol):
         self.owner._disconnected(self, reason)
 
 
+class _Links(Factory):
+    noisy = False  # a connection a restart is not worth two log lines
+
+    def __init__(self, owner: WriterConnection) -> None:
+        self.owner = owner
+
+    def buildProtocol(self, addr: IAddress | None) -> _Link:
+        return _Link(self.owner)
+
+
 class WriterConnection(FramedWriter):
     def __init__(self, reactor: Any, name: str) -> None:
         super().__init__(reactor)
@@ -64,7 +74,7 @@ class WriterConnection(FramedWriter):
 
     def _connect(self) -> None:
         self._retry_call = None
-        d = connectProtocol(self._endpoint, _Link(self))
+        d = self._endpoint.connect(_Links(self))
         d.addCallbacks(self._linked, self._not_linked)
 
     def _linked(self, link: _Link) -> None:
