@@ -4,11 +4,11 @@ Each server process used to commit through a writer process of its own; two work
 writers then took turns at LMDB's write lock (lmdb_serve.py has the figures).  The
 supervisor runs one writer instead, on an abstract Unix socket (no file, so no path
 length limit or stale file; a name with a random part, so no other user can take it
-first), and tells the workers its name (``PLATFORM_APISERVER_LMDB_WRITER``); their writes
-share its transactions.  A writer that dies is started again (the workers answer the writes it
-held as lost, read what it committed from the change log, and connect again); it stops
-once the workers have, when the supervisor closes its input.  With encryption at rest
-each worker keeps its writer thread: the keys live in the workers.
+first), and tells the workers its name (``PLATFORM_APISERVER_LMDB_WRITER``); their
+writes share its transactions.  A writer that dies is started again (the workers answer
+the writes it held as lost, read what it committed from the change log, and connect
+again); it stops once the workers have, when the supervisor closes its input.  With
+encryption at rest each worker keeps its writer thread: the keys live in the workers.
 """
 
 from __future__ import annotations

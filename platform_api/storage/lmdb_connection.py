@@ -59,7 +59,7 @@ class WriterConnection(FramedWriter):
     def __init__(self, reactor: Any, name: str) -> None:
         super().__init__(reactor)
         self._endpoint = UNIXClientEndpoint(reactor, "\0" + name)
-        self._path = name
+        self._name = name
         self._link: _Link | None = None
         self._retry = FIRST_RETRY
         self._retry_call: IDelayedCall | None = None
@@ -95,8 +95,8 @@ class WriterConnection(FramedWriter):
             return
         if not self._warned and self._retry >= LAST_RETRY:
             log.warn(
-                "the LMDB writer at @{path} does not answer ({why}); retrying",
-                path=self._path,
+                "the LMDB writer at @{name} does not answer ({why}); retrying",
+                name=self._name,
                 why=failure.getErrorMessage(),
             )
             self._warned = True

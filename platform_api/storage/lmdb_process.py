@@ -22,8 +22,8 @@ from platform_api.storage.lmdb_link import FramedWriter
 from platform_api.storage.lmdb_writer import writer_command
 
 log = Logger()
-QUICK_DEATH = 2.0  # seconds: a process that dies sooner is started again with back-off
-MAX_DELAY = 5.0
+_QUICK_DEATH = 2.0  # seconds: a process that dies sooner is started again with back-off
+_MAX_DELAY = 5.0
 
 
 class RestartingWriter(ProcessProtocol):
@@ -73,8 +73,8 @@ class RestartingWriter(ProcessProtocol):
             return
         why = reason.getErrorMessage()
         self.exited(f"the LMDB writer process exited ({why})")
-        quick = time.monotonic() - self._started < QUICK_DEATH
-        self._delay = min(MAX_DELAY, self._delay * 2) if quick else 0.1
+        quick = time.monotonic() - self._started < _QUICK_DEATH
+        self._delay = min(_MAX_DELAY, self._delay * 2) if quick else 0.1
         log.warn(
             "LMDB writer process exited ({why}); restarting in {delay:.1f}s",
             why=why,

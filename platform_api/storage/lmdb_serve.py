@@ -139,12 +139,20 @@ def serve_shared(storage: LMDBStorage, listener: socket.socket, control_fd: int)
 
 
 def accept(listener: socket.socket, readers: dict[socket.socket, FrameReader]) -> None:
-    conn, _ = listener.accept()
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEER.size)
-    if _PEER.unpack(creds)[1] != os.getuid():
-        conn.close()  # another user's process
+    """Take a worker's connection and greet it; another user's, or one that is gone
+    before it is greeted, is closed."""
+    try:
+        conn, _ = listener.accept()
+    except OSError:  # it left the backlog before this turn took it
         return
-    conn.sendall(GREETING)
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEER.size)
+        if _PEER.unpack(creds)[1] != os.getuid():
+            raise PermissionError("another user's process")
+        conn.sendall(GREETING)
+    except OSError:
+        conn.close()
+        return
     conn.setblocking(False)
     readers[conn] = FrameReader()
 
