@@ -13,7 +13,8 @@ and the machine's CPU per create and per update apart from the clients' own: the
 server's with its database (the writer processes; kube-apiserver's etcd), which says
 whether a configuration is bound by its CPU or by the cores it can use.  For this
 server, the same CPU split by process (proctree.py): the serving processes, the LMDB
-writers, etcd, and how often the serving processes were preempted.
+writers, etcd, and how the scheduler ran the serving processes (how often each request
+put one on a core, how long it waited runnable for one, how often it was preempted).
 
 With ``--rounds N`` every configuration and the reference run N times, interleaved (one
 of each per round), and each cell is the median: on a machine whose speed drifts, ratios
