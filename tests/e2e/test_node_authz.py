@@ -68,7 +68,7 @@ def pod(name: str, node: str, secret: str) -> dict[str, Any]:
 
 def eventually(check: Callable[[], requests.Response], code: int) -> requests.Response:
     """The graph follows the watch hub: poll (within a deadline) for the expected answer."""
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while True:
         r = check()
         if r.status_code == code or time.monotonic() > deadline:
