@@ -167,7 +167,7 @@ class APIServerService(Service):
             siblings.on_message = self.metrics_exchange.received
             siblings.listen()
             self._loops.append(self.slot.follow_supervisor(reactor))
-            if self.backend.wake_siblings:
+            if self.backend.wake_siblings and not self.backend.hear_siblings(siblings.heard):
 
                 def committed(events: list[Event]) -> None:
                     self.hub.committed(events)

@@ -44,6 +44,11 @@ class Backend:
     def start(self) -> None:
         """Begin following changes (etcd's watch); LMDB commits feed the hub directly."""
 
+    def hear_siblings(self, heard: Callable[[], None]) -> bool:
+        """Have ``heard`` called when other workers commit, where this backend's writer
+        tells of them; False: the workers must wake each other."""
+        return False
+
     def close(self) -> None: ...
 
     def storage_size(self) -> tuple[str, int] | None:
@@ -107,6 +112,15 @@ class LMDBBackend(Backend):
             map_ceiling=cfg.lmdb_map_size,
             transformer=transformer,
         )
+
+    def hear_siblings(self, heard: Callable[[], None]) -> bool:
+        # The workers' shared writer sends each the newest revision with its answers,
+        # and alone to a worker with none coming (lmdb_serve.NEWS_GAP): under load no
+        # worker is woken for another's commit.
+        if not isinstance(self.writer, WriterConnection):
+            return False
+        self.writer.on_news = heard
+        return True
 
     def check(self) -> str | None:
         if self.writer is not None and not self.writer.running:

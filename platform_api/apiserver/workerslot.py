@@ -7,9 +7,10 @@ starts each worker with those descriptors and this environment:
 - ``PLATFORM_APISERVER_FDS``: ``<listen fd>,<wake fd>,<status fd>``;
 - ``PLATFORM_APISERVER_WAKE_PORTS``: every worker's wake port, by index.
 
-A worker serves on the inherited socket, tells its siblings of its commits with a
-datagram (at most one per WAKE_GAP; they read the change log at once instead of at the
-next poll), and tells the supervisor when it is ready through the status pipe.
+A worker serves on the inherited socket, hears of its siblings' commits (from their
+shared LMDB writer, or where each commits itself, a datagram from the sibling: at most
+one per WAKE_GAP) so that it reads the change log at once instead of at the next poll,
+and tells the supervisor when it is ready through the status pipe.
 The supervisor writes what it knows of every worker to ``<data-dir>/run/workers.json``;
 /readyz reads it.
 """
@@ -119,7 +120,8 @@ class WakeSiblings(DatagramProtocol):
         self.slot = slot
         self._on_wake = on_wake
         self._reactor = reactor
-        self._due = False
+        self._due: IDelayedCall | None = None  # the log read news made due
+        self._stopped = False
         self._targets = [
             ("127.0.0.1", port) for i, port in enumerate(slot.wake_ports) if i != slot.index
         ]
@@ -148,10 +150,13 @@ class WakeSiblings(DatagramProtocol):
         self.send(b"!")
 
     def stop(self) -> None:
-        """No wake left due (the worker is stopping)."""
-        if self._next_wake is not None and self._next_wake.active():
-            self._next_wake.cancel()
-        self._next_wake = None
+        """No wake left due, and no news heard (the worker is stopping: its storage is
+        closed next)."""
+        self._stopped = True
+        for call in (self._next_wake, self._due):
+            if call is not None and call.active():
+                call.cancel()
+        self._next_wake = self._due = None
 
     def send(self, data: bytes, address: Any = None) -> None:
         """``data`` to ``address``, or to every sibling when it is None."""
@@ -168,13 +173,17 @@ class WakeSiblings(DatagramProtocol):
             if self.on_message is not None:
                 self.on_message(datagram, addr)
             return
-        if self._due:
+        self.heard()
+
+    def heard(self) -> None:
+        """News of a sibling's commit (a wake datagram, or the shared LMDB writer's news):
+        read the change log on the next turn, after this turn's own commits."""
+        if self._due is not None or self._stopped:
             return  # one log read per reactor turn, however many siblings committed
-        self._due = True
-        self._reactor.callLater(0, self._wake)
+        self._due = self._reactor.callLater(0, self._wake)
 
     def _wake(self) -> None:
-        self._due = False
+        self._due = None
         self._on_wake()
 
 

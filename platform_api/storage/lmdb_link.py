@@ -44,6 +44,9 @@ class FramedWriter:
         self._reader = FrameReader()
         self._flush_call: IDelayedCall | None = None
         self._stopping = False
+        # Called when an outcome tells of commits newer than its own events (the other
+        # workers', from the shared writer): this worker's change log has news.
+        self.on_news: Callable[[], None] | None = None
 
     def attach(
         self, deliver: Deliver, events_since: Callable[[int], list[Event]], revision: int
@@ -115,15 +118,19 @@ class FramedWriter:
             log.failure("an unreadable answer from the LMDB writer")
             self._abort()
             return
-        for results, events, ops in answered:
+        news = False
+        for results, events, ops, newest in answered:
             if events:
                 self._revision = events[-1].revision
-            if self._deliver is not None:
+            news = news or newest > self._revision
+            if self._deliver is not None and (results or events):
                 self._deliver(results, events, ops)
+        if news and self.on_news is not None:
+            self.on_news()
 
-    def _answered(self, payload: Any) -> tuple[list[Any], list[Event], list[Op]]:
-        """One outcome: the results, the events, and the ops they answer."""
-        events, replies = decode_outcome(payload)
+    def _answered(self, payload: Any) -> tuple[list[Any], list[Event], list[Op], int]:
+        """One outcome: the results, the events, the ops they answer, the newest commit."""
+        events, replies, newest = decode_outcome(payload)
         for seq, answers in replies:
             if len(answers) != len(self._sent[seq]):  # checked before any is taken
                 raise ValueError(f"{len(answers)} results for {len(self._sent[seq])} writes")
@@ -132,7 +139,7 @@ class FramedWriter:
         for seq, answers in replies:
             results += answers
             ops += self._sent.pop(seq)
-        return results, events, ops
+        return results, events, ops, newest
 
     def _link_lost(self, why: str) -> None:
         """The link broke: answer what it carried, and start reading afresh."""

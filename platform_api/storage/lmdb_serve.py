@@ -8,7 +8,8 @@ the workers of a ``--workers`` supervisor on a Unix socket: with a writer each, 
 workers' writers took turns at LMDB's write lock (in 8000 creates each waited ~0.55 s
 for it, and one or the other held it ~75% of the run: a writer preempted mid-commit
 holds it longer); one writer commits both workers' writes together, with no lock to
-wait for.
+wait for.  It also tells each worker of the others' commits (NEWS_GAP), which a worker
+reads from the change log.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import select
 import socket
 import struct
+import time
 from typing import Any
 
 from twisted.internet.defer import Deferred, maybeDeferred
@@ -99,6 +101,23 @@ def serve(storage: LMDBStorage, read_fd: int, write_fd: int) -> None:
 _PEER = struct.Struct("3i")  # struct ucred: pid, uid, gid
 SEND_TIMEOUT = 5.0  # seconds a worker may leave an answer unread
 GREETING = b"\x01"  # this writer is alive and has taken the connection (lmdb_connection.py)
+# A worker hears of the others' commits at most this long after the first it has not
+# heard of: with its own answers (each says the newest revision), or in an outcome of
+# its own (news alone).  Under load every worker has answers coming: no news goes out
+# alone, and no worker is woken for it.
+NEWS_GAP = 0.002
+
+
+class _Worker:
+    """A connected worker: its frames as they arrive, and what it has heard."""
+
+    def __init__(self) -> None:
+        self.reader = FrameReader()
+        self.told = 0  # the newest revision it has been sent
+        self.told_at = float("-inf")  # when (monotonic)
+
+
+Workers = dict[socket.socket, _Worker]
 
 
 def listen(name: str) -> socket.socket:
@@ -114,31 +133,34 @@ def listen(name: str) -> socket.socket:
 def serve_shared(storage: LMDBStorage, listener: socket.socket, control_fd: int) -> None:
     """Commit what the connected workers send until ``control_fd`` (the supervisor's
     pipe) ends."""
-    readers: dict[socket.socket, FrameReader] = {}
+    workers: Workers = {}
     events: list[Event] = []
     storage.on_commit = events.extend
+    newest = storage.current_revision()
     while True:
-        watched: list[Any] = [control_fd, listener, *readers]
-        ready = select.select(watched, [], [])[0]
+        watched: list[Any] = [control_fd, listener, *workers]
+        ready = select.select(watched, [], [], _news_due(workers, newest))[0]
         if control_fd in ready and not os.read(control_fd, _CHUNK):
             break
         if listener in ready:
-            accept(listener, readers)
-        talking = [conn for conn in ready if conn in readers]
-        frames = [(conn, payload) for conn in talking for payload in _receive(conn, readers)]
+            accept(listener, workers)
+        talking = [conn for conn in ready if conn in workers]
+        frames = [(conn, payload) for conn in talking for payload in _receive(conn, workers)]
         if frames:
             replies = commit_frames(storage, [payload for _, payload in frames])
-            _answer(frames, replies, events, readers)
+            newest = storage.current_revision()
+            _answer(frames, replies, events, workers, newest)
             events.clear()
+        _tell(workers, newest)
         for conn in talking:
-            if conn not in readers:  # it closed its end: answered what it sent, now closed
+            if conn not in workers:  # it closed its end: answered what it sent, now closed
                 conn.close()
-    for conn in readers:
+    for conn in workers:
         conn.close()
     listener.close()
 
 
-def accept(listener: socket.socket, readers: dict[socket.socket, FrameReader]) -> None:
+def accept(listener: socket.socket, workers: Workers) -> None:
     """Take a worker's connection and greet it; another user's, or one that is gone
     before it is greeted, is closed."""
     try:
@@ -154,12 +176,10 @@ def accept(listener: socket.socket, readers: dict[socket.socket, FrameReader]) -
         conn.close()
         return
     conn.setblocking(False)
-    readers[conn] = FrameReader()
+    workers[conn] = _Worker()
 
 
-def _receive(
-    conn: socket.socket, readers: dict[socket.socket, FrameReader]
-) -> list[tuple[int, list[Op]]]:
+def _receive(conn: socket.socket, workers: Workers) -> list[tuple[int, list[Op]]]:
     """The frames a worker sent, decoded; a worker that went away is forgotten, and so
     is a connection that sends what no worker sends (the other workers' writes go on)."""
     frames: list[tuple[int, list[Op]]] = []
@@ -171,13 +191,13 @@ def _receive(
         except OSError:
             data = b""
         if not data:
-            del readers[conn]
+            del workers[conn]
             return frames
         try:
-            frames += [decode_ops(payload) for payload in readers[conn].feed(data)]
+            frames += [decode_ops(payload) for payload in workers[conn].reader.feed(data)]
         except Exception as e:
             log.error("an unreadable frame from a worker; closing its connection: {e!r}", e=e)
-            del readers[conn]
+            del workers[conn]
             return []
 
 
@@ -185,11 +205,10 @@ def _answer(
     frames: list[tuple[socket.socket, tuple[int, list[Op]]]],
     replies: list[Reply],
     events: list[Event],
-    readers: dict[socket.socket, FrameReader],
+    workers: Workers,
+    newest: int,
 ) -> None:
-    """Each worker its frames' results and its own writes' events, in commit order.  A
-    connection that takes no answer for SEND_TIMEOUT (its process stopped reading) is
-    dropped, rather than stall every worker's writes."""
+    """Each worker its frames' results and its own writes' events, in commit order."""
     owners: dict[int, socket.socket] = {}
     answers: dict[socket.socket, list[Reply]] = {}
     for (conn, _), reply in zip(frames, replies, strict=True):
@@ -199,10 +218,34 @@ def _answer(
                 owners[result.revision] = conn
     for conn, its_replies in answers.items():
         mine = [e for e in events if owners.get(e.revision) is conn]
-        try:
-            conn.settimeout(SEND_TIMEOUT)
-            conn.sendall(encode_outcome(mine, its_replies))
-            conn.setblocking(False)
-        except OSError:  # gone, or not reading
-            readers.pop(conn, None)
-            conn.close()
+        _send(conn, encode_outcome(mine, its_replies, newest), workers, newest)
+
+
+def _tell(workers: Workers, newest: int) -> None:
+    """News alone to each worker that has not heard of ``newest`` and has heard nothing
+    for NEWS_GAP."""
+    now = time.monotonic()
+    for conn, worker in list(workers.items()):
+        if worker.told < newest and now - worker.told_at >= NEWS_GAP:
+            _send(conn, encode_outcome([], [], newest), workers, newest)
+
+
+def _news_due(workers: Workers, newest: int) -> float | None:
+    """Seconds until some worker is due news (None: every worker has heard)."""
+    due = [w.told_at + NEWS_GAP for w in workers.values() if w.told < newest]
+    return max(0.0, min(due) - time.monotonic()) if due else None
+
+
+def _send(conn: socket.socket, data: bytes, workers: Workers, newest: int) -> None:
+    """An outcome to a worker.  A connection that takes none for SEND_TIMEOUT (its
+    process stopped reading) is dropped, rather than stall every worker's writes."""
+    try:
+        conn.settimeout(SEND_TIMEOUT)
+        conn.sendall(data)
+        conn.setblocking(False)
+    except OSError:  # gone, or not reading
+        workers.pop(conn, None)
+        conn.close()
+        return
+    worker = workers[conn]
+    worker.told, worker.told_at = newest, time.monotonic()

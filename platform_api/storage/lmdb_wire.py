@@ -6,9 +6,12 @@ numbers these carry, and loading it runs no code (unlike pickle).  Both ends are
 server's own processes on an inherited pipe; nothing else can write to it.
 
 - ops: ``(seq, [(kind, key, object JSON, expected, cutoff), ...])``;
-- outcome: ``(events, [(seq, results), ...])``, every event committed since the last
-  outcome, oldest first, then each frame's results in its ops' order.  A result is a
-  Stored, a StorageError or an int (compaction and compactor ticks).
+- outcome: ``(events, [(seq, results), ...], newest)``, every event of the receiver's
+  writes committed since its last outcome, oldest first, then each frame's results in
+  its ops' order, then the newest revision committed (the shared writer's news of the
+  other workers' commits; 0 from a server's own writer).  A result is a Stored, a
+  StorageError or an int (compaction and compactor ticks).  An outcome with no events
+  and no results is news alone.
 """
 
 from __future__ import annotations
@@ -98,18 +101,20 @@ def _unresult(raw: tuple[Any, ...]) -> Any:
     return raw[1]
 
 
-def encode_outcome(events: list[Event], replies: list[Reply]) -> bytes:
+def encode_outcome(events: list[Event], replies: list[Reply], newest: int = 0) -> bytes:
     return frame(
         (
             [(e.type, e.revision, e.key, _stored(e.stored), _stored(e.prev)) for e in events],
             [(seq, [_result(r) for r in results]) for seq, results in replies],
+            newest,
         )
     )
 
 
-def decode_outcome(payload: Any) -> tuple[list[Event], list[Reply]]:
-    events, replies = payload
+def decode_outcome(payload: Any) -> tuple[list[Event], list[Reply], int]:
+    events, replies, newest = payload
     return (
         [Event(t, rev, key, _unstored(s), _unstored(p)) for t, rev, key, s, p in events],
         [(seq, [_unresult(r) for r in results]) for seq, results in replies],
+        newest,
     )

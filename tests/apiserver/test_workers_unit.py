@@ -120,6 +120,24 @@ def test_a_stopping_worker_sends_no_wake_left_due() -> None:
     assert not clock.getDelayedCalls()
 
 
+def test_news_heard_as_a_worker_stops_reads_no_log() -> None:
+    """News can come in the turn the worker stops, and its storage is closed next: the
+    log read it made due is cancelled, and news after that is not heard."""
+    clock = Clock()
+    woken: list[int] = []
+    siblings = WakeSiblings(WorkerSlot(0, 2, 3, 4, 5, (1000, 1001)), lambda: woken.append(1), clock)
+    siblings.heard()
+    siblings.heard()  # one read per turn
+    clock.advance(0)
+    assert woken == [1]
+    siblings.heard()
+    siblings.stop()
+    siblings.heard()
+    clock.advance(1)
+    assert woken == [1]
+    assert not clock.getDelayedCalls()
+
+
 def test_worker_states_are_read_from_the_supervisors_file(tmp_path: Path) -> None:
     (tmp_path / "run").mkdir()
     path = tmp_path / "run" / "workers.json"

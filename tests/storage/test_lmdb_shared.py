@@ -143,7 +143,7 @@ def test_the_writer_takes_connections_of_the_server_user_only(
     """Any local process can reach an abstract socket; the frames are ``marshal``, so a
     process of another user is hung up on before any is read."""
     listener = listen(f"platform-test-{os.getpid()}-{id(monkeypatch)}")
-    readers: dict[socket.socket, FrameReader] = {}
+    readers: lmdb_serve.Workers = {}
     with socket.socket(socket.AF_UNIX) as ours:
         ours.connect(listener.getsockname())
         accept(listener, readers)
@@ -211,7 +211,8 @@ async def test_a_connection_that_sends_what_no_worker_sends_is_closed_alone(
         assert stranger.recv(1) == GREETING
         stranger.sendall(b"\x00\x00\x00\x03\xff\xfe\xfd")  # a frame, not marshal
         await deferLater(reactor, 0.1, lambda: None)
-        assert stranger.recv(1) == b""  # hung up on
+        while stranger.recv(65536):  # (news of commits, sent to every connection)
+            pass  # hung up on: the reads end
     created = await world.workers[0].storage.create(b"/cm/a", cm("a"))
     assert world.workers[1].storage.get(b"/cm/a").revision == created.revision
     assert world.pid() == pid  # the writer went on
@@ -225,10 +226,59 @@ def test_a_worker_that_reads_no_answers_is_dropped_not_waited_for(
     monkeypatch.setattr(lmdb_serve, "SEND_TIMEOUT", 0.2)
     ours, theirs = socket.socketpair(socket.AF_UNIX)
     ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
-    readers = {ours: FrameReader()}
+    readers = {ours: lmdb_serve._Worker()}
     big = Stored(b"/cm/big", 7, b"x" * (4 * MI))  # more than the socket holds unread
     frames: list[tuple[socket.socket, tuple[int, list[Op]]]] = [(ours, (1, []))]
-    lmdb_serve._answer(frames, [(1, [big])], [], readers)
+    lmdb_serve._answer(frames, [(1, [big])], [], readers, 7)
     assert readers == {}
     assert ours.fileno() == -1  # closed
     theirs.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_worker_that_writes_nothing_hears_of_the_others_commits(world: World) -> None:
+    """The writer tells each worker the newest revision with its answers, and alone to
+    one with no answers coming: it then reads the change log (its watchers wait on it)."""
+    writing, idle = world.workers
+    heard: list[int] = []
+    idle.writer.on_news = lambda: heard.append(idle.storage.current_revision())
+    created = await writing.storage.create(b"/cm/a", cm("a"))
+    await until(lambda: heard)
+    assert heard == [created.revision]
+    assert idle.events == []  # news, not events: those are read from the change log
+
+
+@pytest_twisted.ensureDeferred
+async def test_news_that_an_answer_carries_is_not_sent_again(world: World) -> None:
+    first, second = world.workers
+    news: list[str] = []
+    first.writer.on_news = lambda: news.append("first")
+    second.writer.on_news = lambda: news.append("second")
+    await first.storage.create(b"/cm/a", cm("a"))
+    await until(lambda: news == ["second"])
+    await second.storage.create(b"/cm/b", cm("b"))  # its answer: nothing newer than its own
+    await until(lambda: news == ["second", "first"])
+    await deferLater(reactor, 5 * lmdb_serve.NEWS_GAP, lambda: None)
+    assert news == ["second", "first"]
+
+
+def test_news_alone_waits_out_the_gap_since_a_worker_last_heard() -> None:
+    ours, theirs = socket.socketpair(socket.AF_UNIX)
+    with ours, theirs:
+        worker = lmdb_serve._Worker()
+        workers = {ours: worker}
+        assert lmdb_serve._news_due(workers, 0) is None  # nothing to tell
+        lmdb_serve._tell(workers, 5)
+        assert worker.told == 5
+        assert lmdb_serve._news_due(workers, 5) is None
+        lmdb_serve._tell(workers, 6)  # told a moment ago: not yet
+        assert worker.told == 5
+        due = lmdb_serve._news_due(workers, 6)
+        assert due is not None and 0 < due <= lmdb_serve.NEWS_GAP
+        worker.told_at -= lmdb_serve.NEWS_GAP
+        assert lmdb_serve._news_due(workers, 6) == 0.0
+        lmdb_serve._tell(workers, 6)
+        assert worker.told == 6
+        theirs.settimeout(5)
+        sent = FrameReader().feed(theirs.recv(65536))
+        assert sent == [([], [], 5), ([], [], 6)]

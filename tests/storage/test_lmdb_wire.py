@@ -41,8 +41,9 @@ def test_outcomes_keep_every_kind_of_result() -> None:
     events = [Event(MODIFIED, 9, b"/cm/a", new, old), Event(DELETED, 10, b"/cm/b", old, old)]
     error = StorageError(CONFLICT, b"/cm/c", revision=4)
     results = [new, error, 17, None]  # None: a result the writer never set
-    (payload,) = FrameReader().feed(encode_outcome(events, [(5, results)]))
-    back_events, replies = decode_outcome(payload)
+    (payload,) = FrameReader().feed(encode_outcome(events, [(5, results)], 12))
+    back_events, replies, newest = decode_outcome(payload)
+    assert newest == 12
     assert [(e.type, e.revision, e.key) for e in back_events] == [
         (MODIFIED, 9, b"/cm/a"),
         (DELETED, 10, b"/cm/b"),
