@@ -19,6 +19,7 @@ import requests
 
 from tests.e2e.answers import unknown
 from tests.e2e.conftest import Server, kubectl_available, session_for, start_server
+from tests.polling import process_ended
 
 CM = "/api/v1/namespaces/default/configmaps"
 
@@ -200,7 +201,11 @@ def test_a_killed_writer_process_is_replaced_and_watchers_miss_nothing(
     )
     writer = writer_process(server.process.pid)
     os.kill(writer, signal.SIGKILL)
-    # Written while the new process starts: it waits for it, and lands.
+    # Once the process is gone (a write sent into its pipe before it ends is answered as
+    # lost, a 500), one written while the new process starts waits for it, and lands.
+    deadline = time.monotonic() + 30
+    while not process_ended(writer) and time.monotonic() < deadline:
+        time.sleep(0.005)
     r = admin.post(server.url + CM, json=config_map("after-kill", 10))
     assert r.status_code == 201
     assert writer_process(server.process.pid) != writer
