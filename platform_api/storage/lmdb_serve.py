@@ -247,5 +247,6 @@ def _send(conn: socket.socket, data: bytes, workers: Workers, newest: int) -> No
         workers.pop(conn, None)
         conn.close()
         return
-    worker = workers[conn]
-    worker.told, worker.told_at = newest, time.monotonic()
+    worker = workers.get(conn)
+    if worker is not None:  # (one that sent its last frames and its end answered here)
+        worker.told, worker.told_at = newest, time.monotonic()

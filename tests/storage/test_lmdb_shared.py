@@ -25,11 +25,11 @@ from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.sharedwriter import SharedWriter
 from platform_api.storage import lmdb_serve
 from platform_api.storage.interface import ADDED, UNREACHABLE, Event, StorageError, Stored
-from platform_api.storage.lmdb_commit import Op
+from platform_api.storage.lmdb_commit import CREATE, Op
 from platform_api.storage.lmdb_connection import WriterConnection
 from platform_api.storage.lmdb_serve import GREETING, accept, listen
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
-from platform_api.storage.lmdb_wire import FrameReader
+from platform_api.storage.lmdb_wire import FrameReader, decode_outcome, encode_ops
 from tests.polling import process_ended, until
 
 MI = 2**20
@@ -135,6 +135,32 @@ async def test_a_worker_that_goes_away_leaves_the_writer_to_the_others(world: Wo
     await gone.writer.stop()
     assert (await staying.storage.create(b"/cm/b", cm("b"))).revision > 0
     assert staying.storage.get(b"/cm/a").object["metadata"]["name"] == "a"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_worker_that_stops_sending_after_its_last_write_is_answered(
+    world: World,
+) -> None:
+    """Its end half-closed: the writer commits and answers the write, forgets the
+    connection, and goes on for the others."""
+    pid = world.pid()
+    with socket.socket(socket.AF_UNIX) as leaving:
+        leaving.connect("\0" + world.supervisor.socket)
+        leaving.settimeout(5)
+        assert leaving.recv(1) == GREETING
+        os.kill(pid, signal.SIGSTOP)  # the frame and the end of input in one read
+        leaving.sendall(encode_ops(1, [Op(CREATE, b"/cm/last", cm("last"))]))
+        leaving.shutdown(socket.SHUT_WR)
+        os.kill(pid, signal.SIGCONT)
+        received = b""
+        while chunk := leaving.recv(65536):
+            received += chunk
+    outcomes = [decode_outcome(payload) for payload in FrameReader().feed(received)]
+    answered = [results for _, replies, _ in outcomes for _, results in replies]
+    assert [[r.key for r in results] for results in answered] == [[b"/cm/last"]]
+    created = await world.workers[0].storage.create(b"/cm/next", cm("next"))
+    assert created.revision == answered[0][0].revision + 1
+    assert world.pid() == pid
 
 
 def test_the_writer_takes_connections_of_the_server_user_only(
