@@ -28,10 +28,10 @@ from platform_api.storage.etcd.kv import (
     PutResult,
     RangeResult,
     Status,
+    Target,
     TxnResult,
-    delete_op,
-    put_op,
     range_op,
+    swap_request,
 )
 from platform_api.storage.etcd.transport import TLSConfig, Transport
 from platform_api.storage.etcd.watch import Watch
@@ -127,25 +127,24 @@ class EtcdClient:
             found.append(response.kvs[0] if response.kvs else None)
         return found
 
-    async def _swap(self, guard: Compare, op: Any) -> CASResult:
-        result = await self.txn([guard], [op], [range_op(guard.key)])
-        if result.succeeded:
-            return CASResult(True, result.revision)
-        current = result.responses[0]
-        assert isinstance(current, RangeResult)
-        return CASResult(False, result.revision, current.kvs[0] if current.kvs else None)
+    async def _swap(
+        self, key: bytes, target: Target, revision: int, value: bytes | None
+    ) -> CASResult:
+        request = swap_request(key, target, revision, value)
+        response = await self.transport.call("/etcdserverpb.KV/Txn", request, read_only=False)
+        return CASResult.decode(response)
 
     async def create(self, key: bytes, value: bytes) -> CASResult:
         """Put ``key`` only if it does not exist (create_revision == 0)."""
-        return await self._swap(Compare(key, "CREATE", 0), put_op(key, value))
+        return await self._swap(key, "CREATE", 0, value)
 
     async def update(self, key: bytes, value: bytes, mod_revision: int) -> CASResult:
         """Put ``key`` only if it was last written at ``mod_revision``."""
-        return await self._swap(Compare(key, "MOD", mod_revision), put_op(key, value))
+        return await self._swap(key, "MOD", mod_revision, value)
 
     async def delete_at(self, key: bytes, mod_revision: int) -> CASResult:
         """Delete ``key`` only if it was last written at ``mod_revision``."""
-        return await self._swap(Compare(key, "MOD", mod_revision), delete_op(key))
+        return await self._swap(key, "MOD", mod_revision, None)
 
     async def compact(self, revision: int, *, physical: bool = False) -> None:
         """Drop history before ``revision`` (``physical``: wait until it is gone on disk)."""

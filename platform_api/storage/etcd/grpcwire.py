@@ -83,7 +83,8 @@ class GrpcConnection:
             + http2.literal(http2.CONTENT_TYPE, b"application/grpc")
             + http2.literal(b"te", b"trailers")
         )
-        self._blocks: dict[str, bytes] = {}
+        # Header blocks by path and timeout: a client sends the same few (bounded below).
+        self._blocks: dict[tuple[str, float | None], bytes] = {}
         self._out = bytearray(http2.PREFACE)
         self._out += http2.settings(
             {http2.ENABLE_PUSH: 0, http2.INITIAL_WINDOW_SIZE: STREAM_WINDOW}
@@ -123,12 +124,14 @@ class GrpcConnection:
         self._next_stream += 2
         if self._next_stream > http2.LAST_STREAM_ID:
             self.going_away = True  # this call still fits; the next goes on a new connection
-        block = self._blocks.get(path)
+        block = self._blocks.get((path, timeout))
         if block is None:
             block = self._pseudo + http2.literal(http2.PATH, path.encode()) + self._regular
-            self._blocks[path] = block
-        if timeout is not None:
-            block += http2.literal(b"grpc-timeout", b"%dm" % max(1, int(timeout * 1000)))
+            if timeout is not None:
+                block += http2.literal(b"grpc-timeout", b"%dm" % max(1, int(timeout * 1000)))
+            if len(self._blocks) >= 64:
+                self._blocks.clear()
+            self._blocks[(path, timeout)] = block
         self._out += http2.frame(http2.HEADERS, http2.END_HEADERS, stream_id, block)
         self._buffers[stream_id] = bytearray()
         self._windows[stream_id] = self._peer_initial

@@ -109,6 +109,70 @@ def range_op(key: bytes, range_end: bytes = b"", *, limit: int = 0) -> Any:
     return proto.RequestOp(request_range=request)
 
 
+# -- compare-and-swap, encoded by hand ------------------------------------------------
+# Every create, update and delete is one such transaction.  Built from upb messages it
+# cost ~19 us of CPU (three nested messages made from keyword arguments, then copied into
+# their parents); these bytes cost ~3 us.  The field numbers are rpc.proto's (proto.py),
+# and the tests hold the bytes equal to the messages' own serialization.
+
+
+_BYTE = [bytes((i,)) for i in range(128)]
+
+
+def _varint(value: int) -> bytes:
+    if 0 <= value < 128:
+        return _BYTE[value]
+    value &= (1 << 64) - 1  # an int64 below zero is ten bytes of two's complement
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _scalar(tag: bytes, payload: bytes) -> bytes:
+    """A bytes field as proto3 writes it: not at all when empty."""
+    return tag + _varint(len(payload)) + payload if payload else b""
+
+
+# A Compare's target (an enum: 0 is not written) and its value's tag (a varint in the
+# target_union oneof: written even when 0).
+_GUARDS = {
+    "VERSION": (b"", b"\x20"),
+    "CREATE": (b"\x10\x01", b"\x28"),
+    "MOD": (b"\x10\x02", b"\x30"),
+}
+
+
+def swap_request(key: bytes, target: Target, revision: int, value: bytes | None) -> bytes:
+    """A TxnRequest: if ``key``'s ``target`` (VERSION, CREATE or MOD) is ``revision``,
+    put ``value`` (delete the key when None), else read the key."""
+    enum, tag = _GUARDS[target]
+    guard = enum + _scalar(b"\x1a", key) + tag + _varint(revision)  # result EQUAL: unwritten
+    first = _scalar(b"\x0a", key)  # field 1 of PutRequest, DeleteRangeRequest, RangeRequest
+    if value is None:  # RequestOp.request_delete_range (3)
+        then = b"\x1a" + _varint(len(first)) + first
+    else:  # RequestOp.request_put (2): key, value
+        put = first + _scalar(b"\x12", value)
+        then = b"\x12" + _varint(len(put)) + put
+    otherwise = b"\x0a" + _varint(len(first)) + first  # RequestOp.request_range (1)
+    # TxnRequest: compare (1), success (2), failure (3)
+    return b"".join(
+        (
+            b"\x0a",
+            _varint(len(guard)),
+            guard,
+            b"\x12",
+            _varint(len(then)),
+            then,
+            b"\x1a",
+            _varint(len(otherwise)),
+            otherwise,
+        )
+    )
+
+
 @dataclass(frozen=True)
 class TxnResult:
     """``responses`` are decoded per op kind: RangeResult, PutResult or DeleteResult."""
@@ -139,6 +203,14 @@ class CASResult:
     succeeded: bool
     revision: int
     current: KeyValue | None = None
+
+    @classmethod
+    def decode(cls, r: Any) -> CASResult:
+        """From the TxnResponse of a ``swap_request``."""
+        if r.succeeded:
+            return cls(True, r.header.revision)
+        found = r.responses[0].response_range.kvs if r.responses else ()
+        return cls(False, r.header.revision, KeyValue.decode(found[0]) if found else None)
 
 
 @dataclass(frozen=True)

@@ -208,11 +208,13 @@ class Transport:
         )
 
     async def unary(self, index: int, path: str, request: Any) -> Any:
-        """One call on endpoint ``index``: its response message, or CallFailed."""
+        """One call on endpoint ``index`` (``request`` a message or its bytes): its response
+        message, or CallFailed."""
         channel = await self.channel(index)
         handler = _Unary()
         stream = channel.open(path, handler, self.timeout)
-        stream.send(request.SerializeToString(), end=True)
+        payload = request if isinstance(request, bytes) else request.SerializeToString()
+        stream.send(payload, end=True)
         done = handler.done
 
         def expire() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from platform_api.storage.etcd import Compare, RequestTooLarge, Unavailable, proto
 from platform_api.storage.etcd.errors import (
     Compacted,
@@ -10,12 +12,49 @@ from platform_api.storage.etcd.errors import (
     NoSpace,
     from_status,
 )
+from platform_api.storage.etcd.kv import (
+    CASResult,
+    KeyValue,
+    delete_op,
+    put_op,
+    range_op,
+    swap_request,
+)
 
 
 def test_compare_sends_a_zero_revision() -> None:
     # target MOD (field 2 = 2), key (field 3), mod_revision (field 6) = 0: a oneof, so sent
     assert Compare(b"k", "MOD", 0).encode().SerializeToString() == b"\x10\x02\x1a\x01k0\x00"
     assert Compare(b"k", "VALUE", b"v").encode().SerializeToString() == b"\x10\x03\x1a\x01k:\x01v"
+
+
+@pytest.mark.parametrize("target", ["VERSION", "CREATE", "MOD"])
+@pytest.mark.parametrize("revision", [0, 1, 127, 128, 2**31, 2**62, -1])
+@pytest.mark.parametrize("value", [None, b"", b"v", b"\x00" * 200, b"k8s" * 6000])
+@pytest.mark.parametrize("key", [b"/registry/configmaps/ns/cm", b"k" * 300])
+def test_swap_request_is_the_messages_bytes(
+    key: bytes, target: str, revision: int, value: bytes | None
+) -> None:
+    then = delete_op(key) if value is None else put_op(key, value)
+    guard = Compare(key, target, revision).encode()  # type: ignore[arg-type]
+    message = proto.TxnRequest(compare=[guard], success=[then], failure=[range_op(key)])
+    assert swap_request(key, target, revision, value) == message.SerializeToString()  # type: ignore[arg-type]
+
+
+def test_swap_result_decodes_either_branch() -> None:
+    won = proto.TxnResponse(succeeded=True)
+    won.header.revision = 42
+    won.responses.add().response_put.header.revision = 42
+    assert CASResult.decode(won) == CASResult(True, 42)
+    lost = proto.TxnResponse(succeeded=False)
+    lost.header.revision = 50
+    found = lost.responses.add().response_range.kvs.add()
+    found.key, found.value, found.mod_revision, found.create_revision = b"k", b"v", 49, 7
+    assert CASResult.decode(lost) == CASResult(False, 50, KeyValue(b"k", b"v", 7, 49))
+    gone = proto.TxnResponse(succeeded=False)
+    gone.header.revision = 51
+    gone.responses.add().response_range.SetInParent()
+    assert CASResult.decode(gone) == CASResult(False, 51, None)
 
 
 def test_watch_request_field_numbers() -> None:
