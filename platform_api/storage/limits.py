@@ -72,14 +72,21 @@ def stored_length(obj: dict[str, Any]) -> int:
 
 
 def check_write_size(key: bytes, obj: dict[str, Any], expected_revision: int = 0) -> None:
-    """Raise StorageError(REQUEST_TOO_LARGE) with etcd's text when etcd would refuse."""
+    """Raise StorageError(REQUEST_TOO_LARGE) with etcd's text when etcd would refuse
+    ``obj`` stored as JSON (LMDB's values; kube's for custom resources)."""
     key_length = etcd_key_length(key)
     # Most writes are far below the limits: orjson's length bounds the stored one (Go's
     # float forms are at most 4.2 times orjson's), so the exact encoding is rarely made.
     if _refusal(key_length, _FLOAT_GROWTH * len(orjson.dumps(obj)) + 1, expected_revision):
-        refusal = _refusal(key_length, stored_length(obj), expected_revision)
-        if refusal:
-            raise StorageError(REQUEST_TOO_LARGE, key, refusal)
+        check_value_size(key, stored_length(obj), expected_revision)
+
+
+def check_value_size(key: bytes, value_length: int, expected_revision: int = 0) -> None:
+    """The same check for a value already encoded as it goes to etcd (the etcd backend's:
+    Protobuf by default and encrypted where configured, as kube sends it)."""
+    refusal = _refusal(etcd_key_length(key), value_length, expected_revision)
+    if refusal:
+        raise StorageError(REQUEST_TOO_LARGE, key, refusal)
 
 
 _FLOAT_GROWTH = 5  # ``1e+20`` (5 bytes) is ``100000000000000000000`` (21) in Go's form

@@ -19,7 +19,7 @@ from platform_api.storage import mediatypes
 from platform_api.storage.etcd.kv import KeyValue
 from platform_api.storage.etcd.layout import KeyLayout
 from platform_api.storage.interface import Stored
-from platform_api.storage.limits import check_write_size
+from platform_api.storage.limits import check_value_size
 from platform_api.storage.transformer import StaleStored, TransformError, ValueTransformer, write
 
 
@@ -33,11 +33,13 @@ class Values:
         self.pending: dict[bytes, tuple[bytes, dict[str, Any]]] = {}  # writes on their way
 
     def encode(self, key: bytes, obj: dict[str, Any], expected: int) -> bytes:
-        """The value to write for ``obj`` (StorageError if etcd would refuse its size)."""
-        check_write_size(key, obj, expected)
+        """The value to write for ``obj``; StorageError if etcd would refuse the write, judged
+        by the value itself (a Protobuf or encrypted value's size is not its JSON's)."""
         meta = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
         value = mediatypes.encode({**obj, "metadata": meta}, self.media_type)
-        return write(self.transformer, key, value)
+        value = write(self.transformer, key, value)
+        check_value_size(key, len(value), expected)
+        return value
 
     def stored(self, kv: KeyValue) -> Stored | None:
         """A KeyValue as the registry sees it (decrypted, resourceVersion set), or None for

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -18,8 +19,16 @@ from platform_api.storage.etcd.kv import KeyValue
 from platform_api.storage.etcd.layout import KeyLayout
 from platform_api.storage.etcd.store import EtcdStorage
 from platform_api.storage.etcd.watch import WatchEvent, WatchResponse
-from platform_api.storage.interface import ADDED, DELETED, MODIFIED, Event
-from tests.storage.etcd_server import EtcdServer
+from platform_api.storage.interface import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    REQUEST_TOO_LARGE,
+    Event,
+    StorageError,
+)
+from platform_api.storage.limits import ETCD_TOO_LARGE
+from tests.storage.etcd_server import EtcdServer, start_etcd
 
 _names = itertools.count()
 
@@ -45,18 +54,34 @@ def store(etcd: EtcdServer) -> Iterator[tuple[EtcdStorage, list[Event]]]:
         return watch(*args, **kwargs)
 
     client.watch = recorded  # type: ignore[method-assign]
+    with _storage(client) as (storage, events):
+        # No prev_kv: the cache has every previous state, which etcd would otherwise read
+        # from its backend for every update and delete.
+        assert [a.get("prev_kv") for a in asked] == [False]
+        yield storage, events
+
+
+@contextmanager
+def _storage(client: EtcdClient) -> Iterator[tuple[EtcdStorage, list[Event]]]:
     events: list[Event] = []
     storage = EtcdStorage(
         client, KeyLayout("/writes", [("", "configmaps")]), reactor, on_commit=events.extend
     )
     storage.load()
     storage.start()
-    # No prev_kv: the cache has every previous state, which etcd would otherwise read
-    # from its backend for every update and delete.
-    assert [a.get("prev_kv") for a in asked] == [False]
-    yield storage, events
-    storage.stop()
-    client.close()
+    try:
+        yield storage, events
+    finally:
+        storage.stop()
+        client.close()
+
+
+@pytest.fixture(scope="module")
+def kube_sized_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer]:
+    """An etcd with its default request limit, 1.5 MiB, as kube-apiserver's has."""
+    server = start_etcd(str(tmp_path_factory.mktemp("etcd")), fsync=False)
+    yield server
+    server.stop()
 
 
 @pytest_twisted.ensureDeferred
@@ -134,3 +159,26 @@ def test_changes_of_one_response_chain_their_previous_states(
     assert (deleted.type, deleted.prev) == (DELETED, added.stored)
     assert (again.type, again.prev) == (ADDED, None)
     assert storage.cache.data[key] is again.stored
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_size_limit_weighs_the_value_etcd_gets(
+    kube_sized_etcd: EtcdServer, key: bytes
+) -> None:
+    """kube sends a built-in object as Protobuf: one whose JSON is over etcd's 1.5 MiB
+    request limit but whose Protobuf fits is stored, as kube stores it; a value over the
+    limit is refused with etcd's words and nothing is written."""
+    with _storage(EtcdClient([kube_sized_etcd.endpoint], reactor)) as (storage, _):
+        await _weigh(storage, key)
+
+
+async def _weigh(storage: EtcdStorage, key: bytes) -> None:
+    quotes = configmap(v='"' * 1_000_000)  # 2 MB as JSON (each quote escaped), 1 MB stored
+    assert len(orjson.dumps(quotes)) > 2_000_000
+    created = await storage.create(key, quotes)
+    assert created.object["data"]["v"] == quotes["data"]["v"]
+    other = key + b"-over"
+    with pytest.raises(StorageError) as refused:
+        await storage.create(other, configmap(v="x" * 1_600_000))
+    assert (refused.value.code, str(refused.value)) == (REQUEST_TOO_LARGE, ETCD_TOO_LARGE)
+    assert await storage.client.get(storage.layout.etcd_key(other)) is None
