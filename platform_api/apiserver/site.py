@@ -157,7 +157,8 @@ class APIServer:
                     await self._serve_resource(request)
                     return
                 finished = request.notifyFinish()
-                self._routes.render(request)
+                request.postpath = [unquote_to_bytes(p) for p in request.path[1:].split(b"/")]
+                self._routes.render(request)  # Klein routes by the path's segments
                 with contextlib.suppress(Exception):  # the client went away: handler cancelled
                     await finished
         except errors.StatusError as e:
@@ -426,11 +427,12 @@ class APIRequest(Request):
 
     def process(self) -> None:
         """twisted.web's, less what it adds to every response: its ``Server`` header, which
-        kube does not send, and a ``Date`` formatted anew each time (~1% of a request)."""
+        kube does not send, and a ``Date`` formatted anew each time (~1% of a request);
+        and less its unquoted path segments, which only Klein's routes read."""
         self.site = self.channel.site
         self.responseHeaders.setRawHeaders(b"date", [_http_date()])
         self.prepath = []
-        self.postpath = [unquote_to_bytes(part) for part in self.path[1:].split(b"/")]
+        self.postpath = []  # the root is a leaf; Klein's routes get the segments (serve)
         if self.path == b"*":
             self._handleStar()
             return
