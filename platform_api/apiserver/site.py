@@ -429,7 +429,7 @@ class APIRequest(Request):
         """twisted.web's, less what it adds to every response: its ``Server`` header, which
         kube does not send, and a ``Date`` formatted anew each time (~1% of a request);
         and less its unquoted path segments, which only Klein's routes read."""
-        self.site = self.channel.site
+        self.site = self.channel.site  # type: ignore[attr-defined]  # set by Site
         self.responseHeaders.setRawHeaders(b"date", [_http_date()])
         self.prepath = []
         self.postpath = []  # the root is a leaf; Klein's routes get the segments (serve)
@@ -449,7 +449,8 @@ def _http_date() -> bytes:
     second = int(time.time())
     if _DATE[0] != second:
         _DATE[:] = [second, datetimeToString(second)]
-    return _DATE[1]  # type: ignore[no-any-return]
+    date: bytes = _DATE[1]
+    return date
 
 
 class APISite(Site):
