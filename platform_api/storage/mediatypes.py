@@ -39,17 +39,40 @@ def encode(obj: dict[str, Any], media_type: str) -> bytes:
     return object_json(obj) + b"\n"
 
 
-def decode(data: bytes) -> Any:
-    """A stored value, in whichever media type it was written; ValueError if none."""
+def decode(data: bytes) -> dict[str, Any]:
+    """A stored object, in whichever media type it was written; ValueError if the value
+    is none (anything but a mapping: ``etcdctl put`` writes whatever it is given)."""
     if data.startswith(protobuf.PREFIX):
         obj = protobuf.decode(data)
         if (obj["apiVersion"], obj["kind"]) == ("apps/v1", "StatefulSet"):
             type_claim_templates(obj)  # TypeMeta kube's conversion adds, not in the message
         return obj
     if data.lstrip()[:1] in (b"{", b"["):
-        return orjson.loads(data)
-    try:
-        value, _ = parse_yaml(data)
-    except BodyError as e:
-        raise ValueError(str(e)) from None
+        value = orjson.loads(data)
+    else:
+        try:
+            value, _ = parse_yaml(data)
+        except BodyError as e:
+            raise ValueError(str(e)) from None
+    if value is None:
+        raise ValueError("Object 'Kind' is missing in 'null'")
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"json: cannot unmarshal {_go_kind(value)} into Go value of type map[string]interface {{}}"
+        )
+    meta = value.get("metadata")
+    if meta is None and "metadata" in value:
+        value["metadata"] = {}  # Go decodes null into the zero ObjectMeta
+    elif meta is not None and not isinstance(meta, dict):
+        kind = value.get("kind") if isinstance(value.get("kind"), str) else ""
+        raise ValueError(
+            f"json: cannot unmarshal {_go_kind(meta)} into Go struct field "
+            f"{kind}.metadata of type v1.ObjectMeta"
+        )
     return value
+
+
+def _go_kind(value: Any) -> str:
+    """What Go's encoding/json calls a JSON value in its errors."""
+    kinds = {list: "array", str: "string", bool: "bool"}
+    return kinds.get(type(value), "number")

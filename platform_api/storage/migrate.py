@@ -14,10 +14,14 @@ Values are copied as they are: with encryption at rest, give both servers the sa
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
+import lmdb
 from twisted.internet.defer import ensureDeferred
 from twisted.internet.task import react
 
@@ -27,6 +31,7 @@ from platform_api.gotext import object_json
 from platform_api.privatefiles import private_dir
 from platform_api.storage import mediatypes
 from platform_api.storage.etcd.client import EtcdClient
+from platform_api.storage.etcd.errors import EtcdError
 from platform_api.storage.etcd.kv import prefix_end
 from platform_api.storage.etcd.layout import DEFAULT_PREFIX, KeyLayout
 from platform_api.storage.lmdb_commit import REV
@@ -34,22 +39,39 @@ from platform_api.storage.lmdb_store import open_environment
 
 MAP_SIZE = 8 * 2**30
 ENCRYPTED = b"k8s:enc:"
+PAGE = 1000  # keys per etcd range: one unpaged range of a large cluster overruns a message
+# A server on a data directory holds its leader lock while it runs; one starting waits on
+# its bootstrap lock (apiserver/service.py).
+_SERVER_LOCKS = ("bootstrap.lock", "leader.lock")
+
+
+class MigrationError(Exception):
+    """Why nothing more was copied: said in one line, and the command exits 1."""
 
 
 def layout(prefix: str) -> KeyLayout:
     return KeyLayout(prefix, keyed_resources())
 
 
-def _without_revision(value: bytes) -> bytes:
+def _decode(name: str, value: bytes) -> dict[str, Any]:
+    try:
+        return mediatypes.decode(value)
+    except ValueError as e:
+        raise MigrationError(f"{name}: not an object ({e})") from None
+
+
+def _without_revision(name: str, value: bytes) -> bytes:
     if value.startswith(ENCRYPTED):
         return value  # sealed with the registry key as its authenticated data: portable
-    obj = mediatypes.decode(value)
+    obj = _decode(name, value)
     obj.get("metadata", {}).pop("resourceVersion", None)
     return mediatypes.encode(obj, mediatypes.PROTOBUF)  # as the server writes by default
 
 
 def read_lmdb(data_dir: str) -> list[tuple[bytes, bytes]]:
-    """(registry key, stored value) of every object, in key order."""
+    """(registry key, stored value) of every object, in key order: one snapshot."""
+    if not os.path.isfile(os.path.join(data_dir, "db", "data.mdb")):
+        raise MigrationError(f"{data_dir}: not a data directory (it has no db/data.mdb)")
     env = open_environment(os.path.join(data_dir, "db"), MAP_SIZE)
     try:
         objects = env.open_db(b"objects")
@@ -59,9 +81,28 @@ def read_lmdb(data_dir: str) -> list[tuple[bytes, bytes]]:
         env.close()
 
 
-def write_lmdb(data_dir: str, items: list[tuple[bytes, bytes]]) -> tuple[int, int]:
-    """Store ``items`` as new objects, in one transaction; returns (copied, skipped)."""
-    private_dir(data_dir, ours=False)
+@contextlib.contextmanager
+def no_server_on(data_dir: str) -> Iterator[None]:
+    """Hold the locks of a server on ``data_dir`` while it is written: one running there
+    would serve from indexes that never see the copy (MigrationError), and one starting
+    meanwhile waits for the copy to be whole."""
+    run_dir = private_dir(os.path.join(private_dir(data_dir, ours=False), "run"))
+    with contextlib.ExitStack() as held:
+        for name in _SERVER_LOCKS:
+            fd = os.open(os.path.join(run_dir, name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            held.callback(os.close, fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise MigrationError(
+                    f"{data_dir}: a server is running on it; stop it first"
+                ) from None
+        yield
+
+
+def write_lmdb(data_dir: str, items: list[tuple[bytes, bytes]], keys: KeyLayout) -> tuple[int, int]:
+    """Store ``items`` as new objects, in one transaction (all or none); returns (copied,
+    skipped).  Call it under ``no_server_on``."""
     env = open_environment(os.path.join(data_dir, "db"), MAP_SIZE)
     copied = skipped = 0
     try:
@@ -73,13 +114,13 @@ def write_lmdb(data_dir: str, items: list[tuple[bytes, bytes]]) -> tuple[int, in
                 if txn.get(key, db=objects) is not None:
                     skipped += 1
                     continue
+                name = keys.etcd_key(key).decode(errors="replace")
                 if value.startswith(ENCRYPTED):
-                    raise SystemExit(
-                        f"{key.decode(errors='replace')}: encrypted values are copied from "
-                        "LMDB to etcd only"
+                    raise MigrationError(
+                        f"{name}: encrypted values are copied from LMDB to etcd only"
                     )
                 revision += 1
-                obj = mediatypes.decode(value)  # etcd's values: Protobuf, JSON or YAML
+                obj = _decode(name, value)  # etcd's values: Protobuf, JSON or YAML
                 obj.setdefault("metadata", {})
                 set_revision(obj, str(revision))
                 txn.put(key, REV.pack(revision) + object_json(obj), db=objects)
@@ -93,21 +134,36 @@ def write_lmdb(data_dir: str, items: list[tuple[bytes, bytes]]) -> tuple[int, in
 
 
 async def read_etcd(client: EtcdClient, keys: KeyLayout) -> list[tuple[bytes, bytes]]:
-    result = await client.range(keys.root, prefix_end(keys.root))
+    """(registry key, value) of every object under the prefix, paged at one revision."""
+    start, end, revision = keys.root, prefix_end(keys.root), 0
     out = []
-    for kv in result.kvs:
-        key = keys.registry_key(kv.key)
-        if key is not None:
-            out.append((key, kv.value))
-    return out
+    while True:
+        result = await client.range(start, end, limit=PAGE, revision=revision)
+        revision = revision or result.revision
+        for kv in result.kvs:
+            key = keys.registry_key(kv.key)
+            if key is not None:
+                out.append((key, kv.value))
+        if not result.more:
+            return out
+        start = result.kvs[-1].key + b"\x00"
 
 
 async def write_etcd(
     client: EtcdClient, keys: KeyLayout, items: list[tuple[bytes, bytes]]
 ) -> tuple[int, int]:
+    """Create each object its own key (etcd has no transaction that large): a copy cut
+    short says how far it got, and running it again copies the rest."""
     copied = skipped = 0
-    for key, value in items:
-        result = await client.create(keys.etcd_key(key), _without_revision(value))
+    for key, stored in items:
+        etcd_key = keys.etcd_key(key)
+        try:
+            value = _without_revision(etcd_key.decode(errors="replace"), stored)
+            result = await client.create(etcd_key, value)
+        except (EtcdError, MigrationError) as e:
+            raise MigrationError(
+                f"{e} ({copied} objects copied before it; running the copy again copies the rest)"
+            ) from None
         if result.succeeded:
             copied += 1
         else:
@@ -125,7 +181,9 @@ async def migrate(reactor: Any, source: str, target: str, prefix: str) -> tuple[
     client = EtcdClient(endpoint.split(","), reactor)
     try:
         if _is_etcd(source):
-            return write_lmdb(target, await read_etcd(client, keys))
+            items = await read_etcd(client, keys)  # first: etcd unreachable leaves no dir
+            with no_server_on(target):
+                return write_lmdb(target, items, keys)
         return await write_etcd(client, keys, read_lmdb(source))
     finally:
         client.close()
@@ -141,7 +199,10 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("one side must be an LMDB data directory, the other etcd URL(s)")
 
     async def run(reactor: Any) -> None:
-        copied, skipped = await migrate(reactor, args.source, args.target, args.etcd_prefix)
+        try:
+            copied, skipped = await migrate(reactor, args.source, args.target, args.etcd_prefix)
+        except (MigrationError, EtcdError, lmdb.Error, OSError) as e:
+            raise SystemExit(f"migrate-storage: {e}") from None  # react exits 1 with it
         print(f"copied {copied} objects; {skipped} already present, left as they are")
 
     react(lambda reactor: ensureDeferred(run(reactor)))

@@ -152,6 +152,12 @@ class EtcdServer:
         except OSError:
             return False
 
+    def put(self, key: str, value: bytes) -> None:
+        """Write ``value`` as ``etcdctl put`` does, around any API server: any bytes."""
+        tool = os.path.join(os.path.dirname(etcd_binary()), "etcdctl")
+        command = [tool, "--endpoints", self.endpoint, "put", key]
+        subprocess.run(command, input=value, capture_output=True, check=True, timeout=10)
+
     def log_tail(self) -> str:
         try:
             return Path(f"{self.data_dir}.log").read_text(errors="replace")[-2000:]

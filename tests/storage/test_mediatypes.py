@@ -41,6 +41,42 @@ def test_an_undecodable_value_is_a_value_error(value: bytes) -> None:
         mediatypes.decode(value)
 
 
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (
+            b"just words",
+            "json: cannot unmarshal string into Go value of type map[string]interface {}",
+        ),
+        (b"[1, 2]", "json: cannot unmarshal array into Go value of type map[string]interface {}"),
+        (b"5", "json: cannot unmarshal number into Go value of type map[string]interface {}"),
+        (b"true", "json: cannot unmarshal bool into Go value of type map[string]interface {}"),
+        (b"null", "Object 'Kind' is missing in 'null'"),
+        (
+            b'{"kind":"ConfigMap","metadata":"x"}',
+            "json: cannot unmarshal string into Go struct field ConfigMap.metadata of type "
+            "v1.ObjectMeta",
+        ),
+        (
+            b"kind: 3\nmetadata: [1]\n",
+            "json: cannot unmarshal array into Go struct field .metadata of type v1.ObjectMeta",
+        ),
+    ],
+)
+def test_a_value_that_is_no_object_says_so_as_go_would(value: bytes, message: str) -> None:
+    """``etcdctl put`` stores any bytes: what reading them fails with reaches clients."""
+    with pytest.raises(ValueError) as raised:
+        mediatypes.decode(value)
+    assert str(raised.value) == message
+
+
+def test_null_metadata_is_the_zero_object_meta() -> None:
+    assert mediatypes.decode(b'{"kind":"ConfigMap","metadata":null}') == {
+        "kind": "ConfigMap",
+        "metadata": {},
+    }
+
+
 def test_a_statefulset_read_from_protobuf_names_its_claim_templates_kind() -> None:
     """kube's conversion gives each volume claim template TypeMeta, first, which no
     Protobuf message carries: read back from etcd, a StatefulSet has it again (without
