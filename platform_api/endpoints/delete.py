@@ -24,7 +24,7 @@ from platform_api.endpoints.scope import Scope
 from platform_api.gotext import parse_int as go_parse_int
 from platform_api.registry.deletion import deleted_status
 from platform_api.scheme.decoding import DecodeError, Decoder
-from platform_api.storage.interface import Preconditions
+from platform_api.storage.interface import Preconditions, StorageError
 from platform_api.validation import field
 from platform_api.validation.field import go_quote
 
@@ -206,10 +206,10 @@ async def _unsafe_delete(scope: Scope, out: Output) -> bytes:
     ``unsafe-delete-ignore-read-errors`` verb on the resource.
     """
     rt, store = scope.resource, scope.store
-    current = store.get(scope.namespace, scope.name)
+    current = store.get_as_stored(scope.namespace, scope.name)
     try:
         current.object  # noqa: B018 - decoding is the test
-    except ValueError:
+    except (ValueError, StorageError):
         pass
     else:
         why = "is exclusively used to delete corrupt object(s), try again by removing this option"

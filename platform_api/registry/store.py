@@ -52,8 +52,10 @@ from platform_api.storage.interface import (
     Storage,
     StorageError,
     Stored,
+    Unreadable,
     reads_through,
 )
+from platform_api.storage.transformer import listed
 from platform_api.storage.view import AsyncStorageView
 from platform_api.validation.field import go_quote
 from platform_api.validation.names import is_path_segment_name
@@ -162,6 +164,14 @@ class Store(Deletions):
     # -- reads ------------------------------------------------------------------------
 
     def get(self, namespace: str, name: str) -> Stored:
+        """The object; a value there that does not decode is the read's error, as kube's."""
+        stored = self.get_as_stored(namespace, name)
+        if isinstance(stored, Unreadable):
+            raise self._error(stored.error, name)
+        return stored
+
+    def get_as_stored(self, namespace: str, name: str) -> Stored:
+        """What the storage holds, even a value that does not decode (an unsafe delete's)."""
         try:
             return self.storage.get(self.named_key(namespace, name))
         except StorageError as e:
@@ -169,9 +179,15 @@ class Store(Deletions):
 
     def list(self, namespace: str, options: ListOptions) -> ListResult:
         try:
-            return self.storage.get_list(self.list_prefix(namespace), options)
+            return self._readable(self.storage.get_list(self.list_prefix(namespace), options))
         except StorageError as e:
             raise self._error(e, "") from None
+
+    def _readable(self, result: ListResult) -> ListResult:
+        for stored in result.items:
+            if isinstance(stored, Unreadable):
+                raise listed(stored)
+        return result
 
     # What clients are served: a view whose conversions call out (a conversion webhook)
     # converts here, asynchronously; every other view already converts on read.
@@ -191,6 +207,8 @@ class Store(Deletions):
             stored = await through.get_through(self.named_key(namespace, name))
         except StorageError as e:
             raise self._error(e, name) from None
+        if isinstance(stored, Unreadable):
+            raise self._error(stored.error, name)
         return await self.served(stored)
 
     async def read_list(
@@ -201,7 +219,8 @@ class Store(Deletions):
             result = self.list(namespace, options)
         else:
             try:
-                result = await through.get_list_through(self.list_prefix(namespace), options)
+                prefix = self.list_prefix(namespace)
+                result = self._readable(await through.get_list_through(prefix, options))
             except StorageError as e:
                 raise self._error(e, "") from None
         if isinstance(self.storage, AsyncStorageView):

@@ -14,6 +14,7 @@ from platform_api.storage.interface import (
     KEY_NOT_FOUND,
     NO_SPACE,
     REQUEST_TOO_LARGE,
+    UNREADABLE,
     Storage,
     StorageError,
 )
@@ -35,8 +36,8 @@ def interpret(e: StorageError, rt: ResourceType, name: str) -> StatusError:
         return errors.expired("The resourceVersion for the provided list is too old.")
     if e.code == REQUEST_TOO_LARGE:
         return errors.unknown(str(e))  # kube passes etcd's error through as it is
-    if e.code == NO_SPACE:  # etcd's "database space exceeded", a full disk: the same
-        return errors.unknown(str(e))
+    if e.code in (NO_SPACE, UNREADABLE):  # "database space exceeded", a full disk; a
+        return errors.unknown(str(e))  # value that does not decode: the text as it is
     return errors.internal_error(e)
 
 

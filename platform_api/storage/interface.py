@@ -31,6 +31,9 @@ REQUEST_TOO_LARGE = "RequestTooLarge"
 # A write the backend has no room for (etcd's "mvcc: database space exceeded", a full LMDB
 # map or disk; storage/lmdb_space.py): kube answers 500 with the backend's text, no reason.
 NO_SPACE = "NoSpace"
+# A stored value that does not decode (written around the server: ``etcdctl put``); kube
+# answers a read of it 500 with the decoder's text, no reason.
+UNREADABLE = "Unreadable"
 
 # etcd's default --max-request-bytes (the raft entry of one write), and kube's etcd client
 # MaxCallSendMsgSize (the gRPC request).  Every backend applies both, so data can move to etcd.
@@ -107,6 +110,28 @@ class Stored:
 
     def __repr__(self) -> str:
         return f"Stored({self.key!r}, {self.revision})"
+
+
+class Unreadable(Stored):
+    """A value in the store that does not decrypt or decode, and ``error``, what reading
+    it fails with.  Kept in the current state, so reads report it and an unsafe delete
+    (kube's AllowUnsafeMalformedObjectDeletion) can remove it; watchers never see it."""
+
+    __slots__ = ("error", "where")
+
+    def __init__(
+        self, key: bytes, revision: int, data: bytes, error: StorageError, where: str
+    ) -> None:
+        super().__init__(key, revision, data)
+        self.error = error
+        self.where = where  # the key as the backend names it (etcd's, under its prefix)
+
+    @property
+    def object(self) -> dict[str, Any]:
+        raise self.error
+
+    def copy(self) -> dict[str, Any]:
+        raise self.error
 
 
 def deleted_at(last: Stored, revision: int) -> Stored:

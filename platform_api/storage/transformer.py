@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol, overload
 
-from platform_api.storage.interface import Event, StorageError, Stored
+from platform_api.storage.interface import Event, StorageError, Stored, Unreadable
 
 # The StorageError code of a value that could not be transformed: registries answer it
 # as kube's NewInternalError does (500 "Internal error occurred: ...").
@@ -57,6 +57,16 @@ def read(
         text = f'unable to transform key "{etcd_key(key)}": {e}' if listing else str(e)
         raise StorageError(TRANSFORM_FAILED, key, text) from None
     return StaleStored(key, revision, plain) if stale else Stored(key, revision, plain)
+
+
+def listed(stored: Unreadable) -> StorageError:
+    """What a list that meets ``stored`` fails with: a value that does not decrypt is
+    named by its key in etcd, as kube's list names it."""
+    error = stored.error
+    if error.code != TRANSFORM_FAILED:
+        return error
+    text = f'unable to transform key "{stored.where}": {error}'
+    return StorageError(error.code, error.key, text)
 
 
 @overload

@@ -28,7 +28,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
-from platform_api.storage.interface import Event, Storage
+from platform_api.storage.interface import Event, Storage, Unreadable
 from platform_api.storage.triggers import Trigger, TriggerIndex
 
 log = Logger()
@@ -173,6 +173,10 @@ class WatchHub:
         if not events:
             return
         self.revision = events[-1].revision
+        events = _readable(events)
+        if not events:
+            self._wake()
+            return
         delay = round_delay(self._streams)
         held = bool(delay or self._outbox)  # streams get revisions in order: after the outbox
         self._deliver(events, streamed=False if held else None)
@@ -291,7 +295,8 @@ class WatchHub:
         """Events after ``after`` up to the hub's position (raises EXPIRED if compacted)."""
         if after >= self.revision:  # a future revision (up to 2**64-1) has no history yet
             return []
-        return [e for e in self._storage.events_since(after, prefix) if e.revision <= self.revision]
+        events = self._storage.events_since(after, prefix)
+        return _readable([e for e in events if e.revision <= self.revision])
 
     # -- waiting for a revision ---------------------------------------------------------------
 
@@ -314,6 +319,12 @@ class WatchHub:
         self._waiters = [(r, w) for r, w in self._waiters if r > self.revision]
         for d in ready:
             d.callback(None)
+
+
+def _readable(events: list[Event]) -> list[Event]:
+    """Watchers never see a value that does not decode (written around the server), nor
+    the deletion of one; a read of it reports it instead."""
+    return [e for e in events if not isinstance(e.stored, Unreadable)]
 
 
 def _follows(revision: int, events: list[Event]) -> bool:

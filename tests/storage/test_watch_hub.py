@@ -8,7 +8,16 @@ import orjson
 import pytest
 from twisted.internet.task import Clock
 
-from platform_api.storage.interface import ADDED, MODIFIED, Event, Stored
+from platform_api.storage.interface import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    UNREADABLE,
+    Event,
+    StorageError,
+    Stored,
+    Unreadable,
+)
 from platform_api.storage.watch import (
     CHEAP_ROUND,
     FLUSH_DELAY,
@@ -91,6 +100,24 @@ def test_a_gap_before_our_batch_is_filled_from_the_log() -> None:
     hub.committed([log.commit()])  # ours: 3
     clock.advance(FLUSH_DELAY)
     assert watcher.revisions == [1, 2, 3]
+
+
+def test_watchers_never_get_a_value_that_does_not_decode() -> None:
+    """Written around the server (``etcdctl put``): its read reports it, but no watcher,
+    live or replaying history, gets it, nor its deletion; the hub still moves past it."""
+    log, clock = Log(), Clock()
+    hub, watcher = hub_with(log, clock)
+    key = b"/core/configmaps/ns\x00garbage"
+    error = StorageError(UNREADABLE, key, "not a map")
+    garbage = Unreadable(key, 2, b"words", error, "/registry/configmaps/ns/garbage")
+    events = [log.commit(), Event(ADDED, 2, key, garbage), Event(DELETED, 3, key, garbage)]
+    log.revision = 3
+    log.events_since = lambda after, prefix=b"": events[after:]  # type: ignore[method-assign]
+    hub.committed(events)
+    clock.advance(FLUSH_DELAY)
+    assert watcher.revisions == [1]
+    assert hub.revision == 3 and hub.wait_for(3).called
+    assert [e.revision for e in hub.history(0, b"")] == [1]
 
 
 def test_few_subscribers_get_a_commit_on_the_next_turn() -> None:

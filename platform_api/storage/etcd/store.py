@@ -50,6 +50,7 @@ from platform_api.storage.interface import (
     StorageError,
     Stored,
     TryUpdate,
+    Unreadable,
     ValidateDeletion,
     deleted_at,
 )
@@ -87,6 +88,7 @@ class EtcdStorage:
         self._revisions: Batched[None, int] = Batched(self._quorum_revisions, most=1 << 30)
         self._progress = ProgressRequester(reactor, self.cache.has_waiters)
         self._through = ReadThrough(client, layout, self.values, self.cache)
+        self._stand_ins: dict[bytes, Stored] = {}  # unsafe deletes on their way (delete_corrupt)
         # Consistent reads go to etcd itself (through.py) unless its progress notifications
         # can be trusted; known once ``load`` has asked etcd its version.
         self.reads_through = True
@@ -188,6 +190,8 @@ class EtcdStorage:
             kind = event_type(kv.create_revision, kv.mod_revision, deleted)
             if deleted:
                 prev = prev or Stored(key, kv.mod_revision, b"{}")
+                if isinstance(prev, Unreadable):  # an unsafe delete's: what it stands for
+                    prev = self._stand_ins.pop(key, prev)
                 events.append(Event(kind, kv.mod_revision, key, prev, prev))
                 latest[key] = None
             else:
@@ -323,6 +327,8 @@ class EtcdStorage:
         while True:
             if current is None:
                 raise StorageError(KEY_NOT_FOUND, key)
+            if isinstance(current, Unreadable):
+                raise current.error  # kube's delete decodes what it deletes; unsafe delete does not
             if preconditions is not None:
                 why = preconditions.failure(current.object)
                 if why:
@@ -337,12 +343,18 @@ class EtcdStorage:
             current = self.values.stored(result.current) if result.current is not None else None
 
     async def delete_corrupt(self, key: bytes, stand_in: dict[str, Any]) -> None:
+        """Delete a value that does not decode; watchers see ``stand_in`` deleted (kube's
+        unsafe delete).  Another replica's watchers see nothing, having never seen it."""
         current = self.cache.get(key)
         etcd_key = self.layout.etcd_key(key)
-        result = await storage_call(key, self.client.delete_at(etcd_key, current.revision))
-        if not result.succeeded:
-            raise StorageError(CONFLICT, key)
-        await self.cache.wait_for(result.revision)
+        self._stand_ins[key] = Stored(key, current.revision, object_json(stand_in))
+        try:
+            result = await storage_call(key, self.client.delete_at(etcd_key, current.revision))
+            if not result.succeeded:
+                raise StorageError(CONFLICT, key)
+            await self.cache.wait_for(result.revision)
+        finally:
+            self._stand_ins.pop(key, None)
 
     # -- compaction ---------------------------------------------------------------------------
 

@@ -18,9 +18,15 @@ from platform_api.gotext import object_json
 from platform_api.storage import mediatypes
 from platform_api.storage.etcd.kv import KeyValue
 from platform_api.storage.etcd.layout import KeyLayout
-from platform_api.storage.interface import Stored
+from platform_api.storage.interface import UNREADABLE, StorageError, Stored, Unreadable
 from platform_api.storage.limits import check_value_size
-from platform_api.storage.transformer import StaleStored, TransformError, ValueTransformer, write
+from platform_api.storage.transformer import (
+    TRANSFORM_FAILED,
+    StaleStored,
+    TransformError,
+    ValueTransformer,
+    write,
+)
 
 
 class Values:
@@ -42,8 +48,8 @@ class Values:
         return value
 
     def stored(self, kv: KeyValue) -> Stored | None:
-        """A KeyValue as the registry sees it (decrypted, resourceVersion set), or None for
-        a key outside the layout."""
+        """A KeyValue as the registry sees it (decrypted, resourceVersion set), None for a
+        key outside the layout, Unreadable for a value that does not decrypt or decode."""
         key = self.layout.registry_key(kv.key)
         if key is None:
             return None
@@ -51,11 +57,15 @@ class Values:
         try:
             if self.transformer is not None:
                 plain, stale = self.transformer.from_storage(key, kv.value)
+        except TransformError as e:
+            error = StorageError(TRANSFORM_FAILED, key, str(e))
+            return Unreadable(key, kv.mod_revision, kv.value, error, _named(kv.key))
+        try:
             obj = mediatypes.decode(plain)
             set_revision(obj, str(kv.mod_revision))
-        except (TransformError, ValueError, KeyError, TypeError):
-            # A value that does not decode: its reader reports it (kube's unsafe delete).
-            return Stored(key, kv.mod_revision, kv.value)
+        except (ValueError, KeyError, TypeError) as e:
+            error = StorageError(UNREADABLE, key, str(e))
+            return Unreadable(key, kv.mod_revision, kv.value, error, _named(kv.key))
         kind = StaleStored if stale else Stored
         return kind(key, kv.mod_revision, object_json(obj))
 
@@ -78,3 +88,7 @@ class Values:
         finally:
             if self.pending.get(key) is own:
                 del self.pending[key]
+
+
+def _named(etcd_key: bytes) -> str:
+    return etcd_key.decode(errors="replace")

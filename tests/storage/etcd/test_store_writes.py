@@ -24,8 +24,10 @@ from platform_api.storage.interface import (
     DELETED,
     MODIFIED,
     REQUEST_TOO_LARGE,
+    UNREADABLE,
     Event,
     StorageError,
+    Unreadable,
 )
 from platform_api.storage.limits import ETCD_TOO_LARGE
 from tests.storage.etcd_server import EtcdServer, start_etcd
@@ -116,6 +118,35 @@ async def test_another_writers_change_is_decoded_from_etcd(
     assert event.stored is not None and event.prev is created
     assert event.stored.object["data"] == {"k": "other"}
     assert event.stored.object["metadata"]["resourceVersion"] == str(put.revision)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_value_that_does_not_decode_is_kept_unreadable(
+    store: tuple[EtcdStorage, list[Event]], key: bytes
+) -> None:
+    """``etcdctl put`` of any bytes: the cache keeps the value, reading it raises what
+    decoding failed with, a write over it or a delete fails the same, and the unsafe
+    delete removes it with its stand-in as the DELETED event's object."""
+    storage, events = store
+    put = await storage.client.put(storage.layout.etcd_key(key), b"[1, 2]")
+    await storage.cache.wait_for(put.revision)
+    held = storage.get(key)
+    assert isinstance(held, Unreadable) and events[-1].stored is held
+    message = "json: cannot unmarshal array into Go value of type map[string]interface {}"
+    assert (held.error.code, str(held.error), held.data) == (UNREADABLE, message, b"[1, 2]")
+    with pytest.raises(StorageError) as raised:
+        held.object  # noqa: B018
+    assert raised.value is held.error
+    with pytest.raises(StorageError) as raised:
+        await storage.guaranteed_update(key, lambda obj, _: {**(obj or {}), "data": {}})
+    assert raised.value is held.error
+    with pytest.raises(StorageError) as raised:
+        await storage.delete(key)
+    assert raised.value is held.error and storage.get(key) is held
+    stand_in = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "cm"}}
+    await storage.delete_corrupt(key, stand_in)
+    assert key not in storage.cache.data and events[-1].type == DELETED
+    assert events[-1].stored is not None and events[-1].stored.object == stand_in
 
 
 @pytest_twisted.ensureDeferred

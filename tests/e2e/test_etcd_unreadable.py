@@ -1,0 +1,155 @@
+"""Values in etcd that the server did not write and cannot read (``etcdctl put`` of any
+bytes, another writer's garbage): the server starts and serves everything else, a read of
+such a value answers kube's 500, watchers never see it, and an unsafe delete removes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.e2e.conftest import Server, session_for, start_server
+from tests.storage.etcd_server import EtcdServer
+
+pytestmark = pytest.mark.slow
+
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+NOT_A_MAP = "json: cannot unmarshal string into Go value of type map[string]interface {}"
+UNSAFE = "ignoreStoreReadErrorWithClusterBreakingPotential"
+
+
+def failure(message: str) -> dict[str, Any]:
+    """kube's answer to a value that does not decode: its decoder's text, no reason."""
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "code": 500,
+    }
+
+
+@pytest.fixture
+def on_etcd(tmp_path: Path, etcd: EtcdServer) -> Server:
+    prefix = f"/unreadable-{tmp_path.name}"
+    # There before the server starts: its first list reads it.
+    etcd.put(f"{prefix}/configmaps/default/words", b"just words")
+    server = start_server(
+        tmp_path / "data",
+        "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint, "--etcd-prefix", prefix,
+        "--feature-gates=AllowUnsafeMalformedObjectDeletion=true",
+    )  # fmt: skip
+    server.etcd_prefix = prefix  # type: ignore[attr-defined]
+    yield server  # type: ignore[misc]
+    server.stop()
+
+
+def test_reads_answer_500_and_writes_change_nothing(on_etcd: Server, etcd: EtcdServer) -> None:
+    admin = session_for(on_etcd, cert=on_etcd.admin_cert)
+    prefix = on_etcd.etcd_prefix  # type: ignore[attr-defined]
+    etcd.put(f"{prefix}/configmaps/default/meta", b'{"kind":"ConfigMap","metadata":"x"}')
+    etcd.put(f"{prefix}/configmaps/default/proto", b"k8s\x00\x0fnot protobuf")
+    url = on_etcd.base_url + CONFIGMAPS
+    expected = {
+        "words": NOT_A_MAP,
+        "meta": "json: cannot unmarshal string into Go struct field ConfigMap.metadata "
+        "of type v1.ObjectMeta",
+        "proto": "proto: illegal wireType 7",
+    }
+    for name, message in expected.items():
+        r = admin.get(f"{url}/{name}")
+        assert (r.status_code, r.json()) == (500, failure(message)), name
+        # Writes decode what they replace, as kube's do: the value stays as it is.
+        r = admin.patch(f"{url}/{name}", json={"data": {"k": "v"}}, headers=MERGE)
+        assert (r.status_code, r.json()) == (500, failure(message)), name
+        r = admin.delete(f"{url}/{name}")
+        assert (r.status_code, r.json()) == (500, failure(message)), name
+    for params in ({}, {"resourceVersion": "0"}):  # on the first in key order
+        r = admin.get(url, params=params)
+        assert (r.status_code, r.json()) == (500, failure(expected["meta"]))
+    # Everything else is served: another namespace, another resource, new objects.
+    assert admin.get(on_etcd.base_url + "/api/v1/namespaces/kube-system/configmaps").ok
+    assert admin.post(url, json={"metadata": {"name": "fine"}}).status_code == 201
+    assert admin.get(f"{url}/fine").status_code == 200
+
+
+MERGE = {"Content-Type": "application/merge-patch+json"}
+
+
+def test_watchers_never_see_it_and_an_unsafe_delete_removes_it(
+    on_etcd: Server, etcd: EtcdServer
+) -> None:
+    admin = session_for(on_etcd, cert=on_etcd.admin_cert)
+    prefix = on_etcd.etcd_prefix  # type: ignore[attr-defined]
+    url = on_etcd.base_url + CONFIGMAPS
+    start = admin.get(on_etcd.base_url + "/api/v1/namespaces/kube-system/configmaps").json()
+    params = {"watch": "1", "resourceVersion": start["metadata"]["resourceVersion"]}
+    params["timeoutSeconds"] = "5"
+    with admin.get(url, params=params, stream=True) as watch:
+        assert watch.status_code == 200
+        etcd.put(f"{prefix}/configmaps/default/later", b"[1, 2]")
+        assert admin.post(url, json={"metadata": {"name": "after"}}).status_code == 201
+        r = admin.delete(f"{url}/words", params={UNSAFE: "true"})
+        assert r.status_code == 200, r.text
+        assert r.json()["details"] == {"name": "words", "kind": "configmaps", "uid": ""}
+        assert admin.post(url, json={"metadata": {"name": "last"}}).status_code == 201
+        seen = _events_until(watch, "last")
+    # The new object and the unsafe delete's stand-in; neither unreadable value.
+    assert seen == [("ADDED", "after"), ("DELETED", "words"), ("ADDED", "last")]
+    assert admin.get(f"{url}/words").status_code == 404
+    r = admin.get(url)  # "later" is still there: the list still fails, on it
+    assert (r.status_code, r.json()) == (
+        500,
+        failure("json: cannot unmarshal array into Go value of type map[string]interface {}"),
+    )
+
+
+def _events_until(watch: requests.Response, last: str) -> list[tuple[str, str]]:
+    seen = []
+    for line in watch.iter_lines():
+        event = json.loads(line)
+        seen.append((event["type"], event["object"]["metadata"]["name"]))
+        if seen[-1] == ("ADDED", last):
+            break
+    return seen
+
+
+def test_a_value_that_does_not_decrypt_is_kubes_internal_error(
+    tmp_path: Path, etcd: EtcdServer
+) -> None:
+    """Sealed with a key the configuration no longer has (here: not sealed at all):
+    kube's InternalError, the list naming the key, and the unsafe delete removes it."""
+    prefix = f"/sealed-{tmp_path.name}"
+    etcd.put(f"{prefix}/secrets/default/lost", b"k8s:enc:aescbc:v1:key1:" + b"x" * 20)
+    config = Path(__file__).parents[2] / "etc" / "encryption-config.yaml"
+    server = start_server(
+        tmp_path / "data",
+        "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint, "--etcd-prefix", prefix,
+        f"--encryption-provider-config={config}",
+        "--feature-gates=AllowUnsafeMalformedObjectDeletion=true",
+    )  # fmt: skip
+    try:
+        admin = session_for(server, cert=server.admin_cert)
+        url = server.base_url + "/api/v1/namespaces/default/secrets"
+        why = "the stored data is not a multiple of the block size"
+        for path, text in (
+            ("/lost", why),
+            ("", f'unable to transform key "{prefix}/secrets/default/lost": {why}'),
+        ):
+            r = admin.get(url + path)
+            assert (r.status_code, r.json()) == (
+                500,
+                {
+                    **failure(f"Internal error occurred: {text}"),
+                    "reason": "InternalError",
+                    "details": {"causes": [{"message": text}]},
+                },
+            )
+        assert admin.delete(f"{url}/lost", params={UNSAFE: "true"}).status_code == 200
+        assert admin.get(url).json()["items"] == []
+    finally:
+        server.stop()
