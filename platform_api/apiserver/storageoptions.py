@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from platform_api.apiserver.flagvalues import ConfigError, parse_list
 from platform_api.storage import mediatypes
+from platform_api.storage.etcd.endpoint import Target
 
 Given = Callable[[str], str | None]
 LMDB, ETCD3 = "lmdb", "etcd3"
@@ -67,6 +68,11 @@ def from_flags(given: Given) -> StorageOptions:
         out.backend = backend
     if given("etcd-servers"):
         out.etcd_servers = tuple(parse_list(str(given("etcd-servers"))))
+        for endpoint in out.etcd_servers:
+            try:
+                Target.parse(endpoint)
+            except ValueError as e:
+                raise ConfigError(f"--etcd-servers: {e}") from None
     if given("etcd-prefix") is not None:
         out.etcd_prefix = str(given("etcd-prefix")) or "/registry"
     for name in ("etcd-cafile", "etcd-certfile", "etcd-keyfile"):

@@ -31,6 +31,7 @@ from platform_api.gotext import object_json
 from platform_api.privatefiles import private_dir
 from platform_api.storage import mediatypes
 from platform_api.storage.etcd.client import EtcdClient
+from platform_api.storage.etcd.endpoint import Target
 from platform_api.storage.etcd.errors import EtcdError
 from platform_api.storage.etcd.kv import prefix_end
 from platform_api.storage.etcd.layout import DEFAULT_PREFIX, KeyLayout
@@ -197,6 +198,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if _is_etcd(args.source) == _is_etcd(args.target):
         parser.error("one side must be an LMDB data directory, the other etcd URL(s)")
+    for endpoint in (args.source if _is_etcd(args.source) else args.target).split(","):
+        try:
+            Target.parse(endpoint)
+        except ValueError as e:
+            parser.error(str(e))
 
     async def run(reactor: Any) -> None:
         try:

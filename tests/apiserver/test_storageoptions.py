@@ -35,6 +35,18 @@ def test_etcd3_with_servers_and_a_prefix() -> None:
         ),
         ({"storage-backend": "etcd3"}, "--etcd-servers must be specified"),
         (
+            {"storage-backend": "etcd3", "etcd-servers": "http://a:2379,http://b:99999"},
+            "--etcd-servers: http://b:99999: Port out of range 0-65535",
+        ),
+        (
+            {"storage-backend": "etcd3", "etcd-servers": "a:port"},
+            "--etcd-servers: a:port: Port could not be cast to integer value as 'port'",
+        ),
+        (
+            {"storage-backend": "etcd3", "etcd-servers": "unix:///run/etcd.sock"},
+            '--etcd-servers: unix:///run/etcd.sock: unsupported scheme "unix" (http or https)',
+        ),
+        (
             {"storage-backend": "etcd3", "etcd-servers": "http://a:1", "etcd-cafile": "/nope"},
             "--etcd-cafile: /nope: no such file",
         ),

@@ -98,3 +98,12 @@ def test_a_value_that_is_no_object_is_named_and_nothing_is_copied(
         assert session.get(url).status_code == 404
     finally:
         server.stop()
+
+
+def test_an_etcd_url_no_client_could_dial_is_a_usage_error(tmp_path: Path) -> None:
+    done = migrate("--from", "http://127.0.0.1:99999", "--to", str(tmp_path / "copy"))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith(
+        "migrate.py: error: http://127.0.0.1:99999: Port out of range 0-65535\n"
+    )
+    assert not (tmp_path / "copy").exists()

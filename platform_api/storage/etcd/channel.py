@@ -8,9 +8,7 @@ lost connection ends every call on it with UNAVAILABLE.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from twisted.internet.defer import Deferred
 from twisted.internet.error import ConnectError
@@ -18,6 +16,7 @@ from twisted.internet.protocol import Protocol as TwistedProtocol
 from twisted.python.failure import Failure
 
 from platform_api.eager import send_eagerly, write_now
+from platform_api.storage.etcd.endpoint import Target
 from platform_api.storage.etcd.grpcwire import (
     UNAVAILABLE,
     Ended,
@@ -36,23 +35,6 @@ class CallHandler(Protocol):
     def message(self, message: Message) -> None: ...
 
     def ended(self, code: int, detail: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class Target:
-    scheme: str
-    host: str
-    port: int
-
-    @classmethod
-    def parse(cls, endpoint: str) -> Target:
-        parts = urlsplit(endpoint if "://" in endpoint else f"http://{endpoint}")
-        scheme = "https" if parts.scheme == "https" else "http"
-        return cls(scheme, parts.hostname or "127.0.0.1", parts.port or 2379)
-
-    @property
-    def authority(self) -> str:
-        return f"{self.host}:{self.port}"
 
 
 class Stream:

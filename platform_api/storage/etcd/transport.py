@@ -36,7 +36,8 @@ from twisted.python.failure import Failure
 
 from platform_api.pem import certificate_options
 from platform_api.storage.etcd import proto
-from platform_api.storage.etcd.channel import GrpcChannel, Target
+from platform_api.storage.etcd.channel import GrpcChannel
+from platform_api.storage.etcd.endpoint import Target
 from platform_api.storage.etcd.errors import Unavailable, from_status
 from platform_api.storage.etcd.grpcwire import (
     DEADLINE_EXCEEDED,

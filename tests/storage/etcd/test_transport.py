@@ -13,7 +13,8 @@ from twisted.internet.testing import StringTransport
 
 from platform_api.storage.etcd import http2, proto
 from platform_api.storage.etcd import transport as transport_module
-from platform_api.storage.etcd.channel import KEEPALIVE, KEEPALIVE_TIMEOUT, GrpcChannel, Target
+from platform_api.storage.etcd.channel import KEEPALIVE, KEEPALIVE_TIMEOUT, GrpcChannel
+from platform_api.storage.etcd.endpoint import Target
 from platform_api.storage.etcd.errors import Unavailable
 from platform_api.storage.etcd.grpcwire import UNAVAILABLE
 from platform_api.storage.etcd.transport import Transport
