@@ -293,7 +293,19 @@ def test_a_server_started_before_etcd_waits_for_it(tmp_path: Path) -> None:
     starts: the start waits for it, as kube's waits out its 20 s dial timeout."""
     (tmp_path / "etcd").mkdir()
     etcd = EtcdServer(str(tmp_path / "etcd" / "data"), fsync=False)
-    later = threading.Timer(2.0, etcd.start)
+
+    def start_once_waited_for() -> None:
+        # Once the server says it waits (a start on a loaded machine may take longer
+        # than any fixed delay), or after 15 s, so a server that never waits fails below.
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            logs = (tmp_path / "data").glob("server-*.log")
+            if any("waiting up to 20s for etcd" in log.read_text() for log in logs):
+                break
+            time.sleep(0.05)
+        etcd.start()
+
+    later = threading.Thread(target=start_once_waited_for)
     later.start()
     try:
         server = start_server(  # one process: workers may reach etcd after it is up
