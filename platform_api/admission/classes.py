@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from platform_api.codec.protobuf_values import parse_time
-from platform_api.storage.interface import ListOptions, Storage
+from platform_api.storage.interface import ListOptions, Storage, readable
 
 Obj = dict[str, Any]
 
@@ -24,7 +24,7 @@ def newest_default(storage: Storage, prefix: bytes, annotations: Iterable[str]) 
     """The newest stored class with one of ``annotations`` set to ``"true"``, or None."""
     keys = tuple(annotations)
     defaults = []
-    for stored in storage.get_list(prefix, ListOptions()).items:
+    for stored in readable(storage.get_list(prefix, ListOptions()).items):
         obj = stored.object
         marks = (obj.get("metadata") or {}).get("annotations") or {}
         if any(marks.get(key) == "true" for key in keys):

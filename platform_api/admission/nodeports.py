@@ -24,7 +24,7 @@ from platform_api.admission.allocation import Holds, Owner, Share, pick_free
 from platform_api.admission.chain import Attributes
 from platform_api.registry.servicespec import NODE_PORTS
 from platform_api.registry.servicetypes import needs_health_check
-from platform_api.storage.interface import DELETED, Event, ListOptions, Storage
+from platform_api.storage.interface import DELETED, Event, ListOptions, Storage, readable
 from platform_api.storage.watch import WatchHub
 from platform_api.validation import field
 
@@ -158,7 +158,7 @@ class PortsInUse:
             self._hub.subscribe(self, under=(self.prefix,))
             self._revision = self._storage.current_revision()
             listed = self._storage.get_list(self.prefix, ListOptions(revision=self._revision))
-            for item in listed.items:
+            for item in readable(listed.items):
                 self._put(item.object, False)
         else:
             self._hub.take_in()

@@ -23,6 +23,7 @@ from platform_api.storage.interface import (
     Preconditions,
     Storage,
     StorageError,
+    readable,
 )
 
 # Registry keys: ``/core/masterleases/<ip>``, kept in etcd at kube's own place.
@@ -68,14 +69,14 @@ class MasterLeases:
     def list_live(self) -> list[str]:
         """The addresses of the servers whose records have not lapsed."""
         now = self.clock.seconds()
-        found = self.storage.get_list(PREFIX, _ALL)
-        return [s.object["metadata"]["name"] for s in found.items if _expiry(s.object) > now]
+        found = readable(self.storage.get_list(PREFIX, _ALL).items)
+        return [s.object["metadata"]["name"] for s in found if _expiry(s.object) > now]
 
     async def collect(self) -> None:
         """Delete lapsed records: etcd's lease expiry, done by the servers still alive.  A
         record renewed meanwhile keeps (the delete is conditional on its version)."""
         now = self.clock.seconds()
-        for stored in self.storage.get_list(PREFIX, _ALL).items:
+        for stored in readable(self.storage.get_list(PREFIX, _ALL).items):
             if _expiry(stored.object) > now:
                 continue
             version = Preconditions(resource_version=str(stored.revision))

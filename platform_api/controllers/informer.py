@@ -14,7 +14,14 @@ from typing import Any
 
 from platform_api.client.cache import ObjectCache
 from platform_api.registry.store import Store
-from platform_api.storage.interface import DELETED, Event, ListOptions, ListResult, Storage
+from platform_api.storage.interface import (
+    DELETED,
+    Event,
+    ListOptions,
+    ListResult,
+    Storage,
+    readable,
+)
 from platform_api.storage.watch import WatchHub
 
 Obj = dict[str, Any]
@@ -41,7 +48,7 @@ class Informer(ObjectCache):
         revision = self.storage.current_revision()
         for prefix in self.prefixes:
             result = self.storage.get_list(prefix, ListOptions(revision=revision))
-            for stored in result.items:
+            for stored in readable(result.items):
                 self._apply(stored.key, stored.object)
         self.revision = revision
 

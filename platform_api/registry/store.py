@@ -53,6 +53,7 @@ from platform_api.storage.interface import (
     StorageError,
     Stored,
     Unreadable,
+    readable,
     reads_through,
 )
 from platform_api.storage.transformer import listed
@@ -178,12 +179,16 @@ class Store(Deletions):
             raise self._error(e, name) from None
 
     def list(self, namespace: str, options: ListOptions) -> ListResult:
+        """The server's own list: objects that do not decode are passed over (readable)."""
         try:
-            return self._readable(self.storage.get_list(self.list_prefix(namespace), options))
+            result = self.storage.get_list(self.list_prefix(namespace), options)
         except StorageError as e:
             raise self._error(e, "") from None
+        result.items = readable(result.items)
+        return result
 
     def _readable(self, result: ListResult) -> ListResult:
+        """A client's list fails on an object that does not decode, as kube's does."""
         for stored in result.items:
             if isinstance(stored, Unreadable):
                 raise listed(stored)
@@ -215,14 +220,14 @@ class Store(Deletions):
         self, namespace: str, options: ListOptions, *, consistent: bool = False
     ) -> ListResult:
         through = reads_through(self.storage) if consistent else None
-        if through is None:
-            result = self.list(namespace, options)
-        else:
-            try:
-                prefix = self.list_prefix(namespace)
+        prefix = self.list_prefix(namespace)
+        try:
+            if through is None:
+                result = self._readable(self.storage.get_list(prefix, options))
+            else:
                 result = self._readable(await through.get_list_through(prefix, options))
-            except StorageError as e:
-                raise self._error(e, "") from None
+        except StorageError as e:
+            raise self._error(e, "") from None
         if isinstance(self.storage, AsyncStorageView):
             return await self.storage.present_list(result)
         return result

@@ -134,6 +134,13 @@ class Unreadable(Stored):
         raise self.error
 
 
+def readable(items: list[Stored]) -> list[Stored]:
+    """What the server's own readers (informers, controllers, admission) list: an object
+    whose value does not decode is passed over, as watchers pass over it, rather than
+    failing them all; a client's list reports it."""
+    return [s for s in items if not isinstance(s, Unreadable)]
+
+
 def deleted_at(last: Stored, revision: int) -> Stored:
     """A deleted object's last state at the deletion's revision: what kube's storage
     answers a delete with, and the object of its DELETED event."""

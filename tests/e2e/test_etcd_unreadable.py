@@ -12,6 +12,7 @@ import pytest
 import requests
 
 from tests.e2e.conftest import Server, session_for, start_server
+from tests.e2e.crds import eventually
 from tests.storage.etcd_server import EtcdServer
 
 pytestmark = pytest.mark.slow
@@ -153,3 +154,37 @@ def test_a_value_that_does_not_decrypt_is_kubes_internal_error(
         assert admin.get(url).json()["items"] == []
     finally:
         server.stop()
+
+
+def test_the_servers_own_readers_pass_over_it(tmp_path: Path, etcd: EtcdServer) -> None:
+    """Informers, controllers and admission list what they need at start and on each
+    request: a value none of them can read is passed over, not a failed start."""
+    prefix = f"/own-{tmp_path.name}"
+    etcd.put(f"{prefix}/clusterroles/garbage", b"k8s\x00\x0fnot protobuf")
+    etcd.put(f"{prefix}/namespaces/garbage", b"[1]")
+    etcd.put(f"{prefix}/pods/default/garbage", b"just words")
+    server = start_server(
+        tmp_path / "data",
+        "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint, "--etcd-prefix", prefix,
+    )  # fmt: skip
+    try:
+        admin = session_for(server, cert=server.admin_cert)
+        assert admin.get(server.base_url + "/readyz").status_code == 200
+        apps = server.base_url + "/apis/apps/v1/namespaces/default"
+        labels = {"app": "web"}
+        template = {"metadata": {"labels": labels}, "spec": {"containers": [WEB]}}
+        spec = {"replicas": 1, "selector": {"matchLabels": labels}, "template": template}
+        deployment = {"metadata": {"name": "web"}, "spec": spec}
+        assert admin.post(apps + "/deployments", json=deployment).status_code == 201
+        made = eventually(lambda: admin.get(apps + "/replicasets").json()["items"])
+        assert [rs["metadata"]["ownerReferences"][0]["name"] for rs in made] == ["web"]
+        pods = server.base_url + "/api/v1/namespaces/default/pods"
+        pod = {"metadata": {"name": "p"}, "spec": {"containers": [WEB]}}
+        assert admin.post(pods, json=pod).status_code == 201
+        r = admin.get(pods)  # a client's list still reports it
+        assert (r.status_code, r.json()) == (500, failure(NOT_A_MAP))
+    finally:
+        server.stop()
+
+
+WEB = {"name": "web", "image": "nginx"}

@@ -35,7 +35,7 @@ from platform_api.admission.podsecurity.levels import (
     policy_to_evaluate,
 )
 from platform_api.registry.store import Store
-from platform_api.storage.interface import ListOptions, Storage, StorageError
+from platform_api.storage.interface import ListOptions, Storage, StorageError, readable
 from platform_api.validation import field as fe
 
 Obj = dict[str, Any]
@@ -116,7 +116,7 @@ class PodSecurity:
             return
         name = str(sub(obj, "metadata").get("name") or attrs.name)
         listed = self._storage.get_list(self._pods.list_prefix(name), ListOptions())
-        pods = [stored.object for stored in listed.items]
+        pods = [stored.object for stored in readable(listed.items)]
         for warning in existing_pod_warnings(name, new, pods, self.config.runtime_classes):
             attrs.warn(warning)
 

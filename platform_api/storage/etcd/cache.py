@@ -28,6 +28,7 @@ from platform_api.storage.interface import (
     ListResult,
     StorageError,
     Stored,
+    Unreadable,
 )
 
 log = Logger()
@@ -196,7 +197,12 @@ def select(
             remaining = None if options.predicate else len(keys) - i
             return ListResult(items, revision, items[-1].key, remaining)
         stored = lookup(key)
-        if options.predicate is None or options.predicate(stored.object):
+        # An unreadable value is the caller's to report or pass over (Store.read_list).
+        if (
+            options.predicate is None
+            or isinstance(stored, Unreadable)
+            or options.predicate(stored.object)
+        ):
             items.append(stored)
     return ListResult(items, revision, None, None)
 

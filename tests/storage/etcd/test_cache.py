@@ -3,8 +3,18 @@ then the events of revisions it covered (etcd-io/etcd#15220)."""
 
 from __future__ import annotations
 
-from platform_api.storage.etcd.cache import WatchCache
-from platform_api.storage.interface import ADDED, MODIFIED, Event, Stored
+from platform_api.storage.etcd.cache import WatchCache, select
+from platform_api.storage.interface import (
+    ADDED,
+    MODIFIED,
+    UNREADABLE,
+    Event,
+    ListOptions,
+    StorageError,
+    Stored,
+    Unreadable,
+    readable,
+)
 
 KEY = b"/coordination.platform.io/leases/platform-system\x00lease"
 
@@ -34,3 +44,21 @@ def test_an_event_seen_already_is_not_applied_twice() -> None:
     assert cache.apply(first, 11) == first
     assert cache.apply(first, 21) == []  # a watch made again from an older revision
     assert cache.apply([_event(ADDED, 9)], 12) == []  # from before the list
+
+
+def test_a_filtered_list_leaves_an_unreadable_value_to_its_caller() -> None:
+    """A selector cannot be matched against a value that does not decode: the chunk
+    carries it, and the caller reports it (a client's list) or passes over it (readable)."""
+    ok = Stored(b"/core/configmaps/ns\x00a", 2, b'{"metadata":{"name":"a"}}')
+    error = StorageError(UNREADABLE, b"/core/configmaps/ns\x00b", "not a map")
+    bad = Unreadable(b"/core/configmaps/ns\x00b", 3, b"words", error, "/registry/configmaps/ns/b")
+    items = {s.key: s for s in (ok, bad)}
+    seen = []
+
+    def match(obj: dict[str, object]) -> bool:
+        seen.append(obj)
+        return True
+
+    result = select(sorted(items), items.__getitem__, ListOptions(predicate=match), 3)
+    assert result.items == [ok, bad] and seen == [ok.object]
+    assert readable(result.items) == [ok]
