@@ -15,7 +15,14 @@ from twisted.logger import globalLogPublisher
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.layout import KeyLayout
 from platform_api.storage.etcd.store import EtcdStorage, _status_blocking
-from platform_api.storage.interface import UNREACHABLE, StorageError
+from platform_api.storage.interface import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    UNREACHABLE,
+    Event,
+    StorageError,
+)
 from tests.storage.etcd_server import EtcdServer, start_etcd
 
 
@@ -115,3 +122,41 @@ def test_a_start_waits_for_etcd_then_fails_with_what_it_last_heard(down_endpoint
     assert caught.value.code == UNREACHABLE
     assert str(caught.value).startswith("no etcd endpoint answered: [Errno 111]")
     assert slept == [0.5, 0.5, 0.5, 0.5]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_watch_behind_a_compaction_lists_again_and_tells_the_difference(
+    etcd: EtcdServer,
+) -> None:
+    """The cache's watch resumes after its last revision; when etcd has compacted past it
+    (a long outage while others wrote), the store lists again and publishes what changed
+    meanwhile as one batch: the changed, the new and the deleted keys."""
+    client = EtcdClient([etcd.endpoint], reactor)
+    events: list[Event] = []
+    layout = KeyLayout("/behind", [("", "configmaps")])
+    storage = EtcdStorage(client, layout, reactor, on_commit=events.extend)
+    kept, changed, gone = (f"/behind/configmaps/ns/{n}".encode() for n in ("kept", "ch", "gone"))
+    for key in (kept, changed, gone):
+        await client.put(key, b'{"kind":"ConfigMap","metadata":{}}')
+    storage.load()
+    try:
+        await client.put(changed, b'{"kind":"ConfigMap","metadata":{},"data":{"k":"v"}}')
+        await client.delete(gone)
+        new = await client.put(b"/behind/configmaps/ns/new", b'{"kind":"ConfigMap"}')
+        await client.compact(new.revision)
+        storage.start()
+        await storage.cache.wait_for(new.revision)
+        assert [(e.type, e.key.rpartition(b"\x00")[2]) for e in events] == [
+            (MODIFIED, b"ch"),
+            (ADDED, b"new"),
+            (DELETED, b"gone"),  # at the list's revision, as kube's cacher replaces its store
+        ]
+        assert storage.get(b"/core/configmaps/ns\x00ch").object["data"] == {"k": "v"}
+        assert sorted(storage.cache.data) == [
+            b"/core/configmaps/ns\x00ch",
+            b"/core/configmaps/ns\x00kept",
+            b"/core/configmaps/ns\x00new",
+        ]
+    finally:
+        storage.stop()
+        client.close()
