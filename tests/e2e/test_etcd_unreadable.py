@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import requests
 
+from tests.e2e.answers import status, unknown
 from tests.e2e.conftest import Server, session_for, start_server
 from tests.e2e.crds import eventually
 from tests.storage.etcd_server import EtcdServer
@@ -20,18 +20,6 @@ pytestmark = pytest.mark.slow
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 NOT_A_MAP = "json: cannot unmarshal string into Go value of type map[string]interface {}"
 UNSAFE = "ignoreStoreReadErrorWithClusterBreakingPotential"
-
-
-def failure(message: str) -> dict[str, Any]:
-    """kube's answer to a value that does not decode: its decoder's text, no reason."""
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "code": 500,
-    }
 
 
 @pytest.fixture
@@ -63,15 +51,15 @@ def test_reads_answer_500_and_writes_change_nothing(on_etcd: Server, etcd: EtcdS
     }
     for name, message in expected.items():
         r = admin.get(f"{url}/{name}")
-        assert (r.status_code, r.json()) == (500, failure(message)), name
+        assert (r.status_code, r.json()) == (500, unknown(message)), name
         # Writes decode what they replace, as kube's do: the value stays as it is.
         r = admin.patch(f"{url}/{name}", json={"data": {"k": "v"}}, headers=MERGE)
-        assert (r.status_code, r.json()) == (500, failure(message)), name
+        assert (r.status_code, r.json()) == (500, unknown(message)), name
         r = admin.delete(f"{url}/{name}")
-        assert (r.status_code, r.json()) == (500, failure(message)), name
+        assert (r.status_code, r.json()) == (500, unknown(message)), name
     for params in ({}, {"resourceVersion": "0"}):  # on the first in key order
         r = admin.get(url, params=params)
-        assert (r.status_code, r.json()) == (500, failure(expected["meta"]))
+        assert (r.status_code, r.json()) == (500, unknown(expected["meta"]))
     # Everything else is served: another namespace, another resource, new objects.
     assert admin.get(on_etcd.base_url + "/api/v1/namespaces/kube-system/configmaps").ok
     assert admin.post(url, json={"metadata": {"name": "fine"}}).status_code == 201
@@ -105,7 +93,7 @@ def test_watchers_never_see_it_and_an_unsafe_delete_removes_it(
     r = admin.get(url)  # "later" is still there: the list still fails, on it
     assert (r.status_code, r.json()) == (
         500,
-        failure("json: cannot unmarshal array into Go value of type map[string]interface {}"),
+        unknown("json: cannot unmarshal array into Go value of type map[string]interface {}"),
     )
 
 
@@ -144,11 +132,12 @@ def test_a_value_that_does_not_decrypt_is_kubes_internal_error(
             r = admin.get(url + path)
             assert (r.status_code, r.json()) == (
                 500,
-                {
-                    **failure(f"Internal error occurred: {text}"),
-                    "reason": "InternalError",
-                    "details": {"causes": [{"message": text}]},
-                },
+                status(
+                    500,
+                    "InternalError",
+                    f"Internal error occurred: {text}",
+                    {"causes": [{"message": text}]},
+                ),
             )
         assert admin.delete(f"{url}/lost", params={UNSAFE: "true"}).status_code == 200
         assert admin.get(url).json()["items"] == []
@@ -182,7 +171,7 @@ def test_the_servers_own_readers_pass_over_it(tmp_path: Path, etcd: EtcdServer) 
         pod = {"metadata": {"name": "p"}, "spec": {"containers": [WEB]}}
         assert admin.post(pods, json=pod).status_code == 201
         r = admin.get(pods)  # a client's list still reports it
-        assert (r.status_code, r.json()) == (500, failure(NOT_A_MAP))
+        assert (r.status_code, r.json()) == (500, unknown(NOT_A_MAP))
     finally:
         server.stop()
 
