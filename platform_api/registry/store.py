@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Protocol
 
 from platform_api import errors, heavy
@@ -184,10 +185,9 @@ class Store(Deletions):
             result = self.storage.get_list(self.list_prefix(namespace), options)
         except StorageError as e:
             raise self._error(e, "") from None
-        result.items = readable(result.items)
-        return result
+        return replace(result, items=readable(result.items))
 
-    def _readable(self, result: ListResult) -> ListResult:
+    def _check_readable(self, result: ListResult) -> ListResult:
         """A client's list fails on an object that does not decode, as kube's does."""
         for stored in result.items:
             if isinstance(stored, Unreadable):
@@ -223,9 +223,9 @@ class Store(Deletions):
         prefix = self.list_prefix(namespace)
         try:
             if through is None:
-                result = self._readable(self.storage.get_list(prefix, options))
+                result = self._check_readable(self.storage.get_list(prefix, options))
             else:
-                result = self._readable(await through.get_list_through(prefix, options))
+                result = self._check_readable(await through.get_list_through(prefix, options))
         except StorageError as e:
             raise self._error(e, "") from None
         if isinstance(self.storage, AsyncStorageView):

@@ -173,7 +173,7 @@ class WatchHub:
         if not events:
             return
         self.revision = events[-1].revision
-        events = _readable(events)
+        events = _watchable(events)
         if not events:
             self._wake()
             return
@@ -296,7 +296,7 @@ class WatchHub:
         if after >= self.revision:  # a future revision (up to 2**64-1) has no history yet
             return []
         events = self._storage.events_since(after, prefix)
-        return _readable([e for e in events if e.revision <= self.revision])
+        return _watchable([e for e in events if e.revision <= self.revision])
 
     # -- waiting for a revision ---------------------------------------------------------------
 
@@ -321,7 +321,7 @@ class WatchHub:
             d.callback(None)
 
 
-def _readable(events: list[Event]) -> list[Event]:
+def _watchable(events: list[Event]) -> list[Event]:
     """Watchers never see a value that does not decode (written around the server), nor
     the deletion of one; a read of it reports it instead."""
     return [e for e in events if not isinstance(e.stored, Unreadable)]
