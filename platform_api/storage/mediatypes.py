@@ -16,6 +16,8 @@ from platform_api.codec import BodyError, parse_yaml, protobuf
 from platform_api.codec.goshape import type_claim_templates
 from platform_api.codec.goyaml import yaml_dumps
 from platform_api.gotext import object_json
+from platform_api.scheme.decoding import Decoder
+from platform_api.scheme.schemas import load_schemas
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -69,7 +71,24 @@ def decode(data: bytes) -> dict[str, Any]:
             f"json: cannot unmarshal {_go_kind(meta)} into Go struct field "
             f"{kind}.metadata of type v1.ObjectMeta"
         )
-    return value
+    return _typed(value)
+
+
+def _typed(value: dict[str, Any]) -> dict[str, Any]:
+    """A built-in kind's text value as kube's storage decodes it into its Go type: a field
+    of the wrong type is Go's error (DecodeError, a ValueError), unknown fields and nulls
+    are dropped.  Only text values need it (this server writes Protobuf, which cannot
+    hold a wrong type) and only built-in kinds have a type (a custom resource is a map)."""
+    api_version, kind = value.get("apiVersion"), value.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return value
+    group, _, version = api_version.rpartition("/")
+    schemas = load_schemas()
+    try:
+        definition = schemas.for_kind(group, version, kind)
+    except KeyError:
+        return value
+    return Decoder(schemas).decode(value, definition).obj
 
 
 def _go_kind(value: Any) -> str:

@@ -42,12 +42,18 @@ def test_reads_answer_500_and_writes_change_nothing(on_etcd: Server, etcd: EtcdS
     prefix = on_etcd.etcd_prefix  # type: ignore[attr-defined]
     etcd.put(f"{prefix}/configmaps/default/meta", b'{"kind":"ConfigMap","metadata":"x"}')
     etcd.put(f"{prefix}/configmaps/default/proto", b"k8s\x00\x0fnot protobuf")
+    typed = (
+        b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"typed","ownerReferences":"x"}}'
+    )
+    etcd.put(f"{prefix}/configmaps/default/typed", typed)
     url = on_etcd.base_url + CONFIGMAPS
     expected = {
         "words": NOT_A_MAP,
         "meta": "json: cannot unmarshal string into Go struct field ConfigMap.metadata "
         "of type v1.ObjectMeta",
         "proto": "proto: illegal wireType 7",
+        "typed": "json: cannot unmarshal string into Go struct field "
+        "ObjectMeta.metadata.ownerReferences of type []v1.OwnerReference",
     }
     for name, message in expected.items():
         r = admin.get(f"{url}/{name}")

@@ -70,6 +70,40 @@ def test_a_value_that_is_no_object_says_so_as_go_would(value: bytes, message: st
     assert str(raised.value) == message
 
 
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (
+            b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":5}}',
+            "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.name of "
+            "type string",
+        ),
+        (
+            b'{"apiVersion":"apps/v1","kind":"Deployment","spec":{"replicas":"3"}}',
+            "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of "
+            "type int32",
+        ),
+    ],
+)
+def test_a_built_in_kind_in_text_is_decoded_into_its_type(value: bytes, message: str) -> None:
+    """As kube's storage decodes a JSON value into its Go type: a wrong type is Go's
+    error; unknown fields and nulls are dropped.  A custom resource is a map: kept."""
+    with pytest.raises(ValueError) as raised:
+        mediatypes.decode(value)
+    assert str(raised.value) == message
+    read = mediatypes.decode(
+        b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","uid":null},"extra":1}'
+    )
+    assert read == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}
+    widget = b'{"apiVersion":"example.com/v1","kind":"Widget","spec":{"size":"3"},"extra":1}'
+    assert mediatypes.decode(widget) == {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "spec": {"size": "3"},
+        "extra": 1,
+    }
+
+
 def test_null_metadata_is_the_zero_object_meta() -> None:
     assert mediatypes.decode(b'{"kind":"ConfigMap","metadata":null}') == {
         "kind": "ConfigMap",
