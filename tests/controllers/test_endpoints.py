@@ -54,10 +54,14 @@ class Setup(ControllerSetup):
     def __init__(self, path: str) -> None:
         super().__init__(path)
         st, hub, clock = self.cluster.stores, self.cluster.hub, self.cluster.clock
-        self.start(
+        controllers = (
             EndpointsController(st[SERVICES], st[PODS], st[ENDPOINTS], hub, clock),
             EndpointSliceController(st[SERVICES], st[PODS], st[NODES], st[SLICES], hub, clock),
         )
+        for controller in controllers:
+            # A loaded machine's slow syncs would batch pod changes past settle()'s steps.
+            controller.timer = clock.seconds  # type: ignore[method-assign]
+        self.start(*controllers)
 
     def report(self, name: str, ip: str, ready: bool, phase: str = "Running") -> None:
         """What a kubelet writes: the pod's IP, phase and Ready condition."""
