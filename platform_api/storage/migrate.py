@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import os
 import sys
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from twisted.internet.defer import ensureDeferred
 from twisted.internet.task import react
 
 from platform_api.apiserver.enablement import keyed_resources
+from platform_api.apiserver.processlock import ProcessLock
 from platform_api.codec.goshape import set_revision
 from platform_api.gotext import object_json
 from platform_api.privatefiles import private_dir
@@ -83,21 +83,17 @@ def read_lmdb(data_dir: str) -> list[tuple[bytes, bytes]]:
 
 
 @contextlib.contextmanager
-def no_server_on(data_dir: str) -> Iterator[None]:
+def no_server_on(data_dir: str, reactor: Any) -> Iterator[None]:
     """Hold the locks of a server on ``data_dir`` while it is written: one running there
     would serve from indexes that never see the copy (MigrationError), and one starting
     meanwhile waits for the copy to be whole."""
     run_dir = private_dir(os.path.join(private_dir(data_dir, ours=False), "run"))
     with contextlib.ExitStack() as held:
         for name in _SERVER_LOCKS:
-            fd = os.open(os.path.join(run_dir, name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            held.callback(os.close, fd)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise MigrationError(
-                    f"{data_dir}: a server is running on it; stop it first"
-                ) from None
+            lock = ProcessLock(os.path.join(run_dir, name), reactor)
+            if not lock.try_acquire():
+                raise MigrationError(f"{data_dir}: a server is running on it; stop it first")
+            held.callback(lock.release)
         yield
 
 
@@ -183,7 +179,7 @@ async def migrate(reactor: Any, source: str, target: str, prefix: str) -> tuple[
     try:
         if _is_etcd(source):
             items = await read_etcd(client, keys)  # first: etcd unreachable leaves no dir
-            with no_server_on(target):
+            with no_server_on(target, reactor):
                 return write_lmdb(target, items, keys)
         return await write_etcd(client, keys, read_lmdb(source))
     finally:
