@@ -26,13 +26,13 @@ from twisted.python.failure import Failure
 from platform_api.codec.goshape import set_revision
 from platform_api.gotext import object_json
 from platform_api.storage import mediatypes
-from platform_api.storage.etcd import proto
 from platform_api.storage.etcd.batch import Batched
 from platform_api.storage.etcd.cache import WatchCache, event_type
 from platform_api.storage.etcd.client import EtcdClient
-from platform_api.storage.etcd.errors import Compacted, EtcdError, Unavailable, storage_call
-from platform_api.storage.etcd.kv import RangeResult, Status, prefix_end
+from platform_api.storage.etcd.errors import Compacted, EtcdError, storage_call
+from platform_api.storage.etcd.kv import prefix_end
 from platform_api.storage.etcd.layout import KeyLayout
+from platform_api.storage.etcd.startup import range_blocking, status_blocking
 from platform_api.storage.etcd.through import ReadThrough, progress_trusted
 from platform_api.storage.etcd.values import Values
 from platform_api.storage.etcd.watch import ProgressRequester, WatchResponse
@@ -97,7 +97,7 @@ class EtcdStorage:
 
     def load(self) -> None:
         """Fill the cache with one consistent list (blocking: at start, before serving)."""
-        version = _status_blocking(self.client).version
+        version = status_blocking(self.client).version
         self.reads_through = not progress_trusted(version)
         if self.reads_through:
             log.info(
@@ -108,7 +108,7 @@ class EtcdStorage:
         root = self.layout.root
         key, revision, items = root, 0, []
         while True:
-            result = _range_blocking(self.client, key, prefix_end(root), _PAGE, revision)
+            result = range_blocking(self.client, key, prefix_end(root), _PAGE, revision)
             revision = revision or result.revision
             for kv in result.kvs:
                 stored = self.values.stored(kv)
@@ -376,43 +376,3 @@ class EtcdStorage:
                 await self.client.compact(previous)
             self.cache.expire_below(previous)
         return previous
-
-
-# kube-apiserver's etcd dial timeout: a start waits this long for etcd, then fails.
-START_WAIT = 20.0
-
-
-def _status_blocking(
-    client: EtcdClient,
-    wait: float = START_WAIT,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
-) -> Status:
-    """etcd's status (its version), waited for: only at start.  etcd started beside the
-    server may answer a moment later, so a start retries for ``wait`` seconds, as kube's
-    waits out its dial timeout before it fails ("context deadline exceeded")."""
-    path = "/etcdserverpb.Maintenance/Status"
-    deadline, waited = clock() + wait, False
-    while True:
-        try:
-            return Status.decode(client.transport.call_blocking(path, proto.StatusRequest()))
-        except Unavailable as e:
-            if clock() >= deadline:
-                raise StorageError(UNREACHABLE, b"", e.message) from None
-            if not waited:
-                log.warn("waiting up to {wait:g}s for etcd: {error}", wait=wait, error=e.message)
-                waited = True
-            sleep(0.5)
-        except EtcdError as e:
-            raise StorageError(UNREACHABLE, b"", e.message) from None
-
-
-def _range_blocking(
-    client: EtcdClient, key: bytes, range_end: bytes, limit: int, revision: int
-) -> RangeResult:
-    """One Range call, waited for: only at start, before the reactor serves anything."""
-    request = proto.RangeRequest(key=key, range_end=range_end, limit=limit, revision=revision)
-    try:
-        return RangeResult.decode(client.transport.call_blocking("/etcdserverpb.KV/Range", request))
-    except EtcdError as e:
-        raise StorageError(UNREACHABLE, key, e.message) from None

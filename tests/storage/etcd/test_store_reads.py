@@ -14,7 +14,8 @@ from twisted.logger import globalLogPublisher
 
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.layout import KeyLayout
-from platform_api.storage.etcd.store import EtcdStorage, _status_blocking
+from platform_api.storage.etcd.startup import status_blocking
+from platform_api.storage.etcd.store import EtcdStorage
 from platform_api.storage.interface import (
     ADDED,
     DELETED,
@@ -118,7 +119,7 @@ def test_a_start_waits_for_etcd_then_fails_with_what_it_last_heard(down_endpoint
         now[0] += seconds
 
     with pytest.raises(StorageError) as caught:
-        _status_blocking(client, wait=2.0, sleep=sleep, clock=lambda: now[0])
+        status_blocking(client, wait=2.0, sleep=sleep, clock=lambda: now[0])
     assert caught.value.code == UNREACHABLE
     assert str(caught.value).startswith("no etcd endpoint answered: [Errno 111]")
     assert slept == [0.5, 0.5, 0.5, 0.5]
