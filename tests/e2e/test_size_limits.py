@@ -87,8 +87,10 @@ def _blob(name: str, size: int) -> dict[str, Any]:
 
 @contextmanager
 def _bounded(server: Server) -> Iterator[None]:
-    """The server spends under a second of CPU on what the block sends (wall time is
-    not measured: the test machine is shared), and stays responsive."""
+    """The server spends under two seconds of CPU on what the block sends (wall time is
+    not measured: the test machine is shared), and stays responsive.  The largest case,
+    a 100,000-term selector, takes 0.6-0.8 s on an idle machine of this kind and 1.06 s was
+    seen under a loaded CI run; anything quadratic in it would take minutes."""
     assert server.process is not None
     stat = Path(f"/proc/{server.process.pid}/stat")
 
@@ -98,7 +100,7 @@ def _bounded(server: Server) -> Iterator[None]:
 
     before = cpu()
     yield
-    assert cpu() - before < 1.0
+    assert cpu() - before < 2.0
 
 
 def _alive(server: Server, admin: requests.Session) -> None:
