@@ -190,6 +190,15 @@ class ListOptions:
     limit: int = 0
     predicate: Callable[[dict[str, Any]], bool] | None = None
 
+    def selects(self, stored: Stored) -> bool:
+        """Whether the list takes ``stored``: a value that does not decode always (the
+        registry reports it to a client, or passes over it for the server's own reads)."""
+        return (
+            self.predicate is None
+            or isinstance(stored, Unreadable)
+            or self.predicate(stored.object)
+        )
+
 
 @dataclass
 class ListResult:

@@ -169,8 +169,10 @@ class Committer:
             txn.delete(op.key, db=self.objects)
             new = b""
             type_ = DELETED
-            if op.obj is not None and prev is not None:  # a corrupt value: log its stand-in
-                prev = Stored(op.key, prev.revision, object_json(op.obj))
+            if op.obj is not None and prev is not None:
+                # A corrupt value: the log keeps its stand-in, stored as any value is.
+                stand_in = write(transformer, op.key, object_json(op.obj))
+                prev = Stored(op.key, prev.revision, stand_in)
         else:
             assert op.obj is not None
             op.obj["metadata"]["resourceVersion"] = str(revision)

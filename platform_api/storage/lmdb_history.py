@@ -58,6 +58,6 @@ def page(state: dict[bytes, Stored], target: int, options: ListOptions) -> ListR
             remaining = None if options.predicate else len(keys) - i
             return ListResult(items, target, items[-1].key, remaining)
         stored = state[key]
-        if options.predicate is None or options.predicate(stored.object):
+        if options.selects(stored):
             items.append(stored)
     return ListResult(items, target, None, None)

@@ -46,6 +46,7 @@ from platform_api.storage.interface import (
     StorageError,
     Stored,
     TryUpdate,
+    Unreadable,
     ValidateDeletion,
     deleted_at,
 )
@@ -209,8 +210,8 @@ class LMDBStorage(WriteRecovery):
                         more = True
                         break
                     revision_of = REV.unpack_from(raw)[0]
-                    stored = read(self._transformer, key, revision_of, raw[8:], listing=True)
-                    if options.predicate is None or options.predicate(stored.object):
+                    stored = read(self._transformer, key, revision_of, raw[8:])
+                    if options.selects(stored):
                         items.append(stored)
             if not more:
                 return ListResult(items, revision, None, None)
@@ -393,6 +394,8 @@ class LMDBStorage(WriteRecovery):
     ) -> Stored:
         while True:
             current = self.get(key)
+            if isinstance(current, Unreadable):
+                raise current.error  # only the unsafe delete (delete_corrupt) removes it
             if preconditions is not None:
                 why = preconditions.failure(current.object)
                 if why:

@@ -39,24 +39,23 @@ class StaleStored(Stored):
     __slots__ = ()
 
 
-def read(
-    transformer: ValueTransformer | None,
-    key: bytes,
-    revision: int,
-    data: bytes,
-    *,
-    listing: bool = False,
-) -> Stored:
-    """A stored value as a Stored; StorageError(TRANSFORM_FAILED) if it does not decrypt
-    (in a list, named by its etcd key as kube's list does)."""
+def read(transformer: ValueTransformer | None, key: bytes, revision: int, data: bytes) -> Stored:
+    """A stored value as a Stored: Unreadable if it does not decrypt, so a read reports it
+    (kube's InternalError), the server's own lists pass over it and an unsafe delete can
+    remove it, as on etcd (storage/etcd/values.py)."""
     if transformer is None:
         return Stored(key, revision, data)
     try:
         plain, stale = transformer.from_storage(key, data)
     except TransformError as e:
-        text = f'unable to transform key "{etcd_key(key)}": {e}' if listing else str(e)
-        raise StorageError(TRANSFORM_FAILED, key, text) from None
+        return sealed(key, revision, data, e)
     return StaleStored(key, revision, plain) if stale else Stored(key, revision, plain)
+
+
+def sealed(key: bytes, revision: int, data: bytes, error: TransformError) -> Unreadable:
+    """A value that does not decrypt, named (for a list's message) by its etcd key."""
+    failure = StorageError(TRANSFORM_FAILED, key, str(error))
+    return Unreadable(key, revision, data, failure, etcd_key(key))
 
 
 def listed(stored: Unreadable) -> StorageError:
@@ -78,15 +77,11 @@ def read_logged(transformer: ValueTransformer | None, stored: None) -> None: ...
 
 
 def read_logged(transformer: ValueTransformer | None, stored: Stored | None) -> Stored | None:
-    """A change-log value: one that no longer decrypts (its key was removed) stays as
-    stored, so a watch reports it as an undecodable object instead of failing them all."""
+    """A change-log value, decrypted; one that no longer decrypts (its key was removed)
+    is Unreadable, which watchers never get, as they never get such a value on etcd."""
     if transformer is None or stored is None:
         return stored
-    try:
-        plain, _ = transformer.from_storage(stored.key, stored.data)
-    except TransformError:
-        return stored
-    return Stored(stored.key, stored.revision, plain)
+    return read(transformer, stored.key, stored.revision, stored.data)
 
 
 def write(transformer: ValueTransformer | None, key: bytes, data: bytes) -> bytes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import subprocess
 import sys
@@ -219,12 +220,12 @@ def test_plaintext_without_identity_is_kubes_error(tmp_path: Path) -> None:
     finally:
         server.stop()
     path = config(tmp_path / "enc.yaml", aescbc("key1", secrets={}))
-    server = start_server(data_dir, f"--encryption-provider-config={path}")
+    unsafe = "--feature-gates=AllowUnsafeMalformedObjectDeletion=true"
+    server = start_server(data_dir, f"--encryption-provider-config={path}", unsafe)
     try:
         admin = session_for(server, cert=server.admin_cert)
-        got = admin.get(server.url + "/api/v1/namespaces/default/secrets/db")
-        assert got.status_code == 500
-        assert got.json() == {
+        url = server.url + "/api/v1/namespaces/default/secrets"
+        internal = {
             "kind": "Status",
             "apiVersion": "v1",
             "metadata": {},
@@ -234,11 +235,39 @@ def test_plaintext_without_identity_is_kubes_error(tmp_path: Path) -> None:
             "details": {"causes": [{"message": "no matching prefix found"}]},
             "code": 500,
         }
-        listed = admin.get(server.url + "/api/v1/namespaces/default/secrets")
+        for verb in (admin.get, admin.delete):  # a plain delete reads what it deletes
+            got = verb(url + "/db")
+            assert (got.status_code, got.json()) == (500, internal)
+        listed = admin.get(url)
         assert listed.status_code == 500
         assert listed.json()["message"] == (
             'Internal error occurred: unable to transform key "/registry/secrets/default/db": '
             "no matching prefix found"
         )
+        _unsafe_delete_is_seen_as_its_stand_in(admin, url)
     finally:
         server.stop()
+
+
+def _unsafe_delete_is_seen_as_its_stand_in(admin: Any, url: str) -> None:
+    """kube's AllowUnsafeMalformedObjectDeletion: the value goes, watchers see a DELETED
+    object with only its name."""
+    start = admin.get(url.replace("/secrets", "/configmaps")).json()["metadata"]
+    params = {"watch": "1", "resourceVersion": start["resourceVersion"], "timeoutSeconds": "10"}
+    with admin.get(url, params=params, stream=True) as watch:
+        assert watch.status_code == 200
+        params = {"ignoreStoreReadErrorWithClusterBreakingPotential": "true"}
+        r = admin.delete(url + "/db", params=params)
+        assert (r.status_code, r.json()["details"]) == (
+            200,
+            {"name": "db", "kind": "secrets", "uid": ""},
+        )
+        assert admin.post(url, json={"metadata": {"name": "after"}}).status_code == 201
+        lines = watch.iter_lines()
+        seen = [json.loads(next(lines)) for _ in range(2)]
+    deleted = seen[0]["object"]["metadata"]
+    assert deleted.pop("resourceVersion").isdigit()  # the deletion's
+    assert (seen[0]["type"], deleted) == ("DELETED", {"name": "db", "namespace": "default"})
+    assert (seen[1]["type"], seen[1]["object"]["metadata"]["name"]) == ("ADDED", "after")
+    assert admin.get(url + "/db").status_code == 404
+    assert [i["metadata"]["name"] for i in admin.get(url).json()["items"]] == ["after"]

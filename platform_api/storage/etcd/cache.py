@@ -28,7 +28,6 @@ from platform_api.storage.interface import (
     ListResult,
     StorageError,
     Stored,
-    Unreadable,
 )
 
 log = Logger()
@@ -197,12 +196,7 @@ def select(
             remaining = None if options.predicate else len(keys) - i
             return ListResult(items, revision, items[-1].key, remaining)
         stored = lookup(key)
-        # An unreadable value is the caller's to report or pass over (Store.read_list).
-        if (
-            options.predicate is None
-            or isinstance(stored, Unreadable)
-            or options.predicate(stored.object)
-        ):
+        if options.selects(stored):
             items.append(stored)
     return ListResult(items, revision, None, None)
 

@@ -12,9 +12,17 @@ from twisted.internet.defer import Deferred
 
 from platform_api.storage.encryption.config import load
 from platform_api.storage.encryption.router import ResourceTransformers
-from platform_api.storage.interface import ListOptions, StorageError
+from platform_api.storage.interface import (
+    DELETED,
+    KEY_NOT_FOUND,
+    Event,
+    ListOptions,
+    StorageError,
+    Stored,
+    Unreadable,
+)
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
-from platform_api.storage.transformer import TRANSFORM_FAILED, StaleStored
+from platform_api.storage.transformer import TRANSFORM_FAILED, StaleStored, listed
 from tests.synchronous import run
 
 from .helpers import keys, rule, write_config
@@ -74,8 +82,8 @@ def test_values_encrypted_in_objects_and_log(tmp_path: Path) -> None:
     replay = s.events_since(0)
     assert [e.stored.object["data"]["password"] for e in replay[:2]] == ["hunter2", "hunter3"]
     assert replay[1].prev.object["data"]["password"] == "hunter2"
-    listed = s.get_list(b"/core/secrets/", _options())
-    assert [i.object["data"]["password"] for i in listed.items] == ["hunter3"]
+    now = s.get_list(b"/core/secrets/", _options())
+    assert [i.object["data"]["password"] for i in now.items] == ["hunter3"]
     at = s.get_list(b"/core/secrets/", _options(revision=1))
     assert [i.object["data"]["password"] for i in at.items] == ["hunter2"]
     deleted = run(s.delete(SECRET))
@@ -109,23 +117,64 @@ def test_rotation_stale_values_rewritten_on_next_write(tmp_path: Path) -> None:
     assert again.revision == rv + 1  # not stale: no write
 
 
-def test_wrong_key_is_an_error_and_plaintext_needs_identity(tmp_path: Path) -> None:
+def _unreadable(stored: Stored) -> StorageError:
+    assert isinstance(stored, Unreadable)
+    with pytest.raises(StorageError) as info:
+        stored.object  # noqa: B018 - the read's error is raised here
+    return info.value
+
+
+def test_wrong_key_is_unreadable_and_plaintext_needs_identity(tmp_path: Path) -> None:
     s = storage(tmp_path, None)
     run(s.create(SECRET, secret("plain")))
     s._transformer = transformers(tmp_path, {"aescbc": keys("k")}, name="a")
-    with pytest.raises(StorageError) as info:
-        s.get(SECRET)
-    assert info.value.code == TRANSFORM_FAILED
-    assert str(info.value) == "no matching prefix found"
-    with pytest.raises(StorageError) as info:
-        s.get_list(b"/core/secrets/", _options())
-    assert str(info.value) == (
+    error = _unreadable(s.get(SECRET))
+    assert (error.code, str(error)) == (TRANSFORM_FAILED, "no matching prefix found")
+    (item,) = s.get_list(b"/core/secrets/", _options()).items
+    assert str(listed(item)) == (
         'unable to transform key "/registry/secrets/default/db": no matching prefix found'
     )
+    only = ListOptions(predicate=lambda obj: False)  # a selector never reads it
+    (again,) = s.get_list(b"/core/secrets/", only).items
+    assert isinstance(again, Unreadable) and again.key == SECRET
     s._transformer = transformers(tmp_path, {"aescbc": keys("k")}, {"identity": {}}, name="b")
     assert s.get(SECRET).object["data"]["password"] == "plain"
     run(s.guaranteed_update(SECRET, lambda obj, _: obj))  # stale: rewritten encrypted
     s._transformer = transformers(tmp_path, {"aescbc": keys("other")}, name="c")
+    error = _unreadable(s.get(SECRET))
+    assert str(error) == "no matching key was found for the provided AES transformer"
+
+
+def test_only_the_unsafe_delete_removes_a_value_that_does_not_decrypt(tmp_path: Path) -> None:
+    events: list[Event] = []
+    s = storage(tmp_path, transformers(tmp_path, {"aescbc": keys("old")}, name="a"), events)
+    run(s.create(SECRET, secret("x")))
+    s._transformer = transformers(tmp_path, {"aescbc": keys("new")}, name="b")
+    before = s.current_revision()
+    with pytest.raises(StorageError) as info:
+        run(s.delete(SECRET))
+    assert info.value.code == TRANSFORM_FAILED
+    assert s.current_revision() == before  # nothing written
+    stand_in = {"kind": "Secret", "apiVersion": "v1", "metadata": {"name": "db"}}
+    run(s.delete_corrupt(SECRET, stand_in))
     with pytest.raises(StorageError) as info:
         s.get(SECRET)
-    assert str(info.value) == "no matching key was found for the provided AES transformer"
+    assert info.value.code == KEY_NOT_FOUND
+    # Watchers and the log's readers see the stand-in deleted, sealed in the log as any value.
+    (event,) = events[-1:]
+    assert (event.type, event.stored.object) == (DELETED, stand_in)
+    (logged,) = s.events_since(before)
+    assert (logged.type, logged.stored.object) == (DELETED, stand_in)
+    assert not any(b'"kind":"Secret"' in v for v in raw_values(tmp_path))
+
+
+def test_history_of_a_value_that_no_longer_decrypts_is_unreadable(tmp_path: Path) -> None:
+    s = storage(tmp_path, transformers(tmp_path, {"aescbc": keys("old")}, name="a"))
+    first = run(s.create(SECRET, secret("x")))
+    run(s.create(CONFIGMAP, {"kind": "ConfigMap", "metadata": {"name": "cm"}}))
+    s._transformer = transformers(tmp_path, {"aescbc": keys("new")}, name="b")
+    created, configmap = s.events_since(first.revision - 1)
+    assert isinstance(created.stored, Unreadable)
+    assert configmap.stored.object["metadata"]["name"] == "cm"
+    at_first = s.get_list(b"/core/secrets/", ListOptions(revision=first.revision))
+    assert [type(item) for item in at_first.items] == [Unreadable]
