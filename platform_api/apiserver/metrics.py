@@ -92,6 +92,9 @@ class ReactorCounter(Collector):
     def inc(self, *values: str) -> None:
         self.values[values] = self.values.get(values, 0.0) + 1.0
 
+    def add(self, amount: float, *values: str) -> None:
+        self.values[values] = self.values.get(values, 0.0) + amount
+
     def clear(self) -> None:
         self.values.clear()
 

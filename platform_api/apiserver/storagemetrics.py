@@ -3,7 +3,9 @@
 Object counts are read at scrape (``count`` walks keys only; kube polls every minute),
 the database size is the backend's (LMDB's file, etcd's Status), and every storage call is timed
 into ``etcd_request_duration_seconds`` by operation, group and resource, as kube's
-etcd3 store records it, so the standard dashboards' storage panels have data.
+etcd3 store records it, so the standard dashboards' storage panels have data.  Lists
+are counted as kube counts them: what etcd's watch cache serves in ``apiserver_cache_list_*``,
+what the database serves (LMDB, or etcd read through) in ``apiserver_storage_list_*``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily
@@ -24,7 +27,7 @@ from platform_api.apiserver.metrics import (
     ReactorHistogram,
 )
 from platform_api.registry.store import Store
-from platform_api.storage.interface import Storage
+from platform_api.storage.interface import ListOptions, ListResult, Storage
 
 ETCD_DURATION = ReactorHistogram(
     "etcd_request_duration_seconds",
@@ -53,6 +56,44 @@ _SIZE_HELP = "[STABLE] Size of the storage database file physically allocated in
 _OPERATIONS = {"get": "get", "get_list": "list", "count": "count", "create": "create"}
 _OPERATIONS |= {"guaranteed_update": "update", "delete": "delete"}
 _OPERATIONS |= {"get_through": "get", "get_list_through": "list"}  # etcd's own reads
+
+
+def _counter(name: str, doc: str, labels: list[str]) -> ReactorCounter:
+    return ReactorCounter(name, f"[ALPHA] {doc}", labels, REGISTRY)
+
+
+_GR, _GIR = ["group", "resource"], ["group", "index", "resource"]
+STORAGE_LISTS = _counter(
+    "apiserver_storage_list_total", "Number of LIST requests served from storage", _GR
+)
+STORAGE_FETCHED = _counter(
+    "apiserver_storage_list_fetched_objects_total",
+    "Number of objects read from storage in the course of serving a LIST request",
+    _GR,
+)
+STORAGE_EVALUATED = _counter(
+    "apiserver_storage_list_evaluated_objects_total",
+    "Number of objects tested in the course of serving a LIST request from storage",
+    _GR,
+)
+STORAGE_RETURNED = _counter(
+    "apiserver_storage_list_returned_objects_total",
+    "Number of objects returned for a LIST request from storage",
+    _GR,
+)
+CACHE_LISTS = _counter(
+    "apiserver_cache_list_total", "Number of LIST requests served from watch cache", _GIR
+)
+CACHE_FETCHED = _counter(
+    "apiserver_cache_list_fetched_objects_total",
+    "Number of objects read from watch cache in the course of serving a LIST request",
+    _GIR,
+)
+CACHE_RETURNED = _counter(
+    "apiserver_cache_list_returned_objects_total",
+    "Number of objects returned for a LIST request from watch cache",
+    _GR,
+)
 
 
 class StorageCollector(Collector):
@@ -127,8 +168,66 @@ async def _awaiting(work: Any, record: Callable[..., Any]) -> Any:
         record()
 
 
+def _record_storage_list(prefix: bytes, tested: int | None, result: ListResult) -> ListResult:
+    group, resource = _labels(prefix)
+    returned = len(result.items)
+    evaluated = returned if tested is None else tested
+    STORAGE_LISTS.inc(group, resource)
+    STORAGE_FETCHED.add(evaluated, group, resource)
+    STORAGE_EVALUATED.add(evaluated, group, resource)
+    STORAGE_RETURNED.add(returned, group, resource)
+    return result
+
+
+def _record_cache_list(prefix: bytes, tested: int | None, result: ListResult) -> ListResult:
+    group, resource = _labels(prefix)
+    returned = len(result.items)
+    CACHE_LISTS.inc(group, "", resource)  # the cache keeps no index: every list is a scan
+    CACHE_FETCHED.add(returned if tested is None else tested, group, "", resource)
+    CACHE_RETURNED.add(returned, group, resource)
+    return result
+
+
+Recorder = Callable[[bytes, int | None, ListResult], ListResult]
+
+
+def _counted(record: Recorder, call: Callable[..., Any]) -> Callable[..., Any]:
+    """``get_list`` counted: objects fetched and tested (the selector's calls; all of the
+    page without one) and returned."""
+
+    @functools.wraps(call)
+    def listed(prefix: bytes, options: ListOptions) -> Any:
+        tested: list[int] | None = None
+        if options.predicate is not None:
+            tested, predicate = [0], options.predicate
+
+            def counting(obj: dict[str, Any]) -> bool:
+                tested[0] += 1
+                return predicate(obj)
+
+            options = replace(options, predicate=counting)
+        result = call(prefix, options)
+
+        def count(listed: ListResult) -> ListResult:
+            return record(prefix, tested[0] if tested else None, listed)
+
+        if isinstance(result, Deferred):
+            return result.addCallback(count)
+        return count(result)
+
+    return listed
+
+
 def instrument(storage: Storage) -> None:
-    """Time the storage's operations (instance attributes shadow the class methods)."""
+    """Time the storage's operations (instance attributes shadow the class methods) and
+    count its lists: etcd's ``get_list`` is its watch cache's, ``get_list_through`` etcd's."""
+    cached = hasattr(storage, "get_list_through")
+    lists = {"get_list": _record_cache_list if cached else _record_storage_list}
+    lists["get_list_through"] = _record_storage_list
     for method, operation in _OPERATIONS.items():
-        if hasattr(storage, method):
-            setattr(storage, method, _timed(operation, getattr(storage, method)))
+        if not hasattr(storage, method):
+            continue
+        call = getattr(storage, method)
+        if method in lists:
+            call = _counted(lists[method], call)
+        setattr(storage, method, _timed(operation, call))

@@ -13,6 +13,7 @@ from platform_api.apiserver.metrics import REGISTRY, RawCounter, render, text
 from platform_api.apiserver.storagemetrics import StorageCollector, instrument
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import builtin_scheme
+from platform_api.storage.interface import ListOptions, ListResult, Stored
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 
 
@@ -86,6 +87,63 @@ def test_storage_counts_and_times_operations(tmp_path: Path) -> None:
     sizes.append(None)  # the backend cannot tell now: kube leaves the sample out
     families = {f.name: f for f in collector.collect()}
     assert families["apiserver_storage_size_bytes"].samples == []
+
+
+def _sample(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+def _list_counts(family: str, **labels: str) -> tuple[float, ...]:
+    """A list family's total, fetched, evaluated and returned counts (0 where kube has none)."""
+    by_object = {k: v for k, v in labels.items() if k != "index"}
+    return (
+        _sample(f"apiserver_{family}_list_total", **labels),
+        _sample(f"apiserver_{family}_list_fetched_objects_total", **labels),
+        _sample(f"apiserver_{family}_list_evaluated_objects_total", **by_object),
+        _sample(f"apiserver_{family}_list_returned_objects_total", **by_object),
+    )
+
+
+def test_lists_from_storage_count_fetched_tested_and_returned(tmp_path: Path) -> None:
+    storage = _storage(tmp_path)
+    instrument(storage)
+    for name in ("a", "b", "c"):
+        obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+        storage.create(f"/core/configmaps/default\x00{name}".encode(), obj)
+    before = _list_counts("storage", group="", resource="configmaps")
+    prefix = b"/core/configmaps/"
+    storage.get_list(prefix, ListOptions())
+    picked = ListOptions(predicate=lambda obj: obj["metadata"]["name"] == "b")
+    assert len(storage.get_list(prefix, picked).items) == 1
+    after = _list_counts("storage", group="", resource="configmaps")
+    assert tuple(a - b for a, b in zip(after, before, strict=True)) == (2, 6, 6, 4)
+
+
+class _Cached:
+    """A backend shaped as etcd's: ``get_list`` is its watch cache's."""
+
+    def __init__(self, items: list[Stored]) -> None:
+        self.items = items
+
+    def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
+        return ListResult([s for s in self.items if options.selects(s)], 7, None, None)
+
+    def get_list_through(self, prefix: bytes, options: ListOptions) -> Any:
+        return succeed(_Cached.get_list(self, prefix, options))
+
+
+def test_lists_from_the_watch_cache_are_kubes_cache_families() -> None:
+    items = [Stored(f"/apps/deployments/d\x00{n}".encode(), 1, b"{}") for n in "xyz"]
+    storage: Any = _Cached(items)
+    instrument(storage)
+    cache = {"group": "apps", "index": "", "resource": "deployments"}
+    stored = {"group": "apps", "resource": "deployments"}
+    before = (_list_counts("cache", **cache), _list_counts("storage", **stored))
+    storage.get_list(b"/apps/deployments/", ListOptions(predicate=lambda obj: False))
+    storage.get_list_through(b"/apps/deployments/", ListOptions())
+    after = (_list_counts("cache", **cache), _list_counts("storage", **stored))
+    assert tuple(a - b for a, b in zip(after[0], before[0], strict=True)) == (1, 3, 0, 0)
+    assert tuple(a - b for a, b in zip(after[1], before[1], strict=True)) == (1, 3, 3, 3)
 
 
 def test_reset_drops_labelled_series_and_keeps_the_rest(monkeypatch: Any) -> None:

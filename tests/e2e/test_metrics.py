@@ -13,7 +13,7 @@ import pytest
 import requests
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import E2E_ETCD, Server
 
 CM = "/api/v1/namespaces/default/configmaps"
 OPENMETRICS = "application/openmetrics-text;version=1.0.0"
@@ -185,6 +185,49 @@ def test_storage_objects_count_what_list_returns(server: Server, admin: requests
     assert (
         float(samples['etcd_requests_total{group="",operation="list",resource="configmaps"}']) > 0
     )
+
+
+def test_lists_are_counted_as_kube_counts_them(server: Server, admin: requests.Session) -> None:
+    """A list read from the database (LMDB; etcd when its watch cache cannot prove itself
+    current) is counted in ``apiserver_storage_list_*``, one the watch cache serves in
+    ``apiserver_cache_list_*``."""
+    namespace = {"metadata": {"name": "list-metrics"}}
+    assert admin.post(server.url + "/api/v1/namespaces", json=namespace).status_code == 201
+    url = server.url + "/api/v1/namespaces/list-metrics/secrets"
+    for name in ("one", "two"):
+        meta = {"name": name, "labels": {"pick": str(name == "one").lower()}}
+        assert admin.post(url, json={"metadata": meta}).status_code == 201
+    before = scrape(admin, server)
+    r = admin.get(url, params={"labelSelector": "pick=true"})
+    assert [i["metadata"]["name"] for i in r.json()["items"]] == ["one"]
+    after = scrape(admin, server)
+    objects = '{group="",resource="secrets"}'
+    cached = '{group="",index="",resource="secrets"}'
+    counts = {
+        family: [
+            delta(before, after, f"apiserver_{family}_list_{name}{labels}")
+            for name, labels in (
+                ("total", scope),
+                ("fetched_objects_total", scope),
+                ("evaluated_objects_total", objects),
+                ("returned_objects_total", objects),
+            )
+        ]
+        for family, scope in (("storage", objects), ("cache", cached))
+    }
+    if not E2E_ETCD:
+        assert counts == {"storage": [1, 2, 2, 1], "cache": [0, 0, 0, 0]}
+    else:  # kube's cache has no evaluated count
+        assert counts in (
+            {"storage": [1, 2, 2, 1], "cache": [0, 0, 0, 0]},
+            {"storage": [0, 0, 0, 0], "cache": [1, 2, 0, 1]},
+        )
+    # resourceVersion=0: on etcd the cache's as it stands, whatever etcd's version.
+    before = scrape(admin, server)
+    assert admin.get(url, params={"resourceVersion": "0"}).ok
+    after = scrape(admin, server)
+    family, scope = ("cache", cached) if E2E_ETCD else ("storage", objects)
+    assert delta(before, after, f"apiserver_{family}_list_fetched_objects_total{scope}") == 2
 
 
 def test_dashboard_families_and_build_info(server: Server, admin: requests.Session) -> None:
