@@ -24,6 +24,7 @@ from platform_api.scheme import bytefields
 from platform_api.selectors import LabelSelector, SelectorError, parse_label_selector
 from platform_api.storage.interface import ListOptions, ListResult, Stored
 from platform_api.validation import field
+from platform_api.validation.names import is_dns1123_label, is_path_segment_name
 
 Obj = dict[str, Any]
 
@@ -229,16 +230,43 @@ async def read_list(scope: Scope, p: ListParams) -> ListResult:
     # resourceVersion=0 is any state, which kube serves whole from its watch cache: the
     # limit is ignored there (a continue token still pages).
     limit = 0 if p.resource_version == "0" and not p.continue_token else p.limit
+    keys, single = narrowed(scope, p)
+    if single:  # kube reads the one key, unpaged
+        limit = 0
     options = ListOptions(revision, start, limit, predicate(scope, p))
     # A consistent list, or a later chunk of one, is read from etcd itself when this
     # server's cache cannot prove it holds that revision (storage/etcd/through.py).
     consistent = not p.resource_version and (not p.continue_token or revision > 0)
     try:
-        return await scope.store.read_list(scope.namespace, options, consistent=consistent)
+        return await scope.store.read_list(
+            scope.namespace, options, consistent=consistent, prefix=keys
+        )
     except errors.StatusError as e:
         if p.continue_token and e.reason == errors.EXPIRED:  # etcd compacted past the token
             raise continuation.expired(token_start) from None
         raise
+
+
+def narrowed(scope: Scope, p: ListParams) -> tuple[bytes | None, bool]:
+    """The keys a field selector confines a list to, and whether to one object: kube's
+    MatchesSingleNamespace (``metadata.namespace=`` across namespaces) and MatchesSingle
+    (``metadata.name=``, where the namespace is known), so ``kubectl get pod x -w`` and
+    ``kubectl wait`` read one key, not the namespace.  The object's key is a prefix of
+    others' (``a`` of ``ab``): the selector passes those over.  Not for a continued list,
+    which goes on as it began; continue tokens stay relative to the request's keys."""
+    if p.continue_token or p.fields.empty():
+        return None, False
+    namespaced, namespace = scope.resource.namespaced, scope.namespace
+    if namespaced and not namespace:
+        wanted = p.fields.exact("metadata.namespace")
+        if wanted is not None and not is_dns1123_label(wanted):
+            namespace = wanted
+    name = p.fields.exact("metadata.name")
+    if name and (namespace or not namespaced) and not is_path_segment_name(name):
+        return scope.store.key(namespace, name), True
+    if namespace != scope.namespace:
+        return scope.store.list_prefix(namespace), False
+    return None, False
 
 
 def _across_namespaces(scope: Scope, list_prefix: bytes) -> bool:

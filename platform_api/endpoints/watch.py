@@ -20,7 +20,13 @@ from zope.interface import implementer
 
 from platform_api import errors
 from platform_api.endpoints.get import storage_revision
-from platform_api.endpoints.list import ListParams, parse_params, parse_revision, predicate
+from platform_api.endpoints.list import (
+    ListParams,
+    narrowed,
+    parse_params,
+    parse_revision,
+    predicate,
+)
 from platform_api.endpoints.negotiation import CBOR_SEQ, Output, stream_types
 from platform_api.endpoints.options import arg
 from platform_api.endpoints.scope import Scope
@@ -279,7 +285,9 @@ async def _initial_state(stream: WatchStream, scope: Scope, params: ListParams) 
         # kube's watch-list with no resourceVersion starts from a consistent read (the
         # legacy watch, without sendInitialEvents, from whatever the cache holds).
         await scope.handlers.consistent_read()
-    result = await scope.store.read_list(scope.namespace, ListOptions(predicate=stream.match))
+    keys, _ = narrowed(scope, params)
+    options = ListOptions(predicate=stream.match)
+    result = await scope.store.read_list(scope.namespace, options, prefix=keys)
     stream.revision = result.revision
     for stored in result.items:
         stream.send(stream.line(ADDED, stored, stored.revision, None))

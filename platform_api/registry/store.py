@@ -217,10 +217,17 @@ class Store(Deletions):
         return await self.served(stored)
 
     async def read_list(
-        self, namespace: str, options: ListOptions, *, consistent: bool = False
+        self,
+        namespace: str,
+        options: ListOptions,
+        *,
+        consistent: bool = False,
+        prefix: bytes | None = None,
     ) -> ListResult:
+        """What a list serves; ``prefix``, keys within the namespace's that a selector
+        confines it to (endpoints/list.py ``narrowed``)."""
         through = reads_through(self.storage) if consistent else None
-        prefix = self.list_prefix(namespace)
+        prefix = prefix or self.list_prefix(namespace)
         try:
             if through is None:
                 result = self._check_readable(self.storage.get_list(prefix, options))

@@ -153,6 +153,54 @@ def test_selectors_with_limit_omit_remaining_count(server: Server, admin: reques
     )
 
 
+def _fetched(admin: requests.Session, server: Server) -> float:
+    """Objects lists have read of ConfigMaps so far, from the database or a watch cache."""
+    families = ("apiserver_storage_list_fetched", "apiserver_cache_list_fetched")
+    lines = admin.get(server.url + "/metrics").text.splitlines()
+    mine = [line for line in lines if line.startswith(families) and 'resource="configmaps"' in line]
+    return sum(float(line.rpartition(" ")[2]) for line in mine)
+
+
+def test_a_field_selector_naming_the_object_or_namespace_reads_only_its_keys(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's MatchesSingle and MatchesSingleNamespace: ``kubectl get cm a -w`` and
+    ``kubectl wait`` list by ``metadata.name``, which reads the one key, unpaged."""
+    base = make_namespace(admin, server, "one-key")
+    for name in ("a", "ab", "b"):
+        add(admin, server, base, name)
+    add(admin, server, make_namespace(admin, server, "one-key-other"), "a")
+
+    def names(path: str, **params: str) -> tuple[list[str], dict]:
+        r = admin.get(server.url + path, params=params)
+        assert r.status_code == 200, r.text
+        return [i["metadata"]["name"] for i in r.json()["items"]], r.json()["metadata"]
+
+    before = _fetched(admin, server)
+    assert names(base, fieldSelector="metadata.name=a", limit="1")[0] == ["a"]
+    assert _fetched(admin, server) - before == 2  # "a" and the key it prefixes, "ab"
+    got, meta = names(base, fieldSelector="metadata.name=a", limit="1")
+    assert "continue" not in meta  # one key: no pages, as kube's
+    everywhere = "/api/v1/configmaps"
+    selector = "metadata.namespace=one-key,metadata.name=ab"
+    assert names(everywhere, fieldSelector=selector)[0] == ["ab"]
+    before = _fetched(admin, server)
+    got, meta = names(everywhere, fieldSelector="metadata.namespace=one-key", limit="2")
+    assert got == ["a", "ab"] and _fetched(admin, server) - before == 2
+    rest, _ = names(
+        everywhere,
+        fieldSelector="metadata.namespace=one-key",
+        limit="2",
+        **{"continue": meta["continue"]},
+    )
+    assert rest == ["b"]  # the token goes on across namespaces, where the list began
+    assert names(everywhere, fieldSelector="metadata.name=a")[0] == ["a", "a"]  # no namespace: all
+    params = {"watch": "1", "fieldSelector": "metadata.name=a", "timeoutSeconds": "1"}
+    with admin.get(server.url + base, params=params, stream=True) as watch:
+        events = [orjson.loads(line) for line in watch.iter_lines()]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "a")]
+
+
 def test_resource_version_table(server: Server, admin: requests.Session) -> None:
     base = make_namespace(admin, server, "rvs")
     a = add(admin, server, base, "a")

@@ -221,7 +221,7 @@ def _initial(send_initial_events: bool | None, version: str) -> tuple[list[str],
     async def consistent_read() -> None:
         reads.append("consistent")
 
-    async def read_list(namespace: str, options: Any) -> ListResult:
+    async def read_list(namespace: str, options: Any, prefix: bytes | None = None) -> ListResult:
         reads.append("list")
         return ListResult([stored("a", 3)], 7, None, None)
 
