@@ -1,13 +1,15 @@
 """Connect the metric families to one assembled server (called once from ``build``).
 
 What the families cannot reach at import: the in-flight limiter's counts, the storage
-to count and time, the filter chain's authenticator and authorizer to wrap, and the
-build information.
+to count and time, the watch hub to follow, the filter chain's authenticator and
+authorizer to wrap, and the build information.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+
+from prometheus_client.registry import Collector
 
 from platform_api.apiserver import requestmetrics
 from platform_api.apiserver.authmetrics import InstrumentedAuthenticator, InstrumentedAuthorizer
@@ -15,10 +17,12 @@ from platform_api.apiserver.discovery import version_info
 from platform_api.apiserver.metrics import REGISTRY, record_build_info
 from platform_api.apiserver.site import Filters
 from platform_api.apiserver.storagemetrics import StorageCollector, instrument
+from platform_api.apiserver.watchcachemetrics import EventCounter, RevisionCollector
 from platform_api.registry.store import Store
 from platform_api.storage.interface import Storage
+from platform_api.storage.watch import WatchHub
 
-_collector: StorageCollector | None = None
+_collectors: list[Collector] = []
 
 
 def install(
@@ -26,12 +30,16 @@ def install(
     storage: Storage,
     stores: Iterable[Store],
     size: Callable[[], tuple[str, int] | None],
+    hub: WatchHub,
 ) -> None:
-    global _collector
-    if _collector is not None:  # a second server in this process (tests): count the newest
-        REGISTRY.unregister(_collector)
-    _collector = StorageCollector(storage, stores, size)
-    REGISTRY.register(_collector)
+    for old in _collectors:  # a second server in this process (tests): count the newest
+        REGISTRY.unregister(old)
+    _collectors[:] = [
+        StorageCollector(storage, stores, size),
+        RevisionCollector(lambda: hub.revision, stores),  # a live view: CRDs come and go
+    ]
+    for collector in _collectors:
+        REGISTRY.register(collector)
     record_build_info(version_info())
     requestmetrics.watch_inflight(filters.inflight.current)
     if not requestmetrics.ENABLED:
@@ -40,3 +48,4 @@ def install(
     filters.authorizer = InstrumentedAuthorizer(filters.authorizer)
     requestmetrics.count_dropped(filters.inflight)
     instrument(storage)
+    hub.subscribe(EventCounter())

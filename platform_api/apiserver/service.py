@@ -383,7 +383,9 @@ class APIServerService(Service):
         if self.slot is not None:
             filters.gather_metrics = self.metrics_exchange.gather
             filters.reset_metrics = self.metrics_exchange.reset_siblings
-        install_metrics(filters, self.storage, self.stores.values(), self.backend.storage_size)
+        install_metrics(
+            filters, self.storage, self.stores.values(), self.backend.storage_size, self.hub
+        )
         audit_options.install(filters, self.auditor)
         return filters
 

@@ -131,7 +131,7 @@ class StorageCollector(Collector):
         yield from (legacy, objects, size)
 
 
-def _labels(key: bytes) -> tuple[str, str]:
+def key_labels(key: bytes) -> tuple[str, str]:
     """(group, resource) of a storage key or prefix: ``/<group or core>/<plural>/...``."""
     parts = key.split(b"/", 3)
     if len(parts) < 3:
@@ -145,7 +145,7 @@ def _timed(operation: str, call: Callable[..., Any]) -> Callable[..., Any]:
     def timed(key: bytes, *args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
         result = call(key, *args, **kwargs)
-        group, resource = _labels(key)
+        group, resource = key_labels(key)
 
         def record(value: Any = None) -> Any:
             ETCD_DURATION.observe(time.perf_counter() - started, group, operation, resource)
@@ -169,7 +169,7 @@ async def _awaiting(work: Any, record: Callable[..., Any]) -> Any:
 
 
 def _record_storage_list(prefix: bytes, tested: int | None, result: ListResult) -> ListResult:
-    group, resource = _labels(prefix)
+    group, resource = key_labels(prefix)
     returned = len(result.items)
     evaluated = returned if tested is None else tested
     STORAGE_LISTS.inc(group, resource)
@@ -180,7 +180,7 @@ def _record_storage_list(prefix: bytes, tested: int | None, result: ListResult) 
 
 
 def _record_cache_list(prefix: bytes, tested: int | None, result: ListResult) -> ListResult:
-    group, resource = _labels(prefix)
+    group, resource = key_labels(prefix)
     returned = len(result.items)
     CACHE_LISTS.inc(group, "", resource)  # the cache keeps no index: every list is a scan
     CACHE_FETCHED.add(returned if tested is None else tested, group, "", resource)

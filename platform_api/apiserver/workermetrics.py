@@ -46,6 +46,7 @@ SHARED_GAUGES = frozenset(
         "apiserver_resource_objects",
         "apiserver_storage_size_bytes",
         "apiserver_storage_db_total_size_in_bytes",
+        "apiserver_watch_cache_resource_version",
         "apiserver_requested_deprecated_apis",
         "apiserver_authentication_config_controller_automatic_reload_last_timestamp_seconds",
         "apiserver_authorization_config_controller_automatic_reload_last_timestamp_seconds",

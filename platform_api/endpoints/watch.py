@@ -32,6 +32,7 @@ from platform_api.endpoints.options import arg
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.tables import check_include
 from platform_api.endpoints.watchencoding import EventEncoder
+from platform_api.endpoints.watchmetrics import initial_events, terminated
 from platform_api.endpoints.watchmetrics import sent as record_sent
 from platform_api.goduration import seconds_duration
 from platform_api.storage.interface import (
@@ -201,6 +202,7 @@ class WatchStream:
         if self.paused or self.queue:
             self.queue.append(data)
             if len(self.queue) > MAX_QUEUED:
+                terminated(self.scope.resource)
                 self.end()  # too slow: the client re-watches from its last revision
             return
         self.scope.request.write(data)
@@ -289,6 +291,7 @@ async def _initial_state(stream: WatchStream, scope: Scope, params: ListParams) 
     options = ListOptions(predicate=stream.match)
     result = await scope.store.read_list(scope.namespace, options, prefix=keys)
     stream.revision = result.revision
+    initial_events(scope.resource, len(result.items))
     for stored in result.items:
         stream.send(stream.line(ADDED, stored, stored.revision, None))
     if params.send_initial_events and params.allow_bookmarks:

@@ -5,16 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from twisted.internet.defer import ensureDeferred, succeed
+from twisted.internet.task import Clock
 
 from platform_api.apiserver import metrics
 from platform_api.apiserver.metrics import REGISTRY, RawCounter, render, text
 from platform_api.apiserver.storagemetrics import StorageCollector, instrument
+from platform_api.apiserver.watchcachemetrics import EventCounter, RevisionCollector
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import builtin_scheme
-from platform_api.storage.interface import ListOptions, ListResult, Stored
+from platform_api.storage.interface import ADDED, Event, ListOptions, ListResult, Stored
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
+from platform_api.storage.watch import WatchHub
 
 
 def test_text_is_client_golang_layout() -> None:
@@ -165,3 +169,26 @@ def test_reset_drops_labelled_series_and_keeps_the_rest(monkeypatch: Any) -> Non
     assert text(registry) == b"# HELP plain_total doc\n# TYPE plain_total counter\nplain_total 1\n"
     children("x").inc()
     assert b'labelled_total{a="x"} 1\n' in text(registry)
+
+
+def test_the_hubs_events_and_revision_are_kubes_watch_cache_families(tmp_path: Path) -> None:
+    storage = _storage(tmp_path)
+    hub = WatchHub(storage, Clock())
+    hub.subscribe(EventCounter())
+    labels = {"group": "", "resource": "configmaps"}
+    names = (
+        "apiserver_watch_cache_events_received_total",
+        "apiserver_watch_cache_events_dispatched_total",
+    )
+    before = [_sample(name, **labels) for name in names]
+    obj = {"metadata": {"name": "a"}}
+    stored = Stored(b"/core/configmaps/default\x00a", 5, orjson.dumps(obj))
+    hub.committed([Event(ADDED, 5, stored.key, stored, None)])
+    hub.flush()
+    assert [_sample(name, **labels) - b for name, b in zip(names, before, strict=True)] == [1, 1]
+    rt = builtin_scheme().lookup("", "v1", "configmaps")
+    assert rt is not None
+    stores = {"cm": Store(rt, storage)}
+    collector = RevisionCollector(lambda: hub.revision, stores.values())
+    [family] = collector.collect()
+    assert [(s.labels, s.value) for s in family.samples] == [(labels, 5)]

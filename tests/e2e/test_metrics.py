@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import ssl
@@ -13,7 +14,7 @@ import pytest
 import requests
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from tests.e2e.conftest import E2E_ETCD, Server
+from tests.e2e.conftest import E2E_ETCD, E2E_WORKERS, Server
 
 CM = "/api/v1/namespaces/default/configmaps"
 OPENMETRICS = "application/openmetrics-text;version=1.0.0"
@@ -228,6 +229,38 @@ def test_lists_are_counted_as_kube_counts_them(server: Server, admin: requests.S
     after = scrape(admin, server)
     family, scope = ("cache", cached) if E2E_ETCD else ("storage", objects)
     assert delta(before, after, f"apiserver_{family}_list_fetched_objects_total{scope}") == 2
+
+
+def test_watches_are_counted_in_kubes_watch_cache_families(
+    server: Server, admin: requests.Session
+) -> None:
+    """The initial events a watch is sent, the events the server's watch cache takes in
+    (under ``--workers`` every worker's cache takes in every event: they add up), and its
+    revision, the newest a list reports."""
+    namespace = {"metadata": {"name": "watch-metrics"}}
+    assert admin.post(server.url + "/api/v1/namespaces", json=namespace).status_code == 201
+    url = server.url + "/api/v1/namespaces/watch-metrics/configmaps"
+    for name in ("one", "two"):
+        assert admin.post(url, json={"metadata": {"name": name}}).status_code == 201
+    labels = '{group="",resource="configmaps"}'
+    before = scrape(admin, server)
+    params = {"watch": "1", "sendInitialEvents": "true", "allowWatchBookmarks": "true"}
+    params |= {"resourceVersionMatch": "NotOlderThan", "timeoutSeconds": "1"}
+    with admin.get(url, params=params, stream=True) as watch:
+        types = [json.loads(line)["type"] for line in watch.iter_lines()]
+    assert types[:3] == ["ADDED", "ADDED", "BOOKMARK"]
+    assert admin.post(url, json={"metadata": {"name": "three"}}).status_code == 201
+    listed = admin.get(url).json()["metadata"]["resourceVersion"]
+    after = scrape(admin, server)
+    assert delta(before, after, f"apiserver_init_events_total{labels}") == 2
+    workers = int(E2E_WORKERS or "1")
+    received = delta(before, after, f"apiserver_watch_cache_events_received_total{labels}")
+    assert received == workers
+    assert (
+        delta(before, after, f"apiserver_watch_cache_events_dispatched_total{labels}") == received
+    )
+    revision = float(after[f"apiserver_watch_cache_resource_version{labels}"])
+    assert revision >= int(listed)
 
 
 def test_dashboard_families_and_build_info(server: Server, admin: requests.Session) -> None:

@@ -10,6 +10,7 @@ import orjson
 from twisted.internet.defer import ensureDeferred
 from twisted.internet.task import Clock
 
+from platform_api.apiserver.metrics import REGISTRY
 from platform_api.authentication.user import UserInfo
 from platform_api.context import Context
 from platform_api.endpoints.list import ListParams
@@ -138,6 +139,9 @@ def test_events_are_encoded_once_for_every_watcher() -> None:
 
 def test_slow_watcher_is_ended_not_buffered_forever() -> None:
     stream, request, hub = make_stream()
+    rt = stream.scope.resource
+    labels = {"group": rt.group, "resource": rt.plural}
+    ended = REGISTRY.get_sample_value("apiserver_terminated_watchers_total", labels) or 0.0
     stream.pauseProducing()
     for revision in range(1, MAX_QUEUED + 3):
         s = stored(f"o{revision}", revision)
@@ -145,6 +149,7 @@ def test_slow_watcher_is_ended_not_buffered_forever() -> None:
     assert stream.done.called and not stream.queue
     assert hub.subscriber_count() == 0
     assert request.written == []
+    assert REGISTRY.get_sample_value("apiserver_terminated_watchers_total", labels) == ended + 1
 
 
 def test_a_batch_is_one_write() -> None:
