@@ -22,7 +22,6 @@ from typing import Any
 from platform_api import errors
 from platform_api.admission.allocation import Holds, Owner, Share, pick_free
 from platform_api.admission.chain import Attributes
-from platform_api.registry.servicespec import NODE_PORTS
 from platform_api.registry.servicetypes import needs_health_check
 from platform_api.storage.interface import DELETED, Event, ListOptions, Storage, readable
 from platform_api.storage.watch import WatchHub
@@ -46,11 +45,17 @@ class NodePortAllocation:
     allocates = True  # after the webhooks and policies, as kube's Service store does
 
     def __init__(
-        self, storage: Storage, hub: WatchHub, services_prefix: bytes, share: Share = (0, 1)
+        self,
+        storage: Storage,
+        hub: WatchHub,
+        services_prefix: bytes,
+        ports: tuple[int, int],  # --service-node-port-range
+        share: Share = (0, 1),
     ) -> None:
         self._ports = PortsInUse(storage, hub, services_prefix)
         self._share = share
         self._holds = Holds(HOLD)
+        self.range = ports
 
     def admit(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
         rt = attrs.resource
@@ -96,10 +101,10 @@ class NodePortAllocation:
             wanted = self._free(lambda n: used(n) or n in taken)
         elif not isinstance(wanted, int):
             return wanted  # the decoder refuses it
-        elif not NODE_PORTS[0] <= wanted <= NODE_PORTS[1]:
+        elif not self.range[0] <= wanted <= self.range[1]:
             if attrs.dry_run:
                 return wanted  # kube's dry-run allocator takes any port
-            low, high = NODE_PORTS
+            low, high = self.range
             why = (
                 f"provided port is not in the valid range. The range of valid ports is {low}-{high}"
             )
@@ -124,7 +129,7 @@ class NodePortAllocation:
         """A random free port above the static band, else within it (kube's
         ServiceNodePortStaticSubrange: the lowest ports are left for Services that name
         one, so a port picked from there rarely meets a random one)."""
-        low, high = NODE_PORTS
+        low, high = self.range
         size = high - low + 1
         offset = pick_free(size, lambda o: used(low + o), self._share, static_band(size))
         if offset is None:

@@ -45,7 +45,8 @@ def _plugins(ctx: PluginContext, share: Share) -> list[AdmissionPlugin]:
     )
     services.after_delete.append(cluster_ips.service_deleted)
     built.append(cluster_ips)
-    built.append(NodePortAllocation(ctx.storage, ctx.hub, services.prefix, share))
+    node_ports = ctx.config.service_node_port_range
+    built.append(NodePortAllocation(ctx.storage, ctx.hub, services.prefix, node_ports, share))
     return built
 
 

@@ -25,6 +25,7 @@ from platform_api.apiserver.flagvalues import (
     parse_duration,
     parse_int,
     parse_ip,
+    parse_port_range,
     parse_size,
 )
 from platform_api.apiserver.hiddenmetrics import validate_show_hidden
@@ -103,6 +104,8 @@ class ServerConfig:
     # --advertise-address, --endpoint-reconciler-type, --apiserver-count
     endpoints: EndpointOptions = field(default_factory=EndpointOptions)
     service_cluster_ip_range: str = "10.0.0.0/24"
+    service_node_port_range: tuple[int, int] = (30000, 32767)
+    min_request_timeout: int = 1800  # seconds: a watch lasts this to twice this long
     lmdb_map_size: int = 8 * 2**30
     # --encryption-provider-config (storage/encryption); checked here, built at start.
     encryption_provider_config: str = ""
@@ -216,6 +219,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         raise ConfigError("--request-timeout must be greater than 0")
     if given("service-cluster-ip-range") is not None:
         cfg.service_cluster_ip_range = _cidr(str(given("service-cluster-ip-range")))
+    _services_and_watches(cfg, given)
     if given("controllers") is not None:
         cfg.controllers = _controllers(str(given("controllers")))
     cfg.signing = signingoptions.from_flags(given)
@@ -232,6 +236,22 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         cfg.lmdb_map_size = parse_size("lmdb-map-size", str(given("lmdb-map-size")))
     _encryption(cfg, given)
     return cfg
+
+
+def _services_and_watches(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    """--service-node-port-range, --min-request-timeout and --allow-privileged."""
+    if given("service-node-port-range") is not None:
+        text = str(given("service-node-port-range"))
+        cfg.service_node_port_range = parse_port_range("service-node-port-range", text)
+    if given("min-request-timeout") is not None:
+        text = str(given("min-request-timeout"))
+        cfg.min_request_timeout = parse_int("min-request-timeout", text, _ANY)
+    allow = given("allow-privileged")
+    if allow is not None and not parse_bool("allow-privileged", allow):
+        raise ConfigError(
+            "--allow-privileged=false is not supported: this server allows privileged "
+            "containers, as a cluster started with --allow-privileged=true does"
+        )
 
 
 def _encryption(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:

@@ -12,26 +12,27 @@ v1.36.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from twisted.python import usage
 
+from platform_api import goduration
 from platform_api.admission.plugins import PLUGINS
 from platform_api.apiserver.flagvalues import go_bool
 
 
-def _uint(text: str) -> str | None:
+def uint_value(text: str) -> str | None:
     return None if text.isdigit() else f'strconv.ParseUint: parsing "{text}": invalid syntax'
 
 
-def _int(text: str) -> str | None:
+def int_value(text: str) -> str | None:
     body = text[1:] if text[:1] in "+-" else text
     return None if body.isdigit() else f'strconv.ParseInt: parsing "{text}": invalid syntax'
 
 
-def _bool(text: str) -> str | None:
+def bool_value(text: str) -> str | None:
     return (
         None
         if go_bool(text) is not None
@@ -39,18 +40,47 @@ def _bool(text: str) -> str | None:
     )
 
 
-def _any(text: str) -> str | None:
+def any_value(text: str) -> str | None:
+    return None
+
+
+def duration_value(text: str) -> str | None:
+    try:
+        goduration.parse_duration(text)
+    except ValueError as e:
+        return str(e)
     return None
 
 
 @dataclass(frozen=True)
 class Deprecated:
     message: str  # kube's MarkDeprecated text
-    check: Callable[[str], str | None] = _any  # pflag's parse error for a bad value
+    check: Callable[[str], str | None] = any_value  # pflag's parse error for a bad value
     now: str = ""  # the flag that carries the value now, if any
     boolean: bool = False  # may be given bare
     # The flags that carry the value now, given the value and the whole command line.
     rewrite: Callable[[str, list[str]], list[str]] | None = None
+
+    def notice(self, name: str) -> str:
+        return f"Flag --{name} has been deprecated, {self.message}"
+
+    def replacement(self, value: str, args: list[str]) -> list[str]:
+        kept = [f"--{self.now}={value}"] if self.now else []
+        return kept + (self.rewrite(value, args) if self.rewrite is not None else [])
+
+
+class TakenFlag(Protocol):
+    """A kube-apiserver flag taken off the command line before twistd parses it."""
+
+    @property
+    def check(self) -> Callable[[str], str | None]: ...
+
+    @property
+    def boolean(self) -> bool: ...
+
+    def notice(self, name: str) -> str: ...
+
+    def replacement(self, value: str, args: list[str]) -> list[str]: ...
 
 
 def _admission_control(value: str, args: list[str]) -> list[str]:
@@ -81,7 +111,7 @@ DEPRECATED: dict[str, Deprecated] = {
     ),
     "apiserver-count": Deprecated(
         "apiserver-count is deprecated and will be removed in a future version.",
-        _int,
+        int_value,
         now="apiserver-count",  # kept: --endpoint-reconciler-type=master-count reads it
     ),
     "audit-webhook-batch-initial-backoff": Deprecated(
@@ -90,21 +120,26 @@ DEPRECATED: dict[str, Deprecated] = {
     ),
     "default-watch-cache-size": Deprecated(
         "watch caches are sized automatically and this flag will be removed in a future version",
-        _int,
+        int_value,
     ),
     "enable-logs-handler": Deprecated(
-        "Log handler functionality is deprecated", _bool, boolean=True
+        "Log handler functionality is deprecated", bool_value, boolean=True
     ),
-    "kubelet-port": Deprecated("kubelet-port is deprecated and will be removed.", _uint),
+    "kubelet-port": Deprecated("kubelet-port is deprecated and will be removed.", uint_value),
     "kubelet-read-only-port": Deprecated(
-        "kubelet-read-only-port is deprecated and will be removed.", _uint
+        "kubelet-read-only-port is deprecated and will be removed.", uint_value
     ),
 }
 
 
-def extract(args: list[str], out: TextIO | None = None) -> list[str]:
-    """``args`` without the deprecated flags (rewritten to their successor where one is),
-    after writing pflag's warning for each; a bad value is pflag's UsageError."""
+def extract(
+    args: list[str],
+    out: TextIO | None = None,
+    tables: tuple[Mapping[str, TakenFlag], ...] = (DEPRECATED,),
+) -> list[str]:
+    """``args`` without the flags of ``tables`` (rewritten to their successor where one
+    is), after writing each one's notice (pflag's warning for a deprecated flag); a bad
+    value is pflag's UsageError."""
     stream = out if out is not None else sys.stderr
     kept: list[str] = []
     i = 0
@@ -112,7 +147,7 @@ def extract(args: list[str], out: TextIO | None = None) -> list[str]:
         arg = args[i]
         i += 1
         name, sep, value = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
-        spec = DEPRECATED.get(name)
+        spec = next((table[name] for table in tables if name in table), None)
         if spec is None:
             kept.append(arg)
             continue
@@ -126,9 +161,6 @@ def extract(args: list[str], out: TextIO | None = None) -> list[str]:
         problem = spec.check(value)
         if problem is not None:
             raise usage.UsageError(f'invalid argument "{value}" for "--{name}" flag: {problem}')
-        stream.write(f"Flag --{name} has been deprecated, {spec.message}\n")
-        if spec.now:
-            kept.append(f"--{spec.now}={value}")
-        if spec.rewrite is not None:
-            kept.extend(spec.rewrite(value, args))
+        stream.write(spec.notice(name) + "\n")
+        kept.extend(spec.replacement(value, args))
     return kept

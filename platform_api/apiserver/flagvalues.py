@@ -86,3 +86,38 @@ def parse_ip(flag: str, text: str) -> str:
 def parse_list(text: str | None) -> tuple[str, ...]:
     """A comma-separated flag value, blanks dropped."""
     return tuple(item.strip() for item in (text or "").split(",") if item.strip())
+
+
+def parse_port_range(flag: str, text: str) -> tuple[int, int]:
+    """A port range flag as kube's ``utilnet.PortRange`` reads it: ``30000-32767``,
+    ``30000+2767`` or one port; the lowest and highest port."""
+    value = text.strip()
+
+    def atoi(part: str) -> int:
+        try:
+            return gotext.parse_int(part, bits=64)
+        except ValueError as e:
+            go = str(e).replace("strconv.ParseInt", "strconv.Atoi")
+            raise ConfigError(f'invalid argument "{text}" for "--{flag}" flag: {go}') from None
+
+    hyphen, plus = "-" in value, "+" in value
+    if hyphen and plus:
+        problem = f"unable to parse port range: {value}"
+        raise ConfigError(f'invalid argument "{text}" for "--{flag}" flag: {problem}')
+    if hyphen:
+        first, _, last = value.partition("-")
+        low, high = atoi(first), atoi(last)
+    elif plus:
+        first, _, size = value.partition("+")
+        low = atoi(first)
+        high = low + atoi(size)
+    else:
+        low = high = atoi(value)
+    problem = ""
+    if low > 65535 or high > 65535:
+        problem = f"the port range cannot be greater than 65535: {value}"
+    elif high < low:
+        problem = f"end port cannot be less than start port: {value}"
+    if problem:
+        raise ConfigError(f'invalid argument "{text}" for "--{flag}" flag: {problem}')
+    return low, high

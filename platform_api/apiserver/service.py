@@ -268,6 +268,7 @@ class APIServerService(Service):
             watch_list=cfg.feature_gates.enabled(WATCH_LIST),
             compression=cfg.feature_gates.enabled(API_RESPONSE_COMPRESSION),
             unsafe_delete=cfg.feature_gates.enabled(ALLOW_UNSAFE_MALFORMED_OBJECT_DELETION),
+            min_request_timeout=float(cfg.min_request_timeout),
             scheme=scheme,
             storage=self.storage,
             stores=self.stores,

@@ -18,6 +18,7 @@ from platform_api.apiserver import (
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.config import ServerConfig, from_flags
 from platform_api.apiserver.flagoptions import FlagOptions, parameters
+from platform_api.apiserver.inertflags import INERT
 from platform_api.controllers import legacytokenoptions, signingoptions
 
 # (flag, default shown in --help, description); defaults are applied by config.from_flags.
@@ -238,6 +239,23 @@ FLAGS: list[tuple[str, str, str]] = [
         "10.0.0.0/24",
         "CIDR range from which Service cluster IPs are assigned.",
     ),
+    (
+        "service-node-port-range",
+        "30000-32767",
+        "A port range to reserve for services with NodePort visibility. Example: '30000-32767'. "
+        "Inclusive at both ends of the range.",
+    ),
+    (
+        "min-request-timeout",
+        "1800",
+        "The minimum number of seconds a watch is kept open before it is ended: a random "
+        "value between this and twice this.",
+    ),
+    (
+        "allow-privileged",
+        "true",
+        "If true, allow privileged containers (only true here; kube's default is false).",
+    ),
     ("etcd-compaction-interval", "5m0s", "How long change history is kept for watches and lists."),
     (
         "enable-admission-plugins",
@@ -310,6 +328,7 @@ BOOL_FLAGS = (
     "serve-upstream-groups",
     "enable-priority-and-fairness",
     "encryption-provider-config-automatic-reload",
+    "allow-privileged",
 )
 
 
@@ -320,7 +339,7 @@ class Options(FlagOptions):
     BOOL_FLAGS = BOOL_FLAGS
 
     def rewrite(self, args: list[str]) -> list[str]:
-        return deprecatedflags.extract(args)
+        return deprecatedflags.extract(args, tables=(deprecatedflags.DEPRECATED, INERT))
 
     def configure(self, given: dict[str, str | None]) -> None:
         self.config: ServerConfig = from_flags(given)

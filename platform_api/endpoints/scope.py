@@ -50,6 +50,7 @@ class Handlers:
     reactor: IReactorTime
     # Seconds a read of a future resourceVersion waits before 504.
     too_large_rv_wait: float = 3.0
+    min_request_timeout: float = 1800.0  # --min-request-timeout: a watch's least lifetime
     storage_prefix: str = "/registry"  # --etcd-prefix: kube's storage errors quote keys under it
     extras: dict[str, Any] = field(default_factory=dict)
     # For the checks a handler makes itself (kube's unsafe delete of corrupt objects).

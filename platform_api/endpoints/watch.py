@@ -271,11 +271,12 @@ def _timeout_ns(params: ListParams) -> int:
     return seconds_duration(params.timeout_seconds)
 
 
-def _timeout(params: ListParams) -> float:
+def _timeout(params: ListParams, least: float) -> float:
+    """The watch's lifetime: ``timeoutSeconds``, else kube's [min-request-timeout, 2x)."""
     nanos = _timeout_ns(params)
     if nanos:  # kube's timer fires at once for a negative timeout
         return max(nanos / 1e9, 0.0)
-    return 1800.0 * (1.0 + random.random())  # kube: [min-request-timeout, 2x) seconds
+    return least * (1.0 + random.random())
 
 
 async def _initial_state(stream: WatchStream, scope: Scope, params: ListParams) -> None:
@@ -377,7 +378,7 @@ async def handle(scope: Scope) -> bytes:
     if live and not stream.done.called:
         request.registerProducer(stream, True)
         scope.handlers.hub.subscribe(stream, streamed=True)
-        stream.start(_timeout(params))
+        stream.start(_timeout(params, scope.handlers.min_request_timeout))
         request.notifyFinish().addBoth(lambda _: stream.end())
         try:
             await stream.done

@@ -34,7 +34,6 @@ PROTOCOLS = ["SCTP", "TCP", "UDP"]
 AFFINITIES = ["ClientIP", "None"]
 FAMILIES = ["IPv4", "IPv6"]
 POLICIES = ["PreferDualStack", "RequireDualStack", "SingleStack"]
-NODE_PORTS = (30000, 32767)  # --service-node-port-range's default
 _PORT_NAME = re.compile(r"^[-a-z0-9]+\Z")
 _LETTER = re.compile(r"[a-z]")
 

@@ -27,8 +27,10 @@ def cluster(tmp_path: Path) -> Cluster:
     return Cluster(str(tmp_path / "db"))
 
 
-def allocator(cluster: Cluster) -> NodePortAllocation:
-    return NodePortAllocation(cluster.storage, cluster.hub, cluster.store("services").prefix)
+def allocator(cluster: Cluster, ports: tuple[int, int] = (30000, 32767)) -> NodePortAllocation:
+    """``ports``: --service-node-port-range."""
+    prefix = cluster.store("services").prefix
+    return NodePortAllocation(cluster.storage, cluster.hub, prefix, ports)
 
 
 def test_a_port_handed_out_is_held_until_its_service_is_stored(cluster: Cluster) -> None:
@@ -59,11 +61,8 @@ def test_an_update_keeps_its_own_ports_and_checks_others(cluster: Cluster) -> No
     )
 
 
-def test_a_full_range_is_an_internal_error(
-    monkeypatch: pytest.MonkeyPatch, cluster: Cluster
-) -> None:
-    monkeypatch.setattr(nodeports, "NODE_PORTS", (30000, 30001))
-    plugin = allocator(cluster)
+def test_a_full_range_is_an_internal_error(cluster: Cluster) -> None:
+    plugin = allocator(cluster, (30000, 30001))
     plugin.admit(attrs("CREATE", "services", "a"), service("a", 30000, 30001), None)
     error = refused(lambda: plugin.admit(attrs("CREATE", "services", "b"), service("b"), None))
     assert (error.code, error.message) == (
@@ -72,9 +71,7 @@ def test_a_full_range_is_an_internal_error(
     )
 
 
-def test_random_ports_come_from_above_the_static_band_first(
-    monkeypatch: pytest.MonkeyPatch, cluster: Cluster
-) -> None:
+def test_random_ports_come_from_above_the_static_band_first(cluster: Cluster) -> None:
     """kube's ServiceNodePortStaticSubrange: 30000-30085 of the default range is left for
     Services that name a port, until the rest is full."""
     assert [nodeports.static_band(n) for n in (16, 17, 100, 2768, 10000)] == [0, 16, 16, 86, 128]
@@ -85,8 +82,7 @@ def test_random_ports_come_from_above_the_static_band_first(
             del port["nodePort"]
         plugin.admit(attrs("CREATE", "services", f"s{i}"), svc, None)
         assert all(p["nodePort"] >= 30086 for p in svc["spec"]["ports"]), i
-    monkeypatch.setattr(nodeports, "NODE_PORTS", (30000, 30019))  # 16 static, 4 above
-    small = allocator(cluster)
+    small = allocator(cluster, (30000, 30019))  # 16 static, 4 above
     small.admit(
         attrs("CREATE", "services", "top"), service("top", 30016, 30017, 30018, 30019), None
     )

@@ -136,6 +136,36 @@ def test_every_kube_plugin_is_known() -> None:
             'invalid argument "1__0" for "--max-requests-inflight" flag: '
             'strconv.ParseInt: parsing "1__0": invalid syntax',
         ),
+        (  # kube-apiserver v1.36's own words for these (checked on the reference build)
+            {"service-node-port-range": "abc"},
+            'invalid argument "abc" for "--service-node-port-range" flag: '
+            'strconv.Atoi: parsing "abc": invalid syntax',
+        ),
+        (
+            {"service-node-port-range": "32000-31000"},
+            'invalid argument "32000-31000" for "--service-node-port-range" flag: '
+            "end port cannot be less than start port: 32000-31000",
+        ),
+        (
+            {"service-node-port-range": "60000+6000"},
+            'invalid argument "60000+6000" for "--service-node-port-range" flag: '
+            "the port range cannot be greater than 65535: 60000+6000",
+        ),
+        (
+            {"min-request-timeout": "x"},
+            'invalid argument "x" for "--min-request-timeout" flag: '
+            'strconv.ParseInt: parsing "x": invalid syntax',
+        ),
+        (
+            {"allow-privileged": "maybe"},
+            'invalid argument "maybe" for "--allow-privileged" flag: '
+            'strconv.ParseBool: parsing "maybe": invalid syntax',
+        ),
+        (
+            {"allow-privileged": "false"},
+            "--allow-privileged=false is not supported: this server allows privileged "
+            "containers, as a cluster started with --allow-privileged=true does",
+        ),
     ],
 )
 def test_flags_refused_in_kubes_words(flags: dict[str, str], message: str) -> None:
@@ -185,3 +215,16 @@ def test_integer_flags_are_read_as_pflag_reads_them() -> None:
     )
     assert (cfg.max_requests_inflight, cfg.max_mutating_requests_inflight) == (16, 10)
     assert cfg.default_not_ready_toleration_seconds == -5
+
+
+def test_node_port_ranges_and_the_watch_timeout() -> None:
+    assert from_flags({}).service_node_port_range == (30000, 32767)
+    for text, ports in (("30000-30099", (30000, 30099)), ("31000+99", (31000, 31099))):
+        assert from_flags({"service-node-port-range": text}).service_node_port_range == ports
+    assert from_flags({"service-node-port-range": " 30500 "}).service_node_port_range == (
+        30500,
+        30500,
+    )
+    assert from_flags({}).min_request_timeout == 1800
+    assert from_flags({"min-request-timeout": "60"}).min_request_timeout == 60
+    assert from_flags({"allow-privileged": "true"}).service_node_port_range == (30000, 32767)

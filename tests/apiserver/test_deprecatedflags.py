@@ -8,7 +8,8 @@ import pytest
 from twisted.python import usage
 
 from platform_api.apiserver.config import from_flags
-from platform_api.apiserver.deprecatedflags import extract
+from platform_api.apiserver.deprecatedflags import DEPRECATED, extract
+from platform_api.apiserver.inertflags import INERT
 
 
 def test_warns_and_drops_flags_that_change_nothing() -> None:
@@ -93,3 +94,37 @@ def test_admission_control_refusals(args: list[str], message: str) -> None:
     with pytest.raises(usage.UsageError) as caught:
         extract(args, io.StringIO())
     assert str(caught.value) == message
+
+
+def test_flags_that_change_nothing_here_are_taken_with_why() -> None:
+    """A kubeadm manifest's flags for parts this server lacks start it, each named."""
+    out = io.StringIO()
+    args = ["--kubelet-client-certificate=/etc/pki/kc.crt", "--watch-cache", "--v", "2"]
+    kept = extract([*args, "--secure-port=0"], out, tables=(DEPRECATED, INERT))
+    assert kept == ["--secure-port=0"]
+    assert out.getvalue() == (
+        "Flag --kubelet-client-certificate changes nothing on this server: it connects to no "
+        "kubelet\n"
+        "Flag --watch-cache changes nothing on this server: every resource is watched "
+        "through one watch cache, kept for --etcd-compaction-interval\n"
+        "Flag --v changes nothing on this server: twistd writes the log (its --logfile)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [  # kube-apiserver v1.36's words (checked on the reference build)
+        ("--watch-cache=x", 'strconv.ParseBool: parsing "x": invalid syntax'),
+        ("--delete-collection-workers=x", 'strconv.ParseInt: parsing "x": invalid syntax'),
+        ("--etcd-healthcheck-timeout=x", 'time: invalid duration "x"'),
+        ("--v=x", 'strconv.ParseUint: parsing "x": invalid syntax'),
+    ],
+)
+def test_a_bad_value_of_an_inert_flag_is_pflags_error(arg: str, message: str) -> None:
+    with pytest.raises(usage.UsageError) as caught:
+        extract([arg], io.StringIO(), tables=(DEPRECATED, INERT))
+    value = arg.partition("=")[2]
+    assert (
+        str(caught.value)
+        == f'invalid argument "{value}" for "{arg.partition("=")[0]}" flag: {message}'
+    )

@@ -364,3 +364,47 @@ def test_a_generated_name_is_filled_in_before_the_address_is_recorded(
     record = admin.get(server.url + f"/apis/networking.platform.io/v1/ipaddresses/{ip}").json()
     assert record["spec"]["parentRef"]["name"] == name
     assert admin.delete(f"{path}/{name}").status_code == 200
+
+
+def test_a_kubeadm_command_line_starts_and_its_node_port_range_holds(tmp_path: Path) -> None:
+    """kubeadm's kube-apiserver flags for parts this server lacks (kubelets, the watch
+    cache's sizes, Go's profiler) are taken; --service-node-port-range and
+    --min-request-timeout act."""
+    server = start_server(
+        tmp_path / "data",
+        "--allow-privileged=true",
+        "--kubelet-client-certificate=/etc/kubernetes/pki/apiserver-kubelet-client.crt",
+        "--kubelet-client-key=/etc/kubernetes/pki/apiserver-kubelet-client.key",
+        "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
+        "--profiling=false",
+        "--watch-cache-sizes=pods#1000",
+        "--v=2",
+        "--service-node-port-range=30100-30109",
+        "--min-request-timeout=1",
+    )
+    try:
+        admin = session_for(server, cert=server.admin_cert)
+        url = server.url + "/api/v1/namespaces/default/services"
+
+        def node_port(name: str, port: int | None = None) -> requests.Response:
+            ports = [{"port": 80, **({"nodePort": port} if port else {})}]
+            spec = {"type": "NodePort", "ports": ports}
+            return admin.post(url, json={"metadata": {"name": name}, "spec": spec})
+
+        r = node_port("picked")
+        assert r.status_code == 201, r.text
+        picked = r.json()["spec"]["ports"][0]["nodePort"]
+        assert 30100 <= picked <= 30109
+        assert node_port("named", 30109 if picked != 30109 else 30100).status_code == 201
+        r = node_port("outside", 30110)
+        why = "provided port is not in the valid range. The range of valid ports is 30100-30109"
+        assert (r.status_code, r.json()["message"]) == (
+            422,
+            f'Service "outside" is invalid: spec.ports[0].nodePort: Invalid value: 30110: {why}',
+        )
+        started = time.monotonic()  # a watch ends within [1, 2) s, as kube's [min, 2 min)
+        with admin.get(url, params={"watch": "1"}, stream=True) as watch:
+            list(watch.iter_lines())
+        assert time.monotonic() - started < 10
+    finally:
+        server.stop()

@@ -1,0 +1,102 @@
+"""kube-apiserver flags that change nothing on this server: accepted, checked as pflag
+checks them, and named on stderr with why.
+
+A kube-apiserver command line (a kubeadm manifest, a kind or CI script) carries flags for
+parts this server does not have: kubelet connections, per-resource watch cache sizes,
+Go's profiler, etcd servers per resource.  Refusing them as unknown would stop the
+server for a flag that means nothing here; taking them silently would hide that it
+does not act on them.  So each is taken off the command line before twistd parses it
+(as the deprecated ones are, deprecatedflags.py), its value checked, and one line says
+what this server does instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from platform_api import gotext
+from platform_api.apiserver.deprecatedflags import (
+    any_value,
+    bool_value,
+    duration_value,
+    int_value,
+    uint_value,
+)
+
+
+def float_value(text: str) -> str | None:
+    try:
+        float(text)
+    except ValueError:
+        return f"strconv.ParseFloat: parsing {gotext.quote(text)}: invalid syntax"
+    return None
+
+
+def _logging_format(text: str) -> str | None:
+    return None if text in ("text", "json") else f'format "{text}" is not supported'
+
+
+@dataclass(frozen=True)
+class Inert:
+    why: str  # what this server does instead
+    check: Callable[[str], str | None] = any_value  # pflag's parse error for a bad value
+    boolean: bool = False  # may be given bare
+
+    def notice(self, name: str) -> str:
+        return f"Flag --{name} changes nothing on this server: {self.why}"
+
+    def replacement(self, value: str, args: list[str]) -> list[str]:
+        return []
+
+
+_KUBELET = "it connects to no kubelet"
+_WATCH_CACHE = (
+    "every resource is watched through one watch cache, kept for --etcd-compaction-interval"
+)
+_PROFILER = "it has no Go profiler (/debug/pprof)"
+
+# kube-apiserver v1.36 flags, by name: their values' types as pflag parses them.
+INERT: dict[str, Inert] = {
+    "allow-metric-labels-manifest": Inert("metric labels are not filtered"),
+    "contention-profiling": Inert(_PROFILER, bool_value, boolean=True),
+    "delete-collection-workers": Inert(
+        "a collection is deleted one object after another", int_value
+    ),
+    "etcd-count-metric-poll-period": Inert(
+        "object counts are read when /metrics is scraped", duration_value
+    ),
+    "etcd-db-metric-poll-interval": Inert(
+        "etcd's database size is read every 15 s", duration_value
+    ),
+    "etcd-healthcheck-timeout": Inert(
+        "the etcd checks of /livez take the etcd client's timeout", duration_value
+    ),
+    "etcd-readycheck-timeout": Inert(
+        "the etcd check of /readyz takes the etcd client's timeout", duration_value
+    ),
+    "etcd-servers-overrides": Inert("every resource is kept on --etcd-servers"),
+    "external-hostname": Inert("it writes no externalized URLs"),
+    "goaway-chance": Inert("HTTP/2 clients are not sent GOAWAY to rebalance them", float_value),
+    "kubelet-certificate-authority": Inert(_KUBELET),
+    "kubelet-client-certificate": Inert(_KUBELET),
+    "kubelet-client-key": Inert(_KUBELET),
+    "kubelet-preferred-address-types": Inert(_KUBELET),
+    "kubelet-timeout": Inert(_KUBELET, duration_value),
+    "lease-reuse-duration-seconds": Inert(
+        "objects carry no etcd lease (Events go by --event-ttl)", int_value
+    ),
+    "logging-format": Inert("twistd writes the log (its --logfile)", _logging_format),
+    "permit-port-sharing": Inert(
+        "the port is shared only between --workers", bool_value, boolean=True
+    ),
+    "profiling": Inert(
+        _PROFILER + "; DELETE /metrics resets, as with profiling on", bool_value, boolean=True
+    ),
+    "shutdown-send-retry-after": Inert(
+        "requests during the shutdown delay are served", bool_value, boolean=True
+    ),
+    "v": Inert("twistd writes the log (its --logfile)", uint_value),
+    "watch-cache": Inert(_WATCH_CACHE, bool_value, boolean=True),
+    "watch-cache-sizes": Inert(_WATCH_CACHE),
+}
