@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 
 from platform_api.admission import plugins as admission_plugins
 from platform_api.admission.webhook.credentials import load_admission_config
-from platform_api.apiserver import aggregatoroptions, authflags, endpointoptions, storageoptions
+from platform_api.apiserver import (
+    aggregatoroptions,
+    authflags,
+    endpointoptions,
+    storageoptions,
+    tlsflags,
+)
 from platform_api.apiserver.aggregatoroptions import AggregatorOptions
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.endpointoptions import EndpointOptions
@@ -25,6 +31,7 @@ from platform_api.apiserver.flagvalues import (
     parse_duration,
     parse_int,
     parse_ip,
+    parse_list,
     parse_port_range,
     parse_size,
 )
@@ -58,6 +65,8 @@ class ServerConfig:
     bind_address: str = "0.0.0.0"
     tls_cert_file: str = ""
     tls_private_key_file: str = ""
+    tls_min_version: str = ""  # --tls-min-version: Go's name; "" is VersionTLS12
+    tls_cipher_suites: tuple[str, ...] = ()  # --tls-cipher-suites: Go's names
     client_ca_file: str = ""
     token_auth_file: str = ""
     requestheader_client_ca_file: str = ""
@@ -290,6 +299,8 @@ def _serving(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
             raise ConfigError("--secure-port must be between 0 and 65535, inclusive")
     if given("bind-address") is not None:
         cfg.bind_address = parse_ip("bind-address", str(given("bind-address")))
+    cfg.tls_min_version = tlsflags.min_version(given("tls-min-version") or "")
+    cfg.tls_cipher_suites = tlsflags.cipher_suites(parse_list(given("tls-cipher-suites")))
     cfg.tls_cert_file = given("tls-cert-file") or ""
     cfg.tls_private_key_file = given("tls-private-key-file") or ""
     if bool(cfg.tls_cert_file) != bool(cfg.tls_private_key_file):

@@ -404,7 +404,7 @@ class APIServerService(Service):
         # The API takes no HTML form posts; checking every POST for one cost ~7% of CPU.
         site = APISite(server.resource(), requestFactory=APIRequest, parsePOSTFormSubmission=False)
         site.displayTracebacks = False
-        tls = serving_options(cert, key, cas)
+        tls = serving_options(cert, key, cas, cfg.tls_min_version, cfg.tls_cipher_suites)
         self.backend.start()
         # Alone, every commit is this process's own; on etcd every commit, any replica's,
         # comes through this process's own etcd watch: neither polls a change log.

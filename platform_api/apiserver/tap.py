@@ -56,6 +56,18 @@ FLAGS: list[tuple[str, str, str]] = [
     ),
     ("tls-private-key-file", "", "File containing the x509 private key matching --tls-cert-file."),
     (
+        "tls-min-version",
+        "VersionTLS12",
+        "Minimum TLS version supported. Possible values: VersionTLS10, VersionTLS11, "
+        "VersionTLS12, VersionTLS13",
+    ),
+    (
+        "tls-cipher-suites",
+        "",
+        "Comma-separated list of cipher suites for the server, Go's names (TLS 1.2 and "
+        "older; TLS 1.3's are not configurable). If omitted, the default suites are used.",
+    ),
+    (
         "cert-dir",
         "<data-dir>/pki",
         "Where the generated TLS certs are. Ignored with --tls-cert-file.",

@@ -11,8 +11,9 @@ from typing import Any
 
 from cryptography import x509
 from OpenSSL import SSL, crypto
-from twisted.internet.ssl import CertificateOptions
+from twisted.internet.ssl import AcceptableCiphers, CertificateOptions, TLSVersion
 
+from platform_api.apiserver.tlsflags import VERSIONS, openssl_cipher_string
 from platform_api.pem import certificate_options
 
 
@@ -40,12 +41,27 @@ class ServingOptions(CertificateOptions):
 
 
 def serving_options(
-    cert_file: str, key_file: str, client_cas: list[x509.Certificate]
+    cert_file: str,
+    key_file: str,
+    client_cas: list[x509.Certificate],
+    min_version: str = "",
+    cipher_suites: tuple[str, ...] = (),
 ) -> ServingOptions:
+    """``min_version`` and ``cipher_suites``: --tls-min-version and --tls-cipher-suites,
+    Go's names (tlsflags.py)."""
     with open(cert_file, "rb") as f:
         cert_pem = f.read()
     with open(key_file, "rb") as f:
         key_pem = f.read()
+    tuning: dict[str, Any] = {}
+    version = getattr(TLSVersion, VERSIONS[min_version or "VersionTLS12"])
+    if version < TLSVersion.TLSv1_2:
+        tuning["insecurelyLowerMinimumTo"] = version
+    else:
+        tuning["raiseMinimumTo"] = version
+    ciphers = openssl_cipher_string(cipher_suites)
+    if ciphers:
+        tuning["acceptableCiphers"] = AcceptableCiphers.fromOpenSSLCipherString(ciphers)
     return ServingOptions(
-        client_cas, **certificate_options(key_pem, cert_pem), enableSessions=False
+        client_cas, **certificate_options(key_pem, cert_pem), enableSessions=False, **tuning
     )

@@ -161,6 +161,11 @@ def test_every_kube_plugin_is_known() -> None:
             'invalid argument "maybe" for "--allow-privileged" flag: '
             'strconv.ParseBool: parsing "maybe": invalid syntax',
         ),
+        ({"tls-min-version": "VersionTLS14"}, 'unknown tls version "VersionTLS14"'),
+        (
+            {"tls-cipher-suites": "TLS_AES_128_GCM_SHA256,TLS_FOO"},
+            "Cipher suite TLS_FOO not supported or doesn't exist",
+        ),
         (
             {"allow-privileged": "false"},
             "--allow-privileged=false is not supported: this server allows privileged "
@@ -228,3 +233,18 @@ def test_node_port_ranges_and_the_watch_timeout() -> None:
     assert from_flags({}).min_request_timeout == 1800
     assert from_flags({"min-request-timeout": "60"}).min_request_timeout == 60
     assert from_flags({"allow-privileged": "true"}).service_node_port_range == (30000, 32767)
+
+
+def test_tls_flags_keep_gos_names() -> None:
+    cfg = from_flags(
+        {
+            "tls-min-version": "VersionTLS13",
+            "tls-cipher-suites": "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256",
+        }
+    )
+    assert cfg.tls_min_version == "VersionTLS13"
+    assert cfg.tls_cipher_suites == (
+        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        "TLS_AES_128_GCM_SHA256",
+    )
+    assert (from_flags({}).tls_min_version, from_flags({}).tls_cipher_suites) == ("", ())

@@ -1,0 +1,81 @@
+"""``--tls-min-version`` and ``--tls-cipher-suites``: Go's names, OpenSSL's settings.
+
+kube takes the names Go's ``crypto/tls`` gives its versions and cipher suites (every
+suite Go knows, the insecure ones too) and refuses any other in component-base's words.
+The serving context takes OpenSSL's names for the same suites.  As in Go, the suites
+apply to TLS 1.2 and older: TLS 1.3's are not configurable, so naming one changes
+nothing, and a 1.3 minimum leaves the list no say.
+"""
+
+from __future__ import annotations
+
+from platform_api.apiserver.flagvalues import ConfigError
+
+# Go's names -> twisted.internet.ssl.TLSVersion's (named, not imported: the supervisor
+# of --workers checks flags without loading TLS).
+VERSIONS = {
+    "VersionTLS10": "TLSv1_0",
+    "VersionTLS11": "TLSv1_1",
+    "VersionTLS12": "TLSv1_2",
+    "VersionTLS13": "TLSv1_3",
+}
+_TLS13 = ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256")
+# Go's name -> OpenSSL's, for the suites of TLS 1.2 and older (secure, then insecure).
+OPENSSL_NAMES = {
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA": "ECDHE-ECDSA-AES128-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA": "ECDHE-ECDSA-AES256-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA": "ECDHE-RSA-AES128-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA": "ECDHE-RSA-AES256-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256": "ECDHE-ECDSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384": "ECDHE-ECDSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256": "ECDHE-RSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384": "ECDHE-RSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-ECDSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-RSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305": "ECDHE-ECDSA-CHACHA20-POLY1305",  # kube's aliases
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305": "ECDHE-RSA-CHACHA20-POLY1305",
+    "TLS_RSA_WITH_RC4_128_SHA": "RC4-SHA",
+    "TLS_RSA_WITH_3DES_EDE_CBC_SHA": "DES-CBC3-SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA": "AES128-SHA",
+    "TLS_RSA_WITH_AES_256_CBC_SHA": "AES256-SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA256": "AES128-SHA256",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256": "AES128-GCM-SHA256",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384": "AES256-GCM-SHA384",
+    "TLS_ECDHE_ECDSA_WITH_RC4_128_SHA": "ECDHE-ECDSA-RC4-SHA",
+    "TLS_ECDHE_RSA_WITH_RC4_128_SHA": "ECDHE-RSA-RC4-SHA",
+    "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA": "ECDHE-RSA-DES-CBC3-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256": "ECDHE-ECDSA-AES128-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256": "ECDHE-RSA-AES128-SHA256",
+}
+
+
+def min_version(name: str) -> str:
+    """A --tls-min-version value, checked ("" is kube's default, VersionTLS12)."""
+    if name and name not in VERSIONS:
+        raise ConfigError(f'unknown tls version "{name}"')
+    return name
+
+
+def cipher_suites(names: tuple[str, ...]) -> tuple[str, ...]:
+    """--tls-cipher-suites, checked: Go's names of suites Go knows, of which this
+    OpenSSL has at least one (Go still has RC4; OpenSSL 3 has not)."""
+    for name in names:
+        if name not in OPENSSL_NAMES and name not in _TLS13:
+            raise ConfigError(f"Cipher suite {name} not supported or doesn't exist")
+    wanted = openssl_cipher_string(names)
+    if wanted:
+        from OpenSSL import SSL  # noqa: PLC0415 - only when suites are named
+
+        try:
+            SSL.Context(SSL.TLS_METHOD).set_cipher_list(wanted.encode())
+        except SSL.Error:
+            listed = ", ".join(names)
+            raise ConfigError(
+                f"none of the cipher suites {listed} is available in this server's OpenSSL"
+            ) from None
+    return names
+
+
+def openssl_cipher_string(names: tuple[str, ...]) -> str:
+    """OpenSSL's cipher list for the TLS 1.2 suites of ``names`` ("" when none)."""
+    return ":".join(OPENSSL_NAMES[n] for n in names if n in OPENSSL_NAMES)

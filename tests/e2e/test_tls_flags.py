@@ -1,0 +1,97 @@
+"""--tls-min-version and --tls-cipher-suites on the real server: handshakes a real TLS
+client makes, allowed or refused, and the one-line refusals of bad values."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Server, start_server
+
+AES128 = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"
+
+
+def handshake(server: Server, highest: ssl.TLSVersion, ciphers: str = "") -> tuple[str, str]:
+    """(protocol, cipher) of a handshake, or ("refused", OpenSSL's reason)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.maximum_version = highest
+    if ciphers:
+        ctx.set_ciphers(ciphers)
+    port = int(server.base_url.rsplit(":", 1)[1])
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as raw, ctx.wrap_socket(raw) as tls:
+            return str(tls.version()), tls.cipher()[0]
+    except ssl.SSLError as e:
+        return "refused", str(e.reason)
+
+
+def test_the_default_is_tls_1_2_with_any_suite(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "data")
+    try:
+        assert handshake(server, ssl.TLSVersion.TLSv1_2, AES128)[0] == "TLSv1.2"
+        assert handshake(server, ssl.TLSVersion.TLSv1_3)[0] == "TLSv1.3"
+    finally:
+        server.stop()
+
+
+def test_a_minimum_of_1_3_refuses_1_2(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "data", "--tls-min-version=VersionTLS13")
+    try:
+        assert handshake(server, ssl.TLSVersion.TLSv1_2) == (
+            "refused",
+            "TLSV1_ALERT_PROTOCOL_VERSION",
+        )
+        assert handshake(server, ssl.TLSVersion.TLSv1_3)[0] == "TLSv1.3"
+    finally:
+        server.stop()
+
+
+def test_named_suites_are_the_only_ones_of_tls_1_2(tmp_path: Path) -> None:
+    suites = "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"
+    server = start_server(tmp_path / "data", f"--tls-cipher-suites={suites}")
+    try:
+        assert handshake(server, ssl.TLSVersion.TLSv1_2)[1] in (
+            "ECDHE-ECDSA-AES256-GCM-SHA384",
+            "ECDHE-RSA-AES256-GCM-SHA384",
+        )
+        assert handshake(server, ssl.TLSVersion.TLSv1_2, AES128) == (
+            "refused",
+            "SSLV3_ALERT_HANDSHAKE_FAILURE",
+        )
+        assert handshake(server, ssl.TLSVersion.TLSv1_3)[0] == "TLSv1.3"  # not configurable
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("flag", "line"),
+    [  # component-base's words; RC4 is Go's and not this OpenSSL's
+        ("--tls-min-version=VersionTLS14", 'Error: unknown tls version "VersionTLS14"'),
+        (
+            "--tls-cipher-suites=TLS_FOO",
+            "Error: Cipher suite TLS_FOO not supported or doesn't exist",
+        ),
+        (
+            "--tls-cipher-suites=TLS_RSA_WITH_RC4_128_SHA",
+            "Error: none of the cipher suites TLS_RSA_WITH_RC4_128_SHA is available in this "
+            "server's OpenSSL",
+        ),
+    ],
+)
+def test_bad_values_stop_the_start_with_one_line(tmp_path: Path, flag: str, line: str) -> None:
+    twistd = str(Path(sys.executable).parent / "twistd")
+    result = subprocess.run(
+        [twistd, "--pidfile=", "-n", "platform-apiserver", f"--data-dir={tmp_path}", flag],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stderr.strip()) == (1, line)
