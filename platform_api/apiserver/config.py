@@ -23,6 +23,7 @@ from platform_api.apiserver import (
 )
 from platform_api.apiserver.aggregatoroptions import AggregatorOptions
 from platform_api.apiserver.audit import options as audit_options
+from platform_api.apiserver.browserheaders import cors_patterns, hsts_value
 from platform_api.apiserver.endpointoptions import EndpointOptions
 from platform_api.apiserver.features import FeatureGates
 from platform_api.apiserver.flagvalues import (
@@ -67,6 +68,8 @@ class ServerConfig:
     tls_private_key_file: str = ""
     tls_min_version: str = ""  # --tls-min-version: Go's name; "" is VersionTLS12
     tls_cipher_suites: tuple[str, ...] = ()  # --tls-cipher-suites: Go's names
+    strict_transport_security_directives: tuple[str, ...] = ()
+    cors_allowed_origins: tuple[str, ...] = ()  # regular expressions
     client_ca_file: str = ""
     token_auth_file: str = ""
     requestheader_client_ca_file: str = ""
@@ -301,6 +304,10 @@ def _serving(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
         cfg.bind_address = parse_ip("bind-address", str(given("bind-address")))
     cfg.tls_min_version = tlsflags.min_version(given("tls-min-version") or "")
     cfg.tls_cipher_suites = tlsflags.cipher_suites(parse_list(given("tls-cipher-suites")))
+    hsts = parse_list(given("strict-transport-security-directives"))
+    hsts_value(hsts)
+    cfg.strict_transport_security_directives = hsts
+    cfg.cors_allowed_origins = cors_patterns(parse_list(given("cors-allowed-origins")))
     cfg.tls_cert_file = given("tls-cert-file") or ""
     cfg.tls_private_key_file = given("tls-private-key-file") or ""
     if bool(cfg.tls_cert_file) != bool(cfg.tls_private_key_file):

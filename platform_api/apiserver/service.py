@@ -36,6 +36,7 @@ from platform_api.apiserver import (
 from platform_api.apiserver.admission import build_admission
 from platform_api.apiserver.aggregation import build_aggregation
 from platform_api.apiserver.audit import options as audit_options
+from platform_api.apiserver.browserheaders import BrowserHeaders
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.controllers import authentication_trust, build_controllers
 from platform_api.apiserver.discovery import Discovery
@@ -378,6 +379,9 @@ class APIServerService(Service):
             reactor=self.reactor,
             remote_apiservices=self.aggregation.remote if self.aggregation else None,
             aggregator_proxy=self.aggregation.proxy if self.aggregation else None,
+            browser=BrowserHeaders.of(
+                cfg.strict_transport_security_directives, cfg.cors_allowed_origins
+            ),
         )
         if self._shares_change_log():
             filters.catch_up = self.hub.catch_up

@@ -34,6 +34,7 @@ from platform_api.aggregator.proxy import AggregatorProxy
 from platform_api.aggregator.remote import Backend, RemoteAPIServices, unavailable
 from platform_api.apiserver import httplimits, metrics, requestinfo, requestmetrics
 from platform_api.apiserver.audit.hook import Auditor, audit_id, authorization_annotations
+from platform_api.apiserver.browserheaders import BrowserHeaders
 from platform_api.apiserver.discovery import Discovery, version_info
 from platform_api.apiserver.health import HealthEndpoint
 from platform_api.apiserver.inflight import InflightLimiter
@@ -83,6 +84,8 @@ class Filters:
     # Group versions of aggregated API servers (APIServices naming a Service).
     remote_apiservices: RemoteAPIServices | None = None
     aggregator_proxy: AggregatorProxy | None = None
+    # --strict-transport-security-directives, --cors-allowed-origins
+    browser: BrowserHeaders | None = None
 
 
 class APIServer:
@@ -117,6 +120,13 @@ class APIServer:
             setattr(request, COMPRESSION_ATTRIBUTE, False)
         if self.filters.catch_up is not None:
             self.filters.catch_up()
+        browser = self.filters.browser
+        if browser is not None:  # outside authentication, as kube's filters are
+            origin = request.getHeader(b"origin")
+            if browser.apply(request.method, origin, request.setHeader):
+                request.setResponseCode(204)  # a preflight of an allowed origin
+                request.finish()
+                return
         try:
             request.args = query_args(request.uri)
             path = request.path.decode("utf-8", "replace")

@@ -62,6 +62,19 @@ FLAGS: list[tuple[str, str, str]] = [
         "VersionTLS12, VersionTLS13",
     ),
     (
+        "strict-transport-security-directives",
+        "",
+        "List of directives for HSTS, comma separated. If this list is empty, then HSTS "
+        "directives will not be added. Example: 'max-age=31536000,includeSubDomains,preload'",
+    ),
+    (
+        "cors-allowed-origins",
+        "",
+        "List of allowed origins for CORS, comma separated: regular expressions pinned to the "
+        "start ('^' or '//') and the end ('$' or ':') of the host, e.g. "
+        "'//example\\.com(:|$)'. If this list is empty CORS will not be enabled.",
+    ),
+    (
         "tls-cipher-suites",
         "",
         "Comma-separated list of cipher suites for the server, Go's names (TLS 1.2 and "

@@ -1,5 +1,7 @@
-"""--tls-min-version and --tls-cipher-suites on the real server: handshakes a real TLS
-client makes, allowed or refused, and the one-line refusals of bad values."""
+"""The serving flags on the real server: --tls-min-version and --tls-cipher-suites
+(handshakes a real TLS client makes, allowed or refused), --strict-transport-security-
+directives and --cors-allowed-origins (the headers a browser reads), and the one-line
+refusals of bad values."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Server, start_server
+from tests.e2e.conftest import Server, session_for, start_server
 
 AES128 = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"
 
@@ -70,6 +72,34 @@ def test_named_suites_are_the_only_ones_of_tls_1_2(tmp_path: Path) -> None:
         server.stop()
 
 
+def test_hsts_on_every_answer_and_cors_for_allowed_origins(tmp_path: Path) -> None:
+    server = start_server(
+        tmp_path / "data",
+        "--strict-transport-security-directives=max-age=31536000,includeSubDomains",
+        "--cors-allowed-origins=//console\\.example\\.com(:|$)",
+    )
+    try:
+        admin = session_for(server, cert=server.admin_cert)
+        url = server.url + "/api/v1/namespaces/default/configmaps"
+        page = {"Origin": "https://console.example.com"}
+        r = admin.get(url, headers=page)
+        assert r.status_code == 200
+        assert r.headers["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains"
+        assert r.headers["Access-Control-Allow-Origin"] == "https://console.example.com"
+        assert r.headers["Access-Control-Allow-Credentials"] == "true"
+        # A preflight carries no credentials: answered before authentication.
+        anonymous = session_for(server)
+        r = anonymous.options(url, headers={**page, "Access-Control-Request-Method": "GET"})
+        assert (r.status_code, r.content) == (204, b"")
+        assert r.headers["Access-Control-Allow-Methods"] == "POST, GET, OPTIONS, PUT, DELETE, PATCH"
+        r = anonymous.get(url, headers={"Origin": "https://evil.example.org"})
+        assert (r.status_code, r.json()["reason"]) == (401, "Unauthorized")
+        assert "Access-Control-Allow-Origin" not in r.headers
+        assert r.headers["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains"
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize(
     ("flag", "line"),
     [  # component-base's words; RC4 is Go's and not this OpenSSL's
@@ -77,6 +107,12 @@ def test_named_suites_are_the_only_ones_of_tls_1_2(tmp_path: Path) -> None:
         (
             "--tls-cipher-suites=TLS_FOO",
             "Error: Cipher suite TLS_FOO not supported or doesn't exist",
+        ),
+        (
+            "--strict-transport-security-directives=max-age",
+            "Error: --strict-transport-security-directives invalid, allowed values: "
+            "max-age=expireTime, includeSubDomains, preload. see "
+            "https://tools.ietf.org/html/rfc6797#section-6.1 for more information",
         ),
         (
             "--tls-cipher-suites=TLS_RSA_WITH_RC4_128_SHA",
