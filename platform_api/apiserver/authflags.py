@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -130,6 +131,10 @@ def _service_accounts(cfg: ServerConfig, given: Given) -> None:
         if not cfg.service_account_issuers:
             raise ConfigError("--service-account-issuer: must not be empty")
     cfg.api_audiences = parse_list(given("api-audiences"))
+    jwks_uri = given("service-account-jwks-uri") or ""
+    if jwks_uri and urlsplit(jwks_uri).scheme != "https":
+        raise ConfigError(f"service-account-jwks-uri requires https scheme, parsed as: {jwks_uri}")
+    cfg.service_account_jwks_uri = jwks_uri
     if given("service-account-lookup") is not None:
         cfg.service_account_lookup = parse_bool(
             "service-account-lookup", str(given("service-account-lookup"))

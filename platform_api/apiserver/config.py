@@ -84,6 +84,7 @@ class ServerConfig:
     service_account_signing_key_file: str = ""
     service_account_key_files: tuple[str, ...] = ()
     service_account_issuers: tuple[str, ...] = (DEFAULT_ISSUER,)
+    service_account_jwks_uri: str = ""  # the discovery document's jwks_uri; "" is ours
     api_audiences: tuple[str, ...] = ()  # empty: the issuers
     service_account_lookup: bool = True
     service_account_max_token_expiration: float = 0.0

@@ -61,12 +61,13 @@ class ServiceAccounts:
     max_expiration: float
     keys: list[PublicKey]
     server_url: str
+    jwks_uri: str = ""  # --service-account-jwks-uri
 
     def discovery(self) -> dict[str, Any]:
         """``/.well-known/openid-configuration`` of the issuer."""
         return {
             "issuer": self.issuer.issuer,
-            "jwks_uri": f"{self.server_url}/openid/v1/jwks",
+            "jwks_uri": self.jwks_uri or f"{self.server_url}/openid/v1/jwks",
             "response_types_supported": ["id_token"],
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": sorted({jwk(k)["alg"] for k in self.keys}),
@@ -114,6 +115,7 @@ def build(cfg: ServerConfig, stores: dict[tuple[str, str, str], Store]) -> Servi
         cfg.service_account_max_token_expiration,
         keys,
         cfg.server_url,
+        cfg.service_account_jwks_uri,
     )
 
 

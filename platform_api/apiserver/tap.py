@@ -151,6 +151,12 @@ FLAGS: list[tuple[str, str, str]] = [
     ),
     ("api-audiences", "", "Audiences the API accepts in tokens (default: the issuers)."),
     (
+        "service-account-jwks-uri",
+        "",
+        "Overrides the URI for the JSON Web Key Set in the discovery doc served at "
+        "/.well-known/openid-configuration (https only).",
+    ),
+    (
         "service-account-lookup",
         "true",
         "Reject service-account tokens whose account or bound object no longer exists.",

@@ -163,6 +163,10 @@ def test_every_kube_plugin_is_known() -> None:
         ),
         ({"tls-min-version": "VersionTLS14"}, 'unknown tls version "VersionTLS14"'),
         (
+            {"service-account-jwks-uri": "http://baz.com"},
+            "service-account-jwks-uri requires https scheme, parsed as: http://baz.com",
+        ),
+        (
             {"tls-cipher-suites": "TLS_AES_128_GCM_SHA256,TLS_FOO"},
             "Cipher suite TLS_FOO not supported or doesn't exist",
         ),

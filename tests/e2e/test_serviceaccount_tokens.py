@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import jwt
 import requests
 
-from tests.e2e.conftest import Server, session_for
+from tests.e2e.conftest import Server, session_for, start_server
 from tests.e2e.test_list import make_namespace
 
 SELF = {"apiVersion": "authentication.platform.io/v1", "kind": "SelfSubjectReview"}
@@ -205,3 +207,15 @@ def test_issuer_documents_verify_tokens(server: Server, admin: requests.Session)
     key = jwt.PyJWKSet.from_dict(jwks)[jwt.get_unverified_header(token)["kid"]]
     claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=ISSUER)
     assert claims["sub"] == "system:serviceaccount:sa-jwks:robot"
+
+
+def test_the_discovery_document_names_the_jwks_uri_given(tmp_path: Path) -> None:
+    """--service-account-jwks-uri: relying parties fetch the keys from elsewhere."""
+    uri = "https://keys.example.com/openid/v1/jwks"
+    server = start_server(tmp_path / "data", f"--service-account-jwks-uri={uri}")
+    try:
+        admin = session_for(server, cert=server.admin_cert)
+        config = admin.get(server.url + "/.well-known/openid-configuration").json()
+        assert (config["issuer"], config["jwks_uri"]) == (ISSUER, uri)
+    finally:
+        server.stop()
