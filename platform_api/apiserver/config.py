@@ -69,6 +69,7 @@ class ServerConfig:
     tls_min_version: str = ""  # --tls-min-version: Go's name; "" is VersionTLS12
     tls_cipher_suites: tuple[str, ...] = ()  # --tls-cipher-suites: Go's names
     strict_transport_security_directives: tuple[str, ...] = ()
+    disable_http2_serving: bool = False  # ALPN offers HTTP/1.1 only
     cors_allowed_origins: tuple[str, ...] = ()  # regular expressions
     client_ca_file: str = ""
     token_auth_file: str = ""
@@ -305,6 +306,9 @@ def _serving(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
         cfg.bind_address = parse_ip("bind-address", str(given("bind-address")))
     cfg.tls_min_version = tlsflags.min_version(given("tls-min-version") or "")
     cfg.tls_cipher_suites = tlsflags.cipher_suites(parse_list(given("tls-cipher-suites")))
+    if given("disable-http2-serving") is not None:
+        text = str(given("disable-http2-serving"))
+        cfg.disable_http2_serving = parse_bool("disable-http2-serving", text)
     hsts = parse_list(given("strict-transport-security-directives"))
     hsts_value(hsts)
     cfg.strict_transport_security_directives = hsts

@@ -55,10 +55,45 @@ _WATCH_CACHE = (
     "every resource is watched through one watch cache, kept for --etcd-compaction-interval"
 )
 _PROFILER = "it has no Go profiler (/debug/pprof)"
+_LOG = "twistd writes the log (its --logfile)"
+_AUDIT = "the audit log buffers as this server does (--audit-log-mode)"
 
 # kube-apiserver v1.36 flags, by name: their values' types as pflag parses them.
 INERT: dict[str, Inert] = {
+    "aggregator-reject-forwarding-redirect": Inert(
+        "an aggregated server's redirect is passed on to the client", bool_value, boolean=True
+    ),
+    "allow-metric-labels": Inert("metric labels are not filtered"),
     "allow-metric-labels-manifest": Inert("metric labels are not filtered"),
+    "audit-log-batch-buffer-size": Inert(_AUDIT, int_value),
+    "audit-log-batch-max-size": Inert(_AUDIT, int_value),
+    "audit-log-batch-max-wait": Inert(_AUDIT, duration_value),
+    "audit-log-batch-throttle-burst": Inert(_AUDIT, int_value),
+    "audit-log-batch-throttle-enable": Inert(_AUDIT, bool_value, boolean=True),
+    "audit-log-batch-throttle-qps": Inert(_AUDIT, float_value),
+    "debug-socket-path": Inert(_PROFILER),
+    "disabled-metrics": Inert("every metric family is served"),
+    "http2-max-streams-per-connection": Inert(
+        "HTTP/2 connections take Twisted's stream limit", int_value
+    ),
+    "log-flush-frequency": Inert(_LOG, duration_value),
+    "log-json-info-buffer-size": Inert(_LOG),
+    "log-json-split-stream": Inert(_LOG, bool_value, boolean=True),
+    "log-text-info-buffer-size": Inert(_LOG),
+    "log-text-split-stream": Inert(_LOG, bool_value, boolean=True),
+    "permit-address-sharing": Inert(
+        "the port is shared only between --workers", bool_value, boolean=True
+    ),
+    "send-retry-after-while-not-ready-once": Inert(
+        "it opens its port once it is ready", bool_value, boolean=True
+    ),
+    "shutdown-watch-termination-grace-period": Inert(
+        "watches end when the shutdown delay is over", duration_value
+    ),
+    "storage-initialization-timeout": Inert(
+        "storage is ready before the port opens", duration_value
+    ),
+    "vmodule": Inert(_LOG),
     "contention-profiling": Inert(_PROFILER, bool_value, boolean=True),
     "delete-collection-workers": Inert(
         "a collection is deleted one object after another", int_value
@@ -86,7 +121,7 @@ INERT: dict[str, Inert] = {
     "lease-reuse-duration-seconds": Inert(
         "objects carry no etcd lease (Events go by --event-ttl)", int_value
     ),
-    "logging-format": Inert("twistd writes the log (its --logfile)", _logging_format),
+    "logging-format": Inert(_LOG, _logging_format),
     "permit-port-sharing": Inert(
         "the port is shared only between --workers", bool_value, boolean=True
     ),
@@ -96,7 +131,7 @@ INERT: dict[str, Inert] = {
     "shutdown-send-retry-after": Inert(
         "requests during the shutdown delay are served", bool_value, boolean=True
     ),
-    "v": Inert("twistd writes the log (its --logfile)", uint_value),
+    "v": Inert(_LOG, uint_value),
     "watch-cache": Inert(_WATCH_CACHE, bool_value, boolean=True),
     "watch-cache-sizes": Inert(_WATCH_CACHE),
 }

@@ -406,7 +406,12 @@ class APIServerService(Service):
         server, cert, key, client_ca = self.build()
         cas = load_pem_certificates(client_ca) if client_ca else []
         # The API takes no HTML form posts; checking every POST for one cost ~7% of CPU.
-        site = APISite(server.resource(), requestFactory=APIRequest, parsePOSTFormSubmission=False)
+        site = APISite(
+            server.resource(),
+            http2=not cfg.disable_http2_serving,
+            requestFactory=APIRequest,
+            parsePOSTFormSubmission=False,
+        )
         site.displayTracebacks = False
         tls = serving_options(cert, key, cas, cfg.tls_min_version, cfg.tls_cipher_suites)
         self.backend.start()

@@ -469,9 +469,14 @@ class APISite(Site):
 
     protocol = httplimits.channel_protocol  # Go's request-head limits, 431 and timeouts
 
-    def __init__(self, resource: Any, **kwargs: Any) -> None:
+    def __init__(self, resource: Any, http2: bool = True, **kwargs: Any) -> None:
         kwargs.setdefault("timeout", httplimits.IDLE_TIMEOUT)
         super().__init__(resource, **kwargs)
+        self.http2 = http2  # --disable-http2-serving: offer only HTTP/1.1 in ALPN
+
+    def acceptableProtocols(self) -> list[bytes]:
+        protocols: list[bytes] = super().acceptableProtocols()
+        return protocols if self.http2 else [p for p in protocols if p != b"h2"]
 
     def log(self, request: Any) -> None:
         return None

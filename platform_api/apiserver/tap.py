@@ -61,6 +61,7 @@ FLAGS: list[tuple[str, str, str]] = [
         "Minimum TLS version supported. Possible values: VersionTLS10, VersionTLS11, "
         "VersionTLS12, VersionTLS13",
     ),
+    ("disable-http2-serving", "false", "If true, HTTP2 serving will be disabled"),
     (
         "strict-transport-security-directives",
         "",
@@ -360,6 +361,7 @@ BOOL_FLAGS = (
     "enable-priority-and-fairness",
     "encryption-provider-config-automatic-reload",
     "allow-privileged",
+    "disable-http2-serving",
 )
 
 

@@ -72,6 +72,21 @@ def test_named_suites_are_the_only_ones_of_tls_1_2(tmp_path: Path) -> None:
         server.stop()
 
 
+def test_http2_is_offered_unless_disabled(tmp_path: Path) -> None:
+    for flags, protocol in (((), "h2"), (("--disable-http2-serving",), "http/1.1")):
+        server = start_server(tmp_path / f"data{len(flags)}", *flags)
+        try:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            ctx.set_alpn_protocols(["h2", "http/1.1"])
+            port = int(server.base_url.rsplit(":", 1)[1])
+            with socket.create_connection(("127.0.0.1", port)) as raw, ctx.wrap_socket(raw) as tls:
+                assert tls.selected_alpn_protocol() == protocol
+        finally:
+            server.stop()
+
+
 def test_hsts_on_every_answer_and_cors_for_allowed_origins(tmp_path: Path) -> None:
     server = start_server(
         tmp_path / "data",
