@@ -160,8 +160,11 @@ def test_a_missing_or_torn_states_file_fails_the_checks(tmp_path: Path) -> None:
 
 
 def test_the_workers_get_the_flags_after_the_plugin_name() -> None:
+    """Settled: the supervisor named the inert and deprecated ones once, for all."""
     argv = ["twistd", "-n", "--logfile", "x", "platform-apiserver", "--workers", "2", "--v", "1"]
-    assert plugin_arguments(argv) == ["--workers", "2", "--v", "1"]
+    assert plugin_arguments(argv) == ["--workers", "2"]
+    deprecated = [*argv, "--audit-webhook-batch-initial-backoff=5s", "--watch-cache"]
+    assert plugin_arguments(deprecated) == ["--workers", "2", "--audit-webhook-initial-backoff=5s"]
     assert plugin_arguments(["twistd"]) == []
 
 
