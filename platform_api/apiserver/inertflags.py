@@ -71,33 +71,12 @@ INERT: dict[str, Inert] = {
     "audit-log-batch-throttle-burst": Inert(_AUDIT, int_value),
     "audit-log-batch-throttle-enable": Inert(_AUDIT, bool_value, boolean=True),
     "audit-log-batch-throttle-qps": Inert(_AUDIT, float_value),
-    "debug-socket-path": Inert(_PROFILER),
-    "disabled-metrics": Inert("every metric family is served"),
-    "http2-max-streams-per-connection": Inert(
-        "HTTP/2 connections take Twisted's stream limit", int_value
-    ),
-    "log-flush-frequency": Inert(_LOG, duration_value),
-    "log-json-info-buffer-size": Inert(_LOG),
-    "log-json-split-stream": Inert(_LOG, bool_value, boolean=True),
-    "log-text-info-buffer-size": Inert(_LOG),
-    "log-text-split-stream": Inert(_LOG, bool_value, boolean=True),
-    "permit-address-sharing": Inert(
-        "the port is shared only between --workers", bool_value, boolean=True
-    ),
-    "send-retry-after-while-not-ready-once": Inert(
-        "it opens its port once it is ready", bool_value, boolean=True
-    ),
-    "shutdown-watch-termination-grace-period": Inert(
-        "watches end when the shutdown delay is over", duration_value
-    ),
-    "storage-initialization-timeout": Inert(
-        "storage is ready before the port opens", duration_value
-    ),
-    "vmodule": Inert(_LOG),
     "contention-profiling": Inert(_PROFILER, bool_value, boolean=True),
+    "debug-socket-path": Inert(_PROFILER),
     "delete-collection-workers": Inert(
         "a collection is deleted one object after another", int_value
     ),
+    "disabled-metrics": Inert("every metric family is served"),
     "etcd-count-metric-poll-period": Inert(
         "object counts are read when /metrics is scraped", duration_value
     ),
@@ -113,6 +92,9 @@ INERT: dict[str, Inert] = {
     "etcd-servers-overrides": Inert("every resource is kept on --etcd-servers"),
     "external-hostname": Inert("it writes no externalized URLs"),
     "goaway-chance": Inert("HTTP/2 clients are not sent GOAWAY to rebalance them", float_value),
+    "http2-max-streams-per-connection": Inert(
+        "HTTP/2 connections take Twisted's stream limit", int_value
+    ),
     "kubelet-certificate-authority": Inert(_KUBELET),
     "kubelet-client-certificate": Inert(_KUBELET),
     "kubelet-client-key": Inert(_KUBELET),
@@ -121,17 +103,35 @@ INERT: dict[str, Inert] = {
     "lease-reuse-duration-seconds": Inert(
         "objects carry no etcd lease (Events go by --event-ttl)", int_value
     ),
+    "log-flush-frequency": Inert(_LOG, duration_value),
+    "log-json-info-buffer-size": Inert(_LOG),
+    "log-json-split-stream": Inert(_LOG, bool_value, boolean=True),
+    "log-text-info-buffer-size": Inert(_LOG),
+    "log-text-split-stream": Inert(_LOG, bool_value, boolean=True),
     "logging-format": Inert(_LOG, _logging_format),
+    "permit-address-sharing": Inert(
+        "the port is shared only between --workers", bool_value, boolean=True
+    ),
     "permit-port-sharing": Inert(
         "the port is shared only between --workers", bool_value, boolean=True
     ),
     "profiling": Inert(
         _PROFILER + "; DELETE /metrics resets, as with profiling on", bool_value, boolean=True
     ),
+    "send-retry-after-while-not-ready-once": Inert(
+        "it opens its port once it is ready", bool_value, boolean=True
+    ),
     "shutdown-send-retry-after": Inert(
         "requests during the shutdown delay are served", bool_value, boolean=True
     ),
+    "shutdown-watch-termination-grace-period": Inert(
+        "watches end when the shutdown delay is over", duration_value
+    ),
+    "storage-initialization-timeout": Inert(
+        "it waits for its storage before it serves", duration_value
+    ),
     "v": Inert(_LOG, uint_value),
+    "vmodule": Inert(_LOG),
     "watch-cache": Inert(_WATCH_CACHE, bool_value, boolean=True),
     "watch-cache-sizes": Inert(_WATCH_CACHE),
 }
