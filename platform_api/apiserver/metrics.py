@@ -82,11 +82,18 @@ class ReactorCounter(Collector):
     """
 
     def __init__(
-        self, name: str, doc: str, labels: Iterable[str], registry: Any, raw: bool = False
+        self,
+        name: str,
+        doc: str,
+        labels: Iterable[str],
+        registry: Any,
+        raw: bool = False,
+        same_as: ReactorCounter | None = None,
     ) -> None:
         self.name, self.doc, self.labels = name, doc, list(labels)
         self.raw = raw  # kube's name has no _total (authentication_attempts): keep it bare
-        self.values: dict[tuple[str, ...], float] = {}
+        # ``same_as``: a second name for another family's counts, which always agree.
+        self.values: dict[tuple[str, ...], float] = same_as.values if same_as else {}
         registry.register(self)
 
     def inc(self, *values: str) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily
@@ -63,36 +63,63 @@ def _counter(name: str, doc: str, labels: list[str]) -> ReactorCounter:
 
 
 _GR, _GIR = ["group", "resource"], ["group", "index", "resource"]
-STORAGE_LISTS = _counter(
-    "apiserver_storage_list_total", "Number of LIST requests served from storage", _GR
+
+
+@dataclass(frozen=True)
+class ListCounters:
+    """kube's counters of lists served one way: from storage, or from the watch cache
+    (which has no evaluated count, and labels the index it scanned: none here)."""
+
+    total: ReactorCounter
+    fetched: ReactorCounter
+    evaluated: ReactorCounter | None
+    returned: ReactorCounter
+
+    def record(self, prefix: bytes, tested: int | None, result: ListResult) -> ListResult:
+        """``tested``: the selector's calls (None: no selector, every object returned)."""
+        group, resource = key_labels(prefix)
+        returned = len(result.items)
+        fetched = returned if tested is None else tested
+        scope = (group, resource) if self.evaluated is not None else (group, "", resource)
+        self.total.inc(*scope)
+        self.fetched.add(fetched, *scope)
+        if self.evaluated is not None:
+            self.evaluated.add(fetched, group, resource)
+        self.returned.add(returned, group, resource)
+        return result
+
+
+STORAGE_LISTS = ListCounters(
+    _counter("apiserver_storage_list_total", "Number of LIST requests served from storage", _GR),
+    _counter(
+        "apiserver_storage_list_fetched_objects_total",
+        "Number of objects read from storage in the course of serving a LIST request",
+        _GR,
+    ),
+    _counter(
+        "apiserver_storage_list_evaluated_objects_total",
+        "Number of objects tested in the course of serving a LIST request from storage",
+        _GR,
+    ),
+    _counter(
+        "apiserver_storage_list_returned_objects_total",
+        "Number of objects returned for a LIST request from storage",
+        _GR,
+    ),
 )
-STORAGE_FETCHED = _counter(
-    "apiserver_storage_list_fetched_objects_total",
-    "Number of objects read from storage in the course of serving a LIST request",
-    _GR,
-)
-STORAGE_EVALUATED = _counter(
-    "apiserver_storage_list_evaluated_objects_total",
-    "Number of objects tested in the course of serving a LIST request from storage",
-    _GR,
-)
-STORAGE_RETURNED = _counter(
-    "apiserver_storage_list_returned_objects_total",
-    "Number of objects returned for a LIST request from storage",
-    _GR,
-)
-CACHE_LISTS = _counter(
-    "apiserver_cache_list_total", "Number of LIST requests served from watch cache", _GIR
-)
-CACHE_FETCHED = _counter(
-    "apiserver_cache_list_fetched_objects_total",
-    "Number of objects read from watch cache in the course of serving a LIST request",
-    _GIR,
-)
-CACHE_RETURNED = _counter(
-    "apiserver_cache_list_returned_objects_total",
-    "Number of objects returned for a LIST request from watch cache",
-    _GR,
+CACHE_LISTS = ListCounters(
+    _counter("apiserver_cache_list_total", "Number of LIST requests served from watch cache", _GIR),
+    _counter(
+        "apiserver_cache_list_fetched_objects_total",
+        "Number of objects read from watch cache in the course of serving a LIST request",
+        _GIR,
+    ),
+    None,
+    _counter(
+        "apiserver_cache_list_returned_objects_total",
+        "Number of objects returned for a LIST request from watch cache",
+        _GR,
+    ),
 )
 
 
@@ -168,30 +195,7 @@ async def _awaiting(work: Any, record: Callable[..., Any]) -> Any:
         record()
 
 
-def _record_storage_list(prefix: bytes, tested: int | None, result: ListResult) -> ListResult:
-    group, resource = key_labels(prefix)
-    returned = len(result.items)
-    evaluated = returned if tested is None else tested
-    STORAGE_LISTS.inc(group, resource)
-    STORAGE_FETCHED.add(evaluated, group, resource)
-    STORAGE_EVALUATED.add(evaluated, group, resource)
-    STORAGE_RETURNED.add(returned, group, resource)
-    return result
-
-
-def _record_cache_list(prefix: bytes, tested: int | None, result: ListResult) -> ListResult:
-    group, resource = key_labels(prefix)
-    returned = len(result.items)
-    CACHE_LISTS.inc(group, "", resource)  # the cache keeps no index: every list is a scan
-    CACHE_FETCHED.add(returned if tested is None else tested, group, "", resource)
-    CACHE_RETURNED.add(returned, group, resource)
-    return result
-
-
-Recorder = Callable[[bytes, int | None, ListResult], ListResult]
-
-
-def _counted(record: Recorder, call: Callable[..., Any]) -> Callable[..., Any]:
+def _counted(counters: ListCounters, call: Callable[..., Any]) -> Callable[..., Any]:
     """``get_list`` counted: objects fetched and tested (the selector's calls; all of the
     page without one) and returned."""
 
@@ -209,7 +213,7 @@ def _counted(record: Recorder, call: Callable[..., Any]) -> Callable[..., Any]:
         result = call(prefix, options)
 
         def count(listed: ListResult) -> ListResult:
-            return record(prefix, tested[0] if tested else None, listed)
+            return counters.record(prefix, tested[0] if tested else None, listed)
 
         if isinstance(result, Deferred):
             return result.addCallback(count)
@@ -222,8 +226,8 @@ def instrument(storage: Storage) -> None:
     """Time the storage's operations (instance attributes shadow the class methods) and
     count its lists: etcd's ``get_list`` is its watch cache's, ``get_list_through`` etcd's."""
     cached = hasattr(storage, "get_list_through")
-    lists = {"get_list": _record_cache_list if cached else _record_storage_list}
-    lists["get_list_through"] = _record_storage_list
+    lists = {"get_list": CACHE_LISTS if cached else STORAGE_LISTS}
+    lists["get_list_through"] = STORAGE_LISTS
     for method, operation in _OPERATIONS.items():
         if not hasattr(storage, method):
             continue
