@@ -304,15 +304,7 @@ def _serving(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
             raise ConfigError("--secure-port must be between 0 and 65535, inclusive")
     if given("bind-address") is not None:
         cfg.bind_address = parse_ip("bind-address", str(given("bind-address")))
-    cfg.tls_min_version = tlsflags.min_version(given("tls-min-version") or "")
-    cfg.tls_cipher_suites = tlsflags.cipher_suites(parse_list(given("tls-cipher-suites")))
-    if given("disable-http2-serving") is not None:
-        text = str(given("disable-http2-serving"))
-        cfg.disable_http2_serving = parse_bool("disable-http2-serving", text)
-    hsts = parse_list(given("strict-transport-security-directives"))
-    hsts_value(hsts)
-    cfg.strict_transport_security_directives = hsts
-    cfg.cors_allowed_origins = cors_patterns(parse_list(given("cors-allowed-origins")))
+    _connection_policies(cfg, given)
     cfg.tls_cert_file = given("tls-cert-file") or ""
     cfg.tls_private_key_file = given("tls-private-key-file") or ""
     if bool(cfg.tls_cert_file) != bool(cfg.tls_private_key_file):
@@ -328,6 +320,20 @@ def _serving(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
         path = given(name)
         if path and not os.path.isfile(path):
             raise ConfigError(f"--{name}: {path}: no such file")
+
+
+def _connection_policies(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    """What clients may negotiate and what browsers are told: TLS versions and suites,
+    HTTP/2, HSTS and CORS, each checked in kube's words."""
+    cfg.tls_min_version = tlsflags.min_version(given("tls-min-version") or "")
+    cfg.tls_cipher_suites = tlsflags.cipher_suites(parse_list(given("tls-cipher-suites")))
+    if given("disable-http2-serving") is not None:
+        text = str(given("disable-http2-serving"))
+        cfg.disable_http2_serving = parse_bool("disable-http2-serving", text)
+    hsts = parse_list(given("strict-transport-security-directives"))
+    hsts_value(hsts)  # checked now; the header is made when the server is built
+    cfg.strict_transport_security_directives = hsts
+    cfg.cors_allowed_origins = cors_patterns(parse_list(given("cors-allowed-origins")))
 
 
 def _controllers(text: str) -> frozenset[str]:
