@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 import time
@@ -42,6 +43,23 @@ class Setup:
         self.sunk = root / "sink.jsonl"
         self.sink: subprocess.Popen[bytes] | None = None
         self.server: Server | None = None
+
+    @classmethod
+    def started(cls, root: Path, *flags: str) -> Setup:
+        """A sink, then a server logging to a file and to the sink by POLICY."""
+        setup = cls(root)
+        setup.start_sink()
+        policy = root / "policy.yaml"
+        policy.write_text(POLICY)
+        setup.server = start_server(
+            root / "data",
+            f"--audit-policy-file={policy}",
+            f"--audit-log-path={setup.log}",
+            f"--audit-webhook-config-file={root / 'sink.kubeconfig'}",
+            "--audit-webhook-batch-max-wait=100ms",
+            *flags,
+        )
+        return setup
 
     def start_sink(self) -> int:
         certs = pki.ensure_pki(str(self.root / "sink-pki"), "127.0.0.1")
@@ -336,18 +354,7 @@ def test_failed_authentication_is_one_response_started_event(audited: Setup) -> 
 def test_upstream_names_write_kubes_audit_group(tmp_path: Path) -> None:
     """Under --serve-upstream-groups the log and the webhook get audit.k8s.io/v1 Events
     and EventLists, as from kube (what audit consumers decode)."""
-    setup = Setup(tmp_path)
-    setup.start_sink()
-    policy = tmp_path / "policy.yaml"
-    policy.write_text(POLICY)
-    setup.server = start_server(
-        tmp_path / "data",
-        "--serve-upstream-groups",
-        f"--audit-policy-file={policy}",
-        f"--audit-log-path={setup.log}",
-        f"--audit-webhook-config-file={tmp_path / 'sink.kubeconfig'}",
-        "--audit-webhook-batch-max-wait=100ms",
-    )
+    setup = Setup.started(tmp_path, "--serve-upstream-groups")
     try:
         admin = session_for(setup.server, cert=setup.server.admin_cert)
         reply = admin.get(setup.server.url + "/api/v1/namespaces/default/configmaps")
@@ -362,3 +369,55 @@ def test_upstream_names_write_kubes_audit_group(tmp_path: Path) -> None:
         assert setup.sink is not None
         setup.sink.kill()
         setup.sink.wait()
+
+
+def test_truncated_events_and_compressed_backups(tmp_path: Path) -> None:
+    """kube's truncate plugin on both backends, and a rotated log gzipped beside it."""
+    setup = Setup.started(
+        tmp_path,
+        "--audit-log-maxsize=1",
+        "--audit-log-maxbackup=1",
+        "--audit-log-compress",
+        "--audit-log-truncate-enabled",
+        "--audit-log-truncate-max-event-size=20000",
+        "--audit-webhook-truncate-enabled=true",
+        "--audit-webhook-truncate-max-event-size=20000",
+        "--audit-webhook-truncate-max-batch-size=20000",
+    )
+    try:
+        admin = session_for(setup.server, cert=setup.server.admin_cert)
+        url = setup.server.url + f"{NS}/pods"
+
+        def create(name: str, size: int) -> str:
+            pod = {
+                "metadata": {"name": name, "annotations": {"pad": "x" * size}},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+            }
+            reply = admin.post(url, json=pod)
+            assert reply.status_code == 201, reply.text
+            return str(reply.headers["Audit-Id"])
+
+        small, large = create("small", 2000), create("large", 30000)
+        for path in (setup.log, setup.sunk):
+            whole = events(path, small)[0]
+            assert whole["requestObject"]["metadata"]["name"] == "small"
+            assert "audit.k8s.io/truncated" not in whole.get("annotations", {})
+            cut = events(path, large)[0]
+            assert "requestObject" not in cut and "responseObject" not in cut
+            assert cut["annotations"]["audit.k8s.io/truncated"] == "true"
+            assert cut["objectRef"]["name"] == "large" and cut["responseStatus"]["code"] == 201
+        for i in range(70):  # ~1.2 MB of 17 kB events: the log rotates past 1 MB
+            create(f"fill-{i}", 8000)
+        deadline = time.monotonic() + 20
+        while not (backups := sorted(tmp_path.glob("audit/audit-*.log.gz"))):
+            assert time.monotonic() < deadline, sorted(p.name for p in tmp_path.glob("audit/*"))
+            time.sleep(0.1)
+        lines = gzip.decompress(backups[0].read_bytes()).splitlines()
+        assert small in [orjson.loads(line)["auditID"] for line in lines]
+        assert (backups[0].stat().st_mode & 0o777) == 0o600
+        assert not list(tmp_path.glob("audit/audit-*.log"))  # the plain copy is gone
+    finally:
+        setup.server.stop()
+        if setup.sink is not None:
+            setup.sink.kill()
+            setup.sink.wait()

@@ -1,11 +1,12 @@
 """``--audit-log-path``: events as JSON lines (or kube's legacy lines) in a rotated file.
 
 Rotation follows lumberjack, which kube uses: before a write that would pass
-``--audit-log-maxsize`` MB (100 when 0) the file is renamed to
+``--audit-log-maxsize`` MB (0: never, as kube 1.36) the file is renamed to
 ``<name>-<UTC 2006-01-02T15-04-05.000>.<ext>`` and a new one started; then backups past
 ``--audit-log-maxbackup`` (0: all kept) or older than ``--audit-log-maxage`` days are
-removed.  Events are buffered and written in one batch per reactor turn, so a request
-never waits on the disk.
+removed, and with ``--audit-log-compress`` the rest are gzipped to ``<backup>.gz`` on a
+thread (a 100 MB file takes seconds).  Events are buffered and written in one batch per
+reactor turn, so a request never waits on the disk.
 
 With ``--workers N`` every worker appends to the same file.  Each batch is written under
 an exclusive ``flock`` on the file's directory (where the rotation's rename happens), and
@@ -17,8 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gzip
 import os
+import shutil
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -32,14 +36,19 @@ from platform_api.apiserver.auditmetrics import AUDIT_ERRORS
 
 log = Logger()
 MEGABYTE = 1024 * 1024
-DEFAULT_MAX_SIZE_MB = 100
 _STAMP = "%Y-%m-%dT%H-%M-%S"
+GZ = ".gz"
 FORMATS = ("json", "legacy")
 MODES = ("blocking", "blocking-strict", "batch")
 
 
+def _in_thread(work: Callable[[], None]) -> None:
+    threading.Thread(target=work, name="audit-log-compress", daemon=True).start()
+
+
 class RotatingFile:
-    """A lumberjack.Logger: append-only file, size-based rotation, backup pruning."""
+    """A lumberjack.Logger: append-only file, size-based rotation, backup pruning and
+    compression.  ``background`` runs the compression (a thread; tests run it inline)."""
 
     def __init__(
         self,
@@ -48,19 +57,25 @@ class RotatingFile:
         max_backups: int = 0,
         max_age_days: int = 0,
         now: Callable[[], float] | None = None,
+        compress: bool = False,
+        background: Callable[[Callable[[], None]], None] = _in_thread,
     ) -> None:
         self.path = path
-        self.max_bytes = (max_size_mb or DEFAULT_MAX_SIZE_MB) * MEGABYTE
+        self.max_bytes = max_size_mb * MEGABYTE  # 0: the file is never rotated
         self.max_backups = max_backups
         self.max_age = max_age_days * 86400.0
         self.now = now or (lambda: datetime.now(UTC).timestamp())
+        self.compress = compress
+        self.background = background
         self.file: IO[bytes] | None = None
         self.size = 0
 
     def write(self, data: bytes) -> None:
         with self._exclusive():
+            if self.file is None and self.max_bytes:
+                self.mill()  # lumberjack tidies the backups when it opens the file
             self._follow()
-            if self.size + len(data) > self.max_bytes and self.size > 0:
+            if self.max_bytes and self.size + len(data) > self.max_bytes and self.size > 0:
                 self.rotate()
             assert self.file is not None
             self.file.write(data)
@@ -103,7 +118,7 @@ class RotatingFile:
         self.file = open(self.path, "ab")  # noqa: SIM115 - appends, as siblings do
         os.chmod(self.path, 0o600)
         self.size = 0
-        self.prune()
+        self.mill()
 
     def backup_name(self, when: float) -> str:
         base, ext = os.path.splitext(self.path)
@@ -111,14 +126,15 @@ class RotatingFile:
         return f"{base}-{stamp.strftime(_STAMP)}.{stamp.microsecond // 1000:03d}{ext}"
 
     def backups(self) -> list[tuple[float, str]]:
-        """(time in the name, path) of this file's backups, newest first."""
+        """(time in the name, path) of this file's backups, gzipped or not, newest first."""
         folder = os.path.dirname(os.path.abspath(self.path))
         base, ext = os.path.splitext(os.path.basename(self.path))
         out = []
         for name in os.listdir(folder):
-            if not (name.startswith(base + "-") and name.endswith(ext)):
+            plain = name[: -len(GZ)] if name.endswith(GZ) else name
+            if not (plain.startswith(base + "-") and plain.endswith(ext)):
                 continue
-            stamp = name[len(base) + 1 : len(name) - len(ext) if ext else None]
+            stamp = plain[len(base) + 1 : len(plain) - len(ext) if ext else None]
             try:
                 when = datetime.strptime(stamp, _STAMP + ".%f").replace(tzinfo=UTC)
             except ValueError:
@@ -126,22 +142,66 @@ class RotatingFile:
             out.append((when.timestamp(), os.path.join(folder, name)))
         return sorted(out, reverse=True)
 
-    def prune(self) -> None:
-        backups = self.backups()
-        doomed = backups[self.max_backups :] if self.max_backups > 0 else []
-        if self.max_age > 0:
-            cutoff = self.now() - self.max_age
-            doomed += [b for b in backups if b[0] < cutoff and b not in doomed]
-        for _, path in doomed:
+    def mill(self) -> None:
+        """lumberjack's millRunOnce: prune, then compress what is left in the background."""
+        kept = self.prune()
+        if self.compress:
+            plain = [path for _, path in kept if not path.endswith(GZ)]
+            if plain:
+                self.background(lambda: _compress_all(plain))
+
+    def prune(self) -> list[tuple[float, str]]:
+        """Remove the backups past the count or age limits; the ones kept.  A backup
+        caught half compressed (both forms on disk) counts once, as lumberjack's."""
+        backups, kept, names = self.backups(), [], set[str]()
+        cutoff = self.now() - self.max_age if self.max_age > 0 else None
+        for when, path in backups:
+            name = path.removesuffix(GZ)
+            if self.max_backups > 0 and name not in names and len(names) >= self.max_backups:
+                doomed = True
+            else:
+                names.add(name)
+                doomed = cutoff is not None and when < cutoff
+            if not doomed:
+                kept.append((when, path))
+                continue
             try:
                 os.remove(path)
             except OSError as e:
                 log.warn("removing old audit log {path}: {e}", path=path, e=e)
+        return kept
 
     def close(self) -> None:
         if self.file is not None:
             self.file.close()
             self.file = None
+
+
+def _compress_all(paths: list[str]) -> None:
+    for path in paths:
+        _compress(path)
+
+
+def _compress(path: str) -> None:
+    """gzip ``path`` to ``path.gz`` with its mode, then remove it.  The copy is written
+    under a name of this process's own and renamed: a sibling worker compressing the
+    same backup, or a crash, never leaves a truncated ``.gz``."""
+    partial = f"{path}{GZ}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(path, "rb") as source:
+            mode = os.fstat(source.fileno()).st_mode & 0o777
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+            with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as out:
+                shutil.copyfileobj(source, out, 1 << 20)
+        os.replace(partial, path + GZ)
+        os.remove(path)
+    except FileNotFoundError:  # a sibling compressed (or pruned) it first
+        with contextlib.suppress(OSError):
+            os.remove(partial)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.remove(partial)
+        log.warn("compressing audit log {path}: {e}", path=path, e=e)
 
 
 class LogBackend:

@@ -16,6 +16,7 @@ from platform_api.apiserver.audit.event import GROUP
 from platform_api.apiserver.audit.logbackend import FORMATS, LogBackend
 from platform_api.apiserver.audit.logbackend import MODES as LOG_MODES
 from platform_api.apiserver.audit.policy import PolicyError, load_file
+from platform_api.apiserver.audit.truncate import TruncateConfig, wrap
 from platform_api.apiserver.audit.webhookbackend import BatchConfig, WebhookBackend
 from platform_api.apiserver.flagvalues import (
     ConfigError,
@@ -42,12 +43,15 @@ AUDIT_FLAGS: list[tuple[str, str, str]] = [
     ("audit-log-format", "json", 'Format of saved audits. "legacy" indicates 1-line text '
      'format for each event. "json" indicates structured json format. Known formats are '
      "legacy,json."),
-    ("audit-log-maxage", "0", "The maximum number of days to retain old audit log files "
-     "based on the timestamp encoded in their filename."),
-    ("audit-log-maxbackup", "0", "The maximum number of old audit log files to retain. "
+    ("audit-log-maxage", "366", "The maximum number of days to retain old audit log files "
+     "based on the timestamp encoded in their filename. Setting a value of 0 means old "
+     "audit log files are not removed based on age."),
+    ("audit-log-maxbackup", "100", "The maximum number of old audit log files to retain. "
      "Setting a value of 0 will mean there's no restriction on the number of files."),
-    ("audit-log-maxsize", "0", "The maximum size in megabytes of the audit log file before "
-     "it gets rotated."),
+    ("audit-log-maxsize", "100", "The maximum size in megabytes of the audit log file before "
+     "it gets rotated. Setting to 0 disables rotation (not recommended)."),
+    ("audit-log-compress", "false", "If set, the rotated log files will be compressed using "
+     "gzip."),
     ("audit-log-mode", "blocking", "Strategy for sending audit events. Known modes are "
      "batch,blocking,blocking-strict (all write buffered, off the request path)."),
     ("audit-log-version", VERSION, "API group and version used for serializing audit events "
@@ -69,8 +73,25 @@ AUDIT_FLAGS: list[tuple[str, str, str]] = [
      "the first failed request."),
     ("audit-webhook-version", VERSION, "API group and version used for serializing audit "
      "events written to webhook."),
+    *(flag for plugin in ("log", "webhook") for flag in (
+        (f"audit-{plugin}-truncate-enabled", "false", "Whether event and batch truncating "
+         "is enabled."),
+        (f"audit-{plugin}-truncate-max-batch-size", "10485760", "Maximum size of the batch "
+         "sent to the underlying backend. Actual serialized size can be several hundreds of "
+         "bytes greater. If a batch exceeds this limit, it is split into several batches of "
+         "smaller size."),
+        (f"audit-{plugin}-truncate-max-event-size", "102400", "Maximum size of the audit "
+         "event sent to the underlying backend. If the size of an event is greater than this "
+         "number, first request and response are removed, and if this doesn't reduce the "
+         "size enough, event is discarded."),
+    )),
 ]  # fmt: skip
-BOOL_FLAGS = ("audit-webhook-batch-throttle-enable",)
+BOOL_FLAGS = (
+    "audit-webhook-batch-throttle-enable",
+    "audit-log-compress",
+    "audit-log-truncate-enabled",
+    "audit-webhook-truncate-enabled",
+)
 
 
 @dataclass
@@ -78,13 +99,16 @@ class AuditOptions:
     policy_file: str = ""
     log_path: str = ""
     log_format: str = "json"
-    log_max_age: int = 0
-    log_max_backups: int = 0
-    log_max_size: int = 0
+    log_max_age: int = 366
+    log_max_backups: int = 100
+    log_max_size: int = 100
+    log_compress: bool = False
     log_mode: str = "blocking"
+    log_truncate: TruncateConfig = field(default_factory=TruncateConfig)
     webhook_config_file: str = ""
     webhook_mode: str = "batch"
     webhook_batch: BatchConfig = field(default_factory=BatchConfig)
+    webhook_truncate: TruncateConfig = field(default_factory=TruncateConfig)
 
 
 def from_flags(given: Given) -> AuditOptions:
@@ -124,6 +148,33 @@ def _log_flags(opts: AuditOptions, given: Given) -> None:
             if value < 0:
                 raise ConfigError(f"--audit-log-{name} {value} can't be a negative number")
             setattr(opts, attr, value)
+    if given("audit-log-compress") is not None:
+        opts.log_compress = parse_bool("audit-log-compress", str(given("audit-log-compress")))
+    opts.log_truncate = _truncate("log", given)
+
+
+def _truncate(plugin: str, given: Given) -> TruncateConfig:
+    """kube's AuditTruncateOptions for ``plugin``, checked as its Validate checks them."""
+    config = TruncateConfig()
+    text = given(f"audit-{plugin}-truncate-enabled")
+    if text is not None:
+        config.enabled = parse_bool(f"audit-{plugin}-truncate-enabled", text)
+    for name in ("max-batch-size", "max-event-size"):
+        text = given(f"audit-{plugin}-truncate-{name}")
+        if text is not None:
+            value = parse_int(f"audit-{plugin}-truncate-{name}", text, minimum=-(2**63))
+            setattr(config, name.replace("-", "_"), value)
+    if config.max_event_size <= 0:
+        raise ConfigError(
+            f"invalid audit truncate {plugin} max event size {config.max_event_size}, "
+            "must be a positive number"
+        )
+    if config.max_batch_size < config.max_event_size:
+        raise ConfigError(
+            f"invalid audit truncate {plugin} max batch size {config.max_batch_size}, "
+            f"must be greater than max event size ({config.max_event_size})"
+        )
+    return config
 
 
 def _webhook_flags(opts: AuditOptions, given: Given) -> None:
@@ -151,6 +202,9 @@ def _webhook_flags(opts: AuditOptions, given: Given) -> None:
         batch.throttle_burst = parse_int("audit-webhook-batch-throttle-burst", text, -(2**63))
     if opts.webhook_mode == "batch":
         _check_batch(batch)
+    opts.webhook_truncate = _truncate("webhook", given)
+    if opts.webhook_truncate.enabled:
+        batch.max_batch_bytes = opts.webhook_truncate.max_batch_size
     _webhook_connection(opts.webhook_config_file)  # refused at start, as kube
 
 
@@ -218,21 +272,18 @@ def build(opts: AuditOptions, reactor: Any, upstream: bool = False) -> Auditor |
         return None
     backends: list[Any] = []
     if opts.log_path:
-        backends.append(
-            LogBackend.open(
-                opts.log_path,
-                opts.log_format,
-                reactor,
-                max_size_mb=opts.log_max_size,
-                max_backups=opts.log_max_backups,
-                max_age_days=opts.log_max_age,
-            )
-        )
+        rotation = {
+            "max_size_mb": opts.log_max_size,
+            "max_backups": opts.log_max_backups,
+            "max_age_days": opts.log_max_age,
+            "compress": opts.log_compress,
+        }
+        log = LogBackend.open(opts.log_path, opts.log_format, reactor, **rotation)
+        backends.append(wrap(log, opts.log_truncate))
     if opts.webhook_config_file:
         connection = _webhook_connection(opts.webhook_config_file)
-        backends.append(
-            WebhookBackend(connection, reactor, opts.webhook_batch, api_version=api_version)
-        )
+        webhook = WebhookBackend(connection, reactor, opts.webhook_batch, api_version=api_version)
+        backends.append(wrap(webhook, opts.webhook_truncate))
     return Auditor(load_file(opts.policy_file), backends, reactor.seconds, api_version)
 
 

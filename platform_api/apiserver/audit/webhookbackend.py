@@ -5,8 +5,10 @@ Events wait in a buffer of ``--audit-webhook-batch-buffer-size``; a batch leaves
 it holds ``--audit-webhook-batch-max-size`` events or ``--audit-webhook-batch-max-wait``
 has passed, at most ``throttle-qps`` batches a second (bursts of ``throttle-burst``).  A
 failed POST is retried with back-off (initial ``--audit-webhook-initial-backoff``,
-x1.5, 5 tries).  A slow or dead sink never holds a request: when the buffer is full the
-event is dropped and counted in ``apiserver_audit_error_total{plugin="buffered"}``.
+x1.5, 5 tries).  With ``--audit-webhook-truncate-enabled`` a batch is also split so its
+events' JSON stays within ``--audit-webhook-truncate-max-batch-size`` bytes.  A slow or
+dead sink never holds a request: when the buffer is full the event is dropped and
+counted in ``apiserver_audit_error_total{plugin="buffered"}``.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class BatchConfig:
     throttle_qps: float = 10.0
     throttle_burst: int = 15
     initial_backoff: float = 10.0
+    max_batch_bytes: int = 0  # 0: no bound (--audit-webhook-truncate-max-batch-size)
 
 
 class Throttle:
@@ -114,16 +117,34 @@ class WebhookBackend:
         while self.buffer:
             batch = self.buffer[: self.config.max_batch_size]
             del self.buffer[: self.config.max_batch_size]
-            ensureDeferred(self._send(batch)).addErrback(self._failed)
+            for items in self._by_bytes([orjson.dumps(event) for event in batch]):
+                ensureDeferred(self._send(items)).addErrback(self._failed)
 
-    async def _send(self, batch: list[dict[str, Any]]) -> None:
+    def _by_bytes(self, items: list[bytes]) -> list[list[bytes]]:
+        """``items`` in runs whose sizes (as the truncating backend counts them) stay
+        within ``max_batch_bytes``; one item is never split."""
+        limit = self.config.max_batch_bytes
+        if not limit:
+            return [items]
+        runs: list[list[bytes]] = [[]]
+        size = 0
+        for item in items:
+            if runs[-1] and size + len(item) + 1 > limit:
+                runs.append([])
+                size = 0
+            runs[-1].append(item)
+            size += len(item) + 1
+        return runs
+
+    async def _send(self, items: list[bytes]) -> None:
         if self.throttle is not None:
             wait = self.throttle.delay()
             if wait > 0:
                 await deferLater(self.reactor, wait, lambda: None)
-        body = orjson.dumps(
-            {"kind": "EventList", "apiVersion": self.api_version, "metadata": {}, "items": batch}
+        head = b'{"kind":"EventList","apiVersion":"%s","metadata":{},"items":[' % (
+            self.api_version.encode()
         )
+        body = head + b",".join(items) + b"]}"
         backoff = self.config.initial_backoff
         error = ""
         for attempt in range(RETRY_STEPS):
@@ -137,9 +158,9 @@ class WebhookBackend:
                 backoff *= RETRY_FACTOR
             elif self.stopped:
                 break
-        AUDIT_ERRORS.labels(plugin=self.plugin).inc(len(batch))
+        AUDIT_ERRORS.labels(plugin=self.plugin).inc(len(items))
         log.error(
-            "Error in audit plugin 'webhook' affecting {n} audit events: {e}", n=len(batch), e=error
+            "Error in audit plugin 'webhook' affecting {n} audit events: {e}", n=len(items), e=error
         )
 
     def _failed(self, failure: Failure) -> None:

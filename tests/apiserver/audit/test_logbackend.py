@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import gzip
 import multiprocessing
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
 from twisted.internet.task import Clock
 
-from platform_api.apiserver.audit.logbackend import MEGABYTE, LogBackend, RotatingFile
+from platform_api.apiserver.audit.logbackend import (
+    MEGABYTE,
+    LogBackend,
+    RotatingFile,
+    _compress,
+)
 
 T0 = datetime(2026, 11, 23, 16, 0, 0, 123000, tzinfo=UTC).timestamp()
 
@@ -83,8 +90,52 @@ def test_prune_by_count_and_age(tmp_path: Path) -> None:
     ]
 
 
-def test_default_max_size_is_100_mb(tmp_path: Path) -> None:
-    assert RotatingFile(str(tmp_path / "a.log")).max_bytes == 100 * MEGABYTE
+def test_max_size_zero_never_rotates(tmp_path: Path) -> None:
+    """kube 1.36: --audit-log-maxsize=0 writes one growing file (no lumberjack)."""
+    path = tmp_path / "audit.log"
+    out = RotatingFile(str(path), max_size_mb=0, max_backups=1)
+    for _ in range(3):
+        out.write(b"a" * MEGABYTE)
+    assert [p.name for p in tmp_path.iterdir()] == ["audit.log"]
+    assert path.stat().st_size == 3 * MEGABYTE
+
+
+def test_compressed_backups_keep_their_mode_and_count_for_pruning(tmp_path: Path) -> None:
+    now = Now(T0)
+    path = tmp_path / "audit.log"
+    jobs: list[Callable[[], None]] = []
+    out = RotatingFile(
+        str(path), max_size_mb=1, max_backups=2, now=now, compress=True, background=jobs.append
+    )
+    for hour in range(3):
+        now.value = T0 + hour * 3600
+        out.write(bytes([97 + hour]) * MEGABYTE)
+    assert len(jobs) == 2  # two rotations, each compressing what is plain, on a thread
+    for job in jobs:
+        job()  # the second finds the first backup compressed already
+    jobs.clear()
+    first = tmp_path / "audit-2026-11-23T17-00-00.123.log.gz"
+    assert gzip.decompress(first.read_bytes()) == b"a" * MEGABYTE
+    assert first.stat().st_mode & 0o777 == 0o600
+    assert not (tmp_path / "audit-2026-11-23T17-00-00.123.log").exists()
+    now.value = T0 + 3 * 3600
+    out.write(b"d" * MEGABYTE)  # a third backup: the oldest (compressed) one goes
+    while jobs:
+        jobs.pop()()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "audit-2026-11-23T18-00-00.123.log.gz",
+        "audit-2026-11-23T19-00-00.123.log.gz",
+        "audit.log",
+    ]
+    assert path.read_bytes() == b"d" * MEGABYTE
+
+
+def test_a_backup_compressed_by_a_sibling_is_left_alone(tmp_path: Path) -> None:
+    backup = tmp_path / "audit-2026-11-23T16-00-00.123.log"
+    backup.write_bytes(b"x")
+    _compress(str(backup))
+    _compress(str(backup))  # a second worker, too late: nothing to do, nothing broken
+    assert sorted(p.name for p in tmp_path.iterdir()) == [backup.name + ".gz"]
 
 
 def test_write_errors_are_counted_not_raised(tmp_path: Path) -> None:

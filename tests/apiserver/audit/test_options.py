@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from platform_api.apiserver.audit.options import AuditOptions, from_flags
+from platform_api.apiserver.audit.truncate import TruncateConfig
 from platform_api.apiserver.config import ConfigError
 from platform_api.apiserver.config import from_flags as server_from_flags
 from platform_api.apiserver.tap import Options
@@ -25,6 +26,30 @@ def test_defaults() -> None:
     assert opts.webhook_batch.buffer_size == 10000
     assert opts.webhook_batch.initial_backoff == 10.0
     assert (opts.webhook_batch.throttle_qps, opts.webhook_batch.throttle_burst) == (10.0, 15)
+
+
+def test_log_defaults_are_kube_136s(tmp_path: Path) -> None:
+    opts = parse(audit_log_path=str(tmp_path / "a.log"))
+    assert (opts.log_max_size, opts.log_max_age, opts.log_max_backups) == (100, 366, 100)
+    assert opts.log_compress is False
+    assert opts.log_truncate == TruncateConfig(False, 10 * 1024 * 1024, 100 * 1024)
+
+
+def test_compress_and_truncate_flags(tmp_path: Path) -> None:
+    opts = parse(
+        audit_log_path=str(tmp_path / "a.log"),
+        audit_log_compress="true",
+        audit_log_truncate_enabled="true",
+        audit_log_truncate_max_event_size="2048",
+        audit_log_truncate_max_batch_size="2048",
+        audit_webhook_config_file=_kubeconfig(tmp_path),
+        audit_webhook_truncate_enabled="true",
+        audit_webhook_truncate_max_batch_size="204800",
+    )
+    assert opts.log_compress is True
+    assert opts.log_truncate == TruncateConfig(True, 2048, 2048)
+    assert opts.webhook_truncate == TruncateConfig(True, 204800, 100 * 1024)
+    assert opts.webhook_batch.max_batch_bytes == 204800
 
 
 def test_log_flags(tmp_path: Path) -> None:
@@ -54,6 +79,20 @@ def test_log_flags(tmp_path: Path) -> None:
         ({"audit_log_maxage": "-1"}, "--audit-log-maxage -1 can't be a negative number"),
         ({"audit_log_maxbackup": "-2"}, "--audit-log-maxbackup -2 can't be a negative number"),
         ({"audit_log_maxsize": "-3"}, "--audit-log-maxsize -3 can't be a negative number"),
+        (
+            {"audit_log_truncate_max_event_size": "0"},
+            "invalid audit truncate log max event size 0, must be a positive number",
+        ),
+        (
+            {"audit_log_truncate_max_batch_size": "1000"},
+            "invalid audit truncate log max batch size 1000, must be greater than max event "
+            "size (102400)",
+        ),
+        (
+            {"audit_log_truncate_enabled": "yes"},
+            'invalid argument "yes" for "--audit-log-truncate-enabled" flag: strconv.ParseBool:'
+            ' parsing "yes": invalid syntax',
+        ),
         (
             {"audit_log_version": "audit.k8s.io/v1beta1"},
             'invalid group version, allowed versions are ["audit.k8s.io/v1"]',
@@ -93,6 +132,10 @@ def _kubeconfig(tmp_path: Path) -> str:
         (
             {"audit_webhook_batch_throttle_burst": "0"},
             "invalid audit batch webhook throttle burst 0, must be a positive number",
+        ),
+        (
+            {"audit_webhook_truncate_max_event_size": "-5"},
+            "invalid audit truncate webhook max event size -5, must be a positive number",
         ),
         (
             {"audit_webhook_mode": "sometimes"},

@@ -67,6 +67,23 @@ def test_a_full_batch_leaves_at_once_as_an_event_list() -> None:
     assert sink.batch_sizes() == [3, 3, 1]
 
 
+def test_batches_split_by_the_truncate_byte_limit() -> None:
+    clock, sink = Clock(), Sink()
+    one = len(orjson.dumps(event(0))) + 1
+    hook = backend(sink, clock, max_batch_size=10, max_batch_bytes=3 * one)
+    for i in range(7):
+        hook.process(event(i))
+    clock.advance(30)
+    assert sink.batch_sizes() == [3, 3, 1]
+    assert [e["auditID"] for _, body, _ in sink.posts for e in body["items"]] == [
+        str(i) for i in range(7)
+    ]
+    big = {**event(9), "pad": "x" * 4 * one}  # larger than the limit alone: sent alone
+    hook.process(event(7)), hook.process(big), hook.process(event(8))
+    clock.advance(30)
+    assert sink.batch_sizes()[3:] == [1, 1, 1]
+
+
 def test_retries_with_exponential_backoff_then_gives_up() -> None:
     clock, sink = Clock(), Sink("down", 503, 500, "down", 500)
     hook = backend(sink, clock, max_batch_size=1, initial_backoff=10.0)
