@@ -27,6 +27,7 @@ from platform_api.apiserver.browserheaders import cors_patterns, hsts_value
 from platform_api.apiserver.endpointoptions import EndpointOptions
 from platform_api.apiserver.features import FeatureGates
 from platform_api.apiserver.flagvalues import (
+    ARRAY,
     ConfigError,
     parse_bool,
     parse_duration,
@@ -68,6 +69,7 @@ class ServerConfig:
     tls_private_key_file: str = ""
     tls_min_version: str = ""  # --tls-min-version: Go's name; "" is VersionTLS12
     tls_cipher_suites: tuple[str, ...] = ()  # --tls-cipher-suites: Go's names
+    tls_sni_cert_keys: tuple[tlsflags.NamedCertKey, ...] = ()  # --tls-sni-cert-key
     strict_transport_security_directives: tuple[str, ...] = ()
     disable_http2_serving: bool = False  # ALPN offers HTTP/1.1 only
     cors_allowed_origins: tuple[str, ...] = ()  # regular expressions
@@ -327,6 +329,14 @@ def _connection_policies(cfg: ServerConfig, given: Callable[[str], str | None]) 
     HTTP/2, HSTS and CORS, each checked in kube's words."""
     cfg.tls_min_version = tlsflags.min_version(given("tls-min-version") or "")
     cfg.tls_cipher_suites = tlsflags.cipher_suites(parse_list(given("tls-cipher-suites")))
+    pairs = given("tls-sni-cert-key")
+    given_pairs = pairs.split(ARRAY) if pairs is not None else []
+    cfg.tls_sni_cert_keys = tlsflags.named_cert_keys(given_pairs)
+    if cfg.tls_sni_cert_keys:
+        from platform_api.apiserver import sni  # noqa: PLC0415 - cryptography, when asked
+
+        for named in cfg.tls_sni_cert_keys:
+            sni.load(named)  # a start with a bad pair fails now, as kube's
     if given("disable-http2-serving") is not None:
         text = str(given("disable-http2-serving"))
         cfg.disable_http2_serving = parse_bool("disable-http2-serving", text)

@@ -2,22 +2,25 @@
 
 Booleans may be given bare (``--leader-elect``) or with ``=value``; an unknown flag is
 pflag's ``unknown flag: --x``; any error is one ``Error: ...`` line and exit status 1,
-as kube's commands end.  Subclasses name their ``FLAGS`` (name, default, help) and
-``BOOL_FLAGS``, and turn the given values into their configuration in ``configure``.
+as kube's commands end.  A flag pflag gathers (a slice, array or map: ``--x=a --x=b``)
+keeps every occurrence, where getopt would keep the last.  Subclasses name their
+``FLAGS`` (name, default, help), ``BOOL_FLAGS`` and ``GATHERED`` flags, and turn the
+given values into their configuration in ``configure``.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from twisted.python import usage
 
-from platform_api.apiserver.flagvalues import ConfigError
+from platform_api.apiserver.flagvalues import ARRAY, LIST, ConfigError
 
 Flag = tuple[str, str, str]  # name, default shown in --help, help text
+__all__ = ["ARRAY", "LIST", "FlagOptions", "fail", "gather", "parameters"]
 
 
 def parameters(flags: Sequence[Flag]) -> list[list[Any]]:
@@ -33,10 +36,42 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(1)
 
 
+def gather(args: list[str], gathered: Mapping[str, str]) -> list[str]:
+    """``args`` with each gathered flag's occurrences folded into its first, as
+    ``--name=<values joined>`` (``--name value`` and ``--name=value`` alike)."""
+    out: list[str] = []
+    first: dict[str, int] = {}
+    values: dict[str, list[str]] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            out.extend(args[i - 1 :])
+            break
+        name, eq, value = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
+        if name not in gathered:
+            out.append(arg)
+            continue
+        if not eq:
+            if i >= len(args):
+                out.append(arg)  # getopt reports the missing value
+                continue
+            value, i = args[i], i + 1
+        if name not in first:
+            first[name] = len(out)
+            out.append("")
+        values.setdefault(name, []).append(value)
+    for name, at in first.items():
+        out[at] = f"--{name}={gathered[name].join(values[name])}"
+    return out
+
+
 class FlagOptions(usage.Options):
     synopsis = "[options]"
     FLAGS: Sequence[Flag] = ()
     BOOL_FLAGS: Sequence[str] = ()
+    GATHERED: Mapping[str, str] = {}
 
     def rewrite(self, args: list[str]) -> list[str]:
         """A last look at the arguments before parsing (deprecated spellings)."""
@@ -51,7 +86,7 @@ class FlagOptions(usage.Options):
         bare = {f"--{name}" for name in self.BOOL_FLAGS}
         args = [f"{a}=true" if a in bare else a for a in args]
         try:
-            super().parseOptions(self.rewrite(args))
+            super().parseOptions(gather(self.rewrite(args), self.GATHERED))
         except usage.UsageError as e:
             text = str(e)
             flag = re.search(r"(--?[\w-]+)", text)

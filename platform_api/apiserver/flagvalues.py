@@ -12,6 +12,14 @@ class ConfigError(ValueError):
     pass
 
 
+# How a gathered flag's occurrences (flagoptions.gather) are joined into the one value
+# ``configure`` reads: slices and maps with a comma (their values are comma lists
+# already); an array of values that hold commas themselves (--tls-sni-cert-key) with
+# NUL, which no argument can contain.
+LIST = ","
+ARRAY = "\0"
+
+
 def parse_duration(flag: str, text: str) -> float:
     """A duration flag (``5m``, ``90s``, ``1m30s``, ``500ms``) in seconds, read by Go's
     ``time.ParseDuration``; refused in pflag's words around Go's."""

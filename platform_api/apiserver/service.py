@@ -32,6 +32,7 @@ from platform_api.apiserver import (
     loopbackstore,
     pki,
     serviceaccounts,
+    sni,
 )
 from platform_api.apiserver.admission import build_admission
 from platform_api.apiserver.aggregation import build_aggregation
@@ -413,7 +414,10 @@ class APIServerService(Service):
             parsePOSTFormSubmission=False,
         )
         site.displayTracebacks = False
-        tls = serving_options(cert, key, cas, cfg.tls_min_version, cfg.tls_cipher_suites)
+        sni_pairs = tuple(sni.load(named) for named in cfg.tls_sni_cert_keys)
+        tls = serving_options(
+            cert, key, cas, cfg.tls_min_version, cfg.tls_cipher_suites, sni=sni_pairs
+        )
         self.backend.start()
         # Alone, every commit is this process's own; on etcd every commit, any replica's,
         # comes through this process's own etcd watch: neither polls a change log.

@@ -17,7 +17,7 @@ from platform_api.apiserver import (
 )
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.config import ServerConfig, from_flags
-from platform_api.apiserver.flagoptions import FlagOptions, parameters
+from platform_api.apiserver.flagoptions import ARRAY, LIST, FlagOptions, parameters
 from platform_api.apiserver.inertflags import INERT
 from platform_api.controllers import legacytokenoptions, signingoptions
 
@@ -74,6 +74,17 @@ FLAGS: list[tuple[str, str, str]] = [
         "List of allowed origins for CORS, comma separated: regular expressions pinned to the "
         "start ('^' or '//') and the end ('$' or ':') of the host, e.g. "
         "'//example\\.com(:|$)'. If this list is empty CORS will not be enabled.",
+    ),
+    (
+        "tls-sni-cert-key",
+        "[]",
+        "A pair of x509 certificate and private key file paths, optionally suffixed with a "
+        "list of domain patterns which are fully qualified domain names, possibly with "
+        "prefixed wildcard segments. If no domain patterns are provided, the names of the "
+        "certificate are extracted. Non-wildcard matches trump over wildcard matches, "
+        "explicit domain patterns trump over extracted names. For multiple key/certificate "
+        "pairs, use the --tls-sni-cert-key multiple times. Examples: "
+        '"example.crt,example.key" or "foo.crt,foo.key:*.foo.com,foo.com".',
     ),
     (
         "tls-cipher-suites",
@@ -363,6 +374,23 @@ BOOL_FLAGS = (
     "allow-privileged",
     "disable-http2-serving",
 )
+# kube-apiserver's slice, array and map flags: every occurrence counts.
+GATHERED = {
+    **dict.fromkeys(
+        (
+            "api-audiences", "authorization-mode", "cors-allowed-origins",
+            "disable-admission-plugins", "enable-admission-plugins", "etcd-servers",
+            "feature-gates", "oidc-required-claim", "oidc-signing-algs",
+            "requestheader-allowed-names", "requestheader-extra-headers-prefix",
+            "requestheader-group-headers", "requestheader-uid-headers",
+            "requestheader-username-headers", "runtime-config", "service-account-issuer",
+            "service-account-key-file", "strict-transport-security-directives",
+            "tls-cipher-suites",
+        ),
+        LIST,
+    ),
+    "tls-sni-cert-key": ARRAY,
+}  # fmt: skip
 
 
 class Options(FlagOptions):
@@ -370,6 +398,7 @@ class Options(FlagOptions):
     optParameters = parameters(FLAGS)
     FLAGS = FLAGS
     BOOL_FLAGS = BOOL_FLAGS
+    GATHERED = GATHERED
 
     def rewrite(self, args: list[str]) -> list[str]:
         return deprecatedflags.extract(args, tables=(deprecatedflags.DEPRECATED, INERT))

@@ -1,4 +1,5 @@
-"""``--tls-min-version`` and ``--tls-cipher-suites``: Go's names, OpenSSL's settings.
+"""``--tls-min-version``, ``--tls-cipher-suites`` and ``--tls-sni-cert-key``: Go's names,
+OpenSSL's settings.
 
 kube takes the names Go's ``crypto/tls`` gives its versions and cipher suites (every
 suite Go knows, the insecure ones too) and refuses any other in component-base's words.
@@ -8,6 +9,8 @@ nothing, and a 1.3 minimum leaves the list no say.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from platform_api.apiserver.flagvalues import ConfigError
 
@@ -79,3 +82,35 @@ def cipher_suites(names: tuple[str, ...]) -> tuple[str, ...]:
 def openssl_cipher_string(names: tuple[str, ...]) -> str:
     """OpenSSL's cipher list for the TLS 1.2 suites of ``names`` ("" when none)."""
     return ":".join(OPENSSL_NAMES[n] for n in names if n in OPENSSL_NAMES)
+
+
+@dataclass(frozen=True)
+class NamedCertKey:
+    """One --tls-sni-cert-key: a certificate and key, and the names it serves (none:
+    the certificate's own)."""
+
+    cert_file: str
+    key_file: str
+    names: tuple[str, ...] = ()
+
+
+def named_cert_keys(values: list[str]) -> tuple[NamedCertKey, ...]:
+    """Each --tls-sni-cert-key value as component-base's NamedCertKey reads it:
+    ``cert,key`` or ``cert,key:name,*.name``."""
+    return tuple(_named_cert_key(value) for value in values)
+
+
+def _named_cert_key(value: str) -> NamedCertKey:
+    def refused(why: str) -> ConfigError:
+        return ConfigError(f'invalid argument "{value}" for "--tls-sni-cert-key" flag: {why}')
+
+    keycert, colon, listed = value.partition(":")
+    names: tuple[str, ...] = ()
+    if colon:
+        if not listed.strip():
+            raise refused("empty names list is not allowed")
+        names = tuple(name.strip() for name in listed.strip().split(","))
+    files = keycert.strip().split(",")
+    if len(files) != 2:
+        raise refused("expected comma separated certificate and key file paths")
+    return NamedCertKey(files[0].strip(), files[1].strip(), names)

@@ -7,7 +7,7 @@ from typing import Any
 
 from twisted.application.service import IService
 
-from platform_api.apiserver.flagoptions import FlagOptions, parameters
+from platform_api.apiserver.flagoptions import LIST, FlagOptions, parameters
 from platform_api.apiserver.flagvalues import ConfigError, parse_bool, parse_duration, parse_int
 from platform_api.authentication.serviceaccount import load_private_key
 from platform_api.controllers import legacytokenoptions, registry, signingoptions
@@ -145,6 +145,7 @@ class Options(FlagOptions):
     ]
     FLAGS = FLAGS
     BOOL_FLAGS = BOOL_FLAGS
+    GATHERED = {"controllers": LIST}  # a slice in kube-controller-manager
 
     def configure(self, given: dict[str, str | None]) -> None:
         self.config = from_flags(given)

@@ -10,9 +10,13 @@ import ssl
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.x509.oid import NameOID
 
+from tests.e2e.certs import serving_certs
 from tests.e2e.conftest import Server, session_for, start_server
 
 AES128 = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"
@@ -115,6 +119,55 @@ def test_hsts_on_every_answer_and_cors_for_allowed_origins(tmp_path: Path) -> No
         server.stop()
 
 
+def _served(server: Server, name: str | None, cert: tuple[str, str] | None = None) -> Any:
+    """(the certificate's CN, ALPN, the first line of GET /api) over a connection that
+    asks for ``name`` (None: no SNI)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.set_alpn_protocols(["http/1.1"] if cert else ["h2", "http/1.1"])
+    if cert:
+        ctx.load_cert_chain(*cert)
+    port = int(server.base_url.rsplit(":", 1)[1])
+    with (
+        socket.create_connection(("127.0.0.1", port)) as raw,
+        ctx.wrap_socket(raw, server_hostname=name) as tls,
+    ):
+        der = tls.getpeercert(binary_form=True)
+        assert der is not None
+        leaf = x509.load_der_x509_certificate(der)
+        cn = leaf.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value
+        status = b""
+        if cert:
+            tls.sendall(b"GET /api HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            status = tls.recv(4096).split(b"\r\n", 1)[0]
+        return cn, tls.selected_alpn_protocol(), status
+
+
+def test_sni_certificates_by_name(tmp_path: Path) -> None:
+    """kube's --tls-sni-cert-key: the earlier pair wins a name, listed names beat the
+    certificate's, wildcards cover one label, a hello without SNI is matched by the
+    address it reached, and client certificates still authenticate."""
+    public = serving_certs(tmp_path / "public", ["api.public.example", "*.apps.example"])
+    internal = serving_certs(tmp_path / "internal", ["internal-cert"])
+    server = start_server(
+        tmp_path / "data",
+        f"--tls-sni-cert-key={public.serving_cert},{public.serving_key}",
+        "--tls-sni-cert-key",
+        f"{internal.serving_cert},{internal.serving_key}:api.internal,127.0.0.1",
+    )
+    try:
+        assert _served(server, "api.public.example") == ("api.public.example", "h2", b"")
+        assert _served(server, "Console.Apps.Example")[0] == "api.public.example"
+        assert _served(server, "api.internal")[0] == "internal-cert"
+        assert _served(server, None)[0] == "internal-cert"  # reached at 127.0.0.1
+        assert _served(server, "elsewhere.example")[0] == "platform-apiserver"
+        assert server.admin_cert is not None
+        assert _served(server, "api.internal", server.admin_cert)[2] == b"HTTP/1.1 200 OK"
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize(
     ("flag", "line"),
     [  # component-base's words; RC4 is Go's and not this OpenSSL's
@@ -133,6 +186,16 @@ def test_hsts_on_every_answer_and_cors_for_allowed_origins(tmp_path: Path) -> No
             "--tls-cipher-suites=TLS_RSA_WITH_RC4_128_SHA",
             "Error: none of the cipher suites TLS_RSA_WITH_RC4_128_SHA is available in this "
             "server's OpenSSL",
+        ),
+        (
+            "--tls-sni-cert-key=only.crt",
+            'Error: invalid argument "only.crt" for "--tls-sni-cert-key" flag: expected comma '
+            "separated certificate and key file paths",
+        ),
+        (
+            "--tls-sni-cert-key=/nonexistent/a.crt,/nonexistent/a.key",
+            "Error: failed to load SNI cert and key: open /nonexistent/a.crt: no such file or "
+            "directory",
         ),
     ],
 )
