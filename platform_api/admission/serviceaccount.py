@@ -20,6 +20,7 @@ from twisted.internet.task import deferLater
 from platform_api import errors
 from platform_api.admission.chain import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
+from platform_api.authentication.serviceaccount import EXTENDED_FROM
 from platform_api.authorization.nodegraph import MIRROR_ANNOTATION, pod_secrets
 from platform_api.registry.prepare import generate_name
 from platform_api.registry.store import Store
@@ -31,7 +32,7 @@ VOLUME_PREFIX = "kube-api-access-"
 MOUNT_PATH = "/var/run/secrets/platform.io/serviceaccount"
 UPSTREAM_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 ENFORCE_MOUNTABLE_SECRETS = "platform.io/enforce-mountable-secrets"
-TOKEN_EXPIRATION_SECONDS = 3607  # kube's WarnOnlyBoundTokenExpirationSeconds
+TOKEN_EXPIRATION_SECONDS = EXTENDED_FROM  # kube's WarnOnlyBoundTokenExpirationSeconds
 DEFAULT_ATTEMPTS = 10  # lookups of ``default`` before giving up (kube's)
 
 

@@ -140,9 +140,18 @@ def _service_accounts(cfg: ServerConfig, given: Given) -> None:
             "service-account-lookup", str(given("service-account-lookup"))
         )
     if given("service-account-max-token-expiration") is not None:
-        cfg.service_account_max_token_expiration = parse_duration(
+        cfg.service_account_max_token_expiration = longest = parse_duration(
             "service-account-max-token-expiration",
             str(given("service-account-max-token-expiration")),
+        )
+        if longest and not 3600 <= longest <= 1 << 32:
+            raise ConfigError(
+                "the service-account-max-token-expiration must be between 1 hour and 2^32 seconds"
+            )
+    if given("service-account-extend-token-expiration") is not None:
+        cfg.service_account_extend_token_expiration = parse_bool(
+            "service-account-extend-token-expiration",
+            str(given("service-account-extend-token-expiration")),
         )
 
 

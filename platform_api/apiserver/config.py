@@ -91,6 +91,7 @@ class ServerConfig:
     api_audiences: tuple[str, ...] = ()  # empty: the issuers
     service_account_lookup: bool = True
     service_account_max_token_expiration: float = 0.0
+    service_account_extend_token_expiration: bool = True  # pods' 3607 s tokens last a year
     enable_bootstrap_token_auth: bool = False
     authorization_policy_file: str = ""
     authorization_webhook_config_file: str = ""
@@ -121,6 +122,7 @@ class ServerConfig:
     endpoints: EndpointOptions = field(default_factory=EndpointOptions)
     service_cluster_ip_range: str = "10.0.0.0/24"
     service_node_port_range: tuple[int, int] = (30000, 32767)
+    kubernetes_service_node_port: int = 0  # 0: the kubernetes Service is a ClusterIP one
     min_request_timeout: int = 1800  # seconds: a watch lasts this to twice this long
     lmdb_map_size: int = 8 * 2**30
     # --encryption-provider-config (storage/encryption); checked here, built at start.
@@ -255,10 +257,15 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
 
 
 def _services_and_watches(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
-    """--service-node-port-range, --min-request-timeout and --allow-privileged."""
+    """--service-node-port-range, --kubernetes-service-node-port, --min-request-timeout
+    and --allow-privileged."""
     if given("service-node-port-range") is not None:
         text = str(given("service-node-port-range"))
         cfg.service_node_port_range = parse_port_range("service-node-port-range", text)
+    if given("kubernetes-service-node-port") is not None:
+        text = str(given("kubernetes-service-node-port"))
+        cfg.kubernetes_service_node_port = parse_int("kubernetes-service-node-port", text, _ANY)
+        _check_kubernetes_node_port(cfg.kubernetes_service_node_port, cfg.service_node_port_range)
     if given("min-request-timeout") is not None:
         text = str(given("min-request-timeout"))
         cfg.min_request_timeout = parse_int("min-request-timeout", text, _ANY)
@@ -268,6 +275,21 @@ def _services_and_watches(cfg: ServerConfig, given: Callable[[str], str | None])
             "--allow-privileged=false is not supported: this server allows privileged "
             "containers, as a cluster started with --allow-privileged=true does"
         )
+
+
+def _check_kubernetes_node_port(port: int, ports: tuple[int, int]) -> None:
+    """kube's checks, its errors aggregated as its options validation prints them."""
+    problems = []
+    if not 0 <= port <= 65535:
+        problems.append(
+            f"--kubernetes-service-node-port {port} must be between 0 and 65535, inclusive. "
+            "If 0, the Kubernetes master service will be of type ClusterIP"
+        )
+    if port > 0 and not ports[0] <= port <= ports[1]:
+        low, high = ports
+        problems.append(f"kubernetes service node port range {low}-{high} doesn't contain {port}")
+    if problems:
+        raise ConfigError(problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
 
 
 def _encryption(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:

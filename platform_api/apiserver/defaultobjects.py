@@ -57,11 +57,16 @@ async def ensure_namespaces(namespaces: Store, upstream: bool = False) -> bool:
     return True
 
 
-def kubernetes_service(service_cidr: str, secure_port: int) -> dict[str, Any]:
+def kubernetes_service(service_cidr: str, secure_port: int, node_port: int = 0) -> dict[str, Any]:
     """kube's ``default/kubernetes`` Service: the first address of the service range,
-    port 443 to the server's secure port."""
+    port 443 to the server's secure port; a NodePort Service on ``node_port``
+    (--kubernetes-service-node-port) unless that is 0."""
     network = ipaddress.ip_network(service_cidr.split(",", 1)[0].strip(), strict=False)
     first = str(network.network_address + 1)
+    port: dict[str, Any] = {"name": "https", "protocol": "TCP", "port": 443}
+    port["targetPort"] = secure_port
+    if node_port:
+        port["nodePort"] = node_port
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -71,10 +76,10 @@ def kubernetes_service(service_cidr: str, secure_port: int) -> dict[str, Any]:
             "labels": {"component": "apiserver", "provider": "kubernetes"},
         },
         "spec": {
-            "ports": [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": secure_port}],
+            "ports": [port],
             "clusterIP": first,
             "clusterIPs": [first],
-            "type": "ClusterIP",
+            "type": "NodePort" if node_port else "ClusterIP",
             "sessionAffinity": "None",
             "ipFamilies": ["IPv6" if network.version == 6 else "IPv4"],
             "ipFamilyPolicy": "SingleStack",
@@ -84,9 +89,11 @@ def kubernetes_service(service_cidr: str, secure_port: int) -> dict[str, Any]:
 
 
 async def ensure_kubernetes_service(
-    services: Store, addresses: Store, service_cidr: str, secure_port: int
+    services: Store, addresses: Store, service_cidr: str, secure_port: int, node_port: int = 0
 ) -> bool:
-    service = kubernetes_service(service_cidr, secure_port)
+    """Create the Service when it is missing; one that exists is left as it is (kube
+    never reconciles its ports or type, even across restarts)."""
+    service = kubernetes_service(service_cidr, secure_port, node_port)
     if not await _ensure(services, "default", service):
         return False
     ip = service["spec"]["clusterIP"]
@@ -146,7 +153,8 @@ async def bootstrap(
     services = stores[("", "v1", "services")]
     addresses = stores[("networking.platform.io", "v1", "ipaddresses")]
     ip_range, port = cfg.service_cluster_ip_range, cfg.secure_port
-    if not await ensure_kubernetes_service(services, addresses, ip_range, port):
+    node_port = cfg.kubernetes_service_node_port
+    if not await ensure_kubernetes_service(services, addresses, ip_range, port, node_port):
         return None
     await ensure_priority_classes(stores)
     if "bootstrap-signer-controller" in cfg.controllers:

@@ -110,7 +110,11 @@ class KubernetesService:
             services = self.stores[("", "v1", "services")]
             addresses = self.stores[("networking.platform.io", "v1", "ipaddresses")]
             await ensure_kubernetes_service(
-                services, addresses, cfg.service_cluster_ip_range, cfg.secure_port
+                services,
+                addresses,
+                cfg.service_cluster_ip_range,
+                cfg.secure_port,
+                cfg.kubernetes_service_node_port,
             )
             if self.reconciler is not None and self.ip:
                 await self.reconciler.reconcile(SERVICE, self.ip, self.ports, False)

@@ -16,6 +16,8 @@ from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.metrics import REGISTRY
 from platform_api.authentication.legacytokens import LegacyTokens, MarkUsed, tracking_labels
 from platform_api.authentication.serviceaccount import (
+    EXTENDED_FROM,
+    EXTENDED_TO,
     PrivateKey,
     PublicKey,
     ServiceAccountTokens,
@@ -25,6 +27,7 @@ from platform_api.authentication.serviceaccount import (
     load_public_keys,
 )
 from platform_api.fieldmanager.manager import APISERVER
+from platform_api.goduration import format_duration
 from platform_api.registry.store import Store
 
 log = Logger()
@@ -42,6 +45,20 @@ _USES = {
         ),
     )
 }
+_STALE = Counter(
+    "serviceaccount_stale_tokens_total",
+    "[ALPHA] Cumulative stale projected service account tokens used",
+    registry=REGISTRY,
+)
+TRANSITION_WARNING = (
+    "service-account-extend-token-expiration is true, in order to correctly trigger safe "
+    "transition logic, service-account-max-token-expiration must be set longer than {warn} "
+    "seconds (currently {max})"
+)
+EXTENSION_WARNING = (
+    "service-account-extend-token-expiration is true, enabling tokens valid up to {extended} "
+    "seconds, which is longer than service-account-max-token-expiration set to {max}"
+)
 
 _PLURALS = {
     "ServiceAccount": "serviceaccounts",
@@ -62,6 +79,7 @@ class ServiceAccounts:
     keys: list[PublicKey]
     server_url: str
     jwks_uri: str = ""  # --service-account-jwks-uri
+    extend_expiration: bool = True  # --service-account-extend-token-expiration
 
     def discovery(self) -> dict[str, Any]:
         """``/.well-known/openid-configuration`` of the issuer."""
@@ -93,11 +111,13 @@ def build(cfg: ServerConfig, stores: dict[tuple[str, str, str], Store]) -> Servi
         return found
 
     audiences = cfg.api_audiences or cfg.service_account_issuers
+    _warn_extension(cfg)
     verifier = ServiceAccountTokens(
         keys,
         cfg.service_account_issuers,
         audiences,
         lookup if cfg.service_account_lookup else None,
+        stale=_STALE.inc,
     )
     legacy = LegacyTokens(
         keys,
@@ -116,7 +136,20 @@ def build(cfg: ServerConfig, stores: dict[tuple[str, str, str], Store]) -> Servi
         keys,
         cfg.server_url,
         cfg.service_account_jwks_uri,
+        cfg.service_account_extend_token_expiration,
     )
+
+
+def _warn_extension(cfg: ServerConfig) -> None:
+    """kube's start-up warnings when a token lifetime cap meets the extension."""
+    longest = cfg.service_account_max_token_expiration
+    if not (cfg.service_account_extend_token_expiration and longest):
+        return
+    shown = format_duration(int(longest * 1e9))
+    if longest < EXTENDED_FROM:
+        log.warn(TRANSITION_WARNING.format(warn=EXTENDED_FROM, max=shown))
+    if longest < EXTENDED_TO:
+        log.warn(EXTENSION_WARNING.format(extended=EXTENDED_TO, max=shown))
 
 
 def mark_used(secrets: Store) -> MarkUsed:

@@ -179,6 +179,15 @@ FLAGS: list[tuple[str, str, str]] = [
         "Longest lifetime a TokenRequest may ask for (0: no limit).",
     ),
     (
+        "service-account-extend-token-expiration",
+        "true",
+        "Turns on projected service account expiration extension during token generation, "
+        "which helps safe transition from legacy token to bound service account token "
+        "feature. If this flag is enabled, admission injected tokens would be extended up to "
+        "1 year to prevent unexpected failure during transition, ignoring value of "
+        "service-account-max-token-expiration.",
+    ),
+    (
         "enable-bootstrap-token-auth",
         "false",
         "Accept bootstrap tokens from Secrets of type bootstrap.platform.io/token in "
@@ -289,6 +298,13 @@ FLAGS: list[tuple[str, str, str]] = [
         "Inclusive at both ends of the range.",
     ),
     (
+        "kubernetes-service-node-port",
+        "0",
+        "If non-zero, the Kubernetes master service (which apiserver creates/maintains) will "
+        "be of type NodePort, using this as the value of the port. If zero, the Kubernetes "
+        "master service will be of type ClusterIP.",
+    ),
+    (
         "min-request-timeout",
         "1800",
         "The minimum number of seconds a watch is kept open before it is ended: a random "
@@ -373,6 +389,7 @@ BOOL_FLAGS = (
     "encryption-provider-config-automatic-reload",
     "allow-privileged",
     "disable-http2-serving",
+    "service-account-extend-token-expiration",
 )
 # kube-apiserver's slice, array and map flags: every occurrence counts.
 GATHERED = {

@@ -39,6 +39,13 @@ CLAIM = "platform.io"  # kube's private "kubernetes.io" claim, in the brand
 EXTRA = "authentication.platform.io/"
 PREFIX = "system:serviceaccount:"
 LEEWAY = 60
+WARN_AFTER = "warnafter"  # in CLAIM: when a pod's extended token turns stale
+# kube's safe transition to bound tokens: the lifetime the ServiceAccount admission plugin
+# asks for in a pod's projected token (WarnOnlyBoundTokenExpirationSeconds), and what
+# such a token is extended to (ExpirationExtensionSeconds, a year).
+EXTENDED_FROM = 60 * 60 + 7
+EXTENDED_TO = 24 * 365 * 60 * 60
+STALE = "authentication.platform.io/stale-token"  # kube's audit annotation
 # The signature and required claims by PyJWT; times against our clock, audiences by us.
 _SIGNATURE: Any = {
     "verify_exp": False,
@@ -177,9 +184,12 @@ class TokenIssuer:
         seconds: int,
         bound: tuple[str, Obj] | None = None,
         node: Obj | None = None,
+        warn_after: int = 0,
     ) -> tuple[str, int]:
         """A signed token for ``account``, bound to an object and naming a node (a
-        pod's, or the bound Node); returns it and its expiry (Unix seconds)."""
+        pod's, or the bound Node), valid ``seconds``; with ``warn_after``, used later
+        than that it is reported stale (kube's ``warnafter``).  Returns it and when it
+        was issued (Unix seconds)."""
         now = int(self.clock())
         meta = account["metadata"]
         private: Obj = {"namespace": meta["namespace"], "serviceaccount": _ref(account)}
@@ -188,6 +198,9 @@ class TokenIssuer:
             private[kind.lower()] = _ref(obj)
         if node is not None:
             private["node"] = _ref(node)
+        if warn_after:
+            private[WARN_AFTER] = now + warn_after
+        private = dict(sorted(private.items()))  # as kube's tokens spell the claim
         claims = {
             "aud": list(audiences),
             "exp": now + seconds,
@@ -199,7 +212,7 @@ class TokenIssuer:
             "sub": f"{PREFIX}{meta['namespace']}:{meta['name']}",
         }
         token = jwt.encode(claims, self.key, algorithm(self.key), headers={"kid": self.kid})
-        return token, now + seconds
+        return token, now
 
 
 class ServiceAccountTokens:
@@ -212,12 +225,14 @@ class ServiceAccountTokens:
         audiences: Sequence[str],
         lookup: Lookup | None,
         clock: Callable[[], float] = time.time,
+        stale: Callable[[], None] = lambda: None,
     ) -> None:
         self.keys = {key_id(k): k for k in keys}
         self.issuers = tuple(issuers)
         self.audiences = tuple(audiences)
         self.lookup = lookup
         self.clock = clock
+        self.stale = stale  # counts a stale token's use (serviceaccount_stale_tokens_total)
 
     async def authenticate_token(
         self, token: str, audiences: tuple[str, ...] = ()
@@ -228,7 +243,19 @@ class ServiceAccountTokens:
         header = peeked[1]
         claims = self._verify(token, header)
         accepted = accepted_audiences(claims, audiences or self.audiences, self.audiences)
-        return AuthResponse(self._user(claims), accepted)
+        user = self._user(claims)
+        return AuthResponse(user, accepted, annotations=self._staleness(claims, user.name))
+
+    def _staleness(self, claims: Obj, subject: str) -> tuple[tuple[str, str], ...]:
+        """A pod's token extended past what it asked for (--service-account-extend-token-
+        expiration) still works after ``warnafter``, but is audited and counted as stale."""
+        warn_after = (claims.get(CLAIM) or {}).get(WARN_AFTER)
+        now = int(self.clock())
+        if not isinstance(warn_after, int | float) or not warn_after or now <= warn_after:
+            return ()
+        self.stale()
+        late = now - int(warn_after)
+        return ((STALE, f"subject: {subject}, seconds after warning threshold: {late}"),)
 
     def _verify(self, token: str, header: Obj) -> Obj:
         claims = signed_claims(token, header, self.keys, _SIGNATURE)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from platform_api import errors
+from platform_api.authentication.serviceaccount import EXTENDED_FROM, EXTENDED_TO
 from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.scope import Scope
 from platform_api.fieldmanager.manager import Who
@@ -144,13 +145,31 @@ async def create(scope: Scope) -> bytes:
         cap = int(accounts.max_expiration)
         scope.ctx.warn(f"requested expiration of {seconds} seconds shortened to {cap} seconds")
         seconds = spec["expirationSeconds"] = cap
-    token, expires = accounts.issuer.issue(account, spec["audiences"], seconds, bound, node)
+    lifetime, warn_after = seconds, 0
+    if _extended(accounts.extend_expiration, accounts.audiences, spec, bound):
+        lifetime, warn_after = EXTENDED_TO, seconds
+    token, issued = accounts.issuer.issue(
+        account, spec["audiences"], lifetime, bound, node, warn_after
+    )
     spec.setdefault("boundObjectRef", None)  # no omitempty in Go's TokenRequestSpec
-    request["status"] = {
+    request["status"] = {  # the time asked for, even when the token lasts longer
         "token": token,
-        "expirationTimestamp": format_time(datetime.fromtimestamp(expires, UTC)),
+        "expirationTimestamp": format_time(datetime.fromtimestamp(issued + seconds, UTC)),
     }
     return await scope.respond_object(request, 201)
+
+
+def _extended(enabled: bool, api_audiences: tuple[str, ...], spec: Obj, bound: Any) -> bool:
+    """kube's safe transition (--service-account-extend-token-expiration): a pod-bound
+    token asked for exactly as the ServiceAccount admission plugin asks, for the API's
+    own audiences, lasts a year, and is reported stale once past what it asked for."""
+    return (
+        enabled
+        and bound is not None
+        and bound[0] == "Pod"
+        and spec["expirationSeconds"] == EXTENDED_FROM
+        and set(spec["audiences"]) <= set(api_audiences)
+    )
 
 
 def _track(scope: Scope, request: Obj) -> None:

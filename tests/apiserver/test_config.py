@@ -152,6 +152,30 @@ def test_every_kube_plugin_is_known() -> None:
             "the port range cannot be greater than 65535: 60000+6000",
         ),
         (
+            {"service-account-max-token-expiration": "59m"},
+            "the service-account-max-token-expiration must be between 1 hour and 2^32 seconds",
+        ),
+        (
+            {"service-account-extend-token-expiration": "no"},
+            'invalid argument "no" for "--service-account-extend-token-expiration" flag: '
+            'strconv.ParseBool: parsing "no": invalid syntax',
+        ),
+        (
+            {"kubernetes-service-node-port": "80"},
+            "kubernetes service node port range 30000-32767 doesn't contain 80",
+        ),
+        (
+            {"kubernetes-service-node-port": "-1"},
+            "--kubernetes-service-node-port -1 must be between 0 and 65535, inclusive. If 0, "
+            "the Kubernetes master service will be of type ClusterIP",
+        ),
+        (
+            {"kubernetes-service-node-port": "70000"},
+            "[--kubernetes-service-node-port 70000 must be between 0 and 65535, inclusive. If "
+            "0, the Kubernetes master service will be of type ClusterIP, kubernetes service "
+            "node port range 30000-32767 doesn't contain 70000]",
+        ),
+        (
             {"min-request-timeout": "x"},
             'invalid argument "x" for "--min-request-timeout" flag: '
             'strconv.ParseInt: parsing "x": invalid syntax',
@@ -237,6 +261,9 @@ def test_node_port_ranges_and_the_watch_timeout() -> None:
     assert from_flags({}).min_request_timeout == 1800
     assert from_flags({"min-request-timeout": "60"}).min_request_timeout == 60
     assert from_flags({"allow-privileged": "true"}).service_node_port_range == (30000, 32767)
+    assert from_flags({}).kubernetes_service_node_port == 0
+    ranged = {"service-node-port-range": "30100-30109", "kubernetes-service-node-port": "30109"}
+    assert from_flags(ranged).kubernetes_service_node_port == 30109
 
 
 def test_tls_flags_keep_gos_names() -> None:

@@ -23,7 +23,10 @@ def pair(root: Path, names: list[str], listed: tuple[str, ...] = ()) -> Pair:
     [
         ("a.crt,a.key", NamedCertKey("a.crt", "a.key")),
         (" a.crt , a.key ", NamedCertKey("a.crt", "a.key")),
-        ("a.crt,a.key:*.foo.com, foo.com", NamedCertKey("a.crt", "a.key", ("*.foo.com", "foo.com"))),
+        (
+            "a.crt,a.key:*.foo.com, foo.com",
+            NamedCertKey("a.crt", "a.key", ("*.foo.com", "foo.com")),
+        ),
     ],
 )
 def test_values(value: str, parsed: NamedCertKey) -> None:

@@ -13,6 +13,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from platform_api.authentication.interface import AuthenticationError
 from platform_api.authentication.serviceaccount import (
+    EXTENDED_FROM,
+    EXTENDED_TO,
+    STALE,
     ServiceAccountTokens,
     TokenIssuer,
     jwk,
@@ -51,6 +54,28 @@ async def test_round_trip_with_ecdsa() -> None:
         "u-1",
         (ISSUER,),
     )
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_extended_token_past_warnafter_is_stale_but_works() -> None:
+    """kube's safe transition: used after ``warnafter`` the token still authenticates,
+    audited as stale and counted (serviceaccount_stale_tokens_total)."""
+    issuer, verifier, clock = make()
+    counted: list[int] = []
+    verifier.stale = lambda: counted.append(1)
+    token, issued = issuer.issue(ACCOUNT, [ISSUER], EXTENDED_TO, warn_after=EXTENDED_FROM)
+    assert issued == int(clock.now)
+    claims = jwt.decode(token, options={"verify_signature": False})
+    assert claims["platform.io"]["warnafter"] == issued + EXTENDED_FROM
+    found = await verifier.authenticate_token(token)
+    assert found is not None and found.annotations == () and counted == []
+    clock.now += EXTENDED_FROM + 5
+    found = await verifier.authenticate_token(token)
+    assert found is not None and found.user.name == "system:serviceaccount:ns:robot"
+    assert found.annotations == (
+        (STALE, "subject: system:serviceaccount:ns:robot, seconds after warning threshold: 5"),
+    )
+    assert counted == [1]
 
 
 @pytest_twisted.ensureDeferred

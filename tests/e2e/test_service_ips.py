@@ -368,8 +368,8 @@ def test_a_generated_name_is_filled_in_before_the_address_is_recorded(
 
 def test_a_kubeadm_command_line_starts_and_its_node_port_range_holds(tmp_path: Path) -> None:
     """kubeadm's kube-apiserver flags for parts this server lacks (kubelets, the watch
-    cache's sizes, Go's profiler) are taken; --service-node-port-range and
-    --min-request-timeout act."""
+    cache's sizes, Go's profiler) are taken; --service-node-port-range,
+    --kubernetes-service-node-port and --min-request-timeout act."""
     server = start_server(
         tmp_path / "data",
         "--allow-privileged=true",
@@ -380,11 +380,23 @@ def test_a_kubeadm_command_line_starts_and_its_node_port_range_holds(tmp_path: P
         "--watch-cache-sizes=pods#1000",
         "--v=2",
         "--service-node-port-range=30100-30109",
+        "--kubernetes-service-node-port=30105",
         "--min-request-timeout=1",
     )
     try:
         admin = session_for(server, cert=server.admin_cert)
         url = server.url + "/api/v1/namespaces/default/services"
+        spec = admin.get(url + "/kubernetes").json()["spec"]  # as kube 1.36 makes it
+        assert (spec["type"], spec["externalTrafficPolicy"]) == ("NodePort", "Cluster")
+        assert spec["ports"] == [
+            {
+                "name": "https",
+                "protocol": "TCP",
+                "port": 443,
+                "targetPort": int(server.url.rsplit(":", 1)[1]),
+                "nodePort": 30105,
+            }
+        ]
 
         def node_port(name: str, port: int | None = None) -> requests.Response:
             ports = [{"port": 80, **({"nodePort": port} if port else {})}]
@@ -396,6 +408,12 @@ def test_a_kubeadm_command_line_starts_and_its_node_port_range_holds(tmp_path: P
         picked = r.json()["spec"]["ports"][0]["nodePort"]
         assert 30100 <= picked <= 30109
         assert node_port("named", 30109 if picked != 30109 else 30100).status_code == 201
+        r = node_port("taken", 30105)
+        assert (r.status_code, r.json()["message"]) == (
+            422,
+            'Service "taken" is invalid: spec.ports[0].nodePort: Invalid value: 30105: '
+            "provided port is already allocated",
+        )
         r = node_port("outside", 30110)
         why = "provided port is not in the valid range. The range of valid ports is 30100-30109"
         assert (r.status_code, r.json()["message"]) == (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import jwt
@@ -217,5 +218,67 @@ def test_the_discovery_document_names_the_jwks_uri_given(tmp_path: Path) -> None
         admin = session_for(server, cert=server.admin_cert)
         config = admin.get(server.url + "/.well-known/openid-configuration").json()
         assert (config["issuer"], config["jwks_uri"]) == (ISSUER, uri)
+    finally:
+        server.stop()
+
+
+def _claims(reply: requests.Response) -> dict:
+    assert reply.status_code == 201, reply.text
+    claims: dict = jwt.decode(reply.json()["status"]["token"], options={"verify_signature": False})
+    return claims
+
+
+def test_a_pods_admission_sized_token_lasts_a_year(server: Server, admin: requests.Session) -> None:
+    """--service-account-extend-token-expiration (on by default): a pod-bound token asked
+    for 3607 s, the ServiceAccount admission plugin's figure, for the API's audiences,
+    lasts a year and carries warnafter; the answer still says 3607 s.  Checked against
+    kube-apiserver v1.36."""
+    make_namespace(admin, server, "sa-extend")
+    base = f"{server.url}/api/v1/namespaces/sa-extend"
+    admin.post(base + "/serviceaccounts", json={"metadata": {"name": "robot"}})
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"serviceAccountName": "robot", "containers": [{"name": "c", "image": "i"}]},
+    }
+    uid = admin.post(base + "/pods", json=pod).json()["metadata"]["uid"]
+    ref = {"kind": "Pod", "apiVersion": "v1", "name": "p", "uid": uid}
+    reply = token_for(
+        admin, server, "sa-extend", {"boundObjectRef": ref, "expirationSeconds": 3607}
+    )
+    claims = _claims(reply)
+    assert claims["exp"] - claims["iat"] == 365 * 24 * 3600
+    private = claims["platform.io"]
+    assert list(private) == sorted(private)  # kube's order of the private claim
+    assert private["warnafter"] == claims["iat"] + 3607
+    status = reply.json()["status"]["expirationTimestamp"]
+    assert status == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(claims["iat"] + 3607))
+    robot = session_for(server, token=reply.json()["status"]["token"])
+    assert robot.post(server.url + REVIEW, json=SELF).status_code == 201  # not stale yet
+    for spec in (
+        {"boundObjectRef": ref, "expirationSeconds": 3600},  # another lifetime
+        {"boundObjectRef": ref, "expirationSeconds": 3607, "audiences": ["vault"]},
+        {"expirationSeconds": 3607},  # not bound to a pod
+    ):
+        claims = _claims(token_for(admin, server, "sa-extend", spec))
+        assert claims["exp"] - claims["iat"] == spec["expirationSeconds"]
+        assert "warnafter" not in claims["platform.io"]
+
+
+def test_the_extension_can_be_turned_off(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "data", "--service-account-extend-token-expiration=false")
+    try:
+        admin = session_for(server, cert=server.admin_cert)
+        base = f"{server.url}/api/v1/namespaces/default"
+        admin.post(base + "/serviceaccounts", json={"metadata": {"name": "robot"}})
+        pod = {
+            "metadata": {"name": "p"},
+            "spec": {"serviceAccountName": "robot", "containers": [{"name": "c", "image": "i"}]},
+        }
+        assert admin.post(base + "/pods", json=pod).status_code == 201
+        ref = {"kind": "Pod", "apiVersion": "v1", "name": "p"}
+        spec = {"boundObjectRef": ref, "expirationSeconds": 3607}
+        claims = _claims(token_for(admin, server, "default", spec))
+        assert claims["exp"] - claims["iat"] == 3607
+        assert "warnafter" not in claims["platform.io"]
     finally:
         server.stop()
