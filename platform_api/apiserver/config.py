@@ -132,6 +132,9 @@ class ServerConfig:
     # Paths left to anonymous requests when anonymous access is otherwise off (AlwaysAllow).
     anonymous_paths: tuple[str, ...] | None = None
     controllers: frozenset[str] = field(default_factory=controller_registry.default_on)
+    # --enable-garbage-collector: deletes add no orphan/foregroundDeletion finalizers and
+    # the garbage collector does not run (kube's genericregistry EnableGarbageCollection).
+    enable_garbage_collector: bool = True
     signing: SigningOptions = field(default_factory=SigningOptions)  # --cluster-signing-*
     legacy_token_clean_up_period: float = CLEAN_UP_PERIOD  # kube-controller-manager's flag
     enable_admission_plugins: tuple[str, ...] = ()
@@ -240,6 +243,12 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     _services_and_watches(cfg, given)
     if given("controllers") is not None:
         cfg.controllers = _controllers(str(given("controllers")))
+    if given("enable-garbage-collector") is not None:
+        text = str(given("enable-garbage-collector"))
+        cfg.enable_garbage_collector = parse_bool("enable-garbage-collector", text)
+    cfg.controllers = controller_registry.with_garbage_collector(
+        cfg.controllers, cfg.enable_garbage_collector
+    )
     cfg.signing = signingoptions.from_flags(given)
     cfg.legacy_token_clean_up_period = clean_up_period(
         given("legacy-service-account-token-clean-up-period")

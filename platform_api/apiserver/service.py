@@ -19,6 +19,7 @@ from twisted.protocols.tls import TLSMemoryBIOFactory
 
 from platform_api.aggregator.registration import ensure_apiservices
 from platform_api.apiextensions import crd as crds
+from platform_api.apiextensions.resource import CustomResourceStrategy
 from platform_api.apiextensions.serving import CRDInstaller
 from platform_api.apiextensions.webhookconversion import REVIEW_GROUP
 from platform_api.apiserver import (
@@ -94,11 +95,12 @@ from platform_api.registry.policyparams import guard_param_access
 from platform_api.registry.rbacescalation import BINDINGS, ROLES, EscalationGuard
 from platform_api.registry.rbacescalation import GROUP as RBAC_GROUP
 from platform_api.registry.serviceresolver import ServiceResolver
+from platform_api.registry.store import Store
 from platform_api.registry.strategy import GenericStrategy
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
-from platform_api.scheme.types import outbound_group
-from platform_api.storage.interface import UNREACHABLE, Event, StorageError
+from platform_api.scheme.types import ResourceType, outbound_group
+from platform_api.storage.interface import UNREACHABLE, Event, Storage, StorageError
 from platform_api.storage.watch import WatchHub
 
 log = Logger()
@@ -182,6 +184,13 @@ class APIServerService(Service):
         wake, a poll, a look before each request); etcd replicas from their own watch."""
         return self.slot is not None and self.backend.wake_siblings
 
+    def _custom_resource_store(
+        self, rt: ResourceType, storage: Storage, strategy: CustomResourceStrategy
+    ) -> Store:
+        store = Store(rt, storage, strategy)
+        store.garbage_collection = self.config.enable_garbage_collector
+        return store
+
     def _end_watches(self, prefix: bytes) -> None:
         """End the watches of custom resources whose types were removed or rebuilt."""
         for subscriber in self.hub.subscribers_under(prefix):
@@ -220,6 +229,8 @@ class APIServerService(Service):
         scheme, self.stores = enablement.build(
             cfg.runtime_config, enablement.gate_check(cfg.feature_gates), self.storage
         )
+        for store in self.stores.values():
+            store.garbage_collection = cfg.enable_garbage_collector
         if cfg.storage.backend == ETCD3:  # replicas on many machines: a Lease decides
             # The manager's Lease only when this server runs the manager's controllers.
             name = LEASE_NAME if cfg.controllers else SERVER_LEASE_NAME
@@ -351,6 +362,7 @@ class APIServerService(Service):
             scheme,
             self.stores,
             handlers.tables,
+            make_store=self._custom_resource_store,
             on_removed=self._end_watches,
             resolver=ServiceResolver(
                 self.stores[("", "v1", "services")], self.stores[("", "v1", "endpoints")]

@@ -361,6 +361,12 @@ FLAGS: list[tuple[str, str, str]] = [
         "api/alpha=true or batch/v1=false.",
     ),
     (
+        "enable-garbage-collector",
+        "true",
+        "Enables the generic garbage collector. MUST be synced with the corresponding flag of "
+        "the kube-controller-manager.",
+    ),
+    (
         "controllers",
         "*",
         "Controllers to run in the server: '*' all, 'foo' on, '-foo' off (namespace-controller, "
@@ -390,6 +396,7 @@ BOOL_FLAGS = (
     "allow-privileged",
     "disable-http2-serving",
     "service-account-extend-token-expiration",
+    "enable-garbage-collector",
 )
 # kube-apiserver's slice, array and map flags: every occurrence counts.
 GATHERED = {

@@ -28,6 +28,12 @@ FLAGS: list[tuple[str, str, str]] = [
         "Empty or '-*': none.",
     ),
     ("leader-elect", "true", "Start a leader election client and gain leadership before running."),
+    (
+        "enable-garbage-collector",
+        "true",
+        "Enables the generic garbage collector. MUST be synced with the corresponding flag of "
+        "the kube-apiserver.",
+    ),
     ("leader-elect-lease-duration", "15s", "How long non-leaders wait before taking over."),
     ("leader-elect-renew-deadline", "10s", "How long the leader tries to renew before giving up."),
     ("leader-elect-retry-period", "2s", "How long clients wait between attempts."),
@@ -73,7 +79,7 @@ IGNORED = tuple(
         "ephemeralvolume",
     )
 )
-BOOL_FLAGS = ("leader-elect",)
+BOOL_FLAGS = ("leader-elect", "enable-garbage-collector")
 
 
 @dataclass
@@ -103,6 +109,8 @@ def from_flags(flags: dict[str, str | None]) -> ManagerConfig:
         cfg.controllers = registry.parse(value["controllers"] or "")
     except ValueError as e:
         raise ConfigError(f"--controllers: {e}") from None
+    collect = parse_bool("enable-garbage-collector", value["enable-garbage-collector"] or "")
+    cfg.controllers = registry.with_garbage_collector(cfg.controllers, collect)
     cfg.leader_elect = parse_bool("leader-elect", value["leader-elect"] or "")
     cfg.lease_duration = parse_duration(
         "leader-elect-lease-duration", value["leader-elect-lease-duration"] or ""

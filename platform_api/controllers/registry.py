@@ -92,6 +92,15 @@ def default_on() -> frozenset[str]:
     return frozenset(e.name for e in REGISTRY.values() if e.default_on)
 
 
+GARBAGE_COLLECTOR = "garbage-collector-controller"
+
+
+def with_garbage_collector(controllers: frozenset[str], enabled: bool) -> frozenset[str]:
+    """--enable-garbage-collector=false (kube-apiserver's and kube-controller-manager's,
+    which must agree): the garbage collector does not run, whatever --controllers says."""
+    return controllers if enabled else controllers - {GARBAGE_COLLECTOR}
+
+
 def parse(text: str) -> frozenset[str]:
     """kube-controller-manager's ``--controllers``: ``*`` (every default-on one), ``foo``
     (on), ``-foo`` (off; wins over the rest); empty, or ``-*``, selects none.  Raises
@@ -210,7 +219,7 @@ def _resourcequota(ctx: ControllerContext) -> Controller:
 
 
 register("namespace-controller", _namespace, aliases=("namespace",))
-register("garbage-collector-controller", _gc, aliases=("garbagecollector",))
+register(GARBAGE_COLLECTOR, _gc, aliases=("garbagecollector",))
 register("clusterrole-aggregation-controller", _aggregation, aliases=("clusterrole-aggregation",))
 register("serviceaccount-controller", _serviceaccount, aliases=("serviceaccount",))
 register(

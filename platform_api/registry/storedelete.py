@@ -46,6 +46,9 @@ class Deletions:
     strategy: Strategy
     clock: Callable[[], float]
     after_delete: list[Callable[[Obj], Awaitable[None]]]
+    # --enable-garbage-collector: without a collector, a delete's propagation policy adds
+    # no orphan/foregroundDeletion finalizer (nothing would remove it), as kube's Store.
+    garbage_collection: bool = True
 
     if TYPE_CHECKING:
 
@@ -82,7 +85,11 @@ class Deletions:
         step = self._before_delete(current.copy(), requested)
         if step == PENDING:
             return current, False
-        finalizers = deletion_finalizers(current.object, propagation, orphan)
+        finalizers = (
+            deletion_finalizers(current.object, propagation, orphan)
+            if self.garbage_collection
+            else list(current.object["metadata"].get("finalizers") or [])
+        )
         if not current.object["metadata"].get("deletionTimestamp"):
             # Kinds that clean up before they go (CRDs) add their finalizer now.
             extra = self.strategy.finalizers_on_delete

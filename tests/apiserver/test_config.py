@@ -279,3 +279,12 @@ def test_tls_flags_keep_gos_names() -> None:
         "TLS_AES_128_GCM_SHA256",
     )
     assert (from_flags({}).tls_min_version, from_flags({}).tls_cipher_suites) == ("", ())
+
+
+def test_without_the_garbage_collector_its_controller_does_not_run() -> None:
+    assert "garbage-collector-controller" in from_flags({}).controllers
+    cfg = from_flags({"enable-garbage-collector": "false", "controllers": "*,garbagecollector"})
+    assert (cfg.enable_garbage_collector, "garbage-collector-controller" in cfg.controllers) == (
+        False,
+        False,
+    )

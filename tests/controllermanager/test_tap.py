@@ -42,6 +42,15 @@ def test_options_parse_kube_command_lines() -> None:
     assert not cfg.leader_elect and cfg.lock_name == "mine"
 
 
+def test_enable_garbage_collector_false_leaves_it_off() -> None:
+    options = Options()
+    options.parseOptions(["--kubeconfig=k", "--enable-garbage-collector=false"])
+    assert "garbage-collector-controller" not in options.config.controllers
+    options = Options()
+    options.parseOptions(["--kubeconfig=k", "--enable-garbage-collector"])
+    assert "garbage-collector-controller" in options.config.controllers
+
+
 @pytest.mark.parametrize(
     ("flags", "message"),
     [

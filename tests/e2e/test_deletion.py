@@ -416,3 +416,26 @@ def test_foreground_deletion_takes_a_cycle_of_owners_apart(
     assert admin.delete(server.url + base + "/p1", json=options).status_code == 200
     for name in ("p1", "p2", "p3"):
         eventually(gone(admin, server.url + base + "/" + name))
+
+
+def test_without_the_garbage_collector_policies_add_no_finalizers(tmp_path: Path) -> None:
+    """--enable-garbage-collector=false: deletes ignore propagation (nothing would remove
+    an orphan or foregroundDeletion finalizer) and dependents stay.  Checked against
+    kube-apiserver v1.36 with the same flag."""
+    server = start_server(tmp_path / "data", "--enable-garbage-collector=false")
+    try:
+        admin = session_for(server, cert=server.admin_cert)
+        base = server.url + "/api/v1/namespaces/default/configmaps"
+        owner = admin.post(base, json=cm("owner")).json()
+        assert admin.post(base, json=cm("child", owner)).status_code == 201
+        r = admin.delete(base + "/owner", json={"propagationPolicy": "Foreground"})
+        assert (r.status_code, r.json()["kind"], r.json()["status"]) == (200, "Status", "Success")
+        time.sleep(0.5)  # no collector: the dependent keeps its dangling reference
+        child = admin.get(base + "/child").json()
+        assert child["metadata"]["ownerReferences"][0]["uid"] == owner["metadata"]["uid"]
+        admin.post(base, json=cm("held", finalizers=["orphan"]))
+        r = admin.delete(base + "/held", json={"propagationPolicy": "Background"})
+        assert r.status_code == 200 and r.json()["metadata"]["finalizers"] == ["orphan"]
+        assert admin.get(base + "/held").json()["metadata"]["deletionTimestamp"]
+    finally:
+        server.stop()
