@@ -70,6 +70,7 @@ class ServerConfig:
     tls_min_version: str = ""  # --tls-min-version: Go's name; "" is VersionTLS12
     tls_cipher_suites: tuple[str, ...] = ()  # --tls-cipher-suites: Go's names
     tls_sni_cert_keys: tuple[tlsflags.NamedCertKey, ...] = ()  # --tls-sni-cert-key
+    tls_curve_preferences: tuple[int, ...] = ()  # --tls-curve-preferences: Go's CurveIDs
     strict_transport_security_directives: tuple[str, ...] = ()
     disable_http2_serving: bool = False  # ALPN offers HTTP/1.1 only
     cors_allowed_origins: tuple[str, ...] = ()  # regular expressions
@@ -360,6 +361,7 @@ def _connection_policies(cfg: ServerConfig, given: Callable[[str], str | None]) 
     HTTP/2, HSTS and CORS, each checked in kube's words."""
     cfg.tls_min_version = tlsflags.min_version(given("tls-min-version") or "")
     cfg.tls_cipher_suites = tlsflags.cipher_suites(parse_list(given("tls-cipher-suites")))
+    cfg.tls_curve_preferences = tlsflags.curve_preferences(given("tls-curve-preferences"))
     pairs = given("tls-sni-cert-key")
     given_pairs = pairs.split(ARRAY) if pairs is not None else []
     cfg.tls_sni_cert_keys = tlsflags.named_cert_keys(given_pairs)

@@ -428,7 +428,13 @@ class APIServerService(Service):
         site.displayTracebacks = False
         sni_pairs = tuple(sni.load(named) for named in cfg.tls_sni_cert_keys)
         tls = serving_options(
-            cert, key, cas, cfg.tls_min_version, cfg.tls_cipher_suites, sni=sni_pairs
+            cert,
+            key,
+            cas,
+            cfg.tls_min_version,
+            cfg.tls_cipher_suites,
+            sni=sni_pairs,
+            curves=cfg.tls_curve_preferences,
         )
         self.backend.start()
         # Alone, every commit is this process's own; on etcd every commit, any replica's,

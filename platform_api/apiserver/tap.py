@@ -76,6 +76,14 @@ FLAGS: list[tuple[str, str, str]] = [
         "'//example\\.com(:|$)'. If this list is empty CORS will not be enabled.",
     ),
     (
+        "tls-curve-preferences",
+        "",
+        "Comma-separated list of numeric Go crypto/tls CurveID values, as the allowed key "
+        "exchange mechanisms for the server (23 P-256, 24 P-384, 25 P-521, 29 X25519, 4587 "
+        "SecP256r1MLKEM768, 4588 X25519MLKEM768, 4589 SecP384r1MLKEM1024). If omitted, the "
+        "default curves are used.",
+    ),
+    (
         "tls-sni-cert-key",
         "[]",
         "A pair of x509 certificate and private key file paths, optionally suffixed with a "
@@ -409,7 +417,7 @@ GATHERED = {
             "requestheader-group-headers", "requestheader-uid-headers",
             "requestheader-username-headers", "runtime-config", "service-account-issuer",
             "service-account-key-file", "strict-transport-security-directives",
-            "tls-cipher-suites",
+            "tls-cipher-suites", "tls-curve-preferences",
         ),
         LIST,
     ),

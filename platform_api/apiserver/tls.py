@@ -17,7 +17,7 @@ from twisted.internet.ssl import AcceptableCiphers, CertificateOptions, TLSVersi
 from twisted.logger import Logger
 
 from platform_api.apiserver.sni import NameMap, Pair
-from platform_api.apiserver.tlsflags import VERSIONS, openssl_cipher_string
+from platform_api.apiserver.tlsflags import VERSIONS, openssl_cipher_string, set_groups
 from platform_api.pem import certificate_options
 
 log = Logger()
@@ -30,9 +30,12 @@ def _accept_any(conn: SSL.Connection, cert: Any, errno: int, depth: int, ok: int
 class ServingOptions(CertificateOptions):
     """CertificateOptions that request (but do not require) a client certificate."""
 
-    def __init__(self, client_cas: list[x509.Certificate], **kwargs: Any) -> None:
+    def __init__(
+        self, client_cas: list[x509.Certificate], curves: tuple[int, ...] = (), **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self._client_cas = client_cas
+        self._curves = curves
         self.sni: NameMap[ServingOptions] | None = None
 
     def _makeContext(self, skipCiphers: bool = False) -> SSL.Context:
@@ -44,6 +47,8 @@ class ServingOptions(CertificateOptions):
             ctx.set_client_ca_list(
                 [crypto.X509.from_cryptography(ca).get_subject() for ca in self._client_cas]
             )
+        if self._curves:
+            set_groups(ctx, self._curves)
         if self.sni is not None:
             ctx.set_tlsext_servername_callback(self._choose_certificate)
         return ctx
@@ -71,9 +76,11 @@ def serving_options(
     min_version: str = "",
     cipher_suites: tuple[str, ...] = (),
     sni: tuple[Pair, ...] = (),
+    curves: tuple[int, ...] = (),
 ) -> ServingOptions:
-    """``min_version`` and ``cipher_suites``: --tls-min-version and --tls-cipher-suites,
-    Go's names (tlsflags.py); ``sni``: the --tls-sni-cert-key pairs (sni.load)."""
+    """``min_version``, ``cipher_suites`` and ``curves``: --tls-min-version,
+    --tls-cipher-suites and --tls-curve-preferences, Go's names (tlsflags.py); ``sni``:
+    the --tls-sni-cert-key pairs (sni.load)."""
     with open(cert_file, "rb") as f:
         cert_pem = f.read()
     with open(key_file, "rb") as f:
@@ -82,7 +89,7 @@ def serving_options(
 
     def options(key: bytes, cert: bytes) -> ServingOptions:
         return ServingOptions(
-            client_cas, **certificate_options(key, cert), enableSessions=False, **tuning
+            client_cas, curves, **certificate_options(key, cert), enableSessions=False, **tuning
         )
 
     default = options(key_pem, cert_pem)

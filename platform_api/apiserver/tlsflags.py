@@ -1,5 +1,5 @@
-"""``--tls-min-version``, ``--tls-cipher-suites`` and ``--tls-sni-cert-key``: Go's names,
-OpenSSL's settings.
+"""``--tls-min-version``, ``--tls-cipher-suites``, ``--tls-curve-preferences`` and
+``--tls-sni-cert-key``: Go's names, OpenSSL's settings.
 
 kube takes the names Go's ``crypto/tls`` gives its versions and cipher suites (every
 suite Go knows, the insecure ones too) and refuses any other in component-base's words.
@@ -11,7 +11,9 @@ nothing, and a 1.3 minimum leaves the list no say.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from platform_api import gotext
 from platform_api.apiserver.flagvalues import ConfigError
 
 # Go's names -> twisted.internet.ssl.TLSVersion's (named, not imported: the supervisor
@@ -77,6 +79,64 @@ def cipher_suites(names: tuple[str, ...]) -> tuple[str, ...]:
                 f"none of the cipher suites {listed} is available in this server's OpenSSL"
             ) from None
     return names
+
+
+# Go's crypto/tls CurveIDs (the ones Go 1.26, kube 1.36's, names) -> OpenSSL's groups.
+CURVES = {
+    23: "P-256",
+    24: "P-384",
+    25: "P-521",
+    29: "X25519",
+    4587: "SecP256r1MLKEM768",
+    4588: "X25519MLKEM768",
+    4589: "SecP384r1MLKEM1024",
+}
+
+
+def curve_preferences(text: str | None) -> tuple[int, ...]:
+    """--tls-curve-preferences: Go's numeric CurveIDs, checked in component-base's words
+    (and refused when this OpenSSL lacks them all)."""
+    if not text:
+        return ()
+    ids: list[int] = []
+    for item in text.split(","):
+        try:
+            ids.append(gotext.parse_int(item.strip(), base=0, bits=32))
+        except ValueError as e:
+            raise ConfigError(
+                f'invalid argument "{text}" for "--tls-curve-preferences" flag: {e}'
+            ) from None
+    for i, curve in enumerate(ids):
+        if not 0 < curve <= 0xFFFF:
+            raise ConfigError(f"curve preference {curve} is out of range (must be 1-65535)")
+        if curve in ids[:i]:
+            raise ConfigError(f"duplicate curve preference {curve}")
+        if curve not in CURVES:
+            raise ConfigError(
+                f"curve preference {curve} is not supported by the current Go version"
+            )
+    from OpenSSL import SSL  # noqa: PLC0415 - only when curves are named
+
+    try:
+        set_groups(SSL.Context(SSL.TLS_METHOD), tuple(ids))
+    except ValueError:
+        raise ConfigError(
+            f"none of the curves {text} is available in this server's OpenSSL"
+        ) from None
+    return tuple(ids)
+
+
+def set_groups(ctx: Any, curves: tuple[int, ...]) -> None:
+    """The key exchange groups an ``OpenSSL.SSL.Context`` offers, in Go's preference
+    order: OpenSSL's SSL_CTX_set1_groups_list, which pyOpenSSL reaches only through its
+    bindings (its public ``set_tmp_ecdh`` takes one curve).  ValueError when OpenSSL
+    knows none of them."""
+    from OpenSSL._util import lib  # noqa: PLC0415 - the pinned pyOpenSSL's own bindings
+
+    # "?": a group this OpenSSL lacks is passed over, as Go passes over what it lacks.
+    names = ":".join(f"?{CURVES[curve]}" for curve in curves).encode()
+    if lib.SSL_CTX_set1_curves_list(ctx._context, names) != 1:
+        raise ValueError(names.decode())
 
 
 def openssl_cipher_string(names: tuple[str, ...]) -> str:

@@ -187,6 +187,15 @@ def test_every_kube_plugin_is_known() -> None:
         ),
         ({"tls-min-version": "VersionTLS14"}, 'unknown tls version "VersionTLS14"'),
         (
+            {"tls-curve-preferences": "abc"},
+            'invalid argument "abc" for "--tls-curve-preferences" flag: strconv.ParseInt: '
+            'parsing "abc": invalid syntax',
+        ),
+        (
+            {"tls-curve-preferences": "0"},
+            "curve preference 0 is out of range (must be 1-65535)",
+        ),
+        (
             {"service-account-jwks-uri": "http://baz.com"},
             "service-account-jwks-uri requires https scheme, parsed as: http://baz.com",
         ),
@@ -264,6 +273,15 @@ def test_node_port_ranges_and_the_watch_timeout() -> None:
     assert from_flags({}).kubernetes_service_node_port == 0
     ranged = {"service-node-port-range": "30100-30109", "kubernetes-service-node-port": "30109"}
     assert from_flags(ranged).kubernetes_service_node_port == 30109
+
+
+def test_curve_preferences_are_gos_ids() -> None:
+    assert from_flags({}).tls_curve_preferences == ()
+    assert from_flags({"tls-curve-preferences": "29,23,4588"}).tls_curve_preferences == (
+        29,
+        23,
+        4588,
+    )
 
 
 def test_tls_flags_keep_gos_names() -> None:

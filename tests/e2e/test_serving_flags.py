@@ -43,6 +43,7 @@ def test_the_default_is_tls_1_2_with_any_suite(tmp_path: Path) -> None:
     try:
         assert handshake(server, ssl.TLSVersion.TLSv1_2, AES128)[0] == "TLSv1.2"
         assert handshake(server, ssl.TLSVersion.TLSv1_3)[0] == "TLSv1.3"
+        assert _with_curve(server, "prime256v1", ssl.TLSVersion.TLSv1_3) == "TLSv1.3"
     finally:
         server.stop()
 
@@ -119,6 +120,33 @@ def test_hsts_on_every_answer_and_cors_for_allowed_origins(tmp_path: Path) -> No
         server.stop()
 
 
+def _with_curve(server: Server, curve: str, highest: ssl.TLSVersion) -> str:
+    """The protocol of a handshake whose client offers only ``curve``, or "refused"."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.maximum_version = highest
+    ctx.set_ecdh_curve(curve)  # OpenSSL 3: the client's one group, 1.2 and 1.3 alike
+    port = int(server.base_url.rsplit(":", 1)[1])
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as raw, ctx.wrap_socket(raw) as tls:
+            return str(tls.version())
+    except ssl.SSLError:
+        return "refused"
+
+
+def test_curve_preferences_limit_the_key_exchange(tmp_path: Path) -> None:
+    """--tls-curve-preferences takes Go's CurveIDs: 24 is P-384 alone.  (A TLS 1.2
+    client offering P-384 alone cannot check the P-256 serving certificate, in Go too.)"""
+    server = start_server(tmp_path / "data", "--tls-curve-preferences=24")
+    try:
+        assert _with_curve(server, "secp384r1", ssl.TLSVersion.TLSv1_3) == "TLSv1.3"
+        for highest in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+            assert _with_curve(server, "prime256v1", highest) == "refused"
+    finally:
+        server.stop()
+
+
 def _served(server: Server, name: str | None, cert: tuple[str, str] | None = None) -> Any:
     """(the certificate's CN, ALPN, the first line of GET /api) over a connection that
     asks for ``name`` (None: no SNI)."""
@@ -187,6 +215,11 @@ def test_sni_certificates_by_name(tmp_path: Path) -> None:
             "Error: none of the cipher suites TLS_RSA_WITH_RC4_128_SHA is available in this "
             "server's OpenSSL",
         ),
+        (
+            "--tls-curve-preferences=30",
+            "Error: curve preference 30 is not supported by the current Go version",
+        ),
+        ("--tls-curve-preferences=23,23", "Error: duplicate curve preference 23"),
         (
             "--tls-sni-cert-key=only.crt",
             'Error: invalid argument "only.crt" for "--tls-sni-cert-key" flag: expected comma '
