@@ -57,6 +57,14 @@ _WATCH_CACHE = (
 _PROFILER = "it has no Go profiler (/debug/pprof)"
 _LOG = "twistd writes the log (its --logfile)"
 _AUDIT = "the audit log buffers as this server does (--audit-log-mode)"
+_PEERS = (
+    "its replicas are all of one version, so none proxies a request to a peer "
+    "(kube's mixed-version proxy)"
+)
+_COORDINATED = (
+    "its controllers' leader is elected by one Lease (kube's coordinated leader election "
+    "is behind a gate that is off)"
+)
 
 # kube-apiserver v1.36 flags, by name: their values' types as pflag parses them.
 INERT: dict[str, Inert] = {
@@ -72,6 +80,9 @@ INERT: dict[str, Inert] = {
     "audit-log-batch-throttle-enable": Inert(_AUDIT, bool_value, boolean=True),
     "audit-log-batch-throttle-qps": Inert(_AUDIT, float_value),
     "contention-profiling": Inert(_PROFILER, bool_value, boolean=True),
+    "coordinated-leadership-lease-duration": Inert(_COORDINATED, duration_value),
+    "coordinated-leadership-renew-deadline": Inert(_COORDINATED, duration_value),
+    "coordinated-leadership-retry-period": Inert(_COORDINATED, duration_value),
     "debug-socket-path": Inert(_PROFILER),
     "delete-collection-workers": Inert(
         "a collection is deleted one object after another", int_value
@@ -109,6 +120,14 @@ INERT: dict[str, Inert] = {
     "log-text-info-buffer-size": Inert(_LOG),
     "log-text-split-stream": Inert(_LOG, bool_value, boolean=True),
     "logging-format": Inert(_LOG, _logging_format),
+    "max-connection-bytes-per-sec": Inert(
+        "it opens no stream to a kubelet or pod (exec, attach, port-forward, proxy), the "
+        "connections kube throttles",
+        int_value,
+    ),
+    "peer-advertise-ip": Inert(_PEERS),
+    "peer-advertise-port": Inert(_PEERS),
+    "peer-ca-file": Inert(_PEERS),
     "permit-address-sharing": Inert(
         "the port is shared only between --workers", bool_value, boolean=True
     ),

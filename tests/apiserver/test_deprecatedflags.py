@@ -118,6 +118,8 @@ def test_flags_that_change_nothing_here_are_taken_with_why() -> None:
         ("--delete-collection-workers=x", 'strconv.ParseInt: parsing "x": invalid syntax'),
         ("--etcd-healthcheck-timeout=x", 'time: invalid duration "x"'),
         ("--v=x", 'strconv.ParseUint: parsing "x": invalid syntax'),
+        ("--max-connection-bytes-per-sec=1k", 'strconv.ParseInt: parsing "1k": invalid syntax'),
+        ("--coordinated-leadership-retry-period=2", 'time: missing unit in duration "2"'),
     ],
 )
 def test_a_bad_value_of_an_inert_flag_is_pflags_error(arg: str, message: str) -> None:
@@ -128,3 +130,7 @@ def test_a_bad_value_of_an_inert_flag_is_pflags_error(arg: str, message: str) ->
         str(caught.value)
         == f'invalid argument "{value}" for "{arg.partition("=")[0]}" flag: {message}'
     )
+
+
+def test_the_inert_table_is_in_name_order() -> None:
+    assert list(INERT) == sorted(INERT)
