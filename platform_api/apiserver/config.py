@@ -124,6 +124,7 @@ class ServerConfig:
     service_cluster_ip_range: str = "10.0.0.0/24"
     service_node_port_range: tuple[int, int] = (30000, 32767)
     kubernetes_service_node_port: int = 0  # 0: the kubernetes Service is a ClusterIP one
+    allow_privileged: bool = True  # --allow-privileged (kube's default false; installers' true)
     min_request_timeout: int = 1800  # seconds: a watch lasts this to twice this long
     lmdb_map_size: int = 8 * 2**30
     # --encryption-provider-config (storage/encryption); checked here, built at start.
@@ -280,11 +281,8 @@ def _services_and_watches(cfg: ServerConfig, given: Callable[[str], str | None])
         text = str(given("min-request-timeout"))
         cfg.min_request_timeout = parse_int("min-request-timeout", text, _ANY)
     allow = given("allow-privileged")
-    if allow is not None and not parse_bool("allow-privileged", allow):
-        raise ConfigError(
-            "--allow-privileged=false is not supported: this server allows privileged "
-            "containers, as a cluster started with --allow-privileged=true does"
-        )
+    if allow is not None:
+        cfg.allow_privileged = parse_bool("allow-privileged", allow)
 
 
 def _check_kubernetes_node_port(port: int, ports: tuple[int, int]) -> None:

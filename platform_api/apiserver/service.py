@@ -90,7 +90,9 @@ from platform_api.endpoints.scope import Handlers
 from platform_api.endpoints.tables import TableConvertor
 from platform_api.endpoints.watch import WatchStream
 from platform_api.privatefiles import private_dir
+from platform_api.registry import capabilities
 from platform_api.registry.apiregistration import STORE_KEY as APISERVICES
+from platform_api.registry.capabilities import Capabilities
 from platform_api.registry.policyparams import guard_param_access
 from platform_api.registry.rbacescalation import BINDINGS, ROLES, EscalationGuard
 from platform_api.registry.rbacescalation import GROUP as RBAC_GROUP
@@ -222,6 +224,7 @@ class APIServerService(Service):
     def build(self) -> tuple[APIServer, str, str, str]:
         """Everything but the listener; returns the server and its TLS files."""
         cfg = self.config
+        capabilities.setup(Capabilities(allow_privileged=cfg.allow_privileged))
         self._open_storage()
         cert, key, client_ca = self._tls_files()
         self.client_ca_file = client_ca

@@ -321,7 +321,8 @@ FLAGS: list[tuple[str, str, str]] = [
     (
         "allow-privileged",
         "true",
-        "If true, allow privileged containers (only true here; kube's default is false).",
+        "If true, allow privileged containers (kube's default is false; this server's is "
+        "true, as cluster installers set it).",
     ),
     ("etcd-compaction-interval", "5m0s", "How long change history is kept for watches and lists."),
     (

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from platform_api.registry import capabilities
 from platform_api.registry.gointernal import go_text
 from platform_api.registry.pvsources import descending_path
 from platform_api.validation import field
@@ -67,9 +68,9 @@ def _windows_host_process(context: Any) -> bool | None:
 
 
 def windows_host_process_rules(spec: Obj, path: str) -> list[FieldError]:
-    """kube's validateWindowsHostProcessPod (privileges allowed, as with its
-    ``--allow-privileged``): a pod's containers are all host processes or none, agree
-    with the pod's setting, and share the host's network."""
+    """kube's validateWindowsHostProcessPod: a pod's containers are all host processes
+    or none, agree with the pod's setting, share the host's network, and need
+    ``--allow-privileged``."""
     errs: list[FieldError] = []
     pod_value = _windows_host_process(spec.get("securityContext"))
     count = host_processes = 0
@@ -89,6 +90,9 @@ def windows_host_process_rules(spec: Obj, path: str) -> list[FieldError]:
         if spec.get("hostNetwork") is not True:
             why = "hostNetwork must be true if pod contains any hostProcess containers"
             errs.append(field.invalid(f"{path}.hostNetwork", False, why))
+        if not capabilities.get().allow_privileged:
+            why = "hostProcess containers are disallowed by cluster policy"
+            errs.append(field.forbidden(path, why))
     return errs
 
 
@@ -116,9 +120,12 @@ def host_users_rules(spec: Obj, path: str) -> list[FieldError]:
 
 
 def container_security_context(context: Obj, at: str, host_users: bool) -> list[FieldError]:
-    """``ValidateSecurityContext`` but for privileges (allowed here, as with kube's
-    ``--allow-privileged``).  ``host_users``: the pod shares the host's user namespace."""
-    errs = _ids(context, at, ("runAsUser", "runAsGroup"))
+    """``ValidateSecurityContext``.  ``host_users``: the pod shares the host's user
+    namespace."""
+    errs: list[FieldError] = []
+    if context.get("privileged") is True and not capabilities.get().allow_privileged:
+        errs.append(field.forbidden(f"{at}.privileged", "disallowed by cluster policy"))
+    errs += _ids(context, at, ("runAsUser", "runAsGroup"))
     mount = context.get("procMount")
     if mount is not None and mount not in PROC_MOUNTS:
         errs.append(field.not_supported(f"{at}.procMount", mount, PROC_MOUNTS))

@@ -203,11 +203,6 @@ def test_every_kube_plugin_is_known() -> None:
             {"tls-cipher-suites": "TLS_AES_128_GCM_SHA256,TLS_FOO"},
             "Cipher suite TLS_FOO not supported or doesn't exist",
         ),
-        (
-            {"allow-privileged": "false"},
-            "--allow-privileged=false is not supported: this server allows privileged "
-            "containers, as a cluster started with --allow-privileged=true does",
-        ),
     ],
 )
 def test_flags_refused_in_kubes_words(flags: dict[str, str], message: str) -> None:
@@ -270,6 +265,8 @@ def test_node_port_ranges_and_the_watch_timeout() -> None:
     assert from_flags({}).min_request_timeout == 1800
     assert from_flags({"min-request-timeout": "60"}).min_request_timeout == 60
     assert from_flags({"allow-privileged": "true"}).service_node_port_range == (30000, 32767)
+    assert from_flags({}).allow_privileged is True
+    assert from_flags({"allow-privileged": "false"}).allow_privileged is False
     assert from_flags({}).kubernetes_service_node_port == 0
     ranged = {"service-node-port-range": "30100-30109", "kubernetes-service-node-port": "30109"}
     assert from_flags(ranged).kubernetes_service_node_port == 30109

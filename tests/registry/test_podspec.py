@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from platform_api import errors
+from platform_api.registry import capabilities
 from platform_api.registry.defaults import apply_defaults, pod_spec
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.registry.workloadspec import validate_job_spec
@@ -152,3 +153,18 @@ def test_projected_paths_read_as_kubes(path: str, problems: list[str]) -> None:
     assert [str(e) for e in validate_pod_spec(spec, "spec", "p")] == [
         f'{at}: Invalid value: "{path}": {p}' for p in problems
     ]
+
+
+def test_privileged_containers_need_the_clusters_permission() -> None:
+    """kube's capabilities.AllowPrivileged (--allow-privileged), for pods and templates."""
+    spec = {"containers": [{**C, "securityContext": {"privileged": True}}]}
+    pod_spec(spec)
+    assert validate_pod_spec(spec, "spec") == []
+    capabilities.setup(capabilities.Capabilities(allow_privileged=False))
+    try:
+        assert [str(e) for e in validate_pod_spec(spec, "spec.template.spec")] == [
+            "spec.template.spec.containers[0].securityContext.privileged: Forbidden: "
+            "disallowed by cluster policy"
+        ]
+    finally:
+        capabilities.setup(capabilities.Capabilities())
