@@ -20,6 +20,7 @@ from platform_api.apiserver import (
     endpointoptions,
     storageoptions,
     tlsflags,
+    versionflags,
 )
 from platform_api.apiserver.aggregatoroptions import AggregatorOptions
 from platform_api.apiserver.audit import options as audit_options
@@ -243,6 +244,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     if given("service-cluster-ip-range") is not None:
         cfg.service_cluster_ip_range = _cidr(str(given("service-cluster-ip-range")))
     _services_and_watches(cfg, given)
+    versionflags.check(given)
     if given("controllers") is not None:
         cfg.controllers = _controllers(str(given("controllers")))
     if given("enable-garbage-collector") is not None:

@@ -370,6 +370,31 @@ FLAGS: list[tuple[str, str, str]] = [
         "api/alpha=true or batch/v1=false.",
     ),
     (
+        "emulated-version",
+        "kube=1.36",
+        "The versions different components emulate their capabilities (APIs, features, ...) "
+        "of. Version format could only be major.minor, for example: "
+        "'--emulated-version=kube=1.36'. This server is v1.36 and emulates no older release.",
+    ),
+    (
+        "min-compatibility-version",
+        "kube=1.35",
+        "The min version of control plane components the server should be compatible with. "
+        "Must be less or equal to the emulated-version. Options are: kube=1.33..1.36.",
+    ),
+    (
+        "emulation-forward-compatible",
+        "false",
+        "Can only be set to true if the emulation version is lower than the binary version "
+        "(never here).",
+    ),
+    (
+        "runtime-config-emulation-forward-compatible",
+        "false",
+        "Can only be set to true if the emulation version is lower than the binary version "
+        "(never here).",
+    ),
+    (
         "enable-garbage-collector",
         "true",
         "Enables the generic garbage collector. MUST be synced with the corresponding flag of "
@@ -406,6 +431,8 @@ BOOL_FLAGS = (
     "disable-http2-serving",
     "service-account-extend-token-expiration",
     "enable-garbage-collector",
+    "emulation-forward-compatible",
+    "runtime-config-emulation-forward-compatible",
 )
 # kube-apiserver's slice, array and map flags: every occurrence counts.
 GATHERED = {
@@ -413,7 +440,8 @@ GATHERED = {
         (
             "api-audiences", "authorization-mode", "cors-allowed-origins",
             "disable-admission-plugins", "enable-admission-plugins", "etcd-servers",
-            "feature-gates", "oidc-required-claim", "oidc-signing-algs",
+            "emulated-version", "feature-gates", "min-compatibility-version",
+            "oidc-required-claim", "oidc-signing-algs",
             "requestheader-allowed-names", "requestheader-extra-headers-prefix",
             "requestheader-group-headers", "requestheader-uid-headers",
             "requestheader-username-headers", "runtime-config", "service-account-issuer",

@@ -381,6 +381,8 @@ def test_a_kubeadm_command_line_starts_and_its_node_port_range_holds(tmp_path: P
         "--v=2",
         "--service-node-port-range=30100-30109",
         "--kubernetes-service-node-port=30105",
+        "--emulated-version=kube=1.36",
+        "--min-compatibility-version=1.35",
         "--min-request-timeout=1",
     )
     try:
