@@ -33,7 +33,6 @@ from platform_api.apiserver import (
     loopbackstore,
     pki,
     serviceaccounts,
-    sni,
 )
 from platform_api.apiserver.admission import build_admission
 from platform_api.apiserver.aggregation import build_aggregation
@@ -72,13 +71,10 @@ from platform_api.apiserver.signals import (
 from platform_api.apiserver.site import APIRequest, APIServer, APISite, Filters
 from platform_api.apiserver.storagebackend import open_backend
 from platform_api.apiserver.storageoptions import ETCD3
-from platform_api.apiserver.tls import serving_options
+from platform_api.apiserver.tls import serving_options_for
 from platform_api.apiserver.workermetrics import MetricsExchange
 from platform_api.apiserver.workerslot import WakeSiblings, WorkerSlot, WorkerStates
 from platform_api.authentication.user import MASTERS, UserInfo
-from platform_api.authentication.x509 import (
-    load_pem_certificates,
-)
 from platform_api.authorization.interface import Authorizer
 from platform_api.authorization.node import NodeAuthorizer
 from platform_api.authorization.nodegraph import NodeGraph
@@ -420,7 +416,6 @@ class APIServerService(Service):
             ignore_repeated_signals(self.reactor)
         cfg = self.config
         server, cert, key, client_ca = self.build()
-        cas = load_pem_certificates(client_ca) if client_ca else []
         # The API takes no HTML form posts; checking every POST for one cost ~7% of CPU.
         site = APISite(
             server.resource(),
@@ -429,16 +424,7 @@ class APIServerService(Service):
             parsePOSTFormSubmission=False,
         )
         site.displayTracebacks = False
-        sni_pairs = tuple(sni.load(named) for named in cfg.tls_sni_cert_keys)
-        tls = serving_options(
-            cert,
-            key,
-            cas,
-            cfg.tls_min_version,
-            cfg.tls_cipher_suites,
-            sni=sni_pairs,
-            curves=cfg.tls_curve_preferences,
-        )
+        tls = serving_options_for(cfg, cert, key, client_ca)
         self.backend.start()
         # Alone, every commit is this process's own; on etcd every commit, any replica's,
         # comes through this process's own etcd watch: neither polls a change log.

@@ -16,8 +16,11 @@ from OpenSSL import SSL, crypto
 from twisted.internet.ssl import AcceptableCiphers, CertificateOptions, TLSVersion
 from twisted.logger import Logger
 
+from platform_api.apiserver import sni
+from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.sni import NameMap, Pair
 from platform_api.apiserver.tlsflags import VERSIONS, openssl_cipher_string, set_groups
+from platform_api.authentication.x509 import load_pem_certificates
 from platform_api.pem import certificate_options
 
 log = Logger()
@@ -67,6 +70,23 @@ class ServingOptions(CertificateOptions):
         except Exception:  # as Twisted's own SNI callback: end this handshake only
             log.failure("while choosing the certificate for a TLS handshake")
             conn.get_app_data().abortConnection()
+
+
+def serving_options_for(
+    cfg: ServerConfig, cert_file: str, key_file: str, client_ca_file: str
+) -> ServingOptions:
+    """The serving context the configuration asks for: its certificate, client CAs,
+    TLS versions, suites and curves, and the --tls-sni-cert-key pairs."""
+    cas = load_pem_certificates(client_ca_file) if client_ca_file else []
+    return serving_options(
+        cert_file,
+        key_file,
+        cas,
+        cfg.tls_min_version,
+        cfg.tls_cipher_suites,
+        sni=tuple(sni.load(named) for named in cfg.tls_sni_cert_keys),
+        curves=cfg.tls_curve_preferences,
+    )
 
 
 def serving_options(
