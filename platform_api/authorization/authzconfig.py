@@ -20,8 +20,8 @@ import yaml
 from platform_api.apiserver.flagvalues import ConfigError as FlagError
 from platform_api.apiserver.flagvalues import parse_duration
 from platform_api.client import kubeconfig
+from platform_api.codec.configfile import ConfigKind, DecodeError
 from platform_api.goduration import format_duration
-from platform_api.gotext import json_kind
 from platform_api.validation import field as fe
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.names import is_dns1123_subdomain
@@ -49,6 +49,7 @@ _FIELDS = {
     "connectionInfo": {"type", "kubeConfigFile"},
     "matchConditions": {"expression"},
 }
+SCHEMA = ConfigKind(KIND, API_VERSIONS, _FIELDS)
 
 
 class ConfigError(ValueError):
@@ -108,7 +109,7 @@ def load(path: str, required_types: frozenset[str] = frozenset()) -> Authorizati
 def load_data(data: bytes, required_types: frozenset[str] = frozenset()) -> AuthorizationConfig:
     try:
         config = _decode(data)
-    except _DecodeError as e:
+    except DecodeError as e:
         raise ConfigError(f"failed to load AuthorizationConfiguration from file: {e}") from None
     errors = validate(config)
     if errors:
@@ -132,109 +133,61 @@ def load_data(data: bytes, required_types: frozenset[str] = frozenset()) -> Auth
 # -- strict decoding ------------------------------------------------------------------
 
 
-class _DecodeError(ValueError):
-    pass
-
-
 def _decode(data: bytes) -> AuthorizationConfig:
-    try:
-        doc = (
-            yaml.safe_load(data) if data.strip() else {"kind": KIND, "apiVersion": API_VERSIONS[0]}
-        )
-    except yaml.YAMLError as e:
-        raise _DecodeError(f"error converting YAML to JSON: {e}") from None
-    if not isinstance(doc, dict) or not doc.get("kind"):
-        raise _DecodeError("Object 'Kind' is missing")
-    if doc.get("apiVersion") not in API_VERSIONS or doc["kind"] != KIND:
-        raise _DecodeError(
-            f'no kind "{doc["kind"]}" is registered for version "{doc.get("apiVersion")}"'
-        )
-    unknown = _unknown_fields(doc, "", "")
-    if unknown:
-        listed = ", ".join(f'unknown field "{u}"' for u in unknown)
-        raise _DecodeError(f"strict decoding error: {listed}")
-    entries = _typed(doc.get("authorizers"), "authorizers", list, [])
+    doc = SCHEMA.document(data, empty={"kind": KIND, "apiVersion": API_VERSIONS[0]})
+    entries = SCHEMA.typed(doc.get("authorizers"), "authorizers", list, [])
     authorizers = []
     for i, item in enumerate(entries):
         at = f"authorizers[{i}]"
-        entry = _typed(item, at, dict, {})
+        entry = SCHEMA.typed(item, at, dict, {})
         hook = entry.get("webhook")
         authorizers.append(
             AuthorizerConfig(
-                type=_field(entry, "type", at, str, ""),
-                name=_field(entry, "name", at, str, ""),
+                type=SCHEMA.field(entry, "type", at, str, ""),
+                name=SCHEMA.field(entry, "name", at, str, ""),
                 webhook=None if hook is None else _webhook(hook, f"{at}.webhook"),
             )
         )
     return AuthorizationConfig(authorizers)
 
 
-def _unknown_fields(value: Any, kind: str, at: str) -> list[str]:
-    if isinstance(value, list):
-        return [
-            u for i, item in enumerate(value) for u in _unknown_fields(item, kind, f"{at}[{i}]")
-        ]
-    if not isinstance(value, dict) or kind not in _FIELDS:
-        return []
-    found = []
-    for key, item in value.items():
-        path = f"{at}.{key}" if at else str(key)
-        if key not in _FIELDS[kind]:
-            found.append(path)
-        else:
-            found += _unknown_fields(item, str(key), path)
-    return found
-
-
-def _typed(value: Any, at: str, kind: type, default: Any) -> Any:
-    if value is None:
-        return default
-    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-        names = {str: "string", list: "array", dict: "object", bool: "bool"}
-        raise _DecodeError(
-            f"json: cannot unmarshal {json_kind(value)} into Go struct field "
-            f"AuthorizationConfiguration.{at} of type {names[kind]}"
-        )
-    return value
-
-
 def _duration(block: dict[str, Any], key: str, at: str, default: float) -> float:
-    text = _field(block, key, at, str, None)
+    text = SCHEMA.field(block, key, at, str, None)
     if text is None:
         return default
     try:
         value = parse_duration(key, text)
     except FlagError:
-        raise _DecodeError(f'time: invalid duration "{text}"') from None
+        raise DecodeError(f'time: invalid duration "{text}"') from None
     return value or default  # kube defaults zero durations too
 
 
-def _field(block: dict[str, Any], key: str, at: str, kind: type, default: Any) -> Any:
-    return _typed(block.get(key), f"{at}.{key}", kind, default)
-
-
 def _webhook(block: Any, at: str) -> WebhookConfig:
-    block = _typed(block, at, dict, {})
-    info = _field(block, "connectionInfo", at, dict, {})
+    block = SCHEMA.typed(block, at, dict, {})
+    info = SCHEMA.field(block, "connectionInfo", at, dict, {})
     conditions = []
-    for i, item in enumerate(_field(block, "matchConditions", at, list, [])):
+    for i, item in enumerate(SCHEMA.field(block, "matchConditions", at, list, [])):
         where = f"{at}.matchConditions[{i}]"
         conditions.append(
-            MatchCondition(_field(_typed(item, where, dict, {}), "expression", where, str, ""))
+            MatchCondition(
+                SCHEMA.field(SCHEMA.typed(item, where, dict, {}), "expression", where, str, "")
+            )
         )
     return WebhookConfig(
         timeout=_duration(block, "timeout", at, 0.0),
         authorized_ttl=_duration(block, "authorizedTTL", at, 300.0),
         unauthorized_ttl=_duration(block, "unauthorizedTTL", at, 30.0),
-        cache_authorized=_field(block, "cacheAuthorizedRequests", at, bool, True),
-        cache_unauthorized=_field(block, "cacheUnauthorizedRequests", at, bool, True),
-        subject_access_review_version=_field(block, "subjectAccessReviewVersion", at, str, ""),
-        match_condition_version=_field(
+        cache_authorized=SCHEMA.field(block, "cacheAuthorizedRequests", at, bool, True),
+        cache_unauthorized=SCHEMA.field(block, "cacheUnauthorizedRequests", at, bool, True),
+        subject_access_review_version=SCHEMA.field(
+            block, "subjectAccessReviewVersion", at, str, ""
+        ),
+        match_condition_version=SCHEMA.field(
             block, "matchConditionSubjectAccessReviewVersion", at, str, ""
         ),
-        failure_policy=_field(block, "failurePolicy", at, str, ""),
-        connection_type=_field(info, "type", f"{at}.connectionInfo", str, ""),
-        kubeconfig_file=_field(info, "kubeConfigFile", f"{at}.connectionInfo", str, None),
+        failure_policy=SCHEMA.field(block, "failurePolicy", at, str, ""),
+        connection_type=SCHEMA.field(info, "type", f"{at}.connectionInfo", str, ""),
+        kubeconfig_file=SCHEMA.field(info, "kubeConfigFile", f"{at}.connectionInfo", str, None),
         match_conditions=conditions,
     )
 
