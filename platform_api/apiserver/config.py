@@ -17,6 +17,7 @@ from platform_api.admission.webhook.credentials import load_admission_config
 from platform_api.apiserver import (
     aggregatoroptions,
     authflags,
+    egressselector,
     endpointoptions,
     storageoptions,
     tlsflags,
@@ -245,6 +246,8 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         cfg.service_cluster_ip_range = _cidr(str(given("service-cluster-ip-range")))
     _services_and_watches(cfg, given)
     versionflags.check(given)
+    if given("egress-selector-config-file"):
+        egressselector.check(str(given("egress-selector-config-file")))  # all Direct
     if given("controllers") is not None:
         cfg.controllers = _controllers(str(given("controllers")))
     if given("enable-garbage-collector") is not None:

@@ -370,6 +370,12 @@ FLAGS: list[tuple[str, str, str]] = [
         "api/alpha=true or batch/v1=false.",
     ),
     (
+        "egress-selector-config-file",
+        "",
+        "File with apiserver egress selector configuration (EgressSelectorConfiguration; "
+        "only Direct connections: this server dials directly).",
+    ),
+    (
         "emulated-version",
         "kube=1.36",
         "The versions different components emulate their capabilities (APIs, features, ...) "

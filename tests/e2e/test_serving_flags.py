@@ -221,6 +221,12 @@ def test_sni_certificates_by_name(tmp_path: Path) -> None:
         ),
         ("--tls-curve-preferences=23,23", "Error: duplicate curve preference 23"),
         (
+            "--egress-selector-config-file=/nonexistent/egress.yaml",
+            "Error: failed to read egress selector config: unable to read egress selector "
+            'configuration from "/nonexistent/egress.yaml" [open /nonexistent/egress.yaml: no '
+            "such file or directory]",
+        ),
+        (
             "--tls-sni-cert-key=only.crt",
             'Error: invalid argument "only.crt" for "--tls-sni-cert-key" flag: expected comma '
             "separated certificate and key file paths",
