@@ -14,9 +14,11 @@ from benchmarks.proctree import Usage, per_request, roles, snapshot
 
 # A parent that starts children named as a server's tree is (a worker, a writer), then
 # waits; each child spins for 0.3 s of CPU so it has CPU to count, says so, then sleeps.
+# One write(2) of a whole line: print() under PYTHONUNBUFFERED writes "spun" and "\n"
+# apart, and the two children's words then interleave on their shared pipe.
 SPIN = (
-    "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
-    "print('spun', flush=True)\ntime.sleep(30)"
+    "import os, time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    "os.write(1, b'spun\\n')\ntime.sleep(30)"
 )
 PARENT = f"""
 import subprocess, sys, time
