@@ -11,6 +11,7 @@ import ipaddress
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from platform_api.admission import plugins as admission_plugins
 from platform_api.admission.webhook.credentials import load_admission_config
@@ -49,6 +50,9 @@ from platform_api.controllers import signingoptions
 from platform_api.controllers.legacytokenoptions import CLEAN_UP_PERIOD, clean_up_period
 from platform_api.controllers.signingoptions import SigningOptions
 
+if TYPE_CHECKING:  # loaded only when --tls-sni-cert-key is given (cryptography)
+    from platform_api.apiserver.sni import Pair
+
 # kube-controller-manager's names for the controllers (and old aliases): one table with
 # twistd platform-controller-manager, in platform_api/controllers/registry.py.
 CONTROLLERS = controller_registry.names()
@@ -71,7 +75,7 @@ class ServerConfig:
     tls_private_key_file: str = ""
     tls_min_version: str = ""  # --tls-min-version: Go's name; "" is VersionTLS12
     tls_cipher_suites: tuple[str, ...] = ()  # --tls-cipher-suites: Go's names
-    tls_sni_cert_keys: tuple[tlsflags.NamedCertKey, ...] = ()  # --tls-sni-cert-key
+    tls_sni_pairs: tuple[Pair, ...] = ()  # --tls-sni-cert-key, loaded once (sni.py)
     tls_curve_preferences: tuple[int, ...] = ()  # --tls-curve-preferences: Go's CurveIDs
     strict_transport_security_directives: tuple[str, ...] = ()
     disable_http2_serving: bool = False  # ALPN offers HTTP/1.1 only
@@ -367,12 +371,11 @@ def _connection_policies(cfg: ServerConfig, given: Callable[[str], str | None]) 
     cfg.tls_curve_preferences = tlsflags.curve_preferences(given("tls-curve-preferences"))
     pairs = given("tls-sni-cert-key")
     given_pairs = pairs.split(ARRAY) if pairs is not None else []
-    cfg.tls_sni_cert_keys = tlsflags.named_cert_keys(given_pairs)
-    if cfg.tls_sni_cert_keys:
+    named = tlsflags.named_cert_keys(given_pairs)
+    if named:  # read and checked now: a start with a bad pair fails, as kube's
         from platform_api.apiserver import sni  # noqa: PLC0415 - cryptography, when asked
 
-        for named in cfg.tls_sni_cert_keys:
-            sni.load(named)  # a start with a bad pair fails now, as kube's
+        cfg.tls_sni_pairs = tuple(sni.load(pair) for pair in named)
     if given("disable-http2-serving") is not None:
         text = str(given("disable-http2-serving"))
         cfg.disable_http2_serving = parse_bool("disable-http2-serving", text)

@@ -73,6 +73,8 @@ def check(path: str) -> dict[str, str]:
 
 
 def _selections(doc: Obj) -> list[Obj]:
+    """The selections, each field's JSON type checked as Go's decoder checks it (the
+    validation below reads the dicts themselves)."""
     items = SCHEMA.typed(doc.get("egressSelections"), "egressSelections", list, [])
     out = []
     for i, item in enumerate(items):

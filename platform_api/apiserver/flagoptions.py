@@ -17,10 +17,9 @@ from typing import Any, NoReturn
 
 from twisted.python import usage
 
-from platform_api.apiserver.flagvalues import ARRAY, LIST, ConfigError
+from platform_api.apiserver.flagvalues import ConfigError
 
 Flag = tuple[str, str, str]  # name, default shown in --help, help text
-__all__ = ["ARRAY", "LIST", "FlagOptions", "fail", "gather", "parameters"]
 
 
 def parameters(flags: Sequence[Flag]) -> list[list[Any]]:

@@ -17,7 +17,8 @@ from platform_api.apiserver import (
 )
 from platform_api.apiserver.audit import options as audit_options
 from platform_api.apiserver.config import ServerConfig, from_flags
-from platform_api.apiserver.flagoptions import ARRAY, LIST, FlagOptions, parameters
+from platform_api.apiserver.flagoptions import FlagOptions, parameters
+from platform_api.apiserver.flagvalues import ARRAY, LIST
 from platform_api.apiserver.inertflags import INERT
 from platform_api.controllers import legacytokenoptions, signingoptions
 

@@ -16,7 +16,6 @@ from OpenSSL import SSL, crypto
 from twisted.internet.ssl import AcceptableCiphers, CertificateOptions, TLSVersion
 from twisted.logger import Logger
 
-from platform_api.apiserver import sni
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.sni import NameMap, Pair
 from platform_api.apiserver.tlsflags import VERSIONS, openssl_cipher_string, set_groups
@@ -84,7 +83,7 @@ def serving_options_for(
         cas,
         cfg.tls_min_version,
         cfg.tls_cipher_suites,
-        sni=tuple(sni.load(named) for named in cfg.tls_sni_cert_keys),
+        sni=cfg.tls_sni_pairs,
         curves=cfg.tls_curve_preferences,
     )
 

@@ -7,8 +7,14 @@ from typing import Any
 
 from twisted.application.service import IService
 
-from platform_api.apiserver.flagoptions import LIST, FlagOptions, parameters
-from platform_api.apiserver.flagvalues import ConfigError, parse_bool, parse_duration, parse_int
+from platform_api.apiserver.flagoptions import FlagOptions, parameters
+from platform_api.apiserver.flagvalues import (
+    LIST,
+    ConfigError,
+    parse_bool,
+    parse_duration,
+    parse_int,
+)
 from platform_api.authentication.serviceaccount import load_private_key
 from platform_api.controllers import legacytokenoptions, registry, signingoptions
 from platform_api.controllers.signingoptions import SigningOptions

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from platform_api.apiserver.flagoptions import ARRAY, LIST, gather
+from platform_api.apiserver.flagoptions import gather
+from platform_api.apiserver.flagvalues import ARRAY, LIST
 from platform_api.apiserver.tap import Options
 from platform_api.controllermanager.tap import Options as ManagerOptions
 
