@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_api import gourl
 from platform_api.apiextensions import validation_gojson as gojson
 from platform_api.apiextensions import validation_internal as internal
-from platform_api.apiextensions import validation_webhook as webhook
 from platform_api.apiextensions.validation_options import CREATE, Options, update_options
 from platform_api.apiextensions.validation_spec import validate_names, validate_spec
 from platform_api.validation import field
@@ -80,8 +80,8 @@ def _approval_state(crd: Obj) -> tuple[str, str]:
     if value.startswith("unapproved"):
         return "bypassed", f"not approved: {field.go_quote(value)}"
     try:
-        url = webhook.go_parse_url(value, request_uri=True)
-    except ValueError:
+        url = gourl.parse_request_uri(value)
+    except gourl.URLError:
         url = None
     if url is not None and url.host and url.scheme:
         return "approved", f"approved in {value}"

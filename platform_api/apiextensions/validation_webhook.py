@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from cryptography import x509
 
+from platform_api import gourl
 from platform_api.apiextensions import validation_gojson as gojson
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
@@ -26,129 +26,11 @@ ACCEPTED_REVIEW_VERSIONS = ("v1", "v1beta1")
 _FORM = "; desired format: https://host[/path]"
 
 
-@dataclass
-class GoURL:
-    """The parts of a parsed URL that webhook validation reads."""
-
-    scheme: str = ""
-    user: str | None = None
-    host: str = ""
-    raw_query: str = ""
-    fragment: str = ""
-
-
-_HEX = re.compile(r"%(?![0-9A-Fa-f]{2})(.{0,2})", re.DOTALL)
-_HOST_CHARS = set("!$&'()*+,;=:[]<>\"-_.~")
-_USER_CHARS = set("-._:~!$&'()*+,;=%@")
-
-
-def _unescape(text: str, host: bool = False) -> str:
-    """Go's ``unescape`` checks: escapes are ``%XX``; a host has no other odd ASCII."""
-    for i, char in enumerate(text):
-        if char == "%":
-            bad = _HEX.match(text, i)
-            if bad:
-                raise ValueError(f'invalid URL escape "%{bad.group(1)}"')
-            if host and int(text[i + 1], 16) < 8 and text[i : i + 3] != "%25":
-                raise ValueError(f'invalid URL escape "{text[i : i + 3]}"')
-        elif host and char.isascii() and not char.isalnum() and char not in _HOST_CHARS:
-            raise ValueError(f"invalid character {field.go_quote(char)} in host name")
-    return text
-
-
-def _valid_port(colon_port: str) -> bool:
-    return colon_port == "" or (
-        colon_port[0] == ":" and all(c in "0123456789" for c in colon_port[1:])
-    )
-
-
-def _parse_host(host: str) -> str:
-    if host.startswith("["):
-        end = host.rfind("]")
-        if end < 0:
-            raise ValueError("missing ']' in host")
-        if not _valid_port(host[end + 1 :]):
-            raise ValueError(f'invalid port "{host[end + 1 :]}" after host')
-    elif ":" in host:
-        colon_port = host[host.rfind(":") :]
-        if not _valid_port(colon_port):
-            raise ValueError(f'invalid port "{colon_port}" after host')
-    return _unescape(host, host=True)
-
-
-def _scheme(raw: str) -> tuple[str, str]:
-    for i, char in enumerate(raw):
-        if char.isascii() and char.isalpha():
-            continue
-        if char.isascii() and (char.isdigit() or char in "+-."):
-            if i == 0:
-                return "", raw
-            continue
-        if char == ":":
-            if i == 0:
-                raise ValueError("missing protocol scheme")
-            return raw[:i], raw[i + 1 :]
-        return "", raw
-    return "", raw
-
-
-def go_parse_url(raw: str, request_uri: bool = False) -> GoURL:
-    """Go's ``url.Parse`` (or ``ParseRequestURI``); ValueError with Go's message."""
-    text, fragment = raw, ""
-    if not request_uri and "#" in raw:
-        text, fragment = raw.split("#", 1)
-    try:
-        url = _parse(text, request_uri)
-    except ValueError as e:
-        raise ValueError(f"parse {field.go_quote(text)}: {e}") from None
-    try:
-        url.fragment = _unescape(fragment)
-    except ValueError as e:
-        raise ValueError(f"parse {field.go_quote(raw)}: {e}") from None
-    return url
-
-
-def _parse(raw: str, request_uri: bool) -> GoURL:
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in raw):
-        raise ValueError("net/url: invalid control character in URL")
-    if raw == "" and request_uri:
-        raise ValueError("empty url")
-    url = GoURL()
-    if raw == "*":
-        return url
-    scheme, rest = _scheme(raw)
-    url.scheme = scheme.lower()
-    if rest.endswith("?") and rest.count("?") == 1:
-        rest = rest[:-1]
-    elif "?" in rest:
-        rest, url.raw_query = rest.split("?", 1)
-    if not rest.startswith("/"):
-        if url.scheme:
-            return url  # an opaque URL
-        if request_uri:
-            raise ValueError("invalid URI for request")
-        if ":" in rest.split("/", 1)[0]:
-            raise ValueError("first path segment in URL cannot contain colon")
-    if (url.scheme or (not request_uri and not rest.startswith("///"))) and rest.startswith("//"):
-        authority, slash, path = rest[2:].partition("/")
-        at = authority.rfind("@")
-        url.host = _parse_host(authority[at + 1 :])
-        if at >= 0:
-            if any(
-                c.isascii() and not c.isalnum() and c not in _USER_CHARS for c in authority[:at]
-            ):
-                raise ValueError("net/url: invalid userinfo")
-            url.user = _unescape(authority[:at])
-        rest = slash + path
-    _unescape(rest)
-    return url
-
-
 def validate_webhook_url(path: str, url: str) -> list[FieldError]:
     """``ValidateWebhookURL`` with https required."""
     try:
-        parsed = go_parse_url(url)
-    except ValueError as e:
+        parsed = gourl.parse(url)
+    except gourl.URLError as e:
         return [field.required(path, f"url must be a valid URL: {e}{_FORM}")]
     errs = []
     if parsed.scheme != "https":

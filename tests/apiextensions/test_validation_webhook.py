@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from platform_api.apiextensions.validation_webhook import ca_bundle_error, go_parse_url
+from platform_api.apiextensions.validation_webhook import ca_bundle_error
 from platform_api.validation.names import is_dns1035_label, is_dns1123_subdomain
 from tests.apiextensions.builders import crd, create_errors, stored, update_errors, ver
 
@@ -328,46 +328,3 @@ def test_unknown_review_versions_ratchet_on_update() -> None:
     assert (
         update_errors(unknown, stored(conv({"url": "https://example.com"}, versions=["v4"]))) == []
     )
-
-
-@pytest.mark.parametrize(
-    ("url", "scheme", "host", "user", "query", "fragment"),
-    [
-        ("https://example.com/a?b=c#d", "https", "example.com", None, "b=c", "d"),
-        ("HTTPS://u:p@[::1]:8443/", "https", "[::1]:8443", "u:p", "", ""),
-        ("https:opaque", "https", "", None, "", ""),
-        ("//host/path", "", "host", None, "", ""),
-        ("/just/a/path?", "", "", None, "", ""),
-    ],
-)
-def test_go_parse_url(
-    url: str, scheme: str, host: str, user: str | None, query: str, fragment: str
-) -> None:
-    parsed = go_parse_url(url)
-    assert (parsed.scheme, parsed.host, parsed.user, parsed.raw_query, parsed.fragment) == (
-        scheme,
-        host,
-        user,
-        query,
-        fragment,
-    )
-
-
-@pytest.mark.parametrize(
-    ("url", "message"),
-    [
-        ("a b:c", 'parse "a b:c": first path segment in URL cannot contain colon'),
-        ("https://x\ty", 'parse "https://x\\ty": net/url: invalid control character in URL'),
-        ("https://h:+1", 'parse "https://h:+1": invalid port ":+1" after host'),
-    ],
-)
-def test_go_parse_url_errors(url: str, message: str) -> None:
-    with pytest.raises(ValueError, match=r"^parse ") as caught:
-        go_parse_url(url)
-    assert str(caught.value) == message
-
-
-def test_parse_request_uri() -> None:
-    assert go_parse_url("https://example.com", request_uri=True).host == "example.com"
-    with pytest.raises(ValueError, match="invalid URI for request"):
-        go_parse_url("unapproved", request_uri=True)

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from platform_api.cel.library.decl import Function, glob, member
-from platform_api.cel.library.urls import URLError, parse_request_uri
 from platform_api.cel.protos import library_class
+from platform_api.gourl import URLError, parse_request_uri
 from platform_api.validation import names
 
 NamedFormat = library_class("kubernetes.NamedFormat")
