@@ -195,6 +195,11 @@ def quote_rune(char: str, quote: str = "'") -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+def open_error(path: str, error: OSError) -> str:
+    """An OSError as Go's ``os.Open`` words it: ``open p: no such file or directory``."""
+    return f"open {path}: {(error.strerror or str(error)).lower()}"
+
+
 def quote(value: str) -> str:
     """``%q`` of a string (``strconv.Quote``), as kube's messages print names."""
     if value.isascii() and value.isprintable():

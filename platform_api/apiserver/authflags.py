@@ -25,6 +25,7 @@ from platform_api.authentication.oidc import OIDCOptions
 from platform_api.authorization import abac, authzconfig
 from platform_api.client import kubeconfig
 from platform_api.client.kubeconfig import KubeconfigError
+from platform_api.gotext import open_error
 
 if TYPE_CHECKING:
     from platform_api.apiserver.config import ServerConfig
@@ -84,7 +85,7 @@ def _authorization_config(cfg: ServerConfig, given: Given) -> None:
     except authzconfig.ConfigError as e:
         raise ConfigError(str(e)) from None
     except OSError as e:
-        raise ConfigError(f"open {path}: {(e.strerror or str(e)).lower()}") from None
+        raise ConfigError(open_error(path, e)) from None
     cfg.authorization_config = path
     # The types in force at start: the service builds the authorizers they need.
     cfg.authorization_modes = list(dict.fromkeys(a.type for a in loaded.authorizers))

@@ -16,6 +16,7 @@ from typing import Any
 
 from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.codec.configfile import ConfigKind, DecodeError
+from platform_api.gotext import open_error
 from platform_api.validation import field as fe
 from platform_api.validation.field import FieldError, GoText
 
@@ -47,7 +48,7 @@ def check(path: str) -> dict[str, str]:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
-        reason = f"open {path}: {(e.strerror or str(e)).lower()}"
+        reason = open_error(path, e)
         raise ConfigError(
             f"failed to read egress selector config: unable to read egress selector "
             f'configuration from "{path}" [{reason}]'

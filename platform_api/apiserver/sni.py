@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives import serialization
 
 from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.apiserver.tlsflags import NamedCertKey
+from platform_api.gotext import open_error
 from platform_api.pem import load_private_key
 from platform_api.validation.ips import parse_ip
 from platform_api.validation.names import is_dns1123_subdomain
@@ -63,7 +64,7 @@ def _read(path: str) -> bytes:
         with open(path, "rb") as f:
             return f.read()
     except OSError as e:  # Go's *PathError text
-        raise ValueError(f"open {path}: {(e.strerror or str(e)).lower()}") from None
+        raise ValueError(open_error(path, e)) from None
 
 
 def certificate_names(cert: x509.Certificate) -> list[str]:

@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 import yaml
 
 from platform_api.apiserver.flagvalues import parse_duration
+from platform_api.gotext import open_error
 from platform_api.validation import field as fe
 
 API_VERSIONS = ("apiserver.config.platform.io/v1",)
@@ -107,7 +108,7 @@ def _read(path: str) -> tuple[bytes, str]:
     except OSError as e:
         raise EncryptionConfigError(
             "error while loading file: error reading encryption provider configuration "
-            f'file "{path}": open {path}: {(e.strerror or str(e)).lower()}'
+            f'file "{path}": {open_error(path, e)}'
         ) from None
     if not data:
         raise EncryptionConfigError(
