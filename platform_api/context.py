@@ -4,12 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from twisted.logger import Logger
 
 from platform_api.authentication.user import UserInfo
 
 _log = Logger()
+
+
+class Trace(Protocol):
+    """A traced request's spans (apiserver/tracing.py's RequestTrace): layers below the
+    filters open theirs under ``child``; spans are OpenTelemetry's, ended by the opener."""
+
+    def child(self, name: str, attributes: dict[str, Any]) -> Any: ...
+
+    def handler(self, request: Any, info: Any) -> Any: ...
+
+    def end_handler(self) -> None: ...
+
+    def outgoing(self, parent: Any, method: str, url: str) -> tuple[Any, dict[str, str]]: ...
 
 
 @dataclass
@@ -31,6 +45,8 @@ class Context:
     # What to take back if the request fails after all (kube's FinishFunc(false)): an
     # allocator that wrote an IPAddress for a Service that is then refused.
     undo: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    # --tracing-config-file: the request's spans, when it is sampled.
+    trace: Trace | None = None
 
     def warn(self, text: str) -> None:
         if text not in self.warnings:

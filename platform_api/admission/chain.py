@@ -347,6 +347,7 @@ def admission_request(
         options=options if attrs.operation in _OPTIONS_KIND else None,
         object=obj,
         old_object=old,
+        trace=scope.ctx.trace,
     )
 
 

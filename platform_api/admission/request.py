@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_api.authentication.user import UserInfo
+from platform_api.context import Trace
 
 Obj = dict[str, Any]
 
@@ -36,6 +37,7 @@ class AdmissionRequest:
     # and sees the request converted to it (matchPolicy: Equivalent); else None.
     request_kind: tuple[str, str, str] | None = None
     request_resource: tuple[str, str, str] | None = None
+    trace: Trace | None = None  # the request's spans, when it is traced
 
 
 def request_body(req: AdmissionRequest, uid: str) -> Obj:

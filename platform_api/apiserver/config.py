@@ -22,6 +22,7 @@ from platform_api.apiserver import (
     endpointoptions,
     storageoptions,
     tlsflags,
+    tracingconfig,
     versionflags,
 )
 from platform_api.apiserver.aggregatoroptions import AggregatorOptions
@@ -144,6 +145,7 @@ class ServerConfig:
     # the garbage collector does not run (kube's genericregistry EnableGarbageCollection).
     enable_garbage_collector: bool = True
     signing: SigningOptions = field(default_factory=SigningOptions)  # --cluster-signing-*
+    tracing: tracingconfig.TracingConfig | None = None  # --tracing-config-file
     legacy_token_clean_up_period: float = CLEAN_UP_PERIOD  # kube-controller-manager's flag
     enable_admission_plugins: tuple[str, ...] = ()
     disable_admission_plugins: tuple[str, ...] = ()
@@ -252,6 +254,8 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     versionflags.check(given)
     if given("egress-selector-config-file"):
         egressselector.check(str(given("egress-selector-config-file")))  # all Direct
+    if given("tracing-config-file"):
+        cfg.tracing = tracingconfig.load(str(given("tracing-config-file")))
     if given("controllers") is not None:
         cfg.controllers = _controllers(str(given("controllers")))
     if given("enable-garbage-collector") is not None:

@@ -52,6 +52,7 @@ from platform_api.apiserver.features import (
 )
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
 from platform_api.apiserver.hiddenmetrics import show_hidden, watch_database
+from platform_api.apiserver.identity import server_id
 from platform_api.apiserver.leadership import (
     LEASE_NAME,
     SERVER_LEASE_NAME,
@@ -109,6 +110,7 @@ class APIServerService(Service):
     name = "platform-apiserver"
     rbac_bootstrapped = False  # the default roles and bindings are reconciled
     auditor: Any = None  # --audit-policy-file with a backend: flushed at stop
+    tracing: Any = None  # --tracing-config-file: spans exported, flushed at stop
 
     def __init__(
         self,
@@ -404,6 +406,10 @@ class APIServerService(Service):
             filters, self.storage, self.stores.values(), self.backend.storage_size, self.hub
         )
         audit_options.install(filters, self.auditor)
+        if cfg.tracing is not None:  # the SDK is imported only when asked for
+            from platform_api.apiserver.tracing import Tracing  # noqa: PLC0415
+
+            self.tracing = filters.tracing = Tracing(cfg.tracing, server_id(), self.reactor)
         return filters
 
     # -- lifetime -----------------------------------------------------------------------
@@ -567,6 +573,8 @@ class APIServerService(Service):
         self.backend.close()
         if self.auditor is not None:
             self.auditor.shutdown()
+        if self.tracing is not None:  # the last spans exported
+            await self.tracing.close()
 
     def stopService(self) -> Any:
         super().stopService()

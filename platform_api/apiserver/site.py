@@ -14,7 +14,7 @@ import io
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote_to_bytes
 
 import orjson
@@ -59,6 +59,9 @@ from platform_api.endpoints.responses import (
 from platform_api.endpoints.scope import Handlers
 from platform_api.goduration import parse_duration
 
+if TYPE_CHECKING:  # the SDK is imported only when --tracing-config-file is given
+    from platform_api.apiserver.tracing import Tracing
+
 log = Logger()
 MAX_BODY = 3 * 1024 * 1024  # kube refuses larger request bodies with 413
 _CONTEXT = "_platform_context"
@@ -86,6 +89,7 @@ class Filters:
     aggregator_proxy: AggregatorProxy | None = None
     # --strict-transport-security-directives, --cors-allowed-origins
     browser: BrowserHeaders | None = None
+    tracing: Tracing | None = None  # --tracing-config-file (imported only then)
 
 
 class APIServer:
@@ -139,9 +143,12 @@ class APIServer:
                 setattr(request, _TIMEOUT, self._deadline(request.args))
             request.setHeader(b"audit-id", audit_id(request))
             user = await self.filters.authenticator.authenticate(request, path)
+            tracing = self.filters.tracing  # inside authentication, as kube's filter
+            traced = tracing.request_span(request, info, user) if tracing else None
             audit = self.filters.audit and self.filters.audit.begin(request, info, user)
             user = await impersonate(request.requestHeaders, user, self.filters.authorizer)
             ctx = _context(request, user, info)
+            ctx.trace = traced
             if audit:
                 audit.attach(ctx)
             async with self.filters.inflight.admit(request, info, user):
@@ -220,10 +227,21 @@ class APIServer:
 
     async def _serve_resource(self, request: Request) -> None:
         """A resource request, routed already by ``requestinfo``: straight to its handler
-        rather than through Klein's second match of the same path (~10% of a GET).  The
-        handler is cancelled if the client goes away, as Klein cancels its routes."""
+        rather than through Klein's second match of the same path (~10% of a GET)."""
         info: RequestInfo = getattr(request, _INFO)
         ctx: Context = getattr(request, _CONTEXT)
+        traced = ctx.trace
+        if traced is not None:
+            traced.handler(request, info)
+        try:
+            await self._handle(request, info, ctx)
+        finally:
+            if traced is not None:
+                traced.end_handler()
+
+    async def _handle(self, request: Request, info: RequestInfo, ctx: Context) -> None:
+        """The handler's response, written; the handler is cancelled if the client goes
+        away, as Klein cancels its routes."""
         work = ensureDeferred(dispatch.serve(request, info, ctx, self.handlers))
         request.notifyFinish().addErrback(lambda _: work.cancel())
         try:

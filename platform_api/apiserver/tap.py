@@ -377,6 +377,12 @@ FLAGS: list[tuple[str, str, str]] = [
         "only Direct connections: this server dials directly).",
     ),
     (
+        "tracing-config-file",
+        "",
+        "File with apiserver tracing configuration (TracingConfiguration): spans of every "
+        "request exported over OTLP gRPC.",
+    ),
+    (
         "emulated-version",
         "kube=1.36",
         "The versions different components emulate their capabilities (APIs, features, ...) "

@@ -18,6 +18,10 @@ import yaml
 from platform_api.gotext import json_kind
 
 _GO_TYPES = {str: "string", list: "array", dict: "object", bool: "bool", int: "int"}
+# The struct Go's decoder reads a document's kind and version into, as its errors name it.
+_TYPE_META = (
+    'APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\""'
+)
 
 
 class DecodeError(ValueError):
@@ -33,19 +37,27 @@ class ConfigKind:
         self.api_versions = api_versions
         self.fields = fields
 
-    def document(self, data: bytes, empty: dict[str, Any] | None = None) -> dict[str, Any]:
+    def document(
+        self, data: bytes, empty: dict[str, Any] | None = None, into: bool = False
+    ) -> dict[str, Any]:
         """The decoded document, checked for its kind, version and unknown fields;
-        ``empty``: what an empty file stands for (None: it is refused)."""
+        ``empty``: what an empty file stands for (None: it is refused).  ``into``: decoded
+        as kube's ``DecodeInto`` decodes, which takes a left-out kind or version to be
+        the kind's own (the tracing configuration)."""
         try:
             doc = yaml.safe_load(data) if data.strip() else empty
         except yaml.YAMLError as e:
             raise DecodeError(f"error converting YAML to JSON: {e}") from None
-        if not isinstance(doc, dict) or not doc.get("kind"):
-            raise DecodeError("Object 'Kind' is missing")
-        if doc.get("apiVersion") not in self.api_versions or doc["kind"] != self.kind:
+        if into and not isinstance(doc, dict):
             raise DecodeError(
-                f'no kind "{doc["kind"]}" is registered for version "{doc.get("apiVersion")}"'
+                "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                f"{json_kind(doc)} into Go value of type struct {{ {_TYPE_META} }}"
             )
+        if not isinstance(doc, dict) or not (doc.get("kind") or into):
+            raise DecodeError("Object 'Kind' is missing")
+        kind, version = doc.get("kind") or self.kind, doc.get("apiVersion")
+        if (version not in self.api_versions and not (into and not version)) or kind != self.kind:
+            raise DecodeError(f'no kind "{kind}" is registered for version "{version}"')
         unknown = self.unknown_fields(doc, "", "")
         if unknown:
             listed = ", ".join(f'unknown field "{u}"' for u in unknown)
@@ -81,6 +93,21 @@ class ConfigKind:
                 f"{self.kind}.{at} of type {_GO_TYPES[kind]}"
             )
         return value
+
+    def int32(self, value: Any, at: str) -> int | None:
+        """``value`` as Go decodes it into an ``*int32`` (None when absent)."""
+        if value is None:
+            return None
+        fits = isinstance(value, int | float) and not isinstance(value, bool)
+        if not fits:
+            kind = json_kind(value)
+        elif value != int(value) or not -(2**31) <= value < 2**31:
+            kind = f"number {value}"
+        else:
+            return int(value)
+        raise DecodeError(
+            f"json: cannot unmarshal {kind} into Go struct field {self.kind}.{at} of type int32"
+        )
 
     def field(self, block: dict[str, Any], key: str, at: str, kind: type, default: Any) -> Any:
         return self.typed(block.get(key), f"{at}.{key}" if at else key, kind, default)

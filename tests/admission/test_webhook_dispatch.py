@@ -49,7 +49,9 @@ class Caller:
         self.answers = answers
         self.calls: list[str] = []
 
-    async def call(self, config: Obj, review: Obj, timeout: int, plugin: str) -> Obj:
+    async def call(
+        self, config: Obj, review: Obj, timeout: int, plugin: str, *_trace: object
+    ) -> Obj:
         host = config["url"].split("//")[1].rstrip("/")
         self.calls.append(host)
         answer = self.answers[host]

@@ -227,6 +227,12 @@ def test_sni_certificates_by_name(tmp_path: Path) -> None:
             "such file or directory]",
         ),
         (
+            "--tracing-config-file=/nonexistent/tracing.yaml",
+            "Error: failed to read tracing config: unable to read tracing configuration from "
+            '"/nonexistent/tracing.yaml": open /nonexistent/tracing.yaml: no such file or '
+            "directory",
+        ),
+        (
             "--tls-sni-cert-key=only.crt",
             'Error: invalid argument "only.crt" for "--tls-sni-cert-key" flag: expected comma '
             "separated certificate and key file paths",

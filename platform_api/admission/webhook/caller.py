@@ -18,6 +18,7 @@ import orjson
 from platform_api.admission.webhook.credentials import CredentialResolver
 from platform_api.client.goerrors import go_error, status_text
 from platform_api.client.kubeconfig import Connection
+from platform_api.context import Trace
 from platform_api.registry.serviceresolver import ResolveError, ServiceResolver
 
 Obj = dict[str, Any]
@@ -86,21 +87,38 @@ class WebhookCaller:
             client = self._clients[key] = connection.client(self.reactor, KEEP_ALIVE)
         return client
 
-    async def call(self, config: Obj, review: Obj, timeout: int, plugin: str) -> Obj:
-        """The webhook's decoded answer to ``review``; ``plugin`` picks the credentials."""
+    async def call(
+        self,
+        config: Obj,
+        review: Obj,
+        timeout: int,
+        plugin: str,
+        trace: Trace | None = None,
+        parent: Any = None,
+    ) -> Obj:
+        """The webhook's decoded answer to ``review``; ``plugin`` picks the credentials.
+        A traced request's call is a client span under ``parent``, its context sent."""
         connection = self._connection(config, plugin)
         base = connection.server
         url = f"{base}{'&' if '?' in base else '?'}timeout={timeout}s"
+        headers = _headers(connection.token)
+        span = None
+        if trace is not None:
+            span, carried = trace.outgoing(parent, "POST", url)
+            headers.update(carried)
         try:
             reply = await self._client(connection).post(
-                url,
-                data=orjson.dumps(review),
-                headers=_headers(connection.token),
-                timeout=timeout,
+                url, data=orjson.dumps(review), headers=headers, timeout=timeout
             )
             body = await reply.content()
         except Exception as e:
+            if span is not None:
+                span.set_attribute("error.type", type(e).__name__)
+                span.end()
             raise CallError(f'failed to call webhook: Post "{url}": {go_error(e, base)}') from None
+        if span is not None:
+            span.set_attribute("http.response.status_code", reply.code)
+            span.end()
         if not 200 <= reply.code < 300:
             raise CallError(f"failed to call webhook: {status_text(reply.code, body)}")
         if len(body) > MAX_ANSWER:

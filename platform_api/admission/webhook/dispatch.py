@@ -227,14 +227,38 @@ class WebhookAdmission:
         api_version = f"{self.review_group}/{version}"
         uid, body = review.new_review(req, version, self.review_group)
         plugin = "MutatingAdmissionWebhook" if hook.mutating else "ValidatingAdmissionWebhook"
-        answer = await self.caller.call(hook.client_config, body, hook.timeout, plugin)
+        span = _span(req, hook, uid)
         try:
+            answer = await self.caller.call(
+                hook.client_config, body, hook.timeout, plugin, req.trace, span
+            )
             verdict = review.verify(answer, uid, api_version, hook.mutating)
         except InvalidResponse as e:
             raise CallError(f"received invalid webhook response: {e}") from None
+        finally:
+            if span is not None:
+                span.end()
         for key, value in verdict.audit_annotations.items():
             req.audit_annotations[f"{hook.name}/{key}"] = value
         req.warnings.extend(verdict.warnings)
         if not verdict.allowed:
             raise review.denied(hook.name, verdict.result)
         return verdict
+
+
+def _span(req: AdmissionRequest, hook: Hook, uid: str) -> Any:
+    """kube's span for one webhook call, when the request is traced."""
+    if req.trace is None:
+        return None
+    kind = "mutating" if hook.mutating else "validating"
+    return req.trace.child(
+        f"Call {kind} webhook",
+        {
+            "configuration": hook.configuration,
+            "webhook": hook.name,
+            "resource": f"{req.group}/{req.version}, Resource={req.resource}",  # Go's GVR
+            "subresource": req.subresource,
+            "operation": req.operation,
+            "UID": uid,
+        },
+    )

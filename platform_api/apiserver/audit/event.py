@@ -59,6 +59,16 @@ def source_ips(forwarded_for: str, real_ip: str, remote: str) -> list[str]:
     return ips
 
 
+def client_ips(request: Any) -> list[str]:
+    """A twisted.web request's source IPs (``source_ips``), its client's first."""
+    peer = request.getClientAddress()
+    return source_ips(
+        (request.getHeader(b"x-forwarded-for") or b"").decode("latin-1"),
+        (request.getHeader(b"x-real-ip") or b"").decode("latin-1"),
+        getattr(peer, "host", "") or "",
+    )
+
+
 @functools.lru_cache(maxsize=1024)
 def _ip(text: str) -> str:
     try:

@@ -226,7 +226,7 @@ def request_fields(request: Request, info: RequestInfo, level: str, now: float) 
         "auditID": _header(request.responseHeaders, b"audit-id"),
         "requestURI": request.uri.decode("latin-1"),
         "verb": info.verb,
-        "sourceIPs": _source_ips(request),
+        "sourceIPs": ev.client_ips(request),
         "userAgent": ev.user_agent((request.getHeader(b"user-agent") or b"").decode()),
         "objectRef": _object_ref(info),
         "requestReceivedTimestamp": ev.micro_time(now),
@@ -236,15 +236,6 @@ def request_fields(request: Request, info: RequestInfo, level: str, now: float) 
 def _header(headers: Any, name: bytes) -> str:
     values = headers.getRawHeaders(name)
     return values[0].decode("latin-1") if values else ""
-
-
-def _source_ips(request: Request) -> list[str]:
-    peer = request.getClientAddress()
-    return ev.source_ips(
-        (request.getHeader(b"x-forwarded-for") or b"").decode("latin-1"),
-        (request.getHeader(b"x-real-ip") or b"").decode("latin-1"),
-        getattr(peer, "host", "") or "",
-    )
 
 
 def _object_ref(info: RequestInfo) -> dict[str, str] | None:

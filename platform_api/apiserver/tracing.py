@@ -1,0 +1,302 @@
+"""OpenTelemetry spans as kube-apiserver sends them (``--tracing-config-file``).
+
+Each authenticated request gets otelhttp's server span, named for its route
+(``GET /api/v1/namespaces/{:namespace}/pods/{:name}``) with otelhttp's attributes plus
+kube's ``http.target`` and ``audit-id``; the verb handler a child span (``Get``,
+``Create``, ...) with kube's request fields; an admission webhook call a ``Call
+validating webhook`` span and an ``HTTP POST`` client span whose context goes to the
+webhook in ``traceparent``.  An incoming ``traceparent`` is the parent for
+``system:masters`` and ``system:monitoring`` only; anyone else's request starts a new
+trace linked to theirs (kube's public-endpoint rule), so a client cannot make the server
+sample.  Spans are batched on the reactor and sent over OTLP gRPC (tracingexport.py).
+
+Without the flag this module (and the SDK, ~0.3 s to import) is not imported and no
+request carries a span; with a rate of 0, only requests whose privileged caller's trace
+is sampled are traced.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.baggage.propagation import W3CBaggagePropagator
+from opentelemetry.propagators.composite import CompositePropagator
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased
+from opentelemetry.trace import Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from twisted.web.server import Request
+
+from platform_api.apiserver import requestinfo
+from platform_api.apiserver.audit import event as audit_event
+from platform_api.apiserver.requestmetrics import clean_scope, clean_verb
+from platform_api.apiserver.tracingconfig import TracingConfig
+from platform_api.apiserver.tracingexport import ReactorSpanProcessor, otlp_sender
+from platform_api.authentication.user import MASTERS, UserInfo
+
+HTTP_SCOPE = ("go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp", "0.65.0")
+COMPONENT_SCOPE = "k8s.io/component-base/tracing"
+PRIVILEGED = (MASTERS, "system:monitoring")  # kube's notSystemPrivilegedGroup
+HANDLER_SPANS = {
+    "get": "Get",
+    "list": "List",
+    "create": "Create",
+    "update": "Update",
+    "patch": "Patch",
+    "delete": "Delete",
+    "deletecollection": "Delete",
+}
+_METHODS = frozenset("CONNECT DELETE GET HEAD OPTIONS PATCH POST PUT TRACE".split())  # noqa: SIM905
+Span = Any  # OpenTelemetry's span (its API's ``Span`` lacks the SDK's attributes)
+
+
+class Tracing:
+    """The process's tracer provider and kube's spans (each worker process has its
+    own, and exports its own spans)."""
+
+    def __init__(
+        self,
+        config: TracingConfig,
+        instance_id: str,
+        reactor: Any,
+        exporter: SpanExporter | None = None,
+    ) -> None:
+        self.config = config
+        resource = Resource({"service.name": "apiserver", "service.instance.id": instance_id})
+        # Roots are sampled in request_span, before any span is made (the SDK's ratio
+        # sampler draws the same odds from the trace id, after making it: ~20 µs a
+        # request); the rest follow their parent.
+        self.provider = TracerProvider(sampler=ParentBased(ALWAYS_ON), resource=resource)
+        self._export: ReactorSpanProcessor | None = None
+        self._close: Callable[[], None] = lambda: None
+        if exporter is None:
+            send, self._close = otlp_sender(config.endpoint)
+            self._export = ReactorSpanProcessor(reactor, send)
+            self.provider.add_span_processor(self._export)
+        else:  # the tests' in-memory exporter, each span exported as it ends
+            self.provider.add_span_processor(SimpleSpanProcessor(exporter))
+        self.http_tracer = self.provider.get_tracer(*HTTP_SCOPE)
+        self.component_tracer = self.provider.get_tracer(COMPONENT_SCOPE)
+        self.propagator = CompositePropagator(
+            [TraceContextTextMapPropagator(), W3CBaggagePropagator()]
+        )
+
+    def _sampled(self) -> bool:
+        """A new trace's draw: kube's ratio sampler, ``samplingRatePerMillion`` in a million."""
+        ratio = self.config.ratio
+        return ratio >= 1 or (ratio > 0 and random.random() < ratio)
+
+    async def close(self) -> None:
+        """The last spans exported (at stop)."""
+        if self._export is not None:
+            await self._export.flush()
+        self._close()
+
+    # -- the request's span -----------------------------------------------------------
+
+    def request_span(
+        self, request: Request, info: requestinfo.RequestInfo, user: UserInfo
+    ) -> RequestTrace | None:
+        """otelhttp's server span for ``request``, ended when its response is; None when
+        it could not be sampled (no rate, and no caller's trace to follow)."""
+        carrier = _carrier(request)
+        context = self.propagator.extract(carrier) if carrier else None
+        caller = trace.get_current_span(context) if context is not None else trace.INVALID_SPAN
+        remote = caller.get_span_context()
+        links = []
+        if not any(group in PRIVILEGED for group in user.groups):
+            if remote.is_valid and remote.is_remote:
+                links.append(trace.Link(remote))
+            context = trace.set_span_in_context(trace.INVALID_SPAN, context)  # a new root
+            remote = trace.INVALID_SPAN_CONTEXT
+        if not remote.is_valid and not self._sampled():
+            return None  # a root not sampled: no span is made at all
+        span = self.http_tracer.start_span(
+            span_name(request, info),
+            context=context,
+            kind=trace.SpanKind.SERVER,
+            links=links,
+            start_time=time.time_ns(),
+        )
+        if not span.is_recording():
+            return None  # not sampled: its attributes are never gathered
+        span.set_attributes(_request_attributes(request))
+        traced = RequestTrace(self, span)
+        request.notifyFinish().addBoth(lambda _: traced.finished(request))
+        return traced
+
+
+class RequestTrace:
+    """One traced request: where its spans go (``platform_api.context.Trace``)."""
+
+    def __init__(self, tracing: Tracing, span: Span) -> None:
+        self._tracing = tracing
+        self._server = span
+        self._handler: Span = None
+        self.current = span  # the innermost open span: the handler's while it runs
+
+    def child(self, name: str, attributes: dict[str, Any]) -> Span:
+        """A span under the current one (component-base's ``tracing.Start``); the caller
+        ends it."""
+        context = trace.set_span_in_context(self.current)
+        return self._tracing.component_tracer.start_span(
+            name, context=context, attributes=attributes
+        )
+
+    def handler(self, request: Request, info: requestinfo.RequestInfo) -> Span:
+        """The verb handler's span (kube's ``traceFields``), now the current one; None for
+        verbs kube's handlers do not trace (watch, connect)."""
+        name = HANDLER_SPANS.get(info.verb)
+        if name is None:
+            return None
+        self._handler = self.current = self.child(name, handler_fields(request, info))
+        return self._handler
+
+    def end_handler(self) -> None:
+        if self._handler is not None:
+            self._handler.end()
+            self._handler, self.current = None, self._server
+
+    def finished(self, request: Request) -> None:
+        """The response is sent: the server span ends, after its handler's."""
+        self.end_handler()
+        span, code = self._server, request.code
+        if code >= 500:
+            span.set_status(Status(StatusCode.ERROR))
+        received = getattr(request, "_received", 0)
+        if received:
+            span.set_attribute("http.request.body.size", received)
+        if request.sentLength:
+            span.set_attribute("http.response.body.size", request.sentLength)
+        span.set_attribute("http.response.status_code", code)
+        span.end()
+
+    def outgoing(self, parent: Span, method: str, url: str) -> tuple[Span, dict[str, str]]:
+        """otelhttp's transport span for a call made under ``parent``, and the headers
+        that carry its context to the callee."""
+        host, _, port = url.partition("://")[2].partition("/")[0].rpartition(":")
+        attributes: dict[str, Any] = {
+            "http.request.method": method,
+            "url.full": url,
+            "server.address": host or port,
+        }
+        if host and port.isdigit() and port != "443":
+            attributes["server.port"] = int(port)
+        span = self._tracing.http_tracer.start_span(
+            f"HTTP {method}",
+            context=trace.set_span_in_context(parent),
+            kind=trace.SpanKind.CLIENT,
+            attributes=attributes,
+        )
+        headers: dict[str, str] = {}
+        self._tracing.propagator.inject(headers, context=trace.set_span_in_context(span))
+        return span, headers
+
+
+def span_name(request: Request, info: requestinfo.RequestInfo) -> str:
+    """kube's span name: the method and, for a resource, its route's shape."""
+    method = request.method.decode("latin-1")
+    if not info.is_resource:
+        return method
+    name = f"/{info.api_prefix}"
+    group = info.requested_group or info.api_group
+    if group:
+        name += f"/{group}"
+    name += f"/{info.api_version}"
+    if info.namespace:
+        name += "/namespaces/{:namespace}"
+    name += f"/{info.resource}"
+    if info.name:
+        name += "/{:name}"
+    if info.subresource:
+        name += f"/{info.subresource}"
+    return f"{method} {name}"
+
+
+def handler_fields(request: Request, info: requestinfo.RequestInfo) -> dict[str, Any]:
+    """kube's ``traceFields``: the request as its handlers' spans describe it."""
+    scope = clean_scope(info)
+    return {
+        "accept": _header(request, b"accept"),
+        "audit-id": _audit_id(request),
+        "client": (audit_event.client_ips(request) or ["unknown"])[0],
+        "api-group": info.requested_group or info.api_group,
+        "api-version": info.api_version,
+        "name": info.name,
+        "subresource": info.subresource,
+        "namespace": info.namespace,
+        "protocol": _protocol(request),
+        "resource": info.resource,
+        "scope": scope,
+        "url": request.path.decode("utf-8", "replace"),
+        "user-agent": audit_event.user_agent(_header(request, b"user-agent") or "unknown"),
+        "verb": clean_verb(request, info, scope),
+    }
+
+
+def _request_attributes(request: Request) -> dict[str, Any]:
+    """otelhttp 0.65's server attributes, then kube's ``http.target`` and ``audit-id``."""
+    method = request.method.decode("latin-1")
+    host, port = _split(_header(request, b"host"))
+    attributes: dict[str, Any] = {
+        "server.address": host,
+        "http.request.method": method if method in _METHODS else "GET",
+        "url.scheme": "https" if request.isSecure() else "http",
+    }
+    if port and port != (443 if request.isSecure() else 80):
+        attributes["server.port"] = port
+    if method not in _METHODS:
+        attributes["http.request.method_original"] = method
+    peer = request.getClientAddress()
+    peer_host = getattr(peer, "host", "")
+    if peer_host:
+        attributes["network.peer.address"] = peer_host
+        attributes["network.peer.port"] = getattr(peer, "port", 0)
+    agent = _header(request, b"user-agent")
+    if agent:
+        attributes["user_agent.original"] = agent
+    forwarded = _header(request, b"x-forwarded-for").split(",", 1)[0]
+    if forwarded or peer_host:
+        attributes["client.address"] = forwarded or peer_host
+    attributes["url.path"] = request.path.decode("utf-8", "replace")
+    attributes["network.protocol.version"] = _protocol(request).partition("/")[2]
+    attributes["http.target"] = request.uri.decode("utf-8", "replace")
+    attributes["audit-id"] = _audit_id(request)
+    return attributes
+
+
+def _carrier(request: Request) -> dict[str, str]:
+    carrier = {}
+    for name in (b"traceparent", b"tracestate", b"baggage"):
+        value = request.getHeader(name)
+        if value is not None:
+            carrier[name.decode()] = value.decode("latin-1")
+    return carrier
+
+
+def _header(request: Request, name: bytes) -> str:
+    value = request.getHeader(name)
+    return value.decode("latin-1") if value else ""
+
+
+def _audit_id(request: Request) -> str:
+    values = request.responseHeaders.getRawHeaders(b"audit-id") or [b""]
+    return values[0].decode("latin-1")[:64]  # kube's GetAuditIDTruncated
+
+
+def _protocol(request: Request) -> str:
+    version = request.clientproto.decode("latin-1")  # HTTP/1.1; Twisted's HTTP/2 says HTTP/2
+    return "HTTP/2.0" if version == "HTTP/2" else version
+
+
+def _split(host: str) -> tuple[str, int]:
+    name, colon, port = host.rpartition(":")
+    if not colon or "]" in port or not port.isdigit():
+        return host.strip("[]"), 0
+    return name.strip("[]"), int(port)
