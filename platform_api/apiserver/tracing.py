@@ -24,6 +24,7 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.baggage.propagation import W3CBaggagePropagator
+from opentelemetry.context import Context as OtelContext
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -106,9 +107,8 @@ class Tracing:
         """otelhttp's server span for ``request``, ended when its response is; None when
         it could not be sampled (no rate, and no caller's trace to follow)."""
         carrier = _carrier(request)
-        context = self.propagator.extract(carrier) if carrier else None
-        caller = trace.get_current_span(context) if context is not None else trace.INVALID_SPAN
-        remote = caller.get_span_context()
+        context = self.propagator.extract(carrier) if carrier else OtelContext()  # not the thread's
+        remote = trace.get_current_span(context).get_span_context()
         links = []
         if not any(group in PRIVILEGED for group in user.groups):
             if remote.is_valid and remote.is_remote:
