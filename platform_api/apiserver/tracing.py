@@ -150,8 +150,8 @@ class RequestTrace:
         )
 
     def handler(self, request: Request, info: requestinfo.RequestInfo) -> Span:
-        """The verb handler's span (kube's ``traceFields``), now the current one; None for
-        verbs kube's handlers do not trace (watch, connect)."""
+        """The verb handler's span (kube's ``traceFields``), now the current one, ended
+        with the response; None for verbs kube's handlers do not trace (watch, connect)."""
         name = HANDLER_SPANS.get(info.verb)
         if name is None:
             return None
