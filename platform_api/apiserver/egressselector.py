@@ -15,8 +15,7 @@ import os
 from typing import Any
 
 from platform_api.apiserver.flagvalues import ConfigError
-from platform_api.codec.configfile import ConfigKind, DecodeError
-from platform_api.gotext import open_error
+from platform_api.codec.configfile import ConfigKind, DecodeError, ReadError, read_file
 from platform_api.validation import field as fe
 from platform_api.validation.field import FieldError, GoText
 
@@ -45,13 +44,11 @@ def check(path: str) -> dict[str, str]:
     """The file's selections (name -> protocol), refused in kube's words when missing,
     undecodable or invalid, and in this server's when one goes through a proxy."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        reason = open_error(path, e)
+        data = read_file(path)
+    except ReadError as e:
         raise ConfigError(
             f"failed to read egress selector config: unable to read egress selector "
-            f'configuration from "{path}" [{reason}]'
+            f'configuration from "{path}" [{e}]'
         ) from None
     try:
         selections = _selections(SCHEMA.document(data))

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from platform_api import gourl
 from platform_api.apiserver.flagvalues import ConfigError
-from platform_api.codec.configfile import ConfigKind, DecodeError
-from platform_api.gotext import open_error
+from platform_api.codec.configfile import ConfigKind, DecodeError, ReadError, read_file
 from platform_api.validation import field as fe
 from platform_api.validation.field import FieldError
 
@@ -46,13 +45,11 @@ def load(path: str) -> TracingConfig:
     """The file's configuration, refused in kube's words when missing, undecodable or
     invalid."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        reason = open_error(path, e)
+        data = read_file(path)
+    except ReadError as e:
         raise ConfigError(
             f'failed to read tracing config: unable to read tracing configuration from "{path}": '
-            f"{reason}"
+            f"{e}"
         ) from None
     try:
         doc = SCHEMA.document(data, empty={}, into=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from platform_api.gotext import json_kind
+from platform_api.gotext import json_kind, open_error
 
 _GO_TYPES = {str: "string", list: "array", dict: "object", bool: "bool", int: "int"}
 # The struct Go's decoder reads a document's kind and version into, as its errors name it.
@@ -26,6 +26,18 @@ _TYPE_META = (
 
 class DecodeError(ValueError):
     """The file does not decode: kube's words, without the loader's prefix."""
+
+
+class ReadError(OSError):
+    """The file cannot be read: Go's ``open p: ...`` text."""
+
+
+def read_file(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ReadError(open_error(path, e)) from None
 
 
 class ConfigKind:
