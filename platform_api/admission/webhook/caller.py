@@ -114,11 +114,13 @@ class WebhookCaller:
         except Exception as e:
             if span is not None:
                 span.set_attribute("error.type", type(e).__name__)
-                span.end()
             raise CallError(f'failed to call webhook: Post "{url}": {go_error(e, base)}') from None
-        if span is not None:
-            span.set_attribute("http.response.status_code", reply.code)
-            span.end()
+        else:
+            if span is not None:
+                span.set_attribute("http.response.status_code", reply.code)
+        finally:
+            if span is not None:
+                span.end()
         if not 200 <= reply.code < 300:
             raise CallError(f"failed to call webhook: {status_text(reply.code, body)}")
         if len(body) > MAX_ANSWER:
