@@ -6,7 +6,9 @@ still completes connections into its socket's backlog, and a write sent into one
 those would be lost, so a link carries writes only once the writer has said hello.
 When the connection breaks (the writer died and the supervisor is starting another),
 the writes it carried are answered as lost, and the worker connects again, quickly at
-first and then every second; writes queued meanwhile go to the next writer.
+first and then four times a second (a new writer is up in about half a second, and a
+worker that waits longer is unready and holds its queued writes that much longer);
+writes queued meanwhile go to the next writer.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from platform_api.storage.lmdb_serve import GREETING
 
 log = Logger()
 FIRST_RETRY = 0.02  # seconds; doubled per failed attempt up to LAST_RETRY
-LAST_RETRY = 1.0
+LAST_RETRY = 0.25
+WARN_AFTER = 1.0  # seconds without a writer before one line says so
 
 
 class _Link(Protocol):
@@ -65,6 +68,7 @@ class WriterConnection(FramedWriter):
         self._retry_call: IDelayedCall | None = None
         self._ended: Deferred[None] | None = None
         self._warned = False
+        self._lost_since: float | None = None
         self._connect()
 
     @property
@@ -86,14 +90,17 @@ class WriterConnection(FramedWriter):
 
     def _greeted(self, link: _Link) -> None:
         if link is self._link:
-            self._retry, self._warned = FIRST_RETRY, False
+            self._retry, self._warned, self._lost_since = FIRST_RETRY, False, None
             if self._outbox:
                 self._schedule()
 
     def _not_linked(self, failure: Failure) -> None:
         if self._stopping:
             return
-        if not self._warned and self._retry >= LAST_RETRY:
+        now = self._reactor.seconds()
+        if self._lost_since is None:
+            self._lost_since = now
+        if not self._warned and now - self._lost_since >= WARN_AFTER:
             log.warn(
                 "the LMDB writer at @{name} does not answer ({why}); retrying",
                 name=self._name,

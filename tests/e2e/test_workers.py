@@ -435,8 +435,21 @@ def test_the_workers_commit_through_one_writer_that_comes_back_when_killed(
             break
     watch.close()
     assert fresh(workers).get(f"{url}/shared-before").status_code == 200
-    response = fresh(workers).get(f"{workers.base_url}/readyz?verbose")
-    assert (response.status_code, "[+]lmdb ok" in response.text) == (200, True)
+    # Each worker links to the new writer on its own retry; until then it is unready
+    # ("[-]lmdb failed: reason withheld"), and then every worker is ready again.
+    wait_until(lambda: all(_lmdb_ready(workers) for _ in range(4)))
+
+
+def _lmdb_ready(server: Server) -> bool:
+    response = fresh(server).get(f"{server.base_url}/readyz?verbose")
+    if response.status_code == 200:
+        assert "[+]lmdb ok" in response.text
+        return True
+    assert (response.status_code, "[-]lmdb failed: reason withheld" in response.text) == (
+        503,
+        True,
+    )
+    return False
 
 
 def test_a_local_process_that_is_not_a_worker_is_not_heard(workers: Server) -> None:
