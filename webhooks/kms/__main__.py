@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import base64
 import os
-import signal
 import sys
 
+from webhooks.grpcplugin import run_until_stopped
 from webhooks.kms.plugin import serve
 
 
@@ -23,13 +23,9 @@ def main(argv: list[str] | None = None) -> int:
         with open(os.open(args.key_file, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
             f.write(base64.b64encode(os.urandom(32)).decode() + "\n")
     server = serve(args.socket, args.key_file)
-    print(f"KMS v2 plugin listening on unix://{os.path.abspath(args.socket)}", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: server.stop(0))
-    try:
-        server.wait_for_termination()
-    except KeyboardInterrupt:
-        server.stop(0)
-    return 0
+    return run_until_stopped(
+        server, f"KMS v2 plugin listening on unix://{os.path.abspath(args.socket)}"
+    )
 
 
 if __name__ == "__main__":

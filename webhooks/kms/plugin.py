@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from concurrent import futures
 from typing import Any
 
 import grpc
@@ -13,6 +12,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from platform_api.storage.encryption import kmsproto as pb
+from webhooks.grpcplugin import Methods, serve_unix
 
 _NONCE = 12
 
@@ -64,27 +64,13 @@ def serve(socket_path: str, key_file: str, workers: int = 4) -> grpc.Server:
     """Start serving (in grpc's threads); the caller waits or stops it."""
     keys = LocalKeys(key_file)
     keys.keys()  # refuse to start without a usable key
-    if os.path.exists(socket_path):
-        os.unlink(socket_path)
 
-    def handler(fn: Any, request: Any) -> Any:
-        return grpc.unary_unary_rpc_method_handler(
-            fn, request_deserializer=request.decode, response_serializer=lambda m: m.encode()
-        )
+    def encode(message: Any) -> bytes:
+        return bytes(message.encode())
 
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers))
-    server.add_generic_rpc_handlers(
-        [
-            grpc.method_handlers_generic_handler(
-                pb.SERVICE,
-                {
-                    "Status": handler(keys.status, pb.StatusRequest),
-                    "Encrypt": handler(keys.encrypt, pb.EncryptRequest),
-                    "Decrypt": handler(keys.decrypt, pb.DecryptRequest),
-                },
-            )
-        ]
-    )
-    server.add_insecure_port(f"unix://{os.path.abspath(socket_path)}")
-    server.start()
-    return server
+    methods: Methods = {
+        "Status": (keys.status, pb.StatusRequest.decode, encode),
+        "Encrypt": (keys.encrypt, pb.EncryptRequest.decode, encode),
+        "Decrypt": (keys.decrypt, pb.DecryptRequest.decode, encode),
+    }
+    return serve_unix(socket_path, pb.SERVICE, methods, workers)

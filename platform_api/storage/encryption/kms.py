@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
+from platform_api.grpcunix import Parse, Serialize, UnaryClient, rpc_text
 from platform_api.storage.encryption import kmsproto as pb
 from platform_api.storage.transformer import TransformError
 from platform_api.uid import new_uid
@@ -54,41 +55,26 @@ class KMSClient:
         self.endpoint = endpoint
         self.timeout = timeout
         path = endpoint.split("://", 1)[-1]
-        self._channel = grpc.insecure_channel(f"unix://{path}")
-        self._calls: dict[str, Any] = {
-            name: self._channel.unary_unary(
-                f"/{pb.SERVICE}/{name}",
-                request_serializer=lambda m: m.encode(),
-                response_deserializer=response.decode,
-            )
+        methods: dict[str, tuple[Serialize, Parse]] = {
+            name: (lambda m: m.encode(), response.decode)
             for name, response in (
                 ("Status", pb.StatusResponse),
                 ("Encrypt", pb.EncryptResponse),
                 ("Decrypt", pb.DecryptResponse),
             )
         }
+        self._client = UnaryClient(f"unix://{path}", pb.SERVICE, methods)
 
     def call(self, name: str, request: Any) -> Any:
         """A blocking call: for reads, which run synchronously, and for start-up."""
-        return self._calls[name](request, timeout=self.timeout)
+        return self._client.call(name, request, self.timeout)
 
     def call_async(self, name: str, request: Any, reactor: Any) -> Deferred[Any]:
         """The call as a Deferred fired on the reactor thread; the reactor never waits."""
-        d: Deferred[Any] = Deferred()
-        future = self._calls[name].future(request, timeout=self.timeout)
-
-        def done(f: Any) -> None:
-            try:
-                result, error = f.result(), None
-            except Exception as e:  # grpc.RpcError, cancelled
-                result, error = None, e
-            reactor.callFromThread(d.errback if error else d.callback, error or result)
-
-        future.add_done_callback(done)
-        return d
+        return self._client.call_async(name, request, self.timeout, reactor)
 
     def close(self) -> None:
-        self._channel.close()
+        self._client.close()
 
 
 def _derive(seed: bytes, info: bytes) -> AESGCM:
@@ -230,7 +216,7 @@ class KMSv2Envelope:
             try:
                 seed = self.client.call("Decrypt", request).plaintext
             except grpc.RpcError as e:
-                raise TransformError(f"failed to decrypt DEK, error: {_rpc_text(e)}") from None
+                raise TransformError(f"failed to decrypt DEK, error: {rpc_text(e)}") from None
             self._seeds[cache_key] = seed
         return seed
 
@@ -284,7 +270,7 @@ class KMSv2Envelope:
             self._probing = False
 
     def _rotation_failed(self, error: Exception) -> None:
-        text = _rpc_text(error) if isinstance(error, grpc.RpcError) else str(error)
+        text = rpc_text(error)
         self._record(
             f"kmsv2 Provider {self.name} is not healthy, error: failed to rotate DEK: "
             f"failed to encrypt DEK, error: {text}"
@@ -339,7 +325,7 @@ class KMSv2Envelope:
             self._record(None)
 
     def _failed(self, error: Exception) -> None:
-        text = _rpc_text(error) if isinstance(error, grpc.RpcError) else str(error)
+        text = rpc_text(error)
         self._record(
             "failed to perform status section of the healthz check for KMS Provider "
             f"{self.name}, error: {text}"
@@ -379,12 +365,3 @@ def key_id_hash(key_id: str) -> str:
 
 def _rfc3339(when: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
-
-
-def _rpc_text(error: Any) -> str:
-    """grpc-go's status error text: ``rpc error: code = X desc = Y``."""
-    try:
-        code = error.code().name.title().replace("_", "")
-        return f"rpc error: code = {code} desc = {error.details()}"
-    except Exception:
-        return str(error)
