@@ -16,7 +16,12 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric import rsa
 from twisted.internet.defer import ensureDeferred
 
-from platform_api.authentication.serviceaccount import ServiceAccountTokens, TokenIssuer
+from platform_api.authentication.serviceaccount import (
+    LocalSigner,
+    ServiceAccountTokens,
+    StaticKeys,
+    TokenIssuer,
+)
 from platform_api.authentication.tokenfile import TokenFileAuthenticator
 from platform_api.authentication.union import RequestAuthenticator
 from platform_api.authentication.user import UserInfo
@@ -54,9 +59,10 @@ def median_us(chain: RequestAuthenticator, token: str, rounds: int = 5000) -> fl
 def main() -> None:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     accounts = ServiceAccountTokens(
-        [key.public_key()], [ISSUER], [ISSUER], lambda ns, kind, name: ACCOUNT
+        StaticKeys([key.public_key()]), [ISSUER], [ISSUER], lambda ns, kind, name: ACCOUNT
     )
-    token, _ = TokenIssuer(key, ISSUER).issue(ACCOUNT, [ISSUER], 3600)
+    issued = ensureDeferred(TokenIssuer(LocalSigner(key), ISSUER).issue(ACCOUNT, [ISSUER], 3600))
+    token, _ = issued.result  # type: ignore[attr-defined]  # a local key never waits
     webhook = TokenWebhook(Connection("https://hook/"), None, client=_Client())
     tokens = TokenFileAuthenticator({"static-token": UserInfo("jane")})
     rows = [

@@ -8,6 +8,7 @@ files that must load at start).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -25,7 +26,7 @@ from platform_api.authentication.oidc import OIDCOptions
 from platform_api.authorization import abac, authzconfig
 from platform_api.client import kubeconfig
 from platform_api.client.kubeconfig import KubeconfigError
-from platform_api.gotext import open_error
+from platform_api.gotext import open_error, quote
 
 if TYPE_CHECKING:
     from platform_api.apiserver.config import ServerConfig
@@ -124,6 +125,11 @@ def _request_header(cfg: ServerConfig, given: Given) -> None:
 def _service_accounts(cfg: ServerConfig, given: Given) -> None:
     cfg.service_account_signing_key_file = given("service-account-signing-key-file") or ""
     cfg.service_account_key_files = parse_list(given("service-account-key-file"))
+    cfg.service_account_signing_endpoint = endpoint = (
+        given("service-account-signing-endpoint") or ""
+    )
+    if endpoint:
+        _signing_endpoint(cfg, endpoint)
     for path in (cfg.service_account_signing_key_file, *cfg.service_account_key_files):
         if path and not os.path.isfile(path):
             raise ConfigError(f"--service-account-key-file: {path}: no such file")
@@ -153,6 +159,29 @@ def _service_accounts(cfg: ServerConfig, given: Given) -> None:
         cfg.service_account_extend_token_expiration = parse_bool(
             "service-account-extend-token-expiration",
             str(given("service-account-extend-token-expiration")),
+        )
+
+
+_ABSTRACT_SOCKET = re.compile(r"@([a-zA-Z0-9_-]+\.)*[a-zA-Z0-9_-]+")
+
+
+def _signing_endpoint(cfg: ServerConfig, endpoint: str) -> None:
+    """kube's checks of ``--service-account-signing-endpoint``: no local key beside it,
+    and a leading ``@`` names an abstract socket."""
+    if cfg.service_account_signing_key_file:
+        raise ConfigError(
+            "service-account-signing-key-file and service-account-signing-endpoint are "
+            "mutually exclusive and cannot be set at the same time"
+        )
+    if cfg.service_account_key_files:
+        raise ConfigError(
+            "can't set `--service-account-signing-key-file` and/or `--service-account-key-file` "
+            "with `--service-account-signing-endpoint` (They are mutually exclusive)"
+        )
+    if endpoint.startswith("@") and not _ABSTRACT_SOCKET.fullmatch(endpoint):
+        raise ConfigError(
+            f"invalid value {quote(endpoint)} passed for `--service-account-signing-endpoint`, "
+            "when prefixed with @ must be a valid abstract socket name"
         )
 
 

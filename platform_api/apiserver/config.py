@@ -94,6 +94,7 @@ class ServerConfig:
     authentication_token_webhook_version: str = "v1beta1"
     service_account_signing_key_file: str = ""
     service_account_key_files: tuple[str, ...] = ()
+    service_account_signing_endpoint: str = ""  # an external JWT signer's Unix socket
     service_account_issuers: tuple[str, ...] = (DEFAULT_ISSUER,)
     service_account_jwks_uri: str = ""  # the discovery document's jwks_uri; "" is ours
     api_audiences: tuple[str, ...] = ()  # empty: the issuers

@@ -20,7 +20,12 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics import disable_created_metrics
-from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS
 from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
@@ -160,6 +165,31 @@ class ReactorHistogram(Collector):
         for values, row in list(self.values.items()):
             counts = list(itertools.accumulate(row[:-1]))
             family.add_metric(list(values), list(zip(self._le, counts, strict=True)), row[-1])
+        yield family
+
+
+class VecGauge(Collector):
+    """A gauge kube declares as a GaugeVec without labels: no sample until first set,
+    and cleared by a reset (``DELETE /metrics``) as a vector's series are."""
+
+    def __init__(self, name: str, doc: str, registry: Any) -> None:
+        self.name, self.doc = name, doc
+        self.value: float | None = None
+        registry.register(self)
+
+    def set(self, value: float) -> None:
+        self.value = value
+
+    def clear(self) -> None:
+        self.value = None
+
+    def describe(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(self.name, self.doc)
+
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeMetricFamily(self.name, self.doc)
+        if self.value is not None:
+            family.add_metric([], self.value)
         yield family
 
 

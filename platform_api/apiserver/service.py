@@ -134,6 +134,7 @@ class APIServerService(Service):
         self.presence: Presence | None = None  # once bootstrapped, in one worker
         self.authorizer: Authorizer | None = None  # once assembled (handlers' and admission's)
         self.slot = slot  # one of --workers N
+        self.service_accounts: serviceaccounts.ServiceAccounts | None = None  # once built
         self.siblings: WakeSiblings | None = None  # the other workers' wake sockets
         self.loopback_token = loopback.loopback_token()
         run_dir = os.path.join(config.data_dir, "run")
@@ -295,7 +296,8 @@ class APIServerService(Service):
         for store in self.stores.values():  # the server's own writes record their owner
             store.field_manager = functools.partial(handlers.field_manager, store.resource)
         self._serve_custom_resources(scheme, handlers)
-        handlers.service_accounts = serviceaccounts.build(cfg, self.stores)
+        handlers.service_accounts = serviceaccounts.build(cfg, self.stores, self.reactor)
+        self.service_accounts = handlers.service_accounts
         self.service_account_key = handlers.service_accounts.signing
         handlers.authorizer = self.authorizer = self._authorizer()
         for plural in (*ROLES, *BINDINGS):
@@ -571,6 +573,8 @@ class APIServerService(Service):
         if self.siblings is not None:
             self.siblings.stop()
         self.backend.close()
+        if self.service_accounts is not None:
+            self.service_accounts.close()
         if self.auditor is not None:
             self.auditor.shutdown()
         if self.tracing is not None:  # the last spans exported

@@ -1,9 +1,11 @@
-"""Service-account token wiring: the signing key, the verifier, and the issuer documents."""
+"""Service-account token wiring: the signer (a key, or an external signer), the verifiers,
+and the issuer documents."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from prometheus_client import Counter
 from twisted.internet.defer import ensureDeferred
@@ -18,9 +20,13 @@ from platform_api.authentication.legacytokens import LegacyTokens, MarkUsed, tra
 from platform_api.authentication.serviceaccount import (
     EXTENDED_FROM,
     EXTENDED_TO,
+    KeySource,
+    LocalSigner,
     PrivateKey,
     PublicKey,
     ServiceAccountTokens,
+    Signer,
+    StaticKeys,
     TokenIssuer,
     jwk,
     load_private_key,
@@ -59,6 +65,17 @@ EXTENSION_WARNING = (
     "service-account-extend-token-expiration is true, enabling tokens valid up to {extended} "
     "seconds, which is longer than service-account-max-token-expiration set to {max}"
 )
+EXTERNAL_TRANSITION_WARNING = (
+    "service-account-extend-token-expiration is true, in order to correctly trigger safe "
+    "transition logic, token lifetime supported by external-jwt-signer must be longer than "
+    "{warn} seconds (currently {max})"
+)
+EXTERNAL_EXTENSION_WARNING = (
+    "service-account-extend-token-expiration is true, tokens validity will be caped at the "
+    "smaller of {extended} seconds and maximum token lifetime supported by external-jwt-signer "
+    "({max})"
+)
+MIN_TOKEN_SECONDS = 600  # kube's validation.MinTokenAgeSec
 
 _PLURALS = {
     "ServiceAccount": "serviceaccounts",
@@ -73,36 +90,56 @@ class ServiceAccounts:
     issuer: TokenIssuer
     verifier: ServiceAccountTokens
     legacy: LegacyTokens  # Secret-based tokens
-    signing: PrivateKey  # what the tokens controller signs Secret-based tokens with
+    signing: PrivateKey | None  # signs Secret-based tokens (None: the signer is external)
     audiences: tuple[str, ...]
     max_expiration: float
-    keys: list[PublicKey]
-    server_url: str
+    keys: KeySource
+    server_url: Callable[[], str]  # read when asked: a port 0 is known once listening
     jwks_uri: str = ""  # --service-account-jwks-uri
     extend_expiration: bool = True  # --service-account-extend-token-expiration
+    max_extended: int = EXTENDED_TO  # what an extended pod token lasts
+
+    def close(self) -> None:
+        """Stop an external signer's key refresh and close its channel."""
+        stop = getattr(self.keys, "stop", None)
+        if stop is not None:
+            stop()
 
     def discovery(self) -> dict[str, Any]:
         """``/.well-known/openid-configuration`` of the issuer."""
+        algorithms = {jwk(k.key, k.kid)["alg"] for k in self.keys.published()}
         return {
             "issuer": self.issuer.issuer,
-            "jwks_uri": self.jwks_uri or f"{self.server_url}/openid/v1/jwks",
+            "jwks_uri": self.jwks_uri or f"{self.server_url()}/openid/v1/jwks",
             "response_types_supported": ["id_token"],
             "subject_types_supported": ["public"],
-            "id_token_signing_alg_values_supported": sorted({jwk(k)["alg"] for k in self.keys}),
+            "id_token_signing_alg_values_supported": sorted(algorithms),
         }
 
     def jwks(self) -> dict[str, Any]:
-        return {"keys": [jwk(k) for k in self.keys]}
+        return {"keys": [jwk(k.key, k.kid) for k in self.keys.published()]}
 
 
-def build(cfg: ServerConfig, stores: dict[tuple[str, str, str], Store]) -> ServiceAccounts:
-    signing_path = cfg.service_account_signing_key_file or pki.ensure_service_account_key(
-        cfg.cert_dir
-    )
-    signing = load_private_key(signing_path)
-    keys: list[PublicKey] = [signing.public_key()]
-    for path in cfg.service_account_key_files:
-        keys += load_public_keys(path)
+def build(
+    cfg: ServerConfig, stores: dict[tuple[str, str, str], Store], reactor: Any
+) -> ServiceAccounts:
+    signing: PrivateKey | None = None
+    longest, extended = cfg.service_account_max_token_expiration, EXTENDED_TO
+    if cfg.service_account_signing_endpoint:
+        external, maximum = _external_signer(cfg, reactor)
+        signer: Signer = external
+        keys: KeySource = external
+        longest, extended = _external_lifetimes(cfg, maximum)
+    else:
+        signing_path = cfg.service_account_signing_key_file or pki.ensure_service_account_key(
+            cfg.cert_dir
+        )
+        signing = load_private_key(signing_path)
+        public: list[PublicKey] = [signing.public_key()]
+        for path in cfg.service_account_key_files:
+            public += load_public_keys(path)
+        signer, keys = LocalSigner(signing), StaticKeys(public)
+        _warn_extension(cfg, longest, TRANSITION_WARNING, EXTENSION_WARNING)
 
     by_kind = {kind: core_lookup(stores, plural) for kind, plural in _PLURALS.items()}
 
@@ -111,7 +148,6 @@ def build(cfg: ServerConfig, stores: dict[tuple[str, str, str], Store]) -> Servi
         return found
 
     audiences = cfg.api_audiences or cfg.service_account_issuers
-    _warn_extension(cfg)
     verifier = ServiceAccountTokens(
         keys,
         cfg.service_account_issuers,
@@ -127,29 +163,76 @@ def build(cfg: ServerConfig, stores: dict[tuple[str, str, str], Store]) -> Servi
         count=lambda what: _USES[what].inc(),
     )
     return ServiceAccounts(
-        TokenIssuer(signing, cfg.service_account_issuers[0]),
+        TokenIssuer(signer, cfg.service_account_issuers[0]),
         verifier,
         legacy,
         signing,
         tuple(audiences),
-        cfg.service_account_max_token_expiration,
+        longest,
         keys,
-        cfg.server_url,
+        lambda: cfg.server_url,
         cfg.service_account_jwks_uri,
         cfg.service_account_extend_token_expiration,
+        extended,
     )
 
 
-def _warn_extension(cfg: ServerConfig) -> None:
+def _external_signer(cfg: ServerConfig, reactor: Any) -> tuple[Any, int]:
+    """Connect to the signer and fetch its keys, before anything is served; a signer
+    that does not answer within a minute ends the start, in kube's words."""
+    # Imported only here: grpcio's start-up cost is for servers that use the signer.
+    from platform_api.authentication.externalsigner import (  # noqa: PLC0415
+        ExternalSigner,
+        SignerError,
+    )
+
+    signer = ExternalSigner(cfg.service_account_signing_endpoint, reactor)
+    try:
+        signer.initial_fill()
+        maximum = signer.max_token_expiration()
+    except SignerError as e:
+        signer.stop()
+        _fail(f"while setting up external-jwt-signer: {e}")
+    signer.start()
+    return signer, maximum
+
+
+def _external_lifetimes(cfg: ServerConfig, maximum: int) -> tuple[float, int]:
+    """kube's token lifetimes under an external signer: the cap defaults to the
+    signer's, may not exceed it, and an extended pod token lasts at most as long."""
+    if maximum < MIN_TOKEN_SECONDS:
+        _fail(
+            f"max token life supported by external-jwt-signer ({maximum}s) is less than "
+            f"acceptable (min {MIN_TOKEN_SECONDS}s)"
+        )
+    longest = cfg.service_account_max_token_expiration or float(maximum)
+    if longest > maximum:
+        _fail(
+            "service-account-max-token-expiration cannot be set longer than the token "
+            "expiration supported by service-account-signing-endpoint: "
+            f"{_duration(longest)} > {_duration(maximum)}"
+        )
+    _warn_extension(cfg, longest, EXTERNAL_TRANSITION_WARNING, EXTERNAL_EXTENSION_WARNING)
+    return longest, min(maximum, EXTENDED_TO)
+
+
+def _fail(message: str) -> NoReturn:
+    log.critical("command failed: {error}", error=message)
+    raise SystemExit(1)
+
+
+def _duration(seconds: float) -> str:
+    return format_duration(int(seconds * 1e9))
+
+
+def _warn_extension(cfg: ServerConfig, longest: float, transition: str, extension: str) -> None:
     """kube's start-up warnings when a token lifetime cap meets the extension."""
-    longest = cfg.service_account_max_token_expiration
     if not (cfg.service_account_extend_token_expiration and longest):
         return
-    shown = format_duration(int(longest * 1e9))
     if longest < EXTENDED_FROM:
-        log.warn(TRANSITION_WARNING.format(warn=EXTENDED_FROM, max=shown))
+        log.warn(transition.format(warn=EXTENDED_FROM, max=_duration(longest)))
     if longest < EXTENDED_TO:
-        log.warn(EXTENSION_WARNING.format(extended=EXTENDED_TO, max=shown))
+        log.warn(extension.format(extended=EXTENDED_TO, max=_duration(longest)))
 
 
 def mark_used(secrets: Store) -> MarkUsed:

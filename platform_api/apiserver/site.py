@@ -327,7 +327,9 @@ class APIServer:
         wanted = request.path.decode()
         doc = accounts.jwks() if wanted.endswith("jwks") else accounts.discovery()
         media = b"application/jwk-set+json" if wanted.endswith("jwks") else b"application/json"
-        return finish(request, 200, orjson.dumps(doc), media)  # no newline: not an API object
+        # kube's: keys from files for an hour; an external signer's until its next refresh.
+        cache = {"cache-control": f"public, max-age={accounts.keys.max_age()}"}
+        return finish(request, 200, orjson.dumps(doc), media, headers=cache)  # no newline
 
     @app.route("/")
     def root_paths(self, request: Request) -> bytes:

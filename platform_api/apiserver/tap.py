@@ -166,6 +166,13 @@ FLAGS: list[tuple[str, str, str]] = [
         "Comma-separated PEM files of further keys that verify service-account tokens.",
     ),
     (
+        "service-account-signing-endpoint",
+        "",
+        "Path to socket where a external JWT signer is listening (@name: an abstract "
+        "socket). This flag is mutually exclusive with --service-account-signing-key-file "
+        "and --service-account-key-file.",
+    ),
+    (
         "service-account-issuer",
         "https://platform.default.svc.cluster.local",
         "Issuer of service-account tokens; a comma list accepts several, the first issues.",

@@ -121,7 +121,7 @@ class WorkerSupervisor(Service):
         # Files the workers would race to create: made once, before them.
         if cfg.embedded_pki:
             pki.ensure_pki(cfg.cert_dir, cfg.bind_address)
-        if not cfg.service_account_signing_key_file:
+        if not (cfg.service_account_signing_key_file or cfg.service_account_signing_endpoint):
             pki.ensure_service_account_key(cfg.cert_dir)
         self.listener = _listen(cfg.bind_address, cfg.secure_port, backlog=1024)
         cfg.secure_port = self.listener.getsockname()[1]

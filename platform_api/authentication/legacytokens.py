@@ -24,9 +24,9 @@ from platform_api.authentication.interface import AuthenticationError, AuthRespo
 from platform_api.authentication.jwts import issuer_of
 from platform_api.authentication.serviceaccount import (
     PREFIX,
+    KeySource,
     Lookup,
     PrivateKey,
-    PublicKey,
     accepted_audiences,
     algorithm,
     key_id,
@@ -90,14 +90,14 @@ class LegacyTokens:
 
     def __init__(
         self,
-        keys: Sequence[PublicKey],
+        keys: KeySource,
         audiences: Sequence[str],
         lookup: Lookup | None,
         mark_used: MarkUsed,
         clock: Callable[[], float] = time.time,
         count: Count = lambda what: None,
     ) -> None:
-        self.keys = {key_id(k): k for k in keys}
+        self.keys = keys
         self.audiences = tuple(audiences)
         self.lookup = lookup
         self.mark_used = mark_used
@@ -110,7 +110,7 @@ class LegacyTokens:
         peeked = issuer_of(token)
         if peeked is None or peeked[0] != ISSUER:
             return None
-        claims = signed_claims(token, peeked[1], self.keys, _SIGNATURE)
+        claims = await signed_claims(token, peeked[1], self.keys, _SIGNATURE)
         legacy = not claims.get("aud")  # kube: a token without audiences is a legacy one
         if legacy:
             self.count("legacy")

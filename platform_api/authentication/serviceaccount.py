@@ -1,9 +1,11 @@
 """Service-account tokens: JWTs the server signs (TokenRequest) and verifies.
 
 A token names its issuer (``--service-account-issuer``), audiences, expiry, the
-service account and, when bound, the Pod or Secret it lives with.  It authenticates
-as ``system:serviceaccount:<ns>:<name>`` while the signature verifies with one of
-the ``--service-account-key-file`` keys, an audience is one the server accepts
+service account and, when bound, the Pod or Secret it lives with.  It is signed by
+this process's key or by an external signer (``--service-account-signing-endpoint``,
+externalsigner.py), and authenticates as ``system:serviceaccount:<ns>:<name>`` while
+the signature verifies with a key of its ``kid`` (the ``--service-account-key-file``
+keys, or the signer's), an audience is one the server accepts
 (``--api-audiences``), and (``--service-account-lookup``) the account and the bound
 object still exist with the same uids.  The issuer's discovery document and JWKS
 let other parties verify the same tokens.
@@ -16,7 +18,8 @@ import hashlib
 import re
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import jwt
 from cryptography import x509
@@ -106,9 +109,9 @@ def _public(block: bytes, label: bytes) -> PublicKey:
     return key
 
 
-def jwk(key: PublicKey) -> Obj:
-    """One JSON Web Key of the JWKS document."""
-    out: Obj = {"use": "sig", "kid": key_id(key), "alg": algorithm(key)}
+def jwk(key: PublicKey, kid: str = "") -> Obj:
+    """One JSON Web Key of the JWKS document (``kid``: the key's own, or kube's hash)."""
+    out: Obj = {"use": "sig", "kid": kid or key_id(key), "alg": algorithm(key)}
     if isinstance(key, rsa.RSAPublicKey):
         numbers = key.public_numbers()
         out.update(kty="RSA", n=_b64_int(numbers.n), e=_b64_int(numbers.e))
@@ -132,18 +135,68 @@ def _b64_int(value: int) -> str:
     return _b64(value.to_bytes((value.bit_length() + 7) // 8, "big"))
 
 
-def signed_claims(token: str, header: Obj, keys: dict[str, PublicKey], options: Any) -> Obj:
-    """The claims of ``token`` once one of ``keys`` (its ``kid``'s first) verifies it."""
-    candidates = [keys[header["kid"]]] if header.get("kid") in keys else list(keys.values())
-    error = "invalid signature"
-    for key in candidates:
+@dataclass(frozen=True)
+class VerifyingKey:
+    """A key that verifies tokens, under the key ID tokens name it by."""
+
+    kid: str
+    key: PublicKey
+    excluded: bool = False  # from OIDC discovery: an external signer's key for old tokens
+
+
+class KeySource(Protocol):
+    """Where verifying keys come from: files (StaticKeys) or an external signer."""
+
+    async def keys_for(self, kid: str) -> list[VerifyingKey]:
+        """The keys of ``kid``; all of them for a token that names none."""
+        ...
+
+    def published(self) -> list[VerifyingKey]:
+        """The keys the issuer's JWKS document lists."""
+        ...
+
+    def max_age(self) -> int:
+        """How long, in seconds, the discovery documents may be cached."""
+        ...
+
+
+class StaticKeys:
+    """Keys read from files at start-up: their ID is kube's hash of the key."""
+
+    def __init__(self, keys: Sequence[PublicKey]) -> None:
+        self.all = [VerifyingKey(key_id(k), k) for k in keys]
+        self.by_id: dict[str, list[VerifyingKey]] = {}
+        for entry in self.all:
+            self.by_id.setdefault(entry.kid, []).append(entry)
+
+    async def keys_for(self, kid: str) -> list[VerifyingKey]:
+        return self.all if not kid else self.by_id.get(kid, [])
+
+    def published(self) -> list[VerifyingKey]:
+        return self.all
+
+    def max_age(self) -> int:
+        return 3600  # kube's, for keys that never change
+
+
+async def signed_claims(token: str, header: Obj, keys: KeySource, options: Any) -> Obj:
+    """The claims of ``token`` once one of its ``kid``'s keys (all keys without one)
+    verifies it; a ``kid`` no key has is refused, as kube refuses it."""
+    kid = header.get("kid")
+    candidates = await keys.keys_for(kid if isinstance(kid, str) else "")
+    if not candidates:
+        raise AuthenticationError("invalid signature, no keys found")
+    errors = []
+    for entry in candidates:
         try:
-            claims: Obj = jwt.decode(token, key, algorithms=[algorithm(key)], options=options)
+            claims: Obj = jwt.decode(
+                token, entry.key, algorithms=[algorithm(entry.key)], options=options
+            )
         except jwt.PyJWTError as e:
-            error = str(e)
+            errors.append(str(e))
             continue
         return claims
-    raise AuthenticationError(error)
+    raise AuthenticationError(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
 
 
 def accepted_audiences(
@@ -168,16 +221,36 @@ def _ref(obj: Obj) -> Obj:
     return {k: v for k in ("name", "uid") if (v := meta.get(k))}
 
 
-class TokenIssuer:
-    def __init__(
-        self, key: PrivateKey, issuer: str, clock: Callable[[], float] = time.time
-    ) -> None:
+class SigningError(Exception):
+    """A token could not be signed (an external signer failed or misbehaved)."""
+
+
+class Signer(Protocol):
+    """What turns claims into a signed JWT: a key of this process or an external signer."""
+
+    async def sign(self, claims: Obj) -> str:
+        """The compact JWT of ``claims``; raises SigningError."""
+        ...
+
+
+class LocalSigner:
+    """Signs with ``--service-account-signing-key-file`` (or the embedded PKI's key)."""
+
+    def __init__(self, key: PrivateKey) -> None:
         self.key = key
-        self.issuer = issuer
-        self.clock = clock
         self.kid = key_id(key.public_key())
 
-    def issue(
+    async def sign(self, claims: Obj) -> str:
+        return jwt.encode(claims, self.key, algorithm(self.key), headers={"kid": self.kid})
+
+
+class TokenIssuer:
+    def __init__(self, signer: Signer, issuer: str, clock: Callable[[], float] = time.time) -> None:
+        self.signer = signer
+        self.issuer = issuer
+        self.clock = clock
+
+    async def issue(
         self,
         account: Obj,
         audiences: Sequence[str],
@@ -211,8 +284,7 @@ class TokenIssuer:
             "nbf": now,
             "sub": f"{PREFIX}{meta['namespace']}:{meta['name']}",
         }
-        token = jwt.encode(claims, self.key, algorithm(self.key), headers={"kid": self.kid})
-        return token, now
+        return await self.signer.sign(claims), now
 
 
 class ServiceAccountTokens:
@@ -220,14 +292,14 @@ class ServiceAccountTokens:
 
     def __init__(
         self,
-        keys: Sequence[PublicKey],
+        keys: KeySource,
         issuers: Sequence[str],
         audiences: Sequence[str],
         lookup: Lookup | None,
         clock: Callable[[], float] = time.time,
         stale: Callable[[], None] = lambda: None,
     ) -> None:
-        self.keys = {key_id(k): k for k in keys}
+        self.keys = keys
         self.issuers = tuple(issuers)
         self.audiences = tuple(audiences)
         self.lookup = lookup
@@ -241,7 +313,7 @@ class ServiceAccountTokens:
         if peeked is None or peeked[0] not in self.issuers:
             return None  # not a JWT of ours: another method's token
         header = peeked[1]
-        claims = self._verify(token, header)
+        claims = await self._verify(token, header)
         accepted = accepted_audiences(claims, audiences or self.audiences, self.audiences)
         user = self._user(claims)
         return AuthResponse(user, accepted, annotations=self._staleness(claims, user.name))
@@ -257,8 +329,8 @@ class ServiceAccountTokens:
         late = now - int(warn_after)
         return ((STALE, f"subject: {subject}, seconds after warning threshold: {late}"),)
 
-    def _verify(self, token: str, header: Obj) -> Obj:
-        claims = signed_claims(token, header, self.keys, _SIGNATURE)
+    async def _verify(self, token: str, header: Obj) -> Obj:
+        claims = await signed_claims(token, header, self.keys, _SIGNATURE)
         now = self.clock()  # times checked here, on the server's clock
         if not isinstance(claims["exp"], int | float) or now > claims["exp"] + LEEWAY:
             raise AuthenticationError("service account token has expired")

@@ -2,8 +2,9 @@
 
 A table names each message's fields as its .proto file does; a FileDescriptorProto made
 from it is loaded into a private descriptor pool and upb makes the classes, so parsing
-runs in C.  Used for etcd's gRPC messages (storage/etcd/proto.py) and by tests that read
-back what a hand-written encoder wrote.
+runs in C.  Used for etcd's gRPC messages (storage/etcd/proto.py), the external JWT
+signer's (authentication/externaljwt_proto.py) and by tests that read back what a
+hand-written encoder wrote.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 F = descriptor_pb2.FieldDescriptorProto
-I64, U64, BOOL, BYTES, STRING, DOUBLE = (
+I32, I64, U64, BOOL, BYTES, STRING, DOUBLE = (
+    F.TYPE_INT32,
     F.TYPE_INT64,
     F.TYPE_UINT64,
     F.TYPE_BOOL,

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from platform_api import errors
-from platform_api.authentication.serviceaccount import EXTENDED_FROM, EXTENDED_TO
+from platform_api.authentication.serviceaccount import EXTENDED_FROM, SigningError
 from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.scope import Scope
 from platform_api.fieldmanager.manager import Who
@@ -147,10 +147,13 @@ async def create(scope: Scope) -> bytes:
         seconds = spec["expirationSeconds"] = cap
     lifetime, warn_after = seconds, 0
     if _extended(accounts.extend_expiration, accounts.audiences, spec, bound):
-        lifetime, warn_after = EXTENDED_TO, seconds
-    token, issued = accounts.issuer.issue(
-        account, spec["audiences"], lifetime, bound, node, warn_after
-    )
+        lifetime, warn_after = accounts.max_extended, seconds
+    try:
+        token, issued = await accounts.issuer.issue(
+            account, spec["audiences"], lifetime, bound, node, warn_after
+        )
+    except SigningError as e:
+        raise errors.internal_error(f"failed to generate token: {e}") from None
     spec.setdefault("boundObjectRef", None)  # no omitempty in Go's TokenRequestSpec
     request["status"] = {  # the time asked for, even when the token lasts longer
         "token": token,

@@ -18,7 +18,7 @@ from platform_api.authentication.legacytokens import (
     LegacyTokens,
     issue,
 )
-from platform_api.authentication.serviceaccount import TokenIssuer
+from platform_api.authentication.serviceaccount import LocalSigner, StaticKeys, TokenIssuer
 
 Obj = dict[str, Any]
 KEY = ec.generate_private_key(ec.SECP256R1())
@@ -41,7 +41,12 @@ class World:
         self.marks: list[tuple[str, str, str, str]] = []
         self.counted: list[str] = []
         self.tokens = LegacyTokens(
-            [KEY.public_key()], API, self.lookup, self.mark, lambda: NOON, self.counted.append
+            StaticKeys([KEY.public_key()]),
+            API,
+            self.lookup,
+            self.mark,
+            lambda: NOON,
+            self.counted.append,
         )
 
     def lookup(self, namespace: str, kind: str, name: str) -> Obj | None:
@@ -138,7 +143,7 @@ async def test_a_token_whose_secret_or_account_changed_is_refused(change: Any, e
 @pytest_twisted.ensureDeferred
 async def test_other_tokens_are_not_legacy_ones_and_audiences_are_the_apis() -> None:
     world = World()
-    bound, _ = TokenIssuer(KEY, "https://issuer").issue(ROBOT, API, 3600)
+    bound, _ = await TokenIssuer(LocalSigner(KEY), "https://issuer").issue(ROBOT, API, 3600)
     assert await world.tokens.authenticate_token(bound) is None
     assert await world.tokens.authenticate_token("not-a-jwt") is None
     assert (await world.authenticate(API)) is not None

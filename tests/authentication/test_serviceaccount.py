@@ -16,7 +16,9 @@ from platform_api.authentication.serviceaccount import (
     EXTENDED_FROM,
     EXTENDED_TO,
     STALE,
+    LocalSigner,
     ServiceAccountTokens,
+    StaticKeys,
     TokenIssuer,
     jwk,
     key_id,
@@ -37,15 +39,17 @@ class Clock:
 def make(lookup: Any = None) -> tuple[TokenIssuer, ServiceAccountTokens, Clock]:
     key = ec.generate_private_key(ec.SECP256R1())
     clock = Clock()
-    issuer = TokenIssuer(key, ISSUER, clock)
-    verifier = ServiceAccountTokens([key.public_key()], [ISSUER], [ISSUER], lookup, clock)
+    issuer = TokenIssuer(LocalSigner(key), ISSUER, clock)
+    verifier = ServiceAccountTokens(
+        StaticKeys([key.public_key()]), [ISSUER], [ISSUER], lookup, clock
+    )
     return issuer, verifier, clock
 
 
 @pytest_twisted.ensureDeferred
 async def test_round_trip_with_ecdsa() -> None:
     issuer, verifier, _ = make()
-    token, _ = issuer.issue(ACCOUNT, [ISSUER, "other"], 600)
+    token, _ = await issuer.issue(ACCOUNT, [ISSUER, "other"], 600)
     assert jwt.get_unverified_header(token)["alg"] == "ES256"
     found = await verifier.authenticate_token(token)
     assert found is not None
@@ -63,7 +67,7 @@ async def test_an_extended_token_past_warnafter_is_stale_but_works() -> None:
     issuer, verifier, clock = make()
     counted: list[int] = []
     verifier.stale = lambda: counted.append(1)
-    token, issued = issuer.issue(ACCOUNT, [ISSUER], EXTENDED_TO, warn_after=EXTENDED_FROM)
+    token, issued = await issuer.issue(ACCOUNT, [ISSUER], EXTENDED_TO, warn_after=EXTENDED_FROM)
     assert issued == int(clock.now)
     claims = jwt.decode(token, options={"verify_signature": False})
     assert claims["platform.io"]["warnafter"] == issued + EXTENDED_FROM
@@ -90,15 +94,15 @@ async def test_foreign_tokens_are_not_ours() -> None:
 async def test_bad_tokens_are_errors() -> None:
     issuer, verifier, clock = make()
     other_issuer, _, _ = make()
-    forged, _ = other_issuer.issue(ACCOUNT, [ISSUER], 600)
+    forged, _ = await other_issuer.issue(ACCOUNT, [ISSUER], 600)
     with pytest.raises(AuthenticationError):
         await verifier.authenticate_token(forged)
-    token, _ = issuer.issue(ACCOUNT, [ISSUER], 600)
+    token, _ = await issuer.issue(ACCOUNT, [ISSUER], 600)
     clock.now += 600 + 61  # past the expiry and the leeway
     with pytest.raises(AuthenticationError, match="expired"):
         await verifier.authenticate_token(token)
     clock.now -= 661
-    wrong_audience, _ = issuer.issue(ACCOUNT, ["vault"], 600)
+    wrong_audience, _ = await issuer.issue(ACCOUNT, ["vault"], 600)
     with pytest.raises(AuthenticationError, match="invalid for the target audiences"):
         await verifier.authenticate_token(wrong_audience)
 
@@ -107,7 +111,7 @@ async def test_bad_tokens_are_errors() -> None:
 async def test_lookup_rejects_deleted_or_recreated_accounts() -> None:
     current: dict[str, Any] = {"metadata": {"uid": "u-2"}}
     issuer, verifier, _ = make(lambda ns, kind, name: current)
-    token, _ = issuer.issue(ACCOUNT, [ISSUER], 600)
+    token, _ = await issuer.issue(ACCOUNT, [ISSUER], 600)
     with pytest.raises(AuthenticationError, match="does not match claim"):
         await verifier.authenticate_token(token)
     _, gone, _ = make(lambda ns, kind, name: None)
@@ -132,3 +136,18 @@ def test_key_files_hold_public_private_or_certificates(tmp_path: Path) -> None:
     (tmp_path / "empty.pem").write_text("nothing")
     with pytest.raises(ValueError, match="no keys"):
         load_public_keys(str(tmp_path / "empty.pem"))
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_key_id_no_key_has_is_refused_even_when_a_key_would_verify() -> None:
+    """kube's static key getter: a token's ``kid`` picks its keys; none for an unknown one."""
+    issuer, verifier, _ = make()
+    token, _ = await issuer.issue(ACCOUNT, [ISSUER], 600)
+    header = jwt.get_unverified_header(token)
+    key = issuer.signer.key  # type: ignore[attr-defined]
+    claims = jwt.decode(token, options={"verify_signature": False})
+    renamed = jwt.encode(claims, key, header["alg"], headers={"kid": "someone-else"})
+    with pytest.raises(AuthenticationError, match=r"^invalid signature, no keys found$"):
+        await verifier.authenticate_token(renamed)
+    unnamed = jwt.encode(claims, key, header["alg"])  # no kid: every key is tried
+    assert await verifier.authenticate_token(unnamed) is not None

@@ -194,11 +194,16 @@ def test_node_bound_tokens(server: Server, admin: requests.Session) -> None:
 
 
 def test_issuer_documents_verify_tokens(server: Server, admin: requests.Session) -> None:
-    config = admin.get(server.url + "/.well-known/openid-configuration").json()
+    document = admin.get(server.url + "/.well-known/openid-configuration")
+    config = document.json()
     assert config["issuer"] == ISSUER
-    assert config["jwks_uri"].endswith("/openid/v1/jwks")
+    # The server's own address, the port it listens on (port 0: the kernel's pick).
+    assert config["jwks_uri"] == f"https://127.0.0.1:{server.port}/openid/v1/jwks"
     assert config["id_token_signing_alg_values_supported"] == ["RS256"]
-    jwks = admin.get(server.url + "/openid/v1/jwks").json()
+    keys = admin.get(server.url + "/openid/v1/jwks")
+    # kube's: keys read from files may be cached for an hour.
+    assert [r.headers["cache-control"] for r in (document, keys)] == ["public, max-age=3600"] * 2
+    jwks = keys.json()
     make_namespace(admin, server, "sa-jwks")
     admin.post(
         server.url + "/api/v1/namespaces/sa-jwks/serviceaccounts",
