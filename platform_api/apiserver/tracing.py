@@ -29,6 +29,7 @@ from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased
 from opentelemetry.trace import Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -57,6 +58,14 @@ _METHODS = frozenset("CONNECT DELETE GET HEAD OPTIONS PATCH POST PUT TRACE".spli
 Span = Any  # OpenTelemetry's span (its API's ``Span`` lacks the SDK's attributes)
 
 
+class _GoIds(RandomIdGenerator):
+    """Random ids, as Go's SDK makes them, without saying so: Go's sends trace flags
+    ``01`` where Python's would add W3C's random-trace-id bit (``03``)."""
+
+    def is_trace_id_random(self) -> bool:
+        return False
+
+
 class Tracing:
     """The process's tracer provider and kube's spans (each worker process has its
     own, and exports its own spans)."""
@@ -73,7 +82,9 @@ class Tracing:
         # Roots are sampled in request_span, before any span is made (the SDK's ratio
         # sampler draws the same odds from the trace id, after making it: ~20 µs a
         # request); the rest follow their parent.
-        self.provider = TracerProvider(sampler=ParentBased(ALWAYS_ON), resource=resource)
+        self.provider = TracerProvider(
+            sampler=ParentBased(ALWAYS_ON), resource=resource, id_generator=_GoIds()
+        )
         self._export: ReactorSpanProcessor | None = None
         self._close: Callable[[], None] = lambda: None
         if exporter is None:
