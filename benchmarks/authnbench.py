@@ -68,6 +68,11 @@ def main() -> None:
     rows = [
         ("token file", RequestAuthenticator([], [tokens], None), "static-token"),
         ("service-account JWT", RequestAuthenticator([], [accounts], None), token),
+        (
+            "  from the token cache",
+            RequestAuthenticator([], [accounts], None, clock=time.time),
+            token,
+        ),
         ("webhook (cached)", RequestAuthenticator([], [webhook], None), "hooked"),
     ]
     print(f"\n{'method':<22}{'median µs':>10}")

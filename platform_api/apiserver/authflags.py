@@ -286,6 +286,9 @@ def _token_webhook(cfg: ServerConfig, given: Given) -> None:
         cfg.authentication_token_webhook_cache_ttl = parse_duration(
             "authentication-token-webhook-cache-ttl", ttl
         )
+    ttl = given("authentication-token-cache-ttl")
+    if ttl is not None:
+        cfg.authentication_token_cache_ttl = parse_duration("authentication-token-cache-ttl", ttl)
     cfg.authentication_token_webhook_version = _webhook_version(
         "authentication-token-webhook-version", given, cfg.authentication_token_webhook_version
     )

@@ -128,6 +128,8 @@ def build(
         tokens,
         anonymous,
         cfg.api_audiences or cfg.service_account_issuers,
+        reactor.seconds,
+        cfg.authentication_token_cache_ttl,
     )
     if cfg.authentication_config:
         ConfigReloader(chain, cfg, reactor).start()

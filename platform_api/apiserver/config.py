@@ -91,6 +91,7 @@ class ServerConfig:
     requestheader_extra_headers_prefix: tuple[str, ...] = ()
     authentication_token_webhook_config_file: str = ""
     authentication_token_webhook_cache_ttl: float = 120.0
+    authentication_token_cache_ttl: float = 10.0  # kube's TokenSuccessCacheTTL; 0: off
     authentication_token_webhook_version: str = "v1beta1"
     service_account_signing_key_file: str = ""
     service_account_key_files: tuple[str, ...] = ()

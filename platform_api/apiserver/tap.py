@@ -151,6 +151,13 @@ FLAGS: list[tuple[str, str, str]] = [
         "How long to cache the webhook's answers.",
     ),
     (
+        "authentication-token-cache-ttl",
+        "10s",
+        "How long a bearer token that authenticated is taken without asking its "
+        "authenticator again (kube-apiserver's fixed 10s; this server's flag). 0s turns the "
+        "cache off, so a revoked token is refused at once.",
+    ),
+    (
         "authentication-token-webhook-version",
         "v1beta1",
         "The TokenReview version sent to the webhook: v1beta1 or v1.",

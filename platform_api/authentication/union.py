@@ -8,7 +8,7 @@ also in ``system:authenticated``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from twisted.web.server import Request
 
@@ -19,6 +19,7 @@ from platform_api.authentication.interface import (
     AuthResponse,
     TokenAuthenticator,
 )
+from platform_api.authentication.tokencache import SUCCESS_TTL, TokenCache
 from platform_api.authentication.user import (
     ANONYMOUS,
     ANONYMOUS_USER,
@@ -72,11 +73,19 @@ class RequestAuthenticator:
         token_methods: Sequence[TokenAuthenticator],
         anonymous: Anonymous | None,
         api_audiences: tuple[str, ...] = (),
+        clock: Callable[[], float] | None = None,
+        cache_ttl: float = SUCCESS_TTL,
     ) -> None:
         self.request_methods = list(request_methods)
         self.token_methods = list(token_methods)
         self.anonymous = anonymous
         self.api_audiences = api_audiences
+        # kube's 10 s cache of successful token authentications (given a clock)
+        self.cache = (
+            TokenCache(self._authenticate_token, clock, cache_ttl)
+            if clock is not None and cache_ttl > 0
+            else None
+        )
 
     async def authenticate(self, request: Request, path: str) -> UserInfo:
         failed = False
@@ -107,8 +116,17 @@ class RequestAuthenticator:
     async def authenticate_token(
         self, token: str, audiences: tuple[str, ...] = ()
     ) -> AuthResponse | None:
-        """The bearer-token methods in order (also what TokenReview runs); raises
-        AuthenticationError when a method rejected the token and none accepted it.
+        """The bearer-token methods in order (also what TokenReview runs), through the
+        cache; raises AuthenticationError when a method rejected the token and none
+        accepted it."""
+        if self.cache is not None:
+            return await self.cache.authenticate_token(token, audiences)
+        return await self._authenticate_token(token, audiences)
+
+    async def _authenticate_token(
+        self, token: str, audiences: tuple[str, ...] = ()
+    ) -> AuthResponse | None:
+        """The methods themselves.
 
         A method that ignores audiences authenticates for the API's only: asked for
         others, its answer holds just for those of them that are the API's (kube's

@@ -9,9 +9,11 @@ import datetime
 import json
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 
 from tests.e2e.answers import status
@@ -65,9 +67,18 @@ def uses(admin: requests.Session, server: Server) -> dict[str, float]:
     return found
 
 
-def test_a_secret_based_token_from_issue_to_invalidation(
-    server: Server, admin: requests.Session
-) -> None:
+@pytest.fixture
+def uncached(tmp_path: Path) -> Iterator[Server]:
+    """A server without kube's 10 s token cache: each use of the token is judged anew,
+    so a change to the Secret or the account shows in the very next request."""
+    running = start_server(tmp_path / "data", "--authentication-token-cache-ttl=0s")
+    yield running
+    running.stop()
+
+
+def test_a_secret_based_token_from_issue_to_invalidation(uncached: Server) -> None:
+    server = uncached
+    admin = session_for(server, cert=server.admin_cert)
     before = uses(admin, server)
     assert set(USES) <= set(before)  # shown from the start, as kube's
     server.kubectl("create", "namespace", NS)
