@@ -23,6 +23,11 @@ class Trace(Protocol):
 
     def outgoing(self, parent: Any, method: str, url: str) -> tuple[Any, dict[str, str]]: ...
 
+    def event(self, name: str, attributes: dict[str, Any]) -> None: ...
+
+    @property
+    def writes_response_events(self) -> bool: ...
+
 
 @dataclass
 class Context:

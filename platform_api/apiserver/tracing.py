@@ -169,6 +169,17 @@ class RequestTrace:
         self._handler = self.current = self.child(name, handler_fields(request, info))
         return self._handler
 
+    def event(self, name: str, attributes: dict[str, Any]) -> None:
+        """One of kube's handler span events (``About to store object in database``)."""
+        if self._handler is not None:
+            self._handler.add_event(name, attributes)
+
+    @property
+    def writes_response_events(self) -> bool:
+        """Whether the handler tells of writing its answer: kube's object handlers do,
+        its list handler does not."""
+        return self._handler is not None and self._handler.name != "List"
+
     def end_handler(self) -> None:
         if self._handler is not None:
             self._handler.end()

@@ -327,8 +327,11 @@ def _decode_write(
     out = scope.output()
     scope.ctx.dry_run = opts.dry_run
     scope.ctx.field_manager = opts.field_manager
+    body = scope.body()
+    scope.event("limitedReadBody succeeded", len=len(body))
+    scope.event("About to convert to expected version")
     obj = decode_object(
-        scope.body(),
+        body,
         scope.content_type(),
         scope.resource,
         scope.handlers.scheme.schemas,
@@ -341,6 +344,7 @@ def _decode_write(
         aliases=scope.handlers.aliases,
         serves_cbor=scope.handlers.cbor,
     )
+    scope.event("Conversion done")
     return opts, out, obj
 
 

@@ -8,12 +8,14 @@ from platform_api.endpoints.scope import Scope
 
 async def handle(scope: Scope) -> bytes:
     opts, out, obj = await decode_write(scope, "CreateOptions")
-    stored = await scope.store.create(
-        scope.namespace,
-        obj,
-        dry_run=opts.dry_run,
-        admit=scope.validator("CREATE"),
-        track=scope.tracker(),
-        mutate=scope.handlers.admission.mutator(scope),
+    stored = await scope.written(
+        scope.store.create(
+            scope.namespace,
+            obj,
+            dry_run=opts.dry_run,
+            admit=scope.validator("CREATE"),
+            track=scope.tracker(),
+            mutate=scope.handlers.admission.mutator(scope),
+        )
     )
     return await scope.respond_object(stored, 201, out)

@@ -169,11 +169,16 @@ def options_from(raw: dict[str, Any]) -> DeleteOptions:
 async def handle(scope: Scope) -> bytes:
     out = scope.output()
     options = await heavy.run(parse_options, scope)
+    if scope.body():
+        scope.event("limitedReadBody succeeded", len=len(scope.body()))
+    scope.event("Decoded delete options")
+    scope.event("Recorded the audit event")
     scope.ctx.dry_run = options.dry_run
     if options.unsafe:
         return await _unsafe_delete(scope, out)
     await scope.handlers.admission.admit(scope, "DELETE", None)
     admit = scope.handlers.admission.validator(scope, "DELETE")
+    scope.event("About to delete object from database")
     stored, deleted = await scope.store.delete(
         scope.namespace,
         scope.name,
@@ -184,6 +189,7 @@ async def handle(scope: Scope) -> bytes:
         orphan=options.orphan_dependents,
         grace_period=options.grace_period,
     )
+    scope.event("Object deleted from database")
     stored = await scope.store.served(stored)
     if not deleted:
         # Finalizers keep it: kube answers the terminating object, 202 only for the

@@ -17,6 +17,7 @@ async def handle(scope: Scope) -> bytes:
         await scope.handlers.wait_for_revision(storage_revision(version))
     elif not version:
         await scope.handlers.consistent_read()
+    scope.event("About to Get from storage")
     stored = await scope.store.read(scope.namespace, scope.name, consistent=not version)
     if out.view != "table":
         return await scope.respond_object(stored, 200, out)

@@ -76,6 +76,8 @@ async def handle(scope: Scope) -> bytes:
     scope.ctx.dry_run = opts.dry_run
     scope.ctx.field_manager = opts.field_manager
     data = scope.body()
+    scope.event("limitedReadBody succeeded", len=len(data))
+    scope.event("Recorded the audit event")
     if patch_type in (APPLY_PATCH_YAML, APPLY_PATCH_CBOR):
         return await _apply(scope, opts, out, data, patch_type == APPLY_PATCH_CBOR)
     failure: errors.StatusError | None = None
@@ -122,7 +124,9 @@ async def handle(scope: Scope) -> bytes:
         check_put_target(rt, obj, scope.namespace, scope.name)  # kube's checkName
         return obj
 
+    scope.event("About to apply patch")
     stored, _ = await scope.update(updated)
+    scope.event("Object stored in database")
     return await scope.respond_object(stored, 200, out)
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from twisted.internet.defer import CancelledError
 from twisted.internet.interfaces import IReactorTime
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from platform_api.endpoints.tables import TableConvertor
     from platform_api.scheme.aliases import Aliases
 
+T = TypeVar("T")
 Obj = dict[str, Any]
 
 
@@ -256,12 +258,52 @@ class Scope:
         """An apiVersion as this request's client sees it (its upstream group name)."""
         return str(self.outgoing({"apiVersion": api_version})["apiVersion"])
 
-    async def respond_object(
+    def event(self, name: str, **attributes: Any) -> None:
+        """A span event of kube's handlers, when the request is traced."""
+        trace = self.ctx.trace
+        if trace is not None:
+            trace.event(name, attributes)
+
+    def written(self, write: Awaitable[T]) -> Awaitable[T]:
+        """A create's or update's write, between kube's handler span events when the
+        request is traced (the write itself, no wrapper, when it is not)."""
+        trace = self.ctx.trace
+        return write if trace is None else self._traced_write(trace, write)
+
+    async def _traced_write(self, trace: Any, write: Awaitable[T]) -> T:
+        trace.event("About to store object in database", {})
+        size = len(self.body())
+        try:
+            result = await write
+        except Exception as e:
+            trace.event("Write to database call failed", {"len": size, "err": str(e)})
+            raise
+        trace.event("Write to database call succeeded", {"len": size})
+        return result
+
+    def respond_object(
+        self, stored: Stored | Obj, code: int = 200, out: Output | None = None
+    ) -> Awaitable[bytes]:
+        """One object in the negotiated format (kube's handler span events around it
+        when the request is traced)."""
+        trace = self.ctx.trace
+        if trace is None or not trace.writes_response_events:
+            return self._respond_object(stored, code, out)
+        return self._traced_response(trace, self._respond_object(stored, code, out))
+
+    async def _traced_response(self, trace: Any, response: Awaitable[bytes]) -> bytes:
+        trace.event("About to write a response", {})
+        try:
+            return await response
+        finally:
+            trace.event("Writing http response done", {})
+
+    async def _respond_object(
         self, stored: Stored | Obj, code: int = 200, out: Output | None = None
     ) -> bytes:
-        """One object in the negotiated format; stored JSON bytes go out untouched, and
-        a stored revision is encoded in Protobuf once (the server's message cache).  YAML
-        (PyYAML writes about 1.5 MB a second) is written on a thread for a large object."""
+        """Stored JSON bytes go out untouched, and a stored revision is encoded in
+        Protobuf once (the server's message cache).  YAML (PyYAML writes about 1.5 MB a
+        second) is written on a thread for a large object."""
         out = out or self.output()
         # The stored bytes, when the answer is all of them as stored.
         whole = stored if isinstance(stored, Stored) and out.view != "partial" else None

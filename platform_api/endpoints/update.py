@@ -28,7 +28,7 @@ async def handle(scope: Scope) -> bytes:
         fresh: dict[str, Any] = orjson.loads(encoded)
         return fresh
 
-    stored, created = await scope.update(updated)
+    stored, created = await scope.written(scope.update(updated))
     return await scope.respond_object(stored, 201 if created else 200, out)
 
 

@@ -55,6 +55,9 @@ class Receiver(trace_service_pb2_grpc.TraceServiceServicer):
                             {"trace_id": link.trace_id.hex(), "span_id": link.span_id.hex()}
                             for link in span.links
                         ],
+                        "events": [
+                            [event.name, _attributes(event.attributes)] for event in span.events
+                        ],
                         "status": span.status.code,
                         "start": span.start_time_unix_nano,
                         "end": span.end_time_unix_nano,

@@ -155,6 +155,81 @@ def test_kubectl_requests_are_traced(server: Server, sink: Sink) -> None:
     assert handler["attributes"]["audit-id"] == attributes["audit-id"]
 
 
+def test_the_handlers_spans_tell_kubes_events(
+    server: Server, admin: requests.Session, sink: Sink
+) -> None:
+    """kube's handlers mark their steps on their spans (create.go, update.go, ...)."""
+    namespace = {"metadata": {"name": "traced-events"}}
+    assert admin.post(f"{server.url}/api/v1/namespaces", json=namespace).status_code == 201
+    url = f"{server.url}/api/v1/namespaces/traced-events/configmaps"
+    created = admin.post(url, json=configmap("evented"))
+    assert created.status_code == 201
+    assert admin.post(url, json=configmap("evented")).status_code == 409
+    replaced = admin.put(f"{url}/evented", json=created.json())
+    assert replaced.status_code == 200
+    merge = {"Content-Type": "application/merge-patch+json"}
+    assert admin.patch(f"{url}/evented", data=b'{"data": {"k": "v"}}', headers=merge).ok
+    assert admin.get(f"{url}/evented").status_code == 200
+    assert admin.get(url).status_code == 200
+    assert admin.delete(f"{url}/evented").status_code == 200
+
+    def handler_events(spans: list[Span]) -> list[tuple[str, list[Any]]]:
+        return [
+            (s["name"], s["events"])
+            for s in sorted(spans, key=lambda s: s["start"])
+            if s["scope"] == "k8s.io/component-base/tracing"
+            and s["attributes"].get("namespace") == "traced-events"
+        ]
+
+    spans = sink.wait(lambda spans: len(handler_events(spans)) >= 7)
+    size = len(created.request.body)  # type: ignore[arg-type]
+    write = [
+        ["limitedReadBody succeeded", {"len": size}],
+        ["About to convert to expected version", {}],
+        ["Conversion done", {}],
+        ["About to store object in database", {}],
+    ]
+    respond = [["About to write a response", {}], ["Writing http response done", {}]]
+    events = handler_events(spans)
+    assert events[0] == (
+        "Create",
+        [*write, ["Write to database call succeeded", {"len": size}], *respond],
+    )
+    name, refused = events[1]
+    assert name == "Create" and refused[:4] == write and len(refused) == 5
+    assert refused[4][0] == "Write to database call failed"
+    assert refused[4][1]["err"] == 'configmaps "evented" already exists'
+    put_size = len(replaced.request.body)  # type: ignore[arg-type]
+    assert events[2][0] == "Update"
+    assert [e[0] for e in events[2][1]] == [e[0] for e in write] + [
+        "Write to database call succeeded",
+        *[e[0] for e in respond],
+    ]
+    assert events[2][1][0] == ["limitedReadBody succeeded", {"len": put_size}]
+    assert events[3] == (
+        "Patch",
+        [
+            ["limitedReadBody succeeded", {"len": 20}],
+            ["Recorded the audit event", {}],
+            ["About to apply patch", {}],
+            ["Object stored in database", {}],
+            *respond,
+        ],
+    )
+    assert events[4] == ("Get", [["About to Get from storage", {}], *respond])
+    assert events[5] == ("List", [])
+    assert events[6] == (
+        "Delete",
+        [
+            ["Decoded delete options", {}],
+            ["Recorded the audit event", {}],
+            ["About to delete object from database", {}],
+            ["Object deleted from database", {}],
+            *respond,
+        ],
+    )
+
+
 PATH_NOT_THERE = "/api/v1/namespaces/default/configmaps/not-there"
 # kube's request info reads a namespace's name as its namespace too, and its span name
 # says so.
