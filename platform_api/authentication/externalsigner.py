@@ -102,35 +102,37 @@ class ExternalSigner:
 
     def initial_fill(self, timeout: float = SYNC_TIMEOUT) -> None:
         """The first fetch of the keys; raises SignerError in kube's words."""
-        started = time.monotonic()
+        lead = (
+            "while initially filling key cache: while performing initial cache fill: "
+            "while fetching token verification keys: "
+        )
         try:
-            response = self.client.call("FetchKeys", pb.FetchKeysRequest(), timeout)
+            response = self._call_blocking("FetchKeys", pb.FetchKeysRequest(), timeout)
         except Exception as e:
-            self._observe("FetchKeys", started, e)
             _FETCHES.inc(code_name(e))
-            raise SignerError(
-                "while initially filling key cache: while performing initial cache fill: "
-                f"while fetching token verification keys: {_fetch_error(e, self.endpoint)}"
-            ) from None
-        self._observe("FetchKeys", started, None)
+            raise SignerError(lead + _fetch_error(e, self.endpoint)) from None
         try:
             self._store(response)
         except SignerError as e:
-            raise SignerError(
-                "while initially filling key cache: while performing initial cache fill: "
-                f"while fetching token verification keys: {e}"
-            ) from None
+            raise SignerError(f"{lead}{e}") from None
 
     def max_token_expiration(self, timeout: float = METADATA_TIMEOUT) -> int:
         """The signer's longest token lifetime (its Metadata), in seconds."""
+        try:
+            response = self._call_blocking("Metadata", pb.MetadataRequest(), timeout)
+        except Exception as e:
+            raise SignerError(rpc_text(e)) from None
+        return int(response.max_token_expiration_seconds)
+
+    def _call_blocking(self, method: str, request: Any, timeout: float) -> Any:
         started = time.monotonic()
         try:
-            response = self.client.call("Metadata", pb.MetadataRequest(), timeout)
+            response = self.client.call(method, request, timeout)
         except Exception as e:
-            self._observe("Metadata", started, e)
-            raise SignerError(rpc_text(e)) from None
-        self._observe("Metadata", started, None)
-        return int(response.max_token_expiration_seconds)
+            self._observe(method, started, e)
+            raise
+        self._observe(method, started, None)
+        return response
 
     def start(self) -> None:
         """Fetch the keys again whenever the signer's refresh hint says."""
