@@ -17,6 +17,9 @@ class Trace(Protocol):
     """A traced request's spans (apiserver/tracing.py's RequestTrace): layers below the
     filters open theirs under ``child``; spans are OpenTelemetry's, ended by the opener."""
 
+    @property
+    def audit_id(self) -> str: ...
+
     def child(self, name: str, attributes: dict[str, Any]) -> Any: ...
 
     def handler(self, request: Any, info: Any) -> Any: ...

@@ -58,6 +58,7 @@ from platform_api.endpoints.responses import (
 )
 from platform_api.endpoints.scope import Handlers
 from platform_api.goduration import parse_duration
+from platform_api.storage import spans
 
 if TYPE_CHECKING:  # the SDK is imported only when --tracing-config-file is given
     from platform_api.apiserver.tracing import Tracing
@@ -149,6 +150,8 @@ class APIServer:
             user = await impersonate(request.requestHeaders, user, self.filters.authorizer)
             ctx = _context(request, user, info)
             ctx.trace = traced
+            if traced is not None:
+                spans.TRACE.set(traced)  # this request's coroutines only (storage/spans.py)
             if audit:
                 audit.attach(ctx)
             async with self.filters.inflight.admit(request, info, user):

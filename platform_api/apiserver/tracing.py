@@ -138,7 +138,7 @@ class Tracing:
         if not span.is_recording():
             return None  # not sampled: its attributes are never gathered
         span.set_attributes(_request_attributes(request))
-        traced = RequestTrace(self, span)
+        traced = RequestTrace(self, span, _audit_id(request))
         request.notifyFinish().addBoth(lambda _: traced.finished(request))
         return traced
 
@@ -146,9 +146,10 @@ class Tracing:
 class RequestTrace:
     """One traced request: where its spans go (``platform_api.context.Trace``)."""
 
-    def __init__(self, tracing: Tracing, span: Span) -> None:
+    def __init__(self, tracing: Tracing, span: Span, audit_id: str = "") -> None:
         self._tracing = tracing
         self._server = span
+        self.audit_id = audit_id  # truncated as kube's span attributes carry it
         self._handler: Span = None
         self.current = span  # the innermost open span: the handler's while it runs
 

@@ -46,6 +46,13 @@ def group_version(group: str, version: str) -> str:
 _INTERNAL_PACKAGES = {"events": "core"}
 
 
+def internal_type_name(group: str, kind: str) -> str:
+    """Go's name of a built-in kind's internal type, as kube's storage spans carry it
+    (``*core.ConfigMap`` for group "" or "core", ``*rbac.Role``)."""
+    label = group.partition(".")[0] if group else "core"
+    return f"*{_INTERNAL_PACKAGES.get(label, label)}.{kind}"
+
+
 def internal_package(definition: str) -> str:
     """The Go package of a built-in kind's internal type, as kube's messages name it
     (``core`` for ``io.platform.api.core.v1.ConfigMap``)."""

@@ -72,7 +72,7 @@ def start_sink(root: Path) -> Sink:
     return Sink(root / "spans.jsonl", int(port_file.read_text()), process)
 
 
-def traced_server(root: Path, sink: Sink, rate: int | None) -> Server:
+def traced_server(root: Path, sink: Sink, rate: int | None, *extra: str) -> Server:
     config = root / "tracing.yaml"
     config.write_text(
         "apiVersion: apiserver.config.platform.io/v1\nkind: TracingConfiguration\n"
@@ -84,7 +84,10 @@ def traced_server(root: Path, sink: Sink, rate: int | None) -> Server:
     os.environ["OTEL_BSP_SCHEDULE_DELAY"] = "100"  # the SDK's export interval: 5 s otherwise
     try:
         return start_server(
-            root / "data", f"--tracing-config-file={config}", f"--token-auth-file={tokens}"
+            root / "data",
+            f"--tracing-config-file={config}",
+            f"--token-auth-file={tokens}",
+            *extra,
         )
     finally:
         del os.environ["OTEL_BSP_SCHEDULE_DELAY"]

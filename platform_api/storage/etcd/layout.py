@@ -65,6 +65,11 @@ class KeyLayout:
         base = self._to.get((group, plural)) or _base(group, plural, builtin=False)
         return self.root + base + b"/" + rest.replace(b"\x00", b"/")
 
+    def is_builtin(self, key: bytes) -> bool:
+        """Whether a registry key is a built-in resource's (not a custom resource's)."""
+        _, group, plural, _ = key.split(b"/", 3)
+        return (group, plural) in self._to
+
     def registry_key(self, etcd_key: bytes) -> bytes | None:
         """The registry key of an etcd key, or None for keys that are not objects."""
         if not etcd_key.startswith(self.root):

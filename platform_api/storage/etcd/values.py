@@ -15,7 +15,7 @@ from typing import Any
 
 from platform_api.codec.goshape import set_revision
 from platform_api.gotext import object_json
-from platform_api.storage import mediatypes
+from platform_api.storage import mediatypes, spans
 from platform_api.storage.etcd.kv import KeyValue
 from platform_api.storage.etcd.layout import KeyLayout
 from platform_api.storage.interface import UNREADABLE, StorageError, Stored, Unreadable
@@ -38,14 +38,23 @@ class Values:
         self.media_type = media_type
         self.pending: dict[bytes, tuple[bytes, dict[str, Any]]] = {}  # writes on their way
 
-    def encode(self, key: bytes, obj: dict[str, Any], expected: int) -> bytes:
-        """The value to write for ``obj``; StorageError if etcd would refuse the write, judged
-        by the value itself (a Protobuf or encrypted value's size is not its JSON's)."""
+    def encode(self, key: bytes, obj: dict[str, Any], expected: int) -> tuple[bytes, int]:
+        """The value to write for ``obj`` and the length of its encoding before the
+        transformer's; StorageError if etcd would refuse the write, judged by the value
+        itself (a Protobuf or encrypted value's size is not its JSON's).  Marks kube's
+        steps on a traced write's span."""
+        spans.event("About to Encode")
         meta = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
-        value = mediatypes.encode({**obj, "metadata": meta}, self.media_type)
-        value = write(self.transformer, key, value)
+        plain = mediatypes.encode({**obj, "metadata": meta}, self.media_type)
+        spans.event("Encode succeeded", len=len(plain))
+        try:
+            value = write(self.transformer, key, plain)
+        except TransformError as e:
+            spans.event("TransformToStorage failed", err=str(e))
+            raise
+        spans.event("TransformToStorage succeeded")
         check_value_size(key, len(value), expected)
-        return value
+        return value, len(plain)
 
     def stored(self, kv: KeyValue) -> Stored | None:
         """A KeyValue as the registry sees it (decrypted, resourceVersion set), None for a

@@ -1,0 +1,90 @@
+"""On etcd, a traced request's writes carry kube's etcd3 storage spans under its
+handler's span, as a real OTLP receiver gets them from a real server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import Server, session_for
+from tests.e2e.test_tracing import Sink, Span, sink, traced_server
+from tests.storage.etcd_server import EtcdServer
+
+__all__ = ["sink"]  # the module's OTLP receiver: test_tracing's fixture, one per module
+WRITE = ["About to Encode", "Encode succeeded", "TransformToStorage succeeded"]
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+COMMIT = ["Transaction prepared", "Txn call completed", "Transaction committed"]
+
+
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, sink: Sink, etcd: EtcdServer
+) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("traced-etcd")
+    etcd_flags = ("--storage-backend=etcd3", f"--etcd-servers={etcd.endpoint}")
+    running = traced_server(root, sink, 1_000_000, *etcd_flags)
+    yield running
+    running.stop()
+
+
+def _under(spans: list[Span], handler: Span) -> list[Span]:
+    return [s for s in spans if s["parent_span_id"] == handler["span_id"]]
+
+
+def test_writes_carry_kubes_etcd3_spans(server: Server, sink: Sink) -> None:
+    admin = session_for(server, cert=server.admin_cert)
+    url = server.url + CONFIGMAPS
+    created = admin.post(url, json={"metadata": {"name": "stored"}, "data": {"k": "1"}})
+    assert created.status_code == 201
+    assert admin.post(url, json={"metadata": {"name": "stored"}}).status_code == 409
+    changed = {**created.json(), "data": {"k": "2"}}
+    assert admin.put(f"{url}/stored", json=changed).status_code == 200
+
+    def handlers(spans: list[Span]) -> list[Span]:
+        return sorted(
+            (
+                s
+                for s in spans
+                if s["name"] in ("Create", "Update")
+                and s["attributes"].get("url", "").startswith(CONFIGMAPS)
+            ),
+            key=lambda s: s["start"],
+        )
+
+    spans = sink.wait(lambda spans: len(handlers(spans)) >= 3)
+    create, refused, update = handlers(spans)
+    audit_id = create["attributes"]["audit-id"]
+    [stored] = _under(spans, create)
+    assert (stored["name"], stored["scope"], stored["trace_id"]) == (
+        "Create etcd3",
+        "k8s.io/component-base/tracing",
+        create["trace_id"],
+    )
+    assert stored["attributes"] == {
+        "audit-id": audit_id,
+        "key": "/configmaps/default/stored",
+        "type": "*core.ConfigMap",
+        "group": "",
+        "resource": "configmaps",
+    }
+    steps: list[Any] = [e[0] for e in stored["events"]]
+    assert steps == [*WRITE, "Txn call succeeded", "decode succeeded"]
+    encoded = stored["events"][1][1]["len"]
+    assert encoded > 0 and stored["events"][-1][1] == {"len": encoded}
+    # The handler marks the storage call around the storage's own span.
+    assert stored["start"] >= create["start"] and stored["end"] <= create["end"]
+
+    [exists] = _under(spans, refused)
+    assert [e[0] for e in exists["events"]] == [*WRITE, "Txn call succeeded"]
+
+    [guaranteed] = _under(spans, update)
+    assert guaranteed["name"] == "GuaranteedUpdate etcd3"
+    assert guaranteed["attributes"]["type"] == "*core.ConfigMap"
+    assert [e[0] for e in guaranteed["events"]] == [
+        "initial value restored",
+        *WRITE,
+        *COMMIT,
+        "decode succeeded",
+    ]
