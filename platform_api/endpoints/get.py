@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from platform_api import errors
 from platform_api.endpoints.list import parse_revision
 from platform_api.endpoints.options import arg
 from platform_api.endpoints.responses import encode, finish
 from platform_api.endpoints.scope import Scope
+from platform_api.storage import spans
+from platform_api.storage.etcd.layout import kube_key
+from platform_api.storage.interface import Stored
 
 
 async def handle(scope: Scope) -> bytes:
     out = scope.output(table=True, partial="object")
     version = arg(scope.request, b"resourceVersion") or ""
-    if version and version != "0":
-        # Not older than: any state at least this new; only a future revision waits.
-        await scope.handlers.wait_for_revision(storage_revision(version))
-    elif not version:
-        await scope.handlers.consistent_read()
     scope.event("About to Get from storage")
-    stored = await scope.store.read(scope.namespace, scope.name, consistent=not version)
+    with spans.opened("cacher.Get", _cacher_fields(scope, version)):
+        stored = await _read(scope, version)
     if out.view != "table":
         return await scope.respond_object(stored, 200, out)
     include = arg(scope.request, b"includeObject") or "Metadata"
@@ -28,6 +30,33 @@ async def handle(scope: Scope) -> bytes:
     )
     body = encode(table, out.encoding, out.pretty)
     return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx, compressible=True)
+
+
+async def _read(scope: Scope, version: str) -> Stored:
+    """The object as of ``version``, with the span events of kube's cache: a get with no
+    resourceVersion reads the newest state (from the database, where the cache cannot
+    prove itself current); any other from the cache once it is at least that new."""
+    if not version:
+        spans.event("About to Get from underlying storage")
+        await scope.handlers.consistent_read()
+    else:
+        spans.event("About to fetch object from cache")
+        spans.event("watchCache locked acquired")
+        if version != "0":  # not older than: only a future revision waits
+            await scope.handlers.wait_for_revision(storage_revision(version))
+        spans.event("watchCache fresh enough")
+    return await scope.store.read(scope.namespace, scope.name, consistent=not version)
+
+
+def _cacher_fields(scope: Scope, version: str) -> Callable[[str], dict[str, Any]]:
+    """kube's attributes of ``cacher.Get``: made only when the request is traced."""
+
+    def fields(audit_id: str) -> dict[str, Any]:
+        key = scope.store.named_key(scope.namespace, scope.name)
+        kube = kube_key(key, builtin=not scope.resource.custom, prefix="")
+        return {"audit-id": audit_id, "key": kube, "resource-version": version}
+
+    return fields
 
 
 def storage_revision(version: str) -> int:

@@ -1,6 +1,6 @@
 """The storage's spans of a traced request: kube's etcd3 store opens ``Create etcd3`` and
 ``GuaranteedUpdate etcd3`` under the handler's span and marks its steps on them
-(``Encode succeeded``, ``Txn call succeeded``...).
+(``Encode succeeded``, ``Txn call succeeded``...); its watch cache opens ``cacher.Get``.
 
 Go hands the request's trace down in its ``context.Context``; here a context variable
 carries it, so the storage interface stays as it is and a request that is not traced
@@ -11,9 +11,9 @@ nothing else (the etcd watch loop, another request's write).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from contextvars import ContextVar, Token
 from typing import Any, Protocol
 
 
@@ -32,21 +32,32 @@ TRACE: ContextVar[Opener | None] = ContextVar("platform_api_trace", default=None
 _OPEN: ContextVar[Any] = ContextVar("platform_api_storage_span", default=None)
 
 
-@contextmanager
-def opened(name: str, attributes: Callable[[str], dict[str, Any]]) -> Iterator[None]:
+class _Opened:
+    """A storage span while a block runs: the current one for ``event``, then ended."""
+
+    def __init__(self, span: Any) -> None:
+        self._span = span
+        self._token: Token[Any] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _OPEN.set(self._span)
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._token is not None
+        _OPEN.reset(self._token)
+        self._span.end()
+
+
+_UNTRACED = nullcontext()  # shared: an untraced read or write makes no object for it
+
+
+def opened(name: str, attributes: Callable[[str], dict[str, Any]]) -> AbstractContextManager[None]:
     """A span ``name`` under the request's current one while the block runs, when the
     request is traced; ``attributes`` gets the request's audit ID (only called then)."""
     trace = TRACE.get()
     if trace is None:
-        yield
-        return
-    span = trace.child(name, attributes(trace.audit_id))
-    token = _OPEN.set(span)
-    try:
-        yield
-    finally:
-        _OPEN.reset(token)
-        span.end()
+        return _UNTRACED
+    return _Opened(trace.child(name, attributes(trace.audit_id)))
 
 
 def event(name: str, **attributes: Any) -> None:

@@ -357,10 +357,10 @@ def test_without_a_rate_only_a_sampled_privileged_caller_is_traced(tmp_path: Pat
         assert r.status_code == 200
         alice = session_for(quiet, token="tok-alice")
         assert alice.get(f"{quiet.url}/api/v1/namespaces", headers=OTHER).status_code == 200
-        own.wait(lambda spans: len(spans) >= 2)
+        own.wait(lambda spans: len(spans) >= 3)
         time.sleep(0.5)  # anything else exported would be here by now
         spans = own.spans()
-        assert sorted(s["name"] for s in spans) == [NAMESPACE_ROUTE, "Get"]
+        assert sorted(s["name"] for s in spans) == [NAMESPACE_ROUTE, "Get", "cacher.Get"]
         assert {s["trace_id"] for s in spans} == {"ab" * 16}
     finally:
         quiet.stop()

@@ -88,3 +88,41 @@ def test_writes_carry_kubes_etcd3_spans(server: Server, sink: Sink) -> None:
         *COMMIT,
         "decode succeeded",
     ]
+
+
+def test_a_get_carries_kubes_cacher_span(server: Server, sink: Sink) -> None:
+    """With no resourceVersion kube's cache hands the get to the database; with one it
+    answers from the cache once the cache is that new."""
+    admin = session_for(server, cert=server.admin_cert)
+    url = server.url + CONFIGMAPS
+    made = admin.post(url, json={"metadata": {"name": "read"}})
+    assert made.status_code == 201
+    version = made.json()["metadata"]["resourceVersion"]
+    for params in ({}, {"resourceVersion": "0"}, {"resourceVersion": version}):
+        assert admin.get(f"{url}/read", params=params).status_code == 200
+
+    def gets(spans: list[Span]) -> list[Span]:
+        return sorted(
+            (s for s in spans if s["name"] == "Get" and s["attributes"]["name"] == "read"),
+            key=lambda s: s["start"],
+        )
+
+    spans = sink.wait(lambda spans: len(gets(spans)) >= 3)
+    cached = ["About to fetch object from cache", "watchCache locked acquired"]
+    expected = [
+        ("", ["About to Get from underlying storage"]),
+        ("0", [*cached, "watchCache fresh enough"]),
+        (version, [*cached, "watchCache fresh enough"]),
+    ]
+    for handler, (asked, steps) in zip(gets(spans), expected, strict=True):
+        assert handler["events"][0][0] == "About to Get from storage"
+        [cacher] = _under(spans, handler)
+        assert (cacher["name"], cacher["attributes"], [e[0] for e in cacher["events"]]) == (
+            "cacher.Get",
+            {
+                "audit-id": handler["attributes"]["audit-id"],
+                "key": "/configmaps/default/read",
+                "resource-version": asked,
+            },
+            steps,
+        )

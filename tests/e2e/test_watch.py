@@ -282,12 +282,15 @@ def test_kubectl_get_watch(server: Server, admin: requests.Session) -> None:
         "--output-watch-events",
         "--request-timeout=4s",
     ]
+    add(admin, server, base, "first")  # kubectl has listed once it shows this one
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
+    assert proc.stdout is not None
+    lines = [proc.stdout.readline().split()[:2] for _ in range(2)]
+    assert lines == [["EVENT", "NAME"], ["ADDED", "first"]]
     add(admin, server, base, "kw")
     admin.delete(server.url + base + "/kw")
     out, _ = proc.communicate(timeout=15)
-    lines = [line.split()[:2] for line in out.splitlines()]
+    lines += [line.split()[:2] for line in out.splitlines()]
     assert ["ADDED", "kw"] in lines and ["DELETED", "kw"] in lines
 
 
