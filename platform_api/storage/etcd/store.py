@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 from twisted.internet.defer import CancelledError, Deferred, ensureDeferred, succeed
 from twisted.internet.task import deferLater
@@ -25,7 +25,6 @@ from twisted.python.failure import Failure
 
 from platform_api.codec.goshape import set_revision
 from platform_api.gotext import object_json
-from platform_api.scheme.types import internal_type_name
 from platform_api.storage import mediatypes, spans
 from platform_api.storage.etcd.batch import Batched
 from platform_api.storage.etcd.cache import WatchCache, event_type
@@ -37,6 +36,7 @@ from platform_api.storage.etcd.startup import range_blocking, status_blocking
 from platform_api.storage.etcd.through import ReadThrough, progress_trusted
 from platform_api.storage.etcd.values import Values
 from platform_api.storage.etcd.watch import ProgressRequester, WatchResponse
+from platform_api.storage.etcd.writespans import kind_of, span_fields, span_type, transaction
 from platform_api.storage.interface import (
     CONFLICT,
     DELETED,
@@ -59,8 +59,6 @@ from platform_api.storage.transformer import ValueTransformer
 from platform_api.storage.updates import next_state
 
 log = Logger()
-T = TypeVar("T")
-UNSTRUCTURED = "*unstructured.Unstructured"  # a custom resource's type, as kube's spans name it
 COMPACT_KEY = b"compact_rev_key"  # kube's compactor coordinates its replicas on this key
 _PAGE = 10000
 
@@ -274,42 +272,19 @@ class EtcdStorage:
         return Stored(key, revision, object_json(obj))
 
     async def create(self, key: bytes, obj: dict[str, Any]) -> Stored:
-        with spans.opened("Create etcd3", self._span_fields(key, obj.get("kind", ""))):
+        with spans.opened("Create etcd3", span_fields(self.layout, key, obj.get("kind", ""))):
             return await self._create(key, obj, update=False)
 
     async def _create(self, key: bytes, obj: dict[str, Any], *, update: bool) -> Stored:
         value, size = self.values.encode(key, obj, 0)
         with self.values.writing(key, value, obj):
             create = self.client.create(self.layout.etcd_key(key), value)
-            result = await _transaction(key, create, update)
+            result = await transaction(key, create, update)
             if not result.succeeded:
                 raise StorageError(KEY_EXISTS, key)
             written = await self._written(key, obj, result.revision)
             spans.event("decode succeeded", len=size)
             return written
-
-    def _span_fields(self, key: bytes, kind: str) -> Callable[[str], dict[str, Any]]:
-        """kube's attributes of a write's span, made only when the request is traced."""
-
-        def fields(audit_id: str) -> dict[str, Any]:
-            _, group, plural, _ = key.split(b"/", 3)
-            etcd_key = self.layout.etcd_key(key)[len(self.layout.root) - 1 :]
-            return {
-                "audit-id": audit_id,
-                "key": etcd_key.decode(errors="replace"),
-                "type": self._span_type(key, kind),
-                "group": "" if group == b"core" else group.decode(),
-                "resource": plural.decode(),
-            }
-
-        return fields
-
-    def _span_type(self, key: bytes, kind: str) -> str:
-        """The Go type kube's span names: the kind's internal type, or a custom resource's."""
-        if not self.layout.is_builtin(key):
-            return UNSTRUCTURED
-        group = key.split(b"/", 2)[1]
-        return internal_type_name("" if group == b"core" else group.decode(), kind)
 
     async def guaranteed_update(
         self,
@@ -320,8 +295,8 @@ class EtcdStorage:
         preconditions: Preconditions | None = None,
     ) -> Stored:
         current: Stored | None = self.cache.data.get(key)
-        kind = "" if current is None or not spans.TRACE.get() else current.object.get("kind", "")
-        with spans.opened("GuaranteedUpdate etcd3", self._span_fields(key, kind)):
+        kind = kind_of(current) if spans.TRACE.get() else ""  # decoded only for a traced write
+        with spans.opened("GuaranteedUpdate etcd3", span_fields(self.layout, key, kind)):
             spans.event("initial value restored")
             while True:
                 if current is None and not ignore_not_found:
@@ -332,7 +307,7 @@ class EtcdStorage:
                     return current
                 if current is None:
                     if not kind:  # named once there is an object, as kube's decodes into one
-                        spans.attribute("type", self._span_type(key, new.get("kind", "")))
+                        spans.attribute("type", span_type(self.layout, key, new.get("kind", "")))
                     try:
                         return await self._create(key, new, update=True)
                     except StorageError as e:
@@ -345,7 +320,7 @@ class EtcdStorage:
                 etcd_key = self.layout.etcd_key(key)
                 with self.values.writing(key, value, new):
                     update = self.client.update(etcd_key, value, current.revision)
-                    result = await _transaction(key, update, True)
+                    result = await transaction(key, update, True)
                     if result.succeeded:
                         written = await self._written(key, new, result.revision)
                         spans.event("decode succeeded", len=size)
@@ -418,21 +393,3 @@ class EtcdStorage:
                 await self.client.compact(previous)
             self.cache.expire_below(previous)
         return previous
-
-
-async def _transaction(key: bytes, call: Awaitable[T], update: bool) -> T:
-    """A write's transaction between kube's span events: an update's (GuaranteedUpdate,
-    also when it creates) or a create's."""
-    if update:
-        spans.event("Transaction prepared")
-    try:
-        result = await storage_call(key, call)
-    except StorageError as e:
-        spans.event("Txn call failed", err=str(e))
-        raise
-    if update:
-        spans.event("Txn call completed")
-        spans.event("Transaction committed")
-    else:
-        spans.event("Txn call succeeded")
-    return result
