@@ -153,10 +153,10 @@ class RequestTrace:
         self._handler: Span = None
         self.current = span  # the innermost open span: the handler's while it runs
 
-    def child(self, name: str, attributes: dict[str, Any]) -> Span:
-        """A span under the current one (component-base's ``tracing.Start``); the caller
-        ends it."""
-        context = trace.set_span_in_context(self.current)
+    def child(self, name: str, attributes: dict[str, Any], parent: Span = None) -> Span:
+        """A span under ``parent``, else the current one (component-base's
+        ``tracing.Start``); the caller ends it."""
+        context = trace.set_span_in_context(self.current if parent is None else parent)
         return self._tracing.component_tracer.start_span(
             name, context=context, attributes=attributes
         )

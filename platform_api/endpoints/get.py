@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from platform_api import errors
+from platform_api.endpoints.cachespans import get_fields
 from platform_api.endpoints.list import parse_revision
 from platform_api.endpoints.options import arg
 from platform_api.endpoints.responses import encode, finish
 from platform_api.endpoints.scope import Scope
 from platform_api.storage import spans
-from platform_api.storage.etcd.layout import kube_key
 from platform_api.storage.interface import Stored
 
 
@@ -19,7 +16,7 @@ async def handle(scope: Scope) -> bytes:
     out = scope.output(table=True, partial="object")
     version = arg(scope.request, b"resourceVersion") or ""
     scope.event("About to Get from storage")
-    with spans.opened("cacher.Get", _cacher_fields(scope, version)):
+    with spans.opened("cacher.Get", get_fields(scope, version)):
         stored = await _read(scope, version)
     if out.view != "table":
         return await scope.respond_object(stored, 200, out)
@@ -46,17 +43,6 @@ async def _read(scope: Scope, version: str) -> Stored:
             await scope.handlers.wait_for_revision(storage_revision(version))
         spans.event("watchCache fresh enough")
     return await scope.store.read(scope.namespace, scope.name, consistent=not version)
-
-
-def _cacher_fields(scope: Scope, version: str) -> Callable[[str], dict[str, Any]]:
-    """kube's attributes of ``cacher.Get``: made only when the request is traced."""
-
-    def fields(audit_id: str) -> dict[str, Any]:
-        key = scope.store.named_key(scope.namespace, scope.name)
-        kube = kube_key(key, builtin=not scope.resource.custom, prefix="")
-        return {"audit-id": audit_id, "key": kube, "resource-version": version}
-
-    return fields
 
 
 def storage_revision(version: str) -> int:

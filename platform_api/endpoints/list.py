@@ -12,7 +12,7 @@ import orjson
 from platform_api import errors, heavy
 from platform_api.apiserver.requestinfo import query_flag
 from platform_api.codec import protobuf
-from platform_api.endpoints import binary, continuation
+from platform_api.endpoints import binary, cachespans, continuation
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.options import META_GROUP, arg
 from platform_api.endpoints.responses import encode, finish
@@ -22,6 +22,7 @@ from platform_api.gotext import object_json
 from platform_api.gotext import parse_int as go_parse_int
 from platform_api.scheme import bytefields
 from platform_api.selectors import LabelSelector, SelectorError, parse_label_selector
+from platform_api.storage import spans
 from platform_api.storage.interface import ListOptions, ListResult, Stored
 from platform_api.validation import field
 from platform_api.validation.names import is_dns1123_label, is_path_segment_name
@@ -197,6 +198,12 @@ def predicate(scope: Scope, p: ListParams) -> Any:
 
 
 async def read_list(scope: Scope, p: ListParams) -> ListResult:
+    """The list's items, inside kube's storage span of a list when traced."""
+    with spans.opened(*cachespans.list_span(scope, p)):
+        return await _read_list(scope, p)
+
+
+async def _read_list(scope: Scope, p: ListParams) -> ListResult:
     """Pick the revision and start key the table of resourceVersion semantics asks for."""
     storage = scope.store.storage
     start, token_start = b"", ""
@@ -204,6 +211,8 @@ async def read_list(scope: Scope, p: ListParams) -> ListResult:
     list_prefix = scope.store.list_prefix(scope.namespace)
     if p.continue_token:
         token_rev, token_start = continuation.decode(p.continue_token)  # kube reads it first
+    cachespans.cache_read(p)
+    if p.continue_token:
         if p.resource_version and p.resource_version != "0":
             raise errors.bad_request(
                 "specifying resource version is not allowed when using continue"
@@ -225,6 +234,7 @@ async def read_list(scope: Scope, p: ListParams) -> ListResult:
             revision = wanted
             if revision < storage.compacted_revision():
                 raise errors.expired("The resourceVersion for the provided list is too old.")
+    cachespans.cache_fresh(p)
     if not p.continue_token and not p.resource_version:
         await scope.handlers.consistent_read()
     # resourceVersion=0 is any state, which kube serves whole from its watch cache: the
@@ -238,9 +248,11 @@ async def read_list(scope: Scope, p: ListParams) -> ListResult:
     # server's cache cannot prove it holds that revision (storage/etcd/through.py).
     consistent = not p.resource_version and (not p.continue_token or revision > 0)
     try:
-        return await scope.store.read_list(
+        result = await scope.store.read_list(
             scope.namespace, options, consistent=consistent, prefix=keys
         )
+        cachespans.listed(scope, p, result, keys)
+        return result
     except errors.StatusError as e:
         if p.continue_token and e.reason == errors.EXPIRED:  # etcd compacted past the token
             raise continuation.expired(token_start) from None

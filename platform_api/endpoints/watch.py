@@ -19,6 +19,7 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from platform_api import errors
+from platform_api.endpoints import cachespans
 from platform_api.endpoints.get import storage_revision
 from platform_api.endpoints.list import (
     ListParams,
@@ -35,6 +36,7 @@ from platform_api.endpoints.watchencoding import EventEncoder
 from platform_api.endpoints.watchmetrics import initial_events, terminated
 from platform_api.endpoints.watchmetrics import sent as record_sent
 from platform_api.goduration import seconds_duration
+from platform_api.storage import spans
 from platform_api.storage.interface import (
     ADDED,
     DELETED,
@@ -327,6 +329,19 @@ def _replay(stream: WatchStream, scope: Scope, since: int) -> bool:
     return True
 
 
+async def _begin(stream: WatchStream, scope: Scope, params: ListParams) -> bool:
+    """The stream's start: the initial state, or the changes since its revision;
+    False if it ended already (too old a revision)."""
+    version = params.resource_version
+    if params.send_initial_events or (params.send_initial_events is None and version in ("", "0")):
+        await _initial_state(stream, scope, params)
+    elif version in ("", "0"):
+        await _from_now(stream, scope, version)  # sendInitialEvents=false
+    else:
+        return _replay(stream, scope, parse_revision(version))
+    return True
+
+
 async def handle(scope: Scope) -> bytes:
     out = scope.output(table=True, partial="object")
     if out.encoding == "yaml":  # the client's first choice has no stream framing
@@ -359,17 +374,10 @@ async def handle(scope: Scope) -> bytes:
     request.write(b"")  # headers go out now: clients wait for them before reading
     if _timeout_ns(params) < 0:
         return b""  # kube's timer fires before the first event: an empty stream
-    version = params.resource_version
-    live = True
     try:
-        if params.send_initial_events or (
-            params.send_initial_events is None and version in ("", "0")
-        ):
-            await _initial_state(stream, scope, params)
-        elif version in ("", "0"):
-            await _from_now(stream, scope, version)  # sendInitialEvents=false
-        else:
-            live = _replay(stream, scope, parse_revision(version))
+        with spans.opened("cacher.Watch", cachespans.cacher_fields(scope)):
+            cachespans.watch_started(scope, params)
+            live = await _begin(stream, scope, params)
     except errors.StatusError as e:
         # The stream has begun: a watch that cannot start is one ERROR event, as
         # kube's cacher answers one (a revision it did not reach in time, say).

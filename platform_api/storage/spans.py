@@ -23,7 +23,7 @@ class Opener(Protocol):
     @property
     def audit_id(self) -> str: ...
 
-    def child(self, name: str, attributes: dict[str, Any]) -> Any: ...
+    def child(self, name: str, attributes: dict[str, Any], parent: Any = None) -> Any: ...
 
 
 # The request's trace, set where its span is started (None: not traced).
@@ -52,12 +52,13 @@ _UNTRACED = nullcontext()  # shared: an untraced read or write makes no object f
 
 
 def opened(name: str, attributes: Callable[[str], dict[str, Any]]) -> AbstractContextManager[None]:
-    """A span ``name`` under the request's current one while the block runs, when the
-    request is traced; ``attributes`` gets the request's audit ID (only called then)."""
+    """A span ``name`` while the block runs, when the request is traced: under the
+    storage span open around it, else the request's current one.  ``attributes`` gets
+    the request's audit ID (only called then)."""
     trace = TRACE.get()
     if trace is None:
         return _UNTRACED
-    return _Opened(trace.child(name, attributes(trace.audit_id)))
+    return _Opened(trace.child(name, attributes(trace.audit_id), _OPEN.get()))
 
 
 def event(name: str, **attributes: Any) -> None:

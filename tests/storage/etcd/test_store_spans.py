@@ -68,7 +68,8 @@ class Trace:
     def __init__(self) -> None:
         self.spans: list[Span] = []
 
-    def child(self, name: str, attributes: dict[str, Any]) -> Span:
+    def child(self, name: str, attributes: dict[str, Any], parent: Any = None) -> Span:
+        assert parent is None  # a write's span is under the handler's
         self.spans.append(Span(name, attributes))
         return self.spans[-1]
 
