@@ -11,6 +11,9 @@ from twisted.logger import Logger
 from platform_api.authentication.user import UserInfo
 
 _log = Logger()
+# The filters inside kube's tracing filter, in the order a request enters them
+# (``Trace.enter``): each opens kube's filterlatency span when the request is traced.
+AUDIT, IMPERSONATION, FAIRNESS, AUTHORIZATION = "audit", "impersonation", "fairness", "authz"
 
 
 class Trace(Protocol):
@@ -21,6 +24,8 @@ class Trace(Protocol):
     def audit_id(self) -> str: ...
 
     def child(self, name: str, attributes: dict[str, Any], parent: Any = None) -> Any: ...
+
+    def enter(self, stage: str) -> None: ...
 
     def handler(self, request: Any, info: Any) -> Any: ...
 

@@ -31,6 +31,7 @@ CBOR_SERVING_AND_STORAGE = "CBORServingAndStorage"
 API_RESPONSE_COMPRESSION = "APIResponseCompression"
 WATCH_LIST = "WatchList"  # sendInitialEvents on watches (streaming lists)
 ALLOW_UNSAFE_MALFORMED_OBJECT_DELETION = "AllowUnsafeMalformedObjectDeletion"
+CONSTRAINED_IMPERSONATION = "ConstrainedImpersonation"  # names kube's impersonation filter
 ALL_ALPHA, ALL_BETA = "AllAlpha", "AllBeta"
 
 

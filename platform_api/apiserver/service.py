@@ -48,6 +48,7 @@ from platform_api.apiserver.features import (
     ALLOW_UNSAFE_MALFORMED_OBJECT_DELETION,
     API_RESPONSE_COMPRESSION,
     CBOR_SERVING_AND_STORAGE,
+    CONSTRAINED_IMPERSONATION,
     WATCH_LIST,
 )
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
@@ -411,7 +412,13 @@ class APIServerService(Service):
         if cfg.tracing is not None:  # the SDK is imported only when asked for
             from platform_api.apiserver.tracing import Tracing  # noqa: PLC0415
 
-            self.tracing = filters.tracing = Tracing(cfg.tracing, server_id(), self.reactor)
+            self.tracing = filters.tracing = Tracing(
+                cfg.tracing,
+                server_id(),
+                self.reactor,
+                constrained_impersonation=cfg.feature_gates.enabled(CONSTRAINED_IMPERSONATION),
+                fairness=cfg.enable_priority_and_fairness,
+            )
         return filters
 
     # -- lifetime -----------------------------------------------------------------------

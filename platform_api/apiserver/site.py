@@ -45,7 +45,7 @@ from platform_api.authentication.union import RequestAuthenticator, notes_of
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization.interface import Attributes, Authorizer, Decision
 from platform_api.authorization.union import forbidden
-from platform_api.context import Context
+from platform_api.context import AUTHORIZATION, FAIRNESS, IMPERSONATION, Context
 from platform_api.endpoints import dispatch
 from platform_api.endpoints.negotiation import VERSION_PRODUCES, check_produces
 from platform_api.endpoints.responses import (
@@ -61,7 +61,7 @@ from platform_api.goduration import parse_duration
 from platform_api.storage import spans
 
 if TYPE_CHECKING:  # the SDK is imported only when --tracing-config-file is given
-    from platform_api.apiserver.tracing import Tracing
+    from platform_api.apiserver.tracing import RequestTrace, Tracing
 
 log = Logger()
 MAX_BODY = 3 * 1024 * 1024  # kube refuses larger request bodies with 413
@@ -143,10 +143,10 @@ class APIServer:
             if not info.long_running:  # before authentication, as kube's deadline filter
                 setattr(request, _TIMEOUT, self._deadline(request.args))
             request.setHeader(b"audit-id", audit_id(request))
-            user = await self.filters.authenticator.authenticate(request, path)
-            tracing = self.filters.tracing  # inside authentication, as kube's filter
-            traced = tracing.request_span(request, info, user) if tracing else None
+            user, traced = await self._authenticate(request, path, info)
+            enter = traced.enter if traced is not None else _untraced
             audit = self.filters.audit and self.filters.audit.begin(request, info, user)
+            enter(IMPERSONATION)
             user = await impersonate(request.requestHeaders, user, self.filters.authorizer)
             ctx = _context(request, user, info)
             ctx.trace = traced
@@ -154,7 +154,9 @@ class APIServer:
                 spans.TRACE.set(traced)  # this request's coroutines only (storage/spans.py)
             if audit:
                 audit.attach(ctx)
+            enter(FAIRNESS)
             async with self.filters.inflight.admit(request, info, user):
+                enter(AUTHORIZATION)
                 attrs = Attributes.from_request(user, info)
                 decision, reason = await self.filters.authorizer.authorize(attrs)
                 authorization_annotations(ctx, decision is Decision.ALLOW, reason)
@@ -186,6 +188,22 @@ class APIServer:
         except Exception:
             log.failure("unhandled error serving {path}", path=request.path)
             write_error(request, errors.internal_error("an unexpected error occurred"), ctx)
+
+    async def _authenticate(
+        self, request: Request, path: str, info: RequestInfo
+    ) -> tuple[UserInfo, RequestTrace | None]:
+        """kube's authentication filter, and inside it its tracing filter (the request's
+        spans, when traced)."""
+        tracing = self.filters.tracing
+        if tracing is None:
+            return await self.filters.authenticator.authenticate(request, path), None
+        started = time.time_ns()
+        try:
+            user = await self.filters.authenticator.authenticate(request, path)
+        except errors.StatusError:
+            tracing.unauthenticated(request, started)
+            raise
+        return user, tracing.request_span(request, info, user, started)
 
     def _deadline(self, args: dict[bytes, list[bytes]]) -> float:
         """The request's timeout: ``?timeout=`` when shorter than --request-timeout
@@ -365,6 +383,10 @@ class APIServer:
         log.failure("unhandled error serving {path}", failure, path=request.path)
         ctx = getattr(request, _CONTEXT, None)
         return status_error(request, errors.internal_error("an unexpected error occurred"), ctx)
+
+
+def _untraced(stage: str) -> None:
+    """``RequestTrace.enter`` for a request that is not traced."""
 
 
 def _no_head(request: Request) -> None:

@@ -41,9 +41,11 @@ from platform_api.apiserver.requestmetrics import clean_scope, clean_verb
 from platform_api.apiserver.tracingconfig import TracingConfig
 from platform_api.apiserver.tracingexport import ReactorSpanProcessor, otlp_sender
 from platform_api.authentication.user import MASTERS, UserInfo
+from platform_api.context import AUDIT, AUTHORIZATION, FAIRNESS, IMPERSONATION
 
 HTTP_SCOPE = ("go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp", "0.65.0")
 COMPONENT_SCOPE = "k8s.io/component-base/tracing"
+FILTER_SCOPE = "k8s.op/apiserver/pkg/endpoints/filterlatency"  # sic: kube's tracer name
 PRIVILEGED = (MASTERS, "system:monitoring")  # kube's notSystemPrivilegedGroup
 HANDLER_SPANS = {
     "get": "Get",
@@ -76,8 +78,23 @@ class Tracing:
         instance_id: str,
         reactor: Any,
         exporter: SpanExporter | None = None,
+        *,
+        constrained_impersonation: bool = True,
+        fairness: bool = True,
     ) -> None:
+        """``constrained_impersonation``: the gate of that name (kube names its
+        impersonation filter after it); ``fairness``: whether priority and fairness is
+        on (its filter is in the chain only then)."""
         self.config = config
+        self.filters = {
+            AUDIT: "audit",
+            IMPERSONATION: "constrainedimpersonation"
+            if constrained_impersonation
+            else "impersonation",
+            AUTHORIZATION: "authorization",
+        }
+        if fairness:
+            self.filters[FAIRNESS] = "priorityandfairness"
         resource = Resource({"service.name": "apiserver", "service.instance.id": instance_id})
         # Roots are sampled in request_span, before any span is made (the SDK's ratio
         # sampler draws the same odds from the trace id, after making it: ~20 µs a
@@ -95,6 +112,7 @@ class Tracing:
             self.provider.add_span_processor(SimpleSpanProcessor(exporter))
         self.http_tracer = self.provider.get_tracer(*HTTP_SCOPE)
         self.component_tracer = self.provider.get_tracer(COMPONENT_SCOPE)
+        self.filter_tracer = self.provider.get_tracer(FILTER_SCOPE)
         self.propagator = CompositePropagator(
             [TraceContextTextMapPropagator(), W3CBaggagePropagator()]
         )
@@ -113,10 +131,14 @@ class Tracing:
     # -- the request's span -----------------------------------------------------------
 
     def request_span(
-        self, request: Request, info: requestinfo.RequestInfo, user: UserInfo
+        self, request: Request, info: requestinfo.RequestInfo, user: UserInfo, started: int
     ) -> RequestTrace | None:
         """otelhttp's server span for ``request``, ended when its response is; None when
-        it could not be sampled (no rate, and no caller's trace to follow)."""
+        it could not be sampled (no rate, and no caller's trace to follow).  kube's
+        authentication filter span began at ``started`` (ns), before the tracing filter
+        read the caller's trace: the server span's parent, unless the caller's trace is
+        or a new root is."""
+        authn = self._authentication_span(request, started)
         carrier = _carrier(request)
         context = self.propagator.extract(carrier) if carrier else OtelContext()  # not the thread's
         remote = trace.get_current_span(context).get_span_context()
@@ -125,33 +147,72 @@ class Tracing:
             if remote.is_valid and remote.is_remote:
                 links.append(trace.Link(remote))
             context = trace.set_span_in_context(trace.INVALID_SPAN, context)  # a new root
-            remote = trace.INVALID_SPAN_CONTEXT
-        if not remote.is_valid and not self._sampled():
-            return None  # a root not sampled: no span is made at all
-        span = self.http_tracer.start_span(
-            span_name(request, info),
-            context=context,
-            kind=trace.SpanKind.SERVER,
-            links=links,
-            start_time=time.time_ns(),
-        )
-        if not span.is_recording():
-            return None  # not sampled: its attributes are never gathered
+            drawn = self._sampled()
+        elif remote.is_valid:
+            drawn = True  # the caller's trace decides
+        else:
+            drawn = authn is not None
+            if drawn:
+                context = trace.set_span_in_context(authn)
+        span = None
+        if drawn:  # a root not sampled makes no span at all
+            span = self.http_tracer.start_span(
+                span_name(request, info),
+                context=context,
+                kind=trace.SpanKind.SERVER,
+                links=links,
+                start_time=time.time_ns(),
+            )
+        if span is None or not span.is_recording():  # not sampled: no attributes gathered
+            if authn is not None:
+                request.notifyFinish().addBoth(lambda _: authn.end())
+            return None
         span.set_attributes(_request_attributes(request))
-        traced = RequestTrace(self, span, _audit_id(request))
+        traced = RequestTrace(self, span, _audit_id(request), authn)
+        traced.enter(AUDIT)
         request.notifyFinish().addBoth(lambda _: traced.finished(request))
         return traced
+
+    def unauthenticated(self, request: Request, started: int) -> None:
+        """kube's authentication filter span of a request it refused, when drawn."""
+        authn = self._authentication_span(request, started)
+        if authn is not None:
+            request.notifyFinish().addBoth(lambda _: authn.end())
+
+    def _authentication_span(self, request: Request, started: int) -> Span:
+        """A root of its own (no caller's trace is read yet), drawn at the rate; None
+        when not drawn."""
+        if not self._sampled():
+            return None
+        return self.filter_tracer.start_span(
+            "authentication", context=OtelContext(), start_time=started
+        )
 
 
 class RequestTrace:
     """One traced request: where its spans go (``platform_api.context.Trace``)."""
 
-    def __init__(self, tracing: Tracing, span: Span, audit_id: str = "") -> None:
+    def __init__(
+        self, tracing: Tracing, span: Span, audit_id: str = "", authn: Span = None
+    ) -> None:
         self._tracing = tracing
         self._server = span
+        self._authn = authn  # kube's authentication filter span, when drawn
+        self._filters: list[Span] = []  # the filters' spans entered, outermost first
         self.audit_id = audit_id  # truncated as kube's span attributes carry it
         self._handler: Span = None
         self.current = span  # the innermost open span: the handler's while it runs
+
+    def enter(self, stage: str) -> None:
+        """The request enters one of the filters inside kube's tracing filter (AUDIT,
+        ...): its filterlatency span opens under the current one and is current, until
+        the response ends it.  A filter kube's chain has not (priority and fairness
+        off) opens none."""
+        name = self._tracing.filters.get(stage)
+        if name is not None and self._handler is None:
+            context = trace.set_span_in_context(self.current)
+            self.current = self._tracing.filter_tracer.start_span(name, context=context)
+            self._filters.append(self.current)
 
     def child(self, name: str, attributes: dict[str, Any], parent: Span = None) -> Span:
         """A span under ``parent``, else the current one (component-base's
@@ -184,11 +245,22 @@ class RequestTrace:
     def end_handler(self) -> None:
         if self._handler is not None:
             self._handler.end()
-            self._handler, self.current = None, self._server
+            self._handler = None
+            self.current = self._filters[-1] if self._filters else self._server
 
     def finished(self, request: Request) -> None:
-        """The response is sent: the server span ends, after its handler's."""
+        """The response is sent: the handler's span ends, the filters' inside out, the
+        server span, and last the authentication filter's."""
         self.end_handler()
+        for span in reversed(self._filters):
+            span.end()
+        self._filters.clear()
+        self.current = self._server
+        self._end_server(request)
+        if self._authn is not None:
+            self._authn.end()
+
+    def _end_server(self, request: Request) -> None:
         span, code = self._server, request.code
         if code >= 500:
             span.set_status(Status(StatusCode.ERROR))

@@ -14,6 +14,7 @@ from platform_api.apiserver.requestinfo import RequestInfo, parse
 from platform_api.apiserver.tracing import Tracing, span_name
 from platform_api.apiserver.tracingconfig import TracingConfig
 from platform_api.authentication.user import UserInfo
+from platform_api.context import AUTHORIZATION, FAIRNESS, IMPERSONATION
 
 ADMIN = UserInfo("admin", groups=["system:masters", "system:authenticated"])
 ALICE = UserInfo("alice", groups=["system:authenticated"])
@@ -50,20 +51,43 @@ def info(method: str, uri: str) -> RequestInfo:
     return parse(method.encode(), path, {})
 
 
+STARTED = 1_700_000_000_000_000_000  # ns: when the request reached authentication
+FILTERS = ["constrainedimpersonation", "priorityandfairness", "authorization"]
+
+
 def traced(
     method: str, uri: str, user: UserInfo, rate: int = 1_000_000, **headers: str
 ) -> tuple[Request, list[ReadableSpan]]:
+    """A request through the filters as the server's chain takes it (site.py)."""
     exporter = InMemorySpanExporter()
     tracing = Tracing(TracingConfig("localhost:4317", rate), "apiserver-x", None, exporter)
     raw = {k.encode(): v.encode() for k, v in headers.items()}
     request = Request(method.encode(), uri.encode(), raw)
     where = info(method, uri)
-    trace = tracing.request_span(request, where, user)
+    trace = tracing.request_span(request, where, user, STARTED)
     if trace is not None:
+        for stage in (IMPERSONATION, FAIRNESS, AUTHORIZATION):
+            trace.enter(stage)
         trace.handler(request, where)
         trace.end_handler()
     request.done(200, 42)
     return request, list(exporter.get_finished_spans())
+
+
+def chain(spans: list[ReadableSpan], name: str) -> list[str]:
+    """The names of span ``name`` and of its ancestors, up to its trace's root."""
+    by_id = {span.context.span_id: span for span in spans}
+    (span,) = [s for s in spans if s.name == name]
+    names = [span.name]
+    while span.parent is not None and span.parent.span_id in by_id:
+        span = by_id[span.parent.span_id]
+        names.append(span.name)
+    return names
+
+
+def named(spans: list[ReadableSpan], name: str) -> ReadableSpan:
+    (span,) = [s for s in spans if s.name == name]
+    return span
 
 
 def attributes(span: ReadableSpan) -> dict[str, Any]:
@@ -90,8 +114,17 @@ def test_a_request_and_its_handler() -> None:
     _, spans = traced(
         "GET", "/api/v1/namespaces/ns/configmaps/c?x=1", ADMIN, **{"user-agent": "kubectl/v1"}
     )
-    handler, server = spans
-    assert server.name == "GET /api/v1/namespaces/{:namespace}/configmaps/{:name}"
+    route = "GET /api/v1/namespaces/{:namespace}/configmaps/{:name}"
+    # Ended inside out: the handler, the filters, the server span, authentication last.
+    assert [span.name for span in spans] == [
+        "Get",
+        *FILTERS[::-1],
+        "audit",
+        route,
+        "authentication",
+    ]
+    handler, server = spans[0], spans[-2]
+    assert server.name == route
     assert server.kind is SpanKind.SERVER
     assert server.instrumentation_scope is not None
     assert server.instrumentation_scope.name == (
@@ -115,10 +148,13 @@ def test_a_request_and_its_handler() -> None:
         "http.response.body.size": 42,
         "http.response.status_code": 200,
     }
-    assert server.parent is None
+    assert chain(spans, "Get") == ["Get", *FILTERS[::-1], "audit", route, "authentication"]
+    authn = spans[-1]
+    assert authn.parent is None and authn.start_time == STARTED
+    assert authn.instrumentation_scope is not None
+    assert authn.instrumentation_scope.name == "k8s.op/apiserver/pkg/endpoints/filterlatency"
+    assert all(attributes(span) == {} for span in [*spans[1:5], authn])
     assert handler.name == "Get"
-    assert handler.parent is not None
-    assert handler.parent.span_id == server.context.span_id
     assert attributes(handler) == {
         "accept": "",
         "audit-id": "a1b2",
@@ -141,26 +177,32 @@ def test_a_server_error_marks_the_span() -> None:
     exporter = InMemorySpanExporter()
     tracing = Tracing(TracingConfig("localhost:4317", 1_000_000), "apiserver-x", None, exporter)
     request = Request(b"GET", b"/api/v1/namespaces", {})
-    assert tracing.request_span(request, info("GET", "/api/v1/namespaces"), ADMIN) is not None
+    where = info("GET", "/api/v1/namespaces")
+    assert tracing.request_span(request, where, ADMIN, STARTED) is not None
     request.done(503, 0)
-    (span,) = exporter.get_finished_spans()
+    audit, span, authn = exporter.get_finished_spans()
+    assert (audit.name, authn.name) == ("audit", "authentication")
     assert span.status.status_code is StatusCode.ERROR
     assert attributes(span)["http.response.status_code"] == 503
 
 
 def test_privileged_callers_continue_their_trace() -> None:
     _, spans = traced("GET", "/api/v1/namespaces", ADMIN, rate=0, traceparent=PARENT)
-    handler, server = spans
-    assert handler.name == "List"
+    # kube's authentication span, a root of its own, is drawn at the rate: not at 0.
+    assert chain(spans, "List") == ["List", *FILTERS[::-1], "audit", "GET /api/v1/namespaces"]
+    server = spans[-1]
     assert f"{server.context.trace_id:032x}" == TRACE_ID
     assert server.parent is not None and f"{server.parent.span_id:016x}" == "00f067aa0ba902b7"
 
 
 def test_anyone_else_starts_a_new_trace_linked_to_theirs() -> None:
     _, spans = traced("GET", "/api/v1/namespaces", ALICE, traceparent=PARENT)
-    server = spans[-1]
+    server = named(spans, "GET /api/v1/namespaces")
     assert f"{server.context.trace_id:032x}" != TRACE_ID
     assert server.parent is None
+    # kube's authentication span began before: a trace of its own.
+    authn = named(spans, "authentication")
+    assert authn.parent is None and authn.context.trace_id != server.context.trace_id
     (link,) = server.links
     assert f"{link.context.trace_id:032x}" == TRACE_ID
     # ... and cannot make a server that samples nothing trace them.
@@ -178,8 +220,9 @@ def test_outgoing_calls_carry_the_context() -> None:
     tracing = Tracing(TracingConfig("localhost:4317", 1_000_000), "apiserver-x", None, exporter)
     request = Request(b"POST", b"/api/v1/namespaces/ns/configmaps", {})
     where = info("POST", "/api/v1/namespaces/ns/configmaps")
-    trace = tracing.request_span(request, where, ADMIN)
+    trace = tracing.request_span(request, where, ADMIN, STARTED)
     assert trace is not None
+    trace.enter(AUTHORIZATION)
     trace.handler(request, where)
     call = trace.child("Call validating webhook", {"webhook": "w"})
     client, headers = trace.outgoing(call, "POST", "https://127.0.0.1:8443/v?timeout=10s")
@@ -206,8 +249,10 @@ def test_outgoing_calls_carry_the_context() -> None:
     assert post.parent is not None
     assert post.parent.span_id == spans["Call validating webhook"].context.span_id
     assert spans["Call validating webhook"].parent.span_id == spans["Create"].context.span_id
+    assert spans["Create"].parent.span_id == spans["authorization"].context.span_id
+    assert spans["authorization"].parent.span_id == spans["audit"].context.span_id
     server = spans["POST /api/v1/namespaces/{:namespace}/configmaps"]
-    assert spans["Create"].parent.span_id == server.context.span_id
+    assert spans["audit"].parent.span_id == server.context.span_id
 
 
 def test_new_traces_are_sampled_at_the_rate() -> None:
@@ -217,5 +262,36 @@ def test_new_traces_are_sampled_at_the_rate() -> None:
     traced = 0
     for _ in range(20_000):
         request = Request(b"GET", b"/api/v1/namespaces", {})
-        traced += tracing.request_span(request, where, ALICE) is not None
+        traced += tracing.request_span(request, where, ALICE, STARTED) is not None
     assert 100 < traced < 320  # 1%: 200 expected; this fails once in ~10^9 runs
+
+
+def test_a_server_without_priority_and_fairness_has_no_such_filter() -> None:
+    exporter = InMemorySpanExporter()
+    config = TracingConfig("localhost:4317", 1_000_000)
+    tracing = Tracing(
+        config, "apiserver-x", None, exporter, constrained_impersonation=False, fairness=False
+    )
+    request = Request(b"GET", b"/api/v1/namespaces", {})
+    trace = tracing.request_span(request, info("GET", "/api/v1/namespaces"), ADMIN, STARTED)
+    assert trace is not None
+    for stage in (IMPERSONATION, FAIRNESS, AUTHORIZATION):
+        trace.enter(stage)
+    request.done(200, 2)
+    names = [span.name for span in exporter.get_finished_spans()]
+    route = "GET /api/v1/namespaces"
+    assert names == ["authorization", "impersonation", "audit", route, "authentication"]
+
+
+def test_a_request_refused_by_authentication_has_its_span_only() -> None:
+    exporter = InMemorySpanExporter()
+    tracing = Tracing(TracingConfig("localhost:4317", 1_000_000), "apiserver-x", None, exporter)
+    request = Request(b"GET", b"/api/v1/namespaces", {})
+    tracing.unauthenticated(request, STARTED)
+    assert exporter.get_finished_spans() == ()
+    request.done(401, 129)
+    (authn,) = exporter.get_finished_spans()
+    assert (authn.name, authn.parent, authn.start_time) == ("authentication", None, STARTED)
+    quiet = Tracing(TracingConfig("localhost:4317", 0), "apiserver-x", None, exporter)
+    quiet.unauthenticated(Request(b"GET", b"/api", {}), STARTED)  # not drawn: nothing
+    assert len(exporter.get_finished_spans()) == 1

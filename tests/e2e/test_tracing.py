@@ -121,6 +121,19 @@ def named(spans: list[Span], name: str, **attributes: Any) -> list[Span]:
     ]
 
 
+# kube's filterlatency spans, innermost first, between the request's and the handler's
+FILTERS = ["authorization", "priorityandfairness", "constrainedimpersonation", "audit"]
+
+
+def ancestry(by_id: dict[str, Span], span: Span) -> list[str]:
+    """The names of ``span`` and of its ancestors among the spans ``by_id``."""
+    names = [span["name"]]
+    while span["parent_span_id"] in by_id:
+        span = by_id[span["parent_span_id"]]
+        names.append(span["name"])
+    return names
+
+
 def test_kubectl_requests_are_traced(server: Server, sink: Sink) -> None:
     kubectl = [str(VENV_BIN / "kubectl"), "--kubeconfig", str(server.kubeconfig)]
     done = subprocess.run(
@@ -144,9 +157,17 @@ def test_kubectl_requests_are_traced(server: Server, sink: Sink) -> None:
     assert attributes["user_agent.original"].startswith("kubectl/")
     assert attributes["http.target"] == PATH_NOT_THERE
     assert len(attributes["audit-id"]) == 36
-    assert request["parent_span_id"] == ""  # kubectl sends no trace of its own
-    (handler,) = [s for s in spans if s["parent_span_id"] == request["span_id"]]
-    assert handler["name"] == "Get"
+    # kubectl sends no trace of its own: kube's authentication filter span is the root,
+    # and its later filters' spans nest between the request's and the handler's.
+    by_id = {s["span_id"]: s for s in spans}
+    authn = by_id[request["parent_span_id"]]
+    assert (authn["name"], authn["parent_span_id"], authn["scope"]) == (
+        "authentication",
+        "",
+        "k8s.op/apiserver/pkg/endpoints/filterlatency",
+    )
+    (handler,) = named(spans, "Get", **{"audit-id": attributes["audit-id"]})
+    assert ancestry(by_id, handler) == ["Get", *FILTERS, route, "authentication"]
     assert handler["scope"] == "k8s.io/component-base/tracing"
     assert handler["trace_id"] == request["trace_id"]
     assert {k: handler["attributes"][k] for k in ("resource", "name", "namespace", "verb")} == {
@@ -328,10 +349,9 @@ def test_a_webhook_call_is_traced_and_told_the_trace(
         "UID": call["attributes"]["UID"],
     }
     by_id = {s["span_id"]: s for s in spans}
-    create = by_id[call["parent_span_id"]]
-    assert create["name"] == "Create"
-    request = by_id[create["parent_span_id"]]
-    assert request["name"] == "POST /api/v1/namespaces/{:namespace}/configmaps"
+    route = "POST /api/v1/namespaces/{:namespace}/configmaps"
+    assert ancestry(by_id, call) == ["Call validating webhook", "Create", *FILTERS, route]
+    (request,) = named(spans, route, **{"audit-id": call_audit_id(by_id, call)})
     assert request["parent_span_id"] == CALLER_SPAN
     (post,) = [s for s in spans if s["parent_span_id"] == call["span_id"]]
     assert (post["name"], post["kind"]) == ("HTTP POST", "CLIENT")
@@ -340,6 +360,10 @@ def test_a_webhook_call_is_traced_and_told_the_trace(
     told = [c["traceparent"] for c in _Hook.calls if "traceparent" in c]
     assert [t.split("-")[1:3] for t in told] == [[TRACE_ID, post["span_id"]]]
     assert admin.delete(installed).status_code == 200
+
+
+def call_audit_id(by_id: dict[str, Span], call: Span) -> Any:
+    return by_id[call["parent_span_id"]]["attributes"]["audit-id"]
 
 
 def _uid(spans: list[Span]) -> Any:
@@ -357,10 +381,13 @@ def test_without_a_rate_only_a_sampled_privileged_caller_is_traced(tmp_path: Pat
         assert r.status_code == 200
         alice = session_for(quiet, token="tok-alice")
         assert alice.get(f"{quiet.url}/api/v1/namespaces", headers=OTHER).status_code == 200
-        own.wait(lambda spans: len(spans) >= 3)
+        own.wait(lambda spans: len(spans) >= 7)
         time.sleep(0.5)  # anything else exported would be here by now
         spans = own.spans()
-        assert sorted(s["name"] for s in spans) == [NAMESPACE_ROUTE, "Get", "cacher.Get"]
+        # the caller's trace only: kube's authentication span is drawn at the rate, none
+        assert sorted(s["name"] for s in spans) == sorted(
+            [NAMESPACE_ROUTE, *FILTERS, "Get", "cacher.Get"]
+        )
         assert {s["trace_id"] for s in spans} == {"ab" * 16}
     finally:
         quiet.stop()
