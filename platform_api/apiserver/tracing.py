@@ -40,6 +40,7 @@ from platform_api.apiserver.audit import event as audit_event
 from platform_api.apiserver.requestmetrics import clean_scope, clean_verb
 from platform_api.apiserver.tracingconfig import TracingConfig
 from platform_api.apiserver.tracingexport import ReactorSpanProcessor, otlp_sender
+from platform_api.apiserver.tracingrpc import GRPC_SCOPE, GrpcCallSpan
 from platform_api.authentication.user import MASTERS, UserInfo
 from platform_api.context import AUDIT, AUTHORIZATION, FAIRNESS, IMPERSONATION
 
@@ -113,6 +114,7 @@ class Tracing:
         self.http_tracer = self.provider.get_tracer(*HTTP_SCOPE)
         self.component_tracer = self.provider.get_tracer(COMPONENT_SCOPE)
         self.filter_tracer = self.provider.get_tracer(FILTER_SCOPE)
+        self.grpc_tracer = self.provider.get_tracer(GRPC_SCOPE)
         self.propagator = CompositePropagator(
             [TraceContextTextMapPropagator(), W3CBaggagePropagator()]
         )
@@ -221,6 +223,12 @@ class RequestTrace:
         return self._tracing.component_tracer.start_span(
             name, context=context, attributes=attributes
         )
+
+    def grpc_call(self, method: str, host: str, port: int, parent: Span = None) -> GrpcCallSpan:
+        """otelgrpc's client span of a call the request's storage makes, under
+        ``parent`` (its open storage span), else the current one."""
+        tracer = self._tracing.grpc_tracer
+        return GrpcCallSpan(tracer, self.current if parent is None else parent, method, host, port)
 
     def handler(self, request: Request, info: requestinfo.RequestInfo) -> Span:
         """The verb handler's span (kube's ``traceFields``), now the current one, ended

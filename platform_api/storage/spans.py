@@ -1,6 +1,7 @@
 """The storage's spans of a traced request: kube's etcd3 store opens ``Create etcd3`` and
 ``GuaranteedUpdate etcd3`` under the handler's span and marks its steps on them
-(``Encode succeeded``, ``Txn call succeeded``...); its watch cache opens ``cacher.Get``.
+(``Encode succeeded``, ``Txn call succeeded``...); its watch cache opens ``cacher.Get``;
+its etcd client a gRPC client span per call.
 
 Go hands the request's trace down in its ``context.Context``; here a context variable
 carries it, so the storage interface stays as it is and a request that is not traced
@@ -24,6 +25,18 @@ class Opener(Protocol):
     def audit_id(self) -> str: ...
 
     def child(self, name: str, attributes: dict[str, Any], parent: Any = None) -> Any: ...
+
+    def grpc_call(self, method: str, host: str, port: int, parent: Any = None) -> GrpcCall: ...
+
+
+class GrpcCall(Protocol):
+    """otelgrpc's client span of one unary call (the etcd client's)."""
+
+    def sent(self, size: int) -> None: ...
+
+    def received(self, size: int) -> None: ...
+
+    def end(self, code: int, message: str) -> None: ...
 
 
 # The request's trace, set where its span is started (None: not traced).
@@ -73,3 +86,14 @@ def attribute(name: str, value: Any) -> None:
     span = _OPEN.get()
     if span is not None:
         span.set_attribute(name, value)
+
+
+def grpc_call(method: str, host: str, port: int) -> GrpcCall | None:
+    """otelgrpc's client span of a call ``method`` (``etcdserverpb.KV/Txn``) to
+    ``host:port`` made by a traced request, under its open storage span (kube's etcd
+    client is instrumented so); None for a request that is not traced (or no request:
+    the watch loop's and the cache's own calls)."""
+    trace = TRACE.get()
+    if trace is None:
+        return None
+    return trace.grpc_call(method, host, port, _OPEN.get())

@@ -47,7 +47,8 @@ class Sink:
 
     def spans(self) -> list[Span]:
         text = self.spans_file.read_bytes() if self.spans_file.exists() else b""
-        return [json.loads(line) for line in text.splitlines()]
+        complete = text[: text.rfind(b"\n") + 1]  # the receiver may be writing a line
+        return [json.loads(line) for line in complete.splitlines()]
 
     def wait(self, found: Callable[[list[Span]], bool], timeout: float = 20) -> list[Span]:
         deadline = time.monotonic() + timeout

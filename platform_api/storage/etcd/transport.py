@@ -35,11 +35,13 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from platform_api.pem import certificate_options
+from platform_api.storage import spans
 from platform_api.storage.etcd import proto
 from platform_api.storage.etcd.channel import GrpcChannel
 from platform_api.storage.etcd.endpoint import Target
 from platform_api.storage.etcd.errors import Unavailable, from_status
 from platform_api.storage.etcd.grpcwire import (
+    CANCELLED,
     DEADLINE_EXCEEDED,
     OK,
     UNAVAILABLE,
@@ -100,6 +102,21 @@ class _Unary:
             self.done.callback(self.data)
         else:
             self.done.errback(CallFailed(code, detail))
+
+
+def _told_ok(data: bytes, traced: spans.GrpcCall) -> bytes:
+    traced.received(len(data))
+    traced.end(OK, "")
+    return data
+
+
+def _told_failed(failure: Failure, traced: spans.GrpcCall) -> Failure:
+    error = failure.value
+    if isinstance(error, CallFailed):
+        traced.end(error.code, error.detail)
+    else:
+        traced.end(CANCELLED, str(error))
+    return failure
 
 
 class CallFailed(Exception):
@@ -212,9 +229,16 @@ class Transport:
         """One call on endpoint ``index`` (``request`` a message or its bytes): its response
         message, or CallFailed."""
         channel = await self.channel(index)
-        handler = _Unary()
-        stream = channel.open(path, handler, self.timeout)
         payload = request if isinstance(request, bytes) else request.SerializeToString()
+        target = self.targets[index]
+        handler = _Unary()
+        traced = spans.grpc_call(path[1:], target.host, target.port)
+        if traced is not None:
+            traced.sent(len(payload))
+            handler.done.addCallbacks(
+                _told_ok, _told_failed, callbackArgs=(traced,), errbackArgs=(traced,)
+            )
+        stream = channel.open(path, handler, self.timeout)
         stream.send(payload, end=True)
         done = handler.done
 

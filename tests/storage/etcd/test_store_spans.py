@@ -67,11 +67,36 @@ class Trace:
 
     def __init__(self) -> None:
         self.spans: list[Span] = []
+        self.calls: list[Call] = []
 
     def child(self, name: str, attributes: dict[str, Any], parent: Any = None) -> Span:
         assert parent is None  # a write's span is under the handler's
         self.spans.append(Span(name, attributes))
         return self.spans[-1]
+
+    def grpc_call(self, method: str, host: str, port: int, parent: Any = None) -> Call:
+        """The etcd client's call, under the storage span open around it."""
+        assert parent is self.spans[-1] and not parent.ended
+        self.calls.append(Call(method, parent))
+        return self.calls[-1]
+
+
+class Call:
+    """An etcd call's client span: the sizes sent and received, its status."""
+
+    def __init__(self, method: str, parent: Span) -> None:
+        self.method, self.parent = method, parent
+        self.sizes: list[int] = []
+        self.code: int | None = None
+
+    def sent(self, size: int) -> None:
+        self.sizes.append(size)
+
+    def received(self, size: int) -> None:
+        self.sizes.append(size)
+
+    def end(self, code: int, message: str) -> None:
+        self.code = code
 
 
 @pytest.fixture
@@ -118,6 +143,10 @@ async def test_a_create_is_one_span_with_kubes_attributes_and_steps(storage: Etc
     )
     encoded, decoded = span.events[1][1]["len"], span.events[-1][1]["len"]
     assert encoded == decoded > 0  # the Protobuf value's length, both times
+    [txn] = trace.calls  # the etcd call, under the write's span
+    assert (txn.method, txn.parent, txn.code) == ("etcdserverpb.KV/Txn", span, 0)
+    request, response = txn.sizes
+    assert request > encoded and response > 0  # the transaction carries the value
 
     with pytest.raises(StorageError) as exists:
         await storage.create(key, configmap(name, k="2"))
