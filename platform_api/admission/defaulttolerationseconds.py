@@ -12,7 +12,7 @@ from typing import Any
 
 from platform_api.admission.chain import Attributes
 from platform_api.admission.plugins import PluginContext
-from platform_api.scheme.nodetaints import NOT_READY, UNREACHABLE
+from platform_api.scheme.nodetaints import BRANDED, TaintKeys, keys
 
 Obj = dict[str, Any]
 DEFAULT_SECONDS = 300
@@ -31,9 +31,12 @@ class DefaultTolerationSeconds:
     resources = frozenset({("", "pods")})
 
     def __init__(
-        self, not_ready: int = DEFAULT_SECONDS, unreachable: int = DEFAULT_SECONDS
+        self,
+        not_ready: int = DEFAULT_SECONDS,
+        unreachable: int = DEFAULT_SECONDS,
+        keys: TaintKeys = BRANDED,
     ) -> None:
-        self._seconds = {NOT_READY: not_ready, UNREACHABLE: unreachable}
+        self._seconds = {keys.not_ready: not_ready, keys.unreachable: unreachable}
 
     def admit(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
         rt = attrs.resource
@@ -55,5 +58,7 @@ class DefaultTolerationSeconds:
 def build(ctx: PluginContext) -> DefaultTolerationSeconds:
     cfg = ctx.config
     return DefaultTolerationSeconds(
-        cfg.default_not_ready_toleration_seconds, cfg.default_unreachable_toleration_seconds
+        cfg.default_not_ready_toleration_seconds,
+        cfg.default_unreachable_toleration_seconds,
+        keys(cfg.serve_upstream_groups),
     )

@@ -18,6 +18,7 @@ from platform_api.admission.plugins import PluginContext
 from platform_api.admission.quota.scopes import is_best_effort
 from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.registry.store import Store
+from platform_api.scheme import nodetaints
 from platform_api.validation.tolerations import (
     merge_tolerations,
     tolerates_superset,
@@ -27,7 +28,6 @@ from platform_api.validation.tolerations import (
 Obj = dict[str, Any]
 DEFAULT_TOLERATIONS = "scheduler.alpha.platform.io/defaultTolerations"
 WHITELIST = "scheduler.alpha.platform.io/tolerationsWhitelist"
-MEMORY_PRESSURE = "node.platform.io/memory-pressure"
 
 
 def namespace_tolerations(namespace: Obj, key: str) -> list[Obj] | None:
@@ -54,10 +54,17 @@ def allowed(tolerations: list[Obj], whitelist: list[Obj]) -> bool:
 class PodTolerationRestriction:
     name = "PodTolerationRestriction"
 
-    def __init__(self, namespaces: Store, default: list[Obj], whitelist: list[Obj]) -> None:
+    def __init__(
+        self,
+        namespaces: Store,
+        default: list[Obj],
+        whitelist: list[Obj],
+        keys: nodetaints.TaintKeys = nodetaints.BRANDED,
+    ) -> None:
         self._namespaces = namespaces
         self._default = default
         self._whitelist = whitelist
+        self._memory_pressure = keys.memory_pressure  # tolerated by pods that are not best-effort
 
     @staticmethod
     def _handles(attrs: Attributes, obj: Obj | None) -> bool:
@@ -81,7 +88,8 @@ class PodTolerationRestriction:
             listed = namespace_tolerations(self._namespace(attrs.namespace), DEFAULT_TOLERATIONS)
             extra = list(self._default if listed is None else listed)
         if not is_best_effort(obj):
-            extra.append({"key": MEMORY_PRESSURE, "operator": "Exists", "effect": "NoSchedule"})
+            pressure = self._memory_pressure
+            extra.append({"key": pressure, "operator": "Exists", "effect": "NoSchedule"})
         if extra:
             spec = obj.setdefault("spec", {})
             spec["tolerations"] = merge_tolerations(spec.get("tolerations") or [], extra)
@@ -122,4 +130,6 @@ def read_settings(settings: Obj | None) -> tuple[list[Obj], list[Obj]]:
 
 def build(ctx: PluginContext) -> PodTolerationRestriction:
     default, whitelist = read_settings(ctx.plugin_settings("PodTolerationRestriction"))
-    return PodTolerationRestriction(ctx.stores[("", "v1", "namespaces")], default, whitelist)
+    keys = nodetaints.keys(ctx.config.serve_upstream_groups)
+    namespaces = ctx.stores[("", "v1", "namespaces")]
+    return PodTolerationRestriction(namespaces, default, whitelist, keys)

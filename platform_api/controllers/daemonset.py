@@ -27,6 +27,7 @@ from platform_api.controllers.events import EventRecorder
 from platform_api.controllers.informer import ByNamespace
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
+from platform_api.scheme import nodetaints as nt
 from platform_api.scheme.decoding import parse_timestamp
 from platform_api.storage.interface import Event
 
@@ -40,9 +41,17 @@ class DaemonSetController(Controller):
     name = COMPONENT
 
     def __init__(
-        self, sets: Store, pods: Store, nodes: Store, revisions: Store, events: Store, *args: Any
+        self,
+        sets: Store,
+        pods: Store,
+        nodes: Store,
+        revisions: Store,
+        events: Store,
+        *args: Any,
+        keys: nt.TaintKeys = nt.BRANDED,
     ) -> None:
         super().__init__(*args)
+        self.keys = keys  # the taints its pods tolerate: kube's under --serve-upstream-groups
         self.sets, self.pods, self.nodes, self.revisions = sets, pods, nodes, revisions
         self.set_index, self.pod_index = ByNamespace(sets), ByNamespace(pods, owners=True)
         self.node_index = ByNamespace(nodes)
@@ -294,7 +303,7 @@ class DaemonSetController(Controller):
             return
         self.expectations.expect(key, adds=len(nodes), deletes=set(delete))
         namespace = ds["metadata"].get("namespace", "")
-        template = dsu.pod_template(ds, hash_)
+        template = dsu.pod_template(ds, hash_, self.keys)
         ref = podcontrol.controller_ref(ds, dsu.API_VERSION, dsu.KIND)
         queue = list(nodes)
 

@@ -7,6 +7,7 @@ tolerations every daemon pod gets; the affinity that pins a pod to its Node.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 from platform_api.controllers.deploymentutil import scaled_value
@@ -86,14 +87,20 @@ def should_run(ds: Obj, node: Obj) -> tuple[bool, bool]:
     return True, True
 
 
-_DAEMON_TOLERATIONS = (
-    (nt.NOT_READY, nt.NO_EXECUTE),
-    (nt.UNREACHABLE, nt.NO_EXECUTE),
-    (nt.DISK_PRESSURE, nt.NO_SCHEDULE),
-    (nt.MEMORY_PRESSURE, nt.NO_SCHEDULE),
-    (nt.PID_PRESSURE, nt.NO_SCHEDULE),
-    (nt.UNSCHEDULABLE, nt.NO_SCHEDULE),
-)
+def _daemon_tolerations(keys: nt.TaintKeys) -> list[tuple[str, str]]:
+    return [
+        (keys.not_ready, nt.NO_EXECUTE),
+        (keys.unreachable, nt.NO_EXECUTE),
+        (keys.disk_pressure, nt.NO_SCHEDULE),
+        (keys.memory_pressure, nt.NO_SCHEDULE),
+        (keys.pid_pressure, nt.NO_SCHEDULE),
+        (keys.unschedulable, nt.NO_SCHEDULE),
+    ]
+
+
+# Whether a daemon pod may run on a Node is judged with the tolerations for the taints
+# under either prefix (the Node's, branded or kube's, are the control plane's either way).
+_EITHER = (nt.BRANDED, nt.UPSTREAM)
 
 
 # Template spec (by identity) -> it with the daemon tolerations: a sync asks once per
@@ -109,18 +116,21 @@ def _daemon_spec(spec: Obj) -> Obj:
         return cached[1]
     if len(_with_tolerations) >= 64:
         _with_tolerations.clear()
-    made = with_daemon_tolerations(spec)
+    made = with_daemon_tolerations(spec, _EITHER)
     _with_tolerations[id(spec)] = (spec, made)
     return made
 
 
-def with_daemon_tolerations(spec: Obj) -> Obj:
+def with_daemon_tolerations(spec: Obj, keys: Sequence[nt.TaintKeys] = (nt.BRANDED,)) -> Obj:
     """kube's AddOrUpdateDaemonPodTolerations: a daemon pod stays through the node
-    conditions the control plane taints for (and network-unavailable with hostNetwork)."""
+    conditions the control plane taints for (and network-unavailable with hostNetwork),
+    under the taint keys ``keys``."""
     spec = copy.deepcopy(spec)
-    wanted = list(_DAEMON_TOLERATIONS)
-    if spec.get("hostNetwork"):
-        wanted.append((nt.NETWORK_UNAVAILABLE, nt.NO_SCHEDULE))
+    wanted = []
+    for taint_keys in keys:
+        wanted += _daemon_tolerations(taint_keys)
+        if spec.get("hostNetwork"):
+            wanted.append((taint_keys.network_unavailable, nt.NO_SCHEDULE))
     tolerations = spec.setdefault("tolerations", [])
     for key, effect in wanted:
         toleration = {"key": key, "operator": "Exists", "effect": effect}
@@ -138,10 +148,11 @@ def template_generation(ds: Obj) -> str | None:
     return (ds["metadata"].get("annotations") or {}).get(TEMPLATE_GENERATION)
 
 
-def pod_template(ds: Obj, hash_: str) -> Obj:
-    """kube's CreatePodTemplate: the daemon tolerations, the generation and hash labels."""
+def pod_template(ds: Obj, hash_: str, keys: nt.TaintKeys = nt.BRANDED) -> Obj:
+    """kube's CreatePodTemplate: the daemon tolerations (for the taints under ``keys``),
+    the generation and hash labels."""
     template = copy.deepcopy(ds["spec"]["template"])
-    template["spec"] = with_daemon_tolerations(template.get("spec") or {})
+    template["spec"] = with_daemon_tolerations(template.get("spec") or {}, (keys,))
     labels = template.setdefault("metadata", {}).setdefault("labels", {})
     generation = template_generation(ds)
     if generation is not None:

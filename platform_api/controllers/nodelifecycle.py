@@ -38,29 +38,32 @@ STARTUP_GRACE_PERIOD = 60.0  # --node-startup-grace-period
 JUDGED = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
 
 
-def wanted_taints(node: Obj, now: str) -> list[Obj]:
+def wanted_taints(node: Obj, now: str, keys: taints.TaintKeys = taints.BRANDED) -> list[Obj]:
     """The controller's taints this Node's conditions call for."""
     out = []
-    for type_, by_status in taints.BY_CONDITION.items():
+    for type_, by_status in keys.by_condition.items():
         found = status_condition(node, type_)
         key = by_status.get(found.get("status", "")) if found is not None else None
         if key is not None:
             out.append({"key": key, "effect": taints.NO_SCHEDULE})
     if (node.get("spec") or {}).get("unschedulable"):
-        out.append({"key": taints.UNSCHEDULABLE, "effect": taints.NO_SCHEDULE})
+        out.append({"key": keys.unschedulable, "effect": taints.NO_SCHEDULE})
     ready = status_condition(node, "Ready")
     state = ready.get("status") if ready is not None else None
     if state in ("False", "Unknown"):
-        key = taints.NOT_READY if state == "False" else taints.UNREACHABLE
+        key = keys.not_ready if state == "False" else keys.unreachable
         out.append({"key": key, "effect": taints.NO_EXECUTE, "timeAdded": now})
     return out
 
 
+# Under either prefix: a server started with --serve-upstream-groups, or no longer,
+# replaces what it set under the other one.
 _MANAGED = {
-    taints.NO_SCHEDULE: frozenset(
-        {*(k for m in taints.BY_CONDITION.values() for k in m.values()), taints.UNSCHEDULABLE}
+    taints.NO_SCHEDULE: taints.BRANDED.all | taints.UPSTREAM.all,
+    taints.NO_EXECUTE: frozenset(
+        {k.not_ready for k in (taints.BRANDED, taints.UPSTREAM)}
+        | {k.unreachable for k in (taints.BRANDED, taints.UPSTREAM)}
     ),
-    taints.NO_EXECUTE: frozenset({taints.NOT_READY, taints.UNREACHABLE}),
 }
 
 
@@ -80,8 +83,10 @@ class NodeLifecycle(Controller):
         events: Store,
         lease_namespaces: tuple[str, ...],
         *args: Any,
+        keys: taints.TaintKeys = taints.BRANDED,
     ) -> None:
         super().__init__(*args)
+        self.keys = keys  # the taints' keys: kube's own under --serve-upstream-groups
         self.nodes, self.leases, self.pods = nodes, leases, pods
         self.node_prefix = resource_prefix(nodes.resource)
         self.lease_namespaces = lease_namespaces
@@ -220,7 +225,7 @@ class NodeLifecycle(Controller):
         conditions call for them; the Node's other taints kept."""
         now = format_timestamp(self.reactor.seconds())
         current = (node.get("spec") or {}).get("taints") or []
-        wanted = wanted_taints(node, now)
+        wanted = wanted_taints(node, now, self.keys)
         kept = [t for t in current if not _ours(t)]
         same = {(t["key"], t["effect"]) for t in current if _ours(t)} == {
             (t["key"], t["effect"]) for t in wanted

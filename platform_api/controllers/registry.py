@@ -435,7 +435,7 @@ register("disruption-controller", workloads.disruption, True, ("disruption",))
 
 def _node_lifecycle(ctx: ControllerContext) -> Controller:
     from platform_api.controllers.nodelifecycle import NodeLifecycle
-    from platform_api.scheme import namespaces
+    from platform_api.scheme import namespaces, nodetaints
 
     return NodeLifecycle(
         ctx.store("", "v1", "nodes"),
@@ -445,6 +445,7 @@ def _node_lifecycle(ctx: ControllerContext) -> Controller:
         namespaces.names(namespaces.NODE_LEASE, ctx.upstream_names),
         ctx.hub,
         ctx.reactor,
+        keys=nodetaints.keys(ctx.upstream_names),
     )
 
 

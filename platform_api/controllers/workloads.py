@@ -84,6 +84,7 @@ def statefulset(ctx: ControllerContext) -> Controller:
 
 def daemonset(ctx: ControllerContext) -> Controller:
     from platform_api.controllers.daemonset import DaemonSetController
+    from platform_api.scheme.nodetaints import keys
 
     return DaemonSetController(
         ctx.store("apps", "v1", "daemonsets"),
@@ -93,6 +94,7 @@ def daemonset(ctx: ControllerContext) -> Controller:
         ctx.store("", "v1", "events"),
         ctx.hub,
         ctx.reactor,
+        keys=keys(ctx.upstream_names),
     )
 
 

@@ -17,6 +17,7 @@ from platform_api.admission.gated import (
 )
 from platform_api.admission.nodefeatures import NodeDeclaredFeatureValidator, required_features
 from platform_api.admission.nodetaint import TaintNodesByCondition
+from platform_api.scheme.nodetaints import keys
 from tests.admission.plugin_kit import Cluster, attrs, refused
 
 Obj = dict[str, Any]
@@ -63,6 +64,14 @@ def test_default_ingress_class(cluster: Cluster, monkeypatch: pytest.MonkeyPatch
     updated = ingress()
     plugin.admit(attrs("UPDATE", "ingresses", "i", group=NG), updated, ingress())
     assert "ingressClassName" not in updated["spec"]
+
+
+def test_not_ready_taint_with_kubes_group_names() -> None:
+    plugin = TaintNodesByCondition(keys(upstream=True))
+    node: Obj = {"metadata": {"name": "n"}}
+    plugin.admit(attrs("CREATE", "nodes", "n"), node, None)
+    taint = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+    assert node["spec"]["taints"] == [taint]
 
 
 def test_not_ready_taint() -> None:

@@ -26,6 +26,7 @@ from platform_api.admission.podtolerationrestriction import (
 from platform_api.admission.podtopologylabels import PodTopologyLabels
 from platform_api.apiserver.config import from_flags
 from platform_api.apiserver.flagvalues import ConfigError
+from platform_api.scheme.nodetaints import keys
 from tests.admission.plugin_kit import Cluster, attrs, refused
 
 Obj = dict[str, Any]
@@ -71,6 +72,22 @@ def test_default_toleration_seconds() -> None:
     everything = pod(tolerations=[{"operator": "Exists"}])
     DefaultTolerationSeconds().admit(CREATE, everything, None)
     assert everything["spec"]["tolerations"] == [{"operator": "Exists"}]
+
+
+def test_kubes_taint_keys_with_its_group_names(cluster: Cluster) -> None:
+    upstream = keys(upstream=True)
+    p = pod()
+    DefaultTolerationSeconds(keys=upstream).admit(CREATE, p, None)
+    assert [t["key"] for t in p["spec"]["tolerations"]] == [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ]
+    namespace(cluster, "default")
+    plugin = PodTolerationRestriction(cluster.store("namespaces"), [], [], upstream)
+    burstable = pod(containers=[{"name": "c", "resources": {"requests": {"cpu": "1"}}}])
+    plugin.admit(CREATE, burstable, None)
+    pressure = {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists"}
+    assert burstable["spec"]["tolerations"] == [{**pressure, "effect": "NoSchedule"}]
 
 
 def test_toleration_seconds_flags() -> None:

@@ -112,8 +112,8 @@ def test_a_pod_pinned_to_every_node(s: Setup) -> None:
         ]
     }
     tolerations = {(t["key"], t["effect"]) for t in pod["spec"]["tolerations"]}
-    assert (nt.NOT_READY, "NoExecute") in tolerations
-    assert (nt.UNSCHEDULABLE, "NoSchedule") in tolerations
+    assert (nt.BRANDED.not_ready, "NoExecute") in tolerations
+    assert (nt.BRANDED.unschedulable, "NoSchedule") in tolerations
     status = s.status()
     assert status == {
         "currentNumberScheduled": 2,
@@ -162,11 +162,11 @@ def test_nodes_that_join_or_stop_fitting(s: Setup) -> None:
 
 
 def test_a_not_ready_node_still_gets_its_daemon_pod(s: Setup) -> None:
-    s.create(NODES, node("n1", taints=[{"key": nt.NOT_READY, "effect": "NoSchedule"}]))
+    s.create(NODES, node("n1", taints=[{"key": nt.BRANDED.not_ready, "effect": "NoSchedule"}]))
     s.create(SETS, daemonset(), NS)
     s.wait(0.1)
     assert sorted(s.pods()) == []  # NoSchedule not-ready is not among the daemon tolerations
-    s.taint("n1", [{"key": nt.NOT_READY, "effect": "NoExecute"}])
+    s.taint("n1", [{"key": nt.BRANDED.not_ready, "effect": "NoExecute"}])
     assert sorted(s.pods()) == ["n1"]
 
 
@@ -260,9 +260,9 @@ def test_the_template_with_daemon_tolerations_is_made_once_per_template(
     made: list[Obj] = []
     real = dsu.with_daemon_tolerations
 
-    def counted(spec: Obj) -> Obj:
+    def counted(spec: Obj, *keys: Any) -> Obj:
         made.append(spec)
-        return real(spec)
+        return real(spec, *keys)
 
     monkeypatch.setattr(dsu, "with_daemon_tolerations", counted)
     ds = daemonset()
@@ -276,3 +276,23 @@ def test_the_template_with_daemon_tolerations_is_made_once_per_template(
         True,
     )
     assert len(made) == 2
+
+
+def test_daemon_pods_tolerate_the_control_planes_taints_under_either_prefix() -> None:
+    """A server with kube's group names taints Nodes with kube's keys, and its daemon
+    pods tolerate those (and judging a Node, either prefix is the control plane's)."""
+    upstream = nt.keys(upstream=True)
+    template = dsu.pod_template(daemonset(), "h", upstream)
+    tolerated = {(t["key"], t["effect"]) for t in template["spec"]["tolerations"]}
+    assert tolerated == {
+        ("node.kubernetes.io/not-ready", "NoExecute"),
+        ("node.kubernetes.io/unreachable", "NoExecute"),
+        ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+        ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+        ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+        ("node.kubernetes.io/unschedulable", "NoSchedule"),
+    }
+    for keys in (nt.BRANDED, upstream):
+        taints = [{"key": keys.not_ready, "effect": nt.NO_EXECUTE}]
+        node = {"metadata": {"name": "n"}, "spec": {"taints": taints}}
+        assert dsu.should_run(daemonset(), node) == (True, True)

@@ -21,7 +21,7 @@ LEASES = ("coordination.platform.io", "v1", "leases")
 
 
 class Setup(ControllerSetup):
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, keys: taints.TaintKeys = taints.BRANDED) -> None:
         super().__init__(path)
         self.cluster.clock.advance(1_000_000)
         st = self.cluster.stores
@@ -33,6 +33,7 @@ class Setup(ControllerSetup):
             (NODE_LEASE,),
             self.cluster.hub,
             self.cluster.clock,
+            keys=keys,
         )
 
     def node(self, name: str, conditions: dict[str, str] | None = None, **spec: Any) -> None:
@@ -90,31 +91,50 @@ def s(tmp_path: Path) -> Setup:
 
 def test_a_ready_node_loses_the_not_ready_taint_and_keeps_its_own(s: Setup) -> None:
     own = {"key": "example.com/gpu", "effect": "NoSchedule"}
-    not_ready = {"key": taints.NOT_READY, "effect": "NoSchedule"}
+    not_ready = {"key": taints.BRANDED.not_ready, "effect": "NoSchedule"}
     s.node("n1", {"Ready": "False"}, taints=[not_ready, own])
     s.wait(0.1)
     assert s.taints("n1")[:2] == [
         ("example.com/gpu", "NoSchedule"),
-        (taints.NOT_READY, "NoSchedule"),
+        (taints.BRANDED.not_ready, "NoSchedule"),
     ]
     s.report("n1", {"Ready": "True"})
     assert s.taints("n1") == [("example.com/gpu", "NoSchedule")]
+
+
+def test_with_kubes_group_names_the_taints_are_kubes_and_replace_the_branded_ones(
+    tmp_path: Path,
+) -> None:
+    """--serve-upstream-groups: stock components and charts tolerate kube's keys."""
+    s = Setup(str(tmp_path), taints.keys(upstream=True))
+    s.start(s.controller)
+    branded = {"key": taints.BRANDED.not_ready, "effect": "NoSchedule"}  # from before the flag
+    s.node("u1", {"Ready": "False", "DiskPressure": "True"}, taints=[branded], unschedulable=True)
+    s.wait(0.1)
+    assert s.taints("u1") == [
+        ("node.kubernetes.io/not-ready", "NoSchedule"),
+        ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+        ("node.kubernetes.io/unschedulable", "NoSchedule"),
+        ("node.kubernetes.io/not-ready", "NoExecute"),
+    ]
+    s.report("u1", {"Ready": "True", "DiskPressure": "False"})
+    assert s.taints("u1") == [("node.kubernetes.io/unschedulable", "NoSchedule")]
 
 
 def test_conditions_and_unschedulable_become_taints(s: Setup) -> None:
     s.node("n2", {"Ready": "False", "MemoryPressure": "True"}, unschedulable=True)
     s.wait(0.1)
     assert s.taints("n2") == [
-        (taints.NOT_READY, "NoSchedule"),
-        (taints.MEMORY_PRESSURE, "NoSchedule"),
-        (taints.UNSCHEDULABLE, "NoSchedule"),
-        (taints.NOT_READY, "NoExecute"),
+        (taints.BRANDED.not_ready, "NoSchedule"),
+        (taints.BRANDED.memory_pressure, "NoSchedule"),
+        (taints.BRANDED.unschedulable, "NoSchedule"),
+        (taints.BRANDED.not_ready, "NoExecute"),
     ]
     node = s.get(NODES, "n2")
     assert node is not None
     assert node["spec"]["taints"][-1]["timeAdded"]  # NoExecute taints say when
     s.report("n2", {"Ready": "True", "MemoryPressure": "False"})
-    assert s.taints("n2") == [(taints.UNSCHEDULABLE, "NoSchedule")]
+    assert s.taints("n2") == [(taints.BRANDED.unschedulable, "NoSchedule")]
 
 
 def test_a_node_that_stops_reporting_becomes_unknown_and_its_pods_not_ready(s: Setup) -> None:
@@ -145,8 +165,8 @@ def test_a_node_that_stops_reporting_becomes_unknown_and_its_pods_not_ready(s: S
         "DiskPressure": ("Unknown", "NodeStatusNeverUpdated"),
         "PIDPressure": ("Unknown", "NodeStatusNeverUpdated"),
     }
-    assert (taints.UNREACHABLE, "NoSchedule") in s.taints("n3")
-    assert (taints.UNREACHABLE, "NoExecute") in s.taints("n3")
+    assert (taints.BRANDED.unreachable, "NoSchedule") in s.taints("n3")
+    assert (taints.BRANDED.unreachable, "NoExecute") in s.taints("n3")
     got = s.get(PODS, "p", "default")
     assert got is not None and got["status"]["conditions"][0]["status"] == "False"
     events = s.cluster.stores[EVENTS].list("default", ListOptions()).items
@@ -240,7 +260,7 @@ def _renewed(s: Setup) -> Any:
 
 
 def test_a_node_that_never_reported_is_unknown_after_the_startup_grace(s: Setup) -> None:
-    s.node("n5", taints=[{"key": taints.NOT_READY, "effect": "NoSchedule"}])
+    s.node("n5", taints=[{"key": taints.BRANDED.not_ready, "effect": "NoSchedule"}])
     s.wait(0.1)
     # As kube's controller does: no Ready condition calls for no taint.
     assert s.taints("n5") == []

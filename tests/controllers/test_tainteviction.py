@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from platform_api.controllers.tainteviction import TaintEviction, tolerates, toleration_time
-from platform_api.scheme.nodetaints import UNREACHABLE
+from platform_api.scheme.nodetaints import BRANDED
 from platform_api.storage.interface import ListOptions
 from tests.controllers.kit import ControllerSetup
 from tests.spying import calls_of
@@ -16,7 +16,7 @@ from tests.spying import calls_of
 Obj = dict[str, Any]
 NODES, PODS, EVENTS = ("", "v1", "nodes"), ("", "v1", "pods"), ("", "v1", "events")
 NS = "default"
-LOST = {"key": UNREACHABLE, "effect": "NoExecute", "timeAdded": "2026-01-01T00:00:00Z"}
+LOST = {"key": BRANDED.unreachable, "effect": "NoExecute", "timeAdded": "2026-01-01T00:00:00Z"}
 
 
 def pod(name: str, tolerations: list[Obj] | None = None, hold: bool = False) -> Obj:
@@ -64,7 +64,7 @@ def s(tmp_path: Path) -> Setup:
 
 
 def test_untolerated_pods_go_at_once_tolerated_ones_after_their_seconds(s: Setup) -> None:
-    for_a_while = {"key": UNREACHABLE, "operator": "Exists", "effect": "NoExecute"}
+    for_a_while = {"key": BRANDED.unreachable, "operator": "Exists", "effect": "NoExecute"}
     s.create(PODS, pod("intolerant", hold=True), NS)
     s.create(PODS, pod("patient", [{**for_a_while, "tolerationSeconds": 300}]), NS)
     s.create(PODS, pod("forever", [for_a_while]), NS)
@@ -91,7 +91,7 @@ def test_untolerated_pods_go_at_once_tolerated_ones_after_their_seconds(s: Setup
 
 def test_a_taint_lifted_in_time_spares_the_pod(s: Setup) -> None:
     toleration = {
-        "key": UNREACHABLE,
+        "key": BRANDED.unreachable,
         "operator": "Exists",
         "effect": "NoExecute",
         "tolerationSeconds": 60,

@@ -417,3 +417,53 @@ def test_a_long_lived_token_in_kubes_names(
     # The account deleted: its token goes with it.
     assert root_session.delete(base + "/serviceaccounts/robot").status_code == 200
     eventually(lambda: root_session.get(base + "/secrets/robot-token").status_code == 404)
+
+
+def test_the_control_planes_taints_and_tolerations_are_kubes(
+    upstream: Server, root_session: requests.Session
+) -> None:
+    """Stock components and charts tolerate kube's taint keys by name: with kube's
+    group names the server taints and tolerates under ``node.kubernetes.io/``."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "upstream-node"}}
+    made = root_session.post(f"{upstream.url}/api/v1/nodes", json=node)
+    assert made.status_code == 201, made.text
+    taint = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+    assert made.json()["spec"]["taints"] == [taint]
+    status = {"status": {"conditions": [{"type": "Ready", "status": "False"}]}}
+    merge = {"Content-Type": "application/merge-patch+json"}
+    url = f"{upstream.url}/api/v1/nodes/upstream-node"
+    reported = root_session.patch(f"{url}/status", json=status, headers=merge)
+    assert reported.status_code == 200, reported.text
+
+    def tainted() -> list[tuple[str, str]]:
+        spec = root_session.get(url).json()["spec"]
+        return [(t["key"], t["effect"]) for t in spec.get("taints") or []]
+
+    eventually(
+        lambda: (
+            tainted()
+            == [
+                ("node.kubernetes.io/not-ready", "NoSchedule"),
+                ("node.kubernetes.io/not-ready", "NoExecute"),
+            ]
+        )
+    )
+    ns = namespace(root_session, upstream, "upstream-tolerations")
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
+    created = root_session.post(f"{upstream.url}/api/v1/namespaces/{ns}/pods", json=pod)
+    assert created.status_code == 201, created.text
+    assert created.json()["spec"]["tolerations"] == [
+        {
+            "key": f"node.kubernetes.io/{name}",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 300,
+        }
+        for name in ("not-ready", "unreachable")
+    ]
+    assert root_session.delete(url).status_code == 200
