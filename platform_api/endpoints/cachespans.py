@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from platform_api.storage import spans
 from platform_api.storage.etcd.layout import kube_key
-from platform_api.storage.interface import ListResult
+from platform_api.storage.interface import ListResult, Storage, StorageError
 
 if TYPE_CHECKING:
     from platform_api.endpoints.list import ListParams
@@ -88,21 +88,35 @@ def cache_fresh(p: ListParams) -> None:
         spans.event("watchCache fresh enough")
 
 
-def listed(scope: Scope, p: ListParams, result: ListResult, prefix: bytes | None) -> None:
+def listed(
+    scope: Scope, p: ListParams, result: ListResult, prefix: bytes | None, single: bool
+) -> None:
     """The cache's last events: how many items it listed under the key, how many it
     returns.  The listed count is what the storage holds under the key now, for a list
-    whose selectors leave the remaining count unknown."""
+    whose selectors leave the remaining count unknown; for one a field selector
+    narrowed to one object's key (``single``), whether that object is there."""
     if from_etcd(p) or spans.TRACE.get() is None:
         return
+    storage = scope.store.storage
     count = len(result.items)  # the whole list, when nothing was left out
     if result.remaining is not None:
         count += result.remaining
+    elif single and prefix is not None:
+        count = _present(storage, prefix)
     elif not (p.labels.empty() and p.fields.empty()) or result.continue_key is not None:
-        count = scope.store.storage.count(prefix or scope.store.list_prefix(scope.namespace))
+        count = storage.count(prefix or scope.store.list_prefix(scope.namespace))
     spans.event("Listed items from cache", count=count)
     if result.items:
         spans.event("Resized result")
     spans.event("Filtered items", count=len(result.items))
+
+
+def _present(storage: Storage, key: bytes) -> int:
+    try:
+        storage.get(key)
+    except StorageError:
+        return 0
+    return 1
 
 
 def watch_started(scope: Scope, p: ListParams) -> None:

@@ -24,7 +24,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, sink: Sink) -> Iterator[Ser
     admin = session_for(running, cert=running.admin_cert)
     namespace = {"metadata": {"name": NAMESPACE}}
     assert admin.post(f"{running.url}/api/v1/namespaces", json=namespace).status_code == 201
-    for name in "abc":
+    for name in ("a", "ab", "b", "c"):  # "ab" after "a": a key the key of "a" begins
         created = admin.post(_url(running), json={"metadata": {"name": name}})
         assert created.status_code == 201
     yield running
@@ -98,11 +98,14 @@ def test_lists_kube_reads_from_its_cache_tell_what_it_listed(server: Server, sin
     admin = session_for(server, cert=server.admin_cert)
     url = _url(server)
     token = admin.get(url, params={"limit": "1"}).json()["metadata"]["continue"]
+    one = {"resourceVersion": "0", "fieldSelector": "metadata.name=a"}  # kube reads one key
     cases = [
-        ({"limit": "1", "continue": token}, 2, 1),  # b and c after a; the limit keeps b
-        ({"resourceVersion": "0", "labelSelector": "x=y"}, 3, 0),
-        ({"resourceVersion": "0", "limit": "1"}, 3, 3),  # kube's cache ignores the limit
-        ({"resourceVersion": "0", "fieldSelector": "metadata.name=a"}, 1, 1),  # one key read
+        ({"limit": "1", "continue": token}, 3, 1),  # ab, b and c after a; the limit keeps ab
+        ({"resourceVersion": "0", "labelSelector": "x=y"}, 4, 0),
+        ({"resourceVersion": "0", "limit": "1"}, 4, 4),  # kube's cache ignores the limit
+        (one, 1, 1),
+        ({**one, "labelSelector": "x=y"}, 1, 0),
+        ({**one, "fieldSelector": "metadata.name=nope"}, 0, 0),
     ]
     for params, listed, returned in cases:
         storage = _storage(sink, admin.get(url, params=params))
