@@ -198,25 +198,30 @@ def predicate(scope: Scope, p: ListParams) -> Any:
 
 
 async def read_list(scope: Scope, p: ListParams) -> ListResult:
-    """The list's items, inside kube's storage span of a list when traced."""
+    """The list's items, inside kube's storage span of a list when traced.  kube reads
+    the continue token and the resourceVersion before that span opens: a list they
+    refuse has none."""
+    token = continuation.decode(p.continue_token) if p.continue_token else None
+    versioned = p.resource_version not in ("", "0")
+    if token is not None and versioned:
+        raise errors.bad_request("specifying resource version is not allowed when using continue")
+    wanted = parse_revision(p.resource_version) if token is None and versioned else 0
     with spans.opened(*cachespans.list_span(scope, p)):
-        return await _read_list(scope, p)
+        return await _read_list(scope, p, token, wanted)
 
 
-async def _read_list(scope: Scope, p: ListParams) -> ListResult:
-    """Pick the revision and start key the table of resourceVersion semantics asks for."""
+async def _read_list(
+    scope: Scope, p: ListParams, token: tuple[int, str] | None, wanted: int
+) -> ListResult:
+    """Pick the revision and start key the table of resourceVersion semantics asks for:
+    ``token`` is the continue token read, ``wanted`` the resourceVersion asked for."""
     storage = scope.store.storage
     start, token_start = b"", ""
     revision = 0
     list_prefix = scope.store.list_prefix(scope.namespace)
-    if p.continue_token:
-        token_rev, token_start = continuation.decode(p.continue_token)  # kube reads it first
     cachespans.cache_read(p)
-    if p.continue_token:
-        if p.resource_version and p.resource_version != "0":
-            raise errors.bad_request(
-                "specifying resource version is not allowed when using continue"
-            )
+    if token is not None:
+        token_rev, token_start = token
         start = _start_after(scope, list_prefix, token_start)
         if token_rev > 0:
             revision = token_rev
@@ -225,8 +230,7 @@ async def _read_list(scope: Scope, p: ListParams) -> ListResult:
             # A revision not reached yet (a token from a replica ahead, or made up):
             # kube's watch cache waits for it, then 504 without retry advice.
             await scope.handlers.wait_for_revision(revision, retry_after=0)
-    elif p.resource_version and p.resource_version != "0":
-        wanted = parse_revision(p.resource_version)
+    elif p.resource_version not in ("", "0"):
         exact = p.match == "Exact" or (not p.match and p.limit)
         # kube's cache advises a retry only for a not-older-than read of the future
         await scope.handlers.wait_for_revision(wanted, retry_after=0 if exact else 1)

@@ -155,3 +155,25 @@ def test_a_watch_carries_kubes_cacher_watch_span(server: Server, sink: Sink) -> 
 
     (server_span,) = served(sink.wait(lambda spans: bool(served(spans))))
     assert span["trace_id"] == server_span["trace_id"]
+
+
+def test_a_list_refused_for_its_token_or_version_opens_no_storage_span(
+    server: Server, sink: Sink
+) -> None:
+    """kube's delegator reads both before the cache or etcd is asked."""
+    admin = session_for(server, cert=server.admin_cert)
+    for params, message in (
+        (
+            {"continue": "garbage", "limit": "1"},
+            "invalid continue token: continue key is not valid",
+        ),
+        (
+            {"resourceVersion": "abc"},
+            'invalid resource version: resourceVersion: Invalid value: "abc"',
+        ),
+    ):
+        refused = admin.get(_url(server), params=params)
+        assert (refused.status_code, refused.json()["reason"]) == (400, "BadRequest")
+        assert refused.json()["message"].startswith(message)
+        _, under = _traced(sink, refused, "List")
+        assert under == []
