@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import string
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -28,8 +29,9 @@ def encode(revision: int, start: str) -> str:
     return base64.urlsafe_b64encode(payload).rstrip(b"=").decode()
 
 
-def _invalid(detail: str) -> errors.StatusError:
-    return errors.bad_request(f"invalid continue token: continue key is not valid: {detail}")
+def _invalid(detail: str = "") -> errors.StatusError:
+    message = "invalid continue token: continue key is not valid"
+    return errors.bad_request(f"{message}: {detail}" if detail else message)
 
 
 def decode(token: str) -> tuple[int, str]:
@@ -111,3 +113,48 @@ def expired(start: str) -> errors.StatusError:
     error = errors.expired(EXPIRED_MESSAGE)
     error.metadata = {"continue": encode(INCONSISTENT, start)}
     return error
+
+
+@dataclass(frozen=True)
+class TokenKeys:
+    """How a list's start keys map to storage keys: ``kind`` is the kind's key prefix,
+    ``listed`` the list's (a namespace's, or the kind's), ``namespaced`` whether the
+    kind is."""
+
+    kind: bytes
+    listed: bytes
+    namespaced: bool
+
+    @property
+    def across_namespaces(self) -> bool:
+        """Whether the list's keys hold a namespace: a namespaced kind listed everywhere
+        (the one place storage keys part a namespace from a name with a NUL, where
+        kube's keys have a slash)."""
+        return self.namespaced and self.listed == self.kind
+
+    def start_after(self, token_start: str) -> bytes:
+        """The storage key a continued list starts after.  kube starts at the token's
+        key, ``<last key>\\x00`` (the first key past the last one returned); storage
+        starts after a key: the last key itself, or, for a start key made by hand, the
+        greatest key below it (no stored key, UTF-8 throughout, has a 0xff byte)."""
+        key = token_start.encode()
+        if self.across_namespaces:
+            key = key.replace(b"/", b"\x00", 1)
+        elif b"\x00" in key[:-1] and self.listed != self.kind:
+            # Issued by an earlier release (a replica not yet upgraded): relative to the
+            # kind's keys, ``<namespace>\x00<name>\x00``; no name holds a NUL.
+            if not (self.kind + key).startswith(self.listed):
+                raise _invalid()
+            return self.kind + key[:-1]
+        if not key:  # "/": the whole list
+            return b""
+        if key.endswith(b"\x00"):
+            return self.listed + key[:-1]
+        return self.listed + key[:-1] + bytes([key[-1] - 1]) + b"\xff"
+
+    def token_start(self, last_key: bytes) -> str:
+        """The start key of the page after ``last_key``, as kube writes it."""
+        relative = last_key[len(self.listed) :]
+        if self.across_namespaces:
+            relative = relative.replace(b"\x00", b"/", 1)
+        return relative.decode() + "\x00"

@@ -218,11 +218,10 @@ async def _read_list(
     storage = scope.store.storage
     start, token_start = b"", ""
     revision = 0
-    list_prefix = scope.store.list_prefix(scope.namespace)
     cachespans.cache_read(p)
     if token is not None:
         token_rev, token_start = token
-        start = _start_after(scope, list_prefix, token_start)
+        start = token_keys(scope).start_after(token_start)
         if token_rev > 0:
             revision = token_rev
             if revision < storage.compacted_revision():
@@ -285,46 +284,18 @@ def narrowed(scope: Scope, p: ListParams) -> tuple[bytes | None, bool]:
     return None, False
 
 
-def _across_namespaces(scope: Scope, list_prefix: bytes) -> bool:
-    """Whether the list's keys hold a namespace: a namespaced kind listed everywhere
-    (the one place storage keys part a namespace from a name with a NUL, where kube's
-    keys have a slash)."""
-    return scope.resource.namespaced and list_prefix == scope.store.prefix
-
-
-def _start_after(scope: Scope, list_prefix: bytes, token_start: str) -> bytes:
-    """The storage key a continued list starts after.  kube starts at the token's key,
-    ``<last key>\\x00`` (the first key past the last one returned); storage starts
-    after a key: the last key itself, or, for a start key made by hand, the greatest
-    key below it (no stored key, UTF-8 throughout, has a 0xff byte)."""
-    key = token_start.encode()
-    if _across_namespaces(scope, list_prefix):
-        key = key.replace(b"/", b"\x00", 1)
-    elif b"\x00" in key[:-1] and list_prefix != scope.store.prefix:
-        # Issued by an earlier release (a replica not yet upgraded): relative to the
-        # kind's keys, ``<namespace>\x00<name>\x00``; no name holds a NUL.
-        if not (scope.store.prefix + key).startswith(list_prefix):
-            raise errors.bad_request("invalid continue token: continue key is not valid")
-        return scope.store.prefix + key[:-1]
-    if not key:  # "/": the whole list
-        return b""
-    if key.endswith(b"\x00"):
-        return list_prefix + key[:-1]
-    return list_prefix + key[:-1] + bytes([key[-1] - 1]) + b"\xff"
-
-
-def _token_start(scope: Scope, list_prefix: bytes, last_key: bytes) -> str:
-    """The start key of the page after ``last_key``, as kube writes it."""
-    relative = last_key[len(list_prefix) :]
-    if _across_namespaces(scope, list_prefix):
-        relative = relative.replace(b"\x00", b"/", 1)
-    return relative.decode() + "\x00"
+def token_keys(scope: Scope) -> continuation.TokenKeys:
+    """How this list's continue tokens name storage keys."""
+    store = scope.store
+    return continuation.TokenKeys(
+        store.prefix, store.list_prefix(scope.namespace), scope.resource.namespaced
+    )
 
 
 def list_metadata(scope: Scope, result: ListResult, p: ListParams) -> dict[str, Any]:
     meta: dict[str, Any] = {"resourceVersion": str(result.revision)}
     if result.continue_key is not None:
-        start = _token_start(scope, scope.store.list_prefix(scope.namespace), result.continue_key)
+        start = token_keys(scope).token_start(result.continue_key)
         # The revision read, as kube encodes it: the pages after an inconsistent
         # continuation's first one are read at that page's revision.
         meta["continue"] = continuation.encode(result.revision, start)
