@@ -36,8 +36,13 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from twisted.web.server import Request
 
 from platform_api.apiserver import requestinfo
-from platform_api.apiserver.audit import event as audit_event
-from platform_api.apiserver.requestmetrics import clean_scope, clean_verb
+from platform_api.apiserver.tracingattrs import (
+    audit_id,
+    carrier,
+    handler_fields,
+    request_attributes,
+    span_name,
+)
 from platform_api.apiserver.tracingconfig import TracingConfig
 from platform_api.apiserver.tracingexport import ReactorSpanProcessor, otlp_sender
 from platform_api.apiserver.tracingrpc import GRPC_SCOPE, GrpcCallSpan
@@ -57,7 +62,6 @@ HANDLER_SPANS = {
     "delete": "Delete",
     "deletecollection": "Delete",
 }
-_METHODS = frozenset("CONNECT DELETE GET HEAD OPTIONS PATCH POST PUT TRACE".split())  # noqa: SIM905
 Span = Any  # OpenTelemetry's span (its API's ``Span`` lacks the SDK's attributes)
 
 
@@ -141,8 +145,8 @@ class Tracing:
         read the caller's trace: the server span's parent, unless the caller's trace is
         or a new root is."""
         authn = self._authentication_span(request, started)
-        carrier = _carrier(request)
-        context = self.propagator.extract(carrier) if carrier else OtelContext()  # not the thread's
+        headers = carrier(request)
+        context = self.propagator.extract(headers) if headers else OtelContext()  # not the thread's
         remote = trace.get_current_span(context).get_span_context()
         links = []
         if not any(group in PRIVILEGED for group in user.groups):
@@ -169,8 +173,8 @@ class Tracing:
             if authn is not None:
                 request.notifyFinish().addBoth(lambda _: authn.end())
             return None
-        span.set_attributes(_request_attributes(request))
-        traced = RequestTrace(self, span, _audit_id(request), authn)
+        span.set_attributes(request_attributes(request))
+        traced = RequestTrace(self, span, audit_id(request), authn)
         traced.enter(AUDIT)
         request.notifyFinish().addBoth(lambda _: traced.finished(request))
         return traced
@@ -300,106 +304,3 @@ class RequestTrace:
         headers: dict[str, str] = {}
         self._tracing.propagator.inject(headers, context=trace.set_span_in_context(span))
         return span, headers
-
-
-def span_name(request: Request, info: requestinfo.RequestInfo) -> str:
-    """kube's span name: the method and, for a resource, its route's shape."""
-    method = request.method.decode("latin-1")
-    if not info.is_resource:
-        return method
-    name = f"/{info.api_prefix}"
-    group = info.requested_group or info.api_group
-    if group:
-        name += f"/{group}"
-    name += f"/{info.api_version}"
-    if info.namespace:
-        name += "/namespaces/{:namespace}"
-    name += f"/{info.resource}"
-    if info.name:
-        name += "/{:name}"
-    if info.subresource:
-        name += f"/{info.subresource}"
-    return f"{method} {name}"
-
-
-def handler_fields(request: Request, info: requestinfo.RequestInfo) -> dict[str, Any]:
-    """kube's ``traceFields``: the request as its handlers' spans describe it."""
-    scope = clean_scope(info)
-    return {
-        "accept": _header(request, b"accept"),
-        "audit-id": _audit_id(request),
-        "client": (audit_event.client_ips(request) or ["unknown"])[0],
-        "api-group": info.requested_group or info.api_group,
-        "api-version": info.api_version,
-        "name": info.name,
-        "subresource": info.subresource,
-        "namespace": info.namespace,
-        "protocol": _protocol(request),
-        "resource": info.resource,
-        "scope": scope,
-        "url": request.path.decode("utf-8", "replace"),
-        "user-agent": audit_event.user_agent(_header(request, b"user-agent") or "unknown"),
-        "verb": clean_verb(request, info, scope),
-    }
-
-
-def _request_attributes(request: Request) -> dict[str, Any]:
-    """otelhttp 0.65's server attributes, then kube's ``http.target`` and ``audit-id``."""
-    method = request.method.decode("latin-1")
-    host, port = _split(_header(request, b"host"))
-    attributes: dict[str, Any] = {
-        "server.address": host,
-        "http.request.method": method if method in _METHODS else "GET",
-        "url.scheme": "https" if request.isSecure() else "http",
-    }
-    if port and port != (443 if request.isSecure() else 80):
-        attributes["server.port"] = port
-    if method not in _METHODS:
-        attributes["http.request.method_original"] = method
-    peer = request.getClientAddress()
-    peer_host = getattr(peer, "host", "")
-    if peer_host:
-        attributes["network.peer.address"] = peer_host
-        attributes["network.peer.port"] = getattr(peer, "port", 0)
-    agent = _header(request, b"user-agent")
-    if agent:
-        attributes["user_agent.original"] = agent
-    forwarded = _header(request, b"x-forwarded-for").split(",", 1)[0]
-    if forwarded or peer_host:
-        attributes["client.address"] = forwarded or peer_host
-    attributes["url.path"] = request.path.decode("utf-8", "replace")
-    attributes["network.protocol.version"] = _protocol(request).partition("/")[2]
-    attributes["http.target"] = request.uri.decode("utf-8", "replace")
-    attributes["audit-id"] = _audit_id(request)
-    return attributes
-
-
-def _carrier(request: Request) -> dict[str, str]:
-    carrier = {}
-    for name in (b"traceparent", b"tracestate", b"baggage"):
-        value = request.getHeader(name)
-        if value is not None:
-            carrier[name.decode()] = value.decode("latin-1")
-    return carrier
-
-
-def _header(request: Request, name: bytes) -> str:
-    value = request.getHeader(name)
-    return value.decode("latin-1") if value else ""
-
-
-def _audit_id(request: Request) -> str:
-    values = request.responseHeaders.getRawHeaders(b"audit-id") or [b""]
-    return values[0].decode("latin-1")[:64]  # kube's GetAuditIDTruncated
-
-
-def _protocol(request: Request) -> str:
-    version = request.clientproto.decode("latin-1")  # HTTP/1.1; Twisted's HTTP/2 says HTTP/2
-    return "HTTP/2.0" if version == "HTTP/2" else version
-
-
-def _split(host: str) -> tuple[str, int]:
-    name, colon, port = host.rpartition(":")
-    if not colon or "]" in port or not port.isdigit():
-        return host.strip("[]"), 0
-    return name.strip("[]"), int(port)

@@ -11,7 +11,8 @@ from twisted.internet.address import IPv4Address
 from twisted.web.test.requesthelper import DummyRequest
 
 from platform_api.apiserver.requestinfo import RequestInfo, parse
-from platform_api.apiserver.tracing import Tracing, span_name
+from platform_api.apiserver.tracing import Tracing
+from platform_api.apiserver.tracingattrs import span_name
 from platform_api.apiserver.tracingconfig import TracingConfig
 from platform_api.authentication.user import UserInfo
 from platform_api.context import AUTHORIZATION, FAIRNESS, IMPERSONATION
