@@ -70,10 +70,11 @@ from platform_api.apiserver.signals import (
     ignore_repeated_signals,
     stop_reactor,
 )
-from platform_api.apiserver.site import APIRequest, APIServer, APISite, Filters
+from platform_api.apiserver.site import APIServer, Filters
 from platform_api.apiserver.storagebackend import open_backend
 from platform_api.apiserver.storageoptions import ETCD3
 from platform_api.apiserver.tls import serving_options_for
+from platform_api.apiserver.webrequest import APIRequest, APISite
 from platform_api.apiserver.workermetrics import MetricsExchange
 from platform_api.apiserver.workerslot import WakeSiblings, WorkerSlot, WorkerStates
 from platform_api.authentication.user import MASTERS, UserInfo

@@ -1,45 +1,41 @@
-"""The HTTP face of the server: kube's filter chain in front of the routes.
+"""The HTTP face of the server: kube's filter chain in front of the handlers.
 
 Order as ``DefaultBuildHandlerChain``: recover from errors, parse the request info,
 authenticate (401), limit requests in flight (429), authorize (403), then route: a
 resource request goes to its handler (the request info has routed it), everything else
-(discovery, health, OpenAPI, metrics, ...) through Klein's routes.  A request that is not
+(discovery, health, OpenAPI, metrics, ...) through Klein's routes (``routes.py``).  A request that is not
 long-running gets ``--request-timeout`` to finish (504).
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote_to_bytes
 
-import orjson
-from klein import Klein
 from prometheus_client.registry import Collector
 from twisted.internet.defer import CancelledError, Deferred, ensureDeferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
-from twisted.python.failure import Failure
-from twisted.web.http import datetimeToString
 from twisted.web.resource import Resource
-from twisted.web.server import NOT_DONE_YET, Request, Site
-from werkzeug.exceptions import HTTPException, MethodNotAllowed
+from twisted.web.server import NOT_DONE_YET, Request
 
 from platform_api import errors
 from platform_api.aggregator.proxy import AggregatorProxy
 from platform_api.aggregator.remote import Backend, RemoteAPIServices, unavailable
-from platform_api.apiserver import httplimits, metrics, requestinfo, requestmetrics
+from platform_api.apiserver import requestinfo, requestmetrics
 from platform_api.apiserver.audit.hook import Auditor, audit_id, authorization_annotations
 from platform_api.apiserver.browserheaders import BrowserHeaders
-from platform_api.apiserver.discovery import Discovery, version_info
+from platform_api.apiserver.discovery import Discovery
 from platform_api.apiserver.health import HealthEndpoint
 from platform_api.apiserver.inflight import InflightLimiter
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.requestinfo import RequestInfo
+from platform_api.apiserver.routes import CONTEXT_ATTRIBUTE, Routes
+from platform_api.apiserver.webrequest import MAX_BODY
 from platform_api.authentication.impersonation import impersonate
 from platform_api.authentication.union import RequestAuthenticator, notes_of
 from platform_api.authentication.user import UserInfo
@@ -47,15 +43,7 @@ from platform_api.authorization.interface import Attributes, Authorizer, Decisio
 from platform_api.authorization.union import forbidden
 from platform_api.context import AUTHORIZATION, FAIRNESS, IMPERSONATION, Context
 from platform_api.endpoints import dispatch
-from platform_api.endpoints.negotiation import VERSION_PRODUCES, check_produces
-from platform_api.endpoints.responses import (
-    CBOR_ATTRIBUTE,
-    COMPRESSION_ATTRIBUTE,
-    encode,
-    finish,
-    status_error,
-    write_error,
-)
+from platform_api.endpoints.responses import CBOR_ATTRIBUTE, COMPRESSION_ATTRIBUTE, write_error
 from platform_api.endpoints.scope import Handlers
 from platform_api.goduration import parse_duration
 from platform_api.storage import spans
@@ -64,8 +52,6 @@ if TYPE_CHECKING:  # the SDK is imported only when --tracing-config-file is give
     from platform_api.apiserver.tracing import RequestTrace, Tracing
 
 log = Logger()
-MAX_BODY = 3 * 1024 * 1024  # kube refuses larger request bodies with 413
-_CONTEXT = "_platform_context"
 _INFO = "_platform_info"
 _TIMEOUT = "_platform_timeout"
 
@@ -96,8 +82,6 @@ class Filters:
 class APIServer:
     """The chain and the routes behind it; ``resource()`` is the site root."""
 
-    app = Klein()
-
     def __init__(
         self,
         filters: Filters,
@@ -108,10 +92,10 @@ class APIServer:
     ) -> None:
         self.filters = filters
         self.handlers = handlers
-        self.discovery = discovery
-        self.openapi = openapi
-        self.health = health
-        self._routes = self.app.resource()
+        routes = Routes(
+            handlers, discovery, openapi, health, filters.gather_metrics, filters.reset_metrics
+        )
+        self._routes = routes.app.resource()
 
     def resource(self) -> Resource:
         return _Root(self)
@@ -164,7 +148,7 @@ class APIServer:
                     raise forbidden(attrs, reason)
                 if getattr(request, "too_large", False):
                     raise errors.request_entity_too_large(f"limit is {MAX_BODY}")
-                setattr(request, _CONTEXT, ctx)
+                setattr(request, CONTEXT_ATTRIBUTE, ctx)
                 setattr(request, _INFO, info)
                 requestmetrics.track(request, info)
                 backend = self._aggregated(info)
@@ -244,14 +228,14 @@ class APIServer:
         if branded:
             info.requested_group, info.api_group = info.api_group, branded
 
-    # -- routes ---------------------------------------------------------------------------
+    # -- resources ------------------------------------------------------------------------
 
     async def _serve_resource(self, request: Request) -> None:
         """A resource request, routed already by ``requestinfo``: straight to its handler
         rather than through Klein's second match of the same path (~10% of a GET).  The
         handler is cancelled if the client goes away, as Klein cancels its routes."""
         info: RequestInfo = getattr(request, _INFO)
-        ctx: Context = getattr(request, _CONTEXT)
+        ctx: Context = getattr(request, CONTEXT_ATTRIBUTE)
         if ctx.trace is not None:
             ctx.trace.handler(request, info)  # ends with the response
         work = ensureDeferred(dispatch.serve(request, info, ctx, self.handlers))
@@ -270,129 +254,9 @@ class APIServer:
             request.write(body)
         request.finish()
 
-    # Routes without ``methods`` answer every method as GET, as kube's plain handlers do
-    # (``/``, ``/apis``, ``/apis/<g>``, health, OpenAPI, ``/metrics``); its go-restful
-    # routes (``/api...``, ``/apis/<g>/<v>``, ``/version``, the issuer documents) take
-    # GET only, and no HEAD.
-    @app.route("/api", methods=["GET"])
-    @app.route("/api/", methods=["GET"])
-    @app.route("/api/v1", methods=["GET"])
-    @app.route("/apis/<group>/<version>", methods=["GET"])
-    @app.route("/api/v1/", methods=["GET"])
-    @app.route("/apis/<group>/<version>/", methods=["GET"])
-    def discover_versions(self, request: Request, **_: str) -> bytes:
-        path = request.path.decode()
-        if request.method == b"HEAD" and self.discovery.serves(path):
-            raise errors.method_not_allowed()
-        return self.discovery.render(request, path)
-
-    @app.route("/apis")
-    @app.route("/apis/")
-    @app.route("/apis/<group>")
-    @app.route("/apis/<group>/")
-    def discover_groups(self, request: Request, **_: str) -> bytes:
-        return self.discovery.render(request, request.path.decode())
-
-    @app.route("/version", methods=["GET"])
-    @app.route("/version/", methods=["GET"])
-    def version(self, request: Request) -> bytes:
-        _no_head(request)
-        check_produces((request.getHeader(b"accept") or b"").decode("latin-1"), VERSION_PRODUCES)
-        return finish(request, 200, encode(version_info(), pretty=True), b"application/json")
-
-    @app.route("/healthz")
-    @app.route("/livez")
-    @app.route("/readyz")
-    def health_all(self, request: Request) -> bytes:
-        return self.health[request.path.decode().strip("/")].render_all(request)
-
-    @app.route("/healthz/<path:check>")
-    @app.route("/livez/<path:check>")
-    @app.route("/readyz/<path:check>")
-    def health_one(self, request: Request, check: str) -> bytes:
-        endpoint = request.path.decode().strip("/").split("/", 1)[0]
-        return self.health[endpoint].render_one(request, check)
-
-    @app.route("/openapi/v2")
-    @app.route("/openapi/v3")
-    @app.route("/openapi/v3/", branch=True)
-    def openapi_documents(self, request: Request) -> bytes | Deferred[bytes]:
-        return self.openapi.render(request, request.path.decode())
-
-    @app.route("/metrics")
-    def metrics(self, request: Request) -> bytes | Deferred[bytes]:
-        if request.method == b"DELETE":  # kube's MetricsWithReset (--profiling, its default)
-            metrics.reset()
-            if self.filters.reset_metrics is not None:
-                self.filters.reset_metrics()
-            return finish(request, 200, b"metrics reset\n", b"text/plain; charset=utf-8")
-        accept = request.getHeader("accept") or ""
-        if self.filters.gather_metrics is None:
-            body, content_type = metrics.render(accept)
-            return finish(request, 200, body, content_type)
-        return ensureDeferred(self._all_workers_metrics(request, accept))
-
-    async def _all_workers_metrics(self, request: Request, accept: str) -> bytes:
-        assert self.filters.gather_metrics is not None
-        body, content_type = metrics.render(accept, await self.filters.gather_metrics())
-        return finish(request, 200, body, content_type)
-
-    @app.route("/.well-known/openid-configuration", methods=["GET"])
-    @app.route("/openid/v1/jwks", methods=["GET"])
-    def issuer_documents(self, request: Request) -> bytes:
-        """The service-account issuer's OpenID discovery document and signing keys."""
-        _no_head(request)
-        accounts = self.handlers.service_accounts
-        if accounts is None:
-            raise errors.path_not_found()
-        wanted = request.path.decode()
-        doc = accounts.jwks() if wanted.endswith("jwks") else accounts.discovery()
-        media = b"application/jwk-set+json" if wanted.endswith("jwks") else b"application/json"
-        # kube's: keys from files for an hour; an external signer's until its next refresh.
-        cache = {"cache-control": f"public, max-age={accounts.keys.max_age()}"}
-        return finish(request, 200, orjson.dumps(doc), media, headers=cache)  # no newline
-
-    @app.route("/")
-    def root_paths(self, request: Request) -> bytes:
-        paths = sorted(
-            ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]
-            + ["/.well-known/openid-configuration", "/openid/v1/jwks", "/metrics"]
-            + ["/openapi/v2", "/openapi/v3"]
-            + [f"/apis/{g}" for g in self.handlers.scheme.groups()]
-        )
-        return finish(request, 200, encode({"paths": paths}, pretty=True), b"application/json")
-
-    @app.handle_errors(errors.StatusError)  # type: ignore[arg-type]
-    def status_error(self, request: Request, failure: Failure) -> bytes:
-        error = failure.value
-        assert isinstance(error, errors.StatusError)
-        return status_error(request, error, getattr(request, _CONTEXT, None))
-
-    @app.handle_errors(HTTPException)  # type: ignore[arg-type]
-    def routing_error(self, request: Request, failure: Failure) -> bytes:
-        if isinstance(failure.value, MethodNotAllowed):
-            return status_error(request, errors.method_not_allowed())
-        if request.path.startswith(b"/api/"):  # kube's core group answers with a Status
-            return status_error(request, errors.path_not_found())
-        return status_error(request, errors.page_not_found())
-
-    @app.handle_errors(Exception)  # type: ignore[arg-type]
-    def unexpected_error(self, request: Request, failure: Failure) -> bytes:
-        if failure.check(CancelledError):
-            return b""
-        log.failure("unhandled error serving {path}", failure, path=request.path)
-        ctx = getattr(request, _CONTEXT, None)
-        return status_error(request, errors.internal_error("an unexpected error occurred"), ctx)
-
 
 def _untraced(stage: str) -> None:
     """``RequestTrace.enter`` for a request that is not traced."""
-
-
-def _no_head(request: Request) -> None:
-    """kube serves this path with go-restful, which registers no HEAD route: 405."""
-    if request.method == b"HEAD":
-        raise errors.method_not_allowed()
 
 
 def query_args(uri: bytes) -> dict[bytes, list[bytes]]:
@@ -446,73 +310,3 @@ def _context(request: Request, user: UserInfo, info: requestinfo.RequestInfo) ->
     for key, value in annotations:
         ctx.annotate(key, value)
     return ctx
-
-
-class APIRequest(Request):
-    """A request whose body is dropped (and later refused with 413) past ``MAX_BODY``,
-    answered without the ``Server`` header kube does not send."""
-
-    too_large = False
-    _received = 0
-
-    def gotLength(self, length: int | None) -> None:
-        if length is not None and length > MAX_BODY:
-            self.too_large = True
-            length = 0
-        super().gotLength(length)
-
-    def handleContentChunk(self, data: bytes) -> None:
-        if self.too_large:
-            return
-        self._received += len(data)
-        if self._received > MAX_BODY:
-            self.too_large = True
-            self.content = io.BytesIO()
-            return
-        super().handleContentChunk(data)
-
-    def process(self) -> None:
-        """twisted.web's, less what it adds to every response: its ``Server`` header, which
-        kube does not send, and a ``Date`` formatted anew each time (~1% of a request);
-        and less its unquoted path segments, which only Klein's routes read."""
-        self.site = self.channel.site  # type: ignore[attr-defined]  # set by Site
-        self.responseHeaders.setRawHeaders(b"date", [_http_date()])
-        self.prepath = []
-        self.postpath = []  # the root is a leaf; Klein's routes get the segments (serve)
-        if self.path == b"*":
-            self._handleStar()
-            return
-        try:
-            self.render(self.site.getResourceFor(self))
-        except BaseException:
-            self.processingFailed(Failure())
-
-
-_DATE: list[Any] = [None, b""]  # the second last formatted, and its Date
-
-
-def _http_date() -> bytes:
-    second = int(time.time())
-    if _DATE[0] != second:
-        _DATE[:] = [second, datetimeToString(second)]
-    date: bytes = _DATE[1]
-    return date
-
-
-class APISite(Site):
-    """No per-request access log: like kube at its default verbosity (it cost ~8% of CPU);
-    kube's idle timeout for kept-alive connections rather than Twisted's minute."""
-
-    protocol = httplimits.channel_protocol  # Go's request-head limits, 431 and timeouts
-
-    def __init__(self, resource: Any, http2: bool = True, **kwargs: Any) -> None:
-        kwargs.setdefault("timeout", httplimits.IDLE_TIMEOUT)
-        super().__init__(resource, **kwargs)
-        self.http2 = http2  # --disable-http2-serving: offer only HTTP/1.1 in ALPN
-
-    def acceptableProtocols(self) -> list[bytes]:
-        protocols: list[bytes] = super().acceptableProtocols()
-        return protocols if self.http2 else [p for p in protocols if p != b"h2"]
-
-    def log(self, request: Any) -> None:
-        return None

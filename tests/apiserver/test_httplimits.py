@@ -28,7 +28,7 @@ from platform_api.apiserver.httplimits import (
     APIChannel,
     GoIdleH2Connection,
 )
-from platform_api.apiserver.site import APISite
+from platform_api.apiserver.webrequest import APISite
 
 
 class _Hello(Resource):

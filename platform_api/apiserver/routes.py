@@ -1,0 +1,174 @@
+"""The paths that are not resources: discovery, version, health, OpenAPI, metrics, the
+service-account issuer's documents and ``/``, routed by Klein.
+
+They are reached only through the filter chain (``site.py``), which has authenticated
+and authorized the request and set its Context on it; a resource request never gets
+here (``requestinfo`` has routed it already).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import orjson
+from klein import Klein
+from prometheus_client.registry import Collector
+from twisted.internet.defer import CancelledError, Deferred, ensureDeferred
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+from twisted.web.server import Request
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
+
+from platform_api import errors
+from platform_api.apiserver import metrics
+from platform_api.apiserver.discovery import Discovery, version_info
+from platform_api.apiserver.health import HealthEndpoint
+from platform_api.apiserver.openapi import OpenAPI
+from platform_api.endpoints.negotiation import VERSION_PRODUCES, check_produces
+from platform_api.endpoints.responses import encode, finish, status_error
+from platform_api.endpoints.scope import Handlers
+
+log = Logger()
+CONTEXT_ATTRIBUTE = "_platform_context"  # the request's Context, set by the chain
+
+
+class Routes:
+    """Klein's routes behind the chain; ``app.resource()`` renders them."""
+
+    app = Klein()
+
+    def __init__(
+        self,
+        handlers: Handlers,
+        discovery: Discovery,
+        openapi: OpenAPI,
+        health: dict[str, HealthEndpoint],
+        gather_metrics: Callable[[], Awaitable[Collector]] | None = None,
+        reset_metrics: Callable[[], None] | None = None,
+    ) -> None:
+        self.handlers = handlers
+        self.discovery = discovery
+        self.openapi = openapi
+        self.health = health
+        self.gather_metrics = gather_metrics  # --workers: every worker's samples merged
+        self.reset_metrics = reset_metrics  # --workers: reset every worker's counters
+
+    # Routes without ``methods`` answer every method as GET, as kube's plain handlers do
+    # (``/``, ``/apis``, ``/apis/<g>``, health, OpenAPI, ``/metrics``); its go-restful
+    # routes (``/api...``, ``/apis/<g>/<v>``, ``/version``, the issuer documents) take
+    # GET only, and no HEAD.
+    @app.route("/api", methods=["GET"])
+    @app.route("/api/", methods=["GET"])
+    @app.route("/api/v1", methods=["GET"])
+    @app.route("/apis/<group>/<version>", methods=["GET"])
+    @app.route("/api/v1/", methods=["GET"])
+    @app.route("/apis/<group>/<version>/", methods=["GET"])
+    def discover_versions(self, request: Request, **_: str) -> bytes:
+        path = request.path.decode()
+        if request.method == b"HEAD" and self.discovery.serves(path):
+            raise errors.method_not_allowed()
+        return self.discovery.render(request, path)
+
+    @app.route("/apis")
+    @app.route("/apis/")
+    @app.route("/apis/<group>")
+    @app.route("/apis/<group>/")
+    def discover_groups(self, request: Request, **_: str) -> bytes:
+        return self.discovery.render(request, request.path.decode())
+
+    @app.route("/version", methods=["GET"])
+    @app.route("/version/", methods=["GET"])
+    def version(self, request: Request) -> bytes:
+        _no_head(request)
+        check_produces((request.getHeader(b"accept") or b"").decode("latin-1"), VERSION_PRODUCES)
+        return finish(request, 200, encode(version_info(), pretty=True), b"application/json")
+
+    @app.route("/healthz")
+    @app.route("/livez")
+    @app.route("/readyz")
+    def health_all(self, request: Request) -> bytes:
+        return self.health[request.path.decode().strip("/")].render_all(request)
+
+    @app.route("/healthz/<path:check>")
+    @app.route("/livez/<path:check>")
+    @app.route("/readyz/<path:check>")
+    def health_one(self, request: Request, check: str) -> bytes:
+        endpoint = request.path.decode().strip("/").split("/", 1)[0]
+        return self.health[endpoint].render_one(request, check)
+
+    @app.route("/openapi/v2")
+    @app.route("/openapi/v3")
+    @app.route("/openapi/v3/", branch=True)
+    def openapi_documents(self, request: Request) -> bytes | Deferred[bytes]:
+        return self.openapi.render(request, request.path.decode())
+
+    @app.route("/metrics")
+    def metrics(self, request: Request) -> bytes | Deferred[bytes]:
+        if request.method == b"DELETE":  # kube's MetricsWithReset (--profiling, its default)
+            metrics.reset()
+            if self.reset_metrics is not None:
+                self.reset_metrics()
+            return finish(request, 200, b"metrics reset\n", b"text/plain; charset=utf-8")
+        accept = request.getHeader("accept") or ""
+        if self.gather_metrics is None:
+            body, content_type = metrics.render(accept)
+            return finish(request, 200, body, content_type)
+        return ensureDeferred(self._all_workers_metrics(request, accept))
+
+    async def _all_workers_metrics(self, request: Request, accept: str) -> bytes:
+        assert self.gather_metrics is not None
+        body, content_type = metrics.render(accept, await self.gather_metrics())
+        return finish(request, 200, body, content_type)
+
+    @app.route("/.well-known/openid-configuration", methods=["GET"])
+    @app.route("/openid/v1/jwks", methods=["GET"])
+    def issuer_documents(self, request: Request) -> bytes:
+        """The service-account issuer's OpenID discovery document and signing keys."""
+        _no_head(request)
+        accounts = self.handlers.service_accounts
+        if accounts is None:
+            raise errors.path_not_found()
+        wanted = request.path.decode()
+        doc = accounts.jwks() if wanted.endswith("jwks") else accounts.discovery()
+        media = b"application/jwk-set+json" if wanted.endswith("jwks") else b"application/json"
+        # kube's: keys from files for an hour; an external signer's until its next refresh.
+        cache = {"cache-control": f"public, max-age={accounts.keys.max_age()}"}
+        return finish(request, 200, orjson.dumps(doc), media, headers=cache)  # no newline
+
+    @app.route("/")
+    def root_paths(self, request: Request) -> bytes:
+        paths = sorted(
+            ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]
+            + ["/.well-known/openid-configuration", "/openid/v1/jwks", "/metrics"]
+            + ["/openapi/v2", "/openapi/v3"]
+            + [f"/apis/{g}" for g in self.handlers.scheme.groups()]
+        )
+        return finish(request, 200, encode({"paths": paths}, pretty=True), b"application/json")
+
+    @app.handle_errors(errors.StatusError)  # type: ignore[arg-type]
+    def status_error(self, request: Request, failure: Failure) -> bytes:
+        error = failure.value
+        assert isinstance(error, errors.StatusError)
+        return status_error(request, error, getattr(request, CONTEXT_ATTRIBUTE, None))
+
+    @app.handle_errors(HTTPException)  # type: ignore[arg-type]
+    def routing_error(self, request: Request, failure: Failure) -> bytes:
+        if isinstance(failure.value, MethodNotAllowed):
+            return status_error(request, errors.method_not_allowed())
+        if request.path.startswith(b"/api/"):  # kube's core group answers with a Status
+            return status_error(request, errors.path_not_found())
+        return status_error(request, errors.page_not_found())
+
+    @app.handle_errors(Exception)  # type: ignore[arg-type]
+    def unexpected_error(self, request: Request, failure: Failure) -> bytes:
+        if failure.check(CancelledError):
+            return b""
+        log.failure("unhandled error serving {path}", failure, path=request.path)
+        ctx = getattr(request, CONTEXT_ATTRIBUTE, None)
+        return status_error(request, errors.internal_error("an unexpected error occurred"), ctx)
+
+
+def _no_head(request: Request) -> None:
+    """kube serves this path with go-restful, which registers no HEAD route: 405."""
+    if request.method == b"HEAD":
+        raise errors.method_not_allowed()
