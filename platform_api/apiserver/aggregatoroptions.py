@@ -13,7 +13,7 @@ from platform_api.apiserver.flagvalues import ConfigError, parse_bool
 
 Given = Callable[[str], str | None]
 
-# (flag, default shown in --help, description), appended to tap.FLAGS.
+# (flag, default shown in --help, description), appended to serverflags.FLAGS.
 AGGREGATOR_FLAGS: list[tuple[str, str, str]] = [
     (
         "proxy-client-cert-file",

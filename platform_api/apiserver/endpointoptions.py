@@ -16,7 +16,7 @@ Given = Callable[[str], str | None]
 LEASE, MASTER_COUNT, NONE = "lease", "master-count", "none"
 TYPES = (MASTER_COUNT, LEASE, NONE)
 
-# (flag, default shown in --help, description), appended to tap.FLAGS.
+# (flag, default shown in --help, description), appended to serverflags.FLAGS.
 ENDPOINT_FLAGS: list[tuple[str, str, str]] = [
     (
         "advertise-address",

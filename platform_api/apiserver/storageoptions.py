@@ -18,7 +18,7 @@ Given = Callable[[str], str | None]
 LMDB, ETCD3 = "lmdb", "etcd3"
 BACKENDS = (LMDB, ETCD3)
 
-# (flag, default shown in --help, description), appended to tap.FLAGS.
+# (flag, default shown in --help, description), appended to serverflags.FLAGS.
 STORAGE_FLAGS: list[tuple[str, str, str]] = [
     (
         "storage-backend",

@@ -35,7 +35,7 @@ Given = Callable[[str], str | None]
 _ALLOWED_MODES = "batch,blocking,blocking-strict"
 VERSION = "audit.k8s.io/v1"
 
-# (flag, default shown in --help, description), appended to tap.FLAGS.
+# (flag, default shown in --help, description), appended to serverflags.FLAGS.
 AUDIT_FLAGS: list[tuple[str, str, str]] = [
     ("audit-policy-file", "", "Path to the file that defines the audit policy configuration."),
     ("audit-log-path", "", "If set, all requests coming to the apiserver will be logged to "
