@@ -4,7 +4,8 @@ The SDK's BatchSpanProcessor encodes and sends on a thread of its own: that thre
 the GIL for the encoding while the reactor waits for it after every system call, and
 with every request traced a server answered GETs at 0.3x its untraced rate
 (benchmarks/tracingbench.py).  Here spans wait in a list, are encoded on the reactor
-(between requests, as every other response is) every ``delay`` seconds or once
+(between requests, as every other response is; straight to bytes, spanwire.py) every
+``delay`` seconds or once
 ``batch`` have ended, and only the blocking gRPC call, which releases the GIL, runs on a
 pool thread; one call at a time, as the SDK's.  Past ``most`` waiting spans new ones are
 dropped (and counted), as the SDK drops them.
@@ -18,12 +19,15 @@ from typing import Any
 
 import grpc
 from opentelemetry.context import Context
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import TraceServiceStub
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceResponse,
+)
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
+
+from platform_api.apiserver.spanwire import encode_spans
 
 log = Logger()
 # Seconds between exports: the SDK's (and Go's) schedule delay, and its variable.
@@ -31,7 +35,8 @@ DELAY = float(os.environ.get("OTEL_BSP_SCHEDULE_DELAY", "5000")) / 1000
 BATCH = 512  # spans per export: the SDK's max export batch size
 MOST = 2048  # spans waiting at most: the SDK's max queue size
 TIMEOUT = 10.0  # seconds an export may take: the SDK's export timeout
-Send = Callable[[Any], None]  # a blocking export of one encoded request
+EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+Send = Callable[[bytes], None]  # a blocking export of one serialized request
 
 
 def grpc_target(endpoint: str) -> str:
@@ -45,10 +50,15 @@ def grpc_target(endpoint: str) -> str:
 def otlp_sender(endpoint: str) -> tuple[Send, Callable[[], None]]:
     """A blocking OTLP/gRPC export to ``endpoint`` (no TLS, as kube's), and its closer."""
     channel = grpc.insecure_channel(grpc_target(endpoint))
-    stub = TraceServiceStub(channel)
+    # The request is serialized already (spanwire.py): gRPC sends its bytes as they are.
+    export = channel.unary_unary(
+        EXPORT,
+        request_serializer=bytes,
+        response_deserializer=ExportTraceServiceResponse.FromString,
+    )
 
-    def send(request: Any) -> None:
-        stub.Export(request, timeout=TIMEOUT)
+    def send(request: bytes) -> None:
+        export(request, timeout=TIMEOUT)
 
     return send, channel.close
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from twisted.internet.defer import Deferred, succeed
@@ -21,7 +22,8 @@ class Exports:
         self.sent: list[list[str]] = []
         self.waiting: list[Deferred[None]] = []
 
-    def send(self, request: Any) -> None:
+    def send(self, serialized: bytes) -> None:
+        request = ExportTraceServiceRequest.FromString(serialized)
         names = [
             span.name
             for resource in request.resource_spans
