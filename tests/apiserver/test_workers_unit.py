@@ -14,9 +14,9 @@ import pytest
 from twisted.internet.defer import CancelledError
 from twisted.internet.task import Clock
 
+from platform_api.apiserver.assembly import ServerAssembly
 from platform_api.apiserver.config import ConfigError, from_flags
 from platform_api.apiserver.processlock import ProcessLock
-from platform_api.apiserver.service import APIServerService
 from platform_api.apiserver.storagebackend import EtcdBackend, LMDBBackend
 from platform_api.apiserver.workers import plugin_arguments
 from platform_api.apiserver.workerslot import WAKE_GAP, WakeSiblings, WorkerSlot, WorkerStates
@@ -203,7 +203,7 @@ def test_only_workers_on_lmdb_follow_a_shared_change_log(
     # On etcd the poll and the look before each request found nothing new, and cost an
     # idle replica 3% of a core.
     service = SimpleNamespace(slot=slot, backend=backend)
-    assert APIServerService._shares_change_log(service) is polls  # type: ignore[arg-type]
+    assert ServerAssembly.shares_change_log(service) is polls  # type: ignore[arg-type]
 
 
 def test_the_supervisor_parses_flags_without_loading_the_server() -> None:
