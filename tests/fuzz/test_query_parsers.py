@@ -103,9 +103,11 @@ def test_continue_token_raises_only_status_error(token: str) -> None:
         assert e.status()["code"] == 400
 
 
+# A name or namespace segment: kube refuses the names "." and ".." (path segment names),
+# so no start key the list handler writes holds them (and path.Clean would change it).
 _SEGMENT = st.text(
     st.characters(blacklist_categories=("Cs",), blacklist_characters="/\x00"), min_size=1
-)
+).filter(lambda segment: segment not in (".", ".."))
 
 
 @given(
