@@ -17,9 +17,9 @@ from platform_api.apiextensions.published import (
     selectable_fields,
 )
 from platform_api.scheme.catalog import version_priority
-from platform_api.scheme.decoding import format_time
 from platform_api.scheme.schemas import Node
 from platform_api.scheme.types import CUSTOM_VERBS, STATUS_VERBS, ResourceType, Subresource
+from platform_api.timestamps import format_time
 
 Obj = dict[str, Any]
 GROUP = "apiextensions.platform.io"

@@ -17,8 +17,8 @@ from platform_api import errors
 from platform_api.controllers.timed import TimedController
 from platform_api.fieldmanager.manager import APISERVER
 from platform_api.registry.store import Store
-from platform_api.scheme.decoding import parse_timestamp
 from platform_api.storage.interface import DELETED, Event, ListOptions, Preconditions
+from platform_api.timestamps import parse_timestamp
 
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name)

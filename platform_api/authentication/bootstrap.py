@@ -22,7 +22,7 @@ from typing import Any
 from platform_api.authentication.interface import AuthResponse
 from platform_api.authentication.user import UserInfo
 from platform_api.scheme import namespaces
-from platform_api.scheme.decoding import parse_timestamp
+from platform_api.timestamps import parse_timestamp
 
 SECRET_TYPE = "bootstrap.platform.io/token"
 UPSTREAM_SECRET_TYPE = "bootstrap.kubernetes.io/token"

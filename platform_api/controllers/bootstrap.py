@@ -24,8 +24,8 @@ from platform_api.authentication.bootstrap import _data as secret_data
 from platform_api.controllers.timed import TimedController
 from platform_api.registry.store import Store
 from platform_api.scheme import namespaces
-from platform_api.scheme.decoding import parse_timestamp
 from platform_api.storage.interface import DELETED, Event, ListOptions, Preconditions
+from platform_api.timestamps import parse_timestamp
 
 Obj = dict[str, Any]
 CLUSTER_INFO = "cluster-info"

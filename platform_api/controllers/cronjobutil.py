@@ -21,7 +21,7 @@ from platform_api.registry.cronschedule import (
     SpecSchedule,
     load_location,
 )
-from platform_api.scheme.decoding import parse_timestamp
+from platform_api.timestamps import parse_timestamp
 
 Obj = dict[str, Any]
 Schedule = SpecSchedule | ConstantDelaySchedule

@@ -18,8 +18,8 @@ from cryptography import x509
 from platform_api import errors
 from platform_api.controllers.base import Controller
 from platform_api.registry.store import Store
-from platform_api.scheme.decoding import parse_timestamp
 from platform_api.storage.interface import Event, ListOptions
+from platform_api.timestamps import parse_timestamp
 
 Obj = dict[str, Any]
 POLLING_INTERVAL = 3600.0

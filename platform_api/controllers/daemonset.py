@@ -28,8 +28,8 @@ from platform_api.controllers.informer import ByNamespace
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
 from platform_api.scheme import nodetaints as nt
-from platform_api.scheme.decoding import parse_timestamp
 from platform_api.storage.interface import Event
+from platform_api.timestamps import parse_timestamp
 
 Obj = dict[str, Any]
 Key = tuple[str, str]

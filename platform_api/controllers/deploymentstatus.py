@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api.controllers.deploymentutil import max_unavailable, replicas, status_of
-from platform_api.scheme.decoding import format_timestamp, parse_timestamp
+from platform_api.timestamps import format_timestamp, parse_timestamp
 
 Obj = dict[str, Any]
 NO_LIMIT = 2**31 - 1  # progressDeadlineSeconds, revisionHistoryLimit: "none"

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from platform_api.scheme.decoding import parse_timestamp
+from platform_api.timestamps import parse_timestamp
 
 Obj = dict[str, Any]
 HASH_LABEL = "pod-template-hash"

@@ -18,7 +18,7 @@ from twisted.logger import Logger
 
 from platform_api.controllers.eventcorrelator import CACHE_SIZE, Correlator, Key
 from platform_api.errors import StatusError
-from platform_api.scheme.decoding import format_timestamp
+from platform_api.timestamps import format_timestamp
 
 log = Logger()
 Obj = dict[str, Any]

@@ -29,8 +29,8 @@ from platform_api.controllers.jobtrack import StatusTracker
 from platform_api.controllers.ttlafterfinished import finished_condition
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
-from platform_api.scheme.decoding import format_timestamp, parse_timestamp
 from platform_api.storage.interface import Event
+from platform_api.timestamps import format_timestamp, parse_timestamp
 
 Obj = dict[str, Any]
 Key = tuple[str, str]

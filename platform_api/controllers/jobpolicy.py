@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_api.controllers.jobindexes import Indexes, absolute_failure_count
-from platform_api.scheme.decoding import parse_timestamp
+from platform_api.timestamps import parse_timestamp
 
 Obj = dict[str, Any]
 POD_FAILURE_BACKOFF = 10.0  # kube's DefaultJobPodFailureBackOff

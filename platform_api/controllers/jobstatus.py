@@ -16,7 +16,7 @@ from platform_api.controllers import jobindexes as ix
 from platform_api.controllers import podcontrol
 from platform_api.controllers.base import status_condition
 from platform_api.controllers.jobpolicy import Backoff, finished_time, judge
-from platform_api.scheme.decoding import format_timestamp
+from platform_api.timestamps import format_timestamp
 
 Obj = dict[str, Any]
 API_VERSION, KIND = "batch/v1", "Job"

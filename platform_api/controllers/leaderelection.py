@@ -24,7 +24,7 @@ from twisted.logger import Logger
 
 from platform_api import errors
 from platform_api.client.rest import Resource
-from platform_api.scheme.decoding import format_time
+from platform_api.timestamps import format_time
 
 log = Logger()
 Obj = dict[str, Any]

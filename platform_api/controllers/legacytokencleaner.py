@@ -23,8 +23,8 @@ from platform_api.controllers.base import Controller
 from platform_api.controllers.legacytokenoptions import DAY
 from platform_api.controllers.serviceaccounttokens import token_keys
 from platform_api.registry.store import Store
-from platform_api.scheme.decoding import parse_timestamp
 from platform_api.storage.interface import ListOptions, Preconditions
+from platform_api.timestamps import parse_timestamp
 
 Obj = dict[str, Any]
 SYNC_INTERVAL = DAY

@@ -18,8 +18,8 @@ from platform_api.controllers.base import Controller
 from platform_api.controllers.namespaceconditions import Remaining, with_conditions
 from platform_api.registry.namespaces import KUBERNETES_FINALIZER
 from platform_api.registry.store import Store
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.storage.interface import Event, ListOptions
+from platform_api.timestamps import format_timestamp
 
 RETRY = 1.0  # seconds until a namespace whose content is still going is looked at again
 

@@ -27,8 +27,8 @@ from platform_api.controllers.base import Controller, current_object, status_con
 from platform_api.controllers.events import EventRecorder
 from platform_api.registry.store import Store, resource_prefix
 from platform_api.scheme import nodetaints as taints
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.storage.interface import Event, ListOptions
+from platform_api.timestamps import format_timestamp
 
 Obj = dict[str, Any]
 MONITOR = "monitor"  # the periodic health pass's key

@@ -16,8 +16,8 @@ from twisted.internet.defer import DeferredList, ensureDeferred
 from platform_api.controllers.base import current_object, status_condition
 from platform_api.controllers.informer import controller_of
 from platform_api.errors import StatusError
-from platform_api.scheme.decoding import parse_timestamp
 from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
+from platform_api.timestamps import parse_timestamp
 from platform_api.validation.names import is_dns1123_subdomain
 
 Obj = dict[str, Any]

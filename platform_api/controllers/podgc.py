@@ -18,8 +18,8 @@ from platform_api import errors
 from platform_api.controllers.base import Controller
 from platform_api.controllers.informer import ByNamespace
 from platform_api.registry.store import Store
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.storage.interface import Event, Preconditions
+from platform_api.timestamps import format_timestamp
 
 Obj = dict[str, Any]
 CHECK_PERIOD = 20.0

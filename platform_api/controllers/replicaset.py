@@ -22,9 +22,9 @@ from platform_api.controllers.events import EventRecorder
 from platform_api.controllers.informer import ByNamespace
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.selectors import LabelSelector, Requirement
 from platform_api.storage.interface import Event
+from platform_api.timestamps import format_timestamp
 
 Obj = dict[str, Any]
 Key = tuple[str, str]

@@ -15,9 +15,9 @@ from platform_api import errors
 from platform_api.controllers.base import Controller, current_object
 from platform_api.controllers.events import EventRecorder
 from platform_api.registry.store import Store, resource_prefix
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.scheme.nodetaints import NO_EXECUTE
 from platform_api.storage.interface import DELETED, Event, ListOptions
+from platform_api.timestamps import format_timestamp
 
 Obj = dict[str, Any]
 Key = tuple[str, str]

@@ -15,8 +15,8 @@ from twisted.logger import Logger
 from platform_api import errors
 from platform_api.controllers.timed import TimedController
 from platform_api.registry.store import Store
-from platform_api.scheme.decoding import parse_timestamp
 from platform_api.storage.interface import DELETED, Event, ListOptions, Preconditions
+from platform_api.timestamps import parse_timestamp
 
 log = Logger()
 Obj = dict[str, Any]

@@ -21,8 +21,8 @@ from platform_api.registry.deletion import check_preconditions
 from platform_api.registry.disruptionbudget import set_allowed_condition
 from platform_api.registry.podspec import selector_matches
 from platform_api.registry.store import Store
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.storage.interface import ListOptions, Preconditions
+from platform_api.timestamps import format_timestamp
 from platform_api.validation import field
 
 Obj = dict[str, Any]

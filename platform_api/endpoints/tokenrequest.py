@@ -18,7 +18,7 @@ from platform_api.authentication.serviceaccount import EXTENDED_FROM, SigningErr
 from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.scope import Scope
 from platform_api.fieldmanager.manager import Who
-from platform_api.scheme.decoding import format_time
+from platform_api.timestamps import format_time
 from platform_api.validation import field
 
 Obj = dict[str, Any]

@@ -54,7 +54,7 @@ from platform_api.registry.strategy import (
 )
 from platform_api.registry.workloadspec import validate_pod_template, validate_rc_spec
 from platform_api.registry.workloadstatus import workload_status_errors
-from platform_api.scheme.decoding import format_time
+from platform_api.timestamps import format_time
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_config_map_key, validate_object_meta_update

@@ -19,9 +19,9 @@ from typing import Any, Protocol
 
 from platform_api import errors
 from platform_api.codec.goshape import shape
-from platform_api.scheme.decoding import format_timestamp, parse_timestamp
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import Preconditions
+from platform_api.timestamps import format_timestamp, parse_timestamp
 
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"

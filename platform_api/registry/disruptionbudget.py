@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.scheme.decoding import format_timestamp
+from platform_api.timestamps import format_timestamp
 
 Obj = dict[str, Any]
 CONDITION = "DisruptionAllowed"

@@ -15,7 +15,7 @@ from typing import Any
 from platform_api.apiextensions.schema.gojson_meta import DecodeError, parse_rfc3339
 from platform_api.codec.bounds import BodyError
 from platform_api.codec.text import parse_json
-from platform_api.scheme.decoding import format_time
+from platform_api.timestamps import format_time
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.tolerations import validate_taints

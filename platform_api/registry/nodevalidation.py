@@ -16,7 +16,7 @@ from platform_api.apiextensions.schema.gojson_meta import DecodeError, parse_rfc
 from platform_api.quantity import QuantityError, parse
 from platform_api.registry.nodeannotations import validate_node_annotations
 from platform_api.registry.quota_validation import is_integer_resource
-from platform_api.scheme.decoding import format_time
+from platform_api.timestamps import format_time
 from platform_api.validation import field
 from platform_api.validation.field import OMIT, FieldError, GoText, go_quote
 from platform_api.validation.ips import legacy_cidr_errors, parse_cidr_sloppy

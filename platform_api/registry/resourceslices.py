@@ -30,7 +30,7 @@ from platform_api.registry.dranames import (
 from platform_api.registry.gateddrops import LIST_VALUES
 from platform_api.registry.gointernal import go_text, same
 from platform_api.registry.strategy import GenericStrategy, register
-from platform_api.scheme.decoding import format_timestamp
+from platform_api.timestamps import format_timestamp
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 

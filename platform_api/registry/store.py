@@ -42,7 +42,6 @@ from platform_api.registry.strategy import (
     Strategy,
     strategy_for,
 )
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import (
     KEY_EXISTS,
@@ -59,6 +58,7 @@ from platform_api.storage.interface import (
 )
 from platform_api.storage.transformer import listed
 from platform_api.storage.view import AsyncStorageView
+from platform_api.timestamps import format_timestamp
 from platform_api.validation.field import go_quote
 from platform_api.validation.names import is_path_segment_name
 

@@ -15,12 +15,12 @@ import functools
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from platform_api.codec import Duplicates, protobuf_schema
 from platform_api.goduration import quote as time_quote
-from platform_api.gotext import go_time, go_type, json_kind
+from platform_api.gotext import go_type, json_kind
 from platform_api.quantity import QuantityError, canonical, resource_list_text
 from platform_api.scheme.schemas import (
     FIELDS_V1,
@@ -32,6 +32,7 @@ from platform_api.scheme.schemas import (
     Node,
     Schemas,
 )
+from platform_api.timestamps import format_time
 
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
@@ -103,32 +104,6 @@ def _cbor_type(value: Any) -> str:
     if isinstance(value, str):
         return "byte string"
     return "array" if isinstance(value, list) else "map"
-
-
-def format_time(value: datetime, micro: bool = False) -> str:
-    """A metav1.Time (MicroTime, with ``micro``) as Go writes it."""
-    return go_time(value, f".{value.microsecond:06d}" if micro else "")
-
-
-def format_timestamp(timestamp: float) -> str:
-    """A unix time as RFC 3339 to the second (metadata timestamps)."""
-    return _format_second(int(timestamp // 1))
-
-
-def parse_timestamp(text: object) -> float | None:
-    """An RFC 3339 time (a stored metav1.Time) as a unix time; None when it is not one
-    (no offset, or not a time): callers say what an unreadable time means to them."""
-    try:
-        when = datetime.fromisoformat(str(text).replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return when.timestamp() if when.tzinfo is not None else None
-
-
-@functools.lru_cache(maxsize=4)
-def _format_second(second: int) -> str:
-    """Each second formatted once: every write stamps the current one."""
-    return format_time(datetime.fromtimestamp(second, UTC))
 
 
 @functools.lru_cache(maxsize=256)

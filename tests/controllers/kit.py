@@ -7,8 +7,8 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.controllers.base import Controller
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.storage.interface import ListOptions
+from platform_api.timestamps import format_timestamp
 from tests.authorization.rbac_cluster import Cluster
 
 Obj = dict[str, Any]

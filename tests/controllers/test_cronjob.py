@@ -16,8 +16,8 @@ import pytest
 from platform_api.controllers import registry
 from platform_api.controllers.cronjob import CronJobController
 from platform_api.controllers.cronjobutil import SCHEDULED_AT
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.storage.interface import ListOptions
+from platform_api.timestamps import format_timestamp
 from tests.controllers.kit import ControllerSetup
 
 Obj = dict[str, Any]

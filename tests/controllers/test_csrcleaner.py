@@ -14,8 +14,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from platform_api.controllers.csrcleaner import CSRCleaner, due
-from platform_api.scheme.decoding import format_timestamp, parse_timestamp
 from platform_api.storage.interface import ListOptions
+from platform_api.timestamps import format_timestamp, parse_timestamp
 from tests.authorization.rbac_cluster import Cluster
 from tests.controllers.test_csrsigning import CSRS, csr
 

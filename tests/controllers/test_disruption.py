@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from platform_api.controllers.disruption import DisruptionController
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.storage.interface import ListOptions
+from platform_api.timestamps import format_timestamp
 from tests.controllers.kit import ControllerSetup
 
 Obj = dict[str, Any]

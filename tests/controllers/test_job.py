@@ -11,8 +11,8 @@ import pytest
 from platform_api.controllers.job import JobController
 from platform_api.controllers.jobindexes import COMPLETION_INDEX, FAILURE_COUNT
 from platform_api.controllers.jobstatus import TRACKING
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.storage.interface import ListOptions
+from platform_api.timestamps import format_timestamp
 from tests.controllers.kit import ControllerSetup
 
 Obj = dict[str, Any]

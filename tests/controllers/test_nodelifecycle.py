@@ -9,9 +9,9 @@ import pytest
 
 from platform_api.controllers.nodelifecycle import NodeLifecycle
 from platform_api.scheme import nodetaints as taints
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.scheme.namespaces import NODE_LEASE
 from platform_api.storage.interface import ListOptions
+from platform_api.timestamps import format_timestamp
 from tests.controllers.kit import ControllerSetup
 from tests.spying import calls_of
 

@@ -15,8 +15,8 @@ from platform_api.controllers.replicaset import (
     ReplicaSetController,
 )
 from platform_api.errors import StatusError
-from platform_api.scheme.decoding import format_timestamp
 from platform_api.storage.interface import ListOptions
+from platform_api.timestamps import format_timestamp
 from tests.controllers.kit import ControllerSetup
 
 Obj = dict[str, Any]

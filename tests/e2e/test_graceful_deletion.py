@@ -15,7 +15,7 @@ from typing import Any
 
 import requests
 
-from platform_api.scheme.decoding import parse_timestamp
+from platform_api.timestamps import parse_timestamp
 from tests.e2e.conftest import Server
 from tests.e2e.test_list import make_namespace
 

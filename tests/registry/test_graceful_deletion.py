@@ -18,8 +18,8 @@ from platform_api.registry.deletion import (
     go_seconds,
     requested_grace,
 )
-from platform_api.scheme.decoding import parse_timestamp
 from platform_api.scheme.types import ResourceType
+from platform_api.timestamps import parse_timestamp
 
 NOW = parse_timestamp("2026-12-01T11:18:01Z") or 0.0
 POD = ResourceType("", "v1", "Pod", "pods", "pod", namespaced=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 from platform_api.apiextensions.schema.gotext import INT64_MAX, INT64_MIN, go_json
 from platform_api.gotext import json_kind
-from platform_api.scheme.decoding import format_time
+from platform_api.timestamps import format_time
 from platform_api.validation.field import go_quote
 
 STRING, UID, INT64, BOOL, TIME, RAW = "string", "types.UID", "int64", "bool", "v1.Time", "raw"
