@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from platform_api.controllers import workloads
+from platform_api.controllers import credentials, workloads
 
 if TYPE_CHECKING:  # config.py reads the table before (or without) any controller
     from platform_api.controllers.base import Controller
@@ -159,44 +159,6 @@ def _serviceaccount(ctx: ControllerContext) -> Controller:
     return ServiceAccountsController(namespaces, accounts, ctx.hub, ctx.reactor)
 
 
-def _serviceaccount_token(ctx: ControllerContext) -> Controller | None:
-    from platform_api.authentication.legacytokens import issue
-    from platform_api.controllers.serviceaccounttokens import TokensController
-
-    key = ctx.service_account_key
-    if key is None:  # kube's runs only with --service-account-private-key-file
-        return None
-    secrets = ctx.store("", "v1", "secrets")
-    accounts = ctx.store("", "v1", "serviceaccounts")
-
-    def sign(account: Any, secret_name: str) -> str:
-        return issue(key, account, secret_name)
-
-    return TokensController(
-        secrets, accounts, sign, ctx.root_ca, ctx.hub, ctx.reactor, upstream=ctx.upstream_names
-    )
-
-
-def _legacy_token_cleaner(ctx: ControllerContext) -> Controller:
-    from platform_api.controllers.legacytokencleaner import LegacyTokenCleaner
-    from platform_api.controllers.legacytokenoptions import CLEAN_UP_PERIOD
-    from platform_api.scheme.namespaces import SYSTEM
-
-    config = ctx.extra.get("config")
-    period = getattr(config, "legacy_token_clean_up_period", CLEAN_UP_PERIOD)
-    return LegacyTokenCleaner(
-        ctx.store("", "v1", "secrets"),
-        ctx.store("", "v1", "serviceaccounts"),
-        ctx.store("", "v1", "pods"),
-        ctx.store("", "v1", "configmaps"),
-        SYSTEM,
-        period,
-        ctx.hub,
-        ctx.reactor,
-        upstream=ctx.upstream_names,
-    )
-
-
 def _aggregation(ctx: ControllerContext) -> Controller:
     from platform_api.controllers.aggregation import ClusterRoleAggregation
 
@@ -223,44 +185,16 @@ register(GARBAGE_COLLECTOR, _gc, aliases=("garbagecollector",))
 register("clusterrole-aggregation-controller", _aggregation, aliases=("clusterrole-aggregation",))
 register("serviceaccount-controller", _serviceaccount, aliases=("serviceaccount",))
 register(
-    "serviceaccount-token-controller", _serviceaccount_token, aliases=("serviceaccount-token",)
+    "serviceaccount-token-controller",
+    credentials.serviceaccount_token,
+    aliases=("serviceaccount-token",),
 )
 register(
     "legacy-serviceaccount-token-cleaner-controller",
-    _legacy_token_cleaner,
+    credentials.legacy_token_cleaner,
     aliases=("legacy-service-account-token-cleaner",),
 )
 register("resourcequota-controller", _resourcequota, aliases=("resourcequota",))
-
-
-def _bootstrap_signer(ctx: ControllerContext) -> Controller:
-    from platform_api.controllers.bootstrap import BootstrapSigner
-
-    configmaps, secrets = ctx.store("", "v1", "configmaps"), ctx.store("", "v1", "secrets")
-    return BootstrapSigner(configmaps, secrets, ctx.hub, ctx.reactor, upstream=ctx.upstream_names)
-
-
-def _token_cleaner(ctx: ControllerContext) -> Controller:
-    from platform_api.controllers.bootstrap import TokenCleaner
-
-    secrets = ctx.store("", "v1", "secrets")
-    return TokenCleaner(secrets, ctx.hub, ctx.reactor, upstream=ctx.upstream_names)
-
-
-def _root_ca_publisher(ctx: ControllerContext) -> Controller | None:
-    from platform_api.controllers.rootcacert import RootCAPublisher
-
-    if ctx.root_ca is None:  # kube refuses to start it without a CA bundle
-        return None
-    namespaces, configmaps = ctx.store("", "v1", "namespaces"), ctx.store("", "v1", "configmaps")
-    return RootCAPublisher(
-        namespaces,
-        configmaps,
-        ctx.root_ca.decode(),
-        ctx.hub,
-        ctx.reactor,
-        upstream=ctx.upstream_names,
-    )
 
 
 def _ttl_after_finished(ctx: ControllerContext) -> Controller:
@@ -269,11 +203,11 @@ def _ttl_after_finished(ctx: ControllerContext) -> Controller:
     return TTLAfterFinished(ctx.store("batch", "v1", "jobs"), ctx.hub, ctx.reactor)
 
 
-register("bootstrap-signer-controller", _bootstrap_signer, False, ("bootstrapsigner",))
-register("token-cleaner-controller", _token_cleaner, False, ("tokencleaner",))
+register("bootstrap-signer-controller", credentials.bootstrap_signer, False, ("bootstrapsigner",))
+register("token-cleaner-controller", credentials.token_cleaner, False, ("tokencleaner",))
 register(
     "root-ca-certificate-publisher-controller",
-    _root_ca_publisher,
+    credentials.root_ca_publisher,
     True,
     ("root-ca-cert-publisher",),
 )
@@ -318,34 +252,18 @@ register("persistentvolume-protection-controller", _pv_protection, True, ("pv-pr
 register("volumeattributesclass-protection-controller", _vac_protection, True)
 
 
-def _csr_signing(ctx: ControllerContext) -> Controller | None:
-    from platform_api.controllers.csrsigning import CSRSigner
-
-    if ctx.signing is None or not ctx.signing.files:  # kube skips it without a CA
-        return None
-    csrs = ctx.store("certificates.platform.io", "v1", "certificatesigningrequests")
-    return CSRSigner(csrs, ctx.signing, ctx.hub, ctx.reactor, upstream=ctx.upstream_names)
-
-
-def _csr_cleaner(ctx: ControllerContext) -> Controller:
-    from platform_api.controllers.csrcleaner import CSRCleaner
-
-    csrs = ctx.store("certificates.platform.io", "v1", "certificatesigningrequests")
-    return CSRCleaner(csrs, ctx.hub, ctx.reactor)
-
-
-def _csr_approving(ctx: ControllerContext) -> Controller | None:
-    from platform_api.controllers.csrapproving import CSRApprover
-
-    if ctx.review is None:
-        return None
-    csrs = ctx.store("certificates.platform.io", "v1", "certificatesigningrequests")
-    return CSRApprover(csrs, ctx.review, ctx.hub, ctx.reactor, upstream=ctx.upstream_names)
-
-
-register("certificatesigningrequest-approving-controller", _csr_approving, True, ("csrapproving",))
-register("certificatesigningrequest-signing-controller", _csr_signing, True, ("csrsigning",))
-register("certificatesigningrequest-cleaner-controller", _csr_cleaner, True, ("csrcleaner",))
+register(
+    "certificatesigningrequest-approving-controller",
+    credentials.csr_approving,
+    True,
+    ("csrapproving",),
+)
+register(
+    "certificatesigningrequest-signing-controller", credentials.csr_signing, True, ("csrsigning",)
+)
+register(
+    "certificatesigningrequest-cleaner-controller", credentials.csr_cleaner, True, ("csrcleaner",)
+)
 
 
 def _endpointslice_mirroring(ctx: ControllerContext) -> Controller | None:

@@ -51,5 +51,6 @@ def test_the_names_table_loads_no_controller() -> None:
         [sys.executable, "-c", code], check=True, capture_output=True, text=True
     )
     assert loaded.stdout.strip() == (
-        "['platform_api.controllers.registry', 'platform_api.controllers.workloads']"
+        "['platform_api.controllers.credentials', 'platform_api.controllers.registry', "
+        "'platform_api.controllers.workloads']"
     ), loaded.stderr
