@@ -1,20 +1,30 @@
 """--max-requests-inflight / --max-mutating-requests-inflight (kube's max-in-flight filter).
 
 Long-running requests (watch, proxy, exec...) are not counted; ``system:masters`` is
-exempt so an administrator can always get in.  Over the limit is 429 with Retry-After.
+exempt so an administrator can always get in.  Over the limit is kube's plain-text 429
+with Retry-After (``refuse``, also the priority and fairness filter's).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 from platform_api import errors
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.authentication.user import MASTERS, UserInfo
 
 _READONLY = ("get", "list", "watch")
+MESSAGE = "Too many requests, please try again later."
+
+
+def refuse(retry_after: int = 1) -> NoReturn:
+    """kube's 429 of a request over the limit: ``http.Error``'s plain text, not a Status
+    (``StatusError.plain``), with Retry-After."""
+    error = errors.too_many_requests(MESSAGE, retry_after)
+    error.plain = (MESSAGE + "\n").encode()
+    raise error
 
 
 class InflightLimiter:
@@ -42,7 +52,7 @@ class InflightLimiter:
         if limit > 0 and self.current[mutating] >= limit:
             if self.on_reject is not None:
                 self.on_reject(info)
-            raise errors.too_many_requests("Too many requests, please try again later.")
+            refuse()
         self.current[mutating] += 1
         try:
             yield

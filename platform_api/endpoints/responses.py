@@ -135,7 +135,8 @@ def status_error(request: Request, error: StatusError, ctx: Context | None = Non
     served) the client accepts: kube answers binary clients' errors in their encoding."""
     if error.plain is not None:
         request.setHeader(b"x-content-type-options", b"nosniff")
-        return finish(request, error.code, error.plain, b"text/plain; charset=utf-8")
+        plain = b"text/plain; charset=utf-8"
+        return finish(request, error.code, error.plain, plain, headers=error.headers)
     if ctx is not None and ctx.render_group:
         error = _upstream_named(error, ctx.render_group)
     accept = (request.getHeader(b"accept") or b"").decode("latin-1")

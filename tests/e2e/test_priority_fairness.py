@@ -146,6 +146,8 @@ def test_flood_gets_429_while_others_are_served(apf: Server) -> None:
     assert r.text == "Too many requests, please try again later.\n"
     assert r.headers["Retry-After"] in ("1", "2")
     assert r.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    assert r.headers["Cache-Control"] == "no-cache, private"  # kube's outer filter's
     assert r.headers["X-Platform-PF-PriorityLevel-UID"] == _uid(
         admin, apf, "prioritylevelconfigurations", "tiny"
     )

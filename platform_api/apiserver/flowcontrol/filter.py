@@ -19,20 +19,17 @@ from twisted.internet.defer import CancelledError, Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.web.server import Request
 
-from platform_api import errors
 from platform_api.apiserver.flowcontrol.config import FlowControlConfig, Level
 from platform_api.apiserver.flowcontrol.metrics import DISPATCHED, GAUGES, REJECTED, WAIT
 from platform_api.apiserver.flowcontrol.queueset import CANCELLED, QueueSet, Rejected, Ticket
-from platform_api.apiserver.inflight import InflightLimiter
+from platform_api.apiserver.inflight import InflightLimiter, refuse
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.authentication.user import UserInfo
-from platform_api.endpoints.responses import GO_STATUS_TEXT
 
 SCHEMA_HEADER = b"X-Platform-PF-FlowSchema-UID"
 LEVEL_HEADER = b"X-Platform-PF-PriorityLevel-UID"
 # Under --serve-upstream-groups, kube's own names (upstream's e2e cases read them).
 UPSTREAM_HEADERS = (b"X-Kubernetes-PF-FlowSchema-UID", b"X-Kubernetes-PF-PriorityLevel-UID")
-MESSAGE = "Too many requests, please try again later."
 MAX_RETRY_AFTER = 32
 _READONLY = ("get", "list", "watch")
 Labels = tuple[str, str]  # (flow_schema, priority_level)
@@ -102,34 +99,16 @@ class PriorityAndFairness(InflightLimiter):
         try:
             ticket = level.queues.enter(match.flow)
         except Rejected as e:
-            self._reject(request, info, level, match.labels, e.reason)
+            self._reject(info, level, match.labels, e.reason)
         return _Seat(self, request, info, level, match.labels, ticket)
 
-    def _reject(
-        self,
-        request: Request,
-        info: RequestInfo,
-        level: Level,
-        labels: Labels,
-        reason: str,
-    ) -> NoReturn:
-        """Write kube's plain-text 429 (``http.Error``, not a Status) and end the chain:
-        the StatusError raised only stops it (the chain finds the request finished)."""
+    def _reject(self, info: RequestInfo, level: Level, labels: Labels, reason: str) -> NoReturn:
+        """Count the refusal and answer kube's plain-text 429 (``inflight.refuse``)."""
         REJECTED.inc(*labels, reason)
         self.dropped.record(level.name)
         if self.on_reject is not None:
             self.on_reject(info)
-        retry_after = self.dropped.retry_after(level.name)
-        if not request.finished and not getattr(request, "_disconnected", False):
-            body = (MESSAGE + "\n").encode()
-            request.setResponseCode(429, GO_STATUS_TEXT[429])
-            request.setHeader(b"Content-Type", b"text/plain; charset=utf-8")
-            request.setHeader(b"X-Content-Type-Options", b"nosniff")
-            request.setHeader(b"Retry-After", str(retry_after).encode())
-            request.setHeader(b"Content-Length", str(len(body)).encode())
-            request.write(body)
-            request.finish()
-        raise errors.too_many_requests(MESSAGE, retry_after)
+        refuse(self.dropped.retry_after(level.name))
 
 
 class _Seat:
@@ -186,7 +165,7 @@ class _Seat:
         waited = self.filter.clock.seconds() - ticket.arrived
         WAIT.observe(waited, "false" if reason else "true", *labels)
         if reason:
-            self.filter._reject(self.request, self.info, level, labels, reason)
+            self.filter._reject(self.info, level, labels, reason)
 
     async def __aexit__(
         self,

@@ -13,6 +13,7 @@ from platform_api.apiserver import requestinfo
 from platform_api.apiserver.flowcontrol.filter import PriorityAndFairness
 from platform_api.apiserver.flowcontrol.metrics import DISPATCHED, REJECTED, WAIT
 from platform_api.authentication.user import UserInfo
+from platform_api.endpoints.responses import write_error
 from platform_api.errors import StatusError
 from platform_api.registry.flowcontrol_bootstrap import GROUP
 from tests.apiserver.flowcontrol.conftest import World
@@ -128,12 +129,14 @@ def test_flood_queues_then_gets_kubes_429(world: World) -> None:
     assert not queued.entered and queued.error is None
     refused = Held(apf, FLOODER, _request())
     assert isinstance(refused.error, StatusError) and refused.error.code == 429
+    write_error(refused.request, refused.error)  # as the chain does with what the filter raised
     written = refused.request.sent.written.getvalue()  # type: ignore[attr-defined]
     head, _, body = written.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 429 Too Many Requests")
     assert b"Retry-After: 1" in head
     assert b"Content-Type: text/plain; charset=utf-8" in head
     assert b"X-Content-Type-Options: nosniff" in head
+    assert b"Cache-Control: no-cache, private" in head
     assert body == b"Too many requests, please try again later.\n"
     assert REJECTED.values[("flooders", "tiny", "queue-full")] == before + 1
     # The administrator is never queued behind them.
