@@ -202,29 +202,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     cfg.token_auth_file = given("token-auth-file") or ""
     authflags.authentication(cfg, given)
     authflags.authorization(cfg, given)
-    for name, attr, minimum in (
-        ("max-requests-inflight", "max_requests_inflight", _ANY),
-        ("max-mutating-requests-inflight", "max_mutating_requests_inflight", _ANY),
-        ("default-not-ready-toleration-seconds", "default_not_ready_toleration_seconds", _ANY),
-        ("default-unreachable-toleration-seconds", "default_unreachable_toleration_seconds", _ANY),
-        ("workers", "workers", 1),
-    ):
-        if given(name) is not None:
-            setattr(cfg, attr, parse_int(name, str(given(name)), minimum))
-    for name in ("max-requests-inflight", "max-mutating-requests-inflight"):
-        if getattr(cfg, name.replace("-", "_")) < 0:
-            raise ConfigError(f"--{name} can not be negative value")  # kube's words
-    for name, attr in (
-        ("request-timeout", "request_timeout"),
-        ("livez-grace-period", "livez_grace_period"),
-        ("shutdown-delay-duration", "shutdown_delay"),
-        ("etcd-compaction-interval", "history_window"),
-    ):
-        if given(name) is not None:
-            value = parse_duration(name, str(given(name)))
-            if value < 0:
-                raise ConfigError(f"--{name} can not be negative")
-            setattr(cfg, attr, value)
+    _counts_and_durations(cfg, given)
     if given("event-ttl") is not None:  # kube takes any duration; 0 or less keeps Events
         cfg.event_ttl = parse_duration("event-ttl", str(given("event-ttl")))
     if given("serve-upstream-groups") is not None:
@@ -258,6 +236,43 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
         egressselector.check(str(given("egress-selector-config-file")))  # all Direct
     if given("tracing-config-file"):
         cfg.tracing = tracingconfig.load(str(given("tracing-config-file")))
+    _controllers_and_admission(cfg, given)
+    if given("lmdb-map-size") is not None:
+        cfg.lmdb_map_size = parse_size("lmdb-map-size", str(given("lmdb-map-size")))
+    _encryption(cfg, given)
+    return cfg
+
+
+def _counts_and_durations(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    """The in-flight budgets, tolerations and worker count; the timeouts and periods."""
+    for name, attr, minimum in (
+        ("max-requests-inflight", "max_requests_inflight", _ANY),
+        ("max-mutating-requests-inflight", "max_mutating_requests_inflight", _ANY),
+        ("default-not-ready-toleration-seconds", "default_not_ready_toleration_seconds", _ANY),
+        ("default-unreachable-toleration-seconds", "default_unreachable_toleration_seconds", _ANY),
+        ("workers", "workers", 1),
+    ):
+        if given(name) is not None:
+            setattr(cfg, attr, parse_int(name, str(given(name)), minimum))
+    for name in ("max-requests-inflight", "max-mutating-requests-inflight"):
+        if getattr(cfg, name.replace("-", "_")) < 0:
+            raise ConfigError(f"--{name} can not be negative value")  # kube's words
+    for name, attr in (
+        ("request-timeout", "request_timeout"),
+        ("livez-grace-period", "livez_grace_period"),
+        ("shutdown-delay-duration", "shutdown_delay"),
+        ("etcd-compaction-interval", "history_window"),
+    ):
+        if given(name) is not None:
+            value = parse_duration(name, str(given(name)))
+            if value < 0:
+                raise ConfigError(f"--{name} can not be negative")
+            setattr(cfg, attr, value)
+
+
+def _controllers_and_admission(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:
+    """The in-server controllers and their options; the admission plugins and their
+    configuration file (refused at start, as kube refuses it)."""
     if given("controllers") is not None:
         cfg.controllers = _controllers(str(given("controllers")))
     if given("enable-garbage-collector") is not None:
@@ -276,10 +291,6 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     if given("admission-control-config-file"):
         cfg.admission_control_config_file = str(given("admission-control-config-file"))
         load_admission_config(cfg.admission_control_config_file)  # refused at start, as kube
-    if given("lmdb-map-size") is not None:
-        cfg.lmdb_map_size = parse_size("lmdb-map-size", str(given("lmdb-map-size")))
-    _encryption(cfg, given)
-    return cfg
 
 
 def _services_and_watches(cfg: ServerConfig, given: Callable[[str], str | None]) -> None:

@@ -151,27 +151,31 @@ class APIServer:
                 setattr(request, CONTEXT_ATTRIBUTE, ctx)
                 setattr(request, _INFO, info)
                 requestmetrics.track(request, info)
-                backend = self._aggregated(info)
-                if backend is not None:
-                    proxy = self.filters.aggregator_proxy
-                    if proxy is None or not backend.available:
-                        unavailable(request)
-                    else:
-                        await proxy.forward(request, user, backend)
-                    return
-                if info.is_resource:
-                    await self._serve_resource(request)
-                    return
-                finished = request.notifyFinish()
-                request.postpath = [unquote_to_bytes(p) for p in request.path[1:].split(b"/")]
-                self._routes.render(request)  # Klein routes by the path's segments
-                with contextlib.suppress(Exception):  # the client went away: handler cancelled
-                    await finished
+                await self._route(request, info, user)
         except errors.StatusError as e:
             write_error(request, e, ctx)
         except Exception:
             log.failure("unhandled error serving {path}", path=request.path)
             write_error(request, errors.internal_error("an unexpected error occurred"), ctx)
+
+    async def _route(self, request: Request, info: RequestInfo, user: UserInfo) -> None:
+        """Past the filters: to an aggregated server, a resource handler, or Klein."""
+        backend = self._aggregated(info)
+        if backend is not None:
+            proxy = self.filters.aggregator_proxy
+            if proxy is None or not backend.available:
+                unavailable(request)
+            else:
+                await proxy.forward(request, user, backend)
+            return
+        if info.is_resource:
+            await self._serve_resource(request)
+            return
+        finished = request.notifyFinish()
+        request.postpath = [unquote_to_bytes(p) for p in request.path[1:].split(b"/")]
+        self._routes.render(request)  # Klein routes by the path's segments
+        with contextlib.suppress(Exception):  # the client went away: handler cancelled
+            await finished
 
     async def _authenticate(
         self, request: Request, path: str, info: RequestInfo
