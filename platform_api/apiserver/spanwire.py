@@ -32,6 +32,7 @@ _double = struct.Struct("<d").pack
 # SpanKind's OTLP numbers: the API's enum starts at INTERNAL = 0, OTLP's at 1.
 _KIND = {kind: kind.value + 1 for kind in SpanKind}
 _HAS_IS_REMOTE, _IS_REMOTE = 0x100, 0x200  # SpanFlags' context masks
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 def _tag(number: int, wire: int) -> bytes:
@@ -72,6 +73,8 @@ def _value(value: Any) -> bytes:
     if isinstance(value, str):
         return _len(_T1, value.encode())
     if isinstance(value, int):
+        if not _INT64[0] <= value <= _INT64[1]:  # as the generated message refuses it
+            raise ValueError(f"Value out of range: {value}")
         return b"\x18" + varint(value)
     if isinstance(value, float):
         return b"\x21" + _double(value)
@@ -111,7 +114,7 @@ def _attributes(tag: bytes, attributes: Mapping[str, Any] | None) -> bytes:
             known = None  # type: ignore[assignment]
         try:
             field = _len(tag, _key_value(key, value))
-        except TypeError as e:  # the SDK's encoder logs the attribute and goes on
+        except (TypeError, ValueError) as e:  # the SDK's encoder logs it and goes on
             log.warn("Failed to encode key {key}: {error}", key=key, error=str(e))
             continue
         if known is not None:
