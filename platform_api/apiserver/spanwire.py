@@ -186,6 +186,11 @@ def encode_spans(spans: Sequence[ReadableSpan]) -> bytes:
     grouped: list[tuple[Resource, dict[InstrumentationScope | None, list[bytes]]]] = []
     by_identity: dict[int, dict[InstrumentationScope | None, list[bytes]]] = {}
     for span in spans:
+        try:
+            written = _span(span)
+        except (TypeError, ValueError) as e:  # a name that is not UTF-8: the span alone
+            log.warn("Dropped span {name!r}: {error}", name=span.name, error=str(e))
+            continue
         resource = span.resource
         scopes = by_identity.get(id(resource))
         if scopes is None:
@@ -194,7 +199,7 @@ def encode_spans(spans: Sequence[ReadableSpan]) -> bytes:
                 scopes = {}
                 grouped.append((resource, scopes))
             by_identity[id(resource)] = scopes
-        scopes.setdefault(span.instrumentation_scope or None, []).append(_span(span))
+        scopes.setdefault(span.instrumentation_scope or None, []).append(written)
     out = []
     for resource, scopes in grouped:
         body = [_len(_T1, _attributes(_T1, resource.attributes))]

@@ -146,3 +146,19 @@ def test_remembered_attributes_keep_their_types_and_the_memory_stays_bounded(
         tracer.start_span("x", attributes={"v": value, "n": "same"}).end()
     same(kept.spans)
     assert len(spanwire._SEEN) <= 3
+
+
+def test_a_span_that_cannot_be_encoded_is_dropped_alone() -> None:
+    """The SDK's encoder fails the whole batch on a name that is not UTF-8 (a lone
+    surrogate); here only that span is lost, and the export goes on."""
+    kept = Kept()
+    tracer = provider(kept).get_tracer("t")
+    tracer.start_span("before").end()
+    tracer.start_span("bad \udcff").end()
+    tracer.start_span("after").end()
+    provider(kept, host="other").get_tracer("t").start_span("only \udcff").end()
+    request = ExportTraceServiceRequest.FromString(encode_spans(kept.spans))
+    names = [s.name for r in request.resource_spans for sc in r.scope_spans for s in sc.spans]
+    assert names == ["before", "after"]
+    assert len(request.resource_spans) == 1  # no empty group for the other resource
+    same([kept.spans[0], kept.spans[2]])
