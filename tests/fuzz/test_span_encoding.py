@@ -43,7 +43,7 @@ def test_any_attributes_encode_as_the_sdk_serializes_them(
     kept = Kept()
     tracer = provider(kept).get_tracer("fuzz")
     span = tracer.start_span("fuzzed")
-    for extra in events:
+    for _ in events:
         span.add_event(event_name, {})
     span.end()
     # Set past the API's checks: what reaches the encoder is what is compared.
