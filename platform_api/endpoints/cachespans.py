@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from platform_api.storage import spans
 from platform_api.storage.etcd.layout import kube_key
-from platform_api.storage.interface import ListResult, Storage, StorageError
+from platform_api.storage.interface import ListOptions, ListResult, Storage, StorageError
 
 if TYPE_CHECKING:
     from platform_api.endpoints.list import ListParams
@@ -89,12 +89,18 @@ def cache_fresh(p: ListParams) -> None:
 
 
 def listed(
-    scope: Scope, p: ListParams, result: ListResult, prefix: bytes | None, single: bool
+    scope: Scope,
+    p: ListParams,
+    options: ListOptions,
+    result: ListResult,
+    prefix: bytes | None,
+    single: bool,
 ) -> None:
     """The cache's last events: how many items it listed under the key, how many it
-    returns.  The listed count is what the storage holds under the key now, for a list
-    whose selectors leave the remaining count unknown; for one a field selector
-    narrowed to one object's key (``single``), whether that object is there."""
+    returns.  Listed is what the cache held at the list's revision from the list's start
+    key on (``_listed_at``) when selectors leave the remaining count unknown; for a list
+    a field selector narrowed to one object's key (``single``), whether that object is
+    there."""
     if from_etcd(p) or spans.TRACE.get() is None:
         return
     storage = scope.store.storage
@@ -104,11 +110,23 @@ def listed(
     elif single and prefix is not None:
         count = _present(storage, prefix)
     elif not (p.labels.empty() and p.fields.empty()) or result.continue_key is not None:
-        count = storage.count(prefix or scope.store.list_prefix(scope.namespace))
+        key = prefix or scope.store.list_prefix(scope.namespace)
+        count = _listed_at(storage, key, options.start_after, result.revision)
     spans.event("Listed items from cache", count=count)
     if result.items:
         spans.event("Resized result")
     spans.event("Filtered items", count=len(result.items))
+
+
+def _listed_at(storage: Storage, prefix: bytes, start_after: bytes, revision: int) -> int:
+    """The items under ``prefix`` after ``start_after`` as of ``revision``, unfiltered:
+    what kube's watch cache lists before its predicate and limit (only for a traced
+    list).  Past the history window by now, what the storage holds."""
+    try:
+        every = storage.get_list(prefix, ListOptions(revision=revision, start_after=start_after))
+    except StorageError:
+        return storage.count(prefix)
+    return len(every.items)
 
 
 def _present(storage: Storage, key: bytes) -> int:

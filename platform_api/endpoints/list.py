@@ -254,7 +254,7 @@ async def _read_list(
         result = await scope.store.read_list(
             scope.namespace, options, consistent=consistent, prefix=keys
         )
-        cachespans.listed(scope, p, result, keys, single)
+        cachespans.listed(scope, p, options, result, keys, single)
         return result
     except errors.StatusError as e:
         if p.continue_token and e.reason == errors.EXPIRED:  # etcd compacted past the token

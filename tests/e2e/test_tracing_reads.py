@@ -116,6 +116,28 @@ def test_lists_kube_reads_from_its_cache_tell_what_it_listed(server: Server, sin
         )
 
 
+def test_a_continued_list_counts_what_the_cache_held_at_its_revision(
+    server: Server, sink: Sink
+) -> None:
+    """kube's cache lists a continued list from its start key, as of the token's
+    revision, before the selector filters: writes made since do not count."""
+    admin = session_for(server, cert=server.admin_cert)
+    url = f"{server.url}/api/v1/namespaces/traced-later/configmaps"
+    namespace = {"metadata": {"name": "traced-later"}}
+    assert admin.post(f"{server.url}/api/v1/namespaces", json=namespace).status_code == 201
+    for name in ("a", "b", "c", "d"):
+        assert admin.post(url, json={"metadata": {"name": name}}).status_code == 201
+    token = admin.get(url, params={"limit": "1"}).json()["metadata"]["continue"]
+    assert admin.delete(f"{url}/d").status_code == 200
+    for name in ("e", "f"):
+        assert admin.post(url, json={"metadata": {"name": name}}).status_code == 201
+    page = admin.get(url, params={"continue": token, "labelSelector": "x=y"})
+    assert page.json()["items"] == []
+    _, (storage,) = _traced(sink, page, "List")
+    # b, c and d as of the token's revision (the storage now holds a, b, c, e and f).
+    assert _shown(storage) == ("cacher.GetList", {"type": "configmaps"}, _cache(3, 0))
+
+
 def test_a_delete_collection_lists_as_a_list_does(server: Server, sink: Sink) -> None:
     admin = session_for(server, cert=server.admin_cert)
     deleted = admin.delete(_url(server), params={"labelSelector": "x=y"})
