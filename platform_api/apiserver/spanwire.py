@@ -115,7 +115,7 @@ def _attributes(tag: bytes, attributes: Mapping[str, Any] | None) -> bytes:
         try:
             field = _len(tag, _key_value(key, value))
         except (TypeError, ValueError) as e:  # the SDK's encoder logs it and goes on
-            log.warn("Failed to encode key {key}: {error}", key=key, error=str(e))
+            log.warn("Failed to encode key {key!r}: {error!r}", key=key, error=str(e))
             continue
         if known is not None:
             if len(seen) >= _SEEN_MOST:
@@ -189,7 +189,7 @@ def encode_spans(spans: Sequence[ReadableSpan]) -> bytes:
         try:
             written = _span(span)
         except (TypeError, ValueError) as e:  # a name that is not UTF-8: the span alone
-            log.warn("Dropped span {name!r}: {error}", name=span.name, error=str(e))
+            log.warn("Dropped span {name!r}: {error!r}", name=span.name, error=str(e))
             continue
         resource = span.resource
         scopes = by_identity.get(id(resource))
