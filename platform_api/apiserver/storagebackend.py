@@ -87,7 +87,7 @@ class LMDBBackend(Backend):
         # A modest map that grows on demand up to --lmdb-map-size (storage/lmdb_space.py).
         initial = min(cfg.lmdb_map_size, INITIAL_MAP_SIZE)
         path = os.path.join(cfg.data_dir, "db")
-        self.env = open_environment(path, initial)
+        self.env = open_environment(path, initial, cfg.lmdb_map_size)
         self._data_file = os.path.abspath(os.path.join(path, "data.mdb"))
         self.pool: ThreadPool | None = None
         self.writer: FramedWriter | None = None

@@ -5,7 +5,7 @@ In the API server a controller reads registry ``Store``s synchronously and hears
 ``RemoteStore`` per discovered resource (reads from an informer's copy, synchronously,
 as client-go listers do; writes over HTTP with the manager's identity) and a
 ``RemoteHub`` that turns the informers' changes into storage-style ``Event``s keyed by
-the same ``/<group>/<plural>/<namespace>\\x00<name>`` scheme, so ``key`` and
+the same ``/<group>/<plural>/<namespace>/<name>`` scheme, so ``key`` and
 ``name_of_key`` mean what they mean in-process.  ``RemoteCluster`` discovers every
 listable resource (custom ones too), informs each, and re-discovers periodically.
 """

@@ -96,12 +96,12 @@ class ResourceQuotaController(Controller):
         self.hard_names.setdefault(meta.get("namespace", ""), {})[meta["name"]] = names
 
     def observe(self, event: Event) -> None:
-        parts = event.key.split(b"/", 3)
-        if len(parts) < 4 or b"\x00" not in parts[3]:
+        parts = event.key.split(b"/", 4)
+        if len(parts) < 5:
             return  # not a namespaced object
         group = "" if parts[1] == b"core" else parts[1].decode()
         plural = parts[2].decode()
-        namespace, name = (p.decode() for p in parts[3].split(b"\x00", 1))
+        namespace, name = parts[3].decode(), parts[4].decode()
         if (group, plural) == ("", "resourcequotas"):
             self._quota_changed(event, namespace)
         elif (group, plural) not in IGNORED:

@@ -118,19 +118,11 @@ def expired(start: str) -> errors.StatusError:
 @dataclass(frozen=True)
 class TokenKeys:
     """How a list's start keys map to storage keys: ``kind`` is the kind's key prefix,
-    ``listed`` the list's (a namespace's, or the kind's), ``namespaced`` whether the
-    kind is."""
+    ``listed`` the list's (a namespace's, or the kind's).  Below the prefix, storage
+    keys are kube's, so a start key is the storage key relative to the list's."""
 
     kind: bytes
     listed: bytes
-    namespaced: bool
-
-    @property
-    def across_namespaces(self) -> bool:
-        """Whether the list's keys hold a namespace: a namespaced kind listed everywhere
-        (the one place storage keys part a namespace from a name with a NUL, where
-        kube's keys have a slash)."""
-        return self.namespaced and self.listed == self.kind
 
     def start_after(self, token_start: str) -> bytes:
         """The storage key a continued list starts after.  kube starts at the token's
@@ -138,14 +130,14 @@ class TokenKeys:
         starts after a key: the last key itself, or, for a start key made by hand, the
         greatest key below it (no stored key, UTF-8 throughout, has a 0xff byte)."""
         key = token_start.encode()
-        if self.across_namespaces:
-            key = key.replace(b"/", b"\x00", 1)
-        elif b"\x00" in key[:-1] and self.listed != self.kind:
-            # Issued by an earlier release (a replica not yet upgraded): relative to the
-            # kind's keys, ``<namespace>\x00<name>\x00``; no name holds a NUL.
-            if not (self.kind + key).startswith(self.listed):
-                raise _invalid()
-            return self.kind + key[:-1]
+        if b"\x00" in key[:-1]:
+            # Issued by an earlier release, whose keys parted a namespace from a name
+            # with a NUL: ``<namespace>\x00<name>\x00``, relative to the kind's keys.
+            key = key.replace(b"\x00", b"/", 1)
+            if self.listed != self.kind:
+                if not (self.kind + key).startswith(self.listed):
+                    raise _invalid()
+                return self.kind + key[:-1]
         if not key:  # "/": the whole list
             return b""
         if key.endswith(b"\x00"):
@@ -154,7 +146,4 @@ class TokenKeys:
 
     def token_start(self, last_key: bytes) -> str:
         """The start key of the page after ``last_key``, as kube writes it."""
-        relative = last_key[len(self.listed) :]
-        if self.across_namespaces:
-            relative = relative.replace(b"\x00", b"/", 1)
-        return relative.decode() + "\x00"
+        return last_key[len(self.listed) :].decode() + "\x00"

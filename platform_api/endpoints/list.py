@@ -287,9 +287,7 @@ def narrowed(scope: Scope, p: ListParams) -> tuple[bytes | None, bool]:
 def token_keys(scope: Scope) -> continuation.TokenKeys:
     """How this list's continue tokens name storage keys."""
     store = scope.store
-    return continuation.TokenKeys(
-        store.prefix, store.list_prefix(scope.namespace), scope.resource.namespaced
-    )
+    return continuation.TokenKeys(store.prefix, store.list_prefix(scope.namespace))
 
 
 def list_metadata(scope: Scope, result: ListResult, p: ListParams) -> dict[str, Any]:

@@ -129,7 +129,7 @@ class Store(Deletions):
 
     def key(self, namespace: str, name: str) -> bytes:
         if self.resource.namespaced:
-            return self.prefix + namespace.encode() + b"\x00" + name.encode()
+            return self.prefix + namespace.encode() + b"/" + name.encode()
         return self.prefix + name.encode()
 
     def named_key(self, namespace: str, name: str) -> bytes:
@@ -142,12 +142,12 @@ class Store(Deletions):
 
     def list_prefix(self, namespace: str) -> bytes:
         if self.resource.namespaced and namespace:
-            return self.prefix + namespace.encode() + b"\x00"
+            return self.prefix + namespace.encode() + b"/"
         return self.prefix
 
     def name_of_key(self, key: bytes) -> str:
         return (
-            key.rsplit(b"\x00", 1)[-1].decode()
+            key.rsplit(b"/", 1)[-1].decode()
             if self.resource.namespaced
             else key[len(self.prefix) :].decode()
         )
@@ -155,7 +155,7 @@ class Store(Deletions):
     def namespace_of_key(self, key: bytes) -> str:
         if not self.resource.namespaced:
             return ""
-        return key[len(self.prefix) :].split(b"\x00", 1)[0].decode()
+        return key[len(self.prefix) :].split(b"/", 1)[0].decode()
 
     def _error(self, e: StorageError, name: str) -> StatusError:
         return storeerrors.interpret(e, self.resource, name)

@@ -67,6 +67,7 @@ from platform_api.storage.lmdb_commit import (
     decode_log,
     meta_int,
 )
+from platform_api.storage.lmdb_format import upgrade
 from platform_api.storage.lmdb_history import page, state_at
 from platform_api.storage.lmdb_recovery import WriteRecovery
 from platform_api.storage.lmdb_space import MapSpace, RemappingEnvironment
@@ -96,9 +97,10 @@ class WriterChannel(Protocol):
         """Send ``ops`` (their Deferreds set) to be committed in order."""
 
 
-def open_environment(path: str, map_size: int) -> lmdb.Environment:
-    """Open (creating) the environment; safe to share between processes.  Its directory
-    and files are the server user's alone: they hold every object."""
+def open_environment(path: str, map_size: int, ceiling: int | None = None) -> lmdb.Environment:
+    """Open (creating) the environment, upgraded to this release's data format (growing
+    the map up to ``ceiling`` if that needs room); safe to share between processes.  Its
+    directory and files are the server user's alone: they hold every object."""
     private_dir(path)
     env = lmdb.open(
         path,
@@ -114,6 +116,7 @@ def open_environment(path: str, map_size: int) -> lmdb.Environment:
     env.reader_check()  # drop reader slots left by crashed processes
     for name in ("data.mdb", "lock.mdb"):
         private_file(os.path.join(path, name))
+    upgrade(env, ceiling)
     return env
 
 

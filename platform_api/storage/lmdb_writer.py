@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     globalLogBeginner.beginLoggingTo([textFileLogObserver(sys.stderr)], redirectStandardIO=False)
-    env = open_environment(args.path, args.map_size)
+    env = open_environment(args.path, args.map_size, args.map_ceiling)
     storage = LMDBStorage(env, run_inline, map_ceiling=args.map_ceiling)
     try:
         if args.listen:

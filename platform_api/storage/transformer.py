@@ -103,4 +103,4 @@ def etcd_key(key: bytes) -> str:
     (kube's default layout keeps the group out of the path)."""
     parts = key.decode(errors="replace").split("/", 3)
     resource, rest = (parts[2], parts[3]) if len(parts) == 4 else ("", key.decode())
-    return f"/registry/{resource}/" + rest.replace("\x00", "/")
+    return f"/registry/{resource}/" + rest

@@ -75,12 +75,12 @@ def test_storage_counts_and_times_operations(tmp_path: Path) -> None:
     created = REGISTRY.get_sample_value("etcd_requests_total", labels) or 0.0
     instrument(storage)
     obj: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}
-    storage.create(b"/core/configmaps/default\x00a", obj)
+    storage.create(b"/core/configmaps/default/a", obj)
     assert REGISTRY.get_sample_value("etcd_requests_total", labels) == created + 1
-    ensureDeferred(storage.delete(b"/core/configmaps/default\x00a"))
+    ensureDeferred(storage.delete(b"/core/configmaps/default/a"))
     deleted = {"group": "", "operation": "delete", "resource": "configmaps"}
     assert (REGISTRY.get_sample_value("etcd_requests_total", deleted) or 0) >= 1
-    storage.create(b"/core/configmaps/default\x00b", obj)
+    storage.create(b"/core/configmaps/default/b", obj)
     families = {f.name: f for f in collector.collect()}
     [legacy] = families["apiserver_storage_objects"].samples
     assert legacy.labels == {"resource": "configmaps"} and legacy.value == 1
@@ -113,7 +113,7 @@ def test_lists_from_storage_count_fetched_tested_and_returned(tmp_path: Path) ->
     instrument(storage)
     for name in ("a", "b", "c"):
         obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
-        storage.create(f"/core/configmaps/default\x00{name}".encode(), obj)
+        storage.create(f"/core/configmaps/default/{name}".encode(), obj)
     before = _list_counts("storage", group="", resource="configmaps")
     prefix = b"/core/configmaps/"
     storage.get_list(prefix, ListOptions())
@@ -137,7 +137,7 @@ class _Cached:
 
 
 def test_lists_from_the_watch_cache_are_kubes_cache_families() -> None:
-    items = [Stored(f"/apps/deployments/d\x00{n}".encode(), 1, b"{}") for n in "xyz"]
+    items = [Stored(f"/apps/deployments/d/{n}".encode(), 1, b"{}") for n in "xyz"]
     storage: Any = _Cached(items)
     instrument(storage)
     cache = {"group": "apps", "index": "", "resource": "deployments"}
@@ -182,7 +182,7 @@ def test_the_hubs_events_and_revision_are_kubes_watch_cache_families(tmp_path: P
     )
     before = [_sample(name, **labels) for name in names]
     obj = {"metadata": {"name": "a"}}
-    stored = Stored(b"/core/configmaps/default\x00a", 5, orjson.dumps(obj))
+    stored = Stored(b"/core/configmaps/default/a", 5, orjson.dumps(obj))
     hub.committed([Event(ADDED, 5, stored.key, stored, None)])
     hub.flush()
     assert [_sample(name, **labels) - b for name, b in zip(names, before, strict=True)] == [1, 1]

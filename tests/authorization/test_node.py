@@ -59,7 +59,7 @@ def pod(name: str, node: str, ns: str = "default", **spec: Any) -> Obj:
 
 
 def pod_key(name: str, ns: str = "default") -> bytes:
-    return f"/core/pods/{ns}\x00{name}".encode()
+    return f"/core/pods/{ns}/{name}".encode()
 
 
 def secret_volume(secret: str) -> list[Obj]:

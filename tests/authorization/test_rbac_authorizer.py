@@ -30,7 +30,7 @@ class Cluster(rbac_cluster.Cluster):
         key = (
             prefix_of(plural)
             + (
-                f"{meta['namespace']}\x00{meta['name']}" if "namespace" in meta else meta["name"]
+                f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"]
             ).encode()
         )
         self.run(

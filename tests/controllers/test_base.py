@@ -138,9 +138,9 @@ def test_a_controller_hears_only_the_resources_it_watches() -> None:
     poller = Watching(hub, clock, ())
     pods.start(), poller.start()
     assert hub.subscriber_count() == 1  # the poller is not subscribed
-    keys = [b"/core/configmaps/a\x00x", b"/core/pods/a\x00p"]
+    keys = [b"/core/configmaps/a/x", b"/core/pods/a/p"]
     hub.committed([Event(ADDED, i + 1, k, Stored(k, i + 1, b"{}")) for i, k in enumerate(keys)])
     clock.advance(0)
-    assert pods.seen == [b"/core/pods/a\x00p"] and poller.seen == []
+    assert pods.seen == [b"/core/pods/a/p"] and poller.seen == []
     pods.stop(), poller.stop()
     assert hub.subscriber_count() == 0

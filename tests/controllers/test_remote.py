@@ -73,8 +73,8 @@ async def test_cluster_serves_stores_and_events_like_the_registry(live: ApiServe
         namespaces = cluster.stores[("", "v1", "namespaces")]
         configmaps = cluster.stores[("", "v1", "configmaps")]
         assert namespaces.prefix == b"/core/namespaces/"
-        assert configmaps.key("ns", "a") == b"/core/configmaps/ns\x00a"
-        assert configmaps.name_of_key(b"/core/configmaps/ns\x00a") == "a"
+        assert configmaps.key("ns", "a") == b"/core/configmaps/ns/a"
+        assert configmaps.name_of_key(b"/core/configmaps/ns/a") == "a"
         assert namespaces.get("", "default").object["metadata"]["name"] == "default"
         assert ("", "v1", "bindings") not in cluster.stores  # not listable
         assert not cluster.upstream_names

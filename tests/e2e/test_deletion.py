@@ -384,7 +384,7 @@ def _unsafe_delete_only_for_corrupt_objects(server: Server, admin: requests.Sess
     # Corrupt the stored value behind the server's back (LMDB allows a second process).
     env = lmdb.open(str(server.data_dir / "db"), max_dbs=4, subdir=True)
     objects = env.open_db(b"objects")
-    key = b"/core/configmaps/unsafe-delete\x00bad"
+    key = b"/core/configmaps/unsafe-delete/bad"
     with env.begin(write=True, db=objects) as txn:
         value = txn.get(key)
         assert value is not None

@@ -19,7 +19,7 @@ import yaml
 from .conftest import Server, kubectl_available, session_for, start_server
 
 pytestmark = pytest.mark.skipif(not kubectl_available(), reason="kubectl not installed")
-SECRET_KEY = b"/core/secrets/default\x00db"
+SECRET_KEY = b"/core/secrets/default/db"
 ROOT = Path(__file__).resolve().parents[2]
 KUBECTL = str(Path(sys.executable).parent / "kubectl")
 PLAINTEXT = (b"hunter2", base64.b64encode(b"hunter2"))
@@ -86,7 +86,7 @@ def test_aescbc_rotation_reload_and_rewrite(tmp_path: Path) -> None:
 
         def new_key_writes() -> bool:
             server.kubectl("create", "secret", "generic", "probe", "--from-literal=a=b")
-            probe, _ = raw(data_dir, b"/core/secrets/default\x00probe")
+            probe, _ = raw(data_dir, b"/core/secrets/default/probe")
             server.kubectl("delete", "secret", "probe")
             return probe is not None and probe.startswith(b"k8s:enc:aescbc:v1:key2:")
 

@@ -57,6 +57,23 @@ def invalid_list_options(message: str) -> dict:
     }
 
 
+def test_lists_across_namespaces_come_in_kubes_key_order(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube lists keys ``<namespace>/<name>``, so "order-b" comes before "order" ('-' sorts
+    before '/') and "orderb" after: as kubectl shows it, whole or page by page."""
+    for namespace in ("orderb", "order", "order-b"):
+        add(admin, server, make_namespace(admin, server, namespace), "cm", {"order": "yes"})
+    expected = ["order-b", "order", "orderb"]
+    whole = admin.get(server.url + "/api/v1/configmaps?labelSelector=order%3Dyes").json()
+    assert [i["metadata"]["namespace"] for i in whole["items"]] == expected
+    columns = "custom-columns=NS:.metadata.namespace"
+    shown = server.kubectl(
+        "get", "cm", "-A", "-l", "order=yes", "--chunk-size=1", "-o", columns, "--no-headers"
+    ).stdout.split()
+    assert shown == expected
+
+
 def test_chunked_list_is_one_snapshot(server: Server, admin: requests.Session) -> None:
     base = make_namespace(admin, server, "chunks")
     for i in range(5):

@@ -56,7 +56,7 @@ def stored(name: str, revision: int, labels: dict[str, str] | None = None) -> St
             "resourceVersion": str(revision),
         },
     }
-    return Stored(b"/core/configmaps/ns\x00" + name.encode(), revision, orjson.dumps(obj))
+    return Stored(b"/core/configmaps/ns/" + name.encode(), revision, orjson.dumps(obj))
 
 
 def params(labels: str = "") -> ListParams:
@@ -79,7 +79,7 @@ def make_stream(labels: str = "") -> tuple[WatchStream, FakeRequest, WatchHub]:
     hub = WatchHub(FakeStorage(), Clock())  # type: ignore[arg-type]
     rt = builtin_scheme().lookup("", "v1", "configmaps")
     store = SimpleNamespace(
-        list_prefix=lambda ns: b"/core/configmaps/ns\x00",
+        list_prefix=lambda ns: b"/core/configmaps/ns/",
         storage=FakeStorage(),
         strategy=strategy_for(rt),
     )

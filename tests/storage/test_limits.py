@@ -56,7 +56,7 @@ def test_a_two_mebibyte_request_is_refused_by_the_client_with_its_size() -> None
         },
     }
     with pytest.raises(StorageError) as caught:
-        check_write_size(b"/sizes.example.com/blobs/default\x00two", obj)
+        check_write_size(b"/sizes.example.com/blobs/default/two", obj)
     assert str(caught.value) == (  # kube-apiserver 1.36's answer to this very object
         "rpc error: code = ResourceExhausted desc = trying to send message larger than max "
         "(2097480 vs. 2097152)"
@@ -85,10 +85,8 @@ def test_the_stored_size_leaves_out_the_resource_version() -> None:
 
 
 def test_core_keys_are_measured_without_a_group_segment() -> None:
-    assert etcd_key_length(b"/core/configmaps/default\x00a") == len(
-        b"/registry/configmaps/default/a"
-    )
-    assert etcd_key_length(b"/apps/deployments/default\x00a") == len(
+    assert etcd_key_length(b"/core/configmaps/default/a") == len(b"/registry/configmaps/default/a")
+    assert etcd_key_length(b"/apps/deployments/default/a") == len(
         b"/registry/apps/deployments/default/a"
     )
 
@@ -113,10 +111,10 @@ def _error_of(d: Deferred[Any]) -> StorageError:
 def test_lmdb_refuses_what_etcd_would_and_stores_nothing(tmp_path: Path) -> None:
     storage = LMDBStorage(open_environment(str(tmp_path / "db"), 64 * 2**20), _inline)
     big = {"metadata": {"name": "big"}, "data": "x" * MAX_REQUEST_BYTES}
-    assert _error_of(storage.create(b"/core/configmaps/ns\x00big", big)).code == REQUEST_TOO_LARGE
+    assert _error_of(storage.create(b"/core/configmaps/ns/big", big)).code == REQUEST_TOO_LARGE
     assert storage.current_revision() == 0
     created: list[Stored] = []
-    storage.create(b"/core/configmaps/ns\x00s", {"metadata": {"name": "s"}}).addCallback(
+    storage.create(b"/core/configmaps/ns/s", {"metadata": {"name": "s"}}).addCallback(
         created.append
     )
     assert created[0].revision == 1
@@ -124,6 +122,6 @@ def test_lmdb_refuses_what_etcd_would_and_stores_nothing(tmp_path: Path) -> None
     def grow(obj: Any, _stored: Any) -> Any:
         return {**obj, "data": "x" * MAX_REQUEST_BYTES}
 
-    update = ensureDeferred(storage.guaranteed_update(b"/core/configmaps/ns\x00s", grow))
+    update = ensureDeferred(storage.guaranteed_update(b"/core/configmaps/ns/s", grow))
     assert _error_of(update).code == REQUEST_TOO_LARGE
-    assert storage.get(b"/core/configmaps/ns\x00s").revision == 1
+    assert storage.get(b"/core/configmaps/ns/s").revision == 1

@@ -12,7 +12,7 @@ from platform_api.storage.interface import CacheMutation, Stored
 
 
 def shared() -> Stored:
-    return Stored(b"/core/configmaps/ns\x00a", 3, orjson.dumps({"data": {"k": "v"}}))
+    return Stored(b"/core/configmaps/ns/a", 3, orjson.dumps({"data": {"k": "v"}}))
 
 
 def test_an_edit_in_place_is_caught_on_the_next_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -22,7 +22,7 @@ def test_an_edit_in_place_is_caught_on_the_next_read(monkeypatch: pytest.MonkeyP
     with pytest.raises(CacheMutation) as caught:
         _ = stored.object
     message = str(caught.value)
-    assert message.startswith("a reader edited the shared object of b'/core/configmaps/ns\\x00a'")
+    assert message.startswith("a reader edited the shared object of b'/core/configmaps/ns/a'")
     assert "test_an_edit_in_place_is_caught_on_the_next_read" in message  # the editing reader
 
 

@@ -147,7 +147,7 @@ def ns() -> str:
 
 
 def key(ns: str, name: str) -> bytes:
-    return f"/core/configmaps/{ns}\x00{name}".encode()
+    return f"/core/configmaps/{ns}/{name}".encode()
 
 
 def cm(name: str, **data: str) -> dict[str, Any]:
@@ -226,7 +226,7 @@ async def test_delete_with_preconditions(backend: Backend, ns: str) -> None:
 async def test_lists_page_and_read_the_past(backend: Backend, ns: str) -> None:
     s = backend.storage
     revisions = [(await s.create(key(ns, f"l{i}"), cm(f"l{i}"))).revision for i in range(5)]
-    prefix = f"/core/configmaps/{ns}\x00".encode()
+    prefix = f"/core/configmaps/{ns}/".encode()
     first = s.get_list(prefix, ListOptions(limit=2))
     assert [i.object["metadata"]["name"] for i in first.items] == ["l0", "l1"]
     assert first.continue_key == key(ns, "l1") and first.remaining == 3
@@ -253,7 +253,7 @@ async def test_events_in_revision_order_with_previous_states(backend: Backend, n
     assert [e.type for e in mine] == [ADDED, MODIFIED, DELETED]
     assert mine[1].prev is not None and mine[1].prev.object["data"] == {"v": "1"}
     assert mine[2].stored is not None and mine[2].stored.object["data"] == {"v": "2"}
-    logged = s.events_since(start, f"/core/configmaps/{ns}\x00".encode())
+    logged = s.events_since(start, f"/core/configmaps/{ns}/".encode())
     assert [(e.type, e.revision) for e in logged] == [(e.type, e.revision) for e in mine]
 
 
@@ -264,7 +264,7 @@ async def test_compaction_expires_old_lists(backend: Backend, ns: str) -> None:
     await s.mark_compaction()
     await s.create(key(ns, "c2"), cm("c2"))
     await s.mark_compaction()
-    prefix = f"/core/configmaps/{ns}\x00".encode()
+    prefix = f"/core/configmaps/{ns}/".encode()
     with pytest.raises(StorageError) as e:
         s.get_list(prefix, ListOptions(revision=old))
     assert e.value.code == EXPIRED

@@ -17,7 +17,7 @@ from platform_api.storage.interface import INVALID_OBJECT, Preconditions, Storag
 from platform_api.storage.transformer import StaleStored
 from platform_api.storage.updates import next_state
 
-KEY = b"/core/configmaps/default\x00cm"
+KEY = b"/core/configmaps/default/cm"
 OBJ = {"metadata": {"name": "cm", "uid": "u1", "resourceVersion": "7"}, "data": {"a": "b"}}
 
 

@@ -37,7 +37,7 @@ class Log:
 
     def commit(self) -> Event:
         self.revision += 1
-        key = f"/core/configmaps/ns\x00c{self.revision}".encode()
+        key = f"/core/configmaps/ns/c{self.revision}".encode()
         return Event(ADDED, self.revision, key, Stored(key, self.revision, b"{}"))
 
     def current_revision(self) -> int:
@@ -48,7 +48,7 @@ class Log:
 
     @staticmethod
     def _event(r: int) -> Event:
-        key = f"/core/configmaps/ns\x00c{r}".encode()
+        key = f"/core/configmaps/ns/c{r}".encode()
         return Event(ADDED, r, key, Stored(key, r, b"{}"))
 
 
@@ -107,7 +107,7 @@ def test_watchers_never_get_a_value_that_does_not_decode() -> None:
     live or replaying history, gets it, nor its deletion; the hub still moves past it."""
     log, clock = Log(), Clock()
     hub, watcher = hub_with(log, clock)
-    key = b"/core/configmaps/ns\x00garbage"
+    key = b"/core/configmaps/ns/garbage"
     error = StorageError(UNREADABLE, key, "not a map")
     garbage = Unreadable(key, 2, b"words", error, "/registry/configmaps/ns/garbage")
     events = [log.commit(), Event(ADDED, 2, key, garbage), Event(DELETED, 3, key, garbage)]
@@ -213,7 +213,7 @@ def _event(revision: int, key: bytes) -> Event:
 
 
 def test_the_resource_of_a_key_or_prefix() -> None:
-    assert resource_of(b"/core/configmaps/ns\x00a") == b"/core/configmaps/"
+    assert resource_of(b"/core/configmaps/ns/a") == b"/core/configmaps/"
     assert resource_of(b"/apps/deployments/") == b"/apps/deployments/"
     assert resource_of(b"/core/nodes/n1") == b"/core/nodes/"
     assert resource_of(b"/core/") == resource_of(b"/") == resource_of(b"") == b""
@@ -225,13 +225,13 @@ def test_a_commit_calls_only_who_watches_its_resource_and_in_subscription_order(
     calls: list[tuple[str, list[bytes]]] = []
     pods = Recorder(calls, "pods", b"/core/pods/")
     everything = Recorder(calls, "everything", b"/")
-    one_namespace = Recorder(calls, "cm in a", b"/core/configmaps/a\x00")
+    one_namespace = Recorder(calls, "cm in a", b"/core/configmaps/a/")
     both = Recorder(calls, "both", b"/")
     hub.subscribe(pods)
     hub.subscribe(everything)
     hub.subscribe(one_namespace)
     hub.subscribe(both, under=(b"/core/configmaps/", b"/core/pods/"))
-    cm_a, cm_b, pod = b"/core/configmaps/a\x00x", b"/core/configmaps/b\x00y", b"/core/pods/a\x00p"
+    cm_a, cm_b, pod = b"/core/configmaps/a/x", b"/core/configmaps/b/y", b"/core/pods/a/p"
     hub.committed([_event(1, cm_a)])
     clock.advance(0)
     assert calls == [("everything", [cm_a]), ("cm in a", [cm_a]), ("both", [cm_a])]
@@ -257,12 +257,12 @@ def test_unsubscribing_drops_every_route_and_subscribing_again_replaces_them() -
     assert hub.subscriber_count() == 1
     assert hub.subscribers_under(b"/core/pods/") == [sub]
     assert hub.subscribers_under(b"/core/configmaps/") == []
-    hub.committed([_event(1, b"/core/configmaps/a\x00x"), _event(2, b"/core/pods/a\x00p")])
+    hub.committed([_event(1, b"/core/configmaps/a/x"), _event(2, b"/core/pods/a/p")])
     clock.advance(0)
-    assert calls == [("sub", [b"/core/pods/a\x00p"])]
+    assert calls == [("sub", [b"/core/pods/a/p"])]
     hub.unsubscribe(sub)
     hub.unsubscribe(sub)  # twice is harmless
-    hub.committed([_event(3, b"/core/pods/a\x00q")])
+    hub.committed([_event(3, b"/core/pods/a/q")])
     clock.advance(0)
     assert len(calls) == 1 and hub.subscriber_count() == 0 and hub.revision == 3
 
@@ -305,7 +305,7 @@ def test_take_in_delivers_what_the_storage_holds_now() -> None:
 
 
 def _pod_event(revision: int, name: str, node: str, before: str | None = None) -> Event:
-    key = f"/core/pods/a\x00{name}".encode()
+    key = f"/core/pods/a/{name}".encode()
     after = Stored(key, revision, orjson.dumps({"spec": {"nodeName": node}}))
     if before is None:
         return Event(ADDED, revision, key, after)
@@ -325,7 +325,7 @@ def test_a_stream_with_a_trigger_gets_the_events_of_objects_with_its_value() -> 
     for recorder, value in zip(recorders, ("n1", None, "n2", ""), strict=True):
         recorder.trigger = None if value is None else ("spec.nodeName", node, value)  # type: ignore[attr-defined]
         hub.subscribe(recorder, streamed=True)
-    p1, p2, p3 = (f"/core/pods/a\x00{n}".encode() for n in ("p1", "p2", "p3"))
+    p1, p2, p3 = (f"/core/pods/a/{n}".encode() for n in ("p1", "p2", "p3"))
     hub.committed([_pod_event(1, "p1", "n1"), _pod_event(2, "p2", "n2")])
     hub.committed([_pod_event(3, "p3", "")])
     clock.advance(0)

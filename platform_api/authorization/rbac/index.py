@@ -167,7 +167,7 @@ class RuleIndex:
         identities = ["u:" + user.name, *("g:" + g for g in user.groups)]
         keys = set().union(*(self.by_subject.get(i, ()) for i in identities))
         cluster_prefix, local = prefix_of("clusterrolebindings"), prefix_of("rolebindings")
-        scoped = local + namespace.encode() + b"\x00"
+        scoped = local + namespace.encode() + b"/"
         wanted = set(identities)
         for key in sorted(keys, key=lambda k: (not k.startswith(cluster_prefix), k)):
             if not key.startswith(cluster_prefix) and not (namespace and key.startswith(scoped)):

@@ -1,7 +1,7 @@
 """Where objects live in etcd: kube-apiserver's key layout.
 
-The registry keys objects ``/<group or core>/<plural>/<namespace>\\0<name>`` (the NUL keeps
-a namespace's keys apart from a longer namespace's).  In etcd they are kept as
+The registry keys objects ``/<group or core>/<plural>/<namespace>/<name>``, so they sort
+as kube's do (``a-b/x`` before ``a/x``).  In etcd they are kept as
 kube-apiserver keeps them, so the data is where kube's tools (and ``etcdctl get --prefix
 /registry/configmaps``) expect it: ``<prefix>/<resource>/<namespace>/<name>``, where
 built-in resources are keyed by resource alone (with kube's special cases: services under
@@ -42,7 +42,7 @@ def kube_key(key: bytes, builtin: bool, prefix: str = DEFAULT_PREFIX) -> str:
     whether the resource is built in."""
     _, group, plural, rest = key.split(b"/", 3)
     path = prefix.rstrip("/").encode() + b"/" + _base(group, plural, builtin)
-    return (path + b"/" + rest.replace(b"\x00", b"/")).decode(errors="replace")
+    return (path + b"/" + rest).decode(errors="replace")
 
 
 class KeyLayout:
@@ -60,10 +60,10 @@ class KeyLayout:
             self._from[base] = (g, p)
 
     def etcd_key(self, key: bytes) -> bytes:
-        """``/core/configmaps/ns\\0name`` -> ``/registry/configmaps/ns/name``."""
+        """``/core/configmaps/ns/name`` -> ``/registry/configmaps/ns/name``."""
         _, group, plural, rest = key.split(b"/", 3)
         base = self._to.get((group, plural)) or _base(group, plural, builtin=False)
-        return self.root + base + b"/" + rest.replace(b"\x00", b"/")
+        return self.root + base + b"/" + rest
 
     def is_builtin(self, key: bytes) -> bool:
         """Whether a registry key is a built-in resource's (not a custom resource's)."""
@@ -90,5 +90,5 @@ class KeyLayout:
         if len(tail) == 1 and tail[0]:
             return b"/" + group + b"/" + plural + b"/" + tail[0]
         if len(tail) == 2 and tail[0] and tail[1]:
-            return b"/" + group + b"/" + plural + b"/" + tail[0] + b"\x00" + tail[1]
+            return b"/" + group + b"/" + plural + b"/" + tail[0] + b"/" + tail[1]
         return None

@@ -9,8 +9,8 @@ from its cache; it serves every consistent get from etcd.  This server does both
 an etcd, and reads the later chunks of such a list there too: the cache's revision is
 moved by the same notifications, so its state at a revision cannot be trusted either.
 
-A list read here is ordered and chunked as the cache orders them (registry keys, whose
-order differs from etcd's across namespaces), so its continue tokens, which the cache
+A list read here is ordered and chunked as the cache orders them (registry keys, in
+etcd's order below a resource's prefix), so its continue tokens, which the cache
 serves, go on where it stopped.
 """
 

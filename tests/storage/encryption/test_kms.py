@@ -20,7 +20,7 @@ from webhooks.kms.plugin import key_id, serve
 
 from .helpers import rule, write_config
 
-KEY = b"/core/secrets/default\x00db"
+KEY = b"/core/secrets/default/db"
 DATA = b'{"kind":"Secret","data":{"token":"c2VjcmV0"}}'
 
 
@@ -58,7 +58,7 @@ def test_envelope_layout_and_round_trip(tmp_path: Path, plugin: dict[str, Any]) 
     restarted = EncryptionAtRest(kms_config(tmp_path, plugin["socket"]), False, reactor)
     assert restarted.from_storage(KEY, stored) == (DATA, False)
     with pytest.raises(TransformError, match=r"cipher: message authentication failed"):
-        restarted.from_storage(b"/core/secrets/default\x00other", stored)
+        restarted.from_storage(b"/core/secrets/default/other", stored)
     enc.stop()
     restarted.stop()
 

@@ -27,8 +27,8 @@ from tests.synchronous import run
 
 from .helpers import keys, rule, write_config
 
-SECRET = b"/core/secrets/default\x00db"
-CONFIGMAP = b"/core/configmaps/default\x00cm"
+SECRET = b"/core/secrets/default/db"
+CONFIGMAP = b"/core/configmaps/default/cm"
 
 
 def inline(work: Callable[[], Any]) -> Deferred[Any]:

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from platform_api.storage.encryption import providers as p
 from platform_api.storage.transformer import TransformError
 
-KEY = b"/core/secrets/default\x00s"
+KEY = b"/core/secrets/default/s"
 DATA = b'{"kind":"Secret","data":{"password":"aHVudGVyMg=="}}'
 
 
@@ -49,7 +49,7 @@ def test_aesgcm_layout_uses_key_as_additional_data() -> None:
     stored = p.AESGCMTransformer(secret).to_storage(KEY, DATA)
     assert AESGCM(secret).decrypt(stored[:12], stored[12:], KEY) == DATA
     with pytest.raises(TransformError, match=r"^cipher: message authentication failed$"):
-        p.AESGCMTransformer(secret).from_storage(b"/core/secrets/other\x00x", stored)
+        p.AESGCMTransformer(secret).from_storage(b"/core/secrets/other/x", stored)
 
 
 def test_rotation_first_key_writes_all_keys_read_stale() -> None:

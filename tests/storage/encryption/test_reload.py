@@ -13,7 +13,7 @@ from platform_api.storage.transformer import TransformError
 
 from .helpers import keys, rule, write_config
 
-KEY = b"/core/secrets/default\x00db"
+KEY = b"/core/secrets/default/db"
 DATA = b'{"kind":"Secret"}'
 
 

@@ -16,7 +16,7 @@ from platform_api.storage.interface import (
     readable,
 )
 
-KEY = b"/coordination.platform.io/leases/platform-system\x00lease"
+KEY = b"/coordination.platform.io/leases/platform-system/lease"
 
 
 def _event(kind: str, revision: int) -> Event:
@@ -49,9 +49,9 @@ def test_an_event_seen_already_is_not_applied_twice() -> None:
 def test_a_filtered_list_leaves_an_unreadable_value_to_its_caller() -> None:
     """A selector cannot be matched against a value that does not decode: the chunk
     carries it, and the caller reports it (a client's list) or passes over it (readable)."""
-    ok = Stored(b"/core/configmaps/ns\x00a", 2, b'{"metadata":{"name":"a"}}')
-    error = StorageError(UNREADABLE, b"/core/configmaps/ns\x00b", "not a map")
-    bad = Unreadable(b"/core/configmaps/ns\x00b", 3, b"words", error, "/registry/configmaps/ns/b")
+    ok = Stored(b"/core/configmaps/ns/a", 2, b'{"metadata":{"name":"a"}}')
+    error = StorageError(UNREADABLE, b"/core/configmaps/ns/b", "not a map")
+    bad = Unreadable(b"/core/configmaps/ns/b", 3, b"words", error, "/registry/configmaps/ns/b")
     items = {s.key: s for s in (ok, bad)}
     seen = []
 

@@ -24,20 +24,20 @@ BUILTIN = [
 @pytest.mark.parametrize(
     ("key", "etcd"),
     [
-        (b"/core/configmaps/ns\x00a", b"/registry/configmaps/ns/a"),
-        (b"/core/services/ns\x00s", b"/registry/services/specs/ns/s"),
-        (b"/core/endpoints/ns\x00s", b"/registry/services/endpoints/ns/s"),
+        (b"/core/configmaps/ns/a", b"/registry/configmaps/ns/a"),
+        (b"/core/services/ns/s", b"/registry/services/specs/ns/s"),
+        (b"/core/endpoints/ns/s", b"/registry/services/endpoints/ns/s"),
         (b"/core/nodes/n1", b"/registry/minions/n1"),
         (b"/core/namespaces/default", b"/registry/namespaces/default"),
-        (b"/core/replicationcontrollers/ns\x00r", b"/registry/controllers/ns/r"),
-        (b"/apps/deployments/ns\x00d", b"/registry/deployments/ns/d"),
-        (b"/networking.platform.io/ingresses/ns\x00i", b"/registry/ingress/ns/i"),
+        (b"/core/replicationcontrollers/ns/r", b"/registry/controllers/ns/r"),
+        (b"/apps/deployments/ns/d", b"/registry/deployments/ns/d"),
+        (b"/networking.platform.io/ingresses/ns/i", b"/registry/ingress/ns/i"),
         (
             b"/apiextensions.platform.io/customresourcedefinitions/crontabs.example.com",
             b"/registry/apiextensions.platform.io/customresourcedefinitions/crontabs.example.com",
         ),
-        (b"/core/events/ns\x00e", b"/registry/events/ns/e"),
-        (b"/example.com/crontabs/ns\x00c", b"/registry/example.com/crontabs/ns/c"),
+        (b"/core/events/ns/e", b"/registry/events/ns/e"),
+        (b"/example.com/crontabs/ns/c", b"/registry/example.com/crontabs/ns/c"),
         (b"/example.com/clusterthings/t", b"/registry/example.com/clusterthings/t"),
         # the API servers' address leases, where kube keeps them (apiserver/masterleases.py)
         (b"/core/masterleases/10.0.0.1", b"/registry/masterleases/10.0.0.1"),
@@ -65,8 +65,8 @@ def test_keys_that_are_not_objects_are_ignored(etcd: bytes) -> None:
 
 def test_a_custom_prefix() -> None:
     layout = KeyLayout("/tenant-a/", BUILTIN)
-    assert layout.etcd_key(b"/core/configmaps/ns\x00a") == b"/tenant-a/configmaps/ns/a"
-    assert layout.registry_key(b"/tenant-a/configmaps/ns/a") == b"/core/configmaps/ns\x00a"
+    assert layout.etcd_key(b"/core/configmaps/ns/a") == b"/tenant-a/configmaps/ns/a"
+    assert layout.registry_key(b"/tenant-a/configmaps/ns/a") == b"/core/configmaps/ns/a"
     assert layout.registry_key(b"/registry/configmaps/ns/a") is None
 
 
@@ -76,4 +76,4 @@ def test_both_event_apis_are_one_resource_in_etcd() -> None:
     resources = keyed_resources()
     assert ("", "events") in resources and ("events.platform.io", "events") not in resources
     layout = KeyLayout("/registry", resources)
-    assert layout.registry_key(b"/registry/events/ns/e") == b"/core/events/ns\x00e"
+    assert layout.registry_key(b"/registry/events/ns/e") == b"/core/events/ns/e"

@@ -43,7 +43,7 @@ def _object(namespace: str, name: str) -> dict[str, Any]:
 
 
 def _key(namespace: str, name: str) -> bytes:
-    return f"/core/configmaps/{namespace}\x00{name}".encode()
+    return f"/core/configmaps/{namespace}/{name}".encode()
 
 
 async def _put_behind_the_cache(storage: EtcdStorage, namespace: str, name: str) -> int:
@@ -89,9 +89,9 @@ async def test_gets_and_lists_read_what_etcd_has_now(etcd: EtcdServer) -> None:
 async def test_a_chunked_list_continues_in_the_same_order(
     etcd: EtcdServer,
 ) -> None:
-    """Across namespaces the registry's key order is not etcd's ("a-b/x" sorts before
-    "a/x" in etcd): chunks come in the registry's order, as from the cache, so a continue
-    token neither skips nor repeats an object whichever of the two serves it."""
+    """Across namespaces keys sort as in etcd ("a-b/x" before "a/x"), as kube lists them:
+    chunks read from etcd come in the cache's order, so a continue token neither skips nor
+    repeats an object whichever of the two serves it."""
     client = EtcdClient([etcd.endpoint], reactor)
     storage = EtcdStorage(client, KeyLayout("/order", [("", "configmaps")]), reactor)
     storage.load()
@@ -103,19 +103,19 @@ async def test_a_chunked_list_continues_in_the_same_order(
             last = await _put_behind_the_cache(storage, namespace, name)
         first = await storage.get_list_through(b"/core/configmaps/", ListOptions(limit=2))
         assert ([s.key for s in first.items], first.remaining) == (
-            [_key("a", "y"), _key("a", "z")],
+            [_key("a-b", "v"), _key("a-b", "x")],
             3,
         )
-        assert first.continue_key == _key("a", "z") and first.revision >= last
+        assert first.continue_key == _key("a-b", "x") and first.revision >= last
         # The next chunk, at the first one's revision, from etcd too: the cache's revision
         # is moved by the same untrusted notifications.
-        await _put_behind_the_cache(storage, "a-a", "late")  # after the list: not in it
+        await _put_behind_the_cache(storage, "a-c", "late")  # after the list: not in it
         rest = await storage.get_list_through(
             b"/core/configmaps/", ListOptions(first.revision, first.continue_key)
         )
-        assert [s.key for s in rest.items] == [_key("a-b", "v"), _key("a-b", "x"), _key("ab", "w")]
+        assert [s.key for s in rest.items] == [_key("a", "y"), _key("a", "z"), _key("ab", "w")]
 
-        one_namespace = await storage.get_list_through(b"/core/configmaps/a\x00", ListOptions())
+        one_namespace = await storage.get_list_through(b"/core/configmaps/a/", ListOptions())
         assert [s.key for s in one_namespace.items] == [_key("a", "y"), _key("a", "z")]
 
         def keep(obj: dict[str, Any]) -> bool:

@@ -147,16 +147,16 @@ async def test_a_watch_behind_a_compaction_lists_again_and_tells_the_difference(
         await client.compact(new.revision)
         storage.start()
         await storage.cache.wait_for(new.revision)
-        assert [(e.type, e.key.rpartition(b"\x00")[2]) for e in events] == [
+        assert [(e.type, e.key.rpartition(b"/")[2]) for e in events] == [
             (MODIFIED, b"ch"),
             (ADDED, b"new"),
             (DELETED, b"gone"),  # at the list's revision, as kube's cacher replaces its store
         ]
-        assert storage.get(b"/core/configmaps/ns\x00ch").object["data"] == {"k": "v"}
+        assert storage.get(b"/core/configmaps/ns/ch").object["data"] == {"k": "v"}
         assert sorted(storage.cache.data) == [
-            b"/core/configmaps/ns\x00ch",
-            b"/core/configmaps/ns\x00kept",
-            b"/core/configmaps/ns\x00new",
+            b"/core/configmaps/ns/ch",
+            b"/core/configmaps/ns/kept",
+            b"/core/configmaps/ns/new",
         ]
     finally:
         storage.stop()

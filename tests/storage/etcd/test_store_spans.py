@@ -126,7 +126,7 @@ def traced() -> Trace:
 async def test_a_create_is_one_span_with_kubes_attributes_and_steps(storage: EtcdStorage) -> None:
     trace = traced()
     name = f"cm{next(_names)}"
-    key = f"/core/configmaps/traced\x00{name}".encode()
+    key = f"/core/configmaps/traced/{name}".encode()
     await storage.create(key, configmap(name, k="1"))
     [span] = trace.spans
     assert (span.name, span.attributes, span.steps, span.ended) == (
@@ -159,7 +159,7 @@ async def test_an_update_that_loses_a_race_tries_again_under_one_span(
     storage: EtcdStorage,
 ) -> None:
     name = f"cm{next(_names)}"
-    key = f"/core/configmaps/traced\x00{name}".encode()
+    key = f"/core/configmaps/traced/{name}".encode()
     await storage.create(key, configmap(name, k="1"))  # not traced: no span
     trace = traced()
     raced = False
@@ -193,7 +193,7 @@ async def test_an_update_that_loses_a_race_tries_again_under_one_span(
 @pytest_twisted.ensureDeferred
 async def test_an_update_that_creates_opens_no_create_span(storage: EtcdStorage) -> None:
     trace = traced()
-    key = b"/rbac.authorization.platform.io/roles/traced\x00reader"
+    key = b"/rbac.authorization.platform.io/roles/traced/reader"
     role = {
         "apiVersion": "rbac.authorization.platform.io/v1",
         "kind": "Role",
@@ -217,7 +217,7 @@ async def test_an_update_that_creates_opens_no_create_span(storage: EtcdStorage)
 @pytest_twisted.ensureDeferred
 async def test_a_custom_resource_is_unstructured(storage: EtcdStorage) -> None:
     trace = traced()
-    key = b"/example.com/widgets/traced\x00w1"
+    key = b"/example.com/widgets/traced/w1"
     widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}}
     await storage.create(key, widget)
     assert {k: trace.spans[0].attributes[k] for k in ("key", "type", "group")} == {
@@ -231,7 +231,7 @@ async def test_a_custom_resource_is_unstructured(storage: EtcdStorage) -> None:
 async def test_an_untraced_write_opens_nothing(storage: EtcdStorage) -> None:
     assert spans.TRACE.get() is None
     name = f"cm{next(_names)}"
-    key = f"/core/configmaps/traced\x00{name}".encode()
+    key = f"/core/configmaps/traced/{name}".encode()
     stored = await storage.create(key, configmap(name))
     assert stored.object["metadata"]["name"] == name
     spans.event("Encode succeeded", len=1)  # no span open: nothing to mark, no error

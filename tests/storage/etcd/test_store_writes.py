@@ -38,7 +38,7 @@ _names = itertools.count()
 @pytest.fixture
 def key() -> bytes:
     """A key of the test's own: the etcd is shared by the module."""
-    return f"/core/configmaps/writes\x00cm{next(_names)}".encode()
+    return f"/core/configmaps/writes/cm{next(_names)}".encode()
 
 
 def configmap(**data: str) -> dict[str, Any]:
