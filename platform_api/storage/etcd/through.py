@@ -17,7 +17,7 @@ serves, go on where it stopped.
 from __future__ import annotations
 
 from platform_api.storage.etcd.batch import Batched
-from platform_api.storage.etcd.cache import WatchCache, select
+from platform_api.storage.etcd.cache import WatchCache
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.errors import Compacted, storage_call
 from platform_api.storage.etcd.kv import KeyValue, RangeResult, prefix_end
@@ -67,28 +67,50 @@ class ReadThrough:
         return stored
 
     async def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
-        """Every key under ``prefix`` at one revision (``options.revision``, or the current
-        one), then the chunk ``options`` asks for."""
+        """The chunk ``options`` asks for, at one revision (``options.revision``, or the
+        current one), read as kube's etcd3 store reads it: from the first key past
+        ``start_after``, ``limit`` keys a call (more, doubling, while a predicate leaves
+        the chunk short), so a chunk costs its own keys, not the whole prefix's."""
         start = self.layout.etcd_key(prefix + b"x")[:-1]  # the prefix's etcd form
         end = prefix_end(start)
-        found: dict[bytes, Stored] = {}
-        key, revision = start, options.revision
+        key = start
+        if options.start_after.startswith(prefix):
+            key = max(start, self.layout.etcd_key(options.start_after) + b"\x00")
+        items: list[Stored] = []
+        revision, want = options.revision, options.limit
+        page = min(want, _PAGE) if want else _PAGE
         while True:
-            result = await storage_call(prefix, self._range(prefix, key, end, revision))
+            result = await storage_call(prefix, self._range(prefix, key, end, revision, page))
             revision = revision or result.revision
-            for kv in result.kvs:
-                stored = self._stored(kv)
-                if stored is not None and stored.key.startswith(prefix):
-                    found[stored.key] = stored
+            taken = self._take(result.kvs, prefix, options, items)
+            if want and len(items) == want and (taken < len(result.kvs) or result.more):
+                # Full, and a key is left: the next chunk starts after this one's last.
+                remaining = None if options.predicate else result.count - taken
+                return ListResult(items, revision, items[-1].key, remaining)
             if not result.more or not result.kvs:
-                break
+                return ListResult(items, revision, None, None)
             key = result.kvs[-1].key + b"\x00"
-        keys = sorted(k for k in found if k > options.start_after)
-        return select(keys, found.__getitem__, options, revision)
+            if options.predicate:
+                page = min(page * 2, _PAGE)
 
-    async def _range(self, prefix: bytes, key: bytes, end: bytes, revision: int) -> RangeResult:
+    def _take(
+        self, kvs: list[KeyValue], prefix: bytes, options: ListOptions, items: list[Stored]
+    ) -> int:
+        """Add what ``options`` selects of ``kvs`` to ``items``, up to its limit; how many
+        keys that read."""
+        for i, kv in enumerate(kvs):
+            if options.limit and len(items) == options.limit:
+                return i
+            stored = self._stored(kv)
+            if stored is not None and stored.key.startswith(prefix) and options.selects(stored):
+                items.append(stored)
+        return len(kvs)
+
+    async def _range(
+        self, prefix: bytes, key: bytes, end: bytes, revision: int, limit: int
+    ) -> RangeResult:
         try:
-            return await self.client.range(key, end, limit=_PAGE, revision=revision)
+            return await self.client.range(key, end, limit=limit, revision=revision)
         except Compacted as e:
             raise StorageError(EXPIRED, prefix, revision=e.compact_revision) from None
 

@@ -144,3 +144,56 @@ async def test_a_chunk_at_a_revision_etcd_compacted_has_expired(etcd: EtcdServer
         assert expired.value.code == EXPIRED
     finally:
         client.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_chunk_reads_its_own_keys_not_the_whole_prefix(
+    etcd: EtcdServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As kube's etcd3 store: ``limit`` keys a call from past the last chunk, the count
+    of keys left from etcd's answer; a predicate that leaves a chunk short reads on in
+    pages of twice the size."""
+    client = EtcdClient([etcd.endpoint], reactor)
+    storage = EtcdStorage(client, KeyLayout("/paged", [("", "configmaps")]), reactor)
+    calls: list[tuple[bytes, int]] = []
+    real = client.range
+
+    async def counted(key: bytes, end: bytes = b"", **kwargs: Any) -> Any:
+        calls.append((key, kwargs.get("limit", 0)))
+        return await real(key, end, **kwargs)
+
+    monkeypatch.setattr(client, "range", counted)
+    try:
+        for i in range(20):
+            await _put_behind_the_cache(storage, "a", f"c{i:02d}")
+        base = b"/paged/configmaps/a/"
+        first = await storage.get_list_through(b"/core/configmaps/", ListOptions(limit=5))
+        assert [s.key for s in first.items] == [_key("a", f"c{i:02d}") for i in range(5)]
+        assert (first.continue_key, first.remaining) == (_key("a", "c04"), 15)
+        assert calls == [(b"/paged/configmaps/", 5)]
+
+        calls.clear()
+        last = await storage.get_list_through(
+            b"/core/configmaps/", ListOptions(first.revision, _key("a", "c14"), limit=5)
+        )
+        assert [s.key for s in last.items] == [_key("a", f"c{i:02d}") for i in range(15, 20)]
+        assert (last.continue_key, last.remaining) == (None, None)  # no key after c19
+        assert calls == [(base + b"c14\x00", 5)]
+
+        calls.clear()
+
+        def odd(obj: dict[str, Any]) -> bool:
+            return int(obj["metadata"]["name"][1:]) % 4 == 1
+
+        picked = await storage.get_list_through(
+            b"/core/configmaps/", ListOptions(limit=3, predicate=odd)
+        )
+        assert [s.key for s in picked.items] == [_key("a", n) for n in ("c01", "c05", "c09")]
+        assert (picked.continue_key, picked.remaining) == (_key("a", "c09"), None)
+        assert calls == [
+            (b"/paged/configmaps/", 3),
+            (base + b"c02\x00", 6),
+            (base + b"c08\x00", 12),
+        ]
+    finally:
+        client.close()
