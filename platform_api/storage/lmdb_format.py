@@ -139,8 +139,8 @@ def _rekey_log(txn: lmdb.Transaction, db: Any, after: bytes) -> tuple[int, bytes
     while found and changed < STEP:
         revision, record = (bytes(part) for part in cursor.item())
         start = LOG_HEADER.size
-        end = start + LOG_HEADER.unpack_from(record)[2]
-        if _OLD_SEPARATOR in record[start:end]:
+        end = start + (LOG_HEADER.unpack_from(record)[2] if len(record) >= start else 0)
+        if _OLD_SEPARATOR in record[start:end]:  # (a record too short to hold one is kept)
             key = record[start:end].replace(_OLD_SEPARATOR, _SEPARATOR)
             cursor.put(revision, record[:start] + key + record[end:])
             changed += 1

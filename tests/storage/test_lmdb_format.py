@@ -170,3 +170,19 @@ def test_an_upgrade_that_needs_room_grows_the_map_to_the_ceiling(tmp_path: Path)
     assert data_format(env) == FORMAT
     assert env.info()["map_size"] > used
     env.close()
+
+
+def test_a_change_record_too_short_to_read_is_left_as_it_is(tmp_path: Path) -> None:
+    """The upgrade rewrites what it can read; a damaged record is the change log's reader's
+    problem, as before, not a reason to refuse to start."""
+    path = str(tmp_path / "db")
+    populated(path, NAMES)
+    env = lmdb.open(path, max_dbs=4, subdir=True)
+    with env.begin(write=True) as txn:
+        txn.put(REV.pack(99), b"\x01short", db=env.open_db(b"log", txn=txn))
+    env.close()
+    env = open_environment(path, MI)
+    assert data_format(env) == FORMAT
+    with env.begin() as txn:
+        assert txn.get(REV.pack(99), db=env.open_db(b"log", txn=txn)) == b"\x01short"
+    env.close()
