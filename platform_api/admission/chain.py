@@ -242,7 +242,6 @@ class AdmissionChain:
 
     def validator(self, scope: Scope, operation: str) -> Admit:
         """The validating phase, for the store to run against each object it would write."""
-        webhooks, policies = self.webhooks, self.policies
 
         async def validate(obj: Obj, old: Obj | None) -> None:
             # A PUT that finds nothing creates: admission sees a CREATE.
@@ -253,25 +252,53 @@ class AdmissionChain:
             name = obj.get("metadata", {}).get("name", "") if obj else ""
             attrs = self.attributes(scope, op, name)
             await _validate_plugins(self._on(self.validating, attrs.resource), attrs, obj, old)
-            if policies is not None and policies.active():
-                # kube's order: ValidatingAdmissionPolicy, then the validating webhooks.
-                req = admission_request(scope, attrs, None if op == "DELETE" else obj, old)
-                try:
-                    await policies.validate(req)
-                finally:
-                    _report(scope, req)
-            if webhooks is not None:
-                if op == "DELETE":
+            if op == "DELETE":  # the policies see no object; the webhooks, both phases
+                await self._validate_extensions(scope, attrs, None, old, webhooks=False)
+                if self.webhooks is not None:
                     await self._delete_webhooks(scope, attrs, old)
-                elif webhooks.has_validating():
-                    req = admission_request(scope, attrs, obj, old)
-                    try:
-                        await webhooks.validate(req)
-                    finally:
-                        _report(scope, req)
+            else:
+                await self._validate_extensions(scope, attrs, obj, old)
             await _validate_plugins(self._on(self.last, attrs.resource), attrs, obj, old)
 
         return validate
+
+    async def connect(self, scope: Scope, options: Obj) -> None:
+        """kube's ConnectResource: the mutating, then the validating phase of a CONNECT,
+        with the request's options (``PodExecOptions``...) as the object, before the
+        target is looked up.  Of kube's plugins only the policies and webhooks handle
+        CONNECT, so the built-in ones are not asked."""
+        attrs = self.attributes(scope, "CONNECT")
+        await _timed("admit", "CONNECT", self._admit_connect(scope, attrs, options))
+        await _timed("validate", "CONNECT", self._validate_connect(scope, attrs, options))
+
+    async def _admit_connect(self, scope: Scope, attrs: Attributes, options: Obj) -> None:
+        if self._extensions_mutate():
+            await self._mutate_extensions(scope, attrs, options, None)
+
+    async def _validate_connect(self, scope: Scope, attrs: Attributes, options: Obj) -> None:
+        await self._validate_extensions(scope, attrs, options, None)
+
+    async def _validate_extensions(
+        self,
+        scope: Scope,
+        attrs: Attributes,
+        obj: Obj | None,
+        old: Obj | None,
+        webhooks: bool = True,
+    ) -> None:
+        """ValidatingAdmissionPolicy, then (unless ``webhooks`` is False) the validating
+        webhooks, as kube orders them; those not configured are not asked."""
+        parts: list[Any] = []
+        if self.policies is not None and self.policies.active():
+            parts.append(self.policies)
+        if webhooks and self.webhooks is not None and self.webhooks.has_validating():
+            parts.append(self.webhooks)
+        for part in parts:
+            req = admission_request(scope, attrs, obj, old)
+            try:
+                await part.validate(req)
+            finally:
+                _report(scope, req)
 
     async def _delete_webhooks(self, scope: Scope, attrs: Attributes, old: Obj | None) -> None:
         """kube's delete admission: mutating then validating, on the stored object."""

@@ -3,11 +3,12 @@
 
 kube-apiserver reaches these through a node's kubelet or a pod's address.  Nothing here
 runs a pod, so every request ends in an error, but the one kube gives at the same step:
-the object's existence (404), a pod no node was given (400 ``does not have a host
-assigned``), a node that does not exist (404, worded by kube as a *pod* of the node's
-name), a request that asks for no upgrade (400 ``Upgrade request required``), an
-address kube would not dial (400 ``address not allowed``), a service with no endpoints
-(503).  Where kube would dial, this server says it does not.
+admission of the CONNECT (a policy's or a webhook's refusal), the object's existence
+(404), a pod no node was given (400 ``does not have a host assigned``), a node that does
+not exist (404, worded by kube as a *pod* of the node's name), a request that asks for
+no upgrade (400 ``Upgrade request required``), an address kube would not dial (400
+``address not allowed``), a service with no endpoints (503).  Where kube would dial,
+this server says it does not.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import ipaddress
 from typing import Any
 
 from platform_api import errors
+from platform_api.endpoints import connectoptions
 from platform_api.endpoints.scope import Scope
 from platform_api.scheme.types import ResourceType
 from platform_api.validation.field import go_quote
@@ -91,6 +93,10 @@ def proxied_name(kind: str, id_: str) -> str:
 async def handle(scope: Scope) -> bytes:
     rt: ResourceType = scope.resource
     sub = scope.info.subresource
+    # kube admits a CONNECT (its options as the object) before it looks anything up.
+    kind = rt.gvk(sub)[2]
+    request_options = connectoptions.options(kind, scope.info, scope.request.args)
+    await scope.handlers.admission.connect(scope, request_options)
     name = scope.name
     if sub == "proxy":
         name = proxied_name(rt.kind.lower(), name)

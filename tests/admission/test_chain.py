@@ -91,3 +91,44 @@ def test_allocating_plugins_run_after_the_other_mutations_on_every_path() -> Non
     ]
     alone = AdmissionChain([Allocating("alloc", calls)])
     assert alone.mutator(_scope("services")) is not None
+
+
+class Extension:
+    """A policy or webhook part that notes what it was asked (always active)."""
+
+    def __init__(self, name: str, calls: list[str]) -> None:
+        self.name, self.calls = name, calls
+
+    def active(self) -> bool:
+        return True
+
+    def has_validating(self) -> bool:
+        return True
+
+    def has_mutating(self) -> bool:
+        return False
+
+    async def validate(self, req: Any) -> None:
+        self.calls.append(f"{self.name} {req.operation} {req.kind[2]} {req.object}")
+
+
+def test_a_connect_asks_the_policies_and_webhooks_but_no_built_in_plugin() -> None:
+    """kube's built-in plugins handle no CONNECT; its policies and webhooks do, with the
+    connect options as the object, policies first."""
+    calls: list[str] = []
+    chain = AdmissionChain(
+        [Noting("any", calls)],
+        webhooks=Extension("webhooks", calls),  # type: ignore[arg-type]
+        policies=Extension("policies", calls),  # type: ignore[arg-type]
+    )
+    scope = _scope("pods")
+    scope.info.subresource = "exec"
+    scope.ctx.field_manager = ""
+    scope.ctx.trace = None
+    options = {"kind": "PodExecOptions", "apiVersion": "v1", "command": ["ls"]}
+    run(chain.connect(scope, options))
+    shown = str(options)
+    assert calls == [
+        f"policies CONNECT PodExecOptions {shown}",
+        f"webhooks CONNECT PodExecOptions {shown}",
+    ]
