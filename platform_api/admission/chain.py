@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from platform_api import errors
-from platform_api.admission import metrics
+from platform_api.admission import metrics, plugintimes
 from platform_api.admission.equivalence import Equivalence
+from platform_api.admission.plugintimes import ADMIT, VALIDATE
 from platform_api.admission.policy.dispatch import PolicyAdmission
 from platform_api.admission.policy.mutate import MutatingPolicyAdmission
 from platform_api.admission.policy.mutating import Atomics, Merge
@@ -39,6 +40,8 @@ Obj = dict[str, Any]
 T = TypeVar("T")
 P = TypeVar("P", bound="AdmissionPlugin")
 META_GROUP_VERSION = "meta.platform.io/v1"
+MUTATING_POLICY, MUTATING_WEBHOOK = "MutatingAdmissionPolicy", "MutatingAdmissionWebhook"
+VALIDATING_POLICY, VALIDATING_WEBHOOK = "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook"
 _OPTIONS_KIND = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 
@@ -96,8 +99,14 @@ class AdmissionChain:
         policies: PolicyAdmission | None = None,
         mutating_policies: MutatingPolicyAdmission | None = None,
         equivalence: Equivalence | None = None,
+        enabled: Sequence[str] = (),
     ) -> None:
         self.plugins = plugins
+        # The plugin names the server runs, in kube's order (its per-plugin latency
+        # family observes each, plugintimes.py); by default the built ones.
+        self.enabled = tuple(enabled) or tuple(getattr(p, "name", "") for p in plugins)
+        self._enabled = frozenset(self.enabled)
+        self._plans: dict[tuple[str, bool, str, str, str], plugintimes.Plan] = {}
         # The versions webhooks and policies may see a request at; the CRD installer
         # keeps its converters current.
         self.equivalence = equivalence
@@ -123,6 +132,31 @@ class AdmissionChain:
         if found is None:
             found = self._acting[key] = [p for p in plugins if _acts_on(p, rt)]
         return found
+
+    def _plan(self, step: str, attrs: Attributes, last: bool = False) -> plugintimes.Plan:
+        """The built-in plugins of a step, as kube's chain asks them (plugintimes.py)."""
+        rt = attrs.resource
+        key = (step, last, attrs.operation, rt.group, rt.plural)
+        found = self._plans.get(key)
+        if found is None:
+            plugins: list[Any] = (
+                self.mutating if step == ADMIT else (self.last if last else self.validating)
+            )
+            acting = self._on(plugins, rt)
+            found = plugintimes.plan(self.enabled, acting, step, attrs.operation, last)
+            self._plans[key] = found
+        return found
+
+    async def _part(
+        self, name: str, step: str, attrs: Attributes, call: Callable[..., Any], *args: Any
+    ) -> Any:
+        """A policy or webhook plugin's call, observed as kube observes that plugin."""
+        if name in self._enabled and plugintimes.handles(name, step, attrs.operation):
+            return await plugintimes.timed((name, attrs.operation, step), call, *args)
+        return await call(*args)
+
+    def _nothing(self, name: str, step: str, attrs: Attributes) -> None:
+        plugintimes.nothing(name, step, attrs.operation, self._enabled)
 
     def start(self) -> None:
         """Webhooks and policies read their configurations from informers, and so do the
@@ -161,12 +195,14 @@ class AdmissionChain:
 
     async def _admit(self, scope: Scope, operation: str, obj: Obj | None, name: str) -> None:
         attrs = self.attributes(scope, operation, name)
-        await self._mutate_plugins(self.mutating, attrs, obj, None)
+        await self._plan(ADMIT, attrs).run("admit", attrs, obj, None)
         if obj is not None and self._extensions_mutate():
             mutated = await self._mutate_extensions(scope, attrs, obj, None)
             if mutated is not obj:
                 obj.clear()
                 obj.update(mutated)
+        else:
+            self._no_mutating_extensions(attrs)
         await self._allocate(attrs, obj, None)
 
     async def _allocate(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
@@ -191,6 +227,10 @@ class AdmissionChain:
             if pending is not None:
                 await pending
 
+    def _no_mutating_extensions(self, attrs: Attributes) -> None:
+        self._nothing(MUTATING_POLICY, ADMIT, attrs)
+        self._nothing(MUTATING_WEBHOOK, ADMIT, attrs)
+
     def _extensions_mutate(self) -> bool:
         """Whether a mutating policy or webhook is configured."""
         policies, webhooks = self.mutating_policies, self.webhooks
@@ -209,13 +249,19 @@ class AdmissionChain:
             again: list[Any] = []
             if policies is not None and policies.active():
                 merge, atomics = _merging(scope)
-                again = await policies.mutate(req, merge, atomics)
+                again = await self._part(
+                    MUTATING_POLICY, ADMIT, attrs, policies.mutate, req, merge, atomics
+                )
+            else:
+                self._nothing(MUTATING_POLICY, ADMIT, attrs)
             if webhooks is not None and webhooks.has_mutating():
                 before = req.object
-                await webhooks.mutate(req)
+                await self._part(MUTATING_WEBHOOK, ADMIT, attrs, webhooks.mutate, req)
                 if again and req.object != before:
                     assert policies is not None
                     await policies.mutate(req, merge, atomics, only=again)
+            else:
+                self._nothing(MUTATING_WEBHOOK, ADMIT, attrs)
         finally:
             _report(scope, req)
         return req.object if req.object is not None else obj
@@ -232,9 +278,11 @@ class AdmissionChain:
         async def mutate_once(obj: Obj, old: Obj | None, operation: str) -> Obj:
             name = obj.get("metadata", {}).get("name", "")
             attrs = self.attributes(scope, operation, name)
-            await self._mutate_plugins(self.mutating, attrs, obj, old)
+            await self._plan(ADMIT, attrs).run("admit", attrs, obj, old)
             if self._extensions_mutate():
                 obj = await self._mutate_extensions(scope, attrs, obj, old)
+            else:
+                self._no_mutating_extensions(attrs)
             await self._allocate(attrs, obj, old)
             return obj
 
@@ -251,32 +299,36 @@ class AdmissionChain:
         async def validate_once(obj: Obj, old: Obj | None, op: str) -> None:
             name = obj.get("metadata", {}).get("name", "") if obj else ""
             attrs = self.attributes(scope, op, name)
-            await _validate_plugins(self._on(self.validating, attrs.resource), attrs, obj, old)
+            await self._plan(VALIDATE, attrs).run("validate", attrs, obj, old)
             if op == "DELETE":  # the policies see no object; the webhooks, both phases
                 await self._validate_extensions(scope, attrs, None, old, webhooks=False)
-                if self.webhooks is not None:
-                    await self._delete_webhooks(scope, attrs, old)
+                await self._delete_webhooks(scope, attrs, old)
             else:
                 await self._validate_extensions(scope, attrs, obj, old)
-            await _validate_plugins(self._on(self.last, attrs.resource), attrs, obj, old)
+            await self._plan(VALIDATE, attrs, last=True).run("validate", attrs, obj, old)
 
         return validate
 
     async def connect(self, scope: Scope, options: Obj) -> None:
         """kube's ConnectResource: the mutating, then the validating phase of a CONNECT,
         with the request's options (``PodExecOptions``...) as the object, before the
-        target is looked up.  Of kube's plugins only the policies and webhooks handle
-        CONNECT, so the built-in ones are not asked."""
+        target is looked up.  Of kube's plugins only the policies, the webhooks and
+        AlwaysAdmit/AlwaysDeny handle CONNECT; the other built-in ones are not asked."""
         attrs = self.attributes(scope, "CONNECT")
         await _timed("admit", "CONNECT", self._admit_connect(scope, attrs, options))
         await _timed("validate", "CONNECT", self._validate_connect(scope, attrs, options))
 
     async def _admit_connect(self, scope: Scope, attrs: Attributes, options: Obj) -> None:
+        await self._plan(ADMIT, attrs).run("admit", attrs, options, None)
         if self._extensions_mutate():
             await self._mutate_extensions(scope, attrs, options, None)
+        else:
+            self._no_mutating_extensions(attrs)
 
     async def _validate_connect(self, scope: Scope, attrs: Attributes, options: Obj) -> None:
+        await self._plan(VALIDATE, attrs).run("validate", attrs, options, None)
         await self._validate_extensions(scope, attrs, options, None)
+        await self._plan(VALIDATE, attrs, last=True).run("validate", attrs, options, None)
 
     async def _validate_extensions(
         self,
@@ -288,27 +340,32 @@ class AdmissionChain:
     ) -> None:
         """ValidatingAdmissionPolicy, then (unless ``webhooks`` is False) the validating
         webhooks, as kube orders them; those not configured are not asked."""
-        parts: list[Any] = []
-        if self.policies is not None and self.policies.active():
-            parts.append(self.policies)
-        if webhooks and self.webhooks is not None and self.webhooks.has_validating():
-            parts.append(self.webhooks)
-        for part in parts:
+        parts: list[tuple[str, Any]] = [(VALIDATING_POLICY, self.policies)]
+        if webhooks:
+            parts.append((VALIDATING_WEBHOOK, self.webhooks))
+        for name, part in parts:
+            ready = part is not None and (
+                part.active() if name == VALIDATING_POLICY else part.has_validating()
+            )
+            if not ready:
+                self._nothing(name, VALIDATE, attrs)
+                continue
             req = admission_request(scope, attrs, obj, old)
             try:
-                await part.validate(req)
+                await self._part(name, VALIDATE, attrs, part.validate, req)
             finally:
                 _report(scope, req)
 
     async def _delete_webhooks(self, scope: Scope, attrs: Attributes, old: Obj | None) -> None:
         """kube's delete admission: mutating then validating, on the stored object."""
-        assert self.webhooks is not None
-        if not (self.webhooks.has_mutating() or self.webhooks.has_validating()):
+        webhooks = self.webhooks
+        if webhooks is None or not (webhooks.has_mutating() or webhooks.has_validating()):
+            self._nothing(VALIDATING_WEBHOOK, VALIDATE, attrs)
             return
         req = admission_request(scope, attrs, None, old)
         try:
-            await self.webhooks.mutate(req)
-            await self.webhooks.validate(req)
+            await webhooks.mutate(req)
+            await self._part(VALIDATING_WEBHOOK, VALIDATE, attrs, webhooks.validate, req)
         finally:
             _report(scope, req)
 
@@ -335,15 +392,6 @@ def forbidden(attrs: Attributes, obj: Obj | None, why: str) -> errors.StatusErro
 def _acts_on(plugin: AdmissionPlugin, rt: ResourceType) -> bool:
     resources = getattr(plugin, "resources", None)
     return resources is None or (rt.group, rt.plural) in resources
-
-
-async def _validate_plugins(
-    plugins: list[Validating], attrs: Attributes, obj: Obj | None, old: Obj | None
-) -> None:
-    for plugin in plugins:
-        pending = plugin.validate(attrs, obj, old)
-        if pending is not None:
-            await pending
 
 
 def admission_request(

@@ -24,7 +24,8 @@ STEP_DURATION = ReactorHistogram(
     buckets=_BUCKETS,
     registry=REGISTRY,
 )
-CONTROLLER_DURATION = Histogram(
+# Observed for every plugin kube would ask, on the reactor (admission/plugintimes.py).
+CONTROLLER_DURATION = ReactorHistogram(
     "apiserver_admission_controller_admission_duration_seconds",
     f"[STABLE] Admission controller latency histogram in seconds, {_BY_NAME} (validate or admit).",
     ["name", "operation", "rejected", "type"],

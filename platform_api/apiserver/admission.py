@@ -83,4 +83,5 @@ def build_admission(
     config_file = cfg.admission_control_config_file
     settings = load_plugin_settings(config_file) if config_file else {}
     ctx = PluginContext(cfg, storage, hub, stores, reactor, authorize, settings)
-    return AdmissionChain(_plugins(ctx, share), webhooks, policies, mutating, equivalence)
+    built = _plugins(ctx, share)
+    return AdmissionChain(built, webhooks, policies, mutating, equivalence, enabled=plugins)

@@ -148,11 +148,17 @@ class ReactorHistogram(Collector):
         registry.register(self)
 
     def observe(self, amount: float, *values: str) -> None:
+        row = self.row(*values)
+        row[bisect.bisect_left(self.bounds, amount)] += 1
+        row[-1] += amount
+
+    def row(self, *values: str) -> list[float]:
+        """The series' bucket counts (then its sum), made on first use: an observation
+        below the first bound is ``row(...)[0] += 1``."""
         row = self.values.get(values)
         if row is None:
             row = self.values[values] = [0.0] * (len(self.bounds) + 2)
-        row[bisect.bisect_left(self.bounds, amount)] += 1
-        row[-1] += amount
+        return row
 
     def clear(self) -> None:
         self.values.clear()
