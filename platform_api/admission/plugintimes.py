@@ -8,9 +8,10 @@ without a configuration file enabled, after a create, an update, a delete and an
 AlwaysDeny, EventRateLimit and ImagePolicyWebhook from their sources.
 
 Here most requests skip most plugins without a call (``AdmissionChain._on``).  A step's
-``Plan`` lists, in kube's order, the plugins that act (timed) and those kube would ask
-but that do nothing here (counted as taking no time: their series' first bucket, without
-a call), so that every series kube has grows as it grows in kube, for ~1 µs a request.
+``Plan`` lists, in kube's order, the plugins that act (timed) and the runs of those kube
+would ask but that do nothing here (``Idle``: counted once per request, without a call,
+and spread over their series' first bucket when the family is read), so that every
+series kube has grows as it grows in kube.
 A plugin whose step differs from kube's (ours validates where kube's admits) is counted
 in kube's step, and not timed.
 """
@@ -82,9 +83,45 @@ def handles(name: str, step: str, operation: str) -> bool:
 
 
 Labels = tuple[str, ...]
-# One entry of a plan: (the plugin to call, or None for one counted as taking no time;
-# its series' labels, or None for a call kube does not observe).
-Entry = tuple[Any, Labels | None]
+
+
+class Idle:
+    """Plugins kube would ask one after another that take no time here: one count per
+    request, spread over their series (first bucket) when the family is read."""
+
+    __slots__ = ("count", "labels")
+
+    def __init__(self, labels: list[Labels]) -> None:
+        self.labels = labels
+        self.count = 0
+        _IDLE.append(self)
+
+    def spread(self) -> None:
+        if self.count:
+            for labels in self.labels:
+                CONTROLLER_DURATION.row(*labels)[0] += self.count
+            self.count = 0
+
+
+_IDLE: list[Idle] = []
+
+
+def _spread() -> None:
+    for idle in _IDLE:
+        idle.spread()
+
+
+def _forget() -> None:
+    for idle in _IDLE:
+        idle.count = 0
+
+
+CONTROLLER_DURATION.before_collect = _spread
+CONTROLLER_DURATION.on_clear = _forget
+
+# One entry of a plan: a plugin to call, with its series' labels (None: kube does not
+# observe this call), or a run of plugins that take no time here.
+Entry = tuple[Any, Labels | None] | Idle
 
 
 class Plan:
@@ -94,12 +131,12 @@ class Plan:
         self.entries = entries
 
     async def run(self, method: str, attrs: Any, obj: Any, old: Any) -> None:
-        series = CONTROLLER_DURATION.values
-        for plugin, labels in self.entries:
-            if plugin is None:  # kube's plugin would have returned at once
-                assert labels is not None
-                (series.get(labels) or CONTROLLER_DURATION.row(*labels))[0] += 1
-            elif labels is None:
+        for entry in self.entries:
+            if isinstance(entry, Idle):  # kube's plugins would have returned at once
+                entry.count += 1
+                continue
+            plugin, labels = entry
+            if labels is None:
                 pending = getattr(plugin, method)(attrs, obj, old)
                 if pending is not None:
                     await pending
@@ -114,7 +151,7 @@ async def timed(labels: Labels, call: Callable[..., Any], *args: Any) -> Any:
     started = time.perf_counter()
     try:
         result = call(*args)
-        if inspect.isawaitable(result):
+        if result is not None and inspect.isawaitable(result):
             result = await result
     except BaseException:
         CONTROLLER_DURATION.observe(time.perf_counter() - started, name, operation, "true", step)
@@ -133,6 +170,7 @@ def plan(enabled: Iterable[str], acting: list[Any], step: str, operation: str, l
     # (AlwaysAdmit, AlwaysDeny); ours are not asked otherwise either.
     strict = operation == "CONNECT"
     entries: list[Entry] = []
+    idle: list[Labels] = []
     for name in enabled:
         if name not in HANDLES or name in CHAIN_PARTS:  # the chain observes those itself
             continue
@@ -141,15 +179,22 @@ def plan(enabled: Iterable[str], acting: list[Any], step: str, operation: str, l
         plugin = by_name.pop(name, None)
         kube_asks = handles(name, step, operation)
         if plugin is not None and (kube_asks or not strict):
+            if idle:  # a plugin that acts may refuse: the idle ones before it come first
+                entries.append(Idle(idle))
+                idle = []
             entries.append((plugin, (name, operation, step) if kube_asks else None))
         elif kube_asks:
-            entries.append((None, (name, operation, "false", step)))
+            idle.append((name, operation, "false", step))
+    if idle:
+        entries.append(Idle(idle))
     if not strict:
         entries.extend((p, None) for p in by_name.values())  # not kube's: not observed
     return Plan(entries)
 
 
-def nothing(name: str, step: str, operation: str, enabled: frozenset[str]) -> None:
-    """A policy or webhook plugin kube would ask here, with none configured: no time."""
+def idle_for(name: str, step: str, operation: str, enabled: frozenset[str]) -> Idle | None:
+    """The count of a policy or webhook plugin kube would ask here that has nothing
+    configured (None: kube would not ask it)."""
     if name in enabled and handles(name, step, operation):
-        CONTROLLER_DURATION.row(name, operation, "false", step)[0] += 1
+        return Idle([(name, operation, "false", step)])
+    return None

@@ -14,7 +14,7 @@ import bisect
 import itertools
 import platform
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector
@@ -129,6 +129,10 @@ class ReactorCounter(Collector):
         yield family
 
 
+def _nothing() -> None:
+    return None
+
+
 class ReactorHistogram(Collector):
     """A histogram family updated from the reactor thread only (see ReactorCounter)."""
 
@@ -145,6 +149,10 @@ class ReactorHistogram(Collector):
         self._le = [floatToGoString(b) for b in self.bounds] + ["+Inf"]
         # label values -> per-bucket counts (the last one +Inf), then the sum
         self.values: dict[tuple[str, ...], list[float]] = {}
+        # Counts kept elsewhere until the family is read (or reset): admission's idle
+        # plugins (admission/plugintimes.py).
+        self.before_collect: Callable[[], None] = _nothing
+        self.on_clear: Callable[[], None] = _nothing
         registry.register(self)
 
     def observe(self, amount: float, *values: str) -> None:
@@ -161,12 +169,14 @@ class ReactorHistogram(Collector):
         return row
 
     def clear(self) -> None:
+        self.on_clear()
         self.values.clear()
 
     def describe(self) -> Iterator[Metric]:
         yield HistogramMetricFamily(self.name, self.doc, labels=self.labels)
 
     def collect(self) -> Iterator[Metric]:
+        self.before_collect()
         family = HistogramMetricFamily(self.name, self.doc, labels=self.labels)
         for values, row in list(self.values.items()):
             counts = list(itertools.accumulate(row[:-1]))

@@ -37,6 +37,8 @@ class Last(Noting):
 
 
 def counts() -> dict[tuple[str, ...], float]:
+    """What a scrape would show (idle plugins' counts are spread then)."""
+    CONTROLLER_DURATION.before_collect()
     return {labels: sum(row[:-1]) for labels, row in CONTROLLER_DURATION.values.items()}
 
 
@@ -80,6 +82,12 @@ def test_each_plugin_kube_asks_is_observed_in_its_step_acting_or_not() -> None:
     }
     skipped = CONTROLLER_DURATION.values[("LimitRanger", "CREATE", "false", "admit")]
     assert skipped[0] == 1 and skipped[-1] == 0.0  # below the first bound, no time
+    # Counted again by the next request, spread once more when read; a reset forgets both.
+    run(mutate({"metadata": {"name": "y"}}, None))
+    assert counts()[("LimitRanger", "CREATE", "false", "admit")] == 2
+    run(mutate({"metadata": {"name": "z"}}, None))
+    CONTROLLER_DURATION.clear()
+    assert counts() == {}
 
 
 def test_a_refusal_is_observed_as_rejected_and_no_plugin_after_it_is() -> None:
