@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.admission.chain import Attributes, forbidden
+from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 
 DENIED = "admission control is denying all modifications"

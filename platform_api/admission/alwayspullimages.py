@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.chain import Attributes, forbidden
+from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.validation import field
 

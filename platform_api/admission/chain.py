@@ -15,19 +15,17 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from platform_api import errors
 from platform_api.admission import metrics, plugintimes
 from platform_api.admission.equivalence import Equivalence
+from platform_api.admission.interface import AdmissionPlugin, Attributes, Mutating, Validating
 from platform_api.admission.plugintimes import ADMIT, VALIDATE
 from platform_api.admission.policy.dispatch import PolicyAdmission
 from platform_api.admission.policy.mutate import MutatingPolicyAdmission
 from platform_api.admission.policy.mutating import Atomics, Merge
 from platform_api.admission.request import AdmissionRequest
 from platform_api.admission.webhook.dispatch import WebhookAdmission
-from platform_api.authentication.user import UserInfo
 from platform_api.fieldmanager import walk
 from platform_api.registry.prepare import generate_name
 from platform_api.scheme.types import ResourceType
@@ -43,52 +41,6 @@ META_GROUP_VERSION = "meta.platform.io/v1"
 MUTATING_POLICY, MUTATING_WEBHOOK = "MutatingAdmissionPolicy", "MutatingAdmissionWebhook"
 VALIDATING_POLICY, VALIDATING_WEBHOOK = "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook"
 _OPTIONS_KIND = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
-
-
-@dataclass(frozen=True)
-class Attributes:
-    """kube's ``admission.Attributes``: what is being done to what, by whom."""
-
-    operation: str  # CREATE, UPDATE, DELETE, CONNECT
-    resource: ResourceType
-    subresource: str
-    namespace: str
-    name: str
-    user: UserInfo
-    dry_run: bool
-    # Adds a Warning header to the response (kube's warning.AddWarning); none by default.
-    warn: Callable[[str], None] = lambda text: None
-    # Adds an annotation to the request's audit event (kube's AddAnnotation); none by default.
-    annotate: Callable[[str, str], None] = lambda key, value: None
-    # Registers what to take back should the request fail after admission; none by default.
-    on_failure: Callable[[Callable[[], Awaitable[None]]], None] = lambda action: None
-
-
-class AdmissionPlugin(Protocol):
-    """A built-in plugin: ``admit`` and/or ``validate`` (a plugin may lack either one).
-
-    ``obj`` is the object being written (None for DELETE and CONNECT), ``old`` the
-    stored one (None for CREATE).  A plugin refuses by raising a ``StatusError``.
-    A plugin that acts on a few kinds only says which in ``resources``, (group, plural)
-    pairs; the chain calls it for no others (kube's plugins check in ``Handles`` and at
-    the top of ``Admit``: here most requests skip most plugins without a call).
-    """
-
-    name: str
-
-
-class Mutating(AdmissionPlugin, Protocol):
-    def admit(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> Awaitable[None] | None:
-        """Change ``obj`` in place, or refuse."""
-        ...
-
-
-class Validating(AdmissionPlugin, Protocol):
-    def validate(
-        self, attrs: Attributes, obj: Obj | None, old: Obj | None
-    ) -> Awaitable[None] | None:
-        """Refuse, without changing anything but the plugin's own bookkeeping."""
-        ...
 
 
 class AdmissionChain:
@@ -387,13 +339,6 @@ async def _timed(kind: str, operation: str, step: Awaitable[T]) -> T:
         raise
     metrics.observe_step(kind, operation, False, time.perf_counter() - started)
     return result
-
-
-def forbidden(attrs: Attributes, obj: Obj | None, why: str) -> errors.StatusError:
-    """kube's ``admission.NewForbidden``: named by the request, else by the object."""
-    meta = (obj or {}).get("metadata") or {}
-    name = attrs.name or meta.get("name") or meta.get("generateName") or "Unknown"
-    return errors.forbidden(attrs.resource.plural, attrs.resource.group, name, why)
 
 
 def _acts_on(plugin: AdmissionPlugin, rt: ResourceType) -> bool:

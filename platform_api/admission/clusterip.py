@@ -22,7 +22,7 @@ from twisted.logger import Logger
 
 from platform_api import errors
 from platform_api.admission.allocation import Share, pick_free
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.servicefamilies import init_families
 from platform_api.registry.servicecidr import (
     ALLOCATOR,

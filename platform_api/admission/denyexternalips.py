@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.admission.chain import Attributes, forbidden
+from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 
 Obj = dict[str, Any]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.plugins import PluginContext
 from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.validation import field

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 from twisted.internet import task
 
-from platform_api.admission.chain import Attributes, forbidden
+from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.client.goerrors import go_error, status_text

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.plugins import PluginContext
 from platform_api.controllers.informer import Informer
 from platform_api.scheme.namespaces import immortal

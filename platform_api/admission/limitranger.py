@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from platform_api.admission.chain import Attributes, forbidden
+from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.quantity import MAX_MILLI_VALUE, Quantity, QuantityError, canonical, parse
 from platform_api.registry.store import Store

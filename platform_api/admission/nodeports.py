@@ -21,7 +21,7 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.admission.allocation import Holds, Owner, Share, pick_free
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.registry.servicetypes import needs_health_check
 from platform_api.storage.interface import DELETED, Event, ListOptions, Storage, readable
 from platform_api.storage.watch import WatchHub

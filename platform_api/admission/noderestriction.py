@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.admission.chain import Attributes, forbidden
+from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.authorization.node import lease_namespace_problem, node_identity
 from platform_api.authorization.nodegraph import MIRROR_ANNOTATION, pod_configmaps, pod_secrets

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.admission.chain import Attributes, forbidden
+from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.matching import Authorize
 from platform_api.admission.plugins import PluginContext
 from platform_api.cel.library.authz import CheckAttributes

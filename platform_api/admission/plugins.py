@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from platform_api.apiserver.flagvalues import ConfigError, parse_list
 
 if TYPE_CHECKING:
-    from platform_api.admission.chain import AdmissionPlugin
+    from platform_api.admission.interface import AdmissionPlugin
     from platform_api.admission.matching import Authorize
     from platform_api.apiserver.config import ServerConfig
     from platform_api.registry.store import Store

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.plugins import PluginContext
 from platform_api.registry.store import Store
 from platform_api.validation.names import is_label_value, is_qualified_name

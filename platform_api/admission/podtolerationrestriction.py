@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.plugins import PluginContext
 from platform_api.admission.quota.scopes import is_best_effort
 from platform_api.apiserver.flagvalues import ConfigError

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.plugins import PluginContext
 from platform_api.quantity import QuantityError, parse_quantity
 from platform_api.storage.interface import Storage, StorageError

@@ -18,7 +18,7 @@ from typing import Any
 from twisted.internet.task import deferLater
 
 from platform_api import errors
-from platform_api.admission.chain import Attributes, forbidden
+from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.authentication.serviceaccount import EXTENDED_FROM
 from platform_api.authorization.nodegraph import MIRROR_ANNOTATION, pod_secrets

@@ -9,10 +9,11 @@ from typing import Any
 from platform_api.admission import plugins as admission_plugins
 from platform_api.admission.allocation import Share
 from platform_api.admission.authorizer import authorize_with
-from platform_api.admission.chain import AdmissionChain, AdmissionPlugin
+from platform_api.admission.chain import AdmissionChain
 from platform_api.admission.clusterip import ClusterIPAllocation
 from platform_api.admission.config import load_plugin_settings
 from platform_api.admission.equivalence import Equivalence
+from platform_api.admission.interface import AdmissionPlugin
 from platform_api.admission.nodeports import NodePortAllocation
 from platform_api.admission.plugins import PluginContext, build_plugin
 from platform_api.admission.policy.build import build_mutating_policies, build_policies

@@ -9,7 +9,7 @@ import pytest
 from twisted.internet.defer import Deferred, ensureDeferred, succeed
 from twisted.internet.task import Clock
 
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.authentication.user import UserInfo
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store

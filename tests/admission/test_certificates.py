@@ -16,7 +16,7 @@ from platform_api.admission.certificates.ctbattest import (
 )
 from platform_api.admission.certificates.signing import CertificateSigning
 from platform_api.admission.certificates.subjectrestriction import CertificateSubjectRestriction
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.authentication.user import UserInfo
 from platform_api.cel.library.authz import CheckAttributes
 from platform_api.errors import StatusError

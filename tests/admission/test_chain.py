@@ -5,7 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from platform_api.admission.chain import AdmissionChain, Attributes
+from platform_api.admission.chain import AdmissionChain
+from platform_api.admission.interface import Attributes
 from tests.admission.plugin_kit import ADMIN, rt, run
 
 Obj = dict[str, Any]

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from platform_api.admission.chain import Attributes
 from platform_api.admission.clusterip import ALLOCATED, MISMATCH, ClusterIPAllocation, Range
+from platform_api.admission.interface import Attributes
 from platform_api.admission.servicefamilies import init_families
 from platform_api.errors import StatusError
 from platform_api.registry.serviceips import normalize, prepare_update

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from twisted.internet.defer import ensureDeferred, succeed
 
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.noderestriction import NodeRestriction, forbidden_labels
 from platform_api.authentication.user import UserInfo
 from platform_api.errors import StatusError

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from platform_api import errors
-from platform_api.admission.chain import AdmissionChain, Attributes
+from platform_api.admission.chain import AdmissionChain
+from platform_api.admission.interface import Attributes
 from platform_api.admission.metrics import CONTROLLER_DURATION
 from platform_api.admission.plugintimes import HANDLES, handles
 from tests.admission.plugin_kit import run

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from twisted.internet.defer import ensureDeferred, succeed
 
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.podsecurity import evaluate as ev
 from platform_api.admission.podsecurity.config import Configuration, load
 from platform_api.admission.podsecurity.levels import (

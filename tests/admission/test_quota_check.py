@@ -10,7 +10,7 @@ import pytest
 from twisted.internet.defer import ensureDeferred, succeed
 from twisted.internet.task import Clock
 
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.quota.check import LimitedResource
 from platform_api.admission.quota.config import load_configuration
 from platform_api.admission.quota.pending import PendingCharges

@@ -7,7 +7,7 @@ resource: verb ``approve``, ``sign`` or ``attest`` on the signer's name, or on
 
 from __future__ import annotations
 
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.matching import Authorize
 from platform_api.authentication.user import UserInfo
 from platform_api.cel.library.authz import CheckAttributes

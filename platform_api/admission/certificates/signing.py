@@ -8,7 +8,7 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.admission.certificates import CSRS, GROUP, authorized_for_signer, is_csr_update
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.matching import Authorize
 from platform_api.admission.plugins import PluginContext
 

@@ -10,7 +10,7 @@ from cryptography.x509.oid import NameOID
 
 from platform_api import errors
 from platform_api.admission.certificates import CSRS, GROUP
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.plugins import PluginContext
 from platform_api.authentication.user import MASTERS
 from platform_api.registry.certificates_validation import parse_request

@@ -3,7 +3,7 @@ NamespaceExists (NamespaceLifecycle, on by default, is ``admission/lifecycle.py`
 
 from __future__ import annotations
 
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 
 
 def in_namespace(attrs: Attributes) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.chain import Attributes, forbidden
+from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.namespaces import in_namespace
 from platform_api.admission.plugins import PluginContext
 from platform_api.registry.store import Store

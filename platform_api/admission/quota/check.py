@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.quota import resources as rl
 from platform_api.admission.quota.evaluators import (
     Evaluator,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.quota.evaluators import Evaluator
 from platform_api.admission.quota.resources import ResourceList, add
 from platform_api.quantity import Quantity

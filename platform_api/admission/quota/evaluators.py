@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.quota import scopes
 from platform_api.admission.quota.resources import ONE, ZERO, ResourceList, add, from_object
 from platform_api.quantity import Quantity

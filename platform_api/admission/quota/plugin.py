@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from platform_api import errors
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.plugins import PluginContext
 from platform_api.admission.quota import resources as rl
 from platform_api.admission.quota.catalog import Registry

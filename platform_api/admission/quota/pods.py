@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.quota import scopes
 from platform_api.admission.quota.evaluators import Evaluator
 from platform_api.admission.quota.resources import ONE, ResourceList, add, add_quantity, from_object

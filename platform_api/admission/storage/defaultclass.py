@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.admission.chain import Attributes
 from platform_api.admission.classes import newest_default
+from platform_api.admission.interface import Attributes
 from platform_api.admission.plugins import PluginContext
 from platform_api.admission.storage import DEFAULT_CLASS_ANNOTATIONS, claim_class
 from platform_api.storage.interface import Storage

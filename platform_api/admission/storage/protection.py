@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.admission.chain import Attributes
+from platform_api.admission.interface import Attributes
 from platform_api.admission.plugins import PluginContext
 
 PVC_PROTECTION = "platform.io/pvc-protection"

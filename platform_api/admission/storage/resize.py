@@ -11,7 +11,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from platform_api.admission.chain import Attributes, forbidden
+from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.admission.storage import claim_class
 from platform_api.cel.library.quantity import QuantityError, parse_quantity
