@@ -176,12 +176,7 @@ class AdmissionChain:
             if not meta.get("name"):
                 meta["name"] = generate_name(meta["generateName"])
             attrs = dataclasses.replace(attrs, name=meta["name"])
-        await self._mutate_plugins(plugins, attrs, obj, old)
-
-    async def _mutate_plugins(
-        self, plugins: list[Mutating], attrs: Attributes, obj: Obj | None, old: Obj | None
-    ) -> None:
-        for plugin in self._on(plugins, attrs.resource):
+        for plugin in plugins:
             pending = plugin.admit(attrs, obj, old)
             if pending is not None:
                 await pending

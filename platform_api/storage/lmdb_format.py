@@ -59,8 +59,8 @@ def upgrade(env: lmdb.Environment, ceiling: int | None = None) -> None:
     objects, history, meta = (env.open_db(name) for name in (b"objects", b"log", b"meta"))
     moved = logged = 0
     if found is not None:
-        moved = _in_steps(room, lambda txn, after: _rekey_objects(txn, objects, after))
-        logged = _in_steps(room, lambda txn, after: _rekey_log(txn, history, after))
+        moved = _in_steps(room, _rekey_objects, objects)
+        logged = _in_steps(room, _rekey_log, history)
     room.write(lambda txn: txn.put(META_FORMAT, REV.pack(FORMAT), db=meta))
     if found is not None:
         log.info(
@@ -91,21 +91,18 @@ class _Room:
                     raise
 
 
-Step = Callable[[lmdb.Transaction, bytes], tuple[int, bytes | None]]
+Step = Callable[..., tuple[int, bytes | None]]
 
 
-def _in_steps(room: _Room, step: Step) -> int:
-    """Run ``step`` in write transactions until it reports no key to resume after."""
+def _in_steps(room: _Room, step: Step, db: Any) -> int:
+    """Run ``step`` on ``db`` in write transactions until it reports no key to resume
+    after; how many records it rewrote."""
     after: bytes | None = b""
     done = 0
     while after is not None:
-        count, after = room.write(functools.partial(_step_after, step, after))
+        count, after = room.write(functools.partial(step, db=db, after=after))
         done += count
     return done
-
-
-def _step_after(step: Step, after: bytes, txn: lmdb.Transaction) -> tuple[int, bytes | None]:
-    return step(txn, after)
 
 
 def _rekey_objects(txn: lmdb.Transaction, db: Any, after: bytes) -> tuple[int, bytes | None]:
