@@ -23,7 +23,7 @@ from platform_api.codec import Duplicates
 from platform_api.fieldselectors import FieldGetter, field_getters
 from platform_api.jsonpath import parse, sprint
 from platform_api.registry.strategy import GenericStrategy
-from platform_api.scheme import decoding
+from platform_api.scheme import gonames
 from platform_api.scheme.decoding import Decoded
 from platform_api.scheme.types import ResourceType
 from platform_api.validation import field
@@ -97,7 +97,7 @@ class CustomResourceStrategy(GenericStrategy):
         try:
             unknown = self.compiled.decode(raw, strict=True)
         except DecodeError as e:
-            raise decoding.DecodeError(str(e)) from None
+            raise gonames.DecodeError(str(e)) from None
         self.compiled.default(raw)
         return Decoded(raw, unknown, dups)
 

@@ -28,7 +28,8 @@ from platform_api.endpoints.scope import Scope
 from platform_api.gotext import go_text, json_kind
 from platform_api.registry.prepare import check_namespace
 from platform_api.scheme.aliases import Aliases
-from platform_api.scheme.decoding import Decoded, DecodeError, Decoder
+from platform_api.scheme.decoding import Decoded, Decoder
+from platform_api.scheme.gonames import DecodeError
 from platform_api.scheme.schemas import Schemas
 from platform_api.scheme.types import ResourceType, internal_package
 

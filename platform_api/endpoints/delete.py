@@ -23,7 +23,8 @@ from platform_api.endpoints.responses import finish
 from platform_api.endpoints.scope import Scope
 from platform_api.gotext import parse_int as go_parse_int
 from platform_api.registry.deletion import deleted_status
-from platform_api.scheme.decoding import DecodeError, Decoder
+from platform_api.scheme.decoding import Decoder
+from platform_api.scheme.gonames import DecodeError
 from platform_api.storage.interface import Preconditions, StorageError
 from platform_api.validation import field
 from platform_api.validation.field import go_quote

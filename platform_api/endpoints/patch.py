@@ -45,7 +45,8 @@ from platform_api.fieldmanager import fit
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
 from platform_api.registry.prepare import check_put_target
-from platform_api.scheme.decoding import Decoded, DecodeError
+from platform_api.scheme.decoding import Decoded
+from platform_api.scheme.gonames import DecodeError
 
 Obj = dict[str, Any]
 PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH_YAML]

@@ -29,7 +29,7 @@ from platform_api.endpoints.update import check_uid
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
 from platform_api.registry.prepare import check_put_target
-from platform_api.scheme.decoding import DecodeError
+from platform_api.scheme.gonames import DecodeError
 from platform_api.scheme.schemas import Schemas
 from platform_api.validation import field
 from platform_api.validation.field import go_quote

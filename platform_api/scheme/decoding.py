@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from platform_api.codec import Duplicates, protobuf_schema
+from platform_api.codec import Duplicates
 from platform_api.goduration import quote as time_quote
-from platform_api.gotext import go_type, json_kind
 from platform_api.quantity import QuantityError, canonical, resource_list_text
+from platform_api.scheme.gonames import DecodeError, GoNames
 from platform_api.scheme.schemas import (
     FIELDS_V1,
     INT_OR_STRING,
@@ -36,41 +36,9 @@ from platform_api.timestamps import format_time
 
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
-_INDEX = re.compile(r"\[[^\]]*\]")
-_SEGMENT = re.compile(r"([^.\[\]]+)|(\[[^\]]*\])")  # a path's keys and [indices]
 _RFC3339 = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})\Z"
 )
-
-
-class DecodeError(ValueError):
-    """A fatal type error, worded as Go's ``encoding/json`` (or kube's CBOR decoder).
-    A type error also keeps the ``value`` and the Go ``kind`` it should have had
-    (``struct``, ``slice``, ``map`` or a scalar's: ``string``, ``int32``...), which kube's
-    unstructured converter words otherwise (``converter_problem``)."""
-
-    def __init__(self, message: str, value: Any = None, kind: str = "", go_type: str = "") -> None:
-        super().__init__(message)
-        self.value, self.kind, self.go_type = value, kind, go_type
-
-    def converter_problem(self) -> str:
-        """The error of kube's DefaultUnstructuredConverter for the same mismatch (a
-        strategic merge patch's result goes through it), else this error's text."""
-        source = _source_kind(self.value)
-        if self.kind in ("struct", "slice", "map"):
-            colon = ":" if self.kind == "struct" else ""
-            return f"cannot restore {self.kind} from{colon} {source}"
-        if not self.kind:
-            return str(self)
-        if source == "int64" and self.kind == "string":
-            return f"cannot convert int64 to {self.go_type}"
-        return f"unrecognized type: {self.kind}"
-
-
-def _source_kind(value: Any) -> str:
-    """The reflect kind of a decoded JSON value in Go (``%T`` but for the containers)."""
-    named = go_type(value)
-    return {"map[string]interface {}": "map", "[]interface {}": "slice"}.get(named, named)
 
 
 @dataclass
@@ -93,17 +61,6 @@ class Decoded:
             return self.in_order
         out = [f'duplicate field "{p}"' for p in self.duplicates]
         return out + [f'unknown field "{p}"' for p in self.unknown]
-
-
-def _cbor_type(value: Any) -> str:
-    """fxamacker/cbor's name of the CBOR type a value came as (strings: client-go's)."""
-    if isinstance(value, bool) or value is None or isinstance(value, float):
-        return "primitives"
-    if isinstance(value, int):
-        return "positive integer" if value >= 0 else "negative integer"
-    if isinstance(value, str):
-        return "byte string"
-    return "array" if isinstance(value, list) else "map"
 
 
 @functools.lru_cache(maxsize=256)
@@ -144,7 +101,7 @@ class Decoder:
         self.duplicates: list[str] = []
         self.in_order: list[str] = []
         self.first_unknown_at: int | None = None
-        self.root = ""  # the definition being decoded
+        self.names = GoNames(schemas, "", cbor)  # of the definition being decoded
         self.saved: DecodeError | None = None  # the first plain type mismatch
 
     def _mismatch(self, error: DecodeError) -> Any:
@@ -159,110 +116,13 @@ class Decoder:
         return None  # the field's value: dropped (the saved error ends the decode)
 
     def decode(self, obj: dict[str, Any], definition: str) -> Decoded:
-        self.root = definition
+        self.names = GoNames(self.schemas, definition, self.cbor)
         root = self.schemas.get(definition)
         out = self._object(obj, root, "", _struct(definition))
         if self.saved is not None:
             raise self.saved
         at = self.first_unknown_at if self.cbor else None
         return Decoded(out, self.unknown, self.duplicates, self.in_order, at)
-
-    # -- type errors -----------------------------------------------------------------
-
-    def _type_error(
-        self,
-        value: Any,
-        path: str,
-        struct: str,
-        go_type: str,
-        num: bool = False,
-        kind: str = "",
-    ) -> DecodeError:
-        """``struct`` is package-qualified (``v1.ConfigMap``): CBOR names it so, JSON not.
-        ``kind``: the Go kind the field has (DecodeError), when the converter words it."""
-        go_type = self._named_type(path) or go_type
-        go_path = self._go_path(path)
-        if self.cbor:
-            where = f"Go struct field {struct}.{go_path}"
-            return DecodeError(
-                f"cbor: cannot unmarshal {_cbor_type(value)} into {where} of type {go_type}"
-            )
-        go_kind, kind = kind, json_kind(value)
-        if num and kind == "number":
-            kind = f"number {getattr(value, 'literal', value)}"  # 1e400 as it was written
-        where = f"Go struct field {struct.rpartition('.')[2]}.{go_path}"
-        message = f"json: cannot unmarshal {kind} into {where} of type {go_type}"
-        return DecodeError(message, value, go_kind, go_type)
-
-    def _go_path(self, path: str) -> str:
-        """The field path Go's decoder names: fields only (no list indices or map keys),
-        with the embedded structs a field is promoted through (a Probe's
-        ``ProbeHandler.httpGet``, a Volume's ``VolumeSource.emptyDir``)."""
-        if self.root not in self.schemas.definitions:
-            return _INDEX.sub("", path)
-        node: Node = {"$ref": self.root}
-        parts: list[str] = []
-        for key, index in _SEGMENT.findall(path):
-            ref, node = self.schemas.resolve(node)
-            if index:
-                node = node.get("items") or node.get("additionalProperties") or {}
-                continue
-            props = node.get("properties") or {}
-            message = protobuf_schema.message_of_definition(ref) if ref else None
-            if key in props and message is not None:
-                parts.extend(protobuf_schema.embedded_path(message, key))
-            parts.append(key)
-            node = props.get(key) or node.get("additionalProperties") or {}
-        return ".".join(parts)
-
-    def _named_type(self, path: str) -> str | None:
-        """The Go type of a built-in field of a named type (``v1.ServiceType``, an item of
-        ``[]v1.IPFamily``), which the schema does not know: found from the field's struct,
-        reached by walking the schema from the root along ``path``."""
-        if self.root not in self.schemas.definitions:
-            return None
-        node: Node = {"$ref": self.root}  # resolved in the walk: a top field's owner is it
-        owner, name, item = "", "", False
-        for key, index in _SEGMENT.findall(path):
-            ref, node = self.schemas.resolve(node)
-            if index:
-                node, item = node.get("items") or node.get("additionalProperties") or {}, True
-                continue
-            props = node.get("properties") or {}
-            if key in props:
-                owner, name, item, node = ref, key, False, props[key]
-            else:
-                owner, node = "", node.get("additionalProperties") or {}  # a map's value
-        message = protobuf_schema.message_of_definition(owner) if owner else None
-        named = protobuf_schema.go_type(message, name) if message else None
-        if named is None or not item:
-            return named
-        return named[2:] if named.startswith("[]") else None
-
-    def go_type(self, node: Node) -> str:
-        ref, _ = self.schemas.resolve(node)
-        if ref == INT_OR_STRING:
-            return "intstr.IntOrString"
-        if ref:
-            package, name = ref.rsplit(".", 2)[-2:]
-            return f"{package}.{name}"
-        kind = node.get("type")
-        if kind == "array":
-            return "[]" + self.go_type(node.get("items", {}))
-        if kind == "object":
-            extra = node.get("additionalProperties")
-            if isinstance(extra, dict):
-                return "map[string]" + self.go_type(extra)
-            return "map[string]interface {}"
-        if kind == "integer":
-            return node.get("format", "int")
-        if kind == "number":
-            return "float64"
-        if kind == "boolean":
-            return "bool"
-        if node.get("format") == "byte":
-            return "[]uint8"  # Go's []byte, as its JSON decoder names it
-        return "string"
 
     # -- walking ----------------------------------------------------------------------
 
@@ -279,17 +139,17 @@ class Decoder:
             if self.cbor:
                 if integer:
                     return value
-                raise self._type_error(value, path, struct, "intstr.IntOrString")
+                raise self.names.type_error(value, path, struct, "intstr.IntOrString")
             # Go's IntOrString.UnmarshalJSON reads anything but a string as its int32
             if not integer or not _INT32[0] <= value <= _INT32[1]:
-                raise self._type_error(value, path, struct, "int32", True, "int32")
+                raise self.names.type_error(value, path, struct, "int32", True, "int32")
             return value
         if ref == QUANTITY:
             if isinstance(value, str | int | float) and not isinstance(value, bool):
                 return _quantity(value.strip() if isinstance(value, str) else _number_text(value))
             if not self.cbor:  # Go's Quantity.UnmarshalJSON parses any other JSON as text
                 _quantity(json.dumps(value, separators=(",", ":")))
-            raise self._type_error(value, path, struct, "resource.Quantity")
+            raise self.names.type_error(value, path, struct, "resource.Quantity")
         if ref.endswith(".JSONSchemaPropsOrArray"):  # a schema, or a list of schemas
             props = {"$ref": ref.removesuffix("OrArray")}
             if not isinstance(value, dict | list) and not self.cbor:
@@ -311,13 +171,15 @@ class Decoder:
             if not isinstance(value, str):
                 # Time.UnmarshalJSON reads the value into a string first
                 go = "v1." + ref.rsplit(".", 1)[-1] if self.cbor else "string"
-                raise self._type_error(value, path, struct, go)
+                raise self.names.type_error(value, path, struct, go)
             return _canonical_time(value, ref == MICRO_TIME)
         if ref:
             if target.get("type") == "object" or "properties" in target:
                 if not isinstance(value, dict):
                     return self._mismatch(
-                        self._type_error(value, path, struct, self.go_type(node), kind="struct")
+                        self.names.type_error(
+                            value, path, struct, self.names.go_type(node), kind="struct"
+                        )
                     )
                 return self._object(value, target, path, _struct(ref))
             return self._value(value, target, path, struct)
@@ -330,7 +192,9 @@ class Decoder:
         if kind == "array":
             if not isinstance(value, list):
                 return self._mismatch(
-                    self._type_error(value, path, struct, self.go_type(node), kind="slice")
+                    self.names.type_error(
+                        value, path, struct, self.names.go_type(node), kind="slice"
+                    )
                 )
             items = node.get("items", {})
             return [self._item(item, items, f"{path}[{i}]", struct) for i, item in enumerate(value)]
@@ -339,7 +203,7 @@ class Decoder:
                 return self._bytes(value, path, struct)
             if not isinstance(value, str):
                 return self._mismatch(
-                    self._type_error(value, path, struct, "string", kind="string")
+                    self.names.type_error(value, path, struct, "string", kind="string")
                 )
             return value
         if kind == "integer":
@@ -347,18 +211,20 @@ class Decoder:
             low, high = _INT32 if node.get("format") == "int32" else _INT64
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 return self._mismatch(
-                    self._type_error(value, path, struct, int_kind, True, int_kind)
+                    self.names.type_error(value, path, struct, int_kind, True, int_kind)
                 )
             return value
         if kind == "number":
             if isinstance(value, bool) or not isinstance(value, int | float):
                 return self._mismatch(
-                    self._type_error(value, path, struct, "float64", kind="float64")
+                    self.names.type_error(value, path, struct, "float64", kind="float64")
                 )
             return value
         if kind == "boolean":
             if not isinstance(value, bool):
-                return self._mismatch(self._type_error(value, path, struct, "bool", kind="bool"))
+                return self._mismatch(
+                    self.names.type_error(value, path, struct, "bool", kind="bool")
+                )
             return value
         return value  # untyped: any JSON value (RawExtension-style)
 
@@ -368,11 +234,15 @@ class Decoder:
             _check_base64(value)
             return value
         if not isinstance(value, list):
-            return self._mismatch(self._type_error(value, path, struct, "[]uint8", kind="slice"))
+            return self._mismatch(
+                self.names.type_error(value, path, struct, "[]uint8", kind="slice")
+            )
         value = [0 if item is None else item for item in value]  # null: the zero byte
         for item in value:
             if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item <= 255:
-                return self._mismatch(self._type_error(item, path, struct, "uint8", True, "uint8"))
+                return self._mismatch(
+                    self.names.type_error(item, path, struct, "uint8", True, "uint8")
+                )
         return base64.b64encode(bytes(value)).decode()
 
     def _item(self, value: Any, node: Node, path: str, struct: str) -> Any:
@@ -407,7 +277,7 @@ class Decoder:
             where = path or struct.rpartition(".")[2]
             kind = "struct" if "properties" in node else "map"
             return self._mismatch(
-                self._type_error(value, where, struct, self.go_type(node), kind=kind)
+                self.names.type_error(value, where, struct, self.names.go_type(node), kind=kind)
             )
         repeats = list(self.dups.get(id(value), ()))
         props = node.get("properties")

@@ -20,7 +20,8 @@ from platform_api.registry.dranames import qualified_name, truncate, uid
 from platform_api.registry.resourceclaims import ResourceClaimStrategy
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import Scheme, builtin_scheme
-from platform_api.scheme.decoding import DecodeError, Decoder
+from platform_api.scheme.decoding import Decoder
+from platform_api.scheme.gonames import DecodeError
 from platform_api.scheme.optional import OPTIONAL_TYPES
 from platform_api.scheme.schemas import load_schemas
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment

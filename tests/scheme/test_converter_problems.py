@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from platform_api.scheme.decoding import DecodeError
+from platform_api.scheme.gonames import DecodeError
 from tests.scheme.test_decoding import decode
 
 DEPLOYMENTS = ("apps", "v1", "deployments")

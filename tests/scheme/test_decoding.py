@@ -6,7 +6,8 @@ import pytest
 
 from platform_api.codec import BodyError, parse_json, parse_yaml
 from platform_api.scheme.catalog import builtin_scheme
-from platform_api.scheme.decoding import DecodeError, Decoder
+from platform_api.scheme.decoding import Decoder
+from platform_api.scheme.gonames import DecodeError
 
 SCHEME = builtin_scheme()
 

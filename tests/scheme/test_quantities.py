@@ -13,7 +13,8 @@ import pytest
 
 from platform_api.codec import parse_json
 from platform_api.scheme.catalog import builtin_scheme
-from platform_api.scheme.decoding import DecodeError, Decoder
+from platform_api.scheme.decoding import Decoder
+from platform_api.scheme.gonames import DecodeError
 
 SCHEME = builtin_scheme()
 KUBE = json.loads((Path(__file__).parent / "fixtures" / "quantities_kube.json").read_text())

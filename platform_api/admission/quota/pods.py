@@ -23,7 +23,8 @@ from platform_api.registry.quota_validation import (
     is_extended,
     is_native,
 )
-from platform_api.scheme.decoding import DecodeError, parse_time
+from platform_api.scheme.decoding import parse_time
+from platform_api.scheme.gonames import DecodeError
 
 Obj = dict[str, Any]
 DEVICE_CLASS_PREFIX = "deviceclass.resource.platform.io/"
