@@ -23,26 +23,156 @@ from platform_api.apiserver.flagvalues import (
 )
 from platform_api.authentication import authnconfig
 from platform_api.authentication.oidc import OIDCOptions
-from platform_api.authorization import abac, authzconfig
 from platform_api.client import kubeconfig
 from platform_api.client.kubeconfig import KubeconfigError
-from platform_api.gotext import open_error, quote
+from platform_api.gotext import quote
 
 if TYPE_CHECKING:
     from platform_api.apiserver.config import ServerConfig
 
 Given = Callable[[str], str | None]
-AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC", "Node", "Webhook")
-HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
-# kube's legacy flags, which --authorization-config excludes (not the ABAC policy file,
-# which an ABAC authorizer of the file uses).
-LEGACY_AUTHORIZATION_FLAGS = (
-    "authorization-mode",
-    "authorization-webhook-config-file",
-    "authorization-webhook-version",
-    "authorization-webhook-cache-authorized-ttl",
-    "authorization-webhook-cache-unauthorized-ttl",
-)
+
+# The authentication flags: (flag, default shown in --help, description), in serverflags.FLAGS.
+AUTHENTICATION_FLAGS: list[tuple[str, str, str]] = [
+    (
+        "client-ca-file",
+        "",
+        "Client certificates signed by an authority in this file are authenticated: CN is the "
+        "user, each O a group. Defaults to the generated CA when the PKI is generated.",
+    ),
+    (
+        "token-auth-file",
+        "",
+        'Static bearer tokens, one per line as CSV: token,user,uid,"group1,group2".',
+    ),
+    (
+        "requestheader-client-ca-file",
+        "",
+        "Root certificates of authenticating proxies: their user headers are trusted only on "
+        "connections with a client certificate these authorities signed.",
+    ),
+    (
+        "requestheader-allowed-names",
+        "",
+        "Common names of proxy client certificates allowed to set user headers (empty: any).",
+    ),
+    (
+        "requestheader-username-headers",
+        "",
+        "Request headers holding the user name, e.g. X-Remote-User.",
+    ),
+    ("requestheader-uid-headers", "", "Request headers holding the user's UID, e.g. X-Remote-Uid."),
+    ("requestheader-group-headers", "", "Request headers holding groups, e.g. X-Remote-Group."),
+    (
+        "requestheader-extra-headers-prefix",
+        "",
+        "Request header prefixes for extra user information, e.g. X-Remote-Extra-.",
+    ),
+    (
+        "authentication-token-webhook-config-file",
+        "",
+        "kubeconfig-format file naming a remote service that reviews bearer tokens (TokenReview).",
+    ),
+    (
+        "authentication-token-webhook-cache-ttl",
+        "2m0s",
+        "How long to cache the webhook's answers.",
+    ),
+    (
+        "authentication-token-cache-ttl",
+        "10s",
+        "How long a bearer token that authenticated is taken without asking its "
+        "authenticator again (kube-apiserver's fixed 10s; this server's flag). 0s turns the "
+        "cache off, so a revoked token is refused at once.",
+    ),
+    (
+        "authentication-token-webhook-version",
+        "v1beta1",
+        "The TokenReview version sent to the webhook: v1beta1 or v1.",
+    ),
+    (
+        "service-account-signing-key-file",
+        "<cert-dir>/sa.key",
+        "Private key (RSA or ECDSA, PEM) that signs service-account tokens.",
+    ),
+    (
+        "service-account-key-file",
+        "",
+        "Comma-separated PEM files of further keys that verify service-account tokens.",
+    ),
+    (
+        "service-account-signing-endpoint",
+        "",
+        "Path to socket where a external JWT signer is listening (@name: an abstract "
+        "socket). This flag is mutually exclusive with --service-account-signing-key-file "
+        "and --service-account-key-file.",
+    ),
+    (
+        "service-account-issuer",
+        "https://platform.default.svc.cluster.local",
+        "Issuer of service-account tokens; a comma list accepts several, the first issues.",
+    ),
+    ("api-audiences", "", "Audiences the API accepts in tokens (default: the issuers)."),
+    (
+        "service-account-jwks-uri",
+        "",
+        "Overrides the URI for the JSON Web Key Set in the discovery doc served at "
+        "/.well-known/openid-configuration (https only).",
+    ),
+    (
+        "service-account-lookup",
+        "true",
+        "Reject service-account tokens whose account or bound object no longer exists.",
+    ),
+    (
+        "service-account-max-token-expiration",
+        "0s",
+        "Longest lifetime a TokenRequest may ask for (0: no limit).",
+    ),
+    (
+        "service-account-extend-token-expiration",
+        "true",
+        "Turns on projected service account expiration extension during token generation, "
+        "which helps safe transition from legacy token to bound service account token "
+        "feature. If this flag is enabled, admission injected tokens would be extended up to "
+        "1 year to prevent unexpected failure during transition, ignoring value of "
+        "service-account-max-token-expiration.",
+    ),
+    (
+        "enable-bootstrap-token-auth",
+        "false",
+        "Accept bootstrap tokens from Secrets of type bootstrap.platform.io/token in "
+        "platform-system.",
+    ),
+    (
+        "authentication-config",
+        "",
+        "AuthenticationConfiguration file (JWT authenticators with CEL rules, anonymous "
+        "access); reloaded when it changes. Exclusive with --oidc-* and --anonymous-auth.",
+    ),
+    ("oidc-issuer-url", "", "https URL of the OpenID provider whose ID tokens are accepted."),
+    ("oidc-client-id", "", "Client ID every ID token must be issued for (its audience)."),
+    ("oidc-username-claim", "sub", "ID token claim holding the user name."),
+    (
+        "oidc-username-prefix",
+        "",
+        "Prefix of OIDC user names; '-' for none (default: '<issuer>#' unless the claim is email).",
+    ),
+    ("oidc-groups-claim", "", "ID token claim holding the user's groups."),
+    ("oidc-groups-prefix", "", "Prefix of OIDC groups."),
+    ("oidc-required-claim", "", "Comma list of key=value claims every ID token must carry."),
+    (
+        "oidc-ca-file",
+        "",
+        "CA of the OpenID provider's serving certificate (default: system roots).",
+    ),
+    ("oidc-signing-algs", "RS256", "Comma list of accepted signing algorithms."),
+    (
+        "anonymous-auth",
+        "true",
+        "Enables anonymous requests (with AlwaysAllow: only to the health endpoints).",
+    ),
+]
 
 
 def authentication(cfg: ServerConfig, given: Given) -> None:
@@ -57,54 +187,6 @@ def authentication(cfg: ServerConfig, given: Given) -> None:
     if given("anonymous-auth") is not None:
         cfg.anonymous_auth = parse_bool("anonymous-auth", str(given("anonymous-auth")))
     _authentication_config(cfg, given)
-
-
-def authorization(cfg: ServerConfig, given: Given) -> None:
-    if given("authorization-config"):
-        _authorization_config(cfg, given)
-        return
-    if given("authorization-mode") is not None:
-        cfg.authorization_modes = _modes(str(given("authorization-mode")))
-    cfg.authorization_policy_file = given("authorization-policy-file") or ""
-    _policy_file(cfg)
-    _authorization_webhook(cfg, given)
-    if cfg.anonymous_auth and "AlwaysAllow" in cfg.authorization_modes:
-        # kube turns anonymous access off under AlwaysAllow; health stays public.
-        cfg.anonymous_paths = HEALTH_PATHS
-
-
-def _authorization_config(cfg: ServerConfig, given: Given) -> None:
-    """kube's rules: no legacy flag, and the file loads and validates at start."""
-    if any(given(flag) is not None for flag in LEGACY_AUTHORIZATION_FLAGS):
-        raise ConfigError(
-            "--authorization-config can not be specified when --authorization-mode or "
-            "--authorization-webhook-* flags are defined"
-        )
-    path = str(given("authorization-config"))
-    try:
-        loaded = authzconfig.load(path)
-    except authzconfig.ConfigError as e:
-        raise ConfigError(str(e)) from None
-    except OSError as e:
-        raise ConfigError(open_error(path, e)) from None
-    cfg.authorization_config = path
-    # The types in force at start: the service builds the authorizers they need.
-    cfg.authorization_modes = list(dict.fromkeys(a.type for a in loaded.authorizers))
-    cfg.authorization_policy_file = given("authorization-policy-file") or ""
-    if "ABAC" in cfg.authorization_modes:
-        _policy_file(cfg)
-
-
-def _policy_file(cfg: ServerConfig) -> None:
-    if "ABAC" in cfg.authorization_modes:
-        if not cfg.authorization_policy_file:
-            raise ConfigError("authorization-mode ABAC's authorization policy file not passed")
-        try:
-            abac.load_policies(cfg.authorization_policy_file)
-        except (abac.PolicyError, OSError) as e:
-            raise ConfigError(f"--authorization-policy-file: {e}") from None
-    elif cfg.authorization_policy_file:
-        raise ConfigError("cannot specify --authorization-policy-file without mode ABAC")
 
 
 def _request_header(cfg: ServerConfig, given: Given) -> None:
@@ -221,24 +303,6 @@ def _oidc(cfg: ServerConfig, given: Given) -> None:
         raise ConfigError(f"--oidc-ca-file: {cfg.oidc_ca_file}: no such file")
 
 
-def _authorization_webhook(cfg: ServerConfig, given: Given) -> None:
-    path = given("authorization-webhook-config-file") or ""
-    if "Webhook" in cfg.authorization_modes and not path:
-        raise ConfigError("authorization-mode Webhook's authorization config file not passed")
-    if path and "Webhook" not in cfg.authorization_modes:
-        raise ConfigError("cannot specify --authorization-webhook-config-file without mode Webhook")
-    cfg.authorization_webhook_config_file = _webhook_file("authorization-webhook-config-file", path)
-    cfg.authorization_webhook_version = _webhook_version(
-        "authorization-webhook-version", given, cfg.authorization_webhook_version
-    )
-    for flag, attr in (
-        ("authorization-webhook-cache-authorized-ttl", "authorization_webhook_authorized_ttl"),
-        ("authorization-webhook-cache-unauthorized-ttl", "authorization_webhook_unauthorized_ttl"),
-    ):
-        if given(flag) is not None:
-            setattr(cfg, attr, parse_duration(flag, str(given(flag))))
-
-
 def _authentication_config(cfg: ServerConfig, given: Given) -> None:
     path = given("authentication-config") or ""
     if not path:
@@ -257,7 +321,7 @@ def _authentication_config(cfg: ServerConfig, given: Given) -> None:
     cfg.authentication_config = path
 
 
-def _webhook_file(flag: str, path: str) -> str:
+def webhook_file(flag: str, path: str) -> str:
     """A webhook's kubeconfig-format connection file, checked at start."""
     if path:
         try:
@@ -267,7 +331,7 @@ def _webhook_file(flag: str, path: str) -> str:
     return path
 
 
-def _webhook_version(flag: str, given: Given, default: str) -> str:
+def webhook_version(flag: str, given: Given, default: str) -> str:
     version = given(flag)
     if version is None:
         return default
@@ -280,7 +344,7 @@ def _webhook_version(flag: str, given: Given, default: str) -> str:
 
 def _token_webhook(cfg: ServerConfig, given: Given) -> None:
     flag = "authentication-token-webhook-config-file"
-    cfg.authentication_token_webhook_config_file = _webhook_file(flag, given(flag) or "")
+    cfg.authentication_token_webhook_config_file = webhook_file(flag, given(flag) or "")
     ttl = given("authentication-token-webhook-cache-ttl")
     if ttl is not None:
         cfg.authentication_token_webhook_cache_ttl = parse_duration(
@@ -289,25 +353,6 @@ def _token_webhook(cfg: ServerConfig, given: Given) -> None:
     ttl = given("authentication-token-cache-ttl")
     if ttl is not None:
         cfg.authentication_token_cache_ttl = parse_duration("authentication-token-cache-ttl", ttl)
-    cfg.authentication_token_webhook_version = _webhook_version(
+    cfg.authentication_token_webhook_version = webhook_version(
         "authentication-token-webhook-version", given, cfg.authentication_token_webhook_version
     )
-
-
-def _modes(text: str) -> list[str]:
-    modes = [m.strip() for m in text.split(",") if m.strip()]
-    if not modes:
-        raise ConfigError("--authorization-mode: at least one authorization mode must be passed")
-    seen = set()
-    for mode in modes:
-        if mode not in AUTHORIZATION_MODES:
-            raise ConfigError(
-                f'--authorization-mode: authorization mode "{mode}" is not a valid mode '
-                f"(valid modes: {','.join(AUTHORIZATION_MODES)})"
-            )
-        if mode in seen:
-            raise ConfigError(
-                f'--authorization-mode: authorization mode "{mode}" has mentioned multiple times'
-            )
-        seen.add(mode)
-    return modes

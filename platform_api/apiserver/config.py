@@ -18,6 +18,7 @@ from platform_api.admission.webhook.credentials import load_admission_config
 from platform_api.apiserver import (
     aggregatoroptions,
     authflags,
+    authzflags,
     egressselector,
     endpointoptions,
     storageoptions,
@@ -201,7 +202,7 @@ def from_flags(flags: dict[str, str | None]) -> ServerConfig:
     cfg.client_ca_file = given("client-ca-file") or ""
     cfg.token_auth_file = given("token-auth-file") or ""
     authflags.authentication(cfg, given)
-    authflags.authorization(cfg, given)
+    authzflags.authorization(cfg, given)
     _counts_and_durations(cfg, given)
     if given("event-ttl") is not None:  # kube takes any duration; 0 or less keeps Events
         cfg.event_ttl = parse_duration("event-ttl", str(given("event-ttl")))

@@ -16,6 +16,73 @@ from typing import Any
 from platform_api import gotext
 from platform_api.apiserver.flagvalues import ConfigError
 
+# The serving flags: (flag, default shown in --help, description), in serverflags.FLAGS.
+SERVING_FLAGS: list[tuple[str, str, str]] = [
+    (
+        "secure-port",
+        "6443",
+        "The port on which to serve HTTPS with authentication and authorization.",
+    ),
+    ("bind-address", "0.0.0.0", "The IP address on which to listen for the --secure-port port."),
+    (
+        "tls-cert-file",
+        "",
+        "File containing the x509 certificate for HTTPS (CA cert, if any, concatenated after "
+        "server cert). Without it, a self-signed PKI is created under --cert-dir.",
+    ),
+    ("tls-private-key-file", "", "File containing the x509 private key matching --tls-cert-file."),
+    (
+        "tls-min-version",
+        "VersionTLS12",
+        "Minimum TLS version supported. Possible values: VersionTLS10, VersionTLS11, "
+        "VersionTLS12, VersionTLS13",
+    ),
+    ("disable-http2-serving", "false", "If true, HTTP2 serving will be disabled"),
+    (
+        "strict-transport-security-directives",
+        "",
+        "List of directives for HSTS, comma separated. If this list is empty, then HSTS "
+        "directives will not be added. Example: 'max-age=31536000,includeSubDomains,preload'",
+    ),
+    (
+        "cors-allowed-origins",
+        "",
+        "List of allowed origins for CORS, comma separated: regular expressions pinned to the "
+        "start ('^' or '//') and the end ('$' or ':') of the host, e.g. "
+        "'//example\\.com(:|$)'. If this list is empty CORS will not be enabled.",
+    ),
+    (
+        "tls-curve-preferences",
+        "",
+        "Comma-separated list of numeric Go crypto/tls CurveID values, as the allowed key "
+        "exchange mechanisms for the server (23 P-256, 24 P-384, 25 P-521, 29 X25519, 4587 "
+        "SecP256r1MLKEM768, 4588 X25519MLKEM768, 4589 SecP384r1MLKEM1024). If omitted, the "
+        "default curves are used.",
+    ),
+    (
+        "tls-sni-cert-key",
+        "[]",
+        "A pair of x509 certificate and private key file paths, optionally suffixed with a "
+        "list of domain patterns which are fully qualified domain names, possibly with "
+        "prefixed wildcard segments. If no domain patterns are provided, the names of the "
+        "certificate are extracted. Non-wildcard matches trump over wildcard matches, "
+        "explicit domain patterns trump over extracted names. For multiple key/certificate "
+        "pairs, use the --tls-sni-cert-key multiple times. Examples: "
+        '"example.crt,example.key" or "foo.crt,foo.key:*.foo.com,foo.com".',
+    ),
+    (
+        "tls-cipher-suites",
+        "",
+        "Comma-separated list of cipher suites for the server, Go's names (TLS 1.2 and "
+        "older; TLS 1.3's are not configurable). If omitted, the default suites are used.",
+    ),
+    (
+        "cert-dir",
+        "<data-dir>/pki",
+        "Where the generated TLS certs are. Ignored with --tls-cert-file.",
+    ),
+]
+
 # Go's names -> twisted.internet.ssl.TLSVersion's (named, not imported: the supervisor
 # of --workers checks flags without loading TLS).
 VERSIONS = {
