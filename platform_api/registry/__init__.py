@@ -7,6 +7,7 @@ from platform_api.registry import (  # noqa: F401  (registers strategies)
     apiregistration,
     apps,
     certificates,
+    configdata,
     coordination,
     core,
     csidriver,

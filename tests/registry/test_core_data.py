@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 
-from platform_api.registry.core import MAX_DATA_SIZE, ConfigMapStrategy, SecretStrategy
+from platform_api.registry.configdata import MAX_DATA_SIZE, ConfigMapStrategy, SecretStrategy
 from platform_api.scheme.catalog import builtin_scheme
 
 SCHEME = builtin_scheme()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from platform_api.registry.core import SecretStrategy
+from platform_api.registry.configdata import SecretStrategy
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.policies import validate_autoscaler_spec, validate_network_policy_spec
 from platform_api.registry.servicespec import validate_service
