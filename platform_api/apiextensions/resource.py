@@ -28,7 +28,7 @@ from platform_api.scheme.decoding import Decoded
 from platform_api.scheme.types import ResourceType
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import validate_object_meta, validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta, validate_object_meta_update
 
 Obj = dict[str, Any]
 _TERMINATING = "create not allowed while custom resource definition is terminating"

@@ -18,7 +18,7 @@ from platform_api.apiextensions.validation_options import CREATE, Options, updat
 from platform_api.apiextensions.validation_spec import validate_names, validate_spec
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import validate_object_meta, validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta, validate_object_meta_update
 
 Obj = dict[str, Any]
 APPROVAL_ANNOTATION = "api-approved.platform.io"

@@ -30,7 +30,7 @@ from platform_api.codec.protobuf_schema import (
     message_for,
     special,
 )
-from platform_api.validation.names import OBJECT_META_ORDER
+from platform_api.validation.objectmeta import OBJECT_META_ORDER
 
 # How far along kube's handling of a write an object is, which decides what Go makes
 # of its empty and zero values:

@@ -25,7 +25,7 @@ from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.conditions import validate_conditions
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import validate_object_meta, validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta, validate_object_meta_update
 
 POLICY = "ValidatingAdmissionPolicy"
 BINDING = "ValidatingAdmissionPolicyBinding"

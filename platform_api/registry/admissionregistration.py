@@ -20,7 +20,7 @@ from platform_api.registry.admissionregistration_validation import (
 from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import validate_object_meta, validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta, validate_object_meta_update
 
 GROUP = "admissionregistration.platform.io"
 MUTATING = "MutatingWebhookConfiguration"

@@ -15,11 +15,8 @@ from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import (
-    is_dns1035_label,
-    is_dns1123_subdomain,
-    validate_object_meta_update,
-)
+from platform_api.validation.names import is_dns1035_label, is_dns1123_subdomain
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 GROUP = "apiregistration.platform.io"
 KIND = "APIService"

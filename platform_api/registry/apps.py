@@ -30,7 +30,7 @@ from platform_api.registry.workloadspec import (
 from platform_api.registry.workloadstatus import workload_status_errors
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
-from platform_api.validation.names import validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 
 class WorkloadStrategy(GenericStrategy):

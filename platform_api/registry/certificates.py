@@ -26,7 +26,7 @@ from platform_api.registry.certificates_validation import (
 from platform_api.registry.strategy import GenericStrategy, Obj, StatusStrategy, Strategy, register
 from platform_api.timestamps import format_time
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 GROUP = "certificates.platform.io"
 

@@ -14,7 +14,7 @@ from platform_api.validation import field
 from platform_api.validation.conditions import validate_conditions
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.labelselector import validate_label_selector
-from platform_api.validation.names import validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 EVICTION_POLICIES = ["AlwaysAllow", "IfHealthyBudget"]
 

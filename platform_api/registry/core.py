@@ -53,7 +53,7 @@ from platform_api.registry.workloadspec import validate_pod_template, validate_r
 from platform_api.registry.workloadstatus import workload_status_errors
 from platform_api.timestamps import format_time
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 
 def gated_condition(now: str) -> Obj:

@@ -13,7 +13,7 @@ from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 FS_GROUP_POLICIES = ["File", "None", "ReadWriteOnceWithFSType"]
 LIFECYCLE_MODES = ["Persistent", "Ephemeral"]

@@ -21,11 +21,8 @@ from platform_api.registry.quota_validation import is_extended
 from platform_api.registry.strategy import GenericStrategy, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import (
-    is_dns1123_subdomain,
-    validate_kube_finalizers,
-    validate_object_meta,
-)
+from platform_api.validation.names import is_dns1123_subdomain
+from platform_api.validation.objectmeta import validate_kube_finalizers, validate_object_meta
 
 
 def validate_class_meta(meta: Obj) -> list[FieldError]:

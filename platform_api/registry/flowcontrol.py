@@ -18,7 +18,7 @@ from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import OMIT, FieldError, GoText
-from platform_api.validation.names import validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 GROUP = "flowcontrol.apiserver.platform.io"
 MAX_PRECEDENCE = 10000

@@ -23,7 +23,7 @@ from typing import Any
 from platform_api.gotext import Struct, go_time, json_string, marshal
 from platform_api.quantity import QuantityError, parse
 from platform_api.validation.field import GoText
-from platform_api.validation.names import OBJECT_META_ORDER
+from platform_api.validation.objectmeta import OBJECT_META_ORDER
 
 Obj = dict[str, Any]
 _TABLE = json.loads(resources.files(__package__).joinpath("gointernal_types.json").read_bytes())

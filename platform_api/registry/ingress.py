@@ -22,8 +22,8 @@ from platform_api.validation.names import (
     is_dns1123_subdomain,
     is_path_segment_name,
     regex_error,
-    validate_object_meta_update,
 )
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 GROUP = "networking.platform.io"
 PATH_TYPES = ["Exact", "ImplementationSpecific", "Prefix"]

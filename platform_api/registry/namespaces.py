@@ -17,7 +17,8 @@ from platform_api.registry.strategy import (
 )
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import STANDARD_FINALIZERS, is_qualified_name
+from platform_api.validation.names import is_qualified_name
+from platform_api.validation.objectmeta import STANDARD_FINALIZERS
 
 NAMESPACE_NAME_LABEL = "platform.io/metadata.name"
 UPSTREAM_NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"

@@ -17,7 +17,7 @@ from platform_api.registry.podupdate import plain
 from platform_api.registry.strategy import StatusStrategy, revert_to_old, spec_of
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 Obj = dict[str, Any]
 RESIZED = ("resources", "resizePolicy")

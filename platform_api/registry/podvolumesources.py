@@ -17,11 +17,11 @@ from platform_api.registry.claimspec import validate_claim_spec
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import (
-    OBJECT_META_ORDER,
     is_dns1123_subdomain,
     validate_annotations,
     validate_labels,
 )
+from platform_api.validation.objectmeta import OBJECT_META_ORDER
 
 Obj = dict[str, Any]
 Check = Callable[[Obj, str], list[FieldError]]

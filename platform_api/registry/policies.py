@@ -14,7 +14,8 @@ from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.ips import cidr_errors, parse_cidr
 from platform_api.validation.labelselector import validate_label_selector
-from platform_api.validation.names import is_path_segment_name, validate_object_meta_update
+from platform_api.validation.names import is_path_segment_name
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 PROTOCOLS = ["TCP", "UDP", "SCTP"]  # kube lists these unsorted here
 POLICY_TYPES = ["Ingress", "Egress"]

@@ -12,7 +12,7 @@ from platform_api.scheme.types import ResourceType
 from platform_api.uid import new_uid
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _GENERATED_BASE_MAX = 58

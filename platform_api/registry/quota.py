@@ -12,7 +12,7 @@ from platform_api.registry.quota_validation import (
 )
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 
 @register("", "ResourceQuota")

@@ -33,11 +33,10 @@ from platform_api.registry.gointernal import go_text, same
 from platform_api.registry.strategy import GenericStrategy, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import (
+from platform_api.validation.names import validate_annotations, validate_labels
+from platform_api.validation.objectmeta import (
     OBJECT_META_ORDER,
-    validate_annotations,
     validate_kube_finalizers,
-    validate_labels,
     validate_object_meta,
     validate_object_meta_update,
 )

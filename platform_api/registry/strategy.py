@@ -24,7 +24,7 @@ from platform_api.registry.gateddrops import GateCheck, drop_disabled, kube_defa
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.types import ResourceType
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import (
+from platform_api.validation.objectmeta import (
     validate_finalizers,
     validate_kube_finalizers,
     validate_object_meta,

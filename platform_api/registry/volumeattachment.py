@@ -18,11 +18,8 @@ from platform_api.registry.pvvalidation import validate_inline_pv_spec
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
-from platform_api.validation.names import (
-    DRIVER_NAME_MAX_LENGTH,
-    is_dns1123_subdomain,
-    validate_object_meta_update,
-)
+from platform_api.validation.names import DRIVER_NAME_MAX_LENGTH, is_dns1123_subdomain
+from platform_api.validation.objectmeta import validate_object_meta_update
 
 METADATA_MAX_BYTES = 256 * 1024
 ERROR_MESSAGE_MAX_BYTES = 1024  # kube's message names the metadata limit all the same

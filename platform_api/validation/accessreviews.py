@@ -14,7 +14,7 @@ from platform_api.selectors import SelectorError, parse_label_selector
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.labelselector import validate_label_requirement
-from platform_api.validation.names import OBJECT_META_ORDER
+from platform_api.validation.objectmeta import OBJECT_META_ORDER
 
 Obj = dict[str, Any]
 _EXACTLY_ONE = "exactly one of nonResourceAttributes or resourceAttributes must be specified"

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from platform_api.validation.names import (
-    is_dns1123_subdomain,
-    is_qualified_name,
-    validate_kube_finalizers,
-)
+from platform_api.validation.names import is_dns1123_subdomain, is_qualified_name
+from platform_api.validation.objectmeta import validate_kube_finalizers
 
 
 def test_a_label_key_prefix_counts_bytes_a_name_characters() -> None:

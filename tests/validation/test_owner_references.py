@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from platform_api.validation.names import validate_owner_references
+from platform_api.validation.objectmeta import validate_owner_references
 
 R = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d", "uid": "u1"}
 P = "metadata.ownerReferences"

@@ -17,6 +17,7 @@ from platform_api.apiextensions.schema.gotext import bad_value
 from platform_api.apiextensions.schema.node import EMPTY, Node
 from platform_api.validation import field, names
 from platform_api.validation.field import FieldError
+from platform_api.validation.objectmeta import validate_finalizers, validate_owner_references
 
 Obj = dict[str, Any]
 _GO_TYPES = {bool: "bool", int: "int64", float: "float64", str: "string", list: "[]interface {}"}
@@ -236,10 +237,8 @@ def validate_object_meta(meta: Obj, path: str) -> list[FieldError]:
         )
     errs += names.validate_labels(meta.get("labels") or {}, f"{path}.labels")
     errs += names.validate_annotations(meta.get("annotations") or {}, f"{path}.annotations")
-    errs += names.validate_owner_references(
-        meta.get("ownerReferences") or [], f"{path}.ownerReferences"
-    )
-    errs += names.validate_finalizers(meta.get("finalizers") or [], f"{path}.finalizers")
+    errs += validate_owner_references(meta.get("ownerReferences") or [], f"{path}.ownerReferences")
+    errs += validate_finalizers(meta.get("finalizers") or [], f"{path}.finalizers")
     errs += _managed_fields(meta.get("managedFields") or [], f"{path}.managedFields")
     return errs
 
