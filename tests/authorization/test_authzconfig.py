@@ -12,7 +12,7 @@ import pytest_twisted
 from twisted.internet.task import Clock
 
 from platform_api.apiserver import authz
-from platform_api.apiserver.authflags import LEGACY_AUTHORIZATION_FLAGS
+from platform_api.apiserver.authzflags import LEGACY_AUTHORIZATION_FLAGS
 from platform_api.apiserver.config import ServerConfig, from_flags
 from platform_api.apiserver.flagvalues import ConfigError as FlagError
 from platform_api.apiserver.metrics import REGISTRY, render
