@@ -14,6 +14,9 @@ _log = Logger()
 # The filters inside kube's tracing filter, in the order a request enters them
 # (``Trace.enter``): each opens kube's filterlatency span when the request is traced.
 AUDIT, IMPERSONATION, FAIRNESS, AUTHORIZATION = "audit", "impersonation", "fairness", "authz"
+# The request's Trace, where the response writer finds it (a refusal by authentication
+# has no Context).
+TRACE_ATTRIBUTE = "_platform_trace"
 
 
 class Trace(Protocol):
@@ -35,6 +38,14 @@ class Trace(Protocol):
 
     @property
     def writes_response_events(self) -> bool: ...
+
+    @property
+    def handler_version(self) -> str | None:
+        """The group version of the endpoint whose handler runs; None outside one."""
+
+    @property
+    def authenticating(self) -> bool:
+        """Whether the request got no further than authentication (it was refused)."""
 
 
 @dataclass

@@ -71,6 +71,8 @@ class StatusError(Exception):
         self.untyped_text = False
         # Answered with this plain-text body instead of a Status (Go's http.NotFound).
         self.plain: bytes | None = None
+        # go-restful's router's own answer (no route, a method the route does not take).
+        self.router = False
 
     def status(self, *, typed: bool = True) -> dict[str, Any]:
         body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1"} if typed else {}
@@ -185,7 +187,9 @@ def method_not_supported(resource: str, group: str, action: str) -> StatusError:
 
 def path_not_found() -> StatusError:
     """No route: an unknown group, version, resource or sub-resource."""
-    return StatusError(404, NOT_FOUND, "the server could not find the requested resource", {})
+    error = StatusError(404, NOT_FOUND, "the server could not find the requested resource", {})
+    error.router = True
+    return error
 
 
 def page_not_found() -> StatusError:
@@ -198,12 +202,14 @@ def page_not_found() -> StatusError:
 
 def method_not_allowed() -> StatusError:
     """A route exists but not for this HTTP method."""
-    return StatusError(
+    error = StatusError(
         405,
         METHOD_NOT_ALLOWED,
         "the server does not allow this method on the requested resource",
         {},
     )
+    error.router = True
+    return error
 
 
 def not_producible(produces: list[str]) -> StatusError:

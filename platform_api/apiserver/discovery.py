@@ -21,6 +21,7 @@ from platform_api import errors
 from platform_api.aggregator.registration import CUSTOM_PRIORITY, PRIORITIES
 from platform_api.aggregator.remote import RemoteAPIServices
 from platform_api.aggregator.remotediscovery import RemoteDiscovery
+from platform_api.endpoints import serializespan
 from platform_api.endpoints.negotiation import (
     DISCOVERY_GROUPS,
     OBJECT_PRODUCES,
@@ -28,6 +29,7 @@ from platform_api.endpoints.negotiation import (
     negotiate_output,
 )
 from platform_api.endpoints.responses import finish, is_pretty
+from platform_api.endpoints.serializespan import Serialized
 from platform_api.registry.apiregistration import GROUP as APIREGISTRATION
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
@@ -323,7 +325,9 @@ class Discovery:
             request.setHeader(b"vary", b"Accept")
             if request.getHeader(b"if-none-match") == etag.encode():
                 return finish(request, 304, b"", out.content_type)
-            return finish(request, 200, _pretty_if_asked(request, body), out.content_type)
+            serialized = _serialized(request, path, f"{out.group}/v2")
+            body = _pretty_if_asked(request, body)
+            return finish(request, 200, body, out.content_type, serialized=serialized)
         doc = self._docs.get(path)
         if doc is None:
             parts = path.split("/")  # "", "apis", group, ...
@@ -331,7 +335,8 @@ class Discovery:
                 raise errors.page_not_found()  # a group nobody serves
             raise errors.path_not_found()
         request.setHeader(b"vary", b"Accept")
-        return finish(request, 200, _pretty_if_asked(request, doc), b"application/json")
+        body, serialized = _pretty_if_asked(request, doc), _serialized(request, path, "")
+        return finish(request, 200, body, b"application/json", serialized=serialized)
 
 
 def _restful(path: str) -> bool:
@@ -340,6 +345,12 @@ def _restful(path: str) -> bool:
     refuse through content negotiation instead."""
     parts = path.split("/")  # "", "apis", group, version
     return not (parts[1:2] == ["apis"] and len(parts) <= 3)
+
+
+def _serialized(request: Request, path: str, group_version: str) -> Serialized | None:
+    if not serializespan.traced(request):
+        return None
+    return serializespan.for_discovery(path, is_pretty(request), group_version)
 
 
 def _pretty_if_asked(request: Request, body: bytes) -> bytes:

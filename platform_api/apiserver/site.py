@@ -240,8 +240,6 @@ class APIServer:
         handler is cancelled if the client goes away, as Klein cancels its routes."""
         info: RequestInfo = getattr(request, _INFO)
         ctx: Context = getattr(request, CONTEXT_ATTRIBUTE)
-        if ctx.trace is not None:
-            ctx.trace.handler(request, info)  # ends with the response
         work = ensureDeferred(dispatch.serve(request, info, ctx, self.handlers))
         request.notifyFinish().addErrback(lambda _: work.cancel())
         try:

@@ -47,7 +47,7 @@ from platform_api.apiserver.tracingconfig import TracingConfig
 from platform_api.apiserver.tracingexport import ReactorSpanProcessor, otlp_sender
 from platform_api.apiserver.tracingrpc import GRPC_SCOPE, GrpcCallSpan
 from platform_api.authentication.user import MASTERS, UserInfo
-from platform_api.context import AUDIT, AUTHORIZATION, FAIRNESS, IMPERSONATION
+from platform_api.context import AUDIT, AUTHORIZATION, FAIRNESS, IMPERSONATION, TRACE_ATTRIBUTE
 
 HTTP_SCOPE = ("go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp", "0.65.0")
 COMPONENT_SCOPE = "k8s.io/component-base/tracing"
@@ -175,6 +175,7 @@ class Tracing:
             return None
         span.set_attributes(request_attributes(request))
         traced = RequestTrace(self, span, audit_id(request), authn)
+        setattr(request, TRACE_ATTRIBUTE, traced)
         traced.enter(AUDIT)
         request.notifyFinish().addBoth(lambda _: traced.finished(request))
         return traced
@@ -183,6 +184,7 @@ class Tracing:
         """kube's authentication filter span of a request it refused, when drawn."""
         authn = self._authentication_span(request, started)
         if authn is not None:
+            setattr(request, TRACE_ATTRIBUTE, RefusedTrace(self, authn, audit_id(request)))
             request.notifyFinish().addBoth(lambda _: authn.end())
 
     def _authentication_span(self, request: Request, started: int) -> Span:
@@ -208,6 +210,8 @@ class RequestTrace:
         self.audit_id = audit_id  # truncated as kube's span attributes carry it
         self._handler: Span = None
         self.current = span  # the innermost open span: the handler's while it runs
+        self.handler_version: str | None = None  # the handler's endpoint, while it runs
+        self.authenticating = False
 
     def enter(self, stage: str) -> None:
         """The request enters one of the filters inside kube's tracing filter (AUDIT,
@@ -241,6 +245,7 @@ class RequestTrace:
         if name is None:
             return None
         self._handler = self.current = self.child(name, handler_fields(request, info))
+        self.handler_version = endpoint_version(info)
         return self._handler
 
     def event(self, name: str, attributes: dict[str, Any]) -> None:
@@ -258,6 +263,7 @@ class RequestTrace:
         if self._handler is not None:
             self._handler.end()
             self._handler = None
+            self.handler_version = None
             self.current = self._filters[-1] if self._filters else self._server
 
     def finished(self, request: Request) -> None:
@@ -304,3 +310,32 @@ class RequestTrace:
         headers: dict[str, str] = {}
         self._tracing.propagator.inject(headers, context=trace.set_span_in_context(span))
         return span, headers
+
+
+class RefusedTrace:
+    """A request authentication refused: only kube's authentication filter span, under
+    which the refusal is written (``platform_api.context.Trace``'s response part)."""
+
+    handler_version = None
+    authenticating = True
+
+    def __init__(self, tracing: Tracing, authn: Span, audit_id: str) -> None:
+        self._tracing, self._authn, self.audit_id = tracing, authn, audit_id
+
+    def child(self, name: str, attributes: dict[str, Any], parent: Span = None) -> Span:
+        context = trace.set_span_in_context(self._authn if parent is None else parent)
+        return self._tracing.component_tracer.start_span(
+            name, context=context, attributes=attributes
+        )
+
+
+# Sub-resources whose endpoint serves a kind of another group version.
+_SUBRESOURCE_VERSIONS = {"scale": "autoscaling/v1", "eviction": "policy/v1"}
+
+
+def endpoint_version(info: requestinfo.RequestInfo) -> str:
+    """The group version kube's handler scope encodes in (its Status errors too)."""
+    if info.subresource in _SUBRESOURCE_VERSIONS:
+        return _SUBRESOURCE_VERSIONS[info.subresource]
+    group = info.requested_group or info.api_group
+    return f"{group}/{info.api_version}" if group else info.api_version

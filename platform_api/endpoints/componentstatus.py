@@ -14,7 +14,7 @@ from twisted.internet.defer import ensureDeferred, gatherResults
 from platform_api import errors
 from platform_api.endpoints.list import parse_params, predicate
 from platform_api.endpoints.options import arg
-from platform_api.endpoints.responses import encode, finish
+from platform_api.endpoints.responses import encode
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.tables import COLUMNS, Column, Printer
 from platform_api.registry import componentstatus
@@ -69,12 +69,12 @@ async def _respond(scope: Scope, items: list[Obj], single: bool) -> bytes:
             scope.resource, items, out.group, out.version, include, {}
         )
         body = encode(table, out.encoding, out.pretty)
-        return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx)
+        return scope.finish(200, body, out)
     if single:
         return await scope.respond_object(items[0], 200, out)
     doc = {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items}
     body = encode(doc, out.encoding, out.pretty)
-    return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx)
+    return scope.finish(200, body, out)
 
 
 async def get(scope: Scope) -> bytes:

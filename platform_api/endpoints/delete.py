@@ -19,7 +19,6 @@ from platform_api.endpoints.body import (
 )
 from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import META_GROUP, arg, args, validate_dry_run
-from platform_api.endpoints.responses import finish
 from platform_api.endpoints.scope import Scope
 from platform_api.gotext import parse_int as go_parse_int
 from platform_api.registry.deletion import deleted_status
@@ -264,4 +263,4 @@ async def handle_collection(scope: Scope) -> bytes:
     removed = [await scope.store.served(item) for item in result.items]
     meta = {"resourceVersion": str(result.revision)}
     body = list_endpoint.render_list(scope, out, removed, meta)
-    return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx)
+    return scope.finish(200, body, out)

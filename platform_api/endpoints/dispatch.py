@@ -234,6 +234,8 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
     handler = _route(rt, info, request.method)
     if not rt.custom:  # built-in kinds are go-restful routes; custom resources are not
         _check_produces(request, info, handler, handlers.cbor)
+    if ctx.trace is not None:  # routed: the verb handler's span, ended with the response
+        ctx.trace.handler(request, info)
     deprecation.observe(ctx, rt, info.subresource)  # kube's warning, gauge, audit annotations
     ctx.namespace = info.namespace if rt.namespaced else ""
     requester.REQUESTER.set(ctx.user)  # for strategies that record it (a CSR's spec)

@@ -6,7 +6,7 @@ from platform_api import errors
 from platform_api.endpoints.cachespans import get_fields
 from platform_api.endpoints.list import parse_revision
 from platform_api.endpoints.options import arg
-from platform_api.endpoints.responses import encode, finish
+from platform_api.endpoints.responses import encode
 from platform_api.endpoints.scope import Scope
 from platform_api.storage import spans
 from platform_api.storage.interface import Stored
@@ -26,7 +26,7 @@ async def handle(scope: Scope) -> bytes:
         scope.resource, [scope.outgoing(stored.object)], out.group, out.version, include, meta
     )
     body = encode(table, out.encoding, out.pretty)
-    return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx, compressible=True)
+    return scope.finish(200, body, out)
 
 
 async def _read(scope: Scope, version: str) -> Stored:

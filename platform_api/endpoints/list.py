@@ -15,7 +15,7 @@ from platform_api.codec import protobuf
 from platform_api.endpoints import binary, cachespans, continuation
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.options import META_GROUP, arg
-from platform_api.endpoints.responses import encode, finish
+from platform_api.endpoints.responses import encode
 from platform_api.endpoints.scope import Scope, partial_object
 from platform_api.fieldselectors import FieldSelector, check_field_labels, parse_field_selector
 from platform_api.gotext import object_json
@@ -310,7 +310,7 @@ async def handle(scope: Scope) -> bytes:
     if out.encoding == "yaml" or out.view == "table":  # written in Python, item by item
         heavy.mark(scope.handlers.reactor, sum(len(s.data) for s in result.items))
     body = await heavy.run(render_list, scope, out, result.items, meta)
-    return finish(scope.request, 200, body, out.content_type, ctx=scope.ctx, compressible=True)
+    return scope.finish(200, body, out)
 
 
 def render_list(scope: Scope, out: Output, items: list[Stored], meta: dict[str, Any]) -> bytes:

@@ -15,7 +15,8 @@ from typing import Any
 from platform_api import errors
 from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.delete import options_from
-from platform_api.endpoints.responses import encode, finish
+from platform_api.endpoints.negotiation import Output
+from platform_api.endpoints.responses import encode
 from platform_api.endpoints.scope import Scope
 from platform_api.registry.deletion import check_preconditions
 from platform_api.registry.disruptionbudget import set_allowed_condition
@@ -34,7 +35,7 @@ MAX_DISRUPTED_PODS = 2000  # kube's MaxDisruptedPodSize
 
 def _success(scope: Scope) -> bytes:
     body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
-    return finish(scope.request, 201, encode(body), b"application/json", ctx=scope.ctx)
+    return scope.finish(201, encode(body), Output("json"))
 
 
 async def _body(scope: Scope, kind: str, definition: str, api_version: str) -> Obj:

@@ -16,7 +16,9 @@ from twisted.web.server import Request
 from platform_api import errors
 from platform_api.codec import UnwritableYAML, cbor, protobuf, yaml_dumps
 from platform_api.context import Context
+from platform_api.endpoints import serializespan
 from platform_api.endpoints.negotiation import error_encoding
+from platform_api.endpoints.serializespan import Serialized
 from platform_api.errors import StatusError
 from platform_api.gotext import go_escaped, object_json
 from platform_api.scheme.types import rebrand_group
@@ -65,10 +67,12 @@ def finish(
     compressible: bool = False,
     headers: dict[str, str] | None = None,
     go_json: bool = True,
+    serialized: Serialized | None = None,
 ) -> bytes:
     """Set status and headers for ``body``; return the bytes Klein/twisted should write.
     A JSON body goes out escaped as Go's encoder writes it (``go_json``; kube-openapi's
-    v2 document is the one JSON kube writes without)."""
+    v2 document is the one JSON kube writes without).  ``serialized``: kube writes this
+    answer through its serializers, in a span of its own when the request is traced."""
     request.setResponseCode(code, GO_STATUS_TEXT.get(code))
     request.setHeader(b"content-type", content_type)
     request.setHeader(b"cache-control", _CACHE_CONTROL)
@@ -79,10 +83,13 @@ def finish(
         request.setHeader(name.encode(), value.encode())
     if go_json and content_type.startswith(b"application/json"):
         body = go_escaped(body)
-    if compressible and len(body) > GZIP_THRESHOLD and _accepts_gzip(request):
-        body = gzip.compress(body, compresslevel=1)
+    size, compressed = len(body), False
+    if compressible and size > GZIP_THRESHOLD and _accepts_gzip(request):
+        body, compressed = gzip.compress(body, compresslevel=1), True
         request.setHeader(b"content-encoding", b"gzip")
         request.setHeader(b"vary", b"Accept-Encoding")
+    if serialized is not None:
+        serializespan.record(request, content_type, serialized, size, compressed)
     request.setHeader(b"content-length", str(len(body)).encode())
     if request.method == b"HEAD":
         return b""
@@ -143,22 +150,32 @@ def status_error(request: Request, error: StatusError, ctx: Context | None = Non
     # kube writes a 406 in JSON to CBOR clients (the same negotiation fails for it).
     cbor_ok = getattr(request, CBOR_ATTRIBUTE, False) and error.code != 406
     fmt, media = error_encoding(accept, cbor_ok)
+    pretty = fmt == "json" and is_pretty(request)
+    serialized = serializespan.for_error(request, error, fmt, pretty)
     if fmt == "protobuf":
         body, content_type = protobuf.encode(error.status()), media.encode()
     elif fmt == "cbor":
         body, content_type = cbor.encode(error.status()), b"application/cbor"
     elif fmt == "raw":  # kube's WriteRawJSON: indented, whatever the client asked
         body = orjson.dumps(error.status(typed=not error.untyped_text), option=orjson.OPT_INDENT_2)
-        content_type = b"application/json"
+        content_type, serialized = b"application/json", None
     else:
         try:
-            body = encode(error.status(typed=not error.untyped_text), fmt, is_pretty(request))
+            body = encode(error.status(typed=not error.untyped_text), fmt, pretty)
         except StatusError as unwritable:  # kube writes the encoder's error instead
-            body = encode(unwritable.status(), fmt, is_pretty(request))
+            body = encode(unwritable.status(), fmt, pretty)
         content_type = b"application/yaml" if fmt == "yaml" else b"application/json"
         if error.untyped_text:  # kube's timeout filter names no media type of its own
-            content_type = b"text/plain; charset=utf-8"
-    return finish(request, error.code, body, content_type, ctx=ctx, headers=error.headers)
+            content_type, serialized = b"text/plain; charset=utf-8", None
+    return finish(
+        request,
+        error.code,
+        body,
+        content_type,
+        ctx=ctx,
+        headers=error.headers,
+        serialized=serialized,
+    )
 
 
 def _upstream_named(error: StatusError, upstream: str) -> StatusError:

@@ -14,10 +14,11 @@ from twisted.web.server import Request
 from platform_api import errors, heavy
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
-from platform_api.endpoints import binary
+from platform_api.endpoints import binary, serializespan
 from platform_api.endpoints.negotiation import Output, negotiate_output, partial_refusal
 from platform_api.endpoints.partial import metadata_only
 from platform_api.endpoints.responses import encode, finish, is_pretty
+from platform_api.endpoints.serializespan import Serialized
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.fieldmanager.typed import Typed
 from platform_api.registry.store import Admit, Store, Track, UpdateFunc
@@ -258,6 +259,30 @@ class Scope:
         """An apiVersion as this request's client sees it (its upstream group name)."""
         return str(self.outgoing({"apiVersion": api_version})["apiVersion"])
 
+    def serialized(self, out: Output) -> Serialized | None:
+        """kube's SerializeObject span of this handler's answer, when the request is
+        traced: encoded in the endpoint's group version, or the view's (a Table)."""
+        trace = self.ctx.trace
+        version = trace.handler_version if trace is not None else None
+        if version is None:
+            return None
+        if out.view in ("table", "partial"):
+            version = f"{out.group}/{out.version}"
+        return serializespan.for_object(out.encoding, out.pretty, version)
+
+    def finish(self, code: int, body: bytes, out: Output) -> bytes:
+        """The handler's answer in ``out``: its headers, compressed as kube compresses
+        what its serializers write, and kube's span when traced."""
+        return finish(
+            self.request,
+            code,
+            body,
+            out.content_type,
+            ctx=self.ctx,
+            compressible=True,
+            serialized=self.serialized(out),
+        )
+
     def event(self, name: str, **attributes: Any) -> None:
         """A span event of kube's handlers, when the request is traced."""
         trace = self.ctx.trace
@@ -317,7 +342,7 @@ class Scope:
             if out.encoding == "yaml" and isinstance(stored, Stored):
                 heavy.mark(self.handlers.reactor, len(stored.data))
             body = await heavy.run(self._encoded, stored, out)
-        return finish(self.request, code, body, out.content_type, ctx=self.ctx, compressible=True)
+        return self.finish(code, body, out)
 
     def _encoded(self, stored: Stored | Obj, out: Output) -> bytes:
         """The answer's body when the stored bytes are not it: the object decoded (once per

@@ -382,12 +382,12 @@ def test_without_a_rate_only_a_sampled_privileged_caller_is_traced(tmp_path: Pat
         assert r.status_code == 200
         alice = session_for(quiet, token="tok-alice")
         assert alice.get(f"{quiet.url}/api/v1/namespaces", headers=OTHER).status_code == 200
-        own.wait(lambda spans: len(spans) >= 7)
+        own.wait(lambda spans: len(spans) >= 8)
         time.sleep(0.5)  # anything else exported would be here by now
         spans = own.spans()
         # the caller's trace only: kube's authentication span is drawn at the rate, none
         assert sorted(s["name"] for s in spans) == sorted(
-            [NAMESPACE_ROUTE, *FILTERS, "Get", "cacher.Get"]
+            [NAMESPACE_ROUTE, *FILTERS, "Get", "cacher.Get", "SerializeObject"]
         )
         assert {s["trace_id"] for s in spans} == {"ab" * 16}
     finally:
