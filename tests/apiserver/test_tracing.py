@@ -11,11 +11,13 @@ from twisted.internet.address import IPv4Address
 from twisted.web.test.requesthelper import DummyRequest
 
 from platform_api.apiserver.requestinfo import RequestInfo, parse
-from platform_api.apiserver.tracing import Tracing
+from platform_api.apiserver.tracing import Tracing, endpoint_version
 from platform_api.apiserver.tracingattrs import span_name
 from platform_api.apiserver.tracingconfig import TracingConfig
 from platform_api.authentication.user import UserInfo
-from platform_api.context import AUTHORIZATION, FAIRNESS, IMPERSONATION
+from platform_api.context import AUTHORIZATION, FAIRNESS, IMPERSONATION, TRACE_ATTRIBUTE
+from platform_api.endpoints import serializespan
+from platform_api.errors import unauthorized
 
 ADMIN = UserInfo("admin", groups=["system:masters", "system:authenticated"])
 ALICE = UserInfo("alice", groups=["system:authenticated"])
@@ -296,3 +298,59 @@ def test_a_request_refused_by_authentication_has_its_span_only() -> None:
     quiet = Tracing(TracingConfig("localhost:4317", 0), "apiserver-x", None, exporter)
     quiet.unauthenticated(Request(b"GET", b"/api", {}), STARTED)  # not drawn: nothing
     assert len(exporter.get_finished_spans()) == 1
+
+
+def test_the_response_writer_finds_the_trace_and_the_handlers_endpoint() -> None:
+    """SerializeObject goes under the handler while it runs (in its endpoint's group
+    version: a scale's is autoscaling/v1), else under the innermost filter's span."""
+    exporter = InMemorySpanExporter()
+    tracing = Tracing(TracingConfig("localhost:4317", 1_000_000), "apiserver-x", None, exporter)
+    uri = "/apis/apps/v1/namespaces/ns/deployments/d/scale"
+    request = Request(b"GET", uri.encode(), {})
+    trace = tracing.request_span(request, info("GET", uri), ADMIN, STARTED)
+    assert trace is not None and getattr(request, TRACE_ATTRIBUTE) is trace
+    assert (trace.handler_version, trace.authenticating) == (None, False)
+    trace.enter(AUTHORIZATION)
+    trace.handler(request, info("GET", uri))
+    assert trace.handler_version == "autoscaling/v1"
+    serialized = serializespan.Serialized(serializespan.versioning("json", False, "x"))
+    serializespan.record(request, b"application/json", serialized, 10, False)
+    trace.end_handler()
+    assert trace.handler_version is None
+    serializespan.record(request, b"application/json", serialized, 10, False)
+    request.done(200, 10)
+    spans = exporter.get_finished_spans()
+    under_handler, under_filter = [s for s in spans if s.name == "SerializeObject"]
+    assert chain(list(spans), "Get")[:2] == ["Get", "authorization"]
+    by_id = {span.context.span_id: span.name for span in spans}
+    assert under_handler.parent is not None and under_filter.parent is not None
+    assert by_id[under_handler.parent.span_id] == "Get"
+    assert by_id[under_filter.parent.span_id] == "authorization"
+
+
+def test_endpoint_versions() -> None:
+    assert endpoint_version(info("GET", "/api/v1/namespaces/ns/pods/p")) == "v1"
+    assert endpoint_version(info("GET", "/apis/apps/v1/deployments")) == "apps/v1"
+    eviction = info("POST", "/api/v1/namespaces/ns/pods/p/eviction")
+    assert endpoint_version(eviction) == "policy/v1"
+    status = info("PUT", "/apis/apps/v1/namespaces/ns/deployments/d/status")
+    assert endpoint_version(status) == "apps/v1"
+
+
+def test_a_refusal_by_authentication_is_written_under_its_span() -> None:
+    exporter = InMemorySpanExporter()
+    tracing = Tracing(TracingConfig("localhost:4317", 1_000_000), "apiserver-x", None, exporter)
+    request = Request(b"GET", b"/api/v1/namespaces", {})
+    tracing.unauthenticated(request, STARTED)
+    refused = getattr(request, TRACE_ATTRIBUTE)
+    assert (refused.handler_version, refused.authenticating) == (None, True)
+    error = serializespan.for_error(request, unauthorized(), "json", False)
+    assert error == serializespan.Serialized(
+        serializespan.versioning("json", False, "v1"), serializespan.HANDLER_WRITER
+    )
+    serializespan.record(request, b"application/json", error, 129, False)
+    request.done(401, 129)
+    written, authn = exporter.get_finished_spans()
+    assert (written.name, authn.name) == ("SerializeObject", "authentication")
+    assert written.parent is not None and written.parent.span_id == authn.context.span_id
+    assert dict(written.attributes or {})["audit-id"] == "a1b2"
