@@ -48,6 +48,16 @@ class Trace(Protocol):
         """Whether the request got no further than authentication (it was refused)."""
 
 
+class RequestObject(Protocol):
+    """The audit event's requestObject of a create or update: kube logs the body as
+    decoded (and defaulted), before admission, and nothing when it does not decode
+    (apiserver/audit/hook.py)."""
+
+    def decoded(self, obj: dict[str, Any], *, defaulted: bool = False) -> None: ...
+
+    def undecodable(self) -> None: ...
+
+
 @dataclass
 class Context:
     """What a handler passes down: who asks, and what the response should carry."""
@@ -69,6 +79,8 @@ class Context:
     undo: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     # --tracing-config-file: the request's spans, when it is sampled.
     trace: Trace | None = None
+    # Where a create's or update's decoded body goes when the audit policy records it.
+    audit_request: RequestObject | None = None
 
     def warn(self, text: str) -> None:
         if text not in self.warnings:

@@ -331,20 +331,28 @@ def _decode_write(
     body = scope.body()
     scope.event("limitedReadBody succeeded", len=len(body))
     scope.event("About to convert to expected version")
-    obj = decode_object(
-        body,
-        scope.content_type(),
-        scope.resource,
-        scope.handlers.scheme.schemas,
-        scope.ctx,
-        opts.field_validation,
-        kind=kind,
-        definition=definition,
-        api_version=api_version,
-        custom=None if kind else custom_strategy(scope.resource, scope.store.strategy),
-        aliases=scope.handlers.aliases,
-        serves_cbor=scope.handlers.cbor,
-    )
+    audit = scope.ctx.audit_request
+    try:
+        obj = decode_object(
+            body,
+            scope.content_type(),
+            scope.resource,
+            scope.handlers.scheme.schemas,
+            scope.ctx,
+            opts.field_validation,
+            kind=kind,
+            definition=definition,
+            api_version=api_version,
+            custom=None if kind else custom_strategy(scope.resource, scope.store.strategy),
+            aliases=scope.handlers.aliases,
+            serves_cbor=scope.handlers.cbor,
+        )
+    except errors.StatusError:
+        if audit is not None:
+            audit.undecodable()
+        raise
+    if audit is not None:
+        audit.decoded(obj)
     scope.event("Conversion done")
     return opts, out, obj
 

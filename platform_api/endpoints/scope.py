@@ -198,10 +198,21 @@ class Scope:
         return Who(self.ctx.field_manager, rt.api_version, self.info.subresource)
 
     def tracker(self) -> Track:
-        """Records the request as an Update in the object's managedFields."""
-        return update_tracker(
+        """Records the request as an Update in the object's managedFields, handing the
+        object first to the audit event that records it (decoded and defaulted: as the
+        tracker gets it)."""
+        track = update_tracker(
             self.handlers.field_manager(self.resource), self.who(), self.store.now
         )
+        audit = self.ctx.audit_request
+        if audit is None or self.info.subresource not in ("", "status"):
+            return track
+
+        def audited(live: Obj | None, new: Obj) -> None:
+            audit.decoded(new, defaulted=True)
+            track(live, new)
+
+        return audited
 
     async def update(self, updated: UpdateFunc, *, apply: bool = False) -> tuple[Stored, bool]:
         """Update the addressed object through admission, as an Update or (``apply``)

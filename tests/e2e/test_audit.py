@@ -219,8 +219,88 @@ def test_request_level_logs_the_body_without_managed_fields(
     assert reply.status_code == 201, reply.text
     complete = events(audited.log, reply.headers["Audit-Id"], 2)[-1]
     assert complete["level"] == "Request"
-    assert complete["requestObject"] == {"metadata": {"name": "cm1"}, "data": {"k": "v"}}
+    as_decoded = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "cm1"}}
+    assert complete["requestObject"] == {**as_decoded, "data": {"k": "v"}}
     assert "responseObject" not in complete
+
+
+def test_the_request_object_is_the_body_as_kube_decodes_it(
+    audited: Setup, admin: requests.Session
+) -> None:
+    """kube logs a create's or update's body decoded and defaulted, before admission
+    (each expected object below is kube-apiserver v1.36's event for the same request),
+    nothing of a body that does not decode, a patch as sent, and a delete's options as
+    decoded to the internal version."""
+    assert audited.server is not None
+    url = audited.server.url + f"{NS}/pods"
+    container = {"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "1000m"}}}
+    pod = {"metadata": {"name": "p-decoded"}, "spec": {"containers": [container]}}
+    reply = admin.post(url, json=pod)
+    assert reply.status_code == 201, reply.text
+    (complete,) = events(audited.log, reply.headers["Audit-Id"], 1)
+    assert list(complete["requestObject"])[:2] == ["kind", "apiVersion"]
+    assert complete["requestObject"] == {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {"name": "p-decoded"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "nginx",
+                    "resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "1"}},
+                    "terminationMessagePath": "/dev/termination-log",
+                    "terminationMessagePolicy": "File",
+                    "imagePullPolicy": "Always",
+                }
+            ],
+            "restartPolicy": "Always",
+            "terminationGracePeriodSeconds": 30,
+            "dnsPolicy": "ClusterFirst",
+            "securityContext": {},
+            "schedulerName": "default-scheduler",
+            "enableServiceLinks": True,
+        },
+        "status": {},
+    }
+    maps = audited.server.url + f"{NS}/configmaps"
+    raw = b'{"metadata": {"name": "cm-unknown"}, "data": {"k": "v"}, "unknownField": 1}'
+    reply = admin.post(maps, data=raw, headers={"Content-Type": "application/json"})
+    assert reply.status_code == 201
+    complete = events(audited.log, reply.headers["Audit-Id"], 2)[-1]
+    assert complete["requestObject"] == {
+        "kind": "ConfigMap",
+        "apiVersion": "v1",
+        "metadata": {"name": "cm-unknown"},
+        "data": {"k": "v"},
+    }
+    invalid = admin.post(maps, json={"metadata": {"name": "Bad_Name"}})
+    assert invalid.status_code == 422
+    complete = events(audited.log, invalid.headers["Audit-Id"], 2)[-1]
+    assert complete["requestObject"] == {
+        "kind": "ConfigMap",
+        "apiVersion": "v1",
+        "metadata": {"name": "Bad_Name"},
+    }
+    # YAML's "y" is true to kube's decoder: no string, no object, no requestObject
+    yaml = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\n"
+    undecodable = admin.post(maps, data=yaml, headers={"Content-Type": "application/yaml"})
+    assert undecodable.status_code == 400
+    complete = events(audited.log, undecodable.headers["Audit-Id"], 2)[-1]
+    assert "requestObject" not in complete
+    merge = {"Content-Type": "application/merge-patch+json"}
+    patched = admin.patch(f"{maps}/cm-unknown", data=b'{"data":{"k":"x"}}', headers=merge)
+    assert patched.status_code == 200
+    complete = events(audited.log, patched.headers["Audit-Id"], 2)[-1]
+    assert complete["requestObject"] == {"data": {"k": "x"}}
+    deleted = admin.delete(f"{maps}/cm-unknown", json={"gracePeriodSeconds": 0})
+    assert deleted.status_code == 200
+    complete = events(audited.log, deleted.headers["Audit-Id"], 2)[-1]
+    assert complete["requestObject"] == {
+        "kind": "DeleteOptions",
+        "apiVersion": "meta.platform.io/__internal",
+        "gracePeriodSeconds": 0,
+    }
 
 
 def test_request_response_level_and_omitted_stage(audited: Setup, admin: requests.Session) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+import orjson
 from twisted.web.server import Request
 
 from platform_api.apiserver.audit import event as ev
@@ -28,6 +29,7 @@ from platform_api.apiserver.auditmetrics import AUDIT_EVENTS, AUDIT_LEVELS
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.authentication.user import UserInfo
 from platform_api.context import Context
+from platform_api.endpoints.options import META_GROUP
 from platform_api.uid import new_uid
 
 DECISION = "authorization.platform.io/decision"
@@ -35,6 +37,7 @@ REASON = "authorization.platform.io/reason"
 _RANK = {NONE: 0, METADATA: 1, REQUEST: 2, REQUEST_RESPONSE: 3}
 _LEVEL_COUNTERS = {level: AUDIT_LEVELS.labels(level=level) for level in _RANK}
 _OBJECT_VERBS = ("create", "update")
+_BODY_VERBS = (*_OBJECT_VERBS, "patch", "delete", "deletecollection")  # requestObject's
 # ObjectReference's field order
 _REF_KEYS = (
     "resource", "namespace", "name", "uid", "apiGroup", "apiVersion", "resourceVersion",
@@ -140,7 +143,10 @@ class AuditRecord:
         self.fields["user"] = user.to_review()
         # twisted.web closes the body before notifyFinish fires: keep a mutation's now.
         self.body = b""
-        if info.is_resource and info.verb in (*_OBJECT_VERBS, "patch"):
+        # What a create or update decoded (RequestObject), or that it did not decode.
+        self.decoded_body: dict[str, Any] | None = None
+        self.defaulted = self.failed = False
+        if info.is_resource and info.verb in _BODY_VERBS:
             content = getattr(request, "content", None)
             self.body = content.getvalue() if content is not None else b""
         self._stage("RequestReceived")
@@ -149,10 +155,27 @@ class AuditRecord:
         request.notifyFinish().addBoth(self._finished)
 
     def attach(self, ctx: Context) -> None:
-        """The request's Context: its annotations, and whom it impersonates, if anyone."""
+        """The request's Context: its annotations, whom it impersonates, if anyone, and
+        the object a create or update decodes, when the event records it."""
         self.ctx = ctx
         if ctx.user is not self.user:
             self.fields["impersonatedUser"] = ctx.user.to_review()
+        info = self.info
+        if info.verb in _OBJECT_VERBS and self.rank >= _RANK[REQUEST]:
+            ctx.audit_request = self
+
+    def decoded(self, obj: dict[str, Any], *, defaulted: bool = False) -> None:
+        """kube's LogRequestObject: the body as decoded, then (``defaulted``) with the
+        kind's defaults, before admission; a snapshot, as the write goes on changing the
+        object (a retried update's first is kept)."""
+        if self.defaulted:
+            return
+        copied = orjson.loads(orjson.dumps(obj))
+        head = {k: copied.pop(k) for k in ("kind", "apiVersion") if k in copied}
+        self.decoded_body, self.defaulted = {**head, **copied}, defaulted
+
+    def undecodable(self) -> None:
+        self.decoded_body, self.failed = None, True
 
     def _capture(self, data: bytes) -> None:
         if not self.started:
@@ -206,8 +229,18 @@ class AuditRecord:
                 if not ref.get(key) and meta.get(key):
                     ref[key] = meta[key]
             self.fields["objectRef"] = _ordered_ref(ref)
-        if self.rank >= _RANK[REQUEST] and body is not None:
-            self.fields["requestObject"] = self._trim(body)
+        if self.rank >= _RANK[REQUEST] and body is not None and not self.failed:
+            self.fields["requestObject"] = self._trim(self._as_kube_logs(body))
+
+    def _as_kube_logs(self, body: Any) -> Any:
+        """A create's or update's object as it decoded; DeleteOptions as kube's delete
+        handlers decode them (to the internal version, which it names so); else the
+        body (a patch) as sent."""
+        if self.decoded_body is not None:
+            return self.decoded_body
+        if self.info.verb in ("delete", "deletecollection") and isinstance(body, dict):
+            return delete_options(body)
+        return body
 
     def _trim(self, obj: Any) -> Any:
         return ev.without_managed_fields(obj) if self.config.omit_managed_fields else obj
@@ -256,3 +289,21 @@ def _object_ref(info: RequestInfo) -> dict[str, str] | None:
 def _ordered_ref(ref: dict[str, str]) -> dict[str, str]:
     """ObjectReference's field order, empty fields left out."""
     return {k: ref[k] for k in _REF_KEYS if ref.get(k)}
+
+
+# metav1.DeleteOptions' fields in Go's order.
+_DELETE_OPTIONS = (
+    "gracePeriodSeconds",
+    "preconditions",
+    "orphanDependents",
+    "propagationPolicy",
+    "dryRun",
+    "ignoreStoreReadErrorWithClusterBreakingPotential",
+)
+
+
+def delete_options(body: dict[str, Any]) -> dict[str, Any]:
+    """A delete's body as kube's audit logs it: decoded to the internal version."""
+    out: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": f"{META_GROUP}/__internal"}
+    out.update((k, body[k]) for k in _DELETE_OPTIONS if body.get(k) is not None)
+    return out

@@ -161,3 +161,53 @@ def test_watch_response_started() -> None:
         "ResponseStarted",
         "ResponseComplete",
     ]
+
+
+def test_a_decoded_body_is_logged_as_the_handler_decoded_it() -> None:
+    """The handler hands the event the body as it decoded (RequestObject): kind and
+    apiVersion first, the defaulted object kept over the decoded one, the first of a
+    retried update's kept, nothing at all when it did not decode."""
+    sink = Sink()
+    auditor = Auditor(load_bytes(POLICY), [sink], lambda: 1700000000.25)
+
+    def create(hand: Any) -> dict[str, Any]:
+        request = DummyRequest([b""])
+        request.method, request.uri = b"POST", b"/api/v1/namespaces/a/configmaps"
+        request.content = io.BytesIO(b'{"metadata": {"name": "cm"}, "extra": 1}')
+        request.requestHeaders.setRawHeaders(b"content-type", [b"application/json"])
+        info = parse(b"POST", "/api/v1/namespaces/a/configmaps", {})
+        record = auditor.begin(request, info, JANE)
+        assert record is not None
+        ctx = Context(JANE)
+        record.attach(ctx)
+        assert ctx.audit_request is record
+        hand(ctx.audit_request)
+        request.code = 201
+        request.finish()
+        return sink.events[-1]
+
+    def decoded(sink: Any) -> None:
+        obj = {"metadata": {"name": "cm"}, "apiVersion": "v1", "kind": "ConfigMap"}
+        sink.decoded(obj)
+        obj["data"] = {"k": "v"}  # the write goes on: the event keeps what was decoded
+        sink.decoded(obj, defaulted=True)
+        sink.decoded({"kind": "ConfigMap", "retried": True}, defaulted=True)
+
+    logged = create(decoded)["requestObject"]
+    assert list(logged) == ["kind", "apiVersion", "metadata", "data"]
+    assert create(lambda sink: sink.undecodable()).get("requestObject") is None
+    as_sent = create(lambda sink: None)["requestObject"]  # a handler that tells nothing
+    assert as_sent == {"metadata": {"name": "cm"}, "extra": 1}
+
+
+def test_a_deletes_options_are_logged_in_the_internal_version() -> None:
+    body = b'{"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Orphan",'
+    body += b' "gracePeriodSeconds": 5, "unknown": 1}'
+    _, events = serve(b"DELETE", "/api/v1/namespaces/a/configmaps/cm", body)
+    assert events[-1]["requestObject"] == {
+        "kind": "DeleteOptions",
+        "apiVersion": "meta.platform.io/__internal",
+        "gracePeriodSeconds": 5,
+        "propagationPolicy": "Orphan",
+    }
+    assert list(events[-1]["requestObject"])[2:] == ["gracePeriodSeconds", "propagationPolicy"]
