@@ -39,6 +39,9 @@ class Trace(Protocol):
     @property
     def writes_response_events(self) -> bool: ...
 
+    def serialized(self, request: Any, media: str, encoder: str, writer: str, size: int) -> None:
+        """kube's SerializeObject span of an answer, under the current span."""
+
     @property
     def handler_version(self) -> str | None:
         """The group version of the endpoint whose handler runs; None outside one."""

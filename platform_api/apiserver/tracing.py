@@ -41,6 +41,7 @@ from platform_api.apiserver.tracingattrs import (
     carrier,
     handler_fields,
     request_attributes,
+    serialize_fields,
     span_name,
 )
 from platform_api.apiserver.tracingconfig import TracingConfig
@@ -232,6 +233,13 @@ class RequestTrace:
             name, context=context, attributes=attributes
         )
 
+    def serialized(
+        self, request: Request, media: str, encoder: str, writer: str, size: int
+    ) -> None:
+        """kube's SerializeObject span, under the current span (endpoints/serializespan.py
+        works out what it says)."""
+        serialize_object(self, request, media, encoder, writer, size)
+
     def grpc_call(self, method: str, host: str, port: int, parent: Span = None) -> GrpcCallSpan:
         """otelgrpc's client span of a call the request's storage makes, under
         ``parent`` (its open storage span), else the current one."""
@@ -327,6 +335,27 @@ class RefusedTrace:
         return self._tracing.component_tracer.start_span(
             name, context=context, attributes=attributes
         )
+
+    def serialized(
+        self, request: Request, media: str, encoder: str, writer: str, size: int
+    ) -> None:
+        serialize_object(self, request, media, encoder, writer, size)
+
+
+def serialize_object(
+    traced: RequestTrace | RefusedTrace,
+    request: Request,
+    media: str,
+    encoder: str,
+    writer: str,
+    size: int,
+) -> None:
+    """responsewriters.SerializeObject's span: opened and ended as the body goes out
+    (this server writes it in one piece: the first write is the whole of it)."""
+    span = traced.child("SerializeObject", serialize_fields(request, media, encoder))
+    span.add_event("About to start writing response", {"writer": writer, "size": size})
+    span.add_event("Write call succeeded", {"size": size})
+    span.end()
 
 
 # Sub-resources whose endpoint serves a kind of another group version.

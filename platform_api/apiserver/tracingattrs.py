@@ -56,6 +56,18 @@ def handler_fields(request: Request, info: requestinfo.RequestInfo) -> dict[str,
     }
 
 
+def serialize_fields(request: Request, media: str, encoder: str) -> dict[str, Any]:
+    """responsewriters.SerializeObject's span attributes."""
+    return {
+        "audit-id": audit_id(request),
+        "method": request.method.decode("latin-1"),
+        "url": request.path.decode("utf-8", "replace"),
+        "protocol": _protocol(request),
+        "mediaType": media,
+        "encoder": encoder,
+    }
+
+
 def request_attributes(request: Request) -> dict[str, Any]:
     """otelhttp 0.65's server attributes, then kube's ``http.target`` and ``audit-id``."""
     method = request.method.decode("latin-1")

@@ -22,15 +22,23 @@ from twisted.web.server import Request
 from platform_api.context import TRACE_ATTRIBUTE
 from platform_api.errors import StatusError
 
-# kube's response writers by where the answer is written: a verb handler's (the timeout
-# filter's wrapper, outside tracing), a filter's inside the tracing filter (otelhttp's
-# wrapper), go-restful's router (no route, wrong method), and gzip's.
-HANDLER_WRITER = "*responsewriter.outerWithCloseNotifyFlushAndHijack"
-FILTER_WRITER = (
-    "struct { httpsnoop.Unwrapper; http.ResponseWriter; http.Flusher; http.CloseNotifier; "
-    "http.Hijacker }"
-)
-ROUTER_WRITER = "*restful.Response"
+# Where kube's answer is written, which names its response writer (``%T`` of a Go type):
+# a verb handler's (the timeout filter's wrapper, outside tracing), a filter's inside the
+# tracing filter (otelhttp's wrapper), go-restful's router's (no route, wrong method).
+HANDLER, FILTER, ROUTER = "handler", "filter", "router"
+_WRITERS = {
+    (HANDLER, False): "*responsewriter.outerWithCloseNotifyFlushAndHijack",
+    (HANDLER, True): "responsewriter.outerWithCloseNotifyAndFlush",
+    (FILTER, False): (
+        "struct { httpsnoop.Unwrapper; http.ResponseWriter; http.Flusher; http.CloseNotifier; "
+        "http.Hijacker }"
+    ),
+    (FILTER, True): (
+        "struct { httpsnoop.Unwrapper; http.ResponseWriter; http.Flusher; http.CloseNotifier }"
+    ),
+    (ROUTER, False): "*restful.Response",
+    (ROUTER, True): "*restful.Response",
+}
 GZIP_WRITER = "*gzip.Writer"
 # The group version kube's filters encode their Status errors in (401, 403, 429...).
 FILTER_VERSION = "v1"
@@ -70,7 +78,7 @@ class Serialized:
     """How kube would have written a response: its codec chain and its writer."""
 
     encoder: str
-    writer: str = HANDLER_WRITER
+    written_by: str = HANDLER
 
 
 def traced(request: Request) -> bool:
@@ -87,7 +95,7 @@ def for_discovery(path: str, pretty: bool, group_version: str) -> Serialized:
     encoder = versioning("json", pretty, None)
     if path in ("/api", "/api/v1"):
         encoder = strip_version(encoder)
-    return Serialized(encoder, FILTER_WRITER)
+    return Serialized(encoder, FILTER)
 
 
 def for_object(encoding: str, pretty: bool, group_version: str) -> Serialized:
@@ -105,30 +113,26 @@ def for_error(
     if trace is None:
         return None
     if error.router:
-        return Serialized(versioning(encoding, pretty, None), ROUTER_WRITER)
+        return Serialized(versioning(encoding, pretty, None), ROUTER)
     if trace.handler_version is not None:
         return Serialized(versioning(encoding, pretty, trace.handler_version))
-    writer = HANDLER_WRITER if trace.authenticating else FILTER_WRITER
+    writer = HANDLER if trace.authenticating else FILTER
     return Serialized(versioning(encoding, pretty, FILTER_VERSION), writer)
+
+
+def writer(request: Request, serialized: Serialized, compressed: bool) -> str:
+    """The Go type kube's answer went through: by where it was written, and HTTP/2's
+    writers, which cannot be hijacked."""
+    if compressed:
+        return GZIP_WRITER
+    return _WRITERS[serialized.written_by, request.clientproto == b"HTTP/2"]
 
 
 def record(
     request: Request, media: bytes, serialized: Serialized, size: int, compressed: bool
 ) -> None:
-    """The span, when the request is traced: opened and ended as the body goes out."""
+    """The span, when the request is traced (its shape is the trace's)."""
     trace: Any = getattr(request, TRACE_ATTRIBUTE, None)
-    if trace is None:
-        return
-    attributes = {
-        "audit-id": trace.audit_id,
-        "method": request.method.decode("latin-1"),
-        "url": request.path.decode("utf-8", "replace"),
-        "protocol": request.clientproto.decode("latin-1"),
-        "mediaType": media.decode("latin-1"),
-        "encoder": serialized.encoder,
-    }
-    span = trace.child("SerializeObject", attributes)
-    writer = GZIP_WRITER if compressed else serialized.writer
-    span.add_event("About to start writing response", {"writer": writer, "size": size})
-    span.add_event("Write call succeeded", {"size": size})
-    span.end()
+    if trace is not None:
+        written = writer(request, serialized, compressed)
+        trace.serialized(request, media.decode("latin-1"), serialized.encoder, written, size)

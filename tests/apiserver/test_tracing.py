@@ -346,7 +346,7 @@ def test_a_refusal_by_authentication_is_written_under_its_span() -> None:
     assert (refused.handler_version, refused.authenticating) == (None, True)
     error = serializespan.for_error(request, unauthorized(), "json", False)
     assert error == serializespan.Serialized(
-        serializespan.versioning("json", False, "v1"), serializespan.HANDLER_WRITER
+        serializespan.versioning("json", False, "v1"), serializespan.HANDLER
     )
     serializespan.record(request, b"application/json", error, 129, False)
     request.done(401, 129)

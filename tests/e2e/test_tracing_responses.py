@@ -4,13 +4,14 @@ reference build), under the handler or the filter that wrote it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 import requests
 
-from tests.e2e.conftest import Server, session_for
+from tests.e2e.conftest import VENV_BIN, Server, session_for
 from tests.e2e.test_tracing import Sink, Span, sink, traced_server
 
 __all__ = ["sink"]  # the module's OTLP receiver: test_tracing's fixture, one per module
@@ -179,3 +180,42 @@ def test_discovery_documents(server: Server, admin: requests.Session, sink: Sink
     assert document.status_code == 200
     v2 = versioning(JSON, "apidiscovery.platform.io/v2")
     _expect(sink, document, "authorization", v2, media=aggregated)
+
+
+def test_over_http2_kube_names_its_http2_writers(server: Server, sink: Sink) -> None:
+    """kubectl speaks HTTP/2: kube's writers there cannot be hijacked, and say so."""
+    kubectl = [str(VENV_BIN / "kubectl"), "--kubeconfig", str(server.kubeconfig)]
+    path = f"/api/v1/namespaces/{NAMESPACE}/configmaps/over-http2"
+    missing = subprocess.run(
+        [*kubectl, "get", "--raw", path], check=False, capture_output=True, text=True
+    )
+    assert missing.returncode == 1 and "not found" in missing.stderr
+    subprocess.run([*kubectl, "get", "--raw", "/apis"], check=True, capture_output=True)
+
+    def over_http2(url: str) -> Callable[[list[Span]], list[Span]]:
+        def found(spans: list[Span]) -> list[Span]:
+            return [
+                s
+                for s in spans
+                if s["name"] == "SerializeObject"
+                and s["attributes"]["url"] == url
+                and s["attributes"]["protocol"] == "HTTP/2.0"
+            ]
+
+        return found
+
+    (handler,) = over_http2(path)(sink.wait(lambda spans: bool(over_http2(path)(spans))))
+    assert handler["attributes"]["encoder"] == versioning(JSON, "v1")
+    status = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+    status += b'"configmaps \\"over-http2\\" not found","reason":"NotFound","details":'
+    status += b'{"name":"over-http2","kind":"configmaps"},"code":404}\n'
+    writer = "responsewriter.outerWithCloseNotifyAndFlush"
+    assert handler["events"] == [
+        ["About to start writing response", {"writer": writer, "size": len(status)}],
+        ["Write call succeeded", {"size": len(status)}],
+    ]
+    groups = over_http2("/apis")(sink.wait(lambda spans: bool(over_http2("/apis")(spans))))
+    filter_writer = (
+        "struct { httpsnoop.Unwrapper; http.ResponseWriter; http.Flusher; http.CloseNotifier }"
+    )
+    assert groups[0]["events"][0][1]["writer"] == filter_writer

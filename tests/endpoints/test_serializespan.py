@@ -41,9 +41,9 @@ def test_codec_chains() -> None:
     )
     groups = serializespan.for_discovery("/apis/apps", False, "")
     assert groups.encoder == serializespan.versioning("json", False, None)
-    assert groups.writer == serializespan.FILTER_WRITER
+    assert groups.written_by == serializespan.FILTER
     aggregated = serializespan.for_discovery("/apis", False, "apidiscovery.platform.io/v2")
-    assert aggregated.writer == serializespan.HANDLER_WRITER
+    assert aggregated.written_by == serializespan.HANDLER
 
 
 class _Trace:
@@ -53,24 +53,10 @@ class _Trace:
 
     def __init__(self, handler_version: str | None, authenticating: bool = False) -> None:
         self.handler_version, self.authenticating = handler_version, authenticating
-        self.spans: list[_Span] = []
+        self.spans: list[tuple[str, str, str, int]] = []
 
-    def child(self, name: str, attributes: dict[str, Any], parent: Any = None) -> _Span:
-        self.spans.append(_Span(name, attributes))
-        return self.spans[-1]
-
-
-class _Span:
-    def __init__(self, name: str, attributes: dict[str, Any]) -> None:
-        self.name, self.attributes = name, attributes
-        self.events: list[tuple[str, dict[str, Any]]] = []
-        self.ended = False
-
-    def add_event(self, name: str, attributes: dict[str, Any]) -> None:
-        self.events.append((name, attributes))
-
-    def end(self) -> None:
-        self.ended = True
+    def serialized(self, request: Any, media: str, encoder: str, writer: str, size: int) -> None:
+        self.spans.append((media, encoder, writer, size))
 
 
 class _Request:
@@ -90,46 +76,51 @@ def test_errors_name_where_they_were_written() -> None:
     assert written == serializespan.Serialized(serializespan.versioning("json", False, "ex.com/v1"))
     routed = serializespan.for_error(handler, path_not_found(), "yaml", False)
     assert routed == serializespan.Serialized(
-        serializespan.versioning("yaml", False, None), serializespan.ROUTER_WRITER
+        serializespan.versioning("yaml", False, None), serializespan.ROUTER
     )
     assert serializespan.for_error(handler, method_not_allowed(), "json", False) == (
         serializespan.Serialized(
-            serializespan.versioning("json", False, None), serializespan.ROUTER_WRITER
+            serializespan.versioning("json", False, None), serializespan.ROUTER
         )
     )
     filters = _traced(_Trace(None))
     refused = serializespan.for_error(filters, not_found("x", "", "y"), "protobuf", False)
     assert refused == serializespan.Serialized(
-        serializespan.versioning("protobuf", False, "v1"), serializespan.FILTER_WRITER
+        serializespan.versioning("protobuf", False, "v1"), serializespan.FILTER
     )
     authentication = _traced(_Trace(None, authenticating=True))
     unauthorized = serializespan.for_error(authentication, not_found("x", "", "y"), "json", False)
-    assert unauthorized == serializespan.Serialized(JSON_V1, serializespan.HANDLER_WRITER)
+    assert unauthorized == serializespan.Serialized(JSON_V1, serializespan.HANDLER)
     assert serializespan.for_error(_traced(None), path_not_found(), "json", False) is None
 
 
-def test_the_span_tells_the_writer_and_the_size_before_compression() -> None:
+def test_the_writer_by_where_the_protocol_and_compression() -> None:
     trace = _Trace("v1")
     serialized = serializespan.Serialized(JSON_V1)
     serializespan.record(_traced(trace), b"application/json", serialized, 390, False)
     serializespan.record(_traced(trace), b"application/json", serialized, 300_391, True)
-    plain, compressed = trace.spans
-    assert plain.name == "SerializeObject" and plain.ended
-    assert plain.attributes == {
-        "audit-id": "a-1",
-        "method": "GET",
-        "url": "/api/v1/namespaces/a/configmaps/x",
-        "protocol": "HTTP/1.1",
-        "mediaType": "application/json",
-        "encoder": JSON_V1,
-    }
-    writer = serializespan.HANDLER_WRITER
-    assert plain.events == [
-        ("About to start writing response", {"writer": writer, "size": 390}),
-        ("Write call succeeded", {"size": 390}),
+    http2 = _traced(trace)
+    http2.clientproto = b"HTTP/2"
+    serializespan.record(http2, b"application/json", serialized, 10, False)
+    filters = serializespan.Serialized(JSON_V1, serializespan.FILTER)
+    serializespan.record(http2, b"application/json", filters, 10, False)
+    serializespan.record(_traced(trace), b"application/json", filters, 10, False)
+    assert trace.spans == [
+        ("application/json", JSON_V1, "*responsewriter.outerWithCloseNotifyFlushAndHijack", 390),
+        ("application/json", JSON_V1, "*gzip.Writer", 300_391),
+        ("application/json", JSON_V1, "responsewriter.outerWithCloseNotifyAndFlush", 10),
+        (
+            "application/json",
+            JSON_V1,
+            "struct { httpsnoop.Unwrapper; http.ResponseWriter; http.Flusher; http.CloseNotifier }",
+            10,
+        ),
+        (
+            "application/json",
+            JSON_V1,
+            "struct { httpsnoop.Unwrapper; http.ResponseWriter; http.Flusher; http.CloseNotifier; "
+            "http.Hijacker }",
+            10,
+        ),
     ]
-    assert compressed.events[0] == (
-        "About to start writing response",
-        {"writer": "*gzip.Writer", "size": 300_391},
-    )
     serializespan.record(_traced(None), b"application/json", serialized, 1, False)  # untraced
