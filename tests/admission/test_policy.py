@@ -130,7 +130,33 @@ async def test_warn_and_audit_actions() -> None:
     assert req.warnings == [
         "Validation failed for ValidatingAdmissionPolicy 'p' with binding 'b': too many"
     ]
-    assert list(req.audit_annotations.values()) == ["too many"]
+    assert req.audit_annotations == {
+        "validation.policy.admission.platform.io/validation_failure": (
+            '[{"message":"too many","policy":"p","binding":"b","expressionIndex":0,'
+            '"validationActions":["Warn","Audit"]}]'
+        )
+    }
+
+
+@pytest_twisted.ensureDeferred
+async def test_audit_keeps_the_requests_first_failure() -> None:
+    """kube's AddAnnotation keeps a key's first value: a later failure, of this policy
+    or another, does not replace it; the index counts every validation, passed or not."""
+    two = policy(
+        validations=[
+            {"expression": "true"},
+            {"expression": "object.spec.replicas < 5", "message": "first <b>"},
+            {"expression": "object.spec.replicas < 3", "message": "second"},
+        ]
+    )
+    plugin = admission([two], [binding(validationActions=["Audit"])])
+    req = request(object=deployment(9))
+    await plugin.validate(req)
+    (value,) = req.audit_annotations.values()
+    assert value == (
+        '[{"message":"first \\u003cb\\u003e","policy":"p","binding":"b","expressionIndex":1,'
+        '"validationActions":["Audit"]}]'
+    )
 
 
 @pytest_twisted.ensureDeferred

@@ -501,3 +501,63 @@ def test_truncated_events_and_compressed_backups(tmp_path: Path) -> None:
         if setup.sink is not None:
             setup.sink.kill()
             setup.sink.wait()
+
+
+AUDIT_ONLY = """apiVersion: admissionregistration.platform.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: audit-only}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["configmaps"]}
+  validations:
+  - expression: "true"
+  - expression: "object.metadata.name.startsWith('ok')"
+    message: "name must start with ok"
+  - expression: "has(object.data)"
+    messageExpression: "'no data in ' + object.metadata.name"
+---
+apiVersion: admissionregistration.platform.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: audit-only-binding}
+spec:
+  policyName: audit-only
+  validationActions: [Audit, Warn]
+"""
+
+
+def test_a_policys_audit_action_and_kubectls_protobuf_body(audited: Setup) -> None:
+    """A policy bound with Audit records kube's JSON list of the request's first failure
+    (what kube-apiserver v1.36 wrote for the same policy and request); kubectl's create
+    comes as Protobuf, and the event still names the object and holds it as decoded."""
+    assert audited.server is not None
+    kubectl = [str(VENV_BIN / "kubectl"), "--kubeconfig", str(audited.server.kubeconfig)]
+    subprocess.run([*kubectl, "apply", "-f", "-"], input=AUDIT_ONLY, text=True, check=True)
+    created = subprocess.run(
+        [*kubectl, "create", "configmap", "bad-one", "-n", "default", "-v=6"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    # both failures warned, as kube warns them
+    assert created.stderr.count("Validation failed for ValidatingAdmissionPolicy") == 2
+    audit_ids = [
+        event["auditID"]
+        for event in (orjson.loads(line) for line in audited.log.read_bytes().splitlines())
+        if event["verb"] == "create" and event["objectRef"].get("name") == "bad-one"
+    ]
+    assert audit_ids, "the create's event names the object it created"
+    complete = events(audited.log, audit_ids[0], 2)[-1]
+    assert complete["objectRef"]["name"] == "bad-one"
+    assert complete["requestObject"] == {
+        "kind": "ConfigMap",
+        "apiVersion": "v1",
+        "metadata": {"name": "bad-one", "namespace": "default"},
+    }
+    failure = '[{"message":"name must start with ok","policy":"audit-only",'
+    failure += '"binding":"audit-only-binding","expressionIndex":1,'
+    failure += '"validationActions":["Audit","Warn"]}]'
+    key = "validation.policy.admission.platform.io/validation_failure"
+    assert complete["annotations"][key] == failure
+    subprocess.run([*kubectl, "delete", "-f", "-"], input=AUDIT_ONLY, text=True, check=True)

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from platform_api import errors
 from platform_api.admission import matching
 from platform_api.admission.equivalence import Equivalence, Target
@@ -23,6 +25,7 @@ from platform_api.admission.policy import evaluate
 from platform_api.admission.policy.compiled import Binding, Policy, Resources
 from platform_api.admission.policy.source import PolicySource
 from platform_api.admission.request import AdmissionRequest
+from platform_api.gotext import go_escaped
 
 Obj = dict[str, Any]
 # Parameter objects: (apiVersion, kind, namespace or "", name or "", selector or None)
@@ -142,8 +145,8 @@ class PolicyAdmission:
             decisions = await evaluate.validate(
                 policy, versioned, call.param, namespace, self.authorize
             )
-            for decision in decisions:
-                self._act(policy, binding, decision, req, denied)
+            for index, decision in enumerate(decisions):
+                self._act(policy, binding, (index, decision), req, denied)
         if denied:
             raise _denial(req, *denied[0])
 
@@ -151,10 +154,13 @@ class PolicyAdmission:
         self,
         policy: Policy,
         binding: Binding,
-        decision: evaluate.Decision,
+        indexed: tuple[int, evaluate.Decision],
         req: AdmissionRequest,
         denied: list[tuple[Policy, Binding | None, evaluate.Decision]],
     ) -> None:
+        """What the binding's actions make of one expression's decision (``indexed``: its
+        place among the policy's validations, then its audit annotations)."""
+        index, decision = indexed
         if decision.allowed or (decision.error and policy.ignores_failures):
             return
         for action in binding.actions:  # an evaluation error under Fail acts as a denial
@@ -165,10 +171,10 @@ class PolicyAdmission:
                     f"Validation failed for ValidatingAdmissionPolicy '{policy.name}' with "
                     f"binding '{binding.name}': {decision.message}"
                 )
-            elif action == "Audit":
-                req.audit_annotations[
-                    "validation.policy.admission.platform.io/validation_failure"
-                ] = decision.message
+            elif action == "Audit":  # kube keeps the first failure of the request
+                req.audit_annotations.setdefault(
+                    VALIDATION_FAILURE, validation_failure(policy, binding, index, decision)
+                )
 
     def _params(self, policy: Policy, binding: Binding, req: AdmissionRequest) -> list[Obj | None]:
         """kube's ``CollectParams``: the parameter objects a binding points at."""
@@ -251,3 +257,21 @@ def _denial(
     assert error.details is not None
     error.details["causes"] = [{"message": message}]
     return error
+
+
+VALIDATION_FAILURE = "validation.policy.admission.platform.io/validation_failure"
+
+
+def validation_failure(
+    policy: Policy, binding: Binding, index: int, decision: evaluate.Decision
+) -> str:
+    """kube's audit annotation of a failed validation under ``Audit``: a JSON list (of
+    one), its fields in kube's ValidationFailureValue order, as Go's encoder writes it."""
+    failure = {
+        "message": decision.message,
+        "policy": policy.name,
+        "binding": binding.name,
+        "expressionIndex": index,
+        "validationActions": list(binding.actions),
+    }
+    return go_escaped(orjson.dumps([failure])).decode()

@@ -38,6 +38,7 @@ _RANK = {NONE: 0, METADATA: 1, REQUEST: 2, REQUEST_RESPONSE: 3}
 _LEVEL_COUNTERS = {level: AUDIT_LEVELS.labels(level=level) for level in _RANK}
 _OBJECT_VERBS = ("create", "update")
 _BODY_VERBS = (*_OBJECT_VERBS, "patch", "delete", "deletecollection")  # requestObject's
+_REF_FROM_BODY = ("namespace", "name", "uid", "resourceVersion")  # LogRequestObject fills
 # ObjectReference's field order
 _REF_KEYS = (
     "resource", "namespace", "name", "uid", "apiGroup", "apiVersion", "resourceVersion",
@@ -161,18 +162,25 @@ class AuditRecord:
         if ctx.user is not self.user:
             self.fields["impersonatedUser"] = ctx.user.to_review()
         info = self.info
-        if info.verb in _OBJECT_VERBS and self.rank >= _RANK[REQUEST]:
+        if info.verb in _OBJECT_VERBS:
             ctx.audit_request = self
 
     def decoded(self, obj: dict[str, Any], *, defaulted: bool = False) -> None:
-        """kube's LogRequestObject: the body as decoded, then (``defaulted``) with the
+        """kube's LogRequestObject: objectRef's blanks from the body as decoded (in any
+        encoding), and at Request and up the body itself, then (``defaulted``) with the
         kind's defaults, before admission; a snapshot, as the write goes on changing the
         object (a retried update's first is kept)."""
         if self.defaulted:
             return
-        copied = orjson.loads(orjson.dumps(obj))
-        head = {k: copied.pop(k) for k in ("kind", "apiVersion") if k in copied}
-        self.decoded_body, self.defaulted = {**head, **copied}, defaulted
+        if self.rank < _RANK[REQUEST]:  # its metadata is all the event will hold
+            meta = obj.get("metadata")
+            meta = meta if isinstance(meta, dict) else {}
+            self.decoded_body = {"metadata": {k: meta.get(k) for k in _REF_FROM_BODY}}
+        else:
+            copied = orjson.loads(orjson.dumps(obj))
+            head = {k: copied.pop(k) for k in ("kind", "apiVersion") if k in copied}
+            self.decoded_body = {**head, **copied}
+        self.defaulted = defaulted
 
     def undecodable(self) -> None:
         self.decoded_body, self.failed = None, True
@@ -214,22 +222,24 @@ class AuditRecord:
         return body
 
     def _request_object(self) -> None:
-        """The request body: objectRef's uid/resourceVersion, and requestObject at Request+."""
+        """The request body: objectRef's blanks, and requestObject at Request and up."""
         verb, raw = self.info.verb, self.body
-        if not raw:
+        if not raw or self.failed:
             return
-        media = _header(self.request.requestHeaders, b"content-type")
-        if verb == "patch" and "yaml" not in media:
-            media = "application/json"  # patch types are all JSON but apply's YAML
-        body = ev.decode_body(raw, media)
+        body: Any = self.decoded_body
+        if body is None:
+            media = _header(self.request.requestHeaders, b"content-type")
+            if verb == "patch" and "yaml" not in media:
+                media = "application/json"  # patch types are all JSON but apply's YAML
+            body = ev.decode_body(raw, media)
         ref = self.fields.get("objectRef")
         meta = body.get("metadata") if isinstance(body, dict) and verb != "patch" else None
-        if isinstance(ref, dict) and isinstance(meta, dict):
-            for key in ("namespace", "name", "uid", "resourceVersion"):
+        if isinstance(ref, dict) and isinstance(meta, dict) and verb in _OBJECT_VERBS:
+            for key in _REF_FROM_BODY:
                 if not ref.get(key) and meta.get(key):
                     ref[key] = meta[key]
             self.fields["objectRef"] = _ordered_ref(ref)
-        if self.rank >= _RANK[REQUEST] and body is not None and not self.failed:
+        if self.rank >= _RANK[REQUEST] and body is not None:
             self.fields["requestObject"] = self._trim(self._as_kube_logs(body))
 
     def _as_kube_logs(self, body: Any) -> Any:
