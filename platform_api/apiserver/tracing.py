@@ -198,7 +198,35 @@ class Tracing:
         )
 
 
-class RequestTrace:
+class _Spans:
+    """What a request's trace opens under its current span: component-base's spans, and
+    the response writer's (``platform_api.context.Trace``)."""
+
+    _tracing: Tracing
+    current: Span
+    audit_id: str
+
+    def child(self, name: str, attributes: dict[str, Any], parent: Span = None) -> Span:
+        """A span under ``parent``, else the current one (component-base's
+        ``tracing.Start``); the caller ends it."""
+        context = trace.set_span_in_context(self.current if parent is None else parent)
+        return self._tracing.component_tracer.start_span(
+            name, context=context, attributes=attributes
+        )
+
+    def serialized(
+        self, request: Request, media: str, encoder: str, writer: str, size: int
+    ) -> None:
+        """responsewriters.SerializeObject's span (endpoints/serializespan.py works out
+        what it says), opened and ended as the body goes out: this server writes the
+        body in one piece, so the first write is the whole of it."""
+        span = self.child("SerializeObject", serialize_fields(request, media, encoder))
+        span.add_event("About to start writing response", {"writer": writer, "size": size})
+        span.add_event("Write call succeeded", {"size": size})
+        span.end()
+
+
+class RequestTrace(_Spans):
     """One traced request: where its spans go (``platform_api.context.Trace``)."""
 
     def __init__(
@@ -224,21 +252,6 @@ class RequestTrace:
             context = trace.set_span_in_context(self.current)
             self.current = self._tracing.filter_tracer.start_span(name, context=context)
             self._filters.append(self.current)
-
-    def child(self, name: str, attributes: dict[str, Any], parent: Span = None) -> Span:
-        """A span under ``parent``, else the current one (component-base's
-        ``tracing.Start``); the caller ends it."""
-        context = trace.set_span_in_context(self.current if parent is None else parent)
-        return self._tracing.component_tracer.start_span(
-            name, context=context, attributes=attributes
-        )
-
-    def serialized(
-        self, request: Request, media: str, encoder: str, writer: str, size: int
-    ) -> None:
-        """kube's SerializeObject span, under the current span (endpoints/serializespan.py
-        works out what it says)."""
-        serialize_object(self, request, media, encoder, writer, size)
 
     def grpc_call(self, method: str, host: str, port: int, parent: Span = None) -> GrpcCallSpan:
         """otelgrpc's client span of a call the request's storage makes, under
@@ -320,42 +333,15 @@ class RequestTrace:
         return span, headers
 
 
-class RefusedTrace:
+class RefusedTrace(_Spans):
     """A request authentication refused: only kube's authentication filter span, under
-    which the refusal is written (``platform_api.context.Trace``'s response part)."""
+    which the refusal is written."""
 
     handler_version = None
     authenticating = True
 
     def __init__(self, tracing: Tracing, authn: Span, audit_id: str) -> None:
-        self._tracing, self._authn, self.audit_id = tracing, authn, audit_id
-
-    def child(self, name: str, attributes: dict[str, Any], parent: Span = None) -> Span:
-        context = trace.set_span_in_context(self._authn if parent is None else parent)
-        return self._tracing.component_tracer.start_span(
-            name, context=context, attributes=attributes
-        )
-
-    def serialized(
-        self, request: Request, media: str, encoder: str, writer: str, size: int
-    ) -> None:
-        serialize_object(self, request, media, encoder, writer, size)
-
-
-def serialize_object(
-    traced: RequestTrace | RefusedTrace,
-    request: Request,
-    media: str,
-    encoder: str,
-    writer: str,
-    size: int,
-) -> None:
-    """responsewriters.SerializeObject's span: opened and ended as the body goes out
-    (this server writes it in one piece: the first write is the whole of it)."""
-    span = traced.child("SerializeObject", serialize_fields(request, media, encoder))
-    span.add_event("About to start writing response", {"writer": writer, "size": size})
-    span.add_event("Write call succeeded", {"size": size})
-    span.end()
+        self._tracing, self.current, self.audit_id = tracing, authn, audit_id
 
 
 # Sub-resources whose endpoint serves a kind of another group version.
