@@ -88,6 +88,35 @@ def _from_body(scope: Scope, data: bytes) -> dict[str, Any]:
     return decoded
 
 
+def _logged_from_body(scope: Scope, data: bytes) -> dict[str, Any]:
+    """A body's options, told to the audit event as kube's delete handlers log them:
+    decoded to the internal version (which kube names so), nothing when they do not
+    decode."""
+    audit = scope.ctx.audit_request
+    try:
+        decoded = _from_body(scope, data)
+    except errors.StatusError:
+        if audit is not None:
+            audit.undecodable()
+        raise
+    if audit is not None:
+        logged = {"kind": "DeleteOptions", "apiVersion": f"{META_GROUP}/__internal"}
+        logged.update((k, decoded[k]) for k in _GO_ORDER if decoded.get(k) is not None)
+        audit.decoded(logged)
+    return decoded
+
+
+# metav1.DeleteOptions' fields in Go's order.
+_GO_ORDER = (
+    "gracePeriodSeconds",
+    "preconditions",
+    "orphanDependents",
+    "propagationPolicy",
+    "dryRun",
+    UNSAFE,
+)
+
+
 def _from_query(scope: Scope) -> dict[str, Any]:
     out: dict[str, Any] = {}
     grace = arg(scope.request, b"gracePeriodSeconds")
@@ -125,7 +154,7 @@ def _unsafe_conflicts(raw: dict[str, Any]) -> list[field.FieldError]:
 
 def parse_options(scope: Scope) -> DeleteOptions:
     data = scope.body()
-    raw = _from_body(scope, data) if data.strip() else _from_query(scope)
+    raw = _logged_from_body(scope, data) if data.strip() else _from_query(scope)
     if not scope.handlers.unsafe_delete:  # gate AllowUnsafeMalformedObjectDeletion off
         raw.pop(UNSAFE, None)
     return options_from(raw)

@@ -34,6 +34,7 @@ rules:
 - level: Metadata
 """
 NS = "/api/v1/namespaces/default"
+JSON_BODY = {"Content-Type": "application/json"}
 
 
 class Setup:
@@ -301,6 +302,12 @@ def test_the_request_object_is_the_body_as_kube_decodes_it(
         "apiVersion": "meta.platform.io/__internal",
         "gracePeriodSeconds": 0,
     }
+    # options that do not decode are logged as nothing, as kube's handlers log them
+    for body in (b'{"gracePeriodSeconds": "abc"}', b"[1]", b"{bad"):
+        refused = admin.delete(f"{maps}/cm-gone", data=body, headers=JSON_BODY)
+        assert refused.status_code == 400 and refused.json()["reason"] == "BadRequest"
+        complete = events(audited.log, refused.headers["Audit-Id"], 2)[-1]
+        assert "requestObject" not in complete
 
 
 def test_request_response_level_and_omitted_stage(audited: Setup, admin: requests.Session) -> None:

@@ -29,7 +29,6 @@ from platform_api.apiserver.auditmetrics import AUDIT_EVENTS, AUDIT_LEVELS
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.authentication.user import UserInfo
 from platform_api.context import Context
-from platform_api.endpoints.options import META_GROUP
 from platform_api.uid import new_uid
 
 DECISION = "authorization.platform.io/decision"
@@ -162,7 +161,7 @@ class AuditRecord:
         if ctx.user is not self.user:
             self.fields["impersonatedUser"] = ctx.user.to_review()
         info = self.info
-        if info.verb in _OBJECT_VERBS:
+        if info.verb in _BODY_VERBS and info.verb != "patch":  # what their handlers decode
             ctx.audit_request = self
 
     def decoded(self, obj: dict[str, Any], *, defaulted: bool = False) -> None:
@@ -243,14 +242,9 @@ class AuditRecord:
             self.fields["requestObject"] = self._trim(self._as_kube_logs(body))
 
     def _as_kube_logs(self, body: Any) -> Any:
-        """A create's or update's object as it decoded; DeleteOptions as kube's delete
-        handlers decode them (to the internal version, which it names so); else the
-        body (a patch) as sent."""
-        if self.decoded_body is not None:
-            return self.decoded_body
-        if self.info.verb in ("delete", "deletecollection") and isinstance(body, dict):
-            return delete_options(body)
-        return body
+        """What the handler decoded (a create's or update's object, a delete's options),
+        else the body as sent (a patch)."""
+        return self.decoded_body if self.decoded_body is not None else body
 
     def _trim(self, obj: Any) -> Any:
         return ev.without_managed_fields(obj) if self.config.omit_managed_fields else obj
@@ -299,21 +293,3 @@ def _object_ref(info: RequestInfo) -> dict[str, str] | None:
 def _ordered_ref(ref: dict[str, str]) -> dict[str, str]:
     """ObjectReference's field order, empty fields left out."""
     return {k: ref[k] for k in _REF_KEYS if ref.get(k)}
-
-
-# metav1.DeleteOptions' fields in Go's order.
-_DELETE_OPTIONS = (
-    "gracePeriodSeconds",
-    "preconditions",
-    "orphanDependents",
-    "propagationPolicy",
-    "dryRun",
-    "ignoreStoreReadErrorWithClusterBreakingPotential",
-)
-
-
-def delete_options(body: dict[str, Any]) -> dict[str, Any]:
-    """A delete's body as kube's audit logs it: decoded to the internal version."""
-    out: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": f"{META_GROUP}/__internal"}
-    out.update((k, body[k]) for k in _DELETE_OPTIONS if body.get(k) is not None)
-    return out
