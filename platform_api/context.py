@@ -52,9 +52,9 @@ class Trace(Protocol):
 
 
 class RequestObject(Protocol):
-    """The audit event's requestObject of a create or update: kube logs the body as
-    decoded (and defaulted), before admission, and nothing when it does not decode
-    (apiserver/audit/hook.py)."""
+    """The audit event's requestObject of a create, update or delete: kube logs the body
+    as its handler decoded it (an object defaulted, before admission; DeleteOptions in
+    the internal version), and nothing when it does not decode (apiserver/audit/hook.py)."""
 
     def decoded(self, obj: dict[str, Any], *, defaulted: bool = False) -> None: ...
 
@@ -82,7 +82,7 @@ class Context:
     undo: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     # --tracing-config-file: the request's spans, when it is sampled.
     trace: Trace | None = None
-    # Where a create's or update's decoded body goes when the audit policy records it.
+    # Where a create's, update's or delete's decoded body goes when the request is audited.
     audit_request: RequestObject | None = None
 
     def warn(self, text: str) -> None:

@@ -143,7 +143,7 @@ class AuditRecord:
         self.fields["user"] = user.to_review()
         # twisted.web closes the body before notifyFinish fires: keep a mutation's now.
         self.body = b""
-        # What a create or update decoded (RequestObject), or that it did not decode.
+        # What the handler decoded (RequestObject), or that it did not decode.
         self.decoded_body: dict[str, Any] | None = None
         self.defaulted = self.failed = False
         if info.is_resource and info.verb in _BODY_VERBS:
@@ -156,7 +156,7 @@ class AuditRecord:
 
     def attach(self, ctx: Context) -> None:
         """The request's Context: its annotations, whom it impersonates, if anyone, and
-        the object a create or update decodes, when the event records it."""
+        where the handler tells what it decoded of the body."""
         self.ctx = ctx
         if ctx.user is not self.user:
             self.fields["impersonatedUser"] = ctx.user.to_review()
@@ -221,7 +221,9 @@ class AuditRecord:
         return body
 
     def _request_object(self) -> None:
-        """The request body: objectRef's blanks, and requestObject at Request and up."""
+        """The request body as its handler decoded it (a create's or update's object, a
+        delete's options), else as sent (a patch): objectRef's blanks, and requestObject
+        at Request and up."""
         verb, raw = self.info.verb, self.body
         if not raw or self.failed:
             return
@@ -232,19 +234,14 @@ class AuditRecord:
                 media = "application/json"  # patch types are all JSON but apply's YAML
             body = ev.decode_body(raw, media)
         ref = self.fields.get("objectRef")
-        meta = body.get("metadata") if isinstance(body, dict) and verb != "patch" else None
-        if isinstance(ref, dict) and isinstance(meta, dict) and verb in _OBJECT_VERBS:
+        meta = body.get("metadata") if isinstance(body, dict) and verb in _OBJECT_VERBS else None
+        if isinstance(ref, dict) and isinstance(meta, dict):
             for key in _REF_FROM_BODY:
                 if not ref.get(key) and meta.get(key):
                     ref[key] = meta[key]
             self.fields["objectRef"] = _ordered_ref(ref)
         if self.rank >= _RANK[REQUEST] and body is not None:
-            self.fields["requestObject"] = self._trim(self._as_kube_logs(body))
-
-    def _as_kube_logs(self, body: Any) -> Any:
-        """What the handler decoded (a create's or update's object, a delete's options),
-        else the body as sent (a patch)."""
-        return self.decoded_body if self.decoded_body is not None else body
+            self.fields["requestObject"] = self._trim(body)
 
     def _trim(self, obj: Any) -> Any:
         return ev.without_managed_fields(obj) if self.config.omit_managed_fields else obj
