@@ -162,6 +162,11 @@ def micro(count: int) -> None:
     from platform_api import registry  # noqa: F401, PLC0415
     from platform_api.apiserver import requestinfo  # noqa: PLC0415
     from platform_api.apiserver.flowcontrol.config import FlowControlConfig  # noqa: PLC0415
+    from platform_api.apiserver.flowcontrol.estimate import (  # noqa: PLC0415
+        ObjectStats,
+        WatchCounts,
+        WorkEstimator,
+    )
     from platform_api.apiserver.flowcontrol.filter import PriorityAndFairness  # noqa: PLC0415
     from platform_api.apiserver.inflight import InflightLimiter  # noqa: PLC0415
     from platform_api.authentication.user import UserInfo  # noqa: PLC0415
@@ -188,9 +193,11 @@ def micro(count: int) -> None:
         config.start(ensure=False)
         config.ensure()
         clock.advance(1)
-        apf = PriorityAndFairness(config, clock, 60.0)
+        estimator = WorkEstimator(ObjectStats(storage, lambda: (fs, plc)), WatchCounts())
+        apf = PriorityAndFairness(config, clock, 60.0, estimator)
         inflight = InflightLimiter(400, 200)
         request = Request(DummyChannel())
+        request.args = {}
         info = requestinfo.parse(b"GET", "/api/v1/namespaces/a/configmaps/x", {})
         users = {
             "exempt (system:masters)": UserInfo("admin", groups=("system:masters",)),

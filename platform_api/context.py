@@ -84,6 +84,13 @@ class Context:
     trace: Trace | None = None
     # Where a create's, update's or delete's decoded body goes when the request is audited.
     audit_request: RequestObject | None = None
+    # A watch calls it once it has sent its initial state: priority and fairness then
+    # frees the seats it held (kube's watch initialization signal).
+    watch_initialized: Callable[[], None] | None = None
+
+    def watch_started(self) -> None:
+        if self.watch_initialized is not None:
+            self.watch_initialized()
 
     def warn(self, text: str) -> None:
         if text not in self.warnings:

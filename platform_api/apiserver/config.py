@@ -141,6 +141,7 @@ class ServerConfig:
     encryption_provider_config: str = ""
     encryption_provider_config_automatic_reload: bool = False
     history_window: float = 300.0
+    count_poll_period: float = 60.0  # --etcd-count-metric-poll-period
     # Paths left to anonymous requests when anonymous access is otherwise off (AlwaysAllow).
     anonymous_paths: tuple[str, ...] | None = None
     controllers: frozenset[str] = field(default_factory=controller_registry.default_on)
@@ -263,6 +264,7 @@ def _counts_and_durations(cfg: ServerConfig, given: Callable[[str], str | None])
         ("livez-grace-period", "livez_grace_period"),
         ("shutdown-delay-duration", "shutdown_delay"),
         ("etcd-compaction-interval", "history_window"),
+        ("etcd-count-metric-poll-period", "count_poll_period"),
     ):
         if given(name) is not None:
             value = parse_duration(name, str(given(name)))

@@ -88,9 +88,6 @@ INERT: dict[str, Inert] = {
         "a collection is deleted one object after another", int_value
     ),
     "disabled-metrics": Inert("every metric family is served"),
-    "etcd-count-metric-poll-period": Inert(
-        "object counts are read when /metrics is scraped", duration_value
-    ),
     "etcd-db-metric-poll-interval": Inert(
         "etcd's database size is read every 15 s", duration_value
     ),

@@ -37,9 +37,10 @@ class InflightLimiter:
 
     def admit(
         self, request: Any, info: RequestInfo, user: UserInfo
-    ) -> AbstractAsyncContextManager[None]:
+    ) -> AbstractAsyncContextManager[Callable[[], None] | None]:
         """``slot`` for ``async with``: the priority and fairness filter, which may make
-        a request wait, takes this method's place when it is on."""
+        a request wait, takes this method's place when it is on.  Entering gives what a
+        watch calls once it has sent its initial state (None: nothing waits for that)."""
         return _AsyncSlot(self.slot(info, user))
 
     @contextmanager

@@ -104,6 +104,12 @@ FLAGS: list[tuple[str, str, str]] = [
     ),
     ("etcd-compaction-interval", "5m0s", "How long change history is kept for watches and lists."),
     (
+        "etcd-count-metric-poll-period",
+        "1m0s",
+        "Frequency of counting the stored objects of each resource, which priority and "
+        "fairness's work estimates read. 0 disables the counting.",
+    ),
+    (
         "enable-admission-plugins",
         "",
         "Admission plugins to enable besides the default ones (NamespaceLifecycle, "

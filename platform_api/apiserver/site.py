@@ -139,7 +139,8 @@ class APIServer:
             if audit:
                 audit.attach(ctx)
             enter(FAIRNESS)
-            async with self.filters.inflight.admit(request, info, user):
+            async with self.filters.inflight.admit(request, info, user) as started:
+                ctx.watch_initialized = started
                 enter(AUTHORIZATION)
                 attrs = Attributes.from_request(user, info)
                 decision, reason = await self.filters.authorizer.authorize(attrs)
@@ -162,6 +163,8 @@ class APIServer:
         """Past the filters: to an aggregated server, a resource handler, or Klein."""
         backend = self._aggregated(info)
         if backend is not None:
+            ctx = getattr(request, CONTEXT_ATTRIBUTE)
+            ctx.watch_started()  # kube's RequestDelegated: the seats are not held meanwhile
             proxy = self.filters.aggregator_proxy
             if proxy is None or not backend.available:
                 unavailable(request)

@@ -383,6 +383,8 @@ async def handle(scope: Scope) -> bytes:
         # kube's cacher answers one (a revision it did not reach in time, say).
         stream.send(stream.encoder.error(e.status()))
         live = False
+    finally:
+        scope.ctx.watch_started()
     if live and not stream.done.called:
         request.registerProducer(stream, True)
         scope.handlers.hub.subscribe(stream, streamed=True)

@@ -13,8 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from twisted.internet.interfaces import IReactorTime
+from twisted.internet.task import LoopingCall
 
 from platform_api.apiserver.flowcontrol.config import FlowControlConfig
+from platform_api.apiserver.flowcontrol.estimate import ObjectStats, WatchCounts, WorkEstimator
 from platform_api.apiserver.flowcontrol.filter import UPSTREAM_HEADERS, PriorityAndFairness
 from platform_api.apiserver.inflight import InflightLimiter
 from platform_api.controllers.informer import Informer
@@ -42,9 +44,31 @@ def limiter(
     config = FlowControlConfig(schemas, levels, informer, reactor, readonly + mutating)
     config.start()
     loops.extend(loop for loop in (config.ensurer, config.borrower) if loop is not None)
-    if cfg.serve_upstream_groups:
-        return PriorityAndFairness(config, reactor, cfg.request_timeout, UPSTREAM_HEADERS)
-    return PriorityAndFairness(config, reactor, cfg.request_timeout)
+    stats = _counted(storage, stores, reactor, loops, cfg.count_poll_period)
+    estimator = WorkEstimator(stats, WatchCounts())
+    headers = UPSTREAM_HEADERS if cfg.serve_upstream_groups else None
+    return PriorityAndFairness(config, reactor, cfg.request_timeout, estimator, headers)
+
+
+def _counted(
+    storage: Storage,
+    stores: dict[tuple[str, str, str], Store],
+    reactor: IReactorTime,
+    loops: list[Any],
+    period: float,
+) -> ObjectStats:
+    """The object counts the estimator reads, refreshed every ``period`` from the first
+    reactor turn on (counting every resource does not hold up the server's start); none
+    with ``period`` 0, as kube's (lists then take one seat)."""
+    stats = ObjectStats(storage, stores.values)  # a live view: CRDs come and go
+    if period <= 0:
+        return stats
+    loop = LoopingCall(stats.refresh)
+    loop.clock = reactor
+    loop.start(period, now=False)
+    reactor.callLater(0, stats.refresh)
+    loops.append(loop)
+    return stats
 
 
 def worker_share(cfg: Any) -> tuple[int, int]:

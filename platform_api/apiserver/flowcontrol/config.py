@@ -24,6 +24,7 @@ from twisted.logger import Logger
 from platform_api.apiserver.flowcontrol import borrowing
 from platform_api.apiserver.flowcontrol.borrowing import Bounds, DemandStats
 from platform_api.apiserver.flowcontrol.classify import Classifier, Schema
+from platform_api.apiserver.flowcontrol.estimate import level_max_seats
 from platform_api.apiserver.flowcontrol.metrics import GAUGES
 from platform_api.apiserver.flowcontrol.queueset import QueueSet
 from platform_api.controllers.informer import Informer
@@ -45,6 +46,7 @@ class Level:
     nominal: int
     bounds: Bounds
     demand: DemandStats = field(default_factory=DemandStats)
+    max_seats: int = 0  # the work estimator's cap for a queuing level (0: none of its own)
 
     @property
     def uid_header(self) -> bytes:
@@ -155,6 +157,7 @@ class FlowControlConfig:
                 level.uid, level.nominal, level.bounds = uid, nominal, limits
                 current = min(max(level.queues.limit, limits.min_cl), limits.max_cl)
                 level.queues.reconfigure(current, queues, hand, length)
+            level.max_seats = level_max_seats(nominal, hand) if queues and not level.exempt else 0
             levels[name] = level
         self.levels = levels
         objects = self._objects(self.schema_store)

@@ -1,16 +1,21 @@
 """kube's priority and fairness filter: in place of max-in-flight when APF is on.
 
 ``admit`` classifies the request (FlowSchema -> priority level), names both by UID in
-the ``X-Platform-PF-*`` response headers, and returns an async context manager that
-holds one of the level's seats while the request runs.  A request of an exempt level,
-or a long-running one (watch, exec...: counted, not held), runs at once.  A limited
-level queues the request fairly; one it will not run gets kube's plain-text 429 with a
-``Retry-After`` that grows while the level keeps dropping requests.  A request waits at
-most a quarter of ``--request-timeout`` (at most a minute), as kube's wait context.
+the ``X-Platform-PF-*`` response headers, estimates its work (estimate.py) and returns
+an async context manager that holds the estimated seats of the level while the request
+runs; a watch holds them only until it has sent its initial state (entering the
+context gives the function that tells so; kube's initialization signal) and is then
+counted among the watches a write's estimate weighs.  A request of an exempt level runs
+at once; the other long-running ones (exec, proxy, logs...) pass unclassified, as in
+kube.  A limited level queues the request fairly; one it will not run gets kube's
+plain-text 429 with a ``Retry-After`` that grows while the level keeps dropping
+requests.  A request waits at most a quarter of ``--request-timeout`` (at most a
+minute), as kube's wait context.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, NoReturn
@@ -20,6 +25,7 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.web.server import Request
 
 from platform_api.apiserver.flowcontrol.config import FlowControlConfig, Level
+from platform_api.apiserver.flowcontrol.estimate import ONE_SEAT, WorkEstimate, WorkEstimator
 from platform_api.apiserver.flowcontrol.metrics import DISPATCHED, GAUGES, REJECTED, WAIT
 from platform_api.apiserver.flowcontrol.queueset import CANCELLED, QueueSet, Rejected, Ticket
 from platform_api.apiserver.inflight import InflightLimiter, refuse
@@ -75,32 +81,37 @@ class PriorityAndFairness(InflightLimiter):
         config: FlowControlConfig,
         clock: IReactorTime,
         request_timeout: float,
-        headers: tuple[bytes, bytes] = (SCHEMA_HEADER, LEVEL_HEADER),
+        estimator: WorkEstimator,
+        headers: tuple[bytes, bytes] | None = None,
     ):
         super().__init__(0, 0)
-        self.schema_header, self.level_header = headers
+        self.schema_header, self.level_header = headers or (SCHEMA_HEADER, LEVEL_HEADER)
         self.config = config
         self.clock = clock
         self.wait_limit = min(request_timeout / 4, 60.0)
         self.dropped = DroppedRequests(clock)
+        self.estimator = estimator
 
     def admit(
         self, request: Request, info: RequestInfo, user: UserInfo
-    ) -> AbstractAsyncContextManager[None]:
+    ) -> AbstractAsyncContextManager[Callable[[], None] | None]:
+        if info.long_running and info.verb != "watch":
+            return _UNLIMITED
         config = self.config
         match = config.classifier.classify(info, user)
         level = config.levels.get(match.schema.level) if match is not None else None
         if match is None or level is None:
-            return _Seat(self, request, info, None, None, None)
+            return _Seat(self, request, info, None, None, None, ONE_SEAT)
         request.setHeader(self.level_header, level.uid_header)
         request.setHeader(self.schema_header, match.uid)
-        if level.queues is None or info.long_running:
-            return _Seat(self, request, info, level, match.labels, None)
+        work = self.estimator.estimate(info, request.args, level.max_seats, match.labels)
+        if level.queues is None:
+            return _Seat(self, request, info, level, match.labels, None, work)
         try:
-            ticket = level.queues.enter(match.flow)
+            ticket = level.queues.enter(match.flow, work)
         except Rejected as e:
             self._reject(info, level, match.labels, e.reason)
-        return _Seat(self, request, info, level, match.labels, ticket)
+        return _Seat(self, request, info, level, match.labels, ticket, work)
 
     def _reject(self, info: RequestInfo, level: Level, labels: Labels, reason: str) -> NoReturn:
         """Count the refusal and answer kube's plain-text 429 (``inflight.refuse``)."""
@@ -111,11 +122,35 @@ class PriorityAndFairness(InflightLimiter):
         refuse(self.dropped.retry_after(level.name))
 
 
-class _Seat:
-    """From ``async with`` entry to exit: a seat of the level (or, for an exempt or
-    long-running request, only the counts; a watch is not counted as executing)."""
+class _Unlimited:
+    """A long-running request other than a watch: kube's filter lets it through."""
 
-    __slots__ = ("filter", "held", "info", "labels", "level", "mutating", "request", "ticket")
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+_UNLIMITED = _Unlimited()
+
+
+class _Seat:
+    """From ``async with`` entry to exit, or for a watch until it has started: the
+    request's seats of its level (for an exempt request, only the counts)."""
+
+    __slots__ = (
+        "filter",
+        "forget",
+        "held",
+        "info",
+        "labels",
+        "level",
+        "mutating",
+        "request",
+        "ticket",
+        "work",
+    )
 
     def __init__(
         self,
@@ -125,26 +160,49 @@ class _Seat:
         level: Level | None,
         labels: Labels | None,
         ticket: Ticket | None,
+        work: WorkEstimate,
     ) -> None:
         self.filter, self.request, self.info = apf, request, info
-        self.level, self.labels, self.ticket = level, labels, ticket
+        self.level, self.labels, self.ticket, self.work = level, labels, ticket, work
         self.mutating = info.verb not in _READONLY
-        self.held = not info.long_running
+        self.held = False
+        self.forget: Callable[[], None] | None = None
 
-    async def __aenter__(self) -> None:
+    async def __aenter__(self) -> Callable[[], None] | None:
         ticket, level, labels = self.ticket, self.level, self.labels
         if ticket is not None and level is not None and level.queues is not None and labels:
             if ticket.waiter is not None:
                 await self._wait(ticket, level, level.queues, labels)
             else:
                 WAIT.observe(0.0, "true", *labels)
+        self.held = True
         if labels is not None:
             DISPATCHED.inc(*labels)
-            if self.held:
-                executing = GAUGES.executing
-                executing[labels] = executing.get(labels, 0) + 1
-        if self.held:
-            self.filter.current[self.mutating] += 1
+            _add(GAUGES.executing, labels, 1)
+            _add(GAUGES.seats, labels, self.work.seats)
+        self.filter.current[self.mutating] += 1
+        if self.info.verb != "watch":
+            return None
+        self.forget = self.filter.estimator.watches.register(self.info, self.request.args)
+        return self.started
+
+    def started(self) -> None:
+        """The request's seats and counts go back (a watch that has sent its initial
+        state; any request, once answered)."""
+        if not self.held:
+            return
+        self.held = False
+        self.filter.current[self.mutating] -= 1
+        labels, work = self.labels, self.work
+        if labels is not None:
+            GAUGES.executing[labels] -= 1
+            if work.final and work.latency > 0:  # kept as long as the level keeps them
+                self.filter.clock.callLater(work.latency, _add, GAUGES.seats, labels, -work.seats)
+            else:
+                _add(GAUGES.seats, labels, -work.seats)
+        level = self.level
+        if self.ticket is not None and level is not None and level.queues is not None:
+            level.queues.finish(self.ticket)
 
     async def _wait(self, ticket: Ticket, level: Level, queues: QueueSet, labels: Labels) -> None:
         waiter = ticket.waiter
@@ -173,11 +231,10 @@ class _Seat:
         value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        labels = self.labels
-        if self.held:
-            self.filter.current[self.mutating] -= 1
-            if labels is not None:
-                GAUGES.executing[labels] -= 1
-        level = self.level
-        if self.ticket is not None and level is not None and level.queues is not None:
-            level.queues.finish(self.ticket)
+        self.started()
+        if self.forget is not None:
+            self.forget()
+
+
+def _add(table: dict[Labels, int], labels: Labels, delta: int) -> None:
+    table[labels] = table.get(labels, 0) + delta

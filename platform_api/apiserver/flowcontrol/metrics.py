@@ -35,13 +35,30 @@ WAIT = ReactorHistogram(
     WAIT_BUCKETS,
     registry=REGISTRY,
 )
+WORK_SEATS = ReactorHistogram(
+    _PREFIX + "work_estimated_seats",
+    "[ALPHA] Number of estimated seats (maximum of initial and final seats) associated with "
+    "requests in API Priority and Fairness",
+    ["flow_schema", "priority_level"],
+    (1, 2, 4, 8, 16, 32, 64, 100),
+    registry=REGISTRY,
+)
+WATCH_COUNT = ReactorHistogram(
+    _PREFIX + "watch_count_samples",
+    "[ALPHA] count of watchers for mutating requests in API Priority and Fairness",
+    ["flow_schema", "priority_level"],
+    (0, 1, 10, 100, 1000, 10000),
+    registry=REGISTRY,
+)
 
 
 class Gauges(Collector):
-    """Executing and queued requests per (flow schema, priority level); seats per level."""
+    """Executing and queued requests and executing seats per (flow schema, priority
+    level); seats per level."""
 
     def __init__(self) -> None:
         self.executing: dict[tuple[str, str], int] = {}
+        self.seats: dict[tuple[str, str], int] = {}
         self.inqueue: dict[tuple[str, str], int] = {}
         self.nominal: dict[str, int] = {}
         self.current: dict[str, int] = {}
@@ -56,6 +73,13 @@ class Gauges(Collector):
                 "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) "
                 "execution stage in the API Priority and Fairness subsystem",
                 self.executing,
+            ),
+            (
+                "current_executing_seats",
+                "[BETA] Concurrency (number of seats) occupied by the currently executing "
+                "(initial stage for a WATCH, any stage otherwise) requests in the API Priority "
+                "and Fairness subsystem",
+                self.seats,
             ),
             (
                 "current_inqueue_requests",

@@ -1,15 +1,18 @@
 """Fair queuing for one priority level: kube's queueset, on the reactor thread.
 
 Each flow (flow schema + distinguisher) is dealt a hand of ``handSize`` queues out of
-``queues`` (shuffle sharding) and joins the shortest queue of its hand.  The level runs
-at most ``limit`` requests at once (every request is one seat wide: kube's work
-estimator is not used).  A free seat goes to the head of the queue with the smallest
-virtual dispatch time: each queue advances by an estimated service time per dispatch,
-corrected by the actual time when the request ends, and the virtual clock runs at
-``min(seats wanted, limit) / active queues`` per real second, so a busy flow cannot push
-ahead of quieter ones.  A queue that went idle restarts at the current virtual time
-(no credit is saved up).  Waiting is a Deferred: it fires with the request's seat, or
-fails with ``Rejected`` on timeout; cancelling it takes the request out of its queue.
+``queues`` (shuffle sharding) and joins the queue of its hand with the least work
+waiting.  A request is as wide as its work estimate (estimate.py): the level runs
+requests while their seats fit in ``limit`` (one wider than the limit runs alone), and
+a write keeps its final seats for its additional latency after it ends.  Free seats go
+to the head of the queue whose head would finish first in virtual time: each queue
+advances by a request's estimated work (seats x service time, plus the final seats'
+time) when it is dispatched, corrected by the actual time when it ends, and the
+virtual clock runs at ``min(seats wanted, limit) / active queues`` per real second, so
+a busy flow cannot push ahead of quieter ones.  A queue that went idle restarts at the
+current virtual time (no credit is saved up).  Waiting is a Deferred: it fires with the
+request's seats, or fails with ``Rejected`` on timeout; cancelling it takes the request
+out of its queue.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
 from platform_api.apiserver.flowcontrol.borrowing import Integrator
+from platform_api.apiserver.flowcontrol.estimate import ONE_SEAT, WorkEstimate
 
 # kube's estimated service time of a request before it is known (queueset.go).
 ESTIMATED_SERVICE = 0.003
@@ -64,24 +68,29 @@ def deal(hash_value: int, deck: int, hand: int) -> list[int]:
 
 
 class _Queue:
-    __slots__ = ("executing", "index", "next_r", "waiting")
+    __slots__ = ("executing", "index", "next_r", "waiting", "waiting_work")
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.waiting: deque[Ticket] = deque()
+        self.waiting_work = 0.0  # seat-seconds of the requests waiting
         self.executing = 0
         self.next_r = 0.0
 
 
 class Ticket:
-    """One request's place: waiting in a queue, then holding a seat."""
+    """One request's place: waiting in a queue, then holding its seats."""
 
-    __slots__ = ("arrived", "dispatched", "queue", "timer", "waiter")
+    __slots__ = ("arrived", "dispatched", "queue", "timer", "total", "waiter", "work")
 
-    def __init__(self, queue: _Queue | None, arrived: float) -> None:
+    def __init__(self, queue: _Queue | None, arrived: float, work: WorkEstimate) -> None:
         self.queue = queue
         self.arrived = arrived
         self.dispatched = 0.0
+        self.work = work
+        # kube's total work in seat-seconds: the initial seats for the estimated service
+        # time, the final ones for their additional latency.
+        self.total = work.initial * ESTIMATED_SERVICE + work.final * work.latency
         self.waiter: Deferred[Ticket] | None = None
         self.timer: IDelayedCall | None = None
 
@@ -103,12 +112,15 @@ class QueueSet:
         self.queue_length_limit = queue_length_limit
         self.queues = [_Queue(i) for i in range(queues)]
         self._wanted_queues = queues
-        self.executing = 0
+        self.executing = 0  # requests running
         self.waiting = 0
+        self.seats = 0  # seats held, final seats included
+        self.seats_waiting = 0
         self.virtual = 0.0
         self._last = clock.seconds()
         self._active = 0  # queues with a request waiting or executing
         self._robin = -1
+        self._enqueues = 0
         self._hands: dict[int, list[_Queue]] = {}
         self.on_dispatch: Callable[[Ticket], None] | None = None
         self._demand = Integrator(self._last)
@@ -116,7 +128,7 @@ class QueueSet:
     def demand(self) -> tuple[float, float, float, float]:
         """Seat demand since the last call: (average, deviation, peak, duration)."""
         self._sync()
-        return self._demand.reset(self._last, self.executing + self.waiting)
+        return self._demand.reset(self._last, self.seats + self.seats_waiting)
 
     def reconfigure(self, limit: int, queues: int, hand_size: int, queue_length_limit: int) -> None:
         """New configuration; a new queue count is taken once nothing waits (as kube)."""
@@ -138,44 +150,54 @@ class QueueSet:
     def _sync(self) -> None:
         now = self.clock.seconds()
         elapsed, self._last = now - self._last, now
-        self._demand.add(self.executing + self.waiting, elapsed)
+        self._demand.add(self.seats + self.seats_waiting, elapsed)
         if self._active:
-            wanted = min(self.executing + self.waiting, self.limit)
+            wanted = min(self.seats + self.seats_waiting, self.limit)
             self.virtual += elapsed * wanted / self._active
 
     # -- entering ----------------------------------------------------------------------------
 
-    def enter(self, flow: int) -> Ticket:
-        """A ticket holding a seat, or waiting for one (its ``waiter`` fires with it);
-        ``Rejected`` raised when the level turns the request away."""
+    def enter(self, flow: int, work: WorkEstimate = ONE_SEAT) -> Ticket:
+        """A ticket holding its seats, or waiting for them (its ``waiter`` fires with
+        it); ``Rejected`` raised when the level turns the request away."""
         self._sync()
         now = self.clock.seconds()
         if not self.queues:
-            if self.executing >= self.limit:
+            if not self._fits(work.seats):
                 raise Rejected(CONCURRENCY_LIMIT)
-            ticket = Ticket(None, now)
+            ticket = Ticket(None, now, work)
             self._start(ticket)
             return ticket
         queue = self._choose(flow)
-        if self.waiting == 0 and self.executing < self.limit:
-            ticket = Ticket(queue, now)
-            if queue.executing == 0:
+        ticket = Ticket(queue, now, work)
+        if self.waiting == 0 and self._fits(work.seats):
+            if queue.executing == 0 and not queue.waiting:
                 queue.next_r = self.virtual
                 self._active += 1
             self._start(ticket)
             return ticket
-        if len(queue.waiting) >= self.queue_length_limit:
+        if self.seats >= self.limit and len(queue.waiting) >= self.queue_length_limit:
             raise Rejected(QUEUE_FULL)
-        ticket = Ticket(queue, now)
         if not queue.waiting and not queue.executing:
             queue.next_r = self.virtual  # idle until now: no saved-up credit
             self._active += 1
         queue.waiting.append(ticket)
+        queue.waiting_work += ticket.total
         self.waiting += 1
+        self.seats_waiting += work.seats
         ticket.waiter = Deferred(lambda _: self._leave(ticket))
+        self._dispatch()  # seats may be free that the queue's head could not take
         return ticket
 
+    def _fits(self, seats: int) -> bool:
+        """kube's canAccommodateSeats: within the limit, or alone when wider than it."""
+        if seats > self.limit:
+            return self.executing == 0
+        return self.seats + seats <= self.limit
+
     def _choose(self, flow: int) -> _Queue:
+        """The queue of the flow's hand with the least work waiting; kube starts the
+        comparison one card further each time, so ties rotate."""
         hand = self._hands.get(flow)
         if hand is None:
             if len(self._hands) > 10000:
@@ -183,12 +205,13 @@ class QueueSet:
             deck = len(self.queues)  # the old queues until they drain after a change
             cards = deal(flow, deck, min(max(self.hand_size, 1), deck))
             hand = self._hands[flow] = [self.queues[c] for c in cards]
-        best = hand[0]
-        best_load = len(best.waiting) + best.executing
-        for queue in hand[1:]:
-            load = len(queue.waiting) + queue.executing
-            if load < best_load:
-                best, best_load = queue, load
+        offset = self._enqueues % len(hand)
+        self._enqueues += 1
+        best = hand[offset]
+        for i in range(1, len(hand)):
+            queue = hand[(offset + i) % len(hand)]
+            if queue.waiting_work < best.waiting_work:
+                best = queue
         return best
 
     def expire(self, ticket: Ticket, after: float) -> None:
@@ -211,43 +234,69 @@ class QueueSet:
         if queue is None or ticket not in queue.waiting:
             return
         self._sync()
+        self._unqueue(queue, ticket)
         queue.waiting.remove(ticket)
-        self.waiting -= 1
         if not queue.waiting and not queue.executing:
             self._active -= 1
+        self._dispatch()  # a wide request that blocked the way may have gone
+
+    def _unqueue(self, queue: _Queue, ticket: Ticket) -> None:
+        queue.waiting_work -= ticket.total
+        self.waiting -= 1
+        self.seats_waiting -= ticket.work.seats
 
     # -- seats ------------------------------------------------------------------------------
 
     def _start(self, ticket: Ticket) -> None:
+        work = ticket.work
+        if work.final > self.limit > 0:  # kube spreads the final work over the limit
+            ticket.work = WorkEstimate(
+                work.initial, self.limit, work.final * work.latency / self.limit
+            )
         ticket.dispatched = self.clock.seconds()
         self.executing += 1
+        self.seats += ticket.work.seats
         queue = ticket.queue
         if queue is not None:
             queue.executing += 1
-            queue.next_r += ESTIMATED_SERVICE
+            queue.next_r += ticket.total
         if self.on_dispatch is not None:
             self.on_dispatch(ticket)
 
     def finish(self, ticket: Ticket) -> None:
-        """The request is done: its seat goes to the next waiting request, if any."""
+        """The request is done: its seats go to the waiting requests, at once or, for a
+        write's final seats, after its additional latency."""
         self._sync()
         self.executing -= 1
         queue = ticket.queue
         if queue is not None and self._owns(queue):
             queue.executing -= 1
-            queue.next_r += (self.clock.seconds() - ticket.dispatched) - ESTIMATED_SERVICE
+            served = self.clock.seconds() - ticket.dispatched
+            queue.next_r -= ticket.work.initial * (ESTIMATED_SERVICE - served)
             if not queue.waiting and not queue.executing:
                 self._active -= 1
+        work = ticket.work
+        if work.latency > 0 and work.final > 0:
+            self.clock.callLater(work.latency, self._release, work.seats)
+        else:
+            self._release(work.seats)
+
+    def _release(self, seats: int) -> None:
+        self._sync()
+        self.seats -= seats
         self._dispatch()
 
     def _owns(self, queue: _Queue) -> bool:
         return queue.index < len(self.queues) and self.queues[queue.index] is queue
 
     def _dispatch(self) -> None:
-        while self.waiting and self.executing < self.limit:
+        while self.waiting and self.seats < self.limit:
             queue = self._next_queue()
-            ticket = queue.waiting.popleft()
-            self.waiting -= 1
+            ticket = queue.waiting[0]
+            if not self._fits(ticket.work.seats):
+                return  # kube waits for seats rather than letting a narrower one pass
+            queue.waiting.popleft()
+            self._unqueue(queue, ticket)
             if ticket.timer is not None and ticket.timer.active():
                 ticket.timer.cancel()
             self._start(ticket)
@@ -256,13 +305,17 @@ class QueueSet:
                 waiter.callback(ticket)
 
     def _next_queue(self) -> _Queue:
-        """The non-empty queue with the smallest virtual dispatch time, round robin on ties."""
+        """The non-empty queue whose head would finish first in virtual time, round
+        robin on ties."""
         count = len(self.queues)
         best: _Queue | None = None
+        best_finish = 0.0
         for step in range(1, count + 1):
             queue = self.queues[(self._robin + step) % count]
-            if queue.waiting and (best is None or queue.next_r < best.next_r):
-                best = queue
+            if queue.waiting:
+                finish = queue.next_r + queue.waiting[0].total
+                if best is None or finish < best_finish:
+                    best, best_finish = queue, finish
         assert best is not None
         self._robin = best.index
         return best

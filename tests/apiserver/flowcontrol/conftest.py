@@ -13,6 +13,7 @@ from twisted.internet.task import Clock
 
 from platform_api import registry  # noqa: F401  (registers the strategies)
 from platform_api.apiserver.flowcontrol.config import FlowControlConfig
+from platform_api.apiserver.flowcontrol.estimate import ObjectStats, WatchCounts, WorkEstimator
 from platform_api.controllers.informer import Informer
 from platform_api.registry.flowcontrol_bootstrap import GROUP
 from platform_api.registry.store import Store
@@ -28,6 +29,7 @@ class World:
     levels: Store
     config: FlowControlConfig
     hub: WatchHub
+    estimator: WorkEstimator
 
     def run(self, coro: Any) -> Any:
         d = ensureDeferred(coro)
@@ -55,7 +57,8 @@ def world(tmp_path: Path) -> Iterator[World]:
     informer = Informer(storage, hub, (stores[0].prefix, stores[1].prefix))
     config = FlowControlConfig(stores[0], stores[1], informer, clock, server_limit=600)
     config.start(ensure=False)
-    w = World(clock, stores[0], stores[1], config, hub)
+    estimator = WorkEstimator(ObjectStats(storage, lambda: stores), WatchCounts())
+    w = World(clock, stores[0], stores[1], config, hub, estimator)
     w.run(config.ensure())
     yield w
     config.stop()

@@ -29,6 +29,7 @@ def _request(path: str = "/api/v1/namespaces/a/configmaps") -> Request:
     request.method = b"GET"
     request.clientproto = b"HTTP/1.1"
     request.uri = request.path = path.encode()
+    request.args = {}
     return request
 
 
@@ -108,7 +109,7 @@ class Held:
 
 
 def test_headers_name_schema_and_level_by_uid(world: World) -> None:
-    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0, world.estimator)
     held = Held(apf, ADMIN, _request())
     assert held.entered
     headers = held.request.responseHeaders
@@ -121,7 +122,7 @@ def test_headers_name_schema_and_level_by_uid(world: World) -> None:
 
 def test_flood_queues_then_gets_kubes_429(world: World) -> None:
     _tiny(world)
-    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0, world.estimator)
     before = REJECTED.values.get(("flooders", "tiny", "queue-full"), 0)
     running = [Held(apf, FLOODER, _request()) for _ in range(3)]
     assert all(h.entered for h in running)
@@ -151,7 +152,7 @@ def test_flood_queues_then_gets_kubes_429(world: World) -> None:
 
 def test_wait_is_a_quarter_of_the_request_timeout(world: World) -> None:
     _tiny(world)
-    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0, world.estimator)
     running = [Held(apf, FLOODER, _request()) for _ in range(3)]
     queued = Held(apf, FLOODER, _request())
     world.clock.advance(14.9)
@@ -166,7 +167,7 @@ def test_wait_is_a_quarter_of_the_request_timeout(world: World) -> None:
 
 def test_client_gone_while_queued_is_cancelled(world: World) -> None:
     _tiny(world)
-    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0, world.estimator)
     running = [Held(apf, FLOODER, _request()) for _ in range(3)]
     queued = Held(apf, FLOODER, _request())
     queued.request.connectionLost(Exception("gone"))
@@ -177,30 +178,59 @@ def test_client_gone_while_queued_is_cancelled(world: World) -> None:
         h.release()
 
 
-def test_watch_is_classified_but_not_held(world: World) -> None:
+def test_a_watch_holds_its_seat_until_it_has_started(world: World) -> None:
+    """kube's watch initialization signal: the watch takes a seat while it sends its
+    initial state, then gives it back and is counted among the watches a write weighs."""
     _tiny(world)
-    apf = PriorityAndFairness(world.config, world.clock, 60.0)
-    running = [Held(apf, FLOODER, _request()) for _ in range(3)]
+    apf = PriorityAndFairness(world.config, world.clock, 60.0, world.estimator)
+    running = [Held(apf, FLOODER, _request()) for _ in range(2)]
     request = _request("/api/v1/namespaces/a/configmaps")
-    request.uri = b"/api/v1/namespaces/a/configmaps?watch=1"
-    info = requestinfo.parse(b"GET", request.path.decode(), {b"watch": [b"1"]})
+    request.args = {b"watch": [b"1"]}
+    info = requestinfo.parse(b"GET", request.path.decode(), request.args)
     assert info.verb == "watch"
     before = DISPATCHED.values.get(("flooders", "tiny"), 0)
+    started: list[Any] = []
+    ended: Deferred[None] = Deferred()
 
     async def run() -> None:
-        async with apf.admit(request, info, FLOODER):
-            pass
+        async with apf.admit(request, info, FLOODER) as initialized:
+            started.append(initialized)
+            await ended
 
-    ensureDeferred(run())
+    done = ensureDeferred(run())
     assert DISPATCHED.values[("flooders", "tiny")] == before + 1
     assert request.responseHeaders.hasHeader(b"X-Platform-PF-FlowSchema-UID")
-    for h in running:
+    waiting = Held(apf, FLOODER, _request())  # the level's 3 seats are all held
+    assert not waiting.entered
+    write = requestinfo.parse(b"PUT", "/api/v1/namespaces/a/configmaps/x", {})
+    assert world.estimator.watches.interested(write) == 1
+    started[0]()  # the initial state is sent
+    assert waiting.entered
+    assert world.estimator.watches.interested(write) == 1  # still watching
+    ended.callback(None)
+    assert done.called
+    assert world.estimator.watches.interested(write) == 0
+    for h in [*running, waiting]:
+        h.release()
+
+
+def test_other_long_running_requests_pass_unclassified(world: World) -> None:
+    """exec, attach, port-forward, proxy and logs bypass the filter in kube: no seat, no
+    headers, even with the level full."""
+    _tiny(world)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0, world.estimator)
+    running = [Held(apf, FLOODER, _request()) for _ in range(3)]
+    request = _request("/api/v1/namespaces/a/pods/p/log")
+    held = Held(apf, FLOODER, request)
+    assert held.entered
+    assert not request.responseHeaders.hasHeader(b"X-Platform-PF-FlowSchema-UID")
+    for h in [*running, held]:
         h.release()
 
 
 @pytest.mark.parametrize("drops", [2, 40])
 def test_retry_after_grows_with_drops(world: World, drops: int) -> None:
-    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0, world.estimator)
     for _second in range(4):
         for _ in range(drops):
             apf.dropped.record("tiny")
@@ -215,7 +245,7 @@ def test_busy_level_borrows_idle_seats(world: World) -> None:
     obj = world.levels.get("", "tiny").object
     del obj["spec"]["limited"]["borrowingLimitPercent"]
     world.run(world.levels.update("", "tiny", lambda _old: obj))
-    apf = PriorityAndFairness(world.config, world.clock, 60.0)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0, world.estimator)
     held = [Held(apf, FLOODER, _request()) for _ in range(4)]
     assert [h.entered for h in held] == [True, True, True, False]
     world.clock.advance(10.0)  # a borrowing period: demand 4 > 3 seats, others idle

@@ -7,6 +7,7 @@ from twisted.internet.defer import CancelledError
 from twisted.internet.task import Clock
 from twisted.python.failure import Failure
 
+from platform_api.apiserver.flowcontrol.estimate import WorkEstimate
 from platform_api.apiserver.flowcontrol.queueset import (
     CONCURRENCY_LIMIT,
     QUEUE_FULL,
@@ -153,3 +154,83 @@ def test_new_queue_count_waits_until_the_queues_drain() -> None:
     assert qs.executing == 1
     qs.set_limit(1)
     assert qs.waiting == 0 and len(qs.queues) == 0
+
+
+def test_a_wide_request_waits_for_all_its_seats() -> None:
+    qs = QueueSet(Clock(), limit=4, queues=1, hand_size=1, queue_length_limit=5)
+    narrow = [qs.enter(A), qs.enter(A)]
+    wide = qs.enter(B, WorkEstimate(3))
+    assert wide.waiter is not None and qs.seats == 2 and qs.seats_waiting == 3
+    behind = qs.enter(B)  # a seat is free, but the wide request is first in the queue
+    assert behind.waiter is not None
+    qs.finish(narrow[0])
+    assert wide.waiter is None and qs.seats == 4  # 1 + 3
+    assert behind.waiter is not None
+    qs.finish(narrow[1])
+    qs.finish(wide)
+    assert behind.waiter is None and qs.seats == 1 and qs.seats_waiting == 0
+
+
+def test_a_request_wider_than_the_level_runs_alone() -> None:
+    qs = QueueSet(Clock(), limit=2, queues=8, hand_size=2, queue_length_limit=5)
+    running = qs.enter(A)
+    wide = qs.enter(B, WorkEstimate(10))
+    assert wide.waiter is not None
+    qs.finish(running)
+    assert wide.waiter is None and qs.seats == 10
+    after = qs.enter(A)
+    assert after.waiter is not None
+    qs.finish(wide)
+    assert after.waiter is None
+
+
+def test_a_writes_final_seats_are_kept_for_its_additional_latency() -> None:
+    clock = Clock()
+    qs = QueueSet(clock, limit=3, queues=8, hand_size=2, queue_length_limit=5)
+    write = qs.enter(A, WorkEstimate(1, 3, 0.005))
+    assert qs.seats == 3
+    waiting = qs.enter(B)
+    assert waiting.waiter is not None
+    qs.finish(write)
+    assert qs.executing == 0 and qs.seats == 3 and waiting.waiter is not None
+    clock.advance(0.005)
+    assert waiting.waiter is None and qs.seats == 1
+
+
+def test_final_seats_over_the_limit_are_spread_over_it() -> None:
+    """kube keeps at most the level's seats and holds them longer: the same work."""
+    clock = Clock()
+    qs = QueueSet(clock, limit=2, queues=8, hand_size=2, queue_length_limit=5)
+    write = qs.enter(A, WorkEstimate(1, 10, 0.005))
+    assert write.work == WorkEstimate(1, 2, 0.025)
+    qs.finish(write)
+    clock.advance(0.02)
+    assert qs.seats == 2
+    clock.advance(0.005)
+    assert qs.seats == 0
+
+
+def test_a_reject_level_refuses_what_does_not_fit() -> None:
+    qs = QueueSet(Clock(), limit=4)
+    qs.enter(A, WorkEstimate(3))
+    with pytest.raises(Rejected) as caught:
+        qs.enter(B, WorkEstimate(2))
+    assert caught.value.reason == CONCURRENCY_LIMIT
+    qs.enter(B)
+    assert qs.seats == 4
+
+
+def test_a_queue_is_full_only_while_every_seat_is_held() -> None:
+    """kube refuses with queue-full when the seats are all in use and the flow's queue
+    is at its length limit; with seats free a request queues behind a wide one."""
+    qs = QueueSet(Clock(), limit=4, queues=1, hand_size=1, queue_length_limit=1)
+    qs.enter(A, WorkEstimate(2))
+    qs.enter(A, WorkEstimate(4))  # waits for four seats: two are free
+    behind = qs.enter(A)  # the queue is at its limit, but seats are free
+    assert behind.waiter is not None and qs.waiting == 2
+    full = QueueSet(Clock(), limit=4, queues=1, hand_size=1, queue_length_limit=1)
+    full.enter(A, WorkEstimate(4))
+    assert full.enter(A).waiter is not None
+    with pytest.raises(Rejected) as caught:
+        full.enter(A)
+    assert caught.value.reason == QUEUE_FULL
