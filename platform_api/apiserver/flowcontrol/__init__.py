@@ -60,7 +60,7 @@ def _counted(
     """The object counts the estimator reads, refreshed every ``period`` from the first
     reactor turn on (counting every resource does not hold up the server's start); none
     with ``period`` 0, as kube's (lists then take one seat)."""
-    stats = ObjectStats(storage, stores.values)  # a live view: CRDs come and go
+    stats = ObjectStats(storage, stores.values, reactor.seconds)  # a live view: CRDs come and go
     if period <= 0:
         return stats
     loop = LoopingCall(stats.refresh)

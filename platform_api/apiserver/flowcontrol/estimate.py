@@ -15,6 +15,7 @@ seats and no more than its nominal seats per hand (``level_max_seats``).  The
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,7 @@ CACHE_STREAMING_MEMORY = 1_000_000
 MAX_OBJECT_SIZE = 1_500_000
 MAX_SEATS_FRACTION = 0.15
 SIZE_SAMPLE = 100  # objects read per resource to estimate its average size
+STALE_AFTER = 180.0  # kube's staleTolerationThreshold
 _READONLY = ("get", "list", "watch", "proxy")
 Args = dict[bytes, list[bytes]]
 GroupResource = tuple[str, str]
@@ -67,36 +69,51 @@ class Stats:
     average_size: int
 
 
+UNBOUNDED = Stats(1_000_000_000, MAX_OBJECT_SIZE)  # kube's stand-in for a stale count
+
+
 class ObjectStats:
     """Object count and average stored size per (group, resource), read by ``refresh``
     (each resource's keys counted, the sizes of its first SIZE_SAMPLE objects averaged:
-    one page of a list, and the count of the rest)."""
+    one page of a list, and the count of the rest).  A resource that could not be read
+    for STALE_AFTER seconds counts as unbounded, as kube's tracker takes a stale count."""
 
-    def __init__(self, storage: Storage, resources: Callable[[], Iterable[Any]]) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        resources: Callable[[], Iterable[Any]],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._storage = storage
         self._resources = resources  # the stores: each has .prefix and .resource
-        self._stats: dict[GroupResource, Stats] = {}
+        self._clock = clock
+        self._stats: dict[GroupResource, tuple[Stats, float]] = {}
 
     def get(self, group: str, resource: str) -> Stats | None:
-        return self._stats.get((group, resource))
+        known = self._stats.get((group, resource))
+        if known is None:
+            return None
+        stats, read_at = known
+        return UNBOUNDED if self._clock() - read_at > STALE_AFTER else stats
 
     def refresh(self) -> None:
-        stats: dict[GroupResource, Stats] = {}
-        seen: set[bytes] = set()
+        stats: dict[GroupResource, tuple[Stats, float]] = {}
+        now = self._clock()
         for store in list(self._resources()):
-            prefix = store.prefix
-            if prefix in seen:
+            name = (store.resource.group, store.resource.plural)
+            if name in stats:
                 continue  # every version of a resource shares its prefix
-            seen.add(prefix)
             try:  # the first page, and how many keys follow it
-                page = self._storage.get_list(prefix, ListOptions(limit=SIZE_SAMPLE))
+                page = self._storage.get_list(store.prefix, ListOptions(limit=SIZE_SAMPLE))
             except Exception:
-                log.failure("counting {prefix!r} for the work estimator", prefix=prefix)
+                log.failure("counting {name} for the work estimator", name=name)
+                if name in self._stats:
+                    stats[name] = self._stats[name]  # ages until it goes stale
                 continue
             sample = page.items
             size = sum(len(item.data) for item in sample) // len(sample) if sample else 0
             count = len(sample) + (page.remaining or 0)
-            stats[(store.resource.group, store.resource.plural)] = Stats(count, size)
+            stats[name] = (Stats(count, size), now)
         self._stats = stats
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from urllib.parse import parse_qs
 
 import pytest
+from twisted.internet.task import Clock
 
 from platform_api.apiserver import requestinfo
 from platform_api.apiserver.flowcontrol import estimate
 from platform_api.apiserver.flowcontrol.estimate import (
     ONE_SEAT,
+    UNBOUNDED,
     ObjectStats,
     Stats,
     WatchCounts,
@@ -19,6 +21,7 @@ from platform_api.apiserver.flowcontrol.estimate import (
 )
 from platform_api.apiserver.flowcontrol.metrics import WATCH_COUNT, WORK_SEATS
 from platform_api.registry.flowcontrol_bootstrap import GROUP
+from platform_api.storage.interface import ListOptions, ListResult, Storage
 from tests.apiserver.flowcontrol.conftest import World
 
 LABELS = ("schema", "level")
@@ -226,3 +229,39 @@ def test_counts_and_sizes_are_read_from_storage(
     stats.refresh()
     sampled = stats.get(GROUP, "flowschemas")
     assert sampled is not None and sampled.count == counted.count
+
+
+class _Failing:
+    """A storage whose reads fail once ``broken`` (etcd gone away, say)."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self.broken = False
+
+    def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
+        if self.broken:
+            raise OSError("unreachable")
+        return self.storage.get_list(prefix, options)
+
+
+def test_a_count_that_cannot_be_read_goes_stale(world: World) -> None:
+    """A resource that cannot be counted keeps its last count for 3 minutes, then counts
+    as unbounded (kube: a stale count): its lists take the most their level allows."""
+    clock = Clock()
+    storage = _Failing(world.schemas.storage)
+    stats = ObjectStats(storage, lambda: [world.schemas], clock.seconds)  # type: ignore[arg-type]
+    stats.refresh()
+    counted = stats.get(GROUP, "flowschemas")
+    assert counted is not None and counted.count > 10
+    storage.broken = True
+    clock.advance(120)
+    stats.refresh()
+    assert stats.get(GROUP, "flowschemas") == counted
+    clock.advance(61)
+    assert stats.get(GROUP, "flowschemas") == UNBOUNDED
+    estimator = WorkEstimator(stats, WatchCounts())
+    info = requestinfo.parse(b"GET", f"/apis/{GROUP}/v1/flowschemas", {})
+    assert estimator.estimate(info, {}, 0, LABELS) == WorkEstimate(10)  # 1 MB from cache
+    storage.broken = False
+    stats.refresh()
+    assert stats.get(GROUP, "flowschemas") == counted
