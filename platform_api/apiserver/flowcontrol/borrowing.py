@@ -13,6 +13,7 @@ Exempt levels' demand is not tracked (kube reserves their high watermark first).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 SMOOTHING = 0.977
@@ -98,10 +99,12 @@ def allocate(required: int, items: list[tuple[float, float, float]]) -> list[flo
 def current_limits(
     nominal_sum: int,
     levels: dict[str, tuple[Bounds, DemandStats]],
-    exempt_min_sum: int,
+    exempt_sum: int,
 ) -> dict[str, int]:
-    """The limited levels' seats for the next period (kube's three regimes)."""
-    remaining = nominal_sum - exempt_min_sum
+    """The limited levels' seats for the next period (kube's three regimes), of what
+    the exempt levels leave (``exempt_sum``: each one's recent peak, at least its
+    minimum)."""
+    remaining = nominal_sum - exempt_sum
     min_sum = sum(b.min_cl for b, _ in levels.values())
     keeps = {
         name: max(b.min_cl, min(b.nominal, s.high_watermark)) for name, (b, s) in levels.items()
@@ -149,3 +152,26 @@ class Integrator:
             average = deviation = 0.0
         self._start, self._sum, self._sum2, self._peak = now, 0.0, 0.0, float(demand)
         return average, deviation, peak, duration
+
+
+class SeatUse:
+    """The seats an exempt level's requests hold, integrated over time: kube lends the
+    limited levels only the seats an exempt level has not used in the last period (its
+    high watermark is held back)."""
+
+    __slots__ = ("_clock", "_demand", "_last", "seats")
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        now = clock()
+        self._clock, self._last, self.seats = clock, now, 0
+        self._demand = Integrator(now)
+
+    def add(self, seats: int) -> None:
+        now = self._clock()
+        self._demand.add(self.seats, now - self._last)
+        self._last, self.seats = now, self.seats + seats
+
+    def demand(self) -> tuple[float, float, float, float]:
+        """Seat demand since the last call: (average, deviation, peak, duration)."""
+        self.add(0)
+        return self._demand.reset(self._last, self.seats)

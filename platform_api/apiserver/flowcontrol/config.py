@@ -22,7 +22,7 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
 from platform_api.apiserver.flowcontrol import borrowing
-from platform_api.apiserver.flowcontrol.borrowing import Bounds, DemandStats
+from platform_api.apiserver.flowcontrol.borrowing import Bounds, DemandStats, SeatUse
 from platform_api.apiserver.flowcontrol.classify import Classifier, Schema
 from platform_api.apiserver.flowcontrol.estimate import level_max_seats
 from platform_api.apiserver.flowcontrol.metrics import GAUGES
@@ -47,6 +47,8 @@ class Level:
     bounds: Bounds
     demand: DemandStats = field(default_factory=DemandStats)
     max_seats: int = 0  # the work estimator's cap for a queuing level (0: none of its own)
+    use: SeatUse | None = None  # an exempt level's seats in use
+    current: int = 0  # an exempt level's seats held back from lending, this period
 
     @property
     def uid_header(self) -> bytes:
@@ -149,7 +151,10 @@ class FlowControlConfig:
             level = self.levels.get(name)
             queues, hand, length = _queuing(spec)
             if spec.get("type") == "Exempt":
+                old = level if level is not None and level.use is not None else None
                 level = Level(name, uid, True, None, nominal, limits)
+                level.use = old.use if old is not None else SeatUse(self.reactor.seconds)
+                level.current = max(limits.min_cl, old.current if old is not None else 0)
             elif level is None or level.queues is None:
                 qs = QueueSet(self.reactor, limits.initial, queues, hand, length)
                 level = Level(name, uid, False, qs, nominal, limits)
@@ -173,8 +178,11 @@ class FlowControlConfig:
             if level.queues is not None:
                 level.demand.update(*level.queues.demand())
                 limited[name] = (level.bounds, level.demand)
+            elif level.use is not None:
+                level.demand.update(*level.use.demand())
+                level.current = max(level.bounds.min_cl, level.demand.high_watermark)
         nominal_sum = sum(level.nominal for level in self.levels.values())
-        exempt = sum(lv.bounds.min_cl for lv in self.levels.values() if lv.queues is None)
+        exempt = sum(lv.current for lv in self.levels.values() if lv.queues is None)
         for name, seats in borrowing.current_limits(nominal_sum, limited, exempt).items():
             queues = self.levels[name].queues
             assert queues is not None
@@ -184,7 +192,7 @@ class FlowControlConfig:
     def _report(self) -> None:
         GAUGES.nominal = {name: lv.nominal for name, lv in self.levels.items()}
         GAUGES.current = {
-            name: lv.queues.limit if lv.queues is not None else lv.nominal
+            name: lv.queues.limit if lv.queues is not None else lv.current
             for name, lv in self.levels.items()
         }
 

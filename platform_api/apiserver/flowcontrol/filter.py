@@ -180,6 +180,8 @@ class _Seat:
             DISPATCHED.inc(*labels)
             _add(GAUGES.executing, labels, 1)
             _add(GAUGES.seats, labels, self.work.seats)
+        if level is not None and level.use is not None:
+            level.use.add(self.work.seats)
         self.filter.current[self.mutating] += 1
         if self.info.verb != "watch":
             return None
@@ -193,16 +195,23 @@ class _Seat:
             return
         self.held = False
         self.filter.current[self.mutating] -= 1
-        labels, work = self.labels, self.work
+        labels, work, level = self.labels, self.work, self.level
         if labels is not None:
             GAUGES.executing[labels] -= 1
-            if work.final and work.latency > 0:  # kept as long as the level keeps them
-                self.filter.clock.callLater(work.latency, _add, GAUGES.seats, labels, -work.seats)
-            else:
-                _add(GAUGES.seats, labels, -work.seats)
-        level = self.level
+            self._after_final_seats(_add, GAUGES.seats, labels, -work.seats)
+        if level is not None and level.use is not None:
+            self._after_final_seats(level.use.add, -work.seats)
         if self.ticket is not None and level is not None and level.queues is not None:
             level.queues.finish(self.ticket)
+
+    def _after_final_seats(self, release: Callable[..., None], *args: Any) -> None:
+        """``release(*args)`` once the request's final seats are given back: at once, or
+        after a write's additional latency."""
+        work = self.work
+        if work.final and work.latency > 0:
+            self.filter.clock.callLater(work.latency, release, *args)
+        else:
+            release(*args)
 
     async def _wait(self, ticket: Ticket, level: Level, queues: QueueSet, labels: Labels) -> None:
         waiter = ticket.waiter

@@ -48,3 +48,19 @@ def test_integrator_averages_over_time() -> None:
     integrator.add(0, 5.0)
     average, deviation, peak, duration = integrator.reset(10.0, 0)
     assert (average, deviation, peak, duration) == (2.0, 2.0, 4, 10.0)
+
+
+def test_an_exempt_peak_shrinks_what_busy_levels_keep() -> None:
+    """Both levels want all their nominal seats; an exempt level that used 10 of the 40
+    leaves 30: each gets its minimum and half of the rest it wanted (kube's second
+    regime); one that used 20 leaves only the minimums (the first)."""
+    busy, other = DemandStats(), DemandStats()
+    busy.update(average=10.0, deviation=0.0, peak=10, duration=10.0)
+    other.update(average=30.0, deviation=0.0, peak=30, duration=10.0)
+    levels = {
+        "busy": (bounds(10, 50, None, 40), busy),
+        "other": (bounds(30, 50, None, 40), other),
+    }
+    assert current_limits(40, levels, 0) == {"busy": 10, "other": 30}
+    assert current_limits(40, levels, 10) == {"busy": 8, "other": 23}
+    assert current_limits(40, levels, 20) == {"busy": 5, "other": 15}

@@ -11,7 +11,7 @@ from twisted.web.test.requesthelper import DummyChannel
 
 from platform_api.apiserver import requestinfo
 from platform_api.apiserver.flowcontrol.filter import PriorityAndFairness
-from platform_api.apiserver.flowcontrol.metrics import DISPATCHED, REJECTED, WAIT
+from platform_api.apiserver.flowcontrol.metrics import DISPATCHED, GAUGES, REJECTED, WAIT
 from platform_api.authentication.user import UserInfo
 from platform_api.endpoints.responses import write_error
 from platform_api.errors import StatusError
@@ -253,3 +253,22 @@ def test_busy_level_borrows_idle_seats(world: World) -> None:
     assert world.config.levels["tiny"].queues.limit >= 4  # type: ignore[union-attr]
     for h in held:
         h.release()
+
+
+def test_an_exempt_levels_peak_is_held_back_from_lending(world: World) -> None:
+    """kube gives the limited levels what the exempt ones leave: an exempt level's
+    seats in the last period (its high watermark), reported as its current limit."""
+    apf = PriorityAndFairness(world.config, world.clock, 60.0, world.estimator)
+    held = [Held(apf, ADMIN, _request()) for _ in range(50)]
+    assert all(h.entered for h in held)
+    exempt = world.config.levels["exempt"]
+    assert exempt.use is not None and exempt.use.seats == 50
+    world.clock.advance(10.0)  # a borrowing period
+    assert exempt.current == 50
+    assert GAUGES.current["exempt"] == 50
+    for h in held:
+        h.release()
+    assert exempt.use.seats == 0
+    world.clock.advance(10.0)  # the peak of that period was still 50
+    world.clock.advance(10.0)
+    assert exempt.current == 0
