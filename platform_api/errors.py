@@ -320,6 +320,12 @@ def request_timed_out() -> StatusError:
     return error
 
 
+def write_timed_out() -> StatusError:
+    """A write that outlived its handler's deadline (``?timeout=``, else 34 s), as kube's
+    write handlers answer it (finishRequest)."""
+    return timeout("request did not complete within requested timeout - context deadline exceeded")
+
+
 def too_large_resource_version(wanted: int, current: int, retry_after: int = 1) -> StatusError:
     """A read of a revision this server has not reached (kube: after a short wait; a
     continued list's revision with no retry advice)."""

@@ -54,6 +54,8 @@ if TYPE_CHECKING:  # the SDK is imported only when --tracing-config-file is give
 log = Logger()
 _INFO = "_platform_info"
 _TIMEOUT = "_platform_timeout"
+WRITE_TIMEOUT = 34.0  # kube's write handlers' default deadline
+_WRITES = frozenset(("create", "update", "patch", "delete", "deletecollection"))
 
 
 @dataclass
@@ -249,8 +251,9 @@ class APIServer:
             if info.long_running:
                 body = await work
             else:
-                seconds = getattr(request, _TIMEOUT, self.filters.request_timeout)
-                body = await _with_timeout(work, seconds, self.filters.reactor)
+                outer = getattr(request, _TIMEOUT, self.filters.request_timeout)
+                seconds, timed_out = deadline(info.verb, request.args, outer)
+                body = await _with_timeout(work, seconds, self.filters.reactor, timed_out)
         except CancelledError:  # the client went away
             return
         if getattr(request, "_disconnected", False) or request.finished:
@@ -271,21 +274,45 @@ def query_args(uri: bytes) -> dict[bytes, list[bytes]]:
     return {k.encode("latin-1"): [v.encode("latin-1") for v in vs] for k, vs in parsed.items()}
 
 
-async def _with_timeout(work: Deferred[Any], seconds: float, reactor: IReactorTime) -> Any:
-    """``work``'s result, or kube's 504 Timeout after ``seconds`` (the work is cancelled)."""
-    timed_out = False
+def deadline(
+    verb: str, args: dict[bytes, list[bytes]], outer: float
+) -> tuple[float, Callable[[], errors.StatusError]]:
+    """How long a request may run, and its answer when it runs out: the timeout filter's
+    at the request's deadline (``outer``), or a write handler's at its own deadline when
+    that is sooner (``?timeout=``, else kube's 34 s: parseTimeout; at the same moment
+    kube's filter answers first)."""
+    if verb not in _WRITES:
+        return outer, errors.request_timed_out
+    raw = args.get(b"timeout", [b""])[0].decode("utf-8", "surrogateescape")
+    try:  # one that does not parse was refused by the request's deadline already
+        asked = parse_duration(raw) / 1e9 if raw else 0.0
+    except ValueError:
+        asked = 0.0
+    own = asked if asked > 0 else WRITE_TIMEOUT
+    return (own, errors.write_timed_out) if own < outer else (outer, errors.request_timed_out)
+
+
+async def _with_timeout(
+    work: Deferred[Any],
+    seconds: float,
+    reactor: IReactorTime,
+    timed_out: Callable[[], errors.StatusError] = errors.request_timed_out,
+) -> Any:
+    """``work``'s result, or ``timed_out()`` (kube's 504 Timeout) after ``seconds`` (the
+    work is cancelled)."""
+    expired = False
 
     def expire() -> None:
-        nonlocal timed_out
-        timed_out = True
+        nonlocal expired
+        expired = True
         work.cancel()
 
     timer = reactor.callLater(seconds, expire)
     try:
         return await work
     except CancelledError:
-        if timed_out:
-            raise errors.request_timed_out() from None
+        if expired:
+            raise timed_out() from None
         raise
     finally:
         if timer.active():

@@ -168,12 +168,13 @@ class EtcdBackend(Backend):
         from platform_api.storage.etcd.layout import KeyLayout  # noqa: PLC0415
         from platform_api.storage.etcd.monitor import SizeMonitor  # noqa: PLC0415
         from platform_api.storage.etcd.store import EtcdStorage  # noqa: PLC0415
-        from platform_api.storage.etcd.transport import TLSConfig  # noqa: PLC0415
+        from platform_api.storage.etcd.transport import RETRY_FOR, TLSConfig  # noqa: PLC0415
 
         options = cfg.storage
         tls = TLSConfig.from_files(options.etcd_cafile, options.etcd_certfile, options.etcd_keyfile)
         self.endpoints = list(options.etcd_servers)
-        self.client = EtcdClient(options.etcd_servers, reactor, tls=tls)
+        # A request waits out an etcd restart, as kube's (its timeouts end it first).
+        self.client = EtcdClient(options.etcd_servers, reactor, tls=tls, retry_for=RETRY_FOR)
         layout = KeyLayout(options.etcd_prefix, keyed_resources())
         self.storage = EtcdStorage(
             self.client, layout, reactor, transformer=transformer, media_type=options.media_type

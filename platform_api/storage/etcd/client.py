@@ -47,9 +47,12 @@ class EtcdClient:
         *,
         tls: TLSConfig | None = None,
         timeout: float = 10.0,
+        retry_for: float = 0.0,
     ) -> None:
         self.reactor = reactor
-        self.transport = Transport(endpoints, reactor, tls=tls, timeout=timeout)
+        self.transport = Transport(
+            endpoints, reactor, tls=tls, timeout=timeout, retry_for=retry_for
+        )
 
     async def range(
         self,

@@ -59,6 +59,10 @@ SLOW_CALL = 1.0
 HANDSHAKE = 3.0
 # Seconds a connection has to answer a ping once a call on it ran past its deadline.
 PROBE_TIMEOUT = 2.0
+# While no endpoint can take a call: seconds between attempts, and how long the server
+# keeps on (kube's default --request-timeout: requests time out first).
+RETRY_INTERVAL = 0.1
+RETRY_FOR = 60.0
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,10 @@ def _told_failed(failure: Failure, traced: spans.GrpcCall) -> Failure:
     return failure
 
 
+class _NoneAnswered(Exception):
+    """No endpoint took the call (none connected; for a read, none answered)."""
+
+
 class CallFailed(Exception):
     def __init__(self, code: int, detail: str) -> None:
         super().__init__(code, detail)
@@ -148,9 +156,11 @@ class Transport:
         *,
         tls: TLSConfig | None = None,
         timeout: float = 10.0,
+        retry_for: float = 0.0,
     ) -> None:
         if not endpoints:
             raise ValueError("no etcd endpoints")
+        self.retry_for = retry_for
         self.endpoints = list(endpoints)
         self.targets = [Target.parse(e) for e in endpoints]
         self.reactor = reactor
@@ -159,6 +169,7 @@ class Transport:
         self.current = 0
         self._channels: list[GrpcChannel | None] = [None] * len(endpoints)
         self._connecting: list[list[defer.Deferred[GrpcChannel]] | None] = [None] * len(endpoints)
+        self._waiting: list[defer.Deferred[None]] | None = None  # calls waiting to retry
         self._closed = False
 
     def rotation(self) -> list[int]:
@@ -264,7 +275,21 @@ class Transport:
         return proto.UNARY[path].FromString(data)
 
     async def call(self, path: str, request: Any, *, read_only: bool) -> Any:
-        """The response message of ``path``; raises an ``EtcdError``."""
+        """The response message of ``path``; raises an ``EtcdError``.  While no endpoint
+        can take the call (a write: none could be connected to, so nothing was sent),
+        it is tried again every RETRY_INTERVAL for up to ``retry_for`` seconds, as
+        etcd's client retries until the request's context ends: the server's requests
+        wait out an etcd restart, and its request timeouts end them first."""
+        give_up = self.reactor.seconds() + self.retry_for
+        while True:
+            try:
+                return await self._call_once(path, request, read_only=read_only)
+            except _NoneAnswered as e:
+                if self._closed or self.reactor.seconds() >= give_up:
+                    raise Unavailable(f"no etcd endpoint answered: {e}", UNAVAILABLE) from None
+            await self._paused()
+
+    async def _call_once(self, path: str, request: Any, *, read_only: bool) -> Any:
         detail = ""
         for index in self.rotation():
             try:
@@ -280,7 +305,29 @@ class Transport:
                 raise from_status(e.code, e.detail) from None
             self.current = index
             return response
-        raise Unavailable(f"no etcd endpoint answered: {detail}", UNAVAILABLE)
+        raise _NoneAnswered(detail)
+
+    def _paused(self) -> defer.Deferred[None]:
+        """Fires at the next retry; every call waiting for etcd shares one timer, so their
+        next attempts share one connection attempt per endpoint.  Cancelling a wait (the
+        request timed out, its client went away) takes it off the list."""
+        waiting = self._waiting
+        if waiting is None:
+            waiting = self._waiting = []
+            self.reactor.callLater(RETRY_INTERVAL, self._retry)
+
+        def cancelled(d: defer.Deferred[None]) -> None:
+            if d in waiting:
+                waiting.remove(d)
+
+        resumed: defer.Deferred[None] = defer.Deferred(cancelled)
+        waiting.append(resumed)
+        return resumed
+
+    def _retry(self) -> None:
+        waiting, self._waiting = self._waiting or [], None
+        for d in waiting:
+            d.callback(None)
 
     def _suspect(self, index: int, code: int) -> None:
         """A call on ``index`` lost its connection or ran out of time: the next calls start

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import pytest_twisted
 from twisted.internet import reactor
+from twisted.internet.defer import CancelledError, ensureDeferred
 from twisted.internet.task import deferLater
 
 from platform_api.storage.etcd import (
@@ -341,3 +342,46 @@ async def test_reads_go_on_while_the_space_alarm_is_raised(tmp_path: Path) -> No
     finally:
         c.close()
         etcd.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_call_waits_for_etcd_to_come_back(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """With ``retry_for`` (the server's), a write no member can take is tried again until
+    etcd is back (nothing was sent before: it cannot happen twice); one still waiting
+    when cancelled (its request timed out) leaves the queue."""
+    server = start_etcd(str(tmp_path_factory.mktemp("etcd-back")), fsync=False)
+    c = client(server.endpoint, retry_for=30.0)
+    try:
+        await c.put(b"/back/a", b"1")
+        server.stop()
+        await deferLater(reactor, 0.2, lambda: None)  # the client has seen its connection go
+        waiting = ensureDeferred(c.put(b"/back/b", b"2"))
+        given_up = ensureDeferred(c.put(b"/back/c", b"3"))
+        await deferLater(reactor, 0.5, lambda: None)
+        assert not waiting.called
+        given_up.cancel()
+        given_up.addErrback(lambda f: f.trap(CancelledError))
+        await given_up
+        server.start()
+        await waiting
+        assert (await c.get(b"/back/b")).value == b"2"  # type: ignore[union-attr]
+        assert await c.get(b"/back/c") is None
+        assert c.transport._waiting is None
+    finally:
+        c.close()
+        server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_call_gives_up_after_retry_for(down_endpoint: str) -> None:
+    c = client(down_endpoint, retry_for=0.5)
+    started = reactor.seconds()  # type: ignore[attr-defined]
+    try:
+        with pytest.raises(Unavailable) as caught:
+            await c.get(b"/x")
+        assert caught.value.message.startswith("no etcd endpoint answered: failed to connect")
+        assert 0.5 <= reactor.seconds() - started < 2.0  # type: ignore[attr-defined]
+    finally:
+        c.close()
