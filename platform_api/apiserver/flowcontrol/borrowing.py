@@ -61,11 +61,14 @@ class DemandStats:
 
     high_watermark: int = 0
     smoothed: float = 0.0
+    average: float = 0.0  # of the last period, as kube's demand_seats_average reports it
+    deviation: float = 0.0
 
     def update(self, average: float, deviation: float, peak: float, duration: float) -> None:
         self.high_watermark = go_round(peak)
         if duration <= 0:
             return
+        self.average, self.deviation = average, deviation
         envelope = average + deviation
         self.smoothed = max(envelope, SMOOTHING * self.smoothed + (1 - SMOOTHING) * envelope)
 

@@ -13,6 +13,7 @@ minute (kube's config producer).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,15 @@ from platform_api.apiserver.flowcontrol import borrowing
 from platform_api.apiserver.flowcontrol.borrowing import Bounds, DemandStats, SeatUse
 from platform_api.apiserver.flowcontrol.classify import Classifier, Schema
 from platform_api.apiserver.flowcontrol.estimate import level_max_seats
-from platform_api.apiserver.flowcontrol.metrics import GAUGES
+from platform_api.apiserver.flowcontrol.metrics import (
+    AVERAGE,
+    GAUGES,
+    HIGH_WATERMARK,
+    LOWER,
+    SMOOTHED,
+    STDEV,
+    UPPER,
+)
 from platform_api.apiserver.flowcontrol.queueset import QueueSet
 from platform_api.controllers.informer import Informer
 from platform_api.registry import flowcontrol_bootstrap as bootstrap
@@ -34,6 +43,12 @@ from platform_api.registry.store import Store
 log = Logger()
 Obj = dict[str, Any]
 DEFAULT_SHARES = 30  # v1's default nominalConcurrencyShares
+DEMAND_GAUGES: tuple[tuple[tuple[str, str], Callable[[DemandStats], float]], ...] = (
+    (HIGH_WATERMARK, lambda d: d.high_watermark),
+    (AVERAGE, lambda d: d.average),
+    (STDEV, lambda d: d.deviation),
+    (SMOOTHED, lambda d: d.smoothed),
+)
 ENSURE_INTERVAL = 60.0  # kube re-ensures the bootstrap objects every minute
 
 
@@ -97,6 +112,7 @@ class FlowControlConfig:
         self.informer = informer
         self.reactor = reactor
         self.server_limit = server_limit
+        self._borrowed = False  # no borrowing period has ended yet
         self.levels: dict[str, Level] = {}
         self.classifier = Classifier([], set())
         self._pending: IDelayedCall | None = None
@@ -183,6 +199,7 @@ class FlowControlConfig:
                 level.current = max(level.bounds.min_cl, level.demand.high_watermark)
         nominal_sum = sum(level.nominal for level in self.levels.values())
         exempt = sum(lv.current for lv in self.levels.values() if lv.queues is None)
+        self._borrowed = True
         for name, seats in borrowing.current_limits(nominal_sum, limited, exempt).items():
             queues = self.levels[name].queues
             assert queues is not None
@@ -190,7 +207,13 @@ class FlowControlConfig:
         self._report()
 
     def _report(self) -> None:
-        GAUGES.nominal = {name: lv.nominal for name, lv in self.levels.items()}
+        levels = self.levels
+        GAUGES.nominal = {name: lv.nominal for name, lv in levels.items()}
+        GAUGES.levels[LOWER] = {name: lv.bounds.min_cl for name, lv in levels.items()}
+        GAUGES.levels[UPPER] = {name: lv.bounds.max_cl for name, lv in levels.items()}
+        if self._borrowed:  # kube reports demand once it has adjusted the limits
+            for key, of in DEMAND_GAUGES:
+                GAUGES.levels[key] = {name: of(lv.demand) for name, lv in levels.items()}
         GAUGES.current = {
             name: lv.queues.limit if lv.queues is not None else lv.current
             for name, lv in self.levels.items()

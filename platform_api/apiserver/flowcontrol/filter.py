@@ -26,7 +26,13 @@ from twisted.web.server import Request
 
 from platform_api.apiserver.flowcontrol.config import FlowControlConfig, Level
 from platform_api.apiserver.flowcontrol.estimate import ONE_SEAT, WorkEstimate, WorkEstimator
-from platform_api.apiserver.flowcontrol.metrics import DISPATCHED, GAUGES, REJECTED, WAIT
+from platform_api.apiserver.flowcontrol.metrics import (
+    DISPATCHED,
+    EXECUTION,
+    GAUGES,
+    REJECTED,
+    WAIT,
+)
 from platform_api.apiserver.flowcontrol.queueset import CANCELLED, QueueSet, Rejected, Ticket
 from platform_api.apiserver.inflight import InflightLimiter, refuse
 from platform_api.apiserver.requestinfo import RequestInfo
@@ -148,6 +154,7 @@ class _Seat:
         "level",
         "mutating",
         "request",
+        "started_at",
         "ticket",
         "work",
     )
@@ -166,6 +173,7 @@ class _Seat:
         self.level, self.labels, self.ticket, self.work = level, labels, ticket, work
         self.mutating = info.verb not in _READONLY
         self.held = False
+        self.started_at = 0.0
         self.forget: Callable[[], None] | None = None
 
     async def __aenter__(self) -> Callable[[], None] | None:
@@ -176,6 +184,7 @@ class _Seat:
             else:
                 WAIT.observe(0.0, "true", *labels)
         self.held = True
+        self.started_at = self.filter.clock.seconds()
         if labels is not None:
             DISPATCHED.inc(*labels)
             _add(GAUGES.executing, labels, 1)
@@ -199,6 +208,8 @@ class _Seat:
         if labels is not None:
             GAUGES.executing[labels] -= 1
             self._after_final_seats(_add, GAUGES.seats, labels, -work.seats)
+            kind = "watch" if self.info.verb == "watch" else "regular"
+            EXECUTION.observe(self.filter.clock.seconds() - self.started_at, *labels, kind)
         if level is not None and level.use is not None:
             self._after_final_seats(level.use.add, -work.seats)
         if self.ticket is not None and level is not None and level.queues is not None:
@@ -218,6 +229,7 @@ class _Seat:
         assert waiter is not None
         inqueue = GAUGES.inqueue
         inqueue[labels] = inqueue.get(labels, 0) + 1
+        _add(GAUGES.inqueue_seats, labels, self.work.seats)
         queues.expire(ticket, self.filter.wait_limit)
         gone: Deferred[Any] = self.request.notifyFinish()
         gone.addBoth(lambda _: None if waiter.called else waiter.cancel())
@@ -229,6 +241,7 @@ class _Seat:
         except CancelledError:
             reason = CANCELLED
         inqueue[labels] -= 1
+        _add(GAUGES.inqueue_seats, labels, -self.work.seats)
         waited = self.filter.clock.seconds() - ticket.arrived
         WAIT.observe(waited, "false" if reason else "true", *labels)
         if reason:

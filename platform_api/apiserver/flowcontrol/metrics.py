@@ -35,6 +35,14 @@ WAIT = ReactorHistogram(
     WAIT_BUCKETS,
     registry=REGISTRY,
 )
+EXECUTION = ReactorHistogram(
+    _PREFIX + "request_execution_seconds",
+    "[ALPHA] Duration of initial stage (for a WATCH) or any (for a non-WATCH) stage of "
+    "request execution in the API Priority and Fairness subsystem",
+    ["flow_schema", "priority_level", "type"],
+    WAIT_BUCKETS,  # kube's requestDurationSecondsBuckets, the same as the wait's
+    registry=REGISTRY,
+)
 WORK_SEATS = ReactorHistogram(
     _PREFIX + "work_estimated_seats",
     "[ALPHA] Number of estimated seats (maximum of initial and final seats) associated with "
@@ -60,8 +68,11 @@ class Gauges(Collector):
         self.executing: dict[tuple[str, str], int] = {}
         self.seats: dict[tuple[str, str], int] = {}
         self.inqueue: dict[tuple[str, str], int] = {}
+        self.inqueue_seats: dict[tuple[str, str], int] = {}
         self.nominal: dict[str, int] = {}
         self.current: dict[str, int] = {}
+        # per level, set every borrowing period: (name, help) -> level -> value
+        self.levels: dict[tuple[str, str], dict[str, float]] = {}
 
     def describe(self) -> Iterator[Metric]:
         return iter(())
@@ -87,6 +98,12 @@ class Gauges(Collector):
                 "and Fairness subsystem",
                 self.inqueue,
             ),
+            (
+                "current_inqueue_seats",
+                "[ALPHA] Number of seats currently pending in queues of the API Priority "
+                "and Fairness subsystem",
+                self.inqueue_seats,
+            ),
         ):
             family = GaugeMetricFamily(
                 _PREFIX + name, doc, labels=["flow_schema", "priority_level"]
@@ -111,7 +128,33 @@ class Gauges(Collector):
             for level, value in sorted(seats.items()):
                 family.add_metric([level], value)
             yield family
+        for (name, doc), values in sorted(self.levels.items()):
+            family = GaugeMetricFamily(_PREFIX + name, doc, labels=["priority_level"])
+            for level, amount in sorted(values.items()):
+                family.add_metric([level], amount)
+            yield family
 
 
+LOWER = (
+    "lower_limit_seats",
+    "[ALPHA] Configured lower bound on number of execution seats available to each priority level",
+)
+UPPER = (
+    "upper_limit_seats",
+    "[ALPHA] Configured upper bound on number of execution seats available to each priority level",
+)
+HIGH_WATERMARK = (
+    "demand_seats_high_watermark",
+    "[ALPHA] High watermark, over last adjustment period, of demand_seats",
+)
+AVERAGE = (
+    "demand_seats_average",
+    "[ALPHA] Time-weighted average, over last adjustment period, of demand_seats",
+)
+STDEV = (
+    "demand_seats_stdev",
+    "[ALPHA] Time-weighted standard deviation, over last adjustment period, of demand_seats",
+)
+SMOOTHED = ("demand_seats_smoothed", "[ALPHA] Smoothed seat demands")
 GAUGES = Gauges()
 REGISTRY.register(GAUGES)

@@ -11,7 +11,17 @@ from twisted.web.test.requesthelper import DummyChannel
 
 from platform_api.apiserver import requestinfo
 from platform_api.apiserver.flowcontrol.filter import PriorityAndFairness
-from platform_api.apiserver.flowcontrol.metrics import DISPATCHED, GAUGES, REJECTED, WAIT
+from platform_api.apiserver.flowcontrol.metrics import (
+    AVERAGE,
+    DISPATCHED,
+    EXECUTION,
+    GAUGES,
+    HIGH_WATERMARK,
+    LOWER,
+    REJECTED,
+    UPPER,
+    WAIT,
+)
 from platform_api.authentication.user import UserInfo
 from platform_api.endpoints.responses import write_error
 from platform_api.errors import StatusError
@@ -272,3 +282,25 @@ def test_an_exempt_levels_peak_is_held_back_from_lending(world: World) -> None:
     world.clock.advance(10.0)  # the peak of that period was still 50
     world.clock.advance(10.0)
     assert exempt.current == 0
+
+
+def test_execution_and_queued_seats_are_recorded(world: World) -> None:
+    """kube's request_execution_seconds (a watch's initial stage only, typed "watch"),
+    current_inqueue_seats while a request waits, and each level's bounds and demand."""
+    _tiny(world)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0, world.estimator)
+    EXECUTION.clear()
+    labels = ("flooders", "tiny")
+    running = [Held(apf, FLOODER, _request()) for _ in range(3)]
+    waiting = Held(apf, FLOODER, _request())
+    assert GAUGES.inqueue_seats[labels] == 1
+    world.clock.advance(2.0)
+    running[0].release()
+    assert GAUGES.inqueue_seats[labels] == 0 and waiting.entered
+    assert EXECUTION.values[(*labels, "regular")][-1] == 2.0  # the sum of durations
+    for h in [*running[1:], waiting]:
+        h.release()
+    assert GAUGES.levels[LOWER]["tiny"] == 3 and GAUGES.levels[UPPER]["tiny"] == 3
+    world.clock.advance(10.0)  # a borrowing period
+    assert GAUGES.levels[HIGH_WATERMARK]["tiny"] == 4  # three running and one waiting
+    assert GAUGES.levels[AVERAGE]["tiny"] > 0
