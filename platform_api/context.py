@@ -61,6 +61,14 @@ class RequestObject(Protocol):
     def undecodable(self) -> None: ...
 
 
+class ResponseObject(Protocol):
+    """Where the audit event reads an answer it cannot read back from the wire (Protobuf,
+    CBOR): kube logs the object or Status its handler answers with, whatever the client's
+    encoding.  ``made`` gives it, and is called only if the event records it."""
+
+    def answered(self, made: Callable[[], Any]) -> None: ...
+
+
 @dataclass
 class Context:
     """What a handler passes down: who asks, and what the response should carry."""
@@ -84,6 +92,8 @@ class Context:
     trace: Trace | None = None
     # Where a create's, update's or delete's decoded body goes when the request is audited.
     audit_request: RequestObject | None = None
+    # Where a binary answer goes when the request is audited.
+    audit_response: ResponseObject | None = None
     # A watch calls it once it has sent its initial state: priority and fairness then
     # frees the seats it held (kube's watch initialization signal).
     watch_initialized: Callable[[], None] | None = None

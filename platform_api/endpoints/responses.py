@@ -152,6 +152,9 @@ def status_error(request: Request, error: StatusError, ctx: Context | None = Non
     fmt, media = error_encoding(accept, cbor_ok)
     pretty = fmt == "json" and is_pretty(request)
     serialized = serializespan.for_error(request, error, fmt, pretty)
+    audit = ctx.audit_response if ctx is not None else None
+    if audit is not None and fmt in ("protobuf", "cbor"):
+        audit.answered(error.status)
     if fmt == "protobuf":
         body, content_type = protobuf.encode(error.status()), media.encode()
     elif fmt == "cbor":

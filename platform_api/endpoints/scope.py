@@ -341,6 +341,9 @@ class Scope:
         Protobuf once (the server's message cache).  YAML (PyYAML writes about 1.5 MB a
         second) is written on a thread for a large object."""
         out = out or self.output()
+        audit = self.ctx.audit_response
+        if audit is not None and out.encoding in ("protobuf", "cbor"):
+            audit.answered(lambda: self._answered_as_json(stored, out))
         # The stored bytes, when the answer is all of them as stored.
         whole = stored if isinstance(stored, Stored) and out.view != "partial" else None
         if self.ctx.render_group:
@@ -354,6 +357,13 @@ class Scope:
                 heavy.mark(self.handlers.reactor, len(stored.data))
             body = await heavy.run(self._encoded, stored, out)
         return self.finish(code, body, out)
+
+    def _answered_as_json(self, stored: Stored | Obj, out: Output) -> Obj:
+        """A binary answer's object as its JSON answer would carry it (for the audit)."""
+        obj = stored.object if isinstance(stored, Stored) else stored
+        if out.view == "partial":
+            obj = partial_object(obj, out)
+        return self.outgoing(obj)
 
     def _encoded(self, stored: Stored | Obj, out: Output) -> bytes:
         """The answer's body when the stored bytes are not it: the object decoded (once per

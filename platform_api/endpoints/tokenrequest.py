@@ -13,8 +13,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from platform_api import errors
 from platform_api.authentication.serviceaccount import EXTENDED_FROM, SigningError
+from platform_api.codec.goshape import DECODED, STORED, shape
 from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.scope import Scope
 from platform_api.fieldmanager.manager import Who
@@ -118,6 +121,7 @@ async def create(scope: Scope) -> bytes:
     spec = request.setdefault("spec", {})
     if spec.get("expirationSeconds") is None:  # the type's default, before field tracking
         spec["expirationSeconds"] = DEFAULT_SECONDS
+    _audit(scope, request)
     _track(scope, request)
     await scope.handlers.admission.admit(scope, "CREATE", request, scope.name)
     meta = request.setdefault("metadata", {})
@@ -173,6 +177,18 @@ def _extended(enabled: bool, api_audiences: tuple[str, ...], spec: Obj, bound: A
         and spec["expirationSeconds"] == EXTENDED_FROM
         and set(spec["audiences"]) <= set(api_audiences)
     )
+
+
+def _audit(scope: Scope, request: Obj) -> None:
+    """kube logs the request as its Go type decodes it: defaulted, every field of the
+    struct written in its order (``"audiences": null``, ``"boundObjectRef": null``)."""
+    audit = scope.ctx.audit_request
+    if audit is None:
+        return
+    logged = orjson.loads(orjson.dumps(request))
+    shape(logged, DECODED)
+    shape(logged, STORED)  # Go's field order
+    audit.decoded(logged, defaulted=True)
 
 
 def _track(scope: Scope, request: Obj) -> None:

@@ -29,6 +29,7 @@ from platform_api.apiserver.auditmetrics import AUDIT_EVENTS, AUDIT_LEVELS
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.authentication.user import UserInfo
 from platform_api.context import Context
+from platform_api.scheme.types import rebrand_group
 from platform_api.uid import new_uid
 
 DECISION = "authorization.platform.io/decision"
@@ -146,6 +147,8 @@ class AuditRecord:
         # What the handler decoded (RequestObject), or that it did not decode.
         self.decoded_body: dict[str, Any] | None = None
         self.defaulted = self.failed = False
+        # The answer as its handler made it, for one the wire form does not give back.
+        self.answered_with: Callable[[], Any] | None = None
         if info.is_resource and info.verb in _BODY_VERBS:
             content = getattr(request, "content", None)
             self.body = content.getvalue() if content is not None else b""
@@ -158,6 +161,7 @@ class AuditRecord:
         """The request's Context: its annotations, whom it impersonates, if anyone, and
         where the handler tells what it decoded of the body."""
         self.ctx = ctx
+        ctx.audit_response = self
         if ctx.user is not self.user:
             self.fields["impersonatedUser"] = ctx.user.to_review()
         info = self.info
@@ -178,11 +182,20 @@ class AuditRecord:
         else:
             copied = orjson.loads(orjson.dumps(obj))
             head = {k: copied.pop(k) for k in ("kind", "apiVersion") if k in copied}
+            asked = self.ctx.render_group if self.ctx is not None else ""
+            branded, version = rebrand_group(asked), head.get("apiVersion")
+            if asked and isinstance(version, str) and version.startswith(branded + "/"):
+                head["apiVersion"] = asked + version[len(branded) :]  # in the group asked
             self.decoded_body = {**head, **copied}
         self.defaulted = defaulted
 
     def undecodable(self) -> None:
         self.decoded_body, self.failed = None, True
+
+    def answered(self, made: Callable[[], Any]) -> None:
+        """kube's LogResponseObject for an answer in Protobuf or CBOR: the object or Status
+        as JSON data, made only if the event records it."""
+        self.answered_with = made
 
     def _capture(self, data: bytes) -> None:
         if not self.started:
@@ -216,6 +229,8 @@ class AuditRecord:
             _header(headers, b"content-type"),
             _header(headers, b"content-encoding"),
         )
+        if body is None and self.answered_with is not None:
+            body = self.answered_with()
         if self.rank >= _RANK[REQUEST_RESPONSE] and body is not None:
             self.fields["responseObject"] = self._trim(body)
         return body
@@ -280,7 +295,7 @@ def _object_ref(info: RequestInfo) -> dict[str, str] | None:
             "resource": info.resource,
             "namespace": info.namespace,
             "name": info.name,
-            "apiGroup": info.api_group,
+            "apiGroup": info.requested_group or info.api_group,  # the group the client named
             "apiVersion": info.api_version,
             "subresource": info.subresource,
         }

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from platform_api.authentication.user import UserInfo
+from platform_api.scheme.types import rebrand_group
 from platform_api.validation import field as fielderr
 from platform_api.validation.names import is_dns1123_subdomain
 
@@ -49,7 +50,11 @@ class GroupResources:
     resource_names: tuple[str, ...] = ()
 
     def matches(self, group: str, resource: str, sub: str, name: str) -> bool:
-        if self.group not in (group, "*"):
+        # A kube policy names kube's groups: rbac.authorization.k8s.io is the branded
+        # group the request was served by (under --serve-upstream-groups, the one it
+        # named); a group no branded one stands for (an aggregated metrics.k8s.io)
+        # matches as it is.
+        if self.group not in (group, "*") and rebrand_group(self.group) != group:
             return False
         if not self.resources:
             return True

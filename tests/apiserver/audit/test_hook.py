@@ -9,7 +9,7 @@ from twisted.internet.address import IPv4Address
 from twisted.web.test.requesthelper import DummyRequest
 
 from platform_api.apiserver.audit.hook import Auditor, audit_id, authorization_annotations
-from platform_api.apiserver.audit.policy import load_bytes
+from platform_api.apiserver.audit.policy import Attributes, load_bytes
 from platform_api.apiserver.requestinfo import parse
 from platform_api.authentication.user import UserInfo
 from platform_api.context import Context
@@ -40,7 +40,16 @@ class Sink:
         return None
 
 
-def serve(method: bytes, uri: str, body: bytes = b"", code: int = 200, reply: bytes = b"{}"):
+def serve(
+    method: bytes,
+    uri: str,
+    body: bytes = b"",
+    code: int = 200,
+    reply: bytes = b"{}",
+    *,
+    reply_type: bytes = b"application/json",
+    answer: Any = None,
+):
     sink = Sink()
     auditor = Auditor(load_bytes(POLICY), [sink], lambda: 1700000000.25)
     request = DummyRequest([b""])
@@ -58,8 +67,10 @@ def serve(method: bytes, uri: str, body: bytes = b"", code: int = 200, reply: by
         ctx = Context(UserInfo("bob"))  # impersonated
         authorization_annotations(ctx, True, "because")
         record.attach(ctx)
+        if answer is not None and ctx.audit_response is not None:
+            ctx.audit_response.answered(lambda: answer)
     request.code = code
-    request.responseHeaders.setRawHeaders(b"content-type", [b"application/json"])
+    request.responseHeaders.setRawHeaders(b"content-type", [reply_type])
     request.write(reply)
     request.finish()
     return request, sink.events
@@ -228,3 +239,54 @@ def test_a_deletes_options_are_logged_as_its_handler_decoded_them() -> None:
     assert logged["requestObject"] == told
     refused = delete(b'{"gracePeriodSeconds": "abc"}', lambda a: a.undecodable())
     assert "requestObject" not in refused
+
+
+PROTOBUF = b"application/vnd.kubernetes.protobuf"
+
+
+def test_a_binary_answer_is_logged_as_its_handler_made_it() -> None:
+    """kubectl's answers are Protobuf: kube logs the object (and a failure's Status) its
+    handler answered with, whatever the encoding."""
+    pod = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "managedFields": [{}]}}
+    _, events = serve(
+        b"GET", "/api/v1/namespaces/a/pods/p", reply=b"k8s\x00...", reply_type=PROTOBUF, answer=pod
+    )
+    assert events[-1]["responseObject"] == {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {"name": "p"},
+    }
+    status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+    status |= {"message": 'secrets "s" not found', "reason": "NotFound", "code": 404}
+    _, events = serve(
+        b"GET", "/api/v1/namespaces/a/secrets/s", code=404, reply=b"k8s\x00",
+        reply_type=PROTOBUF, answer=status,
+    )  # fmt: skip
+    assert events[-1]["responseStatus"] == {
+        "metadata": {},
+        "status": "Failure",
+        "message": 'secrets "s" not found',
+        "reason": "NotFound",
+        "code": 404,
+    }
+    assert "responseObject" not in events[-1]  # Metadata level
+
+
+def test_a_policy_naming_kubes_groups_matches_the_branded_ones() -> None:
+    policy = load_bytes(
+        b"""apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+- level: Request
+  resources: [{group: rbac.authorization.k8s.io, resources: [roles]}, {group: metrics.k8s.io}]
+- level: None
+"""
+    )
+
+    def attrs(group: str, resource: str) -> Attributes:
+        return Attributes(JANE, "get", is_resource=True, api_group=group, resource=resource)
+
+    assert policy.evaluate(attrs("rbac.authorization.platform.io", "roles")).level == "Request"
+    assert policy.evaluate(attrs("rbac.authorization.k8s.io", "roles")).level == "Request"
+    assert policy.evaluate(attrs("metrics.k8s.io", "pods")).level == "Request"  # as named
+    assert policy.evaluate(attrs("apps", "deployments")).level == "None"
