@@ -309,6 +309,10 @@ async def handle(scope: Scope) -> bytes:
     meta = list_metadata(scope, result, p)
     if out.encoding == "yaml" or out.view == "table":  # written in Python, item by item
         heavy.mark(scope.handlers.reactor, sum(len(s.data) for s in result.items))
+    audit = scope.ctx.audit_response
+    if audit is not None and out.encoding in ("protobuf", "cbor"):  # logged as JSON would be
+        as_json = replace(out, encoding="json", pretty=False)
+        audit.answered(lambda: orjson.loads(render_list(scope, as_json, result.items, meta)))
     body = await heavy.run(render_list, scope, out, result.items, meta)
     return scope.finish(200, body, out)
 

@@ -611,6 +611,14 @@ def test_kubectls_protobuf_answers_are_logged_as_kube_logs_them(audited: Setup) 
     secret = _kubectl_events(audited, "get", "secret", "pb-nope")[-1]
     assert secret["responseStatus"]["reason"] == "NotFound"
     assert "responseObject" not in secret  # Metadata level
+    assert audited.server is not None
+    admin = session_for(audited.server, cert=audited.server.admin_cert)
+    protobuf = {"Accept": "application/vnd.kubernetes.protobuf"}
+    listed = admin.get(f"{audited.server.url}{NS}/pods", headers=protobuf)
+    assert listed.headers["Content-Type"] == "application/vnd.kubernetes.protobuf"
+    pods = _completed(audited.log, listed.headers["Audit-Id"])["responseObject"]
+    assert (pods["kind"], pods["apiVersion"]) == ("PodList", "v1")
+    assert "pb-pod" in [p["metadata"]["name"] for p in pods["items"]]
 
 
 KUBE_POLICY = """apiVersion: audit.k8s.io/v1
