@@ -127,7 +127,7 @@ class APIServer:
                 raise errors.bad_request(str(e)) from None
             self._canonical_group(info)
             if not info.long_running:  # before authentication, as kube's deadline filter
-                setattr(request, _TIMEOUT, self._deadline(request.args))
+                setattr(request, _TIMEOUT, _asked_timeout(request.args))
             request.setHeader(b"audit-id", audit_id(request))
             user, traced = await self._authenticate(request, path, info)
             enter = traced.enter if traced is not None else _untraced
@@ -198,21 +198,6 @@ class APIServer:
             raise
         return user, tracing.request_span(request, info, user, started)
 
-    def _deadline(self, args: dict[bytes, list[bytes]]) -> float:
-        """The request's timeout: ``?timeout=`` when shorter than --request-timeout
-        (kubectl's --request-timeout sends it); 0 or less means the server's."""
-        raw = args.get(b"timeout", [b""])[0].decode("utf-8", "surrogateescape")  # Go: bytes
-        limit = self.filters.request_timeout
-        if not raw:
-            return limit
-        try:
-            asked = parse_duration(raw) / 1e9
-        except ValueError as e:
-            raise errors.bad_request(
-                f"invalid timeout specified in the request URL - {e}"
-            ) from None
-        return asked if 0 < asked < limit else limit
-
     def _aggregated(self, info: RequestInfo) -> Backend | None:
         """The aggregated server an APIService gives the request's group version to
         (None for one served here)."""
@@ -251,8 +236,8 @@ class APIServer:
             if info.long_running:
                 body = await work
             else:
-                outer = getattr(request, _TIMEOUT, self.filters.request_timeout)
-                seconds, timed_out = deadline(info.verb, request.args, outer)
+                asked = getattr(request, _TIMEOUT, 0.0)
+                seconds, timed_out = deadline(info.verb, asked, self.filters.request_timeout)
                 body = await _with_timeout(work, seconds, self.filters.reactor, timed_out)
         except CancelledError:  # the client went away
             return
@@ -274,20 +259,29 @@ def query_args(uri: bytes) -> dict[bytes, list[bytes]]:
     return {k.encode("latin-1"): [v.encode("latin-1") for v in vs] for k, vs in parsed.items()}
 
 
+def _asked_timeout(args: dict[bytes, list[bytes]]) -> float:
+    """``?timeout=`` in seconds (kubectl's --request-timeout sends it), 0 when none; one
+    that does not parse is kube's 400, before authentication."""
+    raw = args.get(b"timeout", [b""])[0].decode("utf-8", "surrogateescape")  # Go: bytes
+    if not raw:
+        return 0.0
+    try:
+        return parse_duration(raw) / 1e9
+    except ValueError as e:
+        raise errors.bad_request(f"invalid timeout specified in the request URL - {e}") from None
+
+
 def deadline(
-    verb: str, args: dict[bytes, list[bytes]], outer: float
+    verb: str, asked: float, limit: float
 ) -> tuple[float, Callable[[], errors.StatusError]]:
     """How long a request may run, and its answer when it runs out: the timeout filter's
-    at the request's deadline (``outer``), or a write handler's at its own deadline when
-    that is sooner (``?timeout=``, else kube's 34 s: parseTimeout; at the same moment
-    kube's filter answers first)."""
+    at the request's deadline (``asked`` when shorter than --request-timeout's ``limit``;
+    0 or less means the limit), or a write handler's at its own deadline when that is
+    sooner (``asked``, else kube's 34 s: parseTimeout; at the same moment kube's filter
+    answers first)."""
+    outer = asked if 0 < asked < limit else limit
     if verb not in _WRITES:
         return outer, errors.request_timed_out
-    raw = args.get(b"timeout", [b""])[0].decode("utf-8", "surrogateescape")
-    try:  # one that does not parse was refused by the request's deadline already
-        asked = parse_duration(raw) / 1e9 if raw else 0.0
-    except ValueError:
-        asked = 0.0
     own = asked if asked > 0 else WRITE_TIMEOUT
     return (own, errors.write_timed_out) if own < outer else (outer, errors.request_timed_out)
 

@@ -352,7 +352,7 @@ def _decode_write(
             audit.undecodable()
         raise
     if audit is not None:
-        audit.decoded(obj)
+        audit.decoded(scope.outgoing(obj))  # in the group the client named
     scope.event("Conversion done")
     return opts, out, obj
 

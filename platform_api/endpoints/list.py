@@ -15,7 +15,7 @@ from platform_api.codec import protobuf
 from platform_api.endpoints import binary, cachespans, continuation
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.options import META_GROUP, arg
-from platform_api.endpoints.responses import encode
+from platform_api.endpoints.responses import audit_binary, encode
 from platform_api.endpoints.scope import Scope, partial_object
 from platform_api.fieldselectors import FieldSelector, check_field_labels, parse_field_selector
 from platform_api.gotext import object_json
@@ -309,12 +309,16 @@ async def handle(scope: Scope) -> bytes:
     meta = list_metadata(scope, result, p)
     if out.encoding == "yaml" or out.view == "table":  # written in Python, item by item
         heavy.mark(scope.handlers.reactor, sum(len(s.data) for s in result.items))
-    audit = scope.ctx.audit_response
-    if audit is not None and out.encoding in ("protobuf", "cbor"):  # logged as JSON would be
-        as_json = replace(out, encoding="json", pretty=False)
-        audit.answered(lambda: orjson.loads(render_list(scope, as_json, result.items, meta)))
+    audit_binary(scope.ctx, out.encoding, lambda: _as_json(scope, out, result.items, meta))
     body = await heavy.run(render_list, scope, out, result.items, meta)
     return scope.finish(200, body, out)
+
+
+def _as_json(scope: Scope, out: Output, items: list[Stored], meta: dict[str, Any]) -> Any:
+    """A binary answer's list as its JSON answer would carry it (for the audit)."""
+    return orjson.loads(
+        render_list(scope, replace(out, encoding="json", pretty=False), items, meta)
+    )
 
 
 def render_list(scope: Scope, out: Output, items: list[Stored], meta: dict[str, Any]) -> bytes:

@@ -8,6 +8,7 @@ sends on every response are in one place.
 from __future__ import annotations
 
 import gzip
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -137,6 +138,14 @@ def bare(request: Request, code: int) -> bytes:
     return b""
 
 
+def audit_binary(ctx: Context | None, encoding: str, made: Callable[[], Any]) -> None:
+    """Hand the audit event an answer it cannot read back from the wire (Protobuf, CBOR):
+    ``made`` gives it as JSON data, called only if the event records it."""
+    audit = ctx.audit_response if ctx is not None else None
+    if audit is not None and encoding in ("protobuf", "cbor"):
+        audit.answered(made)
+
+
 def status_error(request: Request, error: StatusError, ctx: Context | None = None) -> bytes:
     """A Status body for ``error`` in the first of JSON, YAML, Protobuf (and CBOR when
     served) the client accepts: kube answers binary clients' errors in their encoding."""
@@ -152,9 +161,7 @@ def status_error(request: Request, error: StatusError, ctx: Context | None = Non
     fmt, media = error_encoding(accept, cbor_ok)
     pretty = fmt == "json" and is_pretty(request)
     serialized = serializespan.for_error(request, error, fmt, pretty)
-    audit = ctx.audit_response if ctx is not None else None
-    if audit is not None and fmt in ("protobuf", "cbor"):
-        audit.answered(error.status)
+    audit_binary(ctx, fmt, error.status)
     if fmt == "protobuf":
         body, content_type = protobuf.encode(error.status()), media.encode()
     elif fmt == "cbor":

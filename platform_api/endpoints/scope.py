@@ -17,7 +17,7 @@ from platform_api.context import Context
 from platform_api.endpoints import binary, serializespan
 from platform_api.endpoints.negotiation import Output, negotiate_output, partial_refusal
 from platform_api.endpoints.partial import metadata_only
-from platform_api.endpoints.responses import encode, finish, is_pretty
+from platform_api.endpoints.responses import audit_binary, encode, finish, is_pretty
 from platform_api.endpoints.serializespan import Serialized
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.fieldmanager.typed import Typed
@@ -209,7 +209,7 @@ class Scope:
             return track
 
         def audited(live: Obj | None, new: Obj) -> None:
-            audit.decoded(new, defaulted=True)
+            audit.decoded(self.outgoing(new), defaulted=True)
             track(live, new)
 
         return audited
@@ -341,9 +341,7 @@ class Scope:
         Protobuf once (the server's message cache).  YAML (PyYAML writes about 1.5 MB a
         second) is written on a thread for a large object."""
         out = out or self.output()
-        audit = self.ctx.audit_response
-        if audit is not None and out.encoding in ("protobuf", "cbor"):
-            audit.answered(lambda: self._answered_as_json(stored, out))
+        audit_binary(self.ctx, out.encoding, lambda: self._answered_as_json(stored, out))
         # The stored bytes, when the answer is all of them as stored.
         whole = stored if isinstance(stored, Stored) and out.view != "partial" else None
         if self.ctx.render_group:

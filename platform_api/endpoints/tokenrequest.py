@@ -188,7 +188,7 @@ def _audit(scope: Scope, request: Obj) -> None:
     logged = orjson.loads(orjson.dumps(request))
     shape(logged, DECODED)
     shape(logged, STORED)  # Go's field order
-    audit.decoded(logged, defaulted=True)
+    audit.decoded(scope.outgoing(logged), defaulted=True)
 
 
 def _track(scope: Scope, request: Obj) -> None:

@@ -15,26 +15,26 @@ FILTER = "Timeout: request did not complete within the allotted timeout"
 
 
 @pytest.mark.parametrize(
-    ("verb", "query", "outer", "seconds", "message"),
+    ("verb", "asked", "limit", "seconds", "message"),
     [
-        ("get", b"", 60.0, 60.0, FILTER),
-        ("list", b"", 60.0, 60.0, FILTER),
-        ("create", b"", 60.0, 34.0, WRITE),
-        ("update", b"", 60.0, 34.0, WRITE),
-        ("patch", b"", 60.0, 34.0, WRITE),
-        ("delete", b"", 60.0, 34.0, WRITE),
-        ("deletecollection", b"", 60.0, 34.0, WRITE),
-        ("create", b"", 3.0, 3.0, FILTER),  # --request-timeout below 34 s
-        ("create", b"10s", 10.0, 10.0, FILTER),  # the same deadline: kube's filter first
-        ("create", b"90s", 60.0, 60.0, FILTER),
-        ("create", b"0s", 60.0, 34.0, WRITE),
+        ("get", 0.0, 60.0, 60.0, FILTER),
+        ("list", 0.0, 60.0, 60.0, FILTER),
+        ("get", 5.0, 60.0, 5.0, FILTER),
+        ("create", 0.0, 60.0, 34.0, WRITE),
+        ("update", 0.0, 60.0, 34.0, WRITE),
+        ("patch", 0.0, 60.0, 34.0, WRITE),
+        ("delete", 0.0, 60.0, 34.0, WRITE),
+        ("deletecollection", 0.0, 60.0, 34.0, WRITE),
+        ("create", 0.0, 3.0, 3.0, FILTER),  # --request-timeout below 34 s
+        ("create", 10.0, 60.0, 10.0, FILTER),  # the same deadline: kube's filter first
+        ("create", 90.0, 60.0, 60.0, FILTER),
+        ("create", -1.0, 60.0, 34.0, WRITE),
     ],
 )
 def test_which_deadline_ends_a_request(
-    verb: str, query: bytes, outer: float, seconds: float, message: str
+    verb: str, asked: float, limit: float, seconds: float, message: str
 ) -> None:
-    args = {b"timeout": [query]} if query else {}
-    got, answer = deadline(verb, args, outer)
+    got, answer = deadline(verb, asked, limit)
     assert got == seconds
     assert answer().status()["message"] == message
 

@@ -29,7 +29,6 @@ from platform_api.apiserver.auditmetrics import AUDIT_EVENTS, AUDIT_LEVELS
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.authentication.user import UserInfo
 from platform_api.context import Context
-from platform_api.scheme.types import rebrand_group
 from platform_api.uid import new_uid
 
 DECISION = "authorization.platform.io/decision"
@@ -182,10 +181,6 @@ class AuditRecord:
         else:
             copied = orjson.loads(orjson.dumps(obj))
             head = {k: copied.pop(k) for k in ("kind", "apiVersion") if k in copied}
-            asked = self.ctx.render_group if self.ctx is not None else ""
-            branded, version = rebrand_group(asked), head.get("apiVersion")
-            if asked and isinstance(version, str) and version.startswith(branded + "/"):
-                head["apiVersion"] = asked + version[len(branded) :]  # in the group asked
             self.decoded_body = {**head, **copied}
         self.defaulted = defaulted
 

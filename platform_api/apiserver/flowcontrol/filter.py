@@ -16,7 +16,7 @@ minute), as kube's wait context.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, nullcontext
 from types import TracebackType
 from typing import Any, NoReturn
 
@@ -102,7 +102,7 @@ class PriorityAndFairness(InflightLimiter):
         self, request: Request, info: RequestInfo, user: UserInfo
     ) -> AbstractAsyncContextManager[Callable[[], None] | None]:
         if info.long_running and info.verb != "watch":
-            return _UNLIMITED
+            return nullcontext()  # kube's filter lets them through unclassified
         config = self.config
         match = config.classifier.classify(info, user)
         level = config.levels.get(match.schema.level) if match is not None else None
@@ -126,19 +126,6 @@ class PriorityAndFairness(InflightLimiter):
         if self.on_reject is not None:
             self.on_reject(info)
         refuse(self.dropped.retry_after(level.name))
-
-
-class _Unlimited:
-    """A long-running request other than a watch: kube's filter lets it through."""
-
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-
-_UNLIMITED = _Unlimited()
 
 
 class _Seat:
