@@ -24,6 +24,8 @@ from twisted.logger import Logger
 
 from platform_api.apiserver.flowcontrol.metrics import WATCH_COUNT, WORK_SEATS
 from platform_api.apiserver.requestinfo import RequestInfo
+from platform_api.fieldselectors import parse_field_selector
+from platform_api.selectors import SelectorError
 from platform_api.storage.interface import ListOptions, Storage
 
 log = Logger()
@@ -125,7 +127,7 @@ class WatchCounts:
     def __init__(self) -> None:
         self._counts: dict[tuple[str, str, str, str], int] = {}
 
-    def register(self, info: RequestInfo, args: Args) -> Callable[[], None]:
+    def register(self, info: RequestInfo) -> Callable[[], None]:
         if info.resource == "pods" and _node_selected(info.field_selector):
             return _nothing
         key = (info.api_group, info.resource, info.namespace, info.name)
@@ -157,12 +159,12 @@ def _nothing() -> None:
 
 
 def _node_selected(selector: str) -> bool:
-    """Whether a field selector requires one ``spec.nodeName`` (kube's pod index)."""
-    for term in selector.split(","):
-        name, sep, value = term.partition("==") if "==" in term else term.partition("=")
-        if sep and not name.endswith("!") and name.strip() == "spec.nodeName" and value:
-            return True
-    return False
+    """Whether a field selector requires one ``spec.nodeName`` (kube's pod index); one
+    that does not parse selects none (kube counts that watch)."""
+    try:
+        return bool(parse_field_selector(selector).exact("spec.nodeName"))
+    except SelectorError:
+        return False
 
 
 class WorkEstimator:

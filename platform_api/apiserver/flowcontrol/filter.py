@@ -181,7 +181,7 @@ class _Seat:
         self.filter.current[self.mutating] += 1
         if self.info.verb != "watch":
             return None
-        self.forget = self.filter.estimator.watches.register(self.info, self.request.args)
+        self.forget = self.filter.estimator.watches.register(self.info)
         return self.started
 
     def started(self) -> None:

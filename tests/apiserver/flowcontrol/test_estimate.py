@@ -141,7 +141,7 @@ def test_other_verbs_take_one_seat() -> None:
 
 def _watch(watches: WatchCounts, path: str, query: str = "") -> None:
     args = _args("watch=1&" + query)
-    watches.register(requestinfo.parse(b"GET", path, args), args)
+    watches.register(requestinfo.parse(b"GET", path, args))
 
 
 def test_a_write_keeps_a_seat_per_ten_watches_for_5ms() -> None:
@@ -182,7 +182,7 @@ def test_a_kubelets_pod_watch_is_not_counted() -> None:
 def test_forgotten_watches_no_longer_count() -> None:
     watches = WatchCounts()
     args = {b"watch": [b"1"]}
-    forget = watches.register(requestinfo.parse(b"GET", LIST, args), args)
+    forget = watches.register(requestinfo.parse(b"GET", LIST, args))
     write = requestinfo.parse(b"DELETE", LIST + "/x", {})
     assert watches.interested(write) == 1
     assert watches.interested(requestinfo.parse(b"GET", LIST + "/x", {})) == 0  # a read
