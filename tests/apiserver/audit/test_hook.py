@@ -174,28 +174,34 @@ def test_watch_response_started() -> None:
     ]
 
 
+def _write(method: bytes, path: str, body: bytes, code: int, tell: Any) -> dict[str, Any]:
+    """One audited write whose handler ``tell``s the event what it decoded; its last
+    event."""
+    sink = Sink()
+    auditor = Auditor(load_bytes(POLICY), [sink], lambda: 1700000000.25)
+    request = DummyRequest([b""])
+    request.method, request.uri = method, path.encode()
+    request.content = io.BytesIO(body)
+    request.requestHeaders.setRawHeaders(b"content-type", [b"application/json"])
+    record = auditor.begin(request, parse(method, path, {}), JANE)
+    assert record is not None
+    ctx = Context(JANE)
+    record.attach(ctx)
+    assert ctx.audit_request is record
+    tell(ctx.audit_request)
+    request.code = code
+    request.finish()
+    return sink.events[-1]
+
+
 def test_a_decoded_body_is_logged_as_the_handler_decoded_it() -> None:
     """The handler hands the event the body as it decoded (RequestObject): kind and
     apiVersion first, the defaulted object kept over the decoded one, the first of a
     retried update's kept, nothing at all when it did not decode."""
-    sink = Sink()
-    auditor = Auditor(load_bytes(POLICY), [sink], lambda: 1700000000.25)
 
     def create(hand: Any) -> dict[str, Any]:
-        request = DummyRequest([b""])
-        request.method, request.uri = b"POST", b"/api/v1/namespaces/a/configmaps"
-        request.content = io.BytesIO(b'{"metadata": {"name": "cm"}, "extra": 1}')
-        request.requestHeaders.setRawHeaders(b"content-type", [b"application/json"])
-        info = parse(b"POST", "/api/v1/namespaces/a/configmaps", {})
-        record = auditor.begin(request, info, JANE)
-        assert record is not None
-        ctx = Context(JANE)
-        record.attach(ctx)
-        assert ctx.audit_request is record
-        hand(ctx.audit_request)
-        request.code = 201
-        request.finish()
-        return sink.events[-1]
+        body = b'{"metadata": {"name": "cm"}, "extra": 1}'
+        return _write(b"POST", "/api/v1/namespaces/a/configmaps", body, 201, hand)
 
     def decoded(sink: Any) -> None:
         obj = {"metadata": {"name": "cm"}, "apiVersion": "v1", "kind": "ConfigMap"}
@@ -214,25 +220,10 @@ def test_a_decoded_body_is_logged_as_the_handler_decoded_it() -> None:
 def test_a_deletes_options_are_logged_as_its_handler_decoded_them() -> None:
     """The delete handler tells the event its options in the internal version (or that
     they did not decode): the event holds that, not the body."""
-    sink = Sink()
-    auditor = Auditor(load_bytes(POLICY), [sink], lambda: 1700000000.25)
     options = {"kind": "DeleteOptions", "apiVersion": "meta.platform.io/__internal"}
 
     def delete(body: bytes, tell: Any) -> dict[str, Any]:
-        request = DummyRequest([b""])
-        request.method, request.uri = b"DELETE", b"/api/v1/namespaces/a/configmaps/cm"
-        request.content = io.BytesIO(body)
-        request.requestHeaders.setRawHeaders(b"content-type", [b"application/json"])
-        info = parse(b"DELETE", "/api/v1/namespaces/a/configmaps/cm", {})
-        record = auditor.begin(request, info, JANE)
-        assert record is not None
-        ctx = Context(JANE)
-        record.attach(ctx)
-        assert ctx.audit_request is record
-        tell(ctx.audit_request)
-        request.code = 200
-        request.finish()
-        return sink.events[-1]
+        return _write(b"DELETE", "/api/v1/namespaces/a/configmaps/cm", body, 200, tell)
 
     told = {**options, "gracePeriodSeconds": 5}
     logged = delete(b'{"gracePeriodSeconds": 5, "unknown": 1}', lambda a: a.decoded(told))
