@@ -10,6 +10,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import requests
@@ -17,6 +18,9 @@ import urllib3
 
 from platform_api.testing import ApiServer
 from tests.storage.etcd_server import EtcdServer, start_etcd
+
+if TYPE_CHECKING:
+    from tests.e2e.auditing import Setup
 
 urllib3.disable_warnings()
 VENV_BIN = Path(sys.executable).parent
@@ -74,6 +78,16 @@ def fresh_server(tmp_path: Path) -> Iterator[Server]:
 @pytest.fixture
 def admin(server: Server) -> requests.Session:
     return session_for(server, cert=server.admin_cert)
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    """A module's audited server (tests/e2e/auditing.py: POLICY, a webhook sink, RBAC)."""
+    from tests.e2e.auditing import audited_server
+
+    setup = audited_server(tmp_path_factory.mktemp("audit"))
+    yield setup
+    setup.stop()
 
 
 def session_for(

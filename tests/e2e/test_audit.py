@@ -6,28 +6,21 @@ from __future__ import annotations
 import gzip
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 import requests
 
-from tests.e2e.auditing import NS, Setup, audited_server, events
+from tests.e2e.auditing import NS, Setup, events
 from tests.e2e.conftest import VENV_BIN, session_for, start_server
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
-    setup = audited_server(tmp_path_factory.mktemp("audit"))
-    yield setup
-    setup.stop()
-
-
 @pytest.fixture
 def admin(audited: Setup) -> requests.Session:
+    """The audited server's admin (in place of the shared server's)."""
     assert audited.server is not None
     return session_for(audited.server, cert=audited.server.admin_cert)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,21 +14,15 @@ import orjson
 import pytest
 import requests
 
-from tests.e2e.auditing import JSON_BODY, NS, Setup, audited_server, completed, events
+from tests.e2e.auditing import JSON_BODY, NS, Setup, completed, events
 from tests.e2e.conftest import VENV_BIN, session_for, start_server
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
-    setup = audited_server(tmp_path_factory.mktemp("audit"))
-    yield setup
-    setup.stop()
-
-
 @pytest.fixture
 def admin(audited: Setup) -> requests.Session:
+    """The audited server's admin (in place of the shared server's)."""
     assert audited.server is not None
     return session_for(audited.server, cert=audited.server.admin_cert)
 
