@@ -271,6 +271,7 @@ class Run:
     errors: int
     server_cpu_ms: float
     probed: tuple[Any, Any] = (None, None)  # ``probe`` at the start and at the end
+    clients_cpu_ms: float = 0.0  # the clients' own CPU per request
 
 
 def machine_busy() -> float:
@@ -316,7 +317,9 @@ def run_parallel(
     errors = sum(r[2] for r in results)
     clients_cpu = sum(r[3] for r in results)
     server_cpu = (busy - clients_cpu) * 1000 / max(total, 1)
-    return Run(total / elapsed, errors, server_cpu, (first, last))
+    return Run(
+        total / elapsed, errors, server_cpu, (first, last), clients_cpu * 1000 / max(total, 1)
+    )
 
 
 def sequential_get(target: Target, name: str, count: int) -> tuple[float, float]:
