@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -196,18 +197,22 @@ class Checker:
         return self.session.get(f"{self.url}/readyz", timeout=20).status_code == 200
 
 
+_BINDING_ERRORS = re.compile(r"\[?target\.(kind|name): ")
+
+
 def _kube_5xx(response: Any) -> bool:
     """The 5xx kube-apiserver answers too: a get's malformed resourceVersion reaches storage
     unparsed (500), a future one times out waiting (504 ResourceVersionTooLarge), a Binding
-    with no target node is a plain error of its storage (500 ``target.name: Required
-    value``, no reason; recorded from kube-apiserver v1.36)."""
+    whose target is no node is a plain error of its storage (500 ``target.name: Required
+    value``, or several of them in brackets, ``[target.kind: Unsupported value: ...,
+    target.name: Required value]``, no reason; recorded from kube-apiserver v1.36)."""
     try:
         message = orjson.loads(response.content).get("message", "")
     except (orjson.JSONDecodeError, AttributeError):
         return False
     if response.status_code == 500:
-        return message.startswith("resourceVersion: Invalid value: ") or (
-            message == "target.name: Required value"
+        return message.startswith("resourceVersion: Invalid value: ") or bool(
+            _BINDING_ERRORS.match(message)
         )
     return response.status_code == 504 and "Too large resource version" in message
 
