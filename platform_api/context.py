@@ -88,6 +88,8 @@ class Context:
     # What to take back if the request fails after all (kube's FinishFunc(false)): an
     # allocator that wrote an IPAddress for a Service that is then refused.
     undo: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    # What to do once it has succeeded: an update's cluster IPs given up are freed then.
+    done: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     # --tracing-config-file: the request's spans, when it is sampled.
     trace: Trace | None = None
     # Where a create's, update's or delete's decoded body goes when the request is audited.
@@ -111,6 +113,18 @@ class Context:
 
     def on_failure(self, action: Callable[[], Awaitable[None]]) -> None:
         self.undo.append(action)
+
+    def on_success(self, action: Callable[[], Awaitable[None]]) -> None:
+        self.done.append(action)
+
+    async def succeeded(self) -> None:
+        """The request succeeded: do what waited for it, in order."""
+        actions, self.done, self.undo = self.done, [], []
+        for action in actions:
+            try:
+                await action()
+            except Exception:  # the write is stored: the client hears of its success
+                _log.failure("after a request succeeded")
 
     async def failed(self) -> None:
         """The request failed: take back what asked to be, newest first."""

@@ -145,6 +145,7 @@ class AdmissionChain:
             scope.ctx.warn,
             scope.ctx.annotate,
             scope.ctx.on_failure,
+            scope.ctx.on_success,
         )
 
     async def admit(self, scope: Scope, operation: str, obj: Obj | None, name: str = "") -> None:

@@ -2,7 +2,8 @@
 
 The ranges are the ServiceCIDRs (the ``kubernetes`` one made from
 ``--service-cluster-ip-range``, and any a user adds) that are ready and not being
-deleted, of the server's IP family.  Each address handed out is an IPAddress object
+deleted, of the Service's IP families (one, or both when ``--service-cluster-ip-range``
+names one of each).  Each address handed out is an IPAddress object
 named by it and pointing at its Service: creating that object is the allocation, so two
 workers or replicas never hand out one address twice (the second create is refused).
 A free address is picked at random from the upper part of a range first (kube's
@@ -23,7 +24,7 @@ from twisted.logger import Logger
 from platform_api import errors
 from platform_api.admission.allocation import Share, pick_free
 from platform_api.admission.interface import Attributes
-from platform_api.admission.servicefamilies import init_families
+from platform_api.admission.servicefamilies import init_families, unchanged_prefer_dual_stack
 from platform_api.registry.servicecidr import (
     ALLOCATOR,
     DEFAULT_SERVICE_CIDR,
@@ -116,14 +117,21 @@ class ClusterIPAllocation:
     resources = frozenset({("", "services")})
     allocates = True  # after the webhooks and policies, as kube's Service store does
 
-    def __init__(self, addresses: Store, cidrs: Store, primary: str, share: Share = (0, 1)) -> None:
+    def __init__(
+        self, addresses: Store, cidrs: Store, service_range: str, share: Share = (0, 1)
+    ) -> None:
         self._addresses = addresses
         self._cidrs = cidrs
-        self._version = ipaddress.ip_network(primary.split(",", 1)[0].strip(), strict=False).version
+        # The cluster's families, the primary first: one per --service-cluster-ip-range CIDR.
+        self._families = [
+            _family(ipaddress.ip_network(cidr.strip(), strict=False).version)
+            for cidr in service_range.split(",")
+            if cidr.strip()
+        ]
         self._share = share
 
-    def ranges(self) -> list[Range]:
-        """The ready ranges of this cluster's family, the default ServiceCIDR's first."""
+    def ranges(self, family: str) -> list[Range]:
+        """The ready ranges of ``family``, the default ServiceCIDR's first."""
         found: list[Range] = []
         items = self._cidrs.list("", ListOptions()).items
         for stored in sorted(
@@ -132,7 +140,7 @@ class ClusterIPAllocation:
             if is_ready(stored.object):
                 for cidr in (stored.object.get("spec") or {}).get("cidrs") or []:
                     r = Range.of(cidr)
-                    if r is not None and r.version == self._version and r not in found:
+                    if r is not None and _family(r.version) == family and r not in found:
                         found.append(r)
         return found
 
@@ -148,45 +156,72 @@ class ClusterIPAllocation:
         else:
             old_spec = None
             normalize(spec, None)
-        init_families(spec, old_spec, _family(self._version), attrs.name)
-        if not needs_cluster_ip(spec) or spec.get("clusterIPs") == ["None"]:
-            return  # ExternalName or headless: no address
-        if old_spec is not None and needs_cluster_ip(old_spec):
-            return  # its address is settled (validation refuses a change)
-        await self._allocate(attrs, spec, old_spec is not None)
+        init_families(spec, old_spec, self._families, attrs.name)
+        if old_spec is None or not needs_cluster_ip(old_spec):
+            if needs_cluster_ip(spec) and spec.get("clusterIPs") != ["None"]:
+                await self._allocate(attrs, spec, 0, old_spec is not None)
+            return
+        if old_spec.get("clusterIPs") == ["None"] or unchanged_prefer_dual_stack(spec, old_spec):
+            return  # headless, or left as it was
+        if not needs_cluster_ip(spec):  # turned ExternalName: its addresses are free
+            self._release_on_success(attrs, cluster_ips({"spec": old_spec}))
+            return
+        families, old_families = spec["ipFamilies"], old_spec.get("ipFamilies") or []
+        if len(old_families) == 1 and len(families) == 2:  # upgraded to dual-stack
+            await self._allocate(attrs, spec, 1, True)
+        elif len(old_families) == 2 and len(families) == 1:  # downgraded
+            self._release_on_success(attrs, cluster_ips({"spec": old_spec})[1:])
 
-    async def _allocate(self, attrs: Attributes, spec: Obj, updating: bool) -> None:
-        wanted = (spec.get("clusterIPs") or [""])[0]
-        if wanted:
-            ip = await self._static(attrs, wanted)
-        elif attrs.dry_run:
-            ip = self._dry_run_address(attrs)
-        else:
-            reused = await self._reuse(attrs) if updating else None
-            ip = reused or await self._dynamic(attrs, spec.get("clusterIPs") or [""])
-        spec["clusterIP"] = ip
-        spec["clusterIPs"] = [ip]
+    async def _allocate(self, attrs: Attributes, spec: Obj, start: int, updating: bool) -> None:
+        """Addresses for ``ipFamilies[start:]``: those ``clusterIPs`` names, else free
+        ones.  A failure names ``clusterIPs`` with a blank for each address to find, as
+        kube's allocator has filled them in by then."""
+        families = spec["ipFamilies"]
+        ips = list(spec.get("clusterIPs") or [])
+        ips += [""] * (len(families) - len(ips))
+        for i in range(start, len(families)):
+            if ips[i]:
+                ips[i] = await self._static(attrs, ips, ips[i])
+            elif attrs.dry_run:
+                ips[i] = self._dry_run_address(attrs, families[i])
+            else:
+                reused = await self._reuse(attrs, families[i], ips) if updating else None
+                ips[i] = reused or await self._dynamic(attrs, families[i], ips)
+        spec["clusterIP"] = ips[0]
+        spec["clusterIPs"] = ips
 
-    def _dry_run_address(self, attrs: Attributes) -> str:
+    def _release_on_success(self, attrs: Attributes, ips: list[str]) -> None:
+        """Free addresses the Service gives up once its update is stored (kube releases
+        them as the update commits)."""
+        if attrs.dry_run or not ips:
+            return
+
+        async def give_up() -> None:
+            for ip in ips:
+                await self.release(ip, attrs.namespace, attrs.name)
+
+        attrs.on_success(give_up)
+
+    def _dry_run_address(self, attrs: Attributes, family: str) -> str:
         """kube's dry-run allocator answers with a range's own network address."""
-        ranges = self.ranges()
+        ranges = self.ranges(family)
         if not ranges:
             raise _full(attrs)
         return str(ipaddress.ip_address(ranges[0].first - 1))
 
-    async def _static(self, attrs: Attributes, wanted: str) -> str:
+    async def _static(self, attrs: Attributes, ips: list[str], wanted: str) -> str:
         address = parse_ip_sloppy(wanted)  # init_families refused what does not parse
         assert address is not None
-        if not any(address in r for r in self.ranges()):
-            raise _invalid(attrs, [wanted], f"failed to allocate IP {wanted}: {MISMATCH}")
+        if not any(address in r for r in self.ranges(_family(address.version))):
+            raise _invalid(attrs, ips, f"failed to allocate IP {wanted}: {MISMATCH}")
         if not attrs.dry_run and not await self._take(attrs, str(address)):
-            raise _invalid(attrs, [wanted], f"failed to allocate IP {wanted}: {ALLOCATED}")
+            raise _invalid(attrs, ips, f"failed to allocate IP {wanted}: {ALLOCATED}")
         return wanted  # the Service keeps it as given; its IPAddress is named canonically
 
-    async def _dynamic(self, attrs: Attributes, requested: list[str]) -> str:
-        """The next free address; kube's allocator reports a failure to write its
-        IPAddress as the Service's (``requested``: its clusterIPs as sent)."""
-        for r in self.ranges():
+    async def _dynamic(self, attrs: Attributes, family: str, requested: list[str]) -> str:
+        """The next free address of ``family``; kube's allocator reports a failure to
+        write its IPAddress as the Service's (``requested``: its clusterIPs so far)."""
+        for r in self.ranges(family):
             while True:
                 ip = self._free(r)
                 if ip is None:
@@ -229,16 +264,19 @@ class ClusterIPAllocation:
         attrs.on_failure(give_back)
         return True
 
-    async def _reuse(self, attrs: Attributes) -> str | None:
-        """An address an earlier attempt of this update wrote (the mutating phase of an
-        update runs again when the stored object changed meanwhile)."""
+    async def _reuse(self, attrs: Attributes, family: str, held: list[str]) -> str | None:
+        """An address of ``family`` an earlier attempt of this update wrote (the mutating
+        phase of an update runs again when the stored object changed meanwhile)."""
         for stored in self._addresses.list("", ListOptions()).items:
             ref = (stored.object.get("spec") or {}).get("parentRef") or {}
-            if ref.get("resource") == "services" and (
-                ref.get("namespace"),
-                ref.get("name"),
-            ) == (attrs.namespace, attrs.name):
-                return str(stored.object["metadata"]["name"])
+            ip = str(stored.object["metadata"]["name"])
+            if (
+                ref.get("resource") == "services"
+                and (ref.get("namespace"), ref.get("name")) == (attrs.namespace, attrs.name)
+                and _family(ipaddress.ip_address(ip).version) == family
+                and ip not in held
+            ):
+                return ip
         return None
 
     async def release(self, ip: str, namespace: str, name: str) -> None:

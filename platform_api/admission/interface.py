@@ -32,6 +32,8 @@ class Attributes:
     annotate: Callable[[str, str], None] = lambda key, value: None
     # Registers what to take back should the request fail after admission; none by default.
     on_failure: Callable[[Callable[[], Awaitable[None]]], None] = lambda action: None
+    # Registers what to do once the request has succeeded (its write stored); none by default.
+    on_success: Callable[[Callable[[], Awaitable[None]]], None] = lambda action: None
 
 
 class AdmissionPlugin(Protocol):

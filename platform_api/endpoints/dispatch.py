@@ -243,7 +243,10 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
     scope = Scope(request, info, ctx, rt, handlers.store(rt), handlers)
     try:
         heavy.mark(handlers.reactor, _size(request))  # a large body is decoded off the reactor
-        return await handler(scope)
+        answer = await handler(scope)
     except BaseException:
         await ctx.failed()
         raise
+    if ctx.done:
+        await ctx.succeeded()
+    return answer

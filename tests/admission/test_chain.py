@@ -32,6 +32,7 @@ def _scope(plural: str) -> Any:
         warn=lambda text: None,
         annotate=lambda key, value: None,
         on_failure=lambda action: None,
+        on_success=lambda action: None,
     )
     info = SimpleNamespace(subresource="")
     return SimpleNamespace(resource=rt(plural), info=info, namespace="ns", name="x", ctx=ctx)

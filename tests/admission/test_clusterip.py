@@ -228,14 +228,14 @@ def test_families_this_cluster_lacks_are_refused(spec: Obj, message: str) -> Non
     body = {"type": "ClusterIP", **spec}
     normalize(body, None)
     with pytest.raises(StatusError) as caught:
-        init_families(body, None, "IPv4", "web")
+        init_families(body, None, ["IPv4"], "web")
     assert caught.value.message == f'Service "web" is invalid: {message}'
 
 
 def test_headless_selectorless_services_are_dual_stack() -> None:
     body: Obj = {"type": "ClusterIP", "clusterIP": "None", "ipFamilies": ["IPv6"]}
     normalize(body, None)
-    init_families(body, None, "IPv4", "h")
+    init_families(body, None, ["IPv4"], "h")
     assert (body["clusterIPs"], body["ipFamilies"], body["ipFamilyPolicy"]) == (
         ["None"],
         ["IPv6", "IPv4"],
