@@ -70,7 +70,7 @@ def _duration(message: str, lookup: Lookup) -> Decoder:
 def _quantity(message: str, lookup: Lookup) -> Decoder:
     def decode(data: bytes, pos: int, end: int) -> str:
         text = len_field(fields_of(data, pos, end), 1, "String_")
-        return text.decode() if text else "0"  # a zero Quantity writes "0"
+        return text.decode("utf-8", "replace") if text else "0"  # a zero Quantity writes "0"
 
     return decode
 
