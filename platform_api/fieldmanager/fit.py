@@ -2,10 +2,11 @@
 the typed patch object, whose refusals kube passes on as a bare 500 (``failed to create
 typed patch object``).
 
-Two problems are found: a field a struct does not declare (SMD then stops reading that
-struct), and a value of the wrong type for its schema: a number, string or boolean field,
-a list or a map.  Messages print the value as SMD prints its ``value.Value`` wrapper.
-Fields without a fixed type (int-or-string, quantities, free-form JSON) take any value.
+Three problems are found: a field a struct does not declare (SMD then stops reading that
+struct), a value of the wrong type for its schema (a number, string or boolean field, a
+list or a map), and an item a set or keyed list holds twice (its key, defaults filled
+in).  Messages print the value as SMD prints its ``value.Value`` wrapper.  Fields without
+a fixed type (int-or-string, quantities, free-form JSON) take any value.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import orjson
 
 from platform_api.codec.bounds import scalars
-from platform_api.fieldmanager.typed import LEAF, STRUCT, Typed
+from platform_api.fieldmanager.typed import KEYED, LEAF, SET, STRUCT, Typed
 from platform_api.gotext import go_syntax, go_type, sprint
 from platform_api.scheme.schemas import Node
 
@@ -54,8 +55,13 @@ def _walk(typed: Typed, node: Node, value: Any, where: str, out: list[str]) -> N
             _walk(typed, child_node, child, f"{where}.{name}", out)
         return
     items = typed.items(shape)
+    seen: set[str] = set()
     for index, item in enumerate(value):
         element = smd_element(typed.item_element(shape, item, index))
+        if shape.kind in (SET, KEYED):  # an applier may not name an item twice
+            if element in seen:
+                out.append(f"{where}: duplicate entries for key {element}")
+            seen.add(element)
         _walk(typed, items, item, where + element, out)
 
 

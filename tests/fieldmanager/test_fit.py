@@ -86,3 +86,55 @@ def test_only_floats_and_wide_integers_need_converting() -> None:
     assert not fit.has_conversions({"spec": {"replicas": 3, "paused": True, "l": ["a", 2**31 - 1]}})
     assert fit.has_conversions({"spec": {"replicas": 3.0}})
     assert fit.has_conversions({"l": [2**31]})
+
+
+DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
+
+
+@pytest.mark.parametrize(
+    ("spec", "found"),
+    [
+        (
+            {"containers": [{"name": "a", "image": "x"}, {"name": "a", "image": "y"}]},
+            ['.spec.template.spec.containers: duplicate entries for key [name="a"]'],
+        ),
+        (  # the key's defaulted field counts: both ports are 80/TCP
+            {
+                "containers": [
+                    {
+                        "name": "a",
+                        "ports": [{"containerPort": 80}, {"containerPort": 80, "name": "b"}],
+                    }
+                ]
+            },
+            [
+                '.spec.template.spec.containers[name="a"].ports: duplicate entries for key '
+                '[containerPort=80,protocol="TCP"]'
+            ],
+        ),
+        (  # each repeat where it stands, with what is wrong inside it
+            {"containers": [{"name": "a", "image": "x"}, {"name": "a", "image": 3}, {"name": "a"}]},
+            [
+                '.spec.template.spec.containers: duplicate entries for key [name="a"]',
+                '.spec.template.spec.containers[name="a"].image: expected string, got '
+                "&value.valueUnstructured{Value:3}",
+                '.spec.template.spec.containers: duplicate entries for key [name="a"]',
+            ],
+        ),
+        (  # an atomic or plain list may repeat items
+            {"containers": [{"name": "a", "args": ["x", "x"]}], "imagePullSecrets": []},
+            [],
+        ),
+    ],
+)
+def test_an_applier_may_not_name_a_list_item_twice(spec: dict[str, Any], found: list[str]) -> None:
+    """Recorded from kube-apiserver v1.36 (a bare 500, ``failed to create typed patch
+    object``), found by tests/fuzz/test_apply.py."""
+    fm = manager_for("apps", "Deployment")
+    assert fm.misfits({**DEPLOYMENT, "spec": {"template": {"spec": spec}}}) == found
+
+
+def test_a_set_item_named_twice_is_its_value() -> None:
+    assert misfits(metadata={"name": "c", "finalizers": ["x.io/a", "x.io/a"]}) == [
+        '.metadata.finalizers: duplicate entries for key [="x.io/a"]'
+    ]
