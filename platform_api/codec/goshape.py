@@ -147,12 +147,16 @@ def shaper(message: str, embedded: bool = False) -> Shaper:
 def _empty(f: Field) -> str:
     """What becomes of the field's empty list or map: Go's JSON leaves it out with
     ``omitempty``; without, Protobuf decodes it as a nil slice or map, written ``null``."""
+    if f.kind == "bytes" and not f.repeated and not f.pointer:
+        # a []byte: "" is empty to omitempty; Protobuf reads an empty one back empty
+        return OMIT if f.flags & (OMITEMPTY | OMITZERO) else KEEP
     collection = f.kind == "map" or f.repeated or special(f.ref) == "list"
     if not collection or f.pointer:
         return KEEP
     if f.flags & (OMITEMPTY | OMITZERO):
         return OMIT
-    return NULL if (f.kind == "map" or f.repeated) and not special(f.ref) else KEEP
+    # a map is a Go map whatever its values (a ResourceList's are Quantities)
+    return NULL if f.kind == "map" or (f.repeated and not special(f.ref)) else KEEP
 
 
 def go_order(message: str) -> tuple[str, ...]:
@@ -183,7 +187,7 @@ def _walker(steps: list[Step], inline: list[Shaper], order: tuple[str, ...]) -> 
                 if type(value) in types and value == zero and (omits or stage == RECEIVED):
                     del obj[name]
                 continue
-            if empty is not KEEP and not value and isinstance(value, list | dict):
+            if empty is not KEEP and not value and isinstance(value, list | dict | str):
                 if empty is OMIT:
                     del obj[name]  # ``omitempty``: Go writes no empty list or map
                 elif stage == STORED:
