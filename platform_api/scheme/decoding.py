@@ -150,23 +150,8 @@ class Decoder:
             if not self.cbor:  # Go's Quantity.UnmarshalJSON parses any other JSON as text
                 _quantity(json.dumps(value, separators=(",", ":")))
             raise self.names.type_error(value, path, struct, "resource.Quantity")
-        if ref.endswith(".JSONSchemaPropsOrArray"):  # a schema, or a list of schemas
-            props = {"$ref": ref.removesuffix("OrArray")}
-            if not isinstance(value, dict | list) and not self.cbor:
-                # its UnmarshalJSON reads only an object or an array: anything else is
-                # no schema at all (and validation then says one is required)
-                return None
-            # ... with a json.Unmarshal of its own, whose first mismatch it returns: an
-            # unmarshaler's error, which ends the outer decode at once
-            outer, self.saved = self.saved, None
-            if isinstance(value, list):
-                decoded = [self._value(v, props, path, struct) for v in value]
-            else:
-                decoded = self._value(value, props, path, struct)
-            inner, self.saved = self.saved, outer
-            if inner is not None:
-                raise inner
-            return decoded
+        if ref.endswith(_SCHEMA_OR):  # a schema, or a list of schemas, a boolean, strings
+            return self._schema_or(value, ref, path, struct)
         if ref in (TIME, MICRO_TIME):
             if not isinstance(value, str):
                 # Time.UnmarshalJSON reads the value into a string first
@@ -184,6 +169,32 @@ class Decoder:
                 return self._object(value, target, path, _struct(ref))
             return self._value(value, target, path, struct)
         return self._plain(value, node, path, struct)
+
+    def _schema_or(self, value: Any, ref: str, path: str, struct: str) -> Any:
+        """The UnmarshalJSON of a JSONSchemaPropsOr{Array,Bool,StringArray}: an object is a
+        schema; an array is schemas or strings, a boolean is itself; anything else is no
+        value at all (an error for OrBool).  Each reads its part with a json.Unmarshal of
+        its own and returns the first mismatch, an unmarshaler's error: it ends the outer
+        decode at once."""
+        base, _, alternative = ref.rpartition("Or")
+        schema = {"$ref": base}
+        if alternative == "Bool":
+            if isinstance(value, bool):
+                return value
+            if not isinstance(value, dict):
+                raise DecodeError("boolean or JSON schema expected")
+        elif not isinstance(value, dict | list) and not self.cbor:
+            return None
+        outer, self.saved = self.saved, None
+        if isinstance(value, list):
+            item = _STRING if alternative == "StringArray" else schema
+            decoded: Any = [self._value(v, item, path, struct) for v in value]
+        else:
+            decoded = self._value(value, schema, path, struct)
+        inner, self.saved = self.saved, outer
+        if inner is not None:
+            raise inner
+        return decoded
 
     def _plain(self, value: Any, node: Node, path: str, struct: str) -> Any:
         kind = node.get("type")
@@ -319,6 +330,8 @@ class Decoder:
 
 
 _ZEROS: dict[str, Any] = {"string": "", "integer": 0, "number": 0, "boolean": False}
+_SCHEMA_OR = (".JSONSchemaPropsOrArray", ".JSONSchemaPropsOrBool", ".JSONSchemaPropsOrStringArray")
+_STRING: Node = {"type": "string"}
 
 
 def _struct(definition: str) -> str:

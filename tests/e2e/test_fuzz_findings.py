@@ -8,6 +8,26 @@ import requests
 from tests.e2e.conftest import Server, session_for
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+# kube-apiserver v1.36's answer to a schema with ``dependencies: {a: "x"}`` (a status
+# sub-resource: the whole schema is shown, as Go prints its internal struct).
+DEPENDENCY_FORBIDDEN = (
+    'CustomResourceDefinition.apiextensions.platform.io "things.x.example.com" is invalid: [s'
+    'pec.validation.openAPIV3Schema: Invalid value: {"ID":"","Schema":"","Ref":null,"Descript'
+    'ion":"","Type":"object","Nullable":false,"Format":"","Title":"","Default":null,"Maximum"'
+    ':null,"ExclusiveMaximum":false,"Minimum":null,"ExclusiveMinimum":false,"MaxLength":null,'
+    '"MinLength":null,"Pattern":"","MaxItems":null,"MinItems":null,"UniqueItems":false,"Multi'
+    'pleOf":null,"Enum":null,"MaxProperties":null,"MinProperties":null,"Required":null,"Items'
+    '":null,"AllOf":null,"OneOf":null,"AnyOf":null,"Not":null,"Properties":null,"AdditionalPr'
+    'operties":null,"PatternProperties":null,"Dependencies":{"a":{"Schema":null,"Property":nu'
+    'll}},"AdditionalItems":null,"Definitions":null,"ExternalDocs":null,"Example":null,"XPres'
+    'erveUnknownFields":null,"XEmbeddedResource":false,"XIntOrString":false,"XListMapKeys":nu'
+    'll,"XListType":null,"XMapType":null,"XValidations":null}: only [Description Type Format '
+    "Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxI"
+    "tems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs Example XPre"
+    "serveUnknownFields XValidations] fields are allowed at the root of the schema if the sta"
+    "tus subresource is enabled, spec.validation.openAPIV3Schema.dependencies: Forbidden: dep"
+    "endencies is not supported]"
+)
 
 
 def _status(response: requests.Response) -> tuple[int, str]:
@@ -122,3 +142,44 @@ def test_crd_schema_with_a_number_in_items_is_refused(
         "json: cannot unmarshal number into Go struct field "
         "JSONSchemaProps.spec.versions.schema.openAPIV3Schema.items of type v1.JSONSchemaProps",
     )
+
+
+def _status_crd(openapi: dict[str, object]) -> dict[str, object]:
+    """A CRD with a status sub-resource (so its schema is also checked as a whole)."""
+    return {
+        "apiVersion": "apiextensions.platform.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.x.example.com"},
+        "spec": {
+            "group": "x.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "things", "kind": "Thing"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {"type": "object", **openapi}},
+                }
+            ],
+        },
+    }
+
+
+def test_crd_schema_or_bool_and_dependencies_of_other_types(
+    server: Server, admin: requests.Session
+) -> None:
+    """An ``additionalProperties`` that is neither a boolean nor a schema, and a dependency
+    that is neither a schema nor strings, were 500s; kube-apiserver v1.36 refuses the first
+    as it decodes and decodes the second as nothing, which its validation forbids."""
+    url = f"{server.url}/apis/apiextensions.platform.io/v1/customresourcedefinitions?dryRun=All"
+    for value in ([[1], [2], []], "x", 5, []):
+        response = admin.post(url, json=_status_crd({"additionalProperties": value}))
+        assert _status(response) == (
+            400,
+            'CustomResourceDefinition in version "v1" cannot be handled as a '
+            "CustomResourceDefinition: boolean or JSON schema expected",
+        ), value
+    response = admin.post(url, json=_status_crd({"dependencies": {"a": "x"}}))
+    assert _status(response) == (422, DEPENDENCY_FORBIDDEN)

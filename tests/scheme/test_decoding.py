@@ -376,3 +376,44 @@ def test_a_mismatch_inside_schema_items_is_the_error(schema: str) -> None:
         "json: cannot unmarshal string into Go struct field JSONSchemaProps.spec.versions."
         "schema.openAPIV3Schema.properties.items.maxLength of type int64"
     )
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        # JSONSchemaPropsOrBool reads a boolean or an object, and refuses anything else
+        ('{"additionalProperties":[[1],[2],[]]}', "boolean or JSON schema expected"),
+        ('{"additionalProperties":"x"}', "boolean or JSON schema expected"),
+        ('{"additionalItems":5}', "boolean or JSON schema expected"),
+        (
+            '{"additionalProperties":{"type":5}}',
+            "json: cannot unmarshal number into Go struct field JSONSchemaProps.spec.versions."
+            "schema.openAPIV3Schema.additionalProperties.type of type string",
+        ),
+        # JSONSchemaPropsOrStringArray: its array is strings
+        (
+            '{"dependencies":{"a":["b",1]}}',
+            "json: cannot unmarshal number into Go struct field JSONSchemaProps.spec.versions."
+            "schema.openAPIV3Schema.dependencies of type string",
+        ),
+        (
+            '{"dependencies":{"a":{"type":5}}}',
+            "json: cannot unmarshal number into Go struct field JSONSchemaProps.spec.versions."
+            "schema.openAPIV3Schema.dependencies.type of type string",
+        ),
+    ],
+)
+def test_schema_or_bool_and_or_string_array_read_as_their_unmarshalers(
+    schema: str, message: str
+) -> None:
+    """Found by the OpenAPI fuzzing (these were 500s); recorded from kube-apiserver v1.36."""
+    with pytest.raises(DecodeError) as caught:
+        decode(CRDS, crd_body(schema))
+    assert str(caught.value) == message
+
+
+def test_schema_dependencies_neither_a_schema_nor_strings_are_no_value() -> None:
+    """kube's validation then forbids dependencies (it decoded them as nothing)."""
+    decoded = decode(CRDS, crd_body('{"additionalProperties":true,"dependencies":{"a":"x"}}'))
+    schema = decoded.obj["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert schema == {"additionalProperties": True, "dependencies": {"a": None}}
