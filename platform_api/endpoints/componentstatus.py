@@ -14,6 +14,7 @@ from twisted.internet.defer import ensureDeferred, gatherResults
 from platform_api import errors
 from platform_api.endpoints.list import parse_params, predicate
 from platform_api.endpoints.options import arg
+from platform_api.endpoints.printers import meta
 from platform_api.endpoints.responses import encode
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.tables import COLUMNS, Column, Printer
@@ -46,7 +47,7 @@ def _cells(obj: Obj) -> list[Any]:
             status = "Healthy" if condition.get("status") == "True" else "Unhealthy"
             message, error = condition.get("message", ""), condition.get("error", "")
             break
-    return [obj["metadata"]["name"], status, message, error]
+    return [meta(obj).get("name", ""), status, message, error]
 
 
 COLUMNS[RESOURCE] = Printer(_COLUMNS, _cells)

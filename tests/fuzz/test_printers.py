@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+import platform_api.endpoints.componentstatus  # noqa: F401  # registers its printer, as dispatch does
 from platform_api.endpoints.tables import COLUMNS
 from platform_api.registry.defaults import apply_defaults
 from tests.fuzz.schema_objects import SCHEME, objects_of
@@ -36,6 +37,7 @@ def test_every_printer_prints_a_cell_per_column(case: tuple[tuple[str, str], Obj
         r for r in SCHEME.all() if (r.group, r.plural) == (group, plural)
     )
     obj = {"apiVersion": rt.api_version, "kind": rt.kind, **body}
+    obj.setdefault("metadata", {}).setdefault("name", "x")  # as every stored object has
     apply_defaults(group, rt.kind, obj)
     printer = COLUMNS[(group, plural)]
     cells = printer.cells(obj)
