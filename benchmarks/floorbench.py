@@ -16,7 +16,6 @@ and so what rate the cores allow at best.
 from __future__ import annotations
 
 import argparse
-import datetime
 import multiprocessing as mp
 import os
 import sys
@@ -41,34 +40,15 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 
 def _certificate(directory: Path) -> tuple[str, str]:
-    """A self-signed serving certificate for 127.0.0.1."""
-    from cryptography import x509  # noqa: PLC0415
-    from cryptography.hazmat.primitives import hashes, serialization  # noqa: PLC0415
-    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415
-    from cryptography.x509.oid import NameOID  # noqa: PLC0415
+    """A self-signed serving certificate (the controller manager's), as two PEM files."""
+    from OpenSSL.crypto import FILETYPE_PEM  # noqa: PLC0415
 
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "floor")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )
+    from platform_api.controllermanager.health import self_signed  # noqa: PLC0415
+
+    pair = self_signed()
     cert_file, key_file = directory / "floor.crt", directory / "floor.key"
-    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    cert_file.write_bytes(pair.dump(FILETYPE_PEM))
+    key_file.write_bytes(pair.privateKey.dump(FILETYPE_PEM))
     return str(cert_file), str(key_file)
 
 

@@ -23,6 +23,7 @@ PODS = SCHEME.lookup("", "v1", "pods")
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 CBOR = "application/cbor"
 _TEXT = st.text(max_size=8)
+Obj = dict[str, Any]
 ADMIN = UserInfo("admin", groups=("system:masters",))
 
 
@@ -63,6 +64,13 @@ def _damaged(body: bytes, at: int, how: int, byte: int) -> bytes:
     if how == 2:
         return body[:at] + bytes([byte]) + body[at:]
     return body[:at]
+
+
+def _write(body: bytes, media: str, rt: Any) -> Obj:
+    """A write's whole decoding path: the object, or a StatusError."""
+    return decode_object(
+        body, media, rt, SCHEME.schemas, Context(ADMIN), "Strict", serves_cbor=True
+    )
 
 
 def _decode_protobuf(data: bytes, kind: str = "ConfigMap") -> None:
@@ -116,15 +124,7 @@ def test_any_bytes_are_a_cbor_error_or_a_value(data: bytes) -> None:
 def test_a_write_of_any_binary_body_is_a_status_error_or_an_object(media: str, data: bytes) -> None:
     body = (b"k8s\x00" + data) if media == PROTOBUF else data
     try:
-        obj = decode_object(
-            body,
-            media,
-            CONFIGMAPS,  # type: ignore[arg-type]
-            SCHEME.schemas,
-            Context(ADMIN),
-            "Strict",
-            serves_cbor=True,
-        )
+        obj = _write(body, media, CONFIGMAPS)
     except StatusError as e:
         assert 400 <= e.code < 500, e.message
         return
@@ -134,14 +134,7 @@ def test_a_write_of_any_binary_body_is_a_status_error_or_an_object(media: str, d
 @given(st.integers(0, 10_000), st.integers(0, 3), st.integers(0, 255))
 def test_a_damaged_pod_write_is_a_bad_request_or_a_pod(at: int, how: int, byte: int) -> None:
     try:
-        obj = decode_object(
-            _damaged(VALID[1], at, how, byte),
-            PROTOBUF,
-            PODS,  # type: ignore[arg-type]
-            SCHEME.schemas,
-            Context(ADMIN),
-            "Strict",
-        )
+        obj = _write(_damaged(VALID[1], at, how, byte), PROTOBUF, PODS)
     except StatusError as e:
         assert 400 <= e.code < 500, e.message
         return
@@ -157,14 +150,7 @@ def test_a_quantity_that_is_not_utf8_is_refused_in_kubes_words() -> None:
     body = protobuf.encode(pod)
     assert body.count(b"\n\x017") == 1  # the Quantity message: its string field, "7"
     try:
-        decode_object(
-            body.replace(b"\n\x017", b"\n\x01\x80"),
-            PROTOBUF,
-            PODS,  # type: ignore[arg-type]
-            SCHEME.schemas,
-            Context(ADMIN),
-            "Strict",
-        )
+        _write(body.replace(b"\n\x017", b"\n\x01\x80"), PROTOBUF, PODS)
     except StatusError as e:
         assert (e.code, e.reason, e.message) == (
             400,
