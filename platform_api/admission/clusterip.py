@@ -174,19 +174,20 @@ class ClusterIPAllocation:
 
     async def _allocate(self, attrs: Attributes, spec: Obj, start: int, updating: bool) -> None:
         """Addresses for ``ipFamilies[start:]``: those ``clusterIPs`` names, else free
-        ones.  A failure names ``clusterIPs`` with a blank for each address to find, as
-        kube's allocator has filled them in by then."""
+        ones.  A failure names ``clusterIPs`` as asked, a blank for each address to find:
+        kube's allocator adds the blanks first and fills them in only once all succeed."""
         families = spec["ipFamilies"]
-        ips = list(spec.get("clusterIPs") or [])
-        ips += [""] * (len(families) - len(ips))
+        asked = list(spec.get("clusterIPs") or [])
+        asked += [""] * (len(families) - len(asked))
+        ips = list(asked)
         for i in range(start, len(families)):
             if ips[i]:
-                ips[i] = await self._static(attrs, ips, ips[i])
+                ips[i] = await self._static(attrs, asked, ips[i])
             elif attrs.dry_run:
                 ips[i] = self._dry_run_address(attrs, families[i])
             else:
                 reused = await self._reuse(attrs, families[i], ips) if updating else None
-                ips[i] = reused or await self._dynamic(attrs, families[i], ips)
+                ips[i] = reused or await self._dynamic(attrs, families[i], asked)
         spec["clusterIP"] = ips[0]
         spec["clusterIPs"] = ips
 
@@ -220,7 +221,7 @@ class ClusterIPAllocation:
 
     async def _dynamic(self, attrs: Attributes, family: str, requested: list[str]) -> str:
         """The next free address of ``family``; kube's allocator reports a failure to
-        write its IPAddress as the Service's (``requested``: its clusterIPs so far)."""
+        write its IPAddress as the Service's (``requested``: its clusterIPs as asked)."""
         for r in self.ranges(family):
             while True:
                 ip = self._free(r)
