@@ -24,7 +24,11 @@ from twisted.logger import Logger
 from platform_api import errors
 from platform_api.admission.allocation import Share, pick_free
 from platform_api.admission.interface import Attributes
-from platform_api.admission.servicefamilies import init_families, unchanged_prefer_dual_stack
+from platform_api.admission.servicefamilies import (
+    family_of,
+    init_families,
+    unchanged_prefer_dual_stack,
+)
 from platform_api.registry.servicecidr import (
     ALLOCATOR,
     DEFAULT_SERVICE_CIDR,
@@ -274,7 +278,7 @@ class ClusterIPAllocation:
             if (
                 ref.get("resource") == "services"
                 and (ref.get("namespace"), ref.get("name")) == (attrs.namespace, attrs.name)
-                and _family(ipaddress.ip_address(ip).version) == family
+                and family_of(ip) == family
                 and ip not in held
             ):
                 return ip
