@@ -7,16 +7,28 @@ with Retry-After (``refuse``, also the priority and fairness filter's).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
 from typing import Any, NoReturn
 
 from platform_api import errors
+from platform_api.apiserver.metrics import REGISTRY
 from platform_api.apiserver.requestinfo import RequestInfo
+from platform_api.apiserver.timingratio import Clock, Ratio, TimingRatios
 from platform_api.authentication.user import MASTERS, UserInfo
 
 _READONLY = ("get", "list", "watch")
 MESSAGE = "Too many requests, please try again later."
+KINDS = {False: "readOnly", True: "mutating"}
+READ_VS_WRITE = TimingRatios(
+    "apiserver_flowcontrol_read_vs_write_current_requests",
+    "[ALPHA] Observations, at the end of every nanosecond, of the number of requests (as a "
+    "fraction of the relevant limit) waiting or in regular stage of execution",
+    ["phase", "request_kind"],
+    (0, 0.001, 0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1),
+    registry=REGISTRY,
+)
 
 
 def refuse(retry_after: int = 1) -> NoReturn:
@@ -31,9 +43,22 @@ class InflightLimiter:
     # Told of each request refused (the metrics count them as kube's filter does).
     on_reject: Callable[[RequestInfo], None] | None = None
 
-    def __init__(self, readonly: int, mutating: int) -> None:
+    def __init__(self, readonly: int, mutating: int, clock: Clock = time.time) -> None:
         self.limits = {False: readonly, True: mutating}
         self.current = {False: 0, True: 0}
+        # requests executing over the limit, by kind (kube's watermark observers)
+        self.executing_share: dict[bool, Ratio] = {
+            mutating: READ_VS_WRITE.child("executing", kind, clock=clock)
+            for mutating, kind in KINDS.items()
+        }
+        for kind, limit in self.limits.items():
+            if limit:
+                self.executing_share[kind].set_denominator(limit)
+
+    def running(self, mutating: bool, delta: int) -> None:
+        """One more (or fewer) request of the kind executing."""
+        count = self.current[mutating] = self.current[mutating] + delta
+        self.executing_share[mutating].set(count)
 
     def admit(
         self, request: Any, info: RequestInfo, user: UserInfo
@@ -54,11 +79,11 @@ class InflightLimiter:
             if self.on_reject is not None:
                 self.on_reject(info)
             refuse()
-        self.current[mutating] += 1
+        self.running(mutating, 1)
         try:
             yield
         finally:
-            self.current[mutating] -= 1
+            self.running(mutating, -1)
 
 
 class _AsyncSlot:

@@ -157,6 +157,26 @@ def test_flood_gets_429_while_others_are_served(apf: Server) -> None:
         'priority_level="tiny",reason="queue-full"} 4' in metrics
     )
     assert 'apiserver_flowcontrol_nominal_limit_seats{priority_level="tiny"} 3' in metrics
+    # kube's fair-queuing internals: the one request that waited was enqueued into a queue
+    # of one and dispatched from it; the levels' seats and requests over time
+    assert (
+        'apiserver_flowcontrol_request_queue_length_after_enqueue_bucket{flow_schema="flooders",'
+        'priority_level="tiny",le="10"} 1' in metrics
+    )
+    for family in ("dispatch_r", "latest_s", "current_r"):
+        assert f'apiserver_flowcontrol_{family}{{priority_level="tiny"}} ' in metrics
+    for bound in ("max", "min"):
+        assert f'_next_s_bounds{{bound="{bound}",priority_level="tiny"}} ' in metrics
+        assert f'_next_discounted_s_bounds{{bound="{bound}",priority_level="tiny"}} ' in metrics
+    for series in (
+        'priority_level_seat_utilization_count{phase="executing",priority_level="tiny"}',
+        'priority_level_request_utilization_count{phase="waiting",priority_level="tiny"}',
+        'read_vs_write_current_requests_count{phase="executing",request_kind="readOnly"}',
+        'read_vs_write_current_requests_count{phase="waiting",request_kind="mutating"}',
+        'demand_seats_bucket{priority_level="tiny",le="6"}',
+    ):
+        assert "\napiserver_flowcontrol_" + series + " " in metrics, series
+    assert "\napiserver_flowcontrol_seat_fair_frac 0\n" in metrics  # no period has ended
 
 
 def test_disabled_means_no_headers(tmp_path: Path) -> None:

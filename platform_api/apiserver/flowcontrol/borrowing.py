@@ -16,6 +16,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from platform_api.apiserver.flowcontrol.metrics import LevelTimings
+
 SMOOTHING = 0.977
 PERIOD = 10.0
 
@@ -73,37 +75,57 @@ class DemandStats:
         self.smoothed = max(envelope, SMOOTHING * self.smoothed + (1 - SMOOTHING) * envelope)
 
 
-def allocate(required: int, items: list[tuple[float, float, float]]) -> list[float]:
-    """(target, lower, upper) per level -> seats summing to ``required``: the one fair
-    proportion p with sum(clamp(target * p, lower, upper)) == required."""
-    low = sum(lo for _, lo, _ in items)
-    high = sum(hi for _, _, hi in items)
-    if required <= low:
-        return [lo for _, lo, _ in items]
-    if required >= high:
-        return [hi for _, _, hi in items]
-    targets = [max(t, 0.001) for t, _, _ in items]
+MIN_TARGET = 0.001  # kube's floor under a level's target
 
-    def total(p: float) -> float:
-        return sum(min(hi, max(lo, t * p)) for t, (_, lo, hi) in zip(targets, items, strict=True))
 
+def allocate(required: int, items: list[tuple[float, float, float]]) -> tuple[list[float], float]:
+    """(target, lower, upper) per level -> (seats summing to ``required``, the fair
+    proportion): the one p with sum(clamp(target * p, lower, upper)) == required, as
+    kube's computeConcurrencyAllocation (which reports p as ``seat_fair_frac``)."""
+    targets = [max(t, MIN_TARGET) for t, _, _ in items]
+    # each level's bounds as proportions of its target
+    relative = [(lo / t, hi / t) for t, (_, lo, hi) in zip(targets, items, strict=True)]
+    if required <= 0:
+        return [0.0] * len(items), 0.0
+    if required <= sum(lo for _, lo, _ in items):  # constrained from below
+        return [lo for _, lo, _ in items], min(lo for lo, _ in relative)
+    if required >= sum(hi for _, _, hi in items):  # constrained from above
+        return [hi for _, _, hi in items], max(hi for _, hi in relative)
+
+    def clamped(p: float) -> list[float]:
+        return [min(hi, max(lo, t * p)) for t, (_, lo, hi) in zip(targets, items, strict=True)]
+
+    fair = required / sum(targets)
+    if max(lo for lo, _ in relative) <= fair <= min(hi for _, hi in relative):
+        return [t * fair for t in targets], fair  # no bound matters
     below, above = 0.0, 1.0
-    while total(above) < required:
+    while sum(clamped(above)) < required:
         above *= 2
     for _ in range(100):
         middle = (below + above) / 2
-        if total(middle) < required:
+        if sum(clamped(middle)) < required:
             below = middle
         else:
             above = middle
-    return [min(hi, max(lo, t * above)) for t, (_, lo, hi) in zip(targets, items, strict=True)]
+    return clamped(above), above
+
+
+@dataclass
+class Shares:
+    """One period's outcome: each limited level's seats and target (kube's
+    ``target_seats``), and the fair proportion (``seat_fair_frac``; 0 when the seats
+    did not go round the targets)."""
+
+    limits: dict[str, int]
+    targets: dict[str, float]
+    fair_frac: float
 
 
 def current_limits(
     nominal_sum: int,
     levels: dict[str, tuple[Bounds, DemandStats]],
     exempt_sum: int,
-) -> dict[str, int]:
+) -> Shares:
     """The limited levels' seats for the next period (kube's three regimes), of what
     the exempt levels leave (``exempt_sum``: each one's recent peak, at least its
     minimum)."""
@@ -112,23 +134,22 @@ def current_limits(
     keeps = {
         name: max(b.min_cl, min(b.nominal, s.high_watermark)) for name, (b, s) in levels.items()
     }
+    targets = {name: max(keeps[name], s.smoothed) for name, (_, s) in levels.items()}
     keep_sum = sum(keeps.values())
     if remaining <= min_sum:
-        return {name: b.min_cl for name, (b, _) in levels.items()}
+        return Shares({name: b.min_cl for name, (b, _) in levels.items()}, targets, 0.0)
     if remaining <= keep_sum:
         share = (remaining - min_sum) / (keep_sum - min_sum)
-        return {
+        limits = {
             name: b.min_cl + go_round((keeps[name] - b.min_cl) * share)
             for name, (b, _) in levels.items()
         }
+        return Shares(limits, targets, 0.0)
     names = list(levels)
-    items = [
-        (max(keeps[n], levels[n][1].smoothed), float(keeps[n]), float(levels[n][0].max_cl))
-        for n in names
-    ]
-    return {
-        n: go_round(seats) for n, seats in zip(names, allocate(nominal_sum, items), strict=True)
-    }
+    items = [(targets[n], float(keeps[n]), float(levels[n][0].max_cl)) for n in names]
+    seats, fair = allocate(nominal_sum, items)
+    limits = {n: go_round(amount) for n, amount in zip(names, seats, strict=True)}
+    return Shares(limits, targets, fair)
 
 
 class Integrator:
@@ -158,21 +179,25 @@ class Integrator:
 
 
 class SeatUse:
-    """The seats an exempt level's requests hold, integrated over time: kube lends the
-    limited levels only the seats an exempt level has not used in the last period (its
-    high watermark is held back)."""
+    """The seats (and requests) an exempt level's requests hold, integrated over time:
+    kube lends the limited levels only the seats an exempt level has not used in the
+    last period (its high watermark is held back)."""
 
-    __slots__ = ("_clock", "_demand", "_last", "seats")
+    __slots__ = ("_clock", "_demand", "_last", "requests", "seats", "timings")
 
     def __init__(self, clock: Callable[[], float]) -> None:
         now = clock()
-        self._clock, self._last, self.seats = clock, now, 0
+        self._clock, self._last, self.seats, self.requests = clock, now, 0, 0
         self._demand = Integrator(now)
+        self.timings: LevelTimings | None = None
 
-    def add(self, seats: int) -> None:
+    def add(self, seats: int, requests: int = 0) -> None:
         now = self._clock()
         self._demand.add(self.seats, now - self._last)
         self._last, self.seats = now, self.seats + seats
+        self.requests += requests
+        if self.timings is not None:
+            self.timings.observe(0, self.requests, self.seats, 0)
 
     def demand(self) -> tuple[float, float, float, float]:
         """Seat demand since the last call: (average, deviation, peak, duration)."""

@@ -33,7 +33,9 @@ from platform_api.apiserver.flowcontrol.metrics import (
     LOWER,
     SMOOTHED,
     STDEV,
+    TARGET,
     UPPER,
+    LevelTimings,
 )
 from platform_api.apiserver.flowcontrol.queueset import QueueSet
 from platform_api.controllers.informer import Informer
@@ -64,6 +66,19 @@ class Level:
     max_seats: int = 0  # the work estimator's cap for a queuing level (0: none of its own)
     use: SeatUse | None = None  # an exempt level's seats in use
     current: int = 0  # an exempt level's seats held back from lending, this period
+    target: float = 0.0  # its seat allocation target, the last period
+
+    @property
+    def limit(self) -> int:
+        """The seats it may use now."""
+        return self.queues.limit if self.queues is not None else self.current
+
+    @property
+    def room(self) -> int:
+        """How many requests its queues hold (at least 1: kube's denominator)."""
+        if self.queues is None:
+            return 1
+        return max(1, self.queues.queue_length_limit) * max(1, len(self.queues.queues))
 
     @property
     def uid_header(self) -> bytes:
@@ -118,6 +133,7 @@ class FlowControlConfig:
         self._pending: IDelayedCall | None = None
         self.borrower: LoopingCall | None = None
         self.ensurer: LoopingCall | None = None
+        self.on_rebuild: list[Callable[[], None]] = []
         informer.add_listener(self._changed)
 
     def start(self, ensure: bool = True) -> None:
@@ -181,11 +197,30 @@ class FlowControlConfig:
             level.max_seats = level_max_seats(nominal, hand) if queues and not level.exempt else 0
             levels[name] = level
         self.levels = levels
+        for level in levels.values():
+            timings = LevelTimings(level.name, self.reactor.seconds)
+            if level.queues is not None:
+                level.queues.timings = timings
+            elif level.use is not None:
+                level.use.timings = timings
+        self._denominators()
         objects = self._objects(self.schema_store)
         self.classifier = Classifier([Schema.from_object(o) for o in objects], set(levels))
         for obj in objects:
             self._sync_dangling(obj, set(levels))
         self._report()
+        for listener in self.on_rebuild:
+            listener()
+
+    def capacity(self) -> tuple[int, int]:
+        """(seats of every level, requests every queuing level's queues hold)."""
+        levels = self.levels.values()
+        waiting = sum(
+            len(lv.queues.queues) * lv.queues.queue_length_limit
+            for lv in levels
+            if lv.queues is not None
+        )
+        return sum(lv.nominal for lv in levels), waiting
 
     def borrow(self) -> None:
         """Every period: the limited levels' seats from their recent demand."""
@@ -200,11 +235,30 @@ class FlowControlConfig:
         nominal_sum = sum(level.nominal for level in self.levels.values())
         exempt = sum(lv.current for lv in self.levels.values() if lv.queues is None)
         self._borrowed = True
-        for name, seats in borrowing.current_limits(nominal_sum, limited, exempt).items():
+        shares = borrowing.current_limits(nominal_sum, limited, exempt)
+        for name, seats in shares.limits.items():
             queues = self.levels[name].queues
             assert queues is not None
             queues.set_limit(seats)
+        # kube reports an exempt level's target as the first limited level's (an index
+        # it leaves at 0)
+        first = next(iter(shares.targets.values()), 0.0)
+        for name, level in self.levels.items():
+            level.target = shares.targets.get(name, first)
+        GAUGES.fair_frac = shares.fair_frac
+        self._denominators()
         self._report()
+
+    def _denominators(self) -> None:
+        """Each level's timing ratio series over its seats now (a level without seats:
+        a tenth of the server's, as kube's concurrency denominator)."""
+        idle = max(1, borrowing.go_round(self.server_limit / 10))
+        for level in self.levels.values():
+            timings = level.queues.timings if level.queues is not None else None
+            if timings is None and level.use is not None:
+                timings = level.use.timings
+            if timings is not None:
+                timings.limits(level.room, level.limit if level.limit > 0 else idle)
 
     def _report(self) -> None:
         levels = self.levels
@@ -214,10 +268,9 @@ class FlowControlConfig:
         if self._borrowed:  # kube reports demand once it has adjusted the limits
             for key, of in DEMAND_GAUGES:
                 GAUGES.levels[key] = {name: of(lv.demand) for name, lv in levels.items()}
-        GAUGES.current = {
-            name: lv.queues.limit if lv.queues is not None else lv.current
-            for name, lv in self.levels.items()
-        }
+            GAUGES.levels[TARGET] = {name: lv.target for name, lv in levels.items()}
+        GAUGES.current = {name: lv.limit for name, lv in self.levels.items()}
+        GAUGES.clocks = lambda: {name: lv.queues for name, lv in self.levels.items()}
 
     def _sync_dangling(self, schema: Obj, levels: set[str]) -> None:
         """kube's ``Dangling`` condition: does the referenced level exist?"""

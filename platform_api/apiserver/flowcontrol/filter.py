@@ -34,7 +34,7 @@ from platform_api.apiserver.flowcontrol.metrics import (
     WAIT,
 )
 from platform_api.apiserver.flowcontrol.queueset import CANCELLED, QueueSet, Rejected, Ticket
-from platform_api.apiserver.inflight import InflightLimiter, refuse
+from platform_api.apiserver.inflight import KINDS, READ_VS_WRITE, InflightLimiter, refuse
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.authentication.user import UserInfo
 
@@ -90,10 +90,18 @@ class PriorityAndFairness(InflightLimiter):
         estimator: WorkEstimator,
         headers: tuple[bytes, bytes] | None = None,
     ):
-        super().__init__(0, 0)
+        super().__init__(0, 0, clock.seconds)
         self.schema_header, self.level_header = headers or (SCHEMA_HEADER, LEVEL_HEADER)
         self.config = config
         self.clock = clock
+        # requests queued over the queues' room, by kind
+        self.waiting_share = {
+            mutating: READ_VS_WRITE.child("waiting", kind, clock=clock.seconds)
+            for mutating, kind in KINDS.items()
+        }
+        self.waiting = {False: 0, True: 0}
+        config.on_rebuild.append(self._capacity)
+        self._capacity()
         self.wait_limit = min(request_timeout / 4, 60.0)
         self.dropped = DroppedRequests(clock)
         self.estimator = estimator
@@ -114,10 +122,24 @@ class PriorityAndFairness(InflightLimiter):
         if level.queues is None:
             return _Seat(self, request, info, level, match.labels, None, work)
         try:
-            ticket = level.queues.enter(match.flow, work)
+            ticket = level.queues.enter(match.flow, work, match.labels)
         except Rejected as e:
             self._reject(info, level, match.labels, e.reason)
         return _Seat(self, request, info, level, match.labels, ticket, work)
+
+    def _capacity(self) -> None:
+        """The read-vs-write series' denominators: the levels' seats, and the requests
+        their queues hold (kube's maxExecutingRequests and maxWaitingRequests)."""
+        executing, waiting = self.config.capacity()
+        for mutating in KINDS:  # none yet (no levels read): the last ones stand, not NaN
+            if executing:
+                self.executing_share[mutating].set_denominator(executing)
+            if waiting:
+                self.waiting_share[mutating].set_denominator(waiting)
+
+    def queued(self, mutating: bool, delta: int) -> None:
+        count = self.waiting[mutating] = self.waiting[mutating] + delta
+        self.waiting_share[mutating].set(count)
 
     def _reject(self, info: RequestInfo, level: Level, labels: Labels, reason: str) -> NoReturn:
         """Count the refusal and answer kube's plain-text 429 (``inflight.refuse``)."""
@@ -177,8 +199,8 @@ class _Seat:
             _add(GAUGES.executing, labels, 1)
             _add(GAUGES.seats, labels, self.work.seats)
         if level is not None and level.use is not None:
-            level.use.add(self.work.seats)
-        self.filter.current[self.mutating] += 1
+            level.use.add(self.work.seats, 1)
+        self.filter.running(self.mutating, 1)
         if self.info.verb != "watch":
             return None
         self.forget = self.filter.estimator.watches.register(self.info)
@@ -190,7 +212,7 @@ class _Seat:
         if not self.held:
             return
         self.held = False
-        self.filter.current[self.mutating] -= 1
+        self.filter.running(self.mutating, -1)
         labels, work, level = self.labels, self.work, self.level
         if labels is not None:
             GAUGES.executing[labels] -= 1
@@ -198,6 +220,7 @@ class _Seat:
             kind = "watch" if self.info.verb == "watch" else "regular"
             EXECUTION.observe(self.filter.clock.seconds() - self.started_at, *labels, kind)
         if level is not None and level.use is not None:
+            level.use.add(0, -1)
             self._after_final_seats(level.use.add, -work.seats)
         if self.ticket is not None and level is not None and level.queues is not None:
             level.queues.finish(self.ticket)
@@ -216,6 +239,7 @@ class _Seat:
         assert waiter is not None
         inqueue = GAUGES.inqueue
         inqueue[labels] = inqueue.get(labels, 0) + 1
+        self.filter.queued(self.mutating, 1)
         _add(GAUGES.inqueue_seats, labels, self.work.seats)
         queues.expire(ticket, self.filter.wait_limit)
         gone: Deferred[Any] = self.request.notifyFinish()
@@ -228,6 +252,7 @@ class _Seat:
         except CancelledError:
             reason = CANCELLED
         inqueue[labels] -= 1
+        self.filter.queued(self.mutating, -1)
         _add(GAUGES.inqueue_seats, labels, -self.work.seats)
         waited = self.filter.clock.seconds() - ticket.arrived
         WAIT.observe(waited, "false" if reason else "true", *labels)

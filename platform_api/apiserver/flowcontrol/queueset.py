@@ -26,6 +26,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
 from platform_api.apiserver.flowcontrol.borrowing import Integrator
 from platform_api.apiserver.flowcontrol.estimate import ONE_SEAT, WorkEstimate
+from platform_api.apiserver.flowcontrol.metrics import NO_ACCOMMODATION, QUEUE_LENGTH, LevelTimings
 
 # kube's estimated service time of a request before it is known (queueset.go).
 ESTIMATED_SERVICE = 0.003
@@ -68,23 +69,31 @@ def deal(hash_value: int, deck: int, hand: int) -> list[int]:
 
 
 class _Queue:
-    __slots__ = ("executing", "index", "next_r", "waiting", "waiting_work")
+    __slots__ = ("executing", "index", "next_r", "seats", "waiting", "waiting_work")
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.waiting: deque[Ticket] = deque()
         self.waiting_work = 0.0  # seat-seconds of the requests waiting
         self.executing = 0
+        self.seats = 0  # held by its requests, final seats included
         self.next_r = 0.0
 
 
 class Ticket:
     """One request's place: waiting in a queue, then holding its seats."""
 
-    __slots__ = ("arrived", "dispatched", "queue", "timer", "total", "waiter", "work")
+    __slots__ = ("arrived", "dispatched", "labels", "queue", "timer", "total", "waiter", "work")
 
-    def __init__(self, queue: _Queue | None, arrived: float, work: WorkEstimate) -> None:
+    def __init__(
+        self,
+        queue: _Queue | None,
+        arrived: float,
+        work: WorkEstimate,
+        labels: tuple[str, str] | None = None,
+    ) -> None:
         self.queue = queue
+        self.labels = labels  # (flow schema, level) for the metrics
         self.arrived = arrived
         self.dispatched = 0.0
         self.work = work
@@ -124,6 +133,10 @@ class QueueSet:
         self._hands: dict[int, list[_Queue]] = {}
         self.on_dispatch: Callable[[Ticket], None] | None = None
         self._demand = Integrator(self._last)
+        self.timings: LevelTimings | None = None  # the level's timing ratio series
+        # the last dispatch from a queue: (R, S, S bounds, discounted S bounds), as kube's
+        # SetDispatchMetrics reports them
+        self.dispatched: tuple[float, ...] | None = None
 
     def demand(self) -> tuple[float, float, float, float]:
         """Seat demand since the last call: (average, deviation, peak, duration)."""
@@ -155,21 +168,28 @@ class QueueSet:
             wanted = min(self.seats + self.seats_waiting, self.limit)
             self.virtual += elapsed * wanted / self._active
 
+    def _observe(self) -> None:
+        if self.timings is not None:
+            self.timings.observe(self.waiting, self.executing, self.seats, self.seats_waiting)
+
     # -- entering ----------------------------------------------------------------------------
 
-    def enter(self, flow: int, work: WorkEstimate = ONE_SEAT) -> Ticket:
+    def enter(
+        self, flow: int, work: WorkEstimate = ONE_SEAT, labels: tuple[str, str] | None = None
+    ) -> Ticket:
         """A ticket holding its seats, or waiting for them (its ``waiter`` fires with
-        it); ``Rejected`` raised when the level turns the request away."""
+        it); ``Rejected`` raised when the level turns the request away.  ``labels``
+        (flow schema, level) name it in the metrics."""
         self._sync()
         now = self.clock.seconds()
         if not self.queues:
             if not self._fits(work.seats):
                 raise Rejected(CONCURRENCY_LIMIT)
-            ticket = Ticket(None, now, work)
+            ticket = Ticket(None, now, work, labels)
             self._start(ticket)
             return ticket
         queue = self._choose(flow)
-        ticket = Ticket(queue, now, work)
+        ticket = Ticket(queue, now, work, labels)
         if self.waiting == 0 and self._fits(work.seats):
             if queue.executing == 0 and not queue.waiting:
                 queue.next_r = self.virtual
@@ -185,8 +205,11 @@ class QueueSet:
         queue.waiting_work += ticket.total
         self.waiting += 1
         self.seats_waiting += work.seats
+        if labels is not None:
+            QUEUE_LENGTH.observe(len(queue.waiting), *labels)
         ticket.waiter = Deferred(lambda _: self._leave(ticket))
         self._dispatch()  # seats may be free that the queue's head could not take
+        self._observe()
         return ticket
 
     def _fits(self, seats: int) -> bool:
@@ -239,6 +262,7 @@ class QueueSet:
         if not queue.waiting and not queue.executing:
             self._active -= 1
         self._dispatch()  # a wide request that blocked the way may have gone
+        self._observe()
 
     def _unqueue(self, queue: _Queue, ticket: Ticket) -> None:
         queue.waiting_work -= ticket.total
@@ -259,7 +283,9 @@ class QueueSet:
         queue = ticket.queue
         if queue is not None:
             queue.executing += 1
+            queue.seats += ticket.work.seats
             queue.next_r += ticket.total
+        self._observe()
         if self.on_dispatch is not None:
             self.on_dispatch(ticket)
 
@@ -276,15 +302,19 @@ class QueueSet:
             if not queue.waiting and not queue.executing:
                 self._active -= 1
         work = ticket.work
+        self._observe()
         if work.latency > 0 and work.final > 0:
-            self.clock.callLater(work.latency, self._release, work.seats)
+            self.clock.callLater(work.latency, self._release, work.seats, queue)
         else:
-            self._release(work.seats)
+            self._release(work.seats, queue)
 
-    def _release(self, seats: int) -> None:
+    def _release(self, seats: int, queue: _Queue | None = None) -> None:
         self._sync()
         self.seats -= seats
+        if queue is not None:
+            queue.seats -= seats
         self._dispatch()
+        self._observe()
 
     def _owns(self, queue: _Queue) -> bool:
         return queue.index < len(self.queues) and self.queues[queue.index] is queue
@@ -294,7 +324,10 @@ class QueueSet:
             queue = self._next_queue()
             ticket = queue.waiting[0]
             if not self._fits(ticket.work.seats):
+                if ticket.labels is not None:
+                    NO_ACCOMMODATION.inc(*ticket.labels)
                 return  # kube waits for seats rather than letting a narrower one pass
+            self.dispatched = self._dispatch_gauges(queue)
             queue.waiting.popleft()
             self._unqueue(queue, ticket)
             if ticket.timer is not None and ticket.timer.active():
@@ -303,6 +336,21 @@ class QueueSet:
             waiter, ticket.waiter = ticket.waiter, None
             if waiter is not None:
                 waiter.callback(ticket)
+
+    def _dispatch_gauges(self, chosen: _Queue) -> tuple[float, ...]:
+        """(R, S of the dispatched, min and max S of the queues' heads, and the same less
+        each queue's work in progress)."""
+        heads = [q for q in self.queues if q.waiting]
+        starts = [q.next_r for q in heads]
+        discounted = [q.next_r - q.seats * ESTIMATED_SERVICE for q in heads]
+        return (
+            self.virtual,
+            chosen.next_r,
+            min(starts),
+            max(starts),
+            min(discounted),
+            max(discounted),
+        )
 
     def _next_queue(self) -> _Queue:
         """The non-empty queue whose head would finish first in virtual time, round

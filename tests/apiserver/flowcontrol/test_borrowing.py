@@ -22,11 +22,11 @@ def test_bounds_from_percentages() -> None:
 
 def test_allocation_is_one_fair_proportion_within_bounds() -> None:
     # No bounds bind: seats in proportion to the targets.
-    assert allocate(30, [(10, 0, 100), (20, 0, 100)]) == pytest.approx([10, 20])
+    assert allocate(30, [(10, 0, 100), (20, 0, 100)]) == (pytest.approx([10, 20]), 1.0)
     # The first is held at its upper bound; the rest goes to the second.
-    assert allocate(30, [(20, 0, 5), (20, 0, 100)]) == pytest.approx([5, 25])
+    assert allocate(30, [(20, 0, 5), (20, 0, 100)])[0] == pytest.approx([5, 25])
     # Lower bounds win when the sum is too small for them.
-    assert allocate(3, [(1, 2, 9), (1, 2, 9)]) == [2, 2]
+    assert allocate(3, [(1, 2, 9), (1, 2, 9)]) == ([2, 2], 2.0)
 
 
 def test_idle_levels_lend_to_a_busy_one() -> None:
@@ -37,7 +37,7 @@ def test_idle_levels_lend_to_a_busy_one() -> None:
         "busy": (bounds(10, 0, None, 40), busy),
         "idle": (bounds(30, 90, None, 40), idle),
     }
-    limits = current_limits(40, levels, 0)
+    limits = current_limits(40, levels, 0).limits
     assert limits["idle"] == 3  # keeps its unlendable 10%
     assert limits["busy"] == 37
 
@@ -61,6 +61,6 @@ def test_an_exempt_peak_shrinks_what_busy_levels_keep() -> None:
         "busy": (bounds(10, 50, None, 40), busy),
         "other": (bounds(30, 50, None, 40), other),
     }
-    assert current_limits(40, levels, 0) == {"busy": 10, "other": 30}
-    assert current_limits(40, levels, 10) == {"busy": 8, "other": 23}
-    assert current_limits(40, levels, 20) == {"busy": 5, "other": 15}
+    assert current_limits(40, levels, 0).limits == {"busy": 10, "other": 30}
+    assert current_limits(40, levels, 10).limits == {"busy": 8, "other": 23}
+    assert current_limits(40, levels, 20).limits == {"busy": 5, "other": 15}

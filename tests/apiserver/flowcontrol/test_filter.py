@@ -19,6 +19,8 @@ from platform_api.apiserver.flowcontrol.metrics import (
     HIGH_WATERMARK,
     LOWER,
     REJECTED,
+    SEAT_UTILIZATION,
+    TARGET,
     UPPER,
     WAIT,
 )
@@ -30,6 +32,7 @@ from tests.apiserver.flowcontrol.conftest import World
 
 ADMIN = UserInfo("admin", groups=("system:masters", "system:authenticated"))
 FLOODER = UserInfo("flooder", groups=("system:authenticated",))
+SEAT_BOUNDS = SEAT_UTILIZATION.bounds
 
 
 def _request(path: str = "/api/v1/namespaces/a/configmaps") -> Request:
@@ -304,3 +307,35 @@ def test_execution_and_queued_seats_are_recorded(world: World) -> None:
     world.clock.advance(10.0)  # a borrowing period
     assert GAUGES.levels[HIGH_WATERMARK]["tiny"] == 4  # three running and one waiting
     assert GAUGES.levels[AVERAGE]["tiny"] > 0
+
+
+def test_levels_follow_kubes_timing_ratio_series_and_allocation(world: World) -> None:
+    """priority_level_request_utilization and _seat_utilization (3 of 3 seats busy for 2 s,
+    one request of the one-request queue waiting), read_vs_write_current_requests,
+    demand_seats, and each period's target_seats and seat_fair_frac."""
+    _tiny(world)
+    apf = PriorityAndFairness(world.config, world.clock, 60.0, world.estimator)
+    level = world.config.levels["tiny"]
+    assert level.queues is not None and level.queues.timings is not None
+    timings = level.queues.timings
+    running = [Held(apf, FLOODER, _request()) for _ in range(3)]
+    waiting = Held(apf, FLOODER, _request())
+    assert (timings.waiting.numerator, timings.waiting.denominator) == (1, 1)
+    assert (timings.executing.numerator, timings.executing.denominator) == (3, 3)
+    assert (timings.demand.numerator, timings.demand.denominator) == (4, 3)
+    assert (apf.waiting_share[False].numerator, apf.executing_share[False].numerator) == (1, 3)
+    executing, room = world.config.capacity()
+    assert apf.waiting_share[False].denominator == room and room > 1
+    assert apf.executing_share[False].denominator == executing >= 600  # ceil of each share
+    world.clock.advance(2.0)
+    seats = timings.seats.sample()
+    assert seats[SEAT_BOUNDS.index(1.0)] == 2e9 and seats[-1] == 2e9  # 2 s at 3/3
+    running[0].release()
+    assert waiting.entered and apf.waiting_share[False].numerator == 0
+    for h in [*running[1:], waiting]:
+        h.release()
+    assert timings.executing.numerator == 0
+    world.clock.advance(10.0)  # a borrowing period: targets and the fair proportion
+    assert GAUGES.levels[TARGET]["tiny"] == 3  # it kept its 3 seats (its demand's peak)
+    assert GAUGES.fair_frac > 0
+    assert timings.executing.denominator == level.limit == 3

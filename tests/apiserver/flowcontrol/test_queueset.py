@@ -8,6 +8,7 @@ from twisted.internet.task import Clock
 from twisted.python.failure import Failure
 
 from platform_api.apiserver.flowcontrol.estimate import WorkEstimate
+from platform_api.apiserver.flowcontrol.metrics import NO_ACCOMMODATION, QUEUE_LENGTH
 from platform_api.apiserver.flowcontrol.queueset import (
     CONCURRENCY_LIMIT,
     QUEUE_FULL,
@@ -234,3 +235,26 @@ def test_a_queue_is_full_only_while_every_seat_is_held() -> None:
     with pytest.raises(Rejected) as caught:
         full.enter(A)
     assert caught.value.reason == QUEUE_FULL
+
+
+def test_a_head_that_does_not_fit_is_counted_and_dispatch_clocks_are_kept() -> None:
+    """kube's request_dispatch_no_accommodation_total, request_queue_length_after_enqueue
+    and the R and S gauges of the last dispatch from a queue."""
+    labels = ("schema", "level")
+    NO_ACCOMMODATION.clear()
+    QUEUE_LENGTH.clear()
+    clock = Clock()
+    qs = QueueSet(clock, limit=2, queues=2, hand_size=1, queue_length_limit=5)
+    narrow = qs.enter(A, WorkEstimate(1, 0, 0), labels)
+    wide = qs.enter(B, WorkEstimate(2, 0, 0), labels)  # 1 + 2 seats > 2: it waits
+    assert wide.waiter is not None and qs.dispatched is None
+    assert NO_ACCOMMODATION.values[labels] == 1
+    assert QUEUE_LENGTH.values[labels][1] == 1  # a queue of one: the bucket up to 10
+    clock.advance(1.0)
+    qs.finish(narrow)
+    assert wide.waiter is None
+    assert qs.dispatched is not None
+    r, s, s_min, s_max, ds_min, ds_max = qs.dispatched
+    assert r == qs.virtual > 0
+    assert s_min == s == s_max  # the only queue with a head
+    assert ds_min == ds_max == s  # nothing of that queue was running
