@@ -45,8 +45,7 @@ class Ratio:
         # nanoseconds per bucket (the last one past every bound), then the integral
         self.row = [0.0] * (len(bounds) + 2)
 
-    def _advance(self) -> None:
-        now = self.clock()
+    def _advance(self, now: float) -> None:
         nanoseconds = int((now - self._since) * 1e9)
         if nanoseconds > 0:
             value, row = self._value, self.row
@@ -57,24 +56,26 @@ class Ratio:
             row[-1] += value * nanoseconds
             self._since = now
 
-    def set(self, numerator: float) -> None:
+    def set(self, numerator: float, now: float | None = None) -> None:
+        """A new numerator (``now``: the clock's reading, when the caller has it)."""
         if numerator != self.numerator:
-            self._advance()
+            self._advance(self.clock() if now is None else now)
             self.numerator = numerator
-            self._value = ratio(numerator, self.denominator)
+            denominator = self.denominator
+            self._value = numerator / denominator if denominator else ratio(numerator, 0)
 
     def add(self, delta: float) -> None:
         self.set(self.numerator + delta)
 
     def set_denominator(self, denominator: float) -> None:
         if denominator != self.denominator:
-            self._advance()
+            self._advance(self.clock())
             self.denominator = denominator
             self._value = ratio(self.numerator, denominator)
 
     def sample(self) -> list[float]:
         """The row as of now."""
-        self._advance()
+        self._advance(self.clock())
         return self.row
 
 

@@ -118,19 +118,28 @@ class LevelTimings:
     and seats executing over its seats, and seat demand over its seats (kube's
     reqsGaugePair, execSeatsObs and seat demand gauge)."""
 
-    __slots__ = ("demand", "executing", "seats", "waiting")
+    __slots__ = ("clock", "demand", "executing", "seats", "waiting")
 
     def __init__(self, level: str, clock: Clock) -> None:
+        self.clock = clock
         self.waiting = REQUEST_UTILIZATION.child("waiting", level, clock=clock)
         self.executing = REQUEST_UTILIZATION.child("executing", level, clock=clock)
         self.seats = SEAT_UTILIZATION.child("executing", level, clock=clock)
         self.demand = DEMAND.child(level, clock=clock)
 
     def observe(self, waiting: int, executing: int, seats: int, seats_waiting: int) -> None:
-        self.waiting.set(waiting)
-        self.executing.set(executing)
-        self.seats.set(seats)
-        self.demand.set(seats + seats_waiting)
+        """The level's counts now (one clock reading for the series that moved)."""
+        now = self.clock()
+        demand = seats + seats_waiting
+        # (a request moves one or two of them: the others cost a comparison)
+        if waiting != self.waiting.numerator:
+            self.waiting.set(waiting, now)
+        if executing != self.executing.numerator:
+            self.executing.set(executing, now)
+        if seats != self.seats.numerator:
+            self.seats.set(seats, now)
+        if demand != self.demand.numerator:
+            self.demand.set(demand, now)
 
     def limits(self, room: int, seats: int) -> None:
         """The denominators: the requests the queues hold, the seats to run them."""

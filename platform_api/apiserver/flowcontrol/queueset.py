@@ -302,8 +302,8 @@ class QueueSet:
             if not queue.waiting and not queue.executing:
                 self._active -= 1
         work = ticket.work
-        self._observe()
         if work.latency > 0 and work.final > 0:
+            self._observe()  # one request fewer now, its seats later
             self.clock.callLater(work.latency, self._release, work.seats, queue)
         else:
             self._release(work.seats, queue)
