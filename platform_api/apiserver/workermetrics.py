@@ -10,7 +10,9 @@ scraped worker merges them with its own:
 - counters and histograms add up, and so do gauges of work in progress (in-flight
   requests, watchers, seats, memory);
 - gauges every worker reports alike (object counts, database size, build and feature
-  info, reload times) are taken once, and the process start time is the earliest.
+  info, reload times) are taken once, and the process start time is the earliest;
+- gauges of each worker's own priority and fairness arithmetic (the fair proportion of
+  seats, the fair-queuing clocks R and S), which mean nothing added up: the largest.
 
 A sibling that has not answered within half a second (restarting, say) contributes the
 snapshot it wrote last, so counters do not drop for a scrape and come back.
@@ -56,6 +58,17 @@ SHARED_GAUGES = frozenset(
     }
 )
 EARLIEST = frozenset({"process_start_time_seconds"})
+LARGEST = frozenset(
+    "apiserver_flowcontrol_" + name
+    for name in (
+        "seat_fair_frac",
+        "current_r",
+        "dispatch_r",
+        "latest_s",
+        "next_s_bounds",
+        "next_discounted_s_bounds",
+    )
+)
 
 Snapshot = list[list[Any]]  # [name, help, type, unit, [[sample name, labels, value], ...]]
 
@@ -87,7 +100,7 @@ class MergedMetrics(Collector):
 
 
 def _combiner(name: str, kind: str) -> Callable[[float, float], float]:
-    if kind == "gauge" and name in SHARED_GAUGES:
+    if kind == "gauge" and (name in SHARED_GAUGES or name in LARGEST):
         return max
     if name in EARLIEST:
         return min

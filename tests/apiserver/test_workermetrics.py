@@ -56,6 +56,20 @@ def test_counters_histograms_and_work_in_progress_add_up_shared_gauges_count_onc
     )
 
 
+def _clocks(fair: float, r: float) -> CollectorRegistry:
+    registry = CollectorRegistry()
+    Gauge("apiserver_flowcontrol_seat_fair_frac", "Fair.", registry=registry).set(fair)
+    level = Gauge("apiserver_flowcontrol_current_r", "R.", ["priority_level"], registry=registry)
+    level.labels("tiny").set(r)
+    return registry
+
+
+def test_each_workers_fair_proportion_and_clocks_are_not_added_the_largest_stands() -> None:
+    merged = text(MergedMetrics([snapshot(_clocks(2.5, 7.0))], local=_clocks(2.25, 9.5)))
+    assert "apiserver_flowcontrol_seat_fair_frac 2.5\n" in merged.decode()
+    assert 'apiserver_flowcontrol_current_r{priority_level="tiny"} 9.5\n' in merged.decode()
+
+
 def test_series_only_a_sibling_has_are_kept() -> None:
     local = CollectorRegistry()
     Counter("demo_requests", "Requests.", ["verb"], registry=local).labels("GET").inc()
