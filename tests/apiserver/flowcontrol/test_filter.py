@@ -339,3 +339,17 @@ def test_levels_follow_kubes_timing_ratio_series_and_allocation(world: World) ->
     assert GAUGES.levels[TARGET]["tiny"] == 3  # it kept its 3 seats (its demand's peak)
     assert GAUGES.fair_frac > 0
     assert timings.executing.denominator == level.limit == 3
+
+
+def test_read_vs_write_keeps_its_denominators_while_no_level_is_known(world: World) -> None:
+    """Before the informer has read any level, the room and seats are 0: the series keep
+    the denominators they had, where 0/0 would make their sums NaN for good (and the
+    OpenMetrics scrape refuses a NaN sum)."""
+    apf = PriorityAndFairness(world.config, world.clock, 60.0, world.estimator)
+    before = (apf.waiting_share[False].denominator, apf.executing_share[True].denominator)
+    assert all(before)
+    world.config.levels = {}
+    for listener in world.config.on_rebuild:
+        listener()
+    after = (apf.waiting_share[False].denominator, apf.executing_share[True].denominator)
+    assert after == before
