@@ -1,19 +1,22 @@
 """Aggregated servers' resources in this server's aggregated discovery document:
 kube-aggregator's discovery manager.
 
-Every APIService naming a Service gets an entry for its group version: its server's
-resources (``GET /apis/<group>/<version>`` through the proxy's transport, as
-``system:kube-aggregator``, converted as kube converts a legacy list) with freshness
-``Current``, or ``Stale`` (the last resources known, none at first) while the server is
-unavailable or its answer unusable.  Entries are fetched when an APIService changes and
-again every minute, as kube's are; each worker keeps its own.  (kube first asks the
-server for its own aggregated document and falls back to the legacy list; asking for
-the list alone gives the same resources, without their response kinds' group and
-version.)
+Every APIService naming a Service gets an entry for its group version, fetched through
+the proxy's transport as ``system:kube-aggregator``: first the server's own aggregated
+document (``GET /apis`` asking for ``APIGroupDiscoveryList`` v2 or v2beta1, under this
+platform's discovery group or kube's; kept per Service with its ETag, so the group
+versions one server serves share one fetch and a 304 keeps it), its entry for the
+group version taken as the server wrote it; failing that, the legacy list
+(``GET /apis/<group>/<version>``) converted as kube converts one.  Freshness is
+``Current``, or ``Stale`` with no resources when the server is unavailable or its
+answer unusable, as kube's.  Entries are fetched when an APIService changes and again
+every minute, a failed one again after half a second, doubling up to a minute, as
+kube's are; each worker keeps its own.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -30,7 +33,29 @@ log = Logger()
 Obj = dict[str, Any]
 REFRESH = 60.0  # kube's discoveryRefreshInterval
 TIMEOUT = 5.0
+FIRST_RETRY = 0.5  # a failed fetch is retried after this, doubling up to REFRESH (kube's)
 DISCOVERER = UserInfo("system:kube-aggregator")
+# kube asks for the aggregated document as a member of system:masters
+DOCUMENT_READER = UserInfo("system:kube-aggregator", groups=("system:masters",))
+# an aggregated server of this platform names its documents as this server does; one
+# built on kube's libraries, as kube does
+DOCUMENT_GROUPS = ("apidiscovery.platform.io", "apidiscovery.k8s.io")
+ACCEPT_DOCUMENT = ",".join(
+    f"application/json;g={group};v={version};as=APIGroupDiscoveryList"
+    for group in DOCUMENT_GROUPS
+    for version in ("v2", "v2beta1")
+).encode()
+ServiceKey = tuple[str, str, int]  # the Service an APIService names: namespace, name, port
+EMPTY_KIND = {"group": "", "version": "", "kind": ""}
+
+
+@dataclass
+class Document:
+    """An aggregated server's own discovery document: its ETag, and each group
+    version's APIVersionDiscovery."""
+
+    etag: str
+    versions: dict[tuple[str, str], Obj]
 
 
 class RemoteDiscovery:
@@ -41,6 +66,8 @@ class RemoteDiscovery:
         self.generation = 0  # bumped by every change: discovery rebuilds its documents
         self._versions: dict[tuple[str, str], Obj] = {}  # APIVersionDiscovery entries
         self._seen: dict[tuple[str, str], Backend] = {}
+        self._documents: dict[ServiceKey, Document] = {}
+        self._retries: dict[tuple[str, str], Any] = {}  # key -> (delay, its DelayedCall)
         remote.on_change = self.changed
         self.loop = LoopingCall(self.refresh)
         self.loop.clock = reactor
@@ -55,11 +82,15 @@ class RemoteDiscovery:
         for key in [k for k in self._versions if k not in current]:
             del self._versions[key]
             self._seen.pop(key, None)
+            self._retry(key, None, failed=False)
             self.generation += 1
         for key, backend in current.items():
             if self._seen.get(key) != backend:
                 self._seen[key] = backend
                 self._start(key, backend)
+        services = {(b.namespace, b.service, b.port) for b in current.values()}
+        for service in [s for s in self._documents if s not in services]:
+            del self._documents[service]
 
     def refresh(self) -> None:
         for key, backend in self.remote.backends().items():
@@ -72,31 +103,108 @@ class RemoteDiscovery:
     async def sync(self, key: tuple[str, str], backend: Backend) -> None:
         group, version = key
         try:
-            resources = await self._fetch(group, version, backend)
-            entry = {"version": version, "resources": resources, "freshness": "Current"}
+            entry = {**await self._fetch(group, version, backend), "freshness": "Current"}
         except Exception as e:
             log.info("discovery of {g}/{v} is stale: {why}", g=group, v=version, why=str(e))
-            before = self._versions.get(key) or {"version": version, "resources": []}
-            entry = {**before, "freshness": "Stale"}
+            entry = {"version": version, "freshness": "Stale"}  # kube's: no resources
         if key not in self.remote.backends():
             return  # removed while asking
+        self._retry(key, backend, entry["freshness"] == "Stale")
         if self._versions.get(key) != entry:
             self._versions[key] = entry
             self.generation += 1
 
-    async def _fetch(self, group: str, version: str, backend: Backend) -> list[Obj]:
+    def _retry(self, key: tuple[str, str], backend: Backend | None, failed: bool) -> None:
+        """After a failure, fetch again after a delay doubling from FIRST_RETRY up to
+        REFRESH (kube's rate limiter); a success forgets it."""
+        delay, call = self._retries.pop(key, (0.0, None))
+        if call is not None and call.active():
+            call.cancel()
+        if failed:
+            delay = min(REFRESH, delay * 2 if delay else FIRST_RETRY)
+            call = self.reactor.callLater(delay, self._start, key, backend)
+            self._retries[key] = (delay, call)
+
+    async def _fetch(self, group: str, version: str, backend: Backend) -> Obj:
+        """The group version's APIVersionDiscovery from its server: its own document's
+        entry (none there: no resources), else its legacy list converted."""
         if not backend.available:
             raise RuntimeError(f"service {backend.namespace}/{backend.service} is unavailable")
+        document = await self._document(backend)
+        if document is None:
+            return {"version": version, "resources": await self._legacy(group, version, backend)}
+        return document.versions.get((group, version)) or {"version": version}
+
+    def _request(
+        self, backend: Backend, path: str, accept: bytes, who: UserInfo
+    ) -> tuple[str, Headers, Any]:
+        """The URL, headers and client of a GET of ``path`` from the server, as ``who``."""
         address = self.proxy.address(backend)
-        url = address.url(f"/apis/{group}/{version}")
-        headers = Headers({b"Accept": [b"application/json"]})
-        self.proxy.auth_headers(headers, DISCOVERER)
-        client = self.proxy.client(backend, address)
+        headers = Headers({b"Accept": [accept]})
+        self.proxy.auth_headers(headers, who)
+        return address.url(path), headers, self.proxy.client(backend, address)
+
+    async def _document(self, backend: Backend) -> Document | None:
+        """The server's aggregated document (None: it answers none), kept per Service."""
+        service = (backend.namespace, backend.service, backend.port)
+        cached = self._documents.get(service)
+        url, headers, client = self._request(backend, "/apis", ACCEPT_DOCUMENT, DOCUMENT_READER)
+        if cached is not None and cached.etag:
+            headers.setRawHeaders(b"If-None-Match", [cached.etag.encode()])
+        reply = await client.get(url, headers=headers, timeout=TIMEOUT)
+        body = await reply.content()
+        if reply.code == 304 and cached is not None:
+            return cached
+        if reply.code == 503:
+            raise RuntimeError(f"service {backend.namespace}/{backend.service} returned 503")
+        media = (reply.headers.getRawHeaders(b"content-type") or [b""])[0].decode("latin-1")
+        if reply.code != 200 or not is_group_discovery_list(media):
+            return None
+        versions = document_versions(orjson.loads(body))
+        etag = (reply.headers.getRawHeaders(b"etag") or [b""])[0].decode("latin-1")
+        self._documents[service] = document = Document(etag, versions)
+        return document
+
+    async def _legacy(self, group: str, version: str, backend: Backend) -> list[Obj]:
+        path = f"/apis/{group}/{version}"
+        url, headers, client = self._request(backend, path, b"application/json", DISCOVERER)
         reply = await client.get(url, headers=headers, timeout=TIMEOUT)
         body = await reply.content()
         if reply.code != 200:
             raise RuntimeError(f"failed to download legacy discovery for {url}: {reply.code}")
         return to_aggregated(orjson.loads(body).get("resources") or [])
+
+
+def is_group_discovery_list(media: str) -> bool:
+    """Whether a Content-Type is an aggregated discovery document (v2 or v2beta1, either
+    group), its parameters in any order."""
+    kind, _, rest = media.partition(";")
+    if kind.strip().lower() != "application/json":
+        return False
+    params = dict(p.strip().partition("=")[::2] for p in rest.split(";") if "=" in p)
+    return (
+        params.get("g") in DOCUMENT_GROUPS
+        and params.get("v") in ("v2", "v2beta1")
+        and params.get("as") == "APIGroupDiscoveryList"
+    )
+
+
+def document_versions(document: Any) -> dict[tuple[str, str], Obj]:
+    """(group, version) -> APIVersionDiscovery of an APIGroupDiscoveryList, a missing
+    response kind made the empty one (kube does so for old clients' sake)."""
+    if not isinstance(document, dict) or not isinstance(document.get("items"), list):
+        raise ValueError("not an APIGroupDiscoveryList")
+    out: dict[tuple[str, str], Obj] = {}
+    for item in document["items"]:
+        name = ((item or {}).get("metadata") or {}).get("name", "")
+        for entry in item.get("versions") or []:
+            resources = entry.get("resources") or []
+            for resource in resources:
+                for part in (resource, *(resource.get("subresources") or [])):
+                    if part.get("responseKind") is None:
+                        part["responseKind"] = dict(EMPTY_KIND)
+            out[(name, entry.get("version", ""))] = entry
+    return out
 
 
 def to_aggregated(resources: list[Obj]) -> list[Obj]:
@@ -122,12 +230,11 @@ def to_aggregated(resources: list[Obj]) -> list[Obj]:
             continue
         parent = parents.get(parent_name)
         if parent is None:
-            empty = {"group": "", "version": "", "kind": ""}
-            parent = {"resource": parent_name, "responseKind": empty, "scope": _scope(r)}
+            parent = {"resource": parent_name, "responseKind": dict(EMPTY_KIND), "scope": _scope(r)}
             parent["verbs"] = None  # Go marshals the parent's nil verbs as null
             out.append(parent)
             parents[parent_name] = parent
-        kind = _kind(r) if r.get("kind") else {"group": "", "version": "", "kind": ""}
+        kind = _kind(r) if r.get("kind") else dict(EMPTY_KIND)
         parent.setdefault("subresources", []).append(
             {"subresource": sub, "responseKind": kind, "verbs": r.get("verbs") or []}
         )

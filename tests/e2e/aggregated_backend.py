@@ -1,9 +1,12 @@
 """A stand-in aggregated API server for the proxy's end-to-end tests (its own process).
 
-    python -m tests.e2e.aggregated_backend PORT_FILE CERT KEY CLIENT_CA
+    python -m tests.e2e.aggregated_backend PORT_FILE CERT KEY CLIENT_CA [--document]
 
 Serves TLS on a free loopback port (written to PORT_FILE), asks for a client
 certificate signed by CLIENT_CA, and answers:
+
+- with ``--document``, ``/apis`` asked for an aggregated discovery document: one for
+  ``documented.example.com/v1`` (resource ``gadgets``), with an ETag;
 
 - ``/apis/<group>/<version>``: an APIResourceList with one resource, ``widgets``;
 - ``GET /apis/<group>/<version>/namespaces/kubectl/widgets``: a WidgetList of one;
@@ -35,13 +38,43 @@ LIST = {
 }
 
 
+DOCUMENT_TYPE = b"application/json;g=apidiscovery.platform.io;v=v2;as=APIGroupDiscoveryList"
+GADGETS = {
+    "resource": "gadgets",
+    "responseKind": {"group": "documented.example.com", "version": "v1", "kind": "Gadget"},
+    "scope": "Namespaced",
+    "singularResource": "gadget",
+    "verbs": ["get", "list"],
+}
+DOCUMENT = {
+    "kind": "APIGroupDiscoveryList",
+    "apiVersion": "apidiscovery.platform.io/v2",
+    "metadata": {},
+    "items": [
+        {
+            "metadata": {"name": "documented.example.com"},
+            "versions": [{"version": "v1", "resources": [GADGETS], "freshness": "Current"}],
+        }
+    ],
+}
+
+
 class Backend(resource.Resource):
     isLeaf = True
+
+    def __init__(self, document: bool = False) -> None:
+        super().__init__()
+        self.document = document
 
     def render(self, request: Any) -> Any:
         parts = request.path.decode().strip("/").split("/")
         request.setHeader(b"content-type", b"application/json")
         request.setHeader(b"x-backend", b"yes")
+        accept = request.getHeader(b"accept") or b""
+        if self.document and parts == ["apis"] and b"as=APIGroupDiscoveryList" in accept:
+            request.setHeader(b"content-type", DOCUMENT_TYPE)
+            request.setHeader(b"etag", b'"gadgets-1"')
+            return orjson.dumps(DOCUMENT)
         if len(parts) == GROUP_VERSION_PARTS and parts[0] == "apis":
             return orjson.dumps(
                 {
@@ -100,6 +133,7 @@ class Backend(resource.Resource):
 
 def main() -> None:
     port_file, cert, key, client_ca = sys.argv[1:5]
+    document = "--document" in sys.argv[5:]
     authority = ssl.Certificate.loadPEM(Path(client_ca).read_bytes()).original  # an X509Store's
     options = ssl.CertificateOptions(
         **certificate_options(Path(key).read_bytes(), Path(cert).read_bytes()),
@@ -107,7 +141,7 @@ def main() -> None:
         caCerts=[authority],
         requireCertificate=False,
     )
-    port = reactor.listenSSL(0, server.Site(Backend()), options, interface="127.0.0.1")
+    port = reactor.listenSSL(0, server.Site(Backend(document)), options, interface="127.0.0.1")
     Path(port_file).write_text(str(port.getHost().port))
     reactor.run()
 

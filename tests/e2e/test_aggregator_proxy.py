@@ -28,11 +28,11 @@ WIDGETS = f"/apis/{GROUP}/v1alpha1/namespaces/ns1/widgets"
 
 
 class Backend:
-    def __init__(self, root: Path, client_ca: str) -> None:
+    def __init__(self, root: Path, client_ca: str, *flags: str) -> None:
         self.client_ca = client_ca
         self.certs = serving_certs(root / "backend", ["api.default.svc"])
         port_file = root / "port"
-        args = [port_file, self.certs.serving_cert, self.certs.serving_key, client_ca]
+        args = [port_file, self.certs.serving_cert, self.certs.serving_key, client_ca, *flags]
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.e2e.aggregated_backend", *map(str, args)], cwd=REPO
         )
@@ -181,6 +181,50 @@ def test_aggregated_discovery_lists_its_resources_and_kubectl_uses_them(
         timeout=60,
     )
     assert (run.returncode, run.stdout) == (0, "widget.widgets.example.com/w1\n"), run.stderr
+
+
+def test_a_servers_own_aggregated_document_is_taken_as_written(
+    setup: tuple[Server, Backend], tmp_path: Path
+) -> None:
+    """kube asks an aggregated server for its own discovery document first: the
+    resources come as it wrote them, response kinds with their group and version."""
+    server, backend = setup
+    admin = session_for(server, cert=server.admin_cert)
+    documented = Backend(tmp_path, backend.client_ca, "--document")
+    group = "documented.example.com"
+    external = {
+        "metadata": {"name": "api"},
+        "spec": {"type": "ExternalName", "externalName": "127.0.0.1"},
+    }
+    admin.post(server.url + SERVICES, json=external)
+    registration = apiservice(group, documented.port, documented.ca_bundle, "v1")
+    assert admin.post(server.url + APISERVICES, json=registration).status_code == 201
+    accept = {"Accept": "application/json;g=apidiscovery.platform.io;v=v2;as=APIGroupDiscoveryList"}
+
+    def listed() -> Any:
+        items = admin.get(server.url + "/apis", headers=accept).json()["items"]
+        found = next((i for i in items if i["metadata"]["name"] == group), None)
+        return found if found and found["versions"][0].get("resources") else None
+
+    try:
+        assert eventually(listed)["versions"] == [
+            {
+                "version": "v1",
+                "resources": [
+                    {
+                        "resource": "gadgets",
+                        "responseKind": {"group": group, "version": "v1", "kind": "Gadget"},
+                        "scope": "Namespaced",
+                        "singularResource": "gadget",
+                        "verbs": ["get", "list"],
+                    }
+                ],
+                "freshness": "Current",
+            }
+        ]
+    finally:
+        admin.delete(f"{server.url}{APISERVICES}/v1.{group}")
+        documented.stop()
 
 
 def test_the_aggregated_server_learns_who_asked_and_nothing_else(
