@@ -191,20 +191,46 @@ def is_group_discovery_list(media: str) -> bool:
 
 def document_versions(document: Any) -> dict[tuple[str, str], Obj]:
     """(group, version) -> APIVersionDiscovery of an APIGroupDiscoveryList, a missing
-    response kind made the empty one (kube does so for old clients' sake)."""
-    if not isinstance(document, dict) or not isinstance(document.get("items"), list):
+    response kind made the empty one (kube does so for old clients' sake).  A document
+    kube could not decode into its types raises ValueError."""
+    if not isinstance(document, dict):
         raise ValueError("not an APIGroupDiscoveryList")
     out: dict[tuple[str, str], Obj] = {}
-    for item in document["items"]:
-        name = ((item or {}).get("metadata") or {}).get("name", "")
-        for entry in item.get("versions") or []:
-            resources = entry.get("resources") or []
-            for resource in resources:
-                for part in (resource, *(resource.get("subresources") or [])):
+    for item in _objects(document.get("items"), "items"):
+        name = _string(_object(item.get("metadata"), "metadata").get("name"), "name")
+        for entry in _objects(item.get("versions"), "versions"):
+            for resource in _objects(entry.get("resources"), "resources"):
+                parts = [resource, *_objects(resource.get("subresources"), "subresources")]
+                for part in parts:
                     if part.get("responseKind") is None:
                         part["responseKind"] = dict(EMPTY_KIND)
-            out[(name, entry.get("version", ""))] = entry
+                    _object(part["responseKind"], "responseKind")
+            out[(name, _string(entry.get("version"), "version"))] = entry
     return out
+
+
+def _object(value: Any, what: str) -> Obj:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{what}: an object expected")
+    return value
+
+
+def _objects(value: Any, what: str) -> list[Obj]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise ValueError(f"{what}: a list of objects expected")
+    return value
+
+
+def _string(value: Any, what: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"{what}: a string expected")
+    return value
 
 
 def to_aggregated(resources: list[Obj]) -> list[Obj]:

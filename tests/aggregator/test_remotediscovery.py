@@ -215,8 +215,20 @@ def test_a_server_without_a_document_is_asked_for_its_legacy_list() -> None:
         lambda _: Reply(503, Headers(), b"service unavailable"),
         lambda _: Reply(200, Headers({b"content-type": [DOCUMENT_TYPE]}), b'{"items": 7}'),
         lambda _: Reply(200, Headers({b"content-type": [DOCUMENT_TYPE]}), b"not json"),
+        lambda _: Reply(200, Headers({b"content-type": [DOCUMENT_TYPE]}), b'{"items": [7]}'),
+        lambda _: Reply(
+            200,
+            Headers({b"content-type": [DOCUMENT_TYPE]}),
+            b'{"items": [{"metadata": {"name": "agg.example.com"}, "versions": [{"version":'
+            b' "v1", "resources": [{"resource": "x", "responseKind": "Gadget"}]}]}]}',
+        ),
+        lambda _: Reply(
+            200,
+            Headers({b"content-type": [DOCUMENT_TYPE]}),
+            b'{"items": [{"metadata": {"name": 7}, "versions": []}]}',
+        ),
     ],
-    ids=["unavailable", "not a list", "not JSON"],
+    ids=["unavailable", "not a list", "not JSON", "an item", "a response kind", "a name"],
 )
 def test_a_failed_fetch_is_stale_without_resources_as_kubes(answer: Any) -> None:
     server = FakeServer({"/apis": _document})
