@@ -8,7 +8,8 @@ trusting them because this server presents ``--proxy-client-cert-file``.  The ca
 own credentials (``Authorization``, ``Impersonate-*``) and hop-by-hop headers are not
 passed on.  The answer streams back as it arrives (a watch stays a watch) and the
 upstream connection is paused while the client is slow; an answer that cannot be had
-is kube's plain-text 503 with the Go-worded error.
+is kube's plain-text 503 with the Go-worded error.  An upgrade request (exec,
+port-forward) goes on a connection of its own and is joined to it (tunnel.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from twisted.web.server import Request
 
 from platform_api.aggregator.remote import Backend, plain_error, unavailable
 from platform_api.aggregator.resolver import AggregatorResolver
+from platform_api.aggregator.tunnel import request_head, tunnel
+from platform_api.apiserver.requestinfo import is_upgrade_request
 from platform_api.authentication.user import UserInfo
 from platform_api.client.goerrors import go_error
 from platform_api.client.kubeconfig import Connection
@@ -107,7 +110,10 @@ class AggregatorProxy:
         """A client of its own: kube's checks build a new transport each time, so a
         connection the server has since dropped never answers for it."""
         self._reload_pems()
-        connection = Connection(
+        return self._connection(backend, address).client(self.reactor, KEEP_ALIVE)
+
+    def _connection(self, backend: Backend, address: Address) -> Connection:
+        return Connection(
             server=address.url(),
             ca_pem=backend.ca_pem,
             cert_pem=self.cert_pem,
@@ -115,7 +121,6 @@ class AggregatorProxy:
             tls_server_name=address.server_name,
             insecure=backend.insecure,
         )
-        return connection.client(self.reactor, KEEP_ALIVE)
 
     def address(self, backend: Backend) -> Address:
         return self.resolver.resolve(backend.namespace, backend.service, backend.port)
@@ -145,6 +150,9 @@ class AggregatorProxy:
         if request.content is not None:
             request.content.seek(0)
             body = request.content.read() or None
+        if is_upgrade_request(request):
+            await self._upgrade(request, user, backend, address, url, body)
+            return
         try:
             client = self.client(backend, address)
         except Exception as e:  # kube's transportBuildingError: a caBundle that is no PEM
@@ -171,6 +179,34 @@ class AggregatorProxy:
         request.notifyFinish().addErrback(relay.client_gone)
         reply.deliverBody(relay)
         await done
+
+    async def _upgrade(
+        self,
+        request: Request,
+        user: UserInfo,
+        backend: Backend,
+        address: Address,
+        url: str,
+        body: bytes | None,
+    ) -> None:
+        """An upgrade request, on a connection of its own (tunnel.py)."""
+        self._reload_pems()
+        try:
+            creator = self._connection(backend, address).tls_creator(
+                address.host.encode("idna"), address.port
+            )
+        except Exception as e:  # kube's transportBuildingError: a caBundle that is no PEM
+            plain_error(request, 500, f"unable to load root certificates: {e}")
+            return
+        target = url.split("/", 3)[3] if url.count("/") >= 3 else ""
+        host = url.split("/", 3)[2]
+        head = request_head(request, "/" + target, host, self._headers(request, user))
+        if body:
+            head = head[:-2] + b"Content-Length: %d\r\n\r\n" % len(body)
+        try:
+            await tunnel(self.reactor, request, address, creator, head, body or b"")
+        except Exception as e:
+            plain_error(request, 503, go_error(e, url))
 
     def _headers(self, request: Request, user: UserInfo) -> Headers:
         out = Headers()

@@ -9,6 +9,7 @@ a name is ``deletecollection``, and ``/api/v1/watch/...`` is the legacy watch fo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import unquote
 
 API_PREFIXES = ("api", "apis")
@@ -137,3 +138,11 @@ def _name_from_field_selector(selector: str) -> str:
                     return value
                 return ""
     return ""
+
+
+def is_upgrade_request(request: Any) -> bool:
+    """kube's ``httpstream.IsUpgradeRequest``: a ``Connection`` header whose value
+    contains ``upgrade`` (exec, attach, port-forward: the connection will carry another
+    protocol)."""
+    values = request.requestHeaders.getRawHeaders(b"connection") or []
+    return any(b"upgrade" in value.lower() for value in values)

@@ -69,6 +69,11 @@ class Connection:
         agent = Agent(reactor, contextFactory=_Policy(self), pool=pool)
         return treq.client.HTTPClient(agent)
 
+    def tls_creator(self, hostname: bytes, port: int) -> IOpenSSLClientConnectionCreator:
+        """The TLS a client of this connection speaks to ``hostname``, for a connection
+        made by hand (one an HTTP client cannot carry: an upgraded one)."""
+        return _Policy(self).creatorForNetloc(hostname, port)
+
     def request_headers(self) -> dict[str, str]:
         out = {"Content-Type": "application/json", "Accept": "application/json", **self.headers}
         if self.token:

@@ -17,6 +17,7 @@ import ipaddress
 from typing import Any
 
 from platform_api import errors
+from platform_api.apiserver.requestinfo import is_upgrade_request
 from platform_api.endpoints import connectoptions
 from platform_api.endpoints.scope import Scope
 from platform_api.scheme.types import ResourceType
@@ -37,12 +38,6 @@ def methods(subresource: str) -> frozenset[bytes] | None:
     if subresource == "proxy":
         return PROXY_METHODS
     return None
-
-
-def _upgrade_requested(scope: Scope) -> bool:
-    """kube's ``IsUpgradeRequest``: ``Connection`` names ``upgrade``."""
-    header = (scope.request.getHeader(b"connection") or b"").decode("latin-1")
-    return any(token.strip().lower() == "upgrade" for token in header.split(","))
 
 
 def _store(scope: Scope, plural: str) -> Any:
@@ -121,7 +116,7 @@ async def _stream(scope: Scope, pod: dict[str, Any]) -> bytes:
         raise errors.bad_request(f"pod {scope.name} does not have a host assigned")
     if await _node(scope, node_name) is None:
         raise errors.not_found("pods", "", node_name)  # kube's words for a missing node
-    if not _upgrade_requested(scope):
+    if not is_upgrade_request(scope.request):
         raise errors.bad_request("Upgrade request required")
     raise errors.unknown(NO_KUBELETS)
 

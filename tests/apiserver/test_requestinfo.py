@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+from types import SimpleNamespace
 
+import pytest
+from twisted.web.http_headers import Headers
+
+from platform_api.apiserver import requestinfo
 from platform_api.apiserver.requestinfo import RequestInfoError, parse
 
 
@@ -91,3 +95,18 @@ def test_long_running() -> None:
 def test_watch_prefix_without_resource() -> None:
     with pytest.raises(RequestInfoError):
         parse(b"GET", "/api/v1/watch", {})
+
+
+@pytest.mark.parametrize(
+    ("values", "upgrade"),
+    [
+        ([b"Upgrade"], True),
+        ([b"keep-alive, Upgrade"], True),
+        ([b"keep-alive", b"upgrade"], True),  # any of the header's values
+        ([b"keep-alive"], False),
+        ([], False),
+    ],
+)
+def test_an_upgrade_request_is_kubes(values: list[bytes], upgrade: bool) -> None:
+    request = SimpleNamespace(requestHeaders=Headers({b"Connection": values} if values else {}))
+    assert requestinfo.is_upgrade_request(request) is upgrade

@@ -11,6 +11,9 @@ certificate signed by CLIENT_CA, and answers:
 - ``/apis/<group>/<version>``: an APIResourceList with one resource, ``widgets``;
 - ``GET /apis/<group>/<version>/namespaces/kubectl/widgets``: a WidgetList of one;
 - ``.../widgets?watch=1``: three watch events, 0.3 s apart, then the end of the stream;
+- an upgrade request (``Connection: Upgrade``): ``101 Switching Protocols`` naming who
+  asked (``X-Seen-User``), then every byte it is sent back upper-cased; with
+  ``?status=<code>``, that code and a short body instead;
 - anything else: what it received, as JSON (method, path, query, headers, body, the
   client certificate's common name), with ``?status=<code>`` as the status code.
 """
@@ -70,6 +73,8 @@ class Backend(resource.Resource):
         parts = request.path.decode().strip("/").split("/")
         request.setHeader(b"content-type", b"application/json")
         request.setHeader(b"x-backend", b"yes")
+        if b"upgrade" in (request.getHeader(b"connection") or b"").lower():
+            return self._upgrade(request)
         accept = request.getHeader(b"accept") or b""
         if self.document and parts == ["apis"] and b"as=APIGroupDiscoveryList" in accept:
             request.setHeader(b"content-type", DOCUMENT_TYPE)
@@ -101,6 +106,25 @@ class Backend(resource.Resource):
         if status:
             request.setResponseCode(int(status[0]))
         return orjson.dumps(self._echo(request))
+
+    def _upgrade(self, request: Any) -> Any:
+        status = request.args.get(b"status")
+        if status:
+            request.setResponseCode(int(status[0]))
+            return b"no upgrade here\n"
+        channel = request.channel
+        channel.setTimeout(None)
+        who = request.getHeader(b"x-remote-user") or b""
+        upgrade = request.getHeader(b"upgrade") or b""
+        channel.transport.write(
+            b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: "
+            + upgrade
+            + b"\r\nX-Seen-User: "
+            + who
+            + b"\r\n\r\n"
+        )
+        channel.dataReceived = lambda data: channel.transport.write(data.upper())
+        return server.NOT_DONE_YET
 
     def _echo(self, request: Any) -> dict[str, Any]:
         peer = None

@@ -5,6 +5,8 @@ the availability check, the front-proxy identity, streaming, and the 503s."""
 from __future__ import annotations
 
 import base64
+import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -225,6 +227,67 @@ def test_a_servers_own_aggregated_document_is_taken_as_written(
     finally:
         admin.delete(f"{server.url}{APISERVICES}/v1.{group}")
         documented.stop()
+
+
+def _upgrade(server: Server, path: str) -> tuple[ssl.SSLSocket, bytes]:
+    """An upgrade request as kubectl exec sends one, on a raw TLS connection as the
+    administrator; the connection and the answer head."""
+    context = ssl.create_default_context(cafile=server.ca)
+    assert server.admin_cert is not None
+    context.load_cert_chain(*server.admin_cert)
+    host, port = server.url.removeprefix("https://").rsplit(":", 1)
+    raw = socket.create_connection((host, int(port)), timeout=10)
+    conn = context.wrap_socket(raw, server_hostname=host)
+    conn.sendall(
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\n"
+        "Upgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\n"
+        "Content-Length: 0\r\n\r\n".encode()
+    )
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = conn.recv(4096)
+        assert chunk, head
+        head += chunk
+    return conn, head
+
+
+def test_an_upgrade_request_is_joined_to_the_aggregated_servers_connection(
+    ready: tuple[Server, requests.Session],
+) -> None:
+    """exec, attach and port-forward on an aggregated resource: the server's 101 comes
+    back as written and the two connections are joined byte for byte."""
+    server, _ = ready
+    path = f"/apis/{GROUP}/v1alpha1/namespaces/kubectl/widgets/w1/exec?command=ls"
+    conn, head = _upgrade(server, path)
+    with conn:
+        lines = head.split(b"\r\n")
+        assert lines[0] == b"HTTP/1.1 101 Switching Protocols"
+        assert b"Upgrade: SPDY/3.1" in lines
+        assert b"X-Seen-User: platform-admin" in lines  # the front-proxy headers
+        for word in (b"hello", b"world" * 10000):
+            conn.sendall(word)
+            echoed = b""
+            while len(echoed) < len(word):
+                echoed += conn.recv(65536)
+            assert echoed == word.upper()
+    # the client went: the server goes on serving
+    assert session_for(server, cert=server.admin_cert).get(server.url + "/readyz").text == "ok"
+
+
+def test_a_refused_upgrade_is_passed_back_whole(ready: tuple[Server, requests.Session]) -> None:
+    server, _ = ready
+    path = f"/apis/{GROUP}/v1alpha1/namespaces/kubectl/widgets/w1/exec?status=400"
+    conn, head = _upgrade(server, path)
+    with conn:
+        rest = b""
+        try:
+            while chunk := conn.recv(4096):
+                rest += chunk
+        except TimeoutError:
+            raise AssertionError(head + rest) from None
+    answer = head + rest
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert answer.endswith(b"\r\n\r\nno upgrade here\n")
 
 
 def test_the_aggregated_server_learns_who_asked_and_nothing_else(
