@@ -50,7 +50,7 @@ class Upstream(Protocol):
         self.link: Any = None  # this connection's transport, once made
         self.status = 0
         self._buffer = b""
-        self._left: int | None = None  # body bytes of a non-101 answer still to pass on
+        self._body: BodyEnd | None = None  # where a refused upgrade's answer ends
         self.done: Deferred[int] = Deferred()
 
     def connectionMade(self) -> None:
@@ -84,7 +84,7 @@ class Upstream(Protocol):
             if rest:
                 self.client.write(rest)
             return
-        self._left = _content_length(head)
+        self._body = BodyEnd(self.status, head)
         self._pass(rest)
 
     def _join(self) -> None:
@@ -102,10 +102,8 @@ class Upstream(Protocol):
         """A refused upgrade's answer, whole, then the end of both connections."""
         if data:
             self.client.write(data)
-        if self._left is not None:
-            self._left -= len(data)
-            if self._left <= 0:  # passed on whole: this connection carries no more
-                self.link.abortConnection()
+        if self._body is not None and self._body.ended(data):
+            self.link.abortConnection()  # passed on whole: this connection carries no more
 
     def connectionLost(self, reason: Failure | None = None) -> None:
         if self.status == 101:
@@ -120,15 +118,58 @@ class Upstream(Protocol):
             self.done.callback(self.status)
 
 
-def _content_length(head: bytes) -> int | None:
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
+class BodyEnd:
+    """Where an HTTP/1.1 answer's body ends, fed as it arrives: none for 1xx, 204 and
+    304, its ``Content-Length``, its last chunk (and trailers), else the connection's
+    end (as Go's ``http.ReadResponse`` reads it)."""
+
+    def __init__(self, status: int, head: bytes) -> None:
+        fields = {}
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            fields[name.strip().lower()] = value.strip()
+        self.left: int | None = None
+        self.chunked = b"chunked" in fields.get(b"transfer-encoding", b"").lower()
+        if 100 <= status < 200 or status in (204, 304):
+            self.left = 0
+        elif not self.chunked and fields.get(b"content-length", b"").isdigit():
+            self.left = int(fields[b"content-length"])
+        self._pending = b""
+        self._chunk = 0  # bytes of the current chunk (and its CRLF) still to come
+        self._trailers = False
+
+    def ended(self, data: bytes) -> bool:
+        if self.left is not None:
+            self.left -= len(data)
+            return self.left <= 0
+        return self.chunked and self._chunks(data)
+
+    def _chunks(self, data: bytes) -> bool:
+        buffer, at = self._pending + data, 0
+        while True:
+            if self._chunk:
+                step = min(self._chunk, len(buffer) - at)
+                at, self._chunk = at + step, self._chunk - step
+                if self._chunk:
+                    break
+            line_end = buffer.find(b"\r\n", at)
+            if line_end < 0:
+                break
+            line, at = buffer[at:line_end], line_end + 2
+            if self._trailers:
+                if not line:
+                    return True  # the empty line after the trailers
+                continue
             try:
-                return int(value.strip())
+                size = int(line.split(b";", 1)[0].strip(), 16)
             except ValueError:
-                return None
-    return None
+                return True  # no chunk: nothing more can be read as this answer
+            if size == 0:
+                self._trailers = True
+            else:
+                self._chunk = size + 2  # its data and the CRLF after it
+        self._pending = buffer[at:]
+        return len(self._pending) > MAX_HEAD  # a size line that never ends: no HTTP
 
 
 async def tunnel(
