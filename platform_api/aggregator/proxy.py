@@ -144,14 +144,15 @@ class AggregatorProxy:
             log.warn("resolving {name}: {error}", name=backend.name, error=str(e))
             unavailable(request)
             return
-        url = address.url(request.path.decode("latin-1")) + _query(request.uri)
+        target = request.path.decode("latin-1") + _query(request.uri)
+        url = address.url(target)
         timeout = DISCOVERY_TIMEOUT if _is_discovery(request.path) else None
         body = None
         if request.content is not None:
             request.content.seek(0)
             body = request.content.read() or None
         if is_upgrade_request(request):
-            await self._upgrade(request, user, backend, address, url, body)
+            await self._upgrade(request, user, backend, address, target, body or b"")
             return
         try:
             client = self.client(backend, address)
@@ -186,8 +187,8 @@ class AggregatorProxy:
         user: UserInfo,
         backend: Backend,
         address: Address,
-        url: str,
-        body: bytes | None,
+        target: str,
+        body: bytes,
     ) -> None:
         """An upgrade request, on a connection of its own (tunnel.py)."""
         self._reload_pems()
@@ -198,15 +199,12 @@ class AggregatorProxy:
         except Exception as e:  # kube's transportBuildingError: a caBundle that is no PEM
             plain_error(request, 500, f"unable to load root certificates: {e}")
             return
-        target = url.split("/", 3)[3] if url.count("/") >= 3 else ""
-        host = url.split("/", 3)[2]
-        head = request_head(request, "/" + target, host, self._headers(request, user))
-        if body:
-            head = head[:-2] + b"Content-Length: %d\r\n\r\n" % len(body)
+        host = address.url().removeprefix("https://")
+        head = request_head(request, target, host, self._headers(request, user), len(body))
         try:
-            await tunnel(self.reactor, request, address, creator, head, body or b"")
+            await tunnel(self.reactor, request, address, creator, head + body)
         except Exception as e:
-            plain_error(request, 503, go_error(e, url))
+            plain_error(request, 503, go_error(e, address.url(target)))
 
     def _headers(self, request: Request, user: UserInfo) -> Headers:
         out = Headers()

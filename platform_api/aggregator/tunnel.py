@@ -26,15 +26,17 @@ MAX_HEAD = 64 * 1024  # an answer head longer than this is no HTTP answer
 CONNECT_TIMEOUT = 30.0  # Go's dialer (kube's proxy transport)
 
 
-def request_head(request: Request, target: str, host: str, headers: Headers) -> bytes:
+def request_head(
+    request: Request, target: str, host: str, headers: Headers, length: int = 0
+) -> bytes:
     """The request as the aggregated server gets it: ``headers`` (already without the
     caller's credentials), the upgrade headers the client sent, and its body's length."""
-    out = Headers()
-    for name, values in headers.getAllRawHeaders():
-        out.setRawHeaders(name, values)
+    out = headers.copy()
     out.setRawHeaders(b"Host", [host.encode("latin-1")])
     out.setRawHeaders(b"Connection", [b"Upgrade"])
     out.setRawHeaders(b"Upgrade", request.requestHeaders.getRawHeaders(b"upgrade") or [])
+    if length:
+        out.setRawHeaders(b"Content-Length", [b"%d" % length])
     lines = [b"%s %s HTTP/1.1" % (request.method, target.encode("latin-1"))]
     lines += [name + b": " + value for name, values in out.getAllRawHeaders() for value in values]
     return b"\r\n".join(lines) + b"\r\n\r\n"
@@ -44,8 +46,8 @@ class Upstream(Protocol):
     """The aggregated server's side: the head goes out, its answer comes back to the
     client; ``done`` fires with the answer's status code once either side closed."""
 
-    def __init__(self, head: bytes, body: bytes, request: Request) -> None:
-        self.head, self.body, self.request = head, body, request
+    def __init__(self, sent: bytes, request: Request) -> None:
+        self.sent, self.request = sent, request
         self.client: Any = request.channel.transport
         self.link: Any = None  # this connection's transport, once made
         self.status = 0
@@ -55,7 +57,7 @@ class Upstream(Protocol):
 
     def connectionMade(self) -> None:
         self.link = self.transport
-        self.link.write(self.head + self.body)
+        self.link.write(self.sent)
 
     def dataReceived(self, data: bytes) -> None:
         if self.status == 101:
@@ -95,7 +97,7 @@ class Upstream(Protocol):
         if stop_head_clock is not None:
             stop_head_clock()
         channel.dataReceived = self.link.write
-        self.request.registerProducer(self.transport, True)
+        self.request.registerProducer(self.link, True)
         self.link.registerProducer(self.client, True)
 
     def _pass(self, data: bytes) -> None:
@@ -172,15 +174,14 @@ class BodyEnd:
         return len(self._pending) > MAX_HEAD  # a size line that never ends: no HTTP
 
 
-async def tunnel(
-    reactor: Any, request: Request, address: Any, creator: Any, head: bytes, body: bytes
-) -> int:
-    """Open the connection to ``address`` and relay until it ends; the answer's status
-    (0: none came).  A connection that cannot be made raises, for the caller's 503."""
+async def tunnel(reactor: Any, request: Request, address: Any, creator: Any, sent: bytes) -> int:
+    """Open the connection to ``address``, send ``sent`` (the request) and relay until
+    it ends; the answer's status (0: none came).  A connection that cannot be made
+    raises, for the caller's 503."""
     endpoint = wrapClientTLS(
         creator, HostnameEndpoint(reactor, address.host, address.port, timeout=CONNECT_TIMEOUT)
     )
-    upstream = Upstream(head, body, request)
+    upstream = Upstream(sent, request)
     await connectProtocol(endpoint, upstream)
     gone = request.notifyFinish()
     gone.addErrback(lambda _: upstream.link.loseConnection())

@@ -36,6 +36,8 @@ def test_the_head_keeps_the_upgrade_and_sends_the_given_headers() -> None:
         b"Upgrade: SPDY/3.1",
     }
     assert head.endswith(b"\r\n\r\n")
+    with_body = request_head(request, "/x", "h:443", headers, 5)
+    assert b"\r\nContent-Length: 5\r\n" in with_body and with_body.endswith(b"\r\n\r\n")
 
 
 @pytest.mark.parametrize(
