@@ -49,6 +49,7 @@ class APIServiceAvailability(Controller):
     """Keys are APIService names."""
 
     name = "apiservice-availability-controller"
+    queue = "RemoteAvailabilityController"  # kube splits local APIServices off
     manager = APISERVER  # kube runs it inside the API server
     prefix = b"/"
 

@@ -125,6 +125,7 @@ class APIServiceRegistration(Controller):
     """Keys are APIService names."""
 
     name = "apiservice-registration-controller"
+    queue = "APIServiceRegistrationController"
     manager = APISERVER  # kube runs it inside the API server
 
     def __init__(self, apiservices: Store, scheme: Scheme, *args: Any) -> None:

@@ -24,6 +24,7 @@ RETRY = 0.5  # seconds until instances that are still finalizing are looked at a
 
 class CRDFinalizer(Controller):
     name = "crd-finalizer"
+    queue = "crd_finalizer"
     manager = APISERVER  # kube runs it inside the API server
 
     def __init__(

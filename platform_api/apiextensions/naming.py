@@ -110,6 +110,7 @@ class NamingController(Controller):
     """Accepts names, then establishes; re-checks the group's other CRDs on changes."""
 
     name = "crd-naming-and-establishing"
+    queue = "crd_naming_condition_controller"
     manager = APISERVER  # kube runs it inside the API server
 
     def __init__(self, store: Store, *args: Any) -> None:

@@ -27,6 +27,7 @@ CREATE_EVERY = 30 * 60.0  # seconds between creations (kube's rate.Every(30*time
 
 class LegacyTokenTracking(Controller):
     name = "legacy_token_tracking_controller"
+    queue = "legacy_token_tracking_controller"
     manager = APISERVER
 
     def __init__(self, configmaps: Store, namespace: str, *args: Any) -> None:

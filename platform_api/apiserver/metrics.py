@@ -78,6 +78,16 @@ BUILD_INFO = Gauge(
 )
 
 
+def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
+    """Go's ``ExponentialBuckets``, multiplied as Go multiplies: its bounds print as
+    kube's (``9.999999999999999e-06``, where ``1e-08 * 10**3`` would be ``1e-05``)."""
+    buckets = []
+    for _ in range(count):
+        buckets.append(start)
+        start *= factor
+    return buckets
+
+
 class ReactorCounter(Collector):
     """A counter family for the request path: plain floats by label values, no locks.
 

@@ -127,6 +127,7 @@ class AuthenticationTrust(Controller):
     """Keys are the namespaces the ConfigMap is kept in."""
 
     name = "cluster-authentication-trust-controller"
+    queue = "cluster_authentication_trust_controller"
     manager = APISERVER  # kube runs it inside the API server
 
     def __init__(

@@ -15,6 +15,7 @@ from twisted.internet.defer import ensureDeferred
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
+from platform_api.controllers.queuemetrics import QueueMetrics
 from platform_api.errors import StatusError
 from platform_api.registry.store import WRITER
 from platform_api.storage.interface import Event
@@ -50,10 +51,14 @@ class Controller:
     # The field manager of its writes: kube-controller-manager's, or kube-apiserver's for
     # the controllers kube runs inside the API server.
     manager: str | None = "kube-controller-manager"  # None: the controller records its own
+    # kube's work queue name, for the controllers kube runs inside kube-apiserver: its
+    # ``workqueue_*`` series (queuemetrics.py).
+    queue: str | None = None
 
     def __init__(self, hub: WatchHub, reactor: IReactorTime) -> None:
         self.hub = hub
         self.reactor = reactor
+        self._metrics = QueueMetrics(self.queue, reactor.seconds) if self.queue else None
         self._busy: set[Hashable] = set()
         self._again: dict[Hashable, float] = {}  # key -> the shortest delay asked for
         self._scheduled: dict[Hashable, IDelayedCall] = {}
@@ -89,8 +94,17 @@ class Controller:
         raise NotImplementedError
 
     def enqueue(self, key: Hashable, delay: float = 0.0) -> None:
+        """Queue ``key`` now (client-go's Add) or after ``delay`` seconds (AddAfter)."""
         if not self.running:
             return
+        if self._metrics is not None:
+            if delay > 0:
+                self._metrics.retried()  # client-go counts every AddAfter so
+            else:
+                self._metrics.added(key)
+        self._queue_key(key, delay)
+
+    def _queue_key(self, key: Hashable, delay: float) -> None:
         if key in self._busy:  # run once more when done, no sooner than asked
             self._again[key] = min(delay, self._again.get(key, delay))
             return
@@ -106,6 +120,9 @@ class Controller:
         self._scheduled.pop(key, None)
         if key in self._busy or not self.running:
             return
+        if self._metrics is not None:
+            self._metrics.added(key)  # a delayed key joins the queue as it comes due
+            self._metrics.started(key)
         self._busy.add(key)
         d = ensureDeferred(self._sync_as_writer(key))
         d.addCallback(self._done, key)
@@ -113,8 +130,13 @@ class Controller:
 
     def _done(self, retry: float | None, key: Hashable) -> None:
         self._busy.discard(key)
-        if key in self._again:
-            self.enqueue(key, self._again.pop(key))
+        if self._metrics is not None:
+            self._metrics.finished(key)
+        if key in self._again:  # counted when it was queued again
+            if self.running:
+                self._queue_key(key, self._again.pop(key))
+            else:
+                self._again.pop(key)
         elif retry is not None:
             self.enqueue(key, retry)
 

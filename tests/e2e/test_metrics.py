@@ -277,6 +277,32 @@ def test_dashboard_families_and_build_info(server: Server, admin: requests.Sessi
     assert samples['apiserver_current_inflight_requests{request_kind="mutating"}'] == "0"
 
 
+def test_the_apiservers_own_work_queues_are_reported(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's ``workqueue_*`` families for the queues kube-apiserver has: the registration
+    of every APIService the server serves, as kube's (21 with the built-in groups)."""
+    samples = scrape(admin, server)
+    registered = float(samples['workqueue_adds_total{name="APIServiceRegistrationController"}'])
+    assert registered >= 21
+    for queue in (
+        "APIServiceRegistrationController",
+        "RemoteAvailabilityController",
+        "cluster_authentication_trust_controller",
+        "crd_finalizer",
+        "crd_naming_condition_controller",
+        "legacy_token_tracking_controller",
+    ):
+        label = f'{{name="{queue}"}}'
+        for family in ("workqueue_depth", "workqueue_retries_total"):
+            assert family + label in samples, family + label
+        assert f'workqueue_queue_duration_seconds_bucket{{name="{queue}",le="1e-08"}}' in samples
+        assert f"workqueue_work_duration_seconds_count{label}" in samples
+        assert float(samples[f"workqueue_longest_running_processor_seconds{label}"]) < 60
+    # kube-controller-manager's queues are its own endpoint's, not the API server's.
+    assert not [s for s in samples if s.startswith('workqueue_adds_total{name="deployment"')]
+
+
 def _promtool(text: bytes) -> subprocess.CompletedProcess[str]:
     tool = shutil.which("promtool")
     if tool is None:
