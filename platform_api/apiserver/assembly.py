@@ -352,7 +352,7 @@ class ServerAssembly:
             authenticator=handlers.authenticator,
             authorizer=handlers.authorizer,
             inflight=flowcontrol.limiter(
-                cfg, self.stores, self.storage, self.hub, self.reactor, self._loops
+                cfg, self.stores, self.storage, self.hub, self.reactor, self._loops, self.slot
             ),
             request_timeout=cfg.request_timeout,
             reactor=self.reactor,

@@ -212,6 +212,23 @@ def test_every_scrape_reports_the_whole_server(workers: Server) -> None:
     assert {_objects(s, workers, "namespaces") for s in sessions} == {namespaces}
 
 
+def test_the_workers_lend_the_servers_seats_by_demand(workers: Server) -> None:
+    """Each borrowing period every worker reports its seat demand and takes its part
+    of the server's seats (workershare.py): between them, what one server's flags give."""
+    folder = workers.data_dir / "run" / "apf"
+    wait_until(lambda: all((folder / f"worker-{i}.json").exists() for i in range(2)))
+    for i in range(2):
+        assert set(json.loads((folder / f"worker-{i}.json").read_text())) == {"demand", "at"}
+    text = fresh(workers).get(f"{workers.base_url}/metrics").text
+    nominal = [
+        float(line.rpartition(" ")[2])
+        for line in text.splitlines()
+        if line.startswith("apiserver_flowcontrol_nominal_limit_seats{")
+    ]
+    levels = len(nominal)
+    assert 600 <= sum(nominal) <= 600 + 2 * levels  # each worker's levels round up
+
+
 def test_delete_metrics_resets_every_worker(workers: Server) -> None:
     """DELETE /metrics reaches one worker; its siblings reset too, so the next scrape,
     on either worker, counts from zero."""

@@ -5,19 +5,23 @@ fairness filter, or kube's plain max-in-flight limiter when APF is off.
 
 The in-flight flags budget the server, not one process: with ``--workers N`` each worker
 limits itself to its share (rounded up), so the N of them together hold what one
-kube-apiserver given the same flags would.
+kube-apiserver given the same flags would.  With priority and fairness the shares follow
+the workers' demand, period by period (workershare.py).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from twisted.internet.interfaces import IReactorTime
 from twisted.internet.task import LoopingCall
 
+from platform_api.apiserver.flowcontrol.borrowing import PERIOD
 from platform_api.apiserver.flowcontrol.config import FlowControlConfig
 from platform_api.apiserver.flowcontrol.estimate import ObjectStats, WatchCounts, WorkEstimator
 from platform_api.apiserver.flowcontrol.filter import UPSTREAM_HEADERS, PriorityAndFairness
+from platform_api.apiserver.flowcontrol.workershare import WorkerShare
 from platform_api.apiserver.inflight import InflightLimiter
 from platform_api.controllers.informer import Informer
 from platform_api.registry.flowcontrol_bootstrap import GROUP
@@ -33,8 +37,10 @@ def limiter(
     hub: WatchHub,
     reactor: IReactorTime,
     loops: list[Any],
+    slot: Any = None,
 ) -> InflightLimiter:
-    """The filter for ``cfg`` (a ServerConfig); started here, its timer joins ``loops``."""
+    """The filter for ``cfg`` (a ServerConfig); started here, its timer joins ``loops``.
+    ``slot``: this worker's (workerslot.py), under ``--workers``."""
     readonly, mutating = worker_share(cfg)
     schemas = stores.get((GROUP, "v1", "flowschemas"))
     levels = stores.get((GROUP, "v1", "prioritylevelconfigurations"))
@@ -42,6 +48,11 @@ def limiter(
         return InflightLimiter(readonly, mutating)
     informer = Informer(storage, hub, (schemas.prefix, levels.prefix))
     config = FlowControlConfig(schemas, levels, informer, reactor, readonly + mutating)
+    if slot is not None and slot.count > 1:
+        total = cfg.max_requests_inflight + cfg.max_mutating_requests_inflight
+        folder = os.path.join(cfg.data_dir, "run", "apf")
+        share = WorkerShare(folder, slot.index, slot.count, total, reactor.seconds, PERIOD)
+        config.share = share.seats
     config.start()
     loops.extend(loop for loop in (config.ensurer, config.borrower) if loop is not None)
     stats = _counted(storage, stores, reactor, loops, cfg.count_poll_period)

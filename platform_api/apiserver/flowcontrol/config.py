@@ -134,6 +134,8 @@ class FlowControlConfig:
         self.borrower: LoopingCall | None = None
         self.ensurer: LoopingCall | None = None
         self.on_rebuild: list[Callable[[], None]] = []
+        # Under --workers: this worker's seats of the server's, each period (workershare.py)
+        self.share: Callable[[float], int] | None = None
         informer.add_listener(self._changed)
 
     def start(self, ensure: bool = True) -> None:
@@ -232,6 +234,9 @@ class FlowControlConfig:
             elif level.use is not None:
                 level.demand.update(*level.use.demand())
                 level.current = max(level.bounds.min_cl, level.demand.high_watermark)
+        if self.share is not None:
+            limited_demand = (lv.demand.high_watermark for lv in self.levels.values() if lv.queues)
+            self._lend(sum(limited_demand))
         nominal_sum = sum(level.nominal for level in self.levels.values())
         exempt = sum(lv.current for lv in self.levels.values() if lv.queues is None)
         self._borrowed = True
@@ -248,6 +253,14 @@ class FlowControlConfig:
         GAUGES.fair_frac = shares.fair_frac
         self._denominators()
         self._report()
+
+    def _lend(self, demand: float) -> None:
+        """This worker's seats for the next period, from its demand and its siblings'."""
+        assert self.share is not None
+        seats = self.share(demand)
+        if seats != self.server_limit:
+            self.server_limit = seats
+            self.rebuild()  # the levels' nominal seats, then this period's borrowing
 
     def _denominators(self) -> None:
         """Each level's timing ratio series over its seats now (a level without seats:
