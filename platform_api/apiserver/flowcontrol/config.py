@@ -226,17 +226,23 @@ class FlowControlConfig:
 
     def borrow(self) -> None:
         """Every period: the limited levels' seats from their recent demand."""
-        limited: dict[str, tuple[Bounds, DemandStats]] = {}
-        for name, level in self.levels.items():
+        for level in self.levels.values():
             if level.queues is not None:
                 level.demand.update(*level.queues.demand())
-                limited[name] = (level.bounds, level.demand)
             elif level.use is not None:
                 level.demand.update(*level.use.demand())
                 level.current = max(level.bounds.min_cl, level.demand.high_watermark)
+        limited: dict[str, tuple[Bounds, DemandStats]] = {
+            name: (level.bounds, level.demand)
+            for name, level in self.levels.items()
+            if level.queues is not None
+        }
         if self.share is not None:
-            limited_demand = (lv.demand.high_watermark for lv in self.levels.values() if lv.queues)
-            self._lend(sum(limited_demand))
+            self._lend(sum(demand.high_watermark for _, demand in limited.values()))
+            # the rebuild moved the levels' bounds to the new share
+            limited = {
+                name: (self.levels[name].bounds, demand) for name, (_, demand) in limited.items()
+            }
         nominal_sum = sum(level.nominal for level in self.levels.values())
         exempt = sum(lv.current for lv in self.levels.values() if lv.queues is None)
         self._borrowed = True

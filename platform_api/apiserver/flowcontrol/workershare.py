@@ -61,7 +61,7 @@ class WorkerShare:
             private_dir(self.folder)
             self._write(demand, now)
             others = self._read(now)
-        except OSError as e:  # the split stays as it was
+        except OSError as e:  # unshared, the even split
             log.warn("priority and fairness: worker demand not shared: {e}", e=e)
             return worker_seats(self.total, self.count, 0.0, [])
         return worker_seats(self.total, self.count, demand, others)

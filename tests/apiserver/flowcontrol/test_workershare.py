@@ -50,3 +50,6 @@ def test_a_period_rescales_the_levels_to_the_workers_share(world: World) -> None
     after = {name: level.nominal for name, level in world.config.levels.items()}
     assert sum(after.values()) < sum(before.values())
     assert after["workload-low"] < before["workload-low"]
+    # the period's borrowing then shared out the new seats, not the old ones
+    limits = [lv.queues.limit for lv in world.config.levels.values() if lv.queues is not None]
+    assert sum(limits) <= 150 + len(limits)
