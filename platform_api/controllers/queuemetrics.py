@@ -67,6 +67,7 @@ class QueueMetrics:
         self.name, self.clock = name, clock
         self.waiting: dict[Hashable, float] = {}
         self.processing: dict[Hashable, float] = {}
+        self.shown = True  # its gauges, until ``DELETE /metrics``; back at its next add
         ADDS.add(0.0, name)  # kube's queues show their series from the start
         RETRIES.add(0.0, name)
         QUEUE_DURATION.row(name)
@@ -74,6 +75,7 @@ class QueueMetrics:
         _GAUGES.queues[name] = self
 
     def added(self, key: Hashable) -> None:
+        self.shown = True
         if key not in self.waiting:
             ADDS.inc(self.name)
             self.waiting[key] = self.clock()
@@ -101,6 +103,11 @@ class _QueueGauges(Collector):
         self.queues: dict[str, QueueMetrics] = {}
         REGISTRY.register(self)
 
+    def clear(self) -> None:
+        """``DELETE /metrics``: the series go, as the other families' do."""
+        for queue in self.queues.values():
+            queue.shown = False
+
     def collect(self) -> Iterator[GaugeMetricFamily]:
         depth = GaugeMetricFamily("workqueue_depth", _DEPTH_HELP, labels=_LABELS)
         unfinished = GaugeMetricFamily(
@@ -110,6 +117,8 @@ class _QueueGauges(Collector):
             "workqueue_longest_running_processor_seconds", _LONGEST_HELP, labels=_LABELS
         )
         for name, queue in sorted(self.queues.items()):
+            if not queue.shown:
+                continue
             now = queue.clock()
             running = [now - started for started in queue.processing.values()]
             depth.add_metric([name], len(queue.waiting))

@@ -9,7 +9,7 @@ from typing import Any
 from twisted.internet.defer import Deferred
 from twisted.internet.task import Clock
 
-from platform_api.apiserver.metrics import REGISTRY, render
+from platform_api.apiserver.metrics import REGISTRY, render, reset
 from platform_api.controllers.base import Controller
 from platform_api.controllers.queuemetrics import ADDS, QUEUE_DURATION, RETRIES, WORK_DURATION
 
@@ -147,3 +147,14 @@ def test_a_controller_kube_runs_elsewhere_has_no_series() -> None:
     other.start()
     other.enqueue("a")
     assert ADDS.values == before
+
+
+def test_a_reset_takes_the_series_until_the_next_add() -> None:
+    queue = started(Clock())
+    reset()
+    assert "workqueue_depth" not in gauges()
+    assert ("test_queue",) not in ADDS.values
+    queue.enqueue("a")
+    assert gauges()["workqueue_depth"] == 1
+    assert ADDS.values[("test_queue",)] == 1.0  # afresh, as every family after a reset here
+    assert ("test_queue",) not in RETRIES.values
