@@ -23,6 +23,7 @@ from platform_api.apiserver.flowcontrol.estimate import ObjectStats, WatchCounts
 from platform_api.apiserver.flowcontrol.filter import UPSTREAM_HEADERS, PriorityAndFairness
 from platform_api.apiserver.flowcontrol.workershare import WorkerShare
 from platform_api.apiserver.inflight import InflightLimiter
+from platform_api.apiserver.workerslot import WorkerSlot
 from platform_api.controllers.informer import Informer
 from platform_api.registry.flowcontrol_bootstrap import GROUP
 from platform_api.registry.store import Store
@@ -37,7 +38,7 @@ def limiter(
     hub: WatchHub,
     reactor: IReactorTime,
     loops: list[Any],
-    slot: Any = None,
+    slot: WorkerSlot | None = None,
 ) -> InflightLimiter:
     """The filter for ``cfg`` (a ServerConfig); started here, its timer joins ``loops``.
     ``slot``: this worker's (workerslot.py), under ``--workers``."""
