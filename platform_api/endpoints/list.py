@@ -246,7 +246,7 @@ async def _read_list(
     keys, single = narrowed(scope, p)
     if single:  # kube reads the one key, unpaged
         limit = 0
-    options = ListOptions(revision, start, limit, predicate(scope, p))
+    options = ListOptions(revision, start, limit, predicate(scope, p), single)
     # A consistent list, or a later chunk of one, is read from etcd itself when this
     # server's cache cannot prove it holds that revision (storage/etcd/through.py).
     consistent = not p.resource_version and (not p.continue_token or revision > 0)

@@ -182,13 +182,17 @@ class ListOptions:
     ``revision`` 0 reads the newest state; a positive revision reads the state as of
     that revision (within the history window).  ``start_after`` is the last key a
     previous chunk returned.  ``predicate`` filters decoded objects; when it is set
-    the remaining count is not computed (kube omits it with selectors).
+    the remaining count is not computed (kube omits it with selectors).  ``single``:
+    the prefix is one object's key (a ``metadata.name`` selector) and only that key is
+    read, as kube's non-recursive GetList reads it; a store may still pass keys it
+    prefixes to the predicate.
     """
 
     revision: int = 0
     start_after: bytes = b""
     limit: int = 0
     predicate: Callable[[dict[str, Any]], bool] | None = None
+    single: bool = False
 
     def selects(self, stored: Stored) -> bool:
         """Whether the list takes ``stored``: a value that does not decode always (the

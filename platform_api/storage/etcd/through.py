@@ -70,9 +70,14 @@ class ReadThrough:
         """The chunk ``options`` asks for, at one revision (``options.revision``, or the
         current one), read as kube's etcd3 store reads it: from the first key past
         ``start_after``, ``limit`` keys a call (more, doubling, while a predicate leaves
-        the chunk short), so a chunk costs its own keys, not the whole prefix's."""
-        start = self.layout.etcd_key(prefix + b"x")[:-1]  # the prefix's etcd form
-        end = prefix_end(start)
+        the chunk short), so a chunk costs its own keys, not the whole prefix's.  A
+        ``single`` list reads its one key: no range end, which would double the size of
+        a call naming a long key (a 1 MiB name went over etcd's 2 MiB message limit)."""
+        if options.single:
+            start, end = self.layout.etcd_key(prefix), b""
+        else:
+            start = self.layout.etcd_key(prefix + b"x")[:-1]  # the prefix's etcd form
+            end = prefix_end(start)
         key = start
         if options.start_after.startswith(prefix):
             key = max(start, self.layout.etcd_key(options.start_after) + b"\x00")

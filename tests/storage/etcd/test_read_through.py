@@ -197,3 +197,37 @@ async def test_a_chunk_reads_its_own_keys_not_the_whole_prefix(
         ]
     finally:
         client.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_single_object_list_reads_its_one_key(
+    etcd: EtcdServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``metadata.name`` list reads the key alone, as kube's non-recursive GetList: not
+    the keys it prefixes, and a long name stays within etcd's message limit (a range end
+    as long as the key doubled the call: ``grpc: received message larger than max``;
+    this etcd's limit is 576 KiB, kube's 2 MiB, which a 1 MiB name went over)."""
+    client = EtcdClient([etcd.endpoint], reactor)
+    storage = EtcdStorage(client, KeyLayout("/single", [("", "configmaps")]), reactor)
+    ends: list[bytes] = []
+    real = client.range
+
+    async def recorded(key: bytes, end: bytes = b"", **kwargs: Any) -> Any:
+        ends.append(end)
+        return await real(key, end, **kwargs)
+
+    monkeypatch.setattr(client, "range", recorded)
+    try:
+        for name in ("x", "xy"):
+            revision = await _put_behind_the_cache(storage, "a", name)
+        one = await storage.get_list_through(_key("a", "x"), ListOptions(single=True))
+        assert ([s.key for s in one.items], one.revision, one.continue_key) == (
+            [_key("a", "x")],
+            revision,
+            None,
+        )
+        assert ends == [b""]
+        long = _key("a", "b" * (400 * 1024))
+        assert (await storage.get_list_through(long, ListOptions(single=True))).items == []
+    finally:
+        client.close()
