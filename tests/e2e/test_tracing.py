@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from platform_api.apiserver import pki
-from tests.e2e.conftest import VENV_BIN, Server, session_for, start_server
+from tests.e2e.conftest import E2E_ETCD, VENV_BIN, Server, session_for, start_server
 from tests.e2e.test_admission_webhooks import (
     active,
     ca_bundle,
@@ -385,10 +385,11 @@ def test_without_a_rate_only_a_sampled_privileged_caller_is_traced(tmp_path: Pat
         own.wait(lambda spans: len(spans) >= 8)
         time.sleep(0.5)  # anything else exported would be here by now
         spans = own.spans()
+        names = sorted(s["name"] for s in spans)
+        if E2E_ETCD:  # a consistent get read from an etcd before 3.5.13: its call's span
+            names = [name for name in names if name != "etcdserverpb.KV/Range"]
         # the caller's trace only: kube's authentication span is drawn at the rate, none
-        assert sorted(s["name"] for s in spans) == sorted(
-            [NAMESPACE_ROUTE, *FILTERS, "Get", "cacher.Get", "SerializeObject"]
-        )
+        assert names == sorted([NAMESPACE_ROUTE, *FILTERS, "Get", "cacher.Get", "SerializeObject"])
         assert {s["trace_id"] for s in spans} == {"ab" * 16}
     finally:
         quiet.stop()

@@ -116,7 +116,11 @@ class EtcdClient:
         etcd's ``--max-txn-ops``, 128 by default).  While its space alarm is raised, etcd
         3.5.1 may refuse any transaction, reads among them (its quota check weighs the
         database's size), yet serves ranges: then each key is a range of its own (kube
-        reads a key with a range, so its reads go on)."""
+        reads a key with a range, so its reads go on).  A lone key is a range, as
+        kube reads one (and as its trace names it: ``etcdserverpb.KV/Range``)."""
+        if len(keys) == 1:
+            one = await self.range(keys[0])
+            return [one.kvs[0] if one.kvs else None]
         try:
             result = await self.txn([], [range_op(key) for key in keys], read_only=True)
         except NoSpace:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_twisted
@@ -80,6 +81,30 @@ async def test_put_get_range_delete(etcd: EtcdServer) -> None:
         assert gone.deleted == 2 and gone.revision == again.revision + 1
         assert sorted(k.value for k in gone.prev_kvs) == [b"2", b"3"]
         assert (await c.range(p, prefix_end(p))).count == 0
+    finally:
+        c.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_get_many_reads_a_lone_key_with_a_range(etcd: EtcdServer) -> None:
+    """Several keys are one transaction of ranges; one key is a range, as kube reads it."""
+    c, p = client(etcd.endpoint), unique()
+    methods: list[str] = []
+    real = c.transport.call
+
+    def recorded(method: str, *args: Any, **kwargs: Any) -> Any:
+        methods.append(method)
+        return real(method, *args, **kwargs)
+
+    c.transport.call = recorded  # type: ignore[method-assign]
+    try:
+        await c.put(p + b"a", b"1")
+        methods.clear()
+        assert [kv.value if kv else None for kv in await c.get_many([p + b"a"])] == [b"1"]
+        assert await c.get_many([p + b"missing"]) == [None]
+        both = await c.get_many([p + b"a", p + b"missing"])
+        assert [kv.value if kv else None for kv in both] == [b"1", None]
+        assert methods == ["/etcdserverpb.KV/Range"] * 2 + ["/etcdserverpb.KV/Txn"]
     finally:
         c.close()
 
