@@ -4,14 +4,18 @@ As kube's cacher does, one etcd watch (here: one for the whole key prefix, so ev
 all resources arrive in one revision order) keeps a copy of the data current; reads,
 lists at recent revisions and every watcher are served from it, with no etcd round trip
 per read or per watcher.  A window of recent events (``history``) serves watches from an
-older resourceVersion and lists at an exact one, as the LMDB change log does.
+older resourceVersion and lists at an exact one, as the LMDB change log does.  The keys
+are kept in a sorted list of sorted chunks (kube's cacher keeps a B-tree): a bisected
+plain list moved every key after the new one on each create, ~90 µs a write with a
+million objects.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 
+from sortedcontainers import SortedList
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
@@ -36,7 +40,7 @@ log = Logger()
 class WatchCache:
     def __init__(self, clock: Callable[[], float]) -> None:
         self.data: dict[bytes, Stored] = {}
-        self.keys: list[bytes] = []  # sorted
+        self.keys = SortedList()  # of bytes
         self.revision = 0
         # The newest change applied (an event's revision, or the list's): an event is new
         # when it is past this, not past ``revision``, which progress notifications move.
@@ -58,7 +62,7 @@ class WatchCache:
     def load(self, items: list[Stored], revision: int) -> None:
         """The initial list, at ``revision``."""
         self.data = {s.key: s for s in items}
-        self.keys = sorted(self.data)
+        self.keys = SortedList(self.data)
         self.revision = self.floor = self.applied = revision
         self._drop(len(self.history))  # a re-list: history from before it is unknown
 
@@ -78,11 +82,11 @@ class WatchCache:
         for event in fresh:
             if event.type == DELETED:
                 if self.data.pop(event.key, None) is not None:
-                    del self.keys[bisect.bisect_left(self.keys, event.key)]
+                    self.keys.remove(event.key)
             else:
                 assert event.stored is not None
                 if event.key not in self.data:
-                    bisect.insort(self.keys, event.key)
+                    self.keys.add(event.key)
                 self.data[event.key] = event.stored
             self.history.append(event)
             self._revisions.append(event.revision)
@@ -143,7 +147,7 @@ class WatchCache:
         return stored
 
     def count(self, prefix: bytes) -> int:
-        return bisect.bisect_left(self.keys, _after(prefix)) - bisect.bisect_left(self.keys, prefix)
+        return self.keys.bisect_left(_after(prefix)) - self.keys.bisect_left(prefix)
 
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
         if revision < self.floor:
@@ -154,10 +158,11 @@ class WatchCache:
     def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
         if options.revision and options.revision != self.revision:
             return self._list_at(prefix, options)
-        lo = bisect.bisect_right(self.keys, options.start_after) if options.start_after else 0
-        lo = max(lo, bisect.bisect_left(self.keys, prefix))
-        hi = bisect.bisect_left(self.keys, _after(prefix))
-        return select(self.keys[lo:hi], self.data.__getitem__, options, self.revision)
+        lo = self.keys.bisect_right(options.start_after) if options.start_after else 0
+        lo = max(lo, self.keys.bisect_left(prefix))
+        hi = max(lo, self.keys.bisect_left(_after(prefix)))
+        keys = self.keys.islice(lo, hi)  # a chunk reads its own keys, not the prefix's
+        return select(keys, hi - lo, self.data.__getitem__, options, self.revision)
 
     def _list_at(self, prefix: bytes, options: ListOptions) -> ListResult:
         target = options.revision
@@ -165,11 +170,8 @@ class WatchCache:
             raise StorageError(TOO_LARGE_REVISION, prefix, revision=self.revision)
         if target < self.floor:
             raise StorageError(EXPIRED, prefix, revision=target)
-        lo, hi = (
-            bisect.bisect_left(self.keys, prefix),
-            bisect.bisect_left(self.keys, _after(prefix)),
-        )
-        state = {k: self.data[k] for k in self.keys[lo:hi]}
+        lo, hi = self.keys.bisect_left(prefix), self.keys.bisect_left(_after(prefix))
+        state = {k: self.data[k] for k in self.keys.islice(lo, hi)}
         for event in reversed(self.history):  # undo every change after the target
             if event.revision <= target:
                 break
@@ -180,20 +182,24 @@ class WatchCache:
             else:
                 state[event.key] = event.prev
         keys = sorted(k for k in state if k > options.start_after)
-        return select(keys, state.__getitem__, options, target)
+        return select(keys, len(keys), state.__getitem__, options, target)
 
 
 def select(
-    keys: Sequence[bytes], lookup: Callable[[bytes], Stored], options: ListOptions, revision: int
+    keys: Iterable[bytes],
+    count: int,
+    lookup: Callable[[bytes], Stored],
+    options: ListOptions,
+    revision: int,
 ) -> ListResult:
-    """The chunk of a list: of ``keys`` (in order, past ``start_after`` already), up to
-    ``limit`` objects that ``predicate`` keeps.  A chunk that stops early continues after
-    its last object and, without a predicate, counts the keys left (kube's
-    remainingItemCount)."""
+    """The chunk of a list: of the ``count`` ``keys`` (in order, past ``start_after``
+    already), up to ``limit`` objects that ``predicate`` keeps.  A chunk that stops early
+    continues after its last object and, without a predicate, counts the keys left
+    (kube's remainingItemCount)."""
     items: list[Stored] = []
     for i, key in enumerate(keys):
         if options.limit and len(items) >= options.limit:
-            remaining = None if options.predicate else len(keys) - i
+            remaining = None if options.predicate else count - i
             return ListResult(items, revision, items[-1].key, remaining)
         stored = lookup(key)
         if options.selects(stored):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from platform_api.storage.etcd.cache import WatchCache, select
 from platform_api.storage.interface import (
     ADDED,
+    DELETED,
     MODIFIED,
     UNREADABLE,
     Event,
@@ -59,6 +60,29 @@ def test_a_filtered_list_leaves_an_unreadable_value_to_its_caller() -> None:
         seen.append(obj)
         return True
 
-    result = select(sorted(items), items.__getitem__, ListOptions(predicate=match), 3)
+    result = select(sorted(items), 2, items.__getitem__, ListOptions(predicate=match), 3)
     assert result.items == [ok, bad] and seen == [ok.object]
     assert readable(result.items) == [ok]
+
+
+def test_a_chunk_reads_within_its_prefix_as_keys_come_and_go() -> None:
+    """Chunks, counts and the keys left, over the sorted keys as creates and deletes
+    change them (a neighbouring namespace's keys stay out)."""
+    cache = WatchCache(lambda: 0.0)
+    names = [b"/core/configmaps/a/%d" % i for i in (1, 3, 5)]
+    cache.load([Stored(k, 1, b"{}") for k in [*names, b"/core/configmaps/b/0"]], 1)
+    added = b"/core/configmaps/a/2"
+    cache.apply([Event(ADDED, 2, added, Stored(added, 2, b"{}"), None)], 2)
+    gone = cache.data[names[1]]
+    cache.apply([Event(DELETED, 3, gone.key, gone, gone)], 3)
+    cache.advance(3)
+    prefix = b"/core/configmaps/a/"
+    first = cache.get_list(prefix, ListOptions(limit=2))
+    assert [s.key for s in first.items] == [names[0], added]
+    assert (first.continue_key, first.remaining, cache.count(prefix)) == (added, 1, 3)
+    rest = cache.get_list(prefix, ListOptions(start_after=added, limit=2))
+    assert ([s.key for s in rest.items], rest.continue_key) == ([names[2]], None)
+    past = cache.get_list(prefix, ListOptions(start_after=b"/core/configmaps/b/", limit=2))
+    assert (past.items, past.continue_key) == ([], None)
+    at_two = cache.get_list(prefix, ListOptions(revision=2))
+    assert [s.key for s in at_two.items] == [names[0], added, names[1], names[2]]
