@@ -182,7 +182,7 @@ class LMDBStorage(WriteRecovery):
             raw = txn.get(key, db=self._objects)
         if raw is None:
             raise StorageError(KEY_NOT_FOUND, key)
-        return read(self._transformer, key, REV.unpack_from(raw)[0], raw[8:])
+        return read(self._transformer, key, *_split(raw))
 
     def count(self, prefix: bytes) -> int:
         with self._env.begin() as txn:
@@ -201,6 +201,10 @@ class LMDBStorage(WriteRecovery):
             revision = self._meta_int(txn, META_REV)
             if options.revision and options.revision != revision:
                 return self._list_at(txn, prefix, options, revision)
+            if options.single:  # the one key, not those it prefixes
+                raw = txn.get(prefix, db=self._objects)
+                found = [] if raw is None else [read(self._transformer, prefix, *_split(raw))]
+                return ListResult([s for s in found if options.selects(s)], revision, None, None)
             cursor = txn.cursor(db=self._objects)
             start = options.start_after + b"\x00" if options.start_after else prefix
             items: list[Stored] = []
@@ -212,8 +216,7 @@ class LMDBStorage(WriteRecovery):
                     if options.limit and len(items) >= options.limit:
                         more = True
                         break
-                    revision_of = REV.unpack_from(raw)[0]
-                    stored = read(self._transformer, key, revision_of, raw[8:])
+                    stored = read(self._transformer, key, *_split(raw))
                     if options.selects(stored):
                         items.append(stored)
             if not more:
@@ -239,6 +242,8 @@ class LMDBStorage(WriteRecovery):
             raise StorageError(EXPIRED, prefix, revision=target)
         dbs = (self._objects, self._log)
         state = state_at(txn, dbs, self._transformer, prefix, newest, target)
+        if options.single:
+            state = {prefix: state[prefix]} if prefix in state else {}
         return page(state, target, options)
 
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
@@ -411,3 +416,8 @@ class LMDBStorage(WriteRecovery):
             except StorageError as e:
                 if e.code != CONFLICT:
                     raise
+
+
+def _split(raw: bytes) -> tuple[int, bytes]:
+    """A stored record: its revision and its value."""
+    return REV.unpack_from(raw)[0], raw[8:]

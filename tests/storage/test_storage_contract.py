@@ -223,6 +223,24 @@ async def test_delete_with_preconditions(backend: Backend, ns: str) -> None:
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_single_object_list_reads_its_key_alone(backend: Backend, ns: str) -> None:
+    """A ``metadata.name`` list (``single``) reads one key, now and at a past revision,
+    not the keys it prefixes (kube's cacher gets the key)."""
+    s = backend.storage
+    a = (await s.create(key(ns, "a"), cm("a"))).revision
+    await s.create(key(ns, "ab"), cm("ab"))
+    single = ListOptions(single=True)
+    now = s.get_list(key(ns, "a"), single)
+    assert ([i.key for i in now.items], now.revision) == ([key(ns, "a")], s.current_revision())
+    assert s.get_list(key(ns, "absent"), single).items == []
+    await s.delete(key(ns, "a"))
+    await s.delete(key(ns, "ab"))  # undone in the past's state, and still not read
+    past = s.get_list(key(ns, "a"), ListOptions(revision=a + 1, single=True))
+    assert ([i.key for i in past.items], past.revision) == ([key(ns, "a")], a + 1)
+    assert s.get_list(key(ns, "a"), single).items == []
+
+
+@pytest_twisted.ensureDeferred
 async def test_lists_page_and_read_the_past(backend: Backend, ns: str) -> None:
     s = backend.storage
     revisions = [(await s.create(key(ns, f"l{i}"), cm(f"l{i}"))).revision for i in range(5)]

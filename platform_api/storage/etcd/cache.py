@@ -158,6 +158,10 @@ class WatchCache:
     def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
         if options.revision and options.revision != self.revision:
             return self._list_at(prefix, options)
+        if options.single:  # the one key, not those it prefixes (kube's cacher: a get)
+            found = self.data.get(prefix)
+            items = [found] if found is not None and options.selects(found) else []
+            return ListResult(items, self.revision, None, None)
         lo = self.keys.bisect_right(options.start_after) if options.start_after else 0
         lo = max(lo, self.keys.bisect_left(prefix))
         hi = max(lo, self.keys.bisect_left(_after(prefix)))
@@ -181,6 +185,8 @@ class WatchCache:
                 state.pop(event.key, None)
             else:
                 state[event.key] = event.prev
+        if options.single:
+            state = {prefix: state[prefix]} if prefix in state else {}
         keys = sorted(k for k in state if k > options.start_after)
         return select(keys, len(keys), state.__getitem__, options, target)
 
