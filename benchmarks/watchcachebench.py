@@ -5,8 +5,10 @@
 Fills a WatchCache (storage/etcd/cache.py) with N ConfigMap keys in one namespace, then
 applies ``--events`` creates of new keys spread over the range, the deletes of those
 keys, and reads 100 first chunks of 500 of the namespace (what a paged ``kubectl get``
-costs the cache).  Prints microseconds per operation for each N.  Every replica does
-this for every write on etcd, whichever replica made it.
+costs the cache), then 20 chunks of 500 from the middle of the namespace as of a
+revision 100 writes ago (a paged list that reads on while writes go on).  Prints
+microseconds per operation for each N.  Every replica does the writes' part for every
+write on etcd, whichever replica made it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from platform_api.storage.etcd.cache import WatchCache  # noqa: E402
 from platform_api.storage.interface import (  # noqa: E402
     ADDED,
     DELETED,
+    MODIFIED,
     Event,
     ListOptions,
     Stored,
@@ -36,8 +39,9 @@ def _key(i: int, suffix: bytes = b"") -> bytes:
     return PREFIX + b"cm-%08d" % i + suffix
 
 
-def measure(size: int, events: int) -> tuple[float, float, float]:
-    """Microseconds per create, per delete and per 500-object chunk at ``size`` keys."""
+def measure(size: int, events: int) -> tuple[float, float, float, float]:
+    """Microseconds per create, per delete, per 500-object chunk and per such chunk at
+    an older revision, at ``size`` keys."""
     value = b'{"metadata":{"name":"x"}}'
     cache = WatchCache(lambda: 0.0)
     cache.load([Stored(_key(i), 1, value) for i in range(size)], 1)
@@ -61,7 +65,18 @@ def measure(size: int, events: int) -> tuple[float, float, float]:
         result = cache.get_list(PREFIX, ListOptions(limit=500))
         assert len(result.items) == min(500, size)
     chunk = (time.perf_counter() - started) / 100 * 1e6
-    return create, delete, chunk
+    past = revision
+    for i in random.sample(range(size), 100):
+        revision += 1
+        stored = Stored(_key(i), revision, value)
+        cache.apply([Event(MODIFIED, revision, _key(i), stored, cache.data[_key(i)])], revision)
+    cache.advance(revision)
+    middle = ListOptions(past, _key(size // 2), 500)
+    started = time.perf_counter()
+    for _ in range(20):
+        assert len(cache.get_list(PREFIX, middle).items) == min(500, size - size // 2 - 1)
+    older = (time.perf_counter() - started) / 20 * 1e6
+    return create, delete, chunk, older
 
 
 def main() -> None:
@@ -69,10 +84,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--events", type=int, default=5000)
     args = parser.parse_args()
-    print(f"{'objects':>9} {'create µs':>10} {'delete µs':>10} {'chunk of 500 µs':>16}")
+    head = f"{'objects':>9} {'create µs':>10} {'delete µs':>10} {'chunk of 500 µs':>16}"
+    print(head, f"{'older chunk µs':>15}")
     for size in (int(s) for s in args.sizes.split(",")):
-        create, delete, chunk = measure(size, args.events)
-        print(f"{size:>9} {create:>10.1f} {delete:>10.1f} {chunk:>16.0f}")
+        create, delete, chunk, older = measure(size, args.events)
+        print(f"{size:>9} {create:>10.1f} {delete:>10.1f} {chunk:>16.0f} {older:>15.0f}")
 
 
 if __name__ == "__main__":

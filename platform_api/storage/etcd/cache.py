@@ -13,6 +13,7 @@ million objects.
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Callable, Iterable
 
 from sortedcontainers import SortedList
@@ -162,33 +163,45 @@ class WatchCache:
             found = self.data.get(prefix)
             items = [found] if found is not None and options.selects(found) else []
             return ListResult(items, self.revision, None, None)
-        lo = self.keys.bisect_right(options.start_after) if options.start_after else 0
-        lo = max(lo, self.keys.bisect_left(prefix))
-        hi = max(lo, self.keys.bisect_left(_after(prefix)))
+        lo, hi = self._span(prefix, options.start_after)
         keys = self.keys.islice(lo, hi)  # a chunk reads its own keys, not the prefix's
         return select(keys, hi - lo, self.data.__getitem__, options, self.revision)
 
     def _list_at(self, prefix: bytes, options: ListOptions) -> ListResult:
+        """A list as of an older revision: the keys changed since then, from the history,
+        merged into the current keys, so a chunk costs its own keys and the changes, not
+        a copy of the whole prefix (a paged list read on while writes go on)."""
         target = options.revision
         if target > self.revision:
             raise StorageError(TOO_LARGE_REVISION, prefix, revision=self.revision)
         if target < self.floor:
             raise StorageError(EXPIRED, prefix, revision=target)
-        lo, hi = self.keys.bisect_left(prefix), self.keys.bisect_left(_after(prefix))
-        state = {k: self.data[k] for k in self.keys.islice(lo, hi)}
-        for event in reversed(self.history):  # undo every change after the target
+        then: dict[bytes, Stored | None] = {}  # each key changed since: its state at target
+        for event in reversed(self.history):  # the oldest change after target is last
             if event.revision <= target:
                 break
-            if not event.key.startswith(prefix):
-                continue
-            if event.type == ADDED or event.prev is None:
-                state.pop(event.key, None)
-            else:
-                state[event.key] = event.prev
+            if event.key.startswith(prefix) and event.key > options.start_after:
+                then[event.key] = None if event.type == ADDED else event.prev
         if options.single:
-            state = {prefix: state[prefix]} if prefix in state else {}
-        keys = sorted(k for k in state if k > options.start_after)
-        return select(keys, len(keys), state.__getitem__, options, target)
+            found = then[prefix] if prefix in then else self.data.get(prefix)
+            items = [found] if found is not None and options.selects(found) else []
+            return ListResult(items, target, None, None)
+        lo, hi = self._span(prefix, options.start_after)
+        unchanged = (k for k in self.keys.islice(lo, hi) if k not in then)
+        revived = sorted(k for k, stored in then.items() if stored is not None)
+        count = hi - lo - sum(1 for k in then if k in self.data) + len(revived)
+
+        def lookup(key: bytes) -> Stored:
+            return then.get(key) or self.data[key]
+
+        keys = heapq.merge(unchanged, revived)
+        return select(keys, count, lookup, options, target)
+
+    def _span(self, prefix: bytes, start_after: bytes) -> tuple[int, int]:
+        """Positions of the keys under ``prefix`` after ``start_after``."""
+        lo = self.keys.bisect_right(start_after) if start_after else 0
+        lo = max(lo, self.keys.bisect_left(prefix))
+        return lo, max(lo, self.keys.bisect_left(_after(prefix)))
 
 
 def select(

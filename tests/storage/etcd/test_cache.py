@@ -3,6 +3,8 @@ then the events of revisions it covered (etcd-io/etcd#15220)."""
 
 from __future__ import annotations
 
+import random
+
 from platform_api.storage.etcd.cache import WatchCache, select
 from platform_api.storage.interface import (
     ADDED,
@@ -86,3 +88,43 @@ def test_a_chunk_reads_within_its_prefix_as_keys_come_and_go() -> None:
     assert (past.items, past.continue_key) == ([], None)
     at_two = cache.get_list(prefix, ListOptions(revision=2))
     assert [s.key for s in at_two.items] == [names[0], added, names[1], names[2]]
+
+
+def test_lists_at_past_revisions_agree_with_the_states_they_had() -> None:
+    """Random creates, updates and deletes in two namespaces; every list at an older
+    revision, from any key on and in chunks of any size, is the state the prefix had."""
+    rng = random.Random(13)
+    cache = WatchCache(lambda: 0.0)
+    cache.load([], 1)
+    states = {1: {}}
+    state: dict[bytes, Stored] = {}
+    for revision in range(2, 200):
+        key = b"/core/configmaps/%s/%d" % (rng.choice([b"a", b"ab"]), rng.randrange(12))
+        prev = state.get(key)
+        if prev is not None and rng.random() < 0.4:
+            event = Event(DELETED, revision, key, prev, prev)
+            del state[key]
+        else:
+            stored = Stored(key, revision, b"{}")
+            event = Event(ADDED if prev is None else MODIFIED, revision, key, stored, prev)
+            state[key] = stored
+        cache.apply([event], revision)
+        cache.advance(revision)
+        states[revision] = dict(state)
+    for _ in range(400):
+        target = rng.randrange(1, 199)
+        prefix = rng.choice([b"/core/configmaps/a/", b"/core/configmaps/"])
+        start = rng.choice([b"", *sorted(states[target])])
+        limit = rng.randrange(4)
+        got = cache.get_list(prefix, ListOptions(target, start, limit))
+        then = sorted(k for k in states[target] if k.startswith(prefix) and k > start)
+        taken = then[:limit] if limit else then
+        assert [(s.key, s.revision) for s in got.items] == [
+            (k, states[target][k].revision) for k in taken
+        ]
+        more = len(then) > len(taken)
+        assert (got.continue_key, got.remaining) == (
+            (taken[-1], len(then) - len(taken)) if more else (None, None)
+        )
+        single = cache.get_list(prefix + b"3", ListOptions(target, single=True))
+        assert [s.key for s in single.items] == [k for k in [prefix + b"3"] if k in states[target]]
