@@ -1,9 +1,13 @@
-"""A list at a past revision, rebuilt from the LMDB change log (kube's exact-revision
-lists and continue tokens): the current objects under a prefix, with every change after
-the target revision undone, newest first."""
+"""A list at a past revision, from the LMDB change log (kube's exact-revision lists and
+continue tokens): the keys changed since the target revision, as they were then, merged
+into the current objects from the chunk's first key on.  A chunk costs its own objects and
+the changes since, not the whole prefix: a paged list that reads on while writes go on
+reads each chunk at its first chunk's revision."""
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Iterator
 from typing import Any
 
 import lmdb
@@ -13,51 +17,81 @@ from platform_api.storage.lmdb_commit import REV, decode_log
 from platform_api.storage.transformer import ValueTransformer, read, read_logged
 
 
-def state_at(
+def split(raw: bytes) -> tuple[int, bytes]:
+    """An object record: its revision and its value."""
+    return REV.unpack_from(raw)[0], raw[8:]
+
+
+def list_at(
     txn: lmdb.Transaction,
     dbs: tuple[Any, Any],
     transformer: ValueTransformer | None,
     prefix: bytes,
     newest: int,
-    target: int,
-) -> dict[bytes, Stored]:
-    """Every object under ``prefix`` as it was at ``target`` (``newest`` is now)."""
+    options: ListOptions,
+) -> ListResult:
+    """The chunk ``options`` asks for of ``prefix`` as it was at ``options.revision``
+    (``newest`` is now), in key order after ``options.start_after``."""
     objects, log = dbs
-    state: dict[bytes, Stored] = {}
-    cursor = txn.cursor(db=objects)
-    if cursor.set_range(prefix):
-        key: bytes
-        raw: bytes
-        for key, raw in cursor:  # type: ignore[assignment]
-            if not key.startswith(prefix):
-                break
-            state[key] = read(transformer, key, REV.unpack_from(raw)[0], raw[8:])
-    log_cursor = txn.cursor(db=log)
-    if log_cursor.set_key(REV.pack(newest)) or log_cursor.last():
+    target = options.revision
+    then = _changed_since(txn, log, transformer, prefix, options.start_after, newest, target)
+
+    def lookup(key: bytes) -> Stored | None:
+        if key in then:
+            return then[key]
+        raw: bytes | None = txn.get(key, db=objects)  # type: ignore[assignment]
+        return None if raw is None else read(transformer, key, *split(raw))
+
+    if options.single:
+        found = lookup(prefix)
+        one = [found] if found is not None and options.selects(found) else []
+        return ListResult(one, target, None, None)
+    unchanged = (k for k in _keys(txn, objects, prefix, options.start_after) if k not in then)
+    keys = heapq.merge(unchanged, sorted(k for k, s in then.items() if s is not None))
+    items: list[Stored] = []
+    for key in keys:
+        if options.limit and len(items) >= options.limit:
+            remaining = None if options.predicate else 1 + sum(1 for _ in keys)
+            return ListResult(items, target, items[-1].key, remaining)
+        stored = lookup(key)
+        assert stored is not None  # a current key or one that existed then
+        if options.selects(stored):
+            items.append(stored)
+    return ListResult(items, target, None, None)
+
+
+def _changed_since(
+    txn: lmdb.Transaction,
+    log: Any,
+    transformer: ValueTransformer | None,
+    prefix: bytes,
+    after: bytes,
+    newest: int,
+    target: int,
+) -> dict[bytes, Stored | None]:
+    """Each key under ``prefix`` past ``after`` changed after ``target``: its state at
+    ``target`` (None: it did not exist), from the oldest change after it."""
+    then: dict[bytes, Stored | None] = {}
+    cursor = txn.cursor(db=log)
+    if cursor.set_key(REV.pack(newest)) or cursor.last():
         record: bytes
-        for raw_rev, record in log_cursor.iterprev():  # type: ignore[assignment]
+        for raw_rev, record in cursor.iterprev():  # type: ignore[assignment]
             revision = REV.unpack(raw_rev)[0]
             if revision <= target:
                 break
             event, _ = decode_log(revision, record)
-            if not event.key.startswith(prefix):
-                continue
-            if event.prev is None:
-                state.pop(event.key, None)
-            else:
-                state[event.key] = read_logged(transformer, event.prev)
-    return state
+            if event.key.startswith(prefix) and event.key > after:
+                then[event.key] = read_logged(transformer, event.prev)
+    return then
 
 
-def page(state: dict[bytes, Stored], target: int, options: ListOptions) -> ListResult:
-    """One page of ``state`` in key order, after ``options.start_after``."""
-    keys = sorted(k for k in state if k > options.start_after)
-    items: list[Stored] = []
-    for i, key in enumerate(keys):
-        if options.limit and len(items) >= options.limit:
-            remaining = None if options.predicate else len(keys) - i
-            return ListResult(items, target, items[-1].key, remaining)
-        stored = state[key]
-        if options.selects(stored):
-            items.append(stored)
-    return ListResult(items, target, None, None)
+def _keys(txn: lmdb.Transaction, objects: Any, prefix: bytes, after: bytes) -> Iterator[bytes]:
+    """The current keys under ``prefix`` past ``after``, in order."""
+    cursor = txn.cursor(db=objects)
+    if not cursor.set_range(max(prefix, after + b"\x00") if after else prefix):
+        return
+    key: bytes
+    for key in cursor.iternext(keys=True, values=False):  # type: ignore[assignment]
+        if not key.startswith(prefix):
+            return
+        yield key

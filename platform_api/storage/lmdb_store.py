@@ -68,7 +68,7 @@ from platform_api.storage.lmdb_commit import (
     meta_int,
 )
 from platform_api.storage.lmdb_format import upgrade
-from platform_api.storage.lmdb_history import page, state_at
+from platform_api.storage.lmdb_history import list_at, split
 from platform_api.storage.lmdb_recovery import WriteRecovery
 from platform_api.storage.lmdb_space import MapSpace, RemappingEnvironment
 from platform_api.storage.transformer import (
@@ -182,7 +182,7 @@ class LMDBStorage(WriteRecovery):
             raw = txn.get(key, db=self._objects)
         if raw is None:
             raise StorageError(KEY_NOT_FOUND, key)
-        return read(self._transformer, key, *_split(raw))
+        return read(self._transformer, key, *split(raw))
 
     def count(self, prefix: bytes) -> int:
         with self._env.begin() as txn:
@@ -203,7 +203,7 @@ class LMDBStorage(WriteRecovery):
                 return self._list_at(txn, prefix, options, revision)
             if options.single:  # the one key, not those it prefixes
                 raw = txn.get(prefix, db=self._objects)
-                found = [] if raw is None else [read(self._transformer, prefix, *_split(raw))]
+                found = [] if raw is None else [read(self._transformer, prefix, *split(raw))]
                 return ListResult([s for s in found if options.selects(s)], revision, None, None)
             cursor = txn.cursor(db=self._objects)
             start = options.start_after + b"\x00" if options.start_after else prefix
@@ -216,7 +216,7 @@ class LMDBStorage(WriteRecovery):
                     if options.limit and len(items) >= options.limit:
                         more = True
                         break
-                    stored = read(self._transformer, key, *_split(raw))
+                    stored = read(self._transformer, key, *split(raw))
                     if options.selects(stored):
                         items.append(stored)
             if not more:
@@ -234,17 +234,14 @@ class LMDBStorage(WriteRecovery):
     def _list_at(
         self, txn: lmdb.Transaction, prefix: bytes, options: ListOptions, newest: int
     ) -> ListResult:
-        """The state of ``prefix`` as of ``options.revision``, rebuilt from the change log."""
+        """A chunk of ``prefix`` as of ``options.revision``, from the change log."""
         target = options.revision
         if target > newest:
             raise StorageError(TOO_LARGE_REVISION, prefix, revision=newest)
         if target < self._list_floor(txn):
             raise StorageError(EXPIRED, prefix, revision=target)
         dbs = (self._objects, self._log)
-        state = state_at(txn, dbs, self._transformer, prefix, newest, target)
-        if options.single:
-            state = {prefix: state[prefix]} if prefix in state else {}
-        return page(state, target, options)
+        return list_at(txn, dbs, self._transformer, prefix, newest, options)
 
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
         with self._env.begin() as txn:
@@ -416,8 +413,3 @@ class LMDBStorage(WriteRecovery):
             except StorageError as e:
                 if e.code != CONFLICT:
                     raise
-
-
-def _split(raw: bytes) -> tuple[int, bytes]:
-    """A stored record: its revision and its value."""
-    return REV.unpack_from(raw)[0], raw[8:]

@@ -9,7 +9,9 @@ exact revisions, kube's compaction and size limits.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -238,6 +240,52 @@ async def test_a_single_object_list_reads_its_key_alone(backend: Backend, ns: st
     past = s.get_list(key(ns, "a"), ListOptions(revision=a + 1, single=True))
     assert ([i.key for i in past.items], past.revision) == ([key(ns, "a")], a + 1)
     assert s.get_list(key(ns, "a"), single).items == []
+
+
+def _with_data(data: dict[str, str], obj: dict[str, Any], _: Any) -> dict[str, Any]:
+    return {**obj, "data": data}
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_past_chunk_is_the_state_the_prefix_had(backend: Backend, ns: str) -> None:
+    """Random creates, updates and deletes in two namespaces (one's name prefixes the
+    other's); every list at a past revision, from any key on, in chunks of any size, is
+    the objects the namespace held then, with the count of those left."""
+    rng = random.Random(7)
+    s = backend.storage
+    first = s.current_revision()
+    states: dict[int, dict[bytes, int]] = {first: {}}
+    state: dict[bytes, int] = {}
+    for i in range(60):
+        k = key(rng.choice([ns, ns + "x"]), f"o{rng.randrange(8)}")
+        if k in state and rng.random() < 0.4:
+            state.pop(k)
+            revision = (await s.delete(k)).revision
+        elif k in state:
+            edit = functools.partial(_with_data, {"i": str(i)})
+            revision = (await s.guaranteed_update(k, edit)).revision
+            state[k] = revision
+        else:
+            revision = state[k] = (await s.create(k, cm(k.decode().rpartition("/")[2]))).revision
+        states[revision] = dict(state)
+    prefix = f"/core/configmaps/{ns}/".encode()
+    for target, then in states.items():
+        if target in (0, s.current_revision()):  # 0 reads the newest state
+            continue
+        mine = sorted(k for k in then if k.startswith(prefix))
+        for start in [b"", *mine[:3]]:
+            after = [k for k in mine if k > start]
+            for limit in (0, 1, 2):
+                got = s.get_list(prefix, ListOptions(target, start, limit))
+                taken = after[:limit] if limit else after
+                assert [(i.key, i.revision) for i in got.items] == [(k, then[k]) for k in taken]
+                left = len(after) - len(taken)
+                assert (got.continue_key, got.remaining) == (
+                    (taken[-1], left) if left else (None, None)
+                )
+        for name in ("o1", "o5"):
+            one = s.get_list(key(ns, name), ListOptions(target, single=True))
+            assert [i.key for i in one.items] == [k for k in [key(ns, name)] if k in then]
 
 
 @pytest_twisted.ensureDeferred
