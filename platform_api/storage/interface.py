@@ -184,8 +184,7 @@ class ListOptions:
     previous chunk returned.  ``predicate`` filters decoded objects; when it is set
     the remaining count is not computed (kube omits it with selectors).  ``single``:
     the prefix is one object's key (a ``metadata.name`` selector) and only that key is
-    read, as kube's non-recursive GetList reads it; a store may still pass keys it
-    prefixes to the predicate.
+    read, not the keys it prefixes, as kube's non-recursive GetList reads it.
     """
 
     revision: int = 0

@@ -6,12 +6,12 @@ reads each chunk at its first chunk's revision."""
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterator
 from typing import Any
 
 import lmdb
 
+from platform_api.storage.chunks import as_of, select, single
 from platform_api.storage.interface import ListOptions, ListResult, Stored
 from platform_api.storage.lmdb_commit import REV, decode_log
 from platform_api.storage.transformer import ValueTransformer, read, read_logged
@@ -42,22 +42,15 @@ def list_at(
         raw: bytes | None = txn.get(key, db=objects)  # type: ignore[assignment]
         return None if raw is None else read(transformer, key, *split(raw))
 
-    if options.single:
-        found = lookup(prefix)
-        one = [found] if found is not None and options.selects(found) else []
-        return ListResult(one, target, None, None)
-    unchanged = (k for k in _keys(txn, objects, prefix, options.start_after) if k not in then)
-    keys = heapq.merge(unchanged, sorted(k for k, s in then.items() if s is not None))
-    items: list[Stored] = []
-    for key in keys:
-        if options.limit and len(items) >= options.limit:
-            remaining = None if options.predicate else 1 + sum(1 for _ in keys)
-            return ListResult(items, target, items[-1].key, remaining)
+    def existing(key: bytes) -> Stored:
         stored = lookup(key)
-        assert stored is not None  # a current key or one that existed then
-        if options.selects(stored):
-            items.append(stored)
-    return ListResult(items, target, None, None)
+        assert stored is not None  # a key of as_of's: current, or one that existed then
+        return stored
+
+    if options.single:
+        return single(lookup(prefix), options, target)
+    keys = as_of(_keys(txn, objects, prefix, options.start_after), then)
+    return select(keys, None, existing, options, target)
 
 
 def _changed_since(

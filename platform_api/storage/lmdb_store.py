@@ -32,6 +32,7 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 from platform_api.privatefiles import FILE_MODE, private_dir, private_file
+from platform_api.storage.chunks import single
 from platform_api.storage.interface import (
     CONFLICT,
     EXPIRED,
@@ -203,8 +204,8 @@ class LMDBStorage(WriteRecovery):
                 return self._list_at(txn, prefix, options, revision)
             if options.single:  # the one key, not those it prefixes
                 raw = txn.get(prefix, db=self._objects)
-                found = [] if raw is None else [read(self._transformer, prefix, *split(raw))]
-                return ListResult([s for s in found if options.selects(s)], revision, None, None)
+                found = None if raw is None else read(self._transformer, prefix, *split(raw))
+                return single(found, options, revision)
             cursor = txn.cursor(db=self._objects)
             start = options.start_after + b"\x00" if options.start_after else prefix
             items: list[Stored] = []

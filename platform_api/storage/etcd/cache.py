@@ -13,13 +13,13 @@ million objects.
 from __future__ import annotations
 
 import bisect
-import heapq
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from sortedcontainers import SortedList
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
+from platform_api.storage.chunks import as_of, select, single
 from platform_api.storage.etcd.kv import prefix_end
 from platform_api.storage.interface import (
     ADDED,
@@ -160,9 +160,7 @@ class WatchCache:
         if options.revision and options.revision != self.revision:
             return self._list_at(prefix, options)
         if options.single:  # the one key, not those it prefixes (kube's cacher: a get)
-            found = self.data.get(prefix)
-            items = [found] if found is not None and options.selects(found) else []
-            return ListResult(items, self.revision, None, None)
+            return single(self.data.get(prefix), options, self.revision)
         lo, hi = self._span(prefix, options.start_after)
         keys = self.keys.islice(lo, hi)  # a chunk reads its own keys, not the prefix's
         return select(keys, hi - lo, self.data.__getitem__, options, self.revision)
@@ -182,48 +180,23 @@ class WatchCache:
                 break
             if event.key.startswith(prefix) and event.key > options.start_after:
                 then[event.key] = None if event.type == ADDED else event.prev
-        if options.single:
-            found = then[prefix] if prefix in then else self.data.get(prefix)
-            items = [found] if found is not None and options.selects(found) else []
-            return ListResult(items, target, None, None)
-        lo, hi = self._span(prefix, options.start_after)
-        unchanged = (k for k in self.keys.islice(lo, hi) if k not in then)
-        revived = sorted(k for k, stored in then.items() if stored is not None)
-        count = hi - lo - sum(1 for k in then if k in self.data) + len(revived)
 
         def lookup(key: bytes) -> Stored:
             return then.get(key) or self.data[key]
 
-        keys = heapq.merge(unchanged, revived)
-        return select(keys, count, lookup, options, target)
+        if options.single:
+            found = then[prefix] if prefix in then else self.data.get(prefix)
+            return single(found, options, target)
+        lo, hi = self._span(prefix, options.start_after)
+        existed = sum(1 for stored in then.values() if stored is not None)
+        count = hi - lo - sum(1 for k in then if k in self.data) + existed
+        return select(as_of(self.keys.islice(lo, hi), then), count, lookup, options, target)
 
     def _span(self, prefix: bytes, start_after: bytes) -> tuple[int, int]:
         """Positions of the keys under ``prefix`` after ``start_after``."""
         lo = self.keys.bisect_right(start_after) if start_after else 0
         lo = max(lo, self.keys.bisect_left(prefix))
         return lo, max(lo, self.keys.bisect_left(_after(prefix)))
-
-
-def select(
-    keys: Iterable[bytes],
-    count: int,
-    lookup: Callable[[bytes], Stored],
-    options: ListOptions,
-    revision: int,
-) -> ListResult:
-    """The chunk of a list: of the ``count`` ``keys`` (in order, past ``start_after``
-    already), up to ``limit`` objects that ``predicate`` keeps.  A chunk that stops early
-    continues after its last object and, without a predicate, counts the keys left
-    (kube's remainingItemCount)."""
-    items: list[Stored] = []
-    for i, key in enumerate(keys):
-        if options.limit and len(items) >= options.limit:
-            remaining = None if options.predicate else count - i
-            return ListResult(items, revision, items[-1].key, remaining)
-        stored = lookup(key)
-        if options.selects(stored):
-            items.append(stored)
-    return ListResult(items, revision, None, None)
 
 
 def _after(prefix: bytes) -> bytes:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import random
 
-from platform_api.storage.etcd.cache import WatchCache, select
+from platform_api.storage.chunks import select
+from platform_api.storage.etcd.cache import WatchCache
 from platform_api.storage.interface import (
     ADDED,
     DELETED,
