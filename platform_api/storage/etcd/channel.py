@@ -141,7 +141,7 @@ class GrpcChannel(TwistedProtocol):
         if self.wire.going_away and not self.calls:
             self._send()  # what the wire owes the peer, before the close
             self.transport.loseConnection()  # type: ignore[union-attr]
-        else:
+        elif self.wire.pending:  # a PING's ACK, a WINDOW_UPDATE, a SETTINGS ACK
             self.flush()
 
     def connectionLost(self, reason: Failure) -> None:  # type: ignore[override]

@@ -111,6 +111,11 @@ class GrpcConnection:
         self._owed_connection = 0
         self._paused: set[int] = set()
 
+    @property
+    def pending(self) -> bool:
+        """Whether there is anything for ``data_to_send`` (most reads owe the peer nothing)."""
+        return bool(self._out)
+
     def data_to_send(self) -> bytes:
         out = bytes(self._out)
         self._out.clear()

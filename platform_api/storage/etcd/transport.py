@@ -37,7 +37,8 @@ from twisted.python.failure import Failure
 from platform_api.pem import certificate_options
 from platform_api.storage import spans
 from platform_api.storage.etcd import proto
-from platform_api.storage.etcd.channel import GrpcChannel
+from platform_api.storage.etcd.channel import GrpcChannel, Stream
+from platform_api.storage.etcd.deadlines import Deadlines
 from platform_api.storage.etcd.endpoint import Target
 from platform_api.storage.etcd.errors import Unavailable, from_status
 from platform_api.storage.etcd.grpcwire import (
@@ -95,6 +96,15 @@ class _Unary:
     def __init__(self) -> None:
         self.done: defer.Deferred[bytes] = defer.Deferred()
         self.data = b""
+        self.stream: Stream | None = None
+
+    def over(self) -> bool:
+        return self.done.called
+
+    def expire(self) -> None:
+        if self.stream is not None:
+            self.stream.cancel()
+        self.ended(DEADLINE_EXCEEDED, "context deadline exceeded")
 
     def message(self, message: Message) -> None:
         self.data = message.data
@@ -170,6 +180,7 @@ class Transport:
         self._channels: list[GrpcChannel | None] = [None] * len(endpoints)
         self._connecting: list[list[defer.Deferred[GrpcChannel]] | None] = [None] * len(endpoints)
         self._waiting: list[defer.Deferred[None]] | None = None  # calls waiting to retry
+        self._deadlines = Deadlines(reactor, timeout)
         self._closed = False
 
     def rotation(self) -> list[int]:
@@ -249,21 +260,13 @@ class Transport:
             handler.done.addCallbacks(
                 _told_ok, _told_failed, callbackArgs=(traced,), errbackArgs=(traced,)
             )
-        stream = channel.open(path, handler, self.timeout)
+        stream = handler.stream = channel.open(path, handler, self.timeout)
         stream.send(payload, end=True)
-        done = handler.done
-
-        def expire() -> None:
-            stream.cancel()
-            handler.ended(DEADLINE_EXCEEDED, "context deadline exceeded")
-
-        timer = self.reactor.callLater(self.timeout, expire)
         started = self.reactor.seconds()
+        self._deadlines.add(handler, started)
         try:
-            data = await done
+            data = await handler.done
         finally:
-            if timer.active():
-                timer.cancel()
             took = self.reactor.seconds() - started
             if took >= SLOW_CALL:
                 log.warn(
@@ -356,6 +359,7 @@ class Transport:
 
     def close(self) -> None:
         self._closed = True
+        self._deadlines.stop()
         for channel in self._channels:
             if channel is not None and not channel.lost:
                 channel.transport.abortConnection()  # type: ignore[union-attr]

@@ -173,6 +173,32 @@ def test_the_calls_of_one_turn_go_out_in_one_write_after_it() -> None:
     assert len(writes) == 1 and writes[0].count(b"/etcdserverpb.KV/Range") == 3
 
 
+def test_an_answer_that_owes_etcd_nothing_schedules_no_write() -> None:
+    """Reading an answer queues nothing for etcd, so no flush is scheduled for it; a PING
+    read is answered in the turn's one write."""
+    clock = Clock()
+    channel = GrpcChannel(Target.parse("127.0.0.1:2379"), clock)
+    wire = StringTransport()
+    channel.makeConnection(wire)
+    clock.advance(0)  # the connection preface
+    call = Recorder()
+    stream = channel.open("/etcdserverpb.KV/Range", call)
+    stream.send(b"", end=True)
+    stream_id = stream.stream_id
+    clock.advance(0)
+    timers = len(clock.getDelayedCalls())  # the keepalive
+    trailers = http2.literal(b"grpc-status", b"0")
+    channel.dataReceived(
+        http2.frame(http2.HEADERS, http2.END_HEADERS | http2.END_STREAM, stream_id, trailers)
+    )
+    assert call.ends == [(0, "")] and len(clock.getDelayedCalls()) == timers
+    wire.clear()
+    channel.dataReceived(http2.frame(http2.PING, 0, 0, b"12345678"))
+    assert len(clock.getDelayedCalls()) == timers + 1
+    clock.advance(0)
+    assert wire.value() == http2.frame(http2.PING, http2.ACK, 0, b"12345678")
+
+
 PUT = "/etcdserverpb.KV/Put"
 
 
