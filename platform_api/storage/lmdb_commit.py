@@ -30,6 +30,7 @@ from platform_api.storage.interface import (
     StorageError,
     Stored,
 )
+from platform_api.storage.lmdb_counts import Tally
 from platform_api.storage.lmdb_space import MapSpace, RemappingEnvironment
 from platform_api.storage.transformer import (
     TRANSFORM_FAILED,
@@ -96,10 +97,10 @@ class Committer:
         self,
         env: RemappingEnvironment,
         space: MapSpace,
-        dbs: tuple[Any, Any, Any],
+        dbs: tuple[Any, Any, Any, Any],
     ) -> None:
         self.env, self.space = env, space
-        self.objects, self.log, self.meta = dbs
+        self.objects, self.log, self.meta, self.counts = dbs
 
     def commit(
         self,
@@ -116,7 +117,8 @@ class Committer:
         with self.space.lock, self.env.begin(write=True) as txn:
             if take is not None:
                 batch.extend(take())
-            revision = meta_int(txn, self.meta, META_REV)
+            revision = start = meta_int(txn, self.meta, META_REV)
+            tally = Tally()
             for op in batch:
                 if op.kind == COMPACT:
                     try:
@@ -140,6 +142,8 @@ class Committer:
                     continue
                 revision += 1
                 events.append(event)
+                if op.kind != UPDATE:
+                    tally.add(op.key, 1 if op.kind == CREATE else -1)
                 # A delete's result: the last state's bytes at the deletion's revision
                 # (LMDBStorage.delete restamps them, outside the write lock).
                 gone = event.prev
@@ -147,6 +151,7 @@ class Committer:
                     gone = Stored(op.key, event.revision, gone.data)
                 results.append(event.stored if op.kind != DELETE else gone)
             txn.put(META_REV, REV.pack(revision), db=self.meta)
+            tally.write(txn, self.counts, self.meta, start, revision)
         return results, events
 
     def _mark(self, txn: lmdb.Transaction, revision: int) -> int:

@@ -12,6 +12,9 @@ does not change), so a process killed half-way, or two starting together, leave 
 the next open finishes; the format is recorded once nothing is left to rewrite, so no
 process serves before then.  Values are untouched: encryption's authenticated data is
 kube's etcd key, which both formats name alike.
+
+Then the object counts (lmdb_counts.py) are counted again if they are stale: never
+counted, or other code (an older release, ``migrate-storage``) wrote objects since.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from typing import Any, TypeVar
 import lmdb
 from twisted.logger import Logger
 
-from platform_api.storage.lmdb_commit import LOG_HEADER, REV
+from platform_api.storage import lmdb_counts
+from platform_api.storage.lmdb_commit import LOG_HEADER, META_REV, REV, meta_int
 from platform_api.storage.lmdb_space import MapSpace
 
 log = Logger()
@@ -49,8 +53,12 @@ def data_format(env: lmdb.Environment) -> int | None:
 def upgrade(env: lmdb.Environment, ceiling: int | None = None) -> None:
     """Bring the environment to ``FORMAT`` (see the module's docstring)."""
     found = data_format(env)
-    if found == FORMAT:
-        return
+    if found != FORMAT:
+        _reformat(env, found, ceiling)
+    _count(env, ceiling)
+
+
+def _reformat(env: lmdb.Environment, found: int | None, ceiling: int | None) -> None:
     if found is not None and found > FORMAT:
         raise RuntimeError(
             f"{env.path()} holds data format {found}; this release reads format {FORMAT}"
@@ -69,6 +77,21 @@ def upgrade(env: lmdb.Environment, ceiling: int | None = None) -> None:
             moved=moved,
             logged=logged,
         )
+
+
+def _count(env: lmdb.Environment, ceiling: int | None) -> None:
+    """Count the objects again if the counts are stale (one read when they are not)."""
+    objects, meta, counts = (env.open_db(name) for name in (b"objects", b"meta", b"counts"))
+    with env.begin() as txn:
+        if lmdb_counts.counted_at(txn, meta) == meta_int(txn, meta, META_REV):
+            return
+
+    def recount(txn: lmdb.Transaction) -> int:
+        return lmdb_counts.recount(txn, objects, counts, meta, meta_int(txn, meta, META_REV))
+
+    total = _Room(env, ceiling).write(recount)
+    if total > 0:
+        log.info("LMDB objects counted: {total}", total=total)
 
 
 class _Room:

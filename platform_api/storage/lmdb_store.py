@@ -32,6 +32,7 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 from platform_api.privatefiles import FILE_MODE, private_dir, private_file
+from platform_api.storage import lmdb_counts
 from platform_api.storage.chunks import single
 from platform_api.storage.interface import (
     CONFLICT,
@@ -68,6 +69,7 @@ from platform_api.storage.lmdb_commit import (
     decode_log,
     meta_int,
 )
+from platform_api.storage.lmdb_counts import countable
 from platform_api.storage.lmdb_format import upgrade
 from platform_api.storage.lmdb_history import list_at, split
 from platform_api.storage.lmdb_recovery import WriteRecovery
@@ -107,7 +109,7 @@ def open_environment(path: str, map_size: int, ceiling: int | None = None) -> lm
         path,
         mode=FILE_MODE,
         map_size=map_size,
-        max_dbs=4,
+        max_dbs=4,  # objects, log, meta, counts
         subdir=True,
         sync=True,
         metasync=True,
@@ -143,6 +145,7 @@ class LMDBStorage(WriteRecovery):
         self._objects = env.open_db(b"objects")
         self._log = env.open_db(b"log")
         self._meta = env.open_db(b"meta")
+        self._counts = env.open_db(b"counts")  # lmdb_counts.py
         # The map grows up to ``map_ceiling`` (--lmdb-map-size; default: its size now).
         self._space = MapSpace(env, map_ceiling)
         self._env = RemappingEnvironment(env, self._space)
@@ -151,7 +154,9 @@ class LMDBStorage(WriteRecovery):
         self.on_commit = on_commit
         # Encryption at rest (storage/encryption): values in ``objects`` and the log.
         self._transformer = transformer
-        self._committer = Committer(self._env, self._space, (self._objects, self._log, self._meta))
+        self._committer = Committer(
+            self._env, self._space, (self._objects, self._log, self._meta, self._counts)
+        )
         # Appended to on the reactor, drained by the writer once it holds the write lock.
         self._pending: deque[Op] = deque()
         self._busy = False
@@ -187,6 +192,11 @@ class LMDBStorage(WriteRecovery):
 
     def count(self, prefix: bytes) -> int:
         with self._env.begin() as txn:
+            if countable(prefix):
+                revision = self._meta_int(txn, META_REV)
+                kept = lmdb_counts.read(txn, self._counts, self._meta, prefix, revision)
+                if kept is not None:
+                    return kept
             cursor = txn.cursor(db=self._objects)
             if not cursor.set_range(prefix):
                 return 0
@@ -223,6 +233,11 @@ class LMDBStorage(WriteRecovery):
             if not more:
                 return ListResult(items, revision, None, None)
             remaining = None
+            if options.predicate is None and not options.start_after and countable(prefix):
+                # A first chunk: everything it passed over, it returns.
+                kept = lmdb_counts.read(txn, self._counts, self._meta, prefix, revision)
+                if kept is not None:
+                    return ListResult(items, revision, items[-1].key, kept - len(items))
             if options.predicate is None:
                 remaining = 1
                 for key in cursor.iternext(keys=True, values=False):

@@ -89,6 +89,9 @@ def test_compaction_frees_room_for_new_writes(tmp_path: Path) -> None:
     for i in range(created // 2):
         write(storage, writer, ensureDeferred(storage.delete(b"/cm/%05d" % i)))
     write(storage, writer, storage.compact(-1.0))  # the change log held the deleted objects
+    # LMDB reuses the pages a transaction frees from the one after next on (the previous
+    # snapshot stays whole): a small write first, then the large one has the room.
+    write(storage, writer, storage.create(b"/cm/small", cm("small")))
     again = write(storage, writer, storage.create(b"/cm/again", cm("again", 20000)))
     assert again.object["metadata"]["name"] == "again"
 

@@ -309,6 +309,35 @@ async def test_lists_page_and_read_the_past(backend: Backend, ns: str) -> None:
 
 
 @pytest_twisted.ensureDeferred
+async def test_counts_and_first_chunks_follow_every_write(backend: Backend, ns: str) -> None:
+    """Random creates, updates and deletes in two namespaces (one's name prefixes the
+    other's): after each write, a namespace's count and a first chunk's count of the
+    keys left are what a walk of the namespace finds."""
+    rng = random.Random(11)
+    s = backend.storage
+    state: set[bytes] = set()
+    for i in range(40):
+        k = key(rng.choice([ns, ns + "x"]), f"o{rng.randrange(6)}")
+        if k in state and rng.random() < 0.5:
+            state.discard(k)
+            await s.delete(k)
+        elif k in state:
+            await s.guaranteed_update(k, functools.partial(_with_data, {"i": str(i)}))
+        else:
+            state.add(k)
+            await s.create(k, cm(k.decode().rpartition("/")[2]))
+        for space in (ns, ns + "x"):
+            prefix = f"/core/configmaps/{space}/".encode()
+            mine = sorted(k for k in state if k.startswith(prefix))
+            assert s.count(prefix) == len(mine)
+            for limit in (1, 2):
+                got = s.get_list(prefix, ListOptions(limit=limit))
+                left = len(mine) - limit
+                assert got.remaining == (left if left > 0 else None)
+                assert [i.key for i in got.items] == mine[:limit]
+
+
+@pytest_twisted.ensureDeferred
 async def test_events_in_revision_order_with_previous_states(backend: Backend, ns: str) -> None:
     s = backend.storage
     start = s.current_revision()
