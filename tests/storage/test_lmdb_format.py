@@ -13,6 +13,7 @@ from twisted.internet.defer import ensureDeferred
 from platform_api.storage import lmdb_format
 from platform_api.storage.interface import ADDED, DELETED, MODIFIED, ListOptions
 from platform_api.storage.lmdb_commit import LOG_HEADER, REV
+from platform_api.storage.lmdb_counts import META_COUNTED
 from platform_api.storage.lmdb_format import FORMAT, META_FORMAT, data_format, upgrade
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 from tests.storage.test_lmdb_store import ManualWriter
@@ -45,6 +46,8 @@ def downgrade(path: str) -> None:
                     key = b"/".join(parts[:4]) + b"\x00" + parts[4]
                     txn.put(revision, record[:start] + key + record[end:], db=history)
             txn.delete(META_FORMAT, db=meta)
+            txn.delete(META_COUNTED, db=meta)  # those releases kept no counts either
+            txn.drop(env.open_db(b"counts", txn=txn), delete=False)
     finally:
         env.close()
 
@@ -99,6 +102,10 @@ def test_format_1_is_upgraded_in_place(tmp_path: Path) -> None:
         b"/core/configmaps/a/x",
         b"/core/configmaps/ab/z",
     ]
+    with env.begin() as txn:  # counted at the open, not walked at each count
+        meta = env.open_db(b"meta", txn=txn)
+        assert txn.get(META_COUNTED, db=meta) == txn.get(b"rev", db=meta)
+    assert [storage.count(p) for p in (b"/core/configmaps/", b"/core/configmaps/a/")] == [4, 2]
     old, new = {"x": "y" * 8}, {"x": "new"}
     assert [s.object["data"] for s in listed] == [old, old, new, old]
     assert storage.get(b"/core/configmaps/a/x").revision == 6
