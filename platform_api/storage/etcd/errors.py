@@ -87,9 +87,14 @@ async def storage_call(key: bytes, work: Awaitable[T]) -> T:
     """An etcd call for ``key``, its failures as the registry's StorageErrors."""
     try:
         return await work
-    except RequestTooLarge as e:
-        raise StorageError(REQUEST_TOO_LARGE, key, e.message) from None
-    except NoSpace as e:
-        raise StorageError(NO_SPACE, key, e.message) from None
     except EtcdError as e:
-        raise StorageError(UNREACHABLE, key, e.message) from None
+        raise storage_error(key, e) from None
+
+
+def storage_error(key: bytes, error: EtcdError) -> StorageError:
+    """An etcd call's failure for ``key`` as the registry's StorageError."""
+    if isinstance(error, RequestTooLarge):
+        return StorageError(REQUEST_TOO_LARGE, key, error.message)
+    if isinstance(error, NoSpace):
+        return StorageError(NO_SPACE, key, error.message)
+    return StorageError(UNREACHABLE, key, error.message)

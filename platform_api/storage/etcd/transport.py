@@ -133,10 +133,6 @@ def _told_failed(failure: Failure, traced: spans.GrpcCall) -> Failure:
     return failure
 
 
-class _NoneAnswered(Exception):
-    """No endpoint took the call (none connected; for a read, none answered)."""
-
-
 class CallFailed(Exception):
     def __init__(self, code: int, detail: str) -> None:
         super().__init__(code, detail)
@@ -250,7 +246,9 @@ class Transport:
     async def unary(self, index: int, path: str, request: Any) -> Any:
         """One call on endpoint ``index`` (``request`` a message or its bytes): its response
         message, or CallFailed."""
-        channel = await self.channel(index)
+        channel = self._channels[index]
+        if channel is None or not channel.usable:
+            channel = await self.channel(index)
         payload = request if isinstance(request, bytes) else request.SerializeToString()
         target = self.targets[index]
         handler = _Unary()
@@ -285,30 +283,24 @@ class Transport:
         wait out an etcd restart, and its request timeouts end them first."""
         give_up = self.reactor.seconds() + self.retry_for
         while True:
-            try:
-                return await self._call_once(path, request, read_only=read_only)
-            except _NoneAnswered as e:
-                if self._closed or self.reactor.seconds() >= give_up:
-                    raise Unavailable(f"no etcd endpoint answered: {e}", UNAVAILABLE) from None
-            await self._paused()
-
-    async def _call_once(self, path: str, request: Any, *, read_only: bool) -> Any:
-        detail = ""
-        for index in self.rotation():
-            try:
-                response = await self.unary(index, path, request)
-            except ConnectError as e:
-                detail = f"failed to connect to {self.endpoints[index]}: {e}"
-                continue
-            except CallFailed as e:
-                detail = e.detail
-                self._suspect(index, e.code)
-                if e.code == UNAVAILABLE and read_only:
+            detail = ""  # (one loop, not a coroutine per attempt: every call comes here)
+            for index in self.rotation():
+                try:
+                    response = await self.unary(index, path, request)
+                except ConnectError as e:
+                    detail = f"failed to connect to {self.endpoints[index]}: {e}"
                     continue
-                raise from_status(e.code, e.detail) from None
-            self.current = index
-            return response
-        raise _NoneAnswered(detail)
+                except CallFailed as e:
+                    detail = e.detail
+                    self._suspect(index, e.code)
+                    if e.code == UNAVAILABLE and read_only:
+                        continue
+                    raise from_status(e.code, e.detail) from None
+                self.current = index
+                return response
+            if self._closed or self.reactor.seconds() >= give_up:
+                raise Unavailable(f"no etcd endpoint answered: {detail}", UNAVAILABLE)
+            await self._paused()
 
     def _paused(self) -> defer.Deferred[None]:
         """Fires at the next retry; every call waiting for etcd shares one timer, so their

@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 
 from platform_api.scheme.types import internal_type_name
 from platform_api.storage import spans
-from platform_api.storage.etcd.errors import storage_call
+from platform_api.storage.etcd.errors import EtcdError, storage_error
 from platform_api.storage.etcd.layout import KeyLayout, kube_key
-from platform_api.storage.interface import StorageError, Stored, Unreadable
+from platform_api.storage.interface import Stored, Unreadable
 
 T = TypeVar("T")
 UNSTRUCTURED = "*unstructured.Unstructured"  # a custom resource's type, as kube's spans name it
@@ -54,10 +54,11 @@ async def transaction(key: bytes, call: Awaitable[T], update: bool) -> T:
     if update:
         spans.event("Transaction prepared")
     try:
-        result = await storage_call(key, call)
-    except StorageError as e:
-        spans.event("Txn call failed", err=str(e))
-        raise
+        result = await call  # (not through storage_call: one coroutine fewer on each write)
+    except EtcdError as e:
+        error = storage_error(key, e)
+        spans.event("Txn call failed", err=str(error))
+        raise error from None
     if update:
         spans.event("Txn call completed")
         spans.event("Transaction committed")
