@@ -29,9 +29,11 @@ def list_at(
     prefix: bytes,
     newest: int,
     options: ListOptions,
+    known: int | None = None,
 ) -> ListResult:
     """The chunk ``options`` asks for of ``prefix`` as it was at ``options.revision``
-    (``newest`` is now), in key order after ``options.start_after``."""
+    (``newest`` is now), in key order after ``options.start_after``; ``known``, when not
+    None, is how many keys followed ``start_after`` then."""
     objects, log = dbs
     target = options.revision
     then = _changed_since(txn, log, transformer, prefix, options.start_after, newest, target)
@@ -50,7 +52,7 @@ def list_at(
     if options.single:
         return single(lookup(prefix), options, target)
     keys = as_of(_keys(txn, objects, prefix, options.start_after), then)
-    return select(keys, None, existing, options, target)
+    return select(keys, known, existing, options, target)
 
 
 def _changed_since(

@@ -82,6 +82,7 @@ from platform_api.storage.transformer import (
 from platform_api.storage.updates import next_state
 
 log = Logger()
+_LEFT_KEPT = 1024  # paged lists followed at once (a chunk's entry: ~200 bytes)
 T = TypeVar("T")
 RunInWriter = Callable[[Callable[[], Any]], "Deferred[Any]"]
 Deliver = Callable[[list[Any], list[Event], list[Op]], None]
@@ -159,6 +160,11 @@ class LMDBStorage(WriteRecovery):
         )
         # Appended to on the reactor, drained by the writer once it holds the write lock.
         self._pending: deque[Op] = deque()
+        # The keys left after a chunk's last key, by (prefix, last key, revision): the
+        # next chunk of a paged list (same revision, on from that key) counts its own
+        # remainingItemCount from it instead of walking every key left again, which
+        # made paging through a namespace quadratic.  A revision's state never changes.
+        self._left: dict[tuple[bytes, bytes, int], int] = {}
         self._busy = False
         # Or a writer process commits them (lmdb_writer.py): its results come back here.
         self._writer = writer
@@ -208,10 +214,23 @@ class LMDBStorage(WriteRecovery):
             return n
 
     def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
+        known = None
+        if options.predicate is None and options.start_after and options.limit:
+            known = self._left.get((prefix, options.start_after, options.revision))
+        result = self._chunk(prefix, options, known)
+        if result.remaining is not None and result.continue_key is not None:
+            # What the next chunk of this list will start from (see _left).
+            if len(self._left) >= _LEFT_KEPT:
+                del self._left[next(iter(self._left))]
+            self._left[(prefix, result.continue_key, result.revision)] = result.remaining
+        return result
+
+    def _chunk(self, prefix: bytes, options: ListOptions, known: int | None) -> ListResult:
+        """A chunk; ``known``, when not None, is how many keys follow ``start_after``."""
         with self._env.begin() as txn:
             revision = self._meta_int(txn, META_REV)
             if options.revision and options.revision != revision:
-                return self._list_at(txn, prefix, options, revision)
+                return self._list_at(txn, prefix, options, revision, known)
             if options.single:  # the one key, not those it prefixes
                 raw = txn.get(prefix, db=self._objects)
                 found = None if raw is None else read(self._transformer, prefix, *split(raw))
@@ -234,10 +253,9 @@ class LMDBStorage(WriteRecovery):
                 return ListResult(items, revision, None, None)
             remaining = None
             if options.predicate is None and not options.start_after and countable(prefix):
-                # A first chunk: everything it passed over, it returns.
-                kept = lmdb_counts.read(txn, self._counts, self._meta, prefix, revision)
-                if kept is not None:
-                    return ListResult(items, revision, items[-1].key, kept - len(items))
+                known = lmdb_counts.read(txn, self._counts, self._meta, prefix, revision)
+            if known is not None:  # everything the chunk passed over, it returns
+                return ListResult(items, revision, items[-1].key, known - len(items))
             if options.predicate is None:
                 remaining = 1
                 for key in cursor.iternext(keys=True, values=False):
@@ -248,7 +266,12 @@ class LMDBStorage(WriteRecovery):
             return ListResult(items, revision, items[-1].key if items else None, remaining)
 
     def _list_at(
-        self, txn: lmdb.Transaction, prefix: bytes, options: ListOptions, newest: int
+        self,
+        txn: lmdb.Transaction,
+        prefix: bytes,
+        options: ListOptions,
+        newest: int,
+        known: int | None,
     ) -> ListResult:
         """A chunk of ``prefix`` as of ``options.revision``, from the change log."""
         target = options.revision
@@ -257,7 +280,7 @@ class LMDBStorage(WriteRecovery):
         if target < self._list_floor(txn):
             raise StorageError(EXPIRED, prefix, revision=target)
         dbs = (self._objects, self._log)
-        return list_at(txn, dbs, self._transformer, prefix, newest, options)
+        return list_at(txn, dbs, self._transformer, prefix, newest, options, known)
 
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
         with self._env.begin() as txn:

@@ -338,6 +338,33 @@ async def test_counts_and_first_chunks_follow_every_write(backend: Backend, ns: 
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_paged_list_counts_the_keys_left_at_its_revision(backend: Backend, ns: str) -> None:
+    """Every chunk of a paged list tells the keys left after it as of the list's revision,
+    while writes (creates before and after the chunk, deletes) go on between chunks;
+    and a chunk asked for twice tells the same."""
+    s = backend.storage
+    prefix = f"/core/configmaps/{ns}/".encode()
+    for i in range(9):
+        await s.create(key(ns, f"p{i}"), cm(f"p{i}"))
+    for limit in (1, 2, 4):
+        chunk = s.get_list(prefix, ListOptions(limit=limit))
+        revision, seen = chunk.revision, [i.key for i in chunk.items]
+        while chunk.continue_key is not None:
+            assert chunk.remaining == 9 - len(seen)
+            await s.create(key(ns, f"p{len(seen)}-{limit}"), cm("new"))  # after the revision
+            options = ListOptions(revision, chunk.continue_key, limit)
+            again = s.get_list(prefix, options)
+            chunk = s.get_list(prefix, options)
+            assert (again.remaining, again.continue_key) == (chunk.remaining, chunk.continue_key)
+            seen += [i.key for i in chunk.items]
+        assert chunk.remaining is None
+        assert seen == [key(ns, f"p{i}") for i in range(9)]
+        for item in s.get_list(prefix, ListOptions()).items:
+            if b"-" in item.key:
+                await s.delete(item.key)
+
+
+@pytest_twisted.ensureDeferred
 async def test_events_in_revision_order_with_previous_states(backend: Backend, ns: str) -> None:
     s = backend.storage
     start = s.current_revision()
