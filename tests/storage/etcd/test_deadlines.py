@@ -22,6 +22,15 @@ class Call:
         self.expired_at = self.clock.seconds()
 
 
+def one_call(timeout: float) -> tuple[Clock, Deadlines, Call]:
+    """A clock, deadlines of ``timeout`` and a call added at time 0."""
+    clock = Clock()
+    deadlines = Deadlines(clock, timeout)
+    call = Call(clock)
+    deadlines.add(call, 0.0)
+    return clock, deadlines, call
+
+
 def test_a_call_not_over_expires_at_its_own_deadline() -> None:
     clock = Clock()
     deadlines = Deadlines(clock, 10.0)
@@ -61,10 +70,8 @@ def test_finished_calls_leave_the_queue_as_new_ones_come() -> None:
 
 
 def test_a_finished_head_moves_the_timer_to_the_next_live_call() -> None:
-    clock = Clock()
-    deadlines = Deadlines(clock, 10.0)
-    first, second = Call(clock), Call(clock)
-    deadlines.add(first, 0.0)
+    clock, deadlines, first = one_call(10.0)
+    second = Call(clock)
     clock.advance(4.0)
     deadlines.add(second, 4.0)
     first.finished = True
@@ -76,10 +83,7 @@ def test_a_finished_head_moves_the_timer_to_the_next_live_call() -> None:
 
 
 def test_a_call_added_after_the_queue_emptied_gets_a_timer_again() -> None:
-    clock = Clock()
-    deadlines = Deadlines(clock, 1.0)
-    first = Call(clock)
-    deadlines.add(first, 0.0)
+    clock, deadlines, first = one_call(1.0)
     clock.advance(1.0)
     assert first.expired_at == 1.0 and clock.getDelayedCalls() == []
     clock.advance(5.0)
@@ -90,10 +94,7 @@ def test_a_call_added_after_the_queue_emptied_gets_a_timer_again() -> None:
 
 
 def test_stop_forgets_every_deadline() -> None:
-    clock = Clock()
-    deadlines = Deadlines(clock, 1.0)
-    call = Call(clock)
-    deadlines.add(call, 0.0)
+    clock, deadlines, call = one_call(1.0)
     deadlines.stop()
     clock.advance(2.0)
     assert call.expired_at is None and clock.getDelayedCalls() == []
