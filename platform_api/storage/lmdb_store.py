@@ -1,12 +1,13 @@
 """LMDB implementation of the storage interface, with group commit.
 
-Layout (three named databases in one environment):
+Layout (four named databases in one environment):
 
 - ``objects``: key -> 8-byte big-endian mod revision + JSON of the current object.
 - ``log``: 8-byte revision -> change record (type, time, key, new JSON, previous JSON),
   kept for the history window; watches, exact-revision lists and other processes
   sharing the data directory read it.
 - ``meta``: ``rev`` (the global revision) and ``compacted`` (last dropped log revision).
+- ``counts``: objects per resource and per namespace (lmdb_counts.py).
 
 Reads run inline on an MVCC snapshot.  Writes are queued; one writer commits every
 queued write in one transaction and one fsync, then the callers' Deferreds fire on the
@@ -33,7 +34,6 @@ from twisted.logger import Logger
 
 from platform_api.privatefiles import FILE_MODE, private_dir, private_file
 from platform_api.storage import lmdb_counts
-from platform_api.storage.chunks import single
 from platform_api.storage.interface import (
     CONFLICT,
     EXPIRED,
@@ -72,6 +72,7 @@ from platform_api.storage.lmdb_commit import (
 from platform_api.storage.lmdb_counts import countable
 from platform_api.storage.lmdb_format import upgrade
 from platform_api.storage.lmdb_history import list_at, split
+from platform_api.storage.lmdb_lists import KeysLeft, chunk, keys_on
 from platform_api.storage.lmdb_recovery import WriteRecovery
 from platform_api.storage.lmdb_space import MapSpace, RemappingEnvironment
 from platform_api.storage.transformer import (
@@ -82,7 +83,6 @@ from platform_api.storage.transformer import (
 from platform_api.storage.updates import next_state
 
 log = Logger()
-_LEFT_KEPT = 1024  # paged lists followed at once (a chunk's entry: ~200 bytes)
 T = TypeVar("T")
 RunInWriter = Callable[[Callable[[], Any]], "Deferred[Any]"]
 Deliver = Callable[[list[Any], list[Event], list[Op]], None]
@@ -160,11 +160,7 @@ class LMDBStorage(WriteRecovery):
         )
         # Appended to on the reactor, drained by the writer once it holds the write lock.
         self._pending: deque[Op] = deque()
-        # The keys left after a chunk's last key, by (prefix, last key, revision): the
-        # next chunk of a paged list (same revision, on from that key) counts its own
-        # remainingItemCount from it instead of walking every key left again, which
-        # made paging through a namespace quadratic.  A revision's state never changes.
-        self._left: dict[tuple[bytes, bytes, int], int] = {}
+        self._left = KeysLeft()  # what chunks told of the keys after them (lmdb_lists.py)
         self._busy = False
         # Or a writer process commits them (lmdb_writer.py): its results come back here.
         self._writer = writer
@@ -204,66 +200,28 @@ class LMDBStorage(WriteRecovery):
                 if kept is not None:
                     return kept
             cursor = txn.cursor(db=self._objects)
-            if not cursor.set_range(prefix):
-                return 0
-            n = 0
-            for key in cursor.iternext(keys=True, values=False):
-                if not key.startswith(prefix):
-                    break
-                n += 1
-            return n
+            return keys_on(cursor, prefix) if cursor.set_range(prefix) else 0
 
     def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
-        known = None
-        if options.predicate is None and options.start_after and options.limit:
-            known = self._left.get((prefix, options.start_after, options.revision))
-        result = self._chunk(prefix, options, known)
-        if result.remaining is not None and result.continue_key is not None:
-            # What the next chunk of this list will start from (see _left).
-            if len(self._left) >= _LEFT_KEPT:
-                del self._left[next(iter(self._left))]
-            self._left[(prefix, result.continue_key, result.revision)] = result.remaining
-        return result
-
-    def _chunk(self, prefix: bytes, options: ListOptions, known: int | None) -> ListResult:
-        """A chunk; ``known``, when not None, is how many keys follow ``start_after``."""
+        known = self._left.before(prefix, options)
         with self._env.begin() as txn:
             revision = self._meta_int(txn, META_REV)
             if options.revision and options.revision != revision:
-                return self._list_at(txn, prefix, options, revision, known)
-            if options.single:  # the one key, not those it prefixes
-                raw = txn.get(prefix, db=self._objects)
-                found = None if raw is None else read(self._transformer, prefix, *split(raw))
-                return single(found, options, revision)
-            cursor = txn.cursor(db=self._objects)
-            start = options.start_after + b"\x00" if options.start_after else prefix
-            items: list[Stored] = []
-            more = False
-            if cursor.set_range(max(start, prefix)):
-                for key, raw in cursor:
-                    if not key.startswith(prefix):
-                        break
-                    if options.limit and len(items) >= options.limit:
-                        more = True
-                        break
-                    stored = read(self._transformer, key, *split(raw))
-                    if options.selects(stored):
-                        items.append(stored)
-            if not more:
-                return ListResult(items, revision, None, None)
-            remaining = None
-            if options.predicate is None and not options.start_after and countable(prefix):
-                known = lmdb_counts.read(txn, self._counts, self._meta, prefix, revision)
-            if known is not None:  # everything the chunk passed over, it returns
-                return ListResult(items, revision, items[-1].key, known - len(items))
-            if options.predicate is None:
-                remaining = 1
-                for key in cursor.iternext(keys=True, values=False):
-                    if not key.startswith(prefix):
-                        break
-                    remaining += 1
-                remaining -= 1  # the cursor still points at the first unreturned key
-            return ListResult(items, revision, items[-1].key if items else None, remaining)
+                result = self._list_at(txn, prefix, options, revision, known)
+            else:
+                if known is None and self._counted_whole(prefix, options):
+                    known = lmdb_counts.read(txn, self._counts, self._meta, prefix, revision)
+                result = chunk(
+                    txn, self._objects, self._transformer, prefix, options, revision, known
+                )
+        self._left.note(prefix, result)
+        return result
+
+    @staticmethod
+    def _counted_whole(prefix: bytes, options: ListOptions) -> bool:
+        """A first chunk of a counted prefix whose remainder the counts tell."""
+        plain = options.predicate is None and not options.single and options.limit > 0
+        return plain and not options.start_after and countable(prefix)
 
     def _list_at(
         self,
