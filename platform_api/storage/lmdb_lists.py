@@ -68,7 +68,9 @@ def chunk(
     known: int | None,
 ) -> ListResult:
     """The chunk of ``prefix`` now (at ``revision``); ``known``, when not None, is how
-    many keys follow ``options.start_after`` (all of them, without one)."""
+    many keys follow ``options.start_after`` (all of them, without one).  Its own loop
+    over the cursor's records rather than chunks.select over keys: a record read with
+    its key, not looked up again, is ~9% of a chunk's read (every list comes here)."""
     if options.single:  # the one key, not those it prefixes
         raw: bytes | None = txn.get(prefix, db=objects)  # type: ignore[assignment]
         return single(
