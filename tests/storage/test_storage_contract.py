@@ -47,6 +47,7 @@ from platform_api.storage.interface import (
 from platform_api.storage.lmdb_connection import WriterConnection
 from platform_api.storage.lmdb_process import WriterProcess
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
+from platform_api.storage.transformer import ValueTransformer
 from tests.storage.etcd_server import EtcdServer, start_etcd
 
 _namespaces = itertools.count()
@@ -66,12 +67,17 @@ class Backend:
         self.close = close
 
 
-def _lmdb(tmp_path: Path) -> Backend:
+def _lmdb(tmp_path: Path, transformer: ValueTransformer | None = None) -> Backend:
     pool = ThreadPool(1, 1, "lmdb-writer")
     pool.start()
     events: list[Event] = []
     env = open_environment(str(tmp_path / "db"), 64 * 2**20)
-    storage = LMDBStorage(env, lambda work: deferToThreadPool(reactor, pool, work), events.extend)
+    storage = LMDBStorage(
+        env,
+        lambda work: deferToThreadPool(reactor, pool, work),
+        events.extend,
+        transformer=transformer,
+    )
 
     def close() -> None:
         pool.stop()
@@ -113,11 +119,11 @@ def _lmdb_shared(tmp_path: Path) -> Backend:
     return Backend(storage, events, close)
 
 
-def _etcd(server: EtcdServer) -> Backend:
+def _etcd(server: EtcdServer, transformer: ValueTransformer | None = None) -> Backend:
     client = EtcdClient([server.endpoint], reactor)
     events: list[Event] = []
     layout = KeyLayout("/registry", [("", "configmaps")])
-    storage = EtcdStorage(client, layout, reactor, on_commit=events.extend)
+    storage = EtcdStorage(client, layout, reactor, on_commit=events.extend, transformer=transformer)
     storage.load()
     storage.start()
 
@@ -139,6 +145,35 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
     else:
         made = _etcd(request.getfixturevalue("etcd"))
     yield made
+    made.close()
+
+
+class Rotating:
+    """A value transformer whose write key a test turns, as a reloaded encryption config
+    does: values of another key still read, and read as stale."""
+
+    def __init__(self) -> None:
+        self.key = b"k1:"
+        self.written: list[bytes] = []  # the key of each value written
+
+    def to_storage(self, key: bytes, data: bytes) -> bytes:
+        self.written.append(self.key)
+        return self.key + data
+
+    def from_storage(self, key: bytes, data: bytes) -> tuple[bytes, bool]:
+        return data[3:], not data.startswith(self.key)
+
+
+@pytest.fixture(params=["lmdb", "etcd"])
+def rotating(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Backend, Rotating]]:
+    """A backend that encrypts at rest (an LMDB server then commits on its own writer
+    thread: the keys never leave the serving process)."""
+    transformer = Rotating()
+    if request.param == "lmdb":
+        made = _lmdb(tmp_path, transformer)
+    else:
+        made = _etcd(request.getfixturevalue("etcd"), transformer)
+    yield made, transformer
     made.close()
 
 
@@ -206,6 +241,28 @@ async def test_an_unchanged_update_keeps_its_revision(backend: Backend, ns: str)
         key(ns, "new"), lambda obj, _: cm("new"), ignore_not_found=True
     )
     assert s.get(key(ns, "new")).revision == made.revision
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_unchanged_update_rewrites_a_value_of_an_older_key(
+    rotating: tuple[Backend, Rotating], ns: str
+) -> None:
+    """kube's storage migration after a key rotation: replacing each object unchanged
+    stores it again with the new key, and then writes nothing more."""
+    backend, transformer = rotating
+    s = backend.storage
+    stored = await s.create(key(ns, "rotated"), cm("rotated", a="1"))
+    unchanged = await s.guaranteed_update(key(ns, "rotated"), lambda obj, _: obj)
+    assert unchanged.revision == stored.revision
+    transformer.key = b"k2:"
+    assert s.get(key(ns, "rotated")).object["data"] == {"a": "1"}  # the old key still reads
+    rewritten = await s.guaranteed_update(key(ns, "rotated"), lambda obj, _: obj)
+    assert rewritten.revision > stored.revision
+    assert transformer.written == [b"k1:", b"k2:"]
+    again = await s.guaranteed_update(key(ns, "rotated"), lambda obj, _: obj)
+    assert again.revision == rewritten.revision
+    assert transformer.written == [b"k1:", b"k2:"]
+    assert s.get(key(ns, "rotated")).object["data"] == {"a": "1"}
 
 
 @pytest_twisted.ensureDeferred

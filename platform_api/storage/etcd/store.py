@@ -295,6 +295,7 @@ class EtcdStorage:
         preconditions: Preconditions | None = None,
     ) -> Stored:
         current: Stored | None = self.cache.data.get(key)
+        fresh = False  # whether ``current`` was read from etcd rather than the cache
         kind = kind_of(current) if spans.TRACE.get() else ""  # decoded only for a traced write
         with spans.opened("GuaranteedUpdate etcd3", span_fields(self.layout, key, kind)):
             spans.event("initial value restored")
@@ -304,7 +305,14 @@ class EtcdStorage:
                 new = await next_state(key, current, try_update, preconditions)
                 if new is None:
                     assert current is not None
-                    return current
+                    if fresh:
+                        return current
+                    # As kube's: nothing to write by the cache, so ask etcd, whose value
+                    # may be newer, or stale (an older encryption key) and then written.
+                    cached, current, fresh = current, await self._fresh(key), True
+                    if _same_and_current(current, cached):
+                        return cached  # (kube runs the update again; its answer is this)
+                    continue
                 if current is None:
                     if not kind:  # named once there is an object, as kube's decodes into one
                         spans.attribute("type", span_type(self.layout, key, new.get("kind", "")))
@@ -313,7 +321,7 @@ class EtcdStorage:
                     except StorageError as e:
                         if e.code != KEY_EXISTS:
                             raise
-                    current = await self._fresh(key)
+                    current, fresh = await self._fresh(key), True
                     spans.event("Retry value restored")
                     continue
                 value, size = self.values.encode(key, new, current.revision)
@@ -327,6 +335,7 @@ class EtcdStorage:
                         return written
                 # Lost a race: the transaction returned the key as it is now.
                 current = self.values.stored(result.current) if result.current else None
+                fresh = True
                 spans.event("Retry value restored")
 
     async def _fresh(self, key: bytes) -> Stored | None:
@@ -393,3 +402,8 @@ class EtcdStorage:
                 await self.client.compact(previous)
             self.cache.expire_below(previous)
         return previous
+
+
+def _same_and_current(read: Stored | None, cached: Stored) -> bool:
+    """Whether etcd holds the cached revision, written the way this server writes now."""
+    return type(read) is Stored and read.revision == cached.revision

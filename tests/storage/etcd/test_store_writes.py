@@ -121,6 +121,33 @@ async def test_another_writers_change_is_decoded_from_etcd(
 
 
 @pytest_twisted.ensureDeferred
+async def test_an_update_the_cache_finds_unchanged_is_judged_on_etcds_state(
+    store: tuple[EtcdStorage, list[Event]], key: bytes
+) -> None:
+    """A cache one write behind etcd (a replica's is, for a moment) must not answer an
+    update as unchanged: the update would be lost.  etcd's state decides, as kube's."""
+    storage, _ = store
+    created = await storage.create(key, configmap(k="1"))
+    value = mediatypes.encode(configmap(k="other"), mediatypes.PROTOBUF)
+    put = await storage.client.put(storage.layout.etcd_key(key), value)
+    await storage.cache.wait_for(put.revision)
+    storage.cache.data[key] = created  # not yet heard of the other write
+
+    def ones(obj: dict[str, Any] | None, _: object) -> dict[str, Any]:
+        assert obj is not None
+        return {**obj, "data": {"k": "1"}}
+
+    written = await storage.guaranteed_update(key, ones)
+    assert written.revision > put.revision
+    kv = await storage.client.get(storage.layout.etcd_key(key))
+    assert kv is not None and kv.mod_revision == written.revision
+    assert mediatypes.decode(kv.value)["data"] == {"k": "1"}
+    # Unchanged by etcd's state too: nothing is written.
+    again = await storage.guaranteed_update(key, ones)
+    assert again.revision == written.revision
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_value_that_does_not_decode_is_kept_unreadable(
     store: tuple[EtcdStorage, list[Event]], key: bytes
 ) -> None:
@@ -213,3 +240,4 @@ async def _weigh(storage: EtcdStorage, key: bytes) -> None:
         await storage.create(other, configmap(v="x" * 1_600_000))
     assert (refused.value.code, str(refused.value)) == (REQUEST_TOO_LARGE, ETCD_TOO_LARGE)
     assert await storage.client.get(storage.layout.etcd_key(other)) is None
+
