@@ -4,9 +4,11 @@ kube-apiserver stores an object with one etcd transaction: compare the key's mod
 revision, put the value (and, for updates, read the key back on failure).  Two limits
 apply to that transaction, and kube passes their errors through unchanged (500 with
 no reason): the client's gRPC send limit (2 MiB) and etcd's ``--max-request-bytes``
-(1.5 MiB) on the raft entry wrapping it.  The LMDB backend checks the same sizes, so
-whatever it holds can always move to etcd.  Sizes are Protobuf lengths; the constant
-part of the raft entry (request header and id) was measured against etcd 3.6.
+(1.5 MiB) on the raft entry wrapping it.  The LMDB backend checks both as kube's default
+etcd would (``/registry``, the default limit), so whatever it holds can always move to
+etcd; the etcd backend checks only the send limit, with its own prefix, and leaves the
+other to its etcd.  Sizes are Protobuf lengths; the constant part of the raft entry
+(request header and id) was measured against etcd 3.6: its id's length is the member's.
 """
 
 from __future__ import annotations
@@ -82,8 +84,7 @@ def check_write_size(key: bytes, obj: dict[str, Any], expected_revision: int = 0
 
 
 def check_value_size(key: bytes, value_length: int, expected_revision: int = 0) -> None:
-    """The same check for a value already encoded as it goes to etcd (the etcd backend's:
-    Protobuf by default and encrypted where configured, as kube sends it)."""
+    """The same check for the length of the value as kube would store it."""
     refusal = _refusal(etcd_key_length(key), value_length, expected_revision)
     if refusal:
         raise StorageError(REQUEST_TOO_LARGE, key, refusal)
@@ -92,14 +93,28 @@ def check_value_size(key: bytes, value_length: int, expected_revision: int = 0) 
 _FLOAT_GROWTH = 5  # ``1e+20`` (5 bytes) is ``100000000000000000000`` (21) in Go's form
 
 
+def check_send_size(key: bytes, etcd_key_length: int, value_length: int, expected: int) -> None:
+    """The etcd backend's check: the gRPC send limit kube's etcd client enforces before a
+    request leaves.  etcd itself judges its ``--max-request-bytes`` (which its operator may
+    have raised) and answers in the words LMDB's check copies."""
+    refusal = _send_refusal(txn_size(etcd_key_length, value_length, expected))
+    if refusal:
+        raise StorageError(REQUEST_TOO_LARGE, key, refusal)
+
+
+def _send_refusal(txn: int) -> str:
+    if txn <= MAX_GRPC_SEND_BYTES:
+        return ""
+    return (
+        "rpc error: code = ResourceExhausted desc = trying to send message larger "
+        f"than max ({txn} vs. {MAX_GRPC_SEND_BYTES})"
+    )
+
+
 def _refusal(key_length: int, value_length: int, expected_revision: int) -> str:
     """etcd's words refusing this transaction, or "" when it fits."""
     txn = txn_size(key_length, value_length, expected_revision)
-    if txn > MAX_GRPC_SEND_BYTES:
-        return (
-            "rpc error: code = ResourceExhausted desc = trying to send message larger "
-            f"than max ({txn} vs. {MAX_GRPC_SEND_BYTES})"
-        )
-    if _field(txn) + _RAFT_HEADER > MAX_REQUEST_BYTES:
+    refusal = _send_refusal(txn)
+    if not refusal and _field(txn) + _RAFT_HEADER > MAX_REQUEST_BYTES:
         return ETCD_TOO_LARGE
-    return ""
+    return refusal

@@ -48,13 +48,25 @@ E2E_ETCD = os.environ.get("PLATFORM_E2E_ETCD", "")
 E2E_WORKERS = os.environ.get("PLATFORM_E2E_WORKERS", "")
 
 
+# Cases about LMDB itself (its files, its writer process, its faults) name it, so that a
+# PLATFORM_E2E_ETCD run keeps them on LMDB.
+ON_LMDB = "--storage-backend=lmdb"
+
+
+def registry_prefix(data_dir: Path) -> str:
+    """The key prefix kube's words name for a server on ``data_dir`` (``Key: /registry/...``
+    in storage errors): under PLATFORM_E2E_ETCD, the server's own etcd prefix."""
+    if not E2E_ETCD:
+        return "/registry"
+    return "/e2e-" + hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
+
+
 def start_server(data_dir: Path, *args: str, timeout: float = 30.0) -> Server:
     if not any(a.startswith("--controllers") for a in args):
         args = (*args, QUIET_CONTROLLERS)
     if E2E_ETCD and not any(a.startswith("--storage-backend") for a in args):
-        prefix = "/e2e-" + hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
         args = (*args, "--storage-backend=etcd3", f"--etcd-servers={E2E_ETCD}")
-        args = (*args, f"--etcd-prefix={prefix}")
+        args = (*args, f"--etcd-prefix={registry_prefix(data_dir)}")
     if E2E_WORKERS and not any(a.startswith("--workers") for a in args):
         args = (*args, f"--workers={E2E_WORKERS}")
     return Server.start(data_dir, *args, timeout=timeout)

@@ -135,25 +135,26 @@ class EtcdClient:
         return found
 
     async def _swap(
-        self, key: bytes, target: Target, revision: int, value: bytes | None
+        self, key: bytes, target: Target, revision: int, value: bytes | None, read_back: bool
     ) -> CASResult:
-        request = swap_request(key, target, revision, value)
+        request = swap_request(key, target, revision, value, read_back=read_back)
         response = await self.transport.call("/etcdserverpb.KV/Txn", request, read_only=False)
         return CASResult.decode(response)
 
     # The swaps are plain functions returning the call: a coroutine less on every write.
 
     def create(self, key: bytes, value: bytes) -> Coroutine[Any, Any, CASResult]:
-        """Put ``key`` only if it does not exist (create_revision == 0)."""
-        return self._swap(key, "CREATE", 0, value)
+        """Put ``key`` only if it does not exist (create_revision == 0); a failed create's
+        ``current`` is None (its request reads nothing back)."""
+        return self._swap(key, "CREATE", 0, value, False)
 
     def update(self, key: bytes, value: bytes, mod_revision: int) -> Coroutine[Any, Any, CASResult]:
         """Put ``key`` only if it was last written at ``mod_revision``."""
-        return self._swap(key, "MOD", mod_revision, value)
+        return self._swap(key, "MOD", mod_revision, value, True)
 
     def delete_at(self, key: bytes, mod_revision: int) -> Coroutine[Any, Any, CASResult]:
         """Delete ``key`` only if it was last written at ``mod_revision``."""
-        return self._swap(key, "MOD", mod_revision, None)
+        return self._swap(key, "MOD", mod_revision, None, True)
 
     async def compact(self, revision: int, *, physical: bool = False) -> None:
         """Drop history before ``revision`` (``physical``: wait until it is gone on disk)."""

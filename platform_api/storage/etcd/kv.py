@@ -145,9 +145,13 @@ _GUARDS = {
 }
 
 
-def swap_request(key: bytes, target: Target, revision: int, value: bytes | None) -> bytes:
+def swap_request(
+    key: bytes, target: Target, revision: int, value: bytes | None, *, read_back: bool = True
+) -> bytes:
     """A TxnRequest: if ``key``'s ``target`` (VERSION, CREATE or MOD) is ``revision``,
-    put ``value`` (delete the key when None), else read the key."""
+    put ``value`` (delete the key when None), else read the key when ``read_back`` (a
+    create, as kube's, reads nothing back: its request is then the size kube's is, which
+    etcd's --max-request-bytes weighs)."""
     enum, tag = _GUARDS[target]
     guard = enum + _scalar(b"\x1a", key) + tag + _varint(revision)  # result EQUAL: unwritten
     first = _scalar(b"\x0a", key)  # field 1 of PutRequest, DeleteRangeRequest, RangeRequest
@@ -156,21 +160,12 @@ def swap_request(key: bytes, target: Target, revision: int, value: bytes | None)
     else:  # RequestOp.request_put (2): key, value
         put = first + _scalar(b"\x12", value)
         then = b"\x12" + _varint(len(put)) + put
-    otherwise = b"\x0a" + _varint(len(first)) + first  # RequestOp.request_range (1)
-    # TxnRequest: compare (1), success (2), failure (3)
-    return b"".join(
-        (
-            b"\x0a",
-            _varint(len(guard)),
-            guard,
-            b"\x12",
-            _varint(len(then)),
-            then,
-            b"\x1a",
-            _varint(len(otherwise)),
-            otherwise,
-        )
-    )
+    # TxnRequest: compare (1), success (2), failure (3): RequestOp.request_range (1)
+    parts = [b"\x0a", _varint(len(guard)), guard, b"\x12", _varint(len(then)), then]
+    if read_back:
+        otherwise = b"\x0a" + _varint(len(first)) + first
+        parts += [b"\x1a", _varint(len(otherwise)), otherwise]
+    return b"".join(parts)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from platform_api.storage import mediatypes, spans
 from platform_api.storage.etcd.kv import KeyValue
 from platform_api.storage.etcd.layout import KeyLayout
 from platform_api.storage.interface import UNREADABLE, StorageError, Stored, Unreadable
-from platform_api.storage.limits import check_value_size
+from platform_api.storage.limits import check_send_size
 from platform_api.storage.transformer import (
     TRANSFORM_FAILED,
     StaleStored,
@@ -40,9 +40,9 @@ class Values:
 
     def encode(self, key: bytes, obj: dict[str, Any], expected: int) -> tuple[bytes, int]:
         """The value to write for ``obj`` and the length of its encoding before the
-        transformer's; StorageError if etcd would refuse the write, judged by the value
-        itself (a Protobuf or encrypted value's size is not its JSON's).  Marks kube's
-        steps on a traced write's span."""
+        transformer's; StorageError if etcd's client would refuse to send the write, judged
+        by the value itself (a Protobuf or encrypted value's size is not its JSON's) and the
+        key under this server's prefix.  Marks kube's steps on a traced write's span."""
         spans.event("About to Encode")
         meta = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
         plain = mediatypes.encode({**obj, "metadata": meta}, self.media_type)
@@ -53,7 +53,7 @@ class Values:
             spans.event("TransformToStorage failed", err=str(e))
             raise
         spans.event("TransformToStorage succeeded")
-        check_value_size(key, len(value), expected)
+        check_send_size(key, len(self.layout.etcd_key(key)), len(value), expected)
         return value, len(plain)
 
     def stored(self, kv: KeyValue) -> Stored | None:

@@ -32,13 +32,16 @@ def test_compare_sends_a_zero_revision() -> None:
 @pytest.mark.parametrize("revision", [0, 1, 127, 128, 2**31, 2**62, -1])
 @pytest.mark.parametrize("value", [None, b"", b"v", b"\x00" * 200, b"k8s" * 6000])
 @pytest.mark.parametrize("key", [b"/registry/configmaps/ns/cm", b"k" * 300])
+@pytest.mark.parametrize("read_back", [True, False])
 def test_swap_request_is_the_messages_bytes(
-    key: bytes, target: str, revision: int, value: bytes | None
+    key: bytes, target: str, revision: int, value: bytes | None, read_back: bool
 ) -> None:
     then = delete_op(key) if value is None else put_op(key, value)
     guard = Compare(key, target, revision).encode()  # type: ignore[arg-type]
-    message = proto.TxnRequest(compare=[guard], success=[then], failure=[range_op(key)])
-    assert swap_request(key, target, revision, value) == message.SerializeToString()  # type: ignore[arg-type]
+    failure = [range_op(key)] if read_back else []
+    message = proto.TxnRequest(compare=[guard], success=[then], failure=failure)
+    made = swap_request(key, target, revision, value, read_back=read_back)  # type: ignore[arg-type]
+    assert made == message.SerializeToString()
 
 
 def test_swap_result_decodes_either_branch() -> None:
@@ -51,6 +54,9 @@ def test_swap_result_decodes_either_branch() -> None:
     found = lost.responses.add().response_range.kvs.add()
     found.key, found.value, found.mod_revision, found.create_revision = b"k", b"v", 49, 7
     assert CASResult.decode(lost) == CASResult(False, 50, KeyValue(b"k", b"v", 7, 49))
+    unread = proto.TxnResponse(succeeded=False)  # a create's: it reads nothing back
+    unread.header.revision = 52
+    assert CASResult.decode(unread) == CASResult(False, 52, None)
     gone = proto.TxnResponse(succeeded=False)
     gone.header.revision = 51
     gone.responses.add().response_range.SetInParent()

@@ -29,7 +29,7 @@ from platform_api.storage.interface import (
     StorageError,
     Unreadable,
 )
-from platform_api.storage.limits import ETCD_TOO_LARGE
+from platform_api.storage.limits import ETCD_TOO_LARGE, txn_size
 from tests.storage.etcd_server import EtcdServer, start_etcd
 
 _names = itertools.count()
@@ -241,3 +241,30 @@ async def _weigh(storage: EtcdStorage, key: bytes) -> None:
     assert (refused.value.code, str(refused.value)) == (REQUEST_TOO_LARGE, ETCD_TOO_LARGE)
     assert await storage.client.get(storage.layout.etcd_key(other)) is None
 
+
+@pytest_twisted.ensureDeferred
+async def test_etcds_own_request_limit_decides(
+    tmp_path_factory: pytest.TempPathFactory, key: bytes
+) -> None:
+    """The server refuses on its own only what kube's etcd client would not send (2 MiB),
+    measuring the key under its own prefix: an etcd whose operator raised
+    ``--max-request-bytes`` stores what kube would store there."""
+    roomy = start_etcd(str(tmp_path_factory.mktemp("etcd")), fsync=False, max_request_bytes=3 << 20)
+    try:
+        with _storage(EtcdClient([roomy.endpoint], reactor)) as (storage, _):
+            made = await storage.create(key, configmap(v="x" * 1_600_000))
+            assert len(made.object["data"]["v"]) == 1_600_000
+            big = configmap(v="x" * (2 << 20))
+            with pytest.raises(StorageError) as refused:
+                await storage.create(key + b"-2", big)
+            value = mediatypes.encode(big, mediatypes.PROTOBUF)
+            etcd_key = storage.layout.etcd_key(key + b"-2")
+            size = txn_size(len(etcd_key), len(value), 0)
+            assert (refused.value.code, str(refused.value)) == (
+                REQUEST_TOO_LARGE,
+                "rpc error: code = ResourceExhausted desc = trying to send message larger than "
+                f"max ({size} vs. 2097152)",
+            )
+            assert await storage.client.get(etcd_key) is None
+    finally:
+        roomy.stop()
