@@ -9,7 +9,7 @@ from pathlib import Path
 import lmdb
 import requests
 
-from tests.e2e.conftest import Server, session_for, start_server
+from tests.e2e.conftest import ON_LMDB, Server, session_for, start_server
 from tests.e2e.test_list import make_namespace
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
@@ -356,8 +356,8 @@ def test_unsafe_delete_is_ignored_without_its_gate(server: Server, admin: reques
 
 
 def test_unsafe_delete_only_for_corrupt_objects(tmp_path: Path) -> None:
-    server = start_server(
-        tmp_path / "data", "--feature-gates=AllowUnsafeMalformedObjectDeletion=true"
+    server = start_server(  # the value is corrupted in LMDB (test_etcd_unreadable: in etcd)
+        tmp_path / "data", ON_LMDB, "--feature-gates=AllowUnsafeMalformedObjectDeletion=true"
     )
     try:
         _unsafe_delete_only_for_corrupt_objects(server, session_for(server, cert=server.admin_cert))

@@ -12,14 +12,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import lmdb
 import pytest
 import yaml
 
-from .conftest import Server, kubectl_available, session_for, start_server
+from .conftest import Server, kubectl_available, registry_prefix, session_for, start_server
+from .stored import stored
 
 pytestmark = pytest.mark.skipif(not kubectl_available(), reason="kubectl not installed")
-SECRET_KEY = b"/core/secrets/default/db"
 ROOT = Path(__file__).resolve().parents[2]
 KUBECTL = str(Path(sys.executable).parent / "kubectl")
 PLAINTEXT = (b"hunter2", base64.b64encode(b"hunter2"))
@@ -41,16 +40,9 @@ def aescbc(*names: str, secrets: dict[str, str]) -> dict[str, Any]:
     return {"aescbc": {"keys": [{"name": n, "secret": secrets[n]} for n in names]}}
 
 
-def raw(data_dir: Path, key: bytes = SECRET_KEY) -> tuple[bytes | None, list[bytes]]:
-    """The stored value of ``key`` and every change-log record, read from the LMDB file."""
-    env = lmdb.open(str(data_dir / "db"), max_dbs=4, readonly=True, lock=True)
-    try:
-        with env.begin() as txn:
-            value = txn.get(key, db=env.open_db(b"objects", txn=txn))
-            log = [v for _, v in txn.cursor(db=env.open_db(b"log", txn=txn))]
-    finally:
-        env.close()
-    return (value[8:] if value else None), log
+def raw(data_dir: Path, name: str = "db") -> tuple[bytes | None, list[bytes]]:
+    """A Secret's value at rest in ``default`` and the earlier values the storage holds."""
+    return stored(data_dir, "secrets", "default", name)
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> None:
@@ -86,7 +78,7 @@ def test_aescbc_rotation_reload_and_rewrite(tmp_path: Path) -> None:
 
         def new_key_writes() -> bool:
             server.kubectl("create", "secret", "generic", "probe", "--from-literal=a=b")
-            probe, _ = raw(data_dir, b"/core/secrets/default/probe")
+            probe, _ = raw(data_dir, "probe")
             server.kubectl("delete", "secret", "probe")
             return probe is not None and probe.startswith(b"k8s:enc:aescbc:v1:key2:")
 
@@ -240,9 +232,9 @@ def test_plaintext_without_identity_is_kubes_error(tmp_path: Path) -> None:
             assert (got.status_code, got.json()) == (500, internal)
         listed = admin.get(url)
         assert listed.status_code == 500
+        key = f"{registry_prefix(data_dir)}/secrets/default/db"
         assert listed.json()["message"] == (
-            'Internal error occurred: unable to transform key "/registry/secrets/default/db": '
-            "no matching prefix found"
+            f'Internal error occurred: unable to transform key "{key}": no matching prefix found'
         )
         _unsafe_delete_is_seen_as_its_stand_in(admin, url)
     finally:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import crds
-from tests.e2e.conftest import replica, session_for, start_server
+from tests.e2e.conftest import ON_LMDB, replica, session_for, start_server
 from tests.e2e.etcd_replicas import holder
 from tests.storage.etcd_server import EtcdServer, etcd_binary, start_etcd, start_etcd_cluster
 
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_an_lmdb_data_dir_moves_to_etcd_and_back(tmp_path: Path, etcd: EtcdServer) -> None:
-    lmdb = start_server(tmp_path / "lmdb")
+    lmdb = start_server(tmp_path / "lmdb", ON_LMDB)
     session = session_for(lmdb, cert=lmdb.admin_cert)
     url = "/api/v1/namespaces/default/configmaps"
     made = session.post(lmdb.base_url + url, json={"metadata": {"name": "moved"}}).json()
@@ -56,7 +56,7 @@ def test_an_lmdb_data_dir_moves_to_etcd_and_back(tmp_path: Path, etcd: EtcdServe
         on_etcd.stop()
     back = run("--from", etcd.endpoint, "--to", str(tmp_path / "back"), "--etcd-prefix", "/moved")
     assert back.startswith("copied ")
-    again = start_server(tmp_path / "back", "--cert-dir", str(tmp_path / "lmdb" / "pki"))
+    again = start_server(tmp_path / "back", ON_LMDB, "--cert-dir", str(tmp_path / "lmdb" / "pki"))
     try:
         got = session.get(f"{again.base_url}{url}/moved").json()
         assert got["metadata"]["uid"] == made["metadata"]["uid"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import session_for, start_server
+from tests.e2e.conftest import ON_LMDB, session_for, start_server
 from tests.storage.etcd_server import EtcdServer
 
 REFUSED = 1
@@ -48,7 +48,7 @@ def test_an_etcd_that_does_not_answer_is_one_line_and_makes_no_directory(tmp_pat
 
 def test_a_data_directory_a_server_runs_on_is_not_written(tmp_path: Path, etcd: EtcdServer) -> None:
     etcd.put("/running/configmaps/default/from-etcd", b'{"kind":"ConfigMap"}')
-    server = start_server(tmp_path / "data")
+    server = start_server(tmp_path / "data", ON_LMDB)
     try:
         done = migrate(
             "--from", etcd.endpoint, "--to", str(tmp_path / "data"), "--etcd-prefix", "/running"

@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from tests.e2e.answers import status, unknown
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import Server, registry_prefix
 from tests.e2e.crds import crd_manifest, create_crd, crontab, ns_path
 
 CM = "/api/v1/namespaces/default/configmaps"
@@ -175,7 +175,8 @@ def test_a_scale_write_keeps_its_type_and_name(server: Server, admin: requests.S
     assert nameless.json() == status(400, "BadRequest", UNDETERMINABLE.format("identity-scaled"))
     other = admin.put(scale, json={"metadata": {"name": "identity-scaled", "uid": "x"}, "spec": {}})
     assert other.status_code == 409
-    assert "Key: /registry/deployments/default/identity-scaled, " in other.json()["message"]
+    key = f"{registry_prefix(server.data_dir)}/deployments/default/identity-scaled"
+    assert f"Key: {key}, " in other.json()["message"]
     unreadable = admin.put(
         scale, json={"metadata": {"name": "identity-scaled", "resourceVersion": "x"}}
     )
@@ -203,12 +204,13 @@ def test_a_put_naming_another_uid_conflicts_in_kubes_storage_words(
 ) -> None:
     name = made.rsplit("/", 1)[1]
     uid = admin.get(made).json()["metadata"]["uid"]
+    prefix = registry_prefix(server.data_dir)
     refused = admin.put(made, json={"metadata": {"name": name, "uid": "other"}})
     assert refused.json() == status(
         409,
         "Conflict",
         f'Operation cannot be fulfilled on configmaps "{name}": StorageError: invalid object, '
-        f"Code: 4, Key: /registry/configmaps/default/{name}, ResourceVersion: 0, "
+        f"Code: 4, Key: {prefix}/configmaps/default/{name}, ResourceVersion: 0, "
         f"AdditionalErrorMsg: Precondition failed: UID in precondition: other, UID in object "
         f"meta: {uid}",
         {"name": name, "kind": "configmaps"},
@@ -223,7 +225,7 @@ def test_a_put_naming_another_uid_conflicts_in_kubes_storage_words(
         services + "/identity-keyed",
         json={**service, "metadata": {"name": "identity-keyed", "uid": "x"}},
     )
-    assert "Key: /registry/services/specs/default/identity-keyed," in moved.json()["message"]
+    assert f"Key: {prefix}/services/specs/default/identity-keyed," in moved.json()["message"]
     unchanged(admin, made)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import requests
 
 from tests.e2e.answers import status
-from tests.e2e.conftest import E2E_WORKERS, Server, session_for
+from tests.e2e.conftest import E2E_ETCD, E2E_WORKERS, Server, session_for
 
 
 def test_health_and_version_without_credentials(server: Server) -> None:
@@ -186,17 +186,19 @@ def test_health_checks_carry_kubes_names_in_kubes_order(
     server: Server, admin: requests.Session
 ) -> None:
     """Scripts and upstream's e2e health case look for kube's post-start hook names."""
-    expected = ["lmdb" if n == "etcd" else n for n in KUBE_HEALTHZ]
+    storage = "etcd" if E2E_ETCD else "lmdb"  # the storage's check, where kube has etcd's
+    expected = [storage if n == "etcd" else n for n in KUBE_HEALTHZ]
     for path in ("healthz", "livez"):
         lines = admin.get(f"{server.url}/{path}?verbose").text.splitlines()
         assert lines[-1] == f"{path} check passed"
         assert [line.removeprefix("[+]").removesuffix(" ok") for line in lines[:-1]] == expected
     ready = admin.get(server.url + "/readyz?verbose").text.splitlines()
     names = [line.removeprefix("[+]").removesuffix(" ok") for line in ready[:-1]]
-    assert expected[2:4] == ["loopback-serving-certificate", "lmdb"]  # not on /readyz, as kube
+    assert expected[2:4] == ["loopback-serving-certificate", storage]  # not on /readyz, as kube
+    ready_storage = ["etcd", "etcd-readiness"] if E2E_ETCD else ["lmdb"]
     # Under --workers (PLATFORM_E2E_WORKERS), /readyz reports each worker after kube's checks.
     workers = [f"worker-{i}" for i in range(int(E2E_WORKERS))] if E2E_WORKERS else []
-    kube = ["ping", "log", "lmdb", "informer-sync", *expected[4:], "shutdown"]
+    kube = ["ping", "log", *ready_storage, "informer-sync", *expected[4:], "shutdown"]
     assert names == [*kube, *workers]
     one = admin.get(server.url + "/readyz/poststarthook/start-kube-aggregator-informers")
     assert (one.status_code, one.text) == (200, "ok")

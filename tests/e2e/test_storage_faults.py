@@ -18,7 +18,7 @@ import pytest
 import requests
 
 from tests.e2e.answers import unknown
-from tests.e2e.conftest import Server, kubectl_available, session_for, start_server
+from tests.e2e.conftest import ON_LMDB, Server, kubectl_available, session_for, start_server
 from tests.polling import process_ended
 
 CM = "/api/v1/namespaces/default/configmaps"
@@ -46,7 +46,7 @@ def fill(
 
 @pytest.mark.slow
 def test_full_map_answers_etcds_no_space_and_keeps_reads_and_deletes(tmp_path: Path) -> None:
-    server = start_server(tmp_path / "data", "--lmdb-map-size=2Mi")
+    server = start_server(tmp_path / "data", ON_LMDB, "--lmdb-map-size=2Mi")
     try:
         admin = session_for(server, cert=server.admin_cert)
         created, refused = fill(server, admin)
@@ -84,13 +84,13 @@ def test_full_map_answers_etcds_no_space_and_keeps_reads_and_deletes(tmp_path: P
     finally:
         server.stop()
     # A restart with the same ceiling comes up, then a larger one takes writes again.
-    again = start_server(tmp_path / "data", "--lmdb-map-size=2Mi")
+    again = start_server(tmp_path / "data", ON_LMDB, "--lmdb-map-size=2Mi")
     try:
         admin = session_for(again, cert=again.admin_cert)
         assert admin.get(again.url + CM + "/fill-1").status_code == 200
     finally:
         again.stop()
-    larger = start_server(tmp_path / "data", "--lmdb-map-size=16Mi")
+    larger = start_server(tmp_path / "data", ON_LMDB, "--lmdb-map-size=16Mi")
     try:
         admin = session_for(larger, cert=larger.admin_cert)
         r = admin.post(larger.url + CM, json=config_map("after", 100_000))
@@ -102,7 +102,7 @@ def test_full_map_answers_etcds_no_space_and_keeps_reads_and_deletes(tmp_path: P
 @pytest.fixture
 def one_writer(tmp_path: Path) -> Iterator[Server]:
     """A server with one LMDB writer process (under --workers each worker has its own)."""
-    running = start_server(tmp_path / "data", "--workers=1")
+    running = start_server(tmp_path / "data", ON_LMDB, "--workers=1")
     yield running
     running.stop()
 

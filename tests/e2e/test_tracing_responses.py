@@ -66,7 +66,10 @@ def _serialized(sink: Sink, response: requests.Response) -> tuple[Span, str]:
         return [s for s in spans if s["attributes"].get("audit-id") == audit_id]
 
     def found(spans: list[Span]) -> bool:
-        return any(s["name"] == "SerializeObject" for s in mine(spans))
+        """The span and its parent, which ends later and may come in a later export."""
+        ids = {s["span_id"] for s in spans}
+        serialized = [s for s in mine(spans) if s["name"] == "SerializeObject"]
+        return any(s["parent_span_id"] in ids for s in serialized)
 
     spans = sink.wait(found)
     (span,) = [s for s in mine(spans) if s["name"] == "SerializeObject"]

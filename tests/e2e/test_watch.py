@@ -300,7 +300,8 @@ def test_watch_sees_writes_of_another_process(fresh_server: Server) -> None:
         one = session_for(fresh_server, cert=fresh_server.admin_cert)
         two = session_for(other, cert=other.admin_cert)
         base = make_namespace(one, fresh_server, "cross")
-        stream = events(one, fresh_server.url + base, resourceVersion="1")
+        listed = one.get(fresh_server.url + base).json()["metadata"]["resourceVersion"]
+        stream = events(one, fresh_server.url + base, resourceVersion=listed)
         written: list[float] = []
         received: list[float] = []
 

@@ -21,14 +21,15 @@ import pytest
 import requests
 
 from platform_api.apiserver.workerslot import PORTS_ENV
-from tests.e2e.conftest import Server, session_for, start_server
+from tests.e2e.conftest import ON_LMDB, Server, session_for, start_server
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = start_server(tmp_path_factory.mktemp("workers"), "--workers", "2")
+    # On LMDB under every run: many of these cases are about the workers' LMDB writer.
+    running = start_server(tmp_path_factory.mktemp("workers"), ON_LMDB, "--workers", "2")
     yield running
     running.stop()
 
