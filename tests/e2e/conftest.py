@@ -41,8 +41,24 @@ QUIET_CONTROLLERS = "--controllers=*,-root-ca-certificate-publisher-controller"
 
 
 # PLATFORM_E2E_ETCD=<client URL>: the run's servers on that etcd, each under a prefix of
-# its own (kept across its restarts), to run the end-to-end cases on the etcd backend.
-E2E_ETCD = os.environ.get("PLATFORM_E2E_ETCD", "")
+# its own (kept across its restarts), to run the end-to-end cases on the etcd backend;
+# =own: on an etcd each pytest process starts when its first server needs one (scripts/test
+# runs the modules marked etcd_rerun so).
+_ETCD_GIVEN = os.environ.get("PLATFORM_E2E_ETCD", "")
+E2E_ETCD = bool(_ETCD_GIVEN)
+_own_etcd: list[EtcdServer] = []
+
+
+def e2e_etcd() -> str:
+    """The client URL of the run's etcd (PLATFORM_E2E_ETCD), started here if it is ours."""
+    if _ETCD_GIVEN != "own":
+        return _ETCD_GIVEN
+    if not _own_etcd:
+        _own_etcd.append(start_etcd(fsync=False))
+        atexit.register(_own_etcd[0].stop)
+    return _own_etcd[0].endpoint
+
+
 # PLATFORM_E2E_WORKERS=<n>: the run's servers with --workers n (unless a test names its
 # own), to run the end-to-end cases against worker processes (scripts/run's default).
 E2E_WORKERS = os.environ.get("PLATFORM_E2E_WORKERS", "")
@@ -65,7 +81,7 @@ def start_server(data_dir: Path, *args: str, timeout: float = 30.0) -> Server:
     if not any(a.startswith("--controllers") for a in args):
         args = (*args, QUIET_CONTROLLERS)
     if E2E_ETCD and not any(a.startswith("--storage-backend") for a in args):
-        args = (*args, "--storage-backend=etcd3", f"--etcd-servers={E2E_ETCD}")
+        args = (*args, "--storage-backend=etcd3", f"--etcd-servers={e2e_etcd()}")
         args = (*args, f"--etcd-prefix={registry_prefix(data_dir)}")
     if E2E_WORKERS and not any(a.startswith("--workers") for a in args):
         args = (*args, f"--workers={E2E_WORKERS}")

@@ -12,7 +12,7 @@ from typing import Any
 
 import lmdb
 
-from tests.e2e.conftest import E2E_ETCD, registry_prefix
+from tests.e2e.conftest import E2E_ETCD, e2e_etcd, registry_prefix
 
 _REVISION_HEADER = 8  # LMDB's objects are stored behind their revision
 
@@ -56,7 +56,7 @@ def _range(key: str, revision: int = 0) -> dict[str, Any] | None:
     if revision:
         body["revision"] = revision
     request = urllib.request.Request(
-        f"{E2E_ETCD}/v3/kv/range", data=json.dumps(body).encode(), method="POST"
+        f"{e2e_etcd()}/v3/kv/range", data=json.dumps(body).encode(), method="POST"
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as answer:

@@ -141,7 +141,10 @@ def test_the_discovery_check_makes_it_available(registered: tuple[Server, Backen
         )
     )
     assert (condition["reason"], condition["message"]) == ("Passed", "all checks passed")
-    discovery = admin.get(f"{server.url}/apis/{GROUP}/v1alpha1")
+    # Under --workers on etcd, the worker asked may not have seen the APIService yet (each
+    # keeps its own watch cache, as each kube replica does): it proxies once it has.
+    url = f"{server.url}/apis/{GROUP}/v1alpha1"
+    discovery = eventually(lambda: (found := admin.get(url)).status_code != 404 and found)
     assert discovery.status_code == 200
     assert discovery.headers["x-backend"] == "yes"
     assert discovery.json()["resources"][0]["name"] == "widgets"

@@ -17,7 +17,7 @@ import pytest
 import requests
 
 from tests.e2e.answers import unknown
-from tests.e2e.conftest import E2E_ETCD, Server, registry_prefix, session_for
+from tests.e2e.conftest import E2E_ETCD, Server, e2e_etcd, registry_prefix, session_for
 from tests.e2e.crds import MERGE, crd_manifest, create_crd, delete_crd, version
 
 CM = "/api/v1/namespaces/default/configmaps"
@@ -73,7 +73,7 @@ def _room(server: Server, keys: int) -> int:
     figures were measured on) is the member's."""
     if not E2E_ETCD:
         return 0
-    ask = urllib.request.Request(f"{E2E_ETCD}/v3/maintenance/status", data=b"{}")
+    ask = urllib.request.Request(f"{e2e_etcd()}/v3/maintenance/status", data=b"{}")
     with urllib.request.urlopen(ask, timeout=10) as answer:
         member = int(json.load(answer)["header"]["member_id"])
     request_id = (member & 0xFFFF) << 48 | 1 << 47
