@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from platform_api.gotext import object_json
+from platform_api.storage.etcd.layout import default_kube_key
 from platform_api.storage.interface import (
     MAX_GRPC_SEND_BYTES,
     MAX_REQUEST_BYTES,
@@ -27,7 +28,6 @@ from platform_api.storage.interface import (
 
 ETCD_TOO_LARGE = "etcdserver: request is too large"
 _RAFT_HEADER = 14  # InternalRaftRequest header + id, around the transaction
-_KEY_ROOT = b"/registry"
 
 
 def _varint(n: int) -> int:
@@ -44,11 +44,8 @@ def _field(n: int) -> int:
 
 
 def etcd_key_length(key: bytes) -> int:
-    """This key's length under kube's etcd layout (``/registry/<group>/...``; the core
-    group has no segment)."""
-    if key.startswith(b"/core/"):
-        return len(_KEY_ROOT) + len(key) - len(b"/core")
-    return len(_KEY_ROOT) + len(key)
+    """This key's length as kube-apiserver keys it in its default etcd layout."""
+    return len(default_kube_key(key))
 
 
 def txn_size(key_length: int, value_length: int, expected_revision: int) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol, overload
 
+from platform_api.storage.etcd.layout import default_kube_key
 from platform_api.storage.interface import Event, StorageError, Stored, Unreadable
 
 # The StorageError code of a value that could not be transformed: registries answer it
@@ -55,7 +56,7 @@ def read(transformer: ValueTransformer | None, key: bytes, revision: int, data: 
 def sealed(key: bytes, revision: int, data: bytes, error: TransformError) -> Unreadable:
     """A value that does not decrypt, named (for a list's message) by its etcd key."""
     failure = StorageError(TRANSFORM_FAILED, key, str(error))
-    return Unreadable(key, revision, data, failure, etcd_key(key))
+    return Unreadable(key, revision, data, failure, default_kube_key(key))
 
 
 def listed(stored: Unreadable) -> StorageError:
@@ -96,11 +97,3 @@ def plain_event(transformer: ValueTransformer | None, event: Event) -> Event:
     stored = read_logged(transformer, event.stored)
     prev = stored if event.stored is event.prev else read_logged(transformer, event.prev)
     return Event(event.type, event.revision, event.key, stored, prev)
-
-
-def etcd_key(key: bytes) -> str:
-    """The key as kube names it in etcd: ``/registry/<resource>/<namespace>/<name>``
-    (kube's default layout keeps the group out of the path)."""
-    parts = key.decode(errors="replace").split("/", 3)
-    resource, rest = (parts[2], parts[3]) if len(parts) == 4 else ("", key.decode())
-    return f"/registry/{resource}/" + rest

@@ -45,6 +45,19 @@ def kube_key(key: bytes, builtin: bool, prefix: str = DEFAULT_PREFIX) -> str:
     return (path + b"/" + rest).decode(errors="replace")
 
 
+def default_kube_key(key: bytes) -> str:
+    """A registry key as kube-apiserver names it under its default prefix, for a backend
+    with no layout of its own (LMDB's size checks and the names of its unreadable values):
+    a resource counts as built in unless its group is a custom resource's, dotted and not
+    this server's own (a CRD cannot claim kube's groups).  A key that names no object
+    (``/<group>/<plural>/<name>`` at least) goes under the prefix as it is."""
+    parts = key.split(b"/", 3)
+    if len(parts) < 4:
+        return DEFAULT_PREFIX + key.decode(errors="replace")
+    group = parts[1]
+    return kube_key(key, builtin=b"." not in group or group.endswith(b".platform.io"))
+
+
 class KeyLayout:
     """Translates registry keys to etcd keys and back."""
 

@@ -22,7 +22,13 @@ from platform_api.storage.interface import (
     Unreadable,
 )
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
-from platform_api.storage.transformer import TRANSFORM_FAILED, StaleStored, listed
+from platform_api.storage.transformer import (
+    TRANSFORM_FAILED,
+    StaleStored,
+    TransformError,
+    listed,
+    sealed,
+)
 from tests.synchronous import run
 
 from .helpers import keys, rule, write_config
@@ -178,3 +184,22 @@ def test_history_of_a_value_that_no_longer_decrypts_is_unreadable(tmp_path: Path
     assert configmap.stored.object["metadata"]["name"] == "cm"
     at_first = s.get_list(b"/core/secrets/", ListOptions(revision=first.revision))
     assert [type(item) for item in at_first.items] == [Unreadable]
+
+
+@pytest.mark.parametrize(
+    ("key", "named"),
+    [
+        (b"/core/secrets/default/db", "/registry/secrets/default/db"),
+        (b"/core/services/default/web", "/registry/services/specs/default/web"),
+        (b"/apps/deployments/default/web", "/registry/deployments/default/web"),
+        (
+            b"/stable.example.com/crontabs/default/c",
+            "/registry/stable.example.com/crontabs/default/c",
+        ),
+    ],
+)
+def test_a_list_names_an_unreadable_value_by_kubes_etcd_key(key: bytes, named: str) -> None:
+    """As kube's list does on its etcd: a built-in resource by its resource (and kube's
+    special prefixes), a custom resource with its group."""
+    unreadable = sealed(key, 7, b"k8s:enc:aescbc:v1:gone:...", TransformError("no key"))
+    assert str(listed(unreadable)) == f'unable to transform key "{named}": no key'
