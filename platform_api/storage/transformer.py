@@ -23,11 +23,18 @@ class TransformError(Exception):
 
 
 class ValueTransformer(Protocol):
-    def to_storage(self, key: bytes, data: bytes) -> bytes:
+    """``key`` is the registry key (it chooses the resource's providers); ``context`` is
+    the authenticated data, kube's ``dataCtx``: the key as the storage keeps it (``key``
+    when None; on etcd the etcd key, as kube-apiserver's, so either reads the other's
+    AES-GCM and KMS v2 values)."""
+
+    def to_storage(self, key: bytes, data: bytes, context: bytes | None = None) -> bytes:
         """The bytes to store for ``data``; raises TransformError."""
         ...
 
-    def from_storage(self, key: bytes, data: bytes) -> tuple[bytes, bool]:
+    def from_storage(
+        self, key: bytes, data: bytes, context: bytes | None = None
+    ) -> tuple[bytes, bool]:
         """The plaintext of stored bytes and whether they are stale (not written the way
         the current configuration writes: an older key or provider); raises TransformError."""
         ...
@@ -85,9 +92,11 @@ def read_logged(transformer: ValueTransformer | None, stored: Stored | None) -> 
     return read(transformer, stored.key, stored.revision, stored.data)
 
 
-def write(transformer: ValueTransformer | None, key: bytes, data: bytes) -> bytes:
+def write(
+    transformer: ValueTransformer | None, key: bytes, data: bytes, context: bytes | None = None
+) -> bytes:
     """The bytes to store; TransformError propagates (the writer fails that write only)."""
-    return data if transformer is None else transformer.to_storage(key, data)
+    return data if transformer is None else transformer.to_storage(key, data, context)
 
 
 def plain_event(transformer: ValueTransformer | None, event: Event) -> Event:

@@ -156,11 +156,13 @@ class Rotating:
         self.key = b"k1:"
         self.written: list[bytes] = []  # the key of each value written
 
-    def to_storage(self, key: bytes, data: bytes) -> bytes:
+    def to_storage(self, key: bytes, data: bytes, context: bytes | None = None) -> bytes:
         self.written.append(self.key)
         return self.key + data
 
-    def from_storage(self, key: bytes, data: bytes) -> tuple[bytes, bool]:
+    def from_storage(
+        self, key: bytes, data: bytes, context: bytes | None = None
+    ) -> tuple[bytes, bool]:
         return data[3:], not data.startswith(self.key)
 
 

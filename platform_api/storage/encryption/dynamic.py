@@ -65,19 +65,21 @@ class EncryptionAtRest:
         self._retired: list[ResourceTransformers] = []
         self._reactor_thread = threading.get_ident()  # made on the reactor's thread
 
-    def to_storage(self, key: bytes, data: bytes) -> bytes:
-        return self.current.to_storage(key, data)
+    def to_storage(self, key: bytes, data: bytes, context: bytes | None = None) -> bytes:
+        return self.current.to_storage(key, data, context)
 
-    def from_storage(self, key: bytes, data: bytes) -> tuple[bytes, bool]:
+    def from_storage(
+        self, key: bytes, data: bytes, context: bytes | None = None
+    ) -> tuple[bytes, bool]:
         try:
-            return self.current.from_storage(key, data)
+            return self.current.from_storage(key, data, context)
         except TransformError:
             # Under --workers (or beside other replicas) a sibling may have reloaded a
             # rotated file and written with its new key before our poll: look now.
             on_reactor = threading.get_ident() == self._reactor_thread  # not the writer's
             if not self.reload or not on_reactor or not self._reload_if_changed():
                 raise
-            return self.current.from_storage(key, data)
+            return self.current.from_storage(key, data, context)
 
     def health_checks(self) -> list[tuple[str, Callable[[], str | None]]]:
         """(name, check) pairs for /healthz and /readyz."""

@@ -97,14 +97,14 @@ class ResourceTransformers:
             self._routes[head] = route
         return route
 
-    def to_storage(self, key: bytes, data: bytes) -> bytes:
+    def to_storage(self, key: bytes, data: bytes, context: bytes | None = None) -> bytes:
         resource, choice = self._route(key)
         if choice is None:
             return data
         start = time.perf_counter()
         prefix = choice.entries[0].prefix.decode() or "identity"
         try:
-            out = choice.to_storage(key, data)
+            out = choice.to_storage(context or key, data)
         except TransformError:
             OPERATIONS.inc(resource, "Unknown", "to_storage", prefix)
             raise
@@ -112,7 +112,9 @@ class ResourceTransformers:
         OPERATIONS.inc(resource, "OK", "to_storage", prefix)
         return out
 
-    def from_storage(self, key: bytes, data: bytes) -> tuple[bytes, bool]:
+    def from_storage(
+        self, key: bytes, data: bytes, context: bytes | None = None
+    ) -> tuple[bytes, bool]:
         resource, choice = self._route(key)
         if choice is None:
             return _IDENTITY.from_storage(key, data)
@@ -123,7 +125,7 @@ class ResourceTransformers:
                 prefix = entry.prefix.decode() or "identity"
                 break
         try:
-            out = choice.from_storage(key, data)
+            out = choice.from_storage(context or key, data)
         except TransformError:
             OPERATIONS.inc(resource, "Unknown", "from_storage", prefix)
             raise

@@ -47,13 +47,14 @@ class Values:
         meta = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
         plain = mediatypes.encode({**obj, "metadata": meta}, self.media_type)
         spans.event("Encode succeeded", len=len(plain))
+        etcd_key = self.layout.etcd_key(key)
         try:
-            value = write(self.transformer, key, plain)
+            value = write(self.transformer, key, plain, etcd_key)
         except TransformError as e:
             spans.event("TransformToStorage failed", err=str(e))
             raise
         spans.event("TransformToStorage succeeded")
-        check_send_size(key, len(self.layout.etcd_key(key)), len(value), expected)
+        check_send_size(key, len(etcd_key), len(value), expected)
         return value, len(plain)
 
     def stored(self, kv: KeyValue) -> Stored | None:
@@ -65,7 +66,7 @@ class Values:
         plain, stale = kv.value, False
         try:
             if self.transformer is not None:
-                plain, stale = self.transformer.from_storage(key, kv.value)
+                plain, stale = self._decrypted(key, kv)
         except TransformError as e:
             error = StorageError(TRANSFORM_FAILED, key, str(e))
             return Unreadable(key, kv.mod_revision, kv.value, error, _named(kv.key))
@@ -77,6 +78,21 @@ class Values:
             return Unreadable(key, kv.mod_revision, kv.value, error, _named(kv.key))
         kind = StaleStored if stale else Stored
         return kind(key, kv.mod_revision, object_json(obj))
+
+    def _decrypted(self, key: bytes, kv: KeyValue) -> tuple[bytes, bool]:
+        """The plaintext, authenticated by the etcd key as kube's is.  Releases before
+        2026-12-05 authenticated AES-GCM and KMS v2 values by the registry key: such a
+        value still reads, as stale, so its next write (or scripts/rewrite-secrets)
+        stores it as kube-apiserver can read it."""
+        assert self.transformer is not None
+        try:
+            return self.transformer.from_storage(key, kv.value, kv.key)
+        except TransformError:
+            try:
+                return self.transformer.from_storage(key, kv.value)[0], True
+            except TransformError:
+                pass
+            raise
 
     def own_write(self, key: bytes, kv: KeyValue) -> Stored | None:
         """A write of this server's, seen on the watch: the object it wrote is at hand, so
