@@ -4,6 +4,7 @@ cluster that stops answering, workers on etcd, and which replica leads the contr
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -14,10 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from tests.e2e import crds
 from tests.e2e.conftest import ON_LMDB, replica, session_for, start_server
 from tests.e2e.etcd_replicas import holder
+from tests.storage.encryption.helpers import keys, rule, write_config
 from tests.storage.etcd_server import EtcdServer, etcd_binary, start_etcd, start_etcd_cluster
 
 pytestmark = pytest.mark.slow
@@ -62,6 +66,56 @@ def test_an_lmdb_data_dir_moves_to_etcd_and_back(tmp_path: Path, etcd: EtcdServe
         assert got["metadata"]["uid"] == made["metadata"]["uid"]
     finally:
         again.stop()
+
+
+def test_aesgcm_secrets_move_from_lmdb_and_are_rewritten_as_kube_reads_them(
+    tmp_path: Path, etcd: EtcdServer
+) -> None:
+    """LMDB authenticates AES-GCM values by its registry key, etcd (as kube) by the etcd
+    key: a copied value reads, as stale, and its next write authenticates it by the
+    etcd key, which is what kube-apiserver checks."""
+    provider = keys("gcm1")
+    config = write_config(tmp_path / "enc.yaml", rule(["secrets"], {"aesgcm": provider}))
+    lmdb = start_server(tmp_path / "lmdb", ON_LMDB, f"--encryption-provider-config={config}")
+    session = session_for(lmdb, cert=lmdb.admin_cert)
+    url = "/api/v1/namespaces/default/secrets"
+    secret = {"metadata": {"name": "moved"}, "stringData": {"password": "hunter2"}}
+    assert session.post(lmdb.base_url + url, json=secret).status_code == 201
+    lmdb.stop()
+    migrate = [str(Path(__file__).parents[2] / "scripts" / "migrate-storage")]
+    copy = [*migrate, "--from", str(tmp_path / "lmdb"), "--to", etcd.endpoint]
+    subprocess.run([*copy, "--etcd-prefix", "/gcm"], check=True, capture_output=True, timeout=60)
+    on_etcd = start_server(
+        tmp_path / "lmdb",
+        "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint, "--etcd-prefix", "/gcm",
+        f"--encryption-provider-config={config}",
+    )  # fmt: skip
+    key = base64.b64decode(provider["keys"][0]["secret"])
+    etcd_key = b"/gcm/secrets/default/moved"
+    try:
+        got = session.get(f"{on_etcd.base_url}{url}/moved").json()
+        assert got["data"] == {"password": "aHVudGVyMg=="}
+        with pytest.raises(InvalidTag):  # as copied: not what kube-apiserver would read
+            _open_gcm(_etcd_value(etcd, etcd_key), key, etcd_key)
+        replaced = session.put(f"{on_etcd.base_url}{url}/moved", json=got)
+        assert replaced.status_code == 200
+        assert replaced.json()["metadata"]["resourceVersion"] != got["metadata"]["resourceVersion"]
+        assert b"hunter2" in _open_gcm(_etcd_value(etcd, etcd_key), key, etcd_key)
+    finally:
+        on_etcd.stop()
+
+
+def _etcd_value(etcd: EtcdServer, key: bytes) -> bytes:
+    tool = os.path.join(os.path.dirname(etcd_binary()), "etcdctl")
+    command = [tool, "--endpoints", etcd.endpoint, "get", key.decode(), "--print-value-only"]
+    out = subprocess.run(command, capture_output=True, check=True, timeout=10).stdout
+    return out.removesuffix(b"\n")  # etcdctl ends the value with a newline
+
+
+def _open_gcm(value: bytes, key: bytes, context: bytes) -> bytes:
+    """A stored value decrypted as kube-apiserver's aesgcm provider does."""
+    sealed = value.removeprefix(b"k8s:enc:aesgcm:v1:gcm1:")
+    return AESGCM(key).decrypt(sealed[:12], sealed[12:], context)
 
 
 def test_etcd_over_tls_with_a_client_certificate(tmp_path: Path) -> None:
