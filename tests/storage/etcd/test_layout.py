@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from platform_api.apiserver.enablement import keyed_resources
-from platform_api.storage.etcd.layout import KeyLayout
+from platform_api.storage.etcd.layout import KeyLayout, default_kube_key
 
 BUILTIN = [
     ("", "configmaps"),
@@ -47,6 +47,8 @@ def test_keys_map_both_ways(key: bytes, etcd: bytes) -> None:
     layout = KeyLayout("/registry", BUILTIN)
     assert layout.etcd_key(key) == etcd
     assert layout.registry_key(etcd) == key
+    # A backend with no layout (LMDB's sizes and messages) names it the same from its group.
+    assert default_kube_key(key) == etcd.decode()
 
 
 @pytest.mark.parametrize(
