@@ -18,6 +18,11 @@ from platform_api.storage.interface import Event, StorageError, Stored, Unreadab
 TRANSFORM_FAILED = "TransformFailed"
 
 
+# The prefixes of the providers that authenticate a value by its key (kube's dataCtx):
+# AES-GCM and KMS v2 (whose data key seals with AES-GCM).
+AUTHENTICATED_PREFIXES = (b"k8s:enc:aesgcm:v1:", b"k8s:enc:kms:v2:")
+
+
 class TransformError(Exception):
     """A value could not be encrypted or decrypted (kube's message as the text)."""
 

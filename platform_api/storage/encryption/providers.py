@@ -2,8 +2,8 @@
 
 Byte layouts are kube's, so a value written here reads there and back:
 ``k8s:enc:<provider>:v1:<key name>:`` then, for aescbc, a 16-byte IV and the PKCS#7
-padded ciphertext; for aesgcm a 12-byte random nonce and the sealed data (the storage
-key as additional data); for secretbox a 24-byte nonce and the XSalsa20-Poly1305 box.
+padded ciphertext; for aesgcm a 12-byte random nonce and the sealed data (the key the
+storage names, its etcd key on etcd, as additional data); for secretbox a 24-byte nonce and the XSalsa20-Poly1305 box.
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from platform_api.storage.transformer import TransformError
+from platform_api.storage.transformer import AUTHENTICATED_PREFIXES, TransformError
 
 ENCRYPTED_PREFIX = b"k8s:enc:"
 AESCBC_PREFIX = b"k8s:enc:aescbc:v1:"
-AESGCM_PREFIX = b"k8s:enc:aesgcm:v1:"
+AESGCM_PREFIX, KMS_V2_PREFIX = AUTHENTICATED_PREFIXES
 SECRETBOX_PREFIX = b"k8s:enc:secretbox:v1:"
-KMS_V2_PREFIX = b"k8s:enc:kms:v2:"
 _BLOCK = 16
 _GCM_NONCE = 12
 

@@ -21,6 +21,7 @@ from platform_api.storage.etcd.layout import KeyLayout
 from platform_api.storage.interface import UNREADABLE, StorageError, Stored, Unreadable
 from platform_api.storage.limits import check_send_size
 from platform_api.storage.transformer import (
+    AUTHENTICATED_PREFIXES,
     TRANSFORM_FAILED,
     StaleStored,
     TransformError,
@@ -88,6 +89,8 @@ class Values:
         try:
             return self.transformer.from_storage(key, kv.value, kv.key)
         except TransformError:
+            if not kv.value.startswith(AUTHENTICATED_PREFIXES):
+                raise  # no other provider authenticates: nothing else to try
             try:
                 return self.transformer.from_storage(key, kv.value)[0], True
             except TransformError:
