@@ -17,6 +17,7 @@ from platform_api import errors
 from platform_api.admission.interface import Attributes
 from platform_api.admission.plugins import PluginContext
 from platform_api.apiserver.flagvalues import ConfigError
+from platform_api.timers import timer_clock
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
 
@@ -151,4 +152,4 @@ def load_configuration(settings: Obj | None) -> list[Obj]:
 
 def build(ctx: PluginContext) -> EventRateLimit:
     limits = load_configuration(ctx.plugin_settings("EventRateLimit"))
-    return EventRateLimit(limits, ctx.reactor.seconds)
+    return EventRateLimit(limits, timer_clock(ctx.reactor))

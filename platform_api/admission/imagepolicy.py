@@ -28,6 +28,7 @@ from platform_api.client.goerrors import go_error, status_text
 from platform_api.client.kubeconfig import Connection, KubeconfigError, load
 from platform_api.goduration import format_duration
 from platform_api.scheme.types import outbound_group
+from platform_api.timers import timer_clock
 
 API_VERSION = "imagepolicy.platform.io/v1alpha1"
 FAILED_OPEN = "alpha.image-policy.platform.io/failed-open"
@@ -116,14 +117,14 @@ class ImagePolicyWebhook:
 
     async def _status(self, spec: Obj) -> Obj:
         key = orjson.dumps(spec)
-        now = self.reactor.seconds()
+        now = timer_clock(self.reactor)()
         cached = self._cache.get(key)
         if cached is not None and cached[0] > now:
             self._cache.move_to_end(key)
             return cached[1]
         status = await self._ask(spec)
         ttl = self.allow_ttl if status.get("allowed") is True else self.deny_ttl
-        self._cache[key] = (self.reactor.seconds() + ttl, status)
+        self._cache[key] = (timer_clock(self.reactor)() + ttl, status)
         self._cache.move_to_end(key)
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)

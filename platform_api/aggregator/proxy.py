@@ -34,6 +34,7 @@ from platform_api.authentication.user import UserInfo
 from platform_api.client.goerrors import go_error
 from platform_api.client.kubeconfig import Connection
 from platform_api.registry.serviceresolver import Address, ResolveError
+from platform_api.timers import timer_clock
 
 log = Logger()
 DISCOVERY_TIMEOUT = 5.0  # kube's aggregatedDiscoveryTimeout
@@ -78,12 +79,12 @@ class AggregatorProxy:
         self.resolver = resolver
         self._read_pems = client_pems
         self.cert_pem, self.key_pem = client_pems()
-        self._pems_read_at = reactor.seconds()
+        self._pems_read_at = timer_clock(reactor)()
         self.send_uid = send_uid
         self._clients: dict[tuple[str, str, bytes, bool], Any] = {}
 
     def _reload_pems(self) -> None:
-        now = self.reactor.seconds()
+        now = timer_clock(self.reactor)()
         if now - self._pems_read_at < PEM_CHECK:
             return
         self._pems_read_at = now

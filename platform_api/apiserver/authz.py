@@ -34,6 +34,7 @@ from platform_api.authorization.webhook import GROUP as WEBHOOK_GROUP
 from platform_api.authorization.webhook import WebhookAuthorizer
 from platform_api.client import kubeconfig
 from platform_api.scheme.types import outbound_group
+from platform_api.timers import timer_clock
 
 log = Logger()
 RELOADS = Counter(
@@ -186,7 +187,7 @@ class ReloadingAuthorizer:
         """Start watching; returns the timer for the service to stop."""
         self._record("success")  # kube counts the start as a successful load
         self._seen = self._signature()
-        self._read_at = self.reactor.seconds()
+        self._read_at = timer_clock(self.reactor)()
         self._loop.start(self.poll, now=False).addErrback(
             lambda f: log.failure("watching authorization config", f)
         )
@@ -194,7 +195,7 @@ class ReloadingAuthorizer:
 
     def tick(self) -> None:
         seen = self._signature()
-        due = self.reactor.seconds() - self._read_at >= self.interval
+        due = timer_clock(self.reactor)() - self._read_at >= self.interval
         if seen != self._seen or due:
             self._seen = seen
             self.check()
@@ -208,7 +209,7 @@ class ReloadingAuthorizer:
 
     def check(self) -> None:
         """kube's ``checkFile``: unchanged bytes or configuration change nothing."""
-        self._read_at = self.reactor.seconds()
+        self._read_at = timer_clock(self.reactor)()
         try:
             with open(self.path, "rb") as f:
                 data = f.read()

@@ -9,6 +9,7 @@ from typing import Any
 
 from twisted.application.service import IService
 
+from platform_api import timers
 from platform_api.apiserver import deprecatedflags
 from platform_api.apiserver.config import ServerConfig, from_flags
 from platform_api.apiserver.flagoptions import FlagOptions, parameters
@@ -36,6 +37,7 @@ class Options(FlagOptions):
 def makeService(options: Any) -> IService:
     from platform_api.apiserver.workerslot import WorkerSlot  # noqa: PLC0415
 
+    timers.install()  # before anything imports the reactor: timers on the monotonic clock
     slot = WorkerSlot.from_environment()
     if slot is None and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         # Started with SIGINT ignored (a shell starts background commands so): kube-apiserver

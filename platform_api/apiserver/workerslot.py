@@ -33,6 +33,7 @@ from twisted.logger import Logger
 
 from platform_api.apiserver.sharedport import ConnectionBoard, adopt_shared
 from platform_api.apiserver.signals import stop_reactor
+from platform_api.timers import timer_clock
 
 if TYPE_CHECKING:  # the supervisor imports this module, and serves no health endpoint
     from platform_api.apiserver.health import HealthCheck
@@ -138,7 +139,7 @@ class WakeSiblings(DatagramProtocol):
         than WAKE_GAP ago.  (A sibling restarting, a full buffer: it polls the log.)"""
         if self._next_wake is not None:
             return  # a wake is due: it tells of this commit too
-        wait = self._last_wake + WAKE_GAP - self._reactor.seconds()
+        wait = self._last_wake + WAKE_GAP - timer_clock(self._reactor)()
         if wait > 0:
             self._next_wake = self._reactor.callLater(wait, self._wake_now)
         else:
@@ -146,7 +147,7 @@ class WakeSiblings(DatagramProtocol):
 
     def _wake_now(self) -> None:
         self._next_wake = None
-        self._last_wake = self._reactor.seconds()
+        self._last_wake = timer_clock(self._reactor)()
         self.send(b"!")
 
     def stop(self) -> None:

@@ -27,6 +27,7 @@ from platform_api.controllers import registry
 from platform_api.controllers.base import Controller
 from platform_api.controllers.leaderelection import LeaderElector, identity
 from platform_api.controllers.remote import RemoteCluster
+from platform_api.timers import timer_clock
 
 log = Logger()
 VERSION = "v1.36.0"
@@ -110,7 +111,7 @@ class ControllerManagerService(Service):
         e = self.elector
         if e is None or not e.leading:
             return True
-        return self.reactor.seconds() - e.last_renew < e.lease_duration + 20
+        return timer_clock(self.reactor)() - e.last_renew < e.lease_duration + 20
 
     def _lead(self) -> None:
         d = ensureDeferred(self._run_controllers())

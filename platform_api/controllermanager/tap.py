@@ -7,6 +7,7 @@ from typing import Any
 
 from twisted.application.service import IService
 
+from platform_api import timers
 from platform_api.apiserver.flagoptions import FlagOptions, parameters
 from platform_api.apiserver.flagvalues import (
     LIST,
@@ -166,6 +167,7 @@ class Options(FlagOptions):
 
 
 def makeService(options: Any) -> IService:
+    timers.install()  # before anything imports the reactor: timers on the monotonic clock
     from platform_api.controllermanager.service import ControllerManagerService  # noqa: PLC0415
 
     return ControllerManagerService(options.config)

@@ -20,6 +20,7 @@ from platform_api.errors import StatusError
 from platform_api.registry.store import WRITER
 from platform_api.storage.interface import Event
 from platform_api.storage.watch import WatchHub
+from platform_api.timers import timer_clock
 
 log = Logger()
 
@@ -58,7 +59,7 @@ class Controller:
     def __init__(self, hub: WatchHub, reactor: IReactorTime) -> None:
         self.hub = hub
         self.reactor = reactor
-        self._metrics = QueueMetrics(self.queue, reactor.seconds) if self.queue else None
+        self._metrics = QueueMetrics(self.queue, timer_clock(reactor)) if self.queue else None
         self._busy: set[Hashable] = set()
         self._again: dict[Hashable, float] = {}  # key -> the shortest delay asked for
         self._scheduled: dict[Hashable, IDelayedCall] = {}

@@ -29,6 +29,7 @@ from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
 from platform_api.scheme import nodetaints as nt
 from platform_api.storage.interface import Event
+from platform_api.timers import timer_clock
 from platform_api.timestamps import parse_timestamp
 
 Obj = dict[str, Any]
@@ -67,7 +68,7 @@ class DaemonSetController(Controller):
         ]
         self.events = EventRecorder(events, COMPONENT, self.reactor)
         self.pod_control = podcontrol.PodControl(pods, self.record_event)
-        self.expectations = podcontrol.Expectations(self.reactor.seconds)
+        self.expectations = podcontrol.Expectations(timer_clock(self.reactor))
         self.pod_claims = podcontrol.Claims(sets, pods, dsu.API_VERSION, dsu.KIND)
         self.revision_claims = podcontrol.Claims(sets, revisions, dsu.API_VERSION, dsu.KIND)
         self.backoff: dict[str, tuple[float, float]] = {}  # key -> (delay, since)

@@ -30,6 +30,7 @@ from platform_api.controllers.ttlafterfinished import finished_condition
 from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
 from platform_api.storage.interface import Event
+from platform_api.timers import timer_clock
 from platform_api.timestamps import format_timestamp, parse_timestamp
 
 Obj = dict[str, Any]
@@ -52,7 +53,7 @@ class JobController(Controller):
         self.pod_prefix = resource_prefix(pods.resource)
         self.events = EventRecorder(events, COMPONENT, self.reactor)
         self.pod_control = podcontrol.PodControl(pods, self.record_event)
-        self.expectations = podcontrol.Expectations(self.reactor.seconds)
+        self.expectations = podcontrol.Expectations(timer_clock(self.reactor))
         self.claims = podcontrol.Claims(jobs, pods, API_VERSION, KIND, js.TRACKING)
         self.tracker = StatusTracker(self)
         self.pods_of = JobPods(self)

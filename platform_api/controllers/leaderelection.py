@@ -24,6 +24,7 @@ from twisted.logger import Logger
 
 from platform_api import errors
 from platform_api.client.rest import Resource
+from platform_api.timers import timer_clock
 from platform_api.timestamps import format_time
 
 log = Logger()
@@ -116,7 +117,7 @@ class LeaderElector:
     def _after(self, ok: bool) -> None:
         if not self.running:
             return
-        now = self.reactor.seconds()
+        now = timer_clock(self.reactor)()
         if ok:
             self.last_renew = now
             self._arm_deadline()
@@ -169,7 +170,7 @@ class LeaderElector:
 
     async def try_acquire_or_renew(self) -> bool:
         """One attempt, as client-go's tryAcquireOrRenew."""
-        now = self.reactor.seconds()
+        now = timer_clock(self.reactor)()
         try:
             lease = await self.client.get(LEASES, self.namespace, self.name)
         except errors.StatusError as e:

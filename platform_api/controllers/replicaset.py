@@ -24,6 +24,7 @@ from platform_api.errors import StatusError
 from platform_api.registry.store import Store, resource_prefix
 from platform_api.selectors import LabelSelector, Requirement
 from platform_api.storage.interface import Event
+from platform_api.timers import timer_clock
 from platform_api.timestamps import format_timestamp
 
 Obj = dict[str, Any]
@@ -72,7 +73,7 @@ class ReplicaSetController(Controller):
         )
         self.events = EventRecorder(events, kind.component, self.reactor)
         self.pod_control = podcontrol.PodControl(pods, self._event)
-        self.expectations = podcontrol.Expectations(self.reactor.seconds)
+        self.expectations = podcontrol.Expectations(timer_clock(self.reactor))
         self.claims = podcontrol.Claims(owners, pods, kind.api_version, kind.kind)
         self._failures: dict[Key, int] = {}
 

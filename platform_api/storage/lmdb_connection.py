@@ -25,6 +25,7 @@ from twisted.python.failure import Failure
 from platform_api.eager import write_now
 from platform_api.storage.lmdb_link import FramedWriter
 from platform_api.storage.lmdb_serve import GREETING
+from platform_api.timers import timer_clock
 
 log = Logger()
 FIRST_RETRY = 0.02  # seconds; doubled per failed attempt up to LAST_RETRY
@@ -97,7 +98,7 @@ class WriterConnection(FramedWriter):
     def _not_linked(self, failure: Failure) -> None:
         if self._stopping:
             return
-        now = self._reactor.seconds()
+        now = timer_clock(self._reactor)()
         if self._lost_since is None:
             self._lost_since = now
         if not self._warned and now - self._lost_since >= WARN_AFTER:

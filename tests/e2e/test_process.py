@@ -101,6 +101,14 @@ def test_data_and_pki_survive_restart(fresh_server: Server) -> None:
         again.stop()
 
 
+def test_the_servers_timers_run_on_the_monotonic_clock(fresh_server: Server) -> None:
+    """A step of the machine's clock moves no watch timeout or request deadline
+    (platform_api/timers.py): twistd names the reactor it runs."""
+    assert fresh_server.log is not None
+    log = fresh_server.log.read_text()
+    assert "reactor class: platform_api.timers.MonotonicEPollReactor" in log
+
+
 def test_two_processes_share_one_data_dir(fresh_server: Server) -> None:
     second = start_server(fresh_server.data_dir)
     try:

@@ -28,6 +28,7 @@ from twisted.python.failure import Failure
 from platform_api.apiserver.audit.event import API_VERSION
 from platform_api.apiserver.auditmetrics import AUDIT_ERRORS
 from platform_api.client.kubeconfig import Connection
+from platform_api.timers import timer_clock
 
 log = Logger()
 MODES = ("batch", "blocking", "blocking-strict")
@@ -56,11 +57,11 @@ class Throttle:
     def __init__(self, qps: float, burst: int, clock: IReactorTime) -> None:
         self.qps, self.burst, self.clock = qps, burst, clock
         self.tokens = float(burst)
-        self.last = clock.seconds()
+        self.last = timer_clock(clock)()
 
     def delay(self) -> float:
         """Take one token; the seconds to wait before using it."""
-        now = self.clock.seconds()
+        now = timer_clock(self.clock)()
         self.tokens = min(self.burst, self.tokens + (now - self.last) * self.qps)
         self.last = now
         self.tokens -= 1

@@ -29,6 +29,7 @@ from platform_api.registry.flowcontrol_bootstrap import GROUP
 from platform_api.registry.store import Store
 from platform_api.storage.interface import Storage
 from platform_api.storage.watch import WatchHub
+from platform_api.timers import TimerTime
 
 
 def limiter(
@@ -48,7 +49,8 @@ def limiter(
     if not cfg.enable_priority_and_fairness or schemas is None or levels is None:
         return InflightLimiter(readonly, mutating)
     informer = Informer(storage, hub, (schemas.prefix, levels.prefix))
-    config = FlowControlConfig(schemas, levels, informer, reactor, readonly + mutating)
+    clock = TimerTime(reactor)  # queues, seats and waits: on the timers' clock
+    config = FlowControlConfig(schemas, levels, informer, clock, readonly + mutating)
     if slot is not None and slot.count > 1:
         total = cfg.max_requests_inflight + cfg.max_mutating_requests_inflight
         folder = os.path.join(cfg.data_dir, "run", "apf")
@@ -59,7 +61,7 @@ def limiter(
     stats = _counted(storage, stores, reactor, loops, cfg.count_poll_period)
     estimator = WorkEstimator(stats, WatchCounts())
     headers = UPSTREAM_HEADERS if cfg.serve_upstream_groups else None
-    return PriorityAndFairness(config, reactor, cfg.request_timeout, estimator, headers)
+    return PriorityAndFairness(config, clock, cfg.request_timeout, estimator, headers)
 
 
 def _counted(

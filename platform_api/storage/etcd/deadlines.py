@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Protocol
 
+from platform_api.timers import timer_clock
+
 
 class Expiring(Protocol):
     """A call with a deadline: whether it is over, and what ends it at the deadline."""
@@ -32,7 +34,8 @@ class Deadlines:
         self._timer: Any = None
 
     def add(self, call: Expiring, started: float) -> None:
-        """``call.expire()`` at ``started + timeout`` unless it is over by then."""
+        """``call.expire()`` at ``started + timeout`` (on ``timer_clock``) unless it is
+        over by then."""
         queue = self._queue
         while queue and queue[0][1].over():  # finished calls at the head: gone now
             queue.popleft()
@@ -42,7 +45,7 @@ class Deadlines:
 
     def _fire(self) -> None:
         self._timer = None
-        queue, now = self._queue, self.reactor.seconds()
+        queue, now = self._queue, timer_clock(self.reactor)()
         while queue and (queue[0][0] <= now or queue[0][1].over()):
             _, call = queue.popleft()
             if not call.over():

@@ -51,6 +51,7 @@ from platform_api.storage.etcd.grpcwire import (
     Message,
 )
 from platform_api.storage.etcd.http2 import ProtocolError
+from platform_api.timers import timer_clock
 
 log = Logger()
 # kube traces an etcd request slower than this (its "took too long" warnings): one that
@@ -170,6 +171,7 @@ class Transport:
         self.endpoints = list(endpoints)
         self.targets = [Target.parse(e) for e in endpoints]
         self.reactor = reactor
+        self.clock = timer_clock(reactor)
         self.tls = tls or TLSConfig()
         self.timeout = timeout
         self.current = 0
@@ -260,12 +262,12 @@ class Transport:
             )
         stream = handler.stream = channel.open(path, handler, self.timeout)
         stream.send(payload, end=True)
-        started = self.reactor.seconds()
+        started = self.clock()
         self._deadlines.add(handler, started)
         try:
             data = await handler.done
         finally:
-            took = self.reactor.seconds() - started
+            took = self.clock() - started
             if took >= SLOW_CALL:
                 log.warn(
                     "etcd request {path} to {endpoint} took too long ({took:.3f}s)",
@@ -281,7 +283,7 @@ class Transport:
         it is tried again every RETRY_INTERVAL for up to ``retry_for`` seconds, as
         etcd's client retries until the request's context ends: the server's requests
         wait out an etcd restart, and its request timeouts end them first."""
-        give_up = self.reactor.seconds() + self.retry_for
+        give_up = self.clock() + self.retry_for
         while True:
             detail = ""  # (one loop, not a coroutine per attempt: every call comes here)
             for index in self.rotation():
@@ -298,7 +300,7 @@ class Transport:
                     raise from_status(e.code, e.detail) from None
                 self.current = index
                 return response
-            if self._closed or self.reactor.seconds() >= give_up:
+            if self._closed or self.clock() >= give_up:
                 raise Unavailable(f"no etcd endpoint answered: {detail}", UNAVAILABLE)
             await self._paused()
 
