@@ -35,6 +35,7 @@ from platform_api.authentication.x509 import (
 from platform_api.client import kubeconfig
 from platform_api.registry.store import Store
 from platform_api.scheme.types import outbound_group
+from platform_api.timers import timer_clock
 
 Stores = dict[tuple[str, str, str], Store]
 log = Logger()
@@ -128,7 +129,7 @@ def build(
         tokens,
         anonymous,
         cfg.api_audiences or cfg.service_account_issuers,
-        reactor.seconds,
+        timer_clock(reactor),  # the token cache's TTL: a stepped clock keeps no entry longer
         cfg.authentication_token_cache_ttl,
     )
     if cfg.authentication_config:
