@@ -354,7 +354,11 @@ def test_a_member_that_stops_answering_is_passed_over(tmp_path: Path) -> None:
         assert failed in ([], ["after-0"])
         assert time.monotonic() - started < 20
         watcher.join(timeout=30)
-        assert seen == made
+        # A write that met its deadline has an unknown outcome, as kube's has: the stopped
+        # member may have handed it to the others just before it stopped.  Every
+        # acknowledged write is seen, in order, and nothing else but such a write.
+        assert [name for name in seen if name not in failed] == made
+        assert set(seen) <= set(made) | set(failed)
     finally:
         server.stop()
         for member in members:
