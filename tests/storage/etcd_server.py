@@ -55,6 +55,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+PORT_TRIES = 3
+_PORT_TAKEN = "bind: address already in use"
+
+
+class PortTaken(RuntimeError):
+    """etcd could not bind a port ``free_port`` had found free: another process took it."""
+
+
 @dataclass
 class TLSFiles:
     """CA, client certificate and key a client presents (``--etcd-cafile|certfile|keyfile``)."""
@@ -119,8 +127,20 @@ class EtcdServer:
         return args
 
     def start(self, timeout: float = 20.0) -> EtcdServer:
-        self.launch()
-        return self.wait_healthy(timeout)
+        """Launch and wait until healthy.  A first start whose port another process took
+        between ``free_port`` and etcd's bind (parallel test processes) starts afresh on
+        new ports; a restart keeps its ports and data."""
+        fresh = not os.path.exists(self.data_dir)
+        for attempt in range(PORT_TRIES):
+            self.launch()
+            try:
+                return self.wait_healthy(timeout)
+            except PortTaken:
+                if not fresh or attempt == PORT_TRIES - 1:
+                    raise
+                shutil.rmtree(self.data_dir, ignore_errors=True)
+                self.port, self.peer_port = free_port(), free_port()
+        raise AssertionError("unreachable")
 
     def launch(self) -> None:
         log = open(f"{self.data_dir}.log", "ab")  # noqa: SIM115 - the child keeps it
@@ -130,16 +150,22 @@ class EtcdServer:
 
     def wait_healthy(self, timeout: float = 20.0) -> EtcdServer:
         """Wait until it answers /health (a cluster's members: once they have a leader)."""
-        assert self.process is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"etcd exited {self.process.returncode}: {self.log_tail()}")
+            self.check_running()
             if self.healthy():
                 return self
             time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"etcd not healthy in {timeout}s: {self.log_tail()}")
+
+    def check_running(self) -> None:
+        """Raise if the process exited: PortTaken when it could not bind its ports."""
+        assert self.process is not None
+        if self.process.poll() is not None:
+            tail = self.log_tail()
+            error = PortTaken if _PORT_TAKEN in tail[-600:] else RuntimeError
+            raise error(f"etcd exited {self.process.returncode}: {tail}")
 
     def healthy(self) -> bool:
         context = None
@@ -219,13 +245,38 @@ def start_etcd_cluster(root: str, size: int = 3, **options: object) -> list[Etcd
         for i in range(size)
     ]
     os.makedirs(root, exist_ok=True)
-    cluster = ",".join(f"{m.name}={m.peer}" for m in members)
-    for member in members:
-        member.cluster = cluster
-        member.launch()
-    try:
-        return [member.wait_healthy() for member in members]
-    except BaseException:
+    for attempt in range(PORT_TRIES):
+        cluster = ",".join(f"{m.name}={m.peer}" for m in members)
         for member in members:
-            member.stop()
-        raise
+            member.cluster = cluster
+            member.launch()
+        try:
+            return _all_healthy(members)
+        except PortTaken:
+            for member in members:  # all anew: the members' ids follow their peer URLs
+                member.stop()
+                shutil.rmtree(member.data_dir, ignore_errors=True)
+                member.port, member.peer_port = free_port(), free_port()
+            if attempt == PORT_TRIES - 1:
+                raise
+        except BaseException:
+            for member in members:
+                member.stop()
+            raise
+    raise AssertionError("unreachable")
+
+
+def _all_healthy(members: list[EtcdServer], timeout: float = 20.0) -> list[EtcdServer]:
+    """Wait for every member; any that exits (a port taken) ends the wait at once, where
+    the others would wait for a quorum that never comes."""
+    deadline = time.monotonic() + timeout
+    waiting = list(members)
+    while waiting and time.monotonic() < deadline:
+        for member in members:
+            member.check_running()
+        waiting = [member for member in waiting if not member.healthy()]
+        if waiting:
+            time.sleep(0.05)
+    if waiting:
+        raise RuntimeError(f"etcd cluster not healthy in {timeout}s: {waiting[0].log_tail()}")
+    return members
