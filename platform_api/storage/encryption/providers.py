@@ -3,7 +3,8 @@
 Byte layouts are kube's, so a value written here reads there and back:
 ``k8s:enc:<provider>:v1:<key name>:`` then, for aescbc, a 16-byte IV and the PKCS#7
 padded ciphertext; for aesgcm a 12-byte random nonce and the sealed data (the key the
-storage names, its etcd key on etcd, as additional data); for secretbox a 24-byte nonce and the XSalsa20-Poly1305 box.
+storage names, its etcd key on etcd, as additional data); for secretbox a 24-byte nonce
+and the XSalsa20-Poly1305 box.
 """
 
 from __future__ import annotations

@@ -276,9 +276,9 @@ class EtcdStorage:
             return await self._create(key, obj, update=False)
 
     async def _create(self, key: bytes, obj: dict[str, Any], *, update: bool) -> Stored:
-        value, size = self.values.encode(key, obj, 0)
+        etcd_key, value, size = self.values.encode(key, obj, 0)
         with self.values.writing(key, value, obj):
-            create = self.client.create(self.layout.etcd_key(key), value)
+            create = self.client.create(etcd_key, value)
             result = await transaction(key, create, update)
             if not result.succeeded:
                 raise StorageError(KEY_EXISTS, key)
@@ -324,8 +324,7 @@ class EtcdStorage:
                     current, fresh = await self._fresh(key), True
                     spans.event("Retry value restored")
                     continue
-                value, size = self.values.encode(key, new, current.revision)
-                etcd_key = self.layout.etcd_key(key)
+                etcd_key, value, size = self.values.encode(key, new, current.revision)
                 with self.values.writing(key, value, new):
                     update = self.client.update(etcd_key, value, current.revision)
                     result = await transaction(key, update, True)

@@ -39,9 +39,9 @@ class Values:
         self.media_type = media_type
         self.pending: dict[bytes, tuple[bytes, dict[str, Any]]] = {}  # writes on their way
 
-    def encode(self, key: bytes, obj: dict[str, Any], expected: int) -> tuple[bytes, int]:
-        """The value to write for ``obj`` and the length of its encoding before the
-        transformer's; StorageError if etcd's client would refuse to send the write, judged
+    def encode(self, key: bytes, obj: dict[str, Any], expected: int) -> tuple[bytes, bytes, int]:
+        """The etcd key, the value to write for ``obj`` and the length of its encoding
+        before the transformer's; StorageError if etcd's client would refuse to send the write, judged
         by the value itself (a Protobuf or encrypted value's size is not its JSON's) and the
         key under this server's prefix.  Marks kube's steps on a traced write's span."""
         spans.event("About to Encode")
@@ -56,7 +56,7 @@ class Values:
             raise
         spans.event("TransformToStorage succeeded")
         check_send_size(key, len(etcd_key), len(value), expected)
-        return value, len(plain)
+        return etcd_key, value, len(plain)
 
     def stored(self, kv: KeyValue) -> Stored | None:
         """A KeyValue as the registry sees it (decrypted, resourceVersion set), None for a
@@ -88,14 +88,13 @@ class Values:
         assert self.transformer is not None
         try:
             return self.transformer.from_storage(key, kv.value, kv.key)
-        except TransformError:
+        except TransformError as first:
             if not kv.value.startswith(AUTHENTICATED_PREFIXES):
                 raise  # no other provider authenticates: nothing else to try
             try:
                 return self.transformer.from_storage(key, kv.value)[0], True
             except TransformError:
-                pass
-            raise
+                raise first from None  # kube's words: the etcd key's failure
 
     def own_write(self, key: bytes, kv: KeyValue) -> Stored | None:
         """A write of this server's, seen on the watch: the object it wrote is at hand, so

@@ -49,7 +49,7 @@ def _key(namespace: str, name: str) -> bytes:
 async def _put_behind_the_cache(storage: EtcdStorage, namespace: str, name: str) -> int:
     """Write as another replica would: straight to etcd, unseen by this store's cache."""
     key = _key(namespace, name)
-    value, _ = storage.values.encode(key, _object(namespace, name), 0)
+    _, value, _ = storage.values.encode(key, _object(namespace, name), 0)
     return (await storage.client.put(storage.layout.etcd_key(key), value)).revision
 
 
