@@ -121,6 +121,7 @@ class WakeSiblings(DatagramProtocol):
         self.slot = slot
         self._on_wake = on_wake
         self._reactor = reactor
+        self._clock = timer_clock(reactor)
         self._due: IDelayedCall | None = None  # the log read news made due
         self._stopped = False
         self._targets = [
@@ -139,7 +140,7 @@ class WakeSiblings(DatagramProtocol):
         than WAKE_GAP ago.  (A sibling restarting, a full buffer: it polls the log.)"""
         if self._next_wake is not None:
             return  # a wake is due: it tells of this commit too
-        wait = self._last_wake + WAKE_GAP - timer_clock(self._reactor)()
+        wait = self._last_wake + WAKE_GAP - self._clock()
         if wait > 0:
             self._next_wake = self._reactor.callLater(wait, self._wake_now)
         else:
@@ -147,7 +148,7 @@ class WakeSiblings(DatagramProtocol):
 
     def _wake_now(self) -> None:
         self._next_wake = None
-        self._last_wake = timer_clock(self._reactor)()
+        self._last_wake = self._clock()
         self.send(b"!")
 
     def stop(self) -> None:

@@ -29,6 +29,7 @@ class Deadlines:
 
     def __init__(self, reactor: Any, timeout: float) -> None:
         self.reactor = reactor
+        self.clock = timer_clock(reactor)
         self.timeout = timeout
         self._queue: deque[tuple[float, Expiring]] = deque()
         self._timer: Any = None
@@ -45,7 +46,7 @@ class Deadlines:
 
     def _fire(self) -> None:
         self._timer = None
-        queue, now = self._queue, timer_clock(self.reactor)()
+        queue, now = self._queue, self.clock()
         while queue and (queue[0][0] <= now or queue[0][1].over()):
             _, call = queue.popleft()
             if not call.over():
