@@ -164,6 +164,19 @@ def object_json(obj: Any, option: int = 0) -> bytes:
     return go_floats(orjson.dumps(obj, option=option))
 
 
+def kept_json(obj: Any) -> bytes:
+    """``object_json`` for bytes a cache holds on to (the etcd watch cache, informers):
+    orjson (3.12 on) hands back its whole working buffer, at least 4 KiB and never
+    shrunk, so each kept ~600-byte object would hold 4 KiB.  These are copied to their
+    own size (~0.1 µs); answers, sent and dropped, keep orjson's buffer."""
+    return right_sized(object_json(obj))
+
+
+def right_sized(data: bytes) -> bytes:
+    """``data`` in an allocation of its own length (see ``kept_json``)."""
+    return memoryview(data).tobytes()
+
+
 _RUNE_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
 _RUNE_ESCAPES.update({"\t": "\\t", "\v": "\\v", "\\": "\\\\"})
 

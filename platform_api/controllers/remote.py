@@ -24,6 +24,7 @@ from twisted.logger import Logger
 from platform_api import errors
 from platform_api.client.informer import Informer
 from platform_api.client.rest import Resource, RESTClient
+from platform_api.gotext import right_sized
 from platform_api.registry.store import Store, resource_prefix
 from platform_api.scheme.types import ResourceType, rebrand_group
 from platform_api.storage.interface import DELETED, Event, ListOptions, ListResult, Stored
@@ -43,7 +44,7 @@ def _revision(obj: Obj | None) -> int:
 
 
 def stored(key: bytes, obj: Obj) -> Stored:
-    return Stored(key, _revision(obj), orjson.dumps(obj))
+    return Stored(key, _revision(obj), right_sized(orjson.dumps(obj)))  # informers keep it
 
 
 class CacheStorage:

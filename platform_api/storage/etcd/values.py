@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from platform_api.codec.goshape import set_revision
-from platform_api.gotext import object_json
+from platform_api.gotext import kept_json
 from platform_api.storage import mediatypes, spans
 from platform_api.storage.etcd.kv import KeyValue
 from platform_api.storage.etcd.layout import KeyLayout
@@ -78,7 +78,7 @@ class Values:
             error = StorageError(UNREADABLE, key, str(e))
             return Unreadable(key, kv.mod_revision, kv.value, error, _named(kv.key))
         kind = StaleStored if stale else Stored
-        return kind(key, kv.mod_revision, object_json(obj))
+        return kind(key, kv.mod_revision, kept_json(obj))
 
     def _decrypted(self, key: bytes, kv: KeyValue) -> tuple[bytes, bool]:
         """The plaintext, authenticated by the etcd key as kube's is.  Releases before
@@ -104,7 +104,7 @@ class Values:
             return None
         obj = own[1]
         meta = {**obj["metadata"], "resourceVersion": str(kv.mod_revision)}
-        return Stored(key, kv.mod_revision, object_json({**obj, "metadata": meta}))
+        return Stored(key, kv.mod_revision, kept_json({**obj, "metadata": meta}))
 
     @contextlib.contextmanager
     def writing(self, key: bytes, value: bytes, obj: dict[str, Any]) -> Iterator[None]:
