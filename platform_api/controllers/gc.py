@@ -44,7 +44,7 @@ class GarbageCollector(Controller):
     def resync(self) -> None:
         for store in list(self.stores):
             for stored in store.list("", ListOptions()).items:
-                self._index(store, stored.object)
+                self._index(store, stored.glance())
 
     def _index(self, store: Store, obj: dict[str, Any]) -> None:
         meta = obj.get("metadata", {})
@@ -71,7 +71,7 @@ class GarbageCollector(Controller):
         store = self._store_of(event.key)
         if store is None or event.stored is None:
             return
-        obj = event.stored.object
+        obj = event.stored.glance()  # only its metadata is kept
         uid = obj.get("metadata", {}).get("uid", "")
         if event.type == DELETED:
             self.objects.pop(uid, None)

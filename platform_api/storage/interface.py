@@ -103,6 +103,16 @@ class Stored:
             _check_unchanged(self, self._obj)
         return self._obj
 
+    def glance(self) -> dict[str, Any]:
+        """The decoded object for a reader that keeps none of it (read-only, as
+        ``object``): the cached decoding if there is one, else one not cached.  A reader
+        of every event (the garbage collector) would otherwise leave every object in the
+        etcd watch cache decoded, ~1.8 KB beside its ~0.4 KB of JSON."""
+        if self._obj is not None:
+            return self.object
+        obj: dict[str, Any] = orjson.loads(self.data)
+        return obj
+
     def copy(self) -> dict[str, Any]:
         """A private, mutable decoding of the object."""
         obj: dict[str, Any] = orjson.loads(self.data)
@@ -128,6 +138,9 @@ class Unreadable(Stored):
 
     @property
     def object(self) -> dict[str, Any]:
+        raise self.error
+
+    def glance(self) -> dict[str, Any]:
         raise self.error
 
     def copy(self) -> dict[str, Any]:

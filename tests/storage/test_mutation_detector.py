@@ -8,7 +8,13 @@ import orjson
 import pytest
 
 from platform_api.storage import interface
-from platform_api.storage.interface import CacheMutation, Stored
+from platform_api.storage.interface import (
+    UNREADABLE,
+    CacheMutation,
+    StorageError,
+    Stored,
+    Unreadable,
+)
 
 
 def shared() -> Stored:
@@ -40,3 +46,28 @@ def test_off_reads_check_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     stored = shared()
     stored.object["data"]["k"] = "edited"
     assert stored.object["data"]["k"] == "edited"
+
+
+def test_a_glance_keeps_no_decoding_but_shares_one_made_already(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``glance`` (a reader that keeps nothing, the garbage collector) leaves no decoded
+    object behind in a cached Stored; once another reader decoded it, it is that one,
+    and checked as every shared read is."""
+    monkeypatch.setattr(interface, "MUTATION_DETECTOR", True)
+    stored = shared()
+    assert stored.glance() == {"data": {"k": "v"}}
+    assert stored.glance() is not stored.glance()  # not kept: decoded per glance
+    decoded = stored.object
+    assert stored.glance() is decoded
+    decoded["data"]["k"] = "edited"
+    with pytest.raises(CacheMutation):
+        stored.glance()
+
+
+def test_a_glance_at_a_value_that_does_not_decode_fails_as_a_read_does() -> None:
+    error = StorageError(UNREADABLE, b"/core/configmaps/ns/b", "not a map")
+    bad = Unreadable(b"/core/configmaps/ns/b", 3, b"{}", error, "/registry/configmaps/ns/b")
+    with pytest.raises(StorageError) as caught:
+        bad.glance()
+    assert caught.value is error
