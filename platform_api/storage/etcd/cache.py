@@ -4,7 +4,11 @@ As kube's cacher does, one etcd watch (here: one for the whole key prefix, so ev
 all resources arrive in one revision order) keeps a copy of the data current; reads,
 lists at recent revisions and every watcher are served from it, with no etcd round trip
 per read or per watcher.  A window of recent events (``history``) serves watches from an
-older resourceVersion and lists at an exact one, as the LMDB change log does.  The keys
+older resourceVersion and lists at an exact one, as the LMDB change log does; it keeps
+the ``--etcd-compaction-interval`` and at most kube's bound on one cacher's history
+(``HISTORY_CAPACITY`` events; here one history holds every resource's), so a burst of
+writes cannot hold memory without bound (~2 KB an event): past it, watches and lists
+from before the oldest kept event are Expired, as kube's cacher answers.  The keys
 are kept in a sorted list of sorted chunks (kube's cacher keeps a B-tree): a bisected
 plain list moved every key after the new one on each create, ~90 µs a write with a
 million objects.
@@ -37,9 +41,13 @@ from platform_api.storage.interface import (
 
 log = Logger()
 
+HISTORY_CAPACITY = 100 * 1024  # kube's defaultUpperBoundCapacity
+_SLACK = 16  # past the capacity by a 16th, the oldest are dropped in one cut
+
 
 class WatchCache:
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(self, clock: Callable[[], float], capacity: int = HISTORY_CAPACITY) -> None:
+        self.capacity = capacity
         self.data: dict[bytes, Stored] = {}
         self.keys = SortedList()  # of bytes
         self.revision = 0
@@ -92,6 +100,10 @@ class WatchCache:
             self.history.append(event)
             self._revisions.append(event.revision)
             self._times.append(now)
+        over = len(self.history) - self.capacity
+        if over > self.capacity // _SLACK:  # one cut now and then, not a shift per event
+            self.floor = max(self.floor, self.history[over - 1].revision)
+            self._drop(over)
         return fresh
 
     def advance(self, revision: int) -> None:

@@ -10,6 +10,7 @@ from platform_api.storage.etcd.cache import WatchCache
 from platform_api.storage.interface import (
     ADDED,
     DELETED,
+    EXPIRED,
     MODIFIED,
     UNREADABLE,
     Event,
@@ -129,3 +130,52 @@ def test_lists_at_past_revisions_agree_with_the_states_they_had() -> None:
         )
         single = cache.get_list(prefix + b"3", ListOptions(target, single=True))
         assert [s.key for s in single.items] == [k for k in [prefix + b"3"] if k in states[target]]
+
+
+def _writes(cache: WatchCache, first: int, count: int) -> None:
+    """Writes to seven keys in turn, each an ADDED the first time, MODIFIED after."""
+    for revision in range(first, first + count):
+        key = b"/core/configmaps/ns/cm-%d" % (revision % 7)
+        prev = cache.data.get(key)
+        stored = Stored(key, revision, b"{}")
+        kind = ADDED if prev is None else MODIFIED
+        cache.apply([Event(kind, revision, key, stored, prev)], revision)
+        cache.advance(revision)
+
+
+def test_history_is_bounded_by_its_capacity_and_older_reads_expire() -> None:
+    """A burst of writes within the time window keeps at most the capacity (plus the
+    slack that lets it be cut in one go): watches and lists from before the oldest
+    event kept are Expired, from it on they are served whole."""
+    cache = WatchCache(lambda: 0.0, capacity=160)  # the clock stands still: no window
+    cache.load([], 100)
+    _writes(cache, 101, 170)  # 170 events: within the slack (160 / 16 = 10)
+    assert len(cache.history) == 170 and cache.floor == 100
+    _writes(cache, 271, 1)  # 171: one past the slack, cut back to the capacity
+    assert len(cache.history) == 160
+    assert cache.floor == 111  # the newest event dropped
+    assert [e.revision for e in cache.events_since(111)] == list(range(112, 272))
+    for expired in (cache.events_since, lambda rv: cache.get_list(b"/core/", _at(rv))):
+        try:
+            expired(110)
+        except StorageError as e:
+            assert e.code == EXPIRED
+        else:
+            raise AssertionError("a read from before the floor was served")
+    assert len(cache.get_list(b"/core/", _at(111)).items) == 7
+
+
+def test_history_within_its_capacity_is_kept_until_the_window_trims_it() -> None:
+    now = [0.0]
+    cache = WatchCache(lambda: now[0], capacity=1000)
+    cache.load([], 1)
+    _writes(cache, 2, 50)
+    now[0] = 400.0
+    _writes(cache, 52, 10)
+    assert len(cache.history) == 60 and cache.floor == 1
+    assert cache.trim(300.0) == 51  # the window drops what came before it
+    assert [e.revision for e in cache.events_since(51)] == list(range(52, 62))
+
+
+def _at(revision: int) -> ListOptions:
+    return ListOptions(revision=revision)
