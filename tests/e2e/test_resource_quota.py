@@ -13,7 +13,7 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import E2E_WORKERS, Server
 from tests.e2e.crds import eventually
 
 
@@ -165,23 +165,31 @@ def test_concurrent_creates_never_exceed_the_quota(server: Server) -> None:
     start = int(eventually(lambda: used(setup, ns, "q").get("count/configmaps")))
     room = 13 - start
 
-    def create(i: int) -> int:
+    def create(i: int) -> tuple[int, str]:
         api = config.new_client_from_config(config_file=str(server.kubeconfig))
         try:
             body = client.V1ConfigMap(metadata=client.V1ObjectMeta(name=f"race-{i}"))
             client.CoreV1Api(api).create_namespaced_config_map(ns, body)
-            return 201
+            return 201, ""
         except ApiException as e:
-            return int(e.status)
+            return int(e.status), json.loads(e.body)["reason"]
         finally:
             api.close()
 
     with ThreadPoolExecutor(max_workers=20) as pool:
-        codes = list(pool.map(create, range(20)))
-    assert sorted(codes) == [201] * room + [403] * (20 - room)
+        answers = list(pool.map(create, range(20)))
+    created = answers.count((201, ""))
+    if int(E2E_WORKERS or "1") == 1:
+        assert sorted(answers) == [(201, "")] * room + [(403, "Forbidden")] * (20 - room)
+    else:
+        # Processes that each charge the quota race for its status: one whose write
+        # loses four times running answers the last Conflict, as kube's evaluator does
+        # (checkQuotas' three retries); none lets a create past the quota.
+        assert 0 < created <= room
+        assert set(answers) <= {(201, ""), (403, "Forbidden"), (409, "Conflict")}
     stored = client.CoreV1Api(setup).list_namespaced_config_map(ns).items
-    assert len(stored) == 13
-    wait_used(setup, ns, "q", {"count/configmaps": "13"})
+    assert len(stored) == start + created
+    wait_used(setup, ns, "q", {"count/configmaps": str(start + created)})
     setup.close()
 
 
