@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from typing import Any
 
 from twisted.internet.defer import Deferred, ensureDeferred, succeed
 from twisted.internet.interfaces import IDelayedCall, IPushProducer
@@ -46,6 +45,7 @@ from platform_api.storage.interface import (
     ListOptions,
     StorageError,
     Stored,
+    delivered,
 )
 from platform_api.storage.triggers import Trigger
 from platform_api.storage.view import AsyncStorageView, StorageView
@@ -161,10 +161,9 @@ class WatchStream:
     def _shared_batch(self, events: list[Event]) -> bytes:
         first = events[0]
         key = (len(events), events[-1].revision, self.encoder.key)
-        cache: dict[Any, bytes] | None = getattr(first, "batches", None)
+        cache = first.batches
         if cache is None:
-            cache = {}
-            first.batches = cache  # type: ignore[attr-defined]
+            cache = first.batches = {}
         data = cache.get(key)
         if data is None:
             lines = []
@@ -326,6 +325,7 @@ def _replay(stream: WatchStream, scope: Scope, since: int) -> bool:
     stream.revision = since
     for start in range(0, len(history), REPLAY_SLICE):  # the hub's later events follow on
         stream.deliver(history[start : start + REPLAY_SLICE])
+    delivered(history)  # the etcd watch cache keeps these events: not their encodings
     return True
 
 

@@ -104,7 +104,7 @@ class EventEncoder:
     def event(self, event_type: str, stored: Stored, revision: int, event: Event | None) -> bytes:
         """An encoded event, cached on the hub's event for every other watcher."""
         key = (event_type, self.headers_sent, *self.key)
-        cache: dict[Any, bytes] | None = getattr(event, "encoded", None) if event else None
+        cache = event.encoded if event else None
         if cache is not None and key in cache:
             return cache[key]
         headers_sent = self.headers_sent
@@ -112,7 +112,7 @@ class EventEncoder:
         if event is not None and (headers_sent or self.out.view != "table"):
             if cache is None:
                 cache = {}
-                event.encoded = cache  # type: ignore[attr-defined]
+                event.encoded = cache
             cache[key] = data
         return data
 

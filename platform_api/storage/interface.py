@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 import orjson
@@ -227,13 +227,27 @@ class ListResult:
 
 @dataclass
 class Event:
-    """One change.  For DELETED, ``stored`` is the last state and ``revision`` the deletion's."""
+    """One change.  For DELETED, ``stored`` is the last state and ``revision`` the deletion's.
+
+    ``encoded`` and ``batches`` hold what watch streams encoded of it while it was
+    delivered (each stream kind's line, the batch it starts), so each is encoded once
+    for every stream; ``delivered`` drops them."""
 
     type: str
     revision: int
     key: bytes
     stored: Stored | None
     prev: Stored | None = None
+    encoded: dict[Any, bytes] | None = field(default=None, compare=False, repr=False)
+    batches: dict[Any, bytes] | None = field(default=None, compare=False, repr=False)
+
+
+def delivered(events: list[Event]) -> None:
+    """Every watch stream has had ``events``: drop their encodings.  The etcd watch cache
+    keeps its events for the history window, where those bytes would stay (~1.7 KB an
+    event); a stream that replays one later encodes it again."""
+    for event in events:
+        event.encoded = event.batches = None
 
 
 # May be async: admission webhooks run inside the retry loop, as in kube.
@@ -321,3 +335,22 @@ class ReadsThrough(Protocol):
 def reads_through(storage: object) -> ReadsThrough | None:
     """``storage`` when its consistent reads go to the database, else None."""
     return cast(ReadsThrough, storage) if getattr(storage, "reads_through", False) else None
+
+
+def reads_from_cache(storage: object) -> bool:
+    """Whether ``storage`` answers ``get`` from a cache that may lag writes made through
+    another server (etcd's watch cache); LMDB's reads are current in every worker."""
+    return reads_through(storage) is not None or hasattr(storage, "consistent_revision")
+
+
+async def consistent_get(storage: Storage, key: bytes) -> Stored:
+    """``get`` as of now, for a server-side reader with no request scope (kube's live
+    lookups are GETs, consistent): on a cache, once it has etcd's current revision, or
+    from etcd itself where the cache cannot prove that.  Raises StorageError as ``get``."""
+    through = reads_through(storage)
+    if through is not None:
+        return await through.get_through(key)
+    current = getattr(storage, "consistent_revision", None)
+    if current is not None:
+        await storage.wait_for_revision(await current())  # type: ignore[attr-defined]
+    return storage.get(key)

@@ -28,7 +28,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
-from platform_api.storage.interface import Event, Storage, Unreadable
+from platform_api.storage.interface import Event, Storage, Unreadable, delivered
 from platform_api.storage.triggers import Trigger, TriggerIndex
 
 log = Logger()
@@ -186,6 +186,8 @@ class WatchHub:
                 self.send_round()
             elif self._round_call is None:
                 self._round_call = self._reactor.callLater(delay, self.send_round)
+        else:
+            delivered(events)
         self._wake()
 
     @property
@@ -201,6 +203,7 @@ class WatchHub:
             # A stream that subscribed after some of these has them already (its replay
             # or list went up to the hub's position); it skips what it has seen.
             self._deliver(events, streamed=True)
+            delivered(events)
 
     def _deliver(self, events: list[Event], streamed: bool | None) -> None:
         """To the watch streams (``streamed``), the in-process subscribers (not), or all."""

@@ -334,3 +334,38 @@ def test_a_stream_with_a_trigger_gets_the_events_of_objects_with_its_value() -> 
     hub.committed([_pod_event(4, "p1", "n2", before="n1")])  # moved: both Nodes hear it
     clock.advance(0)
     assert calls == [("n1", [p1]), ("all", [p1]), ("n2", [p1])]
+
+
+class Encoder(Watcher):
+    """A watch stream that, as the real ones, caches its encodings on the events, and
+    sees them shared: the second stream of a round finds the first one's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shared = 0
+
+    def deliver(self, events: list[Event]) -> None:
+        super().deliver(events)
+        for event in events:
+            if event.encoded is not None:
+                self.shared += 1
+            event.encoded = {"json": b"line"}
+        events[0].batches = {"batch": b"lines"}
+
+
+@pytest.mark.parametrize("streams", [1, CHEAP_ROUND + 1])  # a round at once, or gathered
+def test_encodings_are_shared_by_a_rounds_streams_then_dropped(streams: int) -> None:
+    """The etcd watch cache keeps its events for the history window; what the streams
+    encoded of them would stay with them (~1.7 KB an event) once every stream had it."""
+    log, clock = Log(), Clock()
+    hub = WatchHub(log, clock)  # type: ignore[arg-type]
+    encoders = [Encoder() for _ in range(streams)]
+    for encoder in encoders:
+        hub.subscribe(encoder, streamed=True)
+    events = [log.commit(), log.commit()]
+    hub.committed(events)
+    clock.advance(0)
+    clock.advance(round_delay(streams))
+    assert all(e.revisions == [1, 2] for e in encoders)
+    assert sum(e.shared for e in encoders) == 2 * (streams - 1)
+    assert all(e.encoded is None and e.batches is None for e in events)
