@@ -2,20 +2,31 @@
 
 Namespaces are read from an informer, as kube's plugin reads its lister: a storage read
 per create cost ~4% of its reactor time.  A namespace the informer has not seen is looked
-up in storage (kube's live lookup), so one created a moment ago through another worker
-is found, and a missing one is a 404.
+up in storage (kube's live lookup, a consistent GET), so one created a moment ago through
+another worker or replica is found, and a missing one is a 404.  On etcd that lookup
+waits for this replica's watch cache to reach etcd's current revision.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from twisted.internet.defer import Deferred, ensureDeferred
 
 from platform_api import errors
 from platform_api.admission.interface import Attributes
 from platform_api.admission.plugins import PluginContext
 from platform_api.controllers.informer import Informer
 from platform_api.scheme.namespaces import immortal
-from platform_api.storage.interface import Storage, StorageError
+from platform_api.storage.interface import (
+    KEY_NOT_FOUND,
+    Storage,
+    StorageError,
+    Stored,
+    consistent_get,
+    reads_from_cache,
+)
 from platform_api.storage.watch import WatchHub
 
 TERMINATING_CAUSE = "NamespaceTerminating"
@@ -40,20 +51,48 @@ class NamespaceLifecycle:
 
     def admit(
         self, attrs: Attributes, obj: dict[str, Any] | None, old: dict[str, Any] | None
-    ) -> None:
-        self._check(attrs, obj)
-
-    def _check(self, attrs: Attributes, obj: dict[str, Any] | None) -> None:
+    ) -> Deferred[None] | None:
+        """None once decided; a Deferred when a namespace the informer has not seen must
+        be looked up in a storage that reads from a cache (etcd's)."""
         rt = attrs.resource
         if attrs.operation == "DELETE" and rt.group == "" and rt.plural == "namespaces":
             if attrs.name in self._immortal:
                 raise errors.forbidden(
                     "namespaces", "", attrs.name, "this namespace may not be deleted"
                 )
-            return
+            return None
         if attrs.operation != "CREATE" or not rt.namespaced or not attrs.namespace:
-            return
-        if self._is_terminating(attrs.namespace):
+            return None
+        key = self._prefix + attrs.namespace.encode()
+        namespace = self._namespaces.objects.get(key)
+        if namespace is None and reads_from_cache(self._storage):
+            return ensureDeferred(self._looked_up(attrs, obj, key))
+        if namespace is None:
+            namespace = self._read(attrs.namespace, lambda: self._storage.get(key))
+        self._check(attrs, obj, namespace)
+        return None
+
+    async def _looked_up(self, attrs: Attributes, obj: dict[str, Any] | None, key: bytes) -> None:
+        try:
+            stored = await consistent_get(self._storage, key)
+        except StorageError as e:
+            if e.code != KEY_NOT_FOUND:  # etcd unreachable: no answer about the namespace
+                raise errors.internal_error(e) from None
+            raise errors.not_found("namespaces", "", attrs.namespace) from None
+        self._check(attrs, obj, self._read(attrs.namespace, lambda: stored))
+
+    @staticmethod
+    def _read(name: str, get: Callable[[], Stored]) -> dict[str, Any]:
+        try:
+            return get().glance()
+        except StorageError:
+            raise errors.not_found("namespaces", "", name) from None
+
+    def _check(
+        self, attrs: Attributes, obj: dict[str, Any] | None, namespace: dict[str, Any]
+    ) -> None:
+        rt = attrs.resource
+        if _terminating(namespace):
             name = attrs.name or (obj or {}).get("metadata", {}).get("name", "")
             error = errors.forbidden(
                 rt.plural,
@@ -72,17 +111,11 @@ class NamespaceLifecycle:
             ]
             raise error
 
-    def _is_terminating(self, name: str) -> bool:
-        key = self._prefix + name.encode()
-        namespace = self._namespaces.objects.get(key)
-        if namespace is None:
-            try:
-                namespace = self._storage.get(key).object
-            except StorageError:
-                raise errors.not_found("namespaces", "", name) from None
-        return bool(namespace.get("metadata", {}).get("deletionTimestamp")) or (
-            namespace.get("status", {}).get("phase") == "Terminating"
-        )
+
+def _terminating(namespace: dict[str, Any]) -> bool:
+    return bool(namespace.get("metadata", {}).get("deletionTimestamp")) or (
+        namespace.get("status", {}).get("phase") == "Terminating"
+    )
 
 
 def build(ctx: PluginContext) -> NamespaceLifecycle:

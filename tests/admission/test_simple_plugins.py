@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from twisted.internet.defer import fail, succeed
 
 from platform_api.admission.alwaysadmit import AlwaysAdmit
 from platform_api.admission.alwaysdeny import AlwaysDeny
@@ -14,6 +15,7 @@ from platform_api.admission.denyexternalips import DenyServiceExternalIPs
 from platform_api.admission.lifecycle import NamespaceLifecycle
 from platform_api.admission.namespaces.autoprovision import NamespaceAutoProvision
 from platform_api.admission.namespaces.exists import NamespaceExists
+from platform_api.storage.interface import KEY_NOT_FOUND, StorageError, Stored
 from tests.admission.plugin_kit import Cluster, attrs, refused, run
 
 Obj = dict[str, Any]
@@ -161,3 +163,64 @@ def test_namespace_lifecycle_keeps_kube_system_namespaces_with_upstream_names(
         )
         branded.admit(delete, None, None)  # only a namespace like any other
     upstream.admit(attrs("DELETE", "namespaces", "kube-node-lease"), None, None)
+
+
+class LaggingCache:
+    """A storage read from a cache (etcd's watch cache) that a namespace created through
+    another replica has not reached yet: it is there once the cache has etcd's current
+    revision."""
+
+    def __init__(self, key: bytes, value: bytes | None, fails: bool = False) -> None:
+        self.key, self.value, self.fails = key, value, fails
+        self.caught_up: list[int] = []
+
+    def consistent_revision(self) -> Any:
+        if self.fails:
+            return fail(StorageError("Unavailable", b"", "etcd unreachable"))
+        return succeed(7)
+
+    def wait_for_revision(self, revision: int) -> Any:
+        self.caught_up.append(revision)
+        return succeed(None)
+
+    def get(self, key: bytes) -> Stored:
+        if self.caught_up and key == self.key and self.value is not None:
+            return Stored(key, 7, self.value)
+        raise StorageError(KEY_NOT_FOUND, key)
+
+
+NS_KEY = b"/core/namespaces/shop"
+
+
+def lifecycle_on(storage: LaggingCache) -> NamespaceLifecycle:
+    hub: Any = None  # the informer is never started: it has seen nothing
+    return NamespaceLifecycle(storage, hub, b"/core/namespaces/")  # type: ignore[arg-type]
+
+
+def test_namespace_lifecycle_looks_up_a_namespace_of_another_replica_consistently() -> None:
+    """kube's live lookup is a consistent GET: a namespace just created through another
+    replica is found once this one's cache has etcd's current revision, not 404."""
+    storage = LaggingCache(NS_KEY, b'{"metadata":{"name":"shop"}}')
+    create = attrs("CREATE", "configmaps", "cm", namespace="shop")
+    run(lifecycle_on(storage).admit(create, {}, None))
+    assert storage.caught_up == [7]
+    terminating = LaggingCache(
+        NS_KEY, b'{"metadata":{"name":"shop"},"status":{"phase":"Terminating"}}'
+    )
+    error = refused(lambda: lifecycle_on(terminating).admit(create, {}, None))
+    assert (error.code, error.reason) == (403, "Forbidden")
+
+
+def test_namespace_lifecycle_on_a_cache_refuses_a_missing_namespace_and_an_unreachable_store() -> (
+    None
+):
+    create = attrs("CREATE", "configmaps", "cm", namespace="shop")
+    missing = refused(lambda: lifecycle_on(LaggingCache(NS_KEY, None)).admit(create, {}, None))
+    assert (missing.code, missing.reason, missing.message) == (
+        404,
+        "NotFound",
+        'namespaces "shop" not found',
+    )
+    down = LaggingCache(NS_KEY, b"{}", fails=True)
+    error = refused(lambda: lifecycle_on(down).admit(create, {}, None))
+    assert (error.code, error.reason) == (500, "InternalError")
