@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -21,9 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 
 import loadgen
 import proctree
-
-from platform_api.testing.server import ApiServer
-from tests.storage.etcd_server import start_etcd
+import scaling
 
 CLIENTS = 8
 
@@ -37,37 +34,26 @@ def anonymous_mb(pid: int) -> float:
 
 
 def measure(backend: str, objects: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="cachememory-") as tmp:
-        args, etcd = ["--workers", "1"], None
-        if backend == "etcd":
-            (Path(tmp) / "etcd").mkdir()
-            etcd = start_etcd(str(Path(tmp) / "etcd"))
-            args += ["--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint]
-        server = ApiServer.start(Path(tmp) / "data", *args, timeout=60)
-        try:
-            assert server.process is not None
-            target = loadgen.from_kubeconfig(str(server.kubeconfig))
-            roles = proctree.roles(server.process.pid)
-            serving = next(pid for pid, role in roles.items() if role == "serving")
-            time.sleep(2)
-            idle = anonymous_mb(serving)
-            namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "mem"}}
-            loadgen.request(target.connect(), target, "POST", "/api/v1/namespaces", namespace)
-            load = loadgen.Workload(base="/api/v1/namespaces/mem/configmaps")
-            per = objects // CLIENTS
-            names = [[f"cm-{c}-{i}" for i in range(per)] for c in range(CLIENTS)]
-            run = loadgen.run_parallel(target, "create", CLIENTS, per, names, load)
-            time.sleep(2)
-            held = anonymous_mb(serving)
-            print(
-                f"{backend}: idle {idle:.0f} MB, after {per * CLIENTS} creates {held:.0f} MB: "
-                f"{(held - idle) * 10000 / (per * CLIENTS):.1f} MB per 10k objects "
-                f"({run.rate:.0f} creates/s)"
-            )
-        finally:
-            server.stop()
-            if etcd is not None:
-                etcd.stop()
+    with scaling.started("cachememory", scaling.CONFIGS[f"{backend}-1"]) as (server, _):
+        assert server.process is not None
+        target = loadgen.from_kubeconfig(str(server.kubeconfig))
+        roles = proctree.roles(server.process.pid)
+        serving = next(pid for pid, role in roles.items() if role == "serving")
+        time.sleep(2)
+        idle = anonymous_mb(serving)
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "mem"}}
+        loadgen.request(target.connect(), target, "POST", "/api/v1/namespaces", namespace)
+        load = loadgen.Workload(base="/api/v1/namespaces/mem/configmaps")
+        per = objects // CLIENTS
+        names = [[f"cm-{c}-{i}" for i in range(per)] for c in range(CLIENTS)]
+        run = loadgen.run_parallel(target, "create", CLIENTS, per, names, load)
+        time.sleep(2)
+        held = anonymous_mb(serving)
+        print(
+            f"{backend}: idle {idle:.0f} MB, after {per * CLIENTS} creates {held:.0f} MB: "
+            f"{(held - idle) * 10000 / (per * CLIENTS):.1f} MB per 10k objects "
+            f"({run.rate:.0f} creates/s)"
+        )
 
 
 def main() -> None:

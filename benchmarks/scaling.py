@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import statistics
@@ -34,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -147,23 +148,32 @@ def propagation(target: loadgen.Target, namespace: str, writes: int = 200) -> tu
     return statistics.median(lags), lags[int(len(lags) * 0.99) - 1]
 
 
-def run_config(name: str, args: list[str], objects: int, namespace: str) -> dict[str, float]:
-    with tempfile.TemporaryDirectory(prefix=f"scaling-{name}-") as tmp:
+@contextlib.contextmanager
+def started(name: str, args: list[str]) -> Iterator[tuple[ApiServer, list[int]]]:
+    """This server with ``args`` in a fresh directory, on an etcd of its own when ``args``
+    name etcd3 (with fsync, as kube's has); yields it and that etcd's pid, if any."""
+    with tempfile.TemporaryDirectory(prefix=f"{name}-") as tmp:
         etcd = None
-        if "etcd3" in args:  # a fresh etcd per configuration, with fsync as kube's has
+        if "etcd3" in args:
             (Path(tmp) / "etcd").mkdir()
             etcd = start_etcd(str(Path(tmp) / "etcd"))
             args = [*args, "--etcd-servers", etcd.endpoint]
-        server = ApiServer.start(Path(tmp) / "data", *args, QUIET, timeout=60)
+        server = ApiServer.start(Path(tmp) / "data", *args, timeout=60)
         try:
             assert server.process is not None
-            root, others = server.process.pid, [etcd.process.pid] if etcd and etcd.process else []
-            target = loadgen.from_kubeconfig(str(server.kubeconfig))
-            return measure(target, objects, namespace, tree=lambda: proctree.roles(root, others))
+            yield server, [etcd.process.pid] if etcd and etcd.process else []
         finally:
             server.stop()
             if etcd is not None:
                 etcd.stop()
+
+
+def run_config(name: str, args: list[str], objects: int, namespace: str) -> dict[str, float]:
+    with started(f"scaling-{name}", [*args, QUIET]) as (server, others):
+        assert server.process is not None
+        root = server.process.pid
+        target = loadgen.from_kubeconfig(str(server.kubeconfig))
+        return measure(target, objects, namespace, tree=lambda: proctree.roles(root, others))
 
 
 def main() -> None:
