@@ -44,6 +44,7 @@ from platform_api.registry.strategy import (
 )
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import (
+    EXPIRED,
     KEY_EXISTS,
     REQUEST_TOO_LARGE,
     UNSTORED,
@@ -54,6 +55,7 @@ from platform_api.storage.interface import (
     Stored,
     Unreadable,
     readable,
+    reads_history,
     reads_through,
 )
 from platform_api.storage.transformer import listed
@@ -230,7 +232,7 @@ class Store(Deletions):
         prefix = prefix or self.list_prefix(namespace)
         try:
             if through is None:
-                result = self._check_readable(self.storage.get_list(prefix, options))
+                result = self._check_readable(await self._list_at(prefix, options))
             else:
                 result = self._check_readable(await through.get_list_through(prefix, options))
         except StorageError as e:
@@ -238,6 +240,17 @@ class Store(Deletions):
         if isinstance(self.storage, AsyncStorageView):
             return await self.storage.present_list(result)
         return result
+
+    async def _list_at(self, prefix: bytes, options: ListOptions) -> ListResult:
+        """From the cache; at a revision it let go, from the database that still has it
+        (kube's cacher delegates such lists to etcd, which answers Expired once compacted)."""
+        try:
+            return self.storage.get_list(prefix, options)
+        except StorageError as e:
+            history = reads_history(self.storage) if options.revision else None
+            if e.code != EXPIRED or history is None:
+                raise
+        return await history.get_list_through(prefix, options)
 
     # -- create -----------------------------------------------------------------------
 

@@ -323,7 +323,8 @@ class Storage(Protocol):
 
 class ReadsThrough(Protocol):
     """A storage whose cache cannot prove a consistent read current (etcd before 3.5.13,
-    etcd/through.py): such reads go to the database itself."""
+    etcd/through.py): such reads go to the database itself.  Or one whose database keeps
+    revisions its cache has let go (``reads_history``)."""
 
     reads_through: bool
 
@@ -335,6 +336,13 @@ class ReadsThrough(Protocol):
 def reads_through(storage: object) -> ReadsThrough | None:
     """``storage`` when its consistent reads go to the database, else None."""
     return cast(ReadsThrough, storage) if getattr(storage, "reads_through", False) else None
+
+
+def reads_history(storage: object) -> ReadsThrough | None:
+    """``storage`` when its database keeps revisions its cache no longer holds (etcd keeps
+    them until compacted; the watch cache only its window): a list at such a revision, a
+    later chunk or an exact resourceVersion, is read there, as kube's cacher delegates it."""
+    return cast(ReadsThrough, storage) if getattr(storage, "database_history", False) else None
 
 
 def reads_from_cache(storage: object) -> bool:

@@ -21,11 +21,13 @@ from platform_api.storage.interface import (
     ListOptions,
     ListResult,
     Preconditions,
+    ReadsThrough,
     Storage,
     StorageError,
     Stored,
     TryUpdate,
     ValidateDeletion,
+    reads_history,
     reads_through,
 )
 
@@ -91,14 +93,15 @@ class StorageView:
     def reads_through(self) -> bool:
         return reads_through(self.inner) is not None
 
+    @property
+    def database_history(self) -> bool:
+        return reads_history(self.inner) is not None
+
     async def get_through(self, key: bytes) -> Stored:
-        inner = reads_through(self.inner)
-        assert inner is not None
-        return self.present(await inner.get_through(key))
+        return self.present(await _beneath(self.inner).get_through(key))
 
     async def get_list_through(self, prefix: bytes, options: ListOptions) -> ListResult:
-        inner = reads_through(self.inner)
-        assert inner is not None
+        inner = _beneath(self.inner)
         return self._present_list(await inner.get_list_through(prefix, self._served(options)))
 
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
@@ -243,15 +246,15 @@ class AsyncStorageView:
     def reads_through(self) -> bool:
         return reads_through(self.inner) is not None
 
+    @property
+    def database_history(self) -> bool:
+        return reads_history(self.inner) is not None
+
     def get_through(self, key: bytes) -> Awaitable[Stored]:
-        inner = reads_through(self.inner)
-        assert inner is not None
-        return inner.get_through(key)
+        return _beneath(self.inner).get_through(key)
 
     def get_list_through(self, prefix: bytes, options: ListOptions) -> Awaitable[ListResult]:
-        inner = reads_through(self.inner)
-        assert inner is not None
-        return inner.get_list_through(prefix, options)
+        return _beneath(self.inner).get_list_through(prefix, options)
 
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
         return self.inner.events_since(revision, prefix)
@@ -305,3 +308,10 @@ class AsyncStorageView:
 
     async def delete_corrupt(self, key: bytes, stand_in: Obj) -> None:
         await self.inner.delete_corrupt(key, stand_in)
+
+
+def _beneath(inner: Storage) -> ReadsThrough:
+    """``inner``'s reads from its database: a caller asks only when its flags say so."""
+    through = reads_through(inner) or reads_history(inner)
+    assert through is not None
+    return through

@@ -64,6 +64,10 @@ _PAGE = 10000
 
 
 class EtcdStorage:
+    # etcd keeps every revision until it is compacted; the watch cache only its window:
+    # lists at revisions the cache let go are read from etcd (registry/store.py).
+    database_history = True
+
     def __init__(
         self,
         client: EtcdClient,
@@ -93,6 +97,7 @@ class EtcdStorage:
         # Consistent reads go to etcd itself (through.py) unless its progress notifications
         # can be trusted; known once ``load`` has asked etcd its version.
         self.reads_through = True
+        self._compacted = 0  # the newest revision this server compacted etcd to
 
     # -- start and the watch ------------------------------------------------------------
 
@@ -219,7 +224,9 @@ class EtcdStorage:
         return self.cache.revision
 
     def compacted_revision(self) -> int:
-        return self.cache.floor
+        """As far as this server knows: another replica's compactor may have gone
+        further, and etcd then answers the list Expired itself."""
+        return self._compacted
 
     def get(self, key: bytes) -> Stored:
         return self.cache.get(key)
@@ -399,6 +406,7 @@ class EtcdStorage:
         if previous:
             with contextlib.suppress(Compacted):  # another replica compacted further already
                 await self.client.compact(previous)
+            self._compacted = max(self._compacted, previous)
             self.cache.expire_below(previous)
         return previous
 
