@@ -3,8 +3,9 @@
 Namespaces are read from an informer, as kube's plugin reads its lister: a storage read
 per create cost ~4% of its reactor time.  A namespace the informer has not seen is looked
 up in storage (kube's live lookup, a consistent GET), so one created a moment ago through
-another worker or replica is found, and a missing one is a 404.  On etcd that lookup
-waits for this replica's watch cache to reach etcd's current revision.
+another worker or replica is found, and a missing one is a 404 (one that cannot be read,
+kube's InternalError).  On etcd that lookup waits for this replica's watch cache to reach
+etcd's current revision.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from platform_api import errors
 from platform_api.admission.interface import Attributes
 from platform_api.admission.plugins import PluginContext
 from platform_api.controllers.informer import Informer
+from platform_api.registry.storeerrors import unnamed
 from platform_api.scheme.namespaces import immortal
 from platform_api.storage.interface import (
     KEY_NOT_FOUND,
@@ -76,17 +78,15 @@ class NamespaceLifecycle:
         try:
             stored = await consistent_get(self._storage, key)
         except StorageError as e:
-            if e.code != KEY_NOT_FOUND:  # etcd unreachable: no answer about the namespace
-                raise errors.internal_error(e) from None
-            raise errors.not_found("namespaces", "", attrs.namespace) from None
+            raise _lookup_failed(e, attrs.namespace) from None
         self._check(attrs, obj, self._read(attrs.namespace, lambda: stored))
 
     @staticmethod
     def _read(name: str, get: Callable[[], Stored]) -> dict[str, Any]:
         try:
             return get().glance()
-        except StorageError:
-            raise errors.not_found("namespaces", "", name) from None
+        except StorageError as e:
+            raise _lookup_failed(e, name) from None
 
     def _check(
         self, attrs: Attributes, obj: dict[str, Any] | None, namespace: dict[str, Any]
@@ -110,6 +110,14 @@ class NamespaceLifecycle:
                 }
             ]
             raise error
+
+
+def _lookup_failed(e: StorageError, name: str) -> errors.StatusError:
+    """kube's live lookup is a GET: NotFound as it is, any other answer (etcd unreachable,
+    a value that does not decode or decrypt) the GET's error wrapped as an InternalError."""
+    if e.code == KEY_NOT_FOUND:
+        return errors.not_found("namespaces", "", name)
+    return errors.internal_error(unnamed(e).message)
 
 
 def _terminating(namespace: dict[str, Any]) -> bool:

@@ -32,6 +32,12 @@ def interpret(e: StorageError, rt: ResourceType, name: str) -> StatusError:
         return errors.conflict(rt.plural, rt.group, name)
     if e.code == INVALID_OBJECT:
         return errors.conflict(rt.plural, rt.group, name, str(e))
+    return unnamed(e)
+
+
+def unnamed(e: StorageError) -> StatusError:
+    """The Status error of a storage failure that names no object (every code but the
+    four above)."""
     if e.code == EXPIRED:
         return errors.expired("The resourceVersion for the provided list is too old.")
     if e.code == REQUEST_TOO_LARGE:

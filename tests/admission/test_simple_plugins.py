@@ -15,7 +15,13 @@ from platform_api.admission.denyexternalips import DenyServiceExternalIPs
 from platform_api.admission.lifecycle import NamespaceLifecycle
 from platform_api.admission.namespaces.autoprovision import NamespaceAutoProvision
 from platform_api.admission.namespaces.exists import NamespaceExists
-from platform_api.storage.interface import KEY_NOT_FOUND, StorageError, Stored
+from platform_api.storage.interface import (
+    KEY_NOT_FOUND,
+    UNREADABLE,
+    StorageError,
+    Stored,
+    Unreadable,
+)
 from tests.admission.plugin_kit import Cluster, attrs, refused, run
 
 Obj = dict[str, Any]
@@ -223,4 +229,40 @@ def test_namespace_lifecycle_on_a_cache_refuses_a_missing_namespace_and_an_unrea
     )
     down = LaggingCache(NS_KEY, b"{}", fails=True)
     error = refused(lambda: lifecycle_on(down).admit(create, {}, None))
-    assert (error.code, error.reason) == (500, "InternalError")
+    assert (error.code, error.reason, error.message) == (
+        500,
+        "InternalError",
+        "Internal error occurred: Internal error occurred: etcd unreachable",
+    )
+
+
+class HoldsUnreadable:
+    """A storage whose namespace value does not decode; read from a cache (``lagging``:
+    the lookup waits for it) or current (LMDB: read as it is)."""
+
+    def __init__(self, lagging: bool) -> None:
+        if lagging:
+            self.consistent_revision = lambda: succeed(7)
+            self.wait_for_revision = lambda revision: succeed(None)
+
+    def get(self, key: bytes) -> Stored:
+        why = StorageError(UNREADABLE, key, "json: cannot unmarshal array into Go value")
+        return Unreadable(key, 7, b"[1]", why, key.decode())
+
+
+@pytest.mark.parametrize("lagging", [True, False])
+def test_namespace_lifecycle_answers_a_namespace_that_does_not_decode_as_kube(
+    lagging: bool,
+) -> None:
+    """kube's live lookup is a GET, whose error (here the GET's 500 for a value that does
+    not decode) the plugin wraps as an InternalError; not a 404."""
+    create = attrs("CREATE", "configmaps", "cm", namespace="shop")
+    lifecycle = lifecycle_on(HoldsUnreadable(lagging))  # type: ignore[arg-type]
+    error = refused(lambda: lifecycle.admit(create, {}, None))
+    text = "json: cannot unmarshal array into Go value"
+    assert (error.code, error.reason, error.message, error.details) == (
+        500,
+        "InternalError",
+        f"Internal error occurred: {text}",
+        {"causes": [{"message": text}]},
+    )

@@ -181,6 +181,21 @@ def test_the_servers_own_readers_pass_over_it(tmp_path: Path, etcd: EtcdServer) 
         assert admin.post(pods, json=pod).status_code == 201
         r = admin.get(pods)  # a client's list still reports it
         assert (r.status_code, r.json()) == (500, unknown(NOT_A_MAP))
+        # Content in it: kube's NamespaceLifecycle wraps its lookup's (a GET's) error.
+        not_a_map = "json: cannot unmarshal array into Go value of type map[string]interface {}"
+        r = admin.get(server.base_url + "/api/v1/namespaces/garbage")
+        assert (r.status_code, r.json()) == (500, unknown(not_a_map))
+        r = admin.post(
+            server.base_url + "/api/v1/namespaces/garbage/configmaps",
+            json={"metadata": {"name": "c"}},
+        )
+        wrapped = status(
+            500,
+            "InternalError",
+            f"Internal error occurred: {not_a_map}",
+            {"causes": [{"message": not_a_map}]},
+        )
+        assert (r.status_code, r.json()) == (500, wrapped)
     finally:
         server.stop()
 
