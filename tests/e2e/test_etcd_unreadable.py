@@ -31,9 +31,6 @@ def on_etcd(tmp_path: Path, etcd: EtcdServer) -> Server:
         tmp_path / "data",
         "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint, "--etcd-prefix", prefix,
         "--feature-gates=AllowUnsafeMalformedObjectDeletion=true",
-        # one replica: an unsafe delete's stand-in reaches the watchers of the replica
-        # that deleted (README), and these tests watch and delete through one base URL
-        "--workers=1",
     )  # fmt: skip
     server.etcd_prefix = prefix  # type: ignore[attr-defined]
     yield server  # type: ignore[misc]

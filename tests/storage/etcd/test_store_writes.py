@@ -15,7 +15,7 @@ from twisted.internet import reactor
 
 from platform_api.storage import mediatypes
 from platform_api.storage.etcd.client import EtcdClient
-from platform_api.storage.etcd.kv import KeyValue
+from platform_api.storage.etcd.kv import KeyValue, prefix_end
 from platform_api.storage.etcd.layout import KeyLayout
 from platform_api.storage.etcd.store import EtcdStorage
 from platform_api.storage.etcd.watch import WatchEvent, WatchResponse
@@ -174,6 +174,33 @@ async def test_a_value_that_does_not_decode_is_kept_unreadable(
     await storage.delete_corrupt(key, stand_in)
     assert key not in storage.cache.data and events[-1].type == DELETED
     assert events[-1].stored is not None and events[-1].stored.object == stand_in
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_replica_sees_an_unsafe_deletes_stand_in(
+    store: tuple[EtcdStorage, list[Event]], key: bytes, etcd: EtcdServer
+) -> None:
+    """The stand-in goes through etcd in the delete's own transaction: another replica,
+    which could not decode the value either, shows its watchers the same DELETED at the
+    same revision; nothing is left in etcd, and neither cache holds the stand-in."""
+    storage, events = store
+    with _storage(EtcdClient([etcd.endpoint], reactor)) as (other, seen):
+        put = await storage.client.put(storage.layout.etcd_key(key), b"[1, 2]")
+        await storage.cache.wait_for(put.revision)
+        await other.cache.wait_for(put.revision)
+        assert isinstance(other.get(key), Unreadable)
+        stand_in = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "cm"}}
+        await storage.delete_corrupt(key, stand_in)
+        revision = events[-1].revision
+        await other.cache.wait_for(revision)
+        for replica in (events, seen):
+            deleted = [e for e in replica if e.key == key][-1]
+            assert (deleted.type, deleted.revision) == (DELETED, revision)
+            assert deleted.stored is not None and deleted.stored.object == stand_in
+        assert key not in other.cache.data
+        assert [e.key for e in seen if e.revision >= revision] == [key]
+    left = await storage.client.range(storage.layout.root, prefix_end(storage.layout.root))
+    assert [kv.key for kv in left.kvs if b"stand-ins" in kv.key] == []
 
 
 @pytest_twisted.ensureDeferred
