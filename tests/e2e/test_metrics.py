@@ -243,10 +243,15 @@ def test_watches_are_counted_in_kubes_watch_cache_families(
     namespace = {"metadata": {"name": "watch-metrics"}}
     assert admin.post(server.url + "/api/v1/namespaces", json=namespace).status_code == 201
     url = server.url + "/api/v1/namespaces/watch-metrics/configmaps"
+    labels = '{group="",resource="configmaps"}'
+    series = f"apiserver_watch_cache_events_received_total{labels}"
+    workers = int(E2E_WORKERS or "1")
+    start = float(scrape(admin, server).get(series, 0))
     for name in ("one", "two"):
         assert admin.post(url, json={"metadata": {"name": name}}).status_code == 201
-    labels = '{group="",resource="configmaps"}'
-    before = scrape(admin, server)
+    # Two replicas on etcd each take the creates in from their own watch: the one that
+    # did not serve them may be a moment behind.
+    before = _once_every_cache_has(admin, server, series, start + 2 * workers)
     params = {"watch": "1", "sendInitialEvents": "true", "allowWatchBookmarks": "true"}
     params |= {"resourceVersionMatch": "NotOlderThan", "timeoutSeconds": "1"}
     with admin.get(url, params=params, stream=True) as watch:
@@ -254,16 +259,27 @@ def test_watches_are_counted_in_kubes_watch_cache_families(
     assert types[:3] == ["ADDED", "ADDED", "BOOKMARK"]
     assert admin.post(url, json={"metadata": {"name": "three"}}).status_code == 201
     listed = admin.get(url).json()["metadata"]["resourceVersion"]
-    after = scrape(admin, server)
+    after = _once_every_cache_has(admin, server, series, start + 3 * workers)
     assert delta(before, after, f"apiserver_init_events_total{labels}") == 2
-    workers = int(E2E_WORKERS or "1")
-    received = delta(before, after, f"apiserver_watch_cache_events_received_total{labels}")
+    received = delta(before, after, series)
     assert received == workers
     assert (
         delta(before, after, f"apiserver_watch_cache_events_dispatched_total{labels}") == received
     )
     revision = float(after[f"apiserver_watch_cache_resource_version{labels}"])
     assert revision >= int(listed)
+
+
+def _once_every_cache_has(
+    admin: requests.Session, server: Server, series: str, events: float
+) -> dict[str, str]:
+    """A scrape once ``series`` (summed over the workers) counts ``events``, or after 5 s."""
+    deadline = time.monotonic() + 5
+    while True:
+        samples = scrape(admin, server)
+        if float(samples.get(series, 0)) >= events or time.monotonic() > deadline:
+            return samples
+        time.sleep(0.05)
 
 
 def test_dashboard_families_and_build_info(server: Server, admin: requests.Session) -> None:
