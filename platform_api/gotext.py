@@ -273,6 +273,22 @@ def json_kind(value: Any) -> str:
     return "string" if isinstance(value, str) else "null"
 
 
+# The struct kube's decoders read a document's kind and version into, as Go names it.
+TYPE_META_STRUCT = (
+    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+    'Kind string "json:\\"kind,omitempty\\"" }'
+)
+
+
+def typemeta_problem(value: Any) -> str:
+    """Why kube's JSON (or YAML) decoder could not read a kind out of ``value``, a
+    document that is no object."""
+    return (
+        "couldn't get version/kind; json parse error: json: cannot unmarshal "
+        f"{json_kind(value)} into Go value of type {TYPE_META_STRUCT}"
+    )
+
+
 def go_syntax(value: Any) -> str:
     """``%#v`` of a decoded JSON value: ``map[string]interface {}{"a":1}``,
     ``[]interface {}{"x", true}``, ``interface {}(nil)``."""

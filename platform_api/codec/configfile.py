@@ -15,13 +15,9 @@ from typing import Any
 
 import yaml
 
-from platform_api.gotext import json_kind, open_error
+from platform_api.gotext import json_kind, open_error, typemeta_problem
 
 _GO_TYPES = {str: "string", list: "array", dict: "object", bool: "bool", int: "int"}
-# The struct Go's decoder reads a document's kind and version into, as its errors name it.
-_TYPE_META = (
-    'APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\""'
-)
 
 
 class DecodeError(ValueError):
@@ -61,10 +57,7 @@ class ConfigKind:
         except yaml.YAMLError as e:
             raise DecodeError(f"error converting YAML to JSON: {e}") from None
         if into and not isinstance(doc, dict):
-            raise DecodeError(
-                "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                f"{json_kind(doc)} into Go value of type struct {{ {_TYPE_META} }}"
-            )
+            raise DecodeError(typemeta_problem(doc))
         if not isinstance(doc, dict) or not (doc.get("kind") or into):
             raise DecodeError("Object 'Kind' is missing")
         kind, version = doc.get("kind") or self.kind, doc.get("apiVersion")

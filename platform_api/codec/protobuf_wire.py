@@ -107,11 +107,17 @@ def skip(data: bytes, pos: int, end: int, tag: int) -> int:
     raise WireError(f"proto: illegal wireType {wire}")
 
 
-def fields_of(data: bytes, pos: int, end: int) -> dict[int, Any]:
-    """A small message read by field number (varints as ints, LEN as bytes); last wins."""
+def fields_of(
+    data: bytes, pos: int, end: int, message: str = "", strings: tuple[str, ...] = ()
+) -> dict[int, Any]:
+    """A small message read by field number (varints as ints, LEN as bytes); last wins.
+    With its ``message`` name and the names of its first fields, all length-delimited
+    (``strings``), a field of another wire type fails as gogo's generated code fails."""
     out: dict[int, Any] = {}
     while pos < end:
         tag, pos = read_varint(data, pos)
+        if message:
+            _check_tag(tag, message, strings)
         if tag & 7 == 0:
             out[tag >> 3], pos = read_varint(data, pos)
         elif tag & 7 == 2:
@@ -124,6 +130,16 @@ def fields_of(data: bytes, pos: int, end: int) -> dict[int, Any]:
     return out
 
 
+def _check_tag(tag: int, message: str, strings: tuple[str, ...]) -> None:
+    wire, number = tag & 7, tag >> 3
+    if wire == 4:
+        raise WireError(f"proto: {message}: wiretype end group for non-group")
+    if number <= 0:
+        raise WireError(f"proto: {message}: illegal tag {number} (wire type {tag})")
+    if number <= len(strings) and wire != 2:
+        raise WireError(f"proto: wrong wireType = {wire} for field {strings[number - 1]}")
+
+
 def len_field(values: dict[int, Any], number: int, name: str) -> bytes:
     """A length-delimited field of ``fields_of``'s result (empty when absent)."""
     value = values.get(number, b"")
@@ -132,11 +148,14 @@ def len_field(values: dict[int, Any], number: int, name: str) -> bytes:
     return value
 
 
+_UNKNOWN_FIELDS = ("TypeMeta", "Raw", "ContentEncoding", "ContentType")
+
+
 def split_envelope(data: bytes) -> tuple[str, str, bytes]:
     """``runtime.Unknown`` after the 4-byte prefix -> (apiVersion, kind, raw object bytes)."""
-    unknown = fields_of(data, 4, len(data))
+    unknown = fields_of(data, 4, len(data), "Unknown", _UNKNOWN_FIELDS)
     type_meta = len_field(unknown, 1, "TypeMeta")
-    meta = fields_of(type_meta, 0, len(type_meta))
+    meta = fields_of(type_meta, 0, len(type_meta), "TypeMeta", ("APIVersion", "Kind"))
     api_version = len_field(meta, 1, "APIVersion").decode("utf-8", "replace")
     kind = len_field(meta, 2, "Kind").decode("utf-8", "replace")
     return api_version, kind, len_field(unknown, 2, "Raw")

@@ -26,6 +26,7 @@ from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Outpu
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
 from platform_api.gotext import go_text, json_kind
+from platform_api.gotext import typemeta_problem as json_typemeta_problem
 from platform_api.registry.prepare import check_namespace
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.decoding import Decoded, Decoder
@@ -119,11 +120,7 @@ def typemeta_problem(media: str, raw: Any) -> str:
             f"unable to determine group/version/kind: cbor: cannot unmarshal {cbor_type} into "
             f"Go value of type v1.TypeMeta{why}"
         )
-    return (
-        f"couldn't get version/kind; json parse error: json: cannot unmarshal "
-        f"{json_kind(raw)} into Go value of type struct {{ APIVersion string "
-        f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}'
-    )
+    return json_typemeta_problem(raw)
 
 
 _CBOR_TYPES = {int: "positive integer", str: "byte string"}

@@ -12,10 +12,10 @@ from typing import Any
 
 import orjson
 
-from platform_api.codec import BodyError, parse_yaml, protobuf
+from platform_api.codec import BodyError, gobase64, parse_yaml, protobuf
 from platform_api.codec.goshape import type_claim_templates
 from platform_api.codec.goyaml import yaml_dumps
-from platform_api.gotext import object_json
+from platform_api.gotext import object_json, typemeta_problem
 from platform_api.scheme.decoding import Decoder
 from platform_api.scheme.schemas import load_schemas
 
@@ -41,25 +41,56 @@ def encode(obj: dict[str, Any], media_type: str) -> bytes:
     return object_json(obj) + b"\n"
 
 
-def decode(data: bytes) -> dict[str, Any]:
-    """A stored object, in whichever media type it was written; ValueError if the value
-    is none (anything but a mapping: ``etcdctl put`` writes whatever it is given)."""
+def decode(data: bytes, *, builtin: bool = True) -> dict[str, Any]:
+    """A stored object, in whichever media type it was written; ValueError, in kube's
+    words, if the value is none (``etcdctl put`` writes whatever it is given).  kube's
+    storage decoders for built-in kinds end with a base64-wrapped one (for values etcd2
+    held as text): a value that is neither Protobuf nor a JSON object and that YAML does
+    not read as one is tried as base64 last, and that try's failure is what kube reports
+    (``illegal base64 data at input byte 4`` for ``just words``)."""
+    try:
+        return _decoded(data, builtin)
+    except _Unread:
+        if not builtin or data.startswith(protobuf.PREFIX) or _json_buffer(data):
+            raise
+    try:
+        unwrapped = gobase64.decode(data)
+    except gobase64.CorruptInput as e:
+        raise ValueError(str(e)) from None
+    return _decoded(unwrapped, builtin)
+
+
+class _Unread(ValueError):
+    """What kube's recognizing decoder fails with too (so a later decoder may be tried)."""
+
+
+def _json_buffer(data: bytes) -> bool:
+    """kube's ``IsJSONBuffer``: a JSON object, by its first byte past white space."""
+    return data.lstrip()[:1] == b"{"
+
+
+def _decoded(data: bytes, builtin: bool) -> dict[str, Any]:
     if data.startswith(protobuf.PREFIX):
-        obj = protobuf.decode(data)
+        try:
+            obj = protobuf.decode(data)
+        except ValueError as e:
+            raise _Unread(str(e)) from None
         if (obj["apiVersion"], obj["kind"]) == ("apps/v1", "StatefulSet"):
             type_claim_templates(obj)  # TypeMeta kube's conversion adds, not in the message
         return obj
-    if data.lstrip()[:1] in (b"{", b"["):
-        value = orjson.loads(data)
-    else:
-        try:
+    try:
+        if data.lstrip()[:1] in (b"{", b"["):
+            value = orjson.loads(data)
+        else:
             value, _ = parse_yaml(data)
-        except BodyError as e:
-            raise ValueError(str(e)) from None
+    except (BodyError, ValueError) as e:
+        raise _Unread(str(e)) from None
     if value is None:
         raise ValueError("Object 'Kind' is missing in 'null'")
     if not isinstance(value, dict):
-        raise ValueError(
+        if builtin:
+            raise _Unread(typemeta_problem(value))
+        raise _Unread(
             f"json: cannot unmarshal {_go_kind(value)} into Go value of type map[string]interface {{}}"
         )
     meta = value.get("metadata")
@@ -67,11 +98,14 @@ def decode(data: bytes) -> dict[str, Any]:
         value["metadata"] = {}  # Go decodes null into the zero ObjectMeta
     elif meta is not None and not isinstance(meta, dict):
         kind = value.get("kind") if isinstance(value.get("kind"), str) else ""
-        raise ValueError(
+        raise _Unread(
             f"json: cannot unmarshal {_go_kind(meta)} into Go struct field "
             f"{kind}.metadata of type v1.ObjectMeta"
         )
-    return _typed(value)
+    try:
+        return _typed(value)
+    except ValueError as e:
+        raise _Unread(str(e)) from None
 
 
 def _typed(value: dict[str, Any]) -> dict[str, Any]:

@@ -72,7 +72,7 @@ class Values:
             error = StorageError(TRANSFORM_FAILED, key, str(e))
             return Unreadable(key, kv.mod_revision, kv.value, error, _named(kv.key))
         try:
-            obj = mediatypes.decode(plain)
+            obj = mediatypes.decode(plain, builtin=self.layout.is_builtin(key))
             set_revision(obj, str(kv.mod_revision))
         except (ValueError, KeyError, TypeError) as e:
             error = StorageError(UNREADABLE, key, str(e))
