@@ -19,7 +19,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from tests.e2e import crds
-from tests.e2e.conftest import ON_LMDB, replica, session_for, start_server
+from tests.e2e.conftest import E2E_WORKERS, ON_LMDB, replica, session_for, start_server
 from tests.e2e.etcd_replicas import holder
 from tests.storage.encryption.helpers import keys, rule, write_config
 from tests.storage.etcd_server import EtcdServer, etcd_binary, start_etcd, start_etcd_cluster
@@ -351,7 +351,11 @@ def test_a_member_that_stops_answering_is_passed_over(tmp_path: Path) -> None:
                 response.json()["message"] == "Internal error occurred: context deadline exceeded"
             )
         # Only a write sent before the member was found out fails; one deadline, then on.
-        assert failed in ([], ["after-0"])
+        # Each replica (PLATFORM_E2E_WORKERS) has an etcd client of its own to find out.
+        if E2E_WORKERS in ("", "1"):
+            assert failed in ([], ["after-0"])
+        else:
+            assert len(failed) <= int(E2E_WORKERS)
         assert time.monotonic() - started < 20
         watcher.join(timeout=30)
         # A write that met its deadline has an unknown outcome, as kube's has: the stopped
