@@ -29,6 +29,16 @@ def rbac_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     running.stop()
 
 
+class _Alice:
+    """``session``'s connection, each request impersonating alice."""
+
+    def __init__(self, session: requests.Session) -> None:
+        self.session = session
+
+    def patch(self, url: str, *, json: Any, headers: dict[str, str]) -> requests.Response:
+        return self.session.patch(url, json=json, headers={**headers, "Impersonate-User": "alice"})
+
+
 def _role(name: str, rules: list[Any]) -> dict[str, Any]:
     return {"metadata": {"name": name}, "rules": rules}
 
@@ -54,8 +64,9 @@ def test_status_parts_need_their_own_permissions(rbac_server: Server) -> None:
     assert admin.post(url + RBAC + "/clusterroles", json=_role("claim-status", [status_rule])).ok
     made = admin.post(f"{url}{RBAC}/namespaces/{NS}/rolebindings", json=_binding("claim-status"))
     assert made.ok, made.text
-    alice = session_for(rbac_server, cert=rbac_server.admin_cert)
-    alice.headers["Impersonate-User"] = "alice"
+    # alice's requests go on admin's connection, to the worker that made the grants: under
+    # PLATFORM_E2E_WORKERS each replica learns RBAC changes from its own watch, a moment later.
+    alice = _Alice(admin)
     status = f"{url}{API}/namespaces/{NS}/resourceclaims/c/status"
     result = {"request": "gpu", "driver": "gpu.example.com", "pool": "p", "device": "d0"}
     allocate = {"status": {"allocation": {"devices": {"results": [result]}}}}

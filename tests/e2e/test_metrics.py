@@ -201,31 +201,31 @@ def test_lists_are_counted_as_kube_counts_them(server: Server, admin: requests.S
     for name in ("one", "two"):
         meta = {"name": name, "labels": {"pick": str(name == "one").lower()}}
         assert admin.post(url, json={"metadata": meta}).status_code == 201
-    before = scrape(admin, server)
-    r = admin.get(url, params={"labelSelector": "pick=true"})
-    assert [i["metadata"]["name"] for i in r.json()["items"]] == ["one"]
-    after = scrape(admin, server)
     objects = '{group="",resource="secrets"}'
     cached = '{group="",index="",resource="secrets"}'
-    counts = {
-        family: [
-            delta(before, after, f"apiserver_{family}_list_{name}{labels}")
-            for name, labels in (
-                ("total", scope),
-                ("fetched_objects_total", scope),
-                ("evaluated_objects_total", objects),
-                ("returned_objects_total", objects),
-            )
-        ]
-        for family, scope in (("storage", objects), ("cache", cached))
-    }
-    if not E2E_ETCD:
-        assert counts == {"storage": [1, 2, 2, 1], "cache": [0, 0, 0, 0]}
-    else:  # kube's cache has no evaluated count
-        assert counts in (
-            {"storage": [1, 2, 2, 1], "cache": [0, 0, 0, 0]},
-            {"storage": [0, 0, 0, 0], "cache": [1, 2, 0, 1]},
-        )
+    expected = [{"storage": [1, 2, 2, 1], "cache": [0, 0, 0, 0]}]
+    if E2E_ETCD:  # kube's cache has no evaluated count
+        expected.append({"storage": [0, 0, 0, 0], "cache": [1, 2, 0, 1]})
+    for _ in range(3):  # a window in which no server-side reader listed Secrets too
+        before = scrape(admin, server)
+        r = admin.get(url, params={"labelSelector": "pick=true"})
+        assert [i["metadata"]["name"] for i in r.json()["items"]] == ["one"]
+        after = scrape(admin, server)
+        counts = {
+            family: [
+                delta(before, after, f"apiserver_{family}_list_{name}{labels}")
+                for name, labels in (
+                    ("total", scope),
+                    ("fetched_objects_total", scope),
+                    ("evaluated_objects_total", objects),
+                    ("returned_objects_total", objects),
+                )
+            ]
+            for family, scope in (("storage", objects), ("cache", cached))
+        }
+        if counts in expected:
+            break
+    assert counts in expected
     # resourceVersion=0: on etcd the cache's as it stands, whatever etcd's version.
     before = scrape(admin, server)
     assert admin.get(url, params={"resourceVersion": "0"}).ok
