@@ -70,11 +70,8 @@ def _json_buffer(data: bytes) -> bool:
 
 
 def _decoded(data: bytes, builtin: bool) -> dict[str, Any]:
-    if data.startswith(protobuf.PREFIX):
-        try:
-            obj = protobuf.decode(data)
-        except ValueError as e:
-            raise _Unread(str(e)) from None
+    if data.startswith(protobuf.PREFIX):  # recognized: its failure is the one reported
+        obj = protobuf.decode(data)
         if (obj["apiVersion"], obj["kind"]) == ("apps/v1", "StatefulSet"):
             type_claim_templates(obj)  # TypeMeta kube's conversion adds, not in the message
         return obj

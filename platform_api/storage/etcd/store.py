@@ -30,8 +30,9 @@ from platform_api.storage.etcd.batch import Batched
 from platform_api.storage.etcd.cache import WatchCache, event_type
 from platform_api.storage.etcd.client import EtcdClient
 from platform_api.storage.etcd.errors import Compacted, EtcdError, storage_call
-from platform_api.storage.etcd.kv import Compare, delete_op, prefix_end, put_op
+from platform_api.storage.etcd.kv import Compare, prefix_end
 from platform_api.storage.etcd.layout import KeyLayout
+from platform_api.storage.etcd.standins import StandIns
 from platform_api.storage.etcd.startup import range_blocking, status_blocking
 from platform_api.storage.etcd.through import ReadThrough, progress_trusted
 from platform_api.storage.etcd.values import Values
@@ -60,10 +61,6 @@ from platform_api.storage.updates import next_state
 
 log = Logger()
 COMPACT_KEY = b"compact_rev_key"  # kube's compactor coordinates its replicas on this key
-# Under the prefix, where an unsafe delete leaves the deleted object's stand-in for every
-# replica's watchers, in the delete's own transaction.  No object's key: the first
-# segment is no resource and has no dot, so the layout reads nothing there.
-STAND_INS = b"platform-stand-ins/"
 _PAGE = 10000
 
 
@@ -97,7 +94,7 @@ class EtcdStorage:
         self._revisions: Batched[None, int] = Batched(self._quorum_revisions, most=1 << 30)
         self._progress = ProgressRequester(reactor, self.cache.has_waiters)
         self._through = ReadThrough(client, layout, self.values, self.cache)
-        self._notes = self.layout.root + STAND_INS  # where unsafe deletes leave stand-ins
+        self._stand_ins = StandIns(layout)  # unsafe deletes' (standins.py)
         # Consistent reads go to etcd itself (through.py) unless its progress notifications
         # can be trusted; known once ``load`` has asked etcd its version.
         self.reads_through = True
@@ -194,8 +191,8 @@ class EtcdStorage:
             kv = change.kv
             key = self.layout.registry_key(kv.key)
             if key is None:
-                if kv.key.startswith(self._notes) and change.type != "DELETE":
-                    self._note_stand_in(kv, stand_ins)
+                if change.type != "DELETE":
+                    self._stand_ins.read(kv, stand_ins)
                 continue
             # The previous state is the one at hand: the cache is current up to here.
             prev = latest[key] if key in latest else self.cache.data.get(key)
@@ -213,11 +210,6 @@ class EtcdStorage:
                 latest[key] = stored
         self._publish(self.cache.apply(events, response.revision))
         self.cache.advance(response.revision)
-
-    def _note_stand_in(self, kv: Any, stand_ins: dict[bytes, Stored]) -> None:
-        target = self.layout.registry_key(self.layout.root + kv.key[len(self._notes) :])
-        if target is not None:
-            stand_ins[target] = Stored(target, kv.mod_revision, kv.value)
 
     def _publish(self, events: list[Event]) -> None:
         if events and self.on_commit is not None:
@@ -387,19 +379,18 @@ class EtcdStorage:
             current = self.values.stored(result.current) if result.current is not None else None
 
     async def delete_corrupt(self, key: bytes, stand_in: dict[str, Any]) -> None:
-        """Delete a value that does not decode; watchers see ``stand_in`` deleted (kube's
-        unsafe delete).  The stand-in is written beside the key in the delete's own
-        transaction, so every replica's watchers see it (none could decode the value), and
-        removed once this replica's cache has the delete."""
+        """Delete a value that does not decode; every replica's watchers see ``stand_in``
+        deleted (kube's unsafe delete; standins.py).  The stand-in's note is removed once
+        this replica's cache has the delete."""
         current = self.cache.get(key)
         etcd_key = self.layout.etcd_key(key)
-        note = self._notes + etcd_key[len(self.layout.root) :]
         guard = Compare(etcd_key, "MOD", current.revision)
-        change = [put_op(note, object_json(stand_in)), delete_op(etcd_key)]
+        change = self._stand_ins.delete_ops(etcd_key, stand_in)
         result = await storage_call(key, self.client.txn([guard], change))
         if not result.succeeded:
             raise StorageError(CONFLICT, key)
         await self.cache.wait_for(result.revision)
+        note = self._stand_ins.note_key(etcd_key)
         try:
             await self.client.delete(note)
         except EtcdError:  # left behind: nothing reads it but the next such delete
