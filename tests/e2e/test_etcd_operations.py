@@ -350,12 +350,11 @@ def test_a_member_that_stops_answering_is_passed_over(tmp_path: Path) -> None:
             assert (
                 response.json()["message"] == "Internal error occurred: context deadline exceeded"
             )
-        # Only a write sent before the member was found out fails; one deadline, then on.
-        # Each replica (PLATFORM_E2E_WORKERS) has an etcd client of its own to find out.
-        if E2E_WORKERS in ("", "1"):
-            assert failed in ([], ["after-0"])
-        else:
-            assert len(failed) <= int(E2E_WORKERS)
+        # Only a write sent to the member before it was found out fails; one deadline,
+        # then on.  Each replica (PLATFORM_E2E_WORKERS) has an etcd client of its own to
+        # find out, and the write that meets the stopped member need not be the first
+        # (a CI run saw "after-0" succeed and "after-1" fail on one server).
+        assert len(failed) <= int(E2E_WORKERS or "1")
         assert time.monotonic() - started < 20
         watcher.join(timeout=30)
         # A write that met its deadline has an unknown outcome, as kube's has: the stopped
