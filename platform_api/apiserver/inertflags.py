@@ -52,7 +52,7 @@ class Inert:
 
 _KUBELET = "it connects to no kubelet"
 _WATCH_CACHE = (
-    "every resource is watched through one watch cache, kept for --etcd-compaction-interval"
+    "every resource is watched through a watch cache, with a history per resource sized as kube's"
 )
 _PROFILER = "it has no Go profiler (/debug/pprof)"
 _LOG = "twistd writes the log (its --logfile)"

@@ -102,7 +102,11 @@ FLAGS: list[tuple[str, str, str]] = [
         "If true, allow privileged containers (kube's default is false; this server's is "
         "true, as cluster installers set it).",
     ),
-    ("etcd-compaction-interval", "5m0s", "How long change history is kept for watches and lists."),
+    (
+        "etcd-compaction-interval",
+        "5m0s",
+        "How long change history is kept for lists (on LMDB, for watches too).",
+    ),
     (
         "etcd-count-metric-poll-period",
         "1m0s",

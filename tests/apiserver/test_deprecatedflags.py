@@ -106,7 +106,7 @@ def test_flags_that_change_nothing_here_are_taken_with_why() -> None:
         "Flag --kubelet-client-certificate changes nothing on this server: it connects to no "
         "kubelet\n"
         "Flag --watch-cache changes nothing on this server: every resource is watched "
-        "through one watch cache, kept for --etcd-compaction-interval\n"
+        "through a watch cache, with a history per resource sized as kube's\n"
         "Flag --v changes nothing on this server: twistd writes the log (its --logfile)\n"
     )
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -421,18 +423,29 @@ def test_a_list_from_before_a_replica_started_is_read_from_etcd(
         late.stop()
 
 
-def test_continue_tokens_of_either_replica_expire(tmp_path: Path) -> None:
-    """Once etcd is compacted past a token, every replica answers it 410: the one that
-    compacted, and the other, whose cache let the revision go and whose read of it from
-    etcd is refused (upstream's compacted-continue case waited in vain when the replica
-    not leading kept its history and answered from it).  An etcd of their own: the
-    leader, which compacts, is one of these two."""
+@contextlib.contextmanager
+def _compacting_pair(tmp_path: Path) -> Iterator[list[Server]]:
+    """Two replicas compacting every second, on an etcd of their own: the leader, which
+    compacts, is one of them."""
     (tmp_path / "etcd").mkdir()
     etcd = start_etcd(str(tmp_path / "etcd"), fsync=False)
     running = [
         replica(tmp_path / f"replica-{i}", etcd, "--etcd-compaction-interval", "1s") for i in (0, 1)
     ]
     try:
+        yield running
+    finally:
+        for server in running:
+            server.stop()
+        etcd.stop()
+
+
+def test_continue_tokens_of_either_replica_expire(tmp_path: Path) -> None:
+    """Once etcd is compacted past a token, every replica answers it 410: the one that
+    compacted, and the other, whose cache let the revision go and whose read of it from
+    etcd is refused (upstream's compacted-continue case waited in vain when the replica
+    not leading kept its history and answered from it)."""
+    with _compacting_pair(tmp_path) as running:
         session = admin(running)
         path = "/api/v1/namespaces/default/configmaps"
         for name in ("expire-a", "expire-b"):
@@ -452,10 +465,34 @@ def test_continue_tokens_of_either_replica_expire(tmp_path: Path) -> None:
             assert r.status_code == 410
             assert r.json()["reason"] == "Expired"
             assert r.json()["message"].startswith("The provided continue parameter is too old")
-    finally:
+
+
+def test_watches_outlive_the_compaction_that_expires_lists(tmp_path: Path) -> None:
+    """kube's cacher serves a watch from its own history of the resource whatever etcd
+    compacted, while a list at that revision expires: so on every replica here."""
+    with _compacting_pair(tmp_path) as running:
+        session = admin(running)
+        path = "/api/v1/namespaces/default/configmaps"
+        made = [
+            session.post(running[0].base_url + path, json={"metadata": {"name": f"old-{n}"}})
+            for n in "abc"
+        ]
+        first = made[0].json()["metadata"]["resourceVersion"]
         for server in running:
-            server.stop()
-        etcd.stop()
+            exact = f"{server.base_url}{path}?resourceVersion={first}&resourceVersionMatch=Exact"
+            deadline = time.monotonic() + 20  # two compactor ticks of 1 s, on a busy machine
+            while (r := session.get(exact)).status_code == 200 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert (r.status_code, r.json()["reason"]) == (410, "Expired")
+            assert r.json()["message"] == "The resourceVersion for the provided list is too old."
+            watch = session.get(
+                f"{server.base_url}{path}?watch=1&resourceVersion={first}&timeoutSeconds=1"
+            )
+            events = [json.loads(line) for line in watch.text.splitlines()]
+            assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+                ("ADDED", "old-b"),
+                ("ADDED", "old-c"),
+            ]
 
 
 def test_killing_a_replica_loses_nothing_and_the_other_takes_over(

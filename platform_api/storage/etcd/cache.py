@@ -3,20 +3,20 @@
 As kube's cacher does, one etcd watch (here: one for the whole key prefix, so events of
 all resources arrive in one revision order) keeps a copy of the data current; reads,
 lists at recent revisions and every watcher are served from it, with no etcd round trip
-per read or per watcher.  A window of recent events (``history``) serves watches from an
-older resourceVersion and lists at an exact one, as the LMDB change log does; it keeps
-the ``--etcd-compaction-interval`` and at most kube's bound on one cacher's history
-(``HISTORY_CAPACITY`` events; here one history holds every resource's), so a burst of
-writes cannot hold memory without bound (~2 KB an event): past it, watches and lists
-from before the oldest kept event are Expired, as kube's cacher answers.  The keys
-are kept in a sorted list of sorted chunks (kube's cacher keeps a B-tree): a bisected
-plain list moved every key after the new one on each create, ~90 µs a write with a
-million objects.
+per read or per watcher.  Each resource keeps a history of its recent events, sized as
+kube sizes one cacher's (history.py), which serves watches from an older
+resourceVersion and lists at an exact one.  Lists also expire with the
+``--etcd-compaction-interval`` window and etcd's compaction (``list_floor``), as kube's
+cached lists expire with its compactor; watches do not, as kube's cacher serves them
+from its history whatever etcd compacted.  The keys are kept in a sorted list of sorted
+chunks (kube's cacher keeps a B-tree): a bisected plain list moved every key after the
+new one on each create, ~90 µs a write with a million objects.
 """
 
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Callable
 
 from sortedcontainers import SortedList
@@ -24,6 +24,7 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 from platform_api.storage.chunks import as_of, select, single
+from platform_api.storage.etcd.history import ResourceHistory
 from platform_api.storage.etcd.kv import prefix_end
 from platform_api.storage.interface import (
     ADDED,
@@ -41,13 +42,13 @@ from platform_api.storage.interface import (
 
 log = Logger()
 
-HISTORY_CAPACITY = 100 * 1024  # kube's defaultUpperBoundCapacity
-_SLACK = 16  # past the capacity by a 16th, the oldest are dropped in one cut
-
 
 class WatchCache:
-    def __init__(self, clock: Callable[[], float], capacity: int = HISTORY_CAPACITY) -> None:
-        self.capacity = capacity
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        history: Callable[[int], ResourceHistory] = ResourceHistory,
+    ) -> None:
         self.data: dict[bytes, Stored] = {}
         self.keys = SortedList()  # of bytes
         self.revision = 0
@@ -59,10 +60,11 @@ class WatchCache:
         # key conflicted.
         self.applied = 0
         self._late_seen = False
-        self.floor = 0  # lists and watches from before this revision are Expired
-        self.history: list[Event] = []
-        self._revisions: list[int] = []  # of each history event, for bisecting
-        self._times: list[float] = []  # when each history event arrived (our clock)
+        self.loaded = 0  # the last list's revision: every history reaches back to it
+        self.list_floor = 0  # lists from before this revision are Expired
+        self._histories: dict[bytes, ResourceHistory] = {}  # by resource: /<group>/<plural>/
+        self._new_history = history
+        self._marks: list[tuple[float, int]] = []  # (time, revision) at each trim
         self._clock = clock
         self._waiters: list[tuple[int, Deferred[None]]] = []
 
@@ -72,8 +74,9 @@ class WatchCache:
         """The initial list, at ``revision``."""
         self.data = {s.key: s for s in items}
         self.keys = SortedList(self.data)
-        self.revision = self.floor = self.applied = revision
-        self._drop(len(self.history))  # a re-list: history from before it is unknown
+        self.revision = self.loaded = self.list_floor = self.applied = revision
+        self._histories.clear()  # a re-list: history from before it is unknown
+        self._marks.clear()
 
     def apply(self, events: list[Event], revision: int) -> list[Event]:
         """Changes of one watch response; returns the new ones.  The caller publishes them,
@@ -97,14 +100,15 @@ class WatchCache:
                 if event.key not in self.data:
                     self.keys.add(event.key)
                 self.data[event.key] = event.stored
-            self.history.append(event)
-            self._revisions.append(event.revision)
-            self._times.append(now)
-        over = len(self.history) - self.capacity
-        if over > self.capacity // _SLACK:  # one cut now and then, not a shift per event
-            self.floor = max(self.floor, self.history[over - 1].revision)
-            self._drop(over)
+            self._history(event.key).add(event, now)
         return fresh
+
+    def _history(self, key: bytes) -> ResourceHistory:
+        resource = _resource(key)
+        history = self._histories.get(resource)
+        if history is None:  # the resource's first event since the list
+            history = self._histories[resource] = self._new_history(self.loaded)
+        return history
 
     def advance(self, revision: int) -> None:
         """Everything up to ``revision`` has been applied (a progress notification)."""
@@ -134,22 +138,19 @@ class WatchCache:
             d.errback(error)
 
     def trim(self, older_than: float) -> int:
-        """Forget history recorded before ``older_than``; returns the new floor."""
-        cut = bisect.bisect_left(self._times, older_than)
+        """Lists from before ``older_than`` expire (the compaction window, as the leader
+        compacts etcd); returns the list floor.  The window is known by the revision the
+        cache had at each call: a list expires at most one call later than its time."""
+        self._marks.append((self._clock(), self.revision))
+        cut = bisect.bisect_right(self._marks, older_than, key=lambda mark: mark[0])
         if cut:
-            self.floor = max(self.floor, self.history[cut - 1].revision)
-            self._drop(cut)
-        return self.floor
-
-    def _drop(self, count: int) -> None:
-        del self.history[:count]
-        del self._revisions[:count]
-        del self._times[:count]
+            self.list_floor = max(self.list_floor, self._marks[cut - 1][1])
+            del self._marks[:cut]
+        return self.list_floor
 
     def expire_below(self, revision: int) -> None:
         """etcd compacted to ``revision``: older lists expire, as they would in etcd."""
-        self.floor = max(self.floor, revision)
-        self._drop(bisect.bisect_right(self._revisions, revision))
+        self.list_floor = max(self.list_floor, revision)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -163,10 +164,27 @@ class WatchCache:
         return self.keys.bisect_left(_after(prefix)) - self.keys.bisect_left(prefix)
 
     def events_since(self, revision: int, prefix: bytes = b"") -> list[Event]:
-        if revision < self.floor:
-            raise StorageError(EXPIRED, prefix, revision=self.floor)
-        start = bisect.bisect_right(self._revisions, revision)
-        return [e for e in self.history[start:] if e.key.startswith(prefix)]
+        """Events under ``prefix`` after ``revision``, from the histories of the
+        resources it spans (Expired below the newest of their floors)."""
+        histories = self._spanned(prefix)
+        floor = max((h.floor for h in histories), default=self.loaded)
+        if revision < floor:
+            raise StorageError(EXPIRED, prefix, revision=floor)
+        if len(histories) == 1:
+            events = histories[0].since(revision)
+        else:  # several resources (a watch of them all): merged in revision order
+            merged = heapq.merge(*(h.since(revision) for h in histories), key=_revision)
+            events = list(merged)
+        if _narrower(prefix):  # a namespace, or one key
+            events = [e for e in events if e.key.startswith(prefix)]
+        return events
+
+    def _spanned(self, prefix: bytes) -> list[ResourceHistory]:
+        """The histories of the resources whose keys ``prefix`` may start."""
+        if prefix.count(b"/") >= 3:  # within one resource
+            found = self._histories.get(_resource(prefix))
+            return [found] if found is not None else []
+        return [h for r, h in self._histories.items() if r.startswith(prefix)]
 
     def get_list(self, prefix: bytes, options: ListOptions) -> ListResult:
         if options.revision and options.revision != self.revision:
@@ -184,14 +202,16 @@ class WatchCache:
         target = options.revision
         if target > self.revision:
             raise StorageError(TOO_LARGE_REVISION, prefix, revision=self.revision)
-        if target < self.floor:
+        histories = self._spanned(prefix)
+        if target < max([self.list_floor, *(h.floor for h in histories)]):
             raise StorageError(EXPIRED, prefix, revision=target)
         then: dict[bytes, Stored | None] = {}  # each key changed since: its state at target
-        for event in reversed(self.history):  # the oldest change after target is last
-            if event.revision <= target:
-                break
-            if event.key.startswith(prefix) and event.key > options.start_after:
-                then[event.key] = None if event.type == ADDED else event.prev
+        for history in histories:  # a key is one resource's: in one history only
+            for event in history.newest_first():  # the oldest change after target is last
+                if event.revision <= target:
+                    break
+                if event.key.startswith(prefix) and event.key > options.start_after:
+                    then[event.key] = None if event.type == ADDED else event.prev
 
         def lookup(key: bytes) -> Stored:
             return then.get(key) or self.data[key]
@@ -209,6 +229,21 @@ class WatchCache:
         lo = self.keys.bisect_right(start_after) if start_after else 0
         lo = max(lo, self.keys.bisect_left(prefix))
         return lo, max(lo, self.keys.bisect_left(_after(prefix)))
+
+
+def _resource(key: bytes) -> bytes:
+    """``/<group>/<plural>/`` of a key under it (the key itself if it is no deeper)."""
+    end = key.find(b"/", key.find(b"/", 1) + 1)
+    return key if end < 0 else key[: end + 1]
+
+
+def _narrower(prefix: bytes) -> bool:
+    """Whether ``prefix`` is within one resource, past its ``/<group>/<plural>/``."""
+    return prefix.count(b"/") > 3 or (prefix.count(b"/") == 3 and not prefix.endswith(b"/"))
+
+
+def _revision(event: Event) -> int:
+    return event.revision
 
 
 def _after(prefix: bytes) -> bytes:

@@ -399,7 +399,8 @@ class EtcdStorage:
     # -- compaction ---------------------------------------------------------------------------
 
     def compact(self, older_than: float) -> Deferred[int]:
-        """Forget cached history older than the window (etcd keeps its own until compacted)."""
+        """Lists from before the window expire here, as the leader's compaction expires
+        them in etcd (every replica trims; watches keep each resource's history)."""
         return succeed(self.cache.trim(self._clock() - older_than))
 
     def mark_compaction(self) -> Deferred[int]:

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from platform_api.storage.chunks import select
 from platform_api.storage.etcd.cache import WatchCache
+from platform_api.storage.etcd.history import ResourceHistory
 from platform_api.storage.interface import (
     ADDED,
     DELETED,
@@ -143,38 +146,68 @@ def _writes(cache: WatchCache, first: int, count: int) -> None:
         cache.advance(revision)
 
 
-def test_history_is_bounded_by_its_capacity_and_older_reads_expire() -> None:
-    """A burst of writes within the time window keeps at most the capacity (plus the
-    slack that lets it be cut in one go): watches and lists from before the oldest
-    event kept are Expired, from it on they are served whole."""
-    cache = WatchCache(lambda: 0.0, capacity=160)  # the clock stands still: no window
-    cache.load([], 100)
-    _writes(cache, 101, 170)  # 170 events: within the slack (160 / 16 = 10)
-    assert len(cache.history) == 170 and cache.floor == 100
-    _writes(cache, 271, 1)  # 171: one past the slack, cut back to the capacity
-    assert len(cache.history) == 160
-    assert cache.floor == 111  # the newest event dropped
-    assert [e.revision for e in cache.events_since(111)] == list(range(112, 272))
-    for expired in (cache.events_since, lambda rv: cache.get_list(b"/core/", _at(rv))):
-        try:
-            expired(110)
-        except StorageError as e:
-            assert e.code == EXPIRED
-        else:
-            raise AssertionError("a read from before the floor was served")
-    assert len(cache.get_list(b"/core/", _at(111)).items) == 7
-
-
-def test_history_within_its_capacity_is_kept_until_the_window_trims_it() -> None:
+def test_each_resource_keeps_its_own_history() -> None:
+    """A burst of writes to one resource pushes only its own history out: a watch of a
+    quiet resource from before the burst is served whole (kube keeps a history per
+    cacher), while one of the busy resource from there is Expired with kube's floor."""
     now = [0.0]
-    cache = WatchCache(lambda: now[0], capacity=1000)
+    cache = WatchCache(lambda: now[0], history=lambda floor: ResourceHistory(floor, 4, 8))
+    cache.load([], 100)
+    quiet = b"/core/secrets/ns/s"
+    cache.apply([Event(ADDED, 101, quiet, Stored(quiet, 101, b"{}"), None)], 101)
+    _writes(cache, 102, 30)  # the busy history grows to its upper bound, 8, and stays
+    assert [e.revision for e in cache.events_since(100, b"/core/secrets/")] == [101]
+    assert [e.revision for e in cache.events_since(100, quiet)] == [101]
+    busy = cache.events_since(123, b"/core/configmaps/")
+    assert [e.revision for e in busy] == list(range(124, 132))
+    for read in (
+        lambda: cache.events_since(122, b"/core/configmaps/"),
+        lambda: cache.get_list(b"/core/configmaps/", _at(122)),
+    ):
+        with pytest.raises(StorageError) as expired:
+            read()
+        assert expired.value.code == EXPIRED
+    with pytest.raises(StorageError) as expired:
+        cache.events_since(122, b"/core/configmaps/ns/")
+    assert expired.value.revision == 123  # kube's "too old resource version: 122 (123)"
+    assert len(cache.get_list(b"/core/configmaps/", _at(123)).items) == 7
+    assert len(cache.get_list(b"/core/secrets/", _at(100)).items) == 0
+    # Every resource at once: each one's floor counts, its events in revision order.
+    with pytest.raises(StorageError):
+        cache.events_since(100)
+    assert [e.revision for e in cache.events_since(129)] == [130, 131]
+    assert [e.revision for e in cache.events_since(129, b"/core/")] == [130, 131]
+
+
+def test_a_resource_with_no_events_since_the_list_is_watched_from_the_list() -> None:
+    cache = WatchCache(lambda: 0.0)
+    cache.load([], 50)
+    assert cache.events_since(50, b"/core/pods/") == []
+    with pytest.raises(StorageError) as expired:
+        cache.events_since(49, b"/core/pods/")
+    assert expired.value.revision == 50
+
+
+def test_lists_expire_with_the_window_and_compaction_but_watches_do_not() -> None:
+    """kube's cached lists expire with its compactor; its watches are served from the
+    history whatever etcd compacted."""
+    now = [0.0]
+    cache = WatchCache(lambda: now[0])
     cache.load([], 1)
     _writes(cache, 2, 50)
+    assert cache.trim(now[0] - 300.0) == 1  # nothing is older than the window yet
     now[0] = 400.0
     _writes(cache, 52, 10)
-    assert len(cache.history) == 60 and cache.floor == 1
-    assert cache.trim(300.0) == 51  # the window drops what came before it
-    assert [e.revision for e in cache.events_since(51)] == list(range(52, 62))
+    assert cache.trim(now[0] - 300.0) == 51  # as of the last trim before the window
+    with pytest.raises(StorageError):
+        cache.get_list(b"/core/configmaps/", _at(50))
+    assert len(cache.get_list(b"/core/configmaps/", _at(51)).items) == 7
+    assert [e.revision for e in cache.events_since(1)] == list(range(2, 62))
+    cache.expire_below(55)
+    assert cache.list_floor == 55
+    with pytest.raises(StorageError):
+        cache.get_list(b"/core/configmaps/", _at(54))
+    assert len(cache.events_since(1)) == 60
 
 
 def _at(revision: int) -> ListOptions:
