@@ -368,7 +368,12 @@ class ServerAssembly:
             filters.gather_metrics = self.metrics_exchange.gather
             filters.reset_metrics = self.metrics_exchange.reset_siblings
         install_metrics(
-            filters, self.storage, self.stores.values(), self.backend.storage_size, self.hub
+            filters,
+            self.storage,
+            self.stores.values(),
+            self.backend.storage_size,
+            self.hub,
+            self.backend.watch_cache(),
         )
         audit_options.install(filters, self.auditor)
         if cfg.tracing is not None:  # the SDK is imported only when asked for

@@ -8,6 +8,7 @@ authorizer to wrap, and the build information.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from prometheus_client.registry import Collector
 
@@ -17,7 +18,11 @@ from platform_api.apiserver.discovery import version_info
 from platform_api.apiserver.metrics import REGISTRY, record_build_info
 from platform_api.apiserver.site import Filters
 from platform_api.apiserver.storagemetrics import StorageCollector, instrument
-from platform_api.apiserver.watchcachemetrics import EventCounter, RevisionCollector
+from platform_api.apiserver.watchcachemetrics import (
+    CapacityCollector,
+    EventCounter,
+    RevisionCollector,
+)
 from platform_api.registry.store import Store
 from platform_api.storage.interface import Storage
 from platform_api.storage.watch import WatchHub
@@ -31,6 +36,7 @@ def install(
     stores: Iterable[Store],
     size: Callable[[], tuple[str, int] | None],
     hub: WatchHub,
+    watch_cache: Any = None,
 ) -> None:
     for old in _collectors:  # a second server in this process (tests): count the newest
         REGISTRY.unregister(old)
@@ -38,6 +44,8 @@ def install(
         StorageCollector(storage, stores, size),
         RevisionCollector(lambda: hub.revision, stores),  # a live view: CRDs come and go
     ]
+    if watch_cache is not None:
+        _collectors.append(CapacityCollector(watch_cache, stores))
     for collector in _collectors:
         REGISTRY.register(collector)
     record_build_info(version_info())

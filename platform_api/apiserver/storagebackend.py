@@ -60,6 +60,11 @@ class Backend:
         """(endpoint, bytes) for kube's hidden ``apiserver_storage_db_total_size_in_bytes``."""
         return []
 
+    def watch_cache(self) -> Any:
+        """The watch cache whose history sizes kube's ``apiserver_watch_cache_capacity``
+        reports (etcd's; LMDB keeps none: its change log is the history)."""
+        return None
+
     def check(self) -> str | None:
         """The health check: None when the storage answers."""
         try:
@@ -202,6 +207,9 @@ class EtcdBackend(Backend):
             return float(self.monitor.size or 0)
 
         return [(endpoint, size) for endpoint in self.endpoints]
+
+    def watch_cache(self) -> Any:
+        return self.storage.cache
 
     def check(self) -> str | None:
         return self.storage.problem()

@@ -7,14 +7,16 @@ kube counts received and dispatched events apart (its cache takes events in on o
 goroutine and dispatches them on another); the hub does both in one step, so the two
 count the same events: those a watcher may see (a value that does not decode is
 neither).  Its revision is one for every resource; kube's cache keeps one per
-resource, which etcd's progress notifications keep at the global one.
+resource, which etcd's progress notifications keep at the global one.  On etcd, the
+sizes of the watch cache's per-resource histories are kube's capacity families.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import Protocol
 
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from platform_api.apiserver.metrics import REGISTRY, ReactorCounter
@@ -67,3 +69,45 @@ class RevisionCollector(Collector):
         for group, resource in sorted({(s.resource.group, s.resource.plural) for s in self.stores}):
             family.add_metric([group, resource], revision)
         yield family
+
+
+class SizedHistories(Protocol):
+    """The etcd watch cache, as far as its histories' sizes go (storage/etcd/cache.py)."""
+
+    resizes: dict[bytes, list[int]]
+
+    def capacity(self, resource: bytes) -> int: ...
+
+
+class CapacityCollector(Collector):
+    """kube's history sizes of the etcd watch cache: each served resource's capacity
+    (as kube's, 100 before the resource's first event), and how often each grew and
+    shrank (a series once it has)."""
+
+    def __init__(self, cache: SizedHistories, stores: Iterable[Store]) -> None:
+        self.cache = cache
+        self.stores = stores
+
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+        capacity = GaugeMetricFamily(
+            "apiserver_watch_cache_capacity",
+            "[ALPHA] Total capacity of watch cache broken by resource type.",
+            labels=_LABELS,
+        )
+        changes = [
+            CounterMetricFamily(
+                f"apiserver_watch_cache_capacity_{way}",
+                f"[ALPHA] Total number of watch cache capacity {way} events broken by "
+                "resource type.",
+                labels=_LABELS,
+            )
+            for way in ("increase", "decrease")
+        ]
+        prefixes = {(s.resource.group, s.resource.plural): s.prefix for s in self.stores}
+        for labels, prefix in sorted(prefixes.items()):
+            capacity.add_metric(list(labels), self.cache.capacity(prefix))
+            for family, count in zip(changes, self.cache.resizes.get(prefix, ()), strict=False):
+                if count:
+                    family.add_metric(list(labels), count)
+        yield capacity
+        yield from changes

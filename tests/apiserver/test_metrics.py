@@ -13,9 +13,14 @@ from twisted.internet.task import Clock
 from platform_api.apiserver import metrics
 from platform_api.apiserver.metrics import REGISTRY, RawCounter, render, text
 from platform_api.apiserver.storagemetrics import StorageCollector, instrument
-from platform_api.apiserver.watchcachemetrics import EventCounter, RevisionCollector
+from platform_api.apiserver.watchcachemetrics import (
+    CapacityCollector,
+    EventCounter,
+    RevisionCollector,
+)
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import builtin_scheme
+from platform_api.storage.etcd.cache import WatchCache
 from platform_api.storage.interface import ADDED, Event, ListOptions, ListResult, Stored
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 from platform_api.storage.watch import WatchHub
@@ -192,3 +197,25 @@ def test_the_hubs_events_and_revision_are_kubes_watch_cache_families(tmp_path: P
     collector = RevisionCollector(lambda: hub.revision, stores.values())
     [family] = collector.collect()
     assert [(s.labels, s.value) for s in family.samples] == [(labels, 5)]
+
+
+def test_the_etcd_histories_sizes_are_kubes_watch_cache_capacity(tmp_path: Path) -> None:
+    """A resource with no events reports kube's first capacity; one that grew (and
+    shrank) reports its size and the count of each change, as kube's cacher does."""
+    cache = WatchCache(lambda: 0.0)
+    cache.load([], 1)
+    for revision in range(2, 103):  # 101 fresh events: the first history of 100 doubles
+        key = b"/core/configmaps/ns/cm-%d" % revision
+        cache.apply([Event(ADDED, revision, key, Stored(key, revision, b"{}"), None)], revision)
+    scheme, storage = builtin_scheme(), _storage(tmp_path)
+    stores = [Store(scheme.lookup("", "v1", r), storage) for r in ("configmaps", "pods")]
+    families = {f.name: f for f in CapacityCollector(cache, stores).collect()}
+    samples = {
+        name: [(s.labels["resource"], s.value) for s in family.samples]
+        for name, family in families.items()
+    }
+    assert samples == {
+        "apiserver_watch_cache_capacity": [("configmaps", 200), ("pods", 100)],
+        "apiserver_watch_cache_capacity_increase": [("configmaps", 1)],
+        "apiserver_watch_cache_capacity_decrease": [],
+    }

@@ -440,6 +440,30 @@ def _compacting_pair(tmp_path: Path) -> Iterator[list[Server]]:
         etcd.stop()
 
 
+def test_each_replica_reports_its_watch_cache_histories(replicas: list[Server]) -> None:
+    """kube's ``apiserver_watch_cache_capacity``: every served resource's history size,
+    100 until a burst of fresh events doubles it."""
+    session = admin(replicas)
+    namespace = {"metadata": {"name": "histories"}}
+    assert session.post(replicas[0].base_url + "/api/v1/namespaces", json=namespace).ok
+    path = "/api/v1/namespaces/histories/configmaps"
+    for i in range(101):
+        made = session.post(replicas[0].base_url + path, json={"metadata": {"name": f"h-{i}"}})
+        assert made.status_code == 201
+    cm = 'apiserver_watch_cache_capacity{group="",resource="configmaps"}'
+    grew = 'apiserver_watch_cache_capacity_increase_total{group="",resource="configmaps"}'
+    for server in replicas:
+        deadline = time.monotonic() + 5  # the other replica takes the creates in from etcd
+        while True:
+            lines = session.get(f"{server.base_url}/metrics").text.splitlines()
+            samples = dict(line.rsplit(" ", 1) for line in lines if not line.startswith("#"))
+            if float(samples.get(grew, 0)) >= 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert float(samples[cm]) >= 200 and float(samples[grew]) >= 1
+        assert float(samples['apiserver_watch_cache_capacity{group="",resource="pods"}']) >= 100
+
+
 def test_continue_tokens_of_either_replica_expire(tmp_path: Path) -> None:
     """Once etcd is compacted past a token, every replica answers it 410: the one that
     compacted, and the other, whose cache let the revision go and whose read of it from

@@ -268,6 +268,8 @@ def test_watches_are_counted_in_kubes_watch_cache_families(
     )
     revision = float(after[f"apiserver_watch_cache_resource_version{labels}"])
     assert revision >= int(listed)
+    # The history sizes of etcd's watch cache (LMDB's change log is its history).
+    assert (f"apiserver_watch_cache_capacity{labels}" in after) == bool(E2E_ETCD)
 
 
 def _once_every_cache_has(

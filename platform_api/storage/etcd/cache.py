@@ -64,6 +64,8 @@ class WatchCache:
         self.list_floor = 0  # lists from before this revision are Expired
         self._histories: dict[bytes, ResourceHistory] = {}  # by resource: /<group>/<plural>/
         self._new_history = history
+        self._first_capacity = history(0).capacity  # of a resource with no events yet
+        self.resizes: dict[bytes, list[int]] = {}  # by resource: [grown, shrunk] so far
         self._marks: list[tuple[float, int]] = []  # (time, revision) at each trim
         self._clock = clock
         self._waiters: list[tuple[int, Deferred[None]]] = []
@@ -100,15 +102,20 @@ class WatchCache:
                 if event.key not in self.data:
                     self.keys.add(event.key)
                 self.data[event.key] = event.stored
-            self._history(event.key).add(event, now)
+            resource = _resource(event.key)
+            history = self._histories.get(resource)
+            if history is None:  # the resource's first event since the list
+                history = self._histories[resource] = self._new_history(self.loaded)
+            capacity = history.capacity
+            history.add(event, now)
+            if history.capacity != capacity:  # kube's capacity_increase/decrease_total
+                self.resizes.setdefault(resource, [0, 0])[history.capacity < capacity] += 1
         return fresh
 
-    def _history(self, key: bytes) -> ResourceHistory:
-        resource = _resource(key)
+    def capacity(self, resource: bytes) -> int:
+        """How many events ``/<group>/<plural>/``'s history holds now."""
         history = self._histories.get(resource)
-        if history is None:  # the resource's first event since the list
-            history = self._histories[resource] = self._new_history(self.loaded)
-        return history
+        return self._first_capacity if history is None else history.capacity
 
     def advance(self, revision: int) -> None:
         """Everything up to ``revision`` has been applied (a progress notification)."""
