@@ -55,6 +55,16 @@ def keyed_resources() -> list[tuple[str, str]]:
     return [(rt.group, rt.plural) for rt in all_types() if rt.group != EVENTS_GROUP]
 
 
+def keyed_kinds() -> dict[tuple[str, str], tuple[str, str]]:
+    """(apiVersion, kind) of each keyed resource's objects, at its first version: what a
+    stored value that names no type is read as."""
+    kinds: dict[tuple[str, str], tuple[str, str]] = {}
+    for rt in all_types():
+        if rt.group != EVENTS_GROUP:
+            kinds.setdefault((rt.group, rt.plural), (rt.api_version, rt.kind))
+    return kinds
+
+
 def _served(rt: ResourceType, config: ResourceConfig, gate_on: GateCheck) -> bool:
     if not config.resource_enabled(rt.group, rt.version, rt.plural):
         return False

@@ -41,15 +41,19 @@ def encode(obj: dict[str, Any], media_type: str) -> bytes:
     return object_json(obj) + b"\n"
 
 
-def decode(data: bytes, *, builtin: bool = True) -> dict[str, Any]:
+def decode(
+    data: bytes, *, builtin: bool = True, typed: tuple[str, str] | None = None
+) -> dict[str, Any]:
     """A stored object, in whichever media type it was written; ValueError, in kube's
-    words, if the value is none (``etcdctl put`` writes whatever it is given).  kube's
+    words, if the value is none (``etcdctl put`` writes whatever it is given).  ``typed``
+    is the (apiVersion, kind) of the built-in resource it is stored under: a text value
+    that lacks them is read as kube reads it into that Go type (``_typed_as``).  kube's
     storage decoders for built-in kinds end with a base64-wrapped one (for values etcd2
     held as text): a value that is neither Protobuf nor a JSON object and that YAML does
     not read as one is tried as base64 last, and that try's failure is what kube reports
     (``illegal base64 data at input byte 4`` for ``just words``)."""
     try:
-        return _decoded(data, builtin)
+        return _decoded(data, builtin, typed)
     except _Unread:
         if not builtin or data.startswith(protobuf.PREFIX) or _json_buffer(data):
             raise
@@ -57,7 +61,7 @@ def decode(data: bytes, *, builtin: bool = True) -> dict[str, Any]:
         unwrapped = gobase64.decode(data)
     except gobase64.CorruptInput as e:
         raise ValueError(str(e)) from None
-    return _decoded(unwrapped, builtin)
+    return _decoded(unwrapped, builtin, typed)
 
 
 class _Unread(ValueError):
@@ -69,7 +73,7 @@ def _json_buffer(data: bytes) -> bool:
     return data.lstrip()[:1] == b"{"
 
 
-def _decoded(data: bytes, builtin: bool) -> dict[str, Any]:
+def _decoded(data: bytes, builtin: bool, typed: tuple[str, str] | None) -> dict[str, Any]:
     if data.startswith(protobuf.PREFIX):  # recognized: its failure is the one reported
         obj = protobuf.decode(data)
         if (obj["apiVersion"], obj["kind"]) == ("apps/v1", "StatefulSet"):
@@ -82,8 +86,10 @@ def _decoded(data: bytes, builtin: bool) -> dict[str, Any]:
             value, _ = parse_yaml(data)
     except (BodyError, ValueError) as e:
         raise _Unread(str(e)) from None
-    if value is None:
+    if value is None and typed is None:
         raise ValueError("Object 'Kind' is missing in 'null'")
+    if value is None:
+        value = {}  # Go decodes null into the zero value of the type
     if not isinstance(value, dict):
         if builtin:
             raise _Unread(typemeta_problem(value))
@@ -99,10 +105,26 @@ def _decoded(data: bytes, builtin: bool) -> dict[str, Any]:
             f"json: cannot unmarshal {_go_kind(meta)} into Go struct field "
             f"{kind}.metadata of type v1.ObjectMeta"
         )
+    if typed is not None:
+        value = _typed_as(value, *typed)
     try:
         return _typed(value)
     except ValueError as e:
         raise _Unread(str(e)) from None
+
+
+def _typed_as(value: dict[str, Any], api_version: str, kind: str) -> dict[str, Any]:
+    """A built-in resource's text value that names no type, as kube's storage decodes it
+    into the resource's Go type (checked on kube-apiserver v1.36): a missing kind is the
+    type's, fields kept; with no apiVersion the value is decoded into kube's internal
+    version, whose fields have no JSON names, so nothing is kept (``null``, ``{}`` and
+    ``{"kind": ...}`` alike read as an empty object)."""
+    if not value.get("apiVersion"):
+        return {"kind": kind, "apiVersion": api_version, "metadata": {}}
+    if not value.get("kind"):
+        value = {"kind": kind, **value}  # first, as Go writes TypeMeta
+    value.setdefault("metadata", {})
+    return value
 
 
 def _typed(value: dict[str, Any]) -> dict[str, Any]:

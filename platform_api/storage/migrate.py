@@ -24,7 +24,7 @@ import lmdb
 from twisted.internet.defer import ensureDeferred
 from twisted.internet.task import react
 
-from platform_api.apiserver.enablement import keyed_resources
+from platform_api.apiserver.enablement import keyed_kinds, keyed_resources
 from platform_api.apiserver.processlock import ProcessLock
 from platform_api.codec.goshape import set_revision
 from platform_api.gotext import object_json
@@ -51,12 +51,12 @@ class MigrationError(Exception):
 
 
 def layout(prefix: str) -> KeyLayout:
-    return KeyLayout(prefix, keyed_resources())
+    return KeyLayout(prefix, keyed_resources(), keyed_kinds())
 
 
-def _decode(name: str, value: bytes) -> dict[str, Any]:
+def _decode(name: str, value: bytes, typed: tuple[str, str] | None = None) -> dict[str, Any]:
     try:
-        return mediatypes.decode(value)
+        return mediatypes.decode(value, typed=typed)
     except ValueError as e:
         raise MigrationError(f"{name}: not an object ({e})") from None
 
@@ -117,7 +117,7 @@ def write_lmdb(data_dir: str, items: list[tuple[bytes, bytes]], keys: KeyLayout)
                         f"{name}: encrypted values are copied from LMDB to etcd only"
                     )
                 revision += 1
-                obj = _decode(name, value)  # etcd's values: Protobuf, JSON or YAML
+                obj = _decode(name, value, keys.type_of(key))  # Protobuf, JSON or YAML
                 obj.setdefault("metadata", {})
                 set_revision(obj, str(revision))
                 txn.put(key, REV.pack(revision) + object_json(obj), db=objects)

@@ -201,3 +201,31 @@ def test_the_servers_own_readers_pass_over_it(tmp_path: Path, etcd: EtcdServer) 
 
 
 WEB = {"name": "web", "image": "nginx"}
+
+
+def test_a_value_that_names_no_type_reads_as_kubes_does(on_etcd: Server, etcd: EtcdServer) -> None:
+    """What kube-apiserver v1.36 answered for these values put under its ConfigMaps: the
+    resource's kind for one that names none; an empty object for one with no apiVersion
+    (kube decodes it into its internal version, whose fields have no JSON names)."""
+    admin = session_for(on_etcd, cert=on_etcd.admin_cert)
+    prefix = on_etcd.etcd_prefix  # type: ignore[attr-defined]
+    values = {
+        "null": b"null",
+        "empty": b"{}",
+        "noapi": b'{"kind":"ConfigMap","metadata":{"name":"noapi"},"data":{"a":"b"}}',
+        "nokind": b'{"apiVersion":"v1","metadata":{"name":"nokind"},"data":{"a":"b"}}',
+    }
+    for name, value in values.items():
+        etcd.put(f"{prefix}/configmaps/typeless/{name}", value)
+    url = on_etcd.base_url + "/api/v1/namespaces/typeless/configmaps"
+    for name in values:
+        r = eventually(lambda n=name: (got := admin.get(f"{url}/{n}")).status_code == 200 and got)
+        meta = {"resourceVersion": r.json()["metadata"]["resourceVersion"]}
+        body = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": meta}
+        if name == "nokind":
+            body |= {"metadata": {"name": "nokind", **meta}, "data": {"a": "b"}}
+        assert r.json() == body, name
+        assert meta["resourceVersion"].isdigit()
+    items = admin.get(url).json()["items"]
+    assert [item["metadata"].get("name", "") for item in items] == ["", "", "nokind", ""]
+    assert [item.get("data") for item in items] == [None, None, {"a": "b"}, None]

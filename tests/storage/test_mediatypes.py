@@ -68,7 +68,7 @@ _TYPE_META = (
         (b"abcd", "yaml: invalid leading UTF-8 octet"),
         (b"a\nbcd", "yaml: invalid leading UTF-8 octet"),
         (b"ab==", _TYPE_META),
-        (b"null", "Object 'Kind' is missing in 'null'"),  # kube: an empty object (README)
+        (b"null", "Object 'Kind' is missing in 'null'"),  # with no type to read it into
         (
             b'{"kind":"ConfigMap","apiVersion":"v1","metadata":"x"}',
             "json: cannot unmarshal string into Go struct field ConfigMap.metadata of type "
@@ -132,6 +132,37 @@ def test_a_built_in_kind_in_text_is_decoded_into_its_type(value: bytes, message:
         "spec": {"size": "3"},
         "extra": 1,
     }
+
+
+_EMPTY = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {}}
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [
+        (b"null", _EMPTY),
+        (b"{}", _EMPTY),
+        (b"kind: ConfigMap\ndata: {a: b}\n", _EMPTY),
+        (b'{"kind":"ConfigMap","metadata":{"name":"n","uid":"u"},"data":{"a":"b"}}', _EMPTY),
+        (
+            b'{"apiVersion":"v1","metadata":{"name":"n"},"data":{"a":"b"}}',
+            {
+                "kind": "ConfigMap",
+                "apiVersion": "v1",
+                "metadata": {"name": "n"},
+                "data": {"a": "b"},
+            },
+        ),
+        (b'{"apiVersion":"v1"}', {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {}}),
+    ],
+)
+def test_a_value_that_names_no_type_is_read_into_its_resources(
+    value: bytes, read: dict[str, object]
+) -> None:
+    """As kube-apiserver v1.36 read these under /registry/configmaps (etcdctl put): the
+    kind is the resource's, and with no apiVersion nothing of the value is kept (it is
+    decoded into kube's internal version, whose fields have no JSON names)."""
+    assert mediatypes.decode(value, typed=("v1", "ConfigMap")) == read
 
 
 def test_null_metadata_is_the_zero_object_meta() -> None:

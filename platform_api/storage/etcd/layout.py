@@ -11,7 +11,7 @@ under ``<group>/<resource>``.  Both Event APIs are one resource (``events``), as
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 # kube's SpecialDefaultResourcePrefixes (pkg/kubeapiserver/default_storage_factory_builder.go).
 _SPECIAL = {
@@ -61,10 +61,21 @@ def default_kube_key(key: bytes) -> str:
 class KeyLayout:
     """Translates registry keys to etcd keys and back."""
 
-    def __init__(self, prefix: str, builtin: Iterable[tuple[str, str]]) -> None:
+    def __init__(
+        self,
+        prefix: str,
+        builtin: Iterable[tuple[str, str]],
+        kinds: Mapping[tuple[str, str], tuple[str, str]] | None = None,
+    ) -> None:
+        """``builtin``: (group, plural) of the built-in resources; ``kinds``: the
+        (apiVersion, kind) each of them is stored as, for values that lack it."""
         self.root = prefix.rstrip("/").encode() + b"/"
         self._to: dict[tuple[bytes, bytes], bytes] = {}
         self._from: dict[bytes, tuple[bytes, bytes]] = {}
+        self._kinds = {
+            ((group or "core").encode(), plural.encode()): kind
+            for (group, plural), kind in (kinds or {}).items()
+        }
         for group, plural in (*builtin, *_INTERNAL):
             g = (group or "core").encode()
             p = plural.encode()
@@ -82,6 +93,12 @@ class KeyLayout:
         """Whether a registry key is a built-in resource's (not a custom resource's)."""
         _, group, plural, _ = key.split(b"/", 3)
         return (group, plural) in self._to
+
+    def type_of(self, key: bytes) -> tuple[str, str] | None:
+        """(apiVersion, kind) of a built-in resource's objects, for a stored value that
+        does not say (kube decodes it into the resource's Go type); None otherwise."""
+        _, group, plural, _ = key.split(b"/", 3)
+        return self._kinds.get((group, plural))
 
     def registry_key(self, etcd_key: bytes) -> bytes | None:
         """The registry key of an etcd key, or None for keys that are not objects."""

@@ -72,7 +72,8 @@ class Values:
             error = StorageError(TRANSFORM_FAILED, key, str(e))
             return Unreadable(key, kv.mod_revision, kv.value, error, _named(kv.key))
         try:
-            obj = mediatypes.decode(plain, builtin=self.layout.is_builtin(key))
+            builtin = self.layout.is_builtin(key)
+            obj = mediatypes.decode(plain, builtin=builtin, typed=self.layout.type_of(key))
             set_revision(obj, str(kv.mod_revision))
         except (ValueError, KeyError, TypeError) as e:
             error = StorageError(UNREADABLE, key, str(e))
