@@ -150,7 +150,7 @@ class ServerAssembly:
     def _custom_resource_store(
         self, rt: ResourceType, storage: Storage, strategy: CustomResourceStrategy
     ) -> Store:
-        store = Store(rt, storage, strategy)
+        store = Store(rt, storage, strategy, gates=self.config.feature_gates.enabled)
         store.garbage_collection = self.config.enable_garbage_collector
         return store
 

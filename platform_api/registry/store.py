@@ -20,9 +20,9 @@ from platform_api.codec.goshape import DECODED, RECEIVED, set_revision, shape
 from platform_api.errors import StatusError
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.gotext import object_json
-from platform_api.registry import storeerrors
+from platform_api.registry import corrupt, storeerrors
 from platform_api.registry.defaults import apply_defaults
-from platform_api.registry.gateddrops import GateCheck
+from platform_api.registry.gateddrops import GateCheck, kube_defaults
 from platform_api.registry.prepare import (
     before_create,
 )
@@ -101,6 +101,7 @@ class Store(Deletions):
         self.resource = resource
         self.storage = storage
         self.strategy = strategy or strategy_for(resource)
+        self.gates: GateCheck = gates or kube_defaults  # the server's --feature-gates
         if gates is not None and isinstance(self.strategy, GenericStrategy):
             self.strategy.gates = gates
         self.subresource_strategies: dict[str, Strategy] = {
@@ -159,7 +160,11 @@ class Store(Deletions):
             return ""
         return key[len(self.prefix) :].split(b"/", 1)[0].decode()
 
-    def _error(self, e: StorageError, name: str) -> StatusError:
+    def _error(self, e: StorageError, name: str, *, updating: bool = False) -> StatusError:
+        if e.corrupt is not None and self.gates(corrupt.GATE):  # kube's corrupt object
+            if updating:
+                return corrupt.update_error(e, e.corrupt)
+            return corrupt.read_error(e, e.corrupt)
         return storeerrors.interpret(e, self.resource, name)
 
     def now(self) -> str:
@@ -190,10 +195,13 @@ class Store(Deletions):
         return replace(result, items=readable(result.items))
 
     def _check_readable(self, result: ListResult) -> ListResult:
-        """A client's list fails on an object that does not decode, as kube's does."""
-        for stored in result.items:
-            if isinstance(stored, Unreadable):
-                raise listed(stored)
+        """A client's list fails on an object that does not decode, as kube's does (with
+        AllowUnsafeMalformedObjectDeletion, naming every such object of the list)."""
+        found = [stored for stored in result.items if isinstance(stored, Unreadable)]
+        if found and self.gates(corrupt.GATE):
+            raise corrupt.list_error(self.resource, [stored.error for stored in found])
+        if found:
+            raise listed(found[0])
         return result
 
     # What clients are served: a view whose conversions call out (a conversion webhook)
@@ -230,16 +238,39 @@ class Store(Deletions):
         confines it to (endpoints/list.py ``narrowed``)."""
         through = reads_through(self.storage) if consistent else None
         prefix = prefix or self.list_prefix(namespace)
+        read = self._list_at if through is None else through.get_list_through
         try:
-            if through is None:
-                result = self._check_readable(await self._list_at(prefix, options))
-            else:
-                result = self._check_readable(await through.get_list_through(prefix, options))
+            result = await read(prefix, options)
+            if options.limit and self.gates(corrupt.GATE):
+                result = await self._corrupt_past_limit(read, prefix, options, result)
+            result = self._check_readable(result)
         except StorageError as e:
             raise self._error(e, "") from None
         if isinstance(self.storage, AsyncStorageView):
             return await self.storage.present_list(result)
         return result
+
+    async def _corrupt_past_limit(
+        self,
+        read: Callable[[bytes, ListOptions], Awaitable[ListResult]],
+        prefix: bytes,
+        options: ListOptions,
+        result: ListResult,
+    ) -> ListResult:
+        """A chunk that met a corrupt object: with AllowUnsafeMalformedObjectDeletion
+        kube's list reads on until it has ``limit`` objects that decode, so its error
+        names every corrupt object up to there, past the chunk's end too."""
+        readable = sum(1 for s in result.items if not isinstance(s, Unreadable))
+        if readable == len(result.items) or result.continue_key is None:
+            return result
+        rest = await read(prefix, replace(options, start_after=result.continue_key, limit=0))
+        items = list(result.items)
+        for stored in rest.items:
+            if readable >= options.limit:
+                break
+            items.append(stored)
+            readable += not isinstance(stored, Unreadable)
+        return replace(result, items=items)
 
     async def _list_at(self, prefix: bytes, options: ListOptions) -> ListResult:
         """From the cache; at a revision it let go, from the database that still has it
@@ -375,7 +406,7 @@ class Store(Deletions):
         except Emptied as emptied:
             return await self._delete_emptied(emptied.last, name, dry_run), False
         except StorageError as e:
-            raise self._error(e, name) from None
+            raise self._error(e, name, updating=True) from None
         return stored, step.created
 
     async def _dry_run_update(

@@ -48,12 +48,24 @@ BOOKMARK = "BOOKMARK"
 ERROR = "ERROR"
 
 
+@dataclass(frozen=True)
+class Corruption:
+    """Where a value that does not decode or decrypt is: ``where`` its whole key in the
+    backend (etcd's, under its prefix), ``key`` that key under the prefix (kube's
+    registry key), ``revision`` the value's."""
+
+    where: str
+    key: str
+    revision: int
+
+
 class StorageError(Exception):
     def __init__(self, code: str, key: bytes, message: str = "", revision: int = 0) -> None:
         super().__init__(message or f"{code}: {key!r}")
         self.code = code
         self.key = key
         self.revision = revision
+        self.corrupt: Corruption | None = None  # set for an Unreadable value's error
 
 
 # The revision of an object no write stored: a dry run's answer.  Its content is not the
@@ -130,11 +142,19 @@ class Unreadable(Stored):
     __slots__ = ("error", "where")
 
     def __init__(
-        self, key: bytes, revision: int, data: bytes, error: StorageError, where: str
+        self,
+        key: bytes,
+        revision: int,
+        data: bytes,
+        error: StorageError,
+        where: str,
+        under: str = "",
     ) -> None:
+        """``under``: ``where`` without the backend's prefix (kube's registry key)."""
         super().__init__(key, revision, data)
         self.error = error
         self.where = where  # the key as the backend names it (etcd's, under its prefix)
+        error.corrupt = Corruption(where, under or where, revision)
 
     @property
     def object(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol, overload
 
-from platform_api.storage.etcd.layout import default_kube_key
+from platform_api.storage.etcd.layout import DEFAULT_PREFIX, default_kube_key
 from platform_api.storage.interface import Event, StorageError, Stored, Unreadable
 
 # The StorageError code of a value that could not be transformed: registries answer it
@@ -68,7 +68,8 @@ def read(transformer: ValueTransformer | None, key: bytes, revision: int, data: 
 def sealed(key: bytes, revision: int, data: bytes, error: TransformError) -> Unreadable:
     """A value that does not decrypt, named (for a list's message) by its etcd key."""
     failure = StorageError(TRANSFORM_FAILED, key, str(error))
-    return Unreadable(key, revision, data, failure, default_kube_key(key))
+    where = default_kube_key(key)
+    return Unreadable(key, revision, data, failure, where, where.removeprefix(DEFAULT_PREFIX))
 
 
 def listed(stored: Unreadable) -> StorageError:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from .answers import status
 from .conftest import Server, kubectl_available, registry_prefix, session_for, start_server
 from .stored import stored
 
@@ -217,28 +218,45 @@ def test_plaintext_without_identity_is_kubes_error(tmp_path: Path) -> None:
     try:
         admin = session_for(server, cert=server.admin_cert)
         url = server.url + "/api/v1/namespaces/default/secrets"
-        internal = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": "Internal error occurred: no matching prefix found",
-            "reason": "InternalError",
-            "details": {"causes": [{"message": "no matching prefix found"}]},
-            "code": 500,
-        }
+        # kube-apiserver v1.36 with AllowUnsafeMalformedObjectDeletion: a corrupt object.
+        why = "data from the storage is not transformable revision=0: no matching prefix found"
+        text = (
+            "StorageError: corrupt object, Code: 7, Key: /secrets/default/db, "
+            f"ResourceVersion: 0, AdditionalErrorMsg: {why}"
+        )
+        internal = status(
+            500,
+            "InternalError",
+            f"Internal error occurred: {text}",
+            {"causes": [{"message": text}]},
+        )
         for verb in (admin.get, admin.delete):  # a plain delete reads what it deletes
             got = verb(url + "/db")
             assert (got.status_code, got.json()) == (500, internal)
+        got = admin.patch(url + "/db", json={"data": {}}, headers=MERGE)
+        patched = status(
+            500, "InternalError", f"Internal error occurred: {why}", {"causes": [{"message": why}]}
+        )
+        assert (got.status_code, got.json()) == (500, patched)
         listed = admin.get(url)
-        assert listed.status_code == 500
         key = f"{registry_prefix(data_dir)}/secrets/default/db"
-        assert listed.json()["message"] == (
-            f'Internal error occurred: unable to transform key "{key}": no matching prefix found'
+        cause = {
+            "reason": "UnexpectedServerResponse",
+            "message": text.replace("/secrets/default/db", key),
+            "field": key,
+        }
+        details = {"name": "list", "kind": "secrets", "causes": [cause]}
+        message = "failed to read one or more secrets from the storage"
+        assert (listed.status_code, listed.json()) == (
+            500,
+            status(500, "StorageReadError", message, details),
         )
         _unsafe_delete_is_seen_as_its_stand_in(admin, url)
     finally:
         server.stop()
+
+
+MERGE = {"Content-Type": "application/merge-patch+json"}
 
 
 def _unsafe_delete_is_seen_as_its_stand_in(admin: Any, url: str) -> None:

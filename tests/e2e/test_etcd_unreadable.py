@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -59,17 +60,27 @@ def test_reads_answer_500_and_writes_change_nothing(on_etcd: Server, etcd: EtcdS
         "typed": "json: cannot unmarshal string into Go struct field "
         "ObjectMeta.metadata.ownerReferences of type []v1.OwnerReference",
     }
+    # With AllowUnsafeMalformedObjectDeletion (this server's) kube names corrupt objects.
+    revisions = {}
     for name, message in expected.items():
         r = admin.get(f"{url}/{name}")
-        assert (r.status_code, r.json()) == (500, unknown(message)), name
+        revisions[name] = _revision(r.json()["message"])
+        problem = f"object not decodable revision={revisions[name]}: {message}"
+        text = _corrupt(f"/configmaps/default/{name}", problem)
+        read = status(500, "InternalError", f"Internal error occurred: {text}", _cause(text))
+        assert (r.status_code, r.json()) == (500, read), name
         # Writes decode what they replace, as kube's do: the value stays as it is.
         r = admin.patch(f"{url}/{name}", json={"data": {"k": "v"}}, headers=MERGE)
-        assert (r.status_code, r.json()) == (500, unknown(message)), name
+        assert (r.status_code, r.json()) == (500, unknown(problem)), name
         r = admin.delete(f"{url}/{name}")
-        assert (r.status_code, r.json()) == (500, unknown(message)), name
-    for params in ({}, {"resourceVersion": "0"}):  # on the first in key order
+        assert (r.status_code, r.json()) == (500, read), name
+    causes = [
+        _listed(f"{prefix}/configmaps/default/{name}", revisions[name], expected[name])
+        for name in sorted(expected)
+    ]
+    for params in ({}, {"resourceVersion": "0"}, {"limit": "1"}):  # every one, in key order
         r = admin.get(url, params=params)
-        assert (r.status_code, r.json()) == (500, unknown(expected["meta"]))
+        assert (r.status_code, r.json()) == (500, _read_error("configmaps", causes))
     # Everything else is served: another namespace, another resource, new objects.
     assert admin.get(on_etcd.base_url + "/api/v1/namespaces/kube-system/configmaps").ok
     assert admin.post(url, json={"metadata": {"name": "fine"}}).status_code == 201
@@ -77,6 +88,33 @@ def test_reads_answer_500_and_writes_change_nothing(on_etcd: Server, etcd: EtcdS
 
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
+
+
+def _revision(message: str) -> int:
+    return int(message.split(" revision=", 1)[1].split(":", 1)[0])
+
+
+def _corrupt(key: str, problem: str) -> str:
+    return (
+        f"StorageError: corrupt object, Code: 7, Key: {key}, ResourceVersion: 0, "
+        f"AdditionalErrorMsg: {problem}"
+    )
+
+
+def _cause(text: str) -> dict[str, Any]:
+    return {"causes": [{"message": text}]}
+
+
+def _listed(where: str, revision: int, message: str) -> dict[str, str]:
+    text = _corrupt(where, f"object not decodable revision={revision}: {message}")
+    return {"reason": "UnexpectedServerResponse", "message": text, "field": where}
+
+
+def _read_error(resource: str, causes: list[dict[str, str]]) -> dict[str, Any]:
+    """kube's list of corrupt objects (AllowUnsafeMalformedObjectDeletion on)."""
+    details = {"name": "list", "kind": resource, "causes": causes}
+    message = f"failed to read one or more {resource} from the storage"
+    return status(500, "StorageReadError", message, details)
 
 
 def test_watchers_never_see_it_and_an_unsafe_delete_removes_it(
@@ -101,9 +139,11 @@ def test_watchers_never_see_it_and_an_unsafe_delete_removes_it(
     assert seen == [("ADDED", "after"), ("DELETED", "words"), ("ADDED", "last")]
     assert admin.get(f"{url}/words").status_code == 404
     r = admin.get(url)  # "later" is still there: the list still fails, on it
+    later = f"{prefix}/configmaps/default/later"
+    revision = _revision(r.json()["details"]["causes"][0]["message"])
     assert (r.status_code, r.json()) == (
         500,
-        unknown(ARRAY),
+        _read_error("configmaps", [_listed(later, revision, ARRAY)]),
     )
 
 
@@ -120,8 +160,9 @@ def _events_until(watch: requests.Response, last: str) -> list[tuple[str, str]]:
 def test_a_value_that_does_not_decrypt_is_kubes_internal_error(
     tmp_path: Path, etcd: EtcdServer
 ) -> None:
-    """Sealed with a key the configuration no longer has (here: not sealed at all):
-    kube's InternalError, the list naming the key, and the unsafe delete removes it."""
+    """Sealed with a key the configuration no longer has (here: not sealed at all): with
+    AllowUnsafeMalformedObjectDeletion kube's corrupt object (kube-apiserver v1.36's
+    answers), and the unsafe delete removes it."""
     prefix = f"/sealed-{tmp_path.name}"
     etcd.put(f"{prefix}/secrets/default/lost", b"k8s:enc:aescbc:v1:key1:" + b"x" * 20)
     config = Path(__file__).parents[2] / "etc" / "encryption-config.yaml"
@@ -134,21 +175,19 @@ def test_a_value_that_does_not_decrypt_is_kubes_internal_error(
     try:
         admin = session_for(server, cert=server.admin_cert)
         url = server.base_url + "/api/v1/namespaces/default/secrets"
-        why = "the stored data is not a multiple of the block size"
-        for path, text in (
-            ("/lost", why),
-            ("", f'unable to transform key "{prefix}/secrets/default/lost": {why}'),
-        ):
-            r = admin.get(url + path)
-            assert (r.status_code, r.json()) == (
-                500,
-                status(
-                    500,
-                    "InternalError",
-                    f"Internal error occurred: {text}",
-                    {"causes": [{"message": text}]},
-                ),
-            )
+        why = "data from the storage is not transformable revision=0: the stored data is "
+        why += "not a multiple of the block size"
+        text = _corrupt("/secrets/default/lost", why)
+        r = admin.get(url + "/lost")
+        read = status(500, "InternalError", f"Internal error occurred: {text}", _cause(text))
+        assert (r.status_code, r.json()) == (500, read)
+        where = f"{prefix}/secrets/default/lost"
+        cause = {"reason": "UnexpectedServerResponse", "message": _corrupt(where, why)}
+        r = admin.get(url)
+        assert (r.status_code, r.json()) == (
+            500,
+            _read_error("secrets", [cause | {"field": where}]),
+        )
         assert admin.delete(f"{url}/lost", params={UNSAFE: "true"}).status_code == 200
         assert admin.get(url).json()["items"] == []
     finally:

@@ -70,16 +70,19 @@ class Values:
                 plain, stale = self._decrypted(key, kv)
         except TransformError as e:
             error = StorageError(TRANSFORM_FAILED, key, str(e))
-            return Unreadable(key, kv.mod_revision, kv.value, error, _named(kv.key))
+            return self._unreadable(key, kv, error)
         try:
             builtin = self.layout.is_builtin(key)
             obj = mediatypes.decode(plain, builtin=builtin, typed=self.layout.type_of(key))
             set_revision(obj, str(kv.mod_revision))
         except (ValueError, KeyError, TypeError) as e:
-            error = StorageError(UNREADABLE, key, str(e))
-            return Unreadable(key, kv.mod_revision, kv.value, error, _named(kv.key))
+            return self._unreadable(key, kv, StorageError(UNREADABLE, key, str(e)))
         kind = StaleStored if stale else Stored
         return kind(key, kv.mod_revision, kept_json(obj))
+
+    def _unreadable(self, key: bytes, kv: KeyValue, error: StorageError) -> Unreadable:
+        under = "/" + kv.key[len(self.layout.root) :].decode(errors="replace")
+        return Unreadable(key, kv.mod_revision, kv.value, error, _named(kv.key), under)
 
     def _decrypted(self, key: bytes, kv: KeyValue) -> tuple[bytes, bool]:
         """The plaintext, authenticated by the etcd key as kube's is.  Releases before

@@ -1,0 +1,74 @@
+"""kube's corrupt-object errors, with ``AllowUnsafeMalformedObjectDeletion`` on.
+
+With the gate on, kube's storage reports a value that does not decode or decrypt as a
+corrupt object (kubernetes/apiserver's ``corrupt_obj_deleter.go``), so a client can tell
+it from other failures and delete it unsafely: a read of it is an InternalError wrapping
+``StorageError: corrupt object, Code: 7, Key: <key under the prefix>, ...``, and a list
+that meets any is ``StorageReadError``, one cause per corrupt object, named by its whole
+etcd key; an update or patch of one is a plain 500, ``object not decodable revision=N:
+...``.  With the gate off the decoder's text is the error, as it is (storeerrors.py).
+The texts are those kube-apiserver v1.36 answered for values put with ``etcdctl``.
+"""
+
+from __future__ import annotations
+
+from platform_api import errors
+from platform_api.errors import StatusError
+from platform_api.scheme.types import ResourceType
+from platform_api.storage.interface import Corruption, StorageError
+from platform_api.storage.transformer import TRANSFORM_FAILED
+
+GATE = "AllowUnsafeMalformedObjectDeletion"
+_MOST = 100  # kube's maxCorruptObjErrsToAggregate
+STORE_READ_ERROR = "StorageReadError"
+
+
+def _problem(error: StorageError, corruption: Corruption) -> str:
+    if error.code == TRANSFORM_FAILED:  # kube's transformer wrapper knows no revision
+        return f"data from the storage is not transformable revision=0: {error}"
+    return f"object not decodable revision={corruption.revision}: {error}"
+
+
+def corrupt_text(error: StorageError, corruption: Corruption, key: str) -> str:
+    """kube's ``StorageError`` for a corrupt object named ``key``."""
+    return (
+        f"StorageError: corrupt object, Code: 7, Key: {key}, ResourceVersion: 0, "
+        f"AdditionalErrorMsg: {_problem(error, corruption)}"
+    )
+
+
+def update_error(error: StorageError, corruption: Corruption) -> StatusError:
+    """An update or patch of a corrupt object: kube's guaranteed update passes the
+    decoder's wrapped error on as it is, a plain 500 (a value that does not decrypt is
+    its storage's InternalError there, as with the gate off)."""
+    problem = _problem(error, corruption)
+    if error.code == TRANSFORM_FAILED:
+        return errors.internal_error(problem)
+    return errors.unknown(problem)
+
+
+def read_error(error: StorageError, corruption: Corruption) -> StatusError:
+    """A get, update or delete of a corrupt object (kube names it under its prefix)."""
+    return errors.internal_error(corrupt_text(error, corruption, corruption.key))
+
+
+def list_error(rt: ResourceType, found: list[StorageError]) -> StatusError:
+    """A list that met corrupt objects: each one a cause (at most a hundred)."""
+    causes = []
+    for error in found[:_MOST]:
+        corruption = error.corrupt
+        assert corruption is not None
+        text = corrupt_text(error, corruption, corruption.where)
+        causes.append(
+            {"reason": "UnexpectedServerResponse", "message": text, "field": corruption.where}
+        )
+    if len(found) > _MOST:
+        causes.append({"reason": "TooMany", "message": "too many errors, the list is truncated"})
+    resource = f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+    details = {"name": "list", "group": rt.group, "kind": rt.plural, "causes": causes}
+    return StatusError(
+        500,
+        STORE_READ_ERROR,
+        f"failed to read one or more {resource} from the storage",
+        {k: v for k, v in details.items() if v},
+    )
