@@ -12,7 +12,8 @@ scraped worker merges them with its own:
 - gauges every worker reports alike (object counts, database size, build and feature
   info, reload times) are taken once, and the process start time is the earliest;
 - gauges of each worker's own priority and fairness arithmetic (the fair proportion of
-  seats, the fair-queuing clocks R and S), which mean nothing added up: the largest.
+  seats, the fair-queuing clocks R and S), which mean nothing added up, and each etcd
+  replica's history size per resource (kube's one cacher has one): the largest.
 
 A sibling that has not answered within half a second (restarting, say) contributes the
 snapshot it wrote last, so counters do not drop for a scrape and come back.
@@ -68,7 +69,7 @@ LARGEST = frozenset(
         "next_s_bounds",
         "next_discounted_s_bounds",
     )
-)
+) | {"apiserver_watch_cache_capacity"}  # each replica's own history of the resource
 
 Snapshot = list[list[Any]]  # [name, help, type, unit, [[sample name, labels, value], ...]]
 

@@ -70,6 +70,21 @@ def test_each_workers_fair_proportion_and_clocks_are_not_added_the_largest_stand
     assert 'apiserver_flowcontrol_current_r{priority_level="tiny"} 9.5\n' in merged.decode()
 
 
+def test_the_replicas_watch_cache_capacity_is_the_largest() -> None:
+    """Under --workers on etcd each worker is a replica with its own history of each
+    resource: its size is reported as kube's one cacher reports it, not added up."""
+
+    def capacity(events: int) -> CollectorRegistry:
+        registry = CollectorRegistry()
+        labels = ["group", "resource"]
+        gauge = Gauge("apiserver_watch_cache_capacity", "Cap.", labels, registry=registry)
+        gauge.labels("", "configmaps").set(events)
+        return registry
+
+    merged = text(MergedMetrics([snapshot(capacity(200))], local=capacity(100))).decode()
+    assert 'apiserver_watch_cache_capacity{group="",resource="configmaps"} 200\n' in merged
+
+
 def test_series_only_a_sibling_has_are_kept() -> None:
     local = CollectorRegistry()
     Counter("demo_requests", "Requests.", ["verb"], registry=local).labels("GET").inc()
