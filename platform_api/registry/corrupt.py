@@ -6,17 +6,27 @@ it from other failures and delete it unsafely: a read of it is an InternalError 
 ``StorageError: corrupt object, Code: 7, Key: <key under the prefix>, ...``, and a list
 that meets any is ``StorageReadError``, one cause per corrupt object, named by its whole
 etcd key; an update or patch of one is a plain 500, ``object not decodable revision=N:
-...``.  With the gate off the decoder's text is the error, as it is (storeerrors.py).
+...``.  With the gate off the decoder's text is the error, as it is (storeerrors.py; a
+list's, ``check_readable`` here).
 The texts are those kube-apiserver v1.36 answered for values put with ``etcdctl``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+
 from platform_api import errors
 from platform_api.errors import StatusError
 from platform_api.scheme.types import ResourceType
-from platform_api.storage.interface import Corruption, StorageError
-from platform_api.storage.transformer import TRANSFORM_FAILED
+from platform_api.storage.interface import (
+    Corruption,
+    ListOptions,
+    ListResult,
+    StorageError,
+    Unreadable,
+)
+from platform_api.storage.transformer import TRANSFORM_FAILED, listed
 
 GATE = "AllowUnsafeMalformedObjectDeletion"
 _MOST = 100  # kube's maxCorruptObjErrsToAggregate
@@ -49,7 +59,7 @@ def update_error(error: StorageError, corruption: Corruption) -> StatusError:
 
 def read_error(error: StorageError, corruption: Corruption) -> StatusError:
     """A get, update or delete of a corrupt object (kube names it under its prefix)."""
-    return errors.internal_error(corrupt_text(error, corruption, corruption.key))
+    return errors.internal_error(corrupt_text(error, corruption, corruption.under))
 
 
 def list_error(rt: ResourceType, found: list[StorageError]) -> StatusError:
@@ -72,3 +82,36 @@ def list_error(rt: ResourceType, found: list[StorageError]) -> StatusError:
         f"failed to read one or more {resource} from the storage",
         {k: v for k, v in details.items() if v},
     )
+
+
+def check_readable(rt: ResourceType, result: ListResult, gate_on: bool) -> ListResult:
+    """A client's list fails on an object that does not decode, as kube's does: on the
+    first, or with the gate on on every one, each a cause."""
+    found = [stored for stored in result.items if isinstance(stored, Unreadable)]
+    if found and gate_on:
+        raise list_error(rt, [stored.error for stored in found])
+    if found:
+        raise listed(found[0])
+    return result
+
+
+async def past_limit(
+    read: Callable[[bytes, ListOptions], Awaitable[ListResult]],
+    prefix: bytes,
+    options: ListOptions,
+    result: ListResult,
+) -> ListResult:
+    """A chunk that met a corrupt object, with the gate on: kube's list reads on until it
+    has ``limit`` objects that decode, so its error names every corrupt object up to
+    there, past the chunk's end too."""
+    readable = sum(1 for s in result.items if not isinstance(s, Unreadable))
+    if readable == len(result.items) or result.continue_key is None:
+        return result
+    rest = await read(prefix, replace(options, start_after=result.continue_key, limit=0))
+    items = list(result.items)
+    for stored in rest.items:
+        if readable >= options.limit:
+            break
+        items.append(stored)
+        readable += not isinstance(stored, Unreadable)
+    return replace(result, items=items)

@@ -58,7 +58,6 @@ from platform_api.storage.interface import (
     reads_history,
     reads_through,
 )
-from platform_api.storage.transformer import listed
 from platform_api.storage.view import AsyncStorageView
 from platform_api.timestamps import format_timestamp
 from platform_api.validation.field import go_quote
@@ -194,16 +193,6 @@ class Store(Deletions):
             raise self._error(e, "") from None
         return replace(result, items=readable(result.items))
 
-    def _check_readable(self, result: ListResult) -> ListResult:
-        """A client's list fails on an object that does not decode, as kube's does (with
-        AllowUnsafeMalformedObjectDeletion, naming every such object of the list)."""
-        found = [stored for stored in result.items if isinstance(stored, Unreadable)]
-        if found and self.gates(corrupt.GATE):
-            raise corrupt.list_error(self.resource, [stored.error for stored in found])
-        if found:
-            raise listed(found[0])
-        return result
-
     # What clients are served: a view whose conversions call out (a conversion webhook)
     # converts here, asynchronously; every other view already converts on read.
 
@@ -241,36 +230,15 @@ class Store(Deletions):
         read = self._list_at if through is None else through.get_list_through
         try:
             result = await read(prefix, options)
-            if options.limit and self.gates(corrupt.GATE):
-                result = await self._corrupt_past_limit(read, prefix, options, result)
-            result = self._check_readable(result)
+            gate_on = self.gates(corrupt.GATE)
+            if options.limit and gate_on:
+                result = await corrupt.past_limit(read, prefix, options, result)
+            result = corrupt.check_readable(self.resource, result, gate_on)
         except StorageError as e:
             raise self._error(e, "") from None
         if isinstance(self.storage, AsyncStorageView):
             return await self.storage.present_list(result)
         return result
-
-    async def _corrupt_past_limit(
-        self,
-        read: Callable[[bytes, ListOptions], Awaitable[ListResult]],
-        prefix: bytes,
-        options: ListOptions,
-        result: ListResult,
-    ) -> ListResult:
-        """A chunk that met a corrupt object: with AllowUnsafeMalformedObjectDeletion
-        kube's list reads on until it has ``limit`` objects that decode, so its error
-        names every corrupt object up to there, past the chunk's end too."""
-        readable = sum(1 for s in result.items if not isinstance(s, Unreadable))
-        if readable == len(result.items) or result.continue_key is None:
-            return result
-        rest = await read(prefix, replace(options, start_after=result.continue_key, limit=0))
-        items = list(result.items)
-        for stored in rest.items:
-            if readable >= options.limit:
-                break
-            items.append(stored)
-            readable += not isinstance(stored, Unreadable)
-        return replace(result, items=items)
 
     async def _list_at(self, prefix: bytes, options: ListOptions) -> ListResult:
         """From the cache; at a revision it let go, from the database that still has it

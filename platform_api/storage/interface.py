@@ -51,11 +51,11 @@ ERROR = "ERROR"
 @dataclass(frozen=True)
 class Corruption:
     """Where a value that does not decode or decrypt is: ``where`` its whole key in the
-    backend (etcd's, under its prefix), ``key`` that key under the prefix (kube's
+    backend (etcd's, under its prefix), ``under`` that key without the prefix (kube's
     registry key), ``revision`` the value's."""
 
     where: str
-    key: str
+    under: str
     revision: int
 
 
@@ -139,7 +139,7 @@ class Unreadable(Stored):
     it fails with.  Kept in the current state, so reads report it and an unsafe delete
     (kube's AllowUnsafeMalformedObjectDeletion) can remove it; watchers never see it."""
 
-    __slots__ = ("error", "where")
+    __slots__ = ("error",)
 
     def __init__(
         self,
@@ -153,8 +153,13 @@ class Unreadable(Stored):
         """``under``: ``where`` without the backend's prefix (kube's registry key)."""
         super().__init__(key, revision, data)
         self.error = error
-        self.where = where  # the key as the backend names it (etcd's, under its prefix)
         error.corrupt = Corruption(where, under or where, revision)
+
+    @property
+    def where(self) -> str:
+        """The key as the backend names it (etcd's, under its prefix)."""
+        assert self.error.corrupt is not None
+        return self.error.corrupt.where
 
     @property
     def object(self) -> dict[str, Any]:

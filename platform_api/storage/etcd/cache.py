@@ -182,7 +182,7 @@ class WatchCache:
         else:  # several resources (a watch of them all): merged in revision order
             merged = heapq.merge(*(h.since(revision) for h in histories), key=_revision)
             events = list(merged)
-        if _narrower(prefix):  # a namespace, or one key
+        if _resource(prefix) != prefix:  # a namespace, or one key
             events = [e for e in events if e.key.startswith(prefix)]
         return events
 
@@ -242,11 +242,6 @@ def _resource(key: bytes) -> bytes:
     """``/<group>/<plural>/`` of a key under it (the key itself if it is no deeper)."""
     end = key.find(b"/", key.find(b"/", 1) + 1)
     return key if end < 0 else key[: end + 1]
-
-
-def _narrower(prefix: bytes) -> bool:
-    """Whether ``prefix`` is within one resource, past its ``/<group>/<plural>/``."""
-    return prefix.count(b"/") > 3 or (prefix.count(b"/") == 3 and not prefix.endswith(b"/"))
 
 
 def _revision(event: Event) -> int:
