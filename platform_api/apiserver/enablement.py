@@ -49,15 +49,11 @@ def all_types() -> list[ResourceType]:
     return [*BUILTIN_TYPES, *optional]
 
 
-def keyed_resources() -> list[tuple[str, str]]:
-    """(group, plural) of every resource with keys of its own: the storage layouts'
-    list (events.platform.io Events are stored as core Events)."""
-    return [(rt.group, rt.plural) for rt in all_types() if rt.group != EVENTS_GROUP]
-
-
-def keyed_kinds() -> dict[tuple[str, str], tuple[str, str]]:
-    """(apiVersion, kind) of each keyed resource's objects, at its first version: what a
-    stored value that names no type is read as."""
+def keyed_resources() -> dict[tuple[str, str], tuple[str, str]]:
+    """(group, plural) of every resource with keys of its own, the storage layouts'
+    list (events.platform.io Events are stored as core Events), each with the
+    (apiVersion, kind) of its objects at its first version: what a stored value that
+    names no type is read as."""
     kinds: dict[tuple[str, str], tuple[str, str]] = {}
     for rt in all_types():
         if rt.group != EVENTS_GROUP:

@@ -168,7 +168,7 @@ class EtcdBackend(Backend):
 
     def __init__(self, cfg: ServerConfig, reactor: Any, transformer: Any) -> None:
         # Imported only here: the etcd client costs start time LMDB servers skip.
-        from platform_api.apiserver.enablement import keyed_kinds, keyed_resources  # noqa: PLC0415
+        from platform_api.apiserver.enablement import keyed_resources  # noqa: PLC0415
         from platform_api.storage.etcd.client import EtcdClient  # noqa: PLC0415
         from platform_api.storage.etcd.layout import KeyLayout  # noqa: PLC0415
         from platform_api.storage.etcd.monitor import SizeMonitor  # noqa: PLC0415
@@ -180,7 +180,7 @@ class EtcdBackend(Backend):
         self.endpoints = list(options.etcd_servers)
         # A request waits out an etcd restart, as kube's (its timeouts end it first).
         self.client = EtcdClient(options.etcd_servers, reactor, tls=tls, retry_for=RETRY_FOR)
-        layout = KeyLayout(options.etcd_prefix, keyed_resources(), keyed_kinds())
+        layout = KeyLayout(options.etcd_prefix, keyed_resources())
         self.storage = EtcdStorage(
             self.client, layout, reactor, transformer=transformer, media_type=options.media_type
         )

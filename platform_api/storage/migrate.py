@@ -24,7 +24,7 @@ import lmdb
 from twisted.internet.defer import ensureDeferred
 from twisted.internet.task import react
 
-from platform_api.apiserver.enablement import keyed_kinds, keyed_resources
+from platform_api.apiserver.enablement import keyed_resources
 from platform_api.apiserver.processlock import ProcessLock
 from platform_api.codec.goshape import set_revision
 from platform_api.gotext import object_json
@@ -51,7 +51,7 @@ class MigrationError(Exception):
 
 
 def layout(prefix: str) -> KeyLayout:
-    return KeyLayout(prefix, keyed_resources(), keyed_kinds())
+    return KeyLayout(prefix, keyed_resources())
 
 
 def _decode(name: str, value: bytes, typed: tuple[str, str] | None = None) -> dict[str, Any]:

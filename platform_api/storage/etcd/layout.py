@@ -61,20 +61,17 @@ def default_kube_key(key: bytes) -> str:
 class KeyLayout:
     """Translates registry keys to etcd keys and back."""
 
-    def __init__(
-        self,
-        prefix: str,
-        builtin: Iterable[tuple[str, str]],
-        kinds: Mapping[tuple[str, str], tuple[str, str]] | None = None,
-    ) -> None:
-        """``builtin``: (group, plural) of the built-in resources; ``kinds``: the
-        (apiVersion, kind) each of them is stored as, for values that lack it."""
+    def __init__(self, prefix: str, builtin: Iterable[tuple[str, str]]) -> None:
+        """``builtin``: (group, plural) of the built-in resources; a mapping of them
+        (enablement's ``keyed_resources``) also gives the (apiVersion, kind) each is
+        stored as, for values that lack it."""
         self.root = prefix.rstrip("/").encode() + b"/"
         self._to: dict[tuple[bytes, bytes], bytes] = {}
         self._from: dict[bytes, tuple[bytes, bytes]] = {}
-        self._kinds = {
+        kinds = builtin if isinstance(builtin, Mapping) else {}
+        self._kinds: dict[tuple[bytes, bytes], tuple[str, str]] = {
             ((group or "core").encode(), plural.encode()): kind
-            for (group, plural), kind in (kinds or {}).items()
+            for (group, plural), kind in kinds.items()
         }
         for group, plural in (*builtin, *_INTERNAL):
             g = (group or "core").encode()

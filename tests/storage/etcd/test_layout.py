@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from platform_api.apiserver.enablement import keyed_kinds, keyed_resources
+from platform_api.apiserver.enablement import keyed_resources
 from platform_api.storage.etcd.layout import KeyLayout, default_kube_key
 
 BUILTIN = [
@@ -84,7 +84,7 @@ def test_both_event_apis_are_one_resource_in_etcd() -> None:
 def test_each_built_in_resource_names_the_type_its_values_are_read_into() -> None:
     """A stored value that names no type is read as its resource's (kube decodes into
     the resource's Go type); a custom resource has none to read into."""
-    layout = KeyLayout("/registry", keyed_resources(), keyed_kinds())
+    layout = KeyLayout("/registry", keyed_resources())
     assert layout.type_of(b"/core/configmaps/ns/a") == ("v1", "ConfigMap")
     assert layout.type_of(b"/apps/deployments/ns/d") == ("apps/v1", "Deployment")
     assert layout.type_of(b"/core/events/ns/e") == ("v1", "Event")
