@@ -21,6 +21,7 @@ from platform_api.apiserver.storagemetrics import StorageCollector, instrument
 from platform_api.apiserver.watchcachemetrics import (
     CapacityCollector,
     EventCounter,
+    InitializationCollector,
     RevisionCollector,
 )
 from platform_api.registry.store import Store
@@ -46,6 +47,9 @@ def install(
     ]
     if watch_cache is not None:
         _collectors.append(CapacityCollector(watch_cache, stores))
+    # LMDB's watch hub starts from the database once; etcd's cache re-lists after a gap.
+    loads = (lambda: watch_cache.loads) if watch_cache is not None else (lambda: 1)
+    _collectors.append(InitializationCollector(loads, stores))
     for collector in _collectors:
         REGISTRY.register(collector)
     record_build_info(version_info())

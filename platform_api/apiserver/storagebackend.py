@@ -61,7 +61,7 @@ class Backend:
         return []
 
     def watch_cache(self) -> Any:
-        """The watch cache whose history sizes kube's ``apiserver_watch_cache_capacity``
+        """The watch cache whose history sizes kube's ``watch_cache_capacity``
         reports (etcd's; LMDB keeps none: its change log is the history)."""
         return None
 

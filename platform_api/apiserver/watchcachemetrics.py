@@ -8,7 +8,9 @@ goroutine and dispatches them on another); the hub does both in one step, so the
 count the same events: those a watcher may see (a value that does not decode is
 neither).  Its revision is one for every resource; kube's cache keeps one per
 resource, which etcd's progress notifications keep at the global one.  On etcd, the
-sizes of the watch cache's per-resource histories are kube's capacity families.
+sizes of the watch cache's per-resource histories are kube's capacity families (named,
+as kube's, without ``apiserver_``).  A read that waits for the cache to reach a revision
+is timed, and a consistent list served from etcd's watch cache counted, as kube's are.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Protocol
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from platform_api.apiserver.metrics import REGISTRY, ReactorCounter
+from platform_api.apiserver.metrics import REGISTRY, ReactorCounter, ReactorHistogram
 from platform_api.apiserver.storagemetrics import key_labels
 from platform_api.registry.store import Store
 from platform_api.storage.interface import Event
@@ -38,6 +40,19 @@ EVENTS_DISPATCHED = ReactorCounter(
     REGISTRY,
     same_as=EVENTS_RECEIVED,  # the hub takes an event in and sends it on in one step
 )
+READ_WAIT = ReactorHistogram(
+    "apiserver_watch_cache_read_wait_seconds",
+    "[ALPHA] Histogram of time spent waiting for a watch cache to become fresh.",
+    _LABELS,
+    [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3],
+    REGISTRY,
+)
+CONSISTENT_READS = ReactorCounter(
+    "apiserver_watch_cache_consistent_read_total",
+    "[ALPHA] Counter for consistent reads from cache.",
+    [*_LABELS, "success", "fallback"],
+    REGISTRY,
+)
 _VERSION_HELP = (
     "[ALPHA] Current resource version of watch cache broken by resource type. This is "
     "truncated to the 15 least significant digits."
@@ -52,6 +67,17 @@ class EventCounter:
     def deliver(self, events: list[Event]) -> None:
         for event in events:
             EVENTS_RECEIVED.inc(*key_labels(event.key))  # and so EVENTS_DISPATCHED
+
+
+def read_waited(prefix: bytes, seconds: float) -> None:
+    """A read of the resource under ``prefix`` waited for the cache to reach a revision."""
+    READ_WAIT.observe(seconds, *key_labels(prefix))
+
+
+def consistent_list(prefix: bytes, success: bool, fallback: bool) -> None:
+    """A consistent list went to the watch cache: answered or not, and whether from etcd
+    after the cache did not catch up in time."""
+    CONSISTENT_READS.inc(*key_labels(prefix), str(success).lower(), str(fallback).lower())
 
 
 class RevisionCollector(Collector):
@@ -71,10 +97,33 @@ class RevisionCollector(Collector):
         yield family
 
 
+class InitializationCollector(Collector):
+    """How often each served resource's cache was filled from a list (``loads``): once at
+    start, and on etcd again after every re-list (a watch that fell behind a compaction).
+    kube's cacher counts its own resource's; this server's cache lists every resource at
+    once, so each resource counts every fill (one that came later, a CRD's, too)."""
+
+    def __init__(self, loads: Callable[[], int], stores: Iterable[Store]) -> None:
+        self.loads = loads
+        self.stores = stores
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "apiserver_watch_cache_initializations",
+            "[ALPHA] Counter of watch cache initializations broken by resource type.",
+            labels=_LABELS,
+        )
+        loads = self.loads()
+        for group, resource in sorted({(s.resource.group, s.resource.plural) for s in self.stores}):
+            family.add_metric([group, resource], loads)
+        yield family
+
+
 class SizedHistories(Protocol):
     """The etcd watch cache, as far as its histories' sizes go (storage/etcd/cache.py)."""
 
     resizes: dict[bytes, list[int]]
+    loads: int
 
     def capacity(self, resource: bytes) -> int: ...
 
@@ -90,13 +139,13 @@ class CapacityCollector(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
         capacity = GaugeMetricFamily(
-            "apiserver_watch_cache_capacity",
+            "watch_cache_capacity",
             "[ALPHA] Total capacity of watch cache broken by resource type.",
             labels=_LABELS,
         )
         changes = [
             CounterMetricFamily(
-                f"apiserver_watch_cache_capacity_{way}",
+                f"watch_cache_capacity_{way}",
                 f"[ALPHA] Total number of watch cache capacity {way} events broken by "
                 "resource type.",
                 labels=_LABELS,

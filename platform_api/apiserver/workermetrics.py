@@ -69,7 +69,7 @@ LARGEST = frozenset(
         "next_s_bounds",
         "next_discounted_s_bounds",
     )
-) | {"apiserver_watch_cache_capacity"}  # each replica's own history of the resource
+) | {"watch_cache_capacity"}  # each replica's own history of the resource
 
 Snapshot = list[list[Any]]  # [name, help, type, unit, [[sample name, labels, value], ...]]
 

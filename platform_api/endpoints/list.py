@@ -11,6 +11,7 @@ import orjson
 
 from platform_api import errors, heavy
 from platform_api.apiserver.requestinfo import query_flag
+from platform_api.apiserver.watchcachemetrics import consistent_list
 from platform_api.codec import protobuf
 from platform_api.endpoints import binary, cachespans, continuation
 from platform_api.endpoints.negotiation import Output
@@ -23,7 +24,7 @@ from platform_api.gotext import parse_int as go_parse_int
 from platform_api.scheme import bytefields
 from platform_api.selectors import LabelSelector, SelectorError, parse_label_selector
 from platform_api.storage import spans
-from platform_api.storage.interface import ListOptions, ListResult, Stored
+from platform_api.storage.interface import ListOptions, ListResult, Stored, reads_through
 from platform_api.validation import field
 from platform_api.validation.names import is_dns1123_label, is_path_segment_name
 
@@ -215,7 +216,45 @@ async def _read_list(
 ) -> ListResult:
     """Pick the revision and start key the table of resourceVersion semantics asks for:
     ``token`` is the continue token read, ``wanted`` the resourceVersion asked for."""
-    storage = scope.store.storage
+    revision, start, token_start = await _position(scope, p, token, wanted)
+    cachespans.cache_fresh(p)
+    # resourceVersion=0 is any state, which kube serves whole from its watch cache: the
+    # limit is ignored there (a continue token still pages).
+    limit = 0 if p.resource_version == "0" and not p.continue_token else p.limit
+    keys, single = narrowed(scope, p)
+    if single:  # kube reads the one key, unpaged
+        limit = 0
+    options = ListOptions(revision, start, limit, predicate(scope, p), single)
+    # A consistent list, or a later chunk of one, is read from etcd itself when this
+    # server's cache cannot prove it holds that revision (storage/etcd/through.py).
+    consistent = not p.resource_version and (not p.continue_token or revision > 0)
+    newest = not p.continue_token and not p.resource_version
+    counted = newest and _served_by_cache(scope)
+    fresh, success = True, False  # fresh: the cache may serve it (else etcd: it fell behind)
+    try:
+        if newest:
+            fresh = await scope.handlers.consistent_read(scope.store.prefix, fallback=True)
+        result = await scope.store.read_list(
+            scope.namespace, options, consistent=consistent, stale=not fresh, prefix=keys
+        )
+        cachespans.listed(scope, p, options, result, keys, single)
+        success = True
+        return result
+    except errors.StatusError as e:
+        if p.continue_token and e.reason == errors.EXPIRED:  # etcd compacted past the token
+            raise continuation.expired(token_start) from None
+        raise
+    finally:
+        if counted:
+            consistent_list(scope.store.prefix, success, fallback=not fresh)
+
+
+async def _position(
+    scope: Scope, p: ListParams, token: tuple[int, str] | None, wanted: int
+) -> tuple[int, bytes, str]:
+    """The revision to read at (0: the newest), the key to start after and the token's
+    start; waits (or refuses) where the revision is one the cache has yet to reach."""
+    storage, prefix = scope.store.storage, scope.store.prefix
     start, token_start = b"", ""
     revision = 0
     cachespans.cache_read(p)
@@ -228,38 +267,24 @@ async def _read_list(
                 raise continuation.expired(token_start)
             # A revision not reached yet (a token from a replica ahead, or made up):
             # kube's watch cache waits for it, then 504 without retry advice.
-            await scope.handlers.wait_for_revision(revision, retry_after=0)
+            await scope.handlers.wait_for_revision(revision, retry_after=0, prefix=prefix)
     elif p.resource_version not in ("", "0"):
         exact = p.match == "Exact" or (not p.match and p.limit)
         # kube's cache advises a retry only for a not-older-than read of the future
-        await scope.handlers.wait_for_revision(wanted, retry_after=0 if exact else 1)
+        retry = 0 if exact else 1
+        await scope.handlers.wait_for_revision(wanted, retry_after=retry, prefix=prefix)
         if exact:
             revision = wanted
             if revision < storage.compacted_revision():
                 raise errors.expired("The resourceVersion for the provided list is too old.")
-    cachespans.cache_fresh(p)
-    if not p.continue_token and not p.resource_version:
-        await scope.handlers.consistent_read()
-    # resourceVersion=0 is any state, which kube serves whole from its watch cache: the
-    # limit is ignored there (a continue token still pages).
-    limit = 0 if p.resource_version == "0" and not p.continue_token else p.limit
-    keys, single = narrowed(scope, p)
-    if single:  # kube reads the one key, unpaged
-        limit = 0
-    options = ListOptions(revision, start, limit, predicate(scope, p), single)
-    # A consistent list, or a later chunk of one, is read from etcd itself when this
-    # server's cache cannot prove it holds that revision (storage/etcd/through.py).
-    consistent = not p.resource_version and (not p.continue_token or revision > 0)
-    try:
-        result = await scope.store.read_list(
-            scope.namespace, options, consistent=consistent, prefix=keys
-        )
-        cachespans.listed(scope, p, options, result, keys, single)
-        return result
-    except errors.StatusError as e:
-        if p.continue_token and e.reason == errors.EXPIRED:  # etcd compacted past the token
-            raise continuation.expired(token_start) from None
-        raise
+    return revision, start, token_start
+
+
+def _served_by_cache(scope: Scope) -> bool:
+    """Whether a consistent list is served by a watch cache once it is current (etcd's,
+    where its progress notifications can be trusted), which kube counts."""
+    storage = scope.handlers.storage
+    return hasattr(storage, "consistent_revision") and reads_through(storage) is None
 
 
 def narrowed(scope: Scope, p: ListParams) -> tuple[bytes | None, bool]:

@@ -13,6 +13,7 @@ from twisted.web.server import Request
 
 from platform_api import errors, heavy
 from platform_api.apiserver.requestinfo import RequestInfo
+from platform_api.apiserver.watchcachemetrics import read_waited
 from platform_api.context import Context
 from platform_api.endpoints import binary, serializespan
 from platform_api.endpoints.negotiation import Output, negotiate_output, partial_refusal
@@ -25,7 +26,13 @@ from platform_api.registry.store import Admit, Store, Track, UpdateFunc
 from platform_api.scheme import bytefields
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.types import ResourceType, internal_package
-from platform_api.storage.interface import Storage, StorageError, Stored, reads_through
+from platform_api.storage.interface import (
+    Storage,
+    StorageError,
+    Stored,
+    reads_history,
+    reads_through,
+)
 from platform_api.storage.watch import WatchHub
 
 if TYPE_CHECKING:
@@ -96,18 +103,27 @@ class Handlers:
             self.field_managers[key] = manager
         return manager
 
-    async def consistent_read(self) -> None:
+    async def consistent_read(self, prefix: bytes = b"", *, fallback: bool = False) -> bool:
         """Before a read with no resourceVersion (kube: the newest state, a quorum read):
         a storage that serves reads from a cache (etcd's) first learns the current
         revision and waits until its cache has it.  LMDB's reads are current already;
-        one whose cache cannot prove that reads from the database itself instead."""
+        one whose cache cannot prove that reads from the database itself instead.
+
+        Whether the cache may serve the read: with ``fallback``, a cache that has not
+        caught up in time leaves the read to the database that holds every revision
+        (etcd), as kube's consistent list falls back; otherwise that is a 504.  A read
+        of ``prefix`` that waits is timed (kube's read wait)."""
         current = getattr(self.storage, "consistent_revision", None)
-        if current is not None and reads_through(self.storage) is None:
-            try:
-                revision = await current()
-            except StorageError as e:  # etcd unreachable: the Status a write would get
-                raise errors.internal_error(e) from None
-            await self.wait_for_revision(revision)
+        if current is None or reads_through(self.storage) is not None:
+            return True
+        try:
+            revision = await current()
+        except StorageError as e:  # etcd unreachable: the Status a write would get
+            raise errors.internal_error(e) from None
+        if fallback and reads_history(self.storage) is not None:
+            return await self._reached(revision, prefix)
+        await self.wait_for_revision(revision, prefix=prefix)
+        return True
 
     async def caught_up(self) -> None:
         """Take in every change committed before now (as ``consistent_read`` learns it)
@@ -121,12 +137,22 @@ class Handlers:
             return
         self.hub.take_in()
 
-    async def wait_for_revision(self, wanted: int, retry_after: int = 1) -> None:
-        """Wait briefly for a revision another process may be committing, else 504.
-        A storage that reads from a cache (etcd's) waits for its cache itself; others'
-        reads are current once the hub has delivered the revision."""
+    async def wait_for_revision(
+        self, wanted: int, retry_after: int = 1, *, prefix: bytes = b""
+    ) -> None:
+        """Wait briefly for a revision another process may be committing, else 504."""
+        if not await self._reached(wanted, prefix):
+            raise errors.too_large_resource_version(
+                wanted, self.storage.current_revision(), retry_after
+            )
+
+    async def _reached(self, wanted: int, prefix: bytes) -> bool:
+        """Whether the storage reached ``wanted`` within ``too_large_rv_wait``.  A storage
+        that reads from a cache (etcd's) waits for its cache itself; others' reads are
+        current once the hub has delivered the revision.  A wait for a read of
+        ``prefix`` is timed, however it ends."""
         if self.storage.current_revision() >= wanted:
-            return
+            return True
         own = getattr(self.storage, "wait_for_revision", None)
         arrived = own(wanted) if own is not None else self.hub.wait_for(wanted)
         waited = False  # our wait ran out, rather than the request being cancelled
@@ -136,18 +162,20 @@ class Handlers:
             waited = True
             arrived.cancel()
 
+        started = self.reactor.seconds()
         timer = self.reactor.callLater(self.too_large_rv_wait, give_up)
         try:
             await arrived
+            return True
         except CancelledError:
             if not waited:
                 raise  # the request timed out (or its client left) first
-            raise errors.too_large_resource_version(
-                wanted, self.storage.current_revision(), retry_after
-            ) from None
+            return False
         finally:
             if timer.active():
                 timer.cancel()
+            if prefix:
+                read_waited(prefix, self.reactor.seconds() - started)
 
 
 @dataclass

@@ -284,11 +284,11 @@ async def _initial_state(stream: WatchStream, scope: Scope, params: ListParams) 
     """Synthetic ADDED events for the current state, then (if asked) the sync bookmark."""
     version = params.resource_version
     if version and version != "0":
-        await scope.handlers.wait_for_revision(parse_revision(version))
+        await scope.handlers.wait_for_revision(parse_revision(version), prefix=scope.store.prefix)
     elif not version and params.send_initial_events:
         # kube's watch-list with no resourceVersion starts from a consistent read (the
         # legacy watch, without sendInitialEvents, from whatever the cache holds).
-        await scope.handlers.consistent_read()
+        await scope.handlers.consistent_read(scope.store.prefix)
     keys, _ = narrowed(scope, params)
     options = ListOptions(predicate=stream.match)
     result = await scope.store.read_list(scope.namespace, options, prefix=keys)
@@ -305,7 +305,7 @@ async def _from_now(stream: WatchStream, scope: Scope, version: str) -> None:
     revision (none given: after a consistent read, as kube asks its storage) or at any
     (``0``: what this server has)."""
     if not version:
-        await scope.handlers.consistent_read()
+        await scope.handlers.consistent_read(scope.store.prefix)
     stream.revision = scope.handlers.hub.revision
 
 

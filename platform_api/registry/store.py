@@ -50,6 +50,7 @@ from platform_api.storage.interface import (
     UNSTORED,
     ListOptions,
     ListResult,
+    ReadsThrough,
     Storage,
     StorageError,
     Stored,
@@ -201,10 +202,13 @@ class Store(Deletions):
             return await self.storage.present(stored)
         return stored
 
-    async def read(self, namespace: str, name: str, *, consistent: bool = False) -> Stored:
+    async def read(
+        self, namespace: str, name: str, *, consistent: bool = False, stale: bool = False
+    ) -> Stored:
         """What a get serves; ``consistent`` (no resourceVersion): from the database when
-        the cache cannot prove itself current (storage/etcd/through.py)."""
-        through = reads_through(self.storage) if consistent else None
+        the cache cannot prove itself current (storage/etcd/through.py), or (``stale``)
+        did not catch up in time."""
+        through = self._through(consistent, stale)
         if through is None:
             return await self.served(self.get(namespace, name))
         try:
@@ -221,11 +225,13 @@ class Store(Deletions):
         options: ListOptions,
         *,
         consistent: bool = False,
+        stale: bool = False,
         prefix: bytes | None = None,
     ) -> ListResult:
-        """What a list serves; ``prefix``, keys within the namespace's that a selector
-        confines it to (endpoints/list.py ``narrowed``)."""
-        through = reads_through(self.storage) if consistent else None
+        """What a list serves (``consistent`` and ``stale`` as for ``read``); ``prefix``,
+        keys within the namespace's that a selector confines it to (endpoints/list.py
+        ``narrowed``)."""
+        through = self._through(consistent, stale)
         prefix = prefix or self.list_prefix(namespace)
         read = self._list_at if through is None else through.get_list_through
         try:
@@ -239,6 +245,12 @@ class Store(Deletions):
         if isinstance(self.storage, AsyncStorageView):
             return await self.storage.present_list(result)
         return result
+
+    def _through(self, consistent: bool, stale: bool) -> ReadsThrough | None:
+        """The database to read from rather than the cache, if any."""
+        if stale:
+            return reads_history(self.storage)
+        return reads_through(self.storage) if consistent else None
 
     async def _list_at(self, prefix: bytes, options: ListOptions) -> ListResult:
         """From the cache; at a revision it let go, from the database that still has it

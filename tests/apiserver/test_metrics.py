@@ -215,7 +215,7 @@ def test_the_etcd_histories_sizes_are_kubes_watch_cache_capacity(tmp_path: Path)
         for name, family in families.items()
     }
     assert samples == {
-        "apiserver_watch_cache_capacity": [("configmaps", 200), ("pods", 100)],
-        "apiserver_watch_cache_capacity_increase": [("configmaps", 1)],
-        "apiserver_watch_cache_capacity_decrease": [],
+        "watch_cache_capacity": [("configmaps", 200), ("pods", 100)],
+        "watch_cache_capacity_increase": [("configmaps", 1)],
+        "watch_cache_capacity_decrease": [],
     }

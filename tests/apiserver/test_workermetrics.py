@@ -77,12 +77,12 @@ def test_the_replicas_watch_cache_capacity_is_the_largest() -> None:
     def capacity(events: int) -> CollectorRegistry:
         registry = CollectorRegistry()
         labels = ["group", "resource"]
-        gauge = Gauge("apiserver_watch_cache_capacity", "Cap.", labels, registry=registry)
+        gauge = Gauge("watch_cache_capacity", "Cap.", labels, registry=registry)
         gauge.labels("", "configmaps").set(events)
         return registry
 
     merged = text(MergedMetrics([snapshot(capacity(200))], local=capacity(100))).decode()
-    assert 'apiserver_watch_cache_capacity{group="",resource="configmaps"} 200\n' in merged
+    assert 'watch_cache_capacity{group="",resource="configmaps"} 200\n' in merged
 
 
 def test_series_only_a_sibling_has_are_kept() -> None:

@@ -441,7 +441,7 @@ def _compacting_pair(tmp_path: Path) -> Iterator[list[Server]]:
 
 
 def test_each_replica_reports_its_watch_cache_histories(replicas: list[Server]) -> None:
-    """kube's ``apiserver_watch_cache_capacity``: every served resource's history size,
+    """kube's ``watch_cache_capacity``: every served resource's history size,
     100 until a burst of fresh events doubles it."""
     session = admin(replicas)
     namespace = {"metadata": {"name": "histories"}}
@@ -450,8 +450,8 @@ def test_each_replica_reports_its_watch_cache_histories(replicas: list[Server]) 
     for i in range(101):
         made = session.post(replicas[0].base_url + path, json={"metadata": {"name": f"h-{i}"}})
         assert made.status_code == 201
-    cm = 'apiserver_watch_cache_capacity{group="",resource="configmaps"}'
-    grew = 'apiserver_watch_cache_capacity_increase_total{group="",resource="configmaps"}'
+    cm = 'watch_cache_capacity{group="",resource="configmaps"}'
+    grew = 'watch_cache_capacity_increase_total{group="",resource="configmaps"}'
     for server in replicas:
         deadline = time.monotonic() + 5  # the other replica takes the creates in from etcd
         while True:
@@ -461,7 +461,7 @@ def test_each_replica_reports_its_watch_cache_histories(replicas: list[Server]) 
                 break
             time.sleep(0.1)
         assert float(samples[cm]) >= 200 and float(samples[grew]) >= 1
-        assert float(samples['apiserver_watch_cache_capacity{group="",resource="pods"}']) >= 100
+        assert float(samples['watch_cache_capacity{group="",resource="pods"}']) >= 100
 
 
 def test_continue_tokens_of_either_replica_expire(tmp_path: Path) -> None:

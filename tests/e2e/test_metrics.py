@@ -269,7 +269,26 @@ def test_watches_are_counted_in_kubes_watch_cache_families(
     revision = float(after[f"apiserver_watch_cache_resource_version{labels}"])
     assert revision >= int(listed)
     # The history sizes of etcd's watch cache (LMDB's change log is its history).
-    assert (f"apiserver_watch_cache_capacity{labels}" in after) == bool(E2E_ETCD)
+    assert (f"watch_cache_capacity{labels}" in after) == bool(E2E_ETCD)
+    # Each worker's cache was filled once, at its start.
+    assert float(after[f"apiserver_watch_cache_initializations_total{labels}"]) == workers
+
+
+def test_a_read_that_waits_for_the_watch_cache_is_timed(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's read wait: a list of a revision the cache has yet to reach waits for it (here
+    until the 3 s run out: 504) and is observed however the wait ends; a read the cache
+    can already serve is not."""
+    labels = '{group="",resource="configmaps"}'
+    count = f"apiserver_watch_cache_read_wait_seconds_count{labels}"
+    before = scrape(admin, server)
+    assert admin.get(server.url + CM, params={"resourceVersion": "0"}).status_code == 200
+    r = admin.get(server.url + CM, params={"resourceVersion": "999999999"})
+    assert r.status_code == 504 and r.json()["reason"] == "Timeout"
+    after = scrape(admin, server)
+    assert delta(before, after, count) == 1
+    assert delta(before, after, f"apiserver_watch_cache_read_wait_seconds_sum{labels}") >= 2.99
 
 
 def _once_every_cache_has(

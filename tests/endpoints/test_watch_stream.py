@@ -223,8 +223,9 @@ def _initial(send_initial_events: bool | None, version: str) -> tuple[list[str],
     stream, request, _hub = make_stream()
     reads: list[str] = []
 
-    async def consistent_read() -> None:
+    async def consistent_read(prefix: bytes) -> bool:
         reads.append("consistent")
+        return True
 
     async def read_list(namespace: str, options: Any, prefix: bytes | None = None) -> ListResult:
         reads.append("list")
@@ -232,6 +233,7 @@ def _initial(send_initial_events: bool | None, version: str) -> tuple[list[str],
 
     stream.scope.handlers.consistent_read = consistent_read
     stream.scope.store.read_list = read_list
+    stream.scope.store.prefix = b"/core/configmaps/"
     asked = replace(
         params(),
         resource_version=version,

@@ -61,6 +61,7 @@ class WatchCache:
         self.applied = 0
         self._late_seen = False
         self.loaded = 0  # the last list's revision: every history reaches back to it
+        self.loads = 0  # lists taken in: kube's watch cache initializations
         self.list_floor = 0  # lists from before this revision are Expired
         self._histories: dict[bytes, ResourceHistory] = {}  # by resource: /<group>/<plural>/
         self._new_history = history
@@ -77,6 +78,7 @@ class WatchCache:
         self.data = {s.key: s for s in items}
         self.keys = SortedList(self.data)
         self.revision = self.loaded = self.list_floor = self.applied = revision
+        self.loads += 1
         self._histories.clear()  # a re-list: history from before it is unknown
         self._marks.clear()
 
