@@ -19,7 +19,7 @@ from platform_api.apiserver.metrics import REGISTRY, record_build_info
 from platform_api.apiserver.site import Filters
 from platform_api.apiserver.storagemetrics import StorageCollector, instrument
 from platform_api.apiserver.watchcachemetrics import (
-    CapacityCollector,
+    EtcdCacheCollector,
     EventCounter,
     InitializationCollector,
     RevisionCollector,
@@ -46,7 +46,7 @@ def install(
         RevisionCollector(lambda: hub.revision, stores),  # a live view: CRDs come and go
     ]
     if watch_cache is not None:
-        _collectors.append(CapacityCollector(watch_cache, stores))
+        _collectors.append(EtcdCacheCollector(watch_cache, stores))
     # LMDB's watch hub starts from the database once; etcd's cache re-lists after a gap.
     loads = (lambda: watch_cache.loads) if watch_cache is not None else (lambda: 1)
     _collectors.append(InitializationCollector(loads, stores))

@@ -19,6 +19,7 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from platform_api.apiserver.metrics import (
     LATENCY_BUCKETS,
@@ -27,7 +28,18 @@ from platform_api.apiserver.metrics import (
     ReactorHistogram,
 )
 from platform_api.registry.store import Store
-from platform_api.storage.interface import ListOptions, ListResult, Storage
+from platform_api.storage.interface import (
+    CONFLICT,
+    INVALID_OBJECT,
+    KEY_EXISTS,
+    KEY_NOT_FOUND,
+    TOO_LARGE_REVISION,
+    UNREADABLE,
+    ListOptions,
+    ListResult,
+    Storage,
+    StorageError,
+)
 
 ETCD_DURATION = ReactorHistogram(
     "etcd_request_duration_seconds",
@@ -41,6 +53,18 @@ ETCD_REQUESTS = ReactorCounter(
     "[ALPHA] Etcd request counts for each operation and object type.",
     ["group", "operation", "resource"],
     REGISTRY,
+)
+ETCD_ERRORS = ReactorCounter(
+    "etcd_request_errors_total",
+    "[ALPHA] Etcd failed request counts for each operation and object type.",
+    ["group", "operation", "resource"],
+    REGISTRY,
+)
+# What a call answers when the database did its work: kube's etcd3 store records the
+# request before it turns an absent key or a lost compare into these, so they are no
+# failed request (etcd's own errors, a compacted revision, a size limit, are).
+_OUTCOMES = frozenset(
+    {KEY_NOT_FOUND, KEY_EXISTS, CONFLICT, TOO_LARGE_REVISION, INVALID_OBJECT, UNREADABLE}
 )
 _OBJECTS_HELP = (
     "[STABLE] (Deprecated since 1.34.0) [DEPRECATED, consider using apiserver_resource_objects "
@@ -171,28 +195,41 @@ def _timed(operation: str, call: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(call)
     def timed(key: bytes, *args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
-        result = call(key, *args, **kwargs)
-        group, resource = key_labels(key)
-
-        def record(value: Any = None) -> Any:
-            ETCD_DURATION.observe(time.perf_counter() - started, group, operation, resource)
-            ETCD_REQUESTS.inc(group, operation, resource)
-            return value
-
+        try:
+            result = call(key, *args, **kwargs)
+        except Exception as e:
+            _record(operation, key, started, e)
+            raise
         if isinstance(result, Deferred):
-            return result.addBoth(record)
+            return result.addBoth(_recorded, operation, key, started)
         if hasattr(result, "__await__"):
-            return _awaiting(result, record)
-        return record(result)
+            return _awaiting(result, operation, key, started)
+        return _recorded(result, operation, key, started)
 
     return timed
 
 
-async def _awaiting(work: Any, record: Callable[..., Any]) -> Any:
+def _record(operation: str, key: bytes, started: float, error: BaseException | None) -> None:
+    group, resource = key_labels(key)
+    ETCD_DURATION.observe(time.perf_counter() - started, group, operation, resource)
+    ETCD_REQUESTS.inc(group, operation, resource)
+    if error is not None and not (isinstance(error, StorageError) and error.code in _OUTCOMES):
+        ETCD_ERRORS.inc(group, operation, resource)
+
+
+def _recorded(value: Any, operation: str, key: bytes, started: float) -> Any:
+    _record(operation, key, started, value.value if isinstance(value, Failure) else None)
+    return value
+
+
+async def _awaiting(work: Any, operation: str, key: bytes, started: float) -> Any:
     try:
-        return await work
-    finally:
-        record()
+        result = await work
+    except Exception as e:
+        _record(operation, key, started, e)
+        raise
+    _record(operation, key, started, None)
+    return result
 
 
 def _counted(counters: ListCounters, call: Callable[..., Any]) -> Callable[..., Any]:

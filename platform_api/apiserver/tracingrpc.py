@@ -10,27 +10,9 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
+from platform_api.storage.etcd.grpcwire import code_name
+
 GRPC_SCOPE = "go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
-# gRPC's codes as Go's codes.Code.String() writes them, by number.
-CODE_NAMES = (
-    "OK",
-    "Canceled",
-    "Unknown",
-    "InvalidArgument",
-    "DeadlineExceeded",
-    "NotFound",
-    "AlreadyExists",
-    "PermissionDenied",
-    "ResourceExhausted",
-    "FailedPrecondition",
-    "Aborted",
-    "OutOfRange",
-    "Unimplemented",
-    "Internal",
-    "Unavailable",
-    "DataLoss",
-    "Unauthenticated",
-)
 
 
 class GrpcCallSpan:
@@ -67,8 +49,7 @@ class GrpcCallSpan:
         )
 
     def end(self, code: int, message: str) -> None:
-        name = CODE_NAMES[code] if 0 <= code < len(CODE_NAMES) else str(code)
-        self._span.set_attribute("rpc.response.status_code", name)
+        self._span.set_attribute("rpc.response.status_code", code_name(code))
         if code:
             self._span.set_status(Status(StatusCode.ERROR, message))
         self._span.end()

@@ -9,7 +9,8 @@ count the same events: those a watcher may see (a value that does not decode is
 neither).  Its revision is one for every resource; kube's cache keeps one per
 resource, which etcd's progress notifications keep at the global one.  On etcd, the
 sizes of the watch cache's per-resource histories are kube's capacity families (named,
-as kube's, without ``apiserver_``).  A read that waits for the cache to reach a revision
+as kube's, without ``apiserver_``), beside the events and progress notifications the
+etcd watch brought.  A read that waits for the cache to reach a revision
 is timed, and a consistent list served from etcd's watch cache counted, as kube's are.
 """
 
@@ -119,21 +120,26 @@ class InitializationCollector(Collector):
         yield family
 
 
-class SizedHistories(Protocol):
-    """The etcd watch cache, as far as its histories' sizes go (storage/etcd/cache.py)."""
+class EtcdWatchCache(Protocol):
+    """The etcd watch cache, as far as its counts go (storage/etcd/cache.py)."""
 
     resizes: dict[bytes, list[int]]
+    received: dict[bytes, int]
+    bookmarks: int
     loads: int
 
     def capacity(self, resource: bytes) -> int: ...
 
 
-class CapacityCollector(Collector):
-    """kube's history sizes of the etcd watch cache: each served resource's capacity
-    (as kube's, 100 before the resource's first event), and how often each grew and
-    shrank (a series once it has)."""
+class EtcdCacheCollector(Collector):
+    """The families of kube's etcd watch cache and of the etcd watches that feed it, for
+    each served resource: its history size (as kube's, 100 before its first event), how
+    often that grew and shrank, the events etcd's watch brought, and the progress
+    notifications (bookmarks).  This server watches every resource on one etcd watch, so
+    each of its notifications counts for every resource, as one on each of kube's
+    per-resource watches would."""
 
-    def __init__(self, cache: SizedHistories, stores: Iterable[Store]) -> None:
+    def __init__(self, cache: EtcdWatchCache, stores: Iterable[Store]) -> None:
         self.cache = cache
         self.stores = stores
 
@@ -152,11 +158,28 @@ class CapacityCollector(Collector):
             )
             for way in ("increase", "decrease")
         ]
+        received = CounterMetricFamily(
+            "apiserver_storage_events_received",
+            "[BETA] Number of etcd events received split by kind.",
+            labels=_LABELS,
+        )
+        bookmarks = CounterMetricFamily(
+            "etcd_bookmark",
+            "[ALPHA] Number of etcd bookmarks (progress notify events) split by kind.",
+            labels=_LABELS,
+        )
+        cache = self.cache
         prefixes = {(s.resource.group, s.resource.plural): s.prefix for s in self.stores}
-        for labels, prefix in sorted(prefixes.items()):
-            capacity.add_metric(list(labels), self.cache.capacity(prefix))
-            for family, count in zip(changes, self.cache.resizes.get(prefix, ()), strict=False):
+        for key, prefix in sorted(prefixes.items()):
+            labels = list(key)
+            capacity.add_metric(labels, cache.capacity(prefix))
+            for family, count in zip(changes, cache.resizes.get(prefix, ()), strict=False):
                 if count:
-                    family.add_metric(list(labels), count)
+                    family.add_metric(labels, count)
+            if cache.received.get(prefix):
+                received.add_metric(labels, cache.received[prefix])
+            if cache.bookmarks:
+                bookmarks.add_metric(labels, cache.bookmarks)
         yield capacity
         yield from changes
+        yield from (received, bookmarks)

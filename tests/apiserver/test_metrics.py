@@ -6,22 +6,32 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from twisted.internet.defer import ensureDeferred, succeed
+from twisted.internet.defer import ensureDeferred, fail, succeed
 from twisted.internet.task import Clock
+from twisted.python.failure import Failure
 
 from platform_api.apiserver import metrics
 from platform_api.apiserver.metrics import REGISTRY, RawCounter, render, text
 from platform_api.apiserver.storagemetrics import StorageCollector, instrument
 from platform_api.apiserver.watchcachemetrics import (
-    CapacityCollector,
+    EtcdCacheCollector,
     EventCounter,
     RevisionCollector,
 )
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import builtin_scheme
 from platform_api.storage.etcd.cache import WatchCache
-from platform_api.storage.interface import ADDED, Event, ListOptions, ListResult, Stored
+from platform_api.storage.interface import (
+    ADDED,
+    UNREACHABLE,
+    Event,
+    ListOptions,
+    ListResult,
+    StorageError,
+    Stored,
+)
 from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 from platform_api.storage.watch import WatchHub
 
@@ -96,6 +106,39 @@ def test_storage_counts_and_times_operations(tmp_path: Path) -> None:
     sizes.append(None)  # the backend cannot tell now: kube leaves the sample out
     families = {f.name: f for f in collector.collect()}
     assert families["apiserver_storage_size_bytes"].samples == []
+
+
+def test_only_the_databases_failures_count_as_failed_requests(tmp_path: Path) -> None:
+    """kube's ``etcd_request_errors_total``: its etcd3 store records a request before it
+    makes an absent key or a lost compare its error, so those count as requests only;
+    an error of the database itself (unreachable, a compacted revision) as failed."""
+    storage: Any = _storage(tmp_path)
+    storage.get_list_through = lambda prefix, options: fail(StorageError(UNREACHABLE, prefix))
+    instrument(storage)
+
+    def counts() -> list[tuple[float, float]]:
+        return [
+            (
+                _sample("etcd_requests_total", **labels),
+                _sample("etcd_request_errors_total", **labels),
+            )
+            for labels in (
+                {"group": "", "operation": operation, "resource": "configmaps"}
+                for operation in ("get", "list")
+            )
+        ]
+
+    before = counts()
+    with pytest.raises(StorageError):
+        storage.get(b"/core/configmaps/default/absent")
+    errors: list[Failure] = []
+    storage.get_list_through(b"/core/configmaps/", ListOptions()).addErrback(errors.append)
+    assert [e.value.code for e in errors] == [UNREACHABLE]
+    after = counts()
+    assert [(a[0] - b[0], a[1] - b[1]) for a, b in zip(after, before, strict=True)] == [
+        (1, 0),  # the get of an absent key
+        (1, 1),  # the list etcd could not answer
+    ]
 
 
 def _sample(name: str, **labels: str) -> float:
@@ -199,17 +242,21 @@ def test_the_hubs_events_and_revision_are_kubes_watch_cache_families(tmp_path: P
     assert [(s.labels, s.value) for s in family.samples] == [(labels, 5)]
 
 
-def test_the_etcd_histories_sizes_are_kubes_watch_cache_capacity(tmp_path: Path) -> None:
+def test_the_etcd_watch_cache_families(tmp_path: Path) -> None:
     """A resource with no events reports kube's first capacity; one that grew (and
-    shrank) reports its size and the count of each change, as kube's cacher does."""
+    shrank) reports its size and the count of each change, as kube's cacher does; the
+    events etcd's watch brought count by resource, its progress notifications for every
+    resource (each of kube's per-resource watches gets one)."""
     cache = WatchCache(lambda: 0.0)
     cache.load([], 1)
     for revision in range(2, 103):  # 101 fresh events: the first history of 100 doubles
         key = b"/core/configmaps/ns/cm-%d" % revision
         cache.apply([Event(ADDED, revision, key, Stored(key, revision, b"{}"), None)], revision)
+    cache.apply([Event(ADDED, 102, key, Stored(key, 102, b"{}"), None)], 102)  # seen: not counted
+    cache.bookmarks = 2
     scheme, storage = builtin_scheme(), _storage(tmp_path)
     stores = [Store(scheme.lookup("", "v1", r), storage) for r in ("configmaps", "pods")]
-    families = {f.name: f for f in CapacityCollector(cache, stores).collect()}
+    families = {f.name: f for f in EtcdCacheCollector(cache, stores).collect()}
     samples = {
         name: [(s.labels["resource"], s.value) for s in family.samples]
         for name, family in families.items()
@@ -218,4 +265,6 @@ def test_the_etcd_histories_sizes_are_kubes_watch_cache_capacity(tmp_path: Path)
         "watch_cache_capacity": [("configmaps", 200), ("pods", 100)],
         "watch_cache_capacity_increase": [("configmaps", 1)],
         "watch_cache_capacity_decrease": [],
+        "apiserver_storage_events_received": [("configmaps", 101)],
+        "etcd_bookmark": [("configmaps", 2), ("pods", 2)],
     }

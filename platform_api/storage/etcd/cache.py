@@ -67,6 +67,8 @@ class WatchCache:
         self._new_history = history
         self._first_capacity = history(0).capacity  # of a resource with no events yet
         self.resizes: dict[bytes, list[int]] = {}  # by resource: [grown, shrunk] so far
+        self.received: dict[bytes, int] = {}  # by resource: events etcd's watch brought
+        self.bookmarks = 0  # progress notifications etcd's watch brought
         self._marks: list[tuple[float, int]] = []  # (time, revision) at each trim
         self._clock = clock
         self._waiters: list[tuple[int, Deferred[None]]] = []
@@ -105,6 +107,7 @@ class WatchCache:
                     self.keys.add(event.key)
                 self.data[event.key] = event.stored
             resource = _resource(event.key)
+            self.received[resource] = self.received.get(resource, 0) + 1
             history = self._histories.get(resource)
             if history is None:  # the resource's first event since the list
                 history = self._histories[resource] = self._new_history(self.loaded)

@@ -16,8 +16,10 @@ from twisted.internet.protocol import Protocol as TwistedProtocol
 from twisted.python.failure import Failure
 
 from platform_api.eager import send_eagerly, write_now
+from platform_api.storage.etcd import grpcmetrics
 from platform_api.storage.etcd.endpoint import Target
 from platform_api.storage.etcd.grpcwire import (
+    CANCELLED,
     UNAVAILABLE,
     Ended,
     GoingAway,
@@ -40,12 +42,13 @@ class CallHandler(Protocol):
 class Stream:
     """One call's stream: send messages on it, pause and resume what it reads, cancel it."""
 
-    def __init__(self, connection: GrpcChannel, stream_id: int) -> None:
-        self.connection, self.stream_id = connection, stream_id
+    def __init__(self, connection: GrpcChannel, stream_id: int, labels: grpcmetrics.Call) -> None:
+        self.connection, self.stream_id, self.labels = connection, stream_id, labels
 
     def send(self, message: bytes, *, end: bool = False) -> None:
         self.connection.wire.send(self.stream_id, message, end=end)
         self.connection.flush()
+        grpcmetrics.sent(self.labels)
 
     def pause(self) -> None:
         self.connection.wire.pause(self.stream_id)
@@ -54,8 +57,9 @@ class Stream:
         self.connection.wire.resume(self.stream_id)
         self.connection.flush()
 
-    def cancel(self) -> None:
-        self.connection.forget(self.stream_id)
+    def cancel(self, code: int = CANCELLED) -> None:
+        """End the call from this side; ``code``, the status it counts as having ended with."""
+        self.connection.forget(self.stream_id, code)
 
 
 class GrpcChannel(TwistedProtocol):
@@ -65,6 +69,7 @@ class GrpcChannel(TwistedProtocol):
         self.wire = GrpcConnection(target.authority, target.scheme)
         self.reactor = reactor
         self.calls: dict[int, CallHandler] = {}
+        self.labels: dict[int, grpcmetrics.Call] = {}  # each open call's, for its metrics
         self.lost = False
         self._keepalive: Any = None
         self._ping_deadline: Any = None
@@ -91,13 +96,23 @@ class GrpcChannel(TwistedProtocol):
     def open(self, path: str, handler: CallHandler, timeout: float | None = None) -> Stream:
         stream_id = self.wire.open(path, timeout)
         self.calls[stream_id] = handler
-        return Stream(self, stream_id)
+        labels = self.labels[stream_id] = grpcmetrics.call(path)
+        return Stream(self, stream_id, labels)
 
-    def forget(self, stream_id: int) -> None:
+    def forget(self, stream_id: int, code: int = CANCELLED) -> None:
         """Cancel a call: RST_STREAM, and no end is reported for it."""
-        if self.calls.pop(stream_id, None) is not None and not self.lost:
-            self.wire.cancel(stream_id)
-            self.flush()
+        if self.calls.pop(stream_id, None) is not None:
+            grpcmetrics.handled(self.labels.pop(stream_id), code)
+            if not self.lost:
+                self.wire.cancel(stream_id)
+                self.flush()
+
+    def _ended(self, stream_id: int, code: int, detail: str) -> None:
+        """Report a call's end to its handler (once: it is forgotten)."""
+        handler = self.calls.pop(stream_id, None)
+        if handler is not None:
+            grpcmetrics.handled(self.labels.pop(stream_id), code)
+            handler.ended(code, detail)
 
     def flush(self) -> None:
         """Send what the calls queued, once this reactor turn is over: the calls a turn
@@ -125,17 +140,16 @@ class GrpcChannel(TwistedProtocol):
             if isinstance(event, Message):
                 handler = self.calls.get(event.stream_id)
                 if handler is not None:
+                    grpcmetrics.received(self.labels[event.stream_id])
                     handler.message(event)
             elif isinstance(event, Ended):
-                ended = self.calls.pop(event.stream_id, None)
-                if ended is not None:
-                    ended.ended(event.code, event.message)
+                self._ended(event.stream_id, event.code, event.message)
             elif isinstance(event, PingAck):
                 self._pong()
             elif isinstance(event, GoingAway):
                 # Streams it did not take may go elsewhere.
                 for stream_id in [s for s in self.calls if s > event.last_stream_id]:
-                    self.calls.pop(stream_id).ended(UNAVAILABLE, "etcd went away")
+                    self._ended(stream_id, UNAVAILABLE, "etcd went away")
         if self.wire.greeted and not self.greeting.called:
             self.greeting.callback(self)
         if self.wire.going_away and not self.calls:
@@ -155,9 +169,8 @@ class GrpcChannel(TwistedProtocol):
 
     def _end_all(self, detail: str) -> None:
         self.lost = True
-        calls, self.calls = self.calls, {}
-        for handler in calls.values():
-            handler.ended(UNAVAILABLE, detail)
+        for stream_id in list(self.calls):
+            self._ended(stream_id, UNAVAILABLE, detail)
 
     def probe(self, timeout: float) -> None:
         """Ping now; no answer within ``timeout`` drops the connection (as a keepalive

@@ -30,6 +30,26 @@ _PREFIX = struct.Struct(">BI")  # compressed flag, message length
 _DECODED_KEPT = 64  # header blocks whose decoding is kept (see GrpcConnection._decode)
 
 OK, CANCELLED, UNKNOWN, DEADLINE_EXCEEDED, INTERNAL, UNAVAILABLE = 0, 1, 2, 4, 13, 14
+# The codes as grpc-go's codes.Code.String() writes them, by number.
+_CODE_NAMES = [
+    "OK",
+    "Canceled",
+    "Unknown",
+    "InvalidArgument",
+    "DeadlineExceeded",
+    "NotFound",
+    "AlreadyExists",
+    "PermissionDenied",
+    "ResourceExhausted",
+    "FailedPrecondition",
+    "Aborted",
+    "OutOfRange",
+    "Unimplemented",
+    "Internal",
+    "Unavailable",
+    "DataLoss",
+    "Unauthenticated",
+]
 # grpc-go's mapping of an RST_STREAM error code to a status code.
 _RESET_CODES = {
     http2.NO_ERROR: INTERNAL,
@@ -38,6 +58,11 @@ _RESET_CODES = {
     http2.ENHANCE_YOUR_CALM: 8,  # ResourceExhausted
     http2.INADEQUATE_SECURITY: 7,  # PermissionDenied
 }
+
+
+def code_name(code: int) -> str:
+    """A status code's name, as metrics and spans write it."""
+    return _CODE_NAMES[code] if 0 <= code < len(_CODE_NAMES) else f"Code({code})"
 
 
 @dataclass(frozen=True)

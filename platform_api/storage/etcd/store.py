@@ -208,6 +208,8 @@ class EtcdStorage:
                 stored = self.values.own_write(key, kv) or self.values.stored(kv)
                 events.append(Event(kind, kv.mod_revision, key, stored, prev))
                 latest[key] = stored
+        if response.is_progress:
+            self.cache.bookmarks += 1
         self._publish(self.cache.apply(events, response.revision))
         self.cache.advance(response.revision)
 

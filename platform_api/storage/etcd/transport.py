@@ -36,7 +36,7 @@ from twisted.python.failure import Failure
 
 from platform_api.pem import certificate_options
 from platform_api.storage import spans
-from platform_api.storage.etcd import proto
+from platform_api.storage.etcd import grpcmetrics, proto
 from platform_api.storage.etcd.channel import GrpcChannel, Stream
 from platform_api.storage.etcd.deadlines import Deadlines
 from platform_api.storage.etcd.endpoint import Target
@@ -104,7 +104,7 @@ class _Unary:
 
     def expire(self) -> None:
         if self.stream is not None:
-            self.stream.cancel()
+            self.stream.cancel(DEADLINE_EXCEEDED)
         self.ended(DEADLINE_EXCEEDED, "context deadline exceeded")
 
     def message(self, message: Message) -> None:
@@ -370,21 +370,38 @@ def _blocking_call(
                 context.load_cert_chain(tls.certfile, tls.keyfile or None)
             context.set_alpn_protocols(["h2"])
             sock = context.wrap_socket(sock, server_hostname=target.host)
-        wire = GrpcConnection(target.authority, target.scheme)
-        stream_id = wire.open(path, timeout)
-        wire.send(stream_id, request.SerializeToString(), end=True)
-        data = b""
-        while True:
-            sock.sendall(wire.data_to_send())
-            received = sock.recv(1 << 20)
-            if not received:
-                raise CallFailed(UNAVAILABLE, "etcd closed the connection")
-            for event in wire.receive(received):
-                if isinstance(event, Message):
-                    data = event.data
-                elif isinstance(event, Ended):
-                    if event.code != OK:
-                        raise CallFailed(event.code, event.message)
-                    return data
+        code = UNAVAILABLE  # as gRPC counts a call whose connection failed
+        try:
+            data = _exchange(
+                sock, GrpcConnection(target.authority, target.scheme), path, request, timeout
+            )
+            code = OK
+            return data
+        except CallFailed as e:
+            code = e.code
+            raise
+        finally:
+            grpcmetrics.unary(path, code)
     finally:
         sock.close()
+
+
+def _exchange(
+    sock: socket.socket, wire: GrpcConnection, path: str, request: Any, timeout: float
+) -> bytes:
+    """One unary call on a blocking socket: its response message, or CallFailed."""
+    stream_id = wire.open(path, timeout)
+    wire.send(stream_id, request.SerializeToString(), end=True)
+    data = b""
+    while True:
+        sock.sendall(wire.data_to_send())
+        received = sock.recv(1 << 20)
+        if not received:
+            raise CallFailed(UNAVAILABLE, "etcd closed the connection")
+        for event in wire.receive(received):
+            if isinstance(event, Message):
+                data = event.data
+            elif isinstance(event, Ended):
+                if event.code != OK:
+                    raise CallFailed(event.code, event.message)
+                return data
