@@ -33,20 +33,16 @@ async def _read(scope: Scope, version: str) -> Stored:
     """The object as of ``version``, with the span events of kube's cache: a get with no
     resourceVersion reads the newest state (from the database, where the cache cannot
     prove itself current); any other from the cache once it is at least that new."""
-    prefix, fresh = scope.store.prefix, True
     if not version:
         spans.event("About to Get from underlying storage")
-        # kube reads such a get from etcd; from a cache that has not caught up, so do we
-        fresh = await scope.handlers.consistent_read(prefix, fallback=True)
-    else:
-        spans.event("About to fetch object from cache")
-        spans.event("watchCache locked acquired")
-        if version != "0":  # not older than: only a future revision waits
-            await scope.handlers.wait_for_revision(storage_revision(version), prefix=prefix)
-        spans.event("watchCache fresh enough")
-    return await scope.store.read(
-        scope.namespace, scope.name, consistent=not version, stale=not fresh
-    )
+        return await scope.handlers.current(scope.store, scope.namespace, scope.name)
+    spans.event("About to fetch object from cache")
+    spans.event("watchCache locked acquired")
+    if version != "0":  # not older than: only a future revision waits
+        revision = storage_revision(version)
+        await scope.handlers.wait_for_revision(revision, prefix=scope.store.prefix)
+    spans.event("watchCache fresh enough")
+    return await scope.store.read(scope.namespace, scope.name)
 
 
 def storage_revision(version: str) -> int:

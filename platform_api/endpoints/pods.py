@@ -107,7 +107,7 @@ async def evict(scope: Scope) -> bytes:
         raise errors.bad_request("name in URL does not match name in Eviction object")
     await scope.handlers.admission.admit(scope, "CREATE", eviction, name)
     await scope.handlers.admission.validator(scope, "CREATE")(eviction, None)
-    pod = scope.store.get(scope.namespace, name).object
+    pod = (await scope.handlers.current(scope.store, scope.namespace, name)).object
     phase = (pod.get("status") or {}).get("phase", "Pending")
     if phase not in ("Pending", "Succeeded", "Failed") and not pod["metadata"].get(
         "deletionTimestamp"

@@ -125,6 +125,14 @@ class Handlers:
         await self.wait_for_revision(revision, prefix=prefix)
         return True
 
+    async def current(self, store: Store, namespace: str, name: str) -> Stored:
+        """An object as a get without resourceVersion reads it, as kube's handlers look
+        up what a request names (its SA for a token, a pod to evict): from the cache once
+        it has etcd's current revision, else from etcd; another replica may just have
+        written it."""
+        fresh = await self.consistent_read(store.prefix, fallback=True)
+        return await store.read(namespace, name, consistent=True, stale=not fresh)
+
     async def caught_up(self) -> None:
         """Take in every change committed before now (as ``consistent_read`` learns it)
         before answering from what this server holds in memory alone, such as the kinds

@@ -50,14 +50,14 @@ def _seconds(spec: Obj) -> int:
     return int(seconds)
 
 
-def _lookup(scope: Scope, kind: str, namespace: str, name: str) -> Obj:
+async def _lookup(scope: Scope, kind: str, namespace: str, name: str) -> Obj:
     if not name:  # the registry's answer to a get without a name
         raise errors.bad_request("Name parameter required.")
     store = scope.handlers.stores[("", "v1", _BINDABLE[kind])]
-    return store.get(namespace, name).object
+    return (await scope.handlers.current(store, namespace, name)).object
 
 
-def _bound(scope: Scope, account: str, ref: Obj) -> Bound:
+async def _bound(scope: Scope, account: str, ref: Obj) -> Bound:
     """The object a token is bound to and the node it tells of (kube matches the kind
     and the core group; the version is not looked at)."""
     kind, version = ref.get("kind", ""), ref.get("apiVersion", "")
@@ -66,7 +66,7 @@ def _bound(scope: Scope, account: str, ref: Obj) -> Bound:
         shown = f"{version}, Kind={kind}" if "/" in version else f"/{version}, Kind={kind}"
         raise errors.bad_request(f"cannot bind token to object of type {shown}")
     namespace = "" if kind == "Node" else scope.namespace
-    obj = _lookup(scope, kind, namespace, ref.get("name", ""))
+    obj = await _lookup(scope, kind, namespace, ref.get("name", ""))
     node = obj if kind == "Node" else None
     if kind == "Pod":
         if (obj.get("spec") or {}).get("serviceAccountName") != account:
@@ -74,7 +74,7 @@ def _bound(scope: Scope, account: str, ref: Obj) -> Bound:
                 f'cannot bind token for serviceaccount "{account}" to pod running with '
                 "different serviceaccount name."
             )
-        node = _pod_node(scope, obj)
+        node = await _pod_node(scope, obj)
     uid = obj["metadata"].get("uid", "")
     if ref.get("uid") and ref["uid"] != uid:
         raise errors.conflict(
@@ -87,13 +87,13 @@ def _bound(scope: Scope, account: str, ref: Obj) -> Bound:
     return (kind, obj), node
 
 
-def _pod_node(scope: Scope, pod: Obj) -> Obj | None:
+async def _pod_node(scope: Scope, pod: Obj) -> Obj | None:
     """The node a pod runs on, for the token's claims (its name alone when it is gone)."""
     name = (pod.get("spec") or {}).get("nodeName")
     if not name:
         return None
     try:
-        return _lookup(scope, "Node", "", name)
+        return await _lookup(scope, "Node", "", name)
     except errors.StatusError as e:
         if e.code != 404:
             raise errors.internal_error(e) from None
@@ -126,7 +126,7 @@ async def create(scope: Scope) -> bytes:
     await scope.handlers.admission.admit(scope, "CREATE", request, scope.name)
     meta = request.setdefault("metadata", {})
     _check_names(scope, meta)
-    account = scope.store.get(scope.namespace, scope.name).object
+    account = (await scope.handlers.current(scope.store, scope.namespace, scope.name)).object
     account_uid = account["metadata"].get("uid", "")
     if meta.get("uid") and meta["uid"] != account_uid:  # TokenRequestServiceAccountUIDValidation
         why = (
@@ -141,7 +141,7 @@ async def create(scope: Scope) -> bytes:
     seconds = _seconds(spec)
     await scope.handlers.admission.validator(scope, "CREATE")(request, None)
     bound, node = (
-        _bound(scope, scope.name, spec["boundObjectRef"])
+        await _bound(scope, scope.name, spec["boundObjectRef"])
         if spec.get("boundObjectRef")
         else (None, None)
     )

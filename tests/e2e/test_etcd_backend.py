@@ -102,6 +102,42 @@ def test_a_write_on_one_replica_is_read_and_watched_on_the_other(replicas: list[
     ]
 
 
+def test_what_a_subresource_names_is_read_as_of_now_on_either_replica(
+    replicas: list[Server],
+) -> None:
+    """As kube's handlers get what a request names from etcd: a token for an account, or
+    bound to a pod, made through the other replica a moment before, and an eviction of
+    such a pod, are answered as the objects are now, not as the replica's cache may
+    still have them."""
+    a, b = replicas
+    session = admin(replicas)
+    core = "/api/v1/namespaces/default"
+    for i in range(10):
+        account = session.post(
+            f"{a.base_url}{core}/serviceaccounts", json={"metadata": {"name": f"now-{i}"}}
+        )
+        assert account.status_code == 201
+        pod = {
+            "metadata": {"name": f"now-{i}"},
+            "spec": {"serviceAccountName": f"now-{i}", "containers": [{"name": "c", "image": "x"}]},
+        }
+        made = session.post(f"{a.base_url}{core}/pods", json=pod)
+        assert made.status_code == 201
+        request = {
+            "apiVersion": "authentication.platform.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": f"now-{i}"}},
+        }
+        token = session.post(f"{b.base_url}{core}/serviceaccounts/now-{i}/token", json=request)
+        assert token.status_code == 201, token.text
+        bound = token.json()["status"]["token"].split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(bound + "=" * (-len(bound) % 4)))
+        assert claims["platform.io"]["pod"]["uid"] == made.json()["metadata"]["uid"]
+        eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": f"now-{i}"}}
+        evicted = session.post(f"{b.base_url}{core}/pods/now-{i}/eviction", json=eviction)
+        assert evicted.status_code == 201, evicted.text
+
+
 def test_graceful_deletion_across_replicas(replicas: list[Server]) -> None:
     """A delete through one replica, seen by the other: the terminating write, then (at
     period 0) the deletion at its own revision, answered as kube answers it."""

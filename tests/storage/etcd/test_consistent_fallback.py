@@ -87,3 +87,24 @@ async def test_a_consistent_read_from_a_cache_that_lags_falls_back_to_etcd(
     await behind.wait_for_revision(writer.current_revision())
     assert await handlers.consistent_read(store.prefix, fallback=True) is True
     assert _waits() == waits + 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_what_a_request_names_is_looked_up_as_of_now(
+    replicas: tuple[EtcdStorage, EtcdStorage],
+) -> None:
+    """``Handlers.current``, kube's handlers' get of the object a request names (a token's
+    account, a pod to evict): found though this replica's cache has yet to hear of it,
+    from etcd at once where the cache cannot prove itself current (etcd < 3.5.13), else
+    once the cache gave up waiting."""
+    writer, behind = replicas
+    rt = builtin_scheme().lookup("", "v1", "configmaps")
+    store, handlers = Store(rt, behind), _handlers(behind)
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "namespace": "ns"}}
+    await writer.create(store.named_key("ns", "b"), obj)
+    with pytest.raises(errors.StatusError):
+        store.get("ns", "b")  # what the cache has
+    for trusted in (False, True):
+        behind.reads_through = not trusted
+        found = await handlers.current(store, "ns", "b")
+        assert found.object["metadata"]["name"] == "b"
