@@ -54,12 +54,28 @@ RELOADS = Counter(
 
 
 def core_lookup(stores: Stores, plural: str) -> Any:
-    """``(namespace, name) -> object or None`` over a core/v1 store, for token checks."""
+    """``(namespace, name) -> object or None`` over a core/v1 store's cache, for token
+    checks (kube's bootstrap tokens read a lister alone)."""
     store = stores[("", "v1", plural)]
 
     def lookup(namespace: str, name: str) -> dict[str, Any] | None:
         try:
             return store.get(namespace, name).object
+        except errors.StatusError:
+            return None
+
+    return lookup
+
+
+def live_lookup(stores: Stores, plural: str) -> Any:
+    """``core_lookup``, awaited, that looks for what the cache lacks in the database that
+    keeps every write (etcd), as kube's service-account token getter falls back from its
+    listers to a GET: a token bound to a pod just made through another replica works."""
+    store = stores[("", "v1", plural)]
+
+    async def lookup(namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return (await store.get_or_fetch(namespace, name)).object
         except errors.StatusError:
             return None
 

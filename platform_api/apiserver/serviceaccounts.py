@@ -13,7 +13,7 @@ from twisted.logger import Logger
 
 from platform_api import errors
 from platform_api.apiserver import pki
-from platform_api.apiserver.authn import core_lookup
+from platform_api.apiserver.authn import live_lookup
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.metrics import REGISTRY
 from platform_api.authentication.legacytokens import LegacyTokens, MarkUsed, tracking_labels
@@ -141,10 +141,10 @@ def build(
         signer, keys = LocalSigner(signing), StaticKeys(public)
         _warn_extension(cfg, longest, TRANSITION_WARNING, EXTENSION_WARNING)
 
-    by_kind = {kind: core_lookup(stores, plural) for kind, plural in _PLURALS.items()}
+    by_kind = {kind: live_lookup(stores, plural) for kind, plural in _PLURALS.items()}
 
-    def lookup(namespace: str, kind: str, name: str) -> dict[str, Any] | None:
-        found: dict[str, Any] | None = by_kind[kind](namespace, name)
+    async def lookup(namespace: str, kind: str, name: str) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = await by_kind[kind](namespace, name)
         return found
 
     audiences = cfg.api_audiences or cfg.service_account_issuers

@@ -115,12 +115,12 @@ class LegacyTokens:
         if legacy:
             self.count("legacy")
         accepted = accepted_audiences(claims, audiences or self.audiences, self.audiences)
-        user, warnings, notes = self._validate(token, claims)
+        user, warnings, notes = await self._validate(token, claims)
         if legacy:
             notes[_ANNOTATION] = claims["sub"]
         return AuthResponse(user, accepted, warnings, tuple(sorted(notes.items())))
 
-    def _validate(self, token: str, claims: Obj) -> tuple[UserInfo, tuple[str, ...], Obj]:
+    async def _validate(self, token: str, claims: Obj) -> tuple[UserInfo, tuple[str, ...], Obj]:
         """kube's legacy validator: the claims, then (with lookup) the Secret and account."""
         subject = claims.get("sub") or ""
         if not subject:
@@ -142,20 +142,20 @@ class LegacyTokens:
         warnings: tuple[str, ...] = ()
         notes: Obj = {}
         if self.lookup is not None:
-            warnings, notes = self._look_up(token, values)
+            warnings, notes = await self._look_up(token, values)
         groups = ("system:serviceaccounts", f"system:serviceaccounts:{namespace}")
         return UserInfo(subject, values["serviceAccountUID"], groups), warnings, notes
 
-    def _look_up(self, token: str, values: dict[str, str]) -> tuple[tuple[str, ...], Obj]:
+    async def _look_up(self, token: str, values: dict[str, str]) -> tuple[tuple[str, ...], Obj]:
         assert self.lookup is not None
         namespace, secret_name = values["namespace"], values["secretName"]
         name, uid = values["serviceAccountName"], values["serviceAccountUID"]
-        secret = self.lookup(namespace, "Secret", secret_name)
+        secret = await self.lookup(namespace, "Secret", secret_name)
         if secret is None or secret["metadata"].get("deletionTimestamp"):
             raise AuthenticationError("Token has been invalidated")
         if not hmac.compare_digest(_token_of(secret), token.encode()):
             raise AuthenticationError("Token does not match server's copy")
-        account = self.lookup(namespace, "ServiceAccount", name)
+        account = await self.lookup(namespace, "ServiceAccount", name)
         if account is None:
             raise AuthenticationError(f'serviceaccounts "{name}" not found')
         if account["metadata"].get("deletionTimestamp"):

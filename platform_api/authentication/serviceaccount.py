@@ -17,7 +17,7 @@ import base64
 import hashlib
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -36,7 +36,7 @@ Obj = dict[str, Any]
 PublicKey = rsa.RSAPublicKey | ec.EllipticCurvePublicKey
 PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
 # (namespace, kind, name) -> the object, or None when absent.
-Lookup = Callable[[str, str, str], Obj | None]
+Lookup = Callable[[str, str, str], Awaitable[Obj | None]]
 
 CLAIM = "platform.io"  # kube's private "kubernetes.io" claim, in the brand
 EXTRA = "authentication.platform.io/"
@@ -315,7 +315,7 @@ class ServiceAccountTokens:
         header = peeked[1]
         claims = await self._verify(token, header)
         accepted = accepted_audiences(claims, audiences or self.audiences, self.audiences)
-        user = self._user(claims)
+        user = await self._user(claims)
         return AuthResponse(user, accepted, annotations=self._staleness(claims, user.name))
 
     def _staleness(self, claims: Obj, subject: str) -> tuple[tuple[str, str], ...]:
@@ -338,25 +338,25 @@ class ServiceAccountTokens:
             raise AuthenticationError("service account token is not valid yet")
         return claims
 
-    def _user(self, claims: Obj) -> UserInfo:
+    async def _user(self, claims: Obj) -> UserInfo:
         private = claims.get(CLAIM) or {}
         namespace = private.get("namespace", "")
         account = private.get("serviceaccount") or {}
         if claims.get("sub") != f"{PREFIX}{namespace}:{account.get('name')}":
             raise AuthenticationError("sub does not match the service account")
         extra: dict[str, tuple[str, ...]] = {}
-        self._check(namespace, "ServiceAccount", account)
+        await self._check(namespace, "ServiceAccount", account)
         for kind in ("pod", "secret"):
             ref = private.get(kind)
             if ref:
-                self._check(namespace, kind.capitalize(), ref)
+                await self._check(namespace, kind.capitalize(), ref)
                 if kind == "pod":
                     extra[EXTRA + "pod-name"] = (ref.get("name", ""),)
                     extra[EXTRA + "pod-uid"] = (ref.get("uid", ""),)
         node = private.get("node")
         if node:
             if not private.get("pod"):  # a Node-bound token lives as long as its node
-                self._check("", "Node", node)
+                await self._check("", "Node", node)
             extra[EXTRA + "node-name"] = (node.get("name", ""),)
             if node.get("uid"):
                 extra[EXTRA + "node-uid"] = (node["uid"],)
@@ -365,12 +365,12 @@ class ServiceAccountTokens:
         groups = ("system:serviceaccounts", f"system:serviceaccounts:{namespace}")
         return UserInfo(claims["sub"], account.get("uid", ""), groups, extra)
 
-    def _check(self, namespace: str, kind: str, ref: Obj) -> None:
+    async def _check(self, namespace: str, kind: str, ref: Obj) -> None:
         """With lookup on, the referenced object must exist with the token's uid."""
         if self.lookup is None:
             return
         name = ref.get("name", "")
-        obj = self.lookup(namespace, kind, name)
+        obj = await self.lookup(namespace, kind, name)
         if obj is None:
             raise AuthenticationError(f"{kind.lower()} {namespace}/{name} has been deleted")
         if ref.get("uid") and obj["metadata"].get("uid") != ref["uid"]:

@@ -211,13 +211,28 @@ class Store(Deletions):
         through = self._through(consistent, stale)
         if through is None:
             return await self.served(self.get(namespace, name))
+        return await self.served(await self._get_from(through, namespace, name))
+
+    async def get_or_fetch(self, namespace: str, name: str) -> Stored:
+        """``get``; a key the cache does not hold is looked for in the database that keeps
+        every write (etcd): another replica may have just written it, and kube's writes
+        read etcd where its cache has nothing."""
+        try:
+            return self.get(namespace, name)
+        except errors.StatusError as e:
+            history = reads_history(self.storage)
+            if e.code != 404 or history is None:
+                raise
+        return await self._get_from(history, namespace, name)
+
+    async def _get_from(self, through: ReadsThrough, namespace: str, name: str) -> Stored:
         try:
             stored = await through.get_through(self.named_key(namespace, name))
         except StorageError as e:
             raise self._error(e, name) from None
         if isinstance(stored, Unreadable):
             raise self._error(stored.error, name)
-        return await self.served(stored)
+        return stored
 
     async def read_list(
         self,

@@ -56,6 +56,8 @@ class Deletions:
 
         def get(self, namespace: str, name: str) -> Stored: ...
 
+        async def get_or_fetch(self, namespace: str, name: str) -> Stored: ...
+
         def now(self) -> str: ...
 
         def _error(self, e: StorageError, name: str) -> StatusError: ...
@@ -76,7 +78,7 @@ class Deletions:
         Store.Delete: a graceful deletion or pending finalizers first write the
         terminating state; the object goes now only if nothing holds it then."""
         key = self.named_key(namespace, name)
-        current = self.get(namespace, name)
+        current = await self.get_or_fetch(namespace, name)
         if preconditions is not None:
             check_preconditions(self.resource, name, preconditions, current.object)
         if admit is not None:

@@ -49,7 +49,7 @@ class World:
             self.counted.append,
         )
 
-    def lookup(self, namespace: str, kind: str, name: str) -> Obj | None:
+    async def lookup(self, namespace: str, kind: str, name: str) -> Obj | None:
         found = {"Secret": self.secret, "ServiceAccount": self.account}[kind]
         return found if found is not None and found["metadata"]["name"] == name else None
 

@@ -10,6 +10,7 @@ import pytest
 import pytest_twisted
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from twisted.internet.defer import succeed
 
 from platform_api.authentication.interface import AuthenticationError
 from platform_api.authentication.serviceaccount import (
@@ -110,11 +111,11 @@ async def test_bad_tokens_are_errors() -> None:
 @pytest_twisted.ensureDeferred
 async def test_lookup_rejects_deleted_or_recreated_accounts() -> None:
     current: dict[str, Any] = {"metadata": {"uid": "u-2"}}
-    issuer, verifier, _ = make(lambda ns, kind, name: current)
+    issuer, verifier, _ = make(lambda ns, kind, name: succeed(current))
     token, _ = await issuer.issue(ACCOUNT, [ISSUER], 600)
     with pytest.raises(AuthenticationError, match="does not match claim"):
         await verifier.authenticate_token(token)
-    _, gone, _ = make(lambda ns, kind, name: None)
+    _, gone, _ = make(lambda ns, kind, name: succeed(None))
     gone.keys = verifier.keys
     with pytest.raises(AuthenticationError, match="has been deleted"):
         await gone.authenticate_token(token)

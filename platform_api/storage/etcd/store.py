@@ -311,6 +311,11 @@ class EtcdStorage:
         fresh = False  # whether ``current`` was read from etcd rather than the cache
         kind = kind_of(current) if spans.TRACE.get() else ""  # decoded only for a traced write
         with spans.opened("GuaranteedUpdate etcd3", span_fields(self.layout, key, kind)):
+            if current is None:  # as kube's: nothing cached, so etcd's (another replica's)
+                current, fresh = await self._fresh(key), True
+                if current is not None and spans.TRACE.get():
+                    kind = kind_of(current)
+                    spans.attribute("type", span_type(self.layout, key, kind))
             spans.event("initial value restored")
             while True:
                 if current is None and not ignore_not_found:
@@ -362,6 +367,8 @@ class EtcdStorage:
         validate: ValidateDeletion | None = None,
     ) -> Stored:
         current = self.cache.data.get(key)
+        if current is None:  # as kube's: nothing cached, so etcd's (another replica's write)
+            current = await self._fresh(key)
         while True:
             if current is None:
                 raise StorageError(KEY_NOT_FOUND, key)

@@ -1,5 +1,7 @@
-"""A consistent read whose watch cache has not caught up in time: kube's consistent list
-falls back to etcd (and its gets read etcd anyway); a watch has nothing to fall back on."""
+"""A replica whose watch cache has yet to hear of another's write: kube's consistent list
+falls back to etcd once its cache did not catch up in time (a watch has nothing to fall
+back on), and its gets, the writes that find nothing cached and the token checks that
+miss in their listers read etcd."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ from typing import Any
 import pytest
 import pytest_twisted
 from twisted.internet import reactor
+from twisted.internet.defer import ensureDeferred
 
 from platform_api import errors
+from platform_api.apiserver.authn import core_lookup, live_lookup
 from platform_api.apiserver.watchcachemetrics import READ_WAIT
 from platform_api.endpoints.scope import Handlers
 from platform_api.registry.store import Store
@@ -108,3 +112,47 @@ async def test_what_a_request_names_is_looked_up_as_of_now(
         behind.reads_through = not trusted
         found = await handlers.current(store, "ns", "b")
         assert found.object["metadata"]["name"] == "b"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_write_finds_in_etcd_what_the_cache_has_yet_to_hear_of(
+    replicas: tuple[EtcdStorage, EtcdStorage],
+) -> None:
+    """An update or delete through a replica whose cache lacks the object (just created
+    through the other) reads it from etcd, as kube's do where the cache has nothing,
+    rather than answering 404."""
+    writer, behind = replicas
+    rt = builtin_scheme().lookup("", "v1", "configmaps")
+    store = Store(rt, behind)
+    for name in ("updated", "deleted"):
+        obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+        await writer.create(store.named_key("ns", name), obj)
+
+    async def step(current: dict[str, Any], stored: Any) -> dict[str, Any]:
+        return {**current, "data": {"k": "v"}}
+
+    updated = ensureDeferred(behind.guaranteed_update(store.named_key("ns", "updated"), step))
+    found = await store.get_or_fetch("ns", "deleted")
+    assert found.object["metadata"]["name"] == "deleted"
+    deleted = ensureDeferred(store.delete("ns", "deleted"))
+    behind.start()  # the writes wait for this replica's cache to have them
+    assert (await updated).object["data"] == {"k": "v"}
+    assert (await deleted)[1] is True
+
+
+@pytest_twisted.ensureDeferred
+async def test_token_checks_find_what_the_cache_has_yet_to_hear_of(
+    replicas: tuple[EtcdStorage, EtcdStorage],
+) -> None:
+    """The service-account token checks' lookup: the cache, else etcd (kube's token getter
+    falls back from its listers to a GET); the bootstrap tokens' reads the cache alone."""
+    writer, behind = replicas
+    rt = builtin_scheme().lookup("", "v1", "configmaps")
+    store = Store(rt, behind)
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "looked-up"}}
+    await writer.create(store.named_key("ns", "looked-up"), obj)
+    stores = {("", "v1", "configmaps"): store}
+    assert core_lookup(stores, "configmaps")("ns", "looked-up") is None
+    found = await live_lookup(stores, "configmaps")("ns", "looked-up")
+    assert found["metadata"]["name"] == "looked-up"
+    assert await live_lookup(stores, "configmaps")("ns", "absent") is None
