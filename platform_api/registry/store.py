@@ -46,6 +46,7 @@ from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import (
     EXPIRED,
     KEY_EXISTS,
+    KEY_NOT_FOUND,
     REQUEST_TOO_LARGE,
     UNSTORED,
     ListOptions,
@@ -213,6 +214,20 @@ class Store(Deletions):
             return await self.served(self.get(namespace, name))
         return await self.served(await self._get_from(through, namespace, name))
 
+    async def _fetched(self, key: bytes) -> Stored | None:
+        """What a dry-run write finds at ``key``: the cache, else (etcd) the database, as
+        kube's dry run reads where its cache has nothing; None where neither has it."""
+        history = reads_history(self.storage)
+        try:
+            return self.storage.get(key)
+        except StorageError as e:
+            if e.code != KEY_NOT_FOUND or history is None:
+                return None
+        try:
+            return await history.get_through(key)
+        except StorageError:
+            return None
+
     async def get_or_fetch(self, namespace: str, name: str) -> Stored:
         """``get``; a key the cache does not hold is looked for in the database that keeps
         every write (etcd): another replica may have just written it, and kube's writes
@@ -330,7 +345,7 @@ class Store(Deletions):
         await heavy.run(shape, obj)
         key = self.key(namespace, name)
         if dry_run:
-            return self._dry_run_create(key, obj, name, generated)
+            return await self._dry_run_create(key, obj, name, generated)
         storeerrors.check_created_version(obj["metadata"].get("resourceVersion"))
         set_revision(obj, "")  # its place in the JSON; the storage fills it in
         try:
@@ -351,10 +366,8 @@ class Store(Deletions):
                 raise storeerrors.already_exists(self.storage, self.resource, key, name) from None
             raise self._error(e, name) from None
 
-    def _dry_run_create(self, key: bytes, obj: Obj, name: str, generated: bool) -> Stored:
-        try:
-            self.storage.get(key)
-        except StorageError:
+    async def _dry_run_create(self, key: bytes, obj: Obj, name: str, generated: bool) -> Stored:
+        if await self._fetched(key) is None:
             return Stored(key, UNSTORED, object_json(obj))
         if generated:
             raise errors.generate_name_conflict(self.resource.plural, self.resource.group, name)
@@ -407,9 +420,6 @@ class Store(Deletions):
     async def _dry_run_update(
         self, key: bytes, try_update: Callable[[Obj | None, Stored | None], Awaitable[Obj]]
     ) -> tuple[Stored, bool]:
-        try:
-            current: Stored | None = self.storage.get(key)
-        except StorageError:
-            current = None
+        current = await self._fetched(key)
         obj = await try_update(current.copy() if current else None, current)
         return Stored(key, UNSTORED, object_json(obj)), current is None

@@ -5,6 +5,7 @@ miss in their listers read etcd."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -156,3 +157,32 @@ async def test_token_checks_find_what_the_cache_has_yet_to_hear_of(
     found = await live_lookup(stores, "configmaps")("ns", "looked-up")
     assert found["metadata"]["name"] == "looked-up"
     assert await live_lookup(stores, "configmaps")("ns", "absent") is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_dry_run_finds_in_etcd_what_the_cache_has_yet_to_hear_of(
+    replicas: tuple[EtcdStorage, EtcdStorage],
+) -> None:
+    """A dry-run create of a name another replica just took is refused as kube's is (its
+    dry run reads etcd where its cache has nothing); a dry-run update sees the object."""
+    writer, behind = replicas
+    rt = builtin_scheme().lookup("", "v1", "configmaps")
+    store = Store(rt, behind)
+    meta = {
+        "name": "taken",
+        "namespace": "ns",
+        "uid": "u-1",
+        "creationTimestamp": "2026-12-05T00:00:00Z",
+    }
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}
+    await writer.create(store.named_key("ns", "taken"), copy.deepcopy(obj))
+    with pytest.raises(errors.StatusError) as refused:
+        await store.create("ns", copy.deepcopy(obj), dry_run=True)
+    assert (refused.value.code, refused.value.reason) == (409, "AlreadyExists")
+
+    def labelled(current: dict[str, Any] | None) -> dict[str, Any]:
+        assert current is not None  # the object as etcd has it
+        return {**current, "metadata": {**current["metadata"], "labels": {"k": "v"}}}
+
+    stored, created = await store.update("ns", "taken", labelled, dry_run=True)
+    assert not created and stored.object["metadata"]["labels"] == {"k": "v"}
