@@ -17,9 +17,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from platform_api import errors
+from platform_api.apiserver.metrics import REGISTRY, ReactorCounter
 from platform_api.errors import StatusError
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import (
+    UNREADABLE,
     Corruption,
     ListOptions,
     ListResult,
@@ -31,6 +33,20 @@ from platform_api.storage.transformer import TRANSFORM_FAILED, listed
 GATE = "AllowUnsafeMalformedObjectDeletion"
 _MOST = 100  # kube's maxCorruptObjErrsToAggregate
 STORE_READ_ERROR = "StorageReadError"
+DECODE_ERRORS = ReactorCounter(
+    "apiserver_storage_decode_errors_total",
+    "[ALPHA] Number of stored object decode errors split by object type",
+    ["group", "resource"],
+    REGISTRY,
+)
+
+
+def count_decode_errors(rt: ResourceType, found: list[StorageError]) -> None:
+    """kube's etcd3 store counts each value it read that does not decode (one that does
+    not decrypt fails before decoding, uncounted)."""
+    for error in found:
+        if error.code == UNREADABLE:
+            DECODE_ERRORS.inc(rt.group, rt.plural)
 
 
 def _problem(error: StorageError, corruption: Corruption) -> str:
@@ -84,10 +100,15 @@ def list_error(rt: ResourceType, found: list[StorageError]) -> StatusError:
     )
 
 
-def check_readable(rt: ResourceType, result: ListResult, gate_on: bool) -> ListResult:
+def check_readable(
+    rt: ResourceType, result: ListResult, gate_on: bool, *, counted: bool = True
+) -> ListResult:
     """A client's list fails on an object that does not decode, as kube's does: on the
-    first, or with the gate on on every one, each a cause."""
+    first, or with the gate on on every one, each a cause.  ``counted``: the list was read
+    from the database (kube counts its etcd3 store's decode errors, not its cache's)."""
     found = [stored for stored in result.items if isinstance(stored, Unreadable)]
+    if counted:
+        count_decode_errors(rt, [stored.error for stored in found[: None if gate_on else 1]])
     if found and gate_on:
         raise list_error(rt, [stored.error for stored in found])
     if found:

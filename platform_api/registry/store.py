@@ -57,6 +57,7 @@ from platform_api.storage.interface import (
     Stored,
     Unreadable,
     readable,
+    reads_from_cache,
     reads_history,
     reads_through,
 )
@@ -162,6 +163,7 @@ class Store(Deletions):
         return key[len(self.prefix) :].split(b"/", 1)[0].decode()
 
     def _error(self, e: StorageError, name: str, *, updating: bool = False) -> StatusError:
+        corrupt.count_decode_errors(self.resource, [e])
         if e.corrupt is not None and self.gates(corrupt.GATE):  # kube's corrupt object
             if updating:
                 return corrupt.update_error(e, e.corrupt)
@@ -264,14 +266,18 @@ class Store(Deletions):
         through = self._through(consistent, stale)
         prefix = prefix or self.list_prefix(namespace)
         read = self._list_at if through is None else through.get_list_through
+        gate_on = self.gates(corrupt.GATE)
         try:
             result = await read(prefix, options)
-            gate_on = self.gates(corrupt.GATE)
             if options.limit and gate_on:
                 result = await corrupt.past_limit(read, prefix, options, result)
-            result = corrupt.check_readable(self.resource, result, gate_on)
         except StorageError as e:
             raise self._error(e, "") from None
+        from_database = through is not None or not reads_from_cache(self.storage)
+        try:
+            result = corrupt.check_readable(self.resource, result, gate_on, counted=from_database)
+        except StorageError as e:  # the gate off: the first value that does not decode
+            raise storeerrors.interpret(e, self.resource, "") from None
         if isinstance(self.storage, AsyncStorageView):
             return await self.storage.present_list(result)
         return result

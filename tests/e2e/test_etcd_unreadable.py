@@ -90,6 +90,32 @@ def test_reads_answer_500_and_writes_change_nothing(on_etcd: Server, etcd: EtcdS
 MERGE = {"Content-Type": "application/merge-patch+json"}
 
 
+def test_each_read_of_it_from_etcd_counts_as_a_decode_error(on_etcd: Server) -> None:
+    """kube's ``apiserver_storage_decode_errors_total``, counted as its etcd3 store counts:
+    each read from etcd that meets the value (a get, a write's read of what it replaces, a
+    consistent list), not a list its watch cache serves."""
+    admin = session_for(on_etcd, cert=on_etcd.admin_cert)
+    url = on_etcd.base_url + CONFIGMAPS
+    series = 'apiserver_storage_decode_errors_total{group="",resource="configmaps"}'
+
+    def counted() -> float:
+        lines = admin.get(on_etcd.base_url + "/metrics").text.splitlines()
+        return sum(float(line.rsplit(" ", 1)[1]) for line in lines if line.startswith(series))
+
+    before = counted()
+    steps = [
+        (lambda: admin.get(f"{url}/words"), 1),
+        (lambda: admin.patch(f"{url}/words", json={"data": {"k": "v"}}, headers=MERGE), 1),
+        (lambda: admin.delete(f"{url}/words"), 1),
+        (lambda: admin.get(url), 1),  # read from etcd (3.5.1: its consistent lists are)
+        (lambda: admin.get(url, params={"resourceVersion": "0"}), 0),  # the cache's
+    ]
+    for request, more in steps:
+        assert request().status_code == 500
+        assert counted() == before + more
+        before += more
+
+
 def _revision(message: str) -> int:
     return int(message.split(" revision=", 1)[1].split(":", 1)[0])
 
