@@ -24,7 +24,7 @@ from platform_api.gotext import parse_int as go_parse_int
 from platform_api.scheme import bytefields
 from platform_api.selectors import LabelSelector, SelectorError, parse_label_selector
 from platform_api.storage import spans
-from platform_api.storage.interface import ListOptions, ListResult, Stored, reads_through
+from platform_api.storage.interface import ListOptions, ListResult, Stored
 from platform_api.validation import field
 from platform_api.validation.names import is_dns1123_label, is_path_segment_name
 
@@ -229,7 +229,7 @@ async def _read_list(
     # server's cache cannot prove it holds that revision (storage/etcd/through.py).
     consistent = not p.resource_version and (not p.continue_token or revision > 0)
     newest = not p.continue_token and not p.resource_version
-    counted = newest and _served_by_cache(scope)
+    counted = newest and scope.handlers.cache_serves_current_reads  # kube counts those
     fresh, success = True, False  # fresh: the cache may serve it (else etcd: it fell behind)
     try:
         if newest:
@@ -278,13 +278,6 @@ async def _position(
             if revision < storage.compacted_revision():
                 raise errors.expired("The resourceVersion for the provided list is too old.")
     return revision, start, token_start
-
-
-def _served_by_cache(scope: Scope) -> bool:
-    """Whether a consistent list is served by a watch cache once it is current (etcd's,
-    where its progress notifications can be trusted), which kube counts."""
-    storage = scope.handlers.storage
-    return hasattr(storage, "consistent_revision") and reads_through(storage) is None
 
 
 def narrowed(scope: Scope, p: ListParams) -> tuple[bytes | None, bool]:

@@ -103,6 +103,13 @@ class Handlers:
             self.field_managers[key] = manager
         return manager
 
+    @property
+    def cache_serves_current_reads(self) -> bool:
+        """Whether reads with no resourceVersion are served from a cache once it has the
+        database's current revision (etcd whose progress notifications can be trusted);
+        otherwise they are current already (LMDB) or go to the database (older etcd)."""
+        return hasattr(self.storage, "consistent_revision") and reads_through(self.storage) is None
+
     async def consistent_read(self, prefix: bytes = b"", *, fallback: bool = False) -> bool:
         """Before a read with no resourceVersion (kube: the newest state, a quorum read):
         a storage that serves reads from a cache (etcd's) first learns the current
@@ -113,11 +120,10 @@ class Handlers:
         caught up in time leaves the read to the database that holds every revision
         (etcd), as kube's consistent list falls back; otherwise that is a 504.  A read
         of ``prefix`` that waits is timed (kube's read wait)."""
-        current = getattr(self.storage, "consistent_revision", None)
-        if current is None or reads_through(self.storage) is not None:
+        if not self.cache_serves_current_reads:
             return True
         try:
-            revision = await current()
+            revision = await self.storage.consistent_revision()  # type: ignore[attr-defined]
         except StorageError as e:  # etcd unreachable: the Status a write would get
             raise errors.internal_error(e) from None
         if fallback and reads_history(self.storage) is not None:

@@ -177,7 +177,10 @@ class Store(Deletions):
 
     def get(self, namespace: str, name: str) -> Stored:
         """The object; a value there that does not decode is the read's error, as kube's."""
-        stored = self.get_as_stored(namespace, name)
+        return self._decoded(self.get_as_stored(namespace, name), name)
+
+    def _decoded(self, stored: Stored, name: str) -> Stored:
+        """``stored``, or the read's error for a value that does not decode."""
         if isinstance(stored, Unreadable):
             raise self._error(stored.error, name)
         return stored
@@ -216,40 +219,40 @@ class Store(Deletions):
             return await self.served(self.get(namespace, name))
         return await self.served(await self._get_from(through, namespace, name))
 
-    async def _fetched(self, key: bytes) -> Stored | None:
-        """What a dry-run write finds at ``key``: the cache, else (etcd) the database, as
-        kube's dry run reads where its cache has nothing; None where neither has it."""
-        history = reads_history(self.storage)
-        try:
-            return self.storage.get(key)
-        except StorageError as e:
-            if e.code != KEY_NOT_FOUND or history is None:
-                return None
-        try:
-            return await history.get_through(key)
-        except StorageError:
-            return None
-
     async def get_or_fetch(self, namespace: str, name: str) -> Stored:
         """``get``; a key the cache does not hold is looked for in the database that keeps
         every write (etcd): another replica may have just written it, and kube's writes
         read etcd where its cache has nothing."""
         try:
-            return self.get(namespace, name)
-        except errors.StatusError as e:
+            stored = await self._stored_at(self.named_key(namespace, name))
+        except StorageError as e:
+            raise self._error(e, name) from None
+        return self._decoded(stored, name)
+
+    async def _stored_at(self, key: bytes) -> Stored:
+        """What the cache holds at ``key``, else (etcd) the database; raises StorageError."""
+        try:
+            return self.storage.get(key)
+        except StorageError as e:
             history = reads_history(self.storage)
-            if e.code != 404 or history is None:
+            if e.code != KEY_NOT_FOUND or history is None:
                 raise
-        return await self._get_from(history, namespace, name)
+        return await history.get_through(key)
+
+    async def _fetched(self, key: bytes) -> Stored | None:
+        """What a dry-run write finds at ``key`` (as kube's dry run, which reads where its
+        cache has nothing); None where nothing is."""
+        try:
+            return await self._stored_at(key)
+        except StorageError:
+            return None
 
     async def _get_from(self, through: ReadsThrough, namespace: str, name: str) -> Stored:
         try:
             stored = await through.get_through(self.named_key(namespace, name))
         except StorageError as e:
             raise self._error(e, name) from None
-        if isinstance(stored, Unreadable):
-            raise self._error(stored.error, name)
-        return stored
+        return self._decoded(stored, name)
 
     async def read_list(
         self,
