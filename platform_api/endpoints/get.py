@@ -5,7 +5,7 @@ from __future__ import annotations
 from platform_api import errors
 from platform_api.endpoints.cachespans import get_fields
 from platform_api.endpoints.list import parse_revision
-from platform_api.endpoints.options import arg
+from platform_api.endpoints.options import arg, refuse_export
 from platform_api.endpoints.responses import encode
 from platform_api.endpoints.scope import Scope
 from platform_api.storage import spans
@@ -14,6 +14,7 @@ from platform_api.storage.interface import Stored
 
 async def handle(scope: Scope) -> bytes:
     out = scope.output(table=True, partial="object")
+    refuse_export(scope.request)
     version = arg(scope.request, b"resourceVersion") or ""
     scope.event("About to Get from storage")
     with spans.opened("cacher.Get", get_fields(scope, version)):

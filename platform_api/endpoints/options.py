@@ -1,4 +1,5 @@
-"""Query-parameter options of the write verbs (CreateOptions, UpdateOptions, PatchOptions).
+"""Query-parameter options: those of the write verbs (CreateOptions, UpdateOptions,
+PatchOptions), and the ``export`` a get refuses.
 
 Validated as kube does: an invalid option is a 422 on the options kind itself
 (``CreateOptions.meta.platform.io "" is invalid: dryRun: Unsupported value: ...``).
@@ -27,6 +28,17 @@ def arg(request: Request, name: bytes) -> str | None:
 
 def args(request: Request, name: bytes) -> list[str]:
     return [v.decode("utf-8", "replace") for v in request.args.get(name, [])]
+
+
+def refuse_export(request: Request) -> None:
+    """kube's plain GET of an object (its Getter, not a GetterWithOptions such as a
+    pod's log) refuses ``?export``, unless it reads as false: only ``0`` and ``false``
+    do, any other value (an empty one too) is true, as Go's query conversion reads it."""
+    values = request.args.get(b"export")
+    if values and query_flag(values[0]):
+        raise errors.bad_request(
+            "the export parameter, deprecated since v1.14, is no longer supported"
+        )
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from platform_api.endpoints.negotiation import (
     STRATEGIC_MERGE_PATCH,
     accepted_patch_type,
 )
-from platform_api.endpoints.options import write_options
+from platform_api.endpoints.options import refuse_export, write_options
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.update import check_uid
 from platform_api.patch import json_patch, strategic
@@ -84,6 +84,8 @@ def _view(scope: Scope, obj: Obj) -> Obj:
 
 
 async def get(scope: Scope) -> bytes:
+    out = scope.output()
+    refuse_export(scope.request)
     stored = await scope.store.read(scope.namespace, scope.name)
     view = _view(scope, stored.object)
     paths = _custom_paths(scope)
@@ -91,7 +93,7 @@ async def get(scope: Scope) -> bytes:
         path = paths["specReplicasPath"]
         if not crscale.nested(stored.object, path, int, "int64")[1]:
             raise errors.internal_error(f"the spec replicas field {go_quote(path)} does not exist")
-    return await scope.respond_object(view)
+    return await scope.respond_object(view, 200, out)
 
 
 async def _write(scope: Scope, change: Any, put: Obj | None = None) -> bytes:

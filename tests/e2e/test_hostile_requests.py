@@ -233,6 +233,58 @@ def test_odd_options(admin: requests.Session, target: str) -> None:
         assert (watched.status_code, watched.content) == (200, b""), seconds
 
 
+EXPORT = "the export parameter, deprecated since v1.14, is no longer supported"
+
+
+@pytest.mark.parametrize(
+    ("query", "code"),
+    [
+        # as kube-apiserver v1.36 answered each: only 0 and false (any case) read false,
+        # and only the first of several values counts
+        ("export=1", 400),
+        ("export=", 400),
+        ("export=no", 400),
+        ("export=true&export=false", 400),
+        ("export=1&resourceVersion=abc", 400),  # before the options are read
+        ("export=FALSE", 200),
+        ("export=0", 200),
+        ("export=false&export=true", 200),
+    ],
+)
+def test_a_get_refuses_the_export_parameter(
+    admin: requests.Session, target: str, query: str, code: int
+) -> None:
+    answer = admin.get(f"{target}?{query}", timeout=10)
+    assert answer.status_code == code
+    if code == 400:
+        assert answer.json() == status(400, "BadRequest", EXPORT)
+    else:
+        assert answer.json()["data"] == {"a": "1"}
+
+
+def test_export_is_refused_by_every_plain_get_and_only_there(
+    server: Server, admin: requests.Session, target: str
+) -> None:
+    """kube's GetResource checks it (objects, their status and scale, absent ones too),
+    after the answer's type is agreed; a list ignores it."""
+    apps = f"{server.url}/apis/apps/v1/namespaces/{target.split('/')[-3]}/deployments"
+    labels = {"a": "b"}
+    template = {
+        "metadata": {"labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    spec = {"selector": {"matchLabels": labels}, "template": template}
+    made = admin.post(apps, json={"metadata": {"name": "d"}, "spec": spec}, timeout=10)
+    assert made.status_code == 201
+    for url in (target.rsplit("/", 1)[0] + "/absent", apps + "/d/status", apps + "/d/scale"):
+        answer = admin.get(url + "?export=1", timeout=10)
+        assert answer.json() == status(400, "BadRequest", EXPORT), url
+    listed = admin.get(target.rsplit("/", 1)[0] + "?export=1", timeout=10)
+    assert listed.status_code == 200
+    unacceptable = admin.get(target + "?export=1", headers={"Accept": "text/bogus"}, timeout=10)
+    assert (unacceptable.status_code, unacceptable.json()["reason"]) == (406, "NotAcceptable")
+
+
 def test_a_watch_timeout_that_wraps_to_zero_is_the_default(
     admin: requests.Session, target: str
 ) -> None:
