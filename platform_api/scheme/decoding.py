@@ -13,13 +13,12 @@ import base64
 import binascii
 import functools
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from platform_api import gotime
 from platform_api.codec import Duplicates
-from platform_api.goduration import quote as time_quote
 from platform_api.quantity import QuantityError, canonical, resource_list_text
 from platform_api.scheme.gonames import DecodeError, GoNames
 from platform_api.scheme.schemas import (
@@ -36,9 +35,6 @@ from platform_api.timestamps import format_time
 
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
-_RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})\Z"
-)
 
 
 @dataclass
@@ -66,25 +62,15 @@ class Decoded:
 @functools.lru_cache(maxsize=256)
 def _canonical_time(text: str, micro: bool) -> str:
     """A body's timestamp as Go writes it back; cached, as updates resend the same few."""
-    return format_time(parse_time(text), micro=micro)
+    return format_time(parse_time(text, micro), micro=micro)
 
 
-def parse_time(text: str) -> datetime:
-    """RFC 3339 as Go's ``time.Parse(time.RFC3339, ...)`` accepts it."""
-    m = _RFC3339.match(text)
-    if not m:
-        quoted = time_quote(text)  # Go's time.ParseError quotes control and non-ASCII bytes
-        raise DecodeError(
-            f'parsing time {quoted} as "2006-01-02T15:04:05Z07:00": cannot parse {quoted} as "2006"'
-        )
-    zone = m.group(8)
-    normalized = text[: m.start(7) if m.group(7) else m.start(8)]
-    fraction = (m.group(7) or ".0")[1:7].ljust(6, "0")
-    tz = "+00:00" if zone in ("Z", "z") else zone
+def parse_time(text: str, micro: bool = False) -> datetime:
+    """A metav1.Time (``micro``: MicroTime) as kube's JSON decoding reads it."""
     try:
-        return datetime.fromisoformat(f"{normalized.replace('t', 'T')}.{fraction}{tz}")
-    except ValueError as e:
-        raise DecodeError(f"parsing time {time_quote(text)}: {e}") from e
+        return gotime.parse(text, micro)
+    except gotime.TimeParseError as e:
+        raise DecodeError(str(e)) from None
 
 
 class Decoder:

@@ -477,3 +477,29 @@ def test_subresource_bodies(server: Server, admin: requests.Session, ns: str, ta
         "invalid continue token: continue key is not valid: invalid character 'i' looking for "
         "beginning of value"
     )
+
+
+@pytest.mark.parametrize(
+    ("when", "stored", "problem"),
+    [
+        # a MicroTime takes exactly six fraction digits and upper-case T and Z
+        ("2020-01-01T00:00:00.123456+01:00", "2019-12-31T23:00:00.123456Z", ""),
+        ("2020-01-01T00:00:00,123456Z", "2020-01-01T00:00:00.123456Z", ""),
+        ("2020-01-01T00:00:00Z", None, 'cannot parse "Z" as ".000000"'),
+        ("2020-01-01T00:00:00.123456789Z", None, 'cannot parse "789Z" as "Z07:00"'),
+        ("2020-01-01t00:00:00.123456Z", None, 'cannot parse "t00:00:00.123456Z" as "T"'),
+        ("2020-02-30T00:00:00.000000Z", None, "day out of range"),
+    ],
+)
+def test_micro_times_read_as_gos_layout_reads_them(
+    server: Server, admin: requests.Session, ns: str, when: str, stored: str | None, problem: str
+) -> None:
+    leases = f"{server.url}/apis/coordination.platform.io/v1/namespaces/{ns}/leases"
+    answer = admin.post(leases, json={"metadata": {"name": "l"}, "spec": {"renewTime": when}})
+    if stored is not None:
+        assert (answer.status_code, answer.json()["spec"]["renewTime"]) == (201, stored)
+        return
+    layout = ' as "2006-01-02T15:04:05.000000Z07:00": ' if problem.startswith("cannot") else ": "
+    message = f'Lease in version "v1" cannot be handled as a Lease: parsing time "{when}"'
+    assert answer.json() == status(400, "BadRequest", message + layout + problem)
+    assert admin.get(f"{leases}/l").status_code == 404

@@ -11,13 +11,13 @@ rewritten in ObjectMeta's canonical form (empty fields omitted, times in UTC sec
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
+from platform_api import gotime
 from platform_api.apiextensions.schema.gotext import INT64_MAX, INT64_MIN, go_json
 from platform_api.gotext import json_kind
 from platform_api.timestamps import format_time
-from platform_api.validation.field import go_quote
 
 STRING, UID, INT64, BOOL, TIME, RAW = "string", "types.UID", "int64", "bool", "v1.Time", "raw"
 MAP = "map[string]string"
@@ -217,12 +217,6 @@ def _list(value: Any, go_type: str, struct: str, stack: list[str], state: _State
 
 # -- metav1.Time ---------------------------------------------------------------------------
 
-_LAYOUT = "2006-01-02T15:04:05Z07:00"
-_CHUNKS = (
-    ("2006", 4), ("-", 0), ("01", 2), ("-", 0), ("02", 2), ("T", 0), ("15", 2), (":", 0),
-    ("04", 2), (":", 0), ("05", 2), ("Z07:00", -1),
-)  # fmt: skip
-
 
 class TimeError(DecodeError):
     pass
@@ -236,71 +230,9 @@ def _time(value: Any, struct: str, stack: list[str]) -> Any:
     return format_time(parse_rfc3339(value))
 
 
-def _parse_error(value: str, elem: str, layout_elem: str, message: str = "") -> TimeError:
-    if message:
-        return TimeError(f"parsing time {go_quote(value)}{message}")
-    return TimeError(
-        f"parsing time {go_quote(value)} as {go_quote(_LAYOUT)}: cannot parse "
-        f"{go_quote(elem)} as {go_quote(layout_elem)}"
-    )
-
-
-_RANGES = {"01": ("month", 1, 12), "15": ("hour", 0, 23), "04": ("minute", 0, 59)}
-_RANGES["05"] = ("second", 0, 59)
-
-
 def parse_rfc3339(text: str) -> datetime:
     """``time.Parse(time.RFC3339, s)`` with Go's error messages."""
-    rest = text
-    parts: dict[str, int] = {}
-    offset = 0
-    for elem, width in _CHUNKS:
-        if width == 0:
-            if not rest.startswith(elem):
-                raise _parse_error(text, rest, elem)
-            rest = rest[1:]
-            continue
-        if width == -1:
-            offset, rest = _zone(text, rest)
-            continue
-        pattern = r"[0-9]{1,2}" if elem == "15" else rf"[0-9]{{{width}}}"
-        m = re.match(pattern, rest)
-        if m is None:
-            raise _parse_error(text, rest, elem)
-        parts[elem] = int(m.group())
-        rest = rest[m.end() :]
-        if elem in _RANGES:
-            name, low, high = _RANGES[elem]
-            if not low <= parts[elem] <= high:
-                raise _parse_error(text, "", "", f": {name} out of range")
-        if elem == "05":
-            frac = re.match(r"[.,][0-9]+", rest)
-            if frac:
-                rest = rest[frac.end() :]
-    if rest:
-        raise _parse_error(text, rest, "", f": extra text: {go_quote(rest)}")
     try:
-        day = datetime(parts["2006"], parts["01"], parts["02"], tzinfo=UTC)
-    except ValueError:
-        raise _parse_error(text, "", "", ": day out of range") from None
-    clock = timedelta(hours=parts["15"], minutes=parts["04"], seconds=parts["05"])
-    return day + clock - timedelta(seconds=offset)
-
-
-def _zone(text: str, rest: str) -> tuple[int, str]:
-    if rest.startswith("Z"):
-        return 0, rest[1:]
-    if len(rest) < 6 or rest[3] != ":":
-        raise _parse_error(text, rest, "Z07:00")
-    hours, minutes = rest[1:3], rest[4:6]
-    digits = hours.isdigit() and minutes.isdigit()
-    hour = int(hours) if digits else 0
-    minute = int(minutes) if digits else 0
-    if hour > 24:
-        raise _parse_error(text, "", "", ": time zone offset hour out of range")
-    if minute > 60:
-        raise _parse_error(text, "", "", ": time zone offset minute out of range")
-    if not digits or rest[0] not in "+-":
-        raise _parse_error(text, rest, "Z07:00")
-    seconds = hour * 3600 + minute * 60
-    return (seconds if rest[0] == "+" else -seconds), rest[6:]
+        return gotime.parse(text)
+    except gotime.TimeParseError as e:
+        raise TimeError(str(e)) from None
