@@ -55,11 +55,12 @@ COLUMNS: dict[tuple[str, str], Printer] = {}
 INCLUDE_OBJECT = ("", "None", "Metadata", "Object")
 
 
-def check_include(include: str, lead: str = "") -> None:
-    """kube's TableOptions validation of ``includeObject``."""
+def check_include(include: str) -> None:
+    """kube's TableOptions validation of ``includeObject``, in the words its response
+    writer refuses a Table with (for a get, a list and a watch alike)."""
     if include not in INCLUDE_OBJECT:
         raise errors.bad_request(
-            f"{lead}includeObject: Invalid value: "
+            "Unable to convert to Table as requested: includeObject: Invalid value: "
             f"\"{include}\": must be 'Metadata', 'Object', 'None', or empty"
         )
 

@@ -351,7 +351,7 @@ async def handle(scope: Scope) -> bytes:
         # kube finds out when it renders the first event, and refuses the watch then
         # (before any header is sent): refused at once here, in kube's words.
         include = arg(scope.request, b"includeObject") or ""
-        check_include(include, "Unable to convert to Table as requested: ")
+        check_include(include)
     stream = WatchStream(scope, params, out)
     if scope.info.verb_via_path and len(scope.info.parts) == 2:
         # Legacy /watch/.../<name>: the watch of one object.

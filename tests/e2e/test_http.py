@@ -445,3 +445,27 @@ def test_new_namespaces_get_a_default_service_account(
     eventually(lambda: admin.get(url).status_code == 200)
     assert admin.delete(url).status_code == 200
     eventually(lambda: admin.get(url).status_code == 200)  # created again
+
+
+def test_a_table_refuses_an_unknown_include_object_once_the_object_is_read(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's response writer checks the TableOptions: after the read (an absent
+    object is a 404 first), in the words it refuses a watch's Table with."""
+    table = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+    base = server.url + "/api/v1/namespaces/default/configmaps"
+    made = admin.post(base, json={"metadata": {"name": "include-object"}})
+    assert made.status_code == 201
+    refusal = status(
+        400,
+        "BadRequest",
+        "Unable to convert to Table as requested: includeObject: Invalid value: "
+        "\"Bogus\": must be 'Metadata', 'Object', 'None', or empty",
+    )
+    for url in (base, base + "/include-object"):
+        answer = admin.get(url, params={"includeObject": "Bogus"}, headers=table)
+        assert answer.json() == refusal, url
+    absent = admin.get(base + "/absent", params={"includeObject": "Bogus"}, headers=table)
+    assert (absent.status_code, absent.json()["reason"]) == (404, "NotFound")
+    plain = admin.get(base, params={"includeObject": "Bogus"})  # no Table asked for
+    assert plain.status_code == 200
