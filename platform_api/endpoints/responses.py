@@ -39,6 +39,31 @@ def warning_header(text: str) -> bytes:
     return f'299 - "{escaped}"'.encode()
 
 
+WARNINGS_TOTAL_RUNES = 4 * 1024
+WARNING_RUNES = 256
+
+
+def sent_warnings(texts: list[str]) -> list[str]:
+    """What kube's warning recorder sends of a request's warnings, in order: all of
+    them while they total 4096 characters; past that each is cut to 256 characters,
+    and none is added once the cut ones reach 4096."""
+    texts = [text for text in texts if text]
+    out: list[str] = []
+    written, truncating = 0, False
+    for i, text in enumerate(texts):
+        if truncating and written >= WARNINGS_TOTAL_RUNES:
+            break
+        sent = text[:WARNING_RUNES] if truncating else text
+        if truncating or written + len(sent) <= WARNINGS_TOTAL_RUNES:
+            out.append(sent)
+            written += len(sent)
+            continue
+        truncating = True  # replay everything so far, cut
+        out = [earlier[:WARNING_RUNES] for earlier in texts[: i + 1]]
+        written = sum(len(t) for t in out)
+    return out
+
+
 def _accepts_gzip(request: Request) -> bool:
     """kube's ``negotiateContentEncoding``: a comma-separated token that is exactly gzip."""
     header = request.getHeader(b"accept-encoding")
@@ -78,7 +103,7 @@ def finish(
     request.setHeader(b"content-type", content_type)
     request.setHeader(b"cache-control", _CACHE_CONTROL)
     if ctx is not None:
-        for text in ctx.warnings:
+        for text in sent_warnings(ctx.warnings):
             request.responseHeaders.addRawHeader(b"warning", warning_header(text))
     for name, value in (headers or {}).items():
         request.setHeader(name.encode(), value.encode())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import orjson
 
+from platform_api.registry.claimupdate import claim_spec_warnings
 from platform_api.registry.defaults import defaults
 from platform_api.registry.jobselector import (
     copy_template_labels,
@@ -17,6 +18,13 @@ from platform_api.registry.jobupdate import (
     validate_indexed_hostname,
     validate_job_spec_update,
     with_job_template_rules,
+)
+from platform_api.registry.podwarnings import (
+    WORKLOAD_NAME,
+    generation_changed,
+    job_spec_warnings,
+    name_warnings,
+    template_warnings,
 )
 from platform_api.registry.statefulsetspec import statefulset_changes, validate_statefulset_spec
 from platform_api.registry.strategy import GenericStrategy, Obj, register
@@ -78,9 +86,50 @@ class PodTemplateStrategy(WorkloadStrategy):
         errs = validate_object_meta_update(new["metadata"], old["metadata"])
         return errs + workload_status_errors(self.resource.kind, new.get("status"))
 
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
+        """kube's WarningsOnCreate/Update: the name (not a StatefulSet's or a
+        DaemonSet's), then the template, on an update only if it changed the generation;
+        a StatefulSet's claim templates and history limit every time."""
+        spec = obj.get("spec") or {}
+        warnings: list[str] = []
+        if old is None and self.resource.kind not in ("StatefulSet", "DaemonSet"):
+            warnings += name_warnings(obj, WORKLOAD_NAME)
+        if old is None or self.template_changed(obj, old):
+            warnings += template_warnings(spec.get("template"), "spec.template", self.gates)
+        if self.resource.kind == "StatefulSet":
+            warnings += _statefulset_warnings(spec, old is not None)
+        return warnings
+
+    def template_changed(self, new: Obj, old: Obj) -> bool:
+        return generation_changed(new, old)
+
+
+def _statefulset_warnings(spec: Obj, update: bool) -> list[str]:
+    """Claim templates' fractions of a byte (an update's path names Go's ``Spec``, as
+    kube's does), and a history limit that keeps everything."""
+    warnings = []
+    for i, claim in enumerate(spec.get("volumeClaimTemplates") or []):
+        at = f"spec.volumeClaimTemplates[{i}]" + (".Spec" if update else "")
+        warnings += claim_spec_warnings(claim.get("spec") or {}, at)
+    limit = spec.get("revisionHistoryLimit")
+    if isinstance(limit, int) and limit < 0:
+        warnings.append(
+            "spec.revisionHistoryLimit: a negative value retains all historical revisions; "
+            "a value >= 0 is recommended"
+        )
+    return warnings
+
 
 class DeploymentStrategy(PodTemplateStrategy):
     status_keeps_old_metadata: tuple[str, ...] = ("labels",)  # deploymentStatusStrategy
+
+    def spec_changed(self, new: Obj, old: Obj) -> bool:
+        """kube counts annotation changes too: the controller copies them to the
+        ReplicaSets (so kubectl apply's last-applied annotation alone moves it)."""
+        annotations = (new["metadata"].get("annotations") or {}) != (
+            old["metadata"].get("annotations") or {}
+        )
+        return annotations or super().spec_changed(new, old)
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return WorkloadStrategy.validate(self, obj) + validate_deployment_spec(
@@ -110,6 +159,15 @@ class DaemonSetStrategy(PodTemplateStrategy):
         if template != (old.get("spec") or {}).get("template"):
             generation += 1
         _set_template_generation(new, generation)
+
+    def template_changed(self, new: Obj, old: Obj) -> bool:
+        """A DaemonSet's template generation, not its generation, decides."""
+        return _template_generation(new) != _template_generation(old)
+
+
+def _template_generation(obj: Obj) -> str | None:
+    annotations = obj["metadata"].get("annotations") or {}
+    return annotations.get(TEMPLATE_GENERATION)
 
 
 def _set_template_generation(obj: Obj, generation: int) -> None:
@@ -143,6 +201,12 @@ class JobStrategy(WorkloadStrategy):
         errs = validate_object_meta_update(new["metadata"], old["metadata"])
         return errs + validate_job_status_update(new, old)
 
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
+        if old is not None and not generation_changed(obj, old):
+            return []
+        names = name_warnings(obj, WORKLOAD_NAME) if old is None else []
+        return names + job_spec_warnings(obj.get("spec") or {}, "spec", self.gates)
+
 
 def _job_rules(job: Obj) -> list[FieldError]:
     """kube's ValidateJob after the metadata: the generated selector, the spec, and the
@@ -168,6 +232,25 @@ class CronJobStrategy(WorkloadStrategy):
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
         return super().validate_update(new, old) + _cronjob_spec_rules(spec, old_spec)
+
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
+        """The job template's warnings; an update's schedule that names a zone (kube's
+        path says ``spec.spec``)."""
+        spec = obj.get("spec") or {}
+        job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+        at = "spec.jobTemplate.spec"
+        if old is None:
+            return name_warnings(obj, WORKLOAD_NAME) + job_spec_warnings(job_spec, at, self.gates)
+        warnings = (
+            job_spec_warnings(job_spec, at, self.gates) if generation_changed(obj, old) else []
+        )
+        if "TZ" in str(spec.get("schedule") or ""):
+            warnings.append(
+                "cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see "
+                "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more "
+                "details"
+            )
+        return warnings
 
 
 def _cronjob_spec_rules(spec: Obj, old_spec: Obj | None = None) -> list[FieldError]:

@@ -233,7 +233,14 @@ def claim_warnings(obj: Obj) -> list[str]:
             f"metadata.annotations[{STORAGE_CLASS}]: "
             'deprecated since v1.8; use "storageClassName" attribute instead'
         )
-    resources = (obj.get("spec") or {}).get("resources") or {}
+    return warnings + claim_spec_warnings(obj.get("spec") or {}, "spec")
+
+
+def claim_spec_warnings(spec: Obj, path: str) -> list[str]:
+    """kube's GetWarningsForPersistentVolumeClaimSpec: storage of a fraction of a byte
+    (claims, and the templates of ephemeral volumes and StatefulSets)."""
+    warnings: list[str] = []
+    resources = spec.get("resources") or {}
     for kind in ("requests", "limits"):
         amount = (resources.get(kind) or {}).get("storage")
         if amount is None:
@@ -244,7 +251,7 @@ def claim_warnings(obj: Obj) -> list[str]:
             continue
         if quantity.milli_value() % 1000:
             warnings.append(
-                f"spec.resources.{kind}[storage]: fractional byte value "
+                f"{path}.resources.{kind}[storage]: fractional byte value "
                 f"{go_quote(str(quantity))} is invalid, must be an integer"
             )
     return warnings

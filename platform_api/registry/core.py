@@ -28,6 +28,13 @@ from platform_api.registry.podupdate import (
     validate_ephemeral_update,
     validate_pod_update,
 )
+from platform_api.registry.podwarnings import (
+    WORKLOAD_NAME,
+    generation_changed,
+    name_warnings,
+    pod_warnings,
+    template_warnings,
+)
 from platform_api.registry.pvvalidation import (
     pv_warnings,
     stamp_phase_transition,
@@ -90,6 +97,9 @@ class PodStrategy(GenericStrategy):
             spec, "spec", obj["metadata"].get("name", "")
         )
         return errs + created_with_ephemeral(spec)
+
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
+        return pod_warnings(obj, old, self.gates)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = super().validate_update(new, old)
@@ -277,6 +287,11 @@ class PodTemplateStrategy(SpecChecked, GenericStrategy):
     checked = "template"
     check = staticmethod(_pod_template_rules)
 
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
+        if old is not None and not generation_changed(obj, old):
+            return []
+        return template_warnings(obj.get("template"), "template", self.gates)
+
 
 @register("", "ReplicationController")
 class ReplicationControllerStrategy(SpecChecked, GenericStrategy):
@@ -287,6 +302,19 @@ class ReplicationControllerStrategy(SpecChecked, GenericStrategy):
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = validate_object_meta_update(new["metadata"], old["metadata"])
         return errs + workload_status_errors("ReplicationController", new.get("status"))
+
+    def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
+        """As kube's: on an update that changed the generation, of the template as it
+        was (kube's rcStrategy passes the old template where the new one belongs)."""
+        if old is None:
+            template = (obj.get("spec") or {}).get("template")
+            warned = template_warnings(template, "spec.template", self.gates)
+            return name_warnings(obj, WORKLOAD_NAME) + warned
+        if not generation_changed(obj, old):
+            return []
+        return template_warnings(
+            (old.get("spec") or {}).get("template"), "spec.template", self.gates
+        )
 
 
 class CoreCreateOnUpdateStrategy(GenericStrategy):

@@ -117,6 +117,9 @@ def _pod(obj: Obj) -> None:
     # v1 mirrors the account into the deprecated field, as kube's conversion does.
     if spec.get("serviceAccountName"):
         spec["serviceAccount"] = spec["serviceAccountName"]
+    grace = spec.get("terminationGracePeriodSeconds")
+    if type(grace) is int and grace < 0:
+        spec["terminationGracePeriodSeconds"] = 1  # kube's v1 Pod conversion, not templates'
     _pod_ips(obj.get("status"))
 
 

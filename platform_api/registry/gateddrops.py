@@ -21,6 +21,7 @@ CONTAINER_STOP_SIGNALS = "ContainerStopSignals"
 DRA_LIST_TYPE_ATTRIBUTES = "DRAListTypeAttributes"
 DRA_NODE_ALLOCATABLE_RESOURCES = "DRANodeAllocatableResources"
 GENERIC_WORKLOAD = "GenericWorkload"
+GIT_REPO_VOLUME_DRIVER = "GitRepoVolumeDriver"  # consulted by the pod warnings
 IMAGE_VOLUME_WITH_DIGEST = "ImageVolumeWithDigest"
 MAX_UNAVAILABLE_STATEFUL_SET = "MaxUnavailableStatefulSet"
 POD_CERTIFICATE_REQUEST = "PodCertificateRequest"
@@ -36,6 +37,7 @@ OFF_BY_DEFAULT = frozenset(
         DRA_LIST_TYPE_ATTRIBUTES,
         DRA_NODE_ALLOCATABLE_RESOURCES,
         GENERIC_WORKLOAD,
+        GIT_REPO_VOLUME_DRIVER,
         IMAGE_VOLUME_WITH_DIGEST,
         MAX_UNAVAILABLE_STATEFUL_SET,
         POD_CERTIFICATE_REQUEST,

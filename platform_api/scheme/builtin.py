@@ -173,6 +173,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         categories=ALL,
         status=True,
         scale=True,
+        name_rule="label",  # kube's ValidateStatefulSetName: its pods' hostnames
     ),
     _t("apps", "ControllerRevision", "controllerrevisions"),
     # autoscaling/v1 (stored as v2: registry/hpaconversion.py) and autoscaling/v2
@@ -211,7 +212,15 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("networking.platform.io", "NetworkPolicy", "networkpolicies", short=("netpol",)),
     _t("networking.platform.io", "ServiceCIDR", "servicecidrs", namespaced=False, status=True),
     # policy/v1
-    _t("policy", "PodDisruptionBudget", "poddisruptionbudgets", short=("pdb",), status=True),
+    # kube's PDB validation checks no name of its own: the generic path-segment rule
+    _t(
+        "policy",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+        short=("pdb",),
+        status=True,
+        name_rule="path-segment",
+    ),
     # rbac.authorization.platform.io/v1
     _t(
         "rbac.authorization.platform.io",

@@ -182,3 +182,25 @@ def cidr_warnings(value: str, at: str) -> list[str]:
             f"format ({go_quote(str(network))})"
         )
     return warnings
+
+
+def ip_warnings(value: str, at: str) -> list[str]:
+    """kube's GetWarningsForIP, for fields checked by ``legacy_ip_errors``: a spelling
+    Go's strict parser refuses (leading zeros, IPv4-mapped), an IPv6 one not in RFC 5952
+    form."""
+    ip = parse_ip_sloppy(value)
+    if ip is None:
+        return []
+    strict = parse_ip(value)
+    mapped = isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None
+    if strict is None or mapped:
+        return [
+            f"{at}: non-standard IP address {go_quote(value)} will be considered invalid in "
+            f"a future Kubernetes release: use {go_quote(go_string(ip))}"
+        ]
+    if ip.version == 6 and str(ip) != value:
+        return [
+            f"{at}: IPv6 address {go_quote(value)} should be in RFC 5952 canonical format "
+            f"({go_quote(str(ip))})"
+        ]
+    return []
