@@ -14,6 +14,7 @@ from typing import Any
 from platform_api.gotext import json_string
 from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.selectors import SelectorError, label_selector_from
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.labelselector import validate_label_selector
@@ -130,6 +131,10 @@ class RoleStrategy(GenericStrategy):
                 )
             for i, selector in enumerate(selectors):
                 errs += validate_label_selector(selector, f"{path}[{i}]")
+                try:  # kube converts each too: a selector it cannot is null in the cause
+                    label_selector_from(selector)
+                except SelectorError:
+                    errs.append(field.invalid(f"{path}[{i}]", None, "invalid label selector."))
         return errs
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:

@@ -195,6 +195,20 @@ def test_validation_and_immutable_role_ref(rbac_server: Server) -> None:
         headers={"Content-Type": "application/merge-patch+json"},
     )
     assert r.status_code == 200, r.text
+    # an aggregation selector kube cannot convert is named twice, the second time null
+    selector = {"matchExpressions": [{"key": "x", "operator": "Bogus"}]}
+    aggregated = {
+        **role("ClusterRole", "agg", []),
+        "aggregationRule": {"clusterRoleSelectors": [selector]},
+    }
+    r = post(admin, server, RBAC + "/clusterroles", aggregated)
+    at = "aggregationRule.clusterRoleSelectors[0]"
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        f'ClusterRole.{GROUP} "agg" is invalid: [{at}.matchExpressions[0].operator: Invalid '
+        f'value: "Bogus": not a valid selector operator, {at}: Invalid value: null: invalid '
+        "label selector.]",
+    )
 
 
 def test_escalation_is_refused(rbac_server: Server) -> None:
