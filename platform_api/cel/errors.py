@@ -34,6 +34,20 @@ _NOT_SELECTABLE = re.compile(
     r" operation$"
 )
 _SELECT_TEXT = r"\1type \2 does not support field selection"
+# cel-cpp's parser and checker texts that cel-go words otherwise (its macros' own errors).
+_REWORDED = [
+    (re.compile(r"has\(\) argument must be a field selection$"), "invalid argument to has() macro"),
+    (
+        re.compile(r"(?:all|exists|exists_one)\(\) variable name must be a simple identifier$"),
+        "argument must be a simple name",
+    ),
+    (
+        re.compile(r"(?:map|filter)\(\) variable name must be a simple identifier$"),
+        "argument is not an identifier",
+    ),
+    (re.compile(r"cannot be the range of a comprehension"), "cannot be range of a comprehension"),
+]
+_ISSUE_AT = re.compile(r"^ERROR: <input>:(\d+):(\d+): ")
 
 _KINDS = "string|int|uint|double|bool|bytes|timestamp|duration|null_type|list|map"
 _RUNTIME = [
@@ -70,7 +84,27 @@ def compile_issues(text: str, source: str = "") -> str:
         lines = [_NO_OVERLOAD.sub(lambda m: _signature(m, source), line) for line in lines]
         lines = _qualified_references(lines, source)
     lines = [_NOT_SELECTABLE.sub(_SELECT_TEXT, line) for line in lines]
-    return _STRUCT_FIELD.sub(r"\1", "\n".join(_without_error_operands(lines)))
+    for pattern, words in _REWORDED:
+        lines = [pattern.sub(words, line) if line.startswith("ERROR: ") else line for line in lines]
+    lines = _by_location(_without_error_operands(lines))
+    return _STRUCT_FIELD.sub(r"\1", "\n".join(lines))
+
+
+def _by_location(lines: list[str]) -> list[str]:
+    """cel-go lists its issues by where they stand (line, then column), each with the
+    snippet lines that follow it; cel-cpp in the order it met them."""
+    issues: list[list[str]] = []
+    for line in lines:
+        if line.startswith("ERROR: ") or not issues:
+            issues.append([line])
+        else:
+            issues[-1].append(line)
+
+    def where(issue: list[str]) -> tuple[int, int]:
+        match = _ISSUE_AT.match(issue[0])
+        return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+    return [line for issue in sorted(issues, key=where) for line in issue]
 
 
 def _without_error_operands(lines: list[str]) -> list[str]:

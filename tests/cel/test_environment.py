@@ -6,6 +6,7 @@ import pytest
 from cel_expr_python import cel
 
 from platform_api.cel import DYN_MAP, CELError, CompileError, Environment, activation
+from platform_api.cel.errors import compile_issues
 from tests.cel.conftest import compile_error, run, runtime_error
 
 
@@ -48,6 +49,32 @@ def test_compile_errors_read_as_cel_go() -> None:
         "compilation failed: ERROR: <input>:2:3: undeclared reference to 'nope' (in container '')"
         "\n |   nope.a.b == 2\n | ..^"
     )
+
+
+@pytest.mark.parametrize(
+    ("source", "issue"),
+    [
+        # cel-go's macros word their own errors (each as kube-apiserver v1.36 answered)
+        ("has(1)", "1:5: invalid argument to has() macro"),
+        ("[1].all(1, true)", "1:9: argument must be a simple name"),
+        ("[1].exists_one(x.y, true)", "1:17: argument must be a simple name"),
+        ("[1].map(1, 2) == []", "1:9: argument is not an identifier"),
+        ("1.all(x, true)", "1:1: expression of type 'int' cannot be range of a comprehension"),
+    ],
+)
+def test_macro_errors_read_as_cel_go(source: str, issue: str) -> None:
+    assert compile_error(source).startswith(f"compilation failed: ERROR: <input>:{issue}")
+
+
+def test_issues_come_in_cel_gos_order_of_where_they_stand() -> None:
+    """cel-go sorts its issues by line and column, each with its snippet lines; cel-cpp
+    lists them as it met them (an undeclared macro argument before the call)."""
+    met = "ERROR: <input>:1:17: b\n | s\n | ^\nERROR: <input>:1:16: a\n | s\n | ^"
+    assert compile_issues(met) == (
+        "ERROR: <input>:1:16: a\n | s\n | ^\nERROR: <input>:1:17: b\n | s\n | ^"
+    )
+    later = "ERROR: <input>:2:1: b\n | s\n | ^\nERROR: <input>:1:9: a\n | s\n | ^"
+    assert compile_issues(later).split("\n")[0] == "ERROR: <input>:1:9: a"
 
 
 def test_typed_message_field_errors() -> None:
