@@ -42,9 +42,10 @@ from platform_api.endpoints.negotiation import (
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
 from platform_api.fieldmanager import fit
+from platform_api.gotext import json_kind
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
-from platform_api.registry.prepare import check_put_target
+from platform_api.registry.prepare import check_put_target, undeterminable
 from platform_api.scheme.decoding import Decoded
 from platform_api.scheme.gonames import DecodeError
 
@@ -194,16 +195,26 @@ def _parse_config(data: bytes, from_cbor: bool) -> tuple[Obj, Duplicates]:
                 f"error decoding YAML: error converting YAML to JSON: {e}"
             ) from None
         raise errors.bad_request(f"error decoding YAML: {e}") from None
+    if config is None:  # empty, null or comments only: an object of no type to kube
+        raise errors.bad_request("invalid object type: /, Kind=")
     if not isinstance(config, dict):
-        raise errors.bad_request("error decoding YAML: the applied configuration is not an object")
+        raise errors.bad_request(
+            "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot "
+            f"unmarshal {json_kind(config)} into Go value of type map[string]interface {{}}"
+        )
     return config, duplicates
 
 
 def meta_of(config: Obj) -> tuple[str, str]:
-    """The namespace and name an applied configuration gives itself (kube's messages)."""
+    """The namespace and name an applied configuration gives itself (kube's messages):
+    as an unstructured object's accessors read them, a value that is no string is none."""
     meta = config.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    namespace, name = meta.get("namespace"), meta.get("name")
+    return (
+        namespace if isinstance(namespace, str) else "",
+        name if isinstance(name, str) else "",
+    )
 
 
 def _parse_apply_text(data: bytes) -> tuple[Any, Duplicates]:
@@ -286,6 +297,8 @@ async def _apply(
     who = scope.who()
 
     def updated(existing: Obj | None) -> Obj:
+        if existing is None and not meta_of(config)[1]:  # kube's checkName of the result
+            raise undeterminable(scope.name)
         fresh = orjson.loads(orjson.dumps(config))
         merged = manager.apply(existing, fresh, who, opts.force, scope.store.now())
         return _decode_patched(scope, merged, "Ignore", [], None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import requests
 import yaml
 
@@ -137,6 +138,57 @@ def test_apply_option_errors(server: Server, admin: requests.Session) -> None:
         "declared in schema"
     )
     assert admin.get(base + "/x").status_code == 404  # nothing half-written
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        # each as kube-apiserver v1.36 answered it: no object at all is one of no type;
+        # another JSON value is Go's refusal to read it into a map
+        (b"", "invalid object type: /, Kind="),
+        (b"# only a comment\n", "invalid object type: /, Kind="),
+        (b"null", "invalid object type: /, Kind="),
+        (b"- a", "array"),
+        (b"5", "number"),
+        (b'"x"', "string"),
+        (b"true", "bool"),
+    ],
+)
+def test_a_configuration_that_is_no_object(
+    server: Server, admin: requests.Session, body: bytes, message: str
+) -> None:
+    base = server.url + "/api/v1/namespaces/default/configmaps"
+    r = admin.patch(base + "/none?fieldManager=m", data=body, headers=APPLY)
+    if not message.startswith("invalid"):
+        message = (
+            "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot "
+            f"unmarshal {message} into Go value of type map[string]interface {{}}"
+        )
+    assert (r.status_code, r.json()["reason"], r.json()["message"]) == (400, "BadRequest", message)
+
+
+def test_an_applied_configuration_must_name_what_it_creates(
+    server: Server, admin: requests.Session
+) -> None:
+    base = server.url + make_namespace(admin, server, "ssa-names")
+    unnamed = "apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n"
+    r = admin.patch(base + "/new?fieldManager=m", data=unnamed, headers=APPLY)
+    assert (r.status_code, r.json()["message"]) == (
+        400,
+        "the name of the object (new based on URL) was undeterminable: name must be provided",
+    )
+    assert admin.get(base + "/new").status_code == 404
+    made = admin.post(base, json={"metadata": {"name": "old"}})
+    assert made.status_code == 201
+    r = admin.patch(base + "/old?fieldManager=m", data=unnamed, headers=APPLY)
+    assert (r.status_code, r.json()["data"]) == (200, {"a": "b"})  # the live object's name
+    # a name that is no string is none in the field manager's words
+    numbered = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 5}\n"
+    r = admin.patch(base + "/old?fieldManager=m", data=numbered, headers=APPLY)
+    assert r.json()["message"] == (
+        "failed to create typed patch object (/; /v1, Kind=ConfigMap): .metadata.name: "
+        "expected string, got &value.valueUnstructured{Value:5}"
+    )
 
 
 def test_updates_record_ownership_and_reset(server: Server, admin: requests.Session) -> None:
