@@ -16,6 +16,7 @@ from twisted.internet.defer import DeferredList, ensureDeferred
 from platform_api.controllers.base import current_object, status_condition
 from platform_api.controllers.informer import controller_of
 from platform_api.errors import StatusError
+from platform_api.registry.podannotations import deletion_cost
 from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
 from platform_api.timestamps import parse_timestamp
 from platform_api.validation.names import is_dns1123_subdomain
@@ -147,11 +148,8 @@ def _by_age(t1: float | None, t2: float | None, now: float, uids: tuple[str, str
 
 
 def _deletion_cost(pod: Obj) -> int:
-    annotations = pod["metadata"].get("annotations") or {}
-    try:
-        return int(annotations.get("controller.kubernetes.io/pod-deletion-cost", "0"))
-    except ValueError:
-        return 0
+    """kube's getPodDeletionCost: what does not read as one costs 0."""
+    return deletion_cost(pod["metadata"].get("annotations") or {}) or 0
 
 
 def deletion_order(pods: list[Obj], colocated: dict[str, int], now: float) -> list[Obj]:

@@ -240,6 +240,7 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
     ctx.namespace = info.namespace if rt.namespaced else ""
     requester.REQUESTER.set(ctx.user)  # for strategies that record it (a CSR's spec)
     requester.VERB.set(info.verb)  # and those that authorize parts of a write with it
+    requester.WARN.set(ctx.warn)  # and those that warn as they prepare a write
     scope = Scope(request, info, ctx, rt, handlers.store(rt), handlers)
     try:
         heavy.mark(handlers.reactor, _size(request))  # a large body is decoded off the reactor

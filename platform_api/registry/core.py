@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from platform_api.registry import requester
 from platform_api.registry.claimspec import validate_claim_spec
 from platform_api.registry.claimupdate import (
     claim_warnings,
@@ -14,6 +15,13 @@ from platform_api.registry.claimupdate import (
 from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.gateddrops import RELAXED_SERVICE_NAMES, drop_disabled
 from platform_api.registry.lbstatus import validate_service_status
+from platform_api.registry.podannotations import (
+    annotation_errors,
+    annotation_update_errors,
+    deletion_cost,
+    field_match_errors,
+    sync_apparmor,
+)
 from platform_api.registry.podephemeral import created_with_ephemeral
 from platform_api.registry.podqos import pod_qos
 from platform_api.registry.podresize import PodResizeStrategy
@@ -76,6 +84,9 @@ def gated_condition(now: str) -> Obj:
     }
 
 
+ANNOTATIONS = "metadata.annotations"
+
+
 @register("", "Pod")
 class PodStrategy(GenericStrategy):
     returns_deleted_object = True
@@ -86,31 +97,41 @@ class PodStrategy(GenericStrategy):
 
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
+        for text in sync_apparmor(obj):  # warned of as kube's PrepareForCreate warns
+            requester.warn(text)
         merge_label_keys(obj)
         obj["status"]["qosClass"] = pod_qos(obj)  # kube's ComputePodQOS
         if (obj.get("spec") or {}).get("schedulingGates"):
             obj["status"]["conditions"] = [gated_condition(obj["metadata"]["creationTimestamp"])]
 
     def validate(self, obj: Obj) -> list[FieldError]:
-        spec = obj.get("spec") or {}
-        errs = super().validate(obj) + validate_pod_spec(
-            spec, "spec", obj["metadata"].get("name", "")
-        )
-        return errs + created_with_ephemeral(spec)
+        """kube's ValidatePodCreate: metadata, the pod's annotations, its spec, what a
+        create may not set, then annotations and fields that must agree."""
+        spec, meta = obj.get("spec") or {}, obj["metadata"]
+        annotations = meta.get("annotations") or {}
+        errs = super().validate(obj) + annotation_errors(annotations, spec, ANNOTATIONS)
+        errs += validate_pod_spec(spec, "spec", meta.get("name", ""))
+        return errs + created_with_ephemeral(spec) + field_match_errors(annotations, spec, "spec")
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
         return pod_warnings(obj, old, self.gates)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        spec = new.get("spec") or {}
+        annotations = new["metadata"].get("annotations") or {}
+        allow_cost = deletion_cost(old["metadata"].get("annotations") or {}) is None
         errs = super().validate_update(new, old)
-        errs += validate_pod_spec(new.get("spec") or {}, "spec", new["metadata"].get("name", ""))
-        return errs + validate_pod_update(new.get("spec") or {}, old.get("spec") or {})
+        errs += annotation_errors(annotations, spec, ANNOTATIONS, allow_cost)
+        errs += validate_pod_spec(spec, "spec", new["metadata"].get("name", ""))
+        errs += annotation_update_errors(new, old, ANNOTATIONS)
+        return errs + validate_pod_update(spec, old.get("spec") or {})
 
     def prepare_status_update(self, new: Obj, old: Obj) -> None:
         prepare_pod_status_update(new, old)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs += annotation_update_errors(new, old, ANNOTATIONS)
         return errs + validate_pod_status_update(new, old)
 
     def deletion_grace(self, obj: Obj, requested: int | None) -> int | None:

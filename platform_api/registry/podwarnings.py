@@ -11,7 +11,6 @@ workload of its template when a write changes its generation.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from platform_api.gotext import quote
@@ -19,14 +18,18 @@ from platform_api.quantity import QuantityError, parse
 from platform_api.registry.claimupdate import claim_spec_warnings
 from platform_api.registry.gateddrops import GIT_REPO_VOLUME_DRIVER, GateCheck
 from platform_api.registry.node import DEPRECATED_NODE_LABELS
+from platform_api.registry.podannotations import (
+    APPARMOR_CONTAINER,
+    SECCOMP_CONTAINER,
+    SECCOMP_POD,
+    apparmor_field,
+    containers,
+)
 from platform_api.validation.ips import ip_warnings
 from platform_api.validation.names import is_dns1123_label, is_label_value
 
 Obj = dict[str, Any]
 
-SECCOMP_POD = "seccomp.security.alpha.platform.io/pod"
-SECCOMP_CONTAINER = "container.seccomp.security.alpha.platform.io/"
-APPARMOR_CONTAINER = "container.apparmor.security.beta.platform.io/"
 NULL_SELECTOR = "a null labelSelector results in matching no pod"
 _SYSCTLS = 'non-functional in v1.11+; use the "sysctls" field instead'
 DEPRECATED_ANNOTATIONS = {
@@ -99,7 +102,7 @@ def spec_and_meta_warnings(spec: Obj, meta: Obj, at: str, gates: GateCheck) -> l
             f"{at}metadata.annotations[{SECCOMP_POD}]: "
             'non-functional in v1.27+; use the "seccompProfile" field instead'
         )
-    for container, where in _containers(spec, f"{at}spec"):
+    for container, where in containers(spec, f"{at}spec"):
         warnings += _container_warnings(container, where, spec, annotations, at)
     warnings += _port_warnings(spec, f"{at}spec")
     grace = spec.get("terminationGracePeriodSeconds")
@@ -212,13 +215,6 @@ def _fractional_bytes(resources: Obj, at: str) -> list[str]:
     return warnings
 
 
-def _containers(spec: Obj, at: str) -> Iterator[tuple[Obj, str]]:
-    """VisitContainersWithPath: init containers, containers, ephemeral containers."""
-    for kind in ("initContainers", "containers", "ephemeralContainers"):
-        for i, container in enumerate(spec.get(kind) or []):
-            yield container or {}, f"{at}.{kind}[{i}]"
-
-
 def _container_warnings(
     container: Obj, at: str, spec: Obj, annotations: Obj, top: str
 ) -> list[str]:
@@ -234,7 +230,7 @@ def _container_warnings(
     key = APPARMOR_CONTAINER + name
     if top and not context.get("appArmorProfile") and key in annotations:
         pod_profile = (spec.get("securityContext") or {}).get("appArmorProfile")
-        if pod_profile is None or pod_profile != apparmor_field(annotations[key]):
+        if pod_profile is None or pod_profile != apparmor_field(annotations[key], checked=False):
             warnings.append(
                 f"{top}metadata.annotations[{key}]: "
                 'deprecated since v1.30; use the "appArmorProfile" field instead'
@@ -247,17 +243,6 @@ def _container_warnings(
                 part = {resource: amounts[resource]}
                 warnings += _fractional_bytes(part, f"{at}.resources.{kind}")
     return warnings + _env_warnings(container.get("env") or [], at)
-
-
-def apparmor_field(annotation: str) -> Obj | None:
-    """ApparmorFieldForAnnotation: the profile field an annotation value stands for."""
-    if annotation == "runtime/default":
-        return {"type": "RuntimeDefault"}
-    if annotation == "unconfined":
-        return {"type": "Unconfined"}
-    if annotation.startswith("localhost/"):
-        return {"type": "Localhost", "localhostProfile": annotation.removeprefix("localhost/")}
-    return None
 
 
 def _env_warnings(variables: list[Any], at: str) -> list[str]:
@@ -286,7 +271,7 @@ def _port_warnings(spec: Obj, at: str) -> list[str]:
     overlapping; then port names used twice."""
     warnings = []
     taken: dict[str, list[tuple[str, Obj]]] = {}
-    for container, where in _containers(spec, at):
+    for container, where in containers(spec, at):
         for i, port in enumerate(container.get("ports") or []):
             here = f"{where}.ports[{i}]"
             host_ip, host_port = port.get("hostIP") or "", port.get("hostPort") or 0
@@ -302,7 +287,7 @@ def _port_warnings(spec: Obj, at: str) -> list[str]:
 def _port_name_warnings(spec: Obj, at: str) -> list[str]:
     warnings = []
     named: dict[str, str] = {}
-    for container, where in _containers(spec, at):
+    for container, where in containers(spec, at):
         for i, port in enumerate(container.get("ports") or []):
             name = port.get("name") or ""
             if name in named:

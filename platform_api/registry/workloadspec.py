@@ -17,6 +17,7 @@ from platform_api.registry.jobpolicies import (
     validate_pod_failure_policy,
     validate_pod_replacement_policy,
 )
+from platform_api.registry.podannotations import annotation_errors, field_match_errors
 from platform_api.registry.podspec import validate_pod_spec
 from platform_api.selectors import LabelSelector, SelectorError, label_selector_from
 from platform_api.validation import field
@@ -88,10 +89,17 @@ def _matching_template(spec: Obj, matcher: LabelSelector | None) -> list[FieldEr
 def validate_pod_template(template: Obj, path: str) -> list[FieldError]:
     """kube's ValidatePodTemplateSpec: the template's labels and annotations (at
     ``<path>.labels``, not ``.metadata``), then its pod spec."""
-    meta = template.get("metadata") or {}
+    meta, spec = template.get("metadata") or {}, template.get("spec") or {}
+    annotations = meta.get("annotations") or {}
     errs = validate_labels(meta.get("labels") or {}, f"{path}.labels")
-    errs += validate_annotations(meta.get("annotations") or {}, f"{path}.annotations")
-    return errs + validate_pod_spec(template.get("spec") or {}, f"{path}.spec")
+    errs += validate_annotations(annotations, f"{path}.annotations")
+    errs += annotation_errors(annotations, spec, f"{path}.annotations")
+    errs += validate_pod_spec(spec, f"{path}.spec")
+    errs += field_match_errors(annotations, spec, f"{path}.spec")
+    if spec.get("ephemeralContainers"):
+        detail = "ephemeral containers not allowed in pod template"
+        errs.append(field.forbidden(f"{path}.spec.ephemeralContainers", detail))
+    return errs
 
 
 def _template(spec: Obj, kind: str) -> list[FieldError]:
