@@ -58,6 +58,7 @@ def _container(container: Obj) -> None:
         default_selectors(var.get("valueFrom"))
 
 
+CLIENT_IP_AFFINITY = 10800  # seconds: v1.DefaultClientIPServiceAffinitySeconds
 _PROBE_DEFAULTS: tuple[tuple[str, int], ...] = (("timeoutSeconds", 1), ("periodSeconds", 10))
 _PROBE_DEFAULTS += (("successThreshold", 1), ("failureThreshold", 3))
 
@@ -142,7 +143,14 @@ def _service(obj: Obj) -> None:
     default_ip_modes(obj)
     spec = obj.setdefault("spec", {})
     spec.setdefault("type", "ClusterIP")
-    spec.setdefault("sessionAffinity", "None")
+    if not spec.get("sessionAffinity"):
+        spec["sessionAffinity"] = "None"
+    if spec["sessionAffinity"] == "None":
+        spec.pop("sessionAffinityConfig", None)
+    elif spec["sessionAffinity"] == "ClientIP":
+        client = (spec.get("sessionAffinityConfig") or {}).get("clientIP")
+        if not isinstance(client, dict) or client.get("timeoutSeconds") is None:
+            spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": CLIENT_IP_AFFINITY}}
     if spec["type"] != "ExternalName":
         spec.setdefault("internalTrafficPolicy", "Cluster")
     for port in spec.get("ports") or []:

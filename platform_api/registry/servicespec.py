@@ -96,6 +96,7 @@ def validate_service(spec: Obj) -> list[FieldError]:
     affinity = spec.get("sessionAffinity")
     if affinity is not None and affinity not in AFFINITIES:
         errs.append(field.not_supported("spec.sessionAffinity", affinity, AFFINITIES))
+    errs += _affinity_config(affinity, spec.get("sessionAffinityConfig"))
     if kind not in TYPES:
         errs.append(field.not_supported("spec.type", kind, TYPES))
     errs += _node_ports(kind, ports)
@@ -326,3 +327,29 @@ def validate_cluster_ips_update(new: Obj, old: Obj) -> list[FieldError]:
     elif old_families and families and families[0] != old_families[0]:
         errs.append(field.invalid("spec.ipFamilies[0]", _go_list(ips), fixed))
     return errs
+
+
+MAX_CLIENT_IP_AFFINITY = 86400  # seconds: a day
+
+
+def _affinity_config(affinity: Any, config: Any) -> list[FieldError]:
+    """kube's session affinity config rules: ClientIP's needs a timeout of up to a day
+    (its defaults fill a missing one), None takes none."""
+    at = "spec.sessionAffinityConfig"
+    if affinity == "None" and config is not None:
+        return [field.forbidden(at, "must not be set when session affinity is None")]
+    if affinity != "ClientIP":
+        return []
+    when = "when session affinity type is ClientIP"
+    if not isinstance(config, dict):
+        return [field.required(at, when)]
+    client = config.get("clientIP")
+    if not isinstance(client, dict):
+        return [field.required(f"{at}.clientIP", when)]
+    timeout = client.get("timeoutSeconds")
+    if timeout is None:
+        return [field.required(f"{at}.clientIP.timeoutSeconds", when)]
+    if not 0 < timeout <= MAX_CLIENT_IP_AFFINITY:
+        detail = f"must be greater than 0 and less than {MAX_CLIENT_IP_AFFINITY}"
+        return [field.invalid(f"{at}.clientIP.timeoutSeconds", timeout, detail)]
+    return []

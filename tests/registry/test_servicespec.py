@@ -162,6 +162,28 @@ CASES: list[tuple[dict[str, Any], list[str]]] = [
     ),
     ({"type": "ClusterIP", "externalIPs": ["1.2.3.4"], "ports": [{"port": 80}]}, []),
     ({"type": "LoadBalancer", "allocateLoadBalancerNodePorts": False, "ports": [{"port": 80}]}, []),
+    *(
+        (
+            {
+                "sessionAffinity": "ClientIP",
+                "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": t}},
+                "ports": [{"port": 80}],
+            },
+            [
+                f"spec.sessionAffinityConfig.clientIP.timeoutSeconds: Invalid value: {t}: must be "
+                "greater than 0 and less than 86400"
+            ],
+        )
+        for t in (0, -1, 86401)
+    ),
+    (
+        {
+            "sessionAffinity": "ClientIP",
+            "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 86400}},
+            "ports": [{"port": 80}],
+        },
+        [],
+    ),
 ]
 
 
@@ -196,3 +218,34 @@ def test_type_dependent_defaults(spec: dict[str, Any], defaulted: dict[str, Any]
     apply_defaults("", "Service", service)
     keys = ("externalTrafficPolicy", "allocateLoadBalancerNodePorts")
     assert {k: service["spec"][k] for k in keys if k in service["spec"]} == defaulted
+
+
+@pytest.mark.parametrize(
+    ("spec", "config"),
+    [
+        # as kube-apiserver v1.36 stored each: ClientIP's timeout defaults to 3 hours,
+        # None (or no affinity) drops any config
+        ({"sessionAffinity": "ClientIP"}, {"clientIP": {"timeoutSeconds": 10800}}),
+        (
+            {"sessionAffinity": "ClientIP", "sessionAffinityConfig": {}},
+            {"clientIP": {"timeoutSeconds": 10800}},
+        ),
+        (
+            {"sessionAffinity": "ClientIP", "sessionAffinityConfig": {"clientIP": {}}},
+            {"clientIP": {"timeoutSeconds": 10800}},
+        ),
+        (
+            {
+                "sessionAffinity": "None",
+                "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 5}},
+            },
+            None,
+        ),
+        ({"sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 5}}}, None),
+    ],
+)
+def test_session_affinity_defaults(spec: dict[str, Any], config: Any) -> None:
+    service: dict[str, Any] = {"spec": {**spec, "ports": [{"port": 80}]}}
+    apply_defaults("", "Service", service)
+    assert service["spec"].get("sessionAffinityConfig") == config
+    assert validate_service(service["spec"]) == []
