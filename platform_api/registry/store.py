@@ -61,7 +61,7 @@ from platform_api.storage.interface import (
     reads_history,
     reads_through,
 )
-from platform_api.storage.view import AsyncStorageView
+from platform_api.storage.view import AsyncStorageView, StorageView
 from platform_api.timestamps import format_timestamp
 from platform_api.validation.field import go_quote
 from platform_api.validation.names import is_path_segment_name
@@ -376,7 +376,11 @@ class Store(Deletions):
             raise self._error(e, name) from None
 
     async def _dry_run_create(self, key: bytes, obj: Obj, name: str, generated: bool) -> Stored:
-        if await self._fetched(key) is None:
+        if await self._fetched(key) is None:  # answered as a create reads it back
+            if isinstance(self.storage, AsyncStorageView):
+                return await self.storage.unwritten(key, obj)
+            if isinstance(self.storage, StorageView):
+                return self.storage.unwritten(key, obj)
             return Stored(key, UNSTORED, object_json(obj))
         if generated:
             raise errors.generate_name_conflict(self.resource.plural, self.resource.group, name)

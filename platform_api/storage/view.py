@@ -17,6 +17,7 @@ from typing import Any
 from platform_api.gotext import object_json
 from platform_api.storage.interface import (
     KEY_NOT_FOUND,
+    UNSTORED,
     Event,
     ListOptions,
     ListResult,
@@ -57,6 +58,10 @@ class StorageView:
     def _seen(self, obj: Obj) -> Obj:
         converted = self._out(obj)
         return obj if converted is None else converted
+
+    def unwritten(self, key: bytes, obj: Obj) -> Stored:
+        """What a create of ``obj`` would read back, without writing it (a dry run)."""
+        return self.present(Stored(key, UNSTORED, object_json(self._into(obj))))
 
     # -- reads --------------------------------------------------------------------------
 
@@ -191,6 +196,10 @@ class AsyncStorageView:
 
     async def present(self, stored: Stored) -> Stored:
         return (await self._present_all([stored]))[0]
+
+    async def unwritten(self, key: bytes, obj: Obj) -> Stored:
+        """What a create of ``obj`` would read back, without writing it (a dry run)."""
+        return await self.present(Stored(key, UNSTORED, object_json(await self._into(obj))))
 
     async def _present_all(self, items: list[Stored]) -> list[Stored]:
         if not items:
