@@ -331,8 +331,9 @@ class Discovery:
         doc = self._docs.get(path)
         if doc is None:
             parts = path.split("/")  # "", "apis", group, ...
-            if len(parts) > 2 and parts[1] == "apis" and "/apis/" + parts[2] not in self._docs:
-                raise errors.page_not_found()  # a group nobody serves
+            group = parts[2] if len(parts) > 2 and parts[1] == "apis" else ""
+            if group and ("/apis/" + group not in self._docs or self._scheme.custom_group(group)):
+                raise errors.page_not_found()  # a group nobody serves, or a CRD group
             raise errors.path_not_found()
         request.setHeader(b"vary", b"Accept")
         body, serialized = _pretty_if_asked(request, doc), _serialized(request, path, "")

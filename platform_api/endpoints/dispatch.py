@@ -228,8 +228,9 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
         await handlers.caught_up()
         rt = handlers.scheme.lookup(info.api_group, info.api_version, info.resource)
     if rt is None:
-        if info.api_group and not handlers.scheme.versions(info.api_group):
-            raise errors.page_not_found()  # no group: nothing of the API's handles it
+        group, scheme = info.api_group, handlers.scheme
+        if group and (not scheme.versions(group) or scheme.custom_group(group)):
+            raise errors.page_not_found()  # no group (or a CRD group): no handler answers
         raise errors.path_not_found()
     handler = _route(rt, info, request.method)
     if not rt.custom:  # built-in kinds are go-restful routes; custom resources are not

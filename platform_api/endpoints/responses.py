@@ -64,6 +64,12 @@ def sent_warnings(texts: list[str]) -> list[str]:
     return out
 
 
+def write_warnings(request: Request, ctx: Context) -> None:
+    """The request's warnings as ``Warning`` headers, before the status line goes out."""
+    for text in sent_warnings(ctx.warnings):
+        request.responseHeaders.addRawHeader(b"warning", warning_header(text))
+
+
 def _accepts_gzip(request: Request) -> bool:
     """kube's ``negotiateContentEncoding``: a comma-separated token that is exactly gzip."""
     header = request.getHeader(b"accept-encoding")
@@ -103,8 +109,7 @@ def finish(
     request.setHeader(b"content-type", content_type)
     request.setHeader(b"cache-control", _CACHE_CONTROL)
     if ctx is not None:
-        for text in sent_warnings(ctx.warnings):
-            request.responseHeaders.addRawHeader(b"warning", warning_header(text))
+        write_warnings(request, ctx)
     for name, value in (headers or {}).items():
         request.setHeader(name.encode(), value.encode())
     if go_json and content_type.startswith(b"application/json"):

@@ -29,6 +29,7 @@ from platform_api.endpoints.list import (
 )
 from platform_api.endpoints.negotiation import CBOR_SEQ, Output, stream_types
 from platform_api.endpoints.options import arg
+from platform_api.endpoints.responses import write_warnings
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.tables import check_include
 from platform_api.endpoints.watchencoding import EventEncoder
@@ -371,6 +372,7 @@ async def handle(scope: Scope) -> bytes:
         content_type = CBOR_SEQ.encode()  # kube answers a watch asked in CBOR as a sequence
     request.setHeader(b"content-type", content_type)
     request.setHeader(b"cache-control", b"no-cache, private")
+    write_warnings(request, scope.ctx)  # a deprecated version's, say, as kube's recorder
     request.write(b"")  # headers go out now: clients wait for them before reading
     if _timeout_ns(params) < 0:
         return b""  # kube's timer fires before the first event: an empty stream

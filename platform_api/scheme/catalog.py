@@ -154,6 +154,13 @@ class Scheme:
         """Served versions of a group, preferred first; empty if the group is unknown."""
         return list(self._versions.get(group, ()))
 
+    def custom_group(self, group: str) -> bool:
+        """Whether ``group`` is served by custom resource definitions alone: kube's
+        apiextensions handler passes what it does not serve of such a group to the
+        plain-text 404 of the server's last handler, not to a Status."""
+        served = [rt for v in self.versions(group) for rt in self.resources(group, v)]
+        return bool(served) and all(rt.custom for rt in served)
+
     def groups(self) -> list[str]:
         """Named groups in kube's discovery order (the core group is not one)."""
         named = [g for g in self._versions if g]

@@ -173,3 +173,39 @@ def test_metadata_views_of_a_custom_resource_are_typed(admin: requests.Session, 
     assert list(row["object"]["metadata"]) == typed
     whole = admin.get(base + "/c1").json()
     assert list(whole["metadata"]) == sorted(whole["metadata"])  # the object itself: a map
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        # what kube's apiextensions handler does not serve of a CRD's group goes to the
+        # server's last handler: a plain 404, where a built-in group answers a Status
+        "/v9/namespaces/routes/crontabs",
+        "/v9",
+        "/v1/namespaces/routes/bogus",
+        "/v1/bogus",
+    ],
+)
+def test_what_a_crd_group_does_not_serve_is_the_plain_404(
+    server: Server, admin: requests.Session, base: str, path: str
+) -> None:
+    r = admin.get(f"{server.url}/apis/{GROUP}{path}")
+    assert (r.status_code, r.text) == (404, "404 page not found\n")
+    builtin = admin.get(f"{server.url}/apis/apps/v9")
+    assert (builtin.status_code, builtin.json()["reason"]) == (404, "NotFound")
+
+
+def test_a_deprecated_versions_warning_comes_with_its_watches(
+    server: Server, admin: requests.Session
+) -> None:
+    group = "deprecated.routes.example.com"
+    old = crd_version("v1beta1", storage=False, deprecated=True, deprecationWarning="use v1")
+    manifest = crd_manifest(group, versions=[crd_version("v1"), old])
+    create_crd(admin, server, manifest)
+    try:
+        url = server.url + ns_path(group, "default").replace("/v1/", "/v1beta1/")
+        for params in ({}, {"watch": "1", "timeoutSeconds": "1"}):
+            r = admin.get(url, params=params)
+            assert (r.status_code, r.headers.get("Warning")) == (200, '299 - "use v1"'), params
+    finally:
+        delete_crd(admin, server, f"crontabs.{group}")
