@@ -239,19 +239,30 @@ def claim_warnings(obj: Obj) -> list[str]:
 def claim_spec_warnings(spec: Obj, path: str) -> list[str]:
     """kube's GetWarningsForPersistentVolumeClaimSpec: storage of a fraction of a byte
     (claims, and the templates of ephemeral volumes and StatefulSets)."""
-    warnings: list[str] = []
     resources = spec.get("resources") or {}
-    for kind in ("requests", "limits"):
-        amount = (resources.get(kind) or {}).get("storage")
-        if amount is None:
+    return [
+        warning
+        for kind in ("requests", "limits")
+        for warning in fractional_bytes(
+            resources.get(kind) or {}, f"{path}.resources.{kind}", ("storage",)
+        )
+    ]
+
+
+def fractional_bytes(amounts: Obj, at: str, names: tuple[str, ...]) -> list[str]:
+    """kube's warning for each of ``names`` in ``amounts`` that asks for a fraction of
+    a byte (``at[name]: fractional byte value "1500m" is invalid``)."""
+    warnings = []
+    for name in names:
+        if name not in amounts:
             continue
         try:
-            quantity = parse(str(amount))
+            quantity = parse(str(amounts[name]))
         except QuantityError:
             continue
         if quantity.milli_value() % 1000:
             warnings.append(
-                f"{path}.resources.{kind}[storage]: fractional byte value "
-                f"{go_quote(str(quantity))} is invalid, must be an integer"
+                f"{at}[{name}]: fractional byte value {go_quote(str(quantity))} is invalid, "
+                "must be an integer"
             )
     return warnings

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from platform_api.authorization.nodegraph import MIRROR_ANNOTATION
 from platform_api.codec import BodyError, parse_json
 from platform_api.gotext import json_kind
 from platform_api.registry.pvsources import descending_path
@@ -24,7 +25,7 @@ from platform_api.validation.tolerations import validate_tolerations
 
 Obj = dict[str, Any]
 
-MIRROR = "platform.io/config.mirror"
+MIRROR = MIRROR_ANNOTATION
 # the key this server's ReplicaSet controller reads, as the stock tools write it
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 TOLERATIONS = "scheduler.alpha.platform.io/tolerations"

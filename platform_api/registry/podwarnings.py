@@ -14,8 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api.gotext import quote
-from platform_api.quantity import QuantityError, parse
-from platform_api.registry.claimupdate import claim_spec_warnings
+from platform_api.registry.claimupdate import claim_spec_warnings, fractional_bytes
 from platform_api.registry.gateddrops import GIT_REPO_VOLUME_DRIVER, GateCheck
 from platform_api.registry.node import DEPRECATED_NODE_LABELS
 from platform_api.registry.podannotations import (
@@ -25,12 +24,14 @@ from platform_api.registry.podannotations import (
     apparmor_field,
     containers,
 )
+from platform_api.registry.podvolumepaths import overlapping_paths
 from platform_api.validation.ips import ip_warnings
 from platform_api.validation.names import is_dns1123_label, is_label_value
 
 Obj = dict[str, Any]
 
 NULL_SELECTOR = "a null labelSelector results in matching no pod"
+_BYTES = ("memory", "ephemeral-storage")  # resources counted in whole bytes
 _SYSCTLS = 'non-functional in v1.11+; use the "sysctls" field instead'
 DEPRECATED_ANNOTATIONS = {
     "scheduler.alpha.platform.io/critical-pod": (
@@ -96,7 +97,7 @@ def spec_and_meta_warnings(spec: Obj, meta: Obj, at: str, gates: GateCheck) -> l
         if not (item or {}).get("name")
     ]
     overhead = spec.get("overhead") or {}
-    warnings += _fractional_bytes(overhead, f"{at}spec.overhead")
+    warnings += fractional_bytes(overhead, f"{at}spec.overhead", _BYTES)
     if not (spec.get("securityContext") or {}).get("seccompProfile") and SECCOMP_POD in annotations:
         warnings.append(
             f"{at}metadata.annotations[{SECCOMP_POD}]: "
@@ -195,23 +196,6 @@ def _duplicates(items: list[Any], key: str, at: str, name: str) -> list[str]:
         if value in seen:
             warnings.append(f"{at}[{i}].{name}: duplicate {name} {quote(value)}")
         seen.add(value)
-    return warnings if len(items) > 1 else []
-
-
-def _fractional_bytes(resources: Obj, at: str) -> list[str]:
-    warnings = []
-    for name in ("memory", "ephemeral-storage"):
-        if name not in resources:
-            continue
-        try:
-            quantity = parse(str(resources[name]))
-        except QuantityError:
-            continue
-        if quantity.milli_value() % 1000:
-            warnings.append(
-                f"{at}[{name}]: fractional byte value {quote(str(quantity))} is invalid, "
-                "must be an integer"
-            )
     return warnings
 
 
@@ -236,12 +220,10 @@ def _container_warnings(
                 'deprecated since v1.30; use the "appArmorProfile" field instead'
             )
     resources = container.get("resources") or {}
-    for resource in ("memory", "ephemeral-storage"):
+    for resource in _BYTES:
         for kind in ("limits", "requests"):
             amounts = resources.get(kind) or {}
-            if resource in amounts:
-                part = {resource: amounts[resource]}
-                warnings += _fractional_bytes(part, f"{at}.resources.{kind}")
+            warnings += fractional_bytes(amounts, f"{at}.resources.{kind}", (resource,))
     return warnings + _env_warnings(container.get("env") or [], at)
 
 
@@ -339,112 +321,6 @@ def _affinity_warnings(affinity: Obj, at: str) -> list[str]:
             if ((term or {}).get("podAffinityTerm") or {}).get("labelSelector") is None:
                 warnings.append(f"{preferred}[{i}].podAffinityTerm.labelSelector: {NULL_SELECTOR}")
     return warnings
-
-
-def overlapping_paths(volumes: list[Any]) -> list[str]:
-    """warningsForOverlappingVirtualPaths: two items of one volume writing the same
-    file, or one inside the other's directory."""
-    warnings = []
-    for volume in volumes:
-        name = quote(volume.get("name") or "")
-        for kind, label in (("configMap", "ConfigMap"), ("secret", "Secret")):
-            source = volume.get(kind)
-            if source is not None and source.get("items") is not None:
-                ref = source.get("name" if kind == "configMap" else "secretName") or ""
-                for body in _overlaps(_paths(source["items"], "")):
-                    warnings.append(
-                        f"volume {name} ({label} {quote(ref)}): overlapping paths: {body}"
-                    )
-        downward = volume.get("downwardAPI")
-        if downward is not None and downward.get("items") is not None:
-            for body in _overlaps(_paths(downward["items"], "")):
-                warnings.append(f"volume {name} (DownwardAPI): overlapping paths: {body}")
-        if volume.get("projected") is not None:
-            warnings += _projected(volume["projected"].get("sources") or [], name)
-    return warnings
-
-
-Path = tuple[str, str]  # (path, where it came from)
-
-
-def _paths(items: list[Any], source: str) -> list[Path]:
-    return [((item or {}).get("path") or "", source) for item in items]
-
-
-def _projected(sources: list[Any], name: str) -> list[str]:
-    warnings = []
-    seen: list[Path] = []
-    for source in sources:
-        if not source:
-            warnings.append(f"volume {name} (Projected) has no sources provided")
-            continue
-        for written, origin in _source_paths(source):
-            path = (written.rstrip("/"), origin)
-            warnings += [
-                f"volume {name} (Projected): overlapping paths: {_show(path)} with {_show(c)}"
-                for c in _collisions(seen, path)
-            ]
-            seen.append(path)
-    return warnings
-
-
-def _source_paths(source: Obj) -> list[Path]:
-    """The paths one projected source writes, as kube's switch takes the first kind."""
-    for kind, label, key in (("configMap", "ConfigMap", "name"), ("secret", "Secret", "name")):
-        part = source.get(kind)
-        if part is not None and part.get("items") is not None:
-            return _paths(part["items"], f"{label} {quote(part.get(key) or '')}")
-    downward = source.get("downwardAPI")
-    if downward is not None and downward.get("items") is not None:
-        return _paths(downward["items"], "DownwardAPI")
-    token = source.get("serviceAccountToken")
-    if token is not None:
-        return [(token.get("path") or "", "ServiceAccountToken")]
-    bundle = source.get("clusterTrustBundle")
-    if bundle is not None:
-        bundle_name = (
-            bundle.get("name") if bundle.get("name") is not None else bundle.get("signerName")
-        )
-        return [(bundle.get("path") or "", f"ClusterTrustBundle {quote(bundle_name or '')}")]
-    certificate = source.get("podCertificate")
-    if certificate is not None:
-        return [
-            (certificate[key], label)
-            for key, label in (
-                ("certificateChainPath", "PodCertificate chain"),
-                ("keyPath", "PodCertificate key"),
-                ("credentialBundlePath", "PodCertificate credential bundle"),
-            )
-            if certificate.get(key)
-        ]
-    return []
-
-
-def _overlaps(paths: list[Path]) -> list[str]:
-    """checkVolumeMappingForOverlap: each path against those before it."""
-    seen: list[Path] = []
-    out = []
-    for written, origin in paths:
-        path = (written.rstrip("/"), origin)
-        out += [f"{_show(path)} with {_show(c)}" for c in _collisions(seen, path)]
-        seen.append(path)
-    return out
-
-
-def _collisions(seen: list[Path], needle: Path) -> list[Path]:
-    if not needle[0]:
-        return []
-    mine = needle[0] + "/"
-    return [
-        item
-        for item in seen
-        if item[0]
-        and (item == needle or (item[0] + "/").startswith(mine) or mine.startswith(item[0] + "/"))
-    ]
-
-
-def _show(path: Path) -> str:
-    return f"{quote(path[0])} ({path[1]})" if path[1] else quote(path[0])
 
 
 POD_NAME = "the Pod's hostname"
