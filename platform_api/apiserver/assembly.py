@@ -35,7 +35,9 @@ from platform_api.apiserver.features import (
     ALLOW_UNSAFE_MALFORMED_OBJECT_DELETION,
     API_RESPONSE_COMPRESSION,
     CBOR_SERVING_AND_STORAGE,
+    CLEARING_NOMINATED_NODE_NAME,
     CONSTRAINED_IMPERSONATION,
+    POD_TOPOLOGY_LABELS_ADMISSION,
     WATCH_LIST,
 )
 from platform_api.apiserver.health import HealthCheck, HealthEndpoint
@@ -246,6 +248,8 @@ class ServerAssembly:
             watch_list=cfg.feature_gates.enabled(WATCH_LIST),
             compression=cfg.feature_gates.enabled(API_RESPONSE_COMPRESSION),
             unsafe_delete=cfg.feature_gates.enabled(ALLOW_UNSAFE_MALFORMED_OBJECT_DELETION),
+            binding_labels=cfg.feature_gates.enabled(POD_TOPOLOGY_LABELS_ADMISSION),
+            clear_nomination=cfg.feature_gates.enabled(CLEARING_NOMINATED_NODE_NAME),
             min_request_timeout=float(cfg.min_request_timeout),
             scheme=scheme,
             storage=self.storage,

@@ -31,6 +31,8 @@ CBOR_SERVING_AND_STORAGE = "CBORServingAndStorage"
 API_RESPONSE_COMPRESSION = "APIResponseCompression"
 WATCH_LIST = "WatchList"  # sendInitialEvents on watches (streaming lists)
 ALLOW_UNSAFE_MALFORMED_OBJECT_DELETION = "AllowUnsafeMalformedObjectDeletion"
+POD_TOPOLOGY_LABELS_ADMISSION = "PodTopologyLabelsAdmission"  # a Binding's labels
+CLEARING_NOMINATED_NODE_NAME = "ClearingNominatedNodeNameAfterBinding"
 CONSTRAINED_IMPERSONATION = "ConstrainedImpersonation"  # names kube's impersonation filter
 ALL_ALPHA, ALL_BETA = "AllAlpha", "AllBeta"
 

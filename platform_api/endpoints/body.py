@@ -22,6 +22,7 @@ from platform_api.codec import (
 )
 from platform_api.codec.bounds import as_interface_values, deeper_than, whole_floats_to_ints
 from platform_api.context import Context
+from platform_api.endpoints.deprecation_data import DEPRECATED
 from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
@@ -190,11 +191,13 @@ def decode_object(
     custom: CustomResourceStrategy | None = None,
     aliases: Aliases | None = None,
     serves_cbor: bool = False,
+    also: tuple[str, ...] = (),
 ) -> Obj:
     """The decoded, pruned object of a create or update body.
 
     ``kind``/``definition``/``api_version`` default to the resource's; sub-resources
-    with their own kind (``scale``) pass theirs.
+    with their own kind (``scale``) pass theirs, and ``also`` the other versions of it
+    the endpoint takes as its own (kube's AcceptsGroupVersion: an Eviction's v1beta1).
     """
     kind = kind or rt.kind
     definition = definition or rt.definition
@@ -220,6 +223,8 @@ def decode_object(
         body_version, alias = aliases.canonical_api_version(body_version)
         if alias:  # an upstream group name: the answer goes out in it
             ctx.render_group = ctx.render_group or alias
+    if body_version in also:
+        body_version = api_version
     # a custom resource of another kind is decoded, and refused by its validation (422)
     other_kind = custom is not None and body_version == api_version
     if (body_version, body_kind) != (api_version, kind) and not other_kind:
@@ -265,11 +270,11 @@ def type_mismatch(
         known = True
     except KeyError:
         known = False
-    # Another version of the same kind: kube converts a registered one, then refuses it.
-    # Served versions are known here, older registered ones (apps/v1beta1) are not, and
-    # are taken for registered; the core group never had a version but v1.
-    other_version = body_kind == kind and group == api_version.rpartition("/")[0]
-    other_version = other_version and (known or group != "")
+    # Another version of the same kind (in its group or an older one: extensions/v1beta1
+    # Deployment): kube converts a registered one, then refuses it.  Served versions are
+    # known here; kube's scheme also registers older ones, each of which has a
+    # deprecation (apps/v1beta2 DaemonSet; apps/v1beta1 has none).
+    other_version = body_kind == kind and (known or (group, version, body_kind) in DEPRECATED)
     if custom is None and not other_version:
         head = f'{body_kind} in version "{version}" cannot be handled as a {kind}: '
         detail = conversion_problem(raw, body_version, body_kind, kind, definition, schemas)
@@ -307,7 +312,12 @@ def conversion_problem(
 
 
 async def decode_write(
-    scope: Scope, options_kind: str, kind: str = "", definition: str = "", api_version: str = ""
+    scope: Scope,
+    options_kind: str,
+    kind: str = "",
+    definition: str = "",
+    api_version: str = "",
+    also: tuple[str, ...] = (),
 ) -> tuple[WriteOptions, Output, Obj]:
     """The shared start of a write: options, output type, decoded body; on a thread when
     the body is large (``heavy``).
@@ -315,11 +325,16 @@ async def decode_write(
     ``kind``/``definition``/``api_version`` name the body's own type on sub-resources
     that take one (Scale, Binding, TokenRequest); the resource's otherwise.
     """
-    return await heavy.run(_decode_write, scope, options_kind, kind, definition, api_version)
+    return await heavy.run(_decode_write, scope, options_kind, kind, definition, api_version, also)
 
 
 def _decode_write(
-    scope: Scope, options_kind: str, kind: str, definition: str, api_version: str
+    scope: Scope,
+    options_kind: str,
+    kind: str,
+    definition: str,
+    api_version: str,
+    also: tuple[str, ...],
 ) -> tuple[WriteOptions, Output, Obj]:
     opts = write_options(scope.request, options_kind)
     out = scope.output()
@@ -343,6 +358,7 @@ def _decode_write(
             custom=None if kind else custom_strategy(scope.resource, scope.store.strategy),
             aliases=scope.handlers.aliases,
             serves_cbor=scope.handlers.cbor,
+            also=also,
         )
     except errors.StatusError:
         if audit is not None:
@@ -355,11 +371,16 @@ def _decode_write(
 
 
 async def decode_subresource(
-    scope: Scope, options_kind: str, kind: str, definition: str, api_version: str
+    scope: Scope,
+    options_kind: str,
+    kind: str,
+    definition: str,
+    api_version: str,
+    also: tuple[str, ...] = (),
 ) -> Obj:
     """The body of a sub-resource write whose kind is its own; a namespace it names must
     be the URL's (kube's handlers check it before anything else)."""
-    obj = (await decode_write(scope, options_kind, kind, definition, api_version))[2]
+    obj = (await decode_write(scope, options_kind, kind, definition, api_version, also))[2]
     meta = obj.get("metadata")
     check_namespace(scope.resource, meta if isinstance(meta, dict) else {}, scope.namespace)
     return obj

@@ -17,7 +17,8 @@ from platform_api.endpoints.body import decode_subresource
 from platform_api.endpoints.delete import options_from
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.responses import encode
-from platform_api.endpoints.scope import Scope
+from platform_api.endpoints.scope import Handlers, Scope
+from platform_api.endpoints.update import check_update_preconditions
 from platform_api.registry.deletion import check_preconditions
 from platform_api.registry.disruptionbudget import set_allowed_condition
 from platform_api.registry.podspec import selector_matches
@@ -38,8 +39,10 @@ def _success(scope: Scope) -> bytes:
     return scope.finish(201, encode(body), Output("json"))
 
 
-async def _body(scope: Scope, kind: str, definition: str, api_version: str) -> Obj:
-    return await decode_subresource(scope, "CreateOptions", kind, definition, api_version)
+async def _body(
+    scope: Scope, kind: str, definition: str, api_version: str, also: tuple[str, ...] = ()
+) -> Obj:
+    return await decode_subresource(scope, "CreateOptions", kind, definition, api_version, also)
 
 
 async def bind(scope: Scope) -> bytes:
@@ -76,22 +79,16 @@ async def _bind(scope: Scope, binding: Obj, name: str, pods: Store) -> bytes:
     await scope.handlers.admission.validator(scope, "CREATE")(binding, None)
     if not name:
         raise errors.bad_request("Name parameter required.")  # kube's key of the pod
+    meta = binding["metadata"]
+    # kube keeps a Binding's uid and resourceVersion as preconditions on the pod.
+    pre = Preconditions(meta.get("uid") or None, meta.get("resourceVersion") or None)
+    handlers = scope.handlers
 
     def assign(existing: Obj | None) -> Obj:
         assert existing is not None
-        if existing["metadata"].get("deletionTimestamp"):
-            raise errors.conflict(
-                "pods/binding",
-                "",
-                name,
-                f"pod {name} is being deleted, cannot be assigned to a host",
-            )
-        node = (existing.get("spec") or {}).get("nodeName")
-        if node:
-            raise errors.conflict(
-                "pods/binding", "", name, f'pod {name} is already assigned to node "{node}"'
-            )
-        existing.setdefault("spec", {})["nodeName"] = target["name"]
+        check_update_preconditions(scope, pre, existing, pods, name)
+        _check_bindable(existing, name)
+        assign_node(existing, target["name"], binding, handlers, handlers.reactor.seconds())
         return existing
 
     await pods.update(
@@ -100,8 +97,49 @@ async def _bind(scope: Scope, binding: Obj, name: str, pods: Store) -> bytes:
     return _success(scope)
 
 
+def _check_bindable(pod: Obj, name: str) -> None:
+    """kube's setPodNodeAndMetadata refuses, as a Conflict on pods/binding, a pod going
+    away, one already on a node, and one the scheduler may not yet place."""
+    spec = pod.get("spec") or {}
+    why = ""
+    if pod["metadata"].get("deletionTimestamp"):
+        why = f"pod {name} is being deleted, cannot be assigned to a host"
+    elif spec.get("nodeName"):
+        why = f'pod {name} is already assigned to node "{spec["nodeName"]}"'
+    elif spec.get("schedulingGates"):
+        why = f"pod {name} has non-empty .spec.schedulingGates"
+    if why:
+        raise errors.conflict("pods/binding", "", name, why)
+
+
+def assign_node(pod: Obj, node: str, binding: Obj, handlers: Handlers, now: float) -> None:
+    """The pod on ``node``, as kube's binding leaves it: the scheduler's nomination
+    cleared, the Binding's annotations (and, with PodTopologyLabelsAdmission, its labels)
+    merged in, and PodScheduled True."""
+    pod.setdefault("spec", {})["nodeName"] = node
+    status = pod.setdefault("status", {})
+    if handlers.clear_nomination:
+        status.pop("nominatedNodeName", None)
+    meta, given = pod["metadata"], binding["metadata"]
+    if given.get("annotations"):
+        meta["annotations"] = {**(meta.get("annotations") or {}), **given["annotations"]}
+    if handlers.binding_labels and given.get("labels"):
+        meta["labels"] = {**(meta.get("labels") or {}), **given["labels"]}
+    scheduled: Obj = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
+    conditions = status.setdefault("conditions", [])
+    for i, condition in enumerate(conditions):
+        if condition.get("type") == "PodScheduled":  # kube's UpdatePodCondition
+            kept = condition.get("status") == "True" and condition.get("lastTransitionTime")
+            scheduled["lastTransitionTime"] = kept or format_timestamp(now)
+            conditions[i] = scheduled
+            return
+    scheduled["lastTransitionTime"] = format_timestamp(now)
+    conditions.append(scheduled)
+
+
 async def evict(scope: Scope) -> bytes:
-    eviction = await _body(scope, "Eviction", EVICTION, "policy/v1")
+    # kube's EvictionREST takes its v1beta1 too (AcceptsGroupVersion).
+    eviction = await _body(scope, "Eviction", EVICTION, "policy/v1", ("policy/v1beta1",))
     name = eviction["metadata"].get("name") or ""
     if name != scope.name:
         raise errors.bad_request("name in URL does not match name in Eviction object")

@@ -25,12 +25,13 @@ from platform_api.endpoints.negotiation import (
 )
 from platform_api.endpoints.options import refuse_export, write_options
 from platform_api.endpoints.scope import Scope
-from platform_api.endpoints.update import check_uid
+from platform_api.endpoints.update import check_update_preconditions
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
 from platform_api.registry.prepare import check_put_target
 from platform_api.scheme.gonames import DecodeError
 from platform_api.scheme.schemas import Schemas
+from platform_api.storage.interface import Preconditions
 from platform_api.validation import field
 from platform_api.validation.field import go_quote
 
@@ -113,7 +114,7 @@ async def _write(scope: Scope, change: Any, put: Obj | None = None) -> bytes:
     def updated(existing: Obj | None) -> Obj:
         assert existing is not None
         if uid:
-            check_uid(scope, uid, existing)
+            check_update_preconditions(scope, Preconditions(uid=uid), existing)
         before = _view(scope, existing)
         if (
             paths is not None

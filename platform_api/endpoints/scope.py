@@ -74,6 +74,8 @@ class Handlers(Freshness):
     watch_list: bool = True  # sendInitialEvents on watches (WatchList)
     compression: bool = True  # gzip of large get/list answers (APIResponseCompression)
     unsafe_delete: bool = False  # deleting corrupt objects (AllowUnsafeMalformedObjectDeletion)
+    binding_labels: bool = True  # a Binding's labels reach the pod (PodTopologyLabelsAdmission)
+    clear_nomination: bool = True  # binding clears it (ClearingNominatedNodeNameAfterBinding)
 
     def store(self, rt: ResourceType) -> Store:
         return self.stores[(rt.group, rt.version, rt.plural)]

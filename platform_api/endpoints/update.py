@@ -10,6 +10,7 @@ from platform_api import errors
 from platform_api.endpoints.body import decode_write
 from platform_api.endpoints.scope import Scope
 from platform_api.registry.prepare import check_put_target
+from platform_api.registry.store import Store
 from platform_api.storage.etcd.layout import kube_key
 from platform_api.storage.interface import Preconditions
 
@@ -23,7 +24,7 @@ async def handle(scope: Scope) -> bytes:
 
     def updated(existing: dict[str, Any] | None) -> dict[str, Any]:
         if uid and existing is not None:
-            check_uid(scope, uid, existing)
+            check_update_preconditions(scope, Preconditions(uid=uid), existing)
         # A fresh copy per attempt: the store's retry loop may call this again.
         fresh: dict[str, Any] = orjson.loads(encoded)
         return fresh
@@ -32,17 +33,26 @@ async def handle(scope: Scope) -> bytes:
     return await scope.respond_object(stored, 201 if created else 200, out)
 
 
-def check_uid(scope: Scope, uid: str, existing: dict[str, Any]) -> None:
-    """A PUT body's uid is kube's precondition on the stored object: its storage refuses
-    another object's with a Conflict that quotes its StorageError."""
-    why = Preconditions(uid=uid).failure(existing)
+def check_update_preconditions(
+    scope: Scope,
+    pre: Preconditions,
+    existing: dict[str, Any],
+    store: Store | None = None,
+    name: str = "",
+) -> None:
+    """Preconditions a write's body carries (a PUT's uid, a Binding's uid and
+    resourceVersion) against the stored object: kube's storage refuses a mismatch with
+    a Conflict that quotes its StorageError.  ``store``/``name`` default to the
+    request's (a Binding names a pod)."""
+    why = pre.failure(existing)
     if why is None:
         return
-    rt = scope.resource
-    registry_key = scope.store.key(scope.namespace, scope.name)
-    key = kube_key(registry_key, not rt.custom, scope.handlers.storage_prefix)
+    rt = scope.resource if store is None else store.resource
+    store = store or scope.store
+    name = name or scope.name
+    key = kube_key(store.key(scope.namespace, name), not rt.custom, scope.handlers.storage_prefix)
     detail = (
         f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, "
         f"AdditionalErrorMsg: {why}"
     )
-    raise errors.conflict(rt.plural, rt.group, scope.name, detail)
+    raise errors.conflict(rt.plural, rt.group, name, detail)

@@ -136,6 +136,36 @@ DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
             'Deployment in version "v1" cannot be handled as a Deployment: no kind '
             f'"Deployment" is registered for version "v1" in scheme "{SCHEME}"',
         ),
+        # an older group's kind converts into the same internal type
+        (
+            DEPLOYMENTS,
+            "extensions/v1beta1",
+            "Deployment",
+            "the API version in the data (extensions/v1beta1) does not match the expected "
+            "API version (apps/v1)",
+        ),
+        # versions the scheme registers, each with or without the kind
+        (
+            "/apis/apps/v1/namespaces/default/daemonsets",
+            "apps/v1beta2",
+            "DaemonSet",
+            "the API version in the data (apps/v1beta2) does not match the expected API "
+            "version (apps/v1)",
+        ),
+        (
+            "/apis/apps/v1/namespaces/default/daemonsets",
+            "apps/v1beta1",
+            "DaemonSet",
+            'DaemonSet in version "v1beta1" cannot be handled as a DaemonSet: no kind '
+            f'"DaemonSet" is registered for version "apps/v1beta1" in scheme "{SCHEME}"',
+        ),
+        (
+            DEPLOYMENTS,
+            "apps/v2",
+            "Deployment",
+            'Deployment in version "v2" cannot be handled as a Deployment: no kind '
+            f'"Deployment" is registered for version "apps/v2" in scheme "{SCHEME}"',
+        ),
     ],
 )
 def test_a_body_of_another_type_is_refused_in_kubes_words(
