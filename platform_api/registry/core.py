@@ -12,7 +12,6 @@ from platform_api.registry.claimupdate import (
     validate_claim_status,
     validate_claim_update,
 )
-from platform_api.registry.defaults import apply_defaults
 from platform_api.registry.gateddrops import RELAXED_SERVICE_NAMES, drop_disabled
 from platform_api.registry.lbstatus import validate_service_status
 from platform_api.registry.podannotations import (
@@ -168,12 +167,13 @@ class PodBindingStrategy(StatusStrategy):
 class EphemeralContainersStrategy(StatusStrategy):
     """``pods/ephemeralcontainers``: the pod as it was, with the new list."""
 
+    body_is_kind = True
+
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         containers = (revert_to_old(new, old).get("spec") or {}).get("ephemeralContainers")
         spec = new.setdefault("spec", {})
         if containers:
-            spec["ephemeralContainers"] = containers
-            apply_defaults("", "Pod", new)  # kube's decoder defaults them with the pod
+            spec["ephemeralContainers"] = containers  # defaulted with the pod's decoding
         else:
             spec.pop("ephemeralContainers", None)
         drop_disabled("", "Pod", new, old, self.gates)

@@ -30,6 +30,8 @@ def _resizable(spec: Obj) -> list[Obj]:
 
 
 class PodResizeStrategy(StatusStrategy):
+    body_is_kind = True
+
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         request = revert_to_old(new, old)
         wanted = {c.get("name"): c for c in _resizable(request.get("spec") or {})}

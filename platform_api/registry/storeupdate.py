@@ -90,6 +90,7 @@ class Update:
         # The decoder defaults what it decodes: the kind itself, as a /status body is
         # (other sub-resources' bodies are kinds of their own).
         main = self.strategy is store.strategy or self.subresource == "status"
+        main = main or getattr(self.strategy, "body_is_kind", False)
         # ownership before admission and the kind's preparation, as kube records it
         await heavy.run(store.receive, obj, existing, self.track, main)
         if self.mutate is not None:

@@ -214,6 +214,9 @@ class StatusStrategy:
     finalizers_on_delete: tuple[str, ...] = ()
     status_writes_metadata = False
     status_keeps_old_metadata: tuple[str, ...] = ()
+    # The body is the kind itself (a Pod to /ephemeralcontainers or /resize), which
+    # kube's decoder defaults before ownership is recorded; /status is always one.
+    body_is_kind = False
 
     def __init__(self, main: Strategy) -> None:
         self.main = main

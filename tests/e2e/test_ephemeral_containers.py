@@ -71,6 +71,24 @@ def test_the_subresource_changes_ephemeral_containers_only(
             }
         ]
         assert added.json()["metadata"]["generation"] == 2
+        # the body is decoded as a Pod, defaults and all, before ownership is recorded
+        (owned,) = [m for m in added.json()["metadata"]["managedFields"] if m.get("subresource")]
+        assert owned["subresource"] == "ephemeralcontainers"
+        assert owned["fieldsV1"]["f:spec"]["f:ephemeralContainers"]['k:{"name":"dbg"}'] == {
+            ".": {},
+            "f:image": {},
+            "f:imagePullPolicy": {},
+            "f:name": {},
+            "f:resources": {},
+            "f:stdin": {},
+            "f:targetContainerName": {},
+            "f:terminationMessagePath": {},
+            "f:terminationMessagePolicy": {},
+            "f:volumeMounts": {
+                ".": {},
+                'k:{"mountPath":"/v"}': {".": {}, "f:mountPath": {}, "f:name": {}},
+            },
+        }
         ignored = admin.patch(
             url,
             json={"metadata": {"labels": {"a": "b"}}, "spec": {"activeDeadlineSeconds": 5}},
