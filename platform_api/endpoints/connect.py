@@ -114,11 +114,27 @@ async def _stream(scope: Scope, pod: dict[str, Any]) -> bytes:
     node_name = (pod.get("spec") or {}).get("nodeName") or ""
     if not node_name:
         raise errors.bad_request(f"pod {scope.name} does not have a host assigned")
-    if await _node(scope, node_name) is None:
-        raise errors.not_found("pods", "", node_name)  # kube's words for a missing node
+    await kubelet_address(scope, node_name)
     if not is_upgrade_request(scope.request):
         raise errors.bad_request("Upgrade request required")
     raise errors.unknown(NO_KUBELETS)
+
+
+async def kubelet_address(scope: Scope, node_name: str) -> str:
+    """Where kube would reach the kubelet of a pod's node (its GetConnectionInfo): 404 in
+    kube's words for a node that is gone, 500 for one without an address of the
+    preferred types."""
+    node = await _node(scope, node_name)
+    if node is None:
+        raise errors.not_found("pods", "", node_name)
+    address = _node_address(node)
+    if not address:
+        known = " ".join(
+            f"{{{a.get('type', '')} {a.get('address', '')}}}"
+            for a in (node.get("status") or {}).get("addresses") or []
+        )
+        raise errors.unknown(f"no preferred addresses found; known addresses: [{known}]")
+    return address
 
 
 async def _service(scope: Scope, service: dict[str, Any]) -> bytes:

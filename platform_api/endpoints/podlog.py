@@ -1,10 +1,13 @@
 """``pods/log``: kube's answers without a kubelet.
 
-No pod here ever runs, so there is never a log to stream: a valid request is answered
-as kube answers it for a pod no node has started, 204 with no body (``kubectl logs``
-prints nothing and succeeds).  The options and the container are checked first, as
-kube's log REST checks them: bad numbers 400, ``PodLogOptions`` rules 422, an unknown
-container or a missing name on a pod of several containers 400.
+No pod here ever runs, so there is never a log to stream: a valid request for a pod
+no node has taken is answered as kube answers it, 204 with no body (``kubectl logs``
+prints nothing and succeeds).  A pod bound to a node gets kube's answer for its
+node's kubelet: 404 for a node that is gone, 500 for one without an address, and the
+500 of a kubelet that cannot be reached for the rest.  The options and the container
+are checked first, as kube's log REST checks them: bad numbers 400,
+``PodLogOptions`` rules 422, an unknown container or a missing name on a pod of
+several containers 400.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.apiextensions.schema.gojson_meta import parse_rfc3339
+from platform_api.endpoints.connect import NO_KUBELETS, kubelet_address
 from platform_api.endpoints.options import args
 from platform_api.endpoints.responses import bare
 from platform_api.endpoints.scope import Scope
@@ -91,4 +95,8 @@ async def handle(scope: Scope) -> bytes:
         raise errors.invalid("PodLogOptions", "", scope.name, errs)
     pod = (await scope.store.read(scope.namespace, scope.name)).object
     _check_container(pod, query.get("container", ""))
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    if node_name:
+        await kubelet_address(scope, node_name)
+        raise errors.unknown(NO_KUBELETS)
     return bare(scope.request, 204)

@@ -57,20 +57,34 @@ def test_streams_to_a_pod_fail_where_kube_fails_them(
         "NotFound",
         'pods "conn-node" not found',
     )
+    assert _answer(admin.get(f"{base}/placed/log")) == (
+        404,
+        "NotFound",
+        'pods "conn-node" not found',
+    )
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "conn-node"}}
     assert admin.post(server.url + "/api/v1/nodes", json=node).status_code == 201
     try:
+        # a node without an address kube's kubelet client may use: its error, a bare 500
+        no_address = (500, "", "no preferred addresses found; known addresses: []")
+        assert _answer(admin.post(f"{base}/placed/exec")) == no_address
+        assert _answer(admin.get(f"{base}/placed/log?follow=true")) == no_address
+        addresses = {"status": {"addresses": [{"type": "InternalIP", "address": "10.9.9.9"}]}}
+        patched = admin.patch(
+            server.url + "/api/v1/nodes/conn-node/status",
+            json=addresses,
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        assert patched.status_code == 200
         assert _answer(admin.post(f"{base}/placed/exec")) == (
             400,
             "BadRequest",
             "Upgrade request required",
         )
+        no_kubelets = (500, "", "error dialing backend: this server does not connect to kubelets")
         refused = admin.post(f"{base}/placed/attach?stdout=true", headers=SPDY)
-        assert _answer(refused) == (
-            500,
-            "",
-            "error dialing backend: this server does not connect to kubelets",
-        )
+        assert _answer(refused) == no_kubelets
+        assert _answer(admin.get(f"{base}/placed/log")) == no_kubelets
     finally:
         admin.delete(server.url + "/api/v1/nodes/conn-node")
         for name in ("pending", "placed"):
