@@ -105,9 +105,12 @@ def _aggregated_resource(rt: ResourceType, group: str) -> dict[str, Any]:
     """One resource of aggregated discovery, in ``group`` (the name clients asked for;
     an upstream alias lists no short names or categories, as in ``_resource_entries``)."""
     alias = group != rt.group
+    # kube's installer copies the APIResource's group and version, empty for a built-in
+    # kind of the group's own; apiextensions names a custom resource's.
+    kind_group, kind_version = (group, rt.version) if rt.custom else ("", "")
     out: dict[str, Any] = {
         "resource": rt.plural,
-        "responseKind": {"group": group, "version": rt.version, "kind": rt.kind},
+        "responseKind": {"group": kind_group, "version": kind_version, "kind": rt.kind},
         "scope": "Namespaced" if rt.namespaced else "Cluster",
         "singularResource": rt.singular,
         "verbs": rt.listed_verbs(),
