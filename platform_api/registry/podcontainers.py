@@ -51,12 +51,13 @@ RESIZE_POLICIES = ["NotRequired", "RestartContainer"]
 class PodFacts:
     """What a container's checks need to know of its pod: its valid volumes by name,
     whether it shares the host's user namespace (``hostUsers`` not false), its restart
-    policy, the names of its resource claims."""
+    policy, the names of its resource claims, its termination grace period."""
 
     volumes: Mapping[str, Obj]
     host_users: bool = True
     restart_policy: str = "Always"
     claims: frozenset[str] = frozenset()
+    grace_period: int | None = None  # terminationGracePeriodSeconds: bounds a sleep hook
 
 
 def validate_common(container: Obj, at: str, pod: PodFacts) -> list[FieldError]:
@@ -103,9 +104,12 @@ def _resize_policy(policies: list[Obj], at: str, pod: PodFacts) -> list[FieldErr
     return errs
 
 
-def validate_handlers(container: Obj, at: str, init_only: bool) -> list[FieldError]:
+def validate_handlers(
+    container: Obj, at: str, init_only: bool, grace_period: int | None = None
+) -> list[FieldError]:
     """Lifecycle hooks and probes: ``init_only`` for an init container that is not a
-    sidecar (restartPolicy Always), which may have none."""
+    sidecar (restartPolicy Always), which may have none; a sleep hook must end within
+    the pod's ``grace_period``."""
     keys = ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe")
     if init_only:
         return [field.forbidden(f"{at}.{k}", INIT_ONLY_ALWAYS) for k in keys if container.get(k)]
@@ -113,7 +117,7 @@ def validate_handlers(container: Obj, at: str, init_only: bool) -> list[FieldErr
     for hook in ("postStart", "preStop"):
         handler = (container.get("lifecycle") or {}).get(hook)
         if handler is not None:
-            errs += _handler(handler, f"{at}.lifecycle.{hook}", lifecycle=True)
+            errs += _handler(handler, f"{at}.lifecycle.{hook}", lifecycle=True, grace=grace_period)
     for key in ("livenessProbe", "readinessProbe", "startupProbe"):
         probe = container.get(key)
         if probe is not None:
@@ -232,7 +236,9 @@ def _env_from(sources: list[Obj], at: str) -> list[FieldError]:
     return errs
 
 
-def _handler(handler: Obj, at: str, lifecycle: bool = False) -> list[FieldError]:
+def _handler(
+    handler: Obj, at: str, lifecycle: bool = False, grace: int | None = None
+) -> list[FieldError]:
     """``validateHandler``: exactly one action, checked."""
     kinds = ("exec", "httpGet", "tcpSocket", "grpc") + (("sleep",) if lifecycle else ())
     errs: list[FieldError] = []
@@ -245,7 +251,10 @@ def _handler(handler: Obj, at: str, lifecycle: bool = False) -> list[FieldError]
             errs.append(field.forbidden(f"{at}.{kind}", "may not specify more than 1 handler type"))
             continue
         chosen += 1
-        errs += _ACTIONS[kind](action, f"{at}.{kind}")
+        if kind == "sleep":
+            errs += _sleep(action, f"{at}.sleep", grace)
+        else:
+            errs += _ACTIONS[kind](action, f"{at}.{kind}")
     if not chosen:
         errs.append(field.required(at, "must specify a handler type"))
     return errs
@@ -273,8 +282,14 @@ def _grpc(action: Obj, at: str) -> list[FieldError]:
     return [field.invalid(f"{at}.port", port, m) for m in port_number_errors(port)]
 
 
-def _sleep(action: Obj, at: str) -> list[FieldError]:
-    return nonnegative(f"{at}.seconds", action.get("seconds"))
+def _sleep(action: Obj, at: str, grace: int | None) -> list[FieldError]:
+    """``validateSleepAction`` (zero allowed, AllowPodLifecycleSleepActionZeroValue GA):
+    within the grace period, unchecked where the pod has none to measure against."""
+    seconds = action.get("seconds") or 0
+    if grace is None or 0 <= seconds <= grace:
+        return []
+    why = f"must be non-negative and less than terminationGracePeriodSeconds ({grace})"
+    return [field.invalid(at, seconds, why)]
 
 
 _ACTIONS = {
@@ -282,7 +297,6 @@ _ACTIONS = {
     "httpGet": _http_get,
     "tcpSocket": _tcp_socket,
     "grpc": _grpc,
-    "sleep": _sleep,
 }
 
 

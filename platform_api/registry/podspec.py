@@ -50,6 +50,7 @@ def validate_pod_spec(spec: Obj, path: str, pod_name: str | None = None) -> list
         host_users=spec.get("hostUsers") is not False,
         restart_policy=spec.get("restartPolicy") or "",
         claims=claims,
+        grace_period=spec.get("terminationGracePeriodSeconds"),
     )
     containers: list[Obj] = spec.get("containers") or []
     if not containers:
@@ -63,7 +64,7 @@ def validate_pod_spec(spec: Obj, path: str, pod_name: str | None = None) -> list
             errs.append(field.duplicate(f"{at}.name", name))
         names.add(name)
         errs += _choice(container, "restartPolicy", CONTAINER_RESTART, at)
-        errs += validate_handlers(container, at, init_only=False)
+        errs += validate_handlers(container, at, False, facts.grace_period)
     errs += _host_port_conflicts(containers, f"{path}.containers")
     inits = spec.get("initContainers") or []
     errs += _init_containers(inits, f"{path}.initContainers", names, facts)
@@ -118,7 +119,7 @@ def _init_containers(
             taken.add(name)
         # Init containers run one by one: each is checked alone (kube names it [0]).
         errs += _host_port_conflicts([container], path)
-        errs += validate_handlers(container, at, init_only=restart != "Always")
+        errs += validate_handlers(container, at, restart != "Always", facts.grace_period)
     return errs
 
 

@@ -63,6 +63,34 @@ C = {"name": "c", "image": "i"}
             ],
         ),
         ({"containers": [{**C, "ports": [{"containerPort": 8080}]}]}, []),
+        # a sleep hook ends within the grace period (the reference's words; zero allowed)
+        (
+            {"containers": [{**C, "lifecycle": {"preStop": {"sleep": {"seconds": -1}}}}]},
+            [
+                "spec.containers[0].lifecycle.preStop.sleep: Invalid value: -1: must be "
+                "non-negative and less than terminationGracePeriodSeconds (30)"
+            ],
+        ),
+        (
+            {
+                "terminationGracePeriodSeconds": 4,
+                "initContainers": [
+                    {
+                        **C,
+                        "restartPolicy": "Always",
+                        "lifecycle": {"postStart": {"sleep": {"seconds": 5}}},
+                    }
+                ],
+                "containers": [
+                    {**C, "name": "d", "lifecycle": {"preStop": {"sleep": {"seconds": 4}}}}
+                ],
+            },
+            [
+                "spec.initContainers[0].lifecycle.postStart.sleep: Invalid value: 5: must be "
+                "non-negative and less than terminationGracePeriodSeconds (4)"
+            ],
+        ),
+        ({"containers": [{**C, "lifecycle": {"preStop": {"sleep": {"seconds": 0}}}}]}, []),
     ],
 )
 def test_pod_spec_errors_read_as_kubes(spec: dict[str, Any], expected: list[str]) -> None:
