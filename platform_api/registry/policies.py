@@ -8,18 +8,23 @@ from platform_api.quantity import QuantityError, parse
 from platform_api.registry import hpaconversion
 from platform_api.registry.apps import WorkloadStrategy
 from platform_api.registry.defaults import defaults
+from platform_api.registry.hpametrics import (
+    DESCRIBED,
+    RefOptions,
+    api_version_problem,
+    validate_metrics,
+    validate_object_reference,
+)
 from platform_api.registry.servicespec import port_name_errors, port_number_errors
 from platform_api.registry.strategy import Obj, SpecChecked, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.ips import cidr_errors, parse_cidr
 from platform_api.validation.labelselector import validate_label_selector
-from platform_api.validation.names import is_path_segment_name
 from platform_api.validation.objectmeta import validate_object_meta_update
 
 PROTOCOLS = ["TCP", "UDP", "SCTP"]  # kube lists these unsorted here
 POLICY_TYPES = ["Ingress", "Egress"]
-METRIC_TYPES = ["ContainerResource", "External", "Object", "Pods", "Resource"]
 SELECT_POLICIES = ["Disabled", "Max", "Min"]
 SCALING_POLICY_TYPES = ["Percent", "Pods"]
 MAX_WINDOW_SECONDS, MAX_PERIOD_SECONDS = 3600, 1800
@@ -108,29 +113,51 @@ def _ip_block(block: Obj, at: str) -> list[FieldError]:
     return errs
 
 
-def validate_autoscaler_spec(spec: Obj) -> list[FieldError]:
-    """kube's validateHorizontalPodAutoscalerSpec."""
+def validate_autoscaler_spec(spec: Obj, old: Obj | None = None) -> list[FieldError]:
+    """kube's validateHorizontalPodAutoscalerSpec, with the options its strategy derives
+    from the object it replaces (``old``: its spec, on update)."""
     errs: list[FieldError] = []
     low, high = spec.get("minReplicas"), spec.get("maxReplicas") or 0
-    if isinstance(low, int) and low < 1:
-        errs.append(field.invalid("spec.minReplicas", low, "must be greater than or equal to 1"))
-    if high < 1:
+    # HPAScaleToZero is off: zero stays allowed where the old object had it
+    floor = 0 if old is not None and old.get("minReplicas") == 0 else 1
+    if isinstance(low, int) and low < floor:
+        why = f"must be greater than or equal to {floor}"
+        errs.append(field.invalid("spec.minReplicas", low, why))
+    if high == 0:
         errs.append(field.required("spec.maxReplicas", "must be set and greater than 0"))
+    elif high < 0:
+        errs.append(field.invalid("spec.maxReplicas", high, "must be greater than or equal to 1"))
     if isinstance(low, int) and high < low:
         detail = "must be greater than or equal to `minReplicas`"
         errs.append(field.invalid("spec.maxReplicas", high, detail))
-    errs += _target_ref(spec.get("scaleTargetRef") or {}, "spec.scaleTargetRef")
-    metrics: list[Obj] = spec.get("metrics") or []
-    for i, metric in enumerate(metrics):
-        errs += _metric(metric, f"spec.metrics[{i}]")
-    if low == 0 and not any(m.get("type") in ("Object", "External") for m in metrics):
-        detail = "must specify at least one Object or External metric to support scaling to zero replicas"
-        errs.append(field.forbidden("spec.metrics", detail))
+    target = spec.get("scaleTargetRef") or {}
+    errs += validate_object_reference(target, "spec.scaleTargetRef", _target_options(spec, old))
+    errs += validate_metrics(spec.get("metrics") or [], "spec.metrics", low, _metric_options(old))
     behavior = spec.get("behavior") or {}
     for key in ("scaleUp", "scaleDown"):
         if isinstance(behavior.get(key), dict):
             errs += _scaling_rules(behavior[key], f"spec.behavior.{key}")
     return errs
+
+
+def _target_options(spec: Obj, old: Obj | None) -> RefOptions:
+    """An update that keeps the target's apiVersion and kind is not checked again; a
+    ReplicationController (core, no group) may name none."""
+    target, before = spec.get("scaleTargetRef") or {}, (old or {}).get("scaleTargetRef") or {}
+    same = old is not None and all(target.get(k) == before.get(k) for k in ("apiVersion", "kind"))
+    if same:
+        return RefOptions(allow_invalid_version=True)
+    return RefOptions(allow_empty_group=target.get("kind") == "ReplicationController")
+
+
+def _metric_options(old: Obj | None) -> RefOptions:
+    """Object metrics whose apiVersion was already invalid stay allowed to be."""
+    for metric in (old or {}).get("metrics") or []:
+        ref = ((metric or {}).get("object") or {}).get("describedObject")
+        invalid = ref is not None and api_version_problem(ref.get("apiVersion") or "", DESCRIBED)
+        if metric.get("type") == "Object" and invalid:
+            return RefOptions(allow_empty_group=True, allow_invalid_version=True)
+    return DESCRIBED
 
 
 def _scaling_rules(rules: Obj, at: str) -> list[FieldError]:
@@ -180,55 +207,6 @@ def _scaling_policy(policy: Obj, at: str) -> list[FieldError]:
     return errs
 
 
-def _target_ref(ref: Obj, at: str) -> list[FieldError]:
-    errs: list[FieldError] = []
-    for key in ("kind", "name"):
-        errs += field.checked(f"{at}.{key}", ref.get(key) or "", is_path_segment_name)
-    version = ref.get("apiVersion") or ""
-    if "/" not in version or not version.split("/", 1)[0]:
-        errs.append(field.invalid(f"{at}.apiVersion", version, "apiVersion must specify API group"))
-    return errs
-
-
-def _metric(metric: Obj, at: str) -> list[FieldError]:
-    kind = metric.get("type") or ""
-    errs: list[FieldError] = []
-    if not kind:
-        errs.append(field.required(f"{at}.type", "must specify a metric source type"))
-    elif kind not in METRIC_TYPES:
-        errs.append(field.not_supported(f"{at}.type", kind, METRIC_TYPES))
-    for key in ("resource", "containerResource"):
-        source = metric.get(key)
-        if source is not None and kind.lower() == key.lower():
-            errs += _resource_source(source, f"{at}.{key}")
-    return errs
-
-
-def _resource_source(source: Obj, at: str) -> list[FieldError]:
-    errs = (
-        [] if source.get("name") else [field.required(f"{at}.name", "must specify a resource name")]
-    )
-    target = source.get("target") or {}
-    kind = target.get("type") or ""
-    if not kind:
-        errs.append(field.required(f"{at}.target.type", "must specify a metric target type"))
-    elif kind not in ("Utilization", "Value", "AverageValue"):
-        detail = "must be either Utilization, Value, or AverageValue"
-        errs.append(field.invalid(f"{at}.target.type", kind, detail))
-    utilization = target.get("averageUtilization")
-    if isinstance(utilization, int) and utilization < 1:
-        errs.append(
-            field.invalid(f"{at}.target.averageUtilization", utilization, "must be greater than 0")
-        )
-    if utilization is None and target.get("averageValue") is None:
-        detail = "must set either a target raw value or a target utilization"
-        errs.append(field.required(f"{at}.target.averageUtilization", detail))
-    elif utilization is not None and target.get("averageValue") is not None:
-        detail = "may not set both a target raw value and a target utilization"
-        errs.append(field.forbidden(f"{at}.target.averageValue", detail))
-    return errs
-
-
 @defaults("networking.platform.io", "NetworkPolicy")
 def default_network_policy(obj: Obj) -> None:
     """kube's SetDefaults_NetworkPolicy(Port): a port's protocol is TCP, and a policy
@@ -251,19 +229,21 @@ class NetworkPolicyStrategy(SpecChecked, WorkloadStrategy):
 
 
 @register("autoscaling", "HorizontalPodAutoscaler")
-class AutoscalerStrategy(SpecChecked, WorkloadStrategy):
+class AutoscalerStrategy(WorkloadStrategy):
     """Both served versions are validated in the stored form (v2), as kube validates
     its internal one: a v1 request's errors name v2's paths."""
 
-    check = staticmethod(validate_autoscaler_spec)
     tracks_generation = False  # kube's HPA strategy leaves metadata.generation alone
     initial_status: Obj | None = {"currentMetrics": None, "desiredReplicas": 0}
 
     def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(_stored_form(obj))
+        stored = _stored_form(obj)
+        return super().validate(stored) + validate_autoscaler_spec(stored.get("spec") or {})
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(_stored_form(new), _stored_form(old))
+        new, old = _stored_form(new), _stored_form(old)
+        errs = super().validate_update(new, old)
+        return errs + validate_autoscaler_spec(new.get("spec") or {}, old.get("spec") or {})
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """kube's ValidateHorizontalPodAutoscalerStatusUpdate: replica counts that are
