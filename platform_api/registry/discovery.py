@@ -8,12 +8,26 @@ from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.ips import INVALID_IP, parse_ip, special_ip_errors
-from platform_api.validation.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from platform_api.validation.ips import (
+    INVALID_IP,
+    legacy_ip_errors,
+    parse_ip,
+    parse_ip_sloppy,
+    special_ip_errors,
+    strict_ip_errors,
+)
+from platform_api.validation.names import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_label_value,
+    is_qualified_name,
+)
 
 ADDRESS_TYPES = ["FQDN", "IPv4", "IPv6"]
 MAX_ENDPOINTS, MAX_ADDRESSES, MAX_PORTS = 1000, 100, 20000
+MAX_HINTS = 8  # zones, and nodes, an endpoint's hints may name
 PROTOCOLS = ["SCTP", "TCP", "UDP"]
+HOSTNAME_LABEL = "platform.io/hostname"  # a v1beta1 endpoint's node, in its topology
 
 
 @defaults("discovery.platform.io", "EndpointSlice")
@@ -25,15 +39,37 @@ def _endpoint_slice(obj: Obj) -> None:
         endpoint.setdefault("conditions", {})
 
 
+def drop_topology(new: Obj, old: Obj | None) -> None:
+    """kube's dropTopologyOnV1: v1 takes no ``deprecatedTopology``; unless the endpoints
+    are left as they were, it is dropped, and a node name the old slice kept only
+    there moves to ``nodeName``."""
+    endpoints = new.get("endpoints") or []
+    if old is not None and (old.get("endpoints") or []) == endpoints:
+        return
+    before = {
+        ((e or {}).get("deprecatedTopology") or {}).get(HOSTNAME_LABEL)
+        for e in (old or {}).get("endpoints") or []
+    } - {None}
+    for endpoint in endpoints:
+        if not isinstance(endpoint, dict):
+            continue
+        name = (endpoint.pop("deprecatedTopology", None) or {}).get(HOSTNAME_LABEL)
+        valid = isinstance(name, str) and name in before and not is_dns1123_subdomain(name)
+        if endpoint.get("nodeName") is None and valid:
+            endpoint["nodeName"] = name
+
+
 @register("discovery.platform.io", "EndpointSlice")
 class EndpointSliceStrategy(GenericStrategy):
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
+        drop_topology(obj, None)
         obj["metadata"]["generation"] = 1
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         """kube's: the generation counts changes of anything but metadata, and labels."""
         super().prepare_for_update(new, old)
+        drop_topology(new, old)
         generation = old["metadata"].get("generation", 1)
         if _content(new) != _content(old) or _labels(new) != _labels(old):
             generation += 1
@@ -98,7 +134,7 @@ def _endpoint(endpoint: Obj, kind: str, at: str) -> list[FieldError]:
     for i, address in enumerate(addresses):
         where = f"{at}.addresses[{i}]"
         if kind == "FQDN":
-            errs += [field.invalid(where, address, m) for m in is_dns1123_subdomain(address)]
+            errs += _fully_qualified(address, where)
         elif kind in ("IPv4", "IPv6"):
             errs += _ip(address, kind, at, where)
     node = endpoint.get("nodeName")
@@ -107,19 +143,62 @@ def _endpoint(endpoint: Obj, kind: str, at: str) -> list[FieldError]:
     host = endpoint.get("hostname")
     if host is not None:
         errs += [field.invalid(f"{at}.hostname", host, m) for m in is_dns1123_label(host)]
+    if isinstance(endpoint.get("hints"), dict):
+        errs += _hints(endpoint["hints"], f"{at}.hints")
     return errs
 
 
 def _ip(address: str, kind: str, at: str, where: str) -> list[FieldError]:
-    """An address of the slice's family that an endpoint may have; the family error
-    names the list, as kube's does."""
-    ip = parse_ip(address)
-    if ip is None:
-        return [field.invalid(where, address, INVALID_IP)]
+    """An address of the slice's family that an endpoint may have: an IPv4 one as kube's
+    legacy fields take it, an IPv6 one strictly (canonical); the family error names
+    the list, as kube's does."""
+    problems = legacy_ip_errors(address) if kind == "IPv4" else strict_ip_errors(address)
+    if problems:
+        return [field.invalid(where, address, m) for m in problems]
+    ip = parse_ip_sloppy(address)
     errs: list[FieldError] = []
-    if ip.version != (4 if kind == "IPv4" else 6):
+    if ip is not None and ip.version != (4 if kind == "IPv4" else 6):
         errs.append(field.invalid(f"{at}.addresses", address, f"must be an {kind} address"))
-    return errs + special_ip_errors(address, where)
+    return errs + special_ip_errors(str(ip) if ip is not None else address, where)
+
+
+def _fully_qualified(name: str, at: str) -> list[FieldError]:
+    """apimachinery's IsFullyQualifiedDomainName: a subdomain (a final dot dropped) of
+    at least two labels."""
+    if not name:
+        return [field.required(at)]
+    name = name.removesuffix(".")
+    problems = is_dns1123_subdomain(name)
+    if problems:
+        return [field.invalid(at, name, ",".join(problems))]
+    labels = name.split(".")
+    if len(labels) < 2:
+        detail = "should be a domain with at least two segments separated by dots"
+        return [field.invalid(at, name, detail)]
+    for label in labels:
+        problems = is_dns1123_label(label)
+        if problems:
+            return [field.invalid(at, label, ",".join(problems))]
+    return []
+
+
+def _hints(hints: Obj, at: str) -> list[FieldError]:
+    """kube's validateHints: at most 8 zones (label values) and 8 nodes, none twice."""
+    errs: list[FieldError] = []
+    for key, check in (("forZones", is_label_value), ("forNodes", is_dns1123_subdomain)):
+        entries = hints.get(key) or []
+        if len(entries) > MAX_HINTS:
+            return [*errs, field.too_many(f"{at}.{key}", len(entries), MAX_HINTS)]
+        seen: list[str] = []
+        for i, entry in enumerate(entries):
+            name = (entry or {}).get("name") or ""
+            where = f"{at}.{key}[{i}].name"
+            if name in seen:
+                errs.append(field.duplicate(where, name))
+            else:
+                seen.append(name)
+            errs += field.each(where, name, check)
+    return errs
 
 
 def _ports(ports: list[Obj]) -> list[FieldError]:

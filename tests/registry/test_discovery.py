@@ -9,7 +9,7 @@ import pytest
 
 from platform_api.endpoints.printers_cluster import _endpoint_slice_cells
 from platform_api.registry.defaults import apply_defaults
-from platform_api.registry.discovery import validate_endpoint_slice
+from platform_api.registry.discovery import HOSTNAME_LABEL, drop_topology, validate_endpoint_slice
 from platform_api.validation.field import aggregate
 
 KUBE_ANSWERS: list[tuple[str, dict[str, Any], str]] = [
@@ -64,6 +64,62 @@ KUBE_ANSWERS: list[tuple[str, dict[str, Any], str]] = [
         "[endpoints[0].nodeName: Invalid value: \"Bad_N\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), endpoints[0].hostname: Invalid value: \"Bad_H\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')]",
     ),
     ("eps-label", {"addressType": "IPv4"}, ""),
+    # IPv4 as kube's legacy fields take it, IPv6 strictly, FQDNs of two labels, hints
+    (
+        "eps-v4-legacy",
+        {
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["010.0.0.1"]}, {"addresses": ["::ffff:1.2.3.4"]}],
+        },
+        '[endpoints[0].addresses[0]: Invalid value: "010.0.0.1": must not have leading 0s, '
+        'endpoints[1].addresses[0]: Invalid value: "::ffff:1.2.3.4": must not be an '
+        "IPv4-mapped IPv6 address]",
+    ),
+    (
+        "eps-v6-strict",
+        {
+            "addressType": "IPv6",
+            "endpoints": [{"addresses": ["2001:DB8::1"]}, {"addresses": ["1.2.3.4"]}],
+        },
+        '[endpoints[0].addresses[0]: Invalid value: "2001:DB8::1": must be in canonical form '
+        '("2001:db8::1"), endpoints[1].addresses: Invalid value: "1.2.3.4": must be an IPv6 '
+        "address]",
+    ),
+    (
+        "eps-fqdn-one-label",
+        {"addressType": "FQDN", "endpoints": [{"addresses": ["foo"]}, {"addresses": ["foo.bar."]}]},
+        'endpoints[0].addresses[0]: Invalid value: "foo": should be a domain with at least two '
+        "segments separated by dots",
+    ),
+    (
+        "eps-hints",
+        {
+            "addressType": "IPv4",
+            "endpoints": [
+                {
+                    "addresses": ["10.0.0.1"],
+                    "hints": {
+                        "forZones": [{"name": "a"}, {"name": "a"}],
+                        "forNodes": [{"name": "n"}],
+                    },
+                }
+            ],
+        },
+        'endpoints[0].hints.forZones[1].name: Duplicate value: "a"',
+    ),
+    (
+        "eps-hints-many",
+        {
+            "addressType": "IPv4",
+            "endpoints": [
+                {
+                    "addresses": ["10.0.0.1"],
+                    "hints": {"forZones": [{"name": str(i)} for i in range(9)]},
+                }
+            ],
+        },
+        "endpoints[0].hints.forZones: Too many: 9: must have at most 8 items",
+    ),
 ]
 
 
@@ -116,3 +172,22 @@ def test_an_update_keeping_its_endpoints_is_not_refused_for_them() -> None:
     assert [str(e) for e in validate_endpoint_slice(new)] == [
         'endpoints[0].addresses: Invalid value: "10.1.2.3": must be an IPv6 address',
     ]
+
+
+def test_v1_takes_no_deprecated_topology() -> None:
+    """kube's dropTopologyOnV1 (the reference stored none): dropped on create; on an
+    update that changes the endpoints, a node name kept only there moves to nodeName."""
+    created = {
+        "metadata": {"name": "t"},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.0.0.1"], "deprecatedTopology": {"bad key!": "v"}}],
+    }
+    drop_topology(created, None)
+    assert created["endpoints"] == [{"addresses": ["10.0.0.1"]}]
+    old = {"endpoints": [{"addresses": ["10.0.0.1"], "deprecatedTopology": {HOSTNAME_LABEL: "n1"}}]}
+    new = {"endpoints": [{"addresses": ["10.0.0.2"], "deprecatedTopology": {HOSTNAME_LABEL: "n1"}}]}
+    drop_topology(new, old)
+    assert new["endpoints"] == [{"addresses": ["10.0.0.2"], "nodeName": "n1"}]
+    same = {"endpoints": old["endpoints"]}
+    drop_topology(same, old)  # the endpoints as they were: left alone
+    assert same["endpoints"][0]["deprecatedTopology"] == {HOSTNAME_LABEL: "n1"}
