@@ -210,8 +210,11 @@ def _scaling_policy(policy: Obj, at: str) -> list[FieldError]:
 @defaults("networking.platform.io", "NetworkPolicy")
 def default_network_policy(obj: Obj) -> None:
     """kube's SetDefaults_NetworkPolicy(Port): a port's protocol is TCP, and a policy
-    naming no policyTypes is an Ingress one (and Egress too when it has egress rules)."""
-    spec = obj.get("spec")
+    naming no policyTypes is an Ingress one (and Egress too when it has egress rules).
+    The spec is a Go struct: one the body leaves out is defaulted too."""
+    if obj.get("spec") is None:
+        obj["spec"] = {}
+    spec = obj["spec"]
     if not isinstance(spec, dict):
         return
     for direction in ("ingress", "egress"):

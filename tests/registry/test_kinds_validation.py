@@ -349,6 +349,14 @@ def test_defaults_set_as_kube_decodes(
     assert obj["spec"] == defaulted
 
 
+def test_a_policy_without_a_spec_is_defaulted_as_an_empty_one() -> None:
+    """Go's spec is a struct, defaulted whether the body names it or not: the reference
+    recorded ``f:spec.f:policyTypes`` for a create with metadata alone."""
+    obj: dict[str, Any] = {"kind": "NetworkPolicy", "metadata": {"name": "p"}}
+    apply_defaults("networking.platform.io", "NetworkPolicy", obj)
+    assert obj["spec"] == {"policyTypes": ["Ingress"]}
+
+
 @pytest.mark.parametrize(
     ("annotations", "target"),
     [({}, 80), ({"autoscaling.alpha.kubernetes.io/metrics": "[]"}, None)],
