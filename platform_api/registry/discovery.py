@@ -164,7 +164,9 @@ def _ip(address: str, kind: str, at: str, where: str) -> list[FieldError]:
 
 def _fully_qualified(name: str, at: str) -> list[FieldError]:
     """apimachinery's IsFullyQualifiedDomainName: a subdomain (a final dot dropped) of
-    at least two labels."""
+    at least two labels.  Unlike kube, ``localhost`` passes: kube refuses loopback IPs
+    in slices, and this name is how a Service reaches a process on this machine (as
+    loopback Endpoints do, see ``_endpoint_address``)."""
     if not name:
         return [field.required(at)]
     name = name.removesuffix(".")
@@ -172,7 +174,7 @@ def _fully_qualified(name: str, at: str) -> list[FieldError]:
     if problems:
         return [field.invalid(at, name, ",".join(problems))]
     labels = name.split(".")
-    if len(labels) < 2:
+    if len(labels) < 2 and name != "localhost":
         detail = "should be a domain with at least two segments separated by dots"
         return [field.invalid(at, name, detail)]
     for label in labels:

@@ -191,3 +191,13 @@ def test_v1_takes_no_deprecated_topology() -> None:
     same = {"endpoints": old["endpoints"]}
     drop_topology(same, old)  # the endpoints as they were: left alone
     assert same["endpoints"][0]["deprecatedTopology"] == {HOSTNAME_LABEL: "n1"}
+
+
+def test_localhost_is_the_one_single_label_name_a_slice_may_carry() -> None:
+    """A deliberate difference from kube (README): ``localhost`` routes a selector-less
+    Service to a process on this machine; other single labels are refused as kube does."""
+    slice_ = {"addressType": "FQDN", "endpoints": [{"addresses": ["localhost", "other"]}]}
+    assert [str(e) for e in validate_endpoint_slice(slice_)] == [
+        'endpoints[0].addresses[1]: Invalid value: "other": should be a domain with at least '
+        "two segments separated by dots"
+    ]
