@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -17,6 +18,23 @@ AUDIT, IMPERSONATION, FAIRNESS, AUTHORIZATION = "audit", "impersonation", "fairn
 # The request's Trace, where the response writer finds it (a refusal by authentication
 # has no Context).
 TRACE_ATTRIBUTE = "_platform_trace"
+# The seconds a request has waited on admission webhooks, which kube's SLI latency
+# (apiserver_request_sli_duration_seconds) leaves out: one mutable cell per request,
+# shared with the coroutines it starts (kube's LatencyTrackers).
+_WEBHOOK_WAIT: ContextVar[list[float] | None] = ContextVar("webhook_wait", default=None)
+
+
+def track_webhook_wait() -> list[float]:
+    """Start counting the current request's webhook time; the cell it adds to."""
+    cell = [0.0]
+    _WEBHOOK_WAIT.set(cell)
+    return cell
+
+
+def add_webhook_wait(seconds: float) -> None:
+    cell = _WEBHOOK_WAIT.get()
+    if cell is not None:
+        cell[0] += seconds
 
 
 class Trace(Protocol):

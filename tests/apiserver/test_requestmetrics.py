@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from platform_api.authentication.union import Anonymous, RequestAuthenticator
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization.interface import Attributes, Decision
 from platform_api.authorization.union import AlwaysAllow, AlwaysDeny
+from platform_api.context import add_webhook_wait
 from platform_api.errors import StatusError
 
 
@@ -115,6 +117,37 @@ def test_request_is_recorded_when_finished() -> None:
     request.finish()
     assert _sample("apiserver_request_total", total) == before + 1
     assert _sample("apiserver_response_sizes_sum", labels) >= 1500
+
+
+def test_the_sli_latency_leaves_webhook_time_out() -> None:
+    """kube's apiserver_request_sli_duration_seconds: the request's time less what its
+    admission webhooks took; dry runs are not in it."""
+    uri = "/api/v1/namespaces/metrics-sli/configmaps"
+    labels = {
+        "component": "apiserver",
+        "group": "",
+        "resource": "configmaps",
+        "scope": "resource",
+        "subresource": "",
+        "verb": "POST",
+        "version": "v1",
+    }
+
+    def served(dry_run: bool) -> None:
+        full = uri + ("?dryRun=All" if dry_run else "")
+        request, info = _request(b"POST", full), _info(b"POST", full)
+        requestmetrics.track(request, info)
+        add_webhook_wait(120.0)  # as a slow webhook of this request would
+        request.finish()
+
+    count = "apiserver_request_sli_duration_seconds_count"
+    before = _sample(count, labels)
+    contextvars.copy_context().run(served, False)  # a request has a context of its own
+    assert _sample(count, labels) == before + 1
+    # 120 s of webhooks taken out of a request that took far less: below every bucket
+    assert _sample("apiserver_request_sli_duration_seconds_bucket", {**labels, "le": "0.05"}) >= 1
+    contextvars.copy_context().run(served, True)
+    assert _sample(count, labels) == before + 1
 
 
 def test_watch_is_longrunning_while_open() -> None:

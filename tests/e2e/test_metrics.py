@@ -33,6 +33,7 @@ KUBE_LINTS = {
 DASHBOARD_FAMILIES = (
     "apiserver_request_total",
     "apiserver_request_duration_seconds_bucket",
+    "apiserver_request_sli_duration_seconds_bucket",
     "apiserver_current_inflight_requests",
     "process_resident_memory_bytes",
     "process_cpu_seconds_total",
@@ -107,6 +108,15 @@ def test_request_total_counts_kube_verbs_and_scopes(
         'scope="namespace",subresource="",verb="LIST",version="v1"}'
     )
     assert delta(before, after, size) == 1
+
+    # the SLO dashboards' latency: real requests only, a dry run is not in it
+    def sli(verb: str) -> str:
+        return (
+            'apiserver_request_sli_duration_seconds_count{component="apiserver",group="",'
+            f'resource="configmaps",scope="resource",subresource="",verb="{verb}",version="v1"}}'
+        )
+
+    assert (delta(before, after, sli("APPLY")), delta(before, after, sli("POST"))) == (1, 0)
     assert delta(before, after, 'authorization_attempts_total{result="allowed"}') >= 6
     assert delta(before, after, 'authentication_attempts{result="success"}') >= 6
 

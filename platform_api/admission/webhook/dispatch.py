@@ -27,6 +27,7 @@ from platform_api.admission.webhook import review
 from platform_api.admission.webhook.caller import CallError, WebhookCaller
 from platform_api.admission.webhook.hooks import Hook, HookSource
 from platform_api.admission.webhook.review import InvalidResponse
+from platform_api.context import add_webhook_wait
 from platform_api.patch import json_patch
 
 log = Logger()
@@ -102,12 +103,16 @@ class WebhookAdmission:
             if invocation is None:
                 continue
             target, versioned = invocation
+            started = time.perf_counter()
             await self._mutate_once(hook, req, versioned)
+            add_webhook_wait(time.perf_counter() - started)
             called.append((hook, target, copy.deepcopy(req.object) if hook.reinvoke else None))
         # IfNeeded: a webhook whose output a later one changed sees the result again.
         for hook, target, seen in called:
             if hook.reinvoke and seen != req.object:
+                started = time.perf_counter()
                 await self._mutate_once(hook, req, await self._versioned(req, target))
+                add_webhook_wait(time.perf_counter() - started)
 
     async def _mutate_once(
         self, hook: Hook, req: AdmissionRequest, versioned: AdmissionRequest
@@ -170,9 +175,16 @@ class WebhookAdmission:
                 invocations.append((hook, invocation[1]))
         if not invocations:
             return
-        outcomes = await gatherResults(
-            [ensureDeferred(self._validate_one(hook, versioned)) for hook, versioned in invocations]
-        )
+        started = time.perf_counter()  # called in parallel: their wall time is the wait
+        try:
+            outcomes = await gatherResults(
+                [
+                    ensureDeferred(self._validate_one(hook, versioned))
+                    for hook, versioned in invocations
+                ]
+            )
+        finally:
+            add_webhook_wait(time.perf_counter() - started)
         for outcome in outcomes:
             if outcome is not None:
                 raise outcome
