@@ -223,21 +223,21 @@ def decode_object(
         body_version, alias = aliases.canonical_api_version(body_version)
         if alias:  # an upstream group name: the answer goes out in it
             ctx.render_group = ctx.render_group or alias
-    if body_version in also:
-        body_version = api_version
+    # another version the endpoint takes (same schema), decoded and named as sent
+    decoded_as = body_version if body_kind == kind and body_version in also else api_version
     # a custom resource of another kind is decoded, and refused by its validation (422)
     other_kind = custom is not None and body_version == api_version
-    if (body_version, body_kind) != (api_version, kind) and not other_kind:
+    if (body_version, body_kind) != (decoded_as, kind) and not other_kind:
         raise type_mismatch(
             raw, body_version, body_kind, api_version, kind, definition, schemas, custom
         )
-    version = api_version.rsplit("/", 1)[-1]
+    version = decoded_as.rsplit("/", 1)[-1]
     try:
         decoded = decode_against(raw, duplicates, schemas, definition, custom, media == CBOR)
         if custom is None:  # free-form fields hold Go's interface{} numbers
             as_interface_values(data, decoded.obj)
     except (DecodeError, BodyError) as e:
-        raise cannot_handle(kind, api_version, str(e)) from None
+        raise cannot_handle(kind, decoded_as, str(e)) from None
     prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: '
     strict_or_warn(ctx, level, decoded.strict_errors(), prefix)
     obj = decoded.obj

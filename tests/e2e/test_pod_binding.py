@@ -129,5 +129,19 @@ def test_an_eviction_is_taken_in_either_version(server: Server, admin: requests.
         'Eviction in version "v2" cannot be handled as a Eviction: no kind "Eviction" is '
         'registered for version "policy/v2" in scheme "pkg/api/legacyscheme/scheme.go:30"',
     )
+    # decoded, and refused, in the version it was sent in
+    assert evict("policy/v1beta1", deleteOptions="x").json() == failure(
+        400,
+        "BadRequest",
+        'Eviction in version "v1beta1" cannot be handled as a Eviction: json: cannot '
+        "unmarshal string into Go struct field Eviction.deleteOptions of type v1.DeleteOptions",
+    )
+    other = {"apiVersion": "policy/v1beta1", "kind": "Binding", "metadata": {"name": "p"}}
+    assert admin.post(f"{pods}/p/eviction", json=other).json() == failure(
+        400,
+        "BadRequest",
+        'Binding in version "v1beta1" cannot be handled as a Eviction: no kind "Binding" is '
+        'registered for version "policy/v1beta1" in scheme "pkg/api/legacyscheme/scheme.go:30"',
+    )
     assert evict("policy/v1beta1").status_code == 201
     assert admin.get(f"{pods}/p").status_code == 404  # a pending pod goes at once
