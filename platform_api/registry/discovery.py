@@ -12,7 +12,6 @@ from platform_api.validation.ips import (
     INVALID_IP,
     legacy_ip_errors,
     parse_ip,
-    parse_ip_sloppy,
     special_ip_errors,
     strict_ip_errors,
 )
@@ -155,11 +154,12 @@ def _ip(address: str, kind: str, at: str, where: str) -> list[FieldError]:
     problems = legacy_ip_errors(address) if kind == "IPv4" else strict_ip_errors(address)
     if problems:
         return [field.invalid(where, address, m) for m in problems]
-    ip = parse_ip_sloppy(address)
+    ip = parse_ip(address)  # both checks refuse what Python's parser does not take
+    assert ip is not None
     errs: list[FieldError] = []
-    if ip is not None and ip.version != (4 if kind == "IPv4" else 6):
+    if ip.version != (4 if kind == "IPv4" else 6):
         errs.append(field.invalid(f"{at}.addresses", address, f"must be an {kind} address"))
-    return errs + special_ip_errors(str(ip) if ip is not None else address, where)
+    return errs + special_ip_errors(address, where)
 
 
 def _fully_qualified(name: str, at: str) -> list[FieldError]:
@@ -191,14 +191,13 @@ def _hints(hints: Obj, at: str) -> list[FieldError]:
         entries = hints.get(key) or []
         if len(entries) > MAX_HINTS:
             return [*errs, field.too_many(f"{at}.{key}", len(entries), MAX_HINTS)]
-        seen: list[str] = []
+        seen: set[str] = set()
         for i, entry in enumerate(entries):
             name = (entry or {}).get("name") or ""
             where = f"{at}.{key}[{i}].name"
             if name in seen:
                 errs.append(field.duplicate(where, name))
-            else:
-                seen.append(name)
+            seen.add(name)
             errs += field.each(where, name, check)
     return errs
 

@@ -103,16 +103,12 @@ class WebhookAdmission:
             if invocation is None:
                 continue
             target, versioned = invocation
-            started = time.perf_counter()
             await self._mutate_once(hook, req, versioned)
-            add_webhook_wait(time.perf_counter() - started)
             called.append((hook, target, copy.deepcopy(req.object) if hook.reinvoke else None))
         # IfNeeded: a webhook whose output a later one changed sees the result again.
         for hook, target, seen in called:
             if hook.reinvoke and seen != req.object:
-                started = time.perf_counter()
                 await self._mutate_once(hook, req, await self._versioned(req, target))
-                add_webhook_wait(time.perf_counter() - started)
 
     async def _mutate_once(
         self, hook: Hook, req: AdmissionRequest, versioned: AdmissionRequest
@@ -120,7 +116,11 @@ class WebhookAdmission:
         """Call ``hook`` on ``versioned``; its patch ends in ``req.object``, converted
         back to the version asked for."""
         before = versioned.object
-        await self._mutate_call(hook, versioned)
+        started = time.perf_counter()  # one after the other: each call is waited for
+        try:
+            await self._mutate_call(hook, versioned)
+        finally:
+            add_webhook_wait(time.perf_counter() - started)
         if versioned.object is not before and versioned is not req:
             assert self.equivalence is not None
             req.object = await self.equivalence.restore(req, versioned)
