@@ -19,7 +19,7 @@ wrote the object or decoded it.  Custom resources have no Go type and are left a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from platform_api.codec.protobuf_decode import go_absent
 from platform_api.codec.protobuf_schema import (
@@ -38,7 +38,18 @@ RECEIVED = 0  # decoded into Go: a zero scalar is as absent (defaulting fills bo
 DECODED = 1  # that Go value as JSON: zero values written, those omitempty left out
 STORED = 2  # read back from Protobuf: empty lists and maps without omitempty are nil
 
-Shaper = Callable[[dict[str, Any], int], None]  # (object, stage)
+# The explicitly empty lists and maps a DECODED shaping left out: (the dict that held
+# one, its key, the empty value).  Go decodes ``[]`` as a non-nil empty slice, which its
+# defaulting (``== nil``) and validation (``!= nil``) tell from an absent one, while its
+# JSON (``omitempty``) writes neither; ``restore_empty`` and ``drop_empty`` put them
+# back for the kind's defaulting and validation and take them out again.
+Kept = list[tuple[dict[str, Any], str, Any]]
+
+
+class Shaper(Protocol):
+    def __call__(self, obj: dict[str, Any], stage: int, kept: Kept | None = None) -> None: ...
+
+
 # One field's step: (JSON name, the value Go writes when it is absent or None,
 # how to shape a present value or None, how a present value holds messages (one,
 # items of a list, values of a map: a map's keys are sorted as stored),
@@ -58,16 +69,35 @@ _ZEROS: dict[str, tuple[tuple[type, ...], Any]] = {
 }
 
 
-def shape(obj: dict[str, Any], stage: int = STORED) -> None:
+def shape(obj: dict[str, Any], stage: int = STORED, kept: Kept | None = None) -> None:
     """Give ``obj`` (in place) the shape Go gives a write of its kind at ``stage``:
     fields Go writes filled in where absent with their zero values, and the zero values
-    and empty lists and maps Go leaves out dropped.  As stored, its keys are in the Go
-    struct's order, ``kind`` and ``apiVersion`` first, as kube writes its JSON."""
+    and empty lists and maps Go leaves out dropped (RECEIVED keeps those lists and maps,
+    as Go's decoding does; DECODED records them in ``kept``).  As stored, its keys are
+    in the Go struct's order, ``kind`` and ``apiVersion`` first, as kube writes its
+    JSON."""
     message = message_for(obj.get("apiVersion") or "", obj.get("kind") or "")
     if message is not None:
-        shaper(message)(obj, stage)
+        shaper(message)(obj, stage, kept)
         if stage == STORED:
             _reorder(obj, _TYPE_META)
+
+
+def restore_empty(kept: Kept) -> None:
+    """Put back the empty lists and maps a DECODED shaping left out, where nothing has
+    taken their place: in kube the kind's defaulting and validation see the Go value,
+    which still holds them.  (A webhook's patch makes a new object, decoded afresh from
+    JSON without them: the dicts recorded are no longer part of it.)"""
+    for holder, name, value in kept:
+        holder.setdefault(name, value)
+
+
+def drop_empty(kept: Kept) -> None:
+    """Take them out again, for validating admission and storage, which see Go's JSON
+    (those the kind has since filled in stay)."""
+    for holder, name, value in kept:
+        if holder.get(name) is value and not value:
+            del holder[name]
 
 
 def set_revision(obj: dict[str, Any], revision: str) -> None:
@@ -176,7 +206,7 @@ _AFTER_REVISION = frozenset(OBJECT_META_ORDER[OBJECT_META_ORDER.index("resourceV
 
 
 def _walker(steps: list[Step], inline: list[Shaper], order: tuple[str, ...]) -> Shaper:
-    def walk(obj: dict[str, Any], stage: int) -> None:
+    def walk(obj: dict[str, Any], stage: int, kept: Kept | None = None) -> None:
         for name, absent, child, holds, empty, types, zero, omits in steps:
             value = obj.get(name)
             if value is None:
@@ -189,6 +219,10 @@ def _walker(steps: list[Step], inline: list[Shaper], order: tuple[str, ...]) -> 
                 continue
             if empty is not KEEP and not value and isinstance(value, list | dict | str):
                 if empty is OMIT:
+                    if stage == RECEIVED:
+                        continue  # non-nil in Go: its defaulting tells it from absent
+                    if kept is not None:
+                        kept.append((obj, name, value))
                     del obj[name]  # ``omitempty``: Go writes no empty list or map
                 elif stage == STORED:
                     obj[name] = None
@@ -199,17 +233,17 @@ def _walker(steps: list[Step], inline: list[Shaper], order: tuple[str, ...]) -> 
                 continue
             if holds == "one":
                 if isinstance(value, dict):
-                    child(value, stage)
+                    child(value, stage, kept)
             elif holds == "items":
                 for item in value if isinstance(value, list) else ():
                     if isinstance(item, dict):
-                        child(item, stage)
+                        child(item, stage, kept)
             elif isinstance(value, dict):
                 for item in value.values():
                     if isinstance(item, dict):
-                        child(item, stage)
+                        child(item, stage, kept)
         for embedded in inline:
-            embedded(obj, stage)
+            embedded(obj, stage, kept)
         if order and stage == STORED:
             _reorder(obj, order)
 

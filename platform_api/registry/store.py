@@ -16,7 +16,15 @@ from typing import Protocol
 
 from platform_api import errors, heavy
 from platform_api.authentication.user import UserInfo
-from platform_api.codec.goshape import DECODED, RECEIVED, set_revision, shape
+from platform_api.codec.goshape import (
+    DECODED,
+    RECEIVED,
+    Kept,
+    drop_empty,
+    restore_empty,
+    set_revision,
+    shape,
+)
 from platform_api.errors import StatusError
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
 from platform_api.gotext import object_json
@@ -316,15 +324,20 @@ class Store(Deletions):
 
     def receive(
         self, obj: Obj, live: Obj | None, track: Track | None, default: bool = True
-    ) -> None:
+    ) -> Kept:
         """A write's object as admission sees it: defaulted as kube's decoding defaults
-        what the writer sent, in Go's shape, its ownership recorded.  (Large writes run
-        this, the kind's preparation and validation on a thread: ``heavy``.)"""
+        what the writer sent, in Go's shape, its ownership recorded.  Returns the
+        explicitly empty lists and maps Go's JSON leaves out, for the kind's defaulting
+        and validation to see again after mutating admission (``restore_empty``).
+        (Large writes run this, the kind's preparation and validation on a thread:
+        ``heavy``.)"""
         if default:
             self.default(obj)
-        shape(obj, DECODED)
+        kept: Kept = []
+        shape(obj, DECODED, kept)
         if track is not None:
             track(live, obj)
+        return kept
 
     async def create(
         self,
@@ -339,15 +352,17 @@ class Store(Deletions):
         """kube's order: ownership is recorded for what the writer sent, then mutating
         admission, the kind's preparation and validation, validating admission."""
         track = track or self._writer_tracker("")
-        await heavy.run(self.receive, obj, None, track)
+        kept = await heavy.run(self.receive, obj, None, track)
         if mutate is not None:
             obj = await mutate(obj, None)
+        restore_empty(kept)
         meta = obj.get("metadata", {})
         # kube's CheckGeneratedNameError: any object that names a generateName, even
         # one that also names itself, is told the server could not generate a name
         generated = bool(meta.get("generateName"))
         now = self.now()
         name = await heavy.run(before_create, self.resource, self.strategy, namespace, obj, now)
+        drop_empty(kept)
         if admit is not None:
             await admit(obj, None)
         # as stored: admission may have dropped some, and Protobuf nils lists

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from platform_api import errors, heavy
-from platform_api.codec.goshape import set_revision, shape
+from platform_api.codec.goshape import drop_empty, restore_empty, set_revision, shape
 from platform_api.gotext import object_json
 from platform_api.registry.deletion import finishes_deletion
 from platform_api.registry.prepare import before_create, check_name, check_update, prepare_update
@@ -69,12 +69,14 @@ class Update:
             raise errors.not_found(store.resource.plural, store.resource.group, self.name)
         obj = await heavy.run(self.updated, None)
         obj.setdefault("metadata", {}).pop("resourceVersion", None)
-        await heavy.run(store.receive, obj, None, self.track)
+        kept = await heavy.run(store.receive, obj, None, self.track)
         if self.mutate is not None:
             obj = await self.mutate(obj, None)
+        restore_empty(kept)
         check_name(obj, self.name)
         now = store.now()
         await heavy.run(before_create, store.resource, store.strategy, self.namespace, obj, now)
+        drop_empty(kept)
         if self.admit is not None:
             await self.admit(obj, None)
         await heavy.run(shape, obj)
@@ -92,14 +94,16 @@ class Update:
         main = self.strategy is store.strategy or self.subresource == "status"
         main = main or getattr(self.strategy, "body_is_kind", False)
         # ownership before admission and the kind's preparation, as kube records it
-        await heavy.run(store.receive, obj, existing, self.track, main)
+        kept = await heavy.run(store.receive, obj, existing, self.track, main)
         if self.mutate is not None:
             obj = await self.mutate(obj, existing)
+        restore_empty(kept)
         where = (self.namespace, self.name)
         rt, strategy = store.resource, self.strategy
         await heavy.run(prepare_update, rt, strategy, main, where, obj, existing)
         denied = await self._denied(obj, existing)
         await heavy.run(check_update, rt, strategy, obj, existing, denied)
+        drop_empty(kept)
         if self.admit is not None:
             await self.admit(obj, existing)
         await heavy.run(shape, obj)

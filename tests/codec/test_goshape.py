@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 from platform_api.codec import protobuf
-from platform_api.codec.goshape import DECODED, RECEIVED, set_revision, shape
+from platform_api.codec.goshape import (
+    DECODED,
+    RECEIVED,
+    Kept,
+    drop_empty,
+    restore_empty,
+    set_revision,
+    shape,
+)
 
 META = {
     "name": "x",
@@ -286,3 +294,32 @@ def test_claim_templates_keep_their_typemeta_first_as_kube_writes_them() -> None
     }
     shape(event)
     assert list(event["involvedObject"]) == ["kind", "name", "apiVersion"]
+
+
+def test_explicitly_empty_lists_are_kept_for_defaulting_and_validation() -> None:
+    """Go decodes ``[]`` as a non-nil slice: its defaulting (``== nil``) keeps it and its
+    validation sees it, though its JSON (``omitempty``) writes neither.  RECEIVED keeps
+    it; DECODED leaves it out and records where; restoring puts back only what nothing
+    has replaced, and dropping takes out only what is still empty."""
+    rules: dict[str, Any] = {"policies": [], "selectPolicy": "Min"}
+    hpa = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "spec": {"behavior": {"scaleUp": rules}, "metrics": []},
+    }
+    shape(hpa, RECEIVED)
+    assert rules == {"policies": [], "selectPolicy": "Min"}
+    assert hpa["spec"]["metrics"] == []
+    kept: Kept = []
+    shape(hpa, DECODED, kept)
+    assert "policies" not in rules and "metrics" not in hpa["spec"]
+    assert {name for _, name, _ in kept} == {"policies", "metrics"}
+    hpa["spec"]["metrics"] = [{"type": "Resource"}]  # admission filled one in
+    restore_empty(kept)
+    assert rules["policies"] == [] and hpa["spec"]["metrics"] == [{"type": "Resource"}]
+    rules["policies"].append({"type": "Pods"})  # the kind filled the restored one in
+    drop_empty(kept)
+    assert rules["policies"] == [{"type": "Pods"}]
+    rules["policies"].clear()
+    drop_empty(kept)
+    assert "policies" not in rules
