@@ -5,9 +5,10 @@ kube-apiserver reaches these through a node's kubelet or a pod's address.  Nothi
 runs a pod, so every request ends in an error, but the one kube gives at the same step:
 admission of the CONNECT (a policy's or a webhook's refusal), the object's existence
 (404), a pod no node was given (400 ``does not have a host assigned``), a node that does
-not exist (404, worded by kube as a *pod* of the node's name), a request that asks for
-no upgrade (400 ``Upgrade request required``), an address kube would not dial (400
-``address not allowed``), a service with no endpoints (503).  Where kube would dial,
+not exist (404, worded by kube as a *pod* of the node's name), a node with no address of
+the preferred types (a bare 500), a request that asks for no upgrade (400 ``Upgrade
+request required``), an address kube would not dial (400 ``address not allowed``), a
+service with no endpoints (503).  Where kube would dial,
 this server says it does not.
 """
 
@@ -104,7 +105,7 @@ async def handle(scope: Scope) -> bytes:
             raise errors.bad_request("address not allowed")
         raise errors.service_unavailable(NO_PROXY)
     if rt.plural == "nodes":
-        if not _dialable(_node_address(obj)):
+        if not _dialable(_preferred_address(obj)):
             raise errors.bad_request("address not allowed")
         raise errors.service_unavailable(NO_PROXY)
     return await _service(scope, obj)
@@ -127,6 +128,11 @@ async def kubelet_address(scope: Scope, node_name: str) -> str:
     node = await _node(scope, node_name)
     if node is None:
         raise errors.not_found("pods", "", node_name)
+    return _preferred_address(node)
+
+
+def _preferred_address(node: dict[str, Any]) -> str:
+    """The node's address of a preferred type, or kube's bare 500 naming those it has."""
     address = _node_address(node)
     if not address:
         known = " ".join(

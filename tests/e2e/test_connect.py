@@ -103,6 +103,8 @@ def test_proxies_answer_as_kube_does_without_an_address(
         "status": {"addresses": [{"type": "InternalIP", "address": "127.0.0.1"}]},
     }
     assert admin.post(api + "/nodes", json=node).status_code == 201
+    bare = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bare-node"}}
+    assert admin.post(api + "/nodes", json=bare).status_code == 201
     service = {
         "apiVersion": "v1",
         "kind": "Service",
@@ -120,6 +122,18 @@ def test_proxies_answer_as_kube_does_without_an_address(
                 == not_allowed
             )
         assert _answer(admin.get(api + "/nodes/loop-node/proxy/healthz")) == not_allowed
+        no_address = admin.get(api + "/nodes/https:bare-node:10250/proxy/")
+        assert (no_address.status_code, no_address.json()) == (
+            500,
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": "no preferred addresses found; known addresses: []",
+                "code": 500,
+            },
+        )
         assert _answer(admin.get(api + "/nodes/nope/proxy")) == (
             404,
             "NotFound",
@@ -138,6 +152,7 @@ def test_proxies_answer_as_kube_does_without_an_address(
     finally:
         admin.delete(api + "/namespaces/default/pods/proxied")
         admin.delete(api + "/nodes/loop-node")
+        admin.delete(api + "/nodes/bare-node")
         admin.delete(api + "/namespaces/default/services/lonely")
 
 
