@@ -83,7 +83,9 @@ class NamespaceController(Controller):
                 if stored.object["metadata"].get("deletionTimestamp"):
                     continue
                 try:
-                    await store.delete(namespace, stored.object["metadata"]["name"])
+                    name = stored.object["metadata"]["name"]
+                    # as kube's namespace deleter: dependents go too (a Job's pods)
+                    await store.delete(namespace, name, propagation="Background")
                 except errors.StatusError as e:
                     if e.code != 404:
                         raise

@@ -195,6 +195,14 @@ def options_from(raw: dict[str, Any]) -> DeleteOptions:
     )
 
 
+def _warn_default_propagation(scope: Scope, options: DeleteOptions) -> None:
+    """kube's Job REST warns, before it looks the object up, when a delete leaves the
+    policy to the kind's default of orphaning."""
+    warning = scope.store.strategy.default_propagation_warning
+    if warning and options.propagation is None and options.orphan_dependents is None:
+        scope.ctx.warn(warning)
+
+
 async def handle(scope: Scope) -> bytes:
     out = scope.output()
     options = await heavy.run(parse_options, scope)
@@ -206,6 +214,7 @@ async def handle(scope: Scope) -> bytes:
     if options.unsafe:
         return await _unsafe_delete(scope, out)
     await scope.handlers.admission.admit(scope, "DELETE", None)
+    _warn_default_propagation(scope, options)
     admit = scope.handlers.admission.validator(scope, "DELETE")
     scope.event("About to delete object from database")
     stored, deleted = await scope.store.delete(
@@ -271,6 +280,7 @@ async def handle_collection(scope: Scope) -> bytes:
     params = list_endpoint.parse_params(scope, watch=False)
     options = await heavy.run(parse_options, scope)
     scope.ctx.dry_run = options.dry_run
+    _warn_default_propagation(scope, options)
     result = await list_endpoint.read_list(scope, params)
     admit = scope.handlers.admission.validator(scope, "DELETE")
     for item in result.items:

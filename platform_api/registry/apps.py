@@ -181,6 +181,14 @@ for _kind in ("ReplicaSet", "StatefulSet"):
 
 
 class JobStrategy(WorkloadStrategy):
+    # kube's batch/v1 default: a delete that names no policy leaves the pods, and says so
+    default_propagation = "Orphan"
+    default_propagation_warning: str | None = (
+        "child pods are preserved by default when jobs are deleted; set "
+        "propagationPolicy=Background to remove them or set propagationPolicy=Orphan to "
+        "suppress this warning"
+    )
+
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
         generate_selector(obj)
@@ -260,18 +268,9 @@ def _cronjob_spec_rules(spec: Obj, old_spec: Obj | None = None) -> list[FieldErr
 
 
 class CreateOnUpdateStrategy(GenericStrategy):
-    """Kinds kube lets a PUT create (leader-election leases, RBAC reconcilers)."""
+    """Kinds kube lets a PUT create (leader-election leases and their candidates)."""
 
     allow_create_on_update = True
-
-
-for _group, _kind in (
-    ("rbac.authorization.platform.io", "Role"),
-    ("rbac.authorization.platform.io", "ClusterRole"),
-    ("rbac.authorization.platform.io", "RoleBinding"),
-    ("rbac.authorization.platform.io", "ClusterRoleBinding"),
-):
-    register(_group, _kind)(CreateOnUpdateStrategy)
 
 
 @defaults("apps", "ControllerRevision")

@@ -77,3 +77,7 @@ class PodDisruptionBudgetStrategy(SpecChecked, WorkloadStrategy):
 @register("coordination.platform.io", "Lease")
 class LeaseStrategy(SpecChecked, CreateOnUpdateStrategy):
     check = staticmethod(validate_lease_spec)
+
+
+# A LeaseCandidate (coordinated leader election) is PUT by its candidate as a Lease is.
+register("coordination.platform.io", "LeaseCandidate")(CreateOnUpdateStrategy)

@@ -235,6 +235,8 @@ class ServiceAccountStrategy(GenericStrategy):
 class PersistentVolumeStrategy(GenericStrategy):
     """kube's PV strategy: a new volume is Pending since now; pvvalidation's rules."""
 
+    returns_deleted_object = True  # as kube's store for the kind answers a delete
+
     initial_status = {"phase": "Pending"}
 
     def prepare_for_create(self, obj: Obj) -> None:
@@ -274,6 +276,8 @@ class PersistentVolumeStatusStrategy(StatusStrategy):
 class PersistentVolumeClaimStrategy(GenericStrategy):
     """kube's PVC strategy: data sources completed, claimspec's and claimupdate's rules."""
 
+    returns_deleted_object = True  # as kube's store for the kind answers a delete
+
     initial_status = {"phase": "Pending"}
 
     def prepare_for_create(self, obj: Obj) -> None:
@@ -304,6 +308,7 @@ def _pod_template_rules(template: Obj) -> list[FieldError]:
 
 @register("", "PodTemplate")
 class PodTemplateStrategy(SpecChecked, GenericStrategy):
+    returns_deleted_object = True  # as kube's store for the kind answers a delete
     tracks_generation = True  # kube counts changes of the template
     checked = "template"
     check = staticmethod(_pod_template_rules)
@@ -316,7 +321,7 @@ class PodTemplateStrategy(SpecChecked, GenericStrategy):
 
 @register("", "ReplicationController")
 class ReplicationControllerStrategy(SpecChecked, GenericStrategy):
-    allow_create_on_update = True
+    default_propagation = "Orphan"  # kube's v1 default: a delete leaves the pods
     tracks_generation = True
     check = staticmethod(validate_rc_spec)
 

@@ -96,6 +96,8 @@ def validate_csidriver_spec(spec: Obj) -> list[FieldError]:
 
 @register(GROUP, "CSIDriver")
 class CSIDriverStrategy(GenericStrategy):
+    returns_deleted_object = True  # as kube's store for the kind answers a delete
+
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         """kube's strategy counts spec changes from zero: a new driver has none."""
         super().prepare_for_update(new, old)

@@ -85,6 +85,8 @@ def _without_count(driver: Obj) -> Obj:
 
 @register(GROUP, "CSINode")
 class CSINodeStrategy(GenericStrategy):
+    returns_deleted_object = True  # as kube's store for the kind answers a delete
+
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_csinode_spec(obj.get("spec") or {})
 

@@ -2,7 +2,8 @@
 
 Which finalizers a delete adds follows kube's propagation policies: an explicit
 ``orphanDependents``/``propagationPolicy`` decides; otherwise finalizers already on the
-object do; otherwise the kind's default (Background for every kind served here).
+object do; otherwise the kind's default (Background, but Orphan for v1 Jobs and
+ReplicationControllers, whose pods such a delete leaves).
 Orphan adds ``orphan`` and Foreground ``foregroundDeletion``; the garbage collector
 does the rest and removes them.
 
@@ -30,7 +31,9 @@ FOREGROUND = "foregroundDeletion"
 IMMEDIATE, GRACEFUL, PENDING = "immediate", "graceful", "pending"
 
 
-def _policy(finalizers: list[str], propagation: str | None, orphan: bool | None) -> str:
+def _policy(
+    finalizers: list[str], propagation: str | None, orphan: bool | None, default: str
+) -> str:
     if orphan is not None:
         return "Orphan" if orphan else "Background"
     if propagation is not None:
@@ -39,15 +42,19 @@ def _policy(finalizers: list[str], propagation: str | None, orphan: bool | None)
         return "Orphan"
     if FOREGROUND in finalizers:
         return "Foreground"
-    return "Background"
+    return default
 
 
 def deletion_finalizers(
-    obj: dict[str, Any], propagation: str | None, orphan: bool | None = None
+    obj: dict[str, Any],
+    propagation: str | None,
+    orphan: bool | None = None,
+    default: str = "Background",
 ) -> list[str]:
-    """The object's finalizers once this delete's propagation policy is applied."""
+    """The object's finalizers once this delete's propagation policy (else the kind's
+    ``default``) is applied."""
     current = list(obj.get("metadata", {}).get("finalizers") or [])
-    policy = _policy(current, propagation, orphan)
+    policy = _policy(current, propagation, orphan, default)
     wanted = {"Orphan": ORPHAN, "Foreground": FOREGROUND}.get(policy)
     out = [f for f in current if f not in (ORPHAN, FOREGROUND) or f == wanted]
     if wanted and wanted not in out:

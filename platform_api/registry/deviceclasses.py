@@ -85,3 +85,12 @@ class DeviceClassStrategy(GenericStrategy):
         meta = new["metadata"]
         errs = super().validate_update(new, old) + validate_class_meta(meta)
         return errs + validate_class_spec(obj(new.get("spec")), obj(old.get("spec")))
+
+
+@register(GROUP, "DeviceTaintRule")
+@register(GROUP, "ResourcePoolStatusRequest")
+class DeletedObjectStrategy(GenericStrategy):
+    """The alpha DRA kinds, checked by their schemas only; a delete answers the object,
+    as each of kube's DRA stores does."""
+
+    returns_deleted_object = True

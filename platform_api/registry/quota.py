@@ -17,6 +17,7 @@ from platform_api.validation.objectmeta import validate_object_meta_update
 
 @register("", "ResourceQuota")
 class ResourceQuotaStrategy(GenericStrategy):
+    returns_deleted_object = True  # as kube's store for the kind answers a delete
     initial_status: Obj = {}  # kube answers ``status: {}`` until the controller fills it
 
     def validate(self, obj: Obj) -> list[FieldError]:

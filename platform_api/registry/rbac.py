@@ -113,6 +113,8 @@ _ROLE_REF = (("APIGroup", "apiGroup"), ("Kind", "kind"), ("Name", "name"))
 @register(GROUP, "ClusterRole")
 @register(GROUP, "Role")
 class RoleStrategy(GenericStrategy):
+    allow_create_on_update = True  # as kube's: RBAC reconcilers PUT what they make
+
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = super().validate(obj)
         namespaced = self.resource.namespaced
@@ -142,6 +144,7 @@ class RoleStrategy(GenericStrategy):
 
 
 class _BindingStrategy(GenericStrategy):
+    allow_create_on_update = True
     kinds = ["Role", "ClusterRole"]
 
     def validate(self, obj: Obj) -> list[FieldError]:

@@ -90,6 +90,8 @@ def validate_storage_class(obj: Obj) -> list[FieldError]:
 
 @register(GROUP, "StorageClass")
 class StorageClassStrategy(GenericStrategy):
+    returns_deleted_object = True  # as kube's store for the kind answers a delete
+
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_storage_class(obj)
 
@@ -114,6 +116,8 @@ def validate_attributes_class(obj: Obj) -> list[FieldError]:
 
 @register(GROUP, "VolumeAttributesClass")
 class VolumeAttributesClassStrategy(GenericStrategy):
+    returns_deleted_object = True  # as kube's store for the kind answers a delete
+
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_attributes_class(obj)
 

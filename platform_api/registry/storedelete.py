@@ -88,7 +88,9 @@ class Deletions:
         if step == PENDING:
             return current, False
         finalizers = (
-            deletion_finalizers(current.object, propagation, orphan)
+            deletion_finalizers(
+                current.object, propagation, orphan, self.strategy.default_propagation
+            )
             if self.garbage_collection
             else list(current.object["metadata"].get("finalizers") or [])
         )

@@ -40,6 +40,11 @@ class Strategy(Protocol):
     allow_create_on_update: bool
     allow_unconditional_update: bool
     returns_deleted_object: bool
+    # What a delete naming no propagation policy does (kube's
+    # DefaultGarbageCollectionPolicy): "Background", or "Orphan" where v1 kept the
+    # old default (Jobs, ReplicationControllers); a warning it answers then, if any.
+    default_propagation: str
+    default_propagation_warning: str | None
     # Finalizers a delete adds to an object not yet being deleted (a CRD's cleanup).
     finalizers_on_delete: tuple[str, ...]
     # Status writes also keep their metadata changes: kube's status strategies of the
@@ -88,6 +93,8 @@ class GenericStrategy:
     allow_create_on_update = False
     allow_unconditional_update = True
     returns_deleted_object = False
+    default_propagation = "Background"
+    default_propagation_warning: str | None = None
     finalizers_on_delete: tuple[str, ...] = ()
     status_writes_metadata = True
     status_keeps_old_metadata: tuple[str, ...] = ()
@@ -211,6 +218,8 @@ class StatusStrategy:
 
     allow_create_on_update = False
     returns_deleted_object = False
+    default_propagation = "Background"
+    default_propagation_warning: str | None = None
     finalizers_on_delete: tuple[str, ...] = ()
     status_writes_metadata = False
     status_keeps_old_metadata: tuple[str, ...] = ()

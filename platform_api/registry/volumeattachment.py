@@ -79,6 +79,7 @@ def _go_spec(spec: Obj) -> GoText:
 
 @register(GROUP, "VolumeAttachment")
 class VolumeAttachmentStrategy(GenericStrategy):
+    returns_deleted_object = True  # as kube's store for the kind answers a delete
     initial_status = {"attached": False}
 
     def validate(self, obj: Obj) -> list[FieldError]:

@@ -33,8 +33,12 @@ class ControllerSetup:
     def delete(
         self, kind: Kind, name: str, namespace: str = "", grace_period: int | None = None
     ) -> None:
+        """As ``kubectl delete`` does: in the background (a Job's own default orphans)."""
         store = self.cluster.stores[kind]
-        self.cluster.run(store.delete(namespace, name, grace_period=grace_period))
+        deleting = store.delete(
+            namespace, name, grace_period=grace_period, propagation="Background"
+        )
+        self.cluster.run(deleting)
         self.cluster.settle()
 
     def get(self, kind: Kind, name: str, namespace: str = "") -> Obj | None:
