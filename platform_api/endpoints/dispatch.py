@@ -128,7 +128,7 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
         return _route_custom(rt, info)
     depth = len(info.parts)
     if info.verb == "watch" and info.verb_via_path:
-        if depth > 2:
+        if depth > 2 or not rt.supports("watch"):  # kube registers no such route
             raise errors.path_not_found()
         if method != b"GET":
             raise errors.method_not_allowed()
@@ -188,9 +188,17 @@ def _route(rt: ResourceType, info: RequestInfo, method: bytes) -> Handler:
     else:
         raise errors.path_not_found()
     verb, handler = route
+    if verb == "watch" and not rt.supports("watch") and rt.supports("list"):
+        return _watch_unsupported  # kube's list handler refuses it, once routed
     if not rt.supports(verb):
         raise errors.method_not_allowed()
     return componentstatus.HANDLERS.get((rt.group, rt.plural, verb), handler)
+
+
+async def _watch_unsupported(scope: Scope) -> bytes:
+    """``?watch=1`` on a resource that lists but cannot be watched (componentstatuses)."""
+    rt = scope.resource
+    raise errors.method_not_supported(rt.plural, rt.group, "watch")
 
 
 def _connect_methods(rt: ResourceType, info: RequestInfo) -> frozenset[bytes] | None:

@@ -210,3 +210,27 @@ def test_health_checks_carry_kubes_names_in_kubes_order(
     assert names == [*kube, *workers]
     one = admin.get(server.url + "/readyz/poststarthook/start-kube-aggregator-informers")
     assert (one.status_code, one.text) == (200, "ok")
+
+
+def test_resources_that_cannot_be_watched(server: Server, admin: requests.Session) -> None:
+    """As the reference answered: kube registers no ``/watch/`` route for them (404),
+    and ComponentStatuses' list route refuses ``?watch=1`` once routed (405 naming
+    the verb, with the kind's deprecation warning)."""
+    not_found = (404, "NotFound", "the server could not find the requested resource")
+    for path in (
+        "/api/v1/watch/componentstatuses",
+        "/api/v1/watch/componentstatuses/etcd-0",
+        "/api/v1/watch/namespaces/default/bindings",
+        "/apis/authorization.platform.io/v1/watch/selfsubjectaccessreviews",
+    ):
+        answer = admin.get(server.url + path, timeout=5)
+        body = answer.json()
+        assert (answer.status_code, body["reason"], body["message"]) == not_found, path
+    answer = admin.get(server.url + "/api/v1/componentstatuses?watch=1", timeout=5)
+    body = answer.json()
+    assert (answer.status_code, body["reason"], body["message"]) == (
+        405,
+        "MethodNotAllowed",
+        'watch is not supported on resources of kind "componentstatuses"',
+    )
+    assert answer.headers["Warning"] == '299 - "v1 ComponentStatus is deprecated in v1.19+"'
