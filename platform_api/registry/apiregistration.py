@@ -46,13 +46,15 @@ def _apiservice(obj: Obj) -> None:
 
 
 def _name_errors(obj: Obj) -> list[FieldError]:
+    """kube's name rule, which ValidateObjectMeta applies to a ``generateName`` too."""
     spec = obj.get("spec") or {}
     required = f"{spec.get('version', '')}.{spec.get('group', '')}"
-    name = obj["metadata"].get("name", "")
-    if name == required:
-        return []
+    detail = f'must be `spec.version+"."+spec.group`: "{required}"'
+    meta = obj["metadata"]
     return [
-        field.invalid("metadata.name", name, f'must be `spec.version+"."+spec.group`: "{required}"')
+        field.invalid(f"metadata.{key}", meta.get(key, ""), detail)
+        for key in ("generateName", "name")
+        if (key == "name" or meta.get(key)) and meta.get(key, "") != required
     ]
 
 

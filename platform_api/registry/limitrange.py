@@ -19,6 +19,7 @@ from platform_api.registry.quota_validation import (
 )
 from platform_api.registry.quota_validation import is_extended as is_extended_resource_name
 from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.uid import new_uid
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_qualified_name
@@ -224,6 +225,14 @@ def default_limit_range(obj: Obj) -> None:
 @register("", "LimitRange")
 class LimitRangeStrategy(GenericStrategy):
     allow_create_on_update = True
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        """kube's strategy names a LimitRange with neither a name nor a ``generateName``
+        with a UUID."""
+        super().prepare_for_create(obj)
+        meta = obj["metadata"]
+        if not meta.get("name"):
+            meta["name"] = new_uid()
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_limit_range(obj)

@@ -64,7 +64,6 @@ class NamespaceStrategy(GenericStrategy):
         finalizers = spec.setdefault("finalizers", [])
         if KUBERNETES_FINALIZER not in finalizers:
             finalizers.append(KUBERNETES_FINALIZER)
-        self.label(obj)
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)
@@ -83,8 +82,16 @@ class NamespaceStrategy(GenericStrategy):
         if self.aliases is not None and self.aliases.enabled:
             labels[UPSTREAM_NAMESPACE_NAME_LABEL] = obj["metadata"].get("name", "")
 
-    # kube's defaulting sets the label already, so a writer's managedFields own it
-    default_labels = label
+    def default_labels(self, obj: Obj) -> None:
+        """kube's defaulting labels a named namespace already, so a writer's
+        managedFields own the label; one still to be named from ``generateName`` is
+        labelled once named (``canonicalize``), unowned."""
+        if obj.get("metadata", {}).get("name"):
+            self.label(obj)
+
+    def canonicalize(self, obj: Obj) -> None:
+        super().canonicalize(obj)
+        self.label(obj)
 
     def validate(self, obj: Obj) -> list[FieldError]:
         finalizers = (obj.get("spec") or {}).get("finalizers") or []

@@ -7,14 +7,18 @@ kube prints the internal types' values in its messages: the non-resource attribu
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+import orjson
+
+from platform_api.codec.goshape import STORED, shaper
 from platform_api.fieldselectors import parse_field_selector
+from platform_api.gotext import go_escaped
 from platform_api.selectors import SelectorError, parse_label_selector
 from platform_api.validation import field
-from platform_api.validation.field import FieldError
+from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.labelselector import validate_label_requirement
-from platform_api.validation.objectmeta import OBJECT_META_ORDER
 
 Obj = dict[str, Any]
 _EXACTLY_ONE = "exactly one of nonResourceAttributes or resourceAttributes must be specified"
@@ -56,9 +60,12 @@ def validate_metadata(meta: Obj, local: bool) -> list[FieldError]:
         rest.pop("namespace", None)
     if not rest:
         return []
-    shown = {k: meta[k] for k in OBJECT_META_ORDER if k in meta}
+    # kube marshals the ObjectMeta struct: its fields (and a managedFields entry's) in
+    # Go's order, map keys sorted
+    shown = copy.deepcopy(meta)
+    shaper("k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta")(shown, STORED)
     detail = "must be empty except for namespace" if local else "must be empty"
-    return [field.invalid("metadata", shown, detail)]
+    return [field.invalid("metadata", GoText(go_escaped(orjson.dumps(shown)).decode()), detail)]
 
 
 def validate_local(spec: Obj, namespace: str) -> list[FieldError]:
