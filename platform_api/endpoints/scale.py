@@ -14,6 +14,7 @@ import orjson
 from platform_api import errors
 from platform_api.apiextensions import scale as crscale
 from platform_api.apiextensions.resource import CustomResourceStrategy
+from platform_api.codec.goshape import shape
 from platform_api.endpoints import patchbody
 from platform_api.endpoints.body import decode_against, decode_subresource, typemeta_problem
 from platform_api.endpoints.negotiation import (
@@ -80,8 +81,12 @@ def _custom_paths(scope: Scope) -> Obj | None:
 
 
 def _view(scope: Scope, obj: Obj) -> Obj:
+    """The object's Scale as Go writes it (no ``spec.replicas`` when 0: omitempty), which
+    is also what a patch edits."""
     paths = _custom_paths(scope)
-    return crscale.to_scale(obj, paths) if paths is not None else to_scale(obj)
+    view = crscale.to_scale(obj, paths) if paths is not None else to_scale(obj)
+    shape(view)
+    return view
 
 
 async def get(scope: Scope) -> bytes:
