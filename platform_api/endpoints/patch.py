@@ -168,7 +168,7 @@ def _decode(scope: Scope, obj: Obj, duplicates: Duplicates) -> Decoded:
     return decode_against(obj, duplicates, scope.handlers.scheme.schemas, rt.definition, custom)
 
 
-def _parse_config(data: bytes, from_cbor: bool) -> tuple[Obj, Duplicates]:
+def parse_apply_config(data: bytes, from_cbor: bool) -> tuple[Obj, Duplicates]:
     """The applied configuration as JSON values (kube names every failure YAML's)."""
     if from_cbor:
         try:
@@ -231,7 +231,7 @@ def _parse_apply_text(data: bytes) -> tuple[Any, Duplicates]:
     return parse_yaml(data)
 
 
-def _group_version_kind(version: Any, kind: Any) -> str:
+def group_version_kind(version: Any, kind: Any) -> str:
     """The GroupVersionKind of an unstructured object, as Go prints it; an apiVersion
     that does not parse (two slashes) leaves all of it empty."""
     version = version if isinstance(version, str) else ""
@@ -245,7 +245,7 @@ def _group_version_kind(version: Any, kind: Any) -> str:
 def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj:
     """The applied configuration: parsed, checked, its unknown fields dropped."""
     rt = scope.resource
-    config, duplicates = _parse_config(data, from_cbor)
+    config, duplicates = parse_apply_config(data, from_cbor)
     meta = config.get("metadata")
     if isinstance(meta, dict) and meta.get("managedFields") is not None:
         raise errors.bad_request("metadata.managedFields must be nil")
@@ -257,7 +257,7 @@ def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj
             config["apiVersion"] = version
             scope.ctx.render_group = scope.ctx.render_group or alias
     if version != rt.api_version or kind != rt.kind:  # kube's field manager's version check
-        raise errors.bad_request(f"invalid object type: {_group_version_kind(version, kind)}")
+        raise errors.bad_request(f"invalid object type: {group_version_kind(version, kind)}")
     manager = scope.handlers.field_manager(rt)
     misfits = manager.misfits(config)
     if misfits:  # whatever fieldValidation says, as kube's field manager

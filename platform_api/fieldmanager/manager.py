@@ -239,7 +239,7 @@ class FieldManager:
         managers = self._live_managers(live)
         before = _without_managed_fields(live) if live is not None else {}
         if live is not None and not live.get("metadata", {}).get("managedFields"):
-            first = Entry(BEFORE_FIRST_APPLY, UPDATE, who.api_version)
+            first = Entry(BEFORE_FIRST_APPLY, UPDATE, who.api_version, who.subresource)
             first.fields = self._owned(walk.to_field_set(self.typed, self.node, before), who)
             if first.fields:
                 managers[first.key] = first

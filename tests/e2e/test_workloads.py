@@ -301,12 +301,32 @@ def test_scale_subresource_and_kubectl_scale(server: Server, admin: requests.Ses
     )
     assert (r.status_code, r.json()["spec"]) == (200, {})
     assert admin.get(server.url + base + "/scaled").json()["spec"]["replicas"] == 0
-    applied = admin.patch(
-        server.url + base + "/scaled/scale?fieldManager=m",
-        data=b'{"apiVersion":"autoscaling/v1","kind":"Scale","spec":{"replicas":1}}',
-        headers={"Content-Type": "application/apply-patch+yaml"},
+    # Server-side apply to the Scale: its owners are the object's owners of the replicas
+    # (the PUT just above), and the apply's entry lands on the object (kube's answers).
+    config = b'{"apiVersion":"autoscaling/v1","kind":"Scale","spec":{"replicas":1}}'
+    apply = {"Content-Type": "application/apply-patch+yaml"}
+    refused = admin.patch(server.url + base + "/scaled/scale?fieldManager=m", config, headers=apply)
+    assert (refused.status_code, refused.json()["message"]) == (
+        409,
+        'Apply failed with 1 conflict: conflict with "python-requests" with subresource '
+        '"scale" using autoscaling/v1: .spec.replicas',
     )
-    assert applied.status_code == 415  # server-side apply to /scale: a known gap
+    forced = server.url + base + "/scaled/scale?fieldManager=m&force=true"
+    applied = admin.patch(forced, config, headers=apply)
+    assert (applied.status_code, applied.json()["spec"]) == (200, {"replicas": 1})
+    scaled = admin.get(server.url + base + "/scaled").json()
+    assert scaled["spec"]["replicas"] == 1
+    owners = [e for e in scaled["metadata"]["managedFields"] if e.get("subresource") == "scale"]
+    assert owners == [
+        {
+            "manager": "m",
+            "operation": "Apply",
+            "apiVersion": "apps/v1",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:replicas": {}}},
+            "subresource": "scale",
+        }
+    ]
 
 
 def test_pod_binding_and_eviction(server: Server, admin: requests.Session) -> None:
