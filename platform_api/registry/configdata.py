@@ -48,6 +48,8 @@ class SecretStrategy(GenericStrategy):
 
 @register("", "ConfigMap")
 class ConfigMapStrategy(GenericStrategy):
+    revalidates_meta_on_update = True
+
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + _config_map_content(obj)
 

@@ -228,6 +228,7 @@ class ServiceStrategy(GenericStrategy):
 
 @register("", "ServiceAccount")
 class ServiceAccountStrategy(GenericStrategy):
+    revalidates_meta_on_update = True
     returns_deleted_object = True
 
 

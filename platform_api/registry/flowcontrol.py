@@ -340,7 +340,10 @@ class _Strategy(GenericStrategy):
         return super().validate(obj) + self._check(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + self._check(new)
+        """kube's Validate{FlowSchema,PriorityLevelConfiguration}Update validate the new
+        object as a create does: its metadata's update rules are checked once, by the
+        generic update checks (``check_update``), not twice as for most kinds."""
+        return self.validate(new)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """kube's Validate{FlowSchema,PriorityLevelConfiguration}Status: each condition

@@ -52,6 +52,7 @@ def default_allocatable(status: Obj) -> None:
 
 @register("", "Node")
 class NodeStrategy(GenericStrategy):
+    revalidates_meta_on_update = True
     keep_status_on_create = True  # kubelets register nodes with their status
 
     def prepare_for_create(self, obj: Obj) -> None:

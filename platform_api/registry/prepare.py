@@ -12,7 +12,7 @@ from platform_api.scheme.types import ResourceType
 from platform_api.uid import new_uid
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.objectmeta import validate_object_meta_update
+from platform_api.validation.objectmeta import validate_object_meta, validate_object_meta_update
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _GENERATED_BASE_MAX = 58
@@ -120,11 +120,14 @@ def before_update(
 def check_update(
     rt: ResourceType, strategy: Strategy, update: Obj, old: Obj, denied: list[FieldError]
 ) -> None:
-    """The update's validation: the metadata (kube checks it itself before the kind's
-    validation, which checks it again: each problem a cause twice, once in the message),
-    what the writer may not change (``denied``, found asynchronously), then the kind's
-    rules."""
-    errs = validate_object_meta_update(update["metadata"], old["metadata"])
+    """The update's validation: the metadata, as kube's validateCommonFields checks it
+    before the kind's validation (as a create's, names as path segments, then as an
+    update's), which checks it again (so a problem is a cause two to four times, once in
+    the message); what the writer may not change (``denied``, found asynchronously);
+    then the kind's rules."""
+    meta = update["metadata"]
+    errs = validate_object_meta(meta, rt.namespaced, "path-segment")
+    errs += validate_object_meta_update(meta, old["metadata"])
     errs += denied
     errs += strategy.validate_update(update, old)
     if errs:

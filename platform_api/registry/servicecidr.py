@@ -157,6 +157,7 @@ def _ref(obj: Obj) -> Any:
 
 @register(GROUP, "IPAddress")
 class IPAddressStrategy(GenericStrategy):
+    revalidates_meta_on_update = True
     generates_names = False  # kube's: a generateName is the name, as it is
 
     def canonicalize(self, obj: Obj) -> None:

@@ -25,7 +25,6 @@ from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.types import ResourceType
 from platform_api.validation.field import FieldError
 from platform_api.validation.objectmeta import (
-    validate_finalizers,
     validate_kube_finalizers,
     validate_object_meta,
     validate_object_meta_update,
@@ -99,6 +98,9 @@ class GenericStrategy:
     status_writes_metadata = True
     status_keeps_old_metadata: tuple[str, ...] = ()
     error_kind: tuple[str, str] | None = None
+    # Kinds whose kube ValidateUpdate validates the new object's metadata as a create's
+    # too (ConfigMaps, Namespaces, ...): its problems are one more cause each.
+    revalidates_meta_on_update = False
     # Kinds whose metadata.generation tracks spec changes.
     tracks_generation = False
     # Status a new object starts with, when the kind has a status sub-resource.
@@ -155,11 +157,11 @@ class GenericStrategy:
         return errs + validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
-        # kube's generic update checks validate the finalizers' names again
-        finalizers = new["metadata"].get("finalizers") or []
-        errs += validate_finalizers(finalizers, _FINALIZERS)
-        return errs + validate_kube_finalizers(finalizers, _FINALIZERS)
+        meta = new["metadata"]
+        errs = validate_object_meta_update(meta, old["metadata"])
+        if self.revalidates_meta_on_update:  # kube's Validate<Kind>(new) after the update's
+            errs += validate_object_meta(meta, self.resource.namespaced, self.name_rule())
+        return errs + validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
         return []
