@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api.registry.defaults import defaults
-from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.registry.strategy import RESET_FOR_STATUS, GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_dns1035_label, is_dns1123_subdomain
@@ -123,12 +123,7 @@ class APIServiceStrategy(GenericStrategy):
     allow_unconditional_update = False
     initial_status: Obj | None = {}  # kube's PrepareForCreate: an empty status
     # kube's status strategy keeps these from the stored object
-    status_keeps_old_metadata: tuple[str, ...] = (
-        "labels",
-        "annotations",
-        "finalizers",
-        "ownerReferences",
-    )
+    status_keeps_old_metadata: tuple[str, ...] = RESET_FOR_STATUS
 
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)  # the status is cleared

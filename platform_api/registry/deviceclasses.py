@@ -18,7 +18,7 @@ from platform_api.registry.deviceclaims import (
 from platform_api.registry.dranames import GROUP, Obj, obj, validate_slice
 from platform_api.registry.gointernal import same
 from platform_api.registry.quota_validation import is_extended
-from platform_api.registry.strategy import GenericStrategy, register
+from platform_api.registry.strategy import RESET_FOR_STATUS, GenericStrategy, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_dns1123_subdomain
@@ -90,6 +90,7 @@ class DeviceClassStrategy(GenericStrategy):
 @register(GROUP, "DeviceTaintRule")
 @register(GROUP, "ResourcePoolStatusRequest")
 class DeletedObjectStrategy(GenericStrategy):
+    status_keeps_old_metadata: tuple[str, ...] = RESET_FOR_STATUS  # kube's status strategy
     """The alpha DRA kinds, checked by their schemas only; a delete answers the object,
     as each of kube's DRA stores does."""
 

@@ -330,6 +330,7 @@ def _mandatory(name: str, spec: Obj, kind: str) -> list[FieldError]:
 
 
 class _Strategy(GenericStrategy):
+    status_writes_metadata = False  # kube's status strategy takes the old ObjectMeta whole
     tracks_generation = True
     initial_status: Obj | None = {}  # as kube's: an empty status until a controller writes
 

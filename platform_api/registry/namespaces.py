@@ -104,7 +104,7 @@ class NamespaceStrategy(GenericStrategy):
         return errs + validate_spec_finalizers(finalizers, indexed=False)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate_update(new, old) + validate_phase(new)
+        return self.validate_meta_update(new, old) + validate_phase(new)
 
     def subresource_strategies(self) -> dict[str, Strategy]:
         return {

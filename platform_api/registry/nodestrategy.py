@@ -74,7 +74,7 @@ class NodeStrategy(GenericStrategy):
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """kube's node status strategy runs ValidateNodeUpdate alone."""
-        return super().validate_update(new, old) + validate_node_update(new, old)
+        return self.validate_meta_update(new, old) + validate_node_update(new, old)
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
         spec = obj.get("spec") or {}

@@ -30,7 +30,7 @@ from platform_api.registry.deviceclaims import (
 )
 from platform_api.registry.dranames import GROUP, IMMUTABLE, Obj, items, obj
 from platform_api.registry.gointernal import go_text, same
-from platform_api.registry.strategy import GenericStrategy, register
+from platform_api.registry.strategy import RESET_FOR_STATUS, GenericStrategy, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import validate_annotations, validate_labels
@@ -139,12 +139,7 @@ def _admin_result(status: Obj) -> str | None:
 @register(GROUP, "ResourceClaim")
 class ResourceClaimStrategy(_AdminAccess):
     # kube's status strategy resets these (ResetObjectMetaForStatus)
-    status_keeps_old_metadata: tuple[str, ...] = (
-        "labels",
-        "annotations",
-        "finalizers",
-        "ownerReferences",
-    )
+    status_keeps_old_metadata: tuple[str, ...] = RESET_FOR_STATUS
 
     def validate(self, claim: Obj) -> list[FieldError]:
         meta, spec = claim["metadata"], obj(claim.get("spec"))

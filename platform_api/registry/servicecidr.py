@@ -13,7 +13,7 @@ import ipaddress
 from typing import Any
 
 from platform_api.gotext import Struct, marshal
-from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.registry.strategy import RESET_FOR_STATUS, GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.ips import strict_cidr_errors
@@ -111,6 +111,7 @@ def _go_condition(condition: Any) -> Any:
 
 @register(GROUP, "ServiceCIDR")
 class ServiceCIDRStrategy(GenericStrategy):
+    status_keeps_old_metadata: tuple[str, ...] = RESET_FOR_STATUS  # kube's status strategy
     initial_status: Obj = {}
 
     def canonicalize(self, obj: Obj) -> None:

@@ -157,9 +157,14 @@ class GenericStrategy:
         return errs + validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return self.validate_meta_update(new, old, self.revalidates_meta_on_update)
+
+    def validate_meta_update(self, new: Obj, old: Obj, as_create: bool = False) -> list[FieldError]:
+        """The metadata's update rules (and, ``as_create``, its create rules after them,
+        as kube's Validate<Kind>Update calling Validate<Kind>(new) has them)."""
         meta = new["metadata"]
         errs = validate_object_meta_update(meta, old["metadata"])
-        if self.revalidates_meta_on_update:  # kube's Validate<Kind>(new) after the update's
+        if as_create:
             errs += validate_object_meta(meta, self.resource.namespaced, self.name_rule())
         return errs + validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
 
@@ -314,6 +319,10 @@ class FinalizeStrategy(StatusStrategy):
         else:
             spec.pop("finalizers", None)
 
+
+# What kube's metav1.ResetObjectMetaForStatus takes back from the stored object on a
+# status write (the status strategies that call it keep these).
+RESET_FOR_STATUS = ("labels", "annotations", "finalizers", "ownerReferences")
 
 StrategyFactory = Callable[[ResourceType], Strategy]
 _STRATEGIES: dict[tuple[str, str], StrategyFactory] = {}

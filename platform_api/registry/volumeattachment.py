@@ -15,7 +15,7 @@ from typing import Any
 from platform_api.gotext import Struct, marshal
 from platform_api.registry.csinode import GROUP
 from platform_api.registry.pvvalidation import validate_inline_pv_spec
-from platform_api.registry.strategy import GenericStrategy, Obj, register
+from platform_api.registry.strategy import RESET_FOR_STATUS, GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.names import DRIVER_NAME_MAX_LENGTH, is_dns1123_subdomain
@@ -79,6 +79,7 @@ def _go_spec(spec: Obj) -> GoText:
 
 @register(GROUP, "VolumeAttachment")
 class VolumeAttachmentStrategy(GenericStrategy):
+    status_keeps_old_metadata: tuple[str, ...] = RESET_FOR_STATUS  # kube's status strategy
     returns_deleted_object = True  # as kube's store for the kind answers a delete
     initial_status = {"attached": False}
 
