@@ -3,8 +3,8 @@
 A new pod naming a class gets its value; one naming none gets the global default class
 (the lowest-valued one if several claim it) or priority 0.  A pod may not bring a
 different value or policy of its own; updates keep the stored ones.  PriorityClass
-writes may not add a second global default, and the two system classes (which kube's
-storage protects) may not be deleted.
+writes may not add a second global default (the two system classes are protected from
+deletes by their storage, registry/scheduling.py, as in kube).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from platform_api import errors
 from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
-from platform_api.registry.scheduling import PREEMPT_LOWER, SYSTEM_CLASSES
+from platform_api.registry.scheduling import PREEMPT_LOWER
 from platform_api.registry.store import Store
 from platform_api.storage.interface import ListOptions
 
@@ -100,9 +100,6 @@ class Priority:
         if attrs.subresource or (rt.group, rt.plural) != (GROUP, "priorityclasses"):
             return
         if attrs.operation == "DELETE":
-            if attrs.name in SYSTEM_CLASSES:
-                why = "this is a system priority class and cannot be deleted"
-                raise errors.forbidden(rt.plural, rt.group, attrs.name, why)
             return
         if obj is None or not obj.get("globalDefault"):
             return

@@ -13,7 +13,7 @@ from twisted.internet.defer import ensureDeferred, gatherResults
 
 from platform_api import errors
 from platform_api.endpoints.list import parse_params, predicate
-from platform_api.endpoints.options import arg
+from platform_api.endpoints.options import arg, refuse_export
 from platform_api.endpoints.printers import meta
 from platform_api.endpoints.responses import encode
 from platform_api.endpoints.scope import Scope
@@ -79,6 +79,7 @@ async def _respond(scope: Scope, items: list[Obj], single: bool) -> bytes:
 
 
 async def get(scope: Scope) -> bytes:
+    refuse_export(scope.request)  # its Getter refuses it as every plain GET does
     found = await _probe(scope, scope.name)
     if found is None:
         # kube names the singular resource here (api.Resource("componentstatus")).

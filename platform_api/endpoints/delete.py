@@ -213,9 +213,20 @@ async def handle(scope: Scope) -> bytes:
     scope.ctx.dry_run = options.dry_run
     if options.unsafe:
         return await _unsafe_delete(scope, out)
-    await scope.handlers.admission.admit(scope, "DELETE", None)
     _warn_default_propagation(scope, options)
-    admit = scope.handlers.admission.validator(scope, "DELETE")
+    refused = getattr(scope.store.strategy, "refuses_delete", None)
+    why = refused(scope.name) if refused is not None else ""
+    if why:  # kube's REST storage of the kind, before it reads anything
+        rt = scope.resource
+        raise errors.forbidden(rt.plural, rt.group, scope.name, why)
+    validate = scope.handlers.admission.validator(scope, "DELETE")
+
+    async def admit(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        # kube's deleteValidation: mutating, then validating admission, once the object
+        # is read and its preconditions hold
+        await scope.handlers.admission.admit(scope, "DELETE", None)
+        await validate(obj, old)
+
     scope.event("About to delete object from database")
     stored, deleted = await scope.store.delete(
         scope.namespace,

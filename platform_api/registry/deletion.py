@@ -182,8 +182,8 @@ def deleted_status(group: str, plural: str, obj: dict[str, Any]) -> dict[str, An
 def _namespace_precondition_failure(
     preconditions: Preconditions, current: dict[str, Any]
 ) -> str | None:
-    """Why a Namespace's delete preconditions fail: kube's namespace storage checks them
-    itself, in its own words (and names the resource, ``namespaces``)."""
+    """Why a Namespace's (or a CRD's) delete preconditions fail: kube's storage checks
+    them itself, in its own words (and names the resource)."""
     meta = current.get("metadata") or {}
     for given, key, what in (
         (preconditions.uid, "uid", "UID"),
@@ -217,16 +217,19 @@ def _precondition_failure(preconditions: Preconditions, current: dict[str, Any])
     return None
 
 
+_OWN_PRECONDITIONS = {("", "Namespace"), ("apiextensions.platform.io", "CustomResourceDefinition")}
+
+
 def check_preconditions(
     rt: ResourceType, name: str, pre: Preconditions, obj: dict[str, Any]
 ) -> None:
     """A delete's preconditions against the object as it is (409 when they fail): kube's
-    BeforeDelete names the kind; its namespace storage checks them in its own words and
-    names the resource."""
-    if rt.kind == "Namespace" and not rt.group:
+    BeforeDelete names the kind; its namespace and CRD storages check them in their own
+    words and name the resource."""
+    if (rt.group, rt.kind) in _OWN_PRECONDITIONS:
         why = _namespace_precondition_failure(pre, obj)
         if why:
-            raise errors.conflict(rt.plural, "", name, why)
+            raise errors.conflict(rt.plural, rt.group, name, why)
         return
     why = _precondition_failure(pre, obj)
     if why:

@@ -2,8 +2,8 @@
 
 User classes go up to one billion; names starting ``system-`` belong to the two classes
 the server creates at start, with their exact values; value and preemption policy never
-change.  Deleting a system class is refused by the Priority admission plugin here (kube's
-REST storage refuses it before admission).
+change.  Deleting a system class is refused before it is read, as kube's REST storage
+refuses it (a deletecollection, which kube's generic store runs, is not).
 """
 
 from __future__ import annotations
@@ -85,6 +85,14 @@ def validate_preemption_policy(policy: str, path: str) -> list[FieldError]:
 
 @register("scheduling.platform.io", "PriorityClass")
 class PriorityClassStrategy(GenericStrategy):
+    def refuses_delete(self, name: str) -> str:
+        """Why a delete of ``name`` is refused before it is read ("" when it is not)."""
+        return (
+            "this is a system priority class and cannot be deleted"
+            if name in SYSTEM_CLASSES
+            else ""
+        )
+
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
         obj["metadata"]["generation"] = 1

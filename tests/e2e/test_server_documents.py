@@ -234,3 +234,11 @@ def test_resources_that_cannot_be_watched(server: Server, admin: requests.Sessio
         'watch is not supported on resources of kind "componentstatuses"',
     )
     assert answer.headers["Warning"] == '299 - "v1 ComponentStatus is deprecated in v1.19+"'
+
+
+def test_a_component_status_get_refuses_export(server: Server, admin: requests.Session) -> None:
+    answer = admin.get(server.url + "/api/v1/componentstatuses/etcd-0?export=true")
+    assert (answer.status_code, answer.json()["message"]) == (
+        400,
+        "the export parameter, deprecated since v1.14, is no longer supported",
+    )
