@@ -12,11 +12,13 @@ from typing import Any
 from twisted.internet.defer import ensureDeferred, gatherResults
 
 from platform_api import errors
+from platform_api.codec import protobuf
 from platform_api.endpoints.list import parse_params, predicate
+from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.options import arg, refuse_export
 from platform_api.endpoints.printers import meta
 from platform_api.endpoints.responses import encode
-from platform_api.endpoints.scope import Scope
+from platform_api.endpoints.scope import Scope, partial_object
 from platform_api.endpoints.tables import COLUMNS, Column, Printer
 from platform_api.registry import componentstatus
 
@@ -63,7 +65,13 @@ async def _probe(scope: Scope, name: str) -> Obj | None:
 
 
 async def _respond(scope: Scope, items: list[Obj], single: bool) -> bytes:
-    out = scope.output(table=True)
+    out = scope.output(table=True, partial="object" if single else "list")
+    if out.view == "partial" and not single:  # one object goes through respond_object
+        scope.check_partial(out, is_list=True)
+        partial = [partial_object(obj, out) for obj in items]
+        kind, version = "PartialObjectMetadataList", f"{out.group}/{out.version}"
+        listed = {"kind": kind, "apiVersion": version, "metadata": {}, "items": partial}
+        return scope.finish(200, _encoded(listed, out), out)
     if out.view == "table":
         include = arg(scope.request, b"includeObject") or "Metadata"
         table = scope.handlers.tables.table(
@@ -74,8 +82,16 @@ async def _respond(scope: Scope, items: list[Obj], single: bool) -> bytes:
     if single:
         return await scope.respond_object(items[0], 200, out)
     doc = {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items}
-    body = encode(doc, out.encoding, out.pretty)
-    return scope.finish(200, body, out)
+    return scope.finish(200, _encoded(doc, out), out)
+
+
+def _encoded(doc: Obj, out: Output) -> bytes:
+    """A list this handler builds itself, in the negotiated encoding (Protobuf too)."""
+    return (
+        protobuf.encode(doc)
+        if out.encoding == "protobuf"
+        else encode(doc, out.encoding, out.pretty)
+    )
 
 
 async def get(scope: Scope) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import requests
 
+from platform_api.codec import protobuf
 from tests.e2e.answers import status
 from tests.e2e.conftest import E2E_ETCD, E2E_WORKERS, Server, session_for
 
@@ -241,4 +242,37 @@ def test_a_component_status_get_refuses_export(server: Server, admin: requests.S
     assert (answer.status_code, answer.json()["message"]) == (
         400,
         "the export parameter, deprecated since v1.14, is no longer supported",
+    )
+
+
+def test_component_statuses_in_protobuf_and_as_metadata(
+    server: Server, admin: requests.Session
+) -> None:
+    """As the reference answered: the list in Protobuf (it was JSON under Protobuf's media
+    type), PartialObjectMetadataList for the list, PartialObjectMetadata for one and
+    kube's 406 for the list asked as one object."""
+    base = server.url + "/api/v1/componentstatuses"
+    answer = admin.get(base, headers={"Accept": "application/vnd.platform.protobuf"})
+    listed = protobuf.decode(answer.content)
+    assert (listed["kind"], len(listed["items"])) == ("ComponentStatusList", 3)
+    meta = "v=v1;g=meta.platform.io"
+    answer = admin.get(
+        base, headers={"Accept": f"application/json;as=PartialObjectMetadataList;{meta}"}
+    )
+    assert answer.json()["kind"] == "PartialObjectMetadataList"
+    answer = admin.get(
+        base + "/etcd-0", headers={"Accept": f"application/json;as=PartialObjectMetadata;{meta}"}
+    )
+    assert answer.json() == {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.platform.io/v1",
+        "metadata": {"name": "etcd-0"},
+    }
+    answer = admin.get(
+        base, headers={"Accept": f"application/json;as=PartialObjectMetadata;{meta}"}
+    )
+    assert (answer.status_code, answer.json()["message"]) == (
+        406,
+        "you requested PartialObjectMetadata, but the requested object is a list "
+        "(*core.ComponentStatusList)",
     )
