@@ -42,6 +42,7 @@ from platform_api.endpoints.negotiation import (
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
 from platform_api.fieldmanager import fit
+from platform_api.fieldmanager.manager import FieldManager
 from platform_api.gotext import json_kind
 from platform_api.patch import json_patch, strategic
 from platform_api.patch.merge import merge_patch
@@ -168,7 +169,7 @@ def _decode(scope: Scope, obj: Obj, duplicates: Duplicates) -> Decoded:
     return decode_against(obj, duplicates, scope.handlers.scheme.schemas, rt.definition, custom)
 
 
-def parse_apply_config(data: bytes, from_cbor: bool) -> tuple[Obj, Duplicates]:
+def _parse_config(data: bytes, from_cbor: bool) -> tuple[Obj, Duplicates]:
     """The applied configuration as JSON values (kube names every failure YAML's)."""
     if from_cbor:
         try:
@@ -231,7 +232,7 @@ def _parse_apply_text(data: bytes) -> tuple[Any, Duplicates]:
     return parse_yaml(data)
 
 
-def group_version_kind(version: Any, kind: Any) -> str:
+def _group_version_kind(version: Any, kind: Any) -> str:
     """The GroupVersionKind of an unstructured object, as Go prints it; an apiVersion
     that does not parse (two slashes) leaves all of it empty."""
     version = version if isinstance(version, str) else ""
@@ -245,7 +246,31 @@ def group_version_kind(version: Any, kind: Any) -> str:
 def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj:
     """The applied configuration: parsed, checked, its unknown fields dropped."""
     rt = scope.resource
-    config, duplicates = parse_apply_config(data, from_cbor)
+    manager = scope.handlers.field_manager(rt)
+    target = (rt.api_version, rt.kind)
+    config = checked_apply_config(scope, data, level, from_cbor, target, manager, rt.custom)
+    try:
+        decoded = _decode(scope, config, {})
+    except DecodeError as e:
+        raise patchbody.patch_invalid(config, str(e)) from None
+    strict_or_warn(scope.ctx, level, decoded.strict_errors())
+    return decoded.obj
+
+
+def checked_apply_config(
+    scope: Scope,
+    data: bytes,
+    level: str,
+    from_cbor: bool,
+    target: tuple[str, str],
+    manager: FieldManager,
+    custom: bool,
+) -> Obj:
+    """An applied configuration of ``target`` (apiVersion, kind), parsed and checked as
+    kube's apply handler and field manager check it: no managedFields, the target's
+    type, a fit to its schema, numbers its Go type takes, duplicate keys per
+    ``fieldValidation``."""
+    config, duplicates = _parse_config(data, from_cbor)
     meta = config.get("metadata")
     if isinstance(meta, dict) and meta.get("managedFields") is not None:
         raise errors.bad_request("metadata.managedFields must be nil")
@@ -256,20 +281,17 @@ def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj
         if alias:
             config["apiVersion"] = version
             scope.ctx.render_group = scope.ctx.render_group or alias
-    if version != rt.api_version or kind != rt.kind:  # kube's field manager's version check
-        raise errors.bad_request(f"invalid object type: {group_version_kind(version, kind)}")
-    manager = scope.handlers.field_manager(rt)
+    if (version, kind) != target:  # kube's field manager's version check
+        raise errors.bad_request(f"invalid object type: {_group_version_kind(version, kind)}")
     misfits = manager.misfits(config)
     if misfits:  # whatever fieldValidation says, as kube's field manager
-        raise errors.typed_patch_failed(
-            *meta_of(config), rt.api_version, rt.kind, fit.message(misfits)
-        )
+        raise errors.typed_patch_failed(*meta_of(config), *target, fit.message(misfits))
     # a built-in kind's object is converted to its Go type; a custom resource stays JSON
     unconvertible = None
-    if not rt.custom and fit.has_conversions(config):
+    if not custom and fit.has_conversions(config):
         unconvertible = fit.convert_numbers(manager.typed, manager.node, config)
     if unconvertible is not None:
-        raise errors.conversion_failed(meta_of(config), rt.api_version, rt.kind, unconvertible)
+        raise errors.conversion_failed(meta_of(config), *target, unconvertible)
     if duplicates and level != "Ignore":
         # kube checks the configuration with yaml.v2's strict mode: its own wording, by line.
         lines = duplicate_key_lines(data)
@@ -280,12 +302,7 @@ def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj
             )
         for line in lines:
             scope.ctx.warn(line)
-    try:
-        decoded = _decode(scope, config, {})
-    except DecodeError as e:
-        raise patchbody.patch_invalid(config, str(e)) from None
-    strict_or_warn(scope.ctx, level, decoded.strict_errors())
-    return decoded.obj
+    return config
 
 
 async def _apply(

@@ -27,10 +27,9 @@ from platform_api.endpoints.negotiation import (
     accepted_patch_type,
 )
 from platform_api.endpoints.options import refuse_export, write_options
-from platform_api.endpoints.patch import group_version_kind, meta_of, parse_apply_config
+from platform_api.endpoints.patch import checked_apply_config, meta_of
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.update import check_update_preconditions
-from platform_api.fieldmanager import fit
 from platform_api.fieldmanager.manager import Who, decode, encode
 from platform_api.fieldmanager.scaleowners import (
     SCALE_VERSION,
@@ -220,15 +219,16 @@ async def _apply(scope: Scope, patch_type: str) -> bytes:
     out = scope.output()
     scope.ctx.dry_run = opts.dry_run
     scope.ctx.field_manager = opts.field_manager
-    config, _ = parse_apply_config(scope.body(), patch_type == APPLY_PATCH_CBOR)
-    version, kind = config.get("apiVersion"), config.get("kind")
-    if (version, kind) != (SCALE_VERSION, "Scale"):
-        raise errors.bad_request(f"invalid object type: {group_version_kind(version, kind)}")
     manager = scope.handlers.kind_field_manager(SCALE)
-    misfits = manager.misfits(config)
-    if misfits:
-        problem = fit.message(misfits)
-        raise errors.typed_patch_failed(*meta_of(config), SCALE_VERSION, "Scale", problem)
+    config = checked_apply_config(
+        scope,
+        scope.body(),
+        opts.field_validation,
+        patch_type == APPLY_PATCH_CBOR,
+        (SCALE_VERSION, "Scale"),
+        manager,
+        False,
+    )
     who = Who(opts.field_manager, SCALE_VERSION, "scale")
     paths = _custom_paths(scope)
     at = replicas_path(paths["specReplicasPath"] if paths is not None else ".spec.replicas")

@@ -311,6 +311,16 @@ def test_scale_subresource_and_kubectl_scale(server: Server, admin: requests.Ses
         'Apply failed with 1 conflict: conflict with "python-requests" with subresource '
         '"scale" using autoscaling/v1: .spec.replicas',
     )
+    with_owners = (
+        b'{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"managedFields":[{}]}}'
+    )
+    refused = admin.patch(
+        server.url + base + "/scaled/scale?fieldManager=m", with_owners, headers=apply
+    )
+    assert (refused.status_code, refused.json()["message"]) == (
+        400,
+        "metadata.managedFields must be nil",
+    )
     forced = server.url + base + "/scaled/scale?fieldManager=m&force=true"
     applied = admin.patch(forced, config, headers=apply)
     assert (applied.status_code, applied.json()["spec"]) == (200, {"replicas": 1})
