@@ -174,7 +174,7 @@ def test_secrets_are_encrypted_in_etcd(tmp_path: Path, etcd: EtcdServer) -> None
 
 def test_etcd_down_stalls_requests_until_it_is_back_or_they_time_out(tmp_path: Path) -> None:
     """kube's etcd client retries a call no member can take until the request ends, so a
-    request waits for its deadline (here --request-timeout 3s, or ``?timeout=``) and is
+    request waits for its deadline (here --request-timeout 6s, or ``?timeout=``) and is
     the timeout filter's 504 (a write's own 34 s deadline, sooner than kube's default
     request timeout: tests/apiserver/test_deadlines.py); a write that etcd comes back
     for in time is made.  Reads of the watch cache go on, and /readyz fails meanwhile."""
@@ -183,7 +183,9 @@ def test_etcd_down_stalls_requests_until_it_is_back_or_they_time_out(tmp_path: P
     server = start_server(
         tmp_path / "data",
         "--storage-backend", "etcd3", "--etcd-servers", etcd.endpoint,
-        "--request-timeout", "3s",
+        # long enough for the write made meanwhile to outlast etcd's restart on a busy
+        # machine (a ?timeout= past it is cut to it)
+        "--request-timeout", "6s",
     )  # fmt: skip
     try:
         session = session_for(server, cert=server.admin_cert)
