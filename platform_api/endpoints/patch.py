@@ -149,6 +149,10 @@ def _decode_patched(scope: Scope, patched: Any, level: str, problems: list[str],
     strict problems come first, as kube joins them."""
     if not isinstance(patched, dict):
         raise patchbody.patch_invalid(patched, typemeta_problem(JSON, patched))
+    custom = scope.resource.custom
+    # a custom resource's refusal shows the patched map as it was, before its unknown
+    # fields are pruned, every level sorted as Go writes maps
+    unpruned = orjson.loads(orjson.dumps(patched)) if custom and level == "Strict" else None
     try:
         decoded = _decode(scope, patched, {})
     except DecodeError as e:
@@ -158,6 +162,8 @@ def _decode_patched(scope: Scope, patched: Any, level: str, problems: list[str],
     strict = problems + decoded.strict_errors()
     if level == "Strict" and strict:
         detail = "strict decoding error: " + ", ".join(strict)
+        if unpruned is not None:
+            raise patchbody.patch_invalid(unpruned, detail, sort_keys=True)
         raise patchbody.patch_invalid(patched, detail, shown)
     strict_or_warn(scope.ctx, level, strict)
     return decoded.obj

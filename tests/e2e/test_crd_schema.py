@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -157,6 +158,22 @@ def test_unknown_fields_are_pruned_with_warnings(
         "BadRequest",
         'Gizmo in version "v1" cannot be handled as a Gizmo: strict decoding error: '
         'unknown field "bogus", unknown field "spec.extra"',
+    )
+    # A strict merge patch is refused showing the patched map as kube holds it: not yet
+    # pruned, every level's keys sorted (the reference's answer).
+    patched = admin.patch(
+        url + "/a?fieldValidation=Strict",
+        json={"spec": {"extra": 1}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    cause = patched.json()["details"]["causes"][0]["message"]
+    quoted, problem = cause.removeprefix("Invalid value: ").split(": strict decoding error: ")
+    shown = json.loads(quoted)  # the patched object's JSON, as the message quotes it
+    assert problem == 'unknown field "spec.extra"'
+    assert '"spec":{"extra":1,"free":' in shown
+    assert shown.index('"apiVersion"') < shown.index('"kind"') < shown.index('"metadata"')
+    assert (
+        shown.index('"creationTimestamp"') < shown.index('"managedFields"') < shown.index('"name"')
     )
 
 
