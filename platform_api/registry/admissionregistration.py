@@ -20,7 +20,6 @@ from platform_api.registry.admissionregistration_validation import (
 from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation.field import FieldError
-from platform_api.validation.objectmeta import validate_object_meta, validate_object_meta_update
 
 GROUP = "admissionregistration.platform.io"
 MUTATING = "MutatingWebhookConfiguration"
@@ -85,13 +84,9 @@ class _WebhookConfigurationStrategy(GenericStrategy):
         return errs + validate_webhooks(_dicts(obj.get("webhooks")), self.mutating, opts)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        # kube's generic update checks ObjectMeta (names as path segments) and its update
-        # rules before the strategy validates the whole object again; messages de-duplicate.
+        # kube validates the whole new object again (its metadata as a create's)
         opts = update_options(_dicts(new.get("webhooks")), _dicts(old.get("webhooks")))
-        meta, old_meta = new["metadata"], old["metadata"]
-        common = validate_object_meta(meta, False, "path-segment")
-        common += validate_object_meta_update(meta, old_meta)
-        return common + self._validate(new, opts)
+        return self._validate(new, opts)
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
         return static_suffix_warnings(obj)

@@ -200,9 +200,11 @@ class JobStrategy(WorkloadStrategy):
         return super().validate(obj) + _job_rules(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        # kube's ValidateJobSpecUpdate checks the spec again (its causes repeat), then
-        # what may change (jobupdate.py).
-        errs = super().validate_update(new, old) + _job_rules(new)
+        # kube's ValidateJob(new) (the metadata as a create's), then ValidateJobUpdate:
+        # the metadata as an update's, the spec again (its causes repeat), then what may
+        # change (jobupdate.py).
+        errs = self.validate_meta_update(new, old, "C") + _job_rules(new)
+        errs += self.validate_meta_update(new, old, "U")
         return errs + _spec_rules(new) + validate_job_spec_update(new, old)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:

@@ -21,6 +21,8 @@ MAX_DATA_SIZE = 1024 * 1024  # kube's MaxSecretSize, for ConfigMaps too
 
 @register("", "Secret")
 class SecretStrategy(GenericStrategy):
+    update_meta_checks = "UC"
+
     # ``stringData`` was merged into ``data`` as the write was decoded (defaults.py).
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
@@ -48,7 +50,7 @@ class SecretStrategy(GenericStrategy):
 
 @register("", "ConfigMap")
 class ConfigMapStrategy(GenericStrategy):
-    revalidates_meta_on_update = True
+    update_meta_checks = "UC"
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + _config_map_content(obj)

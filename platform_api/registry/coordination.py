@@ -14,7 +14,6 @@ from platform_api.validation import field
 from platform_api.validation.conditions import validate_conditions
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.labelselector import validate_label_selector
-from platform_api.validation.objectmeta import validate_object_meta_update
 
 EVICTION_POLICIES = ["AlwaysAllow", "IfHealthyBudget"]
 
@@ -61,12 +60,13 @@ def validate_lease_spec(spec: Obj) -> list[FieldError]:
 
 @register("policy", "PodDisruptionBudget")
 class PodDisruptionBudgetStrategy(SpecChecked, WorkloadStrategy):
+    update_meta_checks = ""  # kube validates only the generic update checks' metadata
     check = staticmethod(validate_budget_spec)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """kube's ValidatePodDisruptionBudgetStatusUpdate: standard conditions, counts
-        that are not negative."""
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        that are not negative (the metadata only by the generic update checks)."""
+        errs: list[FieldError] = []
         status = new.get("status") or {}
         errs += validate_conditions(status.get("conditions"), "status.conditions")
         for key in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"):

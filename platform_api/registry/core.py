@@ -88,6 +88,7 @@ ANNOTATIONS = "metadata.annotations"
 
 @register("", "Pod")
 class PodStrategy(GenericStrategy):
+    update_meta_checks = "UC"
     returns_deleted_object = True
     tracks_generation = True
     # Old kubelets corrupted them: kube's podStatusStrategy keeps the stored ones.
@@ -228,13 +229,15 @@ class ServiceStrategy(GenericStrategy):
 
 @register("", "ServiceAccount")
 class ServiceAccountStrategy(GenericStrategy):
-    revalidates_meta_on_update = True
+    update_meta_checks = "UC"
     returns_deleted_object = True
 
 
 @register("", "PersistentVolume")
 class PersistentVolumeStrategy(GenericStrategy):
     """kube's PV strategy: a new volume is Pending since now; pvvalidation's rules."""
+
+    update_meta_checks = "CC"  # ValidatePersistentVolumeUpdate, then the strategy, each validate it
 
     returns_deleted_object = True  # as kube's store for the kind answers a delete
 

@@ -60,6 +60,8 @@ def drop_topology(new: Obj, old: Obj | None) -> None:
 
 @register("discovery.platform.io", "EndpointSlice")
 class EndpointSliceStrategy(GenericStrategy):
+    update_meta_checks = "C"
+
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
         drop_topology(obj, None)

@@ -155,6 +155,7 @@ def _backend_names(spec: Obj) -> list[str]:
 
 @register(GROUP, "Ingress")
 class IngressStrategy(GenericStrategy):
+    update_meta_checks = "UC"
     tracks_generation = True
 
     def _relaxed(self, old: Obj | None) -> bool:

@@ -224,6 +224,7 @@ def default_limit_range(obj: Obj) -> None:
 
 @register("", "LimitRange")
 class LimitRangeStrategy(GenericStrategy):
+    update_meta_checks = "C"
     allow_create_on_update = True
 
     def prepare_for_create(self, obj: Obj) -> None:

@@ -55,7 +55,7 @@ def validate_phase(namespace: Obj) -> list[FieldError]:
 
 @register("", "Namespace")
 class NamespaceStrategy(GenericStrategy):
-    revalidates_meta_on_update = True
+    update_meta_checks = "UC"
     returns_deleted_object = True
     initial_status = {"phase": ACTIVE}
 

@@ -52,7 +52,7 @@ def default_allocatable(status: Obj) -> None:
 
 @register("", "Node")
 class NodeStrategy(GenericStrategy):
-    revalidates_meta_on_update = True
+    update_meta_checks = "UC"
     keep_status_on_create = True  # kubelets register nodes with their status
 
     def prepare_for_create(self, obj: Obj) -> None:

@@ -152,8 +152,7 @@ class ResourceClaimStrategy(_AdminAccess):
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """The metadata, and a spec as it was (nothing else of it is checked again)."""
         meta = new["metadata"]
-        errs = super().validate_update(new, old) + _meta(meta)
-        errs += _meta_update(meta, old["metadata"])
+        errs = _meta(meta) + _meta_update(meta, old["metadata"])
         spec, before = obj(new.get("spec")), obj(old.get("spec"))
         if not same("dra.ResourceClaimSpec", spec, before):
             errs.append(field.invalid("spec", go_text("dra.ResourceClaimSpec", spec), IMMUTABLE))
@@ -209,8 +208,7 @@ class ResourceClaimTemplateStrategy(_AdminAccess):
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """kube validates the whole template again, then that its spec is unchanged."""
         meta, spec = new["metadata"], obj(new.get("spec"))
-        errs = super().validate_update(new, old) + _meta(meta) + self._spec(spec)
-        errs += _meta_update(meta, old["metadata"])
+        errs = _meta(meta) + self._spec(spec) + _meta_update(meta, old["metadata"])
         before = obj(old.get("spec"))
         if not same("dra.ResourceClaimTemplateSpec", spec, before):
             shown = go_text("dra.ResourceClaimTemplateSpec", spec)

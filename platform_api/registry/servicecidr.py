@@ -158,7 +158,7 @@ def _ref(obj: Obj) -> Any:
 
 @register(GROUP, "IPAddress")
 class IPAddressStrategy(GenericStrategy):
-    revalidates_meta_on_update = True
+    update_meta_checks = "UC"
     generates_names = False  # kube's: a generateName is the name, as it is
 
     def canonicalize(self, obj: Obj) -> None:

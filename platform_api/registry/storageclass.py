@@ -90,6 +90,7 @@ def validate_storage_class(obj: Obj) -> list[FieldError]:
 
 @register(GROUP, "StorageClass")
 class StorageClassStrategy(GenericStrategy):
+    update_meta_checks = "UC"
     returns_deleted_object = True  # as kube's store for the kind answers a delete
 
     def validate(self, obj: Obj) -> list[FieldError]:

@@ -98,9 +98,11 @@ class GenericStrategy:
     status_writes_metadata = True
     status_keeps_old_metadata: tuple[str, ...] = ()
     error_kind: tuple[str, str] | None = None
-    # Kinds whose kube ValidateUpdate validates the new object's metadata as a create's
-    # too (ConfigMaps, Namespaces, ...): its problems are one more cause each.
-    revalidates_meta_on_update = False
+    # How the kind's kube ValidateUpdate checks the new metadata, in order, after the
+    # generic update checks (``prepare.check_update``): "U" as an update's
+    # (ValidateObjectMetaUpdate, most kinds), "C" as a create's (ValidateObjectMeta), or
+    # both; each check makes a metadata problem one more cause.
+    update_meta_checks = "U"
     # Kinds whose metadata.generation tracks spec changes.
     tracks_generation = False
     # Status a new object starts with, when the kind has a status sub-resource.
@@ -157,15 +159,17 @@ class GenericStrategy:
         return errs + validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return self.validate_meta_update(new, old, self.revalidates_meta_on_update)
+        return self.validate_meta_update(new, old, self.update_meta_checks)
 
-    def validate_meta_update(self, new: Obj, old: Obj, as_create: bool = False) -> list[FieldError]:
-        """The metadata's update rules (and, ``as_create``, its create rules after them,
-        as kube's Validate<Kind>Update calling Validate<Kind>(new) has them)."""
+    def validate_meta_update(self, new: Obj, old: Obj, checks: str = "U") -> list[FieldError]:
+        """The new metadata checked as ``checks`` says (``update_meta_checks``)."""
         meta = new["metadata"]
-        errs = validate_object_meta_update(meta, old["metadata"])
-        if as_create:
-            errs += validate_object_meta(meta, self.resource.namespaced, self.name_rule())
+        errs: list[FieldError] = []
+        for check in checks:
+            if check == "U":
+                errs += validate_object_meta_update(meta, old["metadata"])
+            else:
+                errs += validate_object_meta(meta, self.resource.namespaced, self.name_rule())
         return errs + validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:

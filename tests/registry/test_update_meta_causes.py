@@ -1,8 +1,10 @@
 """How many times an update's metadata problem is a cause, as kube-apiserver v1.36
 answered the same patches (reference): its validateCommonFields checks the metadata as
 a create's and as an update's, then the kind's ValidateUpdate checks it again, as an
-update's (most kinds), as a create's (FlowSchemas), or both (ConfigMaps, Namespaces,
-Nodes, ServiceAccounts, IPAddresses).  The message names each problem once."""
+update's (most kinds), as a create's (FlowSchemas, LimitRanges, EndpointSlices, webhook
+configurations), both (ConfigMaps, Secrets, Pods, Jobs, ...), twice as a create's
+(PersistentVolumes) or not at all (PodDisruptionBudgets).  The message names each
+problem once."""
 
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ DEPLOYMENT = {
         "spec": {"containers": [{"name": "c", "image": "i"}]},
     },
 }
+PV = {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/x"}}
 KINDS: dict[str, tuple[str, str, str, Obj]] = {
     "configmaps": ("", "v1", "ConfigMap", {"data": {"a": "b"}}),
     "deployments": ("apps", "apps/v1", "Deployment", {"spec": DEPLOYMENT}),
@@ -42,6 +45,20 @@ KINDS: dict[str, tuple[str, str, str, Obj]] = {
         "rbac.authorization.platform.io",
         "rbac.authorization.platform.io/v1",
         "ClusterRole",
+        {},
+    ),
+    "poddisruptionbudgets": (
+        "policy",
+        "policy/v1",
+        "PodDisruptionBudget",
+        {"spec": {"minAvailable": 1}},
+    ),
+    "limitranges": ("", "v1", "LimitRange", {"spec": {"limits": []}}),
+    "persistentvolumes": ("", "v1", "PersistentVolume", {"spec": PV}),
+    "validatingwebhookconfigurations": (
+        "admissionregistration.platform.io",
+        "admissionregistration.platform.io/v1",
+        "ValidatingWebhookConfiguration",
         {},
     ),
 }
@@ -56,6 +73,14 @@ EXPECTED = {
     ("deployments", "finalizers"): 1,
     ("deployments", "owners"): 6,
     ("clusterroles", "finalizers"): 2,
+    ("poddisruptionbudgets", "labels"): 2,  # the generic checks alone
+    ("poddisruptionbudgets", "uid"): 1,
+    ("limitranges", "uid"): 1,  # the kind checks the metadata as a create's
+    ("limitranges", "finalizers"): 2,
+    ("persistentvolumes", "finalizers"): 3,  # as a create's, twice
+    ("persistentvolumes", "uid"): 1,
+    ("validatingwebhookconfigurations", "labels"): 3,
+    ("validatingwebhookconfigurations", "uid"): 1,
 }
 
 
