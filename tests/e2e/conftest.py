@@ -10,7 +10,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import requests
@@ -106,6 +106,16 @@ def fresh_server(tmp_path: Path) -> Iterator[Server]:
 @pytest.fixture
 def admin(server: Server) -> requests.Session:
     return session_for(server, cert=server.admin_cert)
+
+
+@pytest.fixture
+def api(server: Server) -> Iterator[Any]:
+    """The ``kubernetes`` client, admin, on the shared server."""
+    from kubernetes import config  # the typed client loads slowly: only where used
+
+    client = config.new_client_from_config(config_file=str(server.kubeconfig))
+    yield client
+    client.close()
 
 
 @pytest.fixture(scope="module")

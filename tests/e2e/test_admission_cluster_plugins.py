@@ -5,7 +5,6 @@ refused resize, and AlwaysDeny (texts as the reference kube-apiserver answers th
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,16 +12,9 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from tests.e2e.conftest import Server, start_server
+from tests.e2e.conftest import start_server
 
 SG = "storage.platform.io/v1"
-
-
-@pytest.fixture
-def api(server: Server) -> Iterator[client.ApiClient]:
-    api = config.new_client_from_config(config_file=str(server.kubeconfig))
-    yield api
-    api.close()
 
 
 def custom(api: client.ApiClient, group: str, plural: str, body: dict[str, Any]) -> Any:

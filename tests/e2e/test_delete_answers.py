@@ -5,22 +5,12 @@ a Status for the others; the reference kube-apiserver v1.36 answered these alike
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubernetes import client, config
-
-from tests.e2e.conftest import Server
+from kubernetes import client
 
 SG = "storage.platform.io"
-
-
-@pytest.fixture
-def api(server: Server) -> Iterator[client.ApiClient]:
-    api = config.new_client_from_config(config_file=str(server.kubeconfig))
-    yield api
-    api.close()
 
 
 def test_core_kinds_answer_the_deleted_object_or_a_status(api: client.ApiClient) -> None:

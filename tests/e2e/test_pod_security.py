@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +25,6 @@ RESTRICTED_DETAIL = (
     '(pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" '
     'or "Localhost")'
 )
-
-
-@pytest.fixture
-def api(server: Server) -> Iterator[client.ApiClient]:
-    api = config.new_client_from_config(config_file=str(server.kubeconfig))
-    yield api
-    api.close()
 
 
 def namespace(api: client.ApiClient, name: str, **labels: str) -> None:

@@ -5,7 +5,6 @@ controller, usage released on delete, concurrent creates and dry runs."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -15,13 +14,6 @@ from kubernetes.client.rest import ApiException
 
 from tests.e2e.conftest import E2E_WORKERS, Server
 from tests.e2e.crds import eventually
-
-
-@pytest.fixture
-def api(server: Server) -> Iterator[client.ApiClient]:
-    api = config.new_client_from_config(config_file=str(server.kubeconfig))
-    yield api
-    api.close()
 
 
 def namespace(api: client.ApiClient, name: str) -> str:
