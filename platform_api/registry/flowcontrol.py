@@ -340,11 +340,12 @@ class _Strategy(GenericStrategy):
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + self._check(obj)
 
+    # kube's Validate{FlowSchema,PriorityLevelConfiguration}Update validate the new
+    # object as a create does (its metadata's update rules only in the generic checks)
+    update_meta_checks = "C"
+
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        """kube's Validate{FlowSchema,PriorityLevelConfiguration}Update validate the new
-        object as a create does: its metadata's update rules are checked once, by the
-        generic update checks (``check_update``), not twice as for most kinds."""
-        return self.validate(new)
+        return super().validate_update(new, old) + self._check(new)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """kube's Validate{FlowSchema,PriorityLevelConfiguration}Status: each condition
