@@ -2,9 +2,9 @@
 
     python benchmarks/startup.py [--workers 2]   # a fresh data dir; prints a table
 
-"Ready" is the first 200 from /readyz; idle RSS (the server's and its writer
-process's) is read from /proc after the server has served that and sat idle for two
-seconds.
+"Ready" is the first 200 from /readyz; idle memory (the server's, its workers' and its
+writer process's) is read from /proc after the server has served that and sat idle for
+two seconds.
 """
 
 from __future__ import annotations
@@ -27,19 +27,28 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def rss_mb(pid: int) -> float:
-    """The resident memory of ``pid`` and its descendants (the LMDB writer process)."""
-    total = 0.0
-    with open(f"/proc/{pid}/status") as f:
+def memory_mb(pid: int) -> tuple[float, float]:
+    """The resident and proportional memory of ``pid`` and its descendants (workers, the
+    LMDB writer process).  Forked workers share their supervisor's pages: RSS counts a
+    shared page in every process, PSS splits it between them."""
+    rss = pss = 0.0
+    with open(f"/proc/{pid}/smaps_rollup") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
-                total = int(line.split()[1]) / 1024
+            if line.startswith("Rss:"):
+                rss = int(line.split()[1]) / 1024
+            elif line.startswith("Pss:"):
+                pss = int(line.split()[1]) / 1024
     with open(f"/proc/{pid}/task/{pid}/children") as f:
         children = f.read().split()
-    return total + sum(rss_mb(int(child)) for child in children)
+    for child in children:
+        child_rss, child_pss = memory_mb(int(child))
+        rss, pss = rss + child_rss, pss + child_pss
+    return rss, pss
 
 
-def measure(twistd: str, fresh: bool, data_dir: str, workers: int = 1) -> tuple[float, float]:
+def measure(
+    twistd: str, fresh: bool, data_dir: str, workers: int = 1
+) -> tuple[float, float, float]:
     port = free_port()
     cmd = [
         twistd,
@@ -76,7 +85,7 @@ def measure(twistd: str, fresh: bool, data_dir: str, workers: int = 1) -> tuple[
                 raise SystemExit("server exited")
         ready = time.perf_counter() - start
         time.sleep(2)
-        return ready, rss_mb(proc.pid)
+        return (ready, *memory_mb(proc.pid))
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait()
@@ -88,13 +97,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="as scripts/run: the cores")
     args = parser.parse_args()
     twistd = os.path.join(os.path.dirname(sys.executable), "twistd")
-    print(f"{'start':<22}{'ready (s)':>10}{'idle RSS (MB)':>15}")
+    print(f"{'start':<22}{'ready (s)':>10}{'idle RSS (MB)':>15}{'idle PSS (MB)':>15}")
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(args.runs):
             data = os.path.join(tmp, "data")
             label = "first (creates PKI)" if run == 0 else "restart"
-            ready, rss = measure(twistd, run == 0, data, args.workers)
-            print(f"{label:<22}{ready:>10.2f}{rss:>15.1f}")
+            ready, rss, pss = measure(twistd, run == 0, data, args.workers)
+            print(f"{label:<22}{ready:>10.2f}{rss:>15.1f}{pss:>15.1f}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ from typing import Any
 
 from twisted.application.service import Service
 from twisted.internet import defer
-from twisted.internet import reactor as global_reactor
 from twisted.internet.defer import maybeDeferred, succeed
 from twisted.internet.interfaces import IListeningPort
 from twisted.internet.task import deferLater
@@ -55,7 +54,11 @@ class APIServerService(ServerAssembly, Service):
         slot: WorkerSlot | None = None,
     ) -> None:
         self.started_at = time.monotonic()
-        super().__init__(config, reactor or global_reactor, slot)
+        if reactor is None:
+            # Looked up now, not at import: a forked worker installs its own reactor
+            # after its supervisor imported this module (forkedworker.py).
+            from twisted.internet import reactor  # noqa: PLC0415
+        super().__init__(config, reactor, slot)
         self.port: IListeningPort | None = None
         self.bootstrapped = False
         self.freeze_heap = freeze_heap

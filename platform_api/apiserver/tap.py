@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import signal
 import sys
+from types import ModuleType
 from typing import Any
 
 from twisted.application.service import IService
@@ -45,27 +46,41 @@ def makeService(options: Any) -> IService:
         # installs its own only over Python's default.
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if slot is None and options.config.workers > 1:
-        # The supervisor serves nothing itself: it starts the workers without importing
-        # the server (~0.4 s of every start with --workers).
+        # The supervisor serves nothing itself, but imports the server once so that the
+        # workers it forks start with it imported (forkedworker.py).
         from platform_api.apiserver.workers import WorkerSupervisor  # noqa: PLC0415
 
-        return WorkerSupervisor(options.config, sys.argv)
+        _import_server()
+        gc.freeze()  # the imported heap stays in pages the workers share
+        return WorkerSupervisor(options.config, sys.argv, worker_service)
     if slot is not None:
         # Ctrl-C reaches the whole process group; the supervisor then stops each worker
         # with SIGTERM.  A worker that also stopped on the SIGINT got two stop signals,
         # and Twisted logged the second as a critical ReactorNotRunning.  (Twisted keeps
         # a SIGINT disposition it finds set.)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Imported here so that ``twistd platform-apiserver --help`` stays fast.  The import
-    # builds ~70k long-lived objects; collecting garbage meanwhile finds none and costs
-    # ~0.1 s of the start (measured with benchmarks/fixturebench.py).
-    gc.disable()
-    try:
-        from platform_api.apiserver.service import APIServerService  # noqa: PLC0415
-    finally:
-        gc.enable()
+    service = _import_server()
     # A collection every 700 new objects (CPython's default) walks a large answer's
     # objects again and again while it is built: a Table of 3000 pods took 350 ms, 200
     # with collections every 10,000 (benchmarks/clusterscale-style probe, one sitting).
     gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
-    return APIServerService(options.config, freeze_heap=True, slot=slot)
+    return service.APIServerService(options.config, freeze_heap=True, slot=slot)
+
+
+def worker_service(argv: list[str]) -> IService:
+    """A forked worker's service, from the flags a worker is started with."""
+    options = Options()
+    options.parseOptions(argv)
+    return makeService(options)
+
+
+def _import_server() -> ModuleType:
+    """The server's modules, imported here so that ``twistd platform-apiserver --help``
+    stays fast.  The import builds ~70k long-lived objects; collecting garbage meanwhile
+    finds none and costs ~0.1 s of the start (measured with benchmarks/fixturebench.py)."""
+    gc.disable()
+    try:
+        from platform_api.apiserver import service  # noqa: PLC0415
+    finally:
+        gc.enable()
+    return service

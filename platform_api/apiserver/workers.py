@@ -1,11 +1,12 @@
 """``--workers N``: N server processes on one port and one LMDB environment.
 
-One Python process uses one core.  The supervisor binds the port once and starts N
-copies of the server (``twistd platform-apiserver`` with the same flags), each with the
-listening socket inherited, so the kernel hands each new connection to whichever worker
-accepts first.  The workers share the data directory: LMDB serializes their writers and
-keeps one global revision; each worker's watch hub reads the change log, woken by its
-siblings' commit datagrams (workerslot.py).
+One Python process uses one core.  The supervisor binds the port once, imports the
+server and forks N workers from it (forkedworker.py), each running the server as
+``twistd platform-apiserver`` with the same flags would, with the listening socket
+inherited, so the kernel hands each new connection to whichever worker accepts first.
+The workers share the data directory: LMDB serializes their writers and keeps one
+global revision; each worker's watch hub reads the change log, woken by its siblings'
+commit datagrams (workerslot.py).
 
 The supervisor restarts a worker that dies (its connections end; clients re-watch from
 their last resourceVersion), records every worker's state for /readyz, and on SIGTERM
@@ -20,7 +21,6 @@ import os
 import re
 import signal
 import socket
-import sys
 import time
 from typing import Any
 
@@ -32,6 +32,7 @@ from twisted.logger import Logger
 
 from platform_api.apiserver import deprecatedflags, loopback, pki
 from platform_api.apiserver.config import ServerConfig
+from platform_api.apiserver.forkedworker import ForkedWorker, MakeService
 from platform_api.apiserver.inertflags import INERT
 from platform_api.apiserver.sharedwriter import WRITER_ENV, SharedWriter, shares_writer
 from platform_api.apiserver.signals import exit_on_second_signal
@@ -51,7 +52,6 @@ LISTEN_FD, WAKE_FD, STATUS_FD = 3, 4, 5
 QUICK_DEATH = 5.0
 MAX_DELAY = 10.0
 _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT[\d:]+[+-]\d{4} ")
-_TWISTD = "import sys; from twisted.scripts.twistd import run; sys.argv[0] = 'twistd'; run()"
 
 
 def plugin_arguments(argv: list[str], plugin: str = "platform-apiserver") -> list[str]:
@@ -92,13 +92,20 @@ class WorkerProtocol(ProcessProtocol):
 class WorkerSupervisor(Service):
     name = "platform-apiserver-workers"
 
-    def __init__(self, config: ServerConfig, argv: list[str], reactor: Any = None) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        argv: list[str],
+        worker_service: MakeService,
+        reactor: Any = None,
+    ) -> None:
         if reactor is None:
             from twisted.internet import reactor as global_reactor  # noqa: PLC0415
 
             reactor = global_reactor
         self.config = config
         self.argv = argv
+        self.worker_service = worker_service
         self.reactor = reactor
         self.started_at = time.monotonic()
         self.processes: dict[int, WorkerProtocol] = {}
@@ -138,10 +145,8 @@ class WorkerSupervisor(Service):
 
     def _spawn(self, index: int) -> None:
         cfg = self.config
-        args = [sys.executable, "-c", _TWISTD, "--pidfile=", "-n", "platform-apiserver"]
-        args += plugin_arguments(self.argv)
         # The port the supervisor bound, even when the command line said 0.
-        args += ["--secure-port", str(cfg.secure_port)]
+        args = [*plugin_arguments(self.argv), "--secure-port", str(cfg.secure_port)]
         env = dict(os.environ)
         env[loopback.TOKEN_ENV] = self.loopback_token  # every worker accepts it
         env[WORKER_ENV] = f"{index}/{cfg.workers}"
@@ -152,20 +157,9 @@ class WorkerSupervisor(Service):
         protocol = WorkerProtocol(self, index)
         self.processes[index] = protocol
         self._record(index, "starting")
-        self.reactor.spawnProcess(
-            protocol,
-            sys.executable,
-            args,
-            env=env,
-            childFDs={
-                0: "w",
-                1: "r",
-                2: "r",
-                LISTEN_FD: self.listener.fileno(),
-                WAKE_FD: self.wake[index].fileno(),
-                STATUS_FD: "r",
-            },
-        )
+        fds: dict[int, int | str] = {0: "w", 1: "r", 2: "r", STATUS_FD: "r"}
+        fds.update({LISTEN_FD: self.listener.fileno(), WAKE_FD: self.wake[index].fileno()})
+        ForkedWorker(self.reactor, self.worker_service, args, env, protocol, fds)
 
     # -- events from the workers ----------------------------------------------------------
 

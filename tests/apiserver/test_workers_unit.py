@@ -207,10 +207,10 @@ def test_only_workers_on_lmdb_follow_a_shared_change_log(
 
 
 def test_the_supervisor_parses_flags_without_loading_the_server() -> None:
-    """The supervisor spawns its workers only after twistd has parsed the flags: what
-    that parsing imports is on every multi-worker start's critical path (and stays in
-    the supervisor's memory).  Checking a config file may load more; the defaults may not
-    load the request path, CEL, the resource registry, twisted.web's server or treq."""
+    """Parsing the flags (and so ``--help``) stays light: the supervisor imports the
+    server only once it is to start workers, which it forks with it imported.  Checking
+    a config file may load more; the defaults may not load the request path, CEL, the
+    resource registry, twisted.web's server or treq."""
     code = (
         "import sys\n"
         "from platform_api.apiserver.tap import Options\n"

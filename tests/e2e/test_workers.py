@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 import requests
 
-from platform_api.apiserver.workerslot import PORTS_ENV
 from tests.e2e.conftest import ON_LMDB, Server, session_for, start_server
 
 pytestmark = pytest.mark.slow
@@ -470,6 +469,21 @@ def _lmdb_ready(server: Server) -> bool:
     return False
 
 
+def udp_ports(pid: int) -> list[int]:
+    """The local ports of the UDP sockets process ``pid`` holds (/proc's tables)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        target = os.readlink(fd)
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    ports = []
+    for line in Path(f"/proc/{pid}/net/udp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[9] in inodes:
+            ports.append(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
 def test_a_local_process_that_is_not_a_worker_is_not_heard(workers: Server) -> None:
     """The workers' commit and metrics datagrams go over loopback UDP, which any local
     process can reach: one that is not a worker gets no answer and resets nothing."""
@@ -477,14 +491,13 @@ def test_a_local_process_that_is_not_a_worker_is_not_heard(workers: Server) -> N
     missing = f"{workers.base_url}/api/v1/namespaces/default/secrets/gone"
     assert session.get(missing).status_code == 404
     before = _secret_404s(session, workers)
-    pids = [state["pid"] for state in states(workers).values()]
-    environ = Path(f"/proc/{pids[0]}/environ").read_bytes().split(b"\0")
-    ports = next(v for k, _, v in (e.partition(b"=") for e in environ) if k == PORTS_ENV.encode())
+    ports = [port for pid in worker_pids(workers) for port in udp_ports(pid)]
+    assert len(ports) == 2  # each worker's wake socket
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as stranger:
         stranger.settimeout(1.0)
-        for port in ports.split(b","):
-            stranger.sendto(b"~", ("127.0.0.1", int(port)))  # a metrics reset
-            stranger.sendto(b"?probe", ("127.0.0.1", int(port)))  # a metrics question
+        for port in ports:
+            stranger.sendto(b"~", ("127.0.0.1", port))  # a metrics reset
+            stranger.sendto(b"?probe", ("127.0.0.1", port))  # a metrics question
             with pytest.raises(TimeoutError):
                 stranger.recvfrom(100)
     assert _secret_404s(session, workers) >= before

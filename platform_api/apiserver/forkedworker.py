@@ -1,0 +1,153 @@
+"""Workers forked from their supervisor, which has imported the server already.
+
+A worker exec'd as ``twistd platform-apiserver`` imported the server's ~630 modules
+again, about 0.85 s of every start with ``--workers``.  Forked once the supervisor has
+imported them, a worker goes straight to its bootstrap.
+
+Twisted's ``Process`` does the plumbing: the descriptor map, the pipes, reaping.  Where
+it would exec, the child runs the worker instead.  The child keeps nothing live of its
+parent:
+- it installs a reactor of its own; the inherited one is never run, and its descriptors
+  were closed with the fork;
+- it forgets the parent's child processes, signal handlers and log observers;
+- it then starts the worker's service as twistd would.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gc
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from twisted.application.app import startApplication
+from twisted.application.service import Application, IService
+from twisted.internet import process
+from twisted.internet.interfaces import IProcessProtocol
+from twisted.logger import globalLogPublisher, textFileLogObserver
+
+from platform_api import timers
+
+# Builds the worker's service from its command-line flags (tap.worker_service).
+MakeService = Callable[[list[str]], IService]
+
+
+class ForkedWorker(process.Process):
+    """A child process that runs ``make_service(argv)`` rather than exec a program.
+
+    ``environment`` replaces the child's ``os.environ``, as exec would have."""
+
+    def __init__(
+        self,
+        reactor: Any,
+        make_service: MakeService,
+        argv: list[str],
+        environment: dict[str, str],
+        protocol: IProcessProtocol,
+        child_fds: dict[int, int | str],
+    ) -> None:
+        self._make_service = make_service
+        for stream in (sys.__stdout__, sys.__stderr__):
+            if stream is not None:
+                stream.flush()  # or the child writes what the parent buffered again
+        super().__init__(
+            reactor, sys.executable, argv, environment, None, protocol, None, None, child_fds
+        )
+
+    def _trySpawnInsteadOfFork(self, *args: object) -> bool:
+        return False  # posix_spawn can only exec
+
+    def _setupChild(self, fdmap: dict[int, int]) -> None:
+        inherited = _open_descriptors()
+        super()._setupChild(fdmap)
+        _hold_closed(inherited)
+
+    def _execChild(
+        self,
+        path: object,
+        uid: object,
+        gid: object,
+        executable: object,
+        args: list[str],
+        environment: dict[str, str],
+    ) -> NoReturn:
+        # Twisted's fork wrapper reports an exception on stderr and exits 1.
+        os._exit(run_worker(self._make_service, args, environment))
+
+
+def run_worker(make_service: MakeService, argv: list[str], environment: dict[str, str]) -> int:
+    """In the forked child: the worker, until its reactor stops.  Returns the exit
+    status, or ends the process with the signal that stopped it, as twistd does."""
+    os.environ.clear()
+    os.environ.update(environment)
+    _forget_parent()
+    reactor = _install_reactor()
+    _log_to_stdout()
+    application = Application("platform-apiserver")
+    make_service(argv).setServiceParent(application)
+    IService(application).privilegedStartService()
+    startApplication(application, False)
+    reactor.run()
+    signum = getattr(reactor, "_exitSignal", None)  # twistd's way to read it
+    if signum is not None:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    return 0
+
+
+def _forget_parent() -> None:
+    """The handlers and children the parent's reactor installed are not this process's."""
+    gc.enable()  # Twisted's fork turned the collector off for the exec that never came
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for signum in (signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(signum, signal.SIG_DFL)
+    process.reapProcessHandlers.clear()
+
+
+def _install_reactor() -> Any:
+    """A new global reactor, as a fresh twistd worker would install (timers.install)."""
+    import twisted.internet  # noqa: PLC0415
+    from twisted.internet.main import installReactor  # noqa: PLC0415
+
+    if sys.modules.pop("twisted.internet.reactor", None) is not None:
+        del twisted.internet.reactor
+    reactor = timers.monotonic_reactor()
+    installReactor(reactor)
+    return reactor
+
+
+def _log_to_stdout() -> None:
+    """The worker logs to its standard output, which the supervisor reads, as a worker
+    run by twistd with ``-n`` does; the parent's observers may write to its log file."""
+    # The publisher lists its observers only privately; loggers already made hold it.
+    for observer in list(globalLogPublisher._observers):
+        globalLogPublisher.removeObserver(observer)
+    stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    globalLogPublisher.addObserver(textFileLogObserver(stdout))
+
+
+def _open_descriptors() -> set[int]:
+    return {int(name) for name in os.listdir("/proc/self/fd")}
+
+
+def _hold_closed(inherited: set[int]) -> None:
+    """Point the descriptor numbers the fork closed at /dev/null.
+
+    Objects the child inherited still name them (sockets, the old reactor's epoll): one
+    freed later would otherwise close whatever new descriptor had reused its number."""
+    closed = []
+    for number in inherited:
+        try:
+            fcntl.fcntl(number, fcntl.F_GETFD)
+        except OSError:
+            closed.append(number)
+    null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)  # takes the lowest closed number
+    for number in closed:
+        if number != null:
+            os.dup2(null, number, inheritable=False)
+    if null not in closed:
+        os.close(null)
