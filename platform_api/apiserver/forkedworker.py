@@ -1,14 +1,14 @@
 """Workers forked from their supervisor, which has imported the server already.
 
-A worker exec'd as ``twistd platform-apiserver`` imported the server's ~630 modules
-again, about 0.85 s of every start with ``--workers``.  Forked once the supervisor has
-imported them, a worker goes straight to its bootstrap.
+A worker exec'd as ``twistd platform-apiserver`` imported twistd and the server's ~630
+modules again, every worker at once: most of a start with ``--workers``.  Forked once
+the supervisor has imported them, a worker goes straight to its bootstrap.
 
 Twisted's ``Process`` does the plumbing: the descriptor map, the pipes, reaping.  Where
 it would exec, the child runs the worker instead.  The child keeps nothing live of its
 parent:
 - it installs a reactor of its own; the inherited one is never run, and its descriptors
-  were closed with the fork;
+  were closed with the fork (their numbers are held on /dev/null);
 - it forgets the parent's child processes, signal handlers and log observers;
 - it then starts the worker's service as twistd would.
 """
