@@ -102,7 +102,8 @@ def _forget_parent() -> None:
     """The handlers and children the parent's reactor installed are not this process's."""
     gc.enable()  # Twisted's fork turned the collector off for the exec that never came
     signal.set_wakeup_fd(-1)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # A worker leaves Ctrl-C to its supervisor (tap.makeService says why), from the start.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for signum in (signal.SIGTERM, signal.SIGCHLD):
         signal.signal(signum, signal.SIG_DFL)
     process.reapProcessHandlers.clear()

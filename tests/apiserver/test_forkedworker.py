@@ -50,6 +50,7 @@ class Report(Service):
             "env": sorted(os.environ),
             "fresh reactor": current is not reactor and not current.running,
             "collector on": gc.isenabled(),
+            "ignores Ctrl-C": signal.getsignal(signal.SIGINT) is signal.SIG_IGN,
             "inherited socket": os.readlink(f"/proc/self/fd/{self.inherited}"),
         }
         os.write(REPORT_FD, orjson.dumps(facts))
@@ -85,6 +86,7 @@ async def test_the_child_runs_the_service_with_its_own_reactor_environment_and_l
         "env": ["WORKER"],
         "fresh reactor": True,
         "collector on": True,  # Twisted's fork turns it off for the exec
+        "ignores Ctrl-C": True,  # the supervisor stops its workers
         # A number the fork closed is held on /dev/null: an inherited object that closes
         # it later cannot close what reused the number.
         "inherited socket": "/dev/null",
