@@ -38,7 +38,9 @@ MakeService = Callable[[list[str]], IService]
 class ForkedWorker(process.Process):
     """A child process that runs ``make_service(argv)`` rather than exec a program.
 
-    ``environment`` replaces the child's ``os.environ``, as exec would have."""
+    ``environment`` replaces the child's ``os.environ``, as exec would have; ``name`` is
+    the child's process name (``top``, ``ps -o comm``), its command line being its
+    parent's."""
 
     def __init__(
         self,
@@ -48,8 +50,10 @@ class ForkedWorker(process.Process):
         environment: dict[str, str],
         protocol: IProcessProtocol,
         child_fds: dict[int, int | str],
+        name: str,
     ) -> None:
         self._make_service = make_service
+        self._name = name
         for stream in (sys.__stdout__, sys.__stderr__):
             if stream is not None:
                 stream.flush()  # or the child writes what the parent buffered again
@@ -75,6 +79,7 @@ class ForkedWorker(process.Process):
         environment: dict[str, str],
     ) -> NoReturn:
         # Twisted's fork wrapper reports an exception on stderr and exits 1.
+        _name_process(self._name)
         os._exit(run_worker(self._make_service, args, environment))
 
 
@@ -129,6 +134,15 @@ def _log_to_stdout() -> None:
         globalLogPublisher.removeObserver(observer)
     stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
     globalLogPublisher.addObserver(textFileLogObserver(stdout))
+
+
+def _name_process(name: str) -> None:
+    """Linux keeps 15 bytes of a process's name; elsewhere the name stays the parent's."""
+    try:
+        with open("/proc/self/comm", "w") as comm:
+            comm.write(name[:15])
+    except OSError:
+        pass
 
 
 def _open_descriptors() -> set[int]:

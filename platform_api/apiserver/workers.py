@@ -159,7 +159,8 @@ class WorkerSupervisor(Service):
         self._record(index, "starting")
         fds: dict[int, int | str] = {0: "w", 1: "r", 2: "r", STATUS_FD: "r"}
         fds.update({LISTEN_FD: self.listener.fileno(), WAKE_FD: self.wake[index].fileno()})
-        ForkedWorker(self.reactor, self.worker_service, args, env, protocol, fds)
+        name = f"apiserver-w{index}"
+        ForkedWorker(self.reactor, self.worker_service, args, env, protocol, fds, name)
 
     # -- events from the workers ----------------------------------------------------------
 

@@ -7,6 +7,7 @@ import gc
 import os
 import signal
 import socket
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -51,6 +52,7 @@ class Report(Service):
             "fresh reactor": current is not reactor and not current.running,
             "collector on": gc.isenabled(),
             "ignores Ctrl-C": signal.getsignal(signal.SIGINT) is signal.SIG_IGN,
+            "name": Path("/proc/self/comm").read_text().strip(),
             "inherited socket": os.readlink(f"/proc/self/fd/{self.inherited}"),
         }
         os.write(REPORT_FD, orjson.dumps(facts))
@@ -72,6 +74,7 @@ def fork(end: str, make: Any = None) -> Collect:
         {"WORKER": "0/2"},
         protocol,
         {0: "w", 1: "r", 2: "r", REPORT_FD: "r"},
+        "test-worker-0",
     )
     return protocol
 
@@ -87,6 +90,7 @@ async def test_the_child_runs_the_service_with_its_own_reactor_environment_and_l
         "fresh reactor": True,
         "collector on": True,  # Twisted's fork turns it off for the exec
         "ignores Ctrl-C": True,  # the supervisor stops its workers
+        "name": "test-worker-0",  # ps and top tell the workers apart
         # A number the fork closed is held on /dev/null: an inherited object that closes
         # it later cannot close what reused the number.
         "inherited socket": "/dev/null",

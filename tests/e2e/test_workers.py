@@ -57,6 +57,15 @@ def test_readyz_reports_every_worker(workers: Server) -> None:
     assert len(pids) == 2 and workers.process.pid not in pids
 
 
+def test_each_worker_is_named_for_ps_and_top(workers: Server) -> None:
+    """A forked worker's command line is its supervisor's; its process name tells it."""
+    names = {
+        index: Path(f"/proc/{state['pid']}/comm").read_text().strip()
+        for index, state in states(workers).items()
+    }
+    assert names == {"0": "apiserver-w0", "1": "apiserver-w1"}
+
+
 def _watch(server: Server, rv: str, seen: list[dict[str, object]], stop: threading.Event) -> None:
     url = f"{server.base_url}/api/v1/namespaces/default/configmaps"
     params = {"watch": "1", "resourceVersion": rv, "timeoutSeconds": "30"}
