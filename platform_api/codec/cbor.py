@@ -3,7 +3,8 @@
 Writing: the self-described tag (``d9 d9 f7``) first, then the object with every string,
 map keys included, as a byte string (kube's encoder does so rather than check UTF-8);
 a ``[]byte`` field (Secret data, CA bundles...) as tag 22 over the raw bytes, so typed
-Go clients get the bytes and not their base64.
+Go clients get the bytes and not their base64; a float in the narrowest of float16,
+float32 and float64 that holds it exactly, subnormals included (kube's ShortestFloat16).
 
 Reading follows kube's decode mode: duplicate map keys, NaN and infinities, bignums and
 simple values other than false/true/null are refused; byte strings read as text; tags
@@ -18,6 +19,7 @@ import binascii
 import contextlib
 import io
 import math
+import struct
 from collections.abc import Mapping
 from typing import Any
 
@@ -63,7 +65,8 @@ def encode(obj: Any, byte_fields: ByteFields | None = None) -> bytes:
 
 def encode_item(obj: Any, byte_fields: ByteFields | None = None) -> bytes:
     """One data item, untagged: what a list's element or a body after the tag is."""
-    return cbor2.dumps(_wire(obj) if not byte_fields else _wire_bytes(obj, byte_fields))
+    wire = _wire(obj) if not byte_fields else _wire_bytes(obj, byte_fields)
+    return cbor2.dumps(wire, default=_write_float)
 
 
 def encode_list(api_version: str, list_kind: str, list_meta: Any, items: list[bytes]) -> bytes:
@@ -94,7 +97,35 @@ def _wire(value: Any) -> Any:
         return {k.encode(): _wire(v) for k, v in value.items()}
     if kind is list:
         return [_wire(v) for v in value]
+    if kind is float:
+        return _Float(value)
     return value
+
+
+class _Float:
+    """A float for ``_write_float``: cbor2 writes every float as float64."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+
+def _write_float(encoder: Any, item: _Float) -> None:
+    encoder.write(shortest_float(item.value))
+
+
+def shortest_float(value: float) -> bytes:
+    """``value`` as the narrowest CBOR float that holds it exactly (NaN and infinities
+    never reach here: JSON has neither, and CBOR bodies with them are refused)."""
+    for head, fmt in ((b"\xf9", ">e"), (b"\xfa", ">f")):
+        try:
+            packed = struct.pack(fmt, value)
+        except OverflowError:
+            continue
+        if struct.unpack(fmt, packed)[0] == value:
+            return head + packed
+    return b"\xfb" + struct.pack(">d", value)
 
 
 def _wire_bytes(value: Any, tree: Any) -> Any:

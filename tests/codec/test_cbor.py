@@ -51,6 +51,38 @@ def test_other_values() -> None:
     assert cbor2.loads(data) == {b"list": (1, -2, None, True, False, 1.5, b"x")}
 
 
+# Floats as kube-apiserver v1.36 wrote them in a custom resource's CBOR answer (gate on,
+# JSON body in): the narrowest width that holds the value exactly, subnormals too.
+KUBE_FLOATS = [
+    (1.5, "f93e00"),
+    (0.5, "f93800"),
+    (65504.0, "f97bff"),  # float16's largest
+    (-0.0, "f98000"),
+    (2.0**-14, "f90400"),  # float16's smallest normal
+    (2.0**-15, "f90200"),  # float16 subnormals
+    (2.0**-20, "f90010"),
+    (2.0**-24, "f90001"),
+    (100000.5, "fa47c35040"),
+    (3.4028234663852886e38, "fa7f7fffff"),  # float32's largest
+    (2.0**-149, "fa00000001"),  # float32's smallest subnormal
+    (0.1, "fb3fb999999999999a"),
+    (1e-7, "fb3e7ad7f29abcaf48"),
+    (1e300, "fb7e37e43c8800759c"),
+    (5e-324, "fb0000000000000001"),
+]
+
+
+@pytest.mark.parametrize(("value", "wire"), KUBE_FLOATS)
+def test_floats_take_the_narrowest_exact_width(value: float, wire: str) -> None:
+    data = encode({"f": value})
+    assert data.hex() == "d9d9f7a14166" + wire
+    assert cbor2.loads(data) == {b"f": value}
+
+
+def test_a_float_that_rounds_to_float16_infinity_is_float32() -> None:
+    assert encode([65520.0]).hex() == "d9d9f781fa477ff000"
+
+
 def test_watch_events_nest_the_object_with_its_own_tag() -> None:
     event = watch_event("ADDED", encode({"a": "b"}))
     assert event.hex() == (
