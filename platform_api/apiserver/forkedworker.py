@@ -115,14 +115,15 @@ def _forget_parent() -> None:
 
 
 def _install_reactor() -> Any:
-    """A new global reactor, as a fresh twistd worker would install (timers.install)."""
+    """A new global reactor: the inherited one uninstalled, then the one a fresh
+    worker's ``makeService`` installs (``timers.install``)."""
     import twisted.internet  # noqa: PLC0415
-    from twisted.internet.main import installReactor  # noqa: PLC0415
 
     if sys.modules.pop("twisted.internet.reactor", None) is not None:
         del twisted.internet.reactor
-    reactor = timers.monotonic_reactor()
-    installReactor(reactor)
+    timers.install()
+    from twisted.internet import reactor  # noqa: PLC0415
+
     return reactor
 
 
