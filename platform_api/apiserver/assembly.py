@@ -233,10 +233,15 @@ class ServerAssembly:
                 self.aggregation.remote if self.aggregation else None,
                 self.aggregation.discovery if self.aggregation else None,
             ),
-            OpenAPI(scheme, aliases, self.reactor),
+            OpenAPI(scheme, aliases, self.reactor, self._deletes_to_object),
             self._health(state),
         )
         return server, cert, key, client_ca
+
+    def _deletes_to_object(self, rt: ResourceType) -> bool:
+        """Whether a delete of ``rt`` answers with the object (the OpenAPI documents say)."""
+        store = self.stores.get((rt.group, rt.version, rt.plural))
+        return store is not None and store.strategy.returns_deleted_object
 
     def _handlers(self, scheme: Scheme, aliases: Aliases, client_ca: str) -> Handlers:
         """What every request handler shares: storage, admission, the custom resources'

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import orjson
@@ -18,7 +20,7 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.internet.task import deferLater
 from twisted.web.server import Request
 
-from platform_api.apiserver import openapiproto
+from platform_api.apiserver import openapipaths, openapiproto
 from platform_api.apiserver.discovery import KUBE_MAJOR, KUBE_MINOR, SERVER_VERSION
 from platform_api.endpoints.negotiation import JSON, parse_accept
 from platform_api.endpoints.responses import bare, finish
@@ -26,9 +28,8 @@ from platform_api.gotext import go_escaped
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.schemas import INT_OR_STRING, QUANTITY, Node
-from platform_api.scheme.types import ResourceType, group_version
+from platform_api.scheme.types import ResourceType, Subresource, group_version
 
-_SCALE = "io.platform.api.autoscaling.v1.Scale"
 INFO = {"title": "Kubernetes", "version": f"v{KUBE_MAJOR}.{KUBE_MINOR}.0"}
 _ALWAYS = (
     "io.platform.apimachinery.pkg.apis.meta.v1.Status",
@@ -120,49 +121,18 @@ def _regroup(node: Any, group: str, name: str) -> Any:
     return {**node, "x-kubernetes-group-version-kind": renamed}
 
 
-def _param(
-    name: str, description: str, where: str = "query", kind: str = "string"
-) -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": where,
-        "description": description,
-        "schema": {"type": kind},
-        "uniqueItems": True,
-    }
-
-
-_WRITE_PARAMS = [
-    _param("dryRun", "When present, indicates that modifications should not be persisted."),
-    _param(
-        "fieldManager",
-        "fieldManager is a name associated with the actor or entity that is making these changes.",
-    ),
-    _param(
-        "fieldValidation",
-        "fieldValidation instructs the server on how to handle objects in the request "
-        "containing unknown or duplicate fields: Ignore, Warn (default) or Strict.",
-    ),
-]
-_PATCH_PARAMS = [
-    *_WRITE_PARAMS,
-    _param("force", "Force is going to force Apply requests.", kind="boolean"),
-]
-_PATCH_TYPES = (
-    "application/json-patch+json",
-    "application/merge-patch+json",
-    "application/strategic-merge-patch+json",
-    "application/apply-patch+yaml",
-)
-
-
 class OpenAPI:
     """The documents, built on first request and rebuilt after the scheme changes."""
 
     def __init__(
-        self, scheme: Scheme, aliases: Aliases | None = None, reactor: IReactorTime | None = None
+        self,
+        scheme: Scheme,
+        aliases: Aliases | None = None,
+        reactor: IReactorTime | None = None,
+        deletes_to_object: Callable[[ResourceType], bool] = lambda rt: False,
     ) -> None:
         self._scheme = scheme
+        self._deletes_to_object = deletes_to_object
         self._aliases = aliases
         self._reactor = reactor
         self._generation = -1
@@ -203,98 +173,20 @@ class OpenAPI:
             return self._v3_entry(key)[2]
         return hashlib.sha512(f"{SERVER_VERSION}/{key}".encode()).hexdigest()[:128].upper()
 
-    def _operation(
-        self,
-        rt: ResourceType,
-        action: str,
-        op_id: str,
-        body: bool,
-        params: list[dict[str, Any]],
-        ref: str,
-    ) -> dict[str, Any]:
-        op: dict[str, Any] = {
-            "tags": [rt.api_version.replace("/", "_")],
-            "operationId": op_id,
-            "parameters": params,
-            "responses": {
-                "200": {"description": "OK", "content": {JSON: {"schema": {"$ref": ref}}}}
-            },
-            "x-kubernetes-action": action,
-            "x-kubernetes-group-version-kind": {
-                "group": rt.group,
-                "version": rt.version,
-                "kind": rt.kind,
-            },
-        }
-        if body:
-            types: tuple[str, ...] = (JSON,)
-            if action == "patch":  # custom resources take no strategic merge patch
-                types = tuple(t for t in _PATCH_TYPES if not (rt.custom and "strategic" in t))
-            schema = (
-                {"$ref": "#/components/schemas/io.platform.apimachinery.pkg.apis.meta.v1.Patch"}
-                if action == "patch"
-                else {"$ref": ref}
-            )
-            op["requestBody"] = {
-                "content": {t: {"schema": schema} for t in types},
-                "required": True,
-            }
-        return op
+    def _upstream(self, group: str) -> str:
+        return (self._aliases.upstream(group) if self._aliases else "") or group
 
-    def _paths(self, rt: ResourceType) -> dict[str, Any]:
-        base = "/api/v1" if not rt.group else f"/apis/{rt.api_version}"
-        collection = (
-            f"{base}/namespaces/{{namespace}}/{rt.plural}"
-            if rt.namespaced
-            else f"{base}/{rt.plural}"
-        )
-        ref = f"#/components/schemas/{rt.definition}"
-        name = rt.kind
-        paths: dict[str, Any] = {
-            collection: {
-                "get": self._operation(rt, "list", f"list{name}", False, [], ref),
-                "post": self._operation(
-                    rt, "post", f"create{name}", True, list(_WRITE_PARAMS), ref
-                ),
-            },
-            f"{collection}/{{name}}": {
-                "get": self._operation(rt, "get", f"read{name}", False, [], ref),
-                "put": self._operation(rt, "put", f"replace{name}", True, list(_WRITE_PARAMS), ref),
-                "patch": self._operation(
-                    rt, "patch", f"patch{name}", True, list(_PATCH_PARAMS), ref
-                ),
-                "delete": self._operation(
-                    rt, "delete", f"delete{name}", False, [_param("dryRun", "dry run")], ref
-                ),
-            },
-        }
-        if rt.namespaced:
-            paths[f"{base}/{rt.plural}"] = {
-                "get": self._operation(rt, "list", f"list{name}ForAllNamespaces", False, [], ref)
-            }
-        if rt.has_status():
-            paths[f"{collection}/{{name}}/status"] = {
-                "get": self._operation(rt, "get", f"read{name}Status", False, [], ref),
-                "put": self._operation(
-                    rt, "put", f"replace{name}Status", True, list(_WRITE_PARAMS), ref
-                ),
-                "patch": self._operation(
-                    rt, "patch", f"patch{name}Status", True, list(_PATCH_PARAMS), ref
-                ),
-            }
-        scale = rt.subresource("scale")
-        if scale is not None and rt.custom:
-            scale_ref = "#/components/schemas/" + _SCALE
-            paths[f"{collection}/{{name}}/scale"] = {
-                "get": self._operation(rt, "get", f"read{name}Scale", False, [], scale_ref),
-                "put": self._operation(
-                    rt, "put", f"replace{name}Scale", True, list(_WRITE_PARAMS), scale_ref
-                ),
-                "patch": self._operation(
-                    rt, "patch", f"patch{name}Scale", True, list(_PATCH_PARAMS), scale_ref
-                ),
-            }
-        return paths
+    def _defined(self, definition: str) -> str | None:
+        return definition if definition in self._scheme.schemas.definitions else None
+
+    def _subresource_definition(self, rt: ResourceType, sub: Subresource) -> str | None:
+        """The schema a subresource takes and gives (``rt`` under its served group)."""
+        if sub.kind == rt.kind and not sub.version:
+            return rt.definition
+        try:
+            return self._scheme.schemas.for_kind(*rt.gvk(sub.name))
+        except KeyError:
+            return None
 
     def v3_document(self, key: str) -> bytes:
         return self._v3_entry(key)[1]
@@ -317,12 +209,20 @@ class OpenAPI:
         built = resources
         if name != group:  # an upstream group name: the same types, renamed
             resources = [dataclasses.replace(rt, group=name) for rt in resources]
-        paths: dict[str, Any] = {}
-        for rt in resources:
-            paths.update(self._paths(rt))
-        roots = [rt.definition for rt in resources] + list(_ALWAYS)
-        if any(rt.custom and rt.subresource("scale") for rt in resources):
-            roots.append(_SCALE)
+        base = "/api/v1" if not name else f"/apis/{name}/{version}"
+        paths = openapipaths.resource_list_path(name, version, base)
+        roots = [openapipaths.RESOURCE_LIST, *_ALWAYS]
+        rename = self._upstream if name != group else None
+        for rt, source in zip(resources, built, strict=True):
+            rt_paths = openapipaths.paths(
+                rt,
+                self._defined(rt.definition + "List"),
+                partial(self._subresource_definition, source),
+                deletes_to_object=self._deletes_to_object(source),
+                rename=rename,
+            )
+            paths.update(rt_paths)
+            roots.extend(r.removeprefix(openapipaths.PREFIX) for r in _refs(rt_paths))
         names = _reachable(self._scheme, roots, False)
         schemas = {
             n: _definition(n, _shown(self._scheme, n, False), "#/components/schemas/", False)

@@ -115,6 +115,21 @@ def test_discovery_and_openapi_follow_the_crd(server: Server, admin: requests.Se
     doc = admin.get(server.url + index[f"apis/{group}/v1"]["serverRelativeURL"]).json()
     schema = doc["components"]["schemas"]["com.example.disco.v1.CronTab"]
     assert set(schema["properties"]) == {"apiVersion", "kind", "metadata", "spec", "status"}
+    # the paths as kube's CRD handler publishes them, operation IDs included
+    base = f"/apis/{group}/v1"
+    listing = doc["paths"][f"{base}/namespaces/{{namespace}}/crontabs"]["get"]
+    assert listing["operationId"] == "listDiscoExampleComV1NamespacedCronTab"
+    listed = listing["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert listed == "#/components/schemas/com.example.disco.v1.CronTabList"
+    assert listed.rsplit("/", 1)[1] in doc["components"]["schemas"]
+    patch = doc["paths"][f"{base}/namespaces/{{namespace}}/crontabs/{{name}}"]["patch"]
+    assert sorted(patch["requestBody"]["content"]) == [
+        "application/apply-patch+yaml",
+        "application/json-patch+json",
+        "application/merge-patch+json",
+    ]
+    assert f"{base}/watch/crontabs" in doc["paths"]
+    assert doc["paths"][f"{base}/"]["get"]["operationId"] == "getDiscoExampleComV1APIResources"
     delete_crd(admin, server, crd["metadata"]["name"])
     assert admin.get(f"{server.url}/apis/{group}/v1").status_code == 404
     assert f"apis/{group}/v1" not in admin.get(server.url + "/openapi/v3").json()["paths"]

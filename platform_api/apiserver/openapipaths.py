@@ -1,0 +1,416 @@
+"""The paths of a group version's ``/openapi/v3`` document, as kube's endpoint installer
+publishes them.
+
+For each resource: its collection (list, create, delete collection), its objects (read,
+replace, patch, delete), the list across namespaces, the deprecated ``watch/`` paths, and
+the subresources that take or give an object (status, scale, binding, eviction, token,
+approval, finalize, ephemeral containers, resize).  Operation IDs and tags are kube's
+(``listCoordinationV1NamespacedLease``, ``coordination_v1``), so a client generated from
+this server's document has the method names of one generated from kube's.  Parameters
+shared by a path's operations sit on the path, the rest on each operation, and no list
+is written empty: kube-openapi's types drop an empty list when they write a document
+back, and a document must survive that round trip (upstream's OpenAPIV3 e2e cases).
+Connecting subresources (exec, attach, port-forward, proxy, log) are not listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from platform_api.endpoints.negotiation import (
+    APPLY_PATCH_YAML,
+    JSON_PATCH,
+    LIST_PRODUCES,
+    MERGE_PATCH,
+    OBJECT_PRODUCES,
+    STRATEGIC_MERGE_PATCH,
+)
+from platform_api.scheme.types import ResourceType, Subresource
+
+PREFIX = "#/components/schemas/"
+META = "io.platform.apimachinery.pkg.apis.meta.v1."
+STATUS, PATCH, WATCH_EVENT = META + "Status", META + "Patch", META + "WatchEvent"
+DELETE_OPTIONS = META + "DeleteOptions"
+RESOURCE_LIST = META + "APIResourceList"
+_CONNECTING = frozenset({"attach", "exec", "portforward", "proxy", "log"})
+_BRAND_SUFFIXES = (".k8s.io", ".platform.io")
+
+Params = list[dict[str, Any]]
+
+
+def _param(
+    name: str, description: str, kind: str = "string", where: str = "query"
+) -> dict[str, Any]:
+    param: dict[str, Any] = {"name": name, "in": where, "description": description}
+    if where == "path":
+        param["required"] = True
+    param["schema"] = {"type": kind, "uniqueItems": True}
+    return param
+
+
+PRETTY = _param("pretty", "If 'true', then the output is pretty printed.")
+NAMESPACE = _param(
+    "namespace", "object name and auth scope, such as for teams and projects", where="path"
+)
+_DRY_RUN = _param("dryRun", "When present, modifications are not persisted (All).")
+_SELECTORS = [
+    _param("continue", "The continue token of the previous chunk of a paged list."),
+    _param("fieldSelector", "Restricts the objects listed by their fields."),
+    _param("labelSelector", "Restricts the objects listed by their labels."),
+    _param("limit", "The most objects one chunk of the list holds.", "integer"),
+    _param("resourceVersion", "The version of the state the list or watch starts from."),
+    _param("resourceVersionMatch", "How resourceVersion applies to a list (Exact, NotOlderThan)."),
+    _param("sendInitialEvents", "A watch starts with the current objects.", "boolean"),
+    _param("timeoutSeconds", "Ends the call after this many seconds.", "integer"),
+]
+LIST = [
+    _param("allowWatchBookmarks", "The watch may send BOOKMARK events.", "boolean"),
+    *_SELECTORS,
+    _param("watch", "Watch for changes instead of listing.", "boolean"),
+]
+WRITE = [
+    _DRY_RUN,
+    _param("fieldManager", "The name of the actor or entity making these changes."),
+    _param("fieldValidation", "What to do with unknown or duplicate fields: Ignore, Warn, Strict."),
+]
+PATCH_PARAMS = [*WRITE, _param("force", "Force an apply past conflicts.", "boolean")]
+DELETE = [
+    _DRY_RUN,
+    _param("gracePeriodSeconds", "Seconds before the object is deleted.", "integer"),
+    _param(
+        "ignoreStoreReadErrorWithClusterBreakingPotential",
+        "Delete an object that cannot be read from storage.",
+        "boolean",
+    ),
+    _param("orphanDependents", "Deprecated: use propagationPolicy.", "boolean"),
+    _param("propagationPolicy", "Whether and how dependents are garbage collected."),
+]
+DELETE_COLLECTION = [*DELETE, *_SELECTORS]
+_UNAUTHORIZED = {"description": "Unauthorized"}
+
+
+def valid_id(text: str, capitalize: bool) -> str:
+    """kube's operation-ID word: what is not a letter or ``_`` (a digit only after the
+    first character) is dropped and the letter after it capitalized."""
+    out = []
+    for i, ch in enumerate(text):
+        if ch.isalpha() or ch == "_" or (i and ch.isdigit()):
+            out.append(ch.upper() if capitalize else ch)
+            capitalize = False
+        else:
+            capitalize = True
+    return "".join(out)
+
+
+def _trimmed(group: str) -> str:
+    """The group as operation IDs name it: the core group is ``core``, and kube's
+    ``.k8s.io`` (here ``.platform.io``) is left off."""
+    if not group:
+        return "core"
+    for suffix in _BRAND_SUFFIXES:
+        if group.endswith(suffix):
+            return group[: -len(suffix)]
+    return group
+
+
+def group_name(group: str) -> str:
+    """The group in operation IDs: ``rbac.authorization.k8s.io`` is ``RbacAuthorization``,
+    the core group ``Core``, ``stable.example.com`` ``StableExampleCom``."""
+    return valid_id(_trimmed(group), True)
+
+
+def tag(group: str, version: str) -> str:
+    """kube's tag of a group version's operations: ``rbacAuthorization_v1``."""
+    return valid_id(_trimmed(group), False) + "_" + valid_id(version, False)
+
+
+def article(kind: str) -> str:
+    """The article kube's route docs put before a kind, with its spaces: a plural
+    (``Endpoints``, but not ``...Class``) takes none."""
+    if kind.endswith("s") and not kind.endswith("ss"):
+        return " "
+    return " an " if kind[:1].lower() in "aeiou" else " a "
+
+
+def _ref(definition: str) -> dict[str, Any]:
+    return {"$ref": PREFIX + definition}
+
+
+class _Builder:
+    """One resource's operations; ``definition_of`` names the schema a subresource gives."""
+
+    def __init__(
+        self,
+        rt: ResourceType,
+        list_definition: str | None,
+        definition_of: Callable[[Subresource], str | None],
+        rename: Callable[[str], str] | None,
+    ) -> None:
+        self.rt, self.definition_of = rt, definition_of
+        self.rename = rename
+        self.gv = group_name(rt.group) + valid_id(rt.version, True)
+        self.scope = "Namespaced" if rt.namespaced else ""
+        self.list_definition = list_definition or rt.definition
+        self.deleted = STATUS  # what a delete answers with
+
+    def op(
+        self,
+        action: str,
+        op_id: str,
+        description: str,
+        returns: str,
+        *,
+        params: Params | None = None,
+        body: str = "",
+        codes: tuple[str, ...] = ("200",),
+        gvk: tuple[str, str, str] | None = None,
+    ) -> dict[str, Any]:
+        produces = LIST_PRODUCES if action in ("list", "watch", "watchlist") else OBJECT_PRODUCES
+        content = {media: {"schema": _ref(returns)} for media in produces}
+        operation: dict[str, Any] = {"tags": [tag(self.rt.group, self.rt.version)]}
+        operation["description"] = description
+        operation["operationId"] = op_id
+        if params:
+            operation["parameters"] = list(params)
+        if body == "patch":
+            types = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH_YAML]
+            if not self.rt.custom:  # custom resources take no strategic merge patch
+                types.insert(2, STRATEGIC_MERGE_PATCH)
+            operation["requestBody"] = {
+                "content": {t: {"schema": _ref(PATCH)} for t in types},
+                "required": True,
+            }
+        elif body:
+            operation["requestBody"] = {
+                "content": {"*/*": {"schema": _ref(body)}},
+                "required": True,
+            }
+        responses = {code: {"description": _CODES[code], "content": content} for code in codes}
+        operation["responses"] = {**responses, "401": _UNAUTHORIZED}
+        group, version, kind = gvk or (self.rt.group, self.rt.version, self.rt.kind)
+        if self.rename is not None:
+            group = self.rename(group)
+        operation["x-kubernetes-action"] = action
+        # kube-openapi writes an extension's keys sorted
+        operation["x-kubernetes-group-version-kind"] = {
+            "group": group,
+            "kind": kind,
+            "version": version,
+        }
+        return operation
+
+
+_CODES = {"200": "OK", "201": "Created", "202": "Accepted"}
+
+
+def resource_list_path(group: str, version: str, base: str) -> dict[str, Any]:
+    """The group version's own path, which lists its resources."""
+    gv = group_name(group) + valid_id(version, True)
+    content = {media: {"schema": _ref(RESOURCE_LIST)} for media in OBJECT_PRODUCES}
+    operation = {
+        "tags": [tag(group, version)],
+        "description": "get available resources",
+        "operationId": f"get{gv}APIResources",
+        "responses": {"200": {"description": "OK", "content": content}, "401": _UNAUTHORIZED},
+    }
+    return {f"{base}/": {"get": operation}}
+
+
+def paths(
+    rt: ResourceType,
+    list_definition: str | None,
+    definition_of: Callable[[Subresource], str | None],
+    *,
+    deletes_to_object: bool = False,
+    rename: Callable[[str], str] | None = None,
+) -> dict[str, Any]:
+    """Every path of one resource.  ``list_definition`` is its List kind's schema;
+    ``deletes_to_object``: a delete answers with the object (kube's stores of pods,
+    services, storage classes...), else with a Status; ``rename`` gives the group a
+    document under an upstream group name shows for another group (a Scale's)."""
+    b = _Builder(rt, list_definition, definition_of, rename)
+    b.deleted = rt.definition if deletes_to_object else STATUS
+    base = "/api/v1" if not rt.group else f"/apis/{rt.api_version}"
+    within = f"/namespaces/{{namespace}}/{rt.plural}" if rt.namespaced else f"/{rt.plural}"
+    scoped = [NAMESPACE, PRETTY] if rt.namespaced else [PRETTY]
+    named = [_param("name", f"name of the {rt.kind}", where="path"), *scoped]
+    found = {
+        base + within: _collection(b, scoped),
+        f"{base}{within}/{{name}}": _item(b, named),
+        **_watches(b, base, within, named),
+    }
+    for sub in rt.subresources:
+        found[f"{base}{within}/{{name}}/{sub.name}"] = _subresource(b, sub, named)
+    return {path: _path_item(ops) for path, ops in found.items() if ops}
+
+
+def _by_name(param: dict[str, Any]) -> str:
+    return str(param["name"])
+
+
+def _path_item(operations: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The parameters every operation of a path takes move to the path, as kube-openapi
+    lays them out; each list sorted by name."""
+    taken = [{p["name"] for p in op.get("parameters", ())} for op in operations.values()]
+    everywhere = set.intersection(*taken)
+    shared: dict[str, dict[str, Any]] = {}
+    for op in operations.values():
+        own = []
+        for param in op.pop("parameters", ()):
+            if param["name"] in everywhere:
+                shared[param["name"]] = param
+            else:
+                own.append(param)
+        if own:
+            op["parameters"] = sorted(own, key=_by_name)
+    item: dict[str, Any] = dict(operations)
+    if shared:
+        item["parameters"] = sorted(shared.values(), key=_by_name)
+    return item
+
+
+def _collection(b: _Builder, scoped: Params) -> dict[str, Any]:
+    rt, kind, ids = b.rt, b.rt.kind, f"{b.gv}{b.scope}{b.rt.kind}"
+    ops: dict[str, Any] = {}
+    if rt.supports("list"):
+        ops["get"] = b.op(
+            "list",
+            f"list{ids}",
+            f"list {'or watch ' if rt.supports('watch') else ''}objects of kind {kind}",
+            b.list_definition,
+            params=[*LIST, *scoped],
+        )
+    if rt.supports("create"):
+        ops["post"] = b.op(
+            "post",
+            f"create{ids}",
+            f"create{article(kind)}{kind}",
+            rt.definition,
+            params=[*WRITE, *scoped],
+            body=rt.definition,
+            codes=("200", "201", "202"),
+        )
+    if rt.supports("deletecollection"):
+        ops["delete"] = b.op(
+            "deletecollection",
+            f"delete{b.gv}Collection{b.scope}{kind}",
+            f"delete collection of {kind}",
+            STATUS,
+            params=[*DELETE_COLLECTION, *scoped],
+            body=DELETE_OPTIONS,
+        )
+    return ops
+
+
+def _item(b: _Builder, named: Params) -> dict[str, Any]:
+    rt, kind, ids = b.rt, b.rt.kind, f"{b.gv}{b.scope}{b.rt.kind}"
+    ops = _object_ops(b, rt.verbs, ids, f"the specified {kind}", rt.definition, named)
+    if rt.supports("delete"):
+        ops["delete"] = b.op(
+            "delete",
+            f"delete{ids}",
+            f"delete{article(kind)}{kind}",
+            b.deleted,
+            params=[*DELETE, *named],
+            body=DELETE_OPTIONS,
+            codes=("200", "202"),
+        )
+    return ops
+
+
+def _object_ops(
+    b: _Builder,
+    verbs: tuple[str, ...],
+    ids: str,
+    what: str,
+    definition: str,
+    named: Params,
+    gvk: tuple[str, str, str] | None = None,
+) -> dict[str, Any]:
+    """Read, replace and patch of one object (or of its subresource): ``what`` it is."""
+    ops: dict[str, Any] = {}
+    if "get" in verbs:
+        ops["get"] = b.op("get", f"read{ids}", f"read {what}", definition, params=named, gvk=gvk)
+    if "update" in verbs:
+        ops["put"] = b.op(
+            "put",
+            f"replace{ids}",
+            f"replace {what}",
+            definition,
+            params=[*WRITE, *named],
+            body=definition,
+            codes=("200", "201"),
+            gvk=gvk,
+        )
+    if "patch" in verbs:
+        ops["patch"] = b.op(
+            "patch",
+            f"patch{ids}",
+            f"partially update {what}",
+            definition,
+            params=[*PATCH_PARAMS, *named],
+            body="patch",
+            codes=("200", "201"),
+            gvk=gvk,
+        )
+    return ops
+
+
+def _watches(b: _Builder, base: str, within: str, named: Params) -> dict[str, dict[str, Any]]:
+    """The list across namespaces and the deprecated ``watch/`` paths."""
+    rt, kind, out = b.rt, b.rt.kind, {}
+    every = [*LIST, PRETTY]
+    if rt.namespaced and rt.supports("list"):
+        listing = b.op(
+            "list",
+            f"list{b.gv}{kind}ForAllNamespaces",
+            f"list or watch objects of kind {kind}",
+            b.list_definition,
+            params=every,
+        )
+        out[f"{base}/{rt.plural}"] = {"get": listing}
+    if not rt.supports("watch"):
+        return out
+    deprecated = "deprecated: use the 'watch' parameter with a list operation instead"
+    many = f"watch individual changes to a list of {kind}. {deprecated}."
+    one = f"watch changes to an object of kind {kind}. {deprecated}, filtered to a single item"
+    one += " with the 'fieldSelector' parameter."
+    ids = f"{b.gv}{b.scope}{kind}"
+    scoped = named[1:]
+    out[f"{base}/watch{within}"] = {
+        "get": b.op("watchlist", f"watch{ids}List", many, WATCH_EVENT, params=[*LIST, *scoped])
+    }
+    out[f"{base}/watch{within}/{{name}}"] = {
+        "get": b.op("watch", f"watch{ids}", one, WATCH_EVENT, params=[*LIST, *named])
+    }
+    if rt.namespaced:
+        op_id = f"watch{b.gv}{kind}ListForAllNamespaces"
+        out[f"{base}/watch/{rt.plural}"] = {
+            "get": b.op("watchlist", op_id, many, WATCH_EVENT, params=every)
+        }
+    return out
+
+
+def _subresource(b: _Builder, sub: Subresource, named: Params) -> dict[str, Any]:
+    if sub.name in _CONNECTING:
+        return {}
+    definition = b.definition_of(sub)
+    if definition is None:
+        return {}
+    gvk = b.rt.gvk(sub.name)
+    ids = f"{b.gv}{b.scope}{b.rt.kind}{valid_id(sub.name, True)}"
+    what = f"{sub.name} of the specified {b.rt.kind}"
+    ops = _object_ops(b, sub.verbs, ids, what, definition, named, gvk)
+    if "create" in sub.verbs:
+        ops["post"] = b.op(
+            "post",
+            f"create{ids}",
+            f"create {sub.name} of{article(b.rt.kind)}{b.rt.kind}",
+            definition,
+            params=[*WRITE, *named],
+            body=definition,
+            codes=("200", "201", "202"),
+            gvk=gvk,
+        )
+    return ops
