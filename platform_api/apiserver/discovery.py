@@ -33,7 +33,7 @@ from platform_api.endpoints.serializespan import Serialized
 from platform_api.registry.apiregistration import GROUP as APIREGISTRATION
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
-from platform_api.scheme.types import ResourceType, Subresource, group_version
+from platform_api.scheme.types import ResourceType, Subresource, api_path, group_version
 
 KUBE_MAJOR, KUBE_MINOR = "1", "36"
 UPSTREAM_DISCOVERY = "apidiscovery.k8s.io"
@@ -220,8 +220,7 @@ class Discovery:
                     doc["apiVersion"] = "v1"
                 doc["groupVersion"] = group_version(name, version)
                 doc["resources"] = resources
-                path = f"/apis/{name}/{version}" if name else f"/api/{version}"
-                self._docs[path] = _json(doc)
+                self._docs[api_path(name, version)] = _json(doc)
         self._aggregated["/api"] = self._aggregate([("", "")])
         self._aggregated["/apis"] = self._aggregate(listed, [g["name"] for g in groups])
 

@@ -209,8 +209,7 @@ class OpenAPI:
         built = resources
         if name != group:  # an upstream group name: the same types, renamed
             resources = [dataclasses.replace(rt, group=name) for rt in resources]
-        base = "/api/v1" if not name else f"/apis/{name}/{version}"
-        paths = openapipaths.resource_list_path(name, version, base)
+        paths = openapipaths.resource_list_path(name, version)
         roots = [openapipaths.RESOURCE_LIST, *_ALWAYS]
         rename = self._upstream if name != group else None
         for rt, source in zip(resources, built, strict=True):

@@ -26,7 +26,7 @@ from platform_api.endpoints.negotiation import (
     OBJECT_PRODUCES,
     STRATEGIC_MERGE_PATCH,
 )
-from platform_api.scheme.types import ResourceType, Subresource
+from platform_api.scheme.types import ResourceType, Subresource, api_path
 
 PREFIX = "#/components/schemas/"
 META = "io.platform.apimachinery.pkg.apis.meta.v1."
@@ -133,26 +133,32 @@ def article(kind: str) -> str:
     return " an " if kind[:1].lower() in "aeiou" else " a "
 
 
+def _gv(group: str, version: str) -> str:
+    """A group version in operation IDs: ``CoordinationV1``."""
+    return group_name(group) + valid_id(version, True)
+
+
 def _ref(definition: str) -> dict[str, Any]:
     return {"$ref": PREFIX + definition}
 
 
 class _Builder:
-    """One resource's operations; ``definition_of`` names the schema a subresource gives."""
+    """One resource's operations; ``definition_of`` names the schema a subresource gives,
+    ``deleted`` what a delete answers with."""
 
     def __init__(
         self,
         rt: ResourceType,
         list_definition: str | None,
         definition_of: Callable[[Subresource], str | None],
+        deleted: str,
         rename: Callable[[str], str] | None,
     ) -> None:
-        self.rt, self.definition_of = rt, definition_of
+        self.rt, self.definition_of, self.deleted = rt, definition_of, deleted
         self.rename = rename
-        self.gv = group_name(rt.group) + valid_id(rt.version, True)
+        self.gv = _gv(rt.group, rt.version)
         self.scope = "Namespaced" if rt.namespaced else ""
         self.list_definition = list_definition or rt.definition
-        self.deleted = STATUS  # what a delete answers with
 
     def op(
         self,
@@ -204,17 +210,16 @@ class _Builder:
 _CODES = {"200": "OK", "201": "Created", "202": "Accepted"}
 
 
-def resource_list_path(group: str, version: str, base: str) -> dict[str, Any]:
+def resource_list_path(group: str, version: str) -> dict[str, Any]:
     """The group version's own path, which lists its resources."""
-    gv = group_name(group) + valid_id(version, True)
     content = {media: {"schema": _ref(RESOURCE_LIST)} for media in OBJECT_PRODUCES}
     operation = {
         "tags": [tag(group, version)],
         "description": "get available resources",
-        "operationId": f"get{gv}APIResources",
+        "operationId": f"get{_gv(group, version)}APIResources",
         "responses": {"200": {"description": "OK", "content": content}, "401": _UNAUTHORIZED},
     }
-    return {f"{base}/": {"get": operation}}
+    return {f"{api_path(group, version)}/": {"get": operation}}
 
 
 def paths(
@@ -229,9 +234,9 @@ def paths(
     ``deletes_to_object``: a delete answers with the object (kube's stores of pods,
     services, storage classes...), else with a Status; ``rename`` gives the group a
     document under an upstream group name shows for another group (a Scale's)."""
-    b = _Builder(rt, list_definition, definition_of, rename)
-    b.deleted = rt.definition if deletes_to_object else STATUS
-    base = "/api/v1" if not rt.group else f"/apis/{rt.api_version}"
+    deleted = rt.definition if deletes_to_object else STATUS
+    b = _Builder(rt, list_definition, definition_of, deleted, rename)
+    base = api_path(rt.group, rt.version)
     within = f"/namespaces/{{namespace}}/{rt.plural}" if rt.namespaced else f"/{rt.plural}"
     scoped = [NAMESPACE, PRETTY] if rt.namespaced else [PRETTY]
     named = [_param("name", f"name of the {rt.kind}", where="path"), *scoped]

@@ -41,6 +41,11 @@ def group_version(group: str, version: str) -> str:
     return f"{group}/{version}" if group else version
 
 
+def api_path(group: str, version: str) -> str:
+    """Where a group version is served: ``/api/v1`` for the core group, else ``/apis/...``."""
+    return f"/apis/{group}/{version}" if group else f"/api/{version}"
+
+
 # Go packages of internal types whose name is not their group's (``events.k8s.io``'s
 # Event is ``core.Event``); every other is the group's first label.
 _INTERNAL_PACKAGES = {"events": "core"}
