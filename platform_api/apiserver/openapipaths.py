@@ -188,10 +188,9 @@ class _Builder:
                 "required": True,
             }
         elif body:
-            operation["requestBody"] = {
-                "content": {"*/*": {"schema": _ref(body)}},
-                "required": True,
-            }
+            operation["requestBody"] = {"content": {"*/*": {"schema": _ref(body)}}}
+            if body != DELETE_OPTIONS:  # a delete's options may be left out
+                operation["requestBody"]["required"] = True
         responses = {code: {"description": _CODES[code], "content": content} for code in codes}
         operation["responses"] = {**responses, "401": _UNAUTHORIZED}
         group, version, kind = gvk or (self.rt.group, self.rt.version, self.rt.kind)
