@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from twisted.internet.defer import Deferred, ensureDeferred
@@ -20,7 +21,8 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.internet.task import deferLater
 from twisted.web.server import Request
 
-from platform_api.apiserver import openapipaths, openapiproto
+from platform_api import heavy
+from platform_api.apiserver import openapipaths, openapiproto, openapiswagger
 from platform_api.apiserver.discovery import KUBE_MAJOR, KUBE_MINOR, SERVER_VERSION
 from platform_api.endpoints.negotiation import JSON, parse_accept
 from platform_api.endpoints.responses import bare, finish
@@ -37,6 +39,10 @@ _ALWAYS = (
     "io.platform.apimachinery.pkg.apis.meta.v1.Patch",
     "io.platform.apimachinery.pkg.apis.meta.v1.WatchEvent",
 )
+
+
+# A reference in paths, found in their JSON (walking the dicts took ~0.1 s of a v2 build).
+_SCHEMA_REF = re.compile(rb'"\$ref":"' + re.escape(openapipaths.PREFIX.encode()) + rb'([^"]+)"')
 
 
 def _convert(node: Any, prefix: str, v2: bool) -> Any:
@@ -121,6 +127,18 @@ def _regroup(node: Any, group: str, name: str) -> Any:
     return {**node, "x-kubernetes-group-version-kind": renamed}
 
 
+_Kept = tuple[list[ResourceType], Any, Any]
+_K = TypeVar("_K", bound=_Kept)
+
+
+def _built_from(cached: _K | None, resources: list[ResourceType]) -> _K | None:
+    """A cache entry made from these very resource types, else None (a CRD's install
+    makes new ones)."""
+    if cached is None or len(cached[0]) != len(resources):
+        return None
+    return cached if all(x is y for x, y in zip(cached[0], resources, strict=True)) else None
+
+
 class OpenAPI:
     """The documents, built on first request and rebuilt after the scheme changes."""
 
@@ -140,6 +158,9 @@ class OpenAPI:
         # across scheme changes while its types are the same objects (a CRD's install
         # makes new ones), so one CRD does not make every other group's document again.
         self._v3: dict[str, tuple[list[ResourceType], bytes, str]] = {}
+        # the same for a served group version's part of /openapi/v2: (its types, its
+        # paths, the definitions they name)
+        self._v2_parts: dict[str, tuple[list[ResourceType], dict[str, Any], list[str]]] = {}
         self._v2: bytes | None = None
         self._v2_protobuf: bytes | None = None
         # document key -> (group name clients see, group serving it, version)
@@ -163,7 +184,9 @@ class OpenAPI:
             for name, source in listed
             for v in scheme.versions(source)
         }
-        self._v3 = {key: entry for key, entry in self._v3.items() if key in self._gvs}
+        for cache in (self._v3, self._v2_parts):
+            for key in [key for key in cache if key not in self._gvs]:
+                del cache[key]
 
     def _hash(self, key: str) -> str:
         """The document's version for ``?hash=``: fixed for built-in groups, the content's
@@ -191,14 +214,9 @@ class OpenAPI:
     def v3_document(self, key: str) -> bytes:
         return self._v3_entry(key)[1]
 
-    def _kept(
-        self, key: str, resources: list[ResourceType]
-    ) -> tuple[list[ResourceType], bytes, str] | None:
+    def _kept(self, key: str, resources: list[ResourceType]) -> _Kept | None:
         """The document built from these very types, if it is kept."""
-        cached = self._v3.get(key)
-        if cached is None or len(cached[0]) != len(resources):
-            return None
-        return cached if all(x is y for x, y in zip(cached[0], resources, strict=True)) else None
+        return _built_from(self._v3.get(key), resources)
 
     def _v3_entry(self, key: str) -> tuple[list[ResourceType], bytes, str]:
         name, group, version = self._gvs[key]
@@ -206,9 +224,26 @@ class OpenAPI:
         cached = self._kept(key, resources)
         if cached is not None:
             return cached
-        built = resources
+        paths, roots = self._paths(key, resources)
+        names = _reachable(self._scheme, roots, False)
+        schemas = {
+            n: _definition(n, _shown(self._scheme, n, False), "#/components/schemas/", False)
+            for n in names
+        }
+        if name != group:
+            schemas = {n: _regroup(node, group, name) for n, node in schemas.items()}
+        doc = {"openapi": "3.0.0", "info": INFO, "paths": paths, "components": {"schemas": schemas}}
+        document = go_escaped(orjson.dumps(doc))
+        self._v3[key] = (resources, document, hashlib.sha512(document).hexdigest()[:128].upper())
+        return self._v3[key]
+
+    def _paths(self, key: str, built: list[ResourceType]) -> tuple[dict[str, Any], list[str]]:
+        """A group version's v3 paths (``built``: its resource types) and the definitions
+        they name."""
+        name, group, version = self._gvs[key]
+        resources = built
         if name != group:  # an upstream group name: the same types, renamed
-            resources = [dataclasses.replace(rt, group=name) for rt in resources]
+            resources = [dataclasses.replace(rt, group=name) for rt in built]
         paths = openapipaths.resource_list_path(name, version)
         roots = [openapipaths.RESOURCE_LIST, *_ALWAYS]
         rename = self._upstream if name != group else None
@@ -221,18 +256,8 @@ class OpenAPI:
                 rename=rename,
             )
             paths.update(rt_paths)
-            roots.extend(r.removeprefix(openapipaths.PREFIX) for r in _refs(rt_paths))
-        names = _reachable(self._scheme, roots, False)
-        schemas = {
-            n: _definition(n, _shown(self._scheme, n, False), "#/components/schemas/", False)
-            for n in names
-        }
-        if name != group:
-            schemas = {n: _regroup(node, group, name) for n, node in schemas.items()}
-        doc = {"openapi": "3.0.0", "info": INFO, "paths": paths, "components": {"schemas": schemas}}
-        document = go_escaped(orjson.dumps(doc))
-        self._v3[key] = (built, document, hashlib.sha512(document).hexdigest()[:128].upper())
-        return self._v3[key]
+            roots.extend(name.decode() for name in _SCHEMA_REF.findall(orjson.dumps(rt_paths)))
+        return paths, roots
 
     async def _render_index(self, request: Request) -> bytes:
         await self.built()
@@ -243,16 +268,24 @@ class OpenAPI:
         """Build the custom groups' documents the index must hash, one per reactor turn:
         the first index with 300 CRDs is ~0.4 s of building, which held every other
         request.  (What changes meanwhile ``v3_index`` builds at once.)"""
+        await self._in_turns(list(self._gvs), self._v3, self._v3_entry)
+
+    async def _in_turns(
+        self, keys: list[str], cache: dict[str, Any], build: Callable[[str], object]
+    ) -> None:
+        """``build`` what ``cache`` does not hold of the custom groups' ``keys``, one
+        group version per reactor turn."""
         if self._reactor is None:
             return
-        for key, (_, group, version) in list(self._gvs.items()):
+        for key in keys:
+            _, group, version = self._gvs[key]
             resources = self._scheme.resources(group, version)
-            if not any(rt.custom for rt in resources) or self._kept(key, resources):
+            if not any(rt.custom for rt in resources) or _built_from(cache.get(key), resources):
                 continue
             await deferLater(self._reactor, 0, lambda: None)
             self._ensure()
             if key in self._gvs:
-                self._v3_entry(key)
+                build(key)
 
     def v3_index(self) -> bytes:
         paths = {
@@ -262,29 +295,74 @@ class OpenAPI:
         return orjson.dumps({"paths": paths})
 
     def v2_document(self) -> bytes:
+        """Every served group version's paths and the definitions they name, with
+        discovery's, as kube's aggregated v2 document.  Groups are named as served: an
+        upstream name (``--serve-upstream-groups``) would repeat every operation ID in
+        one document, and the definitions name the served groups (v3 has a document for
+        each name)."""
         if self._v2 is None:
-            roots = [rt.definition for rt in self._scheme.all()] + list(_ALWAYS)
+            served = self._served()
+            paths = openapiswagger.root_paths(
+                dict.fromkeys(self._gvs[key][0] for key in served if self._gvs[key][0])
+            )
+            roots = [*openapiswagger.ROOT_DEFINITIONS, *_ALWAYS]
+            roots += [rt.definition for rt in self._scheme.all()]
+            for key in served:
+                _, part, named = self._v2_part(key)
+                paths.update(part)
+                roots += named
+            paths, parameters = openapiswagger.share_parameters(paths)
             names = _reachable(self._scheme, roots, True)
             definitions = {
                 n: _definition(n, _shown(self._scheme, n, True), "#/definitions/", True)
                 for n in names
             }
-            self._v2 = orjson.dumps(
-                {"swagger": "2.0", "info": INFO, "paths": {}, "definitions": definitions}
-            )
+            doc = {
+                "swagger": "2.0",
+                "info": INFO,
+                "paths": paths,
+                "definitions": definitions,
+                "parameters": parameters,
+                "securityDefinitions": openapiswagger.SECURITY_DEFINITIONS,
+                "security": openapiswagger.SECURITY,
+            }
+            self._v2 = orjson.dumps(doc)
         return self._v2
+
+    def _served(self) -> list[str]:
+        """The group versions under the names they are served by (no upstream names)."""
+        return [key for key, (name, group, _) in self._gvs.items() if name == group]
+
+    def _v2_part(self, key: str) -> tuple[list[ResourceType], dict[str, Any], list[str]]:
+        _, group, version = self._gvs[key]
+        resources = self._scheme.resources(group, version)
+        part = _built_from(self._v2_parts.get(key), resources)
+        if part is None:
+            v3_paths, roots = self._paths(key, resources)
+            part = self._v2_parts[key] = (resources, openapiswagger.paths(v3_paths, {}), roots)
+        return part
+
+    async def _v2_protobuf_made(self) -> bytes:
+        """The Protobuf form, made on the large requests' thread (heavy.py): with 300
+        CRDs it is ~0.25 s of writing, which held every other request."""
+        document = self.v2_document()
+        if self._v2_protobuf is not None or self._reactor is None:
+            return self.v2_protobuf()
+        heavy.mark(self._reactor, len(document))
+        made = await heavy.run(openapiproto.document, orjson.loads(document))
+        if self._v2 is document:  # the scheme did not change meanwhile
+            self._v2_protobuf = made
+        return made
 
     def v2_protobuf(self) -> bytes:
         if self._v2_protobuf is None:
             self._v2_protobuf = openapiproto.document(orjson.loads(self.v2_document()))
         return self._v2_protobuf
 
-    def _render_v2(self, request: Request, accepted: list[str]) -> bytes:
-        chosen = openapiproto.negotiate(accepted)
-        if chosen is None:
-            return bare(request, 406)
+    async def _render_v2(self, request: Request, chosen: str) -> bytes:
+        await self._in_turns(self._served(), self._v2_parts, self._v2_part)
         if chosen == "protobuf":
-            body, media = self.v2_protobuf(), openapiproto.MEDIA_TYPE
+            body, media = await self._v2_protobuf_made(), openapiproto.MEDIA_TYPE
         else:
             body, media = self.v2_document(), JSON
         return finish(request, 200, body, media.encode(), compressible=True, go_json=False)
@@ -301,7 +379,10 @@ class OpenAPI:
             return bare(request, 404)  # before Accept is read, as kube-openapi does
         request.setHeader(b"vary", b"Accept")
         if path == "/openapi/v2":
-            return self._render_v2(request, accepted)
+            chosen = openapiproto.negotiate(accepted)
+            if chosen is None:
+                return bare(request, 406)
+            return ensureDeferred(self._render_v2(request, chosen))
         if not any(t in (JSON, "*/*", "application/*") for t in accepted):
             return bare(request, 406)
         digest = self._hash(key)

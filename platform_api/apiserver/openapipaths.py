@@ -15,6 +15,7 @@ Connecting subresources (exec, attach, port-forward, proxy, log) are not listed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -114,15 +115,23 @@ def _trimmed(group: str) -> str:
     return group
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and asked for every operation
 def group_name(group: str) -> str:
     """The group in operation IDs: ``rbac.authorization.k8s.io`` is ``RbacAuthorization``,
     the core group ``Core``, ``stable.example.com`` ``StableExampleCom``."""
     return valid_id(_trimmed(group), True)
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and asked for every operation
+def group_tag(group: str) -> str:
+    """kube's tag of a group's own operations: ``rbacAuthorization``."""
+    return valid_id(_trimmed(group), False)
+
+
+@functools.lru_cache(maxsize=4096)  # pure, and asked for every operation
 def tag(group: str, version: str) -> str:
     """kube's tag of a group version's operations: ``rbacAuthorization_v1``."""
-    return valid_id(_trimmed(group), False) + "_" + valid_id(version, False)
+    return group_tag(group) + "_" + valid_id(version, False)
 
 
 def article(kind: str) -> str:
@@ -133,6 +142,7 @@ def article(kind: str) -> str:
     return " an " if kind[:1].lower() in "aeiou" else " a "
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and asked for every operation
 def _gv(group: str, version: str) -> str:
     """A group version in operation IDs: ``CoordinationV1``."""
     return group_name(group) + valid_id(version, True)

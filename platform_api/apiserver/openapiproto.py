@@ -6,7 +6,8 @@ Helm's schema checks read it.  kube marshals what gnostic compiles from the JSON
 this writes the same messages from the JSON document's dict directly: fields in field
 number order, proto3 zero values left out, and every value gnostic keeps as YAML
 (``default``, ``enum``, ``example``, ``x-*`` extensions) as its JSON text, which is YAML.
-Only the parts this server's document has are written: info, (empty) paths, definitions.
+Only the parts this server's document has are written: info, paths, definitions, the
+shared parameters and the bearer-token security.
 """
 
 from __future__ import annotations
@@ -167,14 +168,125 @@ def negotiate(accepted: list[str]) -> str | None:
     return None
 
 
+# A non-body parameter's fields in its sub-schema (gnostic numbers them apart for
+# each place): where it is -> (NonBodyParameter field, required, in, description, name,
+# type, uniqueItems)
+_NON_BODY = {
+    "header": (1, 1, 2, 3, 4, 5, 19),
+    "formData": (2, 1, 2, 3, 4, 6, 20),
+    "query": (3, 1, 2, 3, 4, 6, 20),
+    "path": (4, 1, 2, 3, 4, 5, 19),
+}
+
+
+def _parameter(p: Obj) -> bytes:
+    """One ``Parameter`` (a body or a non-body one)."""
+    if p.get("in") == "body":
+        body = (
+            _string(1, p.get("description"))
+            + _string(2, p.get("name"))
+            + _string(3, p.get("in"))
+            + _bool(4, p.get("required"))
+            + (_message(5, schema(p["schema"])) if isinstance(p.get("schema"), dict) else b"")
+            + _extensions(6, p)
+        )
+        return _message(1, body)
+    where, required, in_, description, name, kind, unique = _NON_BODY[str(p.get("in"))]
+    sub = (
+        _bool(required, p.get("required"))
+        + _string(in_, p.get("in"))
+        + _string(description, p.get("description"))
+        + _string(name, p.get("name"))
+        + _string(kind, p.get("type"))
+        + _bool(unique, p.get("uniqueItems"))
+    )
+    return _message(2, _message(where, sub))
+
+
+def _parameters_item(number: int, p: Obj) -> bytes:
+    """A ``ParametersItem``: a reference or a parameter."""
+    if "$ref" in p:
+        return _message(number, _message(2, _string(1, p["$ref"])))
+    return _message(number, _message(1, _parameter(p)))
+
+
+def _responses(number: int, responses: Obj) -> bytes:
+    body = b""
+    for code, response in responses.items():
+        answer = _string(1, response.get("description"))
+        if isinstance(response.get("schema"), dict):
+            answer += _message(2, _message(1, schema(response["schema"])))
+        body += _message(1, _string(1, code) + _message(2, _message(1, answer)))
+    return _message(number, body)
+
+
+def _operation(op: Obj) -> bytes:
+    return b"".join(
+        (
+            _strings(1, op.get("tags")),
+            _string(3, op.get("description")),
+            _string(5, op.get("operationId")),
+            _strings(6, op.get("produces")),
+            _strings(7, op.get("consumes")),
+            b"".join(_parameters_item(8, p) for p in op.get("parameters", ())),
+            _responses(9, op.get("responses") or {}),
+            _strings(10, op.get("schemes")),
+            _extensions(13, op),
+        )
+    )
+
+
+_OPERATIONS = {"get": 2, "put": 3, "post": 4, "delete": 5, "options": 6, "head": 7, "patch": 8}
+
+
+def _path_item(item: Obj) -> bytes:
+    ops = sorted((_OPERATIONS[m], op) for m, op in item.items() if m in _OPERATIONS)
+    return b"".join(_message(number, _operation(op)) for number, op in ops) + b"".join(
+        _parameters_item(9, p) for p in item.get("parameters", ())
+    )
+
+
+def _paths(paths: Obj) -> bytes:
+    return b"".join(
+        _message(2, _string(1, path) + _message(2, _path_item(item)))
+        for path, item in paths.items()
+    )
+
+
+def _security(doc: Obj) -> bytes:
+    """The requirements (field 12) and definitions (13): API keys are all kube has."""
+    out = b""
+    for requirement in doc.get("security") or ():
+        named = b"".join(
+            _message(1, _string(1, name) + _message(2, _strings(1, scopes)))
+            for name, scopes in requirement.items()
+        )
+        out += _message(12, named)
+    definitions = doc.get("securityDefinitions") or {}
+    if definitions:
+        items = b""
+        for name, d in definitions.items():
+            key = _string(1, d.get("type")) + _string(2, d.get("name")) + _string(3, d.get("in"))
+            key += _string(4, d.get("description"))
+            items += _message(1, _string(1, name) + _message(2, _message(2, key)))
+        out += _message(13, items)
+    return out
+
+
 def document(doc: Obj) -> bytes:
     """The ``openapi_v2.Document`` of a JSON v2 document."""
     info = doc.get("info") or {}
+    parameters = b"".join(
+        _message(1, _string(1, name) + _message(2, _parameter(p)))
+        for name, p in (doc.get("parameters") or {}).items()
+    )
     return b"".join(
         (
             _string(1, doc.get("swagger")),
             _message(2, _string(1, info.get("title")) + _string(2, info.get("version"))),
-            _message(8, b""),  # paths: this server's document lists none
+            _message(8, _paths(doc.get("paths") or {})),
             _message(9, _named_schemas(1, doc.get("definitions") or {})),
+            _message(10, parameters) if parameters else b"",
+            _security(doc),
         )
     )

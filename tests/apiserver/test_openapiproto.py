@@ -31,9 +31,94 @@ MESSAGES: dict[str, list[Field]] = {
         ("info", 2, P + "Info", ""),
         ("paths", 8, P + "Paths", ""),
         ("definitions", 9, P + "Definitions", ""),
+        ("parameters", 10, P + "ParameterDefinitions", ""),
+        ("security", 12, P + "SecurityRequirement", REPEATED),
+        ("security_definitions", 13, P + "SecurityDefinitions", ""),
     ],
     "openapi.v2.Info": [("title", 1, STRING, ""), ("version", 2, STRING, "")],
-    "openapi.v2.Paths": [],
+    "openapi.v2.Paths": [("path", 2, P + "NamedPathItem", REPEATED)],
+    "openapi.v2.NamedPathItem": [("name", 1, STRING, ""), ("value", 2, P + "PathItem", "")],
+    "openapi.v2.PathItem": [
+        *[(m, n, P + "Operation", "") for m, n in (("get", 2), ("put", 3), ("post", 4))],
+        *[(m, n, P + "Operation", "") for m, n in (("delete", 5), ("patch", 8))],
+        ("parameters", 9, P + "ParametersItem", REPEATED),
+    ],
+    "openapi.v2.Operation": [
+        ("tags", 1, STRING, REPEATED),
+        ("description", 3, STRING, ""),
+        ("operation_id", 5, STRING, ""),
+        ("produces", 6, STRING, REPEATED),
+        ("consumes", 7, STRING, REPEATED),
+        ("parameters", 8, P + "ParametersItem", REPEATED),
+        ("responses", 9, P + "Responses", ""),
+        ("schemes", 10, STRING, REPEATED),
+        ("vendor_extension", 13, P + "NamedAny", REPEATED),
+    ],
+    "openapi.v2.ParametersItem": [
+        ("parameter", 1, P + "Parameter", "oneof"),
+        ("json_reference", 2, P + "JsonReference", "oneof"),
+    ],
+    "openapi.v2.JsonReference": [("_ref", 1, STRING, "")],
+    "openapi.v2.Parameter": [
+        ("body_parameter", 1, P + "BodyParameter", "oneof"),
+        ("non_body_parameter", 2, P + "NonBodyParameter", "oneof"),
+    ],
+    "openapi.v2.BodyParameter": [
+        ("name", 2, STRING, ""),
+        ("in", 3, STRING, ""),
+        ("required", 4, BOOL, ""),
+        ("schema", 5, P + "Schema", ""),
+    ],
+    "openapi.v2.NonBodyParameter": [
+        ("query_parameter_sub_schema", 3, P + "QueryParameterSubSchema", "oneof"),
+        ("path_parameter_sub_schema", 4, P + "PathParameterSubSchema", "oneof"),
+    ],
+    "openapi.v2.QueryParameterSubSchema": [
+        ("in", 2, STRING, ""),
+        ("description", 3, STRING, ""),
+        ("name", 4, STRING, ""),
+        ("type", 6, STRING, ""),
+        ("unique_items", 20, BOOL, ""),
+    ],
+    "openapi.v2.PathParameterSubSchema": [
+        ("required", 1, BOOL, ""),
+        ("in", 2, STRING, ""),
+        ("description", 3, STRING, ""),
+        ("name", 4, STRING, ""),
+        ("type", 5, STRING, ""),
+        ("unique_items", 19, BOOL, ""),
+    ],
+    "openapi.v2.Responses": [("response_code", 1, P + "NamedResponseValue", REPEATED)],
+    "openapi.v2.NamedResponseValue": [
+        ("name", 1, STRING, ""),
+        ("value", 2, P + "ResponseValue", ""),
+    ],
+    "openapi.v2.ResponseValue": [("response", 1, P + "Response", "oneof")],
+    "openapi.v2.Response": [("description", 1, STRING, ""), ("schema", 2, P + "SchemaItem", "")],
+    "openapi.v2.SchemaItem": [("schema", 1, P + "Schema", "oneof")],
+    "openapi.v2.ParameterDefinitions": [
+        ("additional_properties", 1, P + "NamedParameter", REPEATED)
+    ],
+    "openapi.v2.NamedParameter": [("name", 1, STRING, ""), ("value", 2, P + "Parameter", "")],
+    "openapi.v2.SecurityRequirement": [
+        ("additional_properties", 1, P + "NamedStringArray", REPEATED)
+    ],
+    "openapi.v2.NamedStringArray": [("name", 1, STRING, ""), ("value", 2, P + "StringArray", "")],
+    "openapi.v2.StringArray": [("value", 1, STRING, REPEATED)],
+    "openapi.v2.SecurityDefinitions": [
+        ("additional_properties", 1, P + "NamedSecurityDefinitionsItem", REPEATED)
+    ],
+    "openapi.v2.NamedSecurityDefinitionsItem": [
+        ("name", 1, STRING, ""),
+        ("value", 2, P + "SecurityDefinitionsItem", ""),
+    ],
+    "openapi.v2.SecurityDefinitionsItem": [("api_key_security", 2, P + "ApiKeySecurity", "oneof")],
+    "openapi.v2.ApiKeySecurity": [
+        ("type", 1, STRING, ""),
+        ("name", 2, STRING, ""),
+        ("in", 3, STRING, ""),
+        ("description", 4, STRING, ""),
+    ],
     "openapi.v2.Definitions": [("additional_properties", 1, P + "NamedSchema", REPEATED)],
     "openapi.v2.NamedSchema": [("name", 1, STRING, ""), ("value", 2, P + "Schema", "")],
     "openapi.v2.Any": [("yaml", 2, STRING, "")],
@@ -138,6 +223,77 @@ def test_the_servers_whole_document_encodes_and_reads_back() -> None:
     out = decoded(json_doc)
     names = [d["name"] for d in out["definitions"]["additional_properties"]]
     assert names == list(json_doc["definitions"])  # the JSON document's order
+    assert [p["name"] for p in out["paths"]["path"]] == list(json_doc["paths"])
+    shared = {p["name"]: p["value"] for p in out["parameters"]["additional_properties"]}
+    assert list(shared) == list(json_doc["parameters"])
+    assert shared["namespace-vgWSWtn3"] == {
+        "non_body_parameter": {
+            "path_parameter_sub_schema": {
+                "required": True,
+                "in": "path",
+                "description": "object name and auth scope, such as for teams and projects",
+                "name": "namespace",
+                "type": "string",
+                "unique_items": True,
+            }
+        }
+    }
+    (security,) = out["security"]
+    assert security == {"additional_properties": [{"name": "BearerToken", "value": {}}]}
+    (bearer,) = out["security_definitions"]["additional_properties"]
+    assert bearer["value"]["api_key_security"]["in"] == "header"
+
+
+def test_an_operation_reads_back_as_gnostic_compiles_it() -> None:
+    scheme, _ = enablement.build(runtimeconfig.DEFAULT, lambda name: False, None)  # type: ignore[arg-type]
+    out = decoded(orjson.loads(OpenAPI(scheme).v2_document()))
+    items = {p["name"]: p["value"] for p in out["paths"]["path"]}
+    leases = items["/apis/coordination.platform.io/v1/namespaces/{namespace}/leases/{name}"]
+    assert leases["parameters"][0]["parameter"] == {
+        "non_body_parameter": {
+            "path_parameter_sub_schema": {
+                "required": True,
+                "in": "path",
+                "description": "name of the Lease",
+                "name": "name",
+                "type": "string",
+                "unique_items": True,
+            }
+        }
+    }
+    assert leases["parameters"][1] == {
+        "json_reference": {"_ref": "#/parameters/namespace-vgWSWtn3"}
+    }
+    put = leases["put"]
+    assert (put["operation_id"], put["tags"], put["consumes"], put["schemes"]) == (
+        "replaceCoordinationV1NamespacedLease",
+        ["coordination_v1"],
+        ["*/*"],
+        ["https"],
+    )
+    assert put["parameters"][0]["parameter"] == {
+        "body_parameter": {
+            "name": "body",
+            "in": "body",
+            "required": True,
+            "schema": {"_ref": "#/definitions/io.platform.api.coordination.v1.Lease"},
+        }
+    }
+    codes = {r["name"]: r["value"]["response"] for r in put["responses"]["response_code"]}
+    assert codes["401"] == {"description": "Unauthorized"}
+    assert codes["201"] == {
+        "description": "Created",
+        "schema": {"schema": {"_ref": "#/definitions/io.platform.api.coordination.v1.Lease"}},
+    }
+    extensions = {e["name"]: yaml.safe_load(e["value"]["yaml"]) for e in put["vendor_extension"]}
+    assert extensions == {
+        "x-kubernetes-action": "put",
+        "x-kubernetes-group-version-kind": {
+            "group": "coordination.platform.io",
+            "kind": "Lease",
+            "version": "v1",
+        },
+    }
 
 
 def test_negotiation_is_kube_openapis() -> None:

@@ -130,9 +130,32 @@ def test_discovery_and_openapi_follow_the_crd(server: Server, admin: requests.Se
     ]
     assert f"{base}/watch/crontabs" in doc["paths"]
     assert doc["paths"][f"{base}/"]["get"]["operationId"] == "getDiscoExampleComV1APIResources"
+    # /openapi/v2 lists the same operations in Swagger 2.0's words
+    v2 = admin.get(server.url + "/openapi/v2").json()
+    create = v2["paths"][f"{base}/namespaces/{{namespace}}/crontabs"]["post"]
+    assert create["operationId"] == "createDiscoExampleComV1NamespacedCronTab"
+    assert create["parameters"][0] == {
+        "in": "body",
+        "name": "body",
+        "required": True,
+        "schema": {"$ref": "#/definitions/com.example.disco.v1.CronTab"},
+    }
+    assert create["x-kubernetes-group-version-kind"] == {
+        "group": group,
+        "kind": "CronTab",
+        "version": "v1",
+    }
+    v2_patch = v2["paths"][f"{base}/namespaces/{{namespace}}/crontabs/{{name}}"]["patch"]
+    assert "application/strategic-merge-patch+json" not in v2_patch["consumes"]
+    assert v2["paths"][f"/apis/{group}/"]["get"]["operationId"] == "getDiscoExampleComAPIGroup"
     delete_crd(admin, server, crd["metadata"]["name"])
     assert admin.get(f"{server.url}/apis/{group}/v1").status_code == 404
     assert f"apis/{group}/v1" not in admin.get(server.url + "/openapi/v3").json()["paths"]
+
+    def v2_lists_it() -> bool:
+        return f"{base}/" in admin.get(server.url + "/openapi/v2").json()["paths"]
+
+    assert eventually(lambda: not v2_lists_it())
 
 
 def test_a_kind_taken_in_the_group_is_not_accepted(server: Server, admin: requests.Session) -> None:
