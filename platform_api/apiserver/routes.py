@@ -121,14 +121,17 @@ class Routes:
         return finish(request, 200, body, content_type)
 
     @app.route("/.well-known/openid-configuration", methods=["GET"])
+    @app.route("/.well-known/openid-configuration/", methods=["GET"])
     @app.route("/openid/v1/jwks", methods=["GET"])
+    @app.route("/openid/v1/jwks/", methods=["GET"])
     def issuer_documents(self, request: Request) -> bytes:
-        """The service-account issuer's OpenID discovery document and signing keys."""
+        """The service-account issuer's OpenID discovery document and signing keys (with a
+        trailing slash too, as kube serves them and its OpenAPI names them)."""
         _no_head(request)
         accounts = self.handlers.service_accounts
         if accounts is None:
             raise errors.path_not_found()
-        wanted = request.path.decode()
+        wanted = request.path.decode().rstrip("/")
         doc = accounts.jwks() if wanted.endswith("jwks") else accounts.discovery()
         media = b"application/jwk-set+json" if wanted.endswith("jwks") else b"application/json"
         # kube's: keys from files for an hour; an external signer's until its next refresh.

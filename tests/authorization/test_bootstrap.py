@@ -259,3 +259,16 @@ def test_every_call_returns_fresh_objects() -> None:
     first = cluster_roles()
     first[0]["metadata"]["labels"]["x"] = "y"
     assert "x" not in cluster_roles()[0]["metadata"]["labels"]
+
+
+def test_the_issuer_documents_are_readable_with_a_trailing_slash_too() -> None:
+    (rule,) = ROLES["system:service-account-issuer-discovery"]["rules"]
+    assert rule == {
+        "verbs": ["get"],
+        "nonResourceURLs": [
+            "/.well-known/openid-configuration",
+            "/.well-known/openid-configuration/",
+            "/openid/v1/jwks",
+            "/openid/v1/jwks/",
+        ],
+    }

@@ -229,6 +229,16 @@ def test_issuer_documents_verify_tokens(server: Server, admin: requests.Session)
     keys = admin.get(server.url + "/openid/v1/jwks")
     # kube's: keys read from files may be cached for an hour.
     assert [r.headers["cache-control"] for r in (document, keys)] == ["public, max-age=3600"] * 2
+    # with a trailing slash too, as kube serves them and its OpenAPI names them
+    slashed = [
+        admin.get(server.url + p + "/")
+        for p in ("/.well-known/openid-configuration", "/openid/v1/jwks")
+    ]
+    assert [(r.status_code, r.content) for r in slashed] == [
+        (200, document.content),
+        (200, keys.content),
+    ]
+    assert slashed[1].headers["content-type"] == "application/jwk-set+json"
     jwks = keys.json()
     make_namespace(admin, server, "sa-jwks")
     admin.post(

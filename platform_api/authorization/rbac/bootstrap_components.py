@@ -162,7 +162,15 @@ def component_roles() -> list[Obj]:
         ),
         cluster_role(
             "system:service-account-issuer-discovery",
-            [urls("get", "/.well-known/openid-configuration", "/openid/v1/jwks")],
+            [
+                urls(
+                    "get",
+                    "/.well-known/openid-configuration",
+                    "/.well-known/openid-configuration/",
+                    "/openid/v1/jwks",
+                    "/openid/v1/jwks/",
+                )
+            ],
         ),
         *certificate_roles(),
     ]
