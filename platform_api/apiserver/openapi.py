@@ -22,7 +22,7 @@ from twisted.internet.task import deferLater
 from twisted.web.server import Request
 
 from platform_api import heavy
-from platform_api.apiserver import openapipaths, openapiproto, openapiswagger
+from platform_api.apiserver import openapipaths, openapiproto, openapiroots, openapiswagger
 from platform_api.apiserver.discovery import KUBE_MAJOR, KUBE_MINOR, SERVER_VERSION
 from platform_api.endpoints.negotiation import JSON, parse_accept
 from platform_api.endpoints.responses import bare, finish
@@ -43,6 +43,11 @@ _ALWAYS = (
 
 # A reference in paths, found in their JSON (walking the dicts took ~0.1 s of a v2 build).
 _SCHEMA_REF = re.compile(rb'"\$ref":"' + re.escape(openapipaths.PREFIX.encode()) + rb'([^"]+)"')
+
+
+def _named(paths: dict[str, Any]) -> list[str]:
+    """The definitions ``paths`` (v3) refer to."""
+    return [name.decode() for name in _SCHEMA_REF.findall(orjson.dumps(paths))]
 
 
 def _convert(node: Any, prefix: str, v2: bool) -> Any:
@@ -165,6 +170,10 @@ class OpenAPI:
         self._v2_protobuf: bytes | None = None
         # document key -> (group name clients see, group serving it, version)
         self._gvs: dict[str, tuple[str, str, str]] = {}
+        # document key -> the paths of a document that is no group version's, and those
+        # documents as made (openapiroots.py)
+        self._roots: dict[str, dict[str, Any]] = {}
+        self._root_documents: dict[str, bytes] = {}
         self._ensure()
 
     def _ensure(self) -> None:
@@ -187,13 +196,16 @@ class OpenAPI:
         for cache in (self._v3, self._v2_parts):
             for key in [key for key in cache if key not in self._gvs]:
                 del cache[key]
+        self._roots = openapiroots.root_documents(dict.fromkeys(n for n, _ in listed if n))
+        self._root_documents = {}
 
     def _hash(self, key: str) -> str:
         """The document's version for ``?hash=``: fixed for built-in groups, the content's
         digest where custom types (which change at run time) are served."""
-        _, group, version = self._gvs[key]
-        if any(rt.custom for rt in self._scheme.resources(group, version)):
-            return self._v3_entry(key)[2]
+        if key in self._gvs:
+            _, group, version = self._gvs[key]
+            if any(rt.custom for rt in self._scheme.resources(group, version)):
+                return self._v3_entry(key)[2]
         return hashlib.sha512(f"{SERVER_VERSION}/{key}".encode()).hexdigest()[:128].upper()
 
     def _upstream(self, group: str) -> str:
@@ -212,7 +224,28 @@ class OpenAPI:
             return None
 
     def v3_document(self, key: str) -> bytes:
+        if key in self._roots:
+            if key not in self._root_documents:
+                paths = self._roots[key]
+                self._root_documents[key] = self._v3_bytes(paths, _named(paths))
+            return self._root_documents[key]
         return self._v3_entry(key)[1]
+
+    def _v3_bytes(
+        self, paths: dict[str, Any], roots: list[str], names: tuple[str, str] | None = None
+    ) -> bytes:
+        """A v3 document of ``paths``, with the definitions ``roots`` need; ``names``: the
+        group name it shows for the served group (an upstream name's document)."""
+        schemas = {
+            n: _definition(n, _shown(self._scheme, n, False), "#/components/schemas/", False)
+            for n in _reachable(self._scheme, roots, False)
+        }
+        if names is not None:
+            schemas = {n: _regroup(node, names[1], names[0]) for n, node in schemas.items()}
+        components: dict[str, Any] = {"schemas": schemas} if schemas else {}  # none: no key
+        components["securitySchemes"] = openapiroots.BEARER
+        doc = {"openapi": "3.0.0", "info": INFO, "paths": paths, "components": components}
+        return go_escaped(orjson.dumps(doc))
 
     def _kept(self, key: str, resources: list[ResourceType]) -> _Kept | None:
         """The document built from these very types, if it is kept."""
@@ -225,15 +258,7 @@ class OpenAPI:
         if cached is not None:
             return cached
         paths, roots = self._paths(key, resources)
-        names = _reachable(self._scheme, roots, False)
-        schemas = {
-            n: _definition(n, _shown(self._scheme, n, False), "#/components/schemas/", False)
-            for n in names
-        }
-        if name != group:
-            schemas = {n: _regroup(node, group, name) for n, node in schemas.items()}
-        doc = {"openapi": "3.0.0", "info": INFO, "paths": paths, "components": {"schemas": schemas}}
-        document = go_escaped(orjson.dumps(doc))
+        document = self._v3_bytes(paths, roots, (name, group) if name != group else None)
         self._v3[key] = (resources, document, hashlib.sha512(document).hexdigest()[:128].upper())
         return self._v3[key]
 
@@ -244,7 +269,7 @@ class OpenAPI:
         resources = built
         if name != group:  # an upstream group name: the same types, renamed
             resources = [dataclasses.replace(rt, group=name) for rt in built]
-        paths = openapipaths.resource_list_path(name, version)
+        paths = openapiroots.resource_list_path(name, version)
         roots = [openapipaths.RESOURCE_LIST, *_ALWAYS]
         rename = self._upstream if name != group else None
         for rt, source in zip(resources, built, strict=True):
@@ -256,7 +281,7 @@ class OpenAPI:
                 rename=rename,
             )
             paths.update(rt_paths)
-            roots.extend(name.decode() for name in _SCHEMA_REF.findall(orjson.dumps(rt_paths)))
+            roots += _named(rt_paths)
         return paths, roots
 
     async def _render_index(self, request: Request) -> bytes:
@@ -290,7 +315,7 @@ class OpenAPI:
     def v3_index(self) -> bytes:
         paths = {
             key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={self._hash(key)}"}
-            for key in self._gvs
+            for key in [*self._gvs, *self._roots]
         }
         return orjson.dumps({"paths": paths})
 
@@ -302,11 +327,13 @@ class OpenAPI:
         each name)."""
         if self._v2 is None:
             served = self._served()
-            paths = openapiswagger.root_paths(
-                dict.fromkeys(self._gvs[key][0] for key in served if self._gvs[key][0])
-            )
-            roots = [*openapiswagger.ROOT_DEFINITIONS, *_ALWAYS]
-            roots += [rt.definition for rt in self._scheme.all()]
+            paths: dict[str, Any] = {}
+            roots = [*_ALWAYS, *(rt.definition for rt in self._scheme.all())]
+            groups = {f"apis/{self._gvs[key][0]}" for key in served}
+            for key, root_paths in self._roots.items():
+                if key in groups or not key.startswith("apis/"):  # no upstream group names
+                    paths.update(openapiswagger.paths(root_paths, {}))
+                    roots += _named(root_paths)
             for key in served:
                 _, part, named = self._v2_part(key)
                 paths.update(part)
@@ -375,7 +402,7 @@ class OpenAPI:
         if path.rstrip("/") == "/openapi/v3":
             return ensureDeferred(self._render_index(request))
         key = path[len("/openapi/v3/") :].strip("/")
-        if path != "/openapi/v2" and key not in self._gvs:
+        if path != "/openapi/v2" and key not in self._gvs and key not in self._roots:
             return bare(request, 404)  # before Accept is read, as kube-openapi does
         request.setHeader(b"vary", b"Accept")
         if path == "/openapi/v2":

@@ -88,7 +88,7 @@ DELETE = [
     _param("propagationPolicy", "Whether and how dependents are garbage collected."),
 ]
 DELETE_COLLECTION = [*DELETE, *_SELECTORS]
-_UNAUTHORIZED = {"description": "Unauthorized"}
+UNAUTHORIZED = {"description": "Unauthorized"}
 
 
 def valid_id(text: str, capitalize: bool) -> str:
@@ -143,12 +143,12 @@ def article(kind: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)  # pure, and asked for every operation
-def _gv(group: str, version: str) -> str:
+def gv_name(group: str, version: str) -> str:
     """A group version in operation IDs: ``CoordinationV1``."""
     return group_name(group) + valid_id(version, True)
 
 
-def _ref(definition: str) -> dict[str, Any]:
+def ref(definition: str) -> dict[str, Any]:
     return {"$ref": PREFIX + definition}
 
 
@@ -166,7 +166,7 @@ class _Builder:
     ) -> None:
         self.rt, self.definition_of, self.deleted = rt, definition_of, deleted
         self.rename = rename
-        self.gv = _gv(rt.group, rt.version)
+        self.gv = gv_name(rt.group, rt.version)
         self.scope = "Namespaced" if rt.namespaced else ""
         self.list_definition = list_definition or rt.definition
 
@@ -183,7 +183,7 @@ class _Builder:
         gvk: tuple[str, str, str] | None = None,
     ) -> dict[str, Any]:
         produces = LIST_PRODUCES if action in ("list", "watch", "watchlist") else OBJECT_PRODUCES
-        content = {media: {"schema": _ref(returns)} for media in produces}
+        content = {media: {"schema": ref(returns)} for media in produces}
         operation: dict[str, Any] = {"tags": [tag(self.rt.group, self.rt.version)]}
         operation["description"] = description
         operation["operationId"] = op_id
@@ -194,15 +194,15 @@ class _Builder:
             if not self.rt.custom:  # custom resources take no strategic merge patch
                 types.insert(2, STRATEGIC_MERGE_PATCH)
             operation["requestBody"] = {
-                "content": {t: {"schema": _ref(PATCH)} for t in types},
+                "content": {t: {"schema": ref(PATCH)} for t in types},
                 "required": True,
             }
         elif body:
-            operation["requestBody"] = {"content": {"*/*": {"schema": _ref(body)}}}
+            operation["requestBody"] = {"content": {"*/*": {"schema": ref(body)}}}
             if body != DELETE_OPTIONS:  # a delete's options may be left out
                 operation["requestBody"]["required"] = True
         responses = {code: {"description": _CODES[code], "content": content} for code in codes}
-        operation["responses"] = {**responses, "401": _UNAUTHORIZED}
+        operation["responses"] = {**responses, "401": UNAUTHORIZED}
         group, version, kind = gvk or (self.rt.group, self.rt.version, self.rt.kind)
         if self.rename is not None:
             group = self.rename(group)
@@ -217,18 +217,6 @@ class _Builder:
 
 
 _CODES = {"200": "OK", "201": "Created", "202": "Accepted"}
-
-
-def resource_list_path(group: str, version: str) -> dict[str, Any]:
-    """The group version's own path, which lists its resources."""
-    content = {media: {"schema": _ref(RESOURCE_LIST)} for media in OBJECT_PRODUCES}
-    operation = {
-        "tags": [tag(group, version)],
-        "description": "get available resources",
-        "operationId": f"get{_gv(group, version)}APIResources",
-        "responses": {"200": {"description": "OK", "content": content}, "401": _UNAUTHORIZED},
-    }
-    return {f"{api_path(group, version)}/": {"get": operation}}
 
 
 def paths(

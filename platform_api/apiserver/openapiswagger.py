@@ -7,8 +7,7 @@ operation lists what it consumes and produces.  kube-openapi then moves every pa
 that is not particular to a kind (not a ``name``, not a kind's own body, not
 ``dryRun`` or ``fieldValidation``, which kubectl once looked for in place) to the
 document's ``parameters``, named after it and a hash of it, and refers to it there.
-Besides the resources, the document describes discovery (``/api/``, ``/apis/``, each
-group), ``/version/`` and the service-account issuer's two documents.
+Besides the resources, the document describes the paths of openapiroots.py.
 """
 
 from __future__ import annotations
@@ -19,25 +18,14 @@ from typing import Any
 
 import orjson
 
-from platform_api.apiserver.openapipaths import META, PREFIX, group_name, group_tag
-from platform_api.endpoints.negotiation import JSON, OBJECT_PRODUCES, VERSION_PRODUCES
+from platform_api.apiserver.openapipaths import META, PREFIX
+from platform_api.apiserver.openapiroots import BEARER, ISSUER_OPERATIONS
 from platform_api.gotext import go_escaped
 
 DEFINITIONS = "#/definitions/"
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
-VERSION_INFO = "io.platform.apimachinery.pkg.version.Info"
-# What the paths of discovery and /version/ (root_paths) answer with.
-ROOT_DEFINITIONS = (VERSION_INFO, *(META + k for k in ("APIVersions", "APIGroupList", "APIGroup")))
-_UNAUTHORIZED = {"description": "Unauthorized"}
 SECURITY: list[dict[str, list[str]]] = [{"BearerToken": []}]
-SECURITY_DEFINITIONS = {
-    "BearerToken": {
-        "description": "Bearer Token authentication",
-        "in": "header",
-        "name": "authorization",
-        "type": "apiKey",
-    }
-}
+SECURITY_DEFINITIONS = BEARER
 
 Obj = dict[str, Any]
 
@@ -95,7 +83,7 @@ def operation(op: Obj, converted: dict[int, Any]) -> Obj:
         params = sorted([sent, *params], key=lambda p: str(p["name"]))
     elif "x-kubernetes-action" in op:
         out["consumes"] = ["*/*"]
-    else:  # discovery: what it produces
+    elif op["operationId"] not in ISSUER_OPERATIONS:  # discovery, /version/: what it produces
         out["consumes"] = list(produces)
     out["description"] = op["description"]
     out["operationId"] = op["operationId"]
@@ -121,82 +109,6 @@ def paths(v3_paths: Obj, converted: dict[int, Any]) -> Obj:
                 v2_item[key] = operation(value, converted)
         out[path] = v2_item
     return out
-
-
-def _root(op_id: str, tag_name: str, description: str, returns: Obj, produces: list[str]) -> Obj:
-    return {
-        "get": {
-            "consumes": list(produces),
-            "description": description,
-            "operationId": op_id,
-            "produces": list(produces),
-            "responses": {
-                "200": {"description": "OK", "schema": returns},
-                "401": _UNAUTHORIZED,
-            },
-            "schemes": ["https"],
-            "tags": [tag_name],
-        }
-    }
-
-
-def root_paths(groups: Iterable[str]) -> Obj:
-    """Discovery, ``/version/`` and the service-account issuer's documents."""
-    found = {
-        "/api/": _root(
-            "getCoreAPIVersions",
-            "core",
-            "get available API versions",
-            {"$ref": DEFINITIONS + META + "APIVersions"},
-            OBJECT_PRODUCES,
-        ),
-        "/apis/": _root(
-            "getAPIVersions",
-            "apis",
-            "get available API versions",
-            {"$ref": DEFINITIONS + META + "APIGroupList"},
-            OBJECT_PRODUCES,
-        ),
-    }
-    for group in groups:
-        found[f"/apis/{group}/"] = _root(
-            f"get{group_name(group)}APIGroup",
-            group_tag(group),
-            "get information of a group",
-            {"$ref": DEFINITIONS + META + "APIGroup"},
-            OBJECT_PRODUCES,
-        )
-    found["/version/"] = _root(
-        "getCodeVersion",
-        "version",
-        "get the version information for this server",
-        {"$ref": DEFINITIONS + VERSION_INFO},
-        VERSION_PRODUCES,
-    )
-    issuer = (
-        ("/.well-known/openid-configuration/", "getServiceAccountIssuerOpenIDConfiguration"),
-        ("/openid/v1/jwks/", "getServiceAccountIssuerOpenIDKeyset"),
-    )
-    for (path, op_id), (tag_name, description, media) in zip(issuer, _ISSUER, strict=True):
-        item = _root(op_id, tag_name, description, {"type": "string"}, [media])
-        del item["get"]["consumes"]
-        found[path] = item
-    return found
-
-
-_ISSUER = (
-    (
-        "WellKnown",
-        "get service account issuer OpenID configuration, also known as the 'OIDC discovery doc'",
-        JSON,
-    ),
-    (
-        "openid",
-        "get service account issuer OpenID JSON Web Key Set (contains public token "
-        "verification keys)",
-        "application/jwk-set+json",
-    ),
-)
 
 
 def _shared(param: Obj) -> bool:

@@ -238,7 +238,7 @@ def test_every_document_declares_its_path_parameters_and_writes_nothing_empty(
     for key in orjson.loads(api.v3_index())["paths"]:
         doc = document(api, key)
         assert empties(doc["paths"]) == [], key
-        schemas = doc["components"]["schemas"]
+        schemas = doc["components"].get("schemas", {})
         for path, item in doc["paths"].items():
             shared = {p["name"] for p in item.get("parameters", ()) if p["in"] == "path"}
             for method, op in item.items():

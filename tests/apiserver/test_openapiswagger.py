@@ -205,3 +205,12 @@ def test_every_reference_resolves_and_every_id_is_unique(scheme: Scheme) -> None
                 own = resolved(doc, op.get("parameters", []))
                 declared = shared | {p["name"] for p in own if p["in"] == "path"}
                 assert set(re.findall(r"{(\w+)}", path)) == declared, (path, method)
+
+
+def test_a_delete_answers_what_the_kinds_store_answers(scheme: Scheme) -> None:
+    api = OpenAPI(scheme, deletes_to_object=lambda rt: rt.plural == "pods")
+    paths = orjson.loads(api.v2_document())["paths"]
+    pod = paths["/api/v1/namespaces/{namespace}/pods/{name}"]["delete"]["responses"]
+    assert pod["200"]["schema"] == {"$ref": "#/definitions/io.platform.api.core.v1.Pod"}
+    other = paths["/api/v1/namespaces/{namespace}/configmaps/{name}"]["delete"]["responses"]
+    assert other["200"]["schema"] == {"$ref": META + "Status"}
