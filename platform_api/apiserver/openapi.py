@@ -22,7 +22,13 @@ from twisted.internet.task import deferLater
 from twisted.web.server import Request
 
 from platform_api import heavy
-from platform_api.apiserver import openapipaths, openapiproto, openapiroots, openapiswagger
+from platform_api.apiserver import (
+    openapiconnect,
+    openapipaths,
+    openapiproto,
+    openapiroots,
+    openapiswagger,
+)
 from platform_api.apiserver.discovery import KUBE_MAJOR, KUBE_MINOR, SERVER_VERSION
 from platform_api.endpoints.negotiation import JSON, parse_accept
 from platform_api.endpoints.responses import bare, finish
@@ -280,6 +286,7 @@ class OpenAPI:
                 deletes_to_object=self._deletes_to_object(source),
                 rename=rename,
             )
+            rt_paths.update(openapiconnect.paths(rt))
             paths.update(rt_paths)
             roots += _named(rt_paths)
         return paths, roots

@@ -10,7 +10,8 @@ this server's document has the method names of one generated from kube's.  Param
 shared by a path's operations sit on the path, the rest on each operation, and no list
 is written empty: kube-openapi's types drop an empty list when they write a document
 back, and a document must survive that round trip (upstream's OpenAPIV3 e2e cases).
-Connecting subresources (exec, attach, port-forward, proxy, log) are not listed.
+The subresources that connect (exec, attach, port-forward, proxy, log) are
+openapiconnect.py's.
 """
 
 from __future__ import annotations
@@ -34,13 +35,13 @@ META = "io.platform.apimachinery.pkg.apis.meta.v1."
 STATUS, PATCH, WATCH_EVENT = META + "Status", META + "Patch", META + "WatchEvent"
 DELETE_OPTIONS = META + "DeleteOptions"
 RESOURCE_LIST = META + "APIResourceList"
-_CONNECTING = frozenset({"attach", "exec", "portforward", "proxy", "log"})
+CONNECTING = frozenset({"attach", "exec", "portforward", "proxy", "log"})
 _BRAND_SUFFIXES = (".k8s.io", ".platform.io")
 
 Params = list[dict[str, Any]]
 
 
-def _param(
+def param(
     name: str, description: str, kind: str = "string", where: str = "query"
 ) -> dict[str, Any]:
     param: dict[str, Any] = {"name": name, "in": where, "description": description}
@@ -50,42 +51,42 @@ def _param(
     return param
 
 
-PRETTY = _param("pretty", "If 'true', then the output is pretty printed.")
-NAMESPACE = _param(
+PRETTY = param("pretty", "If 'true', then the output is pretty printed.")
+NAMESPACE = param(
     "namespace", "object name and auth scope, such as for teams and projects", where="path"
 )
-_DRY_RUN = _param("dryRun", "When present, modifications are not persisted (All).")
+_DRY_RUN = param("dryRun", "When present, modifications are not persisted (All).")
 _SELECTORS = [
-    _param("continue", "The continue token of the previous chunk of a paged list."),
-    _param("fieldSelector", "Restricts the objects listed by their fields."),
-    _param("labelSelector", "Restricts the objects listed by their labels."),
-    _param("limit", "The most objects one chunk of the list holds.", "integer"),
-    _param("resourceVersion", "The version of the state the list or watch starts from."),
-    _param("resourceVersionMatch", "How resourceVersion applies to a list (Exact, NotOlderThan)."),
-    _param("sendInitialEvents", "A watch starts with the current objects.", "boolean"),
-    _param("timeoutSeconds", "Ends the call after this many seconds.", "integer"),
+    param("continue", "The continue token of the previous chunk of a paged list."),
+    param("fieldSelector", "Restricts the objects listed by their fields."),
+    param("labelSelector", "Restricts the objects listed by their labels."),
+    param("limit", "The most objects one chunk of the list holds.", "integer"),
+    param("resourceVersion", "The version of the state the list or watch starts from."),
+    param("resourceVersionMatch", "How resourceVersion applies to a list (Exact, NotOlderThan)."),
+    param("sendInitialEvents", "A watch starts with the current objects.", "boolean"),
+    param("timeoutSeconds", "Ends the call after this many seconds.", "integer"),
 ]
 LIST = [
-    _param("allowWatchBookmarks", "The watch may send BOOKMARK events.", "boolean"),
+    param("allowWatchBookmarks", "The watch may send BOOKMARK events.", "boolean"),
     *_SELECTORS,
-    _param("watch", "Watch for changes instead of listing.", "boolean"),
+    param("watch", "Watch for changes instead of listing.", "boolean"),
 ]
 WRITE = [
     _DRY_RUN,
-    _param("fieldManager", "The name of the actor or entity making these changes."),
-    _param("fieldValidation", "What to do with unknown or duplicate fields: Ignore, Warn, Strict."),
+    param("fieldManager", "The name of the actor or entity making these changes."),
+    param("fieldValidation", "What to do with unknown or duplicate fields: Ignore, Warn, Strict."),
 ]
-PATCH_PARAMS = [*WRITE, _param("force", "Force an apply past conflicts.", "boolean")]
+PATCH_PARAMS = [*WRITE, param("force", "Force an apply past conflicts.", "boolean")]
 DELETE = [
     _DRY_RUN,
-    _param("gracePeriodSeconds", "Seconds before the object is deleted.", "integer"),
-    _param(
+    param("gracePeriodSeconds", "Seconds before the object is deleted.", "integer"),
+    param(
         "ignoreStoreReadErrorWithClusterBreakingPotential",
         "Delete an object that cannot be read from storage.",
         "boolean",
     ),
-    _param("orphanDependents", "Deprecated: use propagationPolicy.", "boolean"),
-    _param("propagationPolicy", "Whether and how dependents are garbage collected."),
+    param("orphanDependents", "Deprecated: use propagationPolicy.", "boolean"),
+    param("propagationPolicy", "Whether and how dependents are garbage collected."),
 ]
 DELETE_COLLECTION = [*DELETE, *_SELECTORS]
 UNAUTHORIZED = {"description": "Unauthorized"}
@@ -236,7 +237,7 @@ def paths(
     base = api_path(rt.group, rt.version)
     within = f"/namespaces/{{namespace}}/{rt.plural}" if rt.namespaced else f"/{rt.plural}"
     scoped = [NAMESPACE, PRETTY] if rt.namespaced else [PRETTY]
-    named = [_param("name", f"name of the {rt.kind}", where="path"), *scoped]
+    named = [param("name", f"name of the {rt.kind}", where="path"), *scoped]
     found = {
         base + within: _collection(b, scoped),
         f"{base}{within}/{{name}}": _item(b, named),
@@ -244,31 +245,33 @@ def paths(
     }
     for sub in rt.subresources:
         found[f"{base}{within}/{{name}}/{sub.name}"] = _subresource(b, sub, named)
-    return {path: _path_item(ops) for path, ops in found.items() if ops}
+    return {path: path_item(ops) for path, ops in found.items() if ops}
 
 
-def _by_name(param: dict[str, Any]) -> str:
-    return str(param["name"])
+def _key(param: dict[str, Any]) -> tuple[str, str]:
+    """A parameter's identity, and kube's order: a proxy's ``path`` is in its path and in
+    its query both."""
+    return str(param["name"]), str(param["in"])
 
 
-def _path_item(operations: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def path_item(operations: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The parameters every operation of a path takes move to the path, as kube-openapi
     lays them out; each list sorted by name."""
-    taken = [{p["name"] for p in op.get("parameters", ())} for op in operations.values()]
+    taken = [{_key(p) for p in op.get("parameters", ())} for op in operations.values()]
     everywhere = set.intersection(*taken)
-    shared: dict[str, dict[str, Any]] = {}
+    shared: dict[tuple[str, str], dict[str, Any]] = {}
     for op in operations.values():
         own = []
         for param in op.pop("parameters", ()):
-            if param["name"] in everywhere:
-                shared[param["name"]] = param
+            if _key(param) in everywhere:
+                shared[_key(param)] = param
             else:
                 own.append(param)
         if own:
-            op["parameters"] = sorted(own, key=_by_name)
+            op["parameters"] = sorted(own, key=_key)
     item: dict[str, Any] = dict(operations)
     if shared:
-        item["parameters"] = sorted(shared.values(), key=_by_name)
+        item["parameters"] = sorted(shared.values(), key=_key)
     return item
 
 
@@ -395,7 +398,7 @@ def _watches(b: _Builder, base: str, within: str, named: Params) -> dict[str, di
 
 
 def _subresource(b: _Builder, sub: Subresource, named: Params) -> dict[str, Any]:
-    if sub.name in _CONNECTING:
+    if sub.name in CONNECTING:
         return {}
     definition = b.definition_of(sub)
     if definition is None:

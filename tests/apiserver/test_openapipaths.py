@@ -183,7 +183,7 @@ def test_responses_name_the_list_kind_and_what_a_delete_answers(scheme: Scheme) 
     assert other["200"]["content"]["application/json"]["schema"]["$ref"].endswith("v1.Status")
 
 
-def test_subresources_that_carry_objects_are_listed_and_connections_are_not(
+def test_subresources_that_carry_objects_are_listed(
     scheme: Scheme,
 ) -> None:
     core = document(OpenAPI(scheme), "api/v1")["paths"]
@@ -191,7 +191,6 @@ def test_subresources_that_carry_objects_are_listed_and_connections_are_not(
     assert core[f"{pod}/binding"]["post"]["operationId"] == "createCoreV1NamespacedPodBinding"
     assert core[f"{pod}/eviction"]["post"]["description"] == "create eviction of a Pod"
     assert sorted(core[f"{pod}/status"]) == ["get", "parameters", "patch", "put"]
-    assert f"{pod}/exec" not in core and f"{pod}/log" not in core
     token = core["/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token"]["post"]
     assert token["x-kubernetes-group-version-kind"] == {
         "group": "authentication.platform.io",
@@ -252,3 +251,52 @@ def test_every_document_declares_its_path_parameters_and_writes_nothing_empty(
         ids = [i for i in operation_ids if i]
         assert len(ids) == len(set(ids)), key
         operation_ids.clear()
+
+
+def test_subresources_that_connect_are_listed_as_kube_lists_them(scheme: Scheme) -> None:
+    core = document(OpenAPI(scheme), "api/v1")["paths"]
+    pod = "/api/v1/namespaces/{namespace}/pods/{name}"
+    execute = core[f"{pod}/exec"]
+    assert sorted(execute) == ["get", "parameters", "post"]
+    assert names(execute["parameters"]) == [
+        "command",
+        "container",
+        "name",
+        "namespace",
+        "stderr",
+        "stdin",
+        "stdout",
+        "tty",
+    ]
+    assert execute["parameters"][2]["description"] == "name of the PodExecOptions"
+    post = execute["post"]
+    assert (post["operationId"], post["description"], post["x-kubernetes-action"]) == (
+        "connectCoreV1PostNamespacedPodExec",
+        "connect POST requests to exec of Pod",
+        "connect",
+    )
+    assert post["x-kubernetes-group-version-kind"]["kind"] == "PodExecOptions"
+    assert post["responses"]["200"]["content"] == {"*/*": {"schema": {"type": "string"}}}
+    log = core[f"{pod}/log"]
+    assert log["get"]["operationId"] == "readCoreV1NamespacedPodLog"
+    assert log["get"]["x-kubernetes-group-version-kind"]["kind"] == "Pod"
+    assert "text/plain" in log["get"]["responses"]["200"]["content"]
+    proxied = core["/api/v1/nodes/{name}/proxy/{path}"]
+    assert sorted(proxied) == [
+        "delete",
+        "get",
+        "head",
+        "options",
+        "parameters",
+        "patch",
+        "post",
+        "put",
+    ]
+    # a proxy's path is in its path and its query both
+    assert [(p["name"], p["in"]) for p in proxied["parameters"]] == [
+        ("name", "path"),
+        ("path", "path"),
+        ("path", "query"),
+    ]
+    assert proxied["head"]["operationId"] == "connectCoreV1HeadNodeProxyWithPath"
+    assert "/api/v1/namespaces/{namespace}/services/{name}/proxy" in core
