@@ -38,7 +38,8 @@ from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.schemas import INT_OR_STRING, QUANTITY, Node
 from platform_api.scheme.types import ResourceType, Subresource, group_version
 
-INFO = {"title": "Kubernetes", "version": f"v{KUBE_MAJOR}.{KUBE_MINOR}.0"}
+INFO = {"title": "Kubernetes", "version": f"{KUBE_MAJOR}.{KUBE_MINOR}"}
+CRD_INFO = {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"}  # kube's CRD builder's
 _ALWAYS = (
     "io.platform.apimachinery.pkg.apis.meta.v1.Status",
     "io.platform.apimachinery.pkg.apis.meta.v1.DeleteOptions",
@@ -202,8 +203,14 @@ class OpenAPI:
         for cache in (self._v3, self._v2_parts):
             for key in [key for key in cache if key not in self._gvs]:
                 del cache[key]
-        self._roots = openapiroots.root_documents(dict.fromkeys(n for n, _ in listed if n))
+        # kube describes no custom group's discovery (its handler is no go-restful route)
+        built_in = [n for n, source in listed if n and not self._custom_only(source)]
+        self._roots = openapiroots.root_documents(dict.fromkeys(built_in))
         self._root_documents = {}
+
+    def _custom_only(self, group: str) -> bool:
+        scheme = self._scheme
+        return all(rt.custom for v in scheme.versions(group) for rt in scheme.resources(group, v))
 
     def _hash(self, key: str) -> str:
         """The document's version for ``?hash=``: fixed for built-in groups, the content's
@@ -238,10 +245,16 @@ class OpenAPI:
         return self._v3_entry(key)[1]
 
     def _v3_bytes(
-        self, paths: dict[str, Any], roots: list[str], names: tuple[str, str] | None = None
+        self,
+        paths: dict[str, Any],
+        roots: list[str],
+        names: tuple[str, str] | None = None,
+        custom: bool = False,
     ) -> bytes:
         """A v3 document of ``paths``, with the definitions ``roots`` need; ``names``: the
-        group name it shows for the served group (an upstream name's document)."""
+        group name it shows for the served group (an upstream name's document);
+        ``custom``: custom resources' alone, which kube's CRD builder describes (its own
+        title, no security scheme)."""
         schemas = {
             n: _definition(n, _shown(self._scheme, n, False), "#/components/schemas/", False)
             for n in _reachable(self._scheme, roots, False)
@@ -249,8 +262,10 @@ class OpenAPI:
         if names is not None:
             schemas = {n: _regroup(node, names[1], names[0]) for n, node in schemas.items()}
         components: dict[str, Any] = {"schemas": schemas} if schemas else {}  # none: no key
-        components["securitySchemes"] = openapiroots.BEARER
-        doc = {"openapi": "3.0.0", "info": INFO, "paths": paths, "components": components}
+        if not custom:
+            components["securitySchemes"] = openapiroots.BEARER
+        info = CRD_INFO if custom else INFO
+        doc = {"openapi": "3.0.0", "info": info, "paths": paths, "components": components}
         return go_escaped(orjson.dumps(doc))
 
     def _kept(self, key: str, resources: list[ResourceType]) -> _Kept | None:
@@ -263,21 +278,28 @@ class OpenAPI:
         cached = self._kept(key, resources)
         if cached is not None:
             return cached
-        paths, roots = self._paths(key, resources)
-        document = self._v3_bytes(paths, roots, (name, group) if name != group else None)
+        paths, roots, custom = self._paths(key, resources)
+        renamed = (name, group) if name != group else None
+        document = self._v3_bytes(paths, roots, renamed, len(custom) == len(paths))
         self._v3[key] = (resources, document, hashlib.sha512(document).hexdigest()[:128].upper())
         return self._v3[key]
 
-    def _paths(self, key: str, built: list[ResourceType]) -> tuple[dict[str, Any], list[str]]:
-        """A group version's v3 paths (``built``: its resource types) and the definitions
-        they name."""
+    def _paths(
+        self, key: str, built: list[ResourceType]
+    ) -> tuple[dict[str, Any], list[str], set[str]]:
+        """A group version's v3 paths (``built``: its resource types), the definitions
+        they name, and which of the paths are custom resources'."""
         name, group, version = self._gvs[key]
         resources = built
         if name != group:  # an upstream group name: the same types, renamed
             resources = [dataclasses.replace(rt, group=name) for rt in built]
-        paths = openapiroots.resource_list_path(name, version)
-        roots = [openapipaths.RESOURCE_LIST, *_ALWAYS]
+        paths: dict[str, Any] = {}
+        roots: list[str] = []  # what the paths name: Status and the rest only if they do
+        if not all(rt.custom for rt in built):  # kube lists no custom group version's own
+            paths = openapiroots.resource_list_path(name, version)
+            roots.append(openapipaths.RESOURCE_LIST)
         rename = self._upstream if name != group else None
+        custom: set[str] = set()
         for rt, source in zip(resources, built, strict=True):
             rt_paths = openapipaths.paths(
                 rt,
@@ -289,7 +311,9 @@ class OpenAPI:
             rt_paths.update(openapiconnect.paths(rt))
             paths.update(rt_paths)
             roots += _named(rt_paths)
-        return paths, roots
+            if rt.custom:
+                custom.update(rt_paths)
+        return paths, roots, custom
 
     async def _render_index(self, request: Request) -> bytes:
         await self.built()
@@ -372,8 +396,9 @@ class OpenAPI:
         resources = self._scheme.resources(group, version)
         part = _built_from(self._v2_parts.get(key), resources)
         if part is None:
-            v3_paths, roots = self._paths(key, resources)
-            part = self._v2_parts[key] = (resources, openapiswagger.paths(v3_paths, {}), roots)
+            v3_paths, roots, custom = self._paths(key, resources)
+            v2_paths = openapiswagger.paths(v3_paths, {}, custom)
+            part = self._v2_parts[key] = (resources, v2_paths, roots)
         return part
 
     async def _v2_protobuf_made(self) -> bytes:

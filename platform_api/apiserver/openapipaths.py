@@ -22,11 +22,13 @@ from typing import Any
 
 from platform_api.endpoints.negotiation import (
     APPLY_PATCH_YAML,
+    JSON,
     JSON_PATCH,
     LIST_PRODUCES,
     MERGE_PATCH,
     OBJECT_PRODUCES,
     STRATEGIC_MERGE_PATCH,
+    YAML,
 )
 from platform_api.scheme.types import ResourceType, Subresource, api_path
 
@@ -89,6 +91,8 @@ DELETE = [
     param("propagationPolicy", "Whether and how dependents are garbage collected."),
 ]
 DELETE_COLLECTION = [*DELETE, *_SELECTORS]
+_GET_VERSION = param("resourceVersion", "The version of the state the read is served from.")
+CUSTOM_MEDIA = [JSON, YAML]  # what custom resources are read and written in
 UNAUTHORIZED = {"description": "Unauthorized"}
 
 
@@ -170,6 +174,13 @@ class _Builder:
         self.gv = gv_name(rt.group, rt.version)
         self.scope = "Namespaced" if rt.namespaced else ""
         self.list_definition = list_definition or rt.definition
+        # kube's CRD builder: JSON and YAML only, in and out, and a read takes GetOptions
+        self.media = CUSTOM_MEDIA if rt.custom else None
+        self.get_options = [_GET_VERSION] if rt.custom else []
+
+    def list_description(self) -> str:
+        watched = self.rt.supports("watch") and not self.rt.custom
+        return f"list {'or watch ' if watched else ''}objects of kind {self.rt.kind}"
 
     def op(
         self,
@@ -183,7 +194,9 @@ class _Builder:
         codes: tuple[str, ...] = ("200",),
         gvk: tuple[str, str, str] | None = None,
     ) -> dict[str, Any]:
-        produces = LIST_PRODUCES if action in ("list", "watch", "watchlist") else OBJECT_PRODUCES
+        produces = self.media or (
+            LIST_PRODUCES if action in ("list", "watch", "watchlist") else OBJECT_PRODUCES
+        )
         content = {media: {"schema": ref(returns)} for media in produces}
         operation: dict[str, Any] = {"tags": [tag(self.rt.group, self.rt.version)]}
         operation["description"] = description
@@ -199,7 +212,8 @@ class _Builder:
                 "required": True,
             }
         elif body:
-            operation["requestBody"] = {"content": {"*/*": {"schema": ref(body)}}}
+            sent = {media: {"schema": ref(body)} for media in self.media or ["*/*"]}
+            operation["requestBody"] = {"content": sent}
             if body != DELETE_OPTIONS:  # a delete's options may be left out
                 operation["requestBody"]["required"] = True
         responses = {code: {"description": _CODES[code], "content": content} for code in codes}
@@ -280,11 +294,7 @@ def _collection(b: _Builder, scoped: Params) -> dict[str, Any]:
     ops: dict[str, Any] = {}
     if rt.supports("list"):
         ops["get"] = b.op(
-            "list",
-            f"list{ids}",
-            f"list {'or watch ' if rt.supports('watch') else ''}objects of kind {kind}",
-            b.list_definition,
-            params=[*LIST, *scoped],
+            "list", f"list{ids}", b.list_description(), b.list_definition, params=[*LIST, *scoped]
         )
     if rt.supports("create"):
         ops["post"] = b.op(
@@ -296,14 +306,14 @@ def _collection(b: _Builder, scoped: Params) -> dict[str, Any]:
             body=rt.definition,
             codes=("200", "201", "202"),
         )
-    if rt.supports("deletecollection"):
+    if rt.supports("deletecollection"):  # a custom kind's takes ListOptions only
         ops["delete"] = b.op(
             "deletecollection",
             f"delete{b.gv}Collection{b.scope}{kind}",
             f"delete collection of {kind}",
             STATUS,
-            params=[*DELETE_COLLECTION, *scoped],
-            body=DELETE_OPTIONS,
+            params=[*(LIST if rt.custom else DELETE_COLLECTION), *scoped],
+            body="" if rt.custom else DELETE_OPTIONS,
         )
     return ops
 
@@ -336,7 +346,8 @@ def _object_ops(
     """Read, replace and patch of one object (or of its subresource): ``what`` it is."""
     ops: dict[str, Any] = {}
     if "get" in verbs:
-        ops["get"] = b.op("get", f"read{ids}", f"read {what}", definition, params=named, gvk=gvk)
+        params = [*b.get_options, *named]
+        ops["get"] = b.op("get", f"read{ids}", f"read {what}", definition, params=params, gvk=gvk)
     if "update" in verbs:
         ops["put"] = b.op(
             "put",
@@ -356,26 +367,27 @@ def _object_ops(
             definition,
             params=[*PATCH_PARAMS, *named],
             body="patch",
-            codes=("200", "201"),
+            codes=("200",) if b.rt.custom else ("200", "201"),  # kube's CRD builder: OK only
             gvk=gvk,
         )
     return ops
 
 
 def _watches(b: _Builder, base: str, within: str, named: Params) -> dict[str, dict[str, Any]]:
-    """The list across namespaces and the deprecated ``watch/`` paths."""
+    """The list across namespaces and the deprecated ``watch/`` paths (kube's CRD builder
+    makes none)."""
     rt, kind, out = b.rt, b.rt.kind, {}
     every = [*LIST, PRETTY]
     if rt.namespaced and rt.supports("list"):
         listing = b.op(
             "list",
             f"list{b.gv}{kind}ForAllNamespaces",
-            f"list or watch objects of kind {kind}",
+            b.list_description(),
             b.list_definition,
             params=every,
         )
         out[f"{base}/{rt.plural}"] = {"get": listing}
-    if not rt.supports("watch"):
+    if not rt.supports("watch") or rt.custom:
         return out
     deprecated = "deprecated: use the 'watch' parameter with a list operation instead"
     many = f"watch individual changes to a list of {kind}. {deprecated}."
@@ -403,7 +415,8 @@ def _subresource(b: _Builder, sub: Subresource, named: Params) -> dict[str, Any]
     definition = b.definition_of(sub)
     if definition is None:
         return {}
-    gvk = b.rt.gvk(sub.name)
+    # kube's CRD builder names the kind's own GVK on every route, its scale's too
+    gvk = None if b.rt.custom else b.rt.gvk(sub.name)
     ids = f"{b.gv}{b.scope}{b.rt.kind}{valid_id(sub.name, True)}"
     what = f"{sub.name} of the specified {b.rt.kind}"
     ops = _object_ops(b, sub.verbs, ids, what, definition, named, gvk)

@@ -13,12 +13,12 @@ Besides the resources, the document describes the paths of openapiroots.py.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 import orjson
 
-from platform_api.apiserver.openapipaths import META, PREFIX
+from platform_api.apiserver.openapipaths import CUSTOM_MEDIA, META, PREFIX
 from platform_api.apiserver.openapiroots import BEARER, ISSUER_OPERATIONS
 from platform_api.gotext import go_escaped
 
@@ -58,8 +58,9 @@ def _converted(params: Iterable[Obj], converted: dict[int, Any]) -> list[Obj]:
     return out
 
 
-def operation(op: Obj, converted: dict[int, Any]) -> Obj:
-    """One v3 operation in v2 form, its keys in kube's order (sorted)."""
+def operation(op: Obj, converted: dict[int, Any], custom: bool = False) -> Obj:
+    """One v3 operation in v2 form, its keys in kube's order (sorted); ``custom``: a
+    custom resource's, which consumes what kube's CRD builder says (JSON and YAML)."""
     params = _converted(op.get("parameters", ()), converted)
     body = op.get("requestBody")
     responses: Obj = {}
@@ -82,7 +83,7 @@ def operation(op: Obj, converted: dict[int, Any]) -> Obj:
         sent["schema"] = schema
         params = sorted([sent, *params], key=lambda p: str(p["name"]))
     elif "x-kubernetes-action" in op:
-        out["consumes"] = ["*/*"]
+        out["consumes"] = list(CUSTOM_MEDIA) if custom else ["*/*"]
     elif op["operationId"] not in ISSUER_OPERATIONS:  # discovery, /version/: what it produces
         out["consumes"] = list(produces)
     out["description"] = op["description"]
@@ -97,8 +98,9 @@ def operation(op: Obj, converted: dict[int, Any]) -> Obj:
     return out
 
 
-def paths(v3_paths: Obj, converted: dict[int, Any]) -> Obj:
-    """Every path of a v3 document in v2 form (``converted``: see ``_converted``)."""
+def paths(v3_paths: Obj, converted: dict[int, Any], custom: Collection[str] = ()) -> Obj:
+    """Every path of a v3 document in v2 form (``converted``: see ``_converted``;
+    ``custom``: the paths of custom resources)."""
     out: Obj = {}
     for path, item in v3_paths.items():
         v2_item: Obj = {}
@@ -106,7 +108,7 @@ def paths(v3_paths: Obj, converted: dict[int, Any]) -> Obj:
             if key == "parameters":
                 v2_item[key] = _converted(value, converted)
             else:
-                v2_item[key] = operation(value, converted)
+                v2_item[key] = operation(value, converted, path in custom)
         out[path] = v2_item
     return out
 

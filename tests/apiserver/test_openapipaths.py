@@ -8,10 +8,12 @@ from typing import Any
 import orjson
 import pytest
 
+from platform_api.apiserver import enablement, runtimeconfig
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.openapipaths import article, group_name, tag, valid_id
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme, builtin_scheme
+from tests.apiserver.test_openapi_cache import definition, install
 
 LEASES = "/apis/coordination.platform.io/v1"
 
@@ -300,3 +302,54 @@ def test_subresources_that_connect_are_listed_as_kube_lists_them(scheme: Scheme)
     ]
     assert proxied["head"]["operationId"] == "connectCoreV1HeadNodeProxyWithPath"
     assert "/api/v1/namespaces/{namespace}/services/{name}/proxy" in core
+
+
+def test_a_custom_kinds_paths_are_kubes_crd_builders() -> None:
+    """Checked against the reference's document of the same CRD: JSON and YAML only, no
+    watch paths and no group version path, a read takes resourceVersion, a collection's
+    delete ListOptions alone, a patch answers OK only, the scale names the kind's GVK."""
+    scheme, _ = enablement.build(runtimeconfig.DEFAULT, lambda name: False, None)  # type: ignore[arg-type]
+    crd = definition("w.example.com")
+    scale = {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.size"}
+    crd["spec"]["versions"][0]["subresources"] = {"status": {}, "scale": scale}
+    install(scheme, crd)
+    api = OpenAPI(scheme)
+    doc = document(api, "apis/w.example.com/v1")
+    base = "/apis/w.example.com/v1"
+    assert sorted(doc["paths"]) == [
+        f"{base}/namespaces/{{namespace}}/widgets",
+        f"{base}/namespaces/{{namespace}}/widgets/{{name}}",
+        f"{base}/namespaces/{{namespace}}/widgets/{{name}}/scale",
+        f"{base}/namespaces/{{namespace}}/widgets/{{name}}/status",
+        f"{base}/widgets",
+    ]
+    assert doc["info"] == {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"}
+    assert "securitySchemes" not in doc["components"]
+    collection = doc["paths"][f"{base}/namespaces/{{namespace}}/widgets"]
+    assert collection["get"]["description"] == "list objects of kind Widget"
+    assert list(collection["get"]["responses"]["200"]["content"]) == [
+        "application/json",
+        "application/yaml",
+    ]
+    assert list(collection["post"]["requestBody"]["content"]) == [
+        "application/json",
+        "application/yaml",
+    ]
+    assert "requestBody" not in collection["delete"]
+    assert "watch" in names(collection["delete"]["parameters"])
+    assert "gracePeriodSeconds" not in names(collection["delete"]["parameters"])
+    item = doc["paths"][f"{base}/namespaces/{{namespace}}/widgets/{{name}}"]
+    assert names(item["get"]["parameters"]) == ["resourceVersion"]
+    assert list(item["patch"]["responses"]) == ["200", "401"]
+    scaled = doc["paths"][f"{base}/namespaces/{{namespace}}/widgets/{{name}}/scale"]["put"]
+    assert scaled["x-kubernetes-group-version-kind"] == {
+        "group": "w.example.com",
+        "kind": "Widget",
+        "version": "v1",
+    }
+    index = orjson.loads(api.v3_index())["paths"]
+    assert "apis/w.example.com/v1" in index and "apis/w.example.com" not in index
+    v2 = orjson.loads(api.v2_document())["paths"]
+    read = v2[f"{base}/namespaces/{{namespace}}/widgets/{{name}}"]["get"]
+    assert read["consumes"] == read["produces"] == ["application/json", "application/yaml"]
+    assert "/apis/w.example.com/" not in v2 and f"{base}/" not in v2
