@@ -14,6 +14,7 @@ from typing import Any
 
 from platform_api.apiserver.openapipaths import (
     CONNECTING,
+    DOCUMENTED,
     NAMESPACE,
     PRETTY,
     UNAUTHORIZED,
@@ -23,7 +24,6 @@ from platform_api.apiserver.openapipaths import (
     tag,
     valid_id,
 )
-from platform_api.endpoints.negotiation import LOG_PRODUCES
 from platform_api.scheme.types import ResourceType, Subresource, api_path
 
 _STRING = {"type": "string"}
@@ -109,7 +109,7 @@ def _log(rt: ResourceType, sub: Subresource, params: list[dict[str, Any]]) -> An
     op_id = (
         f"read{gv_name(rt.group, rt.version)}{'Namespaced' if rt.namespaced else ''}{rt.kind}Log"
     )
-    content = {media: {"schema": _STRING} for media in LOG_PRODUCES}
+    content = {media: {"schema": _STRING} for media in ["text/plain", *DOCUMENTED]}
     description = f"read log of the specified {rt.kind}"
     return _operation(rt, sub, op_id, description, "get", content, params)
 

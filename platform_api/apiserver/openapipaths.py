@@ -21,13 +21,16 @@ from collections.abc import Callable
 from typing import Any
 
 from platform_api.endpoints.negotiation import (
+    APPLY_PATCH_CBOR,
     APPLY_PATCH_YAML,
+    CBOR,
+    CBOR_SEQ,
     JSON,
     JSON_PATCH,
-    LIST_PRODUCES,
     MERGE_PATCH,
     OBJECT_PRODUCES,
     STRATEGIC_MERGE_PATCH,
+    WATCH_STREAMS,
     YAML,
 )
 from platform_api.scheme.types import ResourceType, Subresource, api_path
@@ -93,6 +96,9 @@ DELETE = [
 DELETE_COLLECTION = [*DELETE, *_SELECTORS]
 _GET_VERSION = param("resourceVersion", "The version of the state the read is served from.")
 CUSTOM_MEDIA = [JSON, YAML]  # what custom resources are read and written in
+# What kube's documents say a built-in route produces: CBOR too, whatever its gate.
+DOCUMENTED = [*OBJECT_PRODUCES, CBOR]
+DOCUMENTED_LIST = [*DOCUMENTED, *WATCH_STREAMS, CBOR_SEQ]
 UNAUTHORIZED = {"description": "Unauthorized"}
 
 
@@ -195,7 +201,7 @@ class _Builder:
         gvk: tuple[str, str, str] | None = None,
     ) -> dict[str, Any]:
         produces = self.media or (
-            LIST_PRODUCES if action in ("list", "watch", "watchlist") else OBJECT_PRODUCES
+            DOCUMENTED_LIST if action in ("list", "watch", "watchlist") else DOCUMENTED
         )
         content = {media: {"schema": ref(returns)} for media in produces}
         operation: dict[str, Any] = {"tags": [tag(self.rt.group, self.rt.version)]}
@@ -205,8 +211,14 @@ class _Builder:
             operation["parameters"] = list(params)
         if body == "patch":
             types = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH_YAML]
-            if not self.rt.custom:  # custom resources take no strategic merge patch
-                types.insert(2, STRATEGIC_MERGE_PATCH)
+            if not self.rt.custom:  # custom resources take no strategic merge patch or CBOR
+                types = [
+                    JSON_PATCH,
+                    MERGE_PATCH,
+                    STRATEGIC_MERGE_PATCH,
+                    *types[2:],
+                    APPLY_PATCH_CBOR,
+                ]
             operation["requestBody"] = {
                 "content": {t: {"schema": ref(PATCH)} for t in types},
                 "required": True,

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from platform_api.apiserver.openapipaths import (
+    DOCUMENTED,
     META,
     RESOURCE_LIST,
     UNAUTHORIZED,
@@ -55,7 +56,7 @@ def resource_list_path(group: str, version: str) -> dict[str, Any]:
     """The group version's own path, which lists its resources."""
     op_id = f"get{gv_name(group, version)}APIResources"
     found = document_path(
-        op_id, tag(group, version), "get available resources", ref(RESOURCE_LIST), OBJECT_PRODUCES
+        op_id, tag(group, version), "get available resources", ref(RESOURCE_LIST), DOCUMENTED
     )
     return {f"{api_path(group, version)}/": found}
 
