@@ -69,6 +69,8 @@ _SELECTORS = [
     param("resourceVersion", "The version of the state the list or watch starts from."),
     param("resourceVersionMatch", "How resourceVersion applies to a list (Exact, NotOlderThan)."),
     param("sendInitialEvents", "A watch starts with the current objects.", "boolean"),
+    # alpha (ShardedListAndWatch, off): ignored, as kube ignores it while its gate is off
+    param("shardSelector", "Restricts the objects listed to a shard of them (alpha)."),
     param("timeoutSeconds", "Ends the call after this many seconds.", "integer"),
 ]
 LIST = [

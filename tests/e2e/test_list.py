@@ -562,3 +562,17 @@ def test_a_taken_name_with_a_generate_name_is_a_generation_conflict(
             "details": {"name": "taken", "kind": "configmaps", "retryAfterSeconds": 1},
             "code": 409,
         }
+
+
+def test_a_shard_selector_is_ignored_as_kube_ignores_it_with_its_gate_off(
+    server: Server, admin: requests.Session
+) -> None:
+    """``shardSelector`` (alpha ShardedListAndWatch, off) is in ListOptions and the OpenAPI
+    documents; the reference answers the whole list whatever its value, and so does this."""
+    base = make_namespace(admin, server, "shards")
+    for name in ("a", "b"):
+        add(admin, server, base, name)
+    for value in ("x", "shardRange(object.metadata.uid,'0x0','0x8')"):
+        r = admin.get(server.url + base, params={"shardSelector": value})
+        assert r.status_code == 200, r.text
+        assert [i["metadata"]["name"] for i in r.json()["items"]] == ["a", "b"]
