@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
@@ -24,6 +23,7 @@ from twisted.web.server import Request
 from platform_api import heavy
 from platform_api.apiserver import (
     openapiconnect,
+    openapidefs,
     openapipaths,
     openapiproto,
     openapiroots,
@@ -35,7 +35,6 @@ from platform_api.endpoints.responses import bare, finish
 from platform_api.gotext import go_escaped
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
-from platform_api.scheme.schemas import INT_OR_STRING, QUANTITY, Node
 from platform_api.scheme.types import ResourceType, Subresource, group_version
 
 INFO = {"title": "Kubernetes", "version": f"{KUBE_MAJOR}.{KUBE_MINOR}"}
@@ -46,97 +45,6 @@ _ALWAYS = (
     "io.platform.apimachinery.pkg.apis.meta.v1.Patch",
     "io.platform.apimachinery.pkg.apis.meta.v1.WatchEvent",
 )
-
-
-# A reference in paths, found in their JSON (walking the dicts took ~0.1 s of a v2 build).
-_SCHEMA_REF = re.compile(rb'"\$ref":"' + re.escape(openapipaths.PREFIX.encode()) + rb'([^"]+)"')
-
-
-def _named(paths: dict[str, Any]) -> list[str]:
-    """The definitions ``paths`` (v3) refer to."""
-    return [name.decode() for name in _SCHEMA_REF.findall(orjson.dumps(paths))]
-
-
-def _convert(node: Any, prefix: str, v2: bool) -> Any:
-    """A normalized schema node in OpenAPI v2 or v3 form."""
-    if isinstance(node, list):
-        return [_convert(item, prefix, v2) for item in node]
-    if not isinstance(node, dict):
-        return node
-    if "$ref" in node:
-        ref = {"$ref": prefix + node["$ref"]}
-        rest = {k: v for k, v in node.items() if k != "$ref"}
-        if not rest:
-            return ref
-        siblings = {k: _convert(v, prefix, v2) for k, v in rest.items()}
-        # kube's v2 keeps a reference's description beside it; v3 wraps it in allOf.
-        return {**ref, **siblings} if v2 else {"allOf": [ref], **siblings}
-    out = {}
-    for key, value in node.items():
-        if key in ("properties", "patternProperties"):
-            out[key] = {p: _convert(s, prefix, v2) for p, s in value.items()}
-        else:
-            out[key] = _convert(value, prefix, v2)
-    return out
-
-
-def _definition(name: str, node: Node, prefix: str, v2: bool) -> Any:
-    if name == INT_OR_STRING:
-        return {
-            "type": "string",
-            "format": "int-or-string",
-            "description": node.get(
-                "description", "IntOrString is a type that can hold an int32 or a string."
-            ),
-        }
-    if name == QUANTITY and v2:
-        return {"type": "string", "description": node.get("description", "")}
-    return _convert(node, prefix, v2)
-
-
-def _shown(scheme: Scheme, name: str, v2: bool) -> Node:
-    """A definition as the documents show it (a custom kind's published form)."""
-    published = scheme.schemas.published.get(name)
-    if published is not None:
-        return published[1] if v2 else published[0]
-    return scheme.schemas.definitions[name]
-
-
-def _reachable(scheme: Scheme, roots: list[str], v2: bool) -> list[str]:
-    seen: set[str] = set()
-    stack = list(roots)
-    while stack:
-        name = stack.pop()
-        if name in seen or name not in scheme.schemas.definitions:
-            continue
-        seen.add(name)
-        stack.extend(_refs(_shown(scheme, name, v2)))
-    return sorted(seen)
-
-
-def _refs(node: Any) -> list[str]:
-    """Definition names a schema node refers to (a ``properties`` map is names to
-    schemas: JSONSchemaProps has a property called ``$ref``)."""
-    if isinstance(node, list):
-        return [r for item in node for r in _refs(item)]
-    if not isinstance(node, dict):
-        return []
-    found = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
-    for key, value in node.items():
-        if key in ("properties", "patternProperties") and isinstance(value, dict):
-            found.extend(r for schema in value.values() for r in _refs(schema))
-        elif key != "$ref":
-            found.extend(_refs(value))
-    return found
-
-
-def _regroup(node: Any, group: str, name: str) -> Any:
-    """A definition whose group-version-kinds name ``name`` instead of ``group``."""
-    kinds = node.get("x-kubernetes-group-version-kind") if isinstance(node, dict) else None
-    if not kinds:
-        return node
-    renamed = [{**k, "group": name} if k.get("group") == group else k for k in kinds]
-    return {**node, "x-kubernetes-group-version-kind": renamed}
 
 
 _Kept = tuple[list[ResourceType], Any, Any]
@@ -240,7 +148,7 @@ class OpenAPI:
         if key in self._roots:
             if key not in self._root_documents:
                 paths = self._roots[key]
-                self._root_documents[key] = self._v3_bytes(paths, _named(paths))
+                self._root_documents[key] = self._v3_bytes(paths, openapidefs.named(paths))
             return self._root_documents[key]
         return self._v3_entry(key)[1]
 
@@ -255,12 +163,9 @@ class OpenAPI:
         group name it shows for the served group (an upstream name's document);
         ``custom``: custom resources' alone, which kube's CRD builder describes (its own
         title, no security scheme)."""
-        schemas = {
-            n: _definition(n, _shown(self._scheme, n, False), "#/components/schemas/", False)
-            for n in _reachable(self._scheme, roots, False)
-        }
+        schemas = openapidefs.definitions(self._scheme, roots, False)
         if names is not None:
-            schemas = {n: _regroup(node, names[1], names[0]) for n, node in schemas.items()}
+            schemas = {n: openapidefs.regroup(d, names[1], names[0]) for n, d in schemas.items()}
         components: dict[str, Any] = {"schemas": schemas} if schemas else {}  # none: no key
         if not custom:
             components["securitySchemes"] = openapiroots.BEARER
@@ -310,7 +215,7 @@ class OpenAPI:
             )
             rt_paths.update(openapiconnect.paths(rt))
             paths.update(rt_paths)
-            roots += _named(rt_paths)
+            roots += openapidefs.named(rt_paths)
             if rt.custom:
                 custom.update(rt_paths)
         return paths, roots, custom
@@ -364,17 +269,13 @@ class OpenAPI:
             for key, root_paths in self._roots.items():
                 if key in groups or not key.startswith("apis/"):  # no upstream group names
                     paths.update(openapiswagger.paths(root_paths, {}))
-                    roots += _named(root_paths)
+                    roots += openapidefs.named(root_paths)
             for key in served:
                 _, part, named = self._v2_part(key)
                 paths.update(part)
                 roots += named
             paths, parameters = openapiswagger.share_parameters(paths)
-            names = _reachable(self._scheme, roots, True)
-            definitions = {
-                n: _definition(n, _shown(self._scheme, n, True), "#/definitions/", True)
-                for n in names
-            }
+            definitions = openapidefs.definitions(self._scheme, roots, True)
             doc = {
                 "swagger": "2.0",
                 "info": INFO,

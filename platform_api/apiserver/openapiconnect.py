@@ -12,14 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_api.apiserver.openapiparams import NAMESPACE, PRETTY, param
 from platform_api.apiserver.openapipaths import (
     CONNECTING,
     DOCUMENTED,
-    NAMESPACE,
-    PRETTY,
     UNAUTHORIZED,
     gv_name,
-    param,
     path_item,
     tag,
     valid_id,

@@ -20,6 +20,18 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from platform_api.apiserver.openapiparams import (
+    DELETE,
+    DELETE_COLLECTION,
+    GET_VERSION,
+    LIST,
+    NAMESPACE,
+    PATCH_PARAMS,
+    PRETTY,
+    WRITE,
+    Params,
+    param,
+)
 from platform_api.endpoints.negotiation import (
     APPLY_PATCH_CBOR,
     APPLY_PATCH_YAML,
@@ -43,60 +55,6 @@ RESOURCE_LIST = META + "APIResourceList"
 CONNECTING = frozenset({"attach", "exec", "portforward", "proxy", "log"})
 _BRAND_SUFFIXES = (".k8s.io", ".platform.io")
 
-Params = list[dict[str, Any]]
-
-
-def param(
-    name: str, description: str, kind: str = "string", where: str = "query"
-) -> dict[str, Any]:
-    param: dict[str, Any] = {"name": name, "in": where, "description": description}
-    if where == "path":
-        param["required"] = True
-    param["schema"] = {"type": kind, "uniqueItems": True}
-    return param
-
-
-PRETTY = param("pretty", "If 'true', then the output is pretty printed.")
-NAMESPACE = param(
-    "namespace", "object name and auth scope, such as for teams and projects", where="path"
-)
-_DRY_RUN = param("dryRun", "When present, modifications are not persisted (All).")
-_SELECTORS = [
-    param("continue", "The continue token of the previous chunk of a paged list."),
-    param("fieldSelector", "Restricts the objects listed by their fields."),
-    param("labelSelector", "Restricts the objects listed by their labels."),
-    param("limit", "The most objects one chunk of the list holds.", "integer"),
-    param("resourceVersion", "The version of the state the list or watch starts from."),
-    param("resourceVersionMatch", "How resourceVersion applies to a list (Exact, NotOlderThan)."),
-    param("sendInitialEvents", "A watch starts with the current objects.", "boolean"),
-    # alpha (ShardedListAndWatch, off): ignored, as kube ignores it while its gate is off
-    param("shardSelector", "Restricts the objects listed to a shard of them (alpha)."),
-    param("timeoutSeconds", "Ends the call after this many seconds.", "integer"),
-]
-LIST = [
-    param("allowWatchBookmarks", "The watch may send BOOKMARK events.", "boolean"),
-    *_SELECTORS,
-    param("watch", "Watch for changes instead of listing.", "boolean"),
-]
-WRITE = [
-    _DRY_RUN,
-    param("fieldManager", "The name of the actor or entity making these changes."),
-    param("fieldValidation", "What to do with unknown or duplicate fields: Ignore, Warn, Strict."),
-]
-PATCH_PARAMS = [*WRITE, param("force", "Force an apply past conflicts.", "boolean")]
-DELETE = [
-    _DRY_RUN,
-    param("gracePeriodSeconds", "Seconds before the object is deleted.", "integer"),
-    param(
-        "ignoreStoreReadErrorWithClusterBreakingPotential",
-        "Delete an object that cannot be read from storage.",
-        "boolean",
-    ),
-    param("orphanDependents", "Deprecated: use propagationPolicy.", "boolean"),
-    param("propagationPolicy", "Whether and how dependents are garbage collected."),
-]
-DELETE_COLLECTION = [*DELETE, *_SELECTORS]
-_GET_VERSION = param("resourceVersion", "The version of the state the read is served from.")
 CUSTOM_MEDIA = [JSON, YAML]  # what custom resources are read and written in
 # What kube's documents say a built-in route produces: CBOR too, whatever its gate.
 DOCUMENTED = [*OBJECT_PRODUCES, CBOR]
@@ -184,7 +142,7 @@ class _Builder:
         self.list_definition = list_definition or rt.definition
         # kube's CRD builder: JSON and YAML only, in and out, and a read takes GetOptions
         self.media = CUSTOM_MEDIA if rt.custom else None
-        self.get_options = [_GET_VERSION] if rt.custom else []
+        self.get_options = [GET_VERSION] if rt.custom else []
 
     def list_description(self) -> str:
         watched = self.rt.supports("watch") and not self.rt.custom
@@ -276,10 +234,10 @@ def paths(
     return {path: path_item(ops) for path, ops in found.items() if ops}
 
 
-def _key(param: dict[str, Any]) -> tuple[str, str]:
+def _key(p: dict[str, Any]) -> tuple[str, str]:
     """A parameter's identity, and kube's order: a proxy's ``path`` is in its path and in
     its query both."""
-    return str(param["name"]), str(param["in"])
+    return str(p["name"]), str(p["in"])
 
 
 def path_item(operations: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -290,11 +248,11 @@ def path_item(operations: dict[str, dict[str, Any]]) -> dict[str, Any]:
     shared: dict[tuple[str, str], dict[str, Any]] = {}
     for op in operations.values():
         own = []
-        for param in op.pop("parameters", ()):
-            if _key(param) in everywhere:
-                shared[_key(param)] = param
+        for taken_param in op.pop("parameters", ()):
+            if _key(taken_param) in everywhere:
+                shared[_key(taken_param)] = taken_param
             else:
-                own.append(param)
+                own.append(taken_param)
         if own:
             op["parameters"] = sorted(own, key=_key)
     item: dict[str, Any] = dict(operations)
