@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any, TypeVar
 
@@ -45,6 +47,17 @@ _ALWAYS = (
     "io.platform.apimachinery.pkg.apis.meta.v1.Patch",
     "io.platform.apimachinery.pkg.apis.meta.v1.WatchEvent",
 )
+
+
+def _a_year_after(now: float) -> str:
+    """kube-openapi's Expires of a hashed document: a year on (Go's AddDate, which makes
+    29 February the next 1 March), in Go's RFC 1123 form."""
+    moment = datetime.fromtimestamp(now, UTC)
+    try:
+        later = moment.replace(year=moment.year + 1)
+    except ValueError:
+        later = moment.replace(year=moment.year + 1, month=3, day=1)
+    return later.strftime("%a, %d %b %Y %H:%M:%S UTC")
 
 
 _Kept = tuple[list[ResourceType], Any, Any]
@@ -334,7 +347,7 @@ class OpenAPI:
         ]
         if path.rstrip("/") == "/openapi/v3":
             return ensureDeferred(self._render_index(request))
-        key = path[len("/openapi/v3/") :].strip("/")
+        key = path[len("/openapi/v3/") :]
         if path != "/openapi/v2" and key not in self._gvs and key not in self._roots:
             return bare(request, 404)  # before Accept is read, as kube-openapi does
         request.setHeader(b"vary", b"Accept")
@@ -347,7 +360,13 @@ class OpenAPI:
             return bare(request, 406)
         digest = self._hash(key)
         headers = {"etag": f'"{digest}"'}
-        if request.args.get(b"hash", [b""])[0].decode() == digest:
-            headers["cache-control"] = "public, immutable"  # the hash names this content
+        asked = request.args.get(b"hash", [b""])[0].decode("latin-1")
+        if asked and asked != digest:  # kube-openapi sends the client to the current one
+            headers["location"] = f"/openapi/v3/{key}?hash={digest}"
+            return finish(request, 301, b"", JSON.encode(), headers=headers)
+        if asked:  # the hash names this content: cacheable for a year, as kube's
+            headers["cache-control"] = "public, immutable"
+            now = self._reactor.seconds() if self._reactor is not None else time.time()
+            headers["expires"] = _a_year_after(now)
         body = self.v3_document(key)
         return finish(request, 200, body, JSON.encode(), compressible=True, headers=headers)

@@ -3,10 +3,12 @@ service-account issuer's, as kube publishes them."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import orjson
 import pytest
 
-from platform_api.apiserver.openapi import OpenAPI
+from platform_api.apiserver.openapi import OpenAPI, _a_year_after
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme, builtin_scheme
 
@@ -63,3 +65,11 @@ def test_version_and_the_issuer_documents(api: OpenAPI) -> None:
         "application/jwk-set+json": {"schema": {"type": "string"}}
     }
     assert list(jwks["components"]) == ["securitySchemes"]  # no schemas: no key, as kube's
+
+
+def test_a_hashed_document_expires_a_year_on_as_gos_add_date_counts_it() -> None:
+    def at(*when: int) -> float:
+        return datetime(*when, tzinfo=UTC).timestamp()
+
+    assert _a_year_after(at(2026, 12, 6, 12, 30, 57)) == "Mon, 06 Dec 2027 12:30:57 UTC"
+    assert _a_year_after(at(2028, 2, 29, 1, 2, 3)) == "Thu, 01 Mar 2029 01:02:03 UTC"

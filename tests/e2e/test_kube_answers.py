@@ -64,6 +64,32 @@ def test_openapi_answers_accept_as_kube_does(server: Server, admin: requests.Ses
     assert r.status_code == 406
 
 
+def test_an_openapi_document_is_found_by_its_hash_as_kube_finds_it(
+    server: Server, admin: requests.Session
+) -> None:
+    """Asked of the reference: the index's URL answers with a year's caching; another
+    hash is a 301 to the current URL, with no body; no hash is the document, uncached; a
+    key with a trailing slash is no key."""
+    current = admin.get(server.url + "/openapi/v3").json()["paths"]["api/v1"]["serverRelativeURL"]
+    digest = current.split("hash=")[1]
+    cached = admin.get(server.url + current)
+    assert cached.status_code == 200 and cached.headers["Cache-Control"] == "public, immutable"
+    assert cached.headers["Etag"] == f'"{digest}"'
+    assert cached.headers["Expires"].endswith(" UTC")
+    stale = admin.get(server.url + "/openapi/v3/api/v1?hash=nothex", allow_redirects=False)
+    assert (stale.status_code, stale.content) == (301, b"")
+    assert stale.headers["Location"] == current
+    assert stale.headers["Content-Type"] == "application/json"
+    assert stale.headers["Cache-Control"] == "no-cache, private"
+    for unhashed in ("/openapi/v3/api/v1", "/openapi/v3/api/v1?hash="):
+        plain = admin.get(server.url + unhashed)
+        assert plain.status_code == 200 and plain.headers["Cache-Control"] == "no-cache, private"
+        assert "Expires" not in plain.headers
+    for slashed in ("/openapi/v3/api/v1/", "/openapi/v3/version/"):
+        r = admin.get(server.url + slashed)
+        assert (r.status_code, r.content) == (404, b"")
+
+
 def test_an_invalid_service_is_refused_whole_as_kube_refuses_it(
     server: Server, admin: requests.Session
 ) -> None:
