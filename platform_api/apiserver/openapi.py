@@ -186,19 +186,16 @@ class OpenAPI:
         doc = {"openapi": "3.0.0", "info": info, "paths": paths, "components": components}
         return go_escaped(orjson.dumps(doc))
 
-    def _kept(self, key: str, resources: list[ResourceType]) -> _Kept | None:
-        """The document built from these very types, if it is kept."""
-        return _built_from(self._v3.get(key), resources)
-
     def _v3_entry(self, key: str) -> tuple[list[ResourceType], bytes, str]:
         name, group, version = self._gvs[key]
         resources = self._scheme.resources(group, version)
-        cached = self._kept(key, resources)
+        cached = _built_from(self._v3.get(key), resources)
         if cached is not None:
             return cached
-        paths, roots, custom = self._paths(key, resources)
+        paths, roots, _ = self._paths(key, resources)
         renamed = (name, group) if name != group else None
-        document = self._v3_bytes(paths, roots, renamed, len(custom) == len(paths))
+        custom = all(rt.custom for rt in resources)
+        document = self._v3_bytes(paths, roots, renamed, custom)
         self._v3[key] = (resources, document, hashlib.sha512(document).hexdigest()[:128].upper())
         return self._v3[key]
 
