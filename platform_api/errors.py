@@ -296,6 +296,14 @@ def internal_error(err: object) -> StatusError:
     )
 
 
+def request_info_failed(uri: str, problem: str) -> StatusError:
+    """kube's RequestInfo filter refusing ``uri``: Go's ``http.Error``, a 500 in text."""
+    message = f"failed to create RequestInfo: {problem}"
+    error = StatusError(500, INTERNAL_ERROR, message)
+    error.plain = f"Internal Server Error: {go_quote(uri)}: {message}\n".encode()
+    return error
+
+
 def expired(message: str) -> StatusError:
     """``NewResourceExpired``: a resourceVersion or continue token too old to serve."""
     return StatusError(410, EXPIRED, message)

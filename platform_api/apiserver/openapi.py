@@ -342,7 +342,7 @@ class OpenAPI:
         accepted = [
             m.type for m in parse_accept((request.getHeader(b"accept") or b"").decode("latin-1"))
         ]
-        if path.rstrip("/") == "/openapi/v3":
+        if path == "/openapi/v3":  # kube-openapi: ``/openapi/v3/`` is no document
             return ensureDeferred(self._render_index(request))
         key = path[len("/openapi/v3/") :]
         if path != "/openapi/v2" and key not in self._gvs and key not in self._roots:

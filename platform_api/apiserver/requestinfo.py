@@ -59,7 +59,7 @@ class RequestInfo:
 
 
 class RequestInfoError(ValueError):
-    pass
+    """The path names no kind and namespace (``/api/v1/watch``): kube's filter fails."""
 
 
 def query_flag(value: bytes | str) -> bool:
@@ -90,7 +90,7 @@ def parse(method: bytes, path: str, args: dict[bytes, list[bytes]]) -> RequestIn
 
     if parts[0] in SPECIAL_VERBS:
         if len(parts) < 2:
-            raise RequestInfoError(f"unable to determine kind and namespace from url, {path}")
+            raise RequestInfoError(path)
         info.verb = parts[0]
         info.verb_via_path = True
         parts = parts[1:]

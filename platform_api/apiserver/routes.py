@@ -9,6 +9,7 @@ here (``requestinfo`` has routed it already).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from urllib.parse import unquote_to_bytes
 
 import orjson
 from klein import Klein
@@ -18,6 +19,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from twisted.web.server import Request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
+from werkzeug.routing import BaseConverter
 
 from platform_api import errors
 from platform_api.apiserver import metrics
@@ -30,12 +32,50 @@ from platform_api.endpoints.scope import Handlers
 
 log = Logger()
 CONTEXT_ATTRIBUTE = "_platform_context"  # the request's Context, set by the chain
+# The roots of kube's go-restful web services among the paths routed here.
+_RESTFUL_ROOTS = (b"/version", b"/api", b"/.well-known/openid-configuration", b"/openid/v1/jwks")
+
+
+def restful(path: bytes) -> bool:
+    """Whether kube's director hands ``path`` to its go-restful container rather than to
+    its plain muxes: a web service's root or a path below it (a group's below
+    ``/apis/<group>``).  go-restful trims a path's trailing slashes before matching it
+    and answers a miss with a Status; the plain muxes match exact paths and answer a miss
+    with Go's text 404."""
+    if any(path == root or path.startswith(root + b"/") for root in _RESTFUL_ROOTS):
+        return True
+    parts = path.split(b"/", 3)
+    return len(parts) == 4 and parts[1] == b"apis" and parts[2] != b""
+
+
+def routed_segments(path: bytes) -> list[bytes] | None:
+    """The path's segments as kube matches them (``request.postpath`` for Klein); None
+    when no route of kube's can match it (a path starting with ``//``, which is under
+    no root: Klein would match it as if it had one slash)."""
+    if path.startswith(b"//"):
+        return None
+    segments = [unquote_to_bytes(p) for p in path[1:].split(b"/")]
+    if restful(path):
+        while len(segments) > 1 and not segments[-1]:
+            segments.pop()
+    return segments
+
+
+class _Rest(BaseConverter):
+    """The rest of the path, whatever it is (Werkzeug's ``path`` will not start with a
+    slash): kube-openapi's handler owns every path under ``/openapi/v3/``."""
+
+    regex = ".*"
+    part_isolating = False
 
 
 class Routes:
     """Klein's routes behind the chain; ``app.resource()`` renders them."""
 
     app = Klein()
+    # kube's muxes match paths as they come: Werkzeug would merge repeated slashes.
+    app.url_map.merge_slashes = False
+    app.url_map.converters["rest"] = _Rest
 
     def __init__(
         self,
@@ -98,8 +138,8 @@ class Routes:
 
     @app.route("/openapi/v2")
     @app.route("/openapi/v3")
-    @app.route("/openapi/v3/", branch=True)
-    def openapi_documents(self, request: Request) -> bytes | Deferred[bytes]:
+    @app.route("/openapi/v3/<rest:_key>")
+    def openapi_documents(self, request: Request, **_: str) -> bytes | Deferred[bytes]:
         return self.openapi.render(request, request.path.decode())
 
     @app.route("/metrics")
@@ -158,7 +198,7 @@ class Routes:
     def routing_error(self, request: Request, failure: Failure) -> bytes:
         if isinstance(failure.value, MethodNotAllowed):
             return status_error(request, errors.method_not_allowed())
-        if request.path.startswith(b"/api/"):  # kube's core group answers with a Status
+        if restful(request.path):
             return status_error(request, errors.path_not_found())
         return status_error(request, errors.page_not_found())
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, unquote_to_bytes
+from urllib.parse import parse_qs
 
 from prometheus_client.registry import Collector
 from twisted.internet.defer import CancelledError, Deferred, ensureDeferred
@@ -34,7 +34,7 @@ from platform_api.apiserver.health import HealthEndpoint
 from platform_api.apiserver.inflight import InflightLimiter
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.requestinfo import RequestInfo
-from platform_api.apiserver.routes import CONTEXT_ATTRIBUTE, Routes
+from platform_api.apiserver.routes import CONTEXT_ATTRIBUTE, Routes, routed_segments
 from platform_api.apiserver.webrequest import MAX_BODY
 from platform_api.authentication.impersonation import impersonate
 from platform_api.authentication.union import RequestAuthenticator, notes_of
@@ -43,7 +43,12 @@ from platform_api.authorization.interface import Attributes, Authorizer, Decisio
 from platform_api.authorization.union import forbidden
 from platform_api.context import AUTHORIZATION, FAIRNESS, IMPERSONATION, Context
 from platform_api.endpoints import dispatch
-from platform_api.endpoints.responses import CBOR_ATTRIBUTE, COMPRESSION_ATTRIBUTE, write_error
+from platform_api.endpoints.responses import (
+    CBOR_ATTRIBUTE,
+    COMPRESSION_ATTRIBUTE,
+    status_error,
+    write_error,
+)
 from platform_api.endpoints.scope import Handlers
 from platform_api.goduration import parse_duration
 from platform_api.storage import spans
@@ -111,6 +116,7 @@ class APIServer:
             setattr(request, COMPRESSION_ATTRIBUTE, False)
         if self.filters.catch_up is not None:
             self.filters.catch_up()
+        request.setHeader(b"audit-id", audit_id(request))  # kube's outermost filter
         browser = self.filters.browser
         if browser is not None:  # outside authentication, as kube's filters are
             origin = request.getHeader(b"origin")
@@ -123,12 +129,12 @@ class APIServer:
             path = request.path.decode("utf-8", "replace")
             try:
                 info = requestinfo.parse(request.method, path, request.args)
-            except requestinfo.RequestInfoError as e:
-                raise errors.bad_request(str(e)) from None
+            except requestinfo.RequestInfoError:
+                _no_request_info(request)
+                return
             self._canonical_group(info)
             if not info.long_running:  # before authentication, as kube's deadline filter
                 setattr(request, _TIMEOUT, _asked_timeout(request.args))
-            request.setHeader(b"audit-id", audit_id(request))
             user, traced = await self._authenticate(request, path, info)
             enter = traced.enter if traced is not None else _untraced
             audit = self.filters.audit and self.filters.audit.begin(request, info, user)
@@ -176,8 +182,11 @@ class APIServer:
         if info.is_resource:
             await self._serve_resource(request)
             return
+        segments = routed_segments(request.path)
+        if segments is None:
+            raise errors.page_not_found()
         finished = request.notifyFinish()
-        request.postpath = [unquote_to_bytes(p) for p in request.path[1:].split(b"/")]
+        request.postpath = segments
         self._routes.render(request)  # Klein routes by the path's segments
         with contextlib.suppress(Exception):  # the client went away: handler cancelled
             await finished
@@ -257,6 +266,20 @@ def query_args(uri: bytes) -> dict[bytes, list[bytes]]:
     _, _, query = uri.partition(b"?")
     parsed = parse_qs(query.decode("latin-1"), keep_blank_values=True, encoding="latin-1")
     return {k.encode("latin-1"): [v.encode("latin-1") for v in vs] for k, vs in parsed.items()}
+
+
+def _no_request_info(request: Request) -> None:
+    """kube's RequestInfo filter refusing a path it cannot read (``/api/v1/watch`` names
+    no resource): Go's ``http.Error``, a 500 in plain text, written before kube's
+    cache-control filter sets its header."""
+    uri = request.uri.decode("utf-8", "replace")
+    error = errors.request_info_failed(
+        uri, f"unable to determine kind and namespace from url, {uri}"
+    )
+    body = status_error(request, error)
+    request.responseHeaders.removeHeader(b"cache-control")
+    request.write(body)
+    request.finish()
 
 
 def _asked_timeout(args: dict[bytes, list[bytes]]) -> float:

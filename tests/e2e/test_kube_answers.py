@@ -283,6 +283,61 @@ def test_methods_and_unknown_paths_answer_as_kubes_routes(
     assert "Content-Type" not in bare.headers
 
 
+def test_paths_are_matched_as_kubes_muxes_match_them(
+    server: Server, admin: requests.Session
+) -> None:
+    """As kube-apiserver v1.36 answered: below a go-restful web service's root (``/api``,
+    ``/apis/<group>``, ``/version``, the issuer's documents) trailing slashes are trimmed
+    before matching and a miss is a Status; a path starting with ``//`` is under no root
+    (Go's text 404); kube-openapi owns ``/openapi/v3/`` (a bare 404 for no document); and
+    a resource path that names no resource fails kube's RequestInfo filter, a 500 in text
+    with an Audit-ID and no Cache-Control."""
+    url = server.url
+    for path, start in (
+        ("/version//", b'{\n  "major": "1"'),
+        ("/api//", b'{"kind":"APIVersions"'),
+        ("/api/v1//", b'{"kind":"APIResourceList"'),
+        ("/apis/apps//", b'{"kind":"APIGroup"'),
+        ("/apis/apps/v1///", b'{"kind":"APIResourceList"'),
+        ("/openid/v1/jwks//", b'{"keys":'),
+        ("/.well-known/openid-configuration//", b'{"issuer":'),
+    ):
+        r = admin.get(url + path)
+        assert (r.status_code, r.content[: len(start)]) == (200, start), path
+    for path in (
+        "/version/x",
+        "/version/x/y",
+        "/openid/v1/jwks/x",
+        "/.well-known/openid-configuration/x",
+    ):
+        assert _answer(admin.get(url + path)) == (404, "NotFound"), path
+        assert (
+            admin.get(url + path).json()["message"]
+            == "the server could not find the requested resource"
+        )
+    assert _answer(admin.delete(url + "/version/x")) == (404, "NotFound")
+    for path in ("//version", "//api", "//apis/apps", "/healthz//"):
+        plain = admin.get(url + path)
+        assert (plain.status_code, plain.content) == (404, b"404 page not found\n"), path
+    for path in ("/openapi/v3/", "/openapi/v3//", "/openapi/v3//api/v1"):
+        bare = admin.get(url + path)
+        assert (bare.status_code, bare.content) == (404, b""), path
+
+    failed = admin.get(url + "/api/v1/watch?a=%22b%22")
+    expected = (
+        'Internal Server Error: "/api/v1/watch?a=%22b%22": failed to create RequestInfo: '
+        "unable to determine kind and namespace from url, /api/v1/watch?a=%22b%22\n"
+    )
+    assert (failed.status_code, failed.text) == (500, expected)
+    assert failed.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert failed.headers["X-Content-Type-Options"] == "nosniff"
+    assert "Cache-Control" not in failed.headers and len(failed.headers["Audit-Id"]) == 36
+    for path in ("/api/v1/proxy", "/apis/apps/v1/watch/"):
+        assert admin.get(url + path).status_code == 500, path
+    anonymous = session_for(server).get(url + "/api/v1/watch")  # before authentication
+    assert anonymous.status_code == 500
+
+
 def test_plain_handlers_answer_every_method_as_get(server: Server, admin: requests.Session) -> None:
     """kube's handlers outside go-restful (``/``, ``/apis``, ``/apis/<g>``, the health
     checks, OpenAPI, ``/metrics``) never look at the method: each answered POST, PUT,
