@@ -23,17 +23,30 @@ def _parts(path: str) -> list[str]:
 
 
 def nested(obj: Obj, path: str, kind: type, go_name: str) -> tuple[Any, bool, str]:
-    """kube's ``unstructured.Nested*``: (value, found, accessor error text)."""
+    """kube's ``unstructured.Nested*``: (value, found, accessor error text).  A step
+    through something that is neither an object nor null is an error too, named by the
+    path up to that step (``.spec.replicas`` when ``spec`` is a string)."""
     value: Any = obj
-    for part in _parts(path):
-        if not isinstance(value, dict) or part not in value:
+    parts = _parts(path)
+    for i, part in enumerate(parts):
+        if value is None:
+            return None, False, ""
+        if not isinstance(value, dict):
+            return None, False, _accessor(parts[: i + 1], value, "map[string]interface{}")
+        if part not in value:
             return None, False, ""
         value = value[part]
     ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
     if not ok:
-        text = f"{'.' + '.'.join(_parts(path))} accessor error: {sprint(value)} is of the type "
-        return None, True, text + f"{go_type(value)}, expected {go_name}"
+        return None, True, _accessor(parts, value, go_name)
     return value, True, ""
+
+
+def _accessor(parts: list[str], value: Any, expected: str) -> str:
+    at = "." + ".".join(parts)
+    return (
+        f"{at} accessor error: {sprint(value)} is of the type {go_type(value)}, expected {expected}"
+    )
 
 
 def _replicas_errors(obj: Obj, path: str) -> list[FieldError]:

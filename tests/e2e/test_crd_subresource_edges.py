@@ -45,6 +45,18 @@ def test_status_and_scale_edges(server: Server, admin: requests.Session) -> None
     assert (r.status_code, r.json()["spec"]) == (200, {"replicas": 2})
     assert r.json()["status"] == {"replicas": 0}  # no selector: Scale's is omitempty
 
+    # A spec that is no object: the schema's error, and the replicas path's accessor's.
+    r = admin.post(url, json={**body, "metadata": {"name": "s"}, "spec": "x"})
+    assert (r.status_code, r.json()["reason"]) == (422, "Invalid")
+    assert {
+        "reason": "FieldValueInvalid",
+        "message": (
+            "Invalid value: 0: .spec.replicas accessor error: x is of the type string, "
+            "expected map[string]interface{}"
+        ),
+        "field": ".spec.replicas",
+    } in r.json()["details"]["causes"]
+
 
 def test_an_apply_to_a_custom_scale_fails_as_in_kube(
     server: Server, admin: requests.Session
