@@ -75,6 +75,10 @@ def validate_service(spec: Obj) -> list[FieldError]:
     errs: list[FieldError] = []
     if not ports and not headless and kind != "ExternalName":
         errs.append(field.required("spec.ports"))
+    if headless and kind in ("LoadBalancer", "NodePort"):  # they need an address
+        first = (spec.get("clusterIPs") or ["None"])[0]
+        detail = f"may not be set to 'None' for {kind} services"
+        errs.append(field.invalid("spec.clusterIPs[0]", first, detail))
     if kind == "ExternalName":
         for key in ("clusterIPs", "ipFamilies", "ipFamilyPolicy"):
             if spec.get(key) or (key == "ipFamilyPolicy" and spec.get(key) is not None):

@@ -171,6 +171,31 @@ def test_a_refused_service_gives_its_address_back(server: Server, admin: request
     assert again.status_code == 201
 
 
+def test_a_headless_service_takes_no_node_port_or_load_balancer(
+    server: Server, admin: requests.Session
+) -> None:
+    """As kube-apiserver v1.36 answered: a NodePort or LoadBalancer needs an address,
+    so ``clusterIP: None`` is refused for them, created so or turned so."""
+    for kind in ("NodePort", "LoadBalancer"):
+        body = _service(f"hl-{kind.lower()}", "None", type=kind)
+        r = admin.post(server.url + SERVICES, json=body)
+        assert (r.status_code, r.json()["message"]) == (
+            422,
+            f'Service "hl-{kind.lower()}" is invalid: spec.clusterIPs[0]: Invalid value: '
+            f"\"None\": may not be set to 'None' for {kind} services",
+        )
+    assert admin.post(server.url + SERVICES, json=_service("hl-plain", "None")).status_code == 201
+    merge = {"Content-Type": "application/merge-patch+json"}
+    turned = {"spec": {"type": "NodePort"}}
+    r = admin.patch(server.url + SERVICES + "/hl-plain", json=turned, headers=merge)
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        'Service "hl-plain" is invalid: spec.clusterIPs[0]: Invalid value: "None": '
+        "may not be set to 'None' for NodePort services",
+    )
+    assert admin.get(server.url + SERVICES + "/hl-plain").json()["spec"]["type"] == "ClusterIP"
+
+
 def test_updates_keep_and_turn_addresses(server: Server, admin: requests.Session) -> None:
     created = admin.post(server.url + SERVICES, json=_service("up-one", selector={"a": "b"}))
     ip = created.json()["spec"]["clusterIP"]

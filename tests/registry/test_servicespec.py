@@ -161,6 +161,17 @@ CASES: list[tuple[dict[str, Any], list[str]]] = [
         [f"spec.healthCheckNodePort: Invalid value: 30002: {LOCAL_LB_ONLY}"],
     ),
     ({"type": "ClusterIP", "externalIPs": ["1.2.3.4"], "ports": [{"port": 80}]}, []),
+    *(
+        (  # a headless Service has no address for a node port or a load balancer
+            {"type": kind, "clusterIP": "None", "clusterIPs": ["None"], **ports},
+            [
+                f"spec.clusterIPs[0]: Invalid value: \"None\": may not be set to 'None' for {kind} services"
+            ],
+        )
+        for kind in ("NodePort", "LoadBalancer")
+        for ports in ({"ports": [{"port": 80}]}, {})
+    ),
+    ({"type": "ClusterIP", "clusterIP": "None", "clusterIPs": ["None"]}, []),
     ({"type": "LoadBalancer", "allocateLoadBalancerNodePorts": False, "ports": [{"port": 80}]}, []),
     *(
         (
