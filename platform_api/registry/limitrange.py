@@ -49,6 +49,12 @@ def is_hugepages(name: str) -> bool:
     return name.startswith(HUGEPAGES_PREFIX)
 
 
+def overcommit_allowed(name: str) -> bool:
+    """kube's IsOvercommitAllowed: a native resource but huge pages, which a request
+    may set below its limit; any other's request must equal its limit."""
+    return is_native(name) and not is_hugepages(name)
+
+
 def resource_name(name: str, path: str) -> list[FieldError]:
     """kube's validateResourceName: a qualified name, standard unless it has a domain."""
     errs = [field.invalid(path, name, msg) for msg in is_qualified_name(name)]
@@ -147,8 +153,7 @@ def _bounds(at: str, name: str, q: dict[str, dict[str, Quantity]]) -> list[Field
     errs = [bad(key, value, detail) for failed, key, value, detail in checks if failed and value]
     if ratio and lo and hi:
         errs += _ratio_within(bad, ratio, lo, hi)
-    overcommit = is_native(name) and not is_hugepages(name)
-    if not overcommit and default and request and default.value != request.value:
+    if not overcommit_allowed(name) and default and request and default.value != request.value:
         why = f"default value {default} must equal to defaultRequest value {request} in {name}"
         errs.append(bad("defaultRequest", request, why))
     return errs

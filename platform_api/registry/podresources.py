@@ -12,7 +12,12 @@ from typing import Any
 
 from platform_api.quantity import Quantity, QuantityError, canonical, parse, parse_quantity
 from platform_api.registry.gointernal import go_text
-from platform_api.registry.limitrange import container_resource_name, resource_name
+from platform_api.registry.limitrange import (
+    container_resource_name,
+    is_hugepages,
+    overcommit_allowed,
+    resource_name,
+)
 from platform_api.registry.podqos import container_requests
 from platform_api.registry.quota_validation import is_extended as is_extended_resource_name
 from platform_api.validation import field
@@ -34,10 +39,12 @@ def requirements(
     """``validateResourceRequirements`` (names sorted: Go's map order is random)."""
     errs: list[FieldError] = []
     limits = resources.get("limits") or {}
+    named: set[str] = set()
     for section in ("limits", "requests"):
         for name, amount in sorted((resources.get(section) or {}).items()):
             where = f"{at}.{section}[{name}]"
             errs += name_check(name, where)
+            named.add(name)
             try:
                 value = parse_quantity(str(amount))
             except ValueError:
@@ -46,20 +53,53 @@ def requirements(
                 errs.append(field.invalid(where, canonical(str(amount)), field.NONNEGATIVE))
             if is_extended_resource_name(name) and value != int(value):
                 errs.append(field.invalid(where, canonical(str(amount)), "must be an integer"))
-            if section == "requests" and name in limits:
-                errs += _within_limit(name, amount, limits[name], f"{at}.requests")
+            if section == "requests":
+                errs += _against_limit(name, amount, limits.get(name), at)
+            if is_hugepages(name):
+                errs += _whole_pages(name, amount, where)
+    if any(is_hugepages(n) for n in named) and not named & {"cpu", "memory"}:
+        errs.append(field.forbidden(at, "HugePages require cpu or memory"))
     return errs + _claim_references(resources.get("claims") or [], f"{at}.claims", claims)
 
 
-def _within_limit(name: str, request: Any, limit: Any, at: str) -> list[FieldError]:
+def _against_limit(name: str, request: Any, limit: Any, at: str) -> list[FieldError]:
+    """A request within its limit; equal to it, and the limit set, for a resource that
+    allows no overcommit (huge pages, extended resources)."""
+    if limit is None:
+        if overcommit_allowed(name):
+            return []
+        return [
+            field.required(f"{at}.limits", "Limit must be set for non overcommitable resources")
+        ]
     try:
-        over = parse_quantity(str(request)) > parse_quantity(str(limit))
+        asked, most = parse_quantity(str(request)), parse_quantity(str(limit))
     except ValueError:
         return []
-    if not over:
+    shown, limit_shown = canonical(str(request)), canonical(str(limit))
+    if asked != most and not overcommit_allowed(name):
+        detail = f"must be equal to {name} limit of {limit_shown}"
+        return [field.invalid(f"{at}.requests", shown, detail)]
+    if asked > most:
+        detail = f"must be less than or equal to {name} limit of {limit_shown}"
+        return [field.invalid(f"{at}.requests", shown, detail)]
+    return []
+
+
+def _whole_pages(name: str, amount: Any, where: str) -> list[FieldError]:
+    """``IsHugePageResourceValueDivisible``: a whole number of the name's page size."""
+    shown = canonical(str(amount))
+    try:
+        page, wanted = parse(name.removeprefix("hugepages-")), parse(str(amount))
+        whole = (
+            page.value > 0
+            and page.milli_value() % 1000 == 0
+            and wanted.int_value() % page.int_value() == 0
+        )
+    except QuantityError:
+        whole = False
+    if whole:
         return []
-    detail = f"must be less than or equal to {name} limit of {canonical(str(limit))}"
-    return [field.invalid(at, canonical(str(request)), detail)]
+    return [field.invalid(where, shown, f"{shown} is not positive integer multiple of {name}")]
 
 
 def _claim_references(refs: list[Any], at: str, claims: frozenset[str]) -> list[FieldError]:

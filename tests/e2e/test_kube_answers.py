@@ -492,6 +492,26 @@ def test_pods_are_validated_and_updated_as_kubes(server: Server, admin: requests
     )
     assert admin.get(f"{base}/checked").json()["spec"]["containers"][0]["image"] == "nginx:2"
 
+    # Resources that allow no overcommit: huge pages in whole pages, beside cpu or memory;
+    # an extended resource's request equal to its limit.
+    plain = {"name": "c", "image": "nginx:1"}
+    pages = {"limits": {"hugepages-2Mi": "3Mi"}}
+    r = admin.post(base, json={**body, "spec": {"containers": [{**plain, "resources": pages}]}})
+    assert r.json()["message"] == (
+        'Pod "checked" is invalid: [spec.containers[0].resources.limits[hugepages-2Mi]: Invalid '
+        'value: "3Mi": 3Mi is not positive integer multiple of hugepages-2Mi, '
+        'spec.containers[0].resources.requests[hugepages-2Mi]: Invalid value: "3Mi": 3Mi is not '
+        "positive integer multiple of hugepages-2Mi, spec.containers[0].resources: Forbidden: "
+        "HugePages require cpu or memory]"
+    )
+    extended = {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "2"}}
+    r = admin.post(base, json={**body, "spec": {"containers": [{**plain, "resources": extended}]}})
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        'Pod "checked" is invalid: spec.containers[0].resources.requests: Invalid value: "1": '
+        "must be equal to example.com/gpu limit of 2",
+    )
+
 
 def test_a_cluster_ip_that_is_no_ip_is_refused_as_kube(
     server: Server, admin: requests.Session
