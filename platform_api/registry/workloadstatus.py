@@ -67,13 +67,11 @@ def workload_status_errors(kind: str, status: Any) -> list[FieldError]:
     if within is None:
         return errs
     count = _count(status, "replicas")
-    for name in within:
-        if _count(status, name) > count:
-            errs.append(
-                field.invalid(
-                    f"status.{name}", status[name], "cannot be greater than status.replicas"
-                )
-            )
+    for name in within:  # an absent count is 0, which a negative replicas is below
+        value = _count(status, name)
+        if value > count:
+            detail = "cannot be greater than status.replicas"
+            errs.append(field.invalid(f"status.{name}", value, detail))
     available, ready = _count(status, "availableReplicas"), _count(status, "readyReplicas")
     if available > ready:
         whole = "status.readyReplicas" if kind == "StatefulSet" else "readyReplicas"

@@ -88,3 +88,43 @@ def test_a_load_balancer_reports_addresses_kube_would_take(
     assert r.json()["status"] == {
         "loadBalancer": {"ingress": [{"ip": "192.0.2.7", "ipMode": "VIP"}]}
     }
+
+
+def test_a_negative_workload_count_is_refused_in_kubes_words(
+    server: Server, admin: requests.Session
+) -> None:
+    """A Deployment's status with replicas below the counts it leaves out (0 each): every
+    count is reported above it, as the reference answered, and nothing is stored."""
+    url = server.url + make_namespace(admin, server, "deploy-status").replace(
+        "/api/v1", "/apis/apps/v1"
+    ).replace("configmaps", "deployments")
+    labels = {"app": "web"}
+    template = {
+        "metadata": {"labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    body = {
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": labels}, "template": template},
+    }
+    assert admin.post(url, json=body).status_code == 201
+    status = {
+        "status": {
+            "replicas": -1,
+            "readyReplicas": 5,
+            "updatedReplicas": None,
+            "availableReplicas": None,
+        }
+    }
+    merge = {"Content-Type": "application/merge-patch+json"}
+    r = admin.patch(f"{url}/web/status", data=json.dumps(status), headers=merge)
+    above = "cannot be greater than status.replicas"
+    assert (r.status_code, r.json()["reason"], r.json()["message"]) == (
+        422,
+        "Invalid",
+        'Deployment.apps "web" is invalid: [status.replicas: Invalid value: -1: must be greater '
+        f"than or equal to 0, status.updatedReplicas: Invalid value: 0: {above}, "
+        f"status.readyReplicas: Invalid value: 5: {above}, status.availableReplicas: Invalid "
+        f"value: 0: {above}]",
+    )
+    assert admin.get(f"{url}/web").json()["status"].get("readyReplicas") != 5

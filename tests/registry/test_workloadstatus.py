@@ -112,6 +112,30 @@ ABOVE = "cannot be greater than status.replicas"
                 "status.readyReplicas",
             ],
         ),
+        (  # a negative whole puts the absent counts (0) above it: the reference's words
+            "Deployment",
+            {"replicas": -1, "readyReplicas": 5},
+            [
+                f"status.replicas: Invalid value: -1: {NEGATIVE}",
+                f"status.updatedReplicas: Invalid value: 0: {ABOVE}",
+                f"status.readyReplicas: Invalid value: 5: {ABOVE}",
+                f"status.availableReplicas: Invalid value: 0: {ABOVE}",
+            ],
+        ),
+        (
+            "StatefulSet",
+            {"replicas": -2},
+            [f"status.replicas: Invalid value: -2: {NEGATIVE}"]
+            + [
+                f"status.{n}: Invalid value: 0: {ABOVE}"
+                for n in (
+                    "readyReplicas",
+                    "currentReplicas",
+                    "updatedReplicas",
+                    "availableReplicas",
+                )
+            ],
+        ),
         ("DaemonSet", {"numberReady": 5, "desiredNumberScheduled": 1}, []),
         ("Deployment", {}, []),
         ("Pod", {"replicas": -1}, []),
