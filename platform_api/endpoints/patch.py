@@ -7,6 +7,7 @@ like a PUT body; what fails there is kube's ``"" is invalid: patch: Invalid valu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -44,7 +45,7 @@ from platform_api.endpoints.scope import Scope
 from platform_api.fieldmanager import fit
 from platform_api.fieldmanager.manager import FieldManager
 from platform_api.gotext import json_kind
-from platform_api.patch import json_patch, strategic
+from platform_api.patch import json_patch, merge, strategic
 from platform_api.patch.merge import merge_patch
 from platform_api.registry.prepare import check_put_target, undeterminable
 from platform_api.scheme.decoding import Decoded
@@ -105,7 +106,9 @@ async def handle(scope: Scope) -> bytes:
                 patched = json_patch.apply(existing, body.document)
             except json_patch.JSONPatchError:
                 raise errors.unprocessable() from None
+            written: Callable[[Any, Any], Any] = json_patch.as_written
         else:
+            written = merge.as_written
             fresh = orjson.loads(orjson.dumps(body.document))  # a clean copy per attempt
             if strategic_patch:
                 patched = _strategic(existing, fresh, schemas, rt.definition)
@@ -123,7 +126,8 @@ async def handle(scope: Scope) -> bytes:
                 strategic_patch,
                 scope.handlers.aliases,
             )
-        obj = _decode_patched(scope, patched, opts.field_validation, body.problems, shown)
+        quoted = _Quoted(patched, body.document, written)
+        obj = _decode_patched(scope, quoted, opts.field_validation, body.problems, shown)
         check_put_target(rt, obj, scope.namespace, scope.name)  # kube's checkName
         return obj
 
@@ -144,9 +148,28 @@ def _convert_numbers(scope: Scope, patched: Obj, shown: Any) -> None:
         raise patchbody.patch_invalid(patched, problem, shown)
 
 
-def _decode_patched(scope: Scope, patched: Any, level: str, problems: list[str], shown: Any) -> Obj:
+class _Quoted:
+    """A patched document and how a refusal quotes it: in the key order kube's
+    json-patch library writes it (``written``, from the patch), read only on refusal."""
+
+    def __init__(
+        self, patched: Any, patch: Any = None, written: Callable[[Any, Any], Any] | None = None
+    ) -> None:
+        self.patched, self._patch, self._written = patched, patch, written
+
+    def refused(self, detail: str) -> errors.StatusError:
+        doc = self.patched
+        if self._written is not None:
+            doc = self._written(doc, self._patch)
+        return patchbody.patch_invalid(doc, detail)
+
+
+def _decode_patched(
+    scope: Scope, quoted: _Quoted, level: str, problems: list[str], shown: Any
+) -> Obj:
     """The patched object through the schema, as a PUT body would go; the patch's own
     strict problems come first, as kube joins them."""
+    patched = quoted.patched
     if not isinstance(patched, dict):
         raise patchbody.patch_invalid(patched, typemeta_problem(JSON, patched))
     custom = scope.resource.custom
@@ -158,13 +181,15 @@ def _decode_patched(scope: Scope, patched: Any, level: str, problems: list[str],
     except DecodeError as e:
         if shown is not None:  # a strategic patch's result goes through kube's converter
             raise patchbody.patch_invalid(patched, e.converter_problem(), shown) from None
-        raise patchbody.patch_invalid(patched, str(e)) from None
+        raise quoted.refused(str(e)) from None
     strict = problems + decoded.strict_errors()
     if level == "Strict" and strict:
         detail = "strict decoding error: " + ", ".join(strict)
         if unpruned is not None:
             raise patchbody.patch_invalid(unpruned, detail, sort_keys=True)
-        raise patchbody.patch_invalid(patched, detail, shown)
+        if shown is not None:
+            raise patchbody.patch_invalid(patched, detail, shown)
+        raise quoted.refused(detail)
     strict_or_warn(scope.ctx, level, strict)
     return decoded.obj
 
@@ -324,7 +349,7 @@ async def _apply(
             raise undeterminable(scope.name)
         fresh = orjson.loads(orjson.dumps(config))
         merged = manager.apply(existing, fresh, who, opts.force, scope.store.now())
-        return _decode_patched(scope, merged, "Ignore", [], None)
+        return _decode_patched(scope, _Quoted(merged), "Ignore", [], None)
 
     stored, created = await scope.update(updated, apply=True)
     return await scope.respond_object(stored, 201 if created else 200, out)

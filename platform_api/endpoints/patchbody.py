@@ -123,8 +123,9 @@ def patch_invalid(
 ) -> errors.StatusError:
     """kube's answer when the patched document does not decode: an Invalid on ``patch``,
     showing the result, or for a ``strategic`` merge patch the patch as Go prints it.
-    json-patch writes the result's top level as a Go map (sorted keys); ``sort_keys``
-    sorts every level, as Go writes a custom resource's maps."""
+    json-patch writes the result's top level as a Go map (sorted keys; the levels below
+    come in its order from ``merge.as_written`` and ``json_patch.as_written``);
+    ``sort_keys`` sorts every level, as Go writes a custom resource's maps."""
     if strategic is not None:
         value = gotext.sprint(strategic)
     elif sort_keys or not isinstance(patched, dict):

@@ -256,3 +256,28 @@ _OPERATIONS = {
     "copy": _op_copy,
     "test": _op_test,
 }
+
+
+def as_written(doc: Any, operations: list[dict[str, Any]]) -> Any:
+    """``doc`` with its keys in the order kube's json-patch library writes a patched
+    document, which a refusal quotes: the objects an operation's pointers pass through
+    are written as Go maps (sorted keys), the rest as stored (untouched values, and the
+    values operations put, stay raw)."""
+    reached: set[tuple[str, ...]] = {()}
+    for op in operations:
+        for name in ("path", "from"):
+            pointer = op.get(name)
+            if isinstance(pointer, str) and "/" in pointer:
+                tokens = tuple(_unescape(p) for p in pointer.split("/")[1:-1])
+                reached.update(tokens[:i] for i in range(len(tokens) + 1))
+    return _ordered(doc, (), reached)
+
+
+def _ordered(value: Any, at: tuple[str, ...], reached: set[tuple[str, ...]]) -> Any:
+    if at not in reached:
+        return value
+    if isinstance(value, dict):
+        return {k: _ordered(value[k], (*at, k), reached) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_ordered(v, (*at, str(i)), reached) for i, v in enumerate(value)]
+    return value

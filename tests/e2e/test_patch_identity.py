@@ -293,3 +293,21 @@ def test_a_strategic_patch_is_shown_as_the_merge_left_it(
         == f' "" is invalid: patch: Invalid value: "{shown}": cannot restore map from float64'
     )
     unchanged(admin, made)
+
+
+def test_a_refused_patch_is_quoted_in_json_patch_key_order(
+    made: str, admin: requests.Session
+) -> None:
+    """kube's json-patch library writes the objects a patch reached as Go maps (sorted
+    keys) and keeps the rest as stored: the reference quoted these two patches so."""
+    merge = patch(admin, made, MERGE, {"metadata": {"labels": {"z": "1", "a": 2}}})
+    answer = merge.json()["details"]["causes"][0]["message"]
+    assert '\\"metadata\\":{\\"creationTimestamp\\":' in answer  # reached: sorted
+    assert '\\"labels\\":{\\"a\\":2,\\"z\\":\\"1\\"}' in answer
+    ops = [{"op": "add", "path": "/metadata/labels", "value": {"z": "1", "a": 2}}]
+    jsonpatch = patch(admin, made, "application/json-patch+json", ops)
+    answer = jsonpatch.json()["details"]["causes"][0]["message"]
+    # the value an operation put is written as it came; its parent is sorted
+    assert '\\"metadata\\":{\\"creationTimestamp\\":' in answer
+    assert '\\"labels\\":{\\"z\\":\\"1\\",\\"a\\":2}' in answer
+    unchanged(admin, made)

@@ -1,0 +1,66 @@
+"""The key order of a patched document as kube's json-patch library (evanphx v4) writes
+it when a refusal quotes it: the objects a patch reached as Go maps (sorted keys), the
+rest as stored (kube-apiserver v1.36's answers to the same patches, 2026-12-06)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from platform_api.patch import json_patch
+from platform_api.patch.merge import as_written, merge_patch
+
+
+def _keys(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def test_a_merge_sorts_what_it_reached_and_keeps_the_rest() -> None:
+    stored = {
+        "metadata": {"name": "h", "labels": {"z": "1", "a": "2"}},
+        "spec": {"maxReplicas": 3, "scaleTargetRef": {"name": "x", "kind": "D"}},
+        "status": {"desiredReplicas": 0, "currentMetrics": None},
+    }
+    patch = {"status": {"currentReplicas": "x", "added": {"b": 1, "a": [{"d": 1, "c": 2}]}}}
+    merged = merge_patch(orjson.loads(orjson.dumps(stored)), orjson.loads(orjson.dumps(patch)))
+    assert _keys(as_written(merged, patch)) == (
+        '{"metadata":{"name":"h","labels":{"z":"1","a":"2"}},'
+        '"spec":{"maxReplicas":3,"scaleTargetRef":{"name":"x","kind":"D"}},'
+        '"status":{"added":{"a":[{"c":2,"d":1}],"b":1},"currentMetrics":null,'
+        '"currentReplicas":"x","desiredReplicas":0}}'
+    )
+
+
+def test_a_merge_into_a_value_that_was_no_object_is_sorted_whole() -> None:
+    merged = merge_patch({"spec": "x"}, {"spec": {"b": {"d": 1, "c": 2}, "a": 1}})
+    assert _keys(as_written(merged, {"spec": {"b": {"d": 1, "c": 2}, "a": 1}})) == (
+        '{"spec":{"a":1,"b":{"c":2,"d":1}}}'
+    )
+
+
+def test_a_json_patch_sorts_the_objects_its_pointers_pass_through() -> None:
+    doc = {
+        "metadata": {"name": "h", "labels": {"z": "1", "a": "2"}},
+        "spec": {"maxReplicas": 3, "scaleTargetRef": {"name": "x", "kind": "D"}},
+    }
+    ops = [
+        {"op": "add", "path": "/spec/x", "value": {"b": 1, "a": {"d": 1, "c": 2}}},
+        {"op": "replace", "path": "/spec/scaleTargetRef/name", "value": 5},
+    ]
+    patched = json_patch.apply(doc, ops)
+    # the value an operation put stays as written; labels were not on any pointer
+    assert _keys(json_patch.as_written(patched, ops)) == (
+        '{"metadata":{"name":"h","labels":{"z":"1","a":"2"}},'
+        '"spec":{"maxReplicas":3,"scaleTargetRef":{"kind":"D","name":5},'
+        '"x":{"b":1,"a":{"d":1,"c":2}}}}'
+    )
+
+
+def test_a_json_patch_from_pointer_is_passed_through_too() -> None:
+    doc = {"a": {"y": {"q": 1, "p": 2}, "x": 1}, "b": {"z": 1, "y": 2}}
+    ops = [{"op": "copy", "from": "/a/y/q", "path": "/c"}]
+    patched = json_patch.apply(doc, ops)
+    assert _keys(json_patch.as_written(patched, ops)) == (
+        '{"a":{"x":1,"y":{"p":2,"q":1}},"b":{"z":1,"y":2},"c":1}'
+    )
