@@ -159,6 +159,9 @@ _NO_OVERLOAD = re.compile(
 )
 
 
+_NULL_TYPE = re.compile(r"\bnull_type\b")
+
+
 def _split_types(text: str) -> list[str]:
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
@@ -176,7 +179,7 @@ def _signature(match: re.Match[str], source: str) -> str:
     offset = _offset(source, int(line), int(column) - 1)
     before = source[:offset].rstrip()
     is_member = before.endswith(name) and before[: len(before) - len(name)].rstrip().endswith(".")
-    args = _split_types(types)
+    args = [_NULL_TYPE.sub("null", arg) for arg in _split_types(types)]  # cel-go's name
     if is_member and args:
         signature = f"{args[0]}.({', '.join(args[1:])})"
     else:

@@ -41,6 +41,15 @@ def test_compile_errors_read_as_cel_go() -> None:
         "compilation failed: ERROR: <input>:1:14: found no matching overload for 'reverse' "
         "applied to 'string.()'\n | 'abc'.reverse()\n | .............^"
     )
+    # cel-go names null's type "null" (cel-cpp "null_type"), as the reference answered
+    assert compile_error("true ? 'a' : null") == (
+        "compilation failed: ERROR: <input>:1:6: found no matching overload for '_?_:_' "
+        "applied to '(bool, string, null)'\n | true ? 'a' : null\n | .....^"
+    )
+    assert compile_error("[null] + 1").startswith(
+        "compilation failed: ERROR: <input>:1:8: found no matching overload for '_+_' "
+        "applied to '(list(null), int)'"
+    )
     assert compile_error("nope == 1").startswith(
         "compilation failed: ERROR: <input>:1:1: undeclared reference to 'nope' (in container '')"
     )
