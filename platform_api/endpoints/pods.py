@@ -32,6 +32,10 @@ BINDING = "io.platform.api.core.v1.Binding"
 EVICTION = "io.platform.api.policy.v1.Eviction"
 _VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 MAX_DISRUPTED_PODS = 2000  # kube's MaxDisruptedPodSize
+_TWO_BUDGETS = (
+    "This pod has more than one PodDisruptionBudget, which the eviction subresource does not "
+    "support."
+)
 
 
 def _success(scope: Scope) -> bytes:
@@ -211,10 +215,8 @@ async def _charge_budget(scope: Scope, pod: Obj) -> None:
     ]
     if not matching:
         return
-    if len(matching) > 1:
-        raise errors.internal_error(
-            "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
-        )
+    if len(matching) > 1:  # kube answers a bare Status of its own: no reason, no details
+        raise errors.StatusError(500, "", _TWO_BUDGETS)
     budget = matching[0]
     _check_budget(budget)
     now = scope.handlers.reactor.seconds()

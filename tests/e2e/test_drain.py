@@ -111,3 +111,36 @@ def test_a_budget_counts_a_custom_resources_scale(server: Server, admin: request
         )
     finally:
         delete_crd(admin, server, f"widgets.{group}")
+
+
+def test_a_pod_under_two_budgets_is_not_evicted(server: Server, admin: requests.Session) -> None:
+    """kube's eviction refuses a pod two budgets select with a bare Status of its own (a
+    500 with no reason or details, as the reference answered), and keeps the pod."""
+    ns = make_namespace(admin, server, "two-budgets").split("/")[4]
+    pods = f"{server.url}/api/v1/namespaces/{ns}/pods"
+    pod = {"metadata": {"name": "p", "labels": {"app": "p"}}}
+    pod["spec"] = {"containers": [{"name": "c", "image": "nginx"}]}
+    assert admin.post(pods, json=pod).status_code == 201
+    running = {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    merge = {"Content-Type": "application/merge-patch+json"}
+    assert admin.patch(f"{pods}/p/status", data=json.dumps(running), headers=merge).ok
+    budgets = f"{server.url}/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+    for name in ("a", "b"):
+        budget = {"metadata": {"name": name}}
+        budget["spec"] = {"minAvailable": 0, "selector": {"matchLabels": {"app": "p"}}}
+        assert admin.post(budgets, json=budget).status_code == 201
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"}}
+    refused = admin.post(f"{pods}/p/eviction", json=eviction)
+    assert (refused.status_code, refused.json()) == (
+        500,
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": "This pod has more than one PodDisruptionBudget, which the eviction "
+            "subresource does not support.",
+            "code": 500,
+        },
+    )
+    assert admin.get(f"{pods}/p").json()["metadata"].get("deletionTimestamp") is None
