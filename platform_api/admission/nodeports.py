@@ -2,15 +2,16 @@
 runs in the Service store; here beside the cluster-IP allocation).
 
 A NodePort Service, or a LoadBalancer one that allocates node ports, gets a random free
-port for each port that names none; a LoadBalancer with ``externalTrafficPolicy: Local``
-also gets a ``healthCheckNodePort``.  A port asked for outside the range, or that
-another Service (or another port of this one, same protocol) holds, is refused alone,
-before the Service is validated, as kube's allocator refuses it (its dry runs take
-any).  On update, ports the body leaves out keep their node ports (matched by name), and
-a Service turned into a type without node ports loses the ones it did not change, as
-kube's update does.  Ports in use are read from the Services that exist, plus those
-handed out moments ago, as for cluster IPs; the Services' ports are kept from the watch
-hub's events (kube keeps a bitmap), so a create does not read every Service.
+port for each port that names none (on create, the ports of one number share one, as
+53/TCP and 53/UDP do); a LoadBalancer with ``externalTrafficPolicy: Local`` also gets a
+``healthCheckNodePort``.  A port asked for outside the range, or that another Service
+(or another port of this one) holds, is refused alone, before the Service is validated,
+as kube's allocator refuses it (its dry runs take any).  On update, ports the body
+leaves out keep their node ports (matched by name), and a Service turned into a type
+without node ports loses the ones it did not change, as kube's update does.  Ports in
+use are read from the Services that exist, plus those handed out moments ago, as for
+cluster IPs; the Services' ports are kept from the watch hub's events (kube keeps a
+bitmap), so a create does not read every Service.
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ from platform_api.validation import field
 Obj = dict[str, Any]
 ALLOCATED = "provided port is already allocated"
 HOLD = 10.0  # seconds a handed-out port waits for its Service to be stored
+
+
+Used = Callable[[int], bool]
+
+
+def _has_node_ports(spec: Obj) -> bool:
+    """A type whose ports may hold node ports (kube allocates them for NodePort and
+    LoadBalancer; one that allocates none keeps those it asks for)."""
+    return (spec.get("type") or "ClusterIP") in ("NodePort", "LoadBalancer")
 
 
 def needs_node_ports(spec: Obj) -> bool:
@@ -72,13 +82,15 @@ class NodePortAllocation:
         old_spec = (old or {}).get("spec") or {}
         if old is not None:
             _keep_allocated(old_spec, spec, ports)
-        if not (needs_node_ports(spec) or needs_health_check(spec)):
+        if not (_has_node_ports(spec) or needs_health_check(spec)):
             return  # a ClusterIP Service: no other Service's ports to read
         used = self._in_use(attrs)
-        taken: dict[int, set[str]] = {}  # this Service's ports: node port -> protocols
-        if needs_node_ports(spec):
-            for i, port in enumerate(ports):
-                port["nodePort"] = self._port(attrs, port, i, used, taken)
+        taken: set[int] = set()  # the node ports this Service holds now
+        if _has_node_ports(spec):
+            if old is None:
+                self._create_ports(attrs, spec, ports, used, taken)
+            else:
+                self._update_ports(attrs, spec, ports, used, taken)
         if needs_health_check(spec) and not spec.get("healthCheckNodePort"):
             spec["healthCheckNodePort"] = self._free(lambda n: used(n) or n in taken)
         if not attrs.dry_run:
@@ -87,16 +99,49 @@ class NodePortAllocation:
                 [n for n in mine if isinstance(n, int) and n], (attrs.namespace, attrs.name)
             )
 
-    def _port(
-        self,
-        attrs: Attributes,
-        port: Obj,
-        i: int,
-        used: Callable[[int], bool],
-        taken: dict[int, set[str]],
-    ) -> Any:
-        protocol = port.get("protocol") or "TCP"
-        wanted = port.get("nodePort")
+    def _create_ports(
+        self, attrs: Attributes, spec: Obj, ports: list[Obj], used: Used, taken: set[int]
+    ) -> None:
+        """kube's initNodePorts: the ports of one number share one node port (53/TCP and
+        53/UDP), the one a port of that number asks for, else a free one; a port asking
+        for a node port this Service already took for another number is refused.  A
+        LoadBalancer that allocates none still gets the ports it asks for."""
+        by_number: dict[Any, Any] = {}
+        for i, port in enumerate(ports):
+            if not port.get("nodePort") and not needs_node_ports(spec):
+                continue
+            number = port.get("port")
+            if number not in by_number:
+                asked = next(
+                    (p["nodePort"] for p in ports if p.get("port") == number and p.get("nodePort")),
+                    None,
+                )
+                port["nodePort"] = by_number[number] = self._claim(attrs, asked, i, used, taken)
+            elif not port.get("nodePort"):
+                port["nodePort"] = by_number[number]
+            elif port["nodePort"] != by_number[number]:
+                port["nodePort"] = self._claim(attrs, port["nodePort"], i, used, taken)
+
+    def _update_ports(
+        self, attrs: Attributes, spec: Obj, ports: list[Obj], used: Used, taken: set[int]
+    ) -> None:
+        """kube's updateNodePorts: each port its own node port (one it asks for, or a free
+        one); two ports of one protocol on one node port are kube's plain 500."""
+        seen: set[tuple[str, Any]] = set()
+        for i, port in enumerate(ports):
+            if not port.get("nodePort") and not needs_node_ports(spec):
+                continue
+            asked = port.get("nodePort")
+            if not asked or asked not in taken:
+                port["nodePort"] = self._claim(attrs, asked, i, used, taken)
+            key = (port.get("protocol") or "TCP", port["nodePort"])
+            if key in seen:
+                raise errors.StatusError(500, "", f"duplicate nodePort: {{{key[0]} {key[1]}}}")
+            seen.add(key)
+
+    def _claim(self, attrs: Attributes, wanted: Any, i: int, used: Used, taken: set[int]) -> Any:
+        """The node port ``wanted`` (a free one for none), refused where it is outside the
+        range or another Service, or another port of this one, holds it."""
         if not wanted:
             wanted = self._free(lambda n: used(n) or n in taken)
         elif not isinstance(wanted, int):
@@ -110,10 +155,10 @@ class NodePortAllocation:
             )
             error = field.invalid(f"spec.ports[{i}].nodePort", wanted, why)
             raise errors.invalid("Service", "", attrs.name, [error])
-        elif used(wanted) or protocol in taken.get(wanted, ()):
+        elif used(wanted) or wanted in taken:
             error = field.invalid(f"spec.ports[{i}].nodePort", wanted, ALLOCATED)
             raise errors.invalid("Service", "", attrs.name, [error])
-        taken.setdefault(wanted, set()).add(protocol)
+        taken.add(wanted)
         return wanted
 
     def _in_use(self, attrs: Attributes) -> Callable[[int], bool]:

@@ -246,13 +246,21 @@ def _port(port: Obj, at: str, require_name: bool, names: set[str]) -> list[Field
 
 
 def _node_ports(kind: str, ports: list[Obj]) -> list[FieldError]:
-    """No node port on a ClusterIP Service (the range is the allocator's to check,
-    admission/nodeports.py, as kube's)."""
+    """No node port on a ClusterIP Service, none twice for one protocol (the range is the
+    allocator's to check, admission/nodeports.py, as kube's)."""
     errs: list[FieldError] = []
     for i, port in enumerate(ports):
         if port.get("nodePort") and kind == "ClusterIP":
             why = "may not be used when `type` is 'ClusterIP'"
             errs.append(field.forbidden(f"spec.ports[{i}].nodePort", why))
+    seen: set[tuple[Any, Any]] = set()  # one node port per protocol
+    for i, port in enumerate(ports):
+        if not port.get("nodePort"):
+            continue
+        key = (port.get("protocol", ""), port["nodePort"])
+        if key in seen:
+            errs.append(field.duplicate(f"spec.ports[{i}].nodePort", port["nodePort"]))
+        seen.add(key)
     return errs
 
 

@@ -144,3 +144,61 @@ def test_ports_in_use_are_read_once_then_kept_from_events(cluster: Cluster) -> N
         run(cluster.store("services").update("default", "c", lambda _: stored))
         plugin.admit(attrs("CREATE", "services", "d"), service("d", 30011), None)
     assert len(lists) == 1
+
+
+def _ports(spec_ports: list[dict[str, Any]], kind: str = "NodePort") -> dict[str, Any]:
+    svc = service("x", kind=kind)
+    svc["spec"]["ports"] = spec_ports
+    return svc
+
+
+def test_a_create_shares_a_node_port_among_ports_of_one_number(cluster: Cluster) -> None:
+    """kube's initNodePorts (the reference's answers): 53/TCP and 53/UDP get one node
+    port, the one either asks for; another number asking for it is refused."""
+    plugin = allocator(cluster)
+    dns = _ports([{"port": 53, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}])
+    plugin.admit(attrs("CREATE", "services", "dns"), dns, None)
+    first, second = (p["nodePort"] for p in dns["spec"]["ports"])
+    assert first == second and 30000 <= first <= 32767
+    asked = _ports(
+        [{"port": 54, "protocol": "TCP"}, {"port": 54, "protocol": "UDP", "nodePort": 30654}]
+    )
+    plugin.admit(attrs("CREATE", "services", "asked"), asked, None)
+    assert [p["nodePort"] for p in asked["spec"]["ports"]] == [30654, 30654]
+    two = _ports(
+        [{"port": 55, "nodePort": 30655}, {"port": 56, "protocol": "UDP", "nodePort": 30655}]
+    )
+    error = refused(lambda: plugin.admit(attrs("CREATE", "services", "two"), two, None))
+    assert error.message.endswith(
+        "spec.ports[1].nodePort: Invalid value: 30655: " + nodeports.ALLOCATED
+    )
+
+
+def test_a_load_balancer_without_node_ports_keeps_those_it_asks_for(cluster: Cluster) -> None:
+    plugin = allocator(cluster)
+    lb = _ports([{"port": 59, "nodePort": 30659}, {"port": 60}], kind="LoadBalancer")
+    lb["spec"]["allocateLoadBalancerNodePorts"] = False
+    plugin.admit(attrs("CREATE", "services", "lb"), lb, None)
+    assert [p.get("nodePort") for p in lb["spec"]["ports"]] == [30659, None]
+    again = _ports([{"port": 61, "nodePort": 30659}], kind="LoadBalancer")
+    again["spec"]["allocateLoadBalancerNodePorts"] = False
+    error = refused(lambda: plugin.admit(attrs("CREATE", "services", "again"), again, None))
+    assert error.message.endswith(
+        "spec.ports[0].nodePort: Invalid value: 30659: " + nodeports.ALLOCATED
+    )
+
+
+def test_an_update_naming_one_node_port_twice_for_a_protocol_is_kubes_plain_500(
+    cluster: Cluster,
+) -> None:
+    plugin = allocator(cluster)
+    old = _ports([{"port": 57, "nodePort": 30657}])
+    plugin.admit(attrs("CREATE", "services", "x"), old, None)
+    stored = cluster.create("services", old, namespace="default")
+    same = _ports([{"port": 57, "nodePort": 30670}, {"port": 58, "nodePort": 30670}])
+    error = refused(lambda: plugin.admit(attrs("UPDATE", "services", "x"), same, stored))
+    assert (error.code, error.reason, error.message) == (500, "", "duplicate nodePort: {TCP 30670}")
+    protocols = _ports(
+        [{"port": 57, "nodePort": 30671}, {"port": 58, "protocol": "UDP", "nodePort": 30671}]
+    )
+    plugin.admit(attrs("UPDATE", "services", "x"), protocols, stored)  # one per protocol: fine

@@ -191,6 +191,24 @@ def test_services_get_node_ports(server: Server, admin: requests.Session) -> Non
     ).json()["spec"]
     assert node_ports(none) == [None] and "healthCheckNodePort" not in none
 
+    # One port number, two protocols (DNS): one node port, the one either asks for.
+    dns = [{"name": "t", "port": 53}, {"name": "u", "port": 53, "protocol": "UDP"}]
+    shared = admin.post(base, json=service("np-dns", "NodePort", *dns)).json()["spec"]
+    assert len(set(node_ports(shared))) == 1
+    dns[1]["nodePort"] = 30053
+    asked = admin.post(base, json=service("np-dns2", "NodePort", *dns)).json()["spec"]
+    assert node_ports(asked) == [30053, 30053]
+    # A LoadBalancer that allocates none still holds the node ports it asks for.
+    kept = service("lb-k", "LoadBalancer", {"port": 80, "nodePort": 30082})
+    kept["spec"]["allocateLoadBalancerNodePorts"] = False
+    assert node_ports(admin.post(base, json=kept).json()["spec"]) == [30082]
+    kept["metadata"]["name"] = "lb-k2"
+    assert (
+        admin.post(base, json=kept)
+        .json()["message"]
+        .endswith("Invalid value: 30082: provided port is already allocated")
+    )
+
     # Ports the body leaves out keep theirs; a new port gets one.
     ports = [{"name": "a", "port": 80}, {"name": "b", "port": 81}, {"name": "c", "port": 82}]
     grown = admin.patch(base + "/np-a", json={"spec": {"ports": ports}}, headers=merge).json()

@@ -172,6 +172,17 @@ CASES: list[tuple[dict[str, Any], list[str]]] = [
         for ports in ({"ports": [{"port": 80}]}, {})
     ),
     ({"type": "ClusterIP", "clusterIP": "None", "clusterIPs": ["None"]}, []),
+    (  # one node port per protocol (another protocol may share it)
+        {
+            "type": "NodePort",
+            "ports": [
+                {"name": "a", "port": 80, "nodePort": 30001},
+                {"name": "b", "port": 81, "nodePort": 30001},
+                {"name": "c", "port": 82, "nodePort": 30001, "protocol": "UDP"},
+            ],
+        },
+        ["spec.ports[1].nodePort: Duplicate value: 30001"],
+    ),
     ({"type": "LoadBalancer", "allocateLoadBalancerNodePorts": False, "ports": [{"port": 80}]}, []),
     *(
         (
