@@ -42,9 +42,12 @@ _WILDCARD_ERROR = regex_error(
 )
 
 
-def validate_ingress_spec(spec: Obj, relaxed: bool = True) -> list[FieldError]:
+def validate_ingress_spec(
+    spec: Obj, relaxed: bool = True, secret_names: bool = True
+) -> list[FieldError]:
     """``relaxed``: backends' Service names are DNS-1123 labels (kube's
-    allowRelaxedServiceNameValidation), else DNS-1035 ones."""
+    allowRelaxedServiceNameValidation), else DNS-1035 ones; ``secret_names``: TLS
+    secret names are checked (kube's allowInvalidSecretName lets an update keep one)."""
     rules: list[Obj] = spec.get("rules") or []
     backend = spec.get("defaultBackend")
     errs: list[FieldError] = []
@@ -60,12 +63,28 @@ def validate_ingress_spec(spec: Obj, relaxed: bool = True) -> list[FieldError]:
             errs += [
                 field.invalid(f"spec.tls[{i}].hosts[{j}]", host, m) for m in _host_errors(host)
             ]
+        secret = tls.get("secretName") or ""
+        if secret_names:
+            errs += [
+                field.invalid(f"spec.tls[{i}].secretName", secret, m)
+                for m in _secret_name_errors(secret)
+            ]
     name = spec.get("ingressClassName")
     if name is not None:
         errs += [
             field.invalid("spec.ingressClassName", name, m) for m in is_dns1123_subdomain(name)
         ]
     return errs
+
+
+def _secret_name_errors(name: str) -> list[str]:
+    return is_dns1123_subdomain(name) if name else []
+
+
+def _invalid_secret_names(spec: Obj) -> bool:
+    """kube's allowInvalidSecretName: a stored Ingress that names an invalid TLS secret
+    may keep it through updates."""
+    return any(_secret_name_errors(t.get("secretName") or "") for t in spec.get("tls") or [])
 
 
 def _host_errors(host: str) -> list[str]:
@@ -173,7 +192,8 @@ class IngressStrategy(GenericStrategy):
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         spec = new.get("spec") or {}
         errs = super().validate_update(new, old)
-        return errs + validate_ingress_spec(spec, self._relaxed(old))
+        check_secrets = not _invalid_secret_names(old.get("spec") or {})
+        return errs + validate_ingress_spec(spec, self._relaxed(old), check_secrets)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = validate_object_meta_update(new["metadata"], old["metadata"])

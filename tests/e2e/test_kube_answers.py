@@ -230,6 +230,15 @@ def test_secret_types_and_ingresses_are_checked_as_kube_checks_them(
         'Ingress.networking.platform.io "i" is invalid: spec: Invalid value: null: '
         "either `defaultBackend` or `rules` must be specified"
     )
+    backend = {"service": {"name": "web", "port": {"number": 80}}}
+    ingress["spec"] = {"defaultBackend": backend, "tls": [{"secretName": "Web_TLS"}]}
+    r = admin.post(
+        server.url + "/apis/networking.platform.io/v1/namespaces/default/ingresses", json=ingress
+    )
+    assert r.status_code == 422 and r.json()["message"].startswith(
+        'Ingress.networking.platform.io "i" is invalid: spec.tls[0].secretName: Invalid value: '
+        '"Web_TLS": a lowercase RFC 1123 subdomain must consist of'
+    )
 
 
 def test_methods_and_unknown_paths_answer_as_kubes_routes(

@@ -194,6 +194,14 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
         },
         "spec.tls[0].hosts[0]: Invalid value: \"Bad_Host\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
     ),
+    (  # the reference's answer (2026-12-06)
+        "ing-tls-secret",
+        {
+            "tls": [{"hosts": ["*"], "secretName": "Bad_Secret"}],
+            "defaultBackend": {"service": {"name": "s", "port": {"number": 80}}},
+        },
+        "[spec.tls[0].hosts[0]: Invalid value: \"*\": a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is '\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), spec.tls[0].secretName: Invalid value: \"Bad_Secret\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')]",
+    ),
     (
         "ing-backend-both",
         {"defaultBackend": {"service": {"name": "s", "port": {"number": 80, "name": "http"}}}},
@@ -247,3 +255,14 @@ VALIDATE = {"ing": validate_ingress_spec, "pdb": validate_budget_spec, "lease": 
 def test_refused_as_kube_refused_them(name: str, spec: dict[str, Any], message: str) -> None:
     errs = VALIDATE[name.split("-", maxsplit=1)[0]](spec)
     assert (aggregate(errs) if errs else "") == message
+
+
+def test_an_update_keeps_a_tls_secret_name_stored_before_it_was_checked() -> None:
+    """kube's allowInvalidSecretName: the name is checked unless the stored Ingress
+    already names an invalid one."""
+    spec = {
+        "tls": [{"secretName": "Bad_Secret"}],
+        "defaultBackend": {"service": {"name": "s", "port": {"number": 80}}},
+    }
+    assert [e.field for e in validate_ingress_spec(spec)] == ["spec.tls[0].secretName"]
+    assert validate_ingress_spec(spec, secret_names=False) == []
