@@ -30,7 +30,7 @@ ABOUT = (
     "kube v1.36's internal Go structs reachable from a pod template, a pod failure policy, "
     "a success policy, uncounted terminated pods, a PersistentVolume's source and node "
     "affinity, a claim's spec and the resource.k8s.io (dra) specs, allocation results and "
-    "devices, for platform_api/registry/gointernal.py.  Written by "
+    "devices, and the flow-control specs, for platform_api/registry/gointernal.py.  Written by "
     "scripts/gen_gointernal.py from kube's Go sources; do not edit.  structs: type -> its "
     "fields in Go order, each [Go name, the versioned JSON key it reads, Go type, embedded]; "
     "an embedded struct's fields print in its place, read from the key's object (\"\" is the "
@@ -46,6 +46,11 @@ PACKAGES = {
     ),
     # resource.k8s.io: its package name is taken by apimachinery's resource.Quantity
     "dra": ("pkg/apis/resource/types.go", "staging/src/k8s.io/api/resource/v1/types.go", {}),
+    "flowcontrol": (
+        "pkg/apis/flowcontrol/types.go",
+        "staging/src/k8s.io/api/flowcontrol/v1/types.go",
+        {},
+    ),
 }
 ROOTS = (
     "core.PodTemplateSpec",
@@ -61,6 +66,8 @@ ROOTS = (
     "dra.AllocationResult",
     "dra.Device",
     "dra.ResourceSliceSpec",
+    "flowcontrol.FlowSchemaSpec",
+    "flowcontrol.PriorityLevelConfigurationSpec",
 )
 BUILTINS = frozenset(
     {"string", "bool", "int", "int32", "int64", "uint", "uint32", "uint64", "float64", "byte"}

@@ -15,9 +15,11 @@ from typing import Any
 
 from platform_api.registry import flowcontrol_bootstrap as bootstrap
 from platform_api.registry.defaults import defaults
+from platform_api.registry.gointernal import go_text
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
-from platform_api.validation.field import OMIT, FieldError, GoText
+from platform_api.validation.field import FieldError, GoText
+from platform_api.validation.names import is_dns1123_label, is_dns1123_subdomain
 from platform_api.validation.objectmeta import validate_object_meta_update
 
 GROUP = "flowcontrol.apiserver.platform.io"
@@ -127,9 +129,51 @@ def _non_resource_rule(rule: Obj, path: str, errs: list[FieldError]) -> None:
         )
     elif "*" in urls:
         _rule_list(urls, f"{path}.nonResourceURLs", "non-resource URLs", errs)
+    else:
+        for i, url in enumerate(urls):
+            problem = _url_path_problem(url)
+            if problem:
+                errs.append(field.invalid(f"{path}.nonResourceURLs[{i}]", url, problem))
+
+
+def _url_path_problem(url: str) -> str:
+    """kube's ValidateNonResourceURLPath: the first thing wrong with a URL path ("" for
+    none); a ``*`` matches a suffix only (``/apis/*``)."""
+    if not url:
+        return "must not be empty"
+    if url == "/":
+        return ""
+    if not url.startswith("/"):
+        return "must start with slash"
+    if " " in url:
+        return "must not contain white-space"
+    if "//" in url:
+        return "must not contain double slash"
+    stars = url.count("*")
+    if stars > 1 or (stars == 1 and not url.endswith("/*")):
+        return "wildcard can only do suffix matching"
+    return ""
 
 
 _KIND_FIELDS = {"ServiceAccount": "serviceAccount", "User": "user", "Group": "group"}
+
+
+def _service_account(subject: Obj, path: str) -> list[FieldError]:
+    """kube's ValidateServiceAccountSubject: a name (``*`` for all) and a namespace, each
+    checked whether or not the other is there."""
+    name, namespace = subject.get("name") or "", subject.get("namespace") or ""
+    errs: list[FieldError] = []
+    if not name:
+        errs.append(field.required(f"{path}.name"))
+    elif name != "*":
+        errs += field.checked(f"{path}.name", name, is_dns1123_subdomain)
+    if namespace:
+        errs += field.checked(f"{path}.namespace", namespace, is_dns1123_label)
+    else:
+        errs.append(
+            field.required(f"{path}.namespace", "must specify namespace for service account")
+        )
+    return errs
 
 
 def _subject(subject: Obj, path: str, errs: list[FieldError]) -> None:
@@ -143,12 +187,10 @@ def _subject(subject: Obj, path: str, errs: list[FieldError]) -> None:
         errs.append(
             field.required(f"{path}.{own}", f"{own} is required when subject kind is '{kind}'")
         )
+    elif kind == "ServiceAccount":
+        errs += _service_account(body, f"{path}.{own}")
     elif not body.get("name"):
         errs.append(field.required(f"{path}.{own}.name"))
-    elif kind == "ServiceAccount" and not body.get("namespace"):
-        errs.append(
-            field.required(f"{path}.{own}.namespace", "must specify namespace for service account")
-        )
     for other_kind, other in _KIND_FIELDS.items():
         if other != own and subject.get(other) is not None:
             errs.append(
@@ -313,19 +355,15 @@ def _mandatory(name: str, spec: Obj, kind: str) -> list[FieldError]:
     want = copy.deepcopy(fixed)
     (default_flow_schema if kind == "FlowSchema" else default_priority_level)(want)
     have, want_spec = dict(spec), want["spec"]
+    shown = go_text(f"flowcontrol.{kind}Spec", spec)  # kube prints its internal struct
     if name == "exempt" and kind != "FlowSchema":
         have["exempt"] = want_spec.get("exempt")
         if have != want_spec:
-            return [
-                field.invalid(
-                    "spec",
-                    OMIT,
-                    f"spec of '{name}' except the 'spec.exempt' field must equal the fixed value",
-                )
-            ]
+            why = f"spec of '{name}' except the 'spec.exempt' field must equal the fixed value"
+            return [field.invalid("spec", shown, why)]
         return []
     if have != want_spec:
-        return [field.invalid("spec", OMIT, f"spec of '{name}' must equal the fixed value")]
+        return [field.invalid("spec", shown, f"spec of '{name}' must equal the fixed value")]
     return []
 
 

@@ -58,6 +58,35 @@ def test_default_objects_listed_by_kubectl(apf: Server) -> None:
     assert len(out) == 19  # 11 schemas, 8 levels
 
 
+def test_a_schema_naming_bad_url_paths_is_refused_in_kubes_words(apf: Server) -> None:
+    """As the reference answered: each non-resource URL path is checked, and a mandatory
+    schema's spec is shown as kube's internal struct."""
+    admin = session_for(apf, cert=apf.admin_cert)
+    rule = {
+        "subjects": [{"kind": "ServiceAccount", "serviceAccount": {"name": "*", "namespace": ""}}],
+        "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["x", "/a/*/b"]}],
+    }
+    body = {"metadata": {"name": "urls"}, "spec": {"priorityLevelConfiguration": {"name": "x"}}}
+    body["spec"]["rules"] = [rule]
+    r = admin.post(f"{apf.url}{API}/flowschemas", json=body)
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        'FlowSchema.flowcontrol.apiserver.platform.io "urls" is invalid: '
+        "[spec.rules[0].subjects[0].serviceAccount.namespace: Required value: must specify "
+        "namespace for service account, spec.rules[0].nonResourceRules[0].nonResourceURLs[0]: "
+        'Invalid value: "x": must start with slash, '
+        'spec.rules[0].nonResourceRules[0].nonResourceURLs[1]: Invalid value: "/a/*/b": '
+        "wildcard can only do suffix matching]",
+    )
+    exempt = admin.get(f"{apf.url}{API}/flowschemas/exempt").json()
+    exempt["spec"]["matchingPrecedence"] = 2
+    r = admin.put(f"{apf.url}{API}/flowschemas/exempt", json=exempt)
+    assert r.status_code == 422 and r.json()["message"].startswith(
+        'FlowSchema.flowcontrol.apiserver.platform.io "exempt" is invalid: spec: Invalid value: '
+        '{"PriorityLevelConfiguration":{"Name":"exempt"},"MatchingPrecedence":2,'
+    )
+
+
 def test_headers_carry_the_uids(apf: Server) -> None:
     admin = session_for(apf, cert=apf.admin_cert)
     r = admin.get(apf.url + "/api/v1/namespaces")

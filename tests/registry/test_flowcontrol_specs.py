@@ -46,3 +46,50 @@ def test_a_distinguisher_shows_as_kubes_struct(method: dict[str, Any], shown: st
         f'spec.distinguisherMethod.type: Unsupported value: {{"Type":"{shown}"}}: '
         'supported values: "ByNamespace", "ByUser"'
     ]
+
+
+def _schema(**spec: Any) -> list[str]:
+    obj = {"metadata": {"name": spec.pop("name", "fs")}, "spec": spec}
+    apply_defaults(GROUP, "FlowSchema", obj)
+    return [str(e) for e in validate_flow_schema(obj)]
+
+
+def test_service_account_subjects_and_url_paths_read_as_kubes() -> None:
+    """Each as the reference answered (2026-12-06): a subject's name and namespace are
+    both checked; a URL path names its first fault."""
+    subjects = [
+        {"kind": "ServiceAccount", "serviceAccount": {"namespace": ""}},
+        {"kind": "ServiceAccount", "serviceAccount": {"name": "*", "namespace": "Bad_NS"}},
+    ]
+    urls = ["", "/", "x", "/a b", "/a//b", "/a/*", "/a*", "/a/*/*"]
+    rule = {"subjects": subjects, "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": urls}]}
+    errs = _schema(priorityLevelConfiguration={"name": "x"}, rules=[rule])
+    at = "spec.rules[0]"
+    assert errs == [
+        f"{at}.subjects[0].serviceAccount.name: Required value",
+        f"{at}.subjects[0].serviceAccount.namespace: Required value: must specify namespace for "
+        "service account",
+        f'{at}.subjects[1].serviceAccount.namespace: Invalid value: "Bad_NS": a lowercase RFC '
+        "1123 label must consist of lower case alphanumeric characters or '-', and must start "
+        "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+        "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        f'{at}.nonResourceRules[0].nonResourceURLs[0]: Invalid value: "": must not be empty',
+        f'{at}.nonResourceRules[0].nonResourceURLs[2]: Invalid value: "x": must start with slash',
+        f'{at}.nonResourceRules[0].nonResourceURLs[3]: Invalid value: "/a b": must not contain '
+        "white-space",
+        f'{at}.nonResourceRules[0].nonResourceURLs[4]: Invalid value: "/a//b": must not '
+        "contain double slash",
+        f'{at}.nonResourceRules[0].nonResourceURLs[6]: Invalid value: "/a*": wildcard can only '
+        "do suffix matching",
+        f'{at}.nonResourceRules[0].nonResourceURLs[7]: Invalid value: "/a/*/*": wildcard can '
+        "only do suffix matching",
+    ]
+
+
+def test_a_mandatory_schema_changed_is_shown_as_kubes_struct() -> None:
+    errs = _schema(name="exempt", priorityLevelConfiguration={"name": "x"})
+    assert errs == [
+        'spec: Invalid value: {"PriorityLevelConfiguration":{"Name":"x"},"MatchingPrecedence":'
+        '1000,"DistinguisherMethod":null,"Rules":null}: spec of \'exempt\' must equal the '
+        "fixed value"
+    ]
