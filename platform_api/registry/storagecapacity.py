@@ -18,8 +18,10 @@ from platform_api.validation.names import is_dns1123_subdomain
 
 
 def validate_capacity(obj: Obj) -> list[FieldError]:
-    errs = field.each("storageClassName", obj.get("storageClassName", ""), is_dns1123_subdomain)
-    errs += validate_label_selector(obj.get("nodeTopology"), "nodeTopology")
+    """kube's ValidateCSIStorageCapacity, in its order: the topology, the class, the
+    capacity."""
+    errs = validate_label_selector(obj.get("nodeTopology"), "nodeTopology")
+    errs += field.each("storageClassName", obj.get("storageClassName", ""), is_dns1123_subdomain)
     capacity = obj.get("capacity")
     if isinstance(capacity, str) and _negative(capacity):
         errs.append(field.invalid("capacity", capacity, field.NONNEGATIVE))

@@ -156,6 +156,15 @@ CREATES: dict[str, tuple[str, Obj]] = {
     ),
     "cap:no-class": (CAP, cap("c3")),
     "cap:bad-class": (CAP, cap("c4", storageClassName="Bad_Class")),
+    "cap:bad-topology-class-capacity": (  # the reference's order: topology first
+        CAP,
+        cap(
+            "c8",
+            storageClassName="Bad_SC",
+            capacity="-1",
+            nodeTopology={"matchLabels": {"Bad Key": "v"}},
+        ),
+    ),
     "cap:negative": (
         CAP,
         cap("c5", storageClassName="standard", capacity="-1", maximumVolumeSize="-2Gi"),
