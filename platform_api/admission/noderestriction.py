@@ -14,7 +14,8 @@ from typing import Any
 from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.authorization.node import lease_namespace_problem, node_identity
-from platform_api.authorization.nodegraph import MIRROR_ANNOTATION, pod_configmaps, pod_secrets
+from platform_api.authorization.nodegraph import pod_configmaps, pod_secrets
+from platform_api.registry.podannotations import MIRROR_ANNOTATION
 from platform_api.registry.store import Store
 from platform_api.scheme import namespaces
 

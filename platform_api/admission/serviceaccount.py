@@ -21,7 +21,8 @@ from platform_api import errors
 from platform_api.admission.interface import Attributes, forbidden
 from platform_api.admission.plugins import PluginContext
 from platform_api.authentication.serviceaccount import EXTENDED_FROM
-from platform_api.authorization.nodegraph import MIRROR_ANNOTATION, pod_secrets
+from platform_api.authorization.nodegraph import pod_secrets
+from platform_api.registry.podannotations import MIRROR_ANNOTATION
 from platform_api.registry.prepare import generate_name
 from platform_api.registry.store import Store
 from platform_api.scheme.namespaces import ROOT_CA_CONFIGMAP, root_ca_configmap

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_api.controllers.informer import Informer
+from platform_api.registry.podannotations import MIRROR_ANNOTATION
 from platform_api.storage.interface import Storage
 from platform_api.storage.watch import WatchHub
 
 Obj = dict[str, Any]
 Ref = tuple[str, str, str]  # (plural, namespace, name)
 
-MIRROR_ANNOTATION = "platform.io/config.mirror"
 PODS = b"/core/pods/"
 PERSISTENT_VOLUMES = b"/core/persistentvolumes/"
 VOLUME_ATTACHMENTS = b"/storage.platform.io/volumeattachments/"

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from platform_api.authorization.nodegraph import MIRROR_ANNOTATION
 from platform_api.codec import BodyError, parse_json
 from platform_api.gotext import json_kind
 from platform_api.registry.pvsources import descending_path
@@ -25,6 +24,8 @@ from platform_api.validation.tolerations import validate_tolerations
 
 Obj = dict[str, Any]
 
+# a static pod's mirror: the node authorizer and admission read it too
+MIRROR_ANNOTATION = "platform.io/config.mirror"
 MIRROR = MIRROR_ANNOTATION
 # the key this server's ReplicaSet controller reads, as the stock tools write it
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
