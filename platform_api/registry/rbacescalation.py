@@ -54,8 +54,9 @@ class EscalationGuard:
         if ref and await self._allowed(user, "bind", ref_plural, namespace, ref.get("name", "")):
             return
         granted = self.index.role_rules(ref, namespace)
-        if isinstance(granted, str):
-            raise errors.forbidden(plural, GROUP, name, granted)
+        if isinstance(granted, str):  # a role that does not exist (validation took the rest)
+            # kube passes on its role getter's NotFound, which names the request's resource
+            raise errors.not_found(plural, GROUP, ref.get("name", ""))
         self.confirm(user, namespace, granted, plural, name)
 
     async def _allowed(self, user: UserInfo, verb: str, plural: str, ns: str, name: str) -> bool:
