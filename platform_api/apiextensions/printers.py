@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from platform_api import gotime
 from platform_api.apiextensions import crd as crds
-from platform_api.endpoints.printers import age
+from platform_api.endpoints import printers as core
 from platform_api.endpoints.tables import Column, Printer
 from platform_api.jsonpath import JSONPathError, parse
 
@@ -57,6 +58,8 @@ def _column(kind: str, json_path: str) -> Callable[[Obj], Any]:
             return None
         value = results[0][0]
         if kind == "string":  # printed as kubectl's jsonpath prints it
+            if value is None:  # kube prints reflect.ValueOf(nil): text/template's words
+                return "<no value>"
             return value if isinstance(value, str) else path.print_results([value])
         return cell(kind, value)
 
@@ -74,8 +77,21 @@ def cell(kind: str, value: Any) -> Any:
     if kind == "boolean" and isinstance(value, bool):
         return value
     if kind == "date" and isinstance(value, str):
-        return age(value)
+        return _date(value)
     return None
+
+
+def _date(text: str) -> str:
+    """kube reads a date cell as a query parameter (RFC 3339, Go's parser; empty or
+    ``null`` is the zero time, ``<unknown>``) and shows one that does not parse as
+    ``<invalid>``."""
+    if text in ("", "null"):
+        return "<unknown>"
+    try:
+        moment = gotime.parse(text)
+    except ValueError:
+        return "<invalid>"
+    return core.human_duration(core.clock() - moment.timestamp())
 
 
 def printer_for(crd: Obj, version: str) -> Printer:

@@ -203,3 +203,34 @@ def test_the_python_dynamic_client(server: Server, admin: requests.Session) -> N
     assert [w.metadata.name for w in widgets.get(namespace="default").items] == ["dyn"]
     widgets.delete(name="dyn", namespace="default")
     delete_crd(admin, server, f"widgets.{group}")
+
+
+def test_kubectl_lists_objects_whose_columns_hold_other_types(server: Server) -> None:
+    """A column's value of another type, or a date that does not parse, is printed as
+    kube prints it (empty, ``<invalid>``): one object cannot break the list (it was a
+    500 for every reader here)."""
+    group = "columns.example.com"
+    columns = [
+        {"name": "Due", "type": "date", "jsonPath": ".spec.due"},
+        {"name": "Count", "type": "integer", "jsonPath": ".spec.count"},
+    ]
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+    }
+    manifest = crd_manifest(
+        group, versions=[version("v1", schema=schema, additionalPrinterColumns=columns)]
+    )
+    server.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(manifest))
+    server.kubectl("wait", "--for", "condition=Established", f"crd/crontabs.{group}")
+    for name, spec in (
+        ("good", {"due": "2020-01-01T00:00:00Z", "count": 3}),
+        ("odd", {"due": "tomorrow", "count": "three"}),
+    ):
+        body = {"apiVersion": f"{group}/v1", "kind": "CronTab", "metadata": {"name": name}}
+        server.kubectl("apply", "-f", "-", stdin=yaml.safe_dump({**body, "spec": spec}))
+    rows = [r.split() for r in server.kubectl("get", f"crontabs.{group}").stdout.splitlines()]
+    assert rows[0] == ["NAME", "DUE", "COUNT"]
+    assert rows[1][0] == "good" and rows[1][1][0].isdigit() and rows[1][2] == "3"  # an age
+    assert rows[2] == ["odd", "<invalid>"]  # an integer column given a string: empty
+    server.kubectl("delete", "crd", f"crontabs.{group}")
