@@ -110,7 +110,9 @@ class TableConvertor:
                 row["conditions"] = conditions
             if include == "Object":
                 row["object"] = obj
-            elif include != "None":
+            elif include == "None":  # kube's RawExtension left empty still writes null
+                row["object"] = None
+            else:
                 row["object"] = metadata_only(obj, api_version)
             rows.append(row)
         return {
