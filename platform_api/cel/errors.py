@@ -64,8 +64,19 @@ _RUNTIME = [
     (re.compile(r"^Applying SELECT to non-message type$"), "no such overload"),
     (re.compile(r"^No such field: (.*)$"), r"no such key: \1"),
     (re.compile(r"^Index error: expected integer type, got .*$"), "unsupported index type"),
-    (re.compile(r"^String to Duration conversion failed$"), "duration conversion error"),
-    (re.compile(r"^String to Timestamp conversion failed$"), "timestamp conversion error"),
+    # cel-go converts with String.ConvertToType, whose failure names the target type
+    (
+        re.compile(r"^String to Duration conversion failed$"),
+        "type conversion error from 'string' to 'google.protobuf.Duration'",
+    ),
+    (
+        re.compile(r"^String to Timestamp conversion failed$"),
+        "type conversion error from 'string' to 'google.protobuf.Timestamp'",
+    ),
+    (
+        re.compile(r"^Type conversion error from '(.*)' to '(.*)'$"),
+        r"type conversion error from '\1' to '\2'",
+    ),
     (re.compile(r"^malformed UTF-8 bytes$"), "invalid UTF-8 in bytes, cannot convert to string"),
     (re.compile(r"^int64 out of uint64 range$"), "unsigned integer overflow"),
     (re.compile(r"^(double|uint64) out of int64 range$"), "integer overflow"),

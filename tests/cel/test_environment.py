@@ -109,6 +109,15 @@ def test_runtime_errors_read_as_cel_go() -> None:
     assert runtime_error("dyn(1) + dyn('a') == 1") == "no such overload"
     assert runtime_error("9223372036854775807 + 1 == 0") == "integer overflow"
     assert runtime_error("[1][3] == 1") == "index out of bounds: 3"
+    # conversions of a string that does not read name the target type (the reference's)
+    conversion = "type conversion error from 'string' to '{}'"
+    assert runtime_error("duration(x) > duration('1s')", x="bogus") == conversion.format(
+        "google.protobuf.Duration"
+    )
+    assert runtime_error("timestamp(x) > timestamp(1)", x="bogus") == conversion.format(
+        "google.protobuf.Timestamp"
+    )
+    assert runtime_error("bool(x)", x="bogus") == conversion.format("bool")
 
 
 def test_kube_validators() -> None:
