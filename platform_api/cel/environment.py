@@ -81,12 +81,25 @@ class Program:
             failed = value.type() == cel.Type.ERROR
             result = value.value() if failed else value.plain_value()
         except (RuntimeError, TypeError, ValueError) as e:  # ValueError: C++ exceptions
-            raise CELError(runtime_message(str(e))) from None
+            raise CELError(runtime_message(str(e), library_overloads())) from None
         if failed:
-            raise CELError(runtime_message(str(result)))
+            raise CELError(runtime_message(str(result), library_overloads()))
         if self._optional:  # rewritten to a list of zero or one item: Python has no optional
             return result[0] if result else None
         return result
+
+
+@functools.cache
+def library_overloads() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Overload id -> (function name, argument types) of the library functions (not the
+    standard ones it redeclares): their runtime failures name them as cel-go does."""
+    functions = (*library.BASE, *library.RUNTIME_ONLY)
+    return {
+        o.id: (fn.name, o.args)
+        for fn in functions
+        if fn.name not in library.REDECLARED_STANDARD
+        for o in fn.overloads
+    }
 
 
 def activation(variables: Mapping[str, Any]) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 
 
 class CELError(ValueError):
@@ -204,9 +205,66 @@ def _offset(source: str, line: int, column: int) -> int:
     return sum(len(text) + 1 for text in lines[: line - 1]) + column
 
 
-def runtime_message(text: str) -> str:
-    """cel-cpp's evaluation error -> cel-go's error text."""
+# cel-cpp: "No matching overloads found : (int64).string_trim()" or "size(int64)"
+_NO_MATCH = re.compile(
+    r"^No matching overloads found : (?:\((?P<recv>[^()]*)\)\.)?(?P<fn>[^(]+)\((?P<args>.*)\)$",
+    re.S,
+)
+_GO_TYPES = {"int64": "int", "uint64": "uint", "null_type": "null_type"}
+# Overload id -> (function name, declared argument types, the receiver's first).
+Overloads = Mapping[str, tuple[str, tuple[str, ...]]]
+
+
+def _no_overload(match: re.Match[str], overloads: Overloads) -> str | None:
+    """cel-go's words when no overload takes a call's runtime arguments: its standard
+    functions with one trait say ``no such overload: size``; the functions of its
+    extensions and of kube's libraries (``overloads``' names) say which arguments they
+    got, ``no such overload: indexOf(int, string)``; None for the rest (operators,
+    ``contains``...), whose text is the plain one."""
+    fn = match["fn"].strip()
+    if fn == "size":
+        return "no such overload: size"
+    args = _split_types(match["args"])
+    if fn in _CONVERSIONS and match["recv"] is None and len(args) == 1:  # ConvertToType's
+        got = _GO_TYPES.get(args[0], args[0])
+        return f"type conversion error from '{got}' to '{_CONVERSIONS[fn]}'"
+    name, declared = overloads.get(fn, (fn, ()))
+    if fn not in overloads and name not in _EXTENSION_NAMES:
+        return None
+    args = ([match["recv"]] if match["recv"] is not None else []) + args
+    shown = [
+        declared[i] if arg == "struct" and i < len(declared) else _GO_TYPES.get(arg, arg)
+        for i, arg in enumerate(args)
+    ]
+    return f"no such overload: {name}({', '.join(shown)})"
+
+
+_CONVERSIONS = {
+    "int": "int",
+    "uint": "uint",
+    "double": "double",
+    "string": "string",
+    "bool": "bool",
+    "bytes": "bytes",
+    "duration": "google.protobuf.Duration",
+    "timestamp": "google.protobuf.Timestamp",
+}
+# cel-cpp's own extension functions (cel-go's lists extension and kube's lists library).
+_EXTENSION_NAMES = frozenset(
+    {"sum", "min", "max", "isSorted", "indexOf", "lastIndexOf", "slice", "flatten", "sort"}
+    | {"sortBy", "distinct", "reverse", "first", "last"}
+)
+
+
+def runtime_message(text: str, overloads: Overloads | None = None) -> str:
+    """cel-cpp's evaluation error -> cel-go's error text; ``overloads`` names the library
+    functions by overload id, as their failures name them."""
     message = strip_status(text)
+    match = _NO_MATCH.match(message)
+    if match is not None:
+        named = _no_overload(match, overloads or {})
+        if named is not None:
+            return named
     for pattern, replacement in _RUNTIME:
         if pattern.match(message):
             return pattern.sub(replacement, message)
