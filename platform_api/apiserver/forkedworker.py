@@ -9,7 +9,8 @@ it would exec, the child runs the worker instead.  The child keeps nothing live 
 parent:
 - it installs a reactor of its own; the inherited one is never run, and its descriptors
   were closed with the fork (their numbers are held on /dev/null);
-- it forgets the parent's child processes, signal handlers and log observers;
+- it forgets the parent's child processes, signal handlers and log observers, and
+  ignores SIGPIPE again as the interpreter does (Twisted's fork reset it for an exec);
 - it then starts the worker's service as twistd would.
 """
 
@@ -111,6 +112,11 @@ def _forget_parent() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for signum in (signal.SIGTERM, signal.SIGCHLD):
         signal.signal(signum, signal.SIG_DFL)
+    # Twisted's fork reset what the interpreter ignores for an exec that never comes:
+    # without this, a write to a peer that died (the LMDB writer, a client) kills the
+    # worker with SIGPIPE instead of raising EPIPE.
+    for signum in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(signum, signal.SIG_IGN)
     process.reapProcessHandlers.clear()
 
 

@@ -427,6 +427,17 @@ def lmdb_writers(pid: int) -> list[int]:
     return [c for c in children(pid) if b"lmdb_writer" in Path(f"/proc/{c}/cmdline").read_bytes()]
 
 
+def test_a_worker_ignores_sigpipe_as_the_interpreter_does(workers: Server) -> None:
+    """A forked worker never execs: Twisted's fork had put SIGPIPE back to its default,
+    and a write to the LMDB writer that had just died killed the worker with it."""
+    for pid in worker_pids(workers):
+        status = Path(f"/proc/{pid}/status").read_text()
+        ignored = int(
+            next(line for line in status.splitlines() if line.startswith("SigIgn:")).split()[1], 16
+        )
+        assert ignored & (1 << (signal.SIGPIPE - 1)), pid
+
+
 def test_the_workers_commit_through_one_writer_that_comes_back_when_killed(
     workers: Server,
 ) -> None:
