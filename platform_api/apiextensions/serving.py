@@ -17,9 +17,10 @@ import orjson
 from twisted.logger import Logger
 
 from platform_api.apiextensions import crd as crds
-from platform_api.apiextensions.conversion import converter_for
+from platform_api.apiextensions.conversion import coerced, converter_for, schema_for
 from platform_api.apiextensions.printers import printer_for
 from platform_api.apiextensions.resource import CustomResourceStrategy
+from platform_api.apiextensions.schema.compiled import CompiledSchema
 from platform_api.apiextensions.webhookconversion import (
     REVIEW_GROUP,
     WebhookConverter,
@@ -202,18 +203,23 @@ class CRDInstaller:
         storage_version = f"{rt.group}/{crds.storage_version(crd)}"
         webhook = webhook_converter_for(crd, self.resolver, self.reactor, self.review_group)
         if webhook is not None:
-            return _webhook_view(storage, webhook, strategy, served, storage_version)
+            stored_as = schema_for(crd, crds.storage_version(crd))
+            return _webhook_view(storage, webhook, strategy, stored_as, served, storage_version)
         convert = converter_for(crd)
         if served == storage_version and not strategy.has_defaults:
             return storage
+        stored_as = schema_for(crd, crds.storage_version(crd))
 
         def out(obj: Obj) -> Obj | None:
             converted = convert(obj, served)
+            if converted is not None:
+                converted = coerced(converted, strategy.compiled)
             defaulted = strategy.default_on_read(converted or obj)
             return defaulted or converted
 
         def into(obj: Obj) -> Obj:
-            return convert(obj, storage_version) or obj
+            converted = convert(obj, storage_version)
+            return obj if converted is None else coerced(converted, stored_as)
 
         return StorageView(storage, out, into)
 
@@ -222,6 +228,7 @@ def _webhook_view(
     storage: Storage,
     webhook: WebhookConverter,
     strategy: CustomResourceStrategy,
+    stored_as: CompiledSchema,
     served: str,
     storage_version: str,
 ) -> AsyncStorageView:
@@ -232,10 +239,11 @@ def _webhook_view(
         if len(objs) > 1:
             what["kind"] = strategy.resource.list_kind
         converted = await webhook.convert(objs, served, what)
-        return [strategy.default_on_read(obj) or obj for obj in converted]
+        shaped = [coerced(obj, strategy.compiled) for obj in converted]
+        return [strategy.default_on_read(obj) or obj for obj in shaped]
 
     async def into(obj: Obj) -> Obj:
-        return (await webhook.convert([obj], storage_version, obj))[0]
+        return coerced((await webhook.convert([obj], storage_version, obj))[0], stored_as)
 
     return AsyncStorageView(storage, out_many, into)
 

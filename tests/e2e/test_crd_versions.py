@@ -61,6 +61,30 @@ def test_none_conversion_rewrites_the_api_version(server: Server, admin: request
     delete_crd(admin, server, crd["metadata"]["name"])
 
 
+def test_a_converted_object_is_pruned_by_the_schema_of_its_new_version(
+    server: Server, admin: requests.Session
+) -> None:
+    """As the reference answered: kube coerces an object after every conversion, so a
+    field only v2 declares is not stored in v1 (the storage version), and a field only
+    v1 declares is not shown in v2."""
+    group = "conv-prune.example.com"
+    v1_schema = copy.deepcopy(SCHEMA)
+    v1_schema["properties"]["spec"]["properties"]["legacy"] = {"type": "string"}
+    versions = [version("v1", schema=v1_schema), version("v2", storage=False, schema=V2_SCHEMA)]
+    crd = create_crd(admin, server, crd_manifest(group, versions=versions))
+    ns = namespace(admin, server, "conv-prune")
+    body = crontab("a", group, v="v2", image="i", schedule="daily", legacy="x")
+    created = admin.post(server.url + ns_path(group, ns, v="v2"), json=body)
+    assert (created.status_code, created.json()["spec"]) == (201, {"image": "i"})
+    assert admin.get(server.url + ns_path(group, ns) + "/a").json()["spec"] == {"image": "i"}
+    patch = {"spec": {"legacy": "y"}}
+    r = admin.patch(server.url + ns_path(group, ns) + "/a", json=patch, headers=MERGE)
+    assert r.json()["spec"] == {"image": "i", "legacy": "y"}
+    seen = admin.get(server.url + ns_path(group, ns, v="v2") + "/a").json()
+    assert seen["spec"] == {"image": "i"} and seen["apiVersion"] == f"{group}/v2"
+    delete_crd(admin, server, crd["metadata"]["name"])
+
+
 def test_a_deprecation_warning_of_the_crd_is_sent(server: Server, admin: requests.Session) -> None:
     group = "conv-warn.example.com"
     versions = [
