@@ -1,5 +1,5 @@
 """Answers checked request by request against kube-apiserver v1.36 (the reference): body
-format, OpenAPI negotiation, built-in validation and bodies of another type."""
+format, built-in validation and bodies of another type (its routes: test_kube_routes.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import json
 import pytest
 import requests
 
-from tests.e2e.conftest import Server, session_for
+from tests.e2e.conftest import Server
 from tests.e2e.test_http import CM, configmap, status
+from tests.e2e.test_kube_routes import code_and_reason
 
 MERGE = "application/merge-patch+json"
 
@@ -39,55 +40,6 @@ def test_json_bodies_end_as_kubes_serializer_ends_them(
     for path in ("/version", "/api/v1/namespaces/default?pretty=true", "/openapi/v2"):
         r = admin.get(server.url + path)
         assert r.status_code == 200 and r.content.endswith(b"}"), path
-
-
-def test_openapi_answers_accept_as_kube_does(server: Server, admin: requests.Session) -> None:
-    """The v3 index ignores Accept and is text/plain (kube sets no type, Go sniffs one);
-    a document asked for in anything but JSON is a bare 406."""
-    for accept in ("application/json", "application/yaml", "text/html"):
-        index = admin.get(server.url + "/openapi/v3", headers={"Accept": accept})
-        assert index.status_code == 200 and "api/v1" in index.json()["paths"]
-        assert index.headers["Content-Type"] == "text/plain; charset=utf-8"
-    for path in ("/openapi/v2", "/openapi/v3/api/v1"):
-        refused = admin.get(server.url + path, headers={"Accept": "application/yaml"})
-        assert (refused.status_code, refused.content) == (406, b"")
-        assert "Content-Type" not in refused.headers and refused.headers["Vary"] == "Accept"
-        fine = admin.get(server.url + path, headers={"Accept": "application/json, */*"})
-        assert fine.status_code == 200 and fine.headers["Content-Type"] == "application/json"
-    # client-go's OpenAPISchema() names the deprecated Protobuf type; kube answers the new one.
-    pb = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-    for accept in (pb, "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"):
-        r = admin.get(server.url + "/openapi/v2", headers={"Accept": accept})
-        assert (r.status_code, r.headers["Content-Type"]) == (200, pb)
-        assert r.content.startswith(b"\n\x032.0\x12")  # swagger "2.0", then info
-    r = admin.get(server.url + "/openapi/v3/api/v1", headers={"Accept": pb})
-    assert r.status_code == 406
-
-
-def test_an_openapi_document_is_found_by_its_hash_as_kube_finds_it(
-    server: Server, admin: requests.Session
-) -> None:
-    """Asked of the reference: the index's URL answers with a year's caching; another
-    hash is a 301 to the current URL, with no body; no hash is the document, uncached; a
-    key with a trailing slash is no key."""
-    current = admin.get(server.url + "/openapi/v3").json()["paths"]["api/v1"]["serverRelativeURL"]
-    digest = current.split("hash=")[1]
-    cached = admin.get(server.url + current)
-    assert cached.status_code == 200 and cached.headers["Cache-Control"] == "public, immutable"
-    assert cached.headers["Etag"] == f'"{digest}"'
-    assert cached.headers["Expires"].endswith(" UTC")
-    stale = admin.get(server.url + "/openapi/v3/api/v1?hash=nothex", allow_redirects=False)
-    assert (stale.status_code, stale.content) == (301, b"")
-    assert stale.headers["Location"] == current
-    assert stale.headers["Content-Type"] == "application/json"
-    assert stale.headers["Cache-Control"] == "no-cache, private"
-    for unhashed in ("/openapi/v3/api/v1", "/openapi/v3/api/v1?hash="):
-        plain = admin.get(server.url + unhashed)
-        assert plain.status_code == 200 and plain.headers["Cache-Control"] == "no-cache, private"
-        assert "Expires" not in plain.headers
-    for slashed in ("/openapi/v3/api/v1/", "/openapi/v3/version/"):
-        r = admin.get(server.url + slashed)
-        assert (r.status_code, r.content) == (404, b"")
 
 
 def test_an_invalid_service_is_refused_whole_as_kube_refuses_it(
@@ -241,172 +193,6 @@ def test_secret_types_and_ingresses_are_checked_as_kube_checks_them(
     )
 
 
-def test_methods_and_unknown_paths_answer_as_kubes_routes(
-    server: Server, admin: requests.Session
-) -> None:
-    """As kube-apiserver v1.36 answered: its resource and version routes (go-restful)
-    take no HEAD and only GET on watch paths; a PUT body must name the URL's object
-    before anything is read; a path no handler owns (outside the API, or a group nobody
-    serves) is Go's plain-text 404; the core group and known groups answer a Status."""
-    url = server.url
-    for path in (
-        CM,
-        "/api/v1/namespaces",
-        "/api/v1/configmaps",
-        "/api/v1/namespaces/default/status",
-        "/api/v1/watch/namespaces",
-        "/api/v1/namespaces?watch=1",
-        "/api",
-        "/api/v1/",
-        "/apis/apps/v1",
-        "/version",
-    ):
-        head = admin.head(url + path)
-        assert (head.status_code, head.content) == (405, b""), path
-    for path in ("/apis", "/apis/apps", "/healthz"):
-        assert admin.head(url + path).status_code == 200, path
-    put_watch = admin.put(url + "/api/v1/watch/namespaces", json={}, timeout=5)
-    assert _answer(put_watch) == (405, "MethodNotAllowed")
-    assert _answer(admin.put(url + "/api/v1/", json={})) == (405, "MethodNotAllowed")
-
-    missing = url + "/api/v1/namespaces/default/configmaps/never-made"
-    for body, message in (
-        ({}, "the name of the object (never-made based on URL) was undeterminable: "),
-        ({"metadata": {"name": "other"}}, "the name of the object (other) does not match "),
-        ({"metadata": {"namespace": "elsewhere"}}, "the namespace of the provided object does"),
-    ):
-        refused = admin.put(missing, json=body)
-        assert _answer(refused) == (400, "BadRequest")
-        assert refused.json()["message"].startswith(message)
-    assert admin.get(missing).status_code == 404
-
-    for path in ("/foo", "/apisx", "/apis/nogroup", "/apis/nogroup/v1/things", "/healthz/no"):
-        plain = admin.get(url + path)
-        assert (plain.status_code, plain.content) == (404, b"404 page not found\n"), path
-        assert plain.headers["Content-Type"] == "text/plain; charset=utf-8"
-        assert plain.headers["X-Content-Type-Options"] == "nosniff"
-    for path in ("/api/v9", "/api/v1/nothing", "/apis/apps/v9/deployments", "/apis/apps/v2"):
-        assert _answer(admin.get(url + path)) == (404, "NotFound"), path
-    bare = admin.get(url + "/openapi/v3/apis/nogroup/v1")
-    assert (bare.status_code, bare.content) == (404, b"")
-    assert "Content-Type" not in bare.headers
-
-
-def test_paths_are_matched_as_kubes_muxes_match_them(
-    server: Server, admin: requests.Session
-) -> None:
-    """As kube-apiserver v1.36 answered: below a go-restful web service's root (``/api``,
-    ``/apis/<group>``, ``/version``, the issuer's documents) trailing slashes are trimmed
-    before matching and a miss is a Status; a path starting with ``//`` is under no root
-    (Go's text 404); kube-openapi owns ``/openapi/v3/`` (a bare 404 for no document); and
-    a resource path that names no resource fails kube's RequestInfo filter, a 500 in text
-    with an Audit-ID and no Cache-Control."""
-    url = server.url
-    for path, start in (
-        ("/version//", b'{\n  "major": "1"'),
-        ("/api//", b'{"kind":"APIVersions"'),
-        ("/api/v1//", b'{"kind":"APIResourceList"'),
-        ("/apis/apps//", b'{"kind":"APIGroup"'),
-        ("/apis/apps/v1///", b'{"kind":"APIResourceList"'),
-        ("/openid/v1/jwks//", b'{"keys":'),
-        ("/.well-known/openid-configuration//", b'{"issuer":'),
-    ):
-        r = admin.get(url + path)
-        assert (r.status_code, r.content[: len(start)]) == (200, start), path
-    for path in (
-        "/version/x",
-        "/version/x/y",
-        "/openid/v1/jwks/x",
-        "/.well-known/openid-configuration/x",
-    ):
-        assert _answer(admin.get(url + path)) == (404, "NotFound"), path
-        assert (
-            admin.get(url + path).json()["message"]
-            == "the server could not find the requested resource"
-        )
-    assert _answer(admin.delete(url + "/version/x")) == (404, "NotFound")
-    for path in ("//version", "//api", "//apis/apps", "/healthz//"):
-        plain = admin.get(url + path)
-        assert (plain.status_code, plain.content) == (404, b"404 page not found\n"), path
-    for path in ("/openapi/v3/", "/openapi/v3//", "/openapi/v3//api/v1"):
-        bare = admin.get(url + path)
-        assert (bare.status_code, bare.content) == (404, b""), path
-
-    failed = admin.get(url + "/api/v1/watch?a=%22b%22")
-    expected = (
-        'Internal Server Error: "/api/v1/watch?a=%22b%22": failed to create RequestInfo: '
-        "unable to determine kind and namespace from url, /api/v1/watch?a=%22b%22\n"
-    )
-    assert (failed.status_code, failed.text) == (500, expected)
-    assert failed.headers["Content-Type"] == "text/plain; charset=utf-8"
-    assert failed.headers["X-Content-Type-Options"] == "nosniff"
-    assert "Cache-Control" not in failed.headers and len(failed.headers["Audit-Id"]) == 36
-    for path in ("/api/v1/proxy", "/apis/apps/v1/watch/"):
-        assert admin.get(url + path).status_code == 500, path
-    anonymous = session_for(server).get(url + "/api/v1/watch")  # before authentication
-    assert anonymous.status_code == 500
-
-
-def test_plain_handlers_answer_every_method_as_get(server: Server, admin: requests.Session) -> None:
-    """kube's handlers outside go-restful (``/``, ``/apis``, ``/apis/<g>``, the health
-    checks, OpenAPI, ``/metrics``) never look at the method: each answered POST, PUT,
-    PATCH, DELETE and OPTIONS as GET on kube-apiserver v1.36; its go-restful routes
-    answered 405, and unknown paths the plain 404."""
-    url = server.url
-    as_get = (
-        ("/", "application/json", b'{\n  "paths": [\n'),
-        ("/apis", "application/json", b'{"kind":"APIGroupList"'),
-        ("/apis/apps/", "application/json", b'{"kind":"APIGroup",'),
-        ("/healthz", "text/plain; charset=utf-8", b"ok"),
-        ("/livez/ping", "text/plain; charset=utf-8", b"ok"),
-        ("/readyz", "text/plain; charset=utf-8", b"ok"),
-        ("/openapi/v2", "application/json", b'{"swagger":'),
-        ("/openapi/v3", "text/plain; charset=utf-8", b'{"paths":'),
-        ("/openapi/v3/api/v1", "application/json", b'{"openapi":'),
-    )
-    for method in ("POST", "PUT", "PATCH", "DELETE", "OPTIONS"):
-        for path, content_type, start in as_get:
-            r = admin.request(method, url + path, data=b"{}")
-            assert (r.status_code, r.headers["Content-Type"]) == (200, content_type), path
-            assert r.content.startswith(start), (method, path, r.content[:40])
-        for path in ("/api", "/api/v1", "/apis/apps/v1", "/version", "/openid/v1/jwks"):
-            assert _answer(admin.request(method, url + path)) == (405, "MethodNotAllowed")
-        for path in ("/nope", "/healthz/nope", "/apis/nogroup"):
-            plain = admin.request(method, url + path)
-            assert (plain.status_code, plain.content) == (404, b"404 page not found\n"), path
-        if method != "DELETE":
-            scrape = admin.request(method, url + "/metrics")
-            assert scrape.status_code == 200 and b"# TYPE apiserver_request_total" in scrape.content
-
-
-def test_delete_metrics_resets_labelled_series(fresh_server: Server) -> None:
-    """kube's ``MetricsWithReset``: DELETE /metrics drops every labelled series (they
-    come back when next counted); families without labels stay."""
-    admin = session_for(fresh_server, cert=fresh_server.admin_cert)
-    url = fresh_server.url
-    assert admin.get(url + "/api/v1/namespaces/default/secrets/gone").status_code == 404
-    lost = 'apiserver_request_total{code="404",component="apiserver",dry_run="",group="",'
-    assert lost in admin.get(url + "/metrics").text
-    reset = admin.delete(url + "/metrics")
-    assert (reset.status_code, reset.headers["Content-Type"], reset.content) == (
-        200,
-        "text/plain; charset=utf-8",
-        b"metrics reset\n",
-    )
-    text = admin.get(url + "/metrics").text
-    assert lost not in text
-    assert "\nprocess_start_time_seconds " in text  # no labels: kept
-    assert admin.get(url + "/api/v1/namespaces/default/secrets/gone").status_code == 404
-    assert lost in admin.get(url + "/metrics").text  # counted again from zero
-    line = next(x for x in admin.get(url + "/metrics").text.splitlines() if x.startswith(lost))
-    assert line.endswith(" 1")
-
-
-def _answer(response: requests.Response) -> tuple[int, str]:
-    """The status code and the Status body's reason."""
-    return response.status_code, response.json()["reason"]
-
-
 def test_pod_logs_answer_as_for_a_pod_no_node_started(
     server: Server, admin: requests.Session
 ) -> None:
@@ -481,7 +267,7 @@ def test_pods_are_validated_and_updated_as_kubes(server: Server, admin: requests
     }
     body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "checked"}}
     refused = admin.post(base, json={**body, "spec": {"containers": [container]}})
-    assert _answer(refused) == (422, "Invalid")
+    assert code_and_reason(refused) == (422, "Invalid")
     assert refused.json()["message"] == (
         'Pod "checked" is invalid: spec.containers[0].volumeMounts[0].name: Not found: "data"'
     )
@@ -494,7 +280,7 @@ def test_pods_are_validated_and_updated_as_kubes(server: Server, admin: requests
     assert admin.patch(f"{base}/checked", json=image, headers=patch).status_code == 200
     env = {"spec": {"containers": [{"name": "c", "env": [{"name": "A", "value": "1"}]}]}}
     forbidden = admin.patch(f"{base}/checked", json=env, headers=patch)
-    assert _answer(forbidden) == (422, "Invalid")
+    assert code_and_reason(forbidden) == (422, "Invalid")
     assert forbidden.json()["message"].startswith(
         'Pod "checked" is invalid: spec: Forbidden: pod updates may not change fields other '
         "than `spec.containers[*].image`,"
@@ -528,7 +314,7 @@ def test_a_cluster_ip_that_is_no_ip_is_refused_as_kube(
     """kube's Service validation names the item of clusterIPs (as the reference did)."""
     body = {"metadata": {"name": "badip"}, "spec": {"ports": [{"port": 80}], "clusterIP": "1.2.3"}}
     refused = admin.post(server.url + "/api/v1/namespaces/default/services", json=body)
-    assert _answer(refused) == (422, "Invalid")
+    assert code_and_reason(refused) == (422, "Invalid")
     assert refused.json()["message"] == (
         'Service "badip" is invalid: spec.clusterIPs[0]: Invalid value: "1.2.3": must be a '
         "valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
