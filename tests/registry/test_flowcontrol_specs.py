@@ -86,6 +86,30 @@ def test_service_account_subjects_and_url_paths_read_as_kubes() -> None:
     ]
 
 
+def test_a_rules_namespaces_are_named_each_fault_as_kubes() -> None:
+    """kube's ValidateNamespaceName gives one message per fault, each after the intro."""
+    rule = {
+        "subjects": [{"kind": "User", "user": {"name": "u"}}],
+        "resourceRules": [
+            {
+                "verbs": ["get"],
+                "apiGroups": ["*"],
+                "resources": ["*"],
+                "namespaces": ["ok", "a.b", "x" * 64],
+            }
+        ],
+    }
+    errs = _schema(priorityLevelConfiguration={"name": "x"}, rules=[rule])
+    at, intro = (
+        "spec.rules[0].resourceRules[0].namespaces",
+        "each member of this list must be '*' or a DNS-1123 label; ",
+    )
+    assert errs == [
+        f'{at}[1]: Invalid value: "a.b": {intro}must not contain dots',
+        f'{at}[2]: Invalid value: "{"x" * 64}": {intro}must be no more than 63 characters',
+    ]
+
+
 def test_a_mandatory_schema_changed_is_shown_as_kubes_struct() -> None:
     errs = _schema(name="exempt", priorityLevelConfiguration={"name": "x"})
     assert errs == [
