@@ -16,12 +16,19 @@ import base64
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.loadgen import Target, Workload, configmap, from_kubeconfig, request, run_parallel
+from benchmarks.loadgen import (
+    Target,
+    Workload,
+    configmap,
+    from_kubeconfig,
+    request,
+    run_parallel,
+    scratch_dir,
+)
 from benchmarks.wirebench import cpu_seconds
 from platform_api.apiserver import pki
 from platform_api.testing import ApiServer
@@ -158,7 +165,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--objects", type=int, default=2000)
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="admissionbench-"))
+    root = Path(scratch_dir("admissionbench-"))
     server = ApiServer.start(root / "server")
     certs = pki.ensure_pki(str(root / "hook-pki"), "127.0.0.1")
     hook, port = start_webhook(root, certs)

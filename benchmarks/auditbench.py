@@ -17,7 +17,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 from twisted.internet.task import Clock
@@ -40,7 +39,7 @@ POLICY = b"apiVersion: audit.platform.io/v1\nkind: Policy\nrules:\n- level: Meta
 
 def in_process(rounds: int = 20000) -> None:
     clock = Clock()
-    path = os.path.join(tempfile.mkdtemp(prefix="auditbench-"), "audit.log")
+    path = os.path.join(loadgen.scratch_dir("auditbench-"), "audit.log")
     auditor = Auditor(load_bytes(POLICY), [LogBackend.open(path, "json", clock)], time.time)
     user = UserInfo("admin", groups=(MASTERS, "system:authenticated"))
     uri = "/api/v1/namespaces/default/configmaps/cm-0"
@@ -86,7 +85,7 @@ def start_server(root: str, *flags: str) -> subprocess.Popen[bytes]:
 
 
 def measure(label: str, clients: int, per: int, *flags: str) -> tuple[float, float]:
-    root = tempfile.mkdtemp(prefix="auditbench-")
+    root = loadgen.scratch_dir("auditbench-")
     proc = start_server(root, *flags)
     try:
         admin = loadgen.from_kubeconfig(os.path.join(root, "data", "admin.kubeconfig"))
@@ -107,7 +106,7 @@ def measure(label: str, clients: int, per: int, *flags: str) -> tuple[float, flo
 
 
 def end_to_end(clients: int, per: int, rounds: int) -> None:
-    root = tempfile.mkdtemp(prefix="auditbench-")
+    root = loadgen.scratch_dir("auditbench-")
     policy = os.path.join(root, "policy.yaml")
     with open(policy, "wb") as f:
         f.write(POLICY)

@@ -18,7 +18,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -67,7 +66,7 @@ def objects(count: int, namespace: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def in_process(count: int, rounds: int = 20000) -> None:
-    path = tempfile.mkdtemp(prefix="authzbench-")
+    path = loadgen.scratch_dir("authzbench-")
     storage = LMDBStorage(open_environment(path, 256 * 2**20), lambda w: succeed(w()))
     hub = WatchHub(storage, Clock())
     for plural, obj in objects(count, "bench"):
@@ -130,7 +129,7 @@ def start_server(root: str, tokens: str) -> tuple[subprocess.Popen[bytes], int]:
 
 
 def end_to_end(count: int, clients: int) -> None:
-    root = tempfile.mkdtemp(prefix="authzbench-")
+    root = loadgen.scratch_dir("authzbench-")
     tokens = os.path.join(root, "tokens.csv")
     with open(tokens, "w") as f:
         f.write("t-limited,user-0,u0\n")

@@ -13,12 +13,14 @@ cores with the server, and http.client's ~150 µs of CPU per request took a thir
 from __future__ import annotations
 
 import argparse
+import atexit
 import base64
 import dataclasses
 import http.client
 import json
 import multiprocessing as mp
 import os
+import shutil
 import socket
 import ssl
 import statistics
@@ -141,6 +143,15 @@ class Wire:
         self.buf += self.chunk[:got]
 
 
+def scratch_dir(prefix: str) -> str:
+    """A new temporary directory, removed when this process exits: a benchmark's server
+    data and the clients' key files are not left behind.  Forked clients end with
+    ``os._exit``, so only the process that made it removes it."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 def from_kubeconfig(path: str) -> Target:
     with open(path) as f:
         config = yaml.safe_load(f)
@@ -149,7 +160,7 @@ def from_kubeconfig(path: str) -> Target:
     ]
     cluster = next(c for c in config["clusters"] if c["name"] == context["cluster"])["cluster"]
     user = next(u for u in config["users"] if u["name"] == context["user"])["user"]
-    tmp = tempfile.mkdtemp(prefix="loadgen-")
+    tmp = scratch_dir("loadgen-")
 
     def materialize(data_key: str, file_key: str, holder: dict[str, Any], name: str) -> str | None:
         if data_key in holder:

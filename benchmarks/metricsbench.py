@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import tempfile
 import time
 import timeit
 from pathlib import Path
@@ -26,7 +25,15 @@ from twisted.internet.defer import ensureDeferred, succeed
 from twisted.web.server import Request
 from twisted.web.test.requesthelper import DummyChannel
 
-from benchmarks.loadgen import BASE, NAMESPACE, configmap, from_kubeconfig, request, run_parallel
+from benchmarks.loadgen import (
+    BASE,
+    NAMESPACE,
+    configmap,
+    from_kubeconfig,
+    request,
+    run_parallel,
+    scratch_dir,
+)
 from benchmarks.wirebench import cpu_seconds
 from platform_api.apiserver import requestinfo, requestmetrics
 from platform_api.apiserver.authmetrics import InstrumentedAuthenticator, InstrumentedAuthorizer
@@ -41,7 +48,7 @@ OFF = "PLATFORM_APISERVER_BENCH_NO_METRICS"
 
 
 def start(instrumented: bool) -> ApiServer:
-    data = Path(tempfile.mkdtemp(prefix="metricsbench-")) / "data"
+    data = Path(scratch_dir("metricsbench-")) / "data"
     if instrumented:
         os.environ.pop(OFF, None)
     else:
@@ -105,7 +112,7 @@ def in_process(count: int) -> dict[str, float]:
     request = Request(DummyChannel())
     attrs = Attributes.from_request(ensureDeferred(authn.authenticate(request, path)).result, info)
     storage = LMDBStorage(
-        open_environment(tempfile.mkdtemp(prefix="metricsbench-"), 2**24),
+        open_environment(scratch_dir("metricsbench-"), 2**24),
         lambda work: succeed(work()),
     )
     key = b"/core/configmaps/default\x00cm"

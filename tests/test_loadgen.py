@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from benchmarks.loadgen import Wire, machine_busy
+
+ROOT = Path(__file__).parent.parent
 
 
 class Script:
@@ -74,3 +80,23 @@ def test_machine_busy_counts_the_cpu_this_process_spends() -> None:
     while time.process_time() - spent < 0.3:
         pass
     assert machine_busy() - before >= 0.2  # ticks of 10 ms; other processes only add
+
+
+def test_scratch_dirs_are_gone_when_the_benchmark_exits() -> None:
+    """A benchmark's server data and the clients' key files do not pile up in /tmp: the
+    directory goes when its process exits, after the forked clients that read it."""
+    script = (
+        "import multiprocessing as mp, os, sys\n"
+        "from benchmarks.loadgen import scratch_dir\n"
+        "path = scratch_dir('loadgen-test-')\n"
+        "open(os.path.join(path, 'client.key'), 'w').close()\n"
+        "child = mp.get_context('fork').Process(target=os.path.exists, args=(path,))\n"
+        "child.start(); child.join()\n"
+        "print(path, os.path.exists(os.path.join(path, 'client.key')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    path, kept_while_alive = done.stdout.split()
+    assert kept_while_alive == "True"
+    assert not os.path.exists(path)
