@@ -337,7 +337,7 @@ class Discovery:
             if group and ("/apis/" + group not in self._docs or self._scheme.custom_group(group)):
                 raise errors.page_not_found()  # a group nobody serves, or a CRD group
             raise errors.path_not_found()
-        request.setHeader(b"vary", b"Accept")
+        # (no Vary here: kube's unaggregated documents have none, its aggregated ones do)
         body, serialized = _pretty_if_asked(request, doc), _serialized(request, path, "")
         return finish(request, 200, body, b"application/json", serialized=serialized)
 

@@ -31,6 +31,8 @@ from twisted.python.failure import Failure
 from twisted.web._http2 import H2Connection
 from twisted.web.http import HTTPChannel, HTTPFactory, _GenericHTTPChannelProtocol
 
+from platform_api.apiserver import requestline
+
 MAX_HEADER_BYTES = 1 << 20  # kube's secure serving http.Server.MaxHeaderBytes
 _READ_SLACK = 4096  # net/http's initialReadLimitSize adds this to MaxHeaderBytes
 HEAD_LIMIT = MAX_HEADER_BYTES + _READ_SLACK
@@ -40,16 +42,24 @@ MAX_HEADERS = 10000
 READ_HEADER_TIMEOUT = 32.0  # kube's http.Server.ReadHeaderTimeout
 IDLE_TIMEOUT = 90.0  # its IdleTimeout: the site's (Twisted's inactivity) timeout
 
-TOO_LARGE = b"431 Request Header Fields Too Large"
-# net/http's answer, byte for byte: status line, two headers, the status as the body.
-TOO_LARGE_RESPONSE = (
-    b"HTTP/1.1 " + TOO_LARGE + b"\r\nContent-Type: text/plain; charset=utf-8\r\n"
-    b"Connection: close\r\n\r\n" + TOO_LARGE
+
+def go_answer(status: bytes) -> bytes:
+    """net/http's own answer, byte for byte: the status line, two headers, and the
+    status again as the body."""
+    return (
+        b"HTTP/1.1 " + status + b"\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        b"Connection: close\r\n\r\n" + status
+    )
+
+
+TOO_LARGE_RESPONSE = go_answer(b"431 Request Header Fields Too Large")
+BAD_REQUEST_RESPONSE = go_answer(b"400 Bad Request")
+NO_HOST_RESPONSE = go_answer(b"400 Bad Request: missing required Host header")  # HTTP/1.1
+# Any Transfer-Encoding but a lone ``chunked`` (``gzip``, ``identity``, two of them).
+UNSUPPORTED_TE_RESPONSE = (
+    b"HTTP/1.1 501 Not Implemented\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    b"Connection: close\r\n\r\nUnsupported transfer encoding"
 )
-BAD_REQUEST = b"400 Bad Request"
-BAD_REQUEST_RESPONSE = TOO_LARGE_RESPONSE.replace(TOO_LARGE, BAD_REQUEST)
-NO_HOST = b"400 Bad Request: missing required Host header"  # net/http's for HTTP/1.1
-NO_HOST_RESPONSE = TOO_LARGE_RESPONSE.replace(TOO_LARGE, NO_HOST)
 _H = (b"H", b"h")  # first bytes of a Host line
 
 
@@ -67,6 +77,8 @@ class APIChannel(HTTPChannel):
     _host: Any = None
     _peer: Any = None
     _hosts = 0  # Host header lines of the head being read
+    _chunked = False  # the head being read named Transfer-Encoding: chunked
+    _length_given: bytes | None = None  # and this Content-Length
     _head_clock: Any = None  # one DelayedCall per connection, not one per request
     _head_started: float | None = None  # when the head being read began
     seconds: Callable[[], float] = staticmethod(time.monotonic)  # a test's clock instead
@@ -106,11 +118,18 @@ class APIChannel(HTTPChannel):
         return super().dataReceived(data)
 
     def lineReceived(self, line: bytes) -> Any:
+        if self._refused:
+            return None  # lines of the same read after the refusal
         if self._in_head:
             self._head_bytes += len(line) + 2  # Go counts the line ends too
             self._head_lines += bool(line)  # the request line, then each header line
             if self._head_bytes > HEAD_LIMIT or self._head_lines > MAX_HEADERS + 1:
                 return self._too_large()
+            if self._head_lines == 1 and line:
+                try:
+                    line = requestline.as_go_reads(line)
+                except requestline.Refused as e:
+                    return self._refuse(go_answer(e.answer))
             if line[:1] in _H and self._head_lines > 1:  # most lines end the test at once
                 self._hosts += line.partition(b":")[0].strip().lower() == b"host"
             if line == b"" and self._head_bytes > 2:
@@ -172,7 +191,27 @@ class APIChannel(HTTPChannel):
     def lineLengthExceeded(self, line: bytes) -> Any:
         return self._too_large()
 
+    def _respondToBadRequestAndDisconnect(self) -> None:
+        """Twisted's refusals (a malformed line, Content-Length or chunk) in Go's words."""
+        self._refuse(BAD_REQUEST_RESPONSE)
+
+    def _maybeChooseTransferDecoder(self, header: bytes, data: bytes) -> bool:
+        """Go's body framing: ``chunked`` is the one Transfer-Encoding (others are a 501)
+        and wins over a Content-Length, which is dropped; a Content-Length repeated with
+        the same value is one.  Twisted refuses both pairs."""
+        if header == b"Transfer-Encoding":
+            if data.lower() != b"chunked" or self._chunked:
+                self._refuse(UNSUPPORTED_TE_RESPONSE)
+                return False
+            self._chunked, self._transferDecoder = True, None
+        elif header == b"Content-Length":
+            if self._chunked or (data == self._length_given and data.isdigit()):
+                return True
+            self._length_given = data
+        return bool(super()._maybeChooseTransferDecoder(header, data))
+
     def allContentReceived(self) -> None:
+        self._chunked, self._length_given = False, None
         self._head_bytes = self._head_lines = 0
         self._in_head = True  # the next pipelined request starts a new head
         super().allContentReceived()

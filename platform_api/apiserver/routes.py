@@ -96,7 +96,7 @@ class Routes:
     # Routes without ``methods`` answer every method as GET, as kube's plain handlers do
     # (``/``, ``/apis``, ``/apis/<g>``, health, OpenAPI, ``/metrics``); its go-restful
     # routes (``/api...``, ``/apis/<g>/<v>``, ``/version``, the issuer documents) take
-    # GET only, and no HEAD.
+    # GET only, spelt so, and no HEAD.
     @app.route("/api", methods=["GET"])
     @app.route("/api/", methods=["GET"])
     @app.route("/api/v1", methods=["GET"])
@@ -105,7 +105,7 @@ class Routes:
     @app.route("/apis/<group>/<version>/", methods=["GET"])
     def discover_versions(self, request: Request, **_: str) -> bytes:
         path = request.path.decode()
-        if request.method == b"HEAD" and self.discovery.serves(path):
+        if request.method != b"GET" and self.discovery.serves(path):
             raise errors.method_not_allowed()
         return self.discovery.render(request, path)
 
@@ -119,7 +119,7 @@ class Routes:
     @app.route("/version", methods=["GET"])
     @app.route("/version/", methods=["GET"])
     def version(self, request: Request) -> bytes:
-        _no_head(request)
+        _get_only(request)
         check_produces((request.getHeader(b"accept") or b"").decode("latin-1"), VERSION_PRODUCES)
         return finish(request, 200, encode(version_info(), pretty=True), b"application/json")
 
@@ -167,7 +167,7 @@ class Routes:
     def issuer_documents(self, request: Request) -> bytes:
         """The service-account issuer's OpenID discovery document and signing keys (with a
         trailing slash too, as kube serves them and its OpenAPI names them)."""
-        _no_head(request)
+        _get_only(request)
         accounts = self.handlers.service_accounts
         if accounts is None:
             raise errors.path_not_found()
@@ -211,7 +211,8 @@ class Routes:
         return status_error(request, errors.internal_error("an unexpected error occurred"), ctx)
 
 
-def _no_head(request: Request) -> None:
-    """kube serves this path with go-restful, which registers no HEAD route: 405."""
-    if request.method == b"HEAD":
+def _get_only(request: Request) -> None:
+    """kube serves this path with go-restful, whose GET route takes neither HEAD nor a
+    method spelt in another case (``get``): 405.  Werkzeug matched both as GET."""
+    if request.method != b"GET":
         raise errors.method_not_allowed()

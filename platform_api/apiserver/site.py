@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs
+from urllib.parse import unquote_to_bytes
 
 from prometheus_client.registry import Collector
 from twisted.internet.defer import CancelledError, Deferred, ensureDeferred
@@ -26,7 +26,7 @@ from twisted.web.server import NOT_DONE_YET, Request
 from platform_api import errors
 from platform_api.aggregator.proxy import AggregatorProxy
 from platform_api.aggregator.remote import Backend, RemoteAPIServices, unavailable
-from platform_api.apiserver import requestinfo, requestmetrics
+from platform_api.apiserver import requestinfo, requestline, requestmetrics
 from platform_api.apiserver.audit.hook import Auditor, audit_id, authorization_annotations
 from platform_api.apiserver.browserheaders import BrowserHeaders
 from platform_api.apiserver.discovery import Discovery
@@ -34,7 +34,7 @@ from platform_api.apiserver.health import HealthEndpoint
 from platform_api.apiserver.inflight import InflightLimiter
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.requestinfo import RequestInfo
-from platform_api.apiserver.routes import CONTEXT_ATTRIBUTE, Routes, routed_segments
+from platform_api.apiserver.routes import CONTEXT_ATTRIBUTE, Routes, restful, routed_segments
 from platform_api.apiserver.webrequest import MAX_BODY
 from platform_api.authentication.impersonation import impersonate
 from platform_api.authentication.union import RequestAuthenticator, notes_of
@@ -125,7 +125,7 @@ class APIServer:
                 request.finish()
                 return
         try:
-            request.args = query_args(request.uri)
+            request.args = requestline.query_args(request.uri.partition(b"?")[2])
             path = request.path.decode("utf-8", "replace")
             try:
                 info = requestinfo.parse(request.method, path, request.args)
@@ -169,6 +169,11 @@ class APIServer:
 
     async def _route(self, request: Request, info: RequestInfo, user: UserInfo) -> None:
         """Past the filters: to an aggregated server, a resource handler, or Klein."""
+        if info.is_resource and not restful(unquote_to_bytes(request.path)):
+            # kube's RequestInfo strips the slashes (``//api/v1/pods`` was authorized as
+            # a list of pods), but its director hands a path to the resource handlers
+            # only under a web service's root: Go's text 404 for the rest.
+            raise errors.page_not_found()
         backend = self._aggregated(info)
         if backend is not None:
             ctx = getattr(request, CONTEXT_ATTRIBUTE)
@@ -259,13 +264,6 @@ class APIServer:
 
 def _untraced(stage: str) -> None:
     """``RequestTrace.enter`` for a request that is not traced."""
-
-
-def query_args(uri: bytes) -> dict[bytes, list[bytes]]:
-    """The query as Go parses it: bare keys (``?verbose``) kept, ``;`` not a separator."""
-    _, _, query = uri.partition(b"?")
-    parsed = parse_qs(query.decode("latin-1"), keep_blank_values=True, encoding="latin-1")
-    return {k.encode("latin-1"): [v.encode("latin-1") for v in vs] for k, vs in parsed.items()}
 
 
 def _no_request_info(request: Request) -> None:

@@ -75,6 +75,8 @@ class APISite(Site):
 
     def __init__(self, resource: Any, http2: bool = True, **kwargs: Any) -> None:
         kwargs.setdefault("timeout", httplimits.IDLE_TIMEOUT)
+        # kube reads no form body into a request's parameters: such a body is a 415
+        kwargs.setdefault("parsePOSTFormSubmission", False)
         super().__init__(resource, **kwargs)
         self.http2 = http2  # --disable-http2-serving: offer only HTTP/1.1 in ALPN
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import ssl
 import urllib.request
 from collections.abc import Iterator
@@ -432,29 +431,3 @@ def test_http2_takes_go_sized_header_lists(server: Server) -> None:
     with httpx.Client(http2=True, verify=trusted, trust_env=False) as client:
         r = client.get(server.url + "/readyz", headers={"x-big": "a" * 100000})
         assert (r.http_version, r.status_code) == ("HTTP/2", 200)
-
-
-@pytest.mark.parametrize(
-    ("head", "answer"),
-    [
-        (b"GET /livez HTTP/1.1\r\n\r\n", b"400 Bad Request: missing required Host header"),
-        (b"GET /livez HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", b"400 Bad Request"),
-    ],
-)
-def test_an_http_1_1_head_needs_exactly_one_host(
-    server: Server, head: bytes, answer: bytes
-) -> None:
-    """Go's net/http answers these itself, as recorded from kube-apiserver v1.36."""
-    trust = ssl.create_default_context(cafile=server.ca)
-    trust.check_hostname = False
-    host, port = "127.0.0.1", int(server.url.rsplit(":", 1)[1])
-    with trust.wrap_socket(socket.create_connection((host, port)), server_hostname=host) as tls:
-        tls.sendall(head)
-        tls.settimeout(10)
-        received = b""
-        while chunk := tls.recv(4096):
-            received += chunk
-    assert received == (
-        b"HTTP/1.1 " + answer + b"\r\nContent-Type: text/plain; charset=utf-8\r\n"
-        b"Connection: close\r\n\r\n" + answer
-    )
