@@ -306,6 +306,17 @@ class Discovery:
             etag = '"' + hashlib.sha256(body).hexdigest()[:32].upper() + '"'
         return body, etag
 
+    def listed_paths(self) -> list[str]:
+        """The discovery paths kube's ``/`` lists: ``/api`` and its version, ``/apis``
+        with and without its slash, each group and each version it serves (custom and
+        aggregated groups too)."""
+        self._ensure()
+        paths = ["/api", "/api/v1", "/apis", "/apis/"]
+        for group in orjson.loads(self._docs["/apis"])["groups"]:
+            paths.append(f"/apis/{group['name']}")
+            paths += [f"/apis/{v['groupVersion']}" for v in group["versions"]]
+        return paths
+
     def serves(self, path: str) -> bool:
         """Whether ``path`` is a discovery document (not a 404)."""
         self._ensure()

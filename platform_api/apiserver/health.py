@@ -2,7 +2,8 @@
 
 Failing checks never say why (these endpoints are public); the reason is logged.
 /readyz fails with 503 (as the issue asks: load balancers take it to mean "not now"),
-/livez and /healthz with 500, as kube.
+/livez and /healthz with 500, as kube.  Each check a whole endpoint runs is counted for
+``/metrics/slis`` (slis.py); one check's own path is not, as in kube.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from twisted.logger import Logger
 from twisted.web.server import Request
 
 from platform_api import errors
+from platform_api.apiserver.slis import SLIS
 from platform_api.endpoints.options import args
 from platform_api.endpoints.responses import finish
 
@@ -49,6 +51,7 @@ class HealthEndpoint:
                 lines.append(f"[+]{check.name} excluded: ok\n")
                 continue
             reason = check.check()
+            SLIS.observe(check.name, self.name, reason is None)
             if reason is None:
                 lines.append(f"[+]{check.name} ok\n")
             else:

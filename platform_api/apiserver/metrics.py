@@ -56,7 +56,17 @@ LATENCY_BUCKETS += (1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60)
 TEXT_CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8; escaping=underscores"
 # Go's client has no per-series creation time; prometheus-client adds one unless told not to.
 disable_created_metrics()
-ProcessCollector(registry=REGISTRY)
+PROCESS = ProcessCollector(registry=REGISTRY)
+
+
+def start_time() -> float:
+    """This process's start, as ``process_start_time_seconds`` says (kube's metrics
+    handlers also send it as the ``Process-Start-Time-Unix`` header)."""
+    for family in PROCESS.collect():
+        if family.name == "process_start_time_seconds":
+            return float(family.samples[0].value)
+    return 0.0
+
 
 BUILD_INFO = Gauge(
     "kubernetes_build_info",
@@ -287,17 +297,17 @@ def render(accept: str, source: Collector = REGISTRY) -> tuple[bytes, bytes]:
 
 
 def text(registry: Collector) -> bytes:
-    """Prometheus text format 0.0.4 with client_golang's layout."""
-    out: list[str] = []
+    """Prometheus text format 0.0.4 with client_golang's layout: families sorted by
+    name, as its Gather sorts them."""
+    named = []
     for family in registry.collect():
+        if family.samples:  # a counter's name is ``x_total``, or a RawCounter's bare name
+            kind = family.type
+            named.append((family.samples[0].name if kind == "counter" else family.name, family))
+    out: list[str] = []
+    for name, family in sorted(named, key=lambda pair: pair[0]):
         samples = family.samples
-        if not samples:
-            continue
-        name, kind = family.name, family.type
-        if kind == "counter":
-            name = samples[0].name  # ``x_total``, or a RawCounter's bare name
-        elif kind == "unknown":
-            kind = "untyped"
+        kind = "untyped" if family.type == "unknown" else family.type
         doc = family.documentation.replace("\\", r"\\").replace("\n", r"\n")
         out.append(f"# HELP {name} {doc}\n# TYPE {name} {kind}\n")
         if kind == "histogram":

@@ -22,7 +22,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed
 from werkzeug.routing import BaseConverter
 
 from platform_api import errors
-from platform_api.apiserver import metrics
+from platform_api.apiserver import metrics, slis
 from platform_api.apiserver.discovery import Discovery, version_info
 from platform_api.apiserver.health import HealthEndpoint
 from platform_api.apiserver.openapi import OpenAPI
@@ -84,7 +84,7 @@ class Routes:
         openapi: OpenAPI,
         health: dict[str, HealthEndpoint],
         gather_metrics: Callable[[], Awaitable[Collector]] | None = None,
-        reset_metrics: Callable[[], None] | None = None,
+        reset_metrics: Callable[[bool], None] | None = None,
     ) -> None:
         self.handlers = handlers
         self.discovery = discovery
@@ -143,21 +143,25 @@ class Routes:
         return self.openapi.render(request, request.path.decode())
 
     @app.route("/metrics")
+    @app.route("/metrics/slis")
     def metrics(self, request: Request) -> bytes | Deferred[bytes]:
+        part = request.path == b"/metrics/slis"
         if request.method == b"DELETE":  # kube's MetricsWithReset (--profiling, its default)
-            metrics.reset()
+            (slis.SLIS.reset if part else metrics.reset)()
             if self.reset_metrics is not None:
-                self.reset_metrics()
+                self.reset_metrics(part)
             return finish(request, 200, b"metrics reset\n", b"text/plain; charset=utf-8")
         accept = request.getHeader("accept") or ""
+        request.setHeader(b"process-start-time-unix", b"%d" % metrics.start_time())
         if self.gather_metrics is None:
-            body, content_type = metrics.render(accept)
+            body, content_type = metrics.render(accept, slis.for_path(metrics.REGISTRY, part))
             return finish(request, 200, body, content_type)
-        return ensureDeferred(self._all_workers_metrics(request, accept))
+        return ensureDeferred(self._all_workers_metrics(request, accept, part))
 
-    async def _all_workers_metrics(self, request: Request, accept: str) -> bytes:
+    async def _all_workers_metrics(self, request: Request, accept: str, part: bool) -> bytes:
         assert self.gather_metrics is not None
-        body, content_type = metrics.render(accept, await self.gather_metrics())
+        merged = await self.gather_metrics()
+        body, content_type = metrics.render(accept, slis.for_path(merged, part))
         return finish(request, 200, body, content_type)
 
     @app.route("/.well-known/openid-configuration", methods=["GET"])
@@ -180,13 +184,23 @@ class Routes:
 
     @app.route("/")
     def root_paths(self, request: Request) -> bytes:
-        paths = sorted(
-            ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]
-            + ["/.well-known/openid-configuration", "/openid/v1/jwks", "/metrics"]
-            + ["/openapi/v2", "/openapi/v3"]
-            + [f"/apis/{g}" for g in self.handlers.scheme.groups()]
-        )
-        return finish(request, 200, encode({"paths": paths}, pretty=True), b"application/json")
+        """Every path kube's muxes list: discovery, each health check's own, the
+        documents and metrics."""
+        paths = [
+            *self.discovery.listed_paths(),
+            "/version",
+            "/.well-known/openid-configuration",
+            "/openid/v1/jwks",
+            "/metrics",
+            "/metrics/slis",
+            "/openapi/v2",
+            "/openapi/v3",
+            "/openapi/v3/",
+        ]
+        for name, endpoint in self.health.items():
+            paths += [f"/{name}"] + [f"/{name}/{check.name}" for check in endpoint.checks]
+        body = encode({"paths": sorted(paths)}, pretty=True)
+        return finish(request, 200, body, b"application/json")
 
     @app.handle_errors(errors.StatusError)  # type: ignore[arg-type]
     def status_error(self, request: Request, failure: Failure) -> bytes:

@@ -77,7 +77,7 @@ class Filters:
     # --workers: every worker's samples merged, for /metrics (workermetrics.py).
     gather_metrics: Callable[[], Awaitable[Collector]] | None = None
     # --workers: ``DELETE /metrics`` resets every worker's counters, not one's.
-    reset_metrics: Callable[[], None] | None = None
+    reset_metrics: Callable[[bool], None] | None = None  # True: /metrics/slis
     # Group versions of aggregated API servers (APIServices naming a Service).
     remote_apiservices: RemoteAPIServices | None = None
     aggregator_proxy: AggregatorProxy | None = None

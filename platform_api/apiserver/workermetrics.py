@@ -17,7 +17,9 @@ scraped worker merges them with its own:
 
 A sibling that has not answered within half a second (restarting, say) contributes the
 snapshot it wrote last, so counters do not drop for a scrape and come back.
-``DELETE /metrics`` resets the worker it reached and, by datagram, every sibling.
+``DELETE /metrics`` resets the worker it reached and, by datagram, every sibling
+(``DELETE /metrics/slis`` their health-check SLIs); a check's last result, taken from
+every worker, is the worst of them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
+from platform_api.apiserver import slis
 from platform_api.apiserver.metrics import REGISTRY, reset
 from platform_api.privatefiles import private_dir
 
@@ -42,6 +45,7 @@ SNAPSHOT_DIR = os.path.join("run", "metrics")
 ANSWER_WITHIN = 0.5  # seconds a scrape waits for its siblings
 ASK, ANSWER = b"?", b"="  # first byte of a request and of its answer; then the token
 RESET = b"~"  # DELETE /metrics on a sibling: reset this worker's too
+SLIS = b"s"  # after RESET: DELETE /metrics/slis, the health-check SLIs only
 # Gauges each worker reads from what they share, or that are flags: counted once.
 SHARED_GAUGES = frozenset(
     {
@@ -59,6 +63,7 @@ SHARED_GAUGES = frozenset(
     }
 )
 EARLIEST = frozenset({"process_start_time_seconds"})
+WORST = frozenset({"kubernetes_healthcheck"})  # a check failing on any worker reads 0
 LARGEST = frozenset(
     "apiserver_flowcontrol_" + name
     for name in (
@@ -103,7 +108,7 @@ class MergedMetrics(Collector):
 def _combiner(name: str, kind: str) -> Callable[[float, float], float]:
     if kind == "gauge" and (name in SHARED_GAUGES or name in LARGEST):
         return max
-    if name in EARLIEST:
+    if name in EARLIEST or name in WORST:
         return min
     return _add
 
@@ -161,7 +166,7 @@ class MetricsExchange:
             self._write_snapshot()
             self.send(ANSWER + str(self.index).encode() + b":" + rest, address)
         elif kind == RESET:
-            reset()
+            (slis.SLIS.reset if rest == SLIS else reset)()
         elif kind == ANSWER:
             sender, _, token = rest.partition(b":")
             waiting = self._waiting.get(token)
@@ -170,9 +175,9 @@ class MetricsExchange:
                 if not waiting[1]:
                     self._done(token)
 
-    def reset_siblings(self) -> None:
-        """Every sibling resets its metrics, as the scraped worker did."""
-        self.send(RESET, None)
+    def reset_siblings(self, slis_only: bool = False) -> None:
+        """Every sibling resets its metrics (or its SLIs), as the scraped worker did."""
+        self.send(RESET + SLIS if slis_only else RESET, None)
 
     def _write_snapshot(self) -> None:
         path = self.path(self.index)

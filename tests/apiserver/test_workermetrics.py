@@ -37,15 +37,15 @@ def test_counters_histograms_and_work_in_progress_add_up_shared_gauges_count_onc
     sibling = snapshot(_registry(requests=4, inflight=2, objects=7, latency=0.5))
     merged = text(MergedMetrics([sibling], local=local)).decode()
     assert merged == (
-        "# HELP demo_requests_total Requests.\n"
-        "# TYPE demo_requests_total counter\n"
-        'demo_requests_total{verb="GET"} 7\n'
-        "# HELP demo_inflight In flight.\n"
-        "# TYPE demo_inflight gauge\n"
-        "demo_inflight 3\n"
         "# HELP apiserver_storage_objects Objects.\n"
         "# TYPE apiserver_storage_objects gauge\n"
         'apiserver_storage_objects{resource="pods"} 7\n'
+        "# HELP demo_inflight In flight.\n"
+        "# TYPE demo_inflight gauge\n"
+        "demo_inflight 3\n"
+        "# HELP demo_requests_total Requests.\n"
+        "# TYPE demo_requests_total counter\n"
+        'demo_requests_total{verb="GET"} 7\n'
         "# HELP demo_seconds Latency.\n"
         "# TYPE demo_seconds histogram\n"
         'demo_seconds_bucket{le="0.1"} 1\n'

@@ -111,6 +111,8 @@ def test_discovery_and_openapi_follow_the_crd(server: Server, admin: requests.Se
         },
     ).json()
     assert any(item["metadata"]["name"] == group for item in aggregated["items"])
+    listed = admin.get(server.url + "/").json()["paths"]
+    assert f"/apis/{group}" in listed and f"/apis/{group}/v1" in listed
     index = admin.get(server.url + "/openapi/v3").json()["paths"]
     doc = admin.get(server.url + index[f"apis/{group}/v1"]["serverRelativeURL"]).json()
     schema = doc["components"]["schemas"]["com.example.disco.v1.CronTab"]
@@ -151,6 +153,7 @@ def test_discovery_and_openapi_follow_the_crd(server: Server, admin: requests.Se
     assert v2_patch["produces"] == ["application/json", "application/yaml"]
     delete_crd(admin, server, crd["metadata"]["name"])
     assert admin.get(f"{server.url}/apis/{group}/v1").status_code == 404
+    assert f"/apis/{group}" not in admin.get(server.url + "/").json()["paths"]
     assert f"apis/{group}/v1" not in admin.get(server.url + "/openapi/v3").json()["paths"]
 
     def v2_lists_it() -> bool:

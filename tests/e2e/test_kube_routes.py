@@ -223,3 +223,70 @@ def test_delete_metrics_resets_labelled_series(fresh_server: Server) -> None:
     assert lost in admin.get(url + "/metrics").text  # counted again from zero
     line = next(x for x in admin.get(url + "/metrics").text.splitlines() if x.startswith(lost))
     assert line.endswith(" 1")
+
+
+# ``/`` of the reference (branded), less its /flagz and /statusz and its health checks.
+ROOT_PATHS = [
+    "/.well-known/openid-configuration",
+    "/api",
+    "/api/v1",
+    "/apis",
+    "/apis/",
+    *[
+        path
+        for group in (
+            "admissionregistration.platform.io/v1",
+            "apiextensions.platform.io/v1",
+            "apiregistration.platform.io/v1",
+            "apps/v1",
+            "authentication.platform.io/v1",
+            "authorization.platform.io/v1",
+            "autoscaling/v1 v2",
+            "batch/v1",
+            "certificates.platform.io/v1",
+            "coordination.platform.io/v1",
+            "discovery.platform.io/v1",
+            "events.platform.io/v1",
+            "flowcontrol.apiserver.platform.io/v1",
+            "networking.platform.io/v1",
+            "node.platform.io/v1",
+            "policy/v1",
+            "rbac.authorization.platform.io/v1",
+            "resource.platform.io/v1",
+            "scheduling.platform.io/v1",
+            "storage.platform.io/v1",
+        )
+        for name, versions in [group.split("/")]
+        for path in [f"/apis/{name}"] + [f"/apis/{name}/{v}" for v in versions.split()]
+    ],
+    "/healthz",
+    "/livez",
+    "/metrics",
+    "/metrics/slis",
+    "/openapi/v2",
+    "/openapi/v3",
+    "/openapi/v3/",
+    "/openid/v1/jwks",
+    "/readyz",
+    "/version",
+]
+
+
+def test_the_root_lists_every_path_kubes_muxes_list(
+    server: Server, admin: requests.Session
+) -> None:
+    """Each group and each of its versions, ``/apis/``, and every health check's own path,
+    as kube lists them (it listed only the groups and the endpoints themselves)."""
+    paths = admin.get(server.url + "/").json()["paths"]
+    assert paths == sorted(paths)
+    assert [
+        p for p in paths if not p.startswith(("/healthz/", "/livez/", "/readyz/"))
+    ] == ROOT_PATHS
+    for endpoint in ("healthz", "livez", "readyz"):
+        checks = admin.get(f"{server.url}/{endpoint}?verbose").text.splitlines()
+        names = [line[3:].removesuffix(" ok") for line in checks if line.startswith("[+]")]
+        assert "ping" in names
+        assert [p for p in paths if p.startswith(f"/{endpoint}/")] == sorted(
+            f"/{endpoint}/{name}" for name in names
+        )
+        assert all(admin.get(f"{server.url}/{endpoint}/{name}").text == "ok" for name in names)

@@ -410,3 +410,53 @@ def test_admission_steps_are_timed(server: Server, admin: requests.Session) -> N
         if counted == [1, 1, 1]:
             break
     assert counted == [1, 1, 1]
+
+
+def _slis(admin: requests.Session, server: Server) -> dict[str, float]:
+    r = admin.get(server.url + "/metrics/slis")
+    assert r.status_code == 200
+    assert (
+        r.headers["Content-Type"]
+        == "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"
+    )
+    return {
+        line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+        for line in r.text.splitlines()
+        if line and not line.startswith("#")
+    }
+
+
+def test_health_checks_are_kubes_slis(server: Server, admin: requests.Session) -> None:
+    """component-base's /metrics/slis: each check /readyz runs, its last result and the
+    count of each result; one check's own path counts nothing; /metrics lists none of it."""
+    before = _slis(admin, server)
+    admin.get(server.url + "/readyz")
+    admin.get(server.url + "/readyz?exclude=ping")
+    admin.get(server.url + "/livez/ping")
+    after = _slis(admin, server)
+    total = 'kubernetes_healthchecks_total{name="ping",status="success",type="readyz"}'
+    assert after[total] - before.get(total, 0) == 1
+    assert after['kubernetes_healthcheck{name="ping",type="readyz"}'] == 1
+    shutdown = 'kubernetes_healthchecks_total{name="shutdown",status="success",type="readyz"}'
+    assert after[shutdown] - before.get(shutdown, 0) == 2
+    ping_livez = 'kubernetes_healthchecks_total{name="ping",status="success",type="livez"}'
+    assert after.get(ping_livez, 0) == before.get(ping_livez, 0)  # /livez/ping: not counted
+    assert "process_start_time_seconds" in after
+    scraped = admin.get(server.url + "/metrics")
+    assert "kubernetes_healthcheck" not in scraped.text
+    # the scraped process's start (with --workers the SLIs' is the earliest worker's)
+    started = after["process_start_time_seconds"]
+    assert abs(int(scraped.headers["Process-Start-Time-Unix"]) - started) < 60
+    text = admin.get(server.url + "/metrics/slis").text
+    assert "# HELP process_start_time_seconds [ALPHA] Start time of the process since " in text
+    assert "# HELP kubernetes_healthcheck [STABLE] This metric records the result of a " in text
+
+
+def test_each_metrics_path_resets_its_own(server: Server, admin: requests.Session) -> None:
+    """kube's two registries reset apart: DELETE /metrics leaves the SLIs."""
+    admin.get(server.url + "/readyz")
+    assert admin.delete(server.url + "/metrics").text == "metrics reset\n"
+    assert any(k.startswith("kubernetes_healthcheck") for k in _slis(admin, server))
+    reset = admin.delete(server.url + "/metrics/slis")
+    assert (reset.status_code, reset.text) == (200, "metrics reset\n")
+    assert not any(k.startswith("kubernetes_healthcheck") for k in _slis(admin, server))
