@@ -22,7 +22,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed
 from werkzeug.routing import BaseConverter
 
 from platform_api import errors
-from platform_api.apiserver import metrics, slis
+from platform_api.apiserver import metrics, slis, statusz
 from platform_api.apiserver.discovery import Discovery, version_info
 from platform_api.apiserver.health import HealthEndpoint
 from platform_api.apiserver.openapi import OpenAPI
@@ -185,7 +185,18 @@ class Routes:
     @app.route("/")
     def root_paths(self, request: Request) -> bytes:
         """Every path kube's muxes list: discovery, each health check's own, the
-        documents and metrics."""
+        documents, metrics and z-pages."""
+        body = encode({"paths": self._listed()}, pretty=True)
+        return finish(request, 200, body, b"application/json")
+
+    @app.route("/statusz")
+    def status_page(self, request: Request) -> bytes:
+        accept = (request.getHeader(b"accept") or b"").decode("latin-1")
+        paths = statusz.debugging_paths(self._listed())
+        body, content_type = statusz.render(accept, metrics.start_time(), version_info(), paths)
+        return finish(request, 200, body, content_type)
+
+    def _listed(self) -> list[str]:
         paths = [
             *self.discovery.listed_paths(),
             "/version",
@@ -196,11 +207,11 @@ class Routes:
             "/openapi/v2",
             "/openapi/v3",
             "/openapi/v3/",
+            "/statusz",
         ]
         for name, endpoint in self.health.items():
             paths += [f"/{name}"] + [f"/{name}/{check.name}" for check in endpoint.checks]
-        body = encode({"paths": sorted(paths)}, pretty=True)
-        return finish(request, 200, body, b"application/json")
+        return sorted(paths)
 
     @app.handle_errors(errors.StatusError)  # type: ignore[arg-type]
     def status_error(self, request: Request, failure: Failure) -> bytes:

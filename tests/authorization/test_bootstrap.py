@@ -171,6 +171,25 @@ def test_basic_discovery_public_and_monitoring_roles() -> None:
     for path in ("/metrics", "/metrics/slis", "/livez", "/readyz/ping", "/healthz/log"):
         assert can_get_url(monitoring, path)
     assert not can_get_url(monitoring, "/apis")
+    # kube-apiserver v1.36's role, as the reference created it
+    assert monitoring["rules"] == [
+        {
+            "verbs": ["get"],
+            "nonResourceURLs": [
+                "/flagz",
+                "/healthz",
+                "/healthz/*",
+                "/livez",
+                "/livez/*",
+                "/metrics",
+                "/metrics/slis",
+                "/readyz",
+                "/readyz/*",
+                "/statusz",
+            ],
+        },
+        {"verbs": ["get"], "apiGroups": [""], "resources": ["nodes/metrics"]},
+    ]
 
 
 def test_node_and_component_roles_carry_kube_rules() -> None:

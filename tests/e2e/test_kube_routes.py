@@ -225,7 +225,7 @@ def test_delete_metrics_resets_labelled_series(fresh_server: Server) -> None:
     assert line.endswith(" 1")
 
 
-# ``/`` of the reference (branded), less its /flagz and /statusz and its health checks.
+# ``/`` of the reference (branded), less its /flagz and its health checks.
 ROOT_PATHS = [
     "/.well-known/openid-configuration",
     "/api",
@@ -268,6 +268,7 @@ ROOT_PATHS = [
     "/openapi/v3/",
     "/openid/v1/jwks",
     "/readyz",
+    "/statusz",
     "/version",
 ]
 
@@ -290,3 +291,36 @@ def test_the_root_lists_every_path_kubes_muxes_list(
             f"/{endpoint}/{name}" for name in names
         )
         assert all(admin.get(f"{server.url}/{endpoint}/{name}").text == "ok" for name in names)
+
+
+def test_statusz_as_kube_serves_it(server: Server, admin: requests.Session) -> None:
+    """Text whose delimiter changes from one request to the next, the structured page
+    when asked for, and kube's 406 for anything else."""
+    page = admin.get(server.url + "/statusz")
+    assert (page.status_code, page.headers["Content-Type"]) == (200, "text/plain; charset=utf-8")
+    lines = page.text.split("\n")
+    assert lines[:3] == ["", "apiserver statusz", lines[2]] and lines[2].startswith("Warning: ")
+    assert [line.split(maxsplit=1)[0].rstrip(":=") for line in lines[4:9]] == [
+        "Started",
+        "Up",
+        "Go",
+        "Binary",
+        "Emulation",
+    ]
+    assert lines[9].endswith(" /healthz /livez /metrics /readyz /statusz /version")
+    kind = "application/json;v=v1beta1;g=config.platform.io;as=Statusz"
+    doc = admin.get(server.url + "/statusz", headers={"Accept": kind})
+    assert (
+        doc.headers["Content-Type"] == "application/json;g=config.platform.io;v=v1beta1;as=Statusz"
+    )
+    assert doc.json()["kind"] == "Statusz" and doc.json()["emulationVersion"] == "1.36"
+    assert doc.json()["paths"] == [
+        "/healthz",
+        "/livez",
+        "/metrics",
+        "/readyz",
+        "/statusz",
+        "/version",
+    ]
+    refused = admin.get(server.url + "/statusz", headers={"Accept": "application/json"})
+    assert (refused.status_code, refused.json()["reason"]) == (406, "NotAcceptable")

@@ -301,7 +301,12 @@ def _user_roles() -> list[Obj]:
                     "/livez/*",
                     "/readyz/*",
                     "/healthz/*",
-                )
+                    # kube adds these while its ComponentFlagz and ComponentStatusz gates
+                    # are on (beta, their default)
+                    "/flagz",
+                    "/statusz",
+                ),
+                rule("get", LEGACY, ("nodes/metrics",)),  # kubelets' metrics
             ],
         ),
         cluster_role(
