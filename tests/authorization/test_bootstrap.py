@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from platform_api.authorization.rbac.bootstrap_components import (
     role_bindings,
     roles,
 )
+from platform_api.authorization.rbac.bootstrap_controllers import EXTENSION_GROUPS
 from platform_api.authorization.rbac.reconcile import default_policy
 from platform_api.authorization.rbac.rules import allows
 from platform_api.scheme.builtin import BUILTIN_TYPES, GROUP_ORDER
@@ -93,11 +96,15 @@ def test_kube_default_cluster_roles_exist(name: str) -> None:
 
 
 def test_rules_name_only_groups_this_server_knows() -> None:
+    """Or the metrics APIs of aggregated servers, which keep their upstream names."""
     known = {"", "*"} | {t.group for t in BUILTIN_TYPES} | set(GROUP_ORDER)
     for obj in default_policy():
         for rule in obj.get("rules") or []:
-            assert set(rule.get("apiGroups") or []) <= known, (obj["metadata"]["name"], rule)
-            assert not any("k8s.io" in g for g in rule.get("apiGroups") or [])
+            groups = set(rule.get("apiGroups") or []) - EXTENSION_GROUPS
+            assert groups <= known, (obj["metadata"]["name"], rule)
+            assert not any("k8s.io" in g for g in groups)
+    autoscaler = ROLES["system:controller:horizontal-pod-autoscaler"]["rules"]
+    assert {g for r in autoscaler for g in r["apiGroups"]} >= EXTENSION_GROUPS
 
 
 def test_cluster_admin_can_do_everything() -> None:
@@ -291,3 +298,35 @@ def test_the_issuer_documents_are_readable_with_a_trailing_slash_too() -> None:
             "/openid/v1/jwks/",
         ],
     }
+
+
+def test_every_controller_of_kubes_has_its_role_and_binding_as_kube_makes_them() -> None:
+    """The reference kube-apiserver v1.36's ``system:controller:*`` roles (branded,
+    saved in reference_controller_roles.json), less the ``extensions`` group and
+    OpenShift's own rule; each bound to its service account in the system namespace."""
+    reference = json.loads((Path(__file__).parent / "reference_controller_roles.json").read_text())
+    ours = {
+        name.removeprefix("system:controller:"): role
+        for name, role in ROLES.items()
+        if name.startswith("system:controller:")
+    }
+    assert sorted(ours) == sorted(reference)
+    for name, rules in reference.items():
+        expected = []
+        for rule in rules:
+            groups = [g for g in rule.get("apiGroups", []) if g != "extensions"]
+            if rule.get("apiGroups") and not groups:
+                continue
+            if (name, rule.get("resources")) == (
+                "endpointslicemirroring-controller",
+                ["endpoints/finalizers"],
+            ):
+                continue
+            expected.append({**rule, "apiGroups": groups} if "apiGroups" in rule else rule)
+        assert ours[name]["rules"] == expected, name
+    bound = {b["metadata"]["name"]: b["subjects"] for b in controller_role_bindings()}
+    assert set(bound) == {f"system:controller:{name}" for name in reference}
+    for name in reference:
+        assert bound[f"system:controller:{name}"] == [
+            {"kind": "ServiceAccount", "name": name, "namespace": "platform-system"}
+        ]

@@ -4,9 +4,10 @@ namespaced defaults (kube's policy, controller and namespace policies), branded:
 keep kube's spelling, as the spec's component roles do.
 
 kube gives each controller a ``system:controller:<name>`` ClusterRole bound to the
-service account ``kube-system/<name>`` it runs as.  Only the controllers this server
-runs get theirs; their service-account names are kube's (``generic-garbage-collector``
-for the garbage collector).
+service account ``kube-system/<name>`` it runs as; the service-account names are kube's
+(``generic-garbage-collector`` for the garbage collector).  The roles of the controllers
+whose rules this server's own code needs are here; kube-controller-manager's others,
+as kube makes them, in bootstrap_controllers.py.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from platform_api.authorization.rbac.bootstrap import (
     urls,
     users,
 )
+from platform_api.authorization.rbac.bootstrap_controllers import kube_controller_rules
 from platform_api.scheme import signers
 
 CONTROLLER_PREFIX = "system:controller:"
@@ -240,6 +242,10 @@ def _scheduler_rules() -> list[Obj]:
 
 
 def _controller_rules() -> dict[str, list[Obj]]:
+    return {**_own_controller_rules(), **kube_controller_rules()}
+
+
+def _own_controller_rules() -> dict[str, list[Obj]]:
     return {
         "clusterrole-aggregation-controller": [
             # "escalate": an aggregated role may hold rights the controller does not.
