@@ -302,8 +302,8 @@ def test_the_issuer_documents_are_readable_with_a_trailing_slash_too() -> None:
 
 def test_every_controller_of_kubes_has_its_role_and_binding_as_kube_makes_them() -> None:
     """The reference kube-apiserver v1.36's ``system:controller:*`` roles (branded,
-    saved in reference_controller_roles.json), less the ``extensions`` group and
-    OpenShift's own rule; each bound to its service account in the system namespace."""
+    saved in reference_controller_roles.json), less the ``extensions`` group; each bound
+    to its service account in the system namespace."""
     reference = json.loads((Path(__file__).parent / "reference_controller_roles.json").read_text())
     ours = {
         name.removeprefix("system:controller:"): role
@@ -316,11 +316,6 @@ def test_every_controller_of_kubes_has_its_role_and_binding_as_kube_makes_them()
         for rule in rules:
             groups = [g for g in rule.get("apiGroups", []) if g != "extensions"]
             if rule.get("apiGroups") and not groups:
-                continue
-            if (name, rule.get("resources")) == (
-                "endpointslicemirroring-controller",
-                ["endpoints/finalizers"],
-            ):
                 continue
             expected.append({**rule, "apiGroups": groups} if "apiGroups" in rule else rule)
         assert ours[name]["rules"] == expected, name

@@ -4,11 +4,10 @@ kube-apiserver makes a ``system:controller:<name>`` ClusterRole for each control
 kube-controller-manager, and binds it to the service account ``kube-system/<name>``
 the controller runs as with ``--use-service-account-credentials``, whichever of them a
 cluster runs.  These are those roles as kube-apiserver v1.36 makes them with its
-default feature gates (read off the reference build's answers), less what
-bootstrap.py leaves out everywhere (the ``extensions`` group) and one rule of
-OpenShift's (``endpoints/finalizers`` for endpoint-slice mirroring, which its source
-notes as the fork's own).  The controllers this server's own code runs with other
-rules keep those, in bootstrap_components.py.
+default feature gates (read off the reference build's answers, and checked against
+upstream's controller policy), less what bootstrap.py leaves out everywhere: the
+``extensions`` group.  The controllers this server's own code runs with other rules
+keep those, in bootstrap_components.py.
 """
 
 from __future__ import annotations
@@ -112,11 +111,14 @@ def kube_controller_rules() -> dict[str, list[Obj]]:
         ],
         "endpointslice-controller": [
             rule(READ, LEGACY, ("nodes", "pods", "services")),
-            *_slice_writer(),
+            rule("update", LEGACY, ("services/finalizers",)),
+            *_slice_writes(),
         ],
         "endpointslicemirroring-controller": [
             rule(READ, LEGACY, ("endpoints", "services")),
-            *_slice_writer(),
+            rule("update", LEGACY, ("services/finalizers",)),
+            rule("update", LEGACY, ("endpoints/finalizers",)),
+            *_slice_writes(),
         ],
         "ephemeral-volume-controller": [
             rule(READ, LEGACY, ("pods",)),
@@ -296,10 +298,9 @@ def kube_controller_rules() -> dict[str, list[Obj]]:
     }
 
 
-def _slice_writer() -> list[Obj]:
-    """What both EndpointSlice controllers write (each reads its own sources first)."""
+def _slice_writes() -> list[Obj]:
+    """What both EndpointSlice controllers write (after what each reads and owns)."""
     return [
-        rule("update", LEGACY, ("services/finalizers",)),
         rule(
             ("create", "delete", "get", "list", "update", "watch"), DISCOVERY, ("endpointslices",)
         ),
