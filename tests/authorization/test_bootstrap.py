@@ -208,7 +208,7 @@ def test_node_and_component_roles_carry_kube_rules() -> None:
     assert can(scheduler, "create", "", "pods", "binding")
     lease = next(r for r in scheduler["rules"] if r.get("resourceNames"))
     assert lease == {
-        "verbs": ["get", "update"],
+        "verbs": ["get", "list", "update", "watch"],
         "apiGroups": ["coordination.platform.io"],
         "resources": ["leases"],
         "resourceNames": ["kube-scheduler"],
@@ -300,28 +300,39 @@ def test_the_issuer_documents_are_readable_with_a_trailing_slash_too() -> None:
     }
 
 
-def test_every_controller_of_kubes_has_its_role_and_binding_as_kube_makes_them() -> None:
-    """The reference kube-apiserver v1.36's ``system:controller:*`` roles (branded,
-    saved in reference_controller_roles.json), less the ``extensions`` group; each bound
-    to its service account in the system namespace."""
-    reference = json.loads((Path(__file__).parent / "reference_controller_roles.json").read_text())
-    ours = {
-        name.removeprefix("system:controller:"): role
-        for name, role in ROLES.items()
-        if name.startswith("system:controller:")
-    }
-    assert sorted(ours) == sorted(reference)
-    for name, rules in reference.items():
-        expected = []
+def _reference_rules() -> dict[str, list[Obj]]:
+    """The reference kube-apiserver v1.36's default ClusterRoles' rules (branded, saved
+    in reference_cluster_roles.json; not the aggregated admin, edit and view, nor
+    OpenShift's own), less the ``extensions`` group, which this server does not serve."""
+    saved = json.loads((Path(__file__).parent / "reference_cluster_roles.json").read_text())
+    out: dict[str, list[Obj]] = {}
+    for name, rules in saved.items():
+        out[name] = []
         for rule in rules:
             groups = [g for g in rule.get("apiGroups", []) if g != "extensions"]
             if rule.get("apiGroups") and not groups:
                 continue
-            expected.append({**rule, "apiGroups": groups} if "apiGroups" in rule else rule)
-        assert ours[name]["rules"] == expected, name
+            out[name].append({**rule, "apiGroups": groups} if "apiGroups" in rule else rule)
+    return out
+
+
+def test_every_default_cluster_role_is_kubes() -> None:
+    reference = _reference_rules()
+    assert sorted(set(ROLES) - {"admin", "edit", "view"}) == sorted(reference)
+    for name, rules in reference.items():
+        assert ROLES[name]["rules"] == rules, name
+
+
+def test_every_controller_role_is_bound_to_its_service_account() -> None:
+    names = [n for n in _reference_rules() if n.startswith("system:controller:")]
+    assert len(names) == 39
     bound = {b["metadata"]["name"]: b["subjects"] for b in controller_role_bindings()}
-    assert set(bound) == {f"system:controller:{name}" for name in reference}
-    for name in reference:
-        assert bound[f"system:controller:{name}"] == [
-            {"kind": "ServiceAccount", "name": name, "namespace": "platform-system"}
+    assert sorted(bound) == sorted(names)
+    for name in names:
+        assert bound[name] == [
+            {
+                "kind": "ServiceAccount",
+                "name": name.removeprefix("system:controller:"),
+                "namespace": "platform-system",
+            }
         ]

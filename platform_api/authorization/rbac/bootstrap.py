@@ -34,6 +34,7 @@ CERTIFICATES = "certificates.platform.io"
 COORDINATION = "coordination.platform.io"
 DISCOVERY = "discovery.platform.io"
 EVENTS = "events.platform.io"
+RESOURCE = "resource.platform.io"
 NETWORKING = "networking.platform.io"
 NODE = "node.platform.io"
 POLICY = "policy"
@@ -178,10 +179,10 @@ def _aggregate_to_edit() -> list[Obj]:
                 "persistentvolumeclaims",
                 "configmaps",
                 "secrets",
-                "events",
             ),
         ),
         rule("create", LEGACY, ("serviceaccounts/token",)),
+        rule(WRITE, (LEGACY, EVENTS), ("events",)),
         rule(
             WRITE,
             APPS,
@@ -201,6 +202,7 @@ def _aggregate_to_edit() -> list[Obj]:
         rule(WRITE, POLICY, ("poddisruptionbudgets",)),
         rule(WRITE, NETWORKING, ("networkpolicies", "ingresses")),
         rule(READ_WRITE, COORDINATION, ("leases",)),
+        rule(WRITE, RESOURCE, ("resourceclaims", "resourceclaimtemplates")),
     ]
 
 
@@ -230,7 +232,6 @@ def _aggregate_to_view() -> list[Obj]:
                 "limitranges",
                 "resourcequotas",
                 "bindings",
-                "events",
                 "pods/status",
                 "resourcequotas/status",
                 "namespaces/status",
@@ -239,6 +240,7 @@ def _aggregate_to_view() -> list[Obj]:
             ),
         ),
         rule(READ, LEGACY, ("namespaces",)),
+        rule(READ, (LEGACY, EVENTS), ("events",)),
         rule(READ, DISCOVERY, ("endpointslices",)),
         rule(
             READ,
@@ -262,6 +264,7 @@ def _aggregate_to_view() -> list[Obj]:
         rule(READ, BATCH, ("jobs", "cronjobs", "cronjobs/status", "jobs/status")),
         rule(READ, POLICY, ("poddisruptionbudgets", "poddisruptionbudgets/status")),
         rule(READ, NETWORKING, ("ingresses", "ingresses/status", "networkpolicies")),
+        rule(READ, RESOURCE, ("resourceclaims", "resourceclaims/status", "resourceclaimtemplates")),
     ]
 
 

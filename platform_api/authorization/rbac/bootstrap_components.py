@@ -20,12 +20,15 @@ from platform_api.authorization.rbac.bootstrap import (
     COORDINATION,
     DISCOVERY,
     LEGACY,
+    NETWORKING,
     NODE,
     POLICY,
     PUBLIC_NAMESPACE,
     RBAC_GROUP,
     READ,
     READ_UPDATE,
+    READ_WRITE,
+    RESOURCE,
     STORAGE,
     SYSTEM_NAMESPACE,
     Obj,
@@ -53,7 +56,7 @@ def node_rules() -> list[Obj]:
         rule(("create", "get", "list", "watch"), LEGACY, ("nodes",)),
         rule(("update", "patch"), LEGACY, ("nodes/status",)),
         rule(("update", "patch"), LEGACY, ("nodes",)),
-        rule(("create", "update", "patch"), LEGACY, ("events",)),
+        events_rule(),
         rule(READ, LEGACY, ("pods",)),
         rule(("create", "delete"), LEGACY, ("pods",)),
         rule(("update", "patch"), LEGACY, ("pods/status",)),
@@ -69,6 +72,9 @@ def node_rules() -> list[Obj]:
         rule(READ, STORAGE, ("csidrivers",)),
         rule(("get", "create", "update", "patch", "delete"), STORAGE, ("csinodes",)),
         rule(READ, NODE, ("runtimeclasses",)),
+        rule("get", RESOURCE, ("resourceclaims",)),
+        rule("deletecollection", RESOURCE, ("resourceslices",)),
+        rule("get", LEGACY, ("serviceaccounts",)),
     ]
 
 
@@ -95,6 +101,7 @@ def component_roles() -> list[Obj]:
                 rule(("list", "watch"), LEGACY, ("services", "endpoints")),
                 rule(READ, LEGACY, ("nodes",)),
                 events_rule(),
+                rule(("list", "watch"), NETWORKING, ("servicecidrs",)),
                 rule(("list", "watch"), DISCOVERY, ("endpointslices",)),
             ],
         ),
@@ -104,6 +111,7 @@ def component_roles() -> list[Obj]:
                 rule(READ, LEGACY, ("nodes",)),
                 rule("proxy", LEGACY, ("nodes",)),
                 rule("*", LEGACY, ("nodes/proxy", "nodes/metrics", "nodes/stats", "nodes/log")),
+                rule("*", LEGACY, ("nodes/configz", "nodes/healthz", "nodes/pods")),
             ],
         ),
         cluster_role(
@@ -222,7 +230,8 @@ def _scheduler_rules() -> list[Obj]:
     return [
         events_rule(),
         rule("create", leases, ("leases",)),
-        rule(("get", "update"), leases, ("leases",), ("kube-scheduler",)),
+        rule(("get", "update", "list", "watch"), leases, ("leases",), ("kube-scheduler",)),
+        rule(READ_WRITE, leases, ("leasecandidates",)),
         rule(READ, LEGACY, ("nodes",)),
         rule(("get", "list", "watch", "delete"), LEGACY, ("pods",)),
         rule("create", LEGACY, ("bindings", "pods/binding")),
@@ -235,9 +244,18 @@ def _scheduler_rules() -> list[Obj]:
         rule("create", AUTHENTICATION, ("tokenreviews",)),
         rule("create", AUTHORIZATION, ("subjectaccessreviews",)),
         rule(READ, STORAGE, ("csinodes",)),
+        rule(READ, STORAGE, ("volumeattachments",)),
         rule(READ, LEGACY, ("namespaces",)),
         rule(READ, STORAGE, ("csidrivers",)),
         rule(READ, STORAGE, ("csistoragecapacities",)),
+        # dynamic resource allocation: the scheduler allocates claims and binds them
+        rule(READ, RESOURCE, ("deviceclasses",)),
+        rule(READ_UPDATE, RESOURCE, ("resourceclaims",)),
+        rule(READ_UPDATE, RESOURCE, ("resourceclaims/status",)),
+        rule("update", LEGACY, ("pods/finalizers",)),
+        rule(READ, RESOURCE, ("resourceslices",)),
+        rule(("create", "delete"), RESOURCE, ("resourceclaims",)),
+        rule(("update", "patch"), RESOURCE, ("resourceclaims/binding",)),
     ]
 
 

@@ -21,6 +21,7 @@ from platform_api.authorization.rbac.bootstrap import (
     NETWORKING,
     POLICY,
     READ,
+    RESOURCE,
     STORAGE,
     Obj,
     events_rule,
@@ -28,7 +29,6 @@ from platform_api.authorization.rbac.bootstrap import (
 )
 
 ADMISSION = "admissionregistration.platform.io"
-RESOURCE = "resource.platform.io"
 # The metrics APIs the autoscaler reads are aggregated servers' (metrics-server, metrics
 # adapters), which register them under these names whatever this server's brand.
 METRICS = "metrics.k8s.io"
