@@ -161,6 +161,7 @@ class Discovery:
         self._generation: tuple[int, int, int] = (-1, -1, -1)
         self._docs: dict[str, bytes] = {}
         self._aggregated: dict[str, tuple[bytes, str]] = {}
+        self._paths: list[str] = []  # what ``/`` lists of discovery, built with the documents
 
     def _ensure(self) -> None:
         generation = (
@@ -199,6 +200,10 @@ class Discovery:
         listed = self._listed()
         groups = self._with_remote([self._group_doc(name, source) for name, source in listed])
         self._docs["/apis"] = _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+        self._paths = ["/api", "/api/v1", "/apis", "/apis/"]
+        for group in groups:
+            self._paths.append(f"/apis/{group['name']}")
+            self._paths += [f"/apis/{v['groupVersion']}" for v in group["versions"]]
         for group_doc in groups:
             self._docs[f"/apis/{group_doc['name']}"] = _json(
                 {"kind": "APIGroup", "apiVersion": "v1", **group_doc}
@@ -311,11 +316,7 @@ class Discovery:
         with and without its slash, each group and each version it serves (custom and
         aggregated groups too)."""
         self._ensure()
-        paths = ["/api", "/api/v1", "/apis", "/apis/"]
-        for group in orjson.loads(self._docs["/apis"])["groups"]:
-            paths.append(f"/apis/{group['name']}")
-            paths += [f"/apis/{v['groupVersion']}" for v in group["versions"]]
-        return paths
+        return list(self._paths)
 
     def serves(self, path: str) -> bool:
         """Whether ``path`` is a discovery document (not a 404)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import os
 import platform
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -59,13 +60,18 @@ disable_created_metrics()
 PROCESS = ProcessCollector(registry=REGISTRY)
 
 
+_STARTED: dict[int, float] = {}  # by process id: a forked worker started anew
+
+
 def start_time() -> float:
     """This process's start, as ``process_start_time_seconds`` says (kube's metrics
-    handlers also send it as the ``Process-Start-Time-Unix`` header)."""
-    for family in PROCESS.collect():
-        if family.name == "process_start_time_seconds":
-            return float(family.samples[0].value)
-    return 0.0
+    handlers also send it as the ``Process-Start-Time-Unix`` header), read once: the
+    collector reads four files of /proc each time."""
+    pid = os.getpid()
+    if pid not in _STARTED:
+        samples = [f for f in PROCESS.collect() if f.name == "process_start_time_seconds"]
+        _STARTED[pid] = float(samples[0].samples[0].value) if samples else 0.0
+    return _STARTED[pid]
 
 
 BUILD_INFO = Gauge(

@@ -59,7 +59,9 @@ def _origin_form(target: bytes) -> bytes:
     absolute = _ABSOLUTE.match(target)
     if absolute is not None:
         target = target[absolute.end() :]
-        if not target.startswith(b"/"):  # ``https://host`` or ``https://host?x``: no path
+        if not target.startswith(b"/"):
+            # ``https://host``: Go's path is empty, and its mux answers its 404 page;
+            # Twisted takes no empty target, so this one is served as ``/``.
             target = b"/" + target
     elif not target.startswith(b"/"):
         raise Refused(b"400 Bad Request")

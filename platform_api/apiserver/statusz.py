@@ -38,15 +38,13 @@ def negotiate(accept: str, kind: str) -> tuple[str, str]:
     """(media type, version of ``kind``; "" for text), or kube's 406."""
     if not accept.strip():
         return TEXT, ""
-    for media in parse_accept(accept):
-        if media.quality <= 0:
-            continue
+    for media in parse_accept(accept):  # by preference; kube takes even a q=0 entry
         if media.type in (TEXT, "text/*", "*/*"):
             return TEXT, ""
         params = media.params
         version = params.get("v", "")
-        structured = params.get("g") == GROUP and version in VERSIONS and media.as_ == kind
-        if media.type in (JSON, YAML) and structured:
+        names_it = params.get("g") == GROUP and version in VERSIONS and media.as_ == kind
+        if media.type in (JSON, YAML) and names_it:
             return media.type, version
     raise errors.not_acceptable(ACCEPTED)
 
