@@ -18,6 +18,7 @@ from platform_api.apiserver import (
     authn,
     authz,
     enablement,
+    flagz,
     flowcontrol,
     healthchecks,
     loopback,
@@ -264,6 +265,7 @@ class ServerAssembly:
             hub=self.hub,
             reactor=self.reactor,
             storage_prefix=cfg.storage.etcd_prefix,
+            flags=flagz.values(cfg.flags_given, flagz.server_defaults(cfg)),
         )
         for store in self.stores.values():  # the server's own writes record their owner
             store.field_manager = functools.partial(handlers.field_manager, store.resource)

@@ -70,6 +70,8 @@ MAX_WORKERS = 64
 @dataclass
 class ServerConfig:
     data_dir: str = "./platform-data"
+    # Every flag given (list flags' values joined by commas), as /flagz shows them.
+    flags_given: dict[str, str] = field(default_factory=dict)
     cert_dir: str = ""
     secure_port: int = 6443
     bind_address: str = "0.0.0.0"

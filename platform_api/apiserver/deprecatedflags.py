@@ -136,10 +136,12 @@ def extract(
     args: list[str],
     out: TextIO | None = None,
     tables: tuple[Mapping[str, TakenFlag], ...] = (DEPRECATED,),
+    taken: dict[str, str] | None = None,
 ) -> list[str]:
     """``args`` without the flags of ``tables`` (rewritten to their successor where one
     is), after writing each one's notice (pflag's warning for a deprecated flag); a bad
-    value is pflag's UsageError."""
+    value is pflag's UsageError.  ``taken``, if given, gets each flag's value (/flagz
+    shows them; a flag given twice, its values joined by commas)."""
     stream = out if out is not None else sys.stderr
     kept: list[str] = []
     i = 0
@@ -162,5 +164,7 @@ def extract(
         if problem is not None:
             raise usage.UsageError(f'invalid argument "{value}" for "--{name}" flag: {problem}')
         stream.write(spec.notice(name) + "\n")
+        if taken is not None:
+            taken[name] = f"{taken[name]},{value}" if name in taken else value
         kept.extend(spec.replacement(value, args))
     return kept

@@ -22,7 +22,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed
 from werkzeug.routing import BaseConverter
 
 from platform_api import errors
-from platform_api.apiserver import metrics, slis, statusz
+from platform_api.apiserver import flagz, metrics, slis, statusz
 from platform_api.apiserver.discovery import Discovery, version_info
 from platform_api.apiserver.health import HealthEndpoint
 from platform_api.apiserver.openapi import OpenAPI
@@ -92,6 +92,7 @@ class Routes:
         self.health = health
         self.gather_metrics = gather_metrics  # --workers: every worker's samples merged
         self.reset_metrics = reset_metrics  # --workers: reset every worker's counters
+        self.flagz = flagz.FlagzPage(handlers.flags)
 
     # Routes without ``methods`` answer every method as GET, as kube's plain handlers do
     # (``/``, ``/apis``, ``/apis/<g>``, health, OpenAPI, ``/metrics``); its go-restful
@@ -193,8 +194,15 @@ class Routes:
     def status_page(self, request: Request) -> bytes:
         accept = (request.getHeader(b"accept") or b"").decode("latin-1")
         paths = statusz.debugging_paths(self._listed())
-        body, content_type = statusz.render(accept, metrics.start_time(), version_info(), paths)
-        return finish(request, 200, body, content_type)
+        body, content_type, warning = statusz.render(
+            accept, metrics.start_time(), version_info(), paths
+        )
+        return _z_page(request, body, content_type, warning)
+
+    @app.route("/flagz")
+    def flags_page(self, request: Request) -> bytes:
+        accept = (request.getHeader(b"accept") or b"").decode("latin-1")
+        return _z_page(request, *self.flagz.render(accept))
 
     def _listed(self) -> list[str]:
         paths = [
@@ -208,6 +216,7 @@ class Routes:
             "/openapi/v3",
             "/openapi/v3/",
             "/statusz",
+            "/flagz",
         ]
         for name, endpoint in self.health.items():
             paths += [f"/{name}"] + [f"/{name}/{check.name}" for check in endpoint.checks]
@@ -234,6 +243,11 @@ class Routes:
         log.failure("unhandled error serving {path}", failure, path=request.path)
         ctx = getattr(request, CONTEXT_ATTRIBUTE, None)
         return status_error(request, errors.internal_error("an unexpected error occurred"), ctx)
+
+
+def _z_page(request: Request, body: bytes, content_type: bytes, warning: bytes | None) -> bytes:
+    headers = {"warning": warning.decode()} if warning is not None else None
+    return finish(request, 200, body, content_type, headers=headers)
 
 
 def _get_only(request: Request) -> None:

@@ -25,11 +25,11 @@ GROUP = "config.platform.io"
 VERSIONS = ("v1alpha1", "v1beta1")
 TEXT = "text/plain"
 ACCEPTED = [JSON, YAML, TEXT]
-_DELIMITERS = (":", ": ", "=", " ")
+DELIMITERS = (":", ": ", "=", " ")
 # The first segments of listed paths that are the API, not debugging pages.
 _NOT_DEBUGGING = frozenset({"/apis", "/api", "/openid", "/openapi", "/.well-known"})
 HEADER = (
-    "\n{component} statusz\nWarning: This endpoint is not meant to be machine parseable, "
+    "\n{component} {page}\nWarning: This endpoint is not meant to be machine parseable, "
     "has no formatting compatibility guarantees and is for debugging purposes only.\n"
 )
 
@@ -56,22 +56,23 @@ def debugging_paths(listed: list[str]) -> list[str]:
 
 def render(
     accept: str, started: float, versions: dict[str, str], paths: list[str]
-) -> tuple[bytes, bytes]:
-    """The page and its content type.  ``versions``: the /version document."""
+) -> tuple[bytes, bytes, bytes | None]:
+    """The page, its content type and a Warning header (kube's for the deprecated
+    v1alpha1 document) or None.  ``versions``: the /version document."""
     media, version = negotiate(accept, "Statusz")
     up = int(time.time() - started)
     binary = versions["gitVersion"].removeprefix("v")
     emulation = f"{versions['emulationMajor']}.{versions['emulationMinor']}"
     if media == TEXT:
-        d = random.choice(_DELIMITERS)
+        d = random.choice(DELIMITERS)
         started_at = time.strftime("%a %b %e %H:%M:%S %Z %Y", time.localtime(started))
-        text = HEADER.format(component="apiserver") + (
+        text = HEADER.format(component="apiserver", page="statusz") + (
             f"\nStarted{d} {started_at}\nUp{d} {up // 3600} hr {up // 60 % 60:02d} min "
             f"{up % 60:02d} sec\nGo version{d} {versions['goVersion']}\n"
             f"Binary version{d} {binary}\nEmulation version{d} {emulation}\n"
             f"Paths{d} {' '.join(paths)}\n"
         )
-        return text.encode(), b"text/plain; charset=utf-8"
+        return text.encode(), b"text/plain; charset=utf-8", None
     doc: dict[str, Any] = {
         "kind": "Statusz",
         "apiVersion": f"{GROUP}/{version}",
@@ -83,7 +84,17 @@ def render(
         "emulationVersion": emulation,
         "paths": paths,
     }
-    return structured(doc, media, version, "Statusz")
+    return (*structured(doc, media, version, "Statusz"), deprecation_warning("statusz", version))
+
+
+def deprecation_warning(endpoint: str, version: str) -> bytes | None:
+    """kube's Warning header for the deprecated version of a z-page's document."""
+    if version != "v1alpha1":
+        return None
+    return (
+        f'299 - "This version of the {endpoint} endpoint is deprecated. '
+        'Please use a newer version."'
+    ).encode()
 
 
 def structured(doc: dict[str, Any], media: str, version: str, kind: str) -> tuple[bytes, bytes]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import io
+import os
 import signal
 import sys
 from types import ModuleType
@@ -16,6 +18,7 @@ from platform_api.apiserver.config import ServerConfig, from_flags
 from platform_api.apiserver.flagoptions import FlagOptions, parameters
 from platform_api.apiserver.inertflags import INERT
 from platform_api.apiserver.serverflags import BOOL_FLAGS, FLAGS, GATHERED
+from platform_api.apiserver.workerslot import WORKER_ENV
 
 # New objects between collections of the youngest generation (CPython's default: 700).
 GC_YOUNG = 10_000
@@ -29,10 +32,17 @@ class Options(FlagOptions):
     GATHERED = GATHERED
 
     def rewrite(self, args: list[str]) -> list[str]:
-        return deprecatedflags.extract(args, tables=(deprecatedflags.DEPRECATED, INERT))
+        self.taken: dict[str, str] = {}
+        tables = (deprecatedflags.DEPRECATED, INERT)
+        # A worker's supervisor has named the deprecated and ignored flags already.
+        out = io.StringIO() if os.environ.get(WORKER_ENV) else None
+        return deprecatedflags.extract(args, out, tables=tables, taken=self.taken)
 
     def configure(self, given: dict[str, str | None]) -> None:
         self.config: ServerConfig = from_flags(given)
+        # As given, for /flagz: kube shows every flag, the ones this server ignores too.
+        named = {name: value for name, value in given.items() if value is not None}
+        self.config.flags_given = {**getattr(self, "taken", {}), **named}
 
 
 def makeService(options: Any) -> IService:

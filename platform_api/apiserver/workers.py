@@ -16,7 +16,6 @@ stops them all, each draining as a single server does.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import re
 import signal
@@ -30,10 +29,9 @@ from twisted.internet import defer
 from twisted.internet.protocol import ProcessProtocol
 from twisted.logger import Logger
 
-from platform_api.apiserver import deprecatedflags, loopback, pki
+from platform_api.apiserver import loopback, pki
 from platform_api.apiserver.config import ServerConfig
 from platform_api.apiserver.forkedworker import ForkedWorker, MakeService
-from platform_api.apiserver.inertflags import INERT
 from platform_api.apiserver.sharedwriter import WRITER_ENV, SharedWriter, shares_writer
 from platform_api.apiserver.signals import exit_on_second_signal
 from platform_api.apiserver.workerslot import (
@@ -56,10 +54,9 @@ _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT[\d:]+[+-]\d{4} ")
 
 def plugin_arguments(argv: list[str], plugin: str = "platform-apiserver") -> list[str]:
     """The flags after the plugin name on twistd's command line, as the workers take
-    them: the deprecated flags rewritten and the inert ones dropped, whose notices the
-    supervisor has printed once already."""
-    given = argv[argv.index(plugin) + 1 :] if plugin in argv else []
-    return deprecatedflags.extract(given, io.StringIO(), (deprecatedflags.DEPRECATED, INERT))
+    them: all of them, as /flagz shows them (a worker does not repeat the notices of the
+    deprecated and inert ones, which the supervisor printed once already)."""
+    return argv[argv.index(plugin) + 1 :] if plugin in argv else []
 
 
 class WorkerProtocol(ProcessProtocol):

@@ -76,6 +76,7 @@ class Handlers(Freshness):
     unsafe_delete: bool = False  # deleting corrupt objects (AllowUnsafeMalformedObjectDeletion)
     binding_labels: bool = True  # a Binding's labels reach the pod (PodTopologyLabelsAdmission)
     clear_nomination: bool = True  # binding clears it (ClearingNominatedNodeNameAfterBinding)
+    flags: dict[str, str] = field(default_factory=dict)  # every flag's value, for /flagz
 
     def store(self, rt: ResourceType) -> Store:
         return self.stores[(rt.group, rt.version, rt.plural)]

@@ -71,8 +71,8 @@ def test_the_text_page(monkeypatch: pytest.MonkeyPatch) -> None:
     zone = time.strftime("%Z", time.localtime(1796571209.0))
     monkeypatch.setattr(random, "choice", lambda choices: choices[1])  # ": "
     monkeypatch.setattr(time, "time", lambda: 1796571209.0 + 3725)
-    body, content_type = statusz.render("", 1796571209.0, VERSIONS, ["/livez", "/statusz"])
-    assert content_type == b"text/plain; charset=utf-8"
+    body, content_type, warning = statusz.render("", 1796571209.0, VERSIONS, ["/livez", "/statusz"])
+    assert content_type == b"text/plain; charset=utf-8" and warning is None
     assert body.decode() == (
         "\napiserver statusz\nWarning: This endpoint is not meant to be machine parseable, has "
         "no formatting compatibility guarantees and is for debugging purposes only.\n\n"
@@ -87,8 +87,11 @@ def test_the_text_page(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_structured_page() -> None:
-    body, content_type = statusz.render(STRUCTURED, 1796571209.0, VERSIONS, ["/livez"])
+    body, content_type, warning = statusz.render(STRUCTURED, 1796571209.0, VERSIONS, ["/livez"])
     assert content_type == b"application/json;g=config.platform.io;v=v1alpha1;as=Statusz"
+    assert warning == (
+        b'299 - "This version of the statusz endpoint is deprecated. Please use a newer version."'
+    )
     doc = orjson.loads(body)
     assert list(doc) == [
         "kind",

@@ -18,8 +18,15 @@ from platform_api.apiserver.assembly import ServerAssembly
 from platform_api.apiserver.config import ConfigError, from_flags
 from platform_api.apiserver.processlock import ProcessLock
 from platform_api.apiserver.storagebackend import EtcdBackend, LMDBBackend
+from platform_api.apiserver.tap import Options
 from platform_api.apiserver.workers import plugin_arguments
-from platform_api.apiserver.workerslot import WAKE_GAP, WakeSiblings, WorkerSlot, WorkerStates
+from platform_api.apiserver.workerslot import (
+    WAKE_GAP,
+    WORKER_ENV,
+    WakeSiblings,
+    WorkerSlot,
+    WorkerStates,
+)
 
 
 def test_one_holder_at_a_time_and_the_next_waits(tmp_path: Path) -> None:
@@ -160,12 +167,27 @@ def test_a_missing_or_torn_states_file_fails_the_checks(tmp_path: Path) -> None:
 
 
 def test_the_workers_get_the_flags_after_the_plugin_name() -> None:
-    """Settled: the supervisor named the inert and deprecated ones once, for all."""
+    """All of them, the inert and deprecated ones too: /flagz shows them."""
     argv = ["twistd", "-n", "--logfile", "x", "platform-apiserver", "--workers", "2", "--v", "1"]
-    assert plugin_arguments(argv) == ["--workers", "2"]
-    deprecated = [*argv, "--audit-webhook-batch-initial-backoff=5s", "--watch-cache"]
-    assert plugin_arguments(deprecated) == ["--workers", "2", "--audit-webhook-initial-backoff=5s"]
+    assert plugin_arguments(argv) == ["--workers", "2", "--v", "1"]
     assert plugin_arguments(["twistd"]) == []
+
+
+def test_a_worker_does_not_repeat_the_notices(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--v=1", "--audit-webhook-batch-initial-backoff=5s"]
+    Options().parseOptions(argv)
+    assert "Flag --v changes nothing" in capsys.readouterr().err
+    monkeypatch.setenv(WORKER_ENV, "0/2")
+    options = Options()
+    options.parseOptions(argv)
+    assert capsys.readouterr().err == ""
+    assert options.config.flags_given == {
+        "v": "1",
+        "audit-webhook-batch-initial-backoff": "5s",
+        "audit-webhook-initial-backoff": "5s",
+    }
 
 
 @pytest.mark.parametrize(

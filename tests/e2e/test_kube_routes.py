@@ -259,6 +259,7 @@ ROOT_PATHS = [
         for name, versions in [group.split("/")]
         for path in [f"/apis/{name}"] + [f"/apis/{name}/{v}" for v in versions.split()]
     ],
+    "/flagz",
     "/healthz",
     "/livez",
     "/metrics",
@@ -317,7 +318,7 @@ def test_statusz_as_kube_serves_it(server: Server, admin: requests.Session) -> N
         "Binary",
         "Emulation",
     ]
-    assert lines[9].endswith(" /healthz /livez /metrics /readyz /statusz /version")
+    assert lines[9].endswith(" /flagz /healthz /livez /metrics /readyz /statusz /version")
     kind = "application/json;v=v1beta1;g=config.platform.io;as=Statusz"
     doc = admin.get(server.url + "/statusz", headers={"Accept": kind})
     assert (
@@ -325,6 +326,7 @@ def test_statusz_as_kube_serves_it(server: Server, admin: requests.Session) -> N
     )
     assert doc.json()["kind"] == "Statusz" and doc.json()["emulationVersion"] == "1.36"
     assert doc.json()["paths"] == [
+        "/flagz",
         "/healthz",
         "/livez",
         "/metrics",
@@ -334,3 +336,44 @@ def test_statusz_as_kube_serves_it(server: Server, admin: requests.Session) -> N
     ]
     refused = admin.get(server.url + "/statusz", headers={"Accept": "application/json"})
     assert (refused.status_code, refused.json()["reason"]) == (406, "NotAcceptable")
+
+
+def test_flagz_as_kube_serves_it(server: Server, admin: requests.Session) -> None:
+    """Every flag, given or not, in pflag's form; one delimiter for the process's life (kube
+    caches the page); the structured page, its deprecated version with kube's warning."""
+    page = admin.get(server.url + "/flagz")
+    assert (page.status_code, page.headers["Content-Type"]) == (200, "text/plain; charset=utf-8")
+    lines = page.text.split("\n")
+    assert lines[:3] == ["", "apiserver flagz", lines[2]] and lines[2].startswith("Warning: ")
+    delimiter = lines[3].removeprefix("admission-control").removesuffix("[]")
+    assert delimiter in (":", ": ", "=", " ")
+    assert admin.get(server.url + "/flagz").text == page.text
+    shown = dict(line.split(delimiter, 1) for line in lines[3:] if line)
+    assert (shown["secure-port"], shown["data-dir"]) == ("0", str(server.data_dir))  # as given
+    assert shown["tls-cert-file"] == f"{server.data_dir}/pki/apiserver.crt"  # its own, completed
+    assert shown["watch-cache-sizes"] == "[events#0,events.events.k8s.io#0]"  # kube's, completed
+    assert (shown["storage-media-type"], shown["allow-privileged"]) == (  # this server's
+        "application/vnd.platform.protobuf",
+        "true",
+    )
+    assert len(shown) == 196  # kube-apiserver's 178 flags, and this server's 18 more
+    kind = "application/json;g=config.platform.io;v=v1alpha1;as=Flagz"
+    doc = admin.get(server.url + "/flagz", headers={"Accept": kind})
+    assert (doc.headers["Content-Type"], doc.headers["Warning"]) == (
+        kind,
+        '299 - "This version of the flagz endpoint is deprecated. Please use a newer version."',
+    )
+    assert doc.json() == {
+        "kind": "Flagz",
+        "apiVersion": "config.platform.io/v1alpha1",
+        "metadata": {"name": "apiserver"},
+        "flags": shown,
+    }
+    beta = admin.get(server.url + "/flagz", headers={"Accept": kind.replace("v1alpha1", "v1beta1")})
+    assert "Warning" not in beta.headers and beta.json()["flags"] == shown
+    refused = admin.get(server.url + "/flagz", headers={"Accept": kind.replace("json", "cbor")})
+    assert (refused.status_code, refused.json()["message"]) == (
+        406,
+        "only the following media types are accepted: application/json, application/yaml, "
+        "text/plain",
+    )
