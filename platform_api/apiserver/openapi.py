@@ -34,6 +34,7 @@ from platform_api.apiserver import (
 from platform_api.apiserver.discovery import KUBE_MAJOR, KUBE_MINOR, SERVER_VERSION
 from platform_api.endpoints.negotiation import JSON, parse_accept
 from platform_api.endpoints.responses import bare, finish
+from platform_api.endpoints.servecontent import serve_content
 from platform_api.gotext import go_escaped
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
@@ -102,6 +103,8 @@ class OpenAPI:
         # documents as made (openapiroots.py)
         self._roots: dict[str, dict[str, Any]] = {}
         self._root_documents: dict[str, bytes] = {}
+        # path -> (the document last served there, its ETag, when it first had that one)
+        self._served_versions: dict[str, tuple[bytes, str, float]] = {}
         self._ensure()
 
     def _ensure(self) -> None:
@@ -232,8 +235,29 @@ class OpenAPI:
 
     async def _render_index(self, request: Request) -> bytes:
         await self.built()
-        # kube's index handler reads no Accept and names no media type (Go sniffs one).
-        return finish(request, 200, self.v3_index(), b"text/plain; charset=utf-8")
+        # kube's index handler reads no Accept and names no media type (Go sniffs one),
+        # and sends no ETag.
+        body = self.v3_index()
+        _, modified = self._version("/openapi/v3", body)
+        return serve_content(request, body, b"text/plain; charset=utf-8", modified, {})
+
+    def _version(self, path: str, body: bytes, etag: str = "") -> tuple[str, float]:
+        """The ETag of the document ``body`` served at ``path`` (``etag``, else its
+        digest) and its Last-Modified: when ``path`` first served that version, and in a
+        later second than the version before (a date has whole seconds: a client that
+        read the last version in the second this one came would be told it is current)."""
+        known = self._served_versions.get(path)
+        if known is not None and known[0] is body:
+            return known[1], known[2]
+        etag = etag or hashlib.sha512(body).hexdigest().upper()
+        if known is not None and known[1] == etag:
+            modified = known[2]
+        else:
+            modified = self._reactor.seconds() if self._reactor is not None else time.time()
+            if known is not None:
+                modified = max(modified, float(int(known[2]) + 1))
+        self._served_versions[path] = (body, etag, modified)
+        return etag, modified
 
     async def built(self) -> None:
         """Build the custom groups' documents the index must hash, one per reactor turn:
@@ -335,7 +359,9 @@ class OpenAPI:
             body, media = await self._v2_protobuf_made(), openapiproto.MEDIA_TYPE
         else:
             body, media = self.v2_document(), JSON
-        return finish(request, 200, body, media.encode(), compressible=True, go_json=False)
+        etag, modified = self._version(f"/openapi/v2 {chosen}", body)
+        headers = {"etag": f'"{etag}"'}
+        return serve_content(request, body, media.encode(), modified, headers, compressible=True)
 
     def render(self, request: Request, path: str) -> bytes | Deferred[bytes]:
         self._ensure()
@@ -366,4 +392,5 @@ class OpenAPI:
             now = self._reactor.seconds() if self._reactor is not None else time.time()
             headers["expires"] = _a_year_after(now)
         body = self.v3_document(key)
-        return finish(request, 200, body, JSON.encode(), compressible=True, headers=headers)
+        _, modified = self._version(path, body, digest)
+        return serve_content(request, body, JSON.encode(), modified, headers, compressible=True)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from types import SimpleNamespace
 from typing import Any
 
 import orjson
 from twisted.internet.defer import ensureDeferred
+from twisted.internet.task import Clock
 
 from platform_api.apiextensions import crd as crds
 from platform_api.apiserver import enablement, runtimeconfig
@@ -105,3 +107,21 @@ def test_the_index_builds_missing_documents_one_per_reactor_turn() -> None:
         built.append(len(api._v3))
     assert built == [1, 2, 3] and done.called
     assert ensureDeferred(api.built()).called  # nothing left to build: at once
+
+
+def test_a_new_version_is_dated_a_second_after_the_last() -> None:
+    """A client that read a document in the second the next version came must not be
+    told (If-Modified-Since) that its copy is current."""
+    scheme, _ = enablement.build(runtimeconfig.DEFAULT, lambda name: False, None)  # type: ignore[arg-type]
+    clock = Clock()
+    clock.advance(1796578572.4)
+    api = OpenAPI(scheme, reactor=clock)
+    first, second = b'{"paths":{}}', b'{"paths":{"x":{}}}'
+    digest = hashlib.sha512(first).hexdigest().upper()
+    assert api._version("/openapi/v3", first) == (digest, 1796578572.4)
+    clock.advance(0.3)
+    assert api._version("/openapi/v3", second)[1] == 1796578573.0  # not .7: a second on
+    assert api._version("/openapi/v3", bytes(second))[1] == 1796578573.0  # same content
+    clock.advance(5)
+    assert api._version("/openapi/v3", first)[1] == 1796578577.7
+    assert api._version("/openapi/v3/x", first, "ETAG") == ("ETAG", 1796578577.7)

@@ -377,3 +377,28 @@ def test_flagz_as_kube_serves_it(server: Server, admin: requests.Session) -> Non
         "only the following media types are accepted: application/json, application/yaml, "
         "text/plain",
     )
+
+
+def test_openapi_documents_are_revalidated_as_kube_serves_them(
+    server: Server, admin: requests.Session
+) -> None:
+    """ETag and Last-Modified on the documents, a 304 to a client whose copy is current
+    (kubectl's HTTP cache asks so), and byte ranges, as Go's http.ServeContent answers."""
+    for path in ("/openapi/v2", "/openapi/v3/apis/apps/v1"):
+        whole = admin.get(server.url + path)
+        assert (whole.status_code, whole.headers["Accept-Ranges"]) == (200, "bytes")
+        etag, modified = whole.headers["ETag"], whole.headers["Last-Modified"]
+        again = admin.get(server.url + path, headers={"If-None-Match": etag})
+        assert (again.status_code, again.content, again.headers["ETag"]) == (304, b"", etag)
+        assert "Content-Type" not in again.headers and "Last-Modified" not in again.headers
+        since = admin.get(server.url + path, headers={"If-Modified-Since": modified})
+        assert since.status_code == 304
+        part = admin.get(server.url + path, headers={"Range": "bytes=0-9"})
+        assert (part.status_code, part.content) == (206, whole.content[:10])
+        assert part.headers["Content-Range"] == f"bytes 0-9/{len(whole.content)}"
+    index = admin.get(server.url + "/openapi/v3")
+    assert "ETag" not in index.headers  # kube's index has a date only
+    since = {"If-Modified-Since": index.headers["Last-Modified"]}
+    assert admin.get(server.url + "/openapi/v3", headers=since).status_code == 304
+    past = admin.get(server.url + "/openapi/v3", headers={"Range": "bytes=99999999-"})
+    assert (past.status_code, past.text) == (416, "invalid range: failed to overlap\n")
