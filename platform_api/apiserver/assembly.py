@@ -266,6 +266,8 @@ class ServerAssembly:
             reactor=self.reactor,
             storage_prefix=cfg.storage.etcd_prefix,
             flags=flagz.values(cfg.flags_given, flagz.server_defaults(cfg)),
+            flagz=cfg.feature_gates.enabled("ComponentFlagz"),
+            statusz=cfg.feature_gates.enabled("ComponentStatusz"),
         )
         for store in self.stores.values():  # the server's own writes record their owner
             store.field_manager = functools.partial(handlers.field_manager, store.resource)

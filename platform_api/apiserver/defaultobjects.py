@@ -160,7 +160,9 @@ async def bootstrap(
     if "bootstrap-signer-controller" in cfg.controllers:
         await ensure_cluster_info(stores, cfg)  # kubeadm's, for joins
     # kube's post-start hook rbac/bootstrap-roles: the default roles and bindings.
-    reconciled = await ensure_defaults(stores, reactor, upstream=cfg.serve_upstream_groups)
+    reconciled = await ensure_defaults(
+        stores, reactor, upstream=cfg.serve_upstream_groups, gates=cfg.feature_gates.enabled
+    )
     if "clusterrole-aggregation-controller" in cfg.controllers:
         # Filled before ready, not by the controller a moment later: clients see no
         # burst of writes in their first second.

@@ -192,6 +192,8 @@ class Routes:
 
     @app.route("/statusz")
     def status_page(self, request: Request) -> bytes:
+        if not self.handlers.statusz:  # kube installs no handler with its gate off
+            raise errors.page_not_found()
         accept = (request.getHeader(b"accept") or b"").decode("latin-1")
         paths = statusz.debugging_paths(self._listed())
         body, content_type, warning = statusz.render(
@@ -201,6 +203,8 @@ class Routes:
 
     @app.route("/flagz")
     def flags_page(self, request: Request) -> bytes:
+        if not self.handlers.flagz:
+            raise errors.page_not_found()
         accept = (request.getHeader(b"accept") or b"").decode("latin-1")
         return _z_page(request, *self.flagz.render(accept))
 
@@ -215,8 +219,8 @@ class Routes:
             "/openapi/v2",
             "/openapi/v3",
             "/openapi/v3/",
-            "/statusz",
-            "/flagz",
+            *(["/statusz"] if self.handlers.statusz else []),
+            *(["/flagz"] if self.handlers.flagz else []),
         ]
         for name, endpoint in self.health.items():
             paths += [f"/{name}"] + [f"/{name}/{check.name}" for check in endpoint.checks]

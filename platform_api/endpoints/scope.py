@@ -77,6 +77,8 @@ class Handlers(Freshness):
     binding_labels: bool = True  # a Binding's labels reach the pod (PodTopologyLabelsAdmission)
     clear_nomination: bool = True  # binding clears it (ClearingNominatedNodeNameAfterBinding)
     flags: dict[str, str] = field(default_factory=dict)  # every flag's value, for /flagz
+    flagz: bool = True  # /flagz is served (ComponentFlagz)
+    statusz: bool = True  # /statusz is served (ComponentStatusz)
 
     def store(self, rt: ResourceType) -> Store:
         return self.stores[(rt.group, rt.version, rt.plural)]

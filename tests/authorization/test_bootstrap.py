@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from platform_api.apiserver.features import FeatureGates
 from platform_api.authentication.user import UserInfo
 from platform_api.authorization.interface import Attributes
 from platform_api.authorization.rbac.bootstrap import (
@@ -305,6 +306,10 @@ def _reference_rules() -> dict[str, list[Obj]]:
     in reference_cluster_roles.json; not the aggregated admin, edit and view, nor
     OpenShift's own), less the ``extensions`` group, which this server does not serve."""
     saved = json.loads((Path(__file__).parent / "reference_cluster_roles.json").read_text())
+    return _without_extensions(saved)
+
+
+def _without_extensions(saved: dict[str, list[Obj]]) -> dict[str, list[Obj]]:
     out: dict[str, list[Obj]] = {}
     for name, rules in saved.items():
         out[name] = []
@@ -336,3 +341,32 @@ def test_every_controller_role_is_bound_to_its_service_account() -> None:
                 "namespace": "platform-system",
             }
         ]
+
+
+def _reference_with_gates() -> tuple[str, dict[str, list[Obj]], list[str]]:
+    """The reference's default ClusterRoles and ClusterRoleBindings with every feature gate
+    its policy reads and that can change flipped from its default (saved, branded, in
+    reference_cluster_roles_gates.json; DRADeviceTaints stays on: DRADeviceTaintRules,
+    turned on, needs it)."""
+    saved = json.loads((Path(__file__).parent / "reference_cluster_roles_gates.json").read_text())
+    return saved["gates"], _without_extensions(saved["roles"]), saved["bindings"]
+
+
+def test_the_default_policy_follows_the_feature_gates_as_kubes() -> None:
+    text, reference, bindings = _reference_with_gates()
+    gates = FeatureGates.parse(text)
+    objs = default_policy(gates=gates.enabled)
+    roles = by_name([o for o in objs if o["kind"] == "ClusterRole"])
+    assert sorted(set(roles) - {"admin", "edit", "view"}) == sorted(reference)
+    for name, rules in reference.items():
+        assert roles[name]["rules"] == rules, name
+    assert sorted(o["metadata"]["name"] for o in objs if o["kind"] == "ClusterRoleBinding") == (
+        bindings
+    )
+
+
+def test_the_gated_roles_and_rules_are_absent_at_kubes_defaults() -> None:
+    roles = by_name([o for o in default_policy() if o["kind"] == "ClusterRole"])
+    assert "system:cluster-trust-bundle-discovery" not in roles
+    assert "system:controller:podgroup-protection-controller" not in roles
+    assert roles["system:monitoring"]["rules"][0]["nonResourceURLs"][:2] == ["/flagz", "/healthz"]

@@ -133,3 +133,36 @@ def test_a_restart_rewrites_nothing_and_respects_autoupdate_false(tmp_path: Path
         assert kept["rules"] == [{"verbs": ["get"], "nonResourceURLs": ["/version"]}]
     finally:
         server.stop()
+
+
+def test_gates_turned_off_take_their_pages_and_rules_away(tmp_path: Path) -> None:
+    """kube installs /flagz and /statusz only while their gates are on, and its default
+    policy follows the gates: system:monitoring names neither page then; turning
+    ClusterTrustBundle on makes the trust-bundle roles and binding."""
+    flipped = "--feature-gates=ComponentFlagz=false,ComponentStatusz=false,ClusterTrustBundle=true"
+    server = start_server(tmp_path / "data", flipped)
+    try:
+        admin = session_for(server, cert=server.admin_cert)
+        for page in ("/flagz", "/statusz"):
+            gone = admin.get(server.url + page)
+            assert (gone.status_code, gone.text) == (404, "404 page not found\n")
+        listed = admin.get(server.url + "/").json()["paths"]
+        assert "/flagz" not in listed and "/statusz" not in listed and "/livez" in listed
+        (urls,) = [
+            r for r in role_rules(admin, server, "system:monitoring") if "nonResourceURLs" in r
+        ]
+        assert "/flagz" not in urls["nonResourceURLs"] and "/metrics" in urls["nonResourceURLs"]
+        discovery = "system:cluster-trust-bundle-discovery"
+        assert role_rules(admin, server, discovery) == [
+            {
+                "verbs": ["get", "list", "watch"],
+                "apiGroups": ["certificates.platform.io"],
+                "resources": ["clustertrustbundles"],
+            }
+        ]
+        bound = get(admin, server, f"/clusterrolebindings/{discovery}")
+        assert bound["subjects"] == [
+            {"kind": "Group", "apiGroup": GROUP, "name": "system:serviceaccounts"}
+        ]
+    finally:
+        server.stop()

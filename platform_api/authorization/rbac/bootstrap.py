@@ -7,15 +7,20 @@ components and controllers are in ``bootstrap_components.py``.  The rules are
 those of kube v1.3x with ``*.k8s.io`` groups written ``*.platform.io``; rules for the
 ``extensions`` group are left out, as this server never serves it.  Each rule's lists
 are sorted, as kube's rule builder sorts them, so the objects match kube's exactly.
+Rules and roles kube makes only while a feature gate is on follow ``gates`` (the
+server's ``--feature-gates``; kube's defaults when not given).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from platform_api.apiserver.featuregates_data import GATES
 from platform_api.scheme import namespaces
 
 Obj = dict[str, Any]
+Gates = Callable[[str], bool]  # whether the named feature gate is on
 
 RBAC_GROUP = "rbac.authorization.platform.io"
 AUTOUPDATE = "rbac.authorization.platform.io/autoupdate"
@@ -38,6 +43,7 @@ RESOURCE = "resource.platform.io"
 NETWORKING = "networking.platform.io"
 NODE = "node.platform.io"
 POLICY = "policy"
+SCHEDULING = "scheduling.platform.io"
 STORAGE = "storage.platform.io"
 
 READ = ("get", "list", "watch")
@@ -47,6 +53,16 @@ READ_UPDATE = ("get", "list", "watch", "update", "patch")
 
 
 # -- builders ----------------------------------------------------------------------------
+
+
+def default_gates(name: str) -> bool:
+    """kube v1.36's default of the feature gate ``name``."""
+    return GATES[name][0]
+
+
+def when(on: bool, *rules: Obj) -> list[Obj]:
+    """``rules`` if ``on`` (a gate's rules, spliced into a role's list)."""
+    return list(rules) if on else []
 
 
 def rule(
@@ -150,7 +166,7 @@ def aggregate_label(to: str) -> dict[str, str]:
 # -- roles ---------------------------------------------------------------------------------
 
 
-def _aggregate_to_edit() -> list[Obj]:
+def _aggregate_to_edit(gates: Gates) -> list[Obj]:
     return [
         rule(
             READ,
@@ -203,10 +219,11 @@ def _aggregate_to_edit() -> list[Obj]:
         rule(WRITE, NETWORKING, ("networkpolicies", "ingresses")),
         rule(READ_WRITE, COORDINATION, ("leases",)),
         rule(WRITE, RESOURCE, ("resourceclaims", "resourceclaimtemplates")),
+        *when(gates("GenericWorkload"), rule(WRITE, SCHEDULING, ("workloads", "podgroups"))),
     ]
 
 
-def _aggregate_to_view() -> list[Obj]:
+def _aggregate_to_view(gates: Gates) -> list[Obj]:
     """Read access to everything in a namespace but secrets (reading them escalates)."""
     return [
         rule(
@@ -265,10 +282,14 @@ def _aggregate_to_view() -> list[Obj]:
         rule(READ, POLICY, ("poddisruptionbudgets", "poddisruptionbudgets/status")),
         rule(READ, NETWORKING, ("ingresses", "ingresses/status", "networkpolicies")),
         rule(READ, RESOURCE, ("resourceclaims", "resourceclaims/status", "resourceclaimtemplates")),
+        *when(
+            gates("GenericWorkload"),
+            rule(READ, SCHEDULING, ("workloads", "podgroups", "podgroups/status")),
+        ),
     ]
 
 
-def _user_roles() -> list[Obj]:
+def _user_roles(gates: Gates) -> list[Obj]:
     """The roles people are given: everything, the aggregated three, and basic access."""
     return [
         cluster_role("cluster-admin", [rule("*", "*", ("*",)), urls("*", "*")]),
@@ -304,10 +325,8 @@ def _user_roles() -> list[Obj]:
                     "/livez/*",
                     "/readyz/*",
                     "/healthz/*",
-                    # kube adds these while its ComponentFlagz and ComponentStatusz gates
-                    # are on (beta, their default)
-                    "/flagz",
-                    "/statusz",
+                    *(["/flagz"] if gates("ComponentFlagz") else []),
+                    *(["/statusz"] if gates("ComponentStatusz") else []),
                 ),
                 rule("get", LEGACY, ("nodes/metrics",)),  # kubelets' metrics
             ],
@@ -337,21 +356,26 @@ def _user_roles() -> list[Obj]:
             labels=aggregate_label("admin"),
         ),
         cluster_role(
-            "system:aggregate-to-edit", _aggregate_to_edit(), labels=aggregate_label("edit")
+            "system:aggregate-to-edit", _aggregate_to_edit(gates), labels=aggregate_label("edit")
         ),
         cluster_role(
-            "system:aggregate-to-view", _aggregate_to_view(), labels=aggregate_label("view")
+            "system:aggregate-to-view", _aggregate_to_view(gates), labels=aggregate_label("view")
         ),
     ]
 
 
-def cluster_roles() -> list[Obj]:
+def cluster_roles(gates: Gates = default_gates) -> list[Obj]:
     """The ClusterRoles people are given (fresh objects on every call)."""
-    return _user_roles()
+    trust_bundles = [rule(READ, CERTIFICATES, ("clustertrustbundles",))]
+    return _user_roles(gates) + when(
+        gates("ClusterTrustBundle"),
+        cluster_role("system:cluster-trust-bundle-discovery", trust_bundles),
+    )
 
 
-def cluster_role_bindings() -> list[Obj]:
+def cluster_role_bindings(gates: Gates = default_gates) -> list[Obj]:
     """kube's default ClusterRoleBindings; ``system:node`` keeps no subjects, as in kube."""
+    trust_bundles = "system:cluster-trust-bundle-discovery"
     return [
         binding("cluster-admin", groups("system:masters")),
         binding("system:monitoring", groups("system:monitoring")),
@@ -367,4 +391,8 @@ def cluster_role_bindings() -> list[Obj]:
         binding("system:volume-scheduler", users("system:kube-scheduler")),
         binding("system:node", []),
         binding("system:service-account-issuer-discovery", groups("system:serviceaccounts")),
+        *when(
+            gates("ClusterTrustBundle"),
+            binding(trust_bundles, groups("system:serviceaccounts")),
+        ),
     ]

@@ -29,17 +29,21 @@ from platform_api.authorization.rbac.bootstrap import (
     READ_UPDATE,
     READ_WRITE,
     RESOURCE,
+    SCHEDULING,
     STORAGE,
     SYSTEM_NAMESPACE,
+    Gates,
     Obj,
     binding,
     cluster_role,
+    default_gates,
     events_rule,
     role,
     rule,
     service_account,
     urls,
     users,
+    when,
 )
 from platform_api.authorization.rbac.bootstrap_controllers import kube_controller_rules
 from platform_api.scheme import signers
@@ -47,7 +51,7 @@ from platform_api.scheme import signers
 CONTROLLER_PREFIX = "system:controller:"
 
 
-def node_rules() -> list[Obj]:
+def node_rules(gates: Gates = default_gates) -> list[Obj]:
     """What a node agent needs; the Node authorizer narrows it to the node's own objects."""
     return [
         rule("create", AUTHENTICATION, ("tokenreviews",)),
@@ -74,11 +78,19 @@ def node_rules() -> list[Obj]:
         rule(READ, NODE, ("runtimeclasses",)),
         rule("get", RESOURCE, ("resourceclaims",)),
         rule("deletecollection", RESOURCE, ("resourceslices",)),
-        rule("get", LEGACY, ("serviceaccounts",)),
+        *when(gates("ClusterTrustBundle"), rule(READ, CERTIFICATES, ("clustertrustbundles",))),
+        *when(
+            gates("KubeletServiceAccountTokenForCredentialProviders"),
+            rule("get", LEGACY, ("serviceaccounts",)),
+        ),
+        *when(
+            gates("PodCertificateRequest"),
+            rule(("create", *READ), CERTIFICATES, ("podcertificaterequests",)),
+        ),
     ]
 
 
-def component_roles() -> list[Obj]:
+def component_roles(gates: Gates = default_gates) -> list[Obj]:
     """Roles of the node agents and control-plane components (kube-style users)."""
     leases = (COORDINATION,)
     return [
@@ -86,7 +98,7 @@ def component_roles() -> list[Obj]:
             "system:heapster",
             [rule(READ, LEGACY, ("events", "pods", "nodes", "namespaces"))],
         ),
-        cluster_role("system:node", node_rules()),
+        cluster_role("system:node", node_rules(gates)),
         cluster_role(
             "system:node-problem-detector",
             [
@@ -161,7 +173,7 @@ def component_roles() -> list[Obj]:
                 events_rule(),
             ],
         ),
-        cluster_role("system:kube-scheduler", _scheduler_rules()),
+        cluster_role("system:kube-scheduler", _scheduler_rules(gates)),
         cluster_role(
             "system:volume-scheduler",
             [
@@ -225,7 +237,7 @@ def certificate_roles(upstream: bool = False) -> list[Obj]:
     ]
 
 
-def _scheduler_rules() -> list[Obj]:
+def _scheduler_rules(gates: Gates) -> list[Obj]:
     leases = (COORDINATION,)
     return [
         events_rule(),
@@ -254,13 +266,24 @@ def _scheduler_rules() -> list[Obj]:
         rule(READ_UPDATE, RESOURCE, ("resourceclaims/status",)),
         rule("update", LEGACY, ("pods/finalizers",)),
         rule(READ, RESOURCE, ("resourceslices",)),
-        rule(("create", "delete"), RESOURCE, ("resourceclaims",)),
-        rule(("update", "patch"), RESOURCE, ("resourceclaims/binding",)),
+        *when(
+            gates("DRAExtendedResource"), rule(("create", "delete"), RESOURCE, ("resourceclaims",))
+        ),
+        *when(gates("DRADeviceTaintRules"), rule(READ, RESOURCE, ("devicetaintrules",))),
+        *when(
+            gates("DRAResourceClaimGranularStatusAuthorization"),
+            rule(("update", "patch"), RESOURCE, ("resourceclaims/binding",)),
+        ),
+        *when(
+            gates("GenericWorkload"),
+            rule(READ, SCHEDULING, ("podgroups",)),
+            rule(("patch", "update"), SCHEDULING, ("podgroups/status",)),
+        ),
     ]
 
 
-def _controller_rules() -> dict[str, list[Obj]]:
-    return {**_own_controller_rules(), **kube_controller_rules()}
+def _controller_rules(gates: Gates) -> dict[str, list[Obj]]:
+    return {**_own_controller_rules(), **kube_controller_rules(gates)}
 
 
 def _own_controller_rules() -> dict[str, list[Obj]]:
@@ -297,16 +320,17 @@ def _own_controller_rules() -> dict[str, list[Obj]]:
     }
 
 
-def controller_roles() -> list[Obj]:
+def controller_roles(gates: Gates = default_gates) -> list[Obj]:
     return [
-        cluster_role(CONTROLLER_PREFIX + name, rules) for name, rules in _controller_rules().items()
+        cluster_role(CONTROLLER_PREFIX + name, rules)
+        for name, rules in _controller_rules(gates).items()
     ]
 
 
-def controller_role_bindings() -> list[Obj]:
+def controller_role_bindings(gates: Gates = default_gates) -> list[Obj]:
     return [
         binding(CONTROLLER_PREFIX + name, service_account(SYSTEM_NAMESPACE, name))
-        for name in _controller_rules()
+        for name in _controller_rules(gates)
     ]
 
 

@@ -16,17 +16,24 @@ from platform_api.authorization.rbac.bootstrap import (
     APPS,
     AUTOSCALING,
     BATCH,
+    CERTIFICATES,
+    COORDINATION,
     DISCOVERY,
     LEGACY,
     NETWORKING,
     POLICY,
     READ,
     RESOURCE,
+    SCHEDULING,
     STORAGE,
+    Gates,
     Obj,
+    default_gates,
     events_rule,
     rule,
+    when,
 )
+from platform_api.scheme.signers import BRAND_DOMAIN
 
 ADMISSION = "admissionregistration.platform.io"
 # The metrics APIs the autoscaler reads are aggregated servers' (metrics-server, metrics
@@ -35,10 +42,96 @@ METRICS = "metrics.k8s.io"
 CUSTOM_METRICS = "custom.metrics.k8s.io"
 EXTERNAL_METRICS = "external.metrics.k8s.io"
 EXTENSION_GROUPS = frozenset({METRICS, CUSTOM_METRICS, EXTERNAL_METRICS})
+APIEXTENSIONS = "apiextensions.platform.io"
+INTERNAL_APISERVER = "internal.apiserver.platform.io"
+STORAGE_MIGRATION = "storagemigration.platform.io"
 
 
-def kube_controller_rules() -> dict[str, list[Obj]]:
-    """Each controller's rules, in kube's order, by the controller's name."""
+def kube_controller_rules(gates: Gates = default_gates) -> dict[str, list[Obj]]:
+    """Each controller's rules, in kube's order, by the controller's name; the roles and
+    rules kube makes only while a feature gate is on follow ``gates``."""
+    rules = _always()
+    if gates("DRADeviceTaints"):
+        rules["device-taint-eviction-controller"] = [
+            rule(("delete", "get", "list", "watch"), LEGACY, ("pods",)),
+            rule(("patch", "update"), LEGACY, ("pods/status",)),
+            rule(READ, RESOURCE, ("resourceclaims",)),
+            rule(READ, RESOURCE, ("resourceslices",)),
+            rule(READ, RESOURCE, ("deviceclasses",)),
+            events_rule(),
+            *when(
+                gates("DRADeviceTaintRules"),
+                rule(("patch", "update"), RESOURCE, ("devicetaintrules/status",)),
+                rule(READ, RESOURCE, ("devicetaintrules",)),
+            ),
+        ]
+    rules["job-controller"] += when(
+        gates("WorkloadWithJob"),
+        rule(("create", *READ), SCHEDULING, ("workloads", "podgroups")),
+    )
+    rules["resource-claim-controller"] += [
+        *when(
+            gates("DRAWorkloadResourceClaims"),
+            rule(READ, SCHEDULING, ("podgroups",)),
+            rule(("patch", "update"), SCHEDULING, ("podgroups/status",)),
+        ),
+        *when(
+            gates("DRAResourceClaimGranularStatusAuthorization"),
+            rule(("patch", "update"), RESOURCE, ("resourceclaims/binding",)),
+        ),
+    ]
+    rules.update(_gated_roles(gates))
+    return dict(sorted(rules.items()))
+
+
+def _gated_roles(gates: Gates) -> dict[str, list[Obj]]:
+    """The controllers kube gives a role only while their gate is on."""
+    roles: dict[str, list[Obj]] = {}
+    if gates("DRAResourcePoolStatus"):
+        roles["resourcepoolstatusrequest-controller"] = [
+            rule(("delete", *READ), RESOURCE, ("resourcepoolstatusrequests",)),
+            rule(("patch", "update"), RESOURCE, ("resourcepoolstatusrequests/status",)),
+            rule(READ, RESOURCE, ("resourceslices",)),
+            rule(READ, RESOURCE, ("resourceclaims",)),
+            events_rule(),
+        ]
+    if gates("PodCertificateRequest"):
+        roles["podcertificaterequestcleaner"] = [
+            rule(("delete", *READ), CERTIFICATES, ("podcertificaterequests",))
+        ]
+    if gates("GenericWorkload"):
+        roles["podgroup-protection-controller"] = [
+            rule(("update", *READ), SCHEDULING, ("podgroups",)),
+            rule(READ, LEGACY, ("pods",)),
+        ]
+    if gates("ClusterTrustBundle"):
+        signer = f"{BRAND_DOMAIN}/kube-apiserver-serving"
+        roles["kube-apiserver-serving-clustertrustbundle-publisher"] = [
+            rule("attest", CERTIFICATES, ("signers",), (signer,)),
+            rule(
+                ("create", "update", "delete", "list", "watch"),
+                CERTIFICATES,
+                ("clustertrustbundles",),
+            ),
+            events_rule(),
+        ]
+    if gates("StorageVersionAPI") and gates("APIServerIdentity"):
+        roles["storage-version-garbage-collector"] = [
+            rule(READ, COORDINATION, ("leases",)),
+            rule(("delete", "patch", "update", *READ), INTERNAL_APISERVER, ("storageversions",)),
+            rule(("get", "patch", "update"), INTERNAL_APISERVER, ("storageversions/status",)),
+        ]
+    if gates("StorageVersionMigrator"):
+        roles["storage-version-migrator-controller"] = [
+            rule(("list", "create", "patch"), "*", ("*",)),
+            rule("get", APIEXTENSIONS, ("customresourcedefinitions",)),
+            rule("patch", APIEXTENSIONS, ("customresourcedefinitions/status",)),
+            rule("update", STORAGE_MIGRATION, ("storageversionmigrations/status",)),
+        ]
+    return roles
+
+
+def _always() -> dict[str, list[Obj]]:
     return {
         "attachdetach-controller": [
             rule(("list", "watch"), LEGACY, ("persistentvolumeclaims", "persistentvolumes")),
@@ -82,14 +175,6 @@ def kube_controller_rules() -> dict[str, list[Obj]]:
                 ("replicasets",),
             ),
             rule(("get", "list", "update", "watch"), LEGACY, ("pods",)),
-            events_rule(),
-        ],
-        "device-taint-eviction-controller": [
-            rule(("delete", "get", "list", "watch"), LEGACY, ("pods",)),
-            rule(("patch", "update"), LEGACY, ("pods/status",)),
-            rule(READ, RESOURCE, ("resourceclaims",)),
-            rule(READ, RESOURCE, ("resourceslices",)),
-            rule(READ, RESOURCE, ("deviceclasses",)),
             events_rule(),
         ],
         "disruption-controller": [
@@ -216,7 +301,6 @@ def kube_controller_rules() -> dict[str, list[Obj]]:
             rule(("patch", "update"), RESOURCE, ("resourceclaims", "resourceclaims/status")),
             rule(("patch", "update"), LEGACY, ("pods/status",)),
             events_rule(),
-            rule(("patch", "update"), RESOURCE, ("resourceclaims/binding",)),
         ],
         "resourcequota-controller": [
             rule(("list", "watch"), "*", ("*",)),

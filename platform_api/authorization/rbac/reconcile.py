@@ -29,9 +29,11 @@ from platform_api.authorization.rbac.bootstrap import (
     AGGREGATE_TO,
     AUTOUPDATE,
     RBAC_GROUP,
+    Gates,
     Obj,
     cluster_role_bindings,
     cluster_roles,
+    default_gates,
 )
 from platform_api.authorization.rbac.rules import covers
 from platform_api.fieldmanager.manager import APISERVER
@@ -55,9 +57,10 @@ UPSTREAM_AUTOUPDATE = "rbac.authorization.kubernetes.io/autoupdate"
 UPSTREAM_AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
 
 
-def default_policy(upstream: bool = False) -> list[Obj]:
+def default_policy(upstream: bool = False, gates: Gates = default_gates) -> list[Obj]:
     """Every default object: roles first, then bindings (kube's order); with upstream
-    names, kube's namespaced ones are in kube's system namespaces too."""
+    names, kube's namespaced ones are in kube's system namespaces too.  Those kube makes
+    only while a feature gate is on follow ``gates``."""
     pairs = list(
         zip(
             namespaces.names(namespaces.SYSTEM, upstream),
@@ -66,12 +69,12 @@ def default_policy(upstream: bool = False) -> list[Obj]:
         )
     )
     objs = (
-        cluster_roles()
-        + components.component_roles()
+        cluster_roles(gates)
+        + components.component_roles(gates)
         + (components.certificate_roles(upstream=True) if upstream else [])
-        + components.controller_roles()
-        + cluster_role_bindings()
-        + components.controller_role_bindings()
+        + components.controller_roles(gates)
+        + cluster_role_bindings(gates)
+        + components.controller_role_bindings(gates)
         + [role for system, public in pairs for role in components.roles(system, public)]
         + [b for system, public in pairs for b in components.role_bindings(system, public)]
     )
@@ -202,15 +205,19 @@ class Reconciler:
     """Applies the defaults through the registry stores (the server's own identity)."""
 
     def __init__(
-        self, stores: Mapping[tuple[str, str, str], Store], upstream: bool = False
+        self,
+        stores: Mapping[tuple[str, str, str], Store],
+        upstream: bool = False,
+        gates: Gates = default_gates,
     ) -> None:
         self.stores = {kind: stores[(RBAC_GROUP, "v1", plural)] for kind, plural in PLURALS.items()}
         self.upstream = upstream
+        self.gates = gates
 
     async def run(self, objects: list[Obj] | None = None) -> Report:
         """One pass over ``objects`` (the defaults by default), all writes concurrent."""
         report = Report()
-        objects = objects or default_policy(self.upstream)
+        objects = objects or default_policy(self.upstream, self.gates)
         work = [ensureDeferred(self._one(obj, report)) for obj in objects]
         await gatherResults(work, consumeErrors=True)
         return report
@@ -296,9 +303,10 @@ async def ensure_defaults(
     attempts: int = 30,
     interval: float = 1.0,
     upstream: bool = False,
+    gates: Gates = default_gates,
 ) -> bool:
     """Reconcile until a pass has no failures (kube retries its hook for 30 s)."""
-    reconciler = Reconciler(stores, upstream)
+    reconciler = Reconciler(stores, upstream, gates)
     for attempt in range(attempts):
         report = await reconciler.run()
         if report.writes:
