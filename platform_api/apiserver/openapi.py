@@ -373,7 +373,10 @@ class OpenAPI:
         key = path[len("/openapi/v3/") :]
         if path != "/openapi/v2" and key not in self._gvs and key not in self._roots:
             return bare(request, 404)  # before Accept is read, as kube-openapi does
-        request.setHeader(b"vary", b"Accept")
+        if path == "/openapi/v2":  # kube's v2 handler compresses; its v3 documents never
+            request.responseHeaders.setRawHeaders(b"vary", [b"Accept-Encoding", b"Accept"])
+        else:
+            request.setHeader(b"vary", b"Accept")
         if path == "/openapi/v2":
             chosen = openapiproto.negotiate(accepted)
             if chosen is None:
@@ -393,4 +396,4 @@ class OpenAPI:
             headers["expires"] = _a_year_after(now)
         body = self.v3_document(key)
         _, modified = self._version(path, body, digest)
-        return serve_content(request, body, JSON.encode(), modified, headers, compressible=True)
+        return serve_content(request, body, JSON.encode(), modified, headers)

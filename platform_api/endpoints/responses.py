@@ -118,7 +118,9 @@ def finish(
     if compressible and size > GZIP_THRESHOLD and _accepts_gzip(request):
         body, compressed = gzip.compress(body, compresslevel=1), True
         request.setHeader(b"content-encoding", b"gzip")
-        request.setHeader(b"vary", b"Accept-Encoding")
+        varies = request.responseHeaders.getRawHeaders(b"vary") or []
+        if b"Accept-Encoding" not in varies:  # added beside any other, as Go's Header.Add
+            request.responseHeaders.addRawHeader(b"vary", b"Accept-Encoding")
     if serialized is not None:
         serializespan.record(request, content_type, serialized, size, compressed)
     request.setHeader(b"content-length", str(len(body)).encode())

@@ -25,7 +25,8 @@ def test_openapi_answers_accept_as_kube_does(server: Server, admin: requests.Ses
     for path in ("/openapi/v2", "/openapi/v3/api/v1"):
         refused = admin.get(server.url + path, headers={"Accept": "application/yaml"})
         assert (refused.status_code, refused.content) == (406, b"")
-        assert "Content-Type" not in refused.headers and refused.headers["Vary"] == "Accept"
+        varies = "Accept-Encoding, Accept" if path == "/openapi/v2" else "Accept"
+        assert "Content-Type" not in refused.headers and refused.headers["Vary"] == varies
         fine = admin.get(server.url + path, headers={"Accept": "application/json, */*"})
         assert fine.status_code == 200 and fine.headers["Content-Type"] == "application/json"
     # client-go's OpenAPISchema() names the deprecated Protobuf type; kube answers the new one.
@@ -396,6 +397,14 @@ def test_openapi_documents_are_revalidated_as_kube_serves_them(
         part = admin.get(server.url + path, headers={"Range": "bytes=0-9"})
         assert (part.status_code, part.content) == (206, whole.content[:10])
         assert part.headers["Content-Range"] == f"bytes 0-9/{len(whole.content)}"
+    gzipped = {"Accept-Encoding": "gzip"}  # kube compresses v2, never a v3 document
+    v2 = admin.get(server.url + "/openapi/v2", headers=gzipped, stream=True)
+    assert (v2.headers["Content-Encoding"], v2.headers["Vary"]) == (
+        "gzip",
+        "Accept-Encoding, Accept",
+    )
+    v3 = admin.get(server.url + "/openapi/v3/apis/apps/v1", headers=gzipped, stream=True)
+    assert "Content-Encoding" not in v3.headers and v3.headers["Vary"] == "Accept"
     index = admin.get(server.url + "/openapi/v3")
     assert "ETag" not in index.headers  # kube's index has a date only
     since = {"If-Modified-Since": index.headers["Last-Modified"]}
