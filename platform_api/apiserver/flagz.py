@@ -28,6 +28,7 @@ from platform_api.apiserver.flagzdata import KUBE_FLAGS
 from platform_api.apiserver.serverflags import FLAGS
 from platform_api.apiserver.statusz import (
     DELIMITERS,
+    GROUP,
     HEADER,
     TEXT,
     deprecation_warning,
@@ -131,7 +132,7 @@ class FlagzPage:
             return self.text(), b"text/plain; charset=utf-8", None
         doc = {
             "kind": "Flagz",
-            "apiVersion": f"config.platform.io/{version}",
+            "apiVersion": f"{GROUP}/{version}",
             "metadata": {"name": "apiserver"},
             "flags": self.flags,
         }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import email.utils
 import os
+from collections.abc import Callable
 from enum import Enum
 
 from twisted.web.server import Request
@@ -127,7 +128,7 @@ def _if_none_match(request: Request, etag: str) -> _Cond:
     return {_Cond.TRUE: _Cond.FALSE, _Cond.FALSE: _Cond.TRUE}.get(found, _Cond.NONE)
 
 
-def _match_list(header: bytes | None, etag: str, match: object) -> _Cond:
+def _match_list(header: bytes | None, etag: str, match: Callable[[str, str], bool]) -> _Cond:
     """TRUE if an entry of the header matches ``etag`` (or is ``*``), FALSE if none does,
     NONE without the header; an entry that is no ETag ends the reading (as Go's)."""
     if header is None:
@@ -142,7 +143,7 @@ def _match_list(header: bytes | None, etag: str, match: object) -> _Cond:
         tag, text = _scan_etag(text)
         if not tag:
             return _Cond.FALSE
-        if match(tag, etag):  # type: ignore[operator]
+        if match(tag, etag):
             return _Cond.TRUE
 
 
