@@ -265,7 +265,7 @@ class ServerAssembly:
             hub=self.hub,
             reactor=self.reactor,
             storage_prefix=cfg.storage.etcd_prefix,
-            flags=flagz.values(cfg.flags_given, flagz.server_defaults(cfg)),
+            flags=functools.partial(flagz.shown_flags, cfg),
             flagz=cfg.feature_gates.enabled("ComponentFlagz"),
             statusz=cfg.feature_gates.enabled("ComponentStatusz"),
         )

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from platform_api import goduration, gotext
 from platform_api.apiserver.config import ServerConfig
@@ -118,11 +118,20 @@ def _csv(field: str) -> str:
 
 
 class FlagzPage:
-    """The page of one process: its flags, and the text delimiter drawn on first use."""
+    """The page of one process: its flags, worked out on the first request (not at
+    start: finding the advertised address may ask the resolver), and the text's
+    delimiter, drawn then."""
 
-    def __init__(self, flags: Mapping[str, str]) -> None:
-        self.flags = dict(flags)
+    def __init__(self, flags: Callable[[], Mapping[str, str]]) -> None:
+        self._source = flags
+        self._flags: dict[str, str] | None = None
         self._text: bytes | None = None
+
+    @property
+    def flags(self) -> dict[str, str]:
+        if self._flags is None:
+            self._flags = dict(self._source())
+        return self._flags
 
     def render(self, accept: str) -> tuple[bytes, bytes, bytes | None]:
         """The body, its content type and a Warning header (or None); kube's 406 for an
@@ -145,6 +154,11 @@ class FlagzPage:
             lines = "".join(f"{name}{d}{value}\n" for name, value in self.flags.items())
             self._text = (HEADER.format(component="apiserver", page="flagz") + lines).encode()
         return self._text
+
+
+def shown_flags(cfg: ServerConfig) -> dict[str, str]:
+    """Every flag of this server's command line as /flagz shows it."""
+    return values(cfg.flags_given, server_defaults(cfg))
 
 
 def server_defaults(cfg: ServerConfig) -> dict[str, str]:

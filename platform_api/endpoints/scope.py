@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -76,7 +76,7 @@ class Handlers(Freshness):
     unsafe_delete: bool = False  # deleting corrupt objects (AllowUnsafeMalformedObjectDeletion)
     binding_labels: bool = True  # a Binding's labels reach the pod (PodTopologyLabelsAdmission)
     clear_nomination: bool = True  # binding clears it (ClearingNominatedNodeNameAfterBinding)
-    flags: dict[str, str] = field(default_factory=dict)  # every flag's value, for /flagz
+    flags: Callable[[], dict[str, str]] = dict  # every flag's value, for /flagz
     flagz: bool = True  # /flagz is served (ComponentFlagz)
     statusz: bool = True  # /statusz is served (ComponentStatusz)
 

@@ -105,7 +105,7 @@ def test_extract_hands_over_each_taken_flag() -> None:
 
 
 def test_the_text_page_keeps_its_first_delimiter(monkeypatch: pytest.MonkeyPatch) -> None:
-    page = flagz.FlagzPage({"a-flag": "[]", "b": "1m0s"})
+    page = flagz.FlagzPage(lambda: {"a-flag": "[]", "b": "1m0s"})
     monkeypatch.setattr(random, "choice", lambda choices: choices[1])
     body, content_type, warning = page.render("")
     assert (content_type, warning) == (b"text/plain; charset=utf-8", None)
@@ -119,7 +119,7 @@ def test_the_text_page_keeps_its_first_delimiter(monkeypatch: pytest.MonkeyPatch
 
 
 def test_the_structured_page() -> None:
-    page = flagz.FlagzPage({"b": "x"})
+    page = flagz.FlagzPage(lambda: {"b": "x"})
     accept = "application/yaml;g=config.platform.io;v=v1beta1;as=Flagz"
     body, content_type, warning = page.render(accept)
     assert (content_type, warning) == (accept.encode(), None)
@@ -145,9 +145,24 @@ def test_the_structured_page() -> None:
 )
 def test_other_media_types_are_refused_as_kube_refuses_them(accept: str) -> None:
     with pytest.raises(errors.StatusError) as refused:
-        flagz.FlagzPage({}).render(accept)
+        flagz.FlagzPage(dict).render(accept)
     assert (refused.value.code, refused.value.reason) == (406, "NotAcceptable")
     assert refused.value.message == (
         "only the following media types are accepted: application/json, application/yaml, "
         "text/plain"
     )
+
+
+def test_the_flags_are_worked_out_on_the_first_request_only() -> None:
+    calls: list[int] = []
+    page = flagz.FlagzPage(lambda: calls.append(1) or {"b": "x"})  # type: ignore[func-returns-value]
+    assert calls == []
+    page.render("")
+    page.render("application/json;g=config.platform.io;v=v1beta1;as=Flagz")
+    assert calls == [1]
+
+
+def test_shown_flags_of_a_configuration() -> None:
+    cfg = ServerConfig(cert_dir="/d/pki", flags_given={"event-ttl": "90s"})
+    shown = flagz.shown_flags(cfg)
+    assert (shown["event-ttl"], shown["cert-dir"]) == ("1m30s", "/d/pki")
