@@ -220,6 +220,20 @@ def quote(value: str) -> str:
     return '"' + "".join(quote_rune(c, '"') for c in value) + '"'
 
 
+def quote_bytes(data: bytes) -> str:
+    """``%q`` of a byte slice: as ``quote``, but a byte that is not UTF-8 is ``\\xNN``."""
+    text = data.decode("utf-8", "surrogateescape")
+    if text.isascii():
+        return quote(text)
+    return '"' + "".join(_quoted_byte_or_rune(c) for c in text) + '"'
+
+
+def _quoted_byte_or_rune(char: str) -> str:
+    if "\udc80" <= char <= "\udcff":  # surrogateescape's stand-in for one stray byte
+        return f"\\x{ord(char) - 0xDC00:02x}"
+    return quote_rune(char, '"')
+
+
 def marshal(value: Any) -> str:
     """``json.Marshal``: compact, map keys sorted (``Struct`` fields in order), numbers
     and strings in Go's forms; integers beyond int64 were float64 once decoded."""

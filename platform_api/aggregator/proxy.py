@@ -149,6 +149,9 @@ class AggregatorProxy:
         url = address.url(target)
         timeout = DISCOVERY_TIMEOUT if _is_discovery(request.path) else None
         body = None
+        problem = getattr(request, "body_problem", None)
+        if problem is not None:  # not forwarded in part: what kube's handlers answer
+            raise problem
         if request.content is not None:
             request.content.seek(0)
             body = request.content.read() or None

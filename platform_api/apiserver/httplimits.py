@@ -32,6 +32,7 @@ from twisted.web._http2 import H2Connection
 from twisted.web.http import HTTPChannel, HTTPFactory, _GenericHTTPChannelProtocol
 
 from platform_api.apiserver import requestline
+from platform_api.apiserver.gochunked import GoChunkedBody
 
 MAX_HEADER_BYTES = 1 << 20  # kube's secure serving http.Server.MaxHeaderBytes
 _READ_SLACK = 4096  # net/http's initialReadLimitSize adds this to MaxHeaderBytes
@@ -73,6 +74,7 @@ class APIChannel(HTTPChannel):
     _head_lines = 0
     _in_head = True
     _refused = False
+    _discarding = False  # a request served before its body's end: the rest is not read
     _secure: bool | None = None
     _host: Any = None
     _peer: Any = None
@@ -111,8 +113,8 @@ class APIChannel(HTTPChannel):
         super().connectionLost(reason)
 
     def dataReceived(self, data: bytes) -> Any:
-        if self._refused:
-            return None  # answered and closing: the rest of the head is not read
+        if self._refused or self._discarding:
+            return None  # answered and closing: the rest of the request is not read
         if self._in_head and self._head_started is None and not self._handlingRequest:
             self._head_begins()  # the next request on a kept-alive connection
         return super().dataReceived(data)
@@ -198,17 +200,40 @@ class APIChannel(HTTPChannel):
     def _maybeChooseTransferDecoder(self, header: bytes, data: bytes) -> bool:
         """Go's body framing: ``chunked`` is the one Transfer-Encoding (others are a 501)
         and wins over a Content-Length, which is dropped; a Content-Length repeated with
-        the same value is one.  Twisted refuses both pairs."""
+        the same value is one.  Twisted refuses both pairs.  A chunked body is read with
+        Go's grammar (gochunked.py)."""
         if header == b"Transfer-Encoding":
             if data.lower() != b"chunked" or self._chunked:
                 self._refuse(UNSUPPORTED_TE_RESPONSE)
                 return False
-            self._chunked, self._transferDecoder = True, None
-        elif header == b"Content-Length":
+            self._chunked, self._transferDecoder, self.length = True, None, None
+            request = self.requests[-1]
+            self._transferDecoder = GoChunkedBody(
+                request.handleContentChunk, self._finishRequestBody, request.body_unreadable
+            )
+            return True
+        if header == b"Content-Length":
             if self._chunked or (data == self._length_given and data.isdigit()):
                 return True
             self._length_given = data
         return bool(super()._maybeChooseTransferDecoder(header, data))
+
+    def rawDataReceived(self, data: bytes) -> None:
+        super().rawDataReceived(data)
+        if self.requests and not self._handlingRequest:  # still reading this one's body
+            request = self.requests[-1]
+            if getattr(request, "body_problem", None) is not None:
+                self._serve_unread(request)
+
+    def _serve_unread(self, request: Any) -> None:
+        """A body past the limit or unreadable: kube's handler would have met that while
+        reading, so the request is served now, and, as Go's server does with a body it
+        could not finish, the connection closes after the answer (what follows on the
+        wire is no request); nothing more is read."""
+        self._discarding = True
+        self.persistent = False
+        request.responseHeaders.setRawHeaders(b"connection", [b"close"])
+        self._finishRequestBody(b"")
 
     def allContentReceived(self) -> None:
         self._chunked, self._length_given = False, None

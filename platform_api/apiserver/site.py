@@ -35,7 +35,6 @@ from platform_api.apiserver.inflight import InflightLimiter
 from platform_api.apiserver.openapi import OpenAPI
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.apiserver.routes import CONTEXT_ATTRIBUTE, Routes, restful, routed_segments
-from platform_api.apiserver.webrequest import MAX_BODY
 from platform_api.authentication.impersonation import impersonate
 from platform_api.authentication.union import RequestAuthenticator, notes_of
 from platform_api.authentication.user import UserInfo
@@ -155,8 +154,6 @@ class APIServer:
                 authorization_annotations(ctx, decision is Decision.ALLOW, reason)
                 if decision is not Decision.ALLOW:
                     raise forbidden(attrs, reason)
-                if getattr(request, "too_large", False):
-                    raise errors.request_entity_too_large(f"limit is {MAX_BODY}")
                 setattr(request, CONTEXT_ATTRIBUTE, ctx)
                 setattr(request, _INFO, info)
                 requestmetrics.track(request, info)

@@ -11,33 +11,45 @@ from twisted.python.failure import Failure
 from twisted.web.http import datetimeToString
 from twisted.web.server import Request, Site
 
+from platform_api import errors
 from platform_api.apiserver import httplimits
 
 MAX_BODY = 3 * 1024 * 1024  # kube refuses larger request bodies with 413
 
 
 class APIRequest(Request):
-    """A request whose body is dropped (and later refused with 413) past ``MAX_BODY``,
-    answered without the ``Server`` header kube does not send."""
+    """A request whose body is held in memory up to ``MAX_BODY``, answered without the
+    ``Server`` header kube does not send.
 
-    too_large = False
+    ``body_problem`` is what kube's handler meets when it reads the body: its 413 past
+    ``MAX_BODY``, or the Status 500 of a chunked encoding Go cannot read.  Only a handler
+    that reads the body answers with it (a GET with a body is served), as in kube; the
+    HTTP/1.1 channel then serves the request at once and closes the connection after it.
+    """
+
+    body_problem: errors.StatusError | None = None
     _received = 0
 
     def gotLength(self, length: int | None) -> None:
-        if length is not None and length > MAX_BODY:
-            self.too_large = True
-            length = 0
-        super().gotLength(length)
+        """In memory whatever the length (Twisted spills a body of no or a large length
+        to a temporary file): no more than ``MAX_BODY`` of it is kept."""
+        self.content = io.BytesIO()
 
     def handleContentChunk(self, data: bytes) -> None:
-        if self.too_large:
+        if self.body_problem is not None:
             return
         self._received += len(data)
         if self._received > MAX_BODY:
-            self.too_large = True
+            self.body_problem = errors.request_entity_too_large(f"limit is {MAX_BODY}")
             self.content = io.BytesIO()
             return
         super().handleContentChunk(data)
+
+    def body_unreadable(self, message: str) -> None:
+        """Go's chunked reader stopped at ``message``: a handler reading the body gets it
+        as kube's handlers answer an error that is no Status (a 500, no reason)."""
+        if self.body_problem is None:
+            self.body_problem = errors.unknown(message)
 
     def process(self) -> None:
         """twisted.web's, less what it adds to every response: its ``Server`` header, which

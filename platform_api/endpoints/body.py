@@ -336,12 +336,15 @@ def _decode_write(
     api_version: str,
     also: tuple[str, ...],
 ) -> tuple[WriteOptions, Output, Obj]:
-    opts = write_options(scope.request, options_kind)
     out = scope.output()
+    custom = None if kind else custom_strategy(scope.resource, scope.store.strategy)
+    if options_kind == "CreateOptions":  # kube's create refuses the body's type unread;
+        input_type(scope.content_type(), input_types(custom is not None, scope.handlers.cbor))
+    body = scope.body()  # its update reads the body and options first
+    scope.event("limitedReadBody succeeded", len=len(body))
+    opts = write_options(scope.request, options_kind)
     scope.ctx.dry_run = opts.dry_run
     scope.ctx.field_manager = opts.field_manager
-    body = scope.body()
-    scope.event("limitedReadBody succeeded", len=len(body))
     scope.event("About to convert to expected version")
     audit = scope.ctx.audit_request
     try:
@@ -355,7 +358,7 @@ def _decode_write(
             kind=kind,
             definition=definition,
             api_version=api_version,
-            custom=None if kind else custom_strategy(scope.resource, scope.store.strategy),
+            custom=custom,
             aliases=scope.handlers.aliases,
             serves_cbor=scope.handlers.cbor,
             also=also,

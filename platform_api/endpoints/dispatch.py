@@ -37,6 +37,7 @@ from platform_api.endpoints.negotiation import (
     LIST_PRODUCES,
     LOG_PRODUCES,
     OBJECT_PRODUCES,
+    accepted_patch_type,
     check_produces,
 )
 from platform_api.endpoints.scope import Handlers, Scope
@@ -209,9 +210,13 @@ def _connect_methods(rt: ResourceType, info: RequestInfo) -> frozenset[bytes] | 
 
 
 def _check_produces(request: Request, info: RequestInfo, handler: Handler, cbor: bool) -> None:
-    """go-restful's Accept match, against what the matched route produces."""
+    """go-restful's Accept match, against what the matched route produces; a PATCH
+    route matches the body's type first (its 415 before a 406)."""
     if handler is connect.handle:
         return  # connect routes produce */*
+    if request.method == b"PATCH":
+        content_type = (request.getHeader(b"content-type") or b"").decode("latin-1")
+        accepted_patch_type(content_type, patch.patch_types(False, cbor))
     if handler is podlog.handle:
         produces = LOG_PRODUCES
     elif request.method == b"GET" and (len(info.parts) == 1 or info.verb == "watch"):

@@ -57,6 +57,12 @@ PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH_YAML]
 CUSTOM_PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH_YAML]
 
 
+def patch_types(custom: bool, cbor: bool) -> list[str]:
+    """The patch types a resource's PATCH takes (CBOR has only apply)."""
+    accepted = CUSTOM_PATCH_TYPES if custom else PATCH_TYPES
+    return [*accepted, APPLY_PATCH_CBOR] if cbor else accepted
+
+
 def _strategic(existing: Obj, patch: Obj, schemas: Any, definition: str) -> Obj:
     try:
         return strategic.apply(existing, patch, schemas, definition)
@@ -71,16 +77,14 @@ def _strategic(existing: Obj, patch: Obj, schemas: Any, definition: str) -> Obj:
 
 
 async def handle(scope: Scope) -> bytes:
-    accepted = CUSTOM_PATCH_TYPES if scope.resource.custom else PATCH_TYPES
-    if scope.handlers.cbor:
-        accepted = [*accepted, APPLY_PATCH_CBOR]  # CBOR has no other patch type
+    accepted = patch_types(scope.resource.custom, scope.handlers.cbor)
     patch_type = accepted_patch_type(scope.content_type(), accepted, scope.resource.custom)
-    opts = write_options(scope.request, "PatchOptions", patch_type)
-    out = scope.output()
-    scope.ctx.dry_run = opts.dry_run
-    scope.ctx.field_manager = opts.field_manager
+    out = scope.output()  # kube's order: the patch's type, the answer's, the body, options
     data = scope.body()
     scope.event("limitedReadBody succeeded", len=len(data))
+    opts = write_options(scope.request, "PatchOptions", patch_type)
+    scope.ctx.dry_run = opts.dry_run
+    scope.ctx.field_manager = opts.field_manager
     scope.event("Recorded the audit event")
     if patch_type in (APPLY_PATCH_YAML, APPLY_PATCH_CBOR):
         return await _apply(scope, opts, out, data, patch_type == APPLY_PATCH_CBOR)

@@ -185,8 +185,9 @@ async def patch(scope: Scope) -> bytes:
     patch_type = accepted_patch_type(scope.content_type(), types, scope.resource.custom)
     if patch_type in (APPLY_PATCH_YAML, APPLY_PATCH_CBOR):
         return await _apply(scope, patch_type)
+    data = scope.body()  # kube reads the body before the options
     opts = write_options(scope.request, "PatchOptions", patch_type)
-    document = patchbody.parse(scope.body(), patch_type, opts.field_validation).document
+    document = patchbody.parse(data, patch_type, opts.field_validation).document
 
     schemas = scope.handlers.scheme.schemas
     shown = document if patch_type == STRATEGIC_MERGE_PATCH else None
@@ -215,14 +216,15 @@ async def _apply(scope: Scope, patch_type: str) -> bytes:
     """Server-side apply to the Scale: the apply's ownership is worked out on the Scale,
     whose owners are the object's owners of its replicas, then folded back into the
     object's managedFields (kube's ScaleHandler, ``scaleowners``)."""
-    opts = write_options(scope.request, "PatchOptions", patch_type)
     out = scope.output()
+    data = scope.body()
+    opts = write_options(scope.request, "PatchOptions", patch_type)
     scope.ctx.dry_run = opts.dry_run
     scope.ctx.field_manager = opts.field_manager
     manager = scope.handlers.kind_field_manager(SCALE)
     config = checked_apply_config(
         scope,
-        scope.body(),
+        data,
         opts.field_validation,
         patch_type == APPLY_PATCH_CBOR,
         (SCALE_VERSION, "Scale"),

@@ -207,6 +207,10 @@ class Scope:
         return (self.request.getHeader(b"content-type") or b"").decode("latin-1")
 
     def body(self) -> bytes:
+        """The body, or what kube's handler meets reading it (webrequest.APIRequest)."""
+        problem = getattr(self.request, "body_problem", None)
+        if problem is not None:
+            raise problem
         content = self.request.content
         if content is None:
             return b""
