@@ -2,12 +2,13 @@
 applies them.
 
 kube-apiserver's ``http.Server`` has ``MaxHeaderBytes`` 1 MiB; Go reads at most that
-plus 4 KiB of slack for the request line and all header lines, has no limit of its
-own on their number or on one line's length, and answers a head over the limit with
-a plain-text 431 before closing the connection (here also past ``MAX_HEADERS`` header
-lines, to keep one request's parsing well under a second).  Twisted's defaults are far smaller
-(16 KiB per line and per head, 500 headers) and answer 400, or drop the connection
-without a word when one line is too long; a long label selector in the URL must fit.
+plus 4 KiB of slack for the request line and all header lines, and no more than
+``MAX_HEADERS`` header lines (Go 1.27's ``DefaultMaxHeaderValueCount``; over HTTP/2,
+header fields, pseudo-headers included), has no limit on one line's length, and answers
+a head over either limit with a plain-text 431 before closing the connection (over
+HTTP/2, an HTML 431 on the stream).  Twisted's defaults are far smaller (16 KiB per
+line and per head) and answer 400, or drop the connection without a word when one line
+is too long; a long label selector in the URL must fit.
 
 kube's server also gives a request head ``ReadHeaderTimeout`` (32 s, from the connection
 or from the first byte of the next request) and a kept-alive connection ``IdleTimeout``
@@ -37,9 +38,7 @@ from platform_api.apiserver.gochunked import GoChunkedBody
 MAX_HEADER_BYTES = 1 << 20  # kube's secure serving http.Server.MaxHeaderBytes
 _READ_SLACK = 4096  # net/http's initialReadLimitSize adds this to MaxHeaderBytes
 HEAD_LIMIT = MAX_HEADER_BYTES + _READ_SLACK
-# Go has no limit on the count, but Twisted spends ~20 us on each header line, and a
-# 1 MiB head holds 100k of them: more than this many are refused with the same 431.
-MAX_HEADERS = 10000
+MAX_HEADERS = 500  # net/http's DefaultMaxHeaderValueCount (Go 1.27, kube's reference)
 READ_HEADER_TIMEOUT = 32.0  # kube's http.Server.ReadHeaderTimeout
 IDLE_TIMEOUT = 90.0  # its IdleTimeout: the site's (Twisted's inactivity) timeout
 
@@ -298,6 +297,8 @@ class GoIdleH2Connection(H2Connection):
     def _requestReceived(self, event: Any) -> None:
         super()._requestReceived(event)
         self.setTimeout(None)  # a stream is open: not idle
+        if len(event.headers) > MAX_HEADERS:  # Go's framer counts the pseudo-headers too
+            self.streams[event.stream_id]._request.too_many_fields = True
 
     def _requestDone(self, streamID: int) -> None:
         super()._requestDone(streamID)

@@ -15,6 +15,7 @@ from platform_api import errors
 from platform_api.apiserver import httplimits
 
 MAX_BODY = 3 * 1024 * 1024  # kube refuses larger request bodies with 413
+H2_TOO_MANY_FIELDS = b"<h1>HTTP Error 431</h1><p>Request Header Field(s) Too Large</p>"
 
 
 class APIRequest(Request):
@@ -28,6 +29,7 @@ class APIRequest(Request):
     """
 
     body_problem: errors.StatusError | None = None
+    too_many_fields = False  # an HTTP/2 request with more header fields than Go takes
     _received = 0
 
     def gotLength(self, length: int | None) -> None:
@@ -57,6 +59,13 @@ class APIRequest(Request):
         and less its unquoted path segments, which only Klein's routes read."""
         self.site = self.channel.site  # type: ignore[attr-defined]  # set by Site
         self.responseHeaders.setRawHeaders(b"date", [_http_date()])
+        if self.too_many_fields:  # Go's HTTP/2 server answers it, before any handler
+            self.setResponseCode(431)
+            self.responseHeaders.setRawHeaders(b"content-type", [b"text/html; charset=utf-8"])
+            self.setHeader(b"content-length", b"%d" % len(H2_TOO_MANY_FIELDS))
+            self.write(H2_TOO_MANY_FIELDS)
+            self.finish()
+            return
         self.prepath = []
         self.postpath = []  # the root is a leaf; Klein's routes get the segments (site.py)
         if self.path == b"*":

@@ -28,7 +28,7 @@ from platform_api.apiserver.httplimits import (
     APIChannel,
     GoIdleH2Connection,
 )
-from platform_api.apiserver.webrequest import APISite
+from platform_api.apiserver.webrequest import APIRequest, APISite
 
 
 class _Hello(Resource):
@@ -79,9 +79,9 @@ def test_many_headers_are_431(count: int) -> None:
     assert transport.value() == TOO_LARGE_RESPONSE
 
 
-def test_thousands_of_headers_within_the_limit_are_served() -> None:
+def test_headers_up_to_the_limit_are_served() -> None:
     channel, transport = _channel()
-    headers = b"".join(b"X-H%d: v\r\n" % i for i in range(MAX_HEADERS - 1))  # Twisted: 500
+    headers = b"".join(b"X-H%d: v\r\n" % i for i in range(MAX_HEADERS - 1))  # and Host
     _feed(channel, b"GET / HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n")
     assert transport.value().startswith(b"HTTP/1.1 200 OK")
 
@@ -252,3 +252,25 @@ def test_http_1_0_needs_no_host() -> None:
     channel, transport = _channel()
     channel.dataReceived(b"GET / HTTP/1.0\r\n\r\n")
     assert transport.value().startswith(b"HTTP/1.0 200 OK")
+
+
+@pytest.mark.parametrize(("extra", "status"), [(MAX_HEADERS - 4, "200"), (MAX_HEADERS - 3, "431")])
+def test_http2_header_fields_past_go_s_count_are_its_431(extra: int, status: str) -> None:
+    """Go counts the pseudo-headers too, and answers on the stream with its HTML 431."""
+    clock = Clock()
+    server, transport, client = _h2(clock, _Hello())
+    server.requestFactory = APIRequest
+    headers = [(":method", "GET"), (":path", "/"), (":scheme", "https"), (":authority", "x")]
+    headers += [(f"x-h{i}", "v") for i in range(extra)]
+    client.send_headers(1, headers, end_stream=True)
+    server.dataReceived(client.data_to_send())
+    clock.advance(0)  # Twisted's HTTP/2 sends data in its own turn
+    events = client.receive_data(transport.value())
+    (answer,) = [e for e in events if isinstance(e, h2.events.ResponseReceived)]
+    body = b"".join(e.data for e in events if isinstance(e, h2.events.DataReceived))
+    assert dict(answer.headers)[b":status"].decode() == status
+    if status == "431":
+        assert dict(answer.headers)[b"content-type"] == b"text/html; charset=utf-8"
+        assert body == b"<h1>HTTP Error 431</h1><p>Request Header Field(s) Too Large</p>"
+    else:
+        assert body == b"hello"

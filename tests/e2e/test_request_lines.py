@@ -70,6 +70,10 @@ BAD = go(b"400 Bad Request")
         (b"GET livez HTTP/1.1\r\nHost: a\r\n\r\n", BAD),
         (b"GET " + CM.encode() + b"/a%ZZ HTTP/1.1\r\nHost: a\r\n\r\n", BAD),
         (b"GET /livez HTTP/1.1\r\nHost: a\r\nBogus\r\n\r\n", BAD),
+        (  # Host and 500 more: past Go's 500 header lines (DefaultMaxHeaderValueCount)
+            b"GET /livez HTTP/1.1\r\nHost: a\r\n" + b"X-H: v\r\n" * 500 + b"\r\n",
+            go(b"431 Request Header Fields Too Large"),
+        ),
         (POST_CM + b"Content-Length: -1\r\n\r\n{}", BAD),
         (POST_CM + b"Content-Length: abc\r\n\r\n{}", BAD),
         (POST_CM + b"Content-Length: 2\r\nContent-Length: 3\r\n\r\n{} ", BAD),
