@@ -128,9 +128,14 @@ class APIChannel(HTTPChannel):
                 return self._too_large()
             if self._head_lines == 1 and line:
                 try:
-                    line = requestline.as_go_reads(line)
+                    line, empty_path = requestline.as_go_reads(line)
                 except requestline.Refused as e:
                     return self._refuse(go_answer(e.answer))
+                if empty_path:
+                    result = super().lineReceived(line)  # makes the request
+                    if self.requests:
+                        self.requests[-1].go_path_empty = True
+                    return result
             if line[:1] in _H and self._head_lines > 1:  # most lines end the test at once
                 self._hosts += line.partition(b":")[0].strip().lower() == b"host"
             if line == b"" and self._head_bytes > 2:

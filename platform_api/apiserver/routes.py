@@ -49,13 +49,16 @@ def restful(path: bytes) -> bool:
 
 
 def routed_segments(path: bytes) -> list[bytes] | None:
-    """The path's segments as kube matches them (``request.postpath`` for Klein); None
-    when no route of kube's can match it (a path starting with ``//``, which is under
-    no root: Klein would match it as if it had one slash)."""
-    if path.startswith(b"//"):
+    """The path's segments as kube matches them (``request.postpath`` for Klein): Go's
+    muxes match the decoded path, so ``/%2Fversion`` is ``//version``.  None when no
+    route of kube's can match it: a path starting with ``//`` is under no root (Klein
+    would match it as if it had one slash), and an empty one (``GET https://host``) or
+    ``*`` is no path at all."""
+    decoded = unquote_to_bytes(path)
+    if not decoded.startswith(b"/") or decoded.startswith(b"//"):
         return None
-    segments = [unquote_to_bytes(p) for p in path[1:].split(b"/")]
-    if restful(path):
+    segments = decoded[1:].split(b"/")
+    if restful(decoded):
         while len(segments) > 1 and not segments[-1]:
             segments.pop()
     return segments

@@ -29,6 +29,7 @@ class APIRequest(Request):
     """
 
     body_problem: errors.StatusError | None = None
+    go_path_empty = False  # ``GET https://host``: Go's path is empty (requestline.py)
     too_many_fields = False  # an HTTP/2 request with more header fields than Go takes
     _received = 0
 
@@ -68,9 +69,11 @@ class APIRequest(Request):
             return
         self.prepath = []
         self.postpath = []  # the root is a leaf; Klein's routes get the segments (site.py)
-        if self.path == b"*":
-            self._handleStar()
+        if self.path == b"*" and self.method == b"OPTIONS":
+            self._handleStar()  # Go's server answers it so; any other ``*`` is served
             return
+        if self.go_path_empty:
+            self.path, self.uri = b"", self.uri[1:]
         try:
             self.render(self.site.getResourceFor(self))
         except BaseException:

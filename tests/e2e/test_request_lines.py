@@ -147,6 +147,55 @@ def test_paths_kube_authorizes_as_resources_but_routes_nowhere(
     assert admin.get(server.url + "/api/v1//namespaces").json()["reason"] == "NotFound"
 
 
+@pytest.mark.parametrize(
+    "target", ["https://h", "http://h?a=b", "https://", "mailto:x", "*", "/%2Fversion"]
+)
+def test_targets_whose_go_path_is_empty_or_no_path_get_the_404_page(
+    server: Server, target: str
+) -> None:
+    """An absolute URI without a path has Go's empty path, ``*`` is kept as it is, and
+    ``/%2Fversion`` is ``//version`` once decoded: kube's muxes match none of them."""
+    head = f"GET {target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n".encode()
+    status, headers, body = answered(server, head)
+    assert (status, body) == (b"HTTP/1.1 404 Not Found", b"404 page not found\n")
+    assert headers["content-type"] == "text/plain; charset=utf-8"
+
+
+def test_options_star_is_go_s_own_empty_answer(server: Server) -> None:
+    status, headers, body = answered(
+        server, b"OPTIONS * HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+    )
+    assert (status, headers["content-length"], body) == (b"HTTP/1.1 200 OK", "0", b"")
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["https:/version", "https:///version", "HTTPS://u:p@[::1]:1/version", "h+t://h!/version"],
+)
+def test_absolute_uris_go_takes(server: Server, target: str) -> None:
+    head = f"GET {target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n".encode()
+    status, _, body = answered(server, head)
+    assert status == b"HTTP/1.1 200 OK" and json.loads(body)["major"] == "1"
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "https://h:abc/version",
+        "https://h:1:2/version",
+        "https://[::1/version",
+        "https://h%41/version",
+        "https://h#f",
+        "https://h{/version",
+        "https://u^@h/version",
+        ":x/version",
+    ],
+)
+def test_absolute_uris_go_cannot_parse_are_400(server: Server, target: str) -> None:
+    head = f"GET {target} HTTP/1.1\r\nHost: a\r\n\r\n".encode()
+    assert exchange(server, head) == BAD
+
+
 def test_a_method_in_another_case_is_no_get_on_go_restful_routes(
     server: Server, admin: requests.Session
 ) -> None:
