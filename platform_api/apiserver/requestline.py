@@ -27,7 +27,9 @@ VERSION_NOT_SUPPORTED = b"505 HTTP Version Not Supported: unsupported protocol v
 BAD_REQUEST = b"400 Bad Request"
 _VERSION = re.compile(rb"HTTP/(\d)\.(\d)")
 _SCHEME = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*:")
-_HOST_BYTE = re.compile(rb"[A-Za-z0-9!$&'()*+,;=:\[\]<>\"\-_.~\x80-\xff]|%[89A-Fa-f][0-9A-Fa-f]|%25")
+_HOST_BYTE = re.compile(
+    rb"[A-Za-z0-9!$&'()*+,;=:\[\]<>\"\-_.~\x80-\xff]|%[89A-Fa-f][0-9A-Fa-f]|%25"
+)
 _USERINFO = re.compile(rb"[A-Za-z0-9\-._:~!$&'()*+,;=%@]*")
 _PORT = re.compile(rb"(:[0-9]*)?")
 _BAD_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
