@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from platform_api.validation.podoptions import PodOptions
+
 Obj = dict[str, Any]
 GateCheck = Callable[[str], bool]
 
@@ -27,6 +29,10 @@ MAX_UNAVAILABLE_STATEFUL_SET = "MaxUnavailableStatefulSet"
 POD_CERTIFICATE_REQUEST = "PodCertificateRequest"
 # Consulted by validation, not drops (on in kube v1.36): Service names as DNS-1123 labels.
 RELAXED_SERVICE_NAMES = "RelaxedServiceNameValidation"
+# Consulted by pod-spec validation (pod_options): tolerations' Lt and Gt, and a pod in its
+# own user namespace on the host's network.
+TAINT_TOLERATION_COMPARISON_OPERATORS = "TaintTolerationComparisonOperators"
+USER_NAMESPACES_HOST_NETWORK_SUPPORT = "UserNamespacesHostNetworkSupport"
 
 # kube v1.36's defaults for the gates consulted here (all off; a test holds them to the
 # server's gate table).
@@ -41,6 +47,8 @@ OFF_BY_DEFAULT = frozenset(
         IMAGE_VOLUME_WITH_DIGEST,
         MAX_UNAVAILABLE_STATEFUL_SET,
         POD_CERTIFICATE_REQUEST,
+        TAINT_TOLERATION_COMPARISON_OPERATORS,
+        USER_NAMESPACES_HOST_NETWORK_SUPPORT,
     }
 )
 
@@ -82,6 +90,25 @@ def drop_disabled(group: str, kind: str, new: Obj, old: Obj | None, enabled: Gat
         _drop_statefulset_fields(new, old, enabled)
     elif (group, kind) == ("resource.platform.io", "ResourceSlice"):
         _drop_resourceslice_fields(new, old, enabled)
+
+
+def pod_options(group: str, kind: str, old: Obj | None, enabled: GateCheck) -> PodOptions:
+    """kube's PodValidationOptions of the two validation gates for a write of a kind
+    that holds a pod spec: a gate on, or the object being updated already using what
+    it allows (kube's GetValidationOptionsFromPodSpecAndMeta)."""
+    at = POD_SPECS.get((group, kind))
+    if at is None:
+        return PodOptions()
+    before = (_dig(old, at) if old is not None else None) or {}
+    tolerations = before.get("tolerations")
+    compares = isinstance(tolerations, list) and any(
+        isinstance(t, dict) and t.get("operator") in ("Lt", "Gt") for t in tolerations
+    )
+    host_network = before.get("hostUsers") is False and before.get("hostNetwork") is True
+    return PodOptions(
+        toleration_comparisons=enabled(TAINT_TOLERATION_COMPARISON_OPERATORS) or compares,
+        userns_host_network=enabled(USER_NAMESPACES_HOST_NETWORK_SUPPORT) or host_network,
+    )
 
 
 def _dig(obj: Obj, path: tuple[str, ...]) -> Obj | None:

@@ -12,7 +12,7 @@ import orjson
 from platform_api.registry import capabilities
 from platform_api.registry.gointernal import go_text
 from platform_api.registry.pvsources import descending_path
-from platform_api.validation import field
+from platform_api.validation import field, podoptions
 from platform_api.validation.field import FieldError, GoText, in_range
 from platform_api.validation.names import is_dns1123_subdomain
 
@@ -97,19 +97,18 @@ def windows_host_process_rules(spec: Obj, path: str) -> list[FieldError]:
 
 
 def host_users_rules(spec: Obj, path: str) -> list[FieldError]:
-    """kube's validateHostUsers (v1.36 defaults: its UserNamespacesHostNetworkSupport gate
-    off): a pod in its own user namespace shares none of the host's, and mounts no block
+    """kube's validateHostUsers: a pod in its own user namespace shares none of the
+    host's (its network, with UserNamespacesHostNetworkSupport), and mounts no block
     devices, which cannot be id-mapped.  kube writes ``HostPID`` and ``HostIPC`` so."""
     if spec.get("hostUsers") is not False:
         return []
     forbidden = "when `hostUsers` is false"
+    shared = [("hostPID", "HostPID"), ("hostIPC", "HostIPC")]
+    if not podoptions.current().userns_host_network:
+        shared.insert(0, ("hostNetwork", "hostNetwork"))
     errs = [
         field.forbidden(f"{path}.{name}", forbidden)
-        for key, name in (
-            ("hostNetwork", "hostNetwork"),
-            ("hostPID", "HostPID"),
-            ("hostIPC", "HostIPC"),
-        )
+        for key, name in shared
         if spec.get(key) is True
     ]
     for key in ("initContainers", "containers", "ephemeralContainers"):

@@ -7,12 +7,14 @@ import random
 
 from platform_api import errors, gotext
 from platform_api.registry.defaults import apply_defaults
+from platform_api.registry.gateddrops import GateCheck, kube_defaults, pod_options
 from platform_api.registry.strategy import Obj, Strategy
 from platform_api.scheme.types import ResourceType
 from platform_api.uid import new_uid
-from platform_api.validation import field
+from platform_api.validation import field, podoptions
 from platform_api.validation.field import FieldError
 from platform_api.validation.objectmeta import validate_object_meta, validate_object_meta_update
+from platform_api.validation.podoptions import PodOptions
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _GENERATED_BASE_MAX = 58
@@ -39,7 +41,8 @@ def before_create(rt: ResourceType, strategy: Strategy, namespace: str, obj: Obj
     for system in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
         meta.pop(system, None)
     strategy.prepare_for_create(obj)
-    errs = strategy.validate(obj)
+    with podoptions.using(_pod_options(rt, strategy, None)):
+        errs = strategy.validate(obj)
     name = meta.get("name", "")
     if errs:
         raise errors.invalid(*_invalid_kind(rt, strategy, obj), name, errs)
@@ -129,11 +132,18 @@ def check_update(
     errs = validate_object_meta(meta, rt.namespaced, "path-segment")
     errs += validate_object_meta_update(meta, old["metadata"])
     errs += denied
-    errs += strategy.validate_update(update, old)
+    with podoptions.using(_pod_options(rt, strategy, old)):
+        errs += strategy.validate_update(update, old)
     if errs:
         name = update["metadata"].get("name", "")
         raise errors.invalid(*_invalid_kind(rt, strategy, update), name, errs)
     strategy.canonicalize(update)
+
+
+def _pod_options(rt: ResourceType, strategy: Strategy, old: Obj | None) -> PodOptions:
+    """What the server's feature gates (and ``old``) let a pod spec of this kind hold."""
+    gates: GateCheck = getattr(strategy, "gates", kube_defaults)
+    return pod_options(rt.group, rt.kind, old, gates)
 
 
 def _revision(version: object) -> int:

@@ -7,16 +7,19 @@ every taint; one with no effect tolerates every effect.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
-from platform_api.validation import field
+from platform_api.validation import field, podoptions
 from platform_api.validation.field import FieldError, GoText
 from platform_api.validation.names import is_label_value, is_qualified_name
 
 TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
 # What kube lists when it refuses Lt or Gt with its comparison operators' gate off.
 COMPARISON_OPERATORS = ["Equal", "Exists", "Lt", "Gt"]
+_CANONICAL_INTEGER = re.compile(r"0|-?[1-9][0-9]*")
+_GO_INTEGER = re.compile(r"[+-]?[0-9]+")  # what strconv.ParseInt takes at base 10
 Toleration = dict[str, Any]
 
 
@@ -40,12 +43,33 @@ def _toleration_errors(toleration: Toleration, at: str) -> list[FieldError]:
         if value:
             detail = "value must be empty when `operator` is 'Exists'"
             errs.append(field.invalid(f"{at}.operator", value, detail))
-    elif operator in ("Lt", "Gt"):  # kube v1.36's TaintTolerationComparisonOperators: off
-        errs.append(field.not_supported(f"{at}.operator", operator, COMPARISON_OPERATORS))
+    elif operator in ("Lt", "Gt"):
+        if podoptions.current().toleration_comparisons:
+            errs += _comparison_value(value, f"{at}.value")
+        else:
+            errs.append(field.not_supported(f"{at}.operator", operator, COMPARISON_OPERATORS))
     else:
         errs.append(field.not_supported(f"{at}.operator", operator, ["Equal", "Exists"]))
     if effect and effect not in TAINT_EFFECTS:
         errs.append(field.not_supported(f"{at}.effect", effect, TAINT_EFFECTS))
+    return errs
+
+
+def _comparison_value(value: str, at: str) -> list[FieldError]:
+    """An Lt or Gt toleration's value: an integer in canonical form (kube's
+    IsDecimalInteger), and one ``strconv.ParseInt`` reads as an int64; both are told."""
+    errs = []
+    if not value:
+        errs.append(field.invalid(at, value, "must be non-empty"))
+    elif not _CANONICAL_INTEGER.fullmatch(value):
+        errs.append(field.invalid(at, value, "must be a valid decimal integer in canonical form"))
+    if not _GO_INTEGER.fullmatch(value):
+        problem = "invalid syntax"
+    elif not -(1 << 63) <= int(value) < 1 << 63:
+        problem = "value out of range"
+    else:
+        return errs
+    errs.append(field.invalid(at, value, f'strconv.ParseInt: parsing "{value}": {problem}'))
     return errs
 
 
