@@ -30,10 +30,16 @@ from h2.settings import SettingCodes
 from twisted.internet.protocol import connectionDone
 from twisted.python.failure import Failure
 from twisted.web._http2 import H2Connection
-from twisted.web.http import HTTPChannel, HTTPFactory, _GenericHTTPChannelProtocol
+from twisted.web.http import (
+    HTTPChannel,
+    HTTPFactory,
+    _GenericHTTPChannelProtocol,
+    datetimeToString,
+)
 
 from platform_api.apiserver import requestline
 from platform_api.apiserver.gochunked import GoChunkedBody
+from platform_api.apiserver.gohead import HeadFields
 
 MAX_HEADER_BYTES = 1 << 20  # kube's secure serving http.Server.MaxHeaderBytes
 _READ_SLACK = 4096  # net/http's initialReadLimitSize adds this to MaxHeaderBytes
@@ -41,6 +47,11 @@ HEAD_LIMIT = MAX_HEADER_BYTES + _READ_SLACK
 MAX_HEADERS = 500  # net/http's DefaultMaxHeaderValueCount (Go 1.27, kube's reference)
 READ_HEADER_TIMEOUT = 32.0  # kube's http.Server.ReadHeaderTimeout
 IDLE_TIMEOUT = 90.0  # its IdleTimeout: the site's (Twisted's inactivity) timeout
+
+
+EXPECTATION_FAILED = (
+    b" 417 Expectation Failed\r\nConnection: close\r\nDate: %s\r\nContent-Length: 0\r\n\r\n"
+)
 
 
 def go_answer(status: bytes) -> bytes:
@@ -60,7 +71,6 @@ UNSUPPORTED_TE_RESPONSE = (
     b"HTTP/1.1 501 Not Implemented\r\nContent-Type: text/plain; charset=utf-8\r\n"
     b"Connection: close\r\n\r\nUnsupported transfer encoding"
 )
-_H = (b"H", b"h")  # first bytes of a Host line
 
 
 class APIChannel(HTTPChannel):
@@ -68,6 +78,7 @@ class APIChannel(HTTPChannel):
 
     MAX_LENGTH = HEAD_LIMIT
     totalHeadersSize = HEAD_LIMIT
+    delimiter = b"\n"  # Go's textproto ends a line at LF, a CR before it dropped
     maxHeaders = MAX_HEADERS + 1  # ours answers first, with 431
     _head_bytes = 0
     _head_lines = 0
@@ -77,12 +88,13 @@ class APIChannel(HTTPChannel):
     _secure: bool | None = None
     _host: Any = None
     _peer: Any = None
-    _hosts = 0  # Host header lines of the head being read
+    _fields: HeadFields | None = None  # the header lines of the head being read
     _chunked = False  # the head being read named Transfer-Encoding: chunked
     _length_given: bytes | None = None  # and this Content-Length
     _head_clock: Any = None  # one DelayedCall per connection, not one per request
     _head_started: float | None = None  # when the head being read began
     seconds: Callable[[], float] = staticmethod(time.monotonic)  # a test's clock instead
+    seconds_since_epoch: Callable[[], float] = staticmethod(time.time)  # for Date
 
     def isSecure(self) -> bool:
         """Asked once per connection: Twisted adapts the transport to ISSLTransport on
@@ -122,7 +134,9 @@ class APIChannel(HTTPChannel):
         if self._refused:
             return None  # lines of the same read after the refusal
         if self._in_head:
-            self._head_bytes += len(line) + 2  # Go counts the line ends too
+            self._head_bytes += len(line) + 1  # Go counts the line ends too
+            if line.endswith(b"\r"):
+                line = line[:-1]
             self._head_lines += bool(line)  # the request line, then each header line
             if self._head_bytes > HEAD_LIMIT or self._head_lines > MAX_HEADERS + 1:
                 return self._too_large()
@@ -136,23 +150,34 @@ class APIChannel(HTTPChannel):
                     if self.requests:
                         self.requests[-1].go_path_empty = True
                     return result
-            if line[:1] in _H and self._head_lines > 1:  # most lines end the test at once
-                self._hosts += line.partition(b":")[0].strip().lower() == b"host"
-            if line == b"" and self._head_bytes > 2:
+            if line and self._head_lines > 1:
+                fields = self._fields = self._fields or HeadFields()
+                refusal = fields.line(line)
+                if refusal:
+                    return self._refuse(go_answer(refusal))
+            if line == b"" and self._head_lines:
                 self._in_head = False  # the head is complete; a body may follow
                 self._head_started = None
-                refusal = self._host_refusal()
+                refusal = self._head_refusal()
                 if refusal:
                     return self._refuse(refusal)
         return super().lineReceived(line)
 
-    def _host_refusal(self) -> bytes:
-        """Go's answer to a head's Host lines: more than one, or none in HTTP/1.1."""
-        hosts, self._hosts = self._hosts, 0
-        if hosts > 1:
+    def _head_refusal(self) -> bytes:
+        """Go's answer to a whole head (b"" to serve it): its Host lines (more than one,
+        none in HTTP/1.1), then what gohead.py judges, then its ``Expect``."""
+        fields, self._fields = self._fields or HeadFields(), None
+        version = getattr(self, "_version", b"")
+        if len(fields.hosts) > 1:
             return BAD_REQUEST_RESPONSE
-        if hosts == 0 and getattr(self, "_version", b"") == b"HTTP/1.1":
+        if not fields.hosts and version == b"HTTP/1.1":
             return NO_HOST_RESPONSE
+        refusal = fields.refusal(chunked=fields.chunked and version == b"HTTP/1.1")
+        if refusal:
+            return go_answer(refusal)
+        if fields.expectation_failed():
+            date = datetimeToString(self.seconds_since_epoch())
+            return version + EXPECTATION_FAILED % date
         return b""
 
     def _head_begins(self) -> None:
@@ -201,12 +226,21 @@ class APIChannel(HTTPChannel):
         """Twisted's refusals (a malformed line, Content-Length or chunk) in Go's words."""
         self._refuse(BAD_REQUEST_RESPONSE)
 
+    def headerReceived(self, line: bytes) -> bool:
+        """A name with a space passes Go's line reader and is refused once the head is
+        read (gohead.py); Twisted would refuse it at once with its plain 400."""
+        if b" " in line.partition(b":")[0]:
+            return True
+        return bool(super().headerReceived(line))
+
     def _maybeChooseTransferDecoder(self, header: bytes, data: bytes) -> bool:
         """Go's body framing: ``chunked`` is the one Transfer-Encoding (others are a 501)
         and wins over a Content-Length, which is dropped; a Content-Length repeated with
         the same value is one.  Twisted refuses both pairs.  A chunked body is read with
         Go's grammar (gochunked.py)."""
         if header == b"Transfer-Encoding":
+            if getattr(self, "_version", b"") != b"HTTP/1.1":
+                return True  # Go drops it from an HTTP/1.0 request (issue 12785)
             if data.lower() != b"chunked" or self._chunked:
                 self._refuse(UNSUPPORTED_TE_RESPONSE)
                 return False
@@ -217,6 +251,9 @@ class APIChannel(HTTPChannel):
             )
             return True
         if header == b"Content-Length":
+            if data.isdigit() and int(data) >= 1 << 63:  # Go's ParseUint(cl, 10, 63)
+                self._refuse(BAD_REQUEST_RESPONSE)
+                return False
             if self._chunked or (data == self._length_given and data.isdigit()):
                 return True
             self._length_given = data

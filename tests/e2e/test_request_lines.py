@@ -70,6 +70,16 @@ BAD = go(b"400 Bad Request")
         (b"GET livez HTTP/1.1\r\nHost: a\r\n\r\n", BAD),
         (b"GET " + CM.encode() + b"/a%ZZ HTTP/1.1\r\nHost: a\r\n\r\n", BAD),
         (b"GET /livez HTTP/1.1\r\nHost: a\r\nBogus\r\n\r\n", BAD),
+        (
+            b"GET /livez HTTP/1.1\r\nHost: a\r\nX A: b\r\n\r\n",
+            go(b"400 Bad Request: invalid header name"),
+        ),
+        (
+            b"GET /livez HTTP/1.1\r\nHost: a b\r\n\r\n",
+            go(b"400 Bad Request: malformed Host header"),
+        ),
+        (b"GET /livez HTTP/1.1\r\nHost: a\r\nX-A: b\x01\r\n\r\n", BAD),
+        (b"GET /livez HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999\r\n\r\n", BAD),
         (  # Host and 500 more: past Go's 500 header lines (DefaultMaxHeaderValueCount)
             b"GET /livez HTTP/1.1\r\nHost: a\r\n" + b"X-H: v\r\n" * 500 + b"\r\n",
             go(b"431 Request Header Fields Too Large"),
@@ -105,6 +115,22 @@ def test_bodies_framed_as_go_takes_them_are_read(server: Server, framing: bytes)
     assert json.loads(body)["message"] == (
         'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required'
     )
+
+
+def test_an_expectation_go_cannot_meet_is_417(server: Server) -> None:
+    head = b"GET /livez HTTP/1.1\r\nHost: a\r\nExpect: fancy\r\n\r\n"
+    status, headers, body = answered(server, head)
+    assert (status, headers["connection"], headers["content-length"], body) == (
+        b"HTTP/1.1 417 Expectation Failed",
+        "close",
+        "0",
+        b"",
+    )
+
+
+def test_a_head_of_lf_line_ends_is_read(server: Server) -> None:
+    status, _, body = answered(server, b"GET /version HTTP/1.1\nHost: a\nConnection: close\n\n")
+    assert status == b"HTTP/1.1 200 OK" and json.loads(body)["major"] == "1"
 
 
 def test_request_lines_go_takes(server: Server) -> None:
