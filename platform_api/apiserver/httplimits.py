@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from h2.errors import ErrorCodes
 from h2.settings import SettingCodes
 from twisted.internet.protocol import connectionDone
 from twisted.python.failure import Failure
@@ -37,7 +38,7 @@ from twisted.web.http import (
     datetimeToString,
 )
 
-from platform_api.apiserver import requestline
+from platform_api.apiserver import goh2, requestline
 from platform_api.apiserver.gochunked import GoChunkedBody
 from platform_api.apiserver.gohead import HeadFields
 
@@ -330,6 +331,7 @@ class GoIdleH2Connection(H2Connection):
         timing; it is idle so far (no stream yet), so its timer runs from now."""
         channel.__class__ = cls
         assert isinstance(channel, cls)
+        channel.conn.config.validate_inbound_headers = False  # goh2.py judges requests
         channel._idle_timeout = channel.timeOut
         channel.setTimeout(channel._idle_timeout)
 
@@ -337,10 +339,37 @@ class GoIdleH2Connection(H2Connection):
         return None  # neither a frame received nor data sent restarts the idle timer
 
     def _requestReceived(self, event: Any) -> None:
+        """A request whose header block Go refuses is refused on its stream alone (h2
+        refused it for the whole connection); Go's answers before any handler's."""
+        refusal = goh2.refusal(event.headers, event.stream_ended is not None)
+        if refusal == goh2.RESET:
+            self.conn.reset_stream(event.stream_id, ErrorCodes.PROTOCOL_ERROR)
+            return
+        connect = goh2.is_connect(event.headers)
+        if connect:  # no :path, which Twisted needs: served with Go's empty one
+            event.headers = [*event.headers, (b":path", b"/")]
         super()._requestReceived(event)
         self.setTimeout(None)  # a stream is open: not idle
-        if len(event.headers) > MAX_HEADERS:  # Go's framer counts the pseudo-headers too
-            self.streams[event.stream_id]._request.too_many_fields = True
+        request = self.streams[event.stream_id]._request
+        request.go_path_empty = connect
+        if len(event.headers) - connect > MAX_HEADERS:  # Go counts the pseudo-headers too
+            request.too_many_fields = True
+        elif refusal:
+            request.h2_bad_request = refusal
+
+    def _requestDataReceived(self, event: Any) -> None:
+        if event.stream_id in self.streams:
+            super()._requestDataReceived(event)
+        else:  # a refused stream's: only the connection's window is given back
+            self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+
+    def _requestEnded(self, event: Any) -> None:
+        if event.stream_id in self.streams:
+            super()._requestEnded(event)
+
+    def _requestAborted(self, event: Any) -> None:
+        if event.stream_id in self.streams:
+            super()._requestAborted(event)
 
     def _requestDone(self, streamID: int) -> None:
         super()._requestDone(streamID)

@@ -31,6 +31,7 @@ class APIRequest(Request):
     body_problem: errors.StatusError | None = None
     go_path_empty = False  # ``GET https://host``: Go's path is empty (requestline.py)
     too_many_fields = False  # an HTTP/2 request with more header fields than Go takes
+    h2_bad_request = b""  # Go's 400 to an HTTP/2 request naming HTTP/1 framing (goh2.py)
     _received = 0
 
     def gotLength(self, length: int | None) -> None:
@@ -60,12 +61,12 @@ class APIRequest(Request):
         and less its unquoted path segments, which only Klein's routes read."""
         self.site = self.channel.site  # type: ignore[attr-defined]  # set by Site
         self.responseHeaders.setRawHeaders(b"date", [_http_date()])
-        if self.too_many_fields:  # Go's HTTP/2 server answers it, before any handler
-            self.setResponseCode(431)
-            self.responseHeaders.setRawHeaders(b"content-type", [b"text/html; charset=utf-8"])
-            self.setHeader(b"content-length", b"%d" % len(H2_TOO_MANY_FIELDS))
-            self.write(H2_TOO_MANY_FIELDS)
-            self.finish()
+        if self.too_many_fields:  # Go's HTTP/2 server answers these, before any handler
+            self._go_answer(431, b"text/html; charset=utf-8", H2_TOO_MANY_FIELDS)
+            return
+        if self.h2_bad_request:
+            self.setHeader(b"x-content-type-options", b"nosniff")
+            self._go_answer(400, b"text/plain; charset=utf-8", self.h2_bad_request)
             return
         self.prepath = []
         self.postpath = []  # the root is a leaf; Klein's routes get the segments (site.py)
@@ -78,6 +79,13 @@ class APIRequest(Request):
             self.render(self.site.getResourceFor(self))
         except BaseException:
             self.processingFailed(Failure())
+
+    def _go_answer(self, code: int, content_type: bytes, body: bytes) -> None:
+        self.setResponseCode(code)
+        self.responseHeaders.setRawHeaders(b"content-type", [content_type])
+        self.setHeader(b"content-length", b"%d" % len(body))
+        self.write(body)
+        self.finish()
 
 
 _DATE: list[Any] = [None, b""]  # the second last formatted, and its Date
