@@ -43,7 +43,8 @@ def refusal(headers: Sequence[Header], ended: bool) -> bytes:
             return RESET
         else:
             regular = True
-    if _malformed(pseudo) or (ended and _declares_a_body(headers)):
+    length = declared_length(headers)
+    if _malformed(pseudo) or length == -1 or (ended and length):
         return RESET
     return _connection_header(headers)
 
@@ -69,12 +70,18 @@ def _malformed(pseudo: dict[bytes, bytes]) -> bool:
     return False
 
 
-def _declares_a_body(headers: Sequence[Header]) -> bool:
-    """A Content-Length other than 0 on a stream the header block ended."""
+def declared_length(headers: Sequence[Header]) -> int | None:
+    """The body's length the header block declares (None: it declares none); -1 for a
+    Content-Length Go refuses (not digits, or past 2^63)."""
     for name, value in headers:
         if name == b"content-length":
-            return value.isdigit() and 0 < int(value) < 1 << 63  # Go reads another as 0
-    return False
+            return int(value) if value.isdigit() and int(value) < 1 << 63 else -1
+    return None
+
+
+def short_body(declared: int, received: int) -> str:
+    """What Go's body reader tells a handler of a stream that ended early."""
+    return f"request declared a Content-Length of {declared} but only wrote {received} bytes"
 
 
 def _connection_header(headers: Sequence[Header]) -> bytes:

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from h2.errors import ErrorCodes
+from h2.events import StreamReset
 from h2.settings import SettingCodes
 from twisted.internet.protocol import connectionDone
 from twisted.python.failure import Failure
@@ -323,6 +324,7 @@ class GoIdleH2Connection(H2Connection):
     stream is open, starting when the last one ends; no frame restarts it."""
 
     _idle_timeout: float | None = None
+    _lengths: dict[int, list[int]]  # by stream: the body's declared length, and its bytes so far
     abortTimeout = 1  # Go closes 1 s after its GOAWAY (goAwayTimeout); Twisted waits 15
 
     @classmethod
@@ -332,6 +334,18 @@ class GoIdleH2Connection(H2Connection):
         channel.__class__ = cls
         assert isinstance(channel, cls)
         channel.conn.config.validate_inbound_headers = False  # goh2.py judges requests
+        channel._lengths = {}
+        begin = channel.conn._begin_new_stream
+
+        def begin_stream(stream_id: int, allowed_ids: Any) -> Any:
+            """h2 (4.4.1, pinned) refuses a Content-Length it cannot read, or a body
+            longer or shorter than one, for the whole connection; Go's rules are the
+            channel's (goh2.py), so its streams do not check."""
+            stream = begin(stream_id, allowed_ids)
+            stream._initialize_content_length = _declared_elsewhere  # type: ignore[method-assign]
+            return stream
+
+        channel.conn._begin_new_stream = begin_stream  # type: ignore[method-assign]
         channel._idle_timeout = channel.timeOut
         channel.setTimeout(channel._idle_timeout)
 
@@ -352,29 +366,52 @@ class GoIdleH2Connection(H2Connection):
         self.setTimeout(None)  # a stream is open: not idle
         request = self.streams[event.stream_id]._request
         request.go_path_empty = connect
+        declared = goh2.declared_length(event.headers)
+        if declared is not None:
+            self._lengths[event.stream_id] = [declared, 0]
         if len(event.headers) - connect > MAX_HEADERS:  # Go counts the pseudo-headers too
             request.too_many_fields = True
         elif refusal:
             request.h2_bad_request = refusal
 
     def _requestDataReceived(self, event: Any) -> None:
+        length = self._lengths.get(event.stream_id)
+        if length is not None:
+            length[1] += len(event.data)
+            if length[1] > length[0]:  # more than declared: Go resets the stream
+                self._reset(event.stream_id)
         if event.stream_id in self.streams:
             super()._requestDataReceived(event)
         else:  # a refused stream's: only the connection's window is given back
             self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
 
     def _requestEnded(self, event: Any) -> None:
-        if event.stream_id in self.streams:
-            super()._requestEnded(event)
+        length = self._lengths.pop(event.stream_id, None)
+        if event.stream_id not in self.streams:
+            return
+        if length is not None and length[1] < length[0]:  # what Go's body reader says
+            self.streams[event.stream_id]._request.body_unreadable(goh2.short_body(*length))
+        super()._requestEnded(event)
 
     def _requestAborted(self, event: Any) -> None:
+        self._lengths.pop(event.stream_id, None)
         if event.stream_id in self.streams:
             super()._requestAborted(event)
+
+    def _reset(self, stream_id: int) -> None:
+        """A stream error: RST_STREAM PROTOCOL_ERROR, and its request ended."""
+        self.conn.reset_stream(stream_id, ErrorCodes.PROTOCOL_ERROR)
+        code = ErrorCodes.PROTOCOL_ERROR
+        self._requestAborted(StreamReset(stream_id=stream_id, error_code=code, remote_reset=False))
 
     def _requestDone(self, streamID: int) -> None:
         super()._requestDone(streamID)
         if not self.streams:
             self.setTimeout(self._idle_timeout)
+
+
+def _declared_elsewhere(headers: Any) -> None:
+    return None
 
 
 def _widen_header_list(channel: Any) -> None:

@@ -42,6 +42,10 @@ GET = [(b":method", b"GET"), (b":path", b"/version"), (b":scheme", b"https"), (b
         ([(b":method", b"CONNECT"), (b":authority", b"a"), (b":path", b"/")], True, RESET),
         ([*GET, (b"content-length", b"5")], True, RESET),  # a body declared, none sent
         ([*GET, (b"content-length", b"5")], False, b""),
+        ([*GET, (b"content-length", b"0")], True, b""),
+        ([*GET, (b"content-length", b"x")], False, RESET),
+        ([*GET, (b"content-length", b"-1")], False, RESET),
+        ([*GET, (b"content-length", b"")], False, RESET),
         (
             [*GET, (b"connection", b"keep-alive")],
             True,
@@ -102,3 +106,49 @@ def test_connect_is_served_with_an_empty_path() -> None:
     events = _exchange([(":method", "CONNECT"), (":authority", "a:443")])
     body = b"".join(e.data for e in events if isinstance(e, h2.events.DataReceived))
     assert body == b"CONNECT "
+
+
+class _Body(Resource):
+    isLeaf = True
+
+    def render(self, request: Any) -> bytes:
+        problem = request.body_problem
+        return problem.message.encode() if problem else request.content.getvalue()
+
+
+def _post(length: str, body: bytes) -> list[Any]:
+    clock = Clock()
+    server, transport, client = _h2(clock, _Body())
+    server.requestFactory = APIRequest
+    headers = [(":method", "POST"), *REQUEST[1:], ("content-length", length)]
+    client.send_headers(1, headers)
+    client.send_data(1, body, end_stream=True)
+    client.send_headers(3, REQUEST, end_stream=True)
+    server.dataReceived(client.data_to_send())
+    clock.advance(0)
+    return client.receive_data(transport.value())
+
+
+def test_a_body_shorter_than_declared_is_go_s_error_to_the_handler() -> None:
+    events = _post("5", b"{}")
+    bodies = {
+        e.stream_id: e.data for e in events if isinstance(e, h2.events.DataReceived) and e.data
+    }
+    assert bodies[1] == b"request declared a Content-Length of 5 but only wrote 2 bytes"
+
+
+def test_a_body_longer_than_declared_resets_its_stream_alone() -> None:
+    events = _post("1", b"{}")
+    (reset,) = [e for e in events if isinstance(e, h2.events.StreamReset)]
+    assert (reset.stream_id, reset.error_code) == (1, 1)
+    (answer,) = [e for e in events if isinstance(e, h2.events.ResponseReceived)]
+    assert answer.stream_id == 3
+    assert not any(isinstance(e, h2.events.ConnectionTerminated) for e in events)
+
+
+def test_a_body_as_declared_is_read() -> None:
+    events = _post("2", b"{}")
+    bodies = {
+        e.stream_id: e.data for e in events if isinstance(e, h2.events.DataReceived) and e.data
+    }
+    assert bodies[1] == b"{}"

@@ -5,6 +5,7 @@ kube-apiserver v1.36 (the reference build) for the same frames."""
 
 from __future__ import annotations
 
+import json
 import socket
 from typing import Any
 
@@ -87,3 +88,42 @@ def test_http_1_framing_and_connect(server: Server) -> None:
     assert answers[1] == [b"400", b'request header "Connection" is not valid in HTTP/2\n']
     assert answers[3] == [b"400", b'request header "TE" may only be "trailers" in HTTP/2\n']
     assert answers[5] == [b"404", b"404 page not found\n"]
+
+
+def test_a_body_other_than_declared(server: Server) -> None:
+    """Shorter: what Go's body reader tells kube's handler, a Status 500; longer: the
+    stream is reset."""
+    context = server.ssl_context
+    context.check_hostname = False
+    context.set_alpn_protocols(["h2"])
+    host, port = "127.0.0.1", int(server.url.rsplit(":", 1)[1])
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    path = "/api/v1/namespaces/default/configmaps?dryRun=All"
+    events: list[Any] = []
+    with context.wrap_socket(socket.create_connection((host, port)), server_hostname=host) as tls:
+        conn.initiate_connection()
+        for stream, length in ((1, "5"), (3, "1")):
+            headers = [(":method", "POST"), (":path", path), *GET[2:]]
+            headers += [("content-type", "application/json"), ("content-length", length)]
+            conn.send_headers(stream, headers)
+            conn.send_data(stream, b"{}", end_stream=True)
+        tls.sendall(conn.data_to_send())
+        tls.settimeout(10)
+        while len({e.stream_id for e in events if _over(e)}) < 2:
+            events += conn.receive_data(tls.recv(65536))
+            tls.sendall(conn.data_to_send())
+    answers = _answers(events)
+    assert answers[1][0] == b"500"
+    assert json.loads(answers[1][1]) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "request declared a Content-Length of 5 but only wrote 2 bytes",
+        "code": 500,
+    }
+    assert answers[3] == ("reset", 1)
+
+
+def _over(event: Any) -> bool:
+    return isinstance(event, h2.events.StreamEnded | h2.events.StreamReset)
