@@ -12,7 +12,7 @@ from twisted.web.http import datetimeToString
 from twisted.web.server import Request, Site
 
 from platform_api import errors
-from platform_api.apiserver import httplimits
+from platform_api.apiserver import h2channel, httplimits
 
 MAX_BODY = 3 * 1024 * 1024  # kube refuses larger request bodies with 413
 H2_TOO_MANY_FIELDS = b"<h1>HTTP Error 431</h1><p>Request Header Field(s) Too Large</p>"
@@ -103,7 +103,7 @@ class APISite(Site):
     """No per-request access log: like kube at its default verbosity (it cost ~8% of CPU);
     kube's idle timeout for kept-alive connections rather than Twisted's minute."""
 
-    protocol = httplimits.channel_protocol  # Go's request-head limits, 431 and timeouts
+    protocol = h2channel.channel_protocol  # Go's request-head limits, 431 and timeouts
 
     def __init__(self, resource: Any, http2: bool = True, **kwargs: Any) -> None:
         kwargs.setdefault("timeout", httplimits.IDLE_TIMEOUT)

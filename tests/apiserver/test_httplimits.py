@@ -17,6 +17,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Site
 from zope.interface import directlyProvides
 
+from platform_api.apiserver.h2channel import GoIdleH2Connection
 from platform_api.apiserver.httplimits import (
     BAD_REQUEST_RESPONSE,
     HEAD_LIMIT,
@@ -26,7 +27,6 @@ from platform_api.apiserver.httplimits import (
     READ_HEADER_TIMEOUT,
     TOO_LARGE_RESPONSE,
     APIChannel,
-    GoIdleH2Connection,
 )
 from platform_api.apiserver.webrequest import APIRequest, APISite
 
