@@ -39,6 +39,12 @@ class APIRequest(Request):
         to a temporary file): no more than ``MAX_BODY`` of it is kept."""
         self.content = io.BytesIO()
 
+    def getHeader(self, key: Any) -> Any:
+        """A header's first value, as Go's ``Header.Get`` reads it (Twisted's is the
+        last: of two Authorization headers kube authenticates the first)."""
+        values = self.requestHeaders.getRawHeaders(key)
+        return values[0] if values else None
+
     def handleContentChunk(self, data: bytes) -> None:
         if self.body_problem is not None:
             return

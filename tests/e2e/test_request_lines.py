@@ -133,6 +133,24 @@ def test_a_head_of_lf_line_ends_is_read(server: Server) -> None:
     assert status == b"HTTP/1.1 200 OK" and json.loads(body)["major"] == "1"
 
 
+def test_a_repeated_header_is_its_first_value(server: Server) -> None:
+    """Go's ``Header.Get`` (Twisted's ``getHeader`` read the last): the body's type and
+    the answer's are the first of two."""
+    namespace = b"GET /api/v1/namespaces/default HTTP/1.1\r\nHost: a\r\nConnection: close\r\n"
+    _, headers, body = answered(
+        server, namespace + b"Accept: application/yaml\r\nAccept: application/json\r\n\r\n"
+    )
+    assert headers["content-type"] == "application/yaml" and body.startswith(b"apiVersion: v1")
+    created = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup"}}'
+    head = (
+        f"POST {CM}?dryRun=All HTTP/1.1\r\nHost: a\r\nConnection: close\r\n".encode()
+        + b"Content-Type: text/foo\r\nContent-Type: application/json\r\n"
+        + b"Content-Length: %d\r\n\r\n" % len(created)
+    )
+    status, _, body = answered(server, head + created)
+    assert status == b"HTTP/1.1 415 Unsupported Media Type", body
+
+
 def test_request_lines_go_takes(server: Server) -> None:
     """An absolute URI's path is the request's; any HTTP/1 minor version is HTTP/1.1;
     bytes past ASCII in a path are taken as the bytes they are."""
