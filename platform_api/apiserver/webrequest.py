@@ -13,6 +13,7 @@ from twisted.web.server import Request, Site
 
 from platform_api import errors
 from platform_api.apiserver import h2channel, httplimits
+from platform_api.gotext import go_text
 
 MAX_BODY = 3 * 1024 * 1024  # kube refuses larger request bodies with 413
 H2_TOO_MANY_FIELDS = b"<h1>HTTP Error 431</h1><p>Request Header Field(s) Too Large</p>"
@@ -41,9 +42,14 @@ class APIRequest(Request):
 
     def getHeader(self, key: Any) -> Any:
         """A header's first value, as Go's ``Header.Get`` reads it (Twisted's is the
-        last: of two Authorization headers kube authenticates the first)."""
-        values = self.requestHeaders.getRawHeaders(key)
-        return values[0] if values else None
+        last: of two Authorization headers kube authenticates the first).  Asked by a
+        text name, the value is text as Go's JSON writes its bytes (a byte that is no
+        UTF-8 is U+FFFD), where Twisted's strict decoding raised on it."""
+        raw = key.encode("latin-1") if isinstance(key, str) else key
+        values = self.requestHeaders.getRawHeaders(raw)
+        if not values:
+            return None
+        return go_text(values[0]) if isinstance(key, str) else values[0]
 
     def handleContentChunk(self, data: bytes) -> None:
         if self.body_problem is not None:
