@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from platform_api.apiserver.gohead import BAD_VALUE, NAME
 from platform_api.gotext import quote_bytes
 
 MAX_LINE = 4096  # Go's connection reader: a size line with its CRLF must fit in it
@@ -21,7 +22,6 @@ MAX_EXCESS = 16 * 1024  # chunk overhead beyond 16 bytes + twice the data, in al
 MAX_TRAILER_VALUES = 500  # net/http's DefaultMaxHeaderValueCount
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _OWS = b" \t"
-_TOKEN = frozenset(b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 class ChunkError(ValueError):
@@ -158,7 +158,7 @@ def trailer_length(data: bytes) -> int:
             more, pos = _line(data, pos)
             field += b" " + more.strip(b" \t\r\n")
         key, _, value = field.partition(b":")
-        if not _valid_key(key) or not _valid_value(value):
+        if not NAME.fullmatch(key) or BAD_VALUE.search(value):
             raise ChunkError(f"malformed MIME header line: {quote_bytes(field)}")
         values += 1
         if values > MAX_TRAILER_VALUES:
@@ -172,13 +172,3 @@ def _line(data: bytes, pos: int) -> tuple[bytes, int]:
         end = len(data)
     line = data[pos:end]
     return (line[:-1] if line.endswith(b"\r") else line), end + 1
-
-
-def _valid_key(key: bytes) -> bool:
-    """Go takes a header name of token bytes and spaces (the spaces uncanonicalized)."""
-    return bool(key) and all(byte in _TOKEN or byte == 0x20 for byte in key)
-
-
-def _valid_value(value: bytes) -> bool:
-    """Visible ASCII, space, tab, and any byte past ASCII (obs-text)."""
-    return all((byte >= 0x20 and byte != 0x7F) or byte == 0x09 for byte in value)

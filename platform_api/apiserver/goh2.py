@@ -14,11 +14,11 @@ import re
 from collections.abc import Sequence
 
 from platform_api.apiserver import requestline
+from platform_api.apiserver.gohead import BAD_VALUE, TOKEN
 
 RESET = b"reset"  # a stream error: RST_STREAM with PROTOCOL_ERROR
 _PSEUDO = {b":method", b":path", b":scheme", b":authority", b":protocol"}
-_WIRE_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9a-z]+")  # a token, no upper case
-_BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # controls but HTAB
+_WIRE_NAME = re.compile(rb"[" + TOKEN + rb"]+")  # a token, no upper case
 _CONNECTION = (b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade")
 _CANONICAL = {b"connection": "Connection", b"keep-alive": "Keep-Alive"}
 _CANONICAL |= {b"proxy-connection": "Proxy-Connection", b"transfer-encoding": "Transfer-Encoding"}
@@ -33,7 +33,7 @@ def refusal(headers: Sequence[Header], ended: bool) -> bytes:
     pseudo: dict[bytes, bytes] = {}
     regular = False
     for name, value in headers:
-        if _BAD_VALUE.search(value):
+        if BAD_VALUE.search(value):
             return RESET
         if name.startswith(b":"):
             if regular or name not in _PSEUDO or name in pseudo:

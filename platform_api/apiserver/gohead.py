@@ -16,11 +16,15 @@ import re
 BAD_REQUEST = b"400 Bad Request"
 MALFORMED_HOST = b"400 Bad Request: malformed Host header"
 INVALID_NAME = b"400 Bad Request: invalid header name"
-_TOKEN = rb"!#$%&'*+\-.^_`|~0-9A-Za-z"
-# A line textproto reads: a name of token bytes (and spaces, taken uncanonicalized), a
-# value of anything but controls (HTAB is none); one match a line (~0.5 us).
-_LINE = re.compile(rb"([" + _TOKEN + rb" ]+):([^\x00-\x08\x0a-\x1f\x7f]*)")
-_BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+# Go's byte rules for header fields, shared by the head, a chunked body's trailer
+# (gochunked.py) and HTTP/2 (goh2.py): a name is token bytes (textproto also takes
+# spaces, uncanonicalized); a value holds no control byte but HTAB.
+TOKEN = rb"!#$%&'*+\-.^_`|~0-9a-z"  # and A-Z, but on HTTP/2's wire
+_CONTROLS = rb"\x00-\x08\x0a-\x1f\x7f"
+NAME = re.compile(rb"[" + TOKEN + rb"A-Z ]+")
+BAD_VALUE = re.compile(rb"[" + _CONTROLS + rb"]")
+# A line textproto reads, name and value in one match a line (~0.5 us).
+_LINE = re.compile(rb"(" + NAME.pattern + rb"):([^" + _CONTROLS + rb"]*)")
 _NOTED = frozenset(b"hHeEtT")  # first bytes of Host, Expect, Trailer, Transfer-Encoding
 _HOST = re.compile(rb"[0-9A-Za-z!$%&()*+,\-.:;=\[\]'_~]*")  # httpguts' validHostByte
 _FRAMING = {b"transfer-encoding", b"trailer", b"content-length"}
@@ -44,7 +48,7 @@ class HeadFields:
         """Go's answer to a header line textproto refuses (b"" for one it reads)."""
         self._lines += 1
         if line[:1] in (b" ", b"\t"):  # a continuation: only its value is read
-            return BAD_REQUEST if self._lines == 1 or _BAD_VALUE.search(line) else b""
+            return BAD_REQUEST if self._lines == 1 or BAD_VALUE.search(line) else b""
         matched = _LINE.fullmatch(line)
         if matched is None:
             return BAD_REQUEST

@@ -117,8 +117,8 @@ class GoIdleH2Connection(H2Connection):
 
     def _reset(self, stream_id: int) -> None:
         """A stream error: RST_STREAM PROTOCOL_ERROR, and its request ended."""
-        self.conn.reset_stream(stream_id, ErrorCodes.PROTOCOL_ERROR)
         code = ErrorCodes.PROTOCOL_ERROR
+        self.conn.reset_stream(stream_id, code)
         self._requestAborted(StreamReset(stream_id=stream_id, error_code=code, remote_reset=False))
 
     def _requestDone(self, streamID: int) -> None:

@@ -28,10 +28,7 @@ from typing import Any
 
 from twisted.internet.protocol import connectionDone
 from twisted.python.failure import Failure
-from twisted.web.http import (
-    HTTPChannel,
-    datetimeToString,
-)
+from twisted.web.http import HTTPChannel, datetimeToString
 
 from platform_api.apiserver import requestline
 from platform_api.apiserver.gochunked import GoChunkedBody
