@@ -25,7 +25,8 @@ from platform_api.codec.bounds import (
     wide_number,
 )
 from platform_api.codec.goyaml import go_int, go_tag
-from platform_api.gotext import format_float, quote_rune
+from platform_api.codec.jsonsyntax import END, syntax_error
+from platform_api.gotext import format_float
 from platform_api.validation.field import go_quote
 
 try:  # libyaml is in the PyYAML wheels; fall back to the pure-Python class if absent
@@ -42,17 +43,22 @@ def loads(data: bytes | str) -> Any:
     return orjson.loads(data)
 
 
+class _NotJSON(ValueError):
+    """NaN or Infinity, which Python's parser takes and Go's refuses."""
+
+
 def _reject_constant(name: str) -> Any:
-    if name.startswith("-"):  # ``-Infinity``: Go stops inside the number
-        raise BodyError(f"invalid character '{name[1]}' in numeric literal")
-    raise BodyError(f"invalid character '{name[0]}' looking for beginning of value")
+    raise _NotJSON(name)
 
 
-def parse_json(data: bytes, unstructured: bool = False) -> tuple[Any, Duplicates]:
+def parse_json(
+    data: bytes, unstructured: bool = False, v1_errors: bool = False
+) -> tuple[Any, Duplicates]:
     """A JSON request body, bounded in depth, with Go's leniency: invalid UTF-8 and lone
     surrogates become U+FFFD, numbers past float64 keep their text (``OverflowFloat``).
     ``unstructured`` decodes as Go does into interface{} values: integers wider than
-    int64 become floats, and a number past float64 is refused."""
+    int64 become floats, and a number past float64 is refused.  Syntax errors are worded
+    as Go's encoding/json words them, or (``v1_errors``) as its v1 scanner does."""
     duplicates: Duplicates = {}
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -80,8 +86,8 @@ def parse_json(data: bytes, unstructured: bool = False) -> tuple[Any, Duplicates
             parse_float=parse_float,
             parse_int=parse_int,
         )
-    except json.JSONDecodeError as e:
-        raise BodyError(_go_json_message(_read_as_bytes(data, e))) from e
+    except (json.JSONDecodeError, _NotJSON):
+        raise BodyError(syntax_error(data, v1_errors) or END) from None
     if unstructured and isinstance(value, dict | list):
         as_interface_values(data, value)
     if _SURROGATE_ESCAPE.search(data):
@@ -163,63 +169,6 @@ def _without_surrogates(value: Any) -> Any:
                     item[i] = _fix(child)
                 stack.append(child)
     return value
-
-
-def _read_as_bytes(data: bytes, e: json.JSONDecodeError) -> json.JSONDecodeError:
-    """Go's scanner reads bytes and names one that is not UTF-8 as such (``'\\x81'``):
-    where the text has U+FFFD, it is read again with each such byte kept apart."""
-    if "\ufffd" not in e.doc:
-        return e
-    try:
-        json.loads(data.decode("utf-8", "surrogateescape"), parse_constant=_reject_constant)
-    except json.JSONDecodeError as again:
-        return again
-    except BodyError:
-        pass
-    return e
-
-
-def _go_json_message(e: json.JSONDecodeError) -> str:
-    if e.pos >= len(e.doc):
-        return "unexpected end of JSON input"
-    found = e.doc[e.pos]
-    if "\udc80" <= found <= "\udcff":  # a byte that is not UTF-8 (surrogateescape)
-        char = f"\\x{ord(found) - 0xDC00:02x}"
-    else:
-        char = _go_char(found)
-    if e.msg.startswith("Extra data"):
-        return f"invalid character '{char}' after top-level value"
-    if e.msg.startswith("Expecting property name"):
-        return f"invalid character '{char}' looking for beginning of object key string"
-    if e.msg.startswith("Expecting ',' delimiter") or e.msg.startswith("Expecting ':'"):
-        return f"invalid character '{char}' after object key:value pair"
-    literal = _broken_literal(e.doc, e.pos)
-    if literal:
-        return literal
-    return f"invalid character '{char}' looking for beginning of value"
-
-
-_LITERALS = {"n": "null", "t": "true", "f": "false"}
-
-
-def _broken_literal(doc: str, pos: int) -> str:
-    """Go's scanner reads ``n``, ``t`` and ``f`` as the start of null, true and false,
-    and names the first character that breaks the word (``nope``: 'o' in null)."""
-    word = _LITERALS.get(doc[pos])
-    if word is None:
-        return ""
-    for i, expected in enumerate(word[1:], start=1):
-        if pos + i >= len(doc):
-            return "unexpected end of JSON input"
-        if doc[pos + i] != expected:
-            found = _go_char(doc[pos + i])
-            return f"invalid character '{found}' in literal {word} (expecting '{expected}')"
-    return ""
-
-
-def _go_char(char: str) -> str:
-    """A character as Go's scanner quotes it in its errors (``\\ufeff`` for a BOM)."""
-    return quote_rune(char, "'")
 
 
 class _DuplicateAwareLoader(_Loader):

@@ -299,10 +299,7 @@ def conversion_problem(
     try:
         other = schemas.for_kind(group, version, body_kind)
     except KeyError:
-        return (
-            f'no kind "{body_kind}" is registered for version "{body_version}" in scheme '
-            f'"{protobuf.SCHEME}"'
-        )
+        return str(protobuf.NotRegisteredError(body_version, body_kind))
     try:
         Decoder(schemas, {}).decode(raw, other)
     except DecodeError as e:

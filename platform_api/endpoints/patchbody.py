@@ -42,7 +42,8 @@ def parse(data: bytes, patch_type: str, level: str = "Warn") -> PatchBody:
     """The patch, or the StatusError kube answers it with."""
     checked = level != "Ignore"
     try:
-        document, duplicates = parse_json(data, unstructured=True)
+        # kube decodes patches with sigs.k8s.io/json, encoding/json v1's scanner and all
+        document, duplicates = parse_json(data, unstructured=True, v1_errors=True)
     except DepthError as e:
         problem = f"invalid character '{e.char}' exceeded max depth"
         raise errors.bad_request(_lead_in(patch_type, problem)) from None

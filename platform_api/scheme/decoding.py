@@ -10,15 +10,15 @@ what is stored is exactly what kube would store.
 from __future__ import annotations
 
 import base64
-import binascii
 import functools
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from platform_api import gotime
-from platform_api.codec import Duplicates
+from platform_api.codec import Duplicates, gobase64
 from platform_api.quantity import QuantityError, canonical, resource_list_text
 from platform_api.scheme.gonames import DecodeError, GoNames
 from platform_api.scheme.schemas import (
@@ -228,8 +228,7 @@ class Decoder:
     def _bytes(self, value: Any, path: str, struct: str) -> str | None:
         """Go's ``[]byte``: base64 text, or, being a slice, an array of numbers 0-255."""
         if isinstance(value, str):
-            _check_base64(value)
-            return value
+            return _canonical_base64(value)
         if not isinstance(value, list):
             return self._mismatch(
                 self.names.type_error(value, path, struct, "[]uint8", kind="slice")
@@ -340,17 +339,18 @@ def _number_text(value: int | float) -> str:
     return str(value)
 
 
-def _check_base64(text: str) -> None:
+def _canonical_base64(text: str) -> str:
+    """``[]byte`` text as Go stores it: decoded by its StdEncoding (which skips line
+    breaks and ignores a last character's unused bits), written back canonically.  The
+    usual text is matched and mended in C; line breaks and errors take Go's reading."""
+    if _CANONICAL_BASE64.fullmatch(text):
+        if not text.endswith("="):
+            return text
+        return base64.b64encode(base64.b64decode(text)).decode()  # unused bits dropped
     try:
-        base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError) as e:
-        position = _first_bad_base64(text)
-        raise DecodeError(f"illegal base64 data at input byte {position}") from e
+        return base64.b64encode(gobase64.decode(text.encode())).decode()
+    except gobase64.CorruptInput as e:
+        raise DecodeError(str(e)) from None
 
 
-def _first_bad_base64(text: str) -> int:
-    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-    for i, ch in enumerate(text):
-        if ch not in alphabet and ch != "=":
-            return i
-    return len(text) - len(text) % 4
+_CANONICAL_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")

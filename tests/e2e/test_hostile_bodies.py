@@ -305,8 +305,24 @@ def test_yaml_tags_and_documents(http: requests.Session, served: Server) -> None
             "'\\ufeff' looking for beginning of value "
             "(efbbbf7b2261706956657273696f6e223a227631222c226b696e64223a22 ...)",
         ),
+        # Go's scanner, as the reference words it (2026-12-06)
+        (
+            cm("n")[:-9],
+            f"{UNRECOGNIZED}couldn't get version/kind; json parse error: unexpected end of JSON "
+            f"input {SUMMARY}",
+        ),
+        (
+            cm("n", ',"data":{"a":"\\q"}'),
+            f"{UNRECOGNIZED}couldn't get version/kind; json parse error: invalid escape sequence "
+            f"`\\q` in string {SUMMARY}",
+        ),
+        (
+            cm("n", ',"data":{"a" 1}'),
+            f"{UNRECOGNIZED}couldn't get version/kind; json parse error: invalid character '1' "
+            f"after object key {SUMMARY}",
+        ),
     ],
-    ids=["1e400", "-Infinity", "BOM"],
+    ids=["1e400", "-Infinity", "BOM", "cut", "escape", "colon"],
 )
 def test_hostile_json_numbers_and_bom(
     http: requests.Session, served: Server, body: bytes, message: str
@@ -321,6 +337,35 @@ def test_merge_patch_number_past_float64(http: requests.Session, served: Server)
     assert message == (
         "error decoding patch: json: cannot unmarshal number 1e400 into Go value of type float64"
     )
+
+
+@pytest.mark.parametrize(
+    ("ctype", "body", "message"),
+    [
+        # kube decodes patches with encoding/json v1's own scanner (reference, 2026-12-06)
+        (
+            "application/merge-patch+json",
+            b'{"data":{"a":1.}}',
+            "error decoding patch: invalid character '}' after decimal point in numeric literal",
+        ),
+        (
+            "application/json-patch+json",
+            b'[{"op":"add","path":"/data","value":nul',
+            "error decoding patch: invalid character ' ' in literal null (expecting 'l')",
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            b'{"data":{"a":"x\x11"}}',
+            "invalid character '\\x11' in string literal",
+        ),
+    ],
+    ids=["merge", "json", "strategic"],
+)
+def test_patch_syntax_errors_in_the_v1_scanners_words(
+    http: requests.Session, served: Server, ctype: str, body: bytes, message: str
+) -> None:
+    assert refused(http, served, "PATCH", CM + "/target", ctype, body) == message
+    assert "data" not in http.get(served.url + CM + "/target").json()
 
 
 def test_invalid_text_is_replaced_as_go_does(http: requests.Session, served: Server) -> None:

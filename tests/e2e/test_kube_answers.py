@@ -144,6 +144,14 @@ DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
             'Deployment in version "v2" cannot be handled as a Deployment: no kind '
             f'"Deployment" is registered for version "apps/v2" in scheme "{SCHEME}"',
         ),
+        # the kind as it came, then quoted as Go's %q quotes it (reference, 2026-12-06)
+        (
+            CM,
+            "v1",
+            "Secr\t",
+            'Secr\t in version "v1" cannot be handled as a ConfigMap: no kind "Secr\\t" is '
+            f'registered for version "v1" in scheme "{SCHEME}"',
+        ),
     ],
 )
 def test_a_body_of_another_type_is_refused_in_kubes_words(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
 from platform_api.codec import BodyError, parse_json, parse_yaml
@@ -257,6 +258,42 @@ def test_quantities_int_or_string_and_bytes() -> None:
     with pytest.raises(DecodeError) as caught:
         decode(("", "v1", "secrets"), b'{"data":{"k":"not base64!"}}')
     assert str(caught.value) == "illegal base64 data at input byte 3"
+
+
+@pytest.mark.parametrize(
+    ("text", "position"),
+    # Go's StdEncoding positions, as the reference answered each in a Secret's data
+    [
+        ("A=", 1),
+        ("AAAA=", 4),
+        ("AA=", 3),
+        ("A", 0),
+        ("AAAAA", 4),
+        ("é", 0),
+        ("AA=A", 2),
+        ("A\tAA=", 1),
+    ],
+)
+def test_base64_refused_where_go_stops(text: str, position: int) -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode(("", "v1", "secrets"), orjson.dumps({"data": {"k": text}}))
+    assert str(caught.value) == f"illegal base64 data at input byte {position}"
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    # as the reference stores them: line breaks skipped, a last character's unused bits dropped
+    [
+        ("AA\r\nAA", "AAAA"),
+        ("AA\nA=", "AAA="),
+        ("AB==", "AA=="),
+        ("AAB=", "AAA="),
+        ("QQ==", "QQ=="),
+    ],
+)
+def test_base64_is_stored_as_go_writes_it_back(text: str, stored: str) -> None:
+    obj = decode(("", "v1", "secrets"), orjson.dumps({"data": {"k": text}})).obj
+    assert obj["data"] == {"k": stored}
 
 
 def test_yaml_bodies_and_their_duplicates() -> None:
