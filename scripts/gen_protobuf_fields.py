@@ -46,6 +46,7 @@ class GoField:
     json: str
     flags: int
     go_type: str = ""  # as written in the source (``*IPFamilyPolicy``, ``metav1.Time``)
+    name: str = ""  # the Go field's name; an embedded struct's is its type's (``ObjectMeta``)
 
 
 @dataclass
@@ -141,7 +142,8 @@ def _go_field(name: str | None, go_type: str, tag: str) -> tuple[int, GoField] |
             flags |= INLINE
         else:
             json_name = name
-    return number, GoField(json_name, flags, go_type)
+    go_name = name or go_type.lstrip("*").rpartition(".")[2]
+    return number, GoField(json_name, flags, go_type, go_name)
 
 
 def _import_block(text: str) -> dict[str, str]:
@@ -281,6 +283,17 @@ def merged_fields(pkg: Package, name: str) -> list[tuple[str, int, str, int, str
     return [row for _, row in sorted(rows)]
 
 
+def go_field_names(pkg: Package, name: str) -> dict[str, str]:
+    """Field number -> Go field name, where it is not the JSON name capitalized (``DNSPolicy``,
+    ``ObjectMeta``): gogo-protobuf's decoding errors name Go's fields."""
+    out = {}
+    for number, (_, gofield) in pkg.go_fields.get(name, {}).items():
+        plain = gofield.json[:1].upper() + gofield.json[1:]
+        if gofield.name and gofield.name != plain:
+            out[str(number)] = gofield.name
+    return out
+
+
 def import_path(proto_package: str) -> str:
     """``k8s.io.api.core.v1`` is imported as ``k8s.io/api/core/v1``."""
     parts = proto_package.split(".")
@@ -329,8 +342,9 @@ def go_json_types(pkg: Package, registry: NamedTypes) -> dict[str, dict[str, str
     return out
 
 
-def collect(roots: list[pathlib.Path]) -> tuple[dict, dict, set, dict]:
+def collect(roots: list[pathlib.Path]) -> tuple[dict, dict, set, dict, dict]:
     messages: dict[str, list] = {}
+    go_names: dict[str, dict[str, str]] = {}
     kinds: dict[tuple[str, str, str], str] = {}
     wrappers: set[str] = set()
     packages: list[Package] = []
@@ -348,6 +362,8 @@ def collect(roots: list[pathlib.Path]) -> tuple[dict, dict, set, dict]:
             for name in pkg.messages:
                 full = f"{pkg.proto_package}.{name}"
                 messages[full] = merged_fields(pkg, name)
+                if names := go_field_names(pkg, name):
+                    go_names[full] = names
                 if name in pkg.slice_types:
                     wrappers.add(full)
             version = pkg.proto_package.rpartition(".")[2]
@@ -359,10 +375,12 @@ def collect(roots: list[pathlib.Path]) -> tuple[dict, dict, set, dict]:
         for struct, fields in go_json_types(pkg, registry).items()
         if f"{pkg.proto_package}.{struct}" in messages
     }
-    return messages, kinds, wrappers, go_types
+    return messages, kinds, wrappers, go_types, go_names
 
 
-def render(version: str, messages: dict, kinds: dict, wrappers: set, go_types: dict) -> str:
+def render(
+    version: str, messages: dict, kinds: dict, wrappers: set, go_types: dict, go_names: dict
+) -> str:
     """The table as compact JSON: one message or kind per line, so diffs stay readable."""
 
     def dumps(value: object) -> str:
@@ -387,6 +405,13 @@ def render(version: str, messages: dict, kinds: dict, wrappers: set, go_types: d
     for i, name in enumerate(names):
         comma = "," if i < len(names) - 1 else ""
         lines.append(f"{dumps(name)}:{dumps(dict(sorted(go_types[name].items())))}{comma}")
+    lines.append("},")
+    lines.append('"goNames":{')
+    names = sorted(go_names)
+    for i, name in enumerate(names):
+        comma = "," if i < len(names) - 1 else ""
+        by_number = sorted(go_names[name].items(), key=lambda item: int(item[0]))
+        lines.append(f"{dumps(name)}:{dumps(dict(by_number))}{comma}")
     lines.append("}")
     lines.append("}")
     return "\n".join(lines) + "\n"

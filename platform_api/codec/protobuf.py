@@ -54,7 +54,11 @@ SCHEME = "pkg/api/legacyscheme/scheme.go:30"
 
 
 class ProtobufError(ValueError):
-    """A body that cannot be encoded or decoded; the text follows kube's where it has one."""
+    """A body that cannot be encoded or decoded; the text follows kube's where it has one.
+    ``typed``: the (apiVersion, kind) its envelope gave, when it failed after reading it
+    (kube then names that type in its answer)."""
+
+    typed: tuple[str, str] | None = None
 
 
 class NotRegisteredError(ProtobufError):
@@ -147,25 +151,42 @@ def decode(data: bytes, default_api_version: str = "", default_kind: str = "") -
         raise ProtobufError("empty body")
     try:
         api_version, kind, raw = split_envelope(data)
-        if not kind:
-            kind = default_kind
-        if not api_version.rpartition("/")[2] and default_api_version:
-            api_version = default_api_version
-        if not kind:
-            raise _missing("Kind", api_version, kind)
+    except (IndexError, WireError, RecursionError) as e:
+        raise _wire_problem(e) from None
+    if not kind:
+        kind = default_kind
+    if not _version_of(api_version) and default_api_version:
+        api_version = default_api_version
+    if not kind:
+        raise _missing("Kind", api_version, kind)
+    try:
         if not api_version:
             raise _missing("apiVersion", api_version, kind)
         message = message_for(api_version, kind)
         if message is None:
             raise NotRegisteredError(api_version, kind)
         obj = decoder(message)(raw, 0, len(raw))
-    except IndexError:
-        raise ProtobufError(EOF) from None
-    except WireError as e:
-        raise ProtobufError(str(e)) from None
-    except RecursionError:
-        raise ProtobufError("proto: message nested too deeply") from None
+    except RecursionError:  # this server's own bound (codec.bounds): no type named
+        raise _wire_problem(RecursionError()) from None
+    except (IndexError, WireError, ProtobufError) as e:
+        problem = e if isinstance(e, ProtobufError) else _wire_problem(e)
+        problem.typed = (api_version, kind)
+        raise problem from None
     return {"kind": kind, "apiVersion": api_version, **obj}
+
+
+def _version_of(api_version: str) -> str:
+    """The version Go's ParseGroupVersion reads: none from ``apps/`` or ``a/b/c``."""
+    group, slash, version = api_version.partition("/")
+    return "" if "/" in version else version if slash else group
+
+
+def _wire_problem(e: Exception) -> ProtobufError:
+    if isinstance(e, IndexError):
+        return ProtobufError(EOF)
+    if isinstance(e, RecursionError):
+        return ProtobufError("proto: message nested too deeply")
+    return ProtobufError(str(e))
 
 
 def encode_watch_event(event_type: str, obj: dict[str, Any] | bytes) -> bytes:

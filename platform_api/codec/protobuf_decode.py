@@ -20,6 +20,7 @@ from platform_api.codec.protobuf_schema import (
     POINTER,
     Field,
     fields,
+    go_name,
     special,
 )
 from platform_api.codec.protobuf_special import SPECIAL_DECODERS
@@ -29,7 +30,9 @@ from platform_api.codec.protobuf_wire import (
     SCALAR_WIRE,
     Reader,
     WireError,
-    read_string,
+    as_int32,
+    joined,
+    past_end,
     read_varint,
     skip,
     span,
@@ -126,8 +129,8 @@ def _field_entries(f: Field) -> dict[int, Entry]:
         only_set = bool(f.flags & OMITZERO)
     if f.kind in _FAST_LEN:
         return {tag: (_FAST_LEN[f.kind] + only_set, name, child)}
-    if f.kind in _FAST_VARINT:
-        return {tag: (_FAST_VARINT[f.kind] + only_set, name, None)}
+    if f.kind in _FAST_VARINT:  # an int's entry holds its width where a child would be
+        return {tag: (_FAST_VARINT[f.kind] + only_set, name, 32 if f.kind == "int32" else 64)}
     read = _reader(f.kind, f.ref)
 
     def one(data: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
@@ -145,31 +148,39 @@ def _map_decoder(f: Field) -> FieldDecoder:
     read_value = _reader(value_kind, f.ref)
     value_tag = (2 << 3) | SCALAR_WIRE.get(value_kind, 2)
     absent = b"\x00"  # a zero-length value, read when an entry has none
+    read_key = SCALAR_READERS["string"]
 
     strings = value_kind == "string"
 
     def entry(data: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
-        pos, stop = span(data, pos, end)
+        start, stop = span(data, pos, end)
         key: str = ""
         value: Any = None
         seen = False
-        if strings and stop - pos > 3 and data[pos] == 0x0A and data[pos + 1] < 128:
+        if strings and stop - start > 3 and data[start] == 0x0A and data[start + 1] < 128:
             # The usual short entry of a map of strings: key field, then value field.
-            split = pos + 2 + data[pos + 1]
+            split = start + 2 + data[start + 1]
             if split + 1 < stop and data[split] == 0x12 and split + 2 + data[split + 1] == stop:
-                key = data[pos + 2 : split].decode("utf-8", "replace")
+                key = data[start + 2 : split].decode("utf-8", "replace")
                 value = data[split + 2 : stop].decode("utf-8", "replace")
-                pos = stop
                 seen = True
+                start = stop
+        pos = start
         while pos < stop:
+            # gogo's entry loop: a field is a key or a value by number whatever its wire
+            # type, read within the whole message (an entry may run past its own end);
+            # the next entry starts where this one said it ends.
             tag, pos = read_varint(data, pos)
-            if tag == 0x0A:
-                key, pos = read_string(data, pos, stop)
-            elif tag == value_tag:
-                value, pos = read_value(data, pos, stop)
+            number = tag >> 3
+            if number == 1:
+                key, pos = read_key(data, pos, end)
+            elif number == 2:
+                value, pos = read_value(data, pos, end)
                 seen = True
             else:
-                pos = skip(data, pos, stop, tag)
+                pos = skip(data, pos, end, tag)
+                if pos > stop:
+                    raise WireError(EOF)
         if not seen:
             value = read_value(absent, 0, 1)[0] if value_tag & 7 == 2 else 0
         mapping = out.get(name)
@@ -213,19 +224,24 @@ def go_order(message: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _go_name(json_name: str) -> str:
-    return json_name[:1].upper() + json_name[1:]
-
-
 def _unknown(data: bytes, pos: int, end: int, tag: int, message: str) -> int:
-    """Skip a field this message lacks; a known field under the wrong wire type is an error."""
-    number, wire = tag >> 3, tag & 7
-    if number == 0:
-        raise WireError(f"proto: {message.rpartition('.')[2]}: illegal tag 0 (wire type {wire})")
+    """Skip a field this message lacks; a known field under the wrong wire type is an
+    error.  Checked in the order of gogo's generated code, its words."""
+    wire, number = tag & 7, as_int32(tag >> 3)
+    if wire == 4:
+        raise WireError(f"proto: {message.rpartition('.')[2]}: wiretype end group for non-group")
+    if number <= 0:
+        raise WireError(
+            f"proto: {message.rpartition('.')[2]}: illegal tag {number} (wire type {tag})"
+        )
     for f in fields(message):
         if f.number == number:
-            raise WireError(f"proto: wrong wireType = {wire} for field {_go_name(f.json)}")
+            raise WireError(f"proto: wrong wireType = {wire} for field {go_name(message, f)}")
     return skip(data, pos, end, tag)
+
+
+def _int64(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 Defaults = list[tuple[str, Callable[[], Any]]]
@@ -278,7 +294,7 @@ def _build(message: str) -> Decoder:
 
     def decode(data: bytes, pos: int, end: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        last, ordered = 0, in_order
+        last, ordered, begin, embedded = 0, in_order, pos, False
         get = by_tag.get
         while pos < end:
             tag = data[pos]
@@ -302,14 +318,20 @@ def _build(message: str) -> Decoder:
                     size, pos = read_varint(data, pos)
                 stop = pos + size
                 if stop > end:
-                    raise WireError(EOF)
+                    raise WireError(past_end(stop))
                 if code == STRING or (code == STRING_SET and stop > pos):
                     out[name] = data[pos:stop].decode("utf-8", "replace")
                 elif code == MESSAGE or (code == MESSAGE_SET and stop > pos):
-                    if name:
-                        out[name] = child(data, pos, stop)
+                    if name in out or (embedded and not name):  # said again: merged
+                        merged = joined(data, begin, stop, tag)
+                        value = child(merged, 0, len(merged))
                     else:
-                        out.update(child(data, pos, stop))
+                        value = child(data, pos, stop)
+                    if name:
+                        out[name] = value
+                    else:
+                        out.update(value)
+                        embedded = True
                 elif code in (MESSAGES, STRINGS):
                     value = (
                         child(data, pos, stop)
@@ -331,8 +353,12 @@ def _build(message: str) -> Decoder:
                 if code >= BOOL:  # BOOL, BOOL_SET
                     if value or code == BOOL:
                         out[name] = value != 0
+                elif value >= 0x80000000:  # negative, or wider than an int32 holds
+                    value = as_int32(value) if child == 32 else _int64(value)
+                    if value or code == INT:
+                        out[name] = value
                 elif value or code == INT:
-                    out[name] = value - (1 << 64) if value >= 1 << 63 else value
+                    out[name] = value
             else:
                 pos = child(data, pos, end, out)
         if pos != end:

@@ -18,12 +18,13 @@ Table = tuple[
     dict[tuple[str, str, str], str],
     frozenset[str],
     dict[str, dict[str, str]],
+    dict[str, dict[str, str]],
 ]
 
 
 def load(data: bytes) -> Table:
-    """(upstream version, messages, kinds, list wrappers, Go types of named-type fields)
-    of a table's JSON text."""
+    """(upstream version, messages, kinds, list wrappers, Go types of named-type fields,
+    Go names of fields not named as their JSON name capitalized) of a table's JSON text."""
     table: dict[str, Any] = orjson.loads(data)
     messages = {
         name: tuple((r[0], r[1], r[2], r[3], r[4]) for r in rows)
@@ -31,9 +32,10 @@ def load(data: bytes) -> Table:
     }
     kinds = {(g, v, k): message for g, v, k, message in table["kinds"]}
     wrappers = frozenset(table["listWrappers"])
-    return table["upstreamVersion"], messages, kinds, wrappers, table.get("goTypes", {})
+    go_types, go_names = table.get("goTypes", {}), table.get("goNames", {})
+    return table["upstreamVersion"], messages, kinds, wrappers, go_types, go_names
 
 
-UPSTREAM_VERSION, MESSAGES, KINDS, LIST_WRAPPERS, GO_TYPES = load(
+UPSTREAM_VERSION, MESSAGES, KINDS, LIST_WRAPPERS, GO_TYPES, GO_NAMES = load(
     resources.files(__package__).joinpath("protobuf_fields.json").read_bytes()
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from platform_api.codec.protobuf_fields import GO_TYPES, KINDS, LIST_WRAPPERS, MESSAGES
+from platform_api.codec.protobuf_fields import GO_NAMES, GO_TYPES, KINDS, LIST_WRAPPERS, MESSAGES
 from platform_api.scheme.types import upstream_group
 
 # Field flags, as the generator writes them.
@@ -132,6 +132,12 @@ def go_type(message: str, json_name: str) -> str | None:
     """The Go type of a field of a named non-struct type (``v1.ServiceType``,
     ``[]v1.IPFamily``), as Go's JSON decoder names it; None for the others."""
     return GO_TYPES.get(message, {}).get(json_name)
+
+
+def go_name(message: str, f: Field) -> str:
+    """The Go name of a field (``DNSPolicy``, ``ObjectMeta``), as gogo-protobuf's errors
+    name it."""
+    return GO_NAMES.get(message, {}).get(str(f.number)) or f.json[:1].upper() + f.json[1:]
 
 
 def special(message: str) -> str | None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 EOF = "unexpected EOF"
+NEGATIVE_LENGTH = "proto: negative length found during unmarshaling"
 
 Reader = Callable[[bytes, int, int], tuple[Any, int]]
 
@@ -47,8 +48,13 @@ def span(data: bytes, pos: int, end: int) -> tuple[int, int]:
     size, pos = read_varint(data, pos)
     stop = pos + size
     if stop > end:
-        raise WireError(EOF)
+        raise WireError(past_end(stop))
     return pos, stop
+
+
+def past_end(stop: int) -> str:
+    """Why a length ends past its message: Go's int wraps a length past 2^63 negative."""
+    return NEGATIVE_LENGTH if stop >= 1 << 63 else EOF
 
 
 def read_string(data: bytes, pos: int, end: int) -> tuple[str, int]:
@@ -65,6 +71,16 @@ def read_bytes(data: bytes, pos: int, end: int) -> tuple[str, int]:
 def read_int(data: bytes, pos: int, end: int) -> tuple[int, int]:
     value, pos = read_varint(data, pos)
     return (value - (1 << 64) if value >= 1 << 63 else value), pos
+
+
+def read_int32(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    value, pos = read_varint(data, pos)
+    return as_int32(value), pos
+
+
+def as_int32(value: int) -> int:
+    """A varint read into an int32 as gogo's code reads it: the bits past 32 are lost."""
+    return ((value + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
 def read_bool(data: bytes, pos: int, end: int) -> tuple[bool, int]:
@@ -85,7 +101,7 @@ def read_double(data: bytes, pos: int, end: int) -> tuple[float | int, int]:
 SCALAR_READERS: dict[str, Reader] = {
     "string": read_string,
     "bytes": read_bytes,
-    "int32": read_int,
+    "int32": read_int32,
     "int64": read_int,
     "bool": read_bool,
     "double": read_double,
@@ -93,7 +109,8 @@ SCALAR_READERS: dict[str, Reader] = {
 
 
 def skip(data: bytes, pos: int, end: int, tag: int) -> int:
-    """Step over the value of a field the message does not know."""
+    """Step over the value of a field the message does not know (a group to its end, as
+    gogo's ``skipGenerated`` does)."""
     wire = tag & 7
     if wire == 0:
         return read_varint(data, pos)[1]
@@ -104,7 +121,42 @@ def skip(data: bytes, pos: int, end: int, tag: int) -> int:
         if pos > end:
             raise WireError(EOF)
         return pos
+    if wire == 3:
+        return _skip_group(data, pos, end)
+    if wire == 4:
+        raise WireError("proto: unexpected end of group")
     raise WireError(f"proto: illegal wireType {wire}")
+
+
+def _skip_group(data: bytes, pos: int, end: int) -> int:
+    depth = 1
+    while depth:
+        if pos >= end:
+            raise WireError(EOF)
+        tag, pos = read_varint(data, pos)
+        wire = tag & 7
+        if wire == 3:
+            depth += 1
+        elif wire == 4:
+            depth -= 1
+        else:
+            pos = skip(data, pos, end, tag)
+    return pos
+
+
+def joined(data: bytes, begin: int, upto: int, tag: int) -> bytes:
+    """The payloads of every field ``tag`` in ``data[begin:upto]`` (well formed), joined:
+    decoding them as one merges them as gogo's code does into the struct it fills."""
+    parts = []
+    pos = begin
+    while pos < upto:
+        found, pos = read_varint(data, pos)
+        if found == tag:
+            start, pos = span(data, pos, upto)
+            parts.append(data[start:pos])
+        else:
+            pos = skip(data, pos, upto, found)
+    return b"".join(parts)
 
 
 def fields_of(
@@ -152,10 +204,23 @@ _UNKNOWN_FIELDS = ("TypeMeta", "Raw", "ContentEncoding", "ContentType")
 
 
 def split_envelope(data: bytes) -> tuple[str, str, bytes]:
-    """``runtime.Unknown`` after the 4-byte prefix -> (apiVersion, kind, raw object bytes)."""
-    unknown = fields_of(data, 4, len(data), "Unknown", _UNKNOWN_FIELDS)
-    type_meta = len_field(unknown, 1, "TypeMeta")
-    meta = fields_of(type_meta, 0, len(type_meta), "TypeMeta", ("APIVersion", "Kind"))
+    """``runtime.Unknown`` after the 4-byte prefix -> (apiVersion, kind, raw object bytes),
+    in gogo's order: each TypeMeta read as it comes, merged into the ones before it."""
+    meta: dict[int, Any] = {}
+    raw, pos, end = b"", 4, len(data)
+    while pos < end:
+        tag, pos = read_varint(data, pos)
+        _check_tag(tag, "Unknown", _UNKNOWN_FIELDS)
+        if tag in (0x0A, 0x12):  # TypeMeta, Raw
+            start, pos = span(data, pos, end)
+            if tag == 0x12:
+                raw = data[start:pos]
+            else:
+                meta.update(fields_of(data, start, pos, "TypeMeta", ("APIVersion", "Kind")))
+        else:
+            pos = skip(data, pos, end, tag)
+    if pos != end:
+        raise WireError(EOF)
     api_version = len_field(meta, 1, "APIVersion").decode("utf-8", "replace")
     kind = len_field(meta, 2, "Kind").decode("utf-8", "replace")
-    return api_version, kind, len_field(unknown, 2, "Raw")
+    return api_version, kind, raw

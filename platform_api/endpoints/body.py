@@ -27,6 +27,7 @@ from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Outpu
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
 from platform_api.gotext import go_text, json_kind
+from platform_api.gotext import quote as go_quote
 from platform_api.gotext import typemeta_problem as json_typemeta_problem
 from platform_api.registry.prepare import check_namespace
 from platform_api.scheme.aliases import Aliases
@@ -56,11 +57,14 @@ def unrecognized(kind: str, problem: str, data: bytes) -> errors.StatusError:
     )
 
 
-def cannot_handle(kind: str, api_version: str, problem: str) -> errors.StatusError:
-    """kube's 400 for a body whose type it read but whose content does not decode."""
+def cannot_handle(
+    kind: str, api_version: str, problem: str, as_kind: str = ""
+) -> errors.StatusError:
+    """kube's 400 for a body whose type it read (``kind``, ``api_version``) but whose
+    content does not decode as the resource's kind (``as_kind``, the same by default)."""
     version = api_version.rsplit("/", 1)[-1]
     return errors.bad_request(
-        f'{kind} in version "{version}" cannot be handled as a {kind}: {problem}'
+        f"{kind} in version {go_quote(version)} cannot be handled as a {as_kind or kind}: {problem}"
     )
 
 
@@ -88,7 +92,10 @@ def parse(
         try:
             decoded = protobuf.decode(data, api_version, expected_kind)
         except protobuf.ProtobufError as e:
-            raise unrecognized(expected_kind, str(e), data) from None
+            if e.typed is None:
+                raise unrecognized(expected_kind, str(e), data) from None
+            body_version, body_kind = e.typed
+            raise cannot_handle(body_kind, body_version, str(e), expected_kind) from None
         if deeper_than(decoded):  # the stages after decoding recurse (codec.bounds)
             raise unrecognized(expected_kind, "proto: message nested too deeply", data)
         return decoded, {}

@@ -93,7 +93,9 @@ def _node_requirement(expr: Obj, at: str) -> list[FieldError]:
             why = "must be specified single value when `operator` is 'Lt' or 'Gt'"
             errs.append(field.required(f"{at}.values", why))
     else:
-        errs.append(field.invalid(f"{at}.operator", op, "not a valid selector operator"))
+        errs.append(
+            field.invalid(f"{at}.operator", field.named(op), "not a valid selector operator")
+        )
     key = expr.get("key", "")
     return errs + [field.invalid(f"{at}.key", key, m) for m in is_qualified_name(key)]
 
@@ -108,7 +110,9 @@ def _node_field_requirement(expr: Obj, at: str) -> list[FieldError]:
             )
             errs.append(field.required(f"{at}.values", why))
     else:
-        errs.append(field.invalid(f"{at}.operator", op, "not a valid selector operator"))
+        errs.append(
+            field.invalid(f"{at}.operator", field.named(op), "not a valid selector operator")
+        )
     key = expr.get("key", "")
     if key != "metadata.name":
         return [*errs, field.invalid(f"{at}.key", key, "not a valid field selector key")]

@@ -231,7 +231,7 @@ def _operator(op: str, values: Any, path: str) -> list[FieldError]:
                 )
             ]
     else:
-        return [field.invalid(f"{path}.operator", op, "not a valid selector operator")]
+        return [field.invalid(f"{path}.operator", field.named(op), "not a valid selector operator")]
     return []
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from platform_api.gotext import json_string
 from platform_api.gotext import quote as go_quote
 
 REQUIRED = "FieldValueRequired"
@@ -95,6 +96,12 @@ class FieldError:
 
 def required(field: str, detail: str = "") -> FieldError:
     return FieldError(REQUIRED, field, "", detail)
+
+
+def named(value: Any) -> Any:
+    """A bad value of a named Go string type (``LabelSelectorOperator``): kube renders it
+    with json.Marshal (``"\\u0001"``, ``"\\u003c"``), not with %q as a plain string."""
+    return GoText(json_string(value)) if isinstance(value, str) else value
 
 
 def invalid(field: str, value: Any, detail: str = "") -> FieldError:

@@ -57,7 +57,9 @@ def validate_label_requirement(
                 )
             )
     elif not allow_unknown_operator:
-        errs.append(field.invalid(f"{path}.operator", op, "not a valid selector operator"))
+        errs.append(
+            field.invalid(f"{path}.operator", field.named(op), "not a valid selector operator")
+        )
     key = expr.get("key", "")
     errs += [field.invalid(f"{path}.key", key, m) for m in is_qualified_name(key)]
     if not allow_invalid_values:

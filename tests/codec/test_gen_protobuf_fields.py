@@ -206,13 +206,14 @@ def generate(tmp_path: pathlib.Path) -> tuple[str, dict[str, object]]:
     argv = [str(api), str(machinery), str(ext), "--out", str(out)]
     assert load_generator().main(argv) == 0
     text = out.read_text()
-    version, messages, kinds, wrappers, go_types = protobuf_fields.load(text.encode())
+    version, messages, kinds, wrappers, go_types, go_names = protobuf_fields.load(text.encode())
     table = {
         "UPSTREAM_VERSION": version,
         "MESSAGES": messages,
         "KINDS": kinds,
         "LIST_WRAPPERS": wrappers,
         "GO_TYPES": go_types,
+        "GO_NAMES": go_names,
     }
     return text, table
 
@@ -255,6 +256,11 @@ def test_generator_output(tmp_path: pathlib.Path) -> None:
             "uid": "types.UID",
         }
     }
+    # Go's field names where they are not the JSON name capitalized (gogo's errors name them)
+    assert table["GO_NAMES"] == {
+        "k8s.io.api.widgets.v1.Widget": {"1": "ObjectMeta"},
+        "k8s.io.api.widgets.v1.WidgetSpec": {"1": "UID", "6": "Common"},
+    }
     assert "//" not in text and "#" not in text  # comment-free data
     assert generate(tmp_path)[0] == text  # deterministic
 
@@ -267,3 +273,4 @@ def test_committed_table() -> None:
     assert protobuf_fields.KINDS[("apps", "v1", "Deployment")] == "k8s.io.api.apps.v1.Deployment"
     service = protobuf_fields.GO_TYPES["k8s.io.api.core.v1.ServiceSpec"]
     assert (service["type"], service["ipFamilies"]) == ("v1.ServiceType", "[]v1.IPFamily")
+    assert protobuf_fields.GO_NAMES["k8s.io.api.core.v1.PodSpec"]["6"] == "DNSPolicy"

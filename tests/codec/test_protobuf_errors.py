@@ -127,3 +127,62 @@ def test_deeply_nested_bodies_are_refused() -> None:
     body = envelope(b"apiextensions.platform.io/v1", b"CustomResourceDefinition", shallow)
     version_out = decode(body)["spec"]["versions"][0]
     assert version_out["schema"] == {"openAPIV3Schema": {"not": {}}}
+
+
+META = field(1, field(1, b"pbx"))  # ObjectMeta{name: pbx}
+SELECTOR = field(2, field(1, field(1, b"app") + field(2, b"a")))
+TEMPLATE = field(3, field(1, field(11, field(1, b"app") + field(2, b"a"))))
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind", "message"),
+    [
+        # gogo's generated code: its checks in its order, Go's field names (reference)
+        (META + field(2, b"\x30\x01"), "Pod", "proto: wrong wireType = 0 for field DNSPolicy"),
+        (b"\x08\x01", "Pod", "proto: wrong wireType = 0 for field ObjectMeta"),
+        (META + b"\x0c", "ConfigMap", "proto: ConfigMap: wiretype end group for non-group"),
+        (META + b"\x7c", "ConfigMap", "proto: ConfigMap: wiretype end group for non-group"),
+        (META + b"\x7b\x08\x01", "ConfigMap", "unexpected EOF"),  # a group never closed
+        (META + b"\x7b\x0f\x7c", "ConfigMap", "proto: illegal wireType 7"),
+        # a map entry reads within the whole message; the next starts where it said it ends
+        (META + b"\x1a\x05\x0a\x01b\x12\x02\x00\x01", "ConfigMap", "proto: ConfigMap: illegal tag 0 (wire type 0)"),
+        (META + b"\x12\x04\x0a\x01k\x1a\x05abcdefg", "ConfigMap", "unexpected EOF"),
+        (META + b"\x12" + varint(1 << 63) + b"ab", "ConfigMap", "proto: negative length found during unmarshaling"),
+        (META + b"\x12" + varint((1 << 63) - 1) + b"ab", "ConfigMap", "proto: negative length found during unmarshaling"),
+        (META + varint(1 << 34) + b"\x01", "ConfigMap", "proto: ConfigMap: illegal tag -2147483648 (wire type 17179869184)"),
+    ],
+)  # fmt: skip
+def test_decode_errors_as_gogo_finds_them(raw: bytes, kind: str, message: str) -> None:
+    with pytest.raises(ProtobufError) as e:
+        decode(envelope(b"v1", kind.encode(), raw))
+    assert str(e.value) == message
+    assert e.value.typed == ("v1", kind)  # read past the envelope: kube names its type
+
+
+def test_errors_before_the_type_is_read_name_none() -> None:
+    with pytest.raises(ProtobufError) as e:
+        decode(PREFIX + b"\x0a\x05\x0a\x02v1")
+    assert (str(e.value), e.value.typed) == ("unexpected EOF", None)
+
+
+def test_what_gogo_takes_as_kube_stores_it() -> None:
+    """As the reference stored each (dry run): a closed group skipped, a key under another
+    wire type, a message said twice merged, an int32 losing the bits past 32."""
+    group = META + b"\x7b\x08\x01\x7c" + field(2, field(1, b"k") + field(2, b"v"))
+    assert decode(envelope(b"v1", b"ConfigMap", group))["data"] == {"k": "v"}
+    varint_key = META + field(2, b"\x08\x01a\x12\x01b")
+    assert decode(envelope(b"v1", b"ConfigMap", varint_key))["data"] == {"a": "b"}
+    twice = META + field(1, field(11, field(1, b"l") + field(2, b"x")))
+    metadata = decode(envelope(b"v1", b"ConfigMap", twice))["metadata"]
+    assert (metadata["name"], metadata["labels"]) == ("pbx", {"l": "x"})
+    for replicas, read in (((1 << 32) + 3, 3), ((1 << 64) - 2, -2)):
+        spec = field(2, b"\x08" + varint(replicas) + SELECTOR + TEMPLATE)
+        body = envelope(b"apps/v1", b"Deployment", META + spec)
+        assert decode(body)["spec"]["replicas"] == read
+
+
+def test_typemeta_said_twice_is_merged() -> None:
+    body = PREFIX + field(1, field(1, b"v1") + field(2, b"Nope")) + field(1, field(1, b"v2"))
+    with pytest.raises(NotRegisteredError) as e:
+        decode(body + field(2, META))
+    assert e.value.typed == ("v2", "Nope")

@@ -527,3 +527,34 @@ def test_yaml_numbers_of_custom_resources(
     made = http.post(blobs, data=doc.encode(), headers={"Content-Type": YAML})
     assert made.status_code == 201, made.text
     assert made.json()["spec"] == {"big": 1e20, "huge": huge}
+
+
+def protobuf_cm(raw: bytes, kind: bytes = b"ConfigMap") -> bytes:
+    return b"k8s\x00" + _field(1, _field(1, b"v1") + _field(2, kind)) + _field(2, raw)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        # read past the envelope, kube names the body's type (reference, 2026-12-06)
+        (
+            protobuf_cm(_field(1, _field(1, b"pb"))[:-1]),
+            'ConfigMap in version "v1" cannot be handled as a ConfigMap: unexpected EOF',
+        ),
+        (
+            protobuf_cm(b"\x08\x01"),
+            'ConfigMap in version "v1" cannot be handled as a ConfigMap: proto: wrong wireType '
+            "= 0 for field ObjectMeta",
+        ),
+        (
+            protobuf_cm(b"", b"Secr\t"),
+            'Secr\t in version "v1" cannot be handled as a ConfigMap: no kind "Secr\\t" is '
+            'registered for version "v1" in scheme "pkg/api/legacyscheme/scheme.go:30"',
+        ),
+    ],
+    ids=["cut", "wire-type", "kind"],
+)
+def test_protobuf_bodies_refused_for_their_type(
+    http: requests.Session, served: Server, body: bytes, message: str
+) -> None:
+    assert refused(http, served, "POST", CM, "application/vnd.kubernetes.protobuf", body) == message
