@@ -208,7 +208,7 @@ class _LabelParser:
         errs = _key_errors(key)
         if errs:
             raise SelectorError(str(invalid("<nil>", key, "; ".join(errs))))
-        if self.peek()[0] in (_END, ","):
+        if op == "!" or self.peek()[0] in (_END, ","):  # "!k" ends at its key, as kube's
             return Requirement(key, op or "exists")
         tok, lit = self.take(values=False)
         if tok not in ("in", "notin", "=", "==", "!=", ">", "<"):

@@ -39,6 +39,10 @@ def test_label_selector_matching(text: str, labels: dict[str, str], matches: boo
         ("a=b,", "found '', expected: identifier after ','"),
         (",a", "found ',', expected: !, identifier, or 'end of string'"),
         ("a==", None),  # an empty value is allowed
+        # "!k" ends at its key, value set or not (reference, 2026-12-06)
+        ("!release!=canary", "found '!=', expected: ',' or 'end of string'"),
+        ("env in (a),!release!=canary", "found '!=', expected: ',' or 'end of string'"),
+        ("!a in (b)", "found 'in', expected: ',' or 'end of string'"),
     ],
 )
 def test_label_selector_errors(text: str, message: str | None) -> None:
