@@ -125,7 +125,8 @@ def clean_verb(request: Request, info: RequestInfo, scope: str) -> str:
 def clean_dry_run(uri: bytes) -> str:
     if b"dryRun" not in uri:
         return ""
-    values = parse_qs(uri.partition(b"?")[2].decode("latin-1")).get("dryRun", [])
+    query = uri.partition(b"?")[2].decode("latin-1")
+    values = parse_qs(query, keep_blank_values=True).get("dryRun", [])  # "?dryRun" is [""]
     if any(v != "All" for v in values):
         return "invalid"
     return ",".join(sorted(set(values)))

@@ -46,8 +46,9 @@ class ListParams:
 
 
 def _int_arg(scope: Scope, name: bytes) -> int | None:
+    """An int64 option as kube converts its first value (``limit=`` is no number)."""
     value = arg(scope.request, name)
-    if value is None or value == "":
+    if value is None:
         return None
     try:
         return go_parse_int(value)
@@ -64,12 +65,14 @@ def _bool_arg(scope: Scope, name: bytes) -> bool | None:
 
 def parse_params(scope: Scope, watch: bool) -> ListParams:
     """Decode and validate list/watch options as kube's ListOptions (422 on bad combos)."""
+    # kube's order: the query converted field by field (selectors, then timeoutSeconds,
+    # then limit), the options validated, then the field selector's labels checked.
     try:
         labels = parse_label_selector(arg(scope.request, b"labelSelector") or "")
         fields = parse_field_selector(arg(scope.request, b"fieldSelector") or "")
-        check_field_labels(fields, scope.store.strategy.field_getters())
     except SelectorError as e:
         raise errors.bad_request(str(e)) from None
+    timeout_seconds = _int_arg(scope, b"timeoutSeconds")
     params = ListParams(
         resource_version=arg(scope.request, b"resourceVersion") or "",
         match=arg(scope.request, b"resourceVersionMatch") or "",
@@ -77,7 +80,7 @@ def parse_params(scope: Scope, watch: bool) -> ListParams:
         continue_token=arg(scope.request, b"continue") or "",
         labels=labels,
         fields=fields,
-        timeout_seconds=_int_arg(scope, b"timeoutSeconds"),
+        timeout_seconds=timeout_seconds,
         watch=watch,
         allow_bookmarks=bool(_bool_arg(scope, b"allowWatchBookmarks")),
         send_initial_events=_bool_arg(scope, b"sendInitialEvents"),
@@ -87,6 +90,10 @@ def parse_params(scope: Scope, watch: bool) -> ListParams:
     errs = validate_watch(params, scope.handlers.watch_list) if watch else validate_list(params)
     if errs:
         raise errors.invalid("ListOptions", META_GROUP, "", errs)
+    try:
+        check_field_labels(fields, scope.store.strategy.field_getters())
+    except SelectorError as e:
+        raise errors.bad_request(str(e)) from None
     return params
 
 

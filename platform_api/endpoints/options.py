@@ -60,9 +60,9 @@ def default_field_manager(request: Request) -> str:
 
 
 def validate_dry_run(values: list[str]) -> list[FieldError]:
-    given = [v for v in values if v]  # a bare ?dryRun is not a dry run
-    if any(v != "All" for v in given):
-        return [field.not_supported("dryRun", given, ["All"])]
+    """kube's ValidateDryRun: every value "All"; a bare ``?dryRun`` is a value "", refused."""
+    if any(v != "All" for v in values):
+        return [field.not_supported("dryRun", values, ["All"])]
     return []
 
 

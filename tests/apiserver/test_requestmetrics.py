@@ -91,6 +91,8 @@ def test_verb_and_scope_as_kube_reports_them(
         (b"/x?dryRun=All", "All"),
         (b"/x?dryRun=All&dryRun=All", "All"),
         (b"/x?dryRun=Some", "invalid"),
+        (b"/x?dryRun", "invalid"),  # a value "", which kube's ValidateDryRun refuses
+        (b"/x?dryRun=All&dryRun=", "invalid"),
     ],
 )
 def test_dry_run_label(uri: bytes, value: str) -> None:

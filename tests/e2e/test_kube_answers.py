@@ -492,3 +492,67 @@ def test_a_watch_asked_for_in_yaml_is_refused_as_kube_refuses_it(
         )
         assert preferred.status_code == 200
         assert preferred.headers["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize("query", ["?dryRun", "?dryRun=", "?dryRun=All&dryRun="])
+@pytest.mark.parametrize(
+    ("method", "suffix", "options"),
+    [
+        ("POST", "", "CreateOptions"),
+        ("PUT", "/bare-dry-run", "UpdateOptions"),
+        ("PATCH", "/bare-dry-run", "PatchOptions"),
+        ("DELETE", "/bare-dry-run", "DeleteOptions"),
+        ("DELETE", "", "DeleteOptions"),
+    ],
+)
+def test_a_bare_dry_run_is_refused_not_written(
+    server: Server, admin: requests.Session, query: str, method: str, suffix: str, options: str
+) -> None:
+    """kube's ValidateDryRun reads ``?dryRun`` as the value "" and refuses it, before the
+    body's name or the object's existence (reference, 2026-12-06); nothing is written."""
+    url = server.url + CM
+    admin.post(url, json=configmap("bare-dry-run"))
+    body = configmap("other-name") if method in ("POST", "PUT") else {}
+    if method == "DELETE":  # with no body: a DELETE's body would be its options instead
+        body = None
+    headers = {"Content-Type": "application/merge-patch+json"} if method == "PATCH" else {}
+    r = admin.request(method, url + suffix + query, json=body, headers=headers)
+    values = json.dumps(query.replace("?dryRun", "").split("&dryRun=")[1:] or [""])
+    values = '["All",""]' if query.endswith("All&dryRun=") else values
+    assert r.status_code == 422
+    assert r.json() == status(
+        422,
+        "Invalid",
+        f'{options}.meta.platform.io "" is invalid: dryRun: Unsupported value: {values}: '
+        'supported values: "All"',
+        {"group": "meta.platform.io", "kind": options, "causes": [
+            {"reason": "FieldValueNotSupported", "message": f'Unsupported value: {values}: '
+             'supported values: "All"', "field": "dryRun"}]},
+    )  # fmt: skip
+    assert admin.get(url + "/other-name").status_code == 404
+    assert admin.get(url + "/bare-dry-run").json()["metadata"].get("deletionTimestamp") is None
+
+
+@pytest.mark.parametrize(
+    ("query", "code", "message"),
+    [
+        # kube converts the query field by field (timeoutSeconds before limit), takes an
+        # empty number for none it can parse, validates, then checks field labels
+        ("limit=", 400, 'strconv.ParseInt: parsing "": invalid syntax'),
+        ("limit=&limit=1", 400, 'strconv.ParseInt: parsing "": invalid syntax'),
+        ("timeoutSeconds=", 400, 'strconv.ParseInt: parsing "": invalid syntax'),
+        ("limit=0x10&timeoutSeconds=1.5", 400, 'strconv.ParseInt: parsing "1.5": invalid syntax'),
+        (
+            "fieldSelector=x%3Dy&resourceVersionMatch=NotOlderThan",
+            422,
+            'ListOptions.meta.platform.io "" is invalid: resourceVersionMatch: Forbidden: '
+            "resourceVersionMatch is forbidden unless resourceVersion is provided",
+        ),
+    ],
+)
+def test_list_options_refused_in_kubes_order(
+    server: Server, admin: requests.Session, query: str, code: int, message: str
+) -> None:
+    """As kube-apiserver v1.36 answered each (reference, 2026-12-06)."""
+    r = admin.get(f"{server.url}{CM}?{query}")
+    assert (r.status_code, r.json()["message"]) == (code, message)
