@@ -255,23 +255,33 @@ def marshal(value: Any) -> str:
     return "null"
 
 
-def sprint(value: Any) -> str:
-    """``fmt.Sprint``: ``map[a:1 b:[x y]]``, ``<nil>`` for nil."""
+def sprint(value: Any, verb: str = "v") -> str:
+    """``fmt.Sprint`` (``%v``): ``map[a:1 b:[x y]]``, ``<nil>`` for nil; with ``verb`` "s",
+    ``%s``, which prints a value that is no string as ``%!s(int64=1)`` (numbers decoded
+    as kube's patches decode them: whole ones int64, others float64)."""
     if isinstance(value, str):
         return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return format_float(value)
-    if value is None:
-        return "<nil>"
     if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{sprint(v)}" for k, v in sorted(value.items())) + "]"
+        inner = " ".join(f"{k}:{_element(v, verb)}" for k, v in sorted(value.items()))
+        return "map[" + inner + "]"
     if isinstance(value, list):
-        return "[" + " ".join(sprint(v) for v in value) + "]"
-    return str(value)
+        return "[" + " ".join(_element(v, verb) for v in value) + "]"
+    if isinstance(value, bool):
+        text, go_type = ("true" if value else "false"), "bool"
+    elif isinstance(value, int):
+        text, go_type = str(value), "int64"
+    elif isinstance(value, float):
+        text, go_type = format_float(value), "float64"
+    elif value is None:
+        return "<nil>" if verb == "v" else "%!s(<nil>)"
+    else:
+        return str(value)
+    return text if verb == "v" else f"%!{verb}({go_type}={text})"
+
+
+def _element(value: Any, verb: str) -> str:
+    """A map's or slice's element: fmt prints a nil one as ``<nil>`` whatever the verb."""
+    return "<nil>" if value is None else sprint(value, verb)
 
 
 def json_kind(value: Any) -> str:

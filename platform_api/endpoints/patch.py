@@ -129,6 +129,7 @@ async def handle(scope: Scope) -> bytes:
                 scope.name,
                 strategic_patch,
                 scope.handlers.aliases,
+                lambda: written(patched, body.document),
             )
         quoted = _Quoted(patched, body.document, written)
         obj = _decode_patched(scope, quoted, opts.field_validation, body.problems, shown)
@@ -161,11 +162,25 @@ class _Quoted:
     ) -> None:
         self.patched, self._patch, self._written = patched, patch, written
 
+    def doc(self) -> Any:
+        """The document as the patch library writes it, which kube decodes."""
+        if self._written is None:
+            return self.patched
+        return self._written(self.patched, self._patch)
+
     def refused(self, detail: str) -> errors.StatusError:
-        doc = self.patched
-        if self._written is not None:
-            doc = self._written(doc, self._patch)
-        return patchbody.patch_invalid(doc, detail)
+        return patchbody.patch_invalid(self.doc(), detail)
+
+    def first_problem(self, scope: Scope, found: DecodeError) -> str:
+        """Of several problems, the one kube meets first: it decodes the written
+        document, whose keys may come in another order than the patched one's."""
+        doc = self.doc()
+        if doc is not self.patched:
+            try:
+                _decode(scope, doc, {})
+            except DecodeError as e:
+                return str(e)
+        return str(found)
 
 
 def _decode_patched(
@@ -185,8 +200,10 @@ def _decode_patched(
     except DecodeError as e:
         if shown is not None:  # a strategic patch's result goes through kube's converter
             raise patchbody.patch_invalid(patched, e.converter_problem(), shown) from None
-        raise quoted.refused(str(e)) from None
+        raise quoted.refused(quoted.first_problem(scope, e)) from None
     strict = problems + decoded.strict_errors()
+    if level == "Strict" and strict and shown is None and unpruned is None:
+        strict = problems + _decode(scope, quoted.doc(), {}).strict_errors()  # kube's order
     if level == "Strict" and strict:
         detail = "strict decoding error: " + ", ".join(strict)
         if unpruned is not None:

@@ -10,6 +10,7 @@ read by the apply path (patch.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,8 +159,11 @@ def check_patched_type(
     name: str,
     strategic: bool,
     aliases: Aliases | None = None,
+    shown: Callable[[], Any] | None = None,
 ) -> None:
-    """The patched document's apiVersion and kind as kube's decoders take them.
+    """The patched document's apiVersion and kind as kube's decoders take them; a
+    refusal quotes ``shown()`` (the document as the patch library writes it), else
+    ``patched``.
 
     A strategic merge patch's result goes through the unstructured converter, which
     keeps the resource's own type: a missing or other string is put back.  A JSON or
@@ -174,7 +178,9 @@ def check_patched_type(
         return
     problem = typemeta_field_problem(patched)
     if problem:
-        raise patch_invalid(patched, problem, sort_keys=target.custom)
+        quoted = shown() if shown else patched
+        problem = typemeta_field_problem(quoted)  # of two, the first as kube decodes them
+        raise patch_invalid(quoted, problem, sort_keys=target.custom)
     version, kind = patched.get("apiVersion") or "", patched.get("kind") or ""
     if target.custom:
         if not version:
@@ -192,4 +198,4 @@ def check_patched_type(
     patched["kind"] = kind = kind or target.kind
     if (version, kind) != (target.api_version, target.kind):
         detail = conversion_problem(patched, version, kind, target.kind, target.definition, schemas)
-        raise patch_invalid(patched, detail)
+        raise patch_invalid(shown() if shown else patched, detail)

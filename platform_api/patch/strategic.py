@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_api.gotext import sprint
 from platform_api.scheme.schemas import Node, Schemas
 
 DIRECTIVE = "$patch"
@@ -27,19 +28,6 @@ class PatchError(ValueError):
     def __init__(self, message: str, kind: str = INTERNAL) -> None:
         super().__init__(message)
         self.kind = kind
-
-
-def _go(value: Any) -> str:
-    """Go's %v of a decoded JSON value (for error messages)."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go(v)}" for k, v in sorted(value.items())) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go(v) for v in value) + "]"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 class Meta:
@@ -141,7 +129,7 @@ def _merge_map(
             return patch
         if directive == "delete":
             return {}
-        raise PatchError(f"unknown patch type: {_go(directive)} in map: {_go(patch)}")
+        raise PatchError(f"unknown patch type: {sprint(directive, 's')} in map: {sprint(patch)}")
     if original is None:
         original = {}
     _retain_keys(original, patch)
@@ -225,13 +213,13 @@ def _set_element_orders(original: dict[str, Any], patch: dict[str, Any], meta: M
     for directive in [k for k in patch if k.startswith(SET_ORDER)]:
         order = patch.pop(directive)
         if not isinstance(order, list):
-            raise PatchError("invalid patch format of setElementOrder list", BAD_REQUEST)
+            raise _bad_arg_type(order)
         key = directive[len(SET_ORDER) :]
         current, changes = original.get(key), patch.get(key)
         if current is not None and not isinstance(current, list):
-            raise PatchError(f"expected a slice, but received a {_go_kind(current)}")
+            raise _bad_arg_type(current)
         if changes is not None and not isinstance(changes, list):
-            raise PatchError(f"expected a slice, but received a {_go_kind(changes)}")
+            raise _bad_arg_type(changes)
         meta.check_field(key)
         sub, strategy, merge_key = meta.for_slice(key)
         if current is not None and changes is None:
@@ -256,8 +244,20 @@ def _set_element_orders(original: dict[str, Any], patch: dict[str, Any], meta: M
         patch.pop(key, None)
 
 
-def _go_kind(value: Any) -> str:
-    return {dict: "map", list: "slice", str: "string", bool: "bool"}.get(type(value), "float64")
+def _bad_arg_type(value: Any) -> PatchError:
+    """mergepatch's ErrBadArgType for a value where a list belongs (a plain 500)."""
+    received = _GO_TYPES.get(type(value), "float64")
+    return PatchError(f"expected a []interface {{}}, but received a {received}")
+
+
+_GO_TYPES = {
+    dict: "map[string]interface {}",
+    list: "[]interface {}",
+    str: "string",
+    bool: "bool",
+    int: "int64",
+    type(None): "%!s(<nil>)",
+}
 
 
 def _element_kind(original: list[Any], patch: list[Any]) -> type | None:
@@ -271,7 +271,7 @@ def _element_kind(original: list[Any], patch: list[Any]) -> type | None:
             if kind is list:
                 raise PatchError("lists of lists are not supported", INVALID)
         elif kind is not first:
-            raise PatchError(f"list element types are not identical: {_go([original, patch])}")
+            raise PatchError(f"list element types are not identical: {sprint([original, patch])}")
     return first
 
 
@@ -325,7 +325,7 @@ def _special_elements(
         elif directive == "delete":
             if merge_key not in item:
                 raise PatchError(
-                    f"map: {_go(item)} does not contain declared merge key: {merge_key}"
+                    f"map: {sprint(item)} does not contain declared merge key: {merge_key}"
                 )
             original = [
                 o
@@ -337,7 +337,7 @@ def _special_elements(
         elif directive == "merge":
             raise PatchError("merging lists cannot yet be specified in the patch")
         else:
-            raise PatchError(f"unknown patch type: {_go(directive)} in map: {_go(item)}")
+            raise PatchError(f"unknown patch type: {sprint(directive, 's')} in map: {sprint(item)}")
     if replace:
         return plain, []
     return original, plain
@@ -347,7 +347,9 @@ def _merge_by_key(original: list[Any], patch: list[Any], merge_key: str, meta: M
     original = list(original)
     for item in patch:
         if merge_key not in item:
-            raise PatchError(f"map: {_go(item)} does not contain declared merge key: {merge_key}")
+            raise PatchError(
+                f"map: {sprint(item)} does not contain declared merge key: {merge_key}"
+            )
         at = _find(original, merge_key, item[merge_key])
         if at >= 0:
             original[at] = _merge_map(original[at], item, meta)
@@ -366,7 +368,9 @@ def _partition(merged: list[Any], by: list[Any], merge_key: str) -> tuple[list[A
     others: list[Any] = []
     for item in merged:
         if merge_key and merge_key not in item:
-            raise PatchError(f"map: {_go(item)} does not contain declared merge key: {merge_key}")
+            raise PatchError(
+                f"map: {sprint(item)} does not contain declared merge key: {merge_key}"
+            )
         (in_by if _identity(item, merge_key) in wanted else others).append(item)
     return in_by, others
 

@@ -350,7 +350,7 @@ def _canonical_base64(text: str) -> str:
     try:
         return base64.b64encode(gobase64.decode(text.encode())).decode()
     except gobase64.CorruptInput as e:
-        raise DecodeError(str(e)) from None
+        raise DecodeError(str(e), text, "base64") from None
 
 
 _CANONICAL_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")

@@ -36,6 +36,8 @@ class DecodeError(ValueError):
         if self.kind in ("struct", "slice", "map"):
             colon = ":" if self.kind == "struct" else ""
             return f"cannot restore {self.kind} from{colon} {source}"
+        if self.kind == "base64":  # the converter decodes []byte text with encoding/json
+            return f"error decoding from json: {self}"
         if not self.kind:
             return str(self)
         if source == "int64" and self.kind == "string":

@@ -556,3 +556,22 @@ def test_list_options_refused_in_kubes_order(
     """As kube-apiserver v1.36 answered each (reference, 2026-12-06)."""
     r = admin.get(f"{server.url}{CM}?{query}")
     assert (r.status_code, r.json()["message"]) == (code, message)
+
+
+def test_a_json_patch_refusal_quotes_what_its_pointers_passed_through_sorted(
+    server: Server, admin: requests.Session
+) -> None:
+    """json-patch writes the objects its pointers passed through (a ``from`` too) as Go
+    maps, sorted; kube quotes that document when the result is of no known type."""
+    url = f"{server.url}{CM}/copied-kind"
+    admin.post(server.url + CM, json=configmap("copied-kind", k="v"))
+    stored = admin.get(url).json()
+    patch = [{"op": "copy", "path": "/kind", "from": "/metadata/name"}]
+    r = admin.patch(url, json=patch, headers={"Content-Type": "application/json-patch+json"})
+    shown = {**stored, "kind": "copied-kind", "metadata": dict(sorted(stored["metadata"].items()))}
+    text = json.dumps(dict(sorted(shown.items())), separators=(",", ":"))
+    assert r.status_code == 422
+    assert r.json()["message"] == (
+        f' "" is invalid: patch: Invalid value: {json.dumps(text)}: no kind "copied-kind" is '
+        f'registered for version "v1" in scheme "{SCHEME}"'
+    )

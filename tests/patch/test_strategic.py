@@ -125,6 +125,36 @@ def test_unknown_directive() -> None:
     assert str(caught.value).startswith("unknown patch type: explode in map:")
 
 
+@pytest.mark.parametrize(
+    ("directive", "shown"),
+    [
+        (1, "%!s(int64=1)"),
+        (1.5, "%!s(float64=1.5)"),
+        (True, "%!s(bool=true)"),
+        (None, "%!s(<nil>)"),
+        ({"a": None, "b": 2, "c": "x"}, "map[a:<nil> b:%!s(int64=2) c:x]"),
+    ],
+)
+def test_an_unknown_directive_is_printed_as_gos_s_prints_it(directive: Any, shown: str) -> None:
+    """fmt's %s of a value that is no string (reference, 2026-12-06)."""
+    with pytest.raises(PatchError) as caught:
+        smp({"metadata": {}}, {"metadata": {"$patch": directive, "x": "y"}})
+    assert caught.value.kind == INTERNAL
+    assert str(caught.value).startswith(f"unknown patch type: {shown} in map: map[$patch:")
+
+
+@pytest.mark.parametrize(
+    ("order", "received"),
+    [("x", "string"), ({"a": 1}, "map[string]interface {}"), (1.5, "float64"), (True, "bool")],
+)
+def test_an_element_order_that_is_no_list_is_kubes_bad_arg_type(order: Any, received: str) -> None:
+    """mergepatch.ErrBadArgType, a plain 500 (reference, 2026-12-06)."""
+    with pytest.raises(PatchError) as caught:
+        smp({"metadata": {}}, {"metadata": {"$setElementOrder/finalizers": order}})
+    assert caught.value.kind == INTERNAL
+    assert str(caught.value) == f"expected a []interface {{}}, but received a {received}"
+
+
 def test_an_element_order_for_a_field_the_struct_lacks_is_kubes_500() -> None:
     """LookupPatchMetadataForSlice fails on a field the Go struct does not have."""
     with pytest.raises(PatchError) as caught:
