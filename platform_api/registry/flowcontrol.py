@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from platform_api.gotext import json_string
 from platform_api.registry import flowcontrol_bootstrap as bootstrap
 from platform_api.registry.defaults import defaults
 from platform_api.registry.flowschema_rules import validate_policy_rule
@@ -80,7 +81,7 @@ def validate_flow_schema(obj: Obj) -> list[FieldError]:
         )
     method = spec.get("distinguisherMethod")
     if method is not None and method.get("type") not in ("ByNamespace", "ByUser"):
-        shown = GoText(f'{{"Type":{field.go_quote(method.get("type") or "")}}}')  # kube's struct
+        shown = GoText(f'{{"Type":{json_string(method.get("type") or "")}}}')  # kube's struct
         errs.append(field.not_supported("spec.distinguisherMethod.type", shown, DISTINGUISHERS))
     if not (spec.get("priorityLevelConfiguration") or {}).get("name"):
         errs.append(

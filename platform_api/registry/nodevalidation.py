@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from platform_api.apiextensions.schema.gojson_meta import DecodeError, parse_rfc3339
+from platform_api.gotext import json_string
 from platform_api.quantity import QuantityError, parse
 from platform_api.registry.nodeannotations import validate_node_annotations
 from platform_api.registry.quota_validation import is_integer_resource
@@ -140,7 +141,7 @@ def _duplicate_addresses(addresses: list[Obj]) -> list[FieldError]:
     for i, address in enumerate(addresses):
         pair = (str(address.get("type") or ""), str(address.get("address") or ""))
         if pair in seen:
-            shown = GoText(f'{{"Type":{go_quote(pair[0])},"Address":{go_quote(pair[1])}}}')
+            shown = GoText(f'{{"Type":{json_string(pair[0])},"Address":{json_string(pair[1])}}}')
             errs.append(field.duplicate(f"status.addresses[{i}]", shown))
         seen.add(pair)
     return errs

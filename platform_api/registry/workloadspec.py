@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from platform_api.codec.goshape import STORED, shaper
-from platform_api.gotext import object_json
+from platform_api.gotext import json_string, object_json
 from platform_api.registry.cronschedule import schedule_errors, time_zone_errors
 from platform_api.registry.jobcounts import validate_job_counts, validate_success_policy_mode
 from platform_api.registry.jobpolicies import (
@@ -144,7 +144,7 @@ def go_strategy(strategy: Obj, rolling_fields: Rolling) -> GoText:
     fields have no JSON names (``{"Type":"Foo","RollingUpdate":null}``)."""
     kind = strategy.get("type", "")
     return GoText(
-        f'{{"Type":{field.go_quote(kind)},'
+        f'{{"Type":{json_string(kind)},'
         f'"RollingUpdate":{go_rolling(strategy.get("rollingUpdate"), rolling_fields)}}}'
     )
 

@@ -101,7 +101,9 @@ def required(field: str, detail: str = "") -> FieldError:
 def named(value: Any) -> Any:
     """A bad value of a named Go string type (``LabelSelectorOperator``): kube renders it
     with json.Marshal (``"\\u0001"``, ``"\\u003c"``), not with %q as a plain string."""
-    return GoText(json_string(value)) if isinstance(value, str) else value
+    if isinstance(value, str) and not isinstance(value, GoText):
+        return GoText(json_string(value))
+    return value
 
 
 def invalid(field: str, value: Any, detail: str = "") -> FieldError:
@@ -109,8 +111,10 @@ def invalid(field: str, value: Any, detail: str = "") -> FieldError:
 
 
 def not_supported(field: str, value: Any, valid: list[str]) -> FieldError:
+    """kube's NotSupported, whose values are enums, each of a named Go type: a string is
+    rendered as json.Marshal renders it (``named``)."""
     detail = "supported values: " + ", ".join(go_quote(v) for v in valid) if valid else ""
-    return FieldError(NOT_SUPPORTED, field, value, detail)
+    return FieldError(NOT_SUPPORTED, field, named(value), detail)
 
 
 def forbidden(field: str, detail: str) -> FieldError:
