@@ -16,6 +16,7 @@ from platform_api.registry.podsecurity import (
     windows_host_process_rules,
 )
 from platform_api.registry.podvolumes import validate_volumes
+from platform_api.registry.scheduling import validate_preemption_policy
 from platform_api.selectors import SelectorError, label_selector_from
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, in_range
@@ -90,6 +91,8 @@ def validate_pod_spec(spec: Obj, path: str, pod_name: str | None = None) -> list
     if spec.get("tolerations"):
         errs += validate_tolerations(spec["tolerations"], f"{path}.tolerations")
     errs += _host_aliases(spec.get("hostAliases") or [], f"{path}.hostAliases")
+    if spec.get("preemptionPolicy") is not None:
+        errs += validate_preemption_policy(spec["preemptionPolicy"], f"{path}.preemptionPolicy")
     if isinstance(spec.get("overhead"), dict):
         errs += container_resources({"limits": spec["overhead"]}, f"{path}.overhead", ())
     os_errors = _os(spec.get("os"), f"{path}.os")

@@ -63,6 +63,15 @@ C = {"name": "c", "image": "i"}
             ],
         ),
         ({"containers": [{**C, "ports": [{"containerPort": 8080}]}]}, []),
+        # ValidatePodSpec's own check, which an update meets (admission decides creates)
+        (
+            {"containers": [C], "preemptionPolicy": "a/b"},
+            [
+                'spec.preemptionPolicy: Unsupported value: "a/b": supported values: '
+                '"PreemptLowerPriority", "Never"'
+            ],
+        ),
+        ({"containers": [C], "preemptionPolicy": ""}, ["spec.preemptionPolicy: Required value"]),
         # a sleep hook ends within the grace period (the reference's words; zero allowed)
         (
             {"containers": [{**C, "lifecycle": {"preStop": {"sleep": {"seconds": -1}}}}]},
