@@ -30,6 +30,8 @@ from platform_api.storage.interface import (
     reads_from_cache,
 )
 from platform_api.storage.watch import WatchHub
+from platform_api.validation.field import go_quote
+from platform_api.validation.names import is_path_segment_name
 
 TERMINATING_CAUSE = "NamespaceTerminating"
 
@@ -65,6 +67,9 @@ class NamespaceLifecycle:
             return None
         if attrs.operation != "CREATE" or not rt.namespaced or not attrs.namespace:
             return None
+        if problems := is_path_segment_name(attrs.namespace):  # client-go's GET refuses it
+            why = f"invalid resource name {go_quote(attrs.namespace)}: [{' '.join(problems)}]"
+            raise errors.internal_error(why)
         key = self._prefix + attrs.namespace.encode()
         namespace = self._namespaces.objects.get(key)
         if namespace is None and reads_from_cache(self._storage):

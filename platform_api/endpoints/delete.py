@@ -298,7 +298,10 @@ async def handle_collection(scope: Scope) -> bytes:
         meta = item.object["metadata"]
         try:
             await scope.store.delete(
-                meta.get("namespace", ""),
+                # the request's namespace, as kube's store deletes in the request's
+                # context: ``/namespaces//configmaps`` lists every namespace's and is
+                # refused at the first ("Namespace parameter required."), none deleted
+                scope.namespace if scope.resource.namespaced else "",
                 meta["name"],
                 dry_run=options.dry_run,
                 admit=admit,

@@ -248,6 +248,8 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
     handler = _route(rt, info, request.method)
     if not rt.custom:  # built-in kinds are go-restful routes; custom resources are not
         _check_produces(request, info, handler, handlers.cbor)
+        if info.subresource and not info.name:  # ``/pods//status``: the handler's Namer
+            raise errors.bad_request("name must be provided")
     if ctx.trace is not None:  # routed: the verb handler's span, ended with the response
         ctx.trace.handler(request, info)
     deprecation.observe(ctx, rt, info.subresource)  # kube's warning, gauge, audit annotations

@@ -15,6 +15,7 @@ from platform_api.errors import StatusError
 from platform_api.registry import corrupt, storeerrors
 from platform_api.registry.gateddrops import GateCheck
 from platform_api.scheme.types import ResourceType
+from platform_api.storage.etcd.layout import DEFAULT_PREFIX, default_kube_key
 from platform_api.storage.interface import (
     EXPIRED,
     KEY_NOT_FOUND,
@@ -47,12 +48,22 @@ class Reads:
 
     def key(self, namespace: str, name: str) -> bytes:
         if self.resource.namespaced:
-            return self.prefix + namespace.encode() + b"/" + name.encode()
+            if not namespace:  # kube's NamespaceKeyFunc: ``/namespaces//configmaps/x``
+                raise errors.bad_request("Namespace parameter required.")
+            key = self.prefix + namespace.encode() + b"/" + name.encode()
+            if namespace in (".", ".."):
+                raise _invalid_key(key)
+            return key
         return self.prefix + name.encode()
 
     def named_key(self, namespace: str, name: str) -> bytes:
         """The key of an object a request names: a name that cannot be one path segment
-        is refused before storage sees it, as kube's key functions refuse it."""
+        is refused before storage sees it, as kube's key functions refuse it (after an
+        empty namespace)."""
+        if not name:  # the handler's Namer, before the key function (``/pods//status``)
+            raise errors.bad_request("name must be provided")
+        if self.resource.namespaced and not namespace:
+            raise errors.bad_request("Namespace parameter required.")
         if name in (".", "..") or "/" in name or "%" in name:
             problems = ";".join(is_path_segment_name(name))
             raise errors.bad_request(f"Name parameter invalid: {go_quote(name)}: {problems}")
@@ -60,6 +71,8 @@ class Reads:
 
     def list_prefix(self, namespace: str) -> bytes:
         if self.resource.namespaced and namespace:
+            if namespace in (".", ".."):
+                raise _invalid_key(self.prefix + namespace.encode())
             return self.prefix + namespace.encode() + b"/"
         return self.prefix
 
@@ -211,3 +224,10 @@ class Reads:
             if e.code != EXPIRED or history is None:
                 raise
         return await history.get_list_through(prefix, options)
+
+
+def _invalid_key(key: bytes) -> StatusError:
+    """kube's etcd3 store refuses a key with a ``.`` or ``..`` segment (a namespace in the
+    URL: names are refused before); its plain 500 names the key under the prefix."""
+    kube_key = default_kube_key(key).removeprefix(DEFAULT_PREFIX)
+    return errors.unknown(f"invalid key: {go_quote(kube_key)}")
