@@ -46,7 +46,9 @@ def _keywords(s: Obj, walk: Walk, path: str) -> list[FieldError]:
     errs = []
     kind = s.get("type") or ""
     if walk.require_valid_property_type and kind and kind not in util.OPENAPI_V3_TYPES:
-        errs.append(field.not_supported(f"{path}.type", kind, list(util.OPENAPI_V3_TYPES)))
+        errs.append(
+            field.not_supported(f"{path}.type", field.plain(kind), list(util.OPENAPI_V3_TYPES))
+        )
     if s.get("default") is not None and not walk.allow_defaults:
         detail = "must not be set"
         if walk.disallow_defaults_reason:
@@ -165,7 +167,7 @@ def _extensions(s: Obj, path: str, walk: Walk) -> list[FieldError]:
         if map_type not in ("atomic", "granular"):
             errs.append(
                 field.not_supported(
-                    f"{path}.x-kubernetes-map-type", map_type, ["atomic", "granular"]
+                    f"{path}.x-kubernetes-map-type", field.plain(map_type), ["atomic", "granular"]
                 )
             )
     list_type = s.get("x-kubernetes-list-type")
@@ -177,7 +179,7 @@ def _extensions(s: Obj, path: str, walk: Walk) -> list[FieldError]:
     if list_type is not None and list_type not in ("atomic", "set", "map"):
         errs.append(
             field.not_supported(
-                f"{path}.x-kubernetes-list-type", list_type, ["atomic", "set", "map"]
+                f"{path}.x-kubernetes-list-type", field.plain(list_type), ["atomic", "set", "map"]
             )
         )
     keys = s.get("x-kubernetes-list-map-keys") or []

@@ -106,13 +106,20 @@ def named(value: Any) -> Any:
     return value
 
 
+def plain(value: Any) -> Any:
+    """A bad value of Go's plain ``string`` where kube's NotSupported (which assumes an
+    enum, ``named``) would marshal it: quoted with %q (a CRD schema's ``type``)."""
+    return GoText(go_quote(value)) if isinstance(value, str) else value
+
+
 def invalid(field: str, value: Any, detail: str = "") -> FieldError:
     return FieldError(INVALID, field, value, detail)
 
 
 def not_supported(field: str, value: Any, valid: list[str]) -> FieldError:
-    """kube's NotSupported, whose values are enums, each of a named Go type: a string is
-    rendered as json.Marshal renders it (``named``)."""
+    """kube's NotSupported, whose values are nearly always enums, each of a named Go
+    type: a string is rendered as json.Marshal renders it (``named``); wrap a plain Go
+    string in ``plain``."""
     detail = "supported values: " + ", ".join(go_quote(v) for v in valid) if valid else ""
     return FieldError(NOT_SUPPORTED, field, named(value), detail)
 

@@ -28,3 +28,9 @@ def test_a_value_already_rendered_is_not_rendered_again() -> None:
         'Unsupported value: {"Type":"\\u0001","RollingUpdate":{"MaxUnavailable":0,'
         '"MaxSurge":"25%"}}: supported values: "Recreate", "RollingUpdate"'
     )
+
+
+def test_a_plain_go_string_where_kube_expects_an_enum_keeps_its_quoting() -> None:
+    """A CRD schema's ``type`` is a plain string in kube's types: %q, not JSON."""
+    error = field.not_supported("spec.type", field.plain("a > b"), ["object", "string"])
+    assert error.body() == 'Unsupported value: "a > b": supported values: "object", "string"'
