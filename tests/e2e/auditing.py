@@ -95,14 +95,21 @@ def audited_server(root: Path) -> Setup:
     return Setup.started(root, "--authorization-mode=RBAC", f"--token-auth-file={tokens}")
 
 
+def logged(path: Path) -> list[dict[str, Any]]:
+    """The events written to an audit log so far: its complete lines (the server or sink
+    may be in the middle of writing the last one)."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    return [orjson.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines()]
+
+
 def events(path: Path, audit_id: str, count: int = 1, wait: float = 10.0) -> list[dict[str, Any]]:
     """The events of one request in ``path`` once at least ``count`` are there."""
     deadline = time.monotonic() + wait
     while True:
         found = []
-        if path.exists():
-            found = [orjson.loads(line) for line in path.read_bytes().splitlines()]
-            found = [e for e in found if e["auditID"] == audit_id]
+        found = [e for e in logged(path) if e["auditID"] == audit_id]
         if len(found) >= count or time.monotonic() > deadline:
             return found
         time.sleep(0.05)

@@ -12,7 +12,7 @@ import orjson
 import pytest
 import requests
 
-from tests.e2e.auditing import NS, Setup, events
+from tests.e2e.auditing import NS, Setup, events, logged
 from tests.e2e.conftest import VENV_BIN, session_for, start_server
 
 pytestmark = pytest.mark.slow
@@ -150,7 +150,7 @@ def test_non_resource_request_and_kubectl(audited: Setup, admin: requests.Sessio
     assert f"secret/{name}" in out.stdout
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        lines = [orjson.loads(line) for line in audited.log.read_bytes().splitlines()]
+        lines = logged(audited.log)
         kubectl = [e for e in lines if e.get("userAgent", "").startswith("kubectl")]
         if any(e["stage"] == "ResponseComplete" and e["verb"] == "list" for e in kubectl):
             break

@@ -10,11 +10,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 import requests
 
-from tests.e2e.auditing import JSON_BODY, NS, Setup, completed, events
+from tests.e2e.auditing import JSON_BODY, NS, Setup, completed, events, logged
 from tests.e2e.conftest import VENV_BIN, session_for, start_server
 
 pytestmark = pytest.mark.slow
@@ -183,7 +182,7 @@ def test_a_policys_audit_action_and_kubectls_protobuf_body(audited: Setup) -> No
     assert created.stderr.count("Validation failed for ValidatingAdmissionPolicy") == 2
     audit_ids = [
         event["auditID"]
-        for event in (orjson.loads(line) for line in audited.log.read_bytes().splitlines())
+        for event in logged(audited.log)
         if event["verb"] == "create" and event["objectRef"].get("name") == "bad-one"
     ]
     assert audit_ids, "the create's event names the object it created"
@@ -272,13 +271,12 @@ def test_a_kube_policy_and_kubes_names_under_upstream_groups(tmp_path: Path) -> 
         for args in (["create", "role", "r", "--verb=get", "--resource=pods"],
                      ["create", "serviceaccount", "sa"], ["create", "token", "sa"]):  # fmt: skip
             subprocess.run([*kubectl, *args], capture_output=True, check=True, timeout=30)
-        logged: list[dict[str, Any]] = []
+        written: list[dict[str, Any]] = []
         deadline = time.monotonic() + 10
-        while len(logged) < 2 and time.monotonic() < deadline:
+        while len(written) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
-            lines = log.read_bytes().splitlines() if log.exists() else []
-            logged = [orjson.loads(line) for line in lines]
-        role, token = (e for e in logged if e["verb"] == "create")
+            written = logged(log)
+        role, token = (e for e in written if e["verb"] == "create")
         assert role["objectRef"] == {
             "resource": "roles",
             "namespace": "default",
