@@ -29,7 +29,7 @@ import re
 from platform_api.gotext import quote_bytes, quote_rune
 
 END = "unexpected end of JSON input"
-QUOTE = "'"
+_QUOTE = "'"
 
 _SPACE = re.compile(rb"[ \t\r\n]*")
 _PLAIN = re.compile(rb'[^"\\\x00-\x1f\x80-\xff]*')  # string bytes with nothing to check
@@ -52,13 +52,13 @@ def syntax_error(data: bytes, legacy: bool = False) -> str | None:
     return None
 
 
-def invalid_character(data: bytes, pos: int, where: str, legacy: bool = False) -> _Refused:
+def _invalid_character(data: bytes, pos: int, where: str, legacy: bool = False) -> _Refused:
     """``invalid character 'x' <where>``, the character being the rune at ``pos`` (its
     byte as a rune, ``legacy``); past the end, the space v1 feeds itself there."""
     if pos >= len(data):
         return _Refused(f"invalid character ' ' {where}")
     if legacy:
-        return _Refused(f"invalid character '{quote_rune(chr(data[pos]), QUOTE)}' {where}")
+        return _Refused(f"invalid character '{quote_rune(chr(data[pos]), _QUOTE)}' {where}")
     return _Refused(f"invalid character {_quoted_rune(data, pos)} {where}")
 
 
@@ -119,8 +119,8 @@ class _Scanner:
         """The error at ``pos``, worded for the scanner in use; a v1 scanner has its own
         words for some (``v1_where``) and at the end sees a space (v2: the end)."""
         if not self.legacy:
-            return _Refused(END) if pos >= self.end else invalid_character(self.data, pos, where)
-        return invalid_character(self.data, pos, v1_where or where, legacy=True)
+            return _Refused(END) if pos >= self.end else _invalid_character(self.data, pos, where)
+        return _invalid_character(self.data, pos, v1_where or where, legacy=True)
 
     def _space(self, pos: int) -> int:
         """Past the whitespace at ``pos``; the body may not end there."""

@@ -51,6 +51,8 @@ PREFIX = b"k8s\x00"
 MAX_FRAME = 16 * 1024 * 1024  # kube's streaming decoder refuses larger objects
 # kube's scheme name, as its "not registered" errors print it.
 SCHEME = "pkg/api/legacyscheme/scheme.go:30"
+# This server's refusal of a body nested past what its stages can take (codec.bounds).
+NESTED = "proto: message nested too deeply"
 
 
 class ProtobufError(ValueError):
@@ -167,7 +169,7 @@ def decode(data: bytes, default_api_version: str = "", default_kind: str = "") -
             raise NotRegisteredError(api_version, kind)
         obj = decoder(message)(raw, 0, len(raw))
     except RecursionError:  # this server's own bound (codec.bounds): no type named
-        raise _wire_problem(RecursionError()) from None
+        raise ProtobufError(NESTED) from None
     except (IndexError, WireError, ProtobufError) as e:
         problem = e if isinstance(e, ProtobufError) else _wire_problem(e)
         problem.typed = (api_version, kind)
@@ -185,7 +187,7 @@ def _wire_problem(e: Exception) -> ProtobufError:
     if isinstance(e, IndexError):
         return ProtobufError(EOF)
     if isinstance(e, RecursionError):
-        return ProtobufError("proto: message nested too deeply")
+        return ProtobufError(NESTED)
     return ProtobufError(str(e))
 
 

@@ -97,7 +97,7 @@ def parse(
             body_version, body_kind = e.typed
             raise cannot_handle(body_kind, body_version, str(e), expected_kind) from None
         if deeper_than(decoded):  # the stages after decoding recurse (codec.bounds)
-            raise unrecognized(expected_kind, "proto: message nested too deeply", data)
+            raise unrecognized(expected_kind, protobuf.NESTED, data)
         return decoded, {}
     try:
         if not data.strip():

@@ -48,8 +48,7 @@ class Reads:
 
     def key(self, namespace: str, name: str) -> bytes:
         if self.resource.namespaced:
-            if not namespace:  # kube's NamespaceKeyFunc: ``/namespaces//configmaps/x``
-                raise errors.bad_request("Namespace parameter required.")
+            _require_namespace(namespace)
             key = self.prefix + namespace.encode() + b"/" + name.encode()
             if namespace in (".", ".."):
                 raise _invalid_key(key)
@@ -60,10 +59,10 @@ class Reads:
         """The key of an object a request names: a name that cannot be one path segment
         is refused before storage sees it, as kube's key functions refuse it (after an
         empty namespace)."""
-        if not name:  # the handler's Namer, before the key function (``/pods//status``)
+        if not name:  # the handler's Namer (dispatch asks it of built-in routes before a body)
             raise errors.bad_request("name must be provided")
-        if self.resource.namespaced and not namespace:
-            raise errors.bad_request("Namespace parameter required.")
+        if self.resource.namespaced:
+            _require_namespace(namespace)  # before the name's own checks, as in kube
         if name in (".", "..") or "/" in name or "%" in name:
             problems = ";".join(is_path_segment_name(name))
             raise errors.bad_request(f"Name parameter invalid: {go_quote(name)}: {problems}")
@@ -224,6 +223,13 @@ class Reads:
             if e.code != EXPIRED or history is None:
                 raise
         return await history.get_list_through(prefix, options)
+
+
+def _require_namespace(namespace: str) -> None:
+    """kube's NamespaceKeyFunc refuses a namespaced key without a namespace
+    (``/namespaces//configmaps/x``, a collection delete's items there)."""
+    if not namespace:
+        raise errors.bad_request("Namespace parameter required.")
 
 
 def _invalid_key(key: bytes) -> StatusError:
