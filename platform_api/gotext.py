@@ -313,18 +313,26 @@ def typemeta_problem(value: Any) -> str:
     )
 
 
-def go_syntax(value: Any) -> str:
+JSON_MAP = "map[string]interface {}"
+_KEY_TYPES = {type(None): 0, str: 1, int: 2, float: 3, bool: 4}
+YAML_MAP = "map[interface {}]interface {}"  # go-yaml v2's maps: keys of any type
+
+
+def go_syntax(value: Any, map_type: str = JSON_MAP) -> str:
     """``%#v`` of a decoded JSON value: ``map[string]interface {}{"a":1}``,
-    ``[]interface {}{"x", true}``, ``interface {}(nil)``."""
+    ``[]interface {}{"x", true}``, ``interface {}(nil)``; or of a YAML one, whose maps
+    are ``map_type`` and whose keys may be numbers or booleans (fmt sorts keys by their
+    type, in an order of kube's binary, then by value)."""
     if value is None:
         return "interface {}(nil)"
     if isinstance(value, str):
         return quote(value)
     if isinstance(value, dict):
-        items = ", ".join(f"{quote(k)}:{go_syntax(v)}" for k, v in sorted(value.items()))
-        return "map[string]interface {}{" + items + "}"
+        items = sorted(value.items(), key=lambda kv: (_KEY_TYPES.get(type(kv[0]), 5), kv[0]))
+        inner = ", ".join(f"{go_syntax(k, map_type)}:{go_syntax(v, map_type)}" for k, v in items)
+        return map_type + "{" + inner + "}"
     if isinstance(value, list):
-        return "[]interface {}{" + ", ".join(go_syntax(v) for v in value) + "}"
+        return "[]interface {}{" + ", ".join(go_syntax(v, map_type) for v in value) + "}"
     return sprint(value)
 
 

@@ -20,6 +20,7 @@ from platform_api.apiextensions.scale import scale_errors
 from platform_api.apiextensions.schema.celrules import CompiledRules, compile_schema
 from platform_api.apiextensions.schema.compiled import CompiledSchema, DecodeError
 from platform_api.codec import Duplicates
+from platform_api.codec.bounds import whole_floats_to_ints
 from platform_api.fieldselectors import FieldGetter, field_getters
 from platform_api.jsonpath import parse, sprint
 from platform_api.registry.strategy import GenericStrategy
@@ -184,8 +185,11 @@ class CustomResourceStrategy(GenericStrategy):
 
     def canonicalize(self, obj: Obj) -> None:
         """Keys sorted at every level: kube's custom resources are Go maps, written sorted
-        (an orjson round trip sorts faster than a walk in Python)."""
+        (an orjson round trip sorts faster than a walk in Python).  A whole float (``3.0``
+        in a JSON body) was a float64 to validation and the CEL rules (which refuse it for
+        an integer), and is written as Go writes it, ``3``: an int from here on."""
         sorted_obj = orjson.loads(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS))
+        whole_floats_to_ints(sorted_obj)
         obj.clear()
         obj.update(sorted_obj)
 

@@ -24,9 +24,9 @@ from platform_api.codec.bounds import (
     parse_int,
     wide_number,
 )
-from platform_api.codec.goyaml import go_int, go_tag
+from platform_api.codec.goyaml import STR, go_int, go_tag
 from platform_api.codec.jsonsyntax import END, syntax_error
-from platform_api.gotext import format_float
+from platform_api.gotext import YAML_MAP, format_float, go_syntax
 from platform_api.validation.field import go_quote
 
 try:  # libyaml is in the PyYAML wheels; fall back to the pure-Python class if absent
@@ -193,12 +193,31 @@ class _DuplicateAwareLoader(_Loader):
         out: dict[Any, Any] = {}
         dups: list[tuple[str, int]] = []
         for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.MappingNode | yaml.SequenceNode):
+                shown = go_syntax(self.key_value(key_node), map_type=YAML_MAP)
+                raise BodyError(f"yaml: invalid map key: {shown}", bare=True)
             key = _json_key(self.construct_object(key_node, deep=True), value_node)
             if key in out:
                 dups.append((key, len(out)))
             out[key] = self.construct_object(value_node, deep=True)
         if dups:
             self.duplicates[id(out)] = dups
+        return out
+
+    def key_value(self, node: yaml.Node) -> Any:
+        """A collection used as a key, as go-yaml decodes it into interface{}: its own
+        keys keep their types (an invalid one among them is refused first)."""
+        if isinstance(node, yaml.SequenceNode):
+            return [self.key_value(item) for item in node.value]
+        if not isinstance(node, yaml.MappingNode):
+            return self.construct_object(node, deep=True)
+        out = {}
+        for key_node, value_node in node.value:
+            key = self.key_value(key_node)
+            if isinstance(key, dict | list):
+                shown = go_syntax(key, map_type=YAML_MAP)
+                raise BodyError(f"yaml: invalid map key: {shown}", bare=True)
+            out[key] = self.key_value(value_node)
         return out
 
     def construct_by_kind(self, node: yaml.Node) -> Any:
@@ -224,11 +243,6 @@ def _json_key(key: Any, value_node: yaml.Node) -> str:
         raise BodyError(
             f"unsupported map key of type: %!s(<nil>), key: <nil>, value: {shown}", bare=True
         )
-    if isinstance(key, list):
-        items = ", ".join(go_quote(k) if isinstance(k, str) else str(k) for k in key)
-        raise BodyError(f"yaml: invalid map key: []interface {{}}{{{items}}}", bare=True)
-    if isinstance(key, dict):
-        raise BodyError("yaml: invalid map key: map[interface {}]interface {}{...}", bare=True)
     if isinstance(key, float):  # sigs.k8s.io/yaml formats it with strconv 'g'
         return format_float(key)
     return str(key)
@@ -292,18 +306,45 @@ def parse_yaml(data: bytes) -> tuple[Any, Duplicates]:
             return None, loader.duplicates
         if b"*" in data:  # no alias, nothing to expand
             check_yaml_aliases(node)
-        return loader.construct_document(node), loader.duplicates
+        return _sorted_maps(loader.construct_document(node)), loader.duplicates
     except yaml.YAMLError as e:
-        raise _go_yaml_error(e) from e
+        raise _go_yaml_error(e, data) from e
     finally:
         loader.dispose()
 
 
-def _go_yaml_error(e: yaml.YAMLError) -> BodyError:
+def _sorted_maps(value: Any) -> Any:
+    """Every mapping's keys in sorted order, in place: sigs.k8s.io/yaml hands kube's
+    decoders the JSON of go-yaml's maps, which Go writes sorted, so of two wrongly typed
+    fields kube names the one first in that order, not in the document's."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if len(item) > 1:
+                items = sorted(item.items())
+                item.clear()
+                item.update(items)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return value
+
+
+_ALIAS = re.compile(r"\*([0-9A-Za-z_-]*)")  # an anchor's characters, to both scanners
+
+
+def _go_yaml_error(e: yaml.YAMLError, data: bytes) -> BodyError:
     """libyaml's problem as go-yaml (a port of it) words it: ``yaml: line N: problem``,
     the line 1-based for scanner errors, as go-yaml counts it for parser errors."""
     if isinstance(e, yaml.reader.ReaderError):
         return BodyError(f"yaml: {e.reason}", bare=True)
+    marked = e if isinstance(e, yaml.MarkedYAMLError) else None
+    if marked and marked.problem_mark and marked.problem == "found undefined alias":  # libyaml's
+        found = _ALIAS.match(data.decode("utf-8", "replace"), marked.problem_mark.index)
+        return BodyError(
+            f"yaml: unknown anchor '{found[1] if found else ''}' referenced", bare=True
+        )
     if (
         isinstance(e, yaml.MarkedYAMLError)
         and e.problem
@@ -320,28 +361,62 @@ def _go_yaml_error(e: yaml.YAMLError) -> BodyError:
 
 
 def duplicate_key_lines(data: bytes) -> list[str]:
-    """yaml.v2's strict complaints about repeated keys, in document order, as kube reports
-    them for apply configurations (JSON is YAML too): ``line N: key "k" already set in map``,
-    N the repeat's line."""
+    """yaml.v2's strict complaints about repeated keys, as kube reports them for YAML
+    bodies and apply configurations (JSON is YAML too): ``line N: key "k" already set in
+    map``, N the line of the repeat's *value*, found once that value is decoded (so a
+    repeat inside it is reported first), keys compared as decoded (``y`` is ``true``)."""
     try:
-        root = yaml.compose(data, Loader=_Loader)
+        root = yaml.compose(data, Loader=_DuplicateAwareLoader)
     except yaml.YAMLError:
         return []
-    found: list[tuple[int, int, str]] = []
-    stack = [root] if root is not None else []
+    found: list[str] = []
+    # (node, None) decodes a node; (value, key) reports a repeated key after its value
+    stack: list[tuple[yaml.Node, Any]] = [(root, None)] if root is not None else []
     while stack:
-        node = stack.pop()
-        if isinstance(node, yaml.MappingNode):
-            seen: set[str] = set()
+        node, repeated = stack.pop()
+        if repeated is not None:
+            found.append(f"line {node.start_mark.line + 1}: key {repeated} already set in map")
+        elif isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            steps: list[tuple[yaml.Node, Any]] = []
             for key_node, value_node in node.value:
-                key = str(key_node.value)
-                if key in seen:
-                    mark = key_node.start_mark
-                    found.append((mark.line, mark.column, key))
+                key = _key_identity(key_node)
+                steps.append((value_node, None))
+                if key in seen and key_node.tag != "tag:yaml.org,2002:merge":
+                    steps.append((value_node, _shown_key(key)))
                 seen.add(key)
-                stack.append(value_node)
+            stack.extend(reversed(steps))
         elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-    return [
-        f"line {line + 1}: key {go_quote(key)} already set in map" for line, _, key in sorted(found)
-    ]
+            stack.extend((item, None) for item in reversed(node.value))
+    return found
+
+
+def _key_identity(node: yaml.Node) -> Any:
+    """A scalar key as go-yaml decodes it, to compare (collections are refused later)."""
+    if not isinstance(node, yaml.ScalarNode):
+        return ("", id(node))
+    if node.tag == _BOOL_TAG:
+        return ("bool", node.value in _TRUE_WORDS)
+    if node.tag == _INT_TAG:
+        try:
+            return ("int", go_int(node.value))
+        except (ValueError, BodyError):
+            return ("str", node.value)
+    if node.tag == _NULL_TAG:
+        return ("null", None)
+    return ("str" if node.tag == STR else node.tag, node.value)
+
+
+def _shown_key(key: tuple[str, Any]) -> str:
+    """``%#v`` of the decoded key."""
+    kind, value = key
+    if kind == "null":
+        return "<nil>"
+    if kind in ("bool", "int"):
+        return go_syntax(value)
+    return go_quote(str(value))
+
+
+_BOOL_TAG, _INT_TAG = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int"
+_NULL_TAG = "tag:yaml.org,2002:null"
+_TRUE_WORDS = frozenset(["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"])

@@ -12,10 +12,13 @@ from typing import Any
 
 from platform_api import errors, heavy
 from platform_api.apiextensions.resource import CustomResourceStrategy
+from platform_api.apiextensions.schema.gojson_meta import DecodeError as ObjectMetaError
+from platform_api.apiextensions.schema.objectmeta import get_object_meta
 from platform_api.codec import (
     BodyError,
     Duplicates,
     cbor,
+    duplicate_key_lines,
     parse_json,
     parse_yaml,
     protobuf,
@@ -26,7 +29,7 @@ from platform_api.endpoints.deprecation_data import DEPRECATED
 from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
-from platform_api.gotext import go_text, json_kind
+from platform_api.gotext import go_text, json_kind, marshal
 from platform_api.gotext import quote as go_quote
 from platform_api.gotext import typemeta_problem as json_typemeta_problem
 from platform_api.registry.prepare import check_namespace
@@ -100,13 +103,15 @@ def parse(
             raise unrecognized(expected_kind, protobuf.NESTED, data)
         return decoded, {}
     try:
-        if not data.strip():
-            raise BodyError("unexpected end of JSON input")
-        if media != YAML:
+        if media != YAML:  # an empty YAML document is an empty object to go-yaml
+            if not data.strip():
+                raise BodyError("unexpected end of JSON input")
             return parse_json(data, unstructured)
         raw, duplicates = parse_yaml(data)
         if unstructured and isinstance(raw, dict | list):
             as_interface_values(data, raw)
+            # sigs.k8s.io/yaml writes go-yaml's 3.0 as JSON's 3, which kube reads as int64
+            whole_floats_to_ints(raw)
         return raw, duplicates
     except BodyError as e:
         if e.bare and e.number:  # a number past float64, found once the body parsed
@@ -158,6 +163,15 @@ def strict_or_warn(ctx: Context, level: str, problems: list[str], prefix: str = 
         ctx.warn(problem)
 
 
+def yaml_duplicate_problems(data: bytes, level: str) -> list[str]:
+    """A YAML body's repeated keys, any map's, as kube's strict decoding reports them:
+    yaml.v2's own complaint, its lines one warning each or one refusal together."""
+    lines = duplicate_key_lines(data)
+    if level == "Strict":
+        return ["yaml: unmarshal errors:\n  " + "\n  ".join(lines)]
+    return lines
+
+
 def decode_against(
     raw: Obj,
     duplicates: Duplicates,
@@ -171,7 +185,6 @@ def decode_against(
     kube's custom-resource decoder reports unknown fields of JSON bodies only."""
     if custom is not None:
         decoded = custom.decode(raw, duplicates)
-        whole_floats_to_ints(decoded.obj)
         if from_cbor:
             decoded.unknown, decoded.duplicates = [], []
         return decoded
@@ -211,16 +224,25 @@ def decode_object(
     api_version = api_version or rt.api_version
     media = input_type(content_type, input_types(custom is not None, serves_cbor))
     raw, duplicates = parse(data, media, kind, api_version, custom is not None)
-    if raw is None and custom is None and media in (JSON, YAML):
+    if raw is None and media in (JSON, YAML):
+        if custom is not None:
+            raise _kind_missing(data, media, None, kind, api_version, level)
         raw = {}  # Go reads null into a struct as nothing at all: an empty object
     if not isinstance(raw, dict):
         raise unrecognized(kind, typemeta_problem(media, raw), data)
     problem = typemeta_field_problem(raw) if media != CBOR else ""
     if problem:
         raise unrecognized(kind, problem, data)
+    sent_version = raw.get("apiVersion") or ""
+    if sent_version.count("/") > 1 and media != CBOR:  # kube's ParseGroupVersion
+        raise unrecognized(kind, f"unexpected GroupVersion string: {sent_version}", data)
     if custom is not None and not raw.get("kind"):  # the unstructured decoder needs one
-        text = data.decode("utf-8", "replace")
-        raise unrecognized(kind, f"Object 'Kind' is missing in '{text}'", data)
+        raise _kind_missing(data, media, raw, kind, api_version, level)
+    if custom is not None and "apiVersion" in raw and raw["apiVersion"] is None:
+        problem = ".apiVersion accessor error: <nil> is of the type <nil>, expected string"
+        raise cannot_handle(raw["kind"], "", problem, kind)
+    if "/" in sent_version:
+        _read_group_version(raw, sent_version, kind, data, custom is not None)
     # a built-in kind's decoder takes the endpoint's type for what the body leaves out
     body_version = raw.get("apiVersion") or ("" if custom is not None else api_version)
     body_kind = raw.get("kind") or kind
@@ -244,9 +266,17 @@ def decode_object(
         if custom is None:  # free-form fields hold Go's interface{} numbers
             as_interface_values(data, decoded.obj)
     except (DecodeError, BodyError) as e:
+        if custom is not None:  # named as sent: kube's decoder returns the body's type
+            raise cannot_handle(body_kind, body_version, str(e), kind) from None
         raise cannot_handle(kind, decoded_as, str(e)) from None
     prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: '
-    strict_or_warn(ctx, level, decoded.strict_errors(), prefix)
+    # kube's decoder leaves a custom resource of another kind as it came: nothing pruned
+    problems = [] if other_kind and body_kind != kind else decoded.strict_errors()
+    if media == YAML and duplicates and level != "Ignore":
+        problems = yaml_duplicate_problems(data, level) + [
+            p for p in problems if not p.startswith("duplicate field ")
+        ]
+    strict_or_warn(ctx, level, problems, prefix)
     obj = decoded.obj
     obj["apiVersion"] = api_version
     obj["kind"] = body_kind
@@ -255,6 +285,39 @@ def decode_object(
     if not isinstance(obj.get("metadata"), dict):
         obj["metadata"] = {}
     return obj
+
+
+def _read_group_version(raw: Obj, sent: str, kind: str, data: bytes, custom: bool) -> None:
+    """An apiVersion with an empty part as ParseGroupVersion reads it: ``/v1`` is
+    ``v1``, ``/`` none at all, and ``g/`` a group without a version, which a built-in
+    kind's decoder finds missing (a custom one's, not its version)."""
+    group, _, version = sent.partition("/")
+    if group and not version and not custom:
+        text = data.decode("utf-8", "replace")
+        problem = f"Object 'apiVersion' is missing in '{text}'"
+        raise cannot_handle(raw.get("kind") or kind, "", problem)
+    if group:
+        return
+    if version:
+        raw["apiVersion"] = version
+    else:
+        del raw["apiVersion"]
+
+
+def _kind_missing(
+    data: bytes, media: str, raw: Obj | None, kind: str, api_version: str, level: str
+) -> errors.StatusError:
+    """A custom resource's body without a kind.  Without strict decoding kube's decoder
+    hands back the type it defaulted (the body's version, else the endpoint's), so the
+    answer names it, and it quotes a YAML body as the JSON it made of it; the strict
+    decoder hands back no type and quotes the body as sent."""
+    if level != "Ignore":
+        text = data.decode("utf-8", "replace")
+        return unrecognized(kind, f"Object 'Kind' is missing in '{text}'", data)
+    text = marshal(raw) if media == YAML else data.decode("utf-8", "replace")
+    body_version = (raw or {}).get("apiVersion") or ""
+    version = api_version if body_version in ("", "/") else body_version
+    return cannot_handle(kind, version, f"Object 'Kind' is missing in '{text}'")
 
 
 def type_mismatch(
@@ -286,6 +349,11 @@ def type_mismatch(
         head = f'{body_kind} in version "{version}" cannot be handled as a {kind}: '
         detail = conversion_problem(raw, body_version, body_kind, kind, definition, schemas)
         return errors.bad_request(head + detail)
+    if custom is not None:  # its decoder coerced the metadata before the handler looked
+        try:
+            get_object_meta(raw, False)
+        except ObjectMetaError as e:
+            return cannot_handle(body_kind, body_version, str(e), kind)
     if body_version != api_version:
         return errors.bad_request(
             f"the API version in the data ({body_version}) does not match the expected API "

@@ -219,6 +219,29 @@ def test_yaml_keys_become_strings() -> None:
         (b"a: !!int abc\n", "yaml: cannot decode !!str `abc` as a !!int"),
         (b"~: a\n", 'unsupported map key of type: %!s(<nil>), key: <nil>, value: "a"'),
         (b"? [a, b]\n: c\n", 'yaml: invalid map key: []interface {}{"a", "b"}'),
+        # the reference's answers: go-yaml's %#v of a collection key, nested and typed
+        (
+            b"a: {? {b: [1, x, null, 1.5, {2: y}]} : 1}",
+            'yaml: invalid map key: map[interface {}]interface {}{"b":[]interface {}{1, "x", '
+            "interface {}(nil), 1.5, map[interface {}]interface {}{2:true}}}",
+        ),
+        (
+            b"a: {? [1, {c: d}] : 1}",
+            'yaml: invalid map key: []interface {}{1, map[interface {}]interface {}{"c":"d"}}',
+        ),
+        (b"a: {? {? [1]: 2} : 1}", "yaml: invalid map key: []interface {}{1}"),
+        (
+            b"a: {? {b: 1e6, a: 1000000.0, c: 0x10, d: 1e-7} : 1}",
+            'yaml: invalid map key: map[interface {}]interface {}{"a":1e+06, "b":1e+06, '
+            '"c":16, "d":1e-07}',
+        ),
+        (
+            b"a: {? {b: c, null: 1, 1.5: 2, 1: a} : 1}",
+            "yaml: invalid map key: map[interface {}]interface {}{interface {}(nil):1, "
+            '"b":"c", 1:"a", 1.5:2}',
+        ),
+        (b"a: 1\nb:\n  c: *abels\n", "yaml: unknown anchor 'abels' referenced"),
+        (b"- *b\n", "yaml: unknown anchor 'b' referenced"),
         (b"a: .inf\n", "json: unsupported value: +Inf"),
         (b"a: [-.inf]\n", "json: unsupported value: -Inf"),
         (b"a: .nan\n", "json: unsupported value: NaN"),
@@ -232,6 +255,17 @@ def test_yaml_refusals(doc: bytes, message: str) -> None:
     with pytest.raises(BodyError) as caught:
         parse_yaml(doc)
     assert str(caught.value) == message and caught.value.bare
+
+
+def test_yaml_maps_are_sorted_as_sigs_yaml_hands_them_on() -> None:
+    """kube decodes the JSON go-yaml's maps were written to, keys sorted: of two bad
+    fields it names the first in that order (the reference names annotations here)."""
+    value = parse_yaml(
+        b"metadata:\n  labels: {x: 1}\n  annotations: {x: 1}\ndata: {b: 1, a: [z]}\n"
+    )[0]
+    assert list(value) == ["data", "metadata"]
+    assert list(value["metadata"]) == ["annotations", "labels"]
+    assert list(value["data"]) == ["a", "b"]
 
 
 def test_yaml_long_scalar() -> None:
