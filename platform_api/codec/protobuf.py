@@ -66,10 +66,10 @@ class ProtobufError(ValueError):
 class NotRegisteredError(ProtobufError):
     """No Protobuf message for this kind (custom resources, ``Table``...)."""
 
-    def __init__(self, api_version: str, kind: str) -> None:
+    def __init__(self, api_version: str, kind: str, scheme: str = SCHEME) -> None:
         super().__init__(
             f"no kind {go_quote(kind)} is registered for version {go_quote(api_version)} "
-            f"in scheme {go_quote(SCHEME)}"
+            f"in scheme {go_quote(scheme)}"
         )
         self.api_version = api_version
         self.kind = kind

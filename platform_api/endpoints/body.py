@@ -365,16 +365,22 @@ def type_mismatch(
 
 
 def conversion_problem(
-    raw: Obj, body_version: str, body_kind: str, kind: str, definition: str, schemas: Schemas
+    raw: Obj,
+    body_version: str,
+    body_kind: str,
+    kind: str,
+    definition: str,
+    schemas: Schemas,
+    scheme: str = protobuf.SCHEME,
 ) -> str:
     """What kube's decoder says of a built-in resource's body of another type: that it
-    knows no such type, or why the body does not decode as that type, or the conversion
-    it lacks into the resource's internal type."""
+    knows no such type (in ``scheme``), or why the body does not decode as that type, or
+    the conversion it lacks into the resource's internal type."""
     group, _, version = body_version.rpartition("/")
     try:
         other = schemas.for_kind(group, version, body_kind)
     except KeyError:
-        return str(protobuf.NotRegisteredError(body_version, body_kind))
+        return str(protobuf.NotRegisteredError(body_version, body_kind, scheme))
     try:
         Decoder(schemas, {}).decode(raw, other)
     except DecodeError as e:
@@ -390,14 +396,19 @@ async def decode_write(
     definition: str = "",
     api_version: str = "",
     also: tuple[str, ...] = (),
+    undecodable: str = "",
 ) -> tuple[WriteOptions, Output, Obj]:
     """The shared start of a write: options, output type, decoded body; on a thread when
     the body is large (``heavy``).
 
     ``kind``/``definition``/``api_version`` name the body's own type on sub-resources
-    that take one (Scale, Binding, TokenRequest); the resource's otherwise.
+    that take one (Scale, Binding, TokenRequest); the resource's otherwise.  A body that
+    does not decode is answered ``undecodable`` when given (kube's handler could not
+    name the type it failed to decode).
     """
-    return await heavy.run(_decode_write, scope, options_kind, kind, definition, api_version, also)
+    return await heavy.run(
+        _decode_write, scope, options_kind, kind, definition, api_version, also, undecodable
+    )
 
 
 def _decode_write(
@@ -407,6 +418,7 @@ def _decode_write(
     definition: str,
     api_version: str,
     also: tuple[str, ...],
+    undecodable: str,
 ) -> tuple[WriteOptions, Output, Obj]:
     out = scope.output()
     custom = None if kind else custom_strategy(scope.resource, scope.store.strategy)
@@ -435,9 +447,11 @@ def _decode_write(
             serves_cbor=scope.handlers.cbor,
             also=also,
         )
-    except errors.StatusError:
+    except errors.StatusError as e:
         if audit is not None:
             audit.undecodable()
+        if undecodable and e.code == 400:
+            raise errors.bad_request(undecodable) from None
         raise
     if audit is not None:
         audit.decoded(scope.outgoing(obj))  # in the group the client named
@@ -452,10 +466,14 @@ async def decode_subresource(
     definition: str,
     api_version: str,
     also: tuple[str, ...] = (),
+    undecodable: str = "",
 ) -> Obj:
     """The body of a sub-resource write whose kind is its own; a namespace it names must
     be the URL's (kube's handlers check it before anything else)."""
-    obj = (await decode_write(scope, options_kind, kind, definition, api_version, also))[2]
+    decoded = await decode_write(
+        scope, options_kind, kind, definition, api_version, also, undecodable
+    )
+    obj = decoded[2]
     meta = obj.get("metadata")
     check_namespace(scope.resource, meta if isinstance(meta, dict) else {}, scope.namespace)
     return obj

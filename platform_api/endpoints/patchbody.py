@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from platform_api import errors, gotext
-from platform_api.codec import BodyError, DepthError, Duplicates, parse_json
+from platform_api.codec import BodyError, DepthError, Duplicates, parse_json, protobuf
 from platform_api.endpoints.body import conversion_problem, typemeta_field_problem
 from platform_api.endpoints.negotiation import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from platform_api.gotext import json_kind
@@ -146,6 +146,7 @@ class PatchTarget:
     kind: str
     definition: str
     custom: bool = False
+    scheme: str = protobuf.SCHEME  # the scheme kube's decoder of the patched type has
 
     @classmethod
     def of(cls, rt: ResourceType) -> PatchTarget:
@@ -197,5 +198,7 @@ def check_patched_type(
         patched["apiVersion"] = version = aliases.canonical_api_version(version)[0]
     patched["kind"] = kind = kind or target.kind
     if (version, kind) != (target.api_version, target.kind):
-        detail = conversion_problem(patched, version, kind, target.kind, target.definition, schemas)
+        detail = conversion_problem(
+            patched, version, kind, target.kind, target.definition, schemas, target.scheme
+        )
         raise patch_invalid(shown() if shown else patched, detail)

@@ -50,6 +50,15 @@ Obj = dict[str, Any]
 SCALE = "io.platform.api.autoscaling.v1.Scale"
 _UNSET = -(2**31)  # kube's invalidSpecReplicas
 _TARGET = patchbody.PatchTarget("autoscaling/v1", "Scale", SCALE)
+# A custom resource's Scale is decoded through client-go's scale scheme, and its
+# handler's typer knows no Scale to name when a body does not decode.
+_CUSTOM_TARGET = patchbody.PatchTarget(
+    "autoscaling/v1", "Scale", SCALE, scheme="platform.io/client-go/scale/util.go:146"
+)
+_CUSTOM_UNDECODABLE = (
+    'no kind is registered for the type v1.Scale in scheme "pkg/apiserver/customresource_'
+    'handler.go:781"'
+)
 
 
 def selector_text(selector: Obj | None) -> str:
@@ -170,14 +179,19 @@ def _scaled(scope: Scope, paths: Obj | None, existing: Obj, scale: Obj) -> Obj:
 
 
 async def put(scope: Scope) -> bytes:
-    body = await decode_subresource(scope, "UpdateOptions", "Scale", SCALE, "autoscaling/v1")
+    undecodable = _CUSTOM_UNDECODABLE if _custom_paths(scope) is not None else ""
+    body = await decode_subresource(
+        scope, "UpdateOptions", "Scale", SCALE, "autoscaling/v1", undecodable=undecodable
+    )
     check_put_target(scope.resource, body, scope.namespace, scope.name)  # before any read
     return await _write(scope, lambda _scale: orjson.loads(orjson.dumps(body)), body)
 
 
 async def patch(scope: Scope) -> bytes:
     types = [JSON_PATCH, MERGE_PATCH]
-    if _custom_paths(scope) is None:
+    custom = _custom_paths(scope) is not None
+    target = _CUSTOM_TARGET if custom else _TARGET
+    if not custom:
         types.append(STRATEGIC_MERGE_PATCH)  # no patch strategies in a CRD's Scale
     types.append(APPLY_PATCH_YAML)
     if scope.handlers.cbor:
@@ -206,7 +220,7 @@ async def patch(scope: Scope) -> bytes:
                 result = merge_patch(scale, fresh)
         if isinstance(result, dict):
             strategic_patch = patch_type == STRATEGIC_MERGE_PATCH
-            patchbody.check_patched_type(result, _TARGET, schemas, scope.name, strategic_patch)
+            patchbody.check_patched_type(result, target, schemas, scope.name, strategic_patch)
         return _decoded(result, schemas, shown)
 
     return await _write(scope, change)

@@ -93,3 +93,41 @@ def test_an_apply_to_a_custom_scale_fails_as_in_kube(
         },
     )
     assert admin.get(f"{url}/w").json()["spec"] == {"replicas": 1}
+
+
+def test_a_custom_scale_body_that_does_not_decode(server: Server, admin: requests.Session) -> None:
+    """kube's custom-resource handler cannot name the Scale type it failed to decode,
+    whatever the problem (a type, a version, the syntax); a patched Scale is decoded by
+    client-go's scale scheme (the reference's answers)."""
+    manifest = crd_manifest(
+        "undecoded.example.com", versions=[version("v1", subresources={"scale": SCALE})]
+    )
+    create_crd(admin, server, manifest)
+    url = server.url + "/apis/undecoded.example.com/v1/namespaces/default/crontabs"
+    body = {"apiVersion": "undecoded.example.com/v1", "kind": "CronTab", "metadata": {"name": "u"}}
+    assert admin.post(url, json={**body, "spec": {"replicas": 1}}).status_code == 201
+    scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "u"}}
+    for sent in [
+        {**scale, "spec": "x"},
+        {**scale, "apiVersion": "other"},
+        {**scale, "kind": ["a"]},
+        {**scale, "metadata": {"name": True}},
+    ]:
+        r = admin.put(f"{url}/u/scale", json=sent)
+        assert (r.status_code, r.json()["reason"], r.json()["message"]) == (
+            400,
+            "BadRequest",
+            'no kind is registered for the type v1.Scale in scheme "pkg/apiserver/'
+            'customresource_handler.go:781"',
+        )
+    r = admin.patch(
+        f"{url}/u/scale",
+        json={"apiVersion": "other"},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert (r.status_code, r.json()["reason"]) == (422, "Invalid")
+    assert r.json()["message"].endswith(
+        'no kind "Scale" is registered for version "other" in scheme '
+        '"platform.io/client-go/scale/util.go:146"'
+    )
+    assert admin.get(f"{url}/u").json()["spec"] == {"replicas": 1}
