@@ -270,8 +270,9 @@ def decode_object(
             raise cannot_handle(body_kind, body_version, str(e), kind) from None
         raise cannot_handle(kind, decoded_as, str(e)) from None
     prefix = f'{kind} in version "{version}" cannot be handled as a {kind}: '
-    # kube's decoder leaves a custom resource of another kind as it came: nothing pruned
-    problems = [] if other_kind and body_kind != kind else decoded.strict_errors()
+    problems = decoded.strict_errors()
+    if other_kind and body_kind != kind:  # kube prunes no other kind: its metadata alone
+        problems = [p for p in problems if p.startswith('unknown field "metadata.')]
     if media == YAML and duplicates and level != "Ignore":
         problems = yaml_duplicate_problems(data, level) + [
             p for p in problems if not p.startswith("duplicate field ")

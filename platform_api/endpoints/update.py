@@ -50,7 +50,9 @@ def check_update_preconditions(
     rt = scope.resource if store is None else store.resource
     store = store or scope.store
     name = name or scope.name
-    key = kube_key(store.key(scope.namespace, name), not rt.custom, scope.handlers.storage_prefix)
+    # kube names a custom resource's key here without its storage prefix
+    prefix = "" if rt.custom else scope.handlers.storage_prefix
+    key = kube_key(store.key(scope.namespace, name), not rt.custom, prefix)
     detail = (
         f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, "
         f"AdditionalErrorMsg: {why}"

@@ -238,6 +238,11 @@ def test_a_custom_resource_of_another_kind_is_not_pruned(
         f'Gadget.{GROUP} "g" is invalid: kind: Invalid value: "Gadget": must be Widget',
     )
     assert "Warning" not in sent.headers
+    # its metadata is still coerced, and what that drops is reported
+    body["metadata"]["bogus"] = 1
+    sent = http.post(served.url + WIDGETS + "Warn", json=body)
+    assert sent.status_code == 422
+    assert sent.headers["Warning"] == '299 - "unknown field \\"metadata.bogus\\""'
 
 
 @pytest.mark.parametrize(
@@ -266,3 +271,21 @@ def test_group_versions_with_empty_parts(
     body = {"apiVersion": api_version, "kind": "ConfigMap"}
     sent = http.post(served.url + CM + "?dryRun=All", json=body)
     assert answer(sent) == (code, "Invalid" if code == 422 else "BadRequest", message)
+
+
+def test_a_custom_resource_put_naming_another_uid(http: requests.Session, served: Server) -> None:
+    """kube's storage error names a custom resource's key without the storage prefix
+    (a built-in kind's has it: test_patch_identity)."""
+    url = f"{served.url}/apis/{GROUP}/v1/namespaces/default/widgets"
+    made = http.post(url, data=widget_yaml("{replicas: 1}").replace(b"w}", b"k}"), headers=YAML)
+    assert made.status_code == 201, made.text
+    meta = made.json()["metadata"]
+    sent = {**made.json(), "metadata": {**meta, "uid": "other"}}
+    refused = http.put(f"{url}/k", json=sent)
+    assert answer(refused) == (
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on widgets.{GROUP} "k": StorageError: invalid object, '
+        f"Code: 4, Key: /{GROUP}/widgets/default/k, ResourceVersion: 0, AdditionalErrorMsg: "
+        f"Precondition failed: UID in precondition: other, UID in object meta: {meta['uid']}",
+    )
