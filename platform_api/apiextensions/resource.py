@@ -92,11 +92,12 @@ class CustomResourceStrategy(GenericStrategy):
 
     # -- decoding -----------------------------------------------------------------------
 
-    def decode(self, raw: Obj, duplicates: Duplicates) -> Decoded:
-        """A body as stored: metadata coerced, unknown fields pruned, defaults set."""
+    def decode(self, raw: Obj, duplicates: Duplicates, keep_nulls: bool = False) -> Decoded:
+        """A body as stored: metadata coerced, unknown fields pruned, defaults set (and,
+        but for an applied configuration, nulls the schema does not allow dropped)."""
         dups = duplicate_paths(raw, duplicates) if duplicates else []
         try:
-            unknown = self.compiled.decode(raw, strict=True)
+            unknown = self.compiled.decode(raw, strict=True, keep_nulls=keep_nulls)
         except DecodeError as e:
             raise gonames.DecodeError(str(e)) from None
         self.compiled.default(raw)

@@ -45,7 +45,8 @@ def nested(obj: Obj, path: str, kind: type, go_name: str) -> tuple[Any, bool, st
 def _accessor(parts: list[str], value: Any, expected: str) -> str:
     at = "." + ".".join(parts)
     return (
-        f"{at} accessor error: {sprint(value)} is of the type {go_type(value)}, expected {expected}"
+        f"{at} accessor error: {sprint(value)} is of the type "
+        f"{'<nil>' if value is None else go_type(value)}, expected {expected}"
     )
 
 

@@ -184,10 +184,16 @@ class _Quoted:
 
 
 def _decode_patched(
-    scope: Scope, quoted: _Quoted, level: str, problems: list[str], shown: Any
+    scope: Scope,
+    quoted: _Quoted,
+    level: str,
+    problems: list[str],
+    shown: Any,
+    applied: bool = False,
 ) -> Obj:
     """The patched object through the schema, as a PUT body would go; the patch's own
-    strict problems come first, as kube joins them."""
+    strict problems come first, as kube joins them.  An ``applied`` one keeps its nulls
+    (no request decoder reads an apply's result)."""
     patched = quoted.patched
     if not isinstance(patched, dict):
         raise patchbody.patch_invalid(patched, typemeta_problem(JSON, patched))
@@ -196,7 +202,7 @@ def _decode_patched(
     # fields are pruned, every level sorted as Go writes maps
     unpruned = orjson.loads(orjson.dumps(patched)) if custom and level == "Strict" else None
     try:
-        decoded = _decode(scope, patched, {})
+        decoded = _decode(scope, patched, {}, applied)
     except DecodeError as e:
         if shown is not None:  # a strategic patch's result goes through kube's converter
             raise patchbody.patch_invalid(patched, e.converter_problem(), shown) from None
@@ -215,10 +221,11 @@ def _decode_patched(
     return decoded.obj
 
 
-def _decode(scope: Scope, obj: Obj, duplicates: Duplicates) -> Decoded:
+def _decode(scope: Scope, obj: Obj, duplicates: Duplicates, applied: bool = False) -> Decoded:
     rt = scope.resource
     custom = custom_strategy(rt, scope.store.strategy)
-    return decode_against(obj, duplicates, scope.handlers.scheme.schemas, rt.definition, custom)
+    schemas = scope.handlers.scheme.schemas
+    return decode_against(obj, duplicates, schemas, rt.definition, custom, applied=applied)
 
 
 def _parse_config(data: bytes, from_cbor: bool) -> tuple[Obj, Duplicates]:
@@ -302,7 +309,7 @@ def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj
     target = (rt.api_version, rt.kind)
     config = checked_apply_config(scope, data, level, from_cbor, target, manager, rt.custom)
     try:
-        decoded = _decode(scope, config, {})
+        decoded = _decode(scope, config, {}, applied=True)
     except DecodeError as e:
         raise patchbody.patch_invalid(config, str(e)) from None
     strict_or_warn(scope.ctx, level, decoded.strict_errors())
@@ -324,7 +331,10 @@ def checked_apply_config(
     ``fieldValidation``."""
     config, duplicates = _parse_config(data, from_cbor)
     meta = config.get("metadata")
-    if isinstance(meta, dict) and meta.get("managedFields") is not None:
+    # unstructured's GetManagedFields reads only a list of objects: anything else is nil
+    # to the check, and the schema's to refuse
+    entries = meta.get("managedFields") if isinstance(meta, dict) else None
+    if isinstance(entries, list) and all(isinstance(e, dict) for e in entries):
         raise errors.bad_request("metadata.managedFields must be nil")
     version, kind = config.get("apiVersion"), config.get("kind")
     aliases = scope.handlers.aliases
@@ -370,7 +380,7 @@ async def _apply(
             raise undeterminable(scope.name)
         fresh = orjson.loads(orjson.dumps(config))
         merged = manager.apply(existing, fresh, who, opts.force, scope.store.now())
-        return _decode_patched(scope, _Quoted(merged), "Ignore", [], None)
+        return _decode_patched(scope, _Quoted(merged), "Ignore", [], None, applied=True)
 
     stored, created = await scope.update(updated, apply=True)
     return await scope.respond_object(stored, 201 if created else 200, out)

@@ -87,7 +87,7 @@ class Handlers(Freshness):
         """The ownership tracker of a resource type (one per schema, built on first use)."""
         has_status = any(sub.name == "status" for sub in rt.subresources)
         return self._field_manager(
-            f"{rt.group}/{rt.version}/{rt.plural}", rt.definition, has_status
+            f"{rt.group}/{rt.version}/{rt.plural}", rt.definition, has_status, rt.custom
         )
 
     def kind_field_manager(self, definition: str) -> FieldManager:
@@ -95,12 +95,14 @@ class Handlers(Freshness):
         of its own to keep apart."""
         return self._field_manager(definition, definition, False)
 
-    def _field_manager(self, key: str, definition: str, has_status: bool) -> FieldManager:
+    def _field_manager(
+        self, key: str, definition: str, has_status: bool, custom: bool = False
+    ) -> FieldManager:
         manager = self.field_managers.get(key)
         if manager is None:
             schemas = self.scheme.schemas
             node = schemas.get(definition) if definition else {}
-            manager = FieldManager(Typed(schemas), node, has_status)
+            manager = FieldManager(Typed(schemas, unstructured=custom), node, has_status)
             self.field_managers[key] = manager
         return manager
 

@@ -17,8 +17,9 @@ from typing import Any
 import orjson
 
 from platform_api.codec.bounds import scalars
-from platform_api.fieldmanager.typed import KEYED, LEAF, SET, STRUCT, Typed
+from platform_api.fieldmanager.typed import INDEXED, KEYED, LEAF, MAP, SET, STRUCT, Shape, Typed
 from platform_api.gotext import go_syntax, go_type, sprint
+from platform_api.gotext import quote as go_quote
 from platform_api.scheme.schemas import Node
 
 
@@ -43,8 +44,10 @@ def _walk(typed: Typed, node: Node, value: Any, where: str, out: list[str]) -> N
     if wrong is not None:
         out.append(f"{where}: {wrong}")
         return
-    if shape.kind == LEAF:
-        return
+    if shape.kind == LEAF:  # atomic: merged whole, but its contents are checked alike
+        shape = _contents(shape, value)
+        if shape.kind == LEAF:
+            return
     if isinstance(value, dict):
         open_ = shape.kind != STRUCT or shape.node.get("x-kubernetes-preserve-unknown-fields")
         for name, child in value.items():
@@ -57,12 +60,52 @@ def _walk(typed: Typed, node: Node, value: Any, where: str, out: list[str]) -> N
     items = typed.items(shape)
     seen: set[str] = set()
     for index, item in enumerate(value):
+        unkeyed = _unkeyed(shape, item, typed)
+        if unkeyed:  # SMD cannot name the item, so it reads no further in the list
+            out.append(f"{where}: element {index}: {unkeyed}")
+            return
         element = smd_element(typed.item_element(shape, item, index))
         if shape.kind in (SET, KEYED):  # an applier may not name an item twice
             if element in seen:
                 out.append(f"{where}: duplicate entries for key {element}")
             seen.add(element)
         _walk(typed, items, item, where + element, out)
+
+
+def _contents(shape: Shape, value: Any) -> Shape:
+    """An atomic struct, map or list read as SMD's validation reads it: by its schema."""
+    node = shape.node
+    if isinstance(value, dict) and "properties" in node:
+        return Shape(STRUCT, node)
+    if isinstance(value, dict) and isinstance(node.get("additionalProperties"), dict):
+        return Shape(MAP, node)
+    if isinstance(value, list) and isinstance(node.get("items"), dict):
+        return Shape(INDEXED, node)
+    return shape
+
+
+def _unkeyed(shape: Shape, item: Any, typed: Typed) -> str:
+    """Why SMD cannot make a set's or keyed list's path element of ``item``, or ""."""
+    if shape.kind == SET:
+        if isinstance(item, dict):
+            return "associative list without keys has an element that's a map type"
+        if isinstance(item, list):
+            return "not supported: associative list with lists as elements"
+        if item is None:
+            return "associative list without keys has an element that's an explicit null"
+    elif shape.kind == KEYED:
+        if item is None:
+            return "associative list with keys may not have a null element"
+        if not isinstance(item, dict):
+            return "associative list with keys may not have non-map elements"
+        defaults = typed.key_defaults(shape)
+        if shape.keys and not any(k in item or k in defaults for k in shape.keys):
+            keys = "[" + " ".join(go_quote(k) for k in shape.keys) + "]"
+            return (
+                f"associative list with keys has an element that omits all key fields {keys} "
+                "(and doesn't have default values for any key fields)"
+            )
+    return ""
 
 
 def _type_problem(node: Node, value: Any) -> str | None:

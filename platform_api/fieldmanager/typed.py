@@ -21,6 +21,7 @@ LEAF, STRUCT, MAP, SET, KEYED, INDEXED = "leaf", "struct", "map", "set", "keyed"
 
 # Key fields the schemas default (kube's list-map key defaults), for items that omit them.
 KEY_DEFAULTS = {"protocol": "TCP"}
+_ZEROS: dict[Any, Any] = {"string": "", "integer": 0, "number": 0, "boolean": False}
 
 
 @cache
@@ -56,12 +57,16 @@ _EMPTY: Node = {}
 class Typed:
     """Schema navigation for the field manager's walks."""
 
-    def __init__(self, schemas: Schemas | None) -> None:
+    def __init__(self, schemas: Schemas | None, unstructured: bool = False) -> None:
         self.schemas = schemas
+        # A custom resource's values stay JSON, where null is a value an apply sets; a
+        # built-in kind's become Go values, where it is a field's absence.
+        self.unstructured = unstructured
         # Shapes by (schema node identity, value category): schema nodes live as long
         # as the schemas, and the walks ask for the same few thousand again and again.
         self._shapes: dict[tuple[int, int], Shape] = {}
         self._definitions: dict[int, str] | None = None  # resolved node -> its name
+        self._key_defaults: dict[int, dict[str, Any]] = {}  # by the (cached) shape's id
 
     def zero_present(self, shape: Shape, element: str) -> bool:
         """Whether the Go struct behind ``shape`` always serializes field ``element``
@@ -130,19 +135,45 @@ class Typed:
         items = shape.node.get("items")
         return items if isinstance(items, dict) else _EMPTY
 
-    @staticmethod
-    def item_element(shape: Shape, item: Any, index: int) -> str:
+    def item_element(self, shape: Shape, item: Any, index: int) -> str:
         if shape.kind == SET:
             return "v:" + canonical(item)
         if shape.kind == KEYED and isinstance(item, dict):
+            defaults = self.key_defaults(shape)
             key = {}
             for name in shape.keys:
                 if name in item:
                     key[name] = item[name]
-                elif name in KEY_DEFAULTS:
-                    key[name] = KEY_DEFAULTS[name]
+                elif name in defaults:
+                    key[name] = defaults[name]
             return "k:" + canonical(key)
         return f"i:{index}"
+
+    def key_defaults(self, shape: Shape) -> dict[str, Any]:
+        """The defaults of a keyed list's key fields, which structured-merge-diff puts in
+        an item's key when it omits them: the schema's ``default`` (a CRD's), else, for a
+        built-in kind, the zero value of a field Go always serializes (kube's OpenAPI
+        gives those a default), else kube's ``+default`` markers (``KEY_DEFAULTS``)."""
+        cached = self._key_defaults.get(id(shape))
+        if cached is not None:
+            return cached
+        item = self._resolve(self.items(shape))
+        props = item.get("properties") or {}
+        if self._definitions is None and self.schemas is not None:
+            self._definitions = {id(n): name for name, n in self.schemas.definitions.items()}
+        definition = (self._definitions or {}).get(id(item))
+        zero = _zero_fields(definition) if definition else frozenset()
+        out: dict[str, Any] = {}
+        for name in shape.keys:
+            node = props.get(name) or {}
+            if "default" in node:
+                out[name] = node["default"]
+            elif name in KEY_DEFAULTS:
+                out[name] = KEY_DEFAULTS[name]
+            elif name in zero:
+                out[name] = _ZEROS.get(node.get("type"), "")
+        self._key_defaults[id(shape)] = out
+        return out
 
     def children(self, shape: Shape, value: Any) -> dict[str, tuple[Node, Any, bool]]:
         """The child elements of a composite value: element -> (schema, value, named)."""

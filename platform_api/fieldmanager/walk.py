@@ -115,14 +115,15 @@ def _go_zero(shape: Shape, value: Any) -> bool:
 
 
 def merge(typed: Typed, node: Node, lhs: Any, rhs: Any) -> Any:
-    """``lhs`` with ``rhs`` merged in (``live.Merge(config)``); null removes a field."""
+    """``lhs`` with ``rhs`` merged in (``live.Merge(config)``); null removes a field of
+    a built-in kind (its Go value has none), and is set in a custom resource."""
     shape = typed.shape(node, rhs)
     if lhs is _MISSING or shape.kind == LEAF or typed.shape(node, lhs).kind != shape.kind:
         return rhs  # the configuration is the caller's own copy: no need to copy again
     if isinstance(rhs, dict):
         out = dict(lhs)
         for name, value in rhs.items():
-            if value is None:
+            if value is None and not typed.unstructured:
                 out.pop(name, None)
                 continue
             child_node, _ = typed.field(shape, name)

@@ -289,3 +289,55 @@ def test_a_custom_resource_put_naming_another_uid(http: requests.Session, served
         f"Code: 4, Key: /{GROUP}/widgets/default/k, ResourceVersion: 0, AdditionalErrorMsg: "
         f"Precondition failed: UID in precondition: other, UID in object meta: {meta['uid']}",
     )
+
+
+APPLY = {"Content-Type": "application/apply-patch+yaml"}
+
+
+@pytest.mark.parametrize(
+    ("managed", "code", "message"),
+    [
+        ("[]", 400, "metadata.managedFields must be nil"),
+        ("[{}]", 400, "metadata.managedFields must be nil"),
+        (
+            '""',
+            500,
+            "failed to create typed patch object (/ap; /v1, Kind=ConfigMap): "
+            ".metadata.managedFields: expected list, got &{}",
+        ),
+        (
+            "[1]",
+            500,
+            "failed to create typed patch object (/ap; /v1, Kind=ConfigMap): "
+            ".metadata.managedFields[0]: expected map, got &{1}",
+        ),
+    ],
+)
+def test_an_applied_configurations_managed_fields(
+    http: requests.Session, served: Server, managed: str, code: int, message: str
+) -> None:
+    """Only a list of objects is managedFields to kube's check; the rest is the schema's."""
+    config = f'{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"ap","managedFields":{managed}}}}}'
+    sent = http.patch(served.url + CM + "/ap?fieldManager=m", data=config, headers=APPLY)
+    assert (sent.status_code, sent.json()["message"]) == (code, message)
+
+
+def test_an_applied_null_is_kept_in_a_custom_resource(
+    http: requests.Session, served: Server
+) -> None:
+    """No request decoder reads an apply's result: the null stays for validation to see
+    (a built-in kind's Go value has no field there)."""
+    url = f"{served.url}/apis/{GROUP}/v1/namespaces/default/widgets/an?fieldManager=m"
+    config = {"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": "an"}}
+    sent = http.patch(url, json={**config, "spec": {"name": None}}, headers=APPLY)
+    assert answer(sent) == (
+        422,
+        "Invalid",
+        f'Widget.{GROUP} "an" is invalid: spec.name: Invalid value: "null": spec.name in body '
+        'must be of type string: "null"',
+    )
+    sent = http.patch(url, json={**config, "spec": {"replicas": None}}, headers=APPLY)
+    assert answer(sent)[2].endswith(
+        ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: <nil> is of the type "
+        "<nil>, expected int64]"
+    )

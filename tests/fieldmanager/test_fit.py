@@ -138,3 +138,65 @@ def test_a_set_item_named_twice_is_its_value() -> None:
     assert misfits(metadata={"name": "c", "finalizers": ["x.io/a", "x.io/a"]}) == [
         '.metadata.finalizers: duplicate entries for key [="x.io/a"]'
     ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "found"),
+    [
+        (  # SMD cannot name the item: it reports where and reads no further in the list
+            {"containers": [{"name": "a", "env": [[{"name": "c"}], None]}]},
+            [
+                '.spec.template.spec.containers[name="a"].env: element 0: associative list '
+                "with keys may not have non-map elements"
+            ],
+        ),
+        (
+            {"containers": [{"name": "a", "env": [None]}]},
+            [
+                '.spec.template.spec.containers[name="a"].env: element 0: associative list '
+                "with keys may not have a null element"
+            ],
+        ),
+        (  # a key field Go always writes defaults to its zero value: both are name=""
+            {"containers": [{"image": "c"}, {"image": "d"}]},
+            ['.spec.template.spec.containers: duplicate entries for key [name=""]'],
+        ),
+        (
+            {"containers": [{"name": "a", "ports": [{"name": "x"}, {"name": "y"}]}]},
+            [
+                '.spec.template.spec.containers[name="a"].ports: duplicate entries for key '
+                '[containerPort=0,protocol="TCP"]'
+            ],
+        ),
+    ],
+)
+def test_list_items_without_a_key(spec: dict[str, Any], found: list[str]) -> None:
+    """The reference's answers (kube-apiserver v1.36, server-side apply)."""
+    fm = manager_for("apps", "Deployment")
+    assert fm.misfits({**DEPLOYMENT, "spec": {"template": {"spec": spec}}}) == found
+
+
+@pytest.mark.parametrize(
+    ("finalizers", "problem"),
+    [
+        ([None], "explicit null"),
+        (["a", {"a": 1}], "map type"),
+        ([["a"]], "lists as elements"),
+    ],
+)
+def test_set_items_that_are_no_values(finalizers: list[Any], problem: str) -> None:
+    (found,) = misfits(metadata={"name": "c", "finalizers": finalizers})
+    assert found.startswith(".metadata.finalizers: element ") and found.endswith(problem)
+
+
+def test_an_atomic_struct_is_checked_inside() -> None:
+    """A selector is merged whole, but SMD's validation reads its fields all the same."""
+    fm = manager_for("apps", "Deployment")
+    found = fm.misfits({**DEPLOYMENT, "spec": {"selector": {"matchLabels": {"app": {}}}}})
+    assert found == [
+        ".spec.selector.matchLabels.app: expected string, got "
+        "&value.valueUnstructured{Value:map[string]interface {}{}}"
+    ]
+    assert fm.misfits({**DEPLOYMENT, "spec": {"selector": {"matchLabels": -1}}}) == [
+        ".spec.selector.matchLabels: expected map, got &{-1}"
+    ]

@@ -31,17 +31,21 @@ class CompiledSchema:
         status = (self.schema.get("properties") or {}).get("status")
         self.status_validator = SchemaValidator(status) if isinstance(status, dict) else None
 
-    def decode(self, obj: Obj, strict: bool = False, from_storage: bool = False) -> list[str]:
+    def decode(
+        self, obj: Obj, strict: bool = False, from_storage: bool = False, keep_nulls: bool = False
+    ) -> list[str]:
         """Coerce a decoded object in place (kube's ``unstructuredSchemaCoercer.apply``).
 
         Returns the unknown field paths (``strict``: for fieldValidation) in kube's order.
         Objects from storage have malformed metadata fields dropped and a missing generation
         set to 1. Raises ``DecodeError`` (Go's message) for metadata of the wrong type.
+        ``keep_nulls``: an applied configuration, which no request decoder reads, keeps
+        its nulls for defaulting and validation.
         """
         meta, found, unknown = objectmeta.get_object_meta(obj, from_storage, strict)
         if not self.preserve_unknown_fields:
             # pruning, then kube's PruneNonNullableNullsWithoutDefaults, in one walk
-            unknown += pruning.prune(obj, self.structural, True, strict, drop_nulls=True)
+            unknown += pruning.prune(obj, self.structural, True, strict, drop_nulls=not keep_nulls)
         if self.structural.embedded_inside:
             err, paths = objectmeta.coerce(obj, self.structural, False, from_storage, strict)
             if err is not None:
