@@ -12,6 +12,8 @@ request body without a Content-Type is JSON.
 from __future__ import annotations
 
 import functools
+import math
+import struct
 from dataclasses import dataclass, field
 
 from platform_api import errors
@@ -42,7 +44,7 @@ PARTIAL_KINDS = ("PartialObjectMetadata", "PartialObjectMetadataList")
 
 @dataclass(frozen=True)
 class MediaType:
-    type: str
+    type: str  # "type/subtype"
     params: dict[str, str] = field(default_factory=dict)
     quality: float = 1.0
 
@@ -52,6 +54,7 @@ class MediaType:
 
 
 def parse_media_type(text: str) -> MediaType:
+    """A Content-Type, as Go's mime.ParseMediaType reads one (names folded to lower case)."""
     pieces = [p.strip() for p in text.split(";")]
     params: dict[str, str] = {}
     quality = 1.0
@@ -70,9 +73,9 @@ def parse_media_type(text: str) -> MediaType:
 
 
 def parse_accept(header: str) -> tuple[MediaType, ...]:
-    """The entries by preference.  Clients send the same few headers on every request:
-    parsing one cost ~2% of a create's CPU, so short ones are parsed once (a header is
-    the client's to choose: a long one is not kept)."""
+    """The clauses by preference, as kube's goautoneg orders them.  Clients send the same
+    few headers on every request: parsing one cost ~2% of a create's CPU, so short ones
+    are parsed once (a header is the client's to choose: a long one is not kept)."""
     if len(header) <= _KEPT_ACCEPT:
         return _parse_kept(header)
     return _parse_accept(header)
@@ -82,11 +85,72 @@ _KEPT_ACCEPT = 512
 
 
 def _parse_accept(header: str) -> tuple[MediaType, ...]:
-    if not header.strip():
-        return (MediaType(JSON),)
-    types = [parse_media_type(part) for part in header.split(",") if part.strip()]
-    ranked = sorted(enumerate(types), key=lambda it: (-it[1].quality, it[0]))
-    return tuple(t for _, t in ranked)
+    """goautoneg's ParseAccept: clauses split at commas, trimmed of spaces only, case
+    kept; a type without a subtype is dropped unless it is ``*``, as is ``a/b/c``; a
+    parameter without exactly one ``=`` is dropped, ``q`` read as a float32 (0 when it
+    is no number).  Then sorted as its sort.Sort sorts them (insertion sort, up to 12):
+    its comparison puts a named type before a wildcard whatever their q-values."""
+    clauses: list[MediaType] = []
+    for raw in header.split(","):
+        head, _, rest = raw.strip(" ").partition(";")
+        main, _, sub = head.partition("/")
+        main = main.strip(" ")
+        if not sub:
+            if main != "*":
+                continue
+            sub = "*"
+        elif "/" in sub and sub.split("/", 1)[1]:
+            continue
+        else:
+            sub = sub.split("/", 1)[0].strip(" ")
+        quality, params = 1.0, {}
+        for piece in rest.split(";") if rest else ():
+            name, _, after = piece.partition("=")
+            value, _, extra = after.partition("=")
+            if not after or extra:
+                continue
+            name = name.strip(" ")
+            if name == "q":
+                quality = _float32(value)
+            else:
+                params[name] = value.strip(" ")
+        clauses.append(MediaType(f"{main}/{sub}", params, quality))
+    _go_insertion_sort(clauses)
+    return tuple(clauses)
+
+
+def _float32(text: str) -> float:
+    """strconv.ParseFloat(text, 32) as goautoneg keeps it: 0 for what is no number, the
+    value rounded to float32 (an infinity past its range)."""
+    if text != text.strip() or "_" in text:
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        return 0.0
+    try:
+        packed: float = struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+    return packed
+
+
+def _go_less(a: MediaType, b: MediaType) -> bool:
+    if a.quality > b.quality:
+        return True
+    a_main, _, a_sub = a.type.partition("/")
+    b_main, _, b_sub = b.type.partition("/")
+    if a_main != "*" and b_main == "*":
+        return True
+    return a_sub != "*" and b_sub == "*"
+
+
+def _go_insertion_sort(items: list[MediaType]) -> None:
+    for i in range(1, len(items)):
+        j = i
+        while j > 0 and _go_less(items[j], items[j - 1]):
+            items[j], items[j - 1] = items[j - 1], items[j]
+            j -= 1
 
 
 _parse_kept = functools.lru_cache(maxsize=256)(_parse_accept)
@@ -157,28 +221,84 @@ def stream_types(cbor: bool) -> list[str]:
     return [*WATCH_STREAMS, f"{CBOR};stream=watch"] if cbor else WATCH_STREAMS
 
 
-def _encoding(media: MediaType, protobuf: bool, cbor: bool) -> tuple[str, str] | None:
-    """(encoding, media type) of an Accept entry this server can write, else None."""
-    if media.type in ("*/*", "application/*", JSON):
-        return "json", ""
-    if media.type == YAML:
-        return "yaml", ""
-    if protobuf and media.type in PROTOBUF_TYPES:
-        return "protobuf", media.type
-    if cbor and media.type == CBOR:
-        return "cbor", ""
+# kube's serializers in the order its negotiated serializer lists them (the first that
+# a wildcard matches is JSON): media type, encoding, whether it frames a watch stream.
+# Protobuf answers under either name; CBOR is listed only when served.
+_SERIALIZERS = (
+    (JSON, "json", True),
+    (YAML, "yaml", False),
+    (PROTOBUF, "protobuf", True),
+    (UPSTREAM_PROTOBUF, "protobuf", True),
+)
+_CBOR = (CBOR, "cbor", True)
+
+
+@dataclass(frozen=True)
+class _Endpoint:
+    """What an endpoint allows (kube's EndpointRestrictions): its views, and whether it
+    may answer in Protobuf untransformed (a custom resource may not).  ``errors``: the
+    default restrictions kube writes a Status with (no view, no server version)."""
+
+    table: bool = False
+    partial: str = ""
+    protobuf: bool = True
+    discovery: bool = False
+    discovery_groups: tuple[str, ...] = DISCOVERY_GROUPS
+    errors: bool = False
+
+
+def _negotiate(accept: str, endpoint: _Endpoint, cbor: bool) -> Output | None:
+    """kube's NegotiateMediaTypeOptions: each clause in goautoneg's order against each
+    serializer in order (same type and subtype, the type with ``*``, or ``*/*``), the
+    first whose parameters the endpoint allows; None when none does."""
+    if not accept:  # an absent (not a blank) header is the first serializer's
+        return Output("json")
+    serializers = (*_SERIALIZERS, _CBOR) if cbor else _SERIALIZERS
+    for clause in parse_accept(accept):
+        main, _, sub = clause.type.partition("/")
+        for media, encoding, streams in serializers:
+            s_main, _, s_sub = media.partition("/")
+            if (main == s_main and sub in (s_sub, "*")) or main == sub == "*":
+                out = _accepts(clause, media, encoding, streams, endpoint)
+                if out is not None:
+                    return out
     return None
 
 
-def _view(media: MediaType, table: bool, partial: str) -> str | None:
-    """The view an ``as=`` Accept entry asks for, if offered here, else None."""
-    kind, group, version = media.as_, media.params.get("g"), media.params.get("v")
+def _accepts(
+    clause: MediaType, media: str, encoding: str, streams: bool, endpoint: _Endpoint
+) -> Output | None:
+    """kube's acceptMediaTypeOptions and the endpoint's AllowsMediaTypeTransform."""
+    params = clause.params
+    stream = params.get("stream", "")
+    if stream and (not streams or stream != "watch"):
+        return None
+    server_version = params.get("sv", "")
+    if server_version and (endpoint.errors or server_version != "v1"):
+        return None
+    pretty = params.get("pretty") == "1"
+    named = media if encoding == "protobuf" else ""
+    if not ("as" in params or "g" in params or "v" in params):
+        if encoding == "protobuf" and not endpoint.protobuf:
+            return None  # a custom resource's standard serializers have no Protobuf
+        return Output(encoding, pretty=pretty, media=named)
+    if endpoint.errors:
+        return None
+    kind, group, version = clause.as_, params.get("g", ""), params.get("v", "")
+    if kind == "APIGroupDiscoveryList":
+        if endpoint.discovery and group in endpoint.discovery_groups:
+            return Output("json", "discovery", group, version or "v2")
+        return None
+    if group not in META_GROUPS or version not in ("v1", "v1beta1"):
+        return None
     if kind == "Table":
-        ok = table and group in META_GROUPS and version in ("v1", "v1beta1")
-        return "table" if ok else None
-    if kind in PARTIAL_KINDS:
-        ok = bool(partial) and group in META_GROUPS and version in ("v1", "v1beta1")
-        return "partial" if ok else None
+        if not endpoint.table or encoding not in ("json", "yaml"):
+            return None
+        return Output(encoding, "table", group, version, pretty=pretty)
+    if kind in PARTIAL_KINDS and endpoint.partial:
+        other_shape = kind.endswith("List") != (endpoint.partial == "list")
+        refused = kind if other_shape else ""
+        return Output(encoding, "partial", group, version, pretty, named, refused)
     return None
 
 
@@ -201,46 +321,31 @@ def negotiate_output(
     partial: str = "",
     cbor: bool = False,
 ) -> Output:
-    """The first Accept entry this endpoint can produce, or 406.
+    """The answer's encoding and view from Accept, or 406.
 
-    ``protobuf``: the type has a Protobuf message; ``partial``: "object" or "list" when
-    the request may be answered as PartialObjectMetadata (get, list, watch); ``cbor``:
-    the server speaks CBOR (its gate is on).
+    ``protobuf``: the type may be answered in Protobuf as it is (built-in kinds);
+    ``partial``: "object" or "list" when the request may be answered as
+    PartialObjectMetadata (get, list, watch); ``cbor``: the server speaks CBOR (its gate
+    is on).
     """
-    for media in parse_accept(accept):
-        if media.as_ == "APIGroupDiscoveryList":
-            if discovery and media.params.get("g") in discovery_groups:
-                return Output("json", "discovery", media.params["g"], media.params.get("v", "v2"))
-            continue
-        encoding = _encoding(media, protobuf, cbor)
-        if encoding is None:
-            continue
-        if media.as_:
-            view = _view(media, table, partial)
-            if view is None or (view == "table" and encoding[0] in ("protobuf", "cbor")):
-                continue  # a rendering we do not offer (kube has no Protobuf or CBOR Table)
-            group, version = media.params.get("g", ""), media.params.get("v", "")
-            other_shape = view == "partial" and media.as_.endswith("List") != (partial == "list")
-            refused = media.as_ if other_shape else ""
-            return Output(encoding[0], view, group, version, media=encoding[1], refused=refused)
-        if media.type == JSON and media.params.get("g"):
-            continue
-        return Output(encoding[0], media=encoding[1])
-    raise errors.not_acceptable(output_types(cbor))
+    endpoint = _Endpoint(table, partial, protobuf, discovery, discovery_groups)
+    out = (_negotiate_kept if len(accept) <= _KEPT_ACCEPT else _negotiate)(accept, endpoint, cbor)
+    if out is None:
+        raise errors.not_acceptable(output_types(cbor))
+    return out
 
 
 def error_encoding(accept: str, cbor: bool = False) -> tuple[str, str]:
-    """(encoding, media) of a Status error: the first Accept entry that names JSON, YAML,
-    Protobuf or (when served) CBOR, as a Status can always be written in each; else JSON
-    (``raw``: kube's WriteRawJSON, indented, when the client accepts none of them).
-    An entry asking for another rendering (``as=Table``) is no Status: skipped."""
-    for media in parse_accept(accept):
-        if media.as_:
-            continue
-        encoding = _encoding(media, protobuf=True, cbor=cbor)
-        if encoding is not None:
-            return encoding
-    return ("json", "") if not accept.strip() else ("raw", "")
+    """(encoding, media) of a Status error, negotiated as kube writes one (its default
+    endpoint restrictions: no view, no server version); ``raw`` when nothing matches
+    (kube's WriteRawJSON, indented, whatever the client asked)."""
+    out = (_negotiate_kept if len(accept) <= _KEPT_ACCEPT else _negotiate)(accept, _ERRORS, cbor)
+    return ("raw", "") if out is None else (out.encoding, out.media)
+
+
+_ERRORS = _Endpoint(errors=True)
+# The answers are immutable and clients repeat their headers: short ones are kept.
+_negotiate_kept = functools.lru_cache(maxsize=512)(_negotiate)
 
 
 def input_type(content_type: str, accepted: list[str]) -> str:
