@@ -92,14 +92,29 @@ def strip_status(text: str) -> str:
 def compile_issues(text: str, source: str = "") -> str:
     """cel-cpp's compile failure text -> cel-go's ``Issues.String()``."""
     lines = [_TRAILER.sub("", line) for line in strip_status(text).split("\n")]
+    # cel-cpp's alone; and its grammar names the optional-field token by its escape
+    lines = [line.replace(_ESCAPED_QUESTION, "'?'") for line in lines if line != _PARSE_TREE]
     if source:
         lines = [_NO_OVERLOAD.sub(lambda m: _signature(m, source), line) for line in lines]
         lines = _qualified_references(lines, source)
     lines = [_NOT_SELECTABLE.sub(_SELECT_TEXT, line) for line in lines]
     for pattern, words in _REWORDED:
         lines = [pattern.sub(words, line) if line.startswith("ERROR: ") else line for line in lines]
-    lines = _by_location(_without_error_operands(lines))
-    return _STRUCT_FIELD.sub(r"\1", "\n".join(lines))
+    lines = [_APPLIED_TO.sub(_go_type_names, line) for line in _without_error_operands(lines)]
+    return _STRUCT_FIELD.sub(r"\1", "\n".join(_by_location(lines)))
+
+
+_PARSE_TREE = "ERROR: <input>:-1:-1: <<nil>> parsetree"
+_ESCAPED_QUESTION = "'\\u003F'"
+_APPLIED_TO = re.compile(r"(?<= applied to ')(.*)(?='$)")
+# cel-go's names for types in an overload's signature
+_SIGNATURE_NAMES = re.compile(r"google\.protobuf\.(Duration|Timestamp)|\*error\*")
+
+
+def _go_type_names(match: re.Match[str]) -> str:
+    return _SIGNATURE_NAMES.sub(
+        lambda m: "!error!" if m.group(0) == "*error*" else m.group(1).lower(), match.group(1)
+    )
 
 
 def _by_location(lines: list[str]) -> list[str]:

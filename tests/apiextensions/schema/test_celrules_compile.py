@@ -273,3 +273,32 @@ def test_escaped_and_inaccessible_properties() -> None:
         },
     )
     assert errors(schema) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "issue"),
+    [
+        # a syntax error alone (cel-cpp adds a "<<nil>> parsetree" issue), its expected
+        # tokens named as cel-go names them
+        ("!2.5[", "ERROR: <input>:1:6: Syntax error: mismatched input '<EOF>' expecting "),
+        ("!2.5[", "'-', '!', '?', 'true'"),
+        # cel-go's names in an overload's signature
+        (
+            "url('http://a') > duration('1s')",
+            "ERROR: <input>:1:17: found no matching overload for '_>_' applied to "
+            "'(kubernetes.URL, duration)'",
+        ),
+        (
+            "!self.x % cidr('10.0.0.0/8')",
+            "ERROR: <input>:1:9: found no matching overload for '_%_' applied to "
+            "'(!error!, net.CIDR)'",
+        ),
+    ],
+)
+def test_compile_issues_in_cel_gos_words(source: str, issue: str) -> None:
+    """The reference kube-apiserver v1.36's words for these rules (found by 250 random
+    rules compared with it)."""
+    schema = crd({"x": {"type": "string"}}, **{"x-kubernetes-validations": [{"rule": source}]})
+    (found,) = errors(schema)
+    assert issue in found
+    assert "parsetree" not in found and "u003F" not in found
