@@ -71,7 +71,8 @@ def cell(kind: str, value: Any) -> Any:
     if value is None:
         return None
     if kind == "integer" and isinstance(value, int | float) and not isinstance(value, bool):
-        return int(value)
+        # Go's int64(float64): truncated; past int64's range amd64 gives its minimum
+        return int(value) if -(2**63) <= value < 2**63 else -(2**63)
     if kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     if kind == "boolean" and isinstance(value, bool):

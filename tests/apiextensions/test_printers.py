@@ -42,6 +42,11 @@ def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"d": "2026-01-01", "o": None}, [None, None, None, "<invalid>", "<no value>", None]),
         ({"d": "", "i": "7"}, [None, None, None, "<unknown>", None, None]),
         ({"d": 5}, [None, None, None, None, None, None]),
+        # Go's int64 of a float64: truncated, and past int64 amd64's minimum (it was a
+        # 500 here: the integer could not be written)
+        ({"i": -1.5, "n": 1e21}, [-1, 1e21, None, None, None, None]),
+        ({"i": 1e21}, [-(2**63), None, None, None, None, None]),
+        ({"i": -9.3e18}, [-(2**63), None, None, None, None, None]),
     ],
 )
 def test_cells_read_as_kubes(spec: dict[str, Any], cells: list[Any]) -> None:
