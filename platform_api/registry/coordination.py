@@ -61,7 +61,13 @@ def validate_lease_spec(spec: Obj) -> list[FieldError]:
 @register("policy", "PodDisruptionBudget")
 class PodDisruptionBudgetStrategy(SpecChecked, WorkloadStrategy):
     update_meta_checks = ""  # kube validates only the generic update checks' metadata
+    validates_metadata = False  # ...and on a create only once the spec passes
     check = staticmethod(validate_budget_spec)
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        """kube's ValidatePodDisruptionBudget: the spec alone (BeforeCreate then checks
+        the metadata)."""
+        return validate_budget_spec(obj.get("spec") or {})
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """kube's ValidatePodDisruptionBudgetStatusUpdate: standard conditions, counts

@@ -148,7 +148,7 @@ def _target(target: Obj, at: str) -> list[FieldError]:
         errs.append(field.required(f"{at}.type", "must specify a metric target type"))
     if kind not in TARGET_TYPES:
         detail = "must be either Utilization, Value, or AverageValue"
-        errs.append(field.invalid(f"{at}.type", kind, detail))
+        errs.append(field.invalid(f"{at}.type", field.named(kind), detail))
     for key in ("value", "averageValue"):
         quantity = _quantity(target.get(key))
         if quantity is not None and quantity.value <= 0:

@@ -43,6 +43,10 @@ def before_create(rt: ResourceType, strategy: Strategy, namespace: str, obj: Obj
     strategy.prepare_for_create(obj)
     with podoptions.using(_pod_options(rt, strategy, None)):
         errs = strategy.validate(obj)
+    if not errs and not getattr(strategy, "validates_metadata", True):
+        # kube's BeforeCreate checks the metadata after the kind's validation, which
+        # for such a kind does not (its names as path segments, no finalizer rules)
+        errs = validate_object_meta(meta, rt.namespaced, "path-segment")
     name = meta.get("name", "")
     if errs:
         raise errors.invalid(*_invalid_kind(rt, strategy, obj), name, errs)

@@ -103,6 +103,9 @@ class GenericStrategy:
     # (ValidateObjectMetaUpdate, most kinds), "C" as a create's (ValidateObjectMeta), or
     # both; each check makes a metadata problem one more cause.
     update_meta_checks = "U"
+    # Whether the kind's own validation checks its metadata on a create (kube's do but
+    # a PodDisruptionBudget's, which BeforeCreate's generic check then covers).
+    validates_metadata = True
     # Kinds whose metadata.generation tracks spec changes.
     tracks_generation = False
     # Status a new object starts with, when the kind has a status sub-resource.

@@ -75,7 +75,8 @@ def _as_struct(selector: Obj | None) -> Any:
 def _empty_selector(selector: Obj, owner: str) -> list[FieldError]:
     if selector.get("matchLabels") or selector.get("matchExpressions"):
         return []
-    return [field.invalid("spec.selector", selector, f"empty selector is invalid for {owner}")]
+    shown = _as_struct(selector)  # Go's struct: an empty matchLabels is omitted
+    return [field.invalid("spec.selector", shown, f"empty selector is invalid for {owner}")]
 
 
 def _matching_template(spec: Obj, matcher: LabelSelector | None) -> list[FieldError]:

@@ -53,3 +53,19 @@ def test_an_update_keeping_the_target_is_not_checked_again() -> None:
 )
 def test_api_versions_parse_as_kubes(version: str, options: RefOptions, problem: str) -> None:
     assert api_version_problem(version, options) == problem
+
+
+def test_a_target_type_is_a_named_type() -> None:
+    """MetricTargetType is a named Go string: its bad value is marshalled as JSON (the
+    reference's ``"\\u0001"``), not quoted with %q."""
+    metric = {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "\x01"}}}
+    spec = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
+        "minReplicas": 1,
+        "maxReplicas": 3,
+        "metrics": [metric],
+    }
+    assert str(validate_autoscaler_spec(spec)[0]) == (
+        'spec.metrics[0].resource.target.type: Invalid value: "\\u0001": must be either '
+        "Utilization, Value, or AverageValue"
+    )

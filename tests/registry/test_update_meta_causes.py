@@ -114,3 +114,42 @@ def test_a_metadata_problem_is_counted_as_in_kube(
     assert (e.value.code, len(causes)) == (422, EXPECTED[(plural, change)])
     first = f"{causes[0]['field']}: {causes[0]['message']}"
     assert e.value.message.count(first) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "spec", "message"),
+    [
+        # kube's ValidatePodDisruptionBudget checks the spec alone; BeforeCreate then
+        # checks the metadata (names as path segments, no finalizer rules)
+        ("A_B", {"minAvailable": 1}, None),
+        (
+            "",
+            {"minAvailable": "-1"},
+            'PodDisruptionBudget.policy "" is invalid: spec.minAvailable: Invalid value: "-1": '
+            "a valid percent string must be a numeric string followed by an ending '%' (e.g. "
+            "'1%',  or '93%', regex used for validation is '[0-9]+%')",
+        ),
+        (
+            "a/b",
+            {"minAvailable": 1},
+            'PodDisruptionBudget.policy "a/b" is invalid: metadata.name: Invalid value: "a/b": '
+            "may not contain '/'",
+        ),
+    ],
+)
+def test_a_budgets_metadata_is_checked_after_its_spec(
+    storage: LMDBStorage, name: str, spec: Obj, message: str | None
+) -> None:
+    """The reference's answers to these creates."""
+    rt = builtin_scheme().lookup("policy", "v1", "poddisruptionbudgets")
+    assert rt is not None
+    meta = {"name": name, "finalizers": ["bad"]}
+    body = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": meta}
+    body["spec"] = {**spec, "selector": {"matchLabels": {"a": "b"}}}
+    created = Store(rt, storage).create("default", body)
+    if message is None:
+        run(created)
+        return
+    with pytest.raises(StatusError) as e:
+        run(created)
+    assert (e.value.code, e.value.message) == (422, message)

@@ -43,6 +43,10 @@ CASES: list[tuple[dict[str, Any], list[str]]] = [
         {"selector": SELECT, "template": template({"a": "b"}), "replicas": -1},
         ["spec.replicas: Invalid value: -1: must be greater than or equal to 0"],
     ),
+    (  # Go's struct, printed: an empty matchLabels is omitted (the reference's words)
+        {"selector": {"matchLabels": {}}, "template": template({"a": "b"})},
+        ["spec.selector: Invalid value: {}: empty selector is invalid for deployment"],
+    ),
     (
         {"selector": {}, "template": template({"a": "b"})},
         ["spec.selector: Invalid value: {}: empty selector is invalid for deployment"],
