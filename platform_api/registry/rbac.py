@@ -88,14 +88,14 @@ def validate_subject(
         if name:
             errs += [field.invalid(f"{path}.name", name, m) for m in is_dns1123_subdomain(name)]
         if group:
-            errs.append(field.not_supported(f"{path}.apiGroup", group, [""]))
+            errs.append(field.not_supported(f"{path}.apiGroup", field.plain(group), [""]))
         if not namespaced and not subject.get("namespace"):
             errs.append(field.required(f"{path}.namespace"))
     elif kind in ("User", "Group"):
         if group not in groups:
-            errs.append(field.not_supported(f"{path}.apiGroup", group, [GROUP]))
+            errs.append(field.not_supported(f"{path}.apiGroup", field.plain(group), [GROUP]))
     else:
-        errs.append(field.not_supported(f"{path}.kind", kind, SUBJECT_KINDS))
+        errs.append(field.not_supported(f"{path}.kind", field.plain(kind), SUBJECT_KINDS))
     return errs
 
 
@@ -152,9 +152,12 @@ class _BindingStrategy(GenericStrategy):
         ref = obj.get("roleRef") or {}
         groups = self.names_of(GROUP)
         if ref.get("apiGroup", "") not in groups:
-            errs.append(field.not_supported("roleRef.apiGroup", ref.get("apiGroup", ""), [GROUP]))
+            group = field.plain(ref.get("apiGroup", ""))  # RBAC's are plain Go strings: %q
+            errs.append(field.not_supported("roleRef.apiGroup", group, [GROUP]))
         if ref.get("kind", "") not in self.kinds:
-            errs.append(field.not_supported("roleRef.kind", ref.get("kind", ""), self.kinds))
+            errs.append(
+                field.not_supported("roleRef.kind", field.plain(ref.get("kind", "")), self.kinds)
+            )
         name = ref.get("name", "")
         if not name:
             errs.append(field.required("roleRef.name"))

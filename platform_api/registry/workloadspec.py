@@ -260,11 +260,19 @@ def over_100_percent(value: Any, at: str) -> list[FieldError]:
 
 
 def _amount(value: Any) -> int:
-    """kube's ``getIntOrPercentValue``: the number, with a percent's sign dropped."""
+    """kube's ``getIntOrPercentValue``: a percent's number, else the string as
+    strconv.Atoi reads it (``"-1"`` is -1; what it cannot read is 0, past int64 the
+    bound it clamps to)."""
     if isinstance(value, str):
-        digits = value.removesuffix("%")
-        return int(digits) if digits.isdigit() else 0
+        if _PERCENT.match(value):
+            return int(value[:-1])
+        if not _ATOI.fullmatch(value):
+            return 0
+        return max(-(2**63), min(int(value), 2**63 - 1))
     return value if isinstance(value, int) else 0
+
+
+_ATOI = re.compile(r"[+-]?[0-9]+")
 
 
 def _go_json(value: Any) -> str:

@@ -400,6 +400,14 @@ def test_job_counts_read_as_kubes(spec: dict[str, Any], expected: list[str]) -> 
                 "when maxSurge is 0"
             ],
         ),
+        (  # not a percent: strconv.Atoi reads it (-1), so not zero (the reference's)
+            {"maxUnavailable": "-1"},
+            [
+                'spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "-1": a valid '
+                "percent string must be a numeric string followed by an ending '%' (e.g. '1%',"
+                "  or '93%', regex used for validation is '[0-9]+%')",
+            ],
+        ),
     ],
 )
 def test_daemonset_rolling_updates_read_as_kubes(
