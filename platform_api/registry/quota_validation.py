@@ -246,9 +246,9 @@ def validate_status(status: Obj) -> list[FieldError]:
 
 
 def validate_scopes_unchanged(new: Obj, old: Obj) -> list[FieldError]:
-    scopes = (new.get("spec") or {}).get("scopes") or []
-    if set(scopes) != set((old.get("spec") or {}).get("scopes") or []):
-        return [field.invalid("spec.scopes", scopes, "field is immutable")]
+    sent = (new.get("spec") or {}).get("scopes")
+    if set(sent or []) != set((old.get("spec") or {}).get("scopes") or []):
+        return [field.invalid("spec.scopes", sent, "field is immutable")]  # nil is null
     return []
 
 

@@ -70,9 +70,10 @@ def _topologies(terms: list[Obj]) -> list[FieldError]:
 
 @defaults(GROUP, "StorageClass")
 def _storage_class(obj: Obj) -> None:
-    if not obj.get("reclaimPolicy"):
+    # pointers in kube's type: only an absent (nil) one is defaulted, not ""
+    if obj.get("reclaimPolicy") is None:
         obj["reclaimPolicy"] = "Delete"
-    if not obj.get("volumeBindingMode"):
+    if obj.get("volumeBindingMode") is None:
         obj["volumeBindingMode"] = "Immediate"
 
 
@@ -80,7 +81,7 @@ def validate_storage_class(obj: Obj) -> list[FieldError]:
     errs = _provisioner(obj.get("provisioner", ""), "provisioner")
     errs += _parameters(obj.get("parameters") or {})
     policy = obj.get("reclaimPolicy")
-    if policy not in RECLAIM_POLICIES:
+    if policy and policy not in RECLAIM_POLICIES:  # kube's validateReclaimPolicy takes ""
         errs.append(field.not_supported("reclaimPolicy", policy, RECLAIM_POLICIES))
     mode = obj.get("volumeBindingMode")
     if mode not in BINDING_MODES:
@@ -102,6 +103,8 @@ class StorageClassStrategy(GenericStrategy):
             if new.get(key) != old.get(key):
                 value = new.get(key)
                 shown = GoText(marshal(value)) if isinstance(value, dict) else value
+                if key in ("reclaimPolicy", "volumeBindingMode"):  # named Go types
+                    shown = field.named(shown)
                 errs.append(field.invalid(key, shown, "field is immutable"))
         return errs
 

@@ -247,8 +247,10 @@ def _rolling_update(rolling: Obj, at: str) -> list[FieldError]:
 
 def int_or_percent(value: Any, at: str) -> list[FieldError]:
     """``ValidatePositiveIntOrPercent``: a count that is not negative, or a percent."""
-    if isinstance(value, str):
-        return [] if _PERCENT.match(value) else [field.invalid(at, value, _PERCENT_ERROR)]
+    if isinstance(value, str):  # an IntOrString: its bad value is marshalled as JSON
+        return (
+            [] if _PERCENT.match(value) else [field.invalid(at, field.named(value), _PERCENT_ERROR)]
+        )
     return nonnegative(at, value)
 
 
