@@ -395,8 +395,8 @@ def _key_identity(node: yaml.Node) -> Any:
     """A scalar key as go-yaml decodes it, to compare (collections are refused later)."""
     if not isinstance(node, yaml.ScalarNode):
         return ("", id(node))
-    if node.tag == _BOOL_TAG:
-        return ("bool", node.value in _TRUE_WORDS)
+    if node.tag == _BOOL_TAG:  # the loader's words, go-yaml's y and n among them
+        return ("bool", _DuplicateAwareLoader.bool_values.get(node.value.lower(), False))
     if node.tag == _INT_TAG:
         try:
             return ("int", go_int(node.value))
@@ -419,4 +419,3 @@ def _shown_key(key: tuple[str, Any]) -> str:
 
 _BOOL_TAG, _INT_TAG = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int"
 _NULL_TAG = "tag:yaml.org,2002:null"
-_TRUE_WORDS = frozenset(["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"])

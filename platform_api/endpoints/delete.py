@@ -11,15 +11,11 @@ from platform_api.authorization.interface import Attributes, Decision
 from platform_api.authorization.union import forbidden
 from platform_api.codec import BodyError, DepthError, parse_json, parse_yaml
 from platform_api.endpoints import list as list_endpoint
-from platform_api.endpoints.body import (
-    input_types,
-    parse,
-    typemeta_field_problem,
-    typemeta_problem,
-)
+from platform_api.endpoints.body import input_types, parse
 from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import META_GROUP, arg, args, validate_dry_run
 from platform_api.endpoints.scope import Scope
+from platform_api.endpoints.typemeta import typemeta_field_problem, typemeta_problem
 from platform_api.gotext import parse_int as go_parse_int
 from platform_api.registry.deletion import deleted_status
 from platform_api.scheme.decoding import Decoder

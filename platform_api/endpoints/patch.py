@@ -24,12 +24,7 @@ from platform_api.codec import (
 )
 from platform_api.codec.bounds import as_interface_values
 from platform_api.endpoints import patchbody
-from platform_api.endpoints.body import (
-    custom_strategy,
-    decode_against,
-    strict_or_warn,
-    typemeta_problem,
-)
+from platform_api.endpoints.body import custom_strategy, decode_against, strict_or_warn
 from platform_api.endpoints.negotiation import (
     APPLY_PATCH_CBOR,
     APPLY_PATCH_YAML,
@@ -42,6 +37,7 @@ from platform_api.endpoints.negotiation import (
 )
 from platform_api.endpoints.options import WriteOptions, write_options
 from platform_api.endpoints.scope import Scope
+from platform_api.endpoints.typemeta import typemeta_problem
 from platform_api.fieldmanager import fit
 from platform_api.fieldmanager.manager import FieldManager
 from platform_api.gotext import json_kind

@@ -16,7 +16,7 @@ from platform_api.apiextensions import scale as crscale
 from platform_api.apiextensions.resource import CustomResourceStrategy
 from platform_api.codec.goshape import shape
 from platform_api.endpoints import patchbody
-from platform_api.endpoints.body import decode_against, decode_subresource, typemeta_problem
+from platform_api.endpoints.body import decode_against, decode_subresource
 from platform_api.endpoints.negotiation import (
     APPLY_PATCH_CBOR,
     APPLY_PATCH_YAML,
@@ -29,6 +29,7 @@ from platform_api.endpoints.negotiation import (
 from platform_api.endpoints.options import refuse_export, write_options
 from platform_api.endpoints.patch import checked_apply_config, meta_of
 from platform_api.endpoints.scope import Scope
+from platform_api.endpoints.typemeta import typemeta_problem
 from platform_api.endpoints.update import check_update_preconditions
 from platform_api.fieldmanager.manager import Who, decode, encode
 from platform_api.fieldmanager.scaleowners import (

@@ -20,7 +20,7 @@ from platform_api.codec.bounds import (
 )
 from platform_api.codec.protobuf_special import raw_json
 from platform_api.codec.protobuf_wire import WireError
-from platform_api.endpoints.body import summarize
+from platform_api.endpoints.typemeta import summarize
 
 
 def nest(depth: int) -> bytes:

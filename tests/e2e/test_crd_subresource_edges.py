@@ -12,6 +12,17 @@ SCALE = {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.re
 BASE = "/apis/edges.example.com/v1/namespaces/default/crontabs"
 
 
+def scaled_crontab(server: Server, admin: requests.Session, group: str, name: str) -> str:
+    """A CRD of ``group`` whose CronTabs have a scale sub-resource, and one CronTab of
+    one replica: the collection's URL."""
+    manifest = crd_manifest(group, versions=[version("v1", subresources={"scale": SCALE})])
+    create_crd(admin, server, manifest)
+    url = f"{server.url}/apis/{group}/v1/namespaces/default/crontabs"
+    body = {"apiVersion": f"{group}/v1", "kind": "CronTab", "metadata": {"name": name}}
+    assert admin.post(url, json={**body, "spec": {"replicas": 1}}).status_code == 201
+    return url
+
+
 def test_status_and_scale_edges(server: Server, admin: requests.Session) -> None:
     subresources = {"status": {}, "scale": SCALE}
     manifest = crd_manifest(
@@ -64,13 +75,7 @@ def test_an_apply_to_a_custom_scale_fails_as_in_kube(
     """kube v1.36 checks an apply to a custom resource's Scale for conflicts, then fails
     to convert the Scale to the resource's version: a bare 500 (kept here, so that code
     written against this server meets what a cluster answers)."""
-    manifest = crd_manifest(
-        "applied.example.com", versions=[version("v1", subresources={"scale": SCALE})]
-    )
-    create_crd(admin, server, manifest)
-    url = server.url + "/apis/applied.example.com/v1/namespaces/default/crontabs"
-    body = {"apiVersion": "applied.example.com/v1", "kind": "CronTab", "metadata": {"name": "w"}}
-    assert admin.post(url, json={**body, "spec": {"replicas": 1}}).status_code == 201
+    url = scaled_crontab(server, admin, "applied.example.com", "w")
     config = {"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 3}}
     apply = {"Content-Type": "application/apply-patch+yaml"}
     r = admin.patch(f"{url}/w/scale?fieldManager=m", json=config, headers=apply)
@@ -99,13 +104,7 @@ def test_a_custom_scale_body_that_does_not_decode(server: Server, admin: request
     """kube's custom-resource handler cannot name the Scale type it failed to decode,
     whatever the problem (a type, a version, the syntax); a patched Scale is decoded by
     client-go's scale scheme (the reference's answers)."""
-    manifest = crd_manifest(
-        "undecoded.example.com", versions=[version("v1", subresources={"scale": SCALE})]
-    )
-    create_crd(admin, server, manifest)
-    url = server.url + "/apis/undecoded.example.com/v1/namespaces/default/crontabs"
-    body = {"apiVersion": "undecoded.example.com/v1", "kind": "CronTab", "metadata": {"name": "u"}}
-    assert admin.post(url, json={**body, "spec": {"replicas": 1}}).status_code == 201
+    url = scaled_crontab(server, admin, "undecoded.example.com", "u")
     scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "u"}}
     for sent in [
         {**scale, "spec": "x"},

@@ -13,7 +13,7 @@ from typing import Any, cast
 import pytest
 from twisted.internet.defer import succeed
 
-from platform_api.endpoints.body import cannot_handle
+from platform_api.endpoints.typemeta import cannot_handle
 from platform_api.errors import StatusError
 from platform_api.registry.claimstatus import device_id
 from platform_api.registry.dranames import qualified_name, truncate, uid
