@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_api.gosort import slice_stable
 from platform_api.gotext import sprint
-from platform_api.scheme.schemas import Node, Schemas
+from platform_api.patch.patchmeta import Meta, PatchError
+from platform_api.scheme.schemas import Schemas
 
 DIRECTIVE = "$patch"
 RETAIN_KEYS = "$retainKeys"
@@ -22,70 +24,7 @@ DELETE_FROM_LIST = "$deleteFromPrimitiveList/"
 
 # Error classes, as kube's interpretStrategicMergePatchError sorts them.
 BAD_REQUEST, INVALID, INTERNAL = "BadRequest", "Invalid", "Internal"
-
-
-class PatchError(ValueError):
-    def __init__(self, message: str, kind: str = INTERNAL) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-
-class Meta:
-    """Schema navigation for the patch: kube's LookupPatchMeta over OpenAPI nodes."""
-
-    def __init__(self, schemas: Schemas, node: Node | None) -> None:
-        self.schemas = schemas
-        self.struct = ""  # the Go struct's name, where the node is one
-        if node:
-            ref, _ = schemas.resolve(node)
-            self.struct = ref.rsplit(".", 1)[-1] if ref else ""
-        self.node = self._resolve(node)
-
-    def check_field(self, key: str) -> None:
-        """kube's struct lookup (LookupPatchMetadataForSlice) fails on a field the struct
-        does not have: a 500 with its words."""
-        props = self.node.get("properties")
-        if self.struct and props is not None and key not in props:
-            raise PatchError(
-                f'unable to find api field in struct {self.struct} for the json field "{key}"'
-            )
-
-    def _resolve(self, node: Node | None) -> Node:
-        if not node:
-            return {}
-        _, target = self.schemas.resolve(node)
-        return target
-
-    def _field(self, key: str) -> Node:
-        props = self.node.get("properties")
-        if props is not None:
-            return props.get(key) or {}
-        extra = self.node.get("additionalProperties")
-        return extra if isinstance(extra, dict) else {}
-
-    @staticmethod
-    def _strategies(field: Node) -> list[str]:
-        text = field.get("x-kubernetes-patch-strategy", "")
-        return [s for s in text.split(",") if s]
-
-    def for_struct(self, key: str) -> tuple[Meta, str]:
-        field = self._field(key)
-        return Meta(self.schemas, field), _main_strategy(self._strategies(field))
-
-    def for_slice(self, key: str) -> tuple[Meta, str, str]:
-        field = self._field(key)
-        _, target = self.schemas.resolve(field) if field else ("", {})
-        items = (target or field).get("items") or {}
-        strategy = _main_strategy(self._strategies(field))
-        return Meta(self.schemas, items), strategy, field.get("x-kubernetes-patch-merge-key", "")
-
-
-def _main_strategy(strategies: list[str]) -> str:
-    """The strategy other than ``retainKeys`` (extractRetainKeysPatchStrategy)."""
-    if len(strategies) > 2 or (len(strategies) == 2 and "retainKeys" not in strategies):
-        raise PatchError(f"unexpected patch strategy: {strategies}")
-    others = [s for s in strategies if s != "retainKeys"]
-    return others[0] if others else ""
+__all__ = ["BAD_REQUEST", "INTERNAL", "INVALID", "PatchError", "apply", "remove_directives"]
 
 
 def apply(
@@ -210,25 +149,26 @@ def _retain_keys(original: dict[str, Any], patch: dict[str, Any]) -> None:
 
 
 def _set_element_orders(original: dict[str, Any], patch: dict[str, Any], meta: Meta) -> None:
+    """mergePatchIntoOriginal: each ``$setElementOrder/<list>`` merges its list at once
+    and orders the result (the list is then not merged again)."""
     for directive in [k for k in patch if k.startswith(SET_ORDER)]:
         order = patch.pop(directive)
         if not isinstance(order, list):
             raise _bad_arg_type(order)
         key = directive[len(SET_ORDER) :]
-        current, changes = original.get(key), patch.get(key)
-        if current is not None and not isinstance(current, list):
-            raise _bad_arg_type(current)
-        if changes is not None and not isinstance(changes, list):
-            raise _bad_arg_type(changes)
-        meta.check_field(key)
+        found_current, found_changes = key in original, key in patch
+        for value, found in ((original.get(key), found_current), (patch.get(key), found_changes)):
+            if found and not isinstance(value, list):
+                raise _bad_arg_type(value)
+        current: list[Any] = original.get(key) or []
+        changes: list[Any] = patch.get(key) or []
         sub, strategy, merge_key = meta.for_slice(key)
-        if current is not None and changes is None:
+        _check_order_list(changes, order, merge_key)
+        if found_current and not found_changes:
             merged = current
-        elif current is None and changes is not None:
-            merged, keep = remove_directives(changes)
-            if not keep:
-                continue
-        elif current is not None and changes is not None:
+        elif found_changes and not found_current:
+            merged, _ = remove_directives(changes)
+        elif found_current:
             merged = (
                 _merge_slice(current, changes, sub, merge_key, False)
                 if strategy == "merge"
@@ -237,17 +177,68 @@ def _set_element_orders(original: dict[str, Any], patch: dict[str, Any], meta: M
         else:
             continue
         in_order, server_only = _partition(merged, order, merge_key)
-        kind_is_map = any(isinstance(v, dict) for v in [*(current or []), *(changes or [])])
+        kind = _element_kind(current, changes)
+        if kind is None:
+            raise PatchError("no elements in any of the given slices")
         original[key] = _normalize_order(
-            in_order, server_only, order, current or [], merge_key, kind_is_map
+            in_order, server_only, order, current, merge_key, kind is dict
         )
         patch.pop(key, None)
 
 
-def _bad_arg_type(value: Any) -> PatchError:
-    """mergepatch's ErrBadArgType for a value where a list belongs (a plain 500)."""
+def _check_order_list(changes: list[Any], order: list[Any], merge_key: str) -> None:
+    """validatePatchWithSetOrderList: the patch's items (deletions aside) must appear in
+    the order list, in its order; items that are directives are passed over."""
+    if not order or not changes:
+        return
+    if merge_key:
+        for item in changes:
+            if not isinstance(item, dict):
+                raise _bad_arg_type(item, dict)
+        changes_kept = [c for c in changes if c.get(DIRECTIVE) != "delete"]
+    else:
+        changes_kept = changes
+    at = seen = 0
+    while at < len(changes_kept) and seen < len(order):
+        item = changes_kept[at]
+        if isinstance(item, dict) and DIRECTIVE in item:
+            at += 1  # passed over without moving along the order list
+            continue
+        if _merge_key_equal(item, order[seen], merge_key):
+            at += 1
+        seen += 1
+    if at < len(changes_kept) and seen >= len(order):
+        raise PatchError(
+            f"The order in patch list:\n{sprint(changes)}\n doesn't match "
+            f"$setElementOrder list:\n{sprint(order)}\n"
+        )
+
+
+def _merge_key_equal(left: Any, right: Any, merge_key: str) -> bool:
+    if not merge_key:
+        return _go_equal(left, right)
+    for side in (left, right):
+        if not isinstance(side, dict):
+            raise _bad_arg_type(side, dict)
+    for side in (left, right):
+        if merge_key not in side:
+            raise _no_merge_key(side, merge_key)
+    return _go_equal(left[merge_key], right[merge_key])
+
+
+def _no_merge_key(item: dict[str, Any], merge_key: str) -> PatchError:
+    return PatchError(f"map: {sprint(item)} does not contain declared merge key: {merge_key}")
+
+
+def _go_equal(left: Any, right: Any) -> bool:
+    """Go's ``==`` on decoded JSON values: a bool is never a number."""
+    return _kind(left) is _kind(right) and left == right
+
+
+def _bad_arg_type(value: Any, expected: type = list) -> PatchError:
+    """mergepatch's ErrBadArgType for a value of the wrong type (a plain 500)."""
     received = _GO_TYPES.get(type(value), "float64")
-    return PatchError(f"expected a []interface {{}}, but received a {received}")
+    return PatchError(f"expected a {_GO_TYPES[expected]}, but received a {received}")
 
 
 _GO_TYPES = {
@@ -288,7 +279,7 @@ def _merge_slice(
         merged = _dedupe([*original, *patch])
     else:
         if not merge_key:
-            raise PatchError("cannot merge lists without merge key")
+            raise PatchError(f"cannot merge lists without merge key for {meta.go_kind}")
         original, patch = _special_elements(original, patch, merge_key)
         merged = _merge_by_key(original, patch, merge_key, meta)
     in_patch, server_only = _partition(merged, patch, merge_key if is_map else "")
@@ -309,7 +300,7 @@ def _find(items: list[Any], merge_key: str, value: Any) -> int:
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             raise PatchError(f"value for key {i} is not a map")
-        if merge_key in item and item[merge_key] == value:
+        if merge_key in item and _go_equal(item[merge_key], value):
             return i
     return -1
 
@@ -319,14 +310,13 @@ def _special_elements(
 ) -> tuple[list[Any], list[Any]]:
     plain, replace = [], False
     for item in patch:
-        directive = item.get(DIRECTIVE)
-        if directive is None:
+        if DIRECTIVE not in item:
             plain.append(item)
-        elif directive == "delete":
+            continue
+        directive = item[DIRECTIVE]
+        if directive == "delete":
             if merge_key not in item:
-                raise PatchError(
-                    f"map: {sprint(item)} does not contain declared merge key: {merge_key}"
-                )
+                raise _no_merge_key(item, merge_key)
             original = [
                 o
                 for o in original
@@ -347,9 +337,7 @@ def _merge_by_key(original: list[Any], patch: list[Any], merge_key: str, meta: M
     original = list(original)
     for item in patch:
         if merge_key not in item:
-            raise PatchError(
-                f"map: {sprint(item)} does not contain declared merge key: {merge_key}"
-            )
+            raise _no_merge_key(item, merge_key)
         at = _find(original, merge_key, item[merge_key])
         if at >= 0:
             original[at] = _merge_map(original[at], item, meta)
@@ -363,15 +351,19 @@ def _identity(item: Any, merge_key: str) -> Any:
 
 
 def _partition(merged: list[Any], by: list[Any], merge_key: str) -> tuple[list[Any], list[Any]]:
-    wanted = [_identity(v, merge_key) for v in by]
+    """The merged items the list ``by`` names, and the others (kube's partition*)."""
     in_by: list[Any] = []
     others: list[Any] = []
     for item in merged:
-        if merge_key and merge_key not in item:
-            raise PatchError(
-                f"map: {sprint(item)} does not contain declared merge key: {merge_key}"
-            )
-        (in_by if _identity(item, merge_key) in wanted else others).append(item)
+        if merge_key:
+            if not isinstance(item, dict):
+                raise _bad_arg_type(item, dict)
+            if merge_key not in item:
+                raise _no_merge_key(item, merge_key)
+            named = _find(by, merge_key, item[merge_key]) >= 0
+        else:
+            named = any(_go_equal(item, wanted) for wanted in by)
+        (in_by if named else others).append(item)
     return in_by, others
 
 
@@ -389,11 +381,17 @@ def _normalize_order(
     def position(order: list[Any], item: Any) -> int:
         ident = _identity(item, key)
         for i, candidate in enumerate(order):
-            if _identity(candidate, key) == ident:
+            if _go_equal(_identity(candidate, key), ident):
                 return i
         return -1
 
     def sort(items: list[Any], order: list[Any]) -> list[Any]:
+        if is_map:  # validateMergeKeyInLists: every item of both lists a map with the key
+            for item in [*items, *order]:
+                if not isinstance(item, dict):
+                    raise _bad_arg_type(item, dict)
+                if merge_key not in item:
+                    raise _no_merge_key(item, merge_key)
         deletes = [
             i for i in items if is_map and isinstance(i, dict) and i.get(DIRECTIVE) == "delete"
         ]
@@ -402,10 +400,18 @@ def _normalize_order(
             for i in items
             if not (is_map and isinstance(i, dict) and i.get(DIRECTIVE) == "delete")
         ]
-        rest.sort(key=lambda i: position(order, i))
+
+        def less(left: Any, right: Any) -> bool:
+            # kube's comparison: an item not in the order is "less" either way round
+            at = position(order, left)
+            other = position(order, right) if at >= 0 else -1
+            return at < other if at >= 0 and other >= 0 else True
+
+        slice_stable(rest, less)
         return rest + deletes
 
-    left, right = sort(server_only, server_order), sort(patch_items, patch_order)
+    right = sort(patch_items, patch_order)  # the patch's first, as kube sorts them
+    left = sort(server_only, server_order)
     out: list[Any] = []
     i = j = 0
     while i < len(left) or j < len(right):
