@@ -19,7 +19,7 @@ from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.names import is_dns1123_label, validate_labels
-from platform_api.validation.tolerations import validate_tolerations
+from platform_api.validation.tolerations import validate_unique_tolerations
 
 # Resources counted in whole units besides the extended ones (kube's integerResources).
 INTEGER_RESOURCES = frozenset(
@@ -96,7 +96,7 @@ def validate_runtime_class(obj: Obj) -> list[FieldError]:
         if selector is not None:
             errs += validate_labels(selector, "scheduling.nodeSelector")
         tolerations = scheduling.get("tolerations") or []
-        errs += validate_tolerations(tolerations, "scheduling.tolerations")
+        errs += validate_unique_tolerations(tolerations, "scheduling.tolerations")
     return errs
 
 

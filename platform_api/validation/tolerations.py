@@ -90,10 +90,17 @@ def go_toleration(toleration: Toleration) -> GoText:
 
 
 def validate_tolerations(tolerations: list[Toleration], path: str) -> list[FieldError]:
-    """kube's ValidateTolerations, then duplicates by (key, operator, value, effect)."""
+    """kube's ValidateTolerations: each on its own (a pod may repeat one)."""
     errs: list[FieldError] = []
     for i, toleration in enumerate(tolerations):
         errs += _toleration_errors(toleration, f"{path}[{i}]")
+    return errs
+
+
+def validate_unique_tolerations(tolerations: list[Toleration], path: str) -> list[FieldError]:
+    """A RuntimeClass's: ValidateTolerations, then duplicates by (key, operator, value,
+    effect), its list keys."""
+    errs = validate_tolerations(tolerations, path)
     seen: set[tuple[str, ...]] = set()
     for i, toleration in enumerate(tolerations):
         key = tuple(toleration.get(k) or "" for k in ("key", "operator", "value", "effect"))

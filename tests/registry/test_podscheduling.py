@@ -81,3 +81,13 @@ def test_label_keys_the_pod_carries_complete_its_selectors_on_create() -> None:
     assert preferred[0]["podAffinityTerm"]["labelSelector"]["matchExpressions"] == [
         {"key": "app", "operator": "NotIn", "values": ["web"]}
     ]
+
+
+def test_a_pod_may_repeat_a_toleration_where_a_runtime_class_may_not() -> None:
+    """kube created a pod, a Deployment and a Job each tolerating ``k2`` twice; only a
+    RuntimeClass's scheduling requires its tolerations unique (test_node)."""
+    twice = [{"key": "k2", "operator": "Exists"}, {"key": "k2", "operator": "Exists"}]
+    pod = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    pod["spec"]["tolerations"] = twice
+    apply_defaults("", "Pod", pod)
+    assert validate_pod_spec(pod["spec"], "spec", "p") == []
