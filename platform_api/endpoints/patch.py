@@ -203,7 +203,9 @@ def _decode_patched(
         if shown is not None:  # a strategic patch's result goes through kube's converter
             raise patchbody.patch_invalid(patched, e.converter_problem(), shown) from None
         raise quoted.refused(quoted.first_problem(scope, e)) from None
-    strict = problems + decoded.strict_errors()
+    found = decoded.strict_errors()
+    # kube's converter sorts the unknown fields it finds in a strategic patch's result
+    strict = problems + (sorted(found) if shown is not None else found)
     if level == "Strict" and strict and shown is None and unpruned is None:
         strict = problems + _decode(scope, quoted.doc(), {}).strict_errors()  # kube's order
     if level == "Strict" and strict:

@@ -128,7 +128,7 @@ class Decoder:
                 raise self.names.type_error(value, path, struct, "intstr.IntOrString")
             # Go's IntOrString.UnmarshalJSON reads anything but a string as its int32
             if not integer or not _INT32[0] <= value <= _INT32[1]:
-                raise self.names.type_error(value, path, struct, "int32", True, "int32")
+                raise self.names.type_error(value, path, struct, "int32", True, "intstr")
             return value
         if ref == QUANTITY:
             if isinstance(value, str | int | float) and not isinstance(value, bool):

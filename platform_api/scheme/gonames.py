@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from platform_api.codec import protobuf_schema
-from platform_api.gotext import go_type, json_kind
+from platform_api.gotext import go_type, json_kind, marshal
 from platform_api.scheme.schemas import INT_OR_STRING, Node, Schemas
 
 _INDEX = re.compile(r"\[[^\]]*\]")
@@ -38,6 +38,11 @@ class DecodeError(ValueError):
             return f"cannot restore {self.kind} from{colon} {source}"
         if self.kind == "base64":  # the converter decodes []byte text with encoding/json
             return f"error decoding from json: {self}"
+        if self.kind == "intstr":  # IntOrString's UnmarshalJSON, given the value as JSON
+            kind = json_kind(self.value)
+            if kind == "number":
+                kind = f"number {marshal(self.value)}"
+            return f"json: cannot unmarshal {kind} into Go value of type int32"
         if not self.kind:
             return str(self)
         if source == "int64" and self.kind == "string":

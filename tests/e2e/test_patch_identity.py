@@ -295,6 +295,27 @@ def test_a_strategic_patch_is_shown_as_the_merge_left_it(
     unchanged(admin, made)
 
 
+def test_a_strategic_patch_names_unknown_fields_in_sorted_order(
+    made: str, admin: requests.Session
+) -> None:
+    """kube's converter sorts the unknown fields of a strategic patch's result (its own
+    walk meets ``metadata.zz`` first): refused so at Strict, warned so at Warn."""
+    body = {"metadata": {"zz": 1, "annotations": {"x": "y"}}, "aa": 2, "data": {"c": "d"}}
+    refused = patch(admin, made + "?fieldValidation=Strict", STRATEGIC, body)
+    assert refused.status_code == 422
+    assert refused.json()["message"] == (
+        ' "" is invalid: patch: Invalid value: "map[aa:2 data:map[c:d] metadata:map['
+        'annotations:map[x:y] zz:1]]": strict decoding error: unknown field "aa", '
+        'unknown field "metadata.zz"'
+    )
+    unchanged(admin, made)
+    warned = patch(admin, made + "?fieldValidation=Warn&dryRun=All", STRATEGIC, body)
+    assert warned.status_code == 200
+    assert warned.headers["Warning"] == (
+        '299 - "unknown field \\"aa\\"", 299 - "unknown field \\"metadata.zz\\""'
+    )
+
+
 def test_a_refused_patch_is_quoted_in_json_patch_key_order(
     made: str, admin: requests.Session
 ) -> None:

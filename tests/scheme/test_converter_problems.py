@@ -40,6 +40,24 @@ SPEC = '"selector":{"matchLabels":{"a":"b"}},"template":{"spec":{"containers":[{
             None,
             "cannot convert int64 to v1.ServiceType",
         ),
+        # an IntOrString unmarshals the value's JSON itself: encoding/json's words, with
+        # no struct field named and a number as Go marshals it
+        *(
+            (
+                DEPLOYMENTS,
+                '{"spec":{"strategy":{"rollingUpdate":{"maxUnavailable":' + value + "}}}}",
+                None,
+                f"json: cannot unmarshal {kind} into Go value of type int32",
+            )
+            for value, kind in (
+                ("[]", "array"),
+                ('{"a":1}', "object"),
+                ("true", "bool"),
+                ("1.5", "number 1.5"),
+                ("1e21", "number 1e+21"),
+                ("2147483648", "number 2147483648"),
+            )
+        ),
     ],
 )
 def test_converter_words(
