@@ -8,6 +8,7 @@ like a PUT body; what fails there is kube's ``"" is invalid: patch: Invalid valu
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import orjson
@@ -102,13 +103,14 @@ async def handle(scope: Scope) -> bytes:
         # the merge left it (its directives taken out)
         shown = None
         if patch_type == JSON_PATCH:
+            decoded: dict[int, Any] = {}
             try:
-                patched = json_patch.apply(existing, body.document)
+                patched = json_patch.apply(existing, body.document, decoded)
             except json_patch.JSONPatchError:
                 raise errors.unprocessable() from None
-            written: Callable[[Any, Any], Any] = json_patch.as_written
+            written: Callable[[Any], Any] = partial(json_patch.as_written, decoded=decoded)
         else:
-            written = merge.as_written
+            written = partial(merge.as_written, patch=body.document)
             fresh = orjson.loads(orjson.dumps(body.document))  # a clean copy per attempt
             if strategic_patch:
                 patched = _strategic(existing, fresh, schemas, rt.definition)
@@ -125,9 +127,9 @@ async def handle(scope: Scope) -> bytes:
                 scope.name,
                 strategic_patch,
                 scope.handlers.aliases,
-                lambda: written(patched, body.document),
+                lambda: written(patched),
             )
-        quoted = _Quoted(patched, body.document, written)
+        quoted = _Quoted(patched, written)
         obj = _decode_patched(scope, quoted, opts.field_validation, body.problems, shown)
         check_put_target(rt, obj, scope.namespace, scope.name)  # kube's checkName
         return obj
@@ -153,16 +155,14 @@ class _Quoted:
     """A patched document and how a refusal quotes it: in the key order kube's
     json-patch library writes it (``written``, from the patch), read only on refusal."""
 
-    def __init__(
-        self, patched: Any, patch: Any = None, written: Callable[[Any, Any], Any] | None = None
-    ) -> None:
-        self.patched, self._patch, self._written = patched, patch, written
+    def __init__(self, patched: Any, written: Callable[[Any], Any] | None = None) -> None:
+        self.patched, self._written = patched, written
 
     def doc(self) -> Any:
         """The document as the patch library writes it, which kube decodes."""
         if self._written is None:
             return self.patched
-        return self._written(self.patched, self._patch)
+        return self._written(self.patched)
 
     def refused(self, detail: str) -> errors.StatusError:
         return patchbody.patch_invalid(self.doc(), detail)

@@ -79,17 +79,31 @@ def _op_error(what: str) -> errors.StatusError:
     return errors.bad_request(f"error decoding patch: json: cannot unmarshal {what}")
 
 
-def apply(doc: Any, operations: list[dict[str, Any]]) -> Any:
+class _Root:
+    """The document being patched (boxed: replacing it whole is an assignment), and the
+    objects evanphx decoded on the way (by id, kept alive so no id is reused)."""
+
+    __slots__ = ("decoded", "value")
+
+    def __init__(self, value: Any, decoded: dict[int, Any]) -> None:
+        self.value, self.decoded = value, decoded
+
+    def mark(self, node: Any) -> None:
+        self.decoded[id(node)] = node
+
+
+def apply(doc: Any, operations: list[dict[str, Any]], decoded: dict[int, Any] | None = None) -> Any:
     """The patched document (``doc`` is changed in place); JSONPatchError if an
-    operation does not apply."""
-    root = [doc]  # a box, so that replacing the whole document is a plain assignment
+    operation does not apply.  ``decoded`` collects the containers the library decodes
+    on the way (the ones it writes back as Go maps: ``as_written``)."""
+    root = _Root(doc, {} if decoded is None else decoded)
     for op in operations:
         kind = op.get("op")
         handler = _OPERATIONS.get(kind) if isinstance(kind, str) else None
         if handler is None:
             raise JSONPatchError(f"Unexpected kind: {kind if isinstance(kind, str) else 'unknown'}")
         handler(root, op)
-    return root[0]
+    return root.value
 
 
 def _path(op: dict[str, Any], field: str, verb: str) -> str:
@@ -115,17 +129,19 @@ def _unescape(token: str) -> str:
     )
 
 
-def _find(root: list[Any], path: str) -> tuple[Any, str] | None:
+def _find(root: _Root, path: str) -> tuple[Any, str] | None:
     """evanphx's findObject: the container holding the pointer's last token, and that
     token unescaped; None where the path does not lead to a container."""
     parts = path.split("/")
     if len(parts) < 2:
         return None
-    node = root[0]
+    node = root.value
+    root.mark(node)
     for part in parts[1:-1]:
         node = _child(node, _unescape(part))
         if not isinstance(node, dict | list):
             return None
+        root.mark(node)
     return node, _unescape(parts[-1])
 
 
@@ -174,9 +190,7 @@ def _remove(container: Any, key: str) -> Any:
     return container.pop(_index(container, key, len(container) - 1))
 
 
-def _located(
-    root: list[Any], op: dict[str, Any], verb: str, field: str = "path"
-) -> tuple[Any, str]:
+def _located(root: _Root, op: dict[str, Any], verb: str, field: str = "path") -> tuple[Any, str]:
     path = _path(op, field, verb)
     found = _find(root, path)
     if found is None:
@@ -185,22 +199,22 @@ def _located(
     return found
 
 
-def _op_add(root: list[Any], op: dict[str, Any]) -> None:
+def _op_add(root: _Root, op: dict[str, Any]) -> None:
     container, key = _located(root, op, "add")
     _add(container, key, _value(op))
 
 
-def _op_remove(root: list[Any], op: dict[str, Any]) -> None:
+def _op_remove(root: _Root, op: dict[str, Any]) -> None:
     container, key = _located(root, op, "remove")
     _remove(container, key)
 
 
-def _op_replace(root: list[Any], op: dict[str, Any]) -> None:
+def _op_replace(root: _Root, op: dict[str, Any]) -> None:
     if op.get("path") == "":
         value = _value(op)
         if not isinstance(value, dict | list):
             raise JSONPatchError("replace operation value must be object or array")
-        root[0] = value
+        root.value = value
         return
     container, key = _located(root, op, "replace")
     if isinstance(container, dict):
@@ -209,24 +223,24 @@ def _op_replace(root: list[Any], op: dict[str, Any]) -> None:
         container[_index(container, key, len(container) - 1)] = _value(op)
 
 
-def _op_move(root: list[Any], op: dict[str, Any]) -> None:
+def _op_move(root: _Root, op: dict[str, Any]) -> None:
     container, key = _located(root, op, "move", "from")
     value = _remove(container, key)
     target, name = _located(root, op, "move")
     _add(target, name, value)
 
 
-def _op_copy(root: list[Any], op: dict[str, Any]) -> None:
+def _op_copy(root: _Root, op: dict[str, Any]) -> None:
     container, key = _located(root, op, "copy", "from")
-    value = copy.deepcopy(_get(container, key))
+    value = _copied(_get(container, key), root)
     target, name = _located(root, op, "copy")
     _add(target, name, value)
 
 
-def _op_test(root: list[Any], op: dict[str, Any]) -> None:
+def _op_test(root: _Root, op: dict[str, Any]) -> None:
     path = _path(op, "path", "test")
     if path == "":
-        current = root[0]
+        current = root.value
     else:
         found = _find(root, path)
         if found is None:
@@ -234,6 +248,25 @@ def _op_test(root: list[Any], op: dict[str, Any]) -> None:
         current = _get(*found)
     if not _same(current, op.get("value")):
         raise JSONPatchError(f"testing value {path} failed: test failed")
+    _mark_all(current, root)  # comparing decoded every object of it
+
+
+def _copied(value: Any, root: _Root) -> Any:
+    """evanphx's deepCopy: the value written out and read back, so a copy is written as
+    its source was (Go maps where the source was decoded) and is raw itself."""
+    if isinstance(value, dict):
+        keys = sorted(value) if id(value) in root.decoded else value
+        return {k: _copied(value[k], root) for k in keys}
+    if isinstance(value, list):
+        return [_copied(v, root) for v in value]
+    return value
+
+
+def _mark_all(value: Any, root: _Root) -> None:
+    if isinstance(value, dict | list):
+        root.mark(value)
+        for child in value.values() if isinstance(value, dict) else value:
+            _mark_all(child, root)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -258,26 +291,13 @@ _OPERATIONS = {
 }
 
 
-def as_written(doc: Any, operations: list[dict[str, Any]]) -> Any:
+def as_written(doc: Any, decoded: dict[int, Any]) -> Any:
     """``doc`` with its keys in the order kube's json-patch library writes a patched
-    document, which a refusal quotes: the objects an operation's pointers pass through
-    are written as Go maps (sorted keys), the rest as stored (untouched values, and the
-    values operations put, stay raw)."""
-    reached: set[tuple[str, ...]] = {()}
-    for op in operations:
-        for name in ("path", "from"):
-            pointer = op.get(name)
-            if isinstance(pointer, str) and "/" in pointer:
-                tokens = tuple(_unescape(p) for p in pointer.split("/")[1:-1])
-                reached.update(tokens[:i] for i in range(len(tokens) + 1))
-    return _ordered(doc, (), reached)
-
-
-def _ordered(value: Any, at: tuple[str, ...], reached: set[tuple[str, ...]]) -> Any:
-    if at not in reached:
-        return value
-    if isinstance(value, dict):
-        return {k: _ordered(value[k], (*at, k), reached) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_ordered(v, (*at, str(i)), reached) for i, v in enumerate(value)]
-    return value
+    document, which a refusal quotes: the objects it decoded on the way (``apply``'s
+    ``decoded``: those an operation's pointers passed through, wherever they moved
+    since) as Go maps (sorted keys), the rest raw as stored or as the patch wrote them."""
+    if isinstance(doc, list):
+        return [as_written(v, decoded) for v in doc]
+    if not isinstance(doc, dict) or id(doc) not in decoded:
+        return doc
+    return {k: as_written(doc[k], decoded) for k in sorted(doc)}
