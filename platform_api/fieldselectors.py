@@ -164,8 +164,18 @@ FIELD_LABELS: dict[tuple[str, str], dict[str, FieldGetter]] = {
         "spec.driver": _path("spec", "driver"),
     },
 }
-# Kinds whose field-label conversion takes no metadata.namespace (kube's own list).
-WITHOUT_NAMESPACE = frozenset({("resource.platform.io", "resourceslices")})
+# Kinds whose field-label conversion takes no metadata.namespace (kube's own lists name
+# only metadata.name and their own fields).
+WITHOUT_NAMESPACE = frozenset(
+    {
+        ("", "nodes"),
+        ("", "namespaces"),
+        ("certificates.platform.io", "certificatesigningrequests"),
+        ("certificates.platform.io", "clustertrustbundles"),
+        ("certificates.platform.io", "podcertificaterequests"),
+        ("resource.platform.io", "resourceslices"),
+    }
+)
 
 
 def field_getters(group: str, plural: str) -> dict[str, FieldGetter]:

@@ -111,6 +111,21 @@ def test_field_labels_per_kind() -> None:
             "bogus.field",
         ),
         ("", "pods", "bogus.field=x", "field label not supported: bogus.field"),
+        # kinds whose own list names no metadata.namespace, cluster-scoped or not
+        # (2026-12-07); the terms are checked sorted, so it is named before "reason"
+        *(
+            (group, plural, "reason=a,metadata.namespace=a", refusal)
+            for group, plural, refusal in (
+                ("", "namespaces", "field label not supported: metadata.namespace"),
+                ("", "nodes", "field label not supported: metadata.namespace"),
+                (
+                    "certificates.platform.io",
+                    "certificatesigningrequests",
+                    "field label not supported: metadata.namespace",
+                ),
+            )
+        ),
+        ("", "persistentvolumes", "metadata.namespace=a", None),
     ],
 )
 def test_each_kind_takes_and_refuses_fields_in_kubes_words(

@@ -65,18 +65,21 @@ def _bool_arg(scope: Scope, name: bytes) -> bool | None:
 
 def parse_params(scope: Scope, watch: bool) -> ListParams:
     """Decode and validate list/watch options as kube's ListOptions (422 on bad combos)."""
-    # kube's order: the query converted field by field (selectors, then timeoutSeconds,
-    # then limit), the options validated, then the field selector's labels checked.
+    # kube's order: the query converted field by field into v1 ListOptions (where
+    # timeoutSeconds, then limit, are parsed and the selectors kept as text), then into
+    # the internal options (label, then field selector parsed), the options validated,
+    # then the field selector's labels checked.
+    timeout_seconds = _int_arg(scope, b"timeoutSeconds")
+    limit = _int_arg(scope, b"limit")
     try:
         labels = parse_label_selector(arg(scope.request, b"labelSelector") or "")
         fields = parse_field_selector(arg(scope.request, b"fieldSelector") or "")
     except SelectorError as e:
         raise errors.bad_request(str(e)) from None
-    timeout_seconds = _int_arg(scope, b"timeoutSeconds")
     params = ListParams(
         resource_version=arg(scope.request, b"resourceVersion") or "",
         match=arg(scope.request, b"resourceVersionMatch") or "",
-        limit=max(_int_arg(scope, b"limit") or 0, 0),
+        limit=max(limit or 0, 0),
         continue_token=arg(scope.request, b"continue") or "",
         labels=labels,
         fields=fields,

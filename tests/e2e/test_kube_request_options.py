@@ -63,6 +63,18 @@ def test_a_bare_dry_run_is_refused_not_written(
         ("limit=&limit=1", 400, 'strconv.ParseInt: parsing "": invalid syntax'),
         ("timeoutSeconds=", 400, 'strconv.ParseInt: parsing "": invalid syntax'),
         ("limit=0x10&timeoutSeconds=1.5", 400, 'strconv.ParseInt: parsing "1.5": invalid syntax'),
+        # the selectors are parsed after the numbers, label before field (2026-12-07)
+        ("labelSelector=%2C&limit=y", 400, 'strconv.ParseInt: parsing "y": invalid syntax'),
+        (
+            "fieldSelector=a~b&timeoutSeconds=x",
+            400,
+            'strconv.ParseInt: parsing "x": invalid syntax',
+        ),
+        (
+            "labelSelector=%2C&fieldSelector=a~b",
+            400,
+            "found ',', expected: !, identifier, or 'end of string'",
+        ),
         (
             "fieldSelector=x%3Dy&resourceVersionMatch=NotOlderThan",
             422,
