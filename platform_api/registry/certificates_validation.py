@@ -17,6 +17,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from platform_api.apiextensions.validation_webhook import _pem_decode as pem_decode
+from platform_api.goasn1 import check_struct
 from platform_api.registry.strategy import Obj
 from platform_api.scheme import signers
 from platform_api.validation import field
@@ -87,10 +88,15 @@ def parse_request(encoded: object) -> x509.CertificateSigningRequest:
     block, _ = pem_decode(_decoded(encoded))
     if block is None or block[0] != b"CERTIFICATE REQUEST":
         raise ValueError("PEM block type must be CERTIFICATE REQUEST")
+    der = block[2]
+    end = check_struct(der, "certificateRequest")  # encoding/asn1's words first
     try:
-        return x509.load_der_x509_csr(block[2])
+        csr = x509.load_der_x509_csr(der[:end])
     except ValueError:
         raise ValueError("x509: malformed certificate request") from None
+    if end < len(der):
+        raise ValueError("asn1: syntax error: trailing data")
+    return csr
 
 
 def request_error(encoded: object) -> str | None:
