@@ -31,7 +31,8 @@ def _driver_name(name: str, path: str) -> list[FieldError]:
         return [field.required(path)]
     if len(name) > DRIVER_NAME_MAX_LENGTH:
         return [field.too_long(path, DRIVER_NAME_MAX_LENGTH)]
-    return field.checked(path, name, is_dns1123_subdomain)
+    # checked lowercased, as ValidateCSIDriverName checks it: "Example.com" is a name
+    return field.checked(path, name, lambda text: is_dns1123_subdomain(text.lower()))
 
 
 def validate_volume_attachment_spec(spec: Obj) -> list[FieldError]:
