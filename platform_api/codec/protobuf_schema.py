@@ -128,6 +128,20 @@ def embedded_path(message: str, json_name: str) -> tuple[str, ...]:
     return ()
 
 
+@cache
+def field_owner(message: str, json_name: str) -> str:
+    """The message that declares a field: ``message``, or the embedded struct the field
+    is promoted from (a RuleWithOperations' ``scope`` is its Rule's)."""
+    if any(f.json == json_name and not f.inline for f in fields(message)):
+        return message
+    for f in fields(message):
+        if f.inline:
+            owner = field_owner(f.ref, json_name)
+            if any(g.json == json_name and not g.inline for g in fields(owner)):
+                return owner
+    return message
+
+
 def go_type(message: str, json_name: str) -> str | None:
     """The Go type of a field of a named non-struct type (``v1.ServiceType``,
     ``[]v1.IPFamily``), as Go's JSON decoder names it; None for the others."""

@@ -138,6 +138,8 @@ class GoNames:
             else:
                 owner, node = "", node.get("additionalProperties") or {}  # a map's value
         message = protobuf_schema.message_of_definition(owner) if owner else None
+        if message:
+            message = protobuf_schema.field_owner(message, name)
         named = protobuf_schema.go_type(message, name) if message else None
         if named is None or not item:
             return named

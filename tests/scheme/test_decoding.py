@@ -131,6 +131,12 @@ SECRETS = ("", "v1", "secrets")
             "ServiceSpec.spec.ipFamilies of type v1.IPFamily",
         ),
         (SERVICES, b'{"metadata":{"uid":5}}', "ObjectMeta.metadata.uid of type types.UID"),
+        # a field promoted from an embedded struct (Rule in RuleWithOperations), 2026-12-07
+        (
+            ("admissionregistration.platform.io", "v1", "validatingwebhookconfigurations"),
+            b'{"webhooks":[{"name":"a.b.c","rules":[{"scope":5}]}]}',
+            "RuleWithOperations.webhooks.rules.Rule.scope of type v1.ScopeType",
+        ),
         (
             DEPLOYMENTS,
             b'{"spec":{"strategy":{"type":1}}}',
