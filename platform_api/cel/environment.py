@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,7 +24,8 @@ from platform_api.cel.errors import CELError, CompileError, compile_issues, runt
 from platform_api.cel.formatcheck import constant_conversions
 from platform_api.cel.library import format as format_lib
 from platform_api.cel.library.decl import config_yaml, parse_type
-from platform_api.cel.protos import LIBRARY_POOL, decode_checked, encode_checked
+from platform_api.cel.parsedissues import rewrite_issues
+from platform_api.cel.protos import LIBRARY_POOL, decode_checked, decode_parsed, encode_checked
 from platform_api.cel.runtime import python_functions, runtime_env
 from platform_api.cel.validators import literal_errors, program_error
 
@@ -133,6 +135,10 @@ def _library_calls(checked: Checked, expr: Any, _parents: tuple[Any, ...]) -> An
     return None
 
 
+# Issues that parsedissues rewords from the parsed expression.
+_NEEDS_PARSE = re.compile(r"overload for '_(&&|\|\|)_'|!error!")
+
+
 class Environment:
     """Declarations for one kind of CEL field: kube's base environment plus ``variables``."""
 
@@ -171,11 +177,15 @@ class Environment:
         try:
             expression = self._env.compile(source)
         except RuntimeError as e:
-            raise CompileError(compile_issues(str(e), source)) from None
+            issues = compile_issues(str(e), source)
+            if _NEEDS_PARSE.search(issues):
+                parsed = decode_parsed(self._env.compile(source, disable_check=True).serialize())
+                issues = rewrite_issues(issues, source, parsed)
+            raise CompileError(issues) from None
         checked = Checked(source, decode_checked(expression.serialize()))
-        issues = literal_errors(checked)
-        if issues:
-            raise CompileError("\n".join(issues))
+        literal_issues = literal_errors(checked)
+        if literal_issues:
+            raise CompileError("\n".join(literal_issues))
         return checked, expression.return_type()
 
     def compile(

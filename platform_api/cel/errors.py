@@ -101,7 +101,17 @@ def compile_issues(text: str, source: str = "") -> str:
     for pattern, words in _REWORDED:
         lines = [pattern.sub(words, line) if line.startswith("ERROR: ") else line for line in lines]
     lines = [_APPLIED_TO.sub(_go_type_names, line) for line in _without_error_operands(lines)]
-    return _STRUCT_FIELD.sub(r"\1", "\n".join(_by_location(lines)))
+    return _type_variables(_STRUCT_FIELD.sub(r"\1", "\n".join(by_location(lines))))
+
+
+_TYPE_VARIABLE = re.compile(r"T%\d+")
+
+
+def _type_variables(text: str) -> str:
+    """cel-go names the type variables it has not resolved ``_var0``, ``_var1``... as it
+    makes them, left to right; cel-cpp ``T%2``, ``T%3``: renamed in order of use."""
+    names: dict[str, str] = {}
+    return _TYPE_VARIABLE.sub(lambda m: names.setdefault(m.group(), f"_var{len(names)}"), text)
 
 
 _PARSE_TREE = "ERROR: <input>:-1:-1: <<nil>> parsetree"
@@ -117,7 +127,7 @@ def _go_type_names(match: re.Match[str]) -> str:
     )
 
 
-def _by_location(lines: list[str]) -> list[str]:
+def by_location(lines: list[str]) -> list[str]:
     """cel-go lists its issues by where they stand (line, then column), each with the
     snippet lines that follow it; cel-cpp in the order it met them."""
     issues: list[list[str]] = []
@@ -168,7 +178,7 @@ def _qualified_references(lines: list[str], source: str) -> list[str]:
             out.append(line)
             continue
         row, column, first = int(match.group(1)), int(match.group(2)), match.group(3)
-        end = _offset(source, row, column - 1)
+        end = offset_of(source, row, column - 1)
         starts = [
             m.start()
             for m in re.finditer(rf"(?<![\w.]){re.escape(first)}\b", source)
@@ -189,7 +199,7 @@ _NO_OVERLOAD = re.compile(
 _NULL_TYPE = re.compile(r"\bnull_type\b")
 
 
-def _split_types(text: str) -> list[str]:
+def split_types(text: str) -> list[str]:
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
         depth += {"(": 1, ")": -1}.get(ch, 0)
@@ -203,10 +213,10 @@ def _split_types(text: str) -> list[str]:
 def _signature(match: re.Match[str], source: str) -> str:
     """cel-go writes a member call's signature as ``target.(args)``; cel-cpp as ``(target, args)``."""
     line, column, name, types = match.groups()
-    offset = _offset(source, int(line), int(column) - 1)
+    offset = offset_of(source, int(line), int(column) - 1)
     before = source[:offset].rstrip()
     is_member = before.endswith(name) and before[: len(before) - len(name)].rstrip().endswith(".")
-    args = [_NULL_TYPE.sub("null", arg) for arg in _split_types(types)]  # cel-go's name
+    args = [_NULL_TYPE.sub("null", arg) for arg in split_types(types)]  # cel-go's name
     if is_member and args:
         signature = f"{args[0]}.({', '.join(args[1:])})"
     else:
@@ -215,7 +225,7 @@ def _signature(match: re.Match[str], source: str) -> str:
     return f"{prefix}found no matching overload for '{name}' applied to '{signature}'"
 
 
-def _offset(source: str, line: int, column: int) -> int:
+def offset_of(source: str, line: int, column: int) -> int:
     lines = source.split("\n")
     return sum(len(text) + 1 for text in lines[: line - 1]) + column
 
@@ -239,7 +249,7 @@ def _no_overload(match: re.Match[str], overloads: Overloads) -> str | None:
     fn = match["fn"].strip()
     if fn == "size":
         return "no such overload: size"
-    args = _split_types(match["args"])
+    args = split_types(match["args"])
     if fn in _CONVERSIONS and match["recv"] is None and len(args) == 1:  # ConvertToType's
         got = _GO_TYPES.get(args[0], args[0])
         return f"type conversion error from '{got}' to '{_CONVERSIONS[fn]}'"

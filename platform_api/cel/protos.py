@@ -188,6 +188,13 @@ _CEL_EXPR: list[tuple[str, Sequence[FieldSpec]]] = [
         ],
     ),
     (
+        "ParsedExpr",
+        [
+            ("expr", 2, _E, ""),
+            ("source_info", 3, ".cel.expr.SourceInfo", ""),
+        ],
+    ),
+    (
         "CheckedExpr",
         [
             ("reference_map", 2, ".cel.expr.Reference", "map:int64"),
@@ -229,6 +236,7 @@ def _ast_class(name: str) -> Any:
 
 
 CheckedExpr = _ast_class("CheckedExpr")
+ParsedExpr = _ast_class("ParsedExpr")
 Expr = _ast_class("Expr")
 Reference = _ast_class("Reference")
 AstType = _ast_class("Type")
@@ -236,11 +244,19 @@ AstType = _ast_class("Type")
 
 def decode_checked(serialized: bytes) -> Any:
     """Parse the ``Any``-wrapped ``CheckedExpr`` that ``Expression.serialize()`` returns."""
+    return _unwrapped(serialized, CheckedExpr())
+
+
+def decode_parsed(serialized: bytes) -> Any:
+    """Parse the ``Any``-wrapped ``ParsedExpr`` of an expression only parsed."""
+    return _unwrapped(serialized, ParsedExpr())
+
+
+def _unwrapped(serialized: bytes, message: Any) -> Any:
     wrapper = any_pb2.Any()
     wrapper.ParseFromString(serialized)
-    checked = CheckedExpr()
-    checked.ParseFromString(wrapper.value)
-    return checked
+    message.ParseFromString(wrapper.value)
+    return message
 
 
 def encode_checked(checked: Any) -> bytes:
