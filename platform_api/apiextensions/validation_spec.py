@@ -268,7 +268,10 @@ def _group_and_scope(spec: Obj, path: str) -> list[FieldError]:
     if not scope:
         errs.append(field.required(f"{path}.scope"))
     elif scope not in ("Cluster", "Namespaced"):
-        errs.append(field.not_supported(f"{path}.scope", scope, ["Cluster", "Namespaced"]))
+        # validateEnumStrings: a plain string, quoted with %q
+        errs.append(
+            field.not_supported(f"{path}.scope", field.plain(scope), ["Cluster", "Namespaced"])
+        )
     return errs
 
 

@@ -187,7 +187,10 @@ def validate_conversion(
     if not strategy:
         errs.append(field.required(f"{path}.strategy"))
     elif strategy not in ("None", "Webhook"):
-        errs.append(field.not_supported(f"{path}.strategy", strategy, ["None", "Webhook"]))
+        # validateEnumStrings: a plain string, quoted with %q
+        errs.append(
+            field.not_supported(f"{path}.strategy", field.plain(strategy), ["None", "Webhook"])
+        )
     config = conversion.get("webhookClientConfig")
     config_path = f"{path}.webhookClientConfig"
     if strategy != "Webhook":

@@ -57,6 +57,16 @@ CASES = [
         id="unknown scope",
     ),
     pytest.param(
+        # a plain string to validateEnumStrings: %q, where a named type's is JSON (\u003c)
+        crd(scope="a<b", conversion={"strategy": "a>b&"}),
+        [
+            'spec.scope: Unsupported value: "a<b": supported values: "Cluster", "Namespaced"',
+            'spec.conversion.strategy: Unsupported value: "a>b&": supported values: "None", '
+            '"Webhook"',
+        ],
+        id="enum strings quoted as plain strings",
+    ),
+    pytest.param(
         crd(scope=""),
         [
             "spec.scope: Required value",
