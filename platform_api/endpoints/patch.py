@@ -309,7 +309,11 @@ def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj
     try:
         decoded = _decode(scope, config, {}, applied=True)
     except DecodeError as e:
-        raise patchbody.patch_invalid(config, str(e)) from None
+        if rt.custom:
+            raise patchbody.patch_invalid(config, str(e)) from None
+        # what the field manager's converter refuses in the merged object (a quantity
+        # that does not parse, bad base64): its bare 500
+        raise errors.conversion_failed(meta_of(config), *target, e.converter_problem()) from None
     strict_or_warn(scope.ctx, level, decoded.strict_errors())
     return decoded.obj
 

@@ -109,8 +109,13 @@ def _unkeyed(shape: Shape, item: Any, typed: Typed) -> str:
 
 
 def _type_problem(node: Node, value: Any) -> str | None:
-    """SMD's validateScalar, and its list and map readers, for a node with a fixed type."""
+    """SMD's validateScalar, and its list and map readers, for a node with a fixed type;
+    a quantity is an untyped scalar (any scalar), an int-or-string takes anything."""
     if value is None or node.get("x-kubernetes-int-or-string"):
+        return None
+    if "oneOf" in node:
+        if {"type": "number"} in node["oneOf"] and isinstance(value, dict | list):
+            return f"expected any scalar, got &{{{sprint(value)}}}"
         return None
     kind = node.get("type")
     if kind in ("integer", "number"):
@@ -148,6 +153,8 @@ def convert_numbers(typed: Typed, node: Node, value: Any) -> str | None:
     while stack:
         item_node, item = stack.pop()
         shape = typed.shape(item_node, item)
+        if shape.kind == LEAF:  # an atomic struct or list is converted all the same
+            shape = _contents(shape, item)
         if isinstance(item, dict) and shape.kind != LEAF:
             for name, child in item.items():
                 child_node, _ = typed.field(shape, name)

@@ -47,6 +47,8 @@ class DecodeError(ValueError):
             return str(self)
         if source == "int64" and self.kind == "string":
             return f"cannot convert int64 to {self.go_type}"
+        if source == "float64" and self.kind.startswith(("int", "uint")):
+            return f"cannot convert float64 to {self.kind}"  # a fraction: no whole number
         return f"unrecognized type: {self.kind}"
 
 

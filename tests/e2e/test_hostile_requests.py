@@ -336,6 +336,66 @@ def test_apply_type_problems_are_kubes_bare_500s(
             )
 
 
+CONVERTER = (
+    "failed to convert new object (/{name}; /v1, Kind={kind}) to proper version: unable to "
+    "convert unstructured object to /v1, Kind={kind}: {problem}"
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "plural", "fields", "problem"),
+    [
+        # what structured-merge-diff lets through and kube's converter refuses (reference
+        # kube-apiserver v1.36, 2026-12-07): a bare 500, nothing written
+        (
+            "LimitRange",
+            "limitranges",
+            {"spec": {"limits": [{"type": "Container", "max": {"cpu": "10.0.0.1"}}]}},
+            "quantities must match the regular expression "
+            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
+        ("Secret", "secrets", {"data": {"a": "!!!"}}, "error decoding from json: "
+         "illegal base64 data at input byte 0"),
+    ],
+)  # fmt: skip
+def test_apply_converter_refusals_are_kubes_bare_500s(
+    server: Server,
+    admin: requests.Session,
+    ns: str,
+    kind: str,
+    plural: str,
+    fields: dict[str, object],
+    problem: str,
+) -> None:
+    name = f"conv-{plural}"
+    config = {"apiVersion": "v1", "kind": kind, "metadata": {"name": name}, **fields}
+    url = f"{server.url}/api/v1/namespaces/{ns}/{plural}/{name}?fieldManager=m"
+    answer = send(admin, "PATCH", url, json.dumps(config).encode(), APPLY)
+    message = CONVERTER.format(name=name, kind=kind, problem=problem)
+    assert (answer.status_code, answer.json()) == (500, unknown(message))
+    assert admin.get(url.split("?", maxsplit=1)[0], timeout=10).status_code == 404
+
+
+def test_a_quantity_holds_a_scalar_for_structured_merge_diff(
+    server: Server, admin: requests.Session, ns: str
+) -> None:
+    config = {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": "l"},
+        "spec": {"limits": [{"type": "Container", "max": {"cpu": [{"name": "c"}]}}]},
+    }
+    url = f"{server.url}/api/v1/namespaces/{ns}/limitranges/l?fieldManager=m"
+    answer = send(admin, "PATCH", url, json.dumps(config).encode(), APPLY)
+    assert (answer.status_code, answer.json()) == (
+        500,
+        unknown(
+            "failed to create typed patch object (/l; /v1, Kind=LimitRange): "
+            ".spec.limits[0].max.cpu: expected any scalar, got &{[map[name:c]]}"
+        ),
+    )
+
+
 def test_custom_resource_type_meta(server: Server, admin: requests.Session, ns: str) -> None:
     """A custom resource's body is read by kube's unstructured decoder: it needs a kind,
     names its own apiVersion, and a body of another kind is refused by validation."""

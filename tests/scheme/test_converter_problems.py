@@ -23,6 +23,7 @@ SPEC = '"selector":{"matchLabels":{"a":"b"}},"template":{"spec":{"containers":[{
             "unrecognized type: int32",
         ),
         (DEPLOYMENTS, '{"spec":{"paused":"yes"}}', None, "unrecognized type: bool"),
+        (DEPLOYMENTS, '{"spec":{"replicas":1.5}}', None, "cannot convert float64 to int32"),
         (DEPLOYMENTS, '{"spec":"x"}', None, "cannot restore struct from: string"),
         (DEPLOYMENTS, '{"spec":{"selector":[1]}}', None, "cannot restore struct from: slice"),
         (DEPLOYMENTS, '{"metadata":{"labels":"x"}}', None, "cannot restore map from string"),
