@@ -11,6 +11,8 @@ the Protobuf field table, which knows Go's pointers.
 
 from __future__ import annotations
 
+import functools
+
 from platform_api.codec.protobuf_schema import UnknownMessage, fields, message_of_definition
 from platform_api.scheme.schemas import Node, Schemas
 
@@ -70,14 +72,7 @@ class Meta:
         fields Go holds by pointer), else a struct."""
         if self._is_map(field):
             return "map"
-        message = message_of_definition(self.definition) if self.definition else None
-        if message:
-            try:
-                if any(f.json == name and f.pointer for f in fields(message)):
-                    return "ptr"
-            except UnknownMessage:
-                pass
-        return "struct"
+        return "ptr" if self.definition and _is_pointer(self.definition, name) else "struct"
 
     def _is_map(self, node: Node) -> bool:
         target = self._resolve(node)
@@ -106,6 +101,18 @@ class Meta:
         strategy = main_strategy(self._strategies(field))
         element = Meta(self.schemas, items, "map" if self._is_map(items) else "struct")
         return element, strategy, field.get("x-kubernetes-patch-merge-key", "")
+
+
+@functools.cache
+def _is_pointer(definition: str, name: str) -> bool:
+    """Whether Go holds field ``name`` of a built-in definition by pointer."""
+    message = message_of_definition(definition)
+    if message is None:
+        return False
+    try:
+        return any(f.json == name and f.pointer for f in fields(message))
+    except UnknownMessage:
+        return False
 
 
 def main_strategy(strategies: list[str]) -> str:

@@ -232,6 +232,8 @@ def _no_merge_key(item: dict[str, Any], merge_key: str) -> PatchError:
 
 def _go_equal(left: Any, right: Any) -> bool:
     """Go's ``==`` on decoded JSON values: a bool is never a number."""
+    if type(left) is type(right):  # the common case, strings with strings
+        return bool(left == right)
     return _kind(left) is _kind(right) and left == right
 
 
@@ -401,14 +403,10 @@ def _normalize_order(
             if not (is_map and isinstance(i, dict) and i.get(DIRECTIVE) == "delete")
         ]
 
-        def less(left: Any, right: Any) -> bool:
-            # kube's comparison: an item not in the order is "less" either way round
-            at = position(order, left)
-            other = position(order, right) if at >= 0 else -1
-            return at < other if at >= 0 and other >= 0 else True
-
-        slice_stable(rest, less)
-        return rest + deletes
+        # kube's comparison: an item not in the order is "less" either way round
+        placed = [(position(order, item), item) for item in rest]
+        slice_stable(placed, lambda a, b: a[0] < b[0] if a[0] >= 0 and b[0] >= 0 else True)
+        return [item for _, item in placed] + deletes
 
     right = sort(patch_items, patch_order)  # the patch's first, as kube sorts them
     left = sort(server_only, server_order)
