@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
+from twisted.internet.testing import MemoryReactor
 
+from platform_api.admission.webhook.caller import CallError, WebhookCaller
 from platform_api.admission.webhook.credentials import (
     ClientCredentials,
     CredentialResolver,
@@ -82,3 +85,30 @@ def test_refusals(tmp_path: Path) -> None:
         load_admission_config(str(bad))
     with pytest.raises(ConfigError):
         load_admission_config(str(tmp_path / "missing.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("bundle", "problem"),
+    [
+        # as kube-apiserver v1.36 answered a pod create through such a webhook (2026-12-07)
+        (b"a", "unable to parse bytes as PEM block"),
+        (
+            b"-----BEGIN CERTIFICATE-----\nYWJj\n-----END CERTIFICATE-----\n",
+            "failed to parse certificate: x509: malformed certificate",
+        ),
+        (
+            b"-----BEGIN FOO-----\nYWJj\n-----END FOO-----\n",
+            "no valid certificate authority data seen",
+        ),
+    ],
+)
+def test_a_ca_bundle_client_go_cannot_load_is_no_call(bundle: bytes, problem: str) -> None:
+    """client-go fails building the REST client before dialing: the call fails in its
+    words (a Fail policy's 500, an Ignore policy's skip)."""
+    caller = WebhookCaller(MemoryReactor(), None)
+    config = {"url": "https://x.example.com/v", "caBundle": base64.b64encode(bundle).decode()}
+    with pytest.raises(CallError) as caught:
+        caller._connection(config, "ValidatingAdmissionWebhook")
+    assert str(caught.value) == (
+        f"could not get REST client: unable to load root certificates: {problem}"
+    )

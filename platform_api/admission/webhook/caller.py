@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from platform_api.admission.webhook.credentials import CredentialResolver
+from platform_api.apiextensions.validation_webhook import ca_bundle_error
 from platform_api.client.goerrors import go_error, status_text
 from platform_api.client.kubeconfig import Connection
 from platform_api.context import Trace
@@ -59,6 +60,11 @@ class WebhookCaller:
 
     def _connection(self, config: Obj, plugin: str) -> Connection:
         ca = base64.b64decode(config["caBundle"]) if config.get("caBundle") else None
+        problem = ca_bundle_error(ca) if ca else None
+        if problem is not None:  # client-go cannot build the REST client: no call made
+            raise CallError(
+                f"could not get REST client: unable to load root certificates: {problem}"
+            )
         if config.get("url"):
             url = str(config["url"])
             target = url.split("://", 1)[-1].split("/", 1)[0]
