@@ -12,12 +12,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_api.gosort import slice_stable
 from platform_api.gotext import sprint
+from platform_api.patch.elementorder import (
+    DIRECTIVE,
+    bad_arg_type,
+    check_order_list,
+    find,
+    go_kind,
+    no_merge_key,
+    normalize_order,
+    partition,
+)
 from platform_api.patch.patchmeta import Meta, PatchError
 from platform_api.scheme.schemas import Schemas
 
-DIRECTIVE = "$patch"
 RETAIN_KEYS = "$retainKeys"
 SET_ORDER = "$setElementOrder/"
 DELETE_FROM_LIST = "$deleteFromPrimitiveList/"
@@ -85,7 +93,7 @@ def _merge_map(
                 _set_cleaned(original, key, value)
             continue
         current = original[key]
-        if _kind(current) != _kind(value):
+        if go_kind(current) != go_kind(value):
             if not delete_list:
                 _set_cleaned(original, key, value)
             continue
@@ -123,14 +131,6 @@ def _discard_nulls(value: Any) -> None:
             _discard_nulls(item)
 
 
-def _kind(value: Any) -> type:
-    if isinstance(value, bool):
-        return bool
-    if isinstance(value, int | float):
-        return float  # Go decodes every JSON number to float64
-    return type(value)
-
-
 def _retain_keys(original: dict[str, Any], patch: dict[str, Any]) -> None:
     if RETAIN_KEYS not in patch:
         return
@@ -154,16 +154,16 @@ def _set_element_orders(original: dict[str, Any], patch: dict[str, Any], meta: M
     for directive in [k for k in patch if k.startswith(SET_ORDER)]:
         order = patch.pop(directive)
         if not isinstance(order, list):
-            raise _bad_arg_type(order)
+            raise bad_arg_type(order)
         key = directive[len(SET_ORDER) :]
         found_current, found_changes = key in original, key in patch
         for value, found in ((original.get(key), found_current), (patch.get(key), found_changes)):
             if found and not isinstance(value, list):
-                raise _bad_arg_type(value)
+                raise bad_arg_type(value)
         current: list[Any] = original.get(key) or []
         changes: list[Any] = patch.get(key) or []
         sub, strategy, merge_key = meta.for_slice(key)
-        _check_order_list(changes, order, merge_key)
+        check_order_list(changes, order, merge_key)
         if found_current and not found_changes:
             merged = current
         elif found_changes and not found_current:
@@ -176,81 +176,14 @@ def _set_element_orders(original: dict[str, Any], patch: dict[str, Any], meta: M
             )
         else:
             continue
-        in_order, server_only = _partition(merged, order, merge_key)
+        in_order, server_only = partition(merged, order, merge_key)
         kind = _element_kind(current, changes)
         if kind is None:
             raise PatchError("no elements in any of the given slices")
-        original[key] = _normalize_order(
+        original[key] = normalize_order(
             in_order, server_only, order, current, merge_key, kind is dict
         )
         patch.pop(key, None)
-
-
-def _check_order_list(changes: list[Any], order: list[Any], merge_key: str) -> None:
-    """validatePatchWithSetOrderList: the patch's items (deletions aside) must appear in
-    the order list, in its order; items that are directives are passed over."""
-    if not order or not changes:
-        return
-    if merge_key:
-        for item in changes:
-            if not isinstance(item, dict):
-                raise _bad_arg_type(item, dict)
-        changes_kept = [c for c in changes if c.get(DIRECTIVE) != "delete"]
-    else:
-        changes_kept = changes
-    at = seen = 0
-    while at < len(changes_kept) and seen < len(order):
-        item = changes_kept[at]
-        if isinstance(item, dict) and DIRECTIVE in item:
-            at += 1  # passed over without moving along the order list
-            continue
-        if _merge_key_equal(item, order[seen], merge_key):
-            at += 1
-        seen += 1
-    if at < len(changes_kept) and seen >= len(order):
-        raise PatchError(
-            f"The order in patch list:\n{sprint(changes)}\n doesn't match "
-            f"$setElementOrder list:\n{sprint(order)}\n"
-        )
-
-
-def _merge_key_equal(left: Any, right: Any, merge_key: str) -> bool:
-    if not merge_key:
-        return _go_equal(left, right)
-    for side in (left, right):
-        if not isinstance(side, dict):
-            raise _bad_arg_type(side, dict)
-    for side in (left, right):
-        if merge_key not in side:
-            raise _no_merge_key(side, merge_key)
-    return _go_equal(left[merge_key], right[merge_key])
-
-
-def _no_merge_key(item: dict[str, Any], merge_key: str) -> PatchError:
-    return PatchError(f"map: {sprint(item)} does not contain declared merge key: {merge_key}")
-
-
-def _go_equal(left: Any, right: Any) -> bool:
-    """Go's ``==`` on decoded JSON values: a bool is never a number."""
-    if type(left) is type(right):  # the common case, strings with strings
-        return bool(left == right)
-    return _kind(left) is _kind(right) and left == right
-
-
-def _bad_arg_type(value: Any, expected: type = list) -> PatchError:
-    """mergepatch's ErrBadArgType for a value of the wrong type (a plain 500)."""
-    received = _GO_TYPES.get(type(value), "float64")
-    return PatchError(f"expected a {_GO_TYPES[expected]}, but received a {received}")
-
-
-_GO_TYPES = {
-    dict: "map[string]interface {}",
-    list: "[]interface {}",
-    str: "string",
-    bool: "bool",
-    int: "int64",
-    type(None): "%!s(<nil>)",
-}
 
 
 def _element_kind(original: list[Any], patch: list[Any]) -> type | None:
@@ -258,7 +191,7 @@ def _element_kind(original: list[Any], patch: list[Any]) -> type | None:
     other element's checked against it in order (the error prints both lists)."""
     first: type | None = None
     for value in [*original, *patch]:
-        kind = _kind(value)
+        kind = go_kind(value)
         if first is None:
             first = kind
             if kind is list:
@@ -284,8 +217,8 @@ def _merge_slice(
             raise PatchError(f"cannot merge lists without merge key for {meta.go_kind}")
         original, patch = _special_elements(original, patch, merge_key)
         merged = _merge_by_key(original, patch, merge_key, meta)
-    in_patch, server_only = _partition(merged, patch, merge_key if is_map else "")
-    return _normalize_order(
+    in_patch, server_only = partition(merged, patch, merge_key if is_map else "")
+    return normalize_order(
         in_patch, server_only, patch, original, merge_key if is_map else "", is_map
     )
 
@@ -296,15 +229,6 @@ def _dedupe(values: list[Any]) -> list[Any]:
         if value not in out:
             out.append(value)
     return out
-
-
-def _find(items: list[Any], merge_key: str, value: Any) -> int:
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise PatchError(f"value for key {i} is not a map")
-        if merge_key in item and _go_equal(item[merge_key], value):
-            return i
-    return -1
 
 
 def _special_elements(
@@ -318,7 +242,7 @@ def _special_elements(
         directive = item[DIRECTIVE]
         if directive == "delete":
             if merge_key not in item:
-                raise _no_merge_key(item, merge_key)
+                raise no_merge_key(item, merge_key)
             original = [
                 o
                 for o in original
@@ -339,92 +263,10 @@ def _merge_by_key(original: list[Any], patch: list[Any], merge_key: str, meta: M
     original = list(original)
     for item in patch:
         if merge_key not in item:
-            raise _no_merge_key(item, merge_key)
-        at = _find(original, merge_key, item[merge_key])
+            raise no_merge_key(item, merge_key)
+        at = find(original, merge_key, item[merge_key])
         if at >= 0:
             original[at] = _merge_map(original[at], item, meta)
         else:
             original.append(item)
     return original
-
-
-def _identity(item: Any, merge_key: str) -> Any:
-    return item.get(merge_key) if merge_key and isinstance(item, dict) else item
-
-
-def _partition(merged: list[Any], by: list[Any], merge_key: str) -> tuple[list[Any], list[Any]]:
-    """The merged items the list ``by`` names, and the others (kube's partition*)."""
-    in_by: list[Any] = []
-    others: list[Any] = []
-    for item in merged:
-        if merge_key:
-            if not isinstance(item, dict):
-                raise _bad_arg_type(item, dict)
-            if merge_key not in item:
-                raise _no_merge_key(item, merge_key)
-            named = _find(by, merge_key, item[merge_key]) >= 0
-        else:
-            named = any(_go_equal(item, wanted) for wanted in by)
-        (in_by if named else others).append(item)
-    return in_by, others
-
-
-def _normalize_order(
-    patch_items: list[Any],
-    server_only: list[Any],
-    patch_order: list[Any],
-    server_order: list[Any],
-    merge_key: str,
-    is_map: bool,
-) -> list[Any]:
-    """normalizeElementOrder: each part sorted by its order list, then merged by the server's."""
-    key = merge_key if is_map else ""
-
-    def position(order: list[Any], item: Any) -> int:
-        ident = _identity(item, key)
-        for i, candidate in enumerate(order):
-            if _go_equal(_identity(candidate, key), ident):
-                return i
-        return -1
-
-    def sort(items: list[Any], order: list[Any]) -> list[Any]:
-        if is_map:  # validateMergeKeyInLists: every item of both lists a map with the key
-            for item in [*items, *order]:
-                if not isinstance(item, dict):
-                    raise _bad_arg_type(item, dict)
-                if merge_key not in item:
-                    raise _no_merge_key(item, merge_key)
-        deletes = [
-            i for i in items if is_map and isinstance(i, dict) and i.get(DIRECTIVE) == "delete"
-        ]
-        rest = [
-            i
-            for i in items
-            if not (is_map and isinstance(i, dict) and i.get(DIRECTIVE) == "delete")
-        ]
-
-        # kube's comparison: an item not in the order is "less" either way round
-        placed = [(position(order, item), item) for item in rest]
-        slice_stable(placed, lambda a, b: a[0] < b[0] if a[0] >= 0 and b[0] >= 0 else True)
-        return [item for _, item in placed] + deletes
-
-    right = sort(patch_items, patch_order)  # the patch's first, as kube sorts them
-    left = sort(server_only, server_order)
-    out: list[Any] = []
-    i = j = 0
-    while i < len(left) or j < len(right):
-        if j >= len(right):
-            out.append(left[i])
-            i += 1
-        elif i >= len(left):
-            out.append(right[j])
-            j += 1
-        else:
-            li, ri = position(server_order, left[i]), position(server_order, right[j])
-            if li >= 0 and ri >= 0 and li < ri:
-                out.append(left[i])
-                i += 1
-            else:
-                out.append(right[j])
-                j += 1
-    return out
