@@ -66,10 +66,10 @@ def storage_version_hash(group: str, version: str, kind: str) -> str:
     return base64.b64encode(digest[:8]).decode()
 
 
-def _resource_entries(rt: ResourceType, alias: bool = False) -> list[dict[str, Any]]:
-    """A resource's discovery entries.  Under an upstream alias (``alias``) without short
-    names and categories: kubectl would otherwise warn that every short name matches two
-    resources, and list each object of a category twice."""
+def _resource_entries(rt: ResourceType, shortcuts: bool = True) -> list[dict[str, Any]]:
+    """A resource's discovery entries; short names and categories only with ``shortcuts``
+    (one of a group's two names: kubectl would otherwise warn that every short name
+    matches two resources, and list each object of a category twice)."""
     main: dict[str, Any] = {
         "name": rt.plural,
         "singularName": rt.singular,
@@ -77,9 +77,9 @@ def _resource_entries(rt: ResourceType, alias: bool = False) -> list[dict[str, A
         "kind": rt.kind,
         "verbs": rt.listed_verbs(),
     }
-    if rt.short_names and not alias:
+    if rt.short_names and shortcuts:
         main["shortNames"] = list(rt.short_names)
-    if rt.categories and not alias:
+    if rt.categories and shortcuts:
         main["categories"] = list(rt.categories)
     if rt.stored:
         main["storageVersionHash"] = storage_version_hash(
@@ -101,10 +101,9 @@ def _resource_entries(rt: ResourceType, alias: bool = False) -> list[dict[str, A
     return entries
 
 
-def _aggregated_resource(rt: ResourceType, group: str) -> dict[str, Any]:
+def _aggregated_resource(rt: ResourceType, group: str, shortcuts: bool) -> dict[str, Any]:
     """One resource of aggregated discovery, in ``group`` (the name clients asked for;
-    an upstream alias lists no short names or categories, as in ``_resource_entries``)."""
-    alias = group != rt.group
+    short names and categories only with ``shortcuts``, as in ``_resource_entries``)."""
     # kube's installer copies the APIResource's group and version, empty for a built-in
     # kind of the group's own; apiextensions names a custom resource's.
     kind_group, kind_version = (group, rt.version) if rt.custom else ("", "")
@@ -115,9 +114,9 @@ def _aggregated_resource(rt: ResourceType, group: str) -> dict[str, Any]:
         "singularResource": rt.singular,
         "verbs": rt.listed_verbs(),
     }
-    if rt.short_names and not alias:
+    if rt.short_names and shortcuts:
         out["shortNames"] = list(rt.short_names)
-    if rt.categories and not alias:
+    if rt.categories and shortcuts:
         out["categories"] = list(rt.categories)
     if rt.subresources:
         out["subresources"] = [_aggregated_subresource(rt, sub, group) for sub in rt.subresources]
@@ -176,14 +175,24 @@ class Discovery:
             self._build(self._scheme, address)
 
     def _listed(self) -> list[tuple[str, str]]:
-        """(name clients see, group serving it): each group, then its upstream name."""
+        """(name clients see, group serving it): each group, after its upstream name.
+
+        A client resolving a bare resource name (``kubectl get roles``, ``describe
+        ingress``) takes the first group listing it, and a short name from the one entry
+        listing it: kube's name, as on kube, so stock kubectl picks its typed describers
+        and prints ``role.rbac.authorization.k8s.io/r``."""
         out = []
         for group in self._scheme.groups():
-            out.append((group, group))
             alias = self._aliases.upstream(group) if self._aliases is not None else ""
             if alias:
                 out.append((alias, group))
+            out.append((group, group))
         return out
+
+    def _shortcuts(self, name: str, source: str) -> bool:
+        """Whether ``name``'s resources list short names and categories: under the first
+        of a group's two names only."""
+        return name != source or self._aliases is None or not self._aliases.upstream(source)
 
     def _group_doc(self, name: str, source: str) -> dict[str, Any]:
         versions = [
@@ -214,7 +223,7 @@ class Discovery:
                 # together in kube's order (the resource, its status, its scale).
                 keyed: list[tuple[tuple[str, int], dict[str, Any]]] = []
                 for rt in scheme.resources(source, version):
-                    entries = _resource_entries(rt, alias=name != source)
+                    entries = _resource_entries(rt, self._shortcuts(name, source))
                     keyed += [
                         ((rt.plural, i) if rt.custom else (entry["name"], 0), entry)
                         for i, entry in enumerate(entries)
@@ -268,7 +277,7 @@ class Discovery:
                     {
                         "version": version,
                         "resources": [
-                            _aggregated_resource(rt, name)
+                            _aggregated_resource(rt, name, self._shortcuts(name, sources[name]))
                             for rt in scheme.resources(sources[name], version)
                         ],
                         "freshness": "Current",

@@ -78,6 +78,32 @@ def test_kubectl_run_expose_set_image_and_rollout(stock: Server) -> None:
     assert history.startswith("deployment.apps/app")
 
 
+def test_kubectl_resolves_bare_names_to_kubes_groups(stock: Server) -> None:
+    """kubectl takes the first group discovery lists for a bare resource name or short name:
+    kube's, so it prints kube's names and describes with its typed describers (a branded
+    group's kinds would get the generic one: ``API Version:``, ``Metadata:``)."""
+    stock.kubectl("-n", "default", "create", "role", "viewer", "--verb=get", "--resource=pods")
+    named = stock.kubectl("-n", "default", "get", "role", "viewer", "-o", "name")
+    assert named.stdout == "role.rbac.authorization.k8s.io/viewer\n"
+    described = stock.kubectl("-n", "default", "describe", "role", "viewer").stdout
+    assert described.splitlines()[3:7] == [
+        "PolicyRule:",
+        "  Resources  Non-Resource URLs  Resource Names  Verbs",
+        "  ---------  -----------------  --------------  -----",
+        "  pods       []                 []              [get]",
+    ]
+    stock.kubectl("create", "priorityclass", "later", "--value=10", "--description=batch")
+    described = stock.kubectl("describe", "pc", "later")  # a short name: kube's group too
+    assert described.stdout.splitlines()[:5] == [
+        "Name:              later",
+        "Value:             10",
+        "GlobalDefault:     false",
+        "PreemptionPolicy:  PreemptLowerPriority",
+        "Description:       batch",
+    ]
+    assert described.stderr == ""  # no short name matching two groups
+
+
 def test_kubectl_auth_and_tokens(stock: Server) -> None:
     assert stock.kubectl("auth", "can-i", "create", "pods").stdout.strip() == "yes"
     whoami = stock.kubectl("auth", "whoami", "-o", "json").stdout

@@ -60,7 +60,7 @@ def test_discovery_lists_both_names(upstream: Server, root_session: requests.Ses
     groups = [g["name"] for g in root_session.get(upstream.url + "/apis").json()["groups"]]
     for branded in ("rbac.authorization.platform.io", "coordination.platform.io"):
         alias = branded.replace(".platform.io", ".k8s.io")
-        assert groups.index(alias) == groups.index(branded) + 1
+        assert groups.index(branded) == groups.index(alias) + 1  # kube's name first
     doc = root_session.get(upstream.url + "/apis/rbac.authorization.k8s.io/v1").json()
     assert doc["groupVersion"] == "rbac.authorization.k8s.io/v1"
     assert "roles" in {r["name"] for r in doc["resources"]}
@@ -70,16 +70,21 @@ def test_discovery_lists_both_names(upstream: Server, root_session: requests.Ses
     assert body["apiVersion"] == "apidiscovery.k8s.io/v2"
     names = {item["metadata"]["name"] for item in body["items"]}
     assert {"authorization.k8s.io", "authorization.platform.io"} <= names
-    # Short names stay with the branded group: kubectl would warn that each matches two.
+    # Short names and categories go with kube's name, which kubectl resolves first; not
+    # with both: kubectl would warn that each short name matches two resources.
     crds = {
         item["metadata"]["name"]: item["versions"][0]["resources"][0]
         for item in body["items"]
         if item["metadata"]["name"].startswith("apiextensions.")
     }
-    assert crds["apiextensions.platform.io"]["shortNames"] == ["crd", "crds"]
-    assert "shortNames" not in crds["apiextensions.k8s.io"]
-    doc = root_session.get(upstream.url + "/apis/apiextensions.k8s.io/v1").json()
+    assert crds["apiextensions.k8s.io"]["shortNames"] == ["crd", "crds"]
+    assert crds["apiextensions.k8s.io"]["categories"] == ["api-extensions"]
+    assert "shortNames" not in crds["apiextensions.platform.io"]
+    assert "categories" not in crds["apiextensions.platform.io"]
+    doc = root_session.get(upstream.url + "/apis/apiextensions.platform.io/v1").json()
     assert "shortNames" not in doc["resources"][0]
+    doc = root_session.get(upstream.url + "/apis/apiextensions.k8s.io/v1").json()
+    assert doc["resources"][0]["shortNames"] == ["crd", "crds"]
     index = root_session.get(upstream.url + "/openapi/v3").json()["paths"]
     doc = root_session.get(
         upstream.url + index["apis/rbac.authorization.k8s.io/v1"]["serverRelativeURL"]
