@@ -382,7 +382,7 @@ def _merging(scope: Scope) -> tuple[Merge, Atomics]:
 
     def merge(live: Obj, config: Obj) -> Obj:
         merged: Obj = walk.merge(typed, node, live, config)
-        return merged
+        return merged if typed.unstructured else walk.without_nulls(merged)
 
     def atomics(config: Obj) -> list[str]:
         return walk.atomic_paths(typed, node, config)

@@ -131,7 +131,7 @@ def decode_against(
         if from_cbor:
             decoded.unknown, decoded.duplicates = [], []
         return decoded
-    return Decoder(schemas, duplicates, cbor=from_cbor).decode(raw, definition)
+    return Decoder(schemas, duplicates, cbor=from_cbor, keep_nulls=applied).decode(raw, definition)
 
 
 def custom_strategy(rt: ResourceType, strategy: object) -> CustomResourceStrategy | None:

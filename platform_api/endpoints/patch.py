@@ -116,7 +116,7 @@ async def handle(scope: Scope) -> bytes:
                 patched = _strategic(existing, fresh, schemas, rt.definition)
                 # a copy: a replaced map is the result itself, which is typed next
                 shown = orjson.loads(orjson.dumps(fresh))
-                _convert_numbers(scope, patched, shown)
+                convert_numbers(scope.handlers.field_manager(rt), patched, shown)
             else:
                 patched = merge_patch(existing, fresh)
         if isinstance(patched, dict):
@@ -140,12 +140,12 @@ async def handle(scope: Scope) -> bytes:
     return await scope.respond_object(stored, 200, out)
 
 
-def _convert_numbers(scope: Scope, patched: Obj, shown: Any) -> None:
+def convert_numbers(manager: FieldManager, patched: Obj, shown: Any) -> None:
     """Integer fields as kube's unstructured converter fills them from the strategic merge
-    patch's result (``2.0`` is 2; a fraction is refused in its words)."""
+    patch's result (``2.0`` is 2, ``2147483648`` an int32's -2147483648; a fraction is
+    refused in its words); ``manager`` knows the patched kind's types."""
     if not fit.has_conversions(shown):  # only the patch brings numbers to convert
         return
-    manager = scope.handlers.field_manager(scope.resource)
     problem = fit.convert_numbers(manager.typed, manager.node, patched)
     if problem is not None:
         raise patchbody.patch_invalid(patched, problem, shown)
@@ -373,11 +373,21 @@ async def _apply(
     scope: Scope, opts: WriteOptions, out: Output, data: bytes, from_cbor: bool
 ) -> bytes:
     """Server-side apply: merge the configuration, track ownership, create if absent."""
-    config = await heavy.run(_apply_config, scope, data, opts.field_validation, from_cbor)
+    failure: errors.StatusError | None = None
+    try:
+        config = await heavy.run(_apply_config, scope, data, opts.field_validation, from_cbor)
+    except errors.StatusError as e:
+        if not scope.info.subresource:
+            raise
+        # a sub-resource is never created: kube reads its object before the configuration,
+        # so a missing one is a 404 whatever the body
+        config, failure = {}, e
     manager = scope.handlers.field_manager(scope.resource)
     who = scope.who()
 
     def updated(existing: Obj | None) -> Obj:
+        if failure is not None:
+            raise failure
         if existing is None and not meta_of(config)[1]:  # kube's checkName of the result
             raise undeterminable(scope.name)
         fresh = orjson.loads(orjson.dumps(config))

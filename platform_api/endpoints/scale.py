@@ -7,6 +7,8 @@ scale`` and autoscalers never race other writers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import orjson
@@ -27,18 +29,20 @@ from platform_api.endpoints.negotiation import (
     accepted_patch_type,
 )
 from platform_api.endpoints.options import refuse_export, write_options
-from platform_api.endpoints.patch import checked_apply_config, meta_of
+from platform_api.endpoints.patch import checked_apply_config, convert_numbers, meta_of
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.typemeta import typemeta_problem
 from platform_api.endpoints.update import check_update_preconditions
-from platform_api.fieldmanager.manager import Who, decode, encode
+from platform_api.fieldmanager.fieldpath import Path
+from platform_api.fieldmanager.manager import Managers, Who, decode, encode
 from platform_api.fieldmanager.scaleowners import (
     SCALE_VERSION,
+    Origins,
     parent_owners,
     replicas_path,
     scale_owners,
 )
-from platform_api.patch import json_patch, strategic
+from platform_api.patch import json_patch, merge, strategic
 from platform_api.patch.merge import merge_patch
 from platform_api.registry.prepare import check_put_target
 from platform_api.scheme.gonames import DecodeError
@@ -94,6 +98,22 @@ def to_scale(obj: Obj) -> Obj:
     }
 
 
+def _replicas_at(paths: Obj | None) -> Path:
+    """Where the object keeps its replicas: a custom resource's ``specReplicasPath``."""
+    return replicas_path(paths["specReplicasPath"] if paths is not None else ".spec.replicas")
+
+
+def _owners(existing: Obj, at: Path) -> tuple[Managers, Managers, Origins]:
+    """The object's field owners, the Scale's (its owners of the replicas, in the
+    Scale's version), and which of the object's entries each of those came from."""
+    try:
+        parent = decode(existing["metadata"].get("managedFields") or [])
+    except ValueError:
+        parent = {}
+    owners, origins = scale_owners(parent, at)
+    return parent, owners, origins
+
+
 def _custom_paths(scope: Scope) -> Obj | None:
     """A custom resource's scale paths (its CRD's ``subresources.scale``), else None."""
     strategy = scope.store.strategy
@@ -141,6 +161,9 @@ async def _write(scope: Scope, change: Any, put: Obj | None = None) -> bytes:
         if uid:
             check_update_preconditions(scope, Preconditions(uid=uid), existing)
         before = _view(scope, existing)
+        owners = _owners(existing, _replicas_at(paths))[1]
+        if owners:  # kube's ScaleHandler.ToSubresource: what a patch sees, and quotes
+            before["metadata"]["managedFields"] = encode(owners)
         if (
             paths is not None
             and crscale.nested(existing, paths["specReplicasPath"], int, "")[0] is None
@@ -202,27 +225,42 @@ async def patch(scope: Scope) -> bytes:
         return await _apply(scope, patch_type)
     data = scope.body()  # kube reads the body before the options
     opts = write_options(scope.request, "PatchOptions", patch_type)
-    document = patchbody.parse(data, patch_type, opts.field_validation).document
+    failure: errors.StatusError | None = None
+    try:
+        document = patchbody.parse(data, patch_type, opts.field_validation).document
+    except errors.StatusError as e:  # kube decodes the patch only once the object is read
+        document, failure = None, e
 
     schemas = scope.handlers.scheme.schemas
     shown = document if patch_type == STRATEGIC_MERGE_PATCH else None
 
     def change(scale: Obj) -> Obj:
+        if failure is not None:
+            raise failure
+        written: Callable[[Any], Any] | None = None
         if patch_type == JSON_PATCH:
+            decoded: dict[int, Any] = {}
             try:
-                result: Any = json_patch.apply(scale, document)
+                result: Any = json_patch.apply(scale, document, decoded)
             except json_patch.JSONPatchError:
                 raise errors.unprocessable() from None
+            written = partial(json_patch.as_written, decoded=decoded)
         else:
             fresh = orjson.loads(orjson.dumps(document))
             if patch_type == STRATEGIC_MERGE_PATCH:
                 result = strategic.apply(scale, fresh, schemas, SCALE)
+                if isinstance(result, dict):
+                    convert_numbers(scope.handlers.kind_field_manager(SCALE), result, shown)
             else:
                 result = merge_patch(scale, fresh)
+                written = partial(merge.as_written, patch=document)
         if isinstance(result, dict):
             strategic_patch = patch_type == STRATEGIC_MERGE_PATCH
-            patchbody.check_patched_type(result, target, schemas, scope.name, strategic_patch)
-        return _decoded(result, schemas, shown)
+            quoted = (lambda: written(result)) if written is not None else None
+            patchbody.check_patched_type(
+                result, target, schemas, scope.name, strategic_patch, shown=quoted
+            )
+        return _decoded(result, schemas, shown, written)
 
     return await _write(scope, change)
 
@@ -237,26 +275,23 @@ async def _apply(scope: Scope, patch_type: str) -> bytes:
     scope.ctx.dry_run = opts.dry_run
     scope.ctx.field_manager = opts.field_manager
     manager = scope.handlers.kind_field_manager(SCALE)
-    config = checked_apply_config(
-        scope,
-        data,
-        opts.field_validation,
-        patch_type == APPLY_PATCH_CBOR,
-        (SCALE_VERSION, "Scale"),
-        manager,
-        False,
-    )
     who = Who(opts.field_manager, SCALE_VERSION, "scale")
     paths = _custom_paths(scope)
-    at = replicas_path(paths["specReplicasPath"] if paths is not None else ".spec.replicas")
+    at = _replicas_at(paths)
 
     def updated(existing: Obj | None) -> Obj:
         assert existing is not None
-        try:
-            parent = decode(existing["metadata"].get("managedFields") or [])
-        except ValueError:
-            parent = {}
-        owners, origins = scale_owners(parent, at)
+        # kube reads the object before the configuration: a missing one is a 404 first
+        config = checked_apply_config(
+            scope,
+            data,
+            opts.field_validation,
+            patch_type == APPLY_PATCH_CBOR,
+            (SCALE_VERSION, "Scale"),
+            manager,
+            False,
+        )
+        parent, owners, origins = _owners(existing, at)
         live = _view(scope, existing)
         live["metadata"]["managedFields"] = encode(owners)
         fresh = orjson.loads(orjson.dumps(config))
@@ -281,14 +316,19 @@ async def _apply(scope: Scope, patch_type: str) -> bytes:
     return await scope.respond_object(_view(scope, stored.object), 200, out)
 
 
-def _decoded(patched: Any, schemas: Schemas, shown: Any) -> Obj:
-    """The patched Scale, decoded as kube decodes it (a strategic patch's result through
-    its unstructured converter, whose words ``shown`` selects)."""
+def _decoded(
+    patched: Any, schemas: Schemas, shown: Any, written: Callable[[Any], Any] | None
+) -> Obj:
+    """The patched Scale, decoded as kube decodes it: a strategic patch's result through
+    its unstructured converter, whose words ``shown`` selects; a JSON or merge patch's
+    as its library writes it (``written``: the key order a refusal quotes, and the
+    order kube meets the problems in)."""
     if not isinstance(patched, dict):
         raise patchbody.patch_invalid(patched, typemeta_problem(JSON, patched))
+    doc = written(patched) if written is not None else patched
     try:
-        decode_against(patched, {}, schemas, SCALE, None)
+        decode_against(doc, {}, schemas, SCALE, None)
     except DecodeError as e:
         problem = e.converter_problem() if shown is not None else str(e)
-        raise patchbody.patch_invalid(patched, problem, shown) from None
+        raise patchbody.patch_invalid(doc, problem, shown) from None
     return patched

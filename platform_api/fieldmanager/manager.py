@@ -265,6 +265,8 @@ class FieldManager:
             raise conflict_error(conflicts)
         for entry in others:
             entry.fields -= changed | self._changeable(diff.removed, who)
+        if not self.typed.unstructured:
+            merged = walk.without_nulls(merged)
         if merged != before:  # kube's no-op apply stamps no time, even on a new entry
             mine.time = now
         _store(merged.setdefault("metadata", {}), managers)

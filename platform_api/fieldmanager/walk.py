@@ -115,21 +115,34 @@ def _go_zero(shape: Shape, value: Any) -> bool:
 
 
 def merge(typed: Typed, node: Node, lhs: Any, rhs: Any) -> Any:
-    """``lhs`` with ``rhs`` merged in (``live.Merge(config)``); null removes a field of
-    a built-in kind (its Go value has none), and is set in a custom resource."""
+    """``lhs`` with ``rhs`` merged in (``live.Merge(config)``).  A null is set, as
+    structured-merge-diff sets it (it changes the field, for conflicts; a built-in
+    kind's caller then drops it with ``without_nulls``: its Go value has none), but a
+    null struct, map or list merges into a non-empty one as an empty one would."""
+    if rhs is None:
+        if lhs is not _MISSING and lhs and typed.shape(node, lhs).kind != LEAF:
+            return lhs
+        return None
     shape = typed.shape(node, rhs)
     if lhs is _MISSING or shape.kind == LEAF or typed.shape(node, lhs).kind != shape.kind:
         return rhs  # the configuration is the caller's own copy: no need to copy again
     if isinstance(rhs, dict):
         out = dict(lhs)
         for name, value in rhs.items():
-            if value is None and not typed.unstructured:
-                out.pop(name, None)
-                continue
             child_node, _ = typed.field(shape, name)
             out[name] = merge(typed, child_node, lhs.get(name, _MISSING), value)
         return out
     return _merge_list(typed, shape, lhs, rhs)
+
+
+def without_nulls(value: Any) -> Any:
+    """``value`` without its null fields, at every level: a merged built-in object as
+    its Go type holds it (a null pointer, map or list field is no field)."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value
 
 
 def _merge_list(typed: Typed, shape: Shape, lhs: list[Any], rhs: list[Any]) -> list[Any]:

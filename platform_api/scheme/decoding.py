@@ -75,14 +75,22 @@ def parse_time(text: str, micro: bool = False) -> datetime:
 
 class Decoder:
     """Walks one object against one schema; create one per body.  ``cbor``: the body
-    came as CBOR, whose errors kube words differently."""
+    came as CBOR, whose errors kube words differently.  ``keep_nulls``: a struct field
+    given null keeps its null (an applied configuration, which kube hands the field
+    manager as JSON: a null there claims the field and clears it), where Go's decoder
+    leaves the field zero."""
 
     def __init__(
-        self, schemas: Schemas, duplicates: Duplicates | None = None, cbor: bool = False
+        self,
+        schemas: Schemas,
+        duplicates: Duplicates | None = None,
+        cbor: bool = False,
+        keep_nulls: bool = False,
     ) -> None:
         self.schemas = schemas
         self.dups = duplicates or {}
         self.cbor = cbor
+        self.keep_nulls = keep_nulls
         self.unknown: list[str] = []
         self.duplicates: list[str] = []
         self.in_order: list[str] = []
@@ -294,6 +302,8 @@ class Decoder:
                     decoded = self._value(item, props[key], child, struct)
                     if decoded is not None:  # None: no value (Go leaves the field zero)
                         out[key] = decoded
+                elif self.keep_nulls:
+                    out[key] = None
             elif isinstance(extra, dict):
                 entry = f"{path}[{key}]"
                 out[key] = self._item(item, extra, entry, struct)

@@ -87,3 +87,62 @@ def test_scale_subresource_and_kubectl_scale(server: Server, admin: requests.Ses
             "subresource": "scale",
         }
     ]
+
+
+def test_scale_patches_as_kube_reads_them(server: Server, admin: requests.Session) -> None:
+    """A patch of a Scale sees the object's owners of its replicas (kube's ScaleHandler),
+    which its refusals quote; a strategic patch's number fills the int32 as kube's
+    converter does; a missing object is a 404 whatever the patch; and an applied null
+    claims and clears a field (the reference's answers, each)."""
+    base = server.url + "/apis/apps/v1/namespaces/default/deployments"
+    body = deployment("owned")
+    body["spec"]["replicas"] = 2
+    assert admin.post(base + "?fieldManager=maker", json=body).status_code == 201
+    merge = {"Content-Type": "application/merge-patch+json"}
+    smp = {"Content-Type": "application/strategic-merge-patch+json"}
+    apply = {"Content-Type": "application/apply-patch+yaml"}
+    r = admin.patch(base + "/owned/scale?dryRun=All", data=b'{"spec":3}', headers=merge)
+    assert (r.status_code, r.json()["reason"]) == (422, "Invalid")
+    message = r.json()["message"]
+    assert (
+        '\\"creationTimestamp\\":\\"'
+        in message.split('\\"managedFields\\":[{\\"manager\\":\\"maker\\",')[0]
+    )
+    assert (
+        '\\"operation\\":\\"Update\\",\\"apiVersion\\":\\"autoscaling/v1\\",\\"time\\":' in message
+    )
+    assert message.endswith(
+        '": json: cannot unmarshal number into Go struct field Scale.spec of type v1.ScaleSpec'
+    )
+    r = admin.patch(base + "/owned/scale", data=b'{"spec":{"replicas":2147483648}}', headers=smp)
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        'Scale.autoscaling "owned" is invalid: spec.replicas: Invalid value: -2147483648: '
+        "must be greater than or equal to 0",
+    )
+    r = admin.patch(base + "/owned/scale", data=b'{"spec":{"replicas":3e0}}', headers=smp)
+    assert (r.status_code, r.json()["spec"]) == (200, {"replicas": 3})
+    for data, headers in ((b"{bad", merge), (b"{bad", smp), (b"a: [", apply)):
+        for sub in ("scale", "status"):
+            r = admin.patch(f"{base}/missing/{sub}?fieldManager=m", data=data, headers=headers)
+            assert (r.status_code, r.json()["reason"], r.json()["message"]) == (
+                404,
+                "NotFound",
+                'deployments.apps "missing" not found',
+            )
+    scale = b'{"apiVersion":"autoscaling/v1","kind":"Scale","spec":%s}'
+    r = admin.patch(base + "/owned/scale?fieldManager=m", data=scale % b"null", headers=apply)
+    assert (r.status_code, r.json()["spec"]) == (200, {"replicas": 3})  # null: no opinion
+    r = admin.patch(
+        base + "/owned/scale?fieldManager=m", data=scale % b'{"replicas":null}', headers=apply
+    )
+    assert (r.status_code, r.json()["message"]) == (
+        409,
+        'Apply failed with 1 conflict: conflict with "python-requests" with subresource '
+        '"scale" using autoscaling/v1: .spec.replicas',
+    )
+    config = b'{"apiVersion":"apps/v1","kind":"Deployment","spec":{"replicas":null}}'
+    r = admin.patch(base + "/owned?fieldManager=m&force=true", data=config, headers=apply)
+    assert (r.status_code, r.json()["spec"]["replicas"]) == (200, 1)  # cleared, defaulted
+    owned = [e["fieldsV1"] for e in r.json()["metadata"]["managedFields"] if e["manager"] == "m"]
+    assert owned == [{"f:spec": {"f:replicas": {}}}]

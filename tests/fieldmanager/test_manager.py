@@ -128,6 +128,33 @@ def test_several_conflicts_are_listed_by_manager() -> None:
     )
 
 
+def deployment(spec: Obj) -> Obj:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": spec}
+
+
+def test_a_null_claims_and_clears_a_field_as_structured_merge_diff_does() -> None:
+    """A null in an applied configuration (kube hands the field manager the JSON) is a
+    value: it conflicts with the field's owner and, forced, clears the field; a null
+    struct merges as an empty one (the configuration's own, not the live fields)."""
+    fm = manager_for("apps", "Deployment", has_status=True)
+    live = apply(fm, None, deployment({"replicas": 2, "paused": True}), "one")
+    with pytest.raises(StatusError) as caught:
+        apply(fm, live, deployment({"replicas": None}), "two")
+    assert caught.value.status()["message"] == (
+        'Apply failed with 1 conflict: conflict with "one": .spec.replicas'
+    )
+    forced = apply(fm, live, deployment({"replicas": None}), "two", force=True)
+    assert forced["spec"] == {"paused": True}  # no null left: Go's value has none
+    assert fields(forced, "two") == {"f:spec": {"f:replicas": {}}}
+    assert fields(forced, "one") == {"f:spec": {"f:paused": {}}}
+    kept = apply(fm, live, deployment({"strategy": None}), "two")
+    assert kept["spec"] == {"replicas": 2, "paused": True}
+    assert fields(kept, "two") == {"f:spec": {"f:strategy": {}}}
+    whole = apply(fm, live, {**deployment({}), "spec": None}, "two")
+    assert whole["spec"] == {"replicas": 2, "paused": True}
+    assert fields(whole, "two") == {"f:spec": {}}
+
+
 def test_released_fields_are_removed_unless_someone_owns_them() -> None:
     fm = manager_for("", "ConfigMap")
     live = apply(fm, None, configmap({"a": "1", "b": "2", "c": "3"}), "one")

@@ -38,6 +38,21 @@ def test_unknown_and_duplicate_fields_are_reported_and_pruned() -> None:
     ]
 
 
+def test_an_applied_configuration_keeps_its_nulls() -> None:
+    """Go's decoder leaves a null field zero; the field manager reads an applied
+    configuration's nulls (they claim and clear), so its decoding keeps them."""
+    body = b'{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":null},"spec":{"replicas":null,"template":{"spec":{"containers":[{"name":"c","image":null}]}}}}'
+    rt = SCHEME.lookup(*DEPLOYMENTS)
+    assert rt is not None
+    obj, dups = parse_json(body)
+    kept = Decoder(SCHEME.schemas, dups, keep_nulls=True).decode(obj, rt.definition).obj
+    assert kept["metadata"] == {"name": "d", "labels": None}
+    assert kept["spec"]["replicas"] is None
+    assert kept["spec"]["template"]["spec"]["containers"] == [{"name": "c", "image": None}]
+    plain = decode(DEPLOYMENTS, body)
+    assert plain.obj["metadata"] == {"name": "d"} and "replicas" not in plain.obj["spec"]
+
+
 def test_strict_problems_come_in_the_order_the_body_holds_them() -> None:
     # kube's strict decoder reports as it reads: here the unknown field comes first.
     body = b'{"apiVersion":"v1","kind":"ConfigMap","bogus":1,"data":{"a":"b","a":"c"}}'
