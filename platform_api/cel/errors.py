@@ -89,11 +89,14 @@ def strip_status(text: str) -> str:
     return _TRAILER.sub("", _STATUS.sub("", text.strip()))
 
 
-def compile_issues(text: str, source: str = "") -> str:
-    """cel-cpp's compile failure text -> cel-go's ``Issues.String()``."""
+def compile_issues(text: str, source: str | None = None) -> str:
+    """cel-cpp's compile failure text -> cel-go's ``Issues.String()`` (of ``source``, the
+    expression, where it is known)."""
     lines = [_TRAILER.sub("", line) for line in strip_status(text).split("\n")]
     # cel-cpp's alone; and its grammar names the optional-field token by its escape
     lines = [line.replace(_ESCAPED_QUESTION, "'?'") for line in lines if line != _PARSE_TREE]
+    if source is not None:
+        lines = _empty_snippets(lines, source)
     if source:
         lines = [_NO_OVERLOAD.sub(lambda m: _signature(m, source), line) for line in lines]
         lines = _qualified_references(lines, source)
@@ -102,6 +105,26 @@ def compile_issues(text: str, source: str = "") -> str:
         lines = [pattern.sub(words, line) if line.startswith("ERROR: ") else line for line in lines]
     lines = [_APPLIED_TO.sub(_go_type_names, line) for line in _without_error_operands(lines)]
     return _type_variables(_STRUCT_FIELD.sub(r"\1", "\n".join(by_location(lines))))
+
+
+def _empty_snippets(lines: list[str], source: str) -> list[str]:
+    """cel-go draws an issue's snippet and caret even where its line is empty (`` | ``
+    then `` | ^``), where cel-cpp draws none; an empty source has no line at all, and
+    cel-go places its issue at column 0 (``<input>:1:0``)."""
+    if not source:
+        return [_ISSUE_AT.sub(r"ERROR: <input>:\1:0: ", line, count=1) for line in lines]
+    rows = source.split("\n")
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        match = _ISSUE_AT.match(line)
+        drawn = i + 1 < len(lines) and lines[i + 1].startswith(" | ")
+        if match is None or drawn:
+            continue
+        row = int(match.group(1))
+        if 1 <= row <= len(rows) and not rows[row - 1]:
+            out += [" | ", " | ^"]
+    return out
 
 
 _TYPE_VARIABLE = re.compile(r"T%\d+")

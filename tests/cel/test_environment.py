@@ -62,6 +62,18 @@ def test_compile_errors_read_as_cel_go() -> None:
     )
 
 
+def test_an_empty_line_has_cel_gos_empty_snippet() -> None:
+    """cel-go draws the snippet and caret of an issue on an empty line, where cel-cpp
+    draws none, and puts an empty source's issue at column 0 (the reference's answers)."""
+    eof = (
+        "Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', "
+        "'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"
+    )
+    assert compile_error("") == f"compilation failed: ERROR: <input>:1:0: {eof}"
+    assert compile_error("\n") == f"compilation failed: ERROR: <input>:2:1: {eof}\n | \n | ^"
+    assert compile_error(" ") == f"compilation failed: ERROR: <input>:1:2: {eof}\n |  \n | .^"
+
+
 @pytest.mark.parametrize(
     ("source", "issue"),
     [
