@@ -330,7 +330,11 @@ def go_json_types(pkg: Package, registry: NamedTypes) -> dict[str, dict[str, str
         if dot:
             package, names = registry.get(pkg.imports.get(alias, ""), (alias, set()))
             return f"{package}.{name}", name in names
-        return (f"{pkg.go_package}.{text}", True) if text in own else (text, False)
+        if text in own:
+            return f"{pkg.go_package}.{text}", True
+        # a struct of the package is named with it too (``map[v1.QualifiedName]
+        # v1.DeviceAttribute``); Go's own types (``string``, ``int32``) are not
+        return (f"{pkg.go_package}.{text}" if text[:1].isupper() else text), False
 
     out: dict[str, dict[str, str]] = {}
     for struct, fields in pkg.go_fields.items():

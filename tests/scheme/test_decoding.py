@@ -235,6 +235,17 @@ def test_fields_of_named_types_are_named_as_go_names_them(
     assert str(caught.value).endswith(message)
 
 
+def test_a_map_of_the_packages_own_structs_names_the_struct_with_its_package() -> None:
+    """As kube-apiserver v1.36 answered it, 2026-12-07 (a ResourceSlice: its group is
+    served behind a gate, so decoded by its definition)."""
+    obj, dups = parse_json(b'{"spec":{"devices":[{"name":"g","attributes":"x"}]}}')
+    with pytest.raises(DecodeError) as caught:
+        Decoder(SCHEME.schemas, dups).decode(obj, "io.platform.api.resource.v1.ResourceSlice")
+    assert str(caught.value).endswith(
+        "Device.spec.devices.attributes of type map[v1.QualifiedName]v1.DeviceAttribute"
+    )
+
+
 def test_a_quantity_of_another_json_type_is_parsed_as_text_as_go_does() -> None:
     with pytest.raises(DecodeError) as caught:
         decode(("", "v1", "nodes"), b'{"status":{"capacity":{"cpu":true}}}')
