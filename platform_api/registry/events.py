@@ -136,22 +136,27 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _text(value: Any) -> Any:
+    """A string field as Go holds it: an absent one is ``""``."""
+    return "" if value is None else value
+
+
 _EMPTY: dict[str, Any] = {"involvedObject": {}, "source": {}, "count": 0}
 _IMMUTABLE = (  # (path in kube's message, core v1 field, how kube prints the value)
     ("involvedObject", "involvedObject", lambda v: _struct(v or {}, _REFERENCE)),
-    ("reason", "reason", _plain),
-    ("message", "message", _plain),
+    ("reason", "reason", _text),
+    ("message", "message", _text),
     ("source", "source", lambda v: _struct(v or {}, _SOURCE)),
     ("firstTimestamp", "firstTimestamp", _plain),
     ("lastTimestamp", "lastTimestamp", _plain),
     ("count", "count", lambda v: v or 0),
-    ("reason", "reason", _plain),  # kube checks it twice; the message says it once
-    ("type", "type", _plain),
+    ("reason", "reason", _text),  # kube checks it twice; the message says it once
+    ("type", "type", _text),
     ("eventTime", "eventTime", _plain),
-    ("action", "action", _plain),
+    ("action", "action", _text),
     ("related", "related", lambda v: _struct(v, _REFERENCE)),
-    ("reportingController", "reportingComponent", _plain),
-    ("reportingInstance", "reportingInstance", _plain),
+    ("reportingController", "reportingComponent", _text),
+    ("reportingInstance", "reportingInstance", _text),
 )
 
 

@@ -170,7 +170,8 @@ class IPAddressStrategy(GenericStrategy):
         return super().validate(obj) + _parent_ref(_ref(obj))
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = super().validate_update(new, old)
+        # kube's strategy validates the new object whole, then what may not change
+        errs = super().validate_update(new, old) + _parent_ref(_ref(new))
         if _ref(new) != _ref(old):
             errs.append(field.invalid("spec.parentRef", _go_ref(_ref(new)), IMMUTABLE))
         return errs

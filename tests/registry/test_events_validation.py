@@ -189,6 +189,19 @@ def test_events_api_updates(change: dict[str, Any], message: str) -> None:
     assert _message(_strategy("events.platform.io").validate_update(new, old)) == message
 
 
+def test_a_cleared_string_is_quoted_as_gos_empty_string() -> None:
+    """kube prints the new value of an immutable string field as Go holds it: a field
+    cleared (absent once decoded) is ``""``, not null (the reference's answer)."""
+    old = new_style(note="n")
+    old["metadata"].update(uid="u", resourceVersion="5", creationTimestamp="2026-11-29T10:00:00Z")
+    new = copy.deepcopy(old)
+    del new["reportingInstance"]
+    assert _message(_strategy("events.platform.io").validate_update(new, old)) == (
+        '[reportingInstance: Required value, reportingInstance: Invalid value: "": '
+        "field is immutable]"
+    )
+
+
 def test_core_updates_keep_the_legacy_rules_only() -> None:
     """A v1 update may change what the events API may not (kube: 200)."""
     old = core()
