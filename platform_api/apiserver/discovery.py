@@ -33,7 +33,13 @@ from platform_api.endpoints.serializespan import Serialized
 from platform_api.registry.apiregistration import GROUP as APIREGISTRATION
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
-from platform_api.scheme.types import ResourceType, Subresource, api_path, group_version
+from platform_api.scheme.types import (
+    BRAND_SUFFIX,
+    ResourceType,
+    Subresource,
+    api_path,
+    group_version,
+)
 
 KUBE_MAJOR, KUBE_MINOR = "1", "36"
 UPSTREAM_DISCOVERY = "apidiscovery.k8s.io"
@@ -66,7 +72,13 @@ def storage_version_hash(group: str, version: str, kind: str) -> str:
     return base64.b64encode(digest[:8]).decode()
 
 
-def _resource_entries(rt: ResourceType, shortcuts: bool = True) -> list[dict[str, Any]]:
+# Resources kube stores as another group's kind: events.k8s.io Events are core v1 Events.
+_SHARED_STORAGE = {(f"events{BRAND_SUFFIX}", "events"): ("", "v1", "Event")}
+
+
+def _resource_entries(
+    rt: ResourceType, shortcuts: bool = True, stored_as: tuple[str, str, str] | None = None
+) -> list[dict[str, Any]]:
     """A resource's discovery entries; short names and categories only with ``shortcuts``
     (one of a group's two names: kubectl would otherwise warn that every short name
     matches two resources, and list each object of a category twice)."""
@@ -82,9 +94,8 @@ def _resource_entries(rt: ResourceType, shortcuts: bool = True) -> list[dict[str
     if rt.categories and shortcuts:
         main["categories"] = list(rt.categories)
     if rt.stored:
-        main["storageVersionHash"] = storage_version_hash(
-            rt.group, rt.storage_version or rt.version, rt.kind
-        )
+        stored_as = stored_as or (rt.group, rt.storage_version or rt.version, rt.kind)
+        main["storageVersionHash"] = storage_version_hash(*stored_as)
     entries = [main]
     for sub in rt.subresources:
         entry: dict[str, Any] = {
@@ -189,6 +200,21 @@ class Discovery:
             out.append((group, group))
         return out
 
+    def _stored_as(self, rt: ResourceType) -> tuple[str, str, str]:
+        """The group, version and kind kube's storage encodes a resource as, which its
+        storageVersionHash names: a custom resource's storage version; a built-in's
+        preferred version (autoscaling/v1 HorizontalPodAutoscalers are stored as v2, beta
+        versions as the GA one), or the kind it shares storage with."""
+        if rt.custom:
+            return rt.group, rt.storage_version or rt.version, rt.kind
+        shared = _SHARED_STORAGE.get((rt.group, rt.plural))
+        if shared is not None:
+            return shared
+        for version in self._scheme.versions(rt.group):
+            if any(r.plural == rt.plural for r in self._scheme.resources(rt.group, version)):
+                return rt.group, version, rt.kind
+        return rt.group, rt.version, rt.kind
+
     def _shortcuts(self, name: str, source: str) -> bool:
         """Whether ``name``'s resources list short names and categories: under the first
         of a group's two names only."""
@@ -223,7 +249,8 @@ class Discovery:
                 # together in kube's order (the resource, its status, its scale).
                 keyed: list[tuple[tuple[str, int], dict[str, Any]]] = []
                 for rt in scheme.resources(source, version):
-                    entries = _resource_entries(rt, self._shortcuts(name, source))
+                    stored_as = self._stored_as(rt)
+                    entries = _resource_entries(rt, self._shortcuts(name, source), stored_as)
                     keyed += [
                         ((rt.plural, i) if rt.custom else (entry["name"], 0), entry)
                         for i, entry in enumerate(entries)
@@ -287,7 +314,8 @@ class Discovery:
             else:
                 versions = self._remote_versions(name)
             if versions:
-                items.append({"metadata": {"name": name}, "versions": versions})
+                # the core group's name is "": omitted, as Go writes an empty ObjectMeta
+                items.append({"metadata": {"name": name} if name else {}, "versions": versions})
         body = _json(
             {
                 "kind": "APIGroupDiscoveryList",

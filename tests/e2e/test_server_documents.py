@@ -126,6 +126,31 @@ def test_discovery_gives_stored_resources_a_storage_version_hash(
     assert all("storageVersionHash" in r for r in apps if "/" not in r["name"])
 
 
+def test_a_storage_version_hash_names_the_stored_form(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube hashes the group, version and kind its storage encodes: autoscaling/v1
+    HorizontalPodAutoscalers are stored as v2, events.k8s.io Events as core v1 Events
+    (the reference's hashes); the core group's aggregated document has no name."""
+
+    def hashed(gv: str, plural: str) -> str:
+        found = admin.get(server.url + gv).json()["resources"]
+        return next(r["storageVersionHash"] for r in found if r["name"] == plural)
+
+    hpa = "horizontalpodautoscalers"
+    assert hashed("/apis/autoscaling/v1", hpa) == hashed("/apis/autoscaling/v2", hpa)
+    assert hashed("/apis/autoscaling/v2", hpa) == "qwQve8ut294="
+    assert hashed("/apis/events.platform.io/v1", "events") == "r2yiGXH7wu8="
+    assert hashed("/api/v1", "events") == "r2yiGXH7wu8="
+    aggregated = admin.get(
+        server.url + "/api",
+        headers={
+            "Accept": "application/json;g=apidiscovery.platform.io;v=v2;as=APIGroupDiscoveryList"
+        },
+    ).json()
+    assert aggregated["items"][0]["metadata"] == {}
+
+
 def test_discovery_refuses_an_accept_as_kubes_handlers_do(
     server: Server, admin: requests.Session
 ) -> None:
