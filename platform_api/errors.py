@@ -180,6 +180,14 @@ def forbidden(resource: str, group: str, name: str, why: str) -> StatusError:
     return StatusError(403, FORBIDDEN, msg, _details(name, group, resource))
 
 
+def filter_refusal(error: StatusError) -> StatusError:
+    """``error`` as kube's filters answer it (responsewriters.RespondWithError: the
+    authorization and impersonation filters' refusals), with ``X-Content-Type-Options:
+    nosniff``, which kube's handlers do not send with their errors."""
+    error.headers.setdefault("X-Content-Type-Options", "nosniff")
+    return error
+
+
 def method_not_supported(resource: str, group: str, action: str) -> StatusError:
     msg = f"{action} is not supported on resources of kind {go_quote(qualified(resource, group))}"
     return StatusError(405, METHOD_NOT_ALLOWED, msg, _details(group=group, kind=resource))

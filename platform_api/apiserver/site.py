@@ -138,7 +138,10 @@ class APIServer:
             enter = traced.enter if traced is not None else _untraced
             audit = self.filters.audit and self.filters.audit.begin(request, info, user)
             enter(IMPERSONATION)
-            user = await impersonate(request.requestHeaders, user, self.filters.authorizer)
+            try:
+                user = await impersonate(request.requestHeaders, user, self.filters.authorizer)
+            except errors.StatusError as e:
+                raise errors.filter_refusal(e) from None
             ctx = _context(request, user, info)
             ctx.trace = traced
             if traced is not None:
@@ -153,7 +156,7 @@ class APIServer:
                 decision, reason = await self.filters.authorizer.authorize(attrs)
                 authorization_annotations(ctx, decision is Decision.ALLOW, reason)
                 if decision is not Decision.ALLOW:
-                    raise forbidden(attrs, reason)
+                    raise errors.filter_refusal(forbidden(attrs, reason))
                 setattr(request, CONTEXT_ATTRIBUTE, ctx)
                 setattr(request, _INFO, info)
                 requestmetrics.track(request, info)

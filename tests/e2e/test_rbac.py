@@ -473,6 +473,24 @@ def test_impersonation_needs_the_impersonate_verb(rbac_server: Server) -> None:
     assert as_user("erin").status_code == 403
 
 
+def test_the_filters_refusals_carry_nosniff_and_the_handlers_errors_do_not(
+    rbac_server: Server,
+) -> None:
+    """kube's authorization and impersonation filters answer through
+    responsewriters.RespondWithError, which sets ``X-Content-Type-Options: nosniff``; a
+    handler's error (a 404) does not (the reference's headers)."""
+    server = rbac_server
+    carol = session_for(server, token="t-carol")
+    denied = carol.get(server.url + "/api/v1/namespaces")
+    assert (denied.status_code, denied.headers.get("X-Content-Type-Options")) == (403, "nosniff")
+    bad = carol.get(server.url + "/api/v1/namespaces", headers={"Impersonate-Group": "g"})
+    assert (bad.status_code, bad.json()["reason"]) == (400, "BadRequest")
+    assert bad.headers.get("X-Content-Type-Options") == "nosniff"
+    admin = session_for(server, cert=server.admin_cert)
+    missing = admin.get(server.url + "/api/v1/namespaces/nope")
+    assert missing.status_code == 404 and "X-Content-Type-Options" not in missing.headers
+
+
 ADMISSION = "/apis/admissionregistration.platform.io/v1"
 
 
