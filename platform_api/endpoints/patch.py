@@ -119,17 +119,25 @@ async def handle(scope: Scope) -> bytes:
                 convert_numbers(scope.handlers.field_manager(rt), patched, shown)
             else:
                 patched = merge_patch(existing, fresh)
-        if isinstance(patched, dict):
-            patchbody.check_patched_type(
-                patched,
-                patchbody.PatchTarget.of(rt),
-                schemas,
-                scope.name,
-                strategic_patch,
-                scope.handlers.aliases,
-                lambda: written(patched),
-            )
         quoted = _Quoted(patched, written)
+        if isinstance(patched, dict):
+            try:
+                patchbody.check_patched_type(
+                    patched,
+                    patchbody.PatchTarget.of(rt),
+                    schemas,
+                    scope.name,
+                    strategic_patch,
+                    scope.handlers.aliases,
+                    quoted.doc,
+                )
+            except patchbody.Typeless as typeless:
+                # its strict problems first (the patch's own, then the decoder's), as kube
+                strict = body.problems + typeless.unknown_fields(quoted.doc())
+                if opts.field_validation == "Strict" and strict:
+                    raise quoted.refused("strict decoding error: " + ", ".join(strict)) from None
+                strict_or_warn(scope.ctx, opts.field_validation, strict)
+                raise
         obj = _decode_patched(scope, quoted, opts.field_validation, body.problems, shown)
         check_put_target(rt, obj, scope.namespace, scope.name)  # kube's checkName
         return obj
@@ -151,18 +159,36 @@ def convert_numbers(manager: FieldManager, patched: Obj, shown: Any) -> None:
         raise patchbody.patch_invalid(patched, problem, shown)
 
 
+_TYPEMETA = ("apiVersion", "kind")
+_ABSENT = object()
+
+
 class _Quoted:
     """A patched document and how a refusal quotes it: in the key order kube's
     json-patch library writes it (``written``, from the patch), read only on refusal."""
 
     def __init__(self, patched: Any, written: Callable[[Any], Any] | None = None) -> None:
         self.patched, self._written = patched, written
+        # its apiVersion and kind as the patch left them: the type check fills them in
+        # for the decoder, kube's quote shows them as they were (a null kind)
+        self._typemeta = {
+            k: patched[k] for k in _TYPEMETA if isinstance(patched, dict) and k in patched
+        }
 
     def doc(self) -> Any:
         """The document as the patch library writes it, which kube decodes."""
-        if self._written is None:
-            return self.patched
-        return self._written(self.patched)
+        doc = self.patched if self._written is None else self._written(self.patched)
+        if not isinstance(doc, dict) or all(
+            doc.get(k, _ABSENT) == self._typemeta.get(k, _ABSENT) for k in _TYPEMETA
+        ):
+            return doc
+        doc = dict(doc)
+        for key in _TYPEMETA:
+            if key in self._typemeta:
+                doc[key] = self._typemeta[key]
+            else:
+                doc.pop(key, None)
+        return doc
 
     def refused(self, detail: str) -> errors.StatusError:
         return patchbody.patch_invalid(self.doc(), detail)

@@ -153,6 +153,20 @@ class PatchTarget:
         return cls(rt.api_version, rt.kind, rt.definition, rt.custom)
 
 
+class Typeless(errors.StatusError):
+    """A patched built-in object with no apiVersion: kube's decoder reads it as a kind
+    with no fields (each other top-level field unknown to it), then finds no name."""
+
+    def __init__(self, refusal: errors.StatusError) -> None:
+        super().__init__(refusal.code, refusal.reason, refusal.message, refusal.details)
+
+    @staticmethod
+    def unknown_fields(doc: Obj) -> list[str]:
+        """The strict problems kube's decoder finds in such a document (``doc`` as the
+        patch library writes it)."""
+        return [f'unknown field "{key}"' for key in doc if key not in ("apiVersion", "kind")]
+
+
 def check_patched_type(
     patched: Obj,
     target: PatchTarget,
@@ -193,7 +207,7 @@ def check_patched_type(
             raise patch_invalid(patched, f"Object 'Kind' is missing in '{text}'", sort_keys=True)
         return
     if not version:
-        raise undeterminable(name)
+        raise Typeless(undeterminable(name))
     if aliases is not None:  # an upstream group's name is the branded group's
         patched["apiVersion"] = version = aliases.canonical_api_version(version)[0]
     patched["kind"] = kind = kind or target.kind

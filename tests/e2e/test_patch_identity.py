@@ -73,6 +73,37 @@ def test_a_patch_that_leaves_no_name_is_refused(
     unchanged(admin, made)
 
 
+def test_a_patch_that_drops_the_api_version_has_no_field_kube_knows(
+    server: Server, admin: requests.Session, made: str
+) -> None:
+    """kube decodes a patched object with no apiVersion as a kind with no fields: every
+    other top-level field is an unknown one, a warning (then no name: a 400) or, Strict,
+    the refusal (the reference's answers)."""
+    name = made.rsplit("/", 1)[1]
+    body = [{"op": "remove", "path": "/apiVersion", "extra": 1}]
+    warned = patch(admin, made, JSON_PATCH, body)
+    assert warned.json() == status(400, "BadRequest", UNDETERMINABLE.format(name))
+    assert warned.headers["Warning"] == (
+        '299 - "json patch unknown field \\"[0].extra\\"", '
+        '299 - "unknown field \\"data\\"", 299 - "unknown field \\"metadata\\""'
+    )
+    strict = patch(admin, made + "?fieldValidation=Strict", JSON_PATCH, body)
+    shown, detail = shown_and_detail(strict)
+    assert list(shown) == ["data", "kind", "metadata"]
+    assert detail == (
+        'strict decoding error: json patch unknown field "[0].extra", unknown field "data", '
+        'unknown field "metadata"'
+    )
+    # a kind the patch nulls is quoted null, where the decoder takes the resource's
+    nulled = [{"op": "replace", "path": "/data/a", "value": 0}, {"op": "add", "path": "/kind"}]
+    shown, detail = shown_and_detail(patch(admin, made, JSON_PATCH, nulled))
+    assert (shown["kind"], shown["data"]) == (None, {"a": 0})
+    assert (
+        detail == "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+    )
+    unchanged(admin, made)
+
+
 @pytest.mark.parametrize(
     ("kind", "body"),
     [
