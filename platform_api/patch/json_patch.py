@@ -232,9 +232,11 @@ def _op_move(root: _Root, op: dict[str, Any]) -> None:
 
 def _op_copy(root: _Root, op: dict[str, Any]) -> None:
     container, key = _located(root, op, "copy", "from")
-    value = _copied(_get(container, key), root)
+    source = _get(container, key)
+    # evanphx copies once the destination is found: a path through the source has
+    # decoded it by then, and the copy is written as a Go map
     target, name = _located(root, op, "copy")
-    _add(target, name, value)
+    _add(target, name, _copied(source, root))
 
 
 def _op_test(root: _Root, op: dict[str, Any]) -> None:

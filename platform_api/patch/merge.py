@@ -6,9 +6,13 @@ from typing import Any
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
-    """Apply ``patch`` to ``target`` (modified in place where it is a dict)."""
+    """Apply ``patch`` to ``target`` (modified in place where it is a dict).
+
+    A list replaces what was there as kube's json-patch library writes it: its objects'
+    null fields pruned (``pruneNulls``), except where it replaces an object, which the
+    library hands back as the patch had it."""
     if not isinstance(patch, dict):
-        return patch
+        return patch if isinstance(target, dict) else _pruned(patch)
     if not isinstance(target, dict):
         target = {}
     for key, value in patch.items():
@@ -17,6 +21,15 @@ def merge_patch(target: Any, patch: Any) -> Any:
         else:
             target[key] = merge_patch(target.get(key), value)
     return target
+
+
+def _pruned(value: Any) -> Any:
+    """evanphx's pruneNulls: null fields out of every object, null list items kept."""
+    if isinstance(value, dict):
+        return {k: _pruned(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_pruned(v) for v in value]
+    return value
 
 
 def as_written(merged: Any, patch: Any) -> Any:

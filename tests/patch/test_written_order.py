@@ -92,3 +92,28 @@ def test_a_copy_is_written_as_its_source_was_and_a_tested_object_as_decoded() ->
     assert _keys(json_patch.as_written(patched, decoded)) == (
         '{"a":{"z":{"y":1,"x":2}},"b":{"y":1,"x":2},"c":{"z":{"y":1,"x":2}},"t":{"c":2,"d":1}}'
     )
+
+
+def test_a_copy_into_its_own_source_is_written_as_the_destination_left_it() -> None:
+    """evanphx copies once it has found the destination: a path through the source has
+    decoded the source, so the copy is a Go map (sorted), as kube-apiserver quoted a
+    container copied into its own ``args``."""
+    doc = {"containers": [{"name": "a", "image": "i", "args": ["x"]}]}
+    ops = [{"op": "copy", "from": "/containers/0", "path": "/containers/0/args/0"}]
+    decoded: dict[int, Any] = {}
+    patched = json_patch.apply(doc, ops, decoded)
+    assert _keys(json_patch.as_written(patched, decoded)) == (
+        '{"containers":[{"args":[{"args":["x"],"image":"i","name":"a"},"x"],'
+        '"image":"i","name":"a"}]}'
+    )
+
+
+def test_a_list_a_merge_patch_puts_in_place_has_its_objects_nulls_pruned() -> None:
+    """evanphx's pruneNulls, as kube-apiserver quoted a Deployment whose containers a
+    merge patch replaced with ``[{"name": "a", "image": null}]``: null fields of the
+    list's objects go, null items stay; a list that replaces an object is kept as sent."""
+    merged = merge_patch(
+        {"c": [{"name": "x"}], "o": {"k": 1}},
+        {"c": [{"name": "a", "image": None}, None], "n": [{"a": None}], "o": [{"b": None}]},
+    )
+    assert merged == {"c": [{"name": "a"}, None], "o": [{"b": None}], "n": [{}]}
