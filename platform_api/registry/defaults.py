@@ -11,12 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 from platform_api.codec.goshape import type_claim_templates
+from platform_api.registry.imagerefs import pull_policy
 from platform_api.registry.jobselector import default_job_labels
 from platform_api.registry.lbstatus import default_ip_modes
 from platform_api.registry.podprojections import default_selectors
 from platform_api.registry.podqos import default_pod_level_requests
 from platform_api.registry.podvolumes import default_volumes
-from platform_api.registry.podvolumesources import pull_policy
 from platform_api.registry.pvsources import default_sources
 from platform_api.registry.servicetypes import externally_accessible, load_balancer
 

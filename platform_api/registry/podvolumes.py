@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api.gotext import json_string
+from platform_api.registry.imagerefs import pull_policy
 from platform_api.registry.podprojections import (
     default_projections,
     default_selectors,
@@ -16,7 +17,7 @@ from platform_api.registry.podprojections import (
     key_path,
     projected,
 )
-from platform_api.registry.podvolumesources import CHECKS, TOO_LONG, image, pull_policy
+from platform_api.registry.podvolumesources import CHECKS, TOO_LONG, image
 from platform_api.registry.pvsources import host_path
 from platform_api.validation import field
 from platform_api.validation.field import FieldError

@@ -119,15 +119,6 @@ def _glusterfs(source: Obj, at: str) -> list[FieldError]:
     return _required(source, at, "endpoints", "path")
 
 
-def pull_policy(image: str) -> str:
-    """kube's default pull policy for an image (a container's or an image volume's):
-    Always for ``:latest`` or neither tag nor digest, else IfNotPresent (also for a
-    reference that does not parse, as "")."""
-    tagged = ":" in image.rsplit("/", 1)[-1] or "@" in image
-    latest = image.endswith(":latest") or not tagged
-    return "Always" if image and latest else "IfNotPresent"
-
-
 def image(source: Obj, at: str, pod: bool) -> list[FieldError]:
     """``validateImageVolumeSource``: a template may leave the reference to be filled."""
     errs = _required(source, at, "reference") if pod else []
