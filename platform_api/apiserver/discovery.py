@@ -7,7 +7,6 @@ is not offered, so it falls back to the plain documents listed after it in Accep
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import platform
 import sys
@@ -21,6 +20,7 @@ from platform_api import errors
 from platform_api.aggregator.registration import CUSTOM_PRIORITY, PRIORITIES
 from platform_api.aggregator.remote import RemoteAPIServices
 from platform_api.aggregator.remotediscovery import RemoteDiscovery
+from platform_api.apiserver import discoveryentries as entries_of
 from platform_api.endpoints import serializespan
 from platform_api.endpoints.negotiation import (
     DISCOVERY_GROUPS,
@@ -34,9 +34,6 @@ from platform_api.registry.apiregistration import GROUP as APIREGISTRATION
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.types import (
-    BRAND_SUFFIX,
-    ResourceType,
-    Subresource,
     api_path,
     group_version,
 )
@@ -63,90 +60,6 @@ def version_info() -> dict[str, str]:
         "goVersion": f"python{sys.version.split()[0]}",
         "compiler": platform.python_implementation().lower(),
         "platform": f"{sys.platform}/{machine}",
-    }
-
-
-def storage_version_hash(group: str, version: str, kind: str) -> str:
-    """kube's ``StorageVersionHash``: an opaque token that changes with the storage version."""
-    digest = hashlib.sha256(f"{group}/{version}/{kind}".encode()).digest()
-    return base64.b64encode(digest[:8]).decode()
-
-
-# Resources kube stores as another group's kind: events.k8s.io Events are core v1 Events.
-_SHARED_STORAGE = {(f"events{BRAND_SUFFIX}", "events"): ("", "v1", "Event")}
-
-
-def _resource_entries(
-    rt: ResourceType, shortcuts: bool = True, stored_as: tuple[str, str, str] | None = None
-) -> list[dict[str, Any]]:
-    """A resource's discovery entries; short names and categories only with ``shortcuts``
-    (one of a group's two names: kubectl would otherwise warn that every short name
-    matches two resources, and list each object of a category twice)."""
-    main: dict[str, Any] = {
-        "name": rt.plural,
-        "singularName": rt.singular,
-        "namespaced": rt.namespaced,
-        "kind": rt.kind,
-        "verbs": rt.listed_verbs(),
-    }
-    if rt.short_names and shortcuts:
-        main["shortNames"] = list(rt.short_names)
-    if rt.categories and shortcuts:
-        main["categories"] = list(rt.categories)
-    if rt.stored:
-        stored_as = stored_as or (rt.group, rt.storage_version or rt.version, rt.kind)
-        main["storageVersionHash"] = storage_version_hash(*stored_as)
-    entries = [main]
-    for sub in rt.subresources:
-        entry: dict[str, Any] = {
-            "name": f"{rt.plural}/{sub.name}",
-            "singularName": "",
-            "namespaced": rt.namespaced,
-        }
-        if sub.group or sub.version:
-            entry["group"] = sub.group
-            entry["version"] = sub.version
-        entry["kind"] = sub.kind or rt.kind
-        entry["verbs"] = list(sub.verbs)
-        entries.append(entry)
-    return entries
-
-
-def _aggregated_resource(rt: ResourceType, group: str, shortcuts: bool) -> dict[str, Any]:
-    """One resource of aggregated discovery, in ``group`` (the name clients asked for;
-    short names and categories only with ``shortcuts``, as in ``_resource_entries``)."""
-    # kube's installer copies the APIResource's group and version, empty for a built-in
-    # kind of the group's own; apiextensions names a custom resource's.
-    kind_group, kind_version = (group, rt.version) if rt.custom else ("", "")
-    out: dict[str, Any] = {
-        "resource": rt.plural,
-        "responseKind": {"group": kind_group, "version": kind_version, "kind": rt.kind},
-        "scope": "Namespaced" if rt.namespaced else "Cluster",
-        "singularResource": rt.singular,
-        "verbs": rt.listed_verbs(),
-    }
-    if rt.short_names and shortcuts:
-        out["shortNames"] = list(rt.short_names)
-    if rt.categories and shortcuts:
-        out["categories"] = list(rt.categories)
-    if rt.subresources:
-        out["subresources"] = [_aggregated_subresource(rt, sub, group) for sub in rt.subresources]
-    return out
-
-
-def _aggregated_subresource(rt: ResourceType, sub: Subresource, group: str) -> dict[str, Any]:
-    """kube leaves the group and version of a built-in subresource's kind empty when
-    they are the resource's own; a custom resource's name them."""
-    if sub.version:
-        group_of, version = sub.group, sub.version
-    elif rt.custom:
-        group_of, version = group, rt.version
-    else:
-        group_of, version = "", ""
-    return {
-        "subresource": sub.name,
-        "responseKind": {"group": group_of, "version": version, "kind": sub.kind or rt.kind},
-        "verbs": list(sub.verbs),
     }
 
 
@@ -200,21 +113,6 @@ class Discovery:
             out.append((group, group))
         return out
 
-    def _stored_as(self, rt: ResourceType) -> tuple[str, str, str]:
-        """The group, version and kind kube's storage encodes a resource as, which its
-        storageVersionHash names: a custom resource's storage version; a built-in's
-        preferred version (autoscaling/v1 HorizontalPodAutoscalers are stored as v2, beta
-        versions as the GA one), or the kind it shares storage with."""
-        if rt.custom:
-            return rt.group, rt.storage_version or rt.version, rt.kind
-        shared = _SHARED_STORAGE.get((rt.group, rt.plural))
-        if shared is not None:
-            return shared
-        for version in self._scheme.versions(rt.group):
-            if any(r.plural == rt.plural for r in self._scheme.resources(rt.group, version)):
-                return rt.group, version, rt.kind
-        return rt.group, rt.version, rt.kind
-
     def _shortcuts(self, name: str, source: str) -> bool:
         """Whether ``name``'s resources list short names and categories: under the first
         of a group's two names only."""
@@ -249,8 +147,10 @@ class Discovery:
                 # together in kube's order (the resource, its status, its scale).
                 keyed: list[tuple[tuple[str, int], dict[str, Any]]] = []
                 for rt in scheme.resources(source, version):
-                    stored_as = self._stored_as(rt)
-                    entries = _resource_entries(rt, self._shortcuts(name, source), stored_as)
+                    stored_as = entries_of.stored_as(scheme, rt)
+                    entries = entries_of.resource_entries(
+                        rt, self._shortcuts(name, source), stored_as
+                    )
                     keyed += [
                         ((rt.plural, i) if rt.custom else (entry["name"], 0), entry)
                         for i, entry in enumerate(entries)
@@ -304,7 +204,9 @@ class Discovery:
                     {
                         "version": version,
                         "resources": [
-                            _aggregated_resource(rt, name, self._shortcuts(name, sources[name]))
+                            entries_of.aggregated_resource(
+                                rt, name, self._shortcuts(name, sources[name])
+                            )
                             for rt in scheme.resources(sources[name], version)
                         ],
                         "freshness": "Current",

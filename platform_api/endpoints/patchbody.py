@@ -153,6 +153,9 @@ class PatchTarget:
         return cls(rt.api_version, rt.kind, rt.definition, rt.custom)
 
 
+TYPEMETA = ("apiVersion", "kind")
+
+
 class Typeless(errors.StatusError):
     """A patched built-in object with no apiVersion: kube's decoder reads it as a kind
     with no fields (each other top-level field unknown to it), then finds no name."""
@@ -164,7 +167,7 @@ class Typeless(errors.StatusError):
     def unknown_fields(doc: Obj) -> list[str]:
         """The strict problems kube's decoder finds in such a document (``doc`` as the
         patch library writes it)."""
-        return [f'unknown field "{key}"' for key in doc if key not in ("apiVersion", "kind")]
+        return [f'unknown field "{key}"' for key in doc if key not in TYPEMETA]
 
 
 def check_patched_type(

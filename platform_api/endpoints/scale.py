@@ -18,6 +18,7 @@ from platform_api.apiextensions import scale as crscale
 from platform_api.apiextensions.resource import CustomResourceStrategy
 from platform_api.codec.goshape import shape
 from platform_api.endpoints import patchbody
+from platform_api.endpoints.applyconfig import checked_apply_config, meta_of
 from platform_api.endpoints.body import decode_against, decode_subresource
 from platform_api.endpoints.negotiation import (
     APPLY_PATCH_CBOR,
@@ -29,7 +30,7 @@ from platform_api.endpoints.negotiation import (
     accepted_patch_type,
 )
 from platform_api.endpoints.options import refuse_export, write_options
-from platform_api.endpoints.patch import checked_apply_config, convert_numbers, meta_of
+from platform_api.endpoints.patch import convert_numbers
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.typemeta import typemeta_problem
 from platform_api.endpoints.update import check_update_preconditions

@@ -16,6 +16,13 @@ def _keys(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
+def _json_patched(doc: Any, ops: list[dict[str, Any]]) -> str:
+    """``doc`` after ``ops``, as the library writes it."""
+    decoded: dict[int, Any] = {}
+    patched = json_patch.apply(doc, ops, decoded)
+    return _keys(json_patch.as_written(patched, decoded))
+
+
 def test_a_merge_sorts_what_it_reached_and_keeps_the_rest() -> None:
     stored = {
         "metadata": {"name": "h", "labels": {"z": "1", "a": "2"}},
@@ -48,10 +55,8 @@ def test_a_json_patch_sorts_the_objects_its_pointers_pass_through() -> None:
         {"op": "add", "path": "/spec/x", "value": {"b": 1, "a": {"d": 1, "c": 2}}},
         {"op": "replace", "path": "/spec/scaleTargetRef/name", "value": 5},
     ]
-    decoded: dict[int, Any] = {}
-    patched = json_patch.apply(doc, ops, decoded)
     # the value an operation put stays as written; labels were not on any pointer
-    assert _keys(json_patch.as_written(patched, decoded)) == (
+    assert _json_patched(doc, ops) == (
         '{"metadata":{"name":"h","labels":{"z":"1","a":"2"}},'
         '"spec":{"maxReplicas":3,"scaleTargetRef":{"kind":"D","name":5},'
         '"x":{"b":1,"a":{"d":1,"c":2}}}}'
@@ -61,11 +66,7 @@ def test_a_json_patch_sorts_the_objects_its_pointers_pass_through() -> None:
 def test_a_json_patch_from_pointer_is_passed_through_too() -> None:
     doc = {"a": {"y": {"q": 1, "p": 2}, "x": 1}, "b": {"z": 1, "y": 2}}
     ops = [{"op": "copy", "from": "/a/y/q", "path": "/c"}]
-    decoded: dict[int, Any] = {}
-    patched = json_patch.apply(doc, ops, decoded)
-    assert _keys(json_patch.as_written(patched, decoded)) == (
-        '{"a":{"x":1,"y":{"p":2,"q":1}},"b":{"z":1,"y":2},"c":1}'
-    )
+    assert _json_patched(doc, ops) == ('{"a":{"x":1,"y":{"p":2,"q":1}},"b":{"z":1,"y":2},"c":1}')
 
 
 def test_a_decoded_object_is_sorted_wherever_it_moves() -> None:
@@ -73,11 +74,7 @@ def test_a_decoded_object_is_sorted_wherever_it_moves() -> None:
     ``from`` pointer passed through is written sorted at its new index."""
     doc = {"containers": [{"name": "a", "image": "i", "args": ["x"]}]}
     ops = [{"op": "move", "from": "/containers/0/image", "path": "/containers/0"}]
-    decoded: dict[int, Any] = {}
-    patched = json_patch.apply(doc, ops, decoded)
-    assert _keys(json_patch.as_written(patched, decoded)) == (
-        '{"containers":["i",{"args":["x"],"name":"a"}]}'
-    )
+    assert _json_patched(doc, ops) == ('{"containers":["i",{"args":["x"],"name":"a"}]}')
 
 
 def test_a_copy_is_written_as_its_source_was_and_a_tested_object_as_decoded() -> None:
@@ -87,9 +84,7 @@ def test_a_copy_is_written_as_its_source_was_and_a_tested_object_as_decoded() ->
         {"op": "copy", "from": "/a", "path": "/c"},  # the root's /a decoded: sorted copy
         {"op": "test", "path": "/t", "value": {"c": 2, "d": 1}},
     ]
-    decoded: dict[int, Any] = {}
-    patched = json_patch.apply(doc, ops, decoded)
-    assert _keys(json_patch.as_written(patched, decoded)) == (
+    assert _json_patched(doc, ops) == (
         '{"a":{"z":{"y":1,"x":2}},"b":{"y":1,"x":2},"c":{"z":{"y":1,"x":2}},"t":{"c":2,"d":1}}'
     )
 
@@ -100,9 +95,7 @@ def test_a_copy_into_its_own_source_is_written_as_the_destination_left_it() -> N
     container copied into its own ``args``."""
     doc = {"containers": [{"name": "a", "image": "i", "args": ["x"]}]}
     ops = [{"op": "copy", "from": "/containers/0", "path": "/containers/0/args/0"}]
-    decoded: dict[int, Any] = {}
-    patched = json_patch.apply(doc, ops, decoded)
-    assert _keys(json_patch.as_written(patched, decoded)) == (
+    assert _json_patched(doc, ops) == (
         '{"containers":[{"args":[{"args":["x"],"image":"i","name":"a"},"x"],'
         '"image":"i","name":"a"}]}'
     )
