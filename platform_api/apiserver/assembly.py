@@ -175,7 +175,7 @@ class ServerAssembly:
         return authorizer
 
     def _health(self, state: ServerState) -> dict[str, HealthEndpoint]:
-        storage = HealthCheck(self.backend.check_name, self.backend.check)
+        storage = HealthCheck("etcd", self.backend.check)
         workers = []
         if self.slot is not None:
             workers = WorkerStates(self.config.data_dir, self.slot.count).health_checks()

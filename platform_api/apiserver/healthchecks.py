@@ -123,10 +123,8 @@ def endpoints(
     informers = HealthCheck("informer-sync", lambda: None)  # started before serving
     shutdown = HealthCheck("shutdown", lambda: "shutting down" if state.shutting_down else None)
     # kube's /readyz has etcd's check and its readiness check (OpenShift's build drops
-    # both); on LMDB, the database's check stands for them.
-    ready = [storage]
-    if storage.name == "etcd":
-        ready.append(HealthCheck("etcd-readiness", storage.check))
+    # both); whatever the engine, they keep kube's names, as probes and tools ask for them.
+    ready = [storage, HealthCheck("etcd-readiness", storage.check)]
     return {
         "healthz": HealthEndpoint(
             "healthz", [*common, loopback, storage, *hooks(False), *encryption]

@@ -3,8 +3,9 @@
 
 Both give the registry the same ``Storage``; what differs is what they need around them
 (LMDB: the environment and its writer process, a thread when values are encrypted;
-etcd: the client and the watch that keeps the cache current) and the name of their
-health check (kube's is ``etcd``).
+etcd: the client and the watch that keeps the cache current). Their health check keeps
+kube's name, ``etcd``, on either: probes (``/livez/etcd``) and upstream's e2e ask for it
+by that name, as k3s keeps it over SQLite.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from platform_api.storage.lmdb_store import LMDBStorage, open_environment
 class Backend:
     """An open storage backend."""
 
-    check_name = "lmdb"
     storage: Any
     # Whether worker processes learn of each other's commits only from a shared change
     # log, so a commit must wake them (LMDB); etcd's watch tells every replica itself.
@@ -162,7 +162,6 @@ class LMDBBackend(Backend):
 
 
 class EtcdBackend(Backend):
-    check_name = "etcd"
     wake_siblings = False
     history_per_process = True
 

@@ -34,30 +34,29 @@ class _State:
         self.aggregation = None
 
 
-def _names(state: _State, storage: str, endpoint: str) -> list[str]:
-    check = HealthCheck(storage, lambda: None)
+def _names(state: _State, endpoint: str) -> list[str]:
+    check = HealthCheck("etcd", lambda: None)
     loopback = HealthCheck("loopback-serving-certificate", lambda: None)
     found = healthchecks.endpoints(state, check, [], [], loopback)[endpoint]
     return [c.name for c in found.checks]
 
 
-def test_readyz_has_etcds_readiness_check_and_lmdb_its_own() -> None:
+def test_readyz_has_etcds_readiness_check() -> None:
     """Upstream kube's /readyz lists ``etcd`` and ``etcd-readiness`` (OpenShift's build,
-    the reference here, drops both); on LMDB the database's check stands for them."""
+    the reference here, drops both), on LMDB too: probes ask for them by name."""
     state = _State()
-    assert _names(state, "etcd", "readyz")[:5] == [
+    assert _names(state, "readyz")[:5] == [
         "ping",
         "log",
         "etcd",
         "etcd-readiness",
         "informer-sync",
     ]
-    assert _names(state, "lmdb", "readyz")[:4] == ["ping", "log", "lmdb", "informer-sync"]
-    assert "etcd-readiness" not in _names(state, "etcd", "livez")
+    assert "etcd-readiness" not in _names(state, "livez")
 
 
 def test_the_peer_endpoint_reconciler_hook_follows_its_gate() -> None:
     hook = "poststarthook/peer-endpoint-reconciler-controller"
-    assert hook in _names(_State(), "lmdb", "healthz")
+    assert hook in _names(_State(), "healthz")
     gated = _State("feature-gates=UnknownVersionInteroperabilityProxy=false")
-    assert hook not in _names(gated, "lmdb", "healthz")
+    assert hook not in _names(gated, "healthz")

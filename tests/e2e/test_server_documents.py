@@ -7,7 +7,7 @@ import requests
 
 from platform_api.codec import protobuf
 from tests.e2e.answers import status
-from tests.e2e.conftest import E2E_ETCD, E2E_WORKERS, Server, session_for
+from tests.e2e.conftest import E2E_WORKERS, Server, session_for
 
 
 def test_health_and_version_without_credentials(server: Server) -> None:
@@ -220,16 +220,15 @@ def test_health_checks_carry_kubes_names_in_kubes_order(
     server: Server, admin: requests.Session
 ) -> None:
     """Scripts and upstream's e2e health case look for kube's post-start hook names."""
-    storage = "etcd" if E2E_ETCD else "lmdb"  # the storage's check, where kube has etcd's
-    expected = [storage if n == "etcd" else n for n in KUBE_HEALTHZ]
+    expected = KUBE_HEALTHZ  # the storage's check is kube's ``etcd`` on LMDB too
     for path in ("healthz", "livez"):
         lines = admin.get(f"{server.url}/{path}?verbose").text.splitlines()
         assert lines[-1] == f"{path} check passed"
         assert [line.removeprefix("[+]").removesuffix(" ok") for line in lines[:-1]] == expected
     ready = admin.get(server.url + "/readyz?verbose").text.splitlines()
     names = [line.removeprefix("[+]").removesuffix(" ok") for line in ready[:-1]]
-    assert expected[2:4] == ["loopback-serving-certificate", storage]  # not on /readyz, as kube
-    ready_storage = ["etcd", "etcd-readiness"] if E2E_ETCD else ["lmdb"]
+    assert expected[2:4] == ["loopback-serving-certificate", "etcd"]  # not on /readyz, as kube
+    ready_storage = ["etcd", "etcd-readiness"]
     # Under --workers (PLATFORM_E2E_WORKERS), /readyz reports each worker after kube's checks.
     workers = [f"worker-{i}" for i in range(int(E2E_WORKERS))] if E2E_WORKERS else []
     kube = ["ping", "log", *ready_storage, "informer-sync", *expected[4:], "shutdown"]

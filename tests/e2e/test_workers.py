@@ -473,16 +473,17 @@ def test_the_workers_commit_through_one_writer_that_comes_back_when_killed(
     watch.close()
     assert fresh(workers).get(f"{url}/shared-before").status_code == 200
     # Each worker links to the new writer on its own retry; until then it is unready
-    # ("[-]lmdb failed: reason withheld"), and then every worker is ready again.
-    wait_until(lambda: all(_lmdb_ready(workers) for _ in range(4)))
+    # ("[-]etcd failed: reason withheld": kube's name for the storage's check), and then
+    # every worker is ready again.
+    wait_until(lambda: all(_storage_ready(workers) for _ in range(4)))
 
 
-def _lmdb_ready(server: Server) -> bool:
+def _storage_ready(server: Server) -> bool:
     response = fresh(server).get(f"{server.base_url}/readyz?verbose")
     if response.status_code == 200:
-        assert "[+]lmdb ok" in response.text
+        assert "[+]etcd ok\n[+]etcd-readiness ok" in response.text
         return True
-    assert (response.status_code, "[-]lmdb failed: reason withheld" in response.text) == (
+    assert (response.status_code, "[-]etcd failed: reason withheld" in response.text) == (
         503,
         True,
     )
