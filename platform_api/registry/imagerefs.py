@@ -31,7 +31,8 @@ def tag_and_digest(image: str) -> tuple[str, str] | None:
     if _IDENTIFIER.fullmatch(image):
         return None
     domain, remainder = _split_domain(image)
-    if remainder.split(":", 1)[0].lower() != remainder.split(":", 1)[0]:
+    repository = remainder.partition(":")[0]
+    if repository.lower() != repository:
         return None  # the repository name must be lowercase
     match = _REFERENCE.fullmatch(f"{domain}/{remainder}")
     if match is None or len(match.group(1)) > _NAME_MAX:
