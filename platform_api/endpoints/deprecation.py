@@ -34,9 +34,15 @@ def builtin_warning(group: str, version: str, kind: str) -> tuple[str, str] | No
     return text, removed_release
 
 
+def warn_custom(ctx: Context, rt: ResourceType) -> None:
+    """kube's CRD handler warns on every request to a deprecated version of the right
+    scope, even one it then answers 404 or 405 (``observe`` counts only routed ones)."""
+    if rt.deprecation_warning:
+        ctx.warn(rt.deprecation_warning)
+
+
 def _lookup(rt: ResourceType, subresource: str) -> tuple[str, str] | None:
     if rt.custom:
-        # The apiextensions handler warns on every request to the version.
         return (rt.deprecation_warning, "") if rt.deprecation_warning else None
     # kube checks the object the route serves: a status shares its parent's kind, a
     # scale or an eviction does not.
@@ -50,7 +56,8 @@ def observe(ctx: Context, rt: ResourceType, subresource: str) -> None:
     if found is None:
         return
     warning, removed_release = found
-    ctx.warn(warning)
+    if not rt.custom:  # warned already: warn_custom
+        ctx.warn(warning)
     REQUESTED_DEPRECATED_APIS.labels(
         group=rt.group,
         removed_release=removed_release,

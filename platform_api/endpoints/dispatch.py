@@ -98,15 +98,20 @@ _CUSTOM_SUBRESOURCES: dict[str, dict[str, Handler]] = {
 }
 
 
+def _check_custom_scope(rt: ResourceType, info: RequestInfo) -> None:
+    """A custom resource request of the wrong scope is the plain 404 of no handler."""
+    across = rt.namespaced and info.verb in ("list", "watch")  # every namespace's
+    if rt.namespaced != info.namespace_path and not across:
+        raise errors.page_not_found()
+
+
 def _route_custom(rt: ResourceType, info: RequestInfo) -> Handler:
     """kube serves custom resources with one handler that goes by the request's verb,
     not by routes: a POST naming an object is a create (of the body's name), HEAD is a
     get, a path past the sub-resource is that sub-resource, a verb the resource does
-    not take is 405 naming it, a sub-resource it lacks 404 naming the object, and a
-    request of the wrong scope falls through to the plain 404."""
+    not take is 405 naming it, a sub-resource it lacks 404 naming the object (the scope
+    is checked before: ``_check_custom_scope``)."""
     verb = info.verb
-    if rt.namespaced != info.namespace_path and not (rt.namespaced and verb in ("list", "watch")):
-        raise errors.page_not_found()
     table = _CUSTOM
     if info.subresource:
         sub = rt.subresource(info.subresource)
@@ -245,6 +250,9 @@ async def serve(request: Request, info: RequestInfo, ctx: Context, handlers: Han
         if group and (not scheme.versions(group) or scheme.custom_group(group)):
             raise errors.page_not_found()  # no group (or a CRD group): no handler answers
         raise errors.path_not_found()
+    if rt.custom:  # kube's CRD handler warns of a deprecated version before it routes
+        _check_custom_scope(rt, info)
+        deprecation.warn_custom(ctx, rt)
     handler = _route(rt, info, request.method)
     if not rt.custom:  # built-in kinds are go-restful routes; custom resources are not
         _check_produces(request, info, handler, handlers.cbor)

@@ -95,6 +95,18 @@ def test_a_deprecation_warning_of_the_crd_is_sent(server: Server, admin: request
     r = admin.get(f"{server.url}/apis/{group}/v1alpha1/crontabs")
     assert (r.status_code, r.headers["Warning"]) == (200, '299 - "use v1, please"')
     assert "Warning" not in admin.get(f"{server.url}/apis/{group}/v1/crontabs").headers
+    # kube's CRD handler warns before it routes: a missing sub-resource, a path past
+    # it, a nameless PUT; a request of the wrong scope is no handler's and is not warned.
+    base = f"{server.url}/apis/{group}/v1alpha1"
+    for method, path, code in [
+        ("GET", "/namespaces/default/crontabs/a/scale", 404),
+        ("GET", "/namespaces/default/crontabs/a/status/x", 404),
+        ("PUT", "/namespaces/default/crontabs", 400),
+    ]:
+        r = admin.request(method, base + path, json={})
+        assert (r.status_code, r.headers.get("Warning")) == (code, '299 - "use v1, please"')
+    r = admin.get(f"{base}/crontabs/a")
+    assert (r.status_code, r.text, r.headers.get("Warning")) == (404, "404 page not found\n", None)
     delete_crd(admin, server, crd["metadata"]["name"])
 
 

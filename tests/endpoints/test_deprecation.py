@@ -7,7 +7,7 @@ from dataclasses import replace
 from platform_api.apiserver.metrics import REGISTRY
 from platform_api.authentication.user import UserInfo
 from platform_api.context import Context
-from platform_api.endpoints.deprecation import builtin_warning, observe
+from platform_api.endpoints.deprecation import builtin_warning, observe, warn_custom
 from platform_api.scheme.types import ResourceType, Subresource
 
 
@@ -94,7 +94,9 @@ def test_custom_resource_version() -> None:
         deprecation_warning="example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget",
     )
     ctx = Context(user=UserInfo(name="alice"))
-    observe(ctx, rt, "")
+    warn_custom(ctx, rt)  # before routing: a 404 of a missing sub-resource warns too
+    assert (ctx.warnings, ctx.audit_annotations) == ([rt.deprecation_warning], {})
+    observe(ctx, rt, "")  # once routed: counted and annotated, not warned twice
     assert ctx.warnings == [rt.deprecation_warning]
     assert ctx.audit_annotations == {"platform.io/deprecated": "true"}
     labels = {
@@ -105,5 +107,6 @@ def test_custom_resource_version() -> None:
     }
     assert _gauge(**labels, version="v1beta1") == 1
     ctx = Context(user=UserInfo(name="alice"))
+    warn_custom(ctx, replace(rt, deprecation_warning=None))
     observe(ctx, replace(rt, deprecation_warning=None), "")
     assert ctx.warnings == []
