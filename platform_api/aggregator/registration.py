@@ -118,7 +118,8 @@ async def ensure_apiservices(apiservices: Store, scheme: Scheme) -> None:
         try:
             apiservices.get("", name)
         except errors.StatusError:
-            await errors.tolerating(apiservices.create("", obj), 409)  # another worker's
+            made = apiservices.create("", obj, track=apiservices.tracker(APISERVER))
+            await errors.tolerating(made, 409)  # another worker's
 
 
 class APIServiceRegistration(Controller):

@@ -18,8 +18,6 @@ from twisted.internet.task import deferLater
 from platform_api import errors
 from platform_api.admission.policy.typecheck import TypeChecker, warnings
 from platform_api.controllers.base import Controller
-from platform_api.fieldmanager.manager import FieldManager, Who
-from platform_api.fieldmanager.typed import Typed
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import Scheme
 from platform_api.storage.interface import DELETED, Event, ListOptions
@@ -34,15 +32,12 @@ class VAPStatusController(Controller):
     """Keys are policy names."""
 
     name = "validatingadmissionpolicy-status-controller"
-    manager = None  # its one write applies its own ownership (_applier)
+    manager = None  # its one write applies its own ownership (Store.applier)
 
     def __init__(self, policies: Store, scheme: Scheme, *args: Any) -> None:
         super().__init__(*args)
         self.policies = policies
         self.checker = TypeChecker(scheme)
-        node = scheme.schemas.get(policies.resource.definition)
-        self.fields = FieldManager(Typed(scheme.schemas), node, has_status=True)
-        self.who = Who(FIELD_MANAGER, API_VERSION, "status")
 
     def resync(self) -> None:
         for stored in self.policies.list("", ListOptions()).items:
@@ -71,26 +66,17 @@ class VAPStatusController(Controller):
                 await deferLater(self.reactor, 0, lambda: None)  # let requests in between
         found = warnings(plan)
         checking: Obj = {"expressionWarnings": found} if found else {}
-        status = {"observedGeneration": generation, "typeChecking": checking}
+        config = {
+            "apiVersion": API_VERSION,
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name},
+            "status": {"observedGeneration": generation, "typeChecking": checking},
+        }
+        apply = self.policies.applier(FIELD_MANAGER, config, "status")  # kube's ApplyStatus
         try:
-            await self.policies.update("", name, self._applier(name, status), subresource="status")
+            await self.policies.update("", name, apply, subresource="status")
         except errors.StatusError as e:
             if e.code == 404:
                 return None
             raise
         return None
-
-    def _applier(self, name: str, status: Obj) -> Any:
-        """The update: kube's ``ApplyStatus`` with ``Force: true``."""
-        config = {
-            "apiVersion": API_VERSION,
-            "kind": "ValidatingAdmissionPolicy",
-            "metadata": {"name": name},
-            "status": status,
-        }
-
-        def apply(live: Obj | None) -> Obj:
-            assert live is not None  # the status sub-resource never creates
-            return self.fields.apply(live, config, self.who, True, self.policies.now())
-
-        return apply

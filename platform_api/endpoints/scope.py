@@ -19,7 +19,7 @@ from platform_api.endpoints.negotiation import Output, negotiate_output, partial
 from platform_api.endpoints.partial import metadata_only
 from platform_api.endpoints.responses import audit_binary, encode, finish, is_pretty
 from platform_api.endpoints.serializespan import Serialized
-from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
+from platform_api.fieldmanager.manager import FieldManager, Who, for_resource, update_tracker
 from platform_api.fieldmanager.typed import Typed
 from platform_api.registry.store import Admit, Store, Track, UpdateFunc
 from platform_api.scheme import bytefields
@@ -85,25 +85,20 @@ class Handlers(Freshness):
 
     def field_manager(self, rt: ResourceType) -> FieldManager:
         """The ownership tracker of a resource type (one per schema, built on first use)."""
-        has_status = any(sub.name == "status" for sub in rt.subresources)
-        return self._field_manager(
-            f"{rt.group}/{rt.version}/{rt.plural}", rt.definition, has_status, rt.custom
-        )
+        key = f"{rt.group}/{rt.version}/{rt.plural}"
+        manager = self.field_managers.get(key)
+        if manager is None:
+            manager = self.field_managers[key] = for_resource(self.scheme.schemas, rt)
+        return manager
 
     def kind_field_manager(self, definition: str) -> FieldManager:
         """The tracker of a sub-resource's own kind (a TokenRequest), which has no status
         of its own to keep apart."""
-        return self._field_manager(definition, definition, False)
-
-    def _field_manager(
-        self, key: str, definition: str, has_status: bool, custom: bool = False
-    ) -> FieldManager:
-        manager = self.field_managers.get(key)
+        manager = self.field_managers.get(definition)
         if manager is None:
             schemas = self.scheme.schemas
-            node = schemas.get(definition) if definition else {}
-            manager = FieldManager(Typed(schemas, unstructured=custom), node, has_status)
-            self.field_managers[key] = manager
+            manager = FieldManager(Typed(schemas), schemas.get(definition), False)
+            self.field_managers[definition] = manager
         return manager
 
 

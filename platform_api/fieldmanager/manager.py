@@ -25,7 +25,8 @@ from platform_api.fieldmanager.fieldpath import (
     to_fields_v1,
 )
 from platform_api.fieldmanager.typed import Typed
-from platform_api.scheme.schemas import Node
+from platform_api.scheme.schemas import Node, Schemas
+from platform_api.scheme.types import ResourceType
 
 Obj = dict[str, Any]
 APPLY, UPDATE = "Apply", "Update"
@@ -170,6 +171,21 @@ def update_tracker(
     return track
 
 
+def is_reset(requested: Any, unstructured: bool) -> bool:
+    """kube's ``isResetManagedFields``: a write sending ``managedFields: [{}]`` strips
+    them all, and the object's later Updates are not tracked (until an Apply).  So does
+    ``[]`` for a built-in kind (decoded into a Go slice that is empty but not nil); a
+    custom resource's accessor reads an empty list as none sent."""
+    return requested == [{}] or (requested == [] and not unstructured)
+
+
+def for_resource(schemas: Schemas, rt: ResourceType) -> FieldManager:
+    """The ownership tracker of a resource type: its schema, whether it has a status."""
+    has_status = any(sub.name == "status" for sub in rt.subresources)
+    node = schemas.get(rt.definition) if rt.definition else {}
+    return FieldManager(Typed(schemas, unstructured=rt.custom), node, has_status)
+
+
 class FieldManager:
     """Tracks ownership for one resource type (its schema and ignored fields)."""
 
@@ -206,15 +222,19 @@ class FieldManager:
         meta = new.setdefault("metadata", {})
         requested = meta.pop("managedFields", None)
         managers: Managers | None = None
-        if requested == [{}]:
-            managers = {}  # the reset comes first: the writer owns what it changes
-        elif requested and not who.subresource:
+        if who.subresource:
+            pass  # a sub-resource cannot set them: the live object's hold
+        elif is_reset(requested, self.typed.unstructured):
+            managers = {}
+        elif requested:
             try:
                 managers = decode(requested)
             except ValueError:
                 managers = None
         if managers is None:
             managers = self._live_managers(live)
+        if not managers and live is not None:
+            return  # kube's skipNonAppliedManager: an object without them stays so
         before = _without_managed_fields(live) if live is not None else {}
         diff = walk.compare(self.typed, self.node, before, new)
         changed = diff.modified | diff.added
@@ -240,7 +260,8 @@ class FieldManager:
         before = _without_managed_fields(live) if live is not None else {}
         if live is not None and not live.get("metadata", {}).get("managedFields"):
             first = Entry(BEFORE_FIRST_APPLY, UPDATE, who.api_version, who.subresource)
-            first.fields = self._owned(walk.to_field_set(self.typed, self.node, before), who)
+            made = walk.compare(self.typed, self.node, {}, before)  # kube's Update from empty
+            first.fields = self._owned(made.modified | made.added, who)
             if first.fields:
                 managers[first.key] = first
         kubectl = who.manager == lastapplied.KUBECTL and lastapplied.present(live)

@@ -24,6 +24,7 @@ log = Logger()
 GROUP = "flowcontrol.apiserver.platform.io"
 API_VERSION = f"{GROUP}/v1"
 AUTOUPDATE = "apf.platform.io/autoupdate-spec"
+PRODUCER = "api-priority-and-fairness-config-producer-v1"  # the field manager of its writes
 Obj = dict[str, Any]
 
 _EVERYTHING = {
@@ -272,7 +273,7 @@ async def _ensure_one(store: Store, bootstrap: Obj, mandatory: bool) -> None:
         current = None
     if current is None:
         try:
-            await store.create("", copy.deepcopy(bootstrap))
+            await store.create("", copy.deepcopy(bootstrap), track=store.tracker(PRODUCER))
         except errors.StatusError as e:
             if e.code != 409:
                 raise
@@ -281,7 +282,7 @@ async def _ensure_one(store: Store, bootstrap: Obj, mandatory: bool) -> None:
     if revised is None:
         return
     try:
-        await store.update("", name, lambda _old: revised)
+        await store.update("", name, lambda _old: revised, track=store.tracker(PRODUCER))
     except errors.StatusError as e:
         if e.code != 409:  # updated concurrently: looked at again next round
             raise

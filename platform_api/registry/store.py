@@ -126,6 +126,23 @@ class Store(Reads, Deletions):
         who = Who(manager, self.resource.api_version, subresource)
         return update_tracker(self.field_manager(), who, self.now)
 
+    def applier(
+        self, manager: str, config: Obj, subresource: str = ""
+    ) -> Callable[[Obj | None], Obj]:
+        """An update function applying ``config`` with force, as ``manager``: kube's
+        controllers that ``Apply`` or ``ApplyStatus`` their part of an object."""
+        if self.field_manager is None:
+            raise RuntimeError(f"the store of {self.resource.plural} has no field manager")
+        fields = self.field_manager()
+        who = Who(manager, self.resource.api_version, subresource)
+
+        def apply(live: Obj | None) -> Obj:
+            if live is None:  # (no controller applies to create)
+                raise errors.not_found(self.resource.plural, self.resource.group, "")
+            return fields.apply(live, config, who, True, self.now())
+
+        return apply
+
     def now(self) -> str:
         return format_timestamp(self.clock())
 
@@ -153,8 +170,12 @@ class Store(Reads, Deletions):
         if default:
             self.default(obj)
         kept: Kept = []
+        meta = obj.get("metadata")
+        reset = isinstance(meta, dict) and meta.get("managedFields") == []
         shape(obj, DECODED, kept)
         if track is not None:
+            if reset:  # Go decodes it as an empty slice, not nil: a reset (is_reset)
+                obj["metadata"]["managedFields"] = []
             track(live, obj)
         return kept
 

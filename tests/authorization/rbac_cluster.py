@@ -8,12 +8,14 @@ controllers scheduled.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Coroutine
 from typing import Any
 
 from twisted.internet.defer import ensureDeferred, succeed
 from twisted.internet.task import Clock
 
+from platform_api.fieldmanager.manager import for_resource
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import builtin_scheme
 from platform_api.storage.interface import ListOptions
@@ -31,10 +33,11 @@ class Cluster:
         self.storage = LMDBStorage(open_environment(path, 64 * 2**20), writer or run_inline)
         self.hub = WatchHub(self.storage, self.clock)
         self.storage.on_commit = self.hub.committed
-        self.stores = {
-            (rt.group, rt.version, rt.plural): Store(rt, self.storage)
-            for rt in builtin_scheme().all()
-        }
+        scheme = builtin_scheme()
+        self.stores = {}
+        for rt in scheme.all():
+            store = self.stores[(rt.group, rt.version, rt.plural)] = Store(rt, self.storage)
+            store.field_manager = functools.partial(for_resource, scheme.schemas, rt)
 
     def rbac(self, plural: str) -> Store:
         return self.stores[(RBAC, "v1", plural)]

@@ -210,6 +210,27 @@ def test_updates_record_ownership_and_reset(server: Server, admin: requests.Sess
     assert [e["manager"] for e in r.json()["metadata"]["managedFields"]] == ["maker", "patcher"]
     r = admin.patch(base + "/u", json={"metadata": {"managedFields": [{}]}}, headers=merge)
     assert r.status_code == 200 and "managedFields" not in r.json()["metadata"]
+    # kube's skipNonAppliedManager: later Updates record nothing, until an Apply
+    server.kubectl("label", "configmap", "u", "-n", "ssa-update", "l=v")
+    server.kubectl("patch", "configmap", "u", "-n", "ssa-update", "-p", '{"data":{"c":"3"}}')
+    assert "managedFields" not in admin.get(base + "/u").json()["metadata"]
+    applied = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: u, namespace: ssa-update}\n"
+    server.kubectl("apply", "--server-side", "-f", "-", stdin=applied + "data: {d: '4'}\n")
+    entries = admin.get(base + "/u").json()["metadata"]["managedFields"]
+    assert [(e["manager"], e["operation"], e["fieldsV1"]) for e in entries] == [
+        ("kubectl", "Apply", {"f:data": {"f:d": {}}}),
+        (
+            "before-first-apply",
+            "Update",
+            {
+                "f:data": {".": {}, "f:a": {}, "f:b": {}, "f:c": {}},
+                "f:metadata": {"f:labels": {".": {}, "f:l": {}}},
+            },
+        ),
+    ]
+    # a built-in kind's empty list is a reset too (Go decodes it as an empty slice)
+    r = admin.patch(base + "/u", json={"metadata": {"managedFields": []}}, headers=merge)
+    assert r.status_code == 200 and "managedFields" not in r.json()["metadata"]
 
 
 def test_a_writer_owns_what_it_sent_not_what_the_server_filled_in(

@@ -80,9 +80,9 @@ def test_a_kube_written_pod_gets_kubes_field_set() -> None:
 def test_scale_updates_carry_no_time() -> None:
     """kube's scale handler rebuilds the entry from the Scale's and drops its time."""
     fm = manager_for("apps", "Deployment", has_status=True)
-    live = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
-    live["spec"] = {"replicas": 1}
-    scaled = {**live, "spec": {"replicas": 3}}
+    live = deployment({"replicas": 1})
+    fm.update(None, live, Who("kubectl", "apps/v1"), T0)
+    scaled = {**copy.deepcopy(live), "spec": {"replicas": 3}}
     fm.update(live, scaled, Who("kubectl", "apps/v1", "scale"), T1)
     entry = scaled["metadata"]["managedFields"][0]
     assert (entry["subresource"], "time" in entry) == ("scale", False)
@@ -180,15 +180,34 @@ def test_update_takes_fields_and_never_conflicts() -> None:
     assert 'conflict with "editor" using v1: .data.a' in caught.value.status()["message"]
 
 
-def test_managed_fields_reset_with_one_empty_entry() -> None:
+def test_managed_fields_reset_and_untracked_after() -> None:
+    """kube's isResetManagedFields and skipNonAppliedManager: ``[{}]`` (or ``[]`` for a
+    built-in kind) strips every entry, the object's later Updates record none, and its
+    first Apply records what was there as ``before-first-apply``."""
     fm = manager_for("", "ConfigMap")
     live = apply(fm, None, configmap({"a": "1"}), "one")
-    cleared = configmap({"a": "1"}, managedFields=[{}])
-    fm.update(live, cleared, Who("x", "v1"), T2)
-    assert "managedFields" not in cleared["metadata"]
-    empty_list = configmap({"a": "1"}, managedFields=[])
-    fm.update(live, empty_list, Who("x", "v1"), T2)
-    assert [e["manager"] for e in empty_list["metadata"]["managedFields"]] == ["one"]
+    for reset in ([{}], []):
+        cleared = configmap({"a": "1"}, managedFields=reset)
+        fm.update(live, cleared, Who("x", "v1"), T2)
+        assert "managedFields" not in cleared["metadata"]
+    later = configmap({"a": "1", "b": "2"}, labels={"l": "v"})
+    fm.update(cleared, later, Who("x", "v1"), T2)
+    assert "managedFields" not in later["metadata"]
+    applied = apply(fm, later, configmap({"c": "3"}), "two")
+    assert fields(applied, "before-first-apply") == {
+        "f:data": {".": {}, "f:a": {}, "f:b": {}},
+        "f:metadata": {"f:labels": {".": {}, "f:l": {}}},
+    }
+    assert fields(applied, "two") == {"f:data": {"f:c": {}}}
+
+
+def test_a_custom_resource_keeps_its_entries_when_sent_an_empty_list() -> None:
+    fm = FieldManager(Typed(None, unstructured=True), {}, has_status=False)
+    live = {"apiVersion": "example.com/v1", "kind": "W", "metadata": {"name": "w"}, "a": 1}
+    fm.update(None, live, Who("one", "example.com/v1"), T0)
+    new = {**live, "metadata": {"name": "w", "managedFields": []}, "b": 2}
+    fm.update(live, new, Who("two", "example.com/v1"), T1)
+    assert [e["manager"] for e in new["metadata"]["managedFields"]] == ["one", "two"]
 
 
 def test_no_op_apply_changes_nothing() -> None:
@@ -253,6 +272,7 @@ def test_a_write_takes_no_field_its_sub_resource_cannot_change() -> None:
 def test_at_most_ten_update_entries() -> None:
     fm = manager_for("", "ConfigMap")
     obj = configmap({})
+    fm.update(None, obj, Who("m", "v1"), T0)
     for i in range(12):
         new = configmap({f"k{i}": "v", **obj.get("data", {})})
         new["metadata"]["managedFields"] = obj["metadata"].get("managedFields")
@@ -260,7 +280,9 @@ def test_at_most_ten_update_entries() -> None:
         obj = new
     managers = [e["manager"] for e in obj["metadata"]["managedFields"]]
     assert len(managers) == 10 and managers[0] == "ancient-changes"
-    assert fields(obj, "ancient-changes") == {"f:data": {"f:k0": {}, "f:k1": {}, "f:k2": {}}}
+    assert fields(obj, "ancient-changes") == {
+        "f:data": {".": {}, "f:k0": {}, "f:k1": {}, "f:k2": {}}
+    }
 
 
 def test_cap_keeps_small_sets() -> None:

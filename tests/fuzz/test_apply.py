@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from platform_api.codec.goshape import shape
 from platform_api.errors import StatusError
 from platform_api.fieldmanager.fieldpath import from_fields_v1
 from platform_api.fieldmanager.manager import FieldManager, Who
@@ -134,5 +135,8 @@ def test_applying_the_same_configuration_twice_changes_nothing(body: Obj) -> Non
     assume(not MANAGER.misfits(_config(body)))
     once = _apply(None, _config(body), "one", False)
     assert once is not None
+    shape(once)  # as stored: what Go leaves out (an empty list) is not there to own
     twice = _apply(once, _config(body), "one", False)
+    assert twice is not None
+    shape(twice)
     assert twice == once

@@ -52,6 +52,7 @@ DEMAND_GAUGES: tuple[tuple[tuple[str, str], Callable[[DemandStats], float]], ...
     (SMOOTHED, lambda d: d.smoothed),
 )
 ENSURE_INTERVAL = 60.0  # kube re-ensures the bootstrap objects every minute
+CONSUMER = "api-priority-and-fairness-config-consumer-v1"  # the field manager of statuses
 
 
 @dataclass
@@ -312,13 +313,12 @@ class FlowControlConfig:
             **dict(list(want.items())[:2]),
             "lastTransitionTime": self.schema_store.now(),
         } | want
-
-        def updated(current: Obj | None) -> Obj:
-            assert current is not None
-            status = current.setdefault("status", {})
-            others = [c for c in status.get("conditions") or [] if c.get("type") != "Dangling"]
-            status["conditions"] = [*others, want]
-            return current
-
+        config = {
+            "apiVersion": bootstrap.API_VERSION,
+            "kind": "FlowSchema",
+            "metadata": {"name": name},
+            "status": {"conditions": [want]},
+        }
+        updated = self.schema_store.applier(CONSUMER, config, "status")  # kube's ApplyStatus
         work = ensureDeferred(self.schema_store.update("", name, updated, subresource="status"))
         work.addErrback(lambda f: log.debug("FlowSchema {name} status: {f}", name=name, f=f))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from platform_api import registry  # noqa: F401  (registers the strategies)
 from platform_api.apiserver.flowcontrol.config import FlowControlConfig
 from platform_api.apiserver.flowcontrol.estimate import ObjectStats, WatchCounts, WorkEstimator
 from platform_api.controllers.informer import Informer
+from platform_api.fieldmanager.manager import for_resource
 from platform_api.registry.flowcontrol_bootstrap import GROUP
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import builtin_scheme
@@ -54,6 +56,7 @@ def world(tmp_path: Path) -> Iterator[World]:
         rt = scheme.lookup(GROUP, "v1", plural)
         assert rt is not None
         stores.append(Store(rt, storage))
+        stores[-1].field_manager = functools.partial(for_resource, scheme.schemas, rt)
     informer = Informer(storage, hub, (stores[0].prefix, stores[1].prefix))
     config = FlowControlConfig(stores[0], stores[1], informer, clock, server_limit=600)
     config.start(ensure=False)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 
 from platform_api.apiserver.flowcontrol.config import FlowControlConfig
 from platform_api.registry import flowcontrol_bootstrap as bootstrap
@@ -44,6 +46,23 @@ def test_bootstrap_objects_exist(world: World) -> None:
     subject = sa["spec"]["rules"][0]["subjects"][0]
     assert subject["serviceAccount"] == {"name": "*", "namespace": "platform-system"}
     assert sa["metadata"]["annotations"] == {"apf.platform.io/autoupdate-spec": "true"}
+
+
+def test_bootstrap_and_status_writers_own_what_kubes_own(world: World) -> None:
+    """The producer's Update of the object and the consumer's Apply of its Dangling
+    condition, as kube's flowschema fixture holds them (times aside)."""
+    world.clock.advance(0.2)
+    fixture = Path(__file__).parents[2] / "codec" / "kube" / "flowschema.json"
+    text = fixture.read_text().replace("k8s.io", "platform.io")
+    kube = json.loads(text.replace("apf.kubernetes.io", "apf.platform.io"))
+    ours = world.schemas.get("", "service-accounts").object
+
+    def entries(obj: dict) -> list[dict]:
+        return [
+            {k: v for k, v in e.items() if k != "time"} for e in obj["metadata"]["managedFields"]
+        ]
+
+    assert entries(ours) == entries(kube)
 
 
 def test_seats_are_split_by_shares(world: World) -> None:
