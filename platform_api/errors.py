@@ -259,6 +259,12 @@ def typed_patch_failed(
     )
 
 
+def field_manager_failed(message: str) -> StatusError:
+    """The field manager's own error (an object that will not convert into a manager's
+    version), passed on by kube as a bare 500."""
+    return StatusError(500, "", message)
+
+
 def conversion_failed(
     where: tuple[str, str], api_version: str, kind: str, problem: str
 ) -> StatusError:

@@ -14,6 +14,7 @@ from platform_api import errors, heavy
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
 from platform_api.endpoints import binary, serializespan
+from platform_api.endpoints.fieldversions import versions_for
 from platform_api.endpoints.freshness import Freshness
 from platform_api.endpoints.negotiation import Output, negotiate_output, partial_refusal
 from platform_api.endpoints.partial import metadata_only
@@ -89,6 +90,7 @@ class Handlers(Freshness):
         manager = self.field_managers.get(key)
         if manager is None:
             manager = self.field_managers[key] = for_resource(self.scheme.schemas, rt)
+            manager.versions = versions_for(self.scheme, self.stores, self.field_manager, rt)
         return manager
 
     def kind_field_manager(self, definition: str) -> FieldManager:

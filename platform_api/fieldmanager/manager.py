@@ -25,6 +25,7 @@ from platform_api.fieldmanager.fieldpath import (
     to_fields_v1,
 )
 from platform_api.fieldmanager.typed import Typed
+from platform_api.fieldmanager.versions import ConversionFailed, Versions, comparisons
 from platform_api.scheme.schemas import Node, Schemas
 from platform_api.scheme.types import ResourceType
 
@@ -189,10 +190,15 @@ def for_resource(schemas: Schemas, rt: ResourceType) -> FieldManager:
 class FieldManager:
     """Tracks ownership for one resource type (its schema and ignored fields)."""
 
-    def __init__(self, typed: Typed, node: Node, has_status: bool) -> None:
+    def __init__(
+        self, typed: Typed, node: Node, has_status: bool, versions: Versions | None = None
+    ) -> None:
         self.typed = typed
         self.node = node
         self.has_status = has_status
+        # The kind's other versions, where managers of them are compared (versions.py);
+        # without them every entry is read in the request's version.
+        self.versions = versions
 
     def _owned(self, paths: FieldSet, who: Who) -> FieldSet:
         """Drop what the writer cannot own: system metadata, and what the request cannot
@@ -238,9 +244,16 @@ class FieldManager:
         before = _without_managed_fields(live) if live is not None else {}
         diff = walk.compare(self.typed, self.node, before, new)
         changed = diff.modified | diff.added
-        taken = self._changeable(changed | diff.removed, who)
-        for entry in managers.values():
-            entry.fields -= taken
+        try:
+            seen = self._as_seen(managers, who, diff, before, new)
+        except ConversionFailed:
+            return  # kube's UpdateNoErrors: the object is left without managedFields
+        for key, entry in list(managers.items()):
+            theirs = seen[entry.api_version]
+            if theirs is None:  # a version the kind does not have: kube drops the entry
+                del managers[key]
+                continue
+            entry.fields -= self._changeable(theirs.modified | theirs.added | theirs.removed, who)
         mine = self._owned(changed, who)
         if mine:
             entry = Entry(who.manager, UPDATE, who.api_version, who.subresource)
@@ -249,6 +262,13 @@ class FieldManager:
             # kube's scale handler rebuilds a scale entry without its time.
             entry.time = None if who.subresource == "scale" else now
         _store(meta, managers)
+
+    def _as_seen(
+        self, managers: Managers, who: Who, diff: walk.Comparison, before: Obj, after: Obj
+    ) -> dict[str, walk.Comparison | None]:
+        """The change in each manager's version (versions.comparisons)."""
+        wanted = {e.api_version for e in managers.values()}
+        return comparisons(self.versions, wanted, (who.api_version, diff), before, after)
 
     def misfits(self, config: Obj) -> list[str]:
         """Where an applied configuration does not fit the schema (fit.problems)."""
@@ -276,16 +296,23 @@ class FieldManager:
             owned: FieldSet = set().union(*(e.fields for e in managers.values()))
             merged = walk.prune(self.typed, self.node, merged, previous.fields, owned)
         diff = walk.compare(self.typed, self.node, before, merged)
-        changed = self._changeable(diff.modified | diff.added, who)
         others = [e for e in managers.values() if e.key != mine.key]
-        conflicts = [(e, p) for e in others for p in e.fields & changed]
+        try:
+            seen = self._as_seen({e.key: e for e in others}, who, diff, before, merged)
+        except ConversionFailed as e:
+            raise errors.field_manager_failed(str(e)) from e
+        for entry in [e for e in others if seen[e.api_version] is None]:
+            others.remove(entry)  # a version the kind does not have: kube drops the entry
+            del managers[entry.key]
+        changes = {v: _changes(c, self._changeable, who) for v, c in seen.items() if c is not None}
+        conflicts = [(e, p) for e in others for p in e.fields & changes[e.api_version][0]]
         if conflicts and not force and kubectl:
             allowed = lastapplied.allowed_conflicts(self.typed, self.node, live)
             conflicts = [(e, p) for e, p in conflicts if p not in allowed]
         if conflicts and not force:
             raise conflict_error(conflicts)
         for entry in others:
-            entry.fields -= changed | self._changeable(diff.removed, who)
+            entry.fields -= changes[entry.api_version][1]
         if not self.typed.unstructured:
             merged = walk.without_nulls(merged)
         if merged != before:  # kube's no-op apply stamps no time, even on a new entry
@@ -294,6 +321,15 @@ class FieldManager:
         if synced:
             lastapplied.keep_in_step(merged, synced)
         return merged
+
+
+def _changes(
+    diff: walk.Comparison, changeable: Callable[[FieldSet, Who], FieldSet], who: Who
+) -> tuple[FieldSet, FieldSet]:
+    """What an apply changes of a version's fields (conflicts with their owners), and
+    what it takes from them (those and what it removes)."""
+    changed = changeable(diff.modified | diff.added, who)
+    return changed, changed | changeable(diff.removed, who)
 
 
 def _without_managed_fields(obj: Obj) -> Obj:

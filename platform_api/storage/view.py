@@ -59,6 +59,14 @@ class StorageView:
         converted = self._out(obj)
         return obj if converted is None else converted
 
+    def served_form(self, obj: Obj) -> Obj:
+        """An object of the storage version in this view's version."""
+        return self._seen(obj)
+
+    def stored_form(self, obj: Obj) -> Obj:
+        """An object of this view's version in the storage version."""
+        return self._into(obj)
+
     def unwritten(self, key: bytes, obj: Obj) -> Stored:
         """What a create of ``obj`` would read back, without writing it (a dry run)."""
         return self.present(Stored(key, UNSTORED, object_json(self._into(obj))))

@@ -1,0 +1,140 @@
+"""Ownership across the versions of a kind: each manager's fields are compared in its own
+apiVersion, as kube's field manager converts the objects into it (answers checked
+against kube-apiserver v1.36)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import requests
+
+from tests.e2e.answers import status, unknown
+from tests.e2e.conftest import Server
+from tests.e2e.crds import (
+    MERGE,
+    SCHEMA,
+    crd_manifest,
+    create_crd,
+    delete_crd,
+    namespace,
+    ns_path,
+    version,
+)
+
+APPLY = {"Content-Type": "application/apply-patch+yaml"}
+# v1: tags a set, and no ``extra``; v2: tags atomic, anything goes (its own fields too)
+V1_SCHEMA = copy.deepcopy(SCHEMA)
+V1_SCHEMA["properties"]["spec"]["properties"]["tags"] = {
+    "type": "array",
+    "items": {"type": "string"},
+    "x-kubernetes-list-type": "set",
+}
+V2_SCHEMA = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+
+
+def _entries(obj: dict[str, Any]) -> list[tuple[str, str, str, dict]]:
+    return [
+        (e["manager"], e["operation"], e["apiVersion"].split("/")[1], e["fieldsV1"])
+        for e in obj["metadata"].get("managedFields", [])
+    ]
+
+
+def _conflict(manager: str, path: str) -> dict[str, Any]:
+    cause = {"reason": "FieldManagerConflict", "message": f'conflict with "{manager}"'}
+    message = f'Apply failed with 1 conflict: conflict with "{manager}": {path}'
+    return status(409, "Conflict", message, {"causes": [{**cause, "field": path}]})
+
+
+def _crontab(group: str, v: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{group}/{v}",
+        "kind": "CronTab",
+        "metadata": {"name": "a"},
+        "spec": spec,
+    }
+
+
+def test_custom_resource_managers_are_compared_in_their_versions(
+    server: Server, admin: requests.Session
+) -> None:
+    group = "mf-versions.example.com"
+    versions = [version("v1", schema=V1_SCHEMA), version("v2", storage=False, schema=V2_SCHEMA)]
+    crd = create_crd(admin, server, crd_manifest(group, versions=versions))
+    ns = namespace(admin, server, "mf-versions")
+    url = {v: server.url + ns_path(group, ns, v=v) + "/a" for v in ("v1", "v2")}
+    created = admin.patch(
+        url["v1"] + "?fieldManager=one",
+        json=_crontab(group, "v1", image="i", tags=["x"]),
+        headers=APPLY,
+    )
+    assert created.status_code == 201, created.text
+    # a field only v2 declares does not convert into v1, where "one" owns fields
+    body = _crontab(group, "v2", extra=1)
+    r = admin.patch(url["v2"] + "?fieldManager=two", json=body, headers=APPLY)
+    message = "failed to convert new object: .spec.extra: field not declared in schema"
+    assert (r.status_code, r.json()) == (500, unknown(message))
+    # in v1 terms, changing v2's atomic tags changes the set's items one owns
+    body = _crontab(group, "v2", tags=["z"])
+    r = admin.patch(url["v2"] + "?fieldManager=two&force=true", json=body, headers=APPLY)
+    assert r.status_code == 200, r.text
+    assert _entries(r.json()) == [
+        ("one", "Apply", "v1", {"f:spec": {"f:image": {}}}),
+        ("two", "Apply", "v2", {"f:spec": {".": {}, "f:tags": {}}}),
+    ]
+    # and in v2 terms a new v1 set item changes the list two owns whole
+    body = _crontab(group, "v1", tags=["z", "w"])
+    r = admin.patch(url["v1"] + "?fieldManager=one", json=body, headers=APPLY)
+    assert (r.status_code, r.json()) == (409, _conflict("two", ".spec.tags"))
+    # an Update whose object will not convert for a manager leaves no managedFields
+    r = admin.patch(url["v2"], json={"spec": {"extra": 2}}, headers=MERGE)
+    assert r.status_code == 200 and "managedFields" not in r.json()["metadata"]
+    delete_crd(admin, server, crd["metadata"]["name"])
+
+
+def test_autoscaler_managers_of_v1_and_v2(server: Server, admin: requests.Session) -> None:
+    """An HPA's v1 target percentage is its v2 metrics list: an applier of v1 conflicts
+    with the v2 owner of ``metrics``, as kube's converted comparison finds."""
+    ns = namespace(admin, server, "mf-hpa")
+    base = f"{server.url}/apis/autoscaling/{{v}}/namespaces/{ns}/horizontalpodautoscalers/h"
+    target = {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"}
+    metric = {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization"}}}
+    metric["resource"]["target"]["averageUtilization"] = 50  # type: ignore[index]
+    v2 = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "h"},
+        "spec": {"scaleTargetRef": target, "minReplicas": 1, "maxReplicas": 5, "metrics": [metric]},
+    }
+    r = admin.patch(base.format(v="v2") + "?fieldManager=a", json=v2, headers=APPLY)
+    assert r.status_code == 201, r.text
+    v1 = {
+        "apiVersion": "autoscaling/v1",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "h"},
+        "spec": {"scaleTargetRef": target, "maxReplicas": 5, "targetCPUUtilizationPercentage": 60},
+    }
+    r = admin.patch(base.format(v="v1") + "?fieldManager=b", json=v1, headers=APPLY)
+    assert (r.status_code, r.json()) == (409, _conflict("a", ".spec.metrics"))
+    r = admin.patch(base.format(v="v1") + "?fieldManager=b&force=true", json=v1, headers=APPLY)
+    ref = {"f:apiVersion": {}, "f:kind": {}, "f:name": {}}
+    assert _entries(r.json()) == [
+        (
+            "a",
+            "Apply",
+            "v2",
+            {"f:spec": {"f:maxReplicas": {}, "f:minReplicas": {}, "f:scaleTargetRef": ref}},
+        ),
+        (
+            "b",
+            "Apply",
+            "v1",
+            {
+                "f:spec": {
+                    "f:maxReplicas": {},
+                    "f:scaleTargetRef": {},
+                    "f:targetCPUUtilizationPercentage": {},
+                }
+            },
+        ),
+    ]
