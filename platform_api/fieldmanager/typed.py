@@ -81,6 +81,12 @@ class Typed:
         name = self._definitions.get(id(shape.node))
         return name is not None and element[2:] in _zero_fields(name)
 
+    def declares(self, node: Node) -> bool:
+        """Whether the schema gives the field a container type of its own (a null there is
+        an empty list or map to structured-merge-diff, not a scalar of a deduced type)."""
+        target = self._resolve(node)
+        return target.get("type") in ("object", "array") or "properties" in target
+
     def _resolve(self, node: Node) -> Node:
         if not node or self.schemas is None:
             return node

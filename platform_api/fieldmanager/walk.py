@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_api.fieldmanager.fieldpath import FieldSet, Path, prefixes
-from platform_api.fieldmanager.typed import INDEXED, KEYED, LEAF, SET, Shape, Typed
+from platform_api.fieldmanager.typed import INDEXED, KEYED, LEAF, MAP, SET, STRUCT, Shape, Typed
 from platform_api.scheme.schemas import Node
 
 Obj = dict[str, Any]
@@ -66,6 +66,12 @@ def _compare(
     if lhs is not _MISSING and rhs is not _MISSING and _same(lhs, rhs):
         return  # deep equality runs in C: unchanged subtrees cost next to nothing
     shape = typed.shape(node, lhs if rhs is _MISSING else rhs)
+    if lhs is None and rhs is not _MISSING and shape.kind != LEAF and typed.declares(node):
+        lhs = {} if shape.kind in (STRUCT, MAP) else []  # null: an empty one, as SMD reads it
+    elif rhs is None and lhs is not _MISSING and typed.declares(node):
+        held = typed.shape(node, lhs)
+        if held.kind != LEAF:
+            shape, rhs = held, {} if held.kind in (STRUCT, MAP) else []
     if lhs is not _MISSING and rhs is not _MISSING and typed.shape(node, lhs).kind != shape.kind:
         shape = typed.shape(node, None)  # changed shape: compare as a whole
     if shape.kind == LEAF:

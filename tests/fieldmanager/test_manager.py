@@ -308,3 +308,37 @@ def test_undeclared_fields_are_named_as_structured_merge_diff_names_them() -> No
     ]
     labels = {"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"any": "key"}}}
     assert fm.misfits(labels) == []  # a map takes any key
+
+
+def test_a_null_list_is_an_empty_one_to_compare() -> None:
+    """A CRD is created with ``conditions: null`` (Go's nil slice); the naming controller's
+    conditions are items added to it, not the list replaced, as kube records them."""
+    fm = manager_for("apiextensions.platform.io", "CustomResourceDefinition", has_status=True)
+    live = {
+        "apiVersion": "apiextensions.platform.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "a.b"},
+        "spec": {"group": "b", "scope": "Namespaced"},
+        "status": {"conditions": None, "storedVersions": ["v1"]},
+    }
+    fm.update(None, live, Who("maker", "apiextensions.platform.io/v1"), T0)
+    named = copy.deepcopy(live)
+    condition = {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts"}
+    named["status"]["conditions"] = [condition]
+    fm.update(live, named, Who("namer", "apiextensions.platform.io/v1", "status"), T1)
+    assert fields(named, "namer") == {
+        "f:status": {
+            "f:conditions": {
+                'k:{"type":"NamesAccepted"}': {
+                    ".": {},
+                    "f:reason": {},
+                    "f:status": {},
+                    "f:type": {},
+                }
+            }
+        }
+    }
+    cleared = copy.deepcopy(named)
+    cleared["status"]["conditions"] = None  # back to null: its items are removed
+    fm.update(named, cleared, Who("clearer", "apiextensions.platform.io/v1", "status"), T2)
+    assert [e["manager"] for e in cleared["metadata"]["managedFields"]] == ["maker"]
