@@ -2,13 +2,13 @@
 (``fieldmanager/versions.py``), built from the server's stores and scheme.
 
 A built-in kind converts as its stores do (into the storage version, out into the
-other), and a version the server does not know is ``MISSING``, as kube's scheme finds
-it unregistered.  A custom resource converts as the CRD's None strategy does, by its
-``apiVersion`` alone, and is then read as the other version's schema declares it, so
-a field only the request's version declares fails the conversion, as in kube.  Left
-to the request's version: another group's view of the kind (events.k8s.io's Events
-over core ones), a CRD version that is not served (its schema is not at hand) and
-CRDs converted by a webhook (kube calls the webhook for every such write).
+other), and a version the group does not have, or another group (even events.k8s.io's
+view of core Events), is ``MISSING``, as kube's field manager finds it unconvertible.
+A custom resource converts as the CRD's None strategy does, by its ``apiVersion``
+alone, and is then read as the other version's schema declares it, so a field only the
+request's version declares fails the conversion, as in kube.  Left to the request's
+version: a CRD version that is not served (its schema is not at hand) and CRDs
+converted by a webhook (kube calls the webhook for every such write).
 """
 
 from __future__ import annotations
@@ -53,9 +53,7 @@ def _builtin(
 
     def view(api_version: str) -> View:
         group, _, version = api_version.rpartition("/")
-        if group != rt.group:
-            return None
-        target = stores.get((group, version, rt.plural))
+        target = stores.get((group, version, rt.plural)) if group == rt.group else None
         if target is None:
             return MISSING
         out = target.storage.served_form if isinstance(target.storage, StorageView) else _same

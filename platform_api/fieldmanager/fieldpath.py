@@ -126,8 +126,8 @@ def from_fields_v1(fields: Any, prefix: Path = ()) -> FieldSet:
             if prefix:
                 out.add(prefix)
             continue
-        if not isinstance(key, str) or len(key) < 2 or key[1] != ":" or key[0] not in _RANK:
-            raise ValueError(f"invalid path element {key!r}")
+        if len(key) < 2 or key[1] != ":" or key[0] not in _RANK:
+            continue  # SMD drops a path element of a type it does not know, and its children
         _check_element(key)
         path = (*prefix, key)
         if child == {}:

@@ -104,9 +104,11 @@ def decode(entries: Any) -> Managers:
     if not isinstance(entries, list):
         raise ValueError("managedFields must be a list")
     managers: Managers = {}
-    for raw in entries:
+    for raw in entries:  # kube's DecodeManagedFields: any bad entry fails them all
         if not isinstance(raw, dict) or raw.get("fieldsType") != "FieldsV1":
             raise ValueError("unsupported managedFields entry")
+        if raw.get("operation") not in (APPLY, UPDATE) or not raw.get("apiVersion"):
+            raise ValueError("operation must be Apply or Update, apiVersion not empty")
         entry = Entry(
             manager=str(raw.get("manager", "")),
             operation=str(raw.get("operation", "")),

@@ -35,7 +35,7 @@ V2_SCHEMA = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
 def _entries(obj: dict[str, Any]) -> list[tuple[str, str, str, dict]]:
     return [
-        (e["manager"], e["operation"], e["apiVersion"].split("/")[1], e["fieldsV1"])
+        (e["manager"], e["operation"], e["apiVersion"].rpartition("/")[2], e["fieldsV1"])
         for e in obj["metadata"].get("managedFields", [])
     ]
 
@@ -138,3 +138,36 @@ def test_autoscaler_managers_of_v1_and_v2(server: Server, admin: requests.Sessio
             },
         ),
     ]
+
+
+def test_an_event_written_through_the_other_group_drops_those_entries(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's field manager cannot convert between core and events.k8s.io Events, so a
+    write through one group drops the entries of the other."""
+    ns = namespace(admin, server, "mf-events")
+    events = f"{server.url}/apis/events.platform.io/v1/namespaces/{ns}/events"
+    created = admin.post(
+        events,
+        json={
+            "apiVersion": "events.platform.io/v1",
+            "kind": "Event",
+            "metadata": {"name": "e"},
+            "eventTime": "2026-12-07T12:00:00.000000Z",
+            "reportingController": "a/b",
+            "reportingInstance": "i",
+            "action": "Act",
+            "reason": "R",
+            "type": "Normal",
+            "regarding": {"kind": "Pod", "name": "p", "namespace": ns},
+        },
+    )
+    assert created.status_code == 201, created.text
+    core = f"{server.url}/api/v1/namespaces/{ns}/events/e?fieldManager=core"
+    r = admin.patch(core, json={"message": "m", "count": 5}, headers=MERGE)
+    assert _entries(r.json()) == [("core", "Update", "v1", {"f:count": {}, "f:message": {}})]
+    r = admin.patch(
+        events + "/e?fieldManager=ev", json={"metadata": {"labels": {"a": "b"}}}, headers=MERGE
+    )
+    labels = {"f:metadata": {"f:labels": {".": {}, "f:a": {}}}}
+    assert _entries(r.json()) == [("ev", "Update", "v1", labels)]

@@ -38,7 +38,10 @@ def test_round_trip() -> None:
 
 def test_invalid_element_is_refused() -> None:
     with pytest.raises(ValueError):
-        from_fields_v1({"x:y": {}})
+        from_fields_v1({"k:{not json": {}})
+    with pytest.raises(ValueError):
+        from_fields_v1({"f:a": 1})
+    assert from_fields_v1({"x:y": {}}) == set()  # an unknown type is dropped (SMD)
 
 
 def test_path_strings() -> None:

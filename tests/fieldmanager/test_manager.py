@@ -342,3 +342,27 @@ def test_a_null_list_is_an_empty_one_to_compare() -> None:
     cleared["status"]["conditions"] = None  # back to null: its items are removed
     fm.update(named, cleared, Who("clearer", "apiextensions.platform.io/v1", "status"), T2)
     assert [e["manager"] for e in cleared["metadata"]["managedFields"]] == ["maker"]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"operation": "Bogus", "apiVersion": "v1"},
+        {"operation": "Update"},
+        {"operation": "Apply", "apiVersion": ""},
+        {"operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV2"},
+    ],
+)
+def test_entries_kube_cannot_decode_fail_them_all(entry: Obj) -> None:
+    """kube's DecodeManagedFields: then the live object's entries stand."""
+    raw = {"manager": "m", "fieldsType": "FieldsV1", "fieldsV1": {}, **entry}
+    with pytest.raises(ValueError):
+        decode([raw])
+
+
+def test_unknown_path_element_types_are_dropped_with_their_children() -> None:
+    """As structured-merge-diff reads FieldsV1 (a later version may know them)."""
+    entry = {"manager": "m", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1"}
+    fields = {"f:data": {"f:a": {}, "x:b": {"f:c": {}}, "q": {}}, "z:d": {}}
+    [decoded] = decode([{**entry, "fieldsV1": fields}]).values()
+    assert decoded.fields == {("f:data", "f:a")}
