@@ -270,6 +270,21 @@ def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj
     return decoded.obj
 
 
+def _check_created(scope: Scope, obj: Obj) -> None:
+    """kube's checks of an object an apply creates: a configuration that names a uid is
+    for an object that exists (409), then its name is the request's (checkName)."""
+    meta = obj.get("metadata") or {}
+    if meta.get("uid"):
+        rt = scope.resource
+        why = (
+            f"uid mismatch: the provided object specified uid {meta['uid']}, "
+            "and no existing object was found"
+        )
+        raise errors.conflict(rt.plural, rt.group, scope.name, why)
+    if not meta.get("name"):
+        raise undeterminable(scope.name)
+
+
 async def _apply(
     scope: Scope, opts: WriteOptions, out: Output, data: bytes, from_cbor: bool
 ) -> bytes:
@@ -289,11 +304,12 @@ async def _apply(
     def updated(existing: Obj | None) -> Obj:
         if failure is not None:
             raise failure
-        if existing is None and not meta_of(config)[1]:  # kube's checkName of the result
-            raise undeterminable(scope.name)
         fresh = orjson.loads(orjson.dumps(config))
         merged = manager.apply(existing, fresh, who, opts.force, scope.store.now())
-        return _decode_patched(scope, _Quoted(merged), "Ignore", [], None, applied=True)
+        obj = _decode_patched(scope, _Quoted(merged), "Ignore", [], None, applied=True)
+        if existing is None:
+            _check_created(scope, obj)
+        return obj
 
     stored, created = await scope.update(updated, apply=True)
     return await scope.respond_object(stored, 201 if created else 200, out)

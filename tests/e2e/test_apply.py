@@ -8,6 +8,7 @@ import pytest
 import requests
 import yaml
 
+from tests.e2e.answers import status as status_body
 from tests.e2e.conftest import Server
 from tests.e2e.test_http import status
 from tests.e2e.test_list import make_namespace
@@ -182,6 +183,22 @@ def test_an_applied_configuration_must_name_what_it_creates(
     assert made.status_code == 201
     r = admin.patch(base + "/old?fieldManager=m", data=unnamed, headers=APPLY)
     assert (r.status_code, r.json()["data"]) == (200, {"a": "b"})  # the live object's name
+    # a configuration naming a uid is for an object that exists: kube's 409, before the
+    # name is looked at; an existing object's uid cannot change (422)
+    r = admin.patch(
+        base + "/new?fieldManager=m", data=unnamed + "metadata: {uid: abc}\n", headers=APPLY
+    )
+    why = "uid mismatch: the provided object specified uid abc, and no existing object was found"
+    assert (r.status_code, r.json()) == (
+        409,
+        status_body(
+            409,
+            "Conflict",
+            f'Operation cannot be fulfilled on configmaps "new": {why}',
+            {"name": "new", "kind": "configmaps"},
+        ),
+    )
+    assert admin.get(base + "/new").status_code == 404
     # a name that is no string is none in the field manager's words
     numbered = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 5}\n"
     r = admin.patch(base + "/old?fieldManager=m", data=numbered, headers=APPLY)
