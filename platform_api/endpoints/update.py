@@ -23,8 +23,8 @@ async def handle(scope: Scope) -> bytes:
     uid = (obj.get("metadata") or {}).get("uid")
 
     def updated(existing: dict[str, Any] | None) -> dict[str, Any]:
-        if uid and existing is not None:
-            check_update_preconditions(scope, Preconditions(uid=uid), existing)
+        if uid:  # of an object a create-on-update would make too: it has no uid yet
+            check_update_preconditions(scope, Preconditions(uid=uid), existing or {})
         # A fresh copy per attempt: the store's retry loop may call this again.
         fresh: dict[str, Any] = orjson.loads(encoded)
         return fresh
@@ -50,8 +50,9 @@ def check_update_preconditions(
     rt = scope.resource if store is None else store.resource
     store = store or scope.store
     name = name or scope.name
-    # kube names a custom resource's key here without its storage prefix
-    prefix = "" if rt.custom else scope.handlers.storage_prefix
+    # kube names a custom resource's key here without its storage prefix, and any key of
+    # a dry run (its dry-run storage checks before the etcd layer adds the prefix)
+    prefix = "" if rt.custom or scope.ctx.dry_run else scope.handlers.storage_prefix
     key = kube_key(store.key(scope.namespace, name), not rt.custom, prefix)
     detail = (
         f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, "

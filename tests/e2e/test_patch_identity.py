@@ -257,6 +257,22 @@ def test_a_put_naming_another_uid_conflicts_in_kubes_storage_words(
         json={**service, "metadata": {"name": "identity-keyed", "uid": "x"}},
     )
     assert f"Key: {prefix}/services/specs/default/identity-keyed," in moved.json()["message"]
+    # a dry run's key lacks the prefix (kube's dry-run storage checks it first)
+    dry = admin.put(made + "?dryRun=All", json={"metadata": {"name": name, "uid": "other"}})
+    assert f"Key: /configmaps/default/{name}, ResourceVersion: 0" in dry.json()["message"]
+    # a kind created on update checks the uid against the object it would make: none
+    endpoints = server.url + "/api/v1/namespaces/default/endpoints/identity-new"
+    made_on_put = admin.put(endpoints, json={"metadata": {"name": "identity-new", "uid": "x"}})
+    assert made_on_put.json() == status(
+        409,
+        "Conflict",
+        'Operation cannot be fulfilled on endpoints "identity-new": StorageError: invalid '
+        f"object, Code: 4, Key: {prefix}/services/endpoints/default/identity-new, "
+        "ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: x, "
+        "UID in object meta: ",
+        {"name": "identity-new", "kind": "endpoints"},
+    )
+    assert admin.get(endpoints).status_code == 404
     unchanged(admin, made)
 
 
