@@ -3,10 +3,11 @@
 ``kubectl apply`` (client-side) keeps its configuration in the
 ``kubectl.kubernetes.io/last-applied-configuration`` annotation and owns its fields as
 the Update manager ``kubectl-client-side-apply``.  When the ``kubectl`` manager then
-applies server-side, a change to a field that configuration named is not a conflict
-(kube's lastAppliedManager), and while the annotation is there it is kept in step with
-what ``kubectl`` applies (kube's lastAppliedUpdater), so that a later client-side
-apply still computes its three-way diff from the right base.  Other managers opt out.
+applies server-side, a change to a field that configuration named, and that still holds
+the value it gave, is not a conflict (kube's lastAppliedManager), and while the
+annotation is there it is kept in step with what ``kubectl`` applies (kube's
+lastAppliedUpdater), so that a later client-side apply still computes its three-way
+diff from the right base.  Other managers opt out.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from typing import Any
 
 import orjson
 
-from platform_api.fieldmanager import walk
+from platform_api.fieldmanager import fit, walk
 from platform_api.fieldmanager.fieldpath import FieldSet
 from platform_api.fieldmanager.typed import Typed
 from platform_api.scheme.schemas import Node
+from platform_api.scheme.types import rebrand_group
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 KUBECTL = "kubectl"
@@ -37,16 +39,36 @@ def _annotation(obj: dict[str, Any] | None) -> str:
     return value if isinstance(value, str) else ""
 
 
-def allowed_conflicts(typed: Typed, node: Node, live: dict[str, Any] | None) -> FieldSet:
-    """The fields the live object's last client-side apply set (none if unreadable)."""
+def allowed_conflicts(
+    typed: Typed, node: Node, live: dict[str, Any] | None, api_version: str
+) -> FieldSet:
+    """What a ``kubectl`` apply may take without a conflict (kube's
+    allowedConflictsFromLastApplied): the fields the last client-side apply set that
+    still hold what it set.  None when the annotation is unreadable, of another version
+    than the request's, or does not fit the schema."""
     raw = _annotation(live)
-    if not raw:
+    if not raw or live is None:
         return set()
     try:
         last = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return set()
-    return walk.to_field_set(typed, node, last) if isinstance(last, dict) else set()
+    if not isinstance(last, dict) or _group_version(last.get("apiVersion")) != _group_version(
+        api_version
+    ):
+        return set()
+    if fit.problems(typed, node, last):
+        return set()
+    changed = walk.compare(typed, node, last, live)
+    return walk.to_field_set(typed, node, last) - changed.modified - changed.added - changed.removed
+
+
+def _group_version(api_version: Any) -> str:
+    """An apiVersion under the branded group name (a configuration may use either)."""
+    if not isinstance(api_version, str):
+        return ""
+    group, _, version = api_version.rpartition("/")
+    return f"{rebrand_group(group)}/{version}"
 
 
 def annotation_for(config: dict[str, Any]) -> str:

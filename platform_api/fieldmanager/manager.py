@@ -309,7 +309,7 @@ class FieldManager:
         changes = {v: _changes(c, self._changeable, who) for v, c in seen.items() if c is not None}
         conflicts = [(e, p) for e in others for p in e.fields & changes[e.api_version][0]]
         if conflicts and not force and kubectl:
-            allowed = lastapplied.allowed_conflicts(self.typed, self.node, live)
+            allowed = lastapplied.allowed_conflicts(self.typed, self.node, live, who.api_version)
             conflicts = [(e, p) for e, p in conflicts if p not in allowed]
         if conflicts and not force:
             raise conflict_error(conflicts)

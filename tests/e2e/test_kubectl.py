@@ -221,4 +221,9 @@ def test_server_side_apply_takes_over_from_client_side_apply(server: Server) -> 
     server.kubectl("apply", "-f", "-", stdin=first)  # back to client-side: b goes
     again = json.loads(server.kubectl("get", "cm", "moved", "-o", "json").stdout)
     assert again["data"] == {"a": "1"}
+    # a field changed since that apply (another writer's now) is a conflict again
+    server.kubectl("patch", "cm", "moved", "--field-manager", "editor", "-p", '{"data":{"a":"7"}}')
+    taken = server.kubectl("apply", "--server-side", "-f", "-", stdin=second, check=False)
+    assert taken.returncode == 1
+    assert 'Apply failed with 1 conflict: conflict with "editor" using v1: .data.a' in taken.stderr
     server.kubectl("delete", "cm", "moved")

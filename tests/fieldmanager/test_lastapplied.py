@@ -58,3 +58,21 @@ def test_no_annotation_is_added_and_a_no_op_stamps_no_time() -> None:
     entries = {e["manager"]: e for e in shared["metadata"]["managedFields"]}
     assert "time" in entries["a"] and "time" not in entries["kubectl"]
     assert "annotations" not in shared["metadata"]
+
+
+def test_a_field_changed_since_the_last_client_side_apply_conflicts_again() -> None:
+    """kube's allowedConflictsFromLastApplied keeps only the fields that still hold what
+    the last client-side apply set; an annotation of another version allows none."""
+    fm = manager_for("", "ConfigMap")
+    live = client_side_applied({"a": "1", "b": "1"})
+    live["data"]["a"] = "5"  # changed since, by the client-side applier's own Update
+    with pytest.raises(StatusError) as caught:
+        apply(fm, live, configmap({"a": "2", "b": "2"}), "kubectl")
+    assert caught.value.message == (
+        'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1: .data.a'
+    )
+    other = client_side_applied({"a": "1"})
+    annotations = other["metadata"]["annotations"]
+    annotations[LAST_APPLIED] = annotations[LAST_APPLIED].replace('"v1"', '"v2"')
+    with pytest.raises(StatusError):
+        apply(fm, other, configmap({"a": "2"}), "kubectl")
