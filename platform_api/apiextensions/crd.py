@@ -229,6 +229,15 @@ def _kind_node(schema: Obj | None, group: str, version: str, kind: str) -> Node:
     return node
 
 
+def kind_node(crd: Obj, version: str) -> Node | None:
+    """The definition of the kind in any of the CRD's versions, served or not (kube's
+    field manager types objects in each); None for a version the CRD does not have."""
+    if not version_of(crd, version):
+        return None
+    kind = (crd.get("status", {}).get("acceptedNames") or {}).get("kind")
+    return _kind_node(schema_of(crd, version), crd["spec"]["group"], version, kind or "")
+
+
 def _list_node(item: str, group: str, version: str, kind: str, list_kind: str, plural: str) -> Node:
     return {
         "type": "object",

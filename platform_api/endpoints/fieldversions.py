@@ -5,10 +5,11 @@ A built-in kind converts as its stores do (into the storage version, out into th
 other), and a version the group does not have, or another group (even events.k8s.io's
 view of core Events), is ``MISSING``, as kube's field manager finds it unconvertible.
 A custom resource converts as the CRD's None strategy does, by its ``apiVersion``
-alone, and is then read as the other version's schema declares it, so a field only the
-request's version declares fails the conversion, as in kube.  Left to the request's
-version: a CRD version that is not served (its schema is not at hand) and CRDs
-converted by a webhook (kube calls the webhook for every such write).
+alone, and is then read as the other version's schema declares it, served or not (its
+definition built from the stored CRD), so a field that version does not declare fails
+the conversion, as in kube; a version the CRD lacks, another group or an apiVersion kube
+cannot parse fails it too.  CRDs converted by a webhook compare every entry in the
+request's version (kube calls the webhook for every such write).
 """
 
 from __future__ import annotations
@@ -16,14 +17,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from platform_api.apiextensions.crd import kind_node
+from platform_api.errors import StatusError
 from platform_api.fieldmanager.manager import FieldManager
+from platform_api.fieldmanager.typed import Typed
 from platform_api.fieldmanager.versions import MISSING, Versions, VersionView, View, read_as
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import Scheme
+from platform_api.scheme.schemas import Node
 from platform_api.scheme.types import ResourceType
 from platform_api.storage.view import AsyncStorageView, StorageView
 
 Obj = dict[str, Any]
+APIEXTENSIONS = "apiextensions.platform.io"
 Trackers = Callable[[ResourceType], FieldManager]
 
 
@@ -38,8 +44,16 @@ def versions_for(
     if own is None or isinstance(own.storage, AsyncStorageView):
         return None
     if rt.custom:
-        return _custom(scheme, trackers, rt)
+        crds = stores.get((APIEXTENSIONS, "v1", "customresourcedefinitions"))
+        return _custom(scheme, trackers, rt, _UnservedVersions(crds, scheme, rt))
     return _builtin(stores, trackers, rt, own)
+
+
+def _unparsed(api_version: str) -> str | None:
+    """kube's ParseGroupVersion refusal of a string with more than one slash."""
+    if api_version.count("/") > 1:
+        return f"unexpected GroupVersion string: {api_version}"
+    return None
 
 
 def _same(obj: Obj) -> Obj:
@@ -52,6 +66,10 @@ def _builtin(
     into = own.storage.stored_form if isinstance(own.storage, StorageView) else _same
 
     def view(api_version: str) -> View:
+        refusal = _unparsed(api_version)
+        if refusal is not None:
+            own_fields = trackers(rt)
+            return VersionView(own_fields.typed, own_fields.node, _refuse(refusal))
         group, _, version = api_version.rpartition("/")
         target = stores.get((group, version, rt.plural)) if group == rt.group else None
         if target is None:
@@ -63,27 +81,61 @@ def _builtin(
     return view
 
 
-def _custom(scheme: Scheme, trackers: Trackers, rt: ResourceType) -> Versions:
+def _custom(
+    scheme: Scheme, trackers: Trackers, rt: ResourceType, unserved: _UnservedVersions
+) -> Versions:
     def view(api_version: str) -> View:
         group, _, version = api_version.rpartition("/")
-        if group != rt.group:
+        refusal = _unparsed(api_version)
+        if refusal is None and group != rt.group:
+            refusal = f"request to convert CR to an invalid group/version: {api_version}"
+        target = scheme.lookup(group, version, rt.plural) if refusal is None else None
+        if target is not None:
+            fields = trackers(target)
+            typed, node = fields.typed, fields.node
+        elif refusal is None and (found := unserved.typed(version)) is not None:
+            typed, node = found
+        else:
             own = trackers(rt)
-            return VersionView(own.typed, own.node, _invalid(api_version))
-        target = scheme.lookup(group, version, rt.plural)
-        if target is None:
-            return None
-        fields = trackers(target)
+            why = refusal or f"request to convert CR to an invalid group/version: {api_version}"
+            return VersionView(own.typed, own.node, _refuse(why))
 
         def convert(obj: Obj) -> Obj:
-            return read_as(fields.typed, fields.node, {**obj, "apiVersion": api_version})
+            return read_as(typed, node, {**obj, "apiVersion": api_version})
 
-        return VersionView(fields.typed, fields.node, convert)
+        return VersionView(typed, node, convert)
 
     return view
 
 
-def _invalid(api_version: str) -> Callable[[Obj], Obj]:
+class _UnservedVersions:
+    """The schemas of the CRD's versions it does not serve, read from its stored object:
+    each with a Typed of its own, kept while the CRD is unchanged (a Typed caches shapes
+    by the identity of schema nodes, which must live as long as it does)."""
+
+    def __init__(self, crds: Store | None, scheme: Scheme, rt: ResourceType) -> None:
+        self.crds, self.scheme, self.name = crds, scheme, f"{rt.plural}.{rt.group}"
+        self._built: dict[str, tuple[str, Typed, Node]] = {}
+
+    def typed(self, version: str) -> tuple[Typed, Node] | None:
+        if self.crds is None:
+            return None
+        try:
+            crd = self.crds.get("", self.name).object
+        except StatusError:
+            return None
+        revision = str((crd.get("metadata") or {}).get("resourceVersion", ""))
+        built = self._built.get(version)
+        if built is None or built[0] != revision:
+            node = kind_node(crd, version)
+            if node is None:
+                return None
+            built = self._built[version] = (revision, Typed(self.scheme.schemas, True), node)
+        return built[1], built[2]
+
+
+def _refuse(why: str) -> Callable[[Obj], Obj]:
     def refuse(obj: Obj) -> Obj:
-        raise ValueError(f"request to convert CR to an invalid group/version: {api_version}")
+        raise ValueError(why)
 
     return refuse

@@ -171,3 +171,44 @@ def test_an_event_written_through_the_other_group_drops_those_entries(
     )
     labels = {"f:metadata": {"f:labels": {".": {}, "f:a": {}}}}
     assert _entries(r.json()) == [("ev", "Update", "v1", labels)]
+
+
+def test_an_unserved_version_is_compared_in_its_own_schema(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube types every version of the CRD, served or not: an entry of an unserved
+    version whose list is atomic conflicts with a v1 apply that adds a set item."""
+    group = "mf-unserved.example.com"
+    atomic = copy.deepcopy(V1_SCHEMA)
+    atomic["properties"]["spec"]["properties"]["tags"]["x-kubernetes-list-type"] = "atomic"
+    versions = [
+        version("v1", schema=V1_SCHEMA),
+        version("v1beta1", storage=False, served=False, schema=atomic),
+    ]
+    crd = create_crd(admin, server, crd_manifest(group, versions=versions))
+    ns = namespace(admin, server, "mf-unserved")
+    url = server.url + ns_path(group, ns) + "/a"
+    made = admin.post(server.url + ns_path(group, ns), json=_crontab(group, "v1", tags=["x"]))
+    assert made.status_code == 201, made.text
+    old = {"manager": "old", "operation": "Apply", "apiVersion": f"{group}/v1beta1"}
+    old |= {"fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:tags": {}}}}
+    body = made.json()
+    body["metadata"]["managedFields"] = [old]
+    assert admin.put(url, json=body).status_code == 200
+    r = admin.patch(
+        url + "?fieldManager=new", json=_crontab(group, "v1", tags=["y"]), headers=APPLY
+    )
+    assert (r.status_code, r.json()) == (409, _conflict("old", ".spec.tags"))
+    delete_crd(admin, server, crd["metadata"]["name"])
+
+
+def test_an_entry_kube_cannot_parse_the_version_of_clears_an_update(
+    server: Server, admin: requests.Session
+) -> None:
+    ns = namespace(admin, server, "mf-unparsed")
+    url = f"{server.url}/api/v1/namespaces/{ns}/configmaps"
+    made = admin.post(url, json={"metadata": {"name": "c"}, "data": {"a": "1"}}).json()
+    odd = {"manager": "odd", "operation": "Update", "apiVersion": "a/b/c"}
+    made["metadata"]["managedFields"].append({**odd, "fieldsType": "FieldsV1", "fieldsV1": {}})
+    r = admin.put(url + "/c", json=made)
+    assert r.status_code == 200 and "managedFields" not in r.json()["metadata"]
