@@ -68,8 +68,7 @@ def _builtin(
     def view(api_version: str) -> View:
         refusal = _unparsed(api_version)
         if refusal is not None:
-            own_fields = trackers(rt)
-            return VersionView(own_fields.typed, own_fields.node, _refuse(refusal))
+            return _refusing(trackers(rt), refusal)
         group, _, version = api_version.rpartition("/")
         target = stores.get((group, version, rt.plural)) if group == rt.group else None
         if target is None:
@@ -87,18 +86,18 @@ def _custom(
     def view(api_version: str) -> View:
         group, _, version = api_version.rpartition("/")
         refusal = _unparsed(api_version)
-        if refusal is None and group != rt.group:
-            refusal = f"request to convert CR to an invalid group/version: {api_version}"
-        target = scheme.lookup(group, version, rt.plural) if refusal is None else None
-        if target is not None:
-            fields = trackers(target)
-            typed, node = fields.typed, fields.node
-        elif refusal is None and (found := unserved.typed(version)) is not None:
-            typed, node = found
-        else:
-            own = trackers(rt)
+        found: tuple[Typed, Node] | None = None
+        if refusal is None and group == rt.group:
+            target = scheme.lookup(group, version, rt.plural)
+            if target is None:
+                found = unserved.typed(version)
+            else:
+                fields = trackers(target)
+                found = (fields.typed, fields.node)
+        if found is None:
             why = refusal or f"request to convert CR to an invalid group/version: {api_version}"
-            return VersionView(own.typed, own.node, _refuse(why))
+            return _refusing(trackers(rt), why)
+        typed, node = found
 
         def convert(obj: Obj) -> Obj:
             return read_as(typed, node, {**obj, "apiVersion": api_version})
@@ -134,8 +133,10 @@ class _UnservedVersions:
         return built[1], built[2]
 
 
-def _refuse(why: str) -> Callable[[Obj], Obj]:
+def _refusing(own: FieldManager, why: str) -> VersionView:
+    """A version nothing converts into: its conversion fails with kube's words."""
+
     def refuse(obj: Obj) -> Obj:
         raise ValueError(why)
 
-    return refuse
+    return VersionView(own.typed, own.node, refuse)
