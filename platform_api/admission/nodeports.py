@@ -237,7 +237,7 @@ class PortsInUse:
 
 def _keep_allocated(old: Obj, new: Obj, ports: list[Obj]) -> None:
     """kube's update: node ports the body leaves out stay (by port name) unless another
-    port took them; a type that needs none drops those the body did not change."""
+    port took them; a type that holds none drops those the body did not change."""
     old_ports = [p for p in old.get("ports") or [] if isinstance(p, dict)]
     if needs_node_ports(old) and needs_node_ports(new):
         mine = {p.get("nodePort") for p in ports if p.get("nodePort")}
@@ -246,8 +246,10 @@ def _keep_allocated(old: Obj, new: Obj, ports: list[Obj]) -> None:
             previous = kept.get(port.get("name", ""))
             if not port.get("nodePort") and previous and previous not in mine:
                 port["nodePort"] = previous
+    # the drop asks only the type (kube's dropTypeDependentFields): a LoadBalancer that
+    # stops allocating keeps its node ports until the body removes them
     same = [p.get("nodePort") for p in ports] == [p.get("nodePort") for p in old_ports]
-    if needs_node_ports(old) and not needs_node_ports(new) and same:
+    if _has_node_ports(old) and not _has_node_ports(new) and same:
         for port in ports:
             port.pop("nodePort", None)
     if needs_health_check(old) and needs_health_check(new):

@@ -202,3 +202,22 @@ def test_an_update_naming_one_node_port_twice_for_a_protocol_is_kubes_plain_500(
         [{"port": 57, "nodePort": 30671}, {"port": 58, "protocol": "UDP", "nodePort": 30671}]
     )
     plugin.admit(attrs("UPDATE", "services", "x"), protocols, stored)  # one per protocol: fine
+
+
+def test_a_load_balancer_that_stops_allocating_keeps_its_node_ports(cluster: Cluster) -> None:
+    """kube drops node ports by type alone: a LoadBalancer turned to
+    ``allocateLoadBalancerNodePorts: false`` keeps them until the body removes them,
+    and one that names none gets none back."""
+    plugin = allocator(cluster)
+    lb = service("lb", 30701, 30702, kind="LoadBalancer")
+    plugin.admit(attrs("CREATE", "services", "lb"), lb, None)
+    stored = cluster.create("services", lb, namespace="default")
+    off = service("lb", 30701, 30702, kind="LoadBalancer")
+    off["spec"]["allocateLoadBalancerNodePorts"] = False
+    plugin.admit(attrs("UPDATE", "services", "lb"), off, stored)
+    assert [p.get("nodePort") for p in off["spec"]["ports"]] == [30701, 30702]
+    none = service("lb", kind="LoadBalancer")
+    none["spec"]["allocateLoadBalancerNodePorts"] = False
+    stored_off = {**stored, "spec": off["spec"]}
+    plugin.admit(attrs("UPDATE", "services", "lb"), none, stored_off)
+    assert [p.get("nodePort") for p in none["spec"]["ports"]] == [None]

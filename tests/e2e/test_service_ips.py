@@ -272,6 +272,28 @@ def test_a_load_balancer_turned_cluster_ip_drops_what_only_it_had(
     assert [k for k in gone if k in spec] == [] and "nodePort" not in spec["ports"][0]
 
 
+def test_a_load_balancer_that_stops_allocating_keeps_its_node_ports(
+    server: Server, admin: requests.Session
+) -> None:
+    """As kube v1.36 answered: ``allocateLoadBalancerNodePorts: false`` releases no node
+    port by itself; a body that removes them does, and gets none back."""
+    url = server.url + SERVICES
+    body = {
+        "metadata": {"name": "lb-stop"},
+        "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]},
+    }
+    created = admin.post(url, json=body).json()
+    port = created["spec"]["ports"][0]["nodePort"]
+    merge = {"Content-Type": "application/merge-patch+json"}
+    off = {"spec": {"allocateLoadBalancerNodePorts": False}}
+    r = admin.patch(url + "/lb-stop", json=off, headers=merge)
+    assert (r.status_code, r.json()["spec"]["ports"][0]["nodePort"]) == (200, port)
+    removed = r.json()
+    del removed["spec"]["ports"][0]["nodePort"]
+    r = admin.put(url + "/lb-stop", json=removed)
+    assert r.status_code == 200 and "nodePort" not in r.json()["spec"]["ports"][0]
+
+
 def test_a_user_service_cidr_is_used_and_protected(server: Server, admin: requests.Session) -> None:
     assert (
         admin.post(server.url + G + "/servicecidrs", json=_cidr("extra", "10.7.0.0/28")).status_code
