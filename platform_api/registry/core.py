@@ -50,6 +50,7 @@ from platform_api.registry.pvvalidation import (
 )
 from platform_api.registry.serviceips import normalize, prepare_update
 from platform_api.registry.servicespec import (
+    health_check_update_errors,
     load_balancer_class_update_errors,
     validate_cluster_ips_update,
     validate_service,
@@ -219,6 +220,7 @@ class ServiceStrategy(GenericStrategy):
         spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
         errs = super().validate_update(new, old) + validate_cluster_ips_update(spec, old_spec)
         errs += load_balancer_class_update_errors(spec, old_spec)
+        errs += health_check_update_errors(spec, old_spec)
         return errs + validate_service(spec)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:

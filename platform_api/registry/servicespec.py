@@ -168,6 +168,15 @@ def load_balancer_class_update_errors(new: Obj, old: Obj) -> list[FieldError]:
     return []
 
 
+def health_check_update_errors(new: Obj, old: Obj) -> list[FieldError]:
+    """kube's validateServiceExternalTrafficFieldsUpdate: while a Service needs a health
+    check node port (a LoadBalancer with Local traffic), the port it has is fixed."""
+    moved = new.get("healthCheckNodePort") != old.get("healthCheckNodePort")
+    if moved and needs_health_check(old) and needs_health_check(new):
+        return [field.forbidden("spec.healthCheckNodePort", "field is immutable")]
+    return []
+
+
 def validate_cluster_ips(spec: Obj) -> list[FieldError]:
     """kube's ValidateServiceClusterIPsRelatedFields: clusterIP and clusterIPs agree,
     known families and policy, at most one address of each family, matching ipFamilies."""

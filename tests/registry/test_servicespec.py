@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from platform_api.registry.defaults import apply_defaults
-from platform_api.registry.servicespec import validate_service
+from platform_api.registry.servicespec import health_check_update_errors, validate_service
 
 RFC1123_LABEL = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
@@ -271,3 +271,14 @@ def test_session_affinity_defaults(spec: dict[str, Any], config: Any) -> None:
     apply_defaults("", "Service", service)
     assert service["spec"].get("sessionAffinityConfig") == config
     assert validate_service(service["spec"]) == []
+
+
+def test_a_local_load_balancers_health_check_port_is_fixed() -> None:
+    """kube's validateServiceExternalTrafficFieldsUpdate (checked against v1.36)."""
+    local = {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "healthCheckNodePort": 31000}
+    moved = {**local, "healthCheckNodePort": 31999}
+    [error] = health_check_update_errors(moved, local)
+    assert str(error) == "spec.healthCheckNodePort: Forbidden: field is immutable"
+    assert health_check_update_errors(local, local) == []
+    cluster = {**moved, "externalTrafficPolicy": "Cluster"}  # the port goes with Local
+    assert health_check_update_errors(cluster, local) == []
