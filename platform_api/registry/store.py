@@ -9,6 +9,7 @@ its keys and reads from storereads.py and the deletion protocol from storedelete
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -139,7 +140,8 @@ class Store(Reads, Deletions):
         def apply(live: Obj | None) -> Obj:
             if live is None:  # (no controller applies to create)
                 raise errors.not_found(self.resource.plural, self.resource.group, "")
-            return fields.apply(live, config, who, True, self.now())
+            # a copy per try: the merge shares the configuration's values
+            return fields.apply(live, copy.deepcopy(config), who, True, self.now())
 
         return apply
 
