@@ -53,9 +53,9 @@ def allowed_conflicts(
         last = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return set()
-    if not isinstance(last, dict) or _group_version(last.get("apiVersion")) != _group_version(
-        api_version
-    ):
+    if not isinstance(last, dict):
+        return set()
+    if _group_version(last.get("apiVersion")) != _group_version(api_version):
         return set()
     if fit.problems(typed, node, last):
         return set()

@@ -54,10 +54,10 @@ class Versions(Protocol):
     def __call__(self, api_version: str) -> View: ...
 
 
-def read_as(view_typed: Typed, node: Node, obj: Obj) -> Obj:
+def read_as(typed: Typed, node: Node, obj: Obj) -> Obj:
     """``obj`` read as a version's schema declares it (SMD's ObjectToTyped): ValueError
     naming what does not fit."""
-    found = fit.problems(view_typed, node, obj)
+    found = fit.problems(typed, node, obj)
     if found:
         raise ValueError(fit.message(found))
     return obj
