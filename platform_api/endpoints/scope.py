@@ -85,12 +85,14 @@ class Handlers(Freshness):
         return self.stores[(rt.group, rt.version, rt.plural)]
 
     def field_manager(self, rt: ResourceType) -> FieldManager:
-        """The ownership tracker of a resource type (one per schema, built on first use)."""
+        """The ownership tracker of a resource type (one per schema, built on first use
+        and again when a CRD's change replaces the schema)."""
         key = f"{rt.group}/{rt.version}/{rt.plural}"
-        manager = self.field_managers.get(key)
-        if manager is None:
-            manager = self.field_managers[key] = for_resource(self.scheme.schemas, rt)
+        found = self.field_managers.get(key)
+        manager = for_resource(self.scheme.schemas, rt, found)
+        if manager is not found:
             manager.versions = versions_for(self.scheme, self.stores, self.field_manager, rt)
+            self.field_managers[key] = manager
         return manager
 
     def kind_field_manager(self, definition: str) -> FieldManager:

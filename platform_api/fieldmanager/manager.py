@@ -182,10 +182,19 @@ def is_reset(requested: Any, unstructured: bool) -> bool:
     return requested == [{}] or (requested == [] and not unstructured)
 
 
-def for_resource(schemas: Schemas, rt: ResourceType) -> FieldManager:
-    """The ownership tracker of a resource type: its schema, whether it has a status."""
+_SCHEMALESS: Node = {}
+
+
+def for_resource(
+    schemas: Schemas, rt: ResourceType, current: FieldManager | None = None
+) -> FieldManager:
+    """The ownership tracker of a resource type: its schema, whether it has a status.
+    ``current`` is kept while both are still ``rt``'s; a CRD's change gives new ones,
+    and its objects are tracked by the new schema from then on, as in kube."""
     has_status = any(sub.name == "status" for sub in rt.subresources)
-    node = schemas.get(rt.definition) if rt.definition else {}
+    node = schemas.get(rt.definition) if rt.definition else _SCHEMALESS
+    if current is not None and current.node is node and current.has_status == has_status:
+        return current
     return FieldManager(Typed(schemas, unstructured=rt.custom), node, has_status)
 
 

@@ -10,7 +10,16 @@ import pytest
 import requests
 
 from tests.e2e.conftest import Server, session_for, start_server
-from tests.e2e.crds import CRDS, MERGE, create_crd, eventually, namespace
+from tests.e2e.crds import (
+    CRDS,
+    MERGE,
+    crd_manifest,
+    create_crd,
+    delete_crd,
+    eventually,
+    namespace,
+    version,
+)
 
 GROUP = "schema.example.com"
 GIZMO_SCHEMA = {
@@ -382,3 +391,47 @@ def test_instances_follow_namespaces_and_owners(
     assert admin.delete(f"{server.url}/api/v1/namespaces/{ns}").status_code == 200
     eventually(lambda: admin.get(f"{server.url}/api/v1/namespaces/{ns}").status_code == 404)
     assert admin.get(url).json()["items"] == []
+
+
+def test_ownership_follows_a_changed_schema(
+    gizmos: tuple[Server, str], admin: requests.Session
+) -> None:
+    """As the reference answered: once a CRD marks a list a set, an apply owns its items
+    (kube's field manager is built again with the CRD's new schema)."""
+    server, _ = gizmos
+    tags = {"type": "array", "items": {"type": "string"}}
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {}}}}
+    schema["properties"]["spec"]["properties"]["tags"] = tags
+    crd = crd_manifest(
+        GROUP, kind="Tagged", plural="taggeds", versions=[version("v1", schema=schema)]
+    )
+    create_crd(admin, server, crd)
+    url = f"{server.url}/apis/{GROUP}/v1/namespaces/gizmos/taggeds"
+    apply = {"Content-Type": "application/apply-patch+yaml"}
+
+    def applied(name: str) -> dict:
+        body = {"apiVersion": f"{GROUP}/v1", "kind": "Tagged", "metadata": {"name": name}}
+        body["spec"] = {"tags": ["x"]}
+        r = admin.patch(f"{url}/{name}?fieldManager=a", json=body, headers=apply)
+        assert r.status_code == 201, r.text
+        return r.json()["metadata"]["managedFields"][0]["fieldsV1"]
+
+    assert applied("before") == {"f:spec": {"f:tags": {}}}
+    crd = admin.get(f"{server.url}{CRDS}/taggeds.{GROUP}").json()
+    tags_now = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    tags_now["properties"]["tags"]["x-kubernetes-list-type"] = "set"
+    r = admin.put(f"{server.url}{CRDS}/taggeds.{GROUP}", json=crd)
+    assert r.status_code == 200, r.text
+    eventually(lambda: applied_set(admin, url))
+    assert applied("after") == {"f:spec": {"f:tags": {'v:"x"': {}}}}
+    delete_crd(admin, server, f"taggeds.{GROUP}")
+
+
+def applied_set(admin: requests.Session, url: str) -> bool:
+    """Whether an apply's ownership already reads the tags as a set (the schema's change
+    reaches the handlers within moments)."""
+    body = {"apiVersion": f"{GROUP}/v1", "kind": "Tagged", "metadata": {"name": "probe"}}
+    body["spec"] = {"tags": ["y"]}
+    headers = {"Content-Type": "application/apply-patch+yaml"}
+    r = admin.patch(f"{url}/probe?fieldManager=probe", json=body, headers=headers)
+    return r.json()["metadata"]["managedFields"][0]["fieldsV1"] != {"f:spec": {"f:tags": {}}}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,20 @@ def test_builtin_versions(tmp_path: Path) -> None:
     assert isinstance(odd, VersionView)
     with pytest.raises(ValueError, match="unexpected GroupVersion string: a/b/c"):
         odd.convert({})
+
+
+def test_a_tracker_follows_its_schema() -> None:
+    """A CRD's change replaces its schema node: the tracker is built again for it, and
+    kept while the node and the status sub-resource are the same."""
+    scheme = builtin_scheme()
+    rt = scheme.lookup("", "v1", "configmaps")
+    assert rt is not None
+    kept = for_resource(scheme.schemas, rt)
+    assert for_resource(scheme.schemas, rt, kept) is kept
+    schemaless = dataclasses.replace(rt, definition="")
+    assert for_resource(scheme.schemas, schemaless, kept) is not kept
+    pods = scheme.lookup("", "v1", "pods")
+    assert pods is not None
+    changed = dataclasses.replace(rt, subresources=pods.subresources)
+    rebuilt = for_resource(scheme.schemas, changed, kept)
+    assert rebuilt is not kept and rebuilt.has_status
