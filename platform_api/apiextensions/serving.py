@@ -235,9 +235,8 @@ def _webhook_view(
     kind = strategy.resource.kind
 
     async def out_many(objs: list[Obj]) -> list[Obj]:
+        # kube decodes a list's items one by one: a failure names an item's kind
         what = {"apiVersion": objs[0].get("apiVersion", ""), "kind": kind}
-        if len(objs) > 1:
-            what["kind"] = strategy.resource.list_kind
         converted = await webhook.convert(objs, served, what)
         shaped = [coerced(obj, strategy.compiled) for obj in converted]
         return [strategy.default_on_read(obj) or obj for obj in shaped]

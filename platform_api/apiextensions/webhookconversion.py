@@ -4,8 +4,9 @@ As kube's webhook converter: objects already in the wanted version are not sent;
 answer must echo the request's uid, report Success and return as many objects as
 were sent, each of the wanted version and the same kind, name, namespace and uid.
 Only labels and annotations of a converted object's metadata are taken from the
-webhook; the rest is restored from the original.  Failures are 500s naming the
-webhook, as in kube.
+webhook; the rest is restored from the original.  Failures are kube's bare 500s (its
+converter's own error, not a Status) naming the webhook and the call as Go's client
+words it (``Post "https://...?timeout=30s": dial tcp ...: connect: connection refused``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import orjson
 
 from platform_api import errors
 from platform_api.apiextensions import crd as crds
+from platform_api.client.goerrors import go_error, status_text
 from platform_api.client.kubeconfig import Connection
 from platform_api.registry.serviceresolver import ResolveError, ServiceResolver
 from platform_api.uid import new_uid
@@ -59,24 +61,25 @@ class WebhookConverter:
             base64.b64decode(self.config["caBundle"]) if self.config.get("caBundle") else None
         )
 
-    def _connection(self) -> Connection:
+    def _connection(self) -> tuple[Connection, str]:
+        """Where to call, and the URL kube's errors show (a service by its DNS name)."""
         url = self.config.get("url")
         if url:
-            return Connection(server=url, ca_pem=self.ca_pem)
+            return Connection(server=url, ca_pem=self.ca_pem), url
         service = self.config.get("service") or {}
+        namespace, name = service.get("namespace", ""), service.get("name", "")
+        port, path = int(service.get("port") or 443), service.get("path") or ""
+        shown = f"https://{name}.{namespace}.svc:{port}{path}"
         if self.resolver is None:
-            raise ConversionError("no service resolver")
+            raise ConversionError(f'Post "{_with_timeout(shown)}": no service resolver')
         try:
-            address = self.resolver.resolve(
-                service.get("namespace", ""), service.get("name", ""), service.get("port", 443)
-            )
+            address = self.resolver.resolve(namespace, name, port)
         except ResolveError as e:
-            raise ConversionError(str(e)) from None
-        return Connection(
-            server=address.url(service.get("path") or ""),
-            ca_pem=self.ca_pem,
-            tls_server_name=address.server_name,
+            raise ConversionError(f'Post "{_with_timeout(shown)}": {e}') from None
+        connection = Connection(
+            server=address.url(path), ca_pem=self.ca_pem, tls_server_name=address.server_name
         )
+        return connection, shown
 
     def _http(self, connection: Connection) -> Any:
         key = (connection.server, connection.tls_server_name)
@@ -94,11 +97,9 @@ class WebhookConverter:
         try:
             converted = await self._call(sent, api_version)
         except ConversionError as e:
-            raise errors.internal_error(
-                f"conversion webhook for {_gvk(what)} failed: {e}"
-            ) from None
+            raise errors.unknown(f"conversion webhook for {_gvk(what)} failed: {e}") from None
         if len(converted) != len(sent):
-            raise errors.internal_error(
+            raise errors.unknown(
                 f"conversion webhook for {_gvk(what)} returned {len(converted)} objects, "
                 f"expected {len(sent)}"
             )
@@ -110,7 +111,7 @@ class WebhookConverter:
     async def _call(self, objs: list[Obj], api_version: str) -> list[Obj]:
         if not self.review_version:
             raise ConversionError("no supported conversion review versions")
-        connection = self._connection()
+        connection, shown = self._connection()
         uid = new_uid()
         review_version = f"{self.review_group}/{self.review_version}"
         review = {
@@ -120,17 +121,23 @@ class WebhookConverter:
         }
         try:
             reply = await self._http(connection).post(
-                connection.server,
+                _with_timeout(connection.server),
                 data=orjson.dumps(review),
                 headers={"Content-Type": "application/json", "Accept": "application/json"},
                 timeout=TIMEOUT,
             )
             body = await reply.content()
         except Exception as e:
-            raise ConversionError(f'Post "{connection.server}": {e}') from None
+            why = go_error(e, connection.server)
+            raise ConversionError(f'Post "{_with_timeout(shown)}": {why}') from None
         if not 200 <= reply.code < 300:
-            raise ConversionError(f"the server responded with the status code {reply.code}")
+            raise ConversionError(status_text(reply.code, body))
         return _converted_objects(body, review_version, uid)
+
+
+def _with_timeout(url: str) -> str:
+    """The URL with the deadline kube's client sends the webhook (``?timeout=30s``)."""
+    return f"{url}{'&' if '?' in url else '?'}timeout={TIMEOUT:.0f}s"
 
 
 def _converted_objects(body: bytes, review_api_version: str, uid: str) -> list[Obj]:
@@ -165,12 +172,12 @@ def _checked(original: Obj, converted: Obj, api_version: str, what: Obj, index: 
         f"conversion webhook for {_gvk(what)} returned invalid converted object at index {index}"
     )
     if converted.get("apiVersion") != api_version:
-        raise errors.internal_error(
+        raise errors.unknown(
             f"{prefix}: invalid groupVersion (expected {api_version}, "
             f"received {converted.get('apiVersion', '')})"
         )
     if converted.get("kind") != original.get("kind"):
-        raise errors.internal_error(
+        raise errors.unknown(
             f"{prefix}: invalid kind (expected {original.get('kind')}, "
             f"received {converted.get('kind', '')})"
         )
@@ -178,11 +185,11 @@ def _checked(original: Obj, converted: Obj, api_version: str, what: Obj, index: 
     for field, label in (("name", "name"), ("namespace", "namespace"), ("uid", "UID")):
         theirs = after.get(field, "") if isinstance(after, dict) else ""
         if before.get(field, "") != theirs:
-            raise errors.internal_error(
+            raise errors.unknown(
                 f"{prefix}: must have the same {label}: {before.get(field, '')} != {theirs}"
             )
     if not isinstance(after, dict):
-        raise errors.internal_error(
+        raise errors.unknown(
             f"conversion webhook for {_gvk(what)} returned invalid metadata in object at index "
             f"{index}: missing metadata in converted object"
         )
@@ -194,7 +201,7 @@ def _checked(original: Obj, converted: Obj, api_version: str, what: Obj, index: 
         elif isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
             meta[field] = value
         else:
-            raise errors.internal_error(
+            raise errors.unknown(
                 f"conversion webhook for {_gvk(what)} returned invalid metadata in object at "
                 f"index {index}: invalid metadata.{field} in converted object"
             )
