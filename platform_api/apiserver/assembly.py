@@ -350,6 +350,7 @@ class ServerAssembly:
             converters=equivalence.converters if equivalence else None,
             review_group=outbound_group(REVIEW_GROUP, self.config.serve_upstream_groups),
         )
+        handlers.converters = self.crd_installer.converters
         self.crd_installer.start()
         self.hub.subscribe(self.crd_installer)
         self.aggregation = build_aggregation(self.config, self.stores, self.reactor)

@@ -8,20 +8,29 @@ A custom resource converts as the CRD's None strategy does, by its ``apiVersion`
 alone, and is then read as the other version's schema declares it, served or not (its
 definition built from the stored CRD), so a field that version does not declare fails
 the conversion, as in kube; a version the CRD lacks, another group or an apiVersion kube
-cannot parse fails it too.  CRDs converted by a webhook compare every entry in the
-request's version (kube calls the webhook for every such write).
+cannot parse fails it too.  A CRD converted by a webhook converts by calling it, as
+kube's field manager does on each such write: the store awaits each call its ownership
+step asks for and runs the step again (``versions.settled``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from platform_api import errors
 from platform_api.apiextensions.crd import kind_node
 from platform_api.errors import StatusError
 from platform_api.fieldmanager.manager import FieldManager
 from platform_api.fieldmanager.typed import Typed
-from platform_api.fieldmanager.versions import MISSING, Versions, VersionView, View, read_as
+from platform_api.fieldmanager.versions import (
+    MISSING,
+    Versions,
+    VersionView,
+    View,
+    awaited,
+    read_as,
+)
 from platform_api.registry.store import Store
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.schemas import Node
@@ -31,6 +40,9 @@ from platform_api.storage.view import AsyncStorageView, StorageView
 Obj = dict[str, Any]
 APIEXTENSIONS = "apiextensions.platform.io"
 Trackers = Callable[[ResourceType], FieldManager]
+# A CRD's conversion of an object into an apiVersion by a call out (its webhook).
+CallOut = Callable[[Obj, str], Awaitable[Obj]]
+Change = Callable[[Obj, str], Obj]
 
 
 def versions_for(
@@ -38,15 +50,43 @@ def versions_for(
     stores: Mapping[tuple[str, str, str], Store],
     trackers: Trackers,
     rt: ResourceType,
+    converters: Mapping[tuple[str, str], CallOut] | None = None,
 ) -> Versions | None:
-    """How ``rt``'s field manager sees its other versions; None to compare all in one."""
+    """How ``rt``'s field manager sees its other versions; None to compare all in one.
+    ``converters``: the CRDs' conversions by call out, by (group, plural)."""
     own = stores.get((rt.group, rt.version, rt.plural))
-    if own is None or isinstance(own.storage, AsyncStorageView):
+    if own is None:
         return None
     if rt.custom:
         crds = stores.get((APIEXTENSIONS, "v1", "customresourcedefinitions"))
-        return _custom(scheme, trackers, rt, _UnservedVersions(crds, scheme, rt))
+        unserved = _UnservedVersions(crds, scheme, rt)
+        if not isinstance(own.storage, AsyncStorageView):
+            return _custom(scheme, trackers, rt, unserved, _by_api_version)
+        if converters is None:
+            return None
+        return _custom(scheme, trackers, rt, unserved, _by_webhook(converters, rt))
     return _builtin(stores, trackers, rt, own)
+
+
+def _by_api_version(obj: Obj, api_version: str) -> Obj:
+    """The None strategy: only the apiVersion changes."""
+    return {**obj, "apiVersion": api_version}
+
+
+def _by_webhook(converters: Mapping[tuple[str, str], CallOut], rt: ResourceType) -> Change:
+    """The Webhook strategy: the conversion the write's settled step awaited, by the
+    CRD's converter of the moment (the installer replaces it as the CRD changes)."""
+
+    async def call(obj: Obj, api_version: str) -> Obj:
+        call_out = converters.get((rt.group, rt.plural))
+        if call_out is None:  # the CRD went away meanwhile
+            raise errors.not_found(rt.plural, rt.group, "")
+        return await call_out(obj, api_version)
+
+    def change(obj: Obj, api_version: str) -> Obj:
+        return awaited(api_version, obj, lambda: call(obj, api_version))
+
+    return change
 
 
 def _unparsed(api_version: str) -> str | None:
@@ -81,7 +121,11 @@ def _builtin(
 
 
 def _custom(
-    scheme: Scheme, trackers: Trackers, rt: ResourceType, unserved: _UnservedVersions
+    scheme: Scheme,
+    trackers: Trackers,
+    rt: ResourceType,
+    unserved: _UnservedVersions,
+    change: Change,
 ) -> Versions:
     def view(api_version: str) -> View:
         group, _, version = api_version.rpartition("/")
@@ -100,7 +144,7 @@ def _custom(
         typed, node = found
 
         def convert(obj: Obj) -> Obj:
-            return read_as(typed, node, {**obj, "apiVersion": api_version})
+            return read_as(typed, node, change(obj, api_version))
 
         return VersionView(typed, node, convert)
 

@@ -14,7 +14,7 @@ from platform_api import errors, heavy
 from platform_api.apiserver.requestinfo import RequestInfo
 from platform_api.context import Context
 from platform_api.endpoints import binary, serializespan
-from platform_api.endpoints.fieldversions import versions_for
+from platform_api.endpoints.fieldversions import CallOut, versions_for
 from platform_api.endpoints.freshness import Freshness
 from platform_api.endpoints.negotiation import Output, negotiate_output, partial_refusal
 from platform_api.endpoints.partial import metadata_only
@@ -65,6 +65,9 @@ class Handlers(Freshness):
     authenticator: RequestAuthenticator | None = None  # TokenReview runs its token methods
     service_accounts: ServiceAccounts | None = None  # TokenRequest issues with it
     field_managers: dict[str, FieldManager] = field(default_factory=dict)
+    # The CRDs' conversions to any version, by (group, plural), which the CRD installer
+    # keeps: the field managers of webhook-converted kinds call them.
+    converters: dict[tuple[str, str], CallOut] = field(default_factory=dict)
     # Protobuf messages and CBOR items of stored revisions, each encoded once
     # (see endpoints/binary.py).
     messages: binary.EncodedCache = field(default_factory=binary.message_cache)
@@ -91,7 +94,9 @@ class Handlers(Freshness):
         found = self.field_managers.get(key)
         manager = for_resource(self.scheme.schemas, rt, found)
         if manager is not found:
-            manager.versions = versions_for(self.scheme, self.stores, self.field_manager, rt)
+            manager.versions = versions_for(
+                self.scheme, self.stores, self.field_manager, rt, self.converters
+            )
             self.field_managers[key] = manager
         return manager
 

@@ -24,8 +24,15 @@ from platform_api.fieldmanager.fieldpath import (
     path_string,
     to_fields_v1,
 )
+from platform_api.fieldmanager.reconcile import reconcile
 from platform_api.fieldmanager.typed import Typed
-from platform_api.fieldmanager.versions import ConversionFailed, Versions, comparisons
+from platform_api.fieldmanager.versions import (
+    ConversionFailed,
+    Pending,
+    Versions,
+    VersionView,
+    Views,
+)
 from platform_api.scheme.schemas import Node, Schemas
 from platform_api.scheme.types import ResourceType
 
@@ -235,9 +242,18 @@ class FieldManager:
             return {}
 
     def update(self, live: Obj | None, new: Obj, who: Who, now: str) -> None:
-        """Record an Update: ``new`` gets its ``managedFields``."""
+        """Record an Update: ``new`` gets its ``managedFields``.  A conversion still
+        pending (versions.Pending) leaves ``new`` as it came, for the step's next run."""
         meta = new.setdefault("metadata", {})
         requested = meta.pop("managedFields", None)
+        try:
+            self._update(live, new, requested, who, now)
+        except Pending:
+            if requested is not None:
+                meta["managedFields"] = requested
+            raise
+
+    def _update(self, live: Obj | None, new: Obj, requested: Any, who: Who, now: str) -> None:
         managers: Managers | None = None
         if who.subresource:
             pass  # a sub-resource cannot set them: the live object's hold
@@ -253,33 +269,31 @@ class FieldManager:
         if not managers and live is not None:
             return  # kube's skipNonAppliedManager: an object without them stays so
         before = _without_managed_fields(live) if live is not None else {}
-        diff = walk.compare(self.typed, self.node, before, new)
-        changed = diff.modified | diff.added
+        views = self._views(who, before)
         try:
-            seen = self._as_seen(managers, who, diff, before, new)
+            _reconcile(managers, views)
+            diff = walk.compare(self.typed, self.node, before, new)
+            wanted = {e.api_version for e in managers.values()}
+            seen = views.comparisons(wanted, diff, new)
         except ConversionFailed:
             return  # kube's UpdateNoErrors: the object is left without managedFields
-        for key, entry in list(managers.items()):
+        for entry in managers.values():
             theirs = seen[entry.api_version]
-            if theirs is None:  # a version the kind does not have: kube drops the entry
-                del managers[key]
-                continue
+            assert theirs is not None  # (_reconcile dropped versions the kind lacks)
             entry.fields -= self._changeable(theirs.modified | theirs.added | theirs.removed, who)
-        mine = self._owned(changed, who)
+        mine = self._owned(diff.modified | diff.added, who)
         if mine:
             entry = Entry(who.manager, UPDATE, who.api_version, who.subresource)
             entry = managers.setdefault(entry.key, entry)
             entry.fields |= mine
             # kube's scale handler rebuilds a scale entry without its time.
             entry.time = None if who.subresource == "scale" else now
-        _store(meta, managers)
+        _store(new["metadata"], managers)
 
-    def _as_seen(
-        self, managers: Managers, who: Who, diff: walk.Comparison, before: Obj, after: Obj
-    ) -> dict[str, walk.Comparison | None]:
-        """The change in each manager's version (versions.comparisons)."""
-        wanted = {e.api_version for e in managers.values()}
-        return comparisons(self.versions, wanted, (who.api_version, diff), before, after)
+    def _views(self, who: Who, before: Obj) -> Views:
+        """The write's view of the managers' versions (versions.Views)."""
+        own = VersionView(self.typed, self.node, _same)
+        return Views(self.versions, who.api_version, own, before)
 
     def misfits(self, config: Obj) -> list[str]:
         """Where an applied configuration does not fit the schema (fit.problems)."""
@@ -289,6 +303,11 @@ class FieldManager:
         """The object after applying ``config``; raises a 409 on ownership conflicts."""
         managers = self._live_managers(live)
         before = _without_managed_fields(live) if live is not None else {}
+        views = self._views(who, before)
+        try:
+            _reconcile(managers, views)
+        except ConversionFailed as e:
+            raise errors.field_manager_failed(str(e)) from e
         if live is not None and not live.get("metadata", {}).get("managedFields"):
             first = Entry(BEFORE_FIRST_APPLY, UPDATE, who.api_version, who.subresource)
             made = walk.compare(self.typed, self.node, {}, before)  # kube's Update from empty
@@ -309,12 +328,9 @@ class FieldManager:
         diff = walk.compare(self.typed, self.node, before, merged)
         others = [e for e in managers.values() if e.key != mine.key]
         try:
-            seen = self._as_seen({e.key: e for e in others}, who, diff, before, merged)
+            seen = views.comparisons({e.api_version for e in others}, diff, merged)
         except ConversionFailed as e:
             raise errors.field_manager_failed(str(e)) from e
-        for entry in [e for e in others if seen[e.api_version] is None]:
-            others.remove(entry)  # a version the kind does not have: kube drops the entry
-            del managers[entry.key]
         changes = {v: _changes(c, self._changeable, who) for v, c in seen.items() if c is not None}
         conflicts = [(e, p) for e in others for p in e.fields & changes[e.api_version][0]]
         if conflicts and not force and kubectl:
@@ -332,6 +348,26 @@ class FieldManager:
         if synced:
             lastapplied.keep_in_step(merged, synced)
         return merged
+
+
+def _same(obj: Obj) -> Obj:
+    return obj
+
+
+def _reconcile(managers: Managers, views: Views) -> None:
+    """Each entry read in its version's schema, as kube reads them before a write: the
+    live object converted into it (ConversionFailed, or Pending, when it will not
+    convert yet), a version the kind lacks dropped, and fields under what that schema
+    now makes atomic cut back to it (reconcile.py)."""
+    for key, entry in list(managers.items()):
+        view = views.view(entry.api_version)
+        if not isinstance(view, VersionView):
+            del managers[key]
+            continue
+        views.old(entry.api_version, view)
+        changed = reconcile(view.typed, view.node, entry.fields)
+        if changed is not None:
+            entry.fields = changed
 
 
 def _changes(

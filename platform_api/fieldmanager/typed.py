@@ -52,6 +52,8 @@ class Shape:
 
 
 _EMPTY: Node = {}
+_A_LIST: list[Any] = []
+_A_MAP: dict[str, Any] = {}
 
 
 class Typed:
@@ -86,6 +88,17 @@ class Typed:
         an empty list or map to structured-merge-diff, not a scalar of a deduced type)."""
         target = self._resolve(node)
         return target.get("type") in ("object", "array") or "properties" in target
+
+    def declared_shape(self, node: Node) -> Shape | None:
+        """The shape the schema alone gives a field (a list or a map of some kind), for
+        field paths without their value; None for scalars and untyped fields."""
+        target = self._resolve(node)
+        declared = target.get("type")
+        if declared == "array":
+            return self.shape(node, _A_LIST)
+        if declared == "object" or "properties" in target:
+            return self.shape(node, _A_MAP)
+        return None
 
     def _resolve(self, node: Node) -> Node:
         if not node or self.schemas is None:

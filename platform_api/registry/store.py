@@ -27,6 +27,7 @@ from platform_api.codec.goshape import (
     shape,
 )
 from platform_api.fieldmanager.manager import FieldManager, Who, update_tracker
+from platform_api.fieldmanager.versions import settled
 from platform_api.gotext import object_json
 from platform_api.registry import storeerrors
 from platform_api.registry.defaults import apply_defaults
@@ -160,25 +161,29 @@ class Store(Reads, Deletions):
         if labels is not None:
             labels(obj)
 
-    def receive(
+    async def receive(
         self, obj: Obj, live: Obj | None, track: Track | None, default: bool = True
     ) -> Kept:
         """A write's object as admission sees it: defaulted as kube's decoding defaults
-        what the writer sent, in Go's shape, its ownership recorded.  Returns the
-        explicitly empty lists and maps Go's JSON leaves out, for the kind's defaulting
-        and validation to see again after mutating admission (``restore_empty``).
-        (Large writes run this, the kind's preparation and validation on a thread:
-        ``heavy``.)"""
+        what the writer sent, in Go's shape, its ownership recorded (run again after
+        each conversion it waits for: versions.settled).  Returns the explicitly empty
+        lists and maps Go's JSON leaves out, for the kind's defaulting and validation
+        to see again after mutating admission (``restore_empty``).  (Large writes run
+        these, the kind's preparation and validation on a thread: ``heavy``.)"""
+        kept = await heavy.run(self._as_decoded, obj, default, track is not None)
+        if track is not None:
+            await settled(lambda: heavy.run(track, live, obj))
+        return kept
+
+    def _as_decoded(self, obj: Obj, default: bool, tracked: bool) -> Kept:
         if default:
             self.default(obj)
         kept: Kept = []
         meta = obj.get("metadata")
         reset = isinstance(meta, dict) and meta.get("managedFields") == []
         shape(obj, DECODED, kept)
-        if track is not None:
-            if reset:  # Go decodes it as an empty slice, not nil: a reset (is_reset)
-                obj["metadata"]["managedFields"] = []
-            track(live, obj)
+        if tracked and reset:  # Go decodes it as an empty slice, not nil: a reset (is_reset)
+            obj["metadata"]["managedFields"] = []
         return kept
 
     async def create(
@@ -194,7 +199,7 @@ class Store(Reads, Deletions):
         """kube's order: ownership is recorded for what the writer sent, then mutating
         admission, the kind's preparation and validation, validating admission."""
         track = track or self._writer_tracker("")
-        kept = await heavy.run(self.receive, obj, None, track)
+        kept = await self.receive(obj, None, track)
         if mutate is not None:
             obj = await mutate(obj, None)
         restore_empty(kept)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from platform_api import errors, heavy
 from platform_api.codec.goshape import drop_empty, restore_empty, set_revision, shape
+from platform_api.fieldmanager.versions import settled
 from platform_api.gotext import object_json
 from platform_api.registry.deletion import finishes_deletion
 from platform_api.registry.prepare import before_create, check_name, check_update, prepare_update
@@ -67,9 +68,9 @@ class Update:
         store = self.store
         if self.subresource or not self.allow_create:
             raise errors.not_found(store.resource.plural, store.resource.group, self.name)
-        obj = await heavy.run(self.updated, None)
+        obj = await settled(lambda: heavy.run(self.updated, None))  # an apply's ownership
         obj.setdefault("metadata", {}).pop("resourceVersion", None)
-        kept = await heavy.run(store.receive, obj, None, self.track)
+        kept = await store.receive(obj, None, self.track)
         if self.mutate is not None:
             obj = await self.mutate(obj, None)
         restore_empty(kept)
@@ -88,13 +89,13 @@ class Update:
         store = self.store
         # Patches edit what they are given: they get their own copy, so that the old
         # object stays intact for generation, status and immutability checks.
-        obj = await heavy.run(self.updated, stored.copy())
+        obj = await settled(lambda: heavy.run(self.updated, stored.copy()))
         # The decoder defaults what it decodes: the kind itself, as a /status body is
         # (other sub-resources' bodies are kinds of their own).
         main = self.strategy is store.strategy or self.subresource == "status"
         main = main or getattr(self.strategy, "body_is_kind", False)
         # ownership before admission and the kind's preparation, as kube records it
-        kept = await heavy.run(store.receive, obj, existing, self.track, main)
+        kept = await store.receive(obj, existing, self.track, main)
         if self.mutate is not None:
             obj = await self.mutate(obj, existing)
         restore_empty(kept)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -397,7 +398,8 @@ def test_ownership_follows_a_changed_schema(
     gizmos: tuple[Server, str], admin: requests.Session
 ) -> None:
     """As the reference answered: once a CRD marks a list a set, an apply owns its items
-    (kube's field manager is built again with the CRD's new schema)."""
+    (kube's field manager is built again with the CRD's new schema); once it makes it
+    atomic again, entries owning its items are cut back to the list."""
     server, _ = gizmos
     tags = {"type": "array", "items": {"type": "string"}}
     schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {}}}}
@@ -424,14 +426,26 @@ def test_ownership_follows_a_changed_schema(
     assert r.status_code == 200, r.text
     eventually(lambda: applied_set(admin, url))
     assert applied("after") == {"f:spec": {"f:tags": {'v:"x"': {}}}}
+    # and back: the next write cuts an entry's items of what is now atomic to the list
+    crd = admin.get(f"{server.url}{CRDS}/taggeds.{GROUP}").json()
+    tags_now = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    del tags_now["properties"]["tags"]["x-kubernetes-list-type"]
+    assert admin.put(f"{server.url}{CRDS}/taggeds.{GROUP}", json=crd).status_code == 200
+    eventually(lambda: not applied_set(admin, url))
+    labels = {"metadata": {"labels": {"x": "y"}}}
+    r = admin.patch(f"{url}/after?fieldManager=m", json=labels, headers=MERGE)
+    assert [e["fieldsV1"] for e in r.json()["metadata"]["managedFields"]] == [
+        {"f:spec": {"f:tags": {}}},
+        {"f:metadata": {"f:labels": {".": {}, "f:x": {}}}},
+    ]
     delete_crd(admin, server, f"taggeds.{GROUP}")
 
 
 def applied_set(admin: requests.Session, url: str) -> bool:
-    """Whether an apply's ownership already reads the tags as a set (the schema's change
+    """Whether an apply's ownership reads the tags as a set (the schema's change
     reaches the handlers within moments)."""
     body = {"apiVersion": f"{GROUP}/v1", "kind": "Tagged", "metadata": {"name": "probe"}}
-    body["spec"] = {"tags": ["y"]}
+    body["spec"] = {"tags": [str(time.monotonic())]}
     headers = {"Content-Type": "application/apply-patch+yaml"}
     r = admin.patch(f"{url}/probe?fieldManager=probe", json=body, headers=headers)
     return r.json()["metadata"]["managedFields"][0]["fieldsV1"] != {"f:spec": {"f:tags": {}}}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,13 +112,19 @@ def test_a_deprecation_warning_of_the_crd_is_sent(server: Server, admin: request
     delete_crd(admin, server, crd["metadata"]["name"])
 
 
-@pytest.fixture
-def conversion_webhook(tmp_path: Path) -> Iterator[tuple[pki.Paths, int]]:
-    certs = pki.ensure_pki(str(tmp_path / "hook-pki"), "127.0.0.1")
+def renaming_webhook(root: Path) -> tuple[pki.Paths, subprocess.Popen[bytes], int]:
+    """The sample conversion webhook on 127.0.0.1 (v1's cronSpec is v2's schedule)."""
+    certs = pki.ensure_pki(str(root / "hook-pki"), "127.0.0.1")
     renames = str(ROOT / "etc" / "conversion-webhook.yaml")
     hook, port = start_sample(
-        tmp_path, certs, "platform-conversion-webhook", "--renames-file", renames, client_ca=False
+        root, certs, "platform-conversion-webhook", "--renames-file", renames, client_ca=False
     )
+    return certs, hook, port
+
+
+@pytest.fixture
+def conversion_webhook(tmp_path: Path) -> Iterator[tuple[pki.Paths, int]]:
+    certs, hook, port = renaming_webhook(tmp_path)
     yield certs, port
     stop_webhook(hook)
 

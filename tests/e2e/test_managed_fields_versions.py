@@ -5,10 +5,13 @@ against kube-apiserver v1.36)."""
 from __future__ import annotations
 
 import copy
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import requests
 
+from platform_api.apiserver import pki
 from tests.e2e.answers import status, unknown
 from tests.e2e.conftest import Server
 from tests.e2e.crds import (
@@ -21,6 +24,8 @@ from tests.e2e.crds import (
     ns_path,
     version,
 )
+from tests.e2e.test_authz_webhook import stop_webhook
+from tests.e2e.test_crd_versions import ca_bundle, renaming_webhook, webhook_crd
 
 APPLY = {"Content-Type": "application/apply-patch+yaml"}
 # v1: tags a set, and no ``extra``; v2: tags atomic, anything goes (its own fields too)
@@ -212,3 +217,57 @@ def test_an_entry_kube_cannot_parse_the_version_of_clears_an_update(
     made["metadata"]["managedFields"].append({**odd, "fieldsType": "FieldsV1", "fieldsV1": {}})
     r = admin.put(url + "/c", json=made)
     assert r.status_code == 200 and "managedFields" not in r.json()["metadata"]
+
+
+def test_a_webhook_converted_kind_is_compared_through_its_webhook(
+    tmp_path: Path, server: Server, admin: requests.Session
+) -> None:
+    """As the reference answered with the sample webhook (v2's schedule is v1's
+    cronSpec): each entry is compared in its version through the webhook; with the
+    webhook down an apply fails with the converter's error and an update clears them."""
+    certs, hook, port = renaming_webhook(tmp_path)
+    try:
+        _compared_through(server, admin, certs, hook, port)
+    finally:
+        stop_webhook(hook)
+
+
+def _compared_through(
+    server: Server,
+    admin: requests.Session,
+    certs: pki.Paths,
+    hook: subprocess.Popen[bytes],
+    port: int,
+) -> None:
+    group = "mf-hook.example.com"
+    config = {"url": f"https://127.0.0.1:{port}/", "caBundle": ca_bundle(certs.ca_cert)}
+    crd = create_crd(admin, server, webhook_crd(group, config))
+    ns = namespace(admin, server, "mf-hook")
+    url = {v: server.url + ns_path(group, ns, v=v) + "/a" for v in ("v1", "v2")}
+    body = _crontab(group, "v1", cronSpec="1 * * * *", image="x")
+    assert admin.patch(url["v1"] + "?fieldManager=a", json=body, headers=APPLY).status_code == 201
+    body = _crontab(group, "v2", schedule="2 * * * *")
+    r = admin.patch(url["v2"] + "?fieldManager=b", json=body, headers=APPLY)
+    assert (r.status_code, r.json()) == (409, _conflict("a", ".spec.cronSpec"))
+    r = admin.patch(url["v2"] + "?fieldManager=c", json={"spec": {"schedule": "3"}}, headers=MERGE)
+    assert _entries(r.json()) == [
+        ("a", "Apply", "v1", {"f:spec": {"f:image": {}}}),
+        ("c", "Update", "v2", {"f:spec": {"f:schedule": {}}}),
+    ]
+    body = _crontab(group, "v1", cronSpec="1 * * * *", image="x")
+    r = admin.patch(url["v1"] + "?fieldManager=a", json=body, headers=APPLY)
+    conflict = _conflict("c", ".spec.schedule")
+    conflict["message"] = conflict["message"].replace('"c"', f'"c" using {group}/v2')
+    conflict["details"]["causes"][0]["message"] += f" using {group}/v2"
+    assert (r.status_code, r.json()) == (409, conflict)
+    stop_webhook(hook)
+    r = admin.patch(url["v1"] + "?fieldManager=a", json=body, headers=APPLY)
+    message = (
+        f"conversion webhook for {group}/v1, Kind=CronTab failed: "
+        f'Post "https://127.0.0.1:{port}/?timeout=30s": '
+        f"dial tcp 127.0.0.1:{port}: connect: connection refused"
+    )
+    assert (r.status_code, r.json()) == (500, unknown(message))
+    r = admin.patch(url["v1"] + "?fieldManager=f", json={"spec": {"replicas": 5}}, headers=MERGE)
+    assert r.status_code == 200 and "managedFields" not in r.json()["metadata"]
+    delete_crd(admin, server, crd["metadata"]["name"])

@@ -9,7 +9,15 @@ import pytest
 from platform_api.errors import StatusError
 from platform_api.fieldmanager.manager import FieldManager, Who
 from platform_api.fieldmanager.typed import Typed
-from platform_api.fieldmanager.versions import MISSING, VersionView, View, read_as
+from platform_api.fieldmanager.versions import (
+    MISSING,
+    VersionView,
+    View,
+    awaited,
+    read_as,
+    settled,
+)
+from tests.admission.plugin_kit import run
 
 Obj = dict[str, Any]
 T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z"
@@ -117,3 +125,105 @@ def test_a_version_the_kind_lacks_loses_its_entry() -> None:
     new = _obj({"size": 2})
     _v2().update(live, new, Who("u", "g/v2"), T1)
     assert [e["manager"] for e in new["metadata"]["managedFields"]] == ["u"]
+
+
+# -- conversions by a call out (a CRD's webhook) ---------------------------------------
+
+RENAMED = {
+    "type": "object",
+    "properties": {
+        "apiVersion": {"type": "string"},
+        "kind": {"type": "string"},
+        "metadata": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        "spec": {"type": "object", "properties": {"cronSpec": {"type": "string"}}},
+    },
+}
+
+
+class Hook:
+    """v2's ``schedule`` is v1's ``cronSpec``: converted by an awaited call, as a CRD's
+    webhook converts; ``down`` makes each call fail as kube's converter does."""
+
+    def __init__(self, down: bool = False) -> None:
+        self.down = down
+        self.calls = 0
+
+    async def call(self, obj: Obj, api_version: str) -> Obj:
+        self.calls += 1
+        if self.down:
+            raise StatusError(500, "", "conversion webhook for g/v2, Kind=W failed: EOF")
+        spec = dict(obj.get("spec") or {})
+        if "schedule" in spec:
+            spec["cronSpec"] = spec.pop("schedule")
+        return {**obj, "apiVersion": api_version, "spec": spec}
+
+    def versions(self, api_version: str) -> View:
+        if api_version != "g/v1":
+            return None
+
+        def convert(obj: Obj) -> Obj:
+            made = awaited(api_version, obj, lambda: self.call(obj, api_version))
+            return read_as(TYPED, RENAMED, made)
+
+        return VersionView(TYPED, RENAMED, convert)
+
+
+CRON = _entry("one", "g/v1", {"f:spec": {"f:cronSpec": {}}})
+
+
+def _settled(step: Any) -> Any:
+    return run(settled(step))
+
+
+async def _now(value: Any) -> Any:
+    return value
+
+
+def test_an_apply_is_compared_in_the_owners_version_once_converted() -> None:
+    """As the reference answered: v2's schedule is v1's cronSpec, so an apply of another
+    schedule conflicts with cronSpec's owner, the paths named in the owner's version."""
+    hook = Hook()
+    manager = FieldManager(TYPED, ANYTHING, False, versions=hook.versions)
+    live = _obj({"schedule": "1"}, [CRON])
+
+    def apply() -> Any:
+        return _now(manager.apply(live, _obj({"schedule": "2"}), Who("two", "g/v2"), False, T1))
+
+    with pytest.raises(StatusError) as caught:
+        _settled(apply)
+    assert caught.value.message == (
+        'Apply failed with 1 conflict: conflict with "one": .spec.cronSpec'
+    )
+    assert hook.calls == 2  # the live object, then the merged one: each once
+
+
+def test_an_update_takes_the_converted_field_and_leaves_its_input_for_each_run() -> None:
+    hook = Hook()
+    manager = FieldManager(TYPED, ANYTHING, False, versions=hook.versions)
+    live = _obj({"schedule": "1"}, [CRON])
+    new = _obj({"schedule": "2"}, [CRON])  # sent back as read: kept for the next run
+    _settled(lambda: _now(manager.update(live, new, Who("u", "g/v2"), T1)))
+    entries = {e["manager"]: e["fieldsV1"] for e in new["metadata"]["managedFields"]}
+    assert entries == {"u": {"f:spec": {"f:schedule": {}}}}
+
+
+def test_a_failed_call_fails_an_apply_with_its_error_and_clears_an_update() -> None:
+    """kube converts the live object into each entry's version first: its error is the
+    converter's own, a bare 500; an Update is left without managedFields."""
+    manager = FieldManager(TYPED, ANYTHING, False, versions=Hook(down=True).versions)
+    live = _obj({"schedule": "1"}, [CRON])
+    with pytest.raises(StatusError) as caught:
+        _settled(lambda: _now(manager.apply(live, _obj({}), Who("two", "g/v2"), False, T1)))
+    assert (caught.value.code, caught.value.reason, caught.value.message) == (
+        500,
+        "",
+        "conversion webhook for g/v2, Kind=W failed: EOF",
+    )
+    new = _obj({"schedule": "2"})
+    _settled(lambda: _now(manager.update(live, new, Who("u", "g/v2"), T1)))
+    assert "managedFields" not in new["metadata"]
+
+
+def test_a_call_out_is_refused_outside_a_settled_step() -> None:
+    with pytest.raises(RuntimeError, match="outside a settled step"):
+        awaited("g/v1", {}, Hook().call.__call__)  # type: ignore[arg-type]
