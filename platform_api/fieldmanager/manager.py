@@ -264,6 +264,7 @@ class FieldManager:
                 managers = decode(requested)
             except ValueError:
                 managers = None
+        sent = managers is not None
         if managers is None:
             managers = self._live_managers(live)
         if not managers and live is not None:
@@ -271,7 +272,7 @@ class FieldManager:
         before = _without_managed_fields(live) if live is not None else {}
         views = self._views(who, before)
         try:
-            _reconcile(managers, views)
+            _reconcile(managers, views, sent or self.typed.unstructured)
             diff = walk.compare(self.typed, self.node, before, new)
             wanted = {e.api_version for e in managers.values()}
             seen = views.comparisons(wanted, diff, new)
@@ -305,7 +306,7 @@ class FieldManager:
         before = _without_managed_fields(live) if live is not None else {}
         views = self._views(who, before)
         try:
-            _reconcile(managers, views)
+            _reconcile(managers, views, self.typed.unstructured)
         except ConversionFailed as e:
             raise errors.field_manager_failed(str(e)) from e
         if live is not None and not live.get("metadata", {}).get("managedFields"):
@@ -354,17 +355,21 @@ def _same(obj: Obj) -> Obj:
     return obj
 
 
-def _reconcile(managers: Managers, views: Views) -> None:
+def _reconcile(managers: Managers, views: Views, schema_changes: bool) -> None:
     """Each entry read in its version's schema, as kube reads them before a write: the
     live object converted into it (ConversionFailed, or Pending, when it will not
     convert yet), a version the kind lacks dropped, and fields under what that schema
-    now makes atomic cut back to it (reconcile.py)."""
+    now makes atomic cut back to it (reconcile.py).  That last step is needed only
+    where the schema may have changed since the entry was written (a CRD's), or for
+    entries a request sends: a built-in kind's stored entries were cut when written."""
     for key, entry in list(managers.items()):
         view = views.view(entry.api_version)
         if not isinstance(view, VersionView):
             del managers[key]
             continue
         views.old(entry.api_version, view)
+        if not schema_changes:
+            continue
         changed = reconcile(view.typed, view.node, entry.fields)
         if changed is not None:
             entry.fields = changed

@@ -69,6 +69,9 @@ class Typed:
         self._shapes: dict[tuple[int, int], Shape] = {}
         self._definitions: dict[int, str] | None = None  # resolved node -> its name
         self._key_defaults: dict[int, dict[str, Any]] = {}  # by the (cached) shape's id
+        # Declared shapes of path elements, by (the cached parent shape's id, field name
+        # or "" for a list item): a field path is read against the schema on each write.
+        self._children: dict[tuple[int, str], Shape | None] = {}
 
     def zero_present(self, shape: Shape, element: str) -> bool:
         """Whether the Go struct behind ``shape`` always serializes field ``element``
@@ -99,6 +102,22 @@ class Typed:
         if declared == "object" or "properties" in target:
             return self.shape(node, _A_MAP)
         return None
+
+    def declared_child(self, parent: Shape, element: str) -> Shape | None:
+        """The declared shape of a path element under ``parent``: a field of a struct or
+        map, an item of a list; None where the schema gives none (an undeclared field,
+        a scalar, an element of the wrong kind, anything under an atomic field)."""
+        field = element.startswith("f:")
+        key = (id(parent), element[2:] if field else "")
+        if key in self._children:
+            return self._children[key]
+        found: Shape | None = None
+        if field and parent.kind in (STRUCT, MAP):
+            found = self.declared_shape(self.field(parent, element[2:])[0])
+        elif not field and parent.kind in (SET, KEYED, INDEXED):
+            found = self.declared_shape(self.items(parent))
+        self._children[key] = found
+        return found
 
     def _resolve(self, node: Node) -> Node:
         if not node or self.schemas is None:

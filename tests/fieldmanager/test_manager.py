@@ -366,3 +366,23 @@ def test_unknown_path_element_types_are_dropped_with_their_children() -> None:
     fields = {"f:data": {"f:a": {}, "x:b": {"f:c": {}}, "q": {}}, "z:d": {}}
     [decoded] = decode([{**entry, "fieldsV1": fields}]).values()
     assert decoded.fields == {("f:data", "f:a")}
+
+
+def test_sent_entries_are_cut_back_to_atomic_fields() -> None:
+    """Entries a request sends are read in the kind's schema, as kube reads every entry:
+    one owning items of a container's args (an atomic list) owns the list."""
+    fm = manager_for("", "Pod", has_status=True)
+    item = 'k:{"name":"c"}'
+    sent = {
+        "manager": "hand",
+        "operation": "Update",
+        "apiVersion": "v1",
+        "time": T0,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": {"f:containers": {item: {"f:args": {"i:0": {}}}}}},
+    }
+    spec = {"containers": [{"name": "c", "image": "i", "args": ["a"]}]}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+    new = {**copy.deepcopy(pod), "metadata": {"name": "p", "managedFields": [sent]}}
+    fm.update(pod, new, Who("u", "v1"), T1)
+    assert fields(new, "hand") == {"f:spec": {"f:containers": {item: {"f:args": {}}}}}
