@@ -61,11 +61,10 @@ class WebhookConverter:
             base64.b64decode(self.config["caBundle"]) if self.config.get("caBundle") else None
         )
 
-    def _connection(self) -> tuple[Connection, str]:
-        """Where to call, and the URL kube's errors show (a service by its DNS name)."""
+    def _connection(self) -> Connection:
         url = self.config.get("url")
         if url:
-            return Connection(server=url, ca_pem=self.ca_pem), url
+            return Connection(server=url, ca_pem=self.ca_pem)
         service = self.config.get("service") or {}
         namespace, name = service.get("namespace", ""), service.get("name", "")
         port, path = int(service.get("port") or 443), service.get("path") or ""
@@ -76,10 +75,12 @@ class WebhookConverter:
             address = self.resolver.resolve(namespace, name, port)
         except ResolveError as e:
             raise ConversionError(f'Post "{_with_timeout(shown)}": {e}') from None
-        connection = Connection(
-            server=address.url(path), ca_pem=self.ca_pem, tls_server_name=address.server_name
+        return Connection(
+            server=address.url(path),
+            ca_pem=self.ca_pem,
+            tls_server_name=address.server_name,
+            shown=shown,
         )
-        return connection, shown
 
     def _http(self, connection: Connection) -> Any:
         key = (connection.server, connection.tls_server_name)
@@ -111,7 +112,7 @@ class WebhookConverter:
     async def _call(self, objs: list[Obj], api_version: str) -> list[Obj]:
         if not self.review_version:
             raise ConversionError("no supported conversion review versions")
-        connection, shown = self._connection()
+        connection = self._connection()
         uid = new_uid()
         review_version = f"{self.review_group}/{self.review_version}"
         review = {
@@ -129,7 +130,8 @@ class WebhookConverter:
             body = await reply.content()
         except Exception as e:
             why = go_error(e, connection.server)
-            raise ConversionError(f'Post "{_with_timeout(shown)}": {why}') from None
+            shown = _with_timeout(connection.shown or connection.server)
+            raise ConversionError(f'Post "{shown}": {why}') from None
         if not 200 <= reply.code < 300:
             raise ConversionError(status_text(reply.code, body))
         return _converted_objects(body, review_version, uid)

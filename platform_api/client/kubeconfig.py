@@ -52,6 +52,9 @@ class Connection:
     exec_credentials: ExecCredentials | None = None
     # Trust exactly this certificate, whoever issued it (the server's loopback client).
     pinned_pem: bytes | None = None
+    # The URL errors name when not ``server``: kube calls a webhook's service by its DNS
+    # name (``https://name.namespace.svc:443/path``), dialing the address it resolves.
+    shown: str = ""
 
     def client(self, reactor: Any, keep_alive: int = 2) -> Any:
         """A treq client for this connection (one keep-alive pool of ``keep_alive``

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import Any
 
 import pytest
+from twisted.internet.defer import fail
+from twisted.internet.error import ConnectionRefusedError
 from twisted.internet.testing import MemoryReactor
 
 from platform_api.admission.webhook.caller import CallError, WebhookCaller
@@ -15,6 +18,8 @@ from platform_api.admission.webhook.credentials import (
     load_admission_config,
 )
 from platform_api.apiserver.flagvalues import ConfigError
+from platform_api.registry.serviceresolver import Address
+from tests.admission.plugin_kit import run
 
 
 def creds(token: str) -> ClientCredentials:
@@ -111,4 +116,28 @@ def test_a_ca_bundle_client_go_cannot_load_is_no_call(bundle: bytes, problem: st
         caller._connection(config, "ValidatingAdmissionWebhook")
     assert str(caught.value) == (
         f"could not get REST client: unable to load root certificates: {problem}"
+    )
+
+
+class _Resolver:
+    def resolve(self, namespace: str, name: str, port: int) -> Address:
+        return Address("127.0.0.1", 9, f"{name}.{namespace}.svc")
+
+
+class _Refusing:
+    def post(self, url: str, **kwargs: Any) -> Any:
+        return fail(ConnectionRefusedError())
+
+
+def test_a_service_is_named_by_its_dns_name() -> None:
+    """As kube's webhook client calls a service: by ``name.namespace.svc`` in the URL,
+    dialing the address its resolver finds."""
+    caller = WebhookCaller(MemoryReactor(), _Resolver())  # type: ignore[arg-type]
+    caller._client = lambda connection: _Refusing()  # type: ignore[method-assign]
+    config = {"service": {"namespace": "ns", "name": "hook", "path": "/v"}}
+    with pytest.raises(CallError) as caught:
+        run(caller.call(config, {}, 10, "ValidatingAdmissionWebhook"))
+    assert str(caught.value) == (
+        'failed to call webhook: Post "https://hook.ns.svc:443/v?timeout=10s": '
+        "dial tcp 127.0.0.1:9: connect: connection refused"
     )

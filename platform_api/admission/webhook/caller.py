@@ -79,7 +79,10 @@ class WebhookCaller:
             address = self.resolver.resolve(namespace, name, port)
         except ResolveError as e:
             raise CallError(f'failed to call webhook: Post "{shown}": {e}') from None
-        return Connection(server=address.url(path), ca_pem=ca, tls_server_name=address.server_name)
+        connection = Connection(
+            server=address.url(path), ca_pem=ca, tls_server_name=address.server_name
+        )
+        return replace(connection, shown=shown)
 
     def _client(self, connection: Connection) -> Any:
         key = (
@@ -107,6 +110,8 @@ class WebhookCaller:
         connection = self._connection(config, plugin)
         base = connection.server
         url = f"{base}{'&' if '?' in base else '?'}timeout={timeout}s"
+        shown = connection.shown or base
+        shown += f"{'&' if '?' in shown else '?'}timeout={timeout}s"
         headers = _headers(connection.token)
         span = None
         if trace is not None:
@@ -120,7 +125,8 @@ class WebhookCaller:
         except Exception as e:
             if span is not None:
                 span.set_attribute("error.type", type(e).__name__)
-            raise CallError(f'failed to call webhook: Post "{url}": {go_error(e, base)}') from None
+            why = go_error(e, base)
+            raise CallError(f'failed to call webhook: Post "{shown}": {why}') from None
         else:
             if span is not None:
                 span.set_attribute("http.response.status_code", reply.code)
