@@ -103,7 +103,12 @@ def _same(obj: Obj) -> Obj:
 def _builtin(
     stores: Mapping[tuple[str, str, str], Store], trackers: Trackers, rt: ResourceType, own: Store
 ) -> Versions:
-    into = own.storage.stored_form if isinstance(own.storage, StorageView) else _same
+    def into(obj: Obj) -> Obj:
+        """The object in the storage version, from the version it names."""
+        group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
+        source = stores.get((group, version, rt.plural)) if group == rt.group else None
+        storage = (source or own).storage
+        return storage.stored_form(obj) if isinstance(storage, StorageView) else obj
 
     def view(api_version: str) -> View:
         refusal = _unparsed(api_version)

@@ -53,6 +53,14 @@ def element_order(element: str) -> tuple[int, Any]:
     return (_RANK.get(kind, 4), _value_order(value))
 
 
+def iteration_order(path: Path) -> list[tuple[int, tuple[int, Any]]]:
+    """Where structured-merge-diff's ``Set.Iterate`` visits ``path``: at each level the
+    paths that end there first, then those that go deeper, each by ``element_order``
+    (``.spec.schedule`` before ``.spec.ports[name="a"].port``)."""
+    last = len(path) - 1
+    return [(0 if i == last else 1, element_order(e)) for i, e in enumerate(path)]
+
+
 def path_string(path: Path) -> str:
     """The path as conflict messages print it: ``.spec.containers[name="a"].image``."""
     parts = []

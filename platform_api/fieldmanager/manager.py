@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_api import errors
-from platform_api.fieldmanager import fit, lastapplied, walk
+from platform_api.fieldmanager import fit, lastapplied, versionprune, walk
 from platform_api.fieldmanager.fieldpath import (
     FieldSet,
-    element_order,
     from_fields_v1,
+    iteration_order,
     path_string,
     to_fields_v1,
 )
@@ -296,6 +296,24 @@ class FieldManager:
         own = VersionView(self.typed, self.node, _same)
         return Views(self.versions, who.api_version, own, before)
 
+    def _pruned(
+        self, views: Views, merged: Obj, previous: Entry, managers: Managers, config: Obj
+    ) -> Obj:
+        """What the applier applied last time and no longer does, removed unless owned:
+        in one version, or across the versions of the entries (versionprune.py), where
+        an empty map the configuration applies (``spec: {}``) stays, as in kube."""
+        versions = {previous.api_version} | {e.api_version for e in managers.values()}
+        if all(views.view(version) is views.own for version in versions):
+            owned: FieldSet = set().union(*(e.fields for e in managers.values()))
+            return walk.prune(self.typed, self.node, merged, previous.fields, owned)
+        last = (previous.api_version, previous.fields)
+        owners = [(e.api_version, e.fields) for e in managers.values()]
+        try:
+            pruned = versionprune.prune(views, merged, last, owners)
+        except ConversionFailed as e:
+            raise errors.field_manager_failed(str(e)) from e
+        return _with_empty_maps(pruned, config)
+
     def misfits(self, config: Obj) -> list[str]:
         """Where an applied configuration does not fit the schema (fit.problems)."""
         return fit.problems(self.typed, self.node, config)
@@ -310,7 +328,7 @@ class FieldManager:
         except ConversionFailed as e:
             raise errors.field_manager_failed(str(e)) from e
         if live is not None and not live.get("metadata", {}).get("managedFields"):
-            first = Entry(BEFORE_FIRST_APPLY, UPDATE, who.api_version, who.subresource)
+            first = Entry(BEFORE_FIRST_APPLY, UPDATE, who.api_version, who.subresource, now)
             made = walk.compare(self.typed, self.node, {}, before)  # kube's Update from empty
             first.fields = self._owned(made.modified | made.added, who)
             if first.fields:
@@ -324,8 +342,7 @@ class FieldManager:
         managers[mine.key] = mine
         merged = walk.merge(self.typed, self.node, before, config)
         if previous is not None and previous.fields:
-            owned: FieldSet = set().union(*(e.fields for e in managers.values()))
-            merged = walk.prune(self.typed, self.node, merged, previous.fields, owned)
+            merged = self._pruned(views, merged, previous, managers, config)
         diff = walk.compare(self.typed, self.node, before, merged)
         others = [e for e in managers.values() if e.key != mine.key]
         try:
@@ -349,6 +366,16 @@ class FieldManager:
         if synced:
             lastapplied.keep_in_step(merged, synced)
         return merged
+
+
+def _with_empty_maps(value: Obj, config: Obj) -> Obj:
+    """``value`` holding each empty map ``config`` applies where its parent is there."""
+    for key, applied in config.items():
+        if applied == {} and value.get(key) is None:
+            value[key] = {}
+        elif isinstance(applied, dict) and isinstance(value.get(key), dict):
+            _with_empty_maps(value[key], applied)
+    return value
 
 
 def _same(obj: Obj) -> Obj:
@@ -404,7 +431,7 @@ def _store(meta: Obj, managers: Managers) -> None:
 
 def conflict_error(conflicts: list[tuple[Entry, tuple[str, ...]]]) -> errors.StatusError:
     """409 with one ``FieldManagerConflict`` cause per field, in kube's wording."""
-    conflicts.sort(key=lambda c: (c[0].printed(), [element_order(e) for e in c[1]]))
+    conflicts.sort(key=lambda c: (c[0].printed(), iteration_order(c[1])))
     causes = [
         {
             "reason": "FieldManagerConflict",

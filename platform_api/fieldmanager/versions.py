@@ -40,8 +40,9 @@ class ConversionFailed(Exception):
 
 @dataclass(frozen=True)
 class VersionView:
-    """Another version of the kind: its schema and the conversion into it, which raises
-    ValueError when the object will not convert (or fit: ``read_as``)."""
+    """Another version of the kind: its schema and the conversion into it of an object
+    of any version (by its ``apiVersion``), which raises ValueError when the object
+    will not convert (or fit: ``read_as``)."""
 
     typed: Typed
     node: Node
@@ -93,6 +94,16 @@ class Views:
             known = self.versions(api_version) if self.versions is not None else None
             found = self._views[api_version] = self.own if known is None else known
         return found
+
+    def to(self, api_version: str, obj: Obj) -> Obj:
+        """``obj``, of any version of the kind, in ``api_version`` (the request's own
+        too); raises ValueError, or Pending."""
+        if obj.get("apiVersion") == api_version:
+            return obj
+        view = self.versions(api_version) if self.versions is not None else None
+        if isinstance(view, VersionView):
+            return view.convert(obj)
+        return {**obj, "apiVersion": api_version}
 
     def old(self, api_version: str, view: VersionView) -> Obj:
         """The live object in ``api_version`` (an empty one converts to itself, as kube's

@@ -196,11 +196,51 @@ def _merge_list(typed: Typed, shape: Shape, lhs: list[Any], rhs: list[Any]) -> l
 def prune(typed: Typed, node: Node, value: Obj, released: FieldSet, owned: FieldSet) -> Obj:
     """Remove what an applier released (``released``) that no manager owns (``owned``).
 
-    Parts nobody ever applied stay; a struct or map the removal leaves empty goes too.
+    Parts nobody ever applied stay; a struct or map the removal leaves empty goes too,
+    and so does a struct field above what was released that is left holding nothing a
+    field set sees (only empty lists), owned or not: kube's prune counts such a field
+    among what the applier applied (``EnsureNamedFieldsAreMembers``) and removes what
+    of that is no longer in the pruned object's field set.
     """
     pruner = _Pruner(typed, released, owned)
     result: Obj = pruner.children(typed.shape(node, value), value, ())
+    for path in sorted(_unseen_parents(typed, node, result, released), key=len):
+        _remove(typed, node, result, path)
     return result
+
+
+def _unseen_parents(typed: Typed, node: Node, value: Obj, released: FieldSet) -> set[Path]:
+    """Struct fields above released paths whose value has no field set of its own."""
+    out: set[Path] = set()
+    for path in prefixes(released) - released:
+        found = _at(typed, node, value, path)
+        if found is None:
+            continue
+        child_node, child, named = found
+        if named and child not in (None, {}) and not to_field_set(typed, child_node, child):
+            out.add(path)
+    return out
+
+
+def _at(typed: Typed, node: Node, value: Any, path: Path) -> tuple[Node, Any, bool] | None:
+    """The schema, value and namedness of ``path`` in ``value``; None when absent."""
+    found: tuple[Node, Any, bool] | None = None
+    for element in path:
+        shape = typed.shape(node, value)
+        if shape.kind == LEAF:
+            return None
+        found = typed.children(shape, value).get(element)
+        if found is None:
+            return None
+        node, value = found[0], found[1]
+    return found
+
+
+def _remove(typed: Typed, node: Node, value: Obj, path: Path) -> None:
+    """Drop ``path`` (a struct field) from ``value`` in place, if still there."""
+    parent = _at(typed, node, value, path[:-1]) if len(path) > 1 else (node, value, False)
+    if parent is not None and isinstance(parent[1], dict):
+        parent[1].pop(path[-1][2:], None)
 
 
 class _Pruner:
@@ -213,22 +253,29 @@ class _Pruner:
 
     def children(self, shape: Shape, value: Any, path: Path) -> Any:
         kept: list[tuple[str, Any]] = []
-        for element, (node, child, _named) in self.typed.children(shape, value).items():
+        for element, (node, child, named) in self.typed.children(shape, value).items():
             child_path = (*path, element)
-            keep, pruned = self.child(node, child, child_path)
+            keep, pruned = self.child(node, child, child_path, named)
             if keep:
                 kept.append((element, pruned))
         if isinstance(value, dict):
             return {element[2:]: child for element, child in kept}
         return [child for _, child in kept]
 
-    def child(self, node: Node, value: Any, path: Path) -> tuple[bool, Any]:
+    def child(self, node: Node, value: Any, path: Path, named: bool) -> tuple[bool, Any]:
         if path not in self.released and path not in self.released_above:
             return True, value  # never applied by this manager: not its to remove
         if path in self.owned:
             return True, self._descend(node, value, path)
         shape = self.typed.shape(node, value)
-        if shape.kind == LEAF or (path in self.released and path not in self.owned_above):
+        released = path in self.released
+        if shape.kind == LEAF or (released and not named):
+            # a list item or map entry nobody owns goes whole, even if a field in it is
+            # owned: kube counts only named struct fields as owned by what lies beneath
+            return False, None
+        if path not in self.owned_above and (released or named):
+            # a struct field above what was released, nothing beneath anyone's: it goes
+            # whole, with what the server defaulted in it (kube counts it as applied)
             return False, None
         pruned = self.children(shape, value, path)
         return bool(pruned) or path in self.owned_above, pruned
@@ -259,3 +306,52 @@ def _atomics(typed: Typed, node: Node, value: Any, path: str, out: list[str]) ->
         items = typed.items(shape)
         for i, child in enumerate(value):
             _atomics(typed, items, child, f"{path}[{i}]", out)
+
+
+def remove_items(typed: Typed, node: Node, value: Any, paths: FieldSet) -> Any:
+    """``value`` without ``paths`` (structured-merge-diff's ``RemoveItems``): a path in
+    the set goes whole, one above a path in it is walked, and a list or map walked
+    into that is left with nothing, is empty already or atomic becomes None (null)."""
+    return _removed(typed, node, value, paths, prefixes(paths), ())
+
+
+def _removed(
+    typed: Typed, node: Node, value: Any, paths: FieldSet, above: set[Path], path: Path
+) -> Any:
+    shape = typed.shape(node, value)
+    if shape.kind == LEAF:
+        return None if isinstance(value, dict | list) else value
+    kept: list[tuple[str, Any]] = []
+    for element, (child_node, child, _named) in typed.children(shape, value).items():
+        child_path = (*path, element)
+        if child_path in paths:
+            continue
+        if child_path in above:
+            kept.append((element, _removed(typed, child_node, child, paths, above, child_path)))
+        else:
+            kept.append((element, child))
+    if not kept:
+        return None
+    if isinstance(value, dict):
+        return {element[2:]: child for element, child in kept}
+    return [child for _, child in kept]
+
+
+def ensure_named(typed: Typed, node: Node, paths: FieldSet) -> FieldSet:
+    """``paths`` with each declared struct field above one of them as a member too
+    (structured-merge-diff's ``EnsureNamedFieldsAreMembers``)."""
+    out = set(paths)
+    for path in prefixes(paths) - paths:
+        if path and path[-1].startswith("f:") and _declared_field(typed, node, path):
+            out.add(path)
+    return out
+
+
+def _declared_field(typed: Typed, node: Node, path: Path) -> bool:
+    """Whether ``path``'s last element is a field its parent struct declares."""
+    shape = typed.declared_shape(node)
+    for element in path[:-1]:
+        shape = typed.declared_child(shape, element) if shape is not None else None
+    if shape is None or shape.kind != STRUCT:
+        return False
+    return Typed.field(shape, path[-1][2:])[1]

@@ -199,6 +199,9 @@ def test_managed_fields_reset_and_untracked_after() -> None:
         "f:metadata": {"f:labels": {".": {}, "f:l": {}}},
     }
     assert fields(applied, "two") == {"f:data": {"f:c": {}}}
+    # an Update as kube's managedFieldsUpdater records one: stamped with its time
+    first = [e for e in applied["metadata"]["managedFields"] if e["manager"] != "two"]
+    assert first[0]["time"] == T1
 
 
 def test_a_custom_resource_keeps_its_entries_when_sent_an_empty_list() -> None:
@@ -386,3 +389,30 @@ def test_sent_entries_are_cut_back_to_atomic_fields() -> None:
     new = {**copy.deepcopy(pod), "metadata": {"name": "p", "managedFields": [sent]}}
     fm.update(pod, new, Who("u", "v1"), T1)
     assert fields(new, "hand") == {"f:spec": {"f:containers": {item: {"f:args": {}}}}}
+
+
+def test_a_managers_conflicts_are_listed_as_kube_iterates_them() -> None:
+    """As the reference answered: at each level the fields that end there come before
+    those under a nested one (``.immutable`` before ``.data.x``)."""
+    fm = manager_for("", "ConfigMap")
+    live = apply(fm, None, {**configmap({"x": "1"}), "immutable": False}, "a")
+    with pytest.raises(StatusError) as caught:
+        apply(fm, live, {**configmap({"x": "2"}), "immutable": True}, "b")
+    status = caught.value.status()
+    assert status["message"] == (
+        'Apply failed with 2 conflicts: conflicts with "a":\n- .immutable\n- .data.x'
+    )
+    assert [c["field"] for c in status["details"]["causes"]] == [".immutable", ".data.x"]
+
+
+def test_a_released_struct_nobody_owns_anything_in_goes_whole() -> None:
+    """As the reference answered: an applier moving a Deployment from a rolling update
+    to ``Recreate`` releases ``rollingUpdate.maxSurge``; ``rollingUpdate`` goes whole,
+    the ``maxUnavailable`` the server defaulted in it too (else the update is refused)."""
+    fm = manager_for("apps", "Deployment")
+    strategy = {"rollingUpdate": {"maxSurge": 1}}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
+    live = apply(fm, None, {**deployment, "spec": {"strategy": strategy}}, "a")
+    live["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] = "25%"  # defaulted
+    out = apply(fm, live, {**deployment, "spec": {"strategy": {"type": "Recreate"}}}, "a")
+    assert out["spec"]["strategy"] == {"type": "Recreate"}
