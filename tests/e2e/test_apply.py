@@ -460,3 +460,36 @@ def test_configurations_json_refuses_are_read_as_yaml(
         message = f"error decoding YAML: error converting YAML to JSON: yaml: {where}"
         assert r.json() == status(400, "BadRequest", message + "did not find expected ',' or '}'")
     assert admin.get(base + "/bad").status_code == 404
+
+
+def test_an_applier_leaving_a_rolling_update_releases_it_whole(
+    server: Server, admin: requests.Session
+) -> None:
+    """As the reference answered: moving a Deployment from ``rollingUpdate.maxSurge`` to
+    ``Recreate`` removes ``rollingUpdate`` with the ``maxUnavailable`` the server
+    defaulted in it; a list item released goes whole though another owns a field in it."""
+    base = server.url + make_namespace(admin, server, "ssa-prune").replace(
+        "configmaps", "deployments"
+    ).replace("/api/v1/", "/apis/apps/v1/")
+    container = {"name": "c", "image": "i", "env": [{"name": "A", "value": "1"}]}
+    template = {"metadata": {"labels": {"app": "a"}}, "spec": {"containers": [container]}}
+    spec = {"selector": {"matchLabels": {"app": "a"}}, "template": template}
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
+    rolling = {**spec, "strategy": {"rollingUpdate": {"maxSurge": 1}}}
+    r = admin.patch(base + "/d?fieldManager=a", json={**body, "spec": rolling}, headers=APPLY)
+    assert r.status_code == 201, r.text
+    env = [{"name": "A", "value": "2"}]
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "c", "env": env}]}}}}
+    r = admin.patch(
+        base + "/d?fieldManager=b",
+        json=patch,
+        headers={"Content-Type": "application/strategic-merge-patch+json"},
+    )
+    assert r.status_code == 200, r.text
+    plain = {"name": "c", "image": "i"}
+    recreate = {**spec, "strategy": {"type": "Recreate"}}
+    recreate["template"] = {**template, "spec": {"containers": [plain]}}
+    r = admin.patch(base + "/d?fieldManager=a", json={**body, "spec": recreate}, headers=APPLY)
+    assert r.status_code == 200, r.text
+    assert r.json()["spec"]["strategy"] == {"type": "Recreate"}
+    assert "env" not in r.json()["spec"]["template"]["spec"]["containers"][0]
