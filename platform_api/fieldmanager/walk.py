@@ -204,15 +204,16 @@ def prune(typed: Typed, node: Node, value: Obj, released: FieldSet, owned: Field
     """
     pruner = _Pruner(typed, released, owned)
     result: Obj = pruner.children(typed.shape(node, value), value, ())
-    for path in sorted(_unseen_parents(typed, node, result, released), key=len):
+    held = (pruner.released_above & owned) - released  # (the rest went whole, or shows)
+    for path in sorted(_unseen_parents(typed, node, result, held), key=len):
         _remove(typed, node, result, path)
     return result
 
 
-def _unseen_parents(typed: Typed, node: Node, value: Obj, released: FieldSet) -> set[Path]:
-    """Struct fields above released paths whose value has no field set of its own."""
+def _unseen_parents(typed: Typed, node: Node, value: Obj, candidates: set[Path]) -> set[Path]:
+    """Of the ``candidates``, the struct fields whose value has no field set of its own."""
     out: set[Path] = set()
-    for path in prefixes(released) - released:
+    for path in candidates:
         found = _at(typed, node, value, path)
         if found is None:
             continue
@@ -278,7 +279,8 @@ class _Pruner:
             # whole, with what the server defaulted in it (kube counts it as applied)
             return False, None
         pruned = self.children(shape, value, path)
-        return bool(pruned) or path in self.owned_above, pruned
+        # a list left without items goes (kube leaves it null, which decodes as absent)
+        return bool(pruned) or (path in self.owned_above and isinstance(pruned, dict)), pruned
 
     def _descend(self, node: Node, value: Any, path: Path) -> Any:
         shape = self.typed.shape(node, value)
