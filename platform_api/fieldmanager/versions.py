@@ -24,7 +24,7 @@ from typing import Any, Protocol, TypeVar
 
 import orjson
 
-from platform_api.errors import StatusError
+from platform_api.errors import StatusError, internal_error
 from platform_api.fieldmanager import fit, walk
 from platform_api.fieldmanager.typed import Typed
 from platform_api.scheme.schemas import Node
@@ -162,7 +162,9 @@ class Pending(Exception):
 _MADE: ContextVar[dict[tuple[str, bytes], Obj | str] | None] = ContextVar(
     "fieldmanager_conversions", default=None
 )
-MAX_ROUNDS = 16  # each round makes at least one conversion: two a manager's version
+# Each round makes one more conversion: the live and the new object into each entry's
+# version, and an apply's prune a few more per version (twenty-five for six versions).
+MAX_ROUNDS = 64
 
 
 async def settled(step: Callable[[], Awaitable[T]]) -> T:
@@ -176,7 +178,7 @@ async def settled(step: Callable[[], Awaitable[T]]) -> T:
                 return await step()
             except Pending as pending:
                 await pending.fetch()
-        raise RuntimeError("the ownership step kept asking for conversions")
+        raise internal_error("the field manager kept asking for conversions")
     finally:
         _MADE.reset(token)
 

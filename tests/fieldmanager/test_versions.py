@@ -11,6 +11,7 @@ from platform_api.fieldmanager.manager import FieldManager, Who
 from platform_api.fieldmanager.typed import Typed
 from platform_api.fieldmanager.versions import (
     MISSING,
+    Pending,
     VersionView,
     View,
     awaited,
@@ -227,3 +228,18 @@ def test_a_failed_call_fails_an_apply_with_its_error_and_clears_an_update() -> N
 def test_a_call_out_is_refused_outside_a_settled_step() -> None:
     with pytest.raises(RuntimeError, match="outside a settled step"):
         awaited("g/v1", {}, Hook().call.__call__)  # type: ignore[arg-type]
+
+
+def test_a_step_that_never_settles_is_an_internal_error() -> None:
+    async def restless() -> None:
+        async def fetch() -> None:
+            return None
+
+        raise Pending(fetch)
+
+    with pytest.raises(StatusError) as caught:
+        run(settled(restless))
+    assert (caught.value.code, caught.value.message) == (
+        500,
+        "Internal error occurred: the field manager kept asking for conversions",
+    )
