@@ -34,8 +34,9 @@ from platform_api.endpoints.patch import convert_numbers
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.typemeta import typemeta_problem
 from platform_api.endpoints.update import check_update_preconditions
+from platform_api.fieldmanager.entries import Managers, decode, encode
 from platform_api.fieldmanager.fieldpath import Path
-from platform_api.fieldmanager.manager import Managers, Who, decode, encode
+from platform_api.fieldmanager.manager import Who
 from platform_api.fieldmanager.scaleowners import (
     SCALE_VERSION,
     Origins,

@@ -4,7 +4,7 @@ An Update (create, PUT, or a patch that is not apply) takes the fields it change
 from every other manager and never conflicts.  An Apply owns exactly the fields of
 its configuration: values it changes that another manager owns are conflicts unless
 forced, equal values are shared, and fields it applied before but no longer does
-are removed when nobody else owns them.  Entries are keyed as kube keys them
+are removed when nobody else owns them.  Entries (entries.py) are keyed as kube keys them
 (manager, operation, subresource, and the apiVersion of Updates), so Updates from
 one manager merge into one entry.
 """
@@ -12,18 +12,21 @@ one manager merge into one entry.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from platform_api import errors
 from platform_api.fieldmanager import fit, lastapplied, versionprune, walk
-from platform_api.fieldmanager.fieldpath import (
-    FieldSet,
-    from_fields_v1,
-    iteration_order,
-    path_string,
-    to_fields_v1,
+from platform_api.fieldmanager.entries import (
+    APPLY,
+    UPDATE,
+    Entry,
+    Managers,
+    conflict_error,
+    decode,
+    store,
 )
+from platform_api.fieldmanager.fieldpath import FieldSet
 from platform_api.fieldmanager.reconcile import reconcile
 from platform_api.fieldmanager.typed import Typed
 from platform_api.fieldmanager.versions import (
@@ -37,9 +40,6 @@ from platform_api.scheme.schemas import Node, Schemas
 from platform_api.scheme.types import ResourceType
 
 Obj = dict[str, Any]
-APPLY, UPDATE = "Apply", "Update"
-MAX_UPDATE_ENTRIES = 10
-ANCIENT = "ancient-changes"
 BEFORE_FIRST_APPLY = "before-first-apply"
 
 # System metadata is never owned (kube's stripMeta).
@@ -66,103 +66,6 @@ class Who:
     manager: str
     api_version: str
     subresource: str = ""
-
-
-@dataclass
-class Entry:
-    manager: str
-    operation: str
-    api_version: str
-    subresource: str = ""
-    time: str | None = None
-    fields: FieldSet = field(default_factory=set)
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        version = self.api_version if self.operation == UPDATE else ""
-        return (self.manager, self.operation, version, self.subresource)
-
-    def printed(self) -> str:
-        """The manager as conflict messages name it (kube's printManager)."""
-        text = f'"{self.manager}"'
-        if self.subresource:
-            text += f' with subresource "{self.subresource}"'
-        if self.operation == UPDATE:
-            text += f" using {self.api_version}"
-        return text
-
-    def encode(self) -> Obj:
-        out: Obj = {"manager": self.manager, "operation": self.operation}
-        out["apiVersion"] = self.api_version
-        if self.time:
-            out["time"] = self.time
-        out["fieldsType"] = "FieldsV1"
-        out["fieldsV1"] = to_fields_v1(self.fields)
-        if self.subresource:
-            out["subresource"] = self.subresource
-        return out
-
-
-Managers = dict[tuple[str, str, str, str], Entry]
-
-
-def decode(entries: Any) -> Managers:
-    """The managers of stored ``managedFields``; ValueError when they do not decode."""
-    if not isinstance(entries, list):
-        raise ValueError("managedFields must be a list")
-    managers: Managers = {}
-    for raw in entries:  # kube's DecodeManagedFields: any bad entry fails them all
-        if not isinstance(raw, dict) or raw.get("fieldsType") != "FieldsV1":
-            raise ValueError("unsupported managedFields entry")
-        if raw.get("operation") not in (APPLY, UPDATE) or not raw.get("apiVersion"):
-            raise ValueError("operation must be Apply or Update, apiVersion not empty")
-        entry = Entry(
-            manager=str(raw.get("manager", "")),
-            operation=str(raw.get("operation", "")),
-            api_version=str(raw.get("apiVersion", "")),
-            subresource=str(raw.get("subresource", "")),
-            time=raw.get("time"),
-            fields=from_fields_v1(raw.get("fieldsV1") or {}),
-        )
-        managers[entry.key] = entry
-    return managers
-
-
-def encode(managers: Managers) -> list[Obj]:
-    """Entries in kube's order: Apply before Update, then by time, manager, version."""
-    ordered = sorted(
-        managers.values(),
-        key=lambda e: (e.operation, e.time or "", e.manager, e.api_version, e.subresource),
-    )
-    return [entry.encode() for entry in ordered]
-
-
-def cap_updates(managers: Managers) -> None:
-    """Keep at most ten Update entries: the oldest merge into ``ancient-changes``."""
-    updaters = sorted(
-        (e for e in managers.values() if e.operation == UPDATE),
-        key=lambda e: (e.time or "", e.manager),
-    )
-    count = len(updaters)
-    buckets: dict[str, Entry] = {}
-    for entry in updaters:
-        if count <= MAX_UPDATE_ENTRIES:
-            break
-        bucket = buckets.get(entry.api_version)
-        del managers[entry.key]
-        if bucket is None:
-            bucket = Entry(ANCIENT, UPDATE, entry.api_version, time=entry.time)
-            bucket.fields = set(entry.fields)
-            existing = managers.pop(bucket.key, None)
-            if existing is not None:
-                bucket.fields |= existing.fields
-                count -= 1
-            buckets[entry.api_version] = bucket
-        else:
-            bucket.fields |= entry.fields
-            bucket.time = entry.time
-            count -= 1
-        managers[bucket.key] = bucket
 
 
 # The manager of the API server's own writes (its default objects, its Endpoints, its
@@ -289,7 +192,7 @@ class FieldManager:
             entry.fields |= mine
             # kube's scale handler rebuilds a scale entry without its time.
             entry.time = None if who.subresource == "scale" else now
-        _store(new["metadata"], managers)
+        store(new["metadata"], managers)
 
     def _views(self, who: Who, before: Obj) -> Views:
         """The write's view of the managers' versions (versions.Views)."""
@@ -309,10 +212,9 @@ class FieldManager:
         last = (previous.api_version, previous.fields)
         owners = [(e.api_version, e.fields) for e in managers.values()]
         try:
-            pruned = versionprune.prune(views, merged, last, owners)
+            return versionprune.prune(views, merged, last, owners, config)
         except ConversionFailed as e:
             raise errors.field_manager_failed(str(e)) from e
-        return _with_empty_maps(pruned, config)
 
     def misfits(self, config: Obj) -> list[str]:
         """Where an applied configuration does not fit the schema (fit.problems)."""
@@ -362,20 +264,10 @@ class FieldManager:
             merged = walk.without_nulls(merged)
         if merged != before:  # kube's no-op apply stamps no time, even on a new entry
             mine.time = now
-        _store(merged.setdefault("metadata", {}), managers)
+        store(merged.setdefault("metadata", {}), managers)
         if synced:
             lastapplied.keep_in_step(merged, synced)
         return merged
-
-
-def _with_empty_maps(value: Obj, config: Obj) -> Obj:
-    """``value`` holding each empty map ``config`` applies where its parent is there."""
-    for key, applied in config.items():
-        if applied == {} and value.get(key) is None:
-            value[key] = {}
-        elif isinstance(applied, dict) and isinstance(value.get(key), dict):
-            _with_empty_maps(value[key], applied)
-    return value
 
 
 def _same(obj: Obj) -> Obj:
@@ -417,38 +309,3 @@ def _without_managed_fields(obj: Obj) -> Obj:
     meta.pop("managedFields", None)
     out["metadata"] = meta
     return out
-
-
-def _store(meta: Obj, managers: Managers) -> None:
-    for key in [k for k, e in managers.items() if not e.fields]:
-        del managers[key]
-    cap_updates(managers)
-    if managers:
-        meta["managedFields"] = encode(managers)
-    else:
-        meta.pop("managedFields", None)
-
-
-def conflict_error(conflicts: list[tuple[Entry, tuple[str, ...]]]) -> errors.StatusError:
-    """409 with one ``FieldManagerConflict`` cause per field, in kube's wording."""
-    conflicts.sort(key=lambda c: (c[0].printed(), iteration_order(c[1])))
-    causes = [
-        {
-            "reason": "FieldManagerConflict",
-            "message": f"conflict with {entry.printed()}",
-            "field": path_string(path),
-        }
-        for entry, path in conflicts
-    ]
-    if len(conflicts) == 1:
-        entry, path = conflicts[0]
-        detail = f"conflict with {entry.printed()}: {path_string(path)}"
-        return errors.apply_conflict(causes, f"Apply failed with 1 conflict: {detail}")
-    lines: list[str] = []
-    for entry, path in conflicts:
-        header = f"conflicts with {entry.printed()}:"
-        if header not in lines:
-            lines.append(header)
-        lines.append(f"- {path_string(path)}")
-    message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
-    return errors.apply_conflict(causes, message)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from platform_api.fieldmanager.entries import Managers
 from platform_api.fieldmanager.fieldpath import Path
-from platform_api.fieldmanager.manager import Managers
 
 SCALE_VERSION = "autoscaling/v1"
 SCALE_REPLICAS: Path = ("f:spec", "f:replicas")

@@ -23,11 +23,16 @@ Obj = dict[str, Any]
 
 
 def prune(
-    views: Views, merged: Obj, last: tuple[str, FieldSet], owners: Iterable[tuple[str, FieldSet]]
+    views: Views,
+    merged: Obj,
+    last: tuple[str, FieldSet],
+    owners: Iterable[tuple[str, FieldSet]],
+    config: Obj,
 ) -> Obj:
     """``merged`` (in the request's version) without what the applier's ``last`` apply
     (its version and fields) set and nobody in ``owners`` (each entry's version and
-    fields, the applier's new one too) owns, step for step as kube prunes.  Raises
+    fields, the applier's new one too) owns, step for step as kube prunes; an empty
+    map the applied ``config`` sets stays (``spec: {}``, as kube leaves it).  Raises
     ConversionFailed in kube's words."""
     version, released = last
     at_last = views.view(version)
@@ -50,7 +55,7 @@ def prune(
     gone = _fields(at_last, merged_last) - _fields(at_last, pruned_last)
     kept = walk.remove_items(at_last.typed, at_last.node, merged_last, gone & applied)
     back = _into(views, views.own_version, kept or {}, "pruned object back")
-    return _without_new_nulls(back, merged)
+    return _with_empty_maps(_without_new_nulls(back, merged), config)
 
 
 def _by_version(views: Views, owners: Iterable[tuple[str, FieldSet]]) -> dict[str, FieldSet]:
@@ -90,3 +95,13 @@ def _into(views: Views, version: str, obj: Obj, what: str) -> Obj:
         return views.to(version, obj)
     except ValueError as e:
         raise ConversionFailed(f"failed to prune fields: failed to convert {what}: {e}") from e
+
+
+def _with_empty_maps(value: Obj, config: Obj) -> Obj:
+    """``value`` holding each empty map ``config`` applies where its parent is there."""
+    for key, applied in config.items():
+        if applied == {} and value.get(key) is None:
+            value[key] = {}
+        elif isinstance(applied, dict) and isinstance(value.get(key), dict):
+            _with_empty_maps(value[key], applied)
+    return value

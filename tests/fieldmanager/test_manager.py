@@ -10,7 +10,8 @@ import orjson
 import pytest
 
 from platform_api.errors import StatusError
-from platform_api.fieldmanager.manager import FieldManager, Who, cap_updates, decode
+from platform_api.fieldmanager.entries import cap_updates, decode
+from platform_api.fieldmanager.manager import FieldManager, Who
 from platform_api.fieldmanager.typed import Typed
 from platform_api.scheme.schemas import load_schemas
 

@@ -10,6 +10,7 @@ from platform_api.fieldmanager.manager import FieldManager, Who
 from platform_api.fieldmanager.typed import Typed
 from platform_api.fieldmanager.versions import VersionView, View, awaited, read_as, settled
 from tests.admission.plugin_kit import run
+from tests.fieldmanager.test_versions import kind_schema
 
 Obj = dict[str, Any]
 T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z"
@@ -23,16 +24,7 @@ def _schema(renamed: str) -> Obj:
     }
     ports = {"type": "array", "items": port, "x-kubernetes-list-type": "map"}
     ports["x-kubernetes-list-map-keys"] = ["name"]
-    spec = {renamed: {"type": "string"}, "image": {"type": "string"}, "ports": ports}
-    return {
-        "type": "object",
-        "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-            "spec": {"type": "object", "properties": spec},
-        },
-    }
+    return kind_schema({renamed: {"type": "string"}, "image": {"type": "string"}, "ports": ports})
 
 
 V1, V2 = _schema("cronSpec"), _schema("schedule")

@@ -4,7 +4,7 @@ apply sequence; tests/e2e/test_workloads.py runs one)."""
 
 from __future__ import annotations
 
-from platform_api.fieldmanager.manager import Entry
+from platform_api.fieldmanager.entries import Entry
 from platform_api.fieldmanager.scaleowners import (
     SCALE_REPLICAS,
     parent_owners,

@@ -23,25 +23,23 @@ from tests.admission.plugin_kit import run
 Obj = dict[str, Any]
 T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z"
 TYPED = Typed(None, unstructured=True)
-SET_TAGS = {
-    "type": "object",
-    "properties": {
-        "apiVersion": {"type": "string"},
-        "kind": {"type": "string"},
-        "metadata": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-        "spec": {
-            "type": "object",
-            "properties": {
-                "size": {"type": "integer"},
-                "tags": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "x-kubernetes-list-type": "set",
-                },
-            },
+
+
+def kind_schema(spec: Obj) -> Obj:
+    """A custom resource's schema whose ``spec`` declares ``spec``'s fields."""
+    return {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            "spec": {"type": "object", "properties": spec},
         },
-    },
-}
+    }
+
+
+TAGS = {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"}
+SET_TAGS = kind_schema({"size": {"type": "integer"}, "tags": TAGS})
 ANYTHING = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
 
@@ -130,15 +128,7 @@ def test_a_version_the_kind_lacks_loses_its_entry() -> None:
 
 # -- conversions by a call out (a CRD's webhook) ---------------------------------------
 
-RENAMED = {
-    "type": "object",
-    "properties": {
-        "apiVersion": {"type": "string"},
-        "kind": {"type": "string"},
-        "metadata": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-        "spec": {"type": "object", "properties": {"cronSpec": {"type": "string"}}},
-    },
-}
+RENAMED = kind_schema({"cronSpec": {"type": "string"}})
 
 
 class Hook:
