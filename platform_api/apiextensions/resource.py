@@ -81,6 +81,14 @@ class CustomResourceStrategy(GenericStrategy):
         self.rules: CompiledRules = compile_schema(schema, "")
         subresources = crds.subresources_of(crd, resource.version)
         self.scale: Obj | None = subresources.get("scale")
+        # each version's specReplicasPath (None: no scale there), for the Scale's owners
+        group = crd["spec"]["group"]
+        self.replicas_paths: dict[str, str | None] = {
+            f"{group}/{v['name']}": (crds.subresources_of(crd, v["name"]).get("scale") or {}).get(
+                "specReplicasPath"
+            )
+            for v in crd["spec"].get("versions") or []
+        }
         self.has_status_subresource = "status" in subresources
         self.terminating = crds.is_true(crd, crds.TERMINATING)
         self.has_defaults = _has_key(schema, "default")
@@ -92,15 +100,19 @@ class CustomResourceStrategy(GenericStrategy):
 
     # -- decoding -----------------------------------------------------------------------
 
-    def decode(self, raw: Obj, duplicates: Duplicates, keep_nulls: bool = False) -> Decoded:
-        """A body as stored: metadata coerced, unknown fields pruned, defaults set (and,
-        but for an applied configuration, nulls the schema does not allow dropped)."""
+    def decode(
+        self, raw: Obj, duplicates: Duplicates, keep_nulls: bool = False, defaults: bool = True
+    ) -> Decoded:
+        """A body as stored: metadata coerced, unknown fields pruned, defaults set unless
+        not ``defaults`` (and, but for an applied configuration, nulls the schema does not
+        allow dropped)."""
         dups = duplicate_paths(raw, duplicates) if duplicates else []
         try:
             unknown = self.compiled.decode(raw, strict=True, keep_nulls=keep_nulls)
         except DecodeError as e:
             raise gonames.DecodeError(str(e)) from None
-        self.compiled.default(raw)
+        if defaults:
+            self.compiled.default(raw)
         return Decoded(raw, unknown, dups)
 
     def default_on_read(self, obj: Obj) -> Obj | None:

@@ -122,12 +122,14 @@ def decode_against(
     custom: CustomResourceStrategy | None = None,
     from_cbor: bool = False,
     applied: bool = False,
+    defaults: bool = True,
 ) -> Decoded:
     """A parsed body as its type shapes it: typed decoding for built-in kinds, the CRD's
-    structural schema (metadata coerced, unknown fields pruned, defaults) for custom ones.
-    kube's custom-resource decoder reports unknown fields of JSON bodies only."""
+    structural schema (metadata coerced, unknown fields pruned, defaults unless not
+    ``defaults``) for custom ones.  kube's custom-resource decoder reports unknown fields
+    of JSON bodies only."""
     if custom is not None:
-        decoded = custom.decode(raw, duplicates, keep_nulls=applied)
+        decoded = custom.decode(raw, duplicates, keep_nulls=applied, defaults=defaults)
         if from_cbor:
             decoded.unknown, decoded.duplicates = [], []
         return decoded

@@ -245,21 +245,27 @@ def _decode_patched(
     return decoded.obj
 
 
-def _decode(scope: Scope, obj: Obj, duplicates: Duplicates, applied: bool = False) -> Decoded:
+def _decode(
+    scope: Scope, obj: Obj, duplicates: Duplicates, applied: bool = False, defaults: bool = True
+) -> Decoded:
     rt = scope.resource
     custom = custom_strategy(rt, scope.store.strategy)
     schemas = scope.handlers.scheme.schemas
-    return decode_against(obj, duplicates, schemas, rt.definition, custom, applied=applied)
+    return decode_against(
+        obj, duplicates, schemas, rt.definition, custom, applied=applied, defaults=defaults
+    )
 
 
 def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj:
-    """The applied configuration: parsed, checked, its unknown fields dropped."""
+    """The applied configuration: parsed, checked, its unknown fields dropped.  It is not
+    defaulted: kube's field manager defaults the merged object after it has settled who owns
+    what, so the applier never owns a field only the schema's default set."""
     rt = scope.resource
     manager = scope.handlers.field_manager(rt)
     target = (rt.api_version, rt.kind)
     config = checked_apply_config(scope, data, level, from_cbor, target, manager, rt.custom)
     try:
-        decoded = _decode(scope, config, {}, applied=True)
+        decoded = _decode(scope, config, {}, applied=True, defaults=False)
     except DecodeError as e:
         if rt.custom:
             raise patchbody.patch_invalid(config, str(e)) from None

@@ -35,11 +35,11 @@ from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.typemeta import typemeta_problem
 from platform_api.endpoints.update import check_update_preconditions
 from platform_api.fieldmanager.entries import Managers, decode, encode
-from platform_api.fieldmanager.fieldpath import Path
 from platform_api.fieldmanager.manager import Who
 from platform_api.fieldmanager.scaleowners import (
     SCALE_VERSION,
-    Origins,
+    Mappings,
+    built_in_mappings,
     parent_owners,
     replicas_path,
     scale_owners,
@@ -100,20 +100,41 @@ def to_scale(obj: Obj) -> Obj:
     }
 
 
-def _replicas_at(paths: Obj | None) -> Path:
-    """Where the object keeps its replicas: a custom resource's ``specReplicasPath``."""
-    return replicas_path(paths["specReplicasPath"] if paths is not None else ".spec.replicas")
+def _mappings(scope: Scope) -> Mappings:
+    """Where each of the kind's versions keeps its replicas: a custom resource's
+    ``specReplicasPath`` per CRD version, a built-in workload's ``spec.replicas``."""
+    strategy = scope.store.strategy
+    if isinstance(strategy, CustomResourceStrategy):
+        return {
+            version: replicas_path(path) if path else None
+            for version, path in strategy.replicas_paths.items()
+        }
+    rt = scope.resource
+    return built_in_mappings(rt.group, rt.plural)
 
 
-def _owners(existing: Obj, at: Path) -> tuple[Managers, Managers, Origins]:
-    """The object's field owners, the Scale's (its owners of the replicas, in the
-    Scale's version), and which of the object's entries each of those came from."""
+def _owners(existing: Obj, mappings: Mappings) -> tuple[Managers, Managers]:
+    """The object's field owners and the Scale's (its owners of the replicas, in the
+    Scale's version)."""
     try:
         parent = decode(existing["metadata"].get("managedFields") or [])
     except ValueError:
         parent = {}
-    owners, origins = scale_owners(parent, at)
-    return parent, owners, origins
+    return parent, scale_owners(parent, mappings)
+
+
+def _fold(
+    scope: Scope, existing: Obj, parent: Managers, scale: Managers, mappings: Mappings
+) -> None:
+    """The object's managedFields with the Scale's owners after the write folded back
+    (kube's ScaleHandler.ToParent: no cap on Update entries, none written when empty)."""
+    folded = parent_owners(parent, scale, mappings, scope.resource.api_version)
+    meta = existing["metadata"]
+    kept = {key: entry for key, entry in folded.items() if entry.fields}
+    if kept:
+        meta["managedFields"] = encode(kept)
+    else:
+        meta.pop("managedFields", None)
 
 
 def _custom_paths(scope: Scope) -> Obj | None:
@@ -155,15 +176,17 @@ async def _write(scope: Scope, change: Any, put: Obj | None = None) -> bytes:
     scope.ctx.field_manager = opts.field_manager
 
     paths = _custom_paths(scope)
-
+    mappings = _mappings(scope)
     uid = ((put or {}).get("metadata") or {}).get("uid")
+    scale_manager = scope.handlers.kind_field_manager(SCALE)
+    who = Who(scope.who().manager, SCALE_VERSION, "scale")
 
     def updated(existing: Obj | None) -> Obj:
         assert existing is not None
         if uid:
             check_update_preconditions(scope, Preconditions(uid=uid), existing)
         before = _view(scope, existing)
-        owners = _owners(existing, _replicas_at(paths))[1]
+        parent, owners = _owners(existing, mappings)
         if owners:  # kube's ScaleHandler.ToSubresource: what a patch sees, and quotes
             before["metadata"]["managedFields"] = encode(owners)
         if (
@@ -171,13 +194,21 @@ async def _write(scope: Scope, change: Any, put: Obj | None = None) -> bytes:
             and crscale.nested(existing, paths["specReplicasPath"], int, "")[0] is None
         ):
             before["spec"]["replicas"] = _UNSET  # kube's marker for a path with no value
+        live = orjson.loads(orjson.dumps(before))
         scale = change(before)
         check_put_target(scope.resource, scale, scope.namespace, scope.name)  # kube's checkName
-        return _scaled(scope, paths, existing, scale)
+        # the Scale's own field manager records the write as Go holds it (0 replicas are
+        # no replicas), nothing when nobody owned them (kube's skipNonApplied); then
+        # its owners go back to the object
+        tracked = orjson.loads(orjson.dumps(scale))
+        shape(tracked)
+        scale_manager.update(live, tracked, who, scope.store.now())
+        result = _scaled(scope, paths, existing, scale)
+        after = decode(tracked["metadata"].get("managedFields") or [])
+        _fold(scope, result, parent, after, mappings)
+        return result
 
-    stored, _ = await scope.store.update(
-        scope.namespace, scope.name, updated, dry_run=opts.dry_run, track=scope.tracker()
-    )
+    stored, _ = await scope.store.update(scope.namespace, scope.name, updated, dry_run=opts.dry_run)
     return await scope.respond_object(_view(scope, stored.object), 200, out)
 
 
@@ -279,7 +310,7 @@ async def _apply(scope: Scope, patch_type: str) -> bytes:
     manager = scope.handlers.kind_field_manager(SCALE)
     who = Who(opts.field_manager, SCALE_VERSION, "scale")
     paths = _custom_paths(scope)
-    at = _replicas_at(paths)
+    mappings = _mappings(scope)
 
     def updated(existing: Obj | None) -> Obj:
         assert existing is not None
@@ -293,7 +324,7 @@ async def _apply(scope: Scope, patch_type: str) -> bytes:
             manager,
             False,
         )
-        parent, owners, origins = _owners(existing, at)
+        parent, owners = _owners(existing, mappings)
         live = _view(scope, existing)
         live["metadata"]["managedFields"] = encode(owners)
         fresh = orjson.loads(orjson.dumps(config))
@@ -310,9 +341,9 @@ async def _apply(scope: Scope, patch_type: str) -> bytes:
         check_put_target(scope.resource, scale, scope.namespace, scope.name)
         scale["metadata"].pop("resourceVersion", None)  # an apply sets no precondition
         applied = decode(scale["metadata"].get("managedFields") or [])
-        folded = parent_owners(parent, applied, origins, at, scope.resource.api_version)
-        existing["metadata"]["managedFields"] = encode(folded)
-        return _scaled(scope, paths, existing, scale)
+        result = _scaled(scope, paths, existing, scale)
+        _fold(scope, result, parent, applied, mappings)
+        return result
 
     stored, _ = await scope.store.update(scope.namespace, scope.name, updated, dry_run=opts.dry_run)
     return await scope.respond_object(_view(scope, stored.object), 200, out)

@@ -50,15 +50,26 @@ def test_scale_subresource_and_kubectl_scale(server: Server, admin: requests.Ses
         json={"kind": "Scale", "metadata": {"name": "scaled"}, "spec": {}},
     )
     assert (r.status_code, r.json()["spec"]) == (200, {})
-    assert admin.get(server.url + base + "/scaled").json()["spec"]["replicas"] == 0
+    scaled = admin.get(server.url + base + "/scaled").json()
+    assert scaled["spec"]["replicas"] == 0
+    # Zero replicas are none on the Scale (Go's omitempty): the PUT took them from
+    # kubectl and owns nothing; with no owner a write through the Scale records nobody.
+    assert not [e for e in scaled["metadata"]["managedFields"] if e.get("subresource") == "scale"]
+    r = admin.patch(
+        server.url + base + "/scaled/scale",
+        json={"spec": {"replicas": 3}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert r.status_code == 200
     # Server-side apply to the Scale: its owners are the object's owners of the replicas
-    # (the PUT just above), and the apply's entry lands on the object (kube's answers).
+    # (none: kube's before-first-apply takes what the Scale holds), and the apply's
+    # entry lands on the object (kube's answers).
     config = b'{"apiVersion":"autoscaling/v1","kind":"Scale","spec":{"replicas":1}}'
     apply = {"Content-Type": "application/apply-patch+yaml"}
     refused = admin.patch(server.url + base + "/scaled/scale?fieldManager=m", config, headers=apply)
     assert (refused.status_code, refused.json()["message"]) == (
         409,
-        'Apply failed with 1 conflict: conflict with "python-requests" with subresource '
+        'Apply failed with 1 conflict: conflict with "before-first-apply" with subresource '
         '"scale" using autoscaling/v1: .spec.replicas',
     )
     with_owners = (
