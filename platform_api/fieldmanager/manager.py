@@ -199,12 +199,9 @@ class FieldManager:
         own = VersionView(self.typed, self.node, _same)
         return Views(self.versions, who.api_version, own, before)
 
-    def _pruned(
-        self, views: Views, merged: Obj, previous: Entry, managers: Managers, config: Obj
-    ) -> Obj:
+    def _pruned(self, views: Views, merged: Obj, previous: Entry, managers: Managers) -> Obj:
         """What the applier applied last time and no longer does, removed unless owned:
-        in one version, or across the versions of the entries (versionprune.py), where
-        an empty map the configuration applies (``spec: {}``) stays, as in kube."""
+        in one version, or across the versions of the entries (versionprune.py)."""
         versions = {previous.api_version} | {e.api_version for e in managers.values()}
         if all(views.view(version) is views.own for version in versions):
             owned: FieldSet = set().union(*(e.fields for e in managers.values()))
@@ -212,7 +209,7 @@ class FieldManager:
         last = (previous.api_version, previous.fields)
         owners = [(e.api_version, e.fields) for e in managers.values()]
         try:
-            return versionprune.prune(views, merged, last, owners, config)
+            return versionprune.prune(views, merged, last, owners)
         except ConversionFailed as e:
             raise errors.field_manager_failed(str(e)) from e
 
@@ -244,7 +241,7 @@ class FieldManager:
         managers[mine.key] = mine
         merged = walk.merge(self.typed, self.node, before, config)
         if previous is not None and previous.fields:
-            merged = self._pruned(views, merged, previous, managers, config)
+            merged = self._pruned(views, merged, previous, managers)
         diff = walk.compare(self.typed, self.node, before, merged)
         others = [e for e in managers.values() if e.key != mine.key]
         try:

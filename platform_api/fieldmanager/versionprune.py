@@ -27,18 +27,19 @@ def prune(
     merged: Obj,
     last: tuple[str, FieldSet],
     owners: Iterable[tuple[str, FieldSet]],
-    config: Obj,
 ) -> Obj:
     """``merged`` (in the request's version) without what the applier's ``last`` apply
     (its version and fields) set and nobody in ``owners`` (each entry's version and
-    fields, the applier's new one too) owns, step for step as kube prunes; an empty
-    map the applied ``config`` sets stays (``spec: {}``, as kube leaves it).  Raises
+    fields, the applier's new one too) owns, step for step as kube prunes; a map the
+    removal empties stays empty (``spec: {}``, as kube leaves it).  Raises
     ConversionFailed in kube's words."""
     version, released = last
     at_last = views.view(version)
     if not isinstance(at_last, VersionView):
         return merged  # a version the kind lacks: kube prunes nothing
-    merged_last = _into(views, version, merged, "merged object to last applied version")
+    merged_last = _into(
+        views, version, merged, "failed to convert merged object to last applied version"
+    )
     applied = walk.ensure_named(at_last.typed, at_last.node, released)
     pruned = walk.remove_items(at_last.typed, at_last.node, merged_last, applied)
     owned = _by_version(views, owners)
@@ -46,16 +47,18 @@ def prune(
     for other in order:
         view = views.view(other)
         assert isinstance(view, VersionView)  # (_by_version keeps only those)
-        merged_other = _into(views, other, merged, f"merged object at version {other}")
-        pruned_other = _into(views, other, pruned or {}, f"pruned object at version {other}")
+        merged_other = _into(views, other, merged, f"{_OWNED}merged object at version {other}")
+        pruned_other = _into(
+            views, other, pruned or {}, f"{_OWNED}pruned object at version {other}"
+        )
         has = _fields(view, merged_other)
         keep = _fields(view, pruned_other) | walk.ensure_named(view.typed, view.node, owned[other])
         pruned = walk.remove_items(view.typed, view.node, merged_other, has - keep)
-    pruned_last = _into(views, version, pruned or {}, "pruned object to last applied version")
+    pruned_last = _into(views, version, pruned or {}, _DANGLING)
     gone = _fields(at_last, merged_last) - _fields(at_last, pruned_last)
     kept = walk.remove_items(at_last.typed, at_last.node, merged_last, gone & applied)
-    back = _into(views, views.own_version, kept or {}, "pruned object back")
-    return _with_empty_maps(_without_new_nulls(back, merged), config)
+    back = _into(views, views.own_version, kept or {}, "")
+    return _emptied(back, merged)
 
 
 def _by_version(views: Views, owners: Iterable[tuple[str, FieldSet]]) -> dict[str, FieldSet]:
@@ -76,32 +79,35 @@ def _fields(view: VersionView, obj: Obj) -> FieldSet:
     return walk.ensure_named(view.typed, view.node, walk.to_field_set(view.typed, view.node, obj))
 
 
-def _without_new_nulls(value: Any, before: Any) -> Any:
-    """The nulls the removal left where ``before`` held something, dropped: kube keeps
-    them in the object it prunes, and its decoding of the object drops a null of a
-    field that may not be null (a list or map left empty), keeping its parent."""
-    if isinstance(value, dict):
-        old = before if isinstance(before, dict) else {}
-        return {
-            k: _without_new_nulls(v, old.get(k))
-            for k, v in value.items()
-            if v is not None or old.get(k) is None
-        }
-    return value
+def _emptied(value: Any, before: Any) -> Any:
+    """The nulls the removal left where ``before`` held something, as kube's object
+    ends up holding them: a map emptied by the removal is an empty map, a list emptied
+    goes (a field removed whole stays removed)."""
+    if not isinstance(value, dict):
+        return value
+    old = before if isinstance(before, dict) else {}
+    out: Obj = {}
+    for key, child in value.items():
+        was = old.get(key)
+        if child is None and was is not None:
+            if isinstance(was, dict):
+                out[key] = {}
+            continue
+        out[key] = _emptied(child, was)
+    return out
 
 
-def _into(views: Views, version: str, obj: Obj, what: str) -> Obj:
+# the words of the step a conversion failed in (structured-merge-diff's Updater.prune);
+# the last step, back into the request's version, adds none
+_OWNED = "failed add back owned items: failed to convert "
+_DANGLING = (
+    "failed add back dangling items: failed to convert pruned object to last applied version"
+)
+
+
+def _into(views: Views, version: str, obj: Obj, step: str) -> Obj:
     try:
         return views.to(version, obj)
     except ValueError as e:
-        raise ConversionFailed(f"failed to prune fields: failed to convert {what}: {e}") from e
-
-
-def _with_empty_maps(value: Obj, config: Obj) -> Obj:
-    """``value`` holding each empty map ``config`` applies where its parent is there."""
-    for key, applied in config.items():
-        if applied == {} and value.get(key) is None:
-            value[key] = {}
-        elif isinstance(applied, dict) and isinstance(value.get(key), dict):
-            _with_empty_maps(value[key], applied)
-    return value
+        said = f"{step}: {e}" if step else str(e)
+        raise ConversionFailed(f"failed to prune fields: {said}") from e

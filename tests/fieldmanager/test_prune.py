@@ -24,7 +24,9 @@ def _schema(renamed: str) -> Obj:
     }
     ports = {"type": "array", "items": port, "x-kubernetes-list-type": "map"}
     ports["x-kubernetes-list-map-keys"] = ["name"]
-    return kind_schema({renamed: {"type": "string"}, "image": {"type": "string"}, "ports": ports})
+    labels = {"type": "object", "additionalProperties": {"type": "string"}}
+    spec = {renamed: {"type": "string"}, "image": {"type": "string"}, "ports": ports}
+    return kind_schema({**spec, "labels": labels})
 
 
 V1, V2 = _schema("cronSpec"), _schema("schedule")
@@ -111,3 +113,28 @@ def test_what_the_configuration_applies_stays_across_versions() -> None:
     out = _apply(live, {**_cron("g/v1"), "spec": {}}, "b", force=True)
     assert out["spec"] == {}
     assert _owners(out) == {"b": {"f:spec": {}}}
+
+
+def _emptied_by_the_prune(**owned: Any) -> Obj:
+    """``u`` (an Update) owns ``owned`` as set; ``m`` applies an item into it, then stops:
+    across versions (``o``'s v2 entry), the item's container is emptied."""
+    live = _apply(None, _cron("g/v1", image="i"), "a")
+    live = _apply(live, _cron("g/v2", image="i"), "o")
+    changed = _cron("g/v1", image="i", **owned)
+    changed["metadata"] = live["metadata"]
+    live = _update(live, changed, "u")
+    item = {"labels": {"k": "1"}} if "labels" in owned else {"ports": [{"name": "p"}]}
+    live = _apply(live, _cron("g/v1", image="i", **item), "m")
+    return _apply(live, _cron("g/v1", image="i"), "m")
+
+
+def test_a_map_the_prune_empties_stays_empty_and_owned() -> None:
+    out = _emptied_by_the_prune(labels={})
+    assert out["spec"] == {"image": "i", "labels": {}}
+    assert _owners(out)["u"] == {"f:spec": {"f:labels": {}}}
+
+
+def test_a_list_the_prune_empties_goes() -> None:
+    out = _emptied_by_the_prune(ports=[])
+    assert out["spec"] == {"image": "i"}
+    assert "u" not in _owners(out)

@@ -118,6 +118,21 @@ def test_an_object_that_will_not_convert_fails_apply_and_clears_updates() -> Non
     assert "managedFields" not in new["metadata"]
 
 
+def test_a_prune_that_cannot_convert_names_its_step() -> None:
+    """An applier with a last apply is pruned before anything is compared: adding back
+    what a v1 owner owns converts the merged object into v1 first (structured-merge-diff's
+    words for each step)."""
+    mine = _entry("two", "g/v2", {"f:spec": {"f:size": {}}})
+    live = _obj({"size": 1, "tags": ["x"]}, [ONE, mine])
+    with pytest.raises(StatusError) as caught:
+        _v2().apply(live, _obj({"extra": 1}), Who("two", "g/v2"), False, T1)
+    assert (caught.value.code, caught.value.message) == (
+        500,
+        "failed to prune fields: failed add back owned items: failed to convert merged "
+        "object at version g/v1: .spec.extra: field not declared in schema",
+    )
+
+
 def test_a_version_the_kind_lacks_loses_its_entry() -> None:
     gone = _entry("old", "g/v9", {"f:spec": {"f:other": {}}}, "Update")
     live = _obj({"size": 1}, [gone, _entry("two", "g/v2", {"f:spec": {"f:size": {}}})])
