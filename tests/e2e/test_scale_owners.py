@@ -124,3 +124,25 @@ def test_a_deployments_creator_keeps_its_replicas_apart(
     assert [o[:4] for o in owners[1:]] == [("cr", "Update", "apps/v1", True)]
     assert "f:replicas" not in owners[1][4]["f:spec"]
 
+
+def test_a_write_that_only_changes_times_writes_nothing(
+    server: Server, admin: requests.Session
+) -> None:
+    """The Scale rebuilds mp's entry without its time; nothing else changed, so kube keeps
+    the old time and writes nothing (its IgnoreManagedFieldsTimestampsTransformer)."""
+    ns = make_namespace(admin, server, "scale-noop").split("/")[4]
+    base = f"{server.url}/apis/apps/v1/namespaces/{ns}/deployments"
+    assert admin.patch(f"{base}/d?fieldManager=m", json=deployment("d"), headers=APPLY).ok
+    assert admin.patch(
+        f"{base}/d?fieldManager=mp", json={"spec": {"replicas": 3}}, headers=MERGE
+    ).ok
+    before = admin.get(f"{base}/d").json()["metadata"]
+    r = admin.patch(
+        f"{base}/d/scale?fieldManager=sc", json={"spec": {"replicas": 3}}, headers=MERGE
+    )
+    assert (r.status_code, r.json()["metadata"]["resourceVersion"]) == (
+        200,
+        before["resourceVersion"],
+    )
+    after = admin.get(f"{base}/d").json()["metadata"]
+    assert after["managedFields"] == before["managedFields"]
