@@ -14,6 +14,7 @@ from platform_api.fieldmanager.fieldpath import (
     path_string,
     to_fields_v1,
 )
+from platform_api.gotext import json_string
 
 Obj = dict[str, Any]
 APPLY, UPDATE = "Apply", "Update"
@@ -34,6 +35,16 @@ class Entry:
     def key(self) -> tuple[str, str, str, str]:
         version = self.api_version if self.operation == UPDATE else ""
         return (self.manager, self.operation, version, self.subresource)
+
+    def identifier(self) -> str:
+        """kube's manager identifier (``BuildManagerIdentifier``): the entry's JSON without
+        its fields and time, and without the version of an Apply."""
+        text = f'{{"manager":{json_string(self.manager)},"operation":{json_string(self.operation)}'
+        if self.operation == UPDATE and self.api_version:
+            text += f',"apiVersion":{json_string(self.api_version)}'
+        if self.subresource:
+            text += f',"subresource":{json_string(self.subresource)}'
+        return text + "}"
 
     def printed(self) -> str:
         """The manager as conflict messages name it (kube's printManager)."""
@@ -129,8 +140,10 @@ def store(meta: Obj, managers: Managers) -> None:
 
 
 def conflict_error(conflicts: list[tuple[Entry, tuple[str, ...]]]) -> errors.StatusError:
-    """409 with one ``FieldManagerConflict`` cause per field, in kube's wording."""
-    conflicts.sort(key=lambda c: (c[0].printed(), iteration_order(c[1])))
+    """409 with one ``FieldManagerConflict`` cause per field, in kube's wording: the
+    managers in the order of their identifiers (kube's message sorts them so), each one's
+    fields as structured-merge-diff iterates them."""
+    conflicts.sort(key=lambda c: (c[0].identifier(), iteration_order(c[1])))
     causes = [
         {
             "reason": "FieldManagerConflict",

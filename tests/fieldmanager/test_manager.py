@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from platform_api.errors import StatusError
-from platform_api.fieldmanager.entries import cap_updates, decode
+from platform_api.fieldmanager.entries import Entry, cap_updates, conflict_error, decode
 from platform_api.fieldmanager.manager import FieldManager, Who
 from platform_api.fieldmanager.typed import Typed
 from platform_api.scheme.schemas import load_schemas
@@ -126,6 +126,25 @@ def test_several_conflicts_are_listed_by_manager() -> None:
     assert caught.value.status()["message"] == (
         'Apply failed with 2 conflicts: conflicts with "one":\n- .data.a\n'
         'conflicts with "two":\n- .data.b'
+    )
+
+
+def test_conflicting_managers_are_listed_by_their_identifiers() -> None:
+    """kube sorts the managers by identifier (their JSON): a manager's scale entry comes
+    before its entry of the object itself, an Update's version counts."""
+    replicas, image = ("f:spec", "f:replicas"), ("f:spec", "f:image")
+    scale = Entry("m3", "Apply", "apps/v1", "scale")
+    main = Entry("m3", "Apply", "apps/v1")
+    update = Entry("m1", "Update", "apps/v1", "scale")
+    error = conflict_error([(main, image), (scale, replicas), (update, replicas)])
+    assert error.message == (
+        'Apply failed with 3 conflicts: conflicts with "m1" with subresource "scale" using '
+        'apps/v1:\n- .spec.replicas\nconflicts with "m3" with subresource "scale":\n'
+        '- .spec.replicas\nconflicts with "m3":\n- .spec.image'
+    )
+    assert main.identifier() == '{"manager":"m3","operation":"Apply"}'
+    assert update.identifier() == (
+        '{"manager":"m1","operation":"Update","apiVersion":"apps/v1","subresource":"scale"}'
     )
 
 
