@@ -35,10 +35,12 @@ SCHEMA = {"type": "object", "properties": {"spec": SPEC, "status": STATUS}}
 
 
 def _owners(obj: dict[str, Any]) -> list[tuple[str, str, str, bool, dict]]:
-    """(manager, operation, apiVersion, has a time, fields) per entry, in order."""
+    """(manager, operation, apiVersion, has a time, fields) per entry, in order; what a
+    controller writes to the status is left out."""
     return [
         (e["manager"], e["operation"], e["apiVersion"], "time" in e, e["fieldsV1"])
         for e in obj["metadata"]["managedFields"]
+        if e.get("subresource") != "status"
     ]
 
 
@@ -102,6 +104,19 @@ def test_custom_resource_owners(server: Server, admin: requests.Session) -> None
         ("cr", "Update", f"{GROUP}/v1", True, {"f:spec": {".": {}, "f:mode": {}}}),
         ("mp", "Update", f"{GROUP}/v1", True, {"f:spec": {"f:image": {}}}),
     ]
+    # A Scale write that changes nothing but an entry's time keeps the old time and
+    # writes nothing (kube's IgnoreManagedFieldsTimestampsTransformer; had the entry moved
+    # in the list, an Update before it, the write would have been made, as in kube).
+    admin.patch(f"{v1}/d?fieldManager=m", json=_cron("v1", "d", image="b"), headers=APPLY)
+    body = {"spec": {"replicas": 3}}
+    assert admin.patch(f"{v1}/d?fieldManager=mp", json=body, headers=MERGE).ok
+    before = admin.get(f"{v1}/d").json()["metadata"]
+    r = admin.patch(f"{v1}/d/scale?fieldManager=sc", json=body, headers=MERGE)
+    assert (r.status_code, r.json()["metadata"]["resourceVersion"]) == (
+        200,
+        before["resourceVersion"],
+    )
+    assert admin.get(f"{v1}/d").json()["metadata"] == before
     # Zero replicas are no replicas on a Scale (Go's omitempty): nobody owns them then.
     body = {"spec": {"replicas": 0}}
     assert admin.patch(f"{v1}/c/scale?fieldManager=zero", json=body, headers=MERGE).ok
@@ -123,26 +138,3 @@ def test_a_deployments_creator_keeps_its_replicas_apart(
     assert owners[0] == ("cr", "Update", "apps/v1", False, {"f:spec": {"f:replicas": {}}})
     assert [o[:4] for o in owners[1:]] == [("cr", "Update", "apps/v1", True)]
     assert "f:replicas" not in owners[1][4]["f:spec"]
-
-
-def test_a_write_that_only_changes_times_writes_nothing(
-    server: Server, admin: requests.Session
-) -> None:
-    """The Scale rebuilds mp's entry without its time; nothing else changed, so kube keeps
-    the old time and writes nothing (its IgnoreManagedFieldsTimestampsTransformer)."""
-    ns = make_namespace(admin, server, "scale-noop").split("/")[4]
-    base = f"{server.url}/apis/apps/v1/namespaces/{ns}/deployments"
-    assert admin.patch(f"{base}/d?fieldManager=m", json=deployment("d"), headers=APPLY).ok
-    assert admin.patch(
-        f"{base}/d?fieldManager=mp", json={"spec": {"replicas": 3}}, headers=MERGE
-    ).ok
-    before = admin.get(f"{base}/d").json()["metadata"]
-    r = admin.patch(
-        f"{base}/d/scale?fieldManager=sc", json={"spec": {"replicas": 3}}, headers=MERGE
-    )
-    assert (r.status_code, r.json()["metadata"]["resourceVersion"]) == (
-        200,
-        before["resourceVersion"],
-    )
-    after = admin.get(f"{base}/d").json()["metadata"]
-    assert after["managedFields"] == before["managedFields"]
