@@ -97,9 +97,16 @@ EVENTS_GROUP = "events.platform.io"
 CORE_EVENTS_PREFIX = b"/core/events/"  # registry.store.resource_prefix of core Events
 
 
-# (group, plural, served version) -> (out of storage, into storage)
-CONVERTERS: dict[tuple[str, str, str], tuple[Callable[[Obj], Obj | None], Callable[[Obj], Obj]]] = {
-    ("autoscaling", "horizontalpodautoscalers", "v1"): (hpaconversion.to_v1, hpaconversion.to_v2),
+# (group, plural, served version) -> (out of storage, into storage, into storage without
+# the defaults of reading it back)
+_Out = Callable[[Obj], Obj | None]
+_Into = Callable[[Obj], Obj]
+CONVERTERS: dict[tuple[str, str, str], tuple[_Out, _Into, _Into]] = {
+    ("autoscaling", "horizontalpodautoscalers", "v1"): (
+        hpaconversion.to_v1,
+        hpaconversion.to_v2,
+        hpaconversion.converted_to_v2,
+    ),
 }
 
 

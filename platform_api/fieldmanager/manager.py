@@ -257,9 +257,12 @@ class FieldManager:
             raise conflict_error(conflicts)
         for entry in others:
             entry.fields -= changes[entry.api_version][1]
-        if not self.typed.unstructured:
+        go_typed = not self.typed.unstructured
+        if go_typed:
             merged = walk.without_nulls(merged)
-        if merged != before:  # kube's no-op apply stamps no time, even on a new entry
+        # kube's no-op apply stamps no time, even on a new entry; a built-in's live value
+        # is as Go holds it too, without the nulls its JSON shows (status.currentMetrics)
+        if merged != before and not (go_typed and merged == walk.without_nulls(before)):
             mine.time = now
         store(merged.setdefault("metadata", {}), managers)
         if synced:

@@ -285,8 +285,10 @@ def to_v1(obj: Obj) -> Obj:
     }
 
 
-def to_v2(obj: Obj) -> Obj:
-    """An autoscaling/v1 HorizontalPodAutoscaler in the stored form, autoscaling/v2."""
+def to_v2(obj: Obj, defaults: bool = True) -> Obj:
+    """An autoscaling/v1 HorizontalPodAutoscaler in the stored form, autoscaling/v2,
+    defaulted as kube reads it back (``defaults``), else as its converter alone gives it
+    (what the field manager compares and prunes in)."""
     meta = copy.deepcopy(obj.get("metadata") or {})
     given = meta.get("annotations") or {}
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
@@ -344,8 +346,14 @@ def to_v2(obj: Obj) -> Obj:
         "spec": v2_spec,
         "status": v2_status,
     }
-    default_autoscaler(out)  # kube defaults the v2 form as it reads it back
+    if defaults:
+        default_autoscaler(out)
     return out
+
+
+def converted_to_v2(obj: Obj) -> Obj:
+    """``to_v2`` without the defaults."""
+    return to_v2(obj, defaults=False)
 
 
 def _rules(given: Any, default: Obj) -> Obj:

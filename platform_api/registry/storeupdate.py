@@ -60,6 +60,10 @@ class Update:
         self.strategy = store.subresource_strategies[subresource] if subresource else store.strategy
         self.allow_create = allow_create or self.strategy.allow_create_on_update
         self.admit, self.track, self.mutate = admit, track, mutate
+        # A write of the object itself keeps the stored status, as kube's strategies
+        # reset it in the internal form: a storage view converting from another version
+        # keeps the stored one (a conversion there may not give it back as it was).
+        self.keeps_status = not subresource and store.resource.has_status()
 
     async def __call__(self, existing: Obj | None, stored: Stored | None) -> Obj:
         if existing is None:

@@ -41,10 +41,11 @@ Into = Callable[[Obj], Obj]
 class StorageView:
     """Implements the Storage protocol over ``inner``."""
 
-    def __init__(self, inner: Storage, out: Out, into: Into) -> None:
+    def __init__(self, inner: Storage, out: Out, into: Into, converted: Into | None = None) -> None:
         self.inner = inner
         self._out = out
         self._into = into
+        self._converted = converted or into
 
     def present(self, stored: Stored) -> Stored:
         """``stored`` as this view serves it (the same object when nothing changes)."""
@@ -64,8 +65,9 @@ class StorageView:
         return self._seen(obj)
 
     def stored_form(self, obj: Obj) -> Obj:
-        """An object of this view's version in the storage version."""
-        return self._into(obj)
+        """An object of this view's version in the storage version, as the conversion
+        alone gives it (without the defaults a write's reading back adds)."""
+        return self._converted(obj)
 
     def unwritten(self, key: bytes, obj: Obj) -> Stored:
         """What a create of ``obj`` would read back, without writing it (a dry run)."""
@@ -145,7 +147,10 @@ class StorageView:
             wanted = try_update(seen, None if stored is None else self.present(stored))
             if isawaitable(wanted):
                 wanted = await wanted
-            return self._into(wanted)
+            into = self._into(wanted)
+            if existing is not None and getattr(try_update, "keeps_status", False):
+                _keep_status(into, existing)
+            return into
 
         stored = await self.inner.guaranteed_update(
             key, attempt, ignore_not_found=ignore_not_found, preconditions=preconditions
@@ -175,6 +180,14 @@ IntoAsync = Callable[[Obj], Awaitable[Obj]]
 
 class _Stale(Exception):
     """The object changed between the read and the write of an update: read again."""
+
+
+def _keep_status(new: Obj, old: Obj) -> None:
+    """``new`` with ``old``'s status, both in the stored form."""
+    if "status" in old:
+        new["status"] = old["status"]
+    else:
+        new.pop("status", None)
 
 
 def _unless_changed(expected: int, new: Obj) -> TryUpdate:

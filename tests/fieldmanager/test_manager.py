@@ -436,3 +436,14 @@ def test_a_released_struct_nobody_owns_anything_in_goes_whole() -> None:
     live["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] = "25%"  # defaulted
     out = apply(fm, live, {**deployment, "spec": {"strategy": {"type": "Recreate"}}}, "a")
     assert out["spec"]["strategy"] == {"type": "Recreate"}
+
+
+def test_a_no_op_apply_over_a_live_null_stamps_no_time() -> None:
+    """A built-in's live JSON can hold a null Go reads as no field (an HPA's
+    status.currentMetrics): an apply that changes nothing is still a no-op."""
+    fm = manager_for("", "ConfigMap")
+    live = apply(fm, None, configmap({"a": "1"}), "one")
+    live["binaryData"] = None
+    again = apply(fm, live, configmap({}), "two")
+    (entry,) = [e for e in again["metadata"]["managedFields"] if e["manager"] == "two"]
+    assert "time" not in entry

@@ -7,7 +7,7 @@ import copy
 import json
 from pathlib import Path
 
-from platform_api.registry.hpaconversion import BEHAVIOR, METRICS, to_v1, to_v2
+from platform_api.registry.hpaconversion import BEHAVIOR, METRICS, converted_to_v2, to_v1, to_v2
 
 CASES = json.loads((Path(__file__).parent / "fixtures" / "hpa_versions_kube.json").read_text())
 
@@ -47,3 +47,16 @@ def test_unreadable_annotations_are_dropped_not_fatal() -> None:
         }
     ]
     assert "behavior" not in v2["spec"]
+
+
+def test_the_converter_alone_sets_no_defaults() -> None:
+    """What the field manager prunes in: a v1 object without minReplicas converts to v2
+    without it (kube's conversion), though reading the v2 object back defaults it."""
+    v1 = {
+        "apiVersion": "autoscaling/v1",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "h"},
+        "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "d"}, "maxReplicas": 2},
+    }
+    assert "minReplicas" not in converted_to_v2(copy.deepcopy(v1))["spec"]
+    assert to_v2(v1)["spec"]["minReplicas"] == 1
