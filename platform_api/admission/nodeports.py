@@ -235,6 +235,10 @@ class PortsInUse:
             self._counts.update(ports)
 
 
+def _node_port_set(ports: list[Obj]) -> set[Any]:
+    return {p["nodePort"] for p in ports if p.get("nodePort")}
+
+
 def _keep_allocated(old: Obj, new: Obj, ports: list[Obj]) -> None:
     """kube's update: node ports the body leaves out stay (by port name) unless another
     port took them; a type that holds none drops those the body did not change."""
@@ -247,8 +251,9 @@ def _keep_allocated(old: Obj, new: Obj, ports: list[Obj]) -> None:
             if not port.get("nodePort") and previous and previous not in mine:
                 port["nodePort"] = previous
     # the drop asks only the type (kube's dropTypeDependentFields): a LoadBalancer that
-    # stops allocating keeps its node ports until the body removes them
-    same = [p.get("nodePort") for p in ports] == [p.get("nodePort") for p in old_ports]
+    # stops allocating keeps its node ports until the body removes them; the body kept
+    # them when it holds the same set of node ports, on whichever ports (sameNodePorts)
+    same = _node_port_set(ports) == _node_port_set(old_ports)
     if _has_node_ports(old) and not _has_node_ports(new) and same:
         for port in ports:
             port.pop("nodePort", None)

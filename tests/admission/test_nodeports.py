@@ -221,3 +221,23 @@ def test_a_load_balancer_that_stops_allocating_keeps_its_node_ports(cluster: Clu
     stored_off = {**stored, "spec": off["spec"]}
     plugin.admit(attrs("UPDATE", "services", "lb"), none, stored_off)
     assert [p.get("nodePort") for p in none["spec"]["ports"]] == [None]
+
+
+def test_a_service_leaving_node_ports_drops_them_when_the_set_is_kept(cluster: Cluster) -> None:
+    """kube's sameNodePorts compares the sets of node ports, not the ports: a body that
+    keeps them on its ports and adds a port without one becomes a ClusterIP without
+    them (the reference's answer); one that changes a node port keeps them, for
+    validation to refuse."""
+    plugin = allocator(cluster)
+    svc = _ports([{"port": 53, "name": "a"}, {"port": 443, "name": "b"}])
+    plugin.admit(attrs("CREATE", "services", "x"), svc, None)
+    stored = cluster.create("services", svc, namespace="default")
+    kept = [{**p} for p in stored["spec"]["ports"]]
+    added = {"port": 443, "name": "c", "protocol": "UDP"}
+    moved = _ports([*({**p} for p in kept), added], kind="ClusterIP")
+    plugin.admit(attrs("UPDATE", "services", "x"), moved, stored)
+    assert [p.get("nodePort") for p in moved["spec"]["ports"]] == [None, None, None]
+    changed = [{**kept[0], "nodePort": 30999}, {**kept[1]}]
+    other = _ports(changed, kind="ClusterIP")
+    plugin.admit(attrs("UPDATE", "services", "x"), other, stored)
+    assert [p.get("nodePort") for p in other["spec"]["ports"]] == [30999, kept[1]["nodePort"]]
