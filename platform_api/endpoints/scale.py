@@ -225,6 +225,11 @@ def _scaled(scope: Scope, paths: Obj | None, existing: Obj, scale: Obj) -> Obj:
                 f"the spec replicas field {go_quote(paths['specReplicasPath'])} cannot be empty"
             )
         crscale.set_replicas(existing, paths, replicas)
+        strategy = scope.store.strategy
+        if isinstance(strategy, CustomResourceStrategy) and strategy.has_defaults:
+            # kube defaults a custom resource each time it reads one: a spec the
+            # replicas brought back has its defaults from then on
+            strategy.compiled.default(existing)
         return existing
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         detail = "must be greater than or equal to 0"

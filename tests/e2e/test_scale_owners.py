@@ -75,6 +75,16 @@ def test_custom_resource_owners(server: Server, admin: requests.Session) -> None
         ("m", "Apply", f"{GROUP}/v1", True, {"f:spec": {"f:replicas": {}}})
     ]
 
+    # An apply that releases everything takes the spec away, defaults and all; the
+    # replicas a Scale writes bring it back, defaulted as kube reads it.
+    bare = _cron("v1", "a")
+    del bare["spec"]
+    r = admin.patch(f"{v1}/a?fieldManager=m", json=bare, headers=APPLY)
+    assert (r.status_code, "spec" in r.json()) == (200, False)
+    body = {"spec": {"replicas": 2}}
+    assert admin.patch(f"{v1}/a/scale?fieldManager=sc", json=body, headers=MERGE).ok
+    assert admin.get(f"{v1}/a").json()["spec"] == {"mode": "auto", "replicas": 2}
+
     # Nobody owns b's replicas (it has none): a write through its Scale records nobody.
     admin.patch(f"{v1}/b?fieldManager=m", json=_cron("v1", "b", image="x"), headers=APPLY)
     body = {"spec": {"replicas": 4}}
