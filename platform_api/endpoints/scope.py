@@ -188,6 +188,7 @@ class Scope:
             force_allow_create=apply and not self.info.subresource,
             track=None if apply else self.tracker(),
             mutate=self.handlers.admission.mutator(self),
+            applied=apply,
         )
 
     def validator(self, operation: str) -> Admit:

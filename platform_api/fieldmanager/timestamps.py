@@ -22,7 +22,7 @@ def keep_old_times(new: Obj, old: Obj, shaped: Callable[[Obj], Obj]) -> None:
         return
     if any(_timeless(a) != _timeless(b) for a, b in zip(after, before, strict=True)):
         return
-    if _without_entries(shaped(new)) != _without_entries(old):
+    if without_entries(shaped(new)) != without_entries(old):
         return
     for entry, was in zip(after, before, strict=True):
         if "time" in was:
@@ -37,6 +37,7 @@ def _timeless(entry: Any) -> Any:
     return {k: v for k, v in entry.items() if k != "time"}
 
 
-def _without_entries(obj: Obj) -> Obj:
+def without_entries(obj: Obj) -> Obj:
+    """``obj`` but for its managedFields."""
     meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
     return {**obj, "metadata": meta}

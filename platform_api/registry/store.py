@@ -262,8 +262,10 @@ class Store(Reads, Deletions):
         force_allow_create: bool = False,
         track: Track | None = None,
         mutate: Mutate | None = None,
+        applied: bool = False,
     ) -> tuple[Stored, bool]:
-        """Returns the new state and whether it was created."""
+        """Returns the new state and whether it was created; ``applied``: a server-side
+        apply's write."""
         step = Update(
             self,
             namespace,
@@ -274,6 +276,7 @@ class Store(Reads, Deletions):
             admit=admit,
             track=track or self._writer_tracker(subresource),
             mutate=mutate,
+            applied=applied,
         )
         key = self.named_key(namespace, name)
         try:

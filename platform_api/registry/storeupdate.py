@@ -13,7 +13,7 @@ import orjson
 
 from platform_api import errors, heavy
 from platform_api.codec.goshape import drop_empty, restore_empty, set_revision, shape
-from platform_api.fieldmanager.timestamps import keep_old_times
+from platform_api.fieldmanager.timestamps import keep_old_times, without_entries
 from platform_api.fieldmanager.versions import settled
 from platform_api.gotext import object_json
 from platform_api.registry.deletion import finishes_deletion
@@ -54,6 +54,7 @@ class Update:
         admit: Admit | None,
         track: Track | None,
         mutate: Mutate | None,
+        applied: bool = False,
     ) -> None:
         self.store, self.namespace, self.name = store, namespace, name
         self.updated, self.subresource = updated, subresource
@@ -64,6 +65,9 @@ class Update:
         # reset it in the internal form: a storage view converting from another version
         # keeps the stored one (a conversion there may not give it back as it was).
         self.keeps_status = not subresource and store.resource.has_status()
+        # An apply that changed nothing but managedFields: kube's field manager hands back
+        # the live object itself then, so a converting view keeps the stored content.
+        self.applied, self.keeps_content = applied, False
 
     async def __call__(self, existing: Obj | None, stored: Stored | None) -> Obj:
         if existing is None:
@@ -116,6 +120,7 @@ class Update:
         if self.admit is not None:
             await self.admit(obj, existing)
         await heavy.run(shape, obj)
+        self.keeps_content = self.applied and without_entries(obj) == without_entries(existing)
         if finishes_deletion(obj, store.resource.kind):
             set_revision(obj, str(stored.revision))
             raise Emptied(Stored(stored.key, stored.revision, object_json(obj)))

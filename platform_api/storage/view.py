@@ -147,6 +147,8 @@ class StorageView:
             wanted = try_update(seen, None if stored is None else self.present(stored))
             if isawaitable(wanted):
                 wanted = await wanted
+            if existing is not None and getattr(try_update, "keeps_content", False):
+                return _with_entries_of(existing, wanted)
             into = self._into(wanted)
             if existing is not None and getattr(try_update, "keeps_status", False):
                 _keep_status(into, existing)
@@ -180,6 +182,15 @@ IntoAsync = Callable[[Obj], Awaitable[Obj]]
 
 class _Stale(Exception):
     """The object changed between the read and the write of an update: read again."""
+
+
+def _with_entries_of(stored: Obj, wanted: Obj) -> Obj:
+    """The stored object with ``wanted``'s managedFields."""
+    meta = {k: v for k, v in stored["metadata"].items() if k != "managedFields"}
+    entries = (wanted.get("metadata") or {}).get("managedFields")
+    if entries:
+        meta["managedFields"] = entries
+    return {**stored, "metadata": meta}
 
 
 def _keep_status(new: Obj, old: Obj) -> None:

@@ -97,3 +97,25 @@ def test_an_applier_moving_to_v2_releases_what_it_set_in_v1(
     r = admin.patch(f"{v2}/b?fieldManager=n", json=_hpa("v2", "b"), headers=APPLY)
     (entry,) = [e for e in r.json()["metadata"]["managedFields"] if e["manager"] == "n"]
     assert "time" not in entry
+
+
+def test_a_status_apply_that_changes_nothing_keeps_the_status(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's field manager hands back the live object of a no-op apply, so the status
+    does not take v1's round trip (whose average value is never absent)."""
+    base = _base(server, admin, "hpa-noop")
+    v1, v2 = base.format("v1"), base.format("v2")
+    body = _hpa("v1", "c", scaleTargetRef=TARGET, maxReplicas=3)
+    assert admin.patch(f"{v1}/c?fieldManager=m", json=body, headers=APPLY).status_code == 201
+    status = {"currentReplicas": 1, "desiredReplicas": 3, "currentCPUUtilizationPercentage": 20}
+    body = {**_hpa("v1", "c"), "status": status}
+    del body["spec"]
+    for manager in ("s1", "s2"):  # the second applies the same: only its entry is new
+        assert admin.patch(f"{v1}/c/status?fieldManager={manager}", json=body, headers=APPLY).ok
+    current = {"averageUtilization": 20}
+    assert (
+        admin.get(f"{v2}/c").json()["status"]["currentMetrics"][0]["resource"]["current"] == current
+    )
+    managers = {e["manager"] for e in admin.get(f"{v2}/c").json()["metadata"]["managedFields"]}
+    assert managers == {"m", "s1", "s2"}

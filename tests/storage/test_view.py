@@ -37,11 +37,13 @@ def _into(obj: Obj) -> Obj:
 
 
 class _Write:
-    def __init__(self, keeps_status: bool) -> None:
-        self.keeps_status = keeps_status
+    def __init__(self, keeps_status: bool, keeps_content: bool = False) -> None:
+        self.keeps_status, self.keeps_content = keeps_status, keeps_content
 
     def __call__(self, obj: Obj, _stored: Stored | None) -> Obj:
-        obj["spec"] = {"x": 2}
+        if not self.keeps_content:
+            obj["spec"] = {"x": 2}
+        obj["metadata"]["managedFields"] = [{"manager": "m"}]
         return obj
 
 
@@ -50,7 +52,8 @@ async def test_a_write_of_the_object_keeps_the_stored_status() -> None:
     inner = _Inner()
     view = StorageView(inner, _out, _into)  # type: ignore[arg-type]
     await view.guaranteed_update(KEY, _Write(keeps_status=True))
-    assert inner.written == {**STORED, "spec": {"x": 2}}
+    entries = {"managedFields": [{"manager": "m"}]}
+    assert inner.written == {**STORED, "spec": {"x": 2}, "metadata": {"name": "a", **entries}}
     await view.guaranteed_update(KEY, _Write(keeps_status=False))  # a /status write
     assert inner.written is not None and inner.written["status"] == {"s": 1, "z": 0}
 
@@ -64,3 +67,14 @@ def test_the_field_manager_sees_the_conversion_alone() -> None:
         "apiVersion": "g/v2",
         "status": {},
     }
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_apply_that_changed_nothing_keeps_the_stored_object() -> None:
+    """kube's field manager hands back the live object of a no-op apply: only the
+    managedFields change, whatever the conversion would have made of the rest."""
+    inner = _Inner()
+    view = StorageView(inner, _out, _into)  # type: ignore[arg-type]
+    await view.guaranteed_update(KEY, _Write(keeps_status=False, keeps_content=True))
+    meta = {"name": "a", "managedFields": [{"manager": "m"}]}
+    assert inner.written == {**STORED, "metadata": meta}
