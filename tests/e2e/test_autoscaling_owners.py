@@ -31,15 +31,24 @@ def _base(server: Server, admin: requests.Session, ns: str) -> str:
     return f"{server.url}/apis/autoscaling/{{}}/namespaces/{ns}/horizontalpodautoscalers"
 
 
+def _with_status(admin: requests.Session, v1: str, name: str, cpu: int, *managers: str) -> None:
+    """An HPA created by an apply through v1 (manager m), then its status applied through
+    v1 by each of ``managers`` in turn: ``cpu`` percent used."""
+    body = _hpa("v1", name, scaleTargetRef=TARGET, maxReplicas=3)
+    assert admin.patch(f"{v1}/{name}?fieldManager=m", json=body, headers=APPLY).status_code == 201
+    status = {"currentReplicas": 2, "desiredReplicas": 3, "currentCPUUtilizationPercentage": cpu}
+    body = {**_hpa("v1", name), "status": status}
+    del body["spec"]
+    for manager in managers:
+        assert admin.patch(
+            f"{v1}/{name}/status?fieldManager={manager}", json=body, headers=APPLY
+        ).ok
+
+
 def test_a_v1_write_keeps_the_stored_status(server: Server, admin: requests.Session) -> None:
     base = _base(server, admin, "hpa-status")
     v1, v2 = base.format("v1"), base.format("v2")
-    body = _hpa("v1", "a", scaleTargetRef=TARGET, maxReplicas=3)
-    assert admin.patch(f"{v1}/a?fieldManager=m", json=body, headers=APPLY).status_code == 201
-    status = {"currentReplicas": 2, "desiredReplicas": 3, "currentCPUUtilizationPercentage": 10}
-    body = {**_hpa("v1", "a"), "status": status}
-    del body["spec"]
-    assert admin.patch(f"{v1}/a/status?fieldManager=s", json=body, headers=APPLY).ok
+    _with_status(admin, v1, "a", 10, "s")
     current = [
         {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 10}}}
     ]
@@ -106,13 +115,7 @@ def test_a_status_apply_that_changes_nothing_keeps_the_status(
     does not take v1's round trip (whose average value is never absent)."""
     base = _base(server, admin, "hpa-noop")
     v1, v2 = base.format("v1"), base.format("v2")
-    body = _hpa("v1", "c", scaleTargetRef=TARGET, maxReplicas=3)
-    assert admin.patch(f"{v1}/c?fieldManager=m", json=body, headers=APPLY).status_code == 201
-    status = {"currentReplicas": 1, "desiredReplicas": 3, "currentCPUUtilizationPercentage": 20}
-    body = {**_hpa("v1", "c"), "status": status}
-    del body["spec"]
-    for manager in ("s1", "s2"):  # the second applies the same: only its entry is new
-        assert admin.patch(f"{v1}/c/status?fieldManager={manager}", json=body, headers=APPLY).ok
+    _with_status(admin, v1, "c", 20, "s1", "s2")  # s2 applies the same: only its entry is new
     current = {"averageUtilization": 20}
     assert (
         admin.get(f"{v2}/c").json()["status"]["currentMetrics"][0]["resource"]["current"] == current
