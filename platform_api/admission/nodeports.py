@@ -252,8 +252,9 @@ def _keep_allocated(old: Obj, new: Obj, ports: list[Obj]) -> None:
                 port["nodePort"] = previous
     # the drop asks only the type (kube's dropTypeDependentFields): a LoadBalancer that
     # stops allocating keeps its node ports until the body removes them; the body kept
-    # them when it holds the same set of node ports, on whichever ports (sameNodePorts)
-    same = _node_port_set(ports) == _node_port_set(old_ports)
+    # them when it holds no node port the old ports did not, on whichever ports
+    # (kube's sameNodePorts: adding, removing or changing ports is fine)
+    same = _node_port_set(ports) <= _node_port_set(old_ports)
     if _has_node_ports(old) and not _has_node_ports(new) and same:
         for port in ports:
             port.pop("nodePort", None)

@@ -225,9 +225,9 @@ def test_a_load_balancer_that_stops_allocating_keeps_its_node_ports(cluster: Clu
 
 def test_a_service_leaving_node_ports_drops_them_when_the_set_is_kept(cluster: Cluster) -> None:
     """kube's sameNodePorts compares the sets of node ports, not the ports: a body that
-    keeps them on its ports and adds a port without one becomes a ClusterIP without
-    them (the reference's answer); one that changes a node port keeps them, for
-    validation to refuse."""
+    keeps them on its ports and adds a port without one, or drops a port, becomes a
+    ClusterIP without them (the reference's answers); one that brings a node port of
+    its own keeps them, for validation to refuse."""
     plugin = allocator(cluster)
     svc = _ports([{"port": 53, "name": "a"}, {"port": 443, "name": "b"}])
     plugin.admit(attrs("CREATE", "services", "x"), svc, None)
@@ -237,6 +237,9 @@ def test_a_service_leaving_node_ports_drops_them_when_the_set_is_kept(cluster: C
     moved = _ports([*({**p} for p in kept), added], kind="ClusterIP")
     plugin.admit(attrs("UPDATE", "services", "x"), moved, stored)
     assert [p.get("nodePort") for p in moved["spec"]["ports"]] == [None, None, None]
+    fewer = _ports([{**kept[1]}], kind="ClusterIP")
+    plugin.admit(attrs("UPDATE", "services", "x"), fewer, stored)
+    assert [p.get("nodePort") for p in fewer["spec"]["ports"]] == [None]
     changed = [{**kept[0], "nodePort": 30999}, {**kept[1]}]
     other = _ports(changed, kind="ClusterIP")
     plugin.admit(attrs("UPDATE", "services", "x"), other, stored)
