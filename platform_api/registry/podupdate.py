@@ -38,9 +38,10 @@ def validate_pod_update(new: Obj, old: Obj) -> list[FieldError]:
         errs += found
         if stop:
             return errs
-    found = _deadline(new.get("activeDeadlineSeconds"), old.get("activeDeadlineSeconds"))
-    if found:
-        return errs + found
+    found, stop = _deadline(new.get("activeDeadlineSeconds"), old.get("activeDeadlineSeconds"))
+    errs += found
+    if stop:
+        return errs
     errs += _only_added_tolerations(new.get("tolerations") or [], old.get("tolerations") or [])
     if plain(new) == plain(old):
         return errs
@@ -83,17 +84,20 @@ def _container_updates(new: list[Obj], old: list[Obj], path: str) -> tuple[list[
     return errs, False
 
 
-def _deadline(new: Any, old: Any) -> list[FieldError]:
+def _deadline(new: Any, old: Any) -> tuple[list[FieldError], bool]:
+    """The deadline's errors, and whether kube stops there: a value out of range or
+    raised stops it; one removed is reported with the rest."""
     at = "spec.activeDeadlineSeconds"
     if new is None:
         if old is not None:
-            return [field.invalid(at, None, "must not update from a positive integer to nil value")]
-        return []
+            why = "must not update from a positive integer to nil value"
+            return [field.invalid(at, None, why)], False
+        return [], False
     if not 0 <= new <= _MAX_INT32:
-        return [field.invalid(at, new, f"must be between 0 and {_MAX_INT32}, inclusive")]
+        return [field.invalid(at, new, f"must be between 0 and {_MAX_INT32}, inclusive")], True
     if old is not None and old < new:
-        return [field.invalid(at, new, "must be less than or equal to previous value")]
-    return []
+        return [field.invalid(at, new, "must be less than or equal to previous value")], True
+    return [], False
 
 
 def _only_added_tolerations(new: list[Obj], old: list[Obj]) -> list[FieldError]:

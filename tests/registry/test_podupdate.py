@@ -104,3 +104,16 @@ def test_deadline_containers_and_tolerations_as_kube_words_them() -> None:
     ]
     negative = changed(terminationGracePeriodSeconds=-1)
     assert messages(changed(terminationGracePeriodSeconds=1), negative) == []
+
+
+def test_a_removed_deadline_is_reported_with_the_other_changes() -> None:
+    """kube stops at a deadline out of range or raised, not at one removed: the spec's
+    other changes follow it (the reference's answer)."""
+    removed = changed(activeDeadlineSeconds=None, terminationGracePeriodSeconds=5)
+    found = messages(removed)
+    assert found[0] == (
+        "spec.activeDeadlineSeconds: Invalid value: null: must not update from a positive "
+        "integer to nil value"
+    )
+    assert len(found) == 2 and found[1].startswith(FORBIDDEN)
+    assert '- "TerminationGracePeriodSeconds": 30,' in found[1]
