@@ -97,6 +97,10 @@ class Handlers(Freshness):
             manager.versions = versions_for(
                 self.scheme, self.stores, self.field_manager, rt, self.converters
             )
+            strategy = self.stores[(rt.group, rt.version, rt.plural)].strategy
+            if strategy.status_writes_metadata:  # kube's reset fields of its /status
+                kept = ("generation", *strategy.status_keeps_old_metadata)
+                manager.status_keeps_metadata = frozenset(kept)
             self.field_managers[key] = manager
         return manager
 

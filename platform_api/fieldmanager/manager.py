@@ -120,6 +120,9 @@ class FieldManager:
         # The kind's other versions, where managers of them are compared (versions.py);
         # without them every entry is read in the request's version.
         self.versions = versions
+        # What of the metadata a /status write keeps from the old object (its kind's
+        # reset fields), the rest being the writer's; None: it keeps all the metadata.
+        self.status_keeps_metadata: frozenset[str] | None = None
 
     def _owned(self, paths: FieldSet, who: Who) -> FieldSet:
         """Drop what the writer cannot own: system metadata, and what the request cannot
@@ -131,7 +134,13 @@ class FieldManager:
         status through the main resource.  The rest is reset to the live object (kube's
         reset fields), so a change there takes no field from its owner."""
         if who.subresource == "status":
-            return {p for p in paths if p[0] == "f:status"}
+            kept = self.status_keeps_metadata
+            return {
+                p
+                for p in paths
+                if p[0] == "f:status"
+                or (kept is not None and p[0] == "f:metadata" and p[1:2] and p[1][2:] not in kept)
+            }
         if self.has_status and not who.subresource:
             return {p for p in paths if p[0] != "f:status"}
         return paths

@@ -366,7 +366,9 @@ def test_kubectl_server_side_apply(server: Server, admin: requests.Session) -> N
     assert "f:replicas" not in managers["kubectl"]["fieldsV1"]["f:spec"]
 
 
-def test_status_apply_owns_only_status(server: Server, admin: requests.Session) -> None:
+def test_status_apply_owns_status_and_what_metadata_it_may_change(
+    server: Server, admin: requests.Session
+) -> None:
     make_namespace(admin, server, "ssa-status")
     base = server.url + "/apis/apps/v1/namespaces/ssa-status/deployments"
     body = {
@@ -393,6 +395,16 @@ def test_status_apply_owns_only_status(server: Server, admin: requests.Session) 
         "f:status": {"f:observedGeneration": {}, "f:replicas": {}}
     }
     assert r.json()["status"]["replicas"] == 3
+    # The metadata a kind's /status may change is its writer's (kube's reset fields):
+    # a Deployment's status keeps the old labels, its annotations are the writer's.
+    status["metadata"] = {"name": "d", "labels": {"x": "1"}, "annotations": {"y": "2"}}
+    r = admin.patch(base + "/d/status?fieldManager=ctl", data=json.dumps(status), headers=APPLY)
+    entries = {e["manager"]: e for e in r.json()["metadata"]["managedFields"]}
+    assert entries["ctl"]["fieldsV1"] == {
+        "f:metadata": {"f:annotations": {"f:y": {}}},
+        "f:status": {"f:observedGeneration": {}, "f:replicas": {}},
+    }
+    assert "labels" not in r.json()["metadata"]
 
 
 def test_repeated_keys_in_a_configuration_are_reported_by_line(

@@ -447,3 +447,20 @@ def test_a_no_op_apply_over_a_live_null_stamps_no_time() -> None:
     again = apply(fm, live, configmap({}), "two")
     (entry,) = [e for e in again["metadata"]["managedFields"] if e["manager"] == "two"]
     assert "time" not in entry
+
+
+def test_a_status_write_owns_the_metadata_its_kind_lets_it_change() -> None:
+    """kube's /status reset fields: a Pod's status writer owns the labels it sets, a
+    Deployment's keeps the old labels (and so owns none), a custom resource's keeps
+    all the metadata (the reference's answers)."""
+    config = {**deployment({}), "status": {"replicas": 1}}
+    config["metadata"] = {"name": "d", "labels": {"x": "1"}, "annotations": {"y": "2"}}
+    for kept, owned in (
+        (frozenset({"generation"}), {"f:annotations": {"f:y": {}}, "f:labels": {"f:x": {}}}),
+        (frozenset({"generation", "labels"}), {"f:annotations": {"f:y": {}}}),
+        (None, None),
+    ):
+        fm = manager_for("apps", "Deployment", has_status=True)
+        fm.status_keeps_metadata = kept
+        out = fm.apply(None, copy.deepcopy(config), Who("s", "apps/v1", "status"), False, T1)
+        assert fields(out, "s").get("f:metadata") == owned
