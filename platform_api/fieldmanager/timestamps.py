@@ -4,16 +4,15 @@ resourceVersion stays (a no-op scale, say, that rebuilt an entry without its tim
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 Obj = dict[str, Any]
 
 
-def keep_old_times(new: Obj, old: Obj, shaped: Callable[[Obj], Obj]) -> None:
+def keep_old_times(new: Obj, old: Obj) -> None:
     """Give ``new`` ``old``'s managedFields times when the entries are pairwise the same
-    but for their times and the objects are otherwise equal (``shaped`` gives ``new`` as
-    it would be stored, to compare).  Cheap checks first, as kube orders them."""
+    but for their times and the objects (both as stored) are otherwise equal.  Cheap
+    checks first, as kube orders them."""
     before = (old.get("metadata") or {}).get("managedFields") or []
     after = (new.get("metadata") or {}).get("managedFields") or []
     if not after or len(before) != len(after):
@@ -22,7 +21,7 @@ def keep_old_times(new: Obj, old: Obj, shaped: Callable[[Obj], Obj]) -> None:
         return
     if any(_timeless(a) != _timeless(b) for a, b in zip(after, before, strict=True)):
         return
-    if without_entries(shaped(new)) != without_entries(old):
+    if without_entries(new) != without_entries(old):
         return
     for entry, was in zip(after, before, strict=True):
         if "time" in was:

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-import orjson
-
 from platform_api import errors, heavy
 from platform_api.codec.goshape import drop_empty, restore_empty, set_revision, shape
 from platform_api.fieldmanager.timestamps import keep_old_times, without_entries
@@ -116,10 +114,12 @@ class Update:
         denied = await self._denied(obj, existing)
         await heavy.run(check_update, rt, strategy, obj, existing, denied)
         drop_empty(kept)
-        await heavy.run(keep_old_times, obj, existing, _shaped)
         if self.admit is not None:
             await self.admit(obj, existing)
         await heavy.run(shape, obj)
+        # compared as stored, so after the shape (kube's runs before its validating
+        # admission, which sees no managedFields times it could tell apart)
+        keep_old_times(obj, existing)
         self.keeps_content = self.applied and without_entries(obj) == without_entries(existing)
         if finishes_deletion(obj, store.resource.kind):
             set_revision(obj, str(stored.revision))
@@ -135,13 +135,6 @@ class Update:
             return []
         denied: list[FieldError] = await check(obj, existing)
         return denied
-
-
-def _shaped(obj: Obj) -> Obj:
-    """``obj`` as it would be stored, leaving ``obj`` as it is."""
-    copy = orjson.loads(orjson.dumps(obj))
-    shape(copy)
-    return copy
 
 
 def without_managed_fields(track: Track) -> Track:
