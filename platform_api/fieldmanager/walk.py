@@ -244,13 +244,20 @@ def _remove(typed: Typed, node: Node, value: Obj, path: Path) -> None:
         parent[1].pop(path[-1][2:], None)
 
 
+_ITEM_KEYS = ("k:", "v:", "i:")  # path elements of list items
+
+
 class _Pruner:
     def __init__(self, typed: Typed, released: FieldSet, owned: FieldSet) -> None:
         self.typed = typed
         self.released = released
         self.released_above = prefixes(released)
         self.owned = owned
-        self.owned_above = prefixes(owned)
+        # what is owned beneath a released list item nobody else owns does not hold what
+        # is above it: the item goes whole, and with it those fields
+        items = [p for p in released if p and p[-1][:2] in _ITEM_KEYS and p not in owned]
+        held = {o for o in owned if not any(len(o) > len(i) and o[: len(i)] == i for i in items)}
+        self.owned_above = prefixes(held)
 
     def children(self, shape: Shape, value: Any, path: Path) -> Any:
         kept: list[tuple[str, Any]] = []

@@ -505,3 +505,29 @@ def test_an_applier_leaving_a_rolling_update_releases_it_whole(
     assert r.status_code == 200, r.text
     assert r.json()["spec"]["strategy"] == {"type": "Recreate"}
     assert "env" not in r.json()["spec"]["template"]["spec"]["containers"][0]
+
+
+def test_an_applier_leaving_a_template_takes_it_whole(
+    server: Server, admin: requests.Session
+) -> None:
+    """An image another manager changed lies in a container the applier releases: the
+    container goes whole with it, so the template holds nothing anyone owns and goes
+    whole too (the reference's answer, word for word)."""
+    make_namespace(admin, server, "ssa-template")
+    base = server.url + "/api/v1/namespaces/ssa-template/replicationcontrollers"
+    template = {
+        "metadata": {"labels": {"app": "s"}},
+        "spec": {"containers": [{"name": "b", "image": "x:1"}]},
+    }
+    rc = {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "r"}}
+    body = {**rc, "spec": {"selector": {"app": "s"}, "template": template}}
+    assert admin.patch(base + "/r?fieldManager=m", json=body, headers=APPLY).status_code == 201
+    image = {"spec": {"template": {"spec": {"containers": [{"name": "b", "image": "x:2"}]}}}}
+    smp = {"Content-Type": "application/strategic-merge-patch+json"}
+    assert admin.patch(base + "/r?fieldManager=smp", json=image, headers=smp).ok
+    r = admin.patch(base + "/r?fieldManager=m", json={**rc, "spec": {}}, headers=APPLY)
+    assert (r.status_code, r.json()["message"]) == (
+        422,
+        'ReplicationController "r" is invalid: [spec.selector: Required value, '
+        "spec.template: Required value]",
+    )

@@ -464,3 +464,21 @@ def test_a_status_write_owns_the_metadata_its_kind_lets_it_change() -> None:
         fm.status_keeps_metadata = kept
         out = fm.apply(None, copy.deepcopy(config), Who("s", "apps/v1", "status"), False, T1)
         assert fields(out, "s").get("f:metadata") == owned
+
+
+def test_a_released_item_takes_what_others_own_in_it_from_its_struct() -> None:
+    """A field another manager owns inside a released list item goes with the item, so
+    it keeps nothing above it: a ReplicationController's applier that stops applying
+    its template takes the template away, defaults and all, though an updater had
+    changed the container's image (the reference's answer: spec.template Required)."""
+    fm = manager_for("", "ReplicationController", has_status=True)
+    template = {"metadata": {"labels": {"app": "s"}}, "spec": {"containers": [{"name": "b"}]}}
+    rc = {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "r"}}
+    live = apply(fm, None, {**rc, "spec": {"selector": {"app": "s"}, "template": template}}, "m")
+    live["spec"]["template"]["spec"]["restartPolicy"] = "Always"  # what defaults add
+    changed = copy.deepcopy(live)
+    changed["spec"]["template"]["spec"]["containers"][0]["image"] = "x:2"
+    fm.update(live, changed, Who("smp", "v1"), T1)
+    out = apply(fm, changed, {**rc, "spec": {}}, "m")
+    assert out["spec"] == {}
+    assert "smp" not in {e["manager"] for e in out["metadata"]["managedFields"]}
