@@ -122,18 +122,20 @@ def decode_against(
     custom: CustomResourceStrategy | None = None,
     from_cbor: bool = False,
     applied: bool = False,
-    defaults: bool = True,
+    as_config: bool = False,
 ) -> Decoded:
     """A parsed body as its type shapes it: typed decoding for built-in kinds, the CRD's
-    structural schema (metadata coerced, unknown fields pruned, defaults unless not
-    ``defaults``) for custom ones.  kube's custom-resource decoder reports unknown fields
-    of JSON bodies only."""
+    structural schema (metadata coerced, unknown fields pruned, defaults) for custom ones.
+    kube's custom-resource decoder reports unknown fields of JSON bodies only.
+    ``as_config``: an applied configuration as kube's field manager reads it, which no
+    decoder has seen: no defaults, quantities as written."""
     if custom is not None:
-        decoded = custom.decode(raw, duplicates, keep_nulls=applied, defaults=defaults)
+        decoded = custom.decode(raw, duplicates, keep_nulls=applied, defaults=not as_config)
         if from_cbor:
             decoded.unknown, decoded.duplicates = [], []
         return decoded
-    return Decoder(schemas, duplicates, cbor=from_cbor, keep_nulls=applied).decode(raw, definition)
+    decoder = Decoder(schemas, duplicates, cbor=from_cbor, keep_nulls=applied, as_written=as_config)
+    return decoder.decode(raw, definition)
 
 
 def custom_strategy(rt: ResourceType, strategy: object) -> CustomResourceStrategy | None:

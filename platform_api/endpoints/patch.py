@@ -246,26 +246,27 @@ def _decode_patched(
 
 
 def _decode(
-    scope: Scope, obj: Obj, duplicates: Duplicates, applied: bool = False, defaults: bool = True
+    scope: Scope, obj: Obj, duplicates: Duplicates, applied: bool = False, as_config: bool = False
 ) -> Decoded:
     rt = scope.resource
     custom = custom_strategy(rt, scope.store.strategy)
     schemas = scope.handlers.scheme.schemas
     return decode_against(
-        obj, duplicates, schemas, rt.definition, custom, applied=applied, defaults=defaults
+        obj, duplicates, schemas, rt.definition, custom, applied=applied, as_config=as_config
     )
 
 
 def _apply_config(scope: Scope, data: bytes, level: str, from_cbor: bool) -> Obj:
-    """The applied configuration: parsed, checked, its unknown fields dropped.  It is not
-    defaulted: kube's field manager defaults the merged object after it has settled who owns
-    what, so the applier never owns a field only the schema's default set."""
+    """The applied configuration: parsed, checked, its unknown fields dropped.  It is read
+    as kube's field manager reads it: not defaulted (kube defaults the merged object after
+    it has settled who owns what, so the applier never owns a field only the schema's
+    default set), quantities as written ("1024Mi" changes a "1Gi")."""
     rt = scope.resource
     manager = scope.handlers.field_manager(rt)
     target = (rt.api_version, rt.kind)
     config = checked_apply_config(scope, data, level, from_cbor, target, manager, rt.custom)
     try:
-        decoded = _decode(scope, config, {}, applied=True, defaults=False)
+        decoded = _decode(scope, config, {}, applied=True, as_config=True)
     except DecodeError as e:
         if rt.custom:
             raise patchbody.patch_invalid(config, str(e)) from None

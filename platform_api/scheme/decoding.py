@@ -86,8 +86,12 @@ class Decoder:
         duplicates: Duplicates | None = None,
         cbor: bool = False,
         keep_nulls: bool = False,
+        as_written: bool = False,
     ) -> None:
         self.schemas = schemas
+        # quantities kept as written (checked all the same): an applied configuration,
+        # compared as kube's field manager compares it, "1024Mi" apart from "1Gi"
+        self.as_written = as_written
         self.dups = duplicates or {}
         self.cbor = cbor
         self.keep_nulls = keep_nulls
@@ -140,7 +144,8 @@ class Decoder:
             return value
         if ref == QUANTITY:
             if isinstance(value, str | int | float) and not isinstance(value, bool):
-                return _quantity(value.strip() if isinstance(value, str) else _number_text(value))
+                text = _quantity(value.strip() if isinstance(value, str) else _number_text(value))
+                return value if self.as_written and isinstance(value, str) else text
             if not self.cbor:  # Go's Quantity.UnmarshalJSON parses any other JSON as text
                 _quantity(json.dumps(value, separators=(",", ":")))
             raise self.names.type_error(value, path, struct, "resource.Quantity")
@@ -307,7 +312,7 @@ class Decoder:
             elif isinstance(extra, dict):
                 entry = f"{path}[{key}]"
                 out[key] = self._item(item, extra, entry, struct)
-                if resource_list and isinstance(out[key], str):
+                if resource_list and isinstance(out[key], str) and not self.as_written:
                     out[key] = resource_list_text(out[key])
             else:
                 self.unknown.append(child)

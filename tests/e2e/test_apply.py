@@ -531,3 +531,27 @@ def test_an_applier_leaving_a_template_takes_it_whole(
         'ReplicationController "r" is invalid: [spec.selector: Required value, '
         "spec.template: Required value]",
     )
+
+
+def test_an_applied_quantity_is_compared_as_written(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's field manager reads an applied configuration as written: "1024Mi" changes
+    a "1Gi" (a conflict with its owner), though the object keeps the canonical form."""
+    make_namespace(admin, server, "ssa-quantity")
+    base = server.url + "/api/v1/namespaces/ssa-quantity/persistentvolumeclaims"
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "q"}}
+    spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    assert admin.post(base + "?fieldManager=cr", json={**pvc, "spec": spec}).status_code == 201
+    config = {**pvc, "spec": {"resources": {"requests": {"storage": "1024Mi"}}}}
+    r = admin.patch(base + "/q?fieldManager=m", json=config, headers=APPLY)
+    assert (r.status_code, r.json()["message"]) == (
+        409,
+        'Apply failed with 1 conflict: conflict with "cr" using v1: '
+        ".spec.resources.requests.storage",
+    )
+    r = admin.patch(base + "/q?fieldManager=m&force=true", json=config, headers=APPLY)
+    assert r.json()["spec"]["resources"] == {"requests": {"storage": "1Gi"}}
+    owners = {e["manager"]: e["fieldsV1"] for e in r.json()["metadata"]["managedFields"]}
+    assert owners["m"] == {"f:spec": {"f:resources": {"f:requests": {"f:storage": {}}}}}
+    assert owners["cr"]["f:spec"]["f:resources"] == {"f:requests": {}}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import orjson
 import pytest
 
@@ -51,6 +53,33 @@ def test_an_applied_configuration_keeps_its_nulls() -> None:
     assert kept["spec"]["template"]["spec"]["containers"] == [{"name": "c", "image": None}]
     plain = decode(DEPLOYMENTS, body)
     assert plain.obj["metadata"] == {"name": "d"} and "replicas" not in plain.obj["spec"]
+
+
+def test_an_applied_configuration_keeps_its_quantities_as_written() -> None:
+    """The field manager compares an applied configuration as written ("1024Mi" is not
+    "1Gi"); a stored object's quantities are canonical.  Either way they are checked."""
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {
+            "containers": [
+                {"name": "c", "resources": {"requests": {"memory": "1024Mi", "cpu": "0.5"}}}
+            ]
+        },
+    }
+    rt = SCHEME.lookup("", "v1", "pods")
+    assert rt is not None
+    written = Decoder(SCHEME.schemas, keep_nulls=True, as_written=True)
+    kept = written.decode(copy.deepcopy(obj), rt.definition).obj
+    resources = kept["spec"]["containers"][0]["resources"]
+    assert resources == {"requests": {"memory": "1024Mi", "cpu": "0.5"}}
+    stored = Decoder(SCHEME.schemas).decode(copy.deepcopy(obj), rt.definition).obj
+    resources = stored["spec"]["containers"][0]["resources"]
+    assert resources == {"requests": {"memory": "1Gi", "cpu": "500m"}}
+    obj["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "x"
+    with pytest.raises(DecodeError):
+        Decoder(SCHEME.schemas, keep_nulls=True, as_written=True).decode(obj, rt.definition)
 
 
 def test_strict_problems_come_in_the_order_the_body_holds_them() -> None:
