@@ -34,7 +34,7 @@ from platform_api.endpoints.patch import convert_numbers
 from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.typemeta import typemeta_problem
 from platform_api.endpoints.update import check_update_preconditions
-from platform_api.fieldmanager.entries import Managers, decode, encode
+from platform_api.fieldmanager.entries import Managers, decode, encode, store
 from platform_api.fieldmanager.manager import Who
 from platform_api.fieldmanager.scaleowners import (
     SCALE_VERSION,
@@ -129,12 +129,7 @@ def _fold(
     """The object's managedFields with the Scale's owners after the write folded back
     (kube's ScaleHandler.ToParent: no cap on Update entries, none written when empty)."""
     folded = parent_owners(parent, scale, mappings, scope.resource.api_version)
-    meta = existing["metadata"]
-    kept = {key: entry for key, entry in folded.items() if entry.fields}
-    if kept:
-        meta["managedFields"] = encode(kept)
-    else:
-        meta.pop("managedFields", None)
+    store(existing["metadata"], folded, cap=False)
 
 
 def _custom_paths(scope: Scope) -> Obj | None:

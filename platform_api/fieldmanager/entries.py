@@ -129,10 +129,13 @@ def cap_updates(managers: Managers) -> None:
         managers[bucket.key] = bucket
 
 
-def store(meta: Obj, managers: Managers) -> None:
+def store(meta: Obj, managers: Managers, cap: bool = True) -> None:
+    """``meta``'s managedFields from ``managers``, those owning nothing dropped; ``cap``:
+    at most ten Update entries (not for a Scale's owners folded back, as kube's)."""
     for key in [k for k, e in managers.items() if not e.fields]:
         del managers[key]
-    cap_updates(managers)
+    if cap:
+        cap_updates(managers)
     if managers:
         meta["managedFields"] = encode(managers)
     else:
