@@ -239,8 +239,6 @@ class ServiceAccountStrategy(GenericStrategy):
 class PersistentVolumeStrategy(GenericStrategy):
     """kube's PV strategy: a new volume is Pending since now; pvvalidation's rules."""
 
-    update_meta_checks = "CC"  # ValidatePersistentVolumeUpdate, then the strategy, each validate it
-
     returns_deleted_object = True  # as kube's store for the kind answers a delete
 
     initial_status = {"phase": "Pending"}
@@ -253,8 +251,12 @@ class PersistentVolumeStrategy(GenericStrategy):
         return super().validate(obj) + validate_pv(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = super().validate_update(new, old) + validate_pv(new, old)
-        return errs + validate_pv_update(new, old)
+        """kube's strategy validates the volume (metadata, spec, mount options), then
+        ValidatePersistentVolumeUpdate validates it again before its own rules: each
+        problem of the new volume is two causes."""
+        again = self.validate_meta_update(new, old, "C") + validate_pv(new, old, mounts=False)
+        first = self.validate_meta_update(new, old, "C") + validate_pv(new, old)
+        return first + again + validate_pv_update(new, old)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """kube's ValidatePersistentVolumeStatusUpdate checks the metadata only."""

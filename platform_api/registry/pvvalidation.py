@@ -222,11 +222,12 @@ def mount_option_errors(obj: Obj) -> list[FieldError]:
     return [field.forbidden(f"metadata.annotations.{MOUNT_OPTIONS}", detail)]
 
 
-def validate_pv(obj: Obj, old: Obj | None = None) -> list[FieldError]:
-    """The spec and its mount options (the metadata is the generic strategy's)."""
+def validate_pv(obj: Obj, old: Obj | None = None, mounts: bool = True) -> list[FieldError]:
+    """The spec and (``mounts``) its mount options; the metadata is the strategy's."""
     name = (obj.get("metadata") or {}).get("name") or ""
     old_spec = (old.get("spec") or {}) if old is not None else None
-    return validate_pv_spec(obj.get("spec") or {}, name, old_spec) + mount_option_errors(obj)
+    errs = validate_pv_spec(obj.get("spec") or {}, name, old_spec)
+    return errs + mount_option_errors(obj) if mounts else errs
 
 
 def _sources(spec: Obj) -> Obj:

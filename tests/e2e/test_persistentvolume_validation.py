@@ -86,3 +86,48 @@ def test_a_claims_access_modes_never_change(server: Server, admin: requests.Sess
         assert stored["metadata"]["resourceVersion"] == made.json()["metadata"]["resourceVersion"]
     finally:
         admin.delete(url)
+
+
+def test_a_volume_update_reports_each_spec_problem_twice(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's strategy validates the new volume and ValidatePersistentVolumeUpdate
+    validates it again: the message names a problem once, the causes twice."""
+    volume = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "e2e-twice"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "capacity": {"storage": "1Gi"},
+            "hostPath": {"path": "/tmp/e2e"},
+        },
+    }
+    assert admin.post(server.url + VOLUMES, json=volume).status_code == 201
+    url = server.url + VOLUMES + "/e2e-twice"
+    try:
+        before = admin.get(url).json()
+        refused = admin.patch(
+            url,
+            json={"spec": {"accessModes": None}},
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        assert refused.status_code == 422
+        required = {"reason": "FieldValueRequired", "message": "Required value"}
+        assert refused.json() == {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": 'PersistentVolume "e2e-twice" is invalid: spec.accessModes: Required value',
+            "reason": "Invalid",
+            "details": {
+                "name": "e2e-twice",
+                "kind": "PersistentVolume",
+                "causes": [{**required, "field": "spec.accessModes"}] * 2,
+            },
+            "code": 422,
+        }
+        assert admin.get(url).json() == before
+    finally:
+        admin.delete(url)

@@ -18,6 +18,7 @@ from tests.registry.pvkit import (
     NFS,
     Obj,
     pv_spec,
+    strategy_of,
     updated,
 )
 
@@ -264,3 +265,16 @@ def test_volume_updates_as_kube(case: str, old: Obj, new: Obj, extra: Obj, messa
         updated("persistentvolumes", {"metadata": {"name": case}, "spec": old}, change)[0]
         == message
     )
+
+
+def test_each_problem_of_an_updated_volume_is_two_causes() -> None:
+    """The strategy's ValidatePersistentVolume, then ValidatePersistentVolumeUpdate's:
+    metadata and spec problems twice, the mount options and immutability rules once."""
+    message, new, old = updated(
+        "persistentvolumes",
+        {"metadata": {"name": "twice"}, "spec": pv_spec(hostPath=HP)},
+        lambda obj: obj["spec"].pop("accessModes"),
+    )
+    assert message == "spec.accessModes: Required value"
+    errs = strategy_of("persistentvolumes").validate_update(new, old)
+    assert [(e.type, e.field) for e in errs] == [("FieldValueRequired", "spec.accessModes")] * 2
