@@ -30,7 +30,7 @@ ABOUT = (
     "kube v1.36's internal Go structs reachable from a pod template, a pod failure policy, "
     "a success policy, uncounted terminated pods, a PersistentVolume's source and node "
     "affinity, a claim's spec and the resource.k8s.io (dra) specs, allocation results and "
-    "devices, and the flow-control specs, for platform_api/registry/gointernal.py.  Written by "
+    "devices, the flow-control specs and a disruption budget's spec, for platform_api/registry/gointernal.py.  Written by "
     "scripts/gen_gointernal.py from kube's Go sources; do not edit.  structs: type -> its "
     "fields in Go order, each [Go name, the versioned JSON key it reads, Go type, embedded]; "
     "an embedded struct's fields print in its place, read from the key's object (\"\" is the "
@@ -51,6 +51,7 @@ PACKAGES = {
         "staging/src/k8s.io/api/flowcontrol/v1/types.go",
         {},
     ),
+    "policy": ("pkg/apis/policy/types.go", "staging/src/k8s.io/api/policy/v1/types.go", {}),
 }
 ROOTS = (
     "core.PodTemplateSpec",
@@ -68,6 +69,7 @@ ROOTS = (
     "dra.ResourceSliceSpec",
     "flowcontrol.FlowSchemaSpec",
     "flowcontrol.PriorityLevelConfigurationSpec",
+    "policy.PodDisruptionBudgetSpec",
 )
 BUILTINS = frozenset(
     {"string", "bool", "int", "int32", "int64", "uint", "uint32", "uint64", "float64", "byte"}

@@ -3,16 +3,13 @@ drained against and the locks controllers elect leaders with."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import orjson
-
 from platform_api.registry.apps import CreateOnUpdateStrategy, WorkloadStrategy
+from platform_api.registry.gointernal import go_text
 from platform_api.registry.strategy import Obj, SpecChecked, register
 from platform_api.registry.workloadspec import int_or_percent, over_100_percent
 from platform_api.validation import field
 from platform_api.validation.conditions import validate_conditions
-from platform_api.validation.field import FieldError, GoText
+from platform_api.validation.field import FieldError
 from platform_api.validation.labelselector import validate_label_selector
 
 EVICTION_POLICIES = ["AlwaysAllow", "IfHealthyBudget"]
@@ -23,7 +20,7 @@ def validate_budget_spec(spec: Obj) -> list[FieldError]:
     errs: list[FieldError] = []
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
         detail = "minAvailable and maxUnavailable cannot be both set"
-        errs.append(field.invalid("spec", _go_spec(spec), detail))
+        errs.append(field.invalid("spec", go_text("policy.PodDisruptionBudgetSpec", spec), detail))
     for key in ("minAvailable", "maxUnavailable"):
         if spec.get(key) is not None:
             errs += int_or_percent(spec[key], f"spec.{key}")
@@ -35,17 +32,6 @@ def validate_budget_spec(spec: Obj) -> list[FieldError]:
         at = "spec.unhealthyPodEvictionPolicy"
         errs.append(field.not_supported(at, policy, EVICTION_POLICIES))
     return errs
-
-
-def _go_spec(spec: Obj) -> GoText:
-    """The spec as kube shows it: its internal struct, fields named as in Go."""
-    shown: dict[str, Any] = {
-        "MinAvailable": spec.get("minAvailable"),
-        "Selector": spec.get("selector"),
-        "MaxUnavailable": spec.get("maxUnavailable"),
-        "UnhealthyPodEvictionPolicy": spec.get("unhealthyPodEvictionPolicy"),
-    }
-    return GoText(orjson.dumps(shown).decode())
 
 
 def validate_lease_spec(spec: Obj) -> list[FieldError]:

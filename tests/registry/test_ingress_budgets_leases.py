@@ -221,6 +221,20 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
         'spec: Invalid value: {"MinAvailable":1,"Selector":null,"MaxUnavailable":1,"UnhealthyPodEvictionPolicy":null}: minAvailable and maxUnavailable cannot be both set',
     ),
     (
+        # the selector as metav1.LabelSelector marshals: matchLabels first, as Go
+        # declares it, whatever order the request wrote
+        "pdb-both-selector",
+        {
+            "minAvailable": "50%",
+            "maxUnavailable": 1,
+            "selector": {
+                "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}],
+                "matchLabels": {"b": "2", "a": "1"},
+            },
+        },
+        'spec: Invalid value: {"MinAvailable":"50%","Selector":{"matchLabels":{"a":"1","b":"2"},"matchExpressions":[{"key":"k","operator":"In","values":["v"]}]},"MaxUnavailable":1,"UnhealthyPodEvictionPolicy":null}: minAvailable and maxUnavailable cannot be both set',
+    ),
+    (
         "pdb-pct",
         {"minAvailable": "120%"},
         'spec.minAvailable: Invalid value: "120%": must not be greater than 100%',
