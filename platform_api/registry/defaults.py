@@ -283,6 +283,11 @@ def _daemonset(obj: Obj) -> None:
         rolling = strategy.setdefault("rollingUpdate", {})
         rolling.setdefault("maxUnavailable", 1)
         rolling.setdefault("maxSurge", 0)
+    elif isinstance(strategy.get("rollingUpdate"), dict):
+        # the internal RollingUpdateDaemonSet holds both as values, not pointers: kube's
+        # round trip through it writes 0 for each one unset (an OnDelete set's too)
+        strategy["rollingUpdate"].setdefault("maxUnavailable", 0)
+        strategy["rollingUpdate"].setdefault("maxSurge", 0)
     spec.setdefault("revisionHistoryLimit", 10)
     _template(obj)
     # kube's internal DaemonSet keeps the template generation as a field its v1 form

@@ -76,3 +76,24 @@ def test_a_stateful_sets_claim_templates_are_defaulted_as_claims(
         "status": {"phase": "Pending"},
     }
     admin.delete(f"{url}/decoded")
+
+
+def test_an_on_delete_daemon_sets_rolling_update_is_filled_with_zeros(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's internal RollingUpdateDaemonSet holds values, not pointers: an OnDelete set
+    that writes a rollingUpdate gets 0 for each field it left out, owned by its writer."""
+    url = server.url + APPS + "/daemonsets"
+    strategy = {"type": "OnDelete", "rollingUpdate": {"maxSurge": "10%"}}
+    spec = {"selector": SELECTOR, "template": TEMPLATE, "updateStrategy": strategy}
+    made = admin.post(url, json={"metadata": {"name": "zeros"}, "spec": spec})
+    assert made.status_code == 201, made.text
+    assert made.json()["spec"]["updateStrategy"] == {
+        "type": "OnDelete",
+        "rollingUpdate": {"maxUnavailable": 0, "maxSurge": "10%"},
+    }
+    assert _owned(made.json())["f:spec"]["f:updateStrategy"] == {
+        "f:rollingUpdate": {".": {}, "f:maxSurge": {}, "f:maxUnavailable": {}},
+        "f:type": {},
+    }
+    admin.delete(f"{url}/zeros")

@@ -446,3 +446,24 @@ def test_an_unknown_strategy_shows_kubes_internal_rolling_update(
     assert [str(e) for e in validate_deployment_spec(deployment)] == [
         f'spec.strategy: Unsupported value: {value}: supported values: "Recreate", "RollingUpdate"'
     ]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "defaulted"),
+    [
+        ({"type": "OnDelete", "rollingUpdate": {}}, {"maxUnavailable": 0, "maxSurge": 0}),
+        (
+            {"type": "OnDelete", "rollingUpdate": {"maxUnavailable": 2}},
+            {"maxUnavailable": 2, "maxSurge": 0},
+        ),
+        ({"type": "OnDelete"}, None),
+        ({"type": "RollingUpdate"}, {"maxUnavailable": 1, "maxSurge": 0}),
+    ],
+)
+def test_a_daemon_sets_rolling_update_reads_back_as_kubes_internal_one(
+    strategy: dict[str, Any], defaulted: dict[str, Any] | None
+) -> None:
+    """Defaults for RollingUpdate; the internal struct's zero values for any other."""
+    obj = {"apiVersion": "apps/v1", "kind": "DaemonSet", "spec": {"updateStrategy": strategy}}
+    apply_defaults("apps", "DaemonSet", obj)
+    assert obj["spec"]["updateStrategy"].get("rollingUpdate") == defaulted
