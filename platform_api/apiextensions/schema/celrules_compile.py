@@ -4,12 +4,16 @@ Rules are type-checked with ``self`` (and ``oldSelf``) of the node's CEL type, i
 pool holding the messages of the schema; property names escaped in CEL (``foo__dash__bar``) are
 mapped back in the checked AST so rules evaluate on the object's plain dicts.  For rules with
 ``optionalOldSelf``, ``oldSelf`` is an optional: the runtime binds ``oldSelf`` and
-``@oldSelfPresent`` and the checked AST builds the optional from them.
+``@oldSelfPresent`` and the checked AST builds the optional from them.  Messages name the
+types as kube does: each node's ``self`` is a new ``selfType<n>``, its members by path
+(``selfType<n>.spec.ports.@idx``), though the pool's messages are named otherwise.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +26,8 @@ from platform_api.cel.schematypes import MAX_REQUEST_SIZE, DeclType, build_pool
 from platform_api.cel.sizes import DeclSizes
 
 SELF, OLD_SELF, OLD_PRESENT = "self", "oldSelf", "@oldSelfPresent"
+_TYPE_NAME = re.compile(r"selfType\d+(?:\.\w+)*")
+_node_numbers = itertools.count(1)
 
 
 @dataclass
@@ -56,6 +62,7 @@ class TypeScope:
     envs: dict[tuple[int, bool], Environment] = field(default_factory=dict)
     members: set[int] = field(default_factory=set)
     compiled: dict[tuple[int, int], CompiledRule] = field(default_factory=dict)
+    kube_names: dict[int, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, root: DeclType) -> TypeScope:
@@ -69,6 +76,15 @@ class TypeScope:
         if key not in self.compiled:
             self.compiled[key] = compile_rule(self, decl, schema, spec)
         return self.compiled[key]
+
+    def named_as_kube(self, decl: DeclType, text: str) -> str:
+        """``text`` (a type checker's issues) with the pool's message names of ``decl``'s
+        types written as kube names them (MaybeAssignTypeName on a fresh selfType)."""
+        names = self.kube_names.get(id(decl))
+        if names is None:
+            names = self.kube_names[id(decl)] = {}
+            _assign_names(decl, f"selfType{next(_node_numbers)}", names)
+        return _TYPE_NAME.sub(lambda m: names.get(m.group(0), m.group(0)), text)
 
     def _collect(self, t: DeclType) -> None:
         if id(t) in self.members:
@@ -106,6 +122,16 @@ class TypeScope:
             expr.select_expr.field = renamed[expr.select_expr.field]
 
 
+def _assign_names(t: DeclType, name: str, names: dict[str, str]) -> None:
+    if t.kind == "object":
+        if t.message:
+            names.setdefault(t.message, name)
+        for escaped, (_, ftype) in t.fields.items():
+            _assign_names(ftype, f"{name}.{escaped}", names)
+    elif t.elem is not None:
+        _assign_names(t.elem, name + (".@idx" if t.kind == "list" else ".@elem"), names)
+
+
 def _optional_old_self(checked: Checked, expr: Any, _parents: Any) -> Any | None:
     if expr.WhichOneof("expr_kind") == "ident_expr" and expr.ident_expr.name == OLD_SELF:
         present = checked.ident(OLD_PRESENT)
@@ -130,7 +156,7 @@ def compile_rule(
     try:
         checked, out = env.check(source)
     except CompileError as e:
-        result.error = f"compilation failed: {e.issues}"
+        result.error = f"compilation failed: {scope.named_as_kube(decl, e.issues)}"
         return result
     if out.name().upper() != "BOOL":
         result.error = "cel expression must evaluate to a bool"
@@ -146,7 +172,7 @@ def compile_rule(
     result.max_cardinality = MAX_REQUEST_SIZE // (decl.min_size + 1)
     message = spec.get("messageExpression") or ""
     if message:
-        _compile_message(env, sizes, message, rewriters, result)
+        _compile_message(scope, env, sizes, message, rewriters, result)
     path = spec.get("fieldPath") or ""
     if path:
         with contextlib.suppress(PathError):
@@ -155,12 +181,18 @@ def compile_rule(
 
 
 def _compile_message(
-    env: Environment, sizes: DeclSizes, source: str, rewriters: list[Any], result: CompiledRule
+    scope: TypeScope,
+    env: Environment,
+    sizes: DeclSizes,
+    source: str,
+    rewriters: list[Any],
+    result: CompiledRule,
 ) -> None:
     try:
         checked, out = env.check(source)
     except CompileError as e:
-        result.message_error = f"messageExpression compilation failed: {e.issues}"
+        issues = scope.named_as_kube(result.decl or scope.root, e.issues)
+        result.message_error = f"messageExpression compilation failed: {issues}"
         return
     if out.name().upper() != "STRING":
         result.message_error = "messageExpression must evaluate to a string"

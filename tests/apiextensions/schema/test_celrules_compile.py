@@ -302,3 +302,30 @@ def test_compile_issues_in_cel_gos_words(source: str, issue: str) -> None:
     (found,) = errors(schema)
     assert issue in found
     assert "parsetree" not in found and "u003F" not in found
+
+
+def test_types_in_messages_are_named_as_kube_names_them() -> None:
+    """Each node's self is a selfType<n> of its own; its members are named by path
+    (fields escaped, list items @idx, map values @elem), as the reference printed them."""
+    item = {"type": "object", "properties": {"x": {"type": "integer"}}}
+    props = {
+        "o": item,
+        "l": {"type": "array", "maxItems": 3, "items": item},
+        "m": {"type": "object", "maxProperties": 3, "additionalProperties": item},
+        "a-b": item,
+    }
+    rules = ["string(self.o)", "string(self.l)", "string(self.m['k'])", "string(self.a__dash__b)"]
+    schema = crd(props, **{"x-kubernetes-validations": [{"rule": f"{r} == ''"} for r in rules]})
+    schema["x-kubernetes-validations"] = [{"rule": "string(self.spec) == ''"}]
+    applied = [e.split("applied to ")[1].split("\n")[0] for e in errors(schema)]
+    spec_self = applied[0].removeprefix("'(").split(".")[0]
+    root_self = applied[4].removeprefix("'(").split(".")[0]
+    assert spec_self.startswith("selfType") and root_self.startswith("selfType")
+    assert spec_self != root_self
+    assert applied == [
+        f"'({spec_self}.o)'",
+        f"'(list({spec_self}.l.@idx))'",
+        f"'({spec_self}.m.@elem)'",
+        f"'({spec_self}.a__dash__b)'",
+        f"'({root_self}.spec)'",
+    ]
