@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from platform_api.cel.library.common import EvalError
+from platform_api.cel.library.common import NO_SUCH_OVERLOAD, EvalError
 from platform_api.cel.library.decl import Function, glob, member
 from platform_api.cel.protos import library_class
 from platform_api.validation.field import go_quote
@@ -211,7 +211,14 @@ def _valid(parse: Any, text: str) -> bool:
 
 def _contains_ip(cidr: Any, ip: Any) -> bool:
     addr, bits = _cidr(cidr)
-    other = _ip(to_ip(ip) if isinstance(ip, str) else ip)
+    if isinstance(ip, str):
+        # kube's cidrContainsIP finds no IP in the string's parse error and answers
+        # "no such overload" (containsCIDR passes its parse error on)
+        try:
+            ip = to_ip(ip)
+        except EvalError:
+            raise EvalError(NO_SUCH_OVERLOAD) from None
+    other = _ip(ip)
     return other.version == addr.version and other in _network(addr, bits)
 
 

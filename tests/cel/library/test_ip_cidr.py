@@ -93,6 +93,13 @@ def test_errors() -> None:
     assert runtime_error('ip("fe80::1%eth0") == ip("1.2.3.4")') == (
         'IP address "fe80::1%eth0" with zone value is not allowed'
     )
+    # containsIP finds no IP in a string that does not parse; containsCIDR passes the
+    # parse error on (the reference's answers)
+    assert runtime_error('cidr("10.0.0.0/8").containsIP("bad")') == "no such overload"
+    assert runtime_error('cidr("10.0.0.0/8").containsCIDR("bad")') == (
+        "network address parse error during conversion from string: network address parse "
+        'error during conversion from string: netip.ParsePrefix("bad"): no \'/\''
+    )
     assert "found no matching overload for 'isIP' applied to '(net.CIDR)'" in compile_error(
         'isIP(cidr("192.168.0.0/24"))'
     )
