@@ -19,7 +19,7 @@ from typing import Any
 from cel_expr_python import cel
 
 from platform_api.cel import library
-from platform_api.cel.checked import Checked, Rewriter, rewrite
+from platform_api.cel.checked import Checked, Rewriter, rewrite, walk
 from platform_api.cel.errors import CELError, CompileError, compile_issues, runtime_message
 from platform_api.cel.formatcheck import constant_conversions
 from platform_api.cel.library import format as format_lib
@@ -168,16 +168,41 @@ class Environment:
     def parse(self, source: str) -> None:
         """Only parse ``source``: CompileError for a syntax error, as ``check`` words it."""
         try:
-            self._env.compile(source, disable_check=True)
+            self._env.compile(self._spelled(source), disable_check=True)
         except RuntimeError as e:
             raise CompileError(compile_issues(str(e), source)) from None
 
+    def _spelled(self, source: str) -> str:
+        """``source`` with each three-argument ``exists_one`` spelled ``existsOne``: cel-go's
+        two-variable comprehensions take both names, cel-cpp only the second.  The name
+        keeps its width (``existsOne (``) so issues' columns still point into ``source``."""
+        if "exists_one" not in source:
+            return source
+        try:
+            parsed = decode_parsed(self._env.compile(source, disable_check=True).serialize())
+        except RuntimeError:
+            return source
+        positions = parsed.source_info.positions
+        calls = sorted(
+            positions[node.id]
+            for node, _ in walk(parsed.expr)
+            if node.WhichOneof("expr_kind") == "call_expr"
+            and node.call_expr.function == "exists_one"
+            and node.call_expr.HasField("target")
+            and len(node.call_expr.args) == 3
+        )
+        for opening in reversed(calls):  # a call's position is its "("
+            start = source.rfind("exists_one", 0, opening)
+            source = source[:start] + "existsOne " + source[start + len("exists_one") :]
+        return source
+
     def check(self, source: str) -> tuple[Checked, Any]:
         """Type-check ``source`` and run kube's validators: (checked AST, result type)."""
+        spelled = self._spelled(source)
         try:
-            expression = self._env.compile(source)
+            expression = self._env.compile(spelled)
         except RuntimeError as e:
-            issues = compile_issues(str(e), source)
+            issues = _unspelled(compile_issues(str(e), source), spelled, source)
             if _NEEDS_PARSE.search(issues):
                 parsed = decode_parsed(self._env.compile(source, disable_check=True).serialize())
                 issues = rewrite_issues(issues, source, parsed)
@@ -223,6 +248,18 @@ class Environment:
             message = runtime_message(str(e))
             raise ProgramError(f"program instantiation failed: {message}") from None
         return Program(checked.source, expression, result, checked, optional)
+
+
+def _unspelled(issues: str, spelled: str, source: str) -> str:
+    """Issues drawn from ``spelled`` with their snippets as the expression was written."""
+    if spelled == source:
+        return issues
+    rows = dict(zip(spelled.split("\n"), source.split("\n"), strict=True))
+    lines = issues.split("\n")
+    return "\n".join(
+        " | " + rows[line[3:]] if line.startswith(" | ") and line[3:] in rows else line
+        for line in lines
+    )
 
 
 def _fold_constants(checked: Checked) -> str | None:
