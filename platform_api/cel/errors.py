@@ -39,7 +39,10 @@ _SELECT_TEXT = r"\1type \2 does not support field selection"
 _REWORDED = [
     (re.compile(r"has\(\) argument must be a field selection$"), "invalid argument to has() macro"),
     (
-        re.compile(r"(?:all|exists|exists_one)\(\) variable name must be a simple identifier$"),
+        re.compile(
+            r"(?:all|exists|exists_one|existsOne|transformList|transformMap|transformMapEntry)"
+            r"\(\) (?:first |second )?variable name must be a simple identifier$"
+        ),
         "argument must be a simple name",
     ),
     (
@@ -99,7 +102,7 @@ def compile_issues(text: str, source: str | None = None) -> str:
         lines = _empty_snippets(lines, source)
     if source:
         lines = [_NO_OVERLOAD.sub(lambda m: _signature(m, source), line) for line in lines]
-        lines = _qualified_references(lines, source)
+        lines = _relocated(lines, source)
     lines = [_NOT_SELECTABLE.sub(_SELECT_TEXT, line) for line in lines]
     for pattern, words in _REWORDED:
         lines = [pattern.sub(words, line) if line.startswith("ERROR: ") else line for line in lines]
@@ -185,32 +188,55 @@ def _without_error_operands(lines: list[str]) -> list[str]:
 _QUALIFIED = re.compile(
     r"^ERROR: <input>:(\d+):(\d+): undeclared reference to '([\w]+)\.[\w.]+' \(in container ''\)$"
 )
+_SAME_VARIABLES = re.compile(
+    r"^ERROR: <input>:(\d+):(\d+): \w+\(\) second variable must be different from the first "
+    r"variable$"
+)
+_NAME_THEN_COMMA = re.compile(r"(\w+)\s*,\s*")
 
 
-def _qualified_references(lines: list[str], source: str) -> list[str]:
-    """cel-cpp reports an undeclared ``a.b.c`` whole, at its last select; cel-go reports the
-    first name ``a``, where it stands (the issue's snippet lines are redrawn)."""
+def _qualified_reference(match: re.Match[str], source: str) -> tuple[int, str]:
+    """cel-cpp reports an undeclared ``a.b.c`` whole, at its last select; cel-go reports
+    the first name ``a``, where it stands."""
+    row, column, first = int(match.group(1)), int(match.group(2)), match.group(3)
+    end = offset_of(source, row, column - 1)
+    starts = [
+        m.start()
+        for m in re.finditer(rf"(?<![\w.]){re.escape(first)}\b", source)
+        if m.start() <= end
+    ]
+    return (starts[-1] if starts else end), f"undeclared reference to '{first}' (in container '')"
+
+
+def _same_variables(match: re.Match[str], source: str) -> tuple[int, str]:
+    """cel-cpp reports a two-variable comprehension's repeated name at the first variable;
+    cel-go at the second, as a duplicate."""
+    offset = offset_of(source, int(match.group(1)), int(match.group(2)) - 1)
+    named = _NAME_THEN_COMMA.match(source, offset)
+    second = named.end() if named else offset
+    return second, f"duplicate variable name: {named.group(1) if named else ''}"
+
+
+_RELOCATED = [(_QUALIFIED, _qualified_reference), (_SAME_VARIABLES, _same_variables)]
+
+
+def _relocated(lines: list[str], source: str) -> list[str]:
+    """Issues cel-go places and words otherwise, redrawn with their snippet lines."""
     out: list[str] = []
     skip = 0
     for line in lines:
         if skip:
             skip -= 1
             continue
-        match = _QUALIFIED.match(line)
-        if match is None:
+        for pattern, place in _RELOCATED:
+            match = pattern.match(line)
+            if match is not None:
+                offset, message = place(match, source)
+                out.extend(format_issue(source, offset, message).split("\n"))
+                skip = 2  # cel-cpp's snippet and caret lines of the replaced issue
+                break
+        else:
             out.append(line)
-            continue
-        row, column, first = int(match.group(1)), int(match.group(2)), match.group(3)
-        end = offset_of(source, row, column - 1)
-        starts = [
-            m.start()
-            for m in re.finditer(rf"(?<![\w.]){re.escape(first)}\b", source)
-            if m.start() <= end
-        ]
-        offset = starts[-1] if starts else end
-        message = f"undeclared reference to '{first}' (in container '')"
-        out.extend(format_issue(source, offset, message).split("\n"))
-        skip = 2  # cel-cpp's snippet and caret lines of the replaced issue
     return out
 
 

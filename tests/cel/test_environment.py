@@ -83,10 +83,34 @@ def test_an_empty_line_has_cel_gos_empty_snippet() -> None:
         ("[1].exists_one(x.y, true)", "1:17: argument must be a simple name"),
         ("[1].map(1, 2) == []", "1:9: argument is not an identifier"),
         ("1.all(x, true)", "1:1: expression of type 'int' cannot be range of a comprehension"),
+        # two-variable comprehensions (cel-go's ext): one wording for a name that is not one
+        ("[1].all(i, 2, v)", "1:12: argument must be a simple name"),
+        ("{1:2}.transformMapEntry(2, i, {v:v}) == {}", "1:25: argument must be a simple name"),
+        ("[1].existsOne(1, i, i)", "1:15: argument must be a simple name"),
+        # a repeated name is a duplicate where the second stands
+        (
+            "[1].all(i, i, i>0)",
+            "1:12: duplicate variable name: i\n | [1].all(i, i, i>0)\n | ...........",
+        ),
+        ("[1].transformList(i,  i, i) == []", "1:23: duplicate variable name: i"),
     ],
 )
 def test_macro_errors_read_as_cel_go(source: str, issue: str) -> None:
     assert compile_error(source).startswith(f"compilation failed: ERROR: <input>:{issue}")
+
+
+def test_exists_one_takes_two_variables_as_cel_gos_existsOne() -> None:
+    """cel-go's two-variable comprehensions answer to ``exists_one`` as to ``existsOne``;
+    issues still show the expression as written."""
+    env = Environment({})
+    assert env.compile("{'a': 1, 'b': 2}.exists_one(k, v, v > 1)").run({}) is True
+    assert env.compile("[3, 3].exists_one(i, v, v == 3)").run({}) is False
+    assert env.compile("'exists_one(' != '' && [1].exists_one(x, x == 1)").run({}) is True
+    assert compile_error("[1].exists_one(i, v, v > 0) && [1].exists_one (i, v, v.x)") == (
+        "compilation failed: ERROR: <input>:1:55: type 'int' does not support field selection"
+        "\n | [1].exists_one(i, v, v > 0) && [1].exists_one (i, v, v.x)"
+        "\n | ......................................................^"
+    )
 
 
 def test_issues_come_in_cel_gos_order_of_where_they_stand() -> None:
