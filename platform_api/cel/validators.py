@@ -89,18 +89,8 @@ def literal_errors(checked: Checked) -> list[str]:
     return [format_issue(checked.source, offset, msg) for offset, msg in found]
 
 
-# Functions of cel-cpp's extensions that kube's cel-go (lists v3) does not have.
-_NOT_IN_KUBE = {"list_first": "first", "list_last": "last"}
-
-
 def _call_literal(checked: Checked, expr: Any) -> list[tuple[int, str]]:
     call = expr.call_expr
-    for overload in checked.overloads(expr.id):
-        if overload in _NOT_IN_KUBE:
-            name = _NOT_IN_KUBE[overload]
-            return [
-                (checked.offset(expr.id), f"undeclared reference to '{name}' (in container '')")
-            ]
     if not call.args:
         return []
     arg = call.args[0]

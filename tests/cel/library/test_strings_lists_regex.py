@@ -119,6 +119,11 @@ def test_literal_format_calls_are_checked_when_compiling() -> None:
         ("[{'a': 1}].indexOf({'a': 1})", 0),
         ("x.indexOf(2)", 1),
         ("x.indexOf('a')", -1),
+        # cel-go's optional library (version 2 and later; kube takes the latest)
+        ("[1, 2].first().value()", 1),
+        ("[1, 2].last().value()", 2),
+        ("[].first().hasValue() || [].last().hasValue()", False),
+        ("x.last().orValue(0)", 2),
     ],
 )
 def test_lists(expr: str, value: object) -> None:
