@@ -196,16 +196,15 @@ _NAME_THEN_COMMA = re.compile(r"(\w+)\s*,\s*")
 
 
 def _qualified_reference(match: re.Match[str], source: str) -> tuple[int, str]:
-    """cel-cpp reports an undeclared ``a.b.c`` whole, at its last select; cel-go reports
-    the first name ``a``, where it stands."""
+    """cel-cpp reports an undeclared ``a.b.c`` whole, at its last select (inside ``has()``
+    at the macro's parenthesis); cel-go reports the first name ``a``, where it stands."""
     row, column, first = int(match.group(1)), int(match.group(2)), match.group(3)
     end = offset_of(source, row, column - 1)
-    starts = [
-        m.start()
-        for m in re.finditer(rf"(?<![\w.]){re.escape(first)}\b", source)
-        if m.start() <= end
-    ]
-    return (starts[-1] if starts else end), f"undeclared reference to '{first}' (in container '')"
+    starts = [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(first)}\b", source)]
+    before = [start for start in starts if start <= end]
+    after = [start for start in starts if start > end]
+    offset = before[-1] if before else (after[0] if after else end)
+    return offset, f"undeclared reference to '{first}' (in container '')"
 
 
 def _same_variables(match: re.Match[str], source: str) -> tuple[int, str]:

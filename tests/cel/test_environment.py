@@ -60,6 +60,12 @@ def test_compile_errors_read_as_cel_go() -> None:
         "compilation failed: ERROR: <input>:2:3: undeclared reference to 'nope' (in container '')"
         "\n |   nope.a.b == 2\n | ..^"
     )
+    # inside has(), where cel-cpp places the select at the macro's parenthesis
+    # (a ValidatingAdmissionPolicy without a paramKind, as the reference answered)
+    assert compile_error("!has(params.data)") == (
+        "compilation failed: ERROR: <input>:1:6: undeclared reference to 'params' (in container '')"
+        "\n | !has(params.data)\n | .....^"
+    )
 
 
 def test_an_empty_line_has_cel_gos_empty_snippet() -> None:
