@@ -298,9 +298,11 @@ def _no_overload(match: re.Match[str], overloads: Overloads) -> str | None:
     if fn == "size":
         return "no such overload: size"
     args = split_types(match["args"])
-    if fn in _CONVERSIONS and match["recv"] is None and len(args) == 1:  # ConvertToType's
+    if fn in _CONVERSIONS and match["recv"] is None and len(args) == 1:
         got = _GO_TYPES.get(args[0], args[0])
-        return f"type conversion error from '{got}' to '{_CONVERSIONS[fn]}'"
+        if got not in _CONVERTIBLE[fn]:  # cel-go's dispatch finds no overload for the type
+            return f"no such overload: {fn}({got})"
+        return f"type conversion error from '{got}' to '{_CONVERSIONS[fn]}'"  # ConvertToType's
     name, declared = overloads.get(fn, (fn, ()))
     if fn not in overloads and name not in _EXTENSION_NAMES:
         return None
@@ -321,6 +323,19 @@ _CONVERSIONS = {
     "bytes": "bytes",
     "duration": "google.protobuf.Duration",
     "timestamp": "google.protobuf.Timestamp",
+}
+_D, _T = "google.protobuf.Duration", "google.protobuf.Timestamp"
+# The argument types cel-go's standard conversions have an overload for (a value of
+# another type, typed dyn, is "no such overload"; of these, ConvertToType's error).
+_CONVERTIBLE = {
+    "bool": {"bool", "string"},
+    "bytes": {"bytes", "string"},
+    "double": {"double", "int", "string", "uint"},
+    "duration": {_D, "int", "string"},
+    "int": {"int", "double", _D, "string", _T, "uint"},
+    "string": {"string", "bool", "bytes", "double", _D, "int", _T, "uint"},
+    "timestamp": {_T, "int", "string"},
+    "uint": {"uint", "double", "int", "string"},
 }
 # cel-cpp's own extension functions (cel-go's lists extension and kube's lists library).
 _EXTENSION_NAMES = frozenset(

@@ -165,6 +165,14 @@ def test_runtime_errors_read_as_cel_go() -> None:
     assert runtime_error("duration(x) > duration('1s')", x=5) == (
         "type conversion error from 'int' to 'google.protobuf.Duration'"
     )
+    # a type no overload of the conversion takes: cel-go's dispatch finds none
+    assert runtime_error("string(x) == ''", x={"k": 1}) == "no such overload: string(map)"
+    assert runtime_error("int(x) == 1", x=[1]) == "no such overload: int(list)"
+    assert runtime_error("double(x) == 1.0", x=True) == "no such overload: double(bool)"
+    assert runtime_error("bytes(x) == b''", x=1) == "no such overload: bytes(int)"
+    assert runtime_error("timestamp(x) == timestamp(1)", x=1.5) == (
+        "no such overload: timestamp(double)"
+    )
 
 
 @pytest.mark.parametrize(
