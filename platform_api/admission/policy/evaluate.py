@@ -18,6 +18,7 @@ from platform_api.admission.policy.compiled import Policy, Validation
 from platform_api.admission.request import AdmissionRequest, request_body
 from platform_api.cel import CELError
 from platform_api.cel.environment import Program, activation
+from platform_api.gotext import quote
 
 Obj = dict[str, Any]
 MAX_MESSAGE = 5 * 1024  # kube's MaxEvaluatedMessageExpressionSizeBytes
@@ -107,12 +108,12 @@ async def prepare(
     broken: dict[str, str] = {}
     for name, program in policy.variables:
         if isinstance(program, str):
-            broken[name] = program
+            broken[name] = f"composited variable {quote(name)} fails to compile: {program}"
             continue
         try:
             runner.add_variable(name, await runner.run(program))
         except CELError as e:
-            broken[name] = str(e)
+            broken[name] = f"composited variable {quote(name)} fails to evaluate: {e}"
     return Prepared(runner, broken)
 
 
