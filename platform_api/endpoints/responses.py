@@ -8,6 +8,7 @@ sends on every response are in one place.
 from __future__ import annotations
 
 import gzip
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -43,11 +44,17 @@ WARNINGS_TOTAL_RUNES = 4 * 1024
 WARNING_RUNES = 256
 
 
+def _control_free(text: str) -> bool:
+    """kube's NewWarningHeader refuses text with a control character (Go's
+    unicode.IsControl: C0, DEL and C1) and the recorder drops that warning."""
+    return not any(unicodedata.category(ch) == "Cc" for ch in text)
+
+
 def sent_warnings(texts: list[str]) -> list[str]:
     """What kube's warning recorder sends of a request's warnings, in order: all of
     them while they total 4096 characters; past that each is cut to 256 characters,
     and none is added once the cut ones reach 4096."""
-    texts = [text for text in texts if text]
+    texts = [text for text in texts if text and _control_free(text)]
     out: list[str] = []
     written, truncating = 0, False
     for i, text in enumerate(texts):

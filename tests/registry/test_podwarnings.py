@@ -206,3 +206,10 @@ def test_kubes_recorder_cuts_warnings_past_4096_characters() -> None:
     sent = sent_warnings(many)
     assert all(len(text) == 256 for text in sent)
     assert sum(map(len, sent)) == 4096  # none added once the cut ones reach the total
+
+
+def test_a_warning_with_a_control_character_is_not_sent() -> None:
+    """kube's NewWarningHeader refuses control characters (C0, DEL, C1): the recorder
+    drops such a warning (a webhook's "two\\nlines"), the others still go out."""
+    texts = ["careful", "two\nlines", "tab\there", "del\x7f", "c1\x85", "ünïcode ok"]
+    assert sent_warnings(texts) == ["careful", "ünïcode ok"]
