@@ -26,6 +26,7 @@ from platform_api.admission.plugins import PluginContext
 from platform_api.apiserver.flagvalues import ConfigError
 from platform_api.client.goerrors import go_error, status_text
 from platform_api.client.kubeconfig import Connection, KubeconfigError, load
+from platform_api.codec.jsonsyntax import syntax_error
 from platform_api.goduration import format_duration
 from platform_api.scheme.types import outbound_group
 from platform_api.timers import timer_clock
@@ -168,7 +169,8 @@ class ImagePolicyWebhook:
         try:
             answer = orjson.loads(body)
         except orjson.JSONDecodeError as e:
-            raise CallFailed(f"couldn't get version/kind; json parse error: {e}", False) from None
+            why = syntax_error(body) or str(e)  # Go's words for the first syntax error
+            raise CallFailed(f"couldn't get version/kind; json parse error: {why}", False) from None
         status = answer.get("status") if isinstance(answer, dict) else None
         return status if isinstance(status, dict) else {}
 

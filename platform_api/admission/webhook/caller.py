@@ -19,6 +19,7 @@ from platform_api.admission.webhook.credentials import CredentialResolver
 from platform_api.apiextensions.validation_webhook import ca_bundle_error
 from platform_api.client.goerrors import go_error, status_text
 from platform_api.client.kubeconfig import Connection
+from platform_api.codec.jsonsyntax import syntax_error
 from platform_api.context import Trace
 from platform_api.registry.serviceresolver import ResolveError, ServiceResolver
 
@@ -140,8 +141,9 @@ class WebhookCaller:
         try:
             answer: Obj = orjson.loads(body)
         except orjson.JSONDecodeError as e:
+            why = syntax_error(body) or str(e)  # Go's words for the first syntax error
             raise CallError(
-                f"failed to call webhook: couldn't get version/kind; json parse error: {e}"
+                f"failed to call webhook: couldn't get version/kind; json parse error: {why}"
             ) from None
         return answer
 
