@@ -65,10 +65,11 @@ class Connection:
         # Here, not at the top: flags are checked by loading kubeconfigs, in the worker
         # supervisor too, which makes no client (treq and twisted.web's client: ~35 ms).
         import treq  # noqa: PLC0415
-        from twisted.web.client import Agent, HTTPConnectionPool  # noqa: PLC0415
+        from twisted.web.client import Agent  # noqa: PLC0415
 
-        pool = HTTPConnectionPool(reactor, persistent=True)
-        pool.maxPersistentPerHost = keep_alive
+        from platform_api.client.pool import ConnectionPool  # noqa: PLC0415
+
+        pool = ConnectionPool(reactor, keep_alive)
         agent = Agent(reactor, contextFactory=_Policy(self), pool=pool)
         return treq.client.HTTPClient(agent)
 
