@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from platform_api import errors
-from platform_api.gotext import json_kind
+from platform_api.gotext import json_kind, quote
 
 MAX_OPERATIONS = 10000
 _FIELDS = ("op", "path", "from")  # the string fields of kube's jsonPatchOp
@@ -106,11 +106,32 @@ def apply(doc: Any, operations: list[dict[str, Any]], decoded: dict[int, Any] | 
     return root.value
 
 
-def _path(op: dict[str, Any], field: str, verb: str) -> str:
+_MISSING = "missing value"  # evanphx's ErrMissing
+
+
+def _pointer(op: dict[str, Any], field: str) -> str:
+    """Operation.Path / Operation.From: the pointer, or their error."""
     value = op.get(field)
+    if value is None:
+        missing = (
+            "operation missing path field" if field == "path" else "operation, missing from field"
+        )
+        raise JSONPatchError(f"{missing}: {_MISSING}")
     if not isinstance(value, str):
-        raise JSONPatchError(f"{verb} operation failed to decode {field}: missing value")
+        raise JSONPatchError(
+            f"json: cannot unmarshal {json_kind(value)} into Go value of type string"
+        )
     return value
+
+
+def _decoded(op: dict[str, Any], field: str, verb: str, wrap: bool = True) -> str:
+    """The pointer; without ``wrap`` the operation words a failure as missing whatever
+    it was (evanphx's add, remove and copy's destination)."""
+    try:
+        return _pointer(op, field)
+    except JSONPatchError as e:
+        why = str(e) if wrap else _MISSING
+        raise JSONPatchError(f"{verb} operation failed to decode {field}: {why}") from None
 
 
 def _value(op: dict[str, Any]) -> Any:
@@ -149,28 +170,72 @@ def _child(node: Any, key: str) -> Any:
     if isinstance(node, dict):
         return node.get(key)
     try:
-        return node[_index(node, key, len(node) - 1)]
+        return node[_get_index(node, key)]
     except JSONPatchError:
         return None
 
 
 _ATOI = re.compile(r"[+-]?[0-9]+\Z")
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
-def _index(array: list[Any], key: str, last: int) -> int:
-    """An index as Go's Atoi reads it, negative counting from the end, at most ``last``."""
-    if not _ATOI.match(key) or len(key.lstrip("+-")) > 18:
-        raise JSONPatchError(f"value was not a proper array index: '{key}'")
+def _atoi(key: str) -> int:
+    """Go's strconv.Atoi, with its error text."""
+    if not _ATOI.match(key):
+        raise JSONPatchError(f"strconv.Atoi: parsing {quote(key)}: invalid syntax")
     index = int(key)
-    if index > last or index < -(last + 1):
-        raise JSONPatchError(f"Unable to access invalid index: {index}: invalid index referenced")
-    return index + last + 1 if index < 0 else index
+    if not _INT64[0] <= index <= _INT64[1]:
+        raise JSONPatchError(f"strconv.Atoi: parsing {quote(key)}: value out of range")
+    return index
+
+
+def _invalid_index(index: int) -> JSONPatchError:
+    return JSONPatchError(f"Unable to access invalid index: {index}: invalid index referenced")
+
+
+def _get_index(array: list[Any], key: str) -> int:
+    """partialArray.get's position (and set's): negative counts from the end."""
+    index = _atoi(key)
+    if index < 0:
+        if index < -len(array):
+            raise _invalid_index(index)
+        index += len(array)
+    if index >= len(array):
+        raise _invalid_index(index)
+    return index
+
+
+def _add_index(array: list[Any], key: str) -> int:
+    """partialArray.add's position: up to one past the end."""
+    try:
+        index = _atoi(key)
+    except JSONPatchError as e:
+        raise JSONPatchError(f"value was not a proper array index: '{key}': {e}") from None
+    size = len(array) + 1
+    if index >= size:
+        raise _invalid_index(index)
+    if index < 0:
+        if index < -size:
+            raise _invalid_index(index)
+        index += size
+    return index
+
+
+def _remove_index(array: list[Any], key: str) -> int:
+    index = _atoi(key)
+    if index >= len(array):
+        raise _invalid_index(index)
+    if index < 0:
+        if index < -len(array):
+            raise _invalid_index(index)
+        index += len(array)
+    return index
 
 
 def _get(container: Any, key: str) -> Any:
     if isinstance(container, dict):
         return container.get(key)
-    return container[_index(container, key, len(container) - 1)]
+    return container[_get_index(container, key)]
 
 
 def _add(container: Any, key: str, value: Any) -> None:
@@ -179,75 +244,103 @@ def _add(container: Any, key: str, value: Any) -> None:
     elif key == "-":
         container.append(value)
     else:
-        container.insert(_index(container, key, len(container)), value)
+        container.insert(_add_index(container, key), value)
 
 
 def _remove(container: Any, key: str) -> Any:
     if isinstance(container, dict):
         if key not in container:
-            raise JSONPatchError(f"Unable to remove nonexistent key: {key}: missing value")
+            raise JSONPatchError(f"Unable to remove nonexistent key: {key}: {_MISSING}")
         return container.pop(key)
-    return container.pop(_index(container, key, len(container) - 1))
+    return container.pop(_remove_index(container, key))
 
 
-def _located(root: _Root, op: dict[str, Any], verb: str, field: str = "path") -> tuple[Any, str]:
-    path = _path(op, field, verb)
+def _located(root: _Root, path: str, refusal: str) -> tuple[Any, str]:
     found = _find(root, path)
     if found is None:
-        what = "from path" if field == "from" else "path"
-        raise JSONPatchError(f'{verb} operation does not apply: doc is missing {what}: "{path}"')
+        raise JSONPatchError(f"{refusal}: {_MISSING}")
     return found
 
 
+def _wrapped(prefix: str, step: Any, *args: Any) -> Any:
+    try:
+        return step(*args)
+    except JSONPatchError as e:
+        raise JSONPatchError(f"{prefix}: {e}") from None
+
+
 def _op_add(root: _Root, op: dict[str, Any]) -> None:
-    container, key = _located(root, op, "add")
-    _add(container, key, _value(op))
+    path = _decoded(op, "path", "add", wrap=False)
+    container, key = _located(
+        root, path, f'add operation does not apply: doc is missing path: "{path}"'
+    )
+    _wrapped(f"error in add for path: '{path}'", _add, container, key, _value(op))
 
 
 def _op_remove(root: _Root, op: dict[str, Any]) -> None:
-    container, key = _located(root, op, "remove")
-    _remove(container, key)
+    path = _decoded(op, "path", "remove", wrap=False)
+    refusal = f'remove operation does not apply: doc is missing path: "{path}"'
+    container, key = _located(root, path, refusal)
+    _wrapped(f"error in remove for path: '{path}'", _remove, container, key)
 
 
 def _op_replace(root: _Root, op: dict[str, Any]) -> None:
-    if op.get("path") == "":
+    path = _decoded(op, "path", "replace")
+    if path == "":
         value = _value(op)
         if not isinstance(value, dict | list):
-            raise JSONPatchError("replace operation value must be object or array")
+            # Go's %w of the nil error evanphx passes
+            raise JSONPatchError("replace operation value must be object or array: %!w(<nil>)")
         root.value = value
         return
-    container, key = _located(root, op, "replace")
+    refusal = f"replace operation does not apply: doc is missing path: {path}"
+    container, key = _located(root, path, refusal)
     if isinstance(container, dict):
         container[key] = _value(op)
-    else:
-        container[_index(container, key, len(container) - 1)] = _value(op)
+        return
+    try:
+        index = _get_index(container, key)
+    except JSONPatchError:
+        raise JSONPatchError(
+            f"replace operation does not apply: doc is missing key: {path}: {_MISSING}"
+        ) from None
+    container[index] = _value(op)
 
 
 def _op_move(root: _Root, op: dict[str, Any]) -> None:
-    container, key = _located(root, op, "move", "from")
-    value = _remove(container, key)
-    target, name = _located(root, op, "move")
-    _add(target, name, value)
+    source = _decoded(op, "from", "move")
+    refusal = f"move operation does not apply: doc is missing from path: {source}"
+    container, key = _located(root, source, refusal)
+    _wrapped(f"error in move for path: '{key}'", _get, container, key)
+    value = _wrapped(f"error in move for path: '{key}'", _remove, container, key)
+    path = _decoded(op, "path", "move")
+    refusal = f"move operation does not apply: doc is missing destination path: {path}"
+    target, name = _located(root, path, refusal)
+    _wrapped(f"error in move for path: '{path}'", _add, target, name, value)
 
 
 def _op_copy(root: _Root, op: dict[str, Any]) -> None:
-    container, key = _located(root, op, "copy", "from")
-    source = _get(container, key)
+    source = _decoded(op, "from", "copy")
+    refusal = f"copy operation does not apply: doc is missing from path: {source}"
+    container, key = _located(root, source, refusal)
+    value = _wrapped(f"error in copy for from: '{source}'", _get, container, key)
+    path = _decoded(op, "path", "copy", wrap=False)
+    refusal = f"copy operation does not apply: doc is missing destination path: {path}"
     # evanphx copies once the destination is found: a path through the source has
     # decoded it by then, and the copy is written as a Go map
-    target, name = _located(root, op, "copy")
-    _add(target, name, _copied(source, root))
+    target, name = _located(root, path, refusal)
+    _wrapped("error while adding value during copy", _add, target, name, _copied(value, root))
 
 
 def _op_test(root: _Root, op: dict[str, Any]) -> None:
-    path = _path(op, "path", "test")
+    path = _decoded(op, "path", "test")
     if path == "":
         current = root.value
     else:
-        found = _find(root, path)
-        if found is None:
-            raise JSONPatchError(f"test operation does not apply: is missing path: {path}")
-        current = _get(*found)
+        container, key = _located(
+            root, path, f"test operation does not apply: is missing path: {path}"
+        )
+        current = _wrapped(f"error in test for path: '{path}'", _get, container, key)
     if not _same(current, op.get("value")):
         raise JSONPatchError(f"testing value {path} failed: test failed")
     _mark_all(current, root)  # comparing decoded every object of it

@@ -55,43 +55,109 @@ def test_negative_indexes_count_from_the_end() -> None:
     assert doc == {"list": ["A", "b"]}
 
 
+MISSING = "missing value"
+BAD_INDEX = "invalid index referenced"
+
+
 @pytest.mark.parametrize(
     ("op", "message"),
-    [
-        ({"op": "add", "path": "/list/3", "value": 1}, "Unable to access invalid index: 3"),
-        ({"op": "remove", "path": "/list/2"}, "Unable to access invalid index: 2"),
-        ({"op": "add", "path": "/list/x", "value": 1}, "value was not a proper array index: 'x'"),
-        ({"op": "remove", "path": "/data/none"}, "Unable to remove nonexistent key: none"),
+    [  # gopkg.in/evanphx/json-patch.v4's words, each wrapped as its operation wraps it
+        (
+            {"op": "add", "path": "/list/3", "value": 1},
+            f"error in add for path: '/list/3': Unable to access invalid index: 3: {BAD_INDEX}",
+        ),
+        (
+            {"op": "remove", "path": "/list/2"},
+            f"error in remove for path: '/list/2': Unable to access invalid index: 2: {BAD_INDEX}",
+        ),
+        (
+            {"op": "remove", "path": "/list/-3"},
+            f"error in remove for path: '/list/-3': Unable to access invalid index: -3: {BAD_INDEX}",
+        ),
+        (
+            {"op": "add", "path": "/list/x", "value": 1},
+            "error in add for path: '/list/x': value was not a proper array index: 'x': "
+            'strconv.Atoi: parsing "x": invalid syntax',
+        ),
+        (
+            {"op": "remove", "path": "/list/99999999999999999999"},
+            "error in remove for path: '/list/99999999999999999999': strconv.Atoi: parsing "
+            '"99999999999999999999": value out of range',
+        ),
+        (
+            {"op": "remove", "path": "/data/none"},
+            f"error in remove for path: '/data/none': Unable to remove nonexistent key: none: {MISSING}",
+        ),
         (
             {"op": "add", "path": "/no/such", "value": 1},
-            'add operation does not apply: doc is missing path: "/no/such"',
+            f'add operation does not apply: doc is missing path: "/no/such": {MISSING}',
         ),
         (
             {"op": "add", "path": "", "value": 1},
-            'add operation does not apply: doc is missing path: ""',
+            f'add operation does not apply: doc is missing path: "": {MISSING}',
+        ),
+        (
+            {"op": "replace", "path": "/no/such", "value": 1},
+            f"replace operation does not apply: doc is missing path: /no/such: {MISSING}",
+        ),
+        (
+            {"op": "replace", "path": "/list/5", "value": 1},
+            f"replace operation does not apply: doc is missing key: /list/5: {MISSING}",
         ),
         (
             {"op": "move", "from": "/data/none", "path": "/data/b"},
-            "Unable to remove nonexistent key: none",
+            f"error in move for path: 'none': Unable to remove nonexistent key: none: {MISSING}",
+        ),
+        (
+            {"op": "move", "from": "/no/such", "path": "/data/b"},
+            f"move operation does not apply: doc is missing from path: /no/such: {MISSING}",
+        ),
+        (
+            {"op": "move", "from": "/data/a", "path": "/no/such"},
+            f"move operation does not apply: doc is missing destination path: /no/such: {MISSING}",
+        ),
+        (
+            {"op": "move", "path": "/data/b"},
+            f"move operation failed to decode from: operation, missing from field: {MISSING}",
+        ),
+        (
+            {"op": "copy", "from": "/list/7", "path": "/data/b"},
+            f"error in copy for from: '/list/7': Unable to access invalid index: 7: {BAD_INDEX}",
+        ),
+        (
+            {"op": "copy", "from": "/data/a", "path": "/no/such"},
+            f"copy operation does not apply: doc is missing destination path: /no/such: {MISSING}",
+        ),
+        (
+            {"op": "copy", "from": "/data/a", "path": "/list/9"},
+            f"error while adding value during copy: Unable to access invalid index: 9: {BAD_INDEX}",
         ),
         ({"op": "frob", "path": "/data"}, "Unexpected kind: frob"),
         ({"op": 5, "path": "/data"}, "Unexpected kind: unknown"),
         ({"path": "/data"}, "Unexpected kind: unknown"),
-        ({"op": "add", "value": 1}, "add operation failed to decode path: missing value"),
+        ({"op": "add", "value": 1}, f"add operation failed to decode path: {MISSING}"),
+        (
+            {"op": "replace", "value": 1},
+            f"replace operation failed to decode path: operation missing path field: {MISSING}",
+        ),
         (
             {"op": "test", "path": "/data/a", "value": "2"},
             "testing value /data/a failed: test failed",
         ),
         (
+            {"op": "test", "path": "/no/such", "value": "2"},
+            f"test operation does not apply: is missing path: /no/such: {MISSING}",
+        ),
+        (
             {"op": "replace", "path": "", "value": "x"},
-            "replace operation value must be object or array",
+            "replace operation value must be object or array: %!w(<nil>)",
         ),
     ],
 )
 def test_operations_that_do_not_apply(op: dict[str, Any], message: str) -> None:
     with pytest.raises(JSONPatchError) as raised:
         patched({"data": {"a": "1"}, "list": [1, 2]}, op)
-    assert str(raised.value).startswith(message)
+    assert str(raised.value) == message
 
 
 def test_copy_of_a_missing_key_copies_null() -> None:
