@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cel_expr_python import cel
@@ -22,6 +22,7 @@ from platform_api.cel import library
 from platform_api.cel.checked import Checked, Rewriter, rewrite, walk
 from platform_api.cel.errors import CELError, CompileError, compile_issues, runtime_message
 from platform_api.cel.formatcheck import constant_conversions
+from platform_api.cel.library import dynselect
 from platform_api.cel.library import format as format_lib
 from platform_api.cel.library.decl import config_yaml, parse_type
 from platform_api.cel.parsedissues import rewrite_issues
@@ -55,13 +56,21 @@ class Program:
     """A compiled expression: ``run`` evaluates it, ``checked`` is its checked AST."""
 
     def __init__(
-        self, source: str, expression: Any, result: Any, checked: Checked, optional: bool
+        self,
+        source: str,
+        expression: Any,
+        result: Any,
+        checked: Checked,
+        optional: bool,
+        second_try: Callable[[], Any] | None = None,
     ) -> None:
         self.source = source
         self.checked = checked
         self._expression = expression
         self._result = result
         self._optional = optional
+        self._second_try = second_try  # builds the program with cel-go's dyn selects
+        self._guarded: Any = None
 
     @property
     def return_type(self) -> str:
@@ -78,17 +87,50 @@ class Program:
 
     def eval(self, act: Any) -> Any:
         """Evaluate on an activation from ``activation()`` (share one across programs)."""
-        try:
-            value = self._expression.eval(act)
-            failed = value.type() == cel.Type.ERROR
-            result = value.value() if failed else value.plain_value()
-        except (RuntimeError, TypeError, ValueError) as e:  # ValueError: C++ exceptions
-            raise CELError(runtime_message(str(e), library_overloads())) from None
+        failed, result = _evaluated(self._expression, act)
+        if failed and self._second_try is not None and _SELECT_REFUSED.search(str(result)):
+            if self._guarded is None:
+                self._guarded = self._second_try()
+            failed, result = _evaluated(self._guarded, act)
         if failed:
             raise CELError(runtime_message(str(result), library_overloads()))
         if self._optional:  # rewritten to a list of zero or one item: Python has no optional
             return result[0] if result else None
         return result
+
+
+def _evaluated(expression: Any, act: Any) -> tuple[bool, Any]:
+    """(failed, the value or cel-cpp's error text)."""
+    try:
+        value = expression.eval(act)
+    except (RuntimeError, TypeError, ValueError) as e:  # ValueError: C++ exceptions
+        return True, str(e)
+    if value.type() == cel.Type.ERROR:
+        return True, value.value()
+    return False, value.plain_value()
+
+
+# cel-cpp refusing a select or index on a value that is no container (cel-go: no such key)
+_SELECT_REFUSED = re.compile(
+    r"Applying SELECT to non-message type|Invalid container type|Index error: expected integer"
+)
+
+
+def _dyn_selects(checked: Checked, expr: Any, _parents: tuple[Any, ...]) -> Any | None:
+    """A select, ``has()`` or index on a ``dyn`` operand as a call of cel-go's behaviour."""
+    kind = expr.WhichOneof("expr_kind")
+    if kind == "select_expr":
+        select = expr.select_expr
+        if checked.type_of(select.operand.id).WhichOneof("type_kind") != "dyn":
+            return None
+        name = dynselect.HAS if select.test_only else dynselect.SELECT
+        return checked.call(name, select.operand, checked.string(select.field))
+    if kind == "call_expr" and expr.call_expr.function == "_[_]":
+        container, key = expr.call_expr.args
+        if checked.type_of(container.id).WhichOneof("type_kind") != "dyn":
+            return None
+        return checked.call(dynselect.INDEX, container, key)
+    return None
 
 
 @functools.cache
@@ -237,17 +279,22 @@ class Environment:
         folded = _fold_constants(checked)
         if folded is not None:
             raise ProgramError(f"program instantiation failed: {folded}")
-        runnable = checked.copy()
-        rewrite(runnable, [_library_calls, *rewriters])
         optional = result.name().startswith("optional")
-        if optional:
-            _listify_optional(runnable)
+
+        def planned(extra: Sequence[Rewriter] = ()) -> Any:
+            runnable = checked.copy()
+            rewrite(runnable, [_library_calls, *rewriters, *extra])
+            if optional:
+                _listify_optional(runnable)
+            return runtime_env().deserialize(encode_checked(runnable.ast))
+
         try:
-            expression = runtime_env().deserialize(encode_checked(runnable.ast))
+            expression = planned()
         except RuntimeError as e:
             message = runtime_message(str(e))
             raise ProgramError(f"program instantiation failed: {message}") from None
-        return Program(checked.source, expression, result, checked, optional)
+        second_try = functools.partial(planned, [_dyn_selects])
+        return Program(checked.source, expression, result, checked, optional, second_try)
 
 
 def _unspelled(issues: str, spelled: str, source: str) -> str:

@@ -203,6 +203,32 @@ def test_calls_no_overload_takes_read_as_cel_gos(expr: str, x: Any, message: str
     assert runtime_error(expr, x=x) == message
 
 
+@pytest.mark.parametrize(
+    ("expr", "message"),
+    [  # each as the reference answered rules over dyn values (2026-12-07)
+        ("x.z.a == 1", "no such key: a"),  # null: a request's object on DELETE
+        ("dyn(x.n).a == 1", "no such key: a"),
+        ("dyn(x.n)['a'] == 1", "no such key: a"),
+        ("x.l.a == 1", "unsupported index type 'string' in list"),
+        ("x.l['a'] == 1", "unsupported index type 'string' in list"),
+        ("x.l[1.5] == 1", "unsupported index value 1.5 in list"),
+        ("x.l[3] == 1", "index out of bounds: 3"),
+    ],
+)
+def test_selects_from_what_is_no_map_read_as_cel_gos(expr: str, message: str) -> None:
+    x = {"n": 1, "z": None, "l": [1], "m": {"k": 2}}
+    assert runtime_error(expr, x=x) == message
+
+
+def test_has_of_a_field_of_what_is_no_map_is_false() -> None:
+    """cel-go's presence test on null or an int is false, not an error: a policy's
+    ``!has(object.spec) || ...`` holds on DELETE."""
+    x = {"n": 1, "z": None, "m": {"k": 2}}
+    assert run("!has(x.z.spec) || x.z.spec.a == 1", x=x) is True
+    assert run("has(dyn(x.n).a) || has(x.m.zz)", x=x) is False
+    assert run("x.m.k == 2 && !has(x.z.q)", x=x) is True
+
+
 def test_kube_validators() -> None:
     """Homogeneous aggregate literals, and regex/duration/timestamp literals are checked."""
     assert compile_error("[1, 'a'] == []") == (

@@ -240,3 +240,38 @@ def test_create_subresources_pass_validating_admission(
     ]
     for url in reversed(urls):
         assert admin.delete(url).status_code == 200
+
+
+def test_a_delete_has_no_object_and_its_fields_are_missing_keys(
+    server: Server, admin: requests.Session
+) -> None:
+    """On DELETE ``object`` is null: ``has(object.data)`` is false, ``object.data`` is
+    cel-go's ``no such key: data`` (the reference's answer, word for word)."""
+    policy = {
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "vap-delete"},
+        "spec": {
+            "matchConstraints": {
+                "resourceRules": rules(["DELETE"]),
+                "objectSelector": {"matchLabels": {"probe": "vap-delete"}},
+            },
+            "validations": [
+                {"expression": "!has(object.data) || object.data.size() > 100"},
+                {"expression": "oldObject.data.size() == 0 || object.data.size() == 0"},
+            ],
+        },
+    }
+    urls = install(admin, server, policy, "vap-delete-binding")
+    cms = f"{server.url}/api/v1/namespaces/default/configmaps"
+    made = admin.post(cms, json=configmap("vd", "vap-delete", {"a": "1"}))
+    assert made.status_code == 201, made.text
+    eventually(lambda: admin.delete(f"{cms}/vd?dryRun=All").status_code == 422)
+    r = admin.delete(f"{cms}/vd")
+    why = (
+        "expression 'oldObject.data.size() == 0 || object.data.size() == 0' resulted in "
+        "error: no such key: data"
+    )
+    assert r.json() == denial("vd", "vap-delete", "vap-delete-binding", why, "Invalid", 422)
+    for url in reversed(urls):
+        assert admin.delete(url).status_code == 200
+    eventually(lambda: admin.delete(f"{cms}/vd").status_code == 200)

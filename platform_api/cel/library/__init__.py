@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from platform_api.cel.library import (
     authz,
+    dynselect,
     format,
     ip,
     lists,
@@ -49,7 +50,12 @@ BASE: list[Function] = merge(
 
 # Functions only the runtime knows (targets of checked-AST rewrites, and the helper of
 # two-variable comprehensions that cel-expr-python declares but does not bind).
-RUNTIME_ONLY: list[Function] = [*format.RUNTIME, *standard.RUNTIME, *listtypes.FUNCTIONS]
+RUNTIME_ONLY: list[Function] = [
+    *format.RUNTIME,
+    *standard.RUNTIME,
+    *listtypes.FUNCTIONS,
+    *dynselect.FUNCTIONS,
+]
 
 REDECLARED_STANDARD = standard.REDECLARED
 
