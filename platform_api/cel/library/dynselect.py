@@ -41,16 +41,6 @@ def _list_index(items: list[Any], key: Any) -> int:
     return position
 
 
-def select(value: Any, field: str) -> Any:
-    if isinstance(value, dict):
-        if field in value:
-            return value[field]
-        raise EvalError(f"no such key: {field}")
-    if isinstance(value, list):
-        _list_index(value, field)
-    raise EvalError(f"no such key: {field}")
-
-
 def has(value: Any, field: str) -> bool:
     if isinstance(value, dict):
         return field in value
@@ -60,6 +50,7 @@ def has(value: Any, field: str) -> bool:
 
 
 def index(value: Any, key: Any) -> Any:
+    """``value[key]``, and ``value.key`` (a select is an index by the field's name)."""
     if isinstance(value, dict):
         if key in value:
             return value[key]
@@ -70,7 +61,7 @@ def index(value: Any, key: Any) -> Any:
 
 
 FUNCTIONS = [
-    Function(SELECT, [glob(SELECT, ("A", "string"), "dyn", select)]),
+    Function(SELECT, [glob(SELECT, ("A", "string"), "dyn", index)]),
     Function(HAS, [glob(HAS, ("A", "string"), "bool", has)]),
     Function(INDEX, [glob(INDEX, ("A", "B"), "dyn", index)]),
 ]
