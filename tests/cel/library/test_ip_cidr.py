@@ -98,7 +98,7 @@ def test_errors() -> None:
     assert runtime_error('cidr("10.0.0.0/8").containsIP("bad")') == "no such overload"
     assert runtime_error('cidr("10.0.0.0/8").containsCIDR("bad")') == (
         "network address parse error during conversion from string: network address parse "
-        'error during conversion from string: netip.ParsePrefix("bad"): no \'/\''
+        "error during conversion from string: netip.ParsePrefix(\"bad\"): no '/'"
     )
     assert "found no matching overload for 'isIP' applied to '(net.CIDR)'" in compile_error(
         'isIP(cidr("192.168.0.0/24"))'
