@@ -177,8 +177,11 @@ def too_long(field: str, max_length: int, unit: str = "bytes") -> FieldError:
 
 
 def too_many(field: str, actual: int, max_items: int) -> FieldError:
+    """field.TooMany: a negative limit (a schema's ``maxProperties: -1``) is worded
+    without its number, a negative count not shown."""
     noun = "item" if max_items == 1 else "items"
-    return FieldError(TOO_MANY, field, actual, f"must have at most {max_items} {noun}")
+    detail = f"must have at most {max_items} {noun}" if max_items >= 0 else "has too many items"
+    return FieldError(TOO_MANY, field, actual if actual >= 0 else OMIT, detail)
 
 
 def type_invalid(field: str, value: Any, detail: str) -> FieldError:

@@ -449,3 +449,38 @@ def applied_set(admin: requests.Session, url: str) -> bool:
     headers = {"Content-Type": "application/apply-patch+yaml"}
     r = admin.patch(f"{url}/probe?fieldManager=probe", json=body, headers=headers)
     return r.json()["metadata"]["managedFields"][0]["fieldsV1"] != {"f:spec": {"f:tags": {}}}
+
+
+def test_a_negative_max_properties_refuses_every_object(
+    admin: requests.Session, gizmos: tuple[Server, str]
+) -> None:
+    """kube accepts ``maxProperties: -1`` and then refuses any spec as ``has too many
+    items`` (field.TooMany's words for a negative limit; the reference's answer)."""
+    server, _ = gizmos
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "maxProperties": -1}},
+    }
+    manifest = gizmo_crd(schema)
+    manifest["metadata"]["name"] = f"nomore.{GROUP}"
+    manifest["spec"]["names"] = {"plural": "nomore", "singular": "nomore", "kind": "NoMore"}
+    create_crd(admin, server, manifest)
+    try:
+        url = f"{server.url}/apis/{GROUP}/v1/namespaces/gizmos/nomore"
+        body = {"apiVersion": f"{GROUP}/v1", "kind": "NoMore", "metadata": {"name": "n"}}
+        eventually(lambda: admin.get(url).status_code == 200)
+        r = admin.post(url, json={**body, "spec": {}})
+        assert r.status_code == 422
+        assert r.json()["message"] == (
+            f'NoMore.{GROUP} "n" is invalid: spec: Too many: 0: has too many items'
+        )
+        assert r.json()["details"]["causes"] == [
+            {
+                "reason": "FieldValueTooMany",
+                "message": "Too many: 0: has too many items",
+                "field": "spec",
+            }
+        ]
+        assert admin.get(f"{url}/n").status_code == 404
+    finally:
+        delete_crd(admin, server, f"nomore.{GROUP}")

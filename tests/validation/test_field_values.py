@@ -34,3 +34,11 @@ def test_a_plain_go_string_where_kube_expects_an_enum_keeps_its_quoting() -> Non
     """A CRD schema's ``type`` is a plain string in kube's types: %q, not JSON."""
     error = field.not_supported("spec.type", field.plain("a > b"), ["object", "string"])
     assert error.body() == 'Unsupported value: "a > b": supported values: "object", "string"'
+
+
+def test_too_many_words_a_negative_limit_without_its_number() -> None:
+    """field.TooMany: a schema's ``maxProperties: -1`` (kube accepts it) refuses every
+    object as ``has too many items`` (the reference's answer)."""
+    assert str(field.too_many("spec", 0, -1)) == "spec: Too many: 0: has too many items"
+    assert str(field.too_many("spec", 3, 1)) == "spec: Too many: 3: must have at most 1 item"
+    assert str(field.too_many("spec", -1, 2)) == "spec: Too many: must have at most 2 items"
