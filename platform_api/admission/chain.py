@@ -197,26 +197,29 @@ class AdmissionChain:
         self, scope: Scope, attrs: Attributes, obj: Obj, old: Obj | None
     ) -> Obj:
         """kube's order: MutatingAdmissionPolicy, then MutatingAdmissionWebhook; policies
-        that want it run again when the webhooks changed the object."""
+        that want it run again when a policy made a mutation or the webhooks changed the
+        object (kube's second round of the chain's mutations)."""
         req = admission_request(scope, attrs, obj, old)
         policies, webhooks = self.mutating_policies, self.webhooks
         try:
-            again: list[Any] = []
+            first = None
             if policies is not None and policies.active():
                 merge, atomics = _merging(scope)
-                again = await self._part(
+                first = await self._part(
                     MUTATING_POLICY, ADMIT, attrs, policies.mutate, req, merge, atomics
                 )
             else:
                 self._nothing(MUTATING_POLICY, ADMIT, attrs)
+            changed = False
             if webhooks is not None and webhooks.has_mutating():
                 before = req.object
                 await self._part(MUTATING_WEBHOOK, ADMIT, attrs, webhooks.mutate, req)
-                if again and req.object != before:
-                    assert policies is not None
-                    await policies.mutate(req, merge, atomics, only=again)
+                changed = req.object != before
             else:
                 self._nothing(MUTATING_WEBHOOK, ADMIT, attrs)
+            if first is not None and first.reinvoke and (first.dirty or changed):
+                assert policies is not None
+                await policies.mutate(req, merge, atomics, only=first.reinvoke)
         finally:
             _report(scope, req)
         return req.object if req.object is not None else obj

@@ -281,7 +281,7 @@ def apply_configuration(value: Any) -> dict[str, Any]:
     return out
 
 
-def json_patch(value: Any) -> list[dict[str, Any]]:
+def json_patch_operations(value: Any) -> list[dict[str, Any]]:
     """The evaluated JSON patch operations, checked as kube's patcher does."""
     if not isinstance(value, list):
         raise CELError("type mismatch: JSONPatchType.expression should evaluate to array")
@@ -292,11 +292,16 @@ def json_patch(value: Any) -> list[dict[str, Any]]:
                 "type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch, "
                 f"got element of {_kind(item)}"
             )
-        op = {k: v for k, v in item.items() if k != TYPE_KEY}
-        if "value" in op:
+        # kube's operation: op and path always (empty when not given), from when not
+        # empty, value when given
+        op: dict[str, Any] = {"op": item.get("op") or "", "path": item.get("path") or ""}
+        if item.get("from"):
+            op["from"] = item["from"]
+        if "value" in item:
             problems: list[str] = []
-            value_type = op["value"].get(TYPE_KEY) if isinstance(op["value"], dict) else None
-            op["value"] = _strip(op["value"], [str(value_type or "")], problems)
+            value = item["value"]
+            value_type = value.get(TYPE_KEY) if isinstance(value, dict) else None
+            op["value"] = _strip(value, [str(value_type or "")], problems)
         ops.append(op)
     return ops
 

@@ -31,7 +31,6 @@ from platform_api.endpoints.typemeta import (
     kind_missing,
     read_group_version,
     type_mismatch,
-    typemeta_field_problem,
     typemeta_problem,
     unrecognized,
 )
@@ -39,6 +38,7 @@ from platform_api.registry.prepare import check_namespace
 from platform_api.scheme.aliases import Aliases
 from platform_api.scheme.decoding import Decoded, Decoder
 from platform_api.scheme.gonames import DecodeError
+from platform_api.scheme.readback import typemeta_field_problem
 from platform_api.scheme.schemas import Schemas
 from platform_api.scheme.types import ResourceType
 

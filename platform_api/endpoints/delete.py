@@ -15,11 +15,12 @@ from platform_api.endpoints.body import input_types, parse
 from platform_api.endpoints.negotiation import CBOR, JSON, PROTOBUF, YAML, Output, input_type
 from platform_api.endpoints.options import META_GROUP, arg, args, validate_dry_run
 from platform_api.endpoints.scope import Scope
-from platform_api.endpoints.typemeta import typemeta_field_problem, typemeta_problem
+from platform_api.endpoints.typemeta import typemeta_problem
 from platform_api.gotext import parse_int as go_parse_int
 from platform_api.registry.deletion import deleted_status
 from platform_api.scheme.decoding import Decoder
 from platform_api.scheme.gonames import DecodeError
+from platform_api.scheme.readback import typemeta_field_problem
 from platform_api.storage.interface import Preconditions, StorageError
 from platform_api.validation import field
 from platform_api.validation.field import go_quote

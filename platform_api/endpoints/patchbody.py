@@ -19,11 +19,11 @@ import orjson
 from platform_api import errors, gotext
 from platform_api.codec import BodyError, DepthError, Duplicates, parse_json, protobuf
 from platform_api.endpoints.negotiation import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
-from platform_api.endpoints.typemeta import conversion_problem, typemeta_field_problem
 from platform_api.gotext import json_kind
 from platform_api.patch import json_patch
 from platform_api.registry.prepare import undeterminable
 from platform_api.scheme.aliases import Aliases
+from platform_api.scheme.readback import conversion_problem, typemeta_field_problem
 from platform_api.scheme.schemas import Schemas
 from platform_api.scheme.types import ResourceType
 from platform_api.validation import field as causes

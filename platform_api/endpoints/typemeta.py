@@ -10,16 +10,13 @@ from platform_api import errors
 from platform_api.apiextensions.resource import CustomResourceStrategy
 from platform_api.apiextensions.schema.gojson_meta import DecodeError as ObjectMetaError
 from platform_api.apiextensions.schema.objectmeta import get_object_meta
-from platform_api.codec import protobuf
 from platform_api.endpoints.deprecation_data import DEPRECATED
 from platform_api.endpoints.negotiation import CBOR, YAML
-from platform_api.gotext import go_text, json_kind, marshal
+from platform_api.gotext import go_text, marshal
 from platform_api.gotext import quote as go_quote
 from platform_api.gotext import typemeta_problem as json_typemeta_problem
-from platform_api.scheme.decoding import Decoder
-from platform_api.scheme.gonames import DecodeError
+from platform_api.scheme.readback import conversion_problem
 from platform_api.scheme.schemas import Schemas
-from platform_api.scheme.types import internal_package
 
 Obj = dict[str, Any]
 
@@ -70,19 +67,6 @@ def typemeta_problem(media: str, raw: Any) -> str:
 
 
 _CBOR_TYPES = {int: "positive integer", str: "byte string"}
-
-
-def typemeta_field_problem(raw: Obj) -> str:
-    """Why Go could not read the TypeMeta of an object whose apiVersion or kind is no
-    string (null is as absent), or "": the first such field in the document."""
-    bad = [k for k in ("apiVersion", "kind") if not isinstance(raw.get(k, ""), str | None)]
-    if not bad:  # every write's path: two lookups, no walk over the body
-        return ""
-    name = bad[0] if len(bad) == 1 else next(k for k in raw if k in bad)
-    return (
-        "couldn't get version/kind; json parse error: json: cannot unmarshal "
-        f"{json_kind(raw[name])} into Go struct field .{name} of type string"
-    )
 
 
 def read_group_version(raw: Obj, sent: str, kind: str, data: bytes, custom: bool) -> None:
@@ -160,28 +144,3 @@ def type_mismatch(
     return errors.bad_request(
         f"the kind in the data ({body_kind}) does not match the expected kind ({kind})"
     )
-
-
-def conversion_problem(
-    raw: Obj,
-    body_version: str,
-    body_kind: str,
-    kind: str,
-    definition: str,
-    schemas: Schemas,
-    scheme: str = protobuf.SCHEME,
-) -> str:
-    """What kube's decoder says of a built-in resource's body of another type: that it
-    knows no such type (in ``scheme``), or why the body does not decode as that type, or
-    the conversion it lacks into the resource's internal type."""
-    group, _, version = body_version.rpartition("/")
-    try:
-        other = schemas.for_kind(group, version, body_kind)
-    except KeyError:
-        return str(protobuf.NotRegisteredError(body_version, body_kind, scheme))
-    try:
-        Decoder(schemas, {}).decode(raw, other)
-    except DecodeError as e:
-        return str(e)
-    internal = internal_package(definition)
-    return f"converting ({version}.{body_kind}) to ({internal}.{kind}): unknown conversion"

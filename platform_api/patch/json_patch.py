@@ -30,6 +30,11 @@ class JSONPatchError(ValueError):
     """An operation that does not apply (evanphx's error text)."""
 
 
+class TestFailed(JSONPatchError):
+    """A ``test`` whose value differs (evanphx's ErrTestFailed: a mutating policy's patch
+    is then not applied, and no error)."""
+
+
 def decode(patch: Any) -> list[dict[str, Any]]:
     """``jsonpatch.DecodePatch``: a list of operations (a null element is an empty one)."""
     if patch is None:
@@ -342,7 +347,7 @@ def _op_test(root: _Root, op: dict[str, Any]) -> None:
         )
         current = _wrapped(f"error in test for path: '{path}'", _get, container, key)
     if not _same(current, op.get("value")):
-        raise JSONPatchError(f"testing value {path} failed: test failed")
+        raise TestFailed(f"testing value {path} failed: test failed")
     _mark_all(current, root)  # comparing decoded every object of it
 
 

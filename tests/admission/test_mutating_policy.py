@@ -146,3 +146,94 @@ async def test_compile_errors_are_configuration_errors() -> None:
         "policy 'p' with binding 'b' denied request: must evaluate to Object but got string"
     )
     assert error.details["causes"] == [{"message": error.message}]
+
+
+@pytest_twisted.ensureDeferred
+async def test_json_patch_refusals_in_kubes_library_words() -> None:
+    """The patch applies as gopkg.in/evanphx/json-patch.v4 applies it (kube's reference
+    answered these words): an add under a missing object, an unknown operation."""
+    missing = policy("p", patch('[JSONPatch{op: "add", path: "/status/x", value: "v"}]'))
+    error = await run(plugin([missing], [binding()]), deployment(1))
+    assert error.message == (
+        "policy 'p' with binding 'b' denied request: JSON Patch: add operation does not "
+        'apply: doc is missing path: "/status/x": missing value'
+    )
+    bogus = policy("p", patch('[JSONPatch{op: "bogus", path: "/spec"}]'))
+    error = await run(plugin([bogus], [binding()]), deployment(1))
+    assert error.message == (
+        "policy 'p' with binding 'b' denied request: JSON Patch: Unexpected kind: bogus"
+    )
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_evaluation_failure_names_its_expression() -> None:
+    expression = '[JSONPatch{op: "add", path: "/spec/paused", value: object.nope}]'
+    error = await run(plugin([policy("p", patch(expression))], [binding()]), deployment(1))
+    assert error.message == (
+        f"policy 'p' with binding 'b' denied request: expression '{expression}' resulted in "
+        "error: no such key: nope"
+    )
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_failed_mutation_is_passed_over_and_the_next_runs() -> None:
+    both = policy(
+        "p",
+        patch('[JSONPatch{op: "remove", path: "/spec/missing"}]'),
+        patch('[JSONPatch{op: "replace", path: "/spec/replicas", value: 4}]'),
+        failurePolicy="Ignore",
+    )
+    out = await run(plugin([both], [binding()]), deployment(1))
+    assert out["spec"] == {"replicas": 4}
+
+
+@pytest_twisted.ensureDeferred
+async def test_what_the_type_cannot_hold_is_an_internal_error_whatever_the_policy() -> None:
+    """kube decodes a JSON patch's result strictly into the versioned type; the error
+    is returned as it is, past the failure policy."""
+    for failure_policy in ("Fail", "Ignore"):
+        unknown = policy(
+            "p",
+            patch('[JSONPatch{op: "add", path: "/spec/nope", value: 1}]'),
+            failurePolicy=failure_policy,
+        )
+        error = await run(plugin([unknown], [binding()]), deployment(1))
+        assert (error.code, error.reason) == (500, "InternalError")
+        assert (
+            error.message
+            == 'Internal error occurred: strict decoding error: unknown field "spec.nope"'
+        )
+    wrong = policy("p", patch('[JSONPatch{op: "replace", path: "/spec/replicas", value: "x"}]'))
+    error = await run(plugin([wrong], [binding()]), deployment(1))
+    assert error.message == (
+        "Internal error occurred: json: cannot unmarshal string into Go struct field "
+        "DeploymentSpec.spec.replicas of type int32"
+    )
+    other = policy("p", patch('[JSONPatch{op: "replace", path: "/kind", value: "StatefulSet"}]'))
+    error = await run(plugin([other], [binding()]), deployment(1))
+    assert error.message == (
+        "Internal error occurred: failed to convert object: converting (v1.StatefulSet) to "
+        "(apps.Deployment): unknown conversion"
+    )
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_missing_parameter_refuses_as_forbidden() -> None:
+    """A configuration error (the binding's parameter is not there) keeps the Forbidden
+    reason kube's refusal starts with; a mutation's failure is Invalid."""
+    needs = policy(
+        "p",
+        patch('[JSONPatch{op: "replace", path: "/spec/replicas", value: 2}]'),
+        paramKind={"apiVersion": "v1", "kind": "ConfigMap"},
+    )
+    absent = binding()
+    absent["spec"]["paramRef"] = {
+        "name": "absent",
+        "namespace": "team",
+        "parameterNotFoundAction": "Deny",
+    }
+    error = await run(plugin([needs], [absent]), deployment(1))
+    assert (error.code, error.reason) == (403, "Forbidden")
+    assert error.message.startswith(
+        "policy 'p' with binding 'b' denied request: failed to configure binding: "
+    )

@@ -172,6 +172,58 @@ async def test_bad_answers() -> None:
     )
 
 
+@pytest_twisted.ensureDeferred
+async def test_a_patched_object_is_read_back_into_its_type() -> None:
+    """kube decodes the patched JSON into the versioned Go type (leniently): a field it
+    does not know is dropped, a null map value is the empty string, and what the type
+    cannot hold is an internal error in Go's words (as kube's reference answered)."""
+
+    async def patched(*ops: Obj) -> Obj | errors.StatusError:
+        req = request(object=deployment())
+        caller = Caller({"p": lambda review: patch(*ops)})
+        try:
+            await plugin([hook("p")], [], caller).mutate(req)
+        except errors.StatusError as e:
+            return e
+        assert req.object is not None
+        return req.object
+
+    out = await patched(
+        {"op": "add", "path": "/spec/nope", "value": 1},
+        {"op": "add", "path": "/metadata/labels/x", "value": None},
+    )
+    assert isinstance(out, dict)
+    assert (out["apiVersion"], out["kind"], out["spec"]) == (
+        "apps/v1",
+        "Deployment",
+        {"replicas": 1},
+    )
+    assert out["metadata"]["labels"] == {"x": ""}
+    error = await patched({"op": "add", "path": "/metadata/labels/n", "value": 2})
+    assert isinstance(error, errors.StatusError)
+    assert (error.code, error.reason, error.message) == (
+        500,
+        "InternalError",
+        "Internal error occurred: json: cannot unmarshal number into Go struct field "
+        "ObjectMeta.metadata.labels of type string",
+    )
+    error = await patched({"op": "add", "path": "/kind", "value": "Nope"})
+    assert isinstance(error, errors.StatusError)
+    assert error.message == (
+        'Internal error occurred: no kind "Nope" is registered for version "apps/v1" in scheme '
+        '"pkg/api/legacyscheme/scheme.go:30"'
+    )
+    # Another kind that decodes fails the conversion into the resource's internal type:
+    # kube's bare 500, no reason.
+    error = await patched({"op": "add", "path": "/kind", "value": "StatefulSet"})
+    assert isinstance(error, errors.StatusError)
+    assert (error.code, error.reason, error.message) == (
+        500,
+        "",
+        "converting (v1.StatefulSet) to (apps.Deployment): unknown conversion",
+    )
+
+
 def _sample(family: str, **labels: str) -> float:
     return REGISTRY.get_sample_value(family, labels) or 0.0
 

@@ -13,7 +13,7 @@ from platform_api.cel.mutation import (
     JSON_PATCH,
     apply_configuration,
     compile_mutation,
-    json_patch,
+    json_patch_operations,
     rewrite,
 )
 
@@ -35,7 +35,11 @@ def run(expression: str, patch_type: str = APPLY_CONFIGURATION) -> Any:
             "authorizer.requestResource": None,
         }
     )
-    return apply_configuration(value) if patch_type == APPLY_CONFIGURATION else json_patch(value)
+    return (
+        apply_configuration(value)
+        if patch_type == APPLY_CONFIGURATION
+        else json_patch_operations(value)
+    )
 
 
 def test_apply_configuration_literals() -> None:

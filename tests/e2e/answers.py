@@ -43,3 +43,9 @@ def unknown(message: str) -> dict[str, Any]:
     """kube's Status for an error that is no Status (etcd's, a patch it cannot apply):
     500, the error's text, no reason."""
     return status(500, "", message)
+
+
+def internal_error(message: str) -> dict[str, Any]:
+    """kube's InternalError Status: the error's text once in the message, once as a cause."""
+    causes = {"causes": [{"message": message}]}
+    return status(500, "InternalError", f"Internal error occurred: {message}", causes)

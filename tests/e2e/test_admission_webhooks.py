@@ -17,6 +17,7 @@ import requests
 import yaml
 
 from platform_api.apiserver import pki
+from tests.e2e.answers import internal_error
 from tests.e2e.conftest import Server, session_for, start_server
 from tests.e2e.crds import eventually
 from tests.e2e.test_authz_webhook import stop_webhook
@@ -346,4 +347,33 @@ def test_the_server_presents_credentials_from_the_admission_config(tmp_path: Pat
     finally:
         plain.stop()
         with_config.stop()
+        stop_webhook(hook)
+
+
+def test_a_default_the_type_cannot_hold_is_refused_and_not_stored(
+    server: Server, admin: requests.Session, tmp_path: Path
+) -> None:
+    """The sample webhook adds a number to a ConfigMap's data: kube decodes the patched
+    object into its type and answers Go's error as an internal error (as kube's reference
+    answered); nothing is stored."""
+    certs = pki.ensure_pki(str(tmp_path / "pki"), "127.0.0.1")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        yaml.safe_dump({"rules": [{"kinds": ["ConfigMap"], "defaults": {"data": {"n": 1}}}]})
+    )
+    hook, port = start_sample(
+        tmp_path, certs, "platform-admission-webhook", "--rules-file", str(rules), client_ca=False
+    )
+    try:
+        ns = labelled_namespace(admin, server, "adm-typed")
+        config = {"url": f"https://127.0.0.1:{port}/mutate", "caBundle": ca_bundle(certs)}
+        hooks = [webhook("typed.example.com", ns, config)]
+        install(admin, server, "MutatingWebhookConfiguration", "adm-typed", hooks)
+        url = f"{server.url}/api/v1/namespaces/{ns}/configmaps"
+        active(admin, url, 500)
+        r = admin.post(url, json=configmap("typed"))
+        message = "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+        assert r.json() == internal_error(message)
+        assert admin.get(url + "/typed").status_code == 404
+    finally:
         stop_webhook(hook)

@@ -8,6 +8,7 @@ from typing import Any
 
 import requests
 
+from tests.e2e.answers import internal_error
 from tests.e2e.conftest import Server
 from tests.e2e.crds import eventually
 
@@ -235,3 +236,64 @@ def test_a_services_addresses_are_allocated_after_the_mutations(
     }
     assert owners[picked] == "picked"
     assert sorted(owners.values()).count("picked") == 1  # no address left behind
+
+
+def test_a_patch_the_type_cannot_hold_is_an_internal_error(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube decodes a JSON patch's result strictly into the object's type; what does not
+    decode is returned as kube's internal error whatever the failure policy (as kube's
+    reference answered), and nothing is stored."""
+    number = {
+        "patchType": "JSONPatch",
+        "jsonPatch": {"expression": '[JSONPatch{op: "add", path: "/data/n", value: 1}]'},
+    }
+    unknown = {
+        "patchType": "JSONPatch",
+        "jsonPatch": {"expression": '[JSONPatch{op: "add", path: "/spec", value: "x"}]'},
+    }
+    bind(admin, server, policy("map-number", "number", number, failurePolicy="Ignore"))
+    bind(admin, server, policy("map-unknown", "unknown", unknown))
+    url = f"{server.url}/api/v1/namespaces/default/configmaps"
+    for label, message in (
+        (
+            "number",
+            "json: cannot unmarshal number into Go struct field ConfigMap.data of type string",
+        ),
+        ("unknown", 'strict decoding error: unknown field "spec"'),
+    ):
+
+        def refused(label: str = label) -> bool:
+            probe = configmap("t1", label, k="v")
+            return admin.post(url + "?dryRun=All", json=probe).status_code == 500
+
+        eventually(refused)
+        r = admin.post(url, json=configmap("t1", label, k="v"))
+        assert r.json() == internal_error(message)
+        assert admin.get(url + "/t1").status_code == 404
+
+
+def test_an_ifneeded_policy_runs_again_after_a_mutation(
+    server: Server, admin: requests.Session
+) -> None:
+    """A mutation made sends kube's admission chain round its mutations once more, and a
+    policy with reinvocationPolicy IfNeeded that ran runs again then: its count of the
+    data sees the key it added (as kube's reference answered); a Never one runs once."""
+    count = {
+        "patchType": "JSONPatch",
+        "jsonPatch": {
+            "expression": '[JSONPatch{op: "add", path: "/data/n", value: string(size(object.data))}]'
+        },
+    }
+    bind(admin, server, policy("map-again", "again", count, reinvocationPolicy="IfNeeded"))
+    bind(admin, server, policy("map-once", "once", count))
+    url = f"{server.url}/api/v1/namespaces/default/configmaps?dryRun=All"
+    for label, expected in (("again", "2"), ("once", "1")):
+
+        def counted(label: str = label) -> bool:
+            r = admin.post(url, json=configmap("n1", label, k="v"))
+            return r.status_code == 201 and "n" in r.json()["data"]
+
+        eventually(counted)
+        r = admin.post(url, json=configmap("n1", label, k="v"))
+        assert r.json()["data"] == {"k": "v", "n": expected}

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jsonpatch
 import pytest
 
+from platform_api.patch import json_patch
 from platform_api.registry.podupdate import (
     UPDATABLE,
     validate_ephemeral_update,
@@ -73,7 +73,7 @@ def _recorded(section: str) -> list[Any]:
 
 def _old_new(case: dict[str, Any]) -> tuple[Any, Any]:
     old = _KUBE["bases"][case["old"]]
-    return jsonpatch.apply_patch(old, case["patch"]), old
+    return json_patch.apply(copy.deepcopy(old), case["patch"]), old
 
 
 @pytest.mark.parametrize("case", _recorded("pod_updates"))

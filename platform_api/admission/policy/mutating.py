@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-import jsonpatch
-import jsonpointer
-
 from platform_api.admission import matching
+from platform_api.admission.patched import read_back_patched
 from platform_api.admission.policy import evaluate
 from platform_api.admission.policy.compiled import Policy, compile_common
 from platform_api.admission.request import AdmissionRequest
@@ -28,8 +26,9 @@ from platform_api.cel.mutation import (
     APPLY_CONFIGURATION,
     apply_configuration,
     compile_mutation,
-    json_patch,
+    json_patch_operations,
 )
+from platform_api.patch import json_patch
 
 Obj = dict[str, Any]
 # live object, apply configuration -> merged object (structured-merge-diff's Merge)
@@ -72,6 +71,16 @@ def _mutation(compiler: PolicyCompiler, raw: Obj) -> Mutation:
         return Mutation(patch_type, expression, None, str(e))
 
 
+@dataclass
+class Outcome:
+    """One policy's run: the object its mutations made (None: none was made), their
+    failures, and whether its conditions let it run at all."""
+
+    object: Obj | None
+    failures: list[str] = field(default_factory=list)
+    ran: bool = False
+
+
 class MutationError(Exception):
     """A mutation that could not be made: reported under the policy's failure policy."""
 
@@ -84,32 +93,55 @@ async def mutate(
     authorize: matching.Authorize | None,
     merge: Merge,
     atomics: Atomics,
-) -> Obj | None:
-    """The object after the policy's mutations (None: its conditions skip it).  Each
-    mutation sees the object as the ones before it left it."""
+) -> Outcome:
+    """What the policy's mutations made of ``req.object``.  Each mutation sees the object
+    as the ones before it left it; one that fails is passed over and the next ones run,
+    as kube's dispatcher goes on."""
     ready = await evaluate.prepare(policy, req, param, namespace, authorize)
     if ready is None:
-        return None
+        return Outcome(None)
     if isinstance(ready, evaluate.Decision):
-        raise MutationError(ready.message)
+        return Outcome(None, [ready.message])
     obj = req.object
     assert obj is not None
+    outcome = Outcome(None, ran=True)
     for mutation in policy.mutations:
-        if mutation.program is None:
-            raise MutationError(mutation.error)
-        failed = next((n for n in ready.broken if f"variables.{n}" in mutation.expression), None)
-        if failed is not None:
-            raise MutationError(ready.broken[failed])
-        ready.runner.bind("object", obj)
         try:
-            value = await ready.runner.run(mutation.program)
-            if mutation.patch_type == APPLY_CONFIGURATION:
-                obj = _apply(obj, apply_configuration(value), merge, atomics)
-            else:
-                obj = _patch(obj, json_patch(value))
-        except CELError as e:
-            raise MutationError(str(e)) from None
-    return obj
+            obj = outcome.object = await _mutated(mutation, ready, obj, merge, atomics, req.kind)
+        except MutationError as e:
+            outcome.failures.append(str(e))
+    return outcome
+
+
+async def _mutated(
+    mutation: Mutation,
+    ready: evaluate.Prepared,
+    obj: Obj,
+    merge: Merge,
+    atomics: Atomics,
+    kind: tuple[str, str, str],
+) -> Obj:
+    if mutation.program is None:
+        raise MutationError(mutation.error)
+    # kube words an evaluation's failure (a variable's too) as the expression's
+    failed = next((n for n in ready.broken if f"variables.{n}" in mutation.expression), None)
+    if failed is not None:
+        raise MutationError(_failed(mutation, ready.broken[failed]))
+    ready.runner.bind("object", obj)
+    try:
+        value = await ready.runner.run(mutation.program)
+    except CELError as e:
+        raise MutationError(_failed(mutation, e)) from None
+    try:
+        if mutation.patch_type == APPLY_CONFIGURATION:
+            return _apply(obj, apply_configuration(value), merge, atomics)
+        return _patch(obj, json_patch_operations(value), kind)
+    except CELError as e:
+        raise MutationError(str(e)) from None
+
+
+def _failed(mutation: Mutation, error: object) -> str:
+    return f"expression '{mutation.expression}' resulted in error: {error}"
 
 
 def _apply(obj: Obj, config: Obj, merge: Merge, atomics: Atomics) -> Obj:
@@ -122,13 +154,14 @@ def _apply(obj: Obj, config: Obj, merge: Merge, atomics: Atomics) -> Obj:
     return merge(obj, config)
 
 
-def _patch(obj: Obj, operations: list[Obj]) -> Obj:
+def _patch(obj: Obj, operations: list[Obj], kind: tuple[str, str, str]) -> Obj:
+    """The JSON patch applied as kube's library applies it, and the result read back
+    strictly into the object's type: what does not decode is kube's internal error,
+    whatever the failure policy (errors.StatusError, not a MutationError)."""
     try:
-        patched: Obj = jsonpatch.JsonPatch(operations).apply(copy.deepcopy(obj))
-    except jsonpatch.JsonPatchTestFailed:
+        patched = json_patch.apply(copy.deepcopy(obj), operations)
+    except json_patch.TestFailed:
         return obj  # kube: a failed test means the patch is not applied
-    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as e:
+    except json_patch.JSONPatchError as e:
         raise MutationError(f"JSON Patch: {e}") from None
-    except (TypeError, KeyError, ValueError) as e:
-        raise MutationError(f"JSON Patch: {e}") from None
-    return patched
+    return read_back_patched(patched, kind, strict=True)

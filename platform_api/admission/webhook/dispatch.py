@@ -22,6 +22,7 @@ from twisted.logger import Logger
 from platform_api import errors
 from platform_api.admission import matching, metrics
 from platform_api.admission.equivalence import Equivalence, Target
+from platform_api.admission.patched import read_back_patched
 from platform_api.admission.request import AdmissionRequest
 from platform_api.admission.webhook import review
 from platform_api.admission.webhook.caller import CallError, WebhookCaller
@@ -158,9 +159,7 @@ class WebhookAdmission:
             patched = json_patch.apply(patched, operations)
         except json_patch.JSONPatchError as e:
             raise errors.internal_error(str(e)) from None
-        if not isinstance(patched, dict):
-            raise errors.internal_error("the patched object is not an object")
-        req.object = patched
+        req.object = read_back_patched(patched, req.kind)
 
     # -- validating ---------------------------------------------------------------
 
