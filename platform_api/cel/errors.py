@@ -216,12 +216,36 @@ def _same_variables(match: re.Match[str], source: str) -> tuple[int, str]:
     return second, f"duplicate variable name: {named.group(1) if named else ''}"
 
 
-_RELOCATED = [(_QUALIFIED, _qualified_reference), (_SAME_VARIABLES, _same_variables)]
+_REFERENCE = re.compile(
+    r"^ERROR: <input>:(\d+):(\d+): undeclared reference to '([\w.]+)' \(in container ''\)$"
+)
+
+
+def _struct_or_qualified(match: re.Match[str], source: str) -> tuple[int, str]:
+    """An undeclared message type of an object literal (``Foo.Bar{...}``): cel-cpp
+    reports it at its name, cel-go at the brace.  Other undeclared names as
+    ``_qualified_reference`` places them (a plain one stays where it is)."""
+    start = offset_of(source, int(match.group(1)), int(match.group(2)) - 1)
+    parts = match.group(3).split(".")
+    literal = re.compile(r"\s*\.\s*".join(map(re.escape, parts)) + r"\s*\{")
+    found = literal.match(source, start)
+    if found is not None:
+        return found.end() - 1, f"undeclared reference to '{match.group(3)}' (in container '')"
+    qualified = _QUALIFIED.match(match.group(0))
+    if qualified is not None:
+        return _qualified_reference(qualified, source)
+    return start, f"undeclared reference to '{match.group(3)}' (in container '')"
+
+
+_RELOCATED = [(_REFERENCE, _struct_or_qualified), (_SAME_VARIABLES, _same_variables)]
 
 
 def _relocated(lines: list[str], source: str) -> list[str]:
-    """Issues cel-go places and words otherwise, redrawn with their snippet lines."""
-    out: list[str] = []
+    """Issues cel-go places and words otherwise, redrawn with their snippet lines.  An
+    object literal of an undeclared type is all cel-go checks of it: the issues within
+    its braces go."""
+    issues: list[tuple[int | None, list[str]]] = []  # (offset if relocated, its lines)
+    unchecked: list[tuple[int, int]] = []  # the braces of undeclared types' literals
     skip = 0
     for line in lines:
         if skip:
@@ -231,12 +255,40 @@ def _relocated(lines: list[str], source: str) -> list[str]:
             match = pattern.match(line)
             if match is not None:
                 offset, message = place(match, source)
-                out.extend(format_issue(source, offset, message).split("\n"))
+                issues.append((offset, format_issue(source, offset, message).split("\n")))
+                if pattern is _REFERENCE and source[offset : offset + 1] == "{":
+                    unchecked.append((offset, _closing(source, offset)))
                 skip = 2  # cel-cpp's snippet and caret lines of the replaced issue
                 break
         else:
-            out.append(line)
+            issues.append((_issue_offset(line, source), [line]))
+    out: list[str] = []
+    for at, issue in issues:
+        if at is None or not any(a < at < b for a, b in unchecked):
+            out.extend(issue)
     return out
+
+
+_ISSUE_AT = re.compile(r"^ERROR: <input>:(\d+):(\d+): ")
+
+
+def _issue_offset(line: str, source: str) -> int | None:
+    """Where an issue's first line says it stands (None for a snippet or caret line)."""
+    match = _ISSUE_AT.match(line)
+    if match is None:
+        return None
+    return offset_of(source, int(match.group(1)), int(match.group(2)) - 1)
+
+
+def _closing(source: str, brace: int) -> int:
+    """The offset of the brace that closes the one at ``brace`` (strings not skipped:
+    a close enough bound for dropping issues)."""
+    depth = 0
+    for i in range(brace, len(source)):
+        depth += {"{": 1, "}": -1}.get(source[i], 0)
+        if depth == 0:
+            return i
+    return len(source)
 
 
 _NO_OVERLOAD = re.compile(

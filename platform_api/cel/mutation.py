@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_api.cel.admission import ANY, PolicyCompiler
-from platform_api.cel.checked import type_text
 from platform_api.cel.environment import Program
-from platform_api.cel.errors import CELError
+from platform_api.cel.errors import CELError, CompileError, format_issue
+from platform_api.cel.mutationtypes import field_problems, kube_type
 
 APPLY_CONFIGURATION = "ApplyConfiguration"
 JSON_PATCH = "JSONPatch"
@@ -218,16 +218,34 @@ def compile_mutation(compiler: PolicyCompiler, expression: str, patch_type: str)
     try:
         program = compiler.compile(rewritten, ANY)
     except CELError as e:
-        raise CELError(_remap(str(e), rewritten, offsets, expression)) from None
-    kind = program.return_type.lower()
-    wanted = "map" if patch_type == APPLY_CONFIGURATION else "list"
-    if kind != "dyn" and not kind.startswith(wanted):
-        expected = "Object" if patch_type == APPLY_CONFIGURATION else "list(JSONPatch)"
-        got = type_text(program.checked.type_of(program.checked.ast.expr.id))
-        if got == "map(string, dyn)" and f'"{TYPE_KEY}": dyn("Object' in rewritten:
-            got = "Object"  # an object literal, as kube's type checker names it
+        raise CELError(_named(_remap(str(e), rewritten, offsets, expression), expression)) from None
+    problems = field_problems(program.checked, TYPE_KEY)
+    if problems:
+        raise CompileError("\n".join(_located(program, offsets, expression, *p) for p in problems))
+    expected = "Object" if patch_type == APPLY_CONFIGURATION else "list(JSONPatch)"
+    got = kube_type(program.checked, TYPE_KEY)
+    if got != expected:
         raise CELError(f"must evaluate to {expected} but got {got}")
     return program
+
+
+_LITERAL = re.compile(r"\b((?:JSONPatch|Object)(?:\s*\.\s*\w+)*)\s*\{")
+
+
+def _named(message: str, source: str) -> str:
+    """cel-cpp names a rewritten literal's type ``map(string, dyn)``; kube's checker by
+    its name, which is known when the source has literals of one name only."""
+    names = {re.sub(r"\s", "", m.group(1)) for m in _LITERAL.finditer(source)}
+    if len(names) != 1:
+        return message
+    return message.replace("'map(string, dyn)'", f"'{names.pop()}'")
+
+
+def _located(program: Program, offsets: list[int], source: str, entry_id: int, message: str) -> str:
+    """A field's issue where kube's parser puts the field: its colon in the source."""
+    at = offsets[min(program.checked.offset(entry_id), len(offsets) - 1)] if offsets else 0
+    colon = source.find(":", at)
+    return format_issue(source, colon if colon >= 0 else at, message)
 
 
 _ISSUE = re.compile(r"^(.*ERROR: <input>:)(\d+):(\d+)(: .*)$")

@@ -60,6 +60,12 @@ def test_compile_errors_read_as_cel_go() -> None:
         "compilation failed: ERROR: <input>:2:3: undeclared reference to 'nope' (in container '')"
         "\n |   nope.a.b == 2\n | ..^"
     )
+    # an object literal of an undeclared type: at its brace, named whole, and nothing
+    # within it checked (as the reference answered)
+    assert compile_error("1 == Foo . Bar{a: Baz{}, b: nope}") == (
+        "compilation failed: ERROR: <input>:1:15: undeclared reference to 'Foo.Bar' "
+        "(in container '')\n | 1 == Foo . Bar{a: Baz{}, b: nope}\n | ..............^"
+    )
     # inside has(), where cel-cpp places the select at the macro's parenthesis
     # (a ValidatingAdmissionPolicy without a paramKind, as the reference answered)
     assert compile_error("!has(params.data)") == (

@@ -97,11 +97,68 @@ def test_runtime_checks_of_kube() -> None:
         '"Object.spec.selector", which matches field name path from root Object type'
     )
     with pytest.raises(CELError) as caught:
-        run("[1]", JSON_PATCH)
+        json_patch_operations([1])  # a value no checked expression yields
     assert str(caught.value) == (
         "type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch, "
         "got element of int"
     )
+
+
+@pytest.mark.parametrize(
+    ("expression", "patch_type", "got"),
+    [
+        ("[]", JSON_PATCH, "list(dyn)"),
+        ("[1]", JSON_PATCH, "list(int)"),
+        ("object.nope", JSON_PATCH, "dyn"),
+        ('[dyn(JSONPatch{op: "add"})]', JSON_PATCH, "list(dyn)"),
+        ("object.metadata.labels.map(k, k)", JSON_PATCH, "list(dyn)"),
+        ('JSONPatch{op: "add"}', JSON_PATCH, "JSONPatch"),
+        ("object", APPLY_CONFIGURATION, "dyn"),
+        ("{}", APPLY_CONFIGURATION, "map(dyn, dyn)"),
+        ("Object.metadata{}", APPLY_CONFIGURATION, "Object.metadata"),
+        ("true ? Object{} : object", APPLY_CONFIGURATION, "dyn"),
+        ("[Object{}]", APPLY_CONFIGURATION, "list(Object)"),
+    ],
+)
+def test_the_result_type_must_be_exactly_kubes(expression: str, patch_type: str, got: str) -> None:
+    """kube takes a mutation only of type Object or list(JSONPatch) exactly, as its
+    checker names types (its reference answered each of these)."""
+    expected = "Object" if patch_type == APPLY_CONFIGURATION else "list(JSONPatch)"
+    with pytest.raises(CELError) as caught:
+        run(expression, patch_type)
+    assert str(caught.value) == f"must evaluate to {expected} but got {got}"
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        '1 == 1 ? [] : [JSONPatch{op: "add", path: "/a"}]',
+        '[JSONPatch{op: "add", path: "/a", value: 1}] + []',
+        'object.metadata.labels.map(k, JSONPatch{op: "remove", path: "/metadata/labels/" + k})',
+    ],
+)
+def test_open_types_unify_as_kubes_checker_unifies(expression: str) -> None:
+    assert isinstance(run(expression, JSON_PATCH), list)
+
+
+def test_json_patch_fields_are_typed() -> None:
+    with pytest.raises(CELError) as caught:
+        run("[JSONPatch{op: 1}]", JSON_PATCH)
+    assert str(caught.value).split("\n") == [
+        "compilation failed: ERROR: <input>:1:14: expected type of field 'op' is 'string' but "
+        "provided type is 'int'",
+        " | [JSONPatch{op: 1}]",
+        " | .............^",
+    ]
+    with pytest.raises(CELError) as caught:
+        run('[JSONPatch{nope: "x"}]', JSON_PATCH)
+    assert str(caught.value).split("\n")[0] == (
+        "compilation failed: ERROR: <input>:1:16: expected type of field 'nope' is '' but "
+        "provided type is 'string'"
+    )
+    with pytest.raises(CELError) as caught:
+        run('[JSONPatch{op: "add", path: "/a"}, dyn(1)]', JSON_PATCH)
+    assert "expected type 'JSONPatch' but found 'dyn'" in str(caught.value)
 
 
 def test_syntax_errors_point_at_the_source_as_written() -> None:
