@@ -196,9 +196,9 @@ class AdmissionChain:
     async def _mutate_extensions(
         self, scope: Scope, attrs: Attributes, obj: Obj, old: Obj | None
     ) -> Obj:
-        """kube's order: MutatingAdmissionPolicy, then MutatingAdmissionWebhook; policies
-        that want it run again when a policy made a mutation or the webhooks changed the
-        object (kube's second round of the chain's mutations)."""
+        """kube's order: MutatingAdmissionPolicy, then MutatingAdmissionWebhook; when
+        either changed the object, kube's second round of the chain's mutations runs
+        those that want it again."""
         req = admission_request(scope, attrs, obj, old)
         policies, webhooks = self.mutating_policies, self.webhooks
         try:
@@ -210,16 +210,20 @@ class AdmissionChain:
                 )
             else:
                 self._nothing(MUTATING_POLICY, ADMIT, attrs)
-            changed = False
+            hooks = None
             if webhooks is not None and webhooks.has_mutating():
-                before = req.object
-                await self._part(MUTATING_WEBHOOK, ADMIT, attrs, webhooks.mutate, req)
-                changed = req.object != before
+                hooks = await self._part(MUTATING_WEBHOOK, ADMIT, attrs, webhooks.mutate, req)
             else:
                 self._nothing(MUTATING_WEBHOOK, ADMIT, attrs)
-            if first is not None and first.reinvoke and (first.dirty or changed):
-                assert policies is not None
-                await policies.mutate(req, merge, atomics, only=first.reinvoke)
+            if (first is not None and first.dirty) or (hooks is not None and hooks.changed):
+                # kube's second round: the IfNeeded policies that ran, then the IfNeeded
+                # webhooks whose output changed since
+                if first is not None and first.reinvoke:
+                    assert policies is not None
+                    await policies.mutate(req, merge, atomics, only=first.reinvoke)
+                if hooks is not None:
+                    assert webhooks is not None
+                    await webhooks.mutate(req, again=hooks)
         finally:
             _report(scope, req)
         return req.object if req.object is not None else obj

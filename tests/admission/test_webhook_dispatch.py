@@ -98,11 +98,33 @@ async def test_mutations_apply_in_order_and_ifneeded_reinvokes() -> None:
     )
     hooks = [hook("first", reinvocationPolicy="IfNeeded"), hook("second")]
     req = request(object=deployment())
-    await plugin(hooks, [], caller).mutate(req)
+    admission = plugin(hooks, [], caller)
+    first = await admission.mutate(req)
     assert req.object["metadata"]["labels"] == {"a": "1", "b": "2"}
-    # "second" changed the object after "first" saw it: "first" runs once more.
+    assert caller.calls == ["first", "second"]
+    # "second" changed the object after "first" saw it: in kube's second round of the
+    # chain's mutations "first" runs once more, and only it.
+    assert first.changed
+    await admission.mutate(req, again=first)
     assert caller.calls == ["first", "second", "first"]
     assert seen == [{}, {"a": "1", "b": "2"}]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_second_round_reinvokes_what_changed_since() -> None:
+    """An IfNeeded webhook whose own output nothing changed runs again in the second
+    round only when something (a policy run again) changed the object since."""
+    caller = Caller(
+        {"only": lambda req: patch({"op": "add", "path": "/metadata/labels/a", "value": "1"})}
+    )
+    admission = plugin([hook("only", reinvocationPolicy="IfNeeded")], [], caller)
+    req = request(object=deployment())
+    first = await admission.mutate(req)
+    await admission.mutate(req, again=first)
+    assert caller.calls == ["only"]
+    req.object["metadata"]["labels"]["policy"] = "again"
+    await admission.mutate(req, again=first)
+    assert caller.calls == ["only", "only"]
 
 
 @pytest_twisted.ensureDeferred

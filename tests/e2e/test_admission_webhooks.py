@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import base64
 import socket
-import ssl
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +17,7 @@ from platform_api.apiserver import pki
 from tests.e2e.answers import internal_error
 from tests.e2e.conftest import Server, session_for, start_server
 from tests.e2e.crds import eventually
+from tests.e2e.hookserver import ReviewHandler, serving
 from tests.e2e.test_authz_webhook import stop_webhook
 from tests.e2e.test_token_webhook import start_sample
 
@@ -235,33 +233,20 @@ def test_an_answer_that_is_not_a_review(
     assert admin.delete(config).status_code == 200
 
 
-class _Malformed(BaseHTTPRequestHandler):
+class _Malformed(ReviewHandler):
     """A webhook answering 200 with a body that is not JSON."""
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", "5")
-        self.end_headers()
-        self.wfile.write(b"{nope")
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        self.send_json(b"{nope")
 
 
 def test_an_answer_that_is_not_json_is_worded_as_go_words_it(
     server: Server, admin: requests.Session, tmp_path: Path
 ) -> None:
-    certs = pki.ensure_pki(str(tmp_path / "pki"), "127.0.0.1")
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(certs.serving_cert, certs.serving_key)
-    hook_server = ThreadingHTTPServer(("127.0.0.1", 0), _Malformed)
-    hook_server.socket = context.wrap_socket(hook_server.socket, server_side=True)
-    threading.Thread(target=hook_server.serve_forever, daemon=True).start()
-    try:
+    with serving(_Malformed, tmp_path) as (certs, port):
         ns = labelled_namespace(admin, server, "adm-malformed")
-        url = f"https://127.0.0.1:{hook_server.server_address[1]}/"
+        url = f"https://127.0.0.1:{port}/"
         hook = webhook("malformed.example.com", ns, {"url": url, "caBundle": ca_bundle(certs)})
         config = install(admin, server, "ValidatingWebhookConfiguration", "adm-malformed", [hook])
         cms = f"{server.url}/api/v1/namespaces/{ns}/configmaps"
@@ -275,8 +260,6 @@ def test_an_answer_that_is_not_json_is_worded_as_go_words_it(
         )
         assert admin.get(cms + "/a").status_code == 404
         assert admin.delete(config).status_code == 200
-    finally:
-        hook_server.shutdown()
 
 
 def test_kubectl_sees_the_denial(

@@ -7,14 +7,11 @@ from __future__ import annotations
 import json
 import os
 import socket
-import ssl
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,7 @@ import requests
 
 from platform_api.apiserver import pki
 from tests.e2e.conftest import E2E_ETCD, VENV_BIN, Server, session_for, start_server
+from tests.e2e.hookserver import ReviewHandler, serving
 from tests.e2e.test_admission_webhooks import (
     active,
     ca_bundle,
@@ -285,40 +283,20 @@ def test_anyone_else_starts_a_new_trace_linked_to_theirs(server: Server, sink: S
     assert request["links"] == [{"trace_id": TRACE_ID, "span_id": CALLER_SPAN}]
 
 
-class _Hook(BaseHTTPRequestHandler):
+class _Hook(ReviewHandler):
     """An admission webhook that allows everything and keeps each call's headers."""
 
     calls: list[dict[str, str]] = []
 
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+    def respond(self, request: dict[str, Any]) -> dict[str, Any]:
         self.calls.append({k.lower(): v for k, v in self.headers.items()})
-        answer = {
-            "apiVersion": body["apiVersion"],
-            "kind": "AdmissionReview",
-            "response": {"uid": body["request"]["uid"], "allowed": True},
-        }
-        data = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        return {"allowed": True}
 
 
 @pytest.fixture
 def hook(tmp_path: Path) -> Iterator[tuple[pki.Paths, int]]:
-    certs = pki.ensure_pki(str(tmp_path / "pki"), "127.0.0.1")
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(certs.serving_cert, certs.serving_key)
-    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield certs, httpd.server_address[1]
-    httpd.shutdown()
+    with serving(_Hook, tmp_path) as served:
+        yield served
 
 
 def test_a_webhook_call_is_traced_and_told_the_trace(

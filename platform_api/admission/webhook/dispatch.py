@@ -2,8 +2,9 @@
 
 As k8s.io/apiserver's webhook dispatchers.  Mutating webhooks run one after another,
 each seeing the previous one's JSON patch applied; a webhook with
-``reinvocationPolicy: IfNeeded`` is called once more when a later one changed the
-object after it.  Validating webhooks are called at once; the first refusal in their
+``reinvocationPolicy: IfNeeded`` is called once more, in kube's second round of the
+chain's mutations, when something changed the object after it (a later webhook, or a
+policy run again in that round).  Validating webhooks are called at once; the first refusal in their
 order is the answer.  A call that fails (unreachable, timeout, bad answer) is ignored
 under ``failurePolicy: Ignore`` and otherwise a 500 ``failed calling webhook``; a dry
 run never reaches a webhook that has side effects (400).
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -35,6 +37,18 @@ log = Logger()
 Obj = dict[str, Any]
 DRY_RUN_SAFE = ("None", "NoneOnDryRun")
 _CALL_ERROR = "calling_webhook_error"
+
+
+@dataclass
+class Round:
+    """One round of the mutating webhooks, as kube's reinvocation context keeps it: the
+    ``IfNeeded`` webhooks that ran since the object last changed, those whose output a
+    later one changed, whether any changed it, and the object they left."""
+
+    previously: list[str] = field(default_factory=list)
+    reinvoke: set[str] = field(default_factory=set)
+    changed: bool = False
+    output: Obj | None = None
 
 
 class WebhookAdmission:
@@ -94,22 +108,34 @@ class WebhookAdmission:
 
     # -- mutating -----------------------------------------------------------------
 
-    async def mutate(self, req: AdmissionRequest) -> None:
-        """Run the mutating webhooks; ``req.object`` ends as they left it."""
+    async def mutate(self, req: AdmissionRequest, again: Round | None = None) -> Round:
+        """Run the mutating webhooks; ``req.object`` ends as they left it.  ``again``:
+        the first round's account, for kube's second round of the chain's mutations,
+        where only the ``IfNeeded`` webhooks whose output something changed run."""
         if self.mutating is None or matching.exempt(req):
-            return
-        called: list[tuple[Hook, Target, Obj | None]] = []
-        for hook in self.mutating.hooks():
+            return Round()
+        if again is not None:
+            if req.object != again.output:  # changed since (by a policy run again)
+                again.reinvoke.update(again.previously)
+            hooks = [h for h in self.mutating.hooks() if h.uid in again.reinvoke]
+            done = Round()
+        else:
+            hooks, done = self.mutating.hooks(), Round()
+        for hook in hooks:
             invocation = await self._invocation(hook, req)
             if invocation is None:
                 continue
-            target, versioned = invocation
-            await self._mutate_once(hook, req, versioned)
-            called.append((hook, target, copy.deepcopy(req.object) if hook.reinvoke else None))
-        # IfNeeded: a webhook whose output a later one changed sees the result again.
-        for hook, target, seen in called:
-            if hook.reinvoke and seen != req.object:
-                await self._mutate_once(hook, req, await self._versioned(req, target))
+            before = req.object
+            await self._mutate_once(hook, req, invocation[1])
+            if req.object != before:
+                # kube: what an IfNeeded webhook saw changed, it runs again next round
+                done.changed = True
+                done.reinvoke.update(done.previously)
+                done.previously.clear()
+            if hook.reinvoke:
+                done.previously.append(hook.uid)
+        done.output = copy.deepcopy(req.object)
+        return done
 
     async def _mutate_once(
         self, hook: Hook, req: AdmissionRequest, versioned: AdmissionRequest
