@@ -27,7 +27,7 @@ from platform_api.admission.policy.mutating import Atomics, Merge
 from platform_api.admission.request import AdmissionRequest
 from platform_api.admission.webhook.dispatch import WebhookAdmission
 from platform_api.fieldmanager import walk
-from platform_api.registry.prepare import generate_name
+from platform_api.registry.prepare import ensure_namespace, generate_name
 from platform_api.scheme.types import ResourceType
 
 if TYPE_CHECKING:
@@ -226,7 +226,12 @@ class AdmissionChain:
                     await webhooks.mutate(req, again=hooks)
         finally:
             _report(scope, req)
-        return req.object if req.object is not None else obj
+        if req.object is None:
+            return obj
+        mutated = getattr(scope.store.strategy, "mutated", None)  # a custom resource's
+        if req.object is not obj and mutated is not None:
+            return mutated(req.object)
+        return req.object
 
     def mutator(self, scope: Scope) -> Mutate | None:
         """The mutating phase of an update, for the store's retry loop (None: nothing)."""
@@ -238,6 +243,7 @@ class AdmissionChain:
             return await _timed("admit", operation, mutate_once(obj, old, operation))
 
         async def mutate_once(obj: Obj, old: Obj | None, operation: str) -> Obj:
+            ensure_namespace(scope.resource, obj, scope.namespace)
             name = obj.get("metadata", {}).get("name", "")
             attrs = self.attributes(scope, operation, name)
             await self._plan(ADMIT, attrs).run("admit", attrs, obj, old)

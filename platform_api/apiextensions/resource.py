@@ -129,6 +129,19 @@ class CustomResourceStrategy(GenericStrategy):
         self.compiled.default(fixed)
         return fixed if fixed != obj else None
 
+    def mutated(self, obj: Obj) -> Obj:
+        """An object a mutating webhook or policy changed, as kube's defaulter leaves it:
+        the nulls the schema does not allow dropped and its defaults set (a field set to
+        null gets its default back).  As it was when its metadata does not coerce:
+        validation says why."""
+        fixed = copy.deepcopy(obj)
+        try:
+            self.compiled.decode(fixed)
+        except DecodeError:
+            return obj
+        self.compiled.default(fixed)
+        return fixed
+
     # -- writes -------------------------------------------------------------------------
 
     def prepare_for_create(self, obj: Obj) -> None:

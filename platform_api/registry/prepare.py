@@ -161,6 +161,14 @@ def _revision(version: object) -> int:
         raise errors.unknown(str(e)) from None
 
 
+def ensure_namespace(rt: ResourceType, obj: Obj, namespace: str) -> None:
+    """kube's EnsureObjectNamespaceMatchesRequestNamespace, which its handlers run
+    before admission: webhooks and policies see the request's namespace in the object."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        _set_namespace(rt, meta, namespace)
+
+
 def _set_namespace(rt: ResourceType, meta: Obj, namespace: str) -> None:
     if not rt.namespaced:
         meta.pop("namespace", None)

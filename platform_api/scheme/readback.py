@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from platform_api.codec import protobuf
-from platform_api.gotext import json_kind
+from platform_api.gotext import json_kind, marshal
 from platform_api.scheme.decoding import Decoder
 from platform_api.scheme.gonames import DecodeError
 from platform_api.scheme.schemas import Schemas
@@ -79,17 +79,19 @@ def read_back(
 ) -> Obj:
     """``doc`` decoded into the built-in type ``expected`` (group, version, kind), with
     that type's apiVersion and kind; a custom resource's (a type the schemas lack) is
-    returned as it is, for its own pruning and validation.  ReadBackError in kube's
+    returned as it is once it has a kind, for its own defaulting, pruning and validation.  ReadBackError in kube's
     words; ``strict`` (a mutating policy's JSON patch): unknown and duplicate fields
     are errors too."""
     group, version, kind = expected
-    try:
-        definition = schemas.for_kind(group, version, kind)
-    except KeyError:
-        return doc
     problem = typemeta_field_problem(doc)
     if problem:
         raise ReadBackError(problem)
+    try:
+        definition = schemas.for_kind(group, version, kind)
+    except KeyError:  # unstructured: kube's decoder needs only a kind
+        if not doc.get("kind"):
+            raise ReadBackError(f"Object 'Kind' is missing in '{marshal(doc)}'") from None
+        return doc
     api_version = f"{group}/{version}" if group else version
     sent_version, sent_kind = _typemeta(doc, group, api_version)
     sent_kind = sent_kind or kind

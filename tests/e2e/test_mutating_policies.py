@@ -10,7 +10,7 @@ import requests
 
 from tests.e2e.answers import internal_error
 from tests.e2e.conftest import Server
-from tests.e2e.crds import eventually
+from tests.e2e.crds import crd_manifest, create_crd, eventually, ns_path, version
 
 API = "/apis/admissionregistration.platform.io/v1"
 
@@ -297,3 +297,81 @@ def test_an_ifneeded_policy_runs_again_after_a_mutation(
         eventually(counted)
         r = admin.post(url, json=configmap("n1", label, k="v"))
         assert r.json()["data"] == {"k": "v", "n": expected}
+
+
+def test_a_policy_sees_the_requests_namespace_in_the_object(
+    server: Server, admin: requests.Session
+) -> None:
+    """kube's handlers put the request's namespace in the object before admission: a
+    body without one is seen with it (as kube's reference answered)."""
+    seen = {
+        "patchType": "JSONPatch",
+        "jsonPatch": {
+            "expression": '[JSONPatch{op: "add", path: "/data/ns",'
+            ' value: object.metadata.?namespace.orValue("none")}]'
+        },
+    }
+    bind(admin, server, policy("map-ns", "ns", seen))
+    url = f"{server.url}/api/v1/namespaces/default/configmaps?dryRun=All"
+
+    def added() -> Any:
+        return admin.post(url, json=configmap("ns1", "ns", k="v")).json()["data"].get("ns")
+
+    assert eventually(added) == "default"
+
+
+def test_a_custom_resource_is_read_back_and_defaulted_after_a_patch(
+    server: Server, admin: requests.Session
+) -> None:
+    """A patch that nulls a defaulted field gets the default back, one that drops the
+    kind is kube's internal error quoting the document (as kube's reference answered)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {"mode": {"type": "string", "default": "auto"}},
+            }
+        },
+    }
+    group = "readback.example.com"
+    create_crd(admin, server, crd_manifest(group, versions=[version("v1", schema=schema)]))
+    rules = [
+        {
+            "apiGroups": [group],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE"],
+            "resources": ["crontabs"],
+        }
+    ]
+    for name, expression in (
+        ("map-null", '[JSONPatch{op: "add", path: "/spec/mode", value: null}]'),
+        ("map-kindless", '[JSONPatch{op: "remove", path: "/kind"}]'),
+    ):
+        mutation = {"patchType": "JSONPatch", "jsonPatch": {"expression": expression}}
+        body = policy(name, name, mutation)
+        body["spec"]["matchConstraints"] = {
+            "resourceRules": rules,
+            "objectSelector": {"matchLabels": {"probe": name}},
+        }
+        bind(admin, server, body)
+    url = f"{server.url}{ns_path(group, 'default')}?dryRun=All"
+
+    def tab(label: str) -> dict[str, Any]:
+        return {
+            "apiVersion": f"{group}/v1",
+            "kind": "CronTab",
+            "metadata": {"name": "t", "labels": {"probe": label}},
+            "spec": {"mode": "manual"},
+        }
+
+    def defaulted() -> Any:
+        return admin.post(url, json=tab("map-null")).json().get("spec")
+
+    assert eventually(lambda: defaulted() == {"mode": "auto"})
+    eventually(lambda: admin.post(url, json=tab("map-kindless")).status_code == 500)
+    message = admin.post(url, json=tab("map-kindless")).json()["message"]
+    assert message.startswith(
+        "Internal error occurred: Object 'Kind' is missing in "
+        f'\'{{"apiVersion":"{group}/v1","metadata":{{'
+    )

@@ -62,7 +62,9 @@ def _policy(name: str, version: str) -> dict[str, Any]:
             "mutations": [
                 {
                     "patchType": "JSONPatch",
-                    "jsonPatch": {"expression": "[]"},
+                    "jsonPatch": {
+                        "expression": '[JSONPatch{op: "test", path: "/data", value: {}}]'
+                    },
                 }
             ],
         },
