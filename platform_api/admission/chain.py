@@ -154,6 +154,8 @@ class AdmissionChain:
         await _timed("admit", operation, self._admit(scope, operation, obj, name))
 
     async def _admit(self, scope: Scope, operation: str, obj: Obj | None, name: str) -> None:
+        if obj is not None:
+            ensure_namespace(scope.resource, obj, scope.namespace)
         attrs = self.attributes(scope, operation, name)
         await self._plan(ADMIT, attrs).run("admit", attrs, obj, None)
         if obj is not None and self._extensions_mutate():
