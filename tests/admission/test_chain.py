@@ -135,3 +135,27 @@ def test_a_connect_asks_the_policies_and_webhooks_but_not_the_other_plugins() ->
         f"policies CONNECT PodExecOptions {shown}",
         f"webhooks CONNECT PodExecOptions {shown}",
     ]
+
+
+class Seeing(Noting):
+    """Notes the namespace each mutating call sees in the object."""
+
+    def admit(self, attrs: Attributes, obj: Obj | None, old: Obj | None) -> None:
+        self.calls.append(str((obj or {}).get("metadata", {}).get("namespace")))
+
+
+def test_mutating_plugins_see_the_requests_namespace_in_the_object() -> None:
+    """kube's handlers put the request's namespace in the object before admission, on
+    every create and update path (a sub-resource's one-shot create too); a cluster-scoped
+    object's is cleared."""
+    calls: list[str] = []
+    chain = AdmissionChain([Seeing("see", calls)])
+    mutate = chain.mutator(_scope("configmaps"))
+    assert mutate is not None
+    run(mutate({"metadata": {"name": "x"}}, None))
+    run(chain.admit(_scope("pods"), "CREATE", {"metadata": {"name": "b"}}, "b"))
+    run(mutate({"metadata": {"name": "x", "namespace": "ns"}}, {"metadata": {"name": "x"}}))
+    cluster = chain.mutator(_scope("namespaces"))
+    assert cluster is not None
+    run(cluster({"metadata": {"name": "x", "namespace": "ns"}}, None))
+    assert calls == ["ns", "ns", "ns", "None"]
