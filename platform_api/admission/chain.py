@@ -23,8 +23,10 @@ from platform_api.admission.interface import AdmissionPlugin, Attributes, Mutati
 from platform_api.admission.plugintimes import ADMIT, VALIDATE
 from platform_api.admission.policy.dispatch import PolicyAdmission
 from platform_api.admission.policy.mutate import MutatingPolicyAdmission
+from platform_api.admission.policy.mutate import Round as PolicyRound
 from platform_api.admission.policy.mutating import Atomics, Merge
 from platform_api.admission.request import AdmissionRequest
+from platform_api.admission.webhook.dispatch import Round as WebhookRound
 from platform_api.admission.webhook.dispatch import WebhookAdmission
 from platform_api.fieldmanager import walk
 from platform_api.registry.prepare import ensure_namespace, generate_name
@@ -199,14 +201,13 @@ class AdmissionChain:
         self, scope: Scope, attrs: Attributes, obj: Obj, old: Obj | None
     ) -> Obj:
         """kube's order: MutatingAdmissionPolicy, then MutatingAdmissionWebhook; when
-        either changed the object, kube's second round of the chain's mutations runs
-        those that want it again."""
+        either changed the object, kube's second round of the chain's mutations."""
         req = admission_request(scope, attrs, obj, old)
         policies, webhooks = self.mutating_policies, self.webhooks
         try:
-            first = None
+            first, merging = None, None
             if policies is not None and policies.active():
-                merge, atomics = _merging(scope)
+                merging = merge, atomics = _merging(scope)
                 first = await self._part(
                     MUTATING_POLICY, ADMIT, attrs, policies.mutate, req, merge, atomics
                 )
@@ -218,14 +219,7 @@ class AdmissionChain:
             else:
                 self._nothing(MUTATING_WEBHOOK, ADMIT, attrs)
             if (first is not None and first.dirty) or (hooks is not None and hooks.changed):
-                # kube's second round: the IfNeeded policies that ran, then the IfNeeded
-                # webhooks whose output changed since
-                if first is not None and first.reinvoke:
-                    assert policies is not None
-                    await policies.mutate(req, merge, atomics, only=first.reinvoke)
-                if hooks is not None:
-                    assert webhooks is not None
-                    await webhooks.mutate(req, again=hooks)
+                await self._second_round(attrs, req, first, hooks, merging)
         finally:
             _report(scope, req)
         if req.object is None:
@@ -234,6 +228,26 @@ class AdmissionChain:
         if req.object is not obj and mutated is not None:
             return mutated(req.object)
         return req.object
+
+    async def _second_round(
+        self,
+        attrs: Attributes,
+        req: AdmissionRequest,
+        first: PolicyRound | None,
+        hooks: WebhookRound | None,
+        merging: tuple[Merge, Atomics] | None,
+    ) -> None:
+        """kube's reinvoker: every built-in mutating plugin again (a default a webhook
+        removed comes back), the IfNeeded policies that ran, then the IfNeeded webhooks
+        whose output something changed since."""
+        assert req.object is not None
+        await self._plan(ADMIT, attrs).run("admit", attrs, req.object, req.old_object)
+        if first is not None and first.reinvoke:
+            assert self.mutating_policies is not None and merging is not None
+            await self.mutating_policies.mutate(req, *merging, only=first.reinvoke)
+        if hooks is not None:
+            assert self.webhooks is not None
+            await self.webhooks.mutate(req, again=hooks)
 
     def mutator(self, scope: Scope) -> Mutate | None:
         """The mutating phase of an update, for the store's retry loop (None: nothing)."""

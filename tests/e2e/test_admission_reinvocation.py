@@ -86,3 +86,54 @@ def test_ifneeded_runs_again_when_the_object_changed_after_it(
     made = admin.post(url, json=body).json()
     assert made["data"] == {"a": "1", "n": n}
     assert made["metadata"]["annotations"] == {"seen": seen}
+
+
+class _Untolerating(ReviewHandler):
+    """Removes a pod's tolerations, and counts its calls in an annotation."""
+
+    def respond(self, request: dict[str, Any]) -> dict[str, Any]:
+        pod = request["object"]
+        ops: list[dict[str, Any]] = []
+        if pod["spec"].get("tolerations"):
+            ops.append({"op": "remove", "path": "/spec/tolerations"})
+        calls = (pod["metadata"].get("annotations") or {}).get("calls", "") + "x"
+        ops.append({"op": "add", "path": "/metadata/annotations", "value": {"calls": calls}})
+        patch = base64.b64encode(json.dumps(ops).encode()).decode()
+        return {"allowed": True, "patchType": "JSONPatch", "patch": patch}
+
+
+@pytest.mark.parametrize(
+    ("again", "calls", "tolerations"), [("Never", "x", 2), ("IfNeeded", "xx", 0)]
+)
+def test_the_second_round_runs_the_built_in_plugins_again(
+    server: Server,
+    admin: requests.Session,
+    tmp_path: Path,
+    again: str,
+    calls: str,
+    tolerations: int,
+) -> None:
+    """A webhook's change sends kube's chain round its mutations again, built-in plugins
+    first: DefaultTolerationSeconds puts back the tolerations the webhook removed, and an
+    IfNeeded webhook, seeing them changed, runs again and removes them (as kube's
+    reference answered)."""
+    with serving(_Untolerating, tmp_path) as (certs, port):
+        name = f"untol-{again}".lower()
+        ns = labelled_namespace(admin, server, name)
+        config = {"url": f"https://127.0.0.1:{port}/", "caBundle": ca_bundle(certs)}
+        hook = webhook(f"{name}.example.com", ns, config, reinvocationPolicy=again)
+        hook["rules"][0]["resources"] = ["pods"]
+        install(admin, server, "MutatingWebhookConfiguration", name, [hook])
+        url = f"{server.url}/api/v1/namespaces/{ns}/pods?dryRun=All"
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+        }
+        made = eventually(
+            lambda: admin.post(url, json=pod).json().get("metadata", {}).get("annotations")
+        )
+        assert made == {"calls": calls}
+        made_pod = admin.post(url, json=pod).json()
+        assert len(made_pod["spec"].get("tolerations") or []) == tolerations
