@@ -25,6 +25,10 @@ Obj = dict[str, Any]
 Convert = Callable[[Obj, str], Awaitable[Obj]]
 
 
+class VersionError(ValueError):
+    """A patched custom resource's apiVersion that does not convert (kube's words)."""
+
+
 @dataclass(frozen=True)
 class Target:
     """The version of a resource a rule matched, and the kind it takes there."""
@@ -84,6 +88,27 @@ class Equivalence:
             request_kind=req.kind,
             request_resource=(req.group, req.version, req.resource),
         )
+
+    async def read_back(self, req: AdmissionRequest, obj: Obj) -> Obj:
+        """A custom resource a webhook or policy patched into another apiVersion, back in
+        ``req``'s as kube's converter takes it: one of the resource's versions converts,
+        anything else is kube's conversion error (VersionError, its words).  Built-in
+        kinds are the typed decoder's (``scheme.readback``)."""
+        group, version, kind = req.kind
+        api_version = group_version(group, version)
+        sent = obj.get("apiVersion")
+        if sent == api_version or (req.group, req.resource) not in self.converters:
+            return obj
+        if not sent:
+            raise VersionError(
+                f'/, Kind={kind} is unstructured and is not suitable for converting to "{api_version}"'
+            )
+        served = self.scheme.equivalents(req.group, req.version, req.resource)
+        if sent not in {group_version(rt.group, rt.version) for rt in served}:
+            raise VersionError(f"request to convert CR from an invalid group/version: {sent}")
+        converted = await self._convert(req, obj, req.kind)
+        assert converted is not None
+        return converted
 
     async def restore(self, req: AdmissionRequest, versioned: AdmissionRequest) -> Obj | None:
         """``versioned``'s object converted back to the version ``req`` asked for."""

@@ -10,7 +10,7 @@ import pytest_twisted
 
 from platform_api import errors
 from platform_api.admission import matching
-from platform_api.admission.equivalence import Equivalence, Target
+from platform_api.admission.equivalence import Equivalence, Target, VersionError
 from platform_api.admission.policy.compiled import compile_binding, compile_policy
 from platform_api.admission.policy.dispatch import PolicyAdmission
 from platform_api.admission.policy.mutate import MutatingPolicyAdmission
@@ -140,6 +140,33 @@ async def test_the_request_is_converted_and_back() -> None:
 
     eq.converters[(GROUP, "widgets")] = convert
     assert ((await eq.versioned(req, V1)).object or {})["converted"] is True
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_patched_custom_resources_version_is_converted_back() -> None:
+    """kube's converter takes a patched custom resource back from any of its versions;
+    one it does not have, or none, is its conversion error (the reference's words)."""
+    eq = equivalence()
+    req = widget_request("v2")
+
+    async def convert(obj: Obj, api_version: str) -> Obj:
+        return {**obj, "apiVersion": api_version}
+
+    eq.converters[(GROUP, "widgets")] = convert
+    assert (await eq.read_back(req, widget("v1")))["apiVersion"] == f"{GROUP}/v2"
+    for api_version, message in (
+        (f"{GROUP}/v9", f"request to convert CR from an invalid group/version: {GROUP}/v9"),
+        (
+            None,
+            f'/, Kind=Widget is unstructured and is not suitable for converting to "{GROUP}/v2"',
+        ),
+    ):
+        with pytest.raises(VersionError) as caught:
+            await eq.read_back(req, {**widget("v1"), "apiVersion": api_version})
+        assert str(caught.value) == message
+    # built-in kinds are the typed decoder's: left as they are
+    pods = request(object={"apiVersion": "v2", "kind": "Pod"})
+    assert await eq.read_back(pods, pods.object or {}) == {"apiVersion": "v2", "kind": "Pod"}
 
 
 @pytest_twisted.ensureDeferred

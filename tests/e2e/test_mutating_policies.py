@@ -335,7 +335,8 @@ def test_a_custom_resource_is_read_back_and_defaulted_after_a_patch(
         },
     }
     group = "readback.example.com"
-    create_crd(admin, server, crd_manifest(group, versions=[version("v1", schema=schema)]))
+    versions = [version("v1", schema=schema), version("v2", storage=False, schema=schema)]
+    create_crd(admin, server, crd_manifest(group, versions=versions))
     rules = [
         {
             "apiGroups": [group],
@@ -347,6 +348,8 @@ def test_a_custom_resource_is_read_back_and_defaulted_after_a_patch(
     for name, expression in (
         ("map-null", '[JSONPatch{op: "add", path: "/spec/mode", value: null}]'),
         ("map-kindless", '[JSONPatch{op: "remove", path: "/kind"}]'),
+        ("map-v2", f'[JSONPatch{{op: "replace", path: "/apiVersion", value: "{group}/v2"}}]'),
+        ("map-v9", f'[JSONPatch{{op: "replace", path: "/apiVersion", value: "{group}/v9"}}]'),
     ):
         mutation = {"patchType": "JSONPatch", "jsonPatch": {"expression": expression}}
         body = policy(name, name, mutation)
@@ -374,4 +377,12 @@ def test_a_custom_resource_is_read_back_and_defaulted_after_a_patch(
     assert message.startswith(
         "Internal error occurred: Object 'Kind' is missing in "
         f'\'{{"apiVersion":"{group}/v1","metadata":{{'
+    )
+    # another version of the resource converts back; one it does not have is kube's
+    # conversion error
+    assert eventually(lambda: admin.post(url, json=tab("map-v2")).status_code == 201)
+    assert admin.post(url, json=tab("map-v2")).json()["apiVersion"] == f"{group}/v1"
+    eventually(lambda: admin.post(url, json=tab("map-v9")).status_code == 500)
+    assert admin.post(url, json=tab("map-v9")).json() == internal_error(
+        f"failed to convert object: request to convert CR from an invalid group/version: {group}/v9"
     )

@@ -17,6 +17,7 @@ from typing import Any
 
 from platform_api import errors
 from platform_api.admission import matching
+from platform_api.admission.equivalence import VersionError
 from platform_api.admission.policy import mutating
 from platform_api.admission.policy.compiled import Binding
 from platform_api.admission.policy.dispatch import Invocation, PolicyAdmission
@@ -66,13 +67,23 @@ class MutatingPolicyAdmission(PolicyAdmission):
                 done.reinvoke.append(call)
             if outcome.object is not None:
                 done.dirty = True
-                versioned.object = outcome.object
-                changed: Obj | None = outcome.object
+                versioned.object = await self._read_back(versioned, outcome.object)
+                changed: Obj | None = versioned.object
                 if self.equivalence is not None:  # back to the version asked for
                     changed = await self.equivalence.restore(req, versioned)
                 req.object = changed
         _refuse(req, failures)
         return done
+
+    async def _read_back(self, versioned: AdmissionRequest, obj: Obj) -> Obj:
+        """A custom resource patched into another apiVersion, converted back; kube's
+        internal error when it does not convert, whatever the failure policy."""
+        if self.equivalence is None:
+            return obj
+        try:
+            return await self.equivalence.read_back(versioned, obj)
+        except VersionError as e:
+            raise errors.internal_error(f"failed to convert object: {e}") from None
 
 
 def _refuse(req: AdmissionRequest, failures: list[Failure]) -> None:

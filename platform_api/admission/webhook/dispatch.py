@@ -23,7 +23,7 @@ from twisted.logger import Logger
 
 from platform_api import errors
 from platform_api.admission import matching, metrics
-from platform_api.admission.equivalence import Equivalence, Target
+from platform_api.admission.equivalence import Equivalence, Target, VersionError
 from platform_api.admission.patched import read_back_patched
 from platform_api.admission.request import AdmissionRequest
 from platform_api.admission.webhook import review
@@ -159,6 +159,11 @@ class WebhookAdmission:
                 return
             if verdict.patch:
                 self._apply_patch(hook, req, verdict)
+                if self.equivalence is not None and req.object is not None:
+                    try:
+                        req.object = await self.equivalence.read_back(req, req.object)
+                    except VersionError as e:  # kube's converter's error, as it is
+                        raise errors.unknown(str(e)) from None
         except CallError as e:
             if hook.ignores_failures:
                 log.warn("failed calling webhook, failing open {name}: {e}", name=hook.name, e=e)
