@@ -203,6 +203,20 @@ async def test_what_the_type_cannot_hold_is_an_internal_error_whatever_the_polic
             error.message
             == 'Internal error occurred: strict decoding error: unknown field "spec.nope"'
         )
+    # unknown fields in the order kube's decoder meets them: the patch library writes the
+    # objects it decoded with sorted keys ("aaa" before "metadata")
+    two = policy(
+        "p",
+        patch(
+            '[JSONPatch{op: "add", path: "/metadata/zzz", value: 2},'
+            ' JSONPatch{op: "add", path: "/aaa", value: 1}]'
+        ),
+    )
+    error = await run(plugin([two], [binding()]), deployment(1))
+    assert error.message == (
+        'Internal error occurred: strict decoding error: unknown field "aaa", '
+        'unknown field "metadata.zzz"'
+    )
     wrong = policy("p", patch('[JSONPatch{op: "replace", path: "/spec/replicas", value: "x"}]'))
     error = await run(plugin([wrong], [binding()]), deployment(1))
     assert error.message == (

@@ -200,8 +200,8 @@ async def test_a_patched_object_is_read_back_into_its_type() -> None:
     does not know is dropped, a null map value is the empty string, and what the type
     cannot hold is an internal error in Go's words (as kube's reference answered)."""
 
-    async def patched(*ops: Obj) -> Obj | errors.StatusError:
-        req = request(object=deployment())
+    async def patched(*ops: Obj, first: Obj | None = None) -> Obj | errors.StatusError:
+        req = request(object=first or deployment())
         caller = Caller({"p": lambda review: patch(*ops)})
         try:
             await plugin([hook("p")], [], caller).mutate(req)
@@ -228,6 +228,19 @@ async def test_a_patched_object_is_read_back_into_its_type() -> None:
         "InternalError",
         "Internal error occurred: json: cannot unmarshal number into Go struct field "
         "ObjectMeta.metadata.labels of type string",
+    )
+    # two errors: kube's decoder meets the patched document as the patch library wrote
+    # it (the root decoded, so its keys sorted: metadata before spec, whatever the
+    # object's own order) and reports the first
+    error = await patched(
+        {"op": "add", "path": "/spec/replicas", "value": "x"},
+        {"op": "add", "path": "/metadata/labels/n", "value": 2},
+        first={"spec": {"replicas": 1}, "metadata": {"name": "web", "labels": {}}},
+    )
+    assert isinstance(error, errors.StatusError)
+    assert error.message == (
+        "Internal error occurred: json: cannot unmarshal number into Go struct field "
+        "ObjectMeta.metadata.labels of type string"
     )
     error = await patched({"op": "add", "path": "/kind", "value": "Nope"})
     assert isinstance(error, errors.StatusError)

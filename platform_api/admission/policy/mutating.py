@@ -158,10 +158,11 @@ def _patch(obj: Obj, operations: list[Obj], kind: tuple[str, str, str]) -> Obj:
     """The JSON patch applied as kube's library applies it, and the result read back
     strictly into the object's type: what does not decode is kube's internal error,
     whatever the failure policy (errors.StatusError, not a MutationError)."""
+    decoded: dict[int, Any] = {}
     try:
-        patched = json_patch.apply(copy.deepcopy(obj), operations)
+        patched = json_patch.apply(copy.deepcopy(obj), operations, decoded)
     except json_patch.TestFailed:
         return obj  # kube: a failed test means the patch is not applied
     except json_patch.JSONPatchError as e:
         raise MutationError(f"JSON Patch: {e}") from None
-    return read_back_patched(patched, kind, strict=True)
+    return read_back_patched(patched, kind, strict=True, decoded=decoded)

@@ -186,11 +186,12 @@ class WebhookAdmission:
         if verdict.patch_type != "JSONPatch":
             raise CallError(f'unsupported patch type "{verdict.patch_type}"')
         patched = copy.deepcopy(req.object)
+        decoded: dict[int, Any] = {}  # what the patch library decoded (its key order)
         try:
-            patched = json_patch.apply(patched, operations)
+            patched = json_patch.apply(patched, operations, decoded)
         except json_patch.JSONPatchError as e:
             raise errors.internal_error(str(e)) from None
-        req.object = read_back_patched(patched, req.kind)
+        req.object = read_back_patched(patched, req.kind, decoded=decoded)
 
     # -- validating ---------------------------------------------------------------
 
