@@ -299,6 +299,18 @@ def apply_configuration(value: Any) -> dict[str, Any]:
     return out
 
 
+class FieldTypeError(CELError):
+    """A JSONPatch field a dyn value filled with another type: kube fails the
+    expression's evaluation so (its message is the expression's)."""
+
+
+_GO_TYPES = {bool: "bool", int: "int64", float: "float64", bytes: "[]uint8"}
+
+
+def _go_type(value: Any) -> str:
+    return _GO_TYPES.get(type(value), type(value).__name__)
+
+
 def json_patch_operations(value: Any) -> list[dict[str, Any]]:
     """The evaluated JSON patch operations, checked as kube's patcher does."""
     if not isinstance(value, list):
@@ -310,6 +322,12 @@ def json_patch_operations(value: Any) -> list[dict[str, Any]]:
                 "type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch, "
                 f"got element of {_kind(item)}"
             )
+        for name in ("op", "path", "from"):
+            given = item.get(name)
+            if given is not None and not isinstance(given, str):
+                raise FieldTypeError(
+                    f"unexpected type {_go_type(given)} for JSONPatchType '{name}' field"
+                )
         # kube's operation: op and path always (empty when not given), from when not
         # empty, value when given
         op: dict[str, Any] = {"op": item.get("op") or "", "path": item.get("path") or ""}

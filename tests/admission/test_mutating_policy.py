@@ -251,3 +251,16 @@ async def test_a_missing_parameter_refuses_as_forbidden() -> None:
     assert error.message.startswith(
         "policy 'p' with binding 'b' denied request: failed to configure binding: "
     )
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_json_patch_field_of_another_type_fails_the_evaluation() -> None:
+    """A dyn value of another type in op, path or from: kube's evaluation fails building
+    the JSONPatch (the reference's words, for int, bool and double)."""
+    for value, go_type in (("dyn(1)", "int64"), ("dyn(true)", "bool"), ("dyn(2.5)", "float64")):
+        expression = f'[JSONPatch{{op: "add", path: {value}, value: "x"}}]'
+        error = await run(plugin([policy("p", patch(expression))], [binding()]), deployment(1))
+        assert error.message == (
+            f"policy 'p' with binding 'b' denied request: expression '{expression}' resulted "
+            f"in error: unexpected type {go_type} for JSONPatchType 'path' field"
+        )

@@ -24,6 +24,7 @@ from platform_api.cel.admission import PolicyCompiler
 from platform_api.cel.environment import Program
 from platform_api.cel.mutation import (
     APPLY_CONFIGURATION,
+    FieldTypeError,
     apply_configuration,
     compile_mutation,
     json_patch_operations,
@@ -136,6 +137,8 @@ async def _mutated(
         if mutation.patch_type == APPLY_CONFIGURATION:
             return _apply(obj, apply_configuration(value), merge, atomics)
         return _patch(obj, json_patch_operations(value), kind)
+    except FieldTypeError as e:  # kube's evaluation fails building the value
+        raise MutationError(_failed(mutation, e)) from None
     except CELError as e:
         raise MutationError(str(e)) from None
 
