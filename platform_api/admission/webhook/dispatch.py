@@ -134,7 +134,10 @@ class WebhookAdmission:
                 done.previously.clear()
             if hook.reinvoke:
                 done.previously.append(hook.uid)
-        done.output = copy.deepcopy(req.object)
+        if again is None and done.previously:
+            # the second round asks whether the object changed since: only an IfNeeded
+            # webhook that ran since the last change would be called again for that
+            done.output = copy.deepcopy(req.object)
         return done
 
     async def _mutate_once(
