@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from platform_api.admission import metrics, plugintimes
 from platform_api.admission.equivalence import Equivalence
+from platform_api.admission.exchange import admission_request, merging, report
 from platform_api.admission.interface import AdmissionPlugin, Attributes, Mutating, Validating
 from platform_api.admission.plugintimes import ADMIT, VALIDATE
 from platform_api.admission.policy.dispatch import PolicyAdmission
@@ -28,7 +29,6 @@ from platform_api.admission.policy.mutating import Atomics, Merge
 from platform_api.admission.request import AdmissionRequest
 from platform_api.admission.webhook.dispatch import Round as WebhookRound
 from platform_api.admission.webhook.dispatch import WebhookAdmission
-from platform_api.fieldmanager import walk
 from platform_api.registry.prepare import ensure_namespace, generate_name
 from platform_api.scheme.types import ResourceType
 
@@ -39,10 +39,8 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 T = TypeVar("T")
 P = TypeVar("P", bound="AdmissionPlugin")
-META_GROUP_VERSION = "meta.platform.io/v1"
 MUTATING_POLICY, MUTATING_WEBHOOK = "MutatingAdmissionPolicy", "MutatingAdmissionWebhook"
 VALIDATING_POLICY, VALIDATING_WEBHOOK = "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook"
-_OPTIONS_KIND = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 
 class AdmissionChain:
@@ -205,9 +203,9 @@ class AdmissionChain:
         req = admission_request(scope, attrs, obj, old)
         policies, webhooks = self.mutating_policies, self.webhooks
         try:
-            first, merging = None, None
+            first, merged = None, None
             if policies is not None and policies.active():
-                merging = merge, atomics = _merging(scope)
+                merged = merge, atomics = merging(scope)
                 first = await self._part(
                     MUTATING_POLICY, ADMIT, attrs, policies.mutate, req, merge, atomics
                 )
@@ -219,9 +217,9 @@ class AdmissionChain:
             else:
                 self._nothing(MUTATING_WEBHOOK, ADMIT, attrs)
             if (first is not None and first.dirty) or (hooks is not None and hooks.changed):
-                await self._second_round(attrs, req, first, hooks, merging)
+                await self._second_round(attrs, req, first, hooks, merged)
         finally:
-            _report(scope, req)
+            report(scope, req)
         if req.object is None:
             return obj
         mutated = getattr(scope.store.strategy, "mutated", None)  # a custom resource's
@@ -235,7 +233,7 @@ class AdmissionChain:
         req: AdmissionRequest,
         first: PolicyRound | None,
         hooks: WebhookRound | None,
-        merging: tuple[Merge, Atomics] | None,
+        merged: tuple[Merge, Atomics] | None,
     ) -> None:
         """kube's reinvoker: every built-in mutating plugin again (a default a webhook
         removed comes back), the IfNeeded policies that ran, then the IfNeeded webhooks
@@ -243,8 +241,8 @@ class AdmissionChain:
         assert req.object is not None
         await self._plan(ADMIT, attrs).run("admit", attrs, req.object, req.old_object)
         if first is not None and first.reinvoke:
-            assert self.mutating_policies is not None and merging is not None
-            await self.mutating_policies.mutate(req, *merging, only=first.reinvoke)
+            assert self.mutating_policies is not None and merged is not None
+            await self.mutating_policies.mutate(req, *merged, only=first.reinvoke)
         if hooks is not None:
             assert self.webhooks is not None
             await self.webhooks.mutate(req, again=hooks)
@@ -338,7 +336,7 @@ class AdmissionChain:
             try:
                 await self._part(name, VALIDATE, attrs, part.validate, req)
             finally:
-                _report(scope, req)
+                report(scope, req)
 
     async def _delete_webhooks(self, scope: Scope, attrs: Attributes, old: Obj | None) -> None:
         """kube's delete admission: mutating then validating, on the stored object."""
@@ -351,7 +349,7 @@ class AdmissionChain:
             await webhooks.mutate(req)
             await self._part(VALIDATING_WEBHOOK, VALIDATE, attrs, webhooks.validate, req)
         finally:
-            _report(scope, req)
+            report(scope, req)
 
 
 async def _timed(kind: str, operation: str, step: Awaitable[T]) -> T:
@@ -369,62 +367,3 @@ async def _timed(kind: str, operation: str, step: Awaitable[T]) -> T:
 def _acts_on(plugin: AdmissionPlugin, rt: ResourceType) -> bool:
     resources = getattr(plugin, "resources", None)
     return resources is None or (rt.group, rt.plural) in resources
-
-
-def admission_request(
-    scope: Scope, attrs: Attributes, obj: Obj | None, old: Obj | None
-) -> AdmissionRequest:
-    """What a webhook is told about this request (objects in the group asked for)."""
-    rt = attrs.resource
-    options: Obj = {
-        "kind": _OPTIONS_KIND.get(attrs.operation, ""),
-        "apiVersion": META_GROUP_VERSION,
-    }
-    if attrs.dry_run:
-        options["dryRun"] = ["All"]
-    if scope.ctx.field_manager and attrs.operation != "DELETE":
-        options["fieldManager"] = scope.ctx.field_manager
-    return AdmissionRequest(
-        operation=attrs.operation,
-        group=rt.group,
-        version=rt.version,
-        resource=rt.plural,
-        subresource=attrs.subresource,
-        kind=rt.gvk(attrs.subresource),
-        namespaced=rt.namespaced,
-        namespace=attrs.namespace,
-        name=attrs.name,
-        user=attrs.user,
-        dry_run=attrs.dry_run,
-        options=options if attrs.operation in _OPTIONS_KIND else None,
-        object=obj,
-        old_object=old,
-        trace=scope.ctx.trace,
-    )
-
-
-def _merging(scope: Scope) -> tuple[Merge, Atomics]:
-    """Structured-merge-diff for the request's kind: a mutating policy's apply
-    configurations merge as server-side apply merges."""
-    manager = scope.handlers.field_manager(scope.resource)
-    typed, node = manager.typed, manager.node
-
-    def merge(live: Obj, config: Obj) -> Obj:
-        merged: Obj = walk.merge(typed, node, live, config)
-        return merged if typed.unstructured else walk.without_nulls(merged)
-
-    def atomics(config: Obj) -> list[str]:
-        return walk.atomic_paths(typed, node, config)
-
-    return merge, atomics
-
-
-def _report(scope: Scope, req: AdmissionRequest) -> None:
-    """Webhook and policy warnings become the response's Warning headers, their audit
-    annotations the request's audit event's."""
-    for text in req.warnings:
-        scope.ctx.warn(text)
-    req.warnings.clear()
-    for key, value in req.audit_annotations.items():
-        scope.ctx.annotate(key, value)
-    req.audit_annotations.clear()
