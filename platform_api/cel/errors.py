@@ -8,8 +8,10 @@ zero``, ``no such overload``...).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping
+
+from platform_api.cel.issuetext import ISSUE_AT, offset_of
+from platform_api.cel.relocate import relocated
 
 
 class CELError(ValueError):
@@ -51,7 +53,6 @@ _REWORDED = [
     ),
     (re.compile(r"cannot be the range of a comprehension"), "cannot be range of a comprehension"),
 ]
-_ISSUE_AT = re.compile(r"^ERROR: <input>:(\d+):(\d+): ")
 
 _KINDS = "string|int|uint|double|bool|bytes|timestamp|duration|null_type|list|map"
 _RUNTIME = [
@@ -102,7 +103,7 @@ def compile_issues(text: str, source: str | None = None) -> str:
         lines = _empty_snippets(lines, source)
     if source:
         lines = [_NO_OVERLOAD.sub(lambda m: _signature(m, source), line) for line in lines]
-        lines = _relocated(lines, source)
+        lines = relocated(lines, source)
     lines = [_NOT_SELECTABLE.sub(_SELECT_TEXT, line) for line in lines]
     for pattern, words in _REWORDED:
         lines = [pattern.sub(words, line) if line.startswith("ERROR: ") else line for line in lines]
@@ -115,12 +116,12 @@ def _empty_snippets(lines: list[str], source: str) -> list[str]:
     then `` | ^``), where cel-cpp draws none; an empty source has no line at all, and
     cel-go places its issue at column 0 (``<input>:1:0``)."""
     if not source:
-        return [_ISSUE_AT.sub(r"ERROR: <input>:\1:0: ", line, count=1) for line in lines]
+        return [ISSUE_AT.sub(r"ERROR: <input>:\1:0: ", line, count=1) for line in lines]
     rows = source.split("\n")
     out: list[str] = []
     for i, line in enumerate(lines):
         out.append(line)
-        match = _ISSUE_AT.match(line)
+        match = ISSUE_AT.match(line)
         drawn = i + 1 < len(lines) and lines[i + 1].startswith(" | ")
         if match is None or drawn:
             continue
@@ -164,7 +165,7 @@ def by_location(lines: list[str]) -> list[str]:
             issues[-1].append(line)
 
     def where(issue: list[str]) -> tuple[int, int]:
-        match = _ISSUE_AT.match(issue[0])
+        match = ISSUE_AT.match(issue[0])
         return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
     return [line for issue in sorted(issues, key=where) for line in issue]
@@ -183,112 +184,6 @@ def _without_error_operands(lines: list[str]) -> list[str]:
         else:
             out.append(line)
     return out
-
-
-_QUALIFIED = re.compile(
-    r"^ERROR: <input>:(\d+):(\d+): undeclared reference to '([\w]+)\.[\w.]+' \(in container ''\)$"
-)
-_SAME_VARIABLES = re.compile(
-    r"^ERROR: <input>:(\d+):(\d+): \w+\(\) second variable must be different from the first "
-    r"variable$"
-)
-_NAME_THEN_COMMA = re.compile(r"(\w+)\s*,\s*")
-
-
-def _qualified_reference(match: re.Match[str], source: str) -> tuple[int, str]:
-    """cel-cpp reports an undeclared ``a.b.c`` whole, at its last select (inside ``has()``
-    at the macro's parenthesis); cel-go reports the first name ``a``, where it stands."""
-    row, column, first = int(match.group(1)), int(match.group(2)), match.group(3)
-    end = offset_of(source, row, column - 1)
-    starts = [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(first)}\b", source)]
-    before = [start for start in starts if start <= end]
-    after = [start for start in starts if start > end]
-    offset = before[-1] if before else (after[0] if after else end)
-    return offset, f"undeclared reference to '{first}' (in container '')"
-
-
-def _same_variables(match: re.Match[str], source: str) -> tuple[int, str]:
-    """cel-cpp reports a two-variable comprehension's repeated name at the first variable;
-    cel-go at the second, as a duplicate."""
-    offset = offset_of(source, int(match.group(1)), int(match.group(2)) - 1)
-    named = _NAME_THEN_COMMA.match(source, offset)
-    second = named.end() if named else offset
-    return second, f"duplicate variable name: {named.group(1) if named else ''}"
-
-
-_REFERENCE = re.compile(
-    r"^ERROR: <input>:(\d+):(\d+): undeclared reference to '([\w.]+)' \(in container ''\)$"
-)
-
-
-def _struct_or_qualified(match: re.Match[str], source: str) -> tuple[int, str]:
-    """An undeclared message type of an object literal (``Foo.Bar{...}``): cel-cpp
-    reports it at its name, cel-go at the brace.  Other undeclared names as
-    ``_qualified_reference`` places them (a plain one stays where it is)."""
-    start = offset_of(source, int(match.group(1)), int(match.group(2)) - 1)
-    parts = match.group(3).split(".")
-    literal = re.compile(r"\s*\.\s*".join(map(re.escape, parts)) + r"\s*\{")
-    found = literal.match(source, start)
-    if found is not None:
-        return found.end() - 1, f"undeclared reference to '{match.group(3)}' (in container '')"
-    qualified = _QUALIFIED.match(match.group(0))
-    if qualified is not None:
-        return _qualified_reference(qualified, source)
-    return start, f"undeclared reference to '{match.group(3)}' (in container '')"
-
-
-_RELOCATED = [(_REFERENCE, _struct_or_qualified), (_SAME_VARIABLES, _same_variables)]
-
-
-def _relocated(lines: list[str], source: str) -> list[str]:
-    """Issues cel-go places and words otherwise, redrawn with their snippet lines.  An
-    object literal of an undeclared type is all cel-go checks of it: the issues within
-    its braces go."""
-    issues: list[tuple[int | None, list[str]]] = []  # (offset if relocated, its lines)
-    unchecked: list[tuple[int, int]] = []  # the braces of undeclared types' literals
-    skip = 0
-    for line in lines:
-        if skip:
-            skip -= 1
-            continue
-        for pattern, place in _RELOCATED:
-            match = pattern.match(line)
-            if match is not None:
-                offset, message = place(match, source)
-                issues.append((offset, format_issue(source, offset, message).split("\n")))
-                if pattern is _REFERENCE and source[offset : offset + 1] == "{":
-                    unchecked.append((offset, _closing(source, offset)))
-                skip = 2  # cel-cpp's snippet and caret lines of the replaced issue
-                break
-        else:
-            issues.append((_issue_offset(line, source), [line]))
-    out: list[str] = []
-    for at, issue in issues:
-        if at is None or not any(a < at < b for a, b in unchecked):
-            out.extend(issue)
-    return out
-
-
-_ISSUE_AT = re.compile(r"^ERROR: <input>:(\d+):(\d+): ")
-
-
-def _issue_offset(line: str, source: str) -> int | None:
-    """Where an issue's first line says it stands (None for a snippet or caret line)."""
-    match = _ISSUE_AT.match(line)
-    if match is None:
-        return None
-    return offset_of(source, int(match.group(1)), int(match.group(2)) - 1)
-
-
-def _closing(source: str, brace: int) -> int:
-    """The offset of the brace that closes the one at ``brace`` (strings not skipped:
-    a close enough bound for dropping issues)."""
-    depth = 0
-    for i in range(brace, len(source)):
-        depth += {"{": 1, "}": -1}.get(source[i], 0)
-        if depth == 0:
-            return i
-    return len(source)
 
 
 _NO_OVERLOAD = re.compile(
@@ -323,11 +218,6 @@ def _signature(match: re.Match[str], source: str) -> str:
         signature = f"({', '.join(args)})"
     prefix = f"ERROR: <input>:{line}:{column}: "
     return f"{prefix}found no matching overload for '{name}' applied to '{signature}'"
-
-
-def offset_of(source: str, line: int, column: int) -> int:
-    lines = source.split("\n")
-    return sum(len(text) + 1 for text in lines[: line - 1]) + column
 
 
 # cel-cpp: "No matching overloads found : (int64).string_trim()" or "size(int64)"
@@ -409,21 +299,3 @@ def runtime_message(text: str, overloads: Overloads | None = None) -> str:
         if pattern.match(message):
             return pattern.sub(replacement, message)
     return message
-
-
-def location(source: str, offset: int) -> tuple[int, int]:
-    """1-based line and 0-based column (in code points) of a code-point offset."""
-    line_start = source.rfind("\n", 0, offset) + 1
-    return source.count("\n", 0, offset) + 1, offset - line_start
-
-
-def format_issue(source: str, offset: int, message: str) -> str:
-    """One error as cel-go's ``Error.ToDisplayString`` renders it."""
-    line, column = location(source, offset)
-    text = f"ERROR: <input>:{line}:{column + 1}: {message}"
-    snippet = source.split("\n")[line - 1].replace("\t", " ")
-    marker = []
-    for ch in snippet[:column]:
-        wide = unicodedata.east_asian_width(ch) in ("W", "F")
-        marker.append("\uff0e" if wide else ".")
-    return f"{text}\n | {snippet}\n | {''.join(marker)}^"

@@ -19,7 +19,8 @@ from typing import Any
 
 from platform_api.cel.admission import ANY, PolicyCompiler
 from platform_api.cel.environment import Program
-from platform_api.cel.errors import CELError, CompileError, format_issue
+from platform_api.cel.errors import CELError, CompileError
+from platform_api.cel.issuetext import format_issue
 from platform_api.cel.mutationtypes import field_problems, kube_type
 
 APPLY_CONFIGURATION = "ApplyConfiguration"

@@ -17,7 +17,8 @@ import re
 from typing import Any
 
 from platform_api.cel.checked import walk
-from platform_api.cel.errors import by_location, format_issue, offset_of, split_types
+from platform_api.cel.errors import by_location, split_types
+from platform_api.cel.issuetext import format_issue, offset_of
 
 _OVERLOAD = re.compile(
     r"^ERROR: <input>:(\d+):(\d+): found no matching overload for '([^']*)' "

@@ -12,8 +12,8 @@ import re
 from typing import Any
 
 from platform_api.cel.checked import Checked, equivalent, type_text, walk
-from platform_api.cel.errors import format_issue
 from platform_api.cel.formatcheck import format_errors
+from platform_api.cel.issuetext import format_issue
 from platform_api.cel.library.common import EvalError
 from platform_api.cel.library.regex import compile_pattern
 
