@@ -141,6 +141,8 @@ FIELD_LABELS: dict[tuple[str, str], dict[str, FieldGetter]] = {
         "status.podIP": _path("status", "podIP"),
         "status.podIPs": _pod_ips,
         "status.nominatedNodeName": _path("status", "nominatedNodeName"),
+        # kube's conversion keeps old v1 clients' name for the node: spec.nodeName
+        "spec.host": _path("spec", "nodeName"),
     },
     ("", "nodes"): {
         "spec.unschedulable": lambda o: (

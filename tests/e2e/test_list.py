@@ -170,6 +170,24 @@ def test_selectors_with_limit_omit_remaining_count(server: Server, admin: reques
     )
 
 
+def test_old_clients_select_pods_by_spec_host(server: Server, admin: requests.Session) -> None:
+    """kube's Pod field-label conversion still takes ``spec.host``, v1's first name for
+    ``spec.nodeName``, and selects by the node."""
+    base = make_namespace(admin, server, "host").replace("/configmaps", "/pods")
+    for name, node in (("a", "n1"), ("b", "n2")):
+        body = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]},
+        }
+        assert admin.post(server.url + base, json=body).status_code == 201
+    for selector in ("spec.host%3Dn1", "spec.nodeName%3Dn1", "spec.host!%3Dn2"):
+        page = admin.get(server.url + base + "?fieldSelector=" + selector)
+        assert page.status_code == 200
+        assert [i["metadata"]["name"] for i in page.json()["items"]] == ["a"]
+
+
 def _fetched(admin: requests.Session, server: Server) -> float:
     """Objects lists have read of ConfigMaps so far, from the database or a watch cache."""
     families = ("apiserver_storage_list_fetched", "apiserver_cache_list_fetched")
