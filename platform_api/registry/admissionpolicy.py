@@ -25,6 +25,7 @@ from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.conditions import validate_conditions
 from platform_api.validation.field import FieldError
+from platform_api.validation.names import GENERIC_NAMES
 from platform_api.validation.objectmeta import validate_object_meta, validate_object_meta_update
 
 POLICY = "ValidatingAdmissionPolicy"
@@ -73,7 +74,7 @@ class _AdmissionPolicyStrategy(GenericStrategy):
         """kube's generic update checks ObjectMeta (names as path segments) and its update
         rules before the strategy validates the whole object again."""
         meta, old_meta = new["metadata"], old["metadata"]
-        errs = validate_object_meta(meta, False, "path-segment")
+        errs = validate_object_meta(meta, False, GENERIC_NAMES)
         return errs + validate_object_meta_update(meta, old_meta)
 
 

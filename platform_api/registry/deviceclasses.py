@@ -21,22 +21,6 @@ from platform_api.registry.quota_validation import is_extended
 from platform_api.registry.strategy import RESET_FOR_STATUS, GenericStrategy, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.names import is_dns1123_subdomain
-from platform_api.validation.objectmeta import validate_kube_finalizers, validate_object_meta
-
-
-def validate_class_meta(meta: Obj) -> list[FieldError]:
-    """core's ValidateObjectMetaWithOpts with apimachinery's LongName: no generateName
-    check, and a name's limit counted in bytes."""
-    name = meta.get("name") or ""
-    if not name:
-        errs = [field.required("metadata.name", "name or generateName is required")]
-    else:
-        errs = [
-            field.invalid("metadata.name", name, m) for m in is_dns1123_subdomain(name, "bytes")
-        ]
-    errs += validate_object_meta({**meta, "generateName": "", "name": "x"}, False, "subdomain")
-    return errs + validate_kube_finalizers(meta.get("finalizers") or [], "metadata.finalizers")
 
 
 def validate_class_spec(spec: Obj, old: Obj | None) -> list[FieldError]:
@@ -76,14 +60,11 @@ class DeviceClassStrategy(GenericStrategy):
         return not same("dra.DeviceClassSpec", new.get("spec"), old.get("spec"))
 
     def validate(self, cls: Obj) -> list[FieldError]:
-        return validate_class_meta(cls["metadata"]) + validate_class_spec(
-            obj(cls.get("spec")), None
-        )
+        return super().validate(cls) + validate_class_spec(obj(cls.get("spec")), None)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        """kube checks the metadata as on create too, then as an update."""
-        meta = new["metadata"]
-        errs = super().validate_update(new, old) + validate_class_meta(meta)
+        """kube checks the metadata as on create first, then as an update."""
+        errs = super().validate(new) + super().validate_update(new, old)
         return errs + validate_class_spec(obj(new.get("spec")), obj(old.get("spec")))
 
 

@@ -13,6 +13,7 @@ from platform_api.scheme.types import ResourceType
 from platform_api.uid import new_uid
 from platform_api.validation import field, podoptions
 from platform_api.validation.field import FieldError
+from platform_api.validation.names import GENERIC_NAMES
 from platform_api.validation.objectmeta import validate_object_meta, validate_object_meta_update
 from platform_api.validation.podoptions import PodOptions
 
@@ -43,15 +44,24 @@ def before_create(rt: ResourceType, strategy: Strategy, namespace: str, obj: Obj
     strategy.prepare_for_create(obj)
     with podoptions.using(_pod_options(rt, strategy, None)):
         errs = strategy.validate(obj)
-    if not errs and not getattr(strategy, "validates_metadata", True):
+    if not errs and _unchecked_names(strategy):
         # kube's BeforeCreate checks the metadata after the kind's validation, which
         # for such a kind does not (its names as path segments, no finalizer rules)
-        errs = validate_object_meta(meta, rt.namespaced, "path-segment")
+        errs = validate_object_meta(meta, rt.namespaced, GENERIC_NAMES)
     name = meta.get("name", "")
     if errs:
         raise errors.invalid(*_invalid_kind(rt, strategy, obj), name, errs)
     strategy.canonicalize(obj)
     return str(name)
+
+
+def _unchecked_names(strategy: Strategy) -> bool:
+    """Whether the kind's validation leaves its metadata, or at least its names, to
+    BeforeCreate's generic check (a name any path segment would do for)."""
+    if not getattr(strategy, "validates_metadata", True):
+        return True
+    rule = getattr(strategy, "name_rule", None)
+    return rule is not None and rule() == "any"
 
 
 def check_put_target(rt: ResourceType, obj: Obj, namespace: str, name: str) -> None:
@@ -133,7 +143,7 @@ def check_update(
     the message); what the writer may not change (``denied``, found asynchronously);
     then the kind's rules."""
     meta = update["metadata"]
-    errs = validate_object_meta(meta, rt.namespaced, "path-segment")
+    errs = validate_object_meta(meta, rt.namespaced, GENERIC_NAMES)
     errs += validate_object_meta_update(meta, old["metadata"])
     errs += denied
     with podoptions.using(_pod_options(rt, strategy, old)):

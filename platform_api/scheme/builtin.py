@@ -79,7 +79,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     ),
     _t("", "ConfigMap", "configmaps", short=("cm",)),
     _t("", "Endpoints", "endpoints", short=("ep",)),
-    _t("", "Event", "events", short=("ev",), name_rule="path-segment"),
+    _t("", "Event", "events", short=("ev",), name_rule="generic"),
     _t("", "LimitRange", "limitranges", short=("limits",)),
     _t(
         "",
@@ -131,6 +131,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         categories=ALL,
         status=True,
         scale=True,
+        name_rule="long-name",
     ),
     _t("", "ResourceQuota", "resourcequotas", short=("quota",), status=True),
     _t("", "Secret", "secrets"),
@@ -377,7 +378,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
             Subresource("approval", "CertificateSigningRequest", STATUS_VERBS),
             _status("CertificateSigningRequest"),
         ),
-        name_rule="path-segment",
+        name_rule="any",
     ),
     # apiregistration.platform.io/v1: the aggregation layer's registrations
     _t(

@@ -55,7 +55,14 @@ def _mutating_policies(version: str) -> tuple[ResourceType, ...]:
 
 def _dra(version: str, taints: bool) -> tuple[ResourceType, ...]:
     kinds: tuple[ResourceType, ...] = (
-        _t(_RESOURCE, "DeviceClass", "deviceclasses", namespaced=False, version=version),
+        _t(
+            _RESOURCE,
+            "DeviceClass",
+            "deviceclasses",
+            namespaced=False,
+            version=version,
+            name_rule="long-name",
+        ),
         _t(_RESOURCE, "ResourceClaim", "resourceclaims", status=True, version=version),
         _t(_RESOURCE, "ResourceClaimTemplate", "resourceclaimtemplates", version=version),
         _t(_RESOURCE, "ResourceSlice", "resourceslices", namespaced=False, version=version),

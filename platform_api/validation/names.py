@@ -138,6 +138,17 @@ def is_path_segment_name(value: str) -> list[str]:
     return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
 
 
+def is_path_segment_prefix(value: str) -> list[str]:
+    """``IsValidPathSegmentPrefix``: a generateName only may not hold a separator."""
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
+
+
+def is_long_name(value: str) -> list[str]:
+    """apimachinery's ``validate.LongName``: a DNS subdomain as its ``content`` package
+    words it (the limit in bytes)."""
+    return is_dns1123_subdomain(value, "bytes")
+
+
 def is_qualified_name(value: str) -> list[str]:
     """``IsQualifiedName`` / ``IsLabelKey``: ``[prefix/]name``."""
     errs: list[str] = []
@@ -206,11 +217,21 @@ NAME_RULES: dict[str, NameCheck] = {
     "label": is_dns1123_label,
     "dns1035": is_dns1035_label,
     "path-segment": is_path_segment_name,
+    "long-name": is_long_name,  # kinds validated with validate.LongName; no generateName
     "ip": strict_ip_errors,  # an IPAddress: its address, canonical
+    "any": lambda _name: [],  # a CertificateSigningRequest's (BeforeCreate's check follows)
 }
 
 
+# The generic store's own checks of names (BeforeCreate's, validateCommonFields' on an
+# update: ``ValidatePathSegmentName``), which, unlike the kinds that take path segments
+# as names (RBAC's), check a generateName as a prefix.
+GENERIC_NAMES = "generic"
+
+
 def validate_name(rule: str, name: str, prefix: bool = False) -> list[str]:
+    if rule == GENERIC_NAMES:
+        return is_path_segment_prefix(name) if prefix else is_path_segment_name(name)
     check = NAME_RULES[rule]
     if prefix and rule not in ("path-segment", "ip"):
         name = _mask_trailing_dash(name)

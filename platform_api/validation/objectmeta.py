@@ -151,7 +151,7 @@ def validate_object_meta(meta: dict[str, Any], namespaced: bool, rule: str) -> l
     """``ValidateObjectMeta`` for a create."""
     errs: list[FieldError] = []
     generate_name = meta.get("generateName", "")
-    if generate_name:
+    if generate_name and rule != "long-name":  # kube's ValidateObjectMetaWithOpts: none
         errs += [
             field.invalid("metadata.generateName", generate_name, m)
             for m in validate_name(rule, generate_name, prefix=True)

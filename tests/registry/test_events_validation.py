@@ -127,6 +127,13 @@ CORE_CASES = [
         'involvedObject.namespace: Invalid value: "": does not match event.namespace',
     ),
     (core(metadata={"name": "Bad_Name2", "namespace": NS}), ""),  # any path segment
+    # a generateName is a path segment's prefix: dots alone are fine, a '/' is not
+    (core(metadata={"generateName": "..", "name": "..x7k2p", "namespace": NS}), ""),
+    (
+        core(metadata={"generateName": "a/", "name": "a/x7k2p", "namespace": NS}),
+        "[metadata.generateName: Invalid value: \"a/\": may not contain '/', "
+        "metadata.name: Invalid value: \"a/x7k2p\": may not contain '/']",
+    ),
 ]
 
 

@@ -11,11 +11,12 @@ from platform_api.cel.validators import valid_timestamp
 from platform_api.registry.servicespec import port_name_errors
 from platform_api.validation import names
 
-# Every is_* rule of names.py but path segments (kube forbids only '/', '%', '.' and '..').
+# Every is_* rule of names.py but path segments and their prefixes (kube forbids only
+# '/', '%', '.' and '..').
 CHECKS = [
     check
     for name, check in vars(names).items()
-    if name.startswith("is_") and name != "is_path_segment_name"
+    if name.startswith("is_") and not name.startswith("is_path_segment_")
 ]
 
 
