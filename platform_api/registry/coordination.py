@@ -46,6 +46,7 @@ def validate_lease_spec(spec: Obj) -> list[FieldError]:
 
 @register("policy", "PodDisruptionBudget")
 class PodDisruptionBudgetStrategy(SpecChecked, WorkloadStrategy):
+    allow_unconditional_update = False  # a PUT names the resourceVersion it replaces
     update_meta_checks = ""  # kube validates only the generic update checks' metadata
     validates_metadata = False  # ...and on a create only once the spec passes
     check = staticmethod(validate_budget_spec)
@@ -68,6 +69,7 @@ class PodDisruptionBudgetStrategy(SpecChecked, WorkloadStrategy):
 
 @register("coordination.platform.io", "Lease")
 class LeaseStrategy(SpecChecked, CreateOnUpdateStrategy):
+    allow_unconditional_update = False  # a PUT names the resourceVersion it replaces
     check = staticmethod(validate_lease_spec)
 
 

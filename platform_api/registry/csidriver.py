@@ -96,6 +96,7 @@ def validate_csidriver_spec(spec: Obj) -> list[FieldError]:
 
 @register(GROUP, "CSIDriver")
 class CSIDriverStrategy(GenericStrategy):
+    allow_unconditional_update = False  # a PUT names the resourceVersion it replaces
     returns_deleted_object = True  # as kube's store for the kind answers a delete
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:

@@ -85,6 +85,7 @@ def _without_count(driver: Obj) -> Obj:
 
 @register(GROUP, "CSINode")
 class CSINodeStrategy(GenericStrategy):
+    allow_unconditional_update = False  # a PUT names the resourceVersion it replaces
     returns_deleted_object = True  # as kube's store for the kind answers a delete
 
     def validate(self, obj: Obj) -> list[FieldError]:

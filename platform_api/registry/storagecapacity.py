@@ -37,6 +37,8 @@ def _negative(text: str) -> bool:
 
 @register(GROUP, "CSIStorageCapacity")
 class CSIStorageCapacityStrategy(GenericStrategy):
+    allow_unconditional_update = False  # a PUT names the resourceVersion it replaces
+
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_capacity(obj)
 

@@ -80,6 +80,7 @@ def _go_spec(spec: Obj) -> GoText:
 
 @register(GROUP, "VolumeAttachment")
 class VolumeAttachmentStrategy(GenericStrategy):
+    allow_unconditional_update = False  # a PUT names the resourceVersion it replaces
     status_keeps_old_metadata: tuple[str, ...] = RESET_FOR_STATUS  # kube's status strategy
     returns_deleted_object = True  # as kube's store for the kind answers a delete
     initial_status = {"attached": False}
