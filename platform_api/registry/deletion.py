@@ -31,9 +31,16 @@ FOREGROUND = "foregroundDeletion"
 IMMEDIATE, GRACEFUL, PENDING = "immediate", "graceful", "pending"
 
 
+# kube's rest.Unsupported: a kind (Events) whose deletes add no garbage-collection
+# finalizer, whatever they ask for, and drop those it carries.
+UNSUPPORTED = "Unsupported"
+
+
 def _policy(
     finalizers: list[str], propagation: str | None, orphan: bool | None, default: str
 ) -> str:
+    if default == UNSUPPORTED:  # the kind's dependents are never the delete's business
+        return default
     if orphan is not None:
         return "Orphan" if orphan else "Background"
     if propagation is not None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from platform_api.gotext import Struct, marshal
 from platform_api.registry.core import CoreCreateOnUpdateStrategy
+from platform_api.registry.deletion import UNSUPPORTED
 from platform_api.registry.eventconversion import to_core
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.scheme import namespaces
@@ -163,6 +164,7 @@ _IMMUTABLE = (  # (path in kube's message, core v1 field, how kube prints the va
 @register("events.platform.io", "Event")
 class EventStrategy(GenericStrategy):
     allow_create_on_update = True
+    default_propagation = UNSUPPORTED
     error_kind: tuple[str, str] | None = (
         "Event",
         "",
@@ -182,6 +184,8 @@ class EventStrategy(GenericStrategy):
 @register("", "Event")
 class CoreEventStrategy(CoreCreateOnUpdateStrategy):
     """v1 Events: the legacy rules only, then the generic metadata checks."""
+
+    default_propagation = UNSUPPORTED
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return legacy_rules(obj, core_request=True) or super().validate(obj)

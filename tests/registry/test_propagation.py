@@ -28,6 +28,10 @@ def obj(*finalizers: str) -> dict[str, Any]:
         (("foregroundDeletion",), None, None, "Orphan", ["foregroundDeletion"]),
         (("orphan", "a/b"), "Background", None, "Background", ["a/b"]),
         (("a/b",), None, None, "Orphan", ["a/b", "orphan"]),
+        # an Event's: nothing is added, whatever is asked, and what it carried goes
+        ((), "Foreground", None, "Unsupported", []),
+        ((), None, True, "Unsupported", []),
+        (("orphan", "a/b", "foregroundDeletion"), None, None, "Unsupported", ["a/b"]),
     ],
 )
 def test_the_policy_named_then_the_finalizers_then_the_kinds_default(
@@ -49,6 +53,8 @@ def test_the_policy_named_then_the_finalizers_then_the_kinds_default(
         ("apps", "deployments", "Background"),
         ("batch", "cronjobs", "Background"),
         ("", "pods", "Background"),
+        ("", "events", "Unsupported"),
+        ("events.platform.io", "events", "Unsupported"),
     ],
 )
 def test_kinds_that_kept_v1s_old_default_orphan(group: str, plural: str, default: str) -> None:
