@@ -100,13 +100,14 @@ class Routes:
     # Routes without ``methods`` answer every method as GET, as kube's plain handlers do
     # (``/``, ``/apis``, ``/apis/<g>``, health, OpenAPI, ``/metrics``); its go-restful
     # routes (``/api...``, ``/apis/<g>/<v>``, ``/version``, the issuer documents) take
-    # GET only, spelt so, and no HEAD.
-    @app.route("/api", methods=["GET"])
-    @app.route("/api/", methods=["GET"])
-    @app.route("/api/v1", methods=["GET"])
-    @app.route("/apis/<group>/<version>", methods=["GET"])
-    @app.route("/api/v1/", methods=["GET"])
-    @app.route("/apis/<group>/<version>/", methods=["GET"])
+    # GET only, spelt so, and no HEAD.  A version nothing serves is no route at all
+    # there: every method is told 404, so discovery checks the method itself.
+    @app.route("/api")
+    @app.route("/api/")
+    @app.route("/api/v1")
+    @app.route("/apis/<group>/<version>")
+    @app.route("/api/v1/")
+    @app.route("/apis/<group>/<version>/")
     def discover_versions(self, request: Request, **_: str) -> bytes:
         path = request.path.decode()
         if request.method != b"GET" and self.discovery.serves(path):

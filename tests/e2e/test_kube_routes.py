@@ -111,6 +111,14 @@ def test_methods_and_unknown_paths_answer_as_kubes_routes(
         assert plain.headers["X-Content-Type-Options"] == "nosniff"
     for path in ("/api/v9", "/api/v1/nothing", "/apis/apps/v9/deployments", "/apis/apps/v2"):
         assert code_and_reason(admin.get(url + path)) == (404, "NotFound"), path
+    # a version nobody serves is no route: every method is told what a GET is
+    for method in ("OPTIONS", "DELETE", "POST"):
+        missing_version = admin.request(method, url + "/apis/apps/v9")
+        assert code_and_reason(missing_version) == (404, "NotFound"), method
+        no_group = admin.request(method, url + "/apis/nogroup/v1")
+        assert (no_group.status_code, no_group.content) == (404, b"404 page not found\n")
+        served = admin.request(method, url + "/apis/apps/v1")
+        assert code_and_reason(served) == (405, "MethodNotAllowed"), method
     bare = admin.get(url + "/openapi/v3/apis/nogroup/v1")
     assert (bare.status_code, bare.content) == (404, b"")
     assert "Content-Type" not in bare.headers
