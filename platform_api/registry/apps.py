@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import orjson
 
+from platform_api import errors
+from platform_api.gotext import parse_int
 from platform_api.registry.claimupdate import claim_spec_warnings
 from platform_api.registry.defaults import defaults
 from platform_api.registry.jobselector import (
@@ -141,33 +143,47 @@ TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 
 
 class DaemonSetStrategy(PodTemplateStrategy):
-    """kube keeps a DaemonSet's template generation (1, then one more per template
-    change) in an annotation clients cannot set; older pods carry it as a label."""
+    """kube keeps a DaemonSet's template generation in its internal spec, which v1
+    carries as an annotation: a create keeps a positive one it is given (else 1), an
+    update keeps the stored one (one more when the template changed), a status write
+    the stored one; older pods carry it as a label."""
 
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
-        _set_template_generation(obj, 1)
+        _set_template_generation(obj, max(_template_generation(obj), 1))
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)
-        annotations = old["metadata"].get("annotations") or {}
-        try:
-            generation = int(annotations.get(TEMPLATE_GENERATION, "0"))
-        except ValueError:
-            generation = 0
+        _template_generation(new)  # the body's must convert, whatever becomes of it
+        generation = _template_generation(old)
         template = (new.get("spec") or {}).get("template")
         if template != (old.get("spec") or {}).get("template"):
             generation += 1
         _set_template_generation(new, generation)
+
+    def prepare_status_update(self, new: Obj, old: Obj) -> None:
+        """kube's status strategy puts the stored spec back, its generation with it."""
+        _template_generation(new)
+        _set_template_generation(new, _template_generation(old))
 
     def template_changed(self, new: Obj, old: Obj) -> bool:
         """A DaemonSet's template generation, not its generation, decides."""
         return _template_generation(new) != _template_generation(old)
 
 
-def _template_generation(obj: Obj) -> str | None:
+def _template_generation(obj: Obj) -> int:
+    """The annotation as kube's v1 conversion reads it (``strconv.ParseInt``): a value
+    that does not parse fails the body's decoding (400); none is 0."""
     annotations = obj["metadata"].get("annotations") or {}
-    return annotations.get(TEMPLATE_GENERATION)
+    text = annotations.get(TEMPLATE_GENERATION)
+    if text is None:
+        return 0
+    try:
+        return parse_int(str(text))
+    except ValueError as e:
+        raise errors.bad_request(
+            f'DaemonSet in version "v1" cannot be handled as a DaemonSet: {e}'
+        ) from None
 
 
 def _set_template_generation(obj: Obj, generation: int) -> None:
