@@ -17,12 +17,13 @@ from platform_api.endpoints import binary, serializespan
 from platform_api.endpoints.fieldversions import CallOut, versions_for
 from platform_api.endpoints.freshness import Freshness
 from platform_api.endpoints.negotiation import Output, negotiate_output, partial_refusal
+from platform_api.endpoints.ownerrefs import AFTER_ADMISSION, dedup_owner_references
 from platform_api.endpoints.partial import metadata_only
 from platform_api.endpoints.responses import audit_binary, encode, finish, is_pretty
 from platform_api.endpoints.serializespan import Serialized
 from platform_api.fieldmanager.manager import FieldManager, Who, for_resource, update_tracker
 from platform_api.fieldmanager.typed import Typed
-from platform_api.registry.store import Admit, Store, Track, UpdateFunc
+from platform_api.registry.store import Admit, Mutate, Store, Track, UpdateFunc
 from platform_api.scheme import bytefields
 from platform_api.scheme.catalog import Scheme
 from platform_api.scheme.types import ResourceType, internal_package
@@ -191,9 +192,23 @@ class Scope:
             subresource=self.info.subresource,
             force_allow_create=apply and not self.info.subresource,
             track=None if apply else self.tracker(),
-            mutate=self.handlers.admission.mutator(self),
+            mutate=self.mutator(),
             applied=apply,
         )
+
+    def mutator(self) -> Mutate:
+        """Mutating admission for the store's write, then kube's owner-reference dedup
+        of what admission left."""
+        admit = self.handlers.admission.mutator(self)
+        warn = self.ctx.warn
+
+        async def mutate(obj: Obj, old: Obj | None) -> Obj:
+            if admit is not None:
+                obj = await admit(obj, old)
+            dedup_owner_references(obj, warn, AFTER_ADMISSION)
+            return obj
+
+        return mutate
 
     def validator(self, operation: str) -> Admit:
         """What the store checks on the object it is about to write: the kind's warnings

@@ -8,6 +8,7 @@ import orjson
 
 from platform_api import errors
 from platform_api.endpoints.body import decode_write
+from platform_api.endpoints.ownerrefs import BEFORE, dedup_owner_references
 from platform_api.endpoints.scope import Scope
 from platform_api.registry.prepare import check_put_target
 from platform_api.registry.store import Store
@@ -18,6 +19,7 @@ from platform_api.storage.interface import Preconditions
 async def handle(scope: Scope) -> bytes:
     _opts, out, obj = await decode_write(scope, "UpdateOptions")
     check_put_target(scope.resource, obj, scope.namespace, scope.name)
+    dedup_owner_references(obj, scope.ctx.warn, BEFORE)
     encoded = orjson.dumps(obj)
 
     uid = (obj.get("metadata") or {}).get("uid")
