@@ -165,7 +165,8 @@ class GenericStrategy:
         return self.validate_meta_update(new, old, self.update_meta_checks)
 
     def validate_meta_update(self, new: Obj, old: Obj, checks: str = "U") -> list[FieldError]:
-        """The new metadata checked as ``checks`` says (``update_meta_checks``)."""
+        """The new metadata checked as ``checks`` says (``update_meta_checks``), each
+        check with core's finalizer rules after it, as core's wrappers run them."""
         meta = new["metadata"]
         errs: list[FieldError] = []
         for check in checks:
@@ -173,7 +174,8 @@ class GenericStrategy:
                 errs += validate_object_meta_update(meta, old["metadata"])
             else:
                 errs += validate_object_meta(meta, self.resource.namespaced, self.name_rule())
-        return errs + validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
+            errs += validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
+        return errs
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
         return []
