@@ -64,6 +64,7 @@ def _binding_defaults(obj: Obj) -> None:
 
 
 class _AdmissionPolicyStrategy(GenericStrategy):
+    core_metadata_checks = False  # apimachinery's ValidateObjectMeta(Update)
     tracks_generation = True
     allow_unconditional_update = False
 

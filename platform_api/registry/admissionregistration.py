@@ -72,6 +72,7 @@ def static_suffix_warnings(obj: Obj) -> list[str]:
 
 
 class _WebhookConfigurationStrategy(GenericStrategy):
+    core_metadata_checks = False  # apimachinery's ValidateObjectMeta(Update)
     mutating = False
     tracks_generation = True  # the kind's only "spec" is ``webhooks``, as kube compares
     allow_unconditional_update = False

@@ -40,7 +40,9 @@ from platform_api.registry.workloadspec import (
 from platform_api.registry.workloadstatus import workload_status_errors
 from platform_api.validation import field
 from platform_api.validation.field import FieldError, GoText
-from platform_api.validation.objectmeta import validate_object_meta_update
+from platform_api.validation.objectmeta import (
+    validate_core_meta_update,
+)
 
 
 class WorkloadStrategy(GenericStrategy):
@@ -85,7 +87,7 @@ class PodTemplateStrategy(WorkloadStrategy):
         return errs + (moved + rules if kind == "DaemonSet" else rules + moved)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs = validate_core_meta_update(new["metadata"], old["metadata"])
         return errs + workload_status_errors(self.resource.kind, new.get("status"))
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
@@ -224,7 +226,7 @@ class JobStrategy(WorkloadStrategy):
         return errs + _spec_rules(new) + validate_job_spec_update(new, old)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs = validate_core_meta_update(new["metadata"], old["metadata"])
         return errs + validate_job_status_update(new, old)
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
@@ -259,6 +261,11 @@ class CronJobStrategy(WorkloadStrategy):
         spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
         return super().validate_update(new, old) + _cronjob_spec_rules(spec, old_spec)
 
+    def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        """kube's CronJob status strategy checks nothing itself (the generic update
+        checks still run)."""
+        return []
+
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
         """The job template's warnings; an update's schedule that names a zone (kube's
         path says ``spec.spec``)."""
@@ -289,6 +296,7 @@ class CreateOnUpdateStrategy(GenericStrategy):
     """Kinds kube lets a PUT create (leader-election leases and their candidates)."""
 
     allow_create_on_update = True
+    core_metadata_checks = False  # coordination's: apimachinery's ValidateObjectMeta(Update)
 
 
 @defaults("apps", "ControllerRevision")

@@ -26,7 +26,11 @@ from platform_api.registry.certificates_validation import (
 from platform_api.registry.strategy import GenericStrategy, Obj, StatusStrategy, Strategy, register
 from platform_api.timestamps import format_time
 from platform_api.validation.field import FieldError
-from platform_api.validation.objectmeta import validate_object_meta_update
+from platform_api.validation.objectmeta import (
+    validate_core_meta_update,
+    validate_kube_finalizers,
+    validate_object_meta,
+)
 
 GROUP = "certificates.platform.io"
 
@@ -65,8 +69,7 @@ class CertificateSigningRequestStrategy(GenericStrategy):
         return super().validate(obj) + validate_csr(obj, Options())
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = validate_csr_update(new, old, update_options(new, old))
-        return errs + super().validate_update(new, old)
+        return _update_errors(new, old, update_options(new, old))
 
     def field_getters(self) -> dict[str, FieldGetter]:
         getters = super().field_getters()
@@ -87,9 +90,7 @@ class CSRStatusStrategy(StatusStrategy):
         stamp_conditions(new, old, _now())
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        opts = update_options(new, old, set_certificate=True)
-        errs = validate_csr_update(new, old, opts)
-        return errs + validate_object_meta_update(new["metadata"], old["metadata"])
+        return _update_errors(new, old, update_options(new, old, set_certificate=True))
 
 
 class CSRApprovalStrategy(StatusStrategy):
@@ -107,6 +108,15 @@ class CSRApprovalStrategy(StatusStrategy):
         new["status"] = status
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        opts = update_options(new, old, set_approval=True)
-        errs = validate_csr_update(new, old, opts)
-        return errs + validate_object_meta_update(new["metadata"], old["metadata"])
+        return _update_errors(new, old, update_options(new, old, set_approval=True))
+
+
+def _update_errors(new: Obj, old: Obj, opts: Options) -> list[FieldError]:
+    """kube's validateCertificateSigningRequestUpdate, for every path a CSR is written
+    through: the metadata as a create's and the request's rules, what no update may
+    do, then the metadata as an update's (core's checks, finalizer rules with each)."""
+    meta = new["metadata"]
+    errs = validate_object_meta(meta, False, "any")
+    errs += validate_kube_finalizers(meta.get("finalizers") or [], "metadata.finalizers")
+    errs += validate_csr_update(new, old, opts)
+    return errs + validate_core_meta_update(meta, old["metadata"])

@@ -68,7 +68,10 @@ from platform_api.registry.workloadspec import validate_pod_template, validate_r
 from platform_api.registry.workloadstatus import workload_status_errors
 from platform_api.timestamps import format_time
 from platform_api.validation.field import FieldError
-from platform_api.validation.objectmeta import validate_object_meta_update
+from platform_api.validation.objectmeta import (
+    validate_core_meta_update,
+    validate_object_meta_update,
+)
 
 
 def gated_condition(now: str) -> Obj:
@@ -131,7 +134,7 @@ class PodStrategy(GenericStrategy):
         prepare_pod_status_update(new, old)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs = validate_core_meta_update(new["metadata"], old["metadata"])
         errs += annotation_update_errors(new, old, ANNOTATIONS)
         return errs + validate_pod_status_update(new, old)
 
@@ -224,7 +227,7 @@ class ServiceStrategy(GenericStrategy):
         return errs + validate_service(spec)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs = validate_core_meta_update(new["metadata"], old["metadata"])
         status, old_status = new.get("status") or {}, old.get("status") or {}
         return errs + validate_service_status(status, old_status, new.get("spec") or {})
 
@@ -260,7 +263,7 @@ class PersistentVolumeStrategy(GenericStrategy):
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """kube's ValidatePersistentVolumeStatusUpdate checks the metadata only."""
-        return validate_object_meta_update(new["metadata"], old["metadata"])
+        return validate_core_meta_update(new["metadata"], old["metadata"])
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
         return pv_warnings(obj)
@@ -285,6 +288,7 @@ class PersistentVolumeClaimStrategy(GenericStrategy):
     """kube's PVC strategy: data sources completed, claimspec's and claimupdate's rules."""
 
     returns_deleted_object = True  # as kube's store for the kind answers a delete
+    update_meta_checks = "UC"  # kube's update checks the whole claim again
 
     initial_status = {"phase": "Pending"}
 
@@ -303,7 +307,7 @@ class PersistentVolumeClaimStrategy(GenericStrategy):
         return super().validate_update(new, old) + validate_claim_update(new, old)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs = validate_core_meta_update(new["metadata"], old["metadata"])
         return errs + validate_claim_status(new)
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:
@@ -334,7 +338,7 @@ class ReplicationControllerStrategy(SpecChecked, GenericStrategy):
     check = staticmethod(validate_rc_spec)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs = validate_core_meta_update(new["metadata"], old["metadata"])
         return errs + workload_status_errors("ReplicationController", new.get("status"))
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:

@@ -13,7 +13,7 @@ from platform_api.registry.defaults import defaults
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation import field
 from platform_api.validation.field import FieldError
-from platform_api.validation.objectmeta import validate_object_meta_update
+from platform_api.validation.objectmeta import validate_core_meta_update
 
 FS_GROUP_POLICIES = ["File", "None", "ReadWriteOnceWithFSType"]
 LIFECYCLE_MODES = ["Persistent", "Ephemeral"]
@@ -121,7 +121,7 @@ class CSIDriverStrategy(GenericStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         spec, before = new.get("spec") or {}, old.get("spec") or {}
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs = validate_core_meta_update(new["metadata"], old["metadata"])
         errs += validate_csidriver_spec(spec)
         if spec.get("attachRequired") != before.get("attachRequired"):
             errs.append(field.invalid(_ATTACH, spec.get("attachRequired"), "field is immutable"))

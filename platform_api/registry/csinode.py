@@ -92,7 +92,7 @@ class CSINodeStrategy(GenericStrategy):
         return super().validate(obj) + validate_csinode_spec(obj.get("spec") or {})
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = super().validate_update(new, old) + self.validate(new)
+        errs = self.validate(new)  # kube's update checks the metadata as a create's only
         new_drivers = (new.get("spec") or {}).get("drivers") or []
         for before in (old.get("spec") or {}).get("drivers") or []:
             for after in new_drivers:

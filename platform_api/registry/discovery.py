@@ -235,6 +235,8 @@ def _endpoints(obj: Obj) -> None:
 
 @register("", "Endpoints")
 class EndpointsStrategy(CoreCreateOnUpdateStrategy):
+    update_meta_checks = "UC"  # kube's update checks the whole Endpoints again
+
     def validate(self, obj: Obj) -> list[FieldError]:
         return super().validate(obj) + validate_endpoints(obj.get("subsets") or [])
 

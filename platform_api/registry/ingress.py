@@ -23,7 +23,9 @@ from platform_api.validation.names import (
     is_path_segment_name,
     regex_error,
 )
-from platform_api.validation.objectmeta import validate_object_meta_update
+from platform_api.validation.objectmeta import (
+    validate_core_meta_update,
+)
 
 GROUP = "networking.platform.io"
 PATH_TYPES = ["Exact", "ImplementationSpecific", "Prefix"]
@@ -196,7 +198,7 @@ class IngressStrategy(GenericStrategy):
         return errs + validate_ingress_spec(spec, self._relaxed(old), check_secrets)
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs = validate_core_meta_update(new["metadata"], old["metadata"])
         return errs + validate_ingress_status(new.get("status") or {}, old.get("status") or {})
 
 

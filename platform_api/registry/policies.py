@@ -21,7 +21,9 @@ from platform_api.validation import field
 from platform_api.validation.field import FieldError
 from platform_api.validation.ips import cidr_errors, parse_cidr
 from platform_api.validation.labelselector import validate_label_selector
-from platform_api.validation.objectmeta import validate_object_meta_update
+from platform_api.validation.objectmeta import (
+    validate_core_meta_update,
+)
 
 PROTOCOLS = ["TCP", "UDP", "SCTP"]  # kube lists these unsorted here
 POLICY_TYPES = ["Ingress", "Egress"]
@@ -251,7 +253,7 @@ class AutoscalerStrategy(WorkloadStrategy):
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """kube's ValidateHorizontalPodAutoscalerStatusUpdate: replica counts that are
         not negative."""
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs = validate_core_meta_update(new["metadata"], old["metadata"])
         status = _stored_form(new).get("status") or {}
         for key in ("currentReplicas", "desiredReplicas"):
             errs += field.nonnegative(f"status.{key}", status.get(key))

@@ -12,7 +12,9 @@ from platform_api.registry.quota_validation import (
 )
 from platform_api.registry.strategy import GenericStrategy, Obj, register
 from platform_api.validation.field import FieldError
-from platform_api.validation.objectmeta import validate_object_meta_update
+from platform_api.validation.objectmeta import (
+    validate_core_meta_update,
+)
 
 
 @register("", "ResourceQuota")
@@ -36,7 +38,7 @@ class ResourceQuotaStrategy(GenericStrategy):
 
     def validate_status_update(self, new: Obj, old: Obj) -> list[FieldError]:
         """Writes through ``/status`` (the quota system's): the status' names and values."""
-        errs = validate_object_meta_update(new["metadata"], old["metadata"])
+        errs = validate_core_meta_update(new["metadata"], old["metadata"])
         return errs + validate_status(new.get("status") or {})
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:

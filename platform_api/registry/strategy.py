@@ -103,6 +103,9 @@ class GenericStrategy:
     # (ValidateObjectMetaUpdate, most kinds), "C" as a create's (ValidateObjectMeta), or
     # both; each check makes a metadata problem one more cause.
     update_meta_checks = "U"
+    # Whether the kind's metadata checks are core's wrappers (with its finalizer-name
+    # rules) rather than apimachinery's own (admission registration, coordination).
+    core_metadata_checks = True
     # Whether the kind's own validation checks its metadata on a create (kube's do but
     # a PodDisruptionBudget's, which BeforeCreate's generic check then covers).
     validates_metadata = True
@@ -159,7 +162,14 @@ class GenericStrategy:
     def validate(self, obj: Obj) -> list[FieldError]:
         meta = obj["metadata"]
         errs = validate_object_meta(meta, self.resource.namespaced, self.name_rule())
-        return errs + validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
+        return errs + self._core_finalizer_rules(meta)
+
+    def _core_finalizer_rules(self, meta: Obj) -> list[FieldError]:
+        """Core's finalizer-name rules, which its metadata wrappers add to each check;
+        the kinds validated with apimachinery's own checks have none."""
+        if not self.core_metadata_checks:
+            return []
+        return validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
         return self.validate_meta_update(new, old, self.update_meta_checks)
@@ -174,7 +184,7 @@ class GenericStrategy:
                 errs += validate_object_meta_update(meta, old["metadata"])
             else:
                 errs += validate_object_meta(meta, self.resource.namespaced, self.name_rule())
-            errs += validate_kube_finalizers(meta.get("finalizers") or [], _FINALIZERS)
+            errs += self._core_finalizer_rules(meta)
         return errs
 
     def warnings(self, obj: Obj, old: Obj | None) -> list[str]:

@@ -206,3 +206,10 @@ def validate_object_meta_update(new: dict[str, Any], old: dict[str, Any]) -> lis
             errs.append(field.invalid(f"metadata.{key}", new.get(key), "field is immutable"))
     errs += _content(new)
     return errs
+
+
+def validate_core_meta_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    """Core's ``ValidateObjectMetaUpdate``: apimachinery's update checks, then core's
+    finalizer rules (built-in kinds' status writes check their metadata so)."""
+    errs = validate_object_meta_update(new, old)
+    return errs + validate_kube_finalizers(new.get("finalizers") or [], "metadata.finalizers")
