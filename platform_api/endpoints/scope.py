@@ -102,6 +102,10 @@ class Handlers(Freshness):
             if strategy.status_writes_metadata:  # kube's reset fields of its /status
                 kept = ("generation", *strategy.status_keeps_old_metadata)
                 manager.status_keeps_metadata = frozenset(kept)
+            manager.reset = {
+                sub: tuple(tuple(f"f:{key}" for key in path.split(".")) for path in paths)
+                for sub, paths in getattr(strategy, "reset_fields", {}).items()
+            }
             self.field_managers[key] = manager
         return manager
 

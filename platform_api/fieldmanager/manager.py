@@ -123,6 +123,9 @@ class FieldManager:
         # What of the metadata a /status write keeps from the old object (its kind's
         # reset fields), the rest being the writer's; None: it keeps all the metadata.
         self.status_keeps_metadata: frozenset[str] | None = None
+        # Reset fields of kinds whose strategies reset more, by sub-resource ("" for
+        # the main resource): path prefixes (``("f:spec",)``) no writer there owns.
+        self.reset: dict[str, tuple[tuple[str, ...], ...]] = {}
 
     def _owned(self, paths: FieldSet, who: Who) -> FieldSet:
         """Drop what the writer cannot own: system metadata, and what the request cannot
@@ -133,6 +136,9 @@ class FieldManager:
         """What the request can change: status through the status sub-resource, all but
         status through the main resource.  The rest is reset to the live object (kube's
         reset fields), so a change there takes no field from its owner."""
+        reset = self.reset.get(who.subresource)
+        if reset:
+            paths = {p for p in paths if not any(p[: len(r)] == r for r in reset)}
         if who.subresource == "status":
             kept = self.status_keeps_metadata
             return {

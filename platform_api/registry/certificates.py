@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime
+from types import MappingProxyType
 
 from platform_api.fieldselectors import FieldGetter
 from platform_api.registry import requester
@@ -41,6 +42,16 @@ def _now() -> str:
 
 @register(GROUP, "CertificateSigningRequest")
 class CertificateSigningRequestStrategy(GenericStrategy):
+    # kube's GetResetFields of the main, /status and /approval strategies, beyond what
+    # every kind's main and /status writes reset: the spec is the requester's alone
+    reset_fields = MappingProxyType(
+        {
+            "": ("spec",),
+            "status": ("spec", "status.conditions"),
+            "approval": ("spec", "status.certificate"),
+        }
+    )
+
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
         spec = obj.setdefault("spec", {})

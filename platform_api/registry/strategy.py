@@ -9,8 +9,9 @@ friends, and are looked up by ``strategy_for``.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar, Protocol
 
 from platform_api.fieldselectors import (
     CONVERTED_FIELD_LABELS,
@@ -97,6 +98,10 @@ class GenericStrategy:
     finalizers_on_delete: tuple[str, ...] = ()
     status_writes_metadata = True
     status_keeps_old_metadata: tuple[str, ...] = ()
+    # Fields kube's strategies reset beyond every kind's (status on the main resource,
+    # all but status on /status), by sub-resource ("" for the main one): no writer
+    # there owns them (a CSR's spec).
+    reset_fields: ClassVar[Mapping[str, tuple[str, ...]]] = MappingProxyType({})
     error_kind: tuple[str, str] | None = None
     # How the kind's kube ValidateUpdate checks the new metadata, in order, after the
     # generic update checks (``prepare.check_update``): "U" as an update's
