@@ -243,9 +243,11 @@ async def decode_write(
     api_version: str = "",
     also: tuple[str, ...] = (),
     undecodable: str = "",
+    transforms: bool = False,
 ) -> tuple[WriteOptions, Output, Obj]:
     """The shared start of a write: options, output type, decoded body; on a thread when
-    the body is large (``heavy``).
+    the body is large (``heavy``).  ``transforms``: the answer may be metadata alone
+    or a Table (the resource's own creates and updates).
 
     ``kind``/``definition``/``api_version`` name the body's own type on sub-resources
     that take one (Scale, Binding, TokenRequest); the resource's otherwise.  A body that
@@ -253,7 +255,15 @@ async def decode_write(
     name the type it failed to decode).
     """
     return await heavy.run(
-        _decode_write, scope, options_kind, kind, definition, api_version, also, undecodable
+        _decode_write,
+        scope,
+        options_kind,
+        kind,
+        definition,
+        api_version,
+        also,
+        undecodable,
+        transforms,
     )
 
 
@@ -265,8 +275,9 @@ def _decode_write(
     api_version: str,
     also: tuple[str, ...],
     undecodable: str,
+    transforms: bool,
 ) -> tuple[WriteOptions, Output, Obj]:
-    out = scope.output()
+    out = scope.write_output() if transforms else scope.output()
     custom = None if kind else custom_strategy(scope.resource, scope.store.strategy)
     if options_kind == "CreateOptions":  # kube's create refuses the body's type unread;
         input_type(scope.content_type(), input_types(custom is not None, scope.handlers.cbor))

@@ -8,7 +8,7 @@ from platform_api.endpoints.scope import Scope
 
 
 async def handle(scope: Scope) -> bytes:
-    opts, out, obj = await decode_write(scope, "CreateOptions")
+    opts, out, obj = await decode_write(scope, "CreateOptions", transforms=True)
     dedup_owner_references(obj, scope.ctx.warn, BEFORE)
     stored = await scope.written(
         scope.store.create(

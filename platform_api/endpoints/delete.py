@@ -201,7 +201,7 @@ def _warn_default_propagation(scope: Scope, options: DeleteOptions) -> None:
 
 
 async def handle(scope: Scope) -> bytes:
-    out = scope.output()
+    out = scope.write_output()
     options = await heavy.run(parse_options, scope)
     if scope.body():
         scope.event("limitedReadBody succeeded", len=len(scope.body()))
@@ -284,7 +284,7 @@ async def _unsafe_delete(scope: Scope, out: Output) -> bytes:
 
 
 async def handle_collection(scope: Scope) -> bytes:
-    out = scope.output()
+    out = scope.write_output(is_list=True)
     params = list_endpoint.parse_params(scope, watch=False)
     options = await heavy.run(parse_options, scope)
     scope.ctx.dry_run = options.dry_run

@@ -6,7 +6,6 @@ from platform_api import errors
 from platform_api.endpoints.cachespans import get_fields
 from platform_api.endpoints.list import parse_revision
 from platform_api.endpoints.options import arg, refuse_export
-from platform_api.endpoints.responses import encode
 from platform_api.endpoints.scope import Scope
 from platform_api.storage import spans
 from platform_api.storage.interface import Stored
@@ -19,15 +18,7 @@ async def handle(scope: Scope) -> bytes:
     scope.event("About to Get from storage")
     with spans.opened("cacher.Get", get_fields(scope, version)):
         stored = await _read(scope, version)
-    if out.view != "table":
-        return await scope.respond_object(stored, 200, out)
-    include = arg(scope.request, b"includeObject") or "Metadata"
-    meta = {"resourceVersion": stored.object["metadata"].get("resourceVersion", "")}
-    table = scope.handlers.tables.table(
-        scope.resource, [scope.outgoing(stored.object)], out.group, out.version, include, meta
-    )
-    body = encode(table, out.encoding, out.pretty)
-    return scope.finish(200, body, out)
+    return await scope.respond_object(stored, 200, out)
 
 
 async def _read(scope: Scope, version: str) -> Stored:

@@ -69,7 +69,7 @@ def _strategic(existing: Obj, patch: Obj, schemas: Any, definition: str) -> Obj:
 async def handle(scope: Scope) -> bytes:
     accepted = patch_types(scope.resource.custom, scope.handlers.cbor)
     patch_type = accepted_patch_type(scope.content_type(), accepted, scope.resource.custom)
-    out = scope.output()  # kube's order: the patch's type, the answer's, the body, options
+    out = scope.write_output()  # kube's order: the patch's type, the answer's, the body, options
     data = scope.body()
     scope.event("limitedReadBody succeeded", len=len(data))
     opts = write_options(scope.request, "PatchOptions", patch_type)

@@ -17,6 +17,7 @@ from platform_api.endpoints import binary, serializespan
 from platform_api.endpoints.fieldversions import CallOut, versions_for
 from platform_api.endpoints.freshness import Freshness
 from platform_api.endpoints.negotiation import Output, negotiate_output, partial_refusal
+from platform_api.endpoints.options import arg
 from platform_api.endpoints.ownerrefs import AFTER_ADMISSION, dedup_owner_references
 from platform_api.endpoints.partial import metadata_only
 from platform_api.endpoints.responses import audit_binary, encode, finish, is_pretty
@@ -151,6 +152,22 @@ class Scope:
             cbor=self.handlers.cbor,
         )
         return dataclasses.replace(out, pretty=True) if is_pretty(self.request) else out
+
+    def write_output(self, is_list: bool = False) -> Output:
+        """A write's answer type: kube's writes answer metadata alone too, and those of
+        the object and its status a Table (AllowsMediaTypeTransform, where the storage
+        converts to tables), refusing metadata of the other shape once they hold it."""
+        table = self.info.subresource in ("", "status")
+        return self.output(table=table, partial="list" if is_list else "object")
+
+    def table_body(self, obj: Obj, out: Output) -> bytes:
+        """One object as a Table (``includeObject`` as the request asks)."""
+        include = arg(self.request, b"includeObject") or "Metadata"
+        meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
+        table = self.handlers.tables.table(
+            self.resource, [self.outgoing(obj)], out.group, out.version, include, meta
+        )
+        return encode(table, out.encoding, out.pretty)
 
     def check_partial(self, out: Output, is_list: bool) -> None:
         """kube's 406 when metadata of the other shape was asked for, naming the Go type
@@ -330,6 +347,11 @@ class Scope:
         Protobuf once (the server's message cache).  YAML (PyYAML writes about 1.5 MB a
         second) is written on a thread for a large object."""
         out = out or self.output()
+        if out.view and _is_status(stored):  # kube hands a Status through any view
+            out = dataclasses.replace(out, view="", refused="")
+        if out.view == "table":
+            obj = stored.object if isinstance(stored, Stored) else stored
+            return self.finish(code, await heavy.run(self.table_body, obj, out), out)
         audit_binary(self.ctx, out.encoding, lambda: self._answered_as_json(stored, out))
         # The stored bytes, when the answer is all of them as stored.
         whole = stored if isinstance(stored, Stored) and out.view != "partial" else None
@@ -371,3 +393,7 @@ class Scope:
 def partial_object(obj: Obj, out: Output) -> Obj:
     """kube's PartialObjectMetadata of ``obj``, in the meta group asked."""
     return metadata_only(obj, f"{out.group}/{out.version}")
+
+
+def _is_status(answer: Stored | Obj) -> bool:
+    return isinstance(answer, dict) and answer.get("kind") == "Status"

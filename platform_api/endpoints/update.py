@@ -17,7 +17,7 @@ from platform_api.storage.interface import Preconditions
 
 
 async def handle(scope: Scope) -> bytes:
-    _opts, out, obj = await decode_write(scope, "UpdateOptions")
+    _opts, out, obj = await decode_write(scope, "UpdateOptions", transforms=True)
     check_put_target(scope.resource, obj, scope.namespace, scope.name)
     dedup_owner_references(obj, scope.ctx.warn, BEFORE)
     encoded = orjson.dumps(obj)
