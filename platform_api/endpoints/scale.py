@@ -148,7 +148,7 @@ def _view(scope: Scope, obj: Obj) -> Obj:
 
 
 async def get(scope: Scope) -> bytes:
-    out = scope.output()
+    out = scope.write_output()
     refuse_export(scope.request)
     stored = await scope.store.read(scope.namespace, scope.name)
     view = _view(scope, stored.object)
@@ -166,7 +166,7 @@ async def _write(scope: Scope, change: Any, put: Obj | None = None) -> bytes:
     opts = write_options(
         scope.request, "UpdateOptions" if scope.request.method == b"PUT" else "PatchOptions"
     )
-    out = scope.output()
+    out = scope.write_output()
     scope.ctx.dry_run = opts.dry_run
     scope.ctx.field_manager = opts.field_manager
 
@@ -302,7 +302,7 @@ async def _apply(scope: Scope, patch_type: str) -> bytes:
     """Server-side apply to the Scale: the apply's ownership is worked out on the Scale,
     whose owners are the object's owners of its replicas, then folded back into the
     object's managedFields (kube's ScaleHandler, ``scaleowners``)."""
-    out = scope.output()
+    out = scope.write_output()
     data = scope.body()
     opts = write_options(scope.request, "PatchOptions", patch_type)
     scope.ctx.dry_run = opts.dry_run

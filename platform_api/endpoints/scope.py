@@ -154,9 +154,10 @@ class Scope:
         return dataclasses.replace(out, pretty=True) if is_pretty(self.request) else out
 
     def write_output(self, is_list: bool = False) -> Output:
-        """A write's answer type: kube's writes answer metadata alone too, and those of
-        the object and its status a Table (AllowsMediaTypeTransform, where the storage
-        converts to tables), refusing metadata of the other shape once they hold it."""
+        """A write's answer type (a Scale's read's too): kube's writes answer metadata
+        alone too, and those of the object and its status a Table (AllowsMediaTypeTransform,
+        where the storage converts to tables), refusing metadata of the other shape once
+        they hold it."""
         table = self.info.subresource in ("", "status")
         return self.output(table=table, partial="list" if is_list else "object")
 
@@ -169,14 +170,17 @@ class Scope:
         )
         return encode(table, out.encoding, out.pretty)
 
-    def check_partial(self, out: Output, is_list: bool) -> None:
+    def check_partial(self, out: Output, is_list: bool, definition: str = "") -> None:
         """kube's 406 when metadata of the other shape was asked for, naming the Go type
-        its handler holds (``*core.ConfigMapList``)."""
+        its handler holds (``*core.ConfigMapList``; a sub-resource's own kind, such as
+        a Scale, by its ``definition``)."""
         if not out.refused:
             return
         rt = self.resource
         custom = "unstructured.Unstructured"
-        name = custom if rt.custom else f"{internal_package(rt.definition)}.{rt.kind}"
+        definition = definition or rt.definition
+        kind = definition.rsplit(".", 1)[-1]
+        name = custom if rt.custom else f"{internal_package(definition)}.{kind}"
         go_type = f"*{name}List" if is_list else f"*{name}"
         raise errors.not_acceptable_because(partial_refusal(out, go_type))
 
@@ -367,6 +371,17 @@ class Scope:
             body = await heavy.run(self._encoded, stored, out)
         return self.finish(code, body, out)
 
+    def _answered_type(self, obj: Obj) -> str:
+        """The definition of an answer of another kind than the resource's (a Scale)."""
+        rt = self.resource
+        if rt.custom or obj.get("kind") == rt.kind:
+            return ""
+        group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
+        try:
+            return self.handlers.scheme.schemas.for_kind(group, version, str(obj.get("kind")))
+        except KeyError:
+            return ""
+
     def _answered_as_json(self, stored: Stored | Obj, out: Output) -> Obj:
         """A binary answer's object as its JSON answer would carry it (for the audit)."""
         obj = stored.object if isinstance(stored, Stored) else stored
@@ -381,7 +396,7 @@ class Scope:
         when it is large (a YAML answer of a large object)."""
         obj = stored.object if isinstance(stored, Stored) else stored
         if out.view == "partial":
-            self.check_partial(out, is_list=False)
+            self.check_partial(out, is_list=False, definition=self._answered_type(obj))
             stored = obj = partial_object(obj, out)
         if out.encoding == "protobuf":
             api_version = self.outgoing_api_version(obj.get("apiVersion", ""))

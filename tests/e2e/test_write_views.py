@@ -79,3 +79,35 @@ def test_a_daemon_sets_metadata_has_no_template_generation(
     assert made.json()["metadata"]["annotations"] == {"kept": "yes"}
     full = admin.get(f"{url}/d").json()["metadata"]["annotations"]
     assert full == {"deprecated.daemonset.template.generation": "1", "kept": "yes"}
+
+
+def test_a_scale_answers_its_metadata(server: Server, admin: requests.Session) -> None:
+    """A Scale's read and write answer the Scale's metadata; the other shape is refused
+    naming kube's Scale type, once the write is done."""
+    ns = make_namespace(admin, server, "scale-views").split("/")[4]
+    url = f"{server.url}/apis/apps/v1/namespaces/{ns}/deployments"
+    template = {
+        "metadata": {"labels": {"a": "b"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    body = {
+        "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template},
+    }
+    assert admin.post(url, json=body).status_code == 201
+    read = admin.get(f"{url}/d/scale", headers=PARTIAL).json()
+    assert (read["kind"], sorted(read["metadata"])) == (
+        "PartialObjectMetadata",
+        ["creationTimestamp", "name", "namespace", "resourceVersion", "uid"],
+    )
+    scaled = admin.patch(
+        f"{url}/d/scale",
+        json={"spec": {"replicas": 4}},
+        headers={**PARTIAL_LIST, "Content-Type": MERGE},
+    )
+    assert (scaled.status_code, scaled.json()["message"]) == (
+        406,
+        "you requested PartialObjectMetadataList, but the requested object is not a list "
+        "(*autoscaling.Scale)",
+    )
+    assert admin.get(f"{url}/d/scale").json()["spec"] == {"replicas": 4}
