@@ -355,7 +355,7 @@ class Scope:
             out = dataclasses.replace(out, view="", refused="")
         if out.view == "table":
             obj = stored.object if isinstance(stored, Stored) else stored
-            return self.finish(code, await heavy.run(self.table_body, obj, out), out)
+            return self.finish(code, self.table_body(obj, out), out)
         audit_binary(self.ctx, out.encoding, lambda: self._answered_as_json(stored, out))
         # The stored bytes, when the answer is all of them as stored.
         whole = stored if isinstance(stored, Stored) and out.view != "partial" else None
