@@ -27,11 +27,6 @@ from platform_api.registry.certificates_validation import (
 from platform_api.registry.strategy import GenericStrategy, Obj, StatusStrategy, Strategy, register
 from platform_api.timestamps import format_time
 from platform_api.validation.field import FieldError
-from platform_api.validation.objectmeta import (
-    validate_core_meta_update,
-    validate_kube_finalizers,
-    validate_object_meta,
-)
 
 GROUP = "certificates.platform.io"
 
@@ -80,7 +75,14 @@ class CertificateSigningRequestStrategy(GenericStrategy):
         return super().validate(obj) + validate_csr(obj, Options())
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return _update_errors(new, old, update_options(new, old))
+        return self.update_errors(new, old, update_options(new, old))
+
+    def update_errors(self, new: Obj, old: Obj, opts: Options) -> list[FieldError]:
+        """kube's validateCertificateSigningRequestUpdate, for every path a CSR is
+        written through: the metadata as a create's and the request's rules, what no
+        update may do, then the metadata as an update's."""
+        errs = super().validate(new) + validate_csr_update(new, old, opts)
+        return errs + self.validate_meta_update(new, old, "U")
 
     def field_getters(self) -> dict[str, FieldGetter]:
         getters = super().field_getters()
@@ -101,7 +103,7 @@ class CSRStatusStrategy(StatusStrategy):
         stamp_conditions(new, old, _now())
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return _update_errors(new, old, update_options(new, old, set_certificate=True))
+        return _main(self).update_errors(new, old, update_options(new, old, set_certificate=True))
 
 
 class CSRApprovalStrategy(StatusStrategy):
@@ -119,15 +121,9 @@ class CSRApprovalStrategy(StatusStrategy):
         new["status"] = status
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return _update_errors(new, old, update_options(new, old, set_approval=True))
+        return _main(self).update_errors(new, old, update_options(new, old, set_approval=True))
 
 
-def _update_errors(new: Obj, old: Obj, opts: Options) -> list[FieldError]:
-    """kube's validateCertificateSigningRequestUpdate, for every path a CSR is written
-    through: the metadata as a create's and the request's rules, what no update may
-    do, then the metadata as an update's (core's checks, finalizer rules with each)."""
-    meta = new["metadata"]
-    errs = validate_object_meta(meta, False, "any")
-    errs += validate_kube_finalizers(meta.get("finalizers") or [], "metadata.finalizers")
-    errs += validate_csr_update(new, old, opts)
-    return errs + validate_core_meta_update(meta, old["metadata"])
+def _main(sub: StatusStrategy) -> CertificateSigningRequestStrategy:
+    assert isinstance(sub.main, CertificateSigningRequestStrategy)
+    return sub.main
