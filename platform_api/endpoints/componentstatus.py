@@ -18,8 +18,9 @@ from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.options import arg, refuse_export
 from platform_api.endpoints.printers import meta
 from platform_api.endpoints.responses import encode
-from platform_api.endpoints.scope import Scope, partial_object
+from platform_api.endpoints.scope import Scope
 from platform_api.endpoints.tables import COLUMNS, Column, Printer
+from platform_api.endpoints.views import partial_object
 from platform_api.registry import componentstatus
 
 Obj = dict[str, Any]

@@ -17,7 +17,8 @@ from platform_api.endpoints import binary, cachespans, continuation
 from platform_api.endpoints.negotiation import Output
 from platform_api.endpoints.options import META_GROUP, arg
 from platform_api.endpoints.responses import audit_binary, encode
-from platform_api.endpoints.scope import Scope, partial_object
+from platform_api.endpoints.scope import Scope
+from platform_api.endpoints.views import partial_object
 from platform_api.fieldselectors import FieldSelector, check_field_labels, parse_field_selector
 from platform_api.gotext import object_json
 from platform_api.gotext import parse_int as go_parse_int

@@ -17,17 +17,22 @@ from platform_api.endpoints import binary, serializespan
 from platform_api.endpoints.fieldversions import CallOut, versions_for
 from platform_api.endpoints.freshness import Freshness
 from platform_api.endpoints.negotiation import Output, negotiate_output, partial_refusal
-from platform_api.endpoints.options import arg
 from platform_api.endpoints.ownerrefs import AFTER_ADMISSION, dedup_owner_references
-from platform_api.endpoints.partial import metadata_only
 from platform_api.endpoints.responses import audit_binary, encode, finish, is_pretty
 from platform_api.endpoints.serializespan import Serialized
+from platform_api.endpoints.views import (
+    answered_type,
+    held_type,
+    is_status,
+    partial_object,
+    table_body,
+)
 from platform_api.fieldmanager.manager import FieldManager, Who, for_resource, update_tracker
 from platform_api.fieldmanager.typed import Typed
 from platform_api.registry.store import Admit, Mutate, Store, Track, UpdateFunc
 from platform_api.scheme import bytefields
 from platform_api.scheme.catalog import Scheme
-from platform_api.scheme.types import ResourceType, internal_package
+from platform_api.scheme.types import ResourceType
 from platform_api.storage.interface import (
     Storage,
     Stored,
@@ -161,28 +166,12 @@ class Scope:
         table = self.info.subresource in ("", "status")
         return self.output(table=table, partial="list" if is_list else "object")
 
-    def table_body(self, obj: Obj, out: Output) -> bytes:
-        """One object as a Table (``includeObject`` as the request asks)."""
-        include = arg(self.request, b"includeObject") or "Metadata"
-        meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
-        table = self.handlers.tables.table(
-            self.resource, [self.outgoing(obj)], out.group, out.version, include, meta
-        )
-        return encode(table, out.encoding, out.pretty)
-
     def check_partial(self, out: Output, is_list: bool, definition: str = "") -> None:
         """kube's 406 when metadata of the other shape was asked for, naming the Go type
-        its handler holds (``*core.ConfigMapList``; a sub-resource's own kind, such as
-        a Scale, by its ``definition``)."""
-        if not out.refused:
-            return
-        rt = self.resource
-        custom = "unstructured.Unstructured"
-        definition = definition or rt.definition
-        kind = definition.rsplit(".", 1)[-1]
-        name = custom if rt.custom else f"{internal_package(definition)}.{kind}"
-        go_type = f"*{name}List" if is_list else f"*{name}"
-        raise errors.not_acceptable_because(partial_refusal(out, go_type))
+        its handler holds (views.held_type)."""
+        if out.refused:
+            go_type = held_type(self.resource, is_list, definition)
+            raise errors.not_acceptable_because(partial_refusal(out, go_type))
 
     def who(self) -> Who:
         rt = self.resource
@@ -351,11 +340,11 @@ class Scope:
         Protobuf once (the server's message cache).  YAML (PyYAML writes about 1.5 MB a
         second) is written on a thread for a large object."""
         out = out or self.output()
-        if out.view and _is_status(stored):  # kube hands a Status through any view
+        if out.view and is_status(stored):  # kube hands a Status through any view
             out = dataclasses.replace(out, view="", refused="")
         if out.view == "table":
             obj = stored.object if isinstance(stored, Stored) else stored
-            return self.finish(code, self.table_body(obj, out), out)
+            return self.finish(code, table_body(self, obj, out), out)
         audit_binary(self.ctx, out.encoding, lambda: self._answered_as_json(stored, out))
         # The stored bytes, when the answer is all of them as stored.
         whole = stored if isinstance(stored, Stored) and out.view != "partial" else None
@@ -371,17 +360,6 @@ class Scope:
             body = await heavy.run(self._encoded, stored, out)
         return self.finish(code, body, out)
 
-    def _answered_type(self, obj: Obj) -> str:
-        """The definition of an answer of another kind than the resource's (a Scale)."""
-        rt = self.resource
-        if rt.custom or obj.get("kind") == rt.kind:
-            return ""
-        group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
-        try:
-            return self.handlers.scheme.schemas.for_kind(group, version, str(obj.get("kind")))
-        except KeyError:
-            return ""
-
     def _answered_as_json(self, stored: Stored | Obj, out: Output) -> Obj:
         """A binary answer's object as its JSON answer would carry it (for the audit)."""
         obj = stored.object if isinstance(stored, Stored) else stored
@@ -396,19 +374,10 @@ class Scope:
         when it is large (a YAML answer of a large object)."""
         obj = stored.object if isinstance(stored, Stored) else stored
         if out.view == "partial":
-            self.check_partial(out, is_list=False, definition=self._answered_type(obj))
+            self.check_partial(out, is_list=False, definition=answered_type(self, obj))
             stored = obj = partial_object(obj, out)
         if out.encoding == "protobuf":
             api_version = self.outgoing_api_version(obj.get("apiVersion", ""))
             return binary.object_body(self.handlers.messages, stored, api_version)
         fields = bytefields.for_object(obj) if out.encoding == "cbor" else None
         return encode(self.outgoing(obj), out.encoding, out.pretty, fields)
-
-
-def partial_object(obj: Obj, out: Output) -> Obj:
-    """kube's PartialObjectMetadata of ``obj``, in the meta group asked."""
-    return metadata_only(obj, f"{out.group}/{out.version}")
-
-
-def _is_status(answer: Stored | Obj) -> bool:
-    return isinstance(answer, dict) and answer.get("kind") == "Status"

@@ -13,7 +13,8 @@ from typing import Any
 from platform_api.codec import cbor, protobuf
 from platform_api.endpoints import binary
 from platform_api.endpoints.negotiation import Output
-from platform_api.endpoints.scope import Scope, partial_object
+from platform_api.endpoints.scope import Scope
+from platform_api.endpoints.views import partial_object
 from platform_api.gotext import go_escaped, object_json
 from platform_api.scheme import bytefields
 from platform_api.storage.interface import DELETED, Event, Stored, deleted_at

@@ -11,6 +11,7 @@ import requests
 
 from tests.e2e.conftest import Server
 from tests.e2e.test_list import make_namespace
+from tests.e2e.test_workloads import deployment
 
 META = "g=meta.platform.io;v=v1"
 PARTIAL = {"Accept": f"application/json;as=PartialObjectMetadata;{META}"}
@@ -66,14 +67,8 @@ def test_a_daemon_sets_metadata_has_no_template_generation(
     field rather than the annotation v1 carries it in."""
     ns = make_namespace(admin, server, "ds-partial").split("/")[4]
     url = f"{server.url}/apis/apps/v1/namespaces/{ns}/daemonsets"
-    template = {
-        "metadata": {"labels": {"a": "b"}},
-        "spec": {"containers": [{"name": "c", "image": "i"}]},
-    }
-    body = {
-        "metadata": {"name": "d", "annotations": {"kept": "yes"}},
-        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template},
-    }
+    body = {**deployment("d"), "apiVersion": "apps/v1", "kind": "DaemonSet"}
+    body["metadata"]["annotations"] = {"kept": "yes"}
     made = admin.post(url, json=body, headers=PARTIAL)
     assert made.status_code == 201
     assert made.json()["metadata"]["annotations"] == {"kept": "yes"}
@@ -86,15 +81,7 @@ def test_a_scale_answers_its_metadata(server: Server, admin: requests.Session) -
     naming kube's Scale type, once the write is done."""
     ns = make_namespace(admin, server, "scale-views").split("/")[4]
     url = f"{server.url}/apis/apps/v1/namespaces/{ns}/deployments"
-    template = {
-        "metadata": {"labels": {"a": "b"}},
-        "spec": {"containers": [{"name": "c", "image": "i"}]},
-    }
-    body = {
-        "metadata": {"name": "d"},
-        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template},
-    }
-    assert admin.post(url, json=body).status_code == 201
+    assert admin.post(url, json=deployment("d")).status_code == 201
     read = admin.get(f"{url}/d/scale", headers=PARTIAL).json()
     assert (read["kind"], sorted(read["metadata"])) == (
         "PartialObjectMetadata",
